@@ -1,0 +1,1 @@
+# core/cli/local.mk

@@ -1,0 +1,135 @@
+/* polysandbox/common.h - codes and enums shared by embedders and providers
+ *
+ * Included by both <polysandbox/sandbox.h> (embedding API) and
+ * <polysandbox/provider.h> (plugin SDK).  Depends on <stdint.h> and
+ * <stddef.h> only.
+ *
+ * Every enum here is append-only: values are never renumbered or reused.
+ * A retired value stays as SBX_E_OBSOLETE_n.
+ */
+#ifndef POLYSANDBOX_COMMON_H
+#define POLYSANDBOX_COMMON_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/**
+ * sbx_status:
+ *
+ * Return code of every fallible function in the embedding API and of every
+ * provider op.  0 is success.  Detail (message, provider) lives in the
+ * calling thread's error object, see sbx_ctx_last_error().
+ *
+ * Since: 0.1
+ */
+typedef enum sbx_status {
+    SBX_OK = 0,
+    SBX_E_NOMEM = 1,          /* allocation failed */
+    SBX_E_INVAL = 2,          /* bad argument or request */
+    SBX_E_CONFIG = 3,         /* bad configuration file or value */
+    SBX_E_NOTSUP = 4,         /* the provider lacks this operation */
+    SBX_E_DECLINED = 5,       /* "not mine, try the next provider" */
+    SBX_E_NOT_FOUND = 6,      /* no such sandbox, provider, template, file */
+    SBX_E_PROVIDER_UNAVAILABLE = 7, /* enabled but failed to load or init */
+    SBX_E_BACKEND = 8,        /* the backend failed (sandbox error) */
+    SBX_E_AUTH = 9,           /* credentials refused */
+    SBX_E_TIMEOUT = 10,       /* a backend operation (not the code) timed out */
+    SBX_E_IO = 11,            /* local I/O or system call failure */
+    SBX_E_LIMIT = 12,         /* a requested limit is above the allowed maximum */
+    SBX_E_BUSY = 13,          /* resource exhausted, try later */
+    SBX_E_NETWORK = 14,       /* transport failure talking to a backend (retryable) */
+    SBX_E_RATE_LIMITED = 15,  /* backend said 429 (retryable) */
+    SBX_E_PERM = 16,          /* not permitted (host lacks a privilege) */
+    SBX_E_EXISTS = 17,        /* already exists */
+    SBX_E_INTERNAL = 18,      /* a bug: please report */
+    SBX_E_PATH = 19,          /* unsafe path (link, "..", absolute) refused */
+
+    /* Loader rejections, one per validation step (Since: 0.1). */
+    SBX_E_LOAD_OPEN = 32,         /* dlopen failed */
+    SBX_E_LOAD_NO_SYMBOL = 33,    /* no sandbox_provider_v1 symbol */
+    SBX_E_LOAD_BAD_MAGIC = 34,    /* magic number is not SBX_PROVIDER_MAGIC */
+    SBX_E_LOAD_ABI_MAJOR = 35,    /* ABI major differs from the core's */
+    SBX_E_LOAD_ABI_MINOR = 36,    /* ABI minor newer than the core's */
+    SBX_E_LOAD_SIZE = 37,         /* struct_size or ops_size too small */
+    SBX_E_LOAD_STRING = 38,       /* a required string is missing or empty */
+    SBX_E_LOAD_NAME_MISMATCH = 39, /* name differs from the file's base name */
+    SBX_E_LOAD_MISSING_OP = 40,   /* a mandatory op is NULL */
+    SBX_E_LOAD_CAPS = 41,         /* capability mask disagrees with the ops */
+    SBX_E_LOAD_INIT = 42,         /* init failed */
+    SBX_E_LOAD_BAD_NAME = 43,     /* name has characters outside [a-z0-9_] */
+    SBX_E_LOAD_RESERVED = 44,     /* a reserved field is not zero */
+} sbx_status;
+
+/**
+ * sbx_run_status:
+ *
+ * What became of one execution: one fixed taxonomy on every backend.
+ * SBX_RUN_SANDBOX_ERROR is never a verdict on the code under test.
+ *
+ * Since: 0.1
+ */
+typedef enum sbx_run_status {
+    SBX_RUN_OK = 0,             /* exited with code 0 */
+    SBX_RUN_NONZERO_EXIT = 1,   /* exited with a non-zero code */
+    SBX_RUN_SIGNAL = 2,         /* killed by a signal (not ours) */
+    SBX_RUN_TIMEOUT = 3,        /* wall-clock limit reached, killed */
+    SBX_RUN_CPU_LIMIT = 4,      /* CPU-time limit reached */
+    SBX_RUN_MEMORY_LIMIT = 5,   /* OOM-killed under the memory limit */
+    SBX_RUN_OUTPUT_LIMIT = 6,   /* an output stream passed its cap, killed */
+    SBX_RUN_COMPILE_ERROR = 7,  /* the template's compile step failed */
+    SBX_RUN_SANDBOX_ERROR = 8,  /* the sandbox failed, not the code */
+    SBX_RUN_NOT_FOUND = 9,      /* the command does not exist (exit 127) */
+    SBX_RUN_NOT_EXECUTABLE = 10, /* the command cannot be executed (exit 126) */
+    SBX_RUN_SECCOMP = 11,       /* killed by the system-call filter */
+    SBX_RUN_PIDS_LIMIT = 12,    /* process-count limit hit and the run failed */
+} sbx_run_status;
+
+#define SBX_RUN_STATUS_COUNT 13
+
+/** Output streams, as passed to output callbacks.  Since: 0.1 */
+enum {
+    SBX_STREAM_STDOUT = 1,
+    SBX_STREAM_STDERR = 2
+};
+
+/** Network policies of a sandbox.  Since: 0.1 */
+typedef enum sbx_network {
+    SBX_NET_NONE = 0,   /* no network; loopback inside the sandbox only */
+    SBX_NET_HOST = 1    /* the host's network: UNSAFE, opt-in only */
+} sbx_network;
+
+/**
+ * Capability bits of a provider (append-only, 64 bits).  A provider that
+ * claims a bit must implement the ops it names; the loader checks it and
+ * the conformance kit proves it.  Since: 0.1
+ */
+#define SBX_CAP_FILES          (UINT64_C(1) << 0) /* upload, download */
+#define SBX_CAP_PERSISTENT     (UINT64_C(1) << 1) /* attach, release */
+#define SBX_CAP_LABELS         (UINT64_C(1) << 2) /* labels kept, list filters */
+#define SBX_CAP_STREAM         (UINT64_C(1) << 3) /* output streamed while running */
+#define SBX_CAP_STDIN          (UINT64_C(1) << 4) /* stdin delivered */
+#define SBX_CAP_NETWORK_POLICY (UINT64_C(1) << 5) /* network policy enforced */
+#define SBX_CAP_LIST           (UINT64_C(1) << 6) /* list */
+#define SBX_CAP_CONCURRENT     (UINT64_C(1) << 7) /* many sandboxes at once */
+#define SBX_CAP_MEMORY_LIMIT   (UINT64_C(1) << 8) /* memory limit enforced */
+#define SBX_CAP_CPU_STATS      (UINT64_C(1) << 9) /* CPU time and peak memory reported */
+
+/** Log levels for the host table's log().  Since: 0.1 */
+enum {
+    SBX_LOG_ERROR = 0,
+    SBX_LOG_WARNING = 1,
+    SBX_LOG_INFO = 2,
+    SBX_LOG_DEBUG = 3
+};
+
+/** Longest sandbox id, including the terminating NUL.  Since: 0.1 */
+#define SBX_ID_MAX 128
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* POLYSANDBOX_COMMON_H */

@@ -1,0 +1,323 @@
+/* polysandbox/sandbox.h - the embedding API of libpolysandbox
+ *
+ * Run code in any sandbox backend through one API:
+ *
+ *     sbx_ctx *ctx;
+ *     sbx_result *r;
+ *     if (sbx_ctx_new(&ctx, NULL) != SBX_OK) ...;
+ *     sbx_exec_opts *x = sbx_exec_opts_new();
+ *     sbx_exec_opts_set_code(x, "python", "print(6*7)", (size_t)-1);
+ *     if (sbx_run(ctx, NULL, x, &r) == SBX_OK)
+ *         fwrite(sbx_result_stdout(r, &n), 1, n, stdout);
+ *
+ * Every type is opaque.  Every fallible function returns an sbx_status and,
+ * on failure, records the detail in the calling thread's error object for
+ * that context (sbx_ctx_last_error).  One context may be used from many
+ * threads at once; one sandbox handle from one thread at a time.
+ *
+ * Since: 0.1
+ */
+#ifndef POLYSANDBOX_SANDBOX_H
+#define POLYSANDBOX_SANDBOX_H
+
+#include <polysandbox/common.h>
+#include <stdbool.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__)
+#define SBX_API __attribute__((visibility("default")))
+#else
+#define SBX_API
+#endif
+
+typedef struct sbx_ctx sbx_ctx;
+typedef struct sbx_provider sbx_provider;
+typedef struct sbx_template sbx_template;
+typedef struct sbx_sandbox sbx_sandbox;
+typedef struct sbx_create_opts sbx_create_opts;
+typedef struct sbx_exec_opts sbx_exec_opts;
+typedef struct sbx_result sbx_result;
+typedef struct sbx_error sbx_error;
+
+/* ---- library ---------------------------------------------------------- */
+
+/** sbx_version: the library's version string, e.g. "0.1.0".  Since: 0.1 */
+SBX_API const char *sbx_version(void);
+
+/** sbx_strerror: static text for an sbx_status.  Since: 0.1 */
+SBX_API const char *sbx_strerror(int code);
+
+/** sbx_run_status_name: "ok", "nonzero_exit", ... (static).  Since: 0.1 */
+SBX_API const char *sbx_run_status_name(sbx_run_status s);
+
+/* ---- context ---------------------------------------------------------- */
+
+/**
+ * sbx_ctx_new:
+ * @out: (out) (transfer full): the new context, free with sbx_ctx_free
+ * @config_dir: directory holding polysandbox.ini, providers.d/ and
+ *   templates.d/; NULL means $POLYSANDBOX_CONFIG_DIR if set, else the
+ *   system directory (then $XDG_CONFIG_HOME/polysandbox on top).
+ *
+ * Reads the configuration, then loads every enabled provider.  A provider
+ * that fails to load is kept as unavailable with its reason; that is not
+ * an error of sbx_ctx_new.  Errors: SBX_E_CONFIG (the message names
+ * file:line), SBX_E_NOMEM.  On error *out is still set when possible so
+ * sbx_ctx_last_error() can be read; free it.
+ *
+ * Since: 0.1
+ */
+SBX_API int sbx_ctx_new(sbx_ctx **out, const char *config_dir);
+
+/**
+ * sbx_ctx_new_with:
+ * @overrides: NULL-terminated "section.key=value" strings applied on top
+ *   of every file and the environment (command-line flags), e.g.
+ *   "core.default_provider=local", "limits.memory=1G".
+ *
+ * As sbx_ctx_new.  Since: 0.1
+ */
+SBX_API int sbx_ctx_new_with(sbx_ctx **out, const char *config_dir,
+                             const char *const *overrides);
+
+/** sbx_ctx_free: fini every provider, free everything.  NULL is fine. */
+SBX_API void sbx_ctx_free(sbx_ctx *ctx);
+
+/**
+ * sbx_ctx_last_error:
+ *
+ * The calling thread's last error on @ctx (transfer none), valid until the
+ * next call on @ctx from this thread.  Never NULL; its code is SBX_OK when
+ * the last call succeeded.  Since: 0.1
+ */
+SBX_API const sbx_error *sbx_ctx_last_error(const sbx_ctx *ctx);
+SBX_API int sbx_error_code(const sbx_error *e);
+/** The message: names what was wrong and where.  Never contains secrets. */
+SBX_API const char *sbx_error_message(const sbx_error *e);
+/** The provider the error came from, or NULL. */
+SBX_API const char *sbx_error_provider(const sbx_error *e);
+
+/* ---- providers -------------------------------------------------------- */
+
+/** Provider states.  Since: 0.1 */
+typedef enum sbx_provider_state {
+    SBX_PROVIDER_READY = 0,       /* loaded and initialised */
+    SBX_PROVIDER_UNAVAILABLE = 1, /* enabled, but failed: see reason */
+    SBX_PROVIDER_DISABLED = 2     /* found, but not enabled */
+} sbx_provider_state;
+
+/** Number of providers found (ready, unavailable or disabled). */
+SBX_API size_t sbx_ctx_provider_count(const sbx_ctx *ctx);
+/** The @i-th provider (transfer none), by priority, or NULL. */
+SBX_API const sbx_provider *sbx_ctx_provider(const sbx_ctx *ctx, size_t i);
+/** The provider called @name (transfer none), or NULL. */
+SBX_API const sbx_provider *sbx_ctx_find_provider(const sbx_ctx *ctx,
+                                                  const char *name);
+SBX_API const char *sbx_provider_name(const sbx_provider *p);
+SBX_API const char *sbx_provider_version(const sbx_provider *p);
+SBX_API const char *sbx_provider_description(const sbx_provider *p);
+SBX_API const char *sbx_provider_path(const sbx_provider *p);
+SBX_API sbx_provider_state sbx_provider_get_state(const sbx_provider *p);
+/** Why an unavailable provider is unavailable, else NULL. */
+SBX_API const char *sbx_provider_reason(const sbx_provider *p);
+/** The sbx_status of the failure of an unavailable provider, else 0. */
+SBX_API int sbx_provider_reason_code(const sbx_provider *p);
+SBX_API uint64_t sbx_provider_capabilities(const sbx_provider *p);
+SBX_API int sbx_provider_priority(const sbx_provider *p);
+/** Name of one SBX_CAP_* bit ("files", "persistent", ...), or NULL. */
+SBX_API const char *sbx_capability_name(uint64_t bit);
+
+/**
+ * sbx_provider_doctor:
+ * Calls @cb once per host check of a ready provider.  SBX_E_NOTSUP if the
+ * provider has no checks.  Since: 0.1
+ */
+typedef void (*sbx_doctor_cb)(void *ud, const char *check, bool ok,
+                              const char *detail);
+SBX_API int sbx_provider_doctor(sbx_ctx *ctx, const char *provider,
+                                sbx_doctor_cb cb, void *ud);
+
+/** The name of the provider used when a request names none, or NULL. */
+SBX_API const char *sbx_ctx_default_provider(const sbx_ctx *ctx);
+
+/* ---- templates (languages) -------------------------------------------- */
+
+SBX_API size_t sbx_ctx_template_count(const sbx_ctx *ctx);
+SBX_API const sbx_template *sbx_ctx_template(const sbx_ctx *ctx, size_t i);
+SBX_API const sbx_template *sbx_ctx_find_template(const sbx_ctx *ctx,
+                                                  const char *name);
+/** The template whose extensions match @filename's, or NULL. */
+SBX_API const sbx_template *sbx_ctx_template_for_file(const sbx_ctx *ctx,
+                                                      const char *filename);
+SBX_API const char *sbx_template_name(const sbx_template *t);
+/** Space-separated extensions, e.g. ".py". */
+SBX_API const char *sbx_template_extensions(const sbx_template *t);
+
+/* ---- limits ----------------------------------------------------------- */
+
+/** Limits a request may set.  Since: 0.1 */
+typedef enum sbx_limit {
+    SBX_LIMIT_WALL = 0,     /* nanoseconds */
+    SBX_LIMIT_CPU = 1,      /* nanoseconds */
+    SBX_LIMIT_MEMORY = 2,   /* bytes */
+    SBX_LIMIT_PIDS = 3,
+    SBX_LIMIT_NOFILE = 4,
+    SBX_LIMIT_FSIZE = 5,    /* bytes */
+    SBX_LIMIT_DISK = 6,     /* bytes of writable work area */
+    SBX_LIMIT_STDOUT = 7,   /* bytes */
+    SBX_LIMIT_STDERR = 8    /* bytes */
+} sbx_limit;
+#define SBX_LIMIT_COUNT 9
+
+/* ---- create options --------------------------------------------------- */
+
+/** (transfer full): free with sbx_create_opts_free.  NULL on ENOMEM. */
+SBX_API sbx_create_opts *sbx_create_opts_new(void);
+SBX_API void sbx_create_opts_free(sbx_create_opts *o);
+/** NULL: the default provider and the fallback chain. */
+SBX_API int sbx_create_opts_set_provider(sbx_create_opts *o, const char *name);
+SBX_API int sbx_create_opts_set_template(sbx_create_opts *o, const char *name);
+SBX_API int sbx_create_opts_set_image(sbx_create_opts *o, const char *image);
+/** A value of 0 is rejected (SBX_E_INVAL): 0 never means unlimited. */
+SBX_API int sbx_create_opts_set_limit(sbx_create_opts *o, sbx_limit which,
+                                      uint64_t value);
+SBX_API int sbx_create_opts_set_network(sbx_create_opts *o, sbx_network net);
+SBX_API int sbx_create_opts_set_persistent(sbx_create_opts *o, bool on);
+SBX_API int sbx_create_opts_add_env(sbx_create_opts *o, const char *key,
+                                    const char *value);
+SBX_API int sbx_create_opts_add_label(sbx_create_opts *o, const char *key,
+                                      const char *value);
+SBX_API int sbx_create_opts_set_ttl(sbx_create_opts *o, uint64_t ttl_ns);
+
+/* ---- exec options ----------------------------------------------------- */
+
+/**
+ * sbx_output_cb:
+ * Called with each chunk of output as it arrives (from the thread that
+ * called exec).  Return 0 to go on, non-zero to stop the command.
+ */
+typedef int (*sbx_output_cb)(void *ud, int stream, const void *buf, size_t len);
+
+SBX_API sbx_exec_opts *sbx_exec_opts_new(void);
+SBX_API void sbx_exec_opts_free(sbx_exec_opts *o);
+/** Run @argv (NULL-terminated, copied) directly; argv[0] looked up in PATH. */
+SBX_API int sbx_exec_opts_set_argv(sbx_exec_opts *o, const char *const *argv);
+/** Run @line with /bin/sh -c. */
+SBX_API int sbx_exec_opts_set_shell(sbx_exec_opts *o, const char *line);
+/**
+ * sbx_exec_opts_set_code:
+ * Run source code with the template @lang (compiled first if the template
+ * says so).  @len (size_t)-1 means strlen.  The code is copied.
+ */
+SBX_API int sbx_exec_opts_set_code(sbx_exec_opts *o, const char *lang,
+                                   const char *code, size_t len);
+/** Extra arguments given to the program run by set_code (copied). */
+SBX_API int sbx_exec_opts_set_args(sbx_exec_opts *o, const char *const *args);
+SBX_API int sbx_exec_opts_set_stdin(sbx_exec_opts *o, const void *data, size_t len);
+SBX_API int sbx_exec_opts_add_env(sbx_exec_opts *o, const char *key,
+                                  const char *value);
+SBX_API int sbx_exec_opts_set_cwd(sbx_exec_opts *o, const char *cwd);
+/** Wall clock of this exec; 0 is rejected. */
+SBX_API int sbx_exec_opts_set_timeout(sbx_exec_opts *o, uint64_t ns);
+SBX_API int sbx_exec_opts_add_file(sbx_exec_opts *o, const char *path,
+                                   const void *data, size_t len, uint32_t mode);
+SBX_API int sbx_exec_opts_set_output_cb(sbx_exec_opts *o, sbx_output_cb cb,
+                                        void *ud);
+
+/* ---- sandboxes -------------------------------------------------------- */
+
+/**
+ * sbx_sandbox_create:
+ * @opts: may be NULL for every default.
+ * @out: (out) (transfer full): close with sbx_sandbox_destroy or
+ *   sbx_sandbox_close.
+ *
+ * Errors: SBX_E_NOT_FOUND (no such provider or template),
+ * SBX_E_PROVIDER_UNAVAILABLE, SBX_E_LIMIT, or the provider's error.
+ * Since: 0.1
+ */
+SBX_API int sbx_sandbox_create(sbx_ctx *ctx, const sbx_create_opts *opts,
+                               sbx_sandbox **out);
+/** Open an existing (persistent) sandbox by id; @provider NULL: default. */
+SBX_API int sbx_sandbox_open(sbx_ctx *ctx, const char *provider,
+                             const char *id, sbx_sandbox **out);
+/**
+ * sbx_sandbox_exec:
+ * @out: (out) (transfer full): the result, free with sbx_result_free.
+ *
+ * Returns SBX_OK whenever a result was produced, including
+ * SBX_RUN_SANDBOX_ERROR results (the result carries the error message).
+ * Other codes mean bad arguments (no result).  Since: 0.1
+ */
+SBX_API int sbx_sandbox_exec(sbx_sandbox *sb, const sbx_exec_opts *opts,
+                             sbx_result **out);
+SBX_API int sbx_sandbox_upload(sbx_sandbox *sb, const char *path,
+                               const void *data, size_t len, uint32_t mode);
+/** *data (transfer full) is freed with free(). */
+SBX_API int sbx_sandbox_download(sbx_sandbox *sb, const char *path,
+                                 size_t max, void **data, size_t *len);
+/** Destroy the sandbox and free @sb, whatever the outcome. */
+SBX_API int sbx_sandbox_destroy(sbx_sandbox *sb);
+/** Free @sb, leaving a persistent sandbox running.  NULL is fine. */
+SBX_API void sbx_sandbox_close(sbx_sandbox *sb);
+SBX_API const char *sbx_sandbox_id(const sbx_sandbox *sb);
+SBX_API const char *sbx_sandbox_provider(const sbx_sandbox *sb);
+
+/** sbx_list: sandboxes of @provider (NULL: default) with labels. */
+typedef int (*sbx_list_cb)(void *ud, const char *id, const char *const *labels,
+                           size_t n_labels, uint64_t created_unix_ns);
+SBX_API int sbx_list(sbx_ctx *ctx, const char *provider, sbx_list_cb cb,
+                     void *ud);
+
+/**
+ * sbx_run:
+ * create + exec + destroy.  As sbx_sandbox_exec, a sandbox failure is a
+ * result with status SBX_RUN_SANDBOX_ERROR and return SBX_OK.
+ * Since: 0.1
+ */
+SBX_API int sbx_run(sbx_ctx *ctx, const sbx_create_opts *copts,
+                    const sbx_exec_opts *xopts, sbx_result **out);
+
+/* ---- results ---------------------------------------------------------- */
+
+/** Timings of a result, nanoseconds.  Since: 0.1 */
+typedef enum sbx_timing {
+    SBX_TIMING_CREATE = 0,  /* creating the sandbox (0 for a plain exec) */
+    SBX_TIMING_START = 1,   /* from exec request to the command running */
+    SBX_TIMING_EXEC = 2,    /* the command running */
+    SBX_TIMING_TOTAL = 3    /* everything, destroy included */
+} sbx_timing;
+
+SBX_API void sbx_result_free(sbx_result *r);
+SBX_API sbx_run_status sbx_result_status(const sbx_result *r);
+SBX_API int sbx_result_exit_code(const sbx_result *r);
+SBX_API int sbx_result_signal(const sbx_result *r);
+/** Output bytes (transfer none), not NUL-terminated, maybe with NULs. */
+SBX_API const void *sbx_result_stdout(const sbx_result *r, size_t *len);
+SBX_API const void *sbx_result_stderr(const sbx_result *r, size_t *len);
+SBX_API bool sbx_result_stdout_truncated(const sbx_result *r);
+SBX_API bool sbx_result_stderr_truncated(const sbx_result *r);
+SBX_API uint64_t sbx_result_timing(const sbx_result *r, sbx_timing which);
+/** -1 when the backend does not report it. */
+SBX_API int64_t sbx_result_cpu_ns(const sbx_result *r);
+SBX_API int64_t sbx_result_peak_memory(const sbx_result *r);
+SBX_API const char *sbx_result_provider(const sbx_result *r);
+SBX_API const char *sbx_result_sandbox_id(const sbx_result *r);
+/** For SBX_RUN_SANDBOX_ERROR (and compile errors): what failed, else NULL. */
+SBX_API const char *sbx_result_error(const sbx_result *r);
+/** The sbx_status of a sandbox error, else 0. */
+SBX_API int sbx_result_error_code(const sbx_result *r);
+/**
+ * sbx_result_to_json:
+ * One JSON object holding every field (transfer full, free()).  Output
+ * that is not valid UTF-8 is base64 with "stdout_encoding": "base64".
+ */
+SBX_API char *sbx_result_to_json(const sbx_result *r);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* POLYSANDBOX_SANDBOX_H */

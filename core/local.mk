@@ -1,0 +1,33 @@
+# core/local.mk - libpolysandbox
+
+# All of the core is built once as a convenience library, so unit tests
+# can link internals that the shared library does not export.
+noinst_LTLIBRARIES += core/libpolysandbox-internal.la
+lib_LTLIBRARIES += core/libpolysandbox.la
+pkginclude_HEADERS += core/include/polysandbox/sandbox.h \
+	core/include/polysandbox/common.h
+pkgconfig_DATA += core/polysandbox.pc
+
+core_libpolysandbox_internal_la_SOURCES = \
+	core/core-int.h \
+	core/error.c \
+	core/units.c \
+	core/config.c \
+	core/loader.c \
+	core/host.c \
+	core/secrets.c \
+	core/context.c \
+	core/options.c \
+	core/sandbox.c \
+	core/result.c \
+	core/json.c
+core_libpolysandbox_internal_la_CFLAGS = $(AM_CFLAGS) -fvisibility=hidden -pthread \
+	$(JANSSON_CFLAGS) $(INIH_CFLAGS) $(SODIUM_CFLAGS)
+core_libpolysandbox_internal_la_LIBADD = $(LTDL_LIBS) $(JANSSON_LIBS) \
+	$(INIH_LIBS) $(SODIUM_LIBS)
+
+core_libpolysandbox_la_SOURCES =
+core_libpolysandbox_la_LDFLAGS = -version-info $(LIBPOLYSANDBOX_LT_VERSION) \
+	-no-undefined -export-symbols-regex '^sbx_' -pthread
+core_libpolysandbox_la_LIBADD = core/libpolysandbox-internal.la
+EXTRA_DIST += core/polysandbox.pc.in

@@ -1,0 +1,1 @@
+# etc/local.mk

@@ -1,0 +1,1 @@
+# sdk/conformance/local.mk

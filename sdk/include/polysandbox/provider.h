@@ -1,0 +1,334 @@
+/* polysandbox/provider.h - the provider plugin SDK, ABI 1
+ *
+ * A provider is a shared object that exports exactly one data symbol,
+ * `sandbox_provider_v1`, defined with SBX_PROVIDER_DEFINE().  The core
+ * dlopens it, validates the descriptor (magic, ABI, sizes, strings, name,
+ * mandatory ops, capabilities, in that order), copies descriptor and ops
+ * into zeroed storage of its own, then calls ops->init with the host table.
+ *
+ * Rules for provider authors:
+ *  - Never link libpolysandbox: everything the core lends is in the host
+ *    table (sbx_host_v1).  Do not print; log through host->log.
+ *  - Whoever allocates frees.  Each op says who owns each pointer:
+ *    "(transfer none)" = borrowed for the call only; "(transfer full)" =
+ *    ownership passes to the callee.
+ *  - Ops may be called from several threads at once, on different
+ *    sandboxes; calls on one sandbox are serialised by the core.
+ *  - On failure an op returns an sbx_status and should call
+ *    host->set_error() with a message naming what failed.  If it does not,
+ *    the core records a generic error and the conformance kit flags it.
+ *
+ * ABI policy: the descriptor, ops table and host table are append-only.
+ * New slots go after the "ABI 1.N ends here" markers; the core copies
+ * min(struct_size, its own size) and treats missing slots as NULL.  A new
+ * major means a new symbol (sandbox_provider_v2).
+ *
+ * Depends on <stdint.h> and <stddef.h> only (through common.h).
+ */
+#ifndef POLYSANDBOX_PROVIDER_H
+#define POLYSANDBOX_PROVIDER_H
+
+#include <polysandbox/common.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** "SBXP": first field of every descriptor.  Since: 0.1 */
+#define SBX_PROVIDER_MAGIC UINT32_C(0x53425850)
+/** The ABI this header describes.  Since: 0.1 */
+#define SBX_ABI_MAJOR 1
+#define SBX_ABI_MINOR 0
+
+/** Opaque per-provider handle the core passes back in host calls. */
+typedef struct sbx_host_handle sbx_host_handle;
+
+/** A key/value pair (labels, settings).  Since: 0.1 */
+typedef struct sbx_kv_v1 {
+    const char *key;
+    const char *value;
+} sbx_kv_v1;
+
+/**
+ * sbx_limits_v1:
+ *
+ * Limits of a sandbox, always concrete: the core resolves defaults and
+ * administrator maxima before any op sees them, so no field is 0 except
+ * where noted.  Since: 0.1
+ */
+typedef struct sbx_limits_v1 {
+    uint64_t wall_ns;        /* wall clock per exec (exec spec may lower it) */
+    uint64_t cpu_ns;         /* CPU time per exec */
+    uint64_t memory_bytes;   /* memory, swap excluded (swap is 0) */
+    uint64_t pids;           /* processes and threads */
+    uint64_t nofile;         /* open files per process */
+    uint64_t fsize_bytes;    /* largest file a process may write */
+    uint64_t disk_bytes;     /* writable work area (tmpfs size) */
+    uint64_t stdout_bytes;   /* cap on collected stdout per exec */
+    uint64_t stderr_bytes;   /* cap on collected stderr per exec */
+} sbx_limits_v1;
+
+/**
+ * sbx_create_spec_v1:
+ *
+ * What to create.  All pointers (transfer none): valid for the create call
+ * only; copy what you keep.  Since: 0.1
+ */
+typedef struct sbx_create_spec_v1 {
+    size_t struct_size;          /* sizeof(sbx_create_spec_v1) of the core */
+    const char *template_name;   /* language template name, or NULL */
+    const char *image;           /* image or root filesystem, or NULL for the provider default */
+    sbx_limits_v1 limits;
+    sbx_network network;
+    int persistent;              /* non-zero: outlives the creating process until destroy */
+    const sbx_kv_v1 *env;        /* default environment of every exec */
+    size_t n_env;
+    const sbx_kv_v1 *labels;     /* includes the core's owner and ttl labels */
+    size_t n_labels;
+    uint64_t ttl_ns;             /* time-to-live for reaping leaked sandboxes; 0 = none */
+} sbx_create_spec_v1;
+
+/** A file to place in the work directory before an exec.  Since: 0.1 */
+typedef struct sbx_file_v1 {
+    const char *path;    /* relative to the work directory; no "..", not absolute */
+    const void *data;
+    size_t len;
+    uint32_t mode;       /* permission bits, e.g. 0644 or 0755 */
+} sbx_file_v1;
+
+/**
+ * sbx_exec_spec_v1:
+ *
+ * One execution.  All pointers (transfer none), valid for the exec call.
+ * Since: 0.1
+ */
+typedef struct sbx_exec_spec_v1 {
+    size_t struct_size;
+    const char *const *argv;     /* NULL-terminated, argv[0] looked up in PATH */
+    const sbx_kv_v1 *env;        /* added to (and overriding) the sandbox's */
+    size_t n_env;
+    const char *cwd;             /* NULL: the work directory */
+    const void *stdin_data;      /* NULL with stdin_len 0: stdin is empty (EOF) */
+    size_t stdin_len;
+    const sbx_file_v1 *files;    /* written before the command starts */
+    size_t n_files;
+    uint64_t timeout_ns;         /* wall clock of this exec, never 0 */
+    uint64_t stdout_cap;         /* bytes of stdout to deliver before killing */
+    uint64_t stderr_cap;
+} sbx_exec_spec_v1;
+
+/**
+ * sbx_output_sink_v1:
+ *
+ * Where a provider delivers output, chunk by chunk, in order, while the
+ * command runs (SBX_CAP_STREAM) or after it.  @write returns 0, or non-zero
+ * to ask the provider to stop delivering (it then kills the command and
+ * reports SBX_RUN_OUTPUT_LIMIT).  Buffers are (transfer none).  A
+ * provider delivers at most stdout_cap/stderr_cap bytes per stream; past a
+ * cap it kills the command and reports SBX_RUN_OUTPUT_LIMIT with the
+ * stream's truncated flag set.  Since: 0.1
+ */
+typedef struct sbx_output_sink_v1 {
+    int (*write)(void *ud, int stream, const void *buf, size_t len);
+    void *ud;
+} sbx_output_sink_v1;
+
+/**
+ * sbx_exec_outcome_v1:
+ *
+ * Filled by ops->exec.  The core zeroes it and sets struct_size before
+ * the call.  Unknown figures stay at -1 where the type is signed; the core
+ * presets cpu_ns and peak_memory_bytes to -1.  Since: 0.1
+ */
+typedef struct sbx_exec_outcome_v1 {
+    size_t struct_size;
+    sbx_run_status status;
+    int exit_code;             /* valid when the process exited */
+    int signal;                /* terminating signal, or 0 */
+    int stdout_truncated;
+    int stderr_truncated;
+    int64_t cpu_ns;            /* user + system CPU, -1 unknown */
+    int64_t peak_memory_bytes; /* -1 unknown */
+    uint64_t start_ns;         /* time spent before the command ran */
+    uint64_t exec_ns;          /* time the command ran */
+} sbx_exec_outcome_v1;
+
+/** Callback of ops->list: one sandbox.  Strings (transfer none).  Since: 0.1 */
+typedef int (*sbx_list_cb_v1)(void *ud, const char *id, const sbx_kv_v1 *labels,
+                              size_t n_labels, uint64_t created_unix_ns);
+
+/** Callback of ops->doctor: one host check.  Since: 0.1 */
+typedef void (*sbx_doctor_cb_v1)(void *ud, const char *check, int ok,
+                                 const char *detail);
+
+/**
+ * sbx_host_v1:
+ *
+ * The core's table, handed to ops->init.  Valid until ops->fini returns.
+ * Never assume a field past struct_size exists.  Since: 0.1
+ */
+typedef struct sbx_host_v1 {
+    size_t struct_size;
+    uint32_t abi_major;
+    uint32_t abi_minor;
+
+    /* Log a line tagged with the provider name.  Never log secrets. */
+    void (*log)(sbx_host_handle *h, int level, const char *fmt, ...)
+        __attribute__((format(printf, 3, 4)));
+    /* Set the calling thread's error: code and message.  Returns code. */
+    int (*set_error)(sbx_host_handle *h, int code, const char *fmt, ...)
+        __attribute__((format(printf, 3, 4)));
+    /* A setting from providers.d/NAME.ini (one of the declared keys), or
+     * NULL if unset.  (transfer none): valid until fini. */
+    const char *(*config_get)(sbx_host_handle *h, const char *key);
+    /* Open a credential setting into secure memory.  On success *out
+     * points at a NUL-terminated value of *len bytes (transfer none);
+     * give it back with secret_release as soon as the call needs it no
+     * more.  SBX_E_NOT_FOUND if the key is unset. */
+    int (*secret_get)(sbx_host_handle *h, const char *key,
+                      const char **out, size_t *len);
+    void (*secret_release)(sbx_host_handle *h, const char *value);
+    /* Allocation with the core's allocator, for anything the core frees. */
+    void *(*alloc)(size_t size);
+    void (*free)(void *p);
+    /* Where the provider may keep state across processes (e.g.
+     * $localstatedir/lib/polysandbox/NAME); the provider creates it.
+     * (transfer none). */
+    const char *(*state_dir)(sbx_host_handle *h);
+    /* ABI 1.0 ends here. */
+} sbx_host_v1;
+
+/**
+ * sbx_provider_ops_v1:
+ *
+ * The ops table.  Slots marked Mandatory must be non-NULL; Optional NULL
+ * means "not supported" (the core answers SBX_E_NOTSUP).  `prov` is the
+ * provider context init returned; `sb` a sandbox handle create or attach
+ * returned.  Since: 0.1
+ */
+typedef struct sbx_provider_ops_v1 {
+    /* Mandatory: set up the provider.  @host stays valid until fini.
+     * Store @h for host calls.  *prov (transfer full) is handed back to
+     * every op.  Must not start threads that outlive fini. */
+    int (*init)(const sbx_host_v1 *host, sbx_host_handle *h, void **prov);
+
+    /* Mandatory: release everything init made.  The code stays mapped. */
+    void (*fini)(void *prov);
+
+    /* Mandatory: create a sandbox.  On success *sb (transfer full, freed
+     * by destroy or release) and @id (NUL-terminated, < SBX_ID_MAX bytes,
+     * [A-Za-z0-9._-] only) are set. */
+    int (*create)(void *prov, const sbx_create_spec_v1 *spec, void **sb,
+                  char id[SBX_ID_MAX]);
+
+    /* Mandatory: run one command in @sb and wait for it.  Return SBX_OK
+     * whenever the command's fate is known (whatever its status) and fill
+     * @out; return an error only when the sandbox failed, which the core
+     * reports as SBX_RUN_SANDBOX_ERROR. */
+    int (*exec)(void *prov, void *sb, const sbx_exec_spec_v1 *spec,
+                const sbx_output_sink_v1 *sink, sbx_exec_outcome_v1 *out);
+
+    /* Mandatory: destroy the sandbox and free @sb (transfer full), even
+     * when destruction failed.  Nothing the sandbox ran may survive.
+     * Destroying an already destroyed sandbox by a stale handle is
+     * impossible (the handle is gone); destroy by id goes through attach,
+     * which answers SBX_E_NOT_FOUND. */
+    int (*destroy)(void *prov, void *sb);
+
+    /* Optional (required by SBX_CAP_PERSISTENT): open an existing sandbox
+     * by @id (transfer none).  SBX_E_NOT_FOUND if there is none. */
+    int (*attach)(void *prov, const char *id, void **sb);
+
+    /* Optional (required by SBX_CAP_PERSISTENT): free @sb (transfer full)
+     * without destroying the sandbox. */
+    void (*release)(void *prov, void *sb);
+
+    /* Optional (required by SBX_CAP_LIST): call @cb once per sandbox of
+     * this provider whose labels include every pair of @filter (transfer
+     * none).  A non-zero return from @cb stops the walk and is returned. */
+    int (*list)(void *prov, const sbx_kv_v1 *filter, size_t n_filter,
+                sbx_list_cb_v1 cb, void *ud);
+
+    /* Optional (required by SBX_CAP_FILES): write @len bytes at @path
+     * (relative to the work directory) with @mode, creating parent
+     * directories.  Never follows a link the sandbox made. */
+    int (*upload)(void *prov, void *sb, const char *path, const void *data,
+                  size_t len, uint32_t mode);
+
+    /* Optional (required by SBX_CAP_FILES): read the regular file at @path
+     * (relative to the work directory), at most @max bytes.  *data
+     * (transfer full) is allocated with host->alloc.  Never follows a link
+     * the sandbox made: SBX_E_PATH. */
+    int (*download)(void *prov, void *sb, const char *path, size_t max,
+                    void **data, size_t *len);
+
+    /* Optional: cheap liveness probe of the backend. */
+    int (*health)(void *prov);
+
+    /* Optional: report what the host has and lacks for this provider. */
+    void (*doctor)(void *prov, sbx_doctor_cb_v1 cb, void *ud);
+
+    /* ABI 1.0 ends here. */
+} sbx_provider_ops_v1;
+
+/** Descriptor flags.  Since: 0.1 */
+#define SBX_PROVIDER_F_GLOBAL_SYMBOLS (UINT64_C(1) << 0) /* dlopen RTLD_GLOBAL */
+
+/**
+ * sbx_provider_v1:
+ *
+ * The descriptor.  The header fields come first and never move.  Define it
+ * with SBX_PROVIDER_DEFINE, never by hand.  Since: 0.1
+ */
+typedef struct sbx_provider_v1 {
+    /* fixed header */
+    uint32_t magic;               /* SBX_PROVIDER_MAGIC */
+    uint16_t abi_major;           /* SBX_ABI_MAJOR */
+    uint16_t abi_minor;           /* SBX_ABI_MINOR the provider was built with */
+    uint32_t struct_size;         /* sizeof(sbx_provider_v1) */
+    uint32_t ops_size;            /* sizeof(sbx_provider_ops_v1) */
+    /* metadata: static strings */
+    const char *name;             /* [a-z0-9_]+, equals the file's base name */
+    const char *version;
+    const char *description;
+    const char *license;
+    uint64_t capabilities;        /* SBX_CAP_* */
+    uint64_t flags;               /* SBX_PROVIDER_F_* */
+    const char *const *config_keys; /* NULL-terminated keys its ini may set */
+    const char *const *secret_keys; /* NULL-terminated subset holding credentials */
+    const sbx_provider_ops_v1 *ops;
+    uint64_t reserved[2];         /* must be zero */
+    /* ABI 1.0 ends here. */
+} sbx_provider_v1;
+
+#if defined(__GNUC__)
+#define SBX_PROVIDER_EXPORT __attribute__((visibility("default")))
+#else
+#define SBX_PROVIDER_EXPORT
+#endif
+
+/**
+ * SBX_PROVIDER_DEFINE:
+ * @name_: string literal, the provider (and file) name
+ * @version_, @description_, @license_: string literals
+ * @caps_: SBX_CAP_* mask
+ * @keys_: NULL-terminated array of accepted ini keys (may be NULL)
+ * @secrets_: NULL-terminated array of credential keys (may be NULL)
+ * @ops_: pointer to a const sbx_provider_ops_v1
+ *
+ * Defines the exported `sandbox_provider_v1` descriptor.  Since: 0.1
+ */
+#define SBX_PROVIDER_DEFINE(name_, version_, description_, license_, caps_, \
+                            keys_, secrets_, ops_)                          \
+    SBX_PROVIDER_EXPORT extern const sbx_provider_v1 sandbox_provider_v1;  \
+    SBX_PROVIDER_EXPORT const sbx_provider_v1 sandbox_provider_v1 = {      \
+        SBX_PROVIDER_MAGIC, SBX_ABI_MAJOR, SBX_ABI_MINOR,                   \
+        (uint32_t)sizeof(sbx_provider_v1),                                  \
+        (uint32_t)sizeof(sbx_provider_ops_v1),                              \
+        (name_), (version_), (description_), (license_), (caps_), 0,       \
+        (keys_), (secrets_), (ops_), {0, 0}}
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* POLYSANDBOX_PROVIDER_H */
