@@ -1,0 +1,1 @@
+# tests/conformance/local.mk
