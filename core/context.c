@@ -1,1 +1,253 @@
-/* core/context.c */
+/* core/context.c - the context: configuration, providers, templates */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "core-int.h"
+
+uint64_t core_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * UINT64_C(1000000000) + (uint64_t)ts.tv_nsec;
+}
+
+const char *sbx_version(void)
+{
+    return PACKAGE_VERSION;
+}
+
+int sbx_ctx_new(sbx_ctx **out, const char *config_dir)
+{
+    return sbx_ctx_new_with(out, config_dir, NULL);
+}
+
+int sbx_ctx_new_with(sbx_ctx **out, const char *config_dir,
+                     const char *const *overrides)
+{
+    sbx_ctx *ctx;
+    int rc;
+
+    core_error_clear();
+    if (!out)
+        return core_error_set(SBX_E_INVAL, NULL, "sbx_ctx_new: out is NULL");
+    *out = NULL;
+    ctx = calloc(1, sizeof *ctx);
+    if (!ctx)
+        return core_error_set(SBX_E_NOMEM, NULL, "cannot allocate a context");
+    if (pthread_mutex_init(&ctx->lock, NULL) != 0) {
+        free(ctx);
+        return core_error_set(SBX_E_INTERNAL, NULL, "cannot initialise a mutex");
+    }
+    *out = ctx;
+    rc = core_config_load(&ctx->cfg, config_dir, overrides);
+    if (rc != SBX_OK)
+        return rc;
+    rc = core_loader_load_all(ctx);
+    if (rc != SBX_OK)
+        return rc;
+    core_error_clear();
+    return SBX_OK;
+}
+
+void sbx_ctx_free(sbx_ctx *ctx)
+{
+    if (!ctx)
+        return;
+    core_loader_unload_all(ctx);
+    core_config_free(&ctx->cfg);
+    pthread_mutex_destroy(&ctx->lock);
+    free(ctx);
+}
+
+size_t sbx_ctx_provider_count(const sbx_ctx *ctx)
+{
+    return ctx ? ctx->n_providers : 0;
+}
+
+const sbx_provider *sbx_ctx_provider(const sbx_ctx *ctx, size_t i)
+{
+    if (!ctx || i >= ctx->n_providers)
+        return NULL;
+    return &ctx->providers[i];
+}
+
+const sbx_provider *sbx_ctx_find_provider(const sbx_ctx *ctx, const char *name)
+{
+    if (!ctx || !name)
+        return NULL;
+    for (size_t i = 0; i < ctx->n_providers; i++)
+        if (!strcmp(ctx->providers[i].name, name))
+            return &ctx->providers[i];
+    return NULL;
+}
+
+struct sbx_provider *core_provider_get(const sbx_ctx *ctx, const char *name)
+{
+    struct sbx_provider *p = (struct sbx_provider *)sbx_ctx_find_provider(ctx, name);
+
+    if (!p) {
+        core_error_set(SBX_E_NOT_FOUND, NULL,
+                       "no provider named '%s' (see 'polysandbox providers')", name);
+        return NULL;
+    }
+    if (p->state == SBX_PROVIDER_DISABLED) {
+        core_error_set(SBX_E_PROVIDER_UNAVAILABLE, name,
+                       "provider '%s' is not enabled (set enabled = true in providers.d/%s.ini)",
+                       name, name);
+        return NULL;
+    }
+    if (p->state != SBX_PROVIDER_READY) {
+        core_error_set(SBX_E_PROVIDER_UNAVAILABLE, name, "provider '%s' is unavailable: %s",
+                       name, p->reason ? p->reason : "unknown reason");
+        return NULL;
+    }
+    return p;
+}
+
+const char *sbx_ctx_default_provider(const sbx_ctx *ctx)
+{
+    if (!ctx)
+        return NULL;
+    if (ctx->cfg.default_provider)
+        return ctx->cfg.default_provider;
+    for (size_t i = 0; i < ctx->n_providers; i++)
+        if (ctx->providers[i].state == SBX_PROVIDER_READY)
+            return ctx->providers[i].name;
+    return NULL;
+}
+
+const char *sbx_provider_name(const sbx_provider *p) { return p ? p->name : NULL; }
+const char *sbx_provider_path(const sbx_provider *p) { return p ? p->path : NULL; }
+sbx_provider_state sbx_provider_get_state(const sbx_provider *p)
+{
+    return p ? p->state : SBX_PROVIDER_UNAVAILABLE;
+}
+const char *sbx_provider_reason(const sbx_provider *p) { return p ? p->reason : NULL; }
+int sbx_provider_reason_code(const sbx_provider *p) { return p ? p->reason_code : 0; }
+int sbx_provider_priority(const sbx_provider *p) { return p ? p->priority : 0; }
+
+/* Descriptor strings are only trusted once the descriptor was copied. */
+const char *sbx_provider_version(const sbx_provider *p)
+{
+    return (p && p->desc.magic == SBX_PROVIDER_MAGIC) ? p->desc.version : NULL;
+}
+
+const char *sbx_provider_description(const sbx_provider *p)
+{
+    return (p && p->desc.magic == SBX_PROVIDER_MAGIC) ? p->desc.description : NULL;
+}
+
+uint64_t sbx_provider_capabilities(const sbx_provider *p)
+{
+    return (p && p->desc.magic == SBX_PROVIDER_MAGIC) ? p->desc.capabilities : 0;
+}
+
+struct doctor_relay {
+    sbx_doctor_cb cb;
+    void *ud;
+};
+
+static void doctor_relay_cb(void *ud, const char *check, int ok, const char *detail)
+{
+    struct doctor_relay *r = ud;
+    r->cb(r->ud, check, ok != 0, detail);
+}
+
+int sbx_provider_doctor(sbx_ctx *ctx, const char *provider, sbx_doctor_cb cb, void *ud)
+{
+    struct sbx_provider *p;
+    struct doctor_relay relay = {cb, ud};
+
+    core_error_clear();
+    if (!ctx || !cb)
+        return core_error_set(SBX_E_INVAL, NULL, "sbx_provider_doctor: NULL argument");
+    if (!provider)
+        provider = sbx_ctx_default_provider(ctx);
+    if (!provider)
+        return core_error_set(SBX_E_NOT_FOUND, NULL, "no provider is ready");
+    p = core_provider_get(ctx, provider);
+    if (!p)
+        return core_error_tls()->code;
+    if (!p->ops.doctor)
+        return core_error_set(SBX_E_NOTSUP, p->name, "provider '%s' has no host checks",
+                              p->name);
+    p->ops.doctor(p->pctx, doctor_relay_cb, &relay);
+    return SBX_OK;
+}
+
+/* ---- templates: sbx_template is a view of core_template_conf ---------- */
+
+static const core_template_conf *tconf(const sbx_template *t)
+{
+    return (const core_template_conf *)(const void *)t;
+}
+
+size_t sbx_ctx_template_count(const sbx_ctx *ctx)
+{
+    return ctx ? ctx->cfg.n_templates : 0;
+}
+
+const sbx_template *sbx_ctx_template(const sbx_ctx *ctx, size_t i)
+{
+    if (!ctx || i >= ctx->cfg.n_templates)
+        return NULL;
+    return (const sbx_template *)(const void *)&ctx->cfg.templates[i];
+}
+
+const sbx_template *sbx_ctx_find_template(const sbx_ctx *ctx, const char *name)
+{
+    if (!ctx || !name)
+        return NULL;
+    for (size_t i = 0; i < ctx->cfg.n_templates; i++)
+        if (!strcmp(ctx->cfg.templates[i].name, name))
+            return sbx_ctx_template(ctx, i);
+    return NULL;
+}
+
+const sbx_template *sbx_ctx_template_for_file(const sbx_ctx *ctx, const char *filename)
+{
+    const char *dot;
+
+    if (!ctx || !filename)
+        return NULL;
+    dot = strrchr(filename, '.');
+    if (!dot || strchr(dot, '/'))
+        return NULL;
+    for (size_t i = 0; i < ctx->cfg.n_templates; i++) {
+        char *const *e = ctx->cfg.templates[i].extensions;
+        for (; e && *e; e++)
+            if (!strcmp(*e, dot))
+                return sbx_ctx_template(ctx, i);
+    }
+    return NULL;
+}
+
+const char *sbx_template_name(const sbx_template *t)
+{
+    return t ? tconf(t)->name : NULL;
+}
+
+const char *sbx_template_extensions(const sbx_template *t)
+{
+    /* Joined lazily would need storage; templates keep few extensions, so
+     * a per-thread buffer is enough for this informational call. */
+    static _Thread_local char buf[256];
+    size_t off = 0;
+
+    if (!t)
+        return NULL;
+    buf[0] = '\0';
+    for (char *const *e = tconf(t)->extensions; e && *e; e++) {
+        size_t n = strlen(*e);
+        if (off + n + 2 > sizeof buf)
+            break;
+        if (off)
+            buf[off++] = ' ';
+        memcpy(buf + off, *e, n + 1);
+        off += n;
+    }
+    return buf;
+}

@@ -1,1 +1,78 @@
-/* core/json.c */
+/* core/json.c - a result as one JSON object */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+#include <sodium.h>
+
+#include "result-int.h"
+
+/* Set "<name>" and "<name>_encoding": UTF-8 text as is (NULs included),
+ * anything else as base64. */
+static int set_bytes(json_t *o, const char *name, const core_buf *b)
+{
+    char key[64];
+    const char *data = b->data ? (const char *)b->data : "";
+    json_t *s = json_stringn(data, b->len);   /* NULL unless valid UTF-8 */
+    const char *enc = "utf-8";
+
+    if (!s) {
+        size_t n = sodium_base64_encoded_len(b->len, sodium_base64_VARIANT_ORIGINAL);
+        char *b64 = malloc(n);
+        if (!b64)
+            return -1;
+        sodium_bin2base64(b64, n, b->data, b->len, sodium_base64_VARIANT_ORIGINAL);
+        s = json_string(b64);
+        free(b64);
+        enc = "base64";
+    }
+    snprintf(key, sizeof key, "%s_encoding", name);
+    if (!s || json_object_set_new(o, name, s) || json_object_set_new(o, key, json_string(enc)))
+        return -1;
+    return 0;
+}
+
+static json_t *int_or_null(int64_t v)
+{
+    return v < 0 ? json_null() : json_integer(v);
+}
+
+char *sbx_result_to_json(const sbx_result *r)
+{
+    json_t *o, *t;
+    char *text = NULL;
+
+    if (!r)
+        return NULL;
+    o = json_object();
+    t = json_pack("{s:I, s:I, s:I, s:I}",
+                  "create", (json_int_t)r->timing[SBX_TIMING_CREATE],
+                  "start", (json_int_t)r->timing[SBX_TIMING_START],
+                  "exec", (json_int_t)r->timing[SBX_TIMING_EXEC],
+                  "total", (json_int_t)r->timing[SBX_TIMING_TOTAL]);
+    if (!o || !t)
+        goto out;
+    if (json_object_set_new(o, "status", json_string(sbx_run_status_name(r->status))) ||
+        json_object_set_new(o, "exit_code", r->exit_code < 0 ? json_null()
+                                                               : json_integer(r->exit_code)) ||
+        json_object_set_new(o, "signal", r->signal ? json_integer(r->signal) : json_null()) ||
+        set_bytes(o, "stdout", &r->out) ||
+        json_object_set_new(o, "stdout_truncated", json_boolean(r->out_truncated)) ||
+        set_bytes(o, "stderr", &r->err) ||
+        json_object_set_new(o, "stderr_truncated", json_boolean(r->err_truncated)) ||
+        json_object_set(o, "timings_ns", t) ||
+        json_object_set_new(o, "cpu_ns", int_or_null(r->cpu_ns)) ||
+        json_object_set_new(o, "peak_memory_bytes", int_or_null(r->peak_memory)) ||
+        json_object_set_new(o, "provider", json_string(r->provider)) ||
+        json_object_set_new(o, "sandbox_id", json_string(r->sandbox_id)) ||
+        json_object_set_new(o, "error", r->error ? json_string(r->error) : json_null()) ||
+        json_object_set_new(o, "error_code", json_integer(r->error_code)))
+        goto out;
+    text = json_dumps(o, JSON_COMPACT | JSON_ENSURE_ASCII);
+out:
+    json_decref(t);
+    json_decref(o);
+    return text;
+}

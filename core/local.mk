@@ -17,8 +17,10 @@ core_libpolysandbox_internal_la_SOURCES = \
 	core/host.c \
 	core/secrets.c \
 	core/context.c \
+	core/opts-int.h \
 	core/options.c \
 	core/sandbox.c \
+	core/result-int.h \
 	core/result.c \
 	core/json.c
 core_libpolysandbox_internal_la_CFLAGS = $(AM_CFLAGS) -fvisibility=hidden -pthread \

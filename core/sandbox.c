@@ -1,1 +1,706 @@
-/* core/sandbox.c */
+/* core/sandbox.c - sandboxes: provider choice, limits, create, exec, destroy */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "opts-int.h"
+#include "result-int.h"
+
+struct sbx_sandbox {
+    sbx_ctx *ctx;
+    struct sbx_provider *p;
+    void *h;                            /* the provider's handle */
+    char id[SBX_ID_MAX];
+    uint64_t limits[SBX_LIMIT_COUNT];   /* resolved */
+    pthread_mutex_t lock;               /* one call on a sandbox at a time */
+};
+
+/* ---- limits --------------------------------------------------------------- */
+
+static int resolve_limits(const sbx_ctx *ctx, const sbx_create_opts *o,
+                          uint64_t out[SBX_LIMIT_COUNT])
+{
+    for (int i = 0; i < SBX_LIMIT_COUNT; i++) {
+        uint64_t v = (o && o->limits[i]) ? o->limits[i] : ctx->cfg.limits[i];
+        uint64_t max = ctx->cfg.max_limits[i];
+        if (max && v > max)
+            return core_error_set(SBX_E_LIMIT, NULL,
+                                  "%s limit %llu is above the maximum %llu "
+                                  "(limits.max_%s in polysandbox.ini)",
+                                  core_limit_key((sbx_limit)i), (unsigned long long)v,
+                                  (unsigned long long)max, core_limit_key((sbx_limit)i));
+        out[i] = v;
+    }
+    return SBX_OK;
+}
+
+static void limits_to_v1(const uint64_t l[SBX_LIMIT_COUNT], sbx_limits_v1 *v)
+{
+    v->wall_ns = l[SBX_LIMIT_WALL];
+    v->cpu_ns = l[SBX_LIMIT_CPU];
+    v->memory_bytes = l[SBX_LIMIT_MEMORY];
+    v->pids = l[SBX_LIMIT_PIDS];
+    v->nofile = l[SBX_LIMIT_NOFILE];
+    v->fsize_bytes = l[SBX_LIMIT_FSIZE];
+    v->disk_bytes = l[SBX_LIMIT_DISK];
+    v->stdout_bytes = l[SBX_LIMIT_STDOUT];
+    v->stderr_bytes = l[SBX_LIMIT_STDERR];
+}
+
+/* ---- templates ------------------------------------------------------------ */
+
+static const core_template_conf *find_template(const sbx_ctx *ctx, const char *name)
+{
+    char known[512] = "";
+    size_t off = 0;
+
+    for (size_t i = 0; i < ctx->cfg.n_templates; i++)
+        if (!strcmp(ctx->cfg.templates[i].name, name))
+            return &ctx->cfg.templates[i];
+    for (size_t i = 0; i < ctx->cfg.n_templates && off < sizeof known; i++)
+        off += (size_t)snprintf(known + off, sizeof known - off, "%s%s", i ? ", " : "",
+                                ctx->cfg.templates[i].name);
+    core_error_set(SBX_E_NOT_FOUND, NULL, "no language template '%s' (known: %s)", name,
+                   off ? known : "none; see templates.d/");
+    return NULL;
+}
+
+/* ---- create --------------------------------------------------------------- */
+
+/* Labels every sandbox carries so leaked ones can be found and reaped. */
+static int add_core_labels(core_kvlist *labels, const sbx_create_opts *o,
+                           const char *template_name)
+{
+    char host[256] = "localhost", owner[320], num[32];
+    time_t now = time(NULL);
+
+    if (gethostname(host, sizeof host - 1) != 0)
+        snprintf(host, sizeof host, "localhost");
+    snprintf(owner, sizeof owner, "%lu@%s", (unsigned long)getuid(), host);
+    if (core_kvlist_add(labels, "polysandbox.owner", owner))
+        return SBX_E_NOMEM;
+    snprintf(num, sizeof num, "%lld", (long long)now);
+    if (core_kvlist_add(labels, "polysandbox.created", num))
+        return SBX_E_NOMEM;
+    if (o && o->ttl_ns) {
+        snprintf(num, sizeof num, "%lld", (long long)now + (long long)(o->ttl_ns / 1000000000u));
+        if (core_kvlist_add(labels, "polysandbox.expires", num))
+            return SBX_E_NOMEM;
+    }
+    if (template_name && core_kvlist_add(labels, "polysandbox.template", template_name))
+        return SBX_E_NOMEM;
+    return SBX_OK;
+}
+
+static sbx_sandbox *sandbox_alloc(sbx_ctx *ctx, struct sbx_provider *p)
+{
+    sbx_sandbox *sb = calloc(1, sizeof *sb);
+
+    if (!sb) {
+        core_error_set(SBX_E_NOMEM, NULL, "out of memory");
+        return NULL;
+    }
+    if (pthread_mutex_init(&sb->lock, NULL) != 0) {
+        free(sb);
+        core_error_set(SBX_E_INTERNAL, NULL, "cannot initialise a mutex");
+        return NULL;
+    }
+    sb->ctx = ctx;
+    sb->p = p;
+    return sb;
+}
+
+static void sandbox_free(sbx_sandbox *sb)
+{
+    pthread_mutex_destroy(&sb->lock);
+    free(sb);
+}
+
+/* Report a provider failure, filling in a message when the provider left
+ * none (a provider bug the conformance kit flags). */
+static int provider_failed(const struct sbx_provider *p, const char *op, int rc)
+{
+    struct sbx_error *e = core_error_tls();
+
+    if (rc == SBX_OK)
+        rc = SBX_E_INTERNAL;
+    if (e->code == SBX_OK || e->message[0] == '\0')
+        core_error_set(rc, p->name, "provider '%s': %s failed (%s) without an error message",
+                       p->name, op, sbx_strerror(rc));
+    else if (e->code != rc)
+        e->code = rc;
+    return rc;
+}
+
+/* Create on one provider.  *backend_failed tells the provider's own
+ * failure (worth a fallback, and a sandbox error in sbx_run) from a bad
+ * request. */
+static int create_on(sbx_ctx *ctx, struct sbx_provider *p, const sbx_create_opts *o,
+                     const uint64_t limits[SBX_LIMIT_COUNT],
+                     const core_template_conf *tmpl, sbx_sandbox **out,
+                     bool *backend_failed)
+{
+    sbx_create_spec_v1 spec;
+    core_kvlist labels = {0}, env = {0};
+    sbx_sandbox *sb;
+    int rc;
+
+    *backend_failed = false;
+    if (!(sb = sandbox_alloc(ctx, p)))
+        return SBX_E_NOMEM;
+    memcpy(sb->limits, limits, sizeof sb->limits);
+    rc = add_core_labels(&labels, o, tmpl ? tmpl->name : NULL);
+    for (size_t i = 0; rc == SBX_OK && o && i < o->labels.n; i++)
+        rc = core_kvlist_add(&labels, o->labels.items[i].key, o->labels.items[i].value);
+    for (size_t i = 0; rc == SBX_OK && tmpl && i < tmpl->n_env; i++)
+        rc = core_kvlist_add(&env, tmpl->env[i].key, tmpl->env[i].value);
+    for (size_t i = 0; rc == SBX_OK && o && i < o->env.n; i++)
+        rc = core_kvlist_add(&env, o->env.items[i].key, o->env.items[i].value);
+    if (rc != SBX_OK) {
+        rc = core_error_set(SBX_E_NOMEM, NULL, "out of memory");
+        goto fail;
+    }
+    memset(&spec, 0, sizeof spec);
+    spec.struct_size = sizeof spec;
+    spec.template_name = tmpl ? tmpl->name : NULL;
+    spec.image = (o && o->image) ? o->image : (tmpl ? tmpl->image : NULL);
+    limits_to_v1(limits, &spec.limits);
+    spec.network = o ? o->network : SBX_NET_NONE;
+    spec.persistent = o && o->persistent;
+    spec.env = env.items;
+    spec.n_env = env.n;
+    spec.labels = labels.items;
+    spec.n_labels = labels.n;
+    spec.ttl_ns = o ? o->ttl_ns : 0;
+
+    core_error_clear();
+    rc = p->ops.create(p->pctx, &spec, &sb->h, sb->id);
+    if (rc != SBX_OK) {
+        *backend_failed = true;
+        rc = provider_failed(p, "create", rc);
+        goto fail;
+    }
+    sb->id[SBX_ID_MAX - 1] = '\0';
+    core_kvlist_free(&labels);
+    core_kvlist_free(&env);
+    *out = sb;
+    return SBX_OK;
+fail:
+    core_kvlist_free(&labels);
+    core_kvlist_free(&env);
+    sandbox_free(sb);
+    return rc;
+}
+
+/* The providers to try, in order: the named one alone, else the default
+ * followed by the [core] fallback chain. */
+static size_t candidates(const sbx_ctx *ctx, const sbx_create_opts *o,
+                         const char **list, size_t max)
+{
+    size_t n = 0;
+    const char *first = (o && o->provider) ? o->provider : sbx_ctx_default_provider(ctx);
+
+    if (first)
+        list[n++] = first;
+    if (o && o->provider)
+        return n;
+    for (char **f = ctx->cfg.fallback; f && *f && n < max; f++) {
+        bool dup = false;
+        for (size_t i = 0; i < n; i++)
+            dup = dup || !strcmp(list[i], *f);
+        if (!dup)
+            list[n++] = *f;
+    }
+    return n;
+}
+
+static int sandbox_create(sbx_ctx *ctx, const sbx_create_opts *o, sbx_sandbox **out,
+                          bool *backend_failed)
+{
+    uint64_t limits[SBX_LIMIT_COUNT];
+    const core_template_conf *tmpl = NULL;
+    const char *names[16];
+    size_t n;
+    int rc = SBX_E_NOT_FOUND;
+
+    *backend_failed = false;
+    if (resolve_limits(ctx, o, limits) != SBX_OK)
+        return SBX_E_LIMIT;
+    if (o && o->template_name && !(tmpl = find_template(ctx, o->template_name)))
+        return SBX_E_NOT_FOUND;
+    n = candidates(ctx, o, names, sizeof names / sizeof names[0]);
+    if (n == 0)
+        return core_error_set(SBX_E_PROVIDER_UNAVAILABLE, NULL,
+                              "no provider is ready (see 'polysandbox providers')");
+    for (size_t i = 0; i < n; i++) {
+        struct sbx_provider *p = core_provider_get(ctx, names[i]);
+        if (!p) {
+            rc = core_error_tls()->code;
+            if (n == 1)
+                return rc;
+            continue;
+        }
+        rc = create_on(ctx, p, o, limits, tmpl, out, backend_failed);
+        if (rc == SBX_OK || !*backend_failed)
+            return rc;
+    }
+    return rc;
+}
+
+int sbx_sandbox_create(sbx_ctx *ctx, const sbx_create_opts *opts, sbx_sandbox **out)
+{
+    bool backend_failed;
+
+    core_error_clear();
+    if (!ctx || !out)
+        return core_error_set(SBX_E_INVAL, NULL, "sbx_sandbox_create: NULL argument");
+    *out = NULL;
+    return sandbox_create(ctx, opts, out, &backend_failed);
+}
+
+/* Sandbox ids come from users on command lines: keep them to a safe set. */
+static int check_id(const char *id)
+{
+    size_t n = id ? strlen(id) : 0;
+
+    if (n == 0 || n >= SBX_ID_MAX)
+        return core_error_set(SBX_E_INVAL, NULL, "sandbox id is empty or too long");
+    for (size_t i = 0; i < n; i++) {
+        char c = id[i];
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '-' || c == '_' || c == '.'))
+            return core_error_set(SBX_E_INVAL, NULL,
+                                  "sandbox id '%s' has characters outside [A-Za-z0-9._-]", id);
+    }
+    return SBX_OK;
+}
+
+static struct sbx_provider *provider_or_default(sbx_ctx *ctx, const char *provider)
+{
+    if (!provider)
+        provider = sbx_ctx_default_provider(ctx);
+    if (!provider) {
+        core_error_set(SBX_E_PROVIDER_UNAVAILABLE, NULL,
+                       "no provider is ready (see 'polysandbox providers')");
+        return NULL;
+    }
+    return core_provider_get(ctx, provider);
+}
+
+int sbx_sandbox_open(sbx_ctx *ctx, const char *provider, const char *id, sbx_sandbox **out)
+{
+    struct sbx_provider *p;
+    sbx_sandbox *sb;
+    int rc;
+
+    core_error_clear();
+    if (!ctx || !out)
+        return core_error_set(SBX_E_INVAL, NULL, "sbx_sandbox_open: NULL argument");
+    *out = NULL;
+    if (check_id(id) != SBX_OK)
+        return SBX_E_INVAL;
+    if (!(p = provider_or_default(ctx, provider)))
+        return core_error_tls()->code;
+    if (!p->ops.attach)
+        return core_error_set(SBX_E_NOTSUP, p->name,
+                              "provider '%s' has no persistent sandboxes to open", p->name);
+    if (!(sb = sandbox_alloc(ctx, p)))
+        return SBX_E_NOMEM;
+    if (resolve_limits(ctx, NULL, sb->limits) != SBX_OK) {
+        sandbox_free(sb);
+        return SBX_E_LIMIT;
+    }
+    rc = p->ops.attach(p->pctx, id, &sb->h);
+    if (rc != SBX_OK) {
+        sandbox_free(sb);
+        return provider_failed(p, "attach", rc);
+    }
+    snprintf(sb->id, sizeof sb->id, "%s", id);
+    *out = sb;
+    return SBX_OK;
+}
+
+const char *sbx_sandbox_id(const sbx_sandbox *sb) { return sb ? sb->id : NULL; }
+const char *sbx_sandbox_provider(const sbx_sandbox *sb) { return sb ? sb->p->name : NULL; }
+
+int sbx_sandbox_destroy(sbx_sandbox *sb)
+{
+    int rc;
+
+    core_error_clear();
+    if (!sb)
+        return core_error_set(SBX_E_INVAL, NULL, "sbx_sandbox_destroy: NULL sandbox");
+    rc = sb->p->ops.destroy(sb->p->pctx, sb->h);
+    if (rc != SBX_OK)
+        rc = provider_failed(sb->p, "destroy", rc);
+    sandbox_free(sb);
+    return rc;
+}
+
+void sbx_sandbox_close(sbx_sandbox *sb)
+{
+    if (!sb)
+        return;
+    if (sb->p->ops.release)
+        sb->p->ops.release(sb->p->pctx, sb->h);
+    else
+        sb->p->ops.destroy(sb->p->pctx, sb->h);  /* nothing persistent to keep */
+    sandbox_free(sb);
+}
+
+/* ---- exec ----------------------------------------------------------------- */
+
+/* Collects output for the result while relaying it to the caller. */
+struct collector {
+    sbx_result *r;
+    uint64_t cap_out, cap_err;
+    sbx_output_cb cb;
+    void *ud;
+    bool nomem;
+};
+
+static int collect_write(void *ud, int stream, const void *buf, size_t len)
+{
+    struct collector *c = ud;
+    core_buf *b = stream == SBX_STREAM_STDERR ? &c->r->err : &c->r->out;
+    bool *trunc = stream == SBX_STREAM_STDERR ? &c->r->err_truncated : &c->r->out_truncated;
+    uint64_t cap = stream == SBX_STREAM_STDERR ? c->cap_err : c->cap_out;
+    size_t room = b->len >= cap ? 0 : (size_t)(cap - b->len);
+
+    /* The provider enforces caps; this is a guard against one that does not. */
+    if (len > room) {
+        len = room;
+        *trunc = true;
+    }
+    if (core_buf_append(b, buf, len) != SBX_OK) {
+        c->nomem = true;
+        return -1;
+    }
+    if (c->cb && len && c->cb(c->ud, stream, buf, len) != 0)
+        return 1;
+    return *trunc ? 1 : 0;
+}
+
+/* Run one argv in @sb and fill @r. */
+static void exec_argv(sbx_sandbox *sb, const char *const *argv, const core_kvlist *env,
+                      const sbx_exec_opts *o, const core_file *files, size_t n_files,
+                      const sbx_file_v1 *extra, sbx_result *r)
+{
+    struct sbx_provider *p = sb->p;
+    sbx_exec_spec_v1 spec;
+    sbx_exec_outcome_v1 out;
+    sbx_file_v1 *fv = NULL;
+    size_t nf = n_files + (extra ? 1 : 0);
+    struct collector c = {r, sb->limits[SBX_LIMIT_STDOUT], sb->limits[SBX_LIMIT_STDERR],
+                          o ? o->cb : NULL, o ? o->cb_ud : NULL, false};
+    sbx_output_sink_v1 sink = {collect_write, &c};
+    int rc;
+
+    if (nf && !(fv = calloc(nf, sizeof *fv))) {
+        core_result_set_sandbox_error(r, SBX_E_NOMEM, "out of memory");
+        return;
+    }
+    for (size_t i = 0; i < n_files; i++)
+        fv[i] = (sbx_file_v1){files[i].path, files[i].data, files[i].len, files[i].mode};
+    if (extra)
+        fv[n_files] = *extra;
+
+    memset(&spec, 0, sizeof spec);
+    spec.struct_size = sizeof spec;
+    spec.argv = argv;
+    spec.env = env->items;
+    spec.n_env = env->n;
+    spec.cwd = o ? o->cwd : NULL;
+    spec.stdin_data = o ? o->stdin_data : NULL;
+    spec.stdin_len = o ? o->stdin_len : 0;
+    spec.files = fv;
+    spec.n_files = nf;
+    spec.timeout_ns = (o && o->timeout_ns) ? o->timeout_ns : sb->limits[SBX_LIMIT_WALL];
+    spec.stdout_cap = sb->limits[SBX_LIMIT_STDOUT];
+    spec.stderr_cap = sb->limits[SBX_LIMIT_STDERR];
+
+    memset(&out, 0, sizeof out);
+    out.struct_size = sizeof out;
+    out.exit_code = -1;
+    out.cpu_ns = -1;
+    out.peak_memory_bytes = -1;
+
+    core_error_clear();
+    rc = p->ops.exec(p->pctx, sb->h, &spec, &sink, &out);
+    free(fv);
+    if (rc != SBX_OK || c.nomem) {
+        if (c.nomem)
+            core_error_set(SBX_E_NOMEM, NULL, "out of memory collecting output");
+        else
+            provider_failed(p, "exec", rc);
+        core_result_set_sandbox_error(r, core_error_tls()->code, core_error_tls()->message);
+        core_error_clear();
+        return;
+    }
+    r->status = out.status;
+    r->exit_code = out.exit_code;
+    r->signal = out.signal;
+    r->out_truncated = r->out_truncated || out.stdout_truncated;
+    r->err_truncated = r->err_truncated || out.stderr_truncated;
+    r->cpu_ns = out.cpu_ns;
+    r->peak_memory = out.peak_memory_bytes;
+    r->timing[SBX_TIMING_START] += out.start_ns;
+    r->timing[SBX_TIMING_EXEC] += out.exec_ns;
+}
+
+/* The argv a template runs: its run words followed by the caller's args. */
+static char **template_argv(char *const *words, char *const *args)
+{
+    size_t nw = core_strv_len((const char *const *)words);
+    size_t na = core_strv_len((const char *const *)args);
+    char **v = calloc(nw + na + 1, sizeof *v);
+
+    if (!v)
+        return NULL;
+    memcpy(v, words, nw * sizeof *v);
+    if (na)
+        memcpy(v + nw, args, na * sizeof *v);
+    return v;   /* borrows the strings: free only the array */
+}
+
+static int exec_code(sbx_sandbox *sb, const sbx_exec_opts *o, sbx_result *r)
+{
+    const core_template_conf *t = find_template(sb->ctx, o->lang);
+    core_kvlist env = {0};
+    sbx_file_v1 src;
+    char **argv;
+    int rc = SBX_OK;
+
+    if (!t)
+        return SBX_E_NOT_FOUND;
+    for (size_t i = 0; rc == SBX_OK && i < t->n_env; i++)
+        rc = core_kvlist_add(&env, t->env[i].key, t->env[i].value);
+    for (size_t i = 0; rc == SBX_OK && i < o->env.n; i++)
+        rc = core_kvlist_add(&env, o->env.items[i].key, o->env.items[i].value);
+    if (rc != SBX_OK) {
+        core_kvlist_free(&env);
+        return core_error_set(SBX_E_NOMEM, NULL, "out of memory");
+    }
+    src = (sbx_file_v1){t->source, o->code, o->code_len, 0644};
+    if (t->compile) {
+        /* The compiler gets no stdin and no callback; its output is kept
+         * in the result only when it fails. */
+        sbx_exec_opts copts = {0};
+        copts.cwd = o->cwd;
+        copts.timeout_ns = o->timeout_ns;
+        exec_argv(sb, (const char *const *)t->compile, &env, &copts, o->files, o->n_files,
+                  &src, r);
+        if (r->status != SBX_RUN_OK) {
+            if (r->status != SBX_RUN_SANDBOX_ERROR) {
+                char msg[128];
+                snprintf(msg, sizeof msg, "the compile step of template '%s' failed (%s)",
+                         t->name, sbx_run_status_name(r->status));
+                r->status = SBX_RUN_COMPILE_ERROR;
+                free(r->error);
+                r->error = strdup(msg);
+            }
+            core_kvlist_free(&env);
+            return SBX_OK;
+        }
+        /* The program's own output starts clean. */
+        r->out.len = r->err.len = 0;
+        r->out_truncated = r->err_truncated = false;
+    }
+    if (!(argv = template_argv(t->run, o->args))) {
+        core_kvlist_free(&env);
+        return core_error_set(SBX_E_NOMEM, NULL, "out of memory");
+    }
+    exec_argv(sb, (const char *const *)argv, &env, o, t->compile ? NULL : o->files,
+              t->compile ? 0 : o->n_files, t->compile ? NULL : &src, r);
+    free(argv);
+    core_kvlist_free(&env);
+    return SBX_OK;
+}
+
+static int sandbox_exec(sbx_sandbox *sb, const sbx_exec_opts *o, sbx_result *r)
+{
+    uint64_t max_wall = sb->ctx->cfg.max_limits[SBX_LIMIT_WALL];
+    int rc;
+
+    if (!o || (!o->argv && !o->code))
+        return core_error_set(SBX_E_INVAL, NULL, "nothing to run: give a command or code");
+    if (o->timeout_ns && max_wall && o->timeout_ns > max_wall)
+        return core_error_set(SBX_E_LIMIT, NULL,
+                              "timeout %llu ns is above the maximum %llu ns (limits.max_wall)",
+                              (unsigned long long)o->timeout_ns, (unsigned long long)max_wall);
+    pthread_mutex_lock(&sb->lock);
+    if (o->code) {
+        rc = exec_code(sb, o, r);
+    } else {
+        exec_argv(sb, (const char *const *)o->argv, &o->env, o, o->files, o->n_files, NULL, r);
+        rc = SBX_OK;
+    }
+    pthread_mutex_unlock(&sb->lock);
+    return rc;
+}
+
+int sbx_sandbox_exec(sbx_sandbox *sb, const sbx_exec_opts *opts, sbx_result **out)
+{
+    sbx_result *r;
+    uint64_t t0 = core_now_ns();
+    int rc;
+
+    core_error_clear();
+    if (!sb || !out)
+        return core_error_set(SBX_E_INVAL, NULL, "sbx_sandbox_exec: NULL argument");
+    *out = NULL;
+    if (!(r = core_result_new(sb->p->name, sb->id)))
+        return core_error_set(SBX_E_NOMEM, NULL, "out of memory");
+    rc = sandbox_exec(sb, opts, r);
+    if (rc != SBX_OK) {
+        sbx_result_free(r);
+        return rc;
+    }
+    r->timing[SBX_TIMING_TOTAL] = core_now_ns() - t0;
+    *out = r;
+    return SBX_OK;
+}
+
+int sbx_run(sbx_ctx *ctx, const sbx_create_opts *copts, const sbx_exec_opts *xopts,
+            sbx_result **out)
+{
+    uint64_t t0 = core_now_ns(), t1;
+    sbx_sandbox *sb = NULL;
+    sbx_result *r;
+    bool backend_failed;
+    int rc;
+
+    core_error_clear();
+    if (!ctx || !out || !xopts)
+        return core_error_set(SBX_E_INVAL, NULL, "sbx_run: NULL argument");
+    *out = NULL;
+    if (!xopts->argv && !xopts->code)
+        return core_error_set(SBX_E_INVAL, NULL, "nothing to run: give a command or code");
+    if (xopts->code && !find_template(ctx, xopts->lang))
+        return SBX_E_NOT_FOUND;
+    rc = sandbox_create(ctx, copts, &sb, &backend_failed);
+    t1 = core_now_ns();
+    if (rc != SBX_OK) {
+        const struct sbx_error *e = core_error_tls();
+        if (!backend_failed)
+            return rc;
+        /* The sandbox failed, not the code: a result, never a verdict. */
+        if (!(r = core_result_new(e->provider, "")))
+            return core_error_set(SBX_E_NOMEM, NULL, "out of memory");
+        core_result_set_sandbox_error(r, e->code, e->message);
+        r->timing[SBX_TIMING_CREATE] = t1 - t0;
+        r->timing[SBX_TIMING_TOTAL] = t1 - t0;
+        core_error_clear();
+        *out = r;
+        return SBX_OK;
+    }
+    if (!(r = core_result_new(sb->p->name, sb->id))) {
+        sbx_sandbox_destroy(sb);
+        return core_error_set(SBX_E_NOMEM, NULL, "out of memory");
+    }
+    r->timing[SBX_TIMING_CREATE] = t1 - t0;
+    rc = sandbox_exec(sb, xopts, r);
+    if (rc != SBX_OK) {
+        struct sbx_error saved = *core_error_tls();
+        sbx_sandbox_destroy(sb);
+        sbx_result_free(r);
+        *core_error_tls() = saved;
+        return rc;
+    }
+    if (sbx_sandbox_destroy(sb) != SBX_OK && r->status != SBX_RUN_SANDBOX_ERROR)
+        core_result_set_sandbox_error(r, core_error_tls()->code, core_error_tls()->message);
+    core_error_clear();
+    r->timing[SBX_TIMING_TOTAL] = core_now_ns() - t0;
+    *out = r;
+    return SBX_OK;
+}
+
+/* ---- files and listing ------------------------------------------------------ */
+
+int sbx_sandbox_upload(sbx_sandbox *sb, const char *path, const void *data, size_t len,
+                       uint32_t mode)
+{
+    int rc;
+
+    core_error_clear();
+    if (!sb || !path || (!data && len))
+        return core_error_set(SBX_E_INVAL, NULL, "sbx_sandbox_upload: NULL argument");
+    if (!sb->p->ops.upload)
+        return core_error_set(SBX_E_NOTSUP, sb->p->name, "provider '%s' cannot upload files",
+                              sb->p->name);
+    pthread_mutex_lock(&sb->lock);
+    rc = sb->p->ops.upload(sb->p->pctx, sb->h, path, data ? data : "", len, mode & 07777);
+    pthread_mutex_unlock(&sb->lock);
+    return rc == SBX_OK ? rc : provider_failed(sb->p, "upload", rc);
+}
+
+int sbx_sandbox_download(sbx_sandbox *sb, const char *path, size_t max, void **data,
+                         size_t *len)
+{
+    int rc;
+
+    core_error_clear();
+    if (!sb || !path || !data || !len)
+        return core_error_set(SBX_E_INVAL, NULL, "sbx_sandbox_download: NULL argument");
+    *data = NULL;
+    *len = 0;
+    if (!sb->p->ops.download)
+        return core_error_set(SBX_E_NOTSUP, sb->p->name,
+                              "provider '%s' cannot download files", sb->p->name);
+    pthread_mutex_lock(&sb->lock);
+    rc = sb->p->ops.download(sb->p->pctx, sb->h, path, max, data, len);
+    pthread_mutex_unlock(&sb->lock);
+    return rc == SBX_OK ? rc : provider_failed(sb->p, "download", rc);
+}
+
+struct list_relay {
+    sbx_list_cb cb;
+    void *ud;
+};
+
+static int list_relay_cb(void *ud, const char *id, const sbx_kv_v1 *labels, size_t n,
+                         uint64_t created)
+{
+    struct list_relay *lr = ud;
+    char **strs = calloc(n + 1, sizeof *strs);
+    int rc = 0;
+
+    if (!strs)
+        return SBX_E_NOMEM;
+    for (size_t i = 0; i < n; i++) {
+        size_t len = strlen(labels[i].key) + strlen(labels[i].value) + 2;
+        if (!(strs[i] = malloc(len))) {
+            rc = SBX_E_NOMEM;
+            break;
+        }
+        snprintf(strs[i], len, "%s=%s", labels[i].key, labels[i].value);
+    }
+    if (rc == 0)
+        rc = lr->cb(lr->ud, id, (const char *const *)strs, n, created);
+    core_strv_free(strs);
+    return rc;
+}
+
+int sbx_list(sbx_ctx *ctx, const char *provider, sbx_list_cb cb, void *ud)
+{
+    struct sbx_provider *p;
+    struct list_relay lr = {cb, ud};
+    int rc;
+
+    core_error_clear();
+    if (!ctx || !cb)
+        return core_error_set(SBX_E_INVAL, NULL, "sbx_list: NULL argument");
+    if (!(p = provider_or_default(ctx, provider)))
+        return core_error_tls()->code;
+    if (!p->ops.list)
+        return core_error_set(SBX_E_NOTSUP, p->name, "provider '%s' cannot list sandboxes",
+                              p->name);
+    rc = p->ops.list(p->pctx, NULL, 0, list_relay_cb, &lr);
+    if (rc != SBX_OK && core_error_tls()->code == SBX_OK)
+        return provider_failed(p, "list", rc);
+    return rc;
+}

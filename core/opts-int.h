@@ -1,0 +1,57 @@
+/* core/opts-int.h - the insides of create and exec options (core only) */
+#ifndef POLYSANDBOX_OPTS_INT_H
+#define POLYSANDBOX_OPTS_INT_H
+
+#include "core-int.h"
+
+/* A growable array of owned key/value pairs. */
+typedef struct core_kvlist {
+    sbx_kv_v1 *items;     /* key and value strings owned */
+    size_t n, cap;
+} core_kvlist;
+
+int core_kvlist_add(core_kvlist *l, const char *key, const char *value);
+void core_kvlist_free(core_kvlist *l);
+
+struct sbx_create_opts {
+    char *provider;
+    char *template_name;
+    char *image;
+    uint64_t limits[SBX_LIMIT_COUNT];   /* 0: not set */
+    sbx_network network;
+    bool persistent;
+    uint64_t ttl_ns;
+    core_kvlist env;
+    core_kvlist labels;
+};
+
+typedef struct core_file {
+    char *path;
+    void *data;
+    size_t len;
+    uint32_t mode;
+} core_file;
+
+struct sbx_exec_opts {
+    char **argv;          /* NULL-terminated, or NULL */
+    char *lang;           /* with code: the template */
+    char *code;
+    size_t code_len;
+    char **args;          /* extra arguments for code, NULL-terminated */
+    void *stdin_data;
+    size_t stdin_len;
+    core_kvlist env;
+    char *cwd;
+    uint64_t timeout_ns;  /* 0: the sandbox's wall limit */
+    core_file *files;
+    size_t n_files;
+    sbx_output_cb cb;
+    void *cb_ud;
+};
+
+/* Copy a NULL-terminated string vector (NULL in, NULL out). */
+char **core_strv_dup(const char *const *v);
+void core_strv_free(char **v);
+size_t core_strv_len(const char *const *v);
+
+#endif

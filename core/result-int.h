@@ -1,0 +1,36 @@
+/* core/result-int.h - the insides of a result (core only) */
+#ifndef POLYSANDBOX_RESULT_INT_H
+#define POLYSANDBOX_RESULT_INT_H
+
+#include "core-int.h"
+
+typedef struct core_buf {
+    unsigned char *data;
+    size_t len, cap;
+} core_buf;
+
+/* Append @len bytes; SBX_E_NOMEM on failure. */
+int core_buf_append(core_buf *b, const void *data, size_t len);
+void core_buf_free(core_buf *b);
+
+struct sbx_result {
+    sbx_run_status status;
+    int exit_code;
+    int signal;
+    core_buf out, err;
+    bool out_truncated, err_truncated;
+    uint64_t timing[4];       /* indexed by sbx_timing */
+    int64_t cpu_ns;
+    int64_t peak_memory;
+    char *provider;
+    char *sandbox_id;
+    char *error;              /* sandbox or compile error text, or NULL */
+    int error_code;
+};
+
+/* A zeroed result with unknown figures at -1; NULL on ENOMEM. */
+sbx_result *core_result_new(const char *provider, const char *sandbox_id);
+/* Mark @r a sandbox error with @code and @msg (copied). */
+void core_result_set_sandbox_error(sbx_result *r, int code, const char *msg);
+
+#endif
