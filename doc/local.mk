@@ -1,1 +1,2 @@
-# doc/local.mk
+# doc/local.mk - documentation that is not a man page of one program
+EXTRA_DIST += doc/plugin-guide.md

@@ -1,1 +1,2 @@
-# tests/local.mk
+# tests/local.mk - shared test files and benchmarks
+EXTRA_DIST += tests/bench/run.sh tests/bench/latency.py tests/config/templates.d

@@ -1,0 +1,35 @@
+#!/bin/sh
+# contrib/quickstart.sh - set PolySandbox up on a fresh Debian 12 machine:
+# install the build dependencies, build, install under /usr/local, and run
+# a first program on the local provider (no daemon, no credentials).
+#
+#   ./contrib/quickstart.sh            everything
+#   ./contrib/quickstart.sh --deps     only install the Debian packages
+set -eu
+
+cd "$(dirname "$0")/.."
+
+if [ "$(id -u)" -eq 0 ]; then SUDO=; else SUDO=sudo; fi
+
+PACKAGES="build-essential autoconf automake libtool libltdl-dev pkg-config \
+libcurl4-openssl-dev libjansson-dev libinih-dev libsodium-dev libseccomp-dev \
+python3 bubblewrap"
+
+echo "quickstart: installing Debian packages: $PACKAGES"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+# shellcheck disable=SC2086
+$SUDO apt-get install -y -qq $PACKAGES >/dev/null
+[ "${1:-}" = "--deps" ] && exit 0
+
+echo "quickstart: building"
+[ -x configure ] || autoreconf -fi
+[ -f Makefile ] || ./configure ${CONFIGURE_FLAGS:-}
+make -j"$(nproc)"
+
+echo "quickstart: installing under $(sed -n 's/^prefix = //p' Makefile)"
+$SUDO make install >/dev/null
+$SUDO ldconfig
+
+echo "quickstart: running examples/hello.py on the local provider"
+polysandbox run examples/hello.py

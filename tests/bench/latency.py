@@ -1,0 +1,68 @@
+#!/usr/bin/env python3
+"""tests/bench/latency.py - median latency of commands, measured in one run.
+
+Usage: latency.py [-n RUNS] NAME=COMMAND ... [--ratio A/B ...]
+
+Runs the commands interleaved (so machine noise hits all alike), RUNS times
+each after 3 warm-up runs, and prints per command the median, p10 and p90 in
+milliseconds, then each requested ratio of medians.  A command that fails is
+reported and makes the script exit 1.  This is a benchmark, not a test: it
+prints figures and asserts nothing about speed.
+"""
+import shlex
+import statistics
+import subprocess
+import sys
+import time
+
+
+def run_once(argv):
+    t0 = time.perf_counter_ns()
+    p = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                       stderr=subprocess.PIPE)
+    t1 = time.perf_counter_ns()
+    return t1 - t0, p.returncode, p.stderr
+
+
+def main(args):
+    runs = 50
+    cmds, ratios = [], []
+    i = 0
+    while i < len(args):
+        a = args[i]
+        if a == "-n":
+            runs = int(args[i + 1]); i += 2; continue
+        if a == "--ratio":
+            ratios.append(args[i + 1].split("/", 1)); i += 2; continue
+        name, _, cmd = a.partition("=")
+        cmds.append((name, shlex.split(cmd)))
+        i += 1
+    times = {name: [] for name, _ in cmds}
+    bad = set()
+    for r in range(runs + 3):
+        for name, argv in cmds:
+            if name in bad:
+                continue
+            ns, rc, err = run_once(argv)
+            if rc != 0:
+                print(f"{name}: exit {rc}: {err.decode(errors='replace').strip()[:300]}")
+                bad.add(name)
+                continue
+            if r >= 3:
+                times[name].append(ns / 1e6)
+    med = {}
+    for name, _ in cmds:
+        t = sorted(times[name])
+        if not t:
+            continue
+        med[name] = statistics.median(t)
+        q = statistics.quantiles(t, n=10) if len(t) >= 10 else [t[0]] * 9
+        print(f"{name:>12}: median {med[name]:8.2f} ms   p10 {q[0]:8.2f}   p90 {q[-1]:8.2f}   ({len(t)} runs)")
+    for a, b in ratios:
+        if a in med and b in med:
+            print(f"ratio {a}/{b}: {med[a] / med[b]:.2f}")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
