@@ -1,1 +1,35 @@
-# tests/unit/local.mk
+# tests/unit/local.mk - unit tests of core internals (TAP)
+#
+# They link the convenience library, so they can call core_ functions the
+# shared library does not export.
+
+UNIT_TEST_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/core
+UNIT_TEST_LDADD = core/libpolysandbox-internal.la $(LTDL_LIBS) \
+	$(JANSSON_LIBS) $(INIH_LIBS) $(SODIUM_LIBS)
+
+check_PROGRAMS += tests/unit/test-units tests/unit/test-config \
+	tests/unit/test-config-oom
+
+tests_unit_test_units_SOURCES = tests/unit/test-units.c tests/unit/tap.h
+tests_unit_test_units_CPPFLAGS = $(UNIT_TEST_CPPFLAGS)
+tests_unit_test_units_CFLAGS = $(AM_CFLAGS) -pthread
+tests_unit_test_units_LDADD = $(UNIT_TEST_LDADD)
+
+tests_unit_test_config_SOURCES = tests/unit/test-config.c tests/unit/tap.h
+tests_unit_test_config_CPPFLAGS = $(UNIT_TEST_CPPFLAGS)
+tests_unit_test_config_CFLAGS = $(AM_CFLAGS) -pthread
+tests_unit_test_config_LDADD = $(UNIT_TEST_LDADD)
+
+# The core's allocations are wrapped so the test can make them fail.
+tests_unit_test_config_oom_SOURCES = tests/unit/test-config-oom.c tests/unit/tap.h
+tests_unit_test_config_oom_CPPFLAGS = $(UNIT_TEST_CPPFLAGS)
+tests_unit_test_config_oom_CFLAGS = $(AM_CFLAGS) -pthread
+tests_unit_test_config_oom_LDFLAGS = -Wl,--wrap=malloc -Wl,--wrap=calloc \
+	-Wl,--wrap=realloc -Wl,--wrap=strdup -Wl,--wrap=strndup -Wl,--wrap=asprintf
+tests_unit_test_config_oom_LDADD = $(UNIT_TEST_LDADD)
+
+TESTS += tests/unit/test-units tests/unit/test-config tests/unit/test-config-oom
+
+# The configuration `make check` runs with (POLYSANDBOX_CONFIG_DIR);
+# its templates.d is a link to etc/templates.d.
+EXTRA_DIST += tests/config

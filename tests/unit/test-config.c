@@ -1,0 +1,899 @@
+/* tests/unit/test-config.c - the configuration loader
+ *
+ * Each case writes a configuration into a fresh directory under a
+ * mkdtemp() root, loads it and checks the result or the error message
+ * (which must name FILE:LINE).  The process environment is cleared of
+ * everything the loader reads first, and HOME points at an empty
+ * directory, so nothing outside the test is read but SYSCONFDIR.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core-int.h"
+#include "tap.h"
+
+#define S UINT64_C(1000000000)
+#define MI (UINT64_C(1) << 20)
+#define GI (UINT64_C(1) << 30)
+
+static char root[512];   /* short, so paths built on it fit PATH_MAX */
+static int case_no;
+
+static const char *const env_vars[] = {
+    "POLYSANDBOX_CONFIG_DIR", "POLYSANDBOX_PROVIDER", "POLYSANDBOX_PROVIDER_PATH",
+    "POLYSANDBOX_STATE_DIR", "POLYSANDBOX_TIMEOUT", "POLYSANDBOX_MEMORY",
+    "XDG_CONFIG_HOME", "XDG_RUNTIME_DIR", NULL
+};
+
+static void die(const char *what)
+{
+    printf("Bail out! %s: %s\n", what, strerror(errno));
+    exit(99);
+}
+
+static void clean_env(void)
+{
+    char home[PATH_MAX + 8];
+
+    for (size_t i = 0; env_vars[i]; i++)
+        unsetenv(env_vars[i]);
+    snprintf(home, sizeof home, "%s/home", root);
+    setenv("HOME", home, 1);
+}
+
+/* mkdir -p of @path relative to nothing (absolute). */
+static void mkdirs(const char *path)
+{
+    char buf[PATH_MAX];
+
+    snprintf(buf, sizeof buf, "%s", path);
+    for (char *p = buf + 1; *p; p++) {
+        if (*p == '/') {
+            *p = '\0';
+            if (mkdir(buf, 0755) < 0 && errno != EEXIST)
+                die(buf);
+            *p = '/';
+        }
+    }
+    if (mkdir(buf, 0755) < 0 && errno != EEXIST)
+        die(buf);
+}
+
+/* A new empty configuration directory. */
+static char *new_dir(void)
+{
+    static char dir[PATH_MAX];
+
+    snprintf(dir, sizeof dir, "%s/c%d", root, ++case_no);
+    mkdirs(dir);
+    return dir;
+}
+
+/* Write @text to @dir/@rel (creating directories). */
+static void put(const char *dir, const char *rel, const char *text)
+{
+    char path[PATH_MAX * 2];
+    FILE *f;
+
+    snprintf(path, sizeof path, "%s/%s", dir, rel);
+    char *slash = strrchr(path, '/');
+    *slash = '\0';
+    mkdirs(path);
+    *slash = '/';
+    f = fopen(path, "w");
+    if (!f)
+        die(path);
+    fputs(text, f);
+    if (fclose(f) != 0)
+        die(path);
+}
+
+static core_config cfg;
+
+static int load(const char *dir, const char *const *overrides)
+{
+    core_config_free(&cfg);
+    core_error_clear();
+    return core_config_load(&cfg, dir, overrides);
+}
+
+static const char *msg(void)
+{
+    return core_error_tls()->message;
+}
+
+/* Loading fails with SBX_E_CONFIG and a message holding every one of the
+ * (up to three) given fragments. */
+static void fails(const char *dir, const char *const *ov, const char *what,
+                  const char *a, const char *b, const char *c)
+{
+    int rc = load(dir, ov);
+    const char *m = msg();
+    bool has = (!a || strstr(m, a)) && (!b || strstr(m, b)) && (!c || strstr(m, c));
+
+    if (!ok(rc == SBX_E_CONFIG && core_error_tls()->code == SBX_E_CONFIG && has,
+            "%s is refused", what))
+        diag("rc %d, message: %s", rc, m);
+    else
+        diag("%s", m);
+    core_config_free(&cfg);
+}
+
+/* "PATH:LINE:" of @rel in @dir. */
+static const char *at(const char *dir, const char *rel, int line)
+{
+    static char buf[4][PATH_MAX + 64];
+    static int n;
+    char *b = buf[n++ % 4];
+
+    snprintf(b, sizeof buf[0], "%s/%s:%d:", dir, rel, line);
+    return b;
+}
+
+static size_t count(char *const *v)
+{
+    size_t n = 0;
+    while (v && v[n])
+        n++;
+    return n;
+}
+
+static const core_provider_conf *prov(const char *name)
+{
+    for (size_t i = 0; i < cfg.n_providers; i++)
+        if (strcmp(cfg.providers[i].name, name) == 0)
+            return &cfg.providers[i];
+    return NULL;
+}
+
+static const core_template_conf *tmpl(const char *name)
+{
+    for (size_t i = 0; i < cfg.n_templates; i++)
+        if (strcmp(cfg.templates[i].name, name) == 0)
+            return &cfg.templates[i];
+    return NULL;
+}
+
+static const uint64_t def_limits[SBX_LIMIT_COUNT] = {
+    10 * S, 10 * S, 512 * MI, 128, 256, 64 * MI, 256 * MI, MI, MI
+};
+static const uint64_t def_max[SBX_LIMIT_COUNT] = {
+    300 * S, 300 * S, 8 * GI, 4096, 65536, GI, 4 * GI, 64 * MI, 64 * MI
+};
+
+static bool limits_are_default(void)
+{
+    return memcmp(cfg.limits, def_limits, sizeof def_limits) == 0 &&
+           memcmp(cfg.max_limits, def_max, sizeof def_max) == 0;
+}
+
+static void test_limit_keys(void)
+{
+    static const char *const want[] = { "wall", "cpu", "memory", "pids", "nofile",
+                                        "fsize", "disk", "stdout", "stderr" };
+    bool all = true;
+
+    for (int i = 0; i < SBX_LIMIT_COUNT; i++)
+        all = all && core_limit_key((sbx_limit)i) &&
+              strcmp(core_limit_key((sbx_limit)i), want[i]) == 0;
+    ok(all, "core_limit_key names every limit");
+    ok(core_limit_key((sbx_limit)SBX_LIMIT_COUNT) == NULL &&
+       core_limit_key((sbx_limit)-1) == NULL, "core_limit_key out of range is NULL");
+}
+
+static void test_defaults(void)
+{
+    char *d = new_dir();
+    int rc = load(d, NULL);
+
+    ok(rc == SBX_OK, "an empty directory loads (%s)", msg());
+    ok(cfg.dir && strcmp(cfg.dir, d) == 0, "cfg->dir is the directory given");
+    ok(limits_are_default(), "built-in limits and maxima");
+    ok(!cfg.default_provider && !cfg.provider_order && !cfg.fallback,
+       "no default provider, order or fallback");
+    ok(count(cfg.provider_path) == 1 && strcmp(cfg.provider_path[0], PROVIDERDIR) == 0,
+       "provider_path is just PROVIDERDIR");
+    if (geteuid() == 0)
+        ok(cfg.state_dir && strcmp(cfg.state_dir, STATEDIR) == 0,
+           "root's state_dir is STATEDIR");
+    else
+        ok(cfg.state_dir && strncmp(cfg.state_dir, "/tmp/polysandbox-", 17) == 0,
+           "a user's state_dir is /tmp/polysandbox-UID");
+    const core_provider_conf *p = prov("local");
+    ok(cfg.n_providers == 1 && p && p->enabled && !p->optional &&
+       p->priority == 100 && strcmp(p->file, "(built-in)") == 0 && !p->module &&
+       p->n_settings == 0, "built-in local provider conf");
+    ok(cfg.n_templates == 0, "no templates");
+
+    char missing[PATH_MAX + 16];
+    snprintf(missing, sizeof missing, "%s/does-not-exist", d);
+    ok(load(missing, NULL) == SBX_OK && limits_are_default() && cfg.n_providers == 1,
+       "a missing directory is the defaults");
+    setenv("POLYSANDBOX_CONFIG_DIR", d, 1);
+    ok(load("", NULL) == SBX_OK && strcmp(cfg.dir, d) == 0,
+       "an empty directory name is not given");
+    unsetenv("POLYSANDBOX_CONFIG_DIR");
+}
+
+static void test_full_main(void)
+{
+    char *d = new_dir();
+
+    put(d, "polysandbox.ini",
+        "; a comment\n"
+        "# another\n"
+        "[core]\n"
+        "default_provider = docker   ; inline comment\n"
+        "order = local, docker e2b\n"
+        "fallback = docker,e2b\n"
+        "provider_path = /opt/a:/opt/b\n"
+        "state_dir = /var/tmp/psbx\n"
+        "\n"
+        "[limits]\n"
+        "wall = 1.5s\r\n"
+        "cpu = 500ms\n"
+        "   memory = 1G\n"
+        "pids = 64\n"
+        "nofile = 100\n"
+        "fsize = 1M\n"
+        "disk = 2G\n"
+        "stdout = 10K\n"
+        "stderr = 20K\n"
+        "max_wall = 1h\n"
+        "max_cpu = 2m\n"
+        "max_memory = 16G\n"
+        "max_pids = 10000\n"
+        "max_nofile = 1000\n"
+        "max_fsize = 2G\n"
+        "max_disk = 8G\n"
+        "max_stdout = 1G\n"
+        "max_stderr = 2G\n"
+        "[core]\n"
+        "\n");
+    ok(load(d, NULL) == SBX_OK, "a full polysandbox.ini loads (%s)", msg());
+    ok(cfg.default_provider && strcmp(cfg.default_provider, "docker") == 0,
+       "default_provider, inline comment dropped");
+    ok(count(cfg.provider_order) == 3 && strcmp(cfg.provider_order[0], "local") == 0 &&
+       strcmp(cfg.provider_order[1], "docker") == 0 &&
+       strcmp(cfg.provider_order[2], "e2b") == 0, "order, commas and blanks");
+    ok(count(cfg.fallback) == 2 && strcmp(cfg.fallback[1], "e2b") == 0, "fallback");
+    ok(count(cfg.provider_path) == 3 && strcmp(cfg.provider_path[0], "/opt/a") == 0 &&
+       strcmp(cfg.provider_path[1], "/opt/b") == 0 &&
+       strcmp(cfg.provider_path[2], PROVIDERDIR) == 0,
+       "provider_path, then PROVIDERDIR");
+    ok(strcmp(cfg.state_dir, "/var/tmp/psbx") == 0, "state_dir");
+    ok(cfg.limits[SBX_LIMIT_WALL] == 1500000000 && cfg.limits[SBX_LIMIT_CPU] == S / 2 &&
+       cfg.limits[SBX_LIMIT_MEMORY] == GI && cfg.limits[SBX_LIMIT_PIDS] == 64 &&
+       cfg.limits[SBX_LIMIT_NOFILE] == 100 && cfg.limits[SBX_LIMIT_FSIZE] == MI &&
+       cfg.limits[SBX_LIMIT_DISK] == 2 * GI && cfg.limits[SBX_LIMIT_STDOUT] == 10240 &&
+       cfg.limits[SBX_LIMIT_STDERR] == 20480,
+       "every limit, CRLF and indented lines");
+    ok(cfg.max_limits[SBX_LIMIT_WALL] == 3600 * S && cfg.max_limits[SBX_LIMIT_CPU] == 120 * S &&
+       cfg.max_limits[SBX_LIMIT_MEMORY] == 16 * GI && cfg.max_limits[SBX_LIMIT_PIDS] == 10000 &&
+       cfg.max_limits[SBX_LIMIT_NOFILE] == 1000 && cfg.max_limits[SBX_LIMIT_FSIZE] == 2 * GI &&
+       cfg.max_limits[SBX_LIMIT_DISK] == 8 * GI && cfg.max_limits[SBX_LIMIT_STDOUT] == GI &&
+       cfg.max_limits[SBX_LIMIT_STDERR] == 2 * GI, "every maximum");
+
+    d = new_dir();
+    put(d, "polysandbox.ini", "\xEF\xBB\xBF[core]\r\ndefault_provider = x1");
+    ok(load(d, NULL) == SBX_OK && strcmp(cfg.default_provider, "x1") == 0,
+       "a byte order mark, CRLF, no newline at the end (%s)", msg());
+
+    /* Empty lists clear; an empty default_provider is none. */
+    d = new_dir();
+    put(d, "polysandbox.ini", "[core]\ndefault_provider =\norder =\nprovider_path =\n");
+    ok(load(d, NULL) == SBX_OK && !cfg.default_provider && !cfg.provider_order &&
+       count(cfg.provider_path) == 1, "empty values mean none (%s)", msg());
+}
+
+static void test_precedence(void)
+{
+    char *d = new_dir();
+    const char *const ov[] = { "limits.memory=3G", " core.default_provider = local ",
+                               "limits.max_memory=4G", NULL };
+
+    put(d, "polysandbox.ini",
+        "[core]\ndefault_provider = docker\nprovider_path = /opt/a\n"
+        "state_dir = /var/tmp/file\n"
+        "[limits]\nmemory = 1G\nwall = 20s\n");
+    ok(load(d, NULL) == SBX_OK && cfg.limits[SBX_LIMIT_MEMORY] == GI &&
+       cfg.limits[SBX_LIMIT_WALL] == 20 * S, "file over built-in");
+
+    setenv("POLYSANDBOX_MEMORY", "2G", 1);
+    setenv("POLYSANDBOX_TIMEOUT", "30s", 1);
+    setenv("POLYSANDBOX_PROVIDER", "e2b", 1);
+    setenv("POLYSANDBOX_STATE_DIR", "/var/tmp/env", 1);
+    setenv("POLYSANDBOX_PROVIDER_PATH", "/env/a:/env/b", 1);
+    ok(load(d, NULL) == SBX_OK, "with environment (%s)", msg());
+    ok(cfg.limits[SBX_LIMIT_MEMORY] == 2 * GI, "POLYSANDBOX_MEMORY over the file");
+    ok(cfg.limits[SBX_LIMIT_WALL] == 30 * S, "POLYSANDBOX_TIMEOUT over the file");
+    ok(strcmp(cfg.default_provider, "e2b") == 0, "POLYSANDBOX_PROVIDER over the file");
+    ok(strcmp(cfg.state_dir, "/var/tmp/env") == 0, "POLYSANDBOX_STATE_DIR over the file");
+    ok(count(cfg.provider_path) == 4 && strcmp(cfg.provider_path[0], "/env/a") == 0 &&
+       strcmp(cfg.provider_path[1], "/env/b") == 0 &&
+       strcmp(cfg.provider_path[2], "/opt/a") == 0 &&
+       strcmp(cfg.provider_path[3], PROVIDERDIR) == 0,
+       "POLYSANDBOX_PROVIDER_PATH first, then provider_path, then PROVIDERDIR");
+
+    ok(load(d, ov) == SBX_OK, "with overrides (%s)", msg());
+    ok(cfg.limits[SBX_LIMIT_MEMORY] == 3 * GI && cfg.max_limits[SBX_LIMIT_MEMORY] == 4 * GI,
+       "command line over the environment");
+    ok(strcmp(cfg.default_provider, "local") == 0, "override with blanks trimmed");
+    ok(cfg.limits[SBX_LIMIT_WALL] == 30 * S, "keys not overridden keep their layer");
+
+    setenv("POLYSANDBOX_MEMORY", "", 1);
+    ok(load(d, NULL) == SBX_OK && cfg.limits[SBX_LIMIT_MEMORY] == GI,
+       "an empty variable is unset");
+    clean_env();
+
+    /* $POLYSANDBOX_CONFIG_DIR is the directory when none is given. */
+    setenv("POLYSANDBOX_CONFIG_DIR", d, 1);
+    ok(load(NULL, NULL) == SBX_OK && strcmp(cfg.dir, d) == 0 &&
+       cfg.limits[SBX_LIMIT_WALL] == 20 * S, "POLYSANDBOX_CONFIG_DIR is read");
+    char *d2 = new_dir();
+    ok(load(d2, NULL) == SBX_OK && strcmp(cfg.dir, d2) == 0 &&
+       cfg.limits[SBX_LIMIT_WALL] == 10 * S, "an explicit directory beats it");
+    clean_env();
+}
+
+static void test_main_errors(void)
+{
+    char *d;
+    const char *f = "polysandbox.ini";
+
+    d = new_dir();
+    put(d, f, "[core]\ndefault_provider = local\nfoo = 1\n");
+    fails(d, NULL, "unknown key in [core]", at(d, f, 3), "unknown key 'foo' in [core]",
+          "known: default_provider");
+
+    d = new_dir();
+    put(d, f, "[limits]\nwall = 1s\nheight = 3\n");
+    fails(d, NULL, "unknown key in [limits]", at(d, f, 3), "unknown key 'height'",
+          "max_");
+
+    d = new_dir();
+    put(d, f, "[core]\n[colors]\nred = 1\n");
+    fails(d, NULL, "unknown section", at(d, f, 3), "unknown section [colors]", NULL);
+
+    d = new_dir();
+    put(d, f, "wall = 1s\n");
+    fails(d, NULL, "a key outside any section", at(d, f, 1), "outside", NULL);
+
+    d = new_dir();
+    put(d, f, "[limits]\n\nwall = 10x\n");
+    fails(d, NULL, "a bad duration", at(d, f, 3), "'10x'", "unknown unit");
+
+    d = new_dir();
+    put(d, f, "[limits]\nmemory = -1G\n");
+    fails(d, NULL, "a negative size", at(d, f, 2), "negative", NULL);
+
+    d = new_dir();
+    put(d, f, "[limits]\npids = 0\n");
+    fails(d, NULL, "a zero count", at(d, f, 2), "greater than zero", NULL);
+
+    d = new_dir();
+    put(d, f, "[limits]\nmemory = 17179869184G\n");
+    fails(d, NULL, "an overflowing size", at(d, f, 2), "too large", NULL);
+
+    d = new_dir();
+    put(d, f, "[limits]\nwall = 1s\ncpu = 2s\n[core]\n[limits]\nwall = 2s\n");
+    fails(d, NULL, "a duplicate key", at(d, f, 6), "duplicate key 'wall' in [limits]",
+          "line 2");
+
+    d = new_dir();
+    put(d, f, "[core]\nthis line has no equals sign\ndefault_provider = x\n");
+    fails(d, NULL, "a line that is not key = value", at(d, f, 2), "syntax error", NULL);
+
+    d = new_dir();
+    put(d, f, "[core\n");
+    fails(d, NULL, "an unclosed section", at(d, f, 1), "syntax error", NULL);
+
+    d = new_dir();
+    put(d, f, "[core]\nfoo = 1\nnot a pair\n");
+    fails(d, NULL, "the first of two errors", at(d, f, 2), "unknown key 'foo'", NULL);
+
+    d = new_dir();
+    put(d, f, "[core]\nnot a pair\nfoo = 1\n");
+    fails(d, NULL, "a syntax error before a bad key", at(d, f, 2), "syntax error", NULL);
+
+    {
+        char big[600];
+        memset(big, 'a', sizeof big);
+        memcpy(big, "[core]\nstate_dir = /", 20);
+        memcpy(big + sizeof big - 2, "\n", 2);
+        d = new_dir();
+        put(d, f, big);
+        fails(d, NULL, "a line too long for inih", at(d, f, 2), "line too long", NULL);
+    }
+
+    {
+        /* inih's buffer is 200 bytes: 198 characters, '\n' and '\0'. */
+        char line[256];
+        memset(line, 'b', sizeof line);
+        memcpy(line, "[core]\nstate_dir = /", 20);
+        memcpy(line + 7 + 198, "\n", 2);
+        d = new_dir();
+        put(d, f, line);
+        ok(load(d, NULL) == SBX_OK && strlen(cfg.state_dir) == 198 - 12,
+           "a line of 198 characters is read whole (%s)", msg());
+        memcpy(line + 7 + 198, "b\n", 3);
+        put(d, f, line);
+        fails(d, NULL, "a line of 199 characters", at(d, f, 2), "line too long", NULL);
+    }
+
+    d = new_dir();
+    {
+        char path[PATH_MAX * 2];
+        snprintf(path, sizeof path, "%s/%s", d, f);
+        static const char text[] = "[core]\nstate_dir = /a\0b\n";
+        FILE *fp = fopen(path, "w");
+        if (!fp)
+            die(path);
+        fwrite(text, 1, sizeof text - 1, fp);
+        fclose(fp);
+    }
+    fails(d, NULL, "a NUL byte", at(d, f, 2), "NUL", NULL);
+
+    d = new_dir();
+    put(d, f, "[core]\nprovider_path = /opt/a:relative/dir\n");
+    fails(d, NULL, "a relative provider_path", at(d, f, 2), "relative directory 'relative/dir'",
+          NULL);
+
+    d = new_dir();
+    put(d, f, "[core]\nprovider_path = /opt/a::/opt/b\n");
+    fails(d, NULL, "an empty provider_path entry", at(d, f, 2), "empty directory", NULL);
+
+    d = new_dir();
+    put(d, f, "[core]\nprovider_path = /opt/a:\n");
+    fails(d, NULL, "a trailing ':' in provider_path", at(d, f, 2), "empty directory", NULL);
+
+    d = new_dir();
+    put(d, f, "[core]\nstate_dir = var/lib\n");
+    fails(d, NULL, "a relative state_dir", at(d, f, 2), "absolute", NULL);
+
+    d = new_dir();
+    put(d, f, "[core]\ndefault_provider = Docker\n");
+    fails(d, NULL, "a bad provider name", at(d, f, 2), "'Docker'", NULL);
+
+    d = new_dir();
+    put(d, f, "[core]\norder = local, docker, local\n");
+    fails(d, NULL, "a provider listed twice", at(d, f, 2), "twice", NULL);
+
+    d = new_dir();
+    put(d, f, "[core]\nfallback = docker, ../x\n");
+    fails(d, NULL, "a bad name in fallback", at(d, f, 2), "'../x'", NULL);
+
+    d = new_dir();
+    put(d, f, "[limits]\nmemory = 16G\n");
+    fails(d, NULL, "a default above the built-in maximum", at(d, f, 2),
+          "memory = 16G is above max_memory = 8G", NULL);
+
+    d = new_dir();
+    put(d, f, "[limits]\nmax_wall = 5s\n");
+    fails(d, NULL, "a maximum below the built-in default", at(d, f, 2),
+          "wall = 10s (built-in default) is above max_wall = 5s", NULL);
+
+    d = new_dir();
+    put(d, f, "[limits]\nmax_pids = 10\n\npids = 20\n");
+    fails(d, NULL, "a default above a maximum from the file", at(d, f, 4),
+          "pids = 20 is above max_pids = 10", "(set at /");
+    ok(strstr(msg(), "polysandbox.ini:2)") != NULL, "it names where the maximum was set");
+
+    d = new_dir();
+    put(d, f, "[limits]\nmax_pids = 10\npids = 10\n");
+    ok(load(d, NULL) == SBX_OK, "a default equal to its maximum is fine");
+
+    /* A directory where polysandbox.ini should be. */
+    d = new_dir();
+    put(d, "polysandbox.ini/x", "");
+    fails(d, NULL, "a polysandbox.ini that is not a file", "polysandbox.ini: ",
+          "not a regular file", NULL);
+
+    /* A file where the configuration directory should be. */
+    d = new_dir();
+    put(d, "file", "");
+    {
+        char path[PATH_MAX * 2];
+        snprintf(path, sizeof path, "%s/file", d);
+        fails(path, NULL, "a configuration directory that is a file", path,
+              "cannot open", NULL);
+    }
+
+    if (geteuid() != 0) {
+        d = new_dir();
+        put(d, f, "[core]\n");
+        char path[PATH_MAX * 2];
+        snprintf(path, sizeof path, "%s/%s", d, f);
+        chmod(path, 0);
+        fails(d, NULL, "an unreadable polysandbox.ini", path, "cannot open", NULL);
+    } else {
+        ok(1, "an unreadable polysandbox.ini is refused # SKIP root reads anything");
+    }
+}
+
+static void test_env_and_override_errors(void)
+{
+    char *d = new_dir();
+
+    setenv("POLYSANDBOX_MEMORY", "lots", 1);
+    fails(d, NULL, "a bad POLYSANDBOX_MEMORY", "environment (POLYSANDBOX_MEMORY)",
+          "'lots'", "memory");
+    clean_env();
+    setenv("POLYSANDBOX_TIMEOUT", "0", 1);
+    fails(d, NULL, "a zero POLYSANDBOX_TIMEOUT", "environment (POLYSANDBOX_TIMEOUT)",
+          "greater than zero", NULL);
+    clean_env();
+    setenv("POLYSANDBOX_PROVIDER_PATH", "/ok:plugins", 1);
+    fails(d, NULL, "a relative dir in POLYSANDBOX_PROVIDER_PATH",
+          "environment (POLYSANDBOX_PROVIDER_PATH)", "'plugins'", NULL);
+    clean_env();
+    setenv("POLYSANDBOX_STATE_DIR", "state", 1);
+    fails(d, NULL, "a relative POLYSANDBOX_STATE_DIR",
+          "environment (POLYSANDBOX_STATE_DIR)", "absolute", NULL);
+    clean_env();
+    setenv("POLYSANDBOX_MEMORY", "9G", 1);
+    fails(d, NULL, "POLYSANDBOX_MEMORY above the maximum",
+          "environment (POLYSANDBOX_MEMORY): memory = 9G is above max_memory = 8G",
+          NULL, NULL);
+    clean_env();
+
+    const char *const o1[] = { "limits.memory=1X", NULL };
+    fails(d, o1, "a bad override value", "command line:", "'1X'", NULL);
+    const char *const o2[] = { "memory=1G", NULL };
+    fails(d, o2, "an override without a section", "command line:",
+          "'memory=1G' is not section.key=value", NULL);
+    const char *const o3[] = { "limits.memory", NULL };
+    fails(d, o3, "an override without a value", "command line:", "not section.key=value",
+          NULL);
+    const char *const o4[] = { "colors.red=1", NULL };
+    fails(d, o4, "an override of an unknown section", "command line:",
+          "unknown section [colors]", NULL);
+    const char *const o5[] = { "core.colour=red", NULL };
+    fails(d, o5, "an override of an unknown key", "command line:",
+          "unknown key 'colour' in [core]", NULL);
+    const char *const o6[] = { "limits.max_memory=100M", NULL };
+    fails(d, o6, "an override putting a maximum below the default",
+          "command line: memory = 512M (built-in default) is above max_memory = 100M",
+          NULL, NULL);
+    const char *const o7[] = { "core.provider_path=./here", NULL };
+    fails(d, o7, "a relative provider_path override", "command line:", "relative", NULL);
+}
+
+static void test_providers(void)
+{
+    char *d = new_dir();
+    const char *f = "providers.d/docker.ini";
+
+    put(d, f,
+        "[provider]\n"
+        "enabled = no\n"
+        "optional = yes\n"
+        "priority = -5\n"
+        "module = /opt/x/docker.so\n"
+        "[settings]\n"
+        "host = unix:///run/docker.sock\n"
+        "api_key = env:DOCKER_KEY\n");
+    put(d, "providers.d/e2b.ini", "[provider]\npriority = 50\n");
+    put(d, "providers.d/README", "not an ini\n");
+    put(d, "providers.d/docker.ini~", "garbage\n");
+    put(d, "providers.d/.hidden.ini", "garbage\n");
+    put(d, "providers.d/docker.ini.swp", "garbage\n");
+    ok(load(d, NULL) == SBX_OK, "providers.d loads, other files ignored (%s)", msg());
+    ok(cfg.n_providers == 3 && strcmp(cfg.providers[0].name, "docker") == 0 &&
+       strcmp(cfg.providers[1].name, "e2b") == 0 &&
+       strcmp(cfg.providers[2].name, "local") == 0,
+       "providers sorted by name, built-in local added");
+    const core_provider_conf *p = prov("docker");
+    ok(p && !p->enabled && p->optional && p->priority == -5 &&
+       strcmp(p->module, "/opt/x/docker.so") == 0, "[provider] keys");
+    ok(p && strstr(p->file, f) && p->file[0] == '/', "the provider's file");
+    ok(p && p->n_settings == 2 && strcmp(p->settings[0].key, "host") == 0 &&
+       strcmp(p->settings[0].value, "unix:///run/docker.sock") == 0 &&
+       p->settings[0].line == 7 && strcmp(p->settings[0].file, p->file) == 0 &&
+       strcmp(p->settings[1].key, "api_key") == 0 && p->settings[1].line == 8,
+       "[settings] with file and line");
+    p = prov("e2b");
+    ok(p && p->enabled && !p->optional && p->priority == 50 && !p->module,
+       "provider defaults: enabled, not optional");
+    p = prov("local");
+    ok(p && p->priority == 100 && strcmp(p->file, "(built-in)") == 0,
+       "the built-in local is there");
+
+    d = new_dir();
+    put(d, "providers.d/local.ini", "[provider]\npriority = 7\n[settings]\nx = 1\n");
+    ok(load(d, NULL) == SBX_OK && cfg.n_providers == 1 && (p = prov("local")) &&
+       p->priority == 7 && p->file[0] == '/' && p->n_settings == 1,
+       "a local.ini replaces the built-in local");
+
+    d = new_dir();
+    put(d, "providers.d/Bad-Name.ini", "[provider]\n");
+    fails(d, NULL, "a provider file with a bad name", "Bad-Name.ini:", "'Bad-Name'", NULL);
+
+    d = new_dir();
+    put(d, f, "[provider]\nenabled = perhaps\n");
+    fails(d, NULL, "a bad boolean", at(d, f, 2), "'perhaps'", "enabled");
+
+    d = new_dir();
+    put(d, f, "[provider]\npriority = high\n");
+    fails(d, NULL, "a bad priority", at(d, f, 2), "'high'", NULL);
+
+    d = new_dir();
+    put(d, f, "[provider]\npriority = 99999999999\n");
+    fails(d, NULL, "an out-of-range priority", at(d, f, 2), "out of range", NULL);
+
+    d = new_dir();
+    put(d, f, "[provider]\nmodule = docker.so\n");
+    fails(d, NULL, "a relative module", at(d, f, 2), "absolute", NULL);
+
+    d = new_dir();
+    put(d, f, "[provider]\nenable = true\n");
+    fails(d, NULL, "an unknown [provider] key", at(d, f, 2), "unknown key 'enable'",
+          "known: enabled");
+
+    d = new_dir();
+    put(d, f, "[provider]\n[setting]\nx = 1\n");
+    fails(d, NULL, "an unknown section in a provider file", at(d, f, 3),
+          "unknown section [setting]", NULL);
+
+    d = new_dir();
+    put(d, f, "[settings]\nx = 1\ny = 2\nx = 3\n");
+    fails(d, NULL, "a duplicate setting", at(d, f, 4), "duplicate key 'x'", NULL);
+
+    d = new_dir();
+    put(d, "providers.d/x.ini/y", "");
+    fails(d, NULL, "a provider .ini that is a directory", "x.ini:", "not a regular file",
+          NULL);
+
+    d = new_dir();
+    put(d, "providers.d", "");
+    fails(d, NULL, "a providers.d that is a file", "providers.d:", "cannot open directory",
+          NULL);
+}
+
+static bool argv_is(char *const *v, const char *const *want)
+{
+    size_t i;
+    for (i = 0; want[i]; i++)
+        if (!v || !v[i] || strcmp(v[i], want[i]) != 0)
+            return false;
+    return v && !v[i];
+}
+
+static void test_templates(void)
+{
+    char *d = new_dir();
+    const char *f = "templates.d/cc.ini";
+
+    put(d, f,
+        "[template]\n"
+        "extensions = .c, .h .C\n"
+        "source = main.c\n"
+        "compile = cc -O2 -o main main.c -lm \"-DMSG=a b\" '-DQ=\"x\"' a\\ b \"\\\\\"\n"
+        "run = ./main\n"
+        "image = gcc:13\n"
+        "[env]\n"
+        "LC_ALL = C.UTF-8\n"
+        "_X1 = two words\n");
+    put(d, "templates.d/sh.ini", "[template]\nextensions = .sh\nrun = /bin/sh main.sh\n");
+    put(d, "templates.d/nope.ini",
+        "[template]\nextensions = .nope\nrun = polysandbox-no-such-command x\n");
+    put(d, "templates.d/c++.ini", "[template]\nextensions = .cc\ncompile = /nonexistent/c++ x\n"
+        "run = ./main\n");
+    ok(load(d, NULL) == SBX_OK, "templates.d loads (%s)", msg());
+    ok(cfg.n_templates == 4 && strcmp(cfg.templates[0].name, "c++") == 0 &&
+       strcmp(cfg.templates[1].name, "cc") == 0 &&
+       strcmp(cfg.templates[2].name, "nope") == 0 &&
+       strcmp(cfg.templates[3].name, "sh") == 0, "templates sorted by name");
+    const core_template_conf *t = tmpl("cc");
+    static const char *const ext[] = { ".c", ".h", ".C", NULL };
+    static const char *const comp[] = { "cc", "-O2", "-o", "main", "main.c", "-lm",
+                                        "-DMSG=a b", "-DQ=\"x\"", "a b", "\\", NULL };
+    static const char *const run[] = { "./main", NULL };
+    ok(t && argv_is(t->extensions, ext), "extensions");
+    ok(t && strcmp(t->source, "main.c") == 0, "source");
+    ok(t && argv_is(t->compile, comp), "compile split with quotes and escapes");
+    ok(t && argv_is(t->run, run), "run");
+    ok(t && t->image && strcmp(t->image, "gcc:13") == 0, "image");
+    ok(t && t->n_env == 2 && strcmp(t->env[0].key, "LC_ALL") == 0 &&
+       strcmp(t->env[0].value, "C.UTF-8") == 0 && strcmp(t->env[1].key, "_X1") == 0 &&
+       strcmp(t->env[1].value, "two words") == 0, "[env]");
+    ok(t && strstr(t->file, f) != NULL, "the template's file");
+    if (access("/usr/bin/cc", X_OK) == 0 || access("/usr/local/bin/cc", X_OK) == 0 ||
+        access("/bin/cc", X_OK) == 0)
+        ok(t && t->available, "available: the compiler is on the host, ./main is built");
+    else
+        ok(1, "available with a compiler # SKIP no cc on this host");
+    t = tmpl("sh");
+    ok(t && t->available && strcmp(t->source, "main.sh") == 0 && !t->compile &&
+       !t->image && t->n_env == 0, "sh: available, source defaults to main.sh");
+    t = tmpl("nope");
+    ok(t && !t->available, "a template whose command is missing is unavailable");
+    t = tmpl("c++");
+    ok(t && !t->available, "a template whose compiler is missing is unavailable");
+
+    struct {
+        const char *text, *what, *a, *b;
+        int line;
+    } bad[] = {
+        { "[template]\nextensions = .x\n", "a template without run", "no run", NULL, 0 },
+        { "[template]\nrun = x\n", "a template without extensions", "no extensions", NULL, 0 },
+        { "[template]\nextensions = py\nrun = x\n", "an extension without a dot",
+          "bad extension 'py'", NULL, 2 },
+        { "[template]\nextensions = .\nrun = x\n", "an extension that is just a dot",
+          "bad extension '.'", NULL, 2 },
+        { "[template]\nextensions = .x\nsource = ../main.py\nrun = x\n",
+          "a source with a slash", "bad source", NULL, 3 },
+        { "[template]\nextensions = .x\nsource = ..\nrun = x\n", "a source of ..",
+          "bad source", NULL, 3 },
+        { "[template]\nextensions = .x\nrun = python3 'main.py\n", "an unterminated quote",
+          "bad run command", "unterminated", 3 },
+        { "[template]\nextensions = .x\nrun = a\" b\n", "an unterminated double quote",
+          "unterminated", NULL, 3 },
+        { "[template]\nextensions = .x\nrun = a \\\n", "a trailing backslash",
+          "backslash", NULL, 3 },
+        { "[template]\nextensions = .x\nrun = ''\n", "a run of one empty word",
+          NULL, NULL, -1 },
+        { "[template]\nextensions = .x\ncompile = \nrun = x\n", "an empty compile",
+          "empty command", NULL, 3 },
+        { "[template]\nextensions = .x\nrun = x\n[env]\nBAD-NAME = 1\n",
+          "a bad environment name", "'BAD-NAME'", NULL, 5 },
+        { "[template]\nextensions = .x\nrun = x\n[env]\nA = 1\nA = 2\n",
+          "a duplicate environment key", "duplicate key 'A' in [env]", NULL, 6 },
+        { "[template]\nextensions = .x\nrun = x\ncommand = y\n", "an unknown template key",
+          "unknown key 'command' in [template]", NULL, 4 },
+        { "[template]\nextensions = .x\nrun = x\nimage =\n", "an empty image",
+          "image is empty", NULL, 4 },
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        d = new_dir();
+        put(d, "templates.d/t.ini", bad[i].text);
+        if (bad[i].line < 0) {
+            /* '' is one empty argument: accepted, the runner will fail it. */
+            ok(load(d, NULL) == SBX_OK && cfg.templates[0].run[0][0] == '\0',
+               "%s is one empty argument", bad[i].what);
+            continue;
+        }
+        char where[PATH_MAX + 64];
+        if (bad[i].line)
+            snprintf(where, sizeof where, "%s", at(d, "templates.d/t.ini", bad[i].line));
+        else
+            snprintf(where, sizeof where, "%s/templates.d/t.ini: ", d);
+        fails(d, NULL, bad[i].what, where, bad[i].a, bad[i].b);
+    }
+
+    d = new_dir();
+    put(d, "templates.d/Py.ini", "[template]\nextensions = .py\nrun = x\n");
+    fails(d, NULL, "a template with a bad name", "Py.ini:", "'Py'", NULL);
+}
+
+static void test_xdg(void)
+{
+    char xdg[PATH_MAX + 16], home[PATH_MAX + 16];
+
+    snprintf(xdg, sizeof xdg, "%s/xdg", root);
+    snprintf(home, sizeof home, "%s/home", root);
+    put(xdg, "polysandbox/polysandbox.ini", "[limits]\nwall = 42s\n");
+    put(xdg, "polysandbox/providers.d/local.ini", "[provider]\npriority = 5\n");
+    put(xdg, "polysandbox/templates.d/sh.ini", "[template]\nextensions = .sh\nrun = sh x\n");
+    put(home, ".config/polysandbox/polysandbox.ini", "[limits]\ncpu = 43s\n");
+
+    setenv("XDG_CONFIG_HOME", xdg, 1);
+    int rc = load(NULL, NULL);
+    ok(rc == SBX_OK && strcmp(cfg.dir, SYSCONFDIR) == 0,
+       "with nothing given the directory is SYSCONFDIR (%s)", msg());
+    ok(rc == SBX_OK && cfg.limits[SBX_LIMIT_WALL] == 42 * S,
+       "$XDG_CONFIG_HOME/polysandbox/polysandbox.ini is read");
+    const core_provider_conf *p = prov("local");
+    ok(p && p->priority == 5 && strstr(p->file, "/xdg/polysandbox/providers.d/local.ini"),
+       "its providers.d is read");
+    ok(tmpl("sh") && strstr(tmpl("sh")->file, "/xdg/"), "its templates.d is read");
+
+    char *d = new_dir();
+    ok(load(d, NULL) == SBX_OK && cfg.limits[SBX_LIMIT_WALL] == 10 * S &&
+       prov("local")->priority == 100, "not read when a directory is given");
+    setenv("POLYSANDBOX_CONFIG_DIR", d, 1);
+    ok(load(NULL, NULL) == SBX_OK && cfg.limits[SBX_LIMIT_WALL] == 10 * S,
+       "not read when POLYSANDBOX_CONFIG_DIR is set");
+    unsetenv("POLYSANDBOX_CONFIG_DIR");
+
+    setenv("POLYSANDBOX_TIMEOUT", "44s", 1);
+    ok(load(NULL, NULL) == SBX_OK && cfg.limits[SBX_LIMIT_WALL] == 44 * S,
+       "the environment is over XDG");
+    unsetenv("POLYSANDBOX_TIMEOUT");
+
+    unsetenv("XDG_CONFIG_HOME");
+    ok(load(NULL, NULL) == SBX_OK && cfg.limits[SBX_LIMIT_CPU] == 43 * S &&
+       cfg.limits[SBX_LIMIT_WALL] == 10 * S, "~/.config/polysandbox without XDG_CONFIG_HOME");
+    setenv("XDG_CONFIG_HOME", "relative/xdg", 1);
+    ok(load(NULL, NULL) == SBX_OK && cfg.limits[SBX_LIMIT_CPU] == 43 * S,
+       "a relative XDG_CONFIG_HOME is ignored");
+
+    setenv("XDG_CONFIG_HOME", xdg, 1);
+    put(xdg, "polysandbox/polysandbox.ini", "[limits]\nwall = 42s\nwall = 1s\n");
+    fails(NULL, NULL, "an error in the XDG file", "/xdg/polysandbox/polysandbox.ini:3:",
+          "duplicate", NULL);
+    clean_env();
+}
+
+/* The shipped configurations load: etc/ (what `make install` puts in
+ * SYSCONFDIR) equals the built-in defaults, tests/config is what
+ * `make check` runs with. */
+static void test_shipped(void)
+{
+    const char *top = getenv("top_srcdir");
+    char path[PATH_MAX];
+
+    if (!top) {
+        ok(1, "shipped etc/ loads # SKIP top_srcdir not set");
+        ok(1, "tests/config loads # SKIP top_srcdir not set");
+        return;
+    }
+    snprintf(path, sizeof path, "%s/etc", top);
+    int rc = load(path, NULL);
+    ok(rc == SBX_OK && limits_are_default() && !cfg.default_provider,
+       "etc/ loads and its limits are the built-in ones (%s)", msg());
+    static const char *const langs[] = { "bash", "c", "node", "python", "sh", NULL };
+    bool all = true;
+    for (size_t i = 0; langs[i]; i++)
+        all = all && tmpl(langs[i]);
+    ok(rc == SBX_OK && all && cfg.n_templates == 5, "etc/templates.d has the five templates");
+    const core_template_conf *t = tmpl("python");
+    ok(t && t->n_env == 2 && strcmp(t->source, "main.py") == 0 &&
+       strcmp(t->run[0], "python3") == 0, "the python template");
+    t = tmpl("sh");
+    ok(t && t->available, "the sh template is available");
+    t = tmpl("c");
+    ok(t && t->compile && strcmp(t->run[0], "./main") == 0, "the c template compiles");
+
+    snprintf(path, sizeof path, "%s/tests/config", top);
+    rc = load(path, NULL);
+    const core_provider_conf *p = prov("local");
+    ok(rc == SBX_OK && cfg.default_provider && strcmp(cfg.default_provider, "local") == 0 &&
+       limits_are_default() && p && p->enabled && p->file[0] == '/' && cfg.n_templates == 5,
+       "tests/config loads: default local, local.ini, the templates (%s)", msg());
+}
+
+static void rm_rf(const char *path)
+{
+    char cmd[PATH_MAX + 32];
+
+    /* The root is ours (mkdtemp), so a plain rm is safe here. */
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", path);
+    if (system(cmd) != 0)
+        diag("could not remove %s", path);
+}
+
+int main(void)
+{
+    const char *tmp = getenv("TMPDIR");
+
+    snprintf(root, sizeof root, "%s/test-config.XXXXXX", tmp && *tmp == '/' ? tmp : "/tmp");
+    if (!mkdtemp(root))
+        die("mkdtemp");
+    clean_env();
+
+    test_limit_keys();
+    test_defaults();
+    test_full_main();
+    test_precedence();
+    test_main_errors();
+    test_env_and_override_errors();
+    test_providers();
+    test_templates();
+    test_xdg();
+    test_shipped();
+
+    core_config_free(&cfg);
+    core_config_free(&cfg);
+    ok(cfg.providers == NULL && cfg.dir == NULL, "core_config_free twice is harmless");
+    rm_rf(root);
+    return tap_done();
+}
