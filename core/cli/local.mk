@@ -1,1 +1,24 @@
-# core/cli/local.mk
+# core/cli/local.mk - the polysandbox command
+#
+# Links the public API of libpolysandbox only (never core/core-int.h).
+
+bin_PROGRAMS += polysandbox
+polysandbox_SOURCES = \
+	core/cli/cli.h \
+	core/cli/main.c \
+	core/cli/util.c \
+	core/cli/units.c \
+	core/cli/request.c \
+	core/cli/exec.c \
+	core/cli/cmd-run.c \
+	core/cli/cmd-sandbox.c \
+	core/cli/cmd-files.c \
+	core/cli/cmd-providers.c \
+	core/cli/cmd-doctor.c
+polysandbox_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS)
+polysandbox_LDADD = core/libpolysandbox.la $(JANSSON_LIBS)
+
+dist_man_MANS += doc/polysandbox.1
+
+bashcompletiondir = $(datadir)/bash-completion/completions
+dist_bashcompletion_DATA = contrib/bash-completion/polysandbox

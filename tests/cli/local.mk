@@ -1,1 +1,20 @@
-# tests/cli/local.mk
+# tests/cli/local.mk - tests of the polysandbox command
+#
+# The shell tests run $(top_builddir)/polysandbox with the environment of
+# AM_TESTS_ENVIRONMENT (build-tree providers, tests/config).  usage.sh
+# needs no provider; the others need the local provider.
+
+check_PROGRAMS += tests/cli/units-test
+tests_cli_units_test_SOURCES = tests/cli/units-test.c core/cli/units.c \
+	core/cli/cli.h
+tests_cli_units_test_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/core/cli
+
+CLI_TESTS = \
+	tests/cli/usage.sh \
+	tests/cli/run.sh \
+	tests/cli/json.sh \
+	tests/cli/sandbox.sh \
+	tests/cli/info.sh
+TESTS += tests/cli/units-test $(CLI_TESTS)
+dist_check_SCRIPTS += $(CLI_TESTS)
+EXTRA_DIST += tests/cli/lib.sh

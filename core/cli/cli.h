@@ -1,0 +1,165 @@
+/* core/cli/cli.h - shared declarations of the polysandbox command
+ *
+ * The command uses the public embedding API only (<polysandbox/sandbox.h>).
+ * Every function here is internal to the program and prefixed cli_.
+ */
+#ifndef POLYSANDBOX_CLI_H
+#define POLYSANDBOX_CLI_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <polysandbox/sandbox.h>
+
+/* ---- exit statuses (see EXIT STATUS in doc/polysandbox.1) ---------------- */
+
+enum {
+    CLI_EXIT_OK = 0,
+    CLI_EXIT_FAIL = 1,        /* a command's own failure: doctor, destroy */
+    CLI_EXIT_USAGE = 2,       /* bad usage of polysandbox itself */
+    CLI_EXIT_TIMEOUT = 124,   /* wall-clock or CPU-time limit */
+    CLI_EXIT_ERROR = 125,     /* polysandbox, configuration or sandbox error */
+    CLI_EXIT_NOEXEC = 126,    /* the command cannot be executed */
+    CLI_EXIT_NOTFOUND = 127,  /* the command was not found */
+    CLI_EXIT_MEMORY = 137,    /* 128 + SIGKILL: memory limit */
+    CLI_EXIT_OUTPUT = 141     /* 128 + SIGPIPE: output limit */
+};
+
+/* ---- global options (main.c) ---------------------------------------------- */
+
+typedef struct cli_global {
+    const char *config_dir;   /* --config-dir, or NULL */
+    const char *provider;     /* --provider, or NULL */
+    const char **overrides;   /* -o/--set, NULL-terminated (owned array) */
+    size_t n_overrides;
+    bool quiet;               /* -q */
+} cli_global;
+
+/* A command: argv[0] is the command's name; returns the exit status. */
+typedef int (*cli_cmd_fn)(cli_global *g, int argc, char **argv);
+
+int cli_cmd_run(cli_global *g, int argc, char **argv);
+int cli_cmd_create(cli_global *g, int argc, char **argv);
+int cli_cmd_exec(cli_global *g, int argc, char **argv);
+int cli_cmd_list(cli_global *g, int argc, char **argv);
+int cli_cmd_destroy(cli_global *g, int argc, char **argv);
+int cli_cmd_upload(cli_global *g, int argc, char **argv);
+int cli_cmd_download(cli_global *g, int argc, char **argv);
+int cli_cmd_providers(cli_global *g, int argc, char **argv);
+int cli_cmd_templates(cli_global *g, int argc, char **argv);
+int cli_cmd_doctor(cli_global *g, int argc, char **argv);
+
+/* ---- messages and the context (util.c) -------------------------------------- */
+
+/* "polysandbox: ..." on stderr. */
+void cli_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Report a usage error naming the bad word, hint at --help; returns 2. */
+int cli_usage_error(const char *cmd, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* getopt_long's own message was printed: add the --help hint; returns 2. */
+int cli_bad_option(const char *cmd);
+/* Report the last library error on @ctx with a prefix; returns 125. */
+int cli_lib_error(const sbx_ctx *ctx, int code, const char *what);
+
+/* Build the context from the global options; on failure prints the
+ * library's message and returns NULL (the caller exits 125). */
+sbx_ctx *cli_ctx_new(const cli_global *g);
+/* Check that @provider (NULL: nothing to check) is known and ready;
+ * prints a message naming it and returns false otherwise. */
+bool cli_provider_ok(const sbx_ctx *ctx, const char *provider);
+/* "python, c, ..." of every template (static buffer). */
+const char *cli_template_list(const sbx_ctx *ctx);
+
+/* Read all of @fd (binary safe) up to @max bytes. (transfer full) *data is
+ * NUL-terminated for convenience.  Returns 0, or an errno value (EFBIG
+ * when larger than @max). */
+int cli_read_fd(int fd, size_t max, char **data, size_t *len);
+/* Read a whole file; "-" is stdin.  Same return as cli_read_fd. */
+int cli_read_file(const char *path, size_t max, char **data, size_t *len);
+/* Write all of @buf to @fd, retrying on EINTR and short writes; 0 or errno. */
+int cli_write_all(int fd, const void *buf, size_t len);
+
+/* Split "KEY=VALUE" into a new key and a pointer into @kv for the value.
+ * Returns false on an empty key or a missing '='. (transfer full) *key. */
+bool cli_split_kv(const char *kv, char **key, const char **value);
+
+/* ---- units (units.c) -------------------------------------------------------- */
+
+/* "500ms", "10s", "2m", "1h", "250us", "100ns"; a bare number is seconds.
+ * 0, negatives, overflow and junk are rejected; *why says why (static). */
+bool cli_parse_duration(const char *s, uint64_t *ns, const char **why);
+/* "512", "64K", "512M", "1G", "1T" (powers of 1024; "KiB", "KB" too). */
+bool cli_parse_size(const char *s, uint64_t *bytes, const char **why);
+/* A plain positive count. */
+bool cli_parse_count(const char *s, uint64_t *n, const char **why);
+/* Human forms for messages: "2s", "1.5s", "500ms"; "1 MiB", "100 bytes". */
+void cli_format_duration(uint64_t ns, char *buf, size_t size);
+void cli_format_size(uint64_t bytes, char *buf, size_t size);
+
+/* ---- run and exec (exec.c) ---------------------------------------------------- */
+
+/* What run/exec/create parse: one struct so the three share one parser. */
+typedef struct cli_req {
+    const char *cmd;          /* "run", "exec" or "create" */
+    const char *provider;
+    const char *template_name;
+    const char *image;
+    const char *lang;
+    const char *code;         /* -c */
+    const char *shell;        /* -s */
+    const char *cwd;
+    bool json;
+    bool no_stdin;
+    bool persistent;
+    bool network_set;
+    sbx_network network;
+    uint64_t timeout_ns;      /* 0: not given */
+    const char *timeout_text;
+    uint64_t ttl_ns;
+    uint64_t limits[SBX_LIMIT_COUNT]; /* 0: not given */
+    char **env;               /* "K=V" or "K" strings as given (borrowed) */
+    size_t n_env;
+    char **labels;            /* "K=V" (borrowed) */
+    size_t n_labels;
+    char **files;             /* "LOCAL[:REMOTE]" (borrowed) */
+    size_t n_files;
+    char **rest;              /* FILE ARGS... or CMD ARGS... (borrowed) */
+    int n_rest;
+    bool argv_mode;           /* "--" came before rest */
+} cli_req;
+
+/* Which options a command takes (bits). */
+enum {
+    CLI_OPT_CREATE = 1 << 0,  /* --template --image --label --memory ... */
+    CLI_OPT_EXEC = 1 << 1,    /* --lang -c -s -e --cwd --file --json ... */
+    CLI_OPT_PERSIST = 1 << 2  /* --persistent --ttl */
+};
+
+/* Parse the options of run/exec/create into @req.  Returns -1 when they
+ * were fine, else the exit status (0 after --help, 2 on bad usage). */
+int cli_req_parse(cli_req *req, unsigned which, int argc, char **argv,
+                  void (*help)(void));
+void cli_req_free(cli_req *req);
+/* Fill create options from @req; on failure reports and returns false. */
+bool cli_req_create_opts(const cli_req *req, sbx_create_opts *o);
+/* Build exec options (code/argv/shell, env, cwd, files, stdin, timeout,
+ * streaming).  @rest_is_file: rest[0] is a FILE to run (run only).
+ * Returns -1 when built, else the exit status to return. */
+int cli_req_exec_opts(const cli_req *req, const sbx_ctx *ctx,
+                      bool rest_is_file, sbx_exec_opts *x);
+/* Print the result (JSON or notes) and map it to an exit status. */
+int cli_report_result(const cli_req *req, const cli_global *g,
+                      const sbx_result *r);
+/* The exit status for a result (the table in the man page). */
+int cli_exit_status(const sbx_result *r);
+/* True when writing streamed output to our stdout/stderr failed. */
+bool cli_output_failed(void);
+
+/* ---- JSON output (util.c) ------------------------------------------------------ */
+
+struct json_t;
+/* Print @j (decref'd) on stdout followed by a newline; returns 0 or 125. */
+int cli_print_json(struct json_t *j);
+
+#endif /* POLYSANDBOX_CLI_H */

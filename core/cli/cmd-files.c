@@ -1,0 +1,209 @@
+/* core/cli/cmd-files.c - polysandbox upload and download */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+/* Largest file moved either way unless --max-size says otherwise. */
+#define FILES_DEFAULT_MAX ((uint64_t)64 << 20)
+
+static void upload_help(void)
+{
+    fputs(
+"Usage: polysandbox upload [--provider NAME] ID LOCAL REMOTE\n"
+"Copy the local file LOCAL (- for standard input) to REMOTE, a path\n"
+"relative to the work directory of the sandbox ID.\n"
+"\n"
+"      --provider NAME    the provider of the sandbox\n"
+"      --max-size SIZE    refuse files larger than this (default 64M)\n"
+"  -h, --help             show this help\n",
+        stdout);
+}
+
+static void download_help(void)
+{
+    fputs(
+"Usage: polysandbox download [--provider NAME] ID REMOTE [LOCAL|-]\n"
+"Copy REMOTE from the sandbox ID to LOCAL (default and '-': standard\n"
+"output).\n"
+"\n"
+"      --provider NAME    the provider of the sandbox\n"
+"      --max-size SIZE    refuse files larger than this (default 64M)\n"
+"  -h, --help             show this help\n",
+        stdout);
+}
+
+static const struct option file_opts[] = {
+    { "help", no_argument, NULL, 'h' },
+    { "provider", required_argument, NULL, 'p' },
+    { "max-size", required_argument, NULL, 'm' },
+    { NULL, 0, NULL, 0 }
+};
+
+/* Shared options; returns -1 to go on, else the exit status. */
+static int parse(const char *cmd, int argc, char **argv, void (*help)(void),
+                 const char **provider, uint64_t *max)
+{
+    const char *why;
+    int c;
+
+    optind = 0;
+    while ((c = getopt_long(argc, argv, "+h", file_opts, NULL)) != -1) {
+        switch (c) {
+        case 'h': help(); return CLI_EXIT_OK;
+        case 'p': *provider = optarg; break;
+        case 'm':
+            if (!cli_parse_size(optarg, max, &why))
+                return cli_usage_error(cmd, "invalid value '%s' for "
+                                       "--max-size: %s", optarg, why);
+            break;
+        default: return cli_bad_option(cmd);
+        }
+    }
+    return -1;
+}
+
+static sbx_sandbox *open_sandbox(const cli_global *g, sbx_ctx **ctx,
+                                 const char *cmd, const char *provider,
+                                 const char *id)
+{
+    sbx_sandbox *sb = NULL;
+    char what[SBX_ID_MAX + 32];
+    int rc;
+
+    if ((*ctx = cli_ctx_new(g)) == NULL || !cli_provider_ok(*ctx, provider))
+        return NULL;
+    rc = sbx_sandbox_open(*ctx, provider, id, &sb);
+    if (rc != SBX_OK) {
+        snprintf(what, sizeof what, "%s: sandbox '%s'", cmd, id);
+        cli_lib_error(*ctx, rc, what);
+        return NULL;
+    }
+    return sb;
+}
+
+int cli_cmd_upload(cli_global *g, int argc, char **argv)
+{
+    const char *provider = g->provider;
+    uint64_t max = FILES_DEFAULT_MAX;
+    sbx_ctx *ctx = NULL;
+    sbx_sandbox *sb;
+    struct stat st;
+    char *data;
+    size_t len;
+    uint32_t mode = 0644;
+    int rc = parse("upload", argc, argv, upload_help, &provider, &max), e;
+
+    if (rc >= 0)
+        return rc;
+    if (argc - optind < 3)
+        return cli_usage_error("upload", "missing argument: ID LOCAL REMOTE");
+    if (argc - optind > 3)
+        return cli_usage_error("upload", "unexpected argument '%s'",
+                               argv[optind + 3]);
+    const char *id = argv[optind], *local = argv[optind + 1],
+               *remote = argv[optind + 2];
+    if (strcmp(local, "-") != 0) {
+        if (stat(local, &st) != 0) {
+            cli_err("upload: %s: %s", local, strerror(errno));
+            return CLI_EXIT_FAIL;
+        }
+        if (st.st_mode & 0111)
+            mode = 0755;
+    }
+    e = cli_read_file(local, (size_t)max, &data, &len);
+    if (e != 0) {
+        cli_err("upload: %s: %s", local,
+                e == EFBIG ? "larger than --max-size" : strerror(e));
+        return CLI_EXIT_FAIL;
+    }
+    rc = CLI_EXIT_ERROR;
+    sb = open_sandbox(g, &ctx, "upload", provider, id);
+    if (sb != NULL) {
+        e = sbx_sandbox_upload(sb, remote, data, len, mode);
+        if (e != SBX_OK) {
+            char what[64 + SBX_ID_MAX];
+            snprintf(what, sizeof what, "upload: %s", remote);
+            rc = cli_lib_error(ctx, e, what);
+        } else {
+            rc = CLI_EXIT_OK;
+        }
+        sbx_sandbox_close(sb);
+    }
+    free(data);
+    sbx_ctx_free(ctx);
+    return rc;
+}
+
+static int write_local(const char *local, const void *data, size_t len)
+{
+    int fd, e;
+
+    if (strcmp(local, "-") == 0) {
+        e = cli_write_all(STDOUT_FILENO, data, len);
+        if (e != 0)
+            cli_err("download: writing standard output: %s", strerror(e));
+        return e == 0 ? CLI_EXIT_OK : CLI_EXIT_ERROR;
+    }
+    fd = open(local, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        cli_err("download: %s: %s", local, strerror(errno));
+        return CLI_EXIT_FAIL;
+    }
+    e = cli_write_all(fd, data, len);
+    if (close(fd) != 0 && e == 0)
+        e = errno;
+    if (e != 0) {
+        cli_err("download: %s: %s", local, strerror(e));
+        return CLI_EXIT_FAIL;
+    }
+    return CLI_EXIT_OK;
+}
+
+int cli_cmd_download(cli_global *g, int argc, char **argv)
+{
+    const char *provider = g->provider;
+    uint64_t max = FILES_DEFAULT_MAX;
+    sbx_ctx *ctx = NULL;
+    sbx_sandbox *sb;
+    void *data = NULL;
+    size_t len = 0;
+    int rc = parse("download", argc, argv, download_help, &provider, &max), e;
+
+    if (rc >= 0)
+        return rc;
+    if (argc - optind < 2)
+        return cli_usage_error("download", "missing argument: ID REMOTE");
+    if (argc - optind > 3)
+        return cli_usage_error("download", "unexpected argument '%s'",
+                               argv[optind + 3]);
+    const char *id = argv[optind], *remote = argv[optind + 1],
+               *local = argc - optind == 3 ? argv[optind + 2] : "-";
+    rc = CLI_EXIT_ERROR;
+    sb = open_sandbox(g, &ctx, "download", provider, id);
+    if (sb != NULL) {
+        e = sbx_sandbox_download(sb, remote, (size_t)max, &data, &len);
+        if (e != SBX_OK) {
+            char what[64 + SBX_ID_MAX];
+            snprintf(what, sizeof what, "download: %s", remote);
+            rc = cli_lib_error(ctx, e, what);
+            /* a missing file is the caller's mistake, as for cp */
+            if (e == SBX_E_NOT_FOUND)
+                rc = CLI_EXIT_FAIL;
+        } else {
+            rc = write_local(local, data, len);
+        }
+        free(data);
+        sbx_sandbox_close(sb);
+    }
+    sbx_ctx_free(ctx);
+    return rc;
+}

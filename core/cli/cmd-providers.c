@@ -1,0 +1,247 @@
+/* core/cli/cmd-providers.c - polysandbox providers and templates */
+#include "config.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "cli.h"
+
+static const struct option info_opts[] = {
+    { "help", no_argument, NULL, 'h' },
+    { "json", no_argument, NULL, 'j' },
+    { NULL, 0, NULL, 0 }
+};
+
+/* --json and --help only; returns -1 to go on, else the exit status. */
+static int parse(const char *cmd, int argc, char **argv, void (*help)(void),
+                 bool *json)
+{
+    int c;
+
+    optind = 0;
+    while ((c = getopt_long(argc, argv, "+h", info_opts, NULL)) != -1) {
+        switch (c) {
+        case 'h': help(); return CLI_EXIT_OK;
+        case 'j': *json = true; break;
+        default: return cli_bad_option(cmd);
+        }
+    }
+    if (optind < argc)
+        return cli_usage_error(cmd, "unexpected argument '%s'", argv[optind]);
+    return -1;
+}
+
+static const char *state_name(sbx_provider_state s)
+{
+    switch (s) {
+    case SBX_PROVIDER_READY: return "ready";
+    case SBX_PROVIDER_UNAVAILABLE: return "unavailable";
+    case SBX_PROVIDER_DISABLED: return "disabled";
+    default: return "unknown";
+    }
+}
+
+static void providers_help(void)
+{
+    fputs(
+"Usage: polysandbox providers [--json]\n"
+"List the providers found: name, state (ready, unavailable, disabled),\n"
+"priority, version, capabilities and path; why an unavailable one failed.\n"
+"\n"
+"      --json             print a JSON array\n"
+"  -h, --help             show this help\n",
+        stdout);
+}
+
+/* Capability names separated by @sep, or into a JSON array @arr. */
+static void caps(uint64_t mask, char *buf, size_t size, json_t *arr)
+{
+    size_t used = 0;
+
+    buf[0] = '\0';
+    for (int i = 0; i < 64; i++) {
+        uint64_t bit = UINT64_C(1) << i;
+        const char *name;
+        char unknown[24];
+        if (!(mask & bit))
+            continue;
+        name = sbx_capability_name(bit);
+        if (name == NULL) {
+            snprintf(unknown, sizeof unknown, "bit%d", i);
+            name = unknown;
+        }
+        if (arr != NULL) {
+            json_array_append_new(arr, json_string(name));
+        } else if (used < size) {
+            int w = snprintf(buf + used, size - used, "%s%s",
+                             used ? "," : "", name);
+            if (w > 0)
+                used += (size_t)w;
+        }
+    }
+    if (arr == NULL && buf[0] == '\0')
+        snprintf(buf, size, "-");
+}
+
+static json_t *provider_json(const sbx_provider *p)
+{
+    const char *v = sbx_provider_version(p), *path = sbx_provider_path(p),
+               *why = sbx_provider_reason(p), *d = sbx_provider_description(p);
+    json_t *o = json_object(), *cap = json_array();
+    char unused[1];
+
+    if (o == NULL || cap == NULL) {
+        json_decref(o);
+        json_decref(cap);
+        return NULL;
+    }
+    caps(sbx_provider_capabilities(p), unused, sizeof unused, cap);
+    /* capabilities first: set_new takes @cap even when it fails */
+    if (json_object_set_new(o, "capabilities", cap) ||
+        json_object_set_new(o, "name", json_string(sbx_provider_name(p))) ||
+        json_object_set_new(o, "state",
+                            json_string(state_name(sbx_provider_get_state(p)))) ||
+        json_object_set_new(o, "priority",
+                            json_integer(sbx_provider_priority(p))) ||
+        json_object_set_new(o, "version", v ? json_string(v) : json_null()) ||
+        json_object_set_new(o, "description",
+                            d ? json_string(d) : json_null()) ||
+        json_object_set_new(o, "path", path ? json_string(path) : json_null()) ||
+        json_object_set_new(o, "reason", why ? json_string(why) : json_null())) {
+        json_decref(o);
+        return NULL;
+    }
+    return o;
+}
+
+int cli_cmd_providers(cli_global *g, int argc, char **argv)
+{
+    bool json = false;
+    sbx_ctx *ctx;
+    size_t n;
+    int rc = parse("providers", argc, argv, providers_help, &json);
+
+    if (rc >= 0)
+        return rc;
+    if ((ctx = cli_ctx_new(g)) == NULL)
+        return CLI_EXIT_ERROR;
+    n = sbx_ctx_provider_count(ctx);
+    if (json) {
+        json_t *arr = json_array();
+        for (size_t i = 0; arr != NULL && i < n; i++) {
+            json_t *o = provider_json(sbx_ctx_provider(ctx, i));
+            if (o == NULL || json_array_append_new(arr, o) != 0) {
+                json_decref(arr);
+                arr = NULL;
+            }
+        }
+        rc = cli_print_json(arr);
+    } else {
+        const char *def = sbx_ctx_default_provider(ctx);
+        printf("%-12s %-12s %8s %-10s %s\n", "NAME", "STATE", "PRIORITY",
+               "VERSION", "PATH");
+        for (size_t i = 0; i < n; i++) {
+            const sbx_provider *p = sbx_ctx_provider(ctx, i);
+            const char *v = sbx_provider_version(p),
+                       *path = sbx_provider_path(p),
+                       *why = sbx_provider_reason(p);
+            char capbuf[512];
+            caps(sbx_provider_capabilities(p), capbuf, sizeof capbuf, NULL);
+            printf("%-12s %-12s %8d %-10s %s\n", sbx_provider_name(p),
+                   state_name(sbx_provider_get_state(p)),
+                   sbx_provider_priority(p), v && *v ? v : "-",
+                   path ? path : "-");
+            printf("    capabilities: %s\n", capbuf);
+            if (sbx_provider_get_state(p) == SBX_PROVIDER_UNAVAILABLE)
+                printf("    reason: %s\n", why ? why : "no reason given");
+        }
+        if (n == 0)
+            printf("(no providers found)\n");
+        if (def != NULL)
+            printf("default: %s\n", def);
+        rc = fflush(stdout) == 0 ? CLI_EXIT_OK : CLI_EXIT_ERROR;
+    }
+    sbx_ctx_free(ctx);
+    return rc;
+}
+
+static void templates_help(void)
+{
+    fputs(
+"Usage: polysandbox templates [--json]\n"
+"List the language templates and the file extensions each one runs.\n"
+"\n"
+"      --json             print a JSON array\n"
+"  -h, --help             show this help\n",
+        stdout);
+}
+
+static json_t *template_json(const sbx_template *t)
+{
+    const char *ext = sbx_template_extensions(t);
+    json_t *o = json_object(), *exts = json_array();
+
+    if (o == NULL || exts == NULL) {
+        json_decref(o);
+        json_decref(exts);
+        return NULL;
+    }
+    /* the space-separated extensions as an array */
+    for (const char *p = ext ? ext : ""; *p;) {
+        size_t w = strcspn(p, " ");
+        if (w > 0 && json_array_append_new(exts, json_stringn(p, w)) != 0) {
+            json_decref(exts);
+            json_decref(o);
+            return NULL;
+        }
+        p += w;
+        p += strspn(p, " ");
+    }
+    if (json_object_set_new(o, "name", json_string(sbx_template_name(t))) ||
+        json_object_set_new(o, "extensions", exts)) {
+        json_decref(o);
+        return NULL;
+    }
+    return o;
+}
+
+int cli_cmd_templates(cli_global *g, int argc, char **argv)
+{
+    bool json = false;
+    sbx_ctx *ctx;
+    size_t n;
+    int rc = parse("templates", argc, argv, templates_help, &json);
+
+    if (rc >= 0)
+        return rc;
+    if ((ctx = cli_ctx_new(g)) == NULL)
+        return CLI_EXIT_ERROR;
+    n = sbx_ctx_template_count(ctx);
+    if (json) {
+        json_t *arr = json_array();
+        for (size_t i = 0; arr != NULL && i < n; i++) {
+            json_t *o = template_json(sbx_ctx_template(ctx, i));
+            if (o == NULL || json_array_append_new(arr, o) != 0) {
+                json_decref(arr);
+                arr = NULL;
+            }
+        }
+        rc = cli_print_json(arr);
+    } else {
+        printf("%-16s %s\n", "NAME", "EXTENSIONS");
+        for (size_t i = 0; i < n; i++) {
+            const sbx_template *t = sbx_ctx_template(ctx, i);
+            const char *ext = sbx_template_extensions(t);
+            printf("%-16s %s\n", sbx_template_name(t),
+                   ext && *ext ? ext : "-");
+        }
+        if (n == 0)
+            printf("(no templates configured)\n");
+        rc = fflush(stdout) == 0 ? CLI_EXIT_OK : CLI_EXIT_ERROR;
+    }
+    sbx_ctx_free(ctx);
+    return rc;
+}

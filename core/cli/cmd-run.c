@@ -1,0 +1,93 @@
+/* core/cli/cmd-run.c - polysandbox run: create + exec + destroy */
+#include "config.h"
+
+#include <stdio.h>
+
+#include "cli.h"
+
+static void run_help(void)
+{
+    fputs(
+"Usage: polysandbox run [OPTIONS] FILE [ARGS...]\n"
+"       polysandbox run [OPTIONS] -c CODE --lang LANG [ARGS...]\n"
+"       polysandbox run [OPTIONS] --shell LINE\n"
+"       polysandbox run [OPTIONS] -- COMMAND [ARGS...]\n"
+"Run code or a command in a new sandbox, then destroy the sandbox.\n"
+"The language of FILE comes from its extension unless --lang is given.\n"
+"\n"
+"What to run:\n"
+"  -c, --code CODE        source code in the language given by --lang\n"
+"      --lang LANG        the language template (see 'polysandbox templates')\n"
+"  -s, --shell LINE       a command line for /bin/sh -c\n"
+"  --                     the rest is a command and its arguments\n"
+"\n"
+"Execution:\n"
+"  -e, --env KEY=VALUE    set a variable (KEY alone: take ours, if set)\n"
+"      --cwd DIR          working directory inside the sandbox\n"
+"      --file LOCAL[:REMOTE]  copy a file into the sandbox first\n"
+"      --no-stdin         do not pass our standard input\n"
+"      --json             print the result as one JSON object\n"
+"\n"
+"Sandbox and limits:\n"
+"      --provider NAME    the provider (default: from the configuration)\n"
+"      --template NAME    the template of the sandbox\n"
+"      --image IMAGE      the image, for providers that take one\n"
+"      --label KEY=VALUE  label the sandbox (repeatable)\n"
+"  -t, --timeout DURATION wall-clock limit (e.g. 500ms, 10s, 2m)\n"
+"      --cpu DURATION     CPU-time limit\n"
+"      --memory SIZE      memory limit (e.g. 256M, 1G)\n"
+"      --pids N           process limit\n"
+"      --disk SIZE        size of the writable work area\n"
+"      --output-limit SIZE  cap of stdout and of stderr each\n"
+"      --network none|host  network policy (host is unsafe)\n"
+"  -h, --help             show this help\n"
+"\n"
+"Standard input is passed to the program when it is not a terminal.\n"
+"Exit status: the program's own; 128+N when killed by signal N; 124 on a\n"
+"time limit; 137 on the memory limit; 141 on the output limit; 125 on a\n"
+"sandbox error; 126/127 when the command cannot run; 2 on bad usage.\n",
+        stdout);
+}
+
+int cli_cmd_run(cli_global *g, int argc, char **argv)
+{
+    cli_req req = { .cmd = "run", .provider = g->provider };
+    sbx_ctx *ctx = NULL;
+    sbx_create_opts *co = NULL;
+    sbx_exec_opts *xo = NULL;
+    sbx_result *r = NULL;
+    int rc = cli_req_parse(&req, CLI_OPT_EXEC | CLI_OPT_CREATE, argc, argv,
+                           run_help);
+
+    if (rc >= 0)
+        goto out;
+    rc = CLI_EXIT_ERROR;
+    if ((ctx = cli_ctx_new(g)) == NULL || !cli_provider_ok(ctx, req.provider))
+        goto out;
+    co = sbx_create_opts_new();
+    xo = sbx_exec_opts_new();
+    if (co == NULL || xo == NULL) {
+        cli_err("out of memory");
+        goto out;
+    }
+    if (!cli_req_create_opts(&req, co))
+        goto out;
+    if ((rc = cli_req_exec_opts(&req, ctx, true, xo)) >= 0)
+        goto out;
+    rc = sbx_run(ctx, co, xo, &r);
+    if (rc != SBX_OK) {
+        rc = cli_lib_error(ctx, rc, "run");
+        goto out;
+    }
+    rc = cli_report_result(&req, g, r);
+out:
+    if (r != NULL)
+        sbx_result_free(r);
+    if (xo != NULL)
+        sbx_exec_opts_free(xo);
+    if (co != NULL)
+        sbx_create_opts_free(co);
+    sbx_ctx_free(ctx);
+    cli_req_free(&req);
+    return rc;
+}

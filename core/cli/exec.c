@@ -1,0 +1,425 @@
+/* core/cli/exec.c - building an exec request and reporting its result
+ *
+ * Shared by run and exec: what to run (FILE, -c CODE, --shell LINE or
+ * -- CMD ARGS), its environment, files and stdin; then the streamed
+ * output, the one-line note on a non-ok status and the exit status.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+/* Largest stdin, FILE or --file the command reads into memory; the core
+ * applies its own (smaller) limits on top. */
+#define CLI_INPUT_MAX ((size_t)256 << 20)
+
+static int output_errno;    /* first failure writing streamed output */
+static size_t streamed[3];  /* bytes streamed, by SBX_STREAM_* */
+
+static int on_output(void *ud, int stream, const void *buf, size_t len)
+{
+    int fd = stream == SBX_STREAM_STDERR ? STDERR_FILENO : STDOUT_FILENO;
+    int e;
+
+    (void)ud;
+    if (output_errno != 0)
+        return 1;
+    e = cli_write_all(fd, buf, len);
+    if (e != 0) {
+        output_errno = e;
+        return 1; /* nobody reads our output any more: stop the command */
+    }
+    streamed[fd] += len;
+    return 0;
+}
+
+/* Output that reached the result without passing through the callback
+ * (a provider without streaming, a template's compile step) is written
+ * once the run is over, so nothing the program said is lost. */
+static void write_unstreamed(const sbx_result *r)
+{
+    for (int fd = STDOUT_FILENO; fd <= STDERR_FILENO; fd++) {
+        size_t len = 0;
+        const void *buf = fd == STDOUT_FILENO ? sbx_result_stdout(r, &len)
+                                              : sbx_result_stderr(r, &len);
+        int e;
+        if (streamed[fd] != 0 || len == 0 || buf == NULL)
+            continue;
+        e = cli_write_all(fd, buf, len);
+        if (e != 0 && output_errno == 0)
+            output_errno = e;
+    }
+}
+
+bool cli_output_failed(void)
+{
+    return output_errno != 0;
+}
+
+static int add_env(const cli_req *req, sbx_exec_opts *x)
+{
+    for (size_t i = 0; i < req->n_env; i++) {
+        const char *e = req->env[i], *v;
+        char *k;
+        int rc;
+
+        if (strchr(e, '=') != NULL) {
+            if (!cli_split_kv(e, &k, &v)) {
+                cli_err("out of memory");
+                return CLI_EXIT_ERROR;
+            }
+        } else {
+            v = getenv(e);
+            if (v == NULL)
+                continue; /* as docker: an unset variable is skipped */
+            k = strdup(e);
+            if (k == NULL) {
+                cli_err("out of memory");
+                return CLI_EXIT_ERROR;
+            }
+        }
+        rc = sbx_exec_opts_add_env(x, k, v);
+        free(k);
+        if (rc != SBX_OK) {
+            cli_err("%s: --env %s: %s", req->cmd, e, sbx_strerror(rc));
+            return rc == SBX_E_INVAL ? CLI_EXIT_USAGE : CLI_EXIT_ERROR;
+        }
+    }
+    return -1;
+}
+
+/* --file LOCAL[:REMOTE]: the first ':' splits (REMOTE defaults to the
+ * base name of LOCAL); executable files stay executable. */
+static int add_files(const cli_req *req, sbx_exec_opts *x)
+{
+    for (size_t i = 0; i < req->n_files; i++) {
+        const char *spec = req->files[i], *colon = strchr(spec, ':');
+        char *local = colon ? strndup(spec, (size_t)(colon - spec))
+                            : strdup(spec);
+        char *data = NULL, *base = NULL;
+        const char *remote;
+        size_t len;
+        struct stat st;
+        int e, rc;
+
+        if (local == NULL) {
+            cli_err("out of memory");
+            return CLI_EXIT_ERROR;
+        }
+        e = stat(local, &st) != 0 ? errno
+                                   : cli_read_file(local, CLI_INPUT_MAX, &data,
+                                                   &len);
+        if (e != 0) {
+            cli_err("%s: --file %s: %s", req->cmd, local,
+                    e == EFBIG ? "file too large" : strerror(e));
+            free(local);
+            return CLI_EXIT_USAGE;
+        }
+        if (colon != NULL && colon[1] != '\0') {
+            remote = colon + 1;
+        } else {
+            base = strdup(local);
+            if (base == NULL) {
+                free(local);
+                free(data);
+                cli_err("out of memory");
+                return CLI_EXIT_ERROR;
+            }
+            remote = basename(base);
+        }
+        rc = sbx_exec_opts_add_file(x, remote, data, len,
+                                    (st.st_mode & 0111) ? 0755 : 0644);
+        free(data);
+        free(local);
+        if (rc != SBX_OK) {
+            cli_err("%s: --file %s: %s", req->cmd, spec, sbx_strerror(rc));
+            free(base);
+            return rc == SBX_E_NOMEM ? CLI_EXIT_ERROR : CLI_EXIT_USAGE;
+        }
+        free(base);
+    }
+    return -1;
+}
+
+/* Our stdin when it is not a terminal (and not --no-stdin). */
+static int add_stdin(const cli_req *req, sbx_exec_opts *x)
+{
+    char *data;
+    size_t len;
+    int e, rc;
+
+    if (req->no_stdin || fcntl(STDIN_FILENO, F_GETFD) < 0 ||
+        isatty(STDIN_FILENO))
+        return -1;
+    e = cli_read_fd(STDIN_FILENO, CLI_INPUT_MAX, &data, &len);
+    if (e != 0) {
+        cli_err("%s: reading standard input: %s", req->cmd,
+                e == EFBIG ? "too large" : strerror(e));
+        return CLI_EXIT_ERROR;
+    }
+    rc = sbx_exec_opts_set_stdin(x, data, len);
+    free(data);
+    if (rc != SBX_OK) {
+        cli_err("%s: standard input: %s", req->cmd, sbx_strerror(rc));
+        return CLI_EXIT_ERROR;
+    }
+    return -1;
+}
+
+/* FILE [ARGS...]: the language from --lang or the file's extension. */
+static int set_file(const cli_req *req, const sbx_ctx *ctx, sbx_exec_opts *x)
+{
+    const char *path = req->rest[0], *lang = req->lang;
+    char *code;
+    size_t len;
+    int e, rc;
+
+    if (lang == NULL) {
+        const sbx_template *t = sbx_ctx_template_for_file(ctx, path);
+        if (t == NULL)
+            return cli_usage_error(req->cmd,
+                                   "cannot tell the language of '%s' from "
+                                   "its name; use --lang (templates: %s)",
+                                   path, cli_template_list(ctx));
+        lang = sbx_template_name(t);
+    }
+    e = cli_read_file(path, CLI_INPUT_MAX, &code, &len);
+    if (e != 0) {
+        cli_err("%s: %s: %s", req->cmd, path,
+                e == EFBIG ? "file too large" : strerror(e));
+        return CLI_EXIT_USAGE;
+    }
+    rc = sbx_exec_opts_set_code(x, lang, code, len);
+    free(code);
+    if (rc == SBX_OK && req->n_rest > 1)
+        rc = sbx_exec_opts_set_args(x, (const char *const *)req->rest + 1);
+    if (rc != SBX_OK) {
+        cli_err("%s: %s: %s", req->cmd, path, sbx_strerror(rc));
+        return CLI_EXIT_ERROR;
+    }
+    return -1;
+}
+
+/* What to run: exactly one of FILE, -c, --shell, -- CMD. */
+static int set_program(const cli_req *req, const sbx_ctx *ctx,
+                       bool rest_is_file, sbx_exec_opts *x)
+{
+    int modes = (req->code != NULL) + (req->shell != NULL);
+    int rc;
+
+    if (req->code == NULL && req->n_rest > 0)
+        modes++;
+    if (modes == 0)
+        return cli_usage_error(req->cmd, "nothing to run: give %s-c CODE, "
+                               "--shell LINE or -- COMMAND [ARGS...]",
+                               rest_is_file ? "FILE, " : "");
+    if (modes > 1)
+        return cli_usage_error(req->cmd, "give only one of %s-c, --shell "
+                               "and -- COMMAND",
+                               rest_is_file ? "FILE, " : "");
+    if (req->lang != NULL && req->code == NULL &&
+        (req->shell != NULL || req->argv_mode))
+        return cli_usage_error(req->cmd, "--lang applies to -c CODE%s only",
+                               rest_is_file ? " and FILE" : "");
+    if (req->code != NULL) {
+        if (req->lang == NULL)
+            return cli_usage_error(req->cmd, "-c needs --lang LANG "
+                                   "(templates: %s)", cli_template_list(ctx));
+        rc = sbx_exec_opts_set_code(x, req->lang, req->code, (size_t)-1);
+        if (rc == SBX_OK && req->n_rest > 0)
+            rc = sbx_exec_opts_set_args(x, (const char *const *)req->rest);
+    } else if (req->shell != NULL) {
+        rc = sbx_exec_opts_set_shell(x, req->shell);
+    } else if (req->argv_mode) {
+        rc = sbx_exec_opts_set_argv(x, (const char *const *)req->rest);
+    } else if (rest_is_file) {
+        return set_file(req, ctx, x);
+    } else {
+        return cli_usage_error(req->cmd, "unexpected argument '%s': put the "
+                               "command after '--'", req->rest[0]);
+    }
+    if (rc != SBX_OK) {
+        cli_err("%s: %s", req->cmd, sbx_strerror(rc));
+        return rc == SBX_E_INVAL ? CLI_EXIT_USAGE : CLI_EXIT_ERROR;
+    }
+    return -1;
+}
+
+int cli_req_exec_opts(const cli_req *req, const sbx_ctx *ctx,
+                      bool rest_is_file, sbx_exec_opts *x)
+{
+    int rc;
+
+    if ((rc = set_program(req, ctx, rest_is_file, x)) >= 0 ||
+        (rc = add_env(req, x)) >= 0 || (rc = add_files(req, x)) >= 0)
+        return rc;
+    if (req->cwd != NULL && sbx_exec_opts_set_cwd(x, req->cwd) != SBX_OK) {
+        cli_err("%s: --cwd %s: invalid directory", req->cmd, req->cwd);
+        return CLI_EXIT_USAGE;
+    }
+    if (req->timeout_ns != 0 &&
+        sbx_exec_opts_set_timeout(x, req->timeout_ns) != SBX_OK) {
+        cli_err("%s: --timeout %s: invalid value", req->cmd, req->timeout_text);
+        return CLI_EXIT_USAGE;
+    }
+    if (!req->json &&
+        sbx_exec_opts_set_output_cb(x, on_output, NULL) != SBX_OK) {
+        cli_err("%s: cannot stream output", req->cmd);
+        return CLI_EXIT_ERROR;
+    }
+    return add_stdin(req, x);
+}
+
+int cli_exit_status(const sbx_result *r)
+{
+    int code = sbx_result_exit_code(r), sig = sbx_result_signal(r);
+
+    switch (sbx_result_status(r)) {
+    case SBX_RUN_OK:
+        return CLI_EXIT_OK;
+    case SBX_RUN_NONZERO_EXIT:
+        return (code & 0xff) != 0 ? code & 0xff : CLI_EXIT_FAIL;
+    case SBX_RUN_SIGNAL:
+        return sig > 0 && sig < 128 ? 128 + sig : CLI_EXIT_ERROR;
+    case SBX_RUN_SECCOMP:
+        return 128 + (sig > 0 && sig < 128 ? sig : SIGSYS);
+    case SBX_RUN_TIMEOUT:
+    case SBX_RUN_CPU_LIMIT:
+        return CLI_EXIT_TIMEOUT;
+    case SBX_RUN_MEMORY_LIMIT:
+        return CLI_EXIT_MEMORY;
+    case SBX_RUN_OUTPUT_LIMIT:
+        return CLI_EXIT_OUTPUT;
+    case SBX_RUN_COMPILE_ERROR:
+        return CLI_EXIT_FAIL;
+    case SBX_RUN_NOT_FOUND:
+        return CLI_EXIT_NOTFOUND;
+    case SBX_RUN_NOT_EXECUTABLE:
+        return CLI_EXIT_NOEXEC;
+    case SBX_RUN_PIDS_LIMIT:
+        /* the program failed on its own terms: keep its status */
+        if ((code & 0xff) != 0)
+            return code & 0xff;
+        return sig > 0 && sig < 128 ? 128 + sig : CLI_EXIT_FAIL;
+    case SBX_RUN_SANDBOX_ERROR:
+    default:
+        return CLI_EXIT_ERROR;
+    }
+}
+
+/* The one-line note on stderr for a status that is not plain. */
+static void note(const cli_req *req, const sbx_result *r)
+{
+    const char *err = sbx_result_error(r);
+    char what[64];
+    size_t olen = 0, elen = 0;
+    int sig = sbx_result_signal(r);
+
+    switch (sbx_result_status(r)) {
+    case SBX_RUN_TIMEOUT:
+        if (req->timeout_ns != 0)
+            cli_format_duration(req->timeout_ns, what, sizeof what);
+        else
+            cli_format_duration(sbx_result_timing(r, SBX_TIMING_EXEC), what,
+                                sizeof what);
+        cli_err("timeout after %s", what);
+        break;
+    case SBX_RUN_CPU_LIMIT:
+        if (req->limits[SBX_LIMIT_CPU] != 0) {
+            cli_format_duration(req->limits[SBX_LIMIT_CPU], what, sizeof what);
+            cli_err("CPU time limit of %s reached", what);
+        } else {
+            cli_err("CPU time limit reached");
+        }
+        break;
+    case SBX_RUN_MEMORY_LIMIT:
+        if (req->limits[SBX_LIMIT_MEMORY] != 0) {
+            cli_format_size(req->limits[SBX_LIMIT_MEMORY], what, sizeof what);
+            cli_err("memory limit of %s reached", what);
+        } else {
+            cli_err("memory limit reached");
+        }
+        break;
+    case SBX_RUN_OUTPUT_LIMIT:
+        break; /* the truncation note below says it */
+    case SBX_RUN_PIDS_LIMIT:
+        cli_err("process limit reached");
+        break;
+    case SBX_RUN_SIGNAL:
+        cli_err("killed by signal %d (%s)", sig,
+                sig > 0 ? strsignal(sig) : "unknown");
+        break;
+    case SBX_RUN_SECCOMP:
+        cli_err("killed by the system-call filter");
+        break;
+    case SBX_RUN_COMPILE_ERROR:
+        cli_err("compile error%s%s", err ? ": " : "", err ? err : "");
+        break;
+    case SBX_RUN_SANDBOX_ERROR:
+        cli_err("sandbox error: %s", err ? err : "unknown error");
+        break;
+    case SBX_RUN_NOT_FOUND:
+        cli_err("command not found%s%s", err ? ": " : "", err ? err : "");
+        break;
+    case SBX_RUN_NOT_EXECUTABLE:
+        cli_err("command not executable%s%s", err ? ": " : "",
+                err ? err : "");
+        break;
+    case SBX_RUN_OK:
+    case SBX_RUN_NONZERO_EXIT:
+    default:
+        break;
+    }
+    sbx_result_stdout(r, &olen);
+    sbx_result_stderr(r, &elen);
+    if (sbx_result_stdout_truncated(r) || sbx_result_stderr_truncated(r) ||
+        sbx_result_status(r) == SBX_RUN_OUTPUT_LIMIT) {
+        uint64_t at = req->limits[SBX_LIMIT_STDOUT];
+        if (at == 0)
+            at = sbx_result_stdout_truncated(r) ? olen : elen;
+        cli_format_size(at, what, sizeof what);
+        cli_err("output truncated at %s", what);
+    }
+}
+
+int cli_report_result(const cli_req *req, const cli_global *g,
+                      const sbx_result *r)
+{
+    if (req->json) {
+        char *s = sbx_result_to_json(r);
+        int e;
+        if (s == NULL) {
+            cli_err("%s: out of memory building the JSON result", req->cmd);
+            return CLI_EXIT_ERROR;
+        }
+        e = cli_write_all(STDOUT_FILENO, s, strlen(s));
+        if (e == 0)
+            e = cli_write_all(STDOUT_FILENO, "\n", 1);
+        free(s);
+        if (e != 0) {
+            if (e != EPIPE)
+                cli_err("writing standard output: %s", strerror(e));
+            return CLI_EXIT_ERROR;
+        }
+    } else {
+        write_unstreamed(r);
+        if (output_errno != 0) {
+            if (output_errno != EPIPE)
+                cli_err("writing output: %s", strerror(output_errno));
+            return CLI_EXIT_ERROR;
+        }
+        /* errors are always told; -q silences notes about the code */
+        if (!g->quiet || sbx_result_status(r) == SBX_RUN_SANDBOX_ERROR)
+            note(req, r);
+    }
+    return cli_exit_status(r);
+}

@@ -1,0 +1,249 @@
+/* core/cli/util.c - messages, the context, files and JSON for the command */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "cli.h"
+
+void cli_err(const char *fmt, ...)
+{
+    va_list ap;
+
+    fputs("polysandbox: ", stderr);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+}
+
+int cli_usage_error(const char *cmd, const char *fmt, ...)
+{
+    va_list ap;
+
+    fputs("polysandbox: ", stderr);
+    if (cmd != NULL)
+        fprintf(stderr, "%s: ", cmd);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    return cli_bad_option(cmd);
+}
+
+int cli_bad_option(const char *cmd)
+{
+    if (cmd != NULL)
+        fprintf(stderr, "Try 'polysandbox %s --help' for more information.\n",
+                cmd);
+    else
+        fputs("Try 'polysandbox --help' for more information.\n", stderr);
+    return CLI_EXIT_USAGE;
+}
+
+int cli_lib_error(const sbx_ctx *ctx, int code, const char *what)
+{
+    const char *msg = NULL;
+
+    if (ctx != NULL) {
+        const sbx_error *e = sbx_ctx_last_error(ctx);
+        if (e != NULL && sbx_error_code(e) != SBX_OK)
+            msg = sbx_error_message(e);
+    }
+    if (msg == NULL || *msg == '\0')
+        msg = sbx_strerror(code);
+    if (what != NULL)
+        cli_err("%s: %s", what, msg);
+    else
+        cli_err("%s", msg);
+    return CLI_EXIT_ERROR;
+}
+
+sbx_ctx *cli_ctx_new(const cli_global *g)
+{
+    sbx_ctx *ctx = NULL;
+    int rc = sbx_ctx_new_with(&ctx, g->config_dir,
+                              (const char *const *)g->overrides);
+
+    if (rc != SBX_OK) {
+        cli_lib_error(ctx, rc, NULL);
+        sbx_ctx_free(ctx);
+        return NULL;
+    }
+    return ctx;
+}
+
+bool cli_provider_ok(const sbx_ctx *ctx, const char *provider)
+{
+    const sbx_provider *p;
+
+    if (provider == NULL)
+        return true;
+    p = sbx_ctx_find_provider(ctx, provider);
+    if (p == NULL) {
+        cli_err("unknown provider '%s' (see 'polysandbox providers')",
+                provider);
+        return false;
+    }
+    switch (sbx_provider_get_state(p)) {
+    case SBX_PROVIDER_READY:
+        return true;
+    case SBX_PROVIDER_DISABLED:
+        cli_err("provider '%s' is disabled in its configuration", provider);
+        return false;
+    case SBX_PROVIDER_UNAVAILABLE:
+    default: {
+        const char *why = sbx_provider_reason(p);
+        cli_err("provider '%s' is unavailable: %s", provider,
+                why != NULL ? why : "no reason given");
+        return false;
+    }
+    }
+}
+
+const char *cli_template_list(const sbx_ctx *ctx)
+{
+    static char buf[1024];
+    size_t n = sbx_ctx_template_count(ctx), used = 0;
+
+    buf[0] = '\0';
+    for (size_t i = 0; i < n && used < sizeof buf; i++) {
+        const sbx_template *t = sbx_ctx_template(ctx, i);
+        int w = snprintf(buf + used, sizeof buf - used, "%s%s",
+                         i > 0 ? ", " : "", t ? sbx_template_name(t) : "?");
+        if (w < 0)
+            break;
+        used += (size_t)w;
+    }
+    if (n == 0)
+        snprintf(buf, sizeof buf, "none configured");
+    return buf;
+}
+
+int cli_read_fd(int fd, size_t max, char **data, size_t *len)
+{
+    size_t cap = 0, n = 0;
+    char *buf = NULL;
+
+    for (;;) {
+        ssize_t r;
+        if (cap - n < 2) {
+            size_t ncap = cap == 0 ? 65536 : cap * 2;
+            char *nb;
+            if (ncap > max + 2)
+                ncap = max + 2;
+            if (ncap <= cap) {
+                free(buf);
+                return EFBIG;
+            }
+            nb = realloc(buf, ncap);
+            if (nb == NULL) {
+                free(buf);
+                return ENOMEM;
+            }
+            buf = nb;
+            cap = ncap;
+        }
+        r = read(fd, buf + n, cap - n - 1);
+        if (r < 0) {
+            if (errno == EINTR)
+                continue;
+            int e = errno;
+            free(buf);
+            return e;
+        }
+        if (r == 0)
+            break;
+        n += (size_t)r;
+        if (n > max) {
+            free(buf);
+            return EFBIG;
+        }
+    }
+    if (buf == NULL) {
+        buf = malloc(1);
+        if (buf == NULL)
+            return ENOMEM;
+    }
+    buf[n] = '\0';
+    *data = buf;
+    *len = n;
+    return 0;
+}
+
+int cli_read_file(const char *path, size_t max, char **data, size_t *len)
+{
+    int fd, rc;
+
+    if (strcmp(path, "-") == 0)
+        return cli_read_fd(STDIN_FILENO, max, data, len);
+    fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return errno;
+    rc = cli_read_fd(fd, max, data, len);
+    if (close(fd) != 0 && rc == 0) {
+        rc = errno;
+        free(*data);
+    }
+    return rc;
+}
+
+int cli_write_all(int fd, const void *buf, size_t len)
+{
+    const char *p = buf;
+
+    while (len > 0) {
+        ssize_t w = write(fd, p, len);
+        if (w < 0) {
+            if (errno == EINTR)
+                continue;
+            return errno;
+        }
+        p += w;
+        len -= (size_t)w;
+    }
+    return 0;
+}
+
+bool cli_split_kv(const char *kv, char **key, const char **value)
+{
+    const char *eq = strchr(kv, '=');
+
+    if (eq == NULL || eq == kv)
+        return false;
+    *key = strndup(kv, (size_t)(eq - kv));
+    if (*key == NULL)
+        return false;
+    *value = eq + 1;
+    return true;
+}
+
+int cli_print_json(json_t *j)
+{
+    char *s;
+    int rc = CLI_EXIT_OK;
+
+    if (j == NULL) {
+        cli_err("out of memory building JSON");
+        return CLI_EXIT_ERROR;
+    }
+    s = json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+    json_decref(j);
+    if (s == NULL) {
+        cli_err("out of memory building JSON");
+        return CLI_EXIT_ERROR;
+    }
+    if (puts(s) == EOF || fflush(stdout) != 0) {
+        cli_err("writing to standard output: %s", strerror(errno));
+        rc = CLI_EXIT_ERROR;
+    }
+    free(s);
+    return rc;
+}

@@ -1,0 +1,34 @@
+#!/bin/sh
+# tests/cli/info.sh - providers, templates and doctor
+. "$top_srcdir/tests/cli/lib.sh"
+
+plan 9
+
+cli providers
+check "providers lists local as ready" \
+    eval 'is_rc 0 && grep -q "^local  *ready " "$tmp/out"'
+cli providers --json
+check "providers --json: local, ready, with capabilities and a path" \
+    json_check 'any(p["name"] == "local" and p["state"] == "ready" and "files" in p["capabilities"] and p["path"] for p in j)'
+check "providers --json: every entry has every field" \
+    json_check 'all(all(k in p for k in ("name", "state", "priority", "version", "capabilities", "path", "reason")) for p in j)'
+
+cli templates
+check "templates lists python with .py" \
+    eval 'is_rc 0 && grep -q "^python .*\.py" "$tmp/out"'
+cli templates --json
+check "templates --json: python with .py" \
+    json_check 'any(t["name"] == "python" and ".py" in t["extensions"] for t in j)'
+
+cli doctor --provider local
+check "doctor prints only OK/MISSING lines" \
+    eval '[ -s "$tmp/out" ] && ! grep -v -E "^(OK|MISSING) " "$tmp/out" >/dev/null'
+check "doctor exits 0 exactly when nothing is MISSING" \
+    eval 'if grep -q "^MISSING" "$tmp/out"; then is_rc 1; else is_rc 0; fi'
+check "doctor names the provider on each line" \
+    eval '! grep -v " local: " "$tmp/out" >/dev/null'
+cli doctor --provider nosuch-provider
+check "doctor of an unknown provider: exit 125 naming it" \
+    rc_and_err 125 nosuch-provider
+
+done_testing

@@ -1,0 +1,132 @@
+/* tests/cli/units-test.c - the command's duration and size parser */
+#include "config.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+static int n_test, failed;
+
+static void ok(bool cond, const char *what, const char *input)
+{
+    n_test++;
+    printf("%sok %d - %s '%s'\n", cond ? "" : "not ", n_test, what, input);
+    if (!cond)
+        failed = 1;
+}
+
+static void dur(const char *s, uint64_t want)
+{
+    uint64_t v = 0;
+    const char *why = NULL;
+    bool r = cli_parse_duration(s, &v, &why);
+    ok(r && v == want, "duration", s);
+}
+
+static void dur_bad(const char *s)
+{
+    uint64_t v = 0;
+    const char *why = NULL;
+    bool r = cli_parse_duration(s, &v, &why);
+    ok(!r && why != NULL && *why != '\0', "duration rejected", s);
+}
+
+static void size(const char *s, uint64_t want)
+{
+    uint64_t v = 0;
+    const char *why = NULL;
+    bool r = cli_parse_size(s, &v, &why);
+    ok(r && v == want, "size", s);
+}
+
+static void size_bad(const char *s)
+{
+    uint64_t v = 0;
+    const char *why = NULL;
+    bool r = cli_parse_size(s, &v, &why);
+    ok(!r && why != NULL && *why != '\0', "size rejected", s);
+}
+
+static void count_bad(const char *s)
+{
+    uint64_t v = 0;
+    const char *why = NULL;
+    bool r = cli_parse_count(s, &v, &why);
+    ok(!r && why != NULL, "count rejected", s);
+}
+
+static void fmt_dur(uint64_t ns, const char *want)
+{
+    char buf[64];
+    cli_format_duration(ns, buf, sizeof buf);
+    ok(strcmp(buf, want) == 0, "duration formats as", want);
+}
+
+static void fmt_size(uint64_t b, const char *want)
+{
+    char buf[64];
+    cli_format_size(b, buf, sizeof buf);
+    ok(strcmp(buf, want) == 0, "size formats as", want);
+}
+
+int main(void)
+{
+    uint64_t v = 0;
+    const char *why;
+
+    printf("1..52\n");
+    dur("10", UINT64_C(10000000000));
+    dur("100ns", 100);
+    dur("250us", 250000);
+    dur("500ms", 500000000);
+    dur("2s", UINT64_C(2000000000));
+    dur("2m", UINT64_C(120000000000));
+    dur("1h", UINT64_C(3600000000000));
+    dur("18446744073709551615ns", UINT64_MAX);
+    dur_bad("");
+    dur_bad("0");
+    dur_bad("0s");
+    dur_bad("-1s");
+    dur_bad("+1s");
+    dur_bad(" 1s");
+    dur_bad("1s ");
+    dur("1.5s", UINT64_C(1500000000));
+    dur("0.25ms", 250000);
+    dur_bad("1.s");
+    dur_bad("1.0000000001ns");         /* finer than a nanosecond */
+    dur_bad("10x");
+    dur_bad("s");
+    dur_bad("18446744073709551616ns"); /* UINT64_MAX + 1 */
+    dur_bad("5124096h");               /* overflows when scaled */
+    size("512", 512);
+    size("64K", 65536);
+    size("64k", 65536);
+    size("512M", UINT64_C(512) << 20);
+    size("1G", UINT64_C(1) << 30);
+    size("1T", UINT64_C(1) << 40);
+    size("1KiB", 1024);
+    size("1MB", UINT64_C(1) << 20);
+    size("7B", 7);
+    size_bad("0");
+    size_bad("0K");
+    size_bad("-1M");
+    size_bad("1X");
+    size("1KIB", 1024);
+    size("0.5G", UINT64_C(1) << 29);
+    size_bad("1Ki");
+    size_bad("1KBB");
+    size_bad("0.3");                   /* not a whole number of bytes */
+    size_bad("16777216T");             /* 2^64 bytes */
+    count_bad("0");
+    count_bad("12a");
+    count_bad("1.5");
+    ok(cli_parse_count("128", &v, &why) && v == 128, "count", "128");
+    fmt_dur(UINT64_C(2000000000), "2s");
+    fmt_dur(UINT64_C(1500000000), "1.5s");
+    fmt_dur(UINT64_C(500000000), "500ms");
+    fmt_size(UINT64_C(1) << 20, "1 MiB");
+    fmt_size(1536, "1536 bytes");
+    fmt_size(UINT64_C(3) << 30, "3 GiB");
+    return failed;
+}
