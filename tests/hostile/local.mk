@@ -1,1 +1,12 @@
-# tests/hostile/local.mk
+# tests/hostile/local.mk - hostile programs against the local provider
+#
+# tests/hostile/hostile is built but never run on the host: run.sh copies
+# it into sandboxes with `polysandbox run --file` and checks the status of
+# each attack and the host afterwards.
+
+if BUILD_PROVIDER_LOCAL
+check_PROGRAMS += tests/hostile/hostile
+tests_hostile_hostile_SOURCES = tests/hostile/hostile.c
+TESTS += tests/hostile/run.sh
+endif
+dist_check_SCRIPTS += tests/hostile/run.sh

@@ -1,0 +1,400 @@
+/* plugins/local/local-child.c - inside the sandbox: init and payload
+ *
+ * The supervisor clones us into new user, mount, pid, net, ipc and uts
+ * namespaces.  We are pid 1 of the new pid namespace: we wait for the
+ * supervisor's "go" (uid/gid maps written, cgroup joined), build the root
+ * (a read-only bind of the provider's skeleton directory with read-only
+ * binds of the host's system directories, the work dir, a fresh /tmp,
+ * /proc and a minimal /dev), pivot into it, then fork the payload and
+ * reap until it exits.  When we exit, the kernel kills whatever is left
+ * in the pid namespace.
+ *
+ * The process that cloned us may be multi-threaded: from here on only
+ * system calls, no malloc, no stdio, no locks.  Failures travel to the
+ * supervisor as a struct lcl_msg naming the step and errno.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <net/if.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/statvfs.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <linux/capability.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+
+#include "local-int.h"
+
+#ifndef MOUNT_ATTR_RDONLY
+#define MOUNT_ATTR_RDONLY 0x00000001
+#define MOUNT_ATTR_NOSUID 0x00000002
+#define MOUNT_ATTR_NODEV 0x00000004
+#define MOUNT_ATTR_NOEXEC 0x00000008
+#endif
+#ifndef AT_RECURSIVE
+#define AT_RECURSIVE 0x8000
+#endif
+#ifndef CLOSE_RANGE_CLOEXEC
+#define CLOSE_RANGE_CLOEXEC (1U << 2)
+#endif
+
+struct lcl_mount_attr {
+    uint64_t attr_set, attr_clr, propagation, userns_fd;
+};
+
+static const char *const dev_nodes[] = {"null", "zero", "full", "random", "urandom", "tty"};
+
+/* ---- async-signal-safe helpers ---- */
+
+static size_t s_len(const char *s)
+{
+    size_t n = 0;
+    while (s[n])
+        n++;
+    return n;
+}
+
+/* dst = a b c (any may be NULL); false if it does not fit. */
+static bool s_cat3(char *dst, size_t size, const char *a, const char *b, const char *c)
+{
+    const char *parts[3] = {a, b, c};
+    size_t off = 0;
+    for (int i = 0; i < 3; i++) {
+        if (!parts[i])
+            continue;
+        size_t n = s_len(parts[i]);
+        if (off + n >= size)
+            return false;
+        memcpy(dst + off, parts[i], n);
+        off += n;
+    }
+    dst[off] = '\0';
+    return true;
+}
+
+static void report(int fd, int kind, int err, const char *step, const char *path)
+{
+    struct lcl_msg m;
+    memset(&m, 0, sizeof m);
+    m.kind = kind;
+    m.err = err;
+    if (!s_cat3(m.what, sizeof m.what, step, path ? " " : NULL, path))
+        s_cat3(m.what, sizeof m.what, step, NULL, NULL);
+    ssize_t r = write(fd, &m, sizeof m);
+    (void)r;
+}
+
+_Noreturn static void fail(const struct lcl_child *c, const char *step, const char *path)
+{
+    report(c->fd_report, LCL_MSG_SETUP, errno, step, path);
+    _exit(125);
+}
+
+/* Make a mount read-only/nosuid/nodev/noexec as asked.  mount_setattr
+ * (5.12) sets attributes recursively and never touches locked ones; the
+ * fallback remounts keeping the flags the mount already has, which the
+ * kernel requires inside a user namespace. */
+static int set_attr(const char *path, uint64_t attr, bool recursive)
+{
+    struct lcl_mount_attr ma = {.attr_set = attr};
+    if (syscall(SYS_mount_setattr, AT_FDCWD, path, recursive ? AT_RECURSIVE : 0, &ma,
+                sizeof ma) == 0)
+        return 0;
+    if (errno != ENOSYS)
+        return -1;
+    struct statvfs sv;
+    if (statvfs(path, &sv) < 0)
+        return -1;
+    unsigned long fl = MS_REMOUNT | MS_BIND;
+    if (sv.f_flag & ST_NOSUID) fl |= MS_NOSUID;
+    if (sv.f_flag & ST_NODEV) fl |= MS_NODEV;
+    if (sv.f_flag & ST_NOEXEC) fl |= MS_NOEXEC;
+    if (sv.f_flag & ST_NOATIME) fl |= MS_NOATIME;
+    if (sv.f_flag & ST_NODIRATIME) fl |= MS_NODIRATIME;
+    if (sv.f_flag & ST_RELATIME) fl |= MS_RELATIME;
+    if (sv.f_flag & ST_RDONLY) fl |= MS_RDONLY;
+    if (attr & MOUNT_ATTR_RDONLY) fl |= MS_RDONLY;
+    if (attr & MOUNT_ATTR_NOSUID) fl |= MS_NOSUID;
+    if (attr & MOUNT_ATTR_NODEV) fl |= MS_NODEV;
+    if (attr & MOUNT_ATTR_NOEXEC) fl |= MS_NOEXEC;
+    return mount(NULL, path, NULL, fl, NULL);
+}
+
+static void bind_path(const struct lcl_child *c, const char *src, const char *dst,
+                 uint64_t attr, bool recursive)
+{
+    if (mount(src, dst, NULL, MS_BIND | (recursive ? MS_REC : 0), NULL) < 0)
+        fail(c, "bind mount", src);
+    if (attr && set_attr(dst, attr, recursive) < 0)
+        fail(c, "making read-only/nosuid the bind mount of", src);
+}
+
+/* ---- the new root ---- */
+
+static void build_root(const struct lcl_child *c)
+{
+    const struct lcl_prov *p = c->prov;
+    const char *skel = p->skel;
+    char dst[LCL_PATH_MAX];
+    const uint64_t ro = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
+
+    if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+        fail(c, "making mounts private", "/");
+    /* The skeleton (mount points, made-up /etc files) becomes the root. */
+    bind_path(c, skel, skel, ro, false);
+
+    for (size_t i = 0; i < p->n_binds; i++) {
+        const struct lcl_bind *b = &p->binds[i];
+        if (b->link)
+            continue; /* already a symlink in the skeleton */
+        if (!s_cat3(dst, sizeof dst, skel, b->path, NULL))
+            fail(c, "path too long", b->path);
+        bind_path(c, b->path, dst, ro, true);
+    }
+
+    if (!s_cat3(dst, sizeof dst, skel, "/work", NULL))
+        fail(c, "path too long", "/work");
+    bind_path(c, c->sb->work, dst, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, false);
+
+    if (!s_cat3(dst, sizeof dst, skel, "/tmp", NULL) ||
+        mount("tmpfs", dst, "tmpfs", MS_NOSUID | MS_NODEV, c->tmp_opts) < 0)
+        fail(c, "mount tmpfs on", "/tmp");
+
+    for (size_t i = 0; i < sizeof dev_nodes / sizeof *dev_nodes; i++) {
+        char src[32];
+        s_cat3(src, sizeof src, "/dev/", dev_nodes[i], NULL);
+        if (!s_cat3(dst, sizeof dst, skel, src, NULL))
+            fail(c, "path too long", src);
+        bind_path(c, src, dst, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, false);
+    }
+    if (!s_cat3(dst, sizeof dst, skel, "/dev/shm", NULL) ||
+        mount("tmpfs", dst, "tmpfs", MS_NOSUID | MS_NODEV, c->tmp_opts) < 0)
+        fail(c, "mount tmpfs on", "/dev/shm");
+
+    /* We are pid 1 of the new pid namespace: this /proc shows only it. */
+    if (!s_cat3(dst, sizeof dst, skel, "/proc", NULL) ||
+        mount("proc", dst, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
+        fail(c, "mount proc on", "/proc");
+
+    if (chdir(skel) < 0)
+        fail(c, "chdir", skel);
+    if (syscall(SYS_pivot_root, ".", ".") < 0)
+        fail(c, "pivot_root", skel);
+    if (umount2(".", MNT_DETACH) < 0)
+        fail(c, "detaching the old root", NULL);
+    if (chdir("/") < 0)
+        fail(c, "chdir", "/");
+}
+
+static void loopback_up(const struct lcl_child *c)
+{
+    int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (s < 0)
+        fail(c, "socket for bringing up", "lo");
+    struct ifreq ifr;
+    memset(&ifr, 0, sizeof ifr);
+    memcpy(ifr.ifr_name, "lo", 3);
+    if (ioctl(s, SIOCGIFFLAGS, &ifr) < 0)
+        fail(c, "SIOCGIFFLAGS", "lo");
+    ifr.ifr_flags |= IFF_UP | IFF_RUNNING;
+    if (ioctl(s, SIOCSIFFLAGS, &ifr) < 0)
+        fail(c, "SIOCSIFFLAGS", "lo");
+    close(s);
+}
+
+/* ---- the payload ---- */
+
+static void set_limit(const struct lcl_child *c, int res, uint64_t soft, uint64_t hard,
+                      const char *name)
+{
+    struct rlimit rl = {(rlim_t)soft, (rlim_t)hard};
+    if (setrlimit(res, &rl) < 0)
+        fail(c, "setrlimit", name);
+}
+
+static void drop_privileges(const struct lcl_child *c)
+{
+    for (int cap = 0; cap < 64; cap++)
+        if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 && errno != EINVAL)
+            fail(c, "dropping the capability bounding set", NULL);
+    if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
+        fail(c, "clearing ambient capabilities", NULL);
+    /* Raw calls: glibc's wrappers broadcast to the threads it believes
+     * exist (those of the host process) and take its locks. */
+    if (syscall(SYS_setresgid, LCL_SANDBOX_GID, LCL_SANDBOX_GID, LCL_SANDBOX_GID) < 0)
+        fail(c, "setresgid", NULL);
+    if (syscall(SYS_setresuid, LCL_SANDBOX_UID, LCL_SANDBOX_UID, LCL_SANDBOX_UID) < 0)
+        fail(c, "setresuid", NULL);
+    struct __user_cap_header_struct hdr = {_LINUX_CAPABILITY_VERSION_3, 0};
+    struct __user_cap_data_struct data[2];
+    memset(data, 0, sizeof data);
+    if (syscall(SYS_capset, &hdr, data) < 0)
+        fail(c, "clearing capabilities", NULL);
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+        fail(c, "PR_SET_NO_NEW_PRIVS", NULL);
+}
+
+static void close_others(void)
+{
+    if (syscall(SYS_close_range, 3u, ~0u, CLOSE_RANGE_CLOEXEC) == 0)
+        return;
+    for (int fd = 3; fd < 4096; fd++)
+        fcntl(fd, F_SETFD, FD_CLOEXEC);
+}
+
+_Noreturn static void payload(const struct lcl_child *c)
+{
+    const sbx_limits_v1 *l = &c->sb->limits;
+    /* stdio: move the pipes out of the way first, in case one is 0..2. */
+    int in = fcntl(c->fd_in, F_DUPFD, 10), out = fcntl(c->fd_out, F_DUPFD, 10),
+        err = fcntl(c->fd_err, F_DUPFD, 10);
+    if (in < 0 || out < 0 || err < 0 || dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0)
+        fail(c, "setting up stdin/stdout/stderr", NULL);
+
+    /* Host dispositions and mask must not leak in (e.g. SIGPIPE ignored). */
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = SIG_DFL;
+    for (int sig = 1; sig < NSIG; sig++)
+        sigaction(sig, &sa, NULL);
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+
+    if (setsid() < 0)
+        fail(c, "setsid", NULL);
+    uint64_t cpu_s = (l->cpu_ns + 999999999u) / 1000000000u;
+    /* The CPU rlimit is a per-process backstop one second above the
+     * limit; the supervisor's cgroup accounting decides first. */
+    set_limit(c, RLIMIT_CPU, cpu_s + 1, cpu_s + 2, "RLIMIT_CPU");
+    set_limit(c, RLIMIT_NOFILE, l->nofile, l->nofile, "RLIMIT_NOFILE");
+    set_limit(c, RLIMIT_FSIZE, l->fsize_bytes, l->fsize_bytes, "RLIMIT_FSIZE");
+    set_limit(c, RLIMIT_CORE, 0, 0, "RLIMIT_CORE");
+    int fd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
+    if (fd >= 0) {
+        ssize_t r = write(fd, "1000", 4);
+        (void)r;
+        close(fd);
+    }
+    if (chdir(c->cwd) < 0)
+        fail(c, "chdir to the working directory", c->cwd);
+    drop_privileges(c);
+    close_others();
+    if (c->prov->bpf) {
+        struct sock_fprog prog = {(unsigned short)c->prov->bpf_len, c->prov->bpf};
+        if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) < 0)
+            fail(c, "loading the seccomp filter", NULL);
+    }
+
+    /* execvp by hand: our PATH, our environment, no allocation. */
+    const char *file = c->argv[0];
+    int e = ENOENT;
+    if (strchr(file, '/')) {
+        execve(file, c->argv, c->envp);
+        e = errno;
+    } else {
+        bool eacces = false;
+        char buf[LCL_PATH_MAX];
+        for (char **d = c->path_dirs; *d; d++) {
+            if (!s_cat3(buf, sizeof buf, *d, "/", file))
+                continue;
+            execve(buf, c->argv, c->envp);
+            if (errno == EACCES)
+                eacces = true;
+            else if (errno != ENOENT && errno != ENOTDIR && errno != ESTALE && errno != ENODEV) {
+                eacces = false;
+                e = errno;
+                break;
+            }
+        }
+        if (eacces)
+            e = EACCES;
+    }
+    report(c->fd_report, LCL_MSG_EXEC, e, "execve", file);
+    _exit(127);
+}
+
+/* ---- init ---- */
+
+/* Close every descriptor the host process had except ours: the other
+ * ends of our pipes (or stdin would never see EOF), other sandboxes'
+ * pipes, the host's files and sockets. */
+static void close_host_fds(const struct lcl_child *c)
+{
+    int keep[6] = {c->fd_in, c->fd_out, c->fd_err, c->fd_sync, c->fd_report, c->fd_status};
+    for (int i = 1; i < 6; i++) /* insertion sort, six entries */
+        for (int j = i; j > 0 && keep[j - 1] > keep[j]; j--) {
+            int t = keep[j];
+            keep[j] = keep[j - 1];
+            keep[j - 1] = t;
+        }
+    unsigned int from = 0;
+    for (int i = 0; i <= 6; i++) {
+        unsigned int to = i < 6 ? (unsigned int)keep[i] : ~0u;
+        if (to > from) {
+            unsigned int last = i < 6 ? to - 1 : ~0u;
+            if (syscall(SYS_close_range, from, last, 0) < 0) {
+                unsigned int stop = last > 65536 ? 65536 : last;
+                for (unsigned int fd = from; fd <= stop; fd++)
+                    close((int)fd);
+            }
+        }
+        if (i < 6)
+            from = (unsigned int)keep[i] + 1;
+    }
+}
+
+_Noreturn void lcl_child_main(const struct lcl_child *c)
+{
+    char go;
+    prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+    close_host_fds(c);
+    if (read(c->fd_sync, &go, 1) != 1)
+        _exit(125); /* the supervisor gave up */
+    close(c->fd_sync);
+    if (c->drop_groups && syscall(SYS_setgroups, 0, NULL) < 0)
+        fail(c, "setgroups", NULL);
+    if (c->new_cgroup_ns && unshare(CLONE_NEWCGROUP) < 0)
+        fail(c, "unshare", "CLONE_NEWCGROUP");
+    build_root(c);
+    if (sethostname("sandbox", 7) < 0)
+        fail(c, "sethostname", NULL);
+    if (c->net_none)
+        loopback_up(c);
+
+    long pid = syscall(SYS_clone, SIGCHLD, 0, 0, 0, 0);
+    if (pid < 0)
+        fail(c, "fork of the payload", NULL);
+    if (pid == 0)
+        payload(c);
+    /* EOF on the report pipe now means "the payload exec'd". */
+    close(c->fd_report);
+    close(c->fd_in);
+    close(c->fd_out);
+    close(c->fd_err);
+    for (;;) {
+        int st;
+        pid_t w = waitpid(-1, &st, 0);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w < 0)
+            _exit(125);
+        if (w == pid) {
+            ssize_t r = write(c->fd_status, &st, sizeof st);
+            _exit(r == (ssize_t)sizeof st ? 0 : 125);
+        }
+    }
+}

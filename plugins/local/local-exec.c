@@ -1,0 +1,662 @@
+/* plugins/local/local-exec.c - the supervisor side of one exec
+ *
+ * The calling thread supervises: it writes the files, makes the cgroup,
+ * clones the sandbox init into new namespaces, writes its id maps, joins
+ * it to the cgroup, releases it, then polls stdout, stderr, stdin, the
+ * init's pidfd and the report pipe against a CLOCK_MONOTONIC deadline.
+ * Every kill reaches every process: the cgroup (freeze + kill, or
+ * cgroup.kill) and the init through its pidfd (the kernel then kills the
+ * whole pid namespace).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#ifdef HAVE_LINUX_SCHED_H
+#include <linux/sched.h>
+#endif
+
+#include "local-int.h"
+
+#ifndef CLONE_PIDFD
+#define CLONE_PIDFD 0x00001000
+#endif
+#ifndef CLONE_INTO_CGROUP
+#define CLONE_INTO_CGROUP 0x200000000ULL
+#endif
+#ifndef P_PIDFD
+#define P_PIDFD 3
+#endif
+
+/* Our own copy: <linux/sched.h> may predate the cgroup field. */
+struct lcl_clone_args {
+    uint64_t flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size, tls,
+        set_tid, set_tid_size, cgroup;
+};
+
+enum kill_reason { KILL_NONE, KILL_TIMEOUT, KILL_OUTPUT, KILL_CPU };
+
+struct run {
+    struct lcl_prov *p;
+    struct lcl_sb *sb;
+    const sbx_exec_spec_v1 *spec;
+    const sbx_output_sink_v1 *sink;
+    sbx_exec_outcome_v1 *out;
+    struct lcl_child c;
+    struct lcl_cg_run cg;
+    int in[2], outp[2], errp[2], sync[2], rep[2], st[2];
+    int pidfd;
+    pid_t pid;
+    bool reaped;
+    uint64_t got[3];            /* bytes delivered per stream */
+    bool stop_delivery;
+    enum kill_reason killed;
+    size_t stdin_off;
+    uint64_t t0, t_start, t_end;
+    struct lcl_msg msg;
+    bool have_msg;
+};
+
+static void close_fd(int *fd)
+{
+    if (*fd >= 0)
+        close(*fd);
+    *fd = -1;
+}
+
+static void free_strv(char **v)
+{
+    if (!v)
+        return;
+    for (char **s = v; *s; s++)
+        free(*s);
+    free(v);
+}
+
+/* ---- preparation ---- */
+
+static int env_set(char ***envp, size_t *n, const char *key, const char *val)
+{
+    size_t kl = strlen(key);
+    char *kv = malloc(kl + strlen(val) + 2);
+    if (!kv)
+        return SBX_E_NOMEM;
+    sprintf(kv, "%s=%s", key, val);
+    for (size_t i = 0; i < *n; i++)
+        if (!strncmp((*envp)[i], key, kl) && (*envp)[i][kl] == '=') {
+            free((*envp)[i]);
+            (*envp)[i] = kv;
+            return 0;
+        }
+    char **nv = realloc(*envp, (*n + 2) * sizeof *nv);
+    if (!nv) {
+        free(kv);
+        return SBX_E_NOMEM;
+    }
+    nv[(*n)++] = kv;
+    nv[*n] = NULL;
+    *envp = nv;
+    return 0;
+}
+
+static bool env_key_ok(const char *k)
+{
+    return k && *k && !strchr(k, '=');
+}
+
+/* Fixed base, then the sandbox's, then the exec's: never the host's. */
+static int build_env(struct run *r)
+{
+    static const char *const base[][2] = {
+        {"PATH", "/usr/local/bin:/usr/bin:/bin"}, {"HOME", "/work"}, {"LANG", "C.UTF-8"},
+        {"TMPDIR", "/tmp"}, {"USER", "sandbox"}, {"LOGNAME", "sandbox"},
+    };
+    char **env = calloc(1, sizeof *env);
+    size_t n = 0;
+    int ret = env ? 0 : SBX_E_NOMEM;
+    for (size_t i = 0; !ret && i < sizeof base / sizeof *base; i++)
+        ret = env_set(&env, &n, base[i][0], base[i][1]);
+    for (size_t i = 0; !ret && i < r->sb->n_env; i++)
+        ret = env_set(&env, &n, r->sb->env[i].key, r->sb->env[i].value);
+    for (size_t i = 0; !ret && i < r->spec->n_env; i++) {
+        const sbx_kv_v1 *kv = &r->spec->env[i];
+        if (!env_key_ok(kv->key) || !kv->value) {
+            free_strv(env);
+            return r->p->host->set_error(r->p->h, SBX_E_INVAL,
+                                         "exec environment entry %zu: bad name '%s'", i,
+                                         kv->key ? kv->key : "(null)");
+        }
+        ret = env_set(&env, &n, kv->key, kv->value);
+    }
+    if (ret) {
+        free_strv(env);
+        return r->p->host->set_error(r->p->h, ret, "out of memory building the environment");
+    }
+    r->c.envp = env;
+    /* The PATH search list comes from the final environment. */
+    const char *path = "/usr/local/bin:/usr/bin:/bin";
+    for (size_t i = 0; i < n; i++)
+        if (!strncmp(env[i], "PATH=", 5))
+            path = env[i] + 5;
+    size_t cnt = 2;
+    for (const char *s = path; *s; s++)
+        cnt += *s == ':';
+    char **dirs = calloc(cnt, sizeof *dirs), *copy = strdup(path), *save = NULL;
+    size_t k = 0;
+    if (dirs && copy)
+        for (char *t = strtok_r(copy, ":", &save); t; t = strtok_r(NULL, ":", &save))
+            if (!(dirs[k++] = strdup(t)))
+                break;
+    free(copy);
+    if (!dirs || (k && !dirs[k - 1])) {
+        free_strv(dirs);
+        return r->p->host->set_error(r->p->h, SBX_E_NOMEM, "out of memory building PATH");
+    }
+    r->c.path_dirs = dirs;
+    return 0;
+}
+
+static int build_cwd(struct run *r, char **cwd)
+{
+    const char *s = r->spec->cwd;
+    *cwd = NULL;
+    if (!s || !*s)
+        *cwd = strdup("/work");
+    else if (s[0] == '/')
+        *cwd = strdup(s); /* a path of the sandbox's own view: harmless */
+    else
+        *cwd = lcl_join("/work", s);
+    if (!*cwd)
+        return r->p->host->set_error(r->p->h, SBX_E_NOMEM, "out of memory");
+    return 0;
+}
+
+/* ---- output ---- */
+
+static void deliver(struct run *r, int stream, const char *buf, size_t n)
+{
+    if (r->stop_delivery || n == 0)
+        return;
+    uint64_t cap = stream == SBX_STREAM_STDOUT ? r->spec->stdout_cap : r->spec->stderr_cap;
+    uint64_t room = cap - r->got[stream];
+    bool over = n > room;
+    if (over)
+        n = (size_t)room;
+    if (n && r->sink && r->sink->write && r->sink->write(r->sink->ud, stream, buf, n) != 0) {
+        r->stop_delivery = true;
+        if (!r->killed)
+            r->killed = KILL_OUTPUT;
+        return;
+    }
+    r->got[stream] += n;
+    if (over) {
+        if (stream == SBX_STREAM_STDOUT)
+            r->out->stdout_truncated = 1;
+        else
+            r->out->stderr_truncated = 1;
+        r->stop_delivery = true;
+        if (!r->killed)
+            r->killed = KILL_OUTPUT;
+    }
+}
+
+/* Reads what is there; returns false at EOF or error (fd then closed). */
+static bool pump(struct run *r, int *fd, int stream)
+{
+    char buf[65536];
+    for (;;) {
+        ssize_t n = read(*fd, buf, sizeof buf);
+        if (n > 0) {
+            deliver(r, stream, buf, (size_t)n);
+            if ((size_t)n < sizeof buf)
+                return true;
+            continue;
+        }
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && errno == EAGAIN)
+            return true;
+        close_fd(fd);
+        return false;
+    }
+}
+
+static void feed_stdin(struct run *r)
+{
+    const char *d = r->spec->stdin_data;
+    while (r->stdin_off < r->spec->stdin_len) {
+        ssize_t n = write(r->in[1], d + r->stdin_off, r->spec->stdin_len - r->stdin_off);
+        if (n > 0) {
+            r->stdin_off += (size_t)n;
+            continue;
+        }
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && errno == EAGAIN)
+            return;
+        break; /* EPIPE: the command closed its stdin */
+    }
+    close_fd(&r->in[1]);
+}
+
+static void read_report(struct run *r)
+{
+    struct lcl_msg m;
+    ssize_t n;
+    while ((n = read(r->rep[0], &m, sizeof m)) < 0 && errno == EINTR)
+        ;
+    if (n == (ssize_t)sizeof m) {
+        if (!r->have_msg) {
+            r->msg = m;
+            r->msg.what[sizeof r->msg.what - 1] = '\0';
+            r->have_msg = true;
+        }
+        return;
+    }
+    if (n < 0 && errno == EAGAIN)
+        return;
+    /* EOF: the payload exec'd (or everything died). */
+    if (!r->t_start)
+        r->t_start = lcl_now_mono();
+    close_fd(&r->rep[0]);
+}
+
+/* ---- process control ---- */
+
+static void kill_all(struct run *r)
+{
+    lcl_cg_kill(r->p, &r->cg);
+    if (r->pidfd >= 0 && !r->reaped)
+        syscall(SYS_pidfd_send_signal, r->pidfd, SIGKILL, NULL, 0);
+}
+
+static void reap(struct run *r)
+{
+    if (r->reaped || r->pidfd < 0)
+        return;
+    siginfo_t si;
+    memset(&si, 0, sizeof si);
+    while (waitid((idtype_t)P_PIDFD, (id_t)r->pidfd, &si, WEXITED | __WALL) < 0 && errno == EINTR)
+        ;
+    r->reaped = true;
+}
+
+static int do_clone(struct run *r)
+{
+    struct lcl_prov *p = r->p;
+    uint64_t flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS |
+                     CLONE_PIDFD;
+    if (r->sb->network != SBX_NET_HOST)
+        flags |= CLONE_NEWNET;
+    int pidfd = -1;
+    struct lcl_clone_args ca;
+    memset(&ca, 0, sizeof ca);
+    ca.pidfd = (uint64_t)(uintptr_t)&pidfd;
+    ca.exit_signal = 0; /* no SIGCHLD: the host's handlers never see it */
+    bool joined = false;
+    if (r->cg.v2fd >= 0) {
+        ca.flags = flags | CLONE_INTO_CGROUP | CLONE_NEWCGROUP;
+        ca.cgroup = (uint64_t)r->cg.v2fd;
+        joined = true;
+    } else {
+        ca.flags = flags;
+        r->c.new_cgroup_ns = true;
+    }
+    long pid = syscall(SYS_clone3, &ca, sizeof ca);
+    if (pid < 0 && errno == ENOSYS) {
+        joined = false;
+        r->c.new_cgroup_ns = true;
+        pid = syscall(SYS_clone, (unsigned long)flags, 0, &pidfd, 0, 0);
+    }
+    if (pid == 0)
+        lcl_child_main(&r->c);
+    if (pid < 0)
+        return p->host->set_error(p->h, errno == EPERM || errno == EACCES ? SBX_E_PERM : SBX_E_IO,
+                                  "clone into new namespaces: %s", strerror(errno));
+    r->pid = (pid_t)pid;
+    r->pidfd = pidfd;
+    return lcl_cg_attach(p, &r->cg, r->pid, joined);
+}
+
+static int write_maps(struct run *r)
+{
+    struct lcl_prov *p = r->p;
+    char path[64], map[64];
+    int e;
+    if (!p->root) {
+        snprintf(path, sizeof path, "/proc/%ld/setgroups", (long)r->pid);
+        if ((e = lcl_write_file(path, "deny")) < 0)
+            return p->host->set_error(p->h, SBX_E_IO, "writing %s: %s", path, strerror(-e));
+    }
+    snprintf(path, sizeof path, "/proc/%ld/uid_map", (long)r->pid);
+    snprintf(map, sizeof map, "%u %lu 1\n", LCL_SANDBOX_UID, (unsigned long)p->host_uid);
+    if ((e = lcl_write_file(path, map)) < 0)
+        return p->host->set_error(p->h, lcl_err_code(-e), "writing '%.*s' to %s: %s",
+                                  (int)strlen(map) - 1, map, path, strerror(-e));
+    snprintf(path, sizeof path, "/proc/%ld/gid_map", (long)r->pid);
+    snprintf(map, sizeof map, "%u %lu 1\n", LCL_SANDBOX_GID, (unsigned long)p->host_gid);
+    if ((e = lcl_write_file(path, map)) < 0)
+        return p->host->set_error(p->h, lcl_err_code(-e), "writing '%.*s' to %s: %s",
+                                  (int)strlen(map) - 1, map, path, strerror(-e));
+    return 0;
+}
+
+/* ---- the loop ---- */
+
+static int poll_ms(uint64_t now, uint64_t until)
+{
+    if (until <= now)
+        return 0;
+    uint64_t ms = (until - now + 999999) / 1000000;
+    return ms > 1000 ? 1000 : (int)ms;
+}
+
+static void supervise(struct run *r)
+{
+    const uint64_t deadline = r->t0 + r->spec->timeout_ns;
+    const uint64_t cpu_limit = r->sb->limits.cpu_ns;
+    /* CPU use cannot pass the limit before wall time limit/ncpu. */
+    const uint64_t cpu_watch = r->t0 + cpu_limit / (uint64_t)(r->p->ncpu > 0 ? r->p->ncpu : 1);
+    bool exited = false;
+    while (!exited && !r->killed) {
+        struct pollfd pf[5];
+        int n = 0, i_out = -1, i_err = -1, i_in = -1, i_pid, i_rep = -1;
+        if (r->outp[0] >= 0)
+            pf[i_out = n++] = (struct pollfd){r->outp[0], POLLIN, 0};
+        if (r->errp[0] >= 0)
+            pf[i_err = n++] = (struct pollfd){r->errp[0], POLLIN, 0};
+        if (r->in[1] >= 0)
+            pf[i_in = n++] = (struct pollfd){r->in[1], POLLOUT, 0};
+        if (r->rep[0] >= 0)
+            pf[i_rep = n++] = (struct pollfd){r->rep[0], POLLIN, 0};
+        pf[i_pid = n++] = (struct pollfd){r->pidfd, POLLIN, 0};
+        uint64_t now = lcl_now_mono();
+        uint64_t wake = deadline;
+        if (r->cg.active && cpu_limit) {
+            uint64_t next = now >= cpu_watch ? now + 50000000u : cpu_watch;
+            if (next < wake)
+                wake = next;
+        }
+        int pr = poll(pf, (nfds_t)n, poll_ms(now, wake));
+        if (pr < 0 && errno != EINTR)
+            break;
+        now = lcl_now_mono();
+        if (pr > 0) {
+            if (i_rep >= 0 && pf[i_rep].revents)
+                read_report(r);
+            if (i_out >= 0 && pf[i_out].revents)
+                pump(r, &r->outp[0], SBX_STREAM_STDOUT);
+            if (i_err >= 0 && pf[i_err].revents)
+                pump(r, &r->errp[0], SBX_STREAM_STDERR);
+            if (i_in >= 0 && pf[i_in].revents)
+                feed_stdin(r);
+            if (pf[i_pid].revents)
+                exited = true;
+        }
+        if (r->killed)
+            break;
+        if (!exited && now >= deadline) {
+            r->killed = KILL_TIMEOUT;
+            break;
+        }
+        if (!exited && r->cg.active && cpu_limit && now >= cpu_watch) {
+            int64_t used = lcl_cg_cpu_ns(r->p, &r->cg);
+            if (used >= 0 && (uint64_t)used > cpu_limit)
+                r->killed = KILL_CPU;
+        }
+    }
+    r->t_end = lcl_now_mono();
+    if (!exited)
+        kill_all(r);
+    reap(r);
+    /* Output still in the pipes: the pid namespace is gone, so the write
+     * ends are closed unless some other host process forked meanwhile. */
+    for (int idle = 0; (r->outp[0] >= 0 || r->errp[0] >= 0) && idle < 1;) {
+        struct pollfd pf[2];
+        int n = 0, i_out = -1, i_err = -1;
+        if (r->outp[0] >= 0)
+            pf[i_out = n++] = (struct pollfd){r->outp[0], POLLIN, 0};
+        if (r->errp[0] >= 0)
+            pf[i_err = n++] = (struct pollfd){r->errp[0], POLLIN, 0};
+        int pr = poll(pf, (nfds_t)n, 50);
+        if (pr < 0 && errno == EINTR)
+            continue;
+        if (pr <= 0) {
+            idle++;
+            continue;
+        }
+        if (i_out >= 0 && pf[i_out].revents)
+            pump(r, &r->outp[0], SBX_STREAM_STDOUT);
+        if (i_err >= 0 && pf[i_err].revents)
+            pump(r, &r->errp[0], SBX_STREAM_STDERR);
+    }
+    if (r->rep[0] >= 0) {
+        int fl = fcntl(r->rep[0], F_GETFL);
+        fcntl(r->rep[0], F_SETFL, fl | O_NONBLOCK);
+        read_report(r);
+    }
+}
+
+/* ---- the verdict ---- */
+
+static int verdict(struct run *r)
+{
+    struct lcl_prov *p = r->p;
+    sbx_exec_outcome_v1 *o = r->out;
+    int status = 0;
+    bool have_status = false;
+    if (r->st[0] >= 0) {
+        ssize_t n;
+        while ((n = read(r->st[0], &status, sizeof status)) < 0 && errno == EINTR)
+            ;
+        have_status = n == (ssize_t)sizeof status;
+    }
+    uint64_t oom = lcl_cg_oom_kills(p, &r->cg);
+    uint64_t pids_hit = lcl_cg_pids_max_hits(p, &r->cg);
+    o->cpu_ns = lcl_cg_cpu_ns(p, &r->cg);
+    o->peak_memory_bytes = lcl_cg_peak(p, &r->cg);
+    if (!r->t_start)
+        r->t_start = r->t_end;
+    o->start_ns = r->t_start - r->t0;
+    o->exec_ns = r->t_end > r->t_start ? r->t_end - r->t_start : 0;
+    o->exit_code = -1;
+    o->signal = 0;
+
+    if (r->have_msg && r->msg.kind == LCL_MSG_SETUP && !r->killed)
+        return p->host->set_error(p->h, r->msg.err == EPERM || r->msg.err == EACCES ? SBX_E_PERM
+                                                                                   : SBX_E_IO,
+                                  "sandbox setup failed: %s: %s", r->msg.what,
+                                  strerror(r->msg.err));
+    switch (r->killed) {
+    case KILL_TIMEOUT:
+        o->status = SBX_RUN_TIMEOUT;
+        return SBX_OK;
+    case KILL_OUTPUT:
+        o->status = SBX_RUN_OUTPUT_LIMIT;
+        return SBX_OK;
+    case KILL_CPU:
+        o->status = SBX_RUN_CPU_LIMIT;
+        return SBX_OK;
+    case KILL_NONE:
+        break;
+    }
+    if (r->have_msg && r->msg.kind == LCL_MSG_EXEC) {
+        bool nf = r->msg.err == ENOENT || r->msg.err == ENOTDIR;
+        o->status = nf ? SBX_RUN_NOT_FOUND : SBX_RUN_NOT_EXECUTABLE;
+        o->exit_code = nf ? 127 : 126;
+        p->host->log(p->h, SBX_LOG_DEBUG, "%s: %s", r->msg.what, strerror(r->msg.err));
+        return SBX_OK;
+    }
+    if (!have_status)
+        return p->host->set_error(p->h, SBX_E_BACKEND,
+                                  "the sandbox init of %s ended without reporting the command's "
+                                  "status (killed from outside? e.g. the sandbox was destroyed)",
+                                  r->sb->id);
+    bool cpu_over = o->cpu_ns >= 0 && r->sb->limits.cpu_ns &&
+                    (uint64_t)o->cpu_ns > r->sb->limits.cpu_ns;
+    if (WIFEXITED(status)) {
+        o->exit_code = WEXITSTATUS(status);
+        if (o->exit_code == 0)
+            o->status = cpu_over ? SBX_RUN_CPU_LIMIT : SBX_RUN_OK;
+        else if (oom)
+            o->status = SBX_RUN_MEMORY_LIMIT;
+        else if (pids_hit)
+            o->status = SBX_RUN_PIDS_LIMIT;
+        else
+            o->status = cpu_over ? SBX_RUN_CPU_LIMIT : SBX_RUN_NONZERO_EXIT;
+        return SBX_OK;
+    }
+    int sig = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+    o->signal = sig;
+    if (oom)
+        o->status = SBX_RUN_MEMORY_LIMIT;
+    else if (sig == SIGSYS)
+        o->status = SBX_RUN_SECCOMP;
+    else if (sig == SIGXCPU || cpu_over)
+        o->status = SBX_RUN_CPU_LIMIT;
+    else if (sig == SIGXFSZ)
+        o->status = SBX_RUN_SIGNAL;
+    else if (pids_hit)
+        o->status = SBX_RUN_PIDS_LIMIT;
+    else
+        o->status = SBX_RUN_SIGNAL;
+    return SBX_OK;
+}
+
+/* ---- entry ---- */
+
+static void cleanup(struct run *r)
+{
+    int *fds[] = {&r->in[0], &r->in[1], &r->outp[0], &r->outp[1], &r->errp[0], &r->errp[1],
+                  &r->sync[0], &r->sync[1], &r->rep[0], &r->rep[1], &r->st[0], &r->st[1]};
+    for (size_t i = 0; i < sizeof fds / sizeof *fds; i++)
+        close_fd(fds[i]);
+    if (r->pidfd >= 0 && !r->reaped) {
+        kill_all(r);
+        reap(r);
+    }
+    if (r->cg.active)
+        lcl_cg_destroy(r->p, &r->cg);
+    close_fd(&r->pidfd);
+    free_strv(r->c.envp);
+    free_strv(r->c.path_dirs);
+    free((char *)r->c.cwd);
+}
+
+static int make_pipes(struct run *r)
+{
+    int *ps[] = {r->in, r->outp, r->errp, r->sync, r->rep, r->st};
+    for (size_t i = 0; i < sizeof ps / sizeof *ps; i++)
+        if (pipe2(ps[i], O_CLOEXEC) < 0)
+            return r->p->host->set_error(r->p->h, SBX_E_IO, "pipe: %s", strerror(errno));
+    /* Our ends never block the supervisor. */
+    int ours[] = {r->in[1], r->outp[0], r->errp[0], r->rep[0], r->st[0]};
+    for (size_t i = 0; i < sizeof ours / sizeof *ours; i++)
+        if (fcntl(ours[i], F_SETFL, O_NONBLOCK) < 0)
+            return r->p->host->set_error(r->p->h, SBX_E_IO, "fcntl: %s", strerror(errno));
+    return 0;
+}
+
+int lcl_exec(struct lcl_prov *p, struct lcl_sb *sb, const sbx_exec_spec_v1 *spec,
+             const sbx_output_sink_v1 *sink, sbx_exec_outcome_v1 *out)
+{
+    struct run r;
+    memset(&r, 0, sizeof r);
+    r.p = p;
+    r.sb = sb;
+    r.spec = spec;
+    r.sink = sink;
+    r.out = out;
+    r.t0 = lcl_now_mono();
+    r.pidfd = -1;
+    r.cg.v2fd = -1;
+    int *ps[] = {r.in, r.outp, r.errp, r.sync, r.rep, r.st};
+    for (size_t i = 0; i < sizeof ps / sizeof *ps; i++)
+        ps[i][0] = ps[i][1] = -1;
+
+    if (!spec->argv || !spec->argv[0] || !spec->argv[0][0])
+        return p->host->set_error(p->h, SBX_E_INVAL, "exec: empty argv");
+    if (!spec->timeout_ns)
+        return p->host->set_error(p->h, SBX_E_INVAL, "exec: timeout_ns is 0");
+    for (size_t i = 0; i < spec->n_files; i++) {
+        int ret = lcl_file_write(p, sb, spec->files[i].path, spec->files[i].data,
+                                 spec->files[i].len, spec->files[i].mode);
+        if (ret)
+            return ret;
+    }
+
+    char *cwd = NULL;
+    int ret = build_env(&r);
+    if (!ret)
+        ret = build_cwd(&r, &cwd);
+    r.c.cwd = cwd;
+    if (!ret)
+        ret = lcl_cg_create(p, sb, &r.cg);
+    if (!ret)
+        ret = make_pipes(&r);
+    if (ret) {
+        cleanup(&r);
+        return ret;
+    }
+    r.c.prov = p;
+    r.c.sb = sb;
+    r.c.argv = (char *const *)spec->argv;
+    r.c.fd_in = r.in[0];
+    r.c.fd_out = r.outp[1];
+    r.c.fd_err = r.errp[1];
+    r.c.fd_sync = r.sync[0];
+    r.c.fd_report = r.rep[1];
+    r.c.fd_status = r.st[1];
+    r.c.drop_groups = p->root;
+    r.c.net_none = sb->network != SBX_NET_HOST;
+    snprintf(r.c.tmp_opts, sizeof r.c.tmp_opts, "size=%llu,nr_inodes=%llu,mode=1777",
+             (unsigned long long)sb->limits.disk_bytes, (unsigned long long)p->work_inodes);
+
+    /* A write to a pipe the command closed must not kill the host. */
+    sigset_t pipe_set, old_mask;
+    sigemptyset(&pipe_set);
+    sigaddset(&pipe_set, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipe_set, &old_mask);
+
+    ret = do_clone(&r);
+    /* The child's ends are the child's now. */
+    close_fd(&r.in[0]);
+    close_fd(&r.outp[1]);
+    close_fd(&r.errp[1]);
+    close_fd(&r.sync[0]);
+    close_fd(&r.rep[1]);
+    close_fd(&r.st[1]);
+    if (!ret && r.pid > 0)
+        ret = write_maps(&r);
+    if (!ret && write(r.sync[1], "g", 1) != 1)
+        ret = p->host->set_error(p->h, SBX_E_IO, "releasing the sandbox init: %s", strerror(errno));
+    close_fd(&r.sync[1]);
+    if (!ret) {
+        if (!spec->stdin_data || spec->stdin_len == 0)
+            close_fd(&r.in[1]);
+        supervise(&r);
+        ret = verdict(&r);
+    }
+
+    /* Consume a SIGPIPE our stdin writes raised, then restore the mask. */
+    sigset_t pending;
+    if (sigpending(&pending) == 0 && sigismember(&pending, SIGPIPE) &&
+        !sigismember(&old_mask, SIGPIPE)) {
+        struct timespec zero = {0, 0};
+        sigtimedwait(&pipe_set, NULL, &zero);
+    }
+    pthread_sigmask(SIG_SETMASK, &old_mask, NULL);
+    cleanup(&r);
+    return ret;
+}

@@ -1,0 +1,184 @@
+/* plugins/local/local-int.h - internals of the local provider
+ *
+ * The local provider runs each exec in fresh Linux namespaces under a
+ * per-exec cgroup, with a seccomp filter.  Everything from the core comes
+ * through the host table stored in struct lcl_prov; nothing here is
+ * exported (the module exports only sandbox_provider_v1).
+ */
+#ifndef LOCAL_INT_H
+#define LOCAL_INT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <polysandbox/provider.h>
+
+#define LCL_ID_PREFIX "lcl-"
+#define LCL_META_FILE "meta.json"
+#define LCL_MAX_BINDS 64
+#define LCL_PATH_MAX 4096
+
+/* In-sandbox identity of the payload. */
+#define LCL_SANDBOX_UID 1000
+#define LCL_SANDBOX_GID 1000
+
+/* One entry of the new root: a host path bound read-only at the same
+ * place, or a symlink recreated with the host's target. */
+struct lcl_bind {
+    char *path;      /* absolute, e.g. "/usr" or "/etc/ld.so.cache" */
+    char *link;      /* symlink target, or NULL for a bind */
+    bool is_dir;     /* mount point is a directory (else a file) */
+};
+
+enum lcl_cg_ctrl {
+    LCL_CG_MEMORY,
+    LCL_CG_PIDS,
+    LCL_CG_CPUACCT,
+    LCL_CG_FREEZER,
+    LCL_CG_NCTRL
+};
+
+/* What the host offers, probed once at init. */
+struct lcl_cgroups {
+    int version;                        /* 0 = unusable, 1 or 2 */
+    char *mount[LCL_CG_NCTRL];          /* v1: mount point per controller */
+    char *base[LCL_CG_NCTRL];           /* v1: mount/<cgroup_root>, created */
+    bool usable[LCL_CG_NCTRL];          /* we can create children there */
+    bool memsw;                         /* v1: memory.memsw.* present */
+    char *v2_base;                      /* v2: <mount>/<cgroup_root> */
+    bool v2_kill;                       /* v2: cgroup.kill present */
+    char *why;                          /* why not usable, for doctor/logs */
+};
+
+struct lcl_prov {
+    const sbx_host_v1 *host;
+    sbx_host_handle *h;
+    char *state_dir;        /* <state>/ (created 0700) */
+    char *skel;             /* <state>/skel-<hash>: mount points of the root */
+    bool root;              /* euid 0: tmpfs work dirs, mapped uid */
+    uid_t host_uid;         /* host uid the sandbox user maps to */
+    gid_t host_gid;
+    bool allow_host_net;    /* settings: network = host permitted */
+    struct lcl_bind binds[LCL_MAX_BINDS];
+    size_t n_binds;
+    struct lcl_cgroups cg;
+    void *bpf;              /* struct sock_filter[], built once */
+    size_t bpf_len;         /* number of instructions */
+    char *seccomp_why;      /* why the filter could not be built */
+    uint64_t work_inodes;
+    long ncpu;
+};
+
+struct lcl_sb {
+    char id[SBX_ID_MAX];
+    char *dir;              /* <state>/<id> */
+    char *work;             /* <state>/<id>/work */
+    char *template_name;
+    sbx_limits_v1 limits;
+    sbx_network network;
+    bool persistent;
+    bool work_tmpfs;        /* work/ is a tmpfs we mounted */
+    uint64_t created_ns;    /* Unix time */
+    uint64_t ttl_ns;
+    sbx_kv_v1 *env;         /* owned copies */
+    size_t n_env;
+    sbx_kv_v1 *labels;
+    size_t n_labels;
+};
+
+/* ---- local-util.c ---- */
+uint64_t lcl_now_mono(void);
+uint64_t lcl_now_unix(void);
+char *lcl_join(const char *a, const char *b);
+int lcl_write_file(const char *path, const char *text);
+int lcl_read_file(const char *path, char *buf, size_t size);
+int lcl_read_u64(const char *path, uint64_t *v);
+int lcl_read_keyed_u64(const char *path, const char *key, uint64_t *v);
+int lcl_mkdir_p(const char *path, mode_t mode);
+int lcl_rm_tree(const char *path);
+int lcl_err_code(int err);
+bool lcl_id_valid(const char *id);
+void lcl_kv_free(sbx_kv_v1 *kv, size_t n);
+int lcl_kv_copy(const sbx_kv_v1 *in, size_t n, sbx_kv_v1 **out);
+void lcl_sb_free(struct lcl_sb *sb);
+
+/* ---- local-meta.c ---- */
+int lcl_meta_save(struct lcl_prov *p, const struct lcl_sb *sb);
+int lcl_meta_load(struct lcl_prov *p, const char *id, struct lcl_sb **out);
+
+/* ---- local-files.c ---- */
+int lcl_file_write(struct lcl_prov *p, struct lcl_sb *sb, const char *path,
+                   const void *data, size_t len, uint32_t mode);
+int lcl_file_read(struct lcl_prov *p, struct lcl_sb *sb, const char *path,
+                  size_t max, void **data, size_t *len);
+
+/* ---- local-cgroup.c ---- */
+struct lcl_cg_run {
+    char *dir[LCL_CG_NCTRL];    /* v1: one directory per controller */
+    char *v2dir;                /* v2: the single directory */
+    int v2fd;                   /* v2: O_PATH|O_DIRECTORY for CLONE_INTO_CGROUP */
+    bool active;
+};
+void lcl_cg_probe(struct lcl_prov *p, const char *root_name);
+void lcl_cg_free(struct lcl_cgroups *cg);
+int lcl_cg_create(struct lcl_prov *p, struct lcl_sb *sb,
+                  struct lcl_cg_run *run);
+int lcl_cg_attach(struct lcl_prov *p, struct lcl_cg_run *run, pid_t pid, bool joined);
+void lcl_cg_kill(struct lcl_prov *p, struct lcl_cg_run *run);
+int64_t lcl_cg_cpu_ns(struct lcl_prov *p, struct lcl_cg_run *run);
+int64_t lcl_cg_peak(struct lcl_prov *p, struct lcl_cg_run *run);
+uint64_t lcl_cg_oom_kills(struct lcl_prov *p, struct lcl_cg_run *run);
+uint64_t lcl_cg_pids_max_hits(struct lcl_prov *p, struct lcl_cg_run *run);
+void lcl_cg_destroy(struct lcl_prov *p, struct lcl_cg_run *run);
+
+/* ---- local-seccomp.c ---- */
+int lcl_seccomp_build(struct lcl_prov *p);
+
+/* ---- local-layout.c ---- */
+int lcl_layout_probe(struct lcl_prov *p, const char *extra);
+int lcl_skeleton_build(struct lcl_prov *p);
+void lcl_layout_free(struct lcl_prov *p);
+
+/* ---- local-child.c: runs in the cloned child; no malloc there ---- */
+
+/* Message on the report pipe (child -> supervisor). */
+enum { LCL_MSG_SETUP = 1, LCL_MSG_EXEC = 2 };
+struct lcl_msg {
+    int kind;
+    int err;
+    char what[480];
+};
+
+/* Everything the child needs, computed by the supervisor before clone so
+ * the child makes system calls only (the process may be multi-threaded:
+ * no malloc, no locks after clone). */
+struct lcl_child {
+    const struct lcl_prov *prov;
+    const struct lcl_sb *sb;
+    char *const *argv;
+    char **envp;            /* "K=V", NULL-terminated */
+    char **path_dirs;       /* PATH search list for argv[0] */
+    const char *cwd;        /* absolute, inside the sandbox */
+    int fd_in, fd_out, fd_err;   /* child ends of the stdio pipes */
+    int fd_sync;            /* read end: supervisor says "go" */
+    int fd_report;          /* write end, CLOEXEC: struct lcl_msg */
+    int fd_status;          /* write end: payload's wait status (int) */
+    bool drop_groups;       /* setgroups(0, NULL): root's groups must go */
+    bool new_cgroup_ns;     /* unshare(CLONE_NEWCGROUP) after the go */
+    bool net_none;
+    char tmp_opts[96];      /* tmpfs options of /tmp and /dev/shm */
+};
+
+_Noreturn void lcl_child_main(const struct lcl_child *c);
+
+/* ---- local-exec.c ---- */
+int lcl_exec(struct lcl_prov *p, struct lcl_sb *sb, const sbx_exec_spec_v1 *spec,
+             const sbx_output_sink_v1 *sink, sbx_exec_outcome_v1 *out);
+
+/* ---- local-doctor.c ---- */
+void lcl_doctor(struct lcl_prov *p, const sbx_provider_ops_v1 *ops, sbx_doctor_cb_v1 cb, void *ud);
+int lcl_health(struct lcl_prov *p);
+
+#endif /* LOCAL_INT_H */

@@ -1,0 +1,280 @@
+/* plugins/local/local-layout.c - what of the host the sandbox root shows
+ *
+ * Probed once at init: the system directories (/usr, /bin, /lib, ...;
+ * symlinks on merged-/usr systems are recreated as symlinks), the /etc
+ * files programs need (never shadow, passwd and group are made up by the
+ * child), and the administrator's extra read-only binds (settings key
+ * ro_binds).  Nothing from /root, /home, /run or our own config and state
+ * directories is ever listed.
+ */
+#include "config.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <errno.h>
+#include <fnmatch.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "local-int.h"
+
+static const char *const top_dirs[] = {
+    "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32",
+};
+
+/* /etc entries worth showing, as fnmatch patterns. */
+static const char *const etc_patterns[] = {
+    "ld.so.cache", "ld.so.conf", "ld.so.conf.d", "alternatives", "ssl",
+    "ca-certificates", "ca-certificates.conf", "localtime", "timezone",
+    "nsswitch.conf", "host.conf", "gai.conf", "protocols", "services",
+    "networks", "mime.types", "magic", "magic.mime", "os-release", "debian_version",
+    "python3*", "perl", "java-*", "fpc*.cfg", "gnucobol", "mono", "php", "ruby*",
+    "R", "julia", "gprolog", "ocaml*", "ghc*", "locale.alias",
+};
+
+/* Trees an extra bind may never expose (the path or anything below). */
+static const char *const forbidden[] = {
+    "/root", "/home", "/run", "/var/run", "/proc", "/sys", "/dev", "/tmp",
+    "/var/lib/polysandbox", "/etc/shadow", "/etc/gshadow", "/etc/polysandbox",
+};
+
+static bool is_forbidden(const char *path)
+{
+    if (!strcmp(path, "/") || !strcmp(path, "/etc"))
+        return true;
+    for (size_t i = 0; i < sizeof forbidden / sizeof *forbidden; i++) {
+        size_t n = strlen(forbidden[i]);
+        if (!strncmp(path, forbidden[i], n) && (path[n] == '\0' || path[n] == '/'))
+            return true;
+    }
+    return false;
+}
+
+static int add(struct lcl_prov *p, const char *path)
+{
+    struct stat st;
+    if (lstat(path, &st) < 0)
+        return 0; /* absent on this host: skip */
+    if (p->n_binds >= LCL_MAX_BINDS)
+        return p->host->set_error(p->h, SBX_E_CONFIG, "too many read-only binds (max %d)",
+                                  LCL_MAX_BINDS);
+    struct lcl_bind *b = &p->binds[p->n_binds];
+    memset(b, 0, sizeof *b);
+    if (!(b->path = strdup(path)))
+        return p->host->set_error(p->h, SBX_E_NOMEM, "out of memory");
+    if (S_ISLNK(st.st_mode)) {
+        char target[PATH_MAX];
+        ssize_t n = readlink(path, target, sizeof target - 1);
+        if (n < 0) {
+            free(b->path);
+            return 0;
+        }
+        target[n] = '\0';
+        if (!(b->link = strdup(target))) {
+            free(b->path);
+            return p->host->set_error(p->h, SBX_E_NOMEM, "out of memory");
+        }
+    } else if (S_ISDIR(st.st_mode)) {
+        b->is_dir = true;
+    } else if (!S_ISREG(st.st_mode)) {
+        free(b->path);
+        return 0; /* sockets, devices: never */
+    }
+    p->n_binds++;
+    return 0;
+}
+
+static int add_extra(struct lcl_prov *p, const char *list)
+{
+    char *copy = strdup(list), *save = NULL;
+    if (!copy)
+        return p->host->set_error(p->h, SBX_E_NOMEM, "out of memory");
+    int ret = 0;
+    for (char *tok = strtok_r(copy, " \t,", &save); tok && !ret; tok = strtok_r(NULL, " \t,", &save)) {
+        size_t n = strlen(tok);
+        while (n > 1 && tok[n - 1] == '/')
+            tok[--n] = '\0';
+        if (tok[0] != '/' || strstr(tok, "/..") || strstr(tok, "/./")) {
+            ret = p->host->set_error(p->h, SBX_E_CONFIG,
+                                     "providers.d/local.ini: ro_binds entry '%s' is not a clean absolute path",
+                                     tok);
+            break;
+        }
+        if (is_forbidden(tok)) {
+            ret = p->host->set_error(p->h, SBX_E_CONFIG,
+                                     "providers.d/local.ini: ro_binds entry '%s' would expose a "
+                                     "private host tree", tok);
+            break;
+        }
+        if (!ret)
+            ret = add(p, tok);
+    }
+    free(copy);
+    return ret;
+}
+
+int lcl_layout_probe(struct lcl_prov *p, const char *extra)
+{
+    int ret = 0;
+    for (size_t i = 0; !ret && i < sizeof top_dirs / sizeof *top_dirs; i++)
+        ret = add(p, top_dirs[i]);
+    DIR *d = ret ? NULL : opendir("/etc");
+    if (d) {
+        struct dirent *de;
+        while (!ret && (de = readdir(d))) {
+            for (size_t i = 0; i < sizeof etc_patterns / sizeof *etc_patterns; i++) {
+                if (fnmatch(etc_patterns[i], de->d_name, 0) == 0) {
+                    char path[PATH_MAX];
+                    snprintf(path, sizeof path, "/etc/%s", de->d_name);
+                    ret = add(p, path);
+                    break;
+                }
+            }
+        }
+        closedir(d);
+    }
+    if (!ret && extra && *extra)
+        ret = add_extra(p, extra);
+    return ret;
+}
+
+void lcl_layout_free(struct lcl_prov *p)
+{
+    for (size_t i = 0; i < p->n_binds; i++) {
+        free(p->binds[i].path);
+        free(p->binds[i].link);
+    }
+    p->n_binds = 0;
+}
+
+/* ---- the skeleton: mount points and made-up files of the new root ----
+ *
+ * Built once on the host (where creating files needs no mapped ids) in a
+ * temporary directory, then renamed to skel-<hash of the layout>, so
+ * concurrent processes share one identical copy and never see half of
+ * one.  Each exec binds it read-only as the root of its own mount
+ * namespace and mounts over its mount points. */
+
+static const char passwd_text[] =
+    "root:x:0:0:root:/root:/bin/sh\n"
+    "sandbox:x:1000:1000:sandbox:/work:/bin/sh\n"
+    "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n";
+static const char group_text[] = "root:x:0:\nsandbox:x:1000:\nnogroup:x:65534:\n";
+static const char hosts_text[] =
+    "127.0.0.1\tlocalhost sandbox\n::1\tlocalhost ip6-localhost ip6-loopback\n";
+
+static uint64_t fnv(uint64_t h, const char *s)
+{
+    for (; s && *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211u;
+    return (h ^ 0xff) * 1099511628211u;
+}
+
+static int skel_file(const char *dir, const char *rel, const char *text)
+{
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s%s", dir, rel);
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+    if (fd < 0)
+        return -errno;
+    size_t len = text ? strlen(text) : 0;
+    int err = len && write(fd, text, len) != (ssize_t)len ? EIO : 0;
+    if (close(fd) < 0 && !err)
+        err = errno;
+    return -err;
+}
+
+static int skel_fill(struct lcl_prov *p, const char *dir)
+{
+    static const char *const dirs[] = {"/etc", "/work", "/tmp", "/proc", "/dev", "/dev/shm", "/var"};
+    static const char *const devs[] = {"/dev/null", "/dev/zero", "/dev/full", "/dev/random",
+                                       "/dev/urandom", "/dev/tty"};
+    static const char *const links[][2] = {
+        {"/dev/fd", "/proc/self/fd"}, {"/dev/stdin", "/proc/self/fd/0"},
+        {"/dev/stdout", "/proc/self/fd/1"}, {"/dev/stderr", "/proc/self/fd/2"},
+        {"/var/tmp", "/tmp"},
+    };
+    char path[PATH_MAX];
+    int r = 0;
+    for (size_t i = 0; !r && i < sizeof dirs / sizeof *dirs; i++) {
+        snprintf(path, sizeof path, "%s%s", dir, dirs[i]);
+        r = lcl_mkdir_p(path, 0755);
+    }
+    for (size_t i = 0; !r && i < sizeof devs / sizeof *devs; i++)
+        r = skel_file(dir, devs[i], NULL);
+    for (size_t i = 0; !r && i < sizeof links / sizeof *links; i++) {
+        snprintf(path, sizeof path, "%s%s", dir, links[i][0]);
+        r = symlink(links[i][1], path) < 0 ? -errno : 0;
+    }
+    for (size_t i = 0; !r && i < p->n_binds; i++) {
+        const struct lcl_bind *b = &p->binds[i];
+        snprintf(path, sizeof path, "%s%s", dir, b->path);
+        char *slash = strrchr(path, '/');
+        *slash = '\0';
+        r = lcl_mkdir_p(path, 0755);
+        *slash = '/';
+        if (r)
+            break;
+        if (b->link)
+            r = symlink(b->link, path) < 0 ? -errno : 0;
+        else if (b->is_dir)
+            r = mkdir(path, 0755) < 0 && errno != EEXIST ? -errno : 0;
+        else
+            r = skel_file(dir, b->path, NULL);
+    }
+    if (!r)
+        r = skel_file(dir, "/etc/passwd", passwd_text);
+    if (!r)
+        r = skel_file(dir, "/etc/group", group_text);
+    if (!r)
+        r = skel_file(dir, "/etc/hosts", hosts_text);
+    if (!r)
+        r = skel_file(dir, "/etc/hostname", "sandbox\n");
+    if (!r && chmod(dir, 0755) < 0)
+        r = -errno;
+    if (r)
+        return p->host->set_error(p->h, lcl_err_code(-r), "building the sandbox root in %s (%s): %s",
+                                  dir, path, strerror(-r));
+    return 0;
+}
+
+int lcl_skeleton_build(struct lcl_prov *p)
+{
+    uint64_t h = fnv(14695981039346656037u, "skel-v1");
+    h = fnv(h, passwd_text);
+    h = fnv(h, hosts_text);
+    for (size_t i = 0; i < p->n_binds; i++) {
+        h = fnv(h, p->binds[i].path);
+        h = fnv(h, p->binds[i].link ? p->binds[i].link : (p->binds[i].is_dir ? "d" : "f"));
+    }
+    char name[64];
+    snprintf(name, sizeof name, "skel-%016llx", (unsigned long long)h);
+    if (!(p->skel = lcl_join(p->state_dir, name)))
+        return p->host->set_error(p->h, SBX_E_NOMEM, "out of memory");
+    struct stat st;
+    if (lstat(p->skel, &st) == 0 && S_ISDIR(st.st_mode))
+        return 0;
+    char *tmp = lcl_join(p->state_dir, ".skel-tmp-XXXXXX");
+    if (!tmp)
+        return p->host->set_error(p->h, SBX_E_NOMEM, "out of memory");
+    if (!mkdtemp(tmp)) {
+        int ret = p->host->set_error(p->h, lcl_err_code(errno), "mkdtemp %s: %s", tmp, strerror(errno));
+        free(tmp);
+        return ret;
+    }
+    int ret = skel_fill(p, tmp);
+    if (!ret && rename(tmp, p->skel) < 0) {
+        if (errno != EEXIST && errno != ENOTEMPTY)
+            ret = p->host->set_error(p->h, SBX_E_IO, "renaming %s to %s: %s", tmp, p->skel,
+                                     strerror(errno));
+        lcl_rm_tree(tmp); /* another process won the race */
+    } else if (ret) {
+        lcl_rm_tree(tmp);
+    }
+    free(tmp);
+    return ret;
+}

@@ -1,0 +1,175 @@
+/* plugins/local/local-meta.c - a sandbox's metadata file (meta.json)
+ *
+ * Written once at create, read by attach and list.  Written to a
+ * temporary name and renamed, so a reader never sees half a file.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <jansson.h>
+
+#include "local-int.h"
+
+static json_t *kv_to_obj(const sbx_kv_v1 *kv, size_t n)
+{
+    json_t *o = json_object();
+    for (size_t i = 0; o && i < n; i++)
+        if (json_object_set_new(o, kv[i].key, json_string(kv[i].value)) < 0) {
+            json_decref(o);
+            return NULL;
+        }
+    return o;
+}
+
+static int obj_to_kv(json_t *o, sbx_kv_v1 **out, size_t *n)
+{
+    *out = NULL;
+    *n = 0;
+    if (!json_is_object(o) || json_object_size(o) == 0)
+        return 0;
+    size_t cnt = json_object_size(o);
+    sbx_kv_v1 *kv = calloc(cnt, sizeof *kv);
+    if (!kv)
+        return SBX_E_NOMEM;
+    const char *k;
+    json_t *v;
+    size_t i = 0;
+    json_object_foreach(o, k, v) {
+        if (i >= cnt)
+            break;
+        kv[i].key = strdup(k);
+        kv[i].value = strdup(json_is_string(v) ? json_string_value(v) : "");
+        i++;
+        if (!kv[i - 1].key || !kv[i - 1].value) {
+            lcl_kv_free(kv, i);
+            return SBX_E_NOMEM;
+        }
+    }
+    *out = kv;
+    *n = i;
+    return 0;
+}
+
+int lcl_meta_save(struct lcl_prov *p, const struct lcl_sb *sb)
+{
+    const sbx_limits_v1 *l = &sb->limits;
+    json_t *env = kv_to_obj(sb->env, sb->n_env);
+    json_t *labels = kv_to_obj(sb->labels, sb->n_labels);
+    json_t *root = NULL;
+    if (env && labels)
+        root = json_pack("{s:i, s:s, s:s?, s:b, s:s, s:b, s:I, s:I, s:o, s:o,"
+                         " s:{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}}",
+                         "version", 1, "id", sb->id, "template", sb->template_name,
+                         "persistent", sb->persistent,
+                         "network", sb->network == SBX_NET_HOST ? "host" : "none",
+                         "work_tmpfs", sb->work_tmpfs,
+                         "created_ns", (json_int_t)sb->created_ns,
+                         "ttl_ns", (json_int_t)sb->ttl_ns,
+                         "env", env, "labels", labels,
+                         "limits",
+                         "wall_ns", (json_int_t)l->wall_ns,
+                         "cpu_ns", (json_int_t)l->cpu_ns,
+                         "memory_bytes", (json_int_t)l->memory_bytes,
+                         "pids", (json_int_t)l->pids,
+                         "nofile", (json_int_t)l->nofile,
+                         "fsize_bytes", (json_int_t)l->fsize_bytes,
+                         "disk_bytes", (json_int_t)l->disk_bytes,
+                         "stdout_bytes", (json_int_t)l->stdout_bytes,
+                         "stderr_bytes", (json_int_t)l->stderr_bytes);
+    else {
+        json_decref(env);
+        json_decref(labels);
+    }
+    if (!root)
+        return p->host->set_error(p->h, SBX_E_NOMEM, "building metadata of %s", sb->id);
+
+    char *path = lcl_join(sb->dir, LCL_META_FILE ".tmp");
+    char *final = lcl_join(sb->dir, LCL_META_FILE);
+    int ret = SBX_OK;
+    if (!path || !final) {
+        ret = p->host->set_error(p->h, SBX_E_NOMEM, "out of memory");
+    } else if (json_dump_file(root, path, JSON_COMPACT) < 0) {
+        ret = p->host->set_error(p->h, SBX_E_IO, "writing %s: %s", path, strerror(errno));
+    } else if (rename(path, final) < 0) {
+        ret = p->host->set_error(p->h, SBX_E_IO, "renaming %s: %s", path, strerror(errno));
+    }
+    free(path);
+    free(final);
+    json_decref(root);
+    return ret;
+}
+
+static uint64_t get_u64(json_t *o, const char *k)
+{
+    json_t *v = json_object_get(o, k);
+    return json_is_integer(v) && json_integer_value(v) > 0 ? (uint64_t)json_integer_value(v) : 0;
+}
+
+int lcl_meta_load(struct lcl_prov *p, const char *id, struct lcl_sb **out)
+{
+    *out = NULL;
+    if (!lcl_id_valid(id))
+        return p->host->set_error(p->h, SBX_E_NOT_FOUND,
+                                  "no local sandbox '%s' (not a local sandbox id)", id ? id : "(null)");
+    struct lcl_sb *sb = calloc(1, sizeof *sb);
+    if (!sb)
+        return p->host->set_error(p->h, SBX_E_NOMEM, "out of memory");
+    snprintf(sb->id, sizeof sb->id, "%s", id);
+    sb->dir = lcl_join(p->state_dir, id);
+    char *meta = sb->dir ? lcl_join(sb->dir, LCL_META_FILE) : NULL;
+    sb->work = sb->dir ? lcl_join(sb->dir, "work") : NULL;
+    if (!meta || !sb->work) {
+        free(meta);
+        lcl_sb_free(sb);
+        return p->host->set_error(p->h, SBX_E_NOMEM, "out of memory");
+    }
+    json_error_t jerr;
+    json_t *root = json_load_file(meta, 0, &jerr);
+    if (!root) {
+        struct stat st;
+        int missing = stat(meta, &st) < 0 && errno == ENOENT;
+        int ret = missing
+            ? p->host->set_error(p->h, SBX_E_NOT_FOUND, "no local sandbox '%s' in %s", id, p->state_dir)
+            : p->host->set_error(p->h, SBX_E_IO, "%s:%d: %s", meta, jerr.line, jerr.text);
+        free(meta);
+        lcl_sb_free(sb);
+        return ret;
+    }
+    free(meta);
+    json_t *lim = json_object_get(root, "limits");
+    sb->limits.wall_ns = get_u64(lim, "wall_ns");
+    sb->limits.cpu_ns = get_u64(lim, "cpu_ns");
+    sb->limits.memory_bytes = get_u64(lim, "memory_bytes");
+    sb->limits.pids = get_u64(lim, "pids");
+    sb->limits.nofile = get_u64(lim, "nofile");
+    sb->limits.fsize_bytes = get_u64(lim, "fsize_bytes");
+    sb->limits.disk_bytes = get_u64(lim, "disk_bytes");
+    sb->limits.stdout_bytes = get_u64(lim, "stdout_bytes");
+    sb->limits.stderr_bytes = get_u64(lim, "stderr_bytes");
+    const char *net = json_string_value(json_object_get(root, "network"));
+    sb->network = net && !strcmp(net, "host") ? SBX_NET_HOST : SBX_NET_NONE;
+    sb->persistent = json_is_true(json_object_get(root, "persistent"));
+    sb->work_tmpfs = json_is_true(json_object_get(root, "work_tmpfs"));
+    sb->created_ns = get_u64(root, "created_ns");
+    sb->ttl_ns = get_u64(root, "ttl_ns");
+    const char *tpl = json_string_value(json_object_get(root, "template"));
+    int ret = SBX_OK;
+    if (tpl && !(sb->template_name = strdup(tpl)))
+        ret = SBX_E_NOMEM;
+    if (!ret)
+        ret = obj_to_kv(json_object_get(root, "env"), &sb->env, &sb->n_env);
+    if (!ret)
+        ret = obj_to_kv(json_object_get(root, "labels"), &sb->labels, &sb->n_labels);
+    json_decref(root);
+    if (ret) {
+        lcl_sb_free(sb);
+        return p->host->set_error(p->h, ret, "out of memory reading sandbox %s", id);
+    }
+    *out = sb;
+    return SBX_OK;
+}

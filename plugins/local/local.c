@@ -1,0 +1,413 @@
+/* plugins/local/local.c - the local provider: descriptor and lifecycle ops
+ *
+ * A sandbox is a state directory <state>/<id>/ holding meta.json and
+ * work/ (a tmpfs with the disk limit when we are root).  Its processes
+ * live only during an exec (local-exec.c); what persists is the work
+ * directory.  See README.md for the design and what each setting does.
+ */
+#include "config.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "local-int.h"
+
+#define LCL_CAPS (SBX_CAP_FILES | SBX_CAP_PERSISTENT | SBX_CAP_LABELS | SBX_CAP_STREAM | \
+                  SBX_CAP_STDIN | SBX_CAP_NETWORK_POLICY | SBX_CAP_LIST | SBX_CAP_CONCURRENT | \
+                  SBX_CAP_MEMORY_LIMIT | SBX_CAP_CPU_STATS)
+
+static const char *const config_keys[] = {
+    "cgroup_root", "uid", "gid", "network", "ro_binds", "work_inodes", NULL,
+};
+
+/* ---- settings ---- */
+
+static int setting_u64(struct lcl_prov *p, const char *key, uint64_t def, uint64_t max,
+                       uint64_t *out)
+{
+    const char *v = p->host->config_get(p->h, key);
+    *out = def;
+    if (!v || !*v)
+        return 0;
+    char *end;
+    errno = 0;
+    unsigned long long x = strtoull(v, &end, 10);
+    if (errno || *end || end == v || x == 0 || x > max)
+        return p->host->set_error(p->h, SBX_E_CONFIG,
+                                  "providers.d/local.ini: %s = '%s' is not a number from 1 to %llu",
+                                  key, v, (unsigned long long)max);
+    *out = x;
+    return 0;
+}
+
+static int read_settings(struct lcl_prov *p, const char **cg_root)
+{
+    uint64_t v;
+    int ret;
+    *cg_root = p->host->config_get(p->h, "cgroup_root");
+    if (!*cg_root || !**cg_root)
+        *cg_root = "polysandbox";
+    for (const char *s = *cg_root; *s; s++)
+        if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') ||
+              *s == '-' || *s == '_' || *s == '.') || !strcmp(*cg_root, "..") || !strcmp(*cg_root, "."))
+            return p->host->set_error(p->h, SBX_E_CONFIG,
+                                      "providers.d/local.ini: cgroup_root = '%s': use a plain name "
+                                      "([A-Za-z0-9._-])", *cg_root);
+    if ((ret = setting_u64(p, "uid", 65534, 0xfffffffe, &v)))
+        return ret;
+    p->host_uid = (uid_t)v;
+    if ((ret = setting_u64(p, "gid", v == 65534 ? 65534 : v, 0xfffffffe, &v)))
+        return ret;
+    p->host_gid = (gid_t)v;
+    if ((ret = setting_u64(p, "work_inodes", 16384, 1u << 24, &p->work_inodes)))
+        return ret;
+    const char *net = p->host->config_get(p->h, "network");
+    if (net && *net && strcmp(net, "none") && strcmp(net, "allow-host"))
+        return p->host->set_error(p->h, SBX_E_CONFIG,
+                                  "providers.d/local.ini: network = '%s': use 'none' or 'allow-host'",
+                                  net);
+    p->allow_host_net = net && !strcmp(net, "allow-host");
+    if (!p->root) {
+        /* Unprivileged: the only id we may map is our own. */
+        p->host_uid = getuid();
+        p->host_gid = getgid();
+    } else if (p->host_uid == 0 || p->host_gid == 0) {
+        return p->host->set_error(p->h, SBX_E_CONFIG,
+                                  "providers.d/local.ini: uid/gid 0 would make the sandbox user root");
+    }
+    return 0;
+}
+
+/* ---- init / fini ---- */
+
+static void local_fini(void *prov)
+{
+    struct lcl_prov *p = prov;
+    if (!p)
+        return;
+    lcl_layout_free(p);
+    lcl_cg_free(&p->cg);
+    free(p->bpf);
+    free(p->seccomp_why);
+    free(p->state_dir);
+    free(p->skel);
+    free(p);
+}
+
+static int local_init(const sbx_host_v1 *host, sbx_host_handle *h, void **prov)
+{
+    *prov = NULL;
+    if (!host || host->struct_size < offsetof(sbx_host_v1, state_dir) + sizeof host->state_dir)
+        return SBX_E_INVAL;
+    struct lcl_prov *p = calloc(1, sizeof *p);
+    if (!p)
+        return host->set_error(h, SBX_E_NOMEM, "out of memory");
+    p->host = host;
+    p->h = h;
+    p->root = geteuid() == 0;
+    p->ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    const char *cg_root;
+    int ret = read_settings(p, &cg_root);
+    const char *sd = ret ? NULL : host->state_dir(h);
+    if (!ret && (!sd || !*sd))
+        ret = host->set_error(h, SBX_E_CONFIG, "no state directory for the local provider");
+    if (!ret && !(p->state_dir = strdup(sd)))
+        ret = host->set_error(h, SBX_E_NOMEM, "out of memory");
+    if (!ret) {
+        int e = lcl_mkdir_p(p->state_dir, 0700);
+        if (e < 0)
+            ret = host->set_error(h, lcl_err_code(-e), "creating state directory %s: %s",
+                                  p->state_dir, strerror(-e));
+    }
+    if (!ret)
+        ret = lcl_layout_probe(p, host->config_get(h, "ro_binds"));
+    if (!ret)
+        ret = lcl_skeleton_build(p);
+    if (!ret)
+        ret = lcl_seccomp_build(p);
+    if (ret) {
+        local_fini(p);
+        return ret;
+    }
+    lcl_cg_probe(p, cg_root);
+    if (p->cg.version == 0 || p->cg.why)
+        host->log(h, SBX_LOG_WARNING, "cgroups: %s; limits depending on them are not enforced "
+                  "(see 'polysandbox doctor')", p->cg.why ? p->cg.why : "not usable");
+    if (!p->root)
+        host->log(h, SBX_LOG_INFO, "not root: the work directory is a plain directory, so the "
+                  "disk limit is not enforced");
+    *prov = p;
+    return SBX_OK;
+}
+
+/* ---- create / attach / release / destroy ---- */
+
+static int new_id(struct lcl_prov *p, char id[SBX_ID_MAX])
+{
+    unsigned char rnd[8];
+    if (getrandom(rnd, sizeof rnd, 0) != (ssize_t)sizeof rnd)
+        return p->host->set_error(p->h, SBX_E_IO, "getrandom: %s", strerror(errno));
+    int n = snprintf(id, SBX_ID_MAX, LCL_ID_PREFIX);
+    for (size_t i = 0; i < sizeof rnd; i++)
+        n += snprintf(id + n, (size_t)(SBX_ID_MAX - n), "%02x", rnd[i]);
+    return 0;
+}
+
+static int local_create(void *prov, const sbx_create_spec_v1 *spec, void **sbp, char id[SBX_ID_MAX])
+{
+    struct lcl_prov *p = prov;
+    *sbp = NULL;
+    if (!spec || spec->struct_size < offsetof(sbx_create_spec_v1, ttl_ns))
+        return p->host->set_error(p->h, SBX_E_INVAL, "create: bad spec");
+    /* Templates name images for container providers; we always show
+     * the host's system directories, so an image is noted, not refused. */
+    if (spec->image && *spec->image)
+        p->host->log(p->h, SBX_LOG_INFO, "image '%s' ignored: the local provider uses the host's "
+                     "system directories", spec->image);
+    if (spec->network == SBX_NET_HOST && !p->allow_host_net)
+        return p->host->set_error(p->h, SBX_E_PERM,
+                                  "host network requested but providers.d/local.ini does not "
+                                  "set network = allow-host");
+    if (spec->network != SBX_NET_HOST && spec->network != SBX_NET_NONE)
+        return p->host->set_error(p->h, SBX_E_INVAL, "unknown network policy %d", (int)spec->network);
+    for (size_t i = 0; i < spec->n_env; i++)
+        if (!spec->env[i].key || !*spec->env[i].key || strchr(spec->env[i].key, '=') ||
+            !spec->env[i].value)
+            return p->host->set_error(p->h, SBX_E_INVAL, "sandbox environment entry %zu: bad name '%s'",
+                                      i, spec->env[i].key ? spec->env[i].key : "(null)");
+
+    struct lcl_sb *sb = calloc(1, sizeof *sb);
+    if (!sb)
+        return p->host->set_error(p->h, SBX_E_NOMEM, "out of memory");
+    int ret = 0;
+    for (int tries = 0;; tries++) {
+        if ((ret = new_id(p, sb->id)))
+            goto fail_free;
+        free(sb->dir);
+        if (!(sb->dir = lcl_join(p->state_dir, sb->id))) {
+            ret = p->host->set_error(p->h, SBX_E_NOMEM, "out of memory");
+            goto fail_free;
+        }
+        if (mkdir(sb->dir, 0700) == 0)
+            break;
+        if (errno != EEXIST || tries > 8) {
+            ret = p->host->set_error(p->h, lcl_err_code(errno), "creating %s: %s", sb->dir,
+                                     strerror(errno));
+            goto fail_free;
+        }
+    }
+    sb->limits = spec->limits;
+    sb->network = spec->network;
+    sb->persistent = spec->persistent != 0;
+    sb->created_ns = lcl_now_unix();
+    sb->ttl_ns = spec->ttl_ns;
+    if (!(sb->work = lcl_join(sb->dir, "work")) ||
+        (spec->template_name && !(sb->template_name = strdup(spec->template_name))) ||
+        lcl_kv_copy(spec->env, spec->n_env, &sb->env) ||
+        lcl_kv_copy(spec->labels, spec->n_labels, &sb->labels)) {
+        ret = p->host->set_error(p->h, SBX_E_NOMEM, "out of memory");
+        goto fail_tree;
+    }
+    sb->n_env = sb->env ? spec->n_env : 0;
+    sb->n_labels = sb->labels ? spec->n_labels : 0;
+    if (mkdir(sb->work, 0755) < 0) {
+        ret = p->host->set_error(p->h, lcl_err_code(errno), "creating %s: %s", sb->work, strerror(errno));
+        goto fail_tree;
+    }
+    if (p->root) {
+        char opts[160];
+        snprintf(opts, sizeof opts, "size=%llu,nr_inodes=%llu,mode=0755,uid=%lu,gid=%lu",
+                 (unsigned long long)spec->limits.disk_bytes, (unsigned long long)p->work_inodes,
+                 (unsigned long)p->host_uid, (unsigned long)p->host_gid);
+        if (mount("tmpfs", sb->work, "tmpfs", MS_NOSUID | MS_NODEV, opts) < 0) {
+            ret = p->host->set_error(p->h, lcl_err_code(errno), "mount tmpfs (%s) on %s: %s", opts,
+                                     sb->work, strerror(errno));
+            goto fail_tree;
+        }
+        sb->work_tmpfs = true;
+    }
+    if ((ret = lcl_meta_save(p, sb)))
+        goto fail_tree;
+    snprintf(id, SBX_ID_MAX, "%s", sb->id);
+    *sbp = sb;
+    return SBX_OK;
+
+fail_tree:
+    if (sb->work_tmpfs)
+        umount2(sb->work, MNT_DETACH);
+    lcl_rm_tree(sb->dir);
+fail_free:
+    lcl_sb_free(sb);
+    return ret;
+}
+
+static int local_exec(void *prov, void *sb, const sbx_exec_spec_v1 *spec,
+                      const sbx_output_sink_v1 *sink, sbx_exec_outcome_v1 *out)
+{
+    struct lcl_prov *p = prov;
+    if (!spec || spec->struct_size < offsetof(sbx_exec_spec_v1, stderr_cap) + sizeof spec->stderr_cap)
+        return p->host->set_error(p->h, SBX_E_INVAL, "exec: bad spec");
+    return lcl_exec(p, sb, spec, sink, out);
+}
+
+static int local_attach(void *prov, const char *id, void **sb)
+{
+    return lcl_meta_load(prov, id, (struct lcl_sb **)sb);
+}
+
+static void local_release(void *prov, void *sb)
+{
+    lcl_sb_free(sb);
+}
+
+/* Kills what another process may still run in this sandbox (every
+ * per-exec cgroup named <id>-*), and removes those cgroups when a crashed
+ * supervisor left them behind. */
+static void kill_leftovers(struct lcl_prov *p, struct lcl_sb *sb)
+{
+    const char *base = p->cg.version == 2 ? p->cg.v2_base
+                     : p->cg.usable[LCL_CG_FREEZER] ? p->cg.base[LCL_CG_FREEZER]
+                     : p->cg.usable[LCL_CG_PIDS] ? p->cg.base[LCL_CG_PIDS] : NULL;
+    DIR *d = base ? opendir(base) : NULL;
+    if (!d)
+        return;
+    size_t n = strlen(sb->id);
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        if (strncmp(de->d_name, sb->id, n) || de->d_name[n] != '-')
+            continue;
+        struct lcl_cg_run run;
+        memset(&run, 0, sizeof run);
+        run.active = true;
+        run.v2fd = -1;
+        bool oom = false;
+        if (p->cg.version == 2) {
+            oom = !(run.v2dir = lcl_join(base, de->d_name));
+        } else {
+            for (int i = 0; i < LCL_CG_NCTRL; i++)
+                if (p->cg.usable[i] && !(run.dir[i] = lcl_join(p->cg.base[i], de->d_name)))
+                    oom = true;
+        }
+        if (!oom)
+            lcl_cg_kill(p, &run);
+        /* Best effort: a live supervisor elsewhere removes its own. */
+        for (int i = 0; i < LCL_CG_NCTRL; i++) {
+            if (run.dir[i])
+                rmdir(run.dir[i]);
+            free(run.dir[i]);
+        }
+        if (run.v2dir)
+            rmdir(run.v2dir);
+        free(run.v2dir);
+    }
+    closedir(d);
+}
+
+static int local_destroy(void *prov, void *sbp)
+{
+    struct lcl_prov *p = prov;
+    struct lcl_sb *sb = sbp;
+    int ret = SBX_OK;
+    kill_leftovers(p, sb);
+    if (sb->work_tmpfs && umount2(sb->work, MNT_DETACH) < 0 && errno != EINVAL && errno != ENOENT)
+        ret = p->host->set_error(p->h, lcl_err_code(errno), "unmounting %s: %s", sb->work,
+                                 strerror(errno));
+    int e = lcl_rm_tree(sb->dir);
+    if (e < 0 && !ret)
+        ret = p->host->set_error(p->h, lcl_err_code(-e), "removing %s: %s", sb->dir, strerror(-e));
+    lcl_sb_free(sb);
+    return ret;
+}
+
+/* ---- list / files / health / doctor ---- */
+
+static bool labels_match(const struct lcl_sb *sb, const sbx_kv_v1 *filter, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        bool found = false;
+        for (size_t j = 0; j < sb->n_labels && !found; j++)
+            found = !strcmp(sb->labels[j].key, filter[i].key ? filter[i].key : "") &&
+                    !strcmp(sb->labels[j].value, filter[i].value ? filter[i].value : "");
+        if (!found)
+            return false;
+    }
+    return true;
+}
+
+static int local_list(void *prov, const sbx_kv_v1 *filter, size_t n_filter, sbx_list_cb_v1 cb,
+                      void *ud)
+{
+    struct lcl_prov *p = prov;
+    DIR *d = opendir(p->state_dir);
+    if (!d)
+        return p->host->set_error(p->h, lcl_err_code(errno), "listing %s: %s", p->state_dir,
+                                  strerror(errno));
+    int ret = 0;
+    struct dirent *de;
+    while (!ret && (de = readdir(d))) {
+        if (!lcl_id_valid(de->d_name))
+            continue;
+        struct lcl_sb *sb;
+        if (lcl_meta_load(p, de->d_name, &sb) != SBX_OK) {
+            p->host->log(p->h, SBX_LOG_DEBUG, "skipping %s/%s: unreadable metadata",
+                         p->state_dir, de->d_name);
+            continue;
+        }
+        if (labels_match(sb, filter, n_filter))
+            ret = cb(ud, sb->id, sb->labels, sb->n_labels, sb->created_ns);
+        lcl_sb_free(sb);
+    }
+    closedir(d);
+    return ret;
+}
+
+static int local_upload(void *prov, void *sb, const char *path, const void *data, size_t len,
+                        uint32_t mode)
+{
+    return lcl_file_write(prov, sb, path, data, len, mode);
+}
+
+static int local_download(void *prov, void *sb, const char *path, size_t max, void **data,
+                          size_t *len)
+{
+    return lcl_file_read(prov, sb, path, max, data, len);
+}
+
+static int local_health(void *prov)
+{
+    return lcl_health(prov);
+}
+
+static const sbx_provider_ops_v1 local_ops;
+
+static void local_doctor(void *prov, sbx_doctor_cb_v1 cb, void *ud)
+{
+    lcl_doctor(prov, &local_ops, cb, ud);
+}
+
+static const sbx_provider_ops_v1 local_ops = {
+    .init = local_init,
+    .fini = local_fini,
+    .create = local_create,
+    .exec = local_exec,
+    .destroy = local_destroy,
+    .attach = local_attach,
+    .release = local_release,
+    .list = local_list,
+    .upload = local_upload,
+    .download = local_download,
+    .health = local_health,
+    .doctor = local_doctor,
+};
+
+SBX_PROVIDER_DEFINE("local", PACKAGE_VERSION,
+                    "Linux namespaces, cgroups and seccomp on this host",
+                    "MIT", LCL_CAPS, config_keys, NULL, &local_ops);

@@ -1,0 +1,272 @@
+/* tests/hostile/hostile.c - hostile programs, one per subcommand
+ *
+ * ONLY EVER RUN INSIDE THE SANDBOX UNDER TEST (tests/hostile/run.sh copies
+ * it in with --file).  Each subcommand either attacks a limit (the
+ * supervisor must stop it: fork bomb, memory bomb, spin, flood, ...) or
+ * tries an escape and exits 0 when the escape was refused, 1 when it
+ * worked, printing what happened.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/ptrace.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <arpa/inet.h>
+#include <unistd.h>
+
+/* Prints the outcome of one attempt; returns 1 if it succeeded (bad). */
+static int attempt(const char *what, long r)
+{
+    if (r >= 0) {
+        printf("ESCAPE: %s succeeded\n", what);
+        return 1;
+    }
+    printf("refused: %s: %s\n", what, strerror(errno));
+    return 0;
+}
+
+static int forkbomb(void)
+{
+    pid_t me = getpid();
+    for (;;) {
+        pid_t p = fork();
+        if (p < 0) {
+            if (getpid() == me) {
+                puts("fork failed in the first process");
+                return 3;
+            }
+            pause();
+        }
+    }
+}
+
+static int membomb(void)
+{
+    for (;;) {
+        char *p = malloc(16u << 20);
+        if (!p) {
+            puts("malloc failed");
+            return 3;
+        }
+        memset(p, 0x5a, 16u << 20);
+    }
+}
+
+static int daemonize(const char *token)
+{
+    pid_t p = fork();
+    if (p < 0)
+        return 3;
+    if (p == 0) {
+        setsid();
+        if (fork() == 0) {
+            prctl(PR_SET_NAME, token, 0, 0, 0);
+            signal(SIGTERM, SIG_IGN);
+            signal(SIGHUP, SIG_IGN);
+            close(0);
+            close(1);
+            close(2);
+            for (;;)
+                pause();
+        }
+        _exit(0);
+    }
+    waitpid(p, NULL, 0);
+    puts("daemon started");
+    return 0;
+}
+
+static int flood(void)
+{
+    static char buf[65536];
+    memset(buf, 'x', sizeof buf);
+    for (;;)
+        if (write(1, buf, sizeof buf) < 0)
+            return 3;
+}
+
+static int binary(void)
+{
+    unsigned char buf[256];
+    for (int i = 0; i < 256; i++)
+        buf[i] = (unsigned char)i;
+    for (int i = 0; i < 256; i++)
+        if (write(1, buf, sizeof buf) != (ssize_t)sizeof buf)
+            return 3;
+    return 0;
+}
+
+static int read_stdin(void)
+{
+    char buf[4096];
+    long total = 0;
+    ssize_t n;
+    while ((n = read(0, buf, sizeof buf)) > 0)
+        total += n;
+    printf("%ld\n", total);
+    return n < 0 ? 3 : 0;
+}
+
+static int write_host(const char *token)
+{
+    const char *outside[] = {"/etc", "/usr", "/usr/bin", "/", "/var", "/proc", "/dev", "/lib"};
+    char path[256];
+    int bad = 0;
+    for (size_t i = 0; i < sizeof outside / sizeof *outside; i++) {
+        snprintf(path, sizeof path, "%s/hostile-%s", strcmp(outside[i], "/") ? outside[i] : "", token);
+        bad |= attempt(path, open(path, O_WRONLY | O_CREAT | O_EXCL, 0644));
+    }
+    /* Inside the sandbox these must work, and stay inside. */
+    const char *inside[] = {"/tmp", "/work", "/var/tmp", "/dev/shm"};
+    for (size_t i = 0; i < sizeof inside / sizeof *inside; i++) {
+        snprintf(path, sizeof path, "%s/hostile-%s-%zu", inside[i], token, i);
+        int fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0644);
+        if (fd < 0) {
+            printf("UNEXPECTED: cannot write %s: %s\n", path, strerror(errno));
+            bad = 1;
+        } else {
+            close(fd);
+        }
+    }
+    return bad;
+}
+
+static int read_secrets(void)
+{
+    const char *paths[] = {"/etc/shadow", "/etc/gshadow", "/root", "/home", "/run", "/sys",
+                           "/etc/polysandbox", "/var/lib/polysandbox", "/proc/1/environ"};
+    int bad = 0;
+    for (size_t i = 0; i < sizeof paths / sizeof *paths; i++)
+        bad |= attempt(paths[i], open(paths[i], O_RDONLY));
+    return bad;
+}
+
+static int do_connect(const char *port)
+{
+    int s = socket(AF_INET, SOCK_STREAM, 0);
+    if (s < 0)
+        return attempt("socket", -1) ? 1 : 0;
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)atoi(port))};
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    return attempt("connect to the host's loopback", connect(s, (struct sockaddr *)&a, sizeof a));
+}
+
+static int do_ptrace(void)
+{
+    pid_t c = fork();
+    if (c == 0) {
+        for (;;)
+            pause();
+    }
+    int bad = attempt("ptrace(PTRACE_ATTACH, child)", ptrace(PTRACE_ATTACH, c, 0, 0));
+    bad |= attempt("ptrace(PTRACE_ATTACH, 1)", ptrace(PTRACE_ATTACH, 1, 0, 0));
+    bad |= attempt("ptrace(PTRACE_TRACEME)", ptrace(PTRACE_TRACEME, 0, 0, 0));
+    kill(c, SIGKILL);
+    waitpid(c, NULL, 0);
+    return bad;
+}
+
+static int do_mount(void)
+{
+    int bad = attempt("mount tmpfs on /tmp", mount("none", "/tmp", "tmpfs", 0, NULL));
+    bad |= attempt("remount / read-write", mount(NULL, "/", NULL, MS_REMOUNT, NULL));
+    bad |= attempt("umount /proc", umount2("/proc", MNT_DETACH));
+    bad |= attempt("fsopen(tmpfs)", syscall(SYS_fsopen, "tmpfs", 0));
+    bad |= attempt("open_tree(/)", syscall(SYS_open_tree, AT_FDCWD, "/", 1));
+    return bad;
+}
+
+static int do_unshare(void)
+{
+    int bad = attempt("unshare(CLONE_NEWUSER)", unshare(CLONE_NEWUSER));
+    bad |= attempt("unshare(CLONE_NEWNS)", unshare(CLONE_NEWNS));
+    bad |= attempt("unshare(CLONE_NEWNET)", unshare(CLONE_NEWNET));
+    long r = syscall(SYS_clone, CLONE_NEWUSER | SIGCHLD, 0, 0, 0, 0);
+    if (r == 0)
+        _exit(0);
+    if (r > 0)
+        waitpid((pid_t)r, NULL, 0);
+    bad |= attempt("clone(CLONE_NEWUSER)", r);
+    bad |= attempt("setns", syscall(SYS_setns, 0, 0));
+    return bad;
+}
+
+static int do_keyctl(void)
+{
+    int bad = attempt("add_key", syscall(SYS_add_key, "user", "hostile", "x", 1, -3 /* session */));
+    bad |= attempt("keyctl(GET_KEYRING_ID)", syscall(SYS_keyctl, 0, -3, 0));
+    bad |= attempt("request_key", syscall(SYS_request_key, "user", "hostile", NULL, 0));
+    return bad;
+}
+
+static int do_misc(void)
+{
+    char params[120];
+    memset(params, 0, sizeof params);
+    int bad = attempt("io_uring_setup", syscall(SYS_io_uring_setup, 4, params));
+    bad |= attempt("bpf", syscall(SYS_bpf, 0, NULL, 0));
+    bad |= attempt("perf_event_open", syscall(SYS_perf_event_open, NULL, 0, -1, -1, 0));
+    bad |= attempt("userfaultfd", syscall(SYS_userfaultfd, 0));
+    char c = 'x';
+    bad |= attempt("ioctl(TIOCSTI)", ioctl(1, TIOCSTI, &c));
+    bad |= attempt("socket(AF_VSOCK)", socket(40, SOCK_STREAM, 0));
+    bad |= attempt("socket(AF_ALG)", socket(38, SOCK_SEQPACKET, 0));
+    struct timespec ts = {0, 0};
+    bad |= attempt("clock_settime", clock_settime(CLOCK_REALTIME, &ts));
+    return bad;
+}
+
+static int do_kmod(void)
+{
+    /* Only exploits load modules: the filter kills (SIGSYS). */
+    syscall(SYS_init_module, NULL, 0, "");
+    puts("ESCAPE: init_module returned");
+    return 1;
+}
+
+int main(int argc, char **argv)
+{
+    const char *cmd = argc > 1 ? argv[1] : "";
+    const char *arg = argc > 2 ? argv[2] : "x";
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    if (!strcmp(cmd, "forkbomb")) return forkbomb();
+    if (!strcmp(cmd, "membomb")) return membomb();
+    if (!strcmp(cmd, "spin")) for (;;) ;
+    if (!strcmp(cmd, "sleep")) { sleep(100000); return 0; }
+    if (!strcmp(cmd, "ignore-term")) {
+        signal(SIGTERM, SIG_IGN);
+        signal(SIGINT, SIG_IGN);
+        signal(SIGHUP, SIG_IGN);
+        for (;;) pause();
+    }
+    if (!strcmp(cmd, "daemon")) return daemonize(arg);
+    if (!strcmp(cmd, "sigstop")) { raise(SIGSTOP); return 0; }
+    if (!strcmp(cmd, "close-stdio")) { close(0); close(1); close(2); for (;;) pause(); }
+    if (!strcmp(cmd, "flood")) return flood();
+    if (!strcmp(cmd, "binary")) return binary();
+    if (!strcmp(cmd, "stdin")) return read_stdin();
+    if (!strcmp(cmd, "write-host")) return write_host(arg);
+    if (!strcmp(cmd, "read-secrets")) return read_secrets();
+    if (!strcmp(cmd, "connect")) return do_connect(arg);
+    if (!strcmp(cmd, "ptrace")) return do_ptrace();
+    if (!strcmp(cmd, "mount")) return do_mount();
+    if (!strcmp(cmd, "unshare")) return do_unshare();
+    if (!strcmp(cmd, "keyctl")) return do_keyctl();
+    if (!strcmp(cmd, "misc")) return do_misc();
+    if (!strcmp(cmd, "kmod")) return do_kmod();
+    fprintf(stderr, "hostile: unknown subcommand '%s'\n", cmd);
+    return 2;
+}
