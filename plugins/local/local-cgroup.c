@@ -288,6 +288,36 @@ int lcl_cg_attach(struct lcl_prov *p, struct lcl_cg_run *run, pid_t pid, bool jo
     return 0;
 }
 
+/* v1: open each controller's `tasks` file for the child to join by
+ * itself.  A task that writes "0" to `tasks` moves only itself, which the
+ * kernel does without taking the global threadgroup lock; a write of
+ * another pid to cgroup.procs takes it and waits out an RCU grace period
+ * (8-30 ms here), the largest cost of a run.  The file was opened by us,
+ * so the write is checked against our credentials, not the child's. */
+int lcl_cg_open_tasks(struct lcl_prov *p, struct lcl_cg_run *run, int fds[LCL_CG_NCTRL])
+{
+    char path[LCL_PATH_MAX];
+    for (int i = 0; i < LCL_CG_NCTRL; i++)
+        fds[i] = -1;
+    if (!run->active || run->v2dir)
+        return 0;
+    for (int i = 0; i < LCL_CG_NCTRL; i++) {
+        if (!run->dir[i])
+            continue;
+        snprintf(path, sizeof path, "%s/tasks", run->dir[i]);
+        fds[i] = open(path, O_WRONLY | O_CLOEXEC);
+        if (fds[i] < 0) {
+            int e = errno;
+            for (int j = 0; j < i; j++)
+                if (fds[j] >= 0)
+                    close(fds[j]);
+            return p->host->set_error(p->h, lcl_err_code(e), "opening %s: %s", path,
+                                      strerror(e));
+        }
+    }
+    return 0;
+}
+
 /* The directory whose cgroup.procs lists every member. */
 static const char *procs_dir(struct lcl_cg_run *run)
 {

@@ -361,6 +361,11 @@ _Noreturn void lcl_child_main(const struct lcl_child *c)
 {
     char go;
     prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+    /* Join our cgroups first: everything after, the payload included,
+     * is accounted and limited there. */
+    for (int i = 0; i < LCL_CG_NCTRL; i++)
+        if (c->fd_tasks[i] >= 0 && write(c->fd_tasks[i], "0", 1) != 1)
+            fail(c, "joining the cgroup", NULL);
     close_host_fds(c);
     if (read(c->fd_sync, &go, 1) != 1)
         _exit(125); /* the supervisor gave up */

@@ -312,10 +312,13 @@ static int do_clone(struct run *r)
     } else {
         ca.flags = flags;
         r->c.new_cgroup_ns = true;
+        /* v1: the child joins through the tasks files before anything else. */
+        for (int i = 0; i < LCL_CG_NCTRL; i++)
+            joined = joined || r->c.fd_tasks[i] >= 0;
     }
     long pid = syscall(SYS_clone3, &ca, sizeof ca);
     if (pid < 0 && errno == ENOSYS) {
-        joined = false;
+        joined = r->cg.v2fd < 0 && joined;
         r->c.new_cgroup_ns = true;
         pid = syscall(SYS_clone, (unsigned long)flags, 0, &pidfd, 0, 0);
     }
@@ -542,6 +545,8 @@ static void cleanup(struct run *r)
                   &r->sync[0], &r->sync[1], &r->rep[0], &r->rep[1], &r->st[0], &r->st[1]};
     for (size_t i = 0; i < sizeof fds / sizeof *fds; i++)
         close_fd(fds[i]);
+    for (int i = 0; i < LCL_CG_NCTRL; i++)
+        close_fd(&r->c.fd_tasks[i]);
     if (r->pidfd >= 0 && !r->reaped) {
         kill_all(r);
         reap(r);
@@ -573,6 +578,8 @@ int lcl_exec(struct lcl_prov *p, struct lcl_sb *sb, const sbx_exec_spec_v1 *spec
 {
     struct run r;
     memset(&r, 0, sizeof r);
+    for (int i = 0; i < LCL_CG_NCTRL; i++)
+        r.c.fd_tasks[i] = -1;
     r.p = p;
     r.sb = sb;
     r.spec = spec;
@@ -603,6 +610,8 @@ int lcl_exec(struct lcl_prov *p, struct lcl_sb *sb, const sbx_exec_spec_v1 *spec
     r.c.cwd = cwd;
     if (!ret)
         ret = lcl_cg_create(p, sb, &r.cg);
+    if (!ret)
+        ret = lcl_cg_open_tasks(p, &r.cg, r.c.fd_tasks);
     if (!ret)
         ret = make_pipes(&r);
     if (ret) {
@@ -637,6 +646,8 @@ int lcl_exec(struct lcl_prov *p, struct lcl_sb *sb, const sbx_exec_spec_v1 *spec
     close_fd(&r.sync[0]);
     close_fd(&r.rep[1]);
     close_fd(&r.st[1]);
+    for (int i = 0; i < LCL_CG_NCTRL; i++)
+        close_fd(&r.c.fd_tasks[i]);  /* the child's now */
     if (!ret && r.pid > 0)
         ret = write_maps(&r);
     if (!ret && write(r.sync[1], "g", 1) != 1)

@@ -126,6 +126,7 @@ void lcl_cg_free(struct lcl_cgroups *cg);
 int lcl_cg_create(struct lcl_prov *p, struct lcl_sb *sb,
                   struct lcl_cg_run *run);
 int lcl_cg_attach(struct lcl_prov *p, struct lcl_cg_run *run, pid_t pid, bool joined);
+int lcl_cg_open_tasks(struct lcl_prov *p, struct lcl_cg_run *run, int fds[LCL_CG_NCTRL]);
 void lcl_cg_kill(struct lcl_prov *p, struct lcl_cg_run *run);
 int64_t lcl_cg_cpu_ns(struct lcl_prov *p, struct lcl_cg_run *run);
 int64_t lcl_cg_peak(struct lcl_prov *p, struct lcl_cg_run *run);
@@ -165,6 +166,7 @@ struct lcl_child {
     int fd_sync;            /* read end: supervisor says "go" */
     int fd_report;          /* write end, CLOEXEC: struct lcl_msg */
     int fd_status;          /* write end: payload's wait status (int) */
+    int fd_tasks[LCL_CG_NCTRL]; /* v1: <cgroup>/tasks opened by the supervisor, or -1 */
     bool drop_groups;       /* setgroups(0, NULL): root's groups must go */
     bool new_cgroup_ns;     /* unshare(CLONE_NEWCGROUP) after the go */
     bool net_none;
