@@ -1,0 +1,471 @@
+/* sdk/conformance/exec-tests.c - exit codes, signals, lookup failures,
+ * environment, working directory, wall timeout, result metadata */
+#include "config.h"
+
+#include "kit.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+/* ---- exit codes ---------------------------------------------------------- */
+
+#define EXIT_WORKERS 4
+
+typedef struct exit_worker {
+    conf_kit *k;
+    conf_case *c;
+    int first, step;
+} exit_worker;
+
+static void *exit_codes_worker(void *arg)
+{
+    exit_worker *w = arg;
+    bool ok;
+    sbx_sandbox *sb = conf_multi_box(w->k, w->c, &ok);
+    if (!ok)
+        return NULL;
+    for (int code = w->first; code <= 255; code += w->step) {
+        char line[32], what[64];
+        snprintf(line, sizeof line, "exit %d", code);
+        sbx_exec_opts *x = conf_xshell(w->c, line);
+        sbx_result *r = conf_multi_exec(w->k, w->c, sb, x);
+        sbx_exec_opts_free(x);
+        if (r == NULL)
+            continue;
+        snprintf(what, sizeof what, "'exit %d'", code);
+        if (conf_expect_status(w->c, what,
+                               code == 0 ? SBX_RUN_OK : SBX_RUN_NONZERO_EXIT,
+                               r))
+            conf_expect_int(w->c, what, code, sbx_result_exit_code(r));
+        sbx_result_free(r);
+    }
+    conf_destroy(w->k, w->c, sb);
+    return NULL;
+}
+
+static void t_exit_codes(conf_kit *k, conf_case *c)
+{
+    exit_worker w[EXIT_WORKERS];
+    pthread_t th[EXIT_WORKERS];
+    int n = (k->caps & SBX_CAP_CONCURRENT) ? EXIT_WORKERS : 1;
+    int started = 0;
+    for (int i = 0; i < n; i++) {
+        w[i] = (exit_worker){k, c, i, n};
+        if (pthread_create(&th[i], NULL, exit_codes_worker, &w[i]) != 0) {
+            /* Run what could not get a thread here, in this one. */
+            exit_codes_worker(&w[i]);
+            continue;
+        }
+        started |= 1 << i;
+    }
+    for (int i = 0; i < n; i++)
+        if (started & (1 << i))
+            pthread_join(th[i], NULL);
+}
+
+/* ---- signals ------------------------------------------------------------- */
+
+static void t_signals(conf_kit *k, conf_case *c)
+{
+    static const struct {
+        const char *name;
+        int sig;
+    } sigs[] = {{"TERM", SIGTERM}, {"KILL", SIGKILL}, {"SEGV", SIGSEGV}};
+    bool ok;
+    sbx_sandbox *sb = conf_multi_box(k, c, &ok);
+    if (!ok)
+        return;
+    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
+        char line[64];
+        snprintf(line, sizeof line, "kill -%s $$; echo survived", sigs[i].name);
+        sbx_exec_opts *x = conf_xshell(c, line);
+        sbx_result *r = conf_multi_exec(k, c, sb, x);
+        sbx_exec_opts_free(x);
+        if (r == NULL)
+            continue;
+        if (conf_expect_status(c, line, SBX_RUN_SIGNAL, r)) {
+            conf_expect_int(c, "signal", sigs[i].sig, sbx_result_signal(r));
+            conf_expect_int(c, "exit_code", -1, sbx_result_exit_code(r));
+        }
+        sbx_result_free(r);
+    }
+    conf_destroy(k, c, sb);
+}
+
+/* ---- lookup failures ----------------------------------------------------- */
+
+static void t_not_found(conf_kit *k, conf_case *c)
+{
+    static const char *const abs_argv[] = {"/nonexistent/cmd", NULL};
+    static const char *const path_argv[] = {"no-such-command-xyz", NULL};
+    const char *const *argvs[] = {abs_argv, path_argv};
+    for (size_t i = 0; i < 2; i++) {
+        sbx_exec_opts *x = conf_xargv(c, argvs[i]);
+        sbx_result *r = conf_run(k, c, NULL, x);
+        sbx_exec_opts_free(x);
+        if (r == NULL)
+            continue;
+        if (conf_expect_status(c, argvs[i][0], SBX_RUN_NOT_FOUND, r))
+            conf_expect_int(c, "exit_code", 127, sbx_result_exit_code(r));
+        sbx_result_free(r);
+    }
+}
+
+static void t_not_executable(conf_kit *k, conf_case *c)
+{
+    static const char *const argv[] = {"./file", NULL};
+    static const char script[] = "#!/bin/sh\necho should-not-run\n";
+    sbx_exec_opts *x = conf_xargv(c, argv);
+    if (x == NULL)
+        return;
+    if (conf_set_ok(c, "sbx_exec_opts_add_file(\"file\", 0644)",
+                    sbx_exec_opts_add_file(x, "file", script,
+                                           sizeof script - 1, 0644))) {
+        sbx_result *r = conf_run(k, c, NULL, x);
+        if (r != NULL) {
+            if (conf_expect_status(c, "./file with mode 0644",
+                                   SBX_RUN_NOT_EXECUTABLE, r))
+                conf_expect_int(c, "exit_code", 126, sbx_result_exit_code(r));
+            sbx_result_free(r);
+        }
+    }
+    sbx_exec_opts_free(x);
+}
+
+/* ---- environment --------------------------------------------------------- */
+
+#define HOST_MARKER "SBX_CONFORMANCE_HOST_MARKER"
+
+static void t_env(conf_kit *k, conf_case *c)
+{
+    sbx_create_opts *o = conf_copts(k, c);
+    sbx_exec_opts *x = conf_xshell(
+        c, "printf '%s|%s|%s|%s' \"$CONF_A\" \"$CONF_B\" \"$CONF_C\" "
+           "\"${" HOST_MARKER "-unset}\"");
+    if (o == NULL || x == NULL)
+        goto out;
+    if (!conf_set_ok(c, "sbx_create_opts_add_env(CONF_A)",
+                     sbx_create_opts_add_env(o, "CONF_A", "create-a")) ||
+        !conf_set_ok(c, "sbx_create_opts_add_env(CONF_B)",
+                     sbx_create_opts_add_env(o, "CONF_B", "create-b")) ||
+        !conf_set_ok(c, "sbx_exec_opts_add_env(CONF_B)",
+                     sbx_exec_opts_add_env(x, "CONF_B", "exec-b")) ||
+        !conf_set_ok(c, "sbx_exec_opts_add_env(CONF_C)",
+                     sbx_exec_opts_add_env(x, "CONF_C", "exec-c")))
+        goto out;
+    /* The host's environment must not leak in: put a marker in ours. */
+    if (setenv(HOST_MARKER, "leaked", 1) != 0) {
+        conf_fail(c, "setenv(%s): %s", HOST_MARKER, strerror(errno));
+        goto out;
+    }
+    sbx_result *r = conf_run(k, c, o, x);
+    unsetenv(HOST_MARKER);
+    if (r == NULL)
+        goto out;
+    if (conf_expect_status(c, "printf of the variables", SBX_RUN_OK, r))
+        conf_expect_stdout(c,
+                           "CONF_A (create) | CONF_B (exec over create) | "
+                           "CONF_C (exec) | host marker",
+                           "create-a|exec-b|exec-c|unset", r);
+    sbx_result_free(r);
+out:
+    sbx_exec_opts_free(x);
+    sbx_create_opts_free(o);
+}
+
+/* ---- working directory --------------------------------------------------- */
+
+static bool ends_with_sub(const sbx_result *r)
+{
+    size_t len = 0;
+    const char *p = sbx_result_stdout(r, &len);
+    return len >= 5 && p[0] == '/' && memcmp(p + len - 5, "/sub\n", 5) == 0;
+}
+
+static void t_cwd(conf_kit *k, conf_case *c)
+{
+    bool ok;
+    sbx_result *r = NULL;
+    sbx_exec_opts *x = NULL;
+    sbx_sandbox *sb = conf_multi_box(k, c, &ok);
+    if (!ok)
+        return;
+    if (sb != NULL) {
+        /* A persistent sandbox: make the directory, then run in it. */
+        r = conf_exec_shell(k, c, sb, "mkdir sub");
+        if (r == NULL || !conf_expect_status(c, "mkdir sub", SBX_RUN_OK, r))
+            goto out;
+        sbx_result_free(r);
+        r = NULL;
+        x = conf_xshell(c, "pwd");
+    } else {
+        /* One-shot: a file placed before the command makes the directory. */
+        x = conf_xshell(c, "pwd");
+        if (x != NULL &&
+            !conf_set_ok(c, "sbx_exec_opts_add_file(\"sub/keep\")",
+                         sbx_exec_opts_add_file(x, "sub/keep", "", 0, 0644)))
+            goto out;
+    }
+    if (x == NULL ||
+        !conf_set_ok(c, "sbx_exec_opts_set_cwd(\"sub\")",
+                     sbx_exec_opts_set_cwd(x, "sub")))
+        goto out;
+    r = conf_multi_exec(k, c, sb, x);
+    if (r != NULL && conf_expect_status(c, "pwd in sub", SBX_RUN_OK, r) &&
+        !ends_with_sub(r)) {
+        conf_fail(c, "pwd with cwd \"sub\": expected an absolute path ending "
+                     "in /sub");
+        conf_describe(c, r);
+    }
+out:
+    sbx_result_free(r);
+    sbx_exec_opts_free(x);
+    conf_destroy(k, c, sb);
+}
+
+static void t_default_cwd_writable(conf_kit *k, conf_case *c)
+{
+    sbx_result *r = conf_run_shell(
+        k, c, "echo written > conformance.txt && cat conformance.txt");
+    if (r == NULL)
+        return;
+    if (conf_expect_status(c, "write in the default directory", SBX_RUN_OK, r))
+        conf_expect_stdout(c, "file read back", "written\n", r);
+    sbx_result_free(r);
+}
+
+/* ---- wall timeout -------------------------------------------------------- */
+
+/* True when the host runs a process whose command line is exactly
+ * "sleep <secs>" (the provider's processes are visible here when the
+ * backend runs on this kernel). */
+static bool host_has_sleep(unsigned secs, long *pid_out)
+{
+    char want[32];
+    int wl = snprintf(want, sizeof want, "sleep%c%u%c", '\0', secs, '\0');
+    DIR *d = opendir("/proc");
+    if (d == NULL)
+        return false;
+    bool found = false;
+    struct dirent *e;
+    while (!found && (e = readdir(d)) != NULL) {
+        if (e->d_name[0] < '0' || e->d_name[0] > '9')
+            continue;
+        char path[300], buf[64];
+        snprintf(path, sizeof path, "/proc/%s/cmdline", e->d_name);
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+            continue;
+        ssize_t n = read(fd, buf, sizeof buf);
+        close(fd);
+        /* Match on the last path component of argv[0]. */
+        if (n >= wl) {
+            const char *base = buf;
+            const char *end = memchr(buf, '\0', (size_t)n);
+            if (end == NULL)
+                continue;
+            for (const char *p = buf; p < end; p++)
+                if (*p == '/')
+                    base = p + 1;
+            size_t rest = (size_t)(n - (base - buf));
+            if (rest == (size_t)wl && memcmp(base, want, (size_t)wl) == 0) {
+                found = true;
+                *pid_out = strtol(e->d_name, NULL, 10);
+            }
+        }
+    }
+    closedir(d);
+    return found;
+}
+
+/* A leftover might still be on its way out when exec returns (a zombie has
+ * an empty command line, a dying process not yet): look for a moment. */
+static void check_host_leftovers(conf_case *c, unsigned secs, const char *when)
+{
+    long pid = 0;
+    for (int i = 0; i < 20; i++) {
+        if (!host_has_sleep(secs, &pid))
+            return;
+        struct timespec ts = {0, 100 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    conf_fail(c, "%s: process %ld ('sleep %u') is still running on the host",
+              when, pid, secs);
+}
+
+/* Shell text that ignores SIGTERM, SIGHUP and SIGINT, and starts
+ * "sleep SECS" in a session of its own (setsid, where there is one),
+ * waiting on a fifo until it has left, so that the test does not race
+ * the escape. */
+static void escape_prefix(char *out, size_t cap, unsigned secs)
+{
+    snprintf(out, cap,
+             "trap '' TERM HUP INT; f=.conf-fifo-$$; mkfifo $f || exit 3; "
+             "s=; command -v setsid >/dev/null 2>&1 && s=setsid; "
+             "$s sh -c 'echo > '$f'; exec sleep %u' "
+             ">/dev/null 2>&1 </dev/null & read x < $f; rm -f $f; ",
+             secs);
+}
+
+static void t_timeout(conf_kit *k, conf_case *c)
+{
+    /* A duration no other test uses, so a leftover is recognisably ours. */
+    unsigned secs = 600 + (unsigned)getpid() % 9000;
+    char line[512], scan[512];
+    bool ok;
+    sbx_result *r = NULL;
+    sbx_sandbox *sb = conf_multi_box(k, c, &ok);
+    if (!ok)
+        return;
+    /* Ignoring SIGTERM and leaving the session must not help: the wall
+     * limit kills whatever the command started. */
+    escape_prefix(line, sizeof line, secs);
+    snprintf(line + strlen(line), sizeof line - strlen(line),
+             "sleep %u & sleep %u", secs, secs);
+    sbx_exec_opts *x = conf_xshell(c, line);
+    if (x == NULL ||
+        !conf_set_ok(c, "sbx_exec_opts_set_timeout(1 s)",
+                     sbx_exec_opts_set_timeout(x, SEC_NS)))
+        goto out;
+    r = conf_multi_exec(k, c, sb, x);
+    if (r == NULL)
+        goto out;
+    conf_expect_status(c, "sleep with a 1 s timeout", SBX_RUN_TIMEOUT, r);
+    sbx_result_free(r);
+    r = NULL;
+    check_host_leftovers(c, secs, "after the timed-out exec");
+
+    /* The sandbox's own view: no "sleep SECS" left in its /proc. */
+    snprintf(scan, sizeof scan,
+             "[ -r /proc/self/cmdline ] || { echo no-proc; exit 0; }; "
+             "for d in /proc/[0-9]*; do "
+             "c=$(tr '\\000' ' ' < $d/cmdline 2>/dev/null) || continue; "
+             "case \"$c\" in 'sleep %u '|*'/sleep %u ') echo \"left: $d $c\";; "
+             "esac; done; exit 0",
+             secs, secs);
+    sbx_exec_opts_free(x);
+    x = conf_xshell(c, scan);
+    r = conf_multi_exec(k, c, sb, x);
+    if (r == NULL)
+        goto out;
+    if (conf_stdout_is(r, "no-proc\n"))
+        conf_note(c, "no /proc inside the sandbox: only the host was checked");
+    else if (conf_expect_status(c, "scan of /proc", SBX_RUN_OK, r))
+        conf_expect_stdout(c, "processes left by the timed-out exec "
+                              "(seen from inside)", "", r);
+out:
+    sbx_result_free(r);
+    sbx_exec_opts_free(x);
+    conf_destroy(k, c, sb);
+    check_host_leftovers(c, secs, "after destroy");
+}
+
+/* Background processes, even ones that left the session and closed
+ * their output, do not outlive the sandbox: not a one-shot run, and not a
+ * persistent sandbox once destroyed. */
+static void t_no_leftovers(conf_kit *k, conf_case *c)
+{
+    unsigned secs = 600 + (unsigned)(getpid() + 1) % 9000;
+    char line[512];
+    escape_prefix(line, sizeof line, secs);
+    snprintf(line + strlen(line), sizeof line - strlen(line),
+             "sleep %u >/dev/null 2>&1 </dev/null & exit 0", secs);
+    sbx_result *r = conf_run_shell(k, c, line);
+    if (r != NULL) {
+        conf_expect_status(c, "one-shot run leaving sleeps behind", SBX_RUN_OK,
+                           r);
+        sbx_result_free(r);
+        check_host_leftovers(c, secs, "after sbx_run");
+    }
+    if (!(k->caps & SBX_CAP_PERSISTENT))
+        return;
+    /* Another duration, so each check sees only its own leftovers. */
+    secs = 600 + (unsigned)(getpid() + 2) % 9000;
+    escape_prefix(line, sizeof line, secs);
+    snprintf(line + strlen(line), sizeof line - strlen(line),
+             "sleep %u >/dev/null 2>&1 </dev/null & exit 0", secs);
+    sbx_sandbox *sb = conf_box(k, c, NULL, true);
+    if (sb == NULL)
+        return;
+    r = conf_exec_shell(k, c, sb, line);
+    if (r != NULL) {
+        conf_expect_status(c, "exec leaving sleeps behind", SBX_RUN_OK, r);
+        sbx_result_free(r);
+    }
+    conf_destroy(k, c, sb);
+    check_host_leftovers(c, secs, "after destroying the persistent sandbox");
+}
+
+/* ---- metadata ------------------------------------------------------------ */
+
+static void t_metadata(conf_kit *k, conf_case *c)
+{
+    sbx_result *r = conf_run_shell(k, c, "echo hi");
+    if (r == NULL)
+        return;
+    conf_expect_status(c, "echo hi", SBX_RUN_OK, r);
+    const char *prov = sbx_result_provider(r);
+    const char *id = sbx_result_sandbox_id(r);
+    if (prov == NULL || strcmp(prov, k->provider) != 0)
+        conf_fail(c, "provider: expected \"%s\", got \"%s\"", k->provider,
+                  prov ? prov : "(null)");
+    if (id == NULL || *id == '\0')
+        conf_fail(c, "sandbox id: expected non-empty, got \"%s\"",
+                  id ? id : "(null)");
+    uint64_t cr = sbx_result_timing(r, SBX_TIMING_CREATE);
+    uint64_t ex = sbx_result_timing(r, SBX_TIMING_EXEC);
+    uint64_t to = sbx_result_timing(r, SBX_TIMING_TOTAL);
+    conf_note(c, "timings: create %llu ns, start %llu ns, exec %llu ns, "
+                 "total %llu ns",
+              (unsigned long long)cr,
+              (unsigned long long)sbx_result_timing(r, SBX_TIMING_START),
+              (unsigned long long)ex, (unsigned long long)to);
+    conf_expect_true(c, "create timing non-zero", cr > 0);
+    conf_expect_true(c, "exec timing non-zero", ex > 0);
+    conf_expect_true(c, "total timing non-zero", to > 0);
+    if (to < ex)
+        conf_fail(c, "total timing (%llu ns) is less than exec timing "
+                     "(%llu ns)",
+                  (unsigned long long)to, (unsigned long long)ex);
+    if (to < cr)
+        conf_fail(c, "total timing (%llu ns) is less than create timing "
+                     "(%llu ns)",
+                  (unsigned long long)to, (unsigned long long)cr);
+    sbx_result_free(r);
+}
+
+const conf_test conf_exec_tests[] = {
+    {"exit_codes", 0, t_exit_codes,
+     "'exit N' for N in 0..255: status ok for 0, nonzero_exit otherwise, "
+     "exit_code N"},
+    {"signals", 0, t_signals,
+     "'kill -TERM/-KILL/-SEGV $$': status signal, that signal, exit_code -1"},
+    {"not_found", 0, t_not_found,
+     "argv /nonexistent/cmd and no-such-command-xyz: status not_found, 127"},
+    {"not_executable", 0, t_not_executable,
+     "a mode 0644 file run as ./file: status not_executable, 126"},
+    {"env", 0, t_env,
+     "create and exec environment visible, exec overrides create, the "
+     "host's environment not inherited"},
+    {"cwd", 0, t_cwd, "set_cwd(\"sub\"): pwd prints a path ending in /sub"},
+    {"default_cwd_writable", 0, t_default_cwd_writable,
+     "the default working directory is writable"},
+    {"timeout", 0, t_timeout,
+     "'sleep & sleep' ignoring SIGTERM, one in its own session, under a 1 s "
+     "timeout: status timeout, no process left"},
+    {"no_leftovers", 0, t_no_leftovers,
+     "background processes (also setsid ones) do not outlive sbx_run or "
+     "sbx_sandbox_destroy"},
+    {"metadata", 0, t_metadata,
+     "result names the provider and a sandbox id; timings non-zero, total "
+     ">= exec"},
+    {NULL, 0, NULL, NULL},
+};
