@@ -501,6 +501,13 @@ static int verdict(struct run *r)
         p->host->log(p->h, SBX_LOG_DEBUG, "%s: %s", r->msg.what, strerror(r->msg.err));
         return SBX_OK;
     }
+    /* The OOM killer may pick the init (a fork of the embedding process,
+     * so as large as it) instead of the payload: the count still tells. */
+    if (!have_status && oom) {
+        o->status = SBX_RUN_MEMORY_LIMIT;
+        o->signal = SIGKILL;
+        return SBX_OK;
+    }
     if (!have_status)
         return p->host->set_error(p->h, SBX_E_BACKEND,
                                   "the sandbox init of %s ended without reporting the command's "
