@@ -24,9 +24,10 @@ check() { # check OK DESCRIPTION [DIAGNOSTICS]
     fi
 }
 
-# Defined dynamic symbols, names only.
+# Defined dynamic symbols, names only; AddressSanitizer's own ODR markers
+# (__odr_asan.*) are instrumentation, not exports of ours.
 exports() {
-    nm -D --defined-only "$1" | awk 'NF >= 3 { print $3 }' | sort -u
+    nm -D --defined-only "$1" | awk 'NF >= 3 && $3 !~ /^__odr_asan/ { print $3 }' | sort -u
 }
 
 for so in "$b"/plugins/*/.libs/*.so; do
