@@ -133,8 +133,11 @@ int main(int argc, char **argv)
 }
 CEOF
 libdir=$(dirname "$(find "$stage" -name 'libpolysandbox.so' | head -n 1)")
-if ${CC:-cc} -o "$tmp/check" "$tmp/check.c" \
-        $(pkg-config --cflags --libs polysandbox) >"$tmp/cc.log" 2>&1; then
+# The build's compiler and flags: a sanitizer build's library needs its
+# runtime linked into the program too.
+# shellcheck disable=SC2086
+if ${SBX_CC:-cc} ${SBX_CFLAGS:-} -o "$tmp/check" "$tmp/check.c" \
+        $(pkg-config --cflags --libs polysandbox) ${SBX_LDFLAGS:-} >"$tmp/cc.log" 2>&1; then
     POLYSANDBOX_PROVIDER_PATH=$inst LD_LIBRARY_PATH=$libdir \
         "$tmp/check" "$conf" >"$tmp/check.out" 2>&1
     rc=$?
