@@ -89,14 +89,16 @@ char **core_strv_dup(const char *const *v)
     return out;
 }
 
-/* Environment keys must be usable by execve: no '=' and no empty key. */
-static int check_env_key(const char *key)
+/* Add to an environment list; keys must be usable by execve: no '=' and
+ * no empty key. */
+static int add_env(core_kvlist *env, const char *key, const char *value)
 {
+    core_error_clear();
     if (!key || !*key || strchr(key, '='))
         return core_error_set(SBX_E_INVAL, NULL,
                               "environment variable name '%s' is empty or contains '='",
                               key ? key : "(null)");
-    return SBX_OK;
+    return core_kvlist_add(env, key, value);
 }
 
 /* ---- create options ----------------------------------------------------- */
@@ -169,12 +171,7 @@ int sbx_create_opts_set_persistent(sbx_create_opts *o, bool on)
 
 int sbx_create_opts_add_env(sbx_create_opts *o, const char *key, const char *value)
 {
-    core_error_clear();
-    if (!o)
-        return SBX_E_INVAL;
-    if (check_env_key(key) != SBX_OK)
-        return SBX_E_INVAL;
-    return core_kvlist_add(&o->env, key, value);
+    return o ? add_env(&o->env, key, value) : SBX_E_INVAL;
 }
 
 int sbx_create_opts_add_label(sbx_create_opts *o, const char *key, const char *value)
@@ -315,12 +312,7 @@ int sbx_exec_opts_set_stdin(sbx_exec_opts *o, const void *data, size_t len)
 
 int sbx_exec_opts_add_env(sbx_exec_opts *o, const char *key, const char *value)
 {
-    core_error_clear();
-    if (!o)
-        return SBX_E_INVAL;
-    if (check_env_key(key) != SBX_OK)
-        return SBX_E_INVAL;
-    return core_kvlist_add(&o->env, key, value);
+    return o ? add_env(&o->env, key, value) : SBX_E_INVAL;
 }
 
 int sbx_exec_opts_set_cwd(sbx_exec_opts *o, const char *cwd)
