@@ -1358,9 +1358,23 @@ static int load_all(loader *ld, const char *dir, const char *const *overrides)
         return ld->rc;
     if (dir && !*dir)
         dir = NULL;     /* "" is "not given", as an empty variable is */
-    if (!dir && !(dir = getenv_set("POLYSANDBOX_CONFIG_DIR"))) {
+    const char *origin = "the caller";
+    if (!dir && (dir = getenv_set("POLYSANDBOX_CONFIG_DIR")))
+        origin = "POLYSANDBOX_CONFIG_DIR";
+    if (!dir) {
         dir = SYSCONFDIR;
         use_xdg = true;
+    } else {
+        /* A directory the user named must exist: a typo would otherwise
+         * silently run with the built-in defaults. */
+        struct stat st;
+        if (stat(dir, &st) != 0)
+            return lerr(ld, SBX_E_CONFIG, NULL, "configuration directory %s (given by %s): %s",
+                        dir, origin, strerror(errno));
+        if (!S_ISDIR(st.st_mode))
+            return lerr(ld, SBX_E_CONFIG, NULL,
+                        "configuration directory %s (given by %s) is not a directory", dir,
+                        origin);
     }
     if (replace_str(ld, &cfg->dir, dir) != SBX_OK || load_dir(ld, dir) != SBX_OK)
         return ld->rc;
