@@ -269,12 +269,13 @@ int lcl_cg_create(struct lcl_prov *p, struct lcl_sb *sb, struct lcl_cg_run *run)
     return ret;
 }
 
-/* @joined: the child was cloned into the v2 cgroup already. */
+/* @joined: the child is in its cgroups already (v2 CLONE_INTO_CGROUP, or
+ * v1 through the tasks files it wrote itself). */
 int lcl_cg_attach(struct lcl_prov *p, struct lcl_cg_run *run, pid_t pid, bool joined)
 {
     char val[32];
     snprintf(val, sizeof val, "%ld", (long)pid);
-    if (!run->active || (run->v2dir && joined))
+    if (!run->active || joined)
         return 0;
     if (run->v2dir)
         return knob(p, run->v2dir, "cgroup.procs", val);
