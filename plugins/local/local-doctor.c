@@ -81,6 +81,76 @@ static void end_to_end(struct lcl_prov *p, const sbx_provider_ops_v1 *ops, sbx_d
     ops->destroy(p, sb);
 }
 
+/* Host settings that matter to sandboxes (after isolate-check-environment
+ * and Firecracker's host checks).  Most are mitigated inside the sandbox
+ * by the filter; they are reported so an administrator can also close
+ * them for every other process on the host. */
+struct sysctl_check {
+    const char *path;
+    const char *want;          /* the safe value */
+    const char *why;
+};
+
+static const struct sysctl_check sysctls[] = {
+    {"/proc/sys/dev/tty/legacy_tiocsti", "0",
+     "TIOCSTI can inject input into a terminal (denied inside by the filter)"},
+    {"/proc/sys/kernel/io_uring_disabled", "2",
+     "io_uring is reachable by unprivileged processes (denied inside by the filter)"},
+    {"/proc/sys/kernel/unprivileged_bpf_disabled", "2",
+     "unprivileged BPF (denied inside by the filter)"},
+    {"/proc/sys/vm/unprivileged_userfaultfd", "0",
+     "userfaultfd eases kernel race exploits (denied inside by the filter)"},
+};
+
+static void host_tuning(struct lcl_prov *p, sbx_doctor_cb_v1 cb, void *ud)
+{
+    char buf[256], detail[512];
+
+    for (size_t i = 0; i < sizeof sysctls / sizeof sysctls[0]; i++) {
+        const struct sysctl_check *c = &sysctls[i];
+        if (lcl_read_file(c->path, buf, sizeof buf) < 0)
+            continue;   /* an older kernel without the knob */
+        buf[strcspn(buf, "\n")] = '\0';
+        char name[96];
+        snprintf(name, sizeof name, "%s", c->path + strlen("/proc/sys/"));
+        for (char *s = name; *s; s++)
+            *s = *s == '/' ? '.' : *s;
+        bool safe = strcmp(buf, c->want) == 0 ||
+                    (!strcmp(c->want, "2") && !strcmp(buf, "1")); /* 1 is safe enough */
+        if (safe)
+            snprintf(detail, sizeof detail, "%s = %s", name, buf);
+        else
+            snprintf(detail, sizeof detail, "%s = %s: advice: %s; sysctl %s=%s closes it for "
+                     "the rest of the host", name, buf, c->why, name, c->want);
+        /* Advisory: the sandbox itself does not depend on these. */
+        cb(ud, "host setting", 1, detail);
+    }
+
+    /* A pipe core_pattern runs a helper as root on every crash. */
+    if (lcl_read_file("/proc/sys/kernel/core_pattern", buf, sizeof buf) >= 0) {
+        buf[strcspn(buf, "\n")] = '\0';
+        snprintf(detail, sizeof detail, "kernel.core_pattern = %s%s", buf,
+                 buf[0] == '|' ? ": crashes run a host helper; sandboxes set RLIMIT_CORE=0"
+                               : "");
+        cb(ud, "host setting", 1, detail);
+    }
+
+    /* Swap without memsw accounting lets a sandbox exceed its memory limit. */
+    int swaps = 0;
+    FILE *f = fopen("/proc/swaps", "re");
+    if (f) {
+        while (fgets(buf, sizeof buf, f))
+            swaps++;
+        fclose(f);
+        swaps = swaps > 0 ? swaps - 1 : 0;   /* the header line */
+    }
+    bool swap_ok = swaps == 0 || p->cg.memsw;
+    snprintf(detail, sizeof detail, "%d swap device%s%s", swaps, swaps == 1 ? "" : "s",
+             swap_ok ? (swaps ? "; sandboxes get swap 0" : "")
+                     : ": swap is NOT limited, a sandbox can exceed its memory limit in swap");
+    cb(ud, "swap", swap_ok, detail);
+}
+
 void lcl_doctor(struct lcl_prov *p, const sbx_provider_ops_v1 *ops, sbx_doctor_cb_v1 cb, void *ud)
 {
     char detail[1024], buf[64];
@@ -155,6 +225,7 @@ void lcl_doctor(struct lcl_prov *p, const sbx_provider_ops_v1 *ops, sbx_doctor_c
     snprintf(detail, sizeof detail, "%s (%zu read-only binds from the host)", p->skel, p->n_binds);
     cb(ud, "sandbox root skeleton", access(p->skel, R_OK | X_OK) == 0, detail);
 
+    host_tuning(p, cb, ud);
     end_to_end(p, ops, cb, ud);
 }
 

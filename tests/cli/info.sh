@@ -2,7 +2,7 @@
 # tests/cli/info.sh - providers, templates and doctor
 . "$top_srcdir/tests/cli/lib.sh"
 
-plan 9
+plan 10
 
 cli providers
 check "providers lists local as ready" \
@@ -27,6 +27,10 @@ check "doctor exits 0 exactly when nothing is MISSING" \
     eval 'if grep -q "^MISSING" "$tmp/out"; then is_rc 1; else is_rc 0; fi'
 check "doctor names the provider on each line" \
     eval '! grep -v " local: " "$tmp/out" >/dev/null'
+# The host settings it reads are the ones this kernel has; core_pattern and
+# swap exist on every Linux.
+check "doctor reports host settings: core_pattern and swap" \
+    eval 'grep -q "host setting: kernel.core_pattern = " "$tmp/out" && grep -q " local: swap: " "$tmp/out"'
 cli doctor --provider nosuch-provider
 check "doctor of an unknown provider: exit 125 naming it" \
     rc_and_err 125 nosuch-provider
