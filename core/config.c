@@ -152,44 +152,6 @@ static int nomem(loader *ld)
 
 /* ---- small helpers -------------------------------------------------------- */
 
-static void strv_free(char **v)
-{
-    if (!v)
-        return;
-    for (char **p = v; *p; p++)
-        free(*p);
-    free(v);
-}
-
-static size_t strv_len(char *const *v)
-{
-    size_t n = 0;
-    while (v && v[n])
-        n++;
-    return n;
-}
-
-/* Append a copy of @s to the NULL-terminated *@v. */
-static int strv_push(char ***v, const char *s)
-{
-    size_t n = strv_len(*v);
-    char **nv = realloc(*v, (n + 2) * sizeof *nv);
-    if (!nv)
-        return SBX_E_NOMEM;
-    *v = nv;
-    nv[n] = strdup(s);
-    nv[n + 1] = NULL;
-    return nv[n] ? SBX_OK : SBX_E_NOMEM;
-}
-
-static bool strv_has(char *const *v, const char *s)
-{
-    for (size_t i = 0; v && v[i]; i++)
-        if (strcmp(v[i], s) == 0)
-            return true;
-    return false;
-}
-
 static char *path_join(const char *dir, const char *name)
 {
     char *p;
@@ -240,10 +202,10 @@ static int split_list(const char *s, const char *seps, char ***out)
         size_t n = strcspn(p, seps);
         if (n > 0) {
             char *item = strndup(p, n);
-            int rc = item ? strv_push(&v, item) : SBX_E_NOMEM;
+            int rc = item ? core_strv_push(&v, item) : SBX_E_NOMEM;
             free(item);
             if (rc != SBX_OK) {
-                strv_free(v);
+                core_strv_free(v);
                 return rc;
             }
         }
@@ -275,7 +237,7 @@ static int parse_dir_list(loader *ld, const where *w, const char *what,
         if (v[i][0] != '/') {
             lerr(ld, SBX_E_CONFIG, w, "relative directory '%s' in %s (only "
                  "absolute directories are searched)", v[i], what);
-            strv_free(v);
+            core_strv_free(v);
             return ld->rc;
         }
     }
@@ -295,14 +257,14 @@ static int parse_name_list(loader *ld, const where *w, const char *key,
         if (!valid_name(v[i], NULL)) {
             lerr(ld, SBX_E_CONFIG, w, "bad provider name '%s' in %s (use "
                  "a-z, 0-9 and _)", v[i], key);
-            strv_free(v);
+            core_strv_free(v);
             return ld->rc;
         }
         for (size_t j = 0; j < i; j++) {
             if (strcmp(v[i], v[j]) == 0) {
                 lerr(ld, SBX_E_CONFIG, w, "provider '%s' is listed twice in %s",
                      v[i], key);
-                strv_free(v);
+                core_strv_free(v);
                 return ld->rc;
             }
         }
@@ -394,7 +356,7 @@ static int split_argv(const char *s, char ***out, const char **why)
         }
         if (in_word) {
             word[n] = '\0';
-            if (strv_push(&v, word) != SBX_OK)
+            if (core_strv_push(&v, word) != SBX_OK)
                 goto fail;
         }
     }
@@ -407,7 +369,7 @@ static int split_argv(const char *s, char ***out, const char **why)
     return SBX_OK;
 fail:
     free(word);
-    strv_free(v);
+    core_strv_free(v);
     return *why ? SBX_E_CONFIG : SBX_E_NOMEM;
 }
 
@@ -435,10 +397,10 @@ static void template_conf_free(core_template_conf *t)
 {
     free(t->name);
     free(t->file);
-    strv_free(t->extensions);
+    core_strv_free(t->extensions);
     free(t->source);
-    strv_free(t->compile);
-    strv_free(t->run);
+    core_strv_free(t->compile);
+    core_strv_free(t->run);
     free(t->image);
     for (size_t i = 0; i < t->n_env; i++) {
         free((char *)t->env[i].key);
@@ -454,9 +416,9 @@ void core_config_free(core_config *cfg)
         return;
     free(cfg->dir);
     free(cfg->default_provider);
-    strv_free(cfg->provider_order);
-    strv_free(cfg->fallback);
-    strv_free(cfg->provider_path);
+    core_strv_free(cfg->provider_order);
+    core_strv_free(cfg->fallback);
+    core_strv_free(cfg->provider_path);
     free(cfg->state_dir);
     for (size_t i = 0; i < cfg->n_providers; i++)
         provider_conf_free(&cfg->providers[i]);
@@ -485,8 +447,8 @@ static void loader_free(loader *ld)
             free(ld->lim_text[m][i]);
         }
     }
-    strv_free(ld->ini_path);
-    strv_free(ld->env_path);
+    core_strv_free(ld->ini_path);
+    core_strv_free(ld->env_path);
 }
 
 /* ---- [core] and [limits]: shared by files, environment, command line -------- */
@@ -518,14 +480,14 @@ static int apply_core(loader *ld, const where *w, const char *key,
         if (parse_name_list(ld, w, key, value, &list) != SBX_OK)
             return ld->rc;
         char ***slot = key[0] == 'o' ? &cfg->provider_order : &cfg->fallback;
-        strv_free(*slot);
+        core_strv_free(*slot);
         *slot = list;
         return SBX_OK;
     }
     if (strcmp(key, "provider_path") == 0) {
         if (parse_dir_list(ld, w, "provider_path", value, &list) != SBX_OK)
             return ld->rc;
-        strv_free(ld->ini_path);
+        core_strv_free(ld->ini_path);
         ld->ini_path = list;
         return SBX_OK;
     }
@@ -681,11 +643,11 @@ static int apply_template(loader *ld, const char *section, const char *key,
             if (list[i][0] != '.' || !list[i][1] || strchr(list[i], '/')) {
                 lerr(ld, SBX_E_CONFIG, w, "bad extension '%s' (each starts "
                      "with a dot, like .py)", list[i]);
-                strv_free(list);
+                core_strv_free(list);
                 return ld->rc;
             }
         }
-        strv_free(t->extensions);
+        core_strv_free(t->extensions);
         t->extensions = list;
         return SBX_OK;
     }
@@ -704,7 +666,7 @@ static int apply_template(loader *ld, const char *section, const char *key,
             return lerr(ld, SBX_E_CONFIG, w, "bad %s command '%s': %s", key,
                         value, why);
         char ***slot = key[0] == 'c' ? &t->compile : &t->run;
-        strv_free(*slot);
+        core_strv_free(*slot);
         *slot = list;
         return SBX_OK;
     }
@@ -978,22 +940,22 @@ static int list_ini(loader *ld, const char *dir, char ***out)
         /* Hidden files and editor leftovers (x.ini~, x.ini.swp) are not ours. */
         if (e->d_name[0] == '.' || n <= 4 || strcmp(e->d_name + n - 4, ".ini") != 0)
             continue;
-        if (strv_push(&names, e->d_name) != SBX_OK) {
+        if (core_strv_push(&names, e->d_name) != SBX_OK) {
             closedir(d);
-            strv_free(names);
+            core_strv_free(names);
             return nomem(ld);
         }
     }
     if (errno != 0) {
         int err = errno;
         closedir(d);
-        strv_free(names);
+        core_strv_free(names);
         return lerr(ld, SBX_E_CONFIG, &w, "cannot read directory: %s",
                     strerror(err));
     }
     closedir(d);
     if (names)
-        qsort(names, strv_len(names), sizeof *names, by_name);
+        qsort(names, core_strv_len(names), sizeof *names, by_name);
     *out = names;
     return SBX_OK;
 }
@@ -1121,7 +1083,7 @@ static int load_dropins(loader *ld, const char *confdir, const char *sub,
         rc = load_one(ld, path, names[i], kind);
         free(path);
     }
-    strv_free(names);
+    core_strv_free(names);
     free(dir);
     return rc;
 }
@@ -1268,16 +1230,16 @@ static int build_provider_path(loader *ld)
 
     for (size_t k = 0; k < 2; k++) {
         for (size_t i = 0; parts[k] && parts[k][i]; i++) {
-            if (!strv_has(v, parts[k][i]) && strv_push(&v, parts[k][i]) != SBX_OK)
+            if (!core_strv_has(v, parts[k][i]) && core_strv_push(&v, parts[k][i]) != SBX_OK)
                 goto oom;
         }
     }
-    if (!strv_has(v, PROVIDERDIR) && strv_push(&v, PROVIDERDIR) != SBX_OK)
+    if (!core_strv_has(v, PROVIDERDIR) && core_strv_push(&v, PROVIDERDIR) != SBX_OK)
         goto oom;
     ld->cfg->provider_path = v;
     return SBX_OK;
 oom:
-    strv_free(v);
+    core_strv_free(v);
     return nomem(ld);
 }
 

@@ -34,6 +34,17 @@ int core_error_set(int code, const char *provider, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 int core_error_vset(int code, const char *provider, const char *fmt, va_list ap);
 
+/* ---- string vectors (core/strv.c) ---------------------------------------- */
+
+/* NULL-terminated vectors of owned strings.  NULL is an empty vector. */
+size_t core_strv_len(char *const *v);
+void core_strv_free(char **v);
+/* A deep copy (NULL in, NULL out; NULL on ENOMEM for a non-NULL @v). */
+char **core_strv_dup(const char *const *v);
+/* Append a copy of @s; SBX_E_NOMEM on failure (*v stays valid). */
+int core_strv_push(char ***v, const char *s);
+bool core_strv_has(char *const *v, const char *s);
+
 /* ---- units (core/units.c) ------------------------------------------------ */
 
 /* Parse "500ms", "10s", "2m", "1h", "250us", "100ns"; a bare number is

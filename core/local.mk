@@ -11,6 +11,7 @@ pkgconfig_DATA += core/polysandbox.pc
 core_libpolysandbox_internal_la_SOURCES = \
 	core/core-int.h \
 	core/error.c \
+	core/strv.c \
 	core/units.c \
 	core/config.c \
 	core/loader.c \

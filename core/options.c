@@ -55,40 +55,6 @@ void core_kvlist_free(core_kvlist *l)
     memset(l, 0, sizeof *l);
 }
 
-size_t core_strv_len(const char *const *v)
-{
-    size_t n = 0;
-    while (v && v[n])
-        n++;
-    return n;
-}
-
-void core_strv_free(char **v)
-{
-    for (size_t i = 0; v && v[i]; i++)
-        free(v[i]);
-    free(v);
-}
-
-char **core_strv_dup(const char *const *v)
-{
-    size_t n = core_strv_len(v);
-    char **out;
-
-    if (!v)
-        return NULL;
-    out = calloc(n + 1, sizeof *out);
-    if (!out)
-        return NULL;
-    for (size_t i = 0; i < n; i++) {
-        if (!(out[i] = strdup(v[i]))) {
-            core_strv_free(out);
-            return NULL;
-        }
-    }
-    return out;
-}
-
 /* Add to an environment list; keys must be usable by execve: no '=' and
  * no empty key. */
 static int add_env(core_kvlist *env, const char *key, const char *value)

@@ -49,9 +49,5 @@ struct sbx_exec_opts {
     void *cb_ud;
 };
 
-/* Copy a NULL-terminated string vector (NULL in, NULL out). */
-char **core_strv_dup(const char *const *v);
-void core_strv_free(char **v);
-size_t core_strv_len(const char *const *v);
 
 #endif

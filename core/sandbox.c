@@ -455,8 +455,8 @@ static void exec_argv(sbx_sandbox *sb, const char *const *argv, const core_kvlis
 /* The argv a template runs: its run words followed by the caller's args. */
 static char **template_argv(char *const *words, char *const *args)
 {
-    size_t nw = core_strv_len((const char *const *)words);
-    size_t na = core_strv_len((const char *const *)args);
+    size_t nw = core_strv_len(words);
+    size_t na = core_strv_len(args);
     char **v = calloc(nw + na + 1, sizeof *v);
 
     if (!v)
