@@ -10,3 +10,12 @@ tests_hostile_hostile_SOURCES = tests/hostile/hostile.c
 TESTS += tests/hostile/run.sh
 endif
 dist_check_SCRIPTS += tests/hostile/run.sh
+
+# The seccomp filter: probe (built, only ever run inside the sandbox by
+# syscalls.sh) tries each filtered call harmlessly.
+if BUILD_PROVIDER_LOCAL
+check_PROGRAMS += tests/hostile/probe
+tests_hostile_probe_SOURCES = tests/hostile/probe.c
+TESTS += tests/hostile/syscalls.sh
+endif
+dist_check_SCRIPTS += tests/hostile/syscalls.sh
