@@ -4,9 +4,10 @@
  * namespaces.  We are pid 1 of the new pid namespace: we wait for the
  * supervisor's "go" (uid/gid maps written, cgroup joined), build the root
  * (a read-only bind of the provider's skeleton directory with read-only
- * binds of the host's system directories, the work dir, a fresh /tmp,
- * /proc and a minimal /dev), pivot into it, then fork the payload and
- * reap until it exits.  When we exit, the kernel kills whatever is left
+ * binds of the host's system directories, or the sandbox's image
+ * directory; the work dir, a fresh /tmp, a fresh /proc with its
+ * host-facing entries masked, and a minimal /dev with a private devpts),
+ * pivot into it, then fork the payload and reap until it exits.  When we exit, the kernel kills whatever is left
  * in the pid namespace.
  *
  * The process that cloned us may be multi-threaded: from here on only
@@ -27,6 +28,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -144,55 +146,241 @@ static void bind_path(const struct lcl_child *c, const char *src, const char *ds
 
 /* ---- the new root ---- */
 
+/* /proc entries that leak host kernel state or act on the host, masked
+ * as runc and bubblewrap do: files get /dev/null bound over them (read:
+ * nothing), directories an empty read-only tmpfs; /proc/sys stays
+ * readable (runtimes read it) but is re-bound read-only.  Absent entries
+ * are skipped. */
+static const char *const proc_masked_files[] = {
+    "kcore", "keys", "timer_list", "sched_debug", "latency_stats", "kallsyms", "sysrq-trigger",
+    "kpagecount", "kpageflags", "kpagecgroup", "config.gz",
+};
+static const char *const proc_masked_dirs[] = {"irq", "bus", "fs", "acpi", "scsi", "driver"};
+
+static void mount_proc(const struct lcl_child *c, const char *root)
+{
+    char proc[LCL_PATH_MAX], dst[LCL_PATH_MAX], null[LCL_PATH_MAX];
+    /* Not nodev on the masks: they are /dev/null, and read as empty. */
+    const uint64_t ro = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC;
+
+    /* We are pid 1 of the new pid namespace: this /proc shows only it. */
+    if (!s_cat3(proc, sizeof proc, root, "/proc", NULL) ||
+        mount("proc", proc, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
+        fail(c, "mount proc on", "/proc");
+    if (!s_cat3(null, sizeof null, root, "/dev/null", NULL))
+        fail(c, "path too long", "/dev/null");
+    for (size_t i = 0; i < sizeof proc_masked_files / sizeof *proc_masked_files; i++) {
+        struct stat st;
+        if (!s_cat3(dst, sizeof dst, proc, "/", proc_masked_files[i]))
+            fail(c, "path too long", proc_masked_files[i]);
+        if (lstat(dst, &st) < 0 || S_ISDIR(st.st_mode))
+            continue;
+        if (mount(null, dst, NULL, MS_BIND, NULL) < 0)
+            fail(c, "masking /proc/", proc_masked_files[i]);
+        if (set_attr(dst, ro, false) < 0)
+            fail(c, "making read-only the mask of /proc/", proc_masked_files[i]);
+    }
+    for (size_t i = 0; i < sizeof proc_masked_dirs / sizeof *proc_masked_dirs; i++) {
+        struct stat st;
+        if (!s_cat3(dst, sizeof dst, proc, "/", proc_masked_dirs[i]))
+            fail(c, "path too long", proc_masked_dirs[i]);
+        if (lstat(dst, &st) < 0 || !S_ISDIR(st.st_mode))
+            continue;
+        if (mount("tmpfs", dst, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
+                  "size=4k,nr_inodes=2,mode=0555") < 0)
+            fail(c, "masking /proc/", proc_masked_dirs[i]);
+    }
+    if (!s_cat3(dst, sizeof dst, proc, "/sys", NULL))
+        fail(c, "path too long", "/proc/sys");
+    bind_path(c, dst, dst, ro, true);
+}
+
+/* The minimal /dev: host nodes bound over the mount points, a tmpfs
+ * /dev/shm and a private devpts instance (the skeleton or the image
+ * root links /dev/ptmx to pts/ptmx), so programs can open a pty. */
+static void mount_dev(const struct lcl_child *c, const char *root)
+{
+    char dst[LCL_PATH_MAX];
+    for (size_t i = 0; i < sizeof dev_nodes / sizeof *dev_nodes; i++) {
+        char src[32];
+        s_cat3(src, sizeof src, "/dev/", dev_nodes[i], NULL);
+        if (!s_cat3(dst, sizeof dst, root, src, NULL))
+            fail(c, "path too long", src);
+        bind_path(c, src, dst, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, false);
+    }
+    if (!s_cat3(dst, sizeof dst, root, "/dev/shm", NULL) ||
+        mount("tmpfs", dst, "tmpfs", MS_NOSUID | MS_NODEV, c->tmp_opts) < 0)
+        fail(c, "mount tmpfs on", "/dev/shm");
+    if (!s_cat3(dst, sizeof dst, root, "/dev/pts", NULL) ||
+        mount("devpts", dst, "devpts", MS_NOSUID | MS_NOEXEC,
+              "newinstance,ptmxmode=0666,mode=0620,max=64") < 0)
+        fail(c, "mount devpts on", "/dev/pts");
+}
+
+/* Root from an image directory (an unpacked root file system): a small
+ * tmpfs holds the mount points, each top-level entry of the image is
+ * bound read-only into it (symlinks copied), and /dev, /proc, /tmp,
+ * /work are ours as with the skeleton.  getdents64 into a stack buffer:
+ * no allocation here. */
+/* One top-level entry of the image: pass 0 makes its mount point (or
+ * copies the symlink), pass 1 binds it read-only. */
+static void image_entry(const struct lcl_child *c, int pass, int dfd, int rfd, const char *root,
+                        const char *name)
+{
+    static const char *const ours[] = {"proc", "dev", "tmp", "work", "sys"};
+    const char *image = c->sb->rootfs;
+    char src[LCL_PATH_MAX], dst[LCL_PATH_MAX];
+    struct stat st;
+    if (!strcmp(name, ".") || !strcmp(name, ".."))
+        return;
+    for (size_t i = 0; i < sizeof ours / sizeof *ours; i++)
+        if (!strcmp(name, ours[i]))
+            return;
+    if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+        fail(c, "stat in the image", name);
+    if (!s_cat3(src, sizeof src, image, "/", name) || !s_cat3(dst, sizeof dst, root, "/", name))
+        fail(c, "path too long", name);
+    if (pass == 0 && S_ISLNK(st.st_mode)) {
+        char target[LCL_PATH_MAX];
+        ssize_t n = readlinkat(dfd, name, target, sizeof target - 1);
+        if (n < 0)
+            fail(c, "readlink in the image", name);
+        target[n] = '\0';
+        if (symlinkat(target, rfd, name) < 0)
+            fail(c, "symlink", dst);
+    } else if (pass == 0 && (S_ISDIR(st.st_mode) || S_ISREG(st.st_mode))) {
+        int fd = -1;
+        if (S_ISDIR(st.st_mode) ? mkdirat(rfd, name, 0755) < 0
+            : (fd = openat(rfd, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644)) < 0)
+            fail(c, "creating the mount point", dst);
+        if (fd >= 0)
+            close(fd);
+    } else if (pass == 1 && (S_ISDIR(st.st_mode) || S_ISREG(st.st_mode))) {
+        bind_path(c, src, dst, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV,
+                  S_ISDIR(st.st_mode));
+    } /* sockets, devices, FIFOs at the top level: never */
+}
+
+static void image_walk(const struct lcl_child *c, int pass, int dfd, int rfd, const char *root)
+{
+    if (lseek(dfd, 0, SEEK_SET) < 0)
+        fail(c, "rewinding the image directory", c->sb->rootfs);
+    char buf[4096];
+    for (;;) {
+        long n = syscall(SYS_getdents64, dfd, buf, sizeof buf);
+        if (n < 0)
+            fail(c, "reading the image directory", c->sb->rootfs);
+        if (n == 0)
+            break;
+        for (long off = 0; off < n;) {
+            /* struct linux_dirent64: ino 8, off 8, reclen 2, type 1, name */
+            unsigned short reclen;
+            memcpy(&reclen, buf + off + 16, sizeof reclen);
+            image_entry(c, pass, dfd, rfd, root, buf + off + 19);
+            off += reclen;
+        }
+    }
+}
+
+/* New inodes take the creator's fsuid, and ours (the host's root) has no
+ * id in our user namespace (EOVERFLOW) and cannot be set back once
+ * changed: a short-lived child makes the root's entries as the sandbox
+ * user, relative to descriptors we open (the paths to the root and the
+ * image need not be searchable by it: the state directory is 0700). */
+static void image_root(const struct lcl_child *c, const char *root)
+{
+    static const char *const dirs[] = {"proc", "dev", "tmp", "work", "dev/shm", "dev/pts"};
+    static const char *const links[][2] = {
+        {"dev/fd", "/proc/self/fd"}, {"dev/stdin", "/proc/self/fd/0"},
+        {"dev/stdout", "/proc/self/fd/1"}, {"dev/stderr", "/proc/self/fd/2"},
+        {"dev/ptmx", "pts/ptmx"},
+    };
+    char rel[64];
+    _Static_assert(LCL_SANDBOX_UID == 1000 && LCL_SANDBOX_GID == 1000,
+                   "the tmpfs options below name the sandbox user");
+    if (mount("tmpfs", root, "tmpfs", MS_NOSUID | MS_NODEV,
+              "size=1m,nr_inodes=1024,mode=0755,uid=1000,gid=1000") < 0)
+        fail(c, "mount tmpfs on", root);
+    int rfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (rfd < 0)
+        fail(c, "open", root);
+    int dfd = open(c->sb->rootfs, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (dfd < 0)
+        fail(c, "opening the image", c->sb->rootfs);
+    long pid = syscall(SYS_clone, SIGCHLD, 0, 0, 0, 0);
+    if (pid < 0)
+        fail(c, "fork to build the root of", c->sb->rootfs);
+    if (pid == 0) {
+        syscall(SYS_setfsgid, LCL_SANDBOX_GID);
+        syscall(SYS_setfsuid, LCL_SANDBOX_UID);
+        for (size_t i = 0; i < sizeof dirs / sizeof *dirs; i++)
+            if (mkdirat(rfd, dirs[i], 0755) < 0)
+                fail(c, "mkdir", dirs[i]);
+        for (size_t i = 0; i < sizeof dev_nodes / sizeof *dev_nodes; i++) {
+            int fd;
+            if (!s_cat3(rel, sizeof rel, "dev/", dev_nodes[i], NULL) ||
+                (fd = openat(rfd, rel, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644)) < 0)
+                fail(c, "creating the mount point", dev_nodes[i]);
+            close(fd);
+        }
+        for (size_t i = 0; i < sizeof links / sizeof *links; i++)
+            if (symlinkat(links[i][1], rfd, links[i][0]) < 0)
+                fail(c, "symlink", links[i][0]);
+        image_walk(c, 0, dfd, rfd, root);
+        _exit(0);
+    }
+    int st;
+    while (waitpid((pid_t)pid, &st, 0) < 0)
+        if (errno != EINTR)
+            fail(c, "waitpid", NULL);
+    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+        _exit(125); /* it reported the failing step */
+    image_walk(c, 1, dfd, rfd, root);
+    close(dfd);
+    close(rfd);
+}
+
 static void build_root(const struct lcl_child *c)
 {
     const struct lcl_prov *p = c->prov;
-    const char *skel = p->skel;
+    const char *root = p->skel;
     char dst[LCL_PATH_MAX];
     const uint64_t ro = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
 
     if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
         fail(c, "making mounts private", "/");
-    /* The skeleton (mount points, made-up /etc files) becomes the root. */
-    bind_path(c, skel, skel, ro, false);
-
-    for (size_t i = 0; i < p->n_binds; i++) {
-        const struct lcl_bind *b = &p->binds[i];
-        if (b->link)
-            continue; /* already a symlink in the skeleton */
-        if (!s_cat3(dst, sizeof dst, skel, b->path, NULL))
-            fail(c, "path too long", b->path);
-        bind_path(c, b->path, dst, ro, true);
+    if (c->sb->rootfs) {
+        image_root(c, root);
+    } else {
+        /* The skeleton (mount points, made-up /etc files) becomes the root. */
+        bind_path(c, root, root, ro, false);
+        for (size_t i = 0; i < p->n_binds; i++) {
+            const struct lcl_bind *b = &p->binds[i];
+            if (b->link)
+                continue; /* already a symlink in the skeleton */
+            if (!s_cat3(dst, sizeof dst, root, b->path, NULL))
+                fail(c, "path too long", b->path);
+            bind_path(c, b->path, dst, ro, true);
+        }
     }
 
-    if (!s_cat3(dst, sizeof dst, skel, "/work", NULL))
+    if (!s_cat3(dst, sizeof dst, root, "/work", NULL))
         fail(c, "path too long", "/work");
     bind_path(c, c->sb->work, dst, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, false);
 
-    if (!s_cat3(dst, sizeof dst, skel, "/tmp", NULL) ||
+    if (!s_cat3(dst, sizeof dst, root, "/tmp", NULL) ||
         mount("tmpfs", dst, "tmpfs", MS_NOSUID | MS_NODEV, c->tmp_opts) < 0)
         fail(c, "mount tmpfs on", "/tmp");
 
-    for (size_t i = 0; i < sizeof dev_nodes / sizeof *dev_nodes; i++) {
-        char src[32];
-        s_cat3(src, sizeof src, "/dev/", dev_nodes[i], NULL);
-        if (!s_cat3(dst, sizeof dst, skel, src, NULL))
-            fail(c, "path too long", src);
-        bind_path(c, src, dst, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, false);
-    }
-    if (!s_cat3(dst, sizeof dst, skel, "/dev/shm", NULL) ||
-        mount("tmpfs", dst, "tmpfs", MS_NOSUID | MS_NODEV, c->tmp_opts) < 0)
-        fail(c, "mount tmpfs on", "/dev/shm");
+    mount_dev(c, root);
+    mount_proc(c, root);
+    if (c->sb->rootfs && set_attr(root, ro, false) < 0)
+        fail(c, "making read-only the root of", c->sb->rootfs);
 
-    /* We are pid 1 of the new pid namespace: this /proc shows only it. */
-    if (!s_cat3(dst, sizeof dst, skel, "/proc", NULL) ||
-        mount("proc", dst, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
-        fail(c, "mount proc on", "/proc");
-
-    if (chdir(skel) < 0)
-        fail(c, "chdir", skel);
+    if (chdir(root) < 0)
+        fail(c, "chdir", root);
     if (syscall(SYS_pivot_root, ".", ".") < 0)
-        fail(c, "pivot_root", skel);
+        fail(c, "pivot_root", root);
     if (umount2(".", MNT_DETACH) < 0)
         fail(c, "detaching the old root", NULL);
     if (chdir("/") < 0)

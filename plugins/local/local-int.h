@@ -76,6 +76,7 @@ struct lcl_sb {
     char *dir;              /* <state>/<id> */
     char *work;             /* <state>/<id>/work */
     char *template_name;
+    char *rootfs;           /* image directory shown read-only as /, or NULL */
     sbx_limits_v1 limits;
     sbx_network network;
     bool persistent;
@@ -140,6 +141,7 @@ int lcl_seccomp_build(struct lcl_prov *p);
 /* ---- local-layout.c ---- */
 int lcl_layout_probe(struct lcl_prov *p, const char *extra);
 int lcl_skeleton_build(struct lcl_prov *p);
+int lcl_layout_rootfs(struct lcl_prov *p, const char *image, char **out);
 void lcl_layout_free(struct lcl_prov *p);
 
 /* ---- local-child.c: runs in the cloned child; no malloc there ---- */

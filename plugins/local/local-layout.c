@@ -142,6 +142,46 @@ int lcl_layout_probe(struct lcl_prov *p, const char *extra)
     return ret;
 }
 
+/* An image that names a directory becomes the sandbox's root, read-only.
+ * It must be an absolute path to an existing directory that is not the
+ * host's root or a private tree; *out is its canonical path (or NULL
+ * when the image is not a path: a container image name, ignored). */
+int lcl_layout_rootfs(struct lcl_prov *p, const char *image, char **out)
+{
+    *out = NULL;
+    if (!image || image[0] != '/')
+        return 0;
+    char *real = realpath(image, NULL);
+    struct stat st;
+    if (!real || stat(real, &st) < 0) {
+        int err = errno;
+        free(real);
+        return p->host->set_error(p->h, err == ENOENT ? SBX_E_NOT_FOUND : lcl_err_code(err),
+                                  "image directory '%s': %s", image, strerror(err));
+    }
+    size_t n = strlen(p->state_dir);
+    while (n > 1 && p->state_dir[n - 1] == '/')
+        n--;
+    bool private_tree = !strncmp(real, p->state_dir, n) && (real[n] == '\0' || real[n] == '/');
+    static const char *const private_trees[] = {"/proc", "/sys", "/dev", "/etc", "/root", "/home",
+                                                "/run", "/var/run", "/boot"};
+    for (size_t i = 0; i < sizeof private_trees / sizeof *private_trees; i++) {
+        size_t m = strlen(private_trees[i]);
+        if (!strncmp(real, private_trees[i], m) && (real[m] == '\0' || real[m] == '/'))
+            private_tree = true;
+    }
+    if (!S_ISDIR(st.st_mode) || !strcmp(real, "/") || private_tree) {
+        int ret = p->host->set_error(p->h, SBX_E_INVAL,
+                                     S_ISDIR(st.st_mode) ? "image directory '%s' (%s) would expose a "
+                                     "private host tree" : "image '%s' (%s) is not a directory",
+                                     image, real);
+        free(real);
+        return ret;
+    }
+    *out = real;
+    return 0;
+}
+
 void lcl_layout_free(struct lcl_prov *p)
 {
     for (size_t i = 0; i < p->n_binds; i++) {
@@ -190,13 +230,14 @@ static int skel_file(const char *dir, const char *rel, const char *text)
 
 static int skel_fill(struct lcl_prov *p, const char *dir)
 {
-    static const char *const dirs[] = {"/etc", "/work", "/tmp", "/proc", "/dev", "/dev/shm", "/var"};
+    static const char *const dirs[] = {"/etc", "/work", "/tmp", "/proc", "/dev", "/dev/shm",
+                                       "/dev/pts", "/var"};
     static const char *const devs[] = {"/dev/null", "/dev/zero", "/dev/full", "/dev/random",
                                        "/dev/urandom", "/dev/tty"};
     static const char *const links[][2] = {
         {"/dev/fd", "/proc/self/fd"}, {"/dev/stdin", "/proc/self/fd/0"},
         {"/dev/stdout", "/proc/self/fd/1"}, {"/dev/stderr", "/proc/self/fd/2"},
-        {"/var/tmp", "/tmp"},
+        {"/dev/ptmx", "pts/ptmx"}, {"/var/tmp", "/tmp"},
     };
     char path[PATH_MAX];
     int r = 0;
@@ -244,7 +285,7 @@ static int skel_fill(struct lcl_prov *p, const char *dir)
 
 int lcl_skeleton_build(struct lcl_prov *p)
 {
-    uint64_t h = fnv(14695981039346656037u, "skel-v1");
+    uint64_t h = fnv(14695981039346656037u, "skel-v2");
     h = fnv(h, passwd_text);
     h = fnv(h, hosts_text);
     for (size_t i = 0; i < p->n_binds; i++) {

@@ -62,9 +62,10 @@ int lcl_meta_save(struct lcl_prov *p, const struct lcl_sb *sb)
     json_t *labels = kv_to_obj(sb->labels, sb->n_labels);
     json_t *root = NULL;
     if (env && labels)
-        root = json_pack("{s:i, s:s, s:s?, s:b, s:s, s:b, s:I, s:I, s:o, s:o,"
+        root = json_pack("{s:i, s:s, s:s?, s:s?, s:b, s:s, s:b, s:I, s:I, s:o, s:o,"
                          " s:{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}}",
                          "version", 1, "id", sb->id, "template", sb->template_name,
+                         "rootfs", sb->rootfs,
                          "persistent", sb->persistent,
                          "network", sb->network == SBX_NET_HOST ? "host" : "none",
                          "work_tmpfs", sb->work_tmpfs,
@@ -160,6 +161,9 @@ int lcl_meta_load(struct lcl_prov *p, const char *id, struct lcl_sb **out)
     const char *tpl = json_string_value(json_object_get(root, "template"));
     int ret = SBX_OK;
     if (tpl && !(sb->template_name = strdup(tpl)))
+        ret = SBX_E_NOMEM;
+    const char *rootfs = json_string_value(json_object_get(root, "rootfs"));
+    if (!ret && rootfs && !(sb->rootfs = strdup(rootfs)))
         ret = SBX_E_NOMEM;
     if (!ret)
         ret = obj_to_kv(json_object_get(root, "env"), &sb->env, &sb->n_env);

@@ -248,6 +248,7 @@ void lcl_sb_free(struct lcl_sb *sb)
     free(sb->dir);
     free(sb->work);
     free(sb->template_name);
+    free(sb->rootfs);
     lcl_kv_free(sb->env, sb->n_env);
     lcl_kv_free(sb->labels, sb->n_labels);
     free(sb);

@@ -167,11 +167,6 @@ static int local_create(void *prov, const sbx_create_spec_v1 *spec, void **sbp, 
     *sbp = NULL;
     if (!spec || spec->struct_size < offsetof(sbx_create_spec_v1, ttl_ns))
         return p->host->set_error(p->h, SBX_E_INVAL, "create: bad spec");
-    /* Templates name images for container providers; we always show
-     * the host's system directories, so an image is noted, not refused. */
-    if (spec->image && *spec->image)
-        p->host->log(p->h, SBX_LOG_INFO, "image '%s' ignored: the local provider uses the host's "
-                     "system directories", spec->image);
     if (spec->network == SBX_NET_HOST && !p->allow_host_net)
         return p->host->set_error(p->h, SBX_E_PERM,
                                   "host network requested but providers.d/local.ini does not "
@@ -184,9 +179,23 @@ static int local_create(void *prov, const sbx_create_spec_v1 *spec, void **sbp, 
             return p->host->set_error(p->h, SBX_E_INVAL, "sandbox environment entry %zu: bad name '%s'",
                                       i, spec->env[i].key ? spec->env[i].key : "(null)");
 
+    /* An image that is an absolute path is a root file system directory
+     * (checked here, shown read-only as /); other image names are for
+     * container providers: we show the host's system directories. */
+    char *rootfs = NULL;
+    int rr = lcl_layout_rootfs(p, spec->image, &rootfs);
+    if (rr)
+        return rr;
+    if (!rootfs && spec->image && *spec->image)
+        p->host->log(p->h, SBX_LOG_INFO, "image '%s' ignored: the local provider uses the host's "
+                     "system directories", spec->image);
+
     struct lcl_sb *sb = calloc(1, sizeof *sb);
-    if (!sb)
+    if (!sb) {
+        free(rootfs);
         return p->host->set_error(p->h, SBX_E_NOMEM, "out of memory");
+    }
+    sb->rootfs = rootfs;
     int ret = 0;
     for (int tries = 0;; tries++) {
         if ((ret = new_id(p, sb->id)))

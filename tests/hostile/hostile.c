@@ -7,6 +7,7 @@
  * worked, printing what happened.
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -21,6 +22,7 @@
 #include <sys/ptrace.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -237,6 +239,164 @@ static int do_kmod(void)
     return 1;
 }
 
+/* 50 MiB on one line: the cap must cut it, nothing may wait for a newline. */
+static int huge_line(void)
+{
+    static char buf[1 << 20];
+    memset(buf, 'y', sizeof buf);
+    for (int i = 0; i < 50; i++)
+        if (write(1, buf, sizeof buf) < 0)
+            return 3;
+    return 0;
+}
+
+/* kill(-1) reaches only the sandbox: our own child dies, we (the sender)
+ * and the host survive. */
+static int kill_all(void)
+{
+    pid_t c = fork();
+    if (c < 0)
+        return 3;
+    if (c == 0) {
+        for (;;)
+            pause();
+    }
+    signal(SIGTERM, SIG_IGN);
+    if (kill(-1, SIGKILL) < 0) {
+        printf("kill(-1): %s\n", strerror(errno));
+        return 1;
+    }
+    int st;
+    if (waitpid(c, &st, 0) != c || !WIFSIGNALED(st) || WTERMSIG(st) != SIGKILL) {
+        puts("the sandbox's own child did not die of kill(-1)");
+        return 1;
+    }
+    puts("kill(-1) killed the sandbox's child; still alive");
+    return 0;
+}
+
+/* Fill DIR with one file until ENOSPC; the file must stop at the tmpfs
+ * size (MAX bytes, in MiB), with ENOSPC, not another error. */
+static int fill_disk(const char *dir, const char *max_mib)
+{
+    static char buf[65536];
+    char path[256];
+    long long max = atoll(max_mib) << 20, total = 0;
+    signal(SIGXFSZ, SIG_IGN);
+    memset(buf, 'z', sizeof buf);
+    snprintf(path, sizeof path, "%s/fill", dir);
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd < 0) {
+        printf("cannot create %s: %s\n", path, strerror(errno));
+        return 3;
+    }
+    ssize_t n;
+    while ((n = write(fd, buf, sizeof buf)) > 0)
+        total += n;
+    int e = errno;
+    close(fd);
+    printf("%s: wrote %lld bytes, then: %s\n", dir, total, n < 0 ? strerror(e) : "EOF");
+    if (n < 0 && e == ENOSPC && total <= max)
+        return 0;
+    return 1;
+}
+
+/* Create empty files in DIR until ENOSPC: the inode cap must hold. */
+static int fill_inodes(const char *dir, const char *max_s)
+{
+    char path[256];
+    long max = atol(max_s), i;
+    for (i = 0; i < max + 1000; i++) {
+        snprintf(path, sizeof path, "%s/i%ld", dir, i);
+        int fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0644);
+        if (fd < 0) {
+            int e = errno;
+            printf("%s: %ld files, then: %s\n", dir, i, strerror(e));
+            return e == ENOSPC ? 0 : 1;
+        }
+        close(fd);
+    }
+    printf("%s: %ld files and no ENOSPC\n", dir, i);
+    return 1;
+}
+
+/* 10,000 nested directories (far past PATH_MAX) in /work. */
+static int deep_dirs(void)
+{
+    if (chdir("/work") < 0)
+        return 3;
+    for (int i = 0; i < 10000; i++) {
+        if (mkdir("d", 0755) < 0 || chdir("d") < 0) {
+            printf("level %d: %s\n", i, strerror(errno));
+            return 1;
+        }
+    }
+    int fd = open("leaf", O_WRONLY | O_CREAT, 0644);
+    if (fd < 0)
+        return 1;
+    close(fd);
+    puts("10000 levels made");
+    return 0;
+}
+
+static int do_mknod(void)
+{
+    int bad = attempt("mknod /work/null (char 1,3)", mknod("/work/null", S_IFCHR | 0666, makedev(1, 3)));
+    bad |= attempt("mknod /tmp/sda (block 8,0)", mknod("/tmp/sda", S_IFBLK | 0600, makedev(8, 0)));
+    bad |= attempt("mknod /dev/shm/mem (char 1,1)", mknod("/dev/shm/mem", S_IFCHR | 0600, makedev(1, 1)));
+    return bad;
+}
+
+/* None of the given host paths (the orchestrator's own files) exists. */
+static int read_paths(int argc, char **argv)
+{
+    int bad = 0;
+    for (int i = 2; i < argc; i++) {
+        struct stat st;
+        bad |= attempt(argv[i], stat(argv[i], &st));
+    }
+    return bad;
+}
+
+/* /proc entries that show or act on the host kernel are masked. */
+static int proc_masked(void)
+{
+    const char *files[] = {"/proc/kcore", "/proc/keys", "/proc/timer_list", "/proc/sched_debug",
+                           "/proc/latency_stats", "/proc/kallsyms", "/proc/sysrq-trigger"};
+    const char *dirs[] = {"/proc/irq", "/proc/bus", "/proc/fs", "/proc/acpi", "/proc/scsi"};
+    int bad = 0;
+    char buf[64];
+    for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
+        int fd = open(files[i], O_RDONLY);
+        if (fd < 0)
+            continue; /* absent or unreadable: fine */
+        ssize_t n = read(fd, buf, sizeof buf);
+        close(fd);
+        if (n > 0) {
+            printf("ESCAPE: %s shows %zd bytes\n", files[i], n);
+            bad = 1;
+        }
+    }
+    for (size_t i = 0; i < sizeof dirs / sizeof *dirs; i++) {
+        char path[64];
+        snprintf(path, sizeof path, "%s/hostile", dirs[i]);
+        bad |= attempt(path, open(path, O_WRONLY | O_CREAT, 0644));
+        DIR *d = opendir(dirs[i]); /* the mask is an empty directory */
+        struct dirent *de;
+        while (d && (de = readdir(d)))
+            if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..")) {
+                printf("ESCAPE: %s is not masked (shows %s)\n", dirs[i], de->d_name);
+                bad = 1;
+                break;
+            }
+        if (d)
+            closedir(d);
+    }
+    bad |= attempt("write /proc/sys/kernel/hostname", open("/proc/sys/kernel/hostname", O_WRONLY));
+    bad |= attempt("write /proc/sys/vm/drop_caches", open("/proc/sys/vm/drop_caches", O_WRONLY));
+    return bad;
+}
+
 int main(int argc, char **argv)
 {
     const char *cmd = argc > 1 ? argv[1] : "";
@@ -267,6 +427,14 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "keyctl")) return do_keyctl();
     if (!strcmp(cmd, "misc")) return do_misc();
     if (!strcmp(cmd, "kmod")) return do_kmod();
+    if (!strcmp(cmd, "huge-line")) return huge_line();
+    if (!strcmp(cmd, "kill-all")) return kill_all();
+    if (!strcmp(cmd, "fill-disk")) return fill_disk(arg, argc > 3 ? argv[3] : "0");
+    if (!strcmp(cmd, "fill-inodes")) return fill_inodes(arg, argc > 3 ? argv[3] : "0");
+    if (!strcmp(cmd, "deep-dirs")) return deep_dirs();
+    if (!strcmp(cmd, "mknod")) return do_mknod();
+    if (!strcmp(cmd, "read-paths")) return read_paths(argc, argv);
+    if (!strcmp(cmd, "proc-masked")) return proc_masked();
     fprintf(stderr, "hostile: unknown subcommand '%s'\n", cmd);
     return 2;
 }

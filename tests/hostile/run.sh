@@ -35,6 +35,8 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/ps-hostile.XXXXXX") || exit 99
 listener_pid=
 cleanup() {
     [ -n "$listener_pid" ] && kill "$listener_pid" 2>/dev/null
+    [ -n "$sentinel_pid" ] && kill "$sentinel_pid" 2>/dev/null
+    [ -n "$persist_id" ] && "$PS" destroy "$persist_id" >/dev/null 2>&1
     rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -93,21 +95,47 @@ unshare, clone with namespaces, setns (denied)|-t 10s|unshare|ok|0
 keyctl, add_key, request_key (denied)|-t 10s|keyctl|ok|0
 io_uring, bpf, perf, userfaultfd, TIOCSTI, AF_VSOCK, AF_ALG, clock (denied)|-t 10s|misc|ok|0
 init_module (killed by the filter)|-t 10s|kmod|seccomp|null
+one 50 MiB line without a newline (output limit)|--output-limit 1M -t 60s|huge-line|output_limit|null
+kill -1 from inside (only the sandbox's processes die)|-t 10s|kill-all|ok|0
+filling /work (ENOSPC at the disk size)|--disk 8M -t 60s|fill-disk /work 8|ok|0
+filling /tmp (ENOSPC at the disk size)|--disk 8M -t 60s|fill-disk /tmp 8|ok|0
+filling /dev/shm (ENOSPC at the disk size)|--disk 8M -t 60s|fill-disk /dev/shm 8|ok|0
+inode exhaustion of /work (ENOSPC)|-t 60s|fill-inodes /work 16384|ok|0
+inode exhaustion of /tmp (ENOSPC)|-t 60s|fill-inodes /tmp 16384|ok|0
+10,000 nested directories in /work (destroy removes them)|-t 60s|deep-dirs|ok|0
+mknod of devices (denied)|-t 10s|mknod|ok|0
+the orchestrator's config, state and working directories (invisible)|-t 10s|read-paths $POLYSANDBOX_CONFIG_DIR $POLYSANDBOX_STATE_DIR $PWD $tmp|ok|0
+/proc entries facing the host kernel (masked)|-t 10s|proc-masked|ok|0
 EOF
 }
 
 n_rows=$(table | wc -l)
-# per row: status, exit code, host check; plus binary, stdin data, flood truncation, listener
-echo "1..$((n_rows * 3 + 4))"
+# per row: status, exit code, host check; plus binary, stdin data, flood
+# and huge-line truncation, listener, sentinel, pty, planted symlinks (8),
+# image root (3)
+echo "1..$((n_rows * 3 + 18))"
 t=0
 ok() { t=$((t + 1)); echo "ok $t - $1"; }
 not_ok() { t=$((t + 1)); echo "not ok $t - $1"; shift; for l in "$@"; do echo "# $l"; done; }
 skip() { t=$((t + 1)); echo "ok $t - $1 # SKIP $2"; }
 
-# Host side: nothing of sandbox $1 may be left in any cgroup hierarchy.
+# A host process of ours that kill(-1) inside a sandbox must not reach.
+sleep 3600 &
+sentinel_pid=$!
+
+# Host side: nothing of sandbox $1 may be left: no cgroup in any
+# hierarchy (and so no process), no mount, no state directory.
 cgroups_clean() {
     id=$1
     [ -n "$id" ] || return 0
+    if grep -F "/$id" /proc/self/mountinfo >/dev/null 2>&1; then
+        echo "mounts left: $(grep -F "/$id" /proc/self/mountinfo | cut -d' ' -f5 | tr '\n' ' ')"
+        return 1
+    fi
+    if [ -e "$POLYSANDBOX_STATE_DIR/local/$id" ] || [ -e "$POLYSANDBOX_STATE_DIR/$id" ]; then
+        echo "the sandbox's state directory is left"
+        return 1
+    fi
     for d in /sys/fs/cgroup/*/polysandbox/"$id"-* /sys/fs/cgroup/polysandbox/"$id"-*; do
         [ -e "$d" ] || continue
         if [ -s "$d/cgroup.procs" ]; then
@@ -132,6 +160,9 @@ host_check() {
                  /dev/shm/hostile-$token-3; do
             if [ -e "$f" ]; then echo "$f exists on the host"; return 1; fi
         done ;;
+    kill-all)
+        if ! kill -0 "$sentinel_pid" 2>/dev/null; then echo "a host process died"; return 1; fi
+        if ! kill -0 "$listener_pid" 2>/dev/null; then echo "the host listener died"; return 1; fi ;;
     connect*)
         if [ -s "$tmp/connected" ]; then echo "the host listener got: $(cat "$tmp/connected")"; return 1; fi ;;
     esac
@@ -156,6 +187,7 @@ table | while IFS='|' read -r name opts args want_status want_exit; do
     else not_ok "$name: nothing left on the host" "$(echo "$why" | tr '\n' ' ')"; fi
     # the flood row also checks the truncation flag
     if [ "$args" = flood ]; then jget "$tmp/out.json" stdout_truncated >"$tmp/flood_trunc"; fi
+    if [ "$args" = huge-line ]; then jget "$tmp/out.json" stdout_truncated >"$tmp/huge_trunc"; fi
 done > "$tmp/tap"
 cat "$tmp/tap"
 t=$(grep -c '^\(not \)\{0,1\}ok ' "$tmp/tap")
@@ -163,6 +195,81 @@ t=$(grep -c '^\(not \)\{0,1\}ok ' "$tmp/tap")
 # stdout_truncated of the flood
 if [ "$(cat "$tmp/flood_trunc" 2>/dev/null)" = true ]; then ok "stdout flood: stdout_truncated is true"
 else not_ok "stdout flood: stdout_truncated is true" "got '$(cat "$tmp/flood_trunc" 2>/dev/null)'"; fi
+
+if [ "$(cat "$tmp/huge_trunc" 2>/dev/null)" = true ]; then ok "one 50 MiB line: stdout_truncated is true"
+else not_ok "one 50 MiB line: stdout_truncated is true" "got '$(cat "$tmp/huge_trunc" 2>/dev/null)'"; fi
+
+if kill -0 "$sentinel_pid" 2>/dev/null; then ok "a host process outlives every sandbox's kill(-1)"
+else not_ok "a host process outlives every sandbox's kill(-1)"; fi
+
+# Programs that open a pty (a private devpts instance) work.
+"$PS" run --json -t 10s -- python3 -c 'import os, pty; m, s = pty.openpty(); os.write(s, b"pty-ok\n"); print(os.read(m, 64).decode().strip(), os.ttyname(s))' \
+    </dev/null >"$tmp/out.json" 2>"$tmp/err"
+got=$(jget "$tmp/out.json" stdout)
+case $got in
+"pty-ok /dev/pts/"*) ok "a pty opens in the sandbox (devpts newinstance)" ;;
+*) not_ok "a pty opens in the sandbox (devpts newinstance)" "got '$got'" "stderr: $(head -c 300 "$tmp/err" | tr '\n' ' ')" ;;
+esac
+
+# Symlinks planted in a persistent sandbox for a later download/upload:
+# the host side must refuse them (SBX_E_PATH: the CLI fails and says the
+# path was refused) and write nothing outside.
+sum_passwd=$(cksum < /etc/passwd)
+persist_id=$("$PS" create -t 10s 2>"$tmp/err")
+if [ -n "$persist_id" ] && "$PS" exec "$persist_id" -- sh -c 'ln -s /etc/passwd link && ln -s / dir && mkdir d && ln -s /tmp d/t' \
+        </dev/null >/dev/null 2>>"$tmp/err"; then
+    ok "planted symlinks: a persistent sandbox with link -> /etc/passwd, dir -> /"
+else
+    not_ok "planted symlinks: a persistent sandbox with link -> /etc/passwd, dir -> /" "stderr: $(head -c 300 "$tmp/err" | tr '\n' ' ')"
+fi
+refused() { # name, then the command: it must fail, saying the path was refused
+    name=$1; shift
+    "$@" >"$tmp/dl.out" 2>"$tmp/dl.err" </dev/null
+    rc=$?
+    if [ $rc != 0 ] && grep -q refused "$tmp/dl.err" && ! grep -q root: "$tmp/dl.out"; then
+        ok "planted symlinks: $name"
+    else not_ok "planted symlinks: $name" "exit $rc" "stdout: $(head -c 200 "$tmp/dl.out" | tr '\n' ' ')" "stderr: $(head -c 300 "$tmp/dl.err" | tr '\n' ' ')"; fi
+}
+refused "download of link refused" "$PS" download "$persist_id" link -
+refused "download of dir/etc/passwd refused" "$PS" download "$persist_id" dir/etc/passwd -
+echo "hostile-$token" >"$tmp/payload"
+refused "upload onto link refused" "$PS" upload "$persist_id" "$tmp/payload" link
+refused "upload to dir/tmp/hostile-$token refused" "$PS" upload "$persist_id" "$tmp/payload" "dir/tmp/hostile-$token"
+refused "upload to d/t/hostile-$token refused" "$PS" upload "$persist_id" "$tmp/payload" "d/t/hostile-$token"
+if [ "$(cksum < /etc/passwd)" = "$sum_passwd" ] && [ ! -e "/tmp/hostile-$token" ]; then
+    ok "planted symlinks: /etc/passwd unchanged, nothing written in /tmp"
+else
+    not_ok "planted symlinks: /etc/passwd unchanged, nothing written in /tmp"
+fi
+"$PS" destroy "$persist_id" >/dev/null 2>&1
+if [ "$(id -u)" != 0 ]; then skip "planted symlinks: nothing left after destroy" "cgroup checks need root"
+elif why=$(cgroups_clean "$persist_id"); then ok "planted symlinks: nothing left after destroy"
+else not_ok "planted symlinks: nothing left after destroy" "$why"; fi
+persist_id=
+
+# An image that is a directory is the sandbox's root, read-only: a tiny
+# root made of the host's /bin/sh and its libraries.
+rootfs="$tmp/rootfs"
+mkdir -p "$rootfs/bin" "$rootfs/etc" && cp /bin/sh "$rootfs/bin/sh" &&
+    echo "image-$token" >"$rootfs/etc/marker" &&
+    for lib in $(ldd /bin/sh 2>/dev/null | grep -o '/[^ ]*'); do
+        mkdir -p "$rootfs$(dirname "$lib")" && cp "$lib" "$rootfs$lib" || break
+    done
+chmod -R a+rX "$tmp"
+"$PS" run --json -t 10s --image "$rootfs" -- /bin/sh -c \
+    'read m </etc/marker; echo "$m"; if test -e /usr/bin/python3; then echo host-usr; fi; echo >/etc/x || echo ro; echo >/work/x && echo >/tmp/x && echo rw' \
+    </dev/null >"$tmp/out.json" 2>"$tmp/err"
+got=$(jget "$tmp/out.json" stdout)
+got=$(printf '%s' "$got" | tr '\n' ' ')
+if [ "$got" = "image-$token ro rw" ]; then ok "image directory: it is the root, read-only, with a writable /work and /tmp"
+else not_ok "image directory: it is the root, read-only, with a writable /work and /tmp" "got '$got'" "stderr: $(head -c 300 "$tmp/err" | tr '\n' ' ')"; fi
+if "$PS" run -t 10s --image /etc -- /bin/true </dev/null >/dev/null 2>&1; then
+    not_ok "image directory: a private host tree (/etc) is refused"
+else ok "image directory: a private host tree (/etc) is refused"; fi
+"$PS" run --json -t 10s --image gcc:12 -- sh -c 'test -e /usr/bin/python3 && echo host' </dev/null >"$tmp/out.json" 2>"$tmp/err"
+got=$(jget "$tmp/out.json" stdout)
+if [ "$got" = host ]; then ok "image name that is not a path: ignored, the host's directories are shown"
+else not_ok "image name that is not a path: ignored, the host's directories are shown" "got '$got'" "stderr: $(head -c 300 "$tmp/err" | tr '\n' ' ')"; fi
 
 # Binary output with NUL bytes, byte for byte (raw mode, no JSON).
 "$PS" run --no-stdin -t 10s --file "$HOSTILE:hostile" -- ./hostile binary >"$tmp/bin.out" 2>"$tmp/err"
