@@ -1,24 +1,106 @@
 #!/bin/sh
 # tests/bench/run.sh - benchmarks of the local provider against its peers,
 # measured in the same run on the same machine (run by `make bench`).
-# Prints figures and ratios; speed is never asserted in tests.
+# Prints figures and ratios; speed is never asserted in tests.  Exits 1
+# only when a run fails or the leak check finds a leak.  Needs no network;
+# a peer that is not installed is reported as skipped.
+#
+# Knobs (environment): BENCH_RUNS (latency samples per command, 50),
+# BENCH_RATE_RUNS (library runs per rate figure, 2000), BENCH_CLI_RUNS
+# (CLI runs per rate figure, 500), BENCH_LEAK_RUNS (10000),
+# BENCH_LEAK_WARMUP (300).
 set -u
 : "${top_builddir:=$(pwd)}"
 : "${top_srcdir:=$(cd "$(dirname "$0")/../.." && pwd)}"
+runs=${BENCH_RUNS:-50}
+rate_runs=${BENCH_RATE_RUNS:-2000}
+cli_runs=${BENCH_CLI_RUNS:-500}
+leak_runs=${BENCH_LEAK_RUNS:-10000}
+leak_warm=${BENCH_LEAK_WARMUP:-300}
+bench="$top_srcdir/tests/bench"
+
 export POLYSANDBOX_PROVIDER_PATH="$top_builddir/plugins/local/.libs"
 export POLYSANDBOX_CONFIG_DIR="$top_srcdir/tests/config"
-export POLYSANDBOX_STATE_DIR="${TMPDIR:-/tmp}/polysandbox-bench-state"
+# A private state directory, so the leak check sees only our sandboxes.
+state=$(mktemp -d "${TMPDIR:-/tmp}/polysandbox-bench.XXXXXX") || exit 1
+export POLYSANDBOX_STATE_DIR="$state"
+BENCH_SAVE="$state/figures"
+export BENCH_SAVE
+trap 'rm -rf "$state"' EXIT
+trap 'exit 130' INT TERM
+
 psb="$top_builddir/polysandbox"
 [ -x "$psb" ] || { echo "bench: build first ($psb missing)"; exit 1; }
 # The libtool wrapper script would add a shell and a relink check to every
-# run: measure the real binary.
-[ -x "$top_builddir/.libs/polysandbox" ] && psb="$top_builddir/.libs/polysandbox" &&
+# run: measure the real binaries.
+[ -d "$top_builddir/core/.libs" ] &&
     export LD_LIBRARY_PATH="$top_builddir/core/.libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+[ -x "$top_builddir/.libs/polysandbox" ] && psb="$top_builddir/.libs/polysandbox"
+runner="$top_builddir/tests/bench/bench-runs"
+[ -x "$top_builddir/tests/bench/.libs/bench-runs" ] &&
+    runner="$top_builddir/tests/bench/.libs/bench-runs"
+[ -x "$runner" ] || { echo "bench: build first ($runner missing)"; exit 1; }
 
+status=0
+# A peer's failures are its own (reported, never our exit status).
+peers="--peer bwrap --peer unshare"
+bwrap_cmd="bwrap --unshare-all --ro-bind / / --proc /proc --dev /dev /bin/true"
+unshare_cmd="unshare --fork --pid --mount --net --uts --ipc --mount-proc /bin/true"
+have_bwrap=false
+if command -v bwrap >/dev/null 2>&1; then
+    have_bwrap=true
+else
+    echo "(bwrap is not installed: its figures are skipped)"
+fi
+have_unshare=false
+if command -v unshare >/dev/null 2>&1; then
+    have_unshare=true
+else
+    echo "(unshare is not installed: its figures are skipped)"
+fi
+
+# ---- 1. latency of one sandboxed /bin/true ----
 set -- "polysandbox=$psb run -- /bin/true"
-command -v bwrap >/dev/null &&
-    set -- "$@" "bwrap=bwrap --unshare-all --ro-bind / / --proc /proc --dev /dev /bin/true"
-set -- "$@" "unshare=unshare --fork --pid --mount --net --uts --ipc --mount-proc /bin/true"
-echo "== latency of one sandboxed /bin/true (median of ${BENCH_RUNS:-50})"
-python3 "$top_srcdir/tests/bench/latency.py" -n "${BENCH_RUNS:-50}" "$@" \
-    --ratio polysandbox/bwrap --ratio polysandbox/unshare
+ratios=""
+$have_bwrap && set -- "$@" "bwrap=$bwrap_cmd" && ratios="$ratios --ratio polysandbox/bwrap"
+$have_unshare && set -- "$@" "unshare=$unshare_cmd" && ratios="$ratios --ratio polysandbox/unshare"
+echo "== latency of one sandboxed /bin/true (median of $runs)"
+# shellcheck disable=SC2086 # $peers and $ratios are lists of words
+python3 "$bench/latency.py" -n "$runs" --save "$BENCH_SAVE" $peers "$@" $ratios || status=1
+
+# ---- 2. python3 -c pass, sandboxed and bare ----
+# The system's python on both sides (never a pyenv or venv shim).
+py=/usr/bin/python3
+echo
+echo "== python3 -c pass through the local provider and bare (median of $runs)"
+if [ -x "$py" ]; then
+    python3 "$bench/latency.py" -n "$runs" --save "$BENCH_SAVE" \
+        "sbx-python=$psb run -- $py -c pass" "python=$py -c pass" \
+        --ratio sbx-python/python || status=1
+else
+    echo "skipped: $py is not installed"
+fi
+
+# ---- 3. sustained one-shot runs ----
+echo
+echo "== sustained one-shot runs of /bin/true on $(nproc 2>/dev/null || echo '?') cores"
+echo "-- through the library (sbx_run in a loop; no process start-up per run)"
+"$runner" -t 1 -n "$rate_runs" || status=1
+"$runner" -t 2 -n "$rate_runs" || status=1
+echo "-- through the CLI and the peers (one process per run)"
+set -- "polysandbox=$psb run -- /bin/true"
+$have_bwrap && set -- "$@" "bwrap=$bwrap_cmd"
+$have_unshare && set -- "$@" "unshare=$unshare_cmd"
+# shellcheck disable=SC2086
+python3 "$bench/rate.py" -n "$cli_runs" -j 1 --save "$BENCH_SAVE" $peers "$@" || status=1
+# shellcheck disable=SC2086
+python3 "$bench/rate.py" -n "$cli_runs" -j 2 --save "$BENCH_SAVE" $peers "$@" || status=1
+
+# ---- 4. nothing leaks ----
+echo
+"$runner" --leak -t 2 -w "$leak_warm" -n "$leak_runs" || status=1
+
+echo
+python3 "$bench/summary.py" "$BENCH_SAVE"
+[ "$status" -eq 0 ] || echo "bench: a run failed or something leaked (see above)"
+exit "$status"

@@ -1,0 +1,15 @@
+# tests/bench/local.mk - benchmarks (`make bench` runs tests/bench/run.sh)
+#
+# bench-runs calls sbx_run() in a loop from N threads through the public
+# library, so the CLI's start-up is not what it measures; it also checks
+# that many runs leak nothing.  Built with `all` (never installed) so
+# `make bench` finds it.
+
+noinst_PROGRAMS += tests/bench/bench-runs
+tests_bench_bench_runs_SOURCES = tests/bench/bench-runs.c \
+	tests/bench/bench-probe.c tests/bench/bench-probe.h
+tests_bench_bench_runs_CFLAGS = $(AM_CFLAGS) -pthread
+tests_bench_bench_runs_LDADD = core/libpolysandbox.la
+
+
+EXTRA_DIST += tests/bench/rate.py tests/bench/summary.py
