@@ -202,6 +202,7 @@ void lcl_doctor(struct lcl_prov *p, const sbx_provider_ops_v1 *ops, sbx_doctor_c
         cb(ud, "cgroups", all, detail);
     }
 
+    lcl_seccomp_ensure(p);   /* its failure is reported below */
     e = prctl(PR_GET_SECCOMP, 0, 0, 0, 0) < 0 ? errno : 0;
     snprintf(detail, sizeof detail, "%s; filter %s", e ? strerror(e) : "kernel supports seccomp",
              p->bpf ? "built" : (p->seccomp_why ? p->seccomp_why : "not built"));
@@ -239,7 +240,7 @@ int lcl_health(struct lcl_prov *p)
                                   strerror(errno));
     if (access("/proc/self/ns/user", F_OK) < 0)
         return p->host->set_error(p->h, SBX_E_NOTSUP, "this kernel has no user namespaces");
-    if (!p->bpf)
-        return p->host->set_error(p->h, SBX_E_INTERNAL, "no seccomp filter");
+    if (lcl_seccomp_ensure(p) != SBX_OK)
+        return SBX_E_INTERNAL;
     return SBX_OK;
 }

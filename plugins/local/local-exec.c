@@ -603,6 +603,9 @@ int lcl_exec(struct lcl_prov *p, struct lcl_sb *sb, const sbx_exec_spec_v1 *spec
         return p->host->set_error(p->h, SBX_E_INVAL, "exec: empty argv");
     if (!spec->timeout_ns)
         return p->host->set_error(p->h, SBX_E_INVAL, "exec: timeout_ns is 0");
+    int sret = lcl_seccomp_ensure(p);
+    if (sret)
+        return sret;
     for (size_t i = 0; i < spec->n_files; i++) {
         int ret = lcl_file_write(p, sb, spec->files[i].path, spec->files[i].data,
                                  spec->files[i].len, spec->files[i].mode);

@@ -137,6 +137,8 @@ void lcl_cg_destroy(struct lcl_prov *p, struct lcl_cg_run *run);
 
 /* ---- local-seccomp.c ---- */
 int lcl_seccomp_build(struct lcl_prov *p);
+/* Build the filter once, at first use (thread safe). */
+int lcl_seccomp_ensure(struct lcl_prov *p);
 
 /* ---- local-layout.c ---- */
 int lcl_layout_probe(struct lcl_prov *p, const char *extra);

@@ -28,6 +28,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -366,4 +367,19 @@ fail:
     if (ctx)
         seccomp_release(ctx);
     return p->host->set_error(p->h, SBX_E_INTERNAL, "%s", why);
+}
+
+/* The filter costs about 2 ms to build (libseccomp's rule set and export),
+ * which commands that never run anything (providers, list, templates)
+ * should not pay: build it at the first use. */
+int lcl_seccomp_ensure(struct lcl_prov *p)
+{
+    static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+    int ret = 0;
+
+    pthread_mutex_lock(&lock);
+    if (!p->bpf)
+        ret = lcl_seccomp_build(p);
+    pthread_mutex_unlock(&lock);
+    return ret;
 }

@@ -131,8 +131,6 @@ static int local_init(const sbx_host_v1 *host, sbx_host_handle *h, void **prov)
         ret = lcl_layout_probe(p, host->config_get(h, "ro_binds"));
     if (!ret)
         ret = lcl_skeleton_build(p);
-    if (!ret)
-        ret = lcl_seccomp_build(p);
     if (ret) {
         local_fini(p);
         return ret;
