@@ -28,6 +28,9 @@
 #include "config.h"
 
 #include <errno.h>
+#include <stdbool.h>
+#include <inttypes.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stddef.h>
@@ -369,17 +372,118 @@ fail:
     return p->host->set_error(p->h, SBX_E_INTERNAL, "%s", why);
 }
 
-/* The filter costs about 2 ms to build (libseccomp's rule set and export),
- * which commands that never run anything (providers, list, templates)
- * should not pay: build it at the first use. */
+/* ---- a cache of the built filter ---- */
+
+/* FNV-1a, 64 bits: a key, not a security boundary (the cache lives in
+ * the provider's own 0700 state directory). */
+static uint64_t fnv(uint64_t h, const void *data, size_t n)
+{
+    const unsigned char *s = data;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ s[i]) * UINT64_C(0x100000001b3);
+    return h;
+}
+
+static uint64_t fnv_names(uint64_t h, const char *const *names, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        h = fnv(h, names[i], strlen(names[i]) + 1);
+    return h;
+}
+
+/* Everything the built program depends on: the three name lists, the
+ * assembled prelude, the architecture and libseccomp's version (which
+ * resolves the names to numbers). */
+static uint64_t filter_key(void)
+{
+    struct sock_filter pre[sizeof prelude / sizeof *prelude];
+    const struct scmp_version *v = seccomp_version();
+    uint32_t fixed[4] = {NATIVE_ARCH, v ? v->major : 0, v ? v->minor : 0, v ? v->micro : 0};
+    uint64_t h = UINT64_C(0xcbf29ce484222325);
+    int n = assemble(pre);
+
+    h = fnv_names(h, allow, sizeof allow / sizeof *allow);
+    h = fnv_names(h, deny_eperm, sizeof deny_eperm / sizeof *deny_eperm);
+    h = fnv_names(h, deny_kill, sizeof deny_kill / sizeof *deny_kill);
+    if (n > 0)
+        h = fnv(h, pre, (size_t)n * sizeof *pre);
+    return fnv(h, fixed, sizeof fixed);
+}
+
+/* The file is the program followed by a 64-bit checksum of it, so a
+ * damaged file is rebuilt rather than loaded. */
+static int cache_load(struct lcl_prov *p, const char *path, uint64_t key)
+{
+    struct stat st;
+    struct sock_filter *prog;
+    uint64_t sum;
+    size_t size;
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+
+    if (fd < 0)
+        return -1;
+    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
+        st.st_size <= (off_t)sizeof sum ||
+        st.st_size > (off_t)(BPF_MAXINSNS * sizeof *prog + sizeof sum) ||
+        (st.st_size - (off_t)sizeof sum) % (off_t)sizeof *prog) {
+        close(fd);
+        return -1;
+    }
+    size = (size_t)st.st_size - sizeof sum;
+    if (!(prog = malloc(size))) {
+        close(fd);
+        return -1;
+    }
+    if (pread(fd, prog, size, 0) != (ssize_t)size ||
+        pread(fd, &sum, sizeof sum, (off_t)size) != (ssize_t)sizeof sum ||
+        sum != fnv(key, prog, size)) {
+        free(prog);
+        close(fd);
+        return -1;
+    }
+    close(fd);
+    p->bpf = prog;
+    p->bpf_len = size / sizeof *prog;
+    return 0;
+}
+
+/* Write it atomically; a failure only costs the next process a build. */
+static void cache_store(struct lcl_prov *p, const char *path, uint64_t key)
+{
+    char tmp[LCL_PATH_MAX + 32];
+    size_t size = p->bpf_len * sizeof(struct sock_filter);
+    uint64_t sum = fnv(key, p->bpf, size);
+    int fd;
+
+    snprintf(tmp, sizeof tmp, "%s.%ld", path, (long)getpid());
+    fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (fd < 0)
+        return;
+    bool ok = write(fd, p->bpf, size) == (ssize_t)size &&
+              write(fd, &sum, sizeof sum) == (ssize_t)sizeof sum;
+    ok = close(fd) == 0 && ok;
+    if (!ok || rename(tmp, path) < 0) {
+        unlink(tmp);
+        p->host->log(p->h, SBX_LOG_DEBUG, "could not cache the seccomp filter at %s", path);
+    }
+}
+
+/* The filter costs about 2 ms to build (libseccomp's rule set and export):
+ * build it at the first use, and keep it in the state directory so the
+ * next process (a CLI run) loads it instead. */
 int lcl_seccomp_ensure(struct lcl_prov *p)
 {
     static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+    char path[LCL_PATH_MAX];
     int ret = 0;
 
     pthread_mutex_lock(&lock);
-    if (!p->bpf)
-        ret = lcl_seccomp_build(p);
+    if (!p->bpf) {
+        uint64_t key = filter_key();
+        snprintf(path, sizeof path, "%s/seccomp-%016" PRIx64 ".bpf", p->state_dir, key);
+        if (cache_load(p, path, key) != 0 && (ret = lcl_seccomp_build(p)) == 0)
+            cache_store(p, path, key);
+    }
     pthread_mutex_unlock(&lock);
     return ret;
 }

@@ -19,3 +19,9 @@ tests_hostile_probe_SOURCES = tests/hostile/probe.c
 TESTS += tests/hostile/syscalls.sh
 endif
 dist_check_SCRIPTS += tests/hostile/syscalls.sh
+
+# The filter cached in the state directory: damaged copies are rebuilt.
+if BUILD_PROVIDER_LOCAL
+TESTS += tests/hostile/seccomp-cache.sh
+endif
+dist_check_SCRIPTS += tests/hostile/seccomp-cache.sh
