@@ -162,4 +162,8 @@ struct json_t;
 /* Print @j (decref'd) on stdout followed by a newline; returns 0 or 125. */
 int cli_print_json(struct json_t *j);
 
+/* Help lines of the sandbox and limit options (request.c). */
+extern const char cli_help_sandbox[];
+extern const char cli_help_limits[];
+
 #endif /* POLYSANDBOX_CLI_H */

@@ -28,19 +28,12 @@ static void run_help(void)
 "      --no-stdin         do not pass our standard input\n"
 "      --json             print the result as one JSON object\n"
 "\n"
-"Sandbox and limits:\n"
-"      --provider NAME    the provider (default: from the configuration)\n"
-"      --template NAME    the template of the sandbox\n"
-"      --image IMAGE      the image, for providers that take one\n"
-"      --label KEY=VALUE  label the sandbox (repeatable)\n"
-"  -t, --timeout DURATION wall-clock limit (e.g. 500ms, 10s, 2m)\n"
-"      --cpu DURATION     CPU-time limit\n"
-"      --memory SIZE      memory limit (e.g. 256M, 1G)\n"
-"      --pids N           process limit\n"
-"      --disk SIZE        size of the writable work area\n"
-"      --output-limit SIZE  cap of stdout and of stderr each\n"
-"      --network none|host  network policy (host is unsafe)\n"
-"  -h, --help             show this help\n"
+"Sandbox and limits:\n",
+        stdout);
+    fputs(cli_help_sandbox, stdout);
+    fputs("  -t, --timeout DURATION wall-clock limit (e.g. 500ms, 10s, 2m)\n", stdout);
+    fputs(cli_help_limits, stdout);
+    fputs(
 "\n"
 "Standard input is passed to the program when it is not a terminal.\n"
 "Exit status: the program's own; 128+N when killed by signal N; 124 on a\n"

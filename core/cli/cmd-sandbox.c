@@ -20,23 +20,16 @@ static void create_help(void)
     fputs(
 "Usage: polysandbox create [OPTIONS]\n"
 "Create a persistent sandbox and print its id.\n"
-"\n"
-"      --provider NAME    the provider (default: from the configuration)\n"
-"      --template NAME    the template (language runtime) of the sandbox\n"
-"      --image IMAGE      the image, for providers that take one\n"
-"      --label KEY=VALUE  label the sandbox (repeatable)\n"
+"\n",
+        stdout);
+    fputs(cli_help_sandbox, stdout);
+    fputs(
 "  -e, --env KEY=VALUE    environment of every exec (KEY alone: take ours)\n"
 "      --persistent       keep the sandbox after this command (the default)\n"
 "      --ttl DURATION     destroy it after this long\n"
-"  -t, --timeout DURATION default wall-clock limit of each exec\n"
-"      --cpu DURATION     CPU-time limit\n"
-"      --memory SIZE      memory limit (e.g. 256M, 1G)\n"
-"      --pids N           process limit\n"
-"      --disk SIZE        size of the writable work area\n"
-"      --output-limit SIZE  cap of stdout and of stderr each\n"
-"      --network none|host  network policy (host is unsafe)\n"
-"  -h, --help             show this help\n",
+"  -t, --timeout DURATION default wall-clock limit of each exec\n",
         stdout);
+    fputs(cli_help_limits, stdout);
 }
 
 int cli_cmd_create(cli_global *g, int argc, char **argv)

@@ -304,3 +304,19 @@ bool cli_req_create_opts(const cli_req *req, sbx_create_opts *o)
     }
     return true;
 }
+
+/* Help lines of the options parsed here for run and create alike. */
+const char cli_help_sandbox[] =
+"      --provider NAME    the provider (default: from the configuration)\n"
+"      --template NAME    the template (language runtime) of the sandbox\n"
+"      --image IMAGE      the image, for providers that take one\n"
+"      --label KEY=VALUE  label the sandbox (repeatable)\n";
+
+const char cli_help_limits[] =
+"      --cpu DURATION     CPU-time limit\n"
+"      --memory SIZE      memory limit (e.g. 256M, 1G)\n"
+"      --pids N           process limit\n"
+"      --disk SIZE        size of the writable work area\n"
+"      --output-limit SIZE  cap of stdout and of stderr each\n"
+"      --network none|host  network policy (host is unsafe)\n"
+"  -h, --help             show this help\n";
