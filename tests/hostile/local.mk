@@ -25,3 +25,6 @@ if BUILD_PROVIDER_LOCAL
 TESTS += tests/hostile/seccomp-cache.sh
 endif
 dist_check_SCRIPTS += tests/hostile/seccomp-cache.sh
+
+# Shared by the hostile scripts (sourced, not run).
+EXTRA_DIST += tests/hostile/lib.sh

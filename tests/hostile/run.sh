@@ -11,25 +11,9 @@
 # to listen on loopback); skips otherwise.  The host-side cgroup checks
 # need root.
 
-: "${top_builddir:?top_builddir is not set (run through make check)}"
-PS="$top_builddir/polysandbox"
+. "${top_srcdir:?top_srcdir is not set (run through make check)}/tests/hostile/lib.sh"
 HOSTILE="$top_builddir/tests/hostile/hostile"
-# In a sanitizer build the hostile program is instrumented too, and its
-# leak checker needs ptrace, which the sandbox rightly denies.
-SANENV="-e ASAN_OPTIONS=detect_leaks=0"
-
-if ! command -v python3 >/dev/null 2>&1; then
-    echo "1..0 # SKIP python3 is needed to read the JSON results"
-    exit 0
-fi
-if [ ! -x "$PS" ] || [ ! -x "$HOSTILE" ]; then
-    echo "1..0 # SKIP polysandbox or tests/hostile/hostile not built"
-    exit 0
-fi
-if [ -z "${POLYSANDBOX_STATE_DIR:-}" ]; then
-    POLYSANDBOX_STATE_DIR=$(mktemp -d "${TMPDIR:-/tmp}/ps-hostile-state.XXXXXX") || exit 99
-    export POLYSANDBOX_STATE_DIR
-fi
+hostile_need hostile "$HOSTILE"
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/ps-hostile.XXXXXX") || exit 99
 listener_pid=
@@ -62,14 +46,6 @@ listener_pid=$!
 i=0
 while [ ! -s "$tmp/port" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
 port=$(cat "$tmp/port" 2>/dev/null || echo 1)
-
-# jget FILE KEY: a field of the JSON result (true/false/null as such).
-jget() {
-    python3 -c '
-import json, sys
-v = json.load(open(sys.argv[1])).get(sys.argv[2])
-print(json.dumps(v) if isinstance(v, bool) or v is None else v)' "$1" "$2" 2>/dev/null
-}
 
 # The table: name | polysandbox options | hostile arguments | status |
 # exit code ("null" when the program did not exit by itself, * = any)
@@ -114,10 +90,6 @@ n_rows=$(table | wc -l)
 # and huge-line truncation, listener, sentinel, pty, planted symlinks (8),
 # image root (3)
 echo "1..$((n_rows * 3 + 18))"
-t=0
-ok() { t=$((t + 1)); echo "ok $t - $1"; }
-not_ok() { t=$((t + 1)); echo "not ok $t - $1"; shift; for l in "$@"; do echo "# $l"; done; }
-skip() { t=$((t + 1)); echo "ok $t - $1 # SKIP $2"; }
 
 # A host process of ours that kill(-1) inside a sandbox must not reach.
 sleep 3600 &

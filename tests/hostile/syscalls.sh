@@ -11,39 +11,15 @@
 #
 # Needs: the local provider built, python3 on the host (to read JSON).
 
-: "${top_builddir:?top_builddir is not set (run through make check)}"
-PS="$top_builddir/polysandbox"
+. "${top_srcdir:?top_srcdir is not set (run through make check)}/tests/hostile/lib.sh"
 PROBE="$top_builddir/tests/hostile/probe"
-# A sanitizer build instruments the probe too; its leak checker needs
-# ptrace, which the filter rightly denies.
-SANENV="-e ASAN_OPTIONS=detect_leaks=0"
-
-if ! command -v python3 >/dev/null 2>&1; then
-    echo "1..0 # SKIP python3 is needed to read the JSON results"
-    exit 0
-fi
-if [ ! -x "$PS" ] || [ ! -x "$PROBE" ]; then
-    echo "1..0 # SKIP polysandbox or tests/hostile/probe not built"
-    exit 0
-fi
+hostile_need syscalls "$PROBE"
 if [ "$(uname -m)" != x86_64 ]; then
     echo "1..0 # SKIP the expected answers are for x86_64"
     exit 0
 fi
-if [ -z "${POLYSANDBOX_STATE_DIR:-}" ]; then
-    POLYSANDBOX_STATE_DIR=$(mktemp -d "${TMPDIR:-/tmp}/ps-syscalls-state.XXXXXX") || exit 99
-    export POLYSANDBOX_STATE_DIR
-fi
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/ps-syscalls.XXXXXX") || exit 99
 trap 'rm -rf "$tmp"' EXIT
-
-# jget FILE KEY: a field of the JSON result.
-jget() {
-    python3 -c '
-import json, sys
-v = json.load(open(sys.argv[1])).get(sys.argv[2])
-print(json.dumps(v) if isinstance(v, bool) or v is None else v)' "$1" "$2" 2>/dev/null
-}
 
 # What each probe must answer.  EPERM: refused by the filter (some of
 # these the kernel would refuse anyway without capabilities, but most
@@ -178,10 +154,6 @@ n_expected=$(expected | wc -l)
 n_kills=$(echo $kills | wc -w)
 n_work=$(workloads | wc -l)
 echo "1..$((2 + n_expected + n_kills + n_work))"
-t=0
-ok() { t=$((t + 1)); echo "ok $t - $1"; }
-not_ok() { t=$((t + 1)); echo "not ok $t - $1"; shift; for l in "$@"; do echo "# $l"; done; }
-skip() { t=$((t + 1)); echo "ok $t - $1 # SKIP $2"; }
 
 # shellcheck disable=SC2086 # SANENV is a word list by design
 "$PS" run --json -t 30s $SANENV --file "$PROBE:probe" -- ./probe all \

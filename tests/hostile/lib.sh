@@ -1,0 +1,45 @@
+# tests/hostile/lib.sh - shared by the hostile test scripts (sourced)
+#
+# Sets PS (the polysandbox command) and SANENV, skips the whole script
+# (TAP "1..0 # SKIP") when python3 or a needed program is missing, gives
+# the script a private state directory when none is set, and defines
+# jget (a field of a JSON result) and the TAP helpers ok/not_ok/skip.
+
+: "${top_builddir:?top_builddir is not set (run through make check)}"
+PS="$top_builddir/polysandbox"
+# In a sanitizer build the programs copied into sandboxes are instrumented
+# too, and their leak checker needs ptrace, which the sandbox rightly denies.
+SANENV="-e ASAN_OPTIONS=detect_leaks=0"
+
+# hostile_need NAME PROGRAM...: skip unless python3 and every PROGRAM are
+# there; NAME names the state directory made when none is set.
+hostile_need() {
+    name=$1; shift
+    if ! command -v python3 >/dev/null 2>&1; then
+        echo "1..0 # SKIP python3 is needed to read the JSON results"
+        exit 0
+    fi
+    for prog in "$PS" "$@"; do
+        if [ ! -x "$prog" ]; then
+            echo "1..0 # SKIP $prog is not built"
+            exit 0
+        fi
+    done
+    if [ -z "${POLYSANDBOX_STATE_DIR:-}" ]; then
+        POLYSANDBOX_STATE_DIR=$(mktemp -d "${TMPDIR:-/tmp}/ps-$name-state.XXXXXX") || exit 99
+        export POLYSANDBOX_STATE_DIR
+    fi
+}
+
+# jget FILE KEY: a field of the JSON result (true/false/null as such).
+jget() {
+    python3 -c '
+import json, sys
+v = json.load(open(sys.argv[1])).get(sys.argv[2])
+print(json.dumps(v) if isinstance(v, bool) or v is None else v)' "$1" "$2" 2>/dev/null
+}
+
+t=0
+ok() { t=$((t + 1)); echo "ok $t - $1"; }
+not_ok() { t=$((t + 1)); echo "not ok $t - $1"; shift; for l in "$@"; do echo "# $l"; done; }
+skip() { t=$((t + 1)); echo "ok $t - $1 # SKIP $2"; }
