@@ -88,6 +88,7 @@ const char *sbx_strerror(int code)
     case SBX_E_EXISTS: return "already exists";
     case SBX_E_INTERNAL: return "internal error";
     case SBX_E_PATH: return "unsafe path refused";
+    case SBX_E_SERVER: return "server error from the backend";
     case SBX_E_LOAD_OPEN: return "provider module could not be opened";
     case SBX_E_LOAD_NO_SYMBOL: return "provider module has no sandbox_provider_v1 symbol";
     case SBX_E_LOAD_BAD_MAGIC: return "provider descriptor has a bad magic number";

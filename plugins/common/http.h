@@ -91,8 +91,9 @@ void ph_response_clear(ph_response *r);
 
 /* The sbx_status for an HTTP status: 2xx SBX_OK; 400, 422 SBX_E_INVAL;
  * 401, 403 SBX_E_AUTH; 404 SBX_E_NOT_FOUND; 409 SBX_E_EXISTS; 413
- * SBX_E_LIMIT; 429 SBX_E_RATE_LIMITED; 408, 502, 503, 504 SBX_E_NETWORK
- * (retryable); other 5xx SBX_E_BACKEND; anything else SBX_E_BACKEND. */
+ * SBX_E_LIMIT; 429 SBX_E_RATE_LIMITED; 408 SBX_E_TIMEOUT; 5xx SBX_E_SERVER
+ * (retryable, like SBX_E_NETWORK and SBX_E_RATE_LIMITED); anything else
+ * SBX_E_BACKEND. */
 int ph_status_code(long http_status);
 
 /* JSON round trip: sends body (may be NULL; not stolen) as application/json,

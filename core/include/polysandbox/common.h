@@ -47,6 +47,7 @@ typedef enum sbx_status {
     SBX_E_EXISTS = 17,        /* already exists */
     SBX_E_INTERNAL = 18,      /* a bug: please report */
     SBX_E_PATH = 19,          /* unsafe path (link, "..", absolute) refused */
+    SBX_E_SERVER = 20,        /* backend answered a server error, 5xx (retryable) */
 
     /* Loader rejections, one per validation step (Since: 0.1). */
     SBX_E_LOAD_OPEN = 32,         /* dlopen failed */
