@@ -181,9 +181,10 @@ int core_secret_open(const struct sbx_ctx *ctx, const core_setting *s,
 void core_secret_release(const char *value);
 /* Make the process undumpable (no core file, no ptrace, /proc/PID/environ
  * and mem closed to others) and RLIMIT_CORE 0.  Done by core_secret_open
- * and at context creation when a sealed value is configured. */
+ * and, for root, at context creation when a sealed value is configured. */
 int core_secret_protect_process(void);
-/* core_secret_protect_process when an enabled provider has a sealed value. */
+/* core_secret_protect_process when running as root and an enabled
+ * provider has a sealed value. */
 int core_secret_ctx_protect(const core_config *cfg);
 /* Tests only: called by core_secret_release with the value's memory after
  * it was wiped and before it is freed. */

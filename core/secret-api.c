@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <sodium.h>
 
@@ -136,6 +137,13 @@ int sbx_secret_check(sbx_ctx *ctx, sbx_secret_check_cb cb, void *ud)
 
 int core_secret_ctx_protect(const core_config *cfg)
 {
+    /* Only root, up front: an undumpable process owns its children's
+     * /proc files as root, so an unprivileged one could no longer write a
+     * new user namespace's uid_map (the local provider).  Any process is
+     * made undumpable anyway by the first core_secret_open, before a
+     * secret is in its memory. */
+    if (geteuid() != 0)
+        return SBX_OK;
     for (size_t i = 0; i < cfg->n_providers; i++) {
         const core_provider_conf *c = &cfg->providers[i];
         if (!c->enabled)

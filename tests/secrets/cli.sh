@@ -33,7 +33,7 @@ no_secret() { ! grep -q -F -- "$SECRET" "$@"; }
 expected_b2=$(printf '%s' "$SECRET" | b2sum -l 256 | cut -d' ' -f1)
 expected_len=${#SECRET}
 
-plan 45
+plan 46
 
 # ---- usage -------------------------------------------------------------------
 cli secret --help
@@ -188,6 +188,34 @@ scan_during
 check "the provider held the secret during the scan" [ "$held" = yes ]
 check "no process's cmdline or environ holds it ($scanned files scanned)" [ -z "$found" ]
 check "the run then succeeded" eval '[ $rc -eq 0 ] && grep -q "b2=$expected_b2" "$tmp/hold.out"'
+
+# ---- a user other than root -----------------------------------------------------------------
+# Configuring a sealed value must not cost such a user the local provider
+# (an undumpable process cannot write its child's uid_map).
+nr_ok=no
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null 2>&1; then
+    nr=$(mktemp -d /tmp/ps-secrets-nr.XXXXXX) || exit 99
+    trap 'rm -rf "$tmp" "$nr"' EXIT
+    chmod 755 "$nr" && mkconf "$nr/conf" && mkdir "$nr/state" && chown 65534 "$nr/state" &&
+        chmod -R a+rX "$nr/conf" || exit 99
+    asnobody() {
+        setpriv --reuid=65534 --regid=65534 --clear-groups \
+            env POLYSANDBOX_STATE_DIR="$nr/state" HOME="$nr" \
+            "$PS" --config-dir "$nr/conf" "$@" </dev/null >"$tmp/out" 2>"$tmp/err"
+        rc=$?
+    }
+    asnobody run --provider local -- echo hi
+    is_rc 0 && nr_ok=yes
+fi
+if [ $nr_ok = yes ]; then
+    probe_ini "$nr/conf" "api_key = $sealed"
+    chmod a+r "$nr/conf/providers.d/probe.ini"
+    asnobody run --provider local -- echo hi
+    check "a user other than root still runs local sandboxes with a sealed value configured" \
+        rc_and_out 0 hi
+else
+    ok "# SKIP local sandboxes need root here (or no setpriv)"
+fi
 
 # ---- core dumps ----------------------------------------------------------------------------------
 # A process killed by SIGABRT while it holds the secret leaves no core

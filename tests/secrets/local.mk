@@ -18,5 +18,5 @@ tests_secrets_probe_la_LDFLAGS = -module -avoid-version -shared -no-undefined \
 	-export-symbols-regex '^sandbox_provider_v1$$' -rpath /nowhere
 tests_secrets_probe_la_LIBADD = $(SODIUM_LIBS)
 
-TESTS += tests/secrets/test-secrets tests/secrets/cli.sh
-dist_check_SCRIPTS += tests/secrets/cli.sh
+TESTS += tests/secrets/test-secrets tests/secrets/cli.sh tests/secrets/tty.sh
+dist_check_SCRIPTS += tests/secrets/cli.sh tests/secrets/tty.sh

@@ -247,6 +247,35 @@ static void test_wipe_and_dump(void)
     unsetenv("SBX_TEST_SECRET");
 }
 
+/* A context whose configuration holds a sealed value makes a root
+ * process undumpable before any provider runs. */
+static void test_ctx_protect(void)
+{
+    char path[160];
+    sbx_ctx *ctx = NULL;
+    FILE *f;
+    int rc;
+
+    snprintf(path, sizeof path, "%s/providers.d", dir_b);
+    mkdir(path, 0755);
+    snprintf(path, sizeof path, "%s/providers.d/absent.ini", dir_b);
+    f = fopen(path, "w");
+    if (f) {
+        fputs("[settings]\napi_key = sealed:v1:AAAA\n", f);
+        fclose(f);
+    }
+    prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
+    rc = sbx_ctx_new(&ctx, dir_b);
+    if (geteuid() == 0)
+        ok(rc == SBX_OK && prctl(PR_GET_DUMPABLE, 0, 0, 0, 0) == 0,
+           "root: a configured sealed value makes the process undumpable at once");
+    else
+        ok(rc == SBX_OK && prctl(PR_GET_DUMPABLE, 0, 0, 0, 0) == 1,
+           "not root: undumpable only from the first open (local sandboxes need it)");
+    sbx_ctx_free(ctx);
+    unlink(path);
+}
+
 int main(void)
 {
     char cmd[160];
@@ -261,6 +290,7 @@ int main(void)
     test_round_trip();
     test_damage();
     test_key_file();
+    test_ctx_protect();
     test_wipe_and_dump();
     snprintf(cmd, sizeof cmd, "rm -rf '%s' '%s'", dir_a, dir_b);
     if (system(cmd) != 0)
