@@ -45,6 +45,9 @@ int sbx_ctx_new_with(sbx_ctx **out, const char *config_dir,
     rc = core_config_load(&ctx->cfg, config_dir, overrides);
     if (rc != SBX_OK)
         return rc;
+    rc = core_secret_ctx_protect(&ctx->cfg);
+    if (rc != SBX_OK)
+        return rc;
     rc = core_loader_load_all(ctx);
     if (rc != SBX_OK)
         return rc;

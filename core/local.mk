@@ -17,6 +17,9 @@ core_libpolysandbox_internal_la_SOURCES = \
 	core/loader.c \
 	core/host.c \
 	core/secrets.c \
+	core/secret-key.c \
+	core/sealed.c \
+	core/secret-api.c \
 	core/context.c \
 	core/opts-int.h \
 	core/options.c \

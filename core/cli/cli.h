@@ -49,6 +49,7 @@ int cli_cmd_download(cli_global *g, int argc, char **argv);
 int cli_cmd_providers(cli_global *g, int argc, char **argv);
 int cli_cmd_templates(cli_global *g, int argc, char **argv);
 int cli_cmd_doctor(cli_global *g, int argc, char **argv);
+int cli_cmd_secret(cli_global *g, int argc, char **argv);
 
 /* ---- messages and the context (util.c) -------------------------------------- */
 

@@ -317,6 +317,64 @@ SBX_API int sbx_result_error_code(const sbx_result *r);
  */
 SBX_API char *sbx_result_to_json(const sbx_result *r);
 
+/* ---- sealed credentials ----------------------------------------------- */
+
+/** Size of a key id buffer: 8 hex digits and a NUL.  Since: 0.1 */
+#define SBX_SECRET_KEY_ID_SIZE 9
+
+/**
+ * sbx_secret_keygen:
+ * @config_dir: where the key pair goes; NULL means
+ *   $POLYSANDBOX_CONFIG_DIR if set, else the system directory
+ * @force: replace an existing key pair (values sealed to the old key can
+ *   no longer be opened)
+ * @key_id: (out caller-allocates) (optional): SBX_SECRET_KEY_ID_SIZE
+ *   bytes, the new key's id
+ *
+ * Creates the host key pair that sealed:v1: values are sealed to:
+ * DIR/secret.key (mode 0600, the secret key) and DIR/secret.pub (0644).
+ * Errors: SBX_E_EXISTS (a key exists and @force is false), SBX_E_PERM,
+ * SBX_E_IO, SBX_E_CONFIG (no such directory); the message, naming the
+ * file, is read with sbx_ctx_last_error(NULL).  Since: 0.1
+ */
+SBX_API int sbx_secret_keygen(const char *config_dir, bool force, char *key_id);
+
+/**
+ * sbx_secret_seal:
+ * @config_dir: as for sbx_secret_keygen (its secret.pub is used)
+ * @value: (transfer none): 1 to 4096 bytes to seal
+ * @sealed: (out) (transfer full): "sealed:v1:..." to free()
+ *
+ * Seals @value to the host's public key, for an ini file.  Only the
+ * holder of secret.key can open it.  Errors: SBX_E_INVAL (length),
+ * SBX_E_CONFIG (no or damaged secret.pub), SBX_E_NOMEM; message with
+ * sbx_ctx_last_error(NULL).  Since: 0.1
+ */
+SBX_API int sbx_secret_seal(const char *config_dir, const void *value, size_t len,
+                            char **sealed);
+
+/**
+ * sbx_secret_check_cb:
+ * @provider, @key: the provider and [settings] key
+ * @file, @line: where it is set
+ * @source: "sealed", "env", "file" or "plain" (a value in clear text)
+ * @code: SBX_OK when the value opens, else why not
+ * @message: the error naming FILE:LINE and key, a note for "plain",
+ *   else NULL.  Never holds the value.
+ */
+typedef void (*sbx_secret_check_cb)(void *ud, const char *provider, const char *key,
+                                    const char *file, int line, const char *source,
+                                    int code, const char *message);
+
+/**
+ * sbx_secret_check:
+ * Opens every credential of @ctx's configuration (each key a provider
+ * declares a credential, and every sealed value) and wipes it again,
+ * calling @cb once for each.  Returns SBX_OK when every one opened, else
+ * SBX_E_CONFIG.  Makes the process undumpable.  Since: 0.1
+ */
+SBX_API int sbx_secret_check(sbx_ctx *ctx, sbx_secret_check_cb cb, void *ud);
+
 #ifdef __cplusplus
 }
 #endif
