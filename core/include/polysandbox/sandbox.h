@@ -143,6 +143,47 @@ SBX_API int sbx_provider_doctor(sbx_ctx *ctx, const char *provider,
 /** The name of the provider used when a request names none, or NULL. */
 SBX_API const char *sbx_ctx_default_provider(const sbx_ctx *ctx);
 
+/** True when the provider's ini says optional = true.  Since: 0.1 */
+SBX_API bool sbx_provider_is_optional(const sbx_provider *p);
+
+/**
+ * sbx_breaker_state:
+ *
+ * A provider's circuit breaker.  Closed: creates go to it.  Open: after
+ * [breaker] failures consecutive failed creates, creates skip it (next in
+ * the fallback chain) for [breaker] open_time.  Half-open: then [breaker]
+ * trials creates may try it; a success closes it, a failure opens it again.
+ * The state lives in the context (per process).  Since: 0.1
+ */
+typedef enum sbx_breaker_state {
+    SBX_BREAKER_CLOSED = 0,
+    SBX_BREAKER_OPEN = 1,
+    SBX_BREAKER_HALF_OPEN = 2
+} sbx_breaker_state;
+
+/** The breaker of @p (closed for a provider that is not ready).  An open
+ * breaker whose open_time has passed reads as half-open.  Since: 0.1 */
+SBX_API sbx_breaker_state sbx_provider_breaker(const sbx_provider *p);
+/** Consecutive failed creates the breaker of @p has counted.  Since: 0.1 */
+SBX_API unsigned sbx_provider_breaker_failures(const sbx_provider *p);
+/** "closed", "open", "half-open" (static).  Since: 0.1 */
+SBX_API const char *sbx_breaker_state_name(sbx_breaker_state s);
+
+/**
+ * sbx_provider_health:
+ * @provider: a provider name (NULL: the default provider)
+ * @latency_ns: (out) (optional): how long the probe took
+ *
+ * Probes a ready provider once, without retries: its health op; else, for
+ * a provider without one, list when it has it, else create and destroy a
+ * sandbox with the default limits.  The breaker is not moved.  SBX_OK when
+ * healthy; else the probe's error (message names the provider), or
+ * SBX_E_NOT_FOUND / SBX_E_PROVIDER_UNAVAILABLE for a provider that is
+ * unknown or not ready.  Since: 0.1
+ */
+SBX_API int sbx_provider_health(sbx_ctx *ctx, const char *provider,
+                                uint64_t *latency_ns);
+
 /* ---- templates (languages) -------------------------------------------- */
 
 SBX_API size_t sbx_ctx_template_count(const sbx_ctx *ctx);
