@@ -278,6 +278,10 @@ SBX_API int sbx_exec_opts_set_output_cb(sbx_exec_opts *o, sbx_output_cb cb,
  *
  * Errors: SBX_E_NOT_FOUND (no such provider or template),
  * SBX_E_PROVIDER_UNAVAILABLE, SBX_E_LIMIT, or the provider's error.
+ * Retryable failures (network, 5xx, 429, busy, backend timeout) are retried
+ * with backoff ([retry] in polysandbox.ini), then the next provider of the
+ * fallback chain is tried; providers whose circuit breaker is open are
+ * skipped (SBX_E_PROVIDER_UNAVAILABLE when none is left).
  * Since: 0.1
  */
 SBX_API int sbx_sandbox_create(sbx_ctx *ctx, const sbx_create_opts *opts,
@@ -316,7 +320,11 @@ SBX_API int sbx_list(sbx_ctx *ctx, const char *provider, sbx_list_cb cb,
 /**
  * sbx_run:
  * create + exec + destroy.  As sbx_sandbox_exec, a sandbox failure is a
- * result with status SBX_RUN_SANDBOX_ERROR and return SBX_OK.
+ * result with status SBX_RUN_SANDBOX_ERROR and return SBX_OK.  When the
+ * sandbox failed mid-exec with a retryable error, the whole run is tried
+ * again on a fresh sandbox, unless it had the host network or output
+ * already reached the caller's callback (it may have had effects outside
+ * the discarded sandbox).
  * Since: 0.1
  */
 SBX_API int sbx_run(sbx_ctx *ctx, const sbx_create_opts *copts,
