@@ -175,8 +175,9 @@ SBX_API const char *sbx_breaker_state_name(sbx_breaker_state s);
  * @latency_ns: (out) (optional): how long the probe took
  *
  * Probes a ready provider once, without retries: its health op; else, for
- * a provider without one, list when it has it, else create and destroy a
- * sandbox with the default limits.  The breaker is not moved.  SBX_OK when
+ * a provider without one, list when it has it.  A provider with neither is
+ * probed by creating and destroying a sandbox with the default limits,
+ * through the normal create path (retries and breaker included).  SBX_OK when
  * healthy; else the probe's error (message names the provider), or
  * SBX_E_NOT_FOUND / SBX_E_PROVIDER_UNAVAILABLE for a provider that is
  * unknown or not ready.  Since: 0.1
