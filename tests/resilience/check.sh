@@ -3,7 +3,7 @@
 # flaky test providers: health, exit status, JSON, optional providers.
 . "$top_srcdir/tests/cli/lib.sh"
 
-plan 9
+plan 11
 
 libs="$top_builddir/tests/resilience/.libs"
 # conf DIR FLAKY2_PROVIDER_LINES FLAKY2_SETTINGS
@@ -42,5 +42,21 @@ check "an optional provider's failure does not fail the check" is_rc 0
 cli --config-dir "$tmp/good" providers --json
 check "providers --json shows each breaker" json_check \
     'all(p["breaker"] == "closed" and p["breaker_failures"] == 0 for p in j)'
+
+# A run whose first create gets a 5xx and whose first stream drops still
+# runs once to the end (tiny backoff: this one really sleeps).
+mkdir -p "$tmp/run/providers.d"
+printf '[core]\nprovider_path = %s\nstate_dir = %s/state\ndefault_provider = flaky\n[retry]\nbase = 1ms\n' \
+    "$libs" "$tmp/run" >"$tmp/run/polysandbox.ini"
+printf '[provider]\nenabled = false\n' >"$tmp/run/providers.d/local.ini"
+printf '[provider]\nenabled = true\n[settings]\ncreate_fail_first = 1\nexec_drop_first = 1\n' \
+    >"$tmp/run/providers.d/flaky.ini"
+cli --config-dir "$tmp/run" run --json -- sample 6
+check "run --json through a 5xx and a dropped stream: the program's own result" \
+    json_check 'j["status"] == "nonzero_exit" and j["exit_code"] == 1 and j["stdout"] == "6 squared is 36\n"'
+# Streamed output already reached the terminal: never run twice.
+cli --config-dir "$tmp/run" run -- sample 5
+check "a streamed run whose stream dropped is a sandbox error, not repeated" \
+    rc_and_err 125 "dropped stream"
 
 done_testing

@@ -15,6 +15,7 @@
  *   exec_drop_first = N       the first N execs drop their stream
  *   exec_not_started_first = N  the first N execs fail with SBX_E_SERVER
  *                             before starting (host->not_started)
+ *   list_fail_first = N       the first N lists fail (SBX_E_SERVER)
  *   destroy_fail_first = N    the first N destroys fail (SBX_E_NETWORK)
  *                             and leave the sandbox alive
  *   retry_after_ms = MS       every injected failure says Retry-After MS
@@ -49,7 +50,7 @@ struct flaky {
     uint64_t rng;
     unsigned long create_fail_first, create_fail_rate, exec_drop_rate;
     unsigned long exec_not_started_first, destroy_fail_first, retry_after_ms;
-    unsigned long exec_drop_first;
+    unsigned long exec_drop_first, list_fail_first;
     int create_error;
     int healthy;
     struct fsb *all;        /* every sandbox made, alive or not */
@@ -58,13 +59,14 @@ struct flaky {
 
 /* Counters over every context of the process (the test makes several). */
 static pthread_mutex_t stat_lock = PTHREAD_MUTEX_INITIALIZER;
-static long stats[10];
-static const char *const stat_names[10] = {
+#define N_STATS 11
+static long stats[N_STATS];
+static const char *const stat_names[N_STATS] = {
     "creates", "create_failures", "execs", "exec_failures", "destroys",
-    "destroy_failures", "attaches", "health", "live", "retry_after_calls",
+    "destroy_failures", "attaches", "health", "live", "retry_after_calls", "lists",
 };
 enum { S_CREATES, S_CREATE_FAIL, S_EXECS, S_EXEC_FAIL, S_DESTROYS, S_DESTROY_FAIL,
-       S_ATTACHES, S_HEALTH, S_LIVE, S_RETRY_AFTER };
+       S_ATTACHES, S_HEALTH, S_LIVE, S_RETRY_AFTER, S_LISTS };
 
 static void bump(int which, long by)
 {
@@ -79,7 +81,7 @@ SBX_PROVIDER_EXPORT long flaky_stat(const char *name)
     long v = -1;
 
     pthread_mutex_lock(&stat_lock);
-    for (int i = 0; i < 10; i++)
+    for (int i = 0; i < N_STATS; i++)
         if (!strcmp(name, stat_names[i]))
             v = stats[i];
     pthread_mutex_unlock(&stat_lock);
@@ -141,6 +143,7 @@ static int flaky_init(const sbx_host_v1 *host, sbx_host_handle *h, void **prov)
     if (rc == SBX_OK)
         rc = setting(f, "exec_not_started_first", 1000000, &f->exec_not_started_first);
     if (rc == SBX_OK) rc = setting(f, "destroy_fail_first", 1000000, &f->destroy_fail_first);
+    if (rc == SBX_OK) rc = setting(f, "list_fail_first", 1000000, &f->list_fail_first);
     if (rc == SBX_OK) rc = setting(f, "retry_after_ms", 3600000, &f->retry_after_ms);
     if (rc == SBX_OK) rc = setting(f, "seed", 1000000000, &seed);
     if (rc == SBX_OK && (err = host->config_get(h, "create_error"))) {
@@ -317,6 +320,30 @@ static void flaky_release(void *prov, void *sb)
     (void)sb;
 }
 
+static int flaky_list(void *prov, const sbx_kv_v1 *filter, size_t n_filter,
+                      sbx_list_cb_v1 cb, void *ud)
+{
+    struct flaky *f = prov;
+    char ids[64][32];
+    size_t n = 0;
+    int rc = SBX_OK;
+
+    (void)filter;
+    (void)n_filter;
+    bump(S_LISTS, 1);
+    if (take(f, &f->list_fail_first))
+        return fail(f, SBX_E_SERVER, "list failure");
+    /* Copy the ids out: the callback must not run under our lock. */
+    pthread_mutex_lock(&f->lock);
+    for (struct fsb *s = f->all; s && n < 64; s = s->next)
+        if (s->alive)
+            snprintf(ids[n++], sizeof ids[0], "%s", s->id);
+    pthread_mutex_unlock(&f->lock);
+    for (size_t i = 0; i < n && rc == SBX_OK; i++)
+        rc = cb(ud, ids[i], NULL, 0, 0);
+    return rc;
+}
+
 static int flaky_health(void *prov)
 {
     struct flaky *f = prov;
@@ -336,15 +363,16 @@ static const sbx_provider_ops_v1 flaky_ops = {
     .destroy = flaky_destroy,
     .attach = flaky_attach,
     .release = flaky_release,
+    .list = flaky_list,
     .health = flaky_health,
 };
 
 static const char *const flaky_keys[] = {
     "create_fail_first", "create_fail_rate", "create_error", "exec_drop_rate",
-    "exec_drop_first",
+    "exec_drop_first", "list_fail_first",
     "exec_not_started_first", "destroy_fail_first", "retry_after_ms", "health",
     "seed", NULL,
 };
 
 SBX_PROVIDER_DEFINE(FLAKY_NAME, "1.0", "test provider with injected faults", "MIT",
-                    SBX_CAP_PERSISTENT | SBX_CAP_CONCURRENT, flaky_keys, NULL, &flaky_ops);
+                    SBX_CAP_PERSISTENT | SBX_CAP_CONCURRENT | SBX_CAP_LIST, flaky_keys, NULL, &flaky_ops);

@@ -570,6 +570,36 @@ static void test_exec_run_destroy(void)
     sbx_exec_opts_free(x);
 }
 
+static int list_cb(void *ud, const char *id, const char *const *labels, size_t n,
+                   uint64_t created)
+{
+    (void)id;
+    (void)labels;
+    (void)n;
+    (void)created;
+    (*(int *)ud)++;
+    return 0;
+}
+
+static void test_list(void)
+{
+    sbx_ctx *ctx = make_ctx("list", NULL, "[settings]\nlist_fail_first = 2\n", NULL);
+    sbx_sandbox *sb = NULL;
+    int seen = 0, rc;
+
+    if (!ctx || create_on(ctx, NULL, &sb) != SBX_OK) {
+        ok(0, "context and a sandbox for list");
+        sbx_ctx_free(ctx);
+        return;
+    }
+    reset_stats(ctx);
+    rc = sbx_list(ctx, NULL, list_cb, &seen);
+    ok(rc == SBX_OK && seen == 1 && stat_of(ctx, "flaky", "lists") == 3 && fk_n == 2,
+       "two failed lists are retried: 3 calls, the one sandbox seen once");
+    sbx_sandbox_destroy(sb);
+    sbx_ctx_free(ctx);
+}
+
 static void test_health(void)
 {
     sbx_ctx *ctx = make_ctx("health", NULL, "", "[settings]\nhealth = fail\n");
@@ -716,6 +746,7 @@ int main(void)
     test_create_retries();
     test_breaker();
     test_exec_run_destroy();
+    test_list();
     test_health();
     test_eval_under_faults();
 
