@@ -461,6 +461,69 @@ static void test_breaker(void)
     }
 }
 
+/* The breaker's own bookkeeping, from several threads at once. */
+struct brk_arg {
+    sbx_ctx *ctx;
+    struct sbx_provider *p;
+    int n;
+};
+
+static void *brk_fail(void *arg)
+{
+    struct brk_arg *a = arg;
+
+    for (int i = 0; i < a->n; i++) {
+        bool trial;
+        if (core_breaker_acquire(a->ctx, a->p, &trial) == SBX_OK)
+            core_breaker_record(a->ctx, a->p, trial, SBX_E_SERVER, true);
+    }
+    return NULL;
+}
+
+static void test_breaker_threads(void)
+{
+    sbx_ctx *ctx = make_ctx("brk-threads", "[breaker]\nfailures = 1000\ntrials = 1\n",
+                            "", NULL);
+    struct sbx_provider *p;
+    struct brk_arg a[3];
+    pthread_t t[3];
+    bool t1 = false, t2 = false;
+    int rc1, rc2;
+
+    if (!ctx) {
+        ok(0, "context");
+        return;
+    }
+    p = (struct sbx_provider *)sbx_ctx_find_provider(ctx, "flaky");
+    for (int i = 0; i < 3; i++) {
+        a[i] = (struct brk_arg){ctx, p, 333};
+        if (pthread_create(&t[i], NULL, brk_fail, &a[i]) != 0)
+            bail("pthread_create");
+    }
+    for (int i = 0; i < 3; i++)
+        pthread_join(t[i], NULL);
+    ok(sbx_provider_breaker(p) == SBX_BREAKER_CLOSED && sbx_provider_breaker_failures(p) == 999,
+       "999 failures recorded from 3 threads: counted exactly, still closed");
+    core_breaker_record(ctx, p, false, SBX_E_INVAL, false);
+    core_breaker_record(ctx, p, false, SBX_E_NOT_FOUND, true);
+    ok(sbx_provider_breaker_failures(p) == 999, "request errors move it neither way");
+    core_breaker_record(ctx, p, false, SBX_E_SERVER, true);
+    ok(sbx_provider_breaker(p) == SBX_BREAKER_OPEN, "the 1000th opens it");
+    fk_advance(30 * SEC);
+    rc1 = core_breaker_acquire(ctx, p, &t1);
+    rc2 = core_breaker_acquire(ctx, p, &t2);
+    ok(rc1 == SBX_OK && t1 && rc2 == SBX_E_PROVIDER_UNAVAILABLE && !t2 &&
+       strstr(errmsg(ctx), "trial create is under way"),
+       "half-open after the default 30s: one trial at a time, the next call skips it");
+    core_breaker_record(ctx, p, true, SBX_E_LIMIT, false);
+    rc2 = core_breaker_acquire(ctx, p, &t2);
+    ok(rc2 == SBX_OK && t2 && sbx_provider_breaker(p) == SBX_BREAKER_HALF_OPEN,
+       "a trial that failed on its request frees the slot, still half-open");
+    core_breaker_record(ctx, p, true, SBX_OK, true);
+    ok(sbx_provider_breaker(p) == SBX_BREAKER_CLOSED, "its success closes the breaker");
+    sbx_ctx_free(ctx);
+}
+
 /* ---- exec, run and destroy ------------------------------------------------------ */
 
 static int count_cb(void *ud, int stream, const void *buf, size_t len)
@@ -745,6 +808,7 @@ int main(void)
     test_config_errors();
     test_create_retries();
     test_breaker();
+    test_breaker_threads();
     test_exec_run_destroy();
     test_list();
     test_health();
