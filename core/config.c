@@ -541,15 +541,33 @@ static int apply_limit(loader *ld, const where *w, const char *key,
                 LIMIT_KEYS ")", key);
 }
 
+/* [retry] and [breaker], in polysandbox.ini or a providers.d/ file. */
+static int apply_resil(loader *ld, const where *w, core_resil_conf *c,
+                       const char *section, const char *key, const char *value)
+{
+    const char *why = NULL;
+    int rc = core_resil_apply(c, section, key, value, &why);
+
+    if (rc == SBX_E_NOT_FOUND)
+        return lerr(ld, SBX_E_CONFIG, w, "unknown key '%s' in [%s] (known: %s)", key,
+                    section, core_resil_keys(section));
+    if (rc != SBX_OK)
+        return lerr(ld, SBX_E_CONFIG, w, "bad value '%s' for %s in [%s]: %s", value,
+                    key, section, why);
+    return SBX_OK;
+}
+
 static int apply_main(loader *ld, const where *w, const char *section,
                       const char *key, const char *value)
 {
+    if (strcmp(section, "retry") == 0 || strcmp(section, "breaker") == 0)
+        return apply_resil(ld, w, &ld->cfg->resil, section, key, value);
     if (strcmp(section, "core") == 0)
         return apply_core(ld, w, key, value);
     if (strcmp(section, "limits") == 0)
         return apply_limit(ld, w, key, value);
     return lerr(ld, SBX_E_CONFIG, w, "unknown section [%s] (known: [core], "
-                "[limits])", section);
+                "[limits], [retry], [breaker])", section);
 }
 
 /* ---- providers.d/NAME.ini ------------------------------------------------------ */
@@ -577,9 +595,11 @@ static int apply_provider(loader *ld, const char *section, const char *key,
             return nomem(ld);
         return SBX_OK;
     }
+    if (strcmp(section, "retry") == 0 || strcmp(section, "breaker") == 0)
+        return apply_resil(ld, w, &p->resil, section, key, value);
     if (strcmp(section, "provider") != 0)
         return lerr(ld, SBX_E_CONFIG, w, "unknown section [%s] (known: "
-                    "[provider], [settings])", section);
+                    "[provider], [settings], [retry], [breaker])", section);
 
     if (strcmp(key, "enabled") == 0 || strcmp(key, "optional") == 0) {
         bool b;

@@ -51,6 +51,9 @@ int sbx_ctx_new_with(sbx_ctx **out, const char *config_dir,
     rc = core_loader_load_all(ctx);
     if (rc != SBX_OK)
         return rc;
+    rc = core_breakers_init(ctx);
+    if (rc != SBX_OK)
+        return rc;
     core_error_clear();
     return SBX_OK;
 }
@@ -59,6 +62,7 @@ void sbx_ctx_free(sbx_ctx *ctx)
 {
     if (!ctx)
         return;
+    core_breakers_free(ctx);    /* before unload, which forgets the count */
     core_loader_unload_all(ctx);
     core_config_free(&ctx->cfg);
     pthread_mutex_destroy(&ctx->lock);

@@ -24,6 +24,9 @@ core_libpolysandbox_internal_la_SOURCES = \
 	core/opts-int.h \
 	core/options.c \
 	core/sandbox.c \
+	core/retry.c \
+	core/breaker.c \
+	core/health.c \
 	core/result-int.h \
 	core/result.c \
 	core/json.c

@@ -143,6 +143,48 @@ SBX_API int sbx_provider_doctor(sbx_ctx *ctx, const char *provider,
 /** The name of the provider used when a request names none, or NULL. */
 SBX_API const char *sbx_ctx_default_provider(const sbx_ctx *ctx);
 
+/** True when the provider's ini says optional = true.  Since: 0.1 */
+SBX_API bool sbx_provider_is_optional(const sbx_provider *p);
+
+/**
+ * sbx_breaker_state:
+ *
+ * A provider's circuit breaker.  Closed: creates go to it.  Open: after
+ * [breaker] failures consecutive failed creates, creates skip it (next in
+ * the fallback chain) for [breaker] open_time.  Half-open: then [breaker]
+ * trials creates may try it; a success closes it, a failure opens it again.
+ * The state lives in the context (per process).  Since: 0.1
+ */
+typedef enum sbx_breaker_state {
+    SBX_BREAKER_CLOSED = 0,
+    SBX_BREAKER_OPEN = 1,
+    SBX_BREAKER_HALF_OPEN = 2
+} sbx_breaker_state;
+
+/** The breaker of @p (closed for a provider that is not ready).  An open
+ * breaker whose open_time has passed reads as half-open.  Since: 0.1 */
+SBX_API sbx_breaker_state sbx_provider_breaker(const sbx_provider *p);
+/** Consecutive failed creates the breaker of @p has counted.  Since: 0.1 */
+SBX_API unsigned sbx_provider_breaker_failures(const sbx_provider *p);
+/** "closed", "open", "half-open" (static).  Since: 0.1 */
+SBX_API const char *sbx_breaker_state_name(sbx_breaker_state s);
+
+/**
+ * sbx_provider_health:
+ * @provider: a provider name (NULL: the default provider)
+ * @latency_ns: (out) (optional): how long the probe took
+ *
+ * Probes a ready provider once, without retries: its health op; else, for
+ * a provider without one, list when it has it.  A provider with neither is
+ * probed by creating and destroying a sandbox with the default limits,
+ * through the normal create path (retries and breaker included).  SBX_OK when
+ * healthy; else the probe's error (message names the provider), or
+ * SBX_E_NOT_FOUND / SBX_E_PROVIDER_UNAVAILABLE for a provider that is
+ * unknown or not ready.  Since: 0.1
+ */
+SBX_API int sbx_provider_health(sbx_ctx *ctx, const char *provider,
+                                uint64_t *latency_ns);
+
 /* ---- templates (languages) -------------------------------------------- */
 
 SBX_API size_t sbx_ctx_template_count(const sbx_ctx *ctx);
@@ -237,6 +279,10 @@ SBX_API int sbx_exec_opts_set_output_cb(sbx_exec_opts *o, sbx_output_cb cb,
  *
  * Errors: SBX_E_NOT_FOUND (no such provider or template),
  * SBX_E_PROVIDER_UNAVAILABLE, SBX_E_LIMIT, or the provider's error.
+ * Retryable failures (network, 5xx, 429, busy, backend timeout) are retried
+ * with backoff ([retry] in polysandbox.ini), then the next provider of the
+ * fallback chain is tried; providers whose circuit breaker is open are
+ * skipped (SBX_E_PROVIDER_UNAVAILABLE when none is left).
  * Since: 0.1
  */
 SBX_API int sbx_sandbox_create(sbx_ctx *ctx, const sbx_create_opts *opts,
@@ -275,7 +321,11 @@ SBX_API int sbx_list(sbx_ctx *ctx, const char *provider, sbx_list_cb cb,
 /**
  * sbx_run:
  * create + exec + destroy.  As sbx_sandbox_exec, a sandbox failure is a
- * result with status SBX_RUN_SANDBOX_ERROR and return SBX_OK.
+ * result with status SBX_RUN_SANDBOX_ERROR and return SBX_OK.  When the
+ * sandbox failed mid-exec with a retryable error, the whole run is tried
+ * again on a fresh sandbox, unless it had the host network or output
+ * already reached the caller's callback (it may have had effects outside
+ * the discarded sandbox).
  * Since: 0.1
  */
 SBX_API int sbx_run(sbx_ctx *ctx, const sbx_create_opts *copts,
