@@ -48,6 +48,9 @@ int sbx_ctx_new_with(sbx_ctx **out, const char *config_dir,
     rc = core_loader_load_all(ctx);
     if (rc != SBX_OK)
         return rc;
+    rc = core_pools_start(ctx);
+    if (rc != SBX_OK)
+        return rc;
     core_error_clear();
     return SBX_OK;
 }
@@ -56,6 +59,7 @@ void sbx_ctx_free(sbx_ctx *ctx)
 {
     if (!ctx)
         return;
+    core_pools_stop(ctx);   /* its sandboxes go before their providers */
     core_loader_unload_all(ctx);
     core_config_free(&ctx->cfg);
     pthread_mutex_destroy(&ctx->lock);

@@ -21,6 +21,8 @@ core_libpolysandbox_internal_la_SOURCES = \
 	core/opts-int.h \
 	core/options.c \
 	core/sandbox.c \
+	core/pool.c \
+	core/gc.c \
 	core/result-int.h \
 	core/result.c \
 	core/json.c
