@@ -21,6 +21,8 @@ core_libpolysandbox_internal_la_SOURCES = \
 	core/opts-int.h \
 	core/options.c \
 	core/sandbox.c \
+	core/pool-int.h \
+	core/pool-config.c \
 	core/pool.c \
 	core/gc.c \
 	core/result-int.h \
