@@ -350,6 +350,30 @@ static int start_threads(struct core_pool *pl)
     return SBX_OK;
 }
 
+static bool str_eq(const char *a, const char *b)
+{
+    return (!a && !b) || (a && b && !strcmp(a, b));
+}
+
+/* Two pools of one key would leave the second unused: refuse it. */
+static int check_keys(const sbx_ctx *ctx, const struct core_pools *ps)
+{
+    for (size_t j = 1; j < ps->n; j++) {
+        const struct core_pool *b = ps->v[j];
+        for (size_t i = 0; i < j; i++) {
+            const struct core_pool *a = ps->v[i];
+            if (str_eq(a->provider, b->provider) && str_eq(a->template_name, b->template_name) &&
+                !memcmp(a->limits, b->limits, sizeof a->limits))
+                return core_error_set(SBX_E_CONFIG, NULL,
+                                      "%s: pools '%s' and '%s' (%s) have the same key "
+                                      "(provider, template and limits): runs would only "
+                                      "ever use '%s'", ctx->cfg.pools[j].file, a->name,
+                                      b->name, ctx->cfg.pools[i].file, a->name);
+        }
+    }
+    return SBX_OK;
+}
+
 int core_pools_start(sbx_ctx *ctx)
 {
     struct core_pools *ps;
@@ -367,6 +391,8 @@ int core_pools_start(sbx_ctx *ctx)
         if (rc == SBX_OK)
             ps->n++;
     }
+    if (rc == SBX_OK)
+        rc = check_keys(ctx, ps);
     if (rc != SBX_OK) {
         pools_free(ps);
         return rc;

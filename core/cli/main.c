@@ -24,6 +24,8 @@ static const struct {
     { "providers", cli_cmd_providers, "list the providers and their state" },
     { "templates", cli_cmd_templates, "list the language templates" },
     { "doctor", cli_cmd_doctor, "check the host for a provider" },
+    { "gc", cli_cmd_gc, "destroy sandboxes whose time-to-live passed" },
+    { "pools", cli_cmd_pools, "start the configured pools, show their state" },
 };
 #define N_COMMANDS (sizeof commands / sizeof commands[0])
 

@@ -464,6 +464,9 @@ static void test_config_errors(void)
     config_error(NULL, o2, "command line:", "pool.NAME.KEY", "pool.NAME without a key");
     const char *o3[] = {"pool.x.size=-1", NULL};
     config_error(NULL, o3, "command line:", "size", "a negative size");
+    const char *o4[] = {"pool.y.size=2", NULL};
+    config_error("[pool]\nsize = 1\n", o4, "command line:", "same key",
+                 "two pools of one key");
 }
 
 int main(void)
