@@ -121,6 +121,17 @@ typedef struct core_template_conf {
     bool available;         /* false when its first run word is not found on the host */
 } core_template_conf;
 
+/* pools.d/NAME.ini, or pool.NAME.KEY overrides.  The settings are kept as
+ * written ([pool] keys as "KEY", [limits] keys as "limits.KEY", in the
+ * order read, later wins) and checked by core/pool.c, whose errors name
+ * each setting's file and line. */
+typedef struct core_pool_conf {
+    char *name;
+    char *file;             /* the ini's path, or "command line" */
+    core_setting *settings;
+    size_t n_settings;
+} core_pool_conf;
+
 typedef struct core_config {
     char *dir;                          /* the system configuration directory */
     char *default_provider;             /* [core] default_provider, or NULL */
@@ -135,6 +146,9 @@ typedef struct core_config {
     core_template_conf *templates;      /* every templates.d/ file */
     size_t n_templates;
     core_resil_conf resil;              /* [retry] and [breaker] */
+    core_pool_conf *pools;              /* every pools.d/ file and pool.* override */
+    size_t n_pools;
+    bool pools_off;                     /* [core] pools = false: start none */
 } core_config;
 
 /*
@@ -268,6 +282,7 @@ struct sbx_ctx {
     size_t n_providers;
     pthread_mutex_t lock;
     struct core_breaker *breakers;      /* one per provider (core/breaker.c) */
+    struct core_pools *pools;           /* core/pool.c, or NULL: none */
 };
 
 /* The ready provider @name, or NULL with the thread error set
@@ -346,5 +361,33 @@ int core_breaker_acquire(struct sbx_ctx *ctx, struct sbx_provider *p, bool *tria
  * provider failed (not the request). */
 void core_breaker_record(struct sbx_ctx *ctx, struct sbx_provider *p, bool trial,
                          int rc, bool backend);
+/* ---- pools (core/pool.c) ------------------------------------------------- */
+
+/* A sandbox lent to sbx_run by a pool; given back with core_pool_release. */
+typedef struct core_pool_lease core_pool_lease;
+
+/* Check the pool configuration and start filling the pools (background
+ * threads).  SBX_E_CONFIG names FILE:LINE of the bad setting. */
+int core_pools_start(struct sbx_ctx *ctx);
+/* Stop the threads and destroy every sandbox the pools hold.  Called by
+ * sbx_ctx_free before the providers go. */
+void core_pools_stop(struct sbx_ctx *ctx);
+/*
+ * core_pool_take:
+ * A ready sandbox of the pool whose key (provider, template, limits)
+ * matches @copts, or NULL when no pool matches or none is ready (a miss:
+ * the caller creates one as usual).  Never touches the thread's error.
+ * (transfer full) *lease, to be given back with core_pool_release.
+ */
+sbx_sandbox *core_pool_take(struct sbx_ctx *ctx, const sbx_create_opts *copts,
+                            core_pool_lease **lease);
+/* Give a lent sandbox back: it is destroyed (in the background), or with
+ * reuse = true and @healthy, reset and made ready again.  Frees @lease. */
+void core_pool_release(core_pool_lease *lease, bool healthy);
+
+/* ---- garbage collection (core/gc.c) ------------------------------------- */
+
+/* The value of the polysandbox.owner label of this process: "UID@HOST". */
+void core_owner(char *buf, size_t size);
 
 #endif /* POLYSANDBOX_CORE_INT_H */

@@ -27,6 +27,10 @@ core_libpolysandbox_internal_la_SOURCES = \
 	core/retry.c \
 	core/breaker.c \
 	core/health.c \
+	core/pool-int.h \
+	core/pool-config.c \
+	core/pool.c \
+	core/gc.c \
 	core/result-int.h \
 	core/result.c \
 	core/json.c

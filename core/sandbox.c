@@ -75,12 +75,10 @@ static const core_template_conf *find_template(const sbx_ctx *ctx, const char *n
 static int add_core_labels(core_kvlist *labels, const sbx_create_opts *o,
                            const char *template_name)
 {
-    char host[256] = "localhost", owner[320], num[32];
+    char owner[320], num[32];
     time_t now = time(NULL);
 
-    if (gethostname(host, sizeof host - 1) != 0)
-        snprintf(host, sizeof host, "localhost");
-    snprintf(owner, sizeof owner, "%lu@%s", (unsigned long)getuid(), host);
+    core_owner(owner, sizeof owner);    /* what sbx_gc looks for */
     if (core_kvlist_add(labels, "polysandbox.owner", owner))
         return SBX_E_NOMEM;
     snprintf(num, sizeof num, "%lld", (long long)now);
@@ -642,6 +640,15 @@ int sbx_sandbox_exec(sbx_sandbox *sb, const sbx_exec_opts *opts, sbx_result **ou
     return SBX_OK;
 }
 
+/* The end of a run's sandbox: back to its pool, or destroyed. */
+static int run_done(core_pool_lease *lease, sbx_sandbox *sb, bool healthy)
+{
+    if (!lease)
+        return sbx_sandbox_destroy(sb);
+    core_pool_release(lease, healthy);
+    return SBX_OK;
+}
+
 /* One create + exec + destroy.  *exec_failed: the sandbox failed while the
  * command ran (not at create or destroy). */
 static int run_once(sbx_ctx *ctx, const sbx_create_opts *copts, const sbx_exec_opts *xopts,
@@ -649,12 +656,14 @@ static int run_once(sbx_ctx *ctx, const sbx_create_opts *copts, const sbx_exec_o
 {
     uint64_t t0 = core_now_ns(), t1;
     sbx_sandbox *sb = NULL;
+    core_pool_lease *lease = NULL;
     sbx_result *r;
-    bool backend_failed;
+    bool backend_failed = false;
     int rc;
 
     *exec_failed = false;
-    rc = sandbox_create(ctx, copts, deadline, &sb, &backend_failed);
+    sb = core_pool_take(ctx, copts, &lease);   /* NULL: no pool, or a miss */
+    rc = sb ? SBX_OK : sandbox_create(ctx, copts, deadline, &sb, &backend_failed);
     t1 = core_now_ns();
     if (rc != SBX_OK) {
         const struct sbx_error *e = core_error_tls();
@@ -671,20 +680,21 @@ static int run_once(sbx_ctx *ctx, const sbx_create_opts *copts, const sbx_exec_o
         return SBX_OK;
     }
     if (!(r = core_result_new(sb->p->name, sb->id))) {
-        sbx_sandbox_destroy(sb);
+        run_done(lease, sb, true);
         return core_error_set(SBX_E_NOMEM, NULL, "out of memory");
     }
     r->timing[SBX_TIMING_CREATE] = t1 - t0;
     rc = sandbox_exec(sb, xopts, r);
     if (rc != SBX_OK) {
         struct sbx_error saved = *core_error_tls();
-        sbx_sandbox_destroy(sb);
+        run_done(lease, sb, false);
         sbx_result_free(r);
         *core_error_tls() = saved;
         return rc;
     }
     *exec_failed = r->status == SBX_RUN_SANDBOX_ERROR;
-    if (sbx_sandbox_destroy(sb) != SBX_OK && r->status != SBX_RUN_SANDBOX_ERROR)
+    if (run_done(lease, sb, r->status != SBX_RUN_SANDBOX_ERROR) != SBX_OK &&
+        r->status != SBX_RUN_SANDBOX_ERROR)
         core_result_set_sandbox_error(r, core_error_tls()->code, core_error_tls()->message);
     core_error_clear();
     r->timing[SBX_TIMING_TOTAL] = core_now_ns() - t0;

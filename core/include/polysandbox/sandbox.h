@@ -325,11 +325,112 @@ SBX_API int sbx_list(sbx_ctx *ctx, const char *provider, sbx_list_cb cb,
  * sandbox failed mid-exec with a retryable error, the whole run is tried
  * again on a fresh sandbox, unless it had the host network or output
  * already reached the caller's callback (it may have had effects outside
- * the discarded sandbox).
+ * the discarded sandbox).  When a warm pool's key matches @copts the
+ * sandbox comes from the pool (see "pools" below).
  * Since: 0.1
  */
 SBX_API int sbx_run(sbx_ctx *ctx, const sbx_create_opts *copts,
                     const sbx_exec_opts *xopts, sbx_result **out);
+
+/* ---- pools ------------------------------------------------------------- */
+
+/*
+ * Warm pools: sandboxes created ahead, in the background, for sbx_run.
+ * Each pool is configured (pools.d/NAME.ini, or "pool.NAME.KEY=VALUE"
+ * overrides of sbx_ctx_new_with, see polysandbox.ini(5)) with a key
+ * (provider, template, limits) and a size.  Its threads start with the
+ * context and keep `size` sandboxes ready.  sbx_run takes one when its
+ * create options match a pool's key exactly (and set no image, network,
+ * persistence, ttl, environment or labels) -- a hit -- else it creates
+ * its own -- a miss, counted when a pool matched.  A taken sandbox serves
+ * one run and is destroyed, unless the pool says reuse = true: then its
+ * reset command runs in it and, when that succeeds, it is ready again.
+ * sbx_ctx_free stops the threads and destroys what the pools hold; it
+ * must not be called while a sbx_run is under way.  Since: 0.1
+ */
+
+/** Pool statistics: indexes into sbx_pool_stats' array.  Append only. */
+typedef enum sbx_pool_stat {
+    SBX_POOL_STAT_SIZE = 0,             /* ready sandboxes the pool keeps */
+    SBX_POOL_STAT_READY = 1,            /* ready now */
+    SBX_POOL_STAT_CREATING = 2,         /* being created or reset now */
+    SBX_POOL_STAT_IN_USE = 3,           /* lent to runs now */
+    SBX_POOL_STAT_HITS = 4,             /* runs served by the pool */
+    SBX_POOL_STAT_MISSES = 5,           /* matching runs that found none ready */
+    SBX_POOL_STAT_CREATED = 6,          /* sandboxes the pool created */
+    SBX_POOL_STAT_DESTROYED = 7,        /* sandboxes the pool destroyed */
+    SBX_POOL_STAT_FAILURES = 8,         /* failed creates */
+    SBX_POOL_STAT_EXPIRED = 9,          /* destroyed unused (idle_timeout, ttl) */
+    SBX_POOL_STAT_REUSED = 10,          /* reset and ready again (reuse = true) */
+    SBX_POOL_STAT_RESET_FAILURES = 11,  /* resets that failed (sandbox destroyed) */
+    SBX_POOL_STAT_DESTROY_FAILURES = 12,
+    SBX_POOL_STAT_WAIT_MEAN_NS = 13,    /* time a hit took to get its sandbox */
+    SBX_POOL_STAT_WAIT_MEDIAN_NS = 14,  /* the same, median of the last 1024 hits */
+    SBX_POOL_STAT_CREATE_MEAN_NS = 15,  /* time the pool took per create */
+    SBX_POOL_STAT_ACTIVE = 16           /* 1 when running, 0 when not (see last error) */
+} sbx_pool_stat;
+#define SBX_POOL_STAT_COUNT 17
+
+/** Number of configured pools. */
+SBX_API size_t sbx_ctx_pool_count(const sbx_ctx *ctx);
+/** Name of the @i-th pool (transfer none), or NULL. */
+SBX_API const char *sbx_ctx_pool_name(const sbx_ctx *ctx, size_t i);
+/** The provider and template of a pool's key (transfer none); NULL when
+ *  none (no template) or no such pool. */
+SBX_API const char *sbx_pool_provider(const sbx_ctx *ctx, const char *pool);
+SBX_API const char *sbx_pool_template(const sbx_ctx *ctx, const char *pool);
+/** "size", "ready", ... (static), or NULL for an unknown index. */
+SBX_API const char *sbx_pool_stat_name(sbx_pool_stat s);
+/**
+ * sbx_pool_stats:
+ * @out: (out caller-allocates): the first @n statistics, indexed by
+ *   sbx_pool_stat, taken at one instant; indexes this library does not
+ *   know are set to 0.
+ *
+ * Errors: SBX_E_NOT_FOUND (no such pool), SBX_E_INVAL.  Since: 0.1
+ */
+SBX_API int sbx_pool_stats(sbx_ctx *ctx, const char *pool, uint64_t *out, size_t n);
+/**
+ * sbx_pool_last_error:
+ * Copy the pool's last failure (create, reset or destroy), or why it is
+ * not running, into @buf ("" when none).  Since: 0.1
+ */
+SBX_API int sbx_pool_last_error(sbx_ctx *ctx, const char *pool, char *buf, size_t size);
+/**
+ * sbx_pool_wait:
+ * Block until @pool (NULL: every running pool) holds its size in ready
+ * sandboxes.  Errors: SBX_E_TIMEOUT after @timeout_ns (the message has
+ * the pool's last error), SBX_E_PROVIDER_UNAVAILABLE for a named pool
+ * that is not running, SBX_E_NOT_FOUND.  Since: 0.1
+ */
+SBX_API int sbx_pool_wait(sbx_ctx *ctx, const char *pool, uint64_t timeout_ns);
+
+/* ---- garbage collection -------------------------------------------------- */
+
+/** Flags of sbx_gc.  Since: 0.1 */
+#define SBX_GC_DRY_RUN   (1u << 0)  /* report, destroy nothing */
+#define SBX_GC_ANY_OWNER (1u << 1)  /* not only this user and host's sandboxes */
+
+/**
+ * sbx_gc_cb:
+ * Called once per expired sandbox: @status is SBX_OK when it was
+ * destroyed (or, with SBX_GC_DRY_RUN, would be), else the error of the
+ * destroy with @message.  @expires_unix is its polysandbox.expires label.
+ * Return non-zero to stop.
+ */
+typedef int (*sbx_gc_cb)(void *ud, const char *provider, const char *id,
+                         int64_t expires_unix, int status, const char *message);
+/**
+ * sbx_gc:
+ * Destroy the sandboxes of @provider (NULL: every ready provider that can
+ * list) that carry this process's polysandbox.owner label (UID@HOST; any
+ * owner with SBX_GC_ANY_OWNER) and whose polysandbox.expires time has
+ * passed: those left behind by a process that crashed.  Sandboxes without
+ * a time-to-live are never reaped.  Returns the first listing error (the
+ * other providers are still reaped), else SBX_OK.  Since: 0.1
+ */
+SBX_API int sbx_gc(sbx_ctx *ctx, const char *provider, unsigned flags,
+                   sbx_gc_cb cb, void *ud);
 
 /* ---- results ---------------------------------------------------------- */
 
