@@ -14,7 +14,12 @@ polysandbox_SOURCES = \
 	core/cli/cmd-sandbox.c \
 	core/cli/cmd-files.c \
 	core/cli/cmd-providers.c \
-	core/cli/cmd-doctor.c
+	core/cli/cmd-doctor.c \
+	core/cli/eval-cli.h \
+	core/cli/eval-common.c \
+	core/cli/eval-progress.c \
+	core/cli/cmd-eval.c \
+	core/cli/cmd-compare.c
 polysandbox_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS)
 polysandbox_LDADD = core/libpolysandbox.la $(JANSSON_LIBS)
 

@@ -24,6 +24,8 @@ static const struct {
     { "providers", cli_cmd_providers, "list the providers and their state" },
     { "templates", cli_cmd_templates, "list the language templates" },
     { "doctor", cli_cmd_doctor, "check the host for a provider" },
+    { "eval", cli_cmd_eval, "score completions on a dataset (HumanEval, MBPP, ...)" },
+    { "compare", cli_cmd_compare, "run one evaluation on several providers, side by side" },
 };
 #define N_COMMANDS (sizeof commands / sizeof commands[0])
 
