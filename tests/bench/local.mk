@@ -13,3 +13,4 @@ tests_bench_bench_runs_LDADD = core/libpolysandbox.la
 
 
 EXTRA_DIST += tests/bench/rate.py tests/bench/summary.py
+EXTRA_DIST += tests/bench/eval.sh tests/bench/eval-baseline.py tests/bench/eval-gen.py

@@ -100,6 +100,10 @@ python3 "$bench/rate.py" -n "$cli_runs" -j 2 --save "$BENCH_SAVE" $peers "$@" ||
 echo
 "$runner" --leak -t 2 -w "$leak_warm" -n "$leak_runs" || status=1
 
+# ---- 5. scoring a dataset: polysandbox eval against the reference harness's way ----
+echo
+sh "$bench/eval.sh" || status=1
+
 echo
 python3 "$bench/summary.py" "$BENCH_SAVE"
 [ "$status" -eq 0 ] || echo "bench: a run failed or something leaked (see above)"
