@@ -104,6 +104,9 @@ struct sbx_eval_record {
 };
 
 void core_eval_record_free(sbx_eval_record *r);
+/* Replace, in place, every byte of @s that is not part of valid UTF-8
+ * with '?', so the text can go into JSON whatever a program wrote. */
+void core_eval_utf8_sanitize(char *s);
 /* A record from a journal line; SBX_E_INVAL with *why (static) if bad. */
 int core_eval_record_from_json(struct json_t *obj, sbx_eval_record **out,
                                const char **why);

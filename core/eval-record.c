@@ -19,6 +19,31 @@ void core_eval_record_free(sbx_eval_record *r)
     free(r);
 }
 
+void core_eval_utf8_sanitize(char *s)
+{
+    unsigned char *p = (unsigned char *)s;
+
+    while (*p) {
+        size_t n = *p < 0x80 ? 1 : (*p & 0xE0) == 0xC0 ? 2 : (*p & 0xF0) == 0xE0 ? 3
+                 : (*p & 0xF8) == 0xF0 ? 4 : 0;
+        bool ok = n > 0;
+        uint32_t cp = n == 1 ? *p : n == 2 ? (*p & 0x1Fu) : n == 3 ? (*p & 0x0Fu) : (*p & 0x07u);
+        for (size_t i = 1; ok && i < n; i++) {
+            ok = (p[i] & 0xC0) == 0x80;
+            cp = (cp << 6) | (p[i] & 0x3Fu);
+        }
+        /* no overlong forms, surrogates or values past U+10FFFF */
+        if (ok && ((n == 2 && cp < 0x80) || (n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) ||
+                   (cp >= 0xD800 && cp <= 0xDFFF) || cp > 0x10FFFF))
+            ok = false;
+        if (!ok) {
+            *p++ = '?';
+            continue;
+        }
+        p += n;
+    }
+}
+
 const char *sbx_eval_record_task_id(const sbx_eval_record *r) { return r ? r->task_id : NULL; }
 size_t sbx_eval_record_sample(const sbx_eval_record *r) { return r ? r->sample : 0; }
 sbx_eval_verdict sbx_eval_record_verdict(const sbx_eval_record *r)
@@ -89,7 +114,7 @@ int core_eval_record_from_json(json_t *o, sbx_eval_record **out, const char **wh
 {
     json_t *v;
     sbx_eval_record *r;
-    int verdict;
+    int verdict = -1;
 
     *out = NULL;
     *why = NULL;

@@ -92,6 +92,7 @@ static char *stderr_tail(const sbx_result *r)
     for (size_t i = 0; i < len - off; i++)
         if (s[i] == '\0')
             s[i] = '?';     /* JSON strings here hold no NULs */
+    core_eval_utf8_sanitize(s);
     return s;
 }
 
@@ -169,6 +170,8 @@ static int note_sandbox_error(sbx_eval_record *rec, const char *provider, const 
     rec->reason = strdup(msg && *msg ? msg : "sandbox error");
     if (!rec->provider || !rec->reason)
         return core_error_set(SBX_E_NOMEM, NULL, "out of memory");
+    core_eval_utf8_sanitize(rec->reason);
+    core_eval_utf8_sanitize(rec->provider);
     return SBX_OK;
 }
 

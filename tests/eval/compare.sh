@@ -12,14 +12,14 @@ cd "$tmp" || exit 99
 cli compare --dataset "$data/generic.jsonl" --samples "$data/generic-samples.jsonl" \
     --providers local,evalnop --timeout 2s --report "$tmp/rep"
 check "verdicts differ: exit 1" is_rc 1
-check "every differing sample is listed, and only those (1, 2, 4, 5, 7)" \
+check "every differing sample is listed, and only those (1, 2, 4, 5, 7, 8)" \
     python3 -c 'import re, sys
 rows = re.findall(r"^\| (\d+) \| (\S+) \| (\w+) \| (\w+) \|$", open(sys.argv[1]).read(), re.M)
 got = sorted(int(r[0]) for r in rows)
-ok = got == [1, 2, 4, 5, 7] and all(r[3] == "passed" and r[2] != "passed" for r in rows)
+ok = got == [1, 2, 4, 5, 7, 8] and all(r[3] == "passed" and r[2] != "passed" for r in rows)
 sys.exit(0 if ok else 1)' "$tmp/out"
-check "the side-by-side counts: local passed 3, evalnop passed 8" \
-    eval 'out_has "| passed | 3 | 8 |" && out_has "## Verdicts that differ (5 of 8 samples)"'
+check "the side-by-side counts: local passed 3, evalnop passed 9" \
+    eval 'out_has "| passed | 3 | 9 |" && out_has "## Verdicts that differ (6 of 9 samples)"'
 check "the Markdown file is what was printed" cmp -s "$tmp/out" "$tmp/rep.md"
 check "the HTML page is self-contained: no script, no link, nothing fetched" \
     eval '[ -s "$tmp/rep.html" ] && ! grep -qiE "<script|<link|<img|@import|url\\(" "$tmp/rep.html" &&
@@ -30,7 +30,7 @@ h = open(sys.argv[1]).read()
 svgs = re.findall(r"<svg.*?</svg>", h, re.S)
 [ET.fromstring(s) for s in svgs]
 titles = ["Pass rate", "Latency", "Throughput", "Errors and failures"]
-sys.exit(0 if len(svgs) == 4 and all(t in h for t in titles) and "Verdicts that differ (5)" in h else 1)' "$tmp/rep.html"
+sys.exit(0 if len(svgs) == 4 and all(t in h for t in titles) and "Verdicts that differ (6)" in h else 1)' "$tmp/rep.html"
 
 cli compare --dataset "$data/mbpp.jsonl" --canonical --providers local,local --report "$tmp/same"
 check "local,local: the same verdicts, exit 0, columns local and local#2" \

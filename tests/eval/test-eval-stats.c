@@ -91,6 +91,12 @@ int main(void)
     for (int v = 0; v < SBX_VERDICT_COUNT; v++)
         if (core_eval_verdict_from_name(sbx_eval_verdict_name((sbx_eval_verdict)v)) != v)
             ok(0, "verdict name %d round trip", v);
+    {
+        char bad[] = "a\xff b\xc0\xaf c\xe2\x82\xac d\xed\xa0\x80 e\xf0\x9f\x98\x80";
+        core_eval_utf8_sanitize(bad);
+        ok(!strcmp(bad, "a? b?? c\xe2\x82\xac d??? e\xf0\x9f\x98\x80"),
+           "UTF-8 sanitising: stray, overlong and surrogate bytes become '?', the rest stays");
+    }
     ok(sbx_eval_verdict_name(SBX_VERDICT_COUNT) == NULL, "verdict names round trip, none past the end");
     return tap_done();
 }
