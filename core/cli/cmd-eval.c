@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include <getopt.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,6 +39,37 @@ static void eval_help(void)
 }
 
 enum { OPT_PROVIDER = 400, OPT_OUT, OPT_RESUME, OPT_SHOW };
+
+/* The first SIGINT or SIGTERM stops taking new samples: the running ones
+ * finish and are written, the summary is printed; a second one kills. */
+static volatile sig_atomic_t interrupted;
+
+static void on_interrupt(int sig)
+{
+    interrupted = sig;
+}
+
+static int catch_interrupts(void)
+{
+    struct sigaction sa;
+
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_interrupt;
+    sa.sa_flags = SA_RESETHAND | SA_RESTART;
+    if (sigemptyset(&sa.sa_mask) != 0 || sigaction(SIGINT, &sa, NULL) != 0 ||
+        sigaction(SIGTERM, &sa, NULL) != 0) {
+        cli_err("cannot set up SIGINT handling");
+        return -1;
+    }
+    return 0;
+}
+
+static int eval_cb(void *ud, const sbx_eval_record *rec, size_t done, size_t total,
+                   size_t passed)
+{
+    cli_progress_cb(ud, rec, done, total, passed);
+    return interrupted != 0;
+}
 
 /* Split "a,b" into a NULL-terminated vector (transfer full, one block). */
 static char **split_commas(const char *s)
@@ -174,10 +206,12 @@ int cli_cmd_eval(cli_global *g, int argc, char **argv)
         goto done;
     prog = cli_progress_new("eval", g->quiet);
     if (sbx_eval_opts_set_journal(o, out, resume) != SBX_OK ||
-        sbx_eval_opts_set_callback(o, cli_progress_cb, prog) != SBX_OK) {
+        sbx_eval_opts_set_callback(o, eval_cb, prog) != SBX_OK) {
         cli_err("out of memory");
         goto done;
     }
+    if (catch_interrupts() != 0)
+        goto done;
     rc = sbx_eval_run(ctx, ds, s, o, &sum);
     cli_progress_free(prog);
     prog = NULL;
@@ -215,6 +249,13 @@ int cli_cmd_eval(cli_global *g, int argc, char **argv)
         cli_eval_print_summary(stdout, &a, sum, jobs, out);
     }
     rc = sbx_eval_summary_count(sum, SBX_VERDICT_SANDBOX_ERROR) ? CLI_EXIT_FAIL : CLI_EXIT_OK;
+    if (interrupted) {
+        cli_err("eval: interrupted: %zu of %zu samples not run%s%s%s",
+                sbx_eval_summary_total(sum) - sbx_eval_summary_done(sum),
+                sbx_eval_summary_total(sum), out ? "; continue with --resume --out " : "",
+                out ? out : "", out ? "" : "");
+        rc = 128 + (int)interrupted;
+    }
 done:
     cli_progress_free(prog);
     sbx_eval_summary_free(sum);

@@ -3,7 +3,7 @@
 # runs only what is missing: every sample ends with exactly one record
 . "$top_srcdir/tests/eval/lib.sh"
 
-plan 8
+plan 11
 
 python3 - "$tmp" <<'PY'
 import json, sys
@@ -53,5 +53,29 @@ check "verdicts counted over both runs: 6 failed, 10 passed" \
 cli eval --dataset "$tmp/ds.jsonl" --samples "$tmp/s.jsonl" --out "$tmp/r.jsonl" --resume --json
 check "a second --resume has nothing left to run" \
     eval 'is_rc 0 && jcheck "$tmp/out" "j[\"ran\"] == 0 and j[\"resumed\"] == 16" && [ "$(wc -l <"$tmp/r.jsonl")" -eq 16 ]'
+
+# SIGTERM: the running sample finishes and is written, the summary says
+# what is left, and --resume finishes the rest
+rm -f "$tmp/r2.jsonl"
+"$PS" eval --dataset "$tmp/ds.jsonl" --samples "$tmp/s.jsonl" --out "$tmp/r2.jsonl" -j 1 --json \
+    </dev/null >"$tmp/int.out" 2>"$tmp/int.err" &
+pid=$!
+i=0
+while [ "$(wc -l <"$tmp/r2.jsonl" 2>/dev/null || echo 0)" -lt 2 ] && [ $i -lt 300 ]; do
+    sleep 0.05
+    i=$((i + 1))
+done
+kill -TERM "$pid"
+wait "$pid"
+rc=$?
+check "SIGTERM: exit 143 with a summary of what was done" \
+    eval '[ "$rc" -eq 143 ] && jcheck "$tmp/int.out" "2 <= j[\"done\"] < 16 and j[\"done\"] == $(wc -l <"$tmp/r2.jsonl")"'
+check "SIGTERM: the message says how to continue" \
+    grep -q "interrupted: .* samples not run; continue with --resume --out" "$tmp/int.err"
+cli eval --dataset "$tmp/ds.jsonl" --samples "$tmp/s.jsonl" --out "$tmp/r2.jsonl" --resume --json
+check "... and --resume completes it, each sample once" \
+    eval 'is_rc 0 && python3 -c "import json, sys
+s = sorted(json.loads(l)[\"sample\"] for l in open(sys.argv[1]))
+sys.exit(0 if s == list(range(16)) else 1)" "$tmp/r2.jsonl"'
 
 done_testing
