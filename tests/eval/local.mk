@@ -31,7 +31,8 @@ EVAL_TESTS = \
 	tests/eval/providers.sh \
 	tests/eval/errors.sh \
 	tests/eval/json.sh \
-	tests/eval/compare.sh
+	tests/eval/compare.sh \
+	tests/eval/progress.sh
 TESTS += tests/eval/test-eval-stats $(EVAL_TESTS)
 dist_check_SCRIPTS += $(EVAL_TESTS)
 EXTRA_DIST += tests/eval/lib.sh tests/eval/config tests/eval/data

@@ -115,8 +115,8 @@ SBX_API const char *sbx_eval_dataset_task_id(const sbx_eval_dataset *ds,
  * sbx_eval_samples_load:
  * @path: JSONL (or gzip of it), one {"task_id": ..., "completion": ...}
  *   per line; several per task for pass@k.  Other fields are ignored.
- * @out: (out) (transfer full): free with sbx_eval_samples_free.  Keeps a
- *   reference to nothing: @ds must outlive its use in sbx_eval_run only.
+ * @out: (out) (transfer full): free with sbx_eval_samples_free.  It keeps
+ *   no pointer into @ds, only task positions: use it with @ds alone.
  *
  * Errors: SBX_E_IO, SBX_E_INVAL ("PATH:LINE: ..." for bad JSON, a missing
  * field, or a task_id that is not in @ds), SBX_E_NOMEM.  Since: 0.1
