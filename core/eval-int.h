@@ -129,8 +129,11 @@ typedef struct core_journal {
 int core_journal_open(core_journal *j, const char *path, bool resume,
                       const sbx_eval_dataset *ds, const sbx_eval_samples *s,
                       sbx_eval_record **records, size_t *n_resumed);
-/* Append one record as a line, then fdatasync. */
+/* Append one record as a line (one write on an O_APPEND descriptor). */
 int core_journal_append(core_journal *j, const sbx_eval_record *r);
+/* fdatasync: called after each append, outside the run's lock, so that
+ * workers do not queue behind each other's disk flushes. */
+int core_journal_sync(core_journal *j);
 void core_journal_close(core_journal *j);
 
 /* ---- options (core/eval-opts.c) --------------------------------------------- */

@@ -155,6 +155,13 @@ int core_journal_open(core_journal *j, const char *path, bool resume_it,
     return SBX_OK;
 }
 
+int core_journal_sync(core_journal *j)
+{
+    if (fdatasync(j->fd) != 0 && errno != EINVAL)
+        return core_error_set(SBX_E_IO, NULL, "%s: cannot sync: %s", j->path, strerror(errno));
+    return SBX_OK;
+}
+
 int core_journal_append(core_journal *j, const sbx_eval_record *r)
 {
     char *line = sbx_eval_record_to_json(r);
@@ -177,8 +184,6 @@ int core_journal_append(core_journal *j, const sbx_eval_record *r)
         off += (size_t)w;
     }
     free(line);
-    if (fdatasync(j->fd) != 0 && errno != EINVAL)
-        return core_error_set(SBX_E_IO, NULL, "%s: cannot sync: %s", j->path, strerror(errno));
     return SBX_OK;
 }
 

@@ -270,6 +270,8 @@ static void finish(struct run *run, sbx_eval_record *rec)
         run->o->cb(run->o->cb_ud, rec, run->done, run->s->n, run->passed) != 0)
         atomic_store(&run->stop, true);
     pthread_mutex_unlock(&run->lock);
+    if (rc == SBX_OK && run->have_journal)
+        rc = core_journal_sync(&run->journal);
     if (rc != SBX_OK)
         set_fatal(run, rc);
 }
