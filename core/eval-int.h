@@ -68,14 +68,19 @@ size_t core_eval_find_task(const sbx_eval_dataset *ds, const char *id);
 
 #define CORE_EVAL_MARKER_PREFIX "__polysandbox_eval_done__ "
 #define CORE_EVAL_MARKER_LEN 32    /* hex digits of the random part */
+#define CORE_EVAL_PROGRAM_FILE "program.py"   /* HumanEval and MBPP programs */
+#define CORE_EVAL_RUNNER_FILE "main.py"       /* what the python template runs */
 
 /* Fill @marker (CORE_EVAL_MARKER_LEN + 1 bytes) with fresh random hex. */
 int core_eval_new_marker(char *marker);
 /* Whether the format's programs print the marker (Python ones do). */
 bool core_eval_uses_marker(const sbx_eval_dataset *ds);
-/* The program of @completion for @t: (transfer full) or NULL on ENOMEM. */
+/* The program of @completion for @t: (transfer full) or NULL on ENOMEM.
+ * For the formats that use a marker it goes to CORE_EVAL_PROGRAM_FILE and
+ * core_eval_runner(marker) is the code the template runs. */
 char *core_eval_build_program(const sbx_eval_dataset *ds, const core_eval_task *t,
-                              const char *completion, const char *marker);
+                              const char *completion);
+char *core_eval_runner(const char *marker);
 
 /* ---- verdicts (core/eval-verdict.c) ---------------------------------------- */
 

@@ -2,11 +2,10 @@
  *
  * HumanEval: prompt + completion + "\n" + test + "\n" + "check(ENTRY)\n",
  * the reference harness's layout.  MBPP: test_setup_code + completion +
- * the asserts of test_list.  Both then get an epilogue that runs only
- * when every test returned: it prints a random marker the code under
- * test never saw, and leaves with os._exit(0) so no atexit handler or
- * lingering thread of the completion runs after it.  Generic: prompt +
- * completion + test, graded by its exit status alone.
+ * the asserts of test_list.  Both are written to program.py and run by a
+ * small runner (the template's main.py) that prints a random marker only
+ * when every test returned.  Generic: prompt + completion + test, graded
+ * by its exit status alone.
  */
 #include "config.h"
 
@@ -75,26 +74,46 @@ static void put(sbuf *b, const char *s)
     b->len += n;
 }
 
-/* The Python epilogue.  Saved references to os.write and os._exit are
- * not taken earlier on purpose: nothing may precede the prompt (it may
- * hold a __future__ import), and a completion that patches os to fake
- * the marker must first read its own source to learn it. */
-static void put_epilogue(sbuf *b, const char *marker)
+/* The runner (main.py): runs program.py as the reference harness does,
+ * with exec() in fresh globals, so the program is not "__main__" and an
+ * `if __name__ == "__main__":` block of a completion does not run; then,
+ * only when exec returned (every test passed), prints the marker with
+ * os.write and os._exit taken before the program could patch them, and
+ * leaves at once so no atexit handler or thread of the program runs
+ * after it.  The marker is not in program.py, the file the code under
+ * test comes from. */
+static void put_runner(sbuf *b, const char *marker)
 {
-    put(b, "\n\n# polysandbox eval: reached only when every test above returned\n"
-           "import os as _sbx_os, sys as _sbx_sys\n"
+    put(b, "# polysandbox eval: runs " CORE_EVAL_PROGRAM_FILE " as the reference harness does "
+           "(exec, not as __main__);\n"
+           "# the marker line is printed only when every test in it returned.\n"
+           "import os, sys\n"
+           "_write, _exit, _out = os.write, os._exit, sys.stdout\n"
+           "with open(\"" CORE_EVAL_PROGRAM_FILE "\", encoding=\"utf-8\") as _f:\n"
+           "    _code = compile(_f.read(), \"" CORE_EVAL_PROGRAM_FILE "\", \"exec\")\n"
+           "del _f\n"
+           "exec(_code, {})\n"
            "try:\n"
-           "    _sbx_sys.stdout.flush()\n"
+           "    _out.flush()\n"
+           "    sys.stdout.flush()\n"
            "except Exception:\n"
            "    pass\n"
-           "_sbx_os.write(1, b\"\\n" CORE_EVAL_MARKER_PREFIX);
+           "_write(1, b\"\\n" CORE_EVAL_MARKER_PREFIX);
     put(b, marker);
     put(b, "\\n\")\n"
-           "_sbx_os._exit(0)\n");
+           "_exit(0)\n");
+}
+
+char *core_eval_runner(const char *marker)
+{
+    sbuf b = { 0 };
+
+    put_runner(&b, marker);
+    return b.s;
 }
 
 char *core_eval_build_program(const sbx_eval_dataset *ds, const core_eval_task *t,
-                              const char *completion, const char *marker)
+                              const char *completion)
 {
     sbuf b = { 0 };
 
@@ -107,7 +126,6 @@ char *core_eval_build_program(const sbx_eval_dataset *ds, const core_eval_task *
         put(&b, "\ncheck(");
         put(&b, t->entry_point);
         put(&b, ")\n");
-        put_epilogue(&b, marker);
         break;
     case SBX_EVAL_FORMAT_MBPP:
         if (t->setup && t->setup[0]) {
@@ -120,7 +138,6 @@ char *core_eval_build_program(const sbx_eval_dataset *ds, const core_eval_task *
             put(&b, *a);
             put(&b, "\n");
         }
-        put_epilogue(&b, marker);
         break;
     case SBX_EVAL_FORMAT_GENERIC:
     default:
@@ -141,8 +158,9 @@ char *core_eval_build_program(const sbx_eval_dataset *ds, const core_eval_task *
 char *sbx_eval_program(const sbx_eval_dataset *ds, const sbx_eval_samples *s, size_t i,
                        const char **lang)
 {
-    char marker[CORE_EVAL_MARKER_LEN + 1];
+    char marker[CORE_EVAL_MARKER_LEN + 1], *prog;
     const core_eval_task *t;
+    sbuf b = { 0 };
 
     if (!ds || !s || i >= s->n)
         return NULL;
@@ -151,5 +169,14 @@ char *sbx_eval_program(const sbx_eval_dataset *ds, const sbx_eval_samples *s, si
     t = &ds->tasks[s->v[i].task];
     if (lang)
         *lang = t->lang;
-    return core_eval_build_program(ds, t, s->v[i].completion, marker);
+    prog = core_eval_build_program(ds, t, s->v[i].completion);
+    if (!prog || !core_eval_uses_marker(ds))
+        return prog;
+    /* program.py, then the runner that runs it */
+    b.s = prog;
+    b.len = b.cap = strlen(prog);
+    b.cap++;
+    put(&b, "\n# ---- " CORE_EVAL_RUNNER_FILE ", the runner that runs " CORE_EVAL_PROGRAM_FILE " ----\n");
+    put_runner(&b, marker);
+    return b.s;
 }

@@ -97,7 +97,8 @@ static char *stderr_tail(const sbx_result *r)
 }
 
 static int build_opts(struct run *run, const core_eval_task *t, const char *program,
-                      const char *provider, sbx_create_opts **copts, sbx_exec_opts **xopts)
+                      const char *runner, const char *provider, sbx_create_opts **copts,
+                      sbx_exec_opts **xopts)
 {
     sbx_create_opts *c = sbx_create_opts_new();
     sbx_exec_opts *x = sbx_exec_opts_new();
@@ -114,6 +115,11 @@ static int build_opts(struct run *run, const core_eval_task *t, const char *prog
         rc = sbx_exec_opts_set_shell(x, t->test_command);
         if (rc == SBX_OK)
             rc = sbx_exec_opts_add_file(x, t->program_file, program, strlen(program), 0644);
+    } else if (rc == SBX_OK && runner) {
+        rc = sbx_exec_opts_set_code(x, t->lang, runner, (size_t)-1);
+        if (rc == SBX_OK)
+            rc = sbx_exec_opts_add_file(x, CORE_EVAL_PROGRAM_FILE, program, strlen(program),
+                                        0644);
     } else if (rc == SBX_OK) {
         rc = sbx_exec_opts_set_code(x, t->lang, program, (size_t)-1);
     }
@@ -201,20 +207,24 @@ static int run_sample(struct run *run, size_t i, sbx_eval_record **out)
             sbx_create_opts *copts;
             sbx_exec_opts *xopts;
             sbx_result *r = NULL;
-            char *program;
+            char *program, *runner = NULL;
             int err;
 
             if (a > 0)
                 backoff(a - 1);
             if ((rc = core_eval_new_marker(marker)) != SBX_OK)
                 break;
-            if (!(program = core_eval_build_program(run->ds, t, run->s->v[i].completion,
-                                                    marker))) {
+            program = core_eval_build_program(run->ds, t, run->s->v[i].completion);
+            if (program && marked)
+                runner = core_eval_runner(marker);
+            if (!program || (marked && !runner)) {
+                free(program);
                 rc = core_error_set(SBX_E_NOMEM, NULL, "out of memory");
                 break;
             }
-            rc = build_opts(run, t, program, providers[p], &copts, &xopts);
+            rc = build_opts(run, t, program, runner, providers[p], &copts, &xopts);
             free(program);
+            free(runner);
             if (rc != SBX_OK)
                 break;
             rec->attempts++;

@@ -5,7 +5,7 @@
 # asserts, printing "passed", redefining check, ... do not.
 . "$top_srcdir/tests/eval/lib.sh"
 
-plan 16
+plan 17
 
 he="$data/humaneval.jsonl"
 cli eval --dataset "$he" --canonical
@@ -33,15 +33,18 @@ check "the default results file is SAMPLES_results.jsonl" \
     eval 'cli eval --dataset "$he" --canonical --out "$tmp/x.jsonl" && [ ! -e "$tmp/samples.jsonl.gz_results.jsonl" ] &&
           cli eval --dataset "$he" --samples "$tmp/samples.jsonl.gz" -k 1 --timeout 1s && [ -s "$tmp/samples.jsonl.gz_results.jsonl" ]'
 
-# the program's layout: prompt, completion, test, check(entry_point), then the marker epilogue
+# the program's layout: prompt, completion, test, check(entry_point), then the runner
 cli eval --dataset "$he" --samples "$data/humaneval-samples.jsonl" --show-program 7
-check "--show-program: prompt + completion + test + check(entry_point) + epilogue, in that order" \
+check "--show-program: prompt + completion + test + check(entry_point), then the runner, in that order" \
     python3 -c 'import sys
 p = open(sys.argv[1]).read()
 a = p.index("def add(a, b):"); b = p.index("def check(candidate):\n    pass"); c = p.index("METADATA")
-d = p.index("\ncheck(add)\n"); e = p.index("_sbx_os._exit(0)")
+d = p.index("\ncheck(add)\n"); e = p.index("exec(_code, {})")
 sys.exit(0 if a < b < c < d < e and p.count("def check") == 2 else 1)' "$tmp/out"
 check "--show-program hides the random marker" out_has "__polysandbox_eval_done__ xxxxxxxx"
+check "--show-program: the runner runs program.py with exec in fresh globals" \
+    eval 'out_has "# ---- main.py, the runner that runs program.py ----" && out_has "exec(_code, {})"'
+
 
 # MBPP: integer task ids, test_setup_code, sys.exit(0) in the code
 cli eval --dataset "$data/mbpp.jsonl" --canonical
@@ -50,10 +53,10 @@ cli eval --dataset "$data/mbpp.jsonl" --samples "$data/mbpp-samples.jsonl" --out
 check "mbpp samples: each verdict as expected" \
     eval 'is_rc 0 && verdicts_as_expected "$tmp/mbpp.jsonl" "$data/mbpp-samples.jsonl"'
 cli eval --dataset "$data/mbpp.jsonl" --samples "$data/mbpp-samples.jsonl" --show-program 2
-check "mbpp program: setup code, the code, then the asserts" \
+check "mbpp program: setup code, the code, the asserts, then the runner" \
     python3 -c 'import sys
 p = open(sys.argv[1]).read()
-sys.exit(0 if p.index("PRICES = ") < p.index("def total") < p.index("assert total(PRICES)") < p.index("_sbx_os._exit(0)") else 1)' "$tmp/out"
+sys.exit(0 if p.index("PRICES = ") < p.index("def total") < p.index("assert total(PRICES)") < p.index("exec(_code, {})") else 1)' "$tmp/out"
 
 # generic: sh, c (compiled), a test command with extra files
 cli eval --dataset "$data/generic.jsonl" --canonical
@@ -62,7 +65,7 @@ cli eval --dataset "$data/generic.jsonl" --samples "$data/generic-samples.jsonl"
 check "generic samples: each verdict as expected (compile error, signal, timeout)" \
     eval 'is_rc 0 && verdicts_as_expected "$tmp/gen.jsonl" "$data/generic-samples.jsonl"'
 cli eval --dataset "$data/generic.jsonl" --samples "$data/generic-samples.jsonl" --show-program 0
-check "generic program: prompt + completion + test, no epilogue" \
+check "generic program: prompt + completion + test, no runner" \
     eval 'out_has "# add A B" && out_has "add() {" && ! out_has "__polysandbox_eval_done__"'
 
 done_testing

@@ -18,9 +18,9 @@
  *         printf("pass@1 %.4f\n", p1);
  *
  * A verdict of "passed" comes from the exit status of the harnessed
- * program together with a per-run random marker the harness prints only
- * after every test returned; never from anything else the program prints
- * (see polysandbox-eval(1), VERDICTS).  A sandbox error is retried and is
+ * program together with a per-run random marker the harness's runner
+ * prints only after every test returned; never from anything else the
+ * program prints (see polysandbox-eval(1), VERDICTS).  A sandbox error is retried and is
  * never counted as a pass or a failure.
  *
  * Every type is opaque.  Errors are reported as in <polysandbox/sandbox.h>:
