@@ -132,6 +132,7 @@ int cli_cmd_compare(cli_global *g, int argc, char **argv)
                              "providers, separated by commas", list);
         goto done;
     }
+    g->pools = true;   /* long enough for warm pools to pay off */
     if (!(ctx = cli_ctx_new(g)))
         goto done;
     for (size_t i = 0; i < n_cols; i++) {

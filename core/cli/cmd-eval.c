@@ -180,6 +180,8 @@ int cli_cmd_eval(cli_global *g, int argc, char **argv)
         return cli_usage_error(a.cmd, "--resume needs --out FILE");
     }
     rc = CLI_EXIT_ERROR;
+    /* An evaluation runs long enough for warm pools to pay off. */
+    g->pools = true;
     if (!(ctx = cli_ctx_new(g)))
         goto done;
     if (show) {

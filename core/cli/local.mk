@@ -15,6 +15,9 @@ polysandbox_SOURCES = \
 	core/cli/cmd-files.c \
 	core/cli/cmd-providers.c \
 	core/cli/cmd-doctor.c \
+	core/cli/cmd-secret.c \
+	core/cli/cmd-gc.c \
+	core/cli/cmd-pools.c \
 	core/cli/eval-cli.h \
 	core/cli/eval-common.c \
 	core/cli/eval-progress.c \

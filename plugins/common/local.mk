@@ -1,0 +1,20 @@
+# plugins/common/local.mk - code shared by provider modules (never installed)
+#
+# libsbxhttp: the libcurl client of the network providers.  A provider links
+# it with NAME_la_LIBADD = plugins/common/libsbxhttp.la $(CURL_LIBS) $(JANSSON_LIBS)
+# and compiles with -I$(top_srcdir)/plugins/common $(CURL_CFLAGS); built with
+# hidden visibility, so nothing of it is exported from the module.
+
+if HAVE_CURL
+noinst_LTLIBRARIES += plugins/common/libsbxhttp.la
+plugins_common_libsbxhttp_la_SOURCES = plugins/common/http.c plugins/common/http.h
+plugins_common_libsbxhttp_la_CFLAGS = $(SBX_MODULE_COPTS) -pthread $(CURL_CFLAGS) $(JANSSON_CFLAGS)
+plugins_common_libsbxhttp_la_LIBADD = $(CURL_LIBS) $(JANSSON_LIBS)
+
+check_PROGRAMS += tests/unit/test-http
+tests_unit_test_http_SOURCES = tests/unit/test-http.c tests/unit/tap.h
+tests_unit_test_http_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/plugins/common
+tests_unit_test_http_CFLAGS = $(AM_CFLAGS) -pthread $(CURL_CFLAGS) $(JANSSON_CFLAGS)
+tests_unit_test_http_LDADD = plugins/common/libsbxhttp.la $(CURL_LIBS) $(JANSSON_LIBS)
+TESTS += tests/unit/test-http
+endif
