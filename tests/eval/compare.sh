@@ -3,10 +3,11 @@
 # providers, the Markdown and HTML reports, and every sample whose verdict
 # differs listed.  Only the local provider is real here: the differing
 # column is evalnop, a fake that claims exit 0 without running anything
-# (tests/eval/fake-provider.c), and local,local checks agreement.
+# (tests/eval/fake-provider.c), local,local checks agreement, and
+# local,docker runs when the docker provider and its test image are there.
 . "$top_srcdir/tests/eval/lib.sh"
 
-plan 9
+plan 10
 
 cd "$tmp" || exit 99
 cli compare --dataset "$data/generic.jsonl" --samples "$data/generic-samples.jsonl" \
@@ -40,5 +41,27 @@ check "one provider is not a comparison: usage error" eval 'rc_and_err 2 "name a
 cli compare --dataset "$data/mbpp.jsonl" --canonical --providers local,nosuch
 check "an unknown provider: refused before anything runs" \
     eval 'is_rc 125 && err_has "unknown provider '"'"'nosuch'"'"'" && [ ! -e "$tmp/compare.md" ]'
+
+# A real second provider when there is one: the docker provider with the
+# image tests/docker builds (its test configuration maps python to it).
+docker_ok=false
+if [ -f "$top_builddir/plugins/docker/.libs/docker.so" ]; then
+    if POLYSANDBOX_CONFIG_DIR="$top_srcdir/tests/config" \
+        POLYSANDBOX_PROVIDER_PATH="$top_builddir/plugins/local/.libs:$top_builddir/plugins/docker/.libs" \
+        "$PS" providers 2>/dev/null | grep -q "^docker  *ready" &&
+        docker image inspect polysandbox-test/python:bookworm >/dev/null 2>&1; then
+        docker_ok=true
+    fi
+fi
+if $docker_ok; then
+    POLYSANDBOX_CONFIG_DIR="$top_srcdir/tests/config" \
+    POLYSANDBOX_PROVIDER_PATH="$top_builddir/plugins/local/.libs:$top_builddir/plugins/docker/.libs" \
+        cli compare --dataset "$data/humaneval.jsonl" --samples "$data/humaneval-samples.jsonl" \
+        --providers local,docker --timeout 3s --memory 128M --report "$tmp/ld"
+    check "local,docker: every tricky HumanEval sample gets the same verdict on both" \
+        eval 'is_rc 0 && out_has "All 21 samples got the same verdict on every provider." && out_has "| | local | docker |"'
+else
+    echo "ok 10 # SKIP the docker provider or its test image (tests/docker) is not there"
+fi
 
 done_testing
