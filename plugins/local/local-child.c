@@ -159,26 +159,34 @@ static const char *const proc_masked_dirs[] = {"irq", "bus", "fs", "acpi", "scsi
 
 static void mount_proc(const struct lcl_child *c, const char *root)
 {
-    char proc[LCL_PATH_MAX], dst[LCL_PATH_MAX], null[LCL_PATH_MAX];
+    char proc[LCL_PATH_MAX], dst[LCL_PATH_MAX], null[LCL_PATH_MAX], first[LCL_PATH_MAX] = "";
+    char first_dir[LCL_PATH_MAX] = "";
     /* Not nodev on the masks: they are /dev/null, and read as empty. */
     const uint64_t ro = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC;
 
-    /* We are pid 1 of the new pid namespace: this /proc shows only it. */
+    /* We are pid 1 of the new pid namespace: this /proc shows only it,
+     * and hidepid=2 hides from the payload what is not its own user's
+     * (us, the init, owned by an id the sandbox has no name for). */
     if (!s_cat3(proc, sizeof proc, root, "/proc", NULL) ||
-        mount("proc", proc, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
+        mount("proc", proc, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, "hidepid=2") < 0)
         fail(c, "mount proc on", "/proc");
     if (!s_cat3(null, sizeof null, root, "/dev/null", NULL))
         fail(c, "path too long", "/dev/null");
+    /* The first mask is made read-only; the others are binds of it, which
+     * copy its flags (one mount each instead of two). */
     for (size_t i = 0; i < sizeof proc_masked_files / sizeof *proc_masked_files; i++) {
         struct stat st;
         if (!s_cat3(dst, sizeof dst, proc, "/", proc_masked_files[i]))
             fail(c, "path too long", proc_masked_files[i]);
         if (lstat(dst, &st) < 0 || S_ISDIR(st.st_mode))
             continue;
-        if (mount(null, dst, NULL, MS_BIND, NULL) < 0)
+        if (mount(*first ? first : null, dst, NULL, MS_BIND, NULL) < 0)
             fail(c, "masking /proc/", proc_masked_files[i]);
-        if (set_attr(dst, ro, false) < 0)
-            fail(c, "making read-only the mask of /proc/", proc_masked_files[i]);
+        if (!*first) {
+            if (set_attr(dst, ro, false) < 0)
+                fail(c, "making read-only the mask of /proc/", proc_masked_files[i]);
+            memcpy(first, dst, sizeof first);
+        }
     }
     for (size_t i = 0; i < sizeof proc_masked_dirs / sizeof *proc_masked_dirs; i++) {
         struct stat st;
@@ -186,9 +194,12 @@ static void mount_proc(const struct lcl_child *c, const char *root)
             fail(c, "path too long", proc_masked_dirs[i]);
         if (lstat(dst, &st) < 0 || !S_ISDIR(st.st_mode))
             continue;
-        if (mount("tmpfs", dst, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
-                  "size=4k,nr_inodes=2,mode=0555") < 0)
+        if (*first_dir ? mount(first_dir, dst, NULL, MS_BIND, NULL) < 0
+                       : mount("tmpfs", dst, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
+                               "size=4k,nr_inodes=2,mode=0555") < 0)
             fail(c, "masking /proc/", proc_masked_dirs[i]);
+        if (!*first_dir)
+            memcpy(first_dir, dst, sizeof first_dir);
     }
     if (!s_cat3(dst, sizeof dst, proc, "/sys", NULL))
         fail(c, "path too long", "/proc/sys");
@@ -206,7 +217,9 @@ static void mount_dev(const struct lcl_child *c, const char *root)
         s_cat3(src, sizeof src, "/dev/", dev_nodes[i], NULL);
         if (!s_cat3(dst, sizeof dst, root, src, NULL))
             fail(c, "path too long", src);
-        bind_path(c, src, dst, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, false);
+        /* No nosuid/noexec: a character device can be neither executed
+         * nor set-id, so those flags would cost a call and mean nothing. */
+        bind_path(c, src, dst, 0, false);
     }
     if (!s_cat3(dst, sizeof dst, root, "/dev/shm", NULL) ||
         mount("tmpfs", dst, "tmpfs", MS_NOSUID | MS_NODEV, c->tmp_opts) < 0)
@@ -352,15 +365,34 @@ static void build_root(const struct lcl_child *c)
     if (c->sb->rootfs) {
         image_root(c, root);
     } else {
-        /* The skeleton (mount points, made-up /etc files) becomes the root. */
-        bind_path(c, root, root, ro, false);
+        /* The skeleton (mount points, made-up /etc files) becomes the root,
+         * the system directories are bound in, then the whole tree is made
+         * read-only, nosuid, nodev at once (recursively), before the
+         * writable mounts below go on top of it. */
+        bind_path(c, root, root, 0, false);
         for (size_t i = 0; i < p->n_binds; i++) {
             const struct lcl_bind *b = &p->binds[i];
             if (b->link)
                 continue; /* already a symlink in the skeleton */
             if (!s_cat3(dst, sizeof dst, root, b->path, NULL))
                 fail(c, "path too long", b->path);
-            bind_path(c, b->path, dst, ro, true);
+            bind_path(c, b->path, dst, 0, true);
+        }
+        struct lcl_mount_attr ma = {.attr_set = ro};
+        if (syscall(SYS_mount_setattr, AT_FDCWD, root, AT_RECURSIVE, &ma, sizeof ma) < 0) {
+            if (errno != ENOSYS)
+                fail(c, "making read-only the root", NULL);
+            /* Before 5.12: one remount per mount (not recursive; the
+             * system directories' own submounts keep the host's flags). */
+            for (size_t i = 0; i < p->n_binds; i++) {
+                const struct lcl_bind *b = &p->binds[i];
+                if (b->link)
+                    continue;
+                if (!s_cat3(dst, sizeof dst, root, b->path, NULL) || set_attr(dst, ro, false) < 0)
+                    fail(c, "making read-only the bind mount of", b->path);
+            }
+            if (set_attr(root, ro, false) < 0)
+                fail(c, "making read-only the root", NULL);
         }
     }
 

@@ -392,6 +392,9 @@ static int proc_masked(void)
         if (d)
             closedir(d);
     }
+    /* hidepid: the sandbox's init (pid 1) is not the payload's user's. */
+    struct stat st;
+    bad |= attempt("stat /proc/1 (the init, hidden)", stat("/proc/1", &st));
     bad |= attempt("write /proc/sys/kernel/hostname", open("/proc/sys/kernel/hostname", O_WRONLY));
     bad |= attempt("write /proc/sys/vm/drop_caches", open("/proc/sys/vm/drop_caches", O_WRONLY));
     return bad;

@@ -108,6 +108,12 @@ cgroups_clean() {
         echo "the sandbox's state directory is left"
         return 1
     fi
+    # Non-persistent sandboxes live in /dev/shm (plugins/local/local-rundir.c).
+    for d in /dev/shm/polysandbox-*/"$id"; do
+        [ -e "$d" ] || continue
+        echo "the sandbox's directory $d is left"
+        return 1
+    done
     for d in /sys/fs/cgroup/*/polysandbox/"$id"-* /sys/fs/cgroup/polysandbox/"$id"-*; do
         [ -e "$d" ] || continue
         if [ -s "$d/cgroup.procs" ]; then
