@@ -3,9 +3,9 @@
  * The supervisor clones us into new user, mount, pid, net, ipc and uts
  * namespaces.  We are pid 1 of the new pid namespace: we wait for the
  * supervisor's "go" (uid/gid maps written, cgroup joined), build the root
- * (a read-only bind of the provider's skeleton directory with read-only
- * binds of the host's system directories, or the sandbox's image
- * directory; the work dir, a fresh /tmp, a fresh /proc with its
+ * (a fresh tmpfs with the provider's skeleton and read-only binds of the
+ * host's system directories, or the sandbox's image directory; the work
+ * dir, a fresh /tmp, a fresh /proc with its
  * host-facing entries masked, and a minimal /dev with a private devpts),
  * pivot into it, then fork the payload and reap until it exits.  When we exit, the kernel kills whatever is left
  * in the pid namespace.
@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -353,6 +354,79 @@ static void image_root(const struct lcl_child *c, const char *root)
     close(rfd);
 }
 
+/* ---- the skeleton root (no image) ---- */
+
+struct skel_job {
+    const struct lcl_child *c;
+    int rfd;                /* the root tmpfs, O_PATH */
+};
+
+/* Runs as a vfork-style child sharing our memory (we wait): creates the
+ * skeleton's entries as the sandbox user, whose fsuid the tmpfs can
+ * record (ours, the host's root, has no id here: EOVERFLOW, and could
+ * not be set back once changed). */
+static int skel_fill(void *arg)
+{
+    const struct skel_job *j = arg;
+    const struct lcl_child *c = j->c;
+    const struct lcl_prov *p = c->prov;
+    if (syscall(SYS_setfsgid, LCL_SANDBOX_GID) < 0 || syscall(SYS_setfsuid, LCL_SANDBOX_UID) < 0)
+        fail(c, "setfsuid to build the root", NULL);
+    for (size_t i = 0; i < p->n_skel; i++) {
+        const struct lcl_skel_ent *e = &p->skel_ents[i];
+        int fd;
+        switch (e->kind) {
+        case LCL_SK_DIR:
+            if (mkdirat(j->rfd, e->path, 0755) < 0 && errno != EEXIST)
+                fail(c, "creating the mount point", e->path);
+            break;
+        case LCL_SK_LINK:
+            if (symlinkat(e->data, j->rfd, e->path) < 0)
+                fail(c, "symlink", e->path);
+            break;
+        default:
+            fd = openat(j->rfd, e->path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
+            if (fd < 0)
+                fail(c, "creating", e->path);
+            if (e->data && write(fd, e->data, s_len(e->data)) != (ssize_t)s_len(e->data))
+                fail(c, "writing", e->path);
+            close(fd);
+        }
+    }
+    _exit(0);
+}
+
+/* The root: a small tmpfs with the skeleton, then the system binds. */
+static void skel_root(const struct lcl_child *c, const char *root)
+{
+    _Static_assert(LCL_SANDBOX_UID == 1000 && LCL_SANDBOX_GID == 1000,
+                   "the tmpfs options below name the sandbox user");
+    if (mount("tmpfs", root, "tmpfs", MS_NOSUID | MS_NODEV,
+              "size=1m,nr_inodes=4096,mode=0755,uid=1000,gid=1000") < 0)
+        fail(c, "mount tmpfs on", root);
+    struct skel_job j = {c, open(root, O_PATH | O_DIRECTORY | O_CLOEXEC)};
+    if (j.rfd < 0)
+        fail(c, "open", root);
+    /* A stack of its own: it shares our memory (CLONE_VM), and we sleep
+     * until it exits (CLONE_VFORK), as posix_spawn does. */
+    const size_t stack_size = 64 * 1024;
+    char *stack = mmap(NULL, stack_size, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+    if (stack == MAP_FAILED)
+        fail(c, "mmap of a stack to build the root", NULL);
+    int pid = clone(skel_fill, stack + stack_size, CLONE_VM | CLONE_VFORK | SIGCHLD, &j);
+    if (pid < 0)
+        fail(c, "clone to build the root", NULL);
+    int st;
+    while (waitpid(pid, &st, 0) < 0)
+        if (errno != EINTR)
+            fail(c, "waitpid", NULL);
+    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+        _exit(125); /* it reported the failing step */
+    munmap(stack, stack_size);
+    close(j.rfd);
+}
+
 static void build_root(const struct lcl_child *c)
 {
     const struct lcl_prov *p = c->prov;
@@ -369,7 +443,7 @@ static void build_root(const struct lcl_child *c)
          * the system directories are bound in, then the whole tree is made
          * read-only, nosuid, nodev at once (recursively), before the
          * writable mounts below go on top of it. */
-        bind_path(c, root, root, 0, false);
+        skel_root(c, root);
         for (size_t i = 0; i < p->n_binds; i++) {
             const struct lcl_bind *b = &p->binds[i];
             if (b->link)

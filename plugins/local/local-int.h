@@ -52,11 +52,21 @@ struct lcl_cgroups {
     char *why;                          /* why not usable, for doctor/logs */
 };
 
+/* One entry of the root's skeleton (a tmpfs made per exec). */
+enum { LCL_SK_DIR, LCL_SK_FILE, LCL_SK_LINK };
+struct lcl_skel_ent {
+    int kind;
+    char *path;             /* relative to the root, parents listed first */
+    const char *data;       /* link target, file text, or NULL (empty file) */
+};
+
 struct lcl_prov {
     const sbx_host_v1 *host;
     sbx_host_handle *h;
     char *state_dir;        /* <state>/ (created 0700) */
-    char *skel;             /* <state>/skel-<hash>: mount points of the root */
+    char *skel;             /* <state>/root: where the child mounts its root */
+    struct lcl_skel_ent *skel_ents; /* what the root tmpfs holds, built once */
+    size_t n_skel;
     char *run_dir;          /* tmpfs home of non-persistent sandboxes, or NULL */
     bool root;              /* euid 0: tmpfs work dirs, mapped uid */
     uid_t host_uid;         /* host uid the sandbox user maps to */
