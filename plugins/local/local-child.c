@@ -521,7 +521,7 @@ static void set_limit(const struct lcl_child *c, int res, uint64_t soft, uint64_
 
 static void drop_privileges(const struct lcl_child *c)
 {
-    for (int cap = 0; cap < 64; cap++)
+    for (int cap = 0; cap <= c->prov->cap_last; cap++)
         if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 && errno != EINVAL)
             fail(c, "dropping the capability bounding set", NULL);
     if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
@@ -621,6 +621,11 @@ _Noreturn static void payload(const struct lcl_child *c)
     _exit(127);
 }
 
+static int payload_main(void *arg)
+{
+    payload(arg);
+}
+
 /* ---- init ---- */
 
 /* Close every descriptor the host process had except ours: the other
@@ -674,11 +679,21 @@ _Noreturn void lcl_child_main(const struct lcl_child *c)
     if (c->net_none)
         loopback_up(c);
 
-    long pid = syscall(SYS_clone, SIGCHLD, 0, 0, 0, 0);
+    /* The payload shares our memory until it executes the command
+     * (CLONE_VM|CLONE_VFORK, on a stack of its own, as posix_spawn does):
+     * no copy of the page tables of the process that cloned us, and we
+     * sleep until then.  Its descriptors, credentials, signal handlers
+     * and limits are its own. */
+    const size_t stack_size = 256 * 1024;
+    char *stack = mmap(NULL, stack_size, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+    if (stack == MAP_FAILED)
+        fail(c, "mmap of the payload's stack", NULL);
+    int pid = clone(payload_main, stack + stack_size, CLONE_VM | CLONE_VFORK | SIGCHLD,
+                    (void *)c);
     if (pid < 0)
-        fail(c, "fork of the payload", NULL);
-    if (pid == 0)
-        payload(c);
+        fail(c, "clone of the payload", NULL);
+    munmap(stack, stack_size); /* it runs the command now, or is gone */
     /* EOF on the report pipe now means "the payload exec'd". */
     close(c->fd_report);
     close(c->fd_in);

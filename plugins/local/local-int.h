@@ -80,6 +80,7 @@ struct lcl_prov {
     char *seccomp_why;      /* why the filter could not be built */
     uint64_t work_inodes;
     long ncpu;
+    int cap_last;           /* /proc/sys/kernel/cap_last_cap (63 if unknown) */
 };
 
 struct lcl_sb {
