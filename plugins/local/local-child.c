@@ -487,10 +487,9 @@ static void build_root(const struct lcl_child *c)
         fail(c, "chdir", root);
     if (syscall(SYS_pivot_root, ".", ".") < 0)
         fail(c, "pivot_root", root);
-    if (umount2(".", MNT_DETACH) < 0)
-        fail(c, "detaching the old root", NULL);
-    if (chdir("/") < 0)
-        fail(c, "chdir", "/");
+    /* The old root, stacked on "/" now, is detached by lcl_child_main
+     * while the payload gets ready (an unmount waits out an RCU grace
+     * period); absolute paths already resolve in the new root. */
 }
 
 static void loopback_up(const struct lcl_child *c)
@@ -549,9 +548,20 @@ static void close_others(void)
         fcntl(fd, F_SETFD, FD_CLOEXEC);
 }
 
-_Noreturn static void payload(const struct lcl_child *c)
+/* The payload's view of the init: detached = the init's end saying the
+ * old root is gone (one byte; EOF: the init failed). */
+struct payload_arg {
+    const struct lcl_child *c;
+    int detached;           /* read end */
+    int detach_w;           /* the init's write end: ours is closed */
+    int execd_r;            /* the init's read end of "we executed" */
+};
+
+_Noreturn static void payload(const struct lcl_child *c, const struct payload_arg *a)
 {
     const sbx_limits_v1 *l = &c->sb->limits;
+    close(a->detach_w);
+    close(a->execd_r);
     /* stdio: move the pipes out of the way first, in case one is 0..2. */
     int in = fcntl(c->fd_in, F_DUPFD, 10), out = fcntl(c->fd_out, F_DUPFD, 10),
         err = fcntl(c->fd_err, F_DUPFD, 10);
@@ -593,6 +603,12 @@ _Noreturn static void payload(const struct lcl_child *c)
             fail(c, "loading the seccomp filter", NULL);
     }
 
+    /* Not before the host's mount tree is gone from our namespace. */
+    char done;
+    while (read(a->detached, &done, 1) < 0)
+        ;
+    /* (EOF: the init failed, and the kernel ends us with it.) */
+
     /* execvp by hand: our PATH, our environment, no allocation. */
     const char *file = c->argv[0];
     int e = ENOENT;
@@ -621,9 +637,25 @@ _Noreturn static void payload(const struct lcl_child *c)
     _exit(127);
 }
 
+/* 0-2 are free in the init (close_host_fds): move a new pipe's ends
+ * above them, or the payload's stdio would replace them. */
+static int above_stdio(int p[2])
+{
+    for (int i = 0; i < 2; i++)
+        if (p[i] < 3) {
+            int fd = fcntl(p[i], F_DUPFD_CLOEXEC, 3);
+            if (fd < 0)
+                return -1;
+            close(p[i]);
+            p[i] = fd;
+        }
+    return 0;
+}
+
 static int payload_main(void *arg)
 {
-    payload(arg);
+    const struct payload_arg *a = arg;
+    payload(a->c, a);
 }
 
 /* ---- init ---- */
@@ -680,20 +712,40 @@ _Noreturn void lcl_child_main(const struct lcl_child *c)
         loopback_up(c);
 
     /* The payload shares our memory until it executes the command
-     * (CLONE_VM|CLONE_VFORK, on a stack of its own, as posix_spawn does):
-     * no copy of the page tables of the process that cloned us, and we
-     * sleep until then.  Its descriptors, credentials, signal handlers
-     * and limits are its own. */
+     * (CLONE_VM on a stack of its own, as posix_spawn does): no copy of
+     * the page tables of the process that cloned us.  Its descriptors,
+     * credentials, signal handlers and limits are its own.  While it gets
+     * ready we detach the old root (an RCU grace period); it executes the
+     * command only once we say that is done.  Until it has executed it
+     * (EOF on execd: its end is close-on-exec) we touch nothing it uses,
+     * errno included (shared), and read no errno. */
+    int det[2], execd[2];
+    if (pipe2(det, O_CLOEXEC) < 0 || pipe2(execd, O_CLOEXEC) < 0 || above_stdio(det) < 0 ||
+        above_stdio(execd) < 0)
+        fail(c, "pipe", NULL);
+    struct payload_arg pa = {c, det[0], det[1], execd[0]};
     const size_t stack_size = 256 * 1024;
     char *stack = mmap(NULL, stack_size, PROT_READ | PROT_WRITE,
                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
     if (stack == MAP_FAILED)
         fail(c, "mmap of the payload's stack", NULL);
-    int pid = clone(payload_main, stack + stack_size, CLONE_VM | CLONE_VFORK | SIGCHLD,
-                    (void *)c);
+    int pid = clone(payload_main, stack + stack_size, CLONE_VM | SIGCHLD, &pa);
     if (pid < 0)
         fail(c, "clone of the payload", NULL);
-    munmap(stack, stack_size); /* it runs the command now, or is gone */
+    close(execd[1]);
+    /* (A failure here reports an errno the payload may have changed: the
+     * step named is right, the number may not be.) */
+    if (umount2(".", MNT_DETACH) < 0)
+        fail(c, "detaching the old root", NULL);
+    if (write(det[1], "d", 1) != 1)
+        fail(c, "releasing the payload", NULL);
+    char b;
+    while (read(execd[0], &b, 1) != 0)
+        ; /* -1: interrupted; 0: it executed the command, or is gone */
+    close(det[0]);
+    close(det[1]);
+    close(execd[0]);
+    munmap(stack, stack_size);
     /* EOF on the report pipe now means "the payload exec'd". */
     close(c->fd_report);
     close(c->fd_in);
