@@ -603,11 +603,15 @@ _Noreturn static void payload(const struct lcl_child *c, const struct payload_ar
             fail(c, "loading the seccomp filter", NULL);
     }
 
-    /* Not before the host's mount tree is gone from our namespace. */
-    char done;
-    while (read(a->detached, &done, 1) < 0)
+    /* Not before the host's mount tree is gone from our namespace.  EOF
+     * means the init failed (and reported why): it closes its files
+     * before the kernel ends the pid namespace, so we must not go on. */
+    char done = 0;
+    ssize_t got;
+    while ((got = read(a->detached, &done, 1)) < 0)
         ;
-    /* (EOF: the init failed, and the kernel ends us with it.) */
+    if (got != 1 || done != 'd')
+        _exit(125);
 
     /* execvp by hand: our PATH, our environment, no allocation. */
     const char *file = c->argv[0];
