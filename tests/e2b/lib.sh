@@ -8,7 +8,8 @@
 : "${top_builddir:?top_builddir is not set (run through make check)}"
 : "${top_srcdir:?top_srcdir is not set (run through make check)}"
 PS="$top_builddir/polysandbox"
-PY=${PYTHON:-python3}
+# The pyenv shim of some machines costs a second a call: prefer the system one.
+if [ -z "${PYTHON:-}" ] && [ -x /usr/bin/python3 ]; then PY=/usr/bin/python3; else PY=${PYTHON:-python3}; fi
 FAKE="$top_srcdir/tests/fakes/e2b.py"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/ps-e2b-test.XXXXXX") || exit 99
 fake_pid=
