@@ -3,7 +3,7 @@
 # against the E2B fake: run, create/exec/destroy, files, labels and list
 # (paged), stdin, environment, time limits, time-to-live, credentials.
 . "$top_srcdir/tests/e2b/lib.sh"
-plan 34
+plan 36
 start_fake --max-page 2
 
 cli providers
@@ -81,6 +81,11 @@ check "an uploaded 0755 script runs" rc_and_out 0 "script ran"
 cli list --json
 check "list: the sandbox with its labels" \
     json_check "any(x['id'] == '$id' and x['labels'].get('team') == 'blue' for x in j)"
+
+fake_call POST "/sandboxes/$id/pause"
+check "paused (E2B's pause)" fake_state "s['sandboxes'][0]['state'] == 'paused'"
+cli exec "$id" -- cat kept.txt
+check "a paused sandbox is resumed (connect) when opened" rc_and_out 0 state
 
 cli destroy "$id"
 check "destroy" is_rc 0

@@ -329,6 +329,18 @@ def main():
     check("fault latency: the answer still comes, later", r.status == 200 and lat >= 0.3, lat)
     req("POST", "/_fake/reset")
 
+    # ---- pause / connect ----
+    r, d = api("POST", "/sandboxes/%s/pause" % b.sid)
+    r2, d2 = api("POST", "/sandboxes/%s/pause" % b.sid)
+    r3, d3 = b.unary("/process.Process/List", {})
+    check("pause: 204, then 409; envd answers 502 while paused",
+          r.status == 204 and r2.status == 409 and r3.status == 502, (r.status, r2.status, r3.status))
+    r, d = api("POST", "/v2/sandboxes/%s/connect" % b.sid, {"timeout": 60})
+    r2, d2 = api("POST", "/v2/sandboxes/%s/connect" % b.sid, {"timeout": 60})
+    check("connect: 201 resumed (with envdAccessToken), then 200 running",
+          r.status == 201 and jbody(d)["envdAccessToken"] == b.token and r2.status == 200,
+          (r.status, r2.status))
+
     # ---- kill ----
     r, d = api("DELETE", "/sandboxes/" + b.sid)
     r2, d2 = api("DELETE", "/sandboxes/" + b.sid)

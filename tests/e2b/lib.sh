@@ -76,17 +76,17 @@ ${E2B_SETTINGS:-}
 EOF
 }
 
-# fake_call METHOD PATH [JSON]: talk to the fake's own control endpoints;
-# the answer is left in $tmp/fake_answer.
+# fake_call METHOD PATH [JSON]: talk to the fake (its /_fake endpoints, or
+# the control plane with the key); the answer is left in $tmp/fake_answer.
 fake_call() {
     "$PY" - "$port" "$1" "$2" "${3:-}" >"$tmp/fake_answer" <<'EOF'
-import http.client, sys
+import http.client, os, sys
 c = http.client.HTTPConnection("127.0.0.1", int(sys.argv[1]), timeout=30)
 c.request(sys.argv[2], sys.argv[3], sys.argv[4].encode() or None,
-          {"Content-Type": "application/json"})
+          {"Content-Type": "application/json", "X-API-KEY": os.environ["E2B_FAKE_KEY"]})
 r = c.getresponse()
 sys.stdout.write(r.read().decode())
-sys.exit(0 if r.status == 200 else 1)
+sys.exit(0 if 200 <= r.status < 300 else 1)
 EOF
 }
 faults() { fake_call POST /_fake/faults "$1"; }

@@ -193,6 +193,7 @@ class Sandbox:
         self.procs = {}
         self.lock = threading.Lock()
         self.alive = True
+        self.paused = False
 
     def host_path(self, path, user_home=HOME):
         """The host path for a sandbox path (absolute, or relative to the
@@ -222,7 +223,7 @@ class Sandbox:
             "clientID": "6532622b", "alias": self.template,
             "startedAt": rfc3339(self.started), "endAt": rfc3339(self.end),
             "cpuCount": 2, "memoryMB": 512, "diskSizeMB": 1024,
-            "metadata": dict(self.metadata), "state": "running",
+            "metadata": dict(self.metadata), "state": "paused" if self.paused else "running",
             "envdVersion": ARGS.envd_version,
         }
         if full:
@@ -498,6 +499,7 @@ class Handler(BaseHTTPRequestHandler):
                             "metadata": s.metadata, "envVars": s.envs,
                             "allowInternetAccess": s.internet,
                             "secondsLeft": round(s.end - time.time(), 1),
+                            "state": "paused" if s.paused else "running",
                             "running": running, "dir": s.dir})
             return self.send_json(200, {"sandboxes": out})
         return self.api_error(404, "no fake control at %s" % path)
@@ -542,10 +544,18 @@ class Handler(BaseHTTPRequestHandler):
             d = self.json_body().get("duration", 0)
             sb.end = max(sb.end, time.time() + int(d))
             return self.send_raw(204)
+        if action == "pause" and self.command == "POST" and not v2:
+            self.body()
+            if sb.paused:
+                return self.api_error(409, "sandbox \"%s\" is already paused" % sid)
+            sb.paused = True
+            return self.send_raw(204)
         if action == "connect" and self.command == "POST" and v2:
             t = self.json_body().get("timeout", 300)
             sb.end = max(sb.end, time.time() + int(t))
-            return self.send_json(200, sb.detail())
+            resumed = sb.paused
+            sb.paused = False
+            return self.send_json(201 if resumed else 200, sb.detail())
         return self.api_error(404, "no route for %s %s" % (self.command, path))
 
     def create(self):
@@ -596,7 +606,7 @@ class Handler(BaseHTTPRequestHandler):
             boxes = sorted(SANDBOXES.values(), key=lambda s: (s.started, s.id))
         boxes = [s for s in boxes
                  if all(s.metadata.get(k) == v for k, v in want.items())
-                 and (states is None or "running" in states)]
+                 and (states is None or ("paused" if s.paused else "running") in states)]
         if not v2:
             return self.send_json(200, [s.detail(False) for s in boxes])
         try:
@@ -629,7 +639,7 @@ class Handler(BaseHTTPRequestHandler):
     def envd(self, sid, path):
         with SB_LOCK:
             sb = SANDBOXES.get(sid)
-        if sb is None or not sb.alive:
+        if sb is None or not sb.alive or sb.paused:
             self.body()
             return self.api_error(502, "The sandbox %s was not found or is not running" % sid)
         port = self.headers.get("E2b-Sandbox-Port")
