@@ -7,9 +7,13 @@
 
 E2B_TESTS = \
 	tests/e2b/fake.sh \
+	tests/e2b/direct.sh \
 	tests/e2b/cli.sh \
 	tests/e2b/faults.sh
 if BUILD_PROVIDER_E2B
+check_PROGRAMS += tests/e2b/test-e2b-direct
+tests_e2b_test_e2b_direct_SOURCES = tests/e2b/test-e2b-direct.c
+tests_e2b_test_e2b_direct_LDADD = -ldl
 TESTS += $(E2B_TESTS) tests/conformance/e2b.t
 endif
 dist_check_SCRIPTS += $(E2B_TESTS) tests/conformance/e2b.t
