@@ -418,6 +418,10 @@ static int start_stream(struct run *r, json_t *req, uint64_t timeout_ms, long *s
             if ((unsigned char)*c < 0x20)
                 *c = ' ';
         json_decref(j);
+        size_t used = strlen(errmsg);
+        if (resp.retry_after_ms >= 0 && used < errcap)
+            snprintf(errmsg + used, errcap - used, " (retry after %ld s)",
+                     (resp.retry_after_ms + 999) / 1000);
     }
     ph_response_clear(&resp);
     return rc;

@@ -6,7 +6,7 @@
 # latency, slow bodies and keepalives change nothing; old envd versions
 # get multipart uploads.
 . "$top_srcdir/tests/e2b/lib.sh"
-plan 22
+plan 23
 E2B_SETTINGS="keepalive = 1" start_fake
 
 # jerr CODE TEXT: run --json failed as a sandbox error with CODE, TEXT in it.
@@ -27,6 +27,9 @@ faults '{"error_rate": 1.0, "status": 503, "paths": "^/process"}'
 cli run --json -- echo hi
 check "503 on envd's Start: SBX_E_SERVER" jerr 20 "HTTP 503"
 check "the sandbox of the failed run is destroyed" fake_state 's["sandboxes"] == []'
+faults '{"error_rate": 1.0, "status": 429, "retry_after": 4, "paths": "^/process"}'
+cli run --json -- echo hi
+check "429 on envd's Start: SBX_E_RATE_LIMITED with the Retry-After" jerr 15 "retry after 4 s"
 faults '{"error_rate": 1.0, "status": 502, "paths": "^/process"}'
 cli run --json -- echo hi
 check "502 from the edge: SBX_E_SERVER, said to be a dead sandbox" jerr 20 "not running"
