@@ -13,3 +13,10 @@ tests_bench_bench_runs_LDADD = core/libpolysandbox.la
 
 
 EXTRA_DIST += tests/bench/rate.py tests/bench/summary.py
+
+# The docker provider against the docker command (tests/bench/docker.sh).
+bench-docker: all
+	top_builddir=$(abs_top_builddir) top_srcdir=$(abs_top_srcdir) $(SHELL) $(top_srcdir)/tests/bench/docker.sh
+bench: bench-docker
+.PHONY: bench-docker
+EXTRA_DIST += tests/bench/docker.sh

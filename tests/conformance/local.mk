@@ -6,3 +6,9 @@ if BUILD_PROVIDER_LOCAL
 TESTS += tests/conformance/local.t
 endif
 dist_check_SCRIPTS += $(conformance_tests)
+
+if BUILD_PROVIDER_DOCKER
+TESTS += tests/conformance/docker.t
+endif
+dist_check_SCRIPTS += tests/conformance/docker.t
+EXTRA_DIST += tests/docker/lib.sh
