@@ -398,7 +398,9 @@ static int start_stream(struct run *r, json_t *req, uint64_t timeout_ms, long *s
         timeout_ms = 9999999999ull;
     snprintf(h_timeout, sizeof h_timeout, "Connect-Timeout-Ms: %llu", (unsigned long long)timeout_ms);
     snprintf(h_keepalive, sizeof h_keepalive, "Keepalive-Ping-Interval: %u", r->p->keepalive_s);
-    const char *headers[] = {h_timeout, h_keepalive, "Accept: application/connect+json", NULL};
+    const char *extra[] = {h_timeout, h_keepalive, "Accept: application/connect+json", NULL};
+    const char *headers[E2B_SB_HEADERS + 5];
+    e2b_envd_headers(r->sb, extra, headers);
     ph_request rq = {
         .method = "POST", .path = "/process.Process/Start", .headers = headers,
         .body = body, .body_len = blen, .content_type = "application/connect+json",

@@ -205,7 +205,10 @@ int e2b_upload(struct e2b_prov *p, struct e2b_sb *sb, const char *path, const vo
     size_t mplen = 0;
     if ((rc = e2b_sandbox_path(p, path, &abs)) || (rc = files_path(p, abs, &url)))
         goto out;
-    ph_request rq = {.method = "POST", .path = url, .body = data ? data : "", .body_len = len,
+    const char *headers[E2B_SB_HEADERS + 5];
+    e2b_envd_headers(sb, NULL, headers);
+    ph_request rq = {.method = "POST", .path = url, .headers = headers,
+                     .body = data ? data : "", .body_len = len,
                      .content_type = "application/octet-stream",
                      .timeout_ms = p->request_timeout_ms + (long)(len / 65536)};
     if (!sb->octet_upload) {
@@ -266,7 +269,9 @@ int e2b_download(struct e2b_prov *p, struct e2b_sb *sb, const char *path, size_t
         free(abs);
         return rc;
     }
-    static const char *const headers[] = {"Accept: application/octet-stream", NULL};
+    static const char *const accept[] = {"Accept: application/octet-stream", NULL};
+    const char *headers[E2B_SB_HEADERS + 5];
+    e2b_envd_headers(sb, accept, headers);
     ph_request rq = {.method = "GET", .path = url, .headers = headers,
                      .timeout_ms = p->request_timeout_ms + (long)(max / 65536),
                      .max_body = max ? max : 1};

@@ -36,6 +36,8 @@ struct e2b_prov {
     const sbx_host_v1 *host;
     sbx_host_handle *h;
     ph_client *api;          /* the control plane */
+    ph_client *envd;         /* envd of every sandbox reached at one address
+                              * (envd_url, or sandbox.<domain>), or NULL */
     char *api_url;
     char *domain;
     char *envd_url;          /* override of the envd address, or NULL */
@@ -51,9 +53,15 @@ struct e2b_prov {
     bool allow_internet;     /* may a sandbox ask for SBX_NET_HOST */
 };
 
+#define E2B_SB_HEADERS 5
 struct e2b_sb {
     char id[SBX_ID_MAX];
-    ph_client *envd;         /* carries the access token: wiped on free */
+    ph_client *envd;         /* the provider's shared client, or own_envd */
+    ph_client *own_envd;     /* a client of this sandbox's own host, or NULL */
+    /* "Name: value" lines of every envd request (routing, access token,
+     * user); the token's line is wiped on free. */
+    char *headers[E2B_SB_HEADERS];
+    size_t n_headers;
     bool octet_upload;       /* envd >= 0.5.7 takes raw upload bodies */
 };
 
@@ -73,8 +81,15 @@ int e2b_api_list(struct e2b_prov *p, const sbx_kv_v1 *filter, size_t n_filter,
 int e2b_pct_append(char **buf, size_t *len, size_t *cap, const char *s);
 
 /* ---- e2b-envd.c: Connect RPC ---- */
+/* The shared envd client of init, when one address serves every sandbox. */
+int e2b_envd_shared(struct e2b_prov *p);
 int e2b_envd_client(struct e2b_prov *p, struct e2b_sb *sb, const char *token,
                     const char *domain, const char *version);
+void e2b_envd_free(struct e2b_sb *sb);
+/* The sandbox's header lines followed by @extra (NULL-terminated, at most
+ * 4) into @out, NULL-terminated. */
+void e2b_envd_headers(const struct e2b_sb *sb, const char *const *extra,
+                      const char *out[E2B_SB_HEADERS + 5]);
 /* A unary RPC ("/process.Process/SendSignal"); errors are set on the host
  * except the status @quiet (-1: none at all).  *out may be NULL. */
 int e2b_rpc(struct e2b_prov *p, struct e2b_sb *sb, const char *method, json_t *req,

@@ -198,7 +198,7 @@ void e2b_sb_free(struct e2b_sb *sb)
 {
     if (!sb)
         return;
-    ph_client_free(sb->envd);
+    e2b_envd_free(sb);
     free(sb);
 }
 
@@ -208,6 +208,7 @@ static void e2b_fini(void *prov)
     if (!p)
         return;
     ph_client_free(p->api);
+    ph_client_free(p->envd);
     free(p->api_url);
     free(p->domain);
     free(p->envd_url);
@@ -242,6 +243,8 @@ static int e2b_init(const sbx_host_v1 *host, sbx_host_handle *h, void **prov)
             rc = host->set_error(h, rc == SBX_E_INVAL ? SBX_E_CONFIG : rc,
                                  "providers.d/e2b.ini: api_url: %s", err);
     }
+    if (!rc)
+        rc = e2b_envd_shared(p);
     if (rc) {
         e2b_fini(p);
         return rc;

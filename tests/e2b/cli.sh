@@ -3,7 +3,7 @@
 # against the E2B fake: run, create/exec/destroy, files, labels and list
 # (paged), stdin, environment, time limits, time-to-live, credentials.
 . "$top_srcdir/tests/e2b/lib.sh"
-plan 36
+plan 37
 start_fake --max-page 2
 
 cli providers
@@ -112,6 +112,12 @@ i=0
 while ! fake_state 's["sandboxes"] == []' && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
 cli exec "$id" -- true
 check "a sandbox past its TTL is gone" rc_and_err 125 "no E2B sandbox"
+
+# ---- envd by host name: https://49983-<id>.<domain>, as on other domains ----
+ENVD_URL="http://49983-{id}.localhost:$port" write_config
+cli run -- sh -c 'echo by host'
+check "envd reached by the sandbox's host name (no routing headers)" rc_and_out 0 "by host"
+write_config
 
 # ---- credentials ----
 E2B_FAKE_KEY=wrong-key-5ecret cli run -- true

@@ -70,7 +70,7 @@ enabled = true
 [settings]
 api_key = env:E2B_FAKE_KEY
 api_url = $base
-envd_url = $base
+envd_url = ${ENVD_URL:-$base}
 request_timeout = 20s
 ${E2B_SETTINGS:-}
 EOF
