@@ -428,8 +428,15 @@ static void e2b_doctor(void *prov, sbx_doctor_cb_v1 cb, void *ud)
                     : rc == SBX_E_NOT_FOUND ? "not set in providers.d/e2b.ini"
                                             : "set, but the reference cannot be opened");
     rc = e2b_health(p);
-    snprintf(detail, sizeof detail, "%s: %s", p->api_url,
-             rc ? "cannot list sandboxes (see the error above)" : "reachable, key accepted");
+    const char *why = rc == SBX_OK ? "reachable, key accepted"
+                    : rc == SBX_E_AUTH ? "the API key was refused"
+                    : rc == SBX_E_NETWORK ? "cannot connect"
+                    : rc == SBX_E_TIMEOUT ? "no answer in time"
+                    : rc == SBX_E_RATE_LIMITED ? "rate limited (HTTP 429)"
+                    : rc == SBX_E_SERVER ? "server error (HTTP 5xx)"
+                    : rc == SBX_E_CONFIG ? "no usable api_key"
+                    : "cannot list sandboxes";
+    snprintf(detail, sizeof detail, "%s: %s", p->api_url, why);
     cb(ud, "control plane", rc == SBX_OK, detail);
     if (p->envd_url)
         snprintf(detail, sizeof detail, "%s (envd_url)", p->envd_url);

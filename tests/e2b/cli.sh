@@ -3,7 +3,7 @@
 # against the E2B fake: run, create/exec/destroy, files, labels and list
 # (paged), stdin, environment, time limits, time-to-live, credentials.
 . "$top_srcdir/tests/e2b/lib.sh"
-plan 37
+plan 39
 start_fake --max-page 2
 
 cli providers
@@ -120,6 +120,12 @@ check "envd reached by the sandbox's host name (no routing headers)" rc_and_out 
 write_config
 
 # ---- credentials ----
+cli doctor --provider e2b
+check "doctor: key set, control plane reachable" \
+    sh -c "[ $rc -eq 0 ] && grep -q 'OK .*control plane.*key accepted' '$tmp/out'"
+E2B_FAKE_KEY=wrong-key-5ecret cli doctor --provider e2b
+check "doctor with a wrong key: the refusal named, the key not shown" \
+    sh -c "[ $rc -eq 1 ] && grep -q 'MISSING .*API key was refused' '$tmp/out' && ! grep -q 5ecret '$tmp/out' '$tmp/err'"
 E2B_FAKE_KEY=wrong-key-5ecret cli run -- true
 check "a wrong API key: an auth error" rc_and_err 125 "refused the API key"
 check "the key never appears in the message" sh -c "! grep -q 5ecret '$tmp/err' '$tmp/out'"
