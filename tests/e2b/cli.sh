@@ -3,7 +3,7 @@
 # against the E2B fake: run, create/exec/destroy, files, labels and list
 # (paged), stdin, environment, time limits, time-to-live, credentials.
 . "$top_srcdir/tests/e2b/lib.sh"
-plan 39
+plan 41
 start_fake --max-page 2
 
 cli providers
@@ -112,6 +112,17 @@ i=0
 while ! fake_state 's["sandboxes"] == []' && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
 cli exec "$id" -- true
 check "a sandbox past its TTL is gone" rc_and_err 125 "no E2B sandbox"
+
+# ---- network ----
+cli create --network host --ttl 60s
+id=$(cat "$tmp/out")
+check "network host: made with internet access" fake_state \
+    "[x['allowInternetAccess'] for x in s['sandboxes']] == [True]"
+cli destroy "$id"
+E2B_SETTINGS="allow_internet = false" write_config
+cli run --network host -- true
+check "network host refused when allow_internet = false" rc_and_err 125 "allow_internet = false"
+write_config
 
 # ---- envd by host name: https://49983-<id>.<domain>, as on other domains ----
 ENVD_URL="http://49983-{id}.localhost:$port" write_config
