@@ -12,6 +12,11 @@ tests_bench_bench_runs_CFLAGS = $(AM_CFLAGS) -pthread
 tests_bench_bench_runs_LDADD = core/libpolysandbox.la
 
 
+# bench-pool: sbx_run through a warm pool against none, same process.
+noinst_PROGRAMS += tests/bench/bench-pool
+tests_bench_bench_pool_SOURCES = tests/bench/bench-pool.c
+tests_bench_bench_pool_LDADD = core/libpolysandbox.la
+
 EXTRA_DIST += tests/bench/rate.py tests/bench/summary.py
 
 # The docker provider against the docker command (tests/bench/docker.sh).
