@@ -421,6 +421,7 @@ static int start_stream(struct run *r, json_t *req, uint64_t timeout_ms, long *s
                 *c = ' ';
         json_decref(j);
         size_t used = strlen(errmsg);
+        e2b_retry_after(r->p, resp.retry_after_ms);
         if (resp.retry_after_ms >= 0 && used < errcap)
             snprintf(errmsg + used, errcap - used, " (retry after %ld s)",
                      (resp.retry_after_ms + 999) / 1000);
@@ -480,6 +481,8 @@ static int start_failure(struct run *r, const sbx_exec_spec_v1 *spec, sbx_exec_o
         out->stderr_truncated = r->truncated[SBX_STREAM_STDERR];
         return SBX_OK;
     }
+    if (!r->started)
+        e2b_not_started(r->p); /* envd refused before starting anything */
     return r->p->host->set_error(r->p->h, e2b_connect_code(r->eos_code),
                                  "sandbox %s: envd refused to run %s: %s (%s)", r->sb->id,
                                  spec->argv[0], m[0] ? m : "no message", r->eos_code);
@@ -503,8 +506,10 @@ int e2b_exec(struct e2b_prov *p, struct e2b_sb *sb, const sbx_exec_spec_v1 *spec
         return p->host->set_error(p->h, SBX_E_INVAL, "exec: empty command");
     uint64_t t0 = e2b_now_ns();
     int rc = upload_files(p, sb, spec);
-    if (rc)
+    if (rc) {
+        e2b_not_started(p); /* the command was never asked for */
         return rc;
+    }
 
     char *cwd = NULL;
     if (spec->cwd && spec->cwd[0] == '/')
@@ -600,6 +605,8 @@ int e2b_exec(struct e2b_prov *p, struct e2b_sb *sb, const sbx_exec_spec_v1 *spec
         goto out;
     }
     if (status < 200 || status > 299) {
+        /* envd (or the edge before it) refused the Start: nothing ran. */
+        e2b_not_started(p);
         rc = p->host->set_error(p->h, ph_status_code(status),
                                 "sandbox %s: exec: envd answered HTTP %ld%s%s%s", sb->id, status,
                                 msg[0] ? ": " : "", msg,

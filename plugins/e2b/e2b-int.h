@@ -67,6 +67,11 @@ struct e2b_sb {
 
 /* ---- e2b.c ---- */
 void e2b_sb_free(struct e2b_sb *sb);
+/* Tell the core (ABI 1.1) how long the backend asked us to wait before
+ * trying again (@ms < 0: it did not say), and that a failing exec never
+ * started its command.  No-ops with an older core. */
+void e2b_retry_after(struct e2b_prov *p, long ms);
+void e2b_not_started(struct e2b_prov *p);
 
 /* ---- e2b-api.c: the control plane ---- */
 /* One JSON call with the API key.  *out (may be NULL) gets the parsed

@@ -192,6 +192,23 @@ static char *mapped_template(struct e2b_prov *p, const char *lang)
     return NULL;
 }
 
+/* ---- ABI 1.1 hints ---- */
+
+#define HOST_HAS(host, f) \
+    ((host)->struct_size >= offsetof(sbx_host_v1, f) + sizeof((host)->f) && (host)->f)
+
+void e2b_retry_after(struct e2b_prov *p, long ms)
+{
+    if (ms >= 0 && HOST_HAS(p->host, retry_after))
+        p->host->retry_after(p->h, (uint64_t)ms);
+}
+
+void e2b_not_started(struct e2b_prov *p)
+{
+    if (HOST_HAS(p->host, not_started))
+        p->host->not_started(p->h);
+}
+
 /* ---- init / fini ---- */
 
 void e2b_sb_free(struct e2b_sb *sb)

@@ -6,8 +6,10 @@
 # latency, slow bodies and keepalives change nothing; old envd versions
 # get multipart uploads.
 . "$top_srcdir/tests/e2b/lib.sh"
-plan 23
-E2B_SETTINGS="keepalive = 1" start_fake
+plan 27
+# The provider's own answers first: the core's retries off.
+E2B_SETTINGS="keepalive = 1" E2B_EXTRA_INI="[retry]
+attempts = 1" start_fake
 
 # jerr CODE TEXT: run --json failed as a sandbox error with CODE, TEXT in it.
 jerr() {
@@ -85,6 +87,35 @@ check "30 % 503s: every run right or a clean SBX_E_SERVER ($good ok, $bad failed
 i=0
 while ! fake_state 's["sandboxes"] == []' && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
 check "...and no sandbox leaked by the failed ones" fake_state 's["sandboxes"] == []'
+
+# With the core's retries (the defaults) the faults are absorbed: the
+# provider's codes and hints (Retry-After, "never started") drive them.
+E2B_SETTINGS="keepalive = 1" write_config
+faults '{"error_rate": 0.3, "status": 503, "seed": 11}'
+good=0
+for i in 1 2 3 4 5 6; do
+    cli run -- echo "n$i"
+    if rc_and_out 0 "n$i"; then good=$((good + 1)); fi
+done
+no_faults
+check "30 % 503s on every call, with the core's retries: all 6 runs right" [ "$good" -eq 6 ]
+faults '{"error_rate": 1.0, "status": 429, "retry_after": 1, "count": 1, "paths": "^/v2/sandboxes$"}'
+cli run -- echo after-429
+check "a 429 with Retry-After on create: retried, right" rc_and_out 0 after-429
+cli create --ttl 60s
+id=$(cat "$tmp/out")
+faults '{"error_rate": 1.0, "status": 503, "count": 1, "paths": "Start"}'
+cli exec "$id" -- echo again
+check "503 on Start in a persistent sandbox: never started, so retried in it" \
+    rc_and_out 0 again
+faults '{"drop_stream_rate": 1.0, "count": 1, "paths": "Start"}'
+cli exec "$id" -- echo once
+check "a stream dropped mid-exec in a persistent sandbox: not run twice (an error)" \
+    rc_and_err 125 "stream broke"
+no_faults
+cli destroy "$id"
+E2B_SETTINGS="keepalive = 1" E2B_EXTRA_INI="[retry]
+attempts = 1" write_config
 
 # A sandbox reopened by id gets envd's access token from GET /sandboxes/{id}.
 cli create --ttl 60s

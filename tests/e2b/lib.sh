@@ -32,7 +32,8 @@ export POLYSANDBOX_STATE_DIR="$tmp/state"
 export E2B_FAKE_KEY=e2b_test_key_0123456789abcdef
 
 # start_fake [FAKE OPTIONS...]: start the fake, write the configuration.
-# Extra [settings] lines for e2b.ini may be given in $E2B_SETTINGS.
+# Extra [settings] lines for e2b.ini may be given in $E2B_SETTINGS, extra
+# sections (e.g. "[retry]") after them in $E2B_EXTRA_INI.
 start_fake() {
     stop_fake
     rm -f "$tmp/port"
@@ -73,6 +74,7 @@ api_url = $base
 envd_url = ${ENVD_URL:-$base}
 request_timeout = 20s
 ${E2B_SETTINGS:-}
+${E2B_EXTRA_INI:-}
 EOF
 }
 
