@@ -3,7 +3,7 @@
 # against the E2B fake: run, create/exec/destroy, files, labels and list
 # (paged), stdin, environment, time limits, time-to-live, credentials.
 . "$top_srcdir/tests/e2b/lib.sh"
-plan 41
+plan 43
 start_fake --max-page 2
 
 cli providers
@@ -112,6 +112,16 @@ i=0
 while ! fake_state 's["sandboxes"] == []' && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
 cli exec "$id" -- true
 check "a sandbox past its TTL is gone" rc_and_err 125 "no E2B sandbox"
+
+# ---- gc: a sandbox past its polysandbox.expires that E2B still runs ----
+cli create --ttl 1s --label gc=me
+id=$(cat "$tmp/out")
+fake_call POST "/sandboxes/$id/timeout" '{"timeout": 120}'
+sleep 2
+cli gc --provider e2b --json
+check "gc reaps a sandbox past its time-to-live (found through list's labels)" \
+    sh -c "[ $rc -eq 0 ] && grep -q '$id' '$tmp/out'"
+check "gc: it is gone from E2B" fake_state 's["sandboxes"] == []'
 
 # ---- network ----
 cli create --network host --ttl 60s
