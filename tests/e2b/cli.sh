@@ -3,8 +3,8 @@
 # against the E2B fake: run, create/exec/destroy, files, labels and list
 # (paged), stdin, environment, time limits, time-to-live, credentials.
 . "$top_srcdir/tests/e2b/lib.sh"
-plan 43
-start_fake --max-page 2
+plan 45
+start_fake --max-page 2 --templates base,code-interpreter-v1
 
 cli providers
 check "providers: e2b is ready" sh -c "grep -E '^e2b +ready' '$tmp/out' >/dev/null"
@@ -123,6 +123,18 @@ check "gc reaps a sandbox past its time-to-live (found through list's labels)" \
     sh -c "[ $rc -eq 0 ] && grep -q '$id' '$tmp/out'"
 check "gc: it is gone from E2B" fake_state 's["sandboxes"] == []'
 
+# ---- templates: an image that is a template id, the language mapping ----
+cli create --image base --ttl 60s
+id1=$(cat "$tmp/out")
+E2B_SETTINGS="templates = python:code-interpreter-v1, node:nodejs" write_config
+cli create --template python --ttl 60s
+id2=$(cat "$tmp/out")
+write_config
+check "templateID: the image when it is a template id, else the language's" fake_state \
+    "sorted((x['sandboxID'], x['templateID']) for x in s['sandboxes']) == sorted([('$id1', 'base'), ('$id2', 'code-interpreter-v1')])"
+cli destroy "$id1"
+cli destroy "$id2"
+
 # ---- network ----
 cli create --network host --ttl 60s
 id=$(cat "$tmp/out")
@@ -150,6 +162,14 @@ check "doctor with a wrong key: the refusal named, the key not shown" \
 E2B_FAKE_KEY=wrong-key-5ecret cli run -- true
 check "a wrong API key: an auth error" rc_and_err 125 "refused the API key"
 check "the key never appears in the message" sh -c "! grep -q 5ecret '$tmp/err' '$tmp/out'"
+cli secret init
+printf '%s' "$E2B_FAKE_KEY" >"$tmp/key"
+cli_in "$tmp/key" secret seal
+sealed=$(cat "$tmp/out")
+API_KEY_REF=$sealed write_config
+cli run -- echo sealed
+check "api_key = sealed:v1:... (polysandbox secret seal) works" rc_and_out 0 sealed
+write_config
 (unset E2B_FAKE_KEY; cli run -- true; echo "$rc" >"$tmp/rc")
 check "no API key in the environment: a configuration error naming it" \
     sh -c "[ \"\$(cat '$tmp/rc')\" = 125 ] && grep -q E2B_FAKE_KEY '$tmp/err'"

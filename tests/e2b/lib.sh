@@ -69,7 +69,7 @@ write_config() {
 [provider]
 enabled = true
 [settings]
-api_key = env:E2B_FAKE_KEY
+api_key = ${API_KEY_REF:-env:E2B_FAKE_KEY}
 api_url = $base
 envd_url = ${ENVD_URL:-$base}
 request_timeout = 20s
