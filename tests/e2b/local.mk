@@ -9,7 +9,8 @@ E2B_TESTS = \
 	tests/e2b/fake.sh \
 	tests/e2b/direct.sh \
 	tests/e2b/cli.sh \
-	tests/e2b/faults.sh
+	tests/e2b/faults.sh \
+	tests/e2b/eval-faults.sh
 if BUILD_PROVIDER_E2B
 check_PROGRAMS += tests/e2b/test-e2b-direct
 tests_e2b_test_e2b_direct_SOURCES = tests/e2b/test-e2b-direct.c

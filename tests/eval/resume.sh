@@ -5,6 +5,12 @@
 
 plan 11
 
+# A killed eval leaves the sandbox it was running behind, as a crash does
+# (gc reaps it once its time-to-live passes): keep it in a state directory
+# of this test's, and destroy what is left at the end.
+POLYSANDBOX_STATE_DIR="$tmp/state"
+export POLYSANDBOX_STATE_DIR
+
 python3 - "$tmp" <<'PY'
 import json, sys
 d = sys.argv[1]
@@ -78,4 +84,7 @@ check "... and --resume completes it, each sample once" \
 s = sorted(json.loads(l)[\"sample\"] for l in open(sys.argv[1]))
 sys.exit(0 if s == list(range(16)) else 1)" "$tmp/r2.jsonl"'
 
+left=$("$PS" list --provider local --json 2>/dev/null |
+       python3 -c 'import json, sys; print(" ".join(s["id"] for s in json.load(sys.stdin)))')
+[ -z "$left" ] || "$PS" destroy --provider local $left >/dev/null 2>&1
 done_testing

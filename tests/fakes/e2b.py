@@ -34,7 +34,8 @@ POST /_fake/faults with a JSON object, or --faults on the command line:
   count             apply error/drop faults to this many requests only
   paths             regular expression the request path must match
   seed              reseed the RNG
-GET /_fake/state tells which sandboxes and processes are alive;
+GET /_fake/state tells which sandboxes and processes are alive and how
+many faults were injected ("injected": errors, drops);
 POST /_fake/reset clears the faults.  The port is printed on stdout as
 "READY port=N netns=yes|no".  Python 3 standard library only.
 """
@@ -93,6 +94,7 @@ NETNS_OK = False
 RNG = random.Random(0)
 FAULTS = {}
 FAULT_LOCK = threading.Lock()
+INJECTED = {"errors": 0, "drops": 0}   # faults injected so far, for /_fake/state
 SANDBOXES = {}
 SB_LOCK = threading.Lock()
 LOG_LOCK = threading.Lock()
@@ -384,6 +386,8 @@ class Handler(BaseHTTPRequestHandler):
 
     def drop(self):
         """Cut the connection mid-body: no terminating chunk."""
+        with FAULT_LOCK:
+            INJECTED["drops"] += 1
         self.close_connection = True
         try:
             self.wfile.flush()
@@ -420,6 +424,7 @@ class Handler(BaseHTTPRequestHandler):
             used = False
             if f.get("error_rate") and RNG.random() < f["error_rate"]:
                 self.faults["status"] = int(f.get("status", 503))
+                INJECTED["errors"] += 1
                 used = True
             elif f.get("drop_stream_rate") and RNG.random() < f["drop_stream_rate"]:
                 self.faults["drop"] = True
@@ -501,7 +506,9 @@ class Handler(BaseHTTPRequestHandler):
                             "secondsLeft": round(s.end - time.time(), 1),
                             "state": "paused" if s.paused else "running",
                             "running": running, "dir": s.dir})
-            return self.send_json(200, {"sandboxes": out})
+            with FAULT_LOCK:
+                injected = dict(INJECTED)
+            return self.send_json(200, {"sandboxes": out, "injected": injected})
         return self.api_error(404, "no fake control at %s" % path)
 
     # -- control plane --
