@@ -724,6 +724,7 @@ class Handler(BaseHTTPRequestHandler):
             raise HTTPError(400, "bad limit or cursor")
         if limit < 1 or limit > 200:
             raise HTTPError(400, "limit must be from 1 to 200")
+        limit = min(limit, f.page_size)     # the service caps pages
         page = items[off:off + limit]
         nxt = None
         if off + limit < len(items):
@@ -895,7 +896,7 @@ def main():
                     help="time a sandbox spends creating/starting")
     ap.add_argument("--minute-ms", type=float, default=60000,
                     help="length of one 'minute' of the auto-stop/delete intervals")
-    ap.add_argument("--page-size", type=int, default=100, help="default list page size")
+    ap.add_argument("--page-size", type=int, default=100, help="largest list page (the service caps the limit asked)")
     ap.add_argument("--grace-ms", type=float, default=100,
                     help="grace between TERM and KILL on an execute timeout")
     ap.add_argument("--legacy-code", action="store_true",
