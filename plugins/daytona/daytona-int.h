@@ -36,6 +36,7 @@ struct dt_prov {
     long auto_stop_min;         /* autoStopInterval without a ttl */
     long auto_delete_min;       /* autoDeleteInterval of persistent sandboxes without a ttl */
     long cpu, memory_gb, disk_gb; /* 0: not sent */
+    enum { DT_IMG_BUILD, DT_IMG_SNAPSHOT, DT_IMG_IGNORE } images; /* what an image becomes */
 };
 
 struct dt_sb {

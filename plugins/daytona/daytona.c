@@ -25,7 +25,7 @@
 static const char *const config_keys[] = {
     "api_url", "toolbox_url", "organization_id", "snapshot", "target", "ca_file",
     "request_timeout", "start_timeout", "auto_stop", "auto_delete", "cpu", "memory", "disk",
-    NULL,
+    "images", NULL,
 };
 static const char *const secret_keys[] = {"api_key", NULL};
 
@@ -79,6 +79,16 @@ static int read_settings(struct dt_prov *p)
         (rc = setting_long(p, "memory", 0, 0, 4096, &p->memory_gb)) ||
         (rc = setting_long(p, "disk", 0, 0, 65536, &p->disk_gb)))
         return rc;
+    const char *im = p->host->config_get(p->h, "images");
+    if (!im || !*im || !strcmp(im, "build"))
+        p->images = DT_IMG_BUILD;
+    else if (!strcmp(im, "snapshot"))
+        p->images = DT_IMG_SNAPSHOT;
+    else if (!strcmp(im, "ignore"))
+        p->images = DT_IMG_IGNORE;
+    else
+        return p->host->set_error(p->h, SBX_E_CONFIG,
+                                  DT_INI ": images = '%s': use 'build', 'snapshot' or 'ignore'", im);
     p->request_ms = req_s * 1000;
     p->start_ms = start_s * 1000;
     if (strncmp(p->api_url, "https://", 8) && strncmp(p->api_url, "http://", 7))
@@ -170,10 +180,21 @@ static json_t *create_body(struct dt_prov *p, const sbx_create_spec_v1 *spec)
         /* One-shot sandboxes go as soon as they stop; kept ones as set. */
         del = spec->persistent ? p->auto_delete_min : 0;
     }
-    const char *snap = spec->image ? spec->image : p->snapshot;
+    const char *img = p->images == DT_IMG_IGNORE ? NULL : spec->image;
     int bad = 0;
-    if (snap)
-        bad |= json_object_set_new(b, "snapshot", json_string(snap));
+    if (img && p->images == DT_IMG_BUILD) {
+        /* A container image is built into a sandbox (as the SDK's
+         * Image.base() does); a snapshot is Daytona's own name. */
+        char *df = NULL;
+        if (asprintf(&df, "FROM %s\n", img) < 0) {
+            json_decref(b);
+            return NULL;
+        }
+        bad |= json_object_set_new(b, "buildInfo", json_pack("{s:s}", "dockerfileContent", df));
+        free(df);
+    } else if (img || p->snapshot) {
+        bad |= json_object_set_new(b, "snapshot", json_string(img ? img : p->snapshot));
+    }
     if (p->target)
         bad |= json_object_set_new(b, "target", json_string(p->target));
     bad |= json_object_set_new(b, "env", kv_object(spec->env, spec->n_env));
@@ -213,6 +234,12 @@ static int dt_create(void *prov, const sbx_create_spec_v1 *spec, void **sb, char
     int rc;
 
     *sb = NULL;
+    for (const char *c = spec->image; c && *c; c++)
+        if (*c == '\n' || *c == '\r' || *c == ' ' || *c == '\t') {
+            json_decref(body);
+            return p->host->set_error(p->h, SBX_E_INVAL, "daytona: image '%s' has a blank or a "
+                                      "line break", spec->image);
+        }
     if (!body)
         return p->host->set_error(p->h, SBX_E_NOMEM, "out of memory (or a label or variable "
                                   "without a value)");

@@ -30,7 +30,7 @@ err_has() { grep -q -F -- "$1" "$T/err"; }
 reqs() { dt_ctl GET /_fake/requests; }
 live() { dt_ctl GET /_fake/stats | dt_jq 'len(j["live"])'; }
 
-echo "1..44"
+echo "1..45"
 dt_start --page-size 2 --minute-ms 400
 
 # ---- basics ----
@@ -61,6 +61,9 @@ check "run: stdin is delivered" eval '[ "$rc" -eq 0 ] && out_is 2'
 
 ps run --lang python -c 'print(6 * 7)'
 check "run --lang python (a template's file placed in the sandbox)" eval '[ "$rc" -eq 0 ] && out_is 42'
+ps run --image python:3.11-slim -- true
+check "an image is built (buildInfo FROM python:3.11-slim)" \
+    eval 'reqs | dt_jq "[r[\"body\"] for r in j if r[\"path\"] == \"/api/sandbox\" and r[\"method\"] == \"POST\"][-1][\"buildInfo\"][\"dockerfileContent\"]" | grep -q "^FROM python:"'
 
 ps run -e FROM_RUN=yes -- sh -c 'echo "$FROM_RUN|${HOME:+home}"'
 check "run -e: the variable is seen, the sandbox has its own HOME" eval '[ "$rc" -eq 0 ] && out_is "yes|home"'

@@ -48,8 +48,9 @@
 #   GET /_fake/stats {"sandboxes":N,"live":[ids],"requests":N,"injected":N},
 #   GET /_fake/requests  the last 200 requests (method, path, status, body
 #   of API requests; never the Authorization header).
-#   Magic snapshot names: "fake-error" ends in state "error",
-#   "fake-build-failed" in "build_failed".
+#   Magic snapshot (or FROM image of a buildInfo) names: "fake-error" ends
+#   in state "error", "fake-build-failed" in "build_failed".  A buildInfo
+#   {"dockerfileContent": "FROM image"} passes through pending_build.
 #
 # Usage: daytona.py [--port N] [--port-file F] [--api-key KEY] [--seed S]
 #   [--start-ms MS] [--minute-ms MS] [--page-size N] [--legacy-code]
@@ -223,6 +224,14 @@ class Sandbox:
         os.makedirs(self.home)
         os.makedirs(self.tmp)
         self.snapshot = body.get("snapshot") or "daytonaio/sandbox:0.4.3"
+        build = body.get("buildInfo")
+        image = None
+        if build:
+            # A declarative image: built first (pending_build), then started.
+            for line in build.get("dockerfileContent", "").splitlines():
+                if line.strip().upper().startswith("FROM "):
+                    image = line.split(None, 1)[1].strip()
+            self.snapshot = image or "built"
         self.user = body.get("user") or "daytona"
         self.env = dict(body.get("env") or {})
         self.labels = dict(body.get("labels") or {})
@@ -243,6 +252,8 @@ class Sandbox:
         self.state = "creating"
         self.until = self.created + srv.start_s
         self.then = "started"
+        if build:
+            self.state = "pending_build"
         if self.snapshot == "fake-error":
             self.then = "error"
         elif self.snapshot == "fake-build-failed":
@@ -689,6 +700,12 @@ class Handler(BaseHTTPRequestHandler):
         for k, lo in (("autoStopInterval", 0), ("autoArchiveInterval", 0),
                       ("autoDeleteInterval", -1), ("cpu", 1), ("memory", 1), ("disk", 1)):
             self._check_int(d, k, lo)
+        b = d.get("buildInfo")
+        if b is not None and (not isinstance(b, dict)
+                              or not isinstance(b.get("dockerfileContent"), str)):
+            raise HTTPError(400, "buildInfo.dockerfileContent must be a string")
+        if b is not None and d.get("snapshot"):
+            raise HTTPError(400, "Cannot specify both snapshot and buildInfo")
         for k in ("snapshot", "name", "user", "target"):
             if k in d and d[k] is not None and not isinstance(d[k], str):
                 raise HTTPError(400, "%s must be a string" % k)
