@@ -30,7 +30,7 @@ err_has() { grep -q -F -- "$1" "$T/err"; }
 reqs() { dt_ctl GET /_fake/requests; }
 live() { dt_ctl GET /_fake/stats | dt_jq 'len(j["live"])'; }
 
-echo "1..45"
+echo "1..46"
 dt_start --page-size 2 --minute-ms 400
 
 # ---- basics ----
@@ -68,8 +68,13 @@ check "an image is built (buildInfo FROM python:3.11-slim)" \
 ps run -e FROM_RUN=yes -- sh -c 'echo "$FROM_RUN|${HOME:+home}"'
 check "run -e: the variable is seen, the sandbox has its own HOME" eval '[ "$rc" -eq 0 ] && out_is "yes|home"'
 
-ps run -- no-such-command-xyz
-check "run: a missing command is exit 127" [ "$rc" -eq 127 ]
+ps run --json -- no-such-command-xyz
+check "run: a missing command is status not_found, exit 127" \
+    eval '[ "$rc" -eq 127 ] && dt_jq "j[\"status\"]" <"$T/out" | grep -qx not_found'
+ps run --json -- sh -c 'exit 127'
+check "run: a command exiting 127 is not 'not found'" \
+    eval '[ "$rc" -eq 127 ] && dt_jq "j[\"status\"]" <"$T/out" | grep -qx nonzero_exit'
+
 
 # ---- a persistent sandbox ----
 ps create --label suite=daytona --label color=blue -e CREATED=at-create
