@@ -200,8 +200,11 @@ int dt_run_script(struct dt_prov *p, struct dt_sb *s, const char *what, const ch
         rc = p->host->set_error(p->h, SBX_E_NOMEM, "out of memory");
         goto out;
     }
+    /* Without a limit of its own a script gets the request time. */
+    if (!timeout_s)
+        timeout_s = (unsigned)((p->request_ms + 999) / 1000);
     req = json_pack("{s:s, s:s, s:I}", "command", cmd.p, "cwd", s->workdir, "timeout",
-                    (json_int_t)(timeout_s ? timeout_s : (unsigned)((p->request_ms + 999) / 1000)));
+                    (json_int_t)timeout_s);
     if (!req || !(body = json_dumps(req, JSON_COMPACT))) {
         rc = p->host->set_error(p->h, SBX_E_NOMEM, "out of memory");
         goto out;
@@ -211,7 +214,7 @@ int dt_run_script(struct dt_prov *p, struct dt_sb *s, const char *what, const ch
         .content_type = "application/json",
         /* The daemon's own limit first; then room for it to kill the tree
          * (a grace period) and for the answer to travel. */
-        .timeout_ms = (long)(timeout_s ? timeout_s : 0) * 1000 + p->request_ms,
+        .timeout_ms = (long)timeout_s * 1000 + p->request_ms,
         .max_body = max_body,
     };
     rc = ph_do(s->tb, &rq, &r, err);

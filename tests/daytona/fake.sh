@@ -162,7 +162,7 @@ dt_faults '{"drop_rate": 1, "drop_mode": "before", "path": "/api/sandbox", "meth
 ps run -- true
 check "connection closed before an answer: a network error, no hang" \
     eval '[ "$rc" -eq 125 ] && [ -s "$T/err" ]'
-dt_faults '{"drop_rate": 1, "drop_mode": "mid", "path": "/toolbox/", "method": "POST", "count": 1}'
+dt_faults '{"drop_rate": 1, "drop_mode": "mid", "path": "/toolbox/", "method": "POST"}'
 ps run --json -- echo never-seen
 check "connection dropped mid-answer during exec: a sandbox error, not a result" \
     eval '[ "$rc" -eq 125 ] && ! out_has never-seen'
