@@ -17,6 +17,7 @@
 #include "daytona-int.h"
 
 #define DT_CAPS (SBX_CAP_FILES | SBX_CAP_PERSISTENT | SBX_CAP_LABELS | SBX_CAP_STDIN | \
+                 SBX_CAP_NETWORK_POLICY | \
                  SBX_CAP_LIST | SBX_CAP_CONCURRENT)
 #define DT_DEFAULT_API "https://app.daytona.io/api"
 #define DT_PAGE 100

@@ -30,13 +30,13 @@ err_has() { grep -q -F -- "$1" "$T/err"; }
 reqs() { dt_ctl GET /_fake/requests; }
 live() { dt_ctl GET /_fake/stats | dt_jq 'len(j["live"])'; }
 
-echo "1..46"
+echo "1..48"
 dt_start --page-size 2 --minute-ms 400
 
 # ---- basics ----
 ps providers
 check "providers: daytona is ready with its capabilities" \
-    eval 'grep -q "^daytona  *ready" "$T/out" && out_has "files,persistent,labels,stdin,list,concurrent"'
+    eval 'grep -q "^daytona  *ready" "$T/out" && out_has "files,persistent,labels,stdin,network_policy,list,concurrent"'
 
 ps run -- sh -c 'echo out; echo err >&2; exit 3'
 check "run: exit status 3 kept" [ "$rc" -eq 3 ]
@@ -75,6 +75,14 @@ ps run --json -- sh -c 'exit 127'
 check "run: a command exiting 127 is not 'not found'" \
     eval '[ "$rc" -eq 127 ] && dt_jq "j[\"status\"]" <"$T/out" | grep -qx nonzero_exit'
 
+
+# networkBlockAll (network none, the default) against network host.
+port=${DT_URL##*:}
+conn="import socket; s = socket.socket(); s.settimeout(3); print('up' if s.connect_ex(('127.0.0.1', $port)) == 0 else 'down')"
+ps run -- python3 -c "$conn"
+check "network none (networkBlockAll): the host's loopback is out of reach" eval '[ "$rc" -eq 0 ] && out_is down'
+ps run --network host -- python3 -c "$conn"
+check "network host: it is reachable" eval '[ "$rc" -eq 0 ] && out_is up'
 
 # ---- a persistent sandbox ----
 ps create --label suite=daytona --label color=blue -e CREATED=at-create

@@ -33,6 +33,9 @@
 #
 # Each sandbox is a private temporary directory; commands run for real on
 # this host with their working directory in it and a clean environment.
+# A sandbox created with networkBlockAll runs its commands in a network
+# namespace of their own (inside a user namespace mapping our ids to
+# themselves), so they reach no network, the host's loopback included.
 # It is a protocol fake, not a security boundary.  Paths outside the
 # sandbox's directory are refused.
 #
@@ -112,6 +115,45 @@ def parse_command(command):
     if cur:
         args.append("".join(cur))
     return args
+
+
+# ---- network isolation -----------------------------------------------------
+
+CLONE_NEWUSER = 0x10000000
+CLONE_NEWNET = 0x40000000
+_libc = None
+
+
+def _isolate_network():
+    """In the child before exec: a user namespace mapping our own ids to
+    themselves (so nothing else changes) holding a new network namespace
+    with only a loopback that is down: networkBlockAll."""
+    uid, gid = os.getuid(), os.getgid()
+    if _libc.unshare(CLONE_NEWUSER | CLONE_NEWNET) != 0:
+        os.write(2, b"daytona-fake: cannot isolate the network (unshare failed)\n")
+        os._exit(126)
+    for name, text in (("setgroups", "deny"), ("uid_map", "%d %d 1" % (uid, uid)),
+                       ("gid_map", "%d %d 1" % (gid, gid))):
+        try:
+            fd = os.open("/proc/self/" + name, os.O_WRONLY)
+            os.write(fd, text.encode())
+            os.close(fd)
+        except OSError:
+            if name != "setgroups":
+                os.write(2, b"daytona-fake: cannot map ids in the user namespace\n")
+                os._exit(126)
+
+
+def netns_works():
+    """Whether this host lets us make the namespaces networkBlockAll needs."""
+    global _libc
+    import ctypes
+    try:
+        _libc = ctypes.CDLL(None, use_errno=True)
+        r = subprocess.run(["true"], preexec_fn=_isolate_network, stderr=subprocess.DEVNULL)
+        return r.returncode == 0
+    except (OSError, AttributeError):
+        return False
 
 
 # ---- processes -------------------------------------------------------------
@@ -319,6 +361,8 @@ class Fake:
         self.legacy_code = args.legacy_code
         self.legacy_list = args.legacy_list
         self.grace = args.grace_ms / 1000.0
+        # True: enforce networkBlockAll; "off": ignore it; False: refuse it.
+        self.netns = "off" if args.no_netns else netns_works()
         self.lock = threading.RLock()
         self.sandboxes = {}      # id -> Sandbox (in creation order)
         self.faults = Faults(json.loads(args.faults) if args.faults else None)
@@ -855,9 +899,14 @@ class Handler(BaseHTTPRequestHandler):
         env.update(sb.env)
         key = "code" if f.legacy_code else "exitCode"
         try:
+            if sb.network_block_all and not f.netns:
+                raise HTTPError(500, "fake: networkBlockAll needs user and network namespaces, "
+                                "which this host refuses (run the fake with --no-netns to "
+                                "ignore networkBlockAll)")
+            isolate = _isolate_network if sb.network_block_all and f.netns is True else None
             p = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL,
                                  stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                 process_group=0)
+                                 process_group=0, preexec_fn=isolate)
         except OSError as e:
             return self._json(200, {key: -1, "result": "fork/exec %s: %s" % (argv[0], e.strerror)},
                               toolbox=True)
@@ -920,6 +969,8 @@ def main():
                     help='answer "code" instead of "exitCode" (older daemons)')
     ap.add_argument("--legacy-list", action="store_true",
                     help="list answers a bare array (older API)")
+    ap.add_argument("--no-netns", action="store_true",
+                    help="do not enforce networkBlockAll (no namespaces on this host)")
     ap.add_argument("--faults", help="initial faults, as JSON (see POST /_fake/faults)")
     args = ap.parse_args()
 
