@@ -206,6 +206,11 @@ int dt_workdir(struct dt_prov *p, struct dt_sb *s)
     if (s->workdir)
         return SBX_OK;
     int rc = ph_json(s->tb, "GET", "/work-dir", NULL, p->request_ms, &st, &ra, &j, err);
+    if (rc != SBX_OK && dt_revive(p, s, st)) {
+        json_decref(j);
+        j = NULL;
+        rc = ph_json(s->tb, "GET", "/work-dir", NULL, p->request_ms, &st, &ra, &j, err);
+    }
     if (rc != SBX_OK)
         return p->host->set_error(p->h, rc, "daytona: sandbox %s: work directory: %s", s->id, err);
     const char *d = str_of(j, "dir");
@@ -224,6 +229,31 @@ int dt_workdir(struct dt_prov *p, struct dt_sb *s)
     while (n > 1 && s->workdir[n - 1] == '/')
         s->workdir[--n] = '\0';
     return SBX_OK;
+}
+
+bool dt_revive(struct dt_prov *p, struct dt_sb *s, long status)
+{
+    char path[SBX_ID_MAX + 16];
+    json_t *j = NULL, *ready = NULL;
+
+    /* Refusals of the proxy for a sandbox that is not running are 4xx;
+     * credentials, rate limits and timeouts mean something else. */
+    if (status < 400 || status >= 500 || status == 401 || status == 403 || status == 408 ||
+        status == 429)
+        return false;
+    snprintf(path, sizeof path, "/sandbox/%s", s->id);
+    if (dt_api(p, s->id, "GET", path, NULL, NULL, &j) != SBX_OK)
+        return false;
+    const char *st = str_of(j, "state");
+    if (!st || !strcmp(st, "started")) {
+        json_decref(j);
+        return false;
+    }
+    p->host->log(p->h, SBX_LOG_INFO, "sandbox %s is %s: starting it again", s->id, st);
+    int rc = dt_wait_started(p, s->id, j, &ready);
+    json_decref(j);
+    json_decref(ready);
+    return rc == SBX_OK;
 }
 
 void dt_sb_free(struct dt_sb *s)

@@ -218,6 +218,10 @@ int dt_run_script(struct dt_prov *p, struct dt_sb *s, const char *what, const ch
         .max_body = max_body,
     };
     rc = ph_do(s->tb, &rq, &r, err);
+    if (rc == SBX_OK && dt_revive(p, s, r.status)) {
+        ph_response_clear(&r);
+        rc = ph_do(s->tb, &rq, &r, err);
+    }
     if (rc != SBX_OK) {
         rc = p->host->set_error(p->h, rc, "daytona: sandbox %s: %s: %s", s->id, what, err);
         goto out;

@@ -54,6 +54,10 @@ int dt_upload_raw(struct dt_prov *p, struct dt_sb *s, const char *abspath, const
     ph_request rq = {.method = "POST", .path = path.p, .body = body.p, .body_len = body.len,
                      .content_type = ctype, .timeout_ms = p->request_ms + (long)(len >> 10)};
     rc = ph_do(s->tb, &rq, &r, err);
+    if (rc == SBX_OK && dt_revive(p, s, r.status)) {
+        ph_response_clear(&r);
+        rc = ph_do(s->tb, &rq, &r, err);
+    }
     if (rc != SBX_OK) {
         rc = p->host->set_error(p->h, rc, "daytona: sandbox %s: upload: %s", s->id, err);
         goto out;

@@ -94,6 +94,10 @@ int dt_wait_started(struct dt_prov *p, const char *id, json_t *first, json_t **s
 int dt_toolbox_open(struct dt_prov *p, struct dt_sb *s, json_t *j);
 /* The working directory (GET /work-dir), cached on the handle. */
 int dt_workdir(struct dt_prov *p, struct dt_sb *s);
+/* After a toolbox refusal with HTTP @status: when the sandbox turns out
+ * to be stopped (auto-stop), starts it again and returns true (the call
+ * may be made once more). */
+bool dt_revive(struct dt_prov *p, struct dt_sb *s, long status);
 void dt_sb_free(struct dt_sb *s);
 
 /* ---- daytona-exec.c ---- */
