@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <sodium.h>
+
 #include "daytona-int.h"
 
 #define DT_CAPS (SBX_CAP_FILES | SBX_CAP_PERSISTENT | SBX_CAP_LABELS | SBX_CAP_STDIN | \
@@ -126,6 +128,9 @@ static int dt_init(const sbx_host_v1 *host, sbx_host_handle *h, void **prov)
     *prov = NULL;
     if (!host || host->struct_size < offsetof(sbx_host_v1, state_dir) + sizeof host->state_dir)
         return SBX_E_INVAL;
+    /* The key is kept in libsodium's guarded memory while it is used. */
+    if (sodium_init() < 0)
+        return host->set_error(h, SBX_E_INTERNAL, "daytona: libsodium failed to initialise");
     struct dt_prov *p = calloc(1, sizeof *p);
     if (!p)
         return host->set_error(h, SBX_E_NOMEM, "out of memory");
