@@ -74,15 +74,16 @@ static int parse_limit(sbx_limit i, const char *s, uint64_t *v, const char **why
     }
 }
 
-#define CORE_KEYS "default_provider, order, fallback, provider_path, state_dir"
+#define CORE_KEYS "default_provider, order, fallback, provider_path, state_dir, pools"
 #define LIMIT_KEYS "wall, cpu, memory, pids, nofile, fsize, disk, stdout, " \
     "stderr and max_ of each"
 #define PROVIDER_KEYS "enabled, optional, priority, module"
 #define TEMPLATE_KEYS "extensions, source, compile, run, image"
+#define POOL_SECTIONS "[pool], [limits]"
 
 /* ---- the loader's state --------------------------------------------------- */
 
-enum file_kind { FK_MAIN, FK_PROVIDER, FK_TEMPLATE };
+enum file_kind { FK_MAIN, FK_PROVIDER, FK_TEMPLATE, FK_POOL };
 
 /* Where a value came from: a file and line, or "environment (VAR)" or
  * "command line" with line 0. */
@@ -107,6 +108,7 @@ typedef struct loader {
     enum file_kind kind;
     core_provider_conf *prov;
     core_template_conf *tmpl;
+    core_pool_conf *pool;
     struct seen_key *seen;      /* keys of this file, for duplicates */
     size_t n_seen;
 
@@ -410,6 +412,16 @@ static void template_conf_free(core_template_conf *t)
     memset(t, 0, sizeof *t);
 }
 
+static void pool_conf_free(core_pool_conf *p)
+{
+    free(p->name);
+    free(p->file);
+    for (size_t i = 0; i < p->n_settings; i++)
+        setting_free(&p->settings[i]);
+    free(p->settings);
+    memset(p, 0, sizeof *p);
+}
+
 void core_config_free(core_config *cfg)
 {
     if (!cfg)
@@ -426,6 +438,9 @@ void core_config_free(core_config *cfg)
     for (size_t i = 0; i < cfg->n_templates; i++)
         template_conf_free(&cfg->templates[i]);
     free(cfg->templates);
+    for (size_t i = 0; i < cfg->n_pools; i++)
+        pool_conf_free(&cfg->pools[i]);
+    free(cfg->pools);
     memset(cfg, 0, sizeof *cfg);
 }
 
@@ -497,6 +512,15 @@ static int apply_core(loader *ld, const where *w, const char *key,
                         "absolute directory", value);
         return replace_str(ld, &cfg->state_dir, value);
     }
+    if (strcmp(key, "pools") == 0) {
+        bool on;
+        const char *why = NULL;
+        if (core_parse_bool(value, &on, &why) != SBX_OK)
+            return lerr(ld, SBX_E_CONFIG, w, "bad value '%s' for pools in [core]: %s",
+                        value, why);
+        cfg->pools_off = !on;
+        return SBX_OK;
+    }
     return lerr(ld, SBX_E_CONFIG, w, "unknown key '%s' in [core] (known: "
                 CORE_KEYS ")", key);
 }
@@ -541,15 +565,37 @@ static int apply_limit(loader *ld, const where *w, const char *key,
                 LIMIT_KEYS ")", key);
 }
 
+/* [retry] and [breaker], in polysandbox.ini or a providers.d/ file. */
+static int apply_resil(loader *ld, const where *w, core_resil_conf *c,
+                       const char *section, const char *key, const char *value)
+{
+    const char *why = NULL;
+    int rc = core_resil_apply(c, section, key, value, &why);
+
+    if (rc == SBX_E_NOT_FOUND)
+        return lerr(ld, SBX_E_CONFIG, w, "unknown key '%s' in [%s] (known: %s)", key,
+                    section, core_resil_keys(section));
+    if (rc != SBX_OK)
+        return lerr(ld, SBX_E_CONFIG, w, "bad value '%s' for %s in [%s]: %s", value,
+                    key, section, why);
+    return SBX_OK;
+}
+static int apply_pool_override(loader *ld, const where *w, const char *key,
+                               const char *value);
+
 static int apply_main(loader *ld, const where *w, const char *section,
                       const char *key, const char *value)
 {
+    if (strcmp(section, "retry") == 0 || strcmp(section, "breaker") == 0)
+        return apply_resil(ld, w, &ld->cfg->resil, section, key, value);
     if (strcmp(section, "core") == 0)
         return apply_core(ld, w, key, value);
     if (strcmp(section, "limits") == 0)
         return apply_limit(ld, w, key, value);
+    if (strcmp(section, "pool") == 0)
+        return apply_pool_override(ld, w, key, value);
     return lerr(ld, SBX_E_CONFIG, w, "unknown section [%s] (known: [core], "
-                "[limits])", section);
+                "[limits], [retry], [breaker])", section);
 }
 
 /* ---- providers.d/NAME.ini ------------------------------------------------------ */
@@ -577,9 +623,11 @@ static int apply_provider(loader *ld, const char *section, const char *key,
             return nomem(ld);
         return SBX_OK;
     }
+    if (strcmp(section, "retry") == 0 || strcmp(section, "breaker") == 0)
+        return apply_resil(ld, w, &p->resil, section, key, value);
     if (strcmp(section, "provider") != 0)
         return lerr(ld, SBX_E_CONFIG, w, "unknown section [%s] (known: "
-                    "[provider], [settings])", section);
+                    "[provider], [settings], [retry], [breaker])", section);
 
     if (strcmp(key, "enabled") == 0 || strcmp(key, "optional") == 0) {
         bool b;
@@ -725,6 +773,112 @@ static int finish_template(loader *ld)
     return SBX_OK;
 }
 
+/* ---- pools.d/NAME.ini ---------------------------------------------------------- */
+
+/* Append KEY = VALUE (as written, with where) to @p; core/pool.c checks it. */
+static int pool_add_setting(loader *ld, core_pool_conf *p, const where *w,
+                            const char *key, const char *value)
+{
+    core_setting *ns = realloc(p->settings, (p->n_settings + 1) * sizeof *ns);
+
+    if (!ns)
+        return nomem(ld);
+    p->settings = ns;
+    core_setting *s = &ns[p->n_settings];
+    memset(s, 0, sizeof *s);
+    s->key = strdup(key);
+    s->value = strdup(value);
+    s->file = strdup(w->name);
+    s->line = w->line;
+    p->n_settings++;
+    if (!s->key || !s->value || !s->file)
+        return nomem(ld);
+    return SBX_OK;
+}
+
+static int apply_pool(loader *ld, const char *section, const char *key,
+                      const char *value)
+{
+    char *k;
+    int rc;
+
+    if (strcmp(section, "pool") == 0)
+        return pool_add_setting(ld, ld->pool, &ld->at, key, value);
+    if (strcmp(section, "limits") != 0)
+        return lerr(ld, SBX_E_CONFIG, &ld->at, "unknown section [%s] (known: "
+                    POOL_SECTIONS ")", section);
+    if (asprintf(&k, "limits.%s", key) < 0)
+        return nomem(ld);
+    rc = pool_add_setting(ld, ld->pool, &ld->at, k, value);
+    free(k);
+    return rc;
+}
+
+static core_pool_conf *find_pool(core_config *cfg, const char *name)
+{
+    for (size_t i = 0; i < cfg->n_pools; i++)
+        if (strcmp(cfg->pools[i].name, name) == 0)
+            return &cfg->pools[i];
+    return NULL;
+}
+
+/* Store @p (taking its contents), replacing a same-named one as a whole. */
+static int store_pool(loader *ld, core_pool_conf *p)
+{
+    core_config *cfg = ld->cfg;
+    core_pool_conf *old = find_pool(cfg, p->name);
+
+    if (old) {
+        pool_conf_free(old);
+        *old = *p;
+        return SBX_OK;
+    }
+    core_pool_conf *np = realloc(cfg->pools, (cfg->n_pools + 1) * sizeof *np);
+    if (!np)
+        return nomem(ld);
+    cfg->pools = np;
+    np[cfg->n_pools++] = *p;
+    return SBX_OK;
+}
+
+/* pool.NAME.KEY=VALUE (section "pool", key "NAME.KEY"): a setting of the
+ * pool NAME, which need not exist in any file (an embedder's pool). */
+static int apply_pool_override(loader *ld, const where *w, const char *key,
+                               const char *value)
+{
+    const char *dot = strchr(key, '.');
+    core_pool_conf *p;
+    char *name;
+    int rc = SBX_OK;
+
+    if (!dot || dot == key || !dot[1])
+        return lerr(ld, SBX_E_CONFIG, w, "'pool.%s' is not pool.NAME.KEY (e.g. "
+                    "pool.python.size=4)", key);
+    if (!(name = strndup(key, (size_t)(dot - key))))
+        return nomem(ld);
+    if (!valid_name(name, "-")) {
+        lerr(ld, SBX_E_CONFIG, w, "bad pool name '%s' (use a-z, 0-9, _ and -)", name);
+        free(name);
+        return ld->rc;
+    }
+    if (!(p = find_pool(ld->cfg, name))) {
+        core_pool_conf np = { 0 };
+        np.name = name;
+        name = NULL;
+        if (!(np.file = strdup(w->name)) || store_pool(ld, &np) != SBX_OK) {
+            pool_conf_free(&np);
+            return nomem(ld);
+        }
+        p = find_pool(ld->cfg, np.name);
+    }
+    free(name);
+    if (strncmp(dot + 1, "limits.", 7) != 0 && strchr(dot + 1, '.'))
+        return lerr(ld, SBX_E_CONFIG, w, "unknown pool key '%s' (pool.NAME.KEY or "
+                    "pool.NAME.limits.KEY)", dot + 1);
+    rc = pool_add_setting(ld, p, w, dot + 1, value);
+    return rc;
+}
+
 /* ---- reading one ini file ------------------------------------------------------ */
 
 static int note_key(loader *ld, const char *section, const char *key)
@@ -773,6 +927,9 @@ static int on_value(void *user, const char *section, const char *key,
         break;
     case FK_PROVIDER:
         rc = apply_provider(ld, section, key, value);
+        break;
+    case FK_POOL:
+        rc = apply_pool(ld, section, key, value);
         break;
     case FK_TEMPLATE:
     default:
@@ -1042,6 +1199,25 @@ static int load_one(loader *ld, const char *path, const char *name,
         return rc;
     }
 
+    if (kind == FK_POOL) {
+        core_pool_conf p = { 0 };
+        if (!valid_name(name, "-"))
+            return lerr(ld, SBX_E_CONFIG, &w, "bad pool name '%s' (the file name "
+                        "must be NAME.ini with NAME of a-z, 0-9, _ and -)", name);
+        if (!(p.name = strdup(name)) || !(p.file = strdup(path))) {
+            pool_conf_free(&p);
+            return nomem(ld);
+        }
+        ld->pool = &p;
+        rc = parse_file(ld, path, FK_POOL, false);
+        ld->pool = NULL;
+        if (rc == SBX_OK)
+            rc = store_pool(ld, &p);
+        if (rc != SBX_OK)
+            pool_conf_free(&p);
+        return rc;
+    }
+
     core_template_conf t = { 0 };
     if (!valid_name(name, "+-"))
         return lerr(ld, SBX_E_CONFIG, &w, "bad template name '%s' (the file "
@@ -1102,6 +1278,8 @@ static int load_dir(loader *ld, const char *dir)
         rc = load_dropins(ld, dir, "providers.d", FK_PROVIDER);
     if (rc == SBX_OK)
         rc = load_dropins(ld, dir, "templates.d", FK_TEMPLATE);
+    if (rc == SBX_OK)
+        rc = load_dropins(ld, dir, "pools.d", FK_POOL);
     return rc;
 }
 

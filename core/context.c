@@ -45,7 +45,16 @@ int sbx_ctx_new_with(sbx_ctx **out, const char *config_dir,
     rc = core_config_load(&ctx->cfg, config_dir, overrides);
     if (rc != SBX_OK)
         return rc;
+    rc = core_secret_ctx_protect(&ctx->cfg);
+    if (rc != SBX_OK)
+        return rc;
     rc = core_loader_load_all(ctx);
+    if (rc != SBX_OK)
+        return rc;
+    rc = core_breakers_init(ctx);
+    if (rc != SBX_OK)
+        return rc;
+    rc = core_pools_start(ctx);
     if (rc != SBX_OK)
         return rc;
     core_error_clear();
@@ -56,6 +65,8 @@ void sbx_ctx_free(sbx_ctx *ctx)
 {
     if (!ctx)
         return;
+    core_pools_stop(ctx);   /* its sandboxes go before their providers */
+    core_breakers_free(ctx);    /* before unload, which forgets the count */
     core_loader_unload_all(ctx);
     core_config_free(&ctx->cfg);
     pthread_mutex_destroy(&ctx->lock);

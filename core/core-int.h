@@ -23,6 +23,8 @@ struct sbx_error {
     int code;
     char provider[64];
     char message[CORE_MSG_MAX];
+    uint64_t retry_after_ns;    /* host->retry_after of the failing op, or 0 */
+    bool not_started;           /* host->not_started: the exec never began */
 };
 
 /* The calling thread's error object (thread-local, one per thread). */
@@ -73,6 +75,25 @@ typedef struct core_setting {
     int line;       /* 0 when not from a file */
 } core_setting;
 
+/* [retry] and [breaker] settings (core/retry.c); the main file sets the
+ * defaults, a providers.d/ file may override each key for its provider. */
+enum {
+    CORE_RS_ATTEMPTS,           /* [retry] attempts: tries in all, 1 = none */
+    CORE_RS_BASE,               /* [retry] base: first backoff ceiling, ns */
+    CORE_RS_CAP,                /* [retry] cap: largest backoff ceiling, ns */
+    CORE_RS_RETRY_AFTER_MAX,    /* [retry] max_retry_after, ns */
+    CORE_RS_DEADLINE,           /* [retry] deadline: time budget of an op, ns */
+    CORE_RS_FAILURES,           /* [breaker] failures: consecutive to open */
+    CORE_RS_OPEN_TIME,          /* [breaker] open_time, ns */
+    CORE_RS_TRIALS,             /* [breaker] trials in half-open at once */
+    CORE_RS_COUNT
+};
+
+typedef struct core_resil_conf {
+    uint64_t v[CORE_RS_COUNT];
+    bool set[CORE_RS_COUNT];
+} core_resil_conf;
+
 /* providers.d/NAME.ini */
 typedef struct core_provider_conf {
     char *name;             /* from the file name */
@@ -83,6 +104,7 @@ typedef struct core_provider_conf {
     char *module;           /* explicit path to NAME.so, or NULL */
     core_setting *settings; /* the [settings] section, checked by the loader */
     size_t n_settings;
+    core_resil_conf resil;  /* its [retry] and [breaker] overrides */
 } core_provider_conf;
 
 /* templates.d/NAME.ini */
@@ -99,6 +121,17 @@ typedef struct core_template_conf {
     bool available;         /* false when its first run word is not found on the host */
 } core_template_conf;
 
+/* pools.d/NAME.ini, or pool.NAME.KEY overrides.  The settings are kept as
+ * written ([pool] keys as "KEY", [limits] keys as "limits.KEY", in the
+ * order read, later wins) and checked by core/pool.c, whose errors name
+ * each setting's file and line. */
+typedef struct core_pool_conf {
+    char *name;
+    char *file;             /* the ini's path, or "command line" */
+    core_setting *settings;
+    size_t n_settings;
+} core_pool_conf;
+
 typedef struct core_config {
     char *dir;                          /* the system configuration directory */
     char *default_provider;             /* [core] default_provider, or NULL */
@@ -112,6 +145,10 @@ typedef struct core_config {
     size_t n_providers;
     core_template_conf *templates;      /* every templates.d/ file */
     size_t n_templates;
+    core_resil_conf resil;              /* [retry] and [breaker] */
+    core_pool_conf *pools;              /* every pools.d/ file and pool.* override */
+    size_t n_pools;
+    bool pools_off;                     /* [core] pools = false: start none */
 } core_config;
 
 /*
@@ -179,6 +216,63 @@ const sbx_host_v1 *core_host_table(void);
 int core_secret_open(const struct sbx_ctx *ctx, const core_setting *s,
                      const char **out, size_t *len);
 void core_secret_release(const char *value);
+/* Make the process undumpable (no core file, no ptrace, /proc/PID/environ
+ * and mem closed to others) and RLIMIT_CORE 0.  Done by core_secret_open
+ * and, for root, at context creation when a sealed value is configured. */
+int core_secret_protect_process(void);
+/* core_secret_protect_process when running as root and an enabled
+ * provider has a sealed value. */
+int core_secret_ctx_protect(const core_config *cfg);
+/* Tests only: called by core_secret_release with the value's memory after
+ * it was wiped and before it is freed. */
+extern void (*core_secret_wipe_hook)(const void *value, size_t len);
+
+/* ---- the host key pair (core/secret-key.c) --------------------------------- */
+
+#define CORE_PK_BYTES 32        /* crypto_box_PUBLICKEYBYTES */
+#define CORE_SK_BYTES 32        /* crypto_box_SECRETKEYBYTES */
+#define CORE_KEY_ID_BYTES 4
+#define CORE_KEY_ID_HEX (2 * CORE_KEY_ID_BYTES + 1)
+/* The largest value `secret seal` seals: longer ones belong in file:PATH. */
+#define CORE_SEALED_MAX 4096
+
+/* The directory the key pair lives in: @config_dir, else
+ * $POLYSANDBOX_CONFIG_DIR, else the system directory (transfer none). */
+int core_hostkey_dir(const char *config_dir, const char **out);
+/* DIR/secret.key (@pub false) or DIR/secret.pub; (transfer full), NULL on ENOMEM. */
+char *core_hostkey_path(const char *dir, bool pub);
+/* The key id of @pk: the first bytes of its BLAKE2b hash. */
+void core_hostkey_id(const unsigned char pk[CORE_PK_BYTES],
+                     unsigned char id[CORE_KEY_ID_BYTES]);
+void core_hostkey_id_hex(const unsigned char id[CORE_KEY_ID_BYTES],
+                         char hex[CORE_KEY_ID_HEX]);
+/* Create the key pair in @dir (SBX_E_EXISTS unless @force). */
+int core_hostkey_create(const char *dir, bool force, char id_hex[CORE_KEY_ID_HEX]);
+int core_hostkey_load_public(const char *dir, unsigned char pk[CORE_PK_BYTES],
+                             unsigned char id[CORE_KEY_ID_BYTES]);
+/* The secret key into guarded memory (*sk, sodium_free it; no access
+ * until sodium_mprotect_readonly), its public key and id; *path (transfer
+ * full, even on error) names the key file. */
+int core_hostkey_load_secret(const char *dir, unsigned char **sk,
+                             unsigned char pk[CORE_PK_BYTES],
+                             unsigned char id[CORE_KEY_ID_BYTES], char **path);
+
+/* ---- the sealed:v1: format (core/sealed.c) --------------------------------- */
+
+typedef struct core_sealed {
+    unsigned char id[CORE_KEY_ID_BYTES];  /* the key it was sealed to */
+    unsigned char *box;                   /* crypto_box_seal output (owned) */
+    size_t boxlen;
+} core_sealed;
+
+/* Seal @len bytes to @pk: *out (transfer full) is "sealed:v1:...". */
+int core_sealed_encode(const unsigned char pk[CORE_PK_BYTES],
+                       const unsigned char id[CORE_KEY_ID_BYTES],
+                       const void *plain, size_t len, char **out);
+/* Parse @value; on error *why says whether it is truncated or corrupt
+ * (never quoting the value) and SBX_E_CONFIG is returned. */
+int core_sealed_parse(const char *value, core_sealed *out, char *why, size_t whylen);
+void core_sealed_free(core_sealed *s);
 
 /* ---- the context (core/context.c) ----------------------------------------- */
 
@@ -187,6 +281,8 @@ struct sbx_ctx {
     struct sbx_provider *providers;
     size_t n_providers;
     pthread_mutex_t lock;
+    struct core_breaker *breakers;      /* one per provider (core/breaker.c) */
+    struct core_pools *pools;           /* core/pool.c, or NULL: none */
 };
 
 /* The ready provider @name, or NULL with the thread error set
@@ -195,5 +291,103 @@ struct sbx_provider *core_provider_get(const struct sbx_ctx *ctx, const char *na
 
 /* Monotonic clock in nanoseconds. */
 uint64_t core_now_ns(void);
+
+/* ---- retries (core/retry.c) ---------------------------------------------- */
+
+/* Apply one [retry] or [breaker] key to @c.  SBX_OK; SBX_E_CONFIG with *why
+ * (static) on a bad value; SBX_E_NOT_FOUND for an unknown key. */
+int core_resil_apply(core_resil_conf *c, const char *section, const char *key,
+                     const char *value, const char **why);
+/* The known keys of a section, for messages ("attempts, base, ..."). */
+const char *core_resil_keys(const char *section);
+/* The setting @which for @p (NULL: the context's): the provider's override,
+ * else [retry]/[breaker] of polysandbox.ini, else the built-in default. */
+uint64_t core_resil_get(const struct sbx_ctx *ctx, const struct sbx_provider *p,
+                        int which);
+
+/* Codes worth another try of the same call: SBX_E_NETWORK, SBX_E_SERVER,
+ * SBX_E_RATE_LIMITED, SBX_E_BUSY, SBX_E_TIMEOUT. */
+bool core_retryable(int code);
+
+/* Clock, sleep and randomness of retries and breakers.  Tests replace them
+ * (core_retry_set_hooks) to see every sleep without waiting. */
+typedef struct core_retry_hooks {
+    uint64_t (*now)(void *ud);          /* monotonic ns */
+    void (*sleep)(void *ud, uint64_t ns);
+    uint64_t (*random)(void *ud);       /* 64 uniform bits */
+    void *ud;
+} core_retry_hooks;
+/* NULL restores the real ones.  Not for concurrent use with retries. */
+void core_retry_set_hooks(const core_retry_hooks *h);
+uint64_t core_retry_now(void);
+
+/* The backoff before retry number @n (0 = the first retry): full jitter,
+ * uniform in [0, min(cap, base * 2^n)], raised to @retry_after_ns (itself
+ * capped by max_retry_after) when the backend asked for a wait. */
+uint64_t core_retry_delay(const struct sbx_ctx *ctx, const struct sbx_provider *p,
+                          unsigned n, uint64_t retry_after_ns);
+
+/* One operation's retries: begin, then after each failed attempt ask
+ * core_retry_again, which sleeps and says true when one more is due. */
+typedef struct core_retry {
+    const struct sbx_ctx *ctx;
+    const struct sbx_provider *p;
+    unsigned attempts;          /* made so far */
+    uint64_t deadline;          /* core_retry_now() time budget end */
+} core_retry;
+/* @deadline 0: now + [retry] deadline. */
+void core_retry_begin(core_retry *r, const struct sbx_ctx *ctx,
+                      const struct sbx_provider *p, uint64_t deadline);
+/* After a failed attempt that returned @rc (the thread's error holds its
+ * detail): false when @rc is not retryable, the attempts are spent or the
+ * wait would pass the deadline (the error then says how many attempts were
+ * made); else waits the backoff and returns true. */
+bool core_retry_again(core_retry *r, int rc);
+/* The deadline of a new operation: now + [retry] deadline. */
+uint64_t core_retry_deadline(const struct sbx_ctx *ctx);
+
+/* ---- circuit breakers (core/breaker.c) ------------------------------------ */
+
+/* One breaker per provider.  Closed: calls go through; @failures consecutive
+ * failed creates open it.  Open: creates skip the provider for open_time,
+ * then half-open: @trials creates at once may try; a success closes it, a
+ * failure opens it again. */
+int core_breakers_init(struct sbx_ctx *ctx);
+void core_breakers_free(struct sbx_ctx *ctx);
+/* May a create go to @p?  SBX_OK (and *trial when it is a half-open trial)
+ * or SBX_E_PROVIDER_UNAVAILABLE with the thread's error saying why. */
+int core_breaker_acquire(struct sbx_ctx *ctx, struct sbx_provider *p, bool *trial);
+/* The outcome of an acquired call: @rc after its retries; @backend: the
+ * provider failed (not the request). */
+void core_breaker_record(struct sbx_ctx *ctx, struct sbx_provider *p, bool trial,
+                         int rc, bool backend);
+/* ---- pools (core/pool.c) ------------------------------------------------- */
+
+/* A sandbox lent to sbx_run by a pool; given back with core_pool_release. */
+typedef struct core_pool_lease core_pool_lease;
+
+/* Check the pool configuration and start filling the pools (background
+ * threads).  SBX_E_CONFIG names FILE:LINE of the bad setting. */
+int core_pools_start(struct sbx_ctx *ctx);
+/* Stop the threads and destroy every sandbox the pools hold.  Called by
+ * sbx_ctx_free before the providers go. */
+void core_pools_stop(struct sbx_ctx *ctx);
+/*
+ * core_pool_take:
+ * A ready sandbox of the pool whose key (provider, template, limits)
+ * matches @copts, or NULL when no pool matches or none is ready (a miss:
+ * the caller creates one as usual).  Never touches the thread's error.
+ * (transfer full) *lease, to be given back with core_pool_release.
+ */
+sbx_sandbox *core_pool_take(struct sbx_ctx *ctx, const sbx_create_opts *copts,
+                            core_pool_lease **lease);
+/* Give a lent sandbox back: it is destroyed (in the background), or with
+ * reuse = true and @healthy, reset and made ready again.  Frees @lease. */
+void core_pool_release(core_pool_lease *lease, bool healthy);
+
+/* ---- garbage collection (core/gc.c) ------------------------------------- */
+
+/* The value of the polysandbox.owner label of this process: "UID@HOST". */
+void core_owner(char *buf, size_t size);
 
 #endif /* POLYSANDBOX_CORE_INT_H */

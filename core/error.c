@@ -20,6 +20,8 @@ void core_error_clear(void)
     tls_error.code = SBX_OK;
     tls_error.provider[0] = '\0';
     tls_error.message[0] = '\0';
+    tls_error.retry_after_ns = 0;
+    tls_error.not_started = false;
 }
 
 int core_error_vset(int code, const char *provider, const char *fmt, va_list ap)

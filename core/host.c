@@ -108,6 +108,21 @@ static const char *host_state_dir(sbx_host_handle *h)
     return (h && h->prov) ? h->prov->state_dir : NULL;
 }
 
+/* Both describe the error of the op now failing on this thread (the core
+ * clears them with the error before each op). */
+static void host_retry_after(sbx_host_handle *h, uint64_t ms)
+{
+    (void)h;
+    core_error_tls()->retry_after_ns =
+        ms > UINT64_MAX / 1000000u ? UINT64_MAX : ms * 1000000u;
+}
+
+static void host_not_started(sbx_host_handle *h)
+{
+    (void)h;
+    core_error_tls()->not_started = true;
+}
+
 static const sbx_host_v1 host_table = {
     .struct_size = sizeof(sbx_host_v1),
     .abi_major = SBX_ABI_MAJOR,
@@ -120,6 +135,8 @@ static const sbx_host_v1 host_table = {
     .alloc = host_alloc,
     .free = host_free,
     .state_dir = host_state_dir,
+    .retry_after = host_retry_after,
+    .not_started = host_not_started,
 };
 
 const sbx_host_v1 *core_host_table(void)

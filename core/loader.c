@@ -292,6 +292,38 @@ static bool key_listed(const char *const *keys, const char *key)
     return false;
 }
 
+/* A sealed value for a key that is not a credential. */
+static int reject_sealed(struct sbx_provider *p, const core_setting *s)
+{
+    char *creds = NULL;
+    size_t clen = 0;
+    FILE *f = open_memstream(&creds, &clen);
+    int rc;
+
+    if (!f)
+        return SBX_E_NOMEM;
+    for (size_t k = 0; p->desc.secret_keys && p->desc.secret_keys[k]; k++)
+        fprintf(f, "%s%s", k ? ", " : "", p->desc.secret_keys[k]);
+    if (!p->desc.secret_keys || !p->desc.secret_keys[0])
+        fputs("none", f);
+    if (fclose(f) != 0) {
+        free(creds);
+        return SBX_E_NOMEM;
+    }
+    p->state = SBX_PROVIDER_UNAVAILABLE;
+    p->reason_code = SBX_E_CONFIG;
+    free(p->reason);
+    rc = asprintf(&p->reason, "%s:%d: '%s' of provider '%s' holds a sealed value but is "
+                  "not a credential, and only credentials are opened (credentials: %s)",
+                  s->file, s->line, s->key, p->name, creds);
+    free(creds);
+    if (rc < 0) {
+        p->reason = NULL;
+        return SBX_E_NOMEM;
+    }
+    return SBX_OK;
+}
+
 /* Step 10: each [settings] key must be one the provider declares. */
 static int check_settings(struct sbx_provider *p)
 {
@@ -306,8 +338,15 @@ static int check_settings(struct sbx_provider *p)
         bool any = false;
         int rc;
 
-        if (key_listed(keys, s->key) || key_listed(p->desc.secret_keys, s->key))
+        if (key_listed(p->desc.secret_keys, s->key))
             continue;
+        if (key_listed(keys, s->key)) {
+            /* Only credentials are opened: a sealed value anywhere else
+             * would reach the provider as the sealed text. */
+            if (strncmp(s->value, "sealed:", 7) == 0)
+                return reject_sealed(p, s);
+            continue;
+        }
         f = open_memstream(&accepted, &alen);
         if (!f)
             return SBX_E_NOMEM;

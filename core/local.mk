@@ -17,10 +17,20 @@ core_libpolysandbox_internal_la_SOURCES = \
 	core/loader.c \
 	core/host.c \
 	core/secrets.c \
+	core/secret-key.c \
+	core/sealed.c \
+	core/secret-api.c \
 	core/context.c \
 	core/opts-int.h \
 	core/options.c \
 	core/sandbox.c \
+	core/retry.c \
+	core/breaker.c \
+	core/health.c \
+	core/pool-int.h \
+	core/pool-config.c \
+	core/pool.c \
+	core/gc.c \
 	core/result-int.h \
 	core/result.c \
 	core/json.c

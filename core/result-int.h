@@ -26,6 +26,7 @@ struct sbx_result {
     char *sandbox_id;
     char *error;              /* sandbox or compile error text, or NULL */
     int error_code;
+    uint64_t retry_after_ns;  /* Retry-After of a failed exec, or 0 */
 };
 
 /* A zeroed result with unknown figures at -1; NULL on ENOMEM. */

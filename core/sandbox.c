@@ -75,12 +75,10 @@ static const core_template_conf *find_template(const sbx_ctx *ctx, const char *n
 static int add_core_labels(core_kvlist *labels, const sbx_create_opts *o,
                            const char *template_name)
 {
-    char host[256] = "localhost", owner[320], num[32];
+    char owner[320], num[32];
     time_t now = time(NULL);
 
-    if (gethostname(host, sizeof host - 1) != 0)
-        snprintf(host, sizeof host, "localhost");
-    snprintf(owner, sizeof owner, "%lu@%s", (unsigned long)getuid(), host);
+    core_owner(owner, sizeof owner);    /* what sbx_gc looks for */
     if (core_kvlist_add(labels, "polysandbox.owner", owner))
         return SBX_E_NOMEM;
     snprintf(num, sizeof num, "%lld", (long long)now);
@@ -196,6 +194,27 @@ fail:
     return rc;
 }
 
+/* Create on @p with retries, if its breaker lets the call through. */
+static int create_retrying(sbx_ctx *ctx, struct sbx_provider *p, const sbx_create_opts *o,
+                           const uint64_t limits[SBX_LIMIT_COUNT],
+                           const core_template_conf *tmpl, uint64_t deadline,
+                           sbx_sandbox **out, bool *backend_failed)
+{
+    core_retry rt;
+    bool trial;
+    int rc;
+
+    *backend_failed = true;     /* an open breaker: go down the chain */
+    if ((rc = core_breaker_acquire(ctx, p, &trial)) != SBX_OK)
+        return rc;
+    core_retry_begin(&rt, ctx, p, deadline);
+    do
+        rc = create_on(ctx, p, o, limits, tmpl, out, backend_failed);
+    while (rc != SBX_OK && *backend_failed && core_retry_again(&rt, rc));
+    core_breaker_record(ctx, p, trial, rc, *backend_failed);
+    return rc;
+}
+
 /* The providers to try, in order: the named one alone, else the default
  * followed by the [core] fallback chain. */
 static size_t candidates(const sbx_ctx *ctx, const sbx_create_opts *o,
@@ -218,8 +237,8 @@ static size_t candidates(const sbx_ctx *ctx, const sbx_create_opts *o,
     return n;
 }
 
-static int sandbox_create(sbx_ctx *ctx, const sbx_create_opts *o, sbx_sandbox **out,
-                          bool *backend_failed)
+static int sandbox_create(sbx_ctx *ctx, const sbx_create_opts *o, uint64_t deadline,
+                          sbx_sandbox **out, bool *backend_failed)
 {
     uint64_t limits[SBX_LIMIT_COUNT];
     const core_template_conf *tmpl = NULL;
@@ -244,7 +263,7 @@ static int sandbox_create(sbx_ctx *ctx, const sbx_create_opts *o, sbx_sandbox **
                 return rc;
             continue;
         }
-        rc = create_on(ctx, p, o, limits, tmpl, out, backend_failed);
+        rc = create_retrying(ctx, p, o, limits, tmpl, deadline, out, backend_failed);
         if (rc == SBX_OK || !*backend_failed)
             return rc;
     }
@@ -259,7 +278,7 @@ int sbx_sandbox_create(sbx_ctx *ctx, const sbx_create_opts *opts, sbx_sandbox **
     if (!ctx || !out)
         return core_error_set(SBX_E_INVAL, NULL, "sbx_sandbox_create: NULL argument");
     *out = NULL;
-    return sandbox_create(ctx, opts, out, &backend_failed);
+    return sandbox_create(ctx, opts, core_retry_deadline(ctx), out, &backend_failed);
 }
 
 /* Sandbox ids come from users on command lines: keep them to a safe set. */
@@ -327,6 +346,44 @@ int sbx_sandbox_open(sbx_ctx *ctx, const char *provider, const char *id, sbx_san
 const char *sbx_sandbox_id(const sbx_sandbox *sb) { return sb ? sb->id : NULL; }
 const char *sbx_sandbox_provider(const sbx_sandbox *sb) { return sb ? sb->p->name : NULL; }
 
+/* Destroy, retrying retryable failures so nothing leaks.  A failed destroy
+ * has freed the handle already, so retries go through attach by id; an
+ * attach that finds nothing means the first destroy did its work. */
+static int destroy_retrying(sbx_sandbox *sb)
+{
+    struct sbx_provider *p = sb->p;
+    core_retry rt;
+    int rc;
+
+    core_error_clear();
+    rc = p->ops.destroy(p->pctx, sb->h);
+    if (rc == SBX_OK)
+        return rc;
+    rc = provider_failed(p, "destroy", rc);
+    if (!p->ops.attach)
+        return rc;
+    core_retry_begin(&rt, sb->ctx, p, 0);
+    while (core_retry_again(&rt, rc)) {
+        void *h = NULL;
+        const char *op = "attach";
+
+        core_error_clear();
+        rc = p->ops.attach(p->pctx, sb->id, &h);
+        if (rc == SBX_E_NOT_FOUND) {
+            core_error_clear();
+            return SBX_OK;
+        }
+        if (rc == SBX_OK) {
+            op = "destroy";
+            rc = p->ops.destroy(p->pctx, h);
+        }
+        if (rc == SBX_OK)
+            return rc;
+        rc = provider_failed(p, op, rc);
+    }
+    return rc;
+}
+
 int sbx_sandbox_destroy(sbx_sandbox *sb)
 {
     int rc;
@@ -334,9 +391,7 @@ int sbx_sandbox_destroy(sbx_sandbox *sb)
     core_error_clear();
     if (!sb)
         return core_error_set(SBX_E_INVAL, NULL, "sbx_sandbox_destroy: NULL sandbox");
-    rc = sb->p->ops.destroy(sb->p->pctx, sb->h);
-    if (rc != SBX_OK)
-        rc = provider_failed(sb->p, "destroy", rc);
+    rc = destroy_retrying(sb);
     sandbox_free(sb);
     return rc;
 }
@@ -431,12 +486,32 @@ static void exec_argv(sbx_sandbox *sb, const char *const *argv, const core_kvlis
 
     core_error_clear();
     rc = p->ops.exec(p->pctx, sb->h, &spec, &sink, &out);
+    /* Only an exec that never started its command may run again. */
+    if (rc != SBX_OK && !c.nomem && core_error_tls()->not_started) {
+        size_t out_len = r->out.len, err_len = r->err.len;
+        core_retry rt;
+
+        core_retry_begin(&rt, sb->ctx, p, 0);
+        while (rc != SBX_OK && !c.nomem && core_error_tls()->not_started &&
+               core_retry_again(&rt, provider_failed(p, "exec", rc))) {
+            r->out.len = out_len;
+            r->err.len = err_len;
+            memset(&out, 0, sizeof out);
+            out.struct_size = sizeof out;
+            out.exit_code = -1;
+            out.cpu_ns = -1;
+            out.peak_memory_bytes = -1;
+            core_error_clear();
+            rc = p->ops.exec(p->pctx, sb->h, &spec, &sink, &out);
+        }
+    }
     free(fv);
     if (rc != SBX_OK || c.nomem) {
         if (c.nomem)
             core_error_set(SBX_E_NOMEM, NULL, "out of memory collecting output");
         else
             provider_failed(p, "exec", rc);
+        r->retry_after_ns = core_error_tls()->retry_after_ns;
         core_result_set_sandbox_error(r, core_error_tls()->code, core_error_tls()->message);
         core_error_clear();
         return;
@@ -565,24 +640,30 @@ int sbx_sandbox_exec(sbx_sandbox *sb, const sbx_exec_opts *opts, sbx_result **ou
     return SBX_OK;
 }
 
-int sbx_run(sbx_ctx *ctx, const sbx_create_opts *copts, const sbx_exec_opts *xopts,
-            sbx_result **out)
+/* The end of a run's sandbox: back to its pool, or destroyed. */
+static int run_done(core_pool_lease *lease, sbx_sandbox *sb, bool healthy)
+{
+    if (!lease)
+        return sbx_sandbox_destroy(sb);
+    core_pool_release(lease, healthy);
+    return SBX_OK;
+}
+
+/* One create + exec + destroy.  *exec_failed: the sandbox failed while the
+ * command ran (not at create or destroy). */
+static int run_once(sbx_ctx *ctx, const sbx_create_opts *copts, const sbx_exec_opts *xopts,
+                    uint64_t deadline, sbx_result **out, bool *exec_failed)
 {
     uint64_t t0 = core_now_ns(), t1;
     sbx_sandbox *sb = NULL;
+    core_pool_lease *lease = NULL;
     sbx_result *r;
-    bool backend_failed;
+    bool backend_failed = false;
     int rc;
 
-    core_error_clear();
-    if (!ctx || !out || !xopts)
-        return core_error_set(SBX_E_INVAL, NULL, "sbx_run: NULL argument");
-    *out = NULL;
-    if (!xopts->argv && !xopts->code)
-        return core_error_set(SBX_E_INVAL, NULL, "nothing to run: give a command or code");
-    if (xopts->code && !find_template(ctx, xopts->lang))
-        return SBX_E_NOT_FOUND;
-    rc = sandbox_create(ctx, copts, &sb, &backend_failed);
+    *exec_failed = false;
+    sb = core_pool_take(ctx, copts, &lease);   /* NULL: no pool, or a miss */
+    rc = sb ? SBX_OK : sandbox_create(ctx, copts, deadline, &sb, &backend_failed);
     t1 = core_now_ns();
     if (rc != SBX_OK) {
         const struct sbx_error *e = core_error_tls();
@@ -599,24 +680,84 @@ int sbx_run(sbx_ctx *ctx, const sbx_create_opts *copts, const sbx_exec_opts *xop
         return SBX_OK;
     }
     if (!(r = core_result_new(sb->p->name, sb->id))) {
-        sbx_sandbox_destroy(sb);
+        run_done(lease, sb, true);
         return core_error_set(SBX_E_NOMEM, NULL, "out of memory");
     }
     r->timing[SBX_TIMING_CREATE] = t1 - t0;
     rc = sandbox_exec(sb, xopts, r);
     if (rc != SBX_OK) {
         struct sbx_error saved = *core_error_tls();
-        sbx_sandbox_destroy(sb);
+        run_done(lease, sb, false);
         sbx_result_free(r);
         *core_error_tls() = saved;
         return rc;
     }
-    if (sbx_sandbox_destroy(sb) != SBX_OK && r->status != SBX_RUN_SANDBOX_ERROR)
+    *exec_failed = r->status == SBX_RUN_SANDBOX_ERROR;
+    if (run_done(lease, sb, r->status != SBX_RUN_SANDBOX_ERROR) != SBX_OK &&
+        r->status != SBX_RUN_SANDBOX_ERROR)
         core_result_set_sandbox_error(r, core_error_tls()->code, core_error_tls()->message);
     core_error_clear();
     r->timing[SBX_TIMING_TOTAL] = core_now_ns() - t0;
     *out = r;
     return SBX_OK;
+}
+
+/* May a run whose sandbox failed mid-exec run again on a fresh sandbox?
+ * The failed sandbox is thrown away, so only effects outside it matter:
+ * none without network, and none the caller saw if no output reached its
+ * callback.  The code must be retryable too (a dropped stream, a 5xx). */
+static bool run_again_safe(const sbx_create_opts *c, const sbx_exec_opts *x,
+                           const sbx_result *r)
+{
+    if (r->status != SBX_RUN_SANDBOX_ERROR || !core_retryable(r->error_code))
+        return false;
+    if (x->cb && (r->out.len || r->err.len))
+        return false;
+    return !(c && c->network == SBX_NET_HOST);
+}
+
+int sbx_run(sbx_ctx *ctx, const sbx_create_opts *copts, const sbx_exec_opts *xopts,
+            sbx_result **out)
+{
+    uint64_t deadline;
+    core_retry rt;
+    bool exec_failed;
+    int rc;
+
+    core_error_clear();
+    if (!ctx || !out || !xopts)
+        return core_error_set(SBX_E_INVAL, NULL, "sbx_run: NULL argument");
+    *out = NULL;
+    if (!xopts->argv && !xopts->code)
+        return core_error_set(SBX_E_INVAL, NULL, "nothing to run: give a command or code");
+    if (xopts->code && !find_template(ctx, xopts->lang))
+        return SBX_E_NOT_FOUND;
+    deadline = core_retry_deadline(ctx);
+    core_retry_begin(&rt, ctx, NULL, deadline);
+    for (;;) {
+        sbx_result *r;
+
+        rc = run_once(ctx, copts, xopts, deadline, out, &exec_failed);
+        if (rc != SBX_OK || !exec_failed || !run_again_safe(copts, xopts, *out))
+            return rc;
+        r = *out;
+        rt.p = sbx_ctx_find_provider(ctx, r->provider);
+        core_error_set(r->error_code, r->provider, "%s", r->error ? r->error : "");
+        core_error_tls()->retry_after_ns = r->retry_after_ns;
+        if (!core_retry_again(&rt, r->error_code)) {
+            /* Keep the result, saying how often it was tried. */
+            char *msg = strdup(core_error_tls()->message);
+            if (msg) {
+                free(r->error);
+                r->error = msg;
+            }
+            core_error_clear();
+            return SBX_OK;
+        }
+        core_error_clear();
+        sbx_result_free(r);
+        *out = NULL;
+    }
 }
 
 /* ---- files and listing ------------------------------------------------------ */
@@ -660,6 +801,7 @@ int sbx_sandbox_download(sbx_sandbox *sb, const char *path, size_t max, void **d
 struct list_relay {
     sbx_list_cb cb;
     void *ud;
+    bool called;    /* the caller saw a sandbox: no retry from here on */
 };
 
 static int list_relay_cb(void *ud, const char *id, const sbx_kv_v1 *labels, size_t n,
@@ -669,6 +811,7 @@ static int list_relay_cb(void *ud, const char *id, const sbx_kv_v1 *labels, size
     char **strs = calloc(n + 1, sizeof *strs);
     int rc = 0;
 
+    lr->called = true;
     if (!strs)
         return SBX_E_NOMEM;
     for (size_t i = 0; i < n; i++) {
@@ -688,7 +831,8 @@ static int list_relay_cb(void *ud, const char *id, const sbx_kv_v1 *labels, size
 int sbx_list(sbx_ctx *ctx, const char *provider, sbx_list_cb cb, void *ud)
 {
     struct sbx_provider *p;
-    struct list_relay lr = {cb, ud};
+    struct list_relay lr = {cb, ud, false};
+    core_retry rt;
     int rc;
 
     core_error_clear();
@@ -699,7 +843,12 @@ int sbx_list(sbx_ctx *ctx, const char *provider, sbx_list_cb cb, void *ud)
     if (!p->ops.list)
         return core_error_set(SBX_E_NOTSUP, p->name, "provider '%s' cannot list sandboxes",
                               p->name);
-    rc = p->ops.list(p->pctx, NULL, 0, list_relay_cb, &lr);
+    core_retry_begin(&rt, ctx, p, 0);
+    do {
+        core_error_clear();
+        rc = p->ops.list(p->pctx, NULL, 0, list_relay_cb, &lr);
+    } while (rc != SBX_OK && !lr.called && core_error_tls()->code == rc &&
+             core_retry_again(&rt, rc));
     if (rc != SBX_OK && core_error_tls()->code == SBX_OK)
         return provider_failed(p, "list", rc);
     return rc;

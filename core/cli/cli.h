@@ -34,6 +34,7 @@ typedef struct cli_global {
     const char **overrides;   /* -o/--set, NULL-terminated (owned array) */
     size_t n_overrides;
     bool quiet;               /* -q */
+    bool pools;               /* start the configured pools (else core.pools=false) */
 } cli_global;
 
 /* A command: argv[0] is the command's name; returns the exit status. */
@@ -49,6 +50,9 @@ int cli_cmd_download(cli_global *g, int argc, char **argv);
 int cli_cmd_providers(cli_global *g, int argc, char **argv);
 int cli_cmd_templates(cli_global *g, int argc, char **argv);
 int cli_cmd_doctor(cli_global *g, int argc, char **argv);
+int cli_cmd_secret(cli_global *g, int argc, char **argv);
+int cli_cmd_gc(cli_global *g, int argc, char **argv);
+int cli_cmd_pools(cli_global *g, int argc, char **argv);
 
 /* ---- messages and the context (util.c) -------------------------------------- */
 
@@ -63,7 +67,9 @@ int cli_bad_option(const char *cmd);
 int cli_lib_error(const sbx_ctx *ctx, int code, const char *what);
 
 /* Build the context from the global options; on failure prints the
- * library's message and returns NULL (the caller exits 125). */
+ * library's message and returns NULL (the caller exits 125).  Pools are
+ * started only when g->pools: a one-shot command would fill them only to
+ * destroy them at exit ("-o core.pools=true" still turns them on). */
 sbx_ctx *cli_ctx_new(const cli_global *g);
 /* Check that @provider (NULL: nothing to check) is known and ready;
  * prints a message naming it and returns false otherwise. */

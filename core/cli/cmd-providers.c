@@ -12,12 +12,14 @@
 static const struct option info_opts[] = {
     { "help", no_argument, NULL, 'h' },
     { "json", no_argument, NULL, 'j' },
+    { "check", no_argument, NULL, 'c' },
     { NULL, 0, NULL, 0 }
 };
 
-/* --json and --help only; returns -1 to go on, else the exit status. */
+/* --json and --help (and --check when @check is not NULL); returns -1 to
+ * go on, else the exit status. */
 static int parse(const char *cmd, int argc, char **argv, void (*help)(void),
-                 bool *json)
+                 bool *json, bool *check)
 {
     int c;
 
@@ -26,6 +28,11 @@ static int parse(const char *cmd, int argc, char **argv, void (*help)(void),
         switch (c) {
         case 'h': help(); return CLI_EXIT_OK;
         case 'j': *json = true; break;
+        case 'c':
+            if (check == NULL)
+                return cli_usage_error(cmd, "unknown option '--check'");
+            *check = true;
+            break;
         default: return cli_bad_option(cmd);
         }
     }
@@ -47,10 +54,13 @@ static const char *state_name(sbx_provider_state s)
 static void providers_help(void)
 {
     fputs(
-"Usage: polysandbox providers [--json]\n"
+"Usage: polysandbox providers [--check] [--json]\n"
 "List the providers found: name, state (ready, unavailable, disabled),\n"
 "priority, version, capabilities and path; why an unavailable one failed.\n"
 "\n"
+"      --check            probe each enabled provider once: health, latency\n"
+"                         and why it failed; exit 1 if one that is not\n"
+"                         optional is unhealthy\n"
 "      --json             print a JSON array\n"
 "  -h, --help             show this help\n",
         stdout);
@@ -110,26 +120,126 @@ static json_t *provider_json(const sbx_provider *p)
         json_object_set_new(o, "description",
                             d ? json_string(d) : json_null()) ||
         json_object_set_new(o, "path", path ? json_string(path) : json_null()) ||
-        json_object_set_new(o, "reason", why ? json_string(why) : json_null())) {
+        json_object_set_new(o, "reason", why ? json_string(why) : json_null()) ||
+        json_object_set_new(o, "optional", json_boolean(sbx_provider_is_optional(p))) ||
+        json_object_set_new(o, "breaker",
+                            json_string(sbx_breaker_state_name(sbx_provider_breaker(p)))) ||
+        json_object_set_new(o, "breaker_failures",
+                            json_integer(sbx_provider_breaker_failures(p)))) {
         json_decref(o);
         return NULL;
     }
     return o;
 }
 
+/* One provider's probe for --check. */
+struct health {
+    const char *status;     /* healthy, unhealthy, unavailable */
+    uint64_t latency_ns;
+    int code;
+    char reason[1024];
+};
+
+static void check_one(sbx_ctx *ctx, const sbx_provider *p, struct health *h)
+{
+    memset(h, 0, sizeof *h);
+    if (sbx_provider_get_state(p) != SBX_PROVIDER_READY) {
+        const char *why = sbx_provider_reason(p);
+        h->status = "unavailable";
+        h->code = sbx_provider_reason_code(p);
+        snprintf(h->reason, sizeof h->reason, "%s", why ? why : "no reason given");
+        return;
+    }
+    h->code = sbx_provider_health(ctx, sbx_provider_name(p), &h->latency_ns);
+    h->status = h->code == SBX_OK ? "healthy" : "unhealthy";
+    if (h->code != SBX_OK)
+        snprintf(h->reason, sizeof h->reason, "%s",
+                 sbx_error_message(sbx_ctx_last_error(ctx)));
+}
+
+static json_t *health_json(const sbx_provider *p, const struct health *h)
+{
+    json_t *o = json_object();
+
+    if (o == NULL ||
+        json_object_set_new(o, "name", json_string(sbx_provider_name(p))) ||
+        json_object_set_new(o, "status", json_string(h->status)) ||
+        json_object_set_new(o, "healthy", json_boolean(h->code == SBX_OK)) ||
+        json_object_set_new(o, "optional", json_boolean(sbx_provider_is_optional(p))) ||
+        json_object_set_new(o, "latency_ms", json_real((double)h->latency_ns / 1e6)) ||
+        json_object_set_new(o, "code", h->code ? json_string(sbx_strerror(h->code))
+                                               : json_null()) ||
+        json_object_set_new(o, "reason", h->code ? json_string(h->reason) : json_null()) ||
+        json_object_set_new(o, "breaker",
+                            json_string(sbx_breaker_state_name(sbx_provider_breaker(p))))) {
+        json_decref(o);
+        return NULL;
+    }
+    return o;
+}
+
+/* providers --check: every enabled provider probed once. */
+static int check_all(sbx_ctx *ctx, bool json)
+{
+    size_t n = sbx_ctx_provider_count(ctx), checked = 0;
+    json_t *arr = json ? json_array() : NULL;
+    bool bad = false;
+    struct health h;
+    int rc;
+
+    if (!json)
+        printf("%-12s %-12s %10s %-10s %s\n", "NAME", "HEALTH", "LATENCY", "BREAKER",
+               "REASON");
+    for (size_t i = 0; i < n; i++) {
+        const sbx_provider *p = sbx_ctx_provider(ctx, i);
+        if (sbx_provider_get_state(p) == SBX_PROVIDER_DISABLED)
+            continue;
+        check_one(ctx, p, &h);
+        checked++;
+        if (h.code != SBX_OK && !sbx_provider_is_optional(p))
+            bad = true;
+        if (json) {
+            json_t *o = health_json(p, &h);
+            if (arr != NULL && (o == NULL || json_array_append_new(arr, o) != 0)) {
+                json_decref(arr);
+                arr = NULL;
+            }
+        } else {
+            char lat[32];
+            snprintf(lat, sizeof lat, "%.1fms", (double)h.latency_ns / 1e6);
+            printf("%-12s %-12s %10s %-10s %s\n", sbx_provider_name(p), h.status,
+                   h.code == SBX_OK || h.latency_ns ? lat : "-",
+                   sbx_breaker_state_name(sbx_provider_breaker(p)),
+                   h.code == SBX_OK ? "-" : h.reason);
+        }
+    }
+    if (json) {
+        rc = cli_print_json(arr);
+    } else {
+        if (checked == 0)
+            printf("(no enabled providers)\n");
+        rc = fflush(stdout) == 0 ? CLI_EXIT_OK : CLI_EXIT_ERROR;
+    }
+    if (rc == CLI_EXIT_OK && bad)
+        rc = CLI_EXIT_FAIL;
+    return rc;
+}
+
 int cli_cmd_providers(cli_global *g, int argc, char **argv)
 {
-    bool json = false;
+    bool json = false, check = false;
     sbx_ctx *ctx;
     size_t n;
-    int rc = parse("providers", argc, argv, providers_help, &json);
+    int rc = parse("providers", argc, argv, providers_help, &json, &check);
 
     if (rc >= 0)
         return rc;
     if ((ctx = cli_ctx_new(g)) == NULL)
         return CLI_EXIT_ERROR;
     n = sbx_ctx_provider_count(ctx);
-    if (json) {
+    if (check) {
+        rc = check_all(ctx, json);
+    } else if (json) {
         json_t *arr = json_array();
         for (size_t i = 0; arr != NULL && i < n; i++) {
             json_t *o = provider_json(sbx_ctx_provider(ctx, i));
@@ -213,7 +323,7 @@ int cli_cmd_templates(cli_global *g, int argc, char **argv)
     bool json = false;
     sbx_ctx *ctx;
     size_t n;
-    int rc = parse("templates", argc, argv, templates_help, &json);
+    int rc = parse("templates", argc, argv, templates_help, &json, NULL);
 
     if (rc >= 0)
         return rc;

@@ -14,7 +14,10 @@ polysandbox_SOURCES = \
 	core/cli/cmd-sandbox.c \
 	core/cli/cmd-files.c \
 	core/cli/cmd-providers.c \
-	core/cli/cmd-doctor.c
+	core/cli/cmd-doctor.c \
+	core/cli/cmd-secret.c \
+	core/cli/cmd-gc.c \
+	core/cli/cmd-pools.c
 polysandbox_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS)
 polysandbox_LDADD = core/libpolysandbox.la $(JANSSON_LIBS)
 

@@ -24,6 +24,9 @@ static const struct {
     { "providers", cli_cmd_providers, "list the providers and their state" },
     { "templates", cli_cmd_templates, "list the language templates" },
     { "doctor", cli_cmd_doctor, "check the host for a provider" },
+    { "secret", cli_cmd_secret, "create the host key, seal and check credentials" },
+    { "gc", cli_cmd_gc, "destroy sandboxes whose time-to-live passed" },
+    { "pools", cli_cmd_pools, "start the configured pools, show their state" },
 };
 #define N_COMMANDS (sizeof commands / sizeof commands[0])
 

@@ -69,8 +69,20 @@ int cli_lib_error(const sbx_ctx *ctx, int code, const char *what)
 sbx_ctx *cli_ctx_new(const cli_global *g)
 {
     sbx_ctx *ctx = NULL;
-    int rc = sbx_ctx_new_with(&ctx, g->config_dir,
-                              (const char *const *)g->overrides);
+    const char **ov = calloc(g->n_overrides + 2, sizeof *ov);
+    size_t n = 0;
+    int rc;
+
+    if (ov == NULL) {
+        cli_err("out of memory");
+        return NULL;
+    }
+    if (!g->pools)
+        ov[n++] = "core.pools=false";   /* first: the user's -o wins */
+    for (size_t i = 0; i < g->n_overrides; i++)
+        ov[n++] = g->overrides[i];
+    rc = sbx_ctx_new_with(&ctx, g->config_dir, (const char *const *)ov);
+    free(ov);
 
     if (rc != SBX_OK) {
         cli_lib_error(ctx, rc, NULL);

@@ -12,4 +12,16 @@ tests_bench_bench_runs_CFLAGS = $(AM_CFLAGS) -pthread
 tests_bench_bench_runs_LDADD = core/libpolysandbox.la
 
 
+# bench-pool: sbx_run through a warm pool against none, same process.
+noinst_PROGRAMS += tests/bench/bench-pool
+tests_bench_bench_pool_SOURCES = tests/bench/bench-pool.c
+tests_bench_bench_pool_LDADD = core/libpolysandbox.la
+
 EXTRA_DIST += tests/bench/rate.py tests/bench/summary.py
+
+# The docker provider against the docker command (tests/bench/docker.sh).
+bench-docker: all
+	top_builddir=$(abs_top_builddir) top_srcdir=$(abs_top_srcdir) $(SHELL) $(top_srcdir)/tests/bench/docker.sh
+bench: bench-docker
+.PHONY: bench-docker
+EXTRA_DIST += tests/bench/docker.sh

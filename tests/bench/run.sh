@@ -8,7 +8,7 @@
 # Knobs (environment): BENCH_RUNS (latency samples per command, 50),
 # BENCH_RATE_RUNS (library runs per rate figure, 2000), BENCH_CLI_RUNS
 # (CLI runs per rate figure, 500), BENCH_LEAK_RUNS (10000),
-# BENCH_LEAK_WARMUP (300).
+# BENCH_LEAK_WARMUP (300), BENCH_POOL_RUNS (runs each, pooled and not, 200).
 set -u
 : "${top_builddir:=$(pwd)}"
 : "${top_srcdir:=$(cd "$(dirname "$0")/../.." && pwd)}"
@@ -99,6 +99,13 @@ python3 "$bench/rate.py" -n "$cli_runs" -j 2 --save "$BENCH_SAVE" $peers "$@" ||
 # ---- 4. nothing leaks ----
 echo
 "$runner" --leak -t 2 -w "$leak_warm" -n "$leak_runs" || status=1
+
+# ---- 5. a warm pool: sbx_run with and without one, same run ----
+echo
+pool_runner="$top_builddir/tests/bench/bench-pool"
+[ -x "$top_builddir/tests/bench/.libs/bench-pool" ] &&
+    pool_runner="$top_builddir/tests/bench/.libs/bench-pool"
+"$pool_runner" -n "${BENCH_POOL_RUNS:-200}" || status=1
 
 echo
 python3 "$bench/summary.py" "$BENCH_SAVE"

@@ -9,3 +9,9 @@ if BUILD_PROVIDER_DAYTONA
 TESTS += tests/conformance/daytona.t
 endif
 dist_check_SCRIPTS += $(conformance_tests)
+
+if BUILD_PROVIDER_DOCKER
+TESTS += tests/conformance/docker.t
+endif
+dist_check_SCRIPTS += tests/conformance/docker.t
+EXTRA_DIST += tests/docker/lib.sh

@@ -143,6 +143,48 @@ SBX_API int sbx_provider_doctor(sbx_ctx *ctx, const char *provider,
 /** The name of the provider used when a request names none, or NULL. */
 SBX_API const char *sbx_ctx_default_provider(const sbx_ctx *ctx);
 
+/** True when the provider's ini says optional = true.  Since: 0.1 */
+SBX_API bool sbx_provider_is_optional(const sbx_provider *p);
+
+/**
+ * sbx_breaker_state:
+ *
+ * A provider's circuit breaker.  Closed: creates go to it.  Open: after
+ * [breaker] failures consecutive failed creates, creates skip it (next in
+ * the fallback chain) for [breaker] open_time.  Half-open: then [breaker]
+ * trials creates may try it; a success closes it, a failure opens it again.
+ * The state lives in the context (per process).  Since: 0.1
+ */
+typedef enum sbx_breaker_state {
+    SBX_BREAKER_CLOSED = 0,
+    SBX_BREAKER_OPEN = 1,
+    SBX_BREAKER_HALF_OPEN = 2
+} sbx_breaker_state;
+
+/** The breaker of @p (closed for a provider that is not ready).  An open
+ * breaker whose open_time has passed reads as half-open.  Since: 0.1 */
+SBX_API sbx_breaker_state sbx_provider_breaker(const sbx_provider *p);
+/** Consecutive failed creates the breaker of @p has counted.  Since: 0.1 */
+SBX_API unsigned sbx_provider_breaker_failures(const sbx_provider *p);
+/** "closed", "open", "half-open" (static).  Since: 0.1 */
+SBX_API const char *sbx_breaker_state_name(sbx_breaker_state s);
+
+/**
+ * sbx_provider_health:
+ * @provider: a provider name (NULL: the default provider)
+ * @latency_ns: (out) (optional): how long the probe took
+ *
+ * Probes a ready provider once, without retries: its health op; else, for
+ * a provider without one, list when it has it.  A provider with neither is
+ * probed by creating and destroying a sandbox with the default limits,
+ * through the normal create path (retries and breaker included).  SBX_OK when
+ * healthy; else the probe's error (message names the provider), or
+ * SBX_E_NOT_FOUND / SBX_E_PROVIDER_UNAVAILABLE for a provider that is
+ * unknown or not ready.  Since: 0.1
+ */
+SBX_API int sbx_provider_health(sbx_ctx *ctx, const char *provider,
+                                uint64_t *latency_ns);
+
 /* ---- templates (languages) -------------------------------------------- */
 
 SBX_API size_t sbx_ctx_template_count(const sbx_ctx *ctx);
@@ -237,6 +279,10 @@ SBX_API int sbx_exec_opts_set_output_cb(sbx_exec_opts *o, sbx_output_cb cb,
  *
  * Errors: SBX_E_NOT_FOUND (no such provider or template),
  * SBX_E_PROVIDER_UNAVAILABLE, SBX_E_LIMIT, or the provider's error.
+ * Retryable failures (network, 5xx, 429, busy, backend timeout) are retried
+ * with backoff ([retry] in polysandbox.ini), then the next provider of the
+ * fallback chain is tried; providers whose circuit breaker is open are
+ * skipped (SBX_E_PROVIDER_UNAVAILABLE when none is left).
  * Since: 0.1
  */
 SBX_API int sbx_sandbox_create(sbx_ctx *ctx, const sbx_create_opts *opts,
@@ -275,11 +321,116 @@ SBX_API int sbx_list(sbx_ctx *ctx, const char *provider, sbx_list_cb cb,
 /**
  * sbx_run:
  * create + exec + destroy.  As sbx_sandbox_exec, a sandbox failure is a
- * result with status SBX_RUN_SANDBOX_ERROR and return SBX_OK.
+ * result with status SBX_RUN_SANDBOX_ERROR and return SBX_OK.  When the
+ * sandbox failed mid-exec with a retryable error, the whole run is tried
+ * again on a fresh sandbox, unless it had the host network or output
+ * already reached the caller's callback (it may have had effects outside
+ * the discarded sandbox).  When a warm pool's key matches @copts the
+ * sandbox comes from the pool (see "pools" below).
  * Since: 0.1
  */
 SBX_API int sbx_run(sbx_ctx *ctx, const sbx_create_opts *copts,
                     const sbx_exec_opts *xopts, sbx_result **out);
+
+/* ---- pools ------------------------------------------------------------- */
+
+/*
+ * Warm pools: sandboxes created ahead, in the background, for sbx_run.
+ * Each pool is configured (pools.d/NAME.ini, or "pool.NAME.KEY=VALUE"
+ * overrides of sbx_ctx_new_with, see polysandbox.ini(5)) with a key
+ * (provider, template, limits) and a size.  Its threads start with the
+ * context and keep `size` sandboxes ready.  sbx_run takes one when its
+ * create options match a pool's key exactly (and set no image, network,
+ * persistence, ttl, environment or labels) -- a hit -- else it creates
+ * its own -- a miss, counted when a pool matched.  A taken sandbox serves
+ * one run and is destroyed, unless the pool says reuse = true: then its
+ * reset command runs in it and, when that succeeds, it is ready again.
+ * sbx_ctx_free stops the threads and destroys what the pools hold; it
+ * must not be called while a sbx_run is under way.  Since: 0.1
+ */
+
+/** Pool statistics: indexes into sbx_pool_stats' array.  Append only. */
+typedef enum sbx_pool_stat {
+    SBX_POOL_STAT_SIZE = 0,             /* ready sandboxes the pool keeps */
+    SBX_POOL_STAT_READY = 1,            /* ready now */
+    SBX_POOL_STAT_CREATING = 2,         /* being created or reset now */
+    SBX_POOL_STAT_IN_USE = 3,           /* lent to runs now */
+    SBX_POOL_STAT_HITS = 4,             /* runs served by the pool */
+    SBX_POOL_STAT_MISSES = 5,           /* matching runs that found none ready */
+    SBX_POOL_STAT_CREATED = 6,          /* sandboxes the pool created */
+    SBX_POOL_STAT_DESTROYED = 7,        /* sandboxes the pool destroyed */
+    SBX_POOL_STAT_FAILURES = 8,         /* failed creates */
+    SBX_POOL_STAT_EXPIRED = 9,          /* destroyed unused (idle_timeout, ttl) */
+    SBX_POOL_STAT_REUSED = 10,          /* reset and ready again (reuse = true) */
+    SBX_POOL_STAT_RESET_FAILURES = 11,  /* resets that failed (sandbox destroyed) */
+    SBX_POOL_STAT_DESTROY_FAILURES = 12,
+    SBX_POOL_STAT_WAIT_MEAN_NS = 13,    /* time a hit took to get its sandbox */
+    SBX_POOL_STAT_WAIT_MEDIAN_NS = 14,  /* the same, median of the last 1024 hits */
+    SBX_POOL_STAT_CREATE_MEAN_NS = 15,  /* time the pool took per create */
+    SBX_POOL_STAT_ACTIVE = 16           /* 1 when running, 0 when not (see last error) */
+} sbx_pool_stat;
+#define SBX_POOL_STAT_COUNT 17
+
+/** Number of configured pools. */
+SBX_API size_t sbx_ctx_pool_count(const sbx_ctx *ctx);
+/** Name of the @i-th pool (transfer none), or NULL. */
+SBX_API const char *sbx_ctx_pool_name(const sbx_ctx *ctx, size_t i);
+/** The provider and template of a pool's key (transfer none); NULL when
+ *  none (no template) or no such pool. */
+SBX_API const char *sbx_pool_provider(const sbx_ctx *ctx, const char *pool);
+SBX_API const char *sbx_pool_template(const sbx_ctx *ctx, const char *pool);
+/** "size", "ready", ... (static), or NULL for an unknown index. */
+SBX_API const char *sbx_pool_stat_name(sbx_pool_stat s);
+/**
+ * sbx_pool_stats:
+ * @out: (out caller-allocates): the first @n statistics, indexed by
+ *   sbx_pool_stat, taken at one instant; indexes this library does not
+ *   know are set to 0.
+ *
+ * Errors: SBX_E_NOT_FOUND (no such pool), SBX_E_INVAL.  Since: 0.1
+ */
+SBX_API int sbx_pool_stats(sbx_ctx *ctx, const char *pool, uint64_t *out, size_t n);
+/**
+ * sbx_pool_last_error:
+ * Copy the pool's last failure (create, reset or destroy), or why it is
+ * not running, into @buf ("" when none).  Since: 0.1
+ */
+SBX_API int sbx_pool_last_error(sbx_ctx *ctx, const char *pool, char *buf, size_t size);
+/**
+ * sbx_pool_wait:
+ * Block until @pool (NULL: every running pool) holds its size in ready
+ * sandboxes.  Errors: SBX_E_TIMEOUT after @timeout_ns (the message has
+ * the pool's last error), SBX_E_PROVIDER_UNAVAILABLE for a named pool
+ * that is not running, SBX_E_NOT_FOUND.  Since: 0.1
+ */
+SBX_API int sbx_pool_wait(sbx_ctx *ctx, const char *pool, uint64_t timeout_ns);
+
+/* ---- garbage collection -------------------------------------------------- */
+
+/** Flags of sbx_gc.  Since: 0.1 */
+#define SBX_GC_DRY_RUN   (1u << 0)  /* report, destroy nothing */
+#define SBX_GC_ANY_OWNER (1u << 1)  /* not only this user and host's sandboxes */
+
+/**
+ * sbx_gc_cb:
+ * Called once per expired sandbox: @status is SBX_OK when it was
+ * destroyed (or, with SBX_GC_DRY_RUN, would be), else the error of the
+ * destroy with @message.  @expires_unix is its polysandbox.expires label.
+ * Return non-zero to stop.
+ */
+typedef int (*sbx_gc_cb)(void *ud, const char *provider, const char *id,
+                         int64_t expires_unix, int status, const char *message);
+/**
+ * sbx_gc:
+ * Destroy the sandboxes of @provider (NULL: every ready provider that can
+ * list) that carry this process's polysandbox.owner label (UID@HOST; any
+ * owner with SBX_GC_ANY_OWNER) and whose polysandbox.expires time has
+ * passed: those left behind by a process that crashed.  Sandboxes without
+ * a time-to-live are never reaped.  Returns the first listing error (the
+ * other providers are still reaped), else SBX_OK.  Since: 0.1
+ */
+SBX_API int sbx_gc(sbx_ctx *ctx, const char *provider, unsigned flags,
+                   sbx_gc_cb cb, void *ud);
 
 /* ---- results ---------------------------------------------------------- */
 
@@ -316,6 +467,64 @@ SBX_API int sbx_result_error_code(const sbx_result *r);
  * that is not valid UTF-8 is base64 with "stdout_encoding": "base64".
  */
 SBX_API char *sbx_result_to_json(const sbx_result *r);
+
+/* ---- sealed credentials ----------------------------------------------- */
+
+/** Size of a key id buffer: 8 hex digits and a NUL.  Since: 0.1 */
+#define SBX_SECRET_KEY_ID_SIZE 9
+
+/**
+ * sbx_secret_keygen:
+ * @config_dir: where the key pair goes; NULL means
+ *   $POLYSANDBOX_CONFIG_DIR if set, else the system directory
+ * @force: replace an existing key pair (values sealed to the old key can
+ *   no longer be opened)
+ * @key_id: (out caller-allocates) (optional): SBX_SECRET_KEY_ID_SIZE
+ *   bytes, the new key's id
+ *
+ * Creates the host key pair that sealed:v1: values are sealed to:
+ * DIR/secret.key (mode 0600, the secret key) and DIR/secret.pub (0644).
+ * Errors: SBX_E_EXISTS (a key exists and @force is false), SBX_E_PERM,
+ * SBX_E_IO, SBX_E_CONFIG (no such directory); the message, naming the
+ * file, is read with sbx_ctx_last_error(NULL).  Since: 0.1
+ */
+SBX_API int sbx_secret_keygen(const char *config_dir, bool force, char *key_id);
+
+/**
+ * sbx_secret_seal:
+ * @config_dir: as for sbx_secret_keygen (its secret.pub is used)
+ * @value: (transfer none): 1 to 4096 bytes to seal
+ * @sealed: (out) (transfer full): "sealed:v1:..." to free()
+ *
+ * Seals @value to the host's public key, for an ini file.  Only the
+ * holder of secret.key can open it.  Errors: SBX_E_INVAL (length),
+ * SBX_E_CONFIG (no or damaged secret.pub), SBX_E_NOMEM; message with
+ * sbx_ctx_last_error(NULL).  Since: 0.1
+ */
+SBX_API int sbx_secret_seal(const char *config_dir, const void *value, size_t len,
+                            char **sealed);
+
+/**
+ * sbx_secret_check_cb:
+ * @provider, @key: the provider and [settings] key
+ * @file, @line: where it is set
+ * @source: "sealed", "env", "file" or "plain" (a value in clear text)
+ * @code: SBX_OK when the value opens, else why not
+ * @message: the error naming FILE:LINE and key, a note for "plain",
+ *   else NULL.  Never holds the value.
+ */
+typedef void (*sbx_secret_check_cb)(void *ud, const char *provider, const char *key,
+                                    const char *file, int line, const char *source,
+                                    int code, const char *message);
+
+/**
+ * sbx_secret_check:
+ * Opens every credential of @ctx's configuration (each key a provider
+ * declares a credential, and every sealed value) and wipes it again,
+ * calling @cb once for each.  Returns SBX_OK when every one opened, else
+ * SBX_E_CONFIG.  Makes the process undumpable.  Since: 0.1
+ */
+SBX_API int sbx_secret_check(sbx_ctx *ctx, sbx_secret_check_cb cb, void *ud);
 
 #ifdef __cplusplus
 }

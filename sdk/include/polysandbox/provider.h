@@ -38,7 +38,7 @@ extern "C" {
 #define SBX_PROVIDER_MAGIC UINT32_C(0x53425850)
 /** The ABI this header describes.  Since: 0.1 */
 #define SBX_ABI_MAJOR 1
-#define SBX_ABI_MINOR 0
+#define SBX_ABI_MINOR 1
 
 /** Opaque per-provider handle the core passes back in host calls. */
 typedef struct sbx_host_handle sbx_host_handle;
@@ -196,6 +196,20 @@ typedef struct sbx_host_v1 {
      * (transfer none). */
     const char *(*state_dir)(sbx_host_handle *h);
     /* ABI 1.0 ends here. */
+
+    /* Since 0.1, ABI 1.1 (check host->struct_size or host->abi_minor >= 1
+     * before calling).  Both describe the error the current op is about to
+     * return, on the calling thread; call them before or after set_error. */
+
+    /* The backend asked to wait @ms before trying again (HTTP 429 or 503
+     * with Retry-After).  The core waits at least that long, up to its
+     * [retry] max_retry_after, before retrying a retryable error. */
+    void (*retry_after)(sbx_host_handle *h, uint64_t ms);
+    /* The failing exec never started the command (e.g. the request was
+     * refused before reaching the sandbox), so the core may safely retry
+     * it on the same sandbox.  Call it only when sure. */
+    void (*not_started)(sbx_host_handle *h);
+    /* ABI 1.1 ends here. */
 } sbx_host_v1;
 
 /**

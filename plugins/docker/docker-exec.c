@@ -1,0 +1,478 @@
+/* plugins/docker/docker-exec.c - one exec: create, start on a hijacked
+ * connection, stream, report
+ *
+ * The command runs under the helper (docker-init.c), which enforces the
+ * wall timeout, kills every process the exec started when it ends, and
+ * reports the real wait status on stderr behind a nonce.  The exec is
+ * started with "Upgrade: tcp" on a connection of our own (libcurl
+ * CONNECT_ONLY, the shared client's socket/TLS settings): we write the
+ * request and then control frames (nonce, stdin, end of stdin, kill) as
+ * the helper's stdin, and read Docker's framed stdout/stderr, both at
+ * once, so a command echoing a large stdin never deadlocks.  We never
+ * half-close: the end of the connection tells the helper to kill.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+
+#include "docker-int.h"
+
+#define FRAME_MAX (1u << 20)
+/* After the helper's own deadline, how long before we ask it to kill,
+ * and how long after that before we give up on the daemon. */
+#define GRACE_KILL_MS 5000
+#define GRACE_GIVEUP_MS 10000
+
+enum why_kill { WK_NONE, WK_OUTPUT, WK_BACKSTOP };
+
+struct xrun {
+    struct dk_prov *p;
+    const sbx_exec_spec_v1 *spec;
+    const sbx_output_sink_v1 *sink;
+    sbx_exec_outcome_v1 *out;
+    uint64_t got[3];
+    bool stop;              /* deliver nothing more */
+    enum why_kill kill;
+    bool kill_sent;
+    unsigned char *snd;     /* bytes still to send */
+    size_t snd_len, snd_off;
+};
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static int on_output(void *ud, int stream, const void *buf, size_t n)
+{
+    struct xrun *r = ud;
+    if (r->stop || n == 0)
+        return 0;
+    uint64_t cap = stream == SBX_STREAM_STDOUT ? r->spec->stdout_cap : r->spec->stderr_cap;
+    uint64_t room = cap > r->got[stream] ? cap - r->got[stream] : 0;
+    bool over = n > room;
+    if (over)
+        n = (size_t)room;
+    if (n && r->sink && r->sink->write && r->sink->write(r->sink->ud, stream, buf, n) != 0) {
+        r->stop = true;
+        r->kill = WK_OUTPUT;
+        return 0;
+    }
+    r->got[stream] += n;
+    if (over) {
+        if (stream == SBX_STREAM_STDOUT)
+            r->out->stdout_truncated = 1;
+        else
+            r->out->stderr_truncated = 1;
+        r->stop = true;
+        r->kill = WK_OUTPUT;
+    }
+    return 0;
+}
+
+/* Appends one control frame to the send buffer. */
+static int push_frame(struct xrun *r, char type, const void *data, size_t len)
+{
+    size_t need = r->snd_len + 5 + len;
+    unsigned char *nb = realloc(r->snd, need);
+    if (!nb)
+        return SBX_E_NOMEM;
+    unsigned char *f = nb + r->snd_len;
+    f[0] = (unsigned char)type;
+    f[1] = (unsigned char)(len >> 24);
+    f[2] = (unsigned char)(len >> 16);
+    f[3] = (unsigned char)(len >> 8);
+    f[4] = (unsigned char)len;
+    if (len)
+        memcpy(f + 5, data, len);
+    r->snd = nb;
+    r->snd_len = need;
+    return SBX_OK;
+}
+
+static int push_bytes(struct xrun *r, const char *s, size_t len)
+{
+    unsigned char *nb = realloc(r->snd, r->snd_len + len);
+    if (!nb)
+        return SBX_E_NOMEM;
+    memcpy(nb + r->snd_len, s, len);
+    r->snd = nb;
+    r->snd_len += len;
+    return SBX_OK;
+}
+
+/* The nonce, stdin and its end, as control frames. */
+static int push_control(struct xrun *r, const char *nonce)
+{
+    int ret = push_frame(r, 'N', nonce, strlen(nonce));
+    const unsigned char *in = r->spec->stdin_data;
+    for (size_t off = 0; !ret && off < r->spec->stdin_len; off += FRAME_MAX) {
+        size_t len = r->spec->stdin_len - off < FRAME_MAX ? r->spec->stdin_len - off : FRAME_MAX;
+        ret = push_frame(r, 'D', in + off, len);
+    }
+    if (!ret)
+        ret = push_frame(r, 'E', NULL, 0);
+    return ret;
+}
+
+static int add_arg(json_t *cmd, const char *s)
+{
+    return json_array_append_new(cmd, json_string(s));
+}
+
+/* The exec's Cmd: the helper, its options, "--", the command. */
+static json_t *build_cmd(struct dk_prov *p, struct dk_sb *sb, const sbx_exec_spec_v1 *spec,
+                         int *err_code)
+{
+    json_t *cmd = json_array();
+    char num[32], *dir = NULL;
+    int bad = !cmd;
+    const char *cwd = spec->cwd;
+    if (!cwd || !*cwd)
+        dir = strdup(DK_WORKDIR);
+    else if (cwd[0] == '/')
+        dir = strdup(cwd);
+    else if ((dir = malloc(strlen(DK_WORKDIR) + strlen(cwd) + 2)))
+        sprintf(dir, DK_WORKDIR "/%s", cwd);
+    bad = bad || !dir || add_arg(cmd, DK_INIT_PATH);
+    uint64_t tmo_ms = (spec->timeout_ns + 999999u) / 1000000u;
+    snprintf(num, sizeof num, "%" PRIu64, tmo_ms ? tmo_ms : 1);
+    bad = bad || add_arg(cmd, "-t") || add_arg(cmd, num);
+    if (sb->limits.cpu_ns) {
+        snprintf(num, sizeof num, "%" PRIu64, (sb->limits.cpu_ns + 999999999u) / 1000000000u);
+        bad = bad || add_arg(cmd, "-c") || add_arg(cmd, num);
+    }
+    if (sb->limits.fsize_bytes) {
+        snprintf(num, sizeof num, "%" PRIu64, sb->limits.fsize_bytes);
+        bad = bad || add_arg(cmd, "-f") || add_arg(cmd, num);
+    }
+    if (sb->limits.nofile) {
+        snprintf(num, sizeof num, "%" PRIu64, sb->limits.nofile);
+        bad = bad || add_arg(cmd, "-n") || add_arg(cmd, num);
+    }
+    bad = bad || add_arg(cmd, "-d") || add_arg(cmd, dir);
+    if (spec->stdin_len)
+        bad = bad || add_arg(cmd, "-s");
+    bad = bad || add_arg(cmd, "--");
+    for (size_t i = 0; !bad && spec->argv[i]; i++)
+        bad = add_arg(cmd, spec->argv[i]);
+    free(dir);
+    if (bad) {
+        json_decref(cmd);
+        *err_code = dk_err(p, SBX_E_NOMEM, "out of memory building the command");
+        return NULL;
+    }
+    return cmd;
+}
+
+static int create_exec(struct dk_prov *p, struct dk_sb *sb, const sbx_exec_spec_v1 *spec,
+                       char exec_id[80])
+{
+    int ret = 0;
+    json_t *env = json_array();
+    if (!env)
+        return dk_err(p, SBX_E_NOMEM, "out of memory");
+    for (size_t i = 0; i < spec->n_env; i++) {
+        const sbx_kv_v1 *kv = &spec->env[i];
+        if (!kv->key || !*kv->key || strchr(kv->key, '=') || !kv->value) {
+            json_decref(env);
+            return dk_err(p, SBX_E_INVAL, "exec environment entry %zu: bad name '%s'", i,
+                          kv->key ? kv->key : "(null)");
+        }
+        char *e = malloc(strlen(kv->key) + strlen(kv->value) + 2);
+        if (!e || (sprintf(e, "%s=%s", kv->key, kv->value),
+                   json_array_append_new(env, json_string(e)) < 0)) {
+            free(e);
+            json_decref(env);
+            return dk_err(p, SBX_E_NOMEM, "out of memory");
+        }
+        free(e);
+    }
+    json_t *cmd = build_cmd(p, sb, spec, &ret);
+    if (!cmd) {
+        json_decref(env);
+        return ret;
+    }
+    json_t *body = json_pack("{s:b, s:b, s:b, s:b, s:o, s:o, s:s, s:s}", "AttachStdin", 1,
+                             "AttachStdout", 1, "AttachStderr", 1, "Tty", 0, "Cmd", cmd,
+                             "Env", env, "WorkingDir", DK_WORKDIR, "User", "0:0");
+    if (!body)
+        return dk_err(p, SBX_E_NOMEM, "out of memory");
+    char path[200], err[PH_ERR_MAX];
+    snprintf(path, sizeof path, DK_API "/containers/%s/exec", sb->id);
+    json_t *ans = NULL;
+    long status = 0;
+    ret = dk_json(p, "POST", path, body, 30000, &status, &ans, err);
+    json_decref(body);
+    if (ret) {
+        json_decref(ans);
+        if (status == 409)
+            return dk_err(p, SBX_E_BACKEND, "sandbox %s is not running (exec refused: %s)",
+                          sb->id, err);
+        if (status == 404)
+            return dk_err(p, SBX_E_NOT_FOUND, "no sandbox %s (%s)", sb->id, err);
+        return dk_err(p, ret, "exec in %s: %s", sb->id, err);
+    }
+    const char *id = json_string_value(json_object_get(ans, "Id"));
+    if (!id || strlen(id) >= 80 || strspn(id, "0123456789abcdef") != strlen(id)) {
+        json_decref(ans);
+        return dk_err(p, SBX_E_BACKEND, "exec in %s: the daemon's answer has no exec id", sb->id);
+    }
+    snprintf(exec_id, 80, "%s", id);
+    json_decref(ans);
+    return SBX_OK;
+}
+
+/* ---- the hijacked connection ---- */
+
+struct conn {
+    CURL *h;
+    curl_socket_t fd;
+    char head[4096];        /* the HTTP answer's head, until the blank line */
+    size_t head_len;
+    bool head_done;
+    long status;
+};
+
+/* Parses the answer's head out of @buf; returns the bytes consumed. */
+static size_t take_head(struct conn *c, const char *buf, size_t n)
+{
+    size_t i = 0;
+    while (i < n && !c->head_done) {
+        if (c->head_len < sizeof c->head - 1)
+            c->head[c->head_len++] = buf[i];
+        i++;
+        c->head[c->head_len] = '\0';
+        if (c->head_len >= 4 && !memcmp(c->head + c->head_len - 4, "\r\n\r\n", 4)) {
+            c->head_done = true;
+            if (sscanf(c->head, "HTTP/1.%*d %ld", &c->status) != 1)
+                c->status = 0;
+        }
+    }
+    return i;
+}
+
+static int map_report(struct xrun *r, struct dk_sb *sb, const struct dk_report *rep)
+{
+    sbx_exec_outcome_v1 *o = r->out;
+    struct dk_prov *p = r->p;
+    o->cpu_ns = rep->cpu_ns;
+    o->peak_memory_bytes = rep->rss > 0 ? rep->rss : -1;
+    o->exit_code = -1;
+    o->signal = 0;
+    bool cpu_over = sb->limits.cpu_ns && rep->cpu_ns >= 0 &&
+                    (uint64_t)rep->cpu_ns > sb->limits.cpu_ns;
+    const char *s = rep->status;
+    if (r->kill == WK_OUTPUT) {
+        o->status = SBX_RUN_OUTPUT_LIMIT;
+    } else if (!strcmp(s, "t") || (!strcmp(s, "k") && r->kill == WK_BACKSTOP)) {
+        o->status = SBX_RUN_TIMEOUT;
+    } else if (!strcmp(s, "k")) {
+        o->status = SBX_RUN_OUTPUT_LIMIT;
+    } else if (!strcmp(s, "x")) {
+        o->exit_code = rep->value;
+        o->status = rep->value == 0 ? (cpu_over ? SBX_RUN_CPU_LIMIT : SBX_RUN_OK)
+                  : cpu_over ? SBX_RUN_CPU_LIMIT : SBX_RUN_NONZERO_EXIT;
+    } else if (!strcmp(s, "s")) {
+        o->signal = rep->value;
+        o->status = rep->value == SIGXCPU || cpu_over ? SBX_RUN_CPU_LIMIT : SBX_RUN_SIGNAL;
+    } else if (!strcmp(s, "m")) {
+        o->signal = rep->value;
+        o->status = SBX_RUN_MEMORY_LIMIT;
+    } else if (!strcmp(s, "nf")) {
+        o->exit_code = 127;
+        o->status = SBX_RUN_NOT_FOUND;
+    } else if (!strcmp(s, "nx")) {
+        o->exit_code = 126;
+        o->status = SBX_RUN_NOT_EXECUTABLE;
+    } else if (!strcmp(s, "cd")) {
+        return dk_err(p, rep->value == ENOENT ? SBX_E_NOT_FOUND : SBX_E_IO,
+                      "working directory '%s' in %s: %s", r->spec->cwd ? r->spec->cwd : DK_WORKDIR,
+                      sb->id, strerror(rep->value));
+    } else {
+        return dk_err(p, SBX_E_IO, "sandbox setup failed in %s: %s", sb->id,
+                      strerror(rep->value));
+    }
+    return SBX_OK;
+}
+
+static int run_stream(struct xrun *r, struct dk_sb *sb, const char *exec_id, const char *nonce)
+{
+    struct dk_prov *p = r->p;
+    const sbx_exec_spec_v1 *spec = r->spec;
+    char path[160], err[PH_ERR_MAX], req[512];
+    struct conn c = {.h = curl_easy_init(), .fd = CURL_SOCKET_BAD};
+    struct dk_demux dm;
+    int ret = SBX_OK;
+    static const char body[] = "{\"Detach\":false,\"Tty\":false}";
+
+    if (!c.h)
+        return dk_err(p, SBX_E_NOMEM, "out of memory");
+    snprintf(path, sizeof path, DK_API "/exec/%s/start", exec_id);
+    if ((ret = ph_client_setup_handle(p->http, c.h, path, err)) != SBX_OK) {
+        curl_easy_cleanup(c.h);
+        return dk_err(p, ret, "%s", err);
+    }
+    curl_easy_setopt(c.h, CURLOPT_CONNECT_ONLY, 1L);
+    CURLcode cc = curl_easy_perform(c.h);
+    if (cc == CURLE_OK)
+        cc = curl_easy_getinfo(c.h, CURLINFO_ACTIVESOCKET, &c.fd);
+    if (cc != CURLE_OK || c.fd == CURL_SOCKET_BAD) {
+        curl_easy_cleanup(c.h);
+        return dk_err(p, SBX_E_NETWORK, "connecting to %s for an exec: %s", p->socket,
+                      curl_easy_strerror(cc));
+    }
+    int n = snprintf(req, sizeof req,
+                     "POST %s HTTP/1.1\r\nHost: docker\r\nUser-Agent: polysandbox\r\n"
+                     "Content-Type: application/json\r\nConnection: Upgrade\r\nUpgrade: tcp\r\n"
+                     "Content-Length: %zu\r\n\r\n%s",
+                     path, sizeof body - 1, body);
+    /* The control frames go only after the daemon's answer: bytes sent
+     * before the upgrade are not handed to the exec. */
+    ret = push_bytes(r, req, (size_t)n);
+    if (ret) {
+        curl_easy_cleanup(c.h);
+        return dk_err(p, ret, "out of memory for the exec's stdin");
+    }
+
+    dk_demux_init(&dm, nonce, on_output, r);
+    uint64_t t0 = now_ns();
+    uint64_t deadline = t0 + spec->timeout_ns + (uint64_t)GRACE_KILL_MS * 1000000u;
+    uint64_t giveup = deadline + (uint64_t)GRACE_GIVEUP_MS * 1000000u;
+    bool eof = false, started = false;
+    unsigned char buf[65536];
+    while (!eof) {
+        if (r->kill != WK_NONE && !r->kill_sent) {
+            r->kill_sent = true;
+            if (push_frame(r, 'K', NULL, 0)) {
+                ret = dk_err(p, SBX_E_NOMEM, "out of memory");
+                break;
+            }
+        }
+        uint64_t now = now_ns();
+        if (now >= deadline && r->kill == WK_NONE) {
+            r->kill = WK_BACKSTOP;
+            continue;
+        }
+        if (now >= giveup) {
+            ret = dk_err(p, SBX_E_TIMEOUT, "exec in %s: no end from the daemon %d s after the "
+                         "time limit", sb->id, (GRACE_KILL_MS + GRACE_GIVEUP_MS) / 1000);
+            break;
+        }
+        struct pollfd pf = {.fd = c.fd, .events = POLLIN};
+        if (r->snd_off < r->snd_len)
+            pf.events |= POLLOUT;
+        uint64_t until = r->kill == WK_NONE ? deadline : giveup;
+        int wait_ms = (int)((until - now) / 1000000u) + 1;
+        int pr = poll(&pf, 1, wait_ms);
+        if (pr < 0 && errno != EINTR) {
+            ret = dk_err(p, SBX_E_IO, "poll: %s", strerror(errno));
+            break;
+        }
+        if (pr <= 0)
+            continue;
+        if ((pf.revents & POLLOUT) && r->snd_off < r->snd_len) {
+            size_t sent = 0;
+            cc = curl_easy_send(c.h, r->snd + r->snd_off, r->snd_len - r->snd_off, &sent);
+            if (cc == CURLE_OK) {
+                r->snd_off += sent;
+            } else if (cc != CURLE_AGAIN) {
+                /* The helper is gone already (exited): its output tells. */
+                r->snd_off = r->snd_len;
+            }
+        }
+        if (!(pf.revents & (POLLIN | POLLHUP | POLLERR)))
+            continue;
+        for (;;) {
+            size_t got = 0;
+            cc = curl_easy_recv(c.h, buf, sizeof buf, &got);
+            if (cc == CURLE_AGAIN)
+                break;
+            if (cc != CURLE_OK || got == 0) {
+                eof = true;
+                break;
+            }
+            size_t used = 0;
+            if (!c.head_done) {
+                used = take_head(&c, (const char *)buf, got);
+                if (c.head_done) {
+                    if (c.status != 101 && c.status != 200) {
+                        /* An error answer: its body (after the head) says why. */
+                        char msg[300];
+                        size_t ml = got - used < sizeof msg - 1 ? got - used : sizeof msg - 1;
+                        memcpy(msg, buf + used, ml);
+                        msg[ml] = '\0';
+                        int code = ph_status_code(c.status);
+                        ret = dk_err(p, code ? code : SBX_E_BACKEND,
+                                     "starting the exec in %s: the daemon answered %ld: %s",
+                                     sb->id, c.status, msg);
+                        eof = true;
+                        break;
+                    }
+                    started = true;
+                    r->out->start_ns = now_ns() - t0;
+                    if ((ret = push_control(r, nonce))) {
+                        dk_err(p, ret, "out of memory for the exec's stdin");
+                        eof = true;
+                        break;
+                    }
+                }
+            }
+            if (used < got && dk_demux_feed(&dm, buf + used, got - used) < 0) {
+                ret = dk_err(p, SBX_E_BACKEND, "exec in %s: the daemon's stream is not "
+                             "framed as expected (a tty?)", sb->id);
+                eof = true;
+                break;
+            }
+        }
+    }
+    curl_easy_cleanup(c.h);
+    r->out->exec_ns = now_ns() - t0 - r->out->start_ns;
+    if (ret)
+        return ret;
+    if (!started)
+        return dk_err(p, SBX_E_BACKEND, "exec in %s: the daemon closed the connection without "
+                      "an answer", sb->id);
+    struct dk_report rep;
+    if (!dk_demux_finish(&dm, &rep))
+        return dk_err(p, SBX_E_BACKEND, "exec in %s ended without the helper's report (the "
+                      "sandbox was stopped or destroyed meanwhile?)", sb->id);
+    return map_report(r, sb, &rep);
+}
+
+int dk_exec(struct dk_prov *p, struct dk_sb *sb, const sbx_exec_spec_v1 *spec,
+            const sbx_output_sink_v1 *sink, sbx_exec_outcome_v1 *out)
+{
+    if (!spec->argv || !spec->argv[0] || !*spec->argv[0])
+        return dk_err(p, SBX_E_INVAL, "exec: empty command");
+    for (size_t i = 0; i < spec->n_files; i++) {
+        int ret = dk_upload(p, sb, spec->files[i].path, spec->files[i].data, spec->files[i].len,
+                            spec->files[i].mode);
+        if (ret)
+            return ret;
+    }
+    unsigned char rnd[16];
+    char nonce[40];
+    if (getrandom(rnd, sizeof rnd, 0) != (ssize_t)sizeof rnd)
+        return dk_err(p, SBX_E_IO, "getrandom: %s", strerror(errno));
+    for (size_t i = 0; i < sizeof rnd; i++)
+        sprintf(nonce + 2 * i, "%02x", rnd[i]);
+    char exec_id[80];
+    int ret = create_exec(p, sb, spec, exec_id);
+    if (ret)
+        return ret;
+    struct xrun r = {.p = p, .spec = spec, .sink = sink, .out = out};
+    ret = run_stream(&r, sb, exec_id, nonce);
+    free(r.snd);
+    return ret;
+}

@@ -1,0 +1,303 @@
+/* plugins/docker/docker-files.c - files in and out of a sandbox's work
+ * directory through the archive API
+ *
+ * The daemon resolves symbolic links inside the container when it
+ * resolves ?path=, so a link the sandbox made in the middle of a path would
+ * be followed.  The same safety as the local provider comes from checking
+ * each component first: HEAD .../archive?path=/work/a, then /work/a/b, ...
+ * The stat the daemon answers (X-Docker-Container-Path-Stat) is that of
+ * the last component itself (a link is reported as a link), and every
+ * component before it was already proven a real directory.  Nothing runs
+ * in the container between execs (the helper kills every process an exec
+ * started), so the check and the transfer see the same tree.
+ *
+ * The work directory is a volume: the archive API reaches it, where it
+ * would not reach a HostConfig tmpfs or a read-only root.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "docker-int.h"
+
+#define MAX_DEPTH 64
+#define PATH_MAX_LEN 4096
+
+/* Go's os.FileMode bits in the path stat. */
+#define GO_MODE_DIR (UINT64_C(1) << 31)
+#define GO_MODE_SYMLINK (UINT64_C(1) << 27)
+#define GO_MODE_TYPE (GO_MODE_DIR | GO_MODE_SYMLINK | (UINT64_C(1) << 26) | \
+                      (UINT64_C(1) << 25) | (UINT64_C(1) << 24) | (UINT64_C(1) << 21) | \
+                      (UINT64_C(1) << 19))
+
+int dk_path_check(struct dk_prov *p, const char *path)
+{
+    size_t len = path ? strlen(path) : 0;
+    if (len == 0)
+        return dk_err(p, SBX_E_PATH, "empty file path");
+    if (len >= PATH_MAX_LEN)
+        return dk_err(p, SBX_E_PATH, "file path too long (%zu bytes)", len);
+    if (path[0] == '/')
+        return dk_err(p, SBX_E_PATH,
+                      "file path '%s' is absolute; paths are relative to the work directory", path);
+    int depth = 0;
+    for (const char *s = path;;) {
+        size_t n = strcspn(s, "/");
+        if (n == 2 && !strncmp(s, "..", 2))
+            return dk_err(p, SBX_E_PATH, "file path '%s' contains '..'", path);
+        if (n == 0 || (n == 1 && *s == '.'))
+            return dk_err(p, SBX_E_PATH, "file path '%s' has an empty or '.' component", path);
+        if (++depth > MAX_DEPTH)
+            return dk_err(p, SBX_E_PATH, "file path '%s' is too deep", path);
+        for (size_t i = 0; i < n; i++)
+            if ((unsigned char)s[i] < 0x20)
+                return dk_err(p, SBX_E_PATH, "file path '%s' holds a control character", path);
+        if (!s[n])
+            break;
+        s += n + 1;
+    }
+    return SBX_OK;
+}
+
+/* ---- HEAD .../archive: the daemon's stat of one path ---- */
+
+struct stat_hdr {
+    char b64[1024];
+    bool have;
+};
+
+static size_t on_header(char *buf, size_t size, size_t n, void *ud)
+{
+    struct stat_hdr *s = ud;
+    size_t len = size * n;
+    static const char name[] = "x-docker-container-path-stat:";
+    if (len > sizeof name - 1 && !strncasecmp(buf, name, sizeof name - 1)) {
+        const char *v = buf + sizeof name - 1;
+        size_t vl = len - (sizeof name - 1);
+        while (vl && (*v == ' ' || *v == '\t'))
+            v++, vl--;
+        while (vl && (v[vl - 1] == '\r' || v[vl - 1] == '\n' || v[vl - 1] == ' '))
+            vl--;
+        if (vl < sizeof s->b64) {
+            memcpy(s->b64, v, vl);
+            s->b64[vl] = '\0';
+            s->have = true;
+        }
+    }
+    return len;
+}
+
+static int b64val(int c)
+{
+    if (c >= 'A' && c <= 'Z')
+        return c - 'A';
+    if (c >= 'a' && c <= 'z')
+        return c - 'a' + 26;
+    if (c >= '0' && c <= '9')
+        return c - '0' + 52;
+    if (c == '+' || c == '-')
+        return 62;
+    if (c == '/' || c == '_')
+        return 63;
+    return -1;
+}
+
+/* Decodes base64 into out (NUL-terminated); -1 if malformed. */
+static int b64dec(const char *in, char *out, size_t cap)
+{
+    size_t o = 0;
+    unsigned acc = 0;
+    int bits = 0;
+    for (; *in && *in != '='; in++) {
+        int v = b64val((unsigned char)*in);
+        if (v < 0)
+            return -1;
+        acc = (acc << 6) | (unsigned)v;
+        bits += 6;
+        if (bits >= 8) {
+            bits -= 8;
+            if (o + 1 >= cap)
+                return -1;
+            out[o++] = (char)((acc >> bits) & 0xff);
+        }
+    }
+    out[o] = '\0';
+    return 0;
+}
+
+/* 1 found (mode and size set), 0 missing, or minus an sbx_status. */
+static int stat_path(struct dk_prov *p, const char *id, const char *abs, uint64_t *mode,
+                     uint64_t *size)
+{
+    char err[PH_ERR_MAX];
+    CURL *h = curl_easy_init();
+    if (!h)
+        return -dk_err(p, SBX_E_NOMEM, "out of memory");
+    char *esc = curl_easy_escape(h, abs, 0);
+    char path[PATH_MAX_LEN * 3 + 128];
+    struct stat_hdr sh = {.have = false};
+    int ret;
+    if (!esc) {
+        curl_easy_cleanup(h);
+        return -dk_err(p, SBX_E_NOMEM, "out of memory");
+    }
+    snprintf(path, sizeof path, DK_API "/containers/%s/archive?path=%s", id, esc);
+    curl_free(esc);
+    if ((ret = ph_client_setup_handle(p->http, h, path, err)) != SBX_OK) {
+        curl_easy_cleanup(h);
+        return -dk_err(p, ret, "%s", err);
+    }
+    curl_easy_setopt(h, CURLOPT_NOBODY, 1L);
+    curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
+    curl_easy_setopt(h, CURLOPT_HEADERDATA, &sh);
+    curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, 30000L);
+    CURLcode cc = curl_easy_perform(h);
+    long status = 0;
+    curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
+    curl_easy_cleanup(h);
+    if (cc != CURLE_OK)
+        return -dk_err(p, cc == CURLE_OPERATION_TIMEDOUT ? SBX_E_TIMEOUT : SBX_E_NETWORK,
+                       "HEAD %s on %s: %s", path, p->socket, curl_easy_strerror(cc));
+    if (status == 404)
+        return 0;
+    if (status != 200 || !sh.have)
+        return -dk_err(p, ph_status_code(status) ? ph_status_code(status) : SBX_E_BACKEND,
+                       "stat of %s in %s: the daemon answered %ld", abs, id, status);
+    char js[1024];
+    json_t *j = b64dec(sh.b64, js, sizeof js) == 0 ? json_loads(js, 0, NULL) : NULL;
+    json_t *m = j ? json_object_get(j, "mode") : NULL, *s = j ? json_object_get(j, "size") : NULL;
+    if (!json_is_integer(m) || !json_is_integer(s)) {
+        json_decref(j);
+        return -dk_err(p, SBX_E_BACKEND, "stat of %s in %s: unreadable answer", abs, id);
+    }
+    *mode = (uint64_t)json_integer_value(m);
+    *size = (uint64_t)json_integer_value(s);
+    json_decref(j);
+    return 1;
+}
+
+/* Walks @path component by component.  For each existing component:
+ * links are refused, parents must be directories.  *missing_from is the
+ * index of the first missing component (n when all exist); the last
+ * component's mode and size are returned when it exists. */
+static int walk(struct dk_prov *p, struct dk_sb *sb, const char *path, bool need_all,
+                uint64_t *mode, uint64_t *size)
+{
+    char abs[PATH_MAX_LEN + 16];
+    snprintf(abs, sizeof abs, DK_WORKDIR "/%s", path);
+    size_t base = strlen(DK_WORKDIR) + 1;
+    for (size_t i = base;; i++) {
+        if (abs[i] != '/' && abs[i] != '\0')
+            continue;
+        bool last = abs[i] == '\0';
+        abs[i] = '\0';
+        uint64_t m = 0, s = 0;
+        int r = stat_path(p, sb->id, abs, &m, &s);
+        if (r < 0)
+            return -r;
+        if (r == 0) {
+            if (need_all)
+                return dk_err(p, SBX_E_NOT_FOUND, "file '%s': '%s' does not exist", path,
+                              abs + base);
+            return SBX_OK;
+        }
+        if (m & GO_MODE_SYMLINK)
+            return dk_err(p, SBX_E_PATH, "file path '%s': '%s' is a link; refused", path,
+                          abs + base);
+        if (!last && !(m & GO_MODE_DIR))
+            return dk_err(p, SBX_E_PATH, "file path '%s': '%s' is not a directory; refused",
+                          path, abs + base);
+        if (last) {
+            if (m & GO_MODE_TYPE)
+                return dk_err(p, SBX_E_PATH, "file '%s' is not a regular file; refused", path);
+            *mode = m;
+            *size = s;
+            return SBX_OK;
+        }
+        abs[i] = '/';
+    }
+}
+
+int dk_upload(struct dk_prov *p, struct dk_sb *sb, const char *path, const void *data,
+              size_t len, uint32_t mode)
+{
+    uint64_t m = 0, s = 0;
+    int ret = dk_path_check(p, path);
+    if (ret || (ret = walk(p, sb, path, false, &m, &s)))
+        return ret;
+    void *tar = NULL;
+    size_t tar_len = 0;
+    char err[PH_ERR_MAX];
+    if ((ret = dk_tar_file(path, data, len, mode, &tar, &tar_len, err, sizeof err)))
+        return dk_err(p, ret, "upload of '%s': %s", path, err);
+    char url[256];
+    snprintf(url, sizeof url, DK_API "/containers/%s/archive?path=" DK_WORKDIR, sb->id);
+    ph_request rq = {.method = "PUT", .path = url, .body = tar, .body_len = tar_len,
+                     .content_type = "application/x-tar", .timeout_ms = 120000};
+    ph_response resp;
+    ret = ph_do(p->http, &rq, &resp, err);
+    free(tar);
+    if (ret) {
+        ph_response_clear(&resp);
+        return dk_err(p, ret, "upload of '%s': %s", path, err);
+    }
+    if (resp.status != 200) {
+        const char *msg = resp.body ? resp.body : "";
+        int code = ph_status_code(resp.status);
+        if (strstr(msg, "no space left"))
+            code = SBX_E_LIMIT;
+        ret = dk_err(p, code ? code : SBX_E_BACKEND, "upload of '%s' into %s: the daemon "
+                     "answered %ld: %.200s", path, sb->id, resp.status, msg);
+    }
+    ph_response_clear(&resp);
+    return ret;
+}
+
+int dk_download(struct dk_prov *p, struct dk_sb *sb, const char *path, size_t max,
+                void **data, size_t *len)
+{
+    uint64_t m = 0, s = 0;
+    *data = NULL;
+    *len = 0;
+    int ret = dk_path_check(p, path);
+    if (ret || (ret = walk(p, sb, path, true, &m, &s)))
+        return ret;
+    if (s > max)
+        return dk_err(p, SBX_E_LIMIT, "file '%s' is %llu bytes, more than the %zu allowed", path,
+                      (unsigned long long)s, max);
+    char err[PH_ERR_MAX];
+    CURL *h = curl_easy_init();
+    char *esc = h ? curl_easy_escape(h, path, 0) : NULL;
+    if (h)
+        curl_easy_cleanup(h);
+    if (!esc)
+        return dk_err(p, SBX_E_NOMEM, "out of memory");
+    char url[PATH_MAX_LEN * 3 + 128];
+    snprintf(url, sizeof url, DK_API "/containers/%s/archive?path=" DK_WORKDIR "%%2F%s", sb->id,
+             esc);
+    curl_free(esc);
+    /* The tar adds headers and padding to the file. */
+    size_t cap = s + 64 * 1024 + 10240;
+    ph_request rq = {.method = "GET", .path = url, .timeout_ms = 120000, .max_body = cap};
+    ph_response resp;
+    ret = ph_do(p->http, &rq, &resp, err);
+    if (ret) {
+        ph_response_clear(&resp);
+        return dk_err(p, ret, "download of '%s': %s", path, err);
+    }
+    if (resp.status != 200) {
+        int code = ph_status_code(resp.status);
+        ret = dk_err(p, code ? code : SBX_E_BACKEND, "download of '%s' from %s: the daemon "
+                     "answered %ld: %.200s", path, sb->id, resp.status, resp.body ? resp.body : "");
+        ph_response_clear(&resp);
+        return ret;
+    }
+    ret = dk_tar_extract_one(resp.body, resp.body_len, max, p->host->alloc, p->host->free, data,
+                             len, err, sizeof err);
+    ph_response_clear(&resp);
+    if (ret)
+        return dk_err(p, ret, "download of '%s': %s", path, err);
+    return SBX_OK;
+}

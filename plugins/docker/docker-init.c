@@ -1,0 +1,535 @@
+/* plugins/docker/docker-init.c - the in-container helper of the docker provider
+ *
+ * A small static program the provider places, read-only, in every sandbox
+ * container (a shared volume mounted at /.sbx-init).  Two roles:
+ *
+ *   init --idle            PID 1 of the container: reaps orphans, sleeps,
+ *                          exits on SIGTERM.
+ *   init [opts] -- CMD...  wraps one exec: runs CMD as a child, enforces the
+ *                          wall timeout, and on exit, timeout or the
+ *                          provider's kill request kills EVERY process the
+ *                          exec started (it is a child subreaper, so even
+ *                          processes that left the session or were
+ *                          orphaned stay its descendants), then reports the
+ *                          true wait status (Docker reports 128+N for both
+ *                          "exit N" and signal N).
+ *   init --install SRC DST renames SRC to DST (atomic install of a copy).
+ *
+ * The provider talks to the wrapper over its stdin (the hijacked exec
+ * connection), in frames of 1 type byte + 4-byte big-endian length +
+ * payload: 'N' the report nonce, 'D' stdin data for CMD, 'E' end of CMD's
+ * stdin, 'K' kill now.  End of file on the control channel (the provider
+ * went away) also kills.  The report is the last thing written on stderr:
+ *   "\036SBX" NONCE ":" STATUS " cpu=NS rss=BYTES\n"
+ * with STATUS one of x=CODE, s=SIG, t (timeout), k (killed on request),
+ * m=SIG (OOM kill seen), nf/nx=ERRNO (exec failed: not found / not
+ * executable), cd=ERRNO (working directory), e=ERRNO (setup failed).
+ *
+ * Options: -t MS wall timeout, -c S CPU seconds, -f BYTES file size,
+ * -n N open files, -d DIR working directory, -s stdin follows ('D'/'E').
+ *
+ * Built with -static and no sanitizers (it runs inside any image); it
+ * never allocates after fork.  Linux only.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAX_PROCS 65536
+
+static uint64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+static int write_all(int fd, const void *buf, size_t len)
+{
+    const char *p = buf;
+    while (len) {
+        ssize_t n = write(fd, p, len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return -1;
+        p += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+/* ---- --idle: PID 1 ---- */
+
+static int idle_main(void)
+{
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGCHLD);
+    sigprocmask(SIG_BLOCK, &set, NULL);
+    for (;;) {
+        int sig;
+        if (sigwait(&set, &sig) != 0)
+            continue;
+        if (sig == SIGTERM || sig == SIGINT)
+            return 0;
+        while (waitpid(-1, NULL, WNOHANG) > 0)
+            ;
+    }
+}
+
+/* ---- the process tree ---- */
+
+static pid_t *pids, *ppids;
+
+/* Sends SIGKILL to every descendant of this process; returns how many
+ * were found (zombies included, as they are still in /proc). */
+static int kill_descendants(void)
+{
+    DIR *d = opendir("/proc");
+    if (!d)
+        return 0;
+    size_t n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) && n < MAX_PROCS) {
+        if (e->d_name[0] < '1' || e->d_name[0] > '9')
+            continue;
+        char path[300], buf[512];
+        snprintf(path, sizeof path, "/proc/%s/stat", e->d_name);
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+            continue;
+        ssize_t len = read(fd, buf, sizeof buf - 1);
+        close(fd);
+        if (len <= 0)
+            continue;
+        buf[len] = '\0';
+        /* pid (comm) state ppid: comm may hold ')' - take the last one. */
+        char *rp = strrchr(buf, ')');
+        int ppid;
+        char st;
+        if (!rp || sscanf(rp + 1, " %c %d", &st, &ppid) != 2)
+            continue;
+        pids[n] = (pid_t)atoi(e->d_name);
+        ppids[n] = (pid_t)ppid;
+        n++;
+    }
+    closedir(d);
+    /* Mark descendants: repeat until nothing changes (ppid links). */
+    pid_t self = getpid();
+    int found = 0;
+    char *mark = calloc(n ? n : 1, 1);
+    if (!mark)
+        return 0;
+    for (int changed = 1; changed;) {
+        changed = 0;
+        for (size_t i = 0; i < n; i++) {
+            if (mark[i])
+                continue;
+            int desc = ppids[i] == self;
+            for (size_t j = 0; !desc && j < n; j++)
+                desc = mark[j] && pids[j] == ppids[i];
+            if (desc) {
+                mark[i] = 1;
+                changed = 1;
+                found++;
+                kill(pids[i], SIGKILL);
+            }
+        }
+    }
+    free(mark);
+    return found;
+}
+
+/* Kills and reaps everything below us.  Bounded: a process must be
+ * killed before it can fork again, so the tree shrinks each round. */
+static void kill_tree(struct rusage *ru_unused)
+{
+    (void)ru_unused;
+    for (int round = 0; round < 2000; round++) {
+        int found = kill_descendants();
+        while (waitpid(-1, NULL, WNOHANG) > 0)
+            ;
+        if (!found)
+            return;
+        struct timespec ts = {0, 2 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+}
+
+/* The OOM-kill count of our cgroup (v1 memory.oom_control, v2
+ * memory.events), or -1. */
+static long long oom_kills(void)
+{
+    static const char *const files[] = {"/sys/fs/cgroup/memory/memory.oom_control",
+                                        "/sys/fs/cgroup/memory.events"};
+    for (size_t i = 0; i < 2; i++) {
+        char buf[1024];
+        int fd = open(files[i], O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+            continue;
+        ssize_t n = read(fd, buf, sizeof buf - 1);
+        close(fd);
+        if (n <= 0)
+            continue;
+        buf[n] = '\0';
+        char *p = strstr(buf, "oom_kill ");
+        if (p)
+            return atoll(p + 9);
+    }
+    return -1;
+}
+
+/* ---- the control channel ---- */
+
+struct ctl {
+    unsigned char hdr[5];
+    size_t hdr_got;
+    unsigned char *frame;
+    size_t frame_len, frame_got;
+    char nonce[65];
+    unsigned char *in;       /* stdin bytes not yet written to CMD */
+    size_t in_len, in_off;
+    int in_eof;              /* 'E' seen */
+    int kill;                /* 'K' seen or the channel ended */
+};
+
+static void ctl_frame(struct ctl *c, unsigned char type)
+{
+    if (type == 'N') {
+        size_t n = c->frame_len < sizeof c->nonce - 1 ? c->frame_len : sizeof c->nonce - 1;
+        memcpy(c->nonce, c->frame, n);
+        c->nonce[n] = '\0';
+    } else if (type == 'D' && c->frame_len) {
+        if (c->in_off == c->in_len) {
+            free(c->in);
+            c->in = NULL;
+            c->in_len = c->in_off = 0;
+        }
+        unsigned char *nb = realloc(c->in, c->in_len + c->frame_len);
+        if (!nb) {
+            c->kill = 1;
+            return;
+        }
+        memcpy(nb + c->in_len, c->frame, c->frame_len);
+        c->in = nb;
+        c->in_len += c->frame_len;
+    } else if (type == 'E') {
+        c->in_eof = 1;
+    } else if (type == 'K') {
+        c->kill = 1;
+    }
+}
+
+/* Reads what is there; returns -1 at end of file or error. */
+static int ctl_read(struct ctl *c, int fd)
+{
+    unsigned char buf[65536];
+    ssize_t n = read(fd, buf, sizeof buf);
+    if (n < 0 && (errno == EINTR || errno == EAGAIN))
+        return 0;
+    if (n <= 0)
+        return -1;
+    for (ssize_t i = 0; i < n;) {
+        if (c->hdr_got < 5) {
+            c->hdr[c->hdr_got++] = buf[i++];
+            if (c->hdr_got == 5) {
+                c->frame_len = (size_t)c->hdr[1] << 24 | (size_t)c->hdr[2] << 16 |
+                               (size_t)c->hdr[3] << 8 | c->hdr[4];
+                if (c->frame_len > (64u << 20))
+                    return -1;
+                free(c->frame);
+                c->frame = malloc(c->frame_len ? c->frame_len : 1);
+                if (!c->frame)
+                    return -1;
+                c->frame_got = 0;
+            }
+        } else {
+            size_t take = c->frame_len - c->frame_got;
+            if (take > (size_t)(n - i))
+                take = (size_t)(n - i);
+            memcpy(c->frame + c->frame_got, buf + i, take);
+            c->frame_got += take;
+            i += (ssize_t)take;
+        }
+        if (c->hdr_got == 5 && c->frame_got == c->frame_len) {
+            ctl_frame(c, c->hdr[0]);
+            c->hdr_got = 0;
+        }
+    }
+    return 0;
+}
+
+/* ---- exec ---- */
+
+struct opts {
+    long long timeout_ms, cpu_s, fsize, nofile;
+    const char *dir;
+    int has_stdin;
+    char **argv;
+};
+
+static int parse(int argc, char **argv, struct opts *o)
+{
+    memset(o, 0, sizeof *o);
+    int i;
+    for (i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--"))
+            break;
+        if (!strcmp(a, "-s")) {
+            o->has_stdin = 1;
+            continue;
+        }
+        if (i + 1 >= argc)
+            return -1;
+        const char *v = argv[++i];
+        if (!strcmp(a, "-t"))
+            o->timeout_ms = atoll(v);
+        else if (!strcmp(a, "-c"))
+            o->cpu_s = atoll(v);
+        else if (!strcmp(a, "-f"))
+            o->fsize = atoll(v);
+        else if (!strcmp(a, "-n"))
+            o->nofile = atoll(v);
+        else if (!strcmp(a, "-d"))
+            o->dir = v;
+        else
+            return -1;
+    }
+    if (i + 1 >= argc)
+        return -1;
+    o->argv = argv + i + 1;
+    return 0;
+}
+
+/* In the child: limits, directory, stdin, exec.  Reports errno on @rep
+ * (close-on-exec: silence means the exec worked). */
+static _Noreturn void child(const struct opts *o, int in_fd, int rep, const sigset_t *old)
+{
+    char msg[16];
+    int stage = 'e';
+    struct rlimit rl;
+    signal(SIGPIPE, SIG_DFL);
+    sigprocmask(SIG_SETMASK, old, NULL);
+    if (dup2(in_fd, 0) < 0)
+        goto fail;
+    if (in_fd != 0)
+        close(in_fd);
+    if (o->cpu_s > 0) {
+        rl.rlim_cur = (rlim_t)o->cpu_s;
+        rl.rlim_max = (rlim_t)o->cpu_s + 1;
+        if (setrlimit(RLIMIT_CPU, &rl) < 0)
+            goto fail;
+    }
+    if (o->fsize > 0) {
+        rl.rlim_cur = rl.rlim_max = (rlim_t)o->fsize;
+        if (setrlimit(RLIMIT_FSIZE, &rl) < 0)
+            goto fail;
+    }
+    if (o->nofile > 0) {
+        rl.rlim_cur = rl.rlim_max = (rlim_t)o->nofile;
+        if (setrlimit(RLIMIT_NOFILE, &rl) < 0 && errno != EPERM)
+            goto fail;
+    }
+    stage = 'd';
+    if (o->dir && chdir(o->dir) < 0)
+        goto fail;
+    stage = 'x';
+    execvp(o->argv[0], o->argv);
+fail:;
+    int e = errno;
+    snprintf(msg, sizeof msg, "%c%d", stage, e);
+    if (write_all(rep, msg, strlen(msg)) < 0) {
+        /* nothing more to do */
+    }
+    _exit(stage == 'x' ? (e == ENOENT || e == ENOTDIR ? 127 : 126) : 125);
+}
+
+static int exec_main(int argc, char **argv)
+{
+    struct opts o;
+    if (parse(argc, argv, &o) < 0) {
+        static const char usage[] = "docker-init: usage: init [-t MS] [-c S] [-f B] [-n N] "
+                                    "[-d DIR] [-s] -- CMD [ARG]...\n";
+        write_all(2, usage, sizeof usage - 1);
+        return 125;
+    }
+    pids = malloc(MAX_PROCS * sizeof *pids);
+    ppids = malloc(MAX_PROCS * sizeof *ppids);
+    struct ctl c;
+    memset(&c, 0, sizeof c);
+    if (!pids || !ppids)
+        return 125;
+    prctl(PR_SET_CHILD_SUBREAPER, 1);
+    signal(SIGPIPE, SIG_IGN);
+    sigset_t set, old;
+    sigemptyset(&set);
+    sigaddset(&set, SIGCHLD);
+    sigprocmask(SIG_BLOCK, &set, &old);
+    int sfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+    int rep[2], inp[2] = {-1, -1};
+    if (sfd < 0 || pipe2(rep, O_CLOEXEC) < 0)
+        return 125;
+    int child_in;
+    if (o.has_stdin) {
+        if (pipe2(inp, O_CLOEXEC) < 0)
+            return 125;
+        child_in = inp[0];
+    } else {
+        child_in = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    }
+    long long oom0 = oom_kills();
+    uint64_t t0 = now_ms();
+    pid_t pid = fork();
+    if (pid < 0)
+        return 125;
+    if (pid == 0)
+        child(&o, child_in, rep[1], &old);
+    close(rep[1]);
+    close(child_in);
+    int in_w = inp[1];
+    if (in_w >= 0)
+        fcntl(in_w, F_SETFL, O_NONBLOCK);
+    int ctl_fd = 0, status = 0, have_status = 0, timed_out = 0, killed = 0;
+    fcntl(ctl_fd, F_SETFL, fcntl(ctl_fd, F_GETFL) | O_NONBLOCK);
+
+    while (!have_status) {
+        struct pollfd pf[3];
+        int np = 0;
+        pf[np++] = (struct pollfd){.fd = sfd, .events = POLLIN};
+        int ci = -1, wi = -1;
+        if (ctl_fd >= 0) {
+            ci = np;
+            pf[np++] = (struct pollfd){.fd = ctl_fd, .events = POLLIN};
+        }
+        if (in_w >= 0 && c.in_off < c.in_len) {
+            wi = np;
+            pf[np++] = (struct pollfd){.fd = in_w, .events = POLLOUT};
+        }
+        int wait_ms = -1;
+        if (o.timeout_ms > 0) {
+            uint64_t now = now_ms(), end = t0 + (uint64_t)o.timeout_ms;
+            if (now >= end) {
+                timed_out = 1;
+                break;
+            }
+            wait_ms = (int)(end - now);
+        }
+        int r = poll(pf, (nfds_t)np, wait_ms);
+        if (r < 0 && errno != EINTR)
+            break;
+        if (ci >= 0 && pf[ci].revents) {
+            if (ctl_read(&c, ctl_fd) < 0) {
+                /* The provider is gone: nobody waits for the output. */
+                ctl_fd = -1;
+                c.kill = 1;
+            }
+        }
+        if (c.kill) {
+            killed = 1;
+            break;
+        }
+        if (in_w >= 0 && c.in_off < c.in_len) {
+            ssize_t n = write(in_w, c.in + c.in_off, c.in_len - c.in_off);
+            if (n > 0)
+                c.in_off += (size_t)n;
+            else if (n < 0 && errno != EAGAIN && errno != EINTR) {
+                close(in_w); /* EPIPE: CMD closed its stdin */
+                in_w = -1;
+            }
+        }
+        (void)wi;
+        if (in_w >= 0 && c.in_eof && c.in_off == c.in_len) {
+            close(in_w);
+            in_w = -1;
+        }
+        struct signalfd_siginfo si;
+        while (read(sfd, &si, sizeof si) > 0)
+            ;
+        int st;
+        if (waitpid(pid, &st, WNOHANG) == pid) {
+            status = st;
+            have_status = 1;
+        }
+    }
+    if (in_w >= 0)
+        close(in_w);
+    /* Whatever the reason, nothing the exec started outlives it. */
+    kill_tree(NULL);
+    if (!have_status) {
+        int st;
+        if (waitpid(pid, &st, 0) == pid)
+            status = st;
+    }
+    /* Collect the rest of the control channel's nonce if it was late. */
+    uint64_t give_up = now_ms() + 2000;
+    while (!c.nonce[0] && ctl_fd >= 0 && now_ms() < give_up) {
+        struct pollfd pf = {.fd = ctl_fd, .events = POLLIN};
+        if (poll(&pf, 1, 100) > 0 && ctl_read(&c, ctl_fd) < 0)
+            break;
+    }
+    char err[32] = "";
+    ssize_t en = read(rep[0], err, sizeof err - 1);
+    if (en > 0)
+        err[en] = '\0';
+    long long oom1 = oom_kills();
+    struct rusage ru;
+    getrusage(RUSAGE_CHILDREN, &ru);
+    long long cpu_ns = ((long long)ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000000LL +
+                       ((long long)ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000LL;
+    long long rss = (long long)ru.ru_maxrss * 1024;
+    char line[256];
+    char what[48];
+    if (timed_out)
+        snprintf(what, sizeof what, "t");
+    else if (killed)
+        snprintf(what, sizeof what, "k");
+    else if (en > 0 && err[0] == 'x')
+        snprintf(what, sizeof what, "%s=%s",
+                 atoi(err + 1) == ENOENT || atoi(err + 1) == ENOTDIR ? "nf" : "nx", err + 1);
+    else if (en > 0 && err[0] == 'd')
+        snprintf(what, sizeof what, "cd=%s", err + 1);
+    else if (en > 0)
+        snprintf(what, sizeof what, "e=%s", err + 1);
+    else if (oom0 >= 0 && oom1 > oom0 && (WIFSIGNALED(status) || WEXITSTATUS(status) != 0))
+        snprintf(what, sizeof what, "m=%d", WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+    else if (WIFSIGNALED(status))
+        snprintf(what, sizeof what, "s=%d", WTERMSIG(status));
+    else
+        snprintf(what, sizeof what, "x=%d", WEXITSTATUS(status));
+    int n = snprintf(line, sizeof line, "\036SBX%s:%s cpu=%lld rss=%lld\n", c.nonce, what,
+                     cpu_ns, rss);
+    write_all(2, line, (size_t)n);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc == 2 && !strcmp(argv[1], "--idle"))
+        return idle_main();
+    if (argc == 4 && !strcmp(argv[1], "--install"))
+        return rename(argv[2], argv[3]) == 0 ? 0 : 1;
+    if (argc == 2 && !strcmp(argv[1], "--version")) {
+        static const char v[] = "polysandbox docker-init 1\n";
+        return write_all(1, v, sizeof v - 1) < 0;
+    }
+    return exec_main(argc, argv);
+}

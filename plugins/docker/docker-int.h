@@ -1,0 +1,151 @@
+/* plugins/docker/docker-int.h - internals of the docker provider
+ *
+ * The docker provider drives a Docker (or Podman) Engine API over a unix
+ * socket or TCP with TLS, through the shared libcurl client
+ * (plugins/common/http.h).  A sandbox is one container named by its id
+ * ("sbx-" + 16 hex digits), idling under the in-container helper
+ * (docker-init.c) as PID 1, with its work directory on a named volume
+ * (tmpfs-backed, so the disk limit holds) and the helper on a shared
+ * read-only volume.  Nothing here is exported.
+ */
+#ifndef DOCKER_INT_H
+#define DOCKER_INT_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+#include <polysandbox/provider.h>
+
+#include "http.h"
+
+#define DK_ID_PREFIX "sbx-"
+#define DK_WORKDIR "/work"
+#define DK_INIT_DIR "/.sbx-init"
+#define DK_INIT_PATH DK_INIT_DIR "/init"
+/* Labels the provider owns (hidden from list callbacks). */
+#define DK_LABEL_PREFIX "io.polysandbox."
+#define DK_LABEL_SANDBOX DK_LABEL_PREFIX "sandbox"
+#define DK_LABEL_LIMITS DK_LABEL_PREFIX "limits"
+#define DK_LABEL_EXPIRES DK_LABEL_PREFIX "expires"
+#define DK_LABEL_TEMPLATE DK_LABEL_PREFIX "template"
+#define DK_LABEL_CREATED DK_LABEL_PREFIX "created-ns"
+#define DK_API "/v1.41"
+
+struct dk_prov {
+    const sbx_host_v1 *host;
+    sbx_host_handle *h;
+    ph_client *http;
+    char *socket;              /* the base URL, for messages */
+    char *image;               /* default image, or NULL */
+    char *aliases;             /* "from=to from=to", or NULL */
+    char *runtime;             /* HostConfig.Runtime, or NULL */
+    int64_t nano_cpus;         /* HostConfig.NanoCpus */
+    bool allow_host_net;
+    bool readonly_rootfs;
+    bool pull;                 /* pull a missing image */
+    /* The helper's volume is known to be installed (once per process). */
+    pthread_mutex_t init_lock;
+    bool init_ready;
+    char init_volume[64];      /* "polysandbox-init-<hash>" */
+};
+
+struct dk_sb {
+    char id[SBX_ID_MAX];
+    sbx_limits_v1 limits;
+};
+
+/* ---- docker.c ---- */
+/* ph_json, with @out optional (the answer is dropped when NULL). */
+int dk_json(struct dk_prov *p, const char *method, const char *path, json_t *body,
+            long timeout_ms, long *status, json_t **out, char err[PH_ERR_MAX]);
+int dk_err(struct dk_prov *p, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* ---- docker-spec.c: the create body (pure; unit-tested) ---- */
+struct dk_create_args {
+    const char *id;             /* container name */
+    const char *image;
+    const char *runtime;        /* or NULL */
+    const char *init_volume;
+    int64_t nano_cpus;
+    bool readonly_rootfs;
+    bool host_network;
+    uint64_t now_unix_ns;
+    const sbx_create_spec_v1 *spec;
+};
+/* The JSON body of POST /containers/create, or NULL (out of memory or a
+ * bad key, message in err). */
+json_t *dk_create_body(const struct dk_create_args *a, char *err, size_t errlen);
+/* "wall,cpu,..." of the limits label and back. */
+void dk_limits_format(const sbx_limits_v1 *l, char *out, size_t cap);
+int dk_limits_parse(const char *s, sbx_limits_v1 *l);
+/* The image @name maps to under "from=to from=to" @aliases (or @name). */
+const char *dk_alias(const char *aliases, const char *name, char *buf, size_t cap);
+
+/* ---- docker-stream.c: Docker's 8-byte frames and the helper's report
+ * (pure; unit-tested) ---- */
+#define DK_MARK_MAX 80
+struct dk_report {
+    char status[8];   /* "x", "s", "t", "k", "m", "nf", "nx", "cd", "e" */
+    int value;        /* exit code, signal or errno */
+    int64_t cpu_ns;
+    int64_t rss;
+};
+typedef int (*dk_out_fn)(void *ud, int stream, const void *buf, size_t len);
+struct dk_demux {
+    unsigned char hdr[8];
+    size_t hdr_got;
+    int stream;
+    size_t left;                 /* payload bytes left of the frame */
+    char mark[DK_MARK_MAX];      /* "\036SBX<nonce>:" */
+    size_t mark_len;
+    unsigned char held[DK_MARK_MAX + 256]; /* stderr held back: maybe the report */
+    size_t held_len;
+    bool in_report;              /* the mark was seen: the rest is the report */
+    bool bad;                    /* framing error */
+    dk_out_fn out;
+    void *ud;
+};
+void dk_demux_init(struct dk_demux *d, const char *nonce, dk_out_fn out, void *ud);
+/* Feeds raw bytes of the attach stream; returns the first non-zero of
+ * out(), or -1 on a framing error. */
+int dk_demux_feed(struct dk_demux *d, const void *buf, size_t len);
+/* At end of stream: parses the report (true when there is one) and
+ * delivers held bytes that were not part of it. */
+bool dk_demux_finish(struct dk_demux *d, struct dk_report *rep);
+
+/* ---- docker-tar.c (libarchive) ---- */
+/* A tar holding the parents of @path as directories (0755) and @path as a
+ * regular file.  *out is malloc'ed. */
+int dk_tar_file(const char *path, const void *data, size_t len, uint32_t mode,
+                void **out, size_t *out_len, char *err, size_t errlen);
+/* The one regular file of a tar (as GET archive answers for a file):
+ * SBX_E_PATH when the entry is not a regular file, SBX_E_LIMIT over max.
+ * *data is allocated with @alloc. */
+int dk_tar_extract_one(const void *tar, size_t tar_len, size_t max, void *(*alloc)(size_t),
+                       void (*dfree)(void *), void **data, size_t *len, char *err, size_t errlen);
+
+/* ---- docker-files.c ---- */
+int dk_upload(struct dk_prov *p, struct dk_sb *sb, const char *path, const void *data,
+              size_t len, uint32_t mode);
+int dk_download(struct dk_prov *p, struct dk_sb *sb, const char *path, size_t max,
+                void **data, size_t *len);
+/* Checks a path given relative to the work directory ("a/b"); SBX_E_PATH
+ * with a message otherwise. */
+int dk_path_check(struct dk_prov *p, const char *path);
+
+/* ---- docker-exec.c ---- */
+int dk_exec(struct dk_prov *p, struct dk_sb *sb, const sbx_exec_spec_v1 *spec,
+            const sbx_output_sink_v1 *sink, sbx_exec_outcome_v1 *out);
+
+/* ---- docker-initvol.c ---- */
+/* Makes sure the helper volume holds the helper (installs it the first
+ * time, using @image for a short-lived installer container). */
+int dk_init_ensure(struct dk_prov *p, const char *image);
+extern const unsigned char dk_init_blob[];
+extern const unsigned char dk_init_blob_end[];
+
+#endif /* DOCKER_INT_H */

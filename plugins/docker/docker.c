@@ -1,0 +1,582 @@
+/* plugins/docker/docker.c - the docker provider: descriptor, settings,
+ * lifecycle, list, health, doctor
+ *
+ * A sandbox is a container named by its id, idling under the helper
+ * (docker-init.c) as PID 1; its work directory is the named volume
+ * "<id>-work".  Create = create + start; destroy = force-remove + remove
+ * the volume.  Everything the provider needs later (limits) is in the
+ * container's labels, so attach works from any process.  See README.md.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+
+#include "docker-int.h"
+
+#define DK_CAPS (SBX_CAP_FILES | SBX_CAP_PERSISTENT | SBX_CAP_LABELS | SBX_CAP_STREAM | \
+                 SBX_CAP_STDIN | SBX_CAP_NETWORK_POLICY | SBX_CAP_LIST | SBX_CAP_CONCURRENT | \
+                 SBX_CAP_MEMORY_LIMIT | SBX_CAP_CPU_STATS)
+
+static const char *const config_keys[] = {
+    "socket", "ca_file", "cert_file", "key_file", "image", "image_aliases", "runtime", "cpus",
+    "network", "readonly_rootfs", NULL,
+};
+
+int dk_err(struct dk_prov *p, int code, const char *fmt, ...)
+{
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return p->host->set_error(p->h, code, "%s", msg);
+}
+
+int dk_json(struct dk_prov *p, const char *method, const char *path, json_t *body,
+            long timeout_ms, long *status, json_t **out, char err[PH_ERR_MAX])
+{
+    json_t *ans = NULL;
+    int ret = ph_json(p->http, method, path, body, timeout_ms, status, NULL, &ans, err);
+    if (out)
+        *out = ans;
+    else
+        json_decref(ans);
+    return ret;
+}
+
+static uint64_t now_unix_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* ---- settings ---- */
+
+static const char *setting(struct dk_prov *p, const char *key)
+{
+    const char *v = p->host->config_get(p->h, key);
+    return v && *v ? v : NULL;
+}
+
+static int dup_setting(struct dk_prov *p, const char *key, char **out)
+{
+    const char *v = setting(p, key);
+    *out = NULL;
+    if (v && !(*out = strdup(v)))
+        return dk_err(p, SBX_E_NOMEM, "out of memory");
+    return SBX_OK;
+}
+
+static int read_bool(struct dk_prov *p, const char *key, bool def, bool *out)
+{
+    const char *v = setting(p, key);
+    *out = def;
+    if (!v)
+        return SBX_OK;
+    if (!strcmp(v, "true") || !strcmp(v, "yes") || !strcmp(v, "1"))
+        *out = true;
+    else if (!strcmp(v, "false") || !strcmp(v, "no") || !strcmp(v, "0"))
+        *out = false;
+    else
+        return dk_err(p, SBX_E_CONFIG, "providers.d/docker.ini: %s = '%s': use true or false",
+                      key, v);
+    return SBX_OK;
+}
+
+static int read_settings(struct dk_prov *p, ph_client_conf *cc)
+{
+    int ret;
+    const char *sock = setting(p, "socket");
+    if (!sock)
+        sock = "unix:///var/run/docker.sock";
+    if (strncmp(sock, "unix://", 7) && strncmp(sock, "http://", 7) && strncmp(sock, "https://", 8)
+        && strncmp(sock, "tcp://", 6))
+        return dk_err(p, SBX_E_CONFIG, "providers.d/docker.ini: socket = '%s': use "
+                      "unix:///path, tcp://host:port, http://... or https://...", sock);
+    if (!strncmp(sock, "tcp://", 6)) {
+        /* Docker's own spelling: TLS when client certificates are given. */
+        const char *scheme = setting(p, "cert_file") ? "https://" : "http://";
+        if (!(p->socket = malloc(strlen(sock) + 3)))
+            return dk_err(p, SBX_E_NOMEM, "out of memory");
+        sprintf(p->socket, "%s%s", scheme, sock + 6);
+    } else if (!(p->socket = strdup(sock))) {
+        return dk_err(p, SBX_E_NOMEM, "out of memory");
+    }
+    cc->base_url = p->socket;
+    cc->ca_file = setting(p, "ca_file");
+    cc->cert_file = setting(p, "cert_file");
+    cc->key_file = setting(p, "key_file");
+    if (!!cc->cert_file != !!cc->key_file)
+        return dk_err(p, SBX_E_CONFIG, "providers.d/docker.ini: cert_file and key_file go "
+                      "together (TLS client certificate and its key)");
+    if ((ret = dup_setting(p, "image", &p->image)) || (ret = dup_setting(p, "runtime", &p->runtime))
+        || (ret = dup_setting(p, "image_aliases", &p->aliases)))
+        return ret;
+    if (p->runtime && strspn(p->runtime, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                          "0123456789._-") != strlen(p->runtime))
+        return dk_err(p, SBX_E_CONFIG, "providers.d/docker.ini: runtime = '%s': not a runtime "
+                      "name", p->runtime);
+    const char *cpus = setting(p, "cpus");
+    p->nano_cpus = 1000000000;
+    if (cpus) {
+        char *end;
+        errno = 0;
+        double c = strtod(cpus, &end);
+        if (errno || *end || end == cpus || !(c >= 0.01 && c <= 1024))
+            return dk_err(p, SBX_E_CONFIG, "providers.d/docker.ini: cpus = '%s': a number of "
+                          "CPUs from 0.01 to 1024", cpus);
+        p->nano_cpus = (int64_t)(c * 1e9);
+    }
+    const char *net = setting(p, "network");
+    if (net && strcmp(net, "none") && strcmp(net, "allow-host"))
+        return dk_err(p, SBX_E_CONFIG, "providers.d/docker.ini: network = '%s': use 'none' or "
+                      "'allow-host'", net);
+    p->allow_host_net = net && !strcmp(net, "allow-host");
+    return read_bool(p, "readonly_rootfs", true, &p->readonly_rootfs);
+}
+
+/* ---- init / fini ---- */
+
+static void docker_fini(void *prov)
+{
+    struct dk_prov *p = prov;
+    if (!p)
+        return;
+    ph_client_free(p->http);
+    pthread_mutex_destroy(&p->init_lock);
+    free(p->socket);
+    free(p->image);
+    free(p->aliases);
+    free(p->runtime);
+    free(p);
+}
+
+/* No daemon call here: loading the provider stays cheap and works while
+ * the daemon is down ('polysandbox doctor' says what is wrong). */
+static int docker_init(const sbx_host_v1 *host, sbx_host_handle *h, void **prov)
+{
+    *prov = NULL;
+    if (!host || host->struct_size < offsetof(sbx_host_v1, free) + sizeof host->free)
+        return SBX_E_INVAL;
+    struct dk_prov *p = calloc(1, sizeof *p);
+    if (!p)
+        return host->set_error(h, SBX_E_NOMEM, "out of memory");
+    p->host = host;
+    p->h = h;
+    if (pthread_mutex_init(&p->init_lock, NULL)) {
+        free(p);
+        return host->set_error(h, SBX_E_NOMEM, "pthread_mutex_init failed");
+    }
+    ph_client_conf cc = {.connect_timeout_ms = 10000, .timeout_ms = 60000};
+    char err[PH_ERR_MAX];
+    int ret = read_settings(p, &cc);
+    if (!ret && (ret = ph_client_new(&cc, &p->http, err)))
+        ret = dk_err(p, ret == SBX_E_INVAL ? SBX_E_CONFIG : ret, "providers.d/docker.ini: "
+                     "socket: %s", err);
+    if (ret) {
+        docker_fini(p);
+        return ret;
+    }
+    *prov = p;
+    return SBX_OK;
+}
+
+/* ---- helpers ---- */
+
+static bool id_valid(const char *id)
+{
+    size_t n = strlen(id);
+    return n > strlen(DK_ID_PREFIX) && n < SBX_ID_MAX - 8 &&
+           !strncmp(id, DK_ID_PREFIX, strlen(DK_ID_PREFIX)) &&
+           strspn(id, "abcdefghijklmnopqrstuvwxyz0123456789-") == n;
+}
+
+static int new_id(struct dk_prov *p, char id[SBX_ID_MAX])
+{
+    unsigned char rnd[8];
+    if (getrandom(rnd, sizeof rnd, 0) != (ssize_t)sizeof rnd)
+        return dk_err(p, SBX_E_IO, "getrandom: %s", strerror(errno));
+    int n = snprintf(id, SBX_ID_MAX, DK_ID_PREFIX);
+    for (size_t i = 0; i < sizeof rnd; i++)
+        n += snprintf(id + n, (size_t)(SBX_ID_MAX - n), "%02x", rnd[i]);
+    return SBX_OK;
+}
+
+/* A JSON call; on failure sets the error "WHAT: message". */
+static int call(struct dk_prov *p, const char *method, const char *path, json_t *body,
+                long *status, json_t **out, const char *what)
+{
+    char err[PH_ERR_MAX];
+    long st = 0;
+    int ret = dk_json(p, method, path, body, 0, &st, out, err);
+    if (status)
+        *status = st;
+    if (ret)
+        dk_err(p, ret, "%s: %s", what, err);
+    return ret;
+}
+
+static void remove_container(struct dk_prov *p, const char *id)
+{
+    char path[200];
+    snprintf(path, sizeof path, DK_API "/containers/%s?force=1&v=1", id);
+    dk_json(p, "DELETE", path, NULL, 0, NULL, NULL, (char[PH_ERR_MAX]){0});
+    snprintf(path, sizeof path, DK_API "/volumes/%s-work", id);
+    dk_json(p, "DELETE", path, NULL, 0, NULL, NULL, (char[PH_ERR_MAX]){0});
+}
+
+/* ---- create / attach / release / destroy ---- */
+
+static int docker_create(void *prov, const sbx_create_spec_v1 *spec, void **sbp,
+                         char id[SBX_ID_MAX])
+{
+    struct dk_prov *p = prov;
+    *sbp = NULL;
+    if (!spec || spec->struct_size < offsetof(sbx_create_spec_v1, ttl_ns) + sizeof spec->ttl_ns)
+        return dk_err(p, SBX_E_INVAL, "create: bad spec");
+    if (spec->network == SBX_NET_HOST && !p->allow_host_net)
+        return dk_err(p, SBX_E_PERM, "host network requested but providers.d/docker.ini does "
+                      "not set network = allow-host");
+    if (spec->network != SBX_NET_HOST && spec->network != SBX_NET_NONE)
+        return dk_err(p, SBX_E_INVAL, "unknown network policy %d", (int)spec->network);
+    const char *image = spec->image && *spec->image ? spec->image : p->image;
+    if (!image)
+        return dk_err(p, SBX_E_CONFIG, "no image: give one (--image, or a template with "
+                      "image =) or set image in providers.d/docker.ini");
+    char alias[512];
+    image = dk_alias(p->aliases, image, alias, sizeof alias);
+    int ret = dk_init_ensure(p, image);
+    if (ret)
+        return ret;
+    struct dk_sb *sb = calloc(1, sizeof *sb);
+    if (!sb)
+        return dk_err(p, SBX_E_NOMEM, "out of memory");
+    sb->limits = spec->limits;
+    if ((ret = new_id(p, sb->id))) {
+        free(sb);
+        return ret;
+    }
+    char err[PH_ERR_MAX];
+    struct dk_create_args a = {.id = sb->id, .image = image, .runtime = p->runtime,
+                               .init_volume = p->init_volume, .nano_cpus = p->nano_cpus,
+                               .readonly_rootfs = p->readonly_rootfs,
+                               .host_network = spec->network == SBX_NET_HOST,
+                               .now_unix_ns = now_unix_ns(), .spec = spec};
+    json_t *body = dk_create_body(&a, err, sizeof err);
+    if (!body) {
+        free(sb);
+        return dk_err(p, strstr(err, "out of memory") ? SBX_E_NOMEM : SBX_E_INVAL, "%s", err);
+    }
+    char path[200];
+    long status = 0;
+    snprintf(path, sizeof path, DK_API "/containers/create?name=%s", sb->id);
+    ret = dk_json(p, "POST", path, body, 0, &status, NULL, err);
+    json_decref(body);
+    if (ret) {
+        free(sb);
+        if (status == 404)
+            return dk_err(p, SBX_E_NOT_FOUND, "image '%s' is not on the daemon %s (docker pull "
+                          "or docker import it, or map it with image_aliases): %s", image,
+                          p->socket, err);
+        return dk_err(p, ret, "creating a container of '%s': %s", image, err);
+    }
+    snprintf(path, sizeof path, DK_API "/containers/%s/start", sb->id);
+    ret = dk_json(p, "POST", path, NULL, 0, &status, NULL, err);
+    if (ret) {
+        dk_err(p, ret, "starting container %s: %s", sb->id, err);
+        remove_container(p, sb->id);
+        free(sb);
+        return ret;
+    }
+    snprintf(id, SBX_ID_MAX, "%s", sb->id);
+    *sbp = sb;
+    return SBX_OK;
+}
+
+static int docker_exec(void *prov, void *sb, const sbx_exec_spec_v1 *spec,
+                       const sbx_output_sink_v1 *sink, sbx_exec_outcome_v1 *out)
+{
+    struct dk_prov *p = prov;
+    if (!spec || spec->struct_size < offsetof(sbx_exec_spec_v1, stderr_cap) + sizeof spec->stderr_cap)
+        return dk_err(p, SBX_E_INVAL, "exec: bad spec");
+    return dk_exec(p, sb, spec, sink, out);
+}
+
+static int docker_attach(void *prov, const char *id, void **sbp)
+{
+    struct dk_prov *p = prov;
+    *sbp = NULL;
+    if (!id || !id_valid(id))
+        return dk_err(p, SBX_E_NOT_FOUND, "no docker sandbox '%s' (ids look like sbx-<hex>)",
+                      id ? id : "(null)");
+    char path[200];
+    long status = 0;
+    json_t *ans = NULL;
+    snprintf(path, sizeof path, DK_API "/containers/%s/json", id);
+    int ret = call(p, "GET", path, NULL, &status, &ans, "inspecting the sandbox");
+    if (ret) {
+        json_decref(ans);
+        return status == 404 ? dk_err(p, SBX_E_NOT_FOUND, "no docker sandbox '%s'", id) : ret;
+    }
+    json_t *labels = json_object_get(json_object_get(ans, "Config"), "Labels");
+    const char *mine = json_string_value(json_object_get(labels, DK_LABEL_SANDBOX));
+    const char *lim = json_string_value(json_object_get(labels, DK_LABEL_LIMITS));
+    bool running = json_is_true(json_object_get(json_object_get(ans, "State"), "Running"));
+    struct dk_sb *sb = calloc(1, sizeof *sb);
+    if (!sb) {
+        json_decref(ans);
+        return dk_err(p, SBX_E_NOMEM, "out of memory");
+    }
+    snprintf(sb->id, sizeof sb->id, "%s", id);
+    if (!mine || strcmp(mine, "1") || !lim || dk_limits_parse(lim, &sb->limits)) {
+        json_decref(ans);
+        free(sb);
+        return dk_err(p, SBX_E_NOT_FOUND, "container '%s' is not a polysandbox sandbox", id);
+    }
+    json_decref(ans);
+    if (!running) {
+        /* Stopped (a daemon restart): the work volume is a tmpfs, so what
+         * was in it is gone, but the sandbox can run again. */
+        snprintf(path, sizeof path, DK_API "/containers/%s/start", id);
+        if ((ret = call(p, "POST", path, NULL, NULL, NULL, "restarting the sandbox"))) {
+            free(sb);
+            return ret;
+        }
+    }
+    *sbp = sb;
+    return SBX_OK;
+}
+
+static void docker_release(void *prov, void *sb)
+{
+    (void)prov;
+    free(sb);
+}
+
+static int docker_destroy(void *prov, void *sbp)
+{
+    struct dk_prov *p = prov;
+    struct dk_sb *sb = sbp;
+    char path[200];
+    long status = 0;
+    snprintf(path, sizeof path, DK_API "/containers/%s?force=1&v=1", sb->id);
+    int ret = call(p, "DELETE", path, NULL, &status, NULL, "removing the sandbox's container");
+    if (ret && status == 404)
+        ret = SBX_OK;
+    snprintf(path, sizeof path, DK_API "/volumes/%s-work", sb->id);
+    for (int i = 0; i < 20; i++) {
+        int r = call(p, "DELETE", path, NULL, &status, NULL, "removing the sandbox's volume");
+        if (!r || status == 404)
+            break;
+        if (status != 409) {
+            ret = ret ? ret : r;
+            break;
+        }
+        /* Still in use for a moment after the removal. */
+        struct timespec ts = {0, 50 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    free(sb);
+    return ret;
+}
+
+/* ---- list ---- */
+
+static int docker_list(void *prov, const sbx_kv_v1 *filter, size_t n_filter, sbx_list_cb_v1 cb,
+                       void *ud)
+{
+    struct dk_prov *p = prov;
+    json_t *f = json_pack("{s:[s]}", "label", DK_LABEL_SANDBOX "=1");
+    json_t *lab = json_object_get(f, "label");
+    int bad = !f;
+    for (size_t i = 0; !bad && i < n_filter; i++) {
+        const char *k = filter[i].key ? filter[i].key : "", *v = filter[i].value ? filter[i].value : "";
+        char *kv = malloc(strlen(k) + strlen(v) + 2);
+        if (!kv) {
+            bad = 1;
+            break;
+        }
+        sprintf(kv, "%s=%s", k, v);
+        bad = json_array_append_new(lab, json_string(kv)) < 0;
+        free(kv);
+    }
+    char *fs = bad ? NULL : json_dumps(f, JSON_COMPACT);
+    json_decref(f);
+    CURL *h = fs ? curl_easy_init() : NULL;
+    char *esc = h ? curl_easy_escape(h, fs, 0) : NULL;
+    if (h)
+        curl_easy_cleanup(h);
+    free(fs);
+    if (!esc)
+        return dk_err(p, SBX_E_NOMEM, "out of memory");
+    char *path = malloc(strlen(esc) + 64);
+    if (!path) {
+        curl_free(esc);
+        return dk_err(p, SBX_E_NOMEM, "out of memory");
+    }
+    sprintf(path, DK_API "/containers/json?all=1&filters=%s", esc);
+    curl_free(esc);
+    json_t *ans = NULL;
+    int ret = call(p, "GET", path, NULL, NULL, &ans, "listing sandboxes");
+    free(path);
+    if (ret) {
+        json_decref(ans);
+        return ret;
+    }
+    size_t i;
+    json_t *c;
+    json_array_foreach(ans, i, c) {
+        const char *name = json_string_value(json_array_get(json_object_get(c, "Names"), 0));
+        json_t *labels = json_object_get(c, "Labels");
+        if (!name || !json_is_object(labels))
+            continue;
+        if (*name == '/')
+            name++;
+        if (!id_valid(name))
+            continue;
+        /* The daemon filtered; check exactly anyway (its matching rules
+         * are its own). */
+        bool match = true;
+        for (size_t k = 0; match && k < n_filter; k++) {
+            const char *v = json_string_value(json_object_get(labels, filter[k].key ? filter[k].key : ""));
+            match = v && !strcmp(v, filter[k].value ? filter[k].value : "");
+        }
+        if (!match)
+            continue;
+        size_t n = 0, cap = json_object_size(labels);
+        sbx_kv_v1 *kv = calloc(cap ? cap : 1, sizeof *kv);
+        if (!kv) {
+            ret = dk_err(p, SBX_E_NOMEM, "out of memory");
+            break;
+        }
+        const char *key;
+        json_t *val;
+        json_object_foreach(labels, key, val) {
+            if (strncmp(key, DK_LABEL_PREFIX, strlen(DK_LABEL_PREFIX)) && json_is_string(val))
+                kv[n++] = (sbx_kv_v1){key, json_string_value(val)};
+        }
+        const char *cns = json_string_value(json_object_get(labels, DK_LABEL_CREATED));
+        uint64_t created = cns ? strtoull(cns, NULL, 10)
+                         : (uint64_t)json_integer_value(json_object_get(c, "Created")) * 1000000000u;
+        ret = cb(ud, name, kv, n, created);
+        free(kv);
+        if (ret)
+            break;
+    }
+    json_decref(ans);
+    return ret;
+}
+
+/* ---- files / health / doctor ---- */
+
+static int docker_upload(void *prov, void *sb, const char *path, const void *data, size_t len,
+                         uint32_t mode)
+{
+    return dk_upload(prov, sb, path, data, len, mode);
+}
+
+static int docker_download(void *prov, void *sb, const char *path, size_t max, void **data,
+                           size_t *len)
+{
+    return dk_download(prov, sb, path, max, data, len);
+}
+
+static int docker_health(void *prov)
+{
+    struct dk_prov *p = prov;
+    char err[PH_ERR_MAX];
+    ph_request rq = {.method = "GET", .path = "/_ping", .timeout_ms = 5000};
+    ph_response resp;
+    int ret = ph_do(p->http, &rq, &resp, err);
+    long st = resp.status;
+    ph_response_clear(&resp);
+    if (ret)
+        return dk_err(p, ret, "docker daemon at %s: %s", p->socket, err);
+    if (st != 200)
+        return dk_err(p, ph_status_code(st) ? ph_status_code(st) : SBX_E_BACKEND,
+                      "docker daemon at %s answered %ld to /_ping", p->socket, st);
+    return SBX_OK;
+}
+
+static void docker_doctor(void *prov, sbx_doctor_cb_v1 cb, void *ud)
+{
+    struct dk_prov *p = prov;
+    char detail[600], err[PH_ERR_MAX];
+    json_t *ans = NULL;
+    long status = 0;
+    int ret = dk_json(p, "GET", "/version", NULL, 5000, &status, &ans, err);
+    if (ret) {
+        snprintf(detail, sizeof detail, "%s: %s", p->socket, err);
+        cb(ud, "daemon", 0, detail);
+        json_decref(ans);
+        return;
+    }
+    const char *ver = json_string_value(json_object_get(ans, "Version"));
+    const char *api = json_string_value(json_object_get(ans, "ApiVersion"));
+    snprintf(detail, sizeof detail, "%s: version %s, API %s (used: %s)", p->socket,
+             ver ? ver : "?", api ? api : "?", DK_API + 2);
+    cb(ud, "daemon", 1, detail);
+    json_decref(ans);
+    ans = NULL;
+    ret = dk_json(p, "GET", DK_API "/info", NULL, 5000, &status, &ans, err);
+    if (!ret) {
+        const char *cg = json_string_value(json_object_get(ans, "CgroupVersion"));
+        snprintf(detail, sizeof detail, "cgroup v%s; memory limit %s, pids limit %s",
+                 cg ? cg : "?", json_is_true(json_object_get(ans, "MemoryLimit")) ? "yes" : "no",
+                 json_is_true(json_object_get(ans, "PidsLimit")) ? "yes" : "no");
+        cb(ud, "limits", json_is_true(json_object_get(ans, "MemoryLimit")) &&
+                             json_is_true(json_object_get(ans, "PidsLimit")), detail);
+        if (p->runtime) {
+            bool have = json_object_get(json_object_get(ans, "Runtimes"), p->runtime) != NULL;
+            snprintf(detail, sizeof detail, "runtime '%s' %s", p->runtime,
+                     have ? "is registered" : "is not registered in the daemon's daemon.json");
+            cb(ud, "runtime", have, detail);
+        }
+    }
+    json_decref(ans);
+    if (p->image) {
+        char path[600], alias[512];
+        const char *img = dk_alias(p->aliases, p->image, alias, sizeof alias);
+        CURL *h = curl_easy_init();
+        char *esc = h ? curl_easy_escape(h, img, 0) : NULL;
+        if (h)
+            curl_easy_cleanup(h);
+        snprintf(path, sizeof path, DK_API "/images/%s/json", esc ? esc : "");
+        curl_free(esc);
+        ans = NULL;
+        ret = dk_json(p, "GET", path, NULL, 5000, &status, &ans, err);
+        json_decref(ans);
+        snprintf(detail, sizeof detail, "default image '%s' %s", img,
+                 ret ? "is not on the daemon (docker pull or docker import it)" : "is there");
+        cb(ud, "image", !ret, detail);
+    } else {
+        cb(ud, "image", 0, "no default image: set image in providers.d/docker.ini");
+    }
+}
+
+static const sbx_provider_ops_v1 docker_ops = {
+    .init = docker_init,
+    .fini = docker_fini,
+    .create = docker_create,
+    .exec = docker_exec,
+    .destroy = docker_destroy,
+    .attach = docker_attach,
+    .release = docker_release,
+    .list = docker_list,
+    .upload = docker_upload,
+    .download = docker_download,
+    .health = docker_health,
+    .doctor = docker_doctor,
+};
+
+SBX_PROVIDER_DEFINE("docker", PACKAGE_VERSION,
+                    "containers of a Docker or Podman daemon, through its Engine API",
+                    "MIT", DK_CAPS, config_keys, NULL, &docker_ops);

@@ -1,0 +1,64 @@
+#!/bin/sh
+# tests/bench/docker.sh - the docker provider against the docker command,
+# same run, same machine, same daemon (run by `make bench`, after run.sh).
+#
+#   exec: `polysandbox exec --provider docker ID -- sh -c :` against
+#         `/usr/bin/docker exec CONTAINER sh -c :` (same kind of container)
+#   run:  `polysandbox run --provider docker -- sh -c :` against
+#         `/usr/bin/docker run --rm --network none IMAGE sh -c :`
+#
+# Prints medians (latency.py: interleaved runs, p10/p90) and ratios.  The
+# run figure goes through a warm pool when the configuration in
+# BENCH_DOCKER_CONFIG_DIR (default: tests/config) configures one for the
+# docker provider.  Skips (exit 0 with a note) where Docker is not usable.
+# Knob: BENCH_DOCKER_RUNS (samples per command, 20).
+set -u
+: "${top_builddir:=$(pwd)}"
+: "${top_srcdir:=$(cd "$(dirname "$0")/../.." && pwd)}"
+runs=${BENCH_DOCKER_RUNS:-20}
+CI=${CI:-} . "$top_srcdir/tests/docker/lib.sh"
+if ! docker_ready >/dev/null; then
+    echo "docker bench: skipped (Docker or the test image is not available)"
+    exit 0
+fi
+[ -x /usr/bin/docker ] || { echo "docker bench: skipped (no /usr/bin/docker to compare with)"; exit 0; }
+
+export POLYSANDBOX_PROVIDER_PATH="$top_builddir/plugins/docker/.libs"
+export POLYSANDBOX_CONFIG_DIR="${BENCH_DOCKER_CONFIG_DIR:-$top_srcdir/tests/config}"
+state=$(mktemp -d "${TMPDIR:-/tmp}/polysandbox-bench-docker.XXXXXX") || exit 1
+export POLYSANDBOX_STATE_DIR="$state"
+psb="$top_builddir/polysandbox"
+[ -d "$top_builddir/core/.libs" ] &&
+    export LD_LIBRARY_PATH="$top_builddir/core/.libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+[ -x "$top_builddir/.libs/polysandbox" ] && psb="$top_builddir/.libs/polysandbox"
+
+id=$("$psb" create --provider docker) || { echo "docker bench: create failed"; exit 1; }
+peer=polysandbox-bench-peer-$$
+cleanup() {
+    "$psb" destroy --provider docker "$id" >/dev/null 2>&1
+    /usr/bin/docker rm -f "$peer" >/dev/null 2>&1
+    rm -rf "$state"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+# The peer container: the same image, idle, limits alike.
+/usr/bin/docker run -d --name "$peer" --network none --read-only --cap-drop ALL \
+    --security-opt no-new-privileges --memory 512m --memory-swap 512m --pids-limit 128 \
+    --entrypoint /bin/sleep "$DOCKER_TEST_IMAGE" infinity >/dev/null ||
+    { echo "docker bench: the peer container did not start"; exit 1; }
+
+echo "== docker provider: exec round trip of 'sh -c :' ($runs runs)"
+python3 "$top_srcdir/tests/bench/latency.py" -n "$runs" --peer docker_exec \
+    "polysandbox_exec=$psb exec --provider docker $id -- sh -c :" \
+    "docker_exec=/usr/bin/docker exec $peer sh -c :" \
+    --ratio polysandbox_exec/docker_exec || status=1
+echo "   (target: at most 0.5)"
+
+echo "== docker provider: run (create + exec + destroy) of 'sh -c :' ($runs runs)"
+python3 "$top_srcdir/tests/bench/latency.py" -n "$runs" --peer docker_run \
+    "polysandbox_run=$psb run --provider docker -- sh -c :" \
+    "docker_run=/usr/bin/docker run --rm --network none $DOCKER_TEST_IMAGE sh -c :" \
+    --ratio polysandbox_run/docker_run || status=1
+echo "   (target with a warm pool: at most 0.2; without a pool this is the"
+echo "    full create + start + exec + remove)"
+exit "${status:-0}"

@@ -1,0 +1,55 @@
+#!/bin/sh
+# tests/docker/cli.sh - the docker provider through the polysandbox
+# command, on a real dockerd: what the conformance kit does not look at
+# (the container's configuration, its volume's removal, the language
+# templates, the kill of a forked sleeper seen from the daemon's side).
+. "$top_srcdir/tests/cli/lib.sh"
+. "$top_srcdir/tests/docker/lib.sh"
+docker_ready; r=$?
+[ "$r" -eq 0 ] || exit "$r"
+D=/usr/bin/docker
+[ -x "$D" ] || D=docker
+plan 14
+
+cli run --provider docker --lang python -c 'print(6*7)'
+check "a python template run (image mapped by image_aliases)" rc_and_out 0 42
+
+cli create --provider docker --label suite=docker-cli --label run=$$
+id=$(out)
+check "create prints a sandbox id" is_rc 0
+check "the container carries the label and the sandbox mark" sh -c \
+    "$D inspect -f '{{index .Config.Labels \"run\"}}|{{index .Config.Labels \"io.polysandbox.sandbox\"}}' $id | grep -qx '$$|1'"
+check "HostConfig: no network, read-only root, CapDrop ALL, no-new-privileges, memory = swap" sh -c \
+    "$D inspect -f '{{.HostConfig.NetworkMode}} {{.HostConfig.ReadonlyRootfs}} {{.HostConfig.CapDrop}} {{.HostConfig.SecurityOpt}} {{eq .HostConfig.Memory .HostConfig.MemorySwap}}' $id | grep -qx 'none true \[ALL\] \[no-new-privileges\] true'"
+
+cli list --provider docker
+check "list shows the sandbox" out_has "$id"
+
+cli exec --provider docker "$id" -- sh -c 'touch /rootfs-write 2>/dev/null && echo wrote || echo refused'
+check "the root file system is read-only" rc_and_out 0 refused
+
+# A sleeper forked by the command (and one in its own session) must die
+# with the timeout: seen from the daemon's side, nothing but the idle
+# init is left.
+cli exec --provider docker -t 1s "$id" -- sh -c 'sleep 1234 & setsid sleep 1235 & sleep 1236'
+check "timeout status" is_rc 124
+left=$($D top "$id" -o pid,args 2>/dev/null | grep -c 'sleep 123')
+check "no sleeper survives the timeout (docker top: $left, and it lists the idle init)" \
+    sh -c "[ $left -eq 0 ] && $D top $id | grep -q -- --idle"
+
+cli exec --provider docker "$id" -- sh -c 'sleep 1237 >/dev/null 2>&1 & echo started'
+left=$($D top "$id" -o pid,args 2>/dev/null | grep -c 'sleep 1237')
+check "background processes end with their exec" [ "$left" -eq 0 ]
+
+printf 'from stdin' >"$tmp/in"
+cli_in "$tmp/in" exec --provider docker "$id" -- sh -c 'cat > f.txt; wc -c < f.txt'
+check "stdin reaches the command" rc_and_out 0 10
+
+cli destroy --provider docker "$id"
+check "destroy" is_rc 0
+check "the container is gone" sh -c "! $D inspect $id >/dev/null 2>&1"
+check "its work volume is gone" sh -c "! $D volume inspect $id-work >/dev/null 2>&1"
+
+cli exec --provider docker "$id" -- true
+check "exec in a destroyed sandbox: an error naming it" rc_and_err 125 "$id"
+done_testing
