@@ -3,6 +3,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,6 +49,22 @@ int dt_client_auth(struct dt_prov *p, ph_client *c)
     return SBX_OK;
 }
 
+void dt_retry_after(struct dt_prov *p, long ms)
+{
+    if (ms >= 0 && p->host->struct_size >= offsetof(sbx_host_v1, retry_after) +
+                                             sizeof p->host->retry_after &&
+        p->host->retry_after)
+        p->host->retry_after(p->h, (uint64_t)ms);
+}
+
+void dt_not_started(struct dt_prov *p)
+{
+    if (p->host->struct_size >= offsetof(sbx_host_v1, not_started) +
+                                sizeof p->host->not_started &&
+        p->host->not_started)
+        p->host->not_started(p->h);
+}
+
 int dt_api(struct dt_prov *p, const char *what, const char *method, const char *path,
            json_t *body, long *status, json_t **out)
 {
@@ -62,6 +79,7 @@ int dt_api(struct dt_prov *p, const char *what, const char *method, const char *
         json_decref(j);
         if (out)
             *out = NULL;
+        dt_retry_after(p, ra);
         if (rc == SBX_E_RATE_LIMITED && ra >= 0)
             return p->host->set_error(p->h, rc, "daytona: %s: %s (retry after %ld ms)", what,
                                       err, ra);

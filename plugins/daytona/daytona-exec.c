@@ -235,6 +235,11 @@ int dt_run_script(struct dt_prov *p, struct dt_sb *s, const char *what, const ch
         json_t *ej = json_loadb(r.body, r.body_len, 0, NULL);
         const char *m = json_string_value(json_object_get(ej, "message"));
         rc = ph_status_code(r.status);
+        dt_retry_after(p, r.retry_after_ms);
+        /* Refused at the door (rate limit, bad credentials, not running):
+         * nothing ran. */
+        if (r.status == 429 || r.status == 401 || r.status == 403)
+            dt_not_started(p);
         if (rc == SBX_E_RATE_LIMITED && r.retry_after_ms >= 0)
             p->host->set_error(p->h, rc, "daytona: sandbox %s: %s: HTTP %ld: %.200s (retry after %ld ms)",
                                s->id, what, r.status, m ? m : "", r.retry_after_ms);
@@ -411,7 +416,7 @@ int dt_exec(void *prov, void *sb, const sbx_exec_spec_v1 *spec,
     char *scratch = NULL, *res = NULL, *path = NULL;
     size_t res_len = 0, inline_budget = DT_INLINE_MAX;
     dt_buf b = {0};
-    bool timed_out = false;
+    bool timed_out = false, setup_done = false;
     int rc;
 
     if (!spec->argv || !spec->argv[0])
@@ -427,7 +432,7 @@ int dt_exec(void *prov, void *sb, const sbx_exec_spec_v1 *spec,
                                       "daytona: exec: file path '%s' must be relative, without '..'",
                                       spec->files[i].path ? spec->files[i].path : "(null)");
     if ((rc = dt_scratch(p, s, &scratch)) != SBX_OK)
-        return rc;
+        goto out;
     if (spec->n_files && !(pl = calloc(spec->n_files, sizeof *pl))) {
         rc = p->host->set_error(p->h, SBX_E_NOMEM, "out of memory");
         goto out;
@@ -534,6 +539,7 @@ int dt_exec(void *prov, void *sb, const sbx_exec_spec_v1 *spec,
     t1 = dt_now_ns();
     out->start_ns = t1 - t0;
     rc = dt_run_script(p, s, "exec", b.p, (unsigned)secs, max_body, &res, &res_len, &timed_out);
+    setup_done = true;
     out->exec_ns = dt_now_ns() - t1;
     if (out->exec_ns == 0)
         out->exec_ns = 1;
@@ -571,6 +577,10 @@ int dt_exec(void *prov, void *sb, const sbx_exec_spec_v1 *spec,
     }
     rc = parse_outputs(p, s, res, res_len, spec, sink, out);
 out:
+    /* A failure while placing files and stdin, before the command was
+     * sent, left nothing running: the core may try again. */
+    if (rc != SBX_OK && !setup_done && rc != SBX_E_INVAL && rc != SBX_E_PATH)
+        dt_not_started(p);
     dt_buf_free(&b);
     free(res);
     free(path);

@@ -68,6 +68,7 @@ int dt_upload_raw(struct dt_prov *p, struct dt_sb *s, const char *abspath, const
         rc = p->host->set_error(p->h, ph_status_code(r.status),
                                 "daytona: sandbox %s: upload of %s: HTTP %ld: %.200s", s->id,
                                 abspath, r.status, m ? m : "");
+        dt_retry_after(p, r.retry_after_ms);
         json_decref(ej);
         goto out;
     }
@@ -245,6 +246,7 @@ int dt_download(void *prov, void *sb, const char *path, size_t max, void **data,
         rc = p->host->set_error(p->h, ph_status_code(r.status),
                                 "daytona: sandbox %s: download of '%s': HTTP %ld: %.200s", s->id,
                                 path, r.status, m ? m : "");
+        dt_retry_after(p, r.retry_after_ms);
         json_decref(ej);
         goto out;
     }

@@ -82,6 +82,11 @@ bool dt_id_ok(const char *id);
 
 /* ---- daytona-api.c ---- */
 
+/* Tell the core (ABI 1.1 hosts) the backend asked for a pause, or that a
+ * failed exec never started its command; no-ops on older hosts. */
+void dt_retry_after(struct dt_prov *p, long ms);
+void dt_not_started(struct dt_prov *p);
+
 /* Sets the API key (and organization) headers on a client. */
 int dt_client_auth(struct dt_prov *p, ph_client *c);
 /* A JSON call on the API; on failure set_error with what and the answer. */

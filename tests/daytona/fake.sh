@@ -30,7 +30,7 @@ err_has() { grep -q -F -- "$1" "$T/err"; }
 reqs() { dt_ctl GET /_fake/requests; }
 live() { dt_ctl GET /_fake/stats | dt_jq 'len(j["live"])'; }
 
-echo "1..48"
+echo "1..50"
 dt_start --page-size 2 --minute-ms 400
 
 # ---- basics ----
@@ -175,6 +175,16 @@ ps run --json -- echo never-seen
 check "connection dropped mid-answer during exec: a sandbox error, not a result" \
     eval '[ "$rc" -eq 125 ] && ! out_has never-seen'
 check "...and the sandbox is still destroyed" eval '[ "$(live)" -eq 0 ]'
+dt_faults '{"error_rate": 1, "status": 503, "count": 1, "path": "/api/sandbox", "method": "POST"}'
+ps run -- echo after-one-503
+check "one 503 on create: retryable, the core's retry gets through" \
+    eval '[ "$rc" -eq 0 ] && out_is after-one-503'
+dt_faults '{"error_rate": 1, "status": 429, "retry_after": 1, "count": 1, "path": "/toolbox/", "method": "POST"}'
+c0=$(dt_ctl GET /_fake/stats | dt_jq 'j["created"]')
+ps run -- echo after-one-429
+c1=$(dt_ctl GET /_fake/stats | dt_jq 'j["created"]')
+check "one 429 on execute: marked not started, so the exec is retried in the same sandbox" \
+    eval '[ "$rc" -eq 0 ] && out_is after-one-429 && [ $((c1 - c0)) -eq 1 ]'
 dt_faults '{"slow_body_ms": 600, "latency_ms": 50}'
 ps run -- echo slow-but-whole
 check "latency and slow bodies: still the whole answer" eval '[ "$rc" -eq 0 ] && out_is slow-but-whole'

@@ -48,7 +48,8 @@
 #     (if set) turns every fault off after that many injections; path and
 #     method restrict which requests are touched.
 #   GET /_fake/faults, POST /_fake/reset (faults off, sandboxes destroyed),
-#   GET /_fake/stats {"sandboxes":N,"live":[ids],"requests":N,"injected":N},
+#   GET /_fake/stats {"sandboxes":N,"live":[ids],"requests":N,"injected":N,
+#   "created":N},
 #   GET /_fake/requests  the last 200 requests (method, path, status, body
 #   of API requests; never the Authorization header).
 #   Magic snapshot (or FROM image of a buildInfo) names: "fake-error" ends
@@ -369,6 +370,7 @@ class Fake:
         self.requests = []
         self.n_requests = 0
         self.n_injected = 0
+        self.n_created = 0
         self.base_url = None
 
     # Lazy state machine, run under the lock before every look.
@@ -631,6 +633,7 @@ class Handler(BaseHTTPRequestHandler):
                 live = [s.id for s in f.sandboxes.values() if s.state != "destroying"]
                 return self._json(200, {"sandboxes": len(f.sandboxes), "live": live,
                                         "requests": f.n_requests, "injected": f.n_injected,
+                                        "created": f.n_created,
                                         "states": {s.id: s.state for s in f.sandboxes.values()}})
         if path == "/_fake/requests":
             with f.lock:
@@ -757,6 +760,7 @@ class Handler(BaseHTTPRequestHandler):
             raise HTTPError(409, "Sandbox with name %s already exists" % d["name"])
         sb = Sandbox(f, d)
         f.sandboxes[sb.id] = sb
+        f.n_created += 1
         return self._json(200, sb.to_json(f))
 
     def _list(self, query, force_items=False):
