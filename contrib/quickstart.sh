@@ -14,7 +14,7 @@ if [ "$(id -u)" -eq 0 ]; then SUDO=; else SUDO=sudo; fi
 PACKAGES="build-essential autoconf automake libtool libltdl-dev pkg-config \
 libcurl4-openssl-dev libjansson-dev libinih-dev libsodium-dev libseccomp-dev \
 libarchive-dev docker.io debootstrap \
-python3 bubblewrap"
+python3 bubblewrap zlib1g-dev"
 
 echo "quickstart: installing Debian packages: $PACKAGES"
 export DEBIAN_FRONTEND=noninteractive

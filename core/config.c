@@ -29,6 +29,11 @@
 #include "core-int.h"
 
 #define MAIN_INI "polysandbox.ini"
+/* inih reads lines into a fixed 200-byte buffer; a longer "key = value"
+ * line reaches it as "key = LONG_VALUE" while the loader keeps the value
+ * (a sealed credential is longer than that). */
+#define LINE_MAX_CHARS 65536
+#define LONG_VALUE "\x01"
 #define BUILTIN "(built-in)"
 /* Where templates look for their interpreters and compilers. */
 #define TEMPLATE_PATH "/usr/local/bin:/usr/bin:/bin"
@@ -118,6 +123,9 @@ typedef struct loader {
 
     char **ini_path;            /* [core] provider_path, last writer wins */
     char **env_path;            /* $POLYSANDBOX_PROVIDER_PATH */
+
+    char *line;                 /* read_line's buffer, LINE_MAX_CHARS + 1 */
+    char *long_value;           /* the value of the last line too long for inih */
 } loader;
 
 static int lerr(loader *ld, int code, const where *w, const char *fmt, ...)
@@ -464,6 +472,8 @@ static void loader_free(loader *ld)
     }
     core_strv_free(ld->ini_path);
     core_strv_free(ld->env_path);
+    free(ld->line);
+    free(ld->long_value);
 }
 
 /* ---- [core] and [limits]: shared by files, environment, command line -------- */
@@ -915,6 +925,8 @@ static int on_value(void *user, const char *section, const char *key,
 
     if (ld->rc != SBX_OK)
         return 0;
+    if (strcmp(value, LONG_VALUE) == 0 && ld->long_value)
+        value = ld->long_value;
     if (!*section)
         return !lerr(ld, SBX_E_CONFIG, &ld->at, "'%s' is outside any [section]", key);
     if (!*key)
@@ -954,10 +966,57 @@ static void read_error(loader *ld, FILE *f)
 }
 
 /*
+ * Hand inih a line longer than its buffer: a comment as an empty comment;
+ * "key = value" as "key = LONG_VALUE", the value (trimmed, inline comment
+ * cut as inih would) kept in ld->long_value for on_value.  @line has @len
+ * characters, leading blanks already gone.
+ */
+static char *long_line(loader *ld, const char *line, size_t len, char *str, int num)
+{
+    const char *eq, *v, *end = line + len;
+    size_t klen;
+
+    if (line[0] == ';' || line[0] == '#') {
+        memcpy(str, ";\n", 3);
+        return str;
+    }
+    eq = memchr(line, '=', len);
+    if (!eq || line[0] == '[') {
+        lerr(ld, SBX_E_CONFIG, &ld->at, "line too long (at most %d characters, "
+             "or %d for a key = value line)", num - 2, LINE_MAX_CHARS);
+        return NULL;
+    }
+    klen = (size_t)(eq - line);
+    while (klen > 0 && is_blank(line[klen - 1]))
+        klen--;
+    if (klen + sizeof(" = " LONG_VALUE "\n") > (size_t)num) {
+        lerr(ld, SBX_E_CONFIG, &ld->at, "key too long");
+        return NULL;
+    }
+    for (v = eq + 1; v < end && is_blank(*v); v++)
+        ;
+    for (const char *c = v; c < end; c++)
+        if (*c == ';' && c > v && is_blank(c[-1])) {
+            end = c;
+            break;
+        }
+    while (end > v && is_blank(end[-1]))
+        end--;
+    free(ld->long_value);
+    if (!(ld->long_value = strndup(v, (size_t)(end - v)))) {
+        nomem(ld);
+        return NULL;
+    }
+    memcpy(str, line, klen);
+    memcpy(str + klen, " = " LONG_VALUE "\n", sizeof(" = " LONG_VALUE "\n"));
+    return str;
+}
+
+/*
  * inih's fgets-like reader, giving it exactly one whole line per call,
- * without its leading blanks and line end.  A line that does not fit
- * @num is an error found before reading on, so a huge file costs no
- * memory.  After an error it ends the file (NULL), so inih stops there.
+ * without its leading blanks and line end.  A line longer than
+ * LINE_MAX_CHARS is an error found before reading on, so a huge file costs
+ * no memory.  After an error it ends the file (NULL), so inih stops there.
  */
 static char *read_line(char *str, int num, void *stream)
 {
@@ -969,6 +1028,10 @@ static char *read_line(char *str, int num, void *stream)
 
     if (ld->rc != SBX_OK || num < 3)
         return NULL;
+    if (!ld->line && !(ld->line = malloc(LINE_MAX_CHARS + 1))) {
+        nomem(ld);
+        return NULL;
+    }
     errno = 0;
     c = getc(r->f);
     if (c == EOF) {
@@ -985,25 +1048,29 @@ static char *read_line(char *str, int num, void *stream)
             }
             ungetc(next, r->f);
         }
-        if (c == '\0') {
-            lerr(ld, SBX_E_CONFIG, &ld->at, "line contains a NUL byte");
+        if (c == '\0' || c == LONG_VALUE[0]) {
+            lerr(ld, SBX_E_CONFIG, &ld->at, "line contains a %s byte",
+                 c ? "control (0x01)" : "NUL");
             return NULL;
         }
         if (leading && is_blank((char)c))
             continue;
         leading = false;
-        /* Room is left for '\n' and '\0'. */
-        if (len >= (size_t)num - 2) {
-            lerr(ld, SBX_E_CONFIG, &ld->at, "line too long (at most %d "
-                 "characters; for a long secret use file:PATH)", num - 2);
+        if (len >= LINE_MAX_CHARS) {
+            lerr(ld, SBX_E_CONFIG, &ld->at, "line too long (at most %d characters)",
+                 LINE_MAX_CHARS);
             return NULL;
         }
-        str[len++] = (char)c;
+        ld->line[len++] = (char)c;
     }
     if (c == EOF && ferror(r->f)) {
         read_error(ld, r->f);
         return NULL;
     }
+    /* Room is left for '\n' and '\0'. */
+    if (len > (size_t)num - 2)
+        return long_line(ld, ld->line, len, str, num);
+    memcpy(str, ld->line, len);
     str[len] = '\n';
     str[len + 1] = '\0';
     return str;

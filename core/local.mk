@@ -5,7 +5,8 @@
 noinst_LTLIBRARIES += core/libpolysandbox-internal.la
 lib_LTLIBRARIES += core/libpolysandbox.la
 pkginclude_HEADERS += core/include/polysandbox/sandbox.h \
-	core/include/polysandbox/common.h
+	core/include/polysandbox/common.h \
+	core/include/polysandbox/eval.h
 pkgconfig_DATA += core/polysandbox.pc
 
 core_libpolysandbox_internal_la_SOURCES = \
@@ -33,11 +34,22 @@ core_libpolysandbox_internal_la_SOURCES = \
 	core/gc.c \
 	core/result-int.h \
 	core/result.c \
-	core/json.c
+	core/json.c \
+	core/eval-int.h \
+	core/eval-jsonl.c \
+	core/eval-dataset.c \
+	core/eval-program.c \
+	core/eval-verdict.c \
+	core/eval-record.c \
+	core/eval-stats.c \
+	core/eval-journal.c \
+	core/eval-opts.c \
+	core/eval-summary.c \
+	core/eval-run.c
 core_libpolysandbox_internal_la_CFLAGS = $(AM_CFLAGS) -fvisibility=hidden -pthread \
-	$(JANSSON_CFLAGS) $(INIH_CFLAGS) $(SODIUM_CFLAGS)
+	$(JANSSON_CFLAGS) $(INIH_CFLAGS) $(SODIUM_CFLAGS) $(ZLIB_CFLAGS)
 core_libpolysandbox_internal_la_LIBADD = $(LTDL_LIBS) $(JANSSON_LIBS) \
-	$(INIH_LIBS) $(SODIUM_LIBS)
+	$(INIH_LIBS) $(SODIUM_LIBS) $(ZLIB_LIBS)
 
 core_libpolysandbox_la_SOURCES =
 core_libpolysandbox_la_LDFLAGS = -version-info $(LIBPOLYSANDBOX_LT_VERSION) \

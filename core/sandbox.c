@@ -651,9 +651,35 @@ static int run_done(core_pool_lease *lease, sbx_sandbox *sb, bool healthy)
 
 /* One create + exec + destroy.  *exec_failed: the sandbox failed while the
  * command ran (not at create or destroy). */
+/* A one-shot sandbox lives for one exec: unless the caller gave a
+ * time-to-live, give it twice the run's time limit and a minute, so that
+ * `polysandbox gc` reaps it should this process die mid-run.  @tmp is a
+ * shallow copy of @copts (read-only use) when one is needed. */
+static const sbx_create_opts *one_shot_opts(const sbx_ctx *ctx, const sbx_create_opts *copts,
+                                            const sbx_exec_opts *xopts, sbx_create_opts *tmp)
+{
+    uint64_t wall;
+
+    if (copts && copts->ttl_ns)
+        return copts;
+    wall = xopts->timeout_ns;
+    if (!wall)
+        wall = (copts && copts->limits[SBX_LIMIT_WALL]) ? copts->limits[SBX_LIMIT_WALL]
+                                                        : ctx->cfg.limits[SBX_LIMIT_WALL];
+    if (!wall)
+        return copts;
+    if (copts)
+        *tmp = *copts;
+    else
+        memset(tmp, 0, sizeof(*tmp));
+    tmp->ttl_ns = 2 * wall + UINT64_C(60000000000);
+    return tmp;
+}
+
 static int run_once(sbx_ctx *ctx, const sbx_create_opts *copts, const sbx_exec_opts *xopts,
                     uint64_t deadline, sbx_result **out, bool *exec_failed)
 {
+    sbx_create_opts tmp;
     uint64_t t0 = core_now_ns(), t1;
     sbx_sandbox *sb = NULL;
     core_pool_lease *lease = NULL;
@@ -663,7 +689,8 @@ static int run_once(sbx_ctx *ctx, const sbx_create_opts *copts, const sbx_exec_o
 
     *exec_failed = false;
     sb = core_pool_take(ctx, copts, &lease);   /* NULL: no pool, or a miss */
-    rc = sb ? SBX_OK : sandbox_create(ctx, copts, deadline, &sb, &backend_failed);
+    rc = sb ? SBX_OK : sandbox_create(ctx, one_shot_opts(ctx, copts, xopts, &tmp), deadline,
+                                      &sb, &backend_failed);
     t1 = core_now_ns();
     if (rc != SBX_OK) {
         const struct sbx_error *e = core_error_tls();

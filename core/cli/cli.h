@@ -18,6 +18,7 @@ enum {
     CLI_EXIT_OK = 0,
     CLI_EXIT_FAIL = 1,        /* a command's own failure: doctor, destroy */
     CLI_EXIT_USAGE = 2,       /* bad usage of polysandbox itself */
+    CLI_EXIT_DATA = 65,       /* eval: a bad dataset, samples or results file */
     CLI_EXIT_TIMEOUT = 124,   /* wall-clock or CPU-time limit */
     CLI_EXIT_ERROR = 125,     /* polysandbox, configuration or sandbox error */
     CLI_EXIT_NOEXEC = 126,    /* the command cannot be executed */
@@ -53,6 +54,8 @@ int cli_cmd_doctor(cli_global *g, int argc, char **argv);
 int cli_cmd_secret(cli_global *g, int argc, char **argv);
 int cli_cmd_gc(cli_global *g, int argc, char **argv);
 int cli_cmd_pools(cli_global *g, int argc, char **argv);
+int cli_cmd_eval(cli_global *g, int argc, char **argv);
+int cli_cmd_compare(cli_global *g, int argc, char **argv);
 
 /* ---- messages and the context (util.c) -------------------------------------- */
 

@@ -19,8 +19,6 @@
 
 /* The largest value sbx_secret_seal takes. */
 #define SEAL_MAX 4096
-/* An ini line holds 198 characters; "api_key = " takes ten of them. */
-#define INI_LINE_MAX 198
 
 static void secret_help(void)
 {
@@ -252,10 +250,6 @@ static int cmd_seal(cli_global *g, int argc, char **argv)
         rc = CLI_EXIT_ERROR;
         goto out;
     }
-    if (strlen(sealed) > INI_LINE_MAX - 10 && !g->quiet)
-        cli_err("note: the sealed value has %zu characters; an ini line holds at most "
-                "%d with its key, so keep a longer secret in a file and use file:PATH",
-                strlen(sealed), INI_LINE_MAX);
     rc = CLI_EXIT_OK;
 out:
     explicit_bzero(buf, sizeof buf);

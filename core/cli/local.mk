@@ -17,11 +17,18 @@ polysandbox_SOURCES = \
 	core/cli/cmd-doctor.c \
 	core/cli/cmd-secret.c \
 	core/cli/cmd-gc.c \
-	core/cli/cmd-pools.c
+	core/cli/cmd-pools.c \
+	core/cli/eval-cli.h \
+	core/cli/eval-common.c \
+	core/cli/eval-progress.c \
+	core/cli/cmd-eval.c \
+	core/cli/eval-report.h \
+	core/cli/eval-report.c \
+	core/cli/cmd-compare.c
 polysandbox_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS)
 polysandbox_LDADD = core/libpolysandbox.la $(JANSSON_LIBS)
 
-dist_man_MANS += doc/polysandbox.1
+dist_man_MANS += doc/polysandbox.1 doc/polysandbox-eval.1
 
 bashcompletiondir = $(datadir)/bash-completion/completions
 dist_bashcompletion_DATA = contrib/bash-completion/polysandbox

@@ -27,6 +27,8 @@ static const struct {
     { "secret", cli_cmd_secret, "create the host key, seal and check credentials" },
     { "gc", cli_cmd_gc, "destroy sandboxes whose time-to-live passed" },
     { "pools", cli_cmd_pools, "start the configured pools, show their state" },
+    { "eval", cli_cmd_eval, "score completions on a dataset (HumanEval, MBPP, ...)" },
+    { "compare", cli_cmd_compare, "run one evaluation on several providers, side by side" },
 };
 #define N_COMMANDS (sizeof commands / sizeof commands[0])
 

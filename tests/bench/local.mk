@@ -25,3 +25,4 @@ bench-docker: all
 bench: bench-docker
 .PHONY: bench-docker
 EXTRA_DIST += tests/bench/docker.sh
+EXTRA_DIST += tests/bench/eval.sh tests/bench/eval-baseline.py tests/bench/eval-gen.py

@@ -107,6 +107,10 @@ pool_runner="$top_builddir/tests/bench/bench-pool"
     pool_runner="$top_builddir/tests/bench/.libs/bench-pool"
 "$pool_runner" -n "${BENCH_POOL_RUNS:-200}" || status=1
 
+# ---- 6. scoring a dataset: polysandbox eval against the reference harness's way ----
+echo
+sh "$bench/eval.sh" || status=1
+
 echo
 python3 "$bench/summary.py" "$BENCH_SAVE"
 [ "$status" -eq 0 ] || echo "bench: a run failed or something leaked (see above)"

@@ -10,7 +10,7 @@ POLYSANDBOX_STATE_DIR="$tmp/state"
 export POLYSANDBOX_STATE_DIR
 mkdir "$POLYSANDBOX_STATE_DIR" || exit 99
 
-plan 17
+plan 18
 
 ids() { "$PS" list --provider local --json 2>/dev/null |
         python3 -c 'import json,sys; print(" ".join(sorted(s["id"] for s in json.load(sys.stdin))))'; }
@@ -70,4 +70,21 @@ cli --help
 check "--help lists gc and pools" eval 'is_rc 0 && out_has " gc " && out_has " pools "'
 
 "$PS" destroy --provider local "$young" "$forever" >/dev/null 2>&1
+
+# A one-shot run's sandbox carries an expiry too (twice its time limit and
+# a minute), so gc reaps it if the run's process dies.
+"$PS" run -t 4s -- sleep 3 >/dev/null 2>&1 &
+runpid=$!
+expires=
+for _ in $(seq 50); do
+    expires=$("$PS" list --provider local --json 2>/dev/null | python3 -c '
+import json, sys
+for s in json.load(sys.stdin):
+    print(s["labels"].get("polysandbox.expires", "none") + " " + s["labels"]["polysandbox.created"])')
+    [ -n "$expires" ] && break
+    sleep 0.1
+done
+wait "$runpid"
+check "a one-shot run's sandbox expires 2 x 4s + 60s after its creation ($expires)" \
+    eval 'set -- $expires; [ "$1" != none ] && [ $(($1 - $2)) -ge 68 ] && [ $(($1 - $2)) -le 69 ]'
 done_testing

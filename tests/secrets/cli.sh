@@ -33,7 +33,7 @@ no_secret() { ! grep -q -F -- "$SECRET" "$@"; }
 expected_b2=$(printf '%s' "$SECRET" | b2sum -l 256 | cut -d' ' -f1)
 expected_len=${#SECRET}
 
-plan 46
+plan 47
 
 # ---- usage -------------------------------------------------------------------
 cli secret --help
@@ -92,6 +92,16 @@ cli --config-dir "$A" run --json --provider probe -- probe
 check "--json output never holds the secret" eval 'is_rc 0 && no_secret "$tmp/out" "$tmp/err"'
 cli --config-dir "$A" providers --json
 check "providers --json never holds it" no_secret "$tmp/out" "$tmp/err"
+
+# A long secret (a 1000-byte token) seals to a line far over inih's 200.
+long=$(python3 -c 'print("k" * 1000)')
+printf '%s\n' "$long" >"$tmp/in"
+cli_in "$tmp/in" --config-dir "$A" secret seal
+probe_ini "$A" "api_key = $(out)"
+cli --config-dir "$A" run --provider probe -- probe
+check "a sealed 1000-byte secret on one long ini line reaches the provider whole" \
+    eval 'is_rc 0 && out_has "len=1000 b2=$(printf %s "$long" | b2sum -l 256 | cut -d" " -f1) "'
+probe_ini "$A" "api_key = $sealed"
 
 # ---- a wrong key, a corrupt value, a truncated value ------------------------------------
 probe_ini "$B" "note = x" "api_key = $sealed"

@@ -1,0 +1,196 @@
+/* core/cli/cmd-compare.c - polysandbox compare: the same evaluation on
+ * several providers, one after the other, and a side-by-side report */
+#include "config.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "eval-report.h"
+
+static void compare_help(void)
+{
+    fputs(
+"Usage: polysandbox compare --dataset FILE (--samples FILE | --canonical)\n"
+"                           --providers P,P[,...] [OPTIONS]\n"
+"Run the same samples on each provider in turn and report them side by\n"
+"side: verdict counts, pass@k, latency, throughput, and every sample whose\n"
+"verdict differs.  The report is printed as Markdown and written to\n"
+"PREFIX.md and PREFIX.html (one self-contained page with SVG charts).\n"
+"\n", stdout);
+    fputs(cli_eval_help_common, stdout);
+    fputs(
+"      --providers LIST   the providers to compare, comma-separated (a name\n"
+"                         may repeat: the columns are then NAME, NAME#2, ...)\n"
+"      --report PREFIX    where the report goes (default: compare)\n"
+"\n"
+"Exit status: 0 when every sample got the same verdict everywhere; 1 when\n"
+"some differ (they are listed); 65 on a bad dataset or samples file;\n"
+"2 on bad usage; 125 on other errors.\n",
+        stdout);
+}
+
+enum { OPT_PROVIDERS = 500, OPT_REPORT };
+
+static int write_report(const cli_report *r, const char *prefix, const char *ext, bool html)
+{
+    size_t n = strlen(prefix) + strlen(ext) + 1;
+    char *path = malloc(n);
+    FILE *f;
+    int e;
+
+    if (!path) {
+        cli_err("out of memory");
+        return -1;
+    }
+    snprintf(path, n, "%s%s", prefix, ext);
+    if (!(f = fopen(path, "w"))) {
+        cli_err("compare: cannot write %s: %s", path, strerror(errno));
+        free(path);
+        return -1;
+    }
+    e = html ? cli_report_html(r, f) : cli_report_markdown(r, f);
+    if (fclose(f) != 0 && e == 0)
+        e = errno;
+    if (e)
+        cli_err("compare: cannot write %s: %s", path, strerror(e));
+    free(path);
+    return e ? -1 : 0;
+}
+
+int cli_cmd_compare(cli_global *g, int argc, char **argv)
+{
+    static const struct option opts[] = {
+        CLI_EVAL_LONGOPTS,
+        { "providers", required_argument, NULL, OPT_PROVIDERS },
+        { "report", required_argument, NULL, OPT_REPORT },
+        { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 }
+    };
+    cli_eval_args a;
+    const char *list = NULL, *prefix = "compare";
+    char *names = NULL, **labels = NULL;
+    cli_column *cols = NULL;
+    size_t n_cols = 0;
+    cli_report rep = { 0 };
+    sbx_ctx *ctx = NULL;
+    sbx_eval_dataset *ds = NULL;
+    sbx_eval_samples *s = NULL;
+    int c, rc = -1;
+
+    cli_eval_args_init(&a, "compare");
+    optind = 1;
+    while (rc < 0 && (c = getopt_long(argc, argv, "+j:k:h", opts, NULL)) != -1) {
+        switch (c) {
+        case OPT_PROVIDERS: list = optarg; break;
+        case OPT_REPORT: prefix = optarg; break;
+        case 'h': compare_help(); return CLI_EXIT_OK;
+        case '?': return cli_bad_option(a.cmd);
+        default:
+            rc = cli_eval_option(&a, c, optarg);
+            if (rc == 0)
+                return cli_bad_option(a.cmd);
+        }
+    }
+    if (rc >= 0)
+        return rc;
+    if (optind < argc)
+        return cli_usage_error(a.cmd, "unexpected argument '%s'", argv[optind]);
+    if ((rc = cli_eval_check(&a)) >= 0)
+        return rc;
+    if (!list)
+        return cli_usage_error(a.cmd, "missing --providers P,P");
+    if (!*prefix)
+        return cli_usage_error(a.cmd, "--report needs a file name prefix");
+
+    rc = CLI_EXIT_ERROR;
+    if (!(names = strdup(list)) || !(cols = calloc(strlen(list) + 1, sizeof *cols)) ||
+        !(labels = calloc(strlen(list) + 1, sizeof *labels))) {
+        cli_err("out of memory");
+        goto done;
+    }
+    for (char *tok = strtok(names, ","); tok; tok = strtok(NULL, ",")) {
+        size_t same = 1;
+        for (size_t i = 0; i < n_cols; i++)
+            same += strncmp(cols[i].label, tok, strlen(tok)) == 0 &&
+                    (cols[i].label[strlen(tok)] == '\0' || cols[i].label[strlen(tok)] == '#');
+        if (!(labels[n_cols] = malloc(strlen(tok) + 24))) {
+            cli_err("out of memory");
+            goto done;
+        }
+        if (same > 1)
+            sprintf(labels[n_cols], "%s#%zu", tok, same);
+        else
+            strcpy(labels[n_cols], tok);
+        cols[n_cols].label = labels[n_cols];
+        n_cols++;
+    }
+    if (n_cols < 2) {
+        rc = cli_usage_error(a.cmd, "invalid value '%s' for --providers: name at least two "
+                             "providers, separated by commas", list);
+        goto done;
+    }
+    g->pools = true;   /* long enough for warm pools to pay off */
+    if (!(ctx = cli_ctx_new(g)))
+        goto done;
+    for (size_t i = 0; i < n_cols; i++) {
+        char name[256];
+        snprintf(name, sizeof name, "%.*s", (int)strcspn(cols[i].label, "#"), cols[i].label);
+        if (!cli_provider_ok(ctx, name))
+            goto done;
+    }
+    if ((rc = cli_eval_load(&a, ctx, &ds, &s)) >= 0)
+        goto done;
+    rc = CLI_EXIT_ERROR;
+    /* One provider after the other, so that their figures do not share
+     * the machine. */
+    for (size_t i = 0; i < n_cols; i++) {
+        char name[256], label[300];
+        const char *pv[2] = { name, NULL };
+        sbx_eval_opts *o;
+        cli_progress *prog;
+        int e;
+        snprintf(name, sizeof name, "%.*s", (int)strcspn(cols[i].label, "#"), cols[i].label);
+        snprintf(label, sizeof label, "compare %s", cols[i].label);
+        if (!(o = cli_eval_opts(&a, pv)))
+            goto done;
+        prog = cli_progress_new(label, g->quiet);
+        sbx_eval_opts_set_callback(o, cli_progress_cb, prog);
+        e = sbx_eval_run(ctx, ds, s, o, &cols[i].sum);
+        cli_progress_free(prog);
+        sbx_eval_opts_free(o);
+        if (e != SBX_OK) {
+            rc = cli_eval_error(ctx, e, "compare");
+            goto done;
+        }
+    }
+    rep.args = &a;
+    rep.samples = s;
+    rep.cols = cols;
+    rep.n_cols = n_cols;
+    if (!cli_report_find_diffs(&rep)) {
+        cli_err("out of memory");
+        goto done;
+    }
+    if (cli_report_markdown(&rep, stdout) != 0 || write_report(&rep, prefix, ".md", false) ||
+        write_report(&rep, prefix, ".html", true))
+        goto done;
+    if (!g->quiet)
+        fprintf(stderr, "polysandbox: compare: wrote %s.md and %s.html\n", prefix, prefix);
+    rc = rep.n_diffs ? CLI_EXIT_FAIL : CLI_EXIT_OK;
+done:
+    free(rep.diffs);
+    for (size_t i = 0; cols && i < n_cols; i++) {
+        sbx_eval_summary_free(cols[i].sum);
+        free(labels[i]);
+    }
+    free(cols);
+    free(labels);
+    free(names);
+    sbx_eval_samples_free(s);
+    sbx_eval_dataset_free(ds);
+    sbx_ctx_free(ctx);
+    return rc;
+}

@@ -1,0 +1,271 @@
+/* core/cli/cmd-eval.c - polysandbox eval: score completions on a dataset */
+#include "config.h"
+
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "eval-cli.h"
+
+static void eval_help(void)
+{
+    fputs(
+"Usage: polysandbox eval --dataset FILE --samples FILE [OPTIONS]\n"
+"       polysandbox eval --dataset FILE --canonical [OPTIONS]\n"
+"Run every sample's program in a sandbox and grade it: verdicts, pass@k,\n"
+"latency and throughput.  Each result is appended to the results file as\n"
+"its sample finishes, so a killed run can be continued with --resume.\n"
+"\n", stdout);
+    fputs(cli_eval_help_common, stdout);
+    fputs(
+"      --provider P[,P...] providers to use; a sample whose sandbox keeps\n"
+"                         failing on one is retried on the next\n"
+"\n"
+"Results:\n"
+"      --out FILE         the results JSONL (default: SAMPLES_results.jsonl;\n"
+"                         none for --canonical)\n"
+"      --resume           keep the results in --out, run only what is missing\n"
+"      --show-program N   print the program of sample N (0-based) and exit\n"
+"\n"
+"A sample passes only when its program exits 0 after every test ran: see\n"
+"VERDICTS in polysandbox-eval(1).  Progress goes to stderr (-q: none).\n"
+"Exit status: 0 when every sample was graded; 1 when some ended in sandbox\n"
+"errors (listed apart); 65 on a bad dataset, samples or results file;\n"
+"2 on bad usage; 125 on other errors.\n",
+        stdout);
+}
+
+enum { OPT_PROVIDER = 400, OPT_OUT, OPT_RESUME, OPT_SHOW };
+
+/* The first SIGINT or SIGTERM stops taking new samples: the running ones
+ * finish and are written, the summary is printed; a second one kills. */
+static volatile sig_atomic_t interrupted;
+
+static void on_interrupt(int sig)
+{
+    interrupted = sig;
+}
+
+static int catch_interrupts(void)
+{
+    struct sigaction sa;
+
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_interrupt;
+    sa.sa_flags = SA_RESETHAND | SA_RESTART;
+    if (sigemptyset(&sa.sa_mask) != 0 || sigaction(SIGINT, &sa, NULL) != 0 ||
+        sigaction(SIGTERM, &sa, NULL) != 0) {
+        cli_err("cannot set up SIGINT handling");
+        return -1;
+    }
+    return 0;
+}
+
+static int eval_cb(void *ud, const sbx_eval_record *rec, size_t done, size_t total,
+                   size_t passed)
+{
+    cli_progress_cb(ud, rec, done, total, passed);
+    return interrupted != 0;
+}
+
+/* Split "a,b" into a NULL-terminated vector (transfer full, one block). */
+static char **split_commas(const char *s)
+{
+    size_t n = 1, len = strlen(s);
+    char **v, *copy;
+
+    for (const char *p = s; *p; p++)
+        n += *p == ',';
+    if (!(v = malloc((n + 1) * sizeof *v + len + 1)))
+        return NULL;
+    copy = (char *)(v + n + 1);
+    memcpy(copy, s, len + 1);
+    n = 0;
+    for (char *tok = strtok(copy, ","); tok; tok = strtok(NULL, ","))
+        v[n++] = tok;
+    v[n] = NULL;
+    return v;
+}
+
+static int show_program(const cli_eval_args *a, sbx_ctx *ctx, const char *which)
+{
+    sbx_eval_dataset *ds;
+    sbx_eval_samples *s;
+    uint64_t n = 0;
+    const char *why, *lang;
+    char *prog;
+    int rc;
+
+    if (strcmp(which, "0") && !cli_parse_count(which, &n, &why))
+        return cli_usage_error(a->cmd, "invalid value '%s' for --show-program: %s", which, why);
+    if ((rc = cli_eval_load(a, ctx, &ds, &s)) >= 0)
+        return rc;
+    if (n >= sbx_eval_samples_count(s)) {
+        cli_err("eval: --show-program %s: there are %zu samples (0 to %zu)", which,
+                sbx_eval_samples_count(s), sbx_eval_samples_count(s) - 1);
+        rc = CLI_EXIT_USAGE;
+    } else if (!(prog = sbx_eval_program(ds, s, (size_t)n, &lang))) {
+        cli_err("out of memory");
+        rc = CLI_EXIT_ERROR;
+    } else {
+        fputs(prog, stdout);
+        free(prog);
+        rc = CLI_EXIT_OK;
+    }
+    sbx_eval_samples_free(s);
+    sbx_eval_dataset_free(ds);
+    return rc;
+}
+
+int cli_cmd_eval(cli_global *g, int argc, char **argv)
+{
+    static const struct option opts[] = {
+        CLI_EVAL_LONGOPTS,
+        { "provider", required_argument, NULL, OPT_PROVIDER },
+        { "out", required_argument, NULL, OPT_OUT },
+        { "resume", no_argument, NULL, OPT_RESUME },
+        { "show-program", required_argument, NULL, OPT_SHOW },
+        { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 }
+    };
+    cli_eval_args a;
+    const char *provider = g->provider, *out = NULL, *show = NULL;
+    bool resume = false;
+    char *default_out = NULL, **providers = NULL;
+    sbx_ctx *ctx = NULL;
+    sbx_eval_dataset *ds = NULL;
+    sbx_eval_samples *s = NULL;
+    sbx_eval_opts *o = NULL;
+    sbx_eval_summary *sum = NULL;
+    cli_progress *prog = NULL;
+    unsigned jobs;
+    int c, rc = -1;
+
+    cli_eval_args_init(&a, "eval");
+    optind = 1;
+    while (rc < 0 && (c = getopt_long(argc, argv, "+j:k:h", opts, NULL)) != -1) {
+        switch (c) {
+        case OPT_PROVIDER: provider = optarg; break;
+        case OPT_OUT: out = optarg; break;
+        case OPT_RESUME: resume = true; break;
+        case OPT_SHOW: show = optarg; break;
+        case 'h': eval_help(); return CLI_EXIT_OK;
+        case '?': return cli_bad_option(a.cmd);
+        default:
+            rc = cli_eval_option(&a, c, optarg);
+            if (rc == 0)
+                return cli_bad_option(a.cmd);
+        }
+    }
+    if (rc >= 0)
+        return rc;
+    if (optind < argc)
+        return cli_usage_error(a.cmd, "unexpected argument '%s'", argv[optind]);
+    if ((rc = cli_eval_check(&a)) >= 0)
+        return rc;
+    if (!out && a.samples) {
+        size_t n = strlen(a.samples) + sizeof "_results.jsonl";
+        if (!(default_out = malloc(n))) {
+            cli_err("out of memory");
+            return CLI_EXIT_ERROR;
+        }
+        snprintf(default_out, n, "%s_results.jsonl", a.samples);
+        out = default_out;
+    }
+    if (resume && !out) {
+        free(default_out);
+        return cli_usage_error(a.cmd, "--resume needs --out FILE");
+    }
+    rc = CLI_EXIT_ERROR;
+    /* An evaluation runs long enough for warm pools to pay off. */
+    g->pools = true;
+    if (!(ctx = cli_ctx_new(g)))
+        goto done;
+    if (show) {
+        rc = show_program(&a, ctx, show);
+        goto done;
+    }
+    if (provider) {
+        if (!(providers = split_commas(provider))) {
+            cli_err("out of memory");
+            goto done;
+        }
+        if (!providers[0]) {
+            rc = cli_usage_error(a.cmd, "invalid value '%s' for --provider", provider);
+            goto done;
+        }
+        for (char **p = providers; *p; p++)
+            if (!cli_provider_ok(ctx, *p))
+                goto done;
+    }
+    if ((rc = cli_eval_load(&a, ctx, &ds, &s)) >= 0)
+        goto done;
+    rc = CLI_EXIT_ERROR;
+    if (!(o = cli_eval_opts(&a, (const char *const *)providers)))
+        goto done;
+    prog = cli_progress_new("eval", g->quiet);
+    if (sbx_eval_opts_set_journal(o, out, resume) != SBX_OK ||
+        sbx_eval_opts_set_callback(o, eval_cb, prog) != SBX_OK) {
+        cli_err("out of memory");
+        goto done;
+    }
+    if (catch_interrupts() != 0)
+        goto done;
+    rc = sbx_eval_run(ctx, ds, s, o, &sum);
+    cli_progress_free(prog);
+    prog = NULL;
+    if (rc != SBX_OK) {
+        rc = cli_eval_error(ctx, rc, "eval");
+        goto done;
+    }
+    jobs = a.jobs ? a.jobs : (unsigned)sysconf(_SC_NPROCESSORS_ONLN);
+    if (a.json) {
+        char *j = sbx_eval_summary_to_json(sum, a.ks, a.n_ks);
+        if (!j) {
+            cli_err("out of memory");
+            goto done;
+        }
+        /* the summary's object, with where the results went */
+        j[strlen(j) - 1] = '\0';
+        printf("%s,\"results\":", j);
+        free(j);
+        if (out) {
+            putchar('"');
+            for (const char *p = out; *p; p++) {
+                if (*p == '"' || *p == '\\')
+                    putchar('\\');
+                if ((unsigned char)*p < 0x20)
+                    printf("\\u%04x", (unsigned char)*p);
+                else
+                    putchar(*p);
+            }
+            putchar('"');
+        } else {
+            fputs("null", stdout);
+        }
+        printf(",\"jobs\":%u}\n", jobs);
+    } else {
+        cli_eval_print_summary(stdout, &a, sum, jobs, out);
+    }
+    rc = sbx_eval_summary_count(sum, SBX_VERDICT_SANDBOX_ERROR) ? CLI_EXIT_FAIL : CLI_EXIT_OK;
+    if (interrupted) {
+        cli_err("eval: interrupted: %zu of %zu samples not run%s%s%s",
+                sbx_eval_summary_total(sum) - sbx_eval_summary_done(sum),
+                sbx_eval_summary_total(sum), out ? "; continue with --resume --out " : "",
+                out ? out : "", out ? "" : "");
+        rc = 128 + (int)interrupted;
+    }
+done:
+    cli_progress_free(prog);
+    sbx_eval_summary_free(sum);
+    sbx_eval_opts_free(o);
+    sbx_eval_samples_free(s);
+    sbx_eval_dataset_free(ds);
+    sbx_ctx_free(ctx);
+    free(providers);
+    free(default_out);
+    return rc;
+}

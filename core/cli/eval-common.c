@@ -1,0 +1,246 @@
+/* core/cli/eval-common.c - options, loading and the summary shared by
+ * polysandbox eval and polysandbox compare */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "eval-cli.h"
+
+const char cli_eval_help_common[] =
+"What to score:\n"
+"      --dataset FILE     the tasks: HumanEval, MBPP or generic JSONL (.gz too)\n"
+"      --samples FILE     completions: JSONL of {\"task_id\", \"completion\"}\n"
+"      --canonical        score the dataset's own reference solutions\n"
+"      --format FMT       auto (default), humaneval, mbpp or generic\n"
+"\n"
+"Running:\n"
+"  -j, --jobs N           parallel workers (default: the number of cores)\n"
+"      --timeout DURATION wall-clock limit per program (default 3s)\n"
+"      --memory SIZE      memory limit per program (default: the configuration's)\n"
+"      --retries N        attempts again after a sandbox error, per provider\n"
+"                         (default 2)\n"
+"  -k K[,K...]            pass@k to report (default 1,10,100)\n"
+"      --json             print the summary as one JSON object\n";
+
+void cli_eval_args_init(cli_eval_args *a, const char *cmd)
+{
+    memset(a, 0, sizeof *a);
+    a->cmd = cmd;
+    a->ks[0] = 1;
+    a->ks[1] = 10;
+    a->ks[2] = 100;
+    a->n_ks = 3;
+}
+
+static int parse_ks(cli_eval_args *a, const char *arg)
+{
+    const char *p = arg;
+
+    a->n_ks = 0;
+    for (;;) {
+        char *end;
+        unsigned long v;
+        errno = 0;
+        if (*p < '0' || *p > '9')
+            goto bad;
+        v = strtoul(p, &end, 10);
+        if (errno || v == 0 || v > 1000000 || (*end != ',' && *end != '\0'))
+            goto bad;
+        if (a->n_ks == CLI_EVAL_MAX_K)
+            return cli_usage_error(a->cmd, "invalid value '%s' for -k: at most %d values",
+                                   arg, CLI_EVAL_MAX_K);
+        for (size_t i = 0; i < a->n_ks; i++)
+            if (a->ks[i] == v)
+                return cli_usage_error(a->cmd, "invalid value '%s' for -k: %lu is repeated",
+                                       arg, v);
+        a->ks[a->n_ks++] = (unsigned)v;
+        if (*end == '\0')
+            return -1;
+        p = end + 1;
+    }
+bad:
+    return cli_usage_error(a->cmd, "invalid value '%s' for -k: expected positive whole "
+                           "numbers separated by commas, e.g. 1,10,100", arg);
+}
+
+int cli_eval_option(cli_eval_args *a, int c, const char *arg)
+{
+    const char *why;
+    uint64_t n;
+
+    switch (c) {
+    case CLI_EO_DATASET: a->dataset = arg; return -1;
+    case CLI_EO_SAMPLES: a->samples = arg; return -1;
+    case CLI_EO_CANONICAL: a->canonical = true; return -1;
+    case CLI_EO_JSON: a->json = true; return -1;
+    case CLI_EO_FORMAT:
+        for (int f = SBX_EVAL_FORMAT_AUTO; f <= SBX_EVAL_FORMAT_GENERIC; f++)
+            if (!strcmp(arg, sbx_eval_format_name((sbx_eval_format)f))) {
+                a->format = (sbx_eval_format)f;
+                return -1;
+            }
+        return cli_usage_error(a->cmd, "invalid value '%s' for --format: expected auto, "
+                               "humaneval, mbpp or generic", arg);
+    case CLI_EO_TIMEOUT:
+        if (!cli_parse_duration(arg, &a->timeout_ns, &why))
+            return cli_usage_error(a->cmd, "invalid value '%s' for --timeout: %s", arg, why);
+        return -1;
+    case CLI_EO_MEMORY:
+        if (!cli_parse_size(arg, &a->memory, &why))
+            return cli_usage_error(a->cmd, "invalid value '%s' for --memory: %s", arg, why);
+        return -1;
+    case CLI_EO_RETRIES:
+        if (!strcmp(arg, "0")) {
+            n = 0;
+        } else if (!cli_parse_count(arg, &n, &why) || n > 100) {
+            return cli_usage_error(a->cmd, "invalid value '%s' for --retries: %s", arg,
+                                   n > 100 ? "at most 100" : why);
+        }
+        a->retries = (unsigned)n;
+        a->retries_set = true;
+        return -1;
+    case 'j':
+        if (!cli_parse_count(arg, &n, &why) || n > 4096)
+            return cli_usage_error(a->cmd, "invalid value '%s' for --jobs: %s", arg,
+                                   n > 4096 ? "at most 4096" : why);
+        a->jobs = (unsigned)n;
+        return -1;
+    case 'k':
+        return parse_ks(a, arg);
+    default:
+        return 0;
+    }
+}
+
+int cli_eval_check(cli_eval_args *a)
+{
+    if (!a->dataset)
+        return cli_usage_error(a->cmd, "missing --dataset FILE");
+    if (!a->samples && !a->canonical)
+        return cli_usage_error(a->cmd, "give --samples FILE, or --canonical to score the "
+                               "dataset's reference solutions");
+    if (a->samples && a->canonical)
+        return cli_usage_error(a->cmd, "--samples and --canonical exclude each other");
+    return -1;
+}
+
+int cli_eval_error(const sbx_ctx *ctx, int rc, const char *what)
+{
+    cli_lib_error(ctx, rc, what);
+    return (rc == SBX_E_INVAL || rc == SBX_E_IO) ? CLI_EXIT_DATA : CLI_EXIT_ERROR;
+}
+
+int cli_eval_load(const cli_eval_args *a, sbx_ctx *ctx, sbx_eval_dataset **ds,
+                  sbx_eval_samples **s)
+{
+    int rc;
+
+    *ds = NULL;
+    *s = NULL;
+    if ((rc = sbx_eval_dataset_load(ctx, a->dataset, a->format, ds)) != SBX_OK)
+        return cli_eval_error(ctx, rc, NULL);
+    rc = a->canonical ? sbx_eval_samples_canonical(ctx, *ds, s)
+                      : sbx_eval_samples_load(ctx, *ds, a->samples, s);
+    if (rc != SBX_OK) {
+        sbx_eval_dataset_free(*ds);
+        *ds = NULL;
+        return cli_eval_error(ctx, rc, NULL);
+    }
+    return -1;
+}
+
+sbx_eval_opts *cli_eval_opts(const cli_eval_args *a, const char *const *providers)
+{
+    sbx_eval_opts *o = sbx_eval_opts_new();
+    int rc;
+
+    if (!o) {
+        cli_err("out of memory");
+        return NULL;
+    }
+    rc = sbx_eval_opts_set_providers(o, providers);
+    if (rc == SBX_OK)
+        rc = sbx_eval_opts_set_jobs(o, a->jobs);
+    if (rc == SBX_OK && a->timeout_ns)
+        rc = sbx_eval_opts_set_timeout(o, a->timeout_ns);
+    if (rc == SBX_OK && a->memory)
+        rc = sbx_eval_opts_set_limit(o, SBX_LIMIT_MEMORY, a->memory);
+    if (rc == SBX_OK && a->retries_set)
+        rc = sbx_eval_opts_set_retries(o, a->retries);
+    if (rc != SBX_OK) {
+        cli_err("%s: cannot set the evaluation options (%s)", a->cmd, sbx_strerror(rc));
+        sbx_eval_opts_free(o);
+        return NULL;
+    }
+    return o;
+}
+
+void cli_eval_ms(uint64_t ns, char *buf, size_t size)
+{
+    double ms = (double)ns / 1e6;
+
+    if (ms >= 1000.0)
+        snprintf(buf, size, "%.2f s", ms / 1000.0);
+    else
+        snprintf(buf, size, "%.1f ms", ms);
+}
+
+void cli_eval_print_summary(FILE *f, const cli_eval_args *a, const sbx_eval_summary *sum,
+                            unsigned jobs, const char *results)
+{
+    size_t done = sbx_eval_summary_done(sum);
+    size_t errors = sbx_eval_summary_count(sum, SBX_VERDICT_SANDBOX_ERROR);
+    char p50[32], p95[32], p99[32], wall[32];
+    bool first = true;
+
+    fprintf(f, "dataset:    %s (%zu tasks with samples)\n", a->dataset,
+            sbx_eval_summary_task_count(sum));
+    fprintf(f, "samples:    %zu, done %zu (%zu resumed), graded %zu, sandbox errors %zu\n",
+            sbx_eval_summary_total(sum), done, sbx_eval_summary_resumed(sum), done - errors,
+            errors);
+    fputs("verdicts:  ", f);
+    for (int v = 0; v < SBX_VERDICT_COUNT; v++) {
+        size_t n = sbx_eval_summary_count(sum, (sbx_eval_verdict)v);
+        if (n == 0 && v != SBX_VERDICT_PASSED)
+            continue;
+        fprintf(f, "%s %s %zu", first ? "" : ",", sbx_eval_verdict_name((sbx_eval_verdict)v),
+                n);
+        first = false;
+    }
+    fputc('\n', f);
+    for (size_t i = 0; i < a->n_ks; i++) {
+        double v;
+        size_t used;
+        char label[32];
+        snprintf(label, sizeof label, "pass@%u:", a->ks[i]);
+        if (sbx_eval_summary_pass_at_k(sum, a->ks[i], &v, &used))
+            fprintf(f, "%-11s %.4f (%zu of %zu tasks)\n", label, v, used,
+                    sbx_eval_summary_task_count(sum));
+        else
+            fprintf(f, "%-11s not computable: no task has %u graded samples\n", label,
+                    a->ks[i]);
+    }
+    cli_eval_ms(sbx_eval_summary_latency(sum, 50), p50, sizeof p50);
+    cli_eval_ms(sbx_eval_summary_latency(sum, 95), p95, sizeof p95);
+    cli_eval_ms(sbx_eval_summary_latency(sum, 99), p99, sizeof p99);
+    cli_eval_ms(sbx_eval_summary_wall_ns(sum), wall, sizeof wall);
+    fprintf(f, "latency:    p50 %s, p95 %s, p99 %s\n", p50, p95, p99);
+    fprintf(f, "throughput: %.1f samples/s (wall %s, %u workers)\n",
+            sbx_eval_summary_throughput(sum), wall, jobs);
+    if (results)
+        fprintf(f, "results:    %s\n", results);
+    if (errors) {
+        fputs("sandbox errors (retried, not graded, not in pass@k):\n", f);
+        for (size_t i = 0; i < sbx_eval_summary_total(sum); i++) {
+            const sbx_eval_record *r = sbx_eval_summary_record(sum, i);
+            if (r && sbx_eval_record_verdict(r) == SBX_VERDICT_SANDBOX_ERROR)
+                fprintf(f, "  sample %zu (%s) on %s after %u attempts: %s\n", i,
+                        sbx_eval_record_task_id(r), sbx_eval_record_provider(r),
+                        sbx_eval_record_attempts(r),
+                        sbx_eval_record_reason(r) ? sbx_eval_record_reason(r) : "?");
+        }
+    }
+}

@@ -1,0 +1,356 @@
+/* core/cli/eval-report.c - compare's report: a Markdown page and one
+ * self-contained HTML page with inline SVG charts (no script, no style
+ * sheet, no font or image from the network) */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "eval-report.h"
+
+bool cli_report_find_diffs(cli_report *r)
+{
+    size_t n = sbx_eval_samples_count(r->samples);
+
+    r->n_diffs = 0;
+    if (!(r->diffs = calloc(n + 1, sizeof *r->diffs)))
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        const sbx_eval_record *a = sbx_eval_summary_record(r->cols[0].sum, i);
+        for (size_t c = 1; c < r->n_cols; c++) {
+            const sbx_eval_record *b = sbx_eval_summary_record(r->cols[c].sum, i);
+            if (!a || !b || sbx_eval_record_verdict(a) != sbx_eval_record_verdict(b)) {
+                r->diffs[r->n_diffs++] = i;
+                break;
+            }
+        }
+    }
+    return true;
+}
+
+static const char *verdict_of(const cli_column *c, size_t i)
+{
+    const sbx_eval_record *rec = sbx_eval_summary_record(c->sum, i);
+
+    return rec ? sbx_eval_verdict_name(sbx_eval_record_verdict(rec)) : "not run";
+}
+
+static double pass_rate(const sbx_eval_summary *s)
+{
+    size_t graded = sbx_eval_summary_done(s) - sbx_eval_summary_count(s, SBX_VERDICT_SANDBOX_ERROR);
+
+    return graded ? (double)sbx_eval_summary_count(s, SBX_VERDICT_PASSED) / (double)graded : 0.0;
+}
+
+/* ---- Markdown ------------------------------------------------------------------ */
+
+/* Table cells: no '|' or newline may break the row. */
+static void md_cell(FILE *f, const char *s)
+{
+    for (; *s; s++) {
+        if (*s == '|')
+            fputs("\\|", f);
+        else if (*s == '\n' || *s == '\r')
+            fputc(' ', f);
+        else
+            fputc(*s, f);
+    }
+}
+
+static void md_row_label(FILE *f, const char *label)
+{
+    fprintf(f, "| %s |", label);
+}
+
+int cli_report_markdown(const cli_report *r, FILE *f)
+{
+    const cli_eval_args *a = r->args;
+    char buf[64];
+
+    fputs("# PolySandbox comparison\n\n", f);
+    fputs("Dataset: `", f);
+    md_cell(f, a->dataset);
+    fprintf(f, "`, samples: %s%s%s, %zu samples.\n\n", a->canonical ? "the reference solutions" : "`",
+            a->canonical ? "" : a->samples, a->canonical ? "" : "`",
+            sbx_eval_samples_count(r->samples));
+    fputs("| |", f);
+    for (size_t c = 0; c < r->n_cols; c++) {
+        fputc(' ', f);
+        md_cell(f, r->cols[c].label);
+        fputs(" |", f);
+    }
+    fputs("\n|---|", f);
+    for (size_t c = 0; c < r->n_cols; c++)
+        fputs("---:|", f);
+    fputc('\n', f);
+    for (int v = 0; v < SBX_VERDICT_COUNT; v++) {
+        bool any = v == SBX_VERDICT_PASSED;
+        for (size_t c = 0; c < r->n_cols; c++)
+            any = any || sbx_eval_summary_count(r->cols[c].sum, (sbx_eval_verdict)v);
+        if (!any)
+            continue;
+        md_row_label(f, sbx_eval_verdict_name((sbx_eval_verdict)v));
+        for (size_t c = 0; c < r->n_cols; c++)
+            fprintf(f, " %zu |", sbx_eval_summary_count(r->cols[c].sum, (sbx_eval_verdict)v));
+        fputc('\n', f);
+    }
+    md_row_label(f, "pass rate");
+    for (size_t c = 0; c < r->n_cols; c++)
+        fprintf(f, " %.1f%% |", 100.0 * pass_rate(r->cols[c].sum));
+    fputc('\n', f);
+    for (size_t k = 0; k < a->n_ks; k++) {
+        snprintf(buf, sizeof buf, "pass@%u", a->ks[k]);
+        md_row_label(f, buf);
+        for (size_t c = 0; c < r->n_cols; c++) {
+            double v;
+            if (sbx_eval_summary_pass_at_k(r->cols[c].sum, a->ks[k], &v, NULL))
+                fprintf(f, " %.4f |", v);
+            else
+                fputs(" n/a |", f);
+        }
+        fputc('\n', f);
+    }
+    static const double pcts[] = { 50, 95, 99 };
+    for (size_t p = 0; p < 3; p++) {
+        snprintf(buf, sizeof buf, "latency p%.0f", pcts[p]);
+        md_row_label(f, buf);
+        for (size_t c = 0; c < r->n_cols; c++) {
+            cli_eval_ms(sbx_eval_summary_latency(r->cols[c].sum, pcts[p]), buf, sizeof buf);
+            fprintf(f, " %s |", buf);
+        }
+        fputc('\n', f);
+    }
+    md_row_label(f, "throughput");
+    for (size_t c = 0; c < r->n_cols; c++)
+        fprintf(f, " %.1f/s |", sbx_eval_summary_throughput(r->cols[c].sum));
+    fputc('\n', f);
+    md_row_label(f, "wall time");
+    for (size_t c = 0; c < r->n_cols; c++) {
+        cli_eval_ms(sbx_eval_summary_wall_ns(r->cols[c].sum), buf, sizeof buf);
+        fprintf(f, " %s |", buf);
+    }
+    fputc('\n', f);
+    if (r->n_diffs == 0) {
+        fprintf(f, "\nAll %zu samples got the same verdict on every provider.\n",
+                sbx_eval_samples_count(r->samples));
+    } else {
+        fprintf(f, "\n## Verdicts that differ (%zu of %zu samples)\n\n| sample | task |",
+                r->n_diffs, sbx_eval_samples_count(r->samples));
+        for (size_t c = 0; c < r->n_cols; c++) {
+            fputc(' ', f);
+            md_cell(f, r->cols[c].label);
+            fputs(" |", f);
+        }
+        fputs("\n|---:|---|", f);
+        for (size_t c = 0; c < r->n_cols; c++)
+            fputs("---|", f);
+        fputc('\n', f);
+        for (size_t d = 0; d < r->n_diffs; d++) {
+            size_t i = r->diffs[d];
+            const sbx_eval_record *rec = sbx_eval_summary_record(r->cols[0].sum, i);
+            fprintf(f, "| %zu | ", i);
+            md_cell(f, rec ? sbx_eval_record_task_id(rec) : "?");
+            fputs(" |", f);
+            for (size_t c = 0; c < r->n_cols; c++)
+                fprintf(f, " %s |", verdict_of(&r->cols[c], i));
+            fputc('\n', f);
+        }
+    }
+    return ferror(f) ? EIO : 0;
+}
+
+/* ---- HTML ----------------------------------------------------------------------- */
+
+static void esc(FILE *f, const char *s)
+{
+    for (; *s; s++) {
+        switch (*s) {
+        case '&': fputs("&amp;", f); break;
+        case '<': fputs("&lt;", f); break;
+        case '>': fputs("&gt;", f); break;
+        case '"': fputs("&quot;", f); break;
+        case '\'': fputs("&#39;", f); break;
+        default: fputc(*s, f);
+        }
+    }
+}
+
+static const char *const palette[] = { "#3b6fb6", "#d9822b", "#3a9a5b", "#b23b3b", "#7d5ba6",
+                                       "#8c6d31" };
+
+/* A horizontal bar chart: one bar per (label, value), each value shown
+ * with @decimals and @unit. */
+static void svg_bars(FILE *f, const char *title, const char *const *labels, const double *vals,
+                     const int *colors, size_t n, int decimals, const char *unit, double max)
+{
+    const int bar = 22, gap = 8, left = 180, width = 360;
+    int height = 34 + (int)n * (bar + gap);
+    char num[64];
+
+    if (max <= 0)
+        for (size_t i = 0; i < n; i++)
+            max = vals[i] > max ? vals[i] : max;
+    if (max <= 0)
+        max = 1;
+    fprintf(f, "<figure><figcaption>");
+    esc(f, title);
+    fprintf(f, "</figcaption>\n<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" "
+               "height=\"%d\" role=\"img\" font-family=\"sans-serif\" font-size=\"12\">\n",
+            left + width + 90, height);
+    for (size_t i = 0; i < n; i++) {
+        int y = 10 + (int)i * (bar + gap);
+        int w = (int)(vals[i] / max * width + 0.5);
+        fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">", left - 6, y + 15);
+        esc(f, labels[i]);
+        fprintf(f, "</text><rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"%s\"/>",
+                left, y, w > 0 ? w : 1, bar, palette[colors[i] % 6]);
+        snprintf(num, sizeof num, "%.*f%s", decimals, vals[i], unit);
+        fprintf(f, "<text x=\"%d\" y=\"%d\">%s</text>\n", left + (w > 0 ? w : 1) + 5, y + 15, num);
+    }
+    fputs("</svg></figure>\n", f);
+}
+
+int cli_report_html(const cli_report *r, FILE *f)
+{
+    size_t n = r->n_cols, nb = 0;
+    const char **labels = calloc(n * (SBX_VERDICT_COUNT + 3) + 1, sizeof *labels);
+    char **owned = calloc(n * (SBX_VERDICT_COUNT + 3) + 1, sizeof *owned);
+    double *vals = calloc(n * (SBX_VERDICT_COUNT + 3) + 1, sizeof *vals);
+    int *colors = calloc(n * (SBX_VERDICT_COUNT + 3) + 1, sizeof *colors);
+    static const double pcts[] = { 50, 95, 99 };
+    size_t n_owned = 0;
+    int rc = 0;
+
+    if (!labels || !owned || !vals || !colors) {
+        rc = ENOMEM;
+        goto out;
+    }
+    fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
+          "<title>PolySandbox comparison</title>\n"
+          "<style>body{font-family:sans-serif;margin:2em;max-width:60em}"
+          "table{border-collapse:collapse}td,th{border:1px solid #bbb;padding:.25em .6em}"
+          "td{text-align:right}td.l{text-align:left}figure{margin:1.5em 0}"
+          "figcaption{font-weight:bold;margin-bottom:.3em}</style>\n</head><body>\n"
+          "<h1>PolySandbox comparison</h1>\n<p>Dataset <code>", f);
+    esc(f, r->args->dataset);
+    fprintf(f, "</code>, %s", r->args->canonical ? "the reference solutions" : "samples <code>");
+    if (!r->args->canonical) {
+        esc(f, r->args->samples);
+        fputs("</code>", f);
+    }
+    fprintf(f, ", %zu samples.</p>\n", sbx_eval_samples_count(r->samples));
+
+    /* the Markdown table's figures, as an HTML table */
+    fputs("<table><tr><th></th>", f);
+    for (size_t c = 0; c < n; c++) {
+        fputs("<th>", f);
+        esc(f, r->cols[c].label);
+        fputs("</th>", f);
+    }
+    fputs("</tr>\n", f);
+    for (int v = 0; v < SBX_VERDICT_COUNT; v++) {
+        fprintf(f, "<tr><td class=\"l\">%s</td>", sbx_eval_verdict_name((sbx_eval_verdict)v));
+        for (size_t c = 0; c < n; c++)
+            fprintf(f, "<td>%zu</td>", sbx_eval_summary_count(r->cols[c].sum, (sbx_eval_verdict)v));
+        fputs("</tr>\n", f);
+    }
+    for (size_t k = 0; k < r->args->n_ks; k++) {
+        fprintf(f, "<tr><td class=\"l\">pass@%u</td>", r->args->ks[k]);
+        for (size_t c = 0; c < n; c++) {
+            double v;
+            if (sbx_eval_summary_pass_at_k(r->cols[c].sum, r->args->ks[k], &v, NULL))
+                fprintf(f, "<td>%.4f</td>", v);
+            else
+                fputs("<td>n/a</td>", f);
+        }
+        fputs("</tr>\n", f);
+    }
+    fputs("</table>\n", f);
+
+    /* charts */
+    for (size_t c = 0; c < n; c++) {
+        labels[c] = r->cols[c].label;
+        vals[c] = 100.0 * pass_rate(r->cols[c].sum);
+        colors[c] = (int)c;
+    }
+    svg_bars(f, "Pass rate (% of graded samples)", labels, vals, colors, n, 1, "%", 100.0);
+    nb = 0;
+    for (size_t c = 0; c < n; c++)
+        for (size_t p = 0; p < 3; p++) {
+            char *l = malloc(strlen(r->cols[c].label) + 8);
+            if (!l) {
+                rc = ENOMEM;
+                goto out;
+            }
+            sprintf(l, "%s p%.0f", r->cols[c].label, pcts[p]);
+            owned[n_owned++] = l;
+            labels[nb] = l;
+            vals[nb] = (double)sbx_eval_summary_latency(r->cols[c].sum, pcts[p]) / 1e6;
+            colors[nb++] = (int)c;
+        }
+    svg_bars(f, "Latency per sample, ms (p50, p95, p99)", labels, vals, colors, nb, 1, " ms", 0);
+    for (size_t c = 0; c < n; c++) {
+        labels[c] = r->cols[c].label;
+        vals[c] = sbx_eval_summary_throughput(r->cols[c].sum);
+        colors[c] = (int)c;
+    }
+    svg_bars(f, "Throughput, samples per second", labels, vals, colors, n, 1, "/s", 0);
+    nb = 0;
+    for (size_t c = 0; c < n; c++)
+        for (int v = 1; v < SBX_VERDICT_COUNT; v++) {
+            size_t cnt = sbx_eval_summary_count(r->cols[c].sum, (sbx_eval_verdict)v);
+            char *l;
+            if (!cnt)
+                continue;
+            if (!(l = malloc(strlen(r->cols[c].label) + 32))) {
+                rc = ENOMEM;
+                goto out;
+            }
+            sprintf(l, "%s %s", r->cols[c].label, sbx_eval_verdict_name((sbx_eval_verdict)v));
+            owned[n_owned++] = l;
+            labels[nb] = l;
+            vals[nb] = (double)cnt;
+            colors[nb++] = (int)c;
+        }
+    if (nb)
+        svg_bars(f, "Errors and failures (samples, by verdict)", labels, vals, colors, nb, 0, "", 0);
+    else
+        fputs("<p>No sample failed or erred on any provider.</p>\n", f);
+
+    if (r->n_diffs == 0) {
+        fprintf(f, "<p>All %zu samples got the same verdict on every provider.</p>\n",
+                sbx_eval_samples_count(r->samples));
+    } else {
+        fprintf(f, "<h2>Verdicts that differ (%zu)</h2>\n<table><tr><th>sample</th><th>task</th>",
+                r->n_diffs);
+        for (size_t c = 0; c < n; c++) {
+            fputs("<th>", f);
+            esc(f, r->cols[c].label);
+            fputs("</th>", f);
+        }
+        fputs("</tr>\n", f);
+        for (size_t d = 0; d < r->n_diffs; d++) {
+            const sbx_eval_record *rec = sbx_eval_summary_record(r->cols[0].sum, r->diffs[d]);
+            fprintf(f, "<tr><td>%zu</td><td class=\"l\">", r->diffs[d]);
+            esc(f, rec ? sbx_eval_record_task_id(rec) : "?");
+            fputs("</td>", f);
+            for (size_t c = 0; c < n; c++)
+                fprintf(f, "<td class=\"l\">%s</td>", verdict_of(&r->cols[c], r->diffs[d]));
+            fputs("</tr>\n", f);
+        }
+        fputs("</table>\n", f);
+    }
+    fputs("</body></html>\n", f);
+    if (ferror(f))
+        rc = EIO;
+out:
+    for (size_t i = 0; owned && i < n_owned; i++)
+        free(owned[i]);
+    free(owned);
+    free(labels);
+    free(vals);
+    free(colors);
+    return rc;
+}

@@ -1,0 +1,181 @@
+/* core/eval-int.h - internals of the evaluation engine (core only) */
+#ifndef POLYSANDBOX_EVAL_INT_H
+#define POLYSANDBOX_EVAL_INT_H
+
+#include <polysandbox/eval.h>
+
+#include "core-int.h"
+
+/* ---- reading JSONL, plain or gzip (core/eval-jsonl.c) ----------------------- */
+
+struct json_t;
+/* Called per non-blank line with the parsed object (borrowed) and its
+ * 1-based line number; return SBX_OK to go on, else an error (set). */
+typedef int (*core_jsonl_cb)(void *ud, struct json_t *obj, size_t line);
+/* Read @path (gzip recognised by content) and call @cb per record.  Bad
+ * JSON or a line that is not an object is SBX_E_INVAL "PATH:LINE: ...". */
+int core_jsonl_read(const char *path, core_jsonl_cb cb, void *ud);
+/* A field as a task id: a string, or an integer written in decimal
+ * (MBPP's ids are numbers).  (transfer full) or NULL. */
+char *core_jsonl_task_id(struct json_t *obj);
+
+/* ---- datasets and samples (core/eval-dataset.c) ----------------------------- */
+
+typedef struct core_eval_file {
+    char *path;
+    char *data;
+    size_t len;
+} core_eval_file;
+
+typedef struct core_eval_task {
+    char *id;
+    size_t line;           /* in the dataset file */
+    char *lang;            /* template: "python" for HumanEval and MBPP */
+    char *prompt;          /* HumanEval prompt / generic prompt, or NULL */
+    char *canonical;       /* reference solution, or NULL */
+    char *test;            /* HumanEval test / generic test, or NULL */
+    char *entry_point;     /* HumanEval */
+    char *setup;           /* MBPP test_setup_code, or NULL */
+    char **tests;          /* MBPP test_list (NULL-terminated) */
+    char *test_command;    /* generic: a shell line run instead of the template */
+    char *program_file;    /* generic with test_command: where the program goes */
+    core_eval_file *files; /* generic: extra files */
+    size_t n_files;
+} core_eval_task;
+
+struct sbx_eval_dataset {
+    sbx_eval_format fmt;
+    char *path;
+    core_eval_task *tasks;
+    size_t n;
+};
+
+typedef struct core_eval_sample {
+    size_t task;           /* index into the dataset */
+    char *completion;
+} core_eval_sample;
+
+struct sbx_eval_samples {
+    core_eval_sample *v;
+    size_t n;
+    bool canonical;
+};
+
+/* The index of task @id in @ds, or (size_t)-1. */
+size_t core_eval_find_task(const sbx_eval_dataset *ds, const char *id);
+
+/* ---- programs (core/eval-program.c) ---------------------------------------- */
+
+#define CORE_EVAL_MARKER_PREFIX "__polysandbox_eval_done__ "
+#define CORE_EVAL_MARKER_LEN 32    /* hex digits of the random part */
+#define CORE_EVAL_PROGRAM_FILE "program.py"   /* HumanEval and MBPP programs */
+#define CORE_EVAL_RUNNER_FILE "main.py"       /* what the python template runs */
+
+/* Fill @marker (CORE_EVAL_MARKER_LEN + 1 bytes) with fresh random hex. */
+int core_eval_new_marker(char *marker);
+/* Whether the format's programs print the marker (Python ones do). */
+bool core_eval_uses_marker(const sbx_eval_dataset *ds);
+/* The program of @completion for @t: (transfer full) or NULL on ENOMEM.
+ * For the formats that use a marker it goes to CORE_EVAL_PROGRAM_FILE and
+ * core_eval_runner(marker) is the code the template runs. */
+char *core_eval_build_program(const sbx_eval_dataset *ds, const core_eval_task *t,
+                              const char *completion);
+char *core_eval_runner(const char *marker);
+
+/* ---- verdicts (core/eval-verdict.c) ---------------------------------------- */
+
+/* Grade @r.  @marker NULL: exit status alone decides.  *reason (static or
+ * NULL) says why it is not a pass. */
+sbx_eval_verdict core_eval_verdict(const sbx_result *r, const char *marker,
+                                   const char **reason);
+/* The verdict called @name, or -1. */
+int core_eval_verdict_from_name(const char *name);
+
+/* ---- records (core/eval-record.c) ------------------------------------------- */
+
+struct sbx_eval_record {
+    char *task_id;
+    size_t sample;
+    sbx_eval_verdict verdict;
+    const char *status;     /* static run status name */
+    int exit_code;          /* -1 when none */
+    int signal;
+    char *provider;
+    uint64_t time_ns;
+    unsigned attempts;
+    char *reason;           /* or NULL */
+    char *stderr_tail;      /* the end of stderr of a non-pass, or NULL */
+    bool resumed;
+};
+
+void core_eval_record_free(sbx_eval_record *r);
+/* Replace, in place, every byte of @s that is not part of valid UTF-8
+ * with '?', so the text can go into JSON whatever a program wrote. */
+void core_eval_utf8_sanitize(char *s);
+/* A record from a journal line; SBX_E_INVAL with *why (static) if bad. */
+int core_eval_record_from_json(struct json_t *obj, sbx_eval_record **out,
+                               const char **why);
+
+/* ---- statistics (core/eval-stats.c) ----------------------------------------- */
+
+/* Nearest-rank percentile of @n sorted values. */
+uint64_t core_eval_percentile(const uint64_t *sorted, size_t n, double pct);
+
+/* ---- the journal (core/eval-journal.c) -------------------------------------- */
+
+typedef struct core_journal {
+    int fd;
+    char *path;
+} core_journal;
+
+/* Open @path for appending.  With @resume, read its records into
+ * @records (indexed by sample; later lines replace sandbox errors) after
+ * cutting off a torn last line; else truncate it. */
+int core_journal_open(core_journal *j, const char *path, bool resume,
+                      const sbx_eval_dataset *ds, const sbx_eval_samples *s,
+                      sbx_eval_record **records, size_t *n_resumed);
+/* Append one record as a line (one write on an O_APPEND descriptor). */
+int core_journal_append(core_journal *j, const sbx_eval_record *r);
+/* fdatasync: called after each append, outside the run's lock, so that
+ * workers do not queue behind each other's disk flushes. */
+int core_journal_sync(core_journal *j);
+void core_journal_close(core_journal *j);
+
+/* ---- options (core/eval-opts.c) --------------------------------------------- */
+
+struct sbx_eval_opts {
+    char **providers;             /* NULL: default + fallback chain */
+    unsigned jobs;                /* 0: online processors */
+    uint64_t timeout_ns;
+    uint64_t limits[SBX_LIMIT_COUNT]; /* 0: not set */
+    unsigned retries;
+    char *journal;
+    bool resume;
+    sbx_eval_record_cb cb;
+    void *cb_ud;
+};
+
+/* ---- summaries (core/eval-summary.c) ---------------------------------------- */
+
+struct sbx_eval_summary {
+    char *dataset;                /* the dataset's path */
+    sbx_eval_format fmt;
+    sbx_eval_record **records;    /* by sample index; owned */
+    size_t n_samples;
+    size_t done, resumed;
+    size_t counts[SBX_VERDICT_COUNT];
+    char **task_ids;              /* tasks with samples, dataset order; owned */
+    size_t *task_n, *task_c;
+    size_t n_tasks;
+    uint64_t *latencies;          /* sorted, graded records */
+    size_t n_latencies;
+    uint64_t wall_ns;
+    size_t ran;                   /* records made by this run */
+};
+
+/* Build a summary taking ownership of @records (n_samples entries). */
+int core_eval_summary_build(const sbx_eval_dataset *ds, const sbx_eval_samples *s,
+                            sbx_eval_record **records, size_t resumed, size_t ran,
+                            uint64_t wall_ns, sbx_eval_summary **out);
+
+#endif /* POLYSANDBOX_EVAL_INT_H */

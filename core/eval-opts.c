@@ -1,0 +1,102 @@
+/* core/eval-opts.c - options of an evaluation run */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "eval-int.h"
+
+sbx_eval_opts *sbx_eval_opts_new(void)
+{
+    sbx_eval_opts *o = calloc(1, sizeof *o);
+
+    if (!o)
+        return NULL;
+    o->timeout_ns = UINT64_C(3000000000);  /* the reference harness's 3 s */
+    o->retries = 2;
+    return o;
+}
+
+void sbx_eval_opts_free(sbx_eval_opts *o)
+{
+    if (!o)
+        return;
+    core_strv_free(o->providers);
+    free(o->journal);
+    free(o);
+}
+
+int sbx_eval_opts_set_providers(sbx_eval_opts *o, const char *const *names)
+{
+    char **v = NULL;
+
+    core_error_clear();
+    if (!o)
+        return core_error_set(SBX_E_INVAL, NULL, "sbx_eval_opts_set_providers: NULL argument");
+    if (names && names[0] && !(v = core_strv_dup(names)))
+        return core_error_set(SBX_E_NOMEM, NULL, "out of memory");
+    core_strv_free(o->providers);
+    o->providers = v;
+    return SBX_OK;
+}
+
+int sbx_eval_opts_set_jobs(sbx_eval_opts *o, unsigned jobs)
+{
+    core_error_clear();
+    if (!o || jobs > 4096)
+        return core_error_set(SBX_E_INVAL, NULL, "jobs: %u is not between 0 and 4096", jobs);
+    o->jobs = jobs;
+    return SBX_OK;
+}
+
+int sbx_eval_opts_set_timeout(sbx_eval_opts *o, uint64_t ns)
+{
+    core_error_clear();
+    if (!o || ns == 0)
+        return core_error_set(SBX_E_INVAL, NULL, "timeout: 0 is not a time limit");
+    o->timeout_ns = ns;
+    return SBX_OK;
+}
+
+int sbx_eval_opts_set_limit(sbx_eval_opts *o, sbx_limit which, uint64_t value)
+{
+    core_error_clear();
+    if (!o || (unsigned)which >= SBX_LIMIT_COUNT || value == 0)
+        return core_error_set(SBX_E_INVAL, NULL, "sbx_eval_opts_set_limit: bad limit");
+    o->limits[which] = value;
+    return SBX_OK;
+}
+
+int sbx_eval_opts_set_retries(sbx_eval_opts *o, unsigned retries)
+{
+    core_error_clear();
+    if (!o || retries > 100)
+        return core_error_set(SBX_E_INVAL, NULL, "retries: %u is above 100", retries);
+    o->retries = retries;
+    return SBX_OK;
+}
+
+int sbx_eval_opts_set_journal(sbx_eval_opts *o, const char *path, bool resume)
+{
+    char *p = NULL;
+
+    core_error_clear();
+    if (!o)
+        return core_error_set(SBX_E_INVAL, NULL, "sbx_eval_opts_set_journal: NULL argument");
+    if (path && !(p = strdup(path)))
+        return core_error_set(SBX_E_NOMEM, NULL, "out of memory");
+    free(o->journal);
+    o->journal = p;
+    o->resume = resume;
+    return SBX_OK;
+}
+
+int sbx_eval_opts_set_callback(sbx_eval_opts *o, sbx_eval_record_cb cb, void *ud)
+{
+    core_error_clear();
+    if (!o)
+        return core_error_set(SBX_E_INVAL, NULL, "sbx_eval_opts_set_callback: NULL argument");
+    o->cb = cb;
+    o->cb_ud = ud;
+    return SBX_OK;
+}

@@ -1,0 +1,162 @@
+/* core/eval-record.c - one graded sample: accessors and its journal line */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "eval-int.h"
+
+void core_eval_record_free(sbx_eval_record *r)
+{
+    if (!r)
+        return;
+    free(r->task_id);
+    free(r->provider);
+    free(r->reason);
+    free(r->stderr_tail);
+    free(r);
+}
+
+void core_eval_utf8_sanitize(char *s)
+{
+    unsigned char *p = (unsigned char *)s;
+
+    while (*p) {
+        size_t n = *p < 0x80 ? 1 : (*p & 0xE0) == 0xC0 ? 2 : (*p & 0xF0) == 0xE0 ? 3
+                 : (*p & 0xF8) == 0xF0 ? 4 : 0;
+        bool ok = n > 0;
+        uint32_t cp = n == 1 ? *p : n == 2 ? (*p & 0x1Fu) : n == 3 ? (*p & 0x0Fu) : (*p & 0x07u);
+        for (size_t i = 1; ok && i < n; i++) {
+            ok = (p[i] & 0xC0) == 0x80;
+            cp = (cp << 6) | (p[i] & 0x3Fu);
+        }
+        /* no overlong forms, surrogates or values past U+10FFFF */
+        if (ok && ((n == 2 && cp < 0x80) || (n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) ||
+                   (cp >= 0xD800 && cp <= 0xDFFF) || cp > 0x10FFFF))
+            ok = false;
+        if (!ok) {
+            *p++ = '?';
+            continue;
+        }
+        p += n;
+    }
+}
+
+const char *sbx_eval_record_task_id(const sbx_eval_record *r) { return r ? r->task_id : NULL; }
+size_t sbx_eval_record_sample(const sbx_eval_record *r) { return r ? r->sample : 0; }
+sbx_eval_verdict sbx_eval_record_verdict(const sbx_eval_record *r)
+{
+    return r ? r->verdict : SBX_VERDICT_SANDBOX_ERROR;
+}
+const char *sbx_eval_record_status(const sbx_eval_record *r) { return r ? r->status : NULL; }
+const char *sbx_eval_record_provider(const sbx_eval_record *r)
+{
+    return r && r->provider ? r->provider : "";
+}
+uint64_t sbx_eval_record_time_ns(const sbx_eval_record *r) { return r ? r->time_ns : 0; }
+unsigned sbx_eval_record_attempts(const sbx_eval_record *r) { return r ? r->attempts : 0; }
+const char *sbx_eval_record_reason(const sbx_eval_record *r) { return r ? r->reason : NULL; }
+
+static json_t *record_json(const sbx_eval_record *r)
+{
+    json_t *o = json_object();
+    int bad = 0;
+
+    if (!o)
+        return NULL;
+    bad |= json_object_set_new(o, "task_id", json_string(r->task_id));
+    bad |= json_object_set_new(o, "sample", json_integer((json_int_t)r->sample));
+    bad |= json_object_set_new(o, "verdict", json_string(sbx_eval_verdict_name(r->verdict)));
+    bad |= json_object_set_new(o, "passed", json_boolean(r->verdict == SBX_VERDICT_PASSED));
+    bad |= json_object_set_new(o, "status", json_string(r->status));
+    bad |= json_object_set_new(o, "exit_code", r->exit_code >= 0 ? json_integer(r->exit_code)
+                                                                  : json_null());
+    bad |= json_object_set_new(o, "signal", r->signal > 0 ? json_integer(r->signal)
+                                                           : json_null());
+    bad |= json_object_set_new(o, "time_ns", json_integer((json_int_t)r->time_ns));
+    bad |= json_object_set_new(o, "provider", json_string(r->provider ? r->provider : ""));
+    bad |= json_object_set_new(o, "attempts", json_integer(r->attempts));
+    bad |= json_object_set_new(o, "reason", r->reason ? json_string(r->reason) : json_null());
+    if (r->stderr_tail)
+        bad |= json_object_set_new(o, "stderr_tail", json_string(r->stderr_tail));
+    if (bad) {
+        json_decref(o);
+        return NULL;
+    }
+    return o;
+}
+
+char *sbx_eval_record_to_json(const sbx_eval_record *r)
+{
+    json_t *o;
+    char *s;
+
+    if (!r || !(o = record_json(r)))
+        return NULL;
+    s = json_dumps(o, JSON_COMPACT);
+    json_decref(o);
+    return s;
+}
+
+static const char *status_static(const char *name)
+{
+    for (int i = 0; i < SBX_RUN_STATUS_COUNT; i++) {
+        const char *n = sbx_run_status_name((sbx_run_status)i);
+        if (n && !strcmp(n, name))
+            return n;
+    }
+    return "unknown";
+}
+
+int core_eval_record_from_json(json_t *o, sbx_eval_record **out, const char **why)
+{
+    json_t *v;
+    sbx_eval_record *r;
+    int verdict = -1;
+
+    *out = NULL;
+    *why = NULL;
+    if (!json_is_string(json_object_get(o, "task_id")))
+        *why = "no \"task_id\" string";
+    else if (!json_is_integer(v = json_object_get(o, "sample")) || json_integer_value(v) < 0)
+        *why = "no \"sample\" index";
+    else if (!json_is_string(v = json_object_get(o, "verdict")) ||
+             (verdict = core_eval_verdict_from_name(json_string_value(v))) < 0)
+        *why = "no known \"verdict\"";
+    if (*why)
+        return SBX_E_INVAL;
+    if (!(r = calloc(1, sizeof *r)))
+        return SBX_E_NOMEM;
+    r->task_id = strdup(json_string_value(json_object_get(o, "task_id")));
+    r->sample = (size_t)json_integer_value(json_object_get(o, "sample"));
+    r->verdict = (sbx_eval_verdict)verdict;
+    v = json_object_get(o, "status");
+    r->status = status_static(json_is_string(v) ? json_string_value(v) : "");
+    v = json_object_get(o, "exit_code");
+    r->exit_code = json_is_integer(v) ? (int)json_integer_value(v) : -1;
+    v = json_object_get(o, "signal");
+    r->signal = json_is_integer(v) ? (int)json_integer_value(v) : 0;
+    v = json_object_get(o, "time_ns");
+    r->time_ns = json_is_integer(v) && json_integer_value(v) > 0
+                     ? (uint64_t)json_integer_value(v) : 0;
+    v = json_object_get(o, "attempts");
+    r->attempts = json_is_integer(v) ? (unsigned)json_integer_value(v) : 1;
+    v = json_object_get(o, "provider");
+    r->provider = strdup(json_is_string(v) ? json_string_value(v) : "");
+    v = json_object_get(o, "reason");
+    if (json_is_string(v))
+        r->reason = strdup(json_string_value(v));
+    v = json_object_get(o, "stderr_tail");
+    if (json_is_string(v))
+        r->stderr_tail = strdup(json_string_value(v));
+    r->resumed = true;
+    if (!r->task_id || !r->provider || (json_is_string(json_object_get(o, "reason")) &&
+                                        !r->reason)) {
+        core_eval_record_free(r);
+        return SBX_E_NOMEM;
+    }
+    *out = r;
+    return SBX_OK;
+}

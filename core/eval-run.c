@@ -1,0 +1,397 @@
+/* core/eval-run.c - the runner: worker threads over sbx_run, retries of
+ * sandbox errors (then the next provider), the journal, the callback */
+#include "config.h"
+
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "eval-int.h"
+
+#define STDERR_TAIL 2000
+
+struct run {
+    sbx_ctx *ctx;
+    const sbx_eval_dataset *ds;
+    const sbx_eval_samples *s;
+    const sbx_eval_opts *o;
+    size_t *pending;              /* sample indexes still to run */
+    size_t n_pending;
+    atomic_size_t next;
+    atomic_bool stop;
+    pthread_mutex_t lock;         /* records, counters, journal, callback, fatal */
+    sbx_eval_record **records;
+    size_t done, passed, ran;
+    core_journal journal;
+    bool have_journal;
+    int fatal;                    /* the first error that stops the run */
+    struct sbx_error fatal_err;
+};
+
+/* Record the first fatal error (the calling thread's) and stop the run. */
+static void set_fatal(struct run *run, int rc)
+{
+    pthread_mutex_lock(&run->lock);
+    if (run->fatal == SBX_OK) {
+        run->fatal = rc;
+        run->fatal_err = *core_error_tls();
+        run->fatal_err.code = rc;
+    }
+    pthread_mutex_unlock(&run->lock);
+    atomic_store(&run->stop, true);
+}
+
+/* Errors of sbx_run that no retry can cure: every sample would fail. */
+static bool request_error(int rc)
+{
+    return rc == SBX_E_INVAL || rc == SBX_E_NOT_FOUND || rc == SBX_E_LIMIT ||
+           rc == SBX_E_CONFIG || rc == SBX_E_NOMEM || rc == SBX_E_INTERNAL;
+}
+
+/* Full-jitter exponential backoff before another attempt: 25 ms << n, at
+ * most 1 s. */
+static void backoff(unsigned attempt)
+{
+    static _Thread_local unsigned seed;
+    uint64_t cap = UINT64_C(25000000) << (attempt < 6 ? attempt : 6);
+    struct timespec ts;
+    uint64_t ns;
+
+    if (cap > UINT64_C(1000000000))
+        cap = UINT64_C(1000000000);
+    if (seed == 0)
+        seed = (unsigned)core_now_ns() | 1u;
+    ns = (uint64_t)rand_r(&seed) % (cap + 1);
+    ts.tv_sec = (time_t)(ns / 1000000000u);
+    ts.tv_nsec = (long)(ns % 1000000000u);
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+        ;
+}
+
+/* The end of stderr as valid UTF-8 text, or NULL. */
+static char *stderr_tail(const sbx_result *r)
+{
+    size_t len, off;
+    const char *err = sbx_result_stderr(r, &len);
+    char *s;
+
+    if (!err || len == 0)
+        return NULL;
+    off = len > STDERR_TAIL ? len - STDERR_TAIL : 0;
+    /* start on a UTF-8 lead byte */
+    while (off < len && ((unsigned char)err[off] & 0xC0) == 0x80)
+        off++;
+    if (!(s = malloc(len - off + 1)))
+        return NULL;
+    memcpy(s, err + off, len - off);
+    s[len - off] = '\0';
+    for (size_t i = 0; i < len - off; i++)
+        if (s[i] == '\0')
+            s[i] = '?';     /* JSON strings here hold no NULs */
+    core_eval_utf8_sanitize(s);
+    return s;
+}
+
+static int build_opts(struct run *run, const core_eval_task *t, const char *program,
+                      const char *runner, const char *provider, sbx_create_opts **copts,
+                      sbx_exec_opts **xopts)
+{
+    sbx_create_opts *c = sbx_create_opts_new();
+    sbx_exec_opts *x = sbx_exec_opts_new();
+    int rc = (c && x) ? SBX_OK : SBX_E_NOMEM;
+
+    if (rc == SBX_OK)
+        rc = sbx_create_opts_set_provider(c, provider);
+    if (rc == SBX_OK)
+        rc = sbx_create_opts_set_template(c, t->lang);
+    for (int i = 0; rc == SBX_OK && i < SBX_LIMIT_COUNT; i++)
+        if (run->o->limits[i])
+            rc = sbx_create_opts_set_limit(c, (sbx_limit)i, run->o->limits[i]);
+    if (rc == SBX_OK && t->test_command) {
+        rc = sbx_exec_opts_set_shell(x, t->test_command);
+        if (rc == SBX_OK)
+            rc = sbx_exec_opts_add_file(x, t->program_file, program, strlen(program), 0644);
+    } else if (rc == SBX_OK && runner) {
+        rc = sbx_exec_opts_set_code(x, t->lang, runner, (size_t)-1);
+        if (rc == SBX_OK)
+            rc = sbx_exec_opts_add_file(x, CORE_EVAL_PROGRAM_FILE, program, strlen(program),
+                                        0644);
+    } else if (rc == SBX_OK) {
+        rc = sbx_exec_opts_set_code(x, t->lang, program, (size_t)-1);
+    }
+    for (size_t i = 0; rc == SBX_OK && i < t->n_files; i++)
+        rc = sbx_exec_opts_add_file(x, t->files[i].path, t->files[i].data, t->files[i].len,
+                                    0644);
+    if (rc == SBX_OK)
+        rc = sbx_exec_opts_set_timeout(x, run->o->timeout_ns);
+    if (rc != SBX_OK) {
+        sbx_create_opts_free(c);
+        sbx_exec_opts_free(x);
+        if (rc == SBX_E_NOMEM)
+            core_error_set(SBX_E_NOMEM, NULL, "out of memory");
+        return rc;
+    }
+    *copts = c;
+    *xopts = x;
+    return SBX_OK;
+}
+
+/* Fill @rec from a graded result. */
+static int grade(sbx_eval_record *rec, const sbx_result *r, const char *marker)
+{
+    const char *reason;
+    sbx_run_status st = sbx_result_status(r);
+
+    rec->verdict = core_eval_verdict(r, marker, &reason);
+    rec->status = sbx_run_status_name(st);
+    rec->exit_code = (st == SBX_RUN_OK || st == SBX_RUN_NONZERO_EXIT ||
+                      st == SBX_RUN_NOT_FOUND || st == SBX_RUN_NOT_EXECUTABLE)
+                         ? sbx_result_exit_code(r) : -1;
+    rec->signal = sbx_result_signal(r);
+    rec->time_ns = sbx_result_timing(r, SBX_TIMING_TOTAL);
+    free(rec->provider);
+    rec->provider = strdup(sbx_result_provider(r) ? sbx_result_provider(r) : "");
+    free(rec->reason);
+    rec->reason = reason ? strdup(reason) : NULL;
+    if (rec->verdict != SBX_VERDICT_PASSED)
+        rec->stderr_tail = stderr_tail(r);
+    if (!rec->provider || (reason && !rec->reason))
+        return core_error_set(SBX_E_NOMEM, NULL, "out of memory");
+    return SBX_OK;
+}
+
+/* Note a sandbox error on @rec (the last one is kept). */
+static int note_sandbox_error(sbx_eval_record *rec, const char *provider, const char *msg)
+{
+    free(rec->provider);
+    free(rec->reason);
+    rec->verdict = SBX_VERDICT_SANDBOX_ERROR;
+    rec->status = sbx_run_status_name(SBX_RUN_SANDBOX_ERROR);
+    rec->exit_code = -1;
+    rec->provider = strdup(provider ? provider : "");
+    rec->reason = strdup(msg && *msg ? msg : "sandbox error");
+    if (!rec->provider || !rec->reason)
+        return core_error_set(SBX_E_NOMEM, NULL, "out of memory");
+    core_eval_utf8_sanitize(rec->reason);
+    core_eval_utf8_sanitize(rec->provider);
+    return SBX_OK;
+}
+
+/* Run sample @i to a record.  Returns an error only when the whole run
+ * must stop (a request no provider can serve, out of memory). */
+static int run_sample(struct run *run, size_t i, sbx_eval_record **out)
+{
+    const core_eval_task *t = &run->ds->tasks[run->s->v[i].task];
+    const char *none[] = { NULL, NULL };
+    const char *const *providers = run->o->providers
+                                       ? (const char *const *)run->o->providers : none;
+    bool marked = core_eval_uses_marker(run->ds);
+    sbx_eval_record *rec = calloc(1, sizeof *rec);
+    int rc = SBX_OK;
+    bool graded = false;
+
+    if (!rec || !(rec->task_id = strdup(t->id))) {
+        core_eval_record_free(rec);
+        return core_error_set(SBX_E_NOMEM, NULL, "out of memory");
+    }
+    rec->sample = i;
+    rec->exit_code = -1;
+    /* providers[0] may be NULL: the default provider and fallback chain */
+    for (size_t p = 0; !graded && rc == SBX_OK && (p == 0 || providers[p]); p++) {
+        for (unsigned a = 0; !graded && rc == SBX_OK && a <= run->o->retries; a++) {
+            char marker[CORE_EVAL_MARKER_LEN + 1];
+            sbx_create_opts *copts;
+            sbx_exec_opts *xopts;
+            sbx_result *r = NULL;
+            char *program, *runner = NULL;
+            int err;
+
+            if (a > 0)
+                backoff(a - 1);
+            if ((rc = core_eval_new_marker(marker)) != SBX_OK)
+                break;
+            program = core_eval_build_program(run->ds, t, run->s->v[i].completion);
+            if (program && marked)
+                runner = core_eval_runner(marker);
+            if (!program || (marked && !runner)) {
+                free(program);
+                rc = core_error_set(SBX_E_NOMEM, NULL, "out of memory");
+                break;
+            }
+            rc = build_opts(run, t, program, runner, providers[p], &copts, &xopts);
+            free(program);
+            free(runner);
+            if (rc != SBX_OK)
+                break;
+            rec->attempts++;
+            err = sbx_run(run->ctx, copts, xopts, &r);
+            sbx_create_opts_free(copts);
+            sbx_exec_opts_free(xopts);
+            if (err != SBX_OK) {
+                const sbx_error *e = sbx_ctx_last_error(run->ctx);
+                if (request_error(err)) {
+                    rc = err;
+                    break;
+                }
+                rc = note_sandbox_error(rec, providers[p] ? providers[p]
+                                                          : sbx_error_provider(e),
+                                        sbx_error_message(e));
+                if (err == SBX_E_PROVIDER_UNAVAILABLE)
+                    break;      /* no retry cures it: the next provider */
+                continue;
+            }
+            if (sbx_result_status(r) == SBX_RUN_SANDBOX_ERROR) {
+                rc = note_sandbox_error(rec, sbx_result_provider(r), sbx_result_error(r));
+                rec->time_ns = sbx_result_timing(r, SBX_TIMING_TOTAL);
+            } else {
+                rc = grade(rec, r, marked ? marker : NULL);
+                graded = true;
+            }
+            sbx_result_free(r);
+        }
+        if (!providers[0])
+            break;
+    }
+    if (rc != SBX_OK) {
+        core_eval_record_free(rec);
+        return rc;
+    }
+    *out = rec;
+    return SBX_OK;
+}
+
+static void finish(struct run *run, sbx_eval_record *rec)
+{
+    int rc = SBX_OK;
+
+    pthread_mutex_lock(&run->lock);
+    run->records[rec->sample] = rec;
+    run->done++;
+    run->ran++;
+    if (rec->verdict == SBX_VERDICT_PASSED)
+        run->passed++;
+    if (run->have_journal)
+        rc = core_journal_append(&run->journal, rec);
+    if (rc == SBX_OK && run->o->cb &&
+        run->o->cb(run->o->cb_ud, rec, run->done, run->s->n, run->passed) != 0)
+        atomic_store(&run->stop, true);
+    pthread_mutex_unlock(&run->lock);
+    if (rc == SBX_OK && run->have_journal)
+        rc = core_journal_sync(&run->journal);
+    if (rc != SBX_OK)
+        set_fatal(run, rc);
+}
+
+static void *worker(void *arg)
+{
+    struct run *run = arg;
+
+    while (!atomic_load(&run->stop)) {
+        size_t k = atomic_fetch_add(&run->next, 1);
+        sbx_eval_record *rec = NULL;
+        int rc;
+        if (k >= run->n_pending)
+            break;
+        rc = run_sample(run, run->pending[k], &rec);
+        if (rc != SBX_OK) {
+            set_fatal(run, rc);
+            break;
+        }
+        finish(run, rec);
+    }
+    return NULL;
+}
+
+int sbx_eval_run(sbx_ctx *ctx, const sbx_eval_dataset *ds, const sbx_eval_samples *s,
+                 const sbx_eval_opts *o, sbx_eval_summary **out)
+{
+    struct run run;
+    pthread_t *threads = NULL;
+    size_t n_threads = 0, resumed = 0;
+    uint64_t t0 = core_now_ns();
+    sbx_eval_opts *defaults = NULL;
+    long cpus;
+    int rc = SBX_OK;
+
+    core_error_clear();
+    if (!ctx || !ds || !s || !out)
+        return core_error_set(SBX_E_INVAL, NULL, "sbx_eval_run: NULL argument");
+    *out = NULL;
+    if (!o && !(o = defaults = sbx_eval_opts_new()))
+        return core_error_set(SBX_E_NOMEM, NULL, "out of memory");
+    memset(&run, 0, sizeof run);
+    run.ctx = ctx;
+    run.ds = ds;
+    run.s = s;
+    run.o = o;
+    run.journal.fd = -1;
+    atomic_init(&run.next, 0);
+    atomic_init(&run.stop, false);
+    if (pthread_mutex_init(&run.lock, NULL) != 0) {
+        sbx_eval_opts_free(defaults);
+        return core_error_set(SBX_E_INTERNAL, NULL, "cannot initialise a mutex");
+    }
+    if (!(run.records = calloc(s->n + 1, sizeof *run.records)) ||
+        !(run.pending = calloc(s->n + 1, sizeof *run.pending))) {
+        rc = core_error_set(SBX_E_NOMEM, NULL, "out of memory");
+        goto out;
+    }
+    if (o->journal) {
+        rc = core_journal_open(&run.journal, o->journal, o->resume, ds, s, run.records,
+                               &resumed);
+        if (rc != SBX_OK)
+            goto out;
+        run.have_journal = true;
+    }
+    for (size_t i = 0; i < s->n; i++)
+        if (!run.records[i])
+            run.pending[run.n_pending++] = i;
+    run.done = resumed;
+    for (size_t i = 0; i < s->n; i++)
+        if (run.records[i] && run.records[i]->verdict == SBX_VERDICT_PASSED)
+            run.passed++;
+
+    cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    n_threads = o->jobs ? o->jobs : (cpus > 0 ? (size_t)cpus : 1);
+    if (n_threads > run.n_pending)
+        n_threads = run.n_pending;
+    if (n_threads && !(threads = calloc(n_threads, sizeof *threads))) {
+        rc = core_error_set(SBX_E_NOMEM, NULL, "out of memory");
+        goto out;
+    }
+    for (size_t i = 0; i < n_threads; i++) {
+        int e = pthread_create(&threads[i], NULL, worker, &run);
+        if (e != 0) {
+            core_error_set(SBX_E_IO, NULL, "cannot start a worker thread: %s", strerror(e));
+            set_fatal(&run, SBX_E_IO);
+            n_threads = i;
+            break;
+        }
+    }
+    for (size_t i = 0; i < n_threads; i++)
+        pthread_join(threads[i], NULL);
+    free(threads);
+    if (run.fatal != SBX_OK) {
+        *core_error_tls() = run.fatal_err;
+        rc = run.fatal;
+        goto out;
+    }
+    rc = core_eval_summary_build(ds, s, run.records, resumed, run.ran, core_now_ns() - t0,
+                                 out);
+    run.records = NULL;   /* the summary owns them, even on failure */
+out:
+    if (run.records)
+        for (size_t i = 0; i < s->n; i++)
+            core_eval_record_free(run.records[i]);
+    free(run.records);
+    free(run.pending);
+    if (run.have_journal)
+        core_journal_close(&run.journal);
+    pthread_mutex_destroy(&run.lock);
+    sbx_eval_opts_free(defaults);
+    return rc;
+}

@@ -1,0 +1,278 @@
+/* polysandbox/eval.h - score code completions against benchmark datasets
+ *
+ * The evaluation engine of libpolysandbox: read a dataset (HumanEval,
+ * MBPP or the generic format) and a file of samples (completions), run
+ * every sample's program in a sandbox through sbx_run() from many worker
+ * threads, and grade it:
+ *
+ *     sbx_eval_dataset *ds;
+ *     sbx_eval_samples *s;
+ *     sbx_eval_summary *sum;
+ *     double p1;
+ *     sbx_eval_dataset_load(ctx, "HumanEval.jsonl.gz", SBX_EVAL_FORMAT_AUTO, &ds);
+ *     sbx_eval_samples_load(ctx, ds, "samples.jsonl", &s);
+ *     sbx_eval_opts *o = sbx_eval_opts_new();
+ *     sbx_eval_opts_set_journal(o, "results.jsonl", false);
+ *     if (sbx_eval_run(ctx, ds, s, o, &sum) == SBX_OK &&
+ *         sbx_eval_summary_pass_at_k(sum, 1, &p1, NULL))
+ *         printf("pass@1 %.4f\n", p1);
+ *
+ * A verdict of "passed" comes from the exit status of the harnessed
+ * program together with a per-run random marker the harness's runner
+ * prints only after every test returned; never from anything else the
+ * program prints (see polysandbox-eval(1), VERDICTS).  A sandbox error is retried and is
+ * never counted as a pass or a failure.
+ *
+ * Every type is opaque.  Errors are reported as in <polysandbox/sandbox.h>:
+ * an sbx_status, with the detail (naming FILE:LINE for bad input) in
+ * sbx_ctx_last_error().
+ *
+ * Since: 0.1
+ */
+#ifndef POLYSANDBOX_EVAL_H
+#define POLYSANDBOX_EVAL_H
+
+#include <polysandbox/sandbox.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct sbx_eval_dataset sbx_eval_dataset;
+typedef struct sbx_eval_samples sbx_eval_samples;
+typedef struct sbx_eval_opts sbx_eval_opts;
+typedef struct sbx_eval_record sbx_eval_record;
+typedef struct sbx_eval_summary sbx_eval_summary;
+
+/** Dataset formats.  Since: 0.1 */
+typedef enum sbx_eval_format {
+    SBX_EVAL_FORMAT_AUTO = 0,       /* guessed from the first record's fields */
+    SBX_EVAL_FORMAT_HUMANEVAL = 1,  /* task_id prompt canonical_solution test entry_point */
+    SBX_EVAL_FORMAT_MBPP = 2,       /* task_id text code test_list test_setup_code */
+    SBX_EVAL_FORMAT_GENERIC = 3     /* task_id language prompt test files test_command */
+} sbx_eval_format;
+
+/**
+ * sbx_eval_verdict:
+ * What became of one sample.  Append-only.  SBX_VERDICT_SANDBOX_ERROR is
+ * not a verdict on the code: such samples are left out of pass@k.
+ * Since: 0.1
+ */
+typedef enum sbx_eval_verdict {
+    SBX_VERDICT_PASSED = 0,        /* exit 0 and the harness's marker */
+    SBX_VERDICT_FAILED = 1,        /* an assertion, exception, non-zero exit, early exit */
+    SBX_VERDICT_TIMEOUT = 2,       /* wall-clock limit */
+    SBX_VERDICT_CPU_LIMIT = 3,
+    SBX_VERDICT_MEMORY_LIMIT = 4,
+    SBX_VERDICT_OUTPUT_LIMIT = 5,  /* wrote more than the output cap */
+    SBX_VERDICT_COMPILE_ERROR = 6,
+    SBX_VERDICT_SIGNAL = 7,        /* killed by a signal (segfault, abort) */
+    SBX_VERDICT_SECCOMP = 8,       /* killed by the system-call filter */
+    SBX_VERDICT_PIDS_LIMIT = 9,
+    SBX_VERDICT_SANDBOX_ERROR = 10 /* the sandbox failed every attempt */
+} sbx_eval_verdict;
+#define SBX_VERDICT_COUNT 11
+
+/** "passed", "failed", "timeout", ... (static), or NULL.  Since: 0.1 */
+SBX_API const char *sbx_eval_verdict_name(sbx_eval_verdict v);
+/** "humaneval", "mbpp", "generic", "auto" (static), or NULL.  Since: 0.1 */
+SBX_API const char *sbx_eval_format_name(sbx_eval_format f);
+
+/**
+ * sbx_eval_pass_at_k:
+ * The unbiased pass@k estimator 1 - C(n-c, k) / C(n, k) for a task with
+ * @n graded samples of which @c passed, computed as the stable product
+ * 1 - prod_{i=n-c+1..n} (1 - k/i).  Returns -1.0 when it is not
+ * computable (k == 0, k > n or c > n).  Since: 0.1
+ */
+SBX_API double sbx_eval_pass_at_k(uint64_t n, uint64_t c, uint64_t k);
+
+/* ---- datasets --------------------------------------------------------- */
+
+/**
+ * sbx_eval_dataset_load:
+ * @path: a .jsonl file, or .jsonl.gz (gzip is recognised by its content).
+ * @fmt: SBX_EVAL_FORMAT_AUTO to guess it from the first record.
+ * @out: (out) (transfer full): free with sbx_eval_dataset_free.
+ *
+ * Reads and checks every record.  Errors: SBX_E_IO (cannot read @path),
+ * SBX_E_INVAL (bad JSON, a missing or mistyped field, a duplicate task_id,
+ * an unknown language; the message says "PATH:LINE: ..."), SBX_E_NOMEM.
+ * Since: 0.1
+ */
+SBX_API int sbx_eval_dataset_load(sbx_ctx *ctx, const char *path,
+                                  sbx_eval_format fmt, sbx_eval_dataset **out);
+SBX_API void sbx_eval_dataset_free(sbx_eval_dataset *ds);
+SBX_API sbx_eval_format sbx_eval_dataset_format(const sbx_eval_dataset *ds);
+SBX_API size_t sbx_eval_dataset_size(const sbx_eval_dataset *ds);
+/** The @i-th task's id (transfer none), or NULL. */
+SBX_API const char *sbx_eval_dataset_task_id(const sbx_eval_dataset *ds,
+                                             size_t i);
+
+/* ---- samples ---------------------------------------------------------- */
+
+/**
+ * sbx_eval_samples_load:
+ * @path: JSONL (or gzip of it), one {"task_id": ..., "completion": ...}
+ *   per line; several per task for pass@k.  Other fields are ignored.
+ * @out: (out) (transfer full): free with sbx_eval_samples_free.  It keeps
+ *   no pointer into @ds, only task positions: use it with @ds alone.
+ *
+ * Errors: SBX_E_IO, SBX_E_INVAL ("PATH:LINE: ..." for bad JSON, a missing
+ * field, or a task_id that is not in @ds), SBX_E_NOMEM.  Since: 0.1
+ */
+SBX_API int sbx_eval_samples_load(sbx_ctx *ctx, const sbx_eval_dataset *ds,
+                                  const char *path, sbx_eval_samples **out);
+/**
+ * sbx_eval_samples_canonical:
+ * One sample per task: the dataset's own reference solution.  SBX_E_INVAL
+ * (naming the task and the line) when a task has none.  Since: 0.1
+ */
+SBX_API int sbx_eval_samples_canonical(sbx_ctx *ctx, const sbx_eval_dataset *ds,
+                                       sbx_eval_samples **out);
+SBX_API void sbx_eval_samples_free(sbx_eval_samples *s);
+SBX_API size_t sbx_eval_samples_count(const sbx_eval_samples *s);
+
+/**
+ * sbx_eval_program:
+ * The program sample @i is graded with (transfer full, free()), as it
+ * would run, with a fixed marker in place of the random one; for
+ * inspection (polysandbox eval --show-program).  *lang: the template
+ * (transfer none).  NULL on a bad index or ENOMEM.  Since: 0.1
+ */
+SBX_API char *sbx_eval_program(const sbx_eval_dataset *ds,
+                               const sbx_eval_samples *s, size_t i,
+                               const char **lang);
+
+/* ---- options ---------------------------------------------------------- */
+
+/** (transfer full): free with sbx_eval_opts_free.  NULL on ENOMEM. */
+SBX_API sbx_eval_opts *sbx_eval_opts_new(void);
+SBX_API void sbx_eval_opts_free(sbx_eval_opts *o);
+/**
+ * sbx_eval_opts_set_providers:
+ * @names: NULL-terminated, copied.  A sample whose sandbox keeps failing
+ * on one is retried on the next.  NULL or empty: the default provider and
+ * the [core] fallback chain.  Since: 0.1
+ */
+SBX_API int sbx_eval_opts_set_providers(sbx_eval_opts *o,
+                                        const char *const *names);
+/** Worker threads; 0 (default) is the number of online processors. */
+SBX_API int sbx_eval_opts_set_jobs(sbx_eval_opts *o, unsigned jobs);
+/** Wall-clock limit of each program (default 3 s, as the reference
+ * harness); 0 is rejected (SBX_E_INVAL). */
+SBX_API int sbx_eval_opts_set_timeout(sbx_eval_opts *o, uint64_t ns);
+/** A sandbox limit for every sample (as sbx_create_opts_set_limit). */
+SBX_API int sbx_eval_opts_set_limit(sbx_eval_opts *o, sbx_limit which,
+                                    uint64_t value);
+/** Extra attempts per provider after a sandbox error (default 2). */
+SBX_API int sbx_eval_opts_set_retries(sbx_eval_opts *o, unsigned retries);
+/**
+ * sbx_eval_opts_set_journal:
+ * @path: the results JSONL file (copied); NULL: none.  Each record is
+ *   appended and synced to disk as its sample finishes.
+ * @resume: keep the records already in @path (a torn last line is cut
+ *   off) and run only the samples that have none; false truncates it.
+ * Since: 0.1
+ */
+SBX_API int sbx_eval_opts_set_journal(sbx_eval_opts *o, const char *path,
+                                      bool resume);
+/**
+ * sbx_eval_record_cb:
+ * Called once per finished sample (records read back by a resume are not
+ * passed), one call at a time, from a worker thread.  @done counts the
+ * samples finished so far (resumed ones included) out of @total, @passed
+ * those that passed.  Return non-zero to stop: no new sample is started,
+ * running ones finish, and sbx_eval_run returns SBX_OK with a partial
+ * summary.
+ */
+typedef int (*sbx_eval_record_cb)(void *ud, const sbx_eval_record *rec,
+                                  size_t done, size_t total, size_t passed);
+SBX_API int sbx_eval_opts_set_callback(sbx_eval_opts *o, sbx_eval_record_cb cb,
+                                       void *ud);
+
+/* ---- running ---------------------------------------------------------- */
+
+/**
+ * sbx_eval_run:
+ * @out: (out) (transfer full): free with sbx_eval_summary_free.
+ *
+ * Runs every sample of @s not already in the journal.  Errors (no
+ * summary): SBX_E_IO (journal), SBX_E_INVAL (a journal that belongs to
+ * other samples: "PATH:LINE: ..."), a request the core refuses for every
+ * sample (unknown template or provider, a limit above its maximum).
+ * Sandbox failures are not errors: see SBX_VERDICT_SANDBOX_ERROR.
+ * Since: 0.1
+ */
+SBX_API int sbx_eval_run(sbx_ctx *ctx, const sbx_eval_dataset *ds,
+                         const sbx_eval_samples *s, const sbx_eval_opts *o,
+                         sbx_eval_summary **out);
+
+/* ---- records (one graded sample) -------------------------------------- */
+
+SBX_API const char *sbx_eval_record_task_id(const sbx_eval_record *r);
+/** The sample's index in the samples file (0-based line of samples). */
+SBX_API size_t sbx_eval_record_sample(const sbx_eval_record *r);
+SBX_API sbx_eval_verdict sbx_eval_record_verdict(const sbx_eval_record *r);
+/** The result's run status ("ok", "nonzero_exit", ...; static). */
+SBX_API const char *sbx_eval_record_status(const sbx_eval_record *r);
+/** The provider that gave the verdict (or failed last), or "". */
+SBX_API const char *sbx_eval_record_provider(const sbx_eval_record *r);
+/** Time of the graded attempt, nanoseconds (sbx_run's total). */
+SBX_API uint64_t sbx_eval_record_time_ns(const sbx_eval_record *r);
+SBX_API unsigned sbx_eval_record_attempts(const sbx_eval_record *r);
+/** Why it is not a pass (or the sandbox error), or NULL. */
+SBX_API const char *sbx_eval_record_reason(const sbx_eval_record *r);
+/** The journal line: one JSON object (transfer full, free()). */
+SBX_API char *sbx_eval_record_to_json(const sbx_eval_record *r);
+
+/* ---- summary ---------------------------------------------------------- */
+
+SBX_API void sbx_eval_summary_free(sbx_eval_summary *sum);
+/** Samples with a record (resumed ones included) / in the samples. */
+SBX_API size_t sbx_eval_summary_done(const sbx_eval_summary *sum);
+SBX_API size_t sbx_eval_summary_total(const sbx_eval_summary *sum);
+/** Records read back from the journal by a resume. */
+SBX_API size_t sbx_eval_summary_resumed(const sbx_eval_summary *sum);
+SBX_API size_t sbx_eval_summary_count(const sbx_eval_summary *sum,
+                                      sbx_eval_verdict v);
+/** Records by sample index (transfer none); NULL for a sample not run. */
+SBX_API const sbx_eval_record *sbx_eval_summary_record(const sbx_eval_summary *sum,
+                                                       size_t sample);
+/** Tasks that have at least one sample. */
+SBX_API size_t sbx_eval_summary_task_count(const sbx_eval_summary *sum);
+SBX_API const char *sbx_eval_summary_task_id(const sbx_eval_summary *sum,
+                                             size_t i);
+/** Graded samples (sandbox errors and unrun samples left out) and passes
+ * of the @i-th task. */
+SBX_API void sbx_eval_summary_task_counts(const sbx_eval_summary *sum,
+                                          size_t i, size_t *n, size_t *c);
+/**
+ * sbx_eval_summary_pass_at_k:
+ * The mean of pass@k over the tasks with at least @k graded samples.
+ * Returns false (and *value untouched) when no task has; *n_tasks (may
+ * be NULL) is the number of tasks averaged.  Since: 0.1
+ */
+SBX_API bool sbx_eval_summary_pass_at_k(const sbx_eval_summary *sum,
+                                        unsigned k, double *value,
+                                        size_t *n_tasks);
+/** Latency percentile (nearest rank, 0 < @pct <= 100) of the graded
+ * samples, nanoseconds; 0 when there are none. */
+SBX_API uint64_t sbx_eval_summary_latency(const sbx_eval_summary *sum,
+                                          double pct);
+/** Wall time of this run and samples finished per second in it. */
+SBX_API uint64_t sbx_eval_summary_wall_ns(const sbx_eval_summary *sum);
+SBX_API double sbx_eval_summary_throughput(const sbx_eval_summary *sum);
+/**
+ * sbx_eval_summary_to_json:
+ * The whole summary as one JSON object (transfer full, free()), with
+ * pass@k for each of @ks (n_ks values).  See polysandbox-eval(1) for its
+ * fields.  NULL on ENOMEM.  Since: 0.1
+ */
+SBX_API char *sbx_eval_summary_to_json(const sbx_eval_summary *sum,
+                                       const unsigned *ks, size_t n_ks);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* POLYSANDBOX_EVAL_H */

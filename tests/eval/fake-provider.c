@@ -1,0 +1,87 @@
+/* tests/eval/fake-provider.c - providers for the evaluation tests, built
+ * three times with a different EVAL_FAKE_MODE:
+ *
+ *   evalfail   every create fails (a backend error): samples end in
+ *              sandbox errors, or move on to the next provider
+ *   evalflaky  every other create fails: a retry succeeds, then the exec
+ *              claims exit 0 without running anything
+ *   evalnop    every exec claims exit 0 without running anything, so a
+ *              comparison with a real provider has verdicts that differ
+ */
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <polysandbox/provider.h>
+
+#define MODE_FAIL 1
+#define MODE_FLAKY 2
+#define MODE_NOP 3
+
+struct fake {
+    const sbx_host_v1 *host;
+    sbx_host_handle *h;
+    atomic_ulong creates;
+};
+
+static int fake_init(const sbx_host_v1 *host, sbx_host_handle *h, void **prov)
+{
+    struct fake *f = calloc(1, sizeof *f);
+
+    if (!f)
+        return host->set_error(h, SBX_E_NOMEM, "out of memory");
+    f->host = host;
+    f->h = h;
+    *prov = f;
+    return SBX_OK;
+}
+
+static void fake_fini(void *prov)
+{
+    free(prov);
+}
+
+static int fake_create(void *prov, const sbx_create_spec_v1 *spec, void **sb,
+                       char id[SBX_ID_MAX])
+{
+    struct fake *f = prov;
+    unsigned long n = atomic_fetch_add(&f->creates, 1) + 1;
+
+    (void)spec;
+    if (EVAL_FAKE_MODE == MODE_FAIL || (EVAL_FAKE_MODE == MODE_FLAKY && n % 2 == 1))
+        return f->host->set_error(f->h, SBX_E_BACKEND, "%s: create number %lu refused",
+                                  EVAL_FAKE_NAME, n);
+    snprintf(id, SBX_ID_MAX, "%s-%lu", EVAL_FAKE_NAME, n);
+    *sb = f;
+    return SBX_OK;
+}
+
+static int fake_exec(void *prov, void *sb, const sbx_exec_spec_v1 *spec,
+                     const sbx_output_sink_v1 *sink, sbx_exec_outcome_v1 *out)
+{
+    (void)prov;
+    (void)sb;
+    (void)spec;
+    (void)sink;
+    out->status = SBX_RUN_OK;
+    out->exit_code = 0;
+    return SBX_OK;
+}
+
+static int fake_destroy(void *prov, void *sb)
+{
+    (void)prov;
+    (void)sb;
+    return SBX_OK;
+}
+
+static const sbx_provider_ops_v1 fake_ops = {
+    .init = fake_init,
+    .fini = fake_fini,
+    .create = fake_create,
+    .exec = fake_exec,
+    .destroy = fake_destroy,
+};
+
+SBX_PROVIDER_DEFINE(EVAL_FAKE_NAME, "0.1.0", "evaluation test provider (isolates nothing)",
+                    "MIT", SBX_CAP_CONCURRENT, NULL, NULL, &fake_ops);

@@ -1,0 +1,40 @@
+# tests/eval/lib.sh - helpers of the evaluation tests (sourced)
+#
+# The CLI tests' TAP helpers, plus a configuration with the fake
+# providers of tests/eval/fake-provider.c next to the local one.
+. "$top_srcdir/tests/cli/lib.sh"
+
+POLYSANDBOX_CONFIG_DIR="$top_srcdir/tests/eval/config"
+POLYSANDBOX_PROVIDER_PATH="$top_builddir/plugins/local/.libs:$top_builddir/tests/eval/.libs"
+export POLYSANDBOX_CONFIG_DIR POLYSANDBOX_PROVIDER_PATH
+data="$top_srcdir/tests/eval/data"
+
+# verdicts_as_expected RESULTS SAMPLES: every sample has exactly one
+# record, with the verdict its "expect" field names.
+verdicts_as_expected() {
+    python3 - "$1" "$2" <<'PY'
+import json, sys
+res = [json.loads(l) for l in open(sys.argv[1])]
+samples = [json.loads(l) for l in open(sys.argv[2]) if l.strip()]
+seen = {}
+for r in res:
+    seen.setdefault(r["sample"], []).append(r)
+bad = 0
+for i, s in enumerate(samples):
+    rs = seen.get(i, [])
+    if len(rs) != 1:
+        print("# sample %d (%s): %d records" % (i, s["case"], len(rs))); bad = 1
+    elif rs[0]["verdict"] != s["expect"] or rs[0]["task_id"] != str(s["task_id"]):
+        print("# sample %d (%s): %s, expected %s" % (i, s["case"], rs[0]["verdict"], s["expect"])); bad = 1
+    elif (rs[0]["verdict"] == "passed") != rs[0]["passed"]:
+        print("# sample %d: passed flag disagrees" % i); bad = 1
+sys.exit(bad or len(res) != len(samples))
+PY
+}
+
+# jcheck FILE PYTHON-EXPR: EXPR with j = the JSON object in FILE.
+jcheck() {
+    python3 -c 'import json, sys, math
+j = json.load(open(sys.argv[1]))
+sys.exit(0 if eval(sys.argv[2]) else 1)' "$1" "$2"
+}

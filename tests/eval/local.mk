@@ -1,0 +1,38 @@
+# tests/eval/local.mk - tests of the evaluation engine and of
+# polysandbox eval and compare
+#
+# The fake providers are real modules in tests/eval/.libs, found through
+# POLYSANDBOX_PROVIDER_PATH set by tests/eval/lib.sh with the
+# configuration in tests/eval/config.
+
+EVAL_FAKE_LDOPTS = -module -avoid-version -shared -no-undefined -rpath /nowhere
+check_LTLIBRARIES += tests/eval/evalfail.la tests/eval/evalflaky.la tests/eval/evalnop.la
+tests_eval_evalfail_la_SOURCES = tests/eval/fake-provider.c
+tests_eval_evalfail_la_CFLAGS = $(SBX_MODULE_COPTS) -DEVAL_FAKE_MODE=1 -DEVAL_FAKE_NAME='"evalfail"'
+tests_eval_evalfail_la_LDFLAGS = $(EVAL_FAKE_LDOPTS)
+tests_eval_evalflaky_la_SOURCES = tests/eval/fake-provider.c
+tests_eval_evalflaky_la_CFLAGS = $(SBX_MODULE_COPTS) -DEVAL_FAKE_MODE=2 -DEVAL_FAKE_NAME='"evalflaky"'
+tests_eval_evalflaky_la_LDFLAGS = $(EVAL_FAKE_LDOPTS)
+tests_eval_evalnop_la_SOURCES = tests/eval/fake-provider.c
+tests_eval_evalnop_la_CFLAGS = $(SBX_MODULE_COPTS) -DEVAL_FAKE_MODE=3 -DEVAL_FAKE_NAME='"evalnop"'
+tests_eval_evalnop_la_LDFLAGS = $(EVAL_FAKE_LDOPTS)
+
+check_PROGRAMS += tests/eval/test-eval-stats
+tests_eval_test_eval_stats_SOURCES = tests/eval/test-eval-stats.c tests/unit/tap.h
+tests_eval_test_eval_stats_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/core -I$(top_srcdir)/tests/unit
+tests_eval_test_eval_stats_CFLAGS = $(AM_CFLAGS) -pthread
+tests_eval_test_eval_stats_LDADD = core/libpolysandbox-internal.la $(LTDL_LIBS) \
+	$(JANSSON_LIBS) $(INIH_LIBS) $(SODIUM_LIBS) $(ZLIB_LIBS)
+
+EVAL_TESTS = \
+	tests/eval/verdicts.sh \
+	tests/eval/passk.sh \
+	tests/eval/resume.sh \
+	tests/eval/providers.sh \
+	tests/eval/errors.sh \
+	tests/eval/json.sh \
+	tests/eval/compare.sh \
+	tests/eval/progress.sh
+TESTS += tests/eval/test-eval-stats $(EVAL_TESTS)
+dist_check_SCRIPTS += $(EVAL_TESTS)
+EXTRA_DIST += tests/eval/lib.sh tests/eval/config tests/eval/data

@@ -1,0 +1,102 @@
+/* tests/eval/test-eval-stats.c - pass@k, percentiles and verdict rules
+ *
+ * pass@k against values derived by hand from 1 - C(n-c,k)/C(n,k) (the
+ * shell test passk.sh also checks it against Python's math.comb).
+ */
+#include "config.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "eval-int.h"
+#include "result-int.h"
+#include "tap.h"
+
+static int near(double a, double b)
+{
+    return fabs(a - b) < 1e-12;
+}
+
+static sbx_result *result(sbx_run_status st, const char *out, bool truncated)
+{
+    sbx_result *r = core_result_new("local", "x");
+
+    if (!r)
+        abort();
+    r->status = st;
+    r->exit_code = st == SBX_RUN_OK ? 0 : 1;
+    if (out && core_buf_append(&r->out, out, strlen(out)) != SBX_OK)
+        abort();
+    r->out_truncated = truncated;
+    return r;
+}
+
+int main(void)
+{
+    uint64_t vals[100];
+    const char *marker = "0123456789abcdef0123456789abcdef", *why;
+    char line[128];
+    sbx_result *r;
+
+    ok(near(sbx_eval_pass_at_k(2, 1, 1), 0.5), "pass@1 of 1 in 2 is 1/2");
+    ok(near(sbx_eval_pass_at_k(3, 1, 2), 2.0 / 3.0), "pass@2 of 1 in 3 is 2/3");
+    ok(near(sbx_eval_pass_at_k(10, 1, 5), 0.5), "pass@5 of 1 in 10 is 1 - 126/252 = 1/2");
+    ok(near(sbx_eval_pass_at_k(5, 0, 1), 0.0), "no pass: 0");
+    ok(near(sbx_eval_pass_at_k(5, 5, 5), 1.0), "all pass: 1");
+    ok(near(sbx_eval_pass_at_k(4, 3, 2), 1.0), "fewer failures than k: 1");
+    ok(near(sbx_eval_pass_at_k(200, 3, 100), 1.0 - 970200.0 / 7880400.0),
+       "pass@100 of 3 in 200 is 1 - (100*99*98)/(200*199*198)");
+    ok(near(sbx_eval_pass_at_k(10000, 1, 1), 1e-4), "pass@1 of 1 in 10000");
+    ok(sbx_eval_pass_at_k(1000000, 500000, 1000) <= 1.0 &&
+       sbx_eval_pass_at_k(1000000, 500000, 1000) > 0.999999, "huge n stays finite and in [0,1]");
+    ok(sbx_eval_pass_at_k(5, 1, 0) < 0, "k = 0 is not computable");
+    ok(sbx_eval_pass_at_k(5, 1, 6) < 0, "k > n is not computable");
+    ok(sbx_eval_pass_at_k(5, 6, 1) < 0, "c > n is refused");
+
+    for (int i = 0; i < 100; i++)
+        vals[i] = (uint64_t)i + 1;
+    ok(core_eval_percentile(vals, 100, 50) == 50 && core_eval_percentile(vals, 100, 95) == 95 &&
+       core_eval_percentile(vals, 100, 99) == 99 && core_eval_percentile(vals, 100, 100) == 100,
+       "nearest-rank p50/p95/p99/p100 of 1..100");
+    vals[0] = 10, vals[1] = 20, vals[2] = 30;
+    ok(core_eval_percentile(vals, 3, 50) == 20 && core_eval_percentile(vals, 3, 99) == 30 &&
+       core_eval_percentile(vals, 1, 99) == 10 && core_eval_percentile(vals, 0, 50) == 0,
+       "percentiles of 3, 1 and 0 values");
+
+    snprintf(line, sizeof line, "x\n%s%s\n", CORE_EVAL_MARKER_PREFIX, marker);
+    r = result(SBX_RUN_OK, line, false);
+    ok(core_eval_verdict(r, marker, &why) == SBX_VERDICT_PASSED, "exit 0 + marker: passed");
+    ok(core_eval_verdict(r, "ffffffffffffffffffffffffffffffff", &why) == SBX_VERDICT_FAILED &&
+       why != NULL, "exit 0 + another marker: failed, with a reason");
+    sbx_result_free(r);
+    r = result(SBX_RUN_OK, "passed\n", false);
+    ok(core_eval_verdict(r, marker, &why) == SBX_VERDICT_FAILED, "exit 0, prints passed: failed");
+    ok(core_eval_verdict(r, NULL, &why) == SBX_VERDICT_PASSED, "no marker asked: exit 0 passes");
+    sbx_result_free(r);
+    r = result(SBX_RUN_OK, "yyyy", true);
+    ok(core_eval_verdict(r, marker, &why) == SBX_VERDICT_OUTPUT_LIMIT,
+       "exit 0, truncated output without the marker: output_limit");
+    sbx_result_free(r);
+    r = result(SBX_RUN_NONZERO_EXIT, line, false);
+    ok(core_eval_verdict(r, marker, &why) == SBX_VERDICT_FAILED,
+       "marker but a non-zero exit: failed");
+    sbx_result_free(r);
+    r = result(SBX_RUN_SANDBOX_ERROR, NULL, false);
+    ok(core_eval_verdict(r, marker, &why) == SBX_VERDICT_SANDBOX_ERROR, "sandbox error");
+    sbx_result_free(r);
+    r = result(SBX_RUN_TIMEOUT, NULL, false);
+    ok(core_eval_verdict(r, marker, &why) == SBX_VERDICT_TIMEOUT, "timeout");
+    sbx_result_free(r);
+    for (int v = 0; v < SBX_VERDICT_COUNT; v++)
+        if (core_eval_verdict_from_name(sbx_eval_verdict_name((sbx_eval_verdict)v)) != v)
+            ok(0, "verdict name %d round trip", v);
+    {
+        char bad[] = "a\xff b\xc0\xaf c\xe2\x82\xac d\xed\xa0\x80 e\xf0\x9f\x98\x80";
+        core_eval_utf8_sanitize(bad);
+        ok(!strcmp(bad, "a? b?? c\xe2\x82\xac d??? e\xf0\x9f\x98\x80"),
+           "UTF-8 sanitising: stray, overlong and surrogate bytes become '?', the rest stays");
+    }
+    ok(sbx_eval_verdict_name(SBX_VERDICT_COUNT) == NULL, "verdict names round trip, none past the end");
+    return tap_done();
+}
