@@ -186,6 +186,11 @@ static json_t *create_body(struct dt_prov *p, const sbx_create_spec_v1 *spec)
         /* One-shot sandboxes go as soon as they stop; kept ones as set. */
         del = spec->persistent ? p->auto_delete_min : 0;
     }
+    /* Auto-stop counts inactivity from the last request: one exec running
+     * for its whole wall limit must not look idle. */
+    uint64_t wall_min = (spec->limits.wall_ns + 60000000000u - 1) / 60000000000u + 1;
+    if (stop > 0 && (uint64_t)stop < wall_min)
+        stop = wall_min > 525600 ? 525600 : (long)wall_min;
     const char *img = p->images == DT_IMG_IGNORE ? NULL : spec->image;
     int bad = 0;
     if (img && p->images == DT_IMG_BUILD) {

@@ -31,7 +31,7 @@ reqs() { dt_ctl GET /_fake/requests; }
 live() { dt_ctl GET /_fake/stats | dt_jq 'len(j["live"])'; }
 
 echo "1..50"
-dt_start --page-size 2 --minute-ms 400
+dt_start --page-size 2
 
 # ---- basics ----
 ps providers
@@ -44,8 +44,8 @@ check "run: stdout and stderr apart" eval 'out_is out && [ "$(cat "$T/err")" = e
 check "run: the sandbox is destroyed afterwards" [ "$(live)" -eq 0 ]
 
 reqs >"$T/reqs"
-check "create sends labels (owner), env, networkBlockAll and the one-shot intervals" \
-    eval '[ "$(dt_jq "[r[\"body\"] for r in j if r[\"method\"] == \"POST\" and r[\"path\"] == \"/api/sandbox\"][-1]" <"$T/reqs" | dt_jq "(\"polysandbox.owner\" in j[\"labels\"], j[\"networkBlockAll\"], j[\"autoStopInterval\"], j[\"autoDeleteInterval\"])")" = "(True, True, 15, 0)" ]'
+check "create sends labels (owner), env, networkBlockAll, a stop interval above the wall limit, delete on stop" \
+    eval '[ "$(dt_jq "[r[\"body\"] for r in j if r[\"method\"] == \"POST\" and r[\"path\"] == \"/api/sandbox\"][-1]" <"$T/reqs" | dt_jq "(\"polysandbox.owner\" in j[\"labels\"], j[\"networkBlockAll\"], j[\"autoStopInterval\"] >= 2, j[\"autoDeleteInterval\"])")" = "(True, True, True, 0)" ]'
 
 ps run --json -- sh -c 'printf "\377\000x"; kill -KILL $$'
 check "run: a signal is a signal (SIGKILL), binary stdout exact" \
@@ -142,16 +142,6 @@ for x in $(cat "$T/extra"); do ps destroy "$x"; done
 ps list --json
 check "list: destroyed sandboxes are gone" eval '[ "$rc" -eq 0 ] && [ "$(dt_jq "len(j)" <"$T/out")" -eq 0 ]'
 
-# ---- time-to-live: a fake minute is 0.4 s here ----
-ps create --ttl 1m --label suite=ttl
-tid=$(cat "$T/out")
-check "create --ttl sends autoStopInterval 1, autoDeleteInterval 0" \
-    eval 'reqs | dt_jq "[r[\"body\"] for r in j if r[\"path\"] == \"/api/sandbox\" and r[\"method\"] == \"POST\"][-1]" | dt_jq "(j[\"autoStopInterval\"], j[\"autoDeleteInterval\"], \"polysandbox.expires\" in j[\"labels\"])" | grep -qx "(1, 0, True)"'
-i=0
-while [ "$i" -lt 100 ] && dt_ctl GET /_fake/stats | grep -q "$tid"; do sleep 0.1; i=$((i + 1)); done
-check "an idle sandbox past its ttl is stopped and deleted by the service" \
-    eval '! dt_ctl GET /_fake/stats | grep -q "$tid"'
-
 # ---- failure states ----
 ps run --image fake-error -- true
 check "a sandbox ending in state error is a clear sandbox error" \
@@ -217,5 +207,19 @@ ps list --json
 check "older API (list as a bare array)" eval '[ "$rc" -eq 0 ] && out_has "$lid"'
 ps destroy "$lid"
 check "destroy on the older API" [ "$rc" -eq 0 ]
+
+kill "$DT_PID" 2>/dev/null; wait "$DT_PID" 2>/dev/null
+rm -f "$DT_DIR/port"
+dt_start --minute-ms 400
+# ---- time-to-live: a fake minute is 0.4 s here ----
+ps create --ttl 1m --label suite=ttl
+tid=$(cat "$T/out")
+check "create --ttl 1m sends autoStopInterval 2 (the 10 s wall limit + 1), autoDeleteInterval 0" \
+    eval 'reqs | dt_jq "[r[\"body\"] for r in j if r[\"path\"] == \"/api/sandbox\" and r[\"method\"] == \"POST\"][-1]" | dt_jq "(j[\"autoStopInterval\"], j[\"autoDeleteInterval\"], \"polysandbox.expires\" in j[\"labels\"])" | grep -qx "(2, 0, True)"'
+i=0
+while [ "$i" -lt 100 ] && dt_ctl GET /_fake/stats | grep -q "$tid"; do sleep 0.1; i=$((i + 1)); done
+check "an idle sandbox past its ttl is stopped and deleted by the service" \
+    eval '! dt_ctl GET /_fake/stats | grep -q "$tid"'
+
 
 exit "$failed"
