@@ -441,6 +441,16 @@ static int collect_write(void *ud, int stream, const void *buf, size_t len)
 }
 
 /* Run one argv in @sb and fill @r. */
+/* What an exec reports before the provider says anything: unknown. */
+static void exec_out_reset(sbx_exec_outcome_v1 *out)
+{
+    memset(out, 0, sizeof *out);
+    out->struct_size = sizeof *out;
+    out->exit_code = -1;
+    out->cpu_ns = -1;
+    out->peak_memory_bytes = -1;
+}
+
 static void exec_argv(sbx_sandbox *sb, const char *const *argv, const core_kvlist *env,
                       const sbx_exec_opts *o, const core_file *files, size_t n_files,
                       const sbx_file_v1 *extra, sbx_result *r)
@@ -478,12 +488,7 @@ static void exec_argv(sbx_sandbox *sb, const char *const *argv, const core_kvlis
     spec.stdout_cap = sb->limits[SBX_LIMIT_STDOUT];
     spec.stderr_cap = sb->limits[SBX_LIMIT_STDERR];
 
-    memset(&out, 0, sizeof out);
-    out.struct_size = sizeof out;
-    out.exit_code = -1;
-    out.cpu_ns = -1;
-    out.peak_memory_bytes = -1;
-
+    exec_out_reset(&out);
     core_error_clear();
     rc = p->ops.exec(p->pctx, sb->h, &spec, &sink, &out);
     /* Only an exec that never started its command may run again. */
@@ -496,11 +501,7 @@ static void exec_argv(sbx_sandbox *sb, const char *const *argv, const core_kvlis
                core_retry_again(&rt, provider_failed(p, "exec", rc))) {
             r->out.len = out_len;
             r->err.len = err_len;
-            memset(&out, 0, sizeof out);
-            out.struct_size = sizeof out;
-            out.exit_code = -1;
-            out.cpu_ns = -1;
-            out.peak_memory_bytes = -1;
+            exec_out_reset(&out);
             core_error_clear();
             rc = p->ops.exec(p->pctx, sb->h, &spec, &sink, &out);
         }

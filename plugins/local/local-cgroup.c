@@ -54,9 +54,45 @@ static bool has_opt(const char *opts, const char *ctrl)
     return false;
 }
 
+/* The usual case, after the first run: every controller mounted at
+ * /sys/fs/cgroup/<name> with our writable <cgroup_root> in it, which a
+ * file only that controller has proves.  Then nothing else is probed
+ * (mountinfo, mkdir); otherwise probe_v1 does it all.  Returns true when
+ * it filled @cg. */
+static bool probe_v1_fast(struct lcl_cgroups *cg, const char *root_name)
+{
+    static const char *const own_file[LCL_CG_NCTRL] = {
+        "memory.limit_in_bytes", "pids.max", "cpuacct.usage", "freezer.state"};
+    char path[LCL_PATH_MAX];
+    for (int i = 0; i < LCL_CG_NCTRL; i++) {
+        snprintf(path, sizeof path, LCL_CG2_MOUNT "/%s/%s/%s", ctrl_names[i], root_name,
+                 own_file[i]);
+        if (access(path, F_OK) < 0)
+            return false;
+        *strrchr(path, '/') = '\0';
+        if (access(path, W_OK) < 0)
+            return false;
+    }
+    for (int i = 0; i < LCL_CG_NCTRL; i++) {
+        snprintf(path, sizeof path, LCL_CG2_MOUNT "/%s", ctrl_names[i]);
+        if (!(cg->mount[i] = strdup(path)) || !(cg->base[i] = lcl_join(path, root_name)))
+            return false; /* out of memory: the slow path says so */
+        cg->usable[i] = true;
+    }
+    snprintf(path, sizeof path, "%s/memory.memsw.limit_in_bytes", cg->base[LCL_CG_MEMORY]);
+    cg->memsw = access(path, F_OK) == 0;
+    if (!cg->memsw)
+        cg->why = strdup("memory.memsw absent (swap accounting off): swap not limited");
+    cg->version = 1;
+    return true;
+}
+
 static void probe_v1(struct lcl_prov *p, const char *root_name)
 {
     struct lcl_cgroups *cg = &p->cg;
+    if (probe_v1_fast(cg, root_name))
+        return;
+    lcl_cg_free(cg);
     FILE *f = fopen("/proc/self/mountinfo", "re");
     if (!f) {
         cg->why = strdup("cannot read /proc/self/mountinfo");

@@ -3,9 +3,9 @@
  * The supervisor clones us into new user, mount, pid, net, ipc and uts
  * namespaces.  We are pid 1 of the new pid namespace: we wait for the
  * supervisor's "go" (uid/gid maps written, cgroup joined), build the root
- * (a read-only bind of the provider's skeleton directory with read-only
- * binds of the host's system directories, or the sandbox's image
- * directory; the work dir, a fresh /tmp, a fresh /proc with its
+ * (a fresh tmpfs with the provider's skeleton and read-only binds of the
+ * host's system directories, or the sandbox's image directory; the work
+ * dir, a fresh /tmp, a fresh /proc with its
  * host-facing entries masked, and a minimal /dev with a private devpts),
  * pivot into it, then fork the payload and reap until it exits.  When we exit, the kernel kills whatever is left
  * in the pid namespace.
@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -159,26 +160,34 @@ static const char *const proc_masked_dirs[] = {"irq", "bus", "fs", "acpi", "scsi
 
 static void mount_proc(const struct lcl_child *c, const char *root)
 {
-    char proc[LCL_PATH_MAX], dst[LCL_PATH_MAX], null[LCL_PATH_MAX];
+    char proc[LCL_PATH_MAX], dst[LCL_PATH_MAX], null[LCL_PATH_MAX], first[LCL_PATH_MAX] = "";
+    char first_dir[LCL_PATH_MAX] = "";
     /* Not nodev on the masks: they are /dev/null, and read as empty. */
     const uint64_t ro = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC;
 
-    /* We are pid 1 of the new pid namespace: this /proc shows only it. */
+    /* We are pid 1 of the new pid namespace: this /proc shows only it,
+     * and hidepid=2 hides from the payload what is not its own user's
+     * (us, the init, owned by an id the sandbox has no name for). */
     if (!s_cat3(proc, sizeof proc, root, "/proc", NULL) ||
-        mount("proc", proc, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
+        mount("proc", proc, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, "hidepid=2") < 0)
         fail(c, "mount proc on", "/proc");
     if (!s_cat3(null, sizeof null, root, "/dev/null", NULL))
         fail(c, "path too long", "/dev/null");
+    /* The first mask is made read-only; the others are binds of it, which
+     * copy its flags (one mount each instead of two). */
     for (size_t i = 0; i < sizeof proc_masked_files / sizeof *proc_masked_files; i++) {
         struct stat st;
         if (!s_cat3(dst, sizeof dst, proc, "/", proc_masked_files[i]))
             fail(c, "path too long", proc_masked_files[i]);
         if (lstat(dst, &st) < 0 || S_ISDIR(st.st_mode))
             continue;
-        if (mount(null, dst, NULL, MS_BIND, NULL) < 0)
+        if (mount(*first ? first : null, dst, NULL, MS_BIND, NULL) < 0)
             fail(c, "masking /proc/", proc_masked_files[i]);
-        if (set_attr(dst, ro, false) < 0)
-            fail(c, "making read-only the mask of /proc/", proc_masked_files[i]);
+        if (!*first) {
+            if (set_attr(dst, ro, false) < 0)
+                fail(c, "making read-only the mask of /proc/", proc_masked_files[i]);
+            memcpy(first, dst, sizeof first);
+        }
     }
     for (size_t i = 0; i < sizeof proc_masked_dirs / sizeof *proc_masked_dirs; i++) {
         struct stat st;
@@ -186,9 +195,12 @@ static void mount_proc(const struct lcl_child *c, const char *root)
             fail(c, "path too long", proc_masked_dirs[i]);
         if (lstat(dst, &st) < 0 || !S_ISDIR(st.st_mode))
             continue;
-        if (mount("tmpfs", dst, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
-                  "size=4k,nr_inodes=2,mode=0555") < 0)
+        if (*first_dir ? mount(first_dir, dst, NULL, MS_BIND, NULL) < 0
+                       : mount("tmpfs", dst, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
+                               "size=4k,nr_inodes=2,mode=0555") < 0)
             fail(c, "masking /proc/", proc_masked_dirs[i]);
+        if (!*first_dir)
+            memcpy(first_dir, dst, sizeof first_dir);
     }
     if (!s_cat3(dst, sizeof dst, proc, "/sys", NULL))
         fail(c, "path too long", "/proc/sys");
@@ -206,7 +218,9 @@ static void mount_dev(const struct lcl_child *c, const char *root)
         s_cat3(src, sizeof src, "/dev/", dev_nodes[i], NULL);
         if (!s_cat3(dst, sizeof dst, root, src, NULL))
             fail(c, "path too long", src);
-        bind_path(c, src, dst, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, false);
+        /* No nosuid/noexec: a character device can be neither executed
+         * nor set-id, so those flags would cost a call and mean nothing. */
+        bind_path(c, src, dst, 0, false);
     }
     if (!s_cat3(dst, sizeof dst, root, "/dev/shm", NULL) ||
         mount("tmpfs", dst, "tmpfs", MS_NOSUID | MS_NODEV, c->tmp_opts) < 0)
@@ -340,6 +354,84 @@ static void image_root(const struct lcl_child *c, const char *root)
     close(rfd);
 }
 
+/* ---- the skeleton root (no image) ---- */
+
+struct skel_job {
+    const struct lcl_child *c;
+    int rfd;                /* the root tmpfs, O_PATH */
+};
+
+/* Runs as a vfork-style child sharing our memory (we wait): creates the
+ * skeleton's entries as the sandbox user, whose fsuid the tmpfs can
+ * record (ours, the host's root, has no id here: EOVERFLOW, and could
+ * not be set back once changed). */
+static int skel_fill(void *arg)
+{
+    const struct skel_job *j = arg;
+    const struct lcl_child *c = j->c;
+    const struct lcl_prov *p = c->prov;
+    if (syscall(SYS_setfsgid, LCL_SANDBOX_GID) < 0 || syscall(SYS_setfsuid, LCL_SANDBOX_UID) < 0)
+        fail(c, "setfsuid to build the root", NULL);
+    for (size_t i = 0; i < p->n_skel; i++) {
+        const struct lcl_skel_ent *e = &p->skel_ents[i];
+        int fd;
+        switch (e->kind) {
+        case LCL_SK_DIR:
+            if (mkdirat(j->rfd, e->path, 0755) < 0 && errno != EEXIST)
+                fail(c, "creating the mount point", e->path);
+            break;
+        case LCL_SK_LINK:
+            if (symlinkat(e->data, j->rfd, e->path) < 0)
+                fail(c, "symlink", e->path);
+            break;
+        default:
+            if (!e->data) { /* a mount point: one call, not open + close */
+                if (mknodat(j->rfd, e->path, S_IFREG | 0644, 0) < 0)
+                    fail(c, "creating the mount point", e->path);
+                break;
+            }
+            fd = openat(j->rfd, e->path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
+            if (fd < 0)
+                fail(c, "creating", e->path);
+            if (write(fd, e->data, s_len(e->data)) != (ssize_t)s_len(e->data))
+                fail(c, "writing", e->path);
+            close(fd);
+        }
+    }
+    _exit(0);
+}
+
+/* The root: a small tmpfs with the skeleton, then the system binds. */
+static void skel_root(const struct lcl_child *c, const char *root)
+{
+    _Static_assert(LCL_SANDBOX_UID == 1000 && LCL_SANDBOX_GID == 1000,
+                   "the tmpfs options below name the sandbox user");
+    if (mount("tmpfs", root, "tmpfs", MS_NOSUID | MS_NODEV,
+              "size=1m,nr_inodes=4096,mode=0755,uid=1000,gid=1000") < 0)
+        fail(c, "mount tmpfs on", root);
+    struct skel_job j = {c, open(root, O_PATH | O_DIRECTORY | O_CLOEXEC)};
+    if (j.rfd < 0)
+        fail(c, "open", root);
+    /* A stack of its own: it shares our memory (CLONE_VM), and we sleep
+     * until it exits (CLONE_VFORK), as posix_spawn does. */
+    const size_t stack_size = 64 * 1024;
+    char *stack = mmap(NULL, stack_size, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+    if (stack == MAP_FAILED)
+        fail(c, "mmap of a stack to build the root", NULL);
+    int pid = clone(skel_fill, stack + stack_size, CLONE_VM | CLONE_VFORK | SIGCHLD, &j);
+    if (pid < 0)
+        fail(c, "clone to build the root", NULL);
+    int st;
+    while (waitpid(pid, &st, 0) < 0)
+        if (errno != EINTR)
+            fail(c, "waitpid", NULL);
+    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+        _exit(125); /* it reported the failing step */
+    munmap(stack, stack_size);
+    close(j.rfd);
+}
+
 static void build_root(const struct lcl_child *c)
 {
     const struct lcl_prov *p = c->prov;
@@ -352,15 +444,34 @@ static void build_root(const struct lcl_child *c)
     if (c->sb->rootfs) {
         image_root(c, root);
     } else {
-        /* The skeleton (mount points, made-up /etc files) becomes the root. */
-        bind_path(c, root, root, ro, false);
+        /* The skeleton (mount points, made-up /etc files) becomes the root,
+         * the system directories are bound in, then the whole tree is made
+         * read-only, nosuid, nodev at once (recursively), before the
+         * writable mounts below go on top of it. */
+        skel_root(c, root);
         for (size_t i = 0; i < p->n_binds; i++) {
             const struct lcl_bind *b = &p->binds[i];
             if (b->link)
                 continue; /* already a symlink in the skeleton */
             if (!s_cat3(dst, sizeof dst, root, b->path, NULL))
                 fail(c, "path too long", b->path);
-            bind_path(c, b->path, dst, ro, true);
+            bind_path(c, b->path, dst, 0, true);
+        }
+        struct lcl_mount_attr ma = {.attr_set = ro};
+        if (syscall(SYS_mount_setattr, AT_FDCWD, root, AT_RECURSIVE, &ma, sizeof ma) < 0) {
+            if (errno != ENOSYS)
+                fail(c, "making read-only the root", NULL);
+            /* Before 5.12: one remount per mount (not recursive; the
+             * system directories' own submounts keep the host's flags). */
+            for (size_t i = 0; i < p->n_binds; i++) {
+                const struct lcl_bind *b = &p->binds[i];
+                if (b->link)
+                    continue;
+                if (!s_cat3(dst, sizeof dst, root, b->path, NULL) || set_attr(dst, ro, false) < 0)
+                    fail(c, "making read-only the bind mount of", b->path);
+            }
+            if (set_attr(root, ro, false) < 0)
+                fail(c, "making read-only the root", NULL);
         }
     }
 
@@ -381,10 +492,9 @@ static void build_root(const struct lcl_child *c)
         fail(c, "chdir", root);
     if (syscall(SYS_pivot_root, ".", ".") < 0)
         fail(c, "pivot_root", root);
-    if (umount2(".", MNT_DETACH) < 0)
-        fail(c, "detaching the old root", NULL);
-    if (chdir("/") < 0)
-        fail(c, "chdir", "/");
+    /* The old root, stacked on "/" now, is detached by lcl_child_main
+     * while the payload gets ready (an unmount waits out an RCU grace
+     * period); absolute paths already resolve in the new root. */
 }
 
 static void loopback_up(const struct lcl_child *c)
@@ -415,7 +525,7 @@ static void set_limit(const struct lcl_child *c, int res, uint64_t soft, uint64_
 
 static void drop_privileges(const struct lcl_child *c)
 {
-    for (int cap = 0; cap < 64; cap++)
+    for (int cap = 0; cap <= c->prov->cap_last; cap++)
         if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 && errno != EINVAL)
             fail(c, "dropping the capability bounding set", NULL);
     if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
@@ -443,9 +553,20 @@ static void close_others(void)
         fcntl(fd, F_SETFD, FD_CLOEXEC);
 }
 
-_Noreturn static void payload(const struct lcl_child *c)
+/* The payload's view of the init: detached = the init's end saying the
+ * old root is gone (one byte; EOF: the init failed). */
+struct payload_arg {
+    const struct lcl_child *c;
+    int detached;           /* read end */
+    int detach_w;           /* the init's write end: ours is closed */
+    int execd_r;            /* the init's read end of "we executed" */
+};
+
+_Noreturn static void payload(const struct lcl_child *c, const struct payload_arg *a)
 {
     const sbx_limits_v1 *l = &c->sb->limits;
+    close(a->detach_w);
+    close(a->execd_r);
     /* stdio: move the pipes out of the way first, in case one is 0..2. */
     int in = fcntl(c->fd_in, F_DUPFD, 10), out = fcntl(c->fd_out, F_DUPFD, 10),
         err = fcntl(c->fd_err, F_DUPFD, 10);
@@ -487,6 +608,16 @@ _Noreturn static void payload(const struct lcl_child *c)
             fail(c, "loading the seccomp filter", NULL);
     }
 
+    /* Not before the host's mount tree is gone from our namespace.  EOF
+     * means the init failed (and reported why): it closes its files
+     * before the kernel ends the pid namespace, so we must not go on. */
+    char done = 0;
+    ssize_t got;
+    while ((got = read(a->detached, &done, 1)) < 0)
+        ;
+    if (got != 1 || done != 'd')
+        _exit(125);
+
     /* execvp by hand: our PATH, our environment, no allocation. */
     const char *file = c->argv[0];
     int e = ENOENT;
@@ -513,6 +644,27 @@ _Noreturn static void payload(const struct lcl_child *c)
     }
     report(c->fd_report, LCL_MSG_EXEC, e, "execve", file);
     _exit(127);
+}
+
+/* 0-2 are free in the init (close_host_fds): move a new pipe's ends
+ * above them, or the payload's stdio would replace them. */
+static int above_stdio(int p[2])
+{
+    for (int i = 0; i < 2; i++)
+        if (p[i] < 3) {
+            int fd = fcntl(p[i], F_DUPFD_CLOEXEC, 3);
+            if (fd < 0)
+                return -1;
+            close(p[i]);
+            p[i] = fd;
+        }
+    return 0;
+}
+
+static int payload_main(void *arg)
+{
+    const struct payload_arg *a = arg;
+    payload(a->c, a);
 }
 
 /* ---- init ---- */
@@ -568,11 +720,41 @@ _Noreturn void lcl_child_main(const struct lcl_child *c)
     if (c->net_none)
         loopback_up(c);
 
-    long pid = syscall(SYS_clone, SIGCHLD, 0, 0, 0, 0);
+    /* The payload shares our memory until it executes the command
+     * (CLONE_VM on a stack of its own, as posix_spawn does): no copy of
+     * the page tables of the process that cloned us.  Its descriptors,
+     * credentials, signal handlers and limits are its own.  While it gets
+     * ready we detach the old root (an RCU grace period); it executes the
+     * command only once we say that is done.  Until it has executed it
+     * (EOF on execd: its end is close-on-exec) we touch nothing it uses,
+     * errno included (shared), and read no errno. */
+    int det[2], execd[2];
+    if (pipe2(det, O_CLOEXEC) < 0 || pipe2(execd, O_CLOEXEC) < 0 || above_stdio(det) < 0 ||
+        above_stdio(execd) < 0)
+        fail(c, "pipe", NULL);
+    struct payload_arg pa = {c, det[0], det[1], execd[0]};
+    const size_t stack_size = 256 * 1024;
+    char *stack = mmap(NULL, stack_size, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+    if (stack == MAP_FAILED)
+        fail(c, "mmap of the payload's stack", NULL);
+    int pid = clone(payload_main, stack + stack_size, CLONE_VM | SIGCHLD, &pa);
     if (pid < 0)
-        fail(c, "fork of the payload", NULL);
-    if (pid == 0)
-        payload(c);
+        fail(c, "clone of the payload", NULL);
+    close(execd[1]);
+    /* (A failure here reports an errno the payload may have changed: the
+     * step named is right, the number may not be.) */
+    if (umount2(".", MNT_DETACH) < 0)
+        fail(c, "detaching the old root", NULL);
+    if (write(det[1], "d", 1) != 1)
+        fail(c, "releasing the payload", NULL);
+    char b;
+    while (read(execd[0], &b, 1) != 0)
+        ; /* -1: interrupted; 0: it executed the command, or is gone */
+    close(det[0]);
+    close(det[1]);
+    close(execd[0]);
+    munmap(stack, stack_size);
     /* EOF on the report pipe now means "the payload exec'd". */
     close(c->fd_report);
     close(c->fd_in);

@@ -52,11 +52,22 @@ struct lcl_cgroups {
     char *why;                          /* why not usable, for doctor/logs */
 };
 
+/* One entry of the root's skeleton (a tmpfs made per exec). */
+enum { LCL_SK_DIR, LCL_SK_FILE, LCL_SK_LINK };
+struct lcl_skel_ent {
+    int kind;
+    char *path;             /* relative to the root, parents listed first */
+    const char *data;       /* link target, file text, or NULL (empty file) */
+};
+
 struct lcl_prov {
     const sbx_host_v1 *host;
     sbx_host_handle *h;
     char *state_dir;        /* <state>/ (created 0700) */
-    char *skel;             /* <state>/skel-<hash>: mount points of the root */
+    char *skel;             /* <state>/root: where the child mounts its root */
+    struct lcl_skel_ent *skel_ents; /* what the root tmpfs holds, built once */
+    size_t n_skel;
+    char *run_dir;          /* tmpfs home of non-persistent sandboxes, or NULL */
     bool root;              /* euid 0: tmpfs work dirs, mapped uid */
     uid_t host_uid;         /* host uid the sandbox user maps to */
     gid_t host_gid;
@@ -69,6 +80,7 @@ struct lcl_prov {
     char *seccomp_why;      /* why the filter could not be built */
     uint64_t work_inodes;
     long ncpu;
+    int cap_last;           /* /proc/sys/kernel/cap_last_cap (63 if unknown) */
 };
 
 struct lcl_sb {
@@ -104,6 +116,14 @@ bool lcl_id_valid(const char *id);
 void lcl_kv_free(sbx_kv_v1 *kv, size_t n);
 int lcl_kv_copy(const sbx_kv_v1 *in, size_t n, sbx_kv_v1 **out);
 void lcl_sb_free(struct lcl_sb *sb);
+
+/* ---- local-rundir.c ---- */
+void lcl_run_dir_probe(struct lcl_prov *p);
+/* The directory a new sandbox goes in (the run dir, made on demand, or
+ * the state dir). */
+const char *lcl_sb_base(struct lcl_prov *p, bool persistent);
+/* Remove the run dir if @sb_dir was in it and it is empty now. */
+void lcl_run_dir_tidy(struct lcl_prov *p, const char *sb_dir);
 
 /* ---- local-meta.c ---- */
 int lcl_meta_save(struct lcl_prov *p, const struct lcl_sb *sb);

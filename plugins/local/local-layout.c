@@ -127,12 +127,18 @@ int lcl_layout_probe(struct lcl_prov *p, const char *extra)
         struct dirent *de;
         while (!ret && (de = readdir(d))) {
             for (size_t i = 0; i < sizeof etc_patterns / sizeof *etc_patterns; i++) {
-                if (fnmatch(etc_patterns[i], de->d_name, 0) == 0) {
-                    char path[PATH_MAX];
-                    snprintf(path, sizeof path, "/etc/%s", de->d_name);
-                    ret = add(p, path);
-                    break;
-                }
+                /* fnmatch only where needed (every pattern starts with a
+                 * plain character): 150-odd entries times 36 patterns of
+                 * fnmatch were 0.2 ms of every start. */
+                const char *pat = etc_patterns[i];
+                if (pat[0] != de->d_name[0] ||
+                    (strpbrk(pat, "*?[") ? fnmatch(pat, de->d_name, 0) != 0
+                                         : strcmp(pat, de->d_name) != 0))
+                    continue;
+                char path[PATH_MAX];
+                snprintf(path, sizeof path, "/etc/%s", de->d_name);
+                ret = add(p, path);
+                break;
             }
         }
         closedir(d);
@@ -184,6 +190,13 @@ int lcl_layout_rootfs(struct lcl_prov *p, const char *image, char **out)
 
 void lcl_layout_free(struct lcl_prov *p)
 {
+    for (size_t i = 0; i < p->n_skel; i++) {
+        free(p->skel_ents[i].path);
+        free((char *)p->skel_ents[i].data);
+    }
+    free(p->skel_ents);
+    p->skel_ents = NULL;
+    p->n_skel = 0;
     for (size_t i = 0; i < p->n_binds; i++) {
         free(p->binds[i].path);
         free(p->binds[i].link);
@@ -193,11 +206,12 @@ void lcl_layout_free(struct lcl_prov *p)
 
 /* ---- the skeleton: mount points and made-up files of the new root ----
  *
- * Built once on the host (where creating files needs no mapped ids) in a
- * temporary directory, then renamed to skel-<hash of the layout>, so
- * concurrent processes share one identical copy and never see half of
- * one.  Each exec binds it read-only as the root of its own mount
- * namespace and mounts over its mount points. */
+ * Each exec's root is a fresh small tmpfs (so /proc/self/mountinfo shows
+ * "/" as its source, not a host path of ours) holding the mount points
+ * and the made-up /etc files.  The list of what to create is computed
+ * here once, so the child only makes system calls; the directory
+ * <state>/root is where the child mounts that tmpfs, in its own mount
+ * namespace (never in the host's). */
 
 static const char passwd_text[] =
     "root:x:0:0:root:/root:/bin/sh\n"
@@ -207,28 +221,52 @@ static const char group_text[] = "root:x:0:\nsandbox:x:1000:\nnogroup:x:65534:\n
 static const char hosts_text[] =
     "127.0.0.1\tlocalhost sandbox\n::1\tlocalhost ip6-localhost ip6-loopback\n";
 
-static uint64_t fnv(uint64_t h, const char *s)
+static bool skel_has(const struct lcl_prov *p, const char *rel)
 {
-    for (; s && *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211u;
-    return (h ^ 0xff) * 1099511628211u;
+    for (size_t i = 0; i < p->n_skel; i++)
+        if (!strcmp(p->skel_ents[i].path, rel))
+            return true;
+    return false;
 }
 
-static int skel_file(const char *dir, const char *rel, const char *text)
+/* Adds one entry (@path absolute or relative; stored relative). */
+static int skel_add(struct lcl_prov *p, int kind, const char *path, const char *data)
 {
-    char path[PATH_MAX];
-    snprintf(path, sizeof path, "%s%s", dir, rel);
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
-    if (fd < 0)
-        return -errno;
-    size_t len = text ? strlen(text) : 0;
-    int err = len && write(fd, text, len) != (ssize_t)len ? EIO : 0;
-    if (close(fd) < 0 && !err)
-        err = errno;
-    return -err;
+    while (*path == '/')
+        path++;
+    if (skel_has(p, path))
+        return 0;
+    struct lcl_skel_ent *n = realloc(p->skel_ents, (p->n_skel + 1) * sizeof *n);
+    if (!n)
+        return -ENOMEM;
+    p->skel_ents = n;
+    struct lcl_skel_ent *e = &n[p->n_skel];
+    e->kind = kind;
+    e->data = NULL;
+    if (!(e->path = strdup(path)) || (data && !(e->data = strdup(data)))) {
+        free(e->path);
+        return -ENOMEM;
+    }
+    p->n_skel++;
+    return 0;
 }
 
-static int skel_fill(struct lcl_prov *p, const char *dir)
+/* The directories leading to @path (not @path itself), parents first. */
+static int skel_parents(struct lcl_prov *p, const char *path)
+{
+    char buf[PATH_MAX];
+    snprintf(buf, sizeof buf, "%s", path);
+    for (char *s = buf + 1; (s = strchr(s, '/')); s++) {
+        *s = '\0';
+        int r = skel_add(p, LCL_SK_DIR, buf, NULL);
+        *s = '/';
+        if (r)
+            return r;
+    }
+    return 0;
+}
+
+int lcl_skeleton_build(struct lcl_prov *p)
 {
     static const char *const dirs[] = {"/etc", "/work", "/tmp", "/proc", "/dev", "/dev/shm",
                                        "/dev/pts", "/var"};
@@ -239,83 +277,32 @@ static int skel_fill(struct lcl_prov *p, const char *dir)
         {"/dev/stdout", "/proc/self/fd/1"}, {"/dev/stderr", "/proc/self/fd/2"},
         {"/dev/ptmx", "pts/ptmx"}, {"/var/tmp", "/tmp"},
     };
-    char path[PATH_MAX];
+    static const char *const texts[][2] = {
+        {"/etc/passwd", passwd_text}, {"/etc/group", group_text},
+        {"/etc/hosts", hosts_text}, {"/etc/hostname", "sandbox\n"},
+    };
     int r = 0;
-    for (size_t i = 0; !r && i < sizeof dirs / sizeof *dirs; i++) {
-        snprintf(path, sizeof path, "%s%s", dir, dirs[i]);
-        r = lcl_mkdir_p(path, 0755);
-    }
+    for (size_t i = 0; !r && i < sizeof dirs / sizeof *dirs; i++)
+        r = skel_add(p, LCL_SK_DIR, dirs[i], NULL);
     for (size_t i = 0; !r && i < sizeof devs / sizeof *devs; i++)
-        r = skel_file(dir, devs[i], NULL);
-    for (size_t i = 0; !r && i < sizeof links / sizeof *links; i++) {
-        snprintf(path, sizeof path, "%s%s", dir, links[i][0]);
-        r = symlink(links[i][1], path) < 0 ? -errno : 0;
-    }
+        r = skel_add(p, LCL_SK_FILE, devs[i], NULL);
+    for (size_t i = 0; !r && i < sizeof links / sizeof *links; i++)
+        r = skel_add(p, LCL_SK_LINK, links[i][0], links[i][1]);
     for (size_t i = 0; !r && i < p->n_binds; i++) {
         const struct lcl_bind *b = &p->binds[i];
-        snprintf(path, sizeof path, "%s%s", dir, b->path);
-        char *slash = strrchr(path, '/');
-        *slash = '\0';
-        r = lcl_mkdir_p(path, 0755);
-        *slash = '/';
-        if (r)
-            break;
-        if (b->link)
-            r = symlink(b->link, path) < 0 ? -errno : 0;
-        else if (b->is_dir)
-            r = mkdir(path, 0755) < 0 && errno != EEXIST ? -errno : 0;
-        else
-            r = skel_file(dir, b->path, NULL);
+        r = skel_parents(p, b->path);
+        if (!r)
+            r = skel_add(p, b->link ? LCL_SK_LINK : b->is_dir ? LCL_SK_DIR : LCL_SK_FILE,
+                         b->path, b->link);
     }
-    if (!r)
-        r = skel_file(dir, "/etc/passwd", passwd_text);
-    if (!r)
-        r = skel_file(dir, "/etc/group", group_text);
-    if (!r)
-        r = skel_file(dir, "/etc/hosts", hosts_text);
-    if (!r)
-        r = skel_file(dir, "/etc/hostname", "sandbox\n");
-    if (!r && chmod(dir, 0755) < 0)
-        r = -errno;
+    for (size_t i = 0; !r && i < sizeof texts / sizeof *texts; i++)
+        r = skel_add(p, LCL_SK_FILE, texts[i][0], texts[i][1]);
     if (r)
-        return p->host->set_error(p->h, lcl_err_code(-r), "building the sandbox root in %s (%s): %s",
-                                  dir, path, strerror(-r));
+        return p->host->set_error(p->h, SBX_E_NOMEM, "out of memory");
+    if (!(p->skel = lcl_join(p->state_dir, "root")))
+        return p->host->set_error(p->h, SBX_E_NOMEM, "out of memory");
+    if (mkdir(p->skel, 0755) < 0 && errno != EEXIST)
+        return p->host->set_error(p->h, lcl_err_code(errno), "creating %s: %s", p->skel,
+                                  strerror(errno));
     return 0;
-}
-
-int lcl_skeleton_build(struct lcl_prov *p)
-{
-    uint64_t h = fnv(14695981039346656037u, "skel-v2");
-    h = fnv(h, passwd_text);
-    h = fnv(h, hosts_text);
-    for (size_t i = 0; i < p->n_binds; i++) {
-        h = fnv(h, p->binds[i].path);
-        h = fnv(h, p->binds[i].link ? p->binds[i].link : (p->binds[i].is_dir ? "d" : "f"));
-    }
-    char name[64];
-    snprintf(name, sizeof name, "skel-%016llx", (unsigned long long)h);
-    if (!(p->skel = lcl_join(p->state_dir, name)))
-        return p->host->set_error(p->h, SBX_E_NOMEM, "out of memory");
-    struct stat st;
-    if (lstat(p->skel, &st) == 0 && S_ISDIR(st.st_mode))
-        return 0;
-    char *tmp = lcl_join(p->state_dir, ".skel-tmp-XXXXXX");
-    if (!tmp)
-        return p->host->set_error(p->h, SBX_E_NOMEM, "out of memory");
-    if (!mkdtemp(tmp)) {
-        int ret = p->host->set_error(p->h, lcl_err_code(errno), "mkdtemp %s: %s", tmp, strerror(errno));
-        free(tmp);
-        return ret;
-    }
-    int ret = skel_fill(p, tmp);
-    if (!ret && rename(tmp, p->skel) < 0) {
-        if (errno != EEXIST && errno != ENOTEMPTY)
-            ret = p->host->set_error(p->h, SBX_E_IO, "renaming %s to %s: %s", tmp, p->skel,
-                                     strerror(errno));
-        lcl_rm_tree(tmp); /* another process won the race */
-    } else if (ret) {
-        lcl_rm_tree(tmp);
-    }
-    free(tmp);
-    return ret;
 }

@@ -121,7 +121,14 @@ int lcl_meta_load(struct lcl_prov *p, const char *id, struct lcl_sb **out)
     if (!sb)
         return p->host->set_error(p->h, SBX_E_NOMEM, "out of memory");
     snprintf(sb->id, sizeof sb->id, "%s", id);
+    /* Persistent sandboxes are in the state dir, the others in the run
+     * dir (local-rundir.c). */
     sb->dir = lcl_join(p->state_dir, id);
+    struct stat dst;
+    if (sb->dir && p->run_dir && lstat(sb->dir, &dst) < 0 && errno == ENOENT) {
+        free(sb->dir);
+        sb->dir = lcl_join(p->run_dir, id);
+    }
     char *meta = sb->dir ? lcl_join(sb->dir, LCL_META_FILE) : NULL;
     sb->work = sb->dir ? lcl_join(sb->dir, "work") : NULL;
     if (!meta || !sb->work) {

@@ -334,6 +334,10 @@ int lcl_seccomp_build(struct lcl_prov *p)
         bad = "bad-arch action";
         r = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS);
     }
+    if (r == 0) {
+        bad = "binary tree optimization";
+        r = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_OPTIMIZE, 2);
+    }
     if (r == 0)
         r = rule_list(ctx, SCMP_ACT_ALLOW, allow, sizeof allow / sizeof *allow, &bad);
     if (r == 0)
@@ -391,6 +395,10 @@ static uint64_t fnv_names(uint64_t h, const char *const *names, size_t n)
     return h;
 }
 
+/* How the allowlist is laid out (bump when that changes): 2 = libseccomp's
+ * binary tree. */
+#define FILTER_LAYOUT 2
+
 /* Everything the built program depends on: the three name lists, the
  * assembled prelude, the architecture and libseccomp's version (which
  * resolves the names to numbers). */
@@ -398,7 +406,8 @@ static uint64_t filter_key(void)
 {
     struct sock_filter pre[sizeof prelude / sizeof *prelude];
     const struct scmp_version *v = seccomp_version();
-    uint32_t fixed[4] = {NATIVE_ARCH, v ? v->major : 0, v ? v->minor : 0, v ? v->micro : 0};
+    uint32_t fixed[5] = {FILTER_LAYOUT, NATIVE_ARCH, v ? v->major : 0, v ? v->minor : 0,
+                        v ? v->micro : 0};
     uint64_t h = UINT64_C(0xcbf29ce484222325);
     int n = assemble(pre);
 

@@ -98,6 +98,7 @@ static void local_fini(void *prov)
     free(p->bpf);
     free(p->seccomp_why);
     free(p->state_dir);
+    free(p->run_dir);
     free(p->skel);
     free(p);
 }
@@ -114,6 +115,12 @@ static int local_init(const sbx_host_v1 *host, sbx_host_handle *h, void **prov)
     p->h = h;
     p->root = geteuid() == 0;
     p->ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    /* The capabilities this kernel knows: the child drops exactly those
+     * (dropping past the last fails with EINVAL, 20-odd wasted calls). */
+    char capbuf[16];
+    long cap_last = lcl_read_file("/proc/sys/kernel/cap_last_cap", capbuf, sizeof capbuf) > 0
+                    ? strtol(capbuf, NULL, 10) : 63;
+    p->cap_last = cap_last > 0 && cap_last < 64 ? (int)cap_last : 63;
     const char *cg_root;
     int ret = read_settings(p, &cg_root);
     const char *sd = ret ? NULL : host->state_dir(h);
@@ -127,6 +134,8 @@ static int local_init(const sbx_host_v1 *host, sbx_host_handle *h, void **prov)
             ret = host->set_error(h, lcl_err_code(-e), "creating state directory %s: %s",
                                   p->state_dir, strerror(-e));
     }
+    if (!ret)
+        lcl_run_dir_probe(p);
     if (!ret)
         ret = lcl_layout_probe(p, host->config_get(h, "ro_binds"));
     if (!ret)
@@ -199,13 +208,14 @@ static int local_create(void *prov, const sbx_create_spec_v1 *spec, void **sbp, 
         if ((ret = new_id(p, sb->id)))
             goto fail_free;
         free(sb->dir);
-        if (!(sb->dir = lcl_join(p->state_dir, sb->id))) {
+        if (!(sb->dir = lcl_join(lcl_sb_base(p, spec->persistent != 0), sb->id))) {
             ret = p->host->set_error(p->h, SBX_E_NOMEM, "out of memory");
             goto fail_free;
         }
         if (mkdir(sb->dir, 0700) == 0)
             break;
-        if (errno != EEXIST || tries > 8) {
+        /* ENOENT: another process removed the emptied run dir just now. */
+        if ((errno != EEXIST && errno != ENOENT) || tries > 8) {
             ret = p->host->set_error(p->h, lcl_err_code(errno), "creating %s: %s", sb->dir,
                                      strerror(errno));
             goto fail_free;
@@ -251,6 +261,7 @@ fail_tree:
     if (sb->work_tmpfs)
         umount2(sb->work, MNT_DETACH);
     lcl_rm_tree(sb->dir);
+    lcl_run_dir_tidy(p, sb->dir);
 fail_free:
     lcl_sb_free(sb);
     return ret;
@@ -330,6 +341,7 @@ static int local_destroy(void *prov, void *sbp)
     int e = lcl_rm_tree(sb->dir);
     if (e < 0 && !ret)
         ret = p->host->set_error(p->h, lcl_err_code(-e), "removing %s: %s", sb->dir, strerror(-e));
+    lcl_run_dir_tidy(p, sb->dir);
     lcl_sb_free(sb);
     return ret;
 }
@@ -349,14 +361,18 @@ static bool labels_match(const struct lcl_sb *sb, const sbx_kv_v1 *filter, size_
     return true;
 }
 
-static int local_list(void *prov, const sbx_kv_v1 *filter, size_t n_filter, sbx_list_cb_v1 cb,
-                      void *ud)
+/* The sandboxes in @base (the state dir or the run dir); an absent
+ * run dir holds none. */
+static int list_dir(struct lcl_prov *p, const char *base, const sbx_kv_v1 *filter,
+                    size_t n_filter, sbx_list_cb_v1 cb, void *ud)
 {
-    struct lcl_prov *p = prov;
-    DIR *d = opendir(p->state_dir);
-    if (!d)
-        return p->host->set_error(p->h, lcl_err_code(errno), "listing %s: %s", p->state_dir,
+    DIR *d = opendir(base);
+    if (!d) {
+        if (errno == ENOENT && base == p->run_dir)
+            return 0;
+        return p->host->set_error(p->h, lcl_err_code(errno), "listing %s: %s", base,
                                   strerror(errno));
+    }
     int ret = 0;
     struct dirent *de;
     while (!ret && (de = readdir(d))) {
@@ -365,7 +381,7 @@ static int local_list(void *prov, const sbx_kv_v1 *filter, size_t n_filter, sbx_
         struct lcl_sb *sb;
         if (lcl_meta_load(p, de->d_name, &sb) != SBX_OK) {
             p->host->log(p->h, SBX_LOG_DEBUG, "skipping %s/%s: unreadable metadata",
-                         p->state_dir, de->d_name);
+                         base, de->d_name);
             continue;
         }
         if (labels_match(sb, filter, n_filter))
@@ -373,6 +389,16 @@ static int local_list(void *prov, const sbx_kv_v1 *filter, size_t n_filter, sbx_
         lcl_sb_free(sb);
     }
     closedir(d);
+    return ret;
+}
+
+static int local_list(void *prov, const sbx_kv_v1 *filter, size_t n_filter, sbx_list_cb_v1 cb,
+                      void *ud)
+{
+    struct lcl_prov *p = prov;
+    int ret = list_dir(p, p->state_dir, filter, n_filter, cb, ud);
+    if (!ret && p->run_dir)
+        ret = list_dir(p, p->run_dir, filter, n_filter, cb, ud);
     return ret;
 }
 

@@ -15,6 +15,7 @@ plugins_local_local_la_SOURCES = \
 	plugins/local/local-files.c \
 	plugins/local/local-layout.c \
 	plugins/local/local-meta.c \
+	plugins/local/local-rundir.c \
 	plugins/local/local-seccomp.c \
 	plugins/local/local-util.c
 plugins_local_local_la_CFLAGS = $(SBX_MODULE_COPTS) $(SECCOMP_CFLAGS) $(JANSSON_CFLAGS)

@@ -13,6 +13,7 @@
 #include <fcntl.h>
 #include <malloc.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -134,11 +135,38 @@ static void sd_entry(void *ud, const char *dir, const char *name)
         fprintf(w->out, "%sstate dir: %s/%s\n", w->indent, dir, name);
 }
 
+/* Where the local provider keeps the non-persistent sandboxes of
+ * @state_dir (plugins/local/local-rundir.c: FNV-1a of the path). */
+static void run_dir_of(const char *state_dir, char *out, size_t size)
+{
+    uint64_t h = UINT64_C(0xcbf29ce484222325);
+    for (const char *s = state_dir; *s; s++)
+        h = (h ^ (unsigned char)*s) * UINT64_C(0x100000001b3);
+    snprintf(out, size, "/dev/shm/polysandbox-%lu-%016llx", (unsigned long)geteuid(),
+             (unsigned long long)h);
+}
+
 static long count_state_dirs(const char *state_dir, FILE *out, const char *indent)
 {
     struct sd_walk w = {0, out, indent};
-    long n = for_each_entry(state_dir, sd_entry, &w);
-    return n < 0 ? 0 : w.n; /* no directory: nothing left */
+    char run[128];
+    for_each_entry(state_dir, sd_entry, &w); /* no directory: nothing left */
+    run_dir_of(state_dir, run, sizeof run);
+    for_each_entry(run, sd_entry, &w);
+    return w.n;
+}
+
+/* Mounts under the state dir or the run dir. */
+static void count_state_mounts(const char *state_dir, long *all, long *match, FILE *out,
+                               const char *indent)
+{
+    long a, m;
+    char run[128];
+    run_dir_of(state_dir, run, sizeof run);
+    count_mounts(state_dir, all, match, out, indent);
+    count_mounts(run, &a, &m, out, indent);
+    if (*match >= 0 && m > 0)
+        *match += m;
 }
 
 /* Is /proc/<pid> a child of ours, or in one of our cgroups? */
@@ -213,7 +241,7 @@ static void read_status(struct bench_snap *s)
 void bench_snap_take(struct bench_snap *s, const char *state_dir)
 {
     s->fds = count_fds();
-    count_mounts(state_dir, &s->mounts, &s->state_mounts, NULL, "");
+    count_state_mounts(state_dir, &s->mounts, &s->state_mounts, NULL, "");
     s->cgroups = count_cgroups(NULL, "");
     s->state_dirs = count_state_dirs(state_dir, NULL, "");
     s->procs = count_procs(NULL, "");
@@ -226,7 +254,7 @@ void bench_snap_take(struct bench_snap *s, const char *state_dir)
 void bench_snap_list_leftovers(FILE *f, const char *indent, const char *state_dir)
 {
     long a, m;
-    count_mounts(state_dir, &a, &m, f, indent);
+    count_state_mounts(state_dir, &a, &m, f, indent);
     count_cgroups(f, indent);
     count_state_dirs(state_dir, f, indent);
     count_procs(f, indent);

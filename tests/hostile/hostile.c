@@ -358,6 +358,27 @@ static int read_paths(int argc, char **argv)
     return bad;
 }
 
+/* /proc/self/mountinfo names none of the given host paths (the
+ * orchestrator's state and configuration directories). */
+static int mountinfo_clean(int argc, char **argv)
+{
+    FILE *f = fopen("/proc/self/mountinfo", "r");
+    char line[8192];
+    int bad = 0;
+    if (!f) {
+        printf("cannot read /proc/self/mountinfo: %s\n", strerror(errno));
+        return 1;
+    }
+    while (fgets(line, sizeof line, f))
+        for (int i = 2; i < argc; i++)
+            if (*argv[i] && strstr(line, argv[i])) {
+                printf("ESCAPE: mountinfo shows %s: %s", argv[i], line);
+                bad = 1;
+            }
+    fclose(f);
+    return bad;
+}
+
 /* /proc entries that show or act on the host kernel are masked. */
 static int proc_masked(void)
 {
@@ -392,6 +413,9 @@ static int proc_masked(void)
         if (d)
             closedir(d);
     }
+    /* hidepid: the sandbox's init (pid 1) is not the payload's user's. */
+    struct stat st;
+    bad |= attempt("stat /proc/1 (the init, hidden)", stat("/proc/1", &st));
     bad |= attempt("write /proc/sys/kernel/hostname", open("/proc/sys/kernel/hostname", O_WRONLY));
     bad |= attempt("write /proc/sys/vm/drop_caches", open("/proc/sys/vm/drop_caches", O_WRONLY));
     return bad;
@@ -435,6 +459,7 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "mknod")) return do_mknod();
     if (!strcmp(cmd, "read-paths")) return read_paths(argc, argv);
     if (!strcmp(cmd, "proc-masked")) return proc_masked();
+    if (!strcmp(cmd, "mountinfo-clean")) return mountinfo_clean(argc, argv);
     fprintf(stderr, "hostile: unknown subcommand '%s'\n", cmd);
     return 2;
 }

@@ -26,5 +26,11 @@ TESTS += tests/hostile/seccomp-cache.sh
 endif
 dist_check_SCRIPTS += tests/hostile/seccomp-cache.sh
 
+# cgroup v2 (on a v1 host: in a private mount namespace with cgroup2).
+if BUILD_PROVIDER_LOCAL
+TESTS += tests/hostile/cgroup2.sh
+endif
+dist_check_SCRIPTS += tests/hostile/cgroup2.sh
+
 # Shared by the hostile scripts (sourced, not run).
 EXTRA_DIST += tests/hostile/lib.sh

@@ -47,6 +47,11 @@ i=0
 while [ ! -s "$tmp/port" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
 port=$(cat "$tmp/port" 2>/dev/null || echo 1)
 
+# As root /work is a tmpfs; otherwise a directory of the run dir in
+# /dev/shm (plugins/local/local-rundir.c), whose path mountinfo shows.
+mi_run_dir=
+[ "$(id -u)" = 0 ] && mi_run_dir=/polysandbox-
+
 # The table: name | polysandbox options | hostile arguments | status |
 # exit code ("null" when the program did not exit by itself, * = any)
 table() {
@@ -82,6 +87,7 @@ inode exhaustion of /tmp (ENOSPC)|-t 60s|fill-inodes /tmp 16384|ok|0
 mknod of devices (denied)|-t 10s|mknod|ok|0
 the orchestrator's config, state and working directories (invisible)|-t 10s|read-paths $POLYSANDBOX_CONFIG_DIR $POLYSANDBOX_STATE_DIR $PWD $tmp|ok|0
 /proc entries facing the host kernel (masked)|-t 10s|proc-masked|ok|0
+mountinfo names no host path of ours|-t 10s|mountinfo-clean $POLYSANDBOX_STATE_DIR $POLYSANDBOX_CONFIG_DIR $mi_run_dir|ok|0
 EOF
 }
 
@@ -108,6 +114,12 @@ cgroups_clean() {
         echo "the sandbox's state directory is left"
         return 1
     fi
+    # Non-persistent sandboxes live in /dev/shm (plugins/local/local-rundir.c).
+    for d in /dev/shm/polysandbox-*/"$id"; do
+        [ -e "$d" ] || continue
+        echo "the sandbox's directory $d is left"
+        return 1
+    done
     for d in /sys/fs/cgroup/*/polysandbox/"$id"-* /sys/fs/cgroup/polysandbox/"$id"-*; do
         [ -e "$d" ] || continue
         if [ -s "$d/cgroup.procs" ]; then

@@ -46,20 +46,27 @@ static void new_state(char *buf, size_t size)
         bail("mkdir");
 }
 
-/* Sandboxes the local provider holds in @state. */
+static int count_one(void *ud, const char *id, const char *const *labels, size_t n,
+                     uint64_t created)
+{
+    (void)id, (void)labels, (void)n, (void)created;
+    ++*(int *)ud;
+    return 0;
+}
+
+/* Sandboxes the local provider holds for @state, as its list sees them
+ * (a one-shot sandbox lives on a tmpfs, not under @state). */
 static int count_sandboxes(const char *state)
 {
-    char dir[512];
-    DIR *d;
-    struct dirent *e;
+    char sd[600];
+    const char *ov[] = { sd, "core.pools=false", NULL };
+    sbx_ctx *ctx = NULL;
     int n = 0;
 
-    snprintf(dir, sizeof dir, "%s/local", state);
-    if (!(d = opendir(dir)))
-        return errno == ENOENT ? 0 : -1;
-    while ((e = readdir(d)))
-        n += strncmp(e->d_name, "lcl-", 4) == 0;
-    closedir(d);
+    snprintf(sd, sizeof sd, "core.state_dir=%s", state);
+    if (sbx_ctx_new_with(&ctx, NULL, ov) != SBX_OK || sbx_list(ctx, "local", count_one, &n) != SBX_OK)
+        n = -1;
+    sbx_ctx_free(ctx);
     return n;
 }
 

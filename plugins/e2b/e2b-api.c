@@ -1,0 +1,471 @@
+/* plugins/e2b/e2b-api.c - E2B's control plane: JSON calls with the API key,
+ * its error shape, sandbox objects, and the paged list
+ *
+ * The API key is opened from the configuration for each call only, put in
+ * one header line that is wiped after the call, and never written into a
+ * message.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "e2b-int.h"
+
+#define LIST_PAGE 100
+#define LIST_MAX_PAGES 10000
+#define LIST_BODY_MAX (16u * 1024 * 1024)
+
+/* "X-API-KEY: <key>" in a buffer the caller wipes and frees. */
+static int key_header(struct e2b_prov *p, const char *what, char **out, size_t *outlen)
+{
+    const char *key = NULL;
+    size_t klen = 0;
+    *out = NULL;
+    int rc = p->host->secret_get(p->h, "api_key", &key, &klen);
+    if (rc == SBX_E_NOT_FOUND)
+        return p->host->set_error(p->h, SBX_E_CONFIG,
+                                  "%s: providers.d/e2b.ini sets no api_key (e.g. api_key = "
+                                  "env:E2B_API_KEY)", what);
+    if (rc != SBX_OK)
+        return rc; /* the core said which reference failed, without the value */
+    size_t n = sizeof "X-API-KEY: " + klen;
+    char *line = malloc(n);
+    if (line) {
+        memcpy(line, "X-API-KEY: ", sizeof "X-API-KEY: " - 1);
+        memcpy(line + sizeof "X-API-KEY: " - 1, key, klen);
+        line[n - 1] = '\0';
+    }
+    p->host->secret_release(p->h, key);
+    if (!line)
+        return p->host->set_error(p->h, SBX_E_NOMEM, "out of memory");
+    if (klen == 0 || memchr(line, '\n', n - 1) || memchr(line, '\r', n - 1)) {
+        explicit_bzero(line, n);
+        free(line);
+        return p->host->set_error(p->h, SBX_E_CONFIG,
+                                  "%s: the api_key of providers.d/e2b.ini is empty or spans "
+                                  "lines", what);
+    }
+    *out = line;
+    *outlen = n;
+    return SBX_OK;
+}
+
+static void drop_key(char *line, size_t n)
+{
+    if (line) {
+        explicit_bzero(line, n);
+        free(line);
+    }
+}
+
+/* The service's message of an error answer {"code":N,"message":"..."},
+ * printable and short. */
+static void answer_text(const char *body, size_t len, char *out, size_t cap)
+{
+    json_t *j = len ? json_loadb(body, len, 0, NULL) : NULL;
+    const char *m = NULL;
+    if (json_is_object(j) && json_is_string(json_object_get(j, "message")))
+        m = json_string_value(json_object_get(j, "message"));
+    if (!m)
+        m = body ? body : "";
+    size_t o = 0;
+    for (size_t i = 0; m[i] && o + 1 < cap && i < 300; i++)
+        out[o++] = (m[i] >= 0x20 && m[i] < 0x7f) ? m[i] : ' ';
+    while (o > 0 && out[o - 1] == ' ')
+        o--;
+    out[o] = '\0';
+    json_decref(j);
+}
+
+static int api_error(struct e2b_prov *p, const char *what, long status, const char *body,
+                     size_t len, long retry_after_ms)
+{
+    char msg[320], ra[64] = "";
+    answer_text(body, len, msg, sizeof msg);
+    e2b_retry_after(p, retry_after_ms);
+    if (retry_after_ms >= 0)
+        snprintf(ra, sizeof ra, " (retry after %ld s)", (retry_after_ms + 999) / 1000);
+    int code = ph_status_code(status);
+    if (status == 401 || status == 403)
+        return p->host->set_error(p->h, code, "%s: E2B refused the API key (HTTP %ld): %s", what,
+                                  status, msg[0] ? msg : "unauthorised");
+    return p->host->set_error(p->h, code, "%s: E2B answered HTTP %ld%s%s%s", what, status,
+                              msg[0] ? ": " : "", msg, ra);
+}
+
+int e2b_api(struct e2b_prov *p, const char *what, const char *method, const char *path,
+            json_t *body, json_t **out)
+{
+    char *key = NULL, *text = NULL, err[PH_ERR_MAX] = "";
+    size_t klen = 0;
+    if (out)
+        *out = NULL;
+    int rc = key_header(p, what, &key, &klen);
+    if (rc)
+        return rc;
+    const char *headers[] = {key, "Accept: application/json", NULL};
+    ph_request rq = {.method = method, .path = path, .headers = headers,
+                     .timeout_ms = p->request_timeout_ms};
+    if (body) {
+        if (!(text = json_dumps(body, JSON_COMPACT))) {
+            drop_key(key, klen);
+            return p->host->set_error(p->h, SBX_E_NOMEM, "%s: out of memory", what);
+        }
+        rq.body = text;
+        rq.body_len = strlen(text);
+        rq.content_type = "application/json";
+    }
+    ph_response r;
+    rc = ph_do(p->api, &rq, &r, err);
+    drop_key(key, klen);
+    free(text);
+    if (rc != SBX_OK) {
+        ph_response_clear(&r);
+        return p->host->set_error(p->h, rc, "%s: %s", what, err);
+    }
+    if (r.status < 200 || r.status > 299) {
+        rc = api_error(p, what, r.status, r.body, r.body_len, r.retry_after_ms);
+        ph_response_clear(&r);
+        return rc;
+    }
+    if (out && r.body_len > 0) {
+        json_error_t jerr;
+        if (!(*out = json_loadb(r.body, r.body_len, 0, &jerr)))
+            rc = p->host->set_error(p->h, SBX_E_BACKEND, "%s: the answer is not JSON (%s)", what,
+                                    jerr.text);
+    }
+    ph_response_clear(&r);
+    return rc;
+}
+
+static bool id_ok(const char *id)
+{
+    size_t n = strlen(id);
+    if (n == 0 || n >= SBX_ID_MAX)
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        char c = id[i];
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '-' || c == '_' || c == '.'))
+            return false;
+    }
+    return true;
+}
+
+int e2b_sb_from_json(struct e2b_prov *p, json_t *j, const char *want_id, struct e2b_sb **out)
+{
+    *out = NULL;
+    const char *id = json_string_value(json_object_get(j, "sandboxID"));
+    const char *token = json_string_value(json_object_get(j, "envdAccessToken"));
+    const char *domain = json_string_value(json_object_get(j, "domain"));
+    const char *version = json_string_value(json_object_get(j, "envdVersion"));
+    if (!id || !id_ok(id))
+        return p->host->set_error(p->h, SBX_E_BACKEND,
+                                  "E2B answered a sandbox without a usable sandboxID");
+    if (want_id && strcmp(id, want_id))
+        return p->host->set_error(p->h, SBX_E_BACKEND, "E2B answered sandbox %s for %s", id,
+                                  want_id);
+    struct e2b_sb *sb = calloc(1, sizeof *sb);
+    if (!sb)
+        return p->host->set_error(p->h, SBX_E_NOMEM, "out of memory");
+    snprintf(sb->id, sizeof sb->id, "%s", id);
+    int rc = e2b_envd_client(p, sb, token, domain, version);
+    if (rc) {
+        e2b_sb_free(sb);
+        return rc;
+    }
+    *out = sb;
+    return SBX_OK;
+}
+
+/* ---- percent-encoding ---- */
+
+int e2b_pct_append(char **buf, size_t *len, size_t *cap, const char *s)
+{
+    static const char hex[] = "0123456789ABCDEF";
+    size_t need = *len + strlen(s) * 3 + 1;
+    if (need > *cap) {
+        size_t n = *cap ? *cap : 64;
+        while (n < need)
+            n *= 2;
+        char *nb = realloc(*buf, n);
+        if (!nb)
+            return SBX_E_NOMEM;
+        *buf = nb;
+        *cap = n;
+    }
+    for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
+        if ((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
+            *c == '-' || *c == '.' || *c == '_' || *c == '~') {
+            (*buf)[(*len)++] = (char)*c;
+        } else {
+            (*buf)[(*len)++] = '%';
+            (*buf)[(*len)++] = hex[*c >> 4];
+            (*buf)[(*len)++] = hex[*c & 15];
+        }
+    }
+    (*buf)[*len] = '\0';
+    return SBX_OK;
+}
+
+/* ---- list: GET /v2/sandboxes, paged by the X-Next-Token header ---- */
+
+/* http.h has no access to response headers other than Retry-After, so
+ * the pages are fetched with an easy handle of our own. */
+struct page {
+    char *body;
+    size_t len, cap;
+    char next[512];
+    long retry_after_s;
+    bool too_big;
+};
+
+static size_t page_write(char *buf, size_t size, size_t n, void *ud)
+{
+    struct page *pg = ud;
+    size_t len = size * n;
+    if (pg->len + len + 1 > LIST_BODY_MAX) {
+        pg->too_big = true;
+        return 0;
+    }
+    if (pg->len + len + 1 > pg->cap) {
+        size_t c = pg->cap ? pg->cap : 8192;
+        while (c < pg->len + len + 1)
+            c *= 2;
+        char *nb = realloc(pg->body, c);
+        if (!nb)
+            return 0;
+        pg->body = nb;
+        pg->cap = c;
+    }
+    memcpy(pg->body + pg->len, buf, len);
+    pg->len += len;
+    pg->body[pg->len] = '\0';
+    return len;
+}
+
+/* The value of header @name in the line @buf (@len bytes) into @out. */
+static bool header_value(const char *buf, size_t len, const char *name, char *out, size_t cap)
+{
+    size_t nl = strlen(name);
+    if (len <= nl || strncasecmp(buf, name, nl) || buf[nl] != ':')
+        return false;
+    const char *v = buf + nl + 1;
+    size_t vl = len - nl - 1;
+    while (vl && (*v == ' ' || *v == '\t'))
+        v++, vl--;
+    while (vl && (v[vl - 1] == '\r' || v[vl - 1] == '\n' || v[vl - 1] == ' '))
+        vl--;
+    if (vl >= cap)
+        vl = cap - 1;
+    memcpy(out, v, vl);
+    out[vl] = '\0';
+    return true;
+}
+
+static size_t page_header(char *buf, size_t size, size_t n, void *ud)
+{
+    struct page *pg = ud;
+    size_t len = size * n;
+    char v[32];
+    if (len >= 5 && !strncmp(buf, "HTTP/", 5)) {
+        pg->next[0] = '\0';
+        pg->retry_after_s = -1;
+    } else if (header_value(buf, len, "Retry-After", v, sizeof v)) {
+        char *end;
+        long s = strtol(v, &end, 10);
+        pg->retry_after_s = (end != v && *end == '\0' && s >= 0) ? s : -1;
+    } else {
+        header_value(buf, len, "X-Next-Token", pg->next, sizeof pg->next);
+    }
+    return len;
+}
+
+static int fetch_page(struct e2b_prov *p, const char *path, struct page *pg)
+{
+    char *key = NULL, err[PH_ERR_MAX] = "", cerr[CURL_ERROR_SIZE] = "";
+    size_t klen = 0;
+    int rc = key_header(p, "list", &key, &klen);
+    if (rc)
+        return rc;
+    CURL *h = curl_easy_init();
+    struct curl_slist *hl = NULL, *t;
+    if (!h || !(t = curl_slist_append(hl, key)) || !(hl = t) ||
+        !(t = curl_slist_append(hl, "Accept: application/json")) || !(hl = t)) {
+        rc = p->host->set_error(p->h, SBX_E_NOMEM, "list: out of memory");
+        goto out;
+    }
+    if ((rc = ph_client_setup_handle(p->api, h, path, err))) {
+        rc = p->host->set_error(p->h, rc, "list: %s", err);
+        goto out;
+    }
+    curl_easy_setopt(h, CURLOPT_HTTPGET, 1L);
+    curl_easy_setopt(h, CURLOPT_HTTPHEADER, hl);
+    curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, p->request_timeout_ms);
+    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, page_write);
+    curl_easy_setopt(h, CURLOPT_WRITEDATA, pg);
+    curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, page_header);
+    curl_easy_setopt(h, CURLOPT_HEADERDATA, pg);
+    curl_easy_setopt(h, CURLOPT_ERRORBUFFER, cerr);
+    CURLcode cc = curl_easy_perform(h);
+    long status = 0;
+    curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
+    if (cc != CURLE_OK) {
+        if (pg->too_big)
+            rc = p->host->set_error(p->h, SBX_E_LIMIT, "list: GET %s: the answer is larger than "
+                                    "%u bytes", path, LIST_BODY_MAX);
+        else
+            rc = p->host->set_error(p->h, cc == CURLE_OPERATION_TIMEDOUT ? SBX_E_TIMEOUT
+                                    : cc == CURLE_OUT_OF_MEMORY ? SBX_E_NOMEM : SBX_E_NETWORK,
+                                    "list: GET %s: %s", path,
+                                    cerr[0] ? cerr : curl_easy_strerror(cc));
+    } else if (status < 200 || status > 299) {
+        rc = api_error(p, "list", status, pg->body, pg->len,
+                       pg->retry_after_s >= 0 ? pg->retry_after_s * 1000 : -1);
+    }
+out:
+    if (h) {
+        curl_easy_setopt(h, CURLOPT_HTTPHEADER, NULL);
+        curl_easy_cleanup(h);
+    }
+    for (t = hl; t; t = t->next)
+        explicit_bzero(t->data, strlen(t->data));
+    curl_slist_free_all(hl);
+    drop_key(key, klen);
+    return rc;
+}
+
+static bool matches(json_t *md, const sbx_kv_v1 *filter, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        const char *v = json_string_value(json_object_get(md, filter[i].key ? filter[i].key : ""));
+        if (!v || strcmp(v, filter[i].value ? filter[i].value : ""))
+            return false;
+    }
+    return true;
+}
+
+/* One page's sandboxes to the callback. */
+static int relay_page(struct e2b_prov *p, json_t *arr, const sbx_kv_v1 *filter, size_t n_filter,
+                      sbx_list_cb_v1 cb, void *ud)
+{
+    size_t i;
+    json_t *it;
+    json_array_foreach(arr, i, it) {
+        const char *id = json_string_value(json_object_get(it, "sandboxID"));
+        json_t *md = json_object_get(it, "metadata");
+        if (!id || !id_ok(id))
+            continue;
+        if (!json_is_object(md))
+            md = NULL;
+        if (n_filter && (!md || !matches(md, filter, n_filter)))
+            continue;
+        size_t n = md ? json_object_size(md) : 0, k = 0;
+        sbx_kv_v1 *kv = calloc(n ? n : 1, sizeof *kv);
+        if (!kv)
+            return p->host->set_error(p->h, SBX_E_NOMEM, "list: out of memory");
+        const char *key;
+        json_t *val;
+        if (md)
+            json_object_foreach(md, key, val) {
+                if (json_is_string(val) && k < n)
+                    kv[k++] = (sbx_kv_v1){key, json_string_value(val)};
+            }
+        uint64_t created = e2b_parse_time_ns(json_string_value(json_object_get(it, "startedAt")));
+        int rc = cb(ud, id, kv, k, created);
+        free(kv);
+        if (rc)
+            return rc;
+    }
+    return SBX_OK;
+}
+
+int e2b_api_list(struct e2b_prov *p, const sbx_kv_v1 *filter, size_t n_filter,
+                 sbx_list_cb_v1 cb, void *ud)
+{
+    /* metadata=<percent-encoded "k=v&k2=v2", k and v encoded first> */
+    char *inner = NULL, *base = NULL;
+    size_t il = 0, ic = 0, bl = 0, bc = 0;
+    int rc = SBX_OK;
+    for (size_t i = 0; !rc && i < n_filter; i++) {
+        rc = e2b_pct_append(&inner, &il, &ic, filter[i].key ? filter[i].key : "");
+        /* Separators go in raw: append a placeholder, then overwrite. */
+        if (!rc)
+            rc = e2b_pct_append(&inner, &il, &ic, "_");
+        if (!rc) {
+            inner[il - 1] = '=';
+            rc = e2b_pct_append(&inner, &il, &ic, filter[i].value ? filter[i].value : "");
+        }
+        if (!rc && i + 1 < n_filter && !(rc = e2b_pct_append(&inner, &il, &ic, "_")))
+            inner[il - 1] = '&';
+    }
+    if (!rc)
+        rc = e2b_pct_append(&base, &bl, &bc, "");
+    if (!rc && inner) {
+        char *q = NULL;
+        size_t ql = 0, qc = 0;
+        rc = e2b_pct_append(&q, &ql, &qc, inner);
+        free(base);
+        base = NULL;
+        if (!rc && asprintf(&base, "metadata=%s&", q) < 0) {
+            base = NULL;
+            rc = SBX_E_NOMEM;
+        }
+        free(q);
+    }
+    free(inner);
+    if (rc) {
+        free(base);
+        return p->host->set_error(p->h, SBX_E_NOMEM, "list: out of memory");
+    }
+
+    char next[512] = "";
+    for (int pages = 0; !rc; pages++) {
+        if (pages >= LIST_MAX_PAGES) {
+            rc = p->host->set_error(p->h, SBX_E_BACKEND, "list: E2B kept answering a next page "
+                                    "after %d pages", LIST_MAX_PAGES);
+            break;
+        }
+        char *tok = NULL;
+        size_t tl = 0, tc = 0;
+        if (next[0] && (rc = e2b_pct_append(&tok, &tl, &tc, next))) {
+            rc = p->host->set_error(p->h, SBX_E_NOMEM, "list: out of memory");
+            break;
+        }
+        char *path = NULL;
+        if (asprintf(&path, "/v2/sandboxes?%sstate=running,paused&limit=%d%s%s", base, LIST_PAGE,
+                     tok ? "&nextToken=" : "", tok ? tok : "") < 0) {
+            free(tok);
+            rc = p->host->set_error(p->h, SBX_E_NOMEM, "list: out of memory");
+            break;
+        }
+        free(tok);
+        struct page pg = {.retry_after_s = -1};
+        rc = fetch_page(p, path, &pg);
+        free(path);
+        if (!rc) {
+            json_error_t jerr;
+            json_t *arr = json_loadb(pg.body ? pg.body : "", pg.len, 0, &jerr);
+            if (!json_is_array(arr))
+                rc = p->host->set_error(p->h, SBX_E_BACKEND, "list: the answer is not a JSON "
+                                        "array");
+            else
+                rc = relay_page(p, arr, filter, n_filter, cb, ud);
+            json_decref(arr);
+        }
+        free(pg.body);
+        if (rc || !pg.next[0])
+            break;
+        if (!strcmp(pg.next, next)) {
+            rc = p->host->set_error(p->h, SBX_E_BACKEND, "list: E2B answered the same next "
+                                    "page token twice");
+            break;
+        }
+        snprintf(next, sizeof next, "%s", pg.next);
+    }
+    free(base);
+    return rc;
+}
