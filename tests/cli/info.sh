@@ -2,7 +2,7 @@
 # tests/cli/info.sh - providers, templates and doctor
 . "$top_srcdir/tests/cli/lib.sh"
 
-plan 10
+plan 12
 
 cli providers
 check "providers lists local as ready" \
@@ -34,5 +34,16 @@ check "doctor reports host settings: core_pattern and swap" \
 cli doctor --provider nosuch-provider
 check "doctor of an unknown provider: exit 125 naming it" \
     rc_and_err 125 nosuch-provider
+
+# The shipped providers.d/ keeps modal, cloudflare and kubernetes, disabled.
+mkdir "$tmp/conf" && cp -RL "$top_srcdir/tests/config/." "$tmp/conf/" &&
+    cp "$top_srcdir"/etc/providers.d/*.ini "$tmp/conf/providers.d/" || exit 99
+cli --config-dir "$tmp/conf" providers --json
+check "the reserved names load, disabled (not listed as providers)" \
+    eval 'is_rc 0 && json_check "not any(p[\"name\"] in (\"modal\", \"cloudflare\", \"kubernetes\") for p in j)"'
+sed -i 's/^enabled = false/enabled = true/' "$tmp/conf/providers.d/modal.ini"
+cli --config-dir "$tmp/conf" providers --json
+check "enabled, modal is unavailable with a reason saying the name is reserved" \
+    json_check 'any(p["name"] == "modal" and p["state"] == "unavailable" and "reserved" in p["reason"] for p in j)'
 
 done_testing
