@@ -1,13 +1,15 @@
 # plugins/common/local.mk - code shared by provider modules (never installed)
 #
-# libsbxhttp: the libcurl client of the network providers.  A provider links
+# libsbxhttp: the libcurl client of the network providers, and the base64
+# they share.  A provider links
 # it with NAME_la_LIBADD = plugins/common/libsbxhttp.la $(CURL_LIBS) $(JANSSON_LIBS)
 # and compiles with -I$(top_srcdir)/plugins/common $(CURL_CFLAGS); built with
 # hidden visibility, so nothing of it is exported from the module.
 
 if HAVE_CURL
 noinst_LTLIBRARIES += plugins/common/libsbxhttp.la
-plugins_common_libsbxhttp_la_SOURCES = plugins/common/http.c plugins/common/http.h
+plugins_common_libsbxhttp_la_SOURCES = plugins/common/http.c plugins/common/http.h \
+	plugins/common/base64.c plugins/common/base64.h
 plugins_common_libsbxhttp_la_CFLAGS = $(SBX_MODULE_COPTS) -pthread $(CURL_CFLAGS) $(JANSSON_CFLAGS)
 plugins_common_libsbxhttp_la_LIBADD = $(CURL_LIBS) $(JANSSON_LIBS)
 

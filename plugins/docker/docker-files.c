@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base64.h"
 #include "docker-int.h"
 
 #define MAX_DEPTH 64
@@ -89,44 +90,6 @@ static size_t on_header(char *buf, size_t size, size_t n, void *ud)
     return len;
 }
 
-static int b64val(int c)
-{
-    if (c >= 'A' && c <= 'Z')
-        return c - 'A';
-    if (c >= 'a' && c <= 'z')
-        return c - 'a' + 26;
-    if (c >= '0' && c <= '9')
-        return c - '0' + 52;
-    if (c == '+' || c == '-')
-        return 62;
-    if (c == '/' || c == '_')
-        return 63;
-    return -1;
-}
-
-/* Decodes base64 into out (NUL-terminated); -1 if malformed. */
-static int b64dec(const char *in, char *out, size_t cap)
-{
-    size_t o = 0;
-    unsigned acc = 0;
-    int bits = 0;
-    for (; *in && *in != '='; in++) {
-        int v = b64val((unsigned char)*in);
-        if (v < 0)
-            return -1;
-        acc = (acc << 6) | (unsigned)v;
-        bits += 6;
-        if (bits >= 8) {
-            bits -= 8;
-            if (o + 1 >= cap)
-                return -1;
-            out[o++] = (char)((acc >> bits) & 0xff);
-        }
-    }
-    out[o] = '\0';
-    return 0;
-}
-
 /* 1 found (mode and size set), 0 missing, or minus an sbx_status. */
 static int stat_path(struct dk_prov *p, const char *id, const char *abs, uint64_t *mode,
                      uint64_t *size)
@@ -165,8 +128,10 @@ static int stat_path(struct dk_prov *p, const char *id, const char *abs, uint64_
     if (status != 200 || !sh.have)
         return -dk_err(p, ph_status_code(status) ? ph_status_code(status) : SBX_E_BACKEND,
                        "stat of %s in %s: the daemon answered %ld", abs, id, status);
-    char js[1024];
-    json_t *j = b64dec(sh.b64, js, sizeof js) == 0 ? json_loads(js, 0, NULL) : NULL;
+    size_t jlen = 0;
+    unsigned char *js = pc_b64_decode(sh.b64, &jlen);
+    json_t *j = js ? json_loadb((const char *)js, jlen, 0, NULL) : NULL;
+    free(js);
     json_t *m = j ? json_object_get(j, "mode") : NULL, *s = j ? json_object_get(j, "size") : NULL;
     if (!json_is_integer(m) || !json_is_integer(s)) {
         json_decref(j);

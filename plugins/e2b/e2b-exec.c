@@ -146,7 +146,7 @@ static int on_event(struct run *r, json_t *ev)
             if (!b)
                 continue;
             size_t n = 0;
-            unsigned char *bytes = e2b_b64_decode(b, &n);
+            unsigned char *bytes = pc_b64_decode(b, &n);
             if (!bytes)
                 return protocol_error(r, "a data event is not base64");
             int rc = deliver(r, keys[i].stream, bytes, n);
@@ -277,7 +277,7 @@ static void *feed_stdin(void *arg)
      * stdin makes SendInput fail, and that is no failure of the exec. */
     for (size_t off = 0; off < f->len && !finished(r);) {
         size_t n = f->len - off < STDIN_CHUNK ? f->len - off : STDIN_CHUNK;
-        char *b64 = e2b_b64_encode(f->data + off, n);
+        char *b64 = pc_b64_encode(f->data + off, n);
         json_t *req = b64 ? selector(pid) : NULL;
         if (!req || json_object_set_new(req, "input", json_pack("{s:s}", "stdin", b64))) {
             free(b64);

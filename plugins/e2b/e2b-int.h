@@ -15,6 +15,7 @@
 #include <jansson.h>
 #include <polysandbox/provider.h>
 
+#include "base64.h"
 #include "http.h"
 
 #define E2B_ENVD_PORT 49983
@@ -118,9 +119,6 @@ int e2b_download(struct e2b_prov *p, struct e2b_sb *sb, const char *path, size_t
 int e2b_sandbox_path(struct e2b_prov *p, const char *rel, char **out);
 
 /* ---- e2b-util.c ---- */
-char *e2b_b64_encode(const void *data, size_t len);
-/* Decodes standard base64 (padding optional); NULL on bad input. */
-unsigned char *e2b_b64_decode(const char *s, size_t *len);
 uint64_t e2b_now_ns(void);
 int e2b_random_hex(char *out, size_t nbytes);
 /* Seconds since the epoch for an RFC 3339 time, or 0. */

@@ -165,7 +165,7 @@ static int read_settings(struct e2b_prov *p)
     char *up = NULL;
     if (asprintf(&up, "%s:", p->user) < 0)
         return p->host->set_error(p->h, SBX_E_NOMEM, "out of memory");
-    char *b64 = e2b_b64_encode(up, strlen(up));
+    char *b64 = pc_b64_encode(up, strlen(up));
     free(up);
     if (!b64 || asprintf(&p->auth_basic, "Basic %s", b64) < 0) {
         free(b64);

@@ -18,6 +18,7 @@
 
 #include <polysandbox/common.h>
 
+#include "base64.h"
 #include "http.h"
 #include "tap.h"
 
@@ -340,6 +341,30 @@ int main(void)
     ok(ph_status_code(502) == SBX_E_SERVER && ph_status_code(401) == SBX_E_AUTH &&
        ph_status_code(409) == SBX_E_EXISTS && ph_status_code(302) == SBX_E_BACKEND &&
        ph_status_code(204) == SBX_OK, "status mapping");
+    {
+        unsigned char bin[256], *back;
+        size_t n = 0;
+        char *e;
+
+        for (int i = 0; i < 256; i++)
+            bin[i] = (unsigned char)i;
+        e = pc_b64_encode(bin, 256);
+        back = e ? pc_b64_decode(e, &n) : NULL;
+        ok(back && n == 256 && memcmp(back, bin, 256) == 0, "base64: 256 bytes round trip");
+        free(back);
+        free(e);
+        e = pc_b64_encode("ab", 2);
+        ok(e && strcmp(e, "YWI=") == 0, "base64: standard alphabet, padded (%s)", e ? e : "NULL");
+        free(e);
+        back = pc_b64_decode("YWI", &n);
+        ok(back && n == 2 && memcmp(back, "ab", 2) == 0, "base64: padding optional");
+        free(back);
+        back = pc_b64_decode("-_8", &n);
+        ok(back && n == 2 && back[0] == 0xfb && back[1] == 0xff, "base64: the URL alphabet too");
+        free(back);
+        ok(!pc_b64_decode("YWJjZ", &n) && !pc_b64_decode("YW*=", &n) && !pc_b64_decode("Y=Jj", &n),
+           "base64: a dangling character, a foreign one and inner padding are malformed");
+    }
     curl_global_cleanup();
     return tap_done();
 }
