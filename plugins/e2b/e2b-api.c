@@ -261,7 +261,7 @@ static int relay_page(struct e2b_prov *p, json_t *arr, const sbx_kv_v1 *filter, 
                 if (json_is_string(val) && k < n)
                     kv[k++] = (sbx_kv_v1){key, json_string_value(val)};
             }
-        uint64_t created = e2b_parse_time_ns(json_string_value(json_object_get(it, "startedAt")));
+        uint64_t created = pc_rfc3339_ns(json_string_value(json_object_get(it, "startedAt")));
         int rc = cb(ud, id, kv, k, created);
         free(kv);
         if (rc)
