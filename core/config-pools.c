@@ -42,17 +42,9 @@ static void pool_drop(void *e)
 }
 
 const cfg_kind core_cfg_pools = {
-    .sub = "pools.d",
-    .what = "pool",
-    .name_extra = "-",
-    .name_chars = "a-z, 0-9, _ and -",
-    .size = sizeof(core_pool_conf),
-    .items_off = offsetof(core_config, pools),
-    .n_off = offsetof(core_config, n_pools),
-    .init = NULL,
-    .apply = apply_pool,
-    .finish = NULL,
-    .drop = pool_drop,
+    .sub = "pools.d", .what = "pool", .name_extra = "-", .name_chars = "a-z, 0-9, _ and -",
+    .size = sizeof(core_pool_conf), .items_off = offsetof(core_config, pools),
+    .n_off = offsetof(core_config, n_pools), .apply = apply_pool, .drop = pool_drop,
 };
 
 /* pool.NAME.KEY=VALUE (section "pool", key "NAME.KEY"): a setting of the

@@ -95,17 +95,10 @@ static void provider_drop(void *e)
 }
 
 const cfg_kind core_cfg_providers = {
-    .sub = "providers.d",
-    .what = "provider",
-    .name_extra = NULL,
-    .name_chars = "a-z, 0-9 and _",
-    .size = sizeof(core_provider_conf),
-    .items_off = offsetof(core_config, providers),
+    .sub = "providers.d", .what = "provider", .name_chars = "a-z, 0-9 and _",
+    .size = sizeof(core_provider_conf), .items_off = offsetof(core_config, providers),
     .n_off = offsetof(core_config, n_providers),
-    .init = provider_init,
-    .apply = apply_provider,
-    .finish = NULL,
-    .drop = provider_drop,
+    .init = provider_init, .apply = apply_provider, .drop = provider_drop,
 };
 
 int core_cfg_builtin_local(loader *ld)

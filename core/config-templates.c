@@ -238,15 +238,8 @@ static void template_drop(void *e)
 }
 
 const cfg_kind core_cfg_templates = {
-    .sub = "templates.d",
-    .what = "template",
-    .name_extra = "+-",
-    .name_chars = "a-z, 0-9, _, + and -",
-    .size = sizeof(core_template_conf),
-    .items_off = offsetof(core_config, templates),
-    .n_off = offsetof(core_config, n_templates),
-    .init = NULL,
-    .apply = apply_template,
-    .finish = finish_template,
-    .drop = template_drop,
+    .sub = "templates.d", .what = "template", .name_extra = "+-",
+    .name_chars = "a-z, 0-9, _, + and -", .size = sizeof(core_template_conf),
+    .items_off = offsetof(core_config, templates), .n_off = offsetof(core_config, n_templates),
+    .apply = apply_template, .finish = finish_template, .drop = template_drop,
 };
