@@ -6,7 +6,7 @@
 # $SBX_TEST_LOAD_LOG when it is mapped and initialised.
 . "$top_srcdir/tests/cli/lib.sh"
 
-plan 16
+plan 19
 
 marker="$top_builddir/tests/lazy/.libs/marker.so"
 log="$tmp/load.log"
@@ -62,6 +62,21 @@ printf '[core]\ndefault_provider = local\nfallback = marker\n' >"$conf/polysandb
 rm -f "$log"
 POLYSANDBOX_CONFIG_DIR=$conf cli run -- /bin/true
 check "a fallback is not opened while the default provider works" eval 'is_rc 0 && no_log'
+
+# eval runs samples on 2 threads at once: the broken marker is not loaded
+# for runs on local; named, it is refused up front with its reason.
+ln -s "$top_srcdir/etc/templates.d" "$conf/templates.d" || exit 99
+marker_conf yes
+printf '[core]\ndefault_provider = local\n' >"$conf/polysandbox.ini"
+rm -f "$log"
+ds="$top_srcdir/tests/eval/data/generic.jsonl"
+POLYSANDBOX_CONFIG_DIR=$conf cli eval --dataset "$ds" --canonical -j 2 --json
+check "eval -j 2 on local with the broken marker enabled: all pass" \
+    eval 'is_rc 0 && json_check "j[\"counts\"][\"passed\"] == j[\"done\"] > 0 and j[\"counts\"][\"sandbox_error\"] == 0"'
+check "... and marker.so was not opened" no_log
+POLYSANDBOX_CONFIG_DIR=$conf cli eval --dataset "$ds" --canonical -j 2 --provider marker,local
+check "eval --provider marker,local: refused up front, with marker's reason" \
+    eval '! is_rc 0 && err_has "provider '"'marker'"' is unavailable" && err_has "told to fail by its settings"'
 
 # A reserved name, enabled without a module: the reason says so, loaded or not.
 printf '[provider]\nenabled = true\n' >"$conf/providers.d/modal.ini"
