@@ -8,9 +8,10 @@
  * bare name, validated in the fixed order of provider.h, and only then
  * initialised.  Loading a module costs its dependencies' relocations (a
  * network provider pulls in dozens of libraries), which a run on another
- * provider should not pay.  Each rejection is its own SBX_E_LOAD_* code with a message
- * naming the file and the field.  A module that reached init is made
- * resident and never closed; one rejected before init is closed again.
+ * provider should not pay.  Each rejection is its own SBX_E_LOAD_* code
+ * with a message naming the file and the field.  A module that reached
+ * init is made resident and never closed; one rejected before init is
+ * closed again.
  *
  * Ownership: ctx->providers (and every string in it) is owned here and
  * freed by core_loader_unload_all.
