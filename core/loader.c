@@ -675,8 +675,7 @@ static int init_provider(struct sbx_ctx *ctx, struct sbx_provider *p)
     void *pctx = NULL;
     int rc;
 
-    p->handle.ctx = ctx;
-    p->handle.prov = p;
+    /* p->handle was set at discovery: other threads may read it now. */
     free(p->state_dir);
     p->state_dir = join_path(base, p->name);
     if (!p->state_dir)
@@ -826,7 +825,10 @@ static void load_one(struct sbx_ctx *ctx, struct sbx_provider *p)
     }
     if (p->state == SBX_PROVIDER_READY)
         p->init_seq = ++ctx->n_inits;
-    p->hidden = drop_it(p);
+    /* Written only when it changes: only optional providers can be hidden,
+     * and their readers go through core_provider_ensure first. */
+    if (drop_it(p))
+        p->hidden = true;
 }
 
 void core_provider_ensure(const struct sbx_provider *cp)
