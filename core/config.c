@@ -593,6 +593,9 @@ static int apply_resil(loader *ld, const where *w, core_resil_conf *c,
 static int apply_pool_override(loader *ld, const where *w, const char *key,
                                const char *value);
 
+static int apply_provider_override(loader *ld, const where *w, const char *key,
+                                   const char *value);
+
 static int apply_main(loader *ld, const where *w, const char *section,
                       const char *key, const char *value)
 {
@@ -604,6 +607,8 @@ static int apply_main(loader *ld, const where *w, const char *section,
         return apply_limit(ld, w, key, value);
     if (strcmp(section, "pool") == 0)
         return apply_pool_override(ld, w, key, value);
+    if (strcmp(section, "provider") == 0 && w->line == 0)
+        return apply_provider_override(ld, w, key, value);
     return lerr(ld, SBX_E_CONFIG, w, "unknown section [%s] (known: [core], "
                 "[limits], [retry], [breaker])", section);
 }
@@ -887,6 +892,75 @@ static int apply_pool_override(loader *ld, const where *w, const char *key,
                     "pool.NAME.limits.KEY)", dot + 1);
     rc = pool_add_setting(ld, p, w, dot + 1, value);
     return rc;
+}
+
+/* ---- provider.NAME.KEY=VALUE overrides ----------------------------------------- */
+
+static int builtin_local(loader *ld);
+static core_provider_conf *find_provider(core_config *cfg, const char *name);
+
+/* provider.NAME.KEY=VALUE (section "provider", key "NAME.KEY"; overrides
+ * only): KEY of the [settings] of the configured provider NAME, replacing
+ * the file's value, so one command can point a provider elsewhere (e.g.
+ * polysandbox compare running docker with two images). */
+static int apply_provider_override(loader *ld, const where *w, const char *key,
+                                   const char *value)
+{
+    const char *dot = strchr(key, '.');
+    core_provider_conf *p;
+    core_setting *s = NULL;
+    char *name, *k, *v, *f;
+
+    if (!dot || dot == key || !dot[1] || strchr(dot + 1, '.'))
+        return lerr(ld, SBX_E_CONFIG, w, "'provider.%s' is not provider.NAME.KEY (e.g. "
+                    "provider.docker.image=python:3.12-slim)", key);
+    if (!(name = strndup(key, (size_t)(dot - key))))
+        return nomem(ld);
+    /* the built-in local provider may have no file yet */
+    if (!strcmp(name, "local") && builtin_local(ld) != SBX_OK) {
+        free(name);
+        return ld->rc;
+    }
+    p = find_provider(ld->cfg, name);
+    if (!p) {
+        lerr(ld, SBX_E_CONFIG, w, "provider.%s: no provider '%s' is configured (providers.d/"
+             "%s.ini)", key, name, name);
+        free(name);
+        return ld->rc;
+    }
+    free(name);
+    for (size_t i = 0; i < p->n_settings; i++)
+        if (!strcmp(p->settings[i].key, dot + 1))
+            s = &p->settings[i];
+    if (!s) {
+        core_setting *ns = realloc(p->settings, (p->n_settings + 1) * sizeof *ns);
+        if (!ns)
+            return nomem(ld);
+        p->settings = ns;
+        s = &ns[p->n_settings++];
+        memset(s, 0, sizeof *s);
+    }
+    k = strdup(dot + 1);
+    v = strdup(value);
+    f = strdup(w->name);
+    if (!k || !v || !f) {
+        free(k);
+        free(v);
+        free(f);
+        if (!s->key) {
+            /* the new slot stays empty: drop it */
+            p->n_settings--;
+        }
+        return nomem(ld);
+    }
+    free(s->key);
+    free(s->value);
+    free(s->file);
+    s->key = k;
+    s->value = v;
+    s->file = f;
+    s->line = w->line;
+    return SBX_OK;
 }
 
 /* ---- reading one ini file ------------------------------------------------------ */

@@ -32,6 +32,7 @@ EVAL_TESTS = \
 	tests/eval/errors.sh \
 	tests/eval/json.sh \
 	tests/eval/compare.sh \
+	tests/eval/compare-json.sh \
 	tests/eval/progress.sh
 TESTS += tests/eval/test-eval-stats $(EVAL_TESTS)
 dist_check_SCRIPTS += $(EVAL_TESTS)
