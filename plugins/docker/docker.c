@@ -410,20 +410,17 @@ static int docker_list(void *prov, const sbx_kv_v1 *filter, size_t n_filter, sbx
     }
     char *fs = bad ? NULL : json_dumps(f, JSON_COMPACT);
     json_decref(f);
-    CURL *h = fs ? curl_easy_init() : NULL;
-    char *esc = h ? curl_easy_escape(h, fs, 0) : NULL;
-    if (h)
-        curl_easy_cleanup(h);
+    char *esc = fs ? ph_escape(fs) : NULL;
     free(fs);
     if (!esc)
         return dk_err(p, SBX_E_NOMEM, "out of memory");
     char *path = malloc(strlen(esc) + 64);
     if (!path) {
-        curl_free(esc);
+        free(esc);
         return dk_err(p, SBX_E_NOMEM, "out of memory");
     }
     sprintf(path, DK_API "/containers/json?all=1&filters=%s", esc);
-    curl_free(esc);
+    free(esc);
     json_t *ans = NULL;
     int ret = call(p, "GET", path, NULL, NULL, &ans, "listing sandboxes");
     free(path);
@@ -545,12 +542,9 @@ static void docker_doctor(void *prov, sbx_doctor_cb_v1 cb, void *ud)
     if (p->image) {
         char path[600], alias[512];
         const char *img = dk_alias(p->aliases, p->image, alias, sizeof alias);
-        CURL *h = curl_easy_init();
-        char *esc = h ? curl_easy_escape(h, img, 0) : NULL;
-        if (h)
-            curl_easy_cleanup(h);
+        char *esc = ph_escape(img);
         snprintf(path, sizeof path, DK_API "/images/%s/json", esc ? esc : "");
-        curl_free(esc);
+        free(esc);
         ans = NULL;
         ret = dk_json(p, "GET", path, NULL, 5000, &status, &ans, err);
         json_decref(ans);
