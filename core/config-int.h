@@ -165,5 +165,9 @@ void core_cfg_free_all(core_config *cfg, const cfg_kind *kind);
 int core_cfg_builtin_local(loader *ld);
 /* pool.NAME.KEY=VALUE (section "pool", key "NAME.KEY"). */
 int core_cfg_pool_override(loader *ld, const where *w, const char *key, const char *value);
+/* provider.NAME.KEY=VALUE (section "provider", key "NAME.KEY"; overrides
+ * only): KEY of the configured provider NAME's [settings]. */
+int core_cfg_provider_override(loader *ld, const where *w, const char *key,
+                               const char *value);
 
 #endif

@@ -180,6 +180,8 @@ int core_cfg_apply_main(loader *ld, const where *w, const char *section, const c
         return apply_limit(ld, w, key, value);
     if (strcmp(section, "pool") == 0)
         return core_cfg_pool_override(ld, w, key, value);
+    if (strcmp(section, "provider") == 0 && w->line == 0)
+        return core_cfg_provider_override(ld, w, key, value);
     return core_cfg_err(ld, SBX_E_CONFIG, w, "unknown section [%s] (known: [core], "
                         "[limits], [retry], [breaker])", section);
 }

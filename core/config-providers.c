@@ -1,5 +1,6 @@
 /* core/config-providers.c - providers.d/NAME.ini: [provider], [settings],
- * [retry] and [breaker]; the built-in entry of the local provider
+ * [retry] and [breaker]; the built-in entry of the local provider;
+ * provider.NAME.KEY=VALUE overrides
  */
 #include "config.h"
 
@@ -115,5 +116,58 @@ int core_cfg_builtin_local(loader *ld)
         provider_drop(&e.provider);
         return ld->rc;
     }
+    return SBX_OK;
+}
+
+/* provider.NAME.KEY=VALUE: KEY of the [settings] of the configured provider
+ * NAME, replacing the file's value in place, so one command can point a
+ * provider elsewhere (e.g. polysandbox compare running docker with two
+ * images). */
+int core_cfg_provider_override(loader *ld, const where *w, const char *key,
+                               const char *value)
+{
+    const char *dot = strchr(key, '.');
+    core_provider_conf *p;
+    core_setting *s = NULL;
+    char *name, *k, *v, *f;
+
+    if (!dot || dot == key || !dot[1] || strchr(dot + 1, '.'))
+        return core_cfg_err(ld, SBX_E_CONFIG, w, "'provider.%s' is not provider.NAME.KEY "
+                            "(e.g. provider.docker.image=python:3.12-slim)", key);
+    if (!(name = strndup(key, (size_t)(dot - key))))
+        return core_cfg_nomem(ld);
+    /* the built-in local provider may have no file */
+    if (!strcmp(name, "local") && core_cfg_builtin_local(ld) != SBX_OK) {
+        free(name);
+        return ld->rc;
+    }
+    if (!(p = core_cfg_find(ld, &core_cfg_providers, name))) {
+        core_cfg_err(ld, SBX_E_CONFIG, w, "provider.%s: no provider '%s' is configured "
+                     "(providers.d/%s.ini)", key, name, name);
+        free(name);
+        return ld->rc;
+    }
+    free(name);
+    for (size_t i = 0; i < p->n_settings && !s; i++)
+        if (!strcmp(p->settings[i].key, dot + 1))
+            s = &p->settings[i];
+    if (!s)
+        return core_cfg_add_setting(ld, &p->settings, &p->n_settings, w, dot + 1, value);
+    k = strdup(dot + 1);
+    v = strdup(value);
+    f = strdup(w->name);
+    if (!k || !v || !f) {
+        free(k);
+        free(v);
+        free(f);
+        return core_cfg_nomem(ld);
+    }
+    free(s->key);
+    free(s->value);
+    free(s->file);
+    s->key = k;
+    s->value = v;
+    s->file = f;
+    s->line = w->line;
     return SBX_OK;
 }
