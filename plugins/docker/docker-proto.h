@@ -1,0 +1,37 @@
+/* plugins/docker/docker-proto.h - the exec server's wire format
+ *
+ * Shared by the provider (docker-serve.c) and the helper's server mode
+ * (docker-initsrv.c).  The provider writes frames to the container's
+ * stdin through an attach connection; the server writes frames to the
+ * container's stdout, which Docker hands to every attached client inside
+ * its own 8-byte stdout frames.
+ *
+ * A frame: 2 magic bytes, a type byte, a zero byte, the exec id (64-bit),
+ * the payload's length (32-bit, at most SRV_FRAME_MAX), big-endian, then
+ * the payload.
+ *
+ * Provider to server:
+ *   'R' run: NUL-terminated strings, the wrapper's options (-t MS, -c S,
+ *       -f B, -n N, -d DIR, -e K=V..., -s), "--", the command and its
+ *       arguments.  The id is chosen (at random) by the provider.
+ *   'D' stdin data, 'E' end of stdin, 'K' kill the exec now.
+ *   'Y' sync (id SRV_SYNC_ID, empty): sent first on every connection.
+ *       A server that lost the framing (two writers mixed their bytes)
+ *       discards input until the next sync frame.
+ * Server to provider:
+ *   '1' / '2' the command's stdout / stderr.
+ *   'X' the report: "STATUS cpu=NS rss=BYTES\n" (docker-init.c).
+ *   'L' the exec is lost (not started, or its supervisor was killed):
+ *       a message.
+ *   'Z' (id 0) a protocol error: a message.
+ */
+#ifndef DOCKER_PROTO_H
+#define DOCKER_PROTO_H
+
+#define SRV_MAGIC0 0x53
+#define SRV_MAGIC1 0xd8
+#define SRV_HDR 16
+#define SRV_FRAME_MAX (1u << 20)
+#define SRV_SYNC_ID 0x53594e432d535258ull /* "SYNC-SRX" */
+
+#endif /* DOCKER_PROTO_H */
