@@ -509,6 +509,8 @@ static void reap(void)
 int serve_main(void)
 {
     prctl(PR_SET_DUMPABLE, 0);
+    /* As PID 1 it gets every orphan anyway; elsewhere (tests) too. */
+    prctl(PR_SET_CHILD_SUBREAPER, 1);
     signal(SIGPIPE, SIG_IGN);
     sigset_t set;
     sigemptyset(&set);

@@ -59,6 +59,7 @@ struct dk_sb {
     char id[SBX_ID_MAX];
     sbx_limits_v1 limits;
     bool serve;                /* PID 1 is the exec server (attach mode) */
+    bool running_known;        /* seen running just now (create, attach) */
     struct dk_conn *conn;      /* the attach connection, or NULL */
     int lock_fd;               /* the sandbox's lock file in the state dir, or -1 */
 };
@@ -181,6 +182,8 @@ int dk_serve_exec(struct dk_prov *p, struct dk_sb *sb, const sbx_exec_spec_v1 *s
 void dk_serve_prepare(struct dk_prov *p, struct dk_sb *sb);
 /* Closes the connection and the lock file. */
 void dk_serve_close(struct dk_sb *sb);
+/* The same, and removes the lock file (destroy). */
+void dk_serve_forget(struct dk_prov *p, struct dk_sb *sb);
 /* Parses a report line "STATUS cpu=NS rss=BYTES\n" (docker-stream.c). */
 bool dk_report_parse(const char *s, struct dk_report *rep);
 

@@ -222,6 +222,28 @@ static bool conn_read(struct dk_conn *c)
     }
 }
 
+/* SBX_OK when the container runs; otherwise an error saying why. */
+static int check_running(struct dk_prov *p, struct dk_sb *sb)
+{
+    char path[200], err[PH_ERR_MAX];
+    json_t *ans = NULL;
+    long status = 0;
+    snprintf(path, sizeof path, DK_API "/containers/%s/json", sb->id);
+    int ret = dk_json(p, "GET", path, NULL, 10000, &status, &ans, err);
+    json_t *st = json_object_get(ans, "State");
+    bool running = json_is_true(json_object_get(st, "Running"));
+    json_int_t code = json_integer_value(json_object_get(st, "ExitCode"));
+    json_decref(ans);
+    if (status == 404)
+        return dk_err(p, SBX_E_NOT_FOUND, "no sandbox %s", sb->id);
+    if (ret)
+        return dk_err(p, ret, "inspecting sandbox %s: %s", sb->id, err);
+    if (!running)
+        return dk_err(p, SBX_E_BACKEND, "sandbox %s is not running: its exec server (PID 1) "
+                      "has exited (exit code %lld)", sb->id, (long long)code);
+    return SBX_OK;
+}
+
 /* Opens the attach connection of @sb; sets the error on failure. */
 static int conn_open(struct dk_prov *p, struct dk_sb *sb, struct dk_conn **out)
 {
@@ -297,6 +319,15 @@ static int conn_open(struct dk_prov *p, struct dk_sb *sb, struct dk_conn **out)
                       "attaching to sandbox %s: %s%s", sb->id,
                       st ? "the daemon refused: " : "", body);
     }
+    /* The daemon lets a client attach to a stopped container (and hands
+     * it the streams of the next start): requests must not wait there
+     * for a server that may never come.  Right after create or attach
+     * the container is known to run; later, ask. */
+    if (!sb->running_known && (ret = check_running(p, sb))) {
+        conn_free(c);
+        return ret;
+    }
+    sb->running_known = false;
     size_t sent = 0;
     for (off = 0; off < sizeof sync;) {
         cc = curl_easy_send(c->h, sync + off, sizeof sync - off, &sent);
@@ -329,6 +360,33 @@ static bool conn_usable(struct dk_conn *c)
     return !c->eof && !c->desync;
 }
 
+/* mkdir -p (0700 for what it makes). */
+static int mkdir_p(const char *dir)
+{
+    char buf[4096];
+    if (snprintf(buf, sizeof buf, "%s", dir) >= (int)sizeof buf)
+        return -1;
+    for (char *s = buf + 1;; s++) {
+        if (*s != '/' && *s != '\0')
+            continue;
+        char c = *s;
+        *s = '\0';
+        if (mkdir(buf, 0700) < 0 && errno != EEXIST)
+            return -1;
+        if (!c)
+            return 0;
+        *s = c;
+    }
+}
+
+static void lock_path(struct dk_prov *p, const char *id, char *path, size_t cap)
+{
+    const char *dir = p->host->state_dir(p->h);
+    if (!dir || !*dir)
+        dir = "/tmp";
+    snprintf(path, cap, "%s/%s.lock", dir, id);
+}
+
 /* Takes the sandbox's lock for this exec: 1 taken, 0 busy (another
  * process drives the server), -1 no lock file (use the API path). */
 static int lock_take(struct dk_prov *p, struct dk_sb *sb)
@@ -336,11 +394,12 @@ static int lock_take(struct dk_prov *p, struct dk_sb *sb)
     if (sb->lock_fd < 0) {
         const char *dir = p->host->state_dir(p->h);
         char path[4200];
-        if (!dir || !*dir)
-            dir = "/tmp";
-        if (mkdir(dir, 0700) < 0 && errno != EEXIST)
+        if (dir && *dir && mkdir_p(dir) < 0) {
+            p->host->log(p->h, SBX_LOG_WARNING, "state directory %s: %s (execs take the "
+                         "daemon's exec path)", dir, strerror(errno));
             return -1;
-        snprintf(path, sizeof path, "%s/%s.lock", dir, sb->id);
+        }
+        lock_path(p, sb->id, path, sizeof path);
         sb->lock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
         if (sb->lock_fd < 0)
             return -1;
@@ -355,6 +414,14 @@ void dk_serve_prepare(struct dk_prov *p, struct dk_sb *sb)
     /* On failure the first exec tries again and reports the error. */
     if (!sb->conn)
         conn_open(p, sb, &sb->conn);
+}
+
+void dk_serve_forget(struct dk_prov *p, struct dk_sb *sb)
+{
+    char path[4200];
+    dk_serve_close(sb);
+    lock_path(p, sb->id, path, sizeof path);
+    unlink(path); /* absent for sandboxes that never served an exec */
 }
 
 void dk_serve_close(struct dk_sb *sb)

@@ -267,6 +267,7 @@ static int docker_create(void *prov, const sbx_create_spec_v1 *spec, void **sbp,
     sb->limits = spec->limits;
     sb->lock_fd = -1;
     sb->serve = p->exec_attach;
+    sb->running_known = true;
     if ((ret = new_id(p, sb->id))) {
         free(sb);
         return ret;
@@ -349,6 +350,7 @@ static int docker_attach(void *prov, const char *id, void **sbp)
     snprintf(sb->id, sizeof sb->id, "%s", id);
     sb->lock_fd = -1;
     sb->serve = xmode && !strcmp(xmode, "attach");
+    sb->running_known = true; /* or started again below */
     if (!mine || strcmp(mine, "1") || !lim || dk_limits_parse(lim, &sb->limits)) {
         json_decref(ans);
         free(sb);
@@ -381,7 +383,7 @@ static int docker_destroy(void *prov, void *sbp)
     struct dk_sb *sb = sbp;
     char path[200];
     long status = 0;
-    dk_serve_close(sb);
+    dk_serve_forget(p, sb);
     snprintf(path, sizeof path, DK_API "/containers/%s?force=1&v=1", sb->id);
     int ret = call(p, "DELETE", path, NULL, &status, NULL, "removing the sandbox's container");
     if (ret && status == 404)
