@@ -80,6 +80,7 @@ static const unsigned char sync_frame[SRV_HDR] = {
     (unsigned char)(SRV_SYNC_ID >> 40), (unsigned char)(SRV_SYNC_ID >> 32),
     (unsigned char)(SRV_SYNC_ID >> 24), (unsigned char)(SRV_SYNC_ID >> 16),
     (unsigned char)(SRV_SYNC_ID >> 8), (unsigned char)SRV_SYNC_ID, 0, 0, 0, 0};
+static unsigned char sync_win[SRV_HDR]; /* the last bytes, while desynced */
 static size_t sync_got;
 
 static uint64_t get64(const unsigned char *b)
@@ -362,13 +363,13 @@ static int read_in(void)
         return -1;
     for (size_t i = 0; i < (size_t)n;) {
         if (desync) {
-            /* Look for the sync frame, byte by byte. */
-            unsigned char b = buf[i++];
-            if (b == sync_frame[sync_got])
-                sync_got++;
-            else
-                sync_got = b == sync_frame[0];
+            /* Look for the sync frame: the last SRV_HDR bytes seen. */
             if (sync_got == SRV_HDR) {
+                memmove(sync_win, sync_win + 1, SRV_HDR - 1);
+                sync_got--;
+            }
+            sync_win[sync_got++] = buf[i++];
+            if (sync_got == SRV_HDR && !memcmp(sync_win, sync_frame, SRV_HDR)) {
                 desync = 0;
                 sync_got = 0;
                 ihdr_got = 0;
