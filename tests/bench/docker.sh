@@ -88,4 +88,9 @@ docker_run=$(sed -n 's/^ *docker_run: median *\([0-9.]*\) ms.*/\1/p' "$state/run
 [ -n "$pooled" ] && [ -n "$docker_run" ] &&
     echo "ratio pooled_run/docker_run: $(python3 -c "print('%.2f' % ($pooled / $docker_run))")" \
          "(pooled $pooled ms, docker run --rm $docker_run ms; target: at most 0.2)"
+ready=$(echo "$pool" | sed -n 's/^ *ready *median *\([0-9.]*\) ms.*/\1/p')
+[ -n "$ready" ] && [ -n "$docker_run" ] &&
+    echo "ratio ready_pooled_run/docker_run: $(python3 -c "print('%.2f' % ($ready / $docker_run))")" \
+         "(the pooled runs that found a sandbox ready, $ready ms: the others wait for the" \
+         "pool's refill, a container create and start)"
 exit "${status:-0}"
