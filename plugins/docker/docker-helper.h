@@ -15,6 +15,7 @@
 /* One exec's options (the wrapper's command line, or a server request). */
 struct opts {
     long long timeout_ms, cpu_s, fsize, nofile;
+    long long lease_ms;  /* server mode: kill unless 'P' frames come this often */
     const char *dir;
     int has_stdin;
     char **argv;

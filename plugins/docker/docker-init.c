@@ -325,6 +325,8 @@ int parse(int argc, char **argv, struct opts *o)
             o->nofile = atoll(v);
         else if (!strcmp(a, "-d"))
             o->dir = v;
+        else if (!strcmp(a, "-l"))
+            o->lease_ms = atoll(v); /* the server's business (docker-initsrv.c) */
         else
             return -1;
     }

@@ -57,6 +57,7 @@ struct sx {
     char report[256];
     size_t rep_len;
     uint64_t drain_until;         /* after the supervisor's exit */
+    uint64_t seen;                /* the last frame of this exec (the lease) */
     char *req;                    /* the request (the options point into it) */
     struct opts o;
 };
@@ -245,6 +246,7 @@ static void start(uint64_t id, unsigned char *req, size_t len)
     for (size_t i = 0; i < len; i += strlen((char *)req + i) + 1)
         argv[k++] = (char *)req + i;
     x->id = id;
+    x->seen = now_ms();
     x->req = (char *)req;
     x->ctl = x->out = x->err = x->rep = -1;
     if (parse((int)argc, argv, &x->o) < 0) {
@@ -330,6 +332,8 @@ fail:
 static void on_frame(char type, uint64_t id, unsigned char *pay, size_t len)
 {
     struct sx *x = type == 'R' || type == 'Y' ? NULL : find(id);
+    if (x)
+        x->seen = now_ms();
     switch (type) {
     case 'R':
         start(id, pay, len);
@@ -545,6 +549,12 @@ int serve_main(void)
         uint64_t now = now_ms();
         for (size_t i = 0; i < n_execs; i++) {
             struct sx *x = execs[i];
+            if (x->pid && x->o.lease_ms > 0 && x->ctl >= 0 &&
+                now >= x->seen + (uint64_t)x->o.lease_ms) {
+                /* Nobody waits for it any more: kill it (the end of the
+                 * control channel does). */
+                close_fd(&x->ctl);
+            }
             if (room && x->out >= 0)
                 pf[np] = (struct pollfd){.fd = x->out, .events = POLLIN}, who[np] = x,
                 what[np++] = '1';
@@ -559,6 +569,10 @@ int serve_main(void)
                 what[np++] = 'c';
             if (!x->pid) {
                 int left = x->drain_until > now ? (int)(x->drain_until - now) : 0;
+                wait = wait < 0 || left < wait ? left : wait;
+            } else if (x->o.lease_ms > 0 && x->ctl >= 0) {
+                uint64_t end = x->seen + (uint64_t)x->o.lease_ms;
+                int left = end > now ? (int)(end - now) : 0;
                 wait = wait < 0 || left < wait ? left : wait;
             }
         }

@@ -15,6 +15,10 @@
  *       -f B, -n N, -d DIR, -e K=V..., -s), "--", the command and its
  *       arguments.  The id is chosen (at random) by the provider.
  *   'D' stdin data, 'E' end of stdin, 'K' kill the exec now.
+ *   'P' the provider still waits for the exec: a request with "-l MS"
+ *       is killed when no 'P' (or other frame of its id) came for MS
+ *       milliseconds, so an exec whose provider went away (its process
+ *       died, its connection broke) does not run on to its time limit.
  *   'Y' sync (id SRV_SYNC_ID, empty): sent first on every connection.
  *       A server that lost the framing (two writers mixed their bytes)
  *       discards input until the next sync frame.
@@ -32,6 +36,9 @@
 #define SRV_MAGIC1 0xd8
 #define SRV_HDR 16
 #define SRV_FRAME_MAX (1u << 20)
+/* The lease the provider asks for, and how often it renews it. */
+#define SRV_LEASE_MS 5000
+#define SRV_PING_MS 1000
 #define SRV_SYNC_ID 0x53594e432d535258ull /* "SYNC-SRX" */
 
 #endif /* DOCKER_PROTO_H */

@@ -472,6 +472,7 @@ static int push_request(struct dk_prov *p, struct dk_sb *sb, struct dk_xrun *r, 
         len += strlen(json_string_value(json_array_get(cmd, i))) + 1;
     for (size_t i = 0; i < spec->n_env; i++)
         len += 3 + strlen(spec->env[i].key) + 1 + strlen(spec->env[i].value) + 1;
+    len += 3 + 11; /* -l MS */
     if (len > SRV_FRAME_MAX) {
         json_decref(cmd);
         return dk_err(p, SBX_E_INVAL, "exec in %s: the command line and environment are "
@@ -485,7 +486,8 @@ static int push_request(struct dk_prov *p, struct dk_sb *sb, struct dk_xrun *r, 
     for (size_t i = 1; i < n; i++) {
         const char *a = json_string_value(json_array_get(cmd, i));
         if (!strcmp(a, "--")) {
-            /* The environment goes with the options. */
+            /* The lease, and the environment, go with the options. */
+            w += sprintf(w, "-l%c%u", '\0', (unsigned)SRV_LEASE_MS) + 1;
             for (size_t k = 0; k < spec->n_env; k++)
                 w += sprintf(w, "-e%c%s=%s", '\0', spec->env[k].key, spec->env[k].value) + 1;
         }
@@ -527,6 +529,7 @@ static int run(struct dk_prov *p, struct dk_sb *sb, struct dk_xrun *r)
     r->out->start_ns = dk_now_ns() - t0;
     uint64_t deadline = t0 + spec->timeout_ns + (uint64_t)GRACE_KILL_MS * 1000000u;
     uint64_t giveup = deadline + (uint64_t)GRACE_GIVEUP_MS * 1000000u;
+    uint64_t ping = t0 + (uint64_t)SRV_PING_MS * 1000000u;
     ret = SBX_OK;
     while (!c->done && !c->lost) {
         if (c->desync) {
@@ -545,6 +548,14 @@ static int run(struct dk_prov *p, struct dk_sb *sb, struct dk_xrun *r)
             }
         }
         uint64_t now = dk_now_ns();
+        if (now >= ping) {
+            /* We still wait: renew the exec's lease. */
+            if (push(r, 'P', id, NULL, 0)) {
+                ret = dk_err(p, SBX_E_NOMEM, "out of memory");
+                break;
+            }
+            ping = now + (uint64_t)SRV_PING_MS * 1000000u;
+        }
         if (now >= deadline && r->kill == WK_NONE) {
             r->kill = WK_BACKSTOP;
             continue;
@@ -559,6 +570,8 @@ static int run(struct dk_prov *p, struct dk_sb *sb, struct dk_xrun *r)
         if (r->snd_off < r->snd_len)
             pf.events |= POLLOUT;
         uint64_t until = r->kill == WK_NONE ? deadline : giveup;
+        if (ping < until)
+            until = ping;
         int pr = poll(&pf, 1, (int)((until - now) / 1000000u) + 1);
         if (pr < 0 && errno != EINTR) {
             ret = dk_err(p, SBX_E_IO, "poll: %s", strerror(errno));

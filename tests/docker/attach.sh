@@ -3,16 +3,16 @@
 # on a real dockerd, through the polysandbox command: the container's
 # configuration, a command that attacks the server (writes to its
 # descriptors, signals it, kills every process it can), concurrent execs
-# from several processes, a timeout that must kill every process, the
-# server dying during an exec, and both exec modes on each other's
-# sandboxes.
+# from several processes, a timeout that must kill every process, a
+# provider killed during an exec, the server dying during an exec, and
+# both exec modes on each other's sandboxes.
 . "$top_srcdir/tests/cli/lib.sh"
 . "$top_srcdir/tests/docker/lib.sh"
 docker_ready; r=$?
 [ "$r" -eq 0 ] || exit "$r"
 D=/usr/bin/docker
 [ -x "$D" ] || D=docker
-plan 18
+plan 19
 
 # A configuration with exec_mode = api, for the fallback path.
 api=$tmp/conf-api
@@ -81,6 +81,25 @@ for k in 1 2 3 4; do
 done
 check "four concurrent execs from four processes: each its own output and code ($good/4)" \
     [ "$good" -eq 4 ]
+
+# A provider that dies during an exec: its lease runs out and the server
+# kills the command (long before its time limit of 60 s).
+"$PS" exec --provider docker -t 60s "$id" -- sleep 1260 </dev/null >/dev/null 2>&1 &
+pid=$!
+i=0
+while [ $i -lt 200 ] && ! $D top "$id" -o pid,args 2>/dev/null | grep -q ' sleep 1260$'; do
+    sleep 0.1
+    i=$((i + 1))
+done
+kill -9 $pid
+wait $pid 2>/dev/null
+i=0
+while [ $i -lt 30 ] && $D top "$id" -o pid,args 2>/dev/null | grep -q ' sleep 1260$'; do
+    sleep 1
+    i=$((i + 1))
+done
+left=$($D top "$id" -o pid,args 2>/dev/null | grep -c ' sleep 1260$')
+check "an exec whose provider was killed is ended by the server (left: $left)" [ "$left" -eq 0 ]
 
 # The fallback: exec_mode = api on a sandbox of attach mode, and attach
 # mode on a sandbox of api mode.

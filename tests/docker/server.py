@@ -177,6 +177,19 @@ def main(s):
     ok(joined(res[61], "1") == b"ok61\ndone61\n" and last(res[61])[1].startswith(b"x=0 "),
        "the other exec runs on to its end", res[61])
 
+    # A lease: killed when no frame of its id renews it in time (the
+    # provider went away), kept alive by 'P' frames.
+    s.send(request(81, ["-t", "20000", "-l", "400"], ["sh", "-c", "sleep 106%s" % MARK]))
+    s.send(request(82, ["-t", "20000", "-l", "400"], ["sh", "-c", "sleep 1.2; echo kept"]))
+    end = time.time() + 1.5
+    while time.time() < end:
+        s.send(frame("P", 82))
+        s.pump(0.1)
+    res = s.wait([81, 82])
+    ok(last(res[81])[1].startswith(b"k "), "an exec whose lease is not renewed is killed", res[81])
+    ok(joined(res[82], "1") == b"kept\n" and last(res[82])[1].startswith(b"x=0 "),
+       "an exec whose lease is renewed runs to its end", res[82])
+
     # Input that loses the framing: discarded up to the next sync, then all
     # is well again.
     s.send(b"\x00garbage that is no frame\xff" * 3 + SYNC[:5])
@@ -188,7 +201,7 @@ def main(s):
        "after a sync (behind a piece of one), requests are served again, none before it", res)
 
 
-print("1..12")
+print("1..14")
 srv = Server()
 try:
     main(srv)
