@@ -456,10 +456,11 @@ static int lost_error(struct dk_prov *p, struct dk_sb *sb)
                       "(PID 1) exited (exit code %lld%s)", sb->id, (long long)code,
                       oom ? ", killed for lack of memory" : "");
     return dk_err(p, SBX_E_BACKEND, "the attach connection to sandbox %s ended during the exec "
-                  "(the command may run on until its time limit)", sb->id);
+                  "(its exec server ends the command within %d s)", sb->id, SRV_LEASE_MS / 1000);
 }
 
-/* The request frame: the wrapper's options and the command. */
+/* The request frame: the wrapper's options and the command (or
+ * DK_USE_API when it does not fit in a frame). */
 static int push_request(struct dk_prov *p, struct dk_sb *sb, struct dk_xrun *r, uint64_t id)
 {
     const sbx_exec_spec_v1 *spec = r->spec;
@@ -474,9 +475,9 @@ static int push_request(struct dk_prov *p, struct dk_sb *sb, struct dk_xrun *r, 
         len += 3 + strlen(spec->env[i].key) + 1 + strlen(spec->env[i].value) + 1;
     len += 3 + 11; /* -l MS */
     if (len > SRV_FRAME_MAX) {
+        /* Larger than a frame: the daemon's exec takes it. */
         json_decref(cmd);
-        return dk_err(p, SBX_E_INVAL, "exec in %s: the command line and environment are "
-                      "larger than %u bytes", sb->id, SRV_FRAME_MAX);
+        return DK_USE_API;
     }
     char *req = malloc(len ? len : 1), *w = req;
     if (!req) {

@@ -12,7 +12,7 @@ docker_ready; r=$?
 [ "$r" -eq 0 ] || exit "$r"
 D=/usr/bin/docker
 [ -x "$D" ] || D=docker
-plan 19
+plan 20
 
 # A configuration with exec_mode = api, for the fallback path.
 api=$tmp/conf-api
@@ -81,6 +81,14 @@ for k in 1 2 3 4; do
 done
 check "four concurrent execs from four processes: each its own output and code ($good/4)" \
     [ "$good" -eq 4 ]
+
+# A request larger than a frame (1 MiB) goes through the daemon's exec.
+big=$(head -c 110000 /dev/zero | tr '\0' x)
+set --
+for k in 0 1 2 3 4 5 6 7 8 9; do set -- "$@" -e "BIG$k=$big"; done
+cli exec --provider docker "$@" "$id" -- sh -c 'echo $((${#BIG0} + ${#BIG9}))'
+check "1.1 MB of environment (more than a frame) reaches the command" rc_and_out 0 220000
+set --
 
 # A provider that dies during an exec: its lease runs out and the server
 # kills the command (long before its time limit of 60 s).
