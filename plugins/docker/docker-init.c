@@ -5,6 +5,9 @@
  *
  *   init --idle            PID 1 of the container: reaps orphans, sleeps,
  *                          exits on SIGTERM.
+ *   init --serve           PID 1 of a sandbox in attach mode: the exec
+ *                          server (docker-initsrv.c), which runs each
+ *                          request under exec_run() below.
  *   init [opts] -- CMD...  wraps one exec: runs CMD as a child, enforces the
  *                          wall timeout, and on exit, timeout or the
  *                          provider's kill request kills EVERY process the
@@ -570,7 +573,7 @@ int main(int argc, char **argv)
     if (argc == 4 && !strcmp(argv[1], "--install"))
         return rename(argv[2], argv[3]) == 0 ? 0 : 1;
     if (argc == 2 && !strcmp(argv[1], "--version")) {
-        static const char v[] = "polysandbox docker-init 1\n";
+        static const char v[] = "polysandbox docker-init 2\n";
         return write_all(1, v, sizeof v - 1) < 0;
     }
     return exec_main(argc, argv);

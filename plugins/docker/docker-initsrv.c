@@ -257,7 +257,6 @@ static void start(uint64_t id, unsigned char *req, size_t len)
         send_text('L', id, "bad request (options)");
         return;
     }
-    /* x->o.argv points into argv: keep it (freed with the exec). */
     int ctl[2] = {-1, -1}, out[2] = {-1, -1}, err[2] = {-1, -1}, rep[2] = {-1, -1};
     if (pipe2(ctl, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0 ||
         pipe2(rep, O_CLOEXEC) < 0) {
@@ -278,7 +277,10 @@ static void start(uint64_t id, unsigned char *req, size_t len)
         sigemptyset(&none);
         sigprocmask(SIG_SETMASK, &none, NULL);
         signal(SIGPIPE, SIG_DFL);
-        if (dup2(c0, 0) < 0 || dup2(o1, 1) < 0 || dup2(e1, 2) < 0 || dup2(r1, 3) < 0)
+        /* The report pipe stays close-on-exec: the command must never
+         * hold it (it could write a report of its own). */
+        if (dup2(c0, 0) < 0 || dup2(o1, 1) < 0 || dup2(e1, 2) < 0 || dup2(r1, 3) < 0 ||
+            fcntl(3, F_SETFD, FD_CLOEXEC) < 0)
             _exit(125);
         close_from(4);
         _exit(exec_run(&x->o, 3, 0));

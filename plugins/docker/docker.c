@@ -559,6 +559,9 @@ static void docker_doctor(void *prov, sbx_doctor_cb_v1 cb, void *ud)
         }
     }
     json_decref(ans);
+    cb(ud, "exec", 1, p->exec_attach
+       ? "exec_mode = attach: new sandboxes serve execs through one attach connection"
+       : "exec_mode = api: every exec is a daemon exec");
     if (p->image) {
         char path[600], alias[512];
         const char *img = dk_alias(p->aliases, p->image, alias, sizeof alias);

@@ -12,7 +12,7 @@ docker_ready; r=$?
 [ "$r" -eq 0 ] || exit "$r"
 D=/usr/bin/docker
 [ -x "$D" ] || D=docker
-plan 20
+plan 21
 
 # A configuration with exec_mode = api, for the fallback path.
 api=$tmp/conf-api
@@ -44,6 +44,13 @@ cli exec --provider docker "$id" -- sh -c \
 check "the command cannot write to the server's stdin, stdout or memory, nor read its links" rc_and_out 0 end
 cli exec --provider docker "$id" -- sh -c 'echo fine'
 check "the next exec is served as before" rc_and_out 0 fine
+
+# The command holds no descriptor but its stdio: not the supervisor's
+# report pipe (a report written there and the supervisor killed would
+# otherwise be taken for the real one).
+cli exec --provider docker "$id" -- sh -c \
+    'for fd in 3 4 5 6 7 8 9; do (echo "x=0 cpu=0 rss=0" >&$fd) 2>/dev/null && echo "fd$fd"; done; exit 7'
+check "no descriptor beyond stdio reaches the command; the real status stays" rc_and_out 7 ""
 
 # Signals to PID 1 from inside the container are dropped, SIGKILL included.
 cli exec --provider docker "$id" -- sh -c 'kill -TERM 1; kill -INT 1; kill -KILL 1; sleep 0.3; echo alive'

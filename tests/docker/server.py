@@ -165,6 +165,16 @@ def main(s):
     ok(joined(res[51], "1") == fake and last(res[51])[1].startswith(b"x=7 "),
        "frame-like output is delivered verbatim, the real status stays", res[51])
 
+    # The report pipe is not the command's: a report written to every
+    # descriptor it might be is only output, or nothing.
+    s.send(request(56, ["-t", "20000"], ["sh", "-c", "for fd in 3 4 5 6 7 8 9; do "
+                                         "(echo 'x=0 cpu=0 rss=0' >&$fd) 2>/dev/null && echo fd$fd; "
+                                         "done; exit 7"]))
+    res = s.wait([56])
+    ok(joined(res[56], "1") == b"" and [d for (t, d) in res[56] if t == "X"] and
+       last(res[56])[1].startswith(b"x=7 "),
+       "the command holds no descriptor beyond its stdio: the report is the real one", res[56])
+
     # A command that kills its supervisor: the exec is lost, its leftovers die,
     # another exec running at the same time is not touched.
     s.send(request(61, ["-t", "20000"], ["sh", "-c", "echo ok61; sleep 1.5; echo done61"]))
@@ -201,7 +211,7 @@ def main(s):
        "after a sync (behind a piece of one), requests are served again, none before it", res)
 
 
-print("1..14")
+print("1..15")
 srv = Server()
 try:
     main(srv)
