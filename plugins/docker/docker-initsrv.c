@@ -352,6 +352,9 @@ static void on_frame(char type, uint64_t id, unsigned char *pay, size_t len)
         if (x)
             to_ctl(x, 'K', NULL, 0);
         break;
+    case 'Q':
+        send_frame('q', id, NULL, 0); /* a new connection finds its place */
+        break;
     default:
         break; /* 'Y' and unknown types: nothing to do */
     }

@@ -22,12 +22,21 @@
  *   'Y' sync (id SRV_SYNC_ID, empty): sent first on every connection.
  *       A server that lost the framing (two writers mixed their bytes)
  *       discards input until the next sync frame.
+ *   'Q' probe (a random id, empty): answered at once by 'q'.
+ * A new connection sends 'Y' and 'Q', and discards the server's output
+ * until the exact 16 bytes of the 'q' answer: a client may join the
+ * output stream in the middle of a frame of someone else's exec.  No
+ * answer within a second means the server may be inside a frame whose
+ * writer died half-way (a provider killed while sending a large stdin):
+ * SRV_FRAME_MAX + 2 * SRV_HDR zero bytes then end any such frame (and put
+ * the server in sync-search: zeros are no magic), and 'Y' 'Q' again.
  * Server to provider:
  *   '1' / '2' the command's stdout / stderr.
  *   'X' the report: "STATUS cpu=NS rss=BYTES\n" (docker-init.c).
  *   'L' the exec is lost (not started, or its supervisor was killed):
  *       a message.
  *   'Z' (id 0) a protocol error: a message.
+ *   'q' the answer to a probe.
  */
 #ifndef DOCKER_PROTO_H
 #define DOCKER_PROTO_H
@@ -39,6 +48,8 @@
 /* The lease the provider asks for, and how often it renews it. */
 #define SRV_LEASE_MS 5000
 #define SRV_PING_MS 1000
+#define SRV_PROBE_MS 1000          /* before the filler */
+#define SRV_PROBE_MAX_MS 10000     /* after it */
 #define SRV_SYNC_ID 0x53594e432d535258ull /* "SYNC-SRX" */
 
 #endif /* DOCKER_PROTO_H */

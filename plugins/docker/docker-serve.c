@@ -60,6 +60,11 @@ struct dk_conn {
     uint64_t cur;
     struct dk_xrun *r;
     bool done, lost, desync;
+    /* Finding our place in the output (after a probe). */
+    bool scanning;
+    unsigned char want[SRV_HDR];   /* the probe's answer */
+    unsigned char win[SRV_HDR];    /* the last bytes seen */
+    size_t win_len;
     char msg[512];
     struct dk_report rep;
     bool eof;
@@ -118,6 +123,21 @@ static void on_text(struct dk_conn *c)
 /* The server's stdout: its frames, split anywhere. */
 static int srv_bytes(struct dk_conn *c, const unsigned char *b, size_t n)
 {
+    while (n && c->scanning) {
+        /* Output before the probe's answer belongs to nobody we know,
+         * and may start inside a frame. */
+        if (c->win_len == SRV_HDR) {
+            memmove(c->win, c->win + 1, SRV_HDR - 1);
+            c->win_len--;
+        }
+        c->win[c->win_len++] = *b++;
+        n--;
+        if (c->win_len == SRV_HDR && !memcmp(c->win, c->want, SRV_HDR)) {
+            c->scanning = false;
+            c->hdr_got = 0;
+            c->desync = false; /* 'Z' seen while scanning was before our sync */
+        }
+    }
     while (n) {
         if (c->desync)
             return 0; /* reconnect (and sync) before the next exec */
@@ -222,6 +242,82 @@ static bool conn_read(struct dk_conn *c)
     }
 }
 
+/* Sends @len bytes of @buf, reading what comes meanwhile, until @until;
+ * then, if @wait_probe, reads until the probe's answer or @until.  True
+ * when all was sent (and the answer came). */
+static bool exchange(struct dk_conn *c, const unsigned char *buf, size_t len, uint64_t until,
+                     bool wait_probe)
+{
+    size_t off = 0;
+    while (!c->eof && (off < len || (wait_probe && c->scanning))) {
+        uint64_t now = dk_now_ns();
+        if (now >= until)
+            return false;
+        struct pollfd pf = {.fd = c->fd, .events = POLLIN | (off < len ? POLLOUT : 0)};
+        int pr = poll(&pf, 1, (int)((until - now) / 1000000u) + 1);
+        if (pr < 0 && errno != EINTR)
+            return false;
+        if (pr <= 0)
+            continue;
+        if ((pf.revents & POLLOUT) && off < len) {
+            size_t sent = 0;
+            CURLcode cc = curl_easy_send(c->h, buf + off, len - off, &sent);
+            if (cc == CURLE_OK)
+                off += sent;
+            else if (cc != CURLE_AGAIN)
+                return false;
+        }
+        if (pf.revents & (POLLIN | POLLHUP | POLLERR))
+            conn_read(c);
+    }
+    return !c->eof && off == len && !(wait_probe && c->scanning);
+}
+
+/* Sync and probe frames with a fresh probe id into @buf (2 frames). */
+static int sync_probe(struct dk_conn *c, unsigned char *buf)
+{
+    uint64_t id = 0;
+    while (!id || id == SRV_SYNC_ID)
+        if (getrandom(&id, sizeof id, 0) != (ssize_t)sizeof id)
+            return -1;
+    put_hdr(buf, 'Y', SRV_SYNC_ID, 0);
+    put_hdr(buf + SRV_HDR, 'Q', id, 0);
+    put_hdr(c->want, 'q', id, 0);
+    c->scanning = true;
+    c->win_len = 0;
+    return 0;
+}
+
+/* A new connection finds its place in both streams (docker-proto.h). */
+static int handshake(struct dk_prov *p, struct dk_sb *sb, struct dk_conn *c,
+                     unsigned char *sp)
+{
+    if (sync_probe(c, sp) < 0)
+        return dk_err(p, SBX_E_IO, "getrandom: %s", strerror(errno));
+    if (exchange(c, sp, 2 * SRV_HDR, dk_now_ns() + (uint64_t)SRV_PROBE_MS * 1000000u, true))
+        return SBX_OK;
+    if (c->eof)
+        return dk_err(p, SBX_E_BACKEND, "attaching to sandbox %s: the connection ended at "
+                      "once (is its exec server running?)", sb->id);
+    /* Maybe inside a frame whose writer died: end it, then sync again.
+     * At most SRV_HDR + SRV_FRAME_MAX - 1 bytes are missing from such a
+     * frame, so after these zeros at least SRV_HDR + 1 are left: a header
+     * of zeros (no magic) that sends the server looking for the sync
+     * frame, which follows whole. */
+    size_t fl = SRV_FRAME_MAX + 2 * SRV_HDR;
+    unsigned char *filler = calloc(1, fl + 2 * SRV_HDR);
+    if (!filler)
+        return dk_err(p, SBX_E_NOMEM, "out of memory");
+    bool ok = sync_probe(c, filler + fl) == 0 &&
+              exchange(c, filler, fl + 2 * SRV_HDR,
+                       dk_now_ns() + (uint64_t)SRV_PROBE_MAX_MS * 1000000u, true);
+    free(filler);
+    if (ok)
+        return SBX_OK;
+    return dk_err(p, SBX_E_BACKEND, "attaching to sandbox %s: its exec server does not answer "
+                  "(%s)", sb->id, c->eof ? "the connection ended" : "no answer in time");
+}
+
 /* SBX_OK when the container runs; otherwise an error saying why. */
 static int check_running(struct dk_prov *p, struct dk_sb *sb)
 {
@@ -273,10 +369,9 @@ static int conn_open(struct dk_prov *p, struct dk_sb *sb, struct dk_conn **out)
         return dk_err(p, SBX_E_NETWORK, "connecting to %s to attach to %s: %s", p->socket,
                       sb->id, curl_easy_strerror(cc));
     }
-    /* The request, then the sync frame: it goes to the server only once
-     * the daemon has upgraded the connection, which it reads in order. */
-    unsigned char sync[SRV_HDR];
-    put_hdr(sync, 'Y', SRV_SYNC_ID, 0);
+    /* The request; the sync and probe frames go once the daemon has
+     * upgraded the connection (bytes before are not the container's). */
+    unsigned char sync[2 * SRV_HDR];
     int n = snprintf(req, sizeof req,
                      "POST %s HTTP/1.1\r\nHost: docker\r\nUser-Agent: polysandbox\r\n"
                      "Connection: Upgrade\r\nUpgrade: tcp\r\nContent-Length: 0\r\n\r\n", path);
@@ -328,23 +423,10 @@ static int conn_open(struct dk_prov *p, struct dk_sb *sb, struct dk_conn **out)
         return ret;
     }
     sb->running_known = false;
-    size_t sent = 0;
-    for (off = 0; off < sizeof sync;) {
-        cc = curl_easy_send(c->h, sync + off, sizeof sync - off, &sent);
-        if (cc == CURLE_AGAIN) {
-            struct pollfd pf = {.fd = c->fd, .events = POLLOUT};
-            if (poll(&pf, 1, OPEN_TIMEOUT_MS) <= 0)
-                break;
-            continue;
-        }
-        if (cc != CURLE_OK)
-            break;
-        off += sent;
-    }
-    if (off < sizeof sync) {
+    ret = handshake(p, sb, c, sync);
+    if (ret) {
         conn_free(c);
-        return dk_err(p, SBX_E_NETWORK, "attaching to sandbox %s: the connection failed",
-                      sb->id);
+        return ret;
     }
     *out = c;
     return SBX_OK;

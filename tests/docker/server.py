@@ -90,6 +90,15 @@ class Server:
                     left.discard(i)
         return {i: self.res.pop(i, []) for i in ids}
 
+    def wait_type(self, i, t, timeout):
+        """True when a frame of type t and id i came within timeout."""
+        end = time.time() + timeout
+        while time.time() < end:
+            if any(k == t for (k, _) in self.res.get(i, [])):
+                return True
+            self.pump(0.1)
+        return any(k == t for (k, _) in self.res.get(i, []))
+
     def close(self):
         self.p.stdin.close()
         self.p.kill()
@@ -200,6 +209,24 @@ def main(s):
     ok(joined(res[82], "1") == b"kept\n" and last(res[82])[1].startswith(b"x=0 "),
        "an exec whose lease is renewed runs to its end", res[82])
 
+    # A probe is answered at once.
+    s.send(frame("Q", 91))
+    res = s.wait_type(91, "q", 10)
+    ok(res, "a probe is answered", s.res.get(91))
+
+    # A writer that died inside a frame (here: the header, cut where the
+    # zeros that follow make the largest frame there is): a probe gets no
+    # answer, the filler of zeros and a sync bring the server back.
+    cut = MAGIC + b"D\0" + struct.pack(">Q", 12345) + b"\x00\x10"
+    s.send(cut + SYNC + frame("Q", 92))
+    ok(not s.wait_type(92, "q", 1.5), "inside a dead writer's frame, a probe gets no answer")
+    s.send(b"\0" * ((1 << 20) + 32) + SYNC + frame("Q", 93))
+    ok(s.wait_type(93, "q", 10), "after the filler and a sync, the probe is answered", s.res.get(93))
+    s.res.pop(0, None)
+    s.send(request(94, ["-t", "20000"], ["sh", "-c", "echo 94"]))
+    res = s.wait([94], 10)
+    ok(joined(res[94], "1") == b"94\n", "and requests are served again", res)
+
     # Input that loses the framing: discarded up to the next sync, then all
     # is well again.
     s.send(b"\x00garbage that is no frame\xff" * 3 + SYNC[:5])
@@ -211,7 +238,7 @@ def main(s):
        "after a sync (behind a piece of one), requests are served again, none before it", res)
 
 
-print("1..15")
+print("1..19")
 srv = Server()
 try:
     main(srv)
