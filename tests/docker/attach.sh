@@ -12,7 +12,7 @@ docker_ready; r=$?
 [ "$r" -eq 0 ] || exit "$r"
 D=/usr/bin/docker
 [ -x "$D" ] || D=docker
-plan 23
+plan 24
 
 # A configuration with exec_mode = api, for the fallback path.
 api=$tmp/conf-api
@@ -116,6 +116,8 @@ done
 left=$($D top "$id" -o pid,args 2>/dev/null | grep -c ' sleep 1260$')
 check "an exec whose provider was killed is ended by the server (left: $left)" [ "$left" -eq 0 ]
 
+started=$($D inspect -f '{{.State.StartedAt}}' "$id")
+
 # A provider killed while its exec floods the output: the next process
 # attaches in the middle of that output (the lease ends it only later)
 # and must find its place in the stream.
@@ -130,7 +132,7 @@ check "an exec while a dead provider's exec floods the output" rc_and_out 0 join
 
 # A provider killed while it sends a large stdin (most likely inside a
 # frame): the next connection ends that frame and syncs again.
-head -c 40000000 /dev/zero >"$tmp/big"
+head -c 24000000 /dev/zero >"$tmp/big"
 "$PS" exec --provider docker -t 60s "$id" -- sleep 1261 <"$tmp/big" >/dev/null 2>&1 &
 pid=$!
 sleep 1
@@ -139,6 +141,8 @@ wait $pid 2>/dev/null
 rm -f "$tmp/big"
 cli exec --provider docker "$id" -- sh -c 'echo synced'
 check "an exec after a provider died sending a large stdin" rc_and_out 0 synced
+check "and the sandbox was not restarted meanwhile" \
+    [ "$($D inspect -f '{{.State.StartedAt}}' "$id")" = "$started" ]
 
 # The fallback: exec_mode = api on a sandbox of attach mode, and attach
 # mode on a sandbox of api mode.
