@@ -26,7 +26,7 @@
 
 static const char *const config_keys[] = {
     "socket", "ca_file", "cert_file", "key_file", "image", "image_aliases", "runtime", "cpus",
-    "network", "readonly_rootfs", NULL,
+    "network", "readonly_rootfs", "exec_mode", NULL,
 };
 
 int dk_err(struct dk_prov *p, int code, const char *fmt, ...)
@@ -140,6 +140,11 @@ static int read_settings(struct dk_prov *p, ph_client_conf *cc)
         return dk_err(p, SBX_E_CONFIG, "providers.d/docker.ini: network = '%s': use 'none' or "
                       "'allow-host'", net);
     p->allow_host_net = net && !strcmp(net, "allow-host");
+    const char *mode = setting(p, "exec_mode");
+    if (mode && strcmp(mode, "attach") && strcmp(mode, "api"))
+        return dk_err(p, SBX_E_CONFIG, "providers.d/docker.ini: exec_mode = '%s': use 'attach' "
+                      "or 'api'", mode);
+    p->exec_attach = !mode || !strcmp(mode, "attach");
     return read_bool(p, "readonly_rootfs", true, &p->readonly_rootfs);
 }
 
@@ -260,6 +265,9 @@ static int docker_create(void *prov, const sbx_create_spec_v1 *spec, void **sbp,
     if (!sb)
         return dk_err(p, SBX_E_NOMEM, "out of memory");
     sb->limits = spec->limits;
+    sb->lock_fd = -1;
+    sb->serve = p->exec_attach;
+    sb->running_known = true;
     if ((ret = new_id(p, sb->id))) {
         free(sb);
         return ret;
@@ -269,7 +277,7 @@ static int docker_create(void *prov, const sbx_create_spec_v1 *spec, void **sbp,
                                .init_volume = p->init_volume, .nano_cpus = p->nano_cpus,
                                .readonly_rootfs = p->readonly_rootfs,
                                .host_network = spec->network == SBX_NET_HOST,
-                               .now_unix_ns = now_unix_ns(), .spec = spec};
+                               .serve = sb->serve, .now_unix_ns = now_unix_ns(), .spec = spec};
     json_t *body = dk_create_body(&a, err, sizeof err);
     if (!body) {
         free(sb);
@@ -297,6 +305,9 @@ static int docker_create(void *prov, const sbx_create_spec_v1 *spec, void **sbp,
         return ret;
     }
     snprintf(id, SBX_ID_MAX, "%s", sb->id);
+    /* A pool's sandbox then comes with its connection ready. */
+    if (sb->serve)
+        dk_serve_prepare(p, sb);
     *sbp = sb;
     return SBX_OK;
 }
@@ -329,6 +340,7 @@ static int docker_attach(void *prov, const char *id, void **sbp)
     json_t *labels = json_object_get(json_object_get(ans, "Config"), "Labels");
     const char *mine = json_string_value(json_object_get(labels, DK_LABEL_SANDBOX));
     const char *lim = json_string_value(json_object_get(labels, DK_LABEL_LIMITS));
+    const char *xmode = json_string_value(json_object_get(labels, DK_LABEL_EXEC));
     bool running = json_is_true(json_object_get(json_object_get(ans, "State"), "Running"));
     struct dk_sb *sb = calloc(1, sizeof *sb);
     if (!sb) {
@@ -336,6 +348,9 @@ static int docker_attach(void *prov, const char *id, void **sbp)
         return dk_err(p, SBX_E_NOMEM, "out of memory");
     }
     snprintf(sb->id, sizeof sb->id, "%s", id);
+    sb->lock_fd = -1;
+    sb->serve = xmode && !strcmp(xmode, "attach");
+    sb->running_known = true; /* or started again below */
     if (!mine || strcmp(mine, "1") || !lim || dk_limits_parse(lim, &sb->limits)) {
         json_decref(ans);
         free(sb);
@@ -358,6 +373,7 @@ static int docker_attach(void *prov, const char *id, void **sbp)
 static void docker_release(void *prov, void *sb)
 {
     (void)prov;
+    dk_serve_close(sb);
     free(sb);
 }
 
@@ -367,6 +383,7 @@ static int docker_destroy(void *prov, void *sbp)
     struct dk_sb *sb = sbp;
     char path[200];
     long status = 0;
+    dk_serve_forget(p, sb);
     snprintf(path, sizeof path, DK_API "/containers/%s?force=1&v=1", sb->id);
     int ret = call(p, "DELETE", path, NULL, &status, NULL, "removing the sandbox's container");
     if (ret && status == 404)
@@ -539,6 +556,9 @@ static void docker_doctor(void *prov, sbx_doctor_cb_v1 cb, void *ud)
         }
     }
     json_decref(ans);
+    cb(ud, "exec", 1, p->exec_attach
+       ? "exec_mode = attach: new sandboxes serve execs through one attach connection"
+       : "exec_mode = api: every exec is a daemon exec");
     if (p->image) {
         char path[600], alias[512];
         const char *img = dk_alias(p->aliases, p->image, alias, sizeof alias);
