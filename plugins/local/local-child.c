@@ -448,7 +448,10 @@ static void build_root(const struct lcl_child *c)
          * the system directories are bound in, then the whole tree is made
          * read-only, nosuid, nodev at once (recursively), before the
          * writable mounts below go on top of it. */
-        skel_root(c, root);
+        if (!c->skel_src)
+            skel_root(c, root);
+        else if (mount(c->skel_src, root, NULL, MS_BIND, NULL) < 0)
+            fail(c, "bind mount of the root skeleton", c->skel_src);
         for (size_t i = 0; i < p->n_binds; i++) {
             const struct lcl_bind *b = &p->binds[i];
             if (b->link)

@@ -639,6 +639,7 @@ int lcl_exec(struct lcl_prov *p, struct lcl_sb *sb, const sbx_exec_spec_v1 *spec
     r.c.fd_status = r.st[1];
     r.c.drop_groups = p->root;
     r.c.net_none = sb->network != SBX_NET_HOST;
+    r.c.skel_src = sb->rootfs ? NULL : lcl_skel_shared(p);
     snprintf(r.c.tmp_opts, sizeof r.c.tmp_opts, "size=%llu,nr_inodes=%llu,mode=1777",
              (unsigned long long)sb->limits.disk_bytes, (unsigned long long)p->work_inodes);
 

@@ -67,6 +67,7 @@ struct lcl_prov {
     char *skel;             /* <state>/root: where the child mounts its root */
     struct lcl_skel_ent *skel_ents; /* what the root tmpfs holds, built once */
     size_t n_skel;
+    char *skel_shared;      /* root only: where the skeleton is kept mounted (local-skel.c) */
     char *run_dir;          /* tmpfs home of non-persistent sandboxes, or NULL */
     bool root;              /* euid 0: tmpfs work dirs, mapped uid */
     uid_t host_uid;         /* host uid the sandbox user maps to */
@@ -160,6 +161,13 @@ int lcl_seccomp_build(struct lcl_prov *p);
 /* Build the filter once, at first use (thread safe). */
 int lcl_seccomp_ensure(struct lcl_prov *p);
 
+/* ---- local-skel.c ---- */
+/* Where the shared skeleton would be (root only); errors: out of memory. */
+int lcl_skel_shared_init(struct lcl_prov *p);
+/* The shared skeleton's directory, made on first use, or NULL when it
+ * cannot be had (the init then makes the skeleton per exec). */
+const char *lcl_skel_shared(struct lcl_prov *p);
+
 /* ---- local-layout.c ---- */
 int lcl_layout_probe(struct lcl_prov *p, const char *extra);
 int lcl_skeleton_build(struct lcl_prov *p);
@@ -194,6 +202,7 @@ struct lcl_child {
     bool drop_groups;       /* setgroups(0, NULL): root's groups must go */
     bool new_cgroup_ns;     /* unshare(CLONE_NEWCGROUP) after the go */
     bool net_none;
+    const char *skel_src;   /* the shared skeleton to bind as the root, or NULL: make one */
     char tmp_opts[96];      /* tmpfs options of /tmp and /dev/shm */
 };
 

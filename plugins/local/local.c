@@ -100,6 +100,7 @@ static void local_fini(void *prov)
     free(p->state_dir);
     free(p->run_dir);
     free(p->skel);
+    free(p->skel_shared);
     free(p);
 }
 
@@ -140,6 +141,8 @@ static int local_init(const sbx_host_v1 *host, sbx_host_handle *h, void **prov)
         ret = lcl_layout_probe(p, host->config_get(h, "ro_binds"));
     if (!ret)
         ret = lcl_skeleton_build(p);
+    if (!ret)
+        ret = lcl_skel_shared_init(p);
     if (ret) {
         local_fini(p);
         return ret;

@@ -17,6 +17,7 @@ plugins_local_local_la_SOURCES = \
 	plugins/local/local-meta.c \
 	plugins/local/local-rundir.c \
 	plugins/local/local-seccomp.c \
+	plugins/local/local-skel.c \
 	plugins/local/local-util.c
 plugins_local_local_la_CFLAGS = $(SBX_MODULE_COPTS) $(SECCOMP_CFLAGS) $(JANSSON_CFLAGS)
 plugins_local_local_la_LDFLAGS = $(SBX_MODULE_LDOPTS)
