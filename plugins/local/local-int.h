@@ -155,6 +155,13 @@ int64_t lcl_cg_peak(struct lcl_prov *p, struct lcl_cg_run *run);
 uint64_t lcl_cg_oom_kills(struct lcl_prov *p, struct lcl_cg_run *run);
 uint64_t lcl_cg_pids_max_hits(struct lcl_prov *p, struct lcl_cg_run *run);
 void lcl_cg_destroy(struct lcl_prov *p, struct lcl_cg_run *run);
+/* Removes the empty cgroups of ours whose supervisor died (SIGKILL)
+ * before removing them; returns how many went. */
+int lcl_cg_reap_stale(struct lcl_prov *p);
+/* Is @name a cgroup of ours whose supervisor is certainly gone? */
+bool lcl_cg_stale(const char *name);
+/* rmdir @name in every hierarchy; false if one still holds it. */
+bool lcl_cg_remove(struct lcl_prov *p, const char *name);
 
 /* ---- local-seccomp.c ---- */
 int lcl_seccomp_build(struct lcl_prov *p);

@@ -291,7 +291,8 @@ static void local_release(void *prov, void *sb)
 
 /* Kills what another process may still run in this sandbox (every
  * per-exec cgroup named <id>-*), and removes those cgroups when a crashed
- * supervisor left them behind. */
+ * supervisor left them behind.  The same pass removes the empty cgroups
+ * of other sandboxes whose supervisor died (SIGKILL) before it could. */
 static void kill_leftovers(struct lcl_prov *p, struct lcl_sb *sb)
 {
     const char *base = p->cg.version == 2 ? p->cg.v2_base
@@ -303,8 +304,11 @@ static void kill_leftovers(struct lcl_prov *p, struct lcl_sb *sb)
     size_t n = strlen(sb->id);
     struct dirent *de;
     while ((de = readdir(d))) {
-        if (strncmp(de->d_name, sb->id, n) || de->d_name[n] != '-')
+        if (strncmp(de->d_name, sb->id, n) || de->d_name[n] != '-') {
+            if (lcl_cg_stale(de->d_name))
+                lcl_cg_remove(p, de->d_name);
             continue;
+        }
         struct lcl_cg_run run;
         memset(&run, 0, sizeof run);
         run.active = true;
@@ -399,6 +403,8 @@ static int local_list(void *prov, const sbx_kv_v1 *filter, size_t n_filter, sbx_
                       void *ud)
 {
     struct lcl_prov *p = prov;
+    /* gc lists: the cgroups crashed supervisors left go too. */
+    lcl_cg_reap_stale(p);
     int ret = list_dir(p, p->state_dir, filter, n_filter, cb, ud);
     if (!ret && p->run_dir)
         ret = list_dir(p, p->run_dir, filter, n_filter, cb, ud);
