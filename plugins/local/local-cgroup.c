@@ -272,7 +272,10 @@ int lcl_cg_create(struct lcl_prov *p, struct lcl_sb *sb, struct lcl_cg_run *run)
     char name[SBX_ID_MAX + 64], val[32];
     memset(run, 0, sizeof *run);
     run->v2fd = -1;
+    run->pool_fd = -1;
     if (p->cg.version == 0)
+        return 0;
+    if (lcl_cg_pool_claim(p, sb, run, self_start()))
         return 0;
     snprintf(name, sizeof name, "%s-%ld-%llu-%u", sb->id, (long)getpid(), self_start(),
              atomic_fetch_add(&seq, 1));
@@ -491,6 +494,8 @@ uint64_t lcl_cg_oom_kills(struct lcl_prov *p, struct lcl_cg_run *run)
 {
     char path[LCL_PATH_MAX];
     uint64_t v = 0;
+    if (run->counted)
+        return run->oom;
     if (run->v2dir)
         snprintf(path, sizeof path, "%s/memory.events", run->v2dir);
     else if (run->dir[LCL_CG_MEMORY])
@@ -505,6 +510,8 @@ uint64_t lcl_cg_pids_max_hits(struct lcl_prov *p, struct lcl_cg_run *run)
     char path[LCL_PATH_MAX];
     uint64_t v = 0;
     const char *dir = run->v2dir ? run->v2dir : run->dir[LCL_CG_PIDS];
+    if (run->counted)
+        return run->pids_hits;
     if (!dir)
         return 0;
     snprintf(path, sizeof path, "%s/pids.events", dir);
@@ -518,16 +525,28 @@ void lcl_cg_destroy(struct lcl_prov *p, struct lcl_cg_run *run)
         close(run->v2fd);
     run->v2fd = -1;
     const char *pd = procs_dir(run);
+    bool empty = false;
     if (pd) {
         char path[LCL_PATH_MAX], buf[64];
         snprintf(path, sizeof path, "%s/cgroup.procs", pd);
         for (int i = 0; i < 2000; i++) {
-            if (lcl_read_file(path, buf, sizeof buf) <= 0)
+            int n = lcl_read_file(path, buf, sizeof buf);
+            if (n <= 0) {
+                empty = n == 0;
                 break;
+            }
             if (i % 100 == 99)
                 lcl_cg_kill(p, run);
             sleep_ms(1);
         }
+    }
+    if (run->pool_fd >= 0) {
+        lcl_cg_pool_release(p, run, empty);
+        for (int i = 0; i < LCL_CG_NCTRL; i++)
+            free(run->dir[i]);
+        memset(run, 0, sizeof *run);
+        run->v2fd = run->pool_fd = -1;
+        return;
     }
     char *dirs[LCL_CG_NCTRL + 1];
     int n = 0;
@@ -546,7 +565,7 @@ void lcl_cg_destroy(struct lcl_prov *p, struct lcl_cg_run *run)
         free(dirs[i]);
     }
     memset(run, 0, sizeof *run);
-    run->v2fd = -1;
+    run->v2fd = run->pool_fd = -1;
 }
 
 /* Is the supervisor that named the cgroup @name (<id>-<pid>-<start>-<n>,
@@ -608,7 +627,8 @@ int lcl_cg_reap_stale(struct lcl_prov *p)
 {
     if (p->cg.version == 0)
         return 0;
-    int ctl = -1;
+    /* The freezer first: pool slots are known by theirs. */
+    int ctl = p->cg.usable[LCL_CG_FREEZER] ? LCL_CG_FREEZER : -1;
     for (int i = 0; i < LCL_CG_NCTRL && ctl < 0; i++)
         if (p->cg.usable[i])
             ctl = i;
@@ -619,7 +639,8 @@ int lcl_cg_reap_stale(struct lcl_prov *p)
     int n = 0;
     struct dirent *de;
     while ((de = readdir(d)))
-        if (lcl_cg_stale(de->d_name) && lcl_cg_remove(p, de->d_name))
+        if (lcl_cg_stale(de->d_name) ? lcl_cg_remove(p, de->d_name)
+                                     : lcl_cg_pool_reap(p, de->d_name))
             n++;
     closedir(d);
     return n;

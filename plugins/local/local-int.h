@@ -141,7 +141,10 @@ struct lcl_cg_run {
     char *dir[LCL_CG_NCTRL];    /* v1: one directory per controller */
     char *v2dir;                /* v2: the single directory */
     int v2fd;                   /* v2: O_PATH|O_DIRECTORY for CLONE_INTO_CGROUP */
+    int pool_fd;                /* v1 pool slot held (flock), or -1 (local-cgpool.c) */
     bool active;
+    bool counted;               /* oom and pids_hits read (final once the init is reaped) */
+    uint64_t oom, pids_hits;
 };
 void lcl_cg_probe(struct lcl_prov *p, const char *root_name);
 void lcl_cg_free(struct lcl_cgroups *cg);
@@ -162,6 +165,19 @@ int lcl_cg_reap_stale(struct lcl_prov *p);
 bool lcl_cg_stale(const char *name);
 /* rmdir @name in every hierarchy; false if one still holds it. */
 bool lcl_cg_remove(struct lcl_prov *p, const char *name);
+
+/* ---- local-cgpool.c ---- */
+#define LCL_POOL_XATTR "trusted.polysandbox.owner"
+/* Takes a free clean slot (or makes one) for an exec of @sb, as root on
+ * v1; false: none to be had, make a fresh cgroup (nothing set). */
+bool lcl_cg_pool_claim(struct lcl_prov *p, const struct lcl_sb *sb, struct lcl_cg_run *run,
+                       unsigned long long start);
+/* Gives the slot back (clean) or removes it; @empty: it holds no process. */
+void lcl_cg_pool_release(struct lcl_prov *p, struct lcl_cg_run *run, bool empty);
+/* Is cgroup @name a pool slot held for an exec of sandbox @id? */
+bool lcl_cg_pool_owned_by(struct lcl_prov *p, const char *name, const char *id);
+/* Removes slot @name if its holder died mid-exec; true if it went. */
+bool lcl_cg_pool_reap(struct lcl_prov *p, const char *name);
 
 /* ---- local-seccomp.c ---- */
 int lcl_seccomp_build(struct lcl_prov *p);

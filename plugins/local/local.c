@@ -291,8 +291,9 @@ static void local_release(void *prov, void *sb)
 
 /* Kills what another process may still run in this sandbox (every
  * per-exec cgroup named <id>-*), and removes those cgroups when a crashed
- * supervisor left them behind.  The same pass removes the empty cgroups
- * of other sandboxes whose supervisor died (SIGKILL) before it could. */
+ * supervisor left them behind, and those of its execs in pool slots
+ * (local-cgpool.c).  The same pass removes the empty cgroups of other
+ * sandboxes whose supervisor died (SIGKILL) before it could. */
 static void kill_leftovers(struct lcl_prov *p, struct lcl_sb *sb)
 {
     const char *base = p->cg.version == 2 ? p->cg.v2_base
@@ -304,7 +305,9 @@ static void kill_leftovers(struct lcl_prov *p, struct lcl_sb *sb)
     size_t n = strlen(sb->id);
     struct dirent *de;
     while ((de = readdir(d))) {
-        if (strncmp(de->d_name, sb->id, n) || de->d_name[n] != '-') {
+        bool pooled = false;
+        if ((strncmp(de->d_name, sb->id, n) || de->d_name[n] != '-') &&
+            !(pooled = lcl_cg_pool_owned_by(p, de->d_name, sb->id))) {
             if (lcl_cg_stale(de->d_name))
                 lcl_cg_remove(p, de->d_name);
             continue;
@@ -313,6 +316,7 @@ static void kill_leftovers(struct lcl_prov *p, struct lcl_sb *sb)
         memset(&run, 0, sizeof run);
         run.active = true;
         run.v2fd = -1;
+        run.pool_fd = -1;
         bool oom = false;
         if (p->cg.version == 2) {
             oom = !(run.v2dir = lcl_join(base, de->d_name));
@@ -323,9 +327,10 @@ static void kill_leftovers(struct lcl_prov *p, struct lcl_sb *sb)
         }
         if (!oom)
             lcl_cg_kill(p, &run);
-        /* Best effort: a live supervisor elsewhere removes its own. */
+        /* Best effort: a live supervisor elsewhere removes its own (a
+         * pool slot's holder gives it back). */
         for (int i = 0; i < LCL_CG_NCTRL; i++) {
-            if (run.dir[i])
+            if (run.dir[i] && !pooled)
                 rmdir(run.dir[i]);
             free(run.dir[i]);
         }

@@ -10,6 +10,7 @@ plugins_local_local_la_SOURCES = \
 	plugins/local/local.c \
 	plugins/local/local-child.c \
 	plugins/local/local-cgroup.c \
+	plugins/local/local-cgpool.c \
 	plugins/local/local-doctor.c \
 	plugins/local/local-exec.c \
 	plugins/local/local-files.c \

@@ -1,11 +1,12 @@
 #!/bin/sh
 # tests/hostile/cgroup-reap.sh - cgroups of a SIGKILLed supervisor are reaped (TAP)
 #
-# A supervisor killed with SIGKILL cannot remove its exec's cgroup.  The
-# provider removes the empty cgroups of ours whose supervisor is gone
-# (its pid is free, or taken by a process started at another time than
-# the one recorded in the cgroup's name) when it lists sandboxes (what
-# `polysandbox list` and `gc` do) and when it destroys one.  A live
+# A supervisor killed with SIGKILL cannot remove its exec's cgroup (or
+# give back its pool slot).  The provider removes the empty cgroups of
+# ours whose supervisor is gone (its pid is free, or taken by a process
+# started at another time than the one recorded in the cgroup's name),
+# and pool slots left marked by a holder that died, when it lists
+# sandboxes (what `polysandbox list` and `gc` do); destroy does the former too.  A live
 # supervisor's cgroup, and a name whose pid and start time match a live
 # process, are left alone.  Needs root and the cgroup hierarchy.
 
@@ -45,11 +46,26 @@ fi
 [ -z "$bases" ] && [ -d /sys/fs/cgroup/polysandbox ] && bases=/sys/fs/cgroup/polysandbox
 if [ -z "$bases" ]; then echo "1..0 # SKIP no cgroup hierarchy of ours"; exit 0; fi
 first=$(echo $bases | cut -d' ' -f1)
+fz=$first
+[ -d /sys/fs/cgroup/freezer/polysandbox ] && fz=/sys/fs/cgroup/freezer/polysandbox
 echo "# cgroups under:$bases"
 echo "1..6"
 
-# cgs PID: the cgroups named for supervisor PID, in every hierarchy.
-cgs() { for b in $bases; do ls -d "$b"/lcl-*-"$1"-* 2>/dev/null; done; }
+# cgs PID: the cgroups of supervisor PID, in every hierarchy: named for
+# it, or pool slots (plugins/local/local-cgpool.c) whose owner xattr
+# ("<id> <pid> <start>") names it.
+cgs() {
+    for b in $bases; do ls -d "$b"/lcl-*-"$1"-* 2>/dev/null; done
+    python3 -c '
+import glob, os, sys
+for d in sorted(glob.glob(sys.argv[1] + "/pool-*")):
+    try:
+        owner = os.getxattr(d, "trusted.polysandbox.owner").decode().split()
+    except OSError:
+        continue
+    if len(owner) > 1 and owner[1] == sys.argv[2]:
+        print(d)' "$fz" "$1"
+}
 # wait_cg PID: until supervisor PID has made its cgroup (bounded).
 wait_cg() {
     i=0
