@@ -196,10 +196,17 @@ void lcl_cg_pool_release(struct lcl_prov *p, struct lcl_cg_run *run, bool empty)
     run->pool_fd = -1;
 }
 
-bool lcl_cg_pool_owned_by(struct lcl_prov *p, const char *name, const char *id)
+bool lcl_cg_pool_owned_by(struct lcl_prov *p, const char *name, const struct lcl_sb *sb)
 {
-    char path[LCL_PATH_MAX], owner[SBX_ID_MAX + 64];
-    if (strncmp(name, POOL_PREFIX, sizeof POOL_PREFIX - 1) || !p->cg.usable[LCL_CG_FREEZER])
+    char path[LCL_PATH_MAX], owner[SBX_ID_MAX + 64], mine[96];
+    const char *id = sb->id;
+    if (!p->cg.usable[LCL_CG_FREEZER])
+        return false;
+    /* Its execs have its limits: only slots of those can be theirs (one
+     * getxattr per such slot, not per slot of the pool). */
+    slot_name(p, sb, 0, mine, sizeof mine);
+    size_t ml = strlen(mine) - 1; /* without the k */
+    if (strncmp(name, mine, ml))
         return false;
     snprintf(path, sizeof path, "%s/%s", p->cg.base[LCL_CG_FREEZER], name);
     ssize_t n = getxattr(path, LCL_POOL_XATTR, owner, sizeof owner - 1);

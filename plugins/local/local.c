@@ -307,7 +307,7 @@ static void kill_leftovers(struct lcl_prov *p, struct lcl_sb *sb)
     while ((de = readdir(d))) {
         bool pooled = false;
         if ((strncmp(de->d_name, sb->id, n) || de->d_name[n] != '-') &&
-            !(pooled = lcl_cg_pool_owned_by(p, de->d_name, sb->id))) {
+            !(pooled = lcl_cg_pool_owned_by(p, de->d_name, sb))) {
             if (lcl_cg_stale(de->d_name))
                 lcl_cg_remove(p, de->d_name);
             continue;
