@@ -32,10 +32,12 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/xattr.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "local-int.h"
@@ -239,4 +241,41 @@ bool lcl_cg_pool_reap(struct lcl_prov *p, const char *name)
         gone = slot_drop(p, name);
     close(fd);
     return gone;
+}
+
+/* SIGKILLs the members of slot @name if, both before and after they were
+ * listed, it was held for an exec of @sb: a slot changes hands, and the
+ * next holder's exec (another sandbox's) must never be hit.  Members
+ * listed while the mark named @sb (ids are never reused, and another
+ * exec of @sb is one destroy must end too) are @sb's.  Frozen meanwhile,
+ * so none forks past the kill. */
+void lcl_cg_pool_kill(struct lcl_prov *p, const char *name, const struct lcl_sb *sb)
+{
+    char path[LCL_PATH_MAX], buf[65536], state[32];
+    if (!p->cg.usable[LCL_CG_FREEZER])
+        return;
+    snprintf(path, sizeof path, "%s/%s/freezer.state", p->cg.base[LCL_CG_FREEZER], name);
+    lcl_write_file(path, "FROZEN");
+    for (int i = 0; i < 50; i++) {
+        if (lcl_read_file(path, state, sizeof state) < 0 || !strncmp(state, "FROZEN", 6))
+            break;
+        struct timespec ts = {0, 1000000};
+        nanosleep(&ts, NULL);
+    }
+    char procs[LCL_PATH_MAX];
+    snprintf(procs, sizeof procs, "%s/%s/cgroup.procs", p->cg.base[LCL_CG_FREEZER], name);
+    if (lcl_cg_pool_owned_by(p, name, sb) && lcl_read_file(procs, buf, sizeof buf) > 0 &&
+        lcl_cg_pool_owned_by(p, name, sb)) {
+        for (char *s = buf; *s;) {
+            char *end;
+            long pid = strtol(s, &end, 10);
+            if (end == s)
+                break;
+            if (pid > 0)
+                kill((pid_t)pid, SIGKILL);
+            for (s = end; *s == '\n'; s++)
+                ;
+        }
+    }
+    lcl_write_file(path, "THAWED");
 }

@@ -176,6 +176,8 @@ bool lcl_cg_pool_claim(struct lcl_prov *p, const struct lcl_sb *sb, struct lcl_c
 void lcl_cg_pool_release(struct lcl_prov *p, struct lcl_cg_run *run, bool empty);
 /* Is cgroup @name a pool slot held for an exec of sandbox @sb? */
 bool lcl_cg_pool_owned_by(struct lcl_prov *p, const char *name, const struct lcl_sb *sb);
+/* Kills what runs in slot @name while it is held for an exec of @sb. */
+void lcl_cg_pool_kill(struct lcl_prov *p, const char *name, const struct lcl_sb *sb);
 /* Removes slot @name if its holder died mid-exec; true if it went. */
 bool lcl_cg_pool_reap(struct lcl_prov *p, const char *name);
 

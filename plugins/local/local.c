@@ -312,6 +312,10 @@ static void kill_leftovers(struct lcl_prov *p, struct lcl_sb *sb)
                 lcl_cg_remove(p, de->d_name);
             continue;
         }
+        if (pooled) {
+            lcl_cg_pool_kill(p, de->d_name, sb);
+            continue; /* its holder gives it back */
+        }
         struct lcl_cg_run run;
         memset(&run, 0, sizeof run);
         run.active = true;
@@ -327,10 +331,9 @@ static void kill_leftovers(struct lcl_prov *p, struct lcl_sb *sb)
         }
         if (!oom)
             lcl_cg_kill(p, &run);
-        /* Best effort: a live supervisor elsewhere removes its own (a
-         * pool slot's holder gives it back). */
+        /* Best effort: a live supervisor elsewhere removes its own. */
         for (int i = 0; i < LCL_CG_NCTRL; i++) {
-            if (run.dir[i] && !pooled)
+            if (run.dir[i])
                 rmdir(run.dir[i]);
             free(run.dir[i]);
         }
