@@ -1,7 +1,9 @@
 /* plugins/local/local-cgroup.c - one cgroup per exec (v1 or v2)
  *
  * v1: memory (limit + memsw = limit, so no swap), pids, cpuacct and
- * freezer, each under <mount>/<cgroup_root>/<id>-<pid>-<n>.  v2: one
+ * freezer, each under <mount>/<cgroup_root>/<id>-<pid>-<start>-<n> (<start>:
+ * the supervisor's start time, so a reused pid is told apart; see
+ * lcl_cg_reap_stale).  v2: one
  * directory under /sys/fs/cgroup/<cgroup_root> with memory.max,
  * memory.swap.max = 0, memory.oom.group, pids.max; killed by cgroup.kill.
  * The kill path freezes first on v1 so a fork bomb cannot outrun it.
@@ -12,6 +14,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <signal.h>
+#include <dirent.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -231,15 +234,51 @@ static int knob(struct lcl_prov *p, const char *dir, const char *name, const cha
     return 0;
 }
 
+/* Field 22 of /proc/<pid>/stat: start time in clock ticks since boot,
+ * or 0 when unknown (the process is gone). */
+static unsigned long long proc_start(pid_t pid)
+{
+    char path[64], buf[1024];
+    snprintf(path, sizeof path, "/proc/%ld/stat", (long)pid);
+    if (lcl_read_file(path, buf, sizeof buf) < 0)
+        return 0;
+    /* The command name may hold spaces and parentheses: after the last ')'. */
+    char *s = strrchr(buf, ')');
+    if (!s)
+        return 0;
+    unsigned long long v = 0;
+    if (sscanf(s + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d "
+                      "%*d %*d %llu", &v) != 1)
+        return 0;
+    return v;
+}
+
+/* Ours, once per process (a forked child asks again). */
+static unsigned long long self_start(void)
+{
+    static _Atomic pid_t cached_pid;
+    static _Atomic unsigned long long cached;
+    pid_t pid = getpid();
+    if (atomic_load(&cached_pid) != pid) {
+        atomic_store(&cached, proc_start(pid));
+        atomic_store(&cached_pid, pid);
+    }
+    return atomic_load(&cached);
+}
+
 int lcl_cg_create(struct lcl_prov *p, struct lcl_sb *sb, struct lcl_cg_run *run)
 {
     static atomic_uint seq;
-    char name[SBX_ID_MAX + 48], val[32];
+    char name[SBX_ID_MAX + 64], val[32];
     memset(run, 0, sizeof *run);
     run->v2fd = -1;
+    run->pool_fd = -1;
     if (p->cg.version == 0)
         return 0;
-    snprintf(name, sizeof name, "%s-%ld-%u", sb->id, (long)getpid(), atomic_fetch_add(&seq, 1));
+    if (lcl_cg_pool_claim(p, sb, run, self_start()))
+        return 0;
+    snprintf(name, sizeof name, "%s-%ld-%llu-%u", sb->id, (long)getpid(), self_start(),
+             atomic_fetch_add(&seq, 1));
     run->active = true;
     int ret = 0;
     if (p->cg.version == 2) {
@@ -455,6 +494,8 @@ uint64_t lcl_cg_oom_kills(struct lcl_prov *p, struct lcl_cg_run *run)
 {
     char path[LCL_PATH_MAX];
     uint64_t v = 0;
+    if (run->counted)
+        return run->oom;
     if (run->v2dir)
         snprintf(path, sizeof path, "%s/memory.events", run->v2dir);
     else if (run->dir[LCL_CG_MEMORY])
@@ -469,6 +510,8 @@ uint64_t lcl_cg_pids_max_hits(struct lcl_prov *p, struct lcl_cg_run *run)
     char path[LCL_PATH_MAX];
     uint64_t v = 0;
     const char *dir = run->v2dir ? run->v2dir : run->dir[LCL_CG_PIDS];
+    if (run->counted)
+        return run->pids_hits;
     if (!dir)
         return 0;
     snprintf(path, sizeof path, "%s/pids.events", dir);
@@ -482,16 +525,28 @@ void lcl_cg_destroy(struct lcl_prov *p, struct lcl_cg_run *run)
         close(run->v2fd);
     run->v2fd = -1;
     const char *pd = procs_dir(run);
+    bool empty = false;
     if (pd) {
         char path[LCL_PATH_MAX], buf[64];
         snprintf(path, sizeof path, "%s/cgroup.procs", pd);
         for (int i = 0; i < 2000; i++) {
-            if (lcl_read_file(path, buf, sizeof buf) <= 0)
+            int n = lcl_read_file(path, buf, sizeof buf);
+            if (n <= 0) {
+                empty = n == 0;
                 break;
+            }
             if (i % 100 == 99)
                 lcl_cg_kill(p, run);
             sleep_ms(1);
         }
+    }
+    if (run->pool_fd >= 0) {
+        lcl_cg_pool_release(p, run, empty);
+        for (int i = 0; i < LCL_CG_NCTRL; i++)
+            free(run->dir[i]);
+        memset(run, 0, sizeof *run);
+        run->v2fd = run->pool_fd = -1;
+        return;
     }
     char *dirs[LCL_CG_NCTRL + 1];
     int n = 0;
@@ -510,5 +565,83 @@ void lcl_cg_destroy(struct lcl_prov *p, struct lcl_cg_run *run)
         free(dirs[i]);
     }
     memset(run, 0, sizeof *run);
-    run->v2fd = -1;
+    run->v2fd = run->pool_fd = -1;
+}
+
+/* Is the supervisor that named the cgroup @name (<id>-<pid>-<start>-<n>,
+ * or before start times were recorded <id>-<pid>-<n>) gone?  Only a
+ * certain answer says yes: its pid is free, or now belongs to a process
+ * started at another time.  An old-style name whose pid is alive is
+ * left alone (it may be its owner). */
+bool lcl_cg_stale(const char *name)
+{
+    if (strncmp(name, LCL_ID_PREFIX, sizeof LCL_ID_PREFIX - 1))
+        return false;
+    const char *s = strchr(name + sizeof LCL_ID_PREFIX - 1, '-');
+    if (!s)
+        return false;
+    char *end;
+    errno = 0;
+    unsigned long pid = strtoul(s + 1, &end, 10);
+    if (errno || end == s + 1 || *end != '-' || pid == 0 || pid > 4194304)
+        return false;
+    const char *rest = end + 1;
+    unsigned long long start = strtoull(rest, &end, 10);
+    bool has_start = end != rest && *end == '-';
+    if ((pid_t)pid == getpid())
+        return has_start && start != self_start();
+    if (kill((pid_t)pid, 0) < 0 && errno == ESRCH)
+        return true;
+    if (!has_start)
+        return false;
+    unsigned long long now = proc_start((pid_t)pid);
+    return now != 0 && now != start;
+}
+
+/* An empty cgroup goes; one that still holds a process (its init is
+ * dying of the supervisor's death) is left for the next time: rmdir says
+ * EBUSY.  Every hierarchy, whatever the others say. */
+bool lcl_cg_remove(struct lcl_prov *p, const char *name)
+{
+    char path[LCL_PATH_MAX];
+    bool gone = true;
+    if (p->cg.version == 2) {
+        snprintf(path, sizeof path, "%s/%s", p->cg.v2_base, name);
+        gone = rmdir(path) == 0 || errno == ENOENT;
+    } else {
+        for (int i = 0; i < LCL_CG_NCTRL; i++) {
+            if (!p->cg.usable[i])
+                continue;
+            snprintf(path, sizeof path, "%s/%s", p->cg.base[i], name);
+            if (rmdir(path) < 0 && errno != ENOENT)
+                gone = false;
+        }
+    }
+    if (gone)
+        p->host->log(p->h, SBX_LOG_DEBUG, "removed the cgroup %s of a supervisor that is gone",
+                     name);
+    return gone;
+}
+
+int lcl_cg_reap_stale(struct lcl_prov *p)
+{
+    if (p->cg.version == 0)
+        return 0;
+    /* The freezer first: pool slots are known by theirs. */
+    int ctl = p->cg.usable[LCL_CG_FREEZER] ? LCL_CG_FREEZER : -1;
+    for (int i = 0; i < LCL_CG_NCTRL && ctl < 0; i++)
+        if (p->cg.usable[i])
+            ctl = i;
+    const char *base = p->cg.version == 2 ? p->cg.v2_base : ctl >= 0 ? p->cg.base[ctl] : NULL;
+    DIR *d = base ? opendir(base) : NULL;
+    if (!d)
+        return 0;
+    int n = 0;
+    struct dirent *de;
+    while ((de = readdir(d)))
+        if (lcl_cg_stale(de->d_name) ? lcl_cg_remove(p, de->d_name)
+                                     : lcl_cg_pool_reap(p, de->d_name))
+            n++;
+    closedir(d);
+    return n;
 }

@@ -175,14 +175,17 @@ static void mount_proc(const struct lcl_child *c, const char *root)
         fail(c, "path too long", "/dev/null");
     /* The first mask is made read-only; the others are binds of it, which
      * copy its flags (one mount each instead of two). */
+    /* No lstat first: an absent entry fails the mount with ENOENT, a
+     * directory where a file was expected (or the reverse) with ENOTDIR
+     * or EISDIR; both are skipped, one call each instead of two. */
     for (size_t i = 0; i < sizeof proc_masked_files / sizeof *proc_masked_files; i++) {
-        struct stat st;
         if (!s_cat3(dst, sizeof dst, proc, "/", proc_masked_files[i]))
             fail(c, "path too long", proc_masked_files[i]);
-        if (lstat(dst, &st) < 0 || S_ISDIR(st.st_mode))
-            continue;
-        if (mount(*first ? first : null, dst, NULL, MS_BIND, NULL) < 0)
+        if (mount(*first ? first : null, dst, NULL, MS_BIND, NULL) < 0) {
+            if (errno == ENOENT || errno == ENOTDIR || errno == EISDIR)
+                continue;
             fail(c, "masking /proc/", proc_masked_files[i]);
+        }
         if (!*first) {
             if (set_attr(dst, ro, false) < 0)
                 fail(c, "making read-only the mask of /proc/", proc_masked_files[i]);
@@ -190,15 +193,15 @@ static void mount_proc(const struct lcl_child *c, const char *root)
         }
     }
     for (size_t i = 0; i < sizeof proc_masked_dirs / sizeof *proc_masked_dirs; i++) {
-        struct stat st;
         if (!s_cat3(dst, sizeof dst, proc, "/", proc_masked_dirs[i]))
             fail(c, "path too long", proc_masked_dirs[i]);
-        if (lstat(dst, &st) < 0 || !S_ISDIR(st.st_mode))
-            continue;
         if (*first_dir ? mount(first_dir, dst, NULL, MS_BIND, NULL) < 0
                        : mount("tmpfs", dst, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
-                               "size=4k,nr_inodes=2,mode=0555") < 0)
+                               "size=4k,nr_inodes=2,mode=0555") < 0) {
+            if (errno == ENOENT || errno == ENOTDIR)
+                continue;
             fail(c, "masking /proc/", proc_masked_dirs[i]);
+        }
         if (!*first_dir)
             memcpy(first_dir, dst, sizeof first_dir);
     }
@@ -448,7 +451,10 @@ static void build_root(const struct lcl_child *c)
          * the system directories are bound in, then the whole tree is made
          * read-only, nosuid, nodev at once (recursively), before the
          * writable mounts below go on top of it. */
-        skel_root(c, root);
+        if (!c->skel_src)
+            skel_root(c, root);
+        else if (mount(c->skel_src, root, NULL, MS_BIND, NULL) < 0)
+            fail(c, "bind mount of the root skeleton", c->skel_src);
         for (size_t i = 0; i < p->n_binds; i++) {
             const struct lcl_bind *b = &p->binds[i];
             if (b->link)

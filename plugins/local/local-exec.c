@@ -467,6 +467,10 @@ static int verdict(struct run *r)
     }
     uint64_t oom = lcl_cg_oom_kills(p, &r->cg);
     uint64_t pids_hit = lcl_cg_pids_max_hits(p, &r->cg);
+    /* Final (the init is reaped): the pool's release reads them again. */
+    r->cg.oom = oom;
+    r->cg.pids_hits = pids_hit;
+    r->cg.counted = r->reaped;
     o->cpu_ns = lcl_cg_cpu_ns(p, &r->cg);
     o->peak_memory_bytes = lcl_cg_peak(p, &r->cg);
     if (!r->t_start)
@@ -595,6 +599,7 @@ int lcl_exec(struct lcl_prov *p, struct lcl_sb *sb, const sbx_exec_spec_v1 *spec
     r.t0 = lcl_now_mono();
     r.pidfd = -1;
     r.cg.v2fd = -1;
+    r.cg.pool_fd = -1;
     int *ps[] = {r.in, r.outp, r.errp, r.sync, r.rep, r.st};
     for (size_t i = 0; i < sizeof ps / sizeof *ps; i++)
         ps[i][0] = ps[i][1] = -1;
@@ -639,6 +644,7 @@ int lcl_exec(struct lcl_prov *p, struct lcl_sb *sb, const sbx_exec_spec_v1 *spec
     r.c.fd_status = r.st[1];
     r.c.drop_groups = p->root;
     r.c.net_none = sb->network != SBX_NET_HOST;
+    r.c.skel_src = sb->rootfs ? NULL : lcl_skel_shared(p);
     snprintf(r.c.tmp_opts, sizeof r.c.tmp_opts, "size=%llu,nr_inodes=%llu,mode=1777",
              (unsigned long long)sb->limits.disk_bytes, (unsigned long long)p->work_inodes);
 

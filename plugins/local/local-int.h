@@ -67,6 +67,7 @@ struct lcl_prov {
     char *skel;             /* <state>/root: where the child mounts its root */
     struct lcl_skel_ent *skel_ents; /* what the root tmpfs holds, built once */
     size_t n_skel;
+    char *skel_shared;      /* root only: where the skeleton is kept mounted (local-skel.c) */
     char *run_dir;          /* tmpfs home of non-persistent sandboxes, or NULL */
     bool root;              /* euid 0: tmpfs work dirs, mapped uid */
     uid_t host_uid;         /* host uid the sandbox user maps to */
@@ -140,7 +141,10 @@ struct lcl_cg_run {
     char *dir[LCL_CG_NCTRL];    /* v1: one directory per controller */
     char *v2dir;                /* v2: the single directory */
     int v2fd;                   /* v2: O_PATH|O_DIRECTORY for CLONE_INTO_CGROUP */
+    int pool_fd;                /* v1 pool slot held (flock), or -1 (local-cgpool.c) */
     bool active;
+    bool counted;               /* oom and pids_hits read (final once the init is reaped) */
+    uint64_t oom, pids_hits;
 };
 void lcl_cg_probe(struct lcl_prov *p, const char *root_name);
 void lcl_cg_free(struct lcl_cgroups *cg);
@@ -154,11 +158,40 @@ int64_t lcl_cg_peak(struct lcl_prov *p, struct lcl_cg_run *run);
 uint64_t lcl_cg_oom_kills(struct lcl_prov *p, struct lcl_cg_run *run);
 uint64_t lcl_cg_pids_max_hits(struct lcl_prov *p, struct lcl_cg_run *run);
 void lcl_cg_destroy(struct lcl_prov *p, struct lcl_cg_run *run);
+/* Removes the empty cgroups of ours whose supervisor died (SIGKILL)
+ * before removing them; returns how many went. */
+int lcl_cg_reap_stale(struct lcl_prov *p);
+/* Is @name a cgroup of ours whose supervisor is certainly gone? */
+bool lcl_cg_stale(const char *name);
+/* rmdir @name in every hierarchy; false if one still holds it. */
+bool lcl_cg_remove(struct lcl_prov *p, const char *name);
+
+/* ---- local-cgpool.c ---- */
+#define LCL_POOL_XATTR "trusted.polysandbox.owner"
+/* Takes a free clean slot (or makes one) for an exec of @sb, as root on
+ * v1; false: none to be had, make a fresh cgroup (nothing set). */
+bool lcl_cg_pool_claim(struct lcl_prov *p, const struct lcl_sb *sb, struct lcl_cg_run *run,
+                       unsigned long long start);
+/* Gives the slot back (clean) or removes it; @empty: it holds no process. */
+void lcl_cg_pool_release(struct lcl_prov *p, struct lcl_cg_run *run, bool empty);
+/* Is cgroup @name a pool slot held for an exec of sandbox @sb? */
+bool lcl_cg_pool_owned_by(struct lcl_prov *p, const char *name, const struct lcl_sb *sb);
+/* Kills what runs in slot @name while it is held for an exec of @sb. */
+void lcl_cg_pool_kill(struct lcl_prov *p, const char *name, const struct lcl_sb *sb);
+/* Removes slot @name if its holder died mid-exec; true if it went. */
+bool lcl_cg_pool_reap(struct lcl_prov *p, const char *name);
 
 /* ---- local-seccomp.c ---- */
 int lcl_seccomp_build(struct lcl_prov *p);
 /* Build the filter once, at first use (thread safe). */
 int lcl_seccomp_ensure(struct lcl_prov *p);
+
+/* ---- local-skel.c ---- */
+/* Where the shared skeleton would be (root only); errors: out of memory. */
+int lcl_skel_shared_init(struct lcl_prov *p);
+/* The shared skeleton's directory, made on first use, or NULL when it
+ * cannot be had (the init then makes the skeleton per exec). */
+const char *lcl_skel_shared(struct lcl_prov *p);
 
 /* ---- local-layout.c ---- */
 int lcl_layout_probe(struct lcl_prov *p, const char *extra);
@@ -194,6 +227,7 @@ struct lcl_child {
     bool drop_groups;       /* setgroups(0, NULL): root's groups must go */
     bool new_cgroup_ns;     /* unshare(CLONE_NEWCGROUP) after the go */
     bool net_none;
+    const char *skel_src;   /* the shared skeleton to bind as the root, or NULL: make one */
     char tmp_opts[96];      /* tmpfs options of /tmp and /dev/shm */
 };
 

@@ -100,6 +100,7 @@ static void local_fini(void *prov)
     free(p->state_dir);
     free(p->run_dir);
     free(p->skel);
+    free(p->skel_shared);
     free(p);
 }
 
@@ -140,6 +141,8 @@ static int local_init(const sbx_host_v1 *host, sbx_host_handle *h, void **prov)
         ret = lcl_layout_probe(p, host->config_get(h, "ro_binds"));
     if (!ret)
         ret = lcl_skeleton_build(p);
+    if (!ret)
+        ret = lcl_skel_shared_init(p);
     if (ret) {
         local_fini(p);
         return ret;
@@ -288,7 +291,9 @@ static void local_release(void *prov, void *sb)
 
 /* Kills what another process may still run in this sandbox (every
  * per-exec cgroup named <id>-*), and removes those cgroups when a crashed
- * supervisor left them behind. */
+ * supervisor left them behind, and those of its execs in pool slots
+ * (local-cgpool.c).  The same pass removes the empty cgroups of other
+ * sandboxes whose supervisor died (SIGKILL) before it could. */
 static void kill_leftovers(struct lcl_prov *p, struct lcl_sb *sb)
 {
     const char *base = p->cg.version == 2 ? p->cg.v2_base
@@ -300,12 +305,22 @@ static void kill_leftovers(struct lcl_prov *p, struct lcl_sb *sb)
     size_t n = strlen(sb->id);
     struct dirent *de;
     while ((de = readdir(d))) {
-        if (strncmp(de->d_name, sb->id, n) || de->d_name[n] != '-')
+        bool pooled = false;
+        if ((strncmp(de->d_name, sb->id, n) || de->d_name[n] != '-') &&
+            !(pooled = lcl_cg_pool_owned_by(p, de->d_name, sb))) {
+            if (lcl_cg_stale(de->d_name))
+                lcl_cg_remove(p, de->d_name);
             continue;
+        }
+        if (pooled) {
+            lcl_cg_pool_kill(p, de->d_name, sb);
+            continue; /* its holder gives it back */
+        }
         struct lcl_cg_run run;
         memset(&run, 0, sizeof run);
         run.active = true;
         run.v2fd = -1;
+        run.pool_fd = -1;
         bool oom = false;
         if (p->cg.version == 2) {
             oom = !(run.v2dir = lcl_join(base, de->d_name));
@@ -396,6 +411,8 @@ static int local_list(void *prov, const sbx_kv_v1 *filter, size_t n_filter, sbx_
                       void *ud)
 {
     struct lcl_prov *p = prov;
+    /* gc lists: the cgroups crashed supervisors left go too. */
+    lcl_cg_reap_stale(p);
     int ret = list_dir(p, p->state_dir, filter, n_filter, cb, ud);
     if (!ret && p->run_dir)
         ret = list_dir(p, p->run_dir, filter, n_filter, cb, ud);

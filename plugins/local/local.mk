@@ -10,6 +10,7 @@ plugins_local_local_la_SOURCES = \
 	plugins/local/local.c \
 	plugins/local/local-child.c \
 	plugins/local/local-cgroup.c \
+	plugins/local/local-cgpool.c \
 	plugins/local/local-doctor.c \
 	plugins/local/local-exec.c \
 	plugins/local/local-files.c \
@@ -17,6 +18,7 @@ plugins_local_local_la_SOURCES = \
 	plugins/local/local-meta.c \
 	plugins/local/local-rundir.c \
 	plugins/local/local-seccomp.c \
+	plugins/local/local-skel.c \
 	plugins/local/local-util.c
 plugins_local_local_la_CFLAGS = $(SBX_MODULE_COPTS) $(SECCOMP_CFLAGS) $(JANSSON_CFLAGS)
 plugins_local_local_la_LDFLAGS = $(SBX_MODULE_LDOPTS)

@@ -3,8 +3,10 @@
  * bench-runs can tell what many runs leaked.
  *
  * Only what this process made is counted: its cgroups carry its pid in
- * their name (<id>-<pid>-<n>), and the state directory is private to the
- * benchmark, so sandboxes other programs run meanwhile do not count.
+ * their name (<id>-<pid>-<start>-<n>), or are pool slots (pool-*) whose
+ * owner xattr names it (held: between runs, none should be), and the
+ * state directory is private to the benchmark, so sandboxes other
+ * programs run meanwhile do not count.
  */
 #include "config.h"
 
@@ -20,6 +22,7 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include "bench-probe.h"
@@ -86,10 +89,26 @@ struct cg_walk {
     const char *indent;
 };
 
+/* A pool slot held by this process: its owner xattr ("<id> <pid>
+ * <start>", on the freezer hierarchy's directory) names our pid. */
+static bool slot_held_by_us(const char *dir, const char *name)
+{
+    char path[512], owner[128], pid[32];
+    if (strncmp(name, "pool-", 5))
+        return false;
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    ssize_t n = getxattr(path, "trusted.polysandbox.owner", owner, sizeof owner - 1);
+    if (n <= 0)
+        return false;
+    owner[n] = '\0';
+    snprintf(pid, sizeof pid, " %ld ", (long)getpid());
+    return strstr(owner, pid) != NULL;
+}
+
 static void cg_child(void *ud, const char *dir, const char *name)
 {
     struct cg_walk *w = ud;
-    if (!strstr(name, w->tag))
+    if (!strstr(name, w->tag) && !slot_held_by_us(dir, name))
         return;
     w->n++;
     if (w->out)
@@ -189,8 +208,16 @@ static bool proc_is_ours(const char *pid, const char *tag, pid_t self)
     if (!(f = fopen(path, "re")))
         return false;
     bool ours = false;
-    while (!ours && fgets(buf, sizeof buf, f))
-        ours = strstr(buf, "/" CG_ROOT "/") && strstr(buf, tag);
+    while (!ours && fgets(buf, sizeof buf, f)) {
+        char *at = strstr(buf, "/" CG_ROOT "/");
+        ours = at && strstr(buf, tag);
+        /* freezer:/polysandbox/pool-...: in a slot we hold. */
+        if (!ours && at && strstr(buf, ":freezer:")) {
+            char *name = at + sizeof CG_ROOT + 1;
+            name[strcspn(name, "\n")] = '\0';
+            ours = slot_held_by_us(CG_MOUNT "/freezer/" CG_ROOT, name);
+        }
+    }
     fclose(f);
     return ours;
 }

@@ -8,7 +8,8 @@
 # Knobs (environment): BENCH_RUNS (latency samples per command, 50),
 # BENCH_RATE_RUNS (library runs per rate figure, 2000), BENCH_CLI_RUNS
 # (CLI runs per rate figure, 500), BENCH_LEAK_RUNS (10000),
-# BENCH_LEAK_WARMUP (300), BENCH_POOL_RUNS (runs each, pooled and not, 200).
+# BENCH_LEAK_WARMUP (300), BENCH_POOL_RUNS (runs each, pooled and not, 200),
+# BENCH_CONFIG_DIR (the configuration, tests/config).
 set -u
 : "${top_builddir:=$(pwd)}"
 : "${top_srcdir:=$(cd "$(dirname "$0")/../.." && pwd)}"
@@ -20,7 +21,9 @@ leak_warm=${BENCH_LEAK_WARMUP:-300}
 bench="$top_srcdir/tests/bench"
 
 export POLYSANDBOX_PROVIDER_PATH="$top_builddir/plugins/local/.libs"
-export POLYSANDBOX_CONFIG_DIR="$top_srcdir/tests/config"
+# BENCH_CONFIG_DIR: another configuration, e.g. one with only
+# providers.d/local.ini, so no other provider's module is loaded per run.
+export POLYSANDBOX_CONFIG_DIR="${BENCH_CONFIG_DIR:-$top_srcdir/tests/config}"
 # A private state directory, so the leak check sees only our sandboxes.
 state=$(mktemp -d "${TMPDIR:-/tmp}/polysandbox-bench.XXXXXX") || exit 1
 export POLYSANDBOX_STATE_DIR="$state"

@@ -32,5 +32,17 @@ TESTS += tests/hostile/cgroup2.sh
 endif
 dist_check_SCRIPTS += tests/hostile/cgroup2.sh
 
+# cgroups of a SIGKILLed supervisor are reaped by list/destroy.
+if BUILD_PROVIDER_LOCAL
+TESTS += tests/hostile/cgroup-reap.sh
+endif
+dist_check_SCRIPTS += tests/hostile/cgroup-reap.sh
+
+# Reused v1 cgroups (the pool) carry nothing from one exec to the next.
+if BUILD_PROVIDER_LOCAL
+TESTS += tests/hostile/cgroup-pool.sh
+endif
+dist_check_SCRIPTS += tests/hostile/cgroup-pool.sh
+
 # Shared by the hostile scripts (sourced, not run).
 EXTRA_DIST += tests/hostile/lib.sh
