@@ -123,9 +123,11 @@ static int stat_path(struct dk_prov *p, const char *id, const char *abs, uint64_
     if (cc != CURLE_OK)
         return -dk_err(p, cc == CURLE_OPERATION_TIMEDOUT ? SBX_E_TIMEOUT : SBX_E_NETWORK,
                        "HEAD %s on %s: %s", path, p->socket, curl_easy_strerror(cc));
-    if (status == 404)
+    /* Podman answers 404 for a dangling link, with the link's own stat:
+     * it exists (and is refused as a link). */
+    if (status == 404 && !sh.have)
         return 0;
-    if (status != 200 || !sh.have)
+    if ((status != 200 && status != 404) || !sh.have)
         return -dk_err(p, ph_status_code(status) ? ph_status_code(status) : SBX_E_BACKEND,
                        "stat of %s in %s: the daemon answered %ld", abs, id, status);
     size_t jlen = 0;
