@@ -46,8 +46,8 @@ struct dk_prov {
     bool allow_host_net;
     bool readonly_rootfs;
     bool pull;                 /* pull a missing image */
-    /* The daemon is Podman's Docker-compatible service (GET /version
-     * names a "Podman Engine" component); probed once, with the helper. */
+    /* The daemon is Podman's Docker-compatible service (GET
+     * /libpod/_ping answers); probed once, with the helper. */
     bool podman;
     /* The helper's volume is known to be installed (once per process). */
     pthread_mutex_t init_lock;
@@ -66,7 +66,7 @@ int dk_json(struct dk_prov *p, const char *method, const char *path, json_t *bod
             long timeout_ms, long *status, json_t **out, char err[PH_ERR_MAX]);
 int dk_err(struct dk_prov *p, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
-/* Sets p->podman from GET /version (once, before the first create). */
+/* Sets p->podman (once, before the first create). */
 int dk_probe(struct dk_prov *p);
 
 /* ---- docker-spec.c: the create body (pure; unit-tested) ---- */

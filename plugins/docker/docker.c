@@ -52,23 +52,19 @@ int dk_json(struct dk_prov *p, const char *method, const char *path, json_t *bod
     return ret;
 }
 
+/* Podman's own API answers beside the compatible one; Docker has no such
+ * path (404).  Cheap, where Podman's GET /version takes half a second. */
 int dk_probe(struct dk_prov *p)
 {
     char err[PH_ERR_MAX];
-    json_t *ans = NULL;
-    int ret = dk_json(p, "GET", DK_API "/version", NULL, 30000, NULL, &ans, err);
-    if (ret) {
-        json_decref(ans);
-        return dk_err(p, ret, "asking the daemon at %s its version: %s", p->socket, err);
-    }
-    size_t i;
-    json_t *c;
-    json_array_foreach(json_object_get(ans, "Components"), i, c) {
-        const char *name = json_string_value(json_object_get(c, "Name"));
-        if (name && !strncmp(name, "Podman", 6))
-            p->podman = true;
-    }
-    json_decref(ans);
+    ph_request rq = {.method = "GET", .path = "/libpod/_ping", .timeout_ms = 30000};
+    ph_response resp;
+    int ret = ph_do(p->http, &rq, &resp, err);
+    long st = resp.status;
+    ph_response_clear(&resp);
+    if (ret)
+        return dk_err(p, ret, "daemon at %s: %s", p->socket, err);
+    p->podman = st == 200;
     return SBX_OK;
 }
 
