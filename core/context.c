@@ -41,6 +41,11 @@ int sbx_ctx_new_with(sbx_ctx **out, const char *config_dir,
         free(ctx);
         return core_error_set(SBX_E_INTERNAL, NULL, "cannot initialise a mutex");
     }
+    if (pthread_mutex_init(&ctx->load_lock, NULL) != 0) {
+        pthread_mutex_destroy(&ctx->lock);
+        free(ctx);
+        return core_error_set(SBX_E_INTERNAL, NULL, "cannot initialise a mutex");
+    }
     *out = ctx;
     rc = core_config_load(&ctx->cfg, config_dir, overrides);
     if (rc != SBX_OK)
@@ -48,7 +53,8 @@ int sbx_ctx_new_with(sbx_ctx **out, const char *config_dir,
     rc = core_secret_ctx_protect(&ctx->cfg);
     if (rc != SBX_OK)
         return rc;
-    rc = core_loader_load_all(ctx);
+    /* Modules are loaded when first needed, not here. */
+    rc = core_loader_discover(ctx);
     if (rc != SBX_OK)
         return rc;
     rc = core_breakers_init(ctx);
@@ -69,20 +75,37 @@ void sbx_ctx_free(sbx_ctx *ctx)
     core_breakers_free(ctx);    /* before unload, which forgets the count */
     core_loader_unload_all(ctx);
     core_config_free(&ctx->cfg);
+    pthread_mutex_destroy(&ctx->load_lock);
     pthread_mutex_destroy(&ctx->lock);
     free(ctx);
 }
 
+/* An optional provider that fails to load is not listed, so whether it
+ * is listed is known only once it was loaded. */
+static bool listed(const struct sbx_provider *p)
+{
+    if (p->conf && p->conf->optional)
+        core_provider_ensure(p);
+    return !p->hidden;
+}
+
+/* Listing loads the optional providers (only they can vanish); the others
+ * load when their state is asked for. */
 size_t sbx_ctx_provider_count(const sbx_ctx *ctx)
 {
-    return ctx ? ctx->n_providers : 0;
+    size_t n = 0;
+
+    for (size_t i = 0; ctx && i < ctx->n_providers; i++)
+        n += listed(&ctx->providers[i]);
+    return n;
 }
 
 const sbx_provider *sbx_ctx_provider(const sbx_ctx *ctx, size_t i)
 {
-    if (!ctx || i >= ctx->n_providers)
-        return NULL;
-    return &ctx->providers[i];
+    for (size_t k = 0; ctx && k < ctx->n_providers; k++)
+        if (listed(&ctx->providers[k]) && i-- == 0)
+            return &ctx->providers[k];
+    return NULL;
 }
 
 const sbx_provider *sbx_ctx_find_provider(const sbx_ctx *ctx, const char *name)
@@ -91,14 +114,16 @@ const sbx_provider *sbx_ctx_find_provider(const sbx_ctx *ctx, const char *name)
         return NULL;
     for (size_t i = 0; i < ctx->n_providers; i++)
         if (!strcmp(ctx->providers[i].name, name))
-            return &ctx->providers[i];
+            return listed(&ctx->providers[i]) ? &ctx->providers[i] : NULL;
     return NULL;
 }
 
+/* The one way the core asks for a provider to use: loads it on demand. */
 struct sbx_provider *core_provider_get(const sbx_ctx *ctx, const char *name)
 {
     struct sbx_provider *p = (struct sbx_provider *)sbx_ctx_find_provider(ctx, name);
 
+    core_provider_ensure(p);
     if (!p) {
         core_error_set(SBX_E_NOT_FOUND, NULL,
                        "no provider named '%s' (see 'polysandbox providers')", name);
@@ -124,35 +149,55 @@ const char *sbx_ctx_default_provider(const sbx_ctx *ctx)
         return NULL;
     if (ctx->cfg.default_provider)
         return ctx->cfg.default_provider;
-    for (size_t i = 0; i < ctx->n_providers; i++)
-        if (ctx->providers[i].state == SBX_PROVIDER_READY)
-            return ctx->providers[i].name;
+    /* The first that loads: later ones stay unloaded. */
+    for (size_t i = 0; i < ctx->n_providers; i++) {
+        const struct sbx_provider *p = &ctx->providers[i];
+        core_provider_ensure(p);
+        if (p->state == SBX_PROVIDER_READY)
+            return p->name;
+    }
     return NULL;
 }
 
 const char *sbx_provider_name(const sbx_provider *p) { return p ? p->name : NULL; }
 const char *sbx_provider_path(const sbx_provider *p) { return p ? p->path : NULL; }
+int sbx_provider_priority(const sbx_provider *p) { return p ? p->priority : 0; }
+
+/* What only loading tells: each of these loads @p first when needed. */
 sbx_provider_state sbx_provider_get_state(const sbx_provider *p)
 {
+    core_provider_ensure(p);
     return p ? p->state : SBX_PROVIDER_UNAVAILABLE;
 }
-const char *sbx_provider_reason(const sbx_provider *p) { return p ? p->reason : NULL; }
-int sbx_provider_reason_code(const sbx_provider *p) { return p ? p->reason_code : 0; }
-int sbx_provider_priority(const sbx_provider *p) { return p ? p->priority : 0; }
+
+const char *sbx_provider_reason(const sbx_provider *p)
+{
+    core_provider_ensure(p);
+    return p ? p->reason : NULL;
+}
+
+int sbx_provider_reason_code(const sbx_provider *p)
+{
+    core_provider_ensure(p);
+    return p ? p->reason_code : 0;
+}
 
 /* Descriptor strings are only trusted once the descriptor was copied. */
 const char *sbx_provider_version(const sbx_provider *p)
 {
+    core_provider_ensure(p);
     return (p && p->desc.magic == SBX_PROVIDER_MAGIC) ? p->desc.version : NULL;
 }
 
 const char *sbx_provider_description(const sbx_provider *p)
 {
+    core_provider_ensure(p);
     return (p && p->desc.magic == SBX_PROVIDER_MAGIC) ? p->desc.description : NULL;
 }
 
 uint64_t sbx_provider_capabilities(const sbx_provider *p)
 {
+    core_provider_ensure(p);
     return (p && p->desc.magic == SBX_PROVIDER_MAGIC) ? p->desc.capabilities : 0;
 }
 

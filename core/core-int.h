@@ -190,19 +190,37 @@ struct sbx_provider {
     sbx_provider_ops_v1 ops;    /* zeroed core copy */
     void *lib;                  /* lt_dlhandle, never closed */
     void *pctx;                 /* what ops.init returned */
-    struct sbx_host_handle handle;
+    struct sbx_host_handle handle;  /* ctx set at discovery; prov = this entry */
     char *state_dir;
+    /* Loading is lazy (core_provider_ensure).  Until @loaded is true (read
+     * with __atomic acquire), state, reason, desc, ops and pctx are not
+     * final; once it is they never change again. */
+    bool loaded;
+    bool hidden;                /* optional and failed: not listed, not found */
+    unsigned init_seq;          /* 1, 2, ... in the order of init; 0: none */
 };
 
 /*
- * core_loader_load_all:
+ * core_loader_discover:
  * Find provider modules in cfg->provider_path, build ctx->providers
- * (sorted by priority, then name), load and init every enabled one.
- * Failures are recorded per provider (state UNAVAILABLE, reason); only
+ * (sorted by [core] order, priority, then name) and judge what needs no
+ * module: disabled, enabled without a module, a relative module path.
+ * Opens nothing: enabled modules are loaded by core_provider_ensure the
+ * first time they are needed.  The array never moves afterwards.  Only
  * allocation failure is returned as an error.
  */
-int core_loader_load_all(struct sbx_ctx *ctx);
-/* fini every ready provider; free the array.  Modules stay mapped. */
+int core_loader_discover(struct sbx_ctx *ctx);
+/*
+ * core_provider_ensure:
+ * Load, validate and init @p unless that was done already (once per
+ * context, under ctx->load_lock, so threads may race for it).  Afterwards
+ * p->state, reason, reason_code, hidden, desc and ops are final: a failure
+ * is remembered with its reason and never retried.  Keeps the calling
+ * thread's error as it was.  NULL is fine.
+ */
+void core_provider_ensure(const struct sbx_provider *p);
+/* fini every ready provider (reverse order of init); free the array.
+ * Modules stay mapped. */
 void core_loader_unload_all(struct sbx_ctx *ctx);
 
 /* ---- host table (core/host.c) --------------------------------------------- */
@@ -281,11 +299,14 @@ struct sbx_ctx {
     struct sbx_provider *providers;
     size_t n_providers;
     pthread_mutex_t lock;
+    pthread_mutex_t load_lock;          /* core_provider_ensure's */
+    unsigned n_inits;                   /* providers initialised (load_lock) */
     struct core_breaker *breakers;      /* one per provider (core/breaker.c) */
     struct core_pools *pools;           /* core/pool.c, or NULL: none */
 };
 
-/* The ready provider @name, or NULL with the thread error set
+/* The ready provider @name, loaded now if it was not yet (see
+ * core_provider_ensure), or NULL with the thread error set
  * (SBX_E_NOT_FOUND or SBX_E_PROVIDER_UNAVAILABLE). */
 struct sbx_provider *core_provider_get(const struct sbx_ctx *ctx, const char *name);
 

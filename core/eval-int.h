@@ -126,18 +126,31 @@ uint64_t core_eval_percentile(const uint64_t *sorted, size_t n, double pct);
 typedef struct core_journal {
     int fd;
     char *path;
+    /* the syncer thread: fdatasync of what was appended, off the workers */
+    pthread_t syncer;
+    bool syncing;                 /* the thread runs */
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    bool sync_init;               /* mu and cv are initialised */
+    unsigned long written, synced;/* appends, and appends known on disk */
+    bool stop;
+    int sync_errno;               /* the first failed fdatasync, or 0 */
 } core_journal;
 
-/* Open @path for appending.  With @resume, read its records into
- * @records (indexed by sample; later lines replace sandbox errors) after
- * cutting off a torn last line; else truncate it. */
+/* Open @path for appending and start its syncer.  With @resume, read its
+ * records into @records (indexed by sample; later lines replace sandbox
+ * errors) after cutting off a torn last line; else truncate it. */
 int core_journal_open(core_journal *j, const char *path, bool resume,
                       const sbx_eval_dataset *ds, const sbx_eval_samples *s,
                       sbx_eval_record **records, size_t *n_resumed);
-/* Append one record as a line (one write on an O_APPEND descriptor). */
+/* Append one record as a line (one write on an O_APPEND descriptor: a
+ * killed process loses nothing written) and wake the syncer, which puts
+ * it on disk with fdatasync soon after, batching what the workers
+ * appended meanwhile, so that no worker waits for the disk.  Fails when
+ * a sync failed. */
 int core_journal_append(core_journal *j, const sbx_eval_record *r);
-/* fdatasync: called after each append, outside the run's lock, so that
- * workers do not queue behind each other's disk flushes. */
+/* Stop the syncer once everything appended is on disk; SBX_E_IO when a
+ * sync failed.  Called before a run returns its summary. */
 int core_journal_sync(core_journal *j);
 void core_journal_close(core_journal *j);
 

@@ -2,9 +2,13 @@
  * read back by a resume
  *
  * Each record is one write() of a whole line on an O_APPEND descriptor,
- * followed by fdatasync(), so a run killed at any moment leaves every
- * finished record on disk and at most one torn last line, which a resume
- * cuts off.
+ * so a run killed at any moment leaves every finished record in the file
+ * and at most one torn last line, which a resume cuts off.  A syncer
+ * thread puts them on disk with fdatasync() as they come (one sync covers
+ * every line appended before it), so that a crash of the machine loses at
+ * most the last few milliseconds' records, which a resume runs again, and
+ * no worker waits for the disk (a sync took 2.4 ms on average on ext4
+ * here: a seventh of a sample's time).
  */
 #include "config.h"
 
@@ -131,6 +135,65 @@ static int resume(core_journal *j, const sbx_eval_dataset *ds, const sbx_eval_sa
     return rc;
 }
 
+static void *syncer(void *arg)
+{
+    core_journal *j = arg;
+
+    pthread_mutex_lock(&j->mu);
+    for (;;) {
+        unsigned long target = j->written;
+        int r, e;
+        if (target == j->synced) {
+            if (j->stop)
+                break;
+            pthread_cond_wait(&j->cv, &j->mu);
+            continue;
+        }
+        pthread_mutex_unlock(&j->mu);
+        r = fdatasync(j->fd);
+        e = errno;
+        pthread_mutex_lock(&j->mu);
+        if (r != 0 && e != EINVAL) {   /* EINVAL: a file that cannot be synced */
+            j->sync_errno = e;
+            break;
+        }
+        j->synced = target;
+    }
+    pthread_mutex_unlock(&j->mu);
+    return NULL;
+}
+
+static int start_syncer(core_journal *j)
+{
+    int e;
+
+    if (pthread_mutex_init(&j->mu, NULL) != 0)
+        return core_error_set(SBX_E_INTERNAL, NULL, "cannot initialise a mutex");
+    if (pthread_cond_init(&j->cv, NULL) != 0) {
+        pthread_mutex_destroy(&j->mu);
+        return core_error_set(SBX_E_INTERNAL, NULL, "cannot initialise a condition variable");
+    }
+    j->sync_init = true;
+    if ((e = pthread_create(&j->syncer, NULL, syncer, j)) != 0)
+        return core_error_set(SBX_E_IO, NULL, "%s: cannot start the thread that syncs the "
+                              "results: %s", j->path, strerror(e));
+    j->syncing = true;
+    return SBX_OK;
+}
+
+/* Stop the syncer (after its last sync) and wait for it. */
+static void stop_syncer(core_journal *j)
+{
+    if (!j->syncing)
+        return;
+    pthread_mutex_lock(&j->mu);
+    j->stop = true;
+    pthread_cond_signal(&j->cv);
+    pthread_mutex_unlock(&j->mu);
+    pthread_join(j->syncer, NULL);
+    j->syncing = false;
+}
+
 int core_journal_open(core_journal *j, const char *path, bool resume_it,
                       const sbx_eval_dataset *ds, const sbx_eval_samples *s,
                       sbx_eval_record **records, size_t *n_resumed)
@@ -139,6 +202,7 @@ int core_journal_open(core_journal *j, const char *path, bool resume_it,
     int rc;
 
     *n_resumed = 0;
+    memset(j, 0, sizeof *j);
     j->fd = -1;
     if (!(j->path = strdup(path)))
         return core_error_set(SBX_E_NOMEM, NULL, "out of memory");
@@ -148,24 +212,39 @@ int core_journal_open(core_journal *j, const char *path, bool resume_it,
         core_journal_close(j);
         return rc;
     }
-    if (resume_it && (rc = resume(j, ds, s, records, n_resumed)) != SBX_OK) {
+    if ((resume_it && (rc = resume(j, ds, s, records, n_resumed)) != SBX_OK) ||
+        (rc = start_syncer(j)) != SBX_OK) {
         core_journal_close(j);
         return rc;
     }
     return SBX_OK;
 }
 
+/* SBX_E_IO when a sync failed, else SBX_OK.  Under j->mu. */
+static int sync_error(const core_journal *j)
+{
+    if (!j->sync_errno)
+        return SBX_OK;
+    return core_error_set(SBX_E_IO, NULL, "%s: cannot sync: %s", j->path,
+                          strerror(j->sync_errno));
+}
+
 int core_journal_sync(core_journal *j)
 {
-    if (fdatasync(j->fd) != 0 && errno != EINVAL)
-        return core_error_set(SBX_E_IO, NULL, "%s: cannot sync: %s", j->path, strerror(errno));
-    return SBX_OK;
+    int rc;
+
+    stop_syncer(j);
+    pthread_mutex_lock(&j->mu);
+    rc = sync_error(j);
+    pthread_mutex_unlock(&j->mu);
+    return rc;
 }
 
 int core_journal_append(core_journal *j, const sbx_eval_record *r)
 {
     char *line = sbx_eval_record_to_json(r);
     size_t len, off = 0;
+    int rc;
 
     if (!line)
         return core_error_set(SBX_E_NOMEM, NULL, "out of memory");
@@ -184,11 +263,22 @@ int core_journal_append(core_journal *j, const sbx_eval_record *r)
         off += (size_t)w;
     }
     free(line);
-    return SBX_OK;
+    pthread_mutex_lock(&j->mu);
+    j->written++;
+    pthread_cond_signal(&j->cv);
+    rc = sync_error(j);
+    pthread_mutex_unlock(&j->mu);
+    return rc;
 }
 
 void core_journal_close(core_journal *j)
 {
+    stop_syncer(j);
+    if (j->sync_init) {
+        pthread_cond_destroy(&j->cv);
+        pthread_mutex_destroy(&j->mu);
+        j->sync_init = false;
+    }
     if (j->fd >= 0)
         close(j->fd);
     j->fd = -1;

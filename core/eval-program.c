@@ -81,13 +81,36 @@ static void put(sbuf *b, const char *s)
  * os.write and os._exit taken before the program could patch them, and
  * leaves at once so no atexit handler or thread of the program runs
  * after it.  The marker is not in program.py, the file the code under
- * test comes from. */
+ * test comes from.  When Python was started with -S (core/eval-run.c),
+ * site's work is done on the first import that needs it, and exit, quit
+ * and help are the builtins site would have made. */
 static void put_runner(sbuf *b, const char *marker)
 {
     put(b, "# polysandbox eval: runs " CORE_EVAL_PROGRAM_FILE " as the reference harness does "
            "(exec, not as __main__);\n"
            "# the marker line is printed only when every test in it returned.\n"
            "import os, sys\n"
+           "def _late_site():\n"
+           "    # Started with -S (see polysandbox-eval(1), SPEED): site is imported\n"
+           "    # on the first import the standard library does not satisfy.\n"
+           "    import builtins, _sitebuiltins\n"
+           "    class LateSite:\n"
+           "        @classmethod\n"
+           "        def find_spec(cls, name, path=None, target=None):\n"
+           "            if path is not None:\n"
+           "                return None\n"
+           "            sys.meta_path.remove(cls)\n"
+           "            import site\n"
+           "            site.main()\n"
+           "            from importlib.machinery import PathFinder\n"
+           "            return PathFinder.find_spec(name)\n"
+           "    sys.meta_path.append(LateSite)\n"
+           "    for q in (\"exit\", \"quit\"):\n"
+           "        setattr(builtins, q, _sitebuiltins.Quitter(q, \"Ctrl-D (i.e. EOF)\"))\n"
+           "    builtins.help = _sitebuiltins._Helper()\n"
+           "if sys.flags.no_site:\n"
+           "    _late_site()\n"
+           "del _late_site\n"
            "_write, _exit, _out = os.write, os._exit, sys.stdout\n"
            "with open(\"" CORE_EVAL_PROGRAM_FILE "\", encoding=\"utf-8\") as _f:\n"
            "    _code = compile(_f.read(), \"" CORE_EVAL_PROGRAM_FILE "\", \"exec\")\n"

@@ -30,7 +30,43 @@ struct run {
     bool have_journal;
     int fatal;                    /* the first error that stops the run */
     struct sbx_error fatal_err;
+    const char *py_lang;          /* the template py_argv is for, or NULL */
+    char **py_argv;               /* its run words with -S (python_argv) */
+    const char *py_source;        /* its source file: where the runner goes */
 };
+
+/* The command a Python runner is started with: the template @lang's run
+ * words with -S after the interpreter, so that Python does not import
+ * site (site-packages, .pth files, sitecustomize: a third of its start-up
+ * CPU) before the program; the runner imports site on the first import
+ * that needs it.  NULL (use the template as it is) when the template
+ * does not run a python* interpreter on its source file, or compiles. */
+static char **python_argv(const sbx_ctx *ctx, const char *lang, const char **source)
+{
+    const core_template_conf *t = NULL;
+    const char *base;
+    char **v = NULL;
+    size_t n;
+
+    for (size_t i = 0; i < ctx->cfg.n_templates && !t; i++)
+        if (!strcmp(ctx->cfg.templates[i].name, lang))
+            t = &ctx->cfg.templates[i];
+    if (!t || t->compile || !t->run || !t->run[0] || !t->source ||
+        !core_strv_has(t->run, t->source))
+        return NULL;
+    base = strrchr(t->run[0], '/');
+    base = base ? base + 1 : t->run[0];
+    if (strncmp(base, "python", 6) != 0)
+        return NULL;
+    n = core_strv_len(t->run);
+    if (!(v = calloc(n + 2, sizeof *v)))
+        return NULL;    /* the template as it is: slower, not wrong */
+    v[0] = t->run[0];
+    v[1] = (char *)"-S";
+    memcpy(v + 2, t->run + 1, (n - 1) * sizeof *v);
+    *source = t->source;
+    return v;           /* borrows the strings: free only the array */
+}
 
 /* Record the first fatal error (the calling thread's) and stop the run. */
 static void set_fatal(struct run *run, int rc)
@@ -115,6 +151,13 @@ static int build_opts(struct run *run, const core_eval_task *t, const char *prog
         rc = sbx_exec_opts_set_shell(x, t->test_command);
         if (rc == SBX_OK)
             rc = sbx_exec_opts_add_file(x, t->program_file, program, strlen(program), 0644);
+    } else if (rc == SBX_OK && runner && run->py_argv && !strcmp(t->lang, run->py_lang)) {
+        rc = sbx_exec_opts_set_argv(x, (const char *const *)run->py_argv);
+        if (rc == SBX_OK)
+            rc = sbx_exec_opts_add_file(x, run->py_source, runner, strlen(runner), 0644);
+        if (rc == SBX_OK)
+            rc = sbx_exec_opts_add_file(x, CORE_EVAL_PROGRAM_FILE, program, strlen(program),
+                                        0644);
     } else if (rc == SBX_OK && runner) {
         rc = sbx_exec_opts_set_code(x, t->lang, runner, (size_t)-1);
         if (rc == SBX_OK)
@@ -280,8 +323,6 @@ static void finish(struct run *run, sbx_eval_record *rec)
         run->o->cb(run->o->cb_ud, rec, run->done, run->s->n, run->passed) != 0)
         atomic_store(&run->stop, true);
     pthread_mutex_unlock(&run->lock);
-    if (rc == SBX_OK && run->have_journal)
-        rc = core_journal_sync(&run->journal);
     if (rc != SBX_OK)
         set_fatal(run, rc);
 }
@@ -355,6 +396,9 @@ int sbx_eval_run(sbx_ctx *ctx, const sbx_eval_dataset *ds, const sbx_eval_sample
         if (run.records[i] && run.records[i]->verdict == SBX_VERDICT_PASSED)
             run.passed++;
 
+    if (core_eval_uses_marker(ds) && ds->n > 0 &&
+        (run.py_argv = python_argv(ctx, ds->tasks[0].lang, &run.py_source)))
+        run.py_lang = ds->tasks[0].lang;
     cpus = sysconf(_SC_NPROCESSORS_ONLN);
     n_threads = o->jobs ? o->jobs : (cpus > 0 ? (size_t)cpus : 1);
     if (n_threads > run.n_pending)
@@ -375,6 +419,9 @@ int sbx_eval_run(sbx_ctx *ctx, const sbx_eval_dataset *ds, const sbx_eval_sample
     for (size_t i = 0; i < n_threads; i++)
         pthread_join(threads[i], NULL);
     free(threads);
+    /* everything appended is on disk before the summary says it is done */
+    if (run.have_journal && (rc = core_journal_sync(&run.journal)) != SBX_OK)
+        set_fatal(&run, rc);
     if (run.fatal != SBX_OK) {
         *core_error_tls() = run.fatal_err;
         rc = run.fatal;
@@ -389,6 +436,7 @@ out:
             core_eval_record_free(run.records[i]);
     free(run.records);
     free(run.pending);
+    free(run.py_argv);
     if (run.have_journal)
         core_journal_close(&run.journal);
     pthread_mutex_destroy(&run.lock);

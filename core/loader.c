@@ -1,12 +1,17 @@
 /* core/loader.c - find, validate and initialise provider modules
  *
  * Discovery: every NAME.so in the provider path (first directory wins),
- * plus every providers.d/NAME.ini (whose `module` overrides the search).
- * Enabled providers are opened with libltdl on an absolute path, never a
+ * plus every providers.d/NAME.ini (whose `module` overrides the search),
+ * at context creation; it opens no module.  An enabled provider is loaded
+ * the first time it is needed (core_provider_ensure: selected, listed with
+ * its state, probed): opened with libltdl on an absolute path, never a
  * bare name, validated in the fixed order of provider.h, and only then
- * initialised.  Each rejection is its own SBX_E_LOAD_* code with a message
- * naming the file and the field.  A module that reached init is made
- * resident and never closed; one rejected before init is closed again.
+ * initialised.  Loading a module costs its dependencies' relocations (a
+ * network provider pulls in dozens of libraries), which a run on another
+ * provider should not pay.  Each rejection is its own SBX_E_LOAD_* code
+ * with a message naming the file and the field.  A module that reached
+ * init is made resident and never closed; one rejected before init is
+ * closed again.
  *
  * Ownership: ctx->providers (and every string in it) is owned here and
  * freed by core_loader_unload_all.
@@ -670,8 +675,7 @@ static int init_provider(struct sbx_ctx *ctx, struct sbx_provider *p)
     void *pctx = NULL;
     int rc;
 
-    p->handle.ctx = ctx;
-    p->handle.prov = p;
+    /* p->handle was set at discovery: other threads may read it now. */
     free(p->state_dir);
     p->state_dir = join_path(base, p->name);
     if (!p->state_dir)
@@ -750,12 +754,12 @@ static bool drop_it(const struct sbx_provider *p)
 
 /* ---- entry points ------------------------------------------------------------ */
 
-int core_loader_load_all(struct sbx_ctx *ctx)
+int core_loader_discover(struct sbx_ctx *ctx)
 {
     const core_config *cfg = &ctx->cfg;
     struct plist l = {NULL, 0, 0};
     char *searched = NULL;
-    size_t slen = 0, w;
+    size_t slen = 0;
     FILE *f;
     int rc = SBX_OK;
 
@@ -775,66 +779,77 @@ int core_loader_load_all(struct sbx_ctx *ctx)
     if (rc == SBX_OK)
         rc = apply_confs(&l, cfg, searched);
     free(searched);
-
-    /* Validate every enabled provider before anything is initialised. */
-    for (size_t i = 0; rc == SBX_OK && i < l.n; i++) {
-        struct sbx_provider *p = &l.v[i];
-        if (p->conf && p->conf->enabled && p->path && !p->reason_code)
-            rc = load_module(p);
+    if (rc != SBX_OK) {
+        plist_free(&l);
+        return core_error_set(SBX_E_NOMEM, NULL, "out of memory loading providers");
     }
-    if (rc != SBX_OK)
-        goto fail;
 
-    /* Drop optional failures, then order.  Entries may still move. */
-    w = 0;
-    for (size_t i = 0; i < l.n; i++) {
-        if (drop_it(&l.v[i]))
-            provider_free_fields(&l.v[i]);
-        else
-            l.v[w++] = l.v[i];
-    }
-    l.n = w;
+    /* Optional failures stay in the array (hidden), so the order is the
+     * one of the providers that will be listed, whatever loads later. */
     sort_providers(cfg, l.v, l.n);
-
-    /* Init in order.  Once a provider is initialised its entry never moves
-     * again (&p->handle is in its hands), so entries are compacted as we
-     * go: only not-yet-initialised entries are shifted down. */
-    w = 0;
     for (size_t i = 0; i < l.n; i++) {
-        struct sbx_provider *p;
-        if (w != i)
-            l.v[w] = l.v[i];
-        p = &l.v[w];
-        if (p->lib && !p->reason_code && p->state == SBX_PROVIDER_UNAVAILABLE) {
-            rc = init_provider(ctx, p);
-            if (rc != SBX_OK) {
-                /* Keep the initialised ones finalisable by unload_all. */
-                for (size_t k = i + 1; k < l.n; k++)
-                    provider_free_fields(&l.v[k]);
-                w++;
-                l.n = w;
-                goto fail;
-            }
-        }
-        if (drop_it(p))
-            provider_free_fields(p);
-        else
-            w++;
-    }
-    l.n = w;
+        struct sbx_provider *p = &l.v[i];
 
+        /* Final from here on: entries move no more. */
+        p->handle.ctx = ctx;
+        p->handle.prov = p;
+        /* Disabled, or judged without its module (none found, a relative
+         * module path): nothing to load, the verdict is already final.
+         * The context is not shared yet, so plain stores do. */
+        if (!(p->conf && p->conf->enabled && p->path && !p->reason_code)) {
+            p->hidden = drop_it(p);
+            p->loaded = true;
+        }
+    }
     ctx->providers = l.v;
     ctx->n_providers = l.n;
-    /* Provider failures are recorded per provider, not errors of the
-     * caller. */
     core_error_clear();
     return SBX_OK;
+}
 
-fail:
-    ctx->providers = l.v;
-    ctx->n_providers = l.n;
-    core_loader_unload_all(ctx);
-    return core_error_set(SBX_E_NOMEM, NULL, "out of memory loading providers");
+/* Steps 1 to 11 for @p, with ctx->load_lock held.  Leaves a final state:
+ * READY, or UNAVAILABLE with its reason (out of memory included, as this
+ * provider's failure: there is no caller to return it to). */
+static void load_one(struct sbx_ctx *ctx, struct sbx_provider *p)
+{
+    int rc = load_module(p);
+
+    if (rc == SBX_OK && !p->reason_code)
+        rc = init_provider(ctx, p);
+    if (rc != SBX_OK) {
+        p->state = SBX_PROVIDER_UNAVAILABLE;
+        if (!p->reason_code)
+            p->reason_code = SBX_E_NOMEM;
+        if (!p->reason)
+            p->reason = strdup("out of memory loading the provider");
+    }
+    if (p->state == SBX_PROVIDER_READY)
+        p->init_seq = ++ctx->n_inits;
+    /* Written only when it changes: only optional providers can be hidden,
+     * and their readers go through core_provider_ensure first. */
+    if (drop_it(p))
+        p->hidden = true;
+}
+
+void core_provider_ensure(const struct sbx_provider *cp)
+{
+    /* Entries are never const objects: the API hands out const views. */
+    struct sbx_provider *p = (struct sbx_provider *)cp;
+    struct sbx_ctx *ctx;
+    struct sbx_error saved;
+
+    if (!p || __atomic_load_n(&p->loaded, __ATOMIC_ACQUIRE))
+        return;
+    ctx = p->handle.ctx;
+    pthread_mutex_lock(&ctx->load_lock);
+    if (!p->loaded) {
+        /* Loading is not the caller's operation: its error stays. */
+        saved = *core_error_tls();
+        load_one(ctx, p);
+        *core_error_tls() = saved;
+        __atomic_store_n(&p->loaded, true, __ATOMIC_RELEASE);
+    }
+    pthread_mutex_unlock(&ctx->load_lock);
 }
 
 void core_loader_unload_all(struct sbx_ctx *ctx)
@@ -844,15 +859,20 @@ void core_loader_unload_all(struct sbx_ctx *ctx)
     if (!ctx || !ctx->providers)
         return;
     /* fini in reverse order of init; modules stay mapped. */
-    for (size_t i = ctx->n_providers; i-- > 0;) {
-        struct sbx_provider *p = &ctx->providers[i];
-        if (p->state == SBX_PROVIDER_READY && p->ops.fini)
-            p->ops.fini(p->pctx);
-        p->pctx = NULL;
+    for (unsigned seq = ctx->n_inits; seq > 0; seq--) {
+        for (size_t i = 0; i < ctx->n_providers; i++) {
+            struct sbx_provider *p = &ctx->providers[i];
+            if (p->init_seq != seq)
+                continue;
+            if (p->state == SBX_PROVIDER_READY && p->ops.fini)
+                p->ops.fini(p->pctx);
+            p->pctx = NULL;
+        }
     }
     l.v = ctx->providers;
     l.n = l.cap = ctx->n_providers;
     plist_free(&l);
     ctx->providers = NULL;
     ctx->n_providers = 0;
+    ctx->n_inits = 0;
 }

@@ -15,6 +15,14 @@ core_libpolysandbox_internal_la_SOURCES = \
 	core/strv.c \
 	core/units.c \
 	core/config.c \
+	core/config-int.h \
+	core/config-parse.c \
+	core/config-values.c \
+	core/config-main.c \
+	core/config-dropins.c \
+	core/config-providers.c \
+	core/config-templates.c \
+	core/config-pools.c \
 	core/loader.c \
 	core/host.c \
 	core/secrets.c \

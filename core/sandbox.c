@@ -563,11 +563,14 @@ static int exec_code(sbx_sandbox *sb, const sbx_exec_opts *o, sbx_result *r)
     }
     src = (sbx_file_v1){t->source, o->code, o->code_len, 0644};
     if (t->compile) {
-        /* The compiler gets no stdin and no callback; its output is kept
-         * in the result only when it fails. */
+        /* The compiler gets no stdin; its output streams to the caller's
+         * callback as a program's would, and is kept in the result only
+         * when it fails. */
         sbx_exec_opts copts = {0};
         copts.cwd = o->cwd;
         copts.timeout_ns = o->timeout_ns;
+        copts.cb = o->cb;
+        copts.cb_ud = o->cb_ud;
         exec_argv(sb, (const char *const *)t->compile, &env, &copts, o->files, o->n_files,
                   &src, r);
         if (r->status != SBX_RUN_OK) {

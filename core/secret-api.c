@@ -90,8 +90,12 @@ int sbx_secret_check(sbx_ctx *ctx, sbx_secret_check_cb cb, void *ud)
     for (size_t i = 0; i < ctx->cfg.n_providers; i++) {
         const core_provider_conf *c = &ctx->cfg.providers[i];
         const struct sbx_provider *p = sbx_ctx_find_provider(ctx, c->name);
-        const char *const *secret_keys =
-            p && p->desc.magic == SBX_PROVIDER_MAGIC ? p->desc.secret_keys : NULL;
+        const char *const *secret_keys;
+
+        /* Its descriptor names the credentials; the loader's verdict may
+         * refuse a setting. */
+        core_provider_ensure(p);
+        secret_keys = p && p->desc.magic == SBX_PROVIDER_MAGIC ? p->desc.secret_keys : NULL;
 
         for (size_t k = 0; k < c->n_settings; k++) {
             const core_setting *s = &c->settings[k];

@@ -19,12 +19,20 @@ static void compare_help(void)
 "side: verdict counts, pass@k, latency, throughput, and every sample whose\n"
 "verdict differs.  The report is printed as Markdown and written to\n"
 "PREFIX.md and PREFIX.html (one self-contained page with SVG charts).\n"
+"Each column runs with a context of its own: the global -o values, then\n"
+"its --set-for values.\n"
 "\n", stdout);
     fputs(cli_eval_help_common, stdout);
     fputs(
 "      --providers LIST   the providers to compare, comma-separated (a name\n"
 "                         may repeat: the columns are then NAME, NAME#2, ...)\n"
 "      --report PREFIX    where the report goes (default: compare)\n"
+"      --set-for COLUMN:SECTION.KEY=VALUE\n"
+"                         a configuration value for one column only, as\n"
+"                         -o: e.g. docker:provider.docker.image=IMAGE or\n"
+"                         local#2:limits.memory=1G (repeatable)\n"
+"      --json             print the report as one JSON object instead of\n"
+"                         Markdown (the files are written all the same)\n"
 "\n"
 "Exit status: 0 when every sample got the same verdict everywhere; 1 when\n"
 "some differ (they are listed); 65 on a bad dataset or samples file;\n"
@@ -32,7 +40,64 @@ static void compare_help(void)
         stdout);
 }
 
-enum { OPT_PROVIDERS = 500, OPT_REPORT };
+enum { OPT_PROVIDERS = 500, OPT_REPORT, OPT_SET_FOR };
+
+/* A context for column @c: the global -o values, then the column's. */
+static sbx_ctx *column_ctx(const cli_global *g, const cli_column *c)
+{
+    cli_global cg = *g;
+    const char **ov = calloc(g->n_overrides + c->n_settings + 1, sizeof *ov);
+    sbx_ctx *ctx;
+
+    if (!ov) {
+        cli_err("out of memory");
+        return NULL;
+    }
+    for (size_t i = 0; i < g->n_overrides; i++)
+        ov[i] = g->overrides[i];
+    cg.n_overrides = g->n_overrides;
+    for (size_t i = 0; i < c->n_settings; i++)
+        ov[cg.n_overrides++] = c->settings[i];
+    cg.overrides = ov;
+    ctx = cli_ctx_new(&cg);
+    free(ov);
+    return ctx;
+}
+
+/* Give "COLUMN:SECTION.KEY=VALUE" to its column.  -1 when done, else an
+ * exit status after a message. */
+static int add_set_for(const char *cmd, const char *arg, cli_column *cols, size_t n_cols)
+{
+    const char *colon = strchr(arg, ':'), *v, *eq, *dot;
+    cli_column *c = NULL;
+
+    if (!colon || colon == arg)
+        return cli_usage_error(cmd, "invalid value '%s' for --set-for: expected "
+                               "COLUMN:SECTION.KEY=VALUE", arg);
+    for (size_t i = 0; i < n_cols && !c; i++)
+        if (strlen(cols[i].label) == (size_t)(colon - arg) &&
+            !strncmp(cols[i].label, arg, (size_t)(colon - arg)))
+            c = &cols[i];
+    if (!c)
+        return cli_usage_error(cmd, "invalid value '%s' for --set-for: '%.*s' is not one of "
+                               "the columns of --providers (a repeated name is NAME#2, ...)",
+                               arg, (int)(colon - arg), arg);
+    v = colon + 1;
+    eq = strchr(v, '=');
+    dot = strchr(v, '.');
+    if (!eq || !dot || dot > eq || dot == v || dot + 1 == eq)
+        return cli_usage_error(cmd, "invalid value '%s' for --set-for: expected "
+                               "COLUMN:SECTION.KEY=VALUE", arg);
+    const char **ns = realloc(c->settings, (c->n_settings + 2) * sizeof *ns);
+    if (!ns) {
+        cli_err("out of memory");
+        return CLI_EXIT_ERROR;
+    }
+    ns[c->n_settings++] = v;
+    ns[c->n_settings] = NULL;
+    c->settings = ns;
+    return -1;
+}
 
 static int write_report(const cli_report *r, const char *prefix, const char *ext, bool html)
 {
@@ -66,11 +131,14 @@ int cli_cmd_compare(cli_global *g, int argc, char **argv)
         CLI_EVAL_LONGOPTS,
         { "providers", required_argument, NULL, OPT_PROVIDERS },
         { "report", required_argument, NULL, OPT_REPORT },
+        { "set-for", required_argument, NULL, OPT_SET_FOR },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 }
     };
     cli_eval_args a;
     const char *list = NULL, *prefix = "compare";
+    const char **set_for = NULL;
+    size_t n_set_for = 0;
     char *names = NULL, **labels = NULL;
     cli_column *cols = NULL;
     size_t n_cols = 0;
@@ -86,24 +154,37 @@ int cli_cmd_compare(cli_global *g, int argc, char **argv)
         switch (c) {
         case OPT_PROVIDERS: list = optarg; break;
         case OPT_REPORT: prefix = optarg; break;
-        case 'h': compare_help(); return CLI_EXIT_OK;
-        case '?': return cli_bad_option(a.cmd);
+        case OPT_SET_FOR: {
+            const char **ns = realloc(set_for, (n_set_for + 1) * sizeof *ns);
+            if (!ns) {
+                cli_err("out of memory");
+                rc = CLI_EXIT_ERROR;
+                break;
+            }
+            set_for = ns;
+            set_for[n_set_for++] = optarg;
+            break;
+        }
+        case 'h': compare_help(); free(set_for); return CLI_EXIT_OK;
+        case '?': free(set_for); return cli_bad_option(a.cmd);
         default:
             rc = cli_eval_option(&a, c, optarg);
             if (rc == 0)
-                return cli_bad_option(a.cmd);
+                rc = cli_bad_option(a.cmd);
         }
     }
-    if (rc >= 0)
+    if (rc < 0 && optind < argc)
+        rc = cli_usage_error(a.cmd, "unexpected argument '%s'", argv[optind]);
+    if (rc < 0)
+        rc = cli_eval_check(&a);
+    if (rc < 0 && !list)
+        rc = cli_usage_error(a.cmd, "missing --providers P,P");
+    if (rc < 0 && !*prefix)
+        rc = cli_usage_error(a.cmd, "--report needs a file name prefix");
+    if (rc >= 0) {
+        free(set_for);
         return rc;
-    if (optind < argc)
-        return cli_usage_error(a.cmd, "unexpected argument '%s'", argv[optind]);
-    if ((rc = cli_eval_check(&a)) >= 0)
-        return rc;
-    if (!list)
-        return cli_usage_error(a.cmd, "missing --providers P,P");
-    if (!*prefix)
-        return cli_usage_error(a.cmd, "--report needs a file name prefix");
+    }
 
     rc = CLI_EXIT_ERROR;
     if (!(names = strdup(list)) || !(cols = calloc(strlen(list) + 1, sizeof *cols)) ||
@@ -125,6 +206,7 @@ int cli_cmd_compare(cli_global *g, int argc, char **argv)
         else
             strcpy(labels[n_cols], tok);
         cols[n_cols].label = labels[n_cols];
+        snprintf(cols[n_cols].provider, sizeof cols[n_cols].provider, "%s", tok);
         n_cols++;
     }
     if (n_cols < 2) {
@@ -132,29 +214,40 @@ int cli_cmd_compare(cli_global *g, int argc, char **argv)
                              "providers, separated by commas", list);
         goto done;
     }
+    for (size_t i = 0; i < n_set_for; i++)
+        if ((rc = add_set_for(a.cmd, set_for[i], cols, n_cols)) >= 0)
+            goto done;
+    rc = CLI_EXIT_ERROR;
     g->pools = true;   /* long enough for warm pools to pay off */
-    if (!(ctx = cli_ctx_new(g)))
-        goto done;
+    /* Every column's configuration and provider is checked before
+     * anything runs; its context lives only while it runs, so that one
+     * column's warm pools do not hold sandboxes during the next's. */
     for (size_t i = 0; i < n_cols; i++) {
-        char name[256];
-        snprintf(name, sizeof name, "%.*s", (int)strcspn(cols[i].label, "#"), cols[i].label);
-        if (!cli_provider_ok(ctx, name))
+        sbx_ctx *cc = column_ctx(g, &cols[i]);
+        bool ok = cc && cli_provider_ok(cc, cols[i].provider);
+        if (ok && i == 0) {
+            ctx = cc;     /* loads the dataset */
+            continue;
+        }
+        sbx_ctx_free(cc);
+        if (!ok)
             goto done;
     }
     if ((rc = cli_eval_load(&a, ctx, &ds, &s)) >= 0)
         goto done;
     rc = CLI_EXIT_ERROR;
+    sbx_ctx_free(ctx);
+    ctx = NULL;
     /* One provider after the other, so that their figures do not share
      * the machine. */
     for (size_t i = 0; i < n_cols; i++) {
-        char name[256], label[300];
-        const char *pv[2] = { name, NULL };
+        char label[300];
+        const char *pv[2] = { cols[i].provider, NULL };
         sbx_eval_opts *o;
         cli_progress *prog;
         int e;
-        snprintf(name, sizeof name, "%.*s", (int)strcspn(cols[i].label, "#"), cols[i].label);
         snprintf(label, sizeof label, "compare %s", cols[i].label);
-        if (!(o = cli_eval_opts(&a, pv)))
+        if (!(ctx = column_ctx(g, &cols[i])) || !(o = cli_eval_opts(&a, pv)))
             goto done;
         prog = cli_progress_new(label, g->quiet);
         sbx_eval_opts_set_callback(o, cli_progress_cb, prog);
@@ -165,18 +258,24 @@ int cli_cmd_compare(cli_global *g, int argc, char **argv)
             rc = cli_eval_error(ctx, e, "compare");
             goto done;
         }
+        sbx_ctx_free(ctx);
+        ctx = NULL;
     }
     rep.args = &a;
     rep.samples = s;
     rep.cols = cols;
     rep.n_cols = n_cols;
+    rep.prefix = prefix;
     if (!cli_report_find_diffs(&rep)) {
         cli_err("out of memory");
         goto done;
     }
-    if (cli_report_markdown(&rep, stdout) != 0 || write_report(&rep, prefix, ".md", false) ||
-        write_report(&rep, prefix, ".html", true))
+    if (write_report(&rep, prefix, ".md", false) || write_report(&rep, prefix, ".html", true))
         goto done;
+    if ((a.json ? cli_report_json(&rep, stdout) : cli_report_markdown(&rep, stdout)) != 0) {
+        cli_err("compare: cannot write the report to the standard output");
+        goto done;
+    }
     if (!g->quiet)
         fprintf(stderr, "polysandbox: compare: wrote %s.md and %s.html\n", prefix, prefix);
     rc = rep.n_diffs ? CLI_EXIT_FAIL : CLI_EXIT_OK;
@@ -184,8 +283,10 @@ done:
     free(rep.diffs);
     for (size_t i = 0; cols && i < n_cols; i++) {
         sbx_eval_summary_free(cols[i].sum);
+        free(cols[i].settings);
         free(labels[i]);
     }
+    free(set_for);
     free(cols);
     free(labels);
     free(names);

@@ -75,6 +75,19 @@ int cli_report_markdown(const cli_report *r, FILE *f)
     fprintf(f, "`, samples: %s%s%s, %zu samples.\n\n", a->canonical ? "the reference solutions" : "`",
             a->canonical ? "" : a->samples, a->canonical ? "" : "`",
             sbx_eval_samples_count(r->samples));
+    for (size_t c = 0; c < r->n_cols; c++) {
+        if (!r->cols[c].n_settings)
+            continue;
+        fputs("Settings of ", f);
+        md_cell(f, r->cols[c].label);
+        fputc(':', f);
+        for (size_t i = 0; i < r->cols[c].n_settings; i++) {
+            fputs(" `", f);
+            md_cell(f, r->cols[c].settings[i]);
+            fputc('`', f);
+        }
+        fputs(".\n\n", f);
+    }
     fputs("| |", f);
     for (size_t c = 0; c < r->n_cols; c++) {
         fputc(' ', f);
@@ -241,6 +254,19 @@ int cli_report_html(const cli_report *r, FILE *f)
         fputs("</code>", f);
     }
     fprintf(f, ", %zu samples.</p>\n", sbx_eval_samples_count(r->samples));
+    for (size_t c = 0; c < n; c++) {
+        if (!r->cols[c].n_settings)
+            continue;
+        fputs("<p>Settings of ", f);
+        esc(f, r->cols[c].label);
+        fputc(':', f);
+        for (size_t i = 0; i < r->cols[c].n_settings; i++) {
+            fputs(" <code>", f);
+            esc(f, r->cols[c].settings[i]);
+            fputs("</code>", f);
+        }
+        fputs(".</p>\n", f);
+    }
 
     /* the Markdown table's figures, as an HTML table */
     fputs("<table><tr><th></th>", f);

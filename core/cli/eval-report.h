@@ -7,6 +7,9 @@
 /* One provider's column. */
 typedef struct cli_column {
     const char *label;            /* as given to --providers */
+    char provider[256];           /* the label without its "#N" */
+    const char **settings;        /* its --set-for SECTION.KEY=VALUE, NULL-terminated */
+    size_t n_settings;
     sbx_eval_summary *sum;
 } cli_column;
 
@@ -17,6 +20,7 @@ typedef struct cli_report {
     size_t n_cols;
     size_t *diffs;                /* sample indexes whose verdicts differ */
     size_t n_diffs;
+    const char *prefix;           /* where the .md and .html files go */
 } cli_report;
 
 /* Fill r->diffs (owned: free()); false on ENOMEM. */
@@ -25,5 +29,9 @@ bool cli_report_find_diffs(cli_report *r);
  * inline SVG charts.  0, or an errno value. */
 int cli_report_markdown(const cli_report *r, FILE *f);
 int cli_report_html(const cli_report *r, FILE *f);
+/* Write it as one JSON object and a newline (eval-report-json.c): per
+ * column its settings and summary (sbx_eval_summary_to_json), then the
+ * samples whose verdicts differ.  0, or an errno value. */
+int cli_report_json(const cli_report *r, FILE *f);
 
 #endif

@@ -43,7 +43,7 @@ static int on_output(void *ud, int stream, const void *buf, size_t len)
 }
 
 /* Output that reached the result without passing through the callback
- * (a provider without streaming, a template's compile step) is written
+ * (a provider without streaming) is written
  * once the run is over, so nothing the program said is lost. */
 static void write_unstreamed(const sbx_result *r)
 {

@@ -24,6 +24,7 @@ polysandbox_SOURCES = \
 	core/cli/cmd-eval.c \
 	core/cli/eval-report.h \
 	core/cli/eval-report.c \
+	core/cli/eval-report-json.c \
 	core/cli/cmd-compare.c
 polysandbox_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS)
 polysandbox_LDADD = core/libpolysandbox.la $(JANSSON_LIBS)

@@ -327,6 +327,47 @@ static long parse_retry_after(const char *v, size_t len)
     return when > 0 ? (long)(when > 86400 ? 86400 : when) * 1000 : 0;
 }
 
+/* Keeps the header line @buf (@len bytes, CRLF included) when its name is
+ * one of the request's keep_headers: as "name:value", value trimmed. */
+static int keep_header(xfer *x, const char *buf, size_t len)
+{
+    const char *colon = memchr(buf, ':', len);
+    struct curl_slist *n;
+    size_t nl, vl;
+    const char *v;
+    char *line;
+
+    if (!colon)
+        return 0;
+    nl = (size_t)(colon - buf);
+    for (size_t i = 0;; i++) {
+        if (!x->rq->keep_headers[i])
+            return 0;
+        if (strlen(x->rq->keep_headers[i]) == nl &&
+            strncasecmp(buf, x->rq->keep_headers[i], nl) == 0)
+            break;
+    }
+    v = colon + 1;
+    vl = len - nl - 1;
+    while (vl > 0 && (*v == ' ' || *v == '\t'))
+        v++, vl--;
+    while (vl > 0 && (v[vl - 1] == '\r' || v[vl - 1] == '\n' || v[vl - 1] == ' ' ||
+                      v[vl - 1] == '\t'))
+        vl--;
+    if (!(line = malloc(nl + 1 + vl + 1)))
+        return -1;
+    memcpy(line, buf, nl);
+    line[nl] = ':';
+    memcpy(line + nl + 1, v, vl);
+    line[nl + 1 + vl] = '\0';
+    n = curl_slist_append(x->resp->kept, line);
+    free(line);
+    if (!n)
+        return -1;
+    x->resp->kept = n;
+    return 0;
+}
+
 static size_t on_header(char *buf, size_t size, size_t n, void *ud)
 {
     xfer *x = ud;
@@ -334,11 +375,18 @@ static size_t on_header(char *buf, size_t size, size_t n, void *ud)
     static const char name[] = "retry-after:";
 
     /* A new status line starts a new answer (after a 100 Continue, say). */
-    if (len >= 5 && strncmp(buf, "HTTP/", 5) == 0)
+    if (len >= 5 && strncmp(buf, "HTTP/", 5) == 0) {
         x->resp->retry_after_ms = -1;
-    else if (len > sizeof(name) - 1 && strncasecmp(buf, name, sizeof(name) - 1) == 0)
+        curl_slist_free_all(x->resp->kept);
+        x->resp->kept = NULL;
+    } else if (len > sizeof(name) - 1 && strncasecmp(buf, name, sizeof(name) - 1) == 0) {
         x->resp->retry_after_ms = parse_retry_after(buf + sizeof(name) - 1,
                                                     len - (sizeof(name) - 1));
+    }
+    if (x->rq->keep_headers && keep_header(x, buf, len) != 0) {
+        x->abort_rc = SBX_E_NOMEM;
+        return 0;
+    }
     return len;
 }
 
@@ -461,6 +509,8 @@ int ph_do(ph_client *c, const ph_request *rq, ph_response *resp, char err[PH_ERR
         else if (rc == SBX_E_NETWORK)
             set_err(err, "%s %s: %s", method, rq->path,
                     cerr[0] ? cerr : curl_easy_strerror(cc));
+        else if (rc == SBX_E_NOMEM)
+            set_err(err, "%s %s: out of memory", method, rq->path);
         else if (cc != CURLE_WRITE_ERROR)
             set_err(err, "%s %s: %s", method, rq->path, curl_easy_strerror(cc));
         else
@@ -481,8 +531,30 @@ void ph_response_clear(ph_response *r)
     if (!r)
         return;
     free(r->body);
+    curl_slist_free_all(r->kept);
     memset(r, 0, sizeof(*r));
     r->retry_after_ms = -1;
+}
+
+const char *ph_response_header(const ph_response *r, const char *name)
+{
+    size_t nl = strlen(name);
+    const char *found = NULL;
+
+    for (const struct curl_slist *l = r->kept; l; l = l->next)
+        if (strncasecmp(l->data, name, nl) == 0 && l->data[nl] == ':')
+            found = l->data + nl + 1;
+    return found;
+}
+
+char *ph_escape(const char *s)
+{
+    /* libcurl ignores the handle here (since 7.82). */
+    char *e = curl_easy_escape(NULL, s, 0);
+    char *out = e ? strdup(e) : NULL;
+
+    curl_free(e);
+    return out;
 }
 
 int ph_status_code(long s)

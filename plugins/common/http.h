@@ -68,6 +68,10 @@ typedef struct ph_request {
     int (*on_data)(void *ud, const void *buf, size_t len);
     void *ud;
     size_t max_body;             /* cap on a collected body; 0: 16 MiB */
+    /* Response headers to keep: their names (any case, no ':'),
+     * NULL-terminated; may be NULL.  Those of the final answer are kept in
+     * the response, to be read with ph_response_header(). */
+    const char *const *keep_headers;
 } ph_request;
 
 typedef struct ph_response {
@@ -75,6 +79,7 @@ typedef struct ph_response {
     char *body;             /* collected body, NUL-terminated (may be ""); owned */
     size_t body_len;
     long retry_after_ms;    /* Retry-After of the answer, in ms; -1: absent */
+    struct curl_slist *kept; /* the keep_headers lines, "name:value"; owned */
 } ph_response;
 
 /* Performs one request.  Returns SBX_OK whenever an HTTP answer arrived,
@@ -88,6 +93,17 @@ int ph_do(ph_client *c, const ph_request *rq, ph_response *resp, char err[PH_ERR
 
 /* Frees what a response holds and resets it (NULL-safe). */
 void ph_response_clear(ph_response *r);
+
+/* The value of response header @name (any case), trimmed of surrounding
+ * white space, when the request named it in keep_headers and the answer
+ * carried it (the last one, when it came more than once); else NULL.  The
+ * string belongs to the response: valid until ph_response_clear(). */
+const char *ph_response_header(const ph_response *r, const char *name);
+
+/* @s percent-encoded for a URL's path or query (all but unreserved
+ * characters escaped).  Returns a string the caller frees with free(), or
+ * NULL when out of memory. */
+char *ph_escape(const char *s);
 
 /* The sbx_status for an HTTP status: 2xx SBX_OK; 400, 422 SBX_E_INVAL;
  * 401, 403 SBX_E_AUTH; 404 SBX_E_NOT_FOUND; 409 SBX_E_EXISTS; 413

@@ -28,6 +28,7 @@
  */
 #include "config.h"
 
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,7 +52,9 @@ int dt_scratch(struct dt_prov *p, struct dt_sb *s, char **out)
     int rc = dt_workdir(p, s);
     if (rc != SBX_OK)
         return rc;
-    dt_random_hex(hex, 8);
+    if (pc_random_hex(hex, 8) != 0)
+        return p->host->set_error(p->h, SBX_E_INTERNAL, "no randomness for a scratch name: %s",
+                                  strerror(errno));
     if (asprintf(out, "%s/.polysandbox/%s%llu", s->workdir, hex,
                  (unsigned long long)++s->seq) < 0)
         return p->host->set_error(p->h, SBX_E_NOMEM, "out of memory");

@@ -21,7 +21,8 @@ static int multipart(const void *data, size_t len, dt_buf *body, char ctype[96])
     char bnd[48];
     for (int tries = 0;; tries++) {
         char hex[33];
-        dt_random_hex(hex, 16);
+        if (pc_random_hex(hex, 16) != 0)
+            return -1;
         snprintf(bnd, sizeof bnd, "polysandbox%s", hex);
         if (!len || !memmem(data, len, bnd, strlen(bnd)))
             break;

@@ -17,6 +17,8 @@
 #include <polysandbox/provider.h>
 
 #include "http.h"
+#include "randhex.h"
+#include "rfc3339.h"
 
 #define DT_NAME "daytona"
 #define DT_INI "providers.d/daytona.ini"
@@ -69,11 +71,7 @@ char *dt_base64(const void *data, size_t len);
 /* Decodes base64 ignoring blanks and newlines into a malloc'd buffer; -1
  * on bad input or allocation failure. */
 int dt_unbase64(const char *s, size_t n, unsigned char **out, size_t *outlen);
-/* n random bytes as 2n hex digits into out (2n+1 bytes). */
-void dt_random_hex(char *out, size_t n);
 uint64_t dt_now_ns(void);
-/* An ISO 8601 UTC time ("2025-01-02T03:04:05.678Z") as Unix ns, 0 if not. */
-uint64_t dt_parse_time(const char *s);
 /* Whether a relative sandbox path is safe: not empty, not absolute, no
  * "." or ".." component, no empty component. */
 bool dt_path_ok(const char *path);

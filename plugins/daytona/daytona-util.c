@@ -1,12 +1,11 @@
-/* plugins/daytona/daytona-util.c - strings, shell quoting, URLs, base64,
- * time and path checks for the daytona provider */
+/* plugins/daytona/daytona-util.c - strings, shell quoting, URLs, base64
+ * and path checks for the daytona provider */
 #include "config.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <time.h>
 
 #include <sodium.h>
@@ -137,48 +136,12 @@ int dt_unbase64(const char *s, size_t n, unsigned char **out, size_t *outlen)
     return 0;
 }
 
-void dt_random_hex(char *out, size_t n)
-{
-    unsigned char raw[32];
-    if (n > sizeof raw)
-        n = sizeof raw;
-    if (getrandom(raw, n, 0) != (ssize_t)n) {
-        /* Uniqueness, not secrecy, is what the names need. */
-        uint64_t t = dt_now_ns();
-        for (size_t i = 0; i < n; i++)
-            raw[i] = (unsigned char)(t >> ((i % 8) * 8)) ^ (unsigned char)(i * 131u);
-    }
-    sodium_bin2hex(out, 2 * n + 1, raw, n);
-}
-
 uint64_t dt_now_ns(void)
 {
     struct timespec ts;
     if (clock_gettime(CLOCK_MONOTONIC, &ts) != 0)
         return 0;
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-uint64_t dt_parse_time(const char *s)
-{
-    struct tm tm;
-    memset(&tm, 0, sizeof tm);
-    if (!s)
-        return 0;
-    const char *rest = strptime(s, "%Y-%m-%dT%H:%M:%S", &tm);
-    if (!rest)
-        return 0;
-    uint64_t frac = 0, scale = 1000000000u;
-    if (*rest == '.')
-        for (rest++; *rest >= '0' && *rest <= '9'; rest++)
-            if (scale > 1) {
-                scale /= 10;
-                frac += (uint64_t)(*rest - '0') * scale;
-            }
-    time_t t = timegm(&tm);
-    if (t < 0)
-        return 0;
-    return (uint64_t)t * 1000000000u + frac;
 }
 
 bool dt_path_ok(const char *path)

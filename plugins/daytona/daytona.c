@@ -378,7 +378,7 @@ static int list_one(struct dt_prov *p, json_t *it, const sbx_kv_v1 *filter, size
             if (json_is_string(val) && k < n)
                 kv[k++] = (sbx_kv_v1){key, json_string_value(val)};
         }
-    uint64_t created = dt_parse_time(json_string_value(json_object_get(it, "createdAt")));
+    uint64_t created = pc_rfc3339_ns(json_string_value(json_object_get(it, "createdAt")));
     int r = cb(ud, id, kv, k, created);
     free(kv);
     return r;

@@ -31,31 +31,16 @@
 #define GRACE_KILL_MS 5000
 #define GRACE_GIVEUP_MS 10000
 
-enum why_kill { WK_NONE, WK_OUTPUT, WK_BACKSTOP };
-
-struct xrun {
-    struct dk_prov *p;
-    const sbx_exec_spec_v1 *spec;
-    const sbx_output_sink_v1 *sink;
-    sbx_exec_outcome_v1 *out;
-    uint64_t got[3];
-    bool stop;              /* deliver nothing more */
-    enum why_kill kill;
-    bool kill_sent;
-    unsigned char *snd;     /* bytes still to send */
-    size_t snd_len, snd_off;
-};
-
-static uint64_t now_ns(void)
+uint64_t dk_now_ns(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-static int on_output(void *ud, int stream, const void *buf, size_t n)
+int dk_xrun_output(void *ud, int stream, const void *buf, size_t n)
 {
-    struct xrun *r = ud;
+    struct dk_xrun *r = ud;
     if (r->stop || n == 0)
         return 0;
     uint64_t cap = stream == SBX_STREAM_STDOUT ? r->spec->stdout_cap : r->spec->stderr_cap;
@@ -81,7 +66,7 @@ static int on_output(void *ud, int stream, const void *buf, size_t n)
 }
 
 /* Appends one control frame to the send buffer. */
-static int push_frame(struct xrun *r, char type, const void *data, size_t len)
+static int push_frame(struct dk_xrun *r, char type, const void *data, size_t len)
 {
     size_t need = r->snd_len + 5 + len;
     unsigned char *nb = realloc(r->snd, need);
@@ -100,7 +85,7 @@ static int push_frame(struct xrun *r, char type, const void *data, size_t len)
     return SBX_OK;
 }
 
-static int push_bytes(struct xrun *r, const char *s, size_t len)
+static int push_bytes(struct dk_xrun *r, const char *s, size_t len)
 {
     unsigned char *nb = realloc(r->snd, r->snd_len + len);
     if (!nb)
@@ -112,7 +97,7 @@ static int push_bytes(struct xrun *r, const char *s, size_t len)
 }
 
 /* The nonce, stdin and its end, as control frames. */
-static int push_control(struct xrun *r, const char *nonce)
+static int push_control(struct dk_xrun *r, const char *nonce)
 {
     int ret = push_frame(r, 'N', nonce, strlen(nonce));
     const unsigned char *in = r->spec->stdin_data;
@@ -131,8 +116,8 @@ static int add_arg(json_t *cmd, const char *s)
 }
 
 /* The exec's Cmd: the helper, its options, "--", the command. */
-static json_t *build_cmd(struct dk_prov *p, struct dk_sb *sb, const sbx_exec_spec_v1 *spec,
-                         int *err_code)
+json_t *dk_build_cmd(struct dk_prov *p, struct dk_sb *sb, const sbx_exec_spec_v1 *spec,
+                     int *err_code)
 {
     json_t *cmd = json_array();
     char num[32], *dir = NULL;
@@ -182,13 +167,12 @@ static int create_exec(struct dk_prov *p, struct dk_sb *sb, const sbx_exec_spec_
     json_t *env = json_array();
     if (!env)
         return dk_err(p, SBX_E_NOMEM, "out of memory");
+    if ((ret = dk_env_check(p, spec))) {
+        json_decref(env);
+        return ret;
+    }
     for (size_t i = 0; i < spec->n_env; i++) {
         const sbx_kv_v1 *kv = &spec->env[i];
-        if (!kv->key || !*kv->key || strchr(kv->key, '=') || !kv->value) {
-            json_decref(env);
-            return dk_err(p, SBX_E_INVAL, "exec environment entry %zu: bad name '%s'", i,
-                          kv->key ? kv->key : "(null)");
-        }
         char *e = malloc(strlen(kv->key) + strlen(kv->value) + 2);
         if (!e || (sprintf(e, "%s=%s", kv->key, kv->value),
                    json_array_append_new(env, json_string(e)) < 0)) {
@@ -198,7 +182,7 @@ static int create_exec(struct dk_prov *p, struct dk_sb *sb, const sbx_exec_spec_
         }
         free(e);
     }
-    json_t *cmd = build_cmd(p, sb, spec, &ret);
+    json_t *cmd = dk_build_cmd(p, sb, spec, &ret);
     if (!cmd) {
         json_decref(env);
         return ret;
@@ -262,7 +246,7 @@ static size_t take_head(struct conn *c, const char *buf, size_t n)
     return i;
 }
 
-static int map_report(struct xrun *r, struct dk_sb *sb, const struct dk_report *rep)
+int dk_xrun_report(struct dk_xrun *r, struct dk_sb *sb, const struct dk_report *rep)
 {
     sbx_exec_outcome_v1 *o = r->out;
     struct dk_prov *p = r->p;
@@ -306,7 +290,7 @@ static int map_report(struct xrun *r, struct dk_sb *sb, const struct dk_report *
     return SBX_OK;
 }
 
-static int run_stream(struct xrun *r, struct dk_sb *sb, const char *exec_id, const char *nonce)
+static int run_stream(struct dk_xrun *r, struct dk_sb *sb, const char *exec_id, const char *nonce)
 {
     struct dk_prov *p = r->p;
     const sbx_exec_spec_v1 *spec = r->spec;
@@ -345,8 +329,8 @@ static int run_stream(struct xrun *r, struct dk_sb *sb, const char *exec_id, con
         return dk_err(p, ret, "out of memory for the exec's stdin");
     }
 
-    dk_demux_init(&dm, nonce, on_output, r);
-    uint64_t t0 = now_ns();
+    dk_demux_init(&dm, nonce, dk_xrun_output, r);
+    uint64_t t0 = dk_now_ns();
     uint64_t deadline = t0 + spec->timeout_ns + (uint64_t)GRACE_KILL_MS * 1000000u;
     uint64_t giveup = deadline + (uint64_t)GRACE_GIVEUP_MS * 1000000u;
     bool eof = false, started = false;
@@ -359,7 +343,7 @@ static int run_stream(struct xrun *r, struct dk_sb *sb, const char *exec_id, con
                 break;
             }
         }
-        uint64_t now = now_ns();
+        uint64_t now = dk_now_ns();
         if (now >= deadline && r->kill == WK_NONE) {
             r->kill = WK_BACKSTOP;
             continue;
@@ -420,7 +404,7 @@ static int run_stream(struct xrun *r, struct dk_sb *sb, const char *exec_id, con
                         break;
                     }
                     started = true;
-                    r->out->start_ns = now_ns() - t0;
+                    r->out->start_ns = dk_now_ns() - t0;
                     if ((ret = push_control(r, nonce))) {
                         dk_err(p, ret, "out of memory for the exec's stdin");
                         eof = true;
@@ -437,7 +421,7 @@ static int run_stream(struct xrun *r, struct dk_sb *sb, const char *exec_id, con
         }
     }
     curl_easy_cleanup(c.h);
-    r->out->exec_ns = now_ns() - t0 - r->out->start_ns;
+    r->out->exec_ns = dk_now_ns() - t0 - r->out->start_ns;
     if (ret)
         return ret;
     if (!started)
@@ -447,7 +431,18 @@ static int run_stream(struct xrun *r, struct dk_sb *sb, const char *exec_id, con
     if (!dk_demux_finish(&dm, &rep))
         return dk_err(p, SBX_E_BACKEND, "exec in %s ended without the helper's report (the "
                       "sandbox was stopped or destroyed meanwhile?)", sb->id);
-    return map_report(r, sb, &rep);
+    return dk_xrun_report(r, sb, &rep);
+}
+
+int dk_env_check(struct dk_prov *p, const sbx_exec_spec_v1 *spec)
+{
+    for (size_t i = 0; i < spec->n_env; i++) {
+        const sbx_kv_v1 *kv = &spec->env[i];
+        if (!kv->key || !*kv->key || strchr(kv->key, '=') || !kv->value)
+            return dk_err(p, SBX_E_INVAL, "exec environment entry %zu: bad name '%s'", i,
+                          kv->key ? kv->key : "(null)");
+    }
+    return SBX_OK;
 }
 
 int dk_exec(struct dk_prov *p, struct dk_sb *sb, const sbx_exec_spec_v1 *spec,
@@ -467,11 +462,16 @@ int dk_exec(struct dk_prov *p, struct dk_sb *sb, const sbx_exec_spec_v1 *spec,
         return dk_err(p, SBX_E_IO, "getrandom: %s", strerror(errno));
     for (size_t i = 0; i < sizeof rnd; i++)
         sprintf(nonce + 2 * i, "%02x", rnd[i]);
+    if (sb->serve && p->exec_attach) {
+        int r = dk_serve_exec(p, sb, spec, sink, out);
+        if (r != DK_USE_API)
+            return r;
+    }
     char exec_id[80];
     int ret = create_exec(p, sb, spec, exec_id);
     if (ret)
         return ret;
-    struct xrun r = {.p = p, .spec = spec, .sink = sink, .out = out};
+    struct dk_xrun r = {.p = p, .spec = spec, .sink = sink, .out = out};
     ret = run_stream(&r, sb, exec_id, nonce);
     free(r.snd);
     return ret;

@@ -64,74 +64,39 @@ int dk_path_check(struct dk_prov *p, const char *path)
 
 /* ---- HEAD .../archive: the daemon's stat of one path ---- */
 
-struct stat_hdr {
-    char b64[1024];
-    bool have;
-};
-
-static size_t on_header(char *buf, size_t size, size_t n, void *ud)
-{
-    struct stat_hdr *s = ud;
-    size_t len = size * n;
-    static const char name[] = "x-docker-container-path-stat:";
-    if (len > sizeof name - 1 && !strncasecmp(buf, name, sizeof name - 1)) {
-        const char *v = buf + sizeof name - 1;
-        size_t vl = len - (sizeof name - 1);
-        while (vl && (*v == ' ' || *v == '\t'))
-            v++, vl--;
-        while (vl && (v[vl - 1] == '\r' || v[vl - 1] == '\n' || v[vl - 1] == ' '))
-            vl--;
-        if (vl < sizeof s->b64) {
-            memcpy(s->b64, v, vl);
-            s->b64[vl] = '\0';
-            s->have = true;
-        }
-    }
-    return len;
-}
-
 /* 1 found (mode and size set), 0 missing, or minus an sbx_status. */
 static int stat_path(struct dk_prov *p, const char *id, const char *abs, uint64_t *mode,
                      uint64_t *size)
 {
+    static const char *const keep[] = {"X-Docker-Container-Path-Stat", NULL};
     char err[PH_ERR_MAX];
-    CURL *h = curl_easy_init();
-    if (!h)
-        return -dk_err(p, SBX_E_NOMEM, "out of memory");
-    char *esc = curl_easy_escape(h, abs, 0);
+    char *esc = ph_escape(abs);
     char path[PATH_MAX_LEN * 3 + 128];
-    struct stat_hdr sh = {.have = false};
-    int ret;
-    if (!esc) {
-        curl_easy_cleanup(h);
+    if (!esc)
         return -dk_err(p, SBX_E_NOMEM, "out of memory");
-    }
     snprintf(path, sizeof path, DK_API "/containers/%s/archive?path=%s", id, esc);
-    curl_free(esc);
-    if ((ret = ph_client_setup_handle(p->http, h, path, err)) != SBX_OK) {
-        curl_easy_cleanup(h);
-        return -dk_err(p, ret, "%s", err);
-    }
-    curl_easy_setopt(h, CURLOPT_NOBODY, 1L);
-    curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
-    curl_easy_setopt(h, CURLOPT_HEADERDATA, &sh);
-    curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, 30000L);
-    CURLcode cc = curl_easy_perform(h);
-    long status = 0;
-    curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
-    curl_easy_cleanup(h);
-    if (cc != CURLE_OK)
-        return -dk_err(p, cc == CURLE_OPERATION_TIMEDOUT ? SBX_E_TIMEOUT : SBX_E_NETWORK,
-                       "HEAD %s on %s: %s", path, p->socket, curl_easy_strerror(cc));
+    free(esc);
+    ph_request rq = {.method = "HEAD", .path = path, .timeout_ms = 30000, .keep_headers = keep};
+    ph_response resp;
+    int ret = ph_do(p->http, &rq, &resp, err);
+    long status = resp.status;
+    const char *b64 = ph_response_header(&resp, keep[0]);
+    bool have = b64 != NULL;
+    size_t jlen = 0;
     /* Podman answers 404 for a dangling link, with the link's own stat:
      * it exists (and is refused as a link). */
-    if (status == 404 && !sh.have)
+    unsigned char *js = ret == SBX_OK && (status == 200 || status == 404) && have
+                            ? pc_b64_decode(b64, &jlen) : NULL;
+    ph_response_clear(&resp);
+    if (ret != SBX_OK)
+        return -dk_err(p, ret, "%s (%s)", err, p->socket);
+    if (status == 404 && !have)
         return 0;
-    if ((status != 200 && status != 404) || !sh.have)
+    if ((status != 200 && status != 404) || !have) {
+        free(js);
         return -dk_err(p, ph_status_code(status) ? ph_status_code(status) : SBX_E_BACKEND,
                        "stat of %s in %s: the daemon answered %ld", abs, id, status);
-    size_t jlen = 0;
-    unsigned char *js = pc_b64_decode(sh.b64, &jlen);
+    }
     json_t *j = js ? json_loadb((const char *)js, jlen, 0, NULL) : NULL;
     free(js);
     json_t *m = j ? json_object_get(j, "mode") : NULL, *s = j ? json_object_get(j, "size") : NULL;
@@ -235,16 +200,13 @@ int dk_download(struct dk_prov *p, struct dk_sb *sb, const char *path, size_t ma
         return dk_err(p, SBX_E_LIMIT, "file '%s' is %llu bytes, more than the %zu allowed", path,
                       (unsigned long long)s, max);
     char err[PH_ERR_MAX];
-    CURL *h = curl_easy_init();
-    char *esc = h ? curl_easy_escape(h, path, 0) : NULL;
-    if (h)
-        curl_easy_cleanup(h);
+    char *esc = ph_escape(path);
     if (!esc)
         return dk_err(p, SBX_E_NOMEM, "out of memory");
     char url[PATH_MAX_LEN * 3 + 128];
     snprintf(url, sizeof url, DK_API "/containers/%s/archive?path=" DK_WORKDIR "%%2F%s", sb->id,
              esc);
-    curl_free(esc);
+    free(esc);
     /* The tar adds headers and padding to the file. */
     size_t cap = s + 64 * 1024 + 10240;
     ph_request rq = {.method = "GET", .path = url, .timeout_ms = 120000, .max_body = cap};

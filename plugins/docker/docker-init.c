@@ -5,6 +5,9 @@
  *
  *   init --idle            PID 1 of the container: reaps orphans, sleeps,
  *                          exits on SIGTERM.
+ *   init --serve           PID 1 of a sandbox in attach mode: the exec
+ *                          server (docker-initsrv.c), which runs each
+ *                          request under exec_run() below.
  *   init [opts] -- CMD...  wraps one exec: runs CMD as a child, enforces the
  *                          wall timeout, and on exit, timeout or the
  *                          provider's kill request kills EVERY process the
@@ -50,16 +53,18 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "docker-helper.h"
+
 #define MAX_PROCS 65536
 
-static uint64_t now_ms(void)
+uint64_t now_ms(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
 
-static int write_all(int fd, const void *buf, size_t len)
+int write_all(int fd, const void *buf, size_t len)
 {
     const char *p = buf;
     while (len) {
@@ -99,10 +104,17 @@ static int idle_main(void)
 
 static pid_t *pids, *ppids;
 
-/* Sends SIGKILL to every descendant of this process; returns how many
- * were found (zombies included, as they are still in /proc). */
-static int kill_descendants(void)
+/* Sends SIGKILL to every descendant of this process, except the
+ * @n_skip processes of @skip and their descendants; returns how many were
+ * found (zombies included, as they are still in /proc). */
+int kill_descendants(const pid_t *skip, size_t n_skip)
 {
+    if (!pids)
+        pids = malloc(MAX_PROCS * sizeof *pids);
+    if (!ppids)
+        ppids = malloc(MAX_PROCS * sizeof *ppids);
+    if (!pids || !ppids)
+        return 0;
     DIR *d = opendir("/proc");
     if (!d)
         return 0;
@@ -144,6 +156,8 @@ static int kill_descendants(void)
             if (mark[i])
                 continue;
             int desc = ppids[i] == self;
+            for (size_t k = 0; desc && k < n_skip; k++)
+                desc = pids[i] != skip[k];
             for (size_t j = 0; !desc && j < n; j++)
                 desc = mark[j] && pids[j] == ppids[i];
             if (desc) {
@@ -164,7 +178,7 @@ static void kill_tree(struct rusage *ru_unused)
 {
     (void)ru_unused;
     for (int round = 0; round < 2000; round++) {
-        int found = kill_descendants();
+        int found = kill_descendants(NULL, 0);
         while (waitpid(-1, NULL, WNOHANG) > 0)
             ;
         if (!found)
@@ -279,14 +293,7 @@ static int ctl_read(struct ctl *c, int fd)
 
 /* ---- exec ---- */
 
-struct opts {
-    long long timeout_ms, cpu_s, fsize, nofile;
-    const char *dir;
-    int has_stdin;
-    char **argv;
-};
-
-static int parse(int argc, char **argv, struct opts *o)
+int parse(int argc, char **argv, struct opts *o)
 {
     memset(o, 0, sizeof *o);
     int i;
@@ -300,7 +307,17 @@ static int parse(int argc, char **argv, struct opts *o)
         }
         if (i + 1 >= argc)
             return -1;
-        const char *v = argv[++i];
+        char *v = argv[++i];
+        if (!strcmp(a, "-e")) {
+            if (!strchr(v, '=') || v[0] == '=')
+                return -1;
+            char **ne = realloc(o->env, (o->n_env + 1) * sizeof *ne);
+            if (!ne)
+                return -1;
+            o->env = ne;
+            o->env[o->n_env++] = v;
+            continue;
+        }
         if (!strcmp(a, "-t"))
             o->timeout_ms = atoll(v);
         else if (!strcmp(a, "-c"))
@@ -311,6 +328,8 @@ static int parse(int argc, char **argv, struct opts *o)
             o->nofile = atoll(v);
         else if (!strcmp(a, "-d"))
             o->dir = v;
+        else if (!strcmp(a, "-l"))
+            o->lease_ms = atoll(v); /* the server's business (docker-initsrv.c) */
         else
             return -1;
     }
@@ -349,6 +368,10 @@ static _Noreturn void child(const struct opts *o, int in_fd, int rep, const sigs
         if (setrlimit(RLIMIT_NOFILE, &rl) < 0 && errno != EPERM)
             goto fail;
     }
+    /* Over the sandbox's environment, as Docker merges an exec's Env. */
+    for (size_t i = 0; i < o->n_env; i++)
+        if (putenv(o->env[i]) != 0)
+            goto fail;
     stage = 'd';
     if (o->dir && chdir(o->dir) < 0)
         goto fail;
@@ -363,21 +386,26 @@ fail:;
     _exit(stage == 'x' ? (e == ENOENT || e == ENOTDIR ? 127 : 126) : 125);
 }
 
-static int exec_main(int argc, char **argv)
+/* Runs one exec as described by @o (control frames on fd 0, CMD's
+ * output on fds 1 and 2) and writes the report line on @rep_fd: behind
+ * the nonce of the 'N' frame when @nonce_mode (the API path: the report
+ * shares stderr with CMD), bare otherwise (server mode: a pipe of its
+ * own that CMD never holds). */
+int exec_run(const struct opts *op, int rep_fd, int nonce_mode)
 {
-    struct opts o;
-    if (parse(argc, argv, &o) < 0) {
-        static const char usage[] = "docker-init: usage: init [-t MS] [-c S] [-f B] [-n N] "
-                                    "[-d DIR] [-s] -- CMD [ARG]...\n";
-        write_all(2, usage, sizeof usage - 1);
-        return 125;
-    }
-    pids = malloc(MAX_PROCS * sizeof *pids);
-    ppids = malloc(MAX_PROCS * sizeof *ppids);
+    struct opts o = *op;
+    if (!pids)
+        pids = malloc(MAX_PROCS * sizeof *pids);
+    if (!ppids)
+        ppids = malloc(MAX_PROCS * sizeof *ppids);
     struct ctl c;
     memset(&c, 0, sizeof c);
     if (!pids || !ppids)
         return 125;
+    /* Nothing in the sandbox may read our memory (the nonce) or our
+     * descriptors through /proc or ptrace: that needs CAP_SYS_PTRACE
+     * once we are not dumpable.  CMD is dumpable again after its execve. */
+    prctl(PR_SET_DUMPABLE, 0);
     prctl(PR_SET_CHILD_SUBREAPER, 1);
     signal(SIGPIPE, SIG_IGN);
     sigset_t set, old;
@@ -484,7 +512,8 @@ static int exec_main(int argc, char **argv)
      * drops the output not yet relayed, the report among it, when its
      * copy of stdin fails against an exec that is gone. */
     uint64_t give_up = now_ms() + 2000;
-    while ((!c.nonce[0] || !c.in_eof) && !c.kill && ctl_fd >= 0 && now_ms() < give_up) {
+    while (nonce_mode && (!c.nonce[0] || !c.in_eof) && !c.kill && ctl_fd >= 0 &&
+           now_ms() < give_up) {
         struct pollfd pf = {.fd = ctl_fd, .events = POLLIN};
         if (poll(&pf, 1, 100) > 0 && ctl_read(&c, ctl_fd) < 0)
             break;
@@ -519,20 +548,37 @@ static int exec_main(int argc, char **argv)
         snprintf(what, sizeof what, "s=%d", WTERMSIG(status));
     else
         snprintf(what, sizeof what, "x=%d", WEXITSTATUS(status));
-    int n = snprintf(line, sizeof line, "\036SBX%s:%s cpu=%lld rss=%lld\n", c.nonce, what,
-                     cpu_ns, rss);
-    write_all(2, line, (size_t)n);
+    int n = nonce_mode ? snprintf(line, sizeof line, "\036SBX%s:%s cpu=%lld rss=%lld\n",
+                                  c.nonce, what, cpu_ns, rss)
+                       : snprintf(line, sizeof line, "%s cpu=%lld rss=%lld\n", what, cpu_ns, rss);
+    write_all(rep_fd, line, (size_t)n);
     return 0;
 }
+
+static int exec_main(int argc, char **argv)
+{
+    struct opts o;
+    if (parse(argc, argv, &o) < 0) {
+        static const char usage[] = "docker-init: usage: init [-t MS] [-c S] [-f B] [-n N] "
+                                    "[-d DIR] [-e K=V]... [-s] -- CMD [ARG]...\n";
+        write_all(2, usage, sizeof usage - 1);
+        return 125;
+    }
+    return exec_run(&o, 2, 1);
+}
+
+
 
 int main(int argc, char **argv)
 {
     if (argc == 2 && !strcmp(argv[1], "--idle"))
         return idle_main();
+    if (argc == 2 && !strcmp(argv[1], "--serve"))
+        return serve_main();
     if (argc == 4 && !strcmp(argv[1], "--install"))
         return rename(argv[2], argv[3]) == 0 ? 0 : 1;
     if (argc == 2 && !strcmp(argv[1], "--version")) {
-        static const char v[] = "polysandbox docker-init 1\n";
+        static const char v[] = "polysandbox docker-init 2\n";
         return write_all(1, v, sizeof v - 1) < 0;
     }
     return exec_main(argc, argv);

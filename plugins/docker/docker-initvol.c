@@ -168,6 +168,9 @@ int dk_init_ensure(struct dk_prov *p, const char *image)
             goto out;
         }
         if (st == 1) {
+            /* Installed (by us or by a concurrent installer whose
+             * container made our install answer SBX_E_EXISTS). */
+            ret = SBX_OK;
             p->init_ready = true;
             goto out;
         }

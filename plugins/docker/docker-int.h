@@ -32,6 +32,7 @@
 #define DK_LABEL_EXPIRES DK_LABEL_PREFIX "expires"
 #define DK_LABEL_TEMPLATE DK_LABEL_PREFIX "template"
 #define DK_LABEL_CREATED DK_LABEL_PREFIX "created-ns"
+#define DK_LABEL_EXEC DK_LABEL_PREFIX "exec"   /* "attach": PID 1 serves execs */
 #define DK_API "/v1.41"
 
 struct dk_prov {
@@ -49,15 +50,21 @@ struct dk_prov {
     /* The daemon is Podman's Docker-compatible service (GET
      * /libpod/_ping answers); probed once, with the helper. */
     bool podman;
+    bool exec_attach;          /* exec_mode = attach: new sandboxes serve execs */
     /* The helper's volume is known to be installed (once per process). */
     pthread_mutex_t init_lock;
     bool init_ready;
     char init_volume[64];      /* "polysandbox-init-<hash>" */
 };
 
+struct dk_conn;
 struct dk_sb {
     char id[SBX_ID_MAX];
     sbx_limits_v1 limits;
+    bool serve;                /* PID 1 is the exec server (attach mode) */
+    bool running_known;        /* seen running just now (create, attach) */
+    struct dk_conn *conn;      /* the attach connection, or NULL */
+    int lock_fd;               /* the sandbox's lock file in the state dir, or -1 */
 };
 
 /* ---- docker.c ---- */
@@ -79,6 +86,7 @@ struct dk_create_args {
     bool readonly_rootfs;
     bool host_network;
     bool podman;                /* no HostConfig.Ulimits (see docker-spec.c) */
+    bool serve;                 /* PID 1 is the exec server, stdin open */
     uint64_t now_unix_ns;
     const sbx_create_spec_v1 *spec;
 };
@@ -146,6 +154,44 @@ int dk_path_check(struct dk_prov *p, const char *path);
 /* ---- docker-exec.c ---- */
 int dk_exec(struct dk_prov *p, struct dk_sb *sb, const sbx_exec_spec_v1 *spec,
             const sbx_output_sink_v1 *sink, sbx_exec_outcome_v1 *out);
+/* One exec's bookkeeping, shared by both exec paths. */
+enum dk_why_kill { WK_NONE, WK_OUTPUT, WK_BACKSTOP };
+struct dk_xrun {
+    struct dk_prov *p;
+    const sbx_exec_spec_v1 *spec;
+    const sbx_output_sink_v1 *sink;
+    sbx_exec_outcome_v1 *out;
+    uint64_t got[3];
+    bool stop;              /* deliver nothing more */
+    enum dk_why_kill kill;
+    bool kill_sent;
+    unsigned char *snd;     /* bytes still to send */
+    size_t snd_len, snd_off;
+};
+/* Delivers output under the caps (a dk_out_fn); sets r->kill past one. */
+int dk_xrun_output(void *ud, int stream, const void *buf, size_t n);
+/* The helper's report as the outcome (or an error for setup failures). */
+int dk_xrun_report(struct dk_xrun *r, struct dk_sb *sb, const struct dk_report *rep);
+/* The wrapper's command line for @spec: a JSON array of strings. */
+json_t *dk_build_cmd(struct dk_prov *p, struct dk_sb *sb, const sbx_exec_spec_v1 *spec,
+                     int *err_code);
+int dk_env_check(struct dk_prov *p, const sbx_exec_spec_v1 *spec);
+uint64_t dk_now_ns(void);
+
+/* ---- docker-serve.c: execs through the attach connection ---- */
+/* Returned by dk_serve_exec when the exec should take the API path (the
+ * sandbox is busy with another process's exec). */
+#define DK_USE_API (-1)
+int dk_serve_exec(struct dk_prov *p, struct dk_sb *sb, const sbx_exec_spec_v1 *spec,
+                  const sbx_output_sink_v1 *sink, sbx_exec_outcome_v1 *out);
+/* Opens the attach connection ahead of the first exec (best effort). */
+void dk_serve_prepare(struct dk_prov *p, struct dk_sb *sb);
+/* Closes the connection and the lock file. */
+void dk_serve_close(struct dk_sb *sb);
+/* The same, and removes the lock file (destroy). */
+void dk_serve_forget(struct dk_prov *p, struct dk_sb *sb);
+/* Parses a report line "STATUS cpu=NS rss=BYTES\n" (docker-stream.c). */
+bool dk_report_parse(const char *s, struct dk_report *rep);
 
 /* ---- docker-initvol.c ---- */
 /* Makes sure the helper volume holds the helper (installs it the first

@@ -115,6 +115,8 @@ json_t *dk_create_body(const struct dk_create_args *a, char *err, size_t errlen)
     }
     if (s->template_name && *s->template_name)
         bad = bad || set_new(labels, DK_LABEL_TEMPLATE, json_string(s->template_name));
+    if (a->serve)
+        bad = bad || set_new(labels, DK_LABEL_EXEC, json_string("attach"));
 
     /* The work directory: a tmpfs-backed named volume, so the archive API
      * reaches it (it does not reach HostConfig.Tmpfs) and the disk limit
@@ -164,13 +166,24 @@ json_t *dk_create_body(const struct dk_create_args *a, char *err, size_t errlen)
         bad = set_new(hc, "Runtime", json_string(a->runtime));
     bad = bad || set_new(body, "Image", json_string(a->image)) ||
           set_new(body, "Entrypoint", json_pack("[s]", DK_INIT_PATH)) ||
-          set_new(body, "Cmd", json_pack("[s]", "--idle")) ||
+          set_new(body, "Cmd", json_pack("[s]", a->serve ? "--serve" : "--idle")) ||
           set_new(body, "WorkingDir", json_string(DK_WORKDIR)) ||
           set_new(body, "User", json_string("0:0")) ||
           json_object_set(body, "Env", env) || json_object_set(body, "Labels", labels) ||
           json_object_set(body, "HostConfig", hc) ||
           set_new(body, "NetworkDisabled", json_boolean(!a->host_network)) ||
           set_new(body, "StopSignal", json_string("SIGKILL"));
+    /* The exec server talks over the container's stdin and stdout (an
+     * attach connection): stdin stays open across attaches, and nothing
+     * of it is logged (the default log driver would keep every byte of
+     * every exec's output on the daemon's disk). */
+    if (!bad && a->serve)
+        bad = set_new(body, "OpenStdin", json_true()) ||
+              set_new(body, "StdinOnce", json_false()) ||
+              set_new(body, "AttachStdin", json_true()) ||
+              set_new(body, "AttachStdout", json_true()) ||
+              set_new(body, "AttachStderr", json_true()) ||
+              set_new(hc, "LogConfig", json_pack("{s:s}", "Type", "none"));
     if (bad)
         goto nomem;
     json_decref(env);

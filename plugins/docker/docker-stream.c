@@ -124,7 +124,7 @@ int dk_demux_feed(struct dk_demux *d, const void *data, size_t len)
     return 0;
 }
 
-static bool parse_report(const char *s, struct dk_report *rep)
+bool dk_report_parse(const char *s, struct dk_report *rep)
 {
     memset(rep, 0, sizeof *rep);
     size_t n = strcspn(s, "= ");
@@ -163,7 +163,7 @@ bool dk_demux_finish(struct dk_demux *d, struct dk_report *rep)
         size_t tl = d->held_len - d->mark_len;
         memcpy(text, d->held + d->mark_len, tl);
         text[tl] = '\0';
-        if (strlen(text) == tl && parse_report(text, rep)) {
+        if (strlen(text) == tl && dk_report_parse(text, rep)) {
             d->held_len = 0;
             return true;
         }

@@ -27,7 +27,7 @@
 
 static const char *const config_keys[] = {
     "socket", "ca_file", "cert_file", "key_file", "image", "image_aliases", "runtime", "cpus",
-    "network", "readonly_rootfs", NULL,
+    "network", "readonly_rootfs", "exec_mode", NULL,
 };
 
 int dk_err(struct dk_prov *p, int code, const char *fmt, ...)
@@ -157,6 +157,11 @@ static int read_settings(struct dk_prov *p, ph_client_conf *cc)
         return dk_err(p, SBX_E_CONFIG, "providers.d/docker.ini: network = '%s': use 'none' or "
                       "'allow-host'", net);
     p->allow_host_net = net && !strcmp(net, "allow-host");
+    const char *mode = setting(p, "exec_mode");
+    if (mode && strcmp(mode, "attach") && strcmp(mode, "api"))
+        return dk_err(p, SBX_E_CONFIG, "providers.d/docker.ini: exec_mode = '%s': use 'attach' "
+                      "or 'api'", mode);
+    p->exec_attach = !mode || !strcmp(mode, "attach");
     return read_bool(p, "readonly_rootfs", true, &p->readonly_rootfs);
 }
 
@@ -301,6 +306,11 @@ static int docker_create(void *prov, const sbx_create_spec_v1 *spec, void **sbp,
     if (!sb)
         return dk_err(p, SBX_E_NOMEM, "out of memory");
     sb->limits = spec->limits;
+    sb->lock_fd = -1;
+    /* Podman 4.3: a second process's attach to the exec server gets no
+     * answer (tests/podman), so its sandboxes take the daemon's exec. */
+    sb->serve = p->exec_attach && !p->podman;
+    sb->running_known = true;
     if ((ret = new_id(p, sb->id))) {
         free(sb);
         return ret;
@@ -310,7 +320,7 @@ static int docker_create(void *prov, const sbx_create_spec_v1 *spec, void **sbp,
                                .init_volume = p->init_volume, .nano_cpus = p->nano_cpus,
                                .readonly_rootfs = p->readonly_rootfs,
                                .host_network = spec->network == SBX_NET_HOST,
-                               .podman = p->podman,
+                               .podman = p->podman, .serve = sb->serve,
                                .now_unix_ns = now_unix_ns(), .spec = spec};
     json_t *body = dk_create_body(&a, err, sizeof err);
     if (!body) {
@@ -346,6 +356,9 @@ static int docker_create(void *prov, const sbx_create_spec_v1 *spec, void **sbp,
         return ret;
     }
     snprintf(id, SBX_ID_MAX, "%s", sb->id);
+    /* A pool's sandbox then comes with its connection ready. */
+    if (sb->serve)
+        dk_serve_prepare(p, sb);
     *sbp = sb;
     return SBX_OK;
 }
@@ -378,6 +391,7 @@ static int docker_attach(void *prov, const char *id, void **sbp)
     json_t *labels = json_object_get(json_object_get(ans, "Config"), "Labels");
     const char *mine = json_string_value(json_object_get(labels, DK_LABEL_SANDBOX));
     const char *lim = json_string_value(json_object_get(labels, DK_LABEL_LIMITS));
+    const char *xmode = json_string_value(json_object_get(labels, DK_LABEL_EXEC));
     bool running = json_is_true(json_object_get(json_object_get(ans, "State"), "Running"));
     struct dk_sb *sb = calloc(1, sizeof *sb);
     if (!sb) {
@@ -385,6 +399,9 @@ static int docker_attach(void *prov, const char *id, void **sbp)
         return dk_err(p, SBX_E_NOMEM, "out of memory");
     }
     snprintf(sb->id, sizeof sb->id, "%s", id);
+    sb->lock_fd = -1;
+    sb->serve = xmode && !strcmp(xmode, "attach");
+    sb->running_known = true; /* or started again below */
     if (!mine || strcmp(mine, "1") || !lim || dk_limits_parse(lim, &sb->limits)) {
         json_decref(ans);
         free(sb);
@@ -407,6 +424,7 @@ static int docker_attach(void *prov, const char *id, void **sbp)
 static void docker_release(void *prov, void *sb)
 {
     (void)prov;
+    dk_serve_close(sb);
     free(sb);
 }
 
@@ -416,6 +434,7 @@ static int docker_destroy(void *prov, void *sbp)
     struct dk_sb *sb = sbp;
     char path[200];
     long status = 0;
+    dk_serve_forget(p, sb);
     snprintf(path, sizeof path, DK_API "/containers/%s?force=1&v=1", sb->id);
     int ret = call(p, "DELETE", path, NULL, &status, NULL, "removing the sandbox's container");
     if (ret && status == 404)
@@ -459,20 +478,17 @@ static int docker_list(void *prov, const sbx_kv_v1 *filter, size_t n_filter, sbx
     }
     char *fs = bad ? NULL : json_dumps(f, JSON_COMPACT);
     json_decref(f);
-    CURL *h = fs ? curl_easy_init() : NULL;
-    char *esc = h ? curl_easy_escape(h, fs, 0) : NULL;
-    if (h)
-        curl_easy_cleanup(h);
+    char *esc = fs ? ph_escape(fs) : NULL;
     free(fs);
     if (!esc)
         return dk_err(p, SBX_E_NOMEM, "out of memory");
     char *path = malloc(strlen(esc) + 64);
     if (!path) {
-        curl_free(esc);
+        free(esc);
         return dk_err(p, SBX_E_NOMEM, "out of memory");
     }
     sprintf(path, DK_API "/containers/json?all=1&filters=%s", esc);
-    curl_free(esc);
+    free(esc);
     json_t *ans = NULL;
     int ret = call(p, "GET", path, NULL, NULL, &ans, "listing sandboxes");
     free(path);
@@ -591,15 +607,15 @@ static void docker_doctor(void *prov, sbx_doctor_cb_v1 cb, void *ud)
         }
     }
     json_decref(ans);
+    cb(ud, "exec", 1, p->exec_attach
+       ? "exec_mode = attach: new sandboxes serve execs through one attach connection"
+       : "exec_mode = api: every exec is a daemon exec");
     if (p->image) {
         char path[600], alias[512];
         const char *img = dk_alias(p->aliases, p->image, alias, sizeof alias);
-        CURL *h = curl_easy_init();
-        char *esc = h ? curl_easy_escape(h, img, 0) : NULL;
-        if (h)
-            curl_easy_cleanup(h);
+        char *esc = ph_escape(img);
         snprintf(path, sizeof path, DK_API "/images/%s/json", esc ? esc : "");
-        curl_free(esc);
+        free(esc);
         ans = NULL;
         ret = dk_json(p, "GET", path, NULL, 5000, &status, &ans, err);
         json_decref(ans);

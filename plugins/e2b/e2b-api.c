@@ -10,13 +10,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include "e2b-int.h"
 
 #define LIST_PAGE 100
 #define LIST_MAX_PAGES 10000
-#define LIST_BODY_MAX (16u * 1024 * 1024)
 
 /* "X-API-KEY: <key>" in a buffer the caller wipes and frees. */
 static int key_header(struct e2b_prov *p, const char *what, char **out, size_t *outlen)
@@ -96,19 +94,25 @@ static int api_error(struct e2b_prov *p, const char *what, long status, const ch
                               msg[0] ? ": " : "", msg, ra);
 }
 
-int e2b_api(struct e2b_prov *p, const char *what, const char *method, const char *path,
-            json_t *body, json_t **out)
+/* e2b_api, also copying the answer's header @keep (when not NULL) into
+ * @kept (@kept_cap bytes; "" when absent, cut when longer). */
+static int api_call(struct e2b_prov *p, const char *what, const char *method, const char *path,
+                    json_t *body, json_t **out, const char *keep, char *kept, size_t kept_cap)
 {
     char *key = NULL, *text = NULL, err[PH_ERR_MAX] = "";
     size_t klen = 0;
     if (out)
         *out = NULL;
+    if (keep)
+        kept[0] = '\0';
     int rc = key_header(p, what, &key, &klen);
     if (rc)
         return rc;
     const char *headers[] = {key, "Accept: application/json", NULL};
+    const char *keep_headers[] = {keep, NULL};
     ph_request rq = {.method = method, .path = path, .headers = headers,
-                     .timeout_ms = p->request_timeout_ms};
+                     .timeout_ms = p->request_timeout_ms,
+                     .keep_headers = keep ? keep_headers : NULL};
     if (body) {
         if (!(text = json_dumps(body, JSON_COMPACT))) {
             drop_key(key, klen);
@@ -137,8 +141,16 @@ int e2b_api(struct e2b_prov *p, const char *what, const char *method, const char
             rc = p->host->set_error(p->h, SBX_E_BACKEND, "%s: the answer is not JSON (%s)", what,
                                     jerr.text);
     }
+    if (keep && ph_response_header(&r, keep))
+        snprintf(kept, kept_cap, "%s", ph_response_header(&r, keep));
     ph_response_clear(&r);
     return rc;
+}
+
+int e2b_api(struct e2b_prov *p, const char *what, const char *method, const char *path,
+            json_t *body, json_t **out)
+{
+    return api_call(p, what, method, path, body, out, NULL, NULL, 0);
 }
 
 static bool id_ok(const char *id)
@@ -213,131 +225,6 @@ int e2b_pct_append(char **buf, size_t *len, size_t *cap, const char *s)
 
 /* ---- list: GET /v2/sandboxes, paged by the X-Next-Token header ---- */
 
-/* http.h has no access to response headers other than Retry-After, so
- * the pages are fetched with an easy handle of our own. */
-struct page {
-    char *body;
-    size_t len, cap;
-    char next[512];
-    long retry_after_s;
-    bool too_big;
-};
-
-static size_t page_write(char *buf, size_t size, size_t n, void *ud)
-{
-    struct page *pg = ud;
-    size_t len = size * n;
-    if (pg->len + len + 1 > LIST_BODY_MAX) {
-        pg->too_big = true;
-        return 0;
-    }
-    if (pg->len + len + 1 > pg->cap) {
-        size_t c = pg->cap ? pg->cap : 8192;
-        while (c < pg->len + len + 1)
-            c *= 2;
-        char *nb = realloc(pg->body, c);
-        if (!nb)
-            return 0;
-        pg->body = nb;
-        pg->cap = c;
-    }
-    memcpy(pg->body + pg->len, buf, len);
-    pg->len += len;
-    pg->body[pg->len] = '\0';
-    return len;
-}
-
-/* The value of header @name in the line @buf (@len bytes) into @out. */
-static bool header_value(const char *buf, size_t len, const char *name, char *out, size_t cap)
-{
-    size_t nl = strlen(name);
-    if (len <= nl || strncasecmp(buf, name, nl) || buf[nl] != ':')
-        return false;
-    const char *v = buf + nl + 1;
-    size_t vl = len - nl - 1;
-    while (vl && (*v == ' ' || *v == '\t'))
-        v++, vl--;
-    while (vl && (v[vl - 1] == '\r' || v[vl - 1] == '\n' || v[vl - 1] == ' '))
-        vl--;
-    if (vl >= cap)
-        vl = cap - 1;
-    memcpy(out, v, vl);
-    out[vl] = '\0';
-    return true;
-}
-
-static size_t page_header(char *buf, size_t size, size_t n, void *ud)
-{
-    struct page *pg = ud;
-    size_t len = size * n;
-    char v[32];
-    if (len >= 5 && !strncmp(buf, "HTTP/", 5)) {
-        pg->next[0] = '\0';
-        pg->retry_after_s = -1;
-    } else if (header_value(buf, len, "Retry-After", v, sizeof v)) {
-        char *end;
-        long s = strtol(v, &end, 10);
-        pg->retry_after_s = (end != v && *end == '\0' && s >= 0) ? s : -1;
-    } else {
-        header_value(buf, len, "X-Next-Token", pg->next, sizeof pg->next);
-    }
-    return len;
-}
-
-static int fetch_page(struct e2b_prov *p, const char *path, struct page *pg)
-{
-    char *key = NULL, err[PH_ERR_MAX] = "", cerr[CURL_ERROR_SIZE] = "";
-    size_t klen = 0;
-    int rc = key_header(p, "list", &key, &klen);
-    if (rc)
-        return rc;
-    CURL *h = curl_easy_init();
-    struct curl_slist *hl = NULL, *t;
-    if (!h || !(t = curl_slist_append(hl, key)) || !(hl = t) ||
-        !(t = curl_slist_append(hl, "Accept: application/json")) || !(hl = t)) {
-        rc = p->host->set_error(p->h, SBX_E_NOMEM, "list: out of memory");
-        goto out;
-    }
-    if ((rc = ph_client_setup_handle(p->api, h, path, err))) {
-        rc = p->host->set_error(p->h, rc, "list: %s", err);
-        goto out;
-    }
-    curl_easy_setopt(h, CURLOPT_HTTPGET, 1L);
-    curl_easy_setopt(h, CURLOPT_HTTPHEADER, hl);
-    curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, p->request_timeout_ms);
-    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, page_write);
-    curl_easy_setopt(h, CURLOPT_WRITEDATA, pg);
-    curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, page_header);
-    curl_easy_setopt(h, CURLOPT_HEADERDATA, pg);
-    curl_easy_setopt(h, CURLOPT_ERRORBUFFER, cerr);
-    CURLcode cc = curl_easy_perform(h);
-    long status = 0;
-    curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
-    if (cc != CURLE_OK) {
-        if (pg->too_big)
-            rc = p->host->set_error(p->h, SBX_E_LIMIT, "list: GET %s: the answer is larger than "
-                                    "%u bytes", path, LIST_BODY_MAX);
-        else
-            rc = p->host->set_error(p->h, cc == CURLE_OPERATION_TIMEDOUT ? SBX_E_TIMEOUT
-                                    : cc == CURLE_OUT_OF_MEMORY ? SBX_E_NOMEM : SBX_E_NETWORK,
-                                    "list: GET %s: %s", path,
-                                    cerr[0] ? cerr : curl_easy_strerror(cc));
-    } else if (status < 200 || status > 299) {
-        rc = api_error(p, "list", status, pg->body, pg->len,
-                       pg->retry_after_s >= 0 ? pg->retry_after_s * 1000 : -1);
-    }
-out:
-    if (h) {
-        curl_easy_setopt(h, CURLOPT_HTTPHEADER, NULL);
-        curl_easy_cleanup(h);
-    }
-    for (t = hl; t; t = t->next)
-        explicit_bzero(t->data, strlen(t->data));
-    curl_slist_free_all(hl);
-    drop_key(key, klen);
-    return rc;
-}
-
 static bool matches(json_t *md, const sbx_kv_v1 *filter, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
@@ -374,7 +261,7 @@ static int relay_page(struct e2b_prov *p, json_t *arr, const sbx_kv_v1 *filter, 
                 if (json_is_string(val) && k < n)
                     kv[k++] = (sbx_kv_v1){key, json_string_value(val)};
             }
-        uint64_t created = e2b_parse_time_ns(json_string_value(json_object_get(it, "startedAt")));
+        uint64_t created = pc_rfc3339_ns(json_string_value(json_object_get(it, "startedAt")));
         int rc = cb(ud, id, kv, k, created);
         free(kv);
         if (rc)
@@ -443,28 +330,27 @@ int e2b_api_list(struct e2b_prov *p, const sbx_kv_v1 *filter, size_t n_filter,
             break;
         }
         free(tok);
-        struct page pg = {.retry_after_s = -1};
-        rc = fetch_page(p, path, &pg);
+        char pg_next[sizeof next];
+        json_t *arr = NULL;
+        rc = api_call(p, "list", "GET", path, NULL, &arr, "X-Next-Token", pg_next,
+                      sizeof pg_next);
         free(path);
         if (!rc) {
-            json_error_t jerr;
-            json_t *arr = json_loadb(pg.body ? pg.body : "", pg.len, 0, &jerr);
             if (!json_is_array(arr))
                 rc = p->host->set_error(p->h, SBX_E_BACKEND, "list: the answer is not a JSON "
                                         "array");
             else
                 rc = relay_page(p, arr, filter, n_filter, cb, ud);
-            json_decref(arr);
         }
-        free(pg.body);
-        if (rc || !pg.next[0])
+        json_decref(arr);
+        if (rc || !pg_next[0])
             break;
-        if (!strcmp(pg.next, next)) {
+        if (!strcmp(pg_next, next)) {
             rc = p->host->set_error(p->h, SBX_E_BACKEND, "list: E2B answered the same next "
                                     "page token twice");
             break;
         }
-        snprintf(next, sizeof next, "%s", pg.next);
+        snprintf(next, sizeof next, "%s", pg_next);
     }
     free(base);
     return rc;

@@ -524,7 +524,7 @@ int e2b_exec(struct e2b_prov *p, struct e2b_sb *sb, const sbx_exec_spec_v1 *spec
         return p->host->set_error(p->h, SBX_E_NOMEM, "out of memory");
 
     char token[33];
-    if (e2b_random_hex(token, 16)) {
+    if (pc_random_hex(token, 16)) {
         free(cwd);
         return p->host->set_error(p->h, SBX_E_IO, "exec: no random bytes for the exec marker");
     }

@@ -167,7 +167,7 @@ static int multipart(const char *abs, const void *data, size_t len, char **body,
 {
     char boundary[40];
     memcpy(boundary, "sbx", 3);
-    if (e2b_random_hex(boundary + 3, 16))
+    if (pc_random_hex(boundary + 3, 16))
         return SBX_E_IO;
     char *head = NULL;
     int hl = asprintf(&head, "--%s\r\nContent-Disposition: form-data; name=\"file\"; "

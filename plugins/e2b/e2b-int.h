@@ -17,6 +17,8 @@
 
 #include "base64.h"
 #include "http.h"
+#include "randhex.h"
+#include "rfc3339.h"
 
 #define E2B_ENVD_PORT 49983
 #define E2B_DEFAULT_DOMAIN "e2b.app"
@@ -120,8 +122,5 @@ int e2b_sandbox_path(struct e2b_prov *p, const char *rel, char **out);
 
 /* ---- e2b-util.c ---- */
 uint64_t e2b_now_ns(void);
-int e2b_random_hex(char *out, size_t nbytes);
-/* Seconds since the epoch for an RFC 3339 time, or 0. */
-uint64_t e2b_parse_time_ns(const char *s);
 
 #endif

@@ -3,7 +3,8 @@
 # same run, same machine, same daemon (run by `make bench`, after run.sh).
 #
 #   exec: `polysandbox exec --provider docker ID -- sh -c :` against
-#         `/usr/bin/docker exec CONTAINER sh -c :` (same kind of container)
+#         `/usr/bin/docker exec CONTAINER sh -c :` (same kind of container),
+#         in the default exec_mode (attach) and with exec_mode = api
 #   run:  `polysandbox run --provider docker -- sh -c :` against
 #         `/usr/bin/docker run --rm --network none IMAGE sh -c :`
 #
@@ -54,6 +55,20 @@ python3 "$top_srcdir/tests/bench/latency.py" -n "$runs" --peer docker_exec \
     --ratio polysandbox_exec/docker_exec || status=1
 echo "   (target: at most 0.5)"
 
+# The same through the daemon's exec (exec_mode = api: the fallback path,
+# and the only one before attach mode), for comparison.
+api=$state/conf-api
+if cp -R "$POLYSANDBOX_CONFIG_DIR/." "$api/" 2>/dev/null && chmod -R u+w "$api" &&
+    sed -i 's/^\[settings\]$/&\nexec_mode = api/' "$api/providers.d/docker.ini" &&
+    aid=$(POLYSANDBOX_CONFIG_DIR=$api "$psb" create --provider docker); then
+    echo "== docker provider: the same with exec_mode = api ($runs runs)"
+    python3 "$top_srcdir/tests/bench/latency.py" -n "$runs" --peer docker_exec \
+        "polysandbox_exec_api=env POLYSANDBOX_CONFIG_DIR=$api $psb exec --provider docker $aid -- sh -c :" \
+        "docker_exec=/usr/bin/docker exec $peer sh -c :" \
+        --ratio polysandbox_exec_api/docker_exec || status=1
+    "$psb" destroy --provider docker "$aid" >/dev/null 2>&1
+fi
+
 echo "== docker provider: run (create + exec + destroy) of 'sh -c :' ($runs runs)"
 python3 "$top_srcdir/tests/bench/latency.py" -n "$runs" --peer docker_run \
     "polysandbox_run=$psb run --provider docker -- sh -c :" \
@@ -73,4 +88,9 @@ docker_run=$(sed -n 's/^ *docker_run: median *\([0-9.]*\) ms.*/\1/p' "$state/run
 [ -n "$pooled" ] && [ -n "$docker_run" ] &&
     echo "ratio pooled_run/docker_run: $(python3 -c "print('%.2f' % ($pooled / $docker_run))")" \
          "(pooled $pooled ms, docker run --rm $docker_run ms; target: at most 0.2)"
+ready=$(echo "$pool" | sed -n 's/^ *ready *median *\([0-9.]*\) ms.*/\1/p')
+[ -n "$ready" ] && [ -n "$docker_run" ] &&
+    echo "ratio ready_pooled_run/docker_run: $(python3 -c "print('%.2f' % ($ready / $docker_run))")" \
+         "(the pooled runs that found a sandbox ready, $ready ms: the others wait for the" \
+         "pool's refill, a container create and start)"
 exit "${status:-0}"

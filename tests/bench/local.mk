@@ -26,3 +26,4 @@ bench: bench-docker
 .PHONY: bench-docker
 EXTRA_DIST += tests/bench/docker.sh
 EXTRA_DIST += tests/bench/eval.sh tests/bench/eval-baseline.py tests/bench/eval-gen.py
+EXTRA_DIST += tests/bench/eval-zygote.py

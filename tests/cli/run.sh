@@ -3,7 +3,7 @@
 # exit statuses, stdin, environment, working directory, FILE
 . "$top_srcdir/tests/cli/lib.sh"
 
-plan 31
+plan 32
 
 cli run --lang python -c 'print(6*7)'
 check "run --lang python -c prints 42" rc_and_out 0 42
@@ -91,5 +91,8 @@ check "CPU-time limit: exit 124 with a note" rc_and_err 124 "CPU time limit of 1
 cli run --lang c -c 'int main(void) { return undeclared_name; }'
 check "compile error: exit 1 with a note" rc_and_err 1 "compile error"
 check "compile error: the compiler's message is shown" err_has undeclared_name
+cli run --lang c -c "$(printf '#warning streamed-compile-warning\nint main(void) { return 0; }\n')"
+check "a compile that succeeds with a warning: exit 0, the warning streamed to stderr" \
+    eval 'is_rc 0 && err_has streamed-compile-warning'
 
 done_testing

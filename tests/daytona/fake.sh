@@ -9,28 +9,16 @@
 PS="$top_builddir/polysandbox"
 T="$DT_DIR/t"
 mkdir -p "$T"
-n=0
-failed=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-not_ok() {
-    n=$((n + 1))
-    echo "not ok $n - $1"
-    failed=1
-    [ -s "$T/err" ] && sed 's/^/# stderr: /' "$T/err" | head -15
-    [ -s "$T/out" ] && sed 's/^/# stdout: /' "$T/out" | head -15
-    echo "# status: $rc"
-}
-check() { d=$1; shift; if "$@"; then ok "$d"; else not_ok "$d"; fi; }
+tmp=$T
+CLI_TIMEOUT=120
+. "$top_srcdir/tests/lib/tap.sh"
 # ps ARGS...: polysandbox with a bound on its time; stdout/stderr in $T.
-ps() { timeout 120 "$PS" "$@" </dev/null >"$T/out" 2>"$T/err"; rc=$?; }
-out_is() { [ "$(cat "$T/out")" = "$1" ]; }
-out_has() { grep -q -F -- "$1" "$T/out"; }
-err_has() { grep -q -F -- "$1" "$T/err"; }
+ps() { cli "$@"; }
 # The API bodies the fake received, for checks on the wire.
 reqs() { dt_ctl GET /_fake/requests; }
 live() { dt_ctl GET /_fake/stats | dt_jq 'len(j["live"])'; }
 
-echo "1..50"
+plan 50
 dt_start --page-size 2
 
 # ---- basics ----
@@ -222,4 +210,4 @@ check "an idle sandbox past its ttl is stopped and deleted by the service" \
     eval '! dt_ctl GET /_fake/stats | grep -q "$tid"'
 
 
-exit "$failed"
+done_testing

@@ -13,8 +13,6 @@ if [ -z "${PYTHON:-}" ] && [ -x /usr/bin/python3 ]; then PY=/usr/bin/python3; el
 FAKE="$top_srcdir/tests/fakes/e2b.py"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/ps-e2b-test.XXXXXX") || exit 99
 fake_pid=
-tap_n=0
-tap_failed=0
 
 stop_fake() {
     if [ -n "$fake_pid" ]; then
@@ -101,37 +99,6 @@ s = json.load(open(sys.argv[1]))
 sys.exit(0 if eval(sys.argv[2]) else 1)' "$tmp/fake_answer" "$1"
 }
 
-# ---- TAP, in the style of tests/cli/lib.sh ----
-plan() { echo "1..$1"; }
-ok() { tap_n=$((tap_n + 1)); echo "ok $tap_n - $1"; }
-not_ok() {
-    tap_n=$((tap_n + 1))
-    echo "not ok $tap_n - $1"
-    tap_failed=1
-    if [ -s "$tmp/err" ]; then sed 's/^/# stderr: /' "$tmp/err" | head -20; fi
-    if [ -s "$tmp/out" ]; then sed 's/^/# stdout: /' "$tmp/out" | head -20; fi
-    echo "# status: $rc"
-}
-# cli ARGS...: polysandbox with stdin from /dev/null, bounded in time.
-cli() { timeout -k 5 120 "$PS" "$@" </dev/null >"$tmp/out" 2>"$tmp/err"; rc=$?; }
-cli_in() { f=$1; shift; timeout -k 5 120 "$PS" "$@" <"$f" >"$tmp/out" 2>"$tmp/err"; rc=$?; }
-check() {
-    desc=$1
-    shift
-    if "$@"; then ok "$desc"; else not_ok "$desc"; fi
-}
-is_rc() { [ "$rc" -eq "$1" ]; }
-out_is() { [ "$(cat "$tmp/out")" = "$1" ]; }
-out_has() { grep -q -F -- "$1" "$tmp/out"; }
-err_has() { grep -q -F -- "$1" "$tmp/err"; }
-rc_and_out() { is_rc "$1" && out_is "$2"; }
-rc_and_err() { is_rc "$1" && err_has "$2"; }
-json_check() {
-    "$PY" -c 'import json, sys, base64
-j = json.load(open(sys.argv[1]))
-sys.exit(0 if eval(sys.argv[2]) else 1)' "$tmp/out" "$1"
-}
-done_testing() {
-    [ "$tap_n" -gt 0 ] || { echo "Bail out! no test ran"; exit 1; }
-    exit "$tap_failed"
-}
+# TAP; each polysandbox run bounded in time.
+CLI_TIMEOUT=120
+. "$top_srcdir/tests/lib/tap.sh"

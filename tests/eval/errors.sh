@@ -4,7 +4,7 @@
 # 2 for bad usage), never a crash or a silent wrong answer
 . "$top_srcdir/tests/eval/lib.sh"
 
-plan 17
+plan 18
 
 he="$data/humaneval.jsonl"
 cli eval --samples x.jsonl
@@ -59,5 +59,12 @@ check "--resume on results of other samples: FILE:LINE, nothing run" \
 printf '{"task_id":"Toy/0","sample":0,"verdict":"passed"}\nnot json\n{"task_id":"Toy/1","sample":1,"verdict":"passed"}\n' >"$tmp/junk.jsonl"
 cli eval --dataset "$he" --canonical --out "$tmp/junk.jsonl" --resume
 check "--resume on a damaged middle line: FILE:LINE" eval 'rc_and_err 65 "junk.jsonl:2:"'
+[ -w /dev/full ] && cli eval --dataset "$he" --canonical --out /dev/full -j 2
+if [ -w /dev/full ]; then
+    check "a results file that cannot be written: the run stops, naming it" \
+        rc_and_err 65 "/dev/full: cannot write a result: No space left on device"
+else
+    echo "ok 18 # SKIP no writable /dev/full"
+fi
 
 done_testing

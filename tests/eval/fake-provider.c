@@ -7,6 +7,9 @@
  *              claims exit 0 without running anything
  *   evalnop    every exec claims exit 0 without running anything, so a
  *              comparison with a real provider has verdicts that differ
+ *
+ * The setting exit_code (providers.d or -o provider.NAME.exit_code=N)
+ * makes every exec claim that exit status instead of 0.
  */
 #include <stdatomic.h>
 #include <stdio.h>
@@ -22,16 +25,28 @@ struct fake {
     const sbx_host_v1 *host;
     sbx_host_handle *h;
     atomic_ulong creates;
+    int exit_code;            /* what every exec claims */
 };
 
 static int fake_init(const sbx_host_v1 *host, sbx_host_handle *h, void **prov)
 {
     struct fake *f = calloc(1, sizeof *f);
+    const char *code;
 
     if (!f)
         return host->set_error(h, SBX_E_NOMEM, "out of memory");
     f->host = host;
     f->h = h;
+    code = host->config_get(h, "exit_code");
+    if (code) {
+        char *end;
+        long v = strtol(code, &end, 10);
+        if (*code == '\0' || *end != '\0' || v < 0 || v > 255) {
+            free(f);
+            return host->set_error(h, SBX_E_CONFIG, "exit_code: '%s' is not 0 to 255", code);
+        }
+        f->exit_code = (int)v;
+    }
     *prov = f;
     return SBX_OK;
 }
@@ -59,12 +74,13 @@ static int fake_create(void *prov, const sbx_create_spec_v1 *spec, void **sb,
 static int fake_exec(void *prov, void *sb, const sbx_exec_spec_v1 *spec,
                      const sbx_output_sink_v1 *sink, sbx_exec_outcome_v1 *out)
 {
-    (void)prov;
+    const struct fake *f = prov;
+
     (void)sb;
     (void)spec;
     (void)sink;
-    out->status = SBX_RUN_OK;
-    out->exit_code = 0;
+    out->status = f->exit_code ? SBX_RUN_NONZERO_EXIT : SBX_RUN_OK;
+    out->exit_code = f->exit_code;
     return SBX_OK;
 }
 
@@ -83,5 +99,7 @@ static const sbx_provider_ops_v1 fake_ops = {
     .destroy = fake_destroy,
 };
 
+static const char *const fake_keys[] = { "exit_code", NULL };
+
 SBX_PROVIDER_DEFINE(EVAL_FAKE_NAME, "0.1.0", "evaluation test provider (isolates nothing)",
-                    "MIT", SBX_CAP_CONCURRENT, NULL, NULL, &fake_ops);
+                    "MIT", SBX_CAP_CONCURRENT, fake_keys, NULL, &fake_ops);

@@ -32,7 +32,9 @@ EVAL_TESTS = \
 	tests/eval/errors.sh \
 	tests/eval/json.sh \
 	tests/eval/compare.sh \
-	tests/eval/progress.sh
+	tests/eval/compare-json.sh \
+	tests/eval/progress.sh \
+	tests/eval/site.sh
 TESTS += tests/eval/test-eval-stats $(EVAL_TESTS)
 dist_check_SCRIPTS += $(EVAL_TESTS)
 EXTRA_DIST += tests/eval/lib.sh tests/eval/config tests/eval/data

@@ -692,6 +692,46 @@ static void test_providers(void)
           NULL);
 }
 
+/* provider.NAME.KEY=VALUE overrides: a provider's [settings] key. */
+static void test_provider_overrides(void)
+{
+    char *d = new_dir();
+    const core_provider_conf *p;
+
+    put(d, "providers.d/docker.ini", "[settings]\nimage = a\nsocket = s\n");
+    const char *const o1[] = { "provider.docker.image=b", "provider.docker.extra = x",
+                               "provider.local.uid=1234", NULL };
+    ok(load(d, o1) == SBX_OK, "provider overrides load (%s)", msg());
+    p = prov("docker");
+    ok(p && p->n_settings == 3 && strcmp(p->settings[0].key, "image") == 0 &&
+       strcmp(p->settings[0].value, "b") == 0 &&
+       strcmp(p->settings[0].file, "command line") == 0 && p->settings[0].line == 0 &&
+       strcmp(p->settings[1].value, "s") == 0 && p->settings[1].line == 3,
+       "an override replaces the file's value in place, the others stay");
+    ok(p && strcmp(p->settings[2].key, "extra") == 0 && strcmp(p->settings[2].value, "x") == 0,
+       "an override adds a key the file has not, blanks trimmed");
+    p = prov("local");
+    ok(p && strcmp(p->file, "(built-in)") == 0 && p->n_settings == 1 &&
+       strcmp(p->settings[0].key, "uid") == 0 && strcmp(p->settings[0].value, "1234") == 0,
+       "the built-in local takes overrides too");
+    const char *const o2[] = { "provider.docker.image=b", "provider.docker.image=c", NULL };
+    ok(load(d, o2) == SBX_OK && (p = prov("docker")) && p->n_settings == 2 &&
+       strcmp(p->settings[0].value, "c") == 0, "the last override of a key wins");
+
+    const char *const o3[] = { "provider.e2b.key=1", NULL };
+    fails(d, o3, "an override of a provider not configured", "command line:",
+          "no provider 'e2b' is configured", NULL);
+    const char *const o4[] = { "provider.docker=1", NULL };
+    fails(d, o4, "provider.NAME without a key", "command line:",
+          "is not provider.NAME.KEY", NULL);
+    const char *const o5[] = { "provider.docker.a.b=1", NULL };
+    fails(d, o5, "provider.NAME.KEY with a dotted key", "command line:",
+          "is not provider.NAME.KEY", NULL);
+    put(d, "polysandbox.ini", "[provider]\ndocker.image = a\n");
+    fails(d, NULL, "a [provider] section in polysandbox.ini", "polysandbox.ini:2:",
+          "unknown section [provider]", NULL);
+}
+
 static bool argv_is(char *const *v, const char *const *want)
 {
     size_t i;
@@ -921,6 +961,7 @@ int main(void)
     test_main_errors();
     test_env_and_override_errors();
     test_providers();
+    test_provider_overrides();
     test_templates();
     test_xdg();
     test_shipped();

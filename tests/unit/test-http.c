@@ -94,6 +94,9 @@ static int serve_one(int fd)
             answer(fd, 429, "Retry-After: 2\r\n", "{\"message\":\"slow down\"}");
         else if (strcmp(path, "/notjson") == 0)
             answer(fd, 200, NULL, "hello");
+        else if (strcmp(path, "/hdr") == 0)
+            answer(fd, 200, "X-Next-Token:  tok-1 \r\nx-other: no\r\nX-NEXT-TOKEN: tok-2\r\n"
+                   "X-Empty:\r\n", "");
         else if (strcmp(path, "/key") == 0)
             answer(fd, 200, NULL, key);
         else if (strcmp(path, "/big") == 0) {
@@ -253,6 +256,37 @@ int main(void)
     rc = ph_do(c, &(ph_request){ .path = "/key" }, &r, err);
     ok(rc == SBX_OK && strcmp(r.body, "s3cret-value") == 0, "the client's header was sent");
     ph_response_clear(&r);
+
+    {
+        static const char *const keep[] = { "x-next-token", "X-Empty", "X-Absent", NULL };
+
+        rc = ph_do(c, &(ph_request){ .path = "/hdr", .keep_headers = keep }, &r, err);
+        ok(rc == SBX_OK && r.status == 200, "GET /hdr");
+        ok(ph_response_header(&r, "X-Next-Token") &&
+           strcmp(ph_response_header(&r, "X-Next-Token"), "tok-2") == 0,
+           "a kept header, any case, trimmed, the last of two: %s",
+           ph_response_header(&r, "X-Next-Token") ? ph_response_header(&r, "X-Next-Token") : "NULL");
+        ok(ph_response_header(&r, "x-empty") && !*ph_response_header(&r, "x-empty"),
+           "a kept header with an empty value is \"\"");
+        ok(!ph_response_header(&r, "X-Other") && !ph_response_header(&r, "X-Absent") &&
+           !ph_response_header(&r, "X-Next"), "headers not asked for, absent or a prefix: NULL");
+        ph_response_clear(&r);
+        ok(r.kept == NULL && !ph_response_header(&r, "X-Next-Token"), "clear drops them");
+        rc = ph_do(c, &(ph_request){ .method = "HEAD", .path = "/hdr", .keep_headers = keep },
+                   &r, err);
+        ok(rc == SBX_OK && ph_response_header(&r, "x-next-token"), "HEAD keeps them too");
+        ph_response_clear(&r);
+        rc = ph_do(c, &(ph_request){ .path = "/hdr" }, &r, err);
+        ok(rc == SBX_OK && !r.kept && !ph_response_header(&r, "X-Next-Token"),
+           "nothing kept unless asked");
+        ph_response_clear(&r);
+    }
+    {
+        char *e = ph_escape("/work/a b&c=%");
+
+        ok(e && strcmp(e, "%2Fwork%2Fa%20b%26c%3D%25") == 0, "ph_escape: %s", e ? e : "NULL");
+        free(e);
+    }
 
     rc = ph_do(c, &(ph_request){ .path = "/big", .max_body = 1000 }, &r, err);
     ok(rc == SBX_E_LIMIT && strstr(err, "larger than 1000"), "a body over the cap: %s", err);

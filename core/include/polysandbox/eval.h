@@ -170,7 +170,9 @@ SBX_API int sbx_eval_opts_set_retries(sbx_eval_opts *o, unsigned retries);
 /**
  * sbx_eval_opts_set_journal:
  * @path: the results JSONL file (copied); NULL: none.  Each record is
- *   appended and synced to disk as its sample finishes.
+ *   appended as its sample finishes and synced to disk right after, by
+ *   a thread of the run (every record is synced before sbx_eval_run
+ *   returns).
  * @resume: keep the records already in @path (a torn last line is cut
  *   off) and run only the samples that have none; false truncates it.
  * Since: 0.1

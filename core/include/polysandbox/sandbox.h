@@ -62,9 +62,15 @@ SBX_API const char *sbx_run_status_name(sbx_run_status s);
  *   templates.d/; NULL means $POLYSANDBOX_CONFIG_DIR if set, else the
  *   system directory (then $XDG_CONFIG_HOME/polysandbox on top).
  *
- * Reads the configuration, then loads every enabled provider.  A provider
- * that fails to load is kept as unavailable with its reason; that is not
- * an error of sbx_ctx_new.  Errors: SBX_E_CONFIG (the message names
+ * Reads the configuration and finds the providers (the provider path and
+ * providers.d/), but opens no provider module: each enabled provider is
+ * loaded and initialised the first time it is needed (a create or run
+ * that selects it or falls back to it, sbx_provider_health, doctor, gc,
+ * a pool, or a call below that reports what only loading tells: state,
+ * reason, version, description, capabilities).  A provider that fails to
+ * load is kept as unavailable with its reason, reported the same way every
+ * time; that is never an error of sbx_ctx_new.
+ * Errors: SBX_E_CONFIG (the message names
  * file:line), SBX_E_NOMEM.  On error *out is still set when possible so
  * sbx_ctx_last_error() can be read; free it.
  *
@@ -83,7 +89,8 @@ SBX_API int sbx_ctx_new(sbx_ctx **out, const char *config_dir);
 SBX_API int sbx_ctx_new_with(sbx_ctx **out, const char *config_dir,
                              const char *const *overrides);
 
-/** sbx_ctx_free: fini every provider, free everything.  NULL is fine. */
+/** sbx_ctx_free: fini every provider that was initialised, free everything.
+ * NULL is fine. */
 SBX_API void sbx_ctx_free(sbx_ctx *ctx);
 
 /**
@@ -109,17 +116,23 @@ typedef enum sbx_provider_state {
     SBX_PROVIDER_DISABLED = 2     /* found, but not enabled */
 } sbx_provider_state;
 
-/** Number of providers found (ready, unavailable or disabled). */
+/** Number of providers found (ready, unavailable or disabled).  An
+ * optional provider that fails to load is not counted, so this loads the
+ * enabled optional ones; the others are not loaded by counting. */
 SBX_API size_t sbx_ctx_provider_count(const sbx_ctx *ctx);
 /** The @i-th provider (transfer none), by priority, or NULL. */
 SBX_API const sbx_provider *sbx_ctx_provider(const sbx_ctx *ctx, size_t i);
-/** The provider called @name (transfer none), or NULL. */
+/** The provider called @name (transfer none), or NULL (loads it only when
+ * it is optional: NULL then means it failed). */
 SBX_API const sbx_provider *sbx_ctx_find_provider(const sbx_ctx *ctx,
                                                   const char *name);
 SBX_API const char *sbx_provider_name(const sbx_provider *p);
 SBX_API const char *sbx_provider_version(const sbx_provider *p);
 SBX_API const char *sbx_provider_description(const sbx_provider *p);
 SBX_API const char *sbx_provider_path(const sbx_provider *p);
+/** Loads @p first if it was not loaded yet (thread-safe, once per
+ * context); so do reason, reason_code, version, description and
+ * capabilities.  Name, path and priority need no loading. */
 SBX_API sbx_provider_state sbx_provider_get_state(const sbx_provider *p);
 /** Why an unavailable provider is unavailable, else NULL. */
 SBX_API const char *sbx_provider_reason(const sbx_provider *p);
@@ -140,7 +153,9 @@ typedef void (*sbx_doctor_cb)(void *ud, const char *check, bool ok,
 SBX_API int sbx_provider_doctor(sbx_ctx *ctx, const char *provider,
                                 sbx_doctor_cb cb, void *ud);
 
-/** The name of the provider used when a request names none, or NULL. */
+/** The name of the provider used when a request names none, or NULL:
+ * [core] default_provider, else the first provider in order that loads
+ * (those after it are not loaded). */
 SBX_API const char *sbx_ctx_default_provider(const sbx_ctx *ctx);
 
 /** True when the provider's ini says optional = true.  Since: 0.1 */

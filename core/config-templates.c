@@ -1,0 +1,245 @@
+/* core/config-templates.c - templates.d/NAME.ini: [template] and [env],
+ * command lines split into argv, and whether the commands are on the host
+ */
+#include "config.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "config-int.h"
+
+#define TEMPLATE_KEYS "extensions, source, compile, run, image"
+/* Where templates look for their interpreters and compilers. */
+#define TEMPLATE_PATH "/usr/local/bin:/usr/bin:/bin"
+
+static bool valid_env_name(const char *s)
+{
+    if (!((*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z') || *s == '_'))
+        return false;
+    for (s++; *s; s++)
+        if (!((*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z') ||
+              (*s >= '0' && *s <= '9') || *s == '_'))
+            return false;
+    return true;
+}
+
+/*
+ * Split a command line into argv: blanks separate words, '...' is
+ * literal, "..." allows \" and \\, a backslash outside quotes escapes the
+ * next character.  No variables, globs or other shell syntax.
+ */
+static int split_argv(const char *s, char ***out, const char **why)
+{
+    size_t len = strlen(s);
+    char *word = malloc(len + 1);
+    char **v = NULL;
+    const char *p = s;
+
+    *why = NULL;
+    if (!word)
+        return SBX_E_NOMEM;
+    while (*p) {
+        size_t n = 0;
+        bool in_word = false;
+
+        while (core_cfg_is_blank(*p))
+            p++;
+        while (*p && !core_cfg_is_blank(*p)) {
+            in_word = true;
+            if (*p == '\'') {
+                const char *q = strchr(p + 1, '\'');
+                if (!q) {
+                    *why = "unterminated ' quote";
+                    goto fail;
+                }
+                memcpy(word + n, p + 1, (size_t)(q - p - 1));
+                n += (size_t)(q - p - 1);
+                p = q + 1;
+            } else if (*p == '"') {
+                for (p++; *p && *p != '"'; p++) {
+                    if (*p == '\\' && (p[1] == '"' || p[1] == '\\'))
+                        p++;
+                    word[n++] = *p;
+                }
+                if (*p != '"') {
+                    *why = "unterminated \" quote";
+                    goto fail;
+                }
+                p++;
+            } else if (*p == '\\') {
+                if (!p[1]) {
+                    *why = "a backslash at the end";
+                    goto fail;
+                }
+                word[n++] = p[1];
+                p += 2;
+            } else {
+                word[n++] = *p++;
+            }
+        }
+        if (in_word) {
+            word[n] = '\0';
+            if (core_strv_push(&v, word) != SBX_OK)
+                goto fail;
+        }
+    }
+    if (!v) {
+        *why = "empty command";
+        goto fail;
+    }
+    free(word);
+    *out = v;
+    return SBX_OK;
+fail:
+    free(word);
+    core_strv_free(v);
+    return *why ? SBX_E_CONFIG : SBX_E_NOMEM;
+}
+
+static int apply_template(loader *ld, const char *section, const char *key,
+                          const char *value)
+{
+    core_template_conf *t = &ld->cur->tmpl;
+    const where *w = &ld->at;
+    const char *why = NULL;
+    char **list = NULL;
+
+    if (strcmp(section, "env") == 0) {
+        if (!valid_env_name(key))
+            return core_cfg_err(ld, SBX_E_CONFIG, w, "bad environment variable name "
+                                "'%s' in [env]", key);
+        sbx_kv_v1 *ne = realloc(t->env, (t->n_env + 1) * sizeof *ne);
+        if (!ne)
+            return core_cfg_nomem(ld);
+        t->env = ne;
+        ne[t->n_env].key = strdup(key);
+        ne[t->n_env].value = strdup(value);
+        t->n_env++;
+        if (!ne[t->n_env - 1].key || !ne[t->n_env - 1].value)
+            return core_cfg_nomem(ld);
+        return SBX_OK;
+    }
+    if (strcmp(section, "template") != 0)
+        return core_cfg_err(ld, SBX_E_CONFIG, w, "unknown section [%s] (known: "
+                            "[template], [env])", section);
+
+    if (strcmp(key, "extensions") == 0) {
+        if (core_cfg_split_list(value, ", \t", &list) != SBX_OK)
+            return core_cfg_nomem(ld);
+        if (!list)
+            return core_cfg_err(ld, SBX_E_CONFIG, w, "extensions is empty");
+        for (size_t i = 0; list[i]; i++) {
+            if (list[i][0] != '.' || !list[i][1] || strchr(list[i], '/')) {
+                core_cfg_err(ld, SBX_E_CONFIG, w, "bad extension '%s' (each starts "
+                             "with a dot, like .py)", list[i]);
+                core_strv_free(list);
+                return ld->rc;
+            }
+        }
+        core_strv_free(t->extensions);
+        t->extensions = list;
+        return SBX_OK;
+    }
+    if (strcmp(key, "source") == 0) {
+        if (!*value || strchr(value, '/') || strcmp(value, ".") == 0 ||
+            strcmp(value, "..") == 0)
+            return core_cfg_err(ld, SBX_E_CONFIG, w, "bad source '%s' (a plain file "
+                                "name, like main.py)", value);
+        return core_cfg_replace_str(ld, &t->source, value);
+    }
+    if (strcmp(key, "compile") == 0 || strcmp(key, "run") == 0) {
+        int rc = split_argv(value, &list, &why);
+        if (rc == SBX_E_NOMEM)
+            return core_cfg_nomem(ld);
+        if (rc != SBX_OK)
+            return core_cfg_err(ld, SBX_E_CONFIG, w, "bad %s command '%s': %s", key,
+                                value, why);
+        char ***slot = key[0] == 'c' ? &t->compile : &t->run;
+        core_strv_free(*slot);
+        *slot = list;
+        return SBX_OK;
+    }
+    if (strcmp(key, "image") == 0) {
+        if (!*value)
+            return core_cfg_err(ld, SBX_E_CONFIG, w, "image is empty");
+        return core_cfg_replace_str(ld, &t->image, value);
+    }
+    return core_cfg_err(ld, SBX_E_CONFIG, w, "unknown key '%s' in [template] (known: "
+                        TEMPLATE_KEYS ")", key);
+}
+
+static bool is_exec_file(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISREG(st.st_mode) && access(path, X_OK) == 0;
+}
+
+/* A command with a slash and no leading one (./main) is made by the
+ * compile step inside the sandbox, so it is not looked up on the host. */
+static bool command_found(const char *cmd)
+{
+    char path[PATH_MAX];
+
+    if (strchr(cmd, '/'))
+        return cmd[0] != '/' || is_exec_file(cmd);
+
+    for (const char *p = TEMPLATE_PATH; *p;) {
+        size_t n = strcspn(p, ":");
+        int len = snprintf(path, sizeof path, "%.*s/%s", (int)n, p, cmd);
+        if (len > 0 && (size_t)len < sizeof path && is_exec_file(path))
+            return true;
+        p += n;
+        if (*p)
+            p++;
+    }
+    return false;
+}
+
+/* Checks that need the whole file, and the defaults that depend on it. */
+static int finish_template(loader *ld)
+{
+    core_template_conf *t = &ld->cur->tmpl;
+    const where w = { ld->at.name, 0 };
+
+    if (!t->run)
+        return core_cfg_err(ld, SBX_E_CONFIG, &w, "[template] has no run command");
+    if (!t->extensions)
+        return core_cfg_err(ld, SBX_E_CONFIG, &w, "[template] has no extensions");
+    if (!t->source && asprintf(&t->source, "main%s", t->extensions[0]) < 0) {
+        t->source = NULL;
+        return core_cfg_nomem(ld);
+    }
+    t->available = command_found(t->run[0]) &&
+                   (!t->compile || command_found(t->compile[0]));
+    return SBX_OK;
+}
+
+static void template_drop(void *e)
+{
+    core_template_conf *t = e;
+
+    free(t->name);
+    free(t->file);
+    core_strv_free(t->extensions);
+    free(t->source);
+    core_strv_free(t->compile);
+    core_strv_free(t->run);
+    free(t->image);
+    for (size_t i = 0; i < t->n_env; i++) {
+        free((char *)t->env[i].key);
+        free((char *)t->env[i].value);
+    }
+    free(t->env);
+    memset(t, 0, sizeof *t);
+}
+
+const cfg_kind core_cfg_templates = {
+    .sub = "templates.d", .what = "template", .name_extra = "+-",
+    .name_chars = "a-z, 0-9, _, + and -", .size = sizeof(core_template_conf),
+    .items_off = offsetof(core_config, templates), .n_off = offsetof(core_config, n_templates),
+    .apply = apply_template, .finish = finish_template, .drop = template_drop,
+};
