@@ -83,13 +83,16 @@ static int stat_path(struct dk_prov *p, const char *id, const char *abs, uint64_
     const char *b64 = ph_response_header(&resp, keep[0]);
     bool have = b64 != NULL;
     size_t jlen = 0;
-    unsigned char *js = ret == SBX_OK && status == 200 && have ? pc_b64_decode(b64, &jlen) : NULL;
+    /* Podman answers 404 for a dangling link, with the link's own stat:
+     * it exists (and is refused as a link). */
+    unsigned char *js = ret == SBX_OK && (status == 200 || status == 404) && have
+                            ? pc_b64_decode(b64, &jlen) : NULL;
     ph_response_clear(&resp);
     if (ret != SBX_OK)
         return -dk_err(p, ret, "%s (%s)", err, p->socket);
-    if (status == 404)
+    if (status == 404 && !have)
         return 0;
-    if (status != 200 || !have) {
+    if ((status != 200 && status != 404) || !have) {
         free(js);
         return -dk_err(p, ph_status_code(status) ? ph_status_code(status) : SBX_E_BACKEND,
                        "stat of %s in %s: the daemon answered %ld", abs, id, status);

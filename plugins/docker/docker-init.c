@@ -507,12 +507,17 @@ int exec_run(const struct opts *op, int rep_fd, int nonce_mode)
         if (waitpid(pid, &st, 0) == pid)
             status = st;
     }
-    /* Collect the rest of the control channel's nonce if it was late. */
+    /* Collect the rest of the control channel: the nonce if it was late,
+     * and the stdin CMD left unread, up to its end (dropped).  Podman
+     * drops the output not yet relayed, the report among it, when its
+     * copy of stdin fails against an exec that is gone. */
     uint64_t give_up = now_ms() + 2000;
-    while (nonce_mode && !c.nonce[0] && ctl_fd >= 0 && now_ms() < give_up) {
+    while (nonce_mode && (!c.nonce[0] || !c.in_eof) && !c.kill && ctl_fd >= 0 &&
+           now_ms() < give_up) {
         struct pollfd pf = {.fd = ctl_fd, .events = POLLIN};
         if (poll(&pf, 1, 100) > 0 && ctl_read(&c, ctl_fd) < 0)
             break;
+        c.in_off = c.in_len;
     }
     char err[32] = "";
     ssize_t en = read(rep[0], err, sizeof err - 1);

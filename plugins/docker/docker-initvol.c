@@ -156,8 +156,11 @@ int dk_init_ensure(struct dk_prov *p, const char *image)
     pthread_mutex_lock(&p->init_lock);
     if (p->init_ready)
         goto out;
-    if (!p->init_volume[0])
+    if (!p->init_volume[0]) {
+        if ((ret = dk_probe(p)))
+            goto out;
         volume_name(p->init_volume);
+    }
     for (int tries = 0; tries < 300; tries++) {
         int st = marker_state(p);
         if (st < 0) {

@@ -47,6 +47,9 @@ struct dk_prov {
     bool allow_host_net;
     bool readonly_rootfs;
     bool pull;                 /* pull a missing image */
+    /* The daemon is Podman's Docker-compatible service (GET
+     * /libpod/_ping answers); probed once, with the helper. */
+    bool podman;
     bool exec_attach;          /* exec_mode = attach: new sandboxes serve execs */
     /* The helper's volume is known to be installed (once per process). */
     pthread_mutex_t init_lock;
@@ -70,6 +73,8 @@ int dk_json(struct dk_prov *p, const char *method, const char *path, json_t *bod
             long timeout_ms, long *status, json_t **out, char err[PH_ERR_MAX]);
 int dk_err(struct dk_prov *p, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* Sets p->podman (once, before the first create). */
+int dk_probe(struct dk_prov *p);
 
 /* ---- docker-spec.c: the create body (pure; unit-tested) ---- */
 struct dk_create_args {
@@ -80,6 +85,7 @@ struct dk_create_args {
     int64_t nano_cpus;
     bool readonly_rootfs;
     bool host_network;
+    bool podman;                /* no HostConfig.Ulimits (see docker-spec.c) */
     bool serve;                 /* PID 1 is the exec server, stdin open */
     uint64_t now_unix_ns;
     const sbx_create_spec_v1 *spec;

@@ -153,7 +153,12 @@ json_t *dk_create_body(const struct dk_create_args *a, char *err, size_t errlen)
           set_new(hc, "ReadonlyRootfs", json_boolean(a->readonly_rootfs)) ||
           set_new(hc, "CapDrop", json_pack("[s]", "ALL")) ||
           set_new(hc, "SecurityOpt", json_pack("[s]", "no-new-privileges")) ||
-          json_object_set(hc, "Ulimits", ulimits) || json_object_set(hc, "Mounts", mounts) ||
+          /* Podman sets nofile and nproc to 2^20 unless given (runc
+           * fails where it lacks CAP_SYS_RESOURCE), and its containers.conf
+           * default_ulimits apply only when no Ulimits are: leave them all
+           * to its configuration; the helper sets nofile and fsize per exec. */
+          (!a->podman && json_object_set(hc, "Ulimits", ulimits)) ||
+          json_object_set(hc, "Mounts", mounts) ||
           set_new(hc, "IpcMode", json_string("private"));
     if (!bad && a->nano_cpus > 0)
         bad = set_new(hc, "NanoCpus", json_integer(a->nano_cpus));

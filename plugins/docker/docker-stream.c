@@ -142,7 +142,13 @@ bool dk_report_parse(const char *s, struct dk_report *rep)
     }
     long long cpu, rss;
     int used = 0;
-    if (sscanf(s, " cpu=%lld rss=%lld\n%n", &cpu, &rss, &used) != 2 || s[used] != '\0')
+    /* The report is one line.  Podman may add words of its own to stderr
+     * after the exec ended ("Error: read unixpacket ...: connection reset
+     * by peer" when the command left stdin unread): not the sandbox's (it
+     * cannot know the nonce, and nothing of it runs after the report), so
+     * they are dropped. */
+    if (sscanf(s, " cpu=%lld rss=%lld%n", &cpu, &rss, &used) != 2 ||
+        (s[used] != '\0' && s[used] != '\n'))
         return false;
     rep->cpu_ns = cpu;
     rep->rss = rss;

@@ -9,7 +9,7 @@ docker_ready; r=$?
 [ "$r" -eq 0 ] || exit "$r"
 D=/usr/bin/docker
 [ -x "$D" ] || D=docker
-plan 14
+plan 16
 
 cli run --provider docker --lang python -c 'print(6*7)'
 check "a python template run (image mapped by image_aliases)" rc_and_out 0 42
@@ -19,8 +19,12 @@ id=$(out)
 check "create prints a sandbox id" is_rc 0
 check "the container carries the label and the sandbox mark" sh -c \
     "$D inspect -f '{{index .Config.Labels \"run\"}}|{{index .Config.Labels \"io.polysandbox.sandbox\"}}' $id | grep -qx '$$|1'"
+# Podman reports CapDrop ALL as the list of its default capabilities, and
+# its top takes format descriptors, not ps(1) options.
+caps='\[ALL\]' top='-o pid,args'
+[ "${DOCKER_ENGINE:-docker}" = podman ] && caps='\[AUDIT_WRITE CHOWN [A-Z_ ]*\]' top='pid,args'
 check "HostConfig: no network, read-only root, CapDrop ALL, no-new-privileges, memory = swap" sh -c \
-    "$D inspect -f '{{.HostConfig.NetworkMode}} {{.HostConfig.ReadonlyRootfs}} {{.HostConfig.CapDrop}} {{.HostConfig.SecurityOpt}} {{eq .HostConfig.Memory .HostConfig.MemorySwap}}' $id | grep -qx 'none true \[ALL\] \[no-new-privileges\] true'"
+    "$D inspect -f '{{.HostConfig.NetworkMode}} {{.HostConfig.ReadonlyRootfs}} {{.HostConfig.CapDrop}} {{.HostConfig.SecurityOpt}} {{eq .HostConfig.Memory .HostConfig.MemorySwap}}' $id | grep -qx 'none true $caps \[no-new-privileges\] true'"
 
 cli list --provider docker
 check "list shows the sandbox" out_has "$id"
@@ -28,17 +32,24 @@ check "list shows the sandbox" out_has "$id"
 cli exec --provider docker "$id" -- sh -c 'touch /rootfs-write 2>/dev/null && echo wrote || echo refused'
 check "the root file system is read-only" rc_and_out 0 refused
 
+cli exec --provider docker "$id" -- sh -c 'grep -E "^Cap(Eff|Bnd)" /proc/self/status | tr -d "\t"'
+check "no capability in the sandbox" rc_and_out 0 "$(printf 'CapEff:0000000000000000\nCapBnd:0000000000000000')"
+
+# The work directory is a tmpfs of the disk limit (tests/config: 256M).
+cli exec --provider docker "$id" -- sh -c 'df -k /work | awk "NR == 2 {print \$1, \$2}"'
+check "/work is a tmpfs of the disk limit" rc_and_out 0 "tmpfs 262144"
+
 # A sleeper forked by the command (and one in its own session) must die
 # with the timeout: seen from the daemon's side, nothing but PID 1 (the
 # idle init, or the exec server in attach mode) is left.
 cli exec --provider docker -t 1s "$id" -- sh -c 'sleep 1234 & setsid sleep 1235 & sleep 1236'
 check "timeout status" is_rc 124
-left=$($D top "$id" -o pid,args 2>/dev/null | grep -c 'sleep 123')
+left=$($D top "$id" $top 2>/dev/null | grep -c 'sleep 123')
 check "no sleeper survives the timeout (docker top: $left, and it lists PID 1)" \
-    sh -c "[ $left -eq 0 ] && $D top $id | grep -qE -- '--idle|--serve'"
+    sh -c "[ $left -eq 0 ] && $D top $id $top | grep -qE -- '--idle|--serve'"
 
 cli exec --provider docker "$id" -- sh -c 'sleep 1237 >/dev/null 2>&1 & echo started'
-left=$($D top "$id" -o pid,args 2>/dev/null | grep -c 'sleep 1237')
+left=$($D top "$id" $top 2>/dev/null | grep -c 'sleep 1237')
 check "background processes end with their exec" [ "$left" -eq 0 ]
 
 printf 'from stdin' >"$tmp/in"

@@ -42,6 +42,9 @@ docker_ping() {
 # Starts dockerd when nothing answers on the socket; waits at most 60 s.
 docker_start_daemon() {
     docker_ping && return 0
+    # Another engine's socket (tests/podman/lib.sh): never a dockerd there.
+    [ "${DOCKER_ENGINE:-docker}" = docker ] ||
+        { docker_unready "$DOCKER_ENGINE does not answer on $DOCKER_SOCK"; return; }
     command -v dockerd >/dev/null 2>&1 ||
         { docker_unready "no dockerd on this machine (apt-get install docker.io)"; return; }
     [ "$(id -u)" -eq 0 ] ||
@@ -53,7 +56,8 @@ docker_start_daemon() {
         log=${top_builddir:-.}/tests/dockerd.log
         echo "# docker: starting dockerd (log: $log)" >&2
         # setsid: the daemon must not die with this test's process group.
-        setsid dockerd --host "unix://$DOCKER_SOCK" >"$log" 2>&1 </dev/null &
+        # 9>&-: the daemon must not hold the start lock for its lifetime.
+        setsid dockerd --host "unix://$DOCKER_SOCK" >"$log" 2>&1 </dev/null 9>&- &
         i=0
         while [ $i -lt 120 ]; do
             docker_ping && exit 0

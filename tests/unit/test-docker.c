@@ -94,6 +94,18 @@ static void test_demux_edge(void)
     dk_demux_feed(&d, raw, n);
     ok(!dk_demux_finish(&d, &r) && g2.len[2] == strlen(bogus),
        "a malformed report is not trusted and is delivered as stderr");
+    /* Podman adds its own words to stderr after the exec ended. */
+    char podman[] = "\036SBXabc:x=0 cpu=1 rss=2\nError: read unixpacket "
+                    "@->/proc/self/fd/16/attach: read: connection reset by peer\n";
+    struct got g3 = {0};
+    dk_demux_init(&d, "abc", collect, &g3);
+    n = frame(raw, 2, podman, 40);
+    dk_demux_feed(&d, raw, n);
+    unsigned char raw2[128];
+    n = frame(raw2, 2, podman + 40, strlen(podman) - 40);
+    dk_demux_feed(&d, raw2, n);
+    ok(dk_demux_finish(&d, &r) && !strcmp(r.status, "x") && r.value == 0 && r.rss == 2 &&
+       g3.len[2] == 0, "a report followed by the daemon's words (Podman): parsed, words dropped");
 }
 
 static void test_spec(void)
@@ -140,6 +152,14 @@ static void test_spec(void)
        !memcmp(&back, &s.limits, sizeof back), "limits label round trip");
     ok(dk_limits_parse("1,2,3", &back) < 0, "a short limits label is refused");
     json_decref(b);
+    a.podman = true;
+    b = dk_create_body(&a, err, sizeof err);
+    hc = json_object_get(b, "HostConfig");
+    ok(b && !json_object_get(hc, "Ulimits") &&
+       json_integer_value(json_object_get(hc, "PidsLimit")) == 32,
+       "Podman: no Ulimits (its defaults hold; the helper sets nofile and fsize per exec)");
+    json_decref(b);
+    a.podman = false;
     sbx_kv_v1 bad[] = {{DK_LABEL_PREFIX "x", "1"}};
     s.labels = bad;
     b = dk_create_body(&a, err, sizeof err);

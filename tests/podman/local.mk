@@ -1,0 +1,15 @@
+# tests/podman/local.mk - the docker provider on Podman's Docker-compatible
+# service (tests/podman/lib.sh starts one of its own and imports the image).
+podman_tests = tests/podman/conformance.t tests/podman/cli.sh
+if BUILD_PROVIDER_DOCKER
+TESTS += $(podman_tests)
+endif
+dist_check_SCRIPTS += $(podman_tests)
+EXTRA_DIST += tests/podman/lib.sh
+
+# The docker provider against the docker command, both on Podman.
+bench-podman: all
+	top_builddir=$(abs_top_builddir) top_srcdir=$(abs_top_srcdir) $(SHELL) $(top_srcdir)/tests/podman/bench.sh
+.PHONY: bench-podman
+EXTRA_DIST += tests/podman/bench.sh
+CLEANFILES += tests/podman.log
