@@ -23,39 +23,12 @@
 
 #include <polysandbox/sandbox.h>
 
-static int n_tests, n_failed;
+#include "../unit/tap.h"
+
 static char loader_libs[1024];  /* .../tests/loader/.libs: good, init_error */
 static char lazy_libs[1024];    /* .../tests/lazy/.libs: marker */
 static char tmproot[256];
 static char logpath[512];       /* $SBX_TEST_LOAD_LOG */
-
-static void ok(int cond, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void ok(int cond, const char *fmt, ...)
-{
-    va_list ap;
-
-    n_tests++;
-    if (!cond)
-        n_failed++;
-    printf("%sok %d - ", cond ? "" : "not ", n_tests);
-    va_start(ap, fmt);
-    vprintf(fmt, ap);
-    va_end(ap);
-    putchar('\n');
-    fflush(stdout);
-}
-
-static void diag(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void diag(const char *fmt, ...)
-{
-    va_list ap;
-
-    fputs("# ", stdout);
-    va_start(ap, fmt);
-    vprintf(fmt, ap);
-    va_end(ap);
-    putchar('\n');
-}
 
 static void bail(const char *what)
 {
@@ -422,6 +395,5 @@ int main(void)
 
     if (nftw(tmproot, rm_one, 16, FTW_DEPTH | FTW_PHYS) != 0)
         diag("could not remove %s: %s", tmproot, strerror(errno));
-    printf("1..%d\n", n_tests);
-    return n_failed ? 1 : 0;
+    return tap_done();
 }
