@@ -24,6 +24,7 @@
 #include <time.h>
 
 #include "docker-int.h"
+#include "docker-proto.h"
 
 #define FRAME_MAX (1u << 20)
 /* After the helper's own deadline, how long before we ask it to kill,
@@ -73,11 +74,7 @@ static int push_frame(struct dk_xrun *r, char type, const void *data, size_t len
     if (!nb)
         return SBX_E_NOMEM;
     unsigned char *f = nb + r->snd_len;
-    f[0] = (unsigned char)type;
-    f[1] = (unsigned char)(len >> 24);
-    f[2] = (unsigned char)(len >> 16);
-    f[3] = (unsigned char)(len >> 8);
-    f[4] = (unsigned char)len;
+    wrap_put_hdr(f, (char)type, (uint32_t)len);
     if (len)
         memcpy(f + 5, data, len);
     r->snd = nb;

@@ -92,20 +92,6 @@ static uint64_t get64(const unsigned char *b)
     return v;
 }
 
-static void put_hdr(unsigned char *h, char type, uint64_t id, uint32_t len)
-{
-    h[0] = SRV_MAGIC0;
-    h[1] = SRV_MAGIC1;
-    h[2] = (unsigned char)type;
-    h[3] = 0;
-    for (int i = 0; i < 8; i++)
-        h[4 + i] = (unsigned char)(id >> (56 - 8 * i));
-    h[12] = (unsigned char)(len >> 24);
-    h[13] = (unsigned char)(len >> 16);
-    h[14] = (unsigned char)(len >> 8);
-    h[15] = (unsigned char)len;
-}
-
 /* Queues a frame for the provider; drops it when out of memory (the
  * provider's deadline then reports the exec as lost, never wrongly). */
 static void send_frame(char type, uint64_t id, const void *data, size_t len)
@@ -122,7 +108,7 @@ static void send_frame(char type, uint64_t id, const void *data, size_t len)
         obuf = nb;
         ocap = nc;
     }
-    put_hdr(obuf + olen, type, id, (uint32_t)len);
+    srv_put_hdr(obuf + olen, type, id, (uint32_t)len);
     if (len)
         memcpy(obuf + olen + SRV_HDR, data, len);
     olen += SRV_HDR + len;
@@ -189,11 +175,7 @@ static void to_ctl(struct sx *x, char type, const void *data, size_t len)
         return;
     }
     unsigned char *f = nb + x->pend_len;
-    f[0] = (unsigned char)type;
-    f[1] = (unsigned char)(len >> 24);
-    f[2] = (unsigned char)(len >> 16);
-    f[3] = (unsigned char)(len >> 8);
-    f[4] = (unsigned char)len;
+    wrap_put_hdr(f, (char)type, (uint32_t)len);
     if (len)
         memcpy(f + 5, data, len);
     x->pend = nb;

@@ -52,4 +52,34 @@
 #define SRV_PROBE_MAX_MS 10000     /* after it */
 #define SRV_SYNC_ID 0x53594e432d535258ull /* "SYNC-SRX" */
 
+#include <stdint.h>
+
+/* The 16-byte header of a server frame: magic, type, exec id, length (all
+ * big-endian); shared by the server (docker-initsrv.c) and the provider
+ * (docker-serve.c). */
+static inline void srv_put_hdr(unsigned char *h, char type, uint64_t id, uint32_t len)
+{
+    h[0] = SRV_MAGIC0;
+    h[1] = SRV_MAGIC1;
+    h[2] = (unsigned char)type;
+    h[3] = 0;
+    for (int i = 0; i < 8; i++)
+        h[4 + i] = (unsigned char)(id >> (56 - 8 * i));
+    h[12] = (unsigned char)(len >> 24);
+    h[13] = (unsigned char)(len >> 16);
+    h[14] = (unsigned char)(len >> 8);
+    h[15] = (unsigned char)len;
+}
+
+/* The 5-byte header of a wrapper frame (type, big-endian length), as the
+ * wrapper's stdin and the server's control channel carry them. */
+static inline void wrap_put_hdr(unsigned char *f, char type, uint32_t len)
+{
+    f[0] = (unsigned char)type;
+    f[1] = (unsigned char)(len >> 24);
+    f[2] = (unsigned char)(len >> 16);
+    f[3] = (unsigned char)(len >> 8);
+    f[4] = (unsigned char)len;
+}
+
 #endif /* DOCKER_PROTO_H */

@@ -70,26 +70,12 @@ struct dk_conn {
     bool eof;
 };
 
-static void put_hdr(unsigned char *h, char type, uint64_t id, uint32_t len)
-{
-    h[0] = SRV_MAGIC0;
-    h[1] = SRV_MAGIC1;
-    h[2] = (unsigned char)type;
-    h[3] = 0;
-    for (int i = 0; i < 8; i++)
-        h[4 + i] = (unsigned char)(id >> (56 - 8 * i));
-    h[12] = (unsigned char)(len >> 24);
-    h[13] = (unsigned char)(len >> 16);
-    h[14] = (unsigned char)(len >> 8);
-    h[15] = (unsigned char)len;
-}
-
 static int push(struct dk_xrun *r, char type, uint64_t id, const void *data, size_t len)
 {
     unsigned char *nb = realloc(r->snd, r->snd_len + SRV_HDR + len);
     if (!nb)
         return SBX_E_NOMEM;
-    put_hdr(nb + r->snd_len, type, id, (uint32_t)len);
+    srv_put_hdr(nb + r->snd_len, type, id, (uint32_t)len);
     if (len)
         memcpy(nb + r->snd_len + SRV_HDR, data, len);
     r->snd = nb;
@@ -280,9 +266,9 @@ static int sync_probe(struct dk_conn *c, unsigned char *buf)
     while (!id || id == SRV_SYNC_ID)
         if (getrandom(&id, sizeof id, 0) != (ssize_t)sizeof id)
             return -1;
-    put_hdr(buf, 'Y', SRV_SYNC_ID, 0);
-    put_hdr(buf + SRV_HDR, 'Q', id, 0);
-    put_hdr(c->want, 'q', id, 0);
+    srv_put_hdr(buf, 'Y', SRV_SYNC_ID, 0);
+    srv_put_hdr(buf + SRV_HDR, 'Q', id, 0);
+    srv_put_hdr(c->want, 'q', id, 0);
     c->scanning = true;
     c->win_len = 0;
     return 0;
