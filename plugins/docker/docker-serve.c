@@ -304,25 +304,41 @@ static int handshake(struct dk_prov *p, struct dk_sb *sb, struct dk_conn *c,
                   "(%s)", sb->id, c->eof ? "the connection ended" : "no answer in time");
 }
 
+/* The container's state, as GET /containers/ID/json tells it. */
+struct sb_state {
+    int ret;        /* SBX_OK, or why the inspection failed (in err) */
+    long status;    /* the HTTP status: 404 when the container is gone */
+    bool running, oom;
+    long long code; /* the exit code of its first process, when stopped */
+    char err[PH_ERR_MAX];
+};
+
+static void inspect_state(struct dk_prov *p, struct dk_sb *sb, struct sb_state *st)
+{
+    char path[200];
+    json_t *ans = NULL;
+    st->status = 0;
+    snprintf(path, sizeof path, DK_API "/containers/%s/json", sb->id);
+    st->ret = dk_json(p, "GET", path, NULL, 10000, &st->status, &ans, st->err);
+    json_t *state = json_object_get(ans, "State");
+    st->running = json_is_true(json_object_get(state, "Running"));
+    st->code = json_integer_value(json_object_get(state, "ExitCode"));
+    st->oom = json_is_true(json_object_get(state, "OOMKilled"));
+    json_decref(ans);
+}
+
 /* SBX_OK when the container runs; otherwise an error saying why. */
 static int check_running(struct dk_prov *p, struct dk_sb *sb)
 {
-    char path[200], err[PH_ERR_MAX];
-    json_t *ans = NULL;
-    long status = 0;
-    snprintf(path, sizeof path, DK_API "/containers/%s/json", sb->id);
-    int ret = dk_json(p, "GET", path, NULL, 10000, &status, &ans, err);
-    json_t *st = json_object_get(ans, "State");
-    bool running = json_is_true(json_object_get(st, "Running"));
-    json_int_t code = json_integer_value(json_object_get(st, "ExitCode"));
-    json_decref(ans);
-    if (status == 404)
+    struct sb_state st;
+    inspect_state(p, sb, &st);
+    if (st.status == 404)
         return dk_err(p, SBX_E_NOT_FOUND, "no sandbox %s", sb->id);
-    if (ret)
-        return dk_err(p, ret, "inspecting sandbox %s: %s", sb->id, err);
-    if (!running)
+    if (st.ret)
+        return dk_err(p, st.ret, "inspecting sandbox %s: %s", sb->id, st.err);
+    if (!st.running)
         return dk_err(p, SBX_E_BACKEND, "sandbox %s is not running: its exec server (PID 1) "
-                      "has exited (exit code %lld)", sb->id, (long long)code);
+                      "has exited (exit code %lld)", sb->id, st.code);
     return SBX_OK;
 }
 
@@ -507,22 +523,14 @@ void dk_serve_close(struct dk_sb *sb)
  * is gone, or only the connection. */
 static int lost_error(struct dk_prov *p, struct dk_sb *sb)
 {
-    char path[200], err[PH_ERR_MAX];
-    json_t *ans = NULL;
-    long status = 0;
-    snprintf(path, sizeof path, DK_API "/containers/%s/json", sb->id);
-    int ret = dk_json(p, "GET", path, NULL, 10000, &status, &ans, err);
-    json_t *st = json_object_get(ans, "State");
-    bool running = json_is_true(json_object_get(st, "Running"));
-    json_int_t code = json_integer_value(json_object_get(st, "ExitCode"));
-    bool oom = json_is_true(json_object_get(st, "OOMKilled"));
-    json_decref(ans);
-    if (status == 404)
+    struct sb_state st;
+    inspect_state(p, sb, &st);
+    if (st.status == 404)
         return dk_err(p, SBX_E_NOT_FOUND, "sandbox %s was removed during the exec", sb->id);
-    if (!ret && !running)
+    if (!st.ret && !st.running)
         return dk_err(p, SBX_E_BACKEND, "sandbox %s stopped during the exec: its exec server "
-                      "(PID 1) exited (exit code %lld%s)", sb->id, (long long)code,
-                      oom ? ", killed for lack of memory" : "");
+                      "(PID 1) exited (exit code %lld%s)", sb->id, st.code,
+                      st.oom ? ", killed for lack of memory" : "");
     return dk_err(p, SBX_E_BACKEND, "the attach connection to sandbox %s ended during the exec "
                   "(its exec server ends the command within %d s)", sb->id, SRV_LEASE_MS / 1000);
 }
