@@ -93,7 +93,10 @@ podman_start_service() {
         rm -f "$PODMAN_SOCK"
         log=$top_builddir/tests/podman.log
         echo "# podman: starting podman system service (log: $log)" >&2
-        # setsid: the service must not die with this test's process group.
+        # setsid: the service must not die with this test's process group;
+        # cd /: nor hold a build tree it may outlive (distcheck removes its
+        # own, and containers fail to start from a deleted directory).
+        cd / || exit 1
         CONTAINERS_CONF=$PODMAN_RUN/containers.conf \
         CONTAINERS_STORAGE_CONF=$PODMAN_RUN/storage.conf \
             setsid podman --cgroup-manager cgroupfs system service --time=0 "unix://$PODMAN_SOCK" \
