@@ -39,6 +39,15 @@ uint64_t dk_now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+bool dk_xrun_send(struct dk_xrun *r, CURL *h)
+{
+    size_t sent = 0;
+    CURLcode cc = curl_easy_send(h, r->snd + r->snd_off, r->snd_len - r->snd_off, &sent);
+    if (cc == CURLE_OK)
+        r->snd_off += sent;
+    return cc == CURLE_OK || cc == CURLE_AGAIN;
+}
+
 int dk_xrun_output(void *ud, int stream, const void *buf, size_t n)
 {
     struct dk_xrun *r = ud;
@@ -362,16 +371,8 @@ static int run_stream(struct dk_xrun *r, struct dk_sb *sb, const char *exec_id, 
         }
         if (pr <= 0)
             continue;
-        if ((pf.revents & POLLOUT) && r->snd_off < r->snd_len) {
-            size_t sent = 0;
-            cc = curl_easy_send(c.h, r->snd + r->snd_off, r->snd_len - r->snd_off, &sent);
-            if (cc == CURLE_OK) {
-                r->snd_off += sent;
-            } else if (cc != CURLE_AGAIN) {
-                /* The helper is gone already (exited): its output tells. */
-                r->snd_off = r->snd_len;
-            }
-        }
+        if ((pf.revents & POLLOUT) && r->snd_off < r->snd_len && !dk_xrun_send(r, c.h))
+            r->snd_off = r->snd_len; /* the helper is gone (exited): its output tells */
         if (!(pf.revents & (POLLIN | POLLHUP | POLLERR)))
             continue;
         for (;;) {

@@ -168,6 +168,9 @@ struct dk_xrun {
     unsigned char *snd;     /* bytes still to send */
     size_t snd_len, snd_off;
 };
+/* Sends what of r->snd the connection @h takes now; false when the
+ * connection failed (not when it is merely full). */
+bool dk_xrun_send(struct dk_xrun *r, CURL *h);
 /* Delivers output under the caps (a dk_out_fn); sets r->kill past one. */
 int dk_xrun_output(void *ud, int stream, const void *buf, size_t n);
 /* The helper's report as the outcome (or an error for setup failures). */

@@ -656,15 +656,8 @@ static int run(struct dk_prov *p, struct dk_sb *sb, struct dk_xrun *r)
         }
         if (pr <= 0)
             continue;
-        if ((pf.revents & POLLOUT) && r->snd_off < r->snd_len) {
-            size_t sent = 0;
-            CURLcode cc = curl_easy_send(c->h, r->snd + r->snd_off, r->snd_len - r->snd_off,
-                                         &sent);
-            if (cc == CURLE_OK)
-                r->snd_off += sent;
-            else if (cc != CURLE_AGAIN)
-                c->eof = true;
-        }
+        if ((pf.revents & POLLOUT) && r->snd_off < r->snd_len && !dk_xrun_send(r, c->h))
+            c->eof = true;
         if (pf.revents & (POLLIN | POLLHUP | POLLERR))
             conn_read(c);
     }
