@@ -406,9 +406,34 @@ sbx_sandbox *core_pool_take(struct sbx_ctx *ctx, const sbx_create_opts *copts,
  * reuse = true and @healthy, reset and made ready again.  Frees @lease. */
 void core_pool_release(core_pool_lease *lease, bool healthy);
 
-/* ---- garbage collection (core/gc.c) ------------------------------------- */
+/* ---- labels (core/labels.c) ---------------------------------------------- */
+
+/* What the core puts on every sandbox (see core/labels.c). */
+#define CORE_LABEL_OWNER "polysandbox.owner"
+#define CORE_LABEL_CREATED "polysandbox.created"
+#define CORE_LABEL_EXPIRES "polysandbox.expires"
+#define CORE_LABEL_TEMPLATE "polysandbox.template"
+#define CORE_LABEL_PERSISTENT "polysandbox.persistent"
 
 /* The value of the polysandbox.owner label of this process: "UID@HOST". */
 void core_owner(char *buf, size_t size);
+/* The value of @key among "KEY=VALUE" strings, or NULL. */
+const char *core_label_value(const char *const *labels, size_t n, const char *key);
+/* The value of @key among pairs, or NULL. */
+const char *core_kv_value(const sbx_kv_v1 *kv, size_t n, const char *key);
+/* True when every pair of @want is among @kv. */
+bool core_kv_includes(const sbx_kv_v1 *kv, size_t n, const sbx_kv_v1 *want, size_t n_want);
+/* True when a polysandbox.expires value (Unix seconds) is at or before
+ * @now; false for NULL or a value that is not a number. */
+bool core_label_expired(const char *expires, long long now);
+
+/* ---- sandboxes (core/sandbox.c) ------------------------------------------- */
+
+/* The ready provider @provider, or the default one when NULL; NULL with
+ * the thread error set. */
+struct sbx_provider *core_provider_or_default(sbx_ctx *ctx, const char *provider);
+/* Report a failure of @op on @p, filling in a message when the provider
+ * left none; returns @rc (SBX_E_INTERNAL for SBX_OK). */
+int core_provider_failed(const struct sbx_provider *p, const char *op, int rc);
 
 #endif /* POLYSANDBOX_CORE_INT_H */

@@ -1,11 +1,10 @@
 /* core/gc.c - reaping sandboxes whose time-to-live has passed
  *
- * Every sandbox the core creates carries labels (see add_core_labels in
- * core/sandbox.c): polysandbox.owner = UID@HOST of the creating process,
- * polysandbox.created and, when it was given a time-to-live,
- * polysandbox.expires (both Unix seconds).  A process that crashes leaves
- * its sandboxes behind; sbx_gc finds those of its owner whose
- * polysandbox.expires has passed and destroys them.
+ * Every sandbox the core creates carries labels (core/labels.c):
+ * polysandbox.owner = UID@HOST of the creating process and, when it was
+ * given a time-to-live, polysandbox.expires (Unix seconds).  A process that
+ * crashes leaves its sandboxes behind; sbx_gc finds those of its owner
+ * whose polysandbox.expires has passed and destroys them.
  */
 #include "config.h"
 
@@ -16,19 +15,6 @@
 #include <unistd.h>
 
 #include "core-int.h"
-
-#define LABEL_OWNER "polysandbox.owner"
-#define LABEL_EXPIRES "polysandbox.expires"
-
-void core_owner(char *buf, size_t size)
-{
-    char host[256] = "localhost";
-
-    if (gethostname(host, sizeof host - 1) != 0)
-        snprintf(host, sizeof host, "localhost");
-    host[sizeof host - 1] = '\0';
-    snprintf(buf, size, "%lu@%s", (unsigned long)getuid(), host);
-}
 
 typedef struct victim {
     char *id;
@@ -43,33 +29,18 @@ typedef struct gc_scan {
     bool nomem;
 } gc_scan;
 
-/* The value of the first label @key in "k=v" strings, or NULL. */
-static const char *label(const char *const *labels, size_t n, const char *key)
-{
-    size_t kl = strlen(key);
-
-    for (size_t i = 0; i < n; i++)
-        if (!strncmp(labels[i], key, kl) && labels[i][kl] == '=')
-            return labels[i] + kl + 1;
-    return NULL;
-}
-
 static int on_sandbox(void *ud, const char *id, const char *const *labels, size_t n,
                       uint64_t created)
 {
     gc_scan *s = ud;
-    const char *owner = label(labels, n, LABEL_OWNER);
-    const char *exp = label(labels, n, LABEL_EXPIRES);
-    char *end;
-    long long e;
+    const char *owner = core_label_value(labels, n, CORE_LABEL_OWNER);
+    const char *exp = core_label_value(labels, n, CORE_LABEL_EXPIRES);
     victim *nv;
 
     (void)created;
     /* Only sandboxes the core labelled, with a time-to-live that passed. */
-    if (!owner || !exp || (s->owner && strcmp(owner, s->owner) != 0))
-        return 0;
-    e = strtoll(exp, &end, 10);
-    if (end == exp || *end || e > s->now)
+    if (!owner || (s->owner && strcmp(owner, s->owner) != 0) ||
+        !core_label_expired(exp, s->now))
         return 0;
     if (!(nv = realloc(s->v, (s->n + 1) * sizeof *nv)) || !(nv[s->n].id = strdup(id))) {
         if (nv)
@@ -77,7 +48,7 @@ static int on_sandbox(void *ud, const char *id, const char *const *labels, size_
         s->nomem = true;
         return SBX_E_NOMEM;
     }
-    nv[s->n++].expires = e;
+    nv[s->n++].expires = strtoll(exp, NULL, 10);
     s->v = nv;
     return 0;
 }
@@ -89,8 +60,15 @@ static int gc_one(sbx_ctx *ctx, const char *provider, unsigned flags, const char
 {
     gc_scan s = {(flags & SBX_GC_ANY_OWNER) ? NULL : owner, (long long)time(NULL), NULL, 0,
                  false};
-    int rc = sbx_list(ctx, provider, on_sandbox, &s);
+    char filter[400];
+    const char *fv[1] = {filter};
+    int rc;
     bool stop = false;
+
+    /* The provider can filter on the owner itself (a daemon or a service
+     * then sends only ours). */
+    snprintf(filter, sizeof filter, "%s=%s", CORE_LABEL_OWNER, owner);
+    rc = sbx_list_labeled(ctx, provider, fv, s.owner ? 1 : 0, on_sandbox, &s);
 
     if (s.nomem)
         rc = core_error_set(SBX_E_NOMEM, NULL, "out of memory");

@@ -33,6 +33,8 @@ core_libpolysandbox_internal_la_SOURCES = \
 	core/opts-int.h \
 	core/options.c \
 	core/sandbox.c \
+	core/sandbox-find.c \
+	core/labels.c \
 	core/retry.c \
 	core/breaker.c \
 	core/health.c \

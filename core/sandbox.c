@@ -71,7 +71,7 @@ static const core_template_conf *find_template(const sbx_ctx *ctx, const char *n
 
 /* ---- create --------------------------------------------------------------- */
 
-/* Labels every sandbox carries so leaked ones can be found and reaped. */
+/* Labels every sandbox carries so it can be found again (core/labels.c). */
 static int add_core_labels(core_kvlist *labels, const sbx_create_opts *o,
                            const char *template_name)
 {
@@ -79,17 +79,21 @@ static int add_core_labels(core_kvlist *labels, const sbx_create_opts *o,
     time_t now = time(NULL);
 
     core_owner(owner, sizeof owner);    /* what sbx_gc looks for */
-    if (core_kvlist_add(labels, "polysandbox.owner", owner))
+    if (core_kvlist_add(labels, CORE_LABEL_OWNER, owner))
         return SBX_E_NOMEM;
     snprintf(num, sizeof num, "%lld", (long long)now);
-    if (core_kvlist_add(labels, "polysandbox.created", num))
+    if (core_kvlist_add(labels, CORE_LABEL_CREATED, num))
         return SBX_E_NOMEM;
     if (o && o->ttl_ns) {
         snprintf(num, sizeof num, "%lld", (long long)now + (long long)(o->ttl_ns / 1000000000u));
-        if (core_kvlist_add(labels, "polysandbox.expires", num))
+        if (core_kvlist_add(labels, CORE_LABEL_EXPIRES, num))
             return SBX_E_NOMEM;
     }
-    if (template_name && core_kvlist_add(labels, "polysandbox.template", template_name))
+    if (template_name && core_kvlist_add(labels, CORE_LABEL_TEMPLATE, template_name))
+        return SBX_E_NOMEM;
+    /* What sbx_sandbox_get_or_create looks for: a one-shot sandbox of
+     * another process's run is never handed out. */
+    if (o && o->persistent && core_kvlist_add(labels, CORE_LABEL_PERSISTENT, "1"))
         return SBX_E_NOMEM;
     return SBX_OK;
 }
@@ -120,7 +124,7 @@ static void sandbox_free(sbx_sandbox *sb)
 
 /* Report a provider failure, filling in a message when the provider left
  * none (a provider bug the conformance kit flags). */
-static int provider_failed(const struct sbx_provider *p, const char *op, int rc)
+int core_provider_failed(const struct sbx_provider *p, const char *op, int rc)
 {
     struct sbx_error *e = core_error_tls();
 
@@ -179,7 +183,7 @@ static int create_on(sbx_ctx *ctx, struct sbx_provider *p, const sbx_create_opts
     rc = p->ops.create(p->pctx, &spec, &sb->h, sb->id);
     if (rc != SBX_OK) {
         *backend_failed = true;
-        rc = provider_failed(p, "create", rc);
+        rc = core_provider_failed(p, "create", rc);
         goto fail;
     }
     sb->id[SBX_ID_MAX - 1] = '\0';
@@ -298,7 +302,7 @@ static int check_id(const char *id)
     return SBX_OK;
 }
 
-static struct sbx_provider *provider_or_default(sbx_ctx *ctx, const char *provider)
+struct sbx_provider *core_provider_or_default(sbx_ctx *ctx, const char *provider)
 {
     if (!provider)
         provider = sbx_ctx_default_provider(ctx);
@@ -322,7 +326,7 @@ int sbx_sandbox_open(sbx_ctx *ctx, const char *provider, const char *id, sbx_san
     *out = NULL;
     if (check_id(id) != SBX_OK)
         return SBX_E_INVAL;
-    if (!(p = provider_or_default(ctx, provider)))
+    if (!(p = core_provider_or_default(ctx, provider)))
         return core_error_tls()->code;
     if (!p->ops.attach)
         return core_error_set(SBX_E_NOTSUP, p->name,
@@ -336,7 +340,7 @@ int sbx_sandbox_open(sbx_ctx *ctx, const char *provider, const char *id, sbx_san
     rc = p->ops.attach(p->pctx, id, &sb->h);
     if (rc != SBX_OK) {
         sandbox_free(sb);
-        return provider_failed(p, "attach", rc);
+        return core_provider_failed(p, "attach", rc);
     }
     snprintf(sb->id, sizeof sb->id, "%s", id);
     *out = sb;
@@ -359,7 +363,7 @@ static int destroy_retrying(sbx_sandbox *sb)
     rc = p->ops.destroy(p->pctx, sb->h);
     if (rc == SBX_OK)
         return rc;
-    rc = provider_failed(p, "destroy", rc);
+    rc = core_provider_failed(p, "destroy", rc);
     if (!p->ops.attach)
         return rc;
     core_retry_begin(&rt, sb->ctx, p, 0);
@@ -379,7 +383,7 @@ static int destroy_retrying(sbx_sandbox *sb)
         }
         if (rc == SBX_OK)
             return rc;
-        rc = provider_failed(p, op, rc);
+        rc = core_provider_failed(p, op, rc);
     }
     return rc;
 }
@@ -498,7 +502,7 @@ static void exec_argv(sbx_sandbox *sb, const char *const *argv, const core_kvlis
 
         core_retry_begin(&rt, sb->ctx, p, 0);
         while (rc != SBX_OK && !c.nomem && core_error_tls()->not_started &&
-               core_retry_again(&rt, provider_failed(p, "exec", rc))) {
+               core_retry_again(&rt, core_provider_failed(p, "exec", rc))) {
             r->out.len = out_len;
             r->err.len = err_len;
             exec_out_reset(&out);
@@ -511,7 +515,7 @@ static void exec_argv(sbx_sandbox *sb, const char *const *argv, const core_kvlis
         if (c.nomem)
             core_error_set(SBX_E_NOMEM, NULL, "out of memory collecting output");
         else
-            provider_failed(p, "exec", rc);
+            core_provider_failed(p, "exec", rc);
         r->retry_after_ns = core_error_tls()->retry_after_ns;
         core_result_set_sandbox_error(r, core_error_tls()->code, core_error_tls()->message);
         core_error_clear();
@@ -791,7 +795,7 @@ int sbx_run(sbx_ctx *ctx, const sbx_create_opts *copts, const sbx_exec_opts *xop
     }
 }
 
-/* ---- files and listing ------------------------------------------------------ */
+/* ---- files ---------------------------------------------------------------- */
 
 int sbx_sandbox_upload(sbx_sandbox *sb, const char *path, const void *data, size_t len,
                        uint32_t mode)
@@ -807,7 +811,7 @@ int sbx_sandbox_upload(sbx_sandbox *sb, const char *path, const void *data, size
     pthread_mutex_lock(&sb->lock);
     rc = sb->p->ops.upload(sb->p->pctx, sb->h, path, data ? data : "", len, mode & 07777);
     pthread_mutex_unlock(&sb->lock);
-    return rc == SBX_OK ? rc : provider_failed(sb->p, "upload", rc);
+    return rc == SBX_OK ? rc : core_provider_failed(sb->p, "upload", rc);
 }
 
 int sbx_sandbox_download(sbx_sandbox *sb, const char *path, size_t max, void **data,
@@ -826,61 +830,5 @@ int sbx_sandbox_download(sbx_sandbox *sb, const char *path, size_t max, void **d
     pthread_mutex_lock(&sb->lock);
     rc = sb->p->ops.download(sb->p->pctx, sb->h, path, max, data, len);
     pthread_mutex_unlock(&sb->lock);
-    return rc == SBX_OK ? rc : provider_failed(sb->p, "download", rc);
-}
-
-struct list_relay {
-    sbx_list_cb cb;
-    void *ud;
-    bool called;    /* the caller saw a sandbox: no retry from here on */
-};
-
-static int list_relay_cb(void *ud, const char *id, const sbx_kv_v1 *labels, size_t n,
-                         uint64_t created)
-{
-    struct list_relay *lr = ud;
-    char **strs = calloc(n + 1, sizeof *strs);
-    int rc = 0;
-
-    lr->called = true;
-    if (!strs)
-        return SBX_E_NOMEM;
-    for (size_t i = 0; i < n; i++) {
-        size_t len = strlen(labels[i].key) + strlen(labels[i].value) + 2;
-        if (!(strs[i] = malloc(len))) {
-            rc = SBX_E_NOMEM;
-            break;
-        }
-        snprintf(strs[i], len, "%s=%s", labels[i].key, labels[i].value);
-    }
-    if (rc == 0)
-        rc = lr->cb(lr->ud, id, (const char *const *)strs, n, created);
-    core_strv_free(strs);
-    return rc;
-}
-
-int sbx_list(sbx_ctx *ctx, const char *provider, sbx_list_cb cb, void *ud)
-{
-    struct sbx_provider *p;
-    struct list_relay lr = {cb, ud, false};
-    core_retry rt;
-    int rc;
-
-    core_error_clear();
-    if (!ctx || !cb)
-        return core_error_set(SBX_E_INVAL, NULL, "sbx_list: NULL argument");
-    if (!(p = provider_or_default(ctx, provider)))
-        return core_error_tls()->code;
-    if (!p->ops.list)
-        return core_error_set(SBX_E_NOTSUP, p->name, "provider '%s' cannot list sandboxes",
-                              p->name);
-    core_retry_begin(&rt, ctx, p, 0);
-    do {
-        core_error_clear();
-        rc = p->ops.list(p->pctx, NULL, 0, list_relay_cb, &lr);
-    } while (rc != SBX_OK && !lr.called && core_error_tls()->code == rc &&
-             core_retry_again(&rt, rc));
-    if (rc != SBX_OK && core_error_tls()->code == SBX_OK)
-        return provider_failed(p, "list", rc);
-    return rc;
+    return rc == SBX_OK ? rc : core_provider_failed(sb->p, "download", rc);
 }

@@ -121,6 +121,7 @@ typedef struct cli_req {
     bool json;
     bool no_stdin;
     bool persistent;
+    bool get_or_create;       /* create --get-or-create */
     bool network_set;
     sbx_network network;
     uint64_t timeout_ns;      /* 0: not given */
@@ -142,7 +143,7 @@ typedef struct cli_req {
 enum {
     CLI_OPT_CREATE = 1 << 0,  /* --template --image --label --memory ... */
     CLI_OPT_EXEC = 1 << 1,    /* --lang -c -s -e --cwd --file --json ... */
-    CLI_OPT_PERSIST = 1 << 2  /* --persistent --ttl */
+    CLI_OPT_PERSIST = 1 << 2  /* --persistent --ttl --get-or-create (create) */
 };
 
 /* Parse the options of run/exec/create into @req.  Returns -1 when they

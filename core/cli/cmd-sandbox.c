@@ -27,9 +27,22 @@ static void create_help(void)
 "  -e, --env KEY=VALUE    environment of every exec (KEY alone: take ours)\n"
 "      --persistent       keep the sandbox after this command (the default)\n"
 "      --ttl DURATION     destroy it after this long\n"
+"      --get-or-create    print the id of our sandbox that has every --label\n"
+"                         (and the --template) if there is one, else create it\n"
+"      --json             print {\"id\", \"provider\", \"created\"}\n"
 "  -t, --timeout DURATION default wall-clock limit of each exec\n",
         stdout);
     fputs(cli_help_limits, stdout);
+}
+
+/* Print what create made or found; false when nobody learns the id. */
+static bool print_created(const cli_req *req, const sbx_sandbox *sb, bool created)
+{
+    if (!req->json)
+        return printf("%s\n", sbx_sandbox_id(sb)) >= 0 && fflush(stdout) == 0;
+    return cli_print_json(json_pack("{s:s, s:s, s:b}", "id", sbx_sandbox_id(sb),
+                                    "provider", sbx_sandbox_provider(sb),
+                                    "created", created)) == CLI_EXIT_OK;
 }
 
 int cli_cmd_create(cli_global *g, int argc, char **argv)
@@ -38,6 +51,7 @@ int cli_cmd_create(cli_global *g, int argc, char **argv)
     sbx_ctx *ctx = NULL;
     sbx_create_opts *co = NULL;
     sbx_sandbox *sb = NULL;
+    bool created = true;
     int rc = cli_req_parse(&req, CLI_OPT_CREATE | CLI_OPT_PERSIST, argc, argv,
                            create_help);
 
@@ -46,6 +60,11 @@ int cli_cmd_create(cli_global *g, int argc, char **argv)
     if (req.n_rest > 0) {
         rc = cli_usage_error("create", "unexpected argument '%s'",
                              req.rest[0]);
+        goto out;
+    }
+    if (req.get_or_create && req.n_labels == 0) {
+        rc = cli_usage_error("create", "--get-or-create needs at least one "
+                             "--label KEY=VALUE to find the sandbox by");
         goto out;
     }
     rc = CLI_EXIT_ERROR;
@@ -58,22 +77,27 @@ int cli_cmd_create(cli_global *g, int argc, char **argv)
     req.persistent = true; /* the point of create: it outlives us */
     if (!cli_req_create_opts(&req, co))
         goto out;
-    rc = sbx_sandbox_create(ctx, co, &sb);
+    if (req.get_or_create)
+        rc = sbx_sandbox_get_or_create(ctx, co, &sb, &created);
+    else
+        rc = sbx_sandbox_create(ctx, co, &sb);
     if (rc != SBX_OK) {
         rc = cli_lib_error(ctx, rc, "create");
         goto out;
     }
-    if (printf("%s\n", sbx_sandbox_id(sb)) < 0 || fflush(stdout) != 0) {
-        /* nobody learns the id: do not leak the sandbox */
-        cli_err("create: cannot print the sandbox id; destroying it");
-        sbx_sandbox_destroy(sb);
-        sb = NULL;
+    if (!print_created(&req, sb, created)) {
+        rc = CLI_EXIT_ERROR;
+        if (created) {
+            /* nobody learns the id: do not leak the sandbox */
+            cli_err("create: cannot print the sandbox id; destroying it");
+            sbx_sandbox_destroy(sb);
+            sb = NULL;
+        }
         goto out;
     }
-    sbx_sandbox_close(sb);
-    sb = NULL;
     rc = CLI_EXIT_OK;
 out:
+    sbx_sandbox_close(sb);
     if (co != NULL)
         sbx_create_opts_free(co);
     sbx_ctx_free(ctx);
@@ -165,10 +189,11 @@ out:
 static void list_help(void)
 {
     fputs(
-"Usage: polysandbox list [--provider NAME] [--json]\n"
+"Usage: polysandbox list [--provider NAME] [--label KEY=VALUE]... [--json]\n"
 "List the sandboxes of a provider: id, age and labels.\n"
 "\n"
 "      --provider NAME    the provider (default: from the configuration)\n"
+"  -l, --label KEY=VALUE  only sandboxes with this label (repeatable: all)\n"
 "      --json             print a JSON array\n"
 "  -h, --help             show this help\n",
         stdout);
@@ -252,6 +277,7 @@ static const struct option list_opts[] = {
     { "help", no_argument, NULL, 'h' },
     { "provider", required_argument, NULL, 'p' },
     { "json", no_argument, NULL, 'j' },
+    { "label", required_argument, NULL, 'l' },
     { NULL, 0, NULL, 0 }
 };
 
@@ -261,38 +287,49 @@ int cli_cmd_list(cli_global *g, int argc, char **argv)
     list_state st = { 0 };
     struct timespec ts;
     bool json = false;
-    sbx_ctx *ctx;
-    int c, rc;
+    /* At most one filter per argument: argv's size bounds them. */
+    const char **filter = calloc((size_t)argc + 1, sizeof *filter);
+    size_t n_filter = 0;
+    sbx_ctx *ctx = NULL;
+    int c, rc = CLI_EXIT_ERROR;
 
+    if (filter == NULL) {
+        cli_err("out of memory");
+        return CLI_EXIT_ERROR;
+    }
     optind = 0;
-    while ((c = getopt_long(argc, argv, "+h", list_opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "+hl:", list_opts, NULL)) != -1) {
         switch (c) {
-        case 'h': list_help(); return CLI_EXIT_OK;
+        case 'h': list_help(); rc = CLI_EXIT_OK; goto out;
         case 'p': provider = optarg; break;
         case 'j': json = true; break;
-        default: return cli_bad_option("list");
+        case 'l':
+            if (optarg[0] == '=' || strchr(optarg, '=') == NULL) {
+                rc = cli_usage_error("list", "invalid value '%s' for --label: "
+                                     "expected KEY=VALUE", optarg);
+                goto out;
+            }
+            filter[n_filter++] = optarg;
+            break;
+        default: rc = cli_bad_option("list"); goto out;
         }
     }
-    if (optind < argc)
-        return cli_usage_error("list", "unexpected argument '%s'",
-                               argv[optind]);
-    if ((ctx = cli_ctx_new(g)) == NULL)
-        return CLI_EXIT_ERROR;
-    if (!cli_provider_ok(ctx, provider)) {
-        sbx_ctx_free(ctx);
-        return CLI_EXIT_ERROR;
+    if (optind < argc) {
+        rc = cli_usage_error("list", "unexpected argument '%s'", argv[optind]);
+        goto out;
     }
+    if ((ctx = cli_ctx_new(g)) == NULL || !cli_provider_ok(ctx, provider))
+        goto out;
     if (clock_gettime(CLOCK_REALTIME, &ts) == 0)
         st.now_ns = (uint64_t)ts.tv_sec * UINT64_C(1000000000) +
                     (uint64_t)ts.tv_nsec;
     if (json && (st.arr = json_array()) == NULL) {
-        sbx_ctx_free(ctx);
         cli_err("out of memory");
-        return CLI_EXIT_ERROR;
+        goto out;
     }
     if (!json)
         printf("%-40s %-6s %s\n", "ID", "AGE", "LABELS");
-    rc = sbx_list(ctx, provider, on_list, &st);
+    rc = sbx_list_labeled(ctx, provider, filter, n_filter, on_list, &st);
     if (rc != SBX_OK && !st.failed) {
         rc = cli_lib_error(ctx, rc, "list");
         json_decref(st.arr);
@@ -305,7 +342,9 @@ int cli_cmd_list(cli_global *g, int argc, char **argv)
     } else {
         rc = fflush(stdout) == 0 ? CLI_EXIT_OK : CLI_EXIT_ERROR;
     }
+out:
     sbx_ctx_free(ctx);
+    free(filter);
     return rc;
 }
 

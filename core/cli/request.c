@@ -16,7 +16,8 @@
 enum {
     OPT_LANG = 256, OPT_CWD, OPT_FILE, OPT_JSON, OPT_NO_STDIN, OPT_PROVIDER,
     OPT_TEMPLATE, OPT_IMAGE, OPT_LABEL, OPT_MEMORY, OPT_CPU, OPT_PIDS,
-    OPT_DISK, OPT_OUTPUT_LIMIT, OPT_NETWORK, OPT_PERSISTENT, OPT_TTL
+    OPT_DISK, OPT_OUTPUT_LIMIT, OPT_NETWORK, OPT_PERSISTENT, OPT_TTL,
+    OPT_GET_OR_CREATE
 };
 
 /* Every option with the groups that take it (0: every command). */
@@ -33,7 +34,7 @@ static const struct {
     { { "shell", required_argument, NULL, 's' }, CLI_OPT_EXEC },
     { { "cwd", required_argument, NULL, OPT_CWD }, CLI_OPT_EXEC },
     { { "file", required_argument, NULL, OPT_FILE }, CLI_OPT_EXEC },
-    { { "json", no_argument, NULL, OPT_JSON }, CLI_OPT_EXEC },
+    { { "json", no_argument, NULL, OPT_JSON }, CLI_OPT_EXEC | CLI_OPT_PERSIST },
     { { "no-stdin", no_argument, NULL, OPT_NO_STDIN }, CLI_OPT_EXEC },
     { { "template", required_argument, NULL, OPT_TEMPLATE }, CLI_OPT_CREATE },
     { { "image", required_argument, NULL, OPT_IMAGE }, CLI_OPT_CREATE },
@@ -47,6 +48,8 @@ static const struct {
     { { "network", required_argument, NULL, OPT_NETWORK }, CLI_OPT_CREATE },
     { { "persistent", no_argument, NULL, OPT_PERSISTENT }, CLI_OPT_PERSIST },
     { { "ttl", required_argument, NULL, OPT_TTL }, CLI_OPT_PERSIST },
+    { { "get-or-create", no_argument, NULL, OPT_GET_OR_CREATE },
+      CLI_OPT_PERSIST },
 };
 #define N_OPTS (sizeof all_opts / sizeof all_opts[0])
 
@@ -192,6 +195,7 @@ int cli_req_parse(cli_req *req, unsigned which, int argc, char **argv,
             req->network_set = true;
             break;
         case OPT_PERSISTENT: req->persistent = true; break;
+        case OPT_GET_OR_CREATE: req->get_or_create = true; break;
         case OPT_TTL:
             if (!value(req, "--ttl", optarg, cli_parse_duration, &req->ttl_ns))
                 return CLI_EXIT_USAGE;

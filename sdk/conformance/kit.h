@@ -42,6 +42,7 @@ typedef struct conf_test {
 extern const conf_test conf_exec_tests[];
 extern const conf_test conf_output_tests[];
 extern const conf_test conf_lifecycle_tests[];
+extern const conf_test conf_find_tests[];
 extern const conf_test conf_files_tests[];
 extern const conf_test conf_policy_tests[];
 

@@ -13,6 +13,7 @@ polysandbox_conformance_SOURCES = \
 	sdk/conformance/exec-tests.c \
 	sdk/conformance/output-tests.c \
 	sdk/conformance/lifecycle-tests.c \
+	sdk/conformance/find-tests.c \
 	sdk/conformance/files-tests.c \
 	sdk/conformance/policy-tests.c
 polysandbox_conformance_CFLAGS = $(AM_CFLAGS) -pthread

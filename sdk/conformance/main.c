@@ -21,7 +21,7 @@
 #define DEFAULT_TEST_TIMEOUT 300
 
 static const conf_test *const groups[] = {
-    conf_exec_tests, conf_output_tests, conf_lifecycle_tests,
+    conf_exec_tests, conf_output_tests, conf_lifecycle_tests, conf_find_tests,
     conf_files_tests, conf_policy_tests,
 };
 

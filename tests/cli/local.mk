@@ -14,6 +14,7 @@ CLI_TESTS = \
 	tests/cli/run.sh \
 	tests/cli/json.sh \
 	tests/cli/sandbox.sh \
+	tests/cli/get-or-create.sh \
 	tests/cli/info.sh
 TESTS += tests/cli/units-test $(CLI_TESTS)
 dist_check_SCRIPTS += $(CLI_TESTS)

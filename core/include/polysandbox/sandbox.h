@@ -327,11 +327,65 @@ SBX_API void sbx_sandbox_close(sbx_sandbox *sb);
 SBX_API const char *sbx_sandbox_id(const sbx_sandbox *sb);
 SBX_API const char *sbx_sandbox_provider(const sbx_sandbox *sb);
 
-/** sbx_list: sandboxes of @provider (NULL: default) with labels. */
+/**
+ * sbx_list_cb:
+ * Called once per sandbox: its id, its labels as "KEY=VALUE" strings and
+ * its creation time (0 when the provider does not know it); all
+ * (transfer none), valid during the call.  Return non-zero to stop the
+ * walk; that value is returned by sbx_list.
+ */
 typedef int (*sbx_list_cb)(void *ud, const char *id, const char *const *labels,
                            size_t n_labels, uint64_t created_unix_ns);
+/**
+ * sbx_list:
+ * The sandboxes of @provider (NULL: the default one) with their labels.
+ * Errors: SBX_E_NOTSUP (the provider cannot list), SBX_E_NOT_FOUND,
+ * SBX_E_PROVIDER_UNAVAILABLE, the provider's error.  Since: 0.1
+ */
 SBX_API int sbx_list(sbx_ctx *ctx, const char *provider, sbx_list_cb cb,
                      void *ud);
+/**
+ * sbx_list_labeled:
+ * As sbx_list, only the sandboxes whose labels include every one of
+ * @filter: @n_filter "KEY=VALUE" strings (transfer none; KEY non-empty,
+ * VALUE may be empty).  Providers filter in their backend where they can;
+ * the core checks each sandbox again, so every provider answers alike.
+ * Errors: SBX_E_INVAL (a filter entry without '=' or with an empty key),
+ * and those of sbx_list.  Since: 0.1
+ */
+SBX_API int sbx_list_labeled(sbx_ctx *ctx, const char *provider,
+                             const char *const *filter, size_t n_filter,
+                             sbx_list_cb cb, void *ud);
+/**
+ * sbx_sandbox_get_or_create:
+ * Open the sandbox that carries every label of @opts (at least one is
+ * required), else create one with @opts.  The labels name the sandbox;
+ * the other options only shape a sandbox that is created.
+ *
+ * Only sandboxes this user and host created persistent are matched
+ * (polysandbox.owner and polysandbox.persistent), of the template @opts
+ * names if it names one, on the provider @opts names (NULL: the default
+ * one; there is no fallback, so the next call looks where this one did).
+ * Sandboxes whose time-to-live has passed are skipped.  When several
+ * match, the oldest is opened.  The sandbox created is persistent,
+ * whatever @opts says, so that the next call finds it.
+ *
+ * Calls for the same provider and labels are serialised among the
+ * processes that share a state directory (a lock file under
+ * STATE_DIR/locks), so two of them never create two sandboxes; callers on
+ * different hosts or state directories are not serialised.
+ *
+ * @out: (out) (transfer full): close with sbx_sandbox_close (it stays) or
+ *   sbx_sandbox_destroy.
+ * @created: (out) (optional): true when the sandbox was created.
+ *
+ * Errors: SBX_E_INVAL (no label), SBX_E_NOTSUP (the provider cannot list
+ * or keep sandboxes), SBX_E_IO (the lock), a matching sandbox that
+ * cannot be opened (the message names it), and those of sbx_list_labeled
+ * and sbx_sandbox_create.  Since: 0.1
+ */
+SBX_API int sbx_sandbox_get_or_create(sbx_ctx *ctx, const sbx_create_opts *opts,
+                                      sbx_sandbox **out, bool *created);
 
 /**
  * sbx_run:
