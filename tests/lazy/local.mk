@@ -11,7 +11,7 @@ tests_lazy_marker_la_LDFLAGS = -module -avoid-version -shared -no-undefined \
 	-rpath /nowhere
 
 check_PROGRAMS += tests/lazy/test-lazy
-tests_lazy_test_lazy_SOURCES = tests/lazy/test-lazy.c
+tests_lazy_test_lazy_SOURCES = tests/lazy/test-lazy.c tests/unit/confdir.h
 tests_lazy_test_lazy_CFLAGS = $(AM_CFLAGS) -pthread
 tests_lazy_test_lazy_LDADD = core/libpolysandbox.la
 

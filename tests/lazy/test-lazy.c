@@ -12,71 +12,33 @@
 #include "config.h"
 
 #include <errno.h>
-#include <ftw.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <polysandbox/sandbox.h>
 
-#include "../unit/tap.h"
+#include "../unit/confdir.h"
 
 static char loader_libs[1024];  /* .../tests/loader/.libs: good, init_error */
 static char lazy_libs[1024];    /* .../tests/lazy/.libs: marker */
-static char tmproot[256];
 static char logpath[512];       /* $SBX_TEST_LOAD_LOG */
-
-static void bail(const char *what)
-{
-    printf("Bail out! %s: %s\n", what, strerror(errno));
-    exit(1);
-}
-
-static void write_file(const char *path, const char *text)
-{
-    FILE *f = fopen(path, "w");
-
-    if (!f)
-        bail(path);
-    if (fputs(text, f) == EOF || fclose(f) != 0)
-        bail(path);
-}
-
-/* A fresh config dir <tmproot>/<tag> holding polysandbox.ini (@core as its
- * [core] section) and an empty providers.d/ with `local` disabled. */
-static const char *new_confdir(const char *tag, const char *core, char *buf, size_t len)
-{
-    char path[4096];
-
-    snprintf(buf, len, "%s/%s", tmproot, tag);
-    if (mkdir(buf, 0700) != 0)
-        bail(buf);
-    snprintf(path, sizeof path, "%s/providers.d", buf);
-    if (mkdir(path, 0700) != 0)
-        bail(path);
-    snprintf(path, sizeof path, "%s/polysandbox.ini", buf);
-    write_file(path, core);
-    snprintf(path, sizeof path, "%s/providers.d/local.ini", buf);
-    write_file(path, "[provider]\nenabled = false\n");
-    return buf;
-}
 
 /* providers.d/NAME.ini: enabled, @extra lines in [provider], [settings]
  * @settings (may be NULL).  `marker` gets its module path. */
 static void conf(const char *dir, const char *name, const char *extra, const char *settings)
 {
-    char path[4096], text[8192], module[2048] = "";
+    char rel[256], text[8192], module[2048] = "";
 
     if (!strcmp(name, "marker"))
         snprintf(module, sizeof module, "module = %s/marker.so\n", lazy_libs);
-    snprintf(path, sizeof path, "%s/providers.d/%s.ini", dir, name);
+    snprintf(rel, sizeof rel, "providers.d/%s.ini", name);
     snprintf(text, sizeof text, "[provider]\nenabled = true\n%s%s\n%s%s", module,
              extra ? extra : "", settings ? "[settings]\n" : "", settings ? settings : "");
-    write_file(path, text);
+    write_file(dir, rel, text);
 }
 
 /* How many lines of the load log are @what ("open", "init"). */
@@ -99,20 +61,6 @@ static void reset_log(void)
 {
     if (unlink(logpath) != 0 && errno != ENOENT)
         bail(logpath);
-}
-
-static sbx_ctx *open_ctx(const char *dir)
-{
-    sbx_ctx *ctx = NULL;
-    int rc = sbx_ctx_new(&ctx, dir);
-
-    if (rc != SBX_OK) {
-        diag("sbx_ctx_new(%s): %s: %s", dir, sbx_strerror(rc),
-             ctx ? sbx_error_message(sbx_ctx_last_error(ctx)) : "(no context)");
-        sbx_ctx_free(ctx);
-        return NULL;
-    }
-    return ctx;
 }
 
 /* sbx_run of /bin/true on @provider (NULL: the default and the fallback
@@ -358,18 +306,9 @@ static void test_threads(void)
     sbx_ctx_free(ctx);
 }
 
-static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *f)
-{
-    (void)st;
-    (void)flag;
-    (void)f;
-    return remove(path);
-}
-
 int main(void)
 {
     const char *top = getenv("top_builddir");
-    const char *tmp = getenv("TMPDIR");
 
     if (!top) {
         printf("1..0 # SKIP top_builddir is not set (run through make check)\n");
@@ -377,9 +316,7 @@ int main(void)
     }
     snprintf(loader_libs, sizeof loader_libs, "%s/tests/loader/.libs", top);
     snprintf(lazy_libs, sizeof lazy_libs, "%s/tests/lazy/.libs", top);
-    snprintf(tmproot, sizeof tmproot, "%s/sbx-lazy-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-    if (!mkdtemp(tmproot))
-        bail("mkdtemp");
+    confdir_begin("sbx-lazy");
     snprintf(logpath, sizeof logpath, "%s/load.log", tmproot);
     /* Only the test modules; marker is named by its module = path. */
     if (setenv("POLYSANDBOX_PROVIDER_PATH", loader_libs, 1) != 0 ||
@@ -393,7 +330,6 @@ int main(void)
     test_optional();
     test_threads();
 
-    if (nftw(tmproot, rm_one, 16, FTW_DEPTH | FTW_PHYS) != 0)
-        diag("could not remove %s: %s", tmproot, strerror(errno));
+    confdir_end();
     return tap_done();
 }

@@ -111,7 +111,7 @@ tests_loader_unresolved_la_CFLAGS = $(SBX_MODULE_COPTS)
 tests_loader_unresolved_la_LDFLAGS = -module -avoid-version -shared -rpath /nowhere
 
 check_PROGRAMS += tests/loader/test-loader
-tests_loader_test_loader_SOURCES = tests/loader/test-loader.c
+tests_loader_test_loader_SOURCES = tests/loader/test-loader.c tests/unit/confdir.h
 tests_loader_test_loader_CFLAGS = $(AM_CFLAGS) -pthread
 tests_loader_test_loader_LDADD = core/libpolysandbox.la
 

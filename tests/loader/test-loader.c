@@ -9,58 +9,18 @@
 
 #include <ctype.h>
 #include <dlfcn.h>
-#include <errno.h>
-#include <ftw.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <polysandbox/sandbox.h>
 
-#include "../unit/tap.h"
+#include "../unit/confdir.h"
 
 static char libs[1024];    /* .../tests/loader/.libs */
-static char tmproot[256]; /* every config dir of this run lives here */
-
-static void bail(const char *what)
-{
-    printf("Bail out! %s: %s\n", what, strerror(errno));
-    exit(1);
-}
-
-static void write_file(const char *dir, const char *rel, const char *text)
-{
-    char path[4096];
-    FILE *f;
-
-    snprintf(path, sizeof path, "%s/%s", dir, rel);
-    f = fopen(path, "w");
-    if (!f)
-        bail(path);
-    if (fputs(text, f) == EOF || fclose(f) != 0)
-        bail(path);
-}
-
-/* A fresh config dir <tmproot>/<tag> with an empty providers.d/. */
-static const char *new_confdir(const char *tag, char *buf, size_t len)
-{
-    char sub[4096];
-
-    snprintf(buf, len, "%s/%s", tmproot, tag);
-    if (mkdir(buf, 0700) != 0)
-        bail(buf);
-    snprintf(sub, sizeof sub, "%s/providers.d", buf);
-    if (mkdir(sub, 0700) != 0)
-        bail(sub);
-    write_file(buf, "polysandbox.ini", "[core]\n");
-    /* The core enables `local` even without a conf: not here. */
-    write_file(buf, "providers.d/local.ini", "[provider]\nenabled = false\n");
-    return buf;
-}
 
 /* providers.d/NAME.ini with @provider_extra lines in [provider] and
  * @settings (may be NULL) as the [settings] section. */
@@ -73,20 +33,6 @@ static void conf(const char *dir, const char *name, const char *provider_extra,
     snprintf(text, sizeof text, "[provider]\n%s\n%s%s", provider_extra,
              settings ? "[settings]\n" : "", settings ? settings : "");
     write_file(dir, rel, text);
-}
-
-static sbx_ctx *open_ctx(const char *dir)
-{
-    sbx_ctx *ctx = NULL;
-    int rc = sbx_ctx_new(&ctx, dir);
-
-    if (rc != SBX_OK) {
-        diag("sbx_ctx_new(%s): %s: %s", dir, sbx_strerror(rc),
-             ctx ? sbx_error_message(sbx_ctx_last_error(ctx)) : "(no context)");
-        sbx_ctx_free(ctx);
-        return NULL;
-    }
-    return ctx;
 }
 
 /* One rejected module: state, code, and a reason naming file and field. */
@@ -159,7 +105,7 @@ static void test_every_module(void)
     const sbx_provider *p;
     sbx_ctx *ctx;
 
-    new_confdir("every", dir, sizeof dir);
+    new_confdir("every", "[core]\n", dir, sizeof dir);
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         conf(dir, cases[i].name, "enabled = true", NULL);
     conf(dir, "good", "enabled = true", NULL);
@@ -221,7 +167,7 @@ static void test_optional_disabled_settings(void)
     size_t n_ours = 0;
     sbx_ctx *ctx;
 
-    new_confdir("optional", dir, sizeof dir);
+    new_confdir("optional", "[core]\n", dir, sizeof dir);
     conf(dir, "good", "enabled = true", "greeting = hi\nbogus = 1\n");
     conf(dir, "bad_magic", "enabled = true\noptional = true", NULL);
     conf(dir, "init_error", "enabled = true\noptional = true", NULL);
@@ -287,7 +233,7 @@ static void test_priority(void)
     const sbx_provider *p;
     sbx_ctx *ctx;
 
-    new_confdir("priority", dir, sizeof dir);
+    new_confdir("priority", "[core]\n", dir, sizeof dir);
     conf(dir, "good", "enabled = true\npriority = 10", NULL);
     conf(dir, "init_error", "enabled = true\npriority = 20", NULL);
     conf(dir, "bad_magic", "enabled = true\npriority = 20", NULL);
@@ -330,7 +276,7 @@ static void test_run_good(void)
     sbx_ctx *ctx;
     int rc;
 
-    new_confdir("run", dir, sizeof dir);
+    new_confdir("run", "[core]\n", dir, sizeof dir);
     conf(dir, "good", "enabled = true", "greeting = hello\n");
     ctx = open_ctx(dir);
     if (!ctx) {
@@ -383,7 +329,7 @@ static void test_threads(void)
     pthread_t t[4];
     int all = 1;
 
-    new_confdir("threads", dir, sizeof dir);
+    new_confdir("threads", "[core]\n", dir, sizeof dir);
     conf(dir, "good", "enabled = true", NULL);
     conf(dir, "reserved", "enabled = true", NULL);
     conf(dir, "bad_name", "enabled = true", NULL);
@@ -409,7 +355,7 @@ static void test_global(void)
 
     ok(dlsym(RTLD_DEFAULT, "sbx_test_global_marker") == NULL,
        "global_syms: not in the global scope before it is loaded");
-    new_confdir("global", dir, sizeof dir);
+    new_confdir("global", "[core]\n", dir, sizeof dir);
     conf(dir, "global_syms", "enabled = true", NULL);
     ctx = open_ctx(dir);
     if (ctx)
@@ -422,27 +368,16 @@ static void test_global(void)
     sbx_ctx_free(ctx);
 }
 
-static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *f)
-{
-    (void)st;
-    (void)flag;
-    (void)f;
-    return remove(path);
-}
-
 int main(void)
 {
     const char *top = getenv("top_builddir");
-    const char *tmp = getenv("TMPDIR");
 
     if (!top) {
         printf("1..0 # SKIP top_builddir is not set (run through make check)\n");
         return 0;
     }
     snprintf(libs, sizeof libs, "%s/tests/loader/.libs", top);
-    snprintf(tmproot, sizeof tmproot, "%s/sbx-loader-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-    if (!mkdtemp(tmproot))
-        bail("mkdtemp");
+    confdir_begin("sbx-loader");
     /* Only the test modules: no system or build-tree providers. */
     if (setenv("POLYSANDBOX_PROVIDER_PATH", libs, 1) != 0)
         bail("setenv");
@@ -455,7 +390,6 @@ int main(void)
     test_threads();
     test_global();
 
-    if (nftw(tmproot, rm_one, 16, FTW_DEPTH | FTW_PHYS) != 0)
-        diag("could not remove %s: %s", tmproot, strerror(errno));
+    confdir_end();
     return tap_done();
 }
