@@ -97,10 +97,20 @@ if wait_cg "$victim" && wait_cg "$alive"; then
 else
     not_ok "both supervisors made their cgroups" "victim: $(cgs "$victim")" "alive: $(cgs "$alive")"
 fi
+# A process of ours in the victim's cgroups keeps them from being reaped
+# until it goes: `make check` runs other tests whose `list` reaps the
+# cgroups of any dead supervisor, and could otherwise do it before we
+# look.
+sleep 300 &
+holder=$!
+pids="$pids $holder"
+for d in $(cgs "$victim"); do echo "$holder" >"$d/cgroup.procs" 2>/dev/null; done
 kill -9 "$victim"
 wait "$victim" 2>/dev/null
 if [ -n "$(cgs "$victim")" ]; then ok "SIGKILL left the supervisor's cgroup behind"
 else not_ok "SIGKILL left the supervisor's cgroup behind" "nothing to reap: the test proves nothing"; fi
+kill -9 "$holder"
+wait "$holder" 2>/dev/null
 if reaped "$victim"; then ok "list reaped the cgroup of the killed supervisor"
 else not_ok "list reaped the cgroup of the killed supervisor" "left: $(cgs "$victim")" "$(cat "$tmp/err")"; fi
 if [ -n "$(cgs "$alive")" ]; then ok "the live supervisor's cgroup stayed"
