@@ -17,3 +17,9 @@ TESTS += tests/unit/test-docker-pull tests/docker/pull.sh
 endif
 dist_check_SCRIPTS += tests/docker/pull.sh
 EXTRA_DIST += tests/docker/registry.sh tests/docker/stall.py
+if BUILD_PROVIDER_DOCKER
+check_PROGRAMS += tests/docker/test-docker-pullcreate
+tests_docker_test_docker_pullcreate_SOURCES = tests/docker/pullcreate.c
+tests_docker_test_docker_pullcreate_CFLAGS = $(AM_CFLAGS) -pthread
+tests_docker_test_docker_pullcreate_LDADD = core/libpolysandbox.la
+endif
