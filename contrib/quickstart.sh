@@ -18,6 +18,9 @@ python3 bubblewrap zlib1g-dev"
 # Podman 4.3 and what it needs (conmon, containers-common; runc comes with
 # docker.io): tests/podman runs the docker provider on its compatible API.
 PACKAGES="$PACKAGES podman conmon"
+# A registry of its own on loopback for tests/docker/pull.sh (the docker
+# provider pulling missing images), bcrypt htpasswd for its authentication.
+PACKAGES="$PACKAGES docker-registry apache2-utils curl"
 
 echo "quickstart: installing Debian packages: $PACKAGES"
 export DEBIAN_FRONTEND=noninteractive

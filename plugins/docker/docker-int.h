@@ -254,5 +254,8 @@ void dk_pull_fini(struct dk_prov *p);
 /* Pulls @image (POST /images/create), within pull_timeout; concurrent
  * pulls of one image share the first.  Sets the error and returns it. */
 int dk_pull(struct dk_prov *p, const char *image);
+/* SBX_E_INVAL (set) when @image is no reference a pull can take: checked
+ * before the daemon sees it (Podman answers a bad name with a 500). */
+int dk_pull_check(struct dk_prov *p, const char *image);
 
 #endif /* DOCKER_INT_H */

@@ -227,6 +227,15 @@ out:
     return ret;
 }
 
+int dk_pull_check(struct dk_prov *p, const char *image)
+{
+    struct dk_imgref ref;
+    char err[PH_ERR_MAX];
+    if (dk_imgref_parse(image, &ref, err, sizeof err))
+        return dk_err(p, SBX_E_INVAL, "%s", err);
+    return SBX_OK;
+}
+
 int dk_pull(struct dk_prov *p, const char *image)
 {
     if (strlen(image) >= sizeof ((struct dk_pulling *)0)->image)

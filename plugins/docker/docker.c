@@ -307,7 +307,9 @@ static int docker_create(void *prov, const sbx_create_spec_v1 *spec, void **sbp,
     /* pull = always: before anything uses the image (the helper's
      * installer among them); missing: when the daemon says it is absent. */
     bool pulled = p->pull_policy == DK_PULL_ALWAYS;
-    int ret = pulled ? dk_pull(p, image) : SBX_OK;
+    int ret = p->pull_policy != DK_PULL_NEVER ? dk_pull_check(p, image) : SBX_OK;
+    if (!ret && pulled)
+        ret = dk_pull(p, image);
     if (ret || (ret = dk_init_ensure(p, image)))
         return ret;
     struct dk_sb *sb = calloc(1, sizeof *sb);
