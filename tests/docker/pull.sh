@@ -24,8 +24,9 @@ pull_unready() {
         echo "Bail out! pull: $* (CI=true: contrib/quickstart.sh installs it)"
         exit 1
     fi
+    # TAP's skip: a clean exit (a status of 77 would be an error to the driver).
     echo "1..0 # SKIP pull: $*"
-    exit 77
+    exit 0
 }
 command -v docker-registry >/dev/null 2>&1 ||
     pull_unready "no docker-registry (apt-get install docker-registry)"
