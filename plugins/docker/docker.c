@@ -26,9 +26,9 @@
                  SBX_CAP_MEMORY_LIMIT | SBX_CAP_CPU_STATS)
 
 static const char *const config_keys[] = {
+    "pull", "pull_timeout", "registry_auth_host", "registry_auth",
     "socket", "ca_file", "cert_file", "key_file", "image", "image_aliases", "runtime", "cpus",
-    "network", "readonly_rootfs", "exec_mode", "pull", "pull_timeout", "registry_auth_host",
-    "registry_auth", NULL,
+    "network", "readonly_rootfs", "exec_mode", NULL,
 };
 static const char *const secret_keys[] = {"registry_auth", NULL};
 

@@ -13,9 +13,9 @@ tests_unit_test_docker_pull_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/plugins/co
 	-I$(top_srcdir)/plugins/docker
 tests_unit_test_docker_pull_CFLAGS = $(AM_CFLAGS) $(CURL_CFLAGS) $(JANSSON_CFLAGS)
 tests_unit_test_docker_pull_LDADD = plugins/common/libsbxhttp.la $(CURL_LIBS) $(JANSSON_LIBS)
-TESTS += tests/unit/test-docker-pull tests/docker/pull.sh
+TESTS += tests/unit/test-docker-pull tests/docker/pull.sh tests/podman/pull.sh
 endif
-dist_check_SCRIPTS += tests/docker/pull.sh
+dist_check_SCRIPTS += tests/docker/pull.sh tests/podman/pull.sh
 EXTRA_DIST += tests/docker/registry.sh tests/docker/stall.py
 if BUILD_PROVIDER_DOCKER
 check_PROGRAMS += tests/docker/test-docker-pullcreate

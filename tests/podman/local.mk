@@ -1,8 +1,6 @@
 # tests/podman/local.mk - the docker provider on Podman's Docker-compatible
 # service (tests/podman/lib.sh starts one of its own and imports the image).
 podman_tests = tests/podman/conformance.t tests/podman/cli.sh
-podman_tests += tests/podman/pull.sh
-podman_tests += tests/podman/pull.sh
 if BUILD_PROVIDER_DOCKER
 TESTS += $(podman_tests)
 endif
