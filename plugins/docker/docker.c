@@ -632,6 +632,12 @@ static void docker_doctor(void *prov, sbx_doctor_cb_v1 cb, void *ud)
         }
     }
     json_decref(ans);
+    snprintf(detail, sizeof detail, "pull = %s, pull_timeout %ld s%s%s%s",
+             p->pull_policy == DK_PULL_ALWAYS ? "always" : p->pull_policy == DK_PULL_NEVER
+             ? "never" : "missing", p->pull_timeout_ms / 1000,
+             p->auth_host ? ", registry_auth for " : "", p->auth_host ? p->auth_host : "",
+             p->auth_host ? " (set, not shown)" : "");
+    cb(ud, "pull", 1, detail);
     cb(ud, "exec", 1, p->exec_attach
        ? "exec_mode = attach: new sandboxes serve execs through one attach connection"
        : "exec_mode = api: every exec is a daemon exec");

@@ -85,7 +85,7 @@ if [ "${DOCKER_ENGINE:-docker}" = podman ] &&
     pull_unready "the Podman service on $DOCKER_SOCK was started without the registries.conf of tests/podman/lib.sh (loopback registries over HTTP): stop it and run again"
 fi
 
-plan 25
+plan 26
 
 htpasswd -Bbc "$tmp/htpasswd" "$USER_NAME" "$PASSWORD" >/dev/null 2>&1
 registry_start open "$tmp/reg" && registry_start auth "$tmp/reg" "$tmp/htpasswd"
@@ -187,6 +187,10 @@ cli --config-dir "$conf" run --provider docker --image "$AIMG" -- \
 unset POLYSANDBOX_LOG
 cat "$tmp/out" "$tmp/err" >>"$tmp/all-output"
 check "the same through the command" rc_and_out 0 42
+cli --config-dir "$conf" doctor --provider docker
+cat "$tmp/out" "$tmp/err" >>"$tmp/all-output"
+check "doctor: the pull policy, and that registry_auth is set, not its value" \
+    out_has "pull = missing, pull_timeout 300 s, registry_auth for 127.0.0.1:$REGISTRY_auth_PORT (set, not shown)"
 # The header's value too: base64url of the JSON the daemon gets.
 hdr=$(python3 -c 'import base64, json, sys
 print(base64.urlsafe_b64encode(json.dumps({"username": sys.argv[1], "password": sys.argv[2], "serveraddress": sys.argv[3]}, separators=(",", ":")).encode()).decode())' \
