@@ -632,12 +632,6 @@ static void docker_doctor(void *prov, sbx_doctor_cb_v1 cb, void *ud)
         }
     }
     json_decref(ans);
-    snprintf(detail, sizeof detail, "pull = %s, pull_timeout %ld s%s%s%s",
-             p->pull_policy == DK_PULL_ALWAYS ? "always" : p->pull_policy == DK_PULL_NEVER
-             ? "never" : "missing", p->pull_timeout_ms / 1000,
-             p->auth_host ? ", registry_auth for " : "", p->auth_host ? p->auth_host : "",
-             p->auth_host ? " (set, not shown)" : "");
-    cb(ud, "pull", 1, detail);
     cb(ud, "exec", 1, p->exec_attach
        ? "exec_mode = attach: new sandboxes serve execs through one attach connection"
        : "exec_mode = api: every exec is a daemon exec");
@@ -659,6 +653,12 @@ static void docker_doctor(void *prov, sbx_doctor_cb_v1 cb, void *ud)
     } else {
         cb(ud, "image", 0, "no default image: set image in providers.d/docker.ini");
     }
+    snprintf(detail, sizeof detail, "pull = %s, pull_timeout %ld s%s%s%s",
+             p->pull_policy == DK_PULL_ALWAYS ? "always" : p->pull_policy == DK_PULL_NEVER
+             ? "never" : "missing", p->pull_timeout_ms / 1000,
+             p->auth_host ? ", registry_auth for " : "", p->auth_host ? p->auth_host : "",
+             p->auth_host ? " (set, not shown)" : "");
+    cb(ud, "pull", 1, detail);
 }
 
 static const sbx_provider_ops_v1 docker_ops = {
