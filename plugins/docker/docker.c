@@ -648,7 +648,7 @@ static void docker_doctor(void *prov, sbx_doctor_cb_v1 cb, void *ud)
                  !ret ? "is there"
                  : p->pull_policy == DK_PULL_NEVER ? "is not on the daemon and pull = never "
                                                      "(docker pull or docker import it)"
-                 : "is not on the daemon yet (pulled by the first create: pull = missing)");
+                 : "is not on the daemon yet (the first create pulls it)");
         cb(ud, "image", !ret || p->pull_policy != DK_PULL_NEVER, detail);
     } else {
         cb(ud, "image", 0, "no default image: set image in providers.d/docker.ini");
