@@ -44,6 +44,11 @@ cleanup() {
     registry_stop_all
     [ -n "$stall_pid" ] && kill "$stall_pid" 2>/dev/null
     for i in $images; do "$D" rmi "$i" >/dev/null 2>&1; done
+    # A pull also leaves REPO@sha256:... of an image still tagged otherwise.
+    [ -n "${REGISTRY_open_PORT:-}" ] &&
+        "$D" images --digests --format '{{.Repository}}@{{.Digest}}' 2>/dev/null |
+        grep -E "^127\.0\.0\.1:(${REGISTRY_open_PORT}|${REGISTRY_auth_PORT:-x})/.*@sha256:" |
+        while read -r ref; do "$D" rmi "$ref" >/dev/null 2>&1; done
     rm -rf "$tmp"
 }
 trap cleanup EXIT
