@@ -15,6 +15,9 @@ PACKAGES="build-essential autoconf automake libtool libltdl-dev pkg-config \
 libcurl4-openssl-dev libjansson-dev libinih-dev libsodium-dev libseccomp-dev \
 libarchive-dev docker.io debootstrap \
 python3 bubblewrap zlib1g-dev"
+# A registry of its own on loopback for tests/docker/pull.sh (the docker
+# provider pulling missing images), bcrypt htpasswd for its authentication.
+PACKAGES="$PACKAGES docker-registry apache2-utils curl"
 # Podman 4.3 and what it needs (conmon, containers-common; runc comes with
 # docker.io): tests/podman runs the docker provider on its compatible API.
 PACKAGES="$PACKAGES podman conmon"

@@ -102,12 +102,24 @@ static int install(struct dk_prov *p, const char *image)
         return dk_err(p, SBX_E_NOMEM, "out of memory");
     snprintf(path, sizeof path, DK_API "/containers/create?name=%s", p->init_volume);
     int ret = dk_json(p, "POST", path, body, 60000, &status, NULL, err);
+    bool pulled = false;
+    if (ret && status == 404 && p->pull_policy == DK_PULL_MISSING) {
+        /* The image's first use on this daemon: pull it (docker-pull.c). */
+        if ((ret = dk_pull(p, image))) {
+            json_decref(body);
+            return ret;
+        }
+        pulled = true;
+        ret = dk_json(p, "POST", path, body, 60000, &status, NULL, err);
+    }
     json_decref(body);
     if (status == 409)
         return SBX_E_EXISTS; /* another process installs: wait for it */
     if (status == 404)
-        return dk_err(p, SBX_E_NOT_FOUND, "image '%s' is not on the daemon %s (docker pull or "
-                      "docker import it first): %s", image, p->socket, err);
+        return dk_err(p, SBX_E_NOT_FOUND, "image '%s' is not on the daemon %s%s: %s", image,
+                      p->socket, pulled ? " even after a pull"
+                      : p->pull_policy == DK_PULL_NEVER ? " and providers.d/docker.ini says pull "
+                      "= never (docker pull or docker import it first)" : "", err);
     if (ret)
         return dk_err(p, ret, "installing the helper on %s: %s", p->socket, err);
 

@@ -55,6 +55,14 @@ struct dk_prov {
     pthread_mutex_t init_lock;
     bool init_ready;
     char init_volume[64];      /* "polysandbox-init-<hash>" */
+    /* Pulling images (docker-pull.c). */
+    int pull_policy;           /* enum dk_pull_policy */
+    long pull_timeout_ms;      /* deadline of one pull */
+    char *auth_host;           /* registry_auth_host: where registry_auth goes, or NULL */
+    bool pull_sync;            /* pull_lock and pull_cond are set up */
+    pthread_mutex_t pull_lock; /* guards pulling */
+    pthread_cond_t pull_cond;  /* a pull ended */
+    struct dk_pulling *pulling; /* pulls in flight, one per image */
 };
 
 struct dk_conn;
@@ -202,5 +210,52 @@ bool dk_report_parse(const char *s, struct dk_report *rep);
 int dk_init_ensure(struct dk_prov *p, const char *image);
 extern const unsigned char dk_init_blob[];
 extern const unsigned char dk_init_blob_end[];
+
+/* ---- docker-pullref.c: image references, the pull's progress stream,
+ * its errors, X-Registry-Auth (pure; unit-tested) ---- */
+struct dk_imgref {
+    char repo[256];            /* fromImage: "[host[:port]/]path/name" */
+    char tag[160];             /* a tag, or a digest "sha256:<hex>"; "latest" by default */
+    char registry[256];        /* the host[:port] named, else "docker.io" */
+};
+/* Splits an image reference; SBX_E_INVAL with a message naming it. */
+int dk_imgref_parse(const char *ref, struct dk_imgref *out, char *err, size_t errlen);
+/* Whether two registry names are the same (Docker Hub's several names). */
+bool dk_registry_same(const char *a, const char *b);
+/* The newline-delimited JSON a pull answers (200) with, fed as it comes:
+ * the first in-stream error ({"error"} / {"errorDetail"}) is kept. */
+struct dk_pullstream {
+    char line[16384];
+    size_t len;
+    bool overflow;             /* the current line is too long: skipped */
+    int lines;
+    char error[512];           /* the daemon's error, printable; "" none */
+    char status[256];          /* the last status without progress */
+};
+void dk_pullstream_init(struct dk_pullstream *s);
+void dk_pullstream_feed(struct dk_pullstream *s, const void *buf, size_t n);
+void dk_pullstream_finish(struct dk_pullstream *s);
+/* SBX_E_AUTH, SBX_E_NOT_FOUND, SBX_E_NETWORK, ... for a pull's error
+ * message (and the HTTP status it came with, 200 inside a stream). */
+int dk_pull_classify(const char *msg, long http_status);
+/* "X-Registry-Auth: <base64url JSON>" for "user:password" (@len bytes)
+ * and @server; *out is malloc'ed, *outlen bytes with the NUL: the caller
+ * wipes and frees it.  SBX_E_CONFIG when @userpass is not user:password. */
+int dk_registry_auth_header(const char *userpass, size_t len, const char *server, char **out,
+                            size_t *outlen);
+
+/* ---- docker-pull.c: pulling missing images ---- */
+enum dk_pull_policy { DK_PULL_MISSING, DK_PULL_ALWAYS, DK_PULL_NEVER };
+struct dk_pulling;
+/* The pull settings of docker.ini (pull, pull_timeout, registry_auth_host),
+ * and the lock; before any pull.  dk_pull_fini undoes it. */
+int dk_pull_init(struct dk_prov *p);
+void dk_pull_fini(struct dk_prov *p);
+/* Pulls @image (POST /images/create), within pull_timeout; concurrent
+ * pulls of one image share the first.  Sets the error and returns it. */
+int dk_pull(struct dk_prov *p, const char *image);
+/* SBX_E_INVAL (set) when @image is no reference a pull can take: checked
+ * before the daemon sees it (Podman answers a bad name with a 500). */
+int dk_pull_check(struct dk_prov *p, const char *image);
 
 #endif /* DOCKER_INT_H */

@@ -26,9 +26,11 @@
                  SBX_CAP_MEMORY_LIMIT | SBX_CAP_CPU_STATS)
 
 static const char *const config_keys[] = {
+    "pull", "pull_timeout", "registry_auth_host", "registry_auth",
     "socket", "ca_file", "cert_file", "key_file", "image", "image_aliases", "runtime", "cpus",
     "network", "readonly_rootfs", "exec_mode", NULL,
 };
+static const char *const secret_keys[] = {"registry_auth", NULL};
 
 int dk_err(struct dk_prov *p, int code, const char *fmt, ...)
 {
@@ -173,6 +175,7 @@ static void docker_fini(void *prov)
     if (!p)
         return;
     ph_client_free(p->http);
+    dk_pull_fini(p);
     pthread_mutex_destroy(&p->init_lock);
     free(p->socket);
     free(p->image);
@@ -200,6 +203,8 @@ static int docker_init(const sbx_host_v1 *host, sbx_host_handle *h, void **prov)
     ph_client_conf cc = {.connect_timeout_ms = 10000, .timeout_ms = 60000};
     char err[PH_ERR_MAX];
     int ret = read_settings(p, &cc);
+    if (!ret)
+        ret = dk_pull_init(p);
     if (!ret && (ret = ph_client_new(&cc, &p->http, err)))
         ret = dk_err(p, ret == SBX_E_INVAL ? SBX_E_CONFIG : ret, "providers.d/docker.ini: "
                      "socket: %s", err);
@@ -299,8 +304,13 @@ static int docker_create(void *prov, const sbx_create_spec_v1 *spec, void **sbp,
                       "image =) or set image in providers.d/docker.ini");
     char alias[512];
     image = dk_alias(p->aliases, image, alias, sizeof alias);
-    int ret = dk_init_ensure(p, image);
-    if (ret)
+    /* pull = always: before anything uses the image (the helper's
+     * installer among them); missing: when the daemon says it is absent. */
+    bool pulled = p->pull_policy == DK_PULL_ALWAYS;
+    int ret = p->pull_policy != DK_PULL_NEVER ? dk_pull_check(p, image) : SBX_OK;
+    if (!ret && pulled)
+        ret = dk_pull(p, image);
+    if (ret || (ret = dk_init_ensure(p, image)))
         return ret;
     struct dk_sb *sb = calloc(1, sizeof *sb);
     if (!sb)
@@ -336,15 +346,30 @@ static int docker_create(void *prov, const sbx_create_spec_v1 *spec, void **sbp,
     }
     snprintf(path, sizeof path, DK_API "/containers/create?name=%s", sb->id);
     ret = dk_json(p, "POST", path, body, 0, &status, NULL, err);
+    if (ret && status == 404 && p->pull_policy == DK_PULL_MISSING && !pulled) {
+        pulled = true;
+        int pret = dk_pull(p, image);
+        if (pret) {
+            json_decref(body);
+            if (p->podman)
+                remove_container(p, sb->id); /* its volume */
+            free(sb);
+            return pret;
+        }
+        ret = dk_json(p, "POST", path, body, 0, &status, NULL, err);
+    }
     json_decref(body);
     if (ret) {
         if (p->podman)
             remove_container(p, sb->id); /* its volume */
         free(sb);
+        if (status == 404 && pulled)
+            return dk_err(p, SBX_E_NOT_FOUND, "image '%s' is not on the daemon %s even after "
+                          "a pull: %s", image, p->socket, err);
         if (status == 404)
-            return dk_err(p, SBX_E_NOT_FOUND, "image '%s' is not on the daemon %s (docker pull "
-                          "or docker import it, or map it with image_aliases): %s", image,
-                          p->socket, err);
+            return dk_err(p, SBX_E_NOT_FOUND, "image '%s' is not on the daemon %s and "
+                          "providers.d/docker.ini says pull = never (docker pull or docker "
+                          "import it, or map it with image_aliases): %s", image, p->socket, err);
         return dk_err(p, ret, "creating a container of '%s': %s", image, err);
     }
     snprintf(path, sizeof path, DK_API "/containers/%s/start", sb->id);
@@ -620,11 +645,20 @@ static void docker_doctor(void *prov, sbx_doctor_cb_v1 cb, void *ud)
         ret = dk_json(p, "GET", path, NULL, 5000, &status, &ans, err);
         json_decref(ans);
         snprintf(detail, sizeof detail, "default image '%s' %s", img,
-                 ret ? "is not on the daemon (docker pull or docker import it)" : "is there");
-        cb(ud, "image", !ret, detail);
+                 !ret ? "is there"
+                 : p->pull_policy == DK_PULL_NEVER ? "is not on the daemon and pull = never "
+                                                     "(docker pull or docker import it)"
+                 : "is not on the daemon yet (the first create pulls it)");
+        cb(ud, "image", !ret || p->pull_policy != DK_PULL_NEVER, detail);
     } else {
         cb(ud, "image", 0, "no default image: set image in providers.d/docker.ini");
     }
+    snprintf(detail, sizeof detail, "pull = %s, pull_timeout %ld s%s%s%s",
+             p->pull_policy == DK_PULL_ALWAYS ? "always" : p->pull_policy == DK_PULL_NEVER
+             ? "never" : "missing", p->pull_timeout_ms / 1000,
+             p->auth_host ? ", registry_auth for " : "", p->auth_host ? p->auth_host : "",
+             p->auth_host ? " (set, not shown)" : "");
+    cb(ud, "pull", 1, detail);
 }
 
 static const sbx_provider_ops_v1 docker_ops = {
@@ -644,4 +678,4 @@ static const sbx_provider_ops_v1 docker_ops = {
 
 SBX_PROVIDER_DEFINE("docker", PACKAGE_VERSION,
                     "containers of a Docker or Podman daemon, through its Engine API",
-                    "MIT", DK_CAPS, config_keys, NULL, &docker_ops);
+                    "MIT", DK_CAPS, config_keys, secret_keys, &docker_ops);

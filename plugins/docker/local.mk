@@ -15,6 +15,8 @@ plugins_docker_docker_la_SOURCES = \
 	plugins/docker/docker-files.c \
 	plugins/docker/docker-initvol.c \
 	plugins/docker/docker-proto.h \
+	plugins/docker/docker-pull.c \
+	plugins/docker/docker-pullref.c \
 	plugins/docker/docker-serve.c \
 	plugins/docker/docker-spec.c \
 	plugins/docker/docker-stream.c \

@@ -70,6 +70,14 @@ exit_command_delay = $PODMAN_EXIT_DELAY
 tmp_dir = "$PODMAN_RUN/libpod"
 volume_path = "$PODMAN_STORE/volumes"
 EOF
+    # Loopback registries over plain HTTP (tests/docker/pull.sh), as Docker
+    # allows by default; "127.0.0.1" matches every port (Podman 4.3).
+    cat >"$PODMAN_RUN/registries.conf" <<EOF || return 1
+# written by tests/podman/lib.sh
+[[registry]]
+location = "127.0.0.1"
+insecure = true
+EOF
     cat >"$PODMAN_RUN/storage.conf" <<EOF || return 1
 # written by tests/podman/lib.sh
 [storage]
@@ -99,6 +107,7 @@ podman_start_service() {
         cd / || exit 1
         CONTAINERS_CONF=$PODMAN_RUN/containers.conf \
         CONTAINERS_STORAGE_CONF=$PODMAN_RUN/storage.conf \
+        CONTAINERS_REGISTRIES_CONF=$PODMAN_RUN/registries.conf \
             setsid podman --cgroup-manager cgroupfs system service --time=0 "unix://$PODMAN_SOCK" \
             >"$log" 2>&1 </dev/null 9>&- &
         pid=$!
