@@ -52,7 +52,6 @@ struct dk_prov {
     bool podman;
     bool exec_attach;          /* exec_mode = attach: new sandboxes serve execs */
     bool allow_unenforced;     /* unenforced_limits = allow (docker-limits.c) */
-    char unenforced_why[300];  /* why the daemon drops limits, once known (init_lock) */
     /* The helper's volume is known to be installed (once per process). */
     pthread_mutex_t init_lock;
     bool init_ready;

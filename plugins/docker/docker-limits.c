@@ -92,19 +92,16 @@ int dk_limits_check(struct dk_prov *p, const char *id, const sbx_limits_v1 *l)
     json_decref(ans);
     if (!n)
         return SBX_OK;
-    bool rootless_v1;
     if (p->allow_unenforced) {
-        /* Asked once per process: every create warns. */
-        pthread_mutex_lock(&p->init_lock);
-        if (!p->unenforced_why[0])
-            podman_why(p, p->unenforced_why, sizeof p->unenforced_why, &rootless_v1);
-        snprintf(why, sizeof why, "%s", p->unenforced_why);
-        pthread_mutex_unlock(&p->init_lock);
+        /* Not why: that costs a third of a second per process, and
+         * doctor says it. */
         p->host->log(p->h, SBX_LOG_WARNING, "sandbox %s runs without the %s limit%s it was "
-                     "asked for: %s (unenforced_limits = allow in providers.d/docker.ini)", id,
-                     lost, n > 1 ? "s" : "", why);
+                     "asked for: the daemon did not apply %s (unenforced_limits = allow in "
+                     "providers.d/docker.ini; polysandbox doctor says why)", id, lost,
+                     n > 1 ? "s" : "", n > 1 ? "them" : "it");
         return SBX_OK;
     }
+    bool rootless_v1;
     podman_why(p, why, sizeof why, &rootless_v1);
     return dk_err(p, SBX_E_PERM, "the daemon at %s did not apply the %s limit%s: %s.  No sandbox "
                   "was started.  Run Podman as root%s, or set unenforced_limits = allow in "
