@@ -301,7 +301,7 @@ static int open_match(sbx_ctx *ctx, struct sbx_provider *p, const sbx_kv_v1 *kv,
 
     if (rc == SBX_E_NOMEM && core_error_tls()->code != SBX_E_NOMEM)
         core_error_set(SBX_E_NOMEM, NULL, "out of memory");
-    if (rc == SBX_OK && s.n > 1) /* qsort(NULL, 0, ...) is undefined */
+    if (rc == SBX_OK)
         qsort(s.c, s.n, sizeof *s.c, by_age);
     for (size_t i = 0; rc == SBX_OK && i < s.n && !*out; i++) {
         rc = sbx_sandbox_open(ctx, p->name, s.c[i].id, out);
