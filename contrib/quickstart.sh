@@ -21,6 +21,9 @@ PACKAGES="$PACKAGES docker-registry apache2-utils curl"
 # Podman 4.3 and what it needs (conmon, containers-common; runc comes with
 # docker.io): tests/podman runs the docker provider on its compatible API.
 PACKAGES="$PACKAGES podman conmon"
+# Rootless Podman (tests/podman/rootless.sh): subordinate ids, user-mode
+# networking, overlay through FUSE on older kernels.
+PACKAGES="$PACKAGES uidmap slirp4netns fuse-overlayfs"
 
 echo "quickstart: installing Debian packages: $PACKAGES"
 export DEBIAN_FRONTEND=noninteractive

@@ -51,6 +51,7 @@ struct dk_prov {
      * /libpod/_ping answers); probed once, with the helper. */
     bool podman;
     bool exec_attach;          /* exec_mode = attach: new sandboxes serve execs */
+    bool allow_unenforced;     /* unenforced_limits = allow (docker-limits.c) */
     /* The helper's volume is known to be installed (once per process). */
     pthread_mutex_t init_lock;
     bool init_ready;
@@ -203,6 +204,16 @@ void dk_serve_close(struct dk_sb *sb);
 void dk_serve_forget(struct dk_prov *p, struct dk_sb *sb);
 /* Parses a report line "STATUS cpu=NS rss=BYTES\n" (docker-stream.c). */
 bool dk_report_parse(const char *s, struct dk_report *rep);
+
+/* ---- docker-limits.c: limits the daemon dropped (rootless Podman on
+ * cgroup v1) ---- */
+/* SBX_OK when the created container @id has the memory, pids and CPU
+ * limits asked for (or unenforced_limits = allow: a warning); otherwise
+ * SBX_E_PERM with an error naming them and why (the caller removes it). */
+int dk_limits_check(struct dk_prov *p, const char *id, const sbx_limits_v1 *l);
+/* Podman only: true when the daemon cannot apply limits at all (rootless
+ * on cgroup v1); @detail says why either way (for doctor). */
+bool dk_limits_unenforceable(struct dk_prov *p, char *detail, size_t cap);
 
 /* ---- docker-initvol.c ---- */
 /* Makes sure the helper volume holds the helper (installs it the first

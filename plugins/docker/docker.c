@@ -28,7 +28,7 @@
 static const char *const config_keys[] = {
     "pull", "pull_timeout", "registry_auth_host", "registry_auth",
     "socket", "ca_file", "cert_file", "key_file", "image", "image_aliases", "runtime", "cpus",
-    "network", "readonly_rootfs", "exec_mode", NULL,
+    "network", "readonly_rootfs", "exec_mode", "unenforced_limits", NULL,
 };
 static const char *const secret_keys[] = {"registry_auth", NULL};
 
@@ -164,6 +164,11 @@ static int read_settings(struct dk_prov *p, ph_client_conf *cc)
         return dk_err(p, SBX_E_CONFIG, "providers.d/docker.ini: exec_mode = '%s': use 'attach' "
                       "or 'api'", mode);
     p->exec_attach = !mode || !strcmp(mode, "attach");
+    const char *unenf = setting(p, "unenforced_limits");
+    if (unenf && strcmp(unenf, "refuse") && strcmp(unenf, "allow"))
+        return dk_err(p, SBX_E_CONFIG, "providers.d/docker.ini: unenforced_limits = '%s': use "
+                      "'refuse' or 'allow'", unenf);
+    p->allow_unenforced = unenf && !strcmp(unenf, "allow");
     return read_bool(p, "readonly_rootfs", true, &p->readonly_rootfs);
 }
 
@@ -371,6 +376,12 @@ static int docker_create(void *prov, const sbx_create_spec_v1 *spec, void **sbp,
                           "providers.d/docker.ini says pull = never (docker pull or docker "
                           "import it, or map it with image_aliases): %s", image, p->socket, err);
         return dk_err(p, ret, "creating a container of '%s': %s", image, err);
+    }
+    /* Rootless Podman on cgroup v1 drops the limits without a word. */
+    if (p->podman && (ret = dk_limits_check(p, sb->id, &spec->limits))) {
+        remove_container(p, sb->id);
+        free(sb);
+        return ret;
     }
     snprintf(path, sizeof path, DK_API "/containers/%s/start", sb->id);
     ret = dk_json(p, "POST", path, NULL, 0, &status, NULL, err);
@@ -622,8 +633,16 @@ static void docker_doctor(void *prov, sbx_doctor_cb_v1 cb, void *ud)
         snprintf(detail, sizeof detail, "cgroup v%s; memory limit %s, pids limit %s",
                  cg ? cg : "?", json_is_true(json_object_get(ans, "MemoryLimit")) ? "yes" : "no",
                  json_is_true(json_object_get(ans, "PidsLimit")) ? "yes" : "no");
-        cb(ud, "limits", json_is_true(json_object_get(ans, "MemoryLimit")) &&
-                             json_is_true(json_object_get(ans, "PidsLimit")), detail);
+        bool lim_ok = json_is_true(json_object_get(ans, "MemoryLimit")) &&
+                      json_is_true(json_object_get(ans, "PidsLimit"));
+        /* Rootless Podman on cgroup v1 claims both, and applies neither. */
+        char why[300];
+        if (dk_probe(p) == SBX_OK && p->podman && dk_limits_unenforceable(p, why, sizeof why)) {
+            lim_ok = false;
+            snprintf(detail, sizeof detail, "%s; sandboxes are refused unless unenforced_limits "
+                     "= allow%s", why, p->allow_unenforced ? " (set: they run without them)" : "");
+        }
+        cb(ud, "limits", lim_ok, detail);
         if (p->runtime) {
             bool have = json_object_get(json_object_get(ans, "Runtimes"), p->runtime) != NULL;
             snprintf(detail, sizeof detail, "runtime '%s' %s", p->runtime,
@@ -632,7 +651,10 @@ static void docker_doctor(void *prov, sbx_doctor_cb_v1 cb, void *ud)
         }
     }
     json_decref(ans);
-    cb(ud, "exec", 1, p->exec_attach
+    cb(ud, "exec", 1, p->exec_attach && p->podman
+       ? "exec_mode = attach, but on Podman every exec is a daemon exec (Podman closes a "
+         "container's stdin when an attach ends: see the provider's README)"
+       : p->exec_attach
        ? "exec_mode = attach: new sandboxes serve execs through one attach connection"
        : "exec_mode = api: every exec is a daemon exec");
     if (p->image) {

@@ -14,6 +14,7 @@ plugins_docker_docker_la_SOURCES = \
 	plugins/docker/docker-exec.c \
 	plugins/docker/docker-files.c \
 	plugins/docker/docker-initvol.c \
+	plugins/docker/docker-limits.c \
 	plugins/docker/docker-proto.h \
 	plugins/docker/docker-pull.c \
 	plugins/docker/docker-pullref.c \

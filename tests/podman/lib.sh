@@ -146,3 +146,150 @@ podman_ready() {
     podman_config "$1" ||
         { podman_unready "cannot write $top_builddir/tests/podman/config-$1"; return; }
 }
+
+# ---- rootless Podman ----
+#
+# podman_rootless_ready NAME: like podman_ready, for a `podman system
+# service` run by an unprivileged user of the tests' own
+# ($PODMAN_RL_USER, created here with a /etc/subuid and /etc/subgid range
+# of 65536 ids when it has none), with its storage in $PODMAN_RL_STORE,
+# its run state and socket in $PODMAN_RL_RUN (its XDG_RUNTIME_DIR), and
+# the test image imported for that user.  The tests run as root and talk
+# to it over its socket.  Sourcing this file set DOCKER_SOCK to the
+# rootful service: source it with PODMAN_SOCK=$PODMAN_RL_RUN/podman.sock
+# (tests/podman/rootless.sh does).
+#
+# What cannot be had here (not root, no user namespaces) is a skip with
+# the reason, even with CI=true; a missing package is a failure there.
+: "${PODMAN_RL_USER:=polysandbox-rl}"
+: "${PODMAN_RL_STORE:=/var/cache/polysandbox-test/podman-rootless}"
+: "${PODMAN_RL_RUN:=/run/polysandbox-test/podman-rootless}"
+
+podman_rl_skip() {
+    echo "# podman rootless: $*" >&2
+    echo "1..0 # SKIP podman rootless: $*"
+    return 77
+}
+
+# A free range of 65536 subordinate ids for the user (after every range
+# /etc/subuid and /etc/subgid already hand out, from 1100000 on).
+podman_rl_ids() {
+    grep -q "^$PODMAN_RL_USER:" /etc/subuid 2>/dev/null &&
+        grep -q "^$PODMAN_RL_USER:" /etc/subgid 2>/dev/null && return 0
+    start=$(cat /etc/subuid /etc/subgid 2>/dev/null |
+        awk -F: 'BEGIN { m = 1100000 } NF == 3 && $2 + $3 > m { m = $2 + $3 } END { print m }')
+    usermod --add-subuids "$start-$((start + 65535))" \
+        --add-subgids "$start-$((start + 65535))" "$PODMAN_RL_USER"
+}
+
+podman_rl_user() {
+    id -u "$PODMAN_RL_USER" >/dev/null 2>&1 ||
+        useradd --system --user-group --home-dir "$PODMAN_RL_STORE/home" --no-create-home \
+            --shell /usr/sbin/nologin "$PODMAN_RL_USER" || return 1
+    podman_rl_ids || return 1
+    # A store of an earlier user of that name (another uid) is of no use.
+    if [ -d "$PODMAN_RL_STORE" ] && [ "$(stat -c %u "$PODMAN_RL_STORE")" != "$(id -u "$PODMAN_RL_USER")" ]; then
+        rm -rf "$PODMAN_RL_STORE" || return 1
+    fi
+    mkdir -p "$PODMAN_RL_STORE/home" "$PODMAN_RL_RUN" || return 1
+    chown "$PODMAN_RL_USER:" "$PODMAN_RL_STORE" "$PODMAN_RL_STORE/home" "$PODMAN_RL_RUN" &&
+        chmod 0700 "$PODMAN_RL_RUN"
+}
+
+# The user's containers.conf and storage.conf (as for the rootful
+# service: cgroupfs, file events, exit_command_delay; nofile no higher
+# than this process's hard limit, which the user keeps: setpriv, no PAM).
+podman_rl_conf() {
+    nofile=$(awk '/^Max open files/ {print $5}' /proc/self/limits)
+    case $nofile in '' | unlimited) nofile=1048576 ;; esac
+    driver=${PODMAN_STORAGE_DRIVER:-overlay}
+    [ "$(stat -f -c %T "$PODMAN_RL_STORE" 2>/dev/null)" = overlayfs ] && driver=vfs
+    cat >"$PODMAN_RL_RUN/containers.conf" <<EOC || return 1
+# written by tests/podman/lib.sh (rootless)
+[containers]
+default_ulimits = ["nofile=$nofile:$nofile"]
+[engine]
+cgroup_manager = "cgroupfs"
+events_logger = "file"
+exit_command_delay = $PODMAN_EXIT_DELAY
+EOC
+    cat >"$PODMAN_RL_RUN/storage.conf" <<EOC || return 1
+# written by tests/podman/lib.sh (rootless)
+[storage]
+driver = "$driver"
+graphroot = "$PODMAN_RL_STORE/storage"
+runroot = "$PODMAN_RL_RUN/storage"
+EOC
+    # Kernels before 5.13 mount overlay in a user namespace only through FUSE.
+    kv=$(uname -r | awk -F. '{ printf "%d%03d", $1, $2 }')
+    if [ "$driver" = overlay ] && [ "$kv" -lt 5013 ] && command -v fuse-overlayfs >/dev/null; then
+        printf '[storage.options.overlay]\nmount_program = "%s"\n' "$(command -v fuse-overlayfs)" \
+            >>"$PODMAN_RL_RUN/storage.conf" || return 1
+    fi
+    chown "$PODMAN_RL_USER:" "$PODMAN_RL_RUN/containers.conf" "$PODMAN_RL_RUN/storage.conf"
+}
+
+# The user's service, started when nothing answers on its socket.
+podman_rl_start() {
+    docker_ping && return 0
+    (
+        flock -w 120 9 || exit 1
+        docker_ping && exit 0
+        # Under the lock: tests run in parallel, and useradd twice fails.
+        podman_rl_user || exit 2
+        podman_rl_conf || exit 1
+        rm -f "$PODMAN_SOCK"
+        log=$top_builddir/tests/podman-rootless.log
+        echo "# podman rootless: starting podman system service as $PODMAN_RL_USER (log: $log)" >&2
+        cd / || exit 1
+        # setpriv, not su or runuser: no PAM session (none is needed, and
+        # it would reset the limits); env -i: nothing of root's leaks in.
+        setsid setpriv --reuid="$PODMAN_RL_USER" --regid="$PODMAN_RL_USER" --init-groups \
+            env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME="$PODMAN_RL_STORE/home" \
+            XDG_RUNTIME_DIR="$PODMAN_RL_RUN" CONTAINERS_CONF="$PODMAN_RL_RUN/containers.conf" \
+            CONTAINERS_STORAGE_CONF="$PODMAN_RL_RUN/storage.conf" \
+            podman system service --time=0 "unix://$PODMAN_SOCK" \
+            >"$log" 2>&1 </dev/null 9>&- &
+        pid=$!
+        i=0
+        while [ $i -lt 120 ]; do
+            docker_ping && exit 0
+            kill -0 "$pid" 2>/dev/null || break
+            sleep 0.5
+            i=$((i + 1))
+        done
+        tail -n 20 "$log" | sed 's/^/# podman rootless: /' >&2
+        exit 1
+    ) 9>"$PODMAN_RL_RUN.lock"
+}
+
+podman_rootless_ready() {
+    [ "$PODMAN_SOCK" = "$PODMAN_RL_RUN/podman.sock" ] ||
+        { podman_unready "tests/podman/lib.sh sourced without PODMAN_SOCK=$PODMAN_RL_RUN/podman.sock"; return; }
+    command -v podman >/dev/null 2>&1 ||
+        { podman_unready "no podman on this machine (apt-get install podman)"; return; }
+    command -v "$DOCKER" >/dev/null 2>&1 ||
+        { podman_unready "no docker client to drive it (apt-get install docker.io)"; return; }
+    for c in newuidmap newgidmap setpriv; do
+        command -v $c >/dev/null 2>&1 ||
+            { podman_unready "no $c for rootless Podman (apt-get install uidmap util-linux)"; return; }
+    done
+    if ! docker_ping; then
+        [ "$(id -u)" -eq 0 ] ||
+            { podman_rl_skip "nothing answers on $PODMAN_SOCK and only root sets the test user up"; return; }
+        [ "$(cat /proc/sys/user/max_user_namespaces 2>/dev/null || echo 0)" -gt 0 ] ||
+            { podman_rl_skip "user namespaces are disabled (user.max_user_namespaces = 0)"; return; }
+        [ "$(cat /proc/sys/kernel/unprivileged_userns_clone 2>/dev/null || echo 1)" = 1 ] ||
+            { podman_rl_skip "unprivileged user namespaces are disabled (kernel.unprivileged_userns_clone = 0)"; return; }
+        mkdir -p "$(dirname "$PODMAN_RL_RUN")" ||
+            { podman_rl_skip "cannot create $(dirname "$PODMAN_RL_RUN")"; return; }
+        podman_rl_start; r=$?
+        [ "$r" -eq 2 ] &&
+            { podman_rl_skip "cannot set up the test user $PODMAN_RL_USER (useradd, usermod --add-subuids)"; return; }
+        [ "$r" -eq 0 ] ||
+            { podman_rl_skip "rootless podman system service did not come up (see tests/podman-rootless.log)"; return; }
+    fi
+    docker_build_image || return
+    podman_config "$1" ||
+        { podman_unready "cannot write $top_builddir/tests/podman/config-$1"; return; }
+}

@@ -1,6 +1,8 @@
 # tests/podman/local.mk - the docker provider on Podman's Docker-compatible
 # service (tests/podman/lib.sh starts one of its own and imports the image).
-podman_tests = tests/podman/conformance.t tests/podman/cli.sh
+podman_tests = tests/podman/conformance.t tests/podman/cli.sh tests/podman/attach.sh
+# Rootless Podman: a service of an unprivileged test user (tests/podman/lib.sh).
+podman_tests += tests/podman/rootless.sh tests/podman/rootless-conformance.t
 if BUILD_PROVIDER_DOCKER
 TESTS += $(podman_tests)
 endif
@@ -12,4 +14,9 @@ bench-podman: all
 	top_builddir=$(abs_top_builddir) top_srcdir=$(abs_top_srcdir) $(SHELL) $(top_srcdir)/tests/podman/bench.sh
 .PHONY: bench-podman
 EXTRA_DIST += tests/podman/bench.sh
-CLEANFILES += tests/podman.log
+# The same on rootless Podman (the test user's service).
+bench-podman-rootless: all
+	top_builddir=$(abs_top_builddir) top_srcdir=$(abs_top_srcdir) $(SHELL) $(top_srcdir)/tests/podman/bench-rootless.sh
+.PHONY: bench-podman-rootless
+EXTRA_DIST += tests/podman/bench-rootless.sh
+CLEANFILES += tests/podman.log tests/podman-rootless.log
