@@ -283,7 +283,8 @@ int lcl_locald_exec(struct lcl_prov *p, const struct lcl_child *c, struct lcl_cg
         close(s);
         return LCL_LOCALD_NO;
     }
-    struct timeval tv = {10, 0};
+    /* Strict: the daemon may prepare a sandbox first (10 s at most). */
+    struct timeval tv = {p->locald_strict ? 30 : 10, 0};
     setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
     /* The work directory, as a detached copy of its mount. */
     int wfd = (int)syscall(SYS_open_tree, AT_FDCWD, sb->work, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
