@@ -202,6 +202,15 @@ static char *build_request(struct lcl_prov *p, const struct lcl_child *c, size_t
     snprintf(q.id, sizeof q.id, "%s", c->sb->id);
     q.mnt_ns = mnt_ns_id();
     q.limits = c->sb->limits;
+    mode_t um = umask(0);
+    umask(um);
+    q.umask = (uint32_t)um;
+    errno = 0;
+    q.nice = getpriority(PRIO_PROCESS, 0);
+    for (int i = 0; i < RLIM_NLIMITS; i++)
+        getrlimit((__rlimit_resource_t)i, &q.rl[i]);
+    if (sched_getaffinity(0, sizeof q.cpus, &q.cpus) < 0)
+        CPU_ZERO(&q.cpus);
     size_t blob = strlen(c->cwd) + 1;
     char *const *lists[3] = {c->argv, c->envp, c->path_dirs};
     uint32_t *counts[3] = {&q.n_argv, &q.n_env, &q.n_path};

@@ -13,7 +13,9 @@
 #ifndef LOCALD_PROTO_H
 #define LOCALD_PROTO_H
 
+#include <sched.h>
 #include <stdint.h>
+#include <sys/resource.h>
 #include <sys/types.h>
 
 #include <polysandbox/provider.h>
@@ -40,6 +42,12 @@ struct lcl_ld_req {
     char id[SBX_ID_MAX];           /* the sandbox */
     uint64_t mnt_ns;               /* the client's mount namespace (inode) */
     sbx_limits_v1 limits;
+    /* What the payload would inherit from the client in-process: the
+     * daemon serves only clients it can match (FALLBACK otherwise). */
+    uint32_t umask;
+    int32_t nice;
+    struct rlimit rl[RLIM_NLIMITS];
+    cpu_set_t cpus;
     uint32_t n_argv, n_env, n_path;
     uint32_t blob_len;             /* then: argv, env, PATH dirs, cwd, each NUL-ended */
 };

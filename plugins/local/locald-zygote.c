@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -75,9 +76,19 @@ _Noreturn void lcl_zygote_main(struct lcl_child *c)
     int fds[LCL_LD_NFDS];
     if (lcl_ld_recv(ctl, &q, sizeof q, fds, LCL_LD_NFDS) < 0)
         _exit(0);
-    for (int i = 0; i < LCL_LD_NFDS; i++)
+    for (int i = 0; i < LCL_LD_NFDS; i++) {
         if (fds[i] < 0)
             _exit(125);
+        /* 0-2 are free here (as in an in-process init): what the init or
+         * the sanitizers write there must not reach the client's pipes. */
+        if (fds[i] < 3) {
+            int fd = fcntl(fds[i], F_DUPFD_CLOEXEC, 3);
+            if (fd < 0)
+                _exit(125);
+            close(fds[i]);
+            fds[i] = fd;
+        }
+    }
     struct lcl_child x = *c;
     x.fd_in = fds[LCL_LD_FD_IN];
     x.fd_out = fds[LCL_LD_FD_OUT];
@@ -112,6 +123,8 @@ _Noreturn void lcl_zygote_main(struct lcl_child *c)
     x.root_detached = true;
     x.empty_before_status = true;
     x.keep_sync = false;
+    /* What the payload inherits in-process (the daemon checked the rest). */
+    umask((mode_t)(q.umask & 0777));
     if (syscall(SYS_move_mount, fds[LCL_LD_FD_WORK], "", AT_FDCWD, "/work",
                 MOVE_MOUNT_F_EMPTY_PATH) < 0) {
         report_to(x.fd_report, errno, "attaching the work directory on /work");

@@ -36,6 +36,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -292,7 +293,8 @@ static bool zyg_start(struct daemon *d, int wi)
         }
         if (z->cg.active)
             lcl_cg_destroy(p, &z->cg);
-        w->fails = MAX_FAILS;
+        /* No skeleton: never; no free pool slot (all busy): not now. */
+        w->fails = skel ? w->fails + 1 : MAX_FAILS;
         return false;
     }
     struct lcl_child c;
@@ -476,6 +478,27 @@ static bool mark_owner(struct zyg *z, const char *id)
            fsetxattr(z->cg.pool_fd, LCL_POOL_XATTR, owner, (size_t)len, 0) == 0;
 }
 
+/* Can a prepared sandbox give the payload what it would inherit from
+ * this client in-process?  The rlimits the payload does not set itself,
+ * the nice value and the CPU affinity must be ours (a limit or a
+ * priority cannot be raised in there); the umask is set per request. */
+static bool inherit_ok(const struct lcl_ld_req *q)
+{
+    for (int i = 0; i < RLIM_NLIMITS; i++) {
+        struct rlimit rl;
+        if (i == RLIMIT_CPU || i == RLIMIT_NOFILE || i == RLIMIT_FSIZE || i == RLIMIT_CORE)
+            continue;
+        if (getrlimit((__rlimit_resource_t)i, &rl) < 0 || rl.rlim_cur != q->rl[i].rlim_cur ||
+            rl.rlim_max != q->rl[i].rlim_max)
+            return false;
+    }
+    errno = 0;
+    int nice = getpriority(PRIO_PROCESS, 0);
+    cpu_set_t cpus;
+    return !errno && q->nice == nice && sched_getaffinity(0, sizeof cpus, &cpus) == 0 &&
+           CPU_EQUAL(&cpus, &q->cpus);
+}
+
 static void serve(struct daemon *d, int conn)
 {
     struct ucred cr;
@@ -510,7 +533,7 @@ static void serve(struct daemon *d, int conn)
         h_log(&hh, SBX_LOG_INFO, "bad request: %s", strerror(-e));
     } else if (q.version != LCL_LD_VERSION || strcmp(q.key, d->key)) {
         code = LCL_LD_MISMATCH;
-    } else if (q.mnt_ns == d->mnt_ns && id_ok(q.id) && !d->retiring) {
+    } else if (q.mnt_ns == d->mnt_ns && id_ok(q.id) && !d->retiring && inherit_ok(&q)) {
         struct key k = {q.limits.memory_bytes, q.limits.pids, q.limits.disk_bytes};
         int wi = want_for(d, &k);
         d->wants[wi].last = d->last_req;

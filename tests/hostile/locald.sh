@@ -126,9 +126,10 @@ fi
 # 3. Same answers as in-process: exit codes, signals, stdin, output caps,
 # not found, the sandbox's view.
 same=true
-view='id -u; hostname; cat /proc/self/mountinfo | wc -l; ls /; ls -a /work; ulimit -n; echo $PATH'
+view='id -u; hostname; cat /proc/self/mountinfo | wc -l; ls /; ls -a /work; ulimit -n; ulimit -s; umask; nice; echo $PATH'
 for mode in auto off; do
-    r=$(POLYSANDBOX_LOCAL_DAEMON=$mode "$PS" run -- sh -c "$view" 2>&1; echo "rc=$?")
+    # Another umask than the daemon's starter: the payload still gets ours.
+    r=$(umask 027; POLYSANDBOX_LOCAL_DAEMON=$mode "$PS" run -- sh -c "$view" 2>/dev/null; echo "rc=$?")
     eval "view_$mode=\$r"
 done
 # shellcheck disable=SC2154 # set by the eval above
@@ -181,8 +182,9 @@ fi
 # 6. Another build: the next run makes the old daemon go and a new one start.
 touch -d '2001-01-01' "$POLYSANDBOX_LOCALD"
 run -- true
-if [ "$(jget "$tmp/out.json" status)" = ok ] && wait_for one_daemon &&
-    [ "$(daemons)" != "$first" ] && ! kill -0 "$first" 2>/dev/null; then
+old_gone() { ! kill -0 "$first" 2>/dev/null; }
+if [ "$(jget "$tmp/out.json" status)" = ok ] && wait_for old_gone && wait_for one_daemon &&
+    [ "$(daemons)" != "$first" ]; then
     ok "an upgraded daemon executable replaces the running daemon"
 else
     not_ok "an upgraded daemon executable replaces the running daemon" \
