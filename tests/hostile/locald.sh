@@ -81,7 +81,7 @@ children() {
         [ "$(awk '{print $4}' "$c" 2>/dev/null)" = "$1" ] && { c=${c#/proc/}; echo "${c%/stat}"; }
     done 2>/dev/null
 }
-count() { set -- $(daemons); echo $#; }
+count() { daemons | wc -l | tr -d ' '; }
 # wait_for CMD...: until CMD succeeds, 20 s at most.
 wait_for() {
     i=0
@@ -134,19 +134,28 @@ for mode in auto off; do
 done
 # shellcheck disable=SC2154 # set by the eval above
 [ "$view_auto" = "$view_off" ] || same=false
-for args in "sh -c exit\ 3" "sh -c kill\ -9\ \$\$" "no-such-command" "sh -c cat" \
-    "sh -c yes|head\ -c\ 100000"; do
+# case N: the Nth command line, run in both modes.
+case_cmd() {
+    case $1 in
+    1) set -- sh -c 'exit 3' ;;
+    2) set -- sh -c 'kill -9 $$' ;;
+    3) set -- no-such-command ;;
+    4) set -- sh -c cat ;;
+    5) set -- sh -c 'yes | head -c 100000' ;;
+    esac
+    echo "input" | POLYSANDBOX_LOCAL_DAEMON=$mode "$PS" run --json --output-limit 1000 -- "$@" \
+        >"$tmp/$mode.json" 2>/dev/null
+}
+for k in 1 2 3 4 5; do
     for mode in auto off; do
-        # shellcheck disable=SC2086 # $args is a word list
-        echo "input" | POLYSANDBOX_LOCAL_DAEMON=$mode "$PS" run --json --output-limit 1000 -- $args \
-            >"$tmp/$mode.json" 2>/dev/null
+        case_cmd "$k"
         python3 -c '
 import json, sys
 j = json.load(open(sys.argv[1]))
 print(j.get("status"), j.get("exit_code"), j.get("signal"), j.get("stdout"), j.get("stdout_truncated"))' \
             "$tmp/$mode.json" >"$tmp/$mode.txt"
     done
-    cmp -s "$tmp/auto.txt" "$tmp/off.txt" || { same=false; echo "# $args: $(cat "$tmp/auto.txt") / $(cat "$tmp/off.txt")"; }
+    cmp -s "$tmp/auto.txt" "$tmp/off.txt" || { same=false; echo "# case $k: $(cat "$tmp/auto.txt") / $(cat "$tmp/off.txt")"; }
 done
 if $same; then
     ok "the daemon's execs answer as in-process ones (view, status, stdin, caps)"
