@@ -259,6 +259,8 @@ int lcl_locald_exec(struct lcl_prov *p, const struct lcl_child *c, struct lcl_cg
                     int *pidfd, int *conn);
 /* The outcome is read: the daemon may take the cgroup back. */
 void lcl_locald_done(struct lcl_prov *p, int *conn, struct lcl_cg_run *cg, const char *id);
+/* doctor: whether the daemon is on, usable here and running. */
+void lcl_locald_doctor(struct lcl_prov *p, sbx_doctor_cb_v1 cb, void *ud);
 
 /* ---- local-doctor.c ---- */
 void lcl_doctor(struct lcl_prov *p, const sbx_provider_ops_v1 *ops, sbx_doctor_cb_v1 cb, void *ud);

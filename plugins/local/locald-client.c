@@ -391,3 +391,23 @@ void lcl_locald_done(struct lcl_prov *p, int *conn, struct lcl_cg_run *cg, const
     memset(cg, 0, sizeof *cg);
     cg->v2fd = cg->pool_fd = -1;
 }
+
+void lcl_locald_doctor(struct lcl_prov *p, sbx_doctor_cb_v1 cb, void *ud)
+{
+    char detail[LCL_PATH_MAX + 160], lock[LCL_PATH_MAX], pid[24] = "";
+    if (!p->locald) {
+        cb(ud, "daemon (polysandbox-locald)", 1, "off: every exec makes its sandbox in-process "
+           "(daemon = auto to use prepared sandboxes)");
+        return;
+    }
+    snprintf(lock, sizeof lock, "%s/" LCL_LD_LOCK, p->run_dir ? p->run_dir : "");
+    int n = p->run_dir ? lcl_read_file(lock, pid, sizeof pid) : -1;
+    while (n > 0 && (pid[n - 1] == '\n'))
+        pid[--n] = '\0';
+    bool usable = p->root && p->cg.version == 1 && p->cg.usable[LCL_CG_FREEZER] && p->run_dir;
+    snprintf(detail, sizeof detail, "auto: %s; %s%s%s", p->locald_path,
+             !usable ? "not used here (needs root and the cgroup v1 pool)"
+             : n > 0 ? "running, pid " : "not running (started on first use)",
+             usable && n > 0 ? pid : "", "");
+    cb(ud, "daemon (polysandbox-locald)", 1, detail);
+}
