@@ -481,9 +481,12 @@ static void build_root(const struct lcl_child *c)
         }
     }
 
-    if (!s_cat3(dst, sizeof dst, root, "/work", NULL))
-        fail(c, "path too long", "/work");
-    bind_path(c, c->sb->work, dst, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, false);
+    /* A prepared sandbox (locald-zygote.c) gets /work attached later. */
+    if (c->sb->work) {
+        if (!s_cat3(dst, sizeof dst, root, "/work", NULL))
+            fail(c, "path too long", "/work");
+        bind_path(c, c->sb->work, dst, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, false);
+    }
 
     if (!s_cat3(dst, sizeof dst, root, "/tmp", NULL) ||
         mount("tmpfs", dst, "tmpfs", MS_NOSUID | MS_NODEV, c->tmp_opts) < 0)
@@ -703,7 +706,9 @@ static void close_host_fds(const struct lcl_child *c)
     }
 }
 
-_Noreturn void lcl_child_main(const struct lcl_child *c)
+/* Up to a built root and network: the init of a prepared sandbox
+ * (locald-zygote.c) stops here and waits for its request. */
+void lcl_child_setup(const struct lcl_child *c)
 {
     char go;
     prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
@@ -715,7 +720,8 @@ _Noreturn void lcl_child_main(const struct lcl_child *c)
     close_host_fds(c);
     if (read(c->fd_sync, &go, 1) != 1)
         _exit(125); /* the supervisor gave up */
-    close(c->fd_sync);
+    if (!c->keep_sync)
+        close(c->fd_sync);
     if (c->drop_groups && syscall(SYS_setgroups, 0, NULL) < 0)
         fail(c, "setgroups", NULL);
     if (c->new_cgroup_ns && unshare(CLONE_NEWCGROUP) < 0)
@@ -725,6 +731,11 @@ _Noreturn void lcl_child_main(const struct lcl_child *c)
         fail(c, "sethostname", NULL);
     if (c->net_none)
         loopback_up(c);
+}
+
+/* The payload, then reaping until it exits. */
+_Noreturn void lcl_child_start(const struct lcl_child *c)
+{
 
     /* The payload shares our memory until it executes the command
      * (CLONE_VM on a stack of its own, as posix_spawn does): no copy of
@@ -750,7 +761,7 @@ _Noreturn void lcl_child_main(const struct lcl_child *c)
     close(execd[1]);
     /* (A failure here reports an errno the payload may have changed: the
      * step named is right, the number may not be.) */
-    if (umount2(".", MNT_DETACH) < 0)
+    if (!c->root_detached && umount2(".", MNT_DETACH) < 0)
         fail(c, "detaching the old root", NULL);
     if (write(det[1], "d", 1) != 1)
         fail(c, "releasing the payload", NULL);
@@ -774,8 +785,22 @@ _Noreturn void lcl_child_main(const struct lcl_child *c)
         if (w < 0)
             _exit(125);
         if (w == pid) {
+            if (c->empty_before_status) {
+                /* Nothing of the sandbox left once the status is out: the
+                 * supervisor takes it as the end, and our own exit
+                 * (tearing the namespaces down) is off its path. */
+                kill(-1, SIGKILL);
+                while (waitpid(-1, NULL, __WALL) > 0 || errno == EINTR)
+                    ;
+            }
             ssize_t r = write(c->fd_status, &st, sizeof st);
             _exit(r == (ssize_t)sizeof st ? 0 : 125);
         }
     }
+}
+
+_Noreturn void lcl_child_main(const struct lcl_child *c)
+{
+    lcl_child_setup(c);
+    lcl_child_start(c);
 }

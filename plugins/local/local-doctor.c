@@ -226,6 +226,7 @@ void lcl_doctor(struct lcl_prov *p, const sbx_provider_ops_v1 *ops, sbx_doctor_c
     snprintf(detail, sizeof detail, "%s (%zu read-only binds from the host)", p->skel, p->n_binds);
     cb(ud, "sandbox root skeleton", access(p->skel, R_OK | X_OK) == 0, detail);
 
+    lcl_locald_doctor(p, cb, ud);
     host_tuning(p, cb, ud);
     end_to_end(p, ops, cb, ud);
 }

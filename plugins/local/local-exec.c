@@ -66,6 +66,7 @@ struct run {
     uint64_t t0, t_start, t_end;
     struct lcl_msg msg;
     bool have_msg;
+    int locald;                 /* the daemon's connection: its prepared sandbox runs it */
 };
 
 static void close_fd(int *fd)
@@ -285,6 +286,15 @@ static void reap(struct run *r)
 {
     if (r->reaped || r->pidfd < 0)
         return;
+    if (r->locald >= 0) {
+        /* The daemon's child: we wait for its end (the pid namespace
+         * is empty by then); the daemon reaps it. */
+        struct pollfd pf[2] = {{r->pidfd, POLLIN, 0}, {r->st[0], POLLIN, 0}};
+        while (poll(pf, 2, -1) < 0 && errno == EINTR)
+            ;
+        r->reaped = true;
+        return;
+    }
     siginfo_t si;
     memset(&si, 0, sizeof si);
     while (waitid((idtype_t)P_PIDFD, (id_t)r->pidfd, &si, WEXITED | __WALL) < 0 && errno == EINTR)
@@ -373,8 +383,8 @@ static void supervise(struct run *r)
     const uint64_t cpu_watch = r->t0 + cpu_limit / (uint64_t)(r->p->ncpu > 0 ? r->p->ncpu : 1);
     bool exited = false;
     while (!exited && !r->killed) {
-        struct pollfd pf[5];
-        int n = 0, i_out = -1, i_err = -1, i_in = -1, i_pid, i_rep = -1;
+        struct pollfd pf[6];
+        int n = 0, i_out = -1, i_err = -1, i_in = -1, i_pid, i_rep = -1, i_st = -1;
         if (r->outp[0] >= 0)
             pf[i_out = n++] = (struct pollfd){r->outp[0], POLLIN, 0};
         if (r->errp[0] >= 0)
@@ -384,6 +394,10 @@ static void supervise(struct run *r)
         if (r->rep[0] >= 0)
             pf[i_rep = n++] = (struct pollfd){r->rep[0], POLLIN, 0};
         pf[i_pid = n++] = (struct pollfd){r->pidfd, POLLIN, 0};
+        /* A prepared sandbox's init sends the status once the sandbox is
+         * empty, then tears its namespaces down: the status is the end. */
+        if (r->locald >= 0 && r->st[0] >= 0)
+            pf[i_st = n++] = (struct pollfd){r->st[0], POLLIN, 0};
         uint64_t now = lcl_now_mono();
         uint64_t wake = deadline;
         if (r->cg.active && cpu_limit) {
@@ -404,7 +418,7 @@ static void supervise(struct run *r)
                 pump(r, &r->errp[0], SBX_STREAM_STDERR);
             if (i_in >= 0 && pf[i_in].revents)
                 feed_stdin(r);
-            if (pf[i_pid].revents)
+            if (pf[i_pid].revents || (i_st >= 0 && pf[i_st].revents))
                 exited = true;
         }
         if (r->killed)
@@ -423,7 +437,7 @@ static void supervise(struct run *r)
     if (!exited)
         kill_all(r);
     reap(r);
-    /* Output still in the pipes: the pid namespace is gone, so the write
+    /* Output still in the pipes: the pid namespace is gone (or empty), so the write
      * ends are closed unless some other host process forked meanwhile. */
     for (int idle = 0; (r->outp[0] >= 0 || r->errp[0] >= 0) && idle < 1;) {
         struct pollfd pf[2];
@@ -562,6 +576,7 @@ static void cleanup(struct run *r)
         kill_all(r);
         reap(r);
     }
+    lcl_locald_done(r->p, &r->locald, &r->cg, r->sb->id);
     if (r->cg.active)
         lcl_cg_destroy(r->p, &r->cg);
     close_fd(&r->pidfd);
@@ -598,6 +613,7 @@ int lcl_exec(struct lcl_prov *p, struct lcl_sb *sb, const sbx_exec_spec_v1 *spec
     r.out = out;
     r.t0 = lcl_now_mono();
     r.pidfd = -1;
+    r.locald = -1;
     r.cg.v2fd = -1;
     r.cg.pool_fd = -1;
     int *ps[] = {r.in, r.outp, r.errp, r.sync, r.rep, r.st};
@@ -624,10 +640,6 @@ int lcl_exec(struct lcl_prov *p, struct lcl_sb *sb, const sbx_exec_spec_v1 *spec
         ret = build_cwd(&r, &cwd);
     r.c.cwd = cwd;
     if (!ret)
-        ret = lcl_cg_create(p, sb, &r.cg);
-    if (!ret)
-        ret = lcl_cg_open_tasks(p, &r.cg, r.c.fd_tasks);
-    if (!ret)
         ret = make_pipes(&r);
     if (ret) {
         cleanup(&r);
@@ -648,13 +660,25 @@ int lcl_exec(struct lcl_prov *p, struct lcl_sb *sb, const sbx_exec_spec_v1 *spec
     snprintf(r.c.tmp_opts, sizeof r.c.tmp_opts, "size=%llu,nr_inodes=%llu,mode=1777",
              (unsigned long long)sb->limits.disk_bytes, (unsigned long long)p->work_inodes);
 
+    /* A sandbox the daemon prepared, else our own cgroup and clone. */
+    ret = lcl_locald_exec(p, &r.c, &r.cg, &r.pidfd, &r.locald);
+    if (ret == LCL_LOCALD_NO) {
+        ret = lcl_cg_create(p, sb, &r.cg);
+        if (!ret)
+            ret = lcl_cg_open_tasks(p, &r.cg, r.c.fd_tasks);
+    }
+    if (ret) {
+        cleanup(&r);
+        return ret;
+    }
+
     /* A write to a pipe the command closed must not kill the host. */
     sigset_t pipe_set, old_mask;
     sigemptyset(&pipe_set);
     sigaddset(&pipe_set, SIGPIPE);
     pthread_sigmask(SIG_BLOCK, &pipe_set, &old_mask);
 
-    ret = do_clone(&r);
+    ret = r.locald >= 0 ? 0 : do_clone(&r);
     /* The child's ends are the child's now. */
     close_fd(&r.in[0]);
     close_fd(&r.outp[1]);
@@ -666,7 +690,7 @@ int lcl_exec(struct lcl_prov *p, struct lcl_sb *sb, const sbx_exec_spec_v1 *spec
         close_fd(&r.c.fd_tasks[i]);  /* the child's now */
     if (!ret && r.pid > 0)
         ret = write_maps(&r);
-    if (!ret && write(r.sync[1], "g", 1) != 1)
+    if (!ret && r.locald < 0 && write(r.sync[1], "g", 1) != 1)
         ret = p->host->set_error(p->h, SBX_E_IO, "releasing the sandbox init: %s", strerror(errno));
     close_fd(&r.sync[1]);
     if (!ret) {

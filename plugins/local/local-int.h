@@ -82,6 +82,10 @@ struct lcl_prov {
     uint64_t work_inodes;
     long ncpu;
     int cap_last;           /* /proc/sys/kernel/cap_last_cap (63 if unknown) */
+    bool locald;            /* settings: daemon = auto (locald-client.c) */
+    char *locald_path;      /* polysandbox-locald */
+    char locald_key[40];    /* its build and settings, hashed */
+    bool locald_strict;     /* tests: wait for the daemon and its sandboxes, never in-process */
 };
 
 struct lcl_sb {
@@ -229,13 +233,34 @@ struct lcl_child {
     bool net_none;
     const char *skel_src;   /* the shared skeleton to bind as the root, or NULL: make one */
     char tmp_opts[96];      /* tmpfs options of /tmp and /dev/shm */
+    bool keep_sync;         /* prepared sandbox: fd_sync is its request socket */
+    bool root_detached;     /* prepared sandbox: the old root is gone already */
+    bool empty_before_status; /* prepared sandbox: kill and reap all before the status */
 };
 
 _Noreturn void lcl_child_main(const struct lcl_child *c);
+/* lcl_child_main in two halves, for prepared sandboxes (locald-zygote.c). */
+void lcl_child_setup(const struct lcl_child *c);
+_Noreturn void lcl_child_start(const struct lcl_child *c);
 
 /* ---- local-exec.c ---- */
 int lcl_exec(struct lcl_prov *p, struct lcl_sb *sb, const sbx_exec_spec_v1 *spec,
              const sbx_output_sink_v1 *sink, sbx_exec_outcome_v1 *out);
+
+/* ---- locald-client.c: execs in sandboxes polysandbox-locald prepared ---- */
+#define LCL_LOCALD_NO 1     /* not taken: run it in-process */
+/* Reads the `daemon` setting; errors: a bad value. */
+int lcl_locald_init(struct lcl_prov *p);
+/* Hands the exec @c describes (pipes made, files written) to a prepared
+ * sandbox: 0 and *pidfd (the sandbox init's), @cg (its cgroup, to read
+ * and kill; not ours to remove) and *conn (give it to lcl_locald_done);
+ * LCL_LOCALD_NO: run it in-process; else an error (sbx code, set). */
+int lcl_locald_exec(struct lcl_prov *p, const struct lcl_child *c, struct lcl_cg_run *cg,
+                    int *pidfd, int *conn);
+/* The outcome is read: the daemon may take the cgroup back. */
+void lcl_locald_done(struct lcl_prov *p, int *conn, struct lcl_cg_run *cg, const char *id);
+/* doctor: whether the daemon is on, usable here and running. */
+void lcl_locald_doctor(struct lcl_prov *p, sbx_doctor_cb_v1 cb, void *ud);
 
 /* ---- local-doctor.c ---- */
 void lcl_doctor(struct lcl_prov *p, const sbx_provider_ops_v1 *ops, sbx_doctor_cb_v1 cb, void *ud);

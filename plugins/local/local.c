@@ -25,7 +25,7 @@
                   SBX_CAP_MEMORY_LIMIT | SBX_CAP_CPU_STATS)
 
 static const char *const config_keys[] = {
-    "cgroup_root", "uid", "gid", "network", "ro_binds", "work_inodes", NULL,
+    "cgroup_root", "uid", "gid", "network", "ro_binds", "work_inodes", "daemon", NULL,
 };
 
 /* ---- settings ---- */
@@ -101,6 +101,7 @@ static void local_fini(void *prov)
     free(p->run_dir);
     free(p->skel);
     free(p->skel_shared);
+    free(p->locald_path);
     free(p);
 }
 
@@ -143,6 +144,8 @@ static int local_init(const sbx_host_v1 *host, sbx_host_handle *h, void **prov)
         ret = lcl_skeleton_build(p);
     if (!ret)
         ret = lcl_skel_shared_init(p);
+    if (!ret)
+        ret = lcl_locald_init(p);
     if (ret) {
         local_fini(p);
         return ret;

@@ -19,10 +19,25 @@ plugins_local_local_la_SOURCES = \
 	plugins/local/local-rundir.c \
 	plugins/local/local-seccomp.c \
 	plugins/local/local-skel.c \
-	plugins/local/local-util.c
-plugins_local_local_la_CFLAGS = $(SBX_MODULE_COPTS) $(SECCOMP_CFLAGS) $(JANSSON_CFLAGS)
+	plugins/local/local-util.c \
+	plugins/local/locald-client.c \
+	plugins/local/locald-proto.c \
+	plugins/local/locald-proto.h
+plugins_local_local_la_CFLAGS = $(SBX_MODULE_COPTS) $(SECCOMP_CFLAGS) $(JANSSON_CFLAGS) \
+	-DLCL_LOCALD_PATH='"$(pkglibexecdir)/polysandbox-locald"'
 plugins_local_local_la_LDFLAGS = $(SBX_MODULE_LDOPTS)
 plugins_local_local_la_LIBADD = $(SECCOMP_LIBS) $(JANSSON_LIBS)
+
+# polysandbox-locald: prepared sandboxes per user (daemon = auto), the
+# provider's own sources with a host table of its own (no core).
+pkglibexec_PROGRAMS = plugins/local/polysandbox-locald
+plugins_local_polysandbox_locald_SOURCES = $(plugins_local_local_la_SOURCES) \
+	plugins/local/locald.h \
+	plugins/local/locald.c \
+	plugins/local/locald-zygote.c
+plugins_local_polysandbox_locald_CFLAGS = $(AM_CFLAGS) $(SECCOMP_CFLAGS) $(JANSSON_CFLAGS) \
+	-DLCL_LOCALD_PATH='"$(pkglibexecdir)/polysandbox-locald"'
+plugins_local_polysandbox_locald_LDADD = $(SECCOMP_LIBS) $(JANSSON_LIBS)
 
 localconfdir = $(pkgsysconfdir)/providers.d
 dist_localconf_DATA = plugins/local/local.ini

@@ -84,6 +84,50 @@ else
     echo "skipped: $py is not installed"
 fi
 
+# ---- 1b, 2b. the same with prepared sandboxes (daemon = auto) ----
+# polysandbox-locald (plugins/local/locald*.c): the local provider hands
+# each exec to a sandbox the daemon prepared; peers measured again in the
+# same run.  The first run starts the daemon (and runs in-process).
+locald="$top_builddir/plugins/local/polysandbox-locald"
+# locald_stop: ends the daemon of our state directory (else it waits out
+# its idle minute); its pid is in the lock file of the run directory.
+locald_stop() {
+    rd=$(python3 -c '
+import os, sys
+h = 0xcbf29ce484222325
+for b in sys.argv[1].encode():
+    h = ((h ^ b) * 0x100000001b3) & 0xffffffffffffffff
+print("/dev/shm/polysandbox-%d-%016x" % (os.geteuid(), h))' "$POLYSANDBOX_STATE_DIR/local")
+    pid=$(cat "$rd/locald.lock" 2>/dev/null)
+    [ -n "$pid" ] && kill -TERM "$pid" 2>/dev/null
+}
+if [ -x "$locald" ] && [ "$(id -u)" = 0 ]; then
+    echo
+    echo "== the same with polysandbox-locald (daemon = auto; median of $runs)"
+    (
+        export POLYSANDBOX_LOCAL_DAEMON=auto POLYSANDBOX_LOCALD="$locald"
+        "$psb" run -- /bin/true >/dev/null 2>&1
+        sleep 1
+        set -- "polysandbox-locald=$psb run -- /bin/true"
+        ratios=""
+        $have_bwrap && set -- "$@" "bwrap=$bwrap_cmd" && ratios="$ratios --ratio polysandbox-locald/bwrap"
+        $have_unshare && set -- "$@" "unshare=$unshare_cmd" &&
+            ratios="$ratios --ratio polysandbox-locald/unshare"
+        # shellcheck disable=SC2086 # $peers and $ratios are lists of words
+        python3 "$bench/latency.py" -n "$runs" --save "$BENCH_SAVE.locald" $peers "$@" $ratios || exit 1
+        if [ -x "$py" ]; then
+            python3 "$bench/latency.py" -n "$runs" --save "$BENCH_SAVE.locald" \
+                "sbx-locald-python=$psb run -- $py -c pass" "python=$py -c pass" \
+                --ratio sbx-locald-python/python || exit 1
+        fi
+        locald_stop
+        exit 0
+    ) || status=1
+else
+    echo
+    echo "(polysandbox-locald: not built, or not root: its figures are skipped)"
+fi
+
 # ---- 3. sustained one-shot runs ----
 echo
 echo "== sustained one-shot runs of /bin/true on $(nproc 2>/dev/null || echo '?') cores"
@@ -102,6 +146,12 @@ python3 "$bench/rate.py" -n "$cli_runs" -j 2 --save "$BENCH_SAVE" $peers "$@" ||
 # ---- 4. nothing leaks ----
 echo
 "$runner" --leak -t 2 -w "$leak_warm" -n "$leak_runs" || status=1
+if [ -x "$locald" ] && [ "$(id -u)" = 0 ]; then
+    echo "-- the same with polysandbox-locald (daemon = auto; its own figures file)"
+    POLYSANDBOX_LOCAL_DAEMON=auto POLYSANDBOX_LOCALD="$locald" BENCH_SAVE="$BENCH_SAVE.locald" \
+        "$runner" --leak -t 2 -w "$leak_warm" -n "$leak_runs" || status=1
+    locald_stop
+fi
 
 # ---- 5. a warm pool: sbx_run with and without one, same run ----
 echo

@@ -5,6 +5,11 @@ conformance_tests = tests/conformance/local.t tests/conformance/daytona.t
 if BUILD_PROVIDER_LOCAL
 TESTS += tests/conformance/local.t
 endif
+# The same kit with execs in sandboxes polysandbox-locald prepared.
+if BUILD_PROVIDER_LOCAL
+TESTS += tests/conformance/local-locald.t
+endif
+dist_check_SCRIPTS += tests/conformance/local-locald.t
 if BUILD_PROVIDER_DAYTONA
 TESTS += tests/conformance/daytona.t
 endif

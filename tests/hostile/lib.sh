@@ -43,3 +43,16 @@ t=0
 ok() { t=$((t + 1)); echo "ok $t - $1"; }
 not_ok() { t=$((t + 1)); echo "not ok $t - $1"; shift; for l in "$@"; do echo "# $l"; done; }
 skip() { t=$((t + 1)); echo "ok $t - $1 # SKIP $2"; }
+
+# locald_on: the rest of the script runs with daemon = auto, strict (every
+# exec the daemon can take waits for it: plugins/local/locald-client.c),
+# in a state directory of its own (so a daemon of its own), idle after 3 s.
+locald_on() {
+    POLYSANDBOX_LOCAL_DAEMON=auto
+    POLYSANDBOX_LOCALD_STRICT=1
+    POLYSANDBOX_LOCALD="$top_builddir/plugins/local/polysandbox-locald"
+    POLYSANDBOX_LOCALD_IDLE=${POLYSANDBOX_LOCALD_IDLE:-3}
+    POLYSANDBOX_STATE_DIR=$(mktemp -d "${TMPDIR:-/tmp}/ps-locald-state.XXXXXX") || exit 99
+    export POLYSANDBOX_LOCAL_DAEMON POLYSANDBOX_LOCALD_STRICT POLYSANDBOX_LOCALD \
+        POLYSANDBOX_LOCALD_IDLE POLYSANDBOX_STATE_DIR
+}

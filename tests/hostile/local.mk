@@ -46,3 +46,11 @@ dist_check_SCRIPTS += tests/hostile/cgroup-pool.sh
 
 # Shared by the hostile scripts (sourced, not run).
 EXTRA_DIST += tests/hostile/lib.sh
+
+# polysandbox-locald: its life (start, one of many, upgrade, crash, idle,
+# a killed client), and run.sh and syscalls.sh through its sandboxes.
+if BUILD_PROVIDER_LOCAL
+TESTS += tests/hostile/locald.sh tests/hostile/run-locald.sh tests/hostile/syscalls-locald.sh
+endif
+dist_check_SCRIPTS += tests/hostile/locald.sh tests/hostile/run-locald.sh \
+	tests/hostile/syscalls-locald.sh
