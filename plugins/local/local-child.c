@@ -561,6 +561,8 @@ static void close_others(void)
 
 /* The payload's view of the init: detached = the init's end saying the
  * old root is gone (one byte; EOF: the init failed). */
+_Noreturn static void payload_exec(const struct lcl_child *c);
+
 struct payload_arg {
     const struct lcl_child *c;
     int detached;           /* read end */
@@ -570,9 +572,28 @@ struct payload_arg {
 
 _Noreturn static void payload(const struct lcl_child *c, const struct payload_arg *a)
 {
-    const sbx_limits_v1 *l = &c->sb->limits;
     close(a->detach_w);
     close(a->execd_r);
+    lcl_payload_prepare(c);
+
+    /* Not before the host's mount tree is gone from our namespace.  EOF
+     * means the init failed (and reported why): it closes its files
+     * before the kernel ends the pid namespace, so we must not go on. */
+    char done = 0;
+    ssize_t got;
+    while ((got = read(a->detached, &done, 1)) < 0)
+        ;
+    if (got != 1 || done != 'd')
+        _exit(125);
+    payload_exec(c);
+}
+
+/* The payload up to the command: stdio, signals, session, limits, working
+ * directory, privileges, the seccomp filter (also the zygote's, in
+ * local-zygote-child.c). */
+void lcl_payload_prepare(const struct lcl_child *c)
+{
+    const sbx_limits_v1 *l = &c->sb->limits;
     /* stdio: move the pipes out of the way first, in case one is 0..2. */
     int in = fcntl(c->fd_in, F_DUPFD, 10), out = fcntl(c->fd_out, F_DUPFD, 10),
         err = fcntl(c->fd_err, F_DUPFD, 10);
@@ -613,17 +634,10 @@ _Noreturn static void payload(const struct lcl_child *c, const struct payload_ar
         if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) < 0)
             fail(c, "loading the seccomp filter", NULL);
     }
+}
 
-    /* Not before the host's mount tree is gone from our namespace.  EOF
-     * means the init failed (and reported why): it closes its files
-     * before the kernel ends the pid namespace, so we must not go on. */
-    char done = 0;
-    ssize_t got;
-    while ((got = read(a->detached, &done, 1)) < 0)
-        ;
-    if (got != 1 || done != 'd')
-        _exit(125);
-
+_Noreturn static void payload_exec(const struct lcl_child *c)
+{
     /* execvp by hand: our PATH, our environment, no allocation. */
     const char *file = c->argv[0];
     int e = ENOENT;
@@ -703,6 +717,26 @@ static void close_host_fds(const struct lcl_child *c)
     }
 }
 
+/* The init's set-up after the go: groups, cgroup namespace, the root,
+ * host name, loopback (also the zygote's, in local-zygote-child.c). */
+void lcl_child_setup(const struct lcl_child *c)
+{
+    if (c->drop_groups && syscall(SYS_setgroups, 0, NULL) < 0)
+        fail(c, "setgroups", NULL);
+    if (c->new_cgroup_ns && unshare(CLONE_NEWCGROUP) < 0)
+        fail(c, "unshare", "CLONE_NEWCGROUP");
+    build_root(c);
+    if (sethostname("sandbox", 7) < 0)
+        fail(c, "sethostname", NULL);
+    if (c->net_none)
+        loopback_up(c);
+}
+
+_Noreturn void lcl_child_fail(const struct lcl_child *c, const char *step, const char *path)
+{
+    fail(c, step, path);
+}
+
 _Noreturn void lcl_child_main(const struct lcl_child *c)
 {
     char go;
@@ -716,15 +750,7 @@ _Noreturn void lcl_child_main(const struct lcl_child *c)
     if (read(c->fd_sync, &go, 1) != 1)
         _exit(125); /* the supervisor gave up */
     close(c->fd_sync);
-    if (c->drop_groups && syscall(SYS_setgroups, 0, NULL) < 0)
-        fail(c, "setgroups", NULL);
-    if (c->new_cgroup_ns && unshare(CLONE_NEWCGROUP) < 0)
-        fail(c, "unshare", "CLONE_NEWCGROUP");
-    build_root(c);
-    if (sethostname("sandbox", 7) < 0)
-        fail(c, "sethostname", NULL);
-    if (c->net_none)
-        loopback_up(c);
+    lcl_child_setup(c);
 
     /* The payload shares our memory until it executes the command
      * (CLONE_VM on a stack of its own, as posix_spawn does): no copy of

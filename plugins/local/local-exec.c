@@ -584,8 +584,29 @@ static int make_pipes(struct run *r)
     return 0;
 }
 
+/* The init started by @sp instead of cloned (a zygote's child, which
+ * joins v1 cgroups through the tasks files it was given). */
+static int spawn_via(struct run *r, const struct lcl_spawn *sp)
+{
+    bool joined = false;
+    r->c.new_cgroup_ns = true;
+    for (int i = 0; i < LCL_CG_NCTRL; i++)
+        joined = joined || r->c.fd_tasks[i] >= 0;
+    int ret = sp->start(sp->ud, &r->c, &r->pid, &r->pidfd);
+    if (ret)
+        return ret;
+    return lcl_cg_attach(r->p, &r->cg, r->pid, joined);
+}
+
 int lcl_exec(struct lcl_prov *p, struct lcl_sb *sb, const sbx_exec_spec_v1 *spec,
              const sbx_output_sink_v1 *sink, sbx_exec_outcome_v1 *out)
+{
+    return lcl_exec_spawn(p, sb, spec, sink, out, NULL);
+}
+
+int lcl_exec_spawn(struct lcl_prov *p, struct lcl_sb *sb, const sbx_exec_spec_v1 *spec,
+                   const sbx_output_sink_v1 *sink, sbx_exec_outcome_v1 *out,
+                   const struct lcl_spawn *sp)
 {
     struct run r;
     memset(&r, 0, sizeof r);
@@ -654,7 +675,7 @@ int lcl_exec(struct lcl_prov *p, struct lcl_sb *sb, const sbx_exec_spec_v1 *spec
     sigaddset(&pipe_set, SIGPIPE);
     pthread_sigmask(SIG_BLOCK, &pipe_set, &old_mask);
 
-    ret = do_clone(&r);
+    ret = sp ? spawn_via(&r, sp) : do_clone(&r);
     /* The child's ends are the child's now. */
     close_fd(&r.in[0]);
     close_fd(&r.outp[1]);

@@ -82,6 +82,8 @@ struct lcl_prov {
     uint64_t work_inodes;
     long ncpu;
     int cap_last;           /* /proc/sys/kernel/cap_last_cap (63 if unknown) */
+    struct lcl_zyg *zyg_idle; /* idle zygotes (local-zygote.c) */
+    bool zyg_broken;        /* a zygote could not start: execs go the plain way */
 };
 
 struct lcl_sb {
@@ -232,10 +234,36 @@ struct lcl_child {
 };
 
 _Noreturn void lcl_child_main(const struct lcl_child *c);
+/* The parts a zygote's child runs (local-zygote-child.c): the init's
+ * set-up after the go (no pivot's old root detached yet), the payload's
+ * up to the command (seccomp loaded last), and a failure report. */
+void lcl_child_setup(const struct lcl_child *c);
+void lcl_payload_prepare(const struct lcl_child *c);
+_Noreturn void lcl_child_fail(const struct lcl_child *c, const char *step, const char *path);
 
 /* ---- local-exec.c ---- */
 int lcl_exec(struct lcl_prov *p, struct lcl_sb *sb, const sbx_exec_spec_v1 *spec,
              const sbx_output_sink_v1 *sink, sbx_exec_outcome_v1 *out);
+/* An exec whose init @sp starts (local-zygote.c) instead of a clone:
+ * start() gets the child's view with its descriptors and sets the
+ * process whose uid/gid maps are written and whose exit ends the exec
+ * (its namespaces made, waiting for the go) and a pidfd of it (ours). */
+struct lcl_spawn {
+    int (*start)(void *ud, struct lcl_child *c, pid_t *pid, int *pidfd);
+    void *ud;
+};
+int lcl_exec_spawn(struct lcl_prov *p, struct lcl_sb *sb, const sbx_exec_spec_v1 *spec,
+                   const sbx_output_sink_v1 *sink, sbx_exec_outcome_v1 *out,
+                   const struct lcl_spawn *sp);
+
+/* ---- local-zygote.c ---- */
+/* ops->exec_zygote: @spec through a zygote started from @zygote (the
+ * template's words); SBX_E_NOTSUP when it cannot (nothing left behind). */
+int lcl_zyg_exec(struct lcl_prov *p, struct lcl_sb *sb, const char *const *zygote,
+                 const sbx_exec_spec_v1 *spec, const sbx_output_sink_v1 *sink,
+                 sbx_exec_outcome_v1 *out);
+/* Ends every idle zygote (fini). */
+void lcl_zyg_fini(struct lcl_prov *p);
 
 /* ---- local-doctor.c ---- */
 void lcl_doctor(struct lcl_prov *p, const sbx_provider_ops_v1 *ops, sbx_doctor_cb_v1 cb, void *ud);
