@@ -6,8 +6,8 @@
  * from a zygote: an interpreter started once (per provider instance and
  * interpreter configuration, one per concurrent exec), which imported
  * the template's modules and never runs untrusted code itself.  Its
- * child becomes a sandbox of its own exactly as a cloned init does
- * (local-zygote-child.c, sharing local-child.c's set-up): the exec's
+ * clone is the exec's init, a sandbox of its own exactly as a cloned
+ * init is (local-zygote-child.c, sharing local-child.c's set-up): the exec's
  * cgroup, fresh namespaces, root, /tmp, /proc, limits, privileges
  * dropped and the seccomp filter, with pid 1 reaping; and everything the
  * supervisor does (files, cgroup, maps, output, limits, the verdict) is
@@ -474,7 +474,8 @@ static int build_request(const struct zexec *x, const struct lcl_child *c, struc
 }
 
 /* Send the request; the zygote answers with its child's pid and a pidfd.
- * 1: the zygote is gone before forking (nothing started). */
+ * 1: the zygote is gone before forking (nothing started); 2: it could not
+ * clone the child. */
 static int ask(struct zexec *x, const struct buf *b, const int *fds, int nfds, pid_t *pid,
                int *pidfd)
 {
@@ -509,6 +510,8 @@ static int ask(struct zexec *x, const struct buf *b, const int *fds, int nfds, p
     while ((n = recvmsg(z->sock, &mh, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR)
         ;
     cm = n > 0 ? CMSG_FIRSTHDR(&mh) : NULL;
+    if (n == (ssize_t)sizeof got && got < 0 && !cm)
+        return 2;
     if (n != (ssize_t)sizeof got || !cm || cm->cmsg_type != SCM_RIGHTS || got <= 0) {
         if (cm && cm->cmsg_type == SCM_RIGHTS && cm->cmsg_len >= CMSG_LEN(sizeof(int))) {
             int fd;
@@ -522,17 +525,15 @@ static int ask(struct zexec *x, const struct buf *b, const int *fds, int nfds, p
     return 0;
 }
 
-/* lcl_spawn.start: the exec's init is a zygote's child. */
+/* lcl_spawn.start: the exec's init is a zygote's child, in its fresh
+ * namespaces already, waiting for the go. */
 static int zyg_start(void *ud, struct lcl_child *c, pid_t *pid, int *pidfd)
 {
     struct zexec *x = ud;
     struct lcl_prov *p = x->p;
     struct buf b = {0};
     uint32_t mask = 0;
-    int ready[2] = {-1, -1};
     int ret = build_request(x, c, &b, &mask);
-    if (!ret && pipe2(ready, O_CLOEXEC) < 0)
-        ret = p->host->set_error(p->h, SBX_E_IO, "pipe: %s", strerror(errno));
     int fds[LCL_ZYG_NFD + LCL_CG_NCTRL], nfds = LCL_ZYG_NFD;
     fds[LCL_ZYG_FD_IN] = c->fd_in;
     fds[LCL_ZYG_FD_OUT] = c->fd_out;
@@ -540,7 +541,6 @@ static int zyg_start(void *ud, struct lcl_child *c, pid_t *pid, int *pidfd)
     fds[LCL_ZYG_FD_SYNC] = c->fd_sync;
     fds[LCL_ZYG_FD_REPORT] = c->fd_report;
     fds[LCL_ZYG_FD_STATUS] = c->fd_status;
-    fds[LCL_ZYG_FD_READY] = ready[1];
     for (int i = 0; i < LCL_CG_NCTRL; i++)
         if (mask & (1u << i))
             fds[nfds++] = c->fd_tasks[i];
@@ -549,13 +549,19 @@ static int zyg_start(void *ud, struct lcl_child *c, pid_t *pid, int *pidfd)
         bool reused = false;
         if (!x->z) {
             ret = zyg_take(x, c, attempt > 0);
-            reused = !ret && x->z->uses > 0;
             if (ret)
                 break;
+            reused = x->z->uses > 0;
         }
-        if (ask(x, &b, fds, nfds, pid, pidfd) == 0) {
+        int a = ask(x, &b, fds, nfds, pid, pidfd);
+        if (a == 0) {
             x->forked = true;
             x->z->uses++;
+            break;
+        }
+        if (a == 2) {
+            ret = p->host->set_error(p->h, SBX_E_IO,
+                                     "zygote: it could not clone the sandbox init");
             break;
         }
         zyg_kill(x->z);
@@ -564,20 +570,6 @@ static int zyg_start(void *ud, struct lcl_child *c, pid_t *pid, int *pidfd)
             ret = p->host->set_error(p->h, SBX_E_BACKEND, "zygote: it died before forking");
     }
     free(b.d);
-    close_fd(&ready[1]);
-    if (!ret) {
-        /* Its namespaces made (the maps can be written), or it failed. */
-        struct pollfd pf[2] = {{ready[0], POLLIN, 0}, {*pidfd, POLLIN, 0}};
-        char r = 0;
-        int pr;
-        while ((pr = poll(pf, 2, (int)(x->spec->timeout_ns / 1000000u) + 1)) < 0 &&
-               errno == EINTR)
-            ;
-        if (pr <= 0 || !(pf[0].revents & POLLIN) || read(ready[0], &r, 1) != 1 || r != 'r')
-            ret = p->host->set_error(p->h, SBX_E_BACKEND,
-                                     "zygote: its child failed before making its namespaces");
-    }
-    close_fd(&ready[0]);
     return ret;
 }
 

@@ -44,7 +44,7 @@ struct lcl_zyg_cpart {
 
 enum lcl_zyg_fd {
     LCL_ZYG_FD_IN, LCL_ZYG_FD_OUT, LCL_ZYG_FD_ERR, LCL_ZYG_FD_SYNC, LCL_ZYG_FD_REPORT,
-    LCL_ZYG_FD_STATUS, LCL_ZYG_FD_READY, LCL_ZYG_NFD
+    LCL_ZYG_FD_STATUS, LCL_ZYG_NFD
 };
 
 #endif /* LOCAL_ZYGOTE_H */

@@ -6,7 +6,8 @@
 # the MODULEs once, says it is ready, then per request forks a child that
 # becomes a fresh sandbox of its own (HELPER, local-zygote-child.c: cgroup,
 # namespaces, root, limits, privileges dropped, seccomp) and only then runs
-# the program, as `python3 [FLAGS] SCRIPT ARGS` would.  This process never
+# the program, as `python3 [FLAGS] SCRIPT ARGS` would.  The init of each
+# sandbox is a clone of this process that runs only the helper's code.  This process never
 # runs a program itself and never reads one.
 import array
 import atexit
@@ -21,11 +22,11 @@ import sys
 import types
 
 H = ctypes.CDLL(sys.argv[2])
-H.lcl_zc_enter.argtypes = (ctypes.c_char_p, ctypes.c_size_t, ctypes.POINTER(ctypes.c_int),
-                           ctypes.c_int, ctypes.c_int)
-H.lcl_zc_enter.restype = ctypes.c_int
-H.lcl_zc_wait.argtypes = (ctypes.c_int,)
-H.lcl_zc_reap.argtypes = (ctypes.c_int,)
+H.lcl_zc_spawn.argtypes = (ctypes.c_char_p, ctypes.c_size_t, ctypes.POINTER(ctypes.c_int),
+                           ctypes.c_int, ctypes.POINTER(ctypes.c_int))
+H.lcl_zc_spawn.restype = ctypes.c_int
+H.lcl_zc_payload.restype = None
+API = ctypes.pythonapi
 for _name in sys.argv[3:]:
     try:
         __import__(_name)
@@ -117,28 +118,29 @@ def _run(argv, env):
     _finish(code, interrupted)
 
 
-def _child(msg, fds, zpid):
-    """In the forked child: become the sandbox, then run the program."""
+def _spawn(msg, fds):
+    """Clone the exec's init into fresh namespaces (the helper); returns
+    its pid and a pidfd here, and (0, -1) in the payload, where the
+    program then runs."""
+    magic, n_argv, n_env, slen, clen = struct.unpack_from("=5I", msg)
+    if magic != 0x5a594731:
+        return -1, -1
+    off = 20
+    strs = msg[off:off + slen].split(b"\0")
+    off += slen
+    argv, env = strs[:n_argv], strs[n_argv:n_argv + n_env]
+    cpart = msg[off:off + clen]
+    arr = (ctypes.c_int * len(fds))(*fds)
+    pidfd = ctypes.c_int(-1)
+    # What os.fork does around the fork, for the interpreter's own state.
+    API.PyOS_BeforeFork()
+    pid = H.lcl_zc_spawn(cpart, len(cpart), arr, len(fds), ctypes.byref(pidfd))
+    if pid != 0:
+        API.PyOS_AfterFork_Parent()
+        return pid, pidfd.value
     try:
+        API.PyOS_AfterFork_Child()
         CTRL.detach()
-        magic, n_argv, n_env, slen, clen = struct.unpack_from("=5I", msg)
-        if magic != 0x5a594731:
-            os._exit(125)
-        off = 20
-        strs = msg[off:off + slen].split(b"\0")
-        off += slen
-        argv, env = strs[:n_argv], strs[n_argv:n_argv + n_env]
-        cpart = msg[off:off + clen]
-        arr = (ctypes.c_int * len(fds))(*fds)
-        if H.lcl_zc_enter(cpart, len(cpart), arr, len(fds), zpid) != 0:
-            os._exit(125)
-        pid = os.fork()
-        if pid:
-            H.lcl_zc_wait(pid)
-        H.lcl_zc_init()
-        pid = os.fork()
-        if pid:
-            H.lcl_zc_reap(pid)
         H.lcl_zc_payload()
     except BaseException:
         os._exit(125)
@@ -149,7 +151,6 @@ def _child(msg, fds, zpid):
 
 
 def _serve():
-    zpid = os.getpid()
     CTRL.send(b"polysandbox-zygote-ready")
     while True:
         try:
@@ -164,12 +165,15 @@ def _serve():
                 a = array.array("i")
                 a.frombytes(data[:len(data) - len(data) % a.itemsize])
                 fds.extend(a)
-        pid = os.fork()
-        if pid == 0:
-            _child(msg, fds, zpid)
+        try:
+            pid, pidfd = _spawn(msg, fds)
+        except Exception:
+            pid, pidfd = -1, -1
         for fd in fds:
             os.close(fd)
-        pidfd = os.pidfd_open(pid)
+        if pid < 0:
+            CTRL.send(struct.pack("=i", -1))
+            continue
         CTRL.sendmsg([struct.pack("=i", pid)],
                      [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [pidfd]))])
         os.close(pidfd)
