@@ -27,6 +27,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -179,6 +180,25 @@ static void helper_find(void)
 
 /* ---- starting a zygote ---- */
 
+/* A zygote cannot be had: say why once (later execs go the plain way)
+ * and answer SBX_E_NOTSUP. */
+__attribute__((format(printf, 2, 3)))
+static int unusable(struct lcl_prov *p, const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    pthread_mutex_lock(&zyg_lock);
+    bool first = !p->zyg_broken;
+    p->zyg_broken = true;
+    pthread_mutex_unlock(&zyg_lock);
+    if (first)
+        p->host->log(p->h, SBX_LOG_WARNING, "%s; python runs start afresh (no zygote)", msg);
+    return p->host->set_error(p->h, SBX_E_NOTSUP, "%s", msg);
+}
+
 static bool env_for_zygote(const char *kv)
 {
     return !strncmp(kv, "PYTHON", 6) || !strncmp(kv, "LANG=", 5) || !strncmp(kv, "LC_", 3);
@@ -239,8 +259,7 @@ static int zyg_spawn(struct zexec *x, const struct lcl_child *c, char *key,
     pthread_once(&helper_once, helper_find);
     if (!helper_path[0]) {
         free(key);
-        return p->host->set_error(p->h, SBX_E_NOTSUP,
-                                  "zygote: local-zygote.so is not beside local.so");
+        return unusable(p, "zygote: local-zygote.so is not beside local.so");
     }
     char *interp = find_interp(c, x->spec->argv[0]);
     size_t nz = 0, ne = 0;
@@ -259,8 +278,8 @@ static int zyg_spawn(struct zexec *x, const struct lcl_child *c, char *key,
         free(argv);
         free(envp);
         free(key);
-        return p->host->set_error(p->h, SBX_E_NOTSUP, "zygote: cannot start %s: %s",
-                                  x->spec->argv[0], interp ? strerror(e) : "not found");
+        return unusable(p, "zygote: cannot start %s: %s", x->spec->argv[0],
+                        interp ? strerror(e) : "not found");
     }
     size_t k = 0;
     argv[k++] = interp;
@@ -313,7 +332,7 @@ static int zyg_spawn(struct zexec *x, const struct lcl_child *c, char *key,
     if (pid < 0) {
         close_fd(&sv[0]);
         free(key);
-        return p->host->set_error(p->h, SBX_E_NOTSUP, "zygote: clone3: %s", strerror(e));
+        return unusable(p, "zygote: clone3: %s", strerror(e));
     }
     struct lcl_zyg *z = calloc(1, sizeof *z);
     if (!z) {
@@ -340,8 +359,8 @@ static int zyg_spawn(struct zexec *x, const struct lcl_child *c, char *key,
             ;
     if (n != (ssize_t)strlen(LCL_ZYG_HELLO) || memcmp(hello, LCL_ZYG_HELLO, (size_t)n)) {
         zyg_kill(z);
-        return p->host->set_error(p->h, SBX_E_NOTSUP, "zygote: %s did not start (%s)",
-                                  x->spec->argv[0], pr == 0 ? "no answer" : "it exited");
+        return unusable(p, "zygote: %s did not start (%s)", x->spec->argv[0],
+                        pr == 0 ? "no answer" : "it exited");
     }
     *out = z;
     return 0;
@@ -369,13 +388,7 @@ static int zyg_take(struct zexec *x, const struct lcl_child *c, bool fresh)
         }
     }
     int ret = zyg_spawn(x, c, key, &x->z);
-    if (ret == SBX_E_NOTSUP) {
-        x->notsup = true;
-        if (!x->p->zyg_broken)
-            x->p->host->log(x->p->h, SBX_LOG_WARNING, "%s; running without a zygote",
-                            "zygote unusable");
-        x->p->zyg_broken = true;
-    }
+    x->notsup = ret == SBX_E_NOTSUP;
     return ret;
 }
 
@@ -578,7 +591,10 @@ int lcl_zyg_exec(struct lcl_prov *p, struct lcl_sb *sb, const char *const *zygot
                  sbx_exec_outcome_v1 *out)
 {
     struct zexec x = {p, zygote, spec, 0, NULL, false, false, false};
-    if (p->zyg_broken || sb->rootfs || !(x.script = script_index(zygote, spec->argv)) ||
+    pthread_mutex_lock(&zyg_lock);
+    bool broken = p->zyg_broken;
+    pthread_mutex_unlock(&zyg_lock);
+    if (broken || sb->rootfs || !(x.script = script_index(zygote, spec->argv)) ||
         !lcl_skel_shared(p))
         return p->host->set_error(p->h, SBX_E_NOTSUP, "this exec cannot go through a zygote");
     struct lcl_spawn sp = {zyg_start, &x};

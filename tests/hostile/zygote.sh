@@ -112,7 +112,7 @@ PY
 }
 status_of() { jget "$tmp/$1.$(basename "$POLYSANDBOX_CONFIG_DIR").json" status; }
 
-echo "1..18"
+echo "1..19"
 
 # 1: the zygote is used (its interpreter imported typing beforehand).
 run "$POLYSANDBOX_CONFIG_DIR" probe
@@ -220,4 +220,18 @@ sys.exit(0 if ok else 1)
 PY
 then ok "a zygote killed mid-run is replaced; the run in flight runs again and passes"
 else not_ok "killed zygote (pid ${zpid:-none}, then ${znew:-none}, eval exit $rc)" "$(cat "$tmp/kill.err")"
+fi
+
+# Without its helper library (local.so copied alone elsewhere) there is no
+# zygote: a warning, and runs start afresh with the same result.
+mkdir -p "$tmp/prov"
+cp "$top_builddir/plugins/local/.libs/local.so" "$tmp/prov/" 2>/dev/null
+POLYSANDBOX_PROVIDER_PATH="$tmp/prov" "$PS" run "$tmp/probe.py" </dev/null \
+    >"$tmp/nohelper.out" 2>"$tmp/nohelper.err"
+rc=$?
+if [ "$rc" = 0 ] && [ "$(cat "$tmp/nohelper.out")" = fresh ] &&
+    grep -q 'local-zygote.so is not beside local.so' "$tmp/nohelper.err"; then
+    ok "no helper library: a warning naming it, and the run starts afresh"
+else
+    not_ok "no helper library (exit $rc)" "$(cat "$tmp/nohelper.out" "$tmp/nohelper.err")"
 fi
