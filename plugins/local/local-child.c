@@ -559,10 +559,13 @@ static void close_others(void)
         fcntl(fd, F_SETFD, FD_CLOEXEC);
 }
 
+/* Returns only when the command could not be executed (reported).  Not
+ * _Noreturn: a sanitizer build would instrument the call on the payload's
+ * own stack, which it warns about on the program's stderr. */
+static void payload_exec(const struct lcl_child *c);
+
 /* The payload's view of the init: detached = the init's end saying the
  * old root is gone (one byte; EOF: the init failed). */
-_Noreturn static void payload_exec(const struct lcl_child *c);
-
 struct payload_arg {
     const struct lcl_child *c;
     int detached;           /* read end */
@@ -586,6 +589,7 @@ _Noreturn static void payload(const struct lcl_child *c, const struct payload_ar
     if (got != 1 || done != 'd')
         _exit(125);
     payload_exec(c);
+    _exit(127);
 }
 
 /* The payload up to the command: stdio, signals, session, limits, working
@@ -636,7 +640,7 @@ void lcl_payload_prepare(const struct lcl_child *c)
     }
 }
 
-_Noreturn static void payload_exec(const struct lcl_child *c)
+static void payload_exec(const struct lcl_child *c)
 {
     /* execvp by hand: our PATH, our environment, no allocation. */
     const char *file = c->argv[0];
@@ -663,7 +667,6 @@ _Noreturn static void payload_exec(const struct lcl_child *c)
             e = EACCES;
     }
     report(c->fd_report, LCL_MSG_EXEC, e, "execve", file);
-    _exit(127);
 }
 
 /* 0-2 are free in the init (close_host_fds): move a new pipe's ends
