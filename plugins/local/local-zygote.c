@@ -53,6 +53,7 @@
 #define ZYG_MAX_USES 256
 #define ZYG_MAX_IDLE 8
 #define ZYG_HELLO_MS 20000
+#define ZYG_MAX_REQUEST (96 * 1024)
 
 struct lcl_zyg {
     struct lcl_zyg *next;
@@ -270,16 +271,25 @@ static int zyg_spawn(struct zexec *x, const struct lcl_child *c, char *key,
     /* interp, flags, -c, script, tag, helper, modules, NULL */
     char **argv = calloc(x->script + nz + 5, sizeof *argv);
     char **envp = calloc(ne + 1, sizeof *envp);
+    struct lcl_zyg *z = calloc(1, sizeof *z);
     int sv[2] = {-1, -1};
-    if (!interp || !argv || !envp ||
-        socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
+    if (interp && (!argv || !envp || !z)) {
+        free(interp);
+        free(argv);
+        free(envp);
+        free(z);
+        free(key);
+        return p->host->set_error(p->h, SBX_E_NOMEM, "out of memory");
+    }
+    if (!interp || socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
         int e = errno;
         free(interp);
         free(argv);
         free(envp);
+        free(z);
         free(key);
         return unusable(p, "zygote: cannot start %s: %s", x->spec->argv[0],
-                        interp ? strerror(e) : "not found");
+                        interp ? strerror(e) : "not found along the sandbox's PATH");
     }
     size_t k = 0;
     argv[k++] = interp;
@@ -331,20 +341,9 @@ static int zyg_spawn(struct zexec *x, const struct lcl_child *c, char *key,
     close_fd(&sv[1]);
     if (pid < 0) {
         close_fd(&sv[0]);
+        free(z);
         free(key);
         return unusable(p, "zygote: clone3: %s", strerror(e));
-    }
-    struct lcl_zyg *z = calloc(1, sizeof *z);
-    if (!z) {
-        struct lcl_zyg tmp = {NULL, key, (pid_t)pid, pidfd, sv[0], 0};
-        struct lcl_zyg *t = malloc(sizeof *t);
-        if (t) {
-            *t = tmp;
-            zyg_kill(t);
-        } else {
-            free(key);
-        }
-        return p->host->set_error(p->h, SBX_E_NOMEM, "out of memory");
     }
     *z = (struct lcl_zyg){NULL, key, (pid_t)pid, pidfd, sv[0], 0};
     /* Ready once it has loaded the helper and imported the modules. */
@@ -547,6 +546,12 @@ static int zyg_start(void *ud, struct lcl_child *c, pid_t *pid, int *pidfd)
     struct buf b = {0};
     uint32_t mask = 0;
     int ret = build_request(x, c, &b, &mask);
+    if (!ret && b.len > ZYG_MAX_REQUEST) {
+        /* One datagram, within the socket's buffer: larger argv or
+         * environments go the plain way. */
+        x->notsup = true;
+        ret = p->host->set_error(p->h, SBX_E_NOTSUP, "zygote: request of %zu bytes", b.len);
+    }
     int fds[LCL_ZYG_NFD + LCL_CG_NCTRL], nfds = LCL_ZYG_NFD;
     fds[LCL_ZYG_FD_IN] = c->fd_in;
     fds[LCL_ZYG_FD_OUT] = c->fd_out;
