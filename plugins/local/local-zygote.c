@@ -62,6 +62,7 @@ struct lcl_zyg {
     int pidfd;
     int sock;
     unsigned uses;
+    pid_t owner;         /* the process that started it (a fork of ours must not use it) */
 };
 
 static pthread_mutex_t zyg_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -102,6 +103,16 @@ static void zyg_kill(struct lcl_zyg *z)
     free(z);
 }
 
+/* A zygote of the process we were forked from: forget it (our copies of
+ * its descriptors only), it is not ours to use or end. */
+static void zyg_forget(struct lcl_zyg *z)
+{
+    close_fd(&z->sock);
+    close_fd(&z->pidfd);
+    free(z->key);
+    free(z);
+}
+
 static bool zyg_alive(const struct lcl_zyg *z)
 {
     struct pollfd pf = {z->pidfd, POLLIN, 0};
@@ -116,7 +127,10 @@ void lcl_zyg_fini(struct lcl_prov *p)
     pthread_mutex_unlock(&zyg_lock);
     while (z) {
         struct lcl_zyg *n = z->next;
-        zyg_kill(z);
+        if (z->owner == getpid())
+            zyg_kill(z);
+        else
+            zyg_forget(z);
         z = n;
     }
 }
@@ -345,7 +359,7 @@ static int zyg_spawn(struct zexec *x, const struct lcl_child *c, char *key,
         free(key);
         return unusable(p, "zygote: clone3: %s", strerror(e));
     }
-    *z = (struct lcl_zyg){NULL, key, (pid_t)pid, pidfd, sv[0], 0};
+    *z = (struct lcl_zyg){NULL, key, (pid_t)pid, pidfd, sv[0], 0, getpid()};
     /* Ready once it has loaded the helper and imported the modules. */
     char hello[64];
     struct pollfd pf = {z->sock, POLLIN, 0};
@@ -372,15 +386,31 @@ static int zyg_take(struct zexec *x, const struct lcl_child *c, bool fresh)
     if (!key)
         return x->p->host->set_error(x->p->h, SBX_E_NOMEM, "out of memory");
     if (!fresh) {
+        struct lcl_zyg *stale = NULL;
+        pid_t self = getpid();
         pthread_mutex_lock(&zyg_lock);
-        for (struct lcl_zyg **pp = &x->p->zyg_idle; *pp; pp = &(*pp)->next)
-            if (!strcmp((*pp)->key, key)) {
-                x->z = *pp;
-                *pp = x->z->next;
-                x->z->next = NULL;
+        for (struct lcl_zyg **pp = &x->p->zyg_idle; *pp;) {
+            struct lcl_zyg *z = *pp;
+            if (z->owner != self) {
+                *pp = z->next;
+                z->next = stale;
+                stale = z;
+                continue;
+            }
+            if (!strcmp(z->key, key)) {
+                x->z = z;
+                *pp = z->next;
+                z->next = NULL;
                 break;
             }
+            pp = &z->next;
+        }
         pthread_mutex_unlock(&zyg_lock);
+        while (stale) {
+            struct lcl_zyg *n = stale->next;
+            zyg_forget(stale);
+            stale = n;
+        }
         if (x->z) {
             free(key);
             return 0;
