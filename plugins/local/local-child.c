@@ -40,6 +40,7 @@
 #include <linux/seccomp.h>
 
 #include "local-int.h"
+#include "local-zygote.h"
 
 #ifndef MOUNT_ATTR_RDONLY
 #define MOUNT_ATTR_RDONLY 0x00000001
@@ -519,6 +520,26 @@ static void loopback_up(const struct lcl_child *c)
     close(s);
 }
 
+/* A zygote's init after the go (local-zygote-child.c): groups, cgroup
+ * namespace, the root, host name, loopback, as lcl_child_main does them. */
+void lcl_child_root(const struct lcl_child *c)
+{
+    if (c->drop_groups && syscall(SYS_setgroups, 0, NULL) < 0)
+        fail(c, "setgroups", NULL);
+    if (c->new_cgroup_ns && unshare(CLONE_NEWCGROUP) < 0)
+        fail(c, "unshare", "CLONE_NEWCGROUP");
+    build_root(c);
+    if (sethostname("sandbox", 7) < 0)
+        fail(c, "sethostname", NULL);
+    if (c->net_none)
+        loopback_up(c);
+}
+
+_Noreturn void lcl_child_fail(const struct lcl_child *c, const char *step, const char *path)
+{
+    fail(c, step, path);
+}
+
 /* ---- the payload ---- */
 
 static void set_limit(const struct lcl_child *c, int res, uint64_t soft, uint64_t hard,
@@ -720,26 +741,6 @@ static void close_host_fds(const struct lcl_child *c)
     }
 }
 
-/* The init's set-up after the go: groups, cgroup namespace, the root,
- * host name, loopback (also the zygote's, in local-zygote-child.c). */
-void lcl_child_setup(const struct lcl_child *c)
-{
-    if (c->drop_groups && syscall(SYS_setgroups, 0, NULL) < 0)
-        fail(c, "setgroups", NULL);
-    if (c->new_cgroup_ns && unshare(CLONE_NEWCGROUP) < 0)
-        fail(c, "unshare", "CLONE_NEWCGROUP");
-    build_root(c);
-    if (sethostname("sandbox", 7) < 0)
-        fail(c, "sethostname", NULL);
-    if (c->net_none)
-        loopback_up(c);
-}
-
-_Noreturn void lcl_child_fail(const struct lcl_child *c, const char *step, const char *path)
-{
-    fail(c, step, path);
-}
-
 _Noreturn void lcl_child_main(const struct lcl_child *c)
 {
     char go;
@@ -753,7 +754,15 @@ _Noreturn void lcl_child_main(const struct lcl_child *c)
     if (read(c->fd_sync, &go, 1) != 1)
         _exit(125); /* the supervisor gave up */
     close(c->fd_sync);
-    lcl_child_setup(c);
+    if (c->drop_groups && syscall(SYS_setgroups, 0, NULL) < 0)
+        fail(c, "setgroups", NULL);
+    if (c->new_cgroup_ns && unshare(CLONE_NEWCGROUP) < 0)
+        fail(c, "unshare", "CLONE_NEWCGROUP");
+    build_root(c);
+    if (sethostname("sandbox", 7) < 0)
+        fail(c, "sethostname", NULL);
+    if (c->net_none)
+        loopback_up(c);
 
     /* The payload shares our memory until it executes the command
      * (CLONE_VM on a stack of its own, as posix_spawn does): no copy of

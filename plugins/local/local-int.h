@@ -73,6 +73,8 @@ struct lcl_prov {
     uid_t host_uid;         /* host uid the sandbox user maps to */
     gid_t host_gid;
     bool allow_host_net;    /* settings: network = host permitted */
+    struct lcl_zyg *zyg_idle; /* idle zygotes (local-zygote.c) */
+    bool zyg_broken;        /* a zygote could not start: execs go the plain way */
     struct lcl_bind binds[LCL_MAX_BINDS];
     size_t n_binds;
     struct lcl_cgroups cg;
@@ -82,8 +84,6 @@ struct lcl_prov {
     uint64_t work_inodes;
     long ncpu;
     int cap_last;           /* /proc/sys/kernel/cap_last_cap (63 if unknown) */
-    struct lcl_zyg *zyg_idle; /* idle zygotes (local-zygote.c) */
-    bool zyg_broken;        /* a zygote could not start: execs go the plain way */
 };
 
 struct lcl_sb {
@@ -234,12 +234,6 @@ struct lcl_child {
 };
 
 _Noreturn void lcl_child_main(const struct lcl_child *c);
-/* The parts a zygote's child runs (local-zygote-child.c): the init's
- * set-up after the go (no pivot's old root detached yet), the payload's
- * up to the command (seccomp loaded last), and a failure report. */
-void lcl_child_setup(const struct lcl_child *c);
-void lcl_payload_prepare(const struct lcl_child *c);
-_Noreturn void lcl_child_fail(const struct lcl_child *c, const char *step, const char *path);
 
 /* ---- local-exec.c ---- */
 int lcl_exec(struct lcl_prov *p, struct lcl_sb *sb, const sbx_exec_spec_v1 *spec,

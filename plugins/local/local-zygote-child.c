@@ -191,7 +191,7 @@ static void init_main(const int *fds, int nfds)
     if (read(zc.fd_sync, &go, 1) != 1)
         _exit(125); /* the supervisor gave up */
     close(zc.fd_sync);
-    lcl_child_setup(&zc);
+    lcl_child_root(&zc);
     if (umount2(".", MNT_DETACH) < 0)
         lcl_child_fail(&zc, "detaching the old root", NULL);
     pid_t pid = fork();

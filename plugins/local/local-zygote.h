@@ -47,4 +47,13 @@ enum lcl_zyg_fd {
     LCL_ZYG_FD_STATUS, LCL_ZYG_NFD
 };
 
+/* The parts of local-child.c a zygote's init and payload run
+ * (local-zygote-child.c): the init's set-up after the go (the old root
+ * still to detach), the payload's up to the command (the seccomp filter
+ * loaded last), and a failure report to the supervisor. */
+struct lcl_child;
+void lcl_child_root(const struct lcl_child *c);
+void lcl_payload_prepare(const struct lcl_child *c);
+_Noreturn void lcl_child_fail(const struct lcl_child *c, const char *step, const char *path);
+
 #endif /* LOCAL_ZYGOTE_H */

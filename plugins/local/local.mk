@@ -19,19 +19,25 @@ plugins_local_local_la_SOURCES = \
 	plugins/local/local-rundir.c \
 	plugins/local/local-seccomp.c \
 	plugins/local/local-skel.c \
-	plugins/local/local-util.c \
-	plugins/local/local-zygote.h \
-	plugins/local/local-zygote.c
-nodist_plugins_local_local_la_SOURCES = plugins/local/local-zygote-py.h
+	plugins/local/local-util.c
 plugins_local_local_la_CFLAGS = $(SBX_MODULE_COPTS) $(SECCOMP_CFLAGS) $(JANSSON_CFLAGS)
 plugins_local_local_la_LDFLAGS = $(SBX_MODULE_LDOPTS)
 plugins_local_local_la_LIBADD = $(SECCOMP_LIBS) $(JANSSON_LIBS)
 
+localconfdir = $(pkgsysconfdir)/providers.d
+dist_localconf_DATA = plugins/local/local.ini
+endif
+
+EXTRA_DIST += plugins/local/README.md plugins/local/local.ini
+
+if BUILD_PROVIDER_LOCAL
 # The zygote (local-zygote.c): its Python program, compiled in as a
 # string, and the helper library it loads with ctypes, installed beside
 # local.so.  The helper runs inside the interpreter's process, so it is
 # built without the configured CFLAGS (a sanitizer runtime cannot be
 # loaded into python3) and exports only lcl_zc_*.
+plugins_local_local_la_SOURCES += plugins/local/local-zygote.h plugins/local/local-zygote.c
+nodist_plugins_local_local_la_SOURCES = plugins/local/local-zygote-py.h
 BUILT_SOURCES += plugins/local/local-zygote-py.h
 CLEANFILES += plugins/local/local-zygote-py.h plugins/local/local-zygote.so
 plugins/local/local-zygote-py.h: $(srcdir)/plugins/local/local-zygote.py
@@ -50,10 +56,5 @@ plugins/local/local-zygote.so: $(ZYGOTE_HELPER_SRC) $(srcdir)/plugins/local/loca
 	$(CC) -std=gnu11 $(WARN_CFLAGS) -O2 -fPIC -shared -fvisibility=hidden $(DEFS) \
 	  -I$(top_builddir) -I$(top_srcdir)/sdk/include -I$(top_srcdir)/core/include \
 	  -Wl,-z,defs -o $@ $(ZYGOTE_HELPER_SRC)
-
-localconfdir = $(pkgsysconfdir)/providers.d
-dist_localconf_DATA = plugins/local/local.ini
 endif
-
-EXTRA_DIST += plugins/local/README.md plugins/local/local.ini plugins/local/local-zygote.py \
-	plugins/local/local-zygote-child.c
+EXTRA_DIST += plugins/local/local-zygote.py plugins/local/local-zygote-child.c
