@@ -12,7 +12,7 @@
 
 #include "config-int.h"
 
-#define TEMPLATE_KEYS "extensions, source, compile, run, image"
+#define TEMPLATE_KEYS "extensions, source, compile, run, image, zygote"
 /* Where templates look for their interpreters and compilers. */
 #define TEMPLATE_PATH "/usr/local/bin:/usr/bin:/bin"
 
@@ -163,6 +163,18 @@ static int apply_template(loader *ld, const char *section, const char *key,
         *slot = list;
         return SBX_OK;
     }
+    if (strcmp(key, "zygote") == 0) {
+        /* The interpreter a provider may keep warm and fork per run, then
+         * the modules it preloads: "python3 typing re math". */
+        int rc = split_argv(value, &list, &why);
+        if (rc == SBX_E_NOMEM)
+            return core_cfg_nomem(ld);
+        if (rc != SBX_OK)
+            return core_cfg_err(ld, SBX_E_CONFIG, w, "bad zygote '%s': %s", value, why);
+        core_strv_free(t->zygote);
+        t->zygote = list;
+        return SBX_OK;
+    }
     if (strcmp(key, "image") == 0) {
         if (!*value)
             return core_cfg_err(ld, SBX_E_CONFIG, w, "image is empty");
@@ -228,6 +240,7 @@ static void template_drop(void *e)
     free(t->source);
     core_strv_free(t->compile);
     core_strv_free(t->run);
+    core_strv_free(t->zygote);
     free(t->image);
     for (size_t i = 0; i < t->n_env; i++) {
         free((char *)t->env[i].key);

@@ -116,6 +116,7 @@ typedef struct core_template_conf {
     char **compile;         /* NULL-terminated argv, or NULL: none */
     char **run;             /* NULL-terminated argv */
     char *image;            /* image or rootfs for providers that take one, or NULL */
+    char **zygote;          /* NULL-terminated: interpreter, modules to preload; or NULL */
     sbx_kv_v1 *env;         /* extra environment (owned strings) */
     size_t n_env;
     bool available;         /* false when its first run word is not found on the host */

@@ -432,6 +432,7 @@ static int check_ops(struct sbx_provider *p)
         {SBX_CAP_PERSISTENT, "persistent", o->attach != NULL, o->release != NULL,
          "attach", "release"},
         {SBX_CAP_LIST, "list", o->list != NULL, true, "list", NULL},
+        {SBX_CAP_ZYGOTE, "zygote", o->exec_zygote != NULL, true, "exec_zygote", NULL},
     };
 
     for (size_t i = 0; i < sizeof mandatory / sizeof mandatory[0]; i++) {

@@ -17,6 +17,7 @@ struct sbx_sandbox {
     char id[SBX_ID_MAX];
     uint64_t limits[SBX_LIMIT_COUNT];   /* resolved */
     pthread_mutex_t lock;               /* one call on a sandbox at a time */
+    const core_template_conf *tmpl;     /* its template (zygote), or NULL */
 };
 
 /* ---- limits --------------------------------------------------------------- */
@@ -155,6 +156,7 @@ static int create_on(sbx_ctx *ctx, struct sbx_provider *p, const sbx_create_opts
     if (!(sb = sandbox_alloc(ctx, p)))
         return SBX_E_NOMEM;
     memcpy(sb->limits, limits, sizeof sb->limits);
+    sb->tmpl = tmpl;
     rc = add_core_labels(&labels, o, tmpl ? tmpl->name : NULL);
     for (size_t i = 0; rc == SBX_OK && o && i < o->labels.n; i++)
         rc = core_kvlist_add(&labels, o->labels.items[i].key, o->labels.items[i].value);
@@ -455,9 +457,25 @@ static void exec_out_reset(sbx_exec_outcome_v1 *out)
     out->peak_memory_bytes = -1;
 }
 
+/* ops->exec, or ops->exec_zygote when the template declares a zygote and
+ * the provider has one; its SBX_E_NOTSUP (nothing started) falls back. */
+static int call_exec(struct sbx_provider *p, sbx_sandbox *sb, const char *const *zygote,
+                     const sbx_exec_spec_v1 *spec, const sbx_output_sink_v1 *sink,
+                     sbx_exec_outcome_v1 *out)
+{
+    if (zygote && p->ops.exec_zygote && (p->desc.capabilities & SBX_CAP_ZYGOTE)) {
+        int rc = p->ops.exec_zygote(p->pctx, sb->h, zygote, spec, sink, out);
+        if (rc != SBX_E_NOTSUP)
+            return rc;
+        exec_out_reset(out);
+        core_error_clear();
+    }
+    return p->ops.exec(p->pctx, sb->h, spec, sink, out);
+}
+
 static void exec_argv(sbx_sandbox *sb, const char *const *argv, const core_kvlist *env,
                       const sbx_exec_opts *o, const core_file *files, size_t n_files,
-                      const sbx_file_v1 *extra, sbx_result *r)
+                      const sbx_file_v1 *extra, const char *const *zygote, sbx_result *r)
 {
     struct sbx_provider *p = sb->p;
     sbx_exec_spec_v1 spec;
@@ -494,7 +512,7 @@ static void exec_argv(sbx_sandbox *sb, const char *const *argv, const core_kvlis
 
     exec_out_reset(&out);
     core_error_clear();
-    rc = p->ops.exec(p->pctx, sb->h, &spec, &sink, &out);
+    rc = call_exec(p, sb, zygote, &spec, &sink, &out);
     /* Only an exec that never started its command may run again. */
     if (rc != SBX_OK && !c.nomem && core_error_tls()->not_started) {
         size_t out_len = r->out.len, err_len = r->err.len;
@@ -507,7 +525,7 @@ static void exec_argv(sbx_sandbox *sb, const char *const *argv, const core_kvlis
             r->err.len = err_len;
             exec_out_reset(&out);
             core_error_clear();
-            rc = p->ops.exec(p->pctx, sb->h, &spec, &sink, &out);
+            rc = call_exec(p, sb, zygote, &spec, &sink, &out);
         }
     }
     free(fv);
@@ -576,7 +594,7 @@ static int exec_code(sbx_sandbox *sb, const sbx_exec_opts *o, sbx_result *r)
         copts.cb = o->cb;
         copts.cb_ud = o->cb_ud;
         exec_argv(sb, (const char *const *)t->compile, &env, &copts, o->files, o->n_files,
-                  &src, r);
+                  &src, NULL, r);
         if (r->status != SBX_RUN_OK) {
             if (r->status != SBX_RUN_SANDBOX_ERROR) {
                 char msg[128];
@@ -598,7 +616,8 @@ static int exec_code(sbx_sandbox *sb, const sbx_exec_opts *o, sbx_result *r)
         return core_error_set(SBX_E_NOMEM, NULL, "out of memory");
     }
     exec_argv(sb, (const char *const *)argv, &env, o, t->compile ? NULL : o->files,
-              t->compile ? 0 : o->n_files, t->compile ? NULL : &src, r);
+              t->compile ? 0 : o->n_files, t->compile ? NULL : &src,
+              (const char *const *)t->zygote, r);
     free(argv);
     core_kvlist_free(&env);
     return SBX_OK;
@@ -619,7 +638,8 @@ static int sandbox_exec(sbx_sandbox *sb, const sbx_exec_opts *o, sbx_result *r)
     if (o->code) {
         rc = exec_code(sb, o, r);
     } else {
-        exec_argv(sb, (const char *const *)o->argv, &o->env, o, o->files, o->n_files, NULL, r);
+        exec_argv(sb, (const char *const *)o->argv, &o->env, o, o->files, o->n_files, NULL,
+                  sb->tmpl ? (const char *const *)sb->tmpl->zygote : NULL, r);
         rc = SBX_OK;
     }
     pthread_mutex_unlock(&sb->lock);

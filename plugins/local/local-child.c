@@ -40,6 +40,7 @@
 #include <linux/seccomp.h>
 
 #include "local-int.h"
+#include "local-zygote.h"
 
 #ifndef MOUNT_ATTR_RDONLY
 #define MOUNT_ATTR_RDONLY 0x00000001
@@ -522,6 +523,26 @@ static void loopback_up(const struct lcl_child *c)
     close(s);
 }
 
+/* A zygote's init after the go (local-zygote-child.c): groups, cgroup
+ * namespace, the root, host name, loopback, as lcl_child_main does them. */
+void lcl_child_root(const struct lcl_child *c)
+{
+    if (c->drop_groups && syscall(SYS_setgroups, 0, NULL) < 0)
+        fail(c, "setgroups", NULL);
+    if (c->new_cgroup_ns && unshare(CLONE_NEWCGROUP) < 0)
+        fail(c, "unshare", "CLONE_NEWCGROUP");
+    build_root(c);
+    if (sethostname("sandbox", 7) < 0)
+        fail(c, "sethostname", NULL);
+    if (c->net_none)
+        loopback_up(c);
+}
+
+_Noreturn void lcl_child_fail(const struct lcl_child *c, const char *step, const char *path)
+{
+    fail(c, step, path);
+}
+
 /* ---- the payload ---- */
 
 static void set_limit(const struct lcl_child *c, int res, uint64_t soft, uint64_t hard,
@@ -562,6 +583,11 @@ static void close_others(void)
         fcntl(fd, F_SETFD, FD_CLOEXEC);
 }
 
+/* Returns only when the command could not be executed (reported).  Not
+ * _Noreturn: a sanitizer build would instrument the call on the payload's
+ * own stack, which it warns about on the program's stderr. */
+static void payload_exec(const struct lcl_child *c);
+
 /* The payload's view of the init: detached = the init's end saying the
  * old root is gone (one byte; EOF: the init failed). */
 struct payload_arg {
@@ -573,9 +599,29 @@ struct payload_arg {
 
 _Noreturn static void payload(const struct lcl_child *c, const struct payload_arg *a)
 {
-    const sbx_limits_v1 *l = &c->sb->limits;
     close(a->detach_w);
     close(a->execd_r);
+    lcl_payload_prepare(c);
+
+    /* Not before the host's mount tree is gone from our namespace.  EOF
+     * means the init failed (and reported why): it closes its files
+     * before the kernel ends the pid namespace, so we must not go on. */
+    char done = 0;
+    ssize_t got;
+    while ((got = read(a->detached, &done, 1)) < 0)
+        ;
+    if (got != 1 || done != 'd')
+        _exit(125);
+    payload_exec(c);
+    _exit(127);
+}
+
+/* The payload up to the command: stdio, signals, session, limits, working
+ * directory, privileges, the seccomp filter (also the zygote's, in
+ * local-zygote-child.c). */
+void lcl_payload_prepare(const struct lcl_child *c)
+{
+    const sbx_limits_v1 *l = &c->sb->limits;
     /* stdio: move the pipes out of the way first, in case one is 0..2. */
     int in = fcntl(c->fd_in, F_DUPFD, 10), out = fcntl(c->fd_out, F_DUPFD, 10),
         err = fcntl(c->fd_err, F_DUPFD, 10);
@@ -616,17 +662,10 @@ _Noreturn static void payload(const struct lcl_child *c, const struct payload_ar
         if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) < 0)
             fail(c, "loading the seccomp filter", NULL);
     }
+}
 
-    /* Not before the host's mount tree is gone from our namespace.  EOF
-     * means the init failed (and reported why): it closes its files
-     * before the kernel ends the pid namespace, so we must not go on. */
-    char done = 0;
-    ssize_t got;
-    while ((got = read(a->detached, &done, 1)) < 0)
-        ;
-    if (got != 1 || done != 'd')
-        _exit(125);
-
+static void payload_exec(const struct lcl_child *c)
+{
     /* execvp by hand: our PATH, our environment, no allocation. */
     const char *file = c->argv[0];
     int e = ENOENT;
@@ -652,7 +691,6 @@ _Noreturn static void payload(const struct lcl_child *c, const struct payload_ar
             e = EACCES;
     }
     report(c->fd_report, LCL_MSG_EXEC, e, "execve", file);
-    _exit(127);
 }
 
 /* 0-2 are free in the init (close_host_fds): move a new pipe's ends

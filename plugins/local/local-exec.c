@@ -53,6 +53,7 @@ struct run {
     const sbx_exec_spec_v1 *spec;
     const sbx_output_sink_v1 *sink;
     sbx_exec_outcome_v1 *out;
+    const struct lcl_spawn *sp;     /* the init comes from here (a zygote), or NULL: clone */
     struct lcl_child c;
     struct lcl_cg_run cg;
     int in[2], outp[2], errp[2], sync[2], rep[2], st[2];
@@ -302,8 +303,24 @@ static void reap(struct run *r)
     r->reaped = true;
 }
 
+/* The init started by @sp instead of cloned (a zygote's child, which
+ * joins v1 cgroups through the tasks files it was given). */
+static int spawn_via(struct run *r, const struct lcl_spawn *sp)
+{
+    bool joined = false;
+    r->c.new_cgroup_ns = true;
+    for (int i = 0; i < LCL_CG_NCTRL; i++)
+        joined = joined || r->c.fd_tasks[i] >= 0;
+    int ret = sp->start(sp->ud, &r->c, &r->pid, &r->pidfd);
+    if (ret)
+        return ret;
+    return lcl_cg_attach(r->p, &r->cg, r->pid, joined);
+}
+
 static int do_clone(struct run *r)
 {
+    if (r->sp)
+        return spawn_via(r, r->sp);
     struct lcl_prov *p = r->p;
     uint64_t flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS |
                      CLONE_PIDFD;
@@ -602,6 +619,13 @@ static int make_pipes(struct run *r)
 int lcl_exec(struct lcl_prov *p, struct lcl_sb *sb, const sbx_exec_spec_v1 *spec,
              const sbx_output_sink_v1 *sink, sbx_exec_outcome_v1 *out)
 {
+    return lcl_exec_spawn(p, sb, spec, sink, out, NULL);
+}
+
+int lcl_exec_spawn(struct lcl_prov *p, struct lcl_sb *sb, const sbx_exec_spec_v1 *spec,
+                   const sbx_output_sink_v1 *sink, sbx_exec_outcome_v1 *out,
+                   const struct lcl_spawn *sp)
+{
     struct run r;
     memset(&r, 0, sizeof r);
     for (int i = 0; i < LCL_CG_NCTRL; i++)
@@ -611,6 +635,7 @@ int lcl_exec(struct lcl_prov *p, struct lcl_sb *sb, const sbx_exec_spec_v1 *spec
     r.spec = spec;
     r.sink = sink;
     r.out = out;
+    r.sp = sp;
     r.t0 = lcl_now_mono();
     r.pidfd = -1;
     r.locald = -1;

@@ -73,6 +73,8 @@ struct lcl_prov {
     uid_t host_uid;         /* host uid the sandbox user maps to */
     gid_t host_gid;
     bool allow_host_net;    /* settings: network = host permitted */
+    struct lcl_zyg *zyg_idle; /* idle zygotes (local-zygote.c) */
+    bool zyg_broken;        /* a zygote could not start: execs go the plain way */
     struct lcl_bind binds[LCL_MAX_BINDS];
     size_t n_binds;
     struct lcl_cgroups cg;
@@ -246,6 +248,26 @@ _Noreturn void lcl_child_start(const struct lcl_child *c);
 /* ---- local-exec.c ---- */
 int lcl_exec(struct lcl_prov *p, struct lcl_sb *sb, const sbx_exec_spec_v1 *spec,
              const sbx_output_sink_v1 *sink, sbx_exec_outcome_v1 *out);
+/* An exec whose init @sp starts (local-zygote.c) instead of a clone:
+ * start() gets the child's view with its descriptors and sets the
+ * process whose uid/gid maps are written and whose exit ends the exec
+ * (its namespaces made, waiting for the go) and a pidfd of it (ours). */
+struct lcl_spawn {
+    int (*start)(void *ud, struct lcl_child *c, pid_t *pid, int *pidfd);
+    void *ud;
+};
+int lcl_exec_spawn(struct lcl_prov *p, struct lcl_sb *sb, const sbx_exec_spec_v1 *spec,
+                   const sbx_output_sink_v1 *sink, sbx_exec_outcome_v1 *out,
+                   const struct lcl_spawn *sp);
+
+/* ---- local-zygote.c ---- */
+/* ops->exec_zygote: @spec through a zygote started from @zygote (the
+ * template's words); SBX_E_NOTSUP when it cannot (nothing left behind). */
+int lcl_zyg_exec(struct lcl_prov *p, struct lcl_sb *sb, const char *const *zygote,
+                 const sbx_exec_spec_v1 *spec, const sbx_output_sink_v1 *sink,
+                 sbx_exec_outcome_v1 *out);
+/* Ends every idle zygote (fini). */
+void lcl_zyg_fini(struct lcl_prov *p);
 
 /* ---- locald-client.c: execs in sandboxes polysandbox-locald prepared ---- */
 #define LCL_LOCALD_NO 1     /* not taken: run it in-process */

@@ -22,7 +22,7 @@
 
 #define LCL_CAPS (SBX_CAP_FILES | SBX_CAP_PERSISTENT | SBX_CAP_LABELS | SBX_CAP_STREAM | \
                   SBX_CAP_STDIN | SBX_CAP_NETWORK_POLICY | SBX_CAP_LIST | SBX_CAP_CONCURRENT | \
-                  SBX_CAP_MEMORY_LIMIT | SBX_CAP_CPU_STATS)
+                  SBX_CAP_MEMORY_LIMIT | SBX_CAP_CPU_STATS | SBX_CAP_ZYGOTE)
 
 static const char *const config_keys[] = {
     "cgroup_root", "uid", "gid", "network", "ro_binds", "work_inodes", "daemon", NULL,
@@ -93,6 +93,7 @@ static void local_fini(void *prov)
     struct lcl_prov *p = prov;
     if (!p)
         return;
+    lcl_zyg_fini(p);
     lcl_layout_free(p);
     lcl_cg_free(&p->cg);
     free(p->bpf);
@@ -282,6 +283,16 @@ static int local_exec(void *prov, void *sb, const sbx_exec_spec_v1 *spec,
     return lcl_exec(p, sb, spec, sink, out);
 }
 
+static int local_exec_zygote(void *prov, void *sb, const char *const *zygote,
+                             const sbx_exec_spec_v1 *spec, const sbx_output_sink_v1 *sink,
+                             sbx_exec_outcome_v1 *out)
+{
+    struct lcl_prov *p = prov;
+    if (!spec || spec->struct_size < offsetof(sbx_exec_spec_v1, stderr_cap) + sizeof spec->stderr_cap)
+        return p->host->set_error(p->h, SBX_E_INVAL, "exec: bad spec");
+    return lcl_zyg_exec(p, sb, zygote, spec, sink, out);
+}
+
 static int local_attach(void *prov, const char *id, void **sb)
 {
     return lcl_meta_load(prov, id, (struct lcl_sb **)sb);
@@ -459,6 +470,7 @@ static const sbx_provider_ops_v1 local_ops = {
     .download = local_download,
     .health = local_health,
     .doctor = local_doctor,
+    .exec_zygote = local_exec_zygote,
 };
 
 SBX_PROVIDER_DEFINE("local", PACKAGE_VERSION,

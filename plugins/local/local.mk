@@ -44,3 +44,32 @@ dist_localconf_DATA = plugins/local/local.ini
 endif
 
 EXTRA_DIST += plugins/local/README.md plugins/local/local.ini
+
+if BUILD_PROVIDER_LOCAL
+# The zygote (local-zygote.c): its Python program, compiled in as a
+# string, and the helper library it loads with ctypes, installed beside
+# local.so.  The helper runs inside the interpreter's process, so it is
+# built without the configured CFLAGS (a sanitizer runtime cannot be
+# loaded into python3) and exports only lcl_zc_*.
+plugins_local_local_la_SOURCES += plugins/local/local-zygote.h plugins/local/local-zygote.c
+nodist_plugins_local_local_la_SOURCES = plugins/local/local-zygote-py.h
+BUILT_SOURCES += plugins/local/local-zygote-py.h
+CLEANFILES += plugins/local/local-zygote-py.h plugins/local/local-zygote.so
+plugins/local/local-zygote-py.h: $(srcdir)/plugins/local/local-zygote.py
+	$(AM_V_GEN)$(MKDIR_P) plugins/local && \
+	{ echo '/* generated from local-zygote.py: do not edit */'; \
+	  echo '#define LCL_ZYGOTE_PY \'; \
+	  sed -e '/^ *#/d' -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n" \\/' \
+	    $(srcdir)/plugins/local/local-zygote.py; \
+	  echo '""'; } > $@-t && mv $@-t $@
+zygotedir = $(providerdir)
+zygote_DATA = plugins/local/local-zygote.so
+ZYGOTE_HELPER_SRC = $(srcdir)/plugins/local/local-zygote-child.c $(srcdir)/plugins/local/local-child.c
+plugins/local/local-zygote.so: $(ZYGOTE_HELPER_SRC) $(srcdir)/plugins/local/local-int.h \
+		$(srcdir)/plugins/local/local-zygote.h config.h
+	$(AM_V_CCLD)$(MKDIR_P) plugins/local && \
+	$(CC) -std=gnu11 $(WARN_CFLAGS) -O2 -fPIC -shared -fvisibility=hidden $(DEFS) \
+	  -I$(top_builddir) -I$(top_srcdir)/sdk/include -I$(top_srcdir)/core/include \
+	  -Wl,-z,defs -o $@ $(ZYGOTE_HELPER_SRC)
+endif
+EXTRA_DIST += plugins/local/local-zygote.py plugins/local/local-zygote-child.c

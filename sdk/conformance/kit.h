@@ -45,6 +45,7 @@ extern const conf_test conf_lifecycle_tests[];
 extern const conf_test conf_find_tests[];
 extern const conf_test conf_files_tests[];
 extern const conf_test conf_policy_tests[];
+extern const conf_test conf_zygote_tests[];
 
 /* ---- options ------------------------------------------------------------ */
 

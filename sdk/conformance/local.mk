@@ -15,7 +15,8 @@ polysandbox_conformance_SOURCES = \
 	sdk/conformance/lifecycle-tests.c \
 	sdk/conformance/find-tests.c \
 	sdk/conformance/files-tests.c \
-	sdk/conformance/policy-tests.c
+	sdk/conformance/policy-tests.c \
+	sdk/conformance/zygote-tests.c
 polysandbox_conformance_CFLAGS = $(AM_CFLAGS) -pthread
 polysandbox_conformance_LDADD = core/libpolysandbox.la -lpthread
 

@@ -22,7 +22,7 @@
 
 static const conf_test *const groups[] = {
     conf_exec_tests, conf_output_tests, conf_lifecycle_tests, conf_find_tests,
-    conf_files_tests, conf_policy_tests,
+    conf_files_tests, conf_policy_tests, conf_zygote_tests,
 };
 
 static void usage(FILE *f)

@@ -20,6 +20,13 @@ TESTS += tests/hostile/syscalls.sh
 endif
 dist_check_SCRIPTS += tests/hostile/syscalls.sh
 
+# Python runs forked from the template's zygote: the same verdicts and
+# isolation as runs started afresh; a killed zygote is replaced.
+if BUILD_PROVIDER_LOCAL
+TESTS += tests/hostile/zygote.sh
+endif
+dist_check_SCRIPTS += tests/hostile/zygote.sh
+
 # The filter cached in the state directory: damaged copies are rebuilt.
 if BUILD_PROVIDER_LOCAL
 TESTS += tests/hostile/seccomp-cache.sh

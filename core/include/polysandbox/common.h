@@ -118,6 +118,7 @@ typedef enum sbx_network {
 #define SBX_CAP_CONCURRENT     (UINT64_C(1) << 7) /* many sandboxes at once */
 #define SBX_CAP_MEMORY_LIMIT   (UINT64_C(1) << 8) /* memory limit enforced */
 #define SBX_CAP_CPU_STATS      (UINT64_C(1) << 9) /* CPU time and peak memory reported */
+#define SBX_CAP_ZYGOTE         (UINT64_C(1) << 10) /* exec_zygote (since 0.1, ABI 1.2) */
 
 /** Log levels for the host table's log().  Since: 0.1 */
 enum {

@@ -38,7 +38,7 @@ extern "C" {
 #define SBX_PROVIDER_MAGIC UINT32_C(0x53425850)
 /** The ABI this header describes.  Since: 0.1 */
 #define SBX_ABI_MAJOR 1
-#define SBX_ABI_MINOR 1
+#define SBX_ABI_MINOR 2
 
 /** Opaque per-provider handle the core passes back in host calls. */
 typedef struct sbx_host_handle sbx_host_handle;
@@ -283,6 +283,26 @@ typedef struct sbx_provider_ops_v1 {
     void (*doctor)(void *prov, sbx_doctor_cb_v1 cb, void *ud);
 
     /* ABI 1.0 ends here. */
+
+    /* Since 0.1, ABI 1.2 (a provider built against 1.0 or 1.1 has no such
+     * slot: the core sees NULL).
+     *
+     * Optional (required by SBX_CAP_ZYGOTE): run @spec in @sb as exec
+     * does, with the same limits, statuses and outcome, but start the
+     * command by forking a prepared, warm interpreter (a zygote) instead
+     * of executing it afresh.  @zygote (transfer none, NULL-terminated) is
+     * the template's `zygote` key: the interpreter, then what it may
+     * preload.  The zygote never runs untrusted code; each exec still
+     * gets a fresh sandbox of its own (namespaces, cgroup, filter, work
+     * and temporary directories), nothing of one exec is visible to the
+     * next.  Return SBX_E_NOTSUP, having started nothing, when this spec
+     * cannot go through a zygote (another command, no zygote to be had):
+     * the core then calls exec. */
+    int (*exec_zygote)(void *prov, void *sb, const char *const *zygote,
+                       const sbx_exec_spec_v1 *spec, const sbx_output_sink_v1 *sink,
+                       sbx_exec_outcome_v1 *out);
+
+    /* ABI 1.2 ends here. */
 } sbx_provider_ops_v1;
 
 /** Descriptor flags.  Since: 0.1 */

@@ -1,0 +1,59 @@
+/* plugins/local/local-zygote.h - the request a zygote's child is given
+ *
+ * Shared by the supervisor (local-zygote.c), which writes it, and the
+ * zygote's helper library (local-zygote-child.c), which reads it in the
+ * forked child.  One SOCK_SEQPACKET message per exec:
+ *
+ *   struct lcl_zyg_req
+ *   argv strings (the program's: script, arguments), NUL-terminated
+ *   environment strings "K=V", NUL-terminated
+ *   the child's part: struct lcl_zyg_cpart, then the strings skel,
+ *     skel_src ("" = make one), work, cwd, tmp_opts, then n_binds bind
+ *     paths, NUL-terminated each, then bpf_len struct sock_filter
+ *
+ * with SCM_RIGHTS descriptors in the order of enum lcl_zyg_fd, then one
+ * per bit of tasks_mask (v1 cgroup tasks files).  Native byte order: both
+ * ends are this host.
+ */
+#ifndef LOCAL_ZYGOTE_H
+#define LOCAL_ZYGOTE_H
+
+#include <stdint.h>
+
+#define LCL_ZYG_MAGIC UINT32_C(0x5a594731) /* "ZYG1" */
+#define LCL_ZYG_HELLO "polysandbox-zygote-ready"
+
+struct lcl_zyg_req {
+    uint32_t magic;
+    uint32_t n_argv, n_env;
+    uint32_t strs_len;      /* bytes of the argv and environment strings */
+    uint32_t c_len;         /* bytes of the child's part after them */
+};
+
+enum { LCL_ZYG_F_DROP_GROUPS = 1, LCL_ZYG_F_NET_NONE = 2 };
+
+struct lcl_zyg_cpart {
+    uint32_t flags;         /* LCL_ZYG_F_* */
+    int32_t cap_last;
+    uint64_t cpu_ns, nofile, fsize_bytes;
+    uint32_t n_binds;
+    uint32_t bpf_len;       /* instructions */
+    uint32_t tasks_mask;    /* bit i: a tasks file of controller i follows */
+    uint32_t pad;
+};
+
+enum lcl_zyg_fd {
+    LCL_ZYG_FD_IN, LCL_ZYG_FD_OUT, LCL_ZYG_FD_ERR, LCL_ZYG_FD_SYNC, LCL_ZYG_FD_REPORT,
+    LCL_ZYG_FD_STATUS, LCL_ZYG_NFD
+};
+
+/* The parts of local-child.c a zygote's init and payload run
+ * (local-zygote-child.c): the init's set-up after the go (the old root
+ * still to detach), the payload's up to the command (the seccomp filter
+ * loaded last), and a failure report to the supervisor. */
+struct lcl_child;
+void lcl_child_root(const struct lcl_child *c);
+void lcl_payload_prepare(const struct lcl_child *c);
+_Noreturn void lcl_child_fail(const struct lcl_child *c, const char *step, const char *path);
+
+#endif /* LOCAL_ZYGOTE_H */
