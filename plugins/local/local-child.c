@@ -523,8 +523,9 @@ static void loopback_up(const struct lcl_child *c)
     close(s);
 }
 
-/* A zygote's init after the go (local-zygote-child.c): groups, cgroup
- * namespace, the root, host name, loopback, as lcl_child_main does them. */
+/* After the go: groups, cgroup namespace, the root, host name, loopback.
+ * Every init does this: in-process and prepared ones (lcl_child_setup)
+ * and a zygote's (local-zygote-child.c). */
 void lcl_child_root(const struct lcl_child *c)
 {
     if (c->drop_groups && syscall(SYS_setgroups, 0, NULL) < 0)
@@ -760,15 +761,7 @@ void lcl_child_setup(const struct lcl_child *c)
         _exit(125); /* the supervisor gave up */
     if (!c->keep_sync)
         close(c->fd_sync);
-    if (c->drop_groups && syscall(SYS_setgroups, 0, NULL) < 0)
-        fail(c, "setgroups", NULL);
-    if (c->new_cgroup_ns && unshare(CLONE_NEWCGROUP) < 0)
-        fail(c, "unshare", "CLONE_NEWCGROUP");
-    build_root(c);
-    if (sethostname("sandbox", 7) < 0)
-        fail(c, "sethostname", NULL);
-    if (c->net_none)
-        loopback_up(c);
+    lcl_child_root(c);
 }
 
 /* The payload, then reaping until it exits. */

@@ -76,6 +76,8 @@ for pid in os.listdir("/proc"):
 PYEOF
 }
 # children PID: its children's pids (its prepared sandboxes).
+# dead PID: gone, or a zombie nobody reaps (pid 1 of a container may not).
+dead() { [ ! -e "/proc/$1/stat" ] || [ "$(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | cut -c1)" = Z ]; }
 children() {
     for c in /proc/[0-9]*/stat; do
         [ "$(awk '{print $4}' "$c" 2>/dev/null)" = "$1" ] && { c=${c#/proc/}; echo "${c%/stat}"; }
@@ -191,7 +193,7 @@ fi
 # 6. Another build: the next run makes the old daemon go and a new one start.
 touch -d '2001-01-01' "$POLYSANDBOX_LOCALD"
 run -- true
-old_gone() { ! kill -0 "$first" 2>/dev/null; }
+old_gone() { dead "$first"; }
 if [ "$(jget "$tmp/out.json" status)" = ok ] && wait_for old_gone && wait_for one_daemon &&
     [ "$(daemons)" != "$first" ]; then
     ok "an upgraded daemon executable replaces the running daemon"
@@ -205,7 +207,7 @@ second=$(daemons)
 # socket and lock do not stop the next one.
 sandboxes=$(children "$second" | tr '\n' ' ')
 [ -n "$second" ] && kill -9 "$second"
-gone() { for p in $sandboxes; do kill -0 "$p" 2>/dev/null && return 1; done; return 0; }
+gone() { for p in $sandboxes; do dead "$p" || return 1; done; return 0; }
 if [ -n "$sandboxes" ] && wait_for gone && [ -S "$run_dir/locald.sock" ]; then
     ok "a killed daemon's prepared sandboxes die with it"
 else

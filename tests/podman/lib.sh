@@ -87,8 +87,37 @@ runroot = "$PODMAN_RUN/storage"
 EOF
 }
 
-# Starts the service when nothing answers on the socket; waits at most 60 s.
+# podman_stale_service: the pid of a service on our socket that an older
+# lib.sh started without today's configuration (its environment lacks
+# the registries.conf), else nothing.
+podman_stale_service() {
+    for p in $(pgrep -f "system service --time=0 unix://$PODMAN_SOCK\$"); do
+        tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null |
+            grep -qx "CONTAINERS_REGISTRIES_CONF=$PODMAN_RUN/registries.conf" || echo "$p"
+    done
+}
+
+# Starts the service when nothing answers on the socket, or replaces one
+# an older lib.sh started; waits at most 60 s.
 podman_start_service() {
+    if [ "$(id -u)" -eq 0 ] && [ -n "$(podman_stale_service)" ]; then
+        (
+            flock -w 120 9 || exit 1
+            for p in $(podman_stale_service); do
+                echo "# podman: replacing the service $p started with an older configuration" >&2
+                kill "$p" 2>/dev/null
+                i=0
+                # (gone, or a zombie: pid 1 of a container may not reap)
+                while [ -e "/proc/$p/status" ] && ! grep -q '^State:.*Z' "/proc/$p/status" &&
+                    [ $i -lt 100 ]; do
+                    sleep 0.1
+                    i=$((i + 1))
+                done
+                kill -9 "$p" 2>/dev/null
+            done
+            exit 0
+        ) 9>"$PODMAN_RUN.lock"
+    fi
     docker_ping && return 0
     [ "$(id -u)" -eq 0 ] ||
         { podman_unready "nothing answers on $PODMAN_SOCK and only root starts the test service"; return; }
