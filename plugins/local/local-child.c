@@ -808,6 +808,13 @@ _Noreturn void lcl_child_start(const struct lcl_child *c)
     close(c->fd_in);
     close(c->fd_out);
     close(c->fd_err);
+    lcl_child_reap(c, pid);
+}
+
+/* pid 1's duty: reap whatever ends until @payload does, then send its
+ * wait status on fd_status and exit. */
+_Noreturn void lcl_child_reap(const struct lcl_child *c, pid_t payload)
+{
     for (;;) {
         int st;
         pid_t w = waitpid(-1, &st, 0);
@@ -815,7 +822,7 @@ _Noreturn void lcl_child_start(const struct lcl_child *c)
             continue;
         if (w < 0)
             _exit(125);
-        if (w == pid) {
+        if (w == payload) {
             if (c->empty_before_status) {
                 /* Nothing of the sandbox left once the status is out: the
                  * supervisor takes it as the end, and our own exit

@@ -200,20 +200,8 @@ static void init_main(const int *fds, int nfds)
     if (pid == 0)
         return;
     /* EOF on the report pipe once the payload closes its end too. */
-    int st_fd = zc.fd_status;
-    close_except(&st_fd, 1);
-    for (;;) {
-        int st;
-        pid_t w = waitpid(-1, &st, 0);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w < 0)
-            _exit(125);
-        if (w == pid) {
-            ssize_t r = write(st_fd, &st, sizeof st);
-            _exit(r == (ssize_t)sizeof st ? 0 : 125);
-        }
-    }
+    close_except(&zc.fd_status, 1);
+    lcl_child_reap(&zc, pid);
 }
 
 int lcl_zc_spawn(const void *buf, size_t len, const int *fds, int nfds, int *pidfd)

@@ -54,6 +54,7 @@ enum lcl_zyg_fd {
 struct lcl_child;
 void lcl_child_root(const struct lcl_child *c);
 void lcl_payload_prepare(const struct lcl_child *c);
+_Noreturn void lcl_child_reap(const struct lcl_child *c, pid_t payload);
 _Noreturn void lcl_child_fail(const struct lcl_child *c, const char *step, const char *path);
 
 #endif /* LOCAL_ZYGOTE_H */

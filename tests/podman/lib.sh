@@ -87,6 +87,21 @@ runroot = "$PODMAN_RUN/storage"
 EOF
 }
 
+# podman_wait_service PID LOG PREFIX: exit 0 once the service PID
+# answers (at most 60 s), else exit 1 with its log's tail; for the
+# subshells that start a service.
+podman_wait_service() {
+    i=0
+    while [ $i -lt 120 ]; do
+        docker_ping && exit 0
+        kill -0 "$1" 2>/dev/null || break
+        sleep 0.5
+        i=$((i + 1))
+    done
+    tail -n 20 "$2" | sed "s/^/# $3: /" >&2
+    exit 1
+}
+
 # podman_stale_service: the pid of a service on our socket that an older
 # lib.sh started without today's configuration (its environment lacks
 # the registries.conf), else nothing.
@@ -139,16 +154,7 @@ podman_start_service() {
         CONTAINERS_REGISTRIES_CONF=$PODMAN_RUN/registries.conf \
             setsid podman --cgroup-manager cgroupfs system service --time=0 "unix://$PODMAN_SOCK" \
             >"$log" 2>&1 </dev/null 9>&- &
-        pid=$!
-        i=0
-        while [ $i -lt 120 ]; do
-            docker_ping && exit 0
-            kill -0 "$pid" 2>/dev/null || break
-            sleep 0.5
-            i=$((i + 1))
-        done
-        tail -n 20 "$log" | sed 's/^/# podman: /' >&2
-        exit 1
+        podman_wait_service $! "$log" podman
     ) 9>"$PODMAN_RUN.lock" ||
         { podman_unready "podman system service did not come up (see tests/podman.log)"; return; }
 }
@@ -279,16 +285,7 @@ podman_rl_start() {
             CONTAINERS_STORAGE_CONF="$PODMAN_RL_RUN/storage.conf" \
             podman system service --time=0 "unix://$PODMAN_SOCK" \
             >"$log" 2>&1 </dev/null 9>&- &
-        pid=$!
-        i=0
-        while [ $i -lt 120 ]; do
-            docker_ping && exit 0
-            kill -0 "$pid" 2>/dev/null || break
-            sleep 0.5
-            i=$((i + 1))
-        done
-        tail -n 20 "$log" | sed 's/^/# podman rootless: /' >&2
-        exit 1
+        podman_wait_service $! "$log" "podman rootless"
     ) 9>"$PODMAN_RL_RUN.lock"
 }
 
