@@ -41,6 +41,7 @@
 
 #include "local-int.h"
 #include "local-zygote.h"
+#include "locald.h"
 
 #ifndef MOUNT_ATTR_RDONLY
 #define MOUNT_ATTR_RDONLY 0x00000001
@@ -617,19 +618,20 @@ _Noreturn static void payload(const struct lcl_child *c, const struct payload_ar
     _exit(127);
 }
 
-/* The payload up to the command: stdio, signals, session, limits, working
- * directory, privileges, the seccomp filter (also the zygote's, in
- * local-zygote-child.c). */
-void lcl_payload_prepare(const struct lcl_child *c)
+/* The payload's stdio: the pipes moved out of the way first, in case
+ * one is 0..2. */
+static void payload_stdio(const struct lcl_child *c)
 {
-    const sbx_limits_v1 *l = &c->sb->limits;
-    /* stdio: move the pipes out of the way first, in case one is 0..2. */
     int in = fcntl(c->fd_in, F_DUPFD, 10), out = fcntl(c->fd_out, F_DUPFD, 10),
         err = fcntl(c->fd_err, F_DUPFD, 10);
     if (in < 0 || out < 0 || err < 0 || dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0)
         fail(c, "setting up stdin/stdout/stderr", NULL);
+}
 
-    /* Host dispositions and mask must not leak in (e.g. SIGPIPE ignored). */
+/* Host dispositions and mask must not leak in (e.g. SIGPIPE ignored);
+ * a session of its own. */
+static void payload_signals(const struct lcl_child *c)
+{
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = SIG_DFL;
@@ -638,9 +640,14 @@ void lcl_payload_prepare(const struct lcl_child *c)
     sigset_t none;
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL);
-
     if (setsid() < 0)
         fail(c, "setsid", NULL);
+}
+
+/* The exec's rlimits (lowering them needs no privilege). */
+static void payload_limits(const struct lcl_child *c)
+{
+    const sbx_limits_v1 *l = &c->sb->limits;
     uint64_t cpu_s = (l->cpu_ns + 999999999u) / 1000000000u;
     /* The CPU rlimit is a per-process backstop one second above the
      * limit; the supervisor's cgroup accounting decides first. */
@@ -648,21 +655,41 @@ void lcl_payload_prepare(const struct lcl_child *c)
     set_limit(c, RLIMIT_NOFILE, l->nofile, l->nofile, "RLIMIT_NOFILE");
     set_limit(c, RLIMIT_FSIZE, l->fsize_bytes, l->fsize_bytes, "RLIMIT_FSIZE");
     set_limit(c, RLIMIT_CORE, 0, 0, "RLIMIT_CORE");
+}
+
+static void payload_oom_first(void)
+{
     int fd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
     if (fd >= 0) {
         ssize_t r = write(fd, "1000", 4);
         (void)r;
         close(fd);
     }
-    if (chdir(c->cwd) < 0)
-        fail(c, "chdir to the working directory", c->cwd);
-    drop_privileges(c);
-    close_others();
+}
+
+static void payload_seccomp(const struct lcl_child *c)
+{
     if (c->prov->bpf) {
         struct sock_fprog prog = {(unsigned short)c->prov->bpf_len, c->prov->bpf};
         if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) < 0)
             fail(c, "loading the seccomp filter", NULL);
     }
+}
+
+/* The payload up to the command: stdio, signals, session, limits, working
+ * directory, privileges, the seccomp filter (also the zygote's, in
+ * local-zygote-child.c). */
+void lcl_payload_prepare(const struct lcl_child *c)
+{
+    payload_stdio(c);
+    payload_signals(c);
+    payload_limits(c);
+    payload_oom_first();
+    if (chdir(c->cwd) < 0)
+        fail(c, "chdir to the working directory", c->cwd);
+    drop_privileges(c);
+    close_others();
+    payload_seccomp(c);
 }
 
 static void payload_exec(const struct lcl_child *c)
@@ -809,6 +836,28 @@ _Noreturn void lcl_child_start(const struct lcl_child *c)
     close(c->fd_out);
     close(c->fd_err);
     lcl_child_reap(c, pid);
+}
+
+/* ---- a payload made before its request (locald-zygote.c) ---- */
+
+void lcl_payload_early(const struct lcl_child *c)
+{
+    payload_signals(c);
+    payload_oom_first();
+    drop_privileges(c);
+    payload_seccomp(c);
+}
+
+void lcl_payload_late(const struct lcl_child *c)
+{
+    payload_stdio(c);
+    payload_limits(c);
+    close_others();
+}
+
+void lcl_payload_exec(const struct lcl_child *c)
+{
+    payload_exec(c);
 }
 
 /* pid 1's duty: reap whatever ends until @payload does, then send its

@@ -616,6 +616,22 @@ static int make_pipes(struct run *r)
     return 0;
 }
 
+void lcl_child_exec_view(struct lcl_child *c, const struct lcl_sb *sb, char *const *argv,
+                         char **envp, char **path_dirs, const char *cwd,
+                         const int fds[LCL_CHILD_NFD])
+{
+    c->sb = sb;
+    c->argv = argv;
+    c->envp = envp;
+    c->path_dirs = path_dirs;
+    c->cwd = cwd;
+    c->fd_in = fds[LCL_CHILD_FD_IN];
+    c->fd_out = fds[LCL_CHILD_FD_OUT];
+    c->fd_err = fds[LCL_CHILD_FD_ERR];
+    c->fd_report = fds[LCL_CHILD_FD_REPORT];
+    c->fd_status = fds[LCL_CHILD_FD_STATUS];
+}
+
 int lcl_exec(struct lcl_prov *p, struct lcl_sb *sb, const sbx_exec_spec_v1 *spec,
              const sbx_output_sink_v1 *sink, sbx_exec_outcome_v1 *out)
 {
@@ -671,14 +687,10 @@ int lcl_exec_spawn(struct lcl_prov *p, struct lcl_sb *sb, const sbx_exec_spec_v1
         return ret;
     }
     r.c.prov = p;
-    r.c.sb = sb;
-    r.c.argv = (char *const *)spec->argv;
-    r.c.fd_in = r.in[0];
-    r.c.fd_out = r.outp[1];
-    r.c.fd_err = r.errp[1];
+    const int child_fds[LCL_CHILD_NFD] = {r.in[0], r.outp[1], r.errp[1], r.rep[1], r.st[1]};
+    lcl_child_exec_view(&r.c, sb, (char *const *)spec->argv, r.c.envp, r.c.path_dirs, cwd,
+                        child_fds);
     r.c.fd_sync = r.sync[0];
-    r.c.fd_report = r.rep[1];
-    r.c.fd_status = r.st[1];
     r.c.drop_groups = p->root;
     r.c.net_none = sb->network != SBX_NET_HOST;
     r.c.skel_src = sb->rootfs ? NULL : lcl_skel_shared(p);

@@ -246,6 +246,15 @@ void lcl_child_setup(const struct lcl_child *c);
 _Noreturn void lcl_child_start(const struct lcl_child *c);
 
 /* ---- local-exec.c ---- */
+/* The child's ends of an exec's pipes, in this order (also the first
+ * descriptors of a daemon request, locald-proto.h). */
+enum { LCL_CHILD_FD_IN, LCL_CHILD_FD_OUT, LCL_CHILD_FD_ERR, LCL_CHILD_FD_REPORT,
+       LCL_CHILD_FD_STATUS, LCL_CHILD_NFD };
+/* The exec's part of an init's view: its sandbox, command, environment,
+ * PATH search list, working directory and pipes (borrowed, not owned). */
+void lcl_child_exec_view(struct lcl_child *c, const struct lcl_sb *sb, char *const *argv,
+                         char **envp, char **path_dirs, const char *cwd,
+                         const int fds[LCL_CHILD_NFD]);
 int lcl_exec(struct lcl_prov *p, struct lcl_sb *sb, const sbx_exec_spec_v1 *spec,
              const sbx_output_sink_v1 *sink, sbx_exec_outcome_v1 *out);
 /* An exec whose init @sp starts (local-zygote.c) instead of a clone:

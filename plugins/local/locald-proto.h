@@ -32,7 +32,8 @@
  * of a sandbox runs there (local-cgpool.c). */
 #define LCL_LD_IDLE_OWNER "lcl-locald"
 
-/* The request's descriptors, in this order. */
+/* The request's descriptors, in this order: an exec's pipes as the
+ * init takes them (LCL_CHILD_FD_*, local-int.h), then the work mount. */
 enum { LCL_LD_FD_IN, LCL_LD_FD_OUT, LCL_LD_FD_ERR, LCL_LD_FD_REPORT, LCL_LD_FD_STATUS,
        LCL_LD_FD_WORK, LCL_LD_NFDS };
 

@@ -7,7 +7,7 @@
 #
 # Knobs (environment): BENCH_RUNS (latency samples per command, 50),
 # BENCH_RATE_RUNS (library runs per rate figure, 2000), BENCH_CLI_RUNS
-# (CLI runs per rate figure, 500), BENCH_LEAK_RUNS (10000),
+# (CLI runs per rate figure, 500), BENCH_LEAK_RUNS (10000; 0 skips the leak check),
 # BENCH_LEAK_WARMUP (300), BENCH_POOL_RUNS (runs each, pooled and not, 200),
 # BENCH_CONFIG_DIR (the configuration, tests/config).
 set -u
@@ -143,14 +143,18 @@ python3 "$bench/rate.py" -n "$cli_runs" -j 1 --save "$BENCH_SAVE" $peers "$@" ||
 # shellcheck disable=SC2086
 python3 "$bench/rate.py" -n "$cli_runs" -j 2 --save "$BENCH_SAVE" $peers "$@" || status=1
 
-# ---- 4. nothing leaks ----
+# ---- 4. nothing leaks (BENCH_LEAK_RUNS=0: skipped) ----
 echo
-"$runner" --leak -t 2 -w "$leak_warm" -n "$leak_runs" || status=1
-if [ -x "$locald" ] && [ "$(id -u)" = 0 ]; then
-    echo "-- the same with polysandbox-locald (daemon = auto; its own figures file)"
-    POLYSANDBOX_LOCAL_DAEMON=auto POLYSANDBOX_LOCALD="$locald" BENCH_SAVE="$BENCH_SAVE.locald" \
-        "$runner" --leak -t 2 -w "$leak_warm" -n "$leak_runs" || status=1
-    locald_stop
+if [ "$leak_runs" = 0 ]; then
+    echo "(leak check skipped: BENCH_LEAK_RUNS=0)"
+else
+    "$runner" --leak -t 2 -w "$leak_warm" -n "$leak_runs" || status=1
+    if [ -x "$locald" ] && [ "$(id -u)" = 0 ]; then
+        echo "-- the same with polysandbox-locald (daemon = auto; its own figures file)"
+        POLYSANDBOX_LOCAL_DAEMON=auto POLYSANDBOX_LOCALD="$locald" BENCH_SAVE="$BENCH_SAVE.locald" \
+            "$runner" --leak -t 2 -w "$leak_warm" -n "$leak_runs" || status=1
+        locald_stop
+    fi
 fi
 
 # ---- 5. a warm pool: sbx_run with and without one, same run ----
