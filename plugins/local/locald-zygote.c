@@ -3,12 +3,14 @@
  * The daemon clones it as the in-process path clones an exec's init
  * (local-child.c: same namespaces, cgroup slot joined first, same root),
  * but before anyone asked: it builds the root without /work, pivots,
- * detaches the old root, says it is ready and waits.  The one request it
- * ever gets brings the exec's argv, environment, working directory,
- * limits, the client's stdio, report and status pipes, and the sandbox's
- * work directory as a detached mount, attached on /work; from there it
- * is the in-process init exactly (lcl_child_start).  It is a fork of the
- * single-threaded daemon: allocation is allowed here.
+ * detaches the old root, makes the payload as far as no request changes
+ * it (privileges dropped, the seccomp filter loaded: see prepay_main),
+ * says it is ready and waits.  The one request it ever gets brings the
+ * exec's argv, environment, working directory, limits, the client's
+ * stdio, report and status pipes, and the sandbox's work directory as a
+ * detached mount, attached on /work; the payload gets the pipes and runs
+ * the command, and the init reaps as in-process (lcl_child_reap).  It is
+ * a fork of the single-threaded daemon: allocation is allowed here.
  */
 #include "config.h"
 

@@ -627,10 +627,40 @@ static void on_exit_(struct daemon *d, struct zyg *z)
     zyg_end(d, z);
 }
 
+/* Preparing a sandbox (a clone into new namespaces, a root: a few ms of
+ * CPU) competes with an exec that is starting for the same cores: while
+ * one is served and each limits asked for has another ready, the refill
+ * waits for its "done", at most REFILL_HOLD_NS after the request.
+ * Returns when to fill at the latest, or 0: now. */
+#define REFILL_HOLD_NS 100000000u
+static uint64_t refill_hold(const struct daemon *d, uint64_t now)
+{
+    if (now - d->last_req >= REFILL_HOLD_NS)
+        return 0;
+    bool starting = false;
+    for (int i = 0; i < ZMAX; i++)
+        starting = starting || (d->z[i].live && d->z[i].serving && d->z[i].client >= 0);
+    if (!starting)
+        return 0;
+    for (int wi = 0; wi < WMAX; wi++) {
+        const struct want *w = &d->wants[wi];
+        if (!w->used || w->fails >= MAX_FAILS)
+            continue;
+        int ready = 0;
+        for (int i = 0; i < ZMAX; i++)
+            ready += d->z[i].live && d->z[i].ready && !d->z[i].serving && d->z[i].want == wi;
+        if (!ready)
+            return 0;
+    }
+    return d->last_req + REFILL_HOLD_NS;
+}
+
 static void loop(struct daemon *d)
 {
     while (!d->stop) {
-        fill(d);
+        uint64_t hold = refill_hold(d, lcl_now_mono());
+        if (!hold)
+            fill(d);
         struct pollfd pf[2 + 2 * ZMAX];
         struct zyg *who[2 + 2 * ZMAX];
         int what[2 + 2 * ZMAX];
@@ -670,7 +700,10 @@ static void loop(struct daemon *d)
             break;
         uint64_t left = d->last_req + d->idle_ns > now ? d->last_req + d->idle_ns - now : 0;
         int ms = left / 1000000 + 1 > 1000 ? 1000 : (int)(left / 1000000 + 1);
-        int pr = poll(pf, n, serving || d->retiring ? 1000 : ms);
+        int timeout = serving || d->retiring ? 1000 : ms;
+        if (hold) /* wake to refill at the latest then */
+            timeout = hold > now ? (int)((hold - now) / 1000000 + 1) : 0;
+        int pr = poll(pf, n, timeout);
         if (pr < 0 && errno != EINTR)
             break;
         for (nfds_t i = 0; pr > 0 && i < n; i++) {
