@@ -1,0 +1,230 @@
+#!/bin/sh
+# tests/hostile/audit.sh - the zygote and the daemon give a payload no
+# more than the plain in-process path (TAP)
+#
+# The zygote (plugins/local/local-zygote*.c, .py) is an interpreter that
+# runs on the host, outside any sandbox, as the caller: nothing of the
+# exec that is meant for the sandbox may steer it there.  Checked: modules
+# planted in the caller's directory, a PYTHONPATH naming a host directory
+# and a PATH entry holding a planted python3 are never run on the host
+# (each writes a marker file on the host if it is); the payload forked
+# from the zygote has only stdio open, the plain run's rlimits, cgroup
+# view and filter.  Through polysandbox-locald: the payload has only stdio
+# open, sees neither the daemon's run directory nor its socket, and a
+# daemon killed mid-exec gives a sandbox error, never a verdict of the
+# command, and leaves nothing running.
+#
+# Needs root (the zygote and the daemon are used as root only) and python3.
+
+. "${top_srcdir:?top_srcdir is not set (run through make check)}/tests/hostile/lib.sh"
+hostile_need audit
+if [ "$(id -u)" != 0 ]; then
+    echo "1..0 # SKIP the zygote and the daemon are used as root only"
+    exit 0
+fi
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/ps-audit.XXXXXX") || exit 99
+bg=
+cleanup() {
+    [ -n "$bg" ] && kill -9 "$bg" 2>/dev/null
+    rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+# The same configuration without the zygote (as zygote.sh makes it).
+plain="$tmp/plain-config"
+mkdir -p "$plain/templates.d"
+cp "$POLYSANDBOX_CONFIG_DIR/polysandbox.ini" "$plain/"
+cp -R "$POLYSANDBOX_CONFIG_DIR/providers.d" "$plain/"
+for f in "$POLYSANDBOX_CONFIG_DIR"/templates.d/*.ini; do
+    grep -v '^zygote' "$f" >"$plain/templates.d/$(basename "$f")"
+done
+
+# A program that says whether it came from the zygote (which imported
+# typing beforehand).
+printf '%s\n' 'import sys' 'print("zygote" if "typing" in sys.modules else "fresh")' \
+    >"$tmp/probe.py"
+
+# Modules a zygote imports (its own and the template's), each writing a
+# marker on the host when imported there.
+mods="array atexit ctypes socket struct signal types typing re math collections itertools
+functools heapq string hashlib"
+mkdir -p "$tmp/cwd" "$tmp/pp" "$tmp/bin"
+for m in $mods; do
+    printf 'open("%s/ran-cwd-%s", "w").write("host")\n' "$tmp" "$m" >"$tmp/cwd/$m.py"
+    printf 'open("%s/ran-pp-%s", "w").write("host")\n' "$tmp" "$m" >"$tmp/pp/$m.py"
+done
+real_py=$(command -v python3)
+printf '#!/bin/sh\necho "$@" >%s/ran-bin\nexec %s "$@"\n' "$tmp" "$real_py" >"$tmp/bin/python3"
+chmod +x "$tmp/bin/python3"
+# markers: what ran on the host since the last call (and forget it).
+markers() { ls "$tmp" | grep '^ran-' | tr '\n' ' '; rm -f "$tmp"/ran-*; }
+
+echo "1..10"
+
+# 1. Modules planted in the caller's directory.
+out=$(cd "$tmp/cwd" && "$PS" run "$tmp/probe.py" </dev/null 2>"$tmp/err1")
+left=$(markers)
+if [ -z "$left" ] && [ "$out" = zygote ]; then
+    ok "modules in the caller's directory are not imported by the zygote on the host"
+else
+    not_ok "modules in the caller's directory" "ran on the host: ${left:-none}" \
+        "output: $out" "$(cat "$tmp/err1")"
+fi
+
+# 2. A PYTHONPATH naming a host directory: read in the sandbox only.
+out=$("$PS" run -e PYTHONPATH="$tmp/pp" "$tmp/probe.py" </dev/null 2>"$tmp/err2")
+left=$(markers)
+if [ -z "$left" ] && [ "$out" = fresh ]; then
+    ok "PYTHONPATH is not read by the zygote on the host (the exec goes the plain way)"
+else
+    not_ok "PYTHONPATH" "ran on the host: ${left:-none}" "output: $out" "$(cat "$tmp/err2")"
+fi
+
+# 3. A PATH entry with a planted python3 (not a directory of the sandbox).
+out=$("$PS" run -e PATH="$tmp/bin:/usr/local/bin:/usr/bin:/bin" "$tmp/probe.py" </dev/null \
+    2>"$tmp/err3")
+left=$(markers)
+if [ -z "$left" ] && [ "$out" = zygote ]; then
+    ok "a python3 planted along PATH on the host is not started as the zygote"
+else
+    not_ok "python3 along PATH" "ran on the host: ${left:-none}" "output: $out" \
+        "$(cat "$tmp/err3")"
+fi
+
+# The payload's view: descriptors, rlimits, cgroup, filter, ids.
+cat >"$tmp/view.py" <<'EOF'
+import os, sys
+fds = []
+for fd in range(1024):
+    try:
+        os.fstat(fd)
+        fds.append(fd)
+    except OSError:
+        pass
+print("fds", fds)
+print(open("/proc/self/limits").read())
+print(open("/proc/self/cgroup").read())
+st = open("/proc/self/status").read()
+for k in ("Seccomp:", "NoNewPrivs:", "CapEff:", "CapBnd:", "CapAmb:", "Uid:", "Gid:"):
+    print(k, st.split(k)[1].split("\n")[0].split())
+print("zygote" if "typing" in sys.modules else "fresh")
+EOF
+POLYSANDBOX_CONFIG_DIR=$POLYSANDBOX_CONFIG_DIR "$PS" run "$tmp/view.py" </dev/null \
+    >"$tmp/view.z" 2>&1
+POLYSANDBOX_CONFIG_DIR=$plain "$PS" run "$tmp/view.py" </dev/null >"$tmp/view.p" 2>&1
+
+# 4. Only stdio open through the zygote.
+if grep -qx 'fds \[0, 1, 2\]' "$tmp/view.z" && grep -qx zygote "$tmp/view.z"; then
+    ok "a payload forked from the zygote has descriptors 0, 1 and 2 only"
+else
+    not_ok "descriptors through the zygote" "$(cat "$tmp/view.z")"
+fi
+
+# 5. The plain run's rlimits, cgroup view, filter, capabilities and ids.
+if grep -qx fresh "$tmp/view.p" &&
+    [ "$(grep -vx zygote "$tmp/view.z")" = "$(grep -vx fresh "$tmp/view.p")" ]; then
+    ok "rlimits, cgroup, filter, capabilities and ids: the same through the zygote"
+else
+    not_ok "the payload's view differs through the zygote" \
+        "$(diff "$tmp/view.z" "$tmp/view.p")"
+fi
+
+# 6. The program's own directory is still first on its path through the
+# zygote (as for `python3 SCRIPT`), started from the planted directory.
+mkdir -p "$tmp/prog"
+printf 'import sys, helper\nprint(helper.X, "typing" in sys.modules)\n' >"$tmp/prog/main.py"
+printf 'X = "beside"\n' >"$tmp/prog/helper.py"
+out=$(cd "$tmp/cwd" && "$PS" run --template python --file "$tmp/prog/main.py" \
+    --file "$tmp/prog/helper.py" -- python3 main.py </dev/null 2>"$tmp/err6")
+if [ "$out" = "beside True" ] && [ -z "$(markers)" ]; then
+    ok "the program still imports modules beside its script through the zygote"
+else
+    not_ok "imports beside the script" "output: $out" "$(cat "$tmp/err6")"
+fi
+
+# ---- through polysandbox-locald ----
+locald_on
+run_dir=$(python3 - "$POLYSANDBOX_STATE_DIR/local" <<'PY'
+import sys
+h = 0xcbf29ce484222325
+for c in sys.argv[1].encode():
+    h = ((h ^ c) * 0x100000001b3) & 0xffffffffffffffff
+print("/dev/shm/polysandbox-0-%016x" % h)
+PY
+)
+
+# 7. Only stdio open, and the daemon's run directory is out of sight.
+"$PS" run --json -- python3 -c '
+import os
+fds = []
+for fd in range(1024):
+    try:
+        os.fstat(fd)
+        fds.append(fd)
+    except OSError:
+        pass
+print("fds", fds)
+print("shm", sorted(os.listdir("/dev/shm")) if os.path.isdir("/dev/shm") else None)
+print("rundir", os.path.exists("'"$run_dir"'"))
+' </dev/null >"$tmp/ld.json" 2>"$tmp/ld.err"
+out=$(jget "$tmp/ld.json" stdout)
+if [ -S "$run_dir/locald.sock" ] && [ "$(jget "$tmp/ld.json" status)" = ok ] &&
+    printf '%s\n' "$out" | grep -qx 'fds \[0, 1, 2\]' &&
+    printf '%s\n' "$out" | grep -qx 'rundir False' &&
+    printf '%s\n' "$out" | grep -Eqx 'shm (\[\]|None)'; then
+    ok "through the daemon: descriptors 0-2 only, no run directory or socket in sight"
+else
+    not_ok "the view through the daemon" "socket: $(ls -la "$run_dir" 2>&1)" \
+        "$(cat "$tmp/ld.json" "$tmp/ld.err")"
+fi
+
+# 8-10. The daemon killed while it serves an exec.
+tag="audit-$$-crash"
+"$PS" run --json -t 60s -- sh -c "echo started; exec sleep 4242 # $tag" </dev/null \
+    >"$tmp/crash.json" 2>"$tmp/crash.err" &
+bg=$!
+i=0
+while [ $i -lt 200 ] && ! pgrep -f "sleep 4242" >/dev/null; do
+    sleep 0.1
+    i=$((i + 1))
+done
+daemon=$(head -n 1 "$run_dir/locald.lock" 2>/dev/null)
+if [ -n "$daemon" ] && pgrep -f "sleep 4242" >/dev/null; then
+    kill -9 "$daemon"
+    wait "$bg"
+    rc=$?
+    bg=
+    st=$(jget "$tmp/crash.json" status)
+    if [ "$st" = sandbox_error ] && [ "$rc" != 0 ]; then
+        ok "a daemon killed mid-exec: a sandbox error (exit $rc), not a verdict of the command"
+    else
+        not_ok "a daemon killed mid-exec: status $st, exit $rc" "$(cat "$tmp/crash.json")"
+    fi
+    i=0
+    while [ $i -lt 100 ] && pgrep -f "sleep 4242" >/dev/null; do
+        sleep 0.1
+        i=$((i + 1))
+    done
+    if pgrep -f "sleep 4242" >/dev/null; then
+        not_ok "a daemon killed mid-exec: its exec still runs" "$(pgrep -af 'sleep 4242')"
+    else
+        ok "a daemon killed mid-exec: its exec is gone"
+    fi
+    # The next run starts a new daemon and is served.
+    out=$("$PS" run -- sh -c 'echo again' </dev/null 2>"$tmp/again.err")
+    if [ "$out" = again ]; then
+        ok "after a killed daemon the next run is served"
+    else
+        not_ok "after a killed daemon" "$out" "$(cat "$tmp/again.err")"
+    fi
+else
+    not_ok "a daemon killed mid-exec: the exec never started through it" \
+        "daemon: ${daemon:-none}" "$(cat "$tmp/crash.err")"
+    skip "a daemon killed mid-exec: its exec is gone" "the exec did not start"
+    skip "after a killed daemon the next run is served" "the exec did not start"
+fi
+for p in $(pgrep -f "polysandbox-locald --state-dir $POLYSANDBOX_STATE_DIR"); do
+    kill -TERM "$p" 2>/dev/null
+done
+rm -rf "$POLYSANDBOX_STATE_DIR"
