@@ -257,19 +257,25 @@ static bool under_bind(const struct lcl_prov *p, const char *path)
  * resolved, in a directory every sandbox sees read-only at the same path
  * (so the very interpreter the plain exec would find there, never one a
  * PATH entry like /tmp/bin finds on the host). */
+static char *bound_exe(const struct lcl_prov *p, const char *path)
+{
+    char *real = path[0] == '/' ? realpath(path, NULL) : NULL;
+    if (real && under_bind(p, real) && access(real, X_OK) == 0)
+        return real;
+    free(real);
+    return NULL;
+}
+
 static char *find_interp(const struct lcl_prov *p, const struct lcl_child *c, const char *name)
 {
     if (strchr(name, '/'))
-        return NULL;
+        return bound_exe(p, name);
     for (char **d = c->path_dirs; d && *d; d++) {
-        if ((*d)[0] != '/')
-            continue;
-        char *path = lcl_join(*d, name);
-        char *real = path ? realpath(path, NULL) : NULL;
+        char *path = (*d)[0] == '/' ? lcl_join(*d, name) : NULL;
+        char *real = path ? bound_exe(p, path) : NULL;
         free(path);
-        if (real && under_bind(p, real) && access(real, X_OK) == 0)
+        if (real)
             return real;
-        free(real);
     }
     return NULL;
 }

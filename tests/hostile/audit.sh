@@ -60,7 +60,7 @@ chmod +x "$tmp/bin/python3"
 # markers: what ran on the host since the last call (and forget it).
 markers() { ls "$tmp" | grep '^ran-' | tr '\n' ' '; rm -f "$tmp"/ran-*; }
 
-echo "1..10"
+echo "1..12"
 
 # 1. Modules planted in the caller's directory.
 out=$(cd "$tmp/cwd" && "$PS" run "$tmp/probe.py" </dev/null 2>"$tmp/err1")
@@ -108,6 +108,8 @@ print(open("/proc/self/cgroup").read())
 st = open("/proc/self/status").read()
 for k in ("Seccomp:", "NoNewPrivs:", "CapEff:", "CapBnd:", "CapAmb:", "Uid:", "Gid:"):
     print(k, st.split(k)[1].split("\n")[0].split())
+print("shared writable", [l.split()[-1] for l in open("/proc/self/maps")
+                          if l.split()[1][1] == "w" and l.split()[1][3] == "s"])
 print("zygote" if "typing" in sys.modules else "fresh")
 EOF
 POLYSANDBOX_CONFIG_DIR=$POLYSANDBOX_CONFIG_DIR "$PS" run "$tmp/view.py" </dev/null \
@@ -124,7 +126,7 @@ fi
 # 5. The plain run's rlimits, cgroup view, filter, capabilities and ids.
 if grep -qx fresh "$tmp/view.p" &&
     [ "$(grep -vx zygote "$tmp/view.z")" = "$(grep -vx fresh "$tmp/view.p")" ]; then
-    ok "rlimits, cgroup, filter, capabilities and ids: the same through the zygote"
+    ok "rlimits, cgroup, filter, capabilities, ids, shared mappings: the same through the zygote"
 else
     not_ok "the payload's view differs through the zygote" \
         "$(diff "$tmp/view.z" "$tmp/view.p")"
@@ -143,18 +145,63 @@ else
     not_ok "imports beside the script" "output: $out" "$(cat "$tmp/err6")"
 fi
 
+# 7. A client killed mid-exec takes its exec forked from the zygote along
+# (the zygote sees its socket close, kills the sandbox's init).
+printf 'import time\nprint("up", flush=True)\ntime.sleep(300)\n' >"$tmp/sleeper.py"
+"$PS" run -t 300s "$tmp/sleeper.py" </dev/null >"$tmp/sleeper.out" 2>&1 &
+bg=$!
+i=0
+while [ $i -lt 200 ] && ! grep -q up "$tmp/sleeper.out"; do
+    sleep 0.1
+    i=$((i + 1))
+done
+# descendants PID: every process below PID.
+descendants() {
+    for c in $(ps -o pid= --ppid "$1" 2>/dev/null); do
+        echo "$c"
+        descendants "$c"
+    done
+}
+tree=$(descendants "$bg")
+kill -9 "$bg"
+wait "$bg" 2>/dev/null
+bg=
+# alive: those of the tree still running (a zombie counts as gone).
+alive() {
+    for p in $tree; do
+        s=$(awk '/^State:/ {print $2}' "/proc/$p/status" 2>/dev/null)
+        [ -n "$s" ] && [ "$s" != Z ] && echo "$p"
+    done
+}
+i=0
+while [ $i -lt 100 ] && [ -n "$(alive)" ]; do
+    sleep 0.1
+    i=$((i + 1))
+done
+n=$(echo $tree | wc -w)
+if grep -q up "$tmp/sleeper.out" && [ "$n" -ge 3 ] && [ -z "$(alive)" ]; then
+    ok "a client killed mid-exec: the zygote, its sandbox and the program are gone ($n processes)"
+else
+    not_ok "a client killed mid-exec through the zygote" "processes: $tree" \
+        "still running: $(alive)" "$(cat "$tmp/sleeper.out")"
+fi
+
 # ---- through polysandbox-locald ----
 locald_on
-run_dir=$(python3 - "$POLYSANDBOX_STATE_DIR/local" <<'PY'
+# rundir_of STATE: the run directory of a state directory
+# (plugins/local/local-rundir.c: FNV-1a of <state>/local).
+rundir_of() {
+    python3 - "$1/local" <<'PY'
 import sys
 h = 0xcbf29ce484222325
 for c in sys.argv[1].encode():
     h = ((h ^ c) * 0x100000001b3) & 0xffffffffffffffff
 print("/dev/shm/polysandbox-0-%016x" % h)
 PY
-)
+}
+run_dir=$(rundir_of "$POLYSANDBOX_STATE_DIR")
 
-# 7. Only stdio open, and the daemon's run directory is out of sight.
+# 8. Only stdio open, and the daemon's run directory is out of sight.
 "$PS" run --json -- python3 -c '
 import os
 fds = []
@@ -179,7 +226,7 @@ else
         "$(cat "$tmp/ld.json" "$tmp/ld.err")"
 fi
 
-# 8-10. The daemon killed while it serves an exec.
+# 9-11. The daemon killed while it serves an exec.
 tag="audit-$$-crash"
 "$PS" run --json -t 60s -- sh -c "echo started; exec sleep 4242 # $tag" </dev/null \
     >"$tmp/crash.json" 2>"$tmp/crash.err" &
@@ -224,6 +271,33 @@ else
     skip "a daemon killed mid-exec: its exec is gone" "the exec did not start"
     skip "after a killed daemon the next run is served" "the exec did not start"
 fi
+
+# 12. Another configuration's run directory name planted (anyone may make
+# names in /dev/shm) as a symlink to ours: its runs never reach our
+# daemon (whose "another build" answer would make it retire).
+other="$tmp/other-state"
+mkdir -p "$other"
+other_dir=$(rundir_of "$other")
+rm -rf "$other_dir"
+ln -s "$run_dir" "$other_dir"
+"$PS" run -- true </dev/null >/dev/null 2>&1   # ours runs (again)
+before=$(head -n 1 "$run_dir/locald.lock" 2>/dev/null)
+out=$(POLYSANDBOX_STATE_DIR=$other POLYSANDBOX_LOCALD_STRICT=0 "$PS" run -- echo other \
+    </dev/null 2>"$tmp/other.err")
+after=$(head -n 1 "$run_dir/locald.lock" 2>/dev/null)
+rm -f "$other_dir"
+if [ -n "$before" ] && [ "$out" = other ] && [ "$after" = "$before" ] &&
+    [ -S "$run_dir/locald.sock" ]; then
+    ok "a run directory planted as a symlink to ours: our daemon is not asked, and stays"
+else
+    not_ok "a planted run directory symlink" "daemon before: ${before:-none}" \
+        "after: ${after:-none}" "output: $out" "$(ls -la "$run_dir" 2>&1)" \
+        "$(cat "$tmp/other.err")"
+fi
+for p in $(pgrep -f "polysandbox-locald --state-dir $other"); do
+    kill -TERM "$p" 2>/dev/null
+done
+
 for p in $(pgrep -f "polysandbox-locald --state-dir $POLYSANDBOX_STATE_DIR"); do
     kill -TERM "$p" 2>/dev/null
 done
