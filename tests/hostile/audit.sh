@@ -60,7 +60,7 @@ chmod +x "$tmp/bin/python3"
 # markers: what ran on the host since the last call (and forget it).
 markers() { ls "$tmp" | grep '^ran-' | tr '\n' ' '; rm -f "$tmp"/ran-*; }
 
-echo "1..12"
+echo "1..13"
 
 # 1. Modules planted in the caller's directory.
 out=$(cd "$tmp/cwd" && "$PS" run "$tmp/probe.py" </dev/null 2>"$tmp/err1")
@@ -110,6 +110,16 @@ for k in ("Seccomp:", "NoNewPrivs:", "CapEff:", "CapBnd:", "CapAmb:", "Uid:", "G
     print(k, st.split(k)[1].split("\n")[0].split())
 print("shared writable", [l.split()[-1] for l in open("/proc/self/maps")
                           if l.split()[1][1] == "w" and l.split()[1][3] == "s"])
+# The init's descriptors (the status pipe among them) and signals to it.
+try:
+    print("init fds", len(os.listdir("/proc/1/fd")))
+except OSError as e:
+    print("init fds denied", e.errno)
+try:
+    os.kill(1, 0)
+    print("init signal allowed")
+except OSError as e:
+    print("init signal denied", e.errno)
 print("zygote" if "typing" in sys.modules else "fresh")
 EOF
 POLYSANDBOX_CONFIG_DIR=$POLYSANDBOX_CONFIG_DIR "$PS" run "$tmp/view.py" </dev/null \
@@ -117,8 +127,9 @@ POLYSANDBOX_CONFIG_DIR=$POLYSANDBOX_CONFIG_DIR "$PS" run "$tmp/view.py" </dev/nu
 POLYSANDBOX_CONFIG_DIR=$plain "$PS" run "$tmp/view.py" </dev/null >"$tmp/view.p" 2>&1
 
 # 4. Only stdio open through the zygote.
-if grep -qx 'fds \[0, 1, 2\]' "$tmp/view.z" && grep -qx zygote "$tmp/view.z"; then
-    ok "a payload forked from the zygote has descriptors 0, 1 and 2 only"
+if grep -qx 'fds \[0, 1, 2\]' "$tmp/view.z" && grep -qx zygote "$tmp/view.z" &&
+    grep -q '^init fds denied' "$tmp/view.z" && grep -q '^init signal denied' "$tmp/view.z"; then
+    ok "a payload forked from the zygote has descriptors 0-2 only, none of its init's, no signal to it"
 else
     not_ok "descriptors through the zygote" "$(cat "$tmp/view.z")"
 fi
@@ -186,6 +197,41 @@ else
         "still running: $(alive)" "$(cat "$tmp/sleeper.out")"
 fi
 
+# 8. Samples of one eval through one zygote: the last one scans its own
+# memory (the zygote's image, copy-on-write) for the requests of the
+# earlier ones (their sandbox ids): at most its own is there.
+python3 - "$tmp/mem.jsonl" <<'PY'
+import json, sys
+scan = """    import re, ctypes
+    ids = set()
+    for line in open('/proc/self/maps'):
+        f = line.split()
+        a, b = (int(x, 16) for x in f[0].split('-'))
+        if not f[1].startswith('rw') or b - a > 1 << 28:
+            continue
+        ids.update(re.findall(rb'lcl-[0-9a-f]{16}', ctypes.string_at(a, b - a)))
+    print('ids', sorted(ids))
+    return len(ids)
+"""
+rows = [{"task_id": "M/%d" % i, "prompt": "def f():\n",
+         "canonical_solution": "    return 0\n" if i < 3 else scan,
+         "test": "def check(c):\n    assert c() <= 1\n", "entry_point": "f"} for i in range(4)]
+open(sys.argv[1], "w").write("".join(json.dumps(r) + "\n" for r in rows))
+PY
+"$PS" -q eval --dataset "$tmp/mem.jsonl" --canonical -j 1 -k 1 --out "$tmp/mem.out" \
+    >/dev/null 2>"$tmp/mem.err"
+if python3 - "$tmp/mem.out" <<'PY'
+import json, sys
+rs = [json.loads(l) for l in open(sys.argv[1])]
+bad = [(r["task_id"], r["verdict"], r.get("stderr_tail")) for r in rs if r["verdict"] != "passed"]
+for b in bad:
+    print("# %r" % (b,))
+sys.exit(1 if bad or len(rs) != 4 else 0)
+PY
+then ok "samples through one zygote: no earlier sample's request in a later one's memory"
+else not_ok "an earlier sample's request in a later one's memory" "$(cat "$tmp/mem.err")"
+fi
+
 # ---- through polysandbox-locald ----
 locald_on
 # rundir_of STATE: the run directory of a state directory
@@ -201,7 +247,7 @@ PY
 }
 run_dir=$(rundir_of "$POLYSANDBOX_STATE_DIR")
 
-# 8. Only stdio open, and the daemon's run directory is out of sight.
+# 9. Only stdio open, and the daemon's run directory is out of sight.
 "$PS" run --json -- python3 -c '
 import os
 fds = []
@@ -226,7 +272,7 @@ else
         "$(cat "$tmp/ld.json" "$tmp/ld.err")"
 fi
 
-# 9-11. The daemon killed while it serves an exec.
+# 10-12. The daemon killed while it serves an exec.
 tag="audit-$$-crash"
 "$PS" run --json -t 60s -- sh -c "echo started; exec sleep 4242 # $tag" </dev/null \
     >"$tmp/crash.json" 2>"$tmp/crash.err" &
@@ -272,7 +318,7 @@ else
     skip "after a killed daemon the next run is served" "the exec did not start"
 fi
 
-# 12. Another configuration's run directory name planted (anyone may make
+# 13. Another configuration's run directory name planted (anyone may make
 # names in /dev/shm) as a symlink to ours: its runs never reach our
 # daemon (whose "another build" answer would make it retire).
 other="$tmp/other-state"
