@@ -219,16 +219,63 @@ static bool env_for_zygote(const char *kv)
     return !strncmp(kv, "PYTHON", 6) || !strncmp(kv, "LANG=", 5) || !strncmp(kv, "LC_", 3);
 }
 
-/* The interpreter's absolute path along the exec's PATH. */
-static char *find_interp(const struct lcl_child *c, const char *name)
+/* The zygote reads the exec's PYTHON* variables on the host, outside any
+ * sandbox: only those that name no path, module or file may go there
+ * (PYTHONPATH=/tmp/x would import /tmp/x/typing.py of the host as us).
+ * An exec with any other goes the plain way, where its interpreter reads
+ * them inside its sandbox. */
+static bool env_zygote_safe(const char *kv)
+{
+    static const char *const ok[] = {
+        "PYTHONHASHSEED=", "PYTHONDONTWRITEBYTECODE=", "PYTHONUNBUFFERED=", "PYTHONIOENCODING=",
+        "PYTHONUTF8=", "PYTHONOPTIMIZE=", "PYTHONNOUSERSITE=", "PYTHONSAFEPATH=",
+        "PYTHONFAULTHANDLER=", "PYTHONINTMAXSTRDIGITS=", "PYTHONWARNDEFAULTENCODING=",
+        "PYTHONCOERCECLOCALE=", "PYTHONNODEBUGRANGES=", "PYTHONVERBOSE=", "PYTHONDEBUG="};
+    if (strncmp(kv, "PYTHON", 6))
+        return true;
+    for (size_t i = 0; i < sizeof ok / sizeof *ok; i++)
+        if (!strncmp(kv, ok[i], strlen(ok[i])))
+            return true;
+    return false;
+}
+
+/* Whether @path lies in one of the host directories bound read-only into
+ * every sandbox at the same path. */
+static bool under_bind(const struct lcl_prov *p, const char *path)
+{
+    for (size_t i = 0; i < p->n_binds; i++) {
+        const struct lcl_bind *b = &p->binds[i];
+        size_t n = strlen(b->path);
+        if (!b->link && b->is_dir && !strncmp(path, b->path, n) && path[n] == '/')
+            return true;
+    }
+    return false;
+}
+
+/* The interpreter's absolute path along the exec's PATH.  The zygote runs
+ * it on the host, not in a sandbox: only a file that is, symlinks
+ * resolved, in a directory every sandbox sees read-only at the same path
+ * (so the very interpreter the plain exec would find there, never one a
+ * PATH entry like /tmp/bin finds on the host). */
+static char *bound_exe(const struct lcl_prov *p, const char *path)
+{
+    char *real = path[0] == '/' ? realpath(path, NULL) : NULL;
+    if (real && under_bind(p, real) && access(real, X_OK) == 0)
+        return real;
+    free(real);
+    return NULL;
+}
+
+static char *find_interp(const struct lcl_prov *p, const struct lcl_child *c, const char *name)
 {
     if (strchr(name, '/'))
-        return name[0] == '/' && access(name, X_OK) == 0 ? strdup(name) : NULL;
+        return bound_exe(p, name);
     for (char **d = c->path_dirs; d && *d; d++) {
-        char *path = lcl_join(*d, name);
-        if (path && (*d)[0] == '/' && access(path, X_OK) == 0)
-            return path;
+        char *path = (*d)[0] == '/' ? lcl_join(*d, name) : NULL;
+        char *real = path ? bound_exe(p, path) : NULL;
         free(path);
+        if (real)
+            return real;
     }
     return NULL;
 }
@@ -276,7 +323,7 @@ static int zyg_spawn(struct zexec *x, const struct lcl_child *c, char *key,
         free(key);
         return unusable(p, "zygote: local-zygote.so is not beside local.so");
     }
-    char *interp = find_interp(c, x->spec->argv[0]);
+    char *interp = find_interp(p, c, x->spec->argv[0]);
     size_t nz = 0, ne = 0;
     while (x->zygote[nz])
         nz++;
@@ -337,6 +384,9 @@ static int zyg_spawn(struct zexec *x, const struct lcl_child *c, char *key,
         if (nul < 0 || dup2(nul, 0) < 0 || dup2(nul, 1) < 0 || dup2(nul, 2) < 0)
             _exit(127);
         syscall(SYS_close_range, 4u, ~0u, 0);
+        /* Not the caller's directory: nothing of it is on the zygote's path. */
+        if (chdir("/") < 0)
+            _exit(127);
         struct sigaction sa;
         memset(&sa, 0, sizeof sa);
         sa.sa_handler = SIG_DFL;
@@ -573,6 +623,12 @@ static int zyg_start(void *ud, struct lcl_child *c, pid_t *pid, int *pidfd)
 {
     struct zexec *x = ud;
     struct lcl_prov *p = x->p;
+    for (char **e = c->envp; *e; e++)
+        if (!env_zygote_safe(*e)) {
+            x->notsup = true;
+            return p->host->set_error(p->h, SBX_E_NOTSUP, "zygote: %.*s is for the sandbox only",
+                                      (int)strcspn(*e, "="), *e);
+        }
     struct buf b = {0};
     uint32_t mask = 0;
     int ret = build_request(x, c, &b, &mask);

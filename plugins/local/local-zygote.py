@@ -9,6 +9,13 @@
 # the program, as `python3 [FLAGS] SCRIPT ARGS` would.  The init of each
 # sandbox is a clone of this process that runs only the helper's code.  This process never
 # runs a program itself and never reads one.
+import sys
+# `-c` puts the caller's directory ("") first on sys.path: this process
+# runs on the host, so nothing is imported from there (the payload gets
+# its script's directory back in _run, as `python3 SCRIPT` has it).
+_CWD0 = bool(sys.path) and sys.path[0] == ""
+if _CWD0:
+    del sys.path[0]
 import array
 import atexit
 import builtins
@@ -88,8 +95,8 @@ def _run(argv, env):
     script = os.fsdecode(argv[0])
     sys.argv = [os.fsdecode(a) for a in argv]
     path = os.path.abspath(script)
-    if sys.path and sys.path[0] == "":
-        sys.path[0] = os.path.dirname(os.path.realpath(script))
+    if _CWD0:
+        sys.path.insert(0, os.path.dirname(os.path.realpath(script)))
     main = types.ModuleType("__main__")
     main.__file__ = path
     main.__cached__ = None

@@ -282,6 +282,19 @@ int lcl_locald_exec(struct lcl_prov *p, const struct lcl_child *c, struct lcl_cg
             return LCL_LOCALD_NO;
         }
     }
+    /* The socket we reached is in our private run directory, not behind
+     * a name someone else planted in /dev/shm (a symlink to another
+     * configuration's run directory would hand it our request, and its
+     * "another build" answer would make it retire).  Checked after the
+     * connect: a name that was not ours then is not ours now. */
+    struct stat rd;
+    if (lstat(p->run_dir, &rd) < 0 || !S_ISDIR(rd.st_mode) || rd.st_uid != geteuid() ||
+        (rd.st_mode & 077)) {
+        p->host->log(p->h, SBX_LOG_WARNING, "%s is not a private directory of ours: the daemon "
+                     "is not used", p->run_dir);
+        close(s);
+        return LCL_LOCALD_NO;
+    }
     /* Only a daemon of our own uid (the run directory is ours and 0700:
      * this is a second lock on the door). */
     struct ucred cr;

@@ -61,3 +61,11 @@ TESTS += tests/hostile/locald.sh tests/hostile/run-locald.sh tests/hostile/sysca
 endif
 dist_check_SCRIPTS += tests/hostile/locald.sh tests/hostile/run-locald.sh \
 	tests/hostile/syscalls-locald.sh
+
+# The zygote and the daemon give a payload no more than the plain path:
+# nothing of an exec steers the zygote on the host (caller's directory,
+# PYTHONPATH, PATH), stdio only, the same limits; a daemon killed mid-exec.
+if BUILD_PROVIDER_LOCAL
+TESTS += tests/hostile/audit.sh
+endif
+dist_check_SCRIPTS += tests/hostile/audit.sh
