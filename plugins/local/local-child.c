@@ -632,14 +632,7 @@ static void payload_stdio(const struct lcl_child *c)
  * a session of its own. */
 static void payload_signals(const struct lcl_child *c)
 {
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = SIG_DFL;
-    for (int sig = 1; sig < NSIG; sig++)
-        sigaction(sig, &sa, NULL);
-    sigset_t none;
-    sigemptyset(&none);
-    sigprocmask(SIG_SETMASK, &none, NULL);
+    lcl_signals_default();
     if (setsid() < 0)
         fail(c, "setsid", NULL);
 }
@@ -879,6 +872,13 @@ _Noreturn void lcl_child_reap(const struct lcl_child *c, pid_t payload)
                 kill(-1, SIGKILL);
                 while (waitpid(-1, NULL, __WALL) > 0 || errno == EINTR)
                     ;
+                /* A zygote's init (v1) leaves the exec's cgroups too:
+                 * they are empty for the supervisor once the status is
+                 * out.  Should a move fail, the supervisor's wait for an
+                 * empty cgroup (and its kill) ends us all the same. */
+                for (int i = 0; c->leave_cgroup && i < LCL_CG_NCTRL; i++)
+                    if (c->fd_leave[i] >= 0 && write(c->fd_leave[i], "0", 1) != 1)
+                        break;
             }
             ssize_t r = write(c->fd_status, &st, sizeof st);
             _exit(r == (ssize_t)sizeof st ? 0 : 125);

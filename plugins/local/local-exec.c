@@ -411,9 +411,10 @@ static void supervise(struct run *r)
         if (r->rep[0] >= 0)
             pf[i_rep = n++] = (struct pollfd){r->rep[0], POLLIN, 0};
         pf[i_pid = n++] = (struct pollfd){r->pidfd, POLLIN, 0};
-        /* A prepared sandbox's init sends the status once the sandbox is
-         * empty, then tears its namespaces down: the status is the end. */
-        if (r->locald >= 0 && r->st[0] >= 0)
+        /* A prepared sandbox's init (and a zygote's, empty_before_status)
+         * sends the status once the sandbox is empty, then tears its
+         * namespaces down: the status is the end. */
+        if ((r->locald >= 0 || r->c.empty_before_status) && r->st[0] >= 0)
             pf[i_st = n++] = (struct pollfd){r->st[0], POLLIN, 0};
         uint64_t now = lcl_now_mono();
         uint64_t wake = deadline;

@@ -109,6 +109,9 @@ struct lcl_sb {
 };
 
 /* ---- local-util.c ---- */
+/* Every signal to SIG_DFL, none blocked (system calls only: safe in a
+ * fork of a multi-threaded process). */
+void lcl_signals_default(void);
 uint64_t lcl_now_mono(void);
 uint64_t lcl_now_unix(void);
 char *lcl_join(const char *a, const char *b);
@@ -238,6 +241,8 @@ struct lcl_child {
     bool keep_sync;         /* prepared sandbox: fd_sync is its request socket */
     bool root_detached;     /* prepared sandbox: the old root is gone already */
     bool empty_before_status; /* prepared sandbox: kill and reap all before the status */
+    bool leave_cgroup;      /* then, before the status, write "0" to each fd_leave >= 0 */
+    int fd_leave[LCL_CG_NCTRL]; /* v1: a parent cgroup's tasks file, or -1 */
 };
 
 _Noreturn void lcl_child_main(const struct lcl_child *c);

@@ -4,6 +4,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +13,22 @@
 #include <unistd.h>
 
 #include "local-int.h"
+
+/* Every signal's disposition to SIG_DFL and an empty mask: what a new
+ * program must start with, not what the host process had (e.g. SIGPIPE
+ * ignored).  System calls only: a fork of a multi-threaded process may
+ * call it. */
+void lcl_signals_default(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = SIG_DFL;
+    for (int sig = 1; sig < NSIG; sig++)
+        sigaction(sig, &sa, NULL);
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+}
 
 uint64_t lcl_now_mono(void)
 {

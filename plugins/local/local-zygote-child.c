@@ -9,8 +9,13 @@
  * exec's cgroup, closes everything but the exec's descriptors, waits for
  * the supervisor's go (uid/gid maps written), builds the root, /proc,
  * /dev, /tmp and /work as every exec's init does (local-child.c),
- * detaches the old root, forks the payload P and reaps until P exits,
- * reporting its wait status; then the kernel ends the pid namespace.
+ * forks the payload P, detaches the old root while P gets ready, and
+ * reaps until P exits; then (v1 cgroups: the supervisor gave it its
+ * cgroups' parents) it kills and reaps whatever is left, leaves the
+ * exec's cgroups and reports P's wait status, which ends the exec for
+ * the supervisor; its own exit, the namespaces' teardown, is off the
+ * supervisor's path.  Else it reports the status and exits, and its exit
+ * ends the exec.
  *
  * P returns from lcl_zc_spawn with 0 into the interpreter, which runs the
  * interpreter's after-fork work and calls lcl_zc_payload (stdio,
@@ -54,6 +59,7 @@ static struct lcl_prov zp;
 static struct lcl_sb zsb;
 static struct lcl_child zc;
 static int zygote_pidfd = -1;   /* the zygote itself: I dies with it */
+static int payload_go = -1;     /* P: read end of I's "the old root is detached" */
 
 struct zc_clone_args {
     uint64_t flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size, tls;
@@ -76,9 +82,11 @@ static int parse(const char *buf, size_t len, const int *fds, int nfds)
 {
     struct lcl_zyg_cpart cp;
     const char *pos = buf + sizeof cp, *end = buf + len;
-    if (len < sizeof cp || nfds < LCL_ZYG_NFD || nfds > LCL_ZYG_NFD + LCL_CG_NCTRL)
+    if (len < sizeof cp || nfds < LCL_ZYG_NFD || nfds > LCL_ZYG_NFD + 2 * LCL_CG_NCTRL)
         return -1;
     memcpy(&cp, buf, sizeof cp);
+    if (cp.leave_mask && cp.leave_mask != cp.tasks_mask)
+        return -1;
     const char *skel = next_str(&pos, end), *skel_src = next_str(&pos, end),
                *work = next_str(&pos, end), *cwd = next_str(&pos, end),
                *tmp_opts = next_str(&pos, end);
@@ -138,6 +146,18 @@ static int parse(const char *buf, size_t len, const int *fds, int nfds)
             zc.fd_tasks[i] = fds[k++];
         }
     }
+    /* The supervisor takes the status as the exec's end (the sandbox
+     * empty, the init out of its cgroups); our exit, tearing the
+     * namespaces down, is then off its path. */
+    for (int i = 0; i < LCL_CG_NCTRL; i++) {
+        zc.fd_leave[i] = -1;
+        if (cp.leave_mask & (1u << i)) {
+            if (k >= nfds)
+                return -1;
+            zc.fd_leave[i] = fds[k++];
+        }
+    }
+    zc.leave_cgroup = zc.empty_before_status = cp.leave_mask != 0;
     return 0;
 }
 
@@ -145,7 +165,7 @@ static int parse(const char *buf, size_t len, const int *fds, int nfds)
  * stdio, anything the interpreter had open): close_range between them. */
 static void close_except(const int *keep, int n)
 {
-    int k[LCL_ZYG_NFD + LCL_CG_NCTRL];
+    int k[LCL_ZYG_NFD + 2 * LCL_CG_NCTRL];
     int m = 0;
     for (int i = 0; i < n && m < (int)(sizeof k / sizeof *k); i++)
         if (keep[i] >= 0)
@@ -182,25 +202,52 @@ static void init_main(const int *fds, int nfds)
     for (int i = 0; i < LCL_CG_NCTRL; i++)
         if (zc.fd_tasks[i] >= 0 && write(zc.fd_tasks[i], "0", 1) != 1)
             lcl_child_fail(&zc, "joining the cgroup", NULL);
-    int keep[LCL_ZYG_NFD] = {zc.fd_in, zc.fd_out, zc.fd_err, zc.fd_sync, zc.fd_report,
-                             zc.fd_status};
+    int keep[LCL_ZYG_NFD + LCL_CG_NCTRL] = {zc.fd_in, zc.fd_out, zc.fd_err, zc.fd_sync,
+                                            zc.fd_report, zc.fd_status};
+    for (int i = 0; i < LCL_CG_NCTRL; i++)
+        keep[LCL_ZYG_NFD + i] = zc.fd_leave[i];
     (void)fds;
     (void)nfds;
-    close_except(keep, LCL_ZYG_NFD);
+    close_except(keep, LCL_ZYG_NFD + LCL_CG_NCTRL);
     char go;
     if (read(zc.fd_sync, &go, 1) != 1)
         _exit(125); /* the supervisor gave up */
     close(zc.fd_sync);
     lcl_child_root(&zc);
-    if (umount2(".", MNT_DETACH) < 0)
-        lcl_child_fail(&zc, "detaching the old root", NULL);
+    /* The payload gets ready (the interpreter's after-fork work, limits,
+     * privileges, the filter) while we detach the old root, an unmount
+     * that waits out an RCU grace period; it runs the program only once
+     * we say that is done, as local-child.c's payload does.  The pipe's
+     * ends go above 0-2, which the payload's stdio takes. */
+    int det[2];
+    if (pipe2(det, O_CLOEXEC) < 0)
+        lcl_child_fail(&zc, "pipe", NULL);
+    for (int i = 0; i < 2; i++)
+        if (det[i] < 3) {
+            int fd = fcntl(det[i], F_DUPFD_CLOEXEC, 3);
+            if (fd < 0)
+                lcl_child_fail(&zc, "pipe", NULL);
+            close(det[i]);
+            det[i] = fd;
+        }
     pid_t pid = fork();
     if (pid < 0)
         lcl_child_fail(&zc, "fork of the payload", NULL);
-    if (pid == 0)
+    if (pid == 0) {
+        close(det[1]);
+        payload_go = det[0];
         return;
+    }
+    close(det[0]);
+    if (umount2(".", MNT_DETACH) < 0)
+        lcl_child_fail(&zc, "detaching the old root", NULL);
+    if (write(det[1], "d", 1) != 1)
+        lcl_child_fail(&zc, "releasing the payload", NULL);
     /* EOF on the report pipe once the payload closes its end too. */
-    close_except(&zc.fd_status, 1);
+    int keep_end[1 + LCL_CG_NCTRL] = {zc.fd_status};
+    for (int i = 0; i < LCL_CG_NCTRL; i++)
+        keep_end[1 + i] = zc.fd_leave[i];
+    close_except(keep_end, 1 + LCL_CG_NCTRL);
     lcl_child_reap(&zc, pid);
 }
 
@@ -231,7 +278,18 @@ int lcl_zc_spawn(const void *buf, size_t len, const int *fds, int nfds, int *pid
 void lcl_zc_payload(void)
 {
     close(zc.fd_status);
+    for (int i = 0; i < LCL_CG_NCTRL; i++)
+        if (zc.fd_leave[i] >= 0)
+            close(zc.fd_leave[i]);
     lcl_payload_prepare(&zc);
+    /* Not before the host's mount tree is gone from our namespace.  EOF
+     * means the init failed (and reported why). */
+    char done = 0;
+    ssize_t got;
+    while ((got = read(payload_go, &done, 1)) < 0 && errno == EINTR)
+        ;
+    if (got != 1 || done != 'd')
+        _exit(125);
     /* No exec follows: close what an exec would have (our pipes' first
      * copies, the report pipe, whose EOF tells the supervisor we start). */
     if (syscall(SYS_close_range, 3u, ~0u, 0) < 0)

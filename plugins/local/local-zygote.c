@@ -387,14 +387,7 @@ static int zyg_spawn(struct zexec *x, const struct lcl_child *c, char *key,
         /* Not the caller's directory: nothing of it is on the zygote's path. */
         if (chdir("/") < 0)
             _exit(127);
-        struct sigaction sa;
-        memset(&sa, 0, sizeof sa);
-        sa.sa_handler = SIG_DFL;
-        for (int sig = 1; sig < NSIG; sig++)
-            sigaction(sig, &sa, NULL);
-        sigset_t none;
-        sigemptyset(&none);
-        sigprocmask(SIG_SETMASK, &none, NULL);
+        lcl_signals_default();
         execve(argv[0], argv, envp);
         _exit(127);
     }
@@ -520,7 +513,7 @@ static void put_str(struct buf *b, const char *s)
 }
 
 static int build_request(const struct zexec *x, const struct lcl_child *c, struct buf *b,
-                         uint32_t *tasks_mask)
+                         uint32_t *tasks_mask, uint32_t leave_mask)
 {
     const struct lcl_prov *p = x->p;
     struct lcl_zyg_req rq = {LCL_ZYG_MAGIC, 0, 0, 0, 0};
@@ -547,6 +540,7 @@ static int build_request(const struct zexec *x, const struct lcl_child *c, struc
         if (c->fd_tasks[i] >= 0)
             cp.tasks_mask |= 1u << i;
     *tasks_mask = cp.tasks_mask;
+    cp.leave_mask = leave_mask == cp.tasks_mask ? leave_mask : 0;
     put(b, &cp, sizeof cp);
     put_str(b, p->skel);
     put_str(b, c->skel_src ? c->skel_src : "");
@@ -630,15 +624,35 @@ static int zyg_start(void *ud, struct lcl_child *c, pid_t *pid, int *pidfd)
                                       (int)strcspn(*e, "="), *e);
         }
     struct buf b = {0};
-    uint32_t mask = 0;
-    int ret = build_request(x, c, &b, &mask);
+    uint32_t mask = 0, leave = 0;
+    /* v1: the tasks files of the exec's cgroups' parents, which the init
+     * moves itself to once its sandbox is empty, before it reports the
+     * status: then the status is the exec's end (c->empty_before_status),
+     * and the init's exit (the namespaces' teardown, an RCU grace period
+     * for the mounts) overlaps with what we do next.  Without them (v2,
+     * no cgroups, an open fails) its exit is the end, as for a clone. */
+    int leave_fd[LCL_CG_NCTRL];
+    for (int i = 0; i < LCL_CG_NCTRL; i++) {
+        leave_fd[i] = -1;
+        if (c->fd_tasks[i] < 0 || !p->cg.base[i])
+            continue;
+        char path[LCL_PATH_MAX];
+        int n = snprintf(path, sizeof path, "%s/tasks", p->cg.base[i]);
+        if (n > 0 && (size_t)n < sizeof path &&
+            (leave_fd[i] = open(path, O_WRONLY | O_CLOEXEC)) >= 0)
+            leave |= 1u << i;
+    }
+    int ret = build_request(x, c, &b, &mask, leave);
+    if (leave != mask)
+        leave = 0;
+    c->empty_before_status = c->leave_cgroup = leave != 0;
     if (!ret && b.len > ZYG_MAX_REQUEST) {
         /* One datagram, within the socket's buffer: larger argv or
          * environments go the plain way. */
         x->notsup = true;
         ret = p->host->set_error(p->h, SBX_E_NOTSUP, "zygote: request of %zu bytes", b.len);
     }
-    int fds[LCL_ZYG_NFD + LCL_CG_NCTRL], nfds = LCL_ZYG_NFD;
+    int fds[LCL_ZYG_NFD + 2 * LCL_CG_NCTRL], nfds = LCL_ZYG_NFD;
     fds[LCL_ZYG_FD_IN] = c->fd_in;
     fds[LCL_ZYG_FD_OUT] = c->fd_out;
     fds[LCL_ZYG_FD_ERR] = c->fd_err;
@@ -648,6 +662,9 @@ static int zyg_start(void *ud, struct lcl_child *c, pid_t *pid, int *pidfd)
     for (int i = 0; i < LCL_CG_NCTRL; i++)
         if (mask & (1u << i))
             fds[nfds++] = c->fd_tasks[i];
+    for (int i = 0; i < LCL_CG_NCTRL; i++)
+        if (leave & (1u << i))
+            fds[nfds++] = leave_fd[i];
     /* A reused zygote may have died since: then a fresh one, once. */
     for (int attempt = 0; !ret; attempt++) {
         bool reused = false;
@@ -674,6 +691,8 @@ static int zyg_start(void *ud, struct lcl_child *c, pid_t *pid, int *pidfd)
             ret = p->host->set_error(p->h, SBX_E_BACKEND, "zygote: it died before forking");
     }
     free(b.d);
+    for (int i = 0; i < LCL_CG_NCTRL; i++)
+        close_fd(&leave_fd[i]);
     return ret;
 }
 

@@ -12,7 +12,8 @@
  *     paths, NUL-terminated each, then bpf_len struct sock_filter
  *
  * with SCM_RIGHTS descriptors in the order of enum lcl_zyg_fd, then one
- * per bit of tasks_mask (v1 cgroup tasks files).  Native byte order: both
+ * per bit of tasks_mask (v1 cgroup tasks files), then one per bit of
+ * leave_mask (the tasks files of those cgroups' parents).  Native byte order: both
  * ends are this host.
  */
 #ifndef LOCAL_ZYGOTE_H
@@ -39,7 +40,9 @@ struct lcl_zyg_cpart {
     uint32_t n_binds;
     uint32_t bpf_len;       /* instructions */
     uint32_t tasks_mask;    /* bit i: a tasks file of controller i follows */
-    uint32_t pad;
+    uint32_t leave_mask;    /* 0 or tasks_mask: then the tasks file of each one's
+                             * parent follows, for the init to leave the exec's
+                             * cgroups once its sandbox is empty, before the status */
 };
 
 enum lcl_zyg_fd {

@@ -157,9 +157,25 @@ def _spawn(msg, fds):
         os._exit(1)
 
 
+def _reap(pending):
+    """Reap the inits that have ended; the others stay pending."""
+    for pid in list(pending):
+        try:
+            done, _ = os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            done = pid
+        if done:
+            pending.remove(pid)
+
+
 def _serve():
     CTRL.send(b"polysandbox-zygote-ready")
+    # Inits killed but maybe not gone yet: an init whose status ended the
+    # exec may still be tearing its namespaces down; the next request
+    # need not wait for that.
+    pending = []
     while True:
+        _reap(pending)
         try:
             msg, anc, _, _ = CTRL.recvmsg(1 << 20, socket.CMSG_SPACE(32 * 4))
         except InterruptedError:
@@ -193,7 +209,8 @@ def _serve():
             os.kill(pid, signal.SIGKILL)
         except OSError:
             pass
-        os.waitpid(pid, 0)
+        pending.append(pid)
+        _reap(pending)
         if not done:
             return
 

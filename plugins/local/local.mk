@@ -64,7 +64,8 @@ plugins/local/local-zygote-py.h: $(srcdir)/plugins/local/local-zygote.py
 	  echo '""'; } > $@-t && mv $@-t $@
 zygotedir = $(providerdir)
 zygote_DATA = plugins/local/local-zygote.so
-ZYGOTE_HELPER_SRC = $(srcdir)/plugins/local/local-zygote-child.c $(srcdir)/plugins/local/local-child.c
+ZYGOTE_HELPER_SRC = $(srcdir)/plugins/local/local-zygote-child.c $(srcdir)/plugins/local/local-child.c \
+	$(srcdir)/plugins/local/local-util.c
 plugins/local/local-zygote.so: $(ZYGOTE_HELPER_SRC) $(srcdir)/plugins/local/local-int.h \
 		$(srcdir)/plugins/local/local-zygote.h config.h
 	$(AM_V_CCLD)$(MKDIR_P) plugins/local && \

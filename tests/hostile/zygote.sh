@@ -79,6 +79,12 @@ import sys
 print("argv", sys.argv, "path0", sys.path[0], "file", __file__, __name__)'
 prog stdin 'import sys
 print(sys.stdin.read().upper())'
+# A process left behind, holding stdout: the init (which reports the
+# status only once its sandbox is empty) must kill it, and the run end.
+prog orphan 'import os, sys
+if os.fork() == 0:
+    os.execv("/bin/sleep", ["sleep", "3617"])
+print("parent done"); sys.stdout.flush()'
 
 # run CONFIG NAME OPTIONS...: the JSON result of the program NAME.
 run() {
@@ -112,7 +118,7 @@ PY
 }
 status_of() { jget "$tmp/$1.$(basename "$POLYSANDBOX_CONFIG_DIR").json" status; }
 
-echo "1..19"
+echo "1..21"
 
 # 1: the zygote is used (its interpreter imported typing beforehand).
 run "$POLYSANDBOX_CONFIG_DIR" probe
@@ -220,6 +226,13 @@ sys.exit(0 if ok else 1)
 PY
 then ok "a zygote killed mid-run is replaced; the run in flight runs again and passes"
 else not_ok "killed zygote (pid ${zpid:-none}, then ${znew:-none}, eval exit $rc)" "$(cat "$tmp/kill.err")"
+fi
+
+same orphan "a process left behind holding stdout, under -t 20s" -t 20s
+if [ "$(status_of orphan)" = ok ] && ! pgrep -f '^sleep 3617$' >/dev/null 2>&1; then
+    ok "the process left behind is gone when the run ends"
+else
+    not_ok "process left behind: status $(status_of orphan)" "$(pgrep -af '^sleep 3617$')"
 fi
 
 # Without its helper library (local.so copied alone elsewhere) there is no
