@@ -415,6 +415,16 @@ static int read_in(void)
     return 0;
 }
 
+/* Sends what is left in pipe @fd (none when -1) as frames of @type. */
+static void drain(int fd, char type, uint64_t id)
+{
+    unsigned char b[65536];
+    ssize_t n;
+
+    while (fd >= 0 && (n = read(fd, b, sizeof b)) > 0)
+        send_frame(type, id, b, (size_t)n);
+}
+
 /* Moves a command's output from a pipe to the provider. */
 static void pump(struct sx *x, int *fd, char type)
 {
@@ -608,20 +618,8 @@ int serve_main(void)
             int pipes_done = x->out < 0 && x->err < 0 && x->rep < 0;
             if (!x->pid && (pipes_done || now >= x->drain_until)) {
                 /* Last output first, then the report. */
-                while (x->out >= 0) {
-                    unsigned char b[65536];
-                    ssize_t n = read(x->out, b, sizeof b);
-                    if (n <= 0)
-                        break;
-                    send_frame('1', x->id, b, (size_t)n);
-                }
-                while (x->err >= 0) {
-                    unsigned char b[65536];
-                    ssize_t n = read(x->err, b, sizeof b);
-                    if (n <= 0)
-                        break;
-                    send_frame('2', x->id, b, (size_t)n);
-                }
+                drain(x->out, '1', x->id);
+                drain(x->err, '2', x->id);
                 while (x->rep >= 0 && x->rep_len < sizeof x->report - 1) {
                     ssize_t n = read(x->rep, x->report + x->rep_len,
                                      sizeof x->report - 1 - x->rep_len);
