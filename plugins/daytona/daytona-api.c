@@ -3,6 +3,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -63,6 +64,32 @@ void dt_not_started(struct dt_prov *p)
                                 sizeof p->host->not_started &&
         p->host->not_started)
         p->host->not_started(p->h);
+}
+
+int dt_toolbox_refused(struct dt_prov *p, struct dt_sb *s, const ph_response *r,
+                       const char *fmt, ...)
+{
+    char *what = NULL;
+    va_list ap;
+
+    va_start(ap, fmt);
+    int n = vasprintf(&what, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return p->host->set_error(p->h, SBX_E_NOMEM, "out of memory");
+    json_t *ej = json_loadb(r->body, r->body_len, 0, NULL);
+    const char *m = json_string_value(json_object_get(ej, "message"));
+    int rc = ph_status_code(r->status);
+    dt_retry_after(p, r->retry_after_ms);
+    if (rc == SBX_E_RATE_LIMITED && r->retry_after_ms >= 0)
+        p->host->set_error(p->h, rc, "daytona: sandbox %s: %s: HTTP %ld: %.200s (retry after %ld ms)",
+                           s->id, what, r->status, m ? m : "", r->retry_after_ms);
+    else
+        p->host->set_error(p->h, rc, "daytona: sandbox %s: %s: HTTP %ld: %.200s", s->id, what,
+                           r->status, m ? m : "");
+    json_decref(ej);
+    free(what);
+    return rc;
 }
 
 int dt_api(struct dt_prov *p, const char *what, const char *method, const char *path,

@@ -235,21 +235,11 @@ int dt_run_script(struct dt_prov *p, struct dt_sb *s, const char *what, const ch
         goto out;
     }
     if (r.status < 200 || r.status >= 300) {
-        json_t *ej = json_loadb(r.body, r.body_len, 0, NULL);
-        const char *m = json_string_value(json_object_get(ej, "message"));
-        rc = ph_status_code(r.status);
-        dt_retry_after(p, r.retry_after_ms);
+        rc = dt_toolbox_refused(p, s, &r, "%s", what);
         /* Refused at the door (rate limit, bad credentials, not running):
          * nothing ran. */
         if (r.status == 429 || r.status == 401 || r.status == 403)
             dt_not_started(p);
-        if (rc == SBX_E_RATE_LIMITED && r.retry_after_ms >= 0)
-            p->host->set_error(p->h, rc, "daytona: sandbox %s: %s: HTTP %ld: %.200s (retry after %ld ms)",
-                               s->id, what, r.status, m ? m : "", r.retry_after_ms);
-        else
-            p->host->set_error(p->h, rc, "daytona: sandbox %s: %s: HTTP %ld: %.200s", s->id, what,
-                               r.status, m ? m : "");
-        json_decref(ej);
         goto out;
     }
     json_error_t jerr;

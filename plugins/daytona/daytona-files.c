@@ -64,13 +64,7 @@ int dt_upload_raw(struct dt_prov *p, struct dt_sb *s, const char *abspath, const
         goto out;
     }
     if (r.status < 200 || r.status >= 300) {
-        json_t *ej = json_loadb(r.body, r.body_len, 0, NULL);
-        const char *m = json_string_value(json_object_get(ej, "message"));
-        rc = p->host->set_error(p->h, ph_status_code(r.status),
-                                "daytona: sandbox %s: upload of %s: HTTP %ld: %.200s", s->id,
-                                abspath, r.status, m ? m : "");
-        dt_retry_after(p, r.retry_after_ms);
-        json_decref(ej);
+        rc = dt_toolbox_refused(p, s, &r, "upload of %s", abspath);
         goto out;
     }
     rc = SBX_OK;
@@ -242,13 +236,7 @@ int dt_download(void *prov, void *sb, const char *path, size_t max, void **data,
         goto out;
     }
     if (r.status < 200 || r.status >= 300) {
-        json_t *ej = json_loadb(r.body, r.body_len, 0, NULL);
-        const char *m = json_string_value(json_object_get(ej, "message"));
-        rc = p->host->set_error(p->h, ph_status_code(r.status),
-                                "daytona: sandbox %s: download of '%s': HTTP %ld: %.200s", s->id,
-                                path, r.status, m ? m : "");
-        dt_retry_after(p, r.retry_after_ms);
-        json_decref(ej);
+        rc = dt_toolbox_refused(p, s, &r, "download of '%s'", path);
         goto out;
     }
     if (r.body_len > max) {

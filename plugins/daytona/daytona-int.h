@@ -84,6 +84,11 @@ bool dt_id_ok(const char *id);
  * failed exec never started its command; no-ops on older hosts. */
 void dt_retry_after(struct dt_prov *p, long ms);
 void dt_not_started(struct dt_prov *p);
+/* A toolbox answer outside 2xx: passes on the pause it asks for and sets
+ * the error "daytona: sandbox ID: WHAT: HTTP N: message" (WHAT from @fmt);
+ * returns the error's code. */
+int dt_toolbox_refused(struct dt_prov *p, struct dt_sb *s, const ph_response *r,
+                       const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
 /* Sets the API key (and organization) headers on a client. */
 int dt_client_auth(struct dt_prov *p, ph_client *c);

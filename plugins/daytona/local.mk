@@ -12,12 +12,10 @@ plugins_daytona_daytona_la_SOURCES = \
 	plugins/daytona/daytona-exec.c \
 	plugins/daytona/daytona-files.c \
 	plugins/daytona/daytona-util.c
-plugins_daytona_daytona_la_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/plugins/common
-plugins_daytona_daytona_la_CFLAGS = $(SBX_MODULE_COPTS) $(CURL_CFLAGS) $(JANSSON_CFLAGS) \
-	$(SODIUM_CFLAGS)
+plugins_daytona_daytona_la_CPPFLAGS = $(AM_CPPFLAGS) $(SBXHTTP_CPPFLAGS)
+plugins_daytona_daytona_la_CFLAGS = $(SBX_MODULE_COPTS) $(SBXHTTP_CFLAGS) $(SODIUM_CFLAGS)
 plugins_daytona_daytona_la_LDFLAGS = $(SBX_MODULE_LDOPTS)
-plugins_daytona_daytona_la_LIBADD = plugins/common/libsbxhttp.la $(CURL_LIBS) $(JANSSON_LIBS) \
-	$(SODIUM_LIBS)
+plugins_daytona_daytona_la_LIBADD = $(SBXHTTP_LIBS) $(SODIUM_LIBS)
 
 daytonaconfdir = $(pkgsysconfdir)/providers.d
 dist_daytonaconf_DATA = plugins/daytona/daytona.ini

@@ -343,6 +343,19 @@ static void on_frame(char type, uint64_t id, unsigned char *pay, size_t len)
     free(pay);
 }
 
+/* Copies into @dst, which holds @*got of its @want bytes, what it still
+ * lacks from @buf[@*i..@n), as far as that goes. */
+static void take_in(unsigned char *dst, size_t *got, size_t want, const unsigned char *buf,
+                    size_t n, size_t *i)
+{
+    size_t take = want - *got;
+    if (take > n - *i)
+        take = n - *i;
+    memcpy(dst + *got, buf + *i, take);
+    *got += take;
+    *i += take;
+}
+
 /* Input from the provider; -1 at end of file. */
 static int read_in(void)
 {
@@ -368,12 +381,7 @@ static int read_in(void)
             continue;
         }
         if (ihdr_got < SRV_HDR) {
-            size_t take = SRV_HDR - ihdr_got;
-            if (take > (size_t)n - i)
-                take = (size_t)n - i;
-            memcpy(ihdr + ihdr_got, buf + i, take);
-            ihdr_got += take;
-            i += take;
+            take_in(ihdr, &ihdr_got, SRV_HDR, buf, (size_t)n, &i);
             if (ihdr_got < SRV_HDR)
                 break;
             ipay_len = (size_t)ihdr[12] << 24 | (size_t)ihdr[13] << 16 |
@@ -396,12 +404,7 @@ static int read_in(void)
                 continue;
             }
         }
-        size_t take = ipay_len - ipay_got;
-        if (take > (size_t)n - i)
-            take = (size_t)n - i;
-        memcpy(ipay + ipay_got, buf + i, take);
-        ipay_got += take;
-        i += take;
+        take_in(ipay, &ipay_got, ipay_len, buf, (size_t)n, &i);
         if (ipay_got == ipay_len) {
             unsigned char *pay = ipay;
             ipay = NULL;
@@ -410,6 +413,16 @@ static int read_in(void)
         }
     }
     return 0;
+}
+
+/* Sends what is left in pipe @fd (none when -1) as frames of @type. */
+static void drain(int fd, char type, uint64_t id)
+{
+    unsigned char b[65536];
+    ssize_t n;
+
+    while (fd >= 0 && (n = read(fd, b, sizeof b)) > 0)
+        send_frame(type, id, b, (size_t)n);
 }
 
 /* Moves a command's output from a pipe to the provider. */
@@ -605,20 +618,8 @@ int serve_main(void)
             int pipes_done = x->out < 0 && x->err < 0 && x->rep < 0;
             if (!x->pid && (pipes_done || now >= x->drain_until)) {
                 /* Last output first, then the report. */
-                while (x->out >= 0) {
-                    unsigned char b[65536];
-                    ssize_t n = read(x->out, b, sizeof b);
-                    if (n <= 0)
-                        break;
-                    send_frame('1', x->id, b, (size_t)n);
-                }
-                while (x->err >= 0) {
-                    unsigned char b[65536];
-                    ssize_t n = read(x->err, b, sizeof b);
-                    if (n <= 0)
-                        break;
-                    send_frame('2', x->id, b, (size_t)n);
-                }
+                drain(x->out, '1', x->id);
+                drain(x->err, '2', x->id);
                 while (x->rep >= 0 && x->rep_len < sizeof x->report - 1) {
                     ssize_t n = read(x->rep, x->report + x->rep_len,
                                      sizeof x->report - 1 - x->rep_len);

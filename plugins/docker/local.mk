@@ -23,13 +23,11 @@ plugins_docker_docker_la_SOURCES = \
 	plugins/docker/docker-stream.c \
 	plugins/docker/docker-tar.c
 nodist_plugins_docker_docker_la_SOURCES = plugins/docker/docker-init.h
-plugins_docker_docker_la_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/plugins/common \
+plugins_docker_docker_la_CPPFLAGS = $(AM_CPPFLAGS) $(SBXHTTP_CPPFLAGS) \
 	-I$(top_builddir)/plugins/docker
-plugins_docker_docker_la_CFLAGS = $(SBX_MODULE_COPTS) -pthread $(CURL_CFLAGS) \
-	$(JANSSON_CFLAGS) $(LIBARCHIVE_CFLAGS)
+plugins_docker_docker_la_CFLAGS = $(SBX_MODULE_COPTS) $(SBXHTTP_CFLAGS) $(LIBARCHIVE_CFLAGS)
 plugins_docker_docker_la_LDFLAGS = $(SBX_MODULE_LDOPTS)
-plugins_docker_docker_la_LIBADD = plugins/common/libsbxhttp.la $(CURL_LIBS) $(JANSSON_LIBS) \
-	$(LIBARCHIVE_LIBS)
+plugins_docker_docker_la_LIBADD = $(SBXHTTP_LIBS) $(LIBARCHIVE_LIBS)
 
 # The helper's bytes are included by docker-initvol.c (.incbin of the path
 # docker-init.h names; the header carries the helper's checksum, so the

@@ -329,6 +329,17 @@ static void kill_marked(struct e2b_prov *p, struct e2b_sb *sb, const char *token
                      "left running", sb->id);
 }
 
+/* The command was stopped at a limit of ours: what it left running goes
+ * too, and its outcome is @status by SIGKILL, without an exit code. */
+static void killed_at_limit(struct e2b_prov *p, struct e2b_sb *sb, const char *token,
+                            sbx_exec_outcome_v1 *out, sbx_run_status status)
+{
+    kill_marked(p, sb, token);
+    out->status = status;
+    out->exit_code = -1;
+    out->signal = SIGKILL;
+}
+
 /* ---- the request ---- */
 
 static json_t *start_request(struct e2b_prov *p, const sbx_exec_spec_v1 *spec, const char *cwd,
@@ -575,10 +586,7 @@ int e2b_exec(struct e2b_prov *p, struct e2b_sb *sb, const sbx_exec_spec_v1 *spec
     if (r.stop != STOP_NONE) {
         /* Our own stop: the command's fate is the output limit. */
         kill_pid(&r);
-        kill_marked(p, sb, token);
-        out->status = SBX_RUN_OUTPUT_LIMIT;
-        out->exit_code = -1;
-        out->signal = SIGKILL;
+        killed_at_limit(p, sb, token, out, SBX_RUN_OUTPUT_LIMIT);
         rc = SBX_OK;
         goto out;
     }
@@ -624,10 +632,7 @@ int e2b_exec(struct e2b_prov *p, struct e2b_sb *sb, const sbx_exec_spec_v1 *spec
     }
     if (!strcmp(r.eos_code, "deadline_exceeded") ||
         (r.ended && !r.exited && signal_number(r.status) == SIGKILL && past_limit)) {
-        kill_marked(p, sb, token);
-        out->status = SBX_RUN_TIMEOUT;
-        out->exit_code = -1;
-        out->signal = SIGKILL;
+        killed_at_limit(p, sb, token, out, SBX_RUN_TIMEOUT);
         rc = SBX_OK;
         goto out;
     }

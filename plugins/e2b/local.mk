@@ -13,10 +13,10 @@ plugins_e2b_e2b_la_SOURCES = \
 	plugins/e2b/e2b-exec.c \
 	plugins/e2b/e2b-files.c \
 	plugins/e2b/e2b-util.c
-plugins_e2b_e2b_la_CFLAGS = $(SBX_MODULE_COPTS) -pthread -I$(top_srcdir)/plugins/common \
-	$(CURL_CFLAGS) $(JANSSON_CFLAGS)
+plugins_e2b_e2b_la_CPPFLAGS = $(AM_CPPFLAGS) $(SBXHTTP_CPPFLAGS)
+plugins_e2b_e2b_la_CFLAGS = $(SBX_MODULE_COPTS) $(SBXHTTP_CFLAGS)
 plugins_e2b_e2b_la_LDFLAGS = $(SBX_MODULE_LDOPTS)
-plugins_e2b_e2b_la_LIBADD = plugins/common/libsbxhttp.la $(CURL_LIBS) $(JANSSON_LIBS)
+plugins_e2b_e2b_la_LIBADD = $(SBXHTTP_LIBS)
 
 e2bconfdir = $(pkgsysconfdir)/providers.d
 dist_e2bconf_DATA = plugins/e2b/e2b.ini

@@ -55,30 +55,34 @@ static void append_line(conf_case *c, const char *fmt, va_list ap)
     c->diag[c->diag_len] = '\0';
 }
 
-void conf_fail(conf_case *c, const char *fmt, ...)
+/* A diagnostic, kept until the case has said CONF_MAX_FAIL_LINES
+ * failures; @failure makes it one more and fails the case. */
+static void add_diag(conf_case *c, bool failure, const char *fmt, va_list ap)
 {
     pthread_mutex_lock(&c->lock);
-    c->failed = true;
-    c->n_fail_lines++;
-    if (c->n_fail_lines <= CONF_MAX_FAIL_LINES) {
-        va_list ap;
-        va_start(ap, fmt);
-        append_line(c, fmt, ap);
-        va_end(ap);
+    if (failure) {
+        c->failed = true;
+        c->n_fail_lines++;
     }
+    if (c->n_fail_lines <= CONF_MAX_FAIL_LINES)
+        append_line(c, fmt, ap);
     pthread_mutex_unlock(&c->lock);
+}
+
+void conf_fail(conf_case *c, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    add_diag(c, true, fmt, ap);
+    va_end(ap);
 }
 
 void conf_diag(conf_case *c, const char *fmt, ...)
 {
-    pthread_mutex_lock(&c->lock);
-    if (c->n_fail_lines <= CONF_MAX_FAIL_LINES) {
-        va_list ap;
-        va_start(ap, fmt);
-        append_line(c, fmt, ap);
-        va_end(ap);
-    }
-    pthread_mutex_unlock(&c->lock);
+    va_list ap;
+    va_start(ap, fmt);
+    add_diag(c, false, fmt, ap);
+    va_end(ap);
 }
 
 void conf_note(conf_case *c, const char *fmt, ...)

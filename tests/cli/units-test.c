@@ -16,45 +16,31 @@ static void ok(bool cond, const char *what, const char *input)
         failed = 1;
 }
 
-static void dur(const char *s, uint64_t want)
+typedef bool parse_fn(const char *s, uint64_t *v, const char **why);
+
+/* @parse takes @s as @want. */
+static void parses(parse_fn *parse, const char *what, const char *s, uint64_t want)
 {
     uint64_t v = 0;
     const char *why = NULL;
-    bool r = cli_parse_duration(s, &v, &why);
-    ok(r && v == want, "duration", s);
+    bool r = parse(s, &v, &why);
+    ok(r && v == want, what, s);
 }
 
-static void dur_bad(const char *s)
+/* @parse refuses @s and says why. */
+static void refuses(parse_fn *parse, const char *what, const char *s)
 {
     uint64_t v = 0;
     const char *why = NULL;
-    bool r = cli_parse_duration(s, &v, &why);
-    ok(!r && why != NULL && *why != '\0', "duration rejected", s);
+    bool r = parse(s, &v, &why);
+    ok(!r && why != NULL && *why != '\0', what, s);
 }
 
-static void size(const char *s, uint64_t want)
-{
-    uint64_t v = 0;
-    const char *why = NULL;
-    bool r = cli_parse_size(s, &v, &why);
-    ok(r && v == want, "size", s);
-}
-
-static void size_bad(const char *s)
-{
-    uint64_t v = 0;
-    const char *why = NULL;
-    bool r = cli_parse_size(s, &v, &why);
-    ok(!r && why != NULL && *why != '\0', "size rejected", s);
-}
-
-static void count_bad(const char *s)
-{
-    uint64_t v = 0;
-    const char *why = NULL;
-    bool r = cli_parse_count(s, &v, &why);
-    ok(!r && why != NULL, "count rejected", s);
-}
+static void dur(const char *s, uint64_t want) { parses(cli_parse_duration, "duration", s, want); }
+static void dur_bad(const char *s) { refuses(cli_parse_duration, "duration rejected", s); }
+static void size(const char *s, uint64_t want) { parses(cli_parse_size, "size", s, want); }
+static void size_bad(const char *s) { refuses(cli_parse_size, "size rejected", s); }
+static void count_bad(const char *s) { refuses(cli_parse_count, "count rejected", s); }
 
 static void fmt_dur(uint64_t ns, const char *want)
 {

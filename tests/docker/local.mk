@@ -9,10 +9,10 @@ if BUILD_PROVIDER_DOCKER
 check_PROGRAMS += tests/unit/test-docker-pull
 tests_unit_test_docker_pull_SOURCES = tests/unit/test-docker-pull.c tests/unit/tap.h \
 	plugins/docker/docker-pullref.c
-tests_unit_test_docker_pull_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/plugins/common \
+tests_unit_test_docker_pull_CPPFLAGS = $(AM_CPPFLAGS) $(SBXHTTP_CPPFLAGS) \
 	-I$(top_srcdir)/plugins/docker
-tests_unit_test_docker_pull_CFLAGS = $(AM_CFLAGS) $(CURL_CFLAGS) $(JANSSON_CFLAGS)
-tests_unit_test_docker_pull_LDADD = plugins/common/libsbxhttp.la $(CURL_LIBS) $(JANSSON_LIBS)
+tests_unit_test_docker_pull_CFLAGS = $(AM_CFLAGS) $(SBXHTTP_CFLAGS)
+tests_unit_test_docker_pull_LDADD = $(SBXHTTP_LIBS)
 TESTS += tests/unit/test-docker-pull tests/docker/pull.sh tests/podman/pull.sh
 endif
 dist_check_SCRIPTS += tests/docker/pull.sh tests/podman/pull.sh

@@ -189,27 +189,38 @@ def descendants(root):
     return out
 
 
+def _signal(pids, sig):
+    for p in pids:
+        try:
+            os.kill(p, sig)
+        except OSError:
+            pass
+
+
+def _kill_until_gone(living, rounds):
+    """SIGKILL the live processes living() lists until there are none
+    (at most @rounds rounds, 20 ms apart)."""
+    for _ in range(rounds):
+        alive = [p for p in set(living()) if _alive(p)]
+        if not alive:
+            return
+        _signal(alive, signal.SIGKILL)
+        time.sleep(0.02)
+
+
 def kill_tree(root, grace):
     """Terminate a process tree gracefully (TERM, grace, KILL), as the
     daemon's TerminateProcessTreeGracefully does."""
     tree = [root] + descendants(root)
-    for p in tree:
-        try:
-            os.kill(p, signal.SIGTERM)
-        except OSError:
-            pass
+    _signal(tree, signal.SIGTERM)
     time.sleep(grace)
-    for _ in range(20):
+
+    def living():
+        # Children reparented away from the tree are still ours.
+        nonlocal tree
         tree = [root] + descendants(root) + [p for p in tree if _alive(p)]
-        alive = [p for p in set(tree) if _alive(p)]
-        if not alive:
-            return
-        for p in alive:
-            try:
-                os.kill(p, signal.SIGKILL)
-            except OSError:
-                pass
-        time.sleep(0.02)
+        return tree
+    _kill_until_gone(living, 20)
 
 
 def _alive(pid):
@@ -242,17 +253,7 @@ def sandbox_pids(sb):
 
 
 def kill_sandbox(sb):
-    for _ in range(50):
-        pids = list(sandbox_pids(sb))
-        pids = [p for p in pids if _alive(p)]
-        if not pids:
-            return
-        for p in pids:
-            try:
-                os.kill(p, signal.SIGKILL)
-            except OSError:
-                pass
-        time.sleep(0.02)
+    _kill_until_gone(lambda: sandbox_pids(sb), 50)
 
 
 # ---- state -----------------------------------------------------------------

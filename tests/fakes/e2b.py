@@ -177,6 +177,14 @@ class Proc:
                 for q in self.subs:
                     q.put(None)
 
+    def close_stdin(self):
+        if self.popen.stdin is not None:
+            with self.stdin_lock:
+                try:
+                    self.popen.stdin.close()
+                except OSError:
+                    pass
+
 
 class Sandbox:
     def __init__(self, sid, template, timeout, metadata, envs, internet):
@@ -878,12 +886,7 @@ class Handler(BaseHTTPRequestHandler):
         proc = find_proc(sb, req.get("process") or {})
         if proc is None:
             return self.connect_error("not_found", "process not found")
-        if proc.popen.stdin is not None:
-            with proc.stdin_lock:
-                try:
-                    proc.popen.stdin.close()
-                except OSError:
-                    pass
+        proc.close_stdin()
         return self.send_json(200, {})
 
     # filesystem.Filesystem
@@ -1097,12 +1100,7 @@ def pump(proc):
     if rc != 0:
         end["error"] = go_status(rc)
     proc.publish({"end": {k: v for k, v in end.items() if v not in (False, "")}}, final=True)
-    if proc.popen.stdin is not None:
-        with proc.stdin_lock:
-            try:
-                proc.popen.stdin.close()
-            except OSError:
-                pass
+    proc.close_stdin()
     with proc.sb.lock:
         proc.sb.procs.pop(proc.pid, None)
 

@@ -138,6 +138,23 @@ static const char *at(const char *dir, const char *rel, int line)
     return b;
 }
 
+/* A file that is refused: @text written to REL in a fresh directory,
+ * refused at REL:@line with the fragments @a and @b in the message. */
+struct bad_file {
+    const char *what, *text;
+    int line;
+    const char *a, *b;
+};
+
+static void fails_each(const char *rel, const struct bad_file *bad, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        char *d = new_dir();
+        put(d, rel, bad[i].text);
+        fails(d, NULL, bad[i].what, at(d, rel, bad[i].line), bad[i].a, bad[i].b);
+    }
+}
+
 static size_t count(char *const *v)
 {
     size_t n = 0;
@@ -350,60 +367,29 @@ static void test_main_errors(void)
     char *d;
     const char *f = "polysandbox.ini";
 
-    d = new_dir();
-    put(d, f, "[core]\ndefault_provider = local\nfoo = 1\n");
-    fails(d, NULL, "unknown key in [core]", at(d, f, 3), "unknown key 'foo' in [core]",
-          "known: default_provider");
-
-    d = new_dir();
-    put(d, f, "[limits]\nwall = 1s\nheight = 3\n");
-    fails(d, NULL, "unknown key in [limits]", at(d, f, 3), "unknown key 'height'",
-          "max_");
-
-    d = new_dir();
-    put(d, f, "[core]\n[colors]\nred = 1\n");
-    fails(d, NULL, "unknown section", at(d, f, 3), "unknown section [colors]", NULL);
-
-    d = new_dir();
-    put(d, f, "wall = 1s\n");
-    fails(d, NULL, "a key outside any section", at(d, f, 1), "outside", NULL);
-
-    d = new_dir();
-    put(d, f, "[limits]\n\nwall = 10x\n");
-    fails(d, NULL, "a bad duration", at(d, f, 3), "'10x'", "unknown unit");
-
-    d = new_dir();
-    put(d, f, "[limits]\nmemory = -1G\n");
-    fails(d, NULL, "a negative size", at(d, f, 2), "negative", NULL);
-
-    d = new_dir();
-    put(d, f, "[limits]\npids = 0\n");
-    fails(d, NULL, "a zero count", at(d, f, 2), "greater than zero", NULL);
-
-    d = new_dir();
-    put(d, f, "[limits]\nmemory = 17179869184G\n");
-    fails(d, NULL, "an overflowing size", at(d, f, 2), "too large", NULL);
-
-    d = new_dir();
-    put(d, f, "[limits]\nwall = 1s\ncpu = 2s\n[core]\n[limits]\nwall = 2s\n");
-    fails(d, NULL, "a duplicate key", at(d, f, 6), "duplicate key 'wall' in [limits]",
-          "line 2");
-
-    d = new_dir();
-    put(d, f, "[core]\nthis line has no equals sign\ndefault_provider = x\n");
-    fails(d, NULL, "a line that is not key = value", at(d, f, 2), "syntax error", NULL);
-
-    d = new_dir();
-    put(d, f, "[core\n");
-    fails(d, NULL, "an unclosed section", at(d, f, 1), "syntax error", NULL);
-
-    d = new_dir();
-    put(d, f, "[core]\nfoo = 1\nnot a pair\n");
-    fails(d, NULL, "the first of two errors", at(d, f, 2), "unknown key 'foo'", NULL);
-
-    d = new_dir();
-    put(d, f, "[core]\nnot a pair\nfoo = 1\n");
-    fails(d, NULL, "a syntax error before a bad key", at(d, f, 2), "syntax error", NULL);
+    static const struct bad_file bad_lines[] = {
+        { "unknown key in [core]", "[core]\ndefault_provider = local\nfoo = 1\n",
+          3, "unknown key 'foo' in [core]", "known: default_provider" },
+        { "unknown key in [limits]", "[limits]\nwall = 1s\nheight = 3\n",
+          3, "unknown key 'height'", "max_" },
+        { "unknown section", "[core]\n[colors]\nred = 1\n", 3, "unknown section [colors]", NULL },
+        { "a key outside any section", "wall = 1s\n", 1, "outside", NULL },
+        { "a bad duration", "[limits]\n\nwall = 10x\n", 3, "'10x'", "unknown unit" },
+        { "a negative size", "[limits]\nmemory = -1G\n", 2, "negative", NULL },
+        { "a zero count", "[limits]\npids = 0\n", 2, "greater than zero", NULL },
+        { "an overflowing size", "[limits]\nmemory = 17179869184G\n", 2, "too large", NULL },
+        { "a duplicate key", "[limits]\nwall = 1s\ncpu = 2s\n[core]\n[limits]\nwall = 2s\n",
+          6, "duplicate key 'wall' in [limits]", "line 2" },
+        { "a line that is not key = value",
+          "[core]\nthis line has no equals sign\ndefault_provider = x\n",
+          2, "syntax error", NULL },
+        { "an unclosed section", "[core\n", 1, "syntax error", NULL },
+        { "the first of two errors", "[core]\nfoo = 1\nnot a pair\n",
+          2, "unknown key 'foo'", NULL },
+        { "a syntax error before a bad key", "[core]\nnot a pair\nfoo = 1\n",
+          2, "syntax error", NULL },
+    };
+    fails_each(f, bad_lines, sizeof bad_lines / sizeof bad_lines[0]);
 
     {
         char big[600];
@@ -476,44 +462,23 @@ static void test_main_errors(void)
     }
     fails(d, NULL, "a NUL byte", at(d, f, 2), "NUL", NULL);
 
-    d = new_dir();
-    put(d, f, "[core]\nprovider_path = /opt/a:relative/dir\n");
-    fails(d, NULL, "a relative provider_path", at(d, f, 2), "relative directory 'relative/dir'",
-          NULL);
-
-    d = new_dir();
-    put(d, f, "[core]\nprovider_path = /opt/a::/opt/b\n");
-    fails(d, NULL, "an empty provider_path entry", at(d, f, 2), "empty directory", NULL);
-
-    d = new_dir();
-    put(d, f, "[core]\nprovider_path = /opt/a:\n");
-    fails(d, NULL, "a trailing ':' in provider_path", at(d, f, 2), "empty directory", NULL);
-
-    d = new_dir();
-    put(d, f, "[core]\nstate_dir = var/lib\n");
-    fails(d, NULL, "a relative state_dir", at(d, f, 2), "absolute", NULL);
-
-    d = new_dir();
-    put(d, f, "[core]\ndefault_provider = Docker\n");
-    fails(d, NULL, "a bad provider name", at(d, f, 2), "'Docker'", NULL);
-
-    d = new_dir();
-    put(d, f, "[core]\norder = local, docker, local\n");
-    fails(d, NULL, "a provider listed twice", at(d, f, 2), "twice", NULL);
-
-    d = new_dir();
-    put(d, f, "[core]\nfallback = docker, ../x\n");
-    fails(d, NULL, "a bad name in fallback", at(d, f, 2), "'../x'", NULL);
-
-    d = new_dir();
-    put(d, f, "[limits]\nmemory = 16G\n");
-    fails(d, NULL, "a default above the built-in maximum", at(d, f, 2),
-          "memory = 16G is above max_memory = 8G", NULL);
-
-    d = new_dir();
-    put(d, f, "[limits]\nmax_wall = 5s\n");
-    fails(d, NULL, "a maximum below the built-in default", at(d, f, 2),
-          "wall = 10s (built-in default) is above max_wall = 5s", NULL);
+    static const struct bad_file bad_values[] = {
+        { "a relative provider_path", "[core]\nprovider_path = /opt/a:relative/dir\n",
+          2, "relative directory 'relative/dir'", NULL },
+        { "an empty provider_path entry", "[core]\nprovider_path = /opt/a::/opt/b\n",
+          2, "empty directory", NULL },
+        { "a trailing ':' in provider_path", "[core]\nprovider_path = /opt/a:\n",
+          2, "empty directory", NULL },
+        { "a relative state_dir", "[core]\nstate_dir = var/lib\n", 2, "absolute", NULL },
+        { "a bad provider name", "[core]\ndefault_provider = Docker\n", 2, "'Docker'", NULL },
+        { "a provider listed twice", "[core]\norder = local, docker, local\n", 2, "twice", NULL },
+        { "a bad name in fallback", "[core]\nfallback = docker, ../x\n", 2, "'../x'", NULL },
+        { "a default above the built-in maximum", "[limits]\nmemory = 16G\n",
+          2, "memory = 16G is above max_memory = 8G", NULL },
+        { "a maximum below the built-in default", "[limits]\nmax_wall = 5s\n",
+          2, "wall = 10s (built-in default) is above max_wall = 5s", NULL },
+    };
+    fails_each(f, bad_values, sizeof bad_values / sizeof bad_values[0]);
 
     d = new_dir();
     put(d, f, "[limits]\nmax_pids = 10\n\npids = 20\n");
@@ -557,48 +522,49 @@ static void test_env_and_override_errors(void)
 {
     char *d = new_dir();
 
-    setenv("POLYSANDBOX_MEMORY", "lots", 1);
-    fails(d, NULL, "a bad POLYSANDBOX_MEMORY", "environment (POLYSANDBOX_MEMORY)",
-          "'lots'", "memory");
-    clean_env();
-    setenv("POLYSANDBOX_TIMEOUT", "0", 1);
-    fails(d, NULL, "a zero POLYSANDBOX_TIMEOUT", "environment (POLYSANDBOX_TIMEOUT)",
-          "greater than zero", NULL);
-    clean_env();
-    setenv("POLYSANDBOX_PROVIDER_PATH", "/ok:plugins", 1);
-    fails(d, NULL, "a relative dir in POLYSANDBOX_PROVIDER_PATH",
-          "environment (POLYSANDBOX_PROVIDER_PATH)", "'plugins'", NULL);
-    clean_env();
-    setenv("POLYSANDBOX_STATE_DIR", "state", 1);
-    fails(d, NULL, "a relative POLYSANDBOX_STATE_DIR",
-          "environment (POLYSANDBOX_STATE_DIR)", "absolute", NULL);
-    clean_env();
-    setenv("POLYSANDBOX_MEMORY", "9G", 1);
-    fails(d, NULL, "POLYSANDBOX_MEMORY above the maximum",
-          "environment (POLYSANDBOX_MEMORY): memory = 9G is above max_memory = 8G",
-          NULL, NULL);
-    clean_env();
+    /* Each variable alone, refused with the message fragments a, b, c. */
+    static const struct {
+        const char *var, *value, *what, *a, *b, *c;
+    } env[] = {
+        { "POLYSANDBOX_MEMORY", "lots", "a bad POLYSANDBOX_MEMORY",
+          "environment (POLYSANDBOX_MEMORY)", "'lots'", "memory" },
+        { "POLYSANDBOX_TIMEOUT", "0", "a zero POLYSANDBOX_TIMEOUT",
+          "environment (POLYSANDBOX_TIMEOUT)", "greater than zero", NULL },
+        { "POLYSANDBOX_PROVIDER_PATH", "/ok:plugins", "a relative dir in POLYSANDBOX_PROVIDER_PATH",
+          "environment (POLYSANDBOX_PROVIDER_PATH)", "'plugins'", NULL },
+        { "POLYSANDBOX_STATE_DIR", "state", "a relative POLYSANDBOX_STATE_DIR",
+          "environment (POLYSANDBOX_STATE_DIR)", "absolute", NULL },
+        { "POLYSANDBOX_MEMORY", "9G", "POLYSANDBOX_MEMORY above the maximum",
+          "environment (POLYSANDBOX_MEMORY): memory = 9G is above max_memory = 8G", NULL, NULL },
+    };
+    for (size_t i = 0; i < sizeof env / sizeof env[0]; i++) {
+        setenv(env[i].var, env[i].value, 1);
+        fails(d, NULL, env[i].what, env[i].a, env[i].b, env[i].c);
+        clean_env();
+    }
 
-    const char *const o1[] = { "limits.memory=1X", NULL };
-    fails(d, o1, "a bad override value", "command line:", "'1X'", NULL);
-    const char *const o2[] = { "memory=1G", NULL };
-    fails(d, o2, "an override without a section", "command line:",
-          "'memory=1G' is not section.key=value", NULL);
-    const char *const o3[] = { "limits.memory", NULL };
-    fails(d, o3, "an override without a value", "command line:", "not section.key=value",
-          NULL);
-    const char *const o4[] = { "colors.red=1", NULL };
-    fails(d, o4, "an override of an unknown section", "command line:",
-          "unknown section [colors]", NULL);
-    const char *const o5[] = { "core.colour=red", NULL };
-    fails(d, o5, "an override of an unknown key", "command line:",
-          "unknown key 'colour' in [core]", NULL);
-    const char *const o6[] = { "limits.max_memory=100M", NULL };
-    fails(d, o6, "an override putting a maximum below the default",
-          "command line: memory = 512M (built-in default) is above max_memory = 100M",
-          NULL, NULL);
-    const char *const o7[] = { "core.provider_path=./here", NULL };
-    fails(d, o7, "a relative provider_path override", "command line:", "relative", NULL);
+    /* Each override alone, refused with the message fragments a, b. */
+    static const struct {
+        const char *override, *what, *a, *b;
+    } ov[] = {
+        { "limits.memory=1X", "a bad override value", "command line:", "'1X'" },
+        { "memory=1G", "an override without a section", "command line:",
+          "'memory=1G' is not section.key=value" },
+        { "limits.memory", "an override without a value", "command line:",
+          "not section.key=value" },
+        { "colors.red=1", "an override of an unknown section", "command line:",
+          "unknown section [colors]" },
+        { "core.colour=red", "an override of an unknown key", "command line:",
+          "unknown key 'colour' in [core]" },
+        { "limits.max_memory=100M", "an override putting a maximum below the default",
+          "command line: memory = 512M (built-in default) is above max_memory = 100M", NULL },
+        { "core.provider_path=./here", "a relative provider_path override", "command line:",
+          "relative" },
+    };
+    for (size_t i = 0; i < sizeof ov / sizeof ov[0]; i++) {
+        const char *const one[] = { ov[i].override, NULL };
+        fails(d, one, ov[i].what, ov[i].a, ov[i].b, NULL);
+    }
 }
 
 static void test_providers(void)
@@ -651,35 +617,20 @@ static void test_providers(void)
     put(d, "providers.d/Bad-Name.ini", "[provider]\n");
     fails(d, NULL, "a provider file with a bad name", "Bad-Name.ini:", "'Bad-Name'", NULL);
 
-    d = new_dir();
-    put(d, f, "[provider]\nenabled = perhaps\n");
-    fails(d, NULL, "a bad boolean", at(d, f, 2), "'perhaps'", "enabled");
-
-    d = new_dir();
-    put(d, f, "[provider]\npriority = high\n");
-    fails(d, NULL, "a bad priority", at(d, f, 2), "'high'", NULL);
-
-    d = new_dir();
-    put(d, f, "[provider]\npriority = 99999999999\n");
-    fails(d, NULL, "an out-of-range priority", at(d, f, 2), "out of range", NULL);
-
-    d = new_dir();
-    put(d, f, "[provider]\nmodule = docker.so\n");
-    fails(d, NULL, "a relative module", at(d, f, 2), "absolute", NULL);
-
-    d = new_dir();
-    put(d, f, "[provider]\nenable = true\n");
-    fails(d, NULL, "an unknown [provider] key", at(d, f, 2), "unknown key 'enable'",
-          "known: enabled");
-
-    d = new_dir();
-    put(d, f, "[provider]\n[setting]\nx = 1\n");
-    fails(d, NULL, "an unknown section in a provider file", at(d, f, 3),
-          "unknown section [setting]", NULL);
-
-    d = new_dir();
-    put(d, f, "[settings]\nx = 1\ny = 2\nx = 3\n");
-    fails(d, NULL, "a duplicate setting", at(d, f, 4), "duplicate key 'x'", NULL);
+    static const struct bad_file bad_keys[] = {
+        { "a bad boolean", "[provider]\nenabled = perhaps\n", 2, "'perhaps'", "enabled" },
+        { "a bad priority", "[provider]\npriority = high\n", 2, "'high'", NULL },
+        { "an out-of-range priority", "[provider]\npriority = 99999999999\n",
+          2, "out of range", NULL },
+        { "a relative module", "[provider]\nmodule = docker.so\n", 2, "absolute", NULL },
+        { "an unknown [provider] key", "[provider]\nenable = true\n",
+          2, "unknown key 'enable'", "known: enabled" },
+        { "an unknown section in a provider file", "[provider]\n[setting]\nx = 1\n",
+          3, "unknown section [setting]", NULL },
+        { "a duplicate setting", "[settings]\nx = 1\ny = 2\nx = 3\n",
+          4, "duplicate key 'x'", NULL },
+    };
+    fails_each(f, bad_keys, sizeof bad_keys / sizeof bad_keys[0]);
 
     d = new_dir();
     put(d, "providers.d/x.ini/y", "");
