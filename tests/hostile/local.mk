@@ -61,3 +61,10 @@ TESTS += tests/hostile/locald.sh tests/hostile/run-locald.sh tests/hostile/sysca
 endif
 dist_check_SCRIPTS += tests/hostile/locald.sh tests/hostile/run-locald.sh \
 	tests/hostile/syscalls-locald.sh
+
+# polysandbox-locald on cgroup v2 (cgroup2.sh through the daemon), and
+# image roots and network = host through it.
+if BUILD_PROVIDER_LOCAL
+TESTS += tests/hostile/cgroup2-locald.sh tests/hostile/locald-serves.sh
+endif
+dist_check_SCRIPTS += tests/hostile/cgroup2-locald.sh tests/hostile/locald-serves.sh
