@@ -21,7 +21,7 @@
 #include <polysandbox/provider.h>
 
 #define LCL_LD_MAGIC 0x444c434cu   /* "LCLD" */
-#define LCL_LD_VERSION 1u
+#define LCL_LD_VERSION 2u   /* 2: network, net_ns, rootfs_len */
 #define LCL_LD_SOCK "locald.sock"
 #define LCL_LD_LOCK "locald.lock"
 #define LCL_LD_KEY_MAX 40

@@ -203,6 +203,8 @@ struct daemon {
     int per_key;         /* K */
     uint64_t idle_ns, last_req;
     uint64_t mnt_ns, net_ns;
+    dev_t state_dev;     /* the state directory we serve (gone: we go) */
+    ino_t state_ino;
     bool retiring, stop;
     bool strict;         /* tests: a request waits for a sandbox prepared for it */
     struct want wants[WMAX];
@@ -700,6 +702,13 @@ static void on_exit_(struct daemon *d, struct zyg *z)
     zyg_end(d, z);
 }
 
+static bool state_gone(const struct daemon *d)
+{
+    struct stat st;
+    return stat(hh.state_dir, &st) < 0 ? errno == ENOENT || errno == ENOTDIR
+                                       : st.st_dev != d->state_dev || st.st_ino != d->state_ino;
+}
+
 static void loop(struct daemon *d)
 {
     while (!d->stop) {
@@ -746,6 +755,11 @@ static void loop(struct daemon *d)
         int pr = poll(pf, n, serving || d->retiring ? 1000 : ms);
         if (pr < 0 && errno != EINTR)
             break;
+        /* Our state directory removed (a test's, say): nobody can ask
+         * for us any more; we go with our last exec, not an idle minute
+         * later.  Looked at only when nothing happened. */
+        if (pr == 0 && !d->retiring && state_gone(d))
+            retire(d);
         for (nfds_t i = 0; pr > 0 && i < n; i++) {
             if (!pf[i].revents)
                 continue;
@@ -981,6 +995,10 @@ int main(int argc, char **argv)
         d.mnt_ns = st.st_ino;
     if (stat("/proc/self/ns/net", &st) == 0)
         d.net_ns = st.st_ino;
+    if (stat(hh.state_dir, &st) == 0) {
+        d.state_dev = st.st_dev;
+        d.state_ino = st.st_ino;
+    }
     int e = listen_on(&d);
     if (e) {
         h_log(&hh, SBX_LOG_ERROR, "listening on %s/" LCL_LD_SOCK ": %s", run_dir, strerror(-e));

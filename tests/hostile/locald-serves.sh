@@ -9,7 +9,8 @@
 # checked to have gone through the daemon (its debug line, never a silent
 # fallback) and to answer as the same run in-process; an image whose top
 # level changed gets a sandbox with the new one; a client in another
-# network namespace runs network = host in-process.  Needs root.
+# network namespace runs network = host in-process; an unprivileged
+# caller runs in-process (no daemon is started for it).  Needs root.
 
 : "${top_srcdir:?top_srcdir is not set (run through make check)}"
 . "$top_srcdir/tests/hostile/lib.sh"
@@ -65,7 +66,7 @@ mkdir -p "$rootfs/bin" "$rootfs/etc" && cp /bin/sh "$rootfs/bin/sh" &&
     done
 chmod -R a+rX "$tmp"
 
-echo "1..6"
+echo "1..7"
 
 # both NAME OPTIONS... -- COMMAND...: the run with the daemon ($tmp/NAME.auto.*)
 # and in-process ($tmp/NAME.off.*); what each answered in $tmp/NAME.MODE.txt.
@@ -130,4 +131,25 @@ if command -v unshare >/dev/null 2>&1 && unshare -n true 2>/dev/null; then
     else not_ok "network = host from another network namespace" "$(cat "$tmp/ns.json" "$tmp/ns.err" | head -c 600)"; fi
 else
     skip "network = host from another network namespace" "unshare -n is not available"
+fi
+
+# An unprivileged caller (nobody): in-process, with daemon = auto too; no
+# daemon of its state directory is started; the same answer as with off.
+if command -v setpriv >/dev/null 2>&1; then
+    un="$tmp/nobody"
+    mkdir -p "$un" && chown 65534:65534 "$un"
+    unrun() { # MODE: the run as nobody, JSON on stdout
+        setpriv --reuid=65534 --regid=65534 --clear-groups env POLYSANDBOX_STATE_DIR="$un/state" \
+            POLYSANDBOX_LOG=debug POLYSANDBOX_LOCAL_DAEMON="$1" "$PS" run --json -t 10s -- \
+            sh -c 'id -u; ls /; echo x >/work/f && cat /work/f' </dev/null 2>"$un/$1.err"
+    }
+    a=$(unrun auto | python3 -c 'import json,sys; j=json.load(sys.stdin); print(j["status"], repr(j["stdout"]))' 2>&1)
+    o=$(unrun off | python3 -c 'import json,sys; j=json.load(sys.stdin); print(j["status"], repr(j["stdout"]))' 2>&1)
+    left=$(pgrep -f "polysandbox-locald --state-dir $un/state" || true)
+    if [ "$a" = "$o" ] && [ "${a%% *}" = ok ] && [ -z "$left" ] &&
+        ! grep -q "polysandbox-locald prepared" "$un/auto.err"; then
+        ok "an unprivileged caller runs in-process with daemon = auto, answering as with off"
+    else not_ok "an unprivileged caller with daemon = auto" "auto: $a" "off: $o" "daemons: $left" "$(tail -c 300 "$un/auto.err")"; fi
+else
+    skip "an unprivileged caller with daemon = auto" "no setpriv"
 fi
