@@ -22,8 +22,17 @@
  *   with cpuacct.usage and memory.max_usage_in_bytes reset.  Else it is
  *   removed and the next exec that needs it makes it afresh.
  * The freezer directory is made last and removed last, so a slot whose
- * freezer directory exists has its other cgroups and limits.  cgroup v2
- * and unprivileged callers keep one fresh cgroup per exec (local-cgroup.c).
+ * freezer directory exists has its other cgroups and limits.
+ *
+ * cgroup v2 (the v2 pool): its counters (memory.events oom_kill,
+ * pids.events max, cpu.stat, memory.peak) cannot be reset, so a v2
+ * cgroup serves one exec only; an exec in-process keeps one fresh
+ * cgroup (local-cgroup.c).  polysandbox-locald (cg_v2_slots) makes its
+ * v2 cgroups as one-shot slots, pool-m<memory>-p<pids>-d<pid>-<n>, ahead
+ * of the request: held with flock and marked with the same xattr as v1
+ * slots (destroy finds its execs; a slot unlocked and still marked is
+ * its dead holder's and goes), removed when given back.  Unprivileged
+ * callers keep one fresh cgroup per exec.
  */
 #include "config.h"
 
@@ -56,7 +65,21 @@ static void slot_name(const struct lcl_prov *p, const struct lcl_sb *sb, int k, 
 
 static bool pool_usable(const struct lcl_prov *p)
 {
-    return p->root && p->cg.version == 1 && p->cg.usable[LCL_CG_FREEZER];
+    return p->root && ((p->cg.version == 1 && p->cg.usable[LCL_CG_FREEZER]) ||
+                       (p->cg.version == 2 && p->cg_v2_slots));
+}
+
+/* May slots of a pool (v1) or of a daemon (v2) be there to find? */
+static bool slots_known(const struct lcl_prov *p)
+{
+    return p->root && ((p->cg.version == 1 && p->cg.usable[LCL_CG_FREEZER]) ||
+                       (p->cg.version == 2 && p->cg.v2_base));
+}
+
+/* The directory a slot is known (locked, marked) by. */
+static const char *slot_base(const struct lcl_prov *p)
+{
+    return p->cg.version == 2 ? p->cg.v2_base : p->cg.base[LCL_CG_FREEZER];
 }
 
 /* Removes slot @name: the other hierarchies first, the freezer last (so
@@ -112,6 +135,51 @@ static bool slot_make(struct lcl_prov *p, const struct lcl_sb *sb, const char *n
     return mkdir(dir, 0755) == 0 || errno == EEXIST;
 }
 
+/* v2: a fresh one-shot slot, locked and marked before its limits are
+ * written (so nobody reaps it meanwhile). */
+static bool claim_v2(struct lcl_prov *p, const struct lcl_sb *sb, struct lcl_cg_run *run,
+                     const char *owner, size_t olen)
+{
+    static unsigned seq;
+    char name[128], val[32];
+    slot_name(p, sb, 0, name, sizeof name);
+    name[strlen(name) - 1] = '\0'; /* without the k */
+    size_t nl = strlen(name);
+    snprintf(name + nl, sizeof name - nl, "d%ld-%u", (long)getpid(), seq++);
+    char *dir = lcl_join(p->cg.v2_base, name);
+    if (!dir || mkdir(dir, 0755) < 0) {
+        free(dir);
+        return false;
+    }
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), v2fd = -1;
+    bool ok = fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) == 0 &&
+              fsetxattr(fd, LCL_POOL_XATTR, owner, olen, 0) == 0;
+    if (ok && p->cg.usable[LCL_CG_MEMORY]) {
+        snprintf(val, sizeof val, "%" PRIu64, sb->limits.memory_bytes);
+        ok = knob_ok(dir, "memory.max", val) &&
+             (!p->cg.memsw || knob_ok(dir, "memory.swap.max", "0")) &&
+             knob_ok(dir, "memory.oom.group", "1");
+    }
+    if (ok && p->cg.usable[LCL_CG_PIDS]) {
+        snprintf(val, sizeof val, "%" PRIu64, sb->limits.pids + 1);
+        ok = knob_ok(dir, "pids.max", val);
+    }
+    if (ok)
+        v2fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (v2fd < 0) {
+        if (fd >= 0)
+            close(fd);
+        rmdir(dir);
+        free(dir);
+        return false;
+    }
+    run->v2dir = dir;
+    run->v2fd = v2fd;
+    run->pool_fd = fd;
+    run->active = true;
+    return true;
+}
+
 bool lcl_cg_pool_claim(struct lcl_prov *p, const struct lcl_sb *sb, struct lcl_cg_run *run,
                        unsigned long long start)
 {
@@ -119,6 +187,8 @@ bool lcl_cg_pool_claim(struct lcl_prov *p, const struct lcl_sb *sb, struct lcl_c
         return false;
     char name[96], path[LCL_PATH_MAX], owner[SBX_ID_MAX + 64];
     int olen = snprintf(owner, sizeof owner, "%s %ld %llu", sb->id, (long)getpid(), start);
+    if (p->cg.version == 2)
+        return claim_v2(p, sb, run, owner, (size_t)olen);
     for (int k = 0; k < LCL_POOL_MAX; k++) {
         slot_name(p, sb, k, name, sizeof name);
         snprintf(path, sizeof path, "%s/%s", p->cg.base[LCL_CG_FREEZER], name);
@@ -190,6 +260,15 @@ static bool slot_clean(struct lcl_prov *p, struct lcl_cg_run *run)
 
 void lcl_cg_pool_release(struct lcl_prov *p, struct lcl_cg_run *run, bool empty)
 {
+    if (run->v2dir) {
+        /* One-shot; if it stays (busy), its mark has it reaped later. */
+        if (rmdir(run->v2dir) < 0 && errno != ENOENT)
+            p->host->log(p->h, SBX_LOG_DEBUG, "cgroup slot %s: %s", run->v2dir, strerror(errno));
+        close(run->pool_fd);
+        run->pool_fd = -1;
+        (void)empty;
+        return;
+    }
     const char *fz = run->dir[LCL_CG_FREEZER];
     const char *name = fz ? strrchr(fz, '/') + 1 : NULL;
     if (!(empty && slot_clean(p, run) && fremovexattr(run->pool_fd, LCL_POOL_XATTR) == 0) && name)
@@ -202,7 +281,7 @@ bool lcl_cg_pool_owned_by(struct lcl_prov *p, const char *name, const struct lcl
 {
     char path[LCL_PATH_MAX], owner[SBX_ID_MAX + 64], mine[96];
     const char *id = sb->id;
-    if (!p->cg.usable[LCL_CG_FREEZER])
+    if (!slots_known(p))
         return false;
     /* Its execs have its limits: only slots of those can be theirs (one
      * getxattr per such slot, not per slot of the pool). */
@@ -210,7 +289,7 @@ bool lcl_cg_pool_owned_by(struct lcl_prov *p, const char *name, const struct lcl
     size_t ml = strlen(mine) - 1; /* without the k */
     if (strncmp(name, mine, ml))
         return false;
-    snprintf(path, sizeof path, "%s/%s", p->cg.base[LCL_CG_FREEZER], name);
+    snprintf(path, sizeof path, "%s/%s", slot_base(p), name);
     ssize_t n = getxattr(path, LCL_POOL_XATTR, owner, sizeof owner - 1);
     if (n <= 0)
         return false;
@@ -226,13 +305,21 @@ bool lcl_cg_pool_owned_by(struct lcl_prov *p, const char *name, const struct lcl
 bool lcl_cg_pool_reap(struct lcl_prov *p, const char *name)
 {
     char path[LCL_PATH_MAX], old[8];
-    if (strncmp(name, POOL_PREFIX, sizeof POOL_PREFIX - 1) || !pool_usable(p))
+    if (strncmp(name, POOL_PREFIX, sizeof POOL_PREFIX - 1) || !slots_known(p))
         return false;
-    snprintf(path, sizeof path, "%s/%s", p->cg.base[LCL_CG_FREEZER], name);
+    snprintf(path, sizeof path, "%s/%s", slot_base(p), name);
     int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd < 0)
         return false;
     bool gone = false;
+    if (p->cg.version == 2) {
+        /* A daemon's one-shot slot: unlocked and marked, its holder is gone. */
+        if (flock(fd, LOCK_EX | LOCK_NB) == 0 &&
+            (fgetxattr(fd, LCL_POOL_XATTR, old, sizeof old) >= 0 || errno == ERANGE))
+            gone = rmdir(path) == 0;
+        close(fd);
+        return gone;
+    }
     const char *k = strrchr(name, '-');
     /* Unlocked yet marked: its holder died mid-exec. */
     if (flock(fd, LOCK_EX | LOCK_NB) == 0 &&
@@ -252,6 +339,20 @@ bool lcl_cg_pool_reap(struct lcl_prov *p, const char *name)
 void lcl_cg_pool_kill(struct lcl_prov *p, const char *name, const struct lcl_sb *sb)
 {
     char path[LCL_PATH_MAX], buf[65536], state[32];
+    if (p->cg.version == 2 && slots_known(p)) {
+        /* One-shot: it never changes hands, only its mark goes idle. */
+        snprintf(path, sizeof path, "%s/%s/cgroup.kill", p->cg.v2_base, name);
+        if (lcl_cg_pool_owned_by(p, name, sb) && lcl_write_file(path, "1") < 0) {
+            snprintf(path, sizeof path, "%s/%s", p->cg.v2_base, name);
+            struct lcl_cg_run run;
+            memset(&run, 0, sizeof run);
+            run.active = true;
+            run.v2fd = run.pool_fd = -1;
+            run.v2dir = path;
+            lcl_cg_kill(p, &run);
+        }
+        return;
+    }
     if (!p->cg.usable[LCL_CG_FREEZER])
         return;
     snprintf(path, sizeof path, "%s/%s/freezer.state", p->cg.base[LCL_CG_FREEZER], name);

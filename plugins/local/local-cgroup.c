@@ -544,6 +544,7 @@ void lcl_cg_destroy(struct lcl_prov *p, struct lcl_cg_run *run)
         lcl_cg_pool_release(p, run, empty);
         for (int i = 0; i < LCL_CG_NCTRL; i++)
             free(run->dir[i]);
+        free(run->v2dir);
         memset(run, 0, sizeof *run);
         run->v2fd = run->pool_fd = -1;
         return;

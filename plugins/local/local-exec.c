@@ -698,8 +698,9 @@ int lcl_exec_spawn(struct lcl_prov *p, struct lcl_sb *sb, const sbx_exec_spec_v1
     snprintf(r.c.tmp_opts, sizeof r.c.tmp_opts, "size=%llu,nr_inodes=%llu,mode=1777",
              (unsigned long long)sb->limits.disk_bytes, (unsigned long long)p->work_inodes);
 
-    /* A sandbox the daemon prepared, else our own cgroup and clone. */
-    ret = lcl_locald_exec(p, &r.c, &r.cg, &r.pidfd, &r.locald);
+    /* A sandbox the daemon prepared, else our own cgroup and clone.  An
+     * exec a zygote starts (@sp: its imports done) is the zygote's. */
+    ret = sp ? LCL_LOCALD_NO : lcl_locald_exec(p, &r.c, &r.cg, &r.pidfd, &r.locald);
     if (ret == LCL_LOCALD_NO) {
         ret = lcl_cg_create(p, sb, &r.cg);
         if (!ret)

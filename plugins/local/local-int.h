@@ -88,6 +88,7 @@ struct lcl_prov {
     char *locald_path;      /* polysandbox-locald */
     char locald_key[40];    /* its build and settings, hashed */
     bool locald_strict;     /* tests: wait for the daemon and its sandboxes, never in-process */
+    bool cg_v2_slots;       /* polysandbox-locald: v2 cgroups as one-shot pool slots (local-cgpool.c) */
 };
 
 struct lcl_sb {
@@ -178,7 +179,8 @@ bool lcl_cg_remove(struct lcl_prov *p, const char *name);
 /* ---- local-cgpool.c ---- */
 #define LCL_POOL_XATTR "trusted.polysandbox.owner"
 /* Takes a free clean slot (or makes one) for an exec of @sb, as root on
- * v1; false: none to be had, make a fresh cgroup (nothing set). */
+ * v1 (on v2, with cg_v2_slots, a fresh one-shot slot); false: none to be
+ * had, make a fresh cgroup (nothing set). */
 bool lcl_cg_pool_claim(struct lcl_prov *p, const struct lcl_sb *sb, struct lcl_cg_run *run,
                        unsigned long long start);
 /* Gives the slot back (clean) or removes it; @empty: it holds no process. */
@@ -293,6 +295,8 @@ int lcl_locald_init(struct lcl_prov *p);
  * LCL_LOCALD_NO: run it in-process; else an error (sbx code, set). */
 int lcl_locald_exec(struct lcl_prov *p, const struct lcl_child *c, struct lcl_cg_run *cg,
                     int *pidfd, int *conn);
+/* Can the daemon hold its sandboxes in this host's cgroups? */
+bool lcl_locald_cg_ok(const struct lcl_prov *p);
 /* The outcome is read: the daemon may take the cgroup back. */
 void lcl_locald_done(struct lcl_prov *p, int *conn, struct lcl_cg_run *cg, const char *id);
 /* doctor: whether the daemon is on, usable here and running. */

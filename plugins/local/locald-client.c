@@ -1,8 +1,9 @@
 /* plugins/local/locald-client.c - handing an exec to polysandbox-locald
  *
  * With `daemon = auto` (providers.d/local.ini, or POLYSANDBOX_LOCAL_DAEMON),
- * an exec the daemon can serve (root, cgroup v1 pool, no image, network
- * none, a tmpfs work directory, the shared skeleton) goes to a sandbox it
+ * an exec the daemon can serve (root, cgroup v1 pool or cgroup v2, a
+ * tmpfs work directory, the shared skeleton or an image root, network
+ * none or host) goes to a sandbox it
  * prepared beforehand: this process still makes the pipes, supervises
  * (output, stdin, deadline, CPU, kills) and decides the outcome from the
  * same report and status pipes and cgroup counters; only the clone and
@@ -185,10 +186,10 @@ static void spawn_daemon(struct lcl_prov *p, const sbx_limits_v1 *l)
         free(sets[i]);
 }
 
-static uint64_t mnt_ns_id(void)
+static uint64_t ns_id(const char *ns)
 {
     struct stat st;
-    return stat("/proc/self/ns/mnt", &st) == 0 ? (uint64_t)st.st_ino : 0;
+    return stat(ns, &st) == 0 ? (uint64_t)st.st_ino : 0;
 }
 
 /* The request: header, then argv, env, PATH dirs and cwd, NUL-ended. */
@@ -200,8 +201,13 @@ static char *build_request(struct lcl_prov *p, const struct lcl_child *c, size_t
     q.version = LCL_LD_VERSION;
     snprintf(q.key, sizeof q.key, "%s", p->locald_key);
     snprintf(q.id, sizeof q.id, "%s", c->sb->id);
-    q.mnt_ns = mnt_ns_id();
+    q.mnt_ns = ns_id("/proc/self/ns/mnt");
     q.limits = c->sb->limits;
+    q.network = (uint32_t)c->sb->network;
+    if (q.network == SBX_NET_HOST)
+        q.net_ns = ns_id("/proc/self/ns/net");
+    const char *img = c->sb->rootfs;
+    q.rootfs_len = img ? (uint32_t)strlen(img) + 1 : 0;
     mode_t um = umask(0);
     umask(um);
     q.umask = (uint32_t)um;
@@ -211,7 +217,7 @@ static char *build_request(struct lcl_prov *p, const struct lcl_child *c, size_t
         getrlimit((__rlimit_resource_t)i, &q.rl[i]);
     if (sched_getaffinity(0, sizeof q.cpus, &q.cpus) < 0)
         CPU_ZERO(&q.cpus);
-    size_t blob = strlen(c->cwd) + 1;
+    size_t blob = strlen(c->cwd) + 1 + q.rootfs_len;
     char *const *lists[3] = {c->argv, c->envp, c->path_dirs};
     uint32_t *counts[3] = {&q.n_argv, &q.n_env, &q.n_path};
     for (int l = 0; l < 3; l++)
@@ -234,6 +240,9 @@ static char *build_request(struct lcl_prov *p, const struct lcl_child *c, size_t
             off += n;
         }
     memcpy(buf + off, c->cwd, strlen(c->cwd) + 1);
+    off += strlen(c->cwd) + 1;
+    if (img)
+        memcpy(buf + off, img, q.rootfs_len);
     *len = sizeof q + blob;
     return buf;
 }
@@ -248,14 +257,22 @@ static bool slot_ok(const char *s)
     return true;
 }
 
+/* The cgroups a daemon's sandbox can be held in: v1 pool slots (the
+ * freezer marks them) or v2 one-shot slots (local-cgpool.c).  No cgroups
+ * at all: in-process, which says what is not enforced. */
+bool lcl_locald_cg_ok(const struct lcl_prov *p)
+{
+    return (p->cg.version == 1 && p->cg.usable[LCL_CG_FREEZER]) ||
+           (p->cg.version == 2 && p->cg.v2_base);
+}
+
 int lcl_locald_exec(struct lcl_prov *p, const struct lcl_child *c, struct lcl_cg_run *cg,
                     int *pidfd, int *conn)
 {
     const struct lcl_sb *sb = c->sb;
     *conn = -1;
-    if (!p->locald || !p->root || p->cg.version != 1 || !p->cg.usable[LCL_CG_FREEZER] ||
-        sb->rootfs || sb->network == SBX_NET_HOST || !sb->work_tmpfs || !c->skel_src ||
-        !p->run_dir)
+    if (!p->locald || !p->root || !lcl_locald_cg_ok(p) || !sb->work_tmpfs ||
+        (!sb->rootfs && !c->skel_src) || !p->run_dir)
         return LCL_LOCALD_NO;
     struct sockaddr_un sa = {.sun_family = AF_UNIX};
     if (snprintf(sa.sun_path, sizeof sa.sun_path, "%s/" LCL_LD_SOCK, p->run_dir) >=
@@ -359,7 +376,12 @@ int lcl_locald_exec(struct lcl_prov *p, const struct lcl_child *c, struct lcl_cg
     }
     memset(cg, 0, sizeof *cg);
     cg->v2fd = cg->pool_fd = -1;
-    for (int i = 0; i < LCL_CG_NCTRL; i++)
+    if (p->cg.version == 2 && !(cg->v2dir = lcl_join(p->cg.v2_base, rep.slot))) {
+        close(got);
+        close(s);
+        return p->host->set_error(p->h, SBX_E_NOMEM, "out of memory");
+    }
+    for (int i = 0; i < LCL_CG_NCTRL && p->cg.version == 1; i++)
         if (p->cg.usable[i] && !(cg->dir[i] = lcl_join(p->cg.base[i], rep.slot))) {
             for (int j = 0; j < i; j++)
                 free(cg->dir[j]);
@@ -384,7 +406,7 @@ void lcl_locald_done(struct lcl_prov *p, int *conn, struct lcl_cg_run *cg, const
      * sandbox's, so its destroy, next, finds nothing to kill there while
      * the daemon tears the rest down. */
     char owner[SBX_ID_MAX + 64], now[SBX_ID_MAX + 64];
-    const char *fz = cg->dir[LCL_CG_FREEZER];
+    const char *fz = cg->v2dir ? cg->v2dir : cg->dir[LCL_CG_FREEZER];
     size_t il = strlen(id);
     ssize_t n = fz ? getxattr(fz, LCL_POOL_XATTR, owner, sizeof owner - 1) : -1;
     if (n > 0) {
@@ -401,6 +423,7 @@ void lcl_locald_done(struct lcl_prov *p, int *conn, struct lcl_cg_run *cg, const
     *conn = -1;
     for (int i = 0; i < LCL_CG_NCTRL; i++)
         free(cg->dir[i]);
+    free(cg->v2dir);
     memset(cg, 0, sizeof *cg);
     cg->v2fd = cg->pool_fd = -1;
 }
@@ -417,9 +440,9 @@ void lcl_locald_doctor(struct lcl_prov *p, sbx_doctor_cb_v1 cb, void *ud)
     int n = p->run_dir ? lcl_read_file(lock, pid, sizeof pid) : -1;
     while (n > 0 && (pid[n - 1] == '\n'))
         pid[--n] = '\0';
-    bool usable = p->root && p->cg.version == 1 && p->cg.usable[LCL_CG_FREEZER] && p->run_dir;
+    bool usable = p->root && lcl_locald_cg_ok(p) && p->run_dir;
     snprintf(detail, sizeof detail, "auto: %s; %s%s%s", p->locald_path,
-             !usable ? "not used here (needs root and the cgroup v1 pool)"
+             !usable ? "not used here (needs root, and cgroup v1 with a freezer or cgroup v2)"
              : n > 0 ? "running, pid " : "not running (started on first use)",
              usable && n > 0 ? pid : "", "");
     cb(ud, "daemon (polysandbox-locald)", 1, detail);

@@ -21,7 +21,7 @@
 #include <polysandbox/provider.h>
 
 #define LCL_LD_MAGIC 0x444c434cu   /* "LCLD" */
-#define LCL_LD_VERSION 1u
+#define LCL_LD_VERSION 2u   /* 2: network, net_ns, rootfs_len */
 #define LCL_LD_SOCK "locald.sock"
 #define LCL_LD_LOCK "locald.lock"
 #define LCL_LD_KEY_MAX 40
@@ -42,7 +42,10 @@ struct lcl_ld_req {
     char key[LCL_LD_KEY_MAX];      /* the daemon's build and settings (client's view) */
     char id[SBX_ID_MAX];           /* the sandbox */
     uint64_t mnt_ns;               /* the client's mount namespace (inode) */
+    uint64_t net_ns;               /* and network namespace (network = host) */
     sbx_limits_v1 limits;
+    uint32_t network;              /* sbx_network: none or host */
+    uint32_t rootfs_len;           /* image root: its path (NUL-ended) ends the blob; 0: none */
     /* What the payload would inherit from the client in-process: the
      * daemon serves only clients it can match (FALLBACK otherwise). */
     uint32_t umask;

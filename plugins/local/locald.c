@@ -59,6 +59,12 @@ extern const sbx_provider_v1 sandbox_provider_v1;
 #ifndef P_PIDFD
 #define P_PIDFD 3
 #endif
+#ifndef CLONE_INTO_CGROUP
+#define CLONE_INTO_CGROUP 0x200000000ULL
+#endif
+#ifndef CLONE_NEWCGROUP
+#define CLONE_NEWCGROUP 0x02000000
+#endif
 
 #define ZMAX 64          /* prepared and serving sandboxes, at most */
 #define WMAX 2           /* limits kept prepared for */
@@ -157,8 +163,14 @@ static const sbx_host_v1 host = {
 
 /* ---- state ---- */
 
+/* What a prepared sandbox is made for: the limits its cgroup and /tmp
+ * carry, its network, and its root (the skeleton, or an image directory
+ * as it was when its top level was read: its identity and times). */
 struct key {
     uint64_t mem, pids, disk;
+    int net;                  /* SBX_NET_NONE or SBX_NET_HOST */
+    uint64_t img[5];          /* image: dev, ino, mtime, ctime (s, ns mixed) */
+    char rootfs[LCL_PATH_MAX]; /* image directory, or "" */
 };
 
 struct want {
@@ -190,7 +202,9 @@ struct daemon {
     int lock_fd, listen_fd, sig_fd;
     int per_key;         /* K */
     uint64_t idle_ns, last_req;
-    uint64_t mnt_ns;
+    uint64_t mnt_ns, net_ns;
+    dev_t state_dev;     /* the state directory we serve (gone: we go) */
+    ino_t state_ino;
     bool retiring, stop;
     bool strict;         /* tests: a request waits for a sandbox prepared for it */
     struct want wants[WMAX];
@@ -206,7 +220,22 @@ static void close_fd(int *fd)
 
 static bool key_eq(const struct key *a, const struct key *b)
 {
-    return a->mem == b->mem && a->pids == b->pids && a->disk == b->disk;
+    return a->mem == b->mem && a->pids == b->pids && a->disk == b->disk && a->net == b->net &&
+           !memcmp(a->img, b->img, sizeof a->img) && !strcmp(a->rootfs, b->rootfs);
+}
+
+/* The image directory's identity now; false if it is not one. */
+static bool image_id(const char *dir, uint64_t img[5])
+{
+    struct stat st;
+    if (stat(dir, &st) < 0 || !S_ISDIR(st.st_mode))
+        return false;
+    img[0] = (uint64_t)st.st_dev;
+    img[1] = (uint64_t)st.st_ino;
+    img[2] = (uint64_t)st.st_mtim.tv_sec;
+    img[3] = (uint64_t)st.st_mtim.tv_nsec ^ ((uint64_t)st.st_ctim.tv_nsec << 32);
+    img[4] = (uint64_t)st.st_ctim.tv_sec;
+    return true;
 }
 
 /* ---- prepared sandboxes ---- */
@@ -274,16 +303,23 @@ static bool zyg_start(struct daemon *d, int wi)
     sb.limits.memory_bytes = w->k.mem;
     sb.limits.pids = w->k.pids;
     sb.limits.disk_bytes = w->k.disk;
-    sb.network = SBX_NET_NONE;
-    const char *skel = lcl_skel_shared(p);
+    sb.network = w->k.net;
+    sb.rootfs = w->k.rootfs[0] ? w->k.rootfs : NULL;
+    /* An image changed since it was asked for: its top level is read again. */
+    uint64_t img[5] = {0, 0, 0, 0, 0};
+    if (sb.rootfs && (!image_id(sb.rootfs, img) || memcmp(img, w->k.img, sizeof img))) {
+        w->fails = MAX_FAILS;
+        return false;
+    }
+    const char *skel = sb.rootfs ? NULL : lcl_skel_shared(p);
     int tasks[LCL_CG_NCTRL], sv[2] = {-1, -1}, rep[2] = {-1, -1};
     for (int i = 0; i < LCL_CG_NCTRL; i++)
         tasks[i] = -1;
-    if (!skel || lcl_cg_create(p, &sb, &z->cg) || z->cg.pool_fd < 0 ||
+    if ((!skel && !sb.rootfs) || lcl_cg_create(p, &sb, &z->cg) || z->cg.pool_fd < 0 ||
         lcl_cg_open_tasks(p, &z->cg, tasks) ||
         socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0 || pipe2(rep, O_CLOEXEC) < 0) {
         h_log(&hh, SBX_LOG_WARNING, "cannot prepare a sandbox (%s): executions go in-process",
-              !skel ? "no shared skeleton" : z->cg.active && z->cg.pool_fd < 0
+              !skel && !sb.rootfs ? "no shared skeleton" : z->cg.active && z->cg.pool_fd < 0
                   ? "no cgroup pool slot" : strerror(errno));
         for (int i = 0; i < LCL_CG_NCTRL; i++)
             close_fd(&tasks[i]);
@@ -294,7 +330,7 @@ static bool zyg_start(struct daemon *d, int wi)
         if (z->cg.active)
             lcl_cg_destroy(p, &z->cg);
         /* No skeleton: never; no free pool slot (all busy): not now. */
-        w->fails = skel ? w->fails + 1 : MAX_FAILS;
+        w->fails = skel || sb.rootfs ? w->fails + 1 : MAX_FAILS;
         return false;
     }
     struct lcl_child c;
@@ -306,8 +342,8 @@ static bool zyg_start(struct daemon *d, int wi)
     c.fd_report = rep[1];
     memcpy(c.fd_tasks, tasks, sizeof tasks);
     c.drop_groups = true;
-    c.new_cgroup_ns = true;
-    c.net_none = true;
+    c.new_cgroup_ns = z->cg.v2fd < 0; /* v2: cloned into its cgroup and namespace */
+    c.net_none = sb.network != SBX_NET_HOST;
     c.skel_src = skel;
     snprintf(c.tmp_opts, sizeof c.tmp_opts, "size=%llu,nr_inodes=%llu,mode=1777",
              (unsigned long long)w->k.disk, (unsigned long long)p->work_inodes);
@@ -316,7 +352,11 @@ static bool zyg_start(struct daemon *d, int wi)
     struct lcl_clone_args ca;
     memset(&ca, 0, sizeof ca);
     ca.flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS |
-               CLONE_NEWNET | CLONE_PIDFD;
+               CLONE_PIDFD | (c.net_none ? CLONE_NEWNET : 0);
+    if (z->cg.v2fd >= 0) {
+        ca.flags |= CLONE_INTO_CGROUP | CLONE_NEWCGROUP;
+        ca.cgroup = (uint64_t)z->cg.v2fd;
+    }
     ca.pidfd = (uint64_t)(uintptr_t)&pidfd;
     long pid = syscall(SYS_clone3, &ca, sizeof ca);
     if (pid == 0)
@@ -499,6 +539,40 @@ static bool inherit_ok(const struct lcl_ld_req *q)
            CPU_EQUAL(&cpus, &q->cpus);
 }
 
+/* The key of request @q (@buf: it and its strings): its limits, its
+ * network (host: only as permitted, and in our own network namespace,
+ * which an in-process exec would share) and its image root (checked as
+ * create checks it, by the same code).  False: not ours to serve. */
+static bool request_key(struct daemon *d, const struct lcl_ld_req *q, const char *buf,
+                        struct key *k)
+{
+    memset(k, 0, sizeof *k);
+    k->mem = q->limits.memory_bytes;
+    k->pids = q->limits.pids;
+    k->disk = q->limits.disk_bytes;
+    k->net = (int)q->network;
+    if (q->network == SBX_NET_HOST) {
+        if (!d->p->allow_host_net || !d->net_ns || q->net_ns != d->net_ns)
+            return false;
+    } else if (q->network != SBX_NET_NONE) {
+        return false;
+    }
+    if (!q->rootfs_len)
+        return true;
+    if (q->rootfs_len > q->blob_len || q->rootfs_len > sizeof k->rootfs)
+        return false;
+    const char *img = buf + sizeof *q + q->blob_len - q->rootfs_len;
+    if (img[q->rootfs_len - 1] != '\0' || strlen(img) != q->rootfs_len - 1)
+        return false;
+    char *real = NULL;
+    bool ok = lcl_layout_rootfs(d->p, img, &real) == 0 && real && !strcmp(real, img);
+    free(real);
+    if (!ok)
+        return false;
+    memcpy(k->rootfs, img, q->rootfs_len);
+    return image_id(k->rootfs, k->img);
+}
+
 static void serve(struct daemon *d, int conn)
 {
     struct ucred cr;
@@ -529,12 +603,13 @@ static void serve(struct daemon *d, int conn)
     d->last_req = lcl_now_mono();
     struct zyg *z = NULL;
     int code = LCL_LD_FALLBACK;
+    static struct key k; /* single-threaded; a path is large for the stack */
     if (e) {
         h_log(&hh, SBX_LOG_INFO, "bad request: %s", strerror(-e));
     } else if (q.version != LCL_LD_VERSION || strcmp(q.key, d->key)) {
         code = LCL_LD_MISMATCH;
-    } else if (q.mnt_ns == d->mnt_ns && id_ok(q.id) && !d->retiring && inherit_ok(&q)) {
-        struct key k = {q.limits.memory_bytes, q.limits.pids, q.limits.disk_bytes};
+    } else if (q.mnt_ns == d->mnt_ns && id_ok(q.id) && !d->retiring && inherit_ok(&q) &&
+               request_key(d, &q, buf, &k)) {
         int wi = want_for(d, &k);
         d->wants[wi].last = d->last_req;
         for (int i = 0; i < ZMAX && !z; i++)
@@ -564,7 +639,7 @@ static void serve(struct daemon *d, int conn)
         close(conn);
         return;
     }
-    const char *fz = z->cg.dir[LCL_CG_FREEZER];
+    const char *fz = z->cg.v2dir ? z->cg.v2dir : z->cg.dir[LCL_CG_FREEZER];
     reply(conn, LCL_LD_OK, strrchr(fz, '/') + 1, z->pidfd);
     z->serving = true;
     z->client = conn;
@@ -655,6 +730,13 @@ static uint64_t refill_hold(const struct daemon *d, uint64_t now)
     return d->last_req + REFILL_HOLD_NS;
 }
 
+static bool state_gone(const struct daemon *d)
+{
+    struct stat st;
+    return stat(hh.state_dir, &st) < 0 ? errno == ENOENT || errno == ENOTDIR
+                                       : st.st_dev != d->state_dev || st.st_ino != d->state_ino;
+}
+
 static void loop(struct daemon *d)
 {
     while (!d->stop) {
@@ -706,6 +788,11 @@ static void loop(struct daemon *d)
         int pr = poll(pf, n, timeout);
         if (pr < 0 && errno != EINTR)
             break;
+        /* Our state directory removed (a test's, say): nobody can ask
+         * for us any more; we go with our last exec, not an idle minute
+         * later.  Looked at only when nothing happened. */
+        if (pr == 0 && !d->retiring && state_gone(d))
+            retire(d);
         for (nfds_t i = 0; pr > 0 && i < n; i++) {
             if (!pf[i].revents)
                 continue;
@@ -796,7 +883,7 @@ int main(int argc, char **argv)
 {
     const char *run_dir = NULL, *key = NULL;
     uint64_t idle_s = 60, k = 2;
-    struct key warm = {0, 0, 0};
+    static struct key warm;
     bool fg = false;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -838,7 +925,9 @@ int main(int argc, char **argv)
                 fprintf(stderr, "polysandbox-locald: --warm '%s': MEM,PIDS,DISK\n", v);
                 return 2;
             }
-            warm = (struct key){m, pi, di};
+            warm.mem = m;
+            warm.pids = pi;
+            warm.disk = di;
         } else if (!strcmp(a, "--set")) {
             if (hh.n_sets >= 16 || !strchr(v, '=')) {
                 fprintf(stderr, "polysandbox-locald: --set '%s': KEY=VALUE (16 at most)\n", v);
@@ -927,6 +1016,7 @@ int main(int argc, char **argv)
         return 1;
     }
     d.p = prov;
+    d.p->cg_v2_slots = true; /* v2: our cgroups are one-shot slots (local-cgpool.c) */
     if (!d.p->run_dir || strcmp(d.p->run_dir, run_dir) || !d.p->root ||
         lcl_seccomp_ensure(d.p)) {
         h_log(&hh, SBX_LOG_ERROR, "not usable here (run directory %s, root %d)",
@@ -936,6 +1026,12 @@ int main(int argc, char **argv)
     }
     if (stat("/proc/self/ns/mnt", &st) == 0)
         d.mnt_ns = st.st_ino;
+    if (stat("/proc/self/ns/net", &st) == 0)
+        d.net_ns = st.st_ino;
+    if (stat(hh.state_dir, &st) == 0) {
+        d.state_dev = st.st_dev;
+        d.state_ino = st.st_ino;
+    }
     int e = listen_on(&d);
     if (e) {
         h_log(&hh, SBX_LOG_ERROR, "listening on %s/" LCL_LD_SOCK ": %s", run_dir, strerror(-e));

@@ -13,6 +13,10 @@
 . "$top_srcdir/tests/hostile/lib.sh"
 
 if [ "$(id -u)" != 0 ]; then echo "1..0 # SKIP needs root"; exit 0; fi
+# The in-process pool: with daemon = auto, prepared sandboxes hold (marked)
+# slots of their own between execs (tests/hostile/locald*.sh test those).
+POLYSANDBOX_LOCAL_DAEMON=off
+export POLYSANDBOX_LOCAL_DAEMON
 fz=/sys/fs/cgroup/freezer/polysandbox
 hostile_need cgroup-pool
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/ps-cgroup-pool.XXXXXX") || exit 99

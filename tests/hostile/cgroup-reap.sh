@@ -14,6 +14,10 @@
 . "$top_srcdir/tests/hostile/lib.sh"
 
 if [ "$(id -u)" != 0 ]; then echo "1..0 # SKIP needs root"; exit 0; fi
+# In-process supervisors' cgroups: with daemon = auto the exec's slot is
+# the daemon's, marked with its pid (a killed client: tests/hostile/locald.sh).
+POLYSANDBOX_LOCAL_DAEMON=off
+export POLYSANDBOX_LOCAL_DAEMON
 hostile_need cgroup-reap
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/ps-cgroup-reap.XXXXXX") || exit 99
 pids=""

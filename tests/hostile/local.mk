@@ -69,3 +69,10 @@ if BUILD_PROVIDER_LOCAL
 TESTS += tests/hostile/audit.sh
 endif
 dist_check_SCRIPTS += tests/hostile/audit.sh
+
+# polysandbox-locald on cgroup v2 (cgroup2.sh through the daemon), and
+# image roots and network = host through it.
+if BUILD_PROVIDER_LOCAL
+TESTS += tests/hostile/cgroup2-locald.sh tests/hostile/locald-serves.sh
+endif
+dist_check_SCRIPTS += tests/hostile/cgroup2-locald.sh tests/hostile/locald-serves.sh

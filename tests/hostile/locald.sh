@@ -166,8 +166,8 @@ else
 fi
 
 # 4. A timeout through the daemon: killed, status timeout, nothing left.
-run -t 1s -- sh -c 'sleep 100; echo no'
-if [ "$(jget "$tmp/out.json" status)" = timeout ] && ! pgrep -f "sleep 100" >/dev/null; then
+run -t 1s -- sh -c 'sleep 4139; echo no'
+if [ "$(jget "$tmp/out.json" status)" = timeout ] && ! pgrep -x -f "sleep 4139" >/dev/null; then
     ok "a timeout through the daemon kills the exec"
 else
     not_ok "a timeout through the daemon" "$(cat "$tmp/out.json")"
