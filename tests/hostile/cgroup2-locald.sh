@@ -37,31 +37,6 @@ hostile_need cgroup2-locald "$HOSTILE" "$DAEMON_BIN"
 POLYSANDBOX_LOCALD_IDLE=30 # it is ended at the end (and by cleanup)
 locald_on
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/ps-cgroup2-locald.XXXXXX") || exit 99
-# daemons: the pids of our daemons (their prepared sandboxes, children
-# with the same command line, left out).
-daemons() {
-    python3 - "$POLYSANDBOX_STATE_DIR/local" <<'PYEOF'
-import os, sys
-def argv(pid):
-    try:
-        with open("/proc/%s/cmdline" % pid, "rb") as f:
-            return f.read().split(b"\0")
-    except OSError:
-        return []
-def ppid(pid):
-    try:
-        with open("/proc/%s/stat" % pid) as f:
-            return f.read().rsplit(")", 1)[1].split()[1]
-    except (OSError, IndexError):
-        return "0"
-def ours(a):
-    return len(a) > 2 and a[0].endswith(b"polysandbox-locald") and a[1] == b"--state-dir" \
-        and a[2] == sys.argv[1].encode()
-for pid in os.listdir("/proc"):
-    if pid.isdigit() and ours(argv(pid)) and not ours(argv(ppid(pid))):
-        print(pid)
-PYEOF
-}
 cleanup() {
     for p in $(daemons); do kill -TERM "$p" 2>/dev/null; done
     rm -rf "$tmp" "$POLYSANDBOX_STATE_DIR"

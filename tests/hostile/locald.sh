@@ -50,31 +50,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# daemons: pids of the daemons (not their prepared sandboxes, which are
-# their children with the same command line) of our state directory.
-daemons() {
-    python3 - "$POLYSANDBOX_STATE_DIR/local" <<'PYEOF'
-import os, sys
-def argv(pid):
-    try:
-        with open("/proc/%s/cmdline" % pid, "rb") as f:
-            return f.read().split(b"\0")
-    except OSError:
-        return []
-def ppid(pid):
-    try:
-        with open("/proc/%s/stat" % pid) as f:
-            return f.read().rsplit(")", 1)[1].split()[1]
-    except (OSError, IndexError):
-        return "0"
-def ours(a):
-    return len(a) > 2 and a[0].endswith(b"polysandbox-locald") and a[1] == b"--state-dir" \
-        and a[2] == sys.argv[1].encode()
-for pid in os.listdir("/proc"):
-    if pid.isdigit() and ours(argv(pid)) and not ours(argv(ppid(pid))):
-        print(pid)
-PYEOF
-}
 # children PID: its children's pids (its prepared sandboxes).
 # dead PID: gone, or a zombie nobody reaps (pid 1 of a container may not).
 dead() { [ ! -e "/proc/$1/stat" ] || [ "$(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | cut -c1)" = Z ]; }
