@@ -29,16 +29,6 @@
 
 #include "local-int.h"
 
-#ifndef CLONE_PIDFD
-#define CLONE_PIDFD 0x00001000
-#endif
-#ifndef CLONE_INTO_CGROUP
-#define CLONE_INTO_CGROUP 0x200000000ULL
-#endif
-#ifndef P_PIDFD
-#define P_PIDFD 3
-#endif
-
 /* Our own copy: <linux/sched.h> may predate the cgroup field. */
 struct lcl_clone_args {
     uint64_t flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size, tls,

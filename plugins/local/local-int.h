@@ -8,12 +8,28 @@
 #ifndef LOCAL_INT_H
 #define LOCAL_INT_H
 
+#include <sched.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <sys/wait.h>
 
 #include <polysandbox/provider.h>
+
+/* Kernel constants an older libc's headers (included above) may lack. */
+#ifndef CLONE_PIDFD
+#define CLONE_PIDFD 0x00001000
+#endif
+#ifndef CLONE_NEWCGROUP
+#define CLONE_NEWCGROUP 0x02000000
+#endif
+#ifndef CLONE_INTO_CGROUP
+#define CLONE_INTO_CGROUP 0x200000000ULL
+#endif
+#ifndef P_PIDFD
+#define P_PIDFD 3
+#endif
 
 #define LCL_ID_PREFIX "lcl-"
 #define LCL_META_FILE "meta.json"

@@ -46,10 +46,6 @@
 #include "local-int.h"
 #include "local-zygote.h"
 
-#ifndef CLONE_PIDFD
-#define CLONE_PIDFD 0x00001000
-#endif
-
 #define ZC_EXPORT __attribute__((visibility("default")))
 
 ZC_EXPORT int lcl_zc_spawn(const void *buf, size_t len, const int *fds, int nfds, int *pidfd);

@@ -41,13 +41,6 @@
 #include "local-zygote.h"
 #include "plugins/local/local-zygote-py.h" /* LCL_ZYGOTE_PY: local-zygote.py as a string */
 
-#ifndef CLONE_PIDFD
-#define CLONE_PIDFD 0x00001000
-#endif
-#ifndef P_PIDFD
-#define P_PIDFD 3
-#endif
-
 /* A zygote is retired after this many execs: its children share its
  * memory layout and hash seed, so a fresh one now and then bounds that. */
 #define ZYG_MAX_USES 256

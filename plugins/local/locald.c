@@ -53,19 +53,6 @@
 /* local.c's descriptor: its ops make the provider here too. */
 extern const sbx_provider_v1 sandbox_provider_v1;
 
-#ifndef CLONE_PIDFD
-#define CLONE_PIDFD 0x00001000
-#endif
-#ifndef P_PIDFD
-#define P_PIDFD 3
-#endif
-#ifndef CLONE_INTO_CGROUP
-#define CLONE_INTO_CGROUP 0x200000000ULL
-#endif
-#ifndef CLONE_NEWCGROUP
-#define CLONE_NEWCGROUP 0x02000000
-#endif
-
 #define ZMAX 64          /* prepared and serving sandboxes, at most */
 #define WMAX 2           /* limits kept prepared for */
 #define MAX_FAILS 3      /* preparations failing in a row: that limits goes in-process */

@@ -31,14 +31,9 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# The same configuration without the zygote (as zygote.sh makes it).
+# The same configuration without the zygote.
 plain="$tmp/plain-config"
-mkdir -p "$plain/templates.d"
-cp "$POLYSANDBOX_CONFIG_DIR/polysandbox.ini" "$plain/"
-cp -R "$POLYSANDBOX_CONFIG_DIR/providers.d" "$plain/"
-for f in "$POLYSANDBOX_CONFIG_DIR"/templates.d/*.ini; do
-    grep -v '^zygote' "$f" >"$plain/templates.d/$(basename "$f")"
-done
+config_without_zygote "$plain" || exit 99
 
 # A program that says whether it came from the zygote (which imported
 # typing beforehand).

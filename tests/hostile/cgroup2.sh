@@ -13,21 +13,7 @@
 : "${top_builddir:?top_builddir is not set (run through make check)}"
 : "${top_srcdir:?top_srcdir is not set (run through make check)}"
 
-if [ -z "${PS_CG2_INNER:-}" ]; then
-    if [ "$(id -u)" != 0 ]; then echo "1..0 # SKIP needs root"; exit 0; fi
-    if ! grep -qw cgroup2 /proc/filesystems; then echo "1..0 # SKIP no cgroup2 in this kernel"; exit 0; fi
-    if [ "$(stat -f -c %T /sys/fs/cgroup 2>/dev/null)" != cgroup2fs ]; then
-        if ! command -v unshare >/dev/null 2>&1; then echo "1..0 # SKIP needs unshare"; exit 0; fi
-        PS_CG2_INNER=private exec unshare -m sh "$0" "$@"
-    fi
-    PS_CG2_INNER=host
-fi
-if [ "$PS_CG2_INNER" = private ]; then
-    if ! mount --make-rprivate / || ! mount -t cgroup2 none /sys/fs/cgroup; then
-        echo "1..0 # SKIP cannot mount cgroup2 in a private mount namespace"
-        exit 0
-    fi
-fi
+. "$top_srcdir/tests/hostile/cgroup2-enter.sh"
 
 . "$top_srcdir/tests/hostile/lib.sh"
 HOSTILE="$top_builddir/tests/hostile/hostile"

@@ -44,6 +44,18 @@ ok() { t=$((t + 1)); echo "ok $t - $1"; }
 not_ok() { t=$((t + 1)); echo "not ok $t - $1"; shift; for l in "$@"; do echo "# $l"; done; }
 skip() { t=$((t + 1)); echo "ok $t - $1 # SKIP $2"; }
 
+# config_without_zygote DIR: the test configuration again in DIR, with no
+# template declaring a zygote (the same runs, each interpreter started
+# afresh).
+config_without_zygote() {
+    mkdir -p "$1/templates.d" &&
+        cp "$POLYSANDBOX_CONFIG_DIR/polysandbox.ini" "$1/" &&
+        cp -R "$POLYSANDBOX_CONFIG_DIR/providers.d" "$1/" || return 1
+    for f in "$POLYSANDBOX_CONFIG_DIR"/templates.d/*.ini; do
+        grep -v '^zygote' "$f" >"$1/templates.d/$(basename "$f")"
+    done
+}
+
 # locald_on: the rest of the script runs with daemon = auto, strict (every
 # exec the daemon can take waits for it: plugins/local/locald-client.c),
 # in a state directory of its own (so a daemon of its own), idle after 3 s.

@@ -52,7 +52,7 @@ endif
 dist_check_SCRIPTS += tests/hostile/cgroup-pool.sh
 
 # Shared by the hostile scripts (sourced, not run).
-EXTRA_DIST += tests/hostile/lib.sh
+EXTRA_DIST += tests/hostile/lib.sh tests/hostile/cgroup2-enter.sh
 
 # polysandbox-locald: its life (start, one of many, upgrade, crash, idle,
 # a killed client), and run.sh and syscalls.sh through its sandboxes.

@@ -31,12 +31,7 @@ trap cleanup EXIT
 
 # The same configuration without the zygote.
 plain="$tmp/plain-config"
-mkdir -p "$plain/templates.d"
-cp "$POLYSANDBOX_CONFIG_DIR/polysandbox.ini" "$plain/"
-cp -R "$POLYSANDBOX_CONFIG_DIR/providers.d" "$plain/"
-for f in "$POLYSANDBOX_CONFIG_DIR"/templates.d/*.ini; do
-    grep -v '^zygote' "$f" >"$plain/templates.d/$(basename "$f")"
-done
+config_without_zygote "$plain" || exit 99
 
 # prog NAME CODE: write a program.
 prog() { printf '%s\n' "$2" >"$tmp/$1.py"; }
