@@ -80,7 +80,9 @@ int lcl_locald_init(struct lcl_prov *p)
         mode = p->host->config_get(p->h, "daemon");
         from = "providers.d/local.ini: daemon";
     }
-    if (!mode || !*mode || !strcmp(mode, "off"))
+    if (!mode || !*mode)
+        mode = "auto";
+    if (!strcmp(mode, "off"))
         p->locald = false;
     else if (!strcmp(mode, "auto"))
         p->locald = true;
@@ -431,6 +433,12 @@ void lcl_locald_done(struct lcl_prov *p, int *conn, struct lcl_cg_run *cg, const
 void lcl_locald_doctor(struct lcl_prov *p, sbx_doctor_cb_v1 cb, void *ud)
 {
     char detail[LCL_PATH_MAX + 160], lock[LCL_PATH_MAX], pid[24] = "";
+    if (!p->locald && p->locald_path) {
+        snprintf(detail, sizeof detail, "auto, but %s is not installed: every exec makes its "
+                 "sandbox in-process", p->locald_path);
+        cb(ud, "daemon (polysandbox-locald)", 1, detail);
+        return;
+    }
     if (!p->locald) {
         cb(ud, "daemon (polysandbox-locald)", 1, "off: every exec makes its sandbox in-process "
            "(daemon = auto to use prepared sandboxes)");

@@ -29,6 +29,8 @@ state=$(mktemp -d "${TMPDIR:-/tmp}/polysandbox-bench.XXXXXX") || exit 1
 export POLYSANDBOX_STATE_DIR="$state"
 BENCH_SAVE="$state/figures"
 export BENCH_SAVE
+# The in-process path (daemon = off), except where a section says auto.
+export POLYSANDBOX_LOCAL_DAEMON=off
 trap 'rm -rf "$state"' EXIT
 trap 'exit 130' INT TERM
 

@@ -18,6 +18,7 @@
 . "$top_srcdir/tests/hostile/lib.sh"
 HOSTILE="$top_builddir/tests/hostile/hostile"
 hostile_need cgroup2 "$HOSTILE"
+in_process
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/ps-cgroup2.XXXXXX") || exit 99
 trap 'rm -rf "$tmp"' EXIT
 ctrl=$(cat /sys/fs/cgroup/cgroup.controllers 2>/dev/null)

@@ -56,6 +56,13 @@ config_without_zygote() {
     done
 }
 
+# in_process: the rest of the script runs with daemon = off (every exec
+# makes its sandbox in-process) unless the environment chose; the
+# *-locald.sh twins run the same script with locald_on.
+in_process() {
+    POLYSANDBOX_LOCAL_DAEMON=${POLYSANDBOX_LOCAL_DAEMON:-off}
+    export POLYSANDBOX_LOCAL_DAEMON
+}
 # locald_on: the rest of the script runs with daemon = auto, strict (every
 # exec the daemon can take waits for it: plugins/local/locald-client.c),
 # in a state directory of its own (so a daemon of its own), idle after 3 s.

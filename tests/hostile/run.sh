@@ -14,6 +14,7 @@
 . "${top_srcdir:?top_srcdir is not set (run through make check)}/tests/hostile/lib.sh"
 HOSTILE="$top_builddir/tests/hostile/hostile"
 hostile_need hostile "$HOSTILE"
+in_process
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/ps-hostile.XXXXXX") || exit 99
 listener_pid=

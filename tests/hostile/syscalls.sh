@@ -14,6 +14,7 @@
 . "${top_srcdir:?top_srcdir is not set (run through make check)}/tests/hostile/lib.sh"
 PROBE="$top_builddir/tests/hostile/probe"
 hostile_need syscalls "$PROBE"
+in_process
 if [ "$(uname -m)" != x86_64 ]; then
     echo "1..0 # SKIP the expected answers are for x86_64"
     exit 0
