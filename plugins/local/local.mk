@@ -31,6 +31,7 @@ plugins_local_local_la_LIBADD = $(SECCOMP_LIBS) $(JANSSON_LIBS)
 # polysandbox-locald: prepared sandboxes per user (daemon = auto), the
 # provider's own sources with a host table of its own (no core).
 pkglibexec_PROGRAMS = plugins/local/polysandbox-locald
+dist_man_MANS += doc/polysandbox-locald.8
 plugins_local_polysandbox_locald_SOURCES = $(plugins_local_local_la_SOURCES) \
 	plugins/local/locald.h \
 	plugins/local/locald.c \

@@ -818,13 +818,14 @@ static void loop(struct daemon *d)
 
 /* ---- start ---- */
 
-static int usage(void)
+static int usage(FILE *to, int code)
 {
-    fprintf(stderr, "usage: polysandbox-locald --state-dir DIR --run-dir DIR --key KEY "
+    fprintf(to, "usage: polysandbox-locald --state-dir DIR --run-dir DIR --key KEY "
             "[--idle SECONDS] [--pool K] [--strict] [--warm MEM,PIDS,DISK] [--set KEY=VALUE]... "
             "[--foreground] [--verbose]\n"
-            "Started by the local provider (daemon = auto); not meant to be run by hand.\n");
-    return 2;
+            "Started by the local provider (daemon = auto); not meant to be run by hand.\n"
+            "See polysandbox-locald(8).\n");
+    return code;
 }
 
 static bool parse_u64(const char *s, uint64_t *v)
@@ -886,8 +887,10 @@ int main(int argc, char **argv)
             hh.verbose = true;
             continue;
         }
+        if (!strcmp(a, "--help"))
+            return usage(stdout, 0);
         if (!v)
-            return usage();
+            return usage(stderr, 2);
         i++;
         if (!strcmp(a, "--state-dir"))
             hh.state_dir = v;
@@ -922,11 +925,11 @@ int main(int argc, char **argv)
             }
             hh.sets[hh.n_sets++] = (char *)v;
         } else {
-            return usage();
+            return usage(stderr, 2);
         }
     }
     if (!hh.state_dir || !run_dir || !key || strlen(key) >= LCL_LD_KEY_MAX)
-        return usage();
+        return usage(stderr, 2);
 
     /* Nothing of the process that started us: descriptors, signals. */
     if (syscall(SYS_close_range, 3u, ~0u, 0) < 0)

@@ -15,7 +15,8 @@ CLI_TESTS = \
 	tests/cli/json.sh \
 	tests/cli/sandbox.sh \
 	tests/cli/get-or-create.sh \
-	tests/cli/info.sh
+	tests/cli/info.sh \
+	tests/cli/man.sh
 TESTS += tests/cli/units-test $(CLI_TESTS)
 dist_check_SCRIPTS += $(CLI_TESTS)
 EXTRA_DIST += tests/cli/lib.sh
