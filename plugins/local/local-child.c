@@ -215,7 +215,7 @@ static void mount_proc(const struct lcl_child *c, const char *root)
 /* The minimal /dev: host nodes bound over the mount points, a tmpfs
  * /dev/shm and a private devpts instance (the skeleton or the image
  * root links /dev/ptmx to pts/ptmx), so programs can open a pty. */
-static void mount_dev(const struct lcl_child *c, const char *root)
+static void dev_nodes_bind(const struct lcl_child *c, const char *root)
 {
     char dst[LCL_PATH_MAX];
     for (size_t i = 0; i < sizeof dev_nodes / sizeof *dev_nodes; i++) {
@@ -227,6 +227,12 @@ static void mount_dev(const struct lcl_child *c, const char *root)
          * nor set-id, so those flags would cost a call and mean nothing. */
         bind_path(c, src, dst, 0, false);
     }
+}
+
+/* /dev's fresh parts: /dev/shm and the devpts instance. */
+static void dev_fresh(const struct lcl_child *c, const char *root)
+{
+    char dst[LCL_PATH_MAX];
     if (!s_cat3(dst, sizeof dst, root, "/dev/shm", NULL) ||
         mount("tmpfs", dst, "tmpfs", MS_NOSUID | MS_NODEV, c->tmp_opts) < 0)
         fail(c, "mount tmpfs on", "/dev/shm");
@@ -234,6 +240,12 @@ static void mount_dev(const struct lcl_child *c, const char *root)
         mount("devpts", dst, "devpts", MS_NOSUID | MS_NOEXEC,
               "newinstance,ptmxmode=0666,mode=0620,max=64") < 0)
         fail(c, "mount devpts on", "/dev/pts");
+}
+
+static void mount_dev(const struct lcl_child *c, const char *root)
+{
+    dev_nodes_bind(c, root);
+    dev_fresh(c, root);
 }
 
 /* Root from an image directory (an unpacked root file system): a small
@@ -437,6 +449,46 @@ static void skel_root(const struct lcl_child *c, const char *root)
     close(j.rfd);
 }
 
+/* The skeleton (mount points, made-up /etc files) becomes the root, the
+ * system directories are bound in, then the whole tree is made
+ * read-only, nosuid, nodev at once (recursively), before the writable
+ * mounts go on top of it. */
+static void skel_tree(const struct lcl_child *c, const char *root)
+{
+    const struct lcl_prov *p = c->prov;
+    char dst[LCL_PATH_MAX];
+    const uint64_t ro = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
+
+    if (!c->skel_src)
+        skel_root(c, root);
+    else if (mount(c->skel_src, root, NULL, MS_BIND, NULL) < 0)
+        fail(c, "bind mount of the root skeleton", c->skel_src);
+    for (size_t i = 0; i < p->n_binds; i++) {
+        const struct lcl_bind *b = &p->binds[i];
+        if (b->link)
+            continue; /* already a symlink in the skeleton */
+        if (!s_cat3(dst, sizeof dst, root, b->path, NULL))
+            fail(c, "path too long", b->path);
+        bind_path(c, b->path, dst, 0, true);
+    }
+    struct lcl_mount_attr ma = {.attr_set = ro};
+    if (syscall(SYS_mount_setattr, AT_FDCWD, root, AT_RECURSIVE, &ma, sizeof ma) < 0) {
+        if (errno != ENOSYS)
+            fail(c, "making read-only the root", NULL);
+        /* Before 5.12: one remount per mount (not recursive; the
+         * system directories' own submounts keep the host's flags). */
+        for (size_t i = 0; i < p->n_binds; i++) {
+            const struct lcl_bind *b = &p->binds[i];
+            if (b->link)
+                continue;
+            if (!s_cat3(dst, sizeof dst, root, b->path, NULL) || set_attr(dst, ro, false) < 0)
+                fail(c, "making read-only the bind mount of", b->path);
+        }
+        if (set_attr(root, ro, false) < 0)
+            fail(c, "making read-only the root", NULL);
+    }
+}
+
 static void build_root(const struct lcl_child *c)
 {
     const struct lcl_prov *p = c->prov;
@@ -446,42 +498,10 @@ static void build_root(const struct lcl_child *c)
 
     if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
         fail(c, "making mounts private", "/");
-    if (c->sb->rootfs) {
+    if (c->sb->rootfs)
         image_root(c, root);
-    } else {
-        /* The skeleton (mount points, made-up /etc files) becomes the root,
-         * the system directories are bound in, then the whole tree is made
-         * read-only, nosuid, nodev at once (recursively), before the
-         * writable mounts below go on top of it. */
-        if (!c->skel_src)
-            skel_root(c, root);
-        else if (mount(c->skel_src, root, NULL, MS_BIND, NULL) < 0)
-            fail(c, "bind mount of the root skeleton", c->skel_src);
-        for (size_t i = 0; i < p->n_binds; i++) {
-            const struct lcl_bind *b = &p->binds[i];
-            if (b->link)
-                continue; /* already a symlink in the skeleton */
-            if (!s_cat3(dst, sizeof dst, root, b->path, NULL))
-                fail(c, "path too long", b->path);
-            bind_path(c, b->path, dst, 0, true);
-        }
-        struct lcl_mount_attr ma = {.attr_set = ro};
-        if (syscall(SYS_mount_setattr, AT_FDCWD, root, AT_RECURSIVE, &ma, sizeof ma) < 0) {
-            if (errno != ENOSYS)
-                fail(c, "making read-only the root", NULL);
-            /* Before 5.12: one remount per mount (not recursive; the
-             * system directories' own submounts keep the host's flags). */
-            for (size_t i = 0; i < p->n_binds; i++) {
-                const struct lcl_bind *b = &p->binds[i];
-                if (b->link)
-                    continue;
-                if (!s_cat3(dst, sizeof dst, root, b->path, NULL) || set_attr(dst, ro, false) < 0)
-                    fail(c, "making read-only the bind mount of", b->path);
-            }
-            if (set_attr(root, ro, false) < 0)
-                fail(c, "making read-only the root", NULL);
-        }
-    }
+    else
+        skel_tree(c, root);
 
     /* A prepared sandbox (locald-zygote.c) gets /work attached later. */
     if (c->sb->work) {
@@ -538,6 +558,73 @@ void lcl_child_root(const struct lcl_child *c)
         fail(c, "sethostname", NULL);
     if (c->net_none)
         loopback_up(c);
+}
+
+/* ---- a zygote's root, built once (local-zygote-child.c) ---- */
+
+/* In the zygote, just entered into a user and mount namespace of its
+ * own: the read-only tree every exec's root shares (the skeleton, the
+ * system binds, the /dev nodes), pivoted into, the old root detached.
+ * The host's /proc goes along, bound at /proc (moved to /tmp by
+ * lcl_child_zroot_ready): the kernel lets a user namespace mount a proc
+ * only where one is fully visible already, and each init mounts its own
+ * beside it before detaching it (lcl_child_zroot_tmp). */
+void lcl_child_zroot_build(const struct lcl_child *c)
+{
+    const char *root = c->prov->skel;
+    char dst[LCL_PATH_MAX];
+    if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+        fail(c, "making mounts private", "/");
+    skel_tree(c, root);
+    dev_nodes_bind(c, root);
+    if (!s_cat3(dst, sizeof dst, root, "/proc", NULL) ||
+        mount("/proc", dst, NULL, MS_BIND | MS_REC, NULL) < 0)
+        fail(c, "bind mount of the host's", "/proc");
+    if (chdir(root) < 0)
+        fail(c, "chdir", root);
+    if (syscall(SYS_pivot_root, ".", ".") < 0)
+        fail(c, "pivot_root", root);
+    if (umount2(".", MNT_DETACH) < 0)
+        fail(c, "detaching the old root", NULL);
+    if (chdir("/") < 0)
+        fail(c, "chdir", "/");
+}
+
+/* The zygote's imports are done: its /proc goes to /tmp, which every
+ * init replaces, so no init's /proc has one beneath it. */
+void lcl_child_zroot_ready(const struct lcl_child *c)
+{
+    if (mount("/proc", "/tmp", NULL, MS_MOVE, NULL) < 0)
+        fail(c, "moving the host's /proc to", "/tmp");
+}
+
+/* An init forked from such a zygote (its mount namespace a copy of the
+ * zygote's), after the go: what lcl_child_root does on a root built
+ * already: groups, cgroup namespace, /proc (its pid namespace's, masked
+ * as usual), /dev/shm, devpts, host name, loopback.  /work and /tmp are
+ * the caller's (local-zygote-child.c). */
+void lcl_child_zroot_exec(const struct lcl_child *c)
+{
+    if (c->drop_groups && syscall(SYS_setgroups, 0, NULL) < 0)
+        fail(c, "setgroups", NULL);
+    if (c->new_cgroup_ns && unshare(CLONE_NEWCGROUP) < 0)
+        fail(c, "unshare", "CLONE_NEWCGROUP");
+    mount_proc(c, "");
+    dev_fresh(c, "");
+    if (sethostname("sandbox", 7) < 0)
+        fail(c, "sethostname", NULL);
+    if (c->net_none)
+        loopback_up(c);
+}
+
+/* The zygote's /proc off /tmp (an unmount: an RCU grace period, while the
+ * payload gets ready), and the exec's fresh /tmp in its place. */
+void lcl_child_zroot_tmp(const struct lcl_child *c)
+{
+    if (umount2("/tmp", MNT_DETACH) < 0)
+        fail(c, "detaching the host's /proc from", "/tmp");
+    if (mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, c->tmp_opts) < 0)
+        fail(c, "mount tmpfs on", "/tmp");
 }
 
 _Noreturn void lcl_child_fail(const struct lcl_child *c, const char *step, const char *path)

@@ -717,7 +717,7 @@ int lcl_exec_spawn(struct lcl_prov *p, struct lcl_sb *sb, const sbx_exec_spec_v1
     close_fd(&r.st[1]);
     for (int i = 0; i < LCL_CG_NCTRL; i++)
         close_fd(&r.c.fd_tasks[i]);  /* the child's now */
-    if (!ret && r.pid > 0)
+    if (!ret && r.pid > 0 && !(sp && sp->maps_written))
         ret = write_maps(&r);
     if (!ret && r.locald < 0 && write(r.sync[1], "g", 1) != 1)
         ret = p->host->set_error(p->h, SBX_E_IO, "releasing the sandbox init: %s", strerror(errno));

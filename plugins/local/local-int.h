@@ -287,6 +287,7 @@ int lcl_exec(struct lcl_prov *p, struct lcl_sb *sb, const sbx_exec_spec_v1 *spec
 struct lcl_spawn {
     int (*start)(void *ud, struct lcl_child *c, pid_t *pid, int *pidfd);
     void *ud;
+    bool maps_written;      /* the process's user namespace is mapped already (a zygote's) */
 };
 int lcl_exec_spawn(struct lcl_prov *p, struct lcl_sb *sb, const sbx_exec_spec_v1 *spec,
                    const sbx_output_sink_v1 *sink, sbx_exec_outcome_v1 *out,

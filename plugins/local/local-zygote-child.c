@@ -1,21 +1,34 @@
 /* plugins/local/local-zygote-child.c - a zygote's child becomes a sandbox
  *
  * Built into local-zygote.so, which the zygote (local-zygote.py, a warm
- * interpreter that never runs untrusted code) loads with ctypes.  Per
- * exec the zygote calls lcl_zc_spawn, which clones the exec's init I
- * straight into fresh user, mount, pid, ipc, uts (and net) namespaces
- * and returns its pid and a pidfd to the zygote.  I is pid 1 there and
- * runs only this file's code, never the interpreter's: it joins the
- * exec's cgroup, closes everything but the exec's descriptors, waits for
- * the supervisor's go (uid/gid maps written), builds the root, /proc,
- * /dev, /tmp and /work as every exec's init does (local-child.c),
- * forks the payload P, detaches the old root while P gets ready, and
- * reaps until P exits; then (v1 cgroups: the supervisor gave it its
- * cgroups' parents) it kills and reaps whatever is left, leaves the
- * exec's cgroups and reports P's wait status, which ends the exec for
- * the supervisor; its own exit, the namespaces' teardown, is off the
- * supervisor's path.  Else it reports the status and exits, and its exit
- * ends the exec.
+ * interpreter that never runs untrusted code) loads with ctypes.
+ *
+ * Once, before its imports, the zygote calls lcl_zc_enter: it enters a
+ * user namespace of its own (the supervisor maps the sandbox user in it,
+ * nothing else) and a mount namespace of its own, where it builds the
+ * read-only root every exec of it shares (the shared skeleton, the
+ * system binds, the /dev nodes) and pivots into it, the host's tree
+ * detached: from then on it sees what a sandbox sees, and the host's
+ * /proc (which its user namespace lets it read as an unprivileged user
+ * could), kept because the kernel lets a user namespace mount a proc
+ * only where one is fully visible.  Its imports done, lcl_zc_ready moves
+ * that /proc to /tmp.
+ *
+ * Per exec the zygote calls lcl_zc_spawn, which clones the exec's init I
+ * into fresh mount (a copy of the zygote's: a dozen mounts, nothing of
+ * the host's), pid, ipc, uts (and net) namespaces, in the zygote's user
+ * namespace, and returns its pid and a pidfd to the zygote.  I is pid 1
+ * there and runs only this file's code, never the interpreter's: it
+ * joins the exec's cgroup, closes everything but the exec's descriptors,
+ * waits for the supervisor's go, mounts its own /proc (masked as every
+ * init's), /dev/shm, devpts and the work directory (handed over as a
+ * detached mount), forks the payload P, replaces the zygote's /proc on
+ * /tmp with a fresh tmpfs while P gets ready, and reaps until P exits;
+ * then (v1 cgroups: the supervisor gave it its cgroups' parents) it
+ * kills and reaps whatever is left, leaves the exec's cgroups and
+ * reports P's wait status, which ends the exec for the supervisor; its
+ * own exit, the namespaces' teardown, is off the supervisor's path.
+ * Else it reports the status and exits, and its exit ends the exec.
  *
  * P returns from lcl_zc_spawn with 0 into the interpreter, which runs the
  * interpreter's after-fork work and calls lcl_zc_payload (stdio,
@@ -46,16 +59,25 @@
 #include "local-int.h"
 #include "local-zygote.h"
 
+#ifndef MOVE_MOUNT_F_EMPTY_PATH
+#define MOVE_MOUNT_F_EMPTY_PATH 0x00000004
+#endif
+
 #define ZC_EXPORT __attribute__((visibility("default")))
 
+ZC_EXPORT int lcl_zc_enter(const void *buf, size_t len, int ctl);
+ZC_EXPORT void lcl_zc_ready(void);
 ZC_EXPORT int lcl_zc_spawn(const void *buf, size_t len, const int *fds, int nfds, int *pidfd);
 ZC_EXPORT void lcl_zc_payload(void);
 
 static struct lcl_prov zp;
+static char *layout;            /* lcl_zc_enter's message: zp.skel and the binds point in */
+static int zygote_ctl = -1;     /* its control socket: where enter's failures go */
 static struct lcl_sb zsb;
 static struct lcl_child zc;
 static int zygote_pidfd = -1;   /* the zygote itself: I dies with it */
-static int payload_go = -1;     /* P: read end of I's "the old root is detached" */
+static int payload_go = -1;     /* P: read end of I's "/tmp is ready" */
+static int work_fd = -1;        /* I: the work directory, a detached mount */
 
 struct zc_clone_args {
     uint64_t flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size, tls;
@@ -72,8 +94,8 @@ static const char *next_str(const char **pos, const char *end)
     return s;
 }
 
-/* The request into zp, zsb, zc (pointing into @buf, which outlives the
- * clone: the child has its copy). */
+/* The request into zsb, zc (pointing into @buf, which outlives the
+ * clone: the child has its copy); zp keeps the layout. */
 static int parse(const char *buf, size_t len, const int *fds, int nfds)
 {
     struct lcl_zyg_cpart cp;
@@ -83,24 +105,11 @@ static int parse(const char *buf, size_t len, const int *fds, int nfds)
     memcpy(&cp, buf, sizeof cp);
     if (cp.leave_mask && cp.leave_mask != cp.tasks_mask)
         return -1;
-    const char *skel = next_str(&pos, end), *skel_src = next_str(&pos, end),
-               *work = next_str(&pos, end), *cwd = next_str(&pos, end),
-               *tmp_opts = next_str(&pos, end);
-    if (!skel || !skel_src || !work || !cwd || !tmp_opts || cp.n_binds > LCL_MAX_BINDS ||
-        strlen(tmp_opts) >= sizeof zc.tmp_opts)
+    const char *cwd = next_str(&pos, end), *tmp_opts = next_str(&pos, end);
+    if (!cwd || !tmp_opts || strlen(tmp_opts) >= sizeof zc.tmp_opts)
         return -1;
-    memset(&zp, 0, sizeof zp);
     memset(&zsb, 0, sizeof zsb);
     memset(&zc, 0, sizeof zc);
-    zp.skel = (char *)skel;
-    for (uint32_t i = 0; i < cp.n_binds; i++) {
-        const char *b = next_str(&pos, end);
-        if (!b)
-            return -1;
-        zp.binds[i].path = (char *)b;
-        zp.binds[i].is_dir = true;
-    }
-    zp.n_binds = cp.n_binds;
     zp.cap_last = cp.cap_last;
     size_t blen = (size_t)cp.bpf_len * 8;  /* sizeof(struct sock_filter) */
     if ((size_t)(end - pos) < blen)
@@ -115,14 +124,12 @@ static int parse(const char *buf, size_t len, const int *fds, int nfds)
         memcpy(bpf, pos, blen);
     zp.bpf = bpf;
     zp.bpf_len = cp.bpf_len;
-    zsb.work = (char *)work;
     zsb.limits.cpu_ns = cp.cpu_ns;
     zsb.limits.nofile = cp.nofile;
     zsb.limits.fsize_bytes = cp.fsize_bytes;
     zc.prov = &zp;
     zc.sb = &zsb;
     zc.cwd = cwd;
-    zc.skel_src = *skel_src ? skel_src : NULL;
     memcpy(zc.tmp_opts, tmp_opts, strlen(tmp_opts) + 1);
     zc.drop_groups = cp.flags & LCL_ZYG_F_DROP_GROUPS;
     zc.net_none = cp.flags & LCL_ZYG_F_NET_NONE;
@@ -133,6 +140,7 @@ static int parse(const char *buf, size_t len, const int *fds, int nfds)
     zc.fd_sync = fds[LCL_ZYG_FD_SYNC];
     zc.fd_report = fds[LCL_ZYG_FD_REPORT];
     zc.fd_status = fds[LCL_ZYG_FD_STATUS];
+    work_fd = fds[LCL_ZYG_FD_WORK];
     int k = LCL_ZYG_NFD;
     for (int i = 0; i < LCL_CG_NCTRL; i++) {
         zc.fd_tasks[i] = -1;
@@ -199,7 +207,7 @@ static void init_main(const int *fds, int nfds)
         if (zc.fd_tasks[i] >= 0 && write(zc.fd_tasks[i], "0", 1) != 1)
             lcl_child_fail(&zc, "joining the cgroup", NULL);
     int keep[LCL_ZYG_NFD + LCL_CG_NCTRL] = {zc.fd_in, zc.fd_out, zc.fd_err, zc.fd_sync,
-                                            zc.fd_report, zc.fd_status};
+                                            zc.fd_report, zc.fd_status, work_fd};
     for (int i = 0; i < LCL_CG_NCTRL; i++)
         keep[LCL_ZYG_NFD + i] = zc.fd_leave[i];
     (void)fds;
@@ -209,12 +217,16 @@ static void init_main(const int *fds, int nfds)
     if (read(zc.fd_sync, &go, 1) != 1)
         _exit(125); /* the supervisor gave up */
     close(zc.fd_sync);
-    lcl_child_root(&zc);
+    lcl_child_zroot_exec(&zc);
+    if (syscall(SYS_move_mount, work_fd, "", AT_FDCWD, "/work", MOVE_MOUNT_F_EMPTY_PATH) < 0)
+        lcl_child_fail(&zc, "attaching the work directory on", "/work");
+    close(work_fd);
     /* The payload gets ready (the interpreter's after-fork work, limits,
-     * privileges, the filter) while we detach the old root, an unmount
-     * that waits out an RCU grace period; it runs the program only once
-     * we say that is done, as local-child.c's payload does.  The pipe's
-     * ends go above 0-2, which the payload's stdio takes. */
+     * privileges, the filter) while we detach the zygote's /proc from
+     * /tmp, an unmount that waits out an RCU grace period, and mount the
+     * exec's /tmp; it runs the program only once we say that is done, as
+     * local-child.c's payload does.  The pipe's ends go above 0-2, which
+     * the payload's stdio takes. */
     int det[2];
     if (pipe2(det, O_CLOEXEC) < 0)
         lcl_child_fail(&zc, "pipe", NULL);
@@ -235,8 +247,7 @@ static void init_main(const int *fds, int nfds)
         return;
     }
     close(det[0]);
-    if (umount2(".", MNT_DETACH) < 0)
-        lcl_child_fail(&zc, "detaching the old root", NULL);
+    lcl_child_zroot_tmp(&zc);
     if (write(det[1], "d", 1) != 1)
         lcl_child_fail(&zc, "releasing the payload", NULL);
     /* EOF on the report pipe once the payload closes its end too. */
@@ -247,6 +258,51 @@ static void init_main(const int *fds, int nfds)
     lcl_child_reap(&zc, pid);
 }
 
+/* The zygote enters its own user and mount namespaces and builds the root
+ * its sandboxes share there (@buf: the layout message); failures go to
+ * @ctl as a struct lcl_msg, then it exits. */
+int lcl_zc_enter(const void *buf, size_t len, int ctl)
+{
+    struct lcl_zyg_layout l;
+    if (!buf || len < sizeof l || layout)
+        return -1;
+    memcpy(&l, buf, sizeof l);
+    if (l.magic != LCL_ZYG_LAYOUT_MAGIC || l.n_binds > LCL_MAX_BINDS || !(layout = malloc(len)))
+        return -1;
+    memcpy(layout, buf, len);
+    const char *pos = layout + sizeof l, *end = layout + len;
+    const char *skel = next_str(&pos, end), *skel_src = next_str(&pos, end);
+    if (!skel || !skel_src || skel[0] != '/' || skel_src[0] != '/')
+        return -1;
+    memset(&zp, 0, sizeof zp);
+    zp.skel = (char *)skel;
+    for (uint32_t i = 0; i < l.n_binds; i++) {
+        const char *b = next_str(&pos, end);
+        if (!b || b[0] != '/')
+            return -1;
+        zp.binds[i].path = (char *)b;
+        zp.binds[i].is_dir = true;
+    }
+    zp.n_binds = l.n_binds;
+    memset(&zsb, 0, sizeof zsb);
+    memset(&zc, 0, sizeof zc);
+    zc.prov = &zp;
+    zc.sb = &zsb;
+    zc.skel_src = skel_src;
+    zc.fd_report = zygote_ctl = ctl;
+    if (unshare(CLONE_NEWUSER | CLONE_NEWNS) < 0)
+        lcl_child_fail(&zc, "unshare", "CLONE_NEWUSER|CLONE_NEWNS");
+    lcl_child_zroot_build(&zc);
+    return 0;
+}
+
+/* The zygote's imports are done. */
+void lcl_zc_ready(void)
+{
+    zc.fd_report = zygote_ctl;
+    lcl_child_zroot_ready(&zc);
+}
+
 int lcl_zc_spawn(const void *buf, size_t len, const int *fds, int nfds, int *pidfd)
 {
     if (!buf || !fds || !pidfd || parse(buf, len, fds, nfds) < 0)
@@ -254,8 +310,11 @@ int lcl_zc_spawn(const void *buf, size_t len, const int *fds, int nfds, int *pid
     if (zygote_pidfd < 0 &&
         (zygote_pidfd = (int)syscall(SYS_pidfd_open, getpid(), 0)) < 0)
         return -1;
-    uint64_t flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS |
-                     CLONE_PIDFD;
+    if (!layout)
+        return -1;  /* no root: lcl_zc_enter first */
+    /* The zygote's user namespace (its samples one after another: see
+     * plugins/local/README.md, Zygote); everything else fresh. */
+    uint64_t flags = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_PIDFD;
     if (zc.net_none)
         flags |= CLONE_NEWNET;
     struct zc_clone_args ca;

@@ -31,6 +31,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -40,6 +41,20 @@
 #include "local-int.h"
 #include "local-zygote.h"
 #include "plugins/local/local-zygote-py.h" /* LCL_ZYGOTE_PY: local-zygote.py as a string */
+
+#ifndef OPEN_TREE_CLONE
+#define OPEN_TREE_CLONE 1
+#endif
+#ifndef OPEN_TREE_CLOEXEC
+#define OPEN_TREE_CLOEXEC O_CLOEXEC
+#endif
+#ifndef MOUNT_ATTR_NOSUID
+#define MOUNT_ATTR_NOSUID 0x00000002
+#define MOUNT_ATTR_NODEV 0x00000004
+#endif
+#ifndef AT_EMPTY_PATH
+#define AT_EMPTY_PATH 0x1000
+#endif
 
 /* A zygote is retired after this many execs: its children share its
  * memory layout and hash seed, so a fresh one now and then bounds that. */
@@ -302,6 +317,16 @@ static char *zyg_key(const struct zexec *x, const struct lcl_child *c)
     return key;
 }
 
+struct buf {
+    char *d;
+    size_t len, cap;
+    bool nomem;
+};
+static void put(struct buf *b, const void *d, size_t n);
+static void put_str(struct buf *b, const char *s);
+static int send_layout(const struct lcl_prov *p, const struct lcl_child *c, int sock);
+static int write_maps(const struct lcl_prov *p, pid_t pid);
+
 struct lcl_clone_args_z {
     uint64_t flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size, tls;
 };
@@ -396,8 +421,14 @@ static int zyg_spawn(struct zexec *x, const struct lcl_child *c, char *key,
         return unusable(p, "zygote: clone3: %s", strerror(e));
     }
     *z = (struct lcl_zyg){NULL, key, (pid_t)pid, pidfd, sv[0], 0, getpid()};
-    /* Ready once it has loaded the helper and imported the modules. */
-    char hello[64];
+    /* The root it builds, before its imports, in namespaces of its own. */
+    if (send_layout(p, c, z->sock) < 0) {
+        zyg_kill(z);
+        return unusable(p, "zygote: sending its layout: %s", strerror(errno));
+    }
+    /* Ready once it has loaded the helper, built its root and imported
+     * the modules; or a struct lcl_msg says which step failed. */
+    char hello[sizeof(struct lcl_msg)];
     struct pollfd pf = {z->sock, POLLIN, 0};
     ssize_t n = -1;
     int pr;
@@ -406,10 +437,24 @@ static int zyg_spawn(struct zexec *x, const struct lcl_child *c, char *key,
     if (pr > 0)
         while ((n = recv(z->sock, hello, sizeof hello, MSG_DONTWAIT)) < 0 && errno == EINTR)
             ;
+    if (n == (ssize_t)sizeof(struct lcl_msg)) {
+        struct lcl_msg msg;
+        memcpy(&msg, hello, sizeof msg);
+        msg.what[sizeof msg.what - 1] = '\0';
+        zyg_kill(z);
+        return unusable(p, "zygote: building its root: %s: %s", msg.what, strerror(msg.err));
+    }
     if (n != (ssize_t)strlen(LCL_ZYG_HELLO) || memcmp(hello, LCL_ZYG_HELLO, (size_t)n)) {
         zyg_kill(z);
         return unusable(p, "zygote: %s did not start (%s)", x->spec->argv[0],
                         pr == 0 ? "no answer" : "it exited");
+    }
+    /* Its user namespace maps the sandbox user only, as each exec's own
+     * did (the zygote itself, the host's root, has no name there). */
+    int me = write_maps(p, z->pid);
+    if (me) {
+        zyg_kill(z);
+        return unusable(p, "zygote: writing its uid/gid map: %s", strerror(me));
     }
     *out = z;
     return 0;
@@ -474,12 +519,6 @@ static void zyg_put(struct lcl_prov *p, struct lcl_zyg *z)
 
 /* ---- the request ---- */
 
-struct buf {
-    char *d;
-    size_t len, cap;
-    bool nomem;
-};
-
 static void put(struct buf *b, const void *d, size_t n)
 {
     if (b->nomem)
@@ -505,6 +544,47 @@ static void put_str(struct buf *b, const char *s)
     put(b, s, strlen(s) + 1);
 }
 
+/* The layout message (local-zygote.h): where the root is built, the
+ * shared skeleton, the system binds. */
+static int send_layout(const struct lcl_prov *p, const struct lcl_child *c, int sock)
+{
+    struct buf b = {0};
+    struct lcl_zyg_layout l = {LCL_ZYG_LAYOUT_MAGIC, 0};
+    for (size_t i = 0; i < p->n_binds; i++)
+        l.n_binds += !p->binds[i].link;
+    put(&b, &l, sizeof l);
+    put_str(&b, p->skel);
+    put_str(&b, c->skel_src ? c->skel_src : "");
+    for (size_t i = 0; i < p->n_binds; i++)
+        if (!p->binds[i].link)
+            put_str(&b, p->binds[i].path);
+    if (b.nomem || !c->skel_src) {
+        free(b.d);
+        errno = b.nomem ? ENOMEM : EINVAL;
+        return -1;
+    }
+    ssize_t n;
+    while ((n = send(sock, b.d, b.len, MSG_NOSIGNAL)) < 0 && errno == EINTR)
+        ;
+    free(b.d);
+    return n == (ssize_t)b.len ? 0 : -1;
+}
+
+/* The zygote's uid and gid maps; 0 or an errno. */
+static int write_maps(const struct lcl_prov *p, pid_t pid)
+{
+    char path[64], map[64];
+    snprintf(path, sizeof path, "/proc/%ld/uid_map", (long)pid);
+    snprintf(map, sizeof map, "%u %lu 1\n", LCL_SANDBOX_UID, (unsigned long)p->host_uid);
+    int e = lcl_write_file(path, map);
+    if (e < 0)
+        return -e;
+    snprintf(path, sizeof path, "/proc/%ld/gid_map", (long)pid);
+    snprintf(map, sizeof map, "%u %lu 1\n", LCL_SANDBOX_GID, (unsigned long)p->host_gid);
+    e = lcl_write_file(path, map);
+    return e < 0 ? -e : 0;
+}
+
 static int build_request(const struct zexec *x, const struct lcl_child *c, struct buf *b,
                          uint32_t *tasks_mask, uint32_t leave_mask)
 {
@@ -526,8 +606,6 @@ static int build_request(const struct zexec *x, const struct lcl_child *c, struc
     cp.cpu_ns = c->sb->limits.cpu_ns;
     cp.nofile = c->sb->limits.nofile;
     cp.fsize_bytes = c->sb->limits.fsize_bytes;
-    for (size_t i = 0; i < p->n_binds; i++)
-        cp.n_binds += !p->binds[i].link;
     cp.bpf_len = p->bpf ? (uint32_t)p->bpf_len : 0;
     for (int i = 0; i < LCL_CG_NCTRL; i++)
         if (c->fd_tasks[i] >= 0)
@@ -535,14 +613,8 @@ static int build_request(const struct zexec *x, const struct lcl_child *c, struc
     *tasks_mask = cp.tasks_mask;
     cp.leave_mask = leave_mask == cp.tasks_mask ? leave_mask : 0;
     put(b, &cp, sizeof cp);
-    put_str(b, p->skel);
-    put_str(b, c->skel_src ? c->skel_src : "");
-    put_str(b, c->sb->work);
     put_str(b, c->cwd);
     put_str(b, c->tmp_opts);
-    for (size_t i = 0; i < p->n_binds; i++)
-        if (!p->binds[i].link)
-            put_str(b, p->binds[i].path);
     if (p->bpf)
         put(b, p->bpf, p->bpf_len * 8);
     rq.c_len = (uint32_t)(b->len - c0);
@@ -645,7 +717,18 @@ static int zyg_start(void *ud, struct lcl_child *c, pid_t *pid, int *pidfd)
         x->notsup = true;
         ret = p->host->set_error(p->h, SBX_E_NOTSUP, "zygote: request of %zu bytes", b.len);
     }
+    /* The work directory, as a detached copy of its mount (the init's
+     * mount namespace has nothing of the host's to bind it from). */
+    int wfd = ret ? -1
+                  : (int)syscall(SYS_open_tree, AT_FDCWD, c->sb->work,
+                                 OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+    struct { uint64_t set, clr, prop, userns; } ma = {
+        MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, 0, MS_PRIVATE, 0};
+    if (!ret && (wfd < 0 || syscall(SYS_mount_setattr, wfd, "", AT_EMPTY_PATH, &ma, sizeof ma) < 0))
+        ret = p->host->set_error(p->h, SBX_E_IO, "zygote: a detached copy of %s: %s",
+                                 c->sb->work, strerror(errno));
     int fds[LCL_ZYG_NFD + 2 * LCL_CG_NCTRL], nfds = LCL_ZYG_NFD;
+    fds[LCL_ZYG_FD_WORK] = wfd;
     fds[LCL_ZYG_FD_IN] = c->fd_in;
     fds[LCL_ZYG_FD_OUT] = c->fd_out;
     fds[LCL_ZYG_FD_ERR] = c->fd_err;
@@ -684,6 +767,7 @@ static int zyg_start(void *ud, struct lcl_child *c, pid_t *pid, int *pidfd)
             ret = p->host->set_error(p->h, SBX_E_BACKEND, "zygote: it died before forking");
     }
     free(b.d);
+    close_fd(&wfd);
     for (int i = 0; i < LCL_CG_NCTRL; i++)
         close_fd(&leave_fd[i]);
     return ret;
@@ -700,7 +784,7 @@ int lcl_zyg_exec(struct lcl_prov *p, struct lcl_sb *sb, const char *const *zygot
     if (broken || sb->rootfs || !(x.script = script_index(zygote, spec->argv)) ||
         !lcl_skel_shared(p))
         return p->host->set_error(p->h, SBX_E_NOTSUP, "this exec cannot go through a zygote");
-    struct lcl_spawn sp = {zyg_start, &x};
+    struct lcl_spawn sp = {zyg_start, &x, true};
     int ret = lcl_exec_spawn(p, sb, spec, sink, out, &sp);
     if (x.z) {
         bool alive = zyg_alive(x.z);

@@ -1,19 +1,26 @@
 /* plugins/local/local-zygote.h - the request a zygote's child is given
  *
  * Shared by the supervisor (local-zygote.c), which writes it, and the
- * zygote's helper library (local-zygote-child.c), which reads it in the
- * forked child.  One SOCK_SEQPACKET message per exec:
+ * zygote's helper library (local-zygote-child.c), which reads it.  Once,
+ * when the zygote starts, before its imports: the layout of the root it
+ * builds and keeps (one SOCK_SEQPACKET message):
+ *
+ *   struct lcl_zyg_layout
+ *   the strings skel (where the root is built), skel_src (the shared
+ *   skeleton), then n_binds bind paths, NUL-terminated each
+ *
+ * Then one message per exec:
  *
  *   struct lcl_zyg_req
  *   argv strings (the program's: script, arguments), NUL-terminated
  *   environment strings "K=V", NUL-terminated
- *   the child's part: struct lcl_zyg_cpart, then the strings skel,
- *     skel_src ("" = make one), work, cwd, tmp_opts, then n_binds bind
- *     paths, NUL-terminated each, then bpf_len struct sock_filter
+ *   the child's part: struct lcl_zyg_cpart, then the strings cwd,
+ *     tmp_opts, NUL-terminated each, then bpf_len struct sock_filter
  *
- * with SCM_RIGHTS descriptors in the order of enum lcl_zyg_fd, then one
- * per bit of tasks_mask (v1 cgroup tasks files), then one per bit of
- * leave_mask (the tasks files of those cgroups' parents).  Native byte order: both
+ * with SCM_RIGHTS descriptors in the order of enum lcl_zyg_fd (the work
+ * directory a detached copy of its mount, open_tree), then one per bit
+ * of tasks_mask (v1 cgroup tasks files), then one per bit of leave_mask
+ * (the tasks files of those cgroups' parents).  Native byte order: both
  * ends are this host.
  */
 #ifndef LOCAL_ZYGOTE_H
@@ -21,8 +28,14 @@
 
 #include <stdint.h>
 
-#define LCL_ZYG_MAGIC UINT32_C(0x5a594731) /* "ZYG1" */
+#define LCL_ZYG_MAGIC UINT32_C(0x5a594732) /* "ZYG2" */
+#define LCL_ZYG_LAYOUT_MAGIC UINT32_C(0x5a594c31) /* "ZYL1" */
 #define LCL_ZYG_HELLO "polysandbox-zygote-ready"
+
+struct lcl_zyg_layout {
+    uint32_t magic;
+    uint32_t n_binds;
+};
 
 struct lcl_zyg_req {
     uint32_t magic;
@@ -37,17 +50,17 @@ struct lcl_zyg_cpart {
     uint32_t flags;         /* LCL_ZYG_F_* */
     int32_t cap_last;
     uint64_t cpu_ns, nofile, fsize_bytes;
-    uint32_t n_binds;
     uint32_t bpf_len;       /* instructions */
     uint32_t tasks_mask;    /* bit i: a tasks file of controller i follows */
     uint32_t leave_mask;    /* 0 or tasks_mask: then the tasks file of each one's
                              * parent follows, for the init to leave the exec's
                              * cgroups once its sandbox is empty, before the status */
+    uint32_t pad;
 };
 
 enum lcl_zyg_fd {
     LCL_ZYG_FD_IN, LCL_ZYG_FD_OUT, LCL_ZYG_FD_ERR, LCL_ZYG_FD_SYNC, LCL_ZYG_FD_REPORT,
-    LCL_ZYG_FD_STATUS, LCL_ZYG_NFD
+    LCL_ZYG_FD_STATUS, LCL_ZYG_FD_WORK, LCL_ZYG_NFD
 };
 
 /* The parts of local-child.c a zygote's init and payload run
@@ -58,6 +71,14 @@ struct lcl_child;
 void lcl_child_root(const struct lcl_child *c);
 void lcl_payload_prepare(const struct lcl_child *c);
 _Noreturn void lcl_child_reap(const struct lcl_child *c, pid_t payload);
+/* A zygote's shared root (local-child.c): built once in the zygote's own
+ * user and mount namespaces (failures go to c->fd_report, then _exit),
+ * its /proc moved aside once its imports are done; per exec, the init's
+ * fresh parts on it, and its /tmp (once the payload is forked). */
+void lcl_child_zroot_build(const struct lcl_child *c);
+void lcl_child_zroot_ready(const struct lcl_child *c);
+void lcl_child_zroot_exec(const struct lcl_child *c);
+void lcl_child_zroot_tmp(const struct lcl_child *c);
 _Noreturn void lcl_child_fail(const struct lcl_child *c, const char *step, const char *path);
 
 #endif /* LOCAL_ZYGOTE_H */

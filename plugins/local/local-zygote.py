@@ -3,9 +3,11 @@
 # Started by the provider (local-zygote.c) as
 #   python3 [FLAGS] -c <this> polysandbox-zygote HELPER [MODULE...]
 # with its control socket (SOCK_SEQPACKET) on descriptor 3.  It imports
-# the MODULEs once, says it is ready, then per request forks a child that
-# becomes a fresh sandbox of its own (HELPER, local-zygote-child.c: cgroup,
-# namespaces, root, limits, privileges dropped, seccomp) and only then runs
+# the MODULEs once (in the root its sandboxes share, which HELPER builds
+# first in namespaces of its own), says it is ready, then per request
+# forks a child that becomes a fresh sandbox of its own (HELPER,
+# local-zygote-child.c: cgroup, namespaces, /proc, /tmp, /work, limits,
+# privileges dropped, seccomp) and only then runs
 # the program, as `python3 [FLAGS] SCRIPT ARGS` would.  The init of each
 # sandbox is a clone of this process that runs only the helper's code.  This process never
 # runs a program itself and never reads one.
@@ -33,13 +35,24 @@ H.lcl_zc_spawn.argtypes = (ctypes.c_char_p, ctypes.c_size_t, ctypes.POINTER(ctyp
                            ctypes.c_int, ctypes.POINTER(ctypes.c_int))
 H.lcl_zc_spawn.restype = ctypes.c_int
 H.lcl_zc_payload.restype = None
+H.lcl_zc_enter.argtypes = (ctypes.c_char_p, ctypes.c_size_t, ctypes.c_int)
+H.lcl_zc_enter.restype = ctypes.c_int
+H.lcl_zc_ready.restype = None
 API = ctypes.pythonapi
+CTRL = socket.socket(fileno=3)
+# Before any import: into a user and mount namespace of our own, whose
+# root is the read-only one our sandboxes share (the helper; a failure
+# goes to the supervisor and ends us).  The imports see what a sandbox
+# sees, and the host's /proc.
+_layout = CTRL.recv(1 << 20)
+if not _layout or H.lcl_zc_enter(_layout, len(_layout), CTRL.fileno()) != 0:
+    os._exit(125)
 for _name in sys.argv[3:]:
     try:
         __import__(_name)
     except Exception:
         pass
-CTRL = socket.socket(fileno=3)
+H.lcl_zc_ready()
 os.setsid()
 
 
@@ -130,7 +143,7 @@ def _spawn(msg, fds):
     its pid and a pidfd here, and (0, -1) in the payload, where the
     program then runs."""
     magic, n_argv, n_env, slen, clen = struct.unpack_from("=5I", msg)
-    if magic != 0x5a594731:
+    if magic != 0x5a594732:
         return -1, -1
     off = 20
     strs = msg[off:off + slen].split(b"\0")

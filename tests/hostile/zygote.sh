@@ -72,6 +72,14 @@ print("net", sorted(os.listdir("/sys/class/net")) if os.path.isdir("/sys/class/n
 print("tmp", os.listdir("/tmp"), "work", sorted(os.listdir("/work")))
 import sys
 print("argv", sys.argv, "path0", sys.path[0], "file", __file__, __name__)'
+# The mount table as the sandbox sees it: mount point, type, options and
+# propagation of each mount, sorted (ids and order aside).
+prog mounts 'rows = []
+for line in open("/proc/self/mountinfo"):
+    pre, post = line.split(" - ")
+    f = pre.split()
+    rows.append(" ".join([f[4], post.split()[0], f[5], post.split()[2]] + f[6:]))
+print("\n".join(sorted(rows)))'
 prog stdin 'import sys
 print(sys.stdin.read().upper())'
 # A process left behind, holding stdout: the init (which reports the
@@ -113,7 +121,7 @@ PY
 }
 status_of() { jget "$tmp/$1.$(basename "$POLYSANDBOX_CONFIG_DIR").json" status; }
 
-echo "1..21"
+echo "1..24"
 
 # 1: the zygote is used (its interpreter imported typing beforehand).
 run "$POLYSANDBOX_CONFIG_DIR" probe
@@ -242,4 +250,64 @@ if [ "$rc" = 0 ] && [ "$(cat "$tmp/nohelper.out")" = fresh ] &&
     ok "no helper library: a warning naming it, and the run starts afresh"
 else
     not_ok "no helper library (exit $rc)" "$(cat "$tmp/nohelper.out" "$tmp/nohelper.err")"
+fi
+
+# The mount table is the same through the zygote, whose inits start from
+# the root it built once (plugins/local/local-zygote-child.c).
+same mounts "the mount table (points, types, options, no propagation)"
+
+# Samples through one zygote share its read-only root: nothing can be
+# written there, and what one leaves in its fresh /dev/shm, /tmp or
+# network namespace is gone for the next; the next sees nothing of the
+# zygote's /proc (on /tmp in the zygote) and no propagation between mounts.
+cat >"$tmp/root.jsonl" <<'EOF'
+{"task_id": "R/0", "prompt": "def leave():\n", "canonical_solution": "    import os, socket\n    for p in ('/left-behind', '/usr/left-behind', '/etc/left-behind', '/dev/left-behind', '/proc/left-behind'):\n        try:\n            open(p, 'w').write('x')\n        except OSError:\n            pass\n        else:\n            return 'wrote ' + p\n    open('/dev/shm/left-behind', 'w').write('secret')\n    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)\n    s.bind('\\0polysandbox-left-behind')\n    s.listen(1)\n    return True\n", "test": "def check(c):\n    assert c() is True, c()\n", "entry_point": "leave"}
+{"task_id": "R/1", "prompt": "def look():\n", "canonical_solution": "    import os, socket\n    for p in ('/left-behind', '/usr/left-behind', '/etc/left-behind', '/dev/left-behind', '/dev/shm/left-behind'):\n        assert not os.path.exists(p), p\n    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)\n    try:\n        s.connect('\\0polysandbox-left-behind')\n        return 'abstract socket'\n    except OSError:\n        pass\n    assert os.listdir('/tmp') == [], os.listdir('/tmp')\n    mi = open('/proc/self/mountinfo').read()\n    assert 'shared:' not in mi and 'master:' not in mi, 'propagation'\n    assert len([p for p in os.listdir('/proc') if p.isdigit()]) < 5, 'host processes'\n    return True\n", "test": "def check(c):\n    assert c() is True, c()\n", "entry_point": "look"}
+EOF
+"$PS" -q eval --dataset "$tmp/root.jsonl" --canonical -j 1 -k 1 --out "$tmp/root.out" \
+    >/dev/null 2>"$tmp/root.err"
+if python3 - "$tmp/root.out" <<'PY'
+import json, sys
+rs = [json.loads(l) for l in open(sys.argv[1])]
+bad = [(r["task_id"], r["verdict"], r.get("stderr_tail")) for r in rs if r["verdict"] != "passed"]
+for b in bad:
+    print("# %r" % (b,))
+sys.exit(1 if bad or len(rs) != 2 else 0)
+PY
+then ok "the shared root is read-only; /dev/shm, /tmp, sockets are fresh for the next sample"
+else not_ok "shared root between samples" "$(cat "$tmp/root.err")"
+fi
+
+# What the zygote itself sees once started: a user namespace that maps
+# the sandbox user only, and the sandbox's root (no /root, /home or state
+# directory of the host's), not the host's.
+cat >"$tmp/view.jsonl" <<'EOF'
+{"task_id": "V/0", "prompt": "def f():\n", "canonical_solution": "    import time\n    time.sleep(4)\n    return 1\n", "test": "def check(c):\n    assert c() == 1\n", "entry_point": "f"}
+EOF
+"$PS" -q eval --dataset "$tmp/view.jsonl" --canonical -j 1 -k 1 --timeout 30s \
+    --out "$tmp/view.out" >/dev/null 2>"$tmp/view.err" &
+eval_pid=$!
+zpid=
+i=0
+while [ $i -lt 100 ]; do
+    zpid=$(zygotes | head -n 1)
+    [ -n "$zpid" ] && [ -f "/proc/$zpid/root/usr/bin/env" ] && break
+    sleep 0.1
+    i=$((i + 1))
+done
+umap=$(tr -s ' \n' '  ' <"/proc/$zpid/uid_map" 2>/dev/null)
+zroot=$(ls -A "/proc/$zpid/root/" 2>/dev/null | tr '\n' ' ')
+zmounts=$(grep -c . "/proc/$zpid/mountinfo" 2>/dev/null)
+zstate=$(grep -c "$POLYSANDBOX_STATE_DIR" "/proc/$zpid/mountinfo" 2>/dev/null)
+wait "$eval_pid"
+rc=$?
+eval_pid=
+echo "# zygote ${zpid:-none}: uid_map '$umap', root: $zroot($zmounts mounts)"
+if [ -n "$zpid" ] && [ "$rc" = 0 ] && [ "$umap" = " 1000 65534 1 " ] &&
+    case " $zroot" in *" usr "*) true ;; *) false ;; esac &&
+    ! case " $zroot" in *" root "* | *" home "*) true ;; *) false ;; esac &&
+    [ "${zmounts:-999}" -lt 100 ] && [ "${zstate:-1}" = 0 ]; then
+    ok "the zygote runs in the sandbox's root and a user namespace of its own"
+else
+    not_ok "the zygote's view (eval exit $rc)" "$(cat "$tmp/view.err")"
 fi
