@@ -215,14 +215,7 @@ open(sys.argv[1], "w").write("".join(json.dumps(r) + "\n" for r in rows))
 PY
 "$PS" -q eval --dataset "$tmp/mem.jsonl" --canonical -j 1 -k 1 --out "$tmp/mem.out" \
     >/dev/null 2>"$tmp/mem.err"
-if python3 - "$tmp/mem.out" <<'PY'
-import json, sys
-rs = [json.loads(l) for l in open(sys.argv[1])]
-bad = [(r["task_id"], r["verdict"], r.get("stderr_tail")) for r in rs if r["verdict"] != "passed"]
-for b in bad:
-    print("# %r" % (b,))
-sys.exit(1 if bad or len(rs) != 4 else 0)
-PY
+if all_passed "$tmp/mem.out" 4
 then ok "samples through one zygote: no earlier sample's request in a later one's memory"
 else not_ok "an earlier sample's request in a later one's memory" "$(cat "$tmp/mem.err")"
 fi

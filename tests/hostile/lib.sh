@@ -56,6 +56,18 @@ config_without_zygote() {
     done
 }
 
+# all_passed FILE N: the eval results file FILE holds N records, all
+# passed (the others are printed as TAP comments).
+all_passed() {
+    python3 - "$1" "$2" <<'PY'
+import json, sys
+rs = [json.loads(l) for l in open(sys.argv[1])]
+bad = [(r["task_id"], r["verdict"], r.get("stderr_tail")) for r in rs if r["verdict"] != "passed"]
+for b in bad:
+    print("# %r" % (b,))
+sys.exit(1 if bad or len(rs) != int(sys.argv[2]) else 0)
+PY
+}
 # in_process: the rest of the script runs with daemon = off (every exec
 # makes its sandbox in-process) unless the environment chose; the
 # *-locald.sh twins run the same script with locald_on.

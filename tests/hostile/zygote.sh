@@ -167,14 +167,7 @@ cat >"$tmp/iso.jsonl" <<'EOF'
 EOF
 "$PS" -q eval --dataset "$tmp/iso.jsonl" --canonical -j 1 -k 1 --out "$tmp/iso.out" \
     >/dev/null 2>"$tmp/iso.err"
-if python3 - "$tmp/iso.out" <<'PY'
-import json, sys
-rs = [json.loads(l) for l in open(sys.argv[1])]
-bad = [(r["task_id"], r["verdict"], r.get("stderr_tail")) for r in rs if r["verdict"] != "passed"]
-for b in bad:
-    print("# %r" % (b,))
-sys.exit(1 if bad or len(rs) != 3 else 0)
-PY
+if all_passed "$tmp/iso.out" 3
 then ok "samples through one zygote see no file, process or memory of another"
 else not_ok "isolation between samples" "$(cat "$tmp/iso.err")"
 fi
@@ -266,14 +259,7 @@ cat >"$tmp/root.jsonl" <<'EOF'
 EOF
 "$PS" -q eval --dataset "$tmp/root.jsonl" --canonical -j 1 -k 1 --out "$tmp/root.out" \
     >/dev/null 2>"$tmp/root.err"
-if python3 - "$tmp/root.out" <<'PY'
-import json, sys
-rs = [json.loads(l) for l in open(sys.argv[1])]
-bad = [(r["task_id"], r["verdict"], r.get("stderr_tail")) for r in rs if r["verdict"] != "passed"]
-for b in bad:
-    print("# %r" % (b,))
-sys.exit(1 if bad or len(rs) != 2 else 0)
-PY
+if all_passed "$tmp/root.out" 2
 then ok "the shared root is read-only; /dev/shm, /tmp, sockets are fresh for the next sample"
 else not_ok "shared root between samples" "$(cat "$tmp/root.err")"
 fi
