@@ -656,9 +656,6 @@ int lcl_exec_spawn(struct lcl_prov *p, struct lcl_sb *sb, const sbx_exec_spec_v1
         return p->host->set_error(p->h, SBX_E_INVAL, "exec: empty argv");
     if (!spec->timeout_ns)
         return p->host->set_error(p->h, SBX_E_INVAL, "exec: timeout_ns is 0");
-    int sret = lcl_seccomp_ensure(p);
-    if (sret)
-        return sret;
     for (size_t i = 0; i < spec->n_files; i++) {
         int ret = lcl_file_write(p, sb, spec->files[i].path, spec->files[i].data,
                                  spec->files[i].len, spec->files[i].mode);
@@ -692,7 +689,11 @@ int lcl_exec_spawn(struct lcl_prov *p, struct lcl_sb *sb, const sbx_exec_spec_v1
      * exec a zygote starts (@sp: its imports done) is the zygote's. */
     ret = sp ? LCL_LOCALD_NO : lcl_locald_exec(p, &r.c, &r.cg, &r.pidfd, &r.locald);
     if (ret == LCL_LOCALD_NO) {
-        ret = lcl_cg_create(p, sb, &r.cg);
+        /* The filter only an in-process payload loads (the daemon's
+         * payloads have theirs): not read on the daemon's path. */
+        ret = lcl_seccomp_ensure(p);
+        if (!ret)
+            ret = lcl_cg_create(p, sb, &r.cg);
         if (!ret)
             ret = lcl_cg_open_tasks(p, &r.cg, r.c.fd_tasks);
     }

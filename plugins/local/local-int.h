@@ -220,6 +220,20 @@ int lcl_skel_shared_init(struct lcl_prov *p);
  * cannot be had (the init then makes the skeleton per exec). */
 const char *lcl_skel_shared(struct lcl_prov *p);
 
+/* ---- local-etcscan.c ---- */
+struct lcl_etc_ent {
+    char *name;             /* an entry of /etc, e.g. "ld.so.cache" */
+    unsigned char type;     /* DT_DIR, DT_REG, DT_LNK or DT_UNKNOWN */
+};
+struct lcl_etc_list {
+    struct lcl_etc_ent *ents;
+    size_t n;
+};
+/* The /etc entries a sandbox shows, into @l (freed with
+ * lcl_etc_list_free); 0, or -ENOMEM. */
+int lcl_etc_scan(struct lcl_prov *p, struct lcl_etc_list *l);
+void lcl_etc_list_free(struct lcl_etc_list *l);
+
 /* ---- local-layout.c ---- */
 int lcl_layout_probe(struct lcl_prov *p, const char *extra);
 int lcl_skeleton_build(struct lcl_prov *p);

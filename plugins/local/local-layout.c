@@ -2,7 +2,7 @@
  *
  * Probed once at init: the system directories (/usr, /bin, /lib, ...;
  * symlinks on merged-/usr systems are recreated as symlinks), the /etc
- * files programs need (never shadow, passwd and group are made up by the
+ * files programs need (local-etcscan.c) (never shadow, passwd and group are made up by the
  * child), and the administrator's extra read-only binds (settings key
  * ro_binds).  Nothing from /root, /home, /run or our own config and state
  * directories is ever listed.
@@ -12,7 +12,6 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <errno.h>
-#include <fnmatch.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,16 +23,6 @@
 
 static const char *const top_dirs[] = {
     "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32",
-};
-
-/* /etc entries worth showing, as fnmatch patterns. */
-static const char *const etc_patterns[] = {
-    "ld.so.cache", "ld.so.conf", "ld.so.conf.d", "alternatives", "ssl",
-    "ca-certificates", "ca-certificates.conf", "localtime", "timezone",
-    "nsswitch.conf", "host.conf", "gai.conf", "protocols", "services",
-    "networks", "mime.types", "magic", "magic.mime", "os-release", "debian_version",
-    "python3*", "perl", "java-*", "fpc*.cfg", "gnucobol", "mono", "php", "ruby*",
-    "R", "julia", "gprolog", "ocaml*", "ghc*", "locale.alias",
 };
 
 /* Trees an extra bind may never expose (the path or anything below). */
@@ -131,27 +120,17 @@ int lcl_layout_probe(struct lcl_prov *p, const char *extra)
     int ret = 0;
     for (size_t i = 0; !ret && i < sizeof top_dirs / sizeof *top_dirs; i++)
         ret = add(p, top_dirs[i]);
-    DIR *d = ret ? NULL : opendir("/etc");
-    if (d) {
-        struct dirent *de;
-        while (!ret && (de = readdir(d))) {
-            for (size_t i = 0; i < sizeof etc_patterns / sizeof *etc_patterns; i++) {
-                /* fnmatch only where needed (every pattern starts with a
-                 * plain character): 150-odd entries times 36 patterns of
-                 * fnmatch were 0.2 ms of every start. */
-                const char *pat = etc_patterns[i];
-                if (pat[0] != de->d_name[0] ||
-                    (strpbrk(pat, "*?[") ? fnmatch(pat, de->d_name, 0) != 0
-                                         : strcmp(pat, de->d_name) != 0))
-                    continue;
-                char path[PATH_MAX];
-                snprintf(path, sizeof path, "/etc/%s", de->d_name);
-                ret = add_typed(p, path, de->d_type);
-                break;
-            }
-        }
-        closedir(d);
+    /* The /etc entries worth showing: scanned, or as the last scan of
+     * this /etc found them (local-etcscan.c). */
+    struct lcl_etc_list etc = {NULL, 0};
+    if (!ret && lcl_etc_scan(p, &etc) < 0)
+        ret = p->host->set_error(p->h, SBX_E_NOMEM, "out of memory");
+    for (size_t i = 0; !ret && i < etc.n; i++) {
+        char path[PATH_MAX];
+        snprintf(path, sizeof path, "/etc/%s", etc.ents[i].name);
+        ret = add_typed(p, path, etc.ents[i].type);
     }
+    lcl_etc_list_free(&etc);
     if (!ret && extra && *extra)
         ret = add_extra(p, extra);
     return ret;

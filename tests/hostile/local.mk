@@ -33,6 +33,13 @@ TESTS += tests/hostile/seccomp-cache.sh
 endif
 dist_check_SCRIPTS += tests/hostile/seccomp-cache.sh
 
+# The /etc scan cached in the state directory: a list naming what the
+# patterns do not allow, or of another key, is never used.
+if BUILD_PROVIDER_LOCAL
+TESTS += tests/hostile/etc-cache.sh
+endif
+dist_check_SCRIPTS += tests/hostile/etc-cache.sh
+
 # cgroup v2 (on a v1 host: in a private mount namespace with cgroup2).
 if BUILD_PROVIDER_LOCAL
 TESTS += tests/hostile/cgroup2.sh
