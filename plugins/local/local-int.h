@@ -30,6 +30,28 @@
 #ifndef P_PIDFD
 #define P_PIDFD 3
 #endif
+/* The mount API's (include local-int.h after <sys/mount.h>). */
+#ifndef OPEN_TREE_CLONE
+#define OPEN_TREE_CLONE 1
+#endif
+#ifndef OPEN_TREE_CLOEXEC
+#define OPEN_TREE_CLOEXEC O_CLOEXEC
+#endif
+#ifndef MOUNT_ATTR_RDONLY
+#define MOUNT_ATTR_RDONLY 0x00000001
+#define MOUNT_ATTR_NOSUID 0x00000002
+#define MOUNT_ATTR_NODEV 0x00000004
+#define MOUNT_ATTR_NOEXEC 0x00000008
+#endif
+#ifndef MOVE_MOUNT_F_EMPTY_PATH
+#define MOVE_MOUNT_F_EMPTY_PATH 0x00000004
+#endif
+#ifndef AT_EMPTY_PATH
+#define AT_EMPTY_PATH 0x1000
+#endif
+#ifndef AT_RECURSIVE
+#define AT_RECURSIVE 0x8000
+#endif
 
 #define LCL_ID_PREFIX "lcl-"
 #define LCL_META_FILE "meta.json"
@@ -129,6 +151,11 @@ struct lcl_sb {
 /* Every signal to SIG_DFL, none blocked (system calls only: safe in a
  * fork of a multi-threaded process). */
 void lcl_signals_default(void);
+/* A detached copy of the mount at @work (open_tree), nosuid, nodev and
+ * private, for a mount namespace that has nothing of the host's to bind
+ * it from (the daemon's and the zygote's sandboxes): a descriptor, or -1
+ * with errno set. */
+int lcl_work_detached(const char *work);
 uint64_t lcl_now_mono(void);
 uint64_t lcl_now_unix(void);
 char *lcl_join(const char *a, const char *b);

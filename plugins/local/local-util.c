@@ -8,7 +8,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -269,4 +271,20 @@ void lcl_sb_free(struct lcl_sb *sb)
     lcl_kv_free(sb->env, sb->n_env);
     lcl_kv_free(sb->labels, sb->n_labels);
     free(sb);
+}
+
+int lcl_work_detached(const char *work)
+{
+    int fd = (int)syscall(SYS_open_tree, AT_FDCWD, work, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    struct { uint64_t set, clr, prop, userns; } ma = {
+        MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, 0, MS_PRIVATE, 0};
+    if (syscall(SYS_mount_setattr, fd, "", AT_EMPTY_PATH, &ma, sizeof ma) < 0) {
+        int e = errno;
+        close(fd);
+        errno = e;
+        return -1;
+    }
+    return fd;
 }

@@ -59,10 +59,6 @@
 #include "local-int.h"
 #include "local-zygote.h"
 
-#ifndef MOVE_MOUNT_F_EMPTY_PATH
-#define MOVE_MOUNT_F_EMPTY_PATH 0x00000004
-#endif
-
 #define ZC_EXPORT __attribute__((visibility("default")))
 
 ZC_EXPORT int lcl_zc_enter(const void *buf, size_t len, int ctl);

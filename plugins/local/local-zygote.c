@@ -42,20 +42,6 @@
 #include "local-zygote.h"
 #include "plugins/local/local-zygote-py.h" /* LCL_ZYGOTE_PY: local-zygote.py as a string */
 
-#ifndef OPEN_TREE_CLONE
-#define OPEN_TREE_CLONE 1
-#endif
-#ifndef OPEN_TREE_CLOEXEC
-#define OPEN_TREE_CLOEXEC O_CLOEXEC
-#endif
-#ifndef MOUNT_ATTR_NOSUID
-#define MOUNT_ATTR_NOSUID 0x00000002
-#define MOUNT_ATTR_NODEV 0x00000004
-#endif
-#ifndef AT_EMPTY_PATH
-#define AT_EMPTY_PATH 0x1000
-#endif
-
 /* A zygote is retired after this many execs: its children share its
  * memory layout and hash seed, so a fresh one now and then bounds that. */
 #define ZYG_MAX_USES 256
@@ -719,12 +705,8 @@ static int zyg_start(void *ud, struct lcl_child *c, pid_t *pid, int *pidfd)
     }
     /* The work directory, as a detached copy of its mount (the init's
      * mount namespace has nothing of the host's to bind it from). */
-    int wfd = ret ? -1
-                  : (int)syscall(SYS_open_tree, AT_FDCWD, c->sb->work,
-                                 OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
-    struct { uint64_t set, clr, prop, userns; } ma = {
-        MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, 0, MS_PRIVATE, 0};
-    if (!ret && (wfd < 0 || syscall(SYS_mount_setattr, wfd, "", AT_EMPTY_PATH, &ma, sizeof ma) < 0))
+    int wfd = ret ? -1 : lcl_work_detached(c->sb->work);
+    if (!ret && wfd < 0)
         ret = p->host->set_error(p->h, SBX_E_IO, "zygote: a detached copy of %s: %s",
                                  c->sb->work, strerror(errno));
     int fds[LCL_ZYG_NFD + 2 * LCL_CG_NCTRL], nfds = LCL_ZYG_NFD;

@@ -36,20 +36,6 @@
 #include "local-int.h"
 #include "locald-proto.h"
 
-#ifndef OPEN_TREE_CLONE
-#define OPEN_TREE_CLONE 1
-#endif
-#ifndef OPEN_TREE_CLOEXEC
-#define OPEN_TREE_CLOEXEC O_CLOEXEC
-#endif
-#ifndef MOUNT_ATTR_NOSUID
-#define MOUNT_ATTR_NOSUID 0x00000002
-#define MOUNT_ATTR_NODEV 0x00000004
-#endif
-#ifndef MS_PRIVATE
-#define MS_PRIVATE (1 << 18)
-#endif
-
 #ifndef LCL_LOCALD_PATH
 #define LCL_LOCALD_PATH "/usr/local/libexec/polysandbox/polysandbox-locald"
 #endif
@@ -328,14 +314,10 @@ int lcl_locald_exec(struct lcl_prov *p, const struct lcl_child *c, struct lcl_cg
     struct timeval tv = {p->locald_strict ? 30 : 10, 0};
     setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
     /* The work directory, as a detached copy of its mount. */
-    int wfd = (int)syscall(SYS_open_tree, AT_FDCWD, sb->work, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
-    struct { uint64_t set, clr, prop, userns; } ma = {
-        MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, 0, MS_PRIVATE, 0};
-    if (wfd < 0 || syscall(SYS_mount_setattr, wfd, "", AT_EMPTY_PATH, &ma, sizeof ma) < 0) {
+    int wfd = lcl_work_detached(sb->work);
+    if (wfd < 0) {
         p->host->log(p->h, SBX_LOG_DEBUG, "daemon: detaching a copy of %s: %s", sb->work,
                      strerror(errno));
-        if (wfd >= 0)
-            close(wfd);
         close(s);
         return LCL_LOCALD_NO;
     }

@@ -32,9 +32,6 @@
 #include "locald.h"
 #include "local-zygote.h"
 
-#ifndef MOVE_MOUNT_F_EMPTY_PATH
-#define MOVE_MOUNT_F_EMPTY_PATH 0x00000004
-#endif
 
 static void report_to(int fd, int err, const char *what)
 {
