@@ -18,6 +18,9 @@ tests_bench_bench_pool_SOURCES = tests/bench/bench-pool.c
 tests_bench_bench_pool_LDADD = core/libpolysandbox.la
 
 EXTRA_DIST += tests/bench/rate.py tests/bench/summary.py
+# The summary's verdicts, from figures files the test writes.
+TESTS += tests/bench/summary-test.sh
+dist_check_SCRIPTS += tests/bench/summary-test.sh
 
 # The docker provider against the docker command (tests/bench/docker.sh).
 bench-docker: all

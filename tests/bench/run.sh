@@ -171,6 +171,6 @@ echo
 sh "$bench/eval.sh" || status=1
 
 echo
-python3 "$bench/summary.py" "$BENCH_SAVE"
+python3 "$bench/summary.py" "$BENCH_SAVE" "$BENCH_SAVE.locald"
 [ "$status" -eq 0 ] || echo "bench: a run failed or something leaked (see above)"
 exit "$status"
