@@ -18,6 +18,10 @@ if [ "$(uname -m)" != x86_64 ]; then
     echo "1..0 # SKIP the probe's answers are for x86_64"
     exit 0
 fi
+# In-process: an exec the daemon serves never reads the cache (the daemon
+# loaded the filter when it started), so nothing would replace a bad one.
+POLYSANDBOX_LOCAL_DAEMON=off
+export POLYSANDBOX_LOCAL_DAEMON
 # A state directory of our own: other tests load the shared cache meanwhile.
 POLYSANDBOX_STATE_DIR=$(mktemp -d "${TMPDIR:-/tmp}/ps-seccomp-cache.XXXXXX") || exit 99
 export POLYSANDBOX_STATE_DIR
