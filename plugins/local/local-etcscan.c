@@ -63,23 +63,15 @@ static bool wanted(const char *name)
     return false;
 }
 
-static uint64_t fnv(uint64_t h, const void *data, size_t n)
-{
-    const unsigned char *s = data;
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ s[i]) * UINT64_C(0x100000001b3);
-    return h;
-}
-
 static uint64_t etc_key(const struct stat *st)
 {
     uint64_t id[6] = {(uint64_t)st->st_dev, (uint64_t)st->st_ino,
                       (uint64_t)st->st_mtim.tv_sec, (uint64_t)st->st_mtim.tv_nsec,
                       (uint64_t)st->st_ctim.tv_sec, (uint64_t)st->st_ctim.tv_nsec};
-    uint64_t h = fnv(UINT64_C(0xcbf29ce484222325), CACHE_MAGIC, sizeof CACHE_MAGIC);
+    uint64_t h = lcl_fnv(LCL_FNV_BASIS, CACHE_MAGIC, sizeof CACHE_MAGIC);
     for (size_t i = 0; i < sizeof etc_patterns / sizeof *etc_patterns; i++)
-        h = fnv(h, etc_patterns[i], strlen(etc_patterns[i]) + 1);
-    return fnv(h, id, sizeof id);
+        h = lcl_fnv(h, etc_patterns[i], strlen(etc_patterns[i]) + 1);
+    return lcl_fnv(h, id, sizeof id);
 }
 
 void lcl_etc_list_free(struct lcl_etc_list *l)

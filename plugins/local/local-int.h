@@ -156,6 +156,10 @@ void lcl_signals_default(void);
  * it from (the daemon's and the zygote's sandboxes): a descriptor, or -1
  * with errno set. */
 int lcl_work_detached(const char *work);
+/* FNV-1a, 64 bits, of @n bytes at @data, continuing @h (LCL_FNV_BASIS to
+ * start): names and cache keys, never a security boundary. */
+#define LCL_FNV_BASIS UINT64_C(0xcbf29ce484222325)
+uint64_t lcl_fnv(uint64_t h, const void *data, size_t n);
 uint64_t lcl_now_mono(void);
 uint64_t lcl_now_unix(void);
 char *lcl_join(const char *a, const char *b);

@@ -34,10 +34,7 @@
  * (tests/bench/bench-probe.c computes the same to count leftovers). */
 static uint64_t path_hash(const char *s)
 {
-    uint64_t h = UINT64_C(0xcbf29ce484222325);
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * UINT64_C(0x100000001b3);
-    return h;
+    return lcl_fnv(LCL_FNV_BASIS, s, strlen(s));
 }
 
 void lcl_run_dir_probe(struct lcl_prov *p)

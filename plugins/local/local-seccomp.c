@@ -378,20 +378,10 @@ fail:
 
 /* ---- a cache of the built filter ---- */
 
-/* FNV-1a, 64 bits: a key, not a security boundary (the cache lives in
- * the provider's own 0700 state directory). */
-static uint64_t fnv(uint64_t h, const void *data, size_t n)
-{
-    const unsigned char *s = data;
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ s[i]) * UINT64_C(0x100000001b3);
-    return h;
-}
-
 static uint64_t fnv_names(uint64_t h, const char *const *names, size_t n)
 {
     for (size_t i = 0; i < n; i++)
-        h = fnv(h, names[i], strlen(names[i]) + 1);
+        h = lcl_fnv(h, names[i], strlen(names[i]) + 1);
     return h;
 }
 
@@ -408,15 +398,15 @@ static uint64_t filter_key(void)
     const struct scmp_version *v = seccomp_version();
     uint32_t fixed[5] = {FILTER_LAYOUT, NATIVE_ARCH, v ? v->major : 0, v ? v->minor : 0,
                         v ? v->micro : 0};
-    uint64_t h = UINT64_C(0xcbf29ce484222325);
+    uint64_t h = LCL_FNV_BASIS;
     int n = assemble(pre);
 
     h = fnv_names(h, allow, sizeof allow / sizeof *allow);
     h = fnv_names(h, deny_eperm, sizeof deny_eperm / sizeof *deny_eperm);
     h = fnv_names(h, deny_kill, sizeof deny_kill / sizeof *deny_kill);
     if (n > 0)
-        h = fnv(h, pre, (size_t)n * sizeof *pre);
-    return fnv(h, fixed, sizeof fixed);
+        h = lcl_fnv(h, pre, (size_t)n * sizeof *pre);
+    return lcl_fnv(h, fixed, sizeof fixed);
 }
 
 /* The file is the program followed by a 64-bit checksum of it, so a
@@ -445,7 +435,7 @@ static int cache_load(struct lcl_prov *p, const char *path, uint64_t key)
     }
     if (pread(fd, prog, size, 0) != (ssize_t)size ||
         pread(fd, &sum, sizeof sum, (off_t)size) != (ssize_t)sizeof sum ||
-        sum != fnv(key, prog, size)) {
+        sum != lcl_fnv(key, prog, size)) {
         free(prog);
         close(fd);
         return -1;
@@ -461,7 +451,7 @@ static void cache_store(struct lcl_prov *p, const char *path, uint64_t key)
 {
     char tmp[LCL_PATH_MAX + 32];
     size_t size = p->bpf_len * sizeof(struct sock_filter);
-    uint64_t sum = fnv(key, p->bpf, size);
+    uint64_t sum = lcl_fnv(key, p->bpf, size);
     int fd;
 
     snprintf(tmp, sizeof tmp, "%s.%ld", path, (long)getpid());

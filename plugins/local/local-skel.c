@@ -58,7 +58,7 @@ struct skel_mount_attr {
 /* FNV-1a over everything the skeleton holds, and its owner. */
 static uint64_t content_hash(const struct lcl_prov *p)
 {
-    uint64_t h = UINT64_C(0xcbf29ce484222325);
+    uint64_t h = LCL_FNV_BASIS;
     char owner[64];
     snprintf(owner, sizeof owner, "%lu:%lu", (unsigned long)p->host_uid,
              (unsigned long)p->host_gid);
@@ -69,9 +69,8 @@ static uint64_t content_hash(const struct lcl_prov *p)
         parts[1] = i < p->n_skel ? p->skel_ents[i].path : owner;
         parts[2] = i < p->n_skel && p->skel_ents[i].data ? p->skel_ents[i].data : "";
         for (int k = 0; k < 3; k++) {
-            for (const char *s = parts[k]; *s; s++)
-                h = (h ^ (unsigned char)*s) * UINT64_C(0x100000001b3);
-            h = (h ^ 0xff) * UINT64_C(0x100000001b3); /* separator */
+            h = lcl_fnv(h, parts[k], strlen(parts[k]));
+            h = lcl_fnv(h, "\xff", 1); /* separator */
         }
     }
     return h;

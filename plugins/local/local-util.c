@@ -288,3 +288,11 @@ int lcl_work_detached(const char *work)
     }
     return fd;
 }
+
+uint64_t lcl_fnv(uint64_t h, const void *data, size_t n)
+{
+    const unsigned char *s = data;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ s[i]) * UINT64_C(0x100000001b3);
+    return h;
+}

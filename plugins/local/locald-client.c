@@ -45,17 +45,9 @@ static const char *const passed_keys[] = {
     "cgroup_root", "uid", "gid", "network", "ro_binds", "work_inodes", NULL,
 };
 
-static uint64_t fnv(uint64_t h, const void *data, size_t n)
-{
-    const unsigned char *s = data;
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ s[i]) * UINT64_C(0x100000001b3);
-    return h;
-}
-
 static uint64_t fnv_str(uint64_t h, const char *s)
 {
-    return fnv(h, s ? s : "", s ? strlen(s) + 1 : 1);
+    return lcl_fnv(h, s ? s : "", s ? strlen(s) + 1 : 1);
 }
 
 int lcl_locald_init(struct lcl_prov *p)
@@ -83,10 +75,10 @@ int lcl_locald_init(struct lcl_prov *p)
         return p->host->set_error(p->h, SBX_E_NOMEM, "out of memory");
     /* The key: protocol, release, the daemon's executable (so an upgrade
      * restarts it), the settings and the state directory. */
-    uint64_t h = UINT64_C(0xcbf29ce484222325);
+    uint64_t h = LCL_FNV_BASIS;
     h = fnv_str(h, "v" PACKAGE_VERSION);
     uint32_t v = LCL_LD_VERSION;
-    h = fnv(h, &v, sizeof v);
+    h = lcl_fnv(h, &v, sizeof v);
     struct stat st;
     if (stat(p->locald_path, &st) < 0 || !S_ISREG(st.st_mode)) {
         p->host->log(p->h, SBX_LOG_DEBUG, "daemon: %s: %s; every exec runs in-process",
@@ -96,7 +88,7 @@ int lcl_locald_init(struct lcl_prov *p)
     }
     uint64_t id[5] = {(uint64_t)st.st_dev, (uint64_t)st.st_ino, (uint64_t)st.st_size,
                       (uint64_t)st.st_mtim.tv_sec, (uint64_t)st.st_mtim.tv_nsec};
-    h = fnv(h, id, sizeof id);
+    h = lcl_fnv(h, id, sizeof id);
     for (size_t i = 0; passed_keys[i]; i++) {
         h = fnv_str(h, passed_keys[i]);
         h = fnv_str(h, p->host->config_get(p->h, passed_keys[i]));
