@@ -24,6 +24,12 @@ PACKAGES="$PACKAGES podman conmon"
 # Rootless Podman (tests/podman/rootless.sh): subordinate ids, user-mode
 # networking, overlay through FUSE on older kernels.
 PACKAGES="$PACKAGES uidmap slirp4netns fuse-overlayfs"
+# The Kubernetes fake (tests/fakes/kube.py) and the clients that prove it
+# (tests/kube): its CA made with openssl, Debian's Python client.  kubectl,
+# node and npm come with the machine's image (Debian has no kubectl recent
+# enough); npm's @kubernetes/client-node is installed by the test from its
+# lock file.  A client that is missing makes its test a skip.
+PACKAGES="$PACKAGES openssl python3-kubernetes python3-yaml"
 
 echo "quickstart: installing Debian packages: $PACKAGES"
 export DEBIAN_FRONTEND=noninteractive

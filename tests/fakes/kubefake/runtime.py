@@ -1,0 +1,156 @@
+"""kubefake/runtime.py - a pod's container as local processes in namespaces.
+
+A container is a shim (container_init.py) in new mount, UTS and PID
+namespaces (and a network namespace of its own when a NetworkPolicy
+isolates the pod's egress; otherwise it shares this host's network), whose
+first process runs the container's command chrooted into a root built from
+this host's file system.  An exec enters the first process's namespaces
+and root with nsenter, as the container's user, with the container's
+environment, as runc exec does.  Killing the first process ends the PID
+namespace and with it everything the container and its execs started.
+
+Exit statuses are reported as containerd does: the code, or 128 + the
+signal for a process a signal killed.
+"""
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+INIT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "container_init.py")
+PYTHON = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
+
+
+def probe():
+    """(ok, why): can containers be made here?"""
+    if not shutil.which("unshare") or not shutil.which("nsenter"):
+        return False, "util-linux's unshare and nsenter are needed"
+    cmd = ["unshare", "--mount", "--uts", "--net", "--pid", "--fork", "--propagation", "private"]
+    if os.geteuid() != 0:
+        cmd[1:1] = ["--user", "--map-root-user"]
+    r = subprocess.run(cmd + ["true"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                       timeout=20)
+    if r.returncode != 0:
+        return False, "unshare failed: %s" % r.stderr.decode(errors="replace").strip()
+    return True, ""
+
+
+def exit_code(rc):
+    """containerd's view of a Popen return code."""
+    return 128 - rc if rc < 0 else rc
+
+
+class Container:
+    def __init__(self, pod_dir, name):
+        self.dir = os.path.join(pod_dir, "c-" + name)
+        self.name = name
+        self.shim = None
+        self.pid = None           # host PID of the first process
+        self.env = {}
+        self.uid = None
+        self.gid = None
+        self.own_network = False
+        self.started_at = None
+        self.exit = None          # exit code once it ended
+        self.lock = threading.Lock()
+        self.log_path = None
+
+    def start(self, spec):
+        """Starts it; returns None, or the runtime's error message (the
+        container did not start)."""
+        os.makedirs(self.dir, exist_ok=True)
+        root = os.path.join(self.dir, "rootfs")
+        os.makedirs(root, exist_ok=True)
+        self.log_path = os.path.join(self.dir, "log")
+        self.env = spec["env"]
+        self.uid, self.gid = spec.get("uid"), spec.get("gid")
+        self.own_network = bool(spec.get("own_network"))
+        r, w = os.pipe()
+        spec = dict(spec, root=root, errfd=w, log=self.log_path)
+        spec_path = os.path.join(self.dir, "spec.json")
+        with open(spec_path, "w") as f:
+            json.dump(spec, f)
+        cmd = ["unshare", "--mount", "--uts", "--propagation", "private"]
+        if self.own_network:
+            cmd.append("--net")
+        if os.geteuid() != 0:
+            cmd[1:1] = ["--user", "--map-root-user"]
+            spec.pop("uid", None)
+        cmd += [PYTHON, "-S", INIT, spec_path]
+        log = open(self.log_path, "ab")
+        try:
+            self.shim = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                         stderr=log, pass_fds=(w,), start_new_session=True)
+        except OSError as e:
+            os.close(r)
+            os.close(w)
+            log.close()
+            return "starting the runtime: %s" % e
+        os.close(w)
+        log.close()
+        line = self.shim.stdout.readline()
+        why = b""
+        while True:
+            b = os.read(r, 4096)
+            if not b:
+                break
+            why += b
+        os.close(r)
+        try:
+            self.pid = int(line)
+        except ValueError:
+            self.shim.wait()
+            return (why.decode(errors="replace").strip()
+                    or "the runtime failed (exit %s)" % self.shim.returncode)
+        if why:
+            self.shim.wait()
+            return why.decode(errors="replace").strip()
+        self.started_at = time.time()
+        return None
+
+    def wait(self):
+        """Blocks until the container's first process ended; its exit code."""
+        rc = self.shim.wait()
+        self.shim.stdout.close()
+        with self.lock:
+            self.exit = exit_code(rc) if rc >= 0 else 128 + (-rc)
+        return self.exit
+
+    def running(self):
+        return self.shim is not None and self.exit is None and self.shim.poll() is None
+
+    def signal(self, sig):
+        """Sends sig to the first process (SIGKILL ends the whole PID namespace)."""
+        if self.pid and self.running():
+            try:
+                os.kill(self.pid, sig)
+            except OSError:
+                pass
+
+    def kill(self):
+        self.signal(signal.SIGKILL)
+        if self.shim is not None:
+            try:
+                self.shim.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.shim.kill()
+
+    def exec(self, argv, stdin):
+        """A process in the container (Popen with stdout and stderr pipes)."""
+        cmd = ["nsenter", "--target", str(self.pid), "--mount", "--uts", "--pid",
+               "--root", "--wd"]
+        if self.own_network:
+            cmd.append("--net")
+        if self.uid is not None and os.geteuid() == 0:
+            cmd += ["--setuid", str(self.uid), "--setgid", str(self.gid if self.gid is not None else self.uid)]
+        return subprocess.Popen(cmd + ["--"] + list(argv), env=self.env,
+                                stdin=subprocess.PIPE if stdin else subprocess.DEVNULL,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                start_new_session=True)
+
+    def cleanup(self):
+        shutil.rmtree(self.dir, ignore_errors=True)

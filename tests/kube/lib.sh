@@ -1,0 +1,166 @@
+# tests/kube/lib.sh - the Kubernetes fake, its CA and credentials (sourced)
+#
+# Expects top_srcdir and top_builddir (AM_TESTS_ENVIRONMENT).  make_pki
+# makes a CA, the server's certificate (127.0.0.1) and an admin client
+# certificate (O=system:masters) with openssl; start_fake runs
+# tests/fakes/kube.py over HTTPS on a free port of 127.0.0.1 and writes a
+# kubeconfig for it ($KUBECONFIG: contexts "fake" with a bearer token,
+# "fake-cert" with the client certificate).  The fake and everything it
+# ran are killed when the script exits, whatever happens.
+
+: "${top_builddir:?top_builddir is not set (run through make check)}"
+: "${top_srcdir:?top_srcdir is not set (run through make check)}"
+PS="$top_builddir/polysandbox"
+# Debian's python3 (python3-kubernetes, python3-yaml), not a pyenv shim.
+if [ -z "${PYTHON:-}" ] && [ -x /usr/bin/python3 ]; then PY=/usr/bin/python3; else PY=${PYTHON:-python3}; fi
+FAKE="$top_srcdir/tests/fakes/kube.py"
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/ps-kube-test.XXXXXX") || exit 99
+fake_pid=
+
+stop_fake() {
+    if [ -n "$fake_pid" ]; then
+        kill "$fake_pid" 2>/dev/null
+        wait "$fake_pid" 2>/dev/null
+        fake_pid=
+    fi
+}
+trap 'stop_fake; rm -rf "$tmp"' EXIT
+trap 'exit 130' INT TERM HUP
+
+export HOME="$tmp/home"          # kubectl's discovery cache, npm's files
+export KUBECONFIG="$tmp/kubeconfig"
+export PYTHONDONTWRITEBYTECODE=1   # no __pycache__ in the source tree
+export KUBE_ADMIN_TOKEN=admin-token-0123456789abcdef
+mkdir -p "$HOME"
+
+# skip_all REASON: the whole script is skipped (TAP plan 0).
+skip_all() {
+    echo "1..0 # SKIP $1"
+    exit 0
+}
+
+command -v openssl >/dev/null 2>&1 || skip_all "openssl is not installed"
+
+# make_pki: $tmp/pki/{ca,server,admin}.{crt,key}
+make_pki() {
+    d="$tmp/pki"
+    mkdir -p "$d"
+    ossl() { openssl "$@" >/dev/null 2>&1 || { echo "Bail out! openssl $1 failed"; exit 99; }; }
+    key() { ossl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:prime256v1 -out "$d/$1.key"; }
+    key ca
+    ossl req -x509 -new -key "$d/ca.key" -out "$d/ca.crt" -days 2 -subj /CN=kube-fake-ca
+    key server
+    ossl req -new -key "$d/server.key" -out "$d/server.csr" -subj /CN=kube-apiserver
+    printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n' >"$d/server.ext"
+    ossl x509 -req -in "$d/server.csr" -CA "$d/ca.crt" -CAkey "$d/ca.key" -CAcreateserial \
+        -out "$d/server.crt" -days 2 -extfile "$d/server.ext"
+    key admin
+    ossl req -new -key "$d/admin.key" -out "$d/admin.csr" -subj "/O=system:masters/CN=kube-admin"
+    printf 'extendedKeyUsage=clientAuth\n' >"$d/client.ext"
+    ossl x509 -req -in "$d/admin.csr" -CA "$d/ca.crt" -CAkey "$d/ca.key" -CAcreateserial \
+        -out "$d/admin.crt" -days 2 -extfile "$d/client.ext"
+}
+
+# start_fake [FAKE OPTIONS...]: start the fake, write the kubeconfig.
+# Extra lines of the static token file may be given in $KUBE_TOKENS.
+start_fake() {
+    stop_fake
+    [ -f "$tmp/pki/ca.crt" ] || make_pki
+    rm -f "$tmp/port"
+    mkdir -p "$tmp/fake"
+    {
+        echo "$KUBE_ADMIN_TOKEN,kube-admin,1,\"system:masters\""
+        [ -n "${KUBE_TOKENS:-}" ] && printf '%s\n' "$KUBE_TOKENS"
+    } >"$tmp/tokens.csv"
+    "$PY" "$FAKE" --state-dir "$tmp/fake" --port-file "$tmp/port" \
+        --tls-cert "$tmp/pki/server.crt" --tls-key "$tmp/pki/server.key" \
+        --client-ca "$tmp/pki/ca.crt" --token-file "$tmp/tokens.csv" --verbose "$@" \
+        >"$tmp/fake.out" 2>"$tmp/fake.err" &
+    fake_pid=$!
+    i=0
+    while [ ! -s "$tmp/port" ]; do
+        i=$((i + 1))
+        if ! kill -0 "$fake_pid" 2>/dev/null; then
+            wait "$fake_pid"
+            st=$?
+            fake_pid=
+            [ "$st" -eq 77 ] && skip_all "$(tail -n1 "$tmp/fake.err")"
+            echo "Bail out! the Kubernetes fake did not start"
+            sed 's/^/# fake: /' "$tmp/fake.err"
+            exit 99
+        fi
+        if [ "$i" -gt 400 ]; then
+            echo "Bail out! the Kubernetes fake did not start in 20 s"
+            exit 99
+        fi
+        sleep 0.05
+    done
+    port=$(cat "$tmp/port")
+    server="https://127.0.0.1:$port"
+    while ! grep -q READY "$tmp/fake.out"; do sleep 0.05; done
+    cat >"$KUBECONFIG" <<EOF
+apiVersion: v1
+kind: Config
+clusters:
+- name: fake
+  cluster:
+    server: $server
+    certificate-authority: $tmp/pki/ca.crt
+users:
+- name: admin
+  user:
+    token: $KUBE_ADMIN_TOKEN
+- name: cert-admin
+  user:
+    client-certificate: $tmp/pki/admin.crt
+    client-key: $tmp/pki/admin.key
+contexts:
+- name: fake
+  context: {cluster: fake, user: admin, namespace: default}
+- name: fake-cert
+  context: {cluster: fake, user: cert-admin, namespace: default}
+current-context: fake
+EOF
+}
+
+# fake_call METHOD PATH [JSON]: the fake's /_fake endpoints (or the API
+# as admin); the answer is left in $tmp/fake_answer.
+fake_call() {
+    "$PY" - "$port" "$tmp/pki/ca.crt" "$1" "$2" "${3:-}" >"$tmp/fake_answer" <<'EOF'
+import http.client, os, ssl, sys
+ctx = ssl.create_default_context(cafile=sys.argv[2])
+c = http.client.HTTPSConnection("127.0.0.1", int(sys.argv[1]), timeout=60, context=ctx)
+c.request(sys.argv[3], sys.argv[4], sys.argv[5].encode() or None,
+          {"Content-Type": "application/json",
+           "Authorization": "Bearer " + os.environ["KUBE_ADMIN_TOKEN"]})
+r = c.getresponse()
+sys.stdout.write(r.read().decode())
+sys.exit(0 if 200 <= r.status < 300 else 1)
+EOF
+}
+faults() { fake_call POST /_fake/faults "$1"; }
+no_faults() { fake_call POST /_fake/reset; }
+# fake_state PYTHON-EXPR: evaluate EXPR with s = GET /_fake/state.
+fake_state() {
+    fake_call GET /_fake/state || return 1
+    "$PY" -c 'import json, sys
+s = json.load(open(sys.argv[1]))
+sys.exit(0 if eval(sys.argv[2]) else 1)' "$tmp/fake_answer" "$1"
+}
+
+# kc ARGS...: kubectl on the fake, bounded in time; stdout in $tmp/out,
+# stderr in $tmp/err, status in $rc.
+kc() {
+    timeout -k 5 60 kubectl "$@" </dev/null >"$tmp/out" 2>"$tmp/err"
+    rc=$?
+}
+# kc_in FILE ARGS...: the same with stdin from FILE.
+kc_in() {
+    f=$1
+    shift
+    timeout -k 5 60 kubectl "$@" <"$f" >"$tmp/out" 2>"$tmp/err"
+    rc=$?
+}
+
+CLI_TIMEOUT=120
+. "$top_srcdir/tests/lib/tap.sh"
