@@ -162,5 +162,110 @@ kc_in() {
     rc=$?
 }
 
+# ---- the kubernetes provider on the fake ----
+
+export POLYSANDBOX_PROVIDER_PATH="$top_builddir/plugins/kubernetes/.libs"
+export POLYSANDBOX_CONFIG_DIR="$tmp/config"
+export POLYSANDBOX_STATE_DIR="$tmp/state"
+KUBE_NS=sandboxes
+KUBE_SBX_TOKEN=polysandbox-token-0123456789abcdef
+# The token the provider uses, in the fake's static token file: a user
+# whose only rights are the Role below (the README's least RBAC).
+KUBE_TOKENS="$KUBE_SBX_TOKEN,polysandbox,2,"
+
+# kube_objects JSON-ARRAY: create each object (as the admin), in order.
+kube_objects() {
+    "$PY" - "$port" "$tmp/pki/ca.crt" "$1" <<'PYEOF'
+import http.client, json, os, ssl, sys
+ctx = ssl.create_default_context(cafile=sys.argv[2])
+for o in json.loads(sys.argv[3]):
+    av, kind, md = o["apiVersion"], o["kind"], o["metadata"]
+    base = "/api/v1" if av == "v1" else "/apis/" + av
+    plural = {"Namespace": "namespaces", "Role": "roles", "RoleBinding": "rolebindings",
+              "ResourceQuota": "resourcequotas", "NetworkPolicy": "networkpolicies",
+              "RuntimeClass": "runtimeclasses", "ClusterRole": "clusterroles",
+              "ClusterRoleBinding": "clusterrolebindings", "Pod": "pods",
+              "ServiceAccount": "serviceaccounts"}[kind]
+    path = base + ("/namespaces/%s/" % md["namespace"] if "namespace" in md else "/") + plural
+    c = http.client.HTTPSConnection("127.0.0.1", int(sys.argv[1]), timeout=60, context=ctx)
+    c.request("POST", path, json.dumps(o).encode(),
+              {"Content-Type": "application/json",
+               "Authorization": "Bearer " + os.environ["KUBE_ADMIN_TOKEN"]})
+    r = c.getresponse()
+    body = r.read().decode()
+    if r.status not in (200, 201, 409):
+        sys.exit("%s %s: %d %s" % (kind, md.get("name"), r.status, body))
+PYEOF
+}
+
+# The namespace of the sandboxes and the provider's Role (least RBAC).
+kube_rbac() {
+    kube_objects '[
+ {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "'"$KUBE_NS"'"}},
+ {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
+  "metadata": {"name": "polysandbox", "namespace": "'"$KUBE_NS"'"},
+  "rules": [
+   {"apiGroups": [""], "resources": ["pods"], "verbs": ["get", "list", "watch", "create", "delete"]},
+   {"apiGroups": [""], "resources": ["pods/exec"], "verbs": ["create"]},
+   {"apiGroups": ["networking.k8s.io"], "resources": ["networkpolicies"], "verbs": ["get", "create"]}]},
+ {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+  "metadata": {"name": "polysandbox", "namespace": "'"$KUBE_NS"'"},
+  "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "polysandbox"},
+  "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "polysandbox"}]}]'
+}
+
+# write_config: a private configuration whose default provider is
+# kubernetes, through a kubeconfig of the limited user; extra [settings]
+# lines in $KUBE_SETTINGS, extra sections after them in $KUBE_EXTRA_INI.
+write_config() {
+    cat >"$tmp/sbx.kubeconfig" <<EOF
+apiVersion: v1
+kind: Config
+clusters:
+- name: fake
+  cluster:
+    server: $server
+    certificate-authority-data: $(base64 -w0 "$tmp/pki/ca.crt")
+users:
+- name: polysandbox
+  user:
+    token: ${KUBE_CONFIG_TOKEN:-$KUBE_SBX_TOKEN}
+contexts:
+- name: sandboxes
+  context: {cluster: fake, user: polysandbox, namespace: $KUBE_NS}
+current-context: sandboxes
+EOF
+    mkdir -p "$tmp/config/providers.d"
+    sed 's/^default_provider = .*/default_provider = kubernetes/' \
+        "$top_srcdir/tests/config/polysandbox.ini" >"$tmp/config/polysandbox.ini"
+    rm -rf "$tmp/config/templates.d"
+    cp -RL "$top_srcdir/tests/config/templates.d" "$tmp/config/templates.d"
+    chmod -R u+w "$tmp/config/templates.d"
+    cat >"$tmp/config/providers.d/kubernetes.ini" <<EOF
+[provider]
+enabled = true
+[settings]
+kubeconfig = $tmp/sbx.kubeconfig
+ready_timeout = 60s
+${KUBE_SETTINGS:-}
+${KUBE_EXTRA_INI:-}
+EOF
+}
+
+# start_provider_fake [FAKE OPTIONS...]: the fake, the Role, the configuration.
+start_provider_fake() {
+    start_fake "$@"
+    kube_rbac || { echo "Bail out! cannot make the namespace and Role"; exit 99; }
+    write_config
+}
+
+# pods_left: how many pods the fake still has in $KUBE_NS.
+pods_left() {
+    fake_call GET /_fake/state >/dev/null 2>&1
+    "$PY" -c 'import json, sys
+s = json.load(open(sys.argv[1]))
+print(len([p for p in s["pods"] if p["namespace"] == sys.argv[2]]))' "$tmp/fake_answer" "$KUBE_NS"
+}
+
 CLI_TIMEOUT=120
 . "$top_srcdir/tests/lib/tap.sh"

@@ -11,6 +11,13 @@ KUBE_CLIENT_TESTS = \
 	tests/kube/client-node.sh
 TESTS += $(KUBE_CLIENT_TESTS)
 dist_check_SCRIPTS += $(KUBE_CLIENT_TESTS)
+
+# The kubernetes provider against the fake.
+KUBE_PROVIDER_TESTS = tests/conformance/kubernetes.t
+if BUILD_PROVIDER_KUBERNETES
+TESTS += $(KUBE_PROVIDER_TESTS)
+endif
+dist_check_SCRIPTS += $(KUBE_PROVIDER_TESTS)
 KUBE_FAKE_FILES = \
 	tests/fakes/kube.py \
 	tests/fakes/kubefake/__init__.py \
