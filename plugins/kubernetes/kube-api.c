@@ -11,12 +11,18 @@
  */
 #include "config.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <time.h>
 
 #include "kube-int.h"
+
+/* The Retry-After of this thread's last error answer (-1: none), read by
+ * kube_api_persist right after the call. */
+static _Thread_local long last_retry_after_ms = -1;
 
 void kube_rate_wait(struct kube_prov *p)
 {
@@ -72,6 +78,7 @@ int kube_status_error(struct kube_prov *p, const char *what, long status, const 
 {
     char msg[420], reason[64], ra[64] = "";
     status_text(body, len, msg, sizeof msg, reason, sizeof reason);
+    last_retry_after_ms = retry_after_ms;
     if (retry_after_ms >= 0) {
         kube_retry_after(p, retry_after_ms);
         snprintf(ra, sizeof ra, " (retry after %ld s)", (retry_after_ms + 999) / 1000);
@@ -205,6 +212,52 @@ int kube_api(struct kube_prov *p, const char *what, const char *method, const ch
     }
     ph_response_clear(&r);
     return rc;
+}
+
+long kube_last_retry_after(void)
+{
+    return last_retry_after_ms;
+}
+
+bool kube_transient(int rc)
+{
+    return rc == SBX_E_NETWORK || rc == SBX_E_SERVER || rc == SBX_E_RATE_LIMITED ||
+           rc == SBX_E_TIMEOUT;
+}
+
+void kube_backoff(struct kube_prov *p, unsigned attempt, long retry_after_ms)
+{
+    (void)p;
+    uint64_t ms = 50u << (attempt < 6 ? attempt : 6);
+    if (ms > 2000)
+        ms = 2000;
+    unsigned char r = 0;
+    if (getrandom(&r, 1, GRND_NONBLOCK) == 1)
+        ms = ms / 2 + ms * r / 512;     /* jitter: half to the full wait */
+    if (retry_after_ms >= 0 && (uint64_t)retry_after_ms > ms)
+        ms = retry_after_ms > 5000 ? 5000 : (uint64_t)retry_after_ms;
+    struct timespec ts = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000};
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+        ;
+}
+
+int kube_api_persist(struct kube_prov *p, const char *what, const char *method, const char *path,
+                     json_t *body, long quiet, long *status, json_t **out)
+{
+    for (unsigned attempt = 0;; attempt++) {
+        long st = 0;
+        last_retry_after_ms = -1;
+        int rc = kube_api(p, what, method, path, body, NULL, quiet, &st, out);
+        if (status)
+            *status = st;
+        if (!kube_transient(rc) || attempt + 1 >= KUBE_PERSIST_ATTEMPTS)
+            return rc;
+        if (out) {
+            json_decref(*out);
+            *out = NULL;
+        }
+        kube_backoff(p, attempt, last_retry_after_ms);
+    }
 }
 
 int kube_api_stream(struct kube_prov *p, const char *what, const char *path, long timeout_ms,

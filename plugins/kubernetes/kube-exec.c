@@ -41,6 +41,8 @@
  * gives up on the wrapper's watchdog. */
 #define EXEC_GRACE_NS (15ull * 1000000000ull)
 #define SWEEP_TIMEOUT_NS (30ull * 1000000000ull)
+/* outcome(): a file of the exec could not be put (r->num: index * 256 + code). */
+#define KUBE_FILE_FAILED (KUBE_STOP + 1)
 
 /* The sweep: kill -9 every process whose environment holds MARKER=$1,
  * three passes for what forks meanwhile.  Runs without the marker itself. */
@@ -63,14 +65,18 @@ static const char perl_run[] =
 
 /* The wrapper, run by the bootstrap (kube-program.c) with $1 token, $2
  * directory, $3 time limit (s), $4 CPU s, $5 file size (512-byte blocks),
- * $6 open files, $7 perl's part, then NAME=value... "--" argv; $L bytes of
- * stdin for the command follow it on the exec's stdin. */
-static const char wrapper[] =
-    "t=$1 d=$2 w=$3 c=$4 f=$5 n=$6 P=$7; shift 7\n"
+ * $6 open files, $7 perl's part, $8 the work directory, then NAME=value...
+ * "--" argv.  On the exec's stdin after it: the tars of the exec's files
+ * (taken by `put` lines between the head and the tail), then $L bytes of
+ * the command's stdin. */
+static const char wrapper_head[] =
+    "t=$1 d=$2 w=$3 c=$4 f=$5 n=$6 P=$7 W=$8; shift 8\n"
     "while [ \"$#\" -gt 0 ] && [ \"$1\" != -- ]; do export \"$1\" || exit 125; shift; done\n"
     "[ \"$#\" -gt 0 ] && shift\n"
     "s=/tmp/.polysandbox-$t\n"
-    "r() { printf '\\036sbx:%s:%s\\n' \"$t\" \"$1\"; printf '\\036sbx:%s:%s\\n' \"$t\" \"$1\" >&2; }\n"
+    "r() { printf '\\036sbx:%s:%s\\n' \"$t\" \"$1\"; printf '\\036sbx:%s:%s\\n' \"$t\" \"$1\" >&2; }\n";
+
+static const char wrapper_tail[] =
     "cd -- \"$d\" 2>/dev/null || { printf 'polysandbox: %s: no such directory\\n' \"$d\" >&2;"
     " r d:1; exit 1; }\n"
     "x=$1\n"
@@ -309,15 +315,15 @@ static int refused(struct kube_prov *p, struct kube_sb *sb, const struct kube_ws
     return kube_status_error(p, ctx, res->http_status, NULL, 0, res->retry_after_ms);
 }
 
-/* One exec of @body with @args, @payload after it on stdin. */
+/* One exec of @body with @args, @pieces after it on stdin, L = @l. */
 static int run_program(struct kube_prov *p, struct kube_sb *sb, const char *body,
-                       const char *const *args, const void *payload, size_t plen,
-                       uint64_t deadline_ns, struct run *r, struct kube_ws_res *res)
+                       const char *const *args, size_t l, const struct kube_piece *pieces,
+                       size_t n, uint64_t deadline_ns, struct run *r, struct kube_ws_res *res)
 {
     unsigned char *in = NULL;
     size_t in_len = 0;
     char *path = kube_exec_path(p, sb->pod);
-    if (!path || kube_program(body, args, payload, plen, &in, &in_len)) {
+    if (!path || kube_program(body, args, l, pieces, n, &in, &in_len)) {
         free(path);
         return p->host->set_error(p->h, SBX_E_NOMEM, "out of memory");
     }
@@ -342,7 +348,8 @@ int kube_run_helper(struct kube_prov *p, struct kube_sb *sb, const char *what, c
     *code = -1;
     uint64_t deadline = kube_now_ns() + (uint64_t)p->request_ms * 1000000u +
                         (uint64_t)in_len * 1000u;   /* and 1 s a MB */
-    int rc = run_program(p, sb, body, args, in, in_len, deadline, &r, &res);
+    struct kube_piece piece = {in, in_len};
+    int rc = run_program(p, sb, body, args, in_len, &piece, in ? 1 : 0, deadline, &r, &res);
     if (rc) {
         rc = refused(p, sb, &res, rc, what);
         free(r.out);
@@ -389,7 +396,8 @@ void kube_sweep(struct kube_prov *p, struct kube_sb *sb, const char *token)
     const char *args[] = {token, NULL};
     struct run r = {.p = p, .collect = true, .out_max = 4096};
     struct kube_ws_res res;
-    int rc = run_program(p, sb, body, args, NULL, 0, kube_now_ns() + SWEEP_TIMEOUT_NS, &r, &res);
+    int rc = run_program(p, sb, body, args, 0, NULL, 0, kube_now_ns() + SWEEP_TIMEOUT_NS, &r,
+                         &res);
     char msg[200];
     if (rc || status_code(&r, msg, sizeof msg) != 0)
         p->host->log(p->h, SBX_LOG_WARNING, "sandbox %s: could not sweep what a stopped exec "
@@ -411,15 +419,105 @@ static bool shell_name(const char *k)
     return true;
 }
 
-static int upload_files(struct kube_prov *p, struct kube_sb *sb, const sbx_exec_spec_v1 *spec)
+/* The exec's files, put inline: their tars as pieces of stdin and a `put`
+ * line each, between the wrapper's head and tail. */
+struct inline_files {
+    struct kube_piece *pieces;      /* the tars, then the command's stdin */
+    size_t n;
+    char *script;                   /* head + put lines + tail */
+    char **paths;                   /* for messages */
+};
+
+static void inline_free(struct inline_files *f, size_t n_files)
 {
-    for (size_t i = 0; i < spec->n_files; i++) {
-        const sbx_file_v1 *f = &spec->files[i];
-        int rc = kube_upload(p, sb, f->path, f->data, f->len, f->mode);
-        if (rc)
-            return rc;
+    for (size_t i = 0; f->pieces && i < n_files; i++)
+        free((void *)f->pieces[i].data);
+    free(f->pieces);
+    free(f->script);
+    free(f->paths);
+    memset(f, 0, sizeof *f);
+}
+
+static int append(char **s, size_t *len, const char *more)
+{
+    size_t n = strlen(more);
+    char *ns = realloc(*s, *len + n + 1);
+    if (!ns)
+        return -1;
+    memcpy(ns + *len, more, n + 1);
+    *s = ns;
+    *len += n;
+    return 0;
+}
+
+/* @s single-quoted for sh. */
+static char *sh_quote(const char *s)
+{
+    size_t n = 2;
+    for (const char *c = s; *c; c++)
+        n += *c == '\'' ? 4 : 1;
+    char *q = malloc(n + 1), *o = q;
+    if (!q)
+        return NULL;
+    *o++ = '\'';
+    for (const char *c = s; *c; c++) {
+        if (*c == '\'') {
+            memcpy(o, "'\\''", 4);
+            o += 4;
+        } else {
+            *o++ = *c;
+        }
     }
+    *o++ = '\'';
+    *o = '\0';
+    return q;
+}
+
+static int inline_files(struct kube_prov *p, const sbx_exec_spec_v1 *spec, struct inline_files *f)
+{
+    size_t len = 0;
+    memset(f, 0, sizeof *f);
+    f->pieces = calloc(spec->n_files + 1, sizeof *f->pieces);
+    f->paths = calloc(spec->n_files + 1, sizeof *f->paths);
+    if (!f->pieces || !f->paths || append(&f->script, &len, wrapper_head) ||
+        (spec->n_files && append(&f->script, &len, kube_put_fn)))
+        goto nomem;
+    for (size_t i = 0; i < spec->n_files; i++) {
+        const sbx_file_v1 *fl = &spec->files[i];
+        char *dir, *base, m[16], line[2200];
+        unsigned char *tar;
+        size_t tar_len;
+        int rc = kube_file_payload(p, fl->path, fl->data, fl->len, fl->mode, &dir, &base, m,
+                                   &tar, &tar_len);
+        if (rc) {
+            inline_free(f, i);
+            return rc;
+        }
+        f->pieces[i] = (struct kube_piece){tar, tar_len};
+        f->paths[i] = (char *)fl->path;
+        char *qd = sh_quote(dir), *qb = sh_quote(base);
+        free(dir);
+        free(base);
+        int bad = !qd || !qb ||
+                  snprintf(line, sizeof line, "put \"$W\" %s %s %s %zu || { e=$?; r f:$((%zu * 256 "
+                           "+ e)); exit 1; }\n", qd, qb, m, tar_len, i) >= (int)sizeof line ||
+                  append(&f->script, &len, line);
+        free(qd);
+        free(qb);
+        if (bad) {
+            inline_free(f, i + 1);
+            return p->host->set_error(p->h, SBX_E_PATH, "file path '%s' is too long", fl->path);
+        }
+    }
+    if (append(&f->script, &len, wrapper_tail))
+        goto nomem;
+    f->pieces[spec->n_files] = (struct kube_piece){spec->stdin_data,
+                                                   spec->stdin_data ? spec->stdin_len : 0};
+    f->n = spec->n_files + 1;
     return SBX_OK;
+nomem:
+    inline_free(f, spec->n_files);
+    return p->host->set_error(p->h, SBX_E_NOMEM, "out of memory");
 }
 
 /* The command's directory: the work directory, or cwd in it (or absolute). */
@@ -453,7 +551,11 @@ static int outcome(struct kube_prov *p, struct kube_sb *sb, const sbx_exec_spec_
         out->signal = SIGKILL;
         return SBX_OK;
     }
-    switch (r->kind) {
+    /* The fate counts once both streams are complete (each trailer comes
+     * after all the command wrote to its stream); one trailer alone, and
+     * the stream broke: what came of the other stream is lost. */
+    char kind = r->st[SBX_STREAM_STDOUT].ended && r->st[SBX_STREAM_STDERR].ended ? r->kind : 0;
+    switch (kind) {
     case 't':
         out->status = SBX_RUN_TIMEOUT;
         out->exit_code = -1;
@@ -479,6 +581,8 @@ static int outcome(struct kube_prov *p, struct kube_sb *sb, const sbx_exec_spec_
     case 'd':
         return p->host->set_error(p->h, SBX_E_NOT_FOUND, "sandbox %s: exec: the directory "
                                   "'%s' does not exist", sb->id, spec->cwd ? spec->cwd : ".");
+    case 'f':
+        return KUBE_FILE_FAILED;
     default:
         break;
     }
@@ -523,12 +627,12 @@ int kube_exec(struct kube_prov *p, struct kube_sb *sb, const sbx_exec_spec_v1 *s
                                       spec->env[i].key ? spec->env[i].key : "");
     uint64_t t0 = kube_now_ns();
     char *dir = NULL;
+    struct inline_files files;
     int rc = workdir_of(p, sb, spec->cwd, &dir);
     if (rc)
         return rc;
-    if ((rc = upload_files(p, sb, spec))) {
+    if ((rc = inline_files(p, spec, &files))) {
         free(dir);
-        kube_not_started(p);
         return rc;
     }
     char token[33];
@@ -548,7 +652,7 @@ int kube_exec(struct kube_prov *p, struct kube_sb *sb, const sbx_exec_spec_v1 *s
     size_t na = 0;
     while (spec->argv[na])
         na++;
-    const char **args = calloc(8 + spec->n_env + 1 + na + 1, sizeof *args);
+    const char **args = calloc(9 + spec->n_env + 1 + na + 1, sizeof *args);
     char **envs = calloc(spec->n_env + 1, sizeof *envs);
     size_t k = 0;
     if (args && envs) {
@@ -559,6 +663,7 @@ int kube_exec(struct kube_prov *p, struct kube_sb *sb, const sbx_exec_spec_v1 *s
         args[k++] = fsz;
         args[k++] = nof;
         args[k++] = perl_run;
+        args[k++] = sb->workdir;
         for (size_t i = 0; i < spec->n_env && !rc; i++) {
             if (asprintf(&envs[i], "%s=%s", spec->env[i].key,
                          spec->env[i].value ? spec->env[i].value : "") < 0) {
@@ -584,9 +689,9 @@ int kube_exec(struct kube_prov *p, struct kube_sb *sb, const sbx_exec_spec_v1 *s
     uint64_t opened_at = kube_now_ns();
     if (rc)
         rc = p->host->set_error(p->h, rc, "out of memory");
-    else if ((rc = run_program(p, sb, wrapper, args, spec->stdin_data,
-                               spec->stdin_data ? spec->stdin_len : 0,
-                               kube_now_ns() + tmo + EXEC_GRACE_NS, &r, &res)))
+    else if ((rc = run_program(p, sb, files.script, args, files.pieces[spec->n_files].len,
+                               files.pieces, files.n, kube_now_ns() + tmo + EXEC_GRACE_NS, &r,
+                               &res)))
         rc = refused(p, sb, &res, rc, "exec");
     uint64_t now = kube_now_ns();
     for (size_t i = 0; envs && i < spec->n_env; i++)
@@ -599,6 +704,14 @@ int kube_exec(struct kube_prov *p, struct kube_sb *sb, const sbx_exec_spec_v1 *s
         out->exec_ns = now > opened_at ? now - opened_at : 1;
         rc = outcome(p, sb, spec, &r, &res, token, out);
     }
+    if (rc == KUBE_FILE_FAILED) {
+        /* A file could not be put: the command never ran. */
+        size_t i = (size_t)r.num / 256;
+        kube_not_started(p);
+        rc = kube_file_error(p, sb, "upload", i < spec->n_files ? spec->files[i].path : "?",
+                             (int)(r.num % 256), r.errtext);
+    }
+    inline_free(&files, spec->n_files);
     free(r.status);
     return rc;
 }

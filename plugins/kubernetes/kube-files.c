@@ -32,11 +32,10 @@
 /* Exit codes of the scripts. */
 enum { X_PATH = 3, X_MISSING = 4, X_NOWORK = 5, X_MKDIR = 6 };
 
-/* The walk shared by both scripts: $1 work directory, $2 the parent's
- * relative path ("" for the work directory itself), $3 upload (1) or not,
- * $4 the file's name. */
+/* The walk of the uploads and downloads: with w the work directory, p the
+ * parent's relative path ("" for the work directory itself), u 1 to make
+ * missing parents, b the file's name; it leaves the shell in the parent. */
 #define WALK                                                                                \
-    "w=$1 p=$2 u=$3 b=$4\n"                                                                 \
     "cd -P -- \"$w\" 2>/dev/null || exit 5\n"                                               \
     "e=$(pwd -P)\n"                                                                         \
     "set -f; o=$IFS; IFS=/\n"                                                               \
@@ -53,15 +52,19 @@ enum { X_PATH = 3, X_MISSING = 4, X_NOWORK = 5, X_MKDIR = 6 };
     "IFS=$o; set +f\n"                                                                      \
     "[ \"$(pwd -P)\" = \"$e\" ] || { echo 'a directory was swapped for a link' >&2; exit 3; }\n"
 
-static const char upload_script[] =
+/* put W DIR NAME MODE LEN: the next LEN bytes of stdin (a one-entry tar)
+ * become the file DIR/NAME of the work directory W, with MODE. */
+const char kube_put_fn[] =
+    "put() { (w=$1 p=$2 b=$3 u=1\n"
     WALK
     "if [ -d \"$b\" ] && [ ! -L \"$b\" ]; then echo \"'$b' is a directory\" >&2; exit 3; fi\n"
     "rm -f -- \"$b\" || exit 3\n"
-    "head -c \"$L\" | tar -x -o -f - || exit 2\n"
+    "head -c \"$5\" | tar -x -o -f - || exit 2\n"
     "[ -f \"$b\" ] && [ ! -L \"$b\" ] || exit 3\n"
-    "chmod \"$5\" -- \"$b\" || exit 2\n";
+    "chmod \"$4\" -- \"$b\" || exit 2); }\n";
 
 static const char download_script[] =
+    "w=$1 p=$2 b=$3 u=0\n"
     WALK
     "if [ -L \"$b\" ]; then echo \"'$b' is a link\" >&2; exit 3; fi\n"
     "[ -e \"$b\" ] || exit 4\n"
@@ -239,8 +242,8 @@ done:
     return ret;
 }
 
-static int script_error(struct kube_prov *p, struct kube_sb *sb, const char *op,
-                        const char *path, int code, const char *errtext)
+int kube_file_error(struct kube_prov *p, struct kube_sb *sb, const char *op, const char *path,
+                    int code, const char *errtext)
 {
     char msg[400];
     snprintf(msg, sizeof msg, "%s", errtext);
@@ -265,32 +268,55 @@ static int script_error(struct kube_prov *p, struct kube_sb *sb, const char *op,
     }
 }
 
-int kube_upload(struct kube_prov *p, struct kube_sb *sb, const char *path, const void *data,
-                size_t len, uint32_t mode)
+int kube_file_payload(struct kube_prov *p, const char *path, const void *data, size_t len,
+                      uint32_t mode, char **dir, char **base, char mode_text[16],
+                      unsigned char **tar, size_t *tar_len)
 {
+    *dir = *base = NULL;
+    *tar = NULL;
+    *tar_len = 0;
     int rc = kube_path_check(p, path);
     if (rc)
         return rc;
-    char *dir, *base;
-    if (split(path, &dir, &base))
+    if (split(path, dir, base))
         return p->host->set_error(p->h, SBX_E_NOMEM, "out of memory");
-    struct membuf tar = {0};
-    char err[300], m[16];
-    rc = tar_one(base, data, len, mode, &tar, err, sizeof err);
-    if (rc) {
-        rc = p->host->set_error(p->h, rc, "upload of '%s': %s", path, err);
-        goto out;
+    struct membuf m = {0};
+    char err[300];
+    if ((rc = tar_one(*base, data, len, mode, &m, err, sizeof err))) {
+        free(*dir);
+        free(*base);
+        *dir = *base = NULL;
+        return p->host->set_error(p->h, rc, "upload of '%s': %s", path, err);
     }
-    snprintf(m, sizeof m, "%o", (unsigned)(mode & 07777));
-    const char *args[] = {sb->workdir, dir, "1", base, m, NULL};
+    snprintf(mode_text, 16, "%o", (unsigned)(mode & 07777));
+    *tar = m.p;
+    *tar_len = m.len;
+    return SBX_OK;
+}
+
+int kube_upload(struct kube_prov *p, struct kube_sb *sb, const char *path, const void *data,
+                size_t len, uint32_t mode)
+{
+    char *dir, *base, m[16];
+    unsigned char *tar;
+    size_t tar_len;
+    int rc = kube_file_payload(p, path, data, len, mode, &dir, &base, m, &tar, &tar_len);
+    if (rc)
+        return rc;
+    static const char body[] = "put \"$1\" \"$2\" \"$3\" \"$4\" \"$L\"\n";
+    char *script = NULL;
+    if (asprintf(&script, "%s%s", kube_put_fn, body) < 0)
+        script = NULL;
+    const char *args[] = {sb->workdir, dir, base, m, NULL};
     int code = -1;
     char etext[400] = "";
-    rc = kube_run_helper(p, sb, "upload", upload_script, args, tar.p, tar.len, 4096, NULL, NULL,
-                         &code, etext, sizeof etext);
+    rc = script ? kube_run_helper(p, sb, "upload", script, args, tar, tar_len, 4096, NULL, NULL,
+                                  &code, etext, sizeof etext)
+                : p->host->set_error(p->h, SBX_E_NOMEM, "out of memory");
     if (!rc && code != 0)
-        rc = script_error(p, sb, "upload", path, code, etext);
-out:
-    free(tar.p);
+        rc = kube_file_error(p, sb, "upload", path, code, etext);
+    free(script);
+    free(tar);
     free(dir);
     free(base);
     return rc;
@@ -307,7 +333,7 @@ int kube_download(struct kube_prov *p, struct kube_sb *sb, const char *path, siz
     char *dir, *base;
     if (split(path, &dir, &base))
         return p->host->set_error(p->h, SBX_E_NOMEM, "out of memory");
-    const char *args[] = {sb->workdir, dir, "0", base, NULL};
+    const char *args[] = {sb->workdir, dir, base, NULL};
     int code = -1;
     char etext[400] = "";
     unsigned char *tar = NULL;
@@ -320,7 +346,7 @@ int kube_download(struct kube_prov *p, struct kube_sb *sb, const char *path, siz
         rc = p->host->set_error(p->h, SBX_E_LIMIT, "download of '%s': the file is more than "
                                 "the %zu bytes allowed", path, max);
     else if (!rc && code != 0)
-        rc = script_error(p, sb, "download", path, code, etext);
+        rc = kube_file_error(p, sb, "download", path, code, etext);
     else if (!rc)
         rc = untar_one(p, tar, tar_len, base, max, data, len, path);
     free(tar);

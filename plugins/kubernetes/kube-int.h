@@ -45,12 +45,16 @@
 #define KUBE_A_LABELS "polysandbox.io/labels"
 #define KUBE_A_WORKDIR "polysandbox.io/workdir"
 #define KUBE_A_LIMITS "polysandbox.io/limits"
+/* Creation time in Unix nanoseconds: creationTimestamp has whole seconds
+ * only, and get-or-create takes the oldest of several matches. */
+#define KUBE_A_CREATED "polysandbox.io/created-ns"
 /* The longest exec request line libwebsockets can send (its header space
  * is an unsigned short); longer commands go by a file (kube-exec.c). */
 #define KUBE_MAX_REQUEST_LINE 65535
 /* What a streaming callback returns to end a stream it has seen enough of
  * (larger than every sbx_status). */
 #define KUBE_STOP 1000
+#define KUBE_PERSIST_ATTEMPTS 8
 /* The environment variable each exec's processes carry, so that what an
  * exec started can be found and killed (timeouts, output caps, drops). */
 #define KUBE_EXEC_MARKER "POLYSANDBOX_EXEC"
@@ -179,6 +183,20 @@ bool kube_auth_invalidate(struct kube_prov *p);
  * an error (e.g. 404 when absence is fine); -1 for none. */
 int kube_api(struct kube_prov *p, const char *what, const char *method, const char *path,
              json_t *body, const char *content_type, long quiet, long *status, json_t **out);
+/* The Retry-After of this thread's last error answer, in ms (-1: none). */
+long kube_last_retry_after(void);
+/* Transport failures, 5xx, 429 and timeouts: worth another try. */
+bool kube_transient(int rc);
+/* Sleeps before attempt @attempt + 1: exponential from 50 ms to 2 s with
+ * jitter, at least @retry_after_ms (-1: none), at most 5 s. */
+void kube_backoff(struct kube_prov *p, unsigned attempt, long retry_after_ms);
+/* kube_api, with transient failures tried again (KUBE_PERSIST_ATTEMPTS in
+ * all).  Only for what must not be left half done: deleting (a pod left
+ * behind keeps running and counting against quotas) and reading a pod
+ * the provider already made.  Everything else goes back to the core,
+ * whose retries and circuit breaker decide. */
+int kube_api_persist(struct kube_prov *p, const char *what, const char *method, const char *path,
+                     json_t *body, long quiet, long *status, json_t **out);
 /* The same for a streamed answer (a watch): @on_data gets the body's
  * bytes; returns what kube_api returns, or on_data's stop code. */
 int kube_api_stream(struct kube_prov *p, const char *what, const char *path, long timeout_ms,
@@ -277,10 +295,15 @@ void kube_sweep(struct kube_prov *p, struct kube_sb *sb, const char *token);
 /* ---- kube-program.c: the bootstrap and the program on stdin ---- */
 /* The exec path of @pod: the bootstrap as its command, stdin on. */
 char *kube_exec_path(struct kube_prov *p, const char *pod);
-/* The exec's stdin: the program (L=@plen, `set --` @args, @body) framed
- * for the bootstrap, then @payload.  *out is malloc'd. */
-int kube_program(const char *body, const char *const *args, const void *payload, size_t plen,
-                 unsigned char **out, size_t *out_len);
+/* The exec's stdin: the program (L=@l, `set --` @args, @body) framed for
+ * the bootstrap, then the @n pieces of payload.  *out is malloc'd. */
+struct kube_piece {
+    const void *data;
+    size_t len;
+};
+int kube_program(const char *body, const char *const *args, size_t l,
+                 const struct kube_piece *pieces, size_t n, unsigned char **out,
+                 size_t *out_len);
 
 /* ---- kube-files.c ---- */
 int kube_upload(struct kube_prov *p, struct kube_sb *sb, const char *path, const void *data,
@@ -289,6 +312,17 @@ int kube_download(struct kube_prov *p, struct kube_sb *sb, const char *path, siz
                   void **data, size_t *len);
 /* A relative path without "..", empty or "." parts or control characters. */
 int kube_path_check(struct kube_prov *p, const char *path);
+/* The shell function `put W DIR NAME MODE LEN` that makes a file from the
+ * next LEN bytes of stdin (exit 3: a path refused, 2: tar failed, ...). */
+extern const char kube_put_fn[];
+/* What `put` needs for a file: its checked path split into *dir and *base
+ * (malloc'd), its mode in octal, and its one-entry tar (malloc'd). */
+int kube_file_payload(struct kube_prov *p, const char *path, const void *data, size_t len,
+                      uint32_t mode, char **dir, char **base, char mode_text[16],
+                      unsigned char **tar, size_t *tar_len);
+/* The error of a `put` or download script that exited with @code. */
+int kube_file_error(struct kube_prov *p, struct kube_sb *sb, const char *op, const char *path,
+                    int code, const char *errtext);
 
 /* ---- kube-agent.c: agent-sandbox mode ---- */
 int kube_agent_create(struct kube_prov *p, const sbx_create_spec_v1 *spec, struct kube_sb **out);

@@ -244,8 +244,11 @@ int kube_sandbox_meta(struct kube_prov *p, const sbx_create_spec_v1 *spec, uint6
     snprintf(lim, sizeof lim, "%llu,%llu,%llu",
              (unsigned long long)((spec->limits.cpu_ns + 999999999u) / 1000000000u),
              (unsigned long long)spec->limits.fsize_bytes, (unsigned long long)spec->limits.nofile);
+    char created[32];
+    snprintf(created, sizeof created, "%llu", (unsigned long long)kube_wall_ns());
     if (!rc && (json_object_set_new(ann, KUBE_A_WORKDIR, json_string(p->workdir)) ||
-                json_object_set_new(ann, KUBE_A_LIMITS, json_string(lim))))
+                json_object_set_new(ann, KUBE_A_LIMITS, json_string(lim)) ||
+                json_object_set_new(ann, KUBE_A_CREATED, json_string(created))))
         rc = SBX_E_NOMEM;
     if (rc) {
         json_decref(labels);
@@ -362,7 +365,7 @@ int kube_pod_delete(struct kube_prov *p, const char *name)
     json_t *body = json_pack("{s:s,s:s,s:I,s:s}", "kind", "DeleteOptions", "apiVersion", "v1",
                              "gracePeriodSeconds", (json_int_t)0, "propagationPolicy",
                              "Foreground");
-    int rc = path && body ? kube_api(p, what, "DELETE", path, body, NULL, 404, NULL, NULL)
+    int rc = path && body ? kube_api_persist(p, what, "DELETE", path, body, 404, NULL, NULL)
                           : p->host->set_error(p->h, SBX_E_NOMEM, "out of memory");
     free(path);
     json_decref(body);
@@ -502,7 +505,11 @@ int kube_relay_object(struct kube_prov *p, json_t *obj, const sbx_kv_v1 *filter,
         if (json_is_string(val) && k < n)
             kv[k++] = (sbx_kv_v1){key, json_string_value(val)};
     }
-    uint64_t created = pc_rfc3339_ns(json_string_value(json_object_get(md, "creationTimestamp")));
+    const char *cns = json_string_value(json_object_get(json_object_get(md, "annotations"),
+                                                         KUBE_A_CREATED));
+    uint64_t created = cns ? strtoull(cns, NULL, 10) : 0;
+    if (!created)
+        created = pc_rfc3339_ns(json_string_value(json_object_get(md, "creationTimestamp")));
     int rc = cb(ud, name, kv, k, created);
     free(kv);
     json_decref(exact);

@@ -12,9 +12,9 @@
  * consumed), and evaluates them.  The program sets L (the length of the
  * data that follows it on stdin) and the positional parameters (each
  * argument single-quoted, so any byte but NUL survives, newlines too),
- * then does its work; the data after it is the command's stdin or a tar,
- * which the program takes with `head -c "$L"` so that it ends where it
- * should whether or not the exec's stdin can be closed (v4 has no close).
+ * then does its work; the data after it (files' tars, then the command's
+ * stdin) is taken with `head -c`, so that each piece ends where it should
+ * whether or not the exec's stdin can be closed (v4 has no close).
  */
 #include "config.h"
 
@@ -79,14 +79,15 @@ static int quoted(struct buf *b, const char *s)
     return puts_(b, s) || put(b, "'", 1) ? -1 : 0;
 }
 
-int kube_program(const char *body, const char *const *args, const void *payload, size_t plen,
-                 unsigned char **out, size_t *out_len)
+int kube_program(const char *body, const char *const *args, size_t l,
+                 const struct kube_piece *pieces, size_t n, unsigned char **out,
+                 size_t *out_len)
 {
     struct buf text = {0}, all = {0};
     char num[64];
     *out = NULL;
     *out_len = 0;
-    snprintf(num, sizeof num, "L=%zu\nset --", plen);
+    snprintf(num, sizeof num, "L=%zu\nset --", l);
     int bad = puts_(&text, num);
     for (size_t i = 0; !bad && args && args[i]; i++)
         bad = put(&text, " ", 1) || quoted(&text, args[i]);
@@ -97,8 +98,9 @@ int kube_program(const char *body, const char *const *args, const void *payload,
     for (size_t i = 0; !bad && i < text.len; i++)
         lines += text.p[i] == '\n';
     snprintf(num, sizeof num, "%zu\n", lines);
-    bad = bad || puts_(&all, num) || put(&all, text.p, text.len) ||
-          (plen && put(&all, payload, plen));
+    bad = bad || puts_(&all, num) || put(&all, text.p, text.len);
+    for (size_t i = 0; !bad && i < n; i++)
+        bad = pieces[i].len && put(&all, pieces[i].data, pieces[i].len);
     free(text.p);
     if (bad) {
         free(all.p);

@@ -181,7 +181,7 @@ static int fresh(struct watch *w)
     snprintf(path, sizeof path, "/api/v1/namespaces/%s/pods/%s", w->p->namespace, w->name);
     char what[300];
     snprintf(what, sizeof what, "pod %s", w->name);
-    int rc = kube_api(w->p, what, "GET", path, NULL, NULL, 404, NULL, &pod);
+    int rc = kube_api_persist(w->p, what, "GET", path, NULL, 404, NULL, &pod);
     if (rc == SBX_E_NOT_FOUND) {
         json_decref(pod);
         return w->p->host->set_error(w->p->h, SBX_E_BACKEND, "pod %s was deleted while it "
@@ -205,6 +205,7 @@ int kube_watch_ready(struct kube_prov *p, const char *name, const char *rv, uint
     snprintf(w.rv, sizeof w.rv, "%s", rv ? rv : "");
     int rc = SBX_OK;
     int rounds = 0;
+    unsigned failures = 0;     /* watch requests in a row that failed outright */
     if (!w.rv[0])
         rc = fresh(&w);
     while (rc == SBX_OK && !w.verdict) {
@@ -255,10 +256,18 @@ int kube_watch_ready(struct kube_prov *p, const char *name, const char *rv, uint
         }
         if (wr == SBX_OK || wr == KUBE_STOP)
             continue;           /* the stream ended: on from the last version */
-        if ((wr == SBX_E_NETWORK || wr == SBX_E_TIMEOUT) && w.got)
+        if ((wr == SBX_E_NETWORK || wr == SBX_E_TIMEOUT) && w.got) {
+            failures = 0;
             continue;           /* it broke after news: on from the last version */
+        }
         if (status == 410) {
             rc = fresh(&w);
+            continue;
+        }
+        /* The pod exists: a watch refused for now (5xx, 429, no connection)
+         * is asked again a few times before the create gives up. */
+        if (kube_transient(wr) && ++failures < KUBE_PERSIST_ATTEMPTS) {
+            kube_backoff(p, failures - 1, kube_last_retry_after());
             continue;
         }
         rc = wr;

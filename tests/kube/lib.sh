@@ -215,8 +215,9 @@ kube_rbac() {
 }
 
 # write_config: a private configuration whose default provider is
-# kubernetes, through a kubeconfig of the limited user; extra [settings]
-# lines in $KUBE_SETTINGS, extra sections after them in $KUBE_EXTRA_INI.
+# kubernetes, through a kubeconfig of the limited user (or $KUBE_KC); extra
+# [settings] lines in $KUBE_SETTINGS, extra sections after them in
+# $KUBE_EXTRA_INI.
 write_config() {
     cat >"$tmp/sbx.kubeconfig" <<EOF
 apiVersion: v1
@@ -245,8 +246,8 @@ EOF
 [provider]
 enabled = true
 [settings]
-kubeconfig = $tmp/sbx.kubeconfig
-ready_timeout = 60s
+kubeconfig = ${KUBE_KC:-$tmp/sbx.kubeconfig}
+ready_timeout = ${KUBE_READY:-60s}
 ${KUBE_SETTINGS:-}
 ${KUBE_EXTRA_INI:-}
 EOF

@@ -13,7 +13,11 @@ TESTS += $(KUBE_CLIENT_TESTS)
 dist_check_SCRIPTS += $(KUBE_CLIENT_TESTS)
 
 # The kubernetes provider against the fake.
-KUBE_PROVIDER_TESTS = tests/conformance/kubernetes.t
+KUBE_PROVIDER_TESTS = \
+	tests/conformance/kubernetes.t \
+	tests/kube/provider.sh \
+	tests/kube/faults.sh \
+	tests/kube/eval-faults.sh
 if BUILD_PROVIDER_KUBERNETES
 TESTS += $(KUBE_PROVIDER_TESTS)
 endif

@@ -63,7 +63,9 @@ class Cluster:
     def log(self, msg):
         if self.args.verbose:
             with self.log_lock:
-                sys.stderr.write("%s kube-fake: %s\n" % (time.strftime("%H:%M:%S"), msg))
+                t = time.time()
+                sys.stderr.write("%s.%03d kube-fake: %s\n" % (time.strftime("%H:%M:%S", time.localtime(t)),
+                                                              int(t % 1 * 1000), msg))
                 sys.stderr.flush()
 
     def count(self, verb, what):

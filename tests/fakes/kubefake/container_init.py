@@ -17,7 +17,6 @@ as one line; a clean exec closes it empty.  Root is needed for the mounts, or a 
 that maps root (runtime.py adds --user --map-root-user when not root).
 """
 import ctypes
-import ctypes.util
 import fcntl
 import json
 import os
@@ -31,7 +30,9 @@ MS_REMOUNT, MS_BIND, MS_REC = 32, 4096, 16384
 CLONE_NEWPID = 0x20000000
 PR_SET_PDEATHSIG, PR_SET_NO_NEW_PRIVS = 1, 38
 
-libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+libc = ctypes.CDLL("libc.so.6", use_errno=True)
+CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWNET = 0x00020000, 0x04000000, 0x40000000
+MS_PRIVATE = 1 << 18
 
 
 ERRFD = -1
@@ -154,6 +155,41 @@ def first_process(spec):
         fail('exec: "%s": permission denied' % argv[0])
     except OSError as e:
         fail('exec: "%s": %s' % (argv[0], e.strerror))
+
+
+def shim(spec, own_network, pidfd):
+    """The shim in a fork of the fake (root only): the namespaces, the
+    first process, then wait for it.  Never returns."""
+    global ERRFD
+    ERRFD = spec["errfd"]
+    try:
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        flags = CLONE_NEWNS | CLONE_NEWUTS | CLONE_NEWPID | (CLONE_NEWNET if own_network else 0)
+        if libc.unshare(flags) != 0:
+            fail("unshare: %s" % os.strerror(ctypes.get_errno()))
+        mount(None, "/", None, MS_REC | MS_PRIVATE)
+        pid = os.fork()
+        if pid == 0:
+            fcntl.fcntl(ERRFD, fcntl.F_SETFD, fcntl.FD_CLOEXEC)
+            try:
+                first_process(spec)
+            except Exception as e:   # anything unexpected is a start failure
+                fail("container init: %s" % e)
+            os._exit(127)
+        os.close(ERRFD)
+        os.write(pidfd, b"%d\n" % pid)
+        os.close(pidfd)
+        while True:
+            try:
+                _, status = os.waitpid(pid, 0)
+                break
+            except InterruptedError:
+                continue
+        if os.WIFSIGNALED(status):
+            os._exit(128 + os.WTERMSIG(status))
+        os._exit(os.WEXITSTATUS(status))
+    except BaseException:
+        os._exit(127)
 
 
 def main():

@@ -350,8 +350,8 @@ class PodController:
                 mounts.append({"host": host, "path": m["mountPath"], "ro": bool(m.get("readOnly"))})
             # other volume types are not emulated: the mount point stays empty
         env = self._env(pod, c)
-        if uid not in (None, 0):
-            env["HOME"] = "/"
+        if uid not in (None, 0) and not any(e.get("name") == "HOME" for e in c.get("env") or []):
+            env["HOME"] = "/"   # the image's passwd has no home for an arbitrary uid
         command = list(c.get("command") or []) + list(c.get("args") or [])
         if not c.get("command"):
             command = SLEEP_FOREVER if not c.get("args") else command

@@ -1,7 +1,8 @@
 """kubefake/runtime.py - a pod's container as local processes in namespaces.
 
-A container is a shim (container_init.py) in new mount, UTS and PID
-namespaces (and a network namespace of its own when a NetworkPolicy
+A container is a shim (container_init.py: a fork of the fake as root, else
+python3 under util-linux's unshare in a user namespace) in new mount, UTS
+and PID namespaces (and a network namespace of its own when a NetworkPolicy
 isolates the pod's egress; otherwise it shares this host's network), whose
 first process runs the container's command chrooted into a root built from
 this host's file system.  An exec enters the first process's namespaces
@@ -39,6 +40,68 @@ def probe():
     return True, ""
 
 
+class ForkedShim:
+    """The shim as a fork of the fake itself (as root): the same as the
+    unshare + python3 container_init.py shim, without starting an
+    interpreter for every pod.  Quacks like the Popen it stands for."""
+
+    def __init__(self, spec, own_network, log_path):
+        from . import container_init
+        pr, pw = os.pipe()
+        logfd = os.open(log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        pid = os.fork()
+        if pid == 0:
+            # Only this thread lives on here: drop the fake's descriptors.
+            keep = {pw, logfd, spec["errfd"]}
+            for fd in [int(x) for x in os.listdir("/proc/self/fd")]:
+                if fd > 2 and fd not in keep:
+                    try:
+                        os.close(fd)
+                    except OSError:
+                        pass
+            null = os.open("/dev/null", os.O_RDWR)
+            os.dup2(null, 0)
+            os.dup2(null, 1)
+            os.dup2(logfd, 2)
+            os.setsid()
+            container_init.shim(spec, own_network, pw)
+            os._exit(127)
+        os.close(pw)
+        os.close(logfd)
+        self.pid = pid
+        self.stdout = os.fdopen(pr, "rb")
+        self.returncode = None
+        self.lock = threading.Lock()
+
+    def _reaped(self, status):
+        self.returncode = os.waitstatus_to_exitcode(status)
+
+    def poll(self):
+        with self.lock:
+            if self.returncode is None:
+                try:
+                    p, st = os.waitpid(self.pid, os.WNOHANG)
+                except ChildProcessError:
+                    return self.returncode
+                if p:
+                    self._reaped(st)
+            return self.returncode
+
+    def wait(self, timeout=None):
+        end = None if timeout is None else time.time() + timeout
+        while self.poll() is None:
+            if end is not None and time.time() >= end:
+                raise subprocess.TimeoutExpired("shim", timeout)
+            time.sleep(0.02)
+        return self.returncode
+
+    def kill(self):
+        try:
+            os.kill(self.pid, signal.SIGKILL)
+        except OSError:
+            pass
+
+
 def exit_code(rc):
     """containerd's view of a Popen return code."""
     return 128 - rc if rc < 0 else rc
@@ -72,26 +135,26 @@ class Container:
         r, w = os.pipe()
         spec = dict(spec, root=root, errfd=w, log=self.log_path)
         spec_path = os.path.join(self.dir, "spec.json")
-        with open(spec_path, "w") as f:
-            json.dump(spec, f)
-        cmd = ["unshare", "--mount", "--uts", "--propagation", "private"]
-        if self.own_network:
-            cmd.append("--net")
-        if os.geteuid() != 0:
-            cmd[1:1] = ["--user", "--map-root-user"]
-            spec.pop("uid", None)
-        cmd += [PYTHON, "-S", INIT, spec_path]
-        log = open(self.log_path, "ab")
         try:
-            self.shim = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                         stderr=log, pass_fds=(w,), start_new_session=True)
+            if os.geteuid() == 0:
+                self.shim = ForkedShim(spec, self.own_network, self.log_path)
+            else:
+                # A user namespace that maps us to root, by util-linux.
+                cmd = ["unshare", "--user", "--map-root-user", "--mount", "--uts",
+                       "--propagation", "private"] + (["--net"] if self.own_network else [])
+                spec.pop("uid", None)
+                with open(spec_path, "w") as f:
+                    json.dump(spec, f)
+                with open(self.log_path, "ab") as log:
+                    self.shim = subprocess.Popen(cmd + [PYTHON, "-S", INIT, spec_path],
+                                                 stdin=subprocess.DEVNULL,
+                                                 stdout=subprocess.PIPE, stderr=log,
+                                                 pass_fds=(w,), start_new_session=True)
         except OSError as e:
             os.close(r)
             os.close(w)
-            log.close()
             return "starting the runtime: %s" % e
         os.close(w)
-        log.close()
         line = self.shim.stdout.readline()
         why = b""
         while True:
@@ -115,7 +178,10 @@ class Container:
     def wait(self):
         """Blocks until the container's first process ended; its exit code."""
         rc = self.shim.wait()
-        self.shim.stdout.close()
+        try:
+            self.shim.stdout.close()
+        except OSError:
+            pass
         with self.lock:
             self.exit = exit_code(rc) if rc >= 0 else 128 + (-rc)
         return self.exit
