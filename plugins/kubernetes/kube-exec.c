@@ -198,6 +198,8 @@ static void take_trailer(struct run *r, struct stream *s)
 static int feed(struct run *r, int ch, const char *b, size_t n)
 {
     struct stream *s = &r->st[ch];
+    if (!r->mlen)
+        return deliver(r, ch, b, n);   /* a helper's output: no trailers */
     while (n > 0) {
         if (s->in_trailer) {
             char c = *b++;

@@ -219,6 +219,21 @@ int kube_pod_attach(struct kube_prov *p, const char *name, struct kube_sb **out)
 char *kube_pod_trouble(struct kube_prov *p, const char *name, int *code);
 int kube_pod_list(struct kube_prov *p, const sbx_kv_v1 *filter, size_t n_filter,
                   sbx_list_cb_v1 cb, void *ud);
+/* The pod spec of a sandbox (the pod's, and the SandboxTemplate's), or
+ * NULL when the environment cannot be written in one. */
+json_t *kube_pod_spec(struct kube_prov *p, const sbx_create_spec_v1 *spec, const char *image,
+                      uint64_t ttl_s);
+/* The labels (encoded) and annotations (exact labels, work directory,
+ * limits, creation time) of a sandbox's object. */
+int kube_sandbox_meta(struct kube_prov *p, const sbx_create_spec_v1 *spec, uint64_t ttl_s,
+                      json_t **labels_out, json_t **ann_out);
+/* One listed object to @cb when its exact labels include @filter (those
+ * being deleted are left out). */
+int kube_relay_object(struct kube_prov *p, json_t *obj, const sbx_kv_v1 *filter,
+                      size_t n_filter, sbx_list_cb_v1 cb, void *ud);
+/* Pages through @collection with the label selector of @filter. */
+int kube_list_objects(struct kube_prov *p, const char *collection, const char *what,
+                      const sbx_kv_v1 *filter, size_t n_filter, sbx_list_cb_v1 cb, void *ud);
 /* The provider's NetworkPolicy, made when missing. */
 int kube_netpol_ensure(struct kube_prov *p);
 
@@ -245,6 +260,13 @@ int kube_watch_ready(struct kube_prov *p, const char *name, const char *rv,
 /* 1 ready, 0 pending, or minus an sbx_status (set on the host) when the
  * pod cannot become ready.  *unsched gets the scheduler's words. */
 int kube_pod_readiness(struct kube_prov *p, json_t *pod, char *unsched, size_t cap);
+/* The same judgement of any object: *why gets words on what it waits for
+ * (then a timeout is SBX_E_BUSY, not SBX_E_TIMEOUT). */
+typedef int (*kube_judge)(struct kube_prov *p, json_t *obj, char *why, size_t cap);
+/* kube_watch_ready for the object @name of @collection (a path without
+ * the name), judged by @judge; @noun names it in messages. */
+int kube_watch_until(struct kube_prov *p, const char *collection, const char *noun,
+                     const char *name, const char *rv, uint64_t deadline_ns, kube_judge judge);
 
 /* ---- kube-ws.c: one exec WebSocket ---- */
 struct kube_ws_req {
@@ -327,6 +349,8 @@ int kube_file_error(struct kube_prov *p, struct kube_sb *sb, const char *op, con
 /* ---- kube-agent.c: agent-sandbox mode ---- */
 int kube_agent_create(struct kube_prov *p, const sbx_create_spec_v1 *spec, struct kube_sb **out);
 int kube_agent_destroy(struct kube_prov *p, struct kube_sb *sb);
+/* Deletes the claim @name (foreground; gone already is fine). */
+int kube_agent_delete_name(struct kube_prov *p, const char *name);
 int kube_agent_attach(struct kube_prov *p, const char *name, struct kube_sb **out);
 int kube_agent_list(struct kube_prov *p, const sbx_kv_v1 *filter, size_t n_filter,
                     sbx_list_cb_v1 cb, void *ud);

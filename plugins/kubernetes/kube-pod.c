@@ -148,10 +148,6 @@ static json_t *env_list(const sbx_kv_v1 *env, size_t n, const char *home)
     return a;
 }
 
-/* The pod spec of a sandbox: the pod's and the SandboxTemplate's. */
-json_t *kube_pod_spec(struct kube_prov *p, const sbx_create_spec_v1 *spec, const char *image,
-                      uint64_t ttl_s);
-
 json_t *kube_pod_spec(struct kube_prov *p, const sbx_create_spec_v1 *spec, const char *image,
                       uint64_t ttl_s)
 {
@@ -207,10 +203,6 @@ json_t *kube_pod_spec(struct kube_prov *p, const sbx_create_spec_v1 *spec, const
         json_object_set_new(ps, "priorityClassName", json_string(p->priority_class));
     return ps;
 }
-
-/* Labels and annotations of a sandbox's object. */
-int kube_sandbox_meta(struct kube_prov *p, const sbx_create_spec_v1 *spec, uint64_t ttl_s,
-                      json_t **labels_out, json_t **ann_out);
 
 int kube_sandbox_meta(struct kube_prov *p, const sbx_create_spec_v1 *spec, uint64_t ttl_s,
                       json_t **labels_out, json_t **ann_out)
@@ -468,10 +460,6 @@ struct relay {
     void *ud;
 };
 
-/* One object to the callback when its exact labels include the filter. */
-int kube_relay_object(struct kube_prov *p, json_t *obj, const sbx_kv_v1 *filter,
-                      size_t n_filter, sbx_list_cb_v1 cb, void *ud);
-
 int kube_relay_object(struct kube_prov *p, json_t *obj, const sbx_kv_v1 *filter,
                       size_t n_filter, sbx_list_cb_v1 cb, void *ud)
 {
@@ -515,10 +503,6 @@ int kube_relay_object(struct kube_prov *p, json_t *obj, const sbx_kv_v1 *filter,
     json_decref(exact);
     return rc;
 }
-
-/* Pages through a list path with the selector of @filter. */
-int kube_list_objects(struct kube_prov *p, const char *collection, const char *what,
-                      const sbx_kv_v1 *filter, size_t n_filter, sbx_list_cb_v1 cb, void *ud);
 
 int kube_list_objects(struct kube_prov *p, const char *collection, const char *what,
                       const sbx_kv_v1 *filter, size_t n_filter, sbx_list_cb_v1 cb, void *ud)

@@ -1,11 +1,12 @@
-/* plugins/kubernetes/kube-watch.c - waiting for a pod to run, by a watch
+/* plugins/kubernetes/kube-watch.c - waiting for an object to be ready, by a watch
  *
- * GET .../pods?watch=1&fieldSelector=metadata.name=NAME&resourceVersion=RV
+ * GET COLLECTION?watch=1&fieldSelector=metadata.name=NAME&resourceVersion=RV
  * answers a chunked stream of newline-delimited WatchEvents.  Each event's
- * pod is judged (kube_pod_readiness); BOOKMARKs move the resourceVersion
- * on; an ERROR event with 410 Gone (the version fell out of the server's
- * window), a stream that ended or broke, start again: from a fresh GET of
- * the pod after a 410, from the last version seen otherwise.  No polling.
+ * object is judged (a pod by kube_pod_readiness, a SandboxClaim by
+ * kube-agent.c's judge); BOOKMARKs move the resourceVersion on; an ERROR
+ * event with 410 Gone (the version fell out of the server's window), a
+ * stream that ended or broke, start again: from a fresh GET of the object
+ * after a 410, from the last version seen otherwise.  No polling.
  */
 #include "config.h"
 
@@ -95,6 +96,9 @@ int kube_pod_readiness(struct kube_prov *p, json_t *pod, char *unsched, size_t c
 
 struct watch {
     struct kube_prov *p;
+    const char *collection;    /* ".../pods" */
+    const char *noun;          /* "pod", for messages */
+    kube_judge judge;
     const char *name;
     char *buf;
     size_t len, cap;
@@ -122,7 +126,8 @@ static void take_event(struct watch *w, json_t *ev)
         }
         const char *msg = json_string_value(json_object_get(obj, "message"));
         w->verdict = -w->p->host->set_error(w->p->h, code >= 500 ? SBX_E_SERVER : SBX_E_BACKEND,
-                                            "watching pod %s: %s", w->name, msg ? msg : "error");
+                                            "watching %s %s: %s", w->noun, w->name,
+                                            msg ? msg : "error");
         return;
     }
     if (rv && strlen(rv) < sizeof w->rv)
@@ -131,11 +136,11 @@ static void take_event(struct watch *w, json_t *ev)
         return;
     if (!strcmp(type, "DELETED")) {
         w->deleted = true;
-        w->verdict = -w->p->host->set_error(w->p->h, SBX_E_BACKEND, "pod %s was deleted while "
-                                            "it started", w->name);
+        w->verdict = -w->p->host->set_error(w->p->h, SBX_E_BACKEND, "%s %s was deleted while "
+                                            "it started", w->noun, w->name);
         return;
     }
-    int r = kube_pod_readiness(w->p, obj, w->unsched, sizeof w->unsched);
+    int r = w->judge(w->p, obj, w->unsched, sizeof w->unsched);
     if (r != 0)
         w->verdict = r;
 }
@@ -178,21 +183,21 @@ static int fresh(struct watch *w)
 {
     char path[512];
     json_t *pod = NULL;
-    snprintf(path, sizeof path, "/api/v1/namespaces/%s/pods/%s", w->p->namespace, w->name);
+    snprintf(path, sizeof path, "%s/%s", w->collection, w->name);
     char what[300];
-    snprintf(what, sizeof what, "pod %s", w->name);
+    snprintf(what, sizeof what, "%s %s", w->noun, w->name);
     int rc = kube_api_persist(w->p, what, "GET", path, NULL, 404, NULL, &pod);
     if (rc == SBX_E_NOT_FOUND) {
         json_decref(pod);
-        return w->p->host->set_error(w->p->h, SBX_E_BACKEND, "pod %s was deleted while it "
-                                     "started", w->name);
+        return w->p->host->set_error(w->p->h, SBX_E_BACKEND, "%s %s was deleted while it "
+                                     "started", w->noun, w->name);
     }
     if (rc)
         return rc;
     const char *rv = json_string_value(json_object_get(json_object_get(pod, "metadata"),
                                                        "resourceVersion"));
     snprintf(w->rv, sizeof w->rv, "%s", rv && strlen(rv) < sizeof w->rv ? rv : "");
-    int r = kube_pod_readiness(w->p, pod, w->unsched, sizeof w->unsched);
+    int r = w->judge(w->p, pod, w->unsched, sizeof w->unsched);
     json_decref(pod);
     if (r != 0)
         w->verdict = r;
@@ -201,7 +206,16 @@ static int fresh(struct watch *w)
 
 int kube_watch_ready(struct kube_prov *p, const char *name, const char *rv, uint64_t deadline_ns)
 {
-    struct watch w = {.p = p, .name = name};
+    char coll[300];
+    snprintf(coll, sizeof coll, "/api/v1/namespaces/%s/pods", p->namespace);
+    return kube_watch_until(p, coll, "pod", name, rv, deadline_ns, kube_pod_readiness);
+}
+
+int kube_watch_until(struct kube_prov *p, const char *collection, const char *noun,
+                     const char *name, const char *rv, uint64_t deadline_ns, kube_judge judge)
+{
+    struct watch w = {.p = p, .collection = collection, .noun = noun, .judge = judge,
+                      .name = name};
     snprintf(w.rv, sizeof w.rv, "%s", rv ? rv : "");
     int rc = SBX_OK;
     int rounds = 0;
@@ -212,17 +226,16 @@ int kube_watch_ready(struct kube_prov *p, const char *name, const char *rv, uint
         uint64_t now = kube_now_ns();
         if (now >= deadline_ns) {
             if (w.unsched[0])
-                rc = p->host->set_error(p->h, SBX_E_BUSY, "pod %s was not scheduled in time "
-                                        "(%s)", name, w.unsched);
+                rc = p->host->set_error(p->h, SBX_E_BUSY, "%s %s was not scheduled in time "
+                                        "(%s)", noun, name, w.unsched);
             else
-                rc = p->host->set_error(p->h, SBX_E_TIMEOUT, "pod %s did not start running "
-                                        "within %llu s", name,
-                                        (unsigned long long)(p->ready_ms / 1000));
+                rc = p->host->set_error(p->h, SBX_E_TIMEOUT, "%s %s was not ready within %llu s",
+                                        noun, name, (unsigned long long)(p->ready_ms / 1000));
             break;
         }
         if (rounds++ > 1000) {
-            rc = p->host->set_error(p->h, SBX_E_BACKEND, "watching pod %s: the stream kept "
-                                    "ending without news", name);
+            rc = p->host->set_error(p->h, SBX_E_BACKEND, "watching %s %s: the stream kept "
+                                    "ending without news", noun, name);
             break;
         }
         uint64_t left_s = (deadline_ns - now) / 1000000000u + 1;
@@ -232,9 +245,9 @@ int kube_watch_ready(struct kube_prov *p, const char *name, const char *rv, uint
         char *nm = kube_escape(name);
         char path[1024];
         if (sel && nm)
-            snprintf(path, sizeof path, "/api/v1/namespaces/%s/pods?watch=1&fieldSelector=%s%s"
+            snprintf(path, sizeof path, "%s?watch=1&fieldSelector=%s%s"
                      "&resourceVersion=%s&timeoutSeconds=%llu&allowWatchBookmarks=true",
-                     p->namespace, sel, nm, w.rv, (unsigned long long)left_s);
+                     collection, sel, nm, w.rv, (unsigned long long)left_s);
         free(sel);
         free(nm);
         if (!sel || !nm) {
@@ -245,7 +258,7 @@ int kube_watch_ready(struct kube_prov *p, const char *name, const char *rv, uint
         w.len = 0;
         w.got = 0;
         char what[300];
-        snprintf(what, sizeof what, "watching pod %s", name);
+        snprintf(what, sizeof what, "watching %s %s", noun, name);
         int wr = kube_api_stream(p, what, path, (long)left_s * 1000 + 5000, on_data, &w, &status);
         if (w.verdict)
             break;

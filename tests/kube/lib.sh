@@ -214,6 +214,21 @@ kube_rbac() {
   "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "polysandbox"}]}]'
 }
 
+# agent-sandbox mode: the Role's rights on the CRDs too.
+kube_agent_rbac() {
+    kube_objects '[
+ {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
+  "metadata": {"name": "polysandbox-agent", "namespace": "'"$KUBE_NS"'"},
+  "rules": [
+   {"apiGroups": ["extensions.agents.x-k8s.io"], "resources": ["sandboxclaims"], "verbs": ["get", "list", "watch", "create", "delete"]},
+   {"apiGroups": ["extensions.agents.x-k8s.io"], "resources": ["sandboxtemplates", "sandboxwarmpools"], "verbs": ["get", "create"]},
+   {"apiGroups": ["agents.x-k8s.io"], "resources": ["sandboxes"], "verbs": ["get"]}]},
+ {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+  "metadata": {"name": "polysandbox-agent", "namespace": "'"$KUBE_NS"'"},
+  "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "polysandbox-agent"},
+  "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "polysandbox"}]}]'
+}
+
 # write_config: a private configuration whose default provider is
 # kubernetes, through a kubeconfig of the limited user (or $KUBE_KC); extra
 # [settings] lines in $KUBE_SETTINGS, extra sections after them in

@@ -15,7 +15,9 @@ dist_check_SCRIPTS += $(KUBE_CLIENT_TESTS)
 # The kubernetes provider against the fake.
 KUBE_PROVIDER_TESTS = \
 	tests/conformance/kubernetes.t \
+	tests/conformance/kubernetes-agent.t \
 	tests/kube/provider.sh \
+	tests/kube/agent.sh \
 	tests/kube/faults.sh \
 	tests/kube/eval-faults.sh
 if BUILD_PROVIDER_KUBERNETES
@@ -26,6 +28,7 @@ KUBE_FAKE_FILES = \
 	tests/fakes/kube.py \
 	tests/fakes/kubefake/__init__.py \
 	tests/fakes/kubefake/admission.py \
+	tests/fakes/kubefake/agentsandbox.py \
 	tests/fakes/kubefake/auth.py \
 	tests/fakes/kubefake/cluster.py \
 	tests/fakes/kubefake/container_init.py \

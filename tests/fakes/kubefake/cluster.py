@@ -58,6 +58,7 @@ class Cluster:
         if args.agent_sandbox:
             from .agentsandbox import AgentSandbox
             self.agent = AgentSandbox(self)
+            self.pods.on_change = self.agent.kick.set
         self.bootstrap()
 
     def log(self, msg):

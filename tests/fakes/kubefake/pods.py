@@ -90,6 +90,7 @@ class PodController:
         self.missing = re.compile(args.missing_images) if args.missing_images else None
         self.next_ip = 2
         self.auth = auth
+        self.on_change = None        # told of every status change (agent-sandbox)
 
     # -- helpers --
 
@@ -102,7 +103,10 @@ class PodController:
             if p["metadata"]["uid"] != run.uid:
                 return False
             return fn(p)
-        return self.store.mutate(self.res, run.ns, run.name, guarded)
+        out = self.store.mutate(self.res, run.ns, run.name, guarded)
+        if self.on_change:
+            self.on_change()
+        return out
 
     def _alloc_ip(self):
         with self.lock:
