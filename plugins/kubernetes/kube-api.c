@@ -99,6 +99,9 @@ int kube_status_error(struct kube_prov *p, const char *what, long status, const 
         } else if (strstr(msg, "RuntimeClass")) {
             code = SBX_E_CONFIG;
             why = " (check runtime_class in providers.d/kubernetes.ini)";
+        } else if (strstr(msg, "violates PodSecurity")) {
+            code = SBX_E_CONFIG;
+            why = " (the namespace's Pod Security level refuses the pod: check run_as_user)";
         } else if (strstr(msg, "being terminated")) {
             code = SBX_E_BUSY;
         } else {

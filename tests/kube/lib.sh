@@ -198,10 +198,12 @@ for o in json.loads(sys.argv[3]):
 PYEOF
 }
 
-# The namespace of the sandboxes and the provider's Role (least RBAC).
+# The namespace of the sandboxes (Pod Security "restricted" enforced) and
+# the provider's Role (least RBAC).
 kube_rbac() {
     kube_objects '[
- {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "'"$KUBE_NS"'"}},
+ {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "'"$KUBE_NS"'",
+  "labels": {"pod-security.kubernetes.io/enforce": "restricted"}}},
  {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
   "metadata": {"name": "polysandbox", "namespace": "'"$KUBE_NS"'"},
   "rules": [

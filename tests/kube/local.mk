@@ -7,6 +7,7 @@
 
 KUBE_CLIENT_TESTS = \
 	tests/kube/kubectl.sh \
+	tests/kube/contrib.sh \
 	tests/kube/python-client.sh \
 	tests/kube/client-node.sh
 TESTS += $(KUBE_CLIENT_TESTS)
@@ -46,5 +47,20 @@ KUBE_FAKE_FILES = \
 	tests/fakes/kubefake/store.py \
 	tests/fakes/kubefake/tables.py \
 	tests/fakes/kubefake/ws.py
-EXTRA_DIST += $(KUBE_FAKE_FILES) tests/kube/lib.sh tests/kube/python-client.py \
+KUBE_CONTRIB_FILES = \
+	contrib/kubernetes/README.md \
+	contrib/kubernetes/Dockerfile \
+	contrib/kubernetes/kustomization.yaml \
+	contrib/kubernetes/namespace.yaml \
+	contrib/kubernetes/serviceaccount.yaml \
+	contrib/kubernetes/rbac.yaml \
+	contrib/kubernetes/rbac-agent-sandbox.yaml \
+	contrib/kubernetes/configmap.yaml \
+	contrib/kubernetes/networkpolicy-sandboxes.yaml \
+	contrib/kubernetes/networkpolicy.yaml \
+	contrib/kubernetes/deployment.yaml \
+	contrib/kubernetes/service.yaml \
+	contrib/kubernetes/pdb.yaml \
+	contrib/kubernetes/servicemonitor.yaml
+EXTRA_DIST += $(KUBE_FAKE_FILES) $(KUBE_CONTRIB_FILES) tests/kube/lib.sh tests/kube/python-client.py \
 	tests/kube/client-node.mjs tests/kube/node/package.json tests/kube/node/package-lock.json

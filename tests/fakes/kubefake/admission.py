@@ -264,6 +264,67 @@ def check_quota(res, pod, quotas, live_pods):
                                ",".join("%s=%s" % (k, l) for k, _, _, l in over)))
 
 
+RESTRICTED_VOLUMES = ("emptyDir", "configMap", "secret", "projected", "downwardAPI",
+                      "persistentVolumeClaim", "ephemeral", "csi")
+
+
+def check_pod_security(res, pod, level):
+    """Pod Security admission, the restricted level (a subset of its checks:
+    privilege escalation, capabilities, non-root, seccomp, host namespaces,
+    privileged, volume types), as the namespace label
+    pod-security.kubernetes.io/enforce asks."""
+    if level != "restricted":
+        return
+    spec = pod.get("spec") or {}
+    psc = spec.get("securityContext") or {}
+    bad = []
+    cs = [c for c in (spec.get("initContainers") or []) + (spec.get("containers") or [])
+          if isinstance(c, dict)]
+    for key, what in (("hostNetwork", "hostNetwork=true"), ("hostPID", "hostPID=true"),
+                      ("hostIPC", "hostIPC=true")):
+        if spec.get(key):
+            bad.append("host namespaces (%s)" % what)
+    priv = [c["name"] for c in cs if (c.get("securityContext") or {}).get("privileged")]
+    if priv:
+        bad.append('privileged (container%s %s must not set securityContext.privileged=true)'
+                   % ("s" if len(priv) > 1 else "", ", ".join('"%s"' % n for n in priv)))
+    esc = [c["name"] for c in cs if (c.get("securityContext") or {}).get("allowPrivilegeEscalation") is not False]
+    if esc:
+        bad.append("allowPrivilegeEscalation != false (container%s %s must set "
+                   "securityContext.allowPrivilegeEscalation=false)"
+                   % ("s" if len(esc) > 1 else "", ", ".join('"%s"' % n for n in esc)))
+    caps = [c["name"] for c in cs
+            if "ALL" not in (((c.get("securityContext") or {}).get("capabilities") or {}).get("drop") or [])]
+    if caps:
+        bad.append('unrestricted capabilities (container%s %s must set '
+                   'securityContext.capabilities.drop=["ALL"])'
+                   % ("s" if len(caps) > 1 else "", ", ".join('"%s"' % n for n in caps)))
+    nonroot = [c["name"] for c in cs
+               if not (c.get("securityContext") or {}).get("runAsNonRoot", psc.get("runAsNonRoot"))]
+    if nonroot:
+        bad.append("runAsNonRoot != true (pod or container%s %s must set "
+                   "securityContext.runAsNonRoot=true)"
+                   % ("s" if len(nonroot) > 1 else "", ", ".join('"%s"' % n for n in nonroot)))
+    if psc.get("runAsUser") == 0 or any((c.get("securityContext") or {}).get("runAsUser") == 0 for c in cs):
+        bad.append("runAsUser=0 (pod must not set runAsUser=0)")
+    def seccomp(sc):
+        return ((sc or {}).get("seccompProfile") or {}).get("type")
+    nosec = [c["name"] for c in cs
+             if (seccomp(c.get("securityContext")) or seccomp(psc)) not in ("RuntimeDefault", "Localhost")]
+    if nosec:
+        bad.append('seccompProfile (pod or container%s %s must set '
+                   'securityContext.seccompProfile.type to "RuntimeDefault" or "Localhost")'
+                   % ("s" if len(nosec) > 1 else "", ", ".join('"%s"' % n for n in nosec)))
+    vols = [v.get("name") for v in spec.get("volumes") or []
+            if isinstance(v, dict) and not any(k in v for k in RESTRICTED_VOLUMES)]
+    if vols:
+        bad.append("restricted volume types (volume%s %s)" % ("s" if len(vols) > 1 else "",
+                                                             ", ".join('"%s"' % n for n in vols)))
+    if bad:
+        raise forbidden(res, (pod.get("metadata") or {}).get("name") or "",
+                        'violates PodSecurity "restricted:latest": ' + ", ".join(bad))
+
+
 def check_runtime_class(res, pod, classes):
     rc = (pod.get("spec") or {}).get("runtimeClassName")
     if rc and rc not in classes:
@@ -282,12 +343,45 @@ def validate_generic(res, obj):
             if t not in ("Ingress", "Egress"):
                 causes.append(("spec.policyTypes[%d]" % i, 'Unsupported value: "%s": supported '
                                'values: "Ingress", "Egress"' % t, "FieldValueNotSupported"))
+    if res.kind == "Deployment":
+        causes += deployment_causes(res, obj)
     if res.kind == "Namespace" and md.get("name") and not DNS_LABEL.match(md["name"]):
         causes.append(("metadata.name", 'Invalid value: "%s": a lowercase RFC 1123 label must '
                        "consist of lower case alphanumeric characters or '-'" % md["name"],
                        "FieldValueInvalid"))
     if causes:
         raise invalid(res, res.kind, md.get("name") or md.get("generateName", ""), causes)
+
+
+def deployment_causes(res, obj):
+    """apps/v1 validation of a Deployment: a selector that matches the pod
+    template's labels, and the template as a pod (defaults applied)."""
+    import copy
+    from .labelsel import labels_match, parse_labels
+    causes = []
+    spec = obj.get("spec") or {}
+    sel = spec.get("selector") or {}
+    tmpl = spec.get("template") or {}
+    tlabels = (tmpl.get("metadata") or {}).get("labels") or {}
+    reqs = ",".join("%s=%s" % kv for kv in (sel.get("matchLabels") or {}).items())
+    if not sel.get("matchLabels") and not sel.get("matchExpressions"):
+        causes.append(("spec.selector", "Required value", "FieldValueRequired"))
+    elif not labels_match(parse_labels(reqs), tlabels):
+        causes.append(("spec.template.metadata.labels", "Invalid value: %s: `selector` does not "
+                       "match template `labels`" % tlabels, "FieldValueInvalid"))
+    r = spec.get("replicas", 1)
+    if not isinstance(r, int) or r < 0:
+        causes.append(("spec.replicas", "Invalid value: %r: must be greater than or equal to 0" % (r,),
+                       "FieldValueInvalid"))
+    pod = {"metadata": dict(copy.deepcopy(tmpl.get("metadata") or {}), name="template"),
+           "spec": copy.deepcopy(tmpl.get("spec") or {})}
+    default_pod(pod)
+    try:
+        validate_pod(res, pod)
+    except ApiError as e:
+        for c in (e.details or {}).get("causes") or []:
+            causes.append(("spec.template." + c["field"], c["message"], c["reason"]))
+    return causes
 
 
 def check_namespace(store, reg, ns):

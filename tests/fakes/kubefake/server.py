@@ -480,6 +480,9 @@ class Handler(BaseHTTPRequestHandler):
             classes = {o["metadata"]["name"] for o in
                        ctx.store.all_of(ctx.reg.get("node.k8s.io", "runtimeclasses"))}
             admission.check_runtime_class(res, obj, classes)
+            nsobj = ctx.store.get(ctx.reg.get("", "namespaces"), "", ns)
+            admission.check_pod_security(res, obj, ((nsobj or {}).get("metadata", {}).get("labels")
+                                                    or {}).get("pod-security.kubernetes.io/enforce"))
             quotas = ctx.store.all_of(ctx.reg.get("", "resourcequotas"), ns)
             if quotas:
                 admission.check_quota(res, obj, quotas, ctx.store.all_of(res, ns))
@@ -636,8 +639,6 @@ class Handler(BaseHTTPRequestHandler):
         else:
             ok = True   # non-resource URLs: discovery and health are open
         body["status"] = {"allowed": ok}
-        if not ok:
-            body["status"]["reason"] = "no RBAC policy matched"
         body.setdefault("metadata", {})["creationTimestamp"] = None
         return self.send_json(201, body)
 
