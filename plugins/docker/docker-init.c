@@ -192,12 +192,10 @@ static void kill_tree(struct rusage *ru_unused)
     }
 }
 
-/* The OOM-kill count of our cgroup (v1 memory.oom_control, v2
- * memory.events), or -1. */
-long long oom_kills(void)
+/* The number after @key ("oom_kill ") in the first of @files that
+ * has it, or -1. */
+static long long cgroup_count(const char *const files[2], const char *key)
 {
-    static const char *const files[] = {"/sys/fs/cgroup/memory/memory.oom_control",
-                                        "/sys/fs/cgroup/memory.events"};
     for (size_t i = 0; i < 2; i++) {
         char buf[1024];
         int fd = open(files[i], O_RDONLY | O_CLOEXEC);
@@ -208,11 +206,20 @@ long long oom_kills(void)
         if (n <= 0)
             continue;
         buf[n] = '\0';
-        char *p = strstr(buf, "oom_kill ");
+        char *p = strstr(buf, key);
         if (p)
-            return atoll(p + 9);
+            return atoll(p + strlen(key));
     }
     return -1;
+}
+
+/* The OOM-kill count of our cgroup (v1 memory.oom_control, v2
+ * memory.events), or -1. */
+long long oom_kills(void)
+{
+    static const char *const files[] = {"/sys/fs/cgroup/memory/memory.oom_control",
+                                        "/sys/fs/cgroup/memory.events"};
+    return cgroup_count(files, "oom_kill ");
 }
 
 /* How often the cgroup's pids limit refused a fork (v1 and v2
@@ -221,21 +228,7 @@ long long pids_refusals(void)
 {
     static const char *const files[] = {"/sys/fs/cgroup/pids/pids.events",
                                         "/sys/fs/cgroup/pids.events"};
-    for (size_t i = 0; i < 2; i++) {
-        char buf[256];
-        int fd = open(files[i], O_RDONLY | O_CLOEXEC);
-        if (fd < 0)
-            continue;
-        ssize_t n = read(fd, buf, sizeof buf - 1);
-        close(fd);
-        if (n <= 0)
-            continue;
-        buf[n] = '\0';
-        char *p = strstr(buf, "max ");
-        if (p)
-            return atoll(p + 4);
-    }
-    return -1;
+    return cgroup_count(files, "max ");
 }
 
 /* ---- the control channel ---- */
