@@ -272,10 +272,16 @@ int dk_xrun_report(struct dk_xrun *r, struct dk_sb *sb, const struct dk_report *
     } else if (!strcmp(s, "x")) {
         o->exit_code = rep->value;
         o->status = rep->value == 0 ? (cpu_over ? SBX_RUN_CPU_LIMIT : SBX_RUN_OK)
-                  : cpu_over ? SBX_RUN_CPU_LIMIT : SBX_RUN_NONZERO_EXIT;
+                  : cpu_over      ? SBX_RUN_CPU_LIMIT
+                  : rep->pids_hit ? SBX_RUN_PIDS_LIMIT
+                                  : SBX_RUN_NONZERO_EXIT;
     } else if (!strcmp(s, "s")) {
         o->signal = rep->value;
-        o->status = rep->value == SIGXCPU || cpu_over ? SBX_RUN_CPU_LIMIT : SBX_RUN_SIGNAL;
+        /* SIGSYS: the seccomp profile's or the command's filter killed it. */
+        o->status = rep->value == SIGSYS                ? SBX_RUN_SECCOMP
+                  : rep->value == SIGXCPU || cpu_over ? SBX_RUN_CPU_LIMIT
+                  : rep->pids_hit                     ? SBX_RUN_PIDS_LIMIT
+                                                      : SBX_RUN_SIGNAL;
     } else if (!strcmp(s, "m")) {
         o->signal = rep->value;
         o->status = SBX_RUN_MEMORY_LIMIT;

@@ -34,6 +34,8 @@
 #define DK_LABEL_CREATED DK_LABEL_PREFIX "created-ns"
 #define DK_LABEL_EXEC DK_LABEL_PREFIX "exec"   /* "attach": PID 1 serves execs */
 #define DK_API "/v1.41"
+/* Inodes of /work and /tmp (tmpfs): the local provider's work_inodes. */
+#define DK_WORK_INODES 16384
 
 struct dk_prov {
     const sbx_host_v1 *host;
@@ -52,6 +54,7 @@ struct dk_prov {
     bool podman;
     bool exec_attach;          /* exec_mode = attach: new sandboxes serve execs */
     bool allow_unenforced;     /* unenforced_limits = allow (docker-limits.c) */
+    char *seccomp_opt;         /* "seccomp=<profile>" (docker-seccomp.c) */
     /* The helper's volume is known to be installed (once per process). */
     pthread_mutex_t init_lock;
     bool init_ready;
@@ -96,6 +99,7 @@ struct dk_create_args {
     bool host_network;
     bool podman;                /* no HostConfig.Ulimits (see docker-spec.c) */
     bool serve;                 /* PID 1 is the exec server, stdin open */
+    const char *seccomp;        /* a SecurityOpt "seccomp=<profile>", or NULL */
     uint64_t now_unix_ns;
     const sbx_create_spec_v1 *spec;
 };
@@ -108,6 +112,18 @@ int dk_limits_parse(const char *s, sbx_limits_v1 *l);
 /* The image @name maps to under "from=to from=to" @aliases (or @name). */
 const char *dk_alias(const char *aliases, const char *name, char *buf, size_t cap);
 
+/* The capabilities a container starts with (HostConfig.CapAdd, all others
+ * dropped): its helper's own, for the separation of docker-init.c; the
+ * helper drops them from every command, and from the bounding set. */
+#define DK_CAPS_HELPER "SETUID", "KILL", "SETPCAP"
+
+/* ---- docker-seccomp.c: the containers' seccomp profile (pure) ---- */
+/* The profile as JSON (a new reference), or NULL when out of memory. */
+json_t *dk_seccomp_profile(void);
+/* "seccomp=" and the profile, compact: a HostConfig.SecurityOpt entry
+ * (malloc'ed), or NULL when out of memory. */
+char *dk_seccomp_opt(void);
+
 /* ---- docker-stream.c: Docker's 8-byte frames and the helper's report
  * (pure; unit-tested) ---- */
 #define DK_MARK_MAX 80
@@ -116,6 +132,7 @@ struct dk_report {
     int value;        /* exit code, signal or errno */
     int64_t cpu_ns;
     int64_t rss;
+    bool pids_hit;    /* " pids=1": the pids limit refused a fork */
 };
 typedef int (*dk_out_fn)(void *ud, int stream, const void *buf, size_t len);
 struct dk_demux {

@@ -9,7 +9,7 @@ docker_ready; r=$?
 [ "$r" -eq 0 ] || exit "$r"
 D=/usr/bin/docker
 [ -x "$D" ] || D=docker
-plan 16
+plan 17
 
 cli run --provider docker --lang python -c 'print(6*7)'
 check "a python template run (image mapped by image_aliases)" rc_and_out 0 42
@@ -24,7 +24,12 @@ check "the container carries the label and the sandbox mark" sh -c \
 caps='\[ALL\]' top='-o pid,args'
 [ "${DOCKER_ENGINE:-docker}" = podman ] && caps='\[AUDIT_WRITE CHOWN [A-Z_ ]*\]' top='pid,args'
 check "HostConfig: no network, read-only root, CapDrop ALL, no-new-privileges, memory = swap" sh -c \
-    "$D inspect -f '{{.HostConfig.NetworkMode}} {{.HostConfig.ReadonlyRootfs}} {{.HostConfig.CapDrop}} {{.HostConfig.SecurityOpt}} {{eq .HostConfig.Memory .HostConfig.MemorySwap}}' $id | grep -qx 'none true $caps \[no-new-privileges\] true'"
+    "$D inspect -f '{{.HostConfig.NetworkMode}} {{.HostConfig.ReadonlyRootfs}} {{.HostConfig.CapDrop}} {{index .HostConfig.SecurityOpt 0}} {{eq .HostConfig.Memory .HostConfig.MemorySwap}}' $id | grep -qx 'none true $caps no-new-privileges true'"
+# The provider's own seccomp profile (docker-seccomp.c), and the helper's
+# capabilities (docker-initsep.c: dropped from every command).
+check "HostConfig: the provider's seccomp profile, CapAdd the helper's three" sh -c \
+    "$D inspect -f '{{index .HostConfig.SecurityOpt 1}}' $id | grep -q '^seccomp={.*io_uring_setup' &&
+     $D inspect -f '{{.HostConfig.CapAdd}}' $id | grep -q 'SETUID' "
 
 cli list --provider docker
 check "list shows the sandbox" out_has "$id"
