@@ -11,6 +11,7 @@
 #ifndef DOCKER_INT_H
 #define DOCKER_INT_H
 
+#include <limits.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -55,6 +56,7 @@ struct dk_prov {
     bool exec_attach;          /* exec_mode = attach: new sandboxes serve execs */
     bool allow_unenforced;     /* unenforced_limits = allow (docker-limits.c) */
     char *seccomp_opt;         /* "seccomp=<profile>" (docker-seccomp.c) */
+    char seccomp_dir[PATH_MAX]; /* Podman: where the profile file is, or "" */
     /* The helper's volume is known to be installed (once per process). */
     pthread_mutex_t init_lock;
     bool init_ready;
@@ -123,6 +125,12 @@ json_t *dk_seccomp_profile(void);
 /* "seccomp=" and the profile, compact: a HostConfig.SecurityOpt entry
  * (malloc'ed), or NULL when out of memory. */
 char *dk_seccomp_opt(void);
+/* The same profile written to a new directory of its own under $TMPDIR
+ * (its path into @dir_out), as "seccomp=PATH" (malloc'ed): Podman reads
+ * the option as a path.  NULL with @err set on failure. */
+char *dk_seccomp_file(char *dir_out, size_t dir_cap, char *err, size_t errlen);
+/* Remove what dk_seccomp_file made in @dir (and clear it); "" is fine. */
+void dk_seccomp_file_remove(char *dir);
 
 /* ---- docker-stream.c: Docker's 8-byte frames and the helper's report
  * (pure; unit-tested) ---- */

@@ -19,16 +19,30 @@
  * The profile keeps the one argument rule that is safe as "allow when":
  * clone without namespace flags, as Docker's own profile does.
  *
- * Pure (no I/O), so it is unit-tested without a daemon
+ * Podman 4.3's compatible API reads "seccomp=" as the path of a profile
+ * file, not the profile itself (its CLI's meaning), and reads it when the
+ * container is created.  So for Podman the profile is written once per
+ * process to a private directory readable by all (a rootless service runs
+ * as another user than a root caller, whose state directory it cannot
+ * read), that path is passed, and the directory goes with the provider
+ * (dk_seccomp_file).
+ *
+ * The profile is pure (no I/O), so it is unit-tested without a daemon
  * (tests/unit/test-docker.c); the daemon side is tests/hostile/
  * syscalls-docker.sh.
  */
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <sched.h>
+#include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <seccomp.h>
 
@@ -118,18 +132,96 @@ json_t *dk_seccomp_profile(void)
                      "names", kl, "action", "SCMP_ACT_KILL_PROCESS");
 }
 
-char *dk_seccomp_opt(void)
+static char *profile_text(void)
 {
     json_t *prof = dk_seccomp_profile();
     char *js = prof ? json_dumps(prof, JSON_COMPACT) : NULL;
     json_decref(prof);
-    if (!js)
-        return NULL;
-    char *opt = malloc(strlen("seccomp=") + strlen(js) + 1);
+    return js;
+}
+
+/* "seccomp=" and @what (malloc'ed), or NULL when out of memory. */
+static char *opt_of(const char *what)
+{
+    char *opt = malloc(strlen("seccomp=") + strlen(what) + 1);
     if (opt) {
         strcpy(opt, "seccomp=");
-        strcat(opt, js);
+        strcat(opt, what);
     }
+    return opt;
+}
+
+char *dk_seccomp_opt(void)
+{
+    char *js = profile_text();
+    char *opt = js ? opt_of(js) : NULL;
     free(js);
     return opt;
+}
+
+static int write_all(int fd, const char *s, size_t n)
+{
+    while (n) {
+        ssize_t w = write(fd, s, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return -1;
+        s += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+char *dk_seccomp_file(char *dir_out, size_t dir_cap, char *err, size_t errlen)
+{
+    char *js = profile_text();
+    if (!js) {
+        snprintf(err, errlen, "out of memory building the containers' seccomp profile");
+        return NULL;
+    }
+    char path[PATH_MAX];
+    const char *tmp = secure_getenv("TMPDIR");
+    snprintf(dir_out, dir_cap, "%s/polysandbox-seccomp-XXXXXX", tmp && *tmp == '/' ? tmp : "/tmp");
+    int fd = -1, bad = 0, e = 0;
+    /* A directory of our own: nobody else can place or swap the file;
+     * 0755 so that a rootless service of another user reads it. */
+    bool made = mkdtemp(dir_out) != NULL;
+    if (!made || chmod(dir_out, 0755) < 0) {
+        e = errno;
+        snprintf(err, errlen, "a directory for the containers' seccomp profile (%s): %s",
+                 dir_out, strerror(e));
+        if (made)
+            rmdir(dir_out);
+        dir_out[0] = '\0';
+        free(js);
+        return NULL;
+    }
+    snprintf(path, sizeof path, "%s/seccomp.json", dir_out);
+    fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    bad = fd < 0 || fchmod(fd, 0644) < 0 || write_all(fd, js, strlen(js)) < 0;
+    e = errno;
+    if (fd >= 0 && close(fd) < 0 && !bad) {
+        bad = 1;
+        e = errno;
+    }
+    free(js);
+    if (bad) {
+        snprintf(err, errlen, "writing the containers' seccomp profile %s: %s", path,
+                 strerror(e));
+        dk_seccomp_file_remove(dir_out);
+        return NULL;
+    }
+    return opt_of(path);
+}
+
+void dk_seccomp_file_remove(char *dir)
+{
+    char path[PATH_MAX];
+    if (!dir[0])
+        return;
+    snprintf(path, sizeof path, "%s/seccomp.json", dir);
+    unlink(path);
+    rmdir(dir);
+    dir[0] = '\0';
 }

@@ -143,8 +143,13 @@ json_t *dk_create_body(const struct dk_create_args *a, char *err, size_t errlen)
                               (json_int_t)l->fsize_bytes, "Hard", (json_int_t)l->fsize_bytes);
     bad = json_array_append_new(ulimits, nofile) < 0 || bad;
     bad = json_array_append_new(ulimits, fsize) < 0 || bad;
-    snprintf(buf, sizeof buf, "rw,nosuid,nodev,size=%" PRIu64 ",nr_inodes=%d,mode=1777",
-             l->disk_bytes, DK_WORK_INODES);
+    /* Podman 4.3 refuses nr_inodes in HostConfig.Tmpfs ("unknown mount
+     * option"): there /tmp is bounded by its size only. */
+    if (a->podman)
+        snprintf(buf, sizeof buf, "rw,nosuid,nodev,size=%" PRIu64 ",mode=1777", l->disk_bytes);
+    else
+        snprintf(buf, sizeof buf, "rw,nosuid,nodev,size=%" PRIu64 ",nr_inodes=%d,mode=1777",
+                 l->disk_bytes, DK_WORK_INODES);
     json_t *tmpfs = json_pack("{s:s}", "/tmp", buf);
     bad = set_new(hc, "Tmpfs", tmpfs) || bad;
     bad = bad || set_new(hc, "Memory", json_integer((json_int_t)l->memory_bytes)) ||

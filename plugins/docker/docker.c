@@ -187,6 +187,7 @@ static void docker_fini(void *prov)
     free(p->aliases);
     free(p->runtime);
     free(p->seccomp_opt);
+    dk_seccomp_file_remove(p->seccomp_dir);
     free(p);
 }
 
