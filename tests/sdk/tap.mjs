@@ -15,13 +15,16 @@ function line(ok, what, detail) {
   n++
   if (!ok) failed++
   console.log(`${ok ? 'ok' : 'not ok'} ${n} - ${what}`)
-  if (!ok && detail !== undefined)
-    for (const l of String(detail).split('\n')) console.log(`#   ${l}`)
+  if (!ok && detail !== undefined) {
+    let d = String(detail)
+    if (d.length > 2000) d = d.slice(0, 2000) + ` ... (${d.length - 2000} more characters)`
+    for (const l of d.split('\n')) console.log(`#   ${l}`)
+  }
 }
 
 export function is(got, want, what) {
   line(isDeepStrictEqual(got, want), what,
-       `got:  ${inspect(got, { depth: 6 })}\nwant: ${inspect(want, { depth: 6 })}`)
+       `got:  ${inspect(got, { depth: 6, maxStringLength: 500 })}\nwant: ${inspect(want, { depth: 6, maxStringLength: 500 })}`)
 }
 
 export function ok(cond, what, detail) {
