@@ -438,6 +438,10 @@ class Fake:
         """The preexec function of a process of @sb: None, or joining the
         namespaces of its networkBlockAll (made by a holder process on the
         first exec after each start)."""
+        if sb.network_block_all and not self.netns:
+            raise HTTPError(500, "fake: networkBlockAll needs user and network namespaces, which "
+                            "this host refuses (run the fake with --no-netns to ignore "
+                            "networkBlockAll)")
         if not sb.network_block_all or self.netns is not True:
             return None
         with self.lock:
@@ -1095,10 +1099,6 @@ class Handler(BaseHTTPRequestHandler):
         f = self.fake
         env = sandbox_env(sb)
         env.update(envs or {})
-        if sb.network_block_all and not f.netns:
-            raise HTTPError(500, "fake: networkBlockAll needs user and network namespaces, which "
-                            "this host refuses (run the fake with --no-netns to ignore "
-                            "networkBlockAll)")
         isolate = f.isolation(sb)
         shell = f.shell
         try:
@@ -1174,10 +1174,6 @@ class Handler(BaseHTTPRequestHandler):
         env = sandbox_env(sb)
         key = "code"
         try:
-            if sb.network_block_all and not f.netns:
-                raise HTTPError(500, "fake: networkBlockAll needs user and network namespaces, "
-                                "which this host refuses (run the fake with --no-netns to "
-                                "ignore networkBlockAll)")
             isolate = f.isolation(sb)
             p = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL,
                                  stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
