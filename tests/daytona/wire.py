@@ -148,12 +148,13 @@ st, data, h = req("GET", T + "/files/download?path=d/e/f.bin", raw=True)
 check("download: the raw bytes, octet-stream",
       st == 200 and data == b"\x00\x01bin" and h.get("Content-Type") == "application/octet-stream",
       data)
-st, j, _ = req("POST", T + "/files/upload?path=raw.txt", b"raw body",
+st, data, _ = req("POST", T + "/files/upload?path=raw.txt", b"raw body",
+                  ctype="application/octet-stream", raw=True)
+check("upload of a raw body: empty 200", st == 200 and data == b"", data)
+st, j, _ = req("POST", T + "/files/upload-v2?path=raw2.txt", b"raw body",
                ctype="application/octet-stream")
-check("upload of a raw body: 400 (the daemon wants the multipart field)", st == 400, j)
-st, j, _ = req("POST", T + "/files/upload-v2?path=raw.txt", b"raw body",
-               ctype="application/octet-stream")
-check("upload-v2 is gone from the current daemon: 404", st == 404, j)
+check("upload-v2 (raw body): {name, path, type}", st == 200 and j.get("type") == "file"
+      and j.get("name") == "raw2.txt" and j.get("path", "").endswith("/raw2.txt"), j)
 mp = ("--%s\r\nContent-Disposition: form-data; name=\"files[0].path\"\r\n\r\nb/one.txt\r\n"
       "--%s\r\nContent-Disposition: form-data; name=\"files[0].file\"; filename=\"b/one.txt\"\r\n"
       "Content-Type: application/octet-stream\r\n\r\nONE\r\n--%s--\r\n" % (bnd, bnd, bnd)).encode()
@@ -234,10 +235,12 @@ st, j, _ = req("POST", LT + "/process/execute",
 check("older daemon: envs ignored", st == 200 and j["result"] == "unset bar\n", j)
 st, j, _ = req("POST", LT + "/process/execute", {"command": "no-such-cmd-xyz"}, host=LH)
 check("older daemon: a start failure is 200 with code -1", st == 200 and j["code"] == -1, j)
+st, j, _ = req("POST", LT + "/files/upload?path=raw.txt", b"raw body",
+               ctype="application/octet-stream", host=LH)
+check("older daemon: a raw upload body is 400 (multipart field only)", st == 400, j)
 st, j, _ = req("POST", LT + "/files/upload-v2?path=raw.txt", b"raw body",
                ctype="application/octet-stream", host=LH)
-check("older daemon: upload-v2 of a raw body: {name, path, type}",
-      st == 200 and j.get("type") == "file" and j.get("name") == "raw.txt", j)
+check("older daemon: no upload-v2 (404)", st == 404, j)
 st, j, _ = req("POST", LT + "/process/code-run", {"code": "1", "language": "python"}, host=LH)
 check("older daemon: no code-run (404)", st == 404, j)
 

@@ -30,7 +30,10 @@
 #     POST /process/code-run  {"code","language","argv"?,"envs"?,"timeout"?}
 #                             -> {"exitCode","result"}: the daemon's shell
 #                             line for python, javascript, typescript
-#     POST /files/upload?path=        multipart field "file" (a raw body: 400)
+#     POST /files/upload[-v2]?path=   multipart field "file" or a raw body;
+#                                     upload answers an empty 200, upload-v2
+#                                     {"name","path","type"} (the SDK's
+#                                     toolbox client and signed upload URLs)
 #     POST /files/bulk-upload         multipart files[i].path, files[i].file
 #                                     -> {"files":[{"path","bytes"}]}
 #     POST /files/bulk-download       {"paths":[...]} -> multipart, a part
@@ -40,8 +43,8 @@
 #   --legacy-daemon plays an older daemon instead: execute without a shell
 #   (split on spaces honouring only ' and ", no escapes), "envs" ignored,
 #   "code" for the exit status, 360 s without a timeout, the process tree
-#   terminated (TERM, grace, KILL); raw uploads and /files/upload-v2; no
-#   code-run.
+#   terminated (TERM, grace, KILL); /files/upload multipart only, no
+#   upload-v2 and no code-run.
 #   Errors: {"statusCode":N,"message":"...","error":"..."} (API) and
 #   {"statusCode":N,"message":"...","code":"...",...} (toolbox).
 #
@@ -901,7 +904,7 @@ class Handler(BaseHTTPRequestHandler):
             return self._code_run(sb, body)
         if rest == "/files/upload" and m == "POST":
             return self._upload(sb, query, body, False)
-        if rest == "/files/upload-v2" and m == "POST" and f.legacy_daemon:
+        if rest == "/files/upload-v2" and m == "POST" and not f.legacy_daemon:
             return self._upload(sb, query, body, True)
         if rest == "/files/bulk-upload" and m == "POST":
             return self._bulk_upload(sb, body)
@@ -936,10 +939,10 @@ class Handler(BaseHTTPRequestHandler):
         ctype = self.headers.get("Content-Type", "")
         if ctype.startswith("multipart/form-data"):
             data = multipart_file(ctype, body, "file")
-        elif self.fake.legacy_daemon:
-            data = body     # older daemons also took a raw body
+        elif not self.fake.legacy_daemon:
+            data = body     # a raw body, since upload-v2 came
         else:
-            # The daemon's gin c.FormFile("file").
+            # An older daemon's gin c.FormFile("file").
             raise HTTPError(400, "request Content-Type isn't multipart/form-data")
         try:
             self._write_file(path, data)
@@ -1314,8 +1317,8 @@ def main():
                     help="grace between TERM and KILL on an execute timeout")
     ap.add_argument("--legacy-daemon", "--legacy-code", dest="legacy_daemon", action="store_true",
                     help="an older toolbox daemon: execute without a shell (split on spaces, "
-                    'quotes only), "envs" ignored, "code" instead of "exitCode", raw uploads '
-                    "and /files/upload-v2, no /process/code-run")
+                    'quotes only), "envs" ignored, "code" instead of "exitCode", multipart '
+                    "uploads only, no /files/upload-v2 nor /process/code-run")
     ap.add_argument("--legacy-list", action="store_true",
                     help="list answers a bare array (older API)")
     ap.add_argument("--no-netns", action="store_true",

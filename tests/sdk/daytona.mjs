@@ -99,6 +99,20 @@ ok(typeof home === 'string' && home.startsWith('/'), 'the home directory is abso
   is(seen && seen.result, 'first\nsecond\n', 'same bytes through a command')
   await rejects('downloading a missing file throws', () => got.fs.downloadFile('nowhere.txt'),
                 (e) => e instanceof DaytonaError && /not found|no such/i.test(e.message))
+
+  // The single-file routes the provider uses, through the SDK's own
+  // generated toolbox client (@daytona/toolbox-api-client): uploadFile
+  // posts the multipart field "file" to /files/upload-v2, downloadFile
+  // gets /files/download.
+  const tb = got.fs.apiClient
+  const up = await check('toolbox client uploadFile (multipart, upload-v2)', () =>
+    tb.uploadFile(`${wd}/single/one.bin`, new Blob([bin])))
+  is(up && up.data && [up.data.name, up.data.type], ['one.bin', 'file'], 'it answers {name, type}')
+  const down = await check('toolbox client downloadFile (GET /files/download)', () =>
+    tb.downloadFile(`${wd}/single/one.bin`, { responseType: 'arraybuffer' }))
+  is(down && Array.from(Buffer.from(down.data)), Array.from(bin), 'the same bytes come back')
+  const url = await check('getToolboxProxyUrl', () => daytona.sandboxApi.getToolboxProxyUrl(got.id))
+  is(url && url.data.url, got.toolboxProxyUrl, 'the same toolbox address as the sandbox carries')
 }
 
 await check('stop', () => got.stop())
