@@ -150,7 +150,13 @@ typedef struct core_config {
     core_pool_conf *pools;              /* every pools.d/ file and pool.* override */
     size_t n_pools;
     bool pools_off;                     /* [core] pools = false: start none */
+    core_setting *app;                  /* application sections: key "SECTION.KEY" */
+    size_t n_app;
 } core_config;
+
+/* The sections polysandbox.ini keeps for programs built on the library
+ * (sbx_ctx_settings), NULL-terminated. */
+extern const char *const core_app_sections[];
 
 /*
  * core_config_load:

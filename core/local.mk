@@ -29,6 +29,7 @@ core_libpolysandbox_internal_la_SOURCES = \
 	core/secret-key.c \
 	core/sealed.c \
 	core/secret-api.c \
+	core/settings.c \
 	core/context.c \
 	core/opts-int.h \
 	core/options.c \

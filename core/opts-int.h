@@ -15,6 +15,7 @@ void core_kvlist_free(core_kvlist *l);
 
 struct sbx_create_opts {
     char *provider;
+    char **fallback;      /* set_fallback: NULL-terminated, or NULL: [core] fallback */
     char *template_name;
     char *image;
     uint64_t limits[SBX_LIMIT_COUNT];   /* 0: not set */

@@ -221,19 +221,21 @@ static int create_retrying(sbx_ctx *ctx, struct sbx_provider *p, const sbx_creat
     return rc;
 }
 
-/* The providers to try, in order: the named one alone, else the default
- * followed by the [core] fallback chain. */
+/* The providers to try, in order: the named one (else the default),
+ * then the options' fallback list when they set one; else the named one
+ * alone, or the default followed by the [core] fallback chain. */
 static size_t candidates(const sbx_ctx *ctx, const sbx_create_opts *o,
                          const char **list, size_t max)
 {
     size_t n = 0;
     const char *first = (o && o->provider) ? o->provider : sbx_ctx_default_provider(ctx);
+    char *const *chain = (o && o->fallback) ? o->fallback : ctx->cfg.fallback;
 
     if (first)
         list[n++] = first;
-    if (o && o->provider)
+    if (o && o->provider && !o->fallback)
         return n;
-    for (char **f = ctx->cfg.fallback; f && *f && n < max; f++) {
+    for (char *const *f = chain; f && *f && n < max; f++) {
         bool dup = false;
         for (size_t i = 0; i < n; i++)
             dup = dup || !strcmp(list[i], *f);
