@@ -1,0 +1,38 @@
+/* core/server/server-int.h - the server's machinery (not for route files)
+ *
+ * Route handlers need only server.h; these are the pieces http.c, main.c
+ * and the workers wire together.
+ */
+#ifndef POLYSANDBOX_SERVER_INT_H
+#define POLYSANDBOX_SERVER_INT_H
+
+#include <sys/socket.h>
+
+#include "server.h"
+
+/* http.c */
+int srv_http_listen(srv *s);
+bool srv_addr_is_loopback(const struct sockaddr *sa);
+/* The client went away: mark @r gone, cancel its run, end its stream. */
+void srv_req_abandon(srv_req *r);
+/* Stop @r's run (shutdown after the grace time). */
+void srv_req_cancel(srv_req *r);
+
+/* sse.c */
+void srv_stream_close(srv_stream *st);
+srv_stream *srv_stream_ref(srv_stream *st);
+
+/* auth.c: tokens from the token file and [server] tokens. */
+int srv_auth_load(srv *s);
+/* 0, or -1 having replied 401. */
+int srv_auth_check(srv *s, srv_req *r);
+size_t srv_auth_count(const srv *s);
+void srv_auth_free(srv *s);
+
+/* metrics.c */
+int srv_metrics_new(srv *s);
+void srv_metrics_free(srv *s);
+/* A request is done (libmicrohttpd completed it). */
+void srv_metrics_request(srv *s, const srv_req *r, bool completed);
+
+#endif /* POLYSANDBOX_SERVER_INT_H */

@@ -1,0 +1,80 @@
+# tests/server/lib.sh - set-up of the polysandboxd tests (sourced)
+#
+# Starts a real polysandboxd from the build tree on a free loopback port
+# (--listen 127.0.0.1:0: the server logs the port it got) with the test
+# configuration, and drives it with curl.  Each test calls plan N, then
+# the checks of tests/lib/tap.sh; the server is stopped at exit.
+
+: "${top_builddir:?top_builddir is not set (run through make check)}"
+: "${top_srcdir:?top_srcdir is not set (run through make check)}"
+PSD="$top_builddir/polysandboxd"
+PS="$top_builddir/polysandbox"
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/ps-server-test.XXXXXX") || exit 99
+srv_pid=
+srv_cleanup() {
+    if [ -n "$srv_pid" ] && kill -0 "$srv_pid" 2>/dev/null; then
+        kill -TERM "$srv_pid" 2>/dev/null
+        wait "$srv_pid" 2>/dev/null
+    fi
+    rm -rf "$tmp"
+}
+trap srv_cleanup EXIT
+# The python3 of the system (tests use its standard library only).
+if [ -x /usr/bin/python3 ]; then PY=/usr/bin/python3; else PY=python3; fi
+. "$top_srcdir/tests/lib/tap.sh"
+
+command -v curl >/dev/null 2>&1 || { echo "1..0 # SKIP curl is not installed"; exit 77; }
+
+# srv_start [ARGS...]: start polysandboxd; sets srv_pid and base
+# (http://127.0.0.1:PORT); the log goes to $tmp/server.log.  Returns
+# non-zero when it did not come up within 20 seconds.
+srv_start() {
+    : >"$tmp/server.log"
+    "$PSD" --listen 127.0.0.1:0 "$@" 2>"$tmp/server.log" &
+    srv_pid=$!
+    base=
+    i=0
+    while [ $i -lt 200 ]; do
+        base=$(sed -n 's/.*listening on \(http:\/\/[^ ]*\).*/\1/p' "$tmp/server.log" | head -n 1)
+        [ -n "$base" ] && return 0
+        kill -0 "$srv_pid" 2>/dev/null || { wait "$srv_pid"; srv_rc=$?; srv_pid=; return 1; }
+        sleep 0.1
+        i=$((i + 1))
+    done
+    return 1
+}
+
+# srv_stop [SIGNAL]: stop it (SIGTERM), wait; sets srv_rc.
+srv_stop() {
+    kill -"${1:-TERM}" "$srv_pid"
+    wait "$srv_pid"
+    srv_rc=$?
+    srv_pid=
+}
+
+# req METHOD PATH [CURL ARGS...]: one request; sets code (the HTTP status),
+# leaves the body in $tmp/out and the headers in $tmp/headers.
+req() {
+    m=$1
+    p=$2
+    shift 2
+    code=$(curl -sS -o "$tmp/out" -D "$tmp/headers" -w '%{http_code}' --max-time 60 \
+        -X "$m" "$@" "$base$p" 2>"$tmp/err")
+}
+# post PATH JSON [CURL ARGS...]
+post() {
+    p=$1
+    d=$2
+    shift 2
+    req POST "$p" -H 'Content-Type: application/json' --data-binary "$d" "$@"
+}
+# header NAME: the value of a reply header (first), without CR.
+header() {
+    sed -n "s/^$1: *//Ip" "$tmp/headers" | tr -d '\r' | head -n 1
+}
+# is CODE: the last status was CODE (shows the body when not).
+is() { [ "$code" = "$1" ] || { echo "# status $code, body: $(head -c 400 "$tmp/out")"; false; }; }
+# err_is CODE ERROR_CODE: the status and the error shape's code.
+err_is() {
+    is "$1" && json_check "set(j) == {'error'} and set(j['error']) == {'code', 'message', 'provider'} and j['error']['code'] == '$2'"
+}

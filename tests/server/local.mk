@@ -1,0 +1,10 @@
+# tests/server/local.mk - tests of polysandboxd
+#
+# Each test starts a real polysandboxd from the build tree on a free
+# loopback port and drives it with curl and python3 (standard library).
+
+SERVER_TESTS = \
+	tests/server/run.sh
+TESTS += $(SERVER_TESTS)
+dist_check_SCRIPTS += $(SERVER_TESTS)
+EXTRA_DIST += tests/server/lib.sh
