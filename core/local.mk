@@ -31,6 +31,7 @@ core_libpolysandbox_internal_la_SOURCES = \
 	core/secret-api.c \
 	core/settings.c \
 	core/context.c \
+	core/cancel.c \
 	core/opts-int.h \
 	core/options.c \
 	core/sandbox.c \

@@ -357,3 +357,12 @@ int sbx_exec_opts_set_output_cb(sbx_exec_opts *o, sbx_output_cb cb, void *ud)
     o->cb_ud = ud;
     return SBX_OK;
 }
+
+int sbx_exec_opts_set_cancel(sbx_exec_opts *o, sbx_cancel *c)
+{
+    core_error_clear();
+    if (!o)
+        return core_error_set(SBX_E_INVAL, NULL, "sbx_exec_opts_set_cancel: NULL options");
+    o->cancel = c;
+    return SBX_OK;
+}

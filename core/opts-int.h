@@ -48,6 +48,7 @@ struct sbx_exec_opts {
     size_t n_files;
     sbx_output_cb cb;
     void *cb_ud;
+    sbx_cancel *cancel;   /* (borrowed) or NULL */
 };
 
 

@@ -41,6 +41,7 @@ typedef struct sbx_create_opts sbx_create_opts;
 typedef struct sbx_exec_opts sbx_exec_opts;
 typedef struct sbx_result sbx_result;
 typedef struct sbx_error sbx_error;
+typedef struct sbx_cancel sbx_cancel;
 
 /* ---- library ---------------------------------------------------------- */
 
@@ -322,6 +323,47 @@ SBX_API int sbx_exec_opts_add_file(sbx_exec_opts *o, const char *path,
                                    const void *data, size_t len, uint32_t mode);
 SBX_API int sbx_exec_opts_set_output_cb(sbx_exec_opts *o, sbx_output_cb cb,
                                         void *ud);
+/**
+ * sbx_exec_opts_set_cancel:
+ * @c: (transfer none) a handle of sbx_cancel_new, or NULL for none; it
+ *   must outlive every call that uses these options
+ *
+ * Lets another thread stop the run or exec made with these options by
+ * firing @c.  A run not yet started is not started; a sandbox being
+ * created is destroyed as soon as it exists; a command running is killed
+ * with every process it started (within a second or so) where the
+ * provider has the "cancel" capability (SBX_CAP_CANCEL: local, docker).
+ * A provider without it stops the command at its next output, else runs
+ * it to its time limit.  sbx_run then destroys the sandbox as always.
+ * The result of a cancelled run or exec has status SBX_RUN_SANDBOX_ERROR
+ * with error code SBX_E_CANCELLED (never a verdict on the code) and the
+ * output collected until then; the call still returns SBX_OK.
+ * Since: 0.2
+ */
+SBX_API int sbx_exec_opts_set_cancel(sbx_exec_opts *o, sbx_cancel *c);
+
+/* ---- cancellation ---------------------------------------------------------- */
+
+/**
+ * sbx_cancel_new:
+ * A cancellation handle for sbx_exec_opts_set_cancel (transfer full: free
+ * with sbx_cancel_free once no call uses it), not fired.  NULL on failure
+ * (sbx_ctx_last_error(NULL) says why).  One handle may serve many calls:
+ * firing it stops them all.  Since: 0.2
+ */
+SBX_API sbx_cancel *sbx_cancel_new(void);
+/**
+ * sbx_cancel_fire:
+ * Fire @c: every run and exec using it stops (see
+ * sbx_exec_opts_set_cancel).  Safe from any thread and from a signal
+ * handler; firing twice is firing once; a fired handle stays fired.
+ * NULL is fine.  Since: 0.2
+ */
+SBX_API void sbx_cancel_fire(sbx_cancel *c);
+/** sbx_cancel_fired: true once @c was fired.  Since: 0.2 */
+SBX_API bool sbx_cancel_fired(const sbx_cancel *c);
+/** sbx_cancel_free: NULL is fine.  Since: 0.2 */
+SBX_API void sbx_cancel_free(sbx_cancel *c);
 
 /* ---- sandboxes -------------------------------------------------------- */
 
