@@ -19,9 +19,13 @@ polysandboxd_SOURCES = \
 	core/server/monitor.c \
 	core/server/auth.c \
 	core/server/metrics.c \
+	core/server/registry.c \
 	core/server/native-run.c \
+	core/server/native-sandboxes.c \
+	core/server/native-info.c \
 	core/server/native-ops.c \
 	core/cli/units.c \
+	core/cli/info-json.c \
 	core/cli/cli.h
 polysandboxd_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/core/cli
 polysandboxd_CFLAGS = $(AM_CFLAGS) -pthread $(MHD_CFLAGS) $(JANSSON_CFLAGS) $(SODIUM_CFLAGS)

@@ -151,7 +151,7 @@ static int configure(srv *s, const struct args *a)
 static int start(srv *s)
 {
     if (!(s->router = srv_router_new()) || srv_router_register(s) != 0 ||
-        srv_metrics_new(s) != 0) {
+        srv_metrics_new(s) != 0 || srv_registry_new(s) != 0) {
         srv_log(NULL, "out of memory");
         return SRV_EXIT_FAIL;
     }
@@ -212,6 +212,7 @@ stop:
     srv_http_stop(s);
     srv_monitor_stop(s);
     srv_pool_stop(s);
+    srv_registry_free(s);
     if (rc == SRV_EXIT_OK)
         srv_log(NULL, "stopped");
     sbx_ctx_free(s->ctx);

@@ -56,7 +56,7 @@ static void status(srv_req *r)
         "{s:s, s:s, s:b, s:f, s:{s:I, s:I}, s:{s:I, s:I}, s:I, s:{s:I, s:I}, s:I, s:I}",
         "version", sbx_version(), "listen", r->s->address,
         "stopping", atomic_load(&r->s->stopping),
-        "uptime_seconds", (double)(srv_now_ns() - r->s->started_ns) / 1e9,
+        "uptime_seconds", (double)((srv_now_ns() - r->s->started_ns) / 1000000) / 1e3,
         "workers", "total", (json_int_t)st.workers, "busy", (json_int_t)st.busy,
         "queue", "depth", (json_int_t)st.queued, "capacity", (json_int_t)st.queue_cap,
         "in_flight", (json_int_t)(st.busy + st.queued),

@@ -29,6 +29,13 @@ int srv_auth_check(srv *s, srv_req *r);
 size_t srv_auth_count(const srv *s);
 void srv_auth_free(srv *s);
 
+/* registry.c */
+int srv_registry_new(srv *s);
+size_t srv_registry_count(srv *s);
+/* Destroy the sandboxes this server made (unless keep_sandboxes), close
+ * the other handles. */
+void srv_registry_free(srv *s);
+
 /* metrics.c */
 int srv_metrics_new(srv *s);
 void srv_metrics_free(srv *s);
