@@ -323,6 +323,10 @@ static void dispatch(srv_req *r)
     }
     if (srv_pool_admit(s, r) != 0)
         return;   /* replied 429 */
+    if (srv_idem_begin(s, r) != 0) {
+        srv_pool_unadmit(s, r);
+        return;   /* replied: a stored reply, 409 or 422 */
+    }
     r->state = ST_QUEUED;
     atomic_fetch_add(&r->refs, 1);
     MHD_suspend_connection(r->conn);

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "server.h"
+#include "server-int.h"
 
 /* The process is up and serving HTTP. */
 static void healthz(srv_req *r)
@@ -65,11 +66,26 @@ static void status(srv_req *r)
         "admitted", (json_int_t)st.admitted, "completed", (json_int_t)st.completed));
 }
 
+/* The document is in the binary (openapi-data.c): what a client reads is
+ * what this build answers. */
+static void openapi(srv_req *r)
+{
+    char *copy = malloc(srv_openapi_json_len);
+
+    if (!copy) {
+        srv_error(r, 500, "nomem", NULL, "out of memory");
+        return;
+    }
+    memcpy(copy, srv_openapi_json, srv_openapi_json_len);
+    srv_reply(r, 200, "application/json", copy, srv_openapi_json_len);
+}
+
 static const srv_route routes[] = {
     { SRV_GET, "/healthz", healthz, SRV_R_OPEN },
     { SRV_GET, "/readyz", readyz, SRV_R_OPEN },
     { SRV_GET, "/metrics", metrics, 0 },
     { SRV_GET, "/v1/status", status, 0 },
+    { SRV_GET, "/openapi.json", openapi, 0 },
 };
 
 int srv_routes_ops(struct srv_router *rt)

@@ -217,6 +217,7 @@ struct srv_req {
     srv_req *mon_prev, *mon_next;
     bool admitted;             /* counted in the pool's in-flight */
     void *idem;                /* the Idempotency-Key entry this request owns */
+    void *idem_note;           /* its reply, noted for the entry */
     void *user;                /* a handler's own state */
 };
 
@@ -256,6 +257,10 @@ void srv_reply(srv_req *r, unsigned status, const char *content_type, char *body
                size_t len);
 /* JSON (transfer full: decref'd). */
 void srv_reply_json(srv_req *r, unsigned status, json_t *j);
+/* Keep a copy of @r's reply for its Idempotency-Key (srv_reply does it;
+ * an SSE run notes its final object).  (idem.c) */
+void srv_idem_note(srv_req *r, unsigned status, const char *ctype, const char *body,
+                   size_t len);
 /* A header on the reply set (call after srv_reply*). */
 void srv_reply_header(srv_req *r, const char *name, const char *value);
 /* The one error shape: {"error":{"code","message","provider"}}. */
@@ -343,6 +348,8 @@ int srv_pool_submit(srv *s, srv_req *r);
  * 0, or the status to refuse with (429, 503) having replied. */
 int srv_pool_admit(srv *s, srv_req *r);
 void srv_pool_release(srv *s, srv_req *r);
+/* Undo an admission whose request was answered without being queued. */
+void srv_pool_unadmit(srv *s, srv_req *r);
 /* Wait until nothing is queued or running, up to @ns; true when idle. */
 bool srv_pool_drain(srv *s, uint64_t ns);
 /* Fire the cancel of every queued and running request. */
