@@ -5,7 +5,8 @@
 
 SERVER_TESTS = \
 	tests/server/run.sh \
-	tests/server/openapi.sh
+	tests/server/openapi.sh \
+	tests/server/lifecycle.sh
 TESTS += $(SERVER_TESTS)
 dist_check_SCRIPTS += $(SERVER_TESTS)
 EXTRA_DIST += tests/server/lib.sh tests/server/openapi.py
