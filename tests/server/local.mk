@@ -10,7 +10,8 @@ SERVER_TESTS = \
 	tests/server/auth.sh \
 	tests/server/input.sh \
 	tests/server/backpressure.sh \
-	tests/server/config.sh
+	tests/server/config.sh \
+	tests/server/sse.sh
 TESTS += $(SERVER_TESTS)
 dist_check_SCRIPTS += $(SERVER_TESTS)
 EXTRA_DIST += tests/server/lib.sh tests/server/openapi.py
