@@ -389,6 +389,10 @@ void srv_box_unlock(struct srv_box *b);
  * error (SBX_E_NOT_FOUND: no such sandbox). */
 int srv_box_handle(srv *s, struct srv_box *b, sbx_sandbox **sb);
 void srv_box_drop_handle(struct srv_box *b);
+/* Under the lock: the cancel of the exec that holds it (NULL when done),
+ * so that a DELETE of the sandbox stops that exec rather than wait. */
+void srv_box_busy(srv *s, struct srv_box *b, sbx_cancel *c);
+void srv_box_interrupt(srv *s, struct srv_box *b);
 /* Under the lock: keep @sb (transfer full) as the handle; @ours: this
  * server made it (destroyed at exit). */
 void srv_box_adopt(struct srv_box *b, sbx_sandbox *sb, bool ours);
