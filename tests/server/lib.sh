@@ -100,6 +100,21 @@ json_check_file() {
 j = json.load(open(sys.argv[1]))
 sys.exit(0 if eval(sys.argv[2]) else 1)' "$1" "$2"
 }
+# wait_status PYTHON-EXPR [CURL ARGS...]: poll GET /v1/status until EXPR
+# (j = its JSON) holds, for up to 30 s (the machine may be busy); the
+# tests that need work in flight wait for it instead of guessing a time.
+wait_status() {
+    ws_expr=$1
+    shift
+    ws_n=300
+    while [ $ws_n -gt 0 ]; do
+        curl -sS -o "$tmp/status" "$@" "$base/v1/status" 2>/dev/null &&
+            json_check_file "$tmp/status" "$ws_expr" && return 0
+        sleep 0.1
+        ws_n=$((ws_n - 1))
+    done
+    return 1
+}
 # is CODE: the last status was CODE (shows the body when not).
 is() { [ "$code" = "$1" ] || { echo "# status $code, body: $(head -c 400 "$tmp/out")"; false; }; }
 # err_is CODE ERROR_CODE: the status and the error shape's code.
