@@ -32,6 +32,10 @@ struct sbx_error *core_error_tls(void);
 /* Reset the thread's error: every public entry point calls this first. */
 void core_error_clear(void);
 /* Set the thread's error; returns @code.  @provider may be NULL. */
+/* The eventfd of a cancel handle (readable once fired), or -1 for NULL.
+ * (core/cancel.c) */
+int core_cancel_fd(const sbx_cancel *c);
+
 int core_error_set(int code, const char *provider, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 int core_error_vset(int code, const char *provider, const char *fmt, va_list ap);
@@ -150,7 +154,13 @@ typedef struct core_config {
     core_pool_conf *pools;              /* every pools.d/ file and pool.* override */
     size_t n_pools;
     bool pools_off;                     /* [core] pools = false: start none */
+    core_setting *app;                  /* application sections: key "SECTION.KEY" */
+    size_t n_app;
 } core_config;
+
+/* The sections polysandbox.ini keeps for programs built on the library
+ * (sbx_ctx_settings), NULL-terminated. */
+extern const char *const core_app_sections[];
 
 /*
  * core_config_load:

@@ -29,7 +29,9 @@ core_libpolysandbox_internal_la_SOURCES = \
 	core/secret-key.c \
 	core/sealed.c \
 	core/secret-api.c \
+	core/settings.c \
 	core/context.c \
+	core/cancel.c \
 	core/opts-int.h \
 	core/options.c \
 	core/sandbox.c \

@@ -15,6 +15,7 @@ void core_kvlist_free(core_kvlist *l);
 
 struct sbx_create_opts {
     char *provider;
+    char **fallback;      /* set_fallback: NULL-terminated, or NULL: [core] fallback */
     char *template_name;
     char *image;
     uint64_t limits[SBX_LIMIT_COUNT];   /* 0: not set */
@@ -47,6 +48,7 @@ struct sbx_exec_opts {
     size_t n_files;
     sbx_output_cb cb;
     void *cb_ud;
+    sbx_cancel *cancel;   /* (borrowed) or NULL */
 };
 
 

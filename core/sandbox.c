@@ -221,19 +221,21 @@ static int create_retrying(sbx_ctx *ctx, struct sbx_provider *p, const sbx_creat
     return rc;
 }
 
-/* The providers to try, in order: the named one alone, else the default
- * followed by the [core] fallback chain. */
+/* The providers to try, in order: the named one (else the default),
+ * then the options' fallback list when they set one; else the named one
+ * alone, or the default followed by the [core] fallback chain. */
 static size_t candidates(const sbx_ctx *ctx, const sbx_create_opts *o,
                          const char **list, size_t max)
 {
     size_t n = 0;
     const char *first = (o && o->provider) ? o->provider : sbx_ctx_default_provider(ctx);
+    char *const *chain = (o && o->fallback) ? o->fallback : ctx->cfg.fallback;
 
     if (first)
         list[n++] = first;
-    if (o && o->provider)
+    if (o && o->provider && !o->fallback)
         return n;
-    for (char **f = ctx->cfg.fallback; f && *f && n < max; f++) {
+    for (char *const *f = chain; f && *f && n < max; f++) {
         bool dup = false;
         for (size_t i = 0; i < n; i++)
             dup = dup || !strcmp(list[i], *f);
@@ -422,6 +424,7 @@ struct collector {
     sbx_output_cb cb;
     void *ud;
     bool nomem;
+    const sbx_cancel *cancel;
 };
 
 static int collect_write(void *ud, int stream, const void *buf, size_t len)
@@ -443,10 +446,18 @@ static int collect_write(void *ud, int stream, const void *buf, size_t len)
     }
     if (c->cb && len && c->cb(c->ud, stream, buf, len) != 0)
         return 1;
+    /* A provider that does not poll cancel_fd still stops here. */
+    if (sbx_cancel_fired(c->cancel))
+        return 1;
     return *trunc ? 1 : 0;
 }
 
-/* Run one argv in @sb and fill @r. */
+/* The result of a run or exec its caller cancelled: not a verdict. */
+static void set_cancelled(sbx_result *r)
+{
+    core_result_set_sandbox_error(r, SBX_E_CANCELLED, "cancelled by the caller");
+}
+
 /* What an exec reports before the provider says anything: unknown. */
 static void exec_out_reset(sbx_exec_outcome_v1 *out)
 {
@@ -483,7 +494,8 @@ static void exec_argv(sbx_sandbox *sb, const char *const *argv, const core_kvlis
     sbx_file_v1 *fv = NULL;
     size_t nf = n_files + (extra ? 1 : 0);
     struct collector c = {r, sb->limits[SBX_LIMIT_STDOUT], sb->limits[SBX_LIMIT_STDERR],
-                          o ? o->cb : NULL, o ? o->cb_ud : NULL, false};
+                          o ? o->cb : NULL, o ? o->cb_ud : NULL, false,
+                          o ? o->cancel : NULL};
     sbx_output_sink_v1 sink = {collect_write, &c};
     int rc;
 
@@ -509,10 +521,23 @@ static void exec_argv(sbx_sandbox *sb, const char *const *argv, const core_kvlis
     spec.timeout_ns = (o && o->timeout_ns) ? o->timeout_ns : sb->limits[SBX_LIMIT_WALL];
     spec.stdout_cap = sb->limits[SBX_LIMIT_STDOUT];
     spec.stderr_cap = sb->limits[SBX_LIMIT_STDERR];
+    spec.cancel_fd = core_cancel_fd(c.cancel);
 
+    if (sbx_cancel_fired(c.cancel)) {
+        free(fv);
+        set_cancelled(r);
+        return;
+    }
     exec_out_reset(&out);
     core_error_clear();
     rc = call_exec(p, sb, zygote, &spec, &sink, &out);
+    /* A cancelled exec says so, whatever the provider made of it. */
+    if (sbx_cancel_fired(c.cancel)) {
+        free(fv);
+        core_error_clear();
+        set_cancelled(r);
+        return;
+    }
     /* Only an exec that never started its command may run again. */
     if (rc != SBX_OK && !c.nomem && core_error_tls()->not_started) {
         size_t out_len = r->out.len, err_len = r->err.len;
@@ -593,6 +618,7 @@ static int exec_code(sbx_sandbox *sb, const sbx_exec_opts *o, sbx_result *r)
         copts.timeout_ns = o->timeout_ns;
         copts.cb = o->cb;
         copts.cb_ud = o->cb_ud;
+        copts.cancel = o->cancel;
         exec_argv(sb, (const char *const *)t->compile, &env, &copts, o->files, o->n_files,
                   &src, NULL, r);
         if (r->status != SBX_RUN_OK) {
@@ -716,6 +742,13 @@ static int run_once(sbx_ctx *ctx, const sbx_create_opts *copts, const sbx_exec_o
     int rc;
 
     *exec_failed = false;
+    if (sbx_cancel_fired(xopts->cancel)) {
+        if (!(r = core_result_new(copts && copts->provider ? copts->provider : "", "")))
+            return core_error_set(SBX_E_NOMEM, NULL, "out of memory");
+        set_cancelled(r);
+        *out = r;
+        return SBX_OK;
+    }
     sb = core_pool_take(ctx, copts, &lease);   /* NULL: no pool, or a miss */
     rc = sb ? SBX_OK : sandbox_create(ctx, one_shot_opts(ctx, copts, xopts, &tmp), deadline,
                                       &sb, &backend_failed);

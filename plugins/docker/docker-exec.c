@@ -39,6 +39,32 @@ uint64_t dk_now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+int dk_xrun_poll(struct dk_xrun *r, int fd, short events, int timeout_ms, short *revents)
+{
+    struct pollfd pf[2] = {{.fd = fd, .events = events}, {.fd = r->spec->cancel_fd,
+                                                          .events = POLLIN}};
+    nfds_t n = r->spec->cancel_fd >= 0 && r->kill == WK_NONE ? 2 : 1;
+    int pr = poll(pf, n, timeout_ms);
+
+    *revents = 0;
+    if (pr <= 0)
+        return pr;
+    if (n == 2 && pf[1].revents) {
+        /* The helper kills the command and reports; the loop then ends. */
+        r->kill = WK_CANCEL;
+        r->stop = true;
+    }
+    *revents = pf[0].revents;
+    return pf[0].revents ? 1 : 0;
+}
+
+int dk_xrun_cancelled(struct dk_xrun *r, const char *id)
+{
+    if (r->kill != WK_CANCEL)
+        return 0;
+    return dk_err(r->p, SBX_E_CANCELLED, "the exec in %s was cancelled", id);
+}
+
 bool dk_xrun_send(struct dk_xrun *r, CURL *h)
 {
     size_t sent = 0;
@@ -365,21 +391,21 @@ static int run_stream(struct dk_xrun *r, struct dk_sb *sb, const char *exec_id, 
                          "time limit", sb->id, (GRACE_KILL_MS + GRACE_GIVEUP_MS) / 1000);
             break;
         }
-        struct pollfd pf = {.fd = c.fd, .events = POLLIN};
+        short events = POLLIN, revents;
         if (r->snd_off < r->snd_len)
-            pf.events |= POLLOUT;
+            events |= POLLOUT;
         uint64_t until = r->kill == WK_NONE ? deadline : giveup;
         int wait_ms = (int)((until - now) / 1000000u) + 1;
-        int pr = poll(&pf, 1, wait_ms);
+        int pr = dk_xrun_poll(r, c.fd, events, wait_ms, &revents);
         if (pr < 0 && errno != EINTR) {
             ret = dk_err(p, SBX_E_IO, "poll: %s", strerror(errno));
             break;
         }
         if (pr <= 0)
             continue;
-        if ((pf.revents & POLLOUT) && r->snd_off < r->snd_len && !dk_xrun_send(r, c.h))
+        if ((revents & POLLOUT) && r->snd_off < r->snd_len && !dk_xrun_send(r, c.h))
             r->snd_off = r->snd_len; /* the helper is gone (exited): its output tells */
-        if (!(pf.revents & (POLLIN | POLLHUP | POLLERR)))
+        if (!(revents & (POLLIN | POLLHUP | POLLERR)))
             continue;
         for (;;) {
             size_t got = 0;
@@ -428,6 +454,8 @@ static int run_stream(struct dk_xrun *r, struct dk_sb *sb, const char *exec_id, 
     r->out->exec_ns = dk_now_ns() - t0 - r->out->start_ns;
     if (ret)
         return ret;
+    if (dk_xrun_cancelled(r, sb->id))
+        return SBX_E_CANCELLED;
     if (!started)
         return dk_err(p, SBX_E_BACKEND, "exec in %s: the daemon closed the connection without "
                       "an answer", sb->id);

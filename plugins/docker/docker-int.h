@@ -189,7 +189,7 @@ int dk_path_check(struct dk_prov *p, const char *path);
 int dk_exec(struct dk_prov *p, struct dk_sb *sb, const sbx_exec_spec_v1 *spec,
             const sbx_output_sink_v1 *sink, sbx_exec_outcome_v1 *out);
 /* One exec's bookkeeping, shared by both exec paths. */
-enum dk_why_kill { WK_NONE, WK_OUTPUT, WK_BACKSTOP };
+enum dk_why_kill { WK_NONE, WK_OUTPUT, WK_BACKSTOP, WK_CANCEL };
 struct dk_xrun {
     struct dk_prov *p;
     const sbx_exec_spec_v1 *spec;
@@ -202,6 +202,13 @@ struct dk_xrun {
     unsigned char *snd;     /* bytes still to send */
     size_t snd_len, snd_off;
 };
+/* Poll @fd for the exec's connection with @events, and the spec's
+ * cancel_fd while nothing was killed yet: a readable cancel_fd sets
+ * r->kill = WK_CANCEL.  Returns poll's result for @fd (revents in
+ * *revents). */
+int dk_xrun_poll(struct dk_xrun *r, int fd, short events, int timeout_ms, short *revents);
+/* After the exec's loop: SBX_E_CANCELLED when it was cancelled, else 0. */
+int dk_xrun_cancelled(struct dk_xrun *r, const char *id);
 /* Sends what of r->snd the connection @h takes now; false when the
  * connection failed (not when it is merely full). */
 bool dk_xrun_send(struct dk_xrun *r, CURL *h);

@@ -35,7 +35,7 @@ struct lcl_clone_args {
         set_tid, set_tid_size, cgroup;
 };
 
-enum kill_reason { KILL_NONE, KILL_TIMEOUT, KILL_OUTPUT, KILL_CPU };
+enum kill_reason { KILL_NONE, KILL_TIMEOUT, KILL_OUTPUT, KILL_CPU, KILL_CANCEL };
 
 struct run {
     struct lcl_prov *p;
@@ -390,8 +390,8 @@ static void supervise(struct run *r)
     const uint64_t cpu_watch = r->t0 + cpu_limit / (uint64_t)(r->p->ncpu > 0 ? r->p->ncpu : 1);
     bool exited = false;
     while (!exited && !r->killed) {
-        struct pollfd pf[6];
-        int n = 0, i_out = -1, i_err = -1, i_in = -1, i_pid, i_rep = -1, i_st = -1;
+        struct pollfd pf[7];
+        int n = 0, i_out = -1, i_err = -1, i_in = -1, i_pid, i_rep = -1, i_st = -1, i_cancel = -1;
         if (r->outp[0] >= 0)
             pf[i_out = n++] = (struct pollfd){r->outp[0], POLLIN, 0};
         if (r->errp[0] >= 0)
@@ -401,6 +401,8 @@ static void supervise(struct run *r)
         if (r->rep[0] >= 0)
             pf[i_rep = n++] = (struct pollfd){r->rep[0], POLLIN, 0};
         pf[i_pid = n++] = (struct pollfd){r->pidfd, POLLIN, 0};
+        if (r->spec->cancel_fd >= 0)
+            pf[i_cancel = n++] = (struct pollfd){r->spec->cancel_fd, POLLIN, 0};
         /* A prepared sandbox's init (and a zygote's, empty_before_status)
          * sends the status once the sandbox is empty, then tears its
          * namespaces down: the status is the end. */
@@ -428,6 +430,8 @@ static void supervise(struct run *r)
                 feed_stdin(r);
             if (pf[i_pid].revents || (i_st >= 0 && pf[i_st].revents))
                 exited = true;
+            if (!exited && i_cancel >= 0 && pf[i_cancel].revents)
+                r->killed = KILL_CANCEL;
         }
         if (r->killed)
             break;
@@ -517,6 +521,9 @@ static int verdict(struct run *r)
     case KILL_CPU:
         o->status = SBX_RUN_CPU_LIMIT;
         return SBX_OK;
+    case KILL_CANCEL:
+        return p->host->set_error(p->h, SBX_E_CANCELLED, "the exec in %s was cancelled",
+                                  r->sb->id);
     case KILL_NONE:
         break;
     }

@@ -404,6 +404,92 @@ static void t_no_leftovers(conf_kit *k, conf_case *c)
     check_host_leftovers(c, secs, "after destroying the persistent sandbox");
 }
 
+/* ---- cancellation ---------------------------------------------------------- */
+
+struct firer {
+    sbx_cancel *cancel;
+    uint64_t after_ns;
+};
+
+static void *fire_later(void *arg)
+{
+    struct firer *f = arg;
+    struct timespec ts = {(time_t)(f->after_ns / SEC_NS), (long)(f->after_ns % SEC_NS)};
+
+    nanosleep(&ts, NULL);
+    sbx_cancel_fire(f->cancel);
+    return NULL;
+}
+
+static uint64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * SEC_NS + (uint64_t)ts.tv_nsec;
+}
+
+/* A provider claiming "cancel" stops a silent command (and what it
+ * started, also in a session of its own) soon after the handle fires,
+ * long before its time limit; the result is a sandbox error with
+ * SBX_E_CANCELLED, never a verdict. */
+static void t_cancel(conf_kit *k, conf_case *c)
+{
+    unsigned secs = 600 + (unsigned)(getpid() + 3) % 9000;
+    char line[512];
+    struct firer f = {sbx_cancel_new(), 500 * 1000 * 1000};
+    pthread_t th;
+    bool ok;
+    sbx_result *r = NULL;
+    sbx_exec_opts *x = NULL;
+    sbx_sandbox *sb = conf_multi_box(k, c, &ok);
+
+    if (!ok || !f.cancel) {
+        if (!f.cancel)
+            conf_fail(c, "sbx_cancel_new failed");
+        goto out;
+    }
+    escape_prefix(line, sizeof line, secs);
+    snprintf(line + strlen(line), sizeof line - strlen(line), "sleep %u & sleep %u", secs,
+             secs);
+    if (!(x = conf_xshell(c, line)) ||
+        !conf_set_ok(c, "sbx_exec_opts_set_timeout(60 s)",
+                     sbx_exec_opts_set_timeout(x, 60 * SEC_NS)) ||
+        !conf_set_ok(c, "sbx_exec_opts_set_cancel", sbx_exec_opts_set_cancel(x, f.cancel)))
+        goto out;
+    if (pthread_create(&th, NULL, fire_later, &f) != 0) {
+        conf_fail(c, "pthread_create failed");
+        goto out;
+    }
+    uint64_t t0 = mono_ns();
+    r = conf_multi_exec(k, c, sb, x);
+    uint64_t took = mono_ns() - t0;
+    pthread_join(th, NULL);
+    if (r == NULL)
+        goto out;
+    conf_expect_status(c, "a silent command cancelled after 0.5 s", SBX_RUN_SANDBOX_ERROR, r);
+    conf_expect_int(c, "error code", SBX_E_CANCELLED, sbx_result_error_code(r));
+    if (took > 10 * SEC_NS)
+        conf_fail(c, "the cancelled exec took %.1f s to return (its time limit is 60 s)",
+                  (double)took / 1e9);
+    sbx_result_free(r);
+    r = NULL;
+    check_host_leftovers(c, secs, "after the cancelled exec");
+
+    /* A handle fired before the call: nothing runs. */
+    r = conf_multi_exec(k, c, sb, x);
+    if (r) {
+        conf_expect_status(c, "an exec whose handle fired before", SBX_RUN_SANDBOX_ERROR, r);
+        conf_expect_int(c, "error code", SBX_E_CANCELLED, sbx_result_error_code(r));
+        conf_expect_true(c, "no output", sbx_result_timing(r, SBX_TIMING_EXEC) == 0);
+    }
+out:
+    sbx_result_free(r);
+    sbx_exec_opts_free(x);
+    conf_destroy(k, c, sb);
+    check_host_leftovers(c, secs, "after destroy");
+    sbx_cancel_free(f.cancel);
+}
+
 /* ---- metadata ------------------------------------------------------------ */
 
 static void t_metadata(conf_kit *k, conf_case *c)
@@ -464,6 +550,10 @@ const conf_test conf_exec_tests[] = {
     {"no_leftovers", 0, t_no_leftovers,
      "background processes (also setsid ones) do not outlive sbx_run or "
      "sbx_sandbox_destroy"},
+    {"cancel", SBX_CAP_CANCEL, t_cancel,
+     "a silent 'sleep & sleep' (one in its own session) with a 60 s limit, "
+     "cancelled after 0.5 s: returns within 10 s, sandbox_error with "
+     "SBX_E_CANCELLED, no process left; a fired handle runs nothing"},
     {"metadata", 0, t_metadata,
      "result names the provider and a sandbox id; timings non-zero, total "
      ">= exec"},

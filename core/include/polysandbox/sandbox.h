@@ -41,6 +41,7 @@ typedef struct sbx_create_opts sbx_create_opts;
 typedef struct sbx_exec_opts sbx_exec_opts;
 typedef struct sbx_result sbx_result;
 typedef struct sbx_error sbx_error;
+typedef struct sbx_cancel sbx_cancel;
 
 /* ---- library ---------------------------------------------------------- */
 
@@ -158,6 +159,31 @@ SBX_API int sbx_provider_doctor(sbx_ctx *ctx, const char *provider,
  * (those after it are not loaded). */
 SBX_API const char *sbx_ctx_default_provider(const sbx_ctx *ctx);
 
+/**
+ * sbx_setting_cb:
+ * One KEY = VALUE of an application section; @where says where it was
+ * set ("FILE:LINE", "command line").  All (transfer none), valid during
+ * the call.  Return non-zero to stop the walk.
+ */
+typedef int (*sbx_setting_cb)(void *ud, const char *key, const char *value,
+                              const char *where);
+/**
+ * sbx_ctx_settings:
+ * @section: an application section: "server" (polysandboxd's)
+ *
+ * polysandbox.ini keeps some sections for the programs built on the
+ * library rather than for the library itself.  Their keys are read with
+ * the rest of the configuration (the same files in the same order, then
+ * "SECTION.KEY=VALUE" overrides of sbx_ctx_new_with), the last value of
+ * each key winning, and checked by nobody but the program: this calls
+ * @cb once per key set, in the order the keys were first set, so that
+ * the program can check them and name where a bad one came from.
+ * Returns SBX_OK, the first non-zero return of @cb, or SBX_E_NOT_FOUND
+ * when @section is not an application section.  Since: 0.2
+ */
+SBX_API int sbx_ctx_settings(const sbx_ctx *ctx, const char *section, sbx_setting_cb cb,
+                             void *ud);
+
 /** True when the provider's ini says optional = true.  Since: 0.1 */
 SBX_API bool sbx_provider_is_optional(const sbx_provider *p);
 
@@ -236,6 +262,20 @@ SBX_API sbx_create_opts *sbx_create_opts_new(void);
 SBX_API void sbx_create_opts_free(sbx_create_opts *o);
 /** NULL: the default provider and the fallback chain. */
 SBX_API int sbx_create_opts_set_provider(sbx_create_opts *o, const char *name);
+/**
+ * sbx_create_opts_set_fallback:
+ * @names: (transfer none) NULL-terminated provider names, copied; NULL
+ *   goes back to the configuration's chain.
+ *
+ * The providers a create goes on to, in order, when the first one (the
+ * provider set, else the default one) fails with a backend error: this
+ * list instead of [core] fallback, also after a provider that was set
+ * (which otherwise has no fallback).  An empty list means no fallback.
+ * Names are checked when the create runs (SBX_E_NOT_FOUND then skips
+ * to the next).  Errors: SBX_E_INVAL (an empty name), SBX_E_NOMEM.
+ * Since: 0.2
+ */
+SBX_API int sbx_create_opts_set_fallback(sbx_create_opts *o, const char *const *names);
 SBX_API int sbx_create_opts_set_template(sbx_create_opts *o, const char *name);
 SBX_API int sbx_create_opts_set_image(sbx_create_opts *o, const char *image);
 /** A value of 0 is rejected (SBX_E_INVAL): 0 never means unlimited. */
@@ -283,6 +323,47 @@ SBX_API int sbx_exec_opts_add_file(sbx_exec_opts *o, const char *path,
                                    const void *data, size_t len, uint32_t mode);
 SBX_API int sbx_exec_opts_set_output_cb(sbx_exec_opts *o, sbx_output_cb cb,
                                         void *ud);
+/**
+ * sbx_exec_opts_set_cancel:
+ * @c: (transfer none) a handle of sbx_cancel_new, or NULL for none; it
+ *   must outlive every call that uses these options
+ *
+ * Lets another thread stop the run or exec made with these options by
+ * firing @c.  A run not yet started is not started; a sandbox being
+ * created is destroyed as soon as it exists; a command running is killed
+ * with every process it started (within a second or so) where the
+ * provider has the "cancel" capability (SBX_CAP_CANCEL: local, docker).
+ * A provider without it stops the command at its next output, else runs
+ * it to its time limit.  sbx_run then destroys the sandbox as always.
+ * The result of a cancelled run or exec has status SBX_RUN_SANDBOX_ERROR
+ * with error code SBX_E_CANCELLED (never a verdict on the code) and the
+ * output collected until then; the call still returns SBX_OK.
+ * Since: 0.2
+ */
+SBX_API int sbx_exec_opts_set_cancel(sbx_exec_opts *o, sbx_cancel *c);
+
+/* ---- cancellation ---------------------------------------------------------- */
+
+/**
+ * sbx_cancel_new:
+ * A cancellation handle for sbx_exec_opts_set_cancel (transfer full: free
+ * with sbx_cancel_free once no call uses it), not fired.  NULL on failure
+ * (sbx_ctx_last_error(NULL) says why).  One handle may serve many calls:
+ * firing it stops them all.  Since: 0.2
+ */
+SBX_API sbx_cancel *sbx_cancel_new(void);
+/**
+ * sbx_cancel_fire:
+ * Fire @c: every run and exec using it stops (see
+ * sbx_exec_opts_set_cancel).  Safe from any thread and from a signal
+ * handler; firing twice is firing once; a fired handle stays fired.
+ * NULL is fine.  Since: 0.2
+ */
+SBX_API void sbx_cancel_fire(sbx_cancel *c);
+/** sbx_cancel_fired: true once @c was fired.  Since: 0.2 */
+SBX_API bool sbx_cancel_fired(const sbx_cancel *c);
+/** sbx_cancel_free: NULL is fine.  Since: 0.2 */
+SBX_API void sbx_cancel_free(sbx_cancel *c);
 
 /* ---- sandboxes -------------------------------------------------------- */
 
@@ -594,6 +675,33 @@ typedef void (*sbx_secret_check_cb)(void *ud, const char *provider, const char *
  * SBX_E_CONFIG.  Makes the process undumpable.  Since: 0.1
  */
 SBX_API int sbx_secret_check(sbx_ctx *ctx, sbx_secret_check_cb cb, void *ud);
+
+/**
+ * sbx_secret_open:
+ * @ctx: the context whose configuration directory holds the host key
+ *   (NULL: $POLYSANDBOX_CONFIG_DIR, else the system directory)
+ * @ref: (transfer none) a credential reference as a provider's settings
+ *   take it: "sealed:v1:...", "env:NAME", "file:PATH", or a value in
+ *   clear text
+ * @where: (transfer none) what @ref is, for messages
+ *   ("polysandbox.ini:12: [server] tokens"), or NULL
+ * @value: (out) (transfer full): the opened value, NUL-terminated, in
+ *   locked memory that is wiped on release: give it back with
+ *   sbx_secret_free as soon as it is no longer needed
+ * @len: (out): its length (it may hold NUL bytes)
+ *
+ * Opens a credential for the application itself (polysandboxd's tokens),
+ * as the library opens providers' credentials.  The first call makes the
+ * process undumpable.  Errors: SBX_E_CONFIG (no such variable, an
+ * unreadable file, a value sealed for another key or altered: the message
+ * starts with @where and never holds the value), SBX_E_NOMEM, SBX_E_INVAL.
+ * Since: 0.2
+ */
+SBX_API int sbx_secret_open(const sbx_ctx *ctx, const char *ref, const char *where,
+                            char **value, size_t *len);
+/** sbx_secret_free: wipe and free a value of sbx_secret_open.  NULL is
+ * fine.  Since: 0.2 */
+SBX_API void sbx_secret_free(char *value);
 
 #ifdef __cplusplus
 }
