@@ -20,7 +20,9 @@ post /v1/run "{\"shell\":\"$big\"}" -H 'Transfer-Encoding: chunked'
 check "a chunked body over max_body: 413" err_is 413 payload_too_large
 
 # One run takes the worker, one waits in the queue: the next is refused.
-curl -sS -o "$tmp/a" "$base/v1/run" -d '{"argv":["sleep","4"]}' &
+# The first holds its worker until its client goes (a disconnect cancels
+# it), so a loaded machine cannot end it before the checks look.
+curl -sS -o "$tmp/a" "$base/v1/run" -d '{"argv":["sleep","60"]}' &
 a=$!
 wait_status 'j["workers"]["busy"] == 1'
 curl -sS -o "$tmp/b" "$base/v1/run" -d '{"argv":["sleep","1"]}' &
@@ -34,7 +36,8 @@ check "/healthz still answers at once" is 200
 req GET /v1/status
 check "/v1/status: the worker busy, one queued, one reject" \
     eval 'is 200 && json_check "j[\"workers\"][\"busy\"] == 1 and j[\"queue\"][\"depth\"] == 1 and j[\"rejects\"][\"queue_full\"] >= 1"'
-wait $a $b
+kill $a 2>/dev/null
+wait $b
 check "the queued run was served in turn" json_check_file "$tmp/b" 'j["status"] == "ok"'
 req GET /metrics
 check "/metrics counts the reject by route and reason" \
