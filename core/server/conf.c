@@ -44,6 +44,7 @@ static const struct key {
     { "idempotency_memory", K_SIZE, OFF(idempotency_memory) },
     { "idempotency_ttl", K_DURATION, OFF(idempotency_ttl_ns) },
     { "keep_sandboxes", K_BOOL, OFF(keep_sandboxes) },
+    { "sandbox_ttl", K_DURATION, OFF(sandbox_ttl_ns) },
 };
 #define N_KEYS (sizeof keys / sizeof keys[0])
 
@@ -67,6 +68,7 @@ void srv_conf_defaults(srv_conf *c)
     c->idempotency_max = 10000;
     c->idempotency_memory = 64u << 20;
     c->idempotency_ttl_ns = UINT64_C(86400000000000);
+    c->sandbox_ttl_ns = UINT64_C(86400000000000);
 }
 
 void srv_conf_free(srv_conf *c)

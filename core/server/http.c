@@ -45,6 +45,7 @@ static void req_free(srv_req *r)
         MHD_destroy_response(r->resp);
     if (r->stream)
         srv_stream_unref(r->stream);
+    sbx_cancel_free(r->cancel);
     free(r);
 }
 
@@ -156,6 +157,18 @@ static unsigned method_bit(const char *m)
         if (strcmp(m, map[i].name) == 0)
             return map[i].bit;
     return 0;
+}
+
+static const char *method_name(unsigned bit)
+{
+    switch (bit) {
+    case SRV_GET: return "GET";
+    case SRV_POST: return "POST";
+    case SRV_PUT: return "PUT";
+    case SRV_DELETE: return "DELETE";
+    case SRV_HEAD: return "HEAD";
+    default: return "-";
+    }
 }
 
 static void allow_header(srv_req *r, unsigned allowed)
@@ -304,8 +317,16 @@ static void dispatch(srv_req *r)
         srv_error(r, 503, "shutting_down", NULL, "the server is shutting down");
         return;
     }
+    if (!(r->cancel = sbx_cancel_new())) {
+        srv_error(r, 500, "io", NULL, "cannot make a cancellation handle");
+        return;
+    }
     if (srv_pool_admit(s, r) != 0)
         return;   /* replied 429 */
+    if (srv_idem_begin(s, r) != 0) {
+        srv_pool_unadmit(s, r);
+        return;   /* replied: a stored reply, 409 or 422 */
+    }
     r->state = ST_QUEUED;
     atomic_fetch_add(&r->refs, 1);
     MHD_suspend_connection(r->conn);
@@ -315,7 +336,7 @@ static void dispatch(srv_req *r)
 
 void srv_req_cancel(srv_req *r)
 {
-    (void)r;
+    sbx_cancel_fire(r->cancel);
 }
 
 void srv_req_abandon(srv_req *r)
@@ -397,9 +418,10 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
         srv_req_abandon(r);
     srv_monitor_del(r);
     srv_metrics_request(s, r, toe == MHD_REQUEST_TERMINATED_COMPLETED_OK);
-    srv_log(r, "%s %s %u %.1fms%s", r->route ? r->route->pattern : "-", r->path,
-            r->status, (double)(srv_now_ns() - r->t0) / 1e6,
-            toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? "" : " (connection lost)");
+    srv_log(r, "%s %s %u %.1fms%s", method_name(r->method), r->path, r->status,
+            (double)(srv_now_ns() - r->t0) / 1e6,
+            toe != MHD_REQUEST_TERMINATED_COMPLETED_OK ? " (connection lost)"
+            : atomic_load(&r->gone) ? " (the client left)" : "");
     srv_req_unref(r);
 }
 
@@ -512,15 +534,22 @@ int srv_http_start(srv *s)
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL |
                      MHD_ALLOW_SUSPEND_RESUME | MHD_USE_TURBO | MHD_USE_ERROR_LOG;
 
+    struct MHD_OptionItem more[] = {
+        { MHD_OPTION_THREAD_POOL_SIZE, (intptr_t)s->conf.io_threads, NULL },
+        { MHD_OPTION_END, 0, NULL },
+    };
+
+    if (s->conf.io_threads <= 1)
+        more[0].option = MHD_OPTION_END;   /* one thread: no pool */
     s->daemon = MHD_start_daemon(
         flags, 0, NULL, NULL, on_request, s,
+        MHD_OPTION_EXTERNAL_LOGGER, mhd_log, s,
         MHD_OPTION_LISTEN_SOCKET, s->listen_fd,
         MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
         MHD_OPTION_CONNECTION_TIMEOUT, s->conf.connection_timeout_s,
         MHD_OPTION_CONNECTION_LIMIT, s->conf.max_connections,
         MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)64 * 1024,
-        MHD_OPTION_THREAD_POOL_SIZE, s->conf.io_threads > 1 ? s->conf.io_threads : 0,
-        MHD_OPTION_EXTERNAL_LOGGER, mhd_log, s,
+        MHD_OPTION_ARRAY, more,
         MHD_OPTION_END);
     if (!s->daemon) {
         srv_log(NULL, "cannot start the HTTP server on %s", s->address);

@@ -19,10 +19,35 @@ polysandboxd_SOURCES = \
 	core/server/monitor.c \
 	core/server/auth.c \
 	core/server/metrics.c \
+	core/server/registry.c \
+	core/server/idem.c \
 	core/server/native-run.c \
+	core/server/native-sandboxes.c \
+	core/server/native-info.c \
 	core/server/native-ops.c \
 	core/cli/units.c \
+	core/cli/info-json.c \
 	core/cli/cli.h
 polysandboxd_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/core/cli
 polysandboxd_CFLAGS = $(AM_CFLAGS) -pthread $(MHD_CFLAGS) $(JANSSON_CFLAGS) $(SODIUM_CFLAGS)
 polysandboxd_LDADD = core/libpolysandbox.la $(MHD_LIBS) $(JANSSON_LIBS) $(SODIUM_LIBS) -lm
+
+# The OpenAPI document (core/server/openapi.json, kept in the tree and
+# checked against the server by tests/server/openapi.sh) is compiled in
+# and served at /openapi.json.
+nodist_polysandboxd_SOURCES = core/server/openapi-data.c
+BUILT_SOURCES += core/server/openapi-data.c
+CLEANFILES += core/server/openapi-data.c
+EXTRA_DIST += core/server/openapi.json
+core/server/openapi-data.c: core/server/openapi.json
+	$(AM_V_GEN){ \
+	  echo '/* generated from core/server/openapi.json: do not edit */'; \
+	  echo '#include <stddef.h>'; \
+	  echo 'extern const char srv_openapi_json[];'; \
+	  echo 'extern const size_t srv_openapi_json_len;'; \
+	  echo 'const char srv_openapi_json[] = {'; \
+	  od -An -v -tx1 $(top_srcdir)/core/server/openapi.json | \
+	    sed 's/ *\([0-9a-f][0-9a-f]\)/0x\1,/g'; \
+	  echo '0x00 };'; \
+	  echo 'const size_t srv_openapi_json_len = sizeof srv_openapi_json - 1;'; \
+	} >$@-t && mv $@-t $@

@@ -30,6 +30,7 @@ static void usage(FILE *f)
           "                           from DIR\n"
           "  -o, --set SECTION.KEY=VALUE  override a configuration value (repeatable),\n"
           "                           e.g. server.workers=8 or limits.memory=1G\n"
+          "      --routes             list the routes this configuration serves and exit\n"
           "  -h, --help               show this help\n"
           "      --version            show the version\n"
           "\n"
@@ -43,12 +44,13 @@ static void on_sigpipe(int sig)
     (void)sig;
 }
 
-enum { OPT_TOKEN_FILE = 256, OPT_CONFIG_DIR, OPT_VERSION };
+enum { OPT_TOKEN_FILE = 256, OPT_CONFIG_DIR, OPT_VERSION, OPT_ROUTES };
 
 struct args {
     const char *listen, *token_file, *config_dir;
     const char **overrides;
     size_t n_overrides;
+    bool routes;
 };
 
 static int parse_args(struct args *a, int argc, char **argv)
@@ -60,6 +62,7 @@ static int parse_args(struct args *a, int argc, char **argv)
         { "set", required_argument, NULL, 'o' },
         { "help", no_argument, NULL, 'h' },
         { "version", no_argument, NULL, OPT_VERSION },
+        { "routes", no_argument, NULL, OPT_ROUTES },
         { NULL, 0, NULL, 0 }
     };
     int c;
@@ -88,6 +91,7 @@ static int parse_args(struct args *a, int argc, char **argv)
         }
         case 'h': usage(stdout); return SRV_EXIT_OK;
         case OPT_VERSION: printf("polysandboxd %s\n", sbx_version()); return SRV_EXIT_OK;
+        case OPT_ROUTES: a->routes = true; break;
         default:
             fputs("Try 'polysandboxd --help'.\n", stderr);
             return SRV_EXIT_USAGE;
@@ -115,6 +119,26 @@ static void preload(srv *s)
     }
 }
 
+/* --routes: "METHOD PATTERN" per line, as the OpenAPI document and the
+ * man page name them ({path*} as {path}). */
+static int print_routes(srv *s)
+{
+    static const char *const names[] = { "GET", "POST", "PUT", "DELETE" };
+
+    for (size_t i = 0; i < srv_router_count(s->router); i++) {
+        const srv_route *rt = srv_router_at(s->router, i);
+        for (int m = 0; m < 4; m++) {
+            if (!(rt->methods & (1u << m)))
+                continue;
+            for (const char *c = rt->pattern; *c; c++)
+                if (*c != '*')
+                    putchar(*c);
+            printf(" %s\n", names[m]);
+        }
+    }
+    return fflush(stdout) == 0 ? SRV_EXIT_OK : SRV_EXIT_FAIL;
+}
+
 static int configure(srv *s, const struct args *a)
 {
     const sbx_error *e;
@@ -135,6 +159,12 @@ static int configure(srv *s, const struct args *a)
     if (a->token_file && srv_conf_set(&s->conf, "token_file", a->token_file,
                                       "--token-file") != 0)
         return SRV_EXIT_USAGE;
+    if (!(s->router = srv_router_new()) || srv_router_register(s) != 0) {
+        srv_log(NULL, "out of memory");
+        return SRV_EXIT_FAIL;
+    }
+    if (a->routes)
+        return print_routes(s);
     if (srv_auth_load(s) != 0)
         return SRV_EXIT_USAGE;
     if (srv_http_listen(s) != 0)
@@ -150,8 +180,7 @@ static int configure(srv *s, const struct args *a)
 
 static int start(srv *s)
 {
-    if (!(s->router = srv_router_new()) || srv_router_register(s) != 0 ||
-        srv_metrics_new(s) != 0) {
+    if (srv_metrics_new(s) != 0 || srv_registry_new(s) != 0 || srv_idem_new(s) != 0) {
         srv_log(NULL, "out of memory");
         return SRV_EXIT_FAIL;
     }
@@ -186,6 +215,7 @@ int main(int argc, char **argv)
     struct sigaction sa;
     sigset_t stop;
     int rc, sig = 0;
+    bool served = false;
 
     s->listen_fd = -1;
     s->started_ns = srv_now_ns();
@@ -208,11 +238,14 @@ int main(int argc, char **argv)
         ;
     shutdown_server(s, sig);
     rc = SRV_EXIT_OK;
+    served = true;
 stop:
     srv_http_stop(s);
     srv_monitor_stop(s);
     srv_pool_stop(s);
-    if (rc == SRV_EXIT_OK)
+    srv_registry_free(s);
+    srv_idem_free(s);
+    if (served)
         srv_log(NULL, "stopped");
     sbx_ctx_free(s->ctx);
     srv_metrics_free(s);

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "server.h"
+#include "server-int.h"
 
 /* The process is up and serving HTTP. */
 static void healthz(srv_req *r)
@@ -56,7 +57,7 @@ static void status(srv_req *r)
         "{s:s, s:s, s:b, s:f, s:{s:I, s:I}, s:{s:I, s:I}, s:I, s:{s:I, s:I}, s:I, s:I}",
         "version", sbx_version(), "listen", r->s->address,
         "stopping", atomic_load(&r->s->stopping),
-        "uptime_seconds", (double)(srv_now_ns() - r->s->started_ns) / 1e9,
+        "uptime_seconds", (double)((srv_now_ns() - r->s->started_ns) / 1000000) / 1e3,
         "workers", "total", (json_int_t)st.workers, "busy", (json_int_t)st.busy,
         "queue", "depth", (json_int_t)st.queued, "capacity", (json_int_t)st.queue_cap,
         "in_flight", (json_int_t)(st.busy + st.queued),
@@ -65,11 +66,26 @@ static void status(srv_req *r)
         "admitted", (json_int_t)st.admitted, "completed", (json_int_t)st.completed));
 }
 
+/* The document is in the binary (openapi-data.c): what a client reads is
+ * what this build answers. */
+static void openapi(srv_req *r)
+{
+    char *copy = malloc(srv_openapi_json_len);
+
+    if (!copy) {
+        srv_error(r, 500, "nomem", NULL, "out of memory");
+        return;
+    }
+    memcpy(copy, srv_openapi_json, srv_openapi_json_len);
+    srv_reply(r, 200, "application/json", copy, srv_openapi_json_len);
+}
+
 static const srv_route routes[] = {
     { SRV_GET, "/healthz", healthz, SRV_R_OPEN },
     { SRV_GET, "/readyz", readyz, SRV_R_OPEN },
     { SRV_GET, "/metrics", metrics, 0 },
     { SRV_GET, "/v1/status", status, 0 },
+    { SRV_GET, "/openapi.json", openapi, 0 },
 };
 
 int srv_routes_ops(struct srv_router *rt)

@@ -28,9 +28,15 @@ void srv_run_result(srv_req *r, const srv_opts *o, int rc, sbx_result *res, uint
         if (r->stream) {
             const sbx_error *e = sbx_ctx_last_error(r->s->ctx);
             const char *code;
-            srv_status_of(rc, 422, &code);
-            srv_sse_event(r, "error", srv_error_json(code, sbx_error_provider(e),
-                                                     sbx_error_message(e)));
+            unsigned status = srv_status_of(rc, 422, &code);
+            json_t *j = srv_error_json(code, sbx_error_provider(e), sbx_error_message(e));
+            char *t = j ? json_dumps(j, JSON_COMPACT) : NULL;
+            json_decref(j);
+            if (t) {
+                srv_idem_note(r, status, "application/json", t, strlen(t));
+                srv_sse_event_text(r, "error", t);
+                free(t);
+            }
         } else {
             srv_error_lib(r, rc, 422);
         }
@@ -44,6 +50,7 @@ void srv_run_result(srv_req *r, const srv_opts *o, int rc, sbx_result *res, uint
         return;
     }
     if (r->stream) {
+        srv_idem_note(r, 200, "application/json", text, strlen(text));
         srv_sse_event_text(r, "result", text);
         free(text);
     } else {

@@ -667,6 +667,9 @@ int srv_opts_from_json(srv_req *r, json_t *j, unsigned which, const char *const 
         goto nomem;
     if ((which & SRV_OPT_EXEC) && !(o->exec = sbx_exec_opts_new()))
         goto nomem;
+    /* The client going away (or a shutdown) stops what these options run. */
+    if (o->exec)
+        sbx_exec_opts_set_cancel(o->exec, r->cancel);
     if ((which & SRV_OPT_CREATE) && create_part(r, j, o) != 0)
         goto fail;
     if ((which & SRV_OPT_PERSIST) && persist_part(r, j, o) != 0)

@@ -29,6 +29,8 @@ void srv_reply(srv_req *r, unsigned status, const char *content_type, char *body
     }
     if (content_type)
         MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, content_type);
+    if (r->idem_note)
+        srv_idem_note(r, status, content_type, body ? body : "", body ? len : 0);
     if (r->resp)
         MHD_destroy_response(r->resp);
     r->resp = resp;

@@ -32,6 +32,8 @@ static const struct family {
     int (*reg)(struct srv_router *r);
 } families[] = {
     { "run", NULL, srv_routes_run },
+    { "sandboxes", NULL, srv_routes_sandboxes },
+    { "info", NULL, srv_routes_info },
     { "ops", NULL, srv_routes_ops },
 };
 #define N_FAMILIES (sizeof families / sizeof families[0])

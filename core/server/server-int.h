@@ -29,6 +29,27 @@ int srv_auth_check(srv *s, srv_req *r);
 size_t srv_auth_count(const srv *s);
 void srv_auth_free(srv *s);
 
+/* registry.c */
+int srv_registry_new(srv *s);
+size_t srv_registry_count(srv *s);
+/* Destroy the sandboxes this server made (unless keep_sandboxes), close
+ * the other handles. */
+void srv_registry_free(srv *s);
+
+/* idem.c */
+int srv_idem_new(srv *s);
+void srv_idem_free(srv *s);
+/* A POST with an Idempotency-Key: 0 to go on (the key is now in
+ * flight), -1 having replied (the stored reply, 409, 422). */
+int srv_idem_begin(srv *s, srv_req *r);
+/* The request is answered: keep its noted reply for the key, or free
+ * the key when nothing ran. */
+void srv_idem_end(srv *s, srv_req *r);
+
+/* openapi-data.c (generated from openapi.json) */
+extern const char srv_openapi_json[];
+extern const size_t srv_openapi_json_len;
+
 /* metrics.c */
 int srv_metrics_new(srv *s);
 void srv_metrics_free(srv *s);

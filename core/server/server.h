@@ -77,6 +77,7 @@ typedef struct srv_conf {
     size_t idempotency_memory; /* bytes of stored replies */
     uint64_t idempotency_ttl_ns;
     bool keep_sandboxes;      /* at exit, keep the sandboxes POST /v1/sandboxes made */
+    uint64_t sandbox_ttl_ns;  /* time-to-live of those sandboxes unless a request gives one */
     char *families_off;       /* route families switched off: "\0"-separated list */
     size_t families_off_len;
 } srv_conf;
@@ -207,6 +208,7 @@ struct srv_req {
     /* life */
     int state;
     atomic_int refs;           /* the connection's and a worker's */
+    sbx_cancel *cancel;        /* worker routes: fired when the client goes away */
     atomic_bool gone;          /* the client closed its connection */
     atomic_bool refused;       /* still queued when the server stopped: 503 */
     int fd;                    /* the connection's socket, for the monitor */
@@ -215,6 +217,7 @@ struct srv_req {
     srv_req *mon_prev, *mon_next;
     bool admitted;             /* counted in the pool's in-flight */
     void *idem;                /* the Idempotency-Key entry this request owns */
+    void *idem_note;           /* its reply, noted for the entry */
     void *user;                /* a handler's own state */
 };
 
@@ -254,6 +257,10 @@ void srv_reply(srv_req *r, unsigned status, const char *content_type, char *body
                size_t len);
 /* JSON (transfer full: decref'd). */
 void srv_reply_json(srv_req *r, unsigned status, json_t *j);
+/* Keep a copy of @r's reply for its Idempotency-Key (srv_reply does it;
+ * an SSE run notes its final object).  (idem.c) */
+void srv_idem_note(srv_req *r, unsigned status, const char *ctype, const char *body,
+                   size_t len);
 /* A header on the reply set (call after srv_reply*). */
 void srv_reply_header(srv_req *r, const char *name, const char *value);
 /* The one error shape: {"error":{"code","message","provider"}}. */
@@ -341,6 +348,8 @@ int srv_pool_submit(srv *s, srv_req *r);
  * 0, or the status to refuse with (429, 503) having replied. */
 int srv_pool_admit(srv *s, srv_req *r);
 void srv_pool_release(srv *s, srv_req *r);
+/* Undo an admission whose request was answered without being queued. */
+void srv_pool_unadmit(srv *s, srv_req *r);
 /* Wait until nothing is queued or running, up to @ns; true when idle. */
 bool srv_pool_drain(srv *s, uint64_t ns);
 /* Fire the cancel of every queued and running request. */
@@ -361,6 +370,30 @@ int srv_monitor_start(srv *s);
 void srv_monitor_add(srv_req *r);
 void srv_monitor_del(srv_req *r);
 void srv_monitor_stop(srv *s);
+
+/* ---- sandboxes the server knows (registry.c) ------------------------------------- */
+
+/* An entry per sandbox id, serialising its uses (one thread per handle)
+ * and keeping its handle open between requests. */
+struct srv_box;
+/* The entry of @id on @provider, made if need be; @provider NULL: only
+ * one already known.  (transfer full): give it back with srv_box_put. */
+struct srv_box *srv_box_get(srv *s, const char *provider, const char *id);
+void srv_box_put(srv *s, struct srv_box *b);
+/* Hold the sandbox for one use: 0, or -1 when it was destroyed. */
+int srv_box_lock(struct srv_box *b);
+void srv_box_unlock(struct srv_box *b);
+/* Under the lock: the open handle (opening it first), or the library's
+ * error (SBX_E_NOT_FOUND: no such sandbox). */
+int srv_box_handle(srv *s, struct srv_box *b, sbx_sandbox **sb);
+void srv_box_drop_handle(struct srv_box *b);
+/* Under the lock: keep @sb (transfer full) as the handle; @ours: this
+ * server made it (destroyed at exit). */
+void srv_box_adopt(struct srv_box *b, sbx_sandbox *sb, bool ours);
+/* Under the lock: destroy the sandbox; the entry is then gone. */
+int srv_box_destroy(srv *s, struct srv_box *b);
+const char *srv_box_id(const struct srv_box *b);
+const char *srv_box_provider(const struct srv_box *b);
 
 /* ---- metrics (metrics.c) ------------------------------------------------------- */
 

@@ -88,6 +88,19 @@ void srv_pool_release(srv *s, srv_req *r)
     pthread_mutex_unlock(&p->lock);
 }
 
+void srv_pool_unadmit(srv *s, srv_req *r)
+{
+    struct srv_pool *p = s->pool;
+
+    pthread_mutex_lock(&p->lock);
+    p->reserved--;
+    p->admitted--;
+    if (!p->busy && !p->count && !p->reserved)
+        pthread_cond_broadcast(&p->idle);
+    pthread_mutex_unlock(&p->lock);
+    srv_pool_release(s, r);
+}
+
 int srv_pool_submit(srv *s, srv_req *r)
 {
     struct srv_pool *p = s->pool;
@@ -114,6 +127,7 @@ static void serve(srv *s, srv_req *r)
         srv_error(r, 500, "internal", NULL, "the handler of %s gave no reply",
                   r->route->pattern);
     srv_monitor_del(r);
+    srv_idem_end(s, r);
     srv_pool_release(s, r);
     if (r->stream)
         srv_sse_end(r);

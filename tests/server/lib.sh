@@ -72,6 +72,12 @@ post() {
 header() {
     sed -n "s/^$1: *//Ip" "$tmp/headers" | tr -d '\r' | head -n 1
 }
+# json_check_file FILE PYTHON-EXPR: json_check on FILE.
+json_check_file() {
+    "$PY" -c 'import json, sys, base64
+j = json.load(open(sys.argv[1]))
+sys.exit(0 if eval(sys.argv[2]) else 1)' "$1" "$2"
+}
 # is CODE: the last status was CODE (shows the body when not).
 is() { [ "$code" = "$1" ] || { echo "# status $code, body: $(head -c 400 "$tmp/out")"; false; }; }
 # err_is CODE ERROR_CODE: the status and the error shape's code.

@@ -4,7 +4,9 @@
 # loopback port and drives it with curl and python3 (standard library).
 
 SERVER_TESTS = \
-	tests/server/run.sh
+	tests/server/run.sh \
+	tests/server/openapi.sh \
+	tests/server/lifecycle.sh
 TESTS += $(SERVER_TESTS)
 dist_check_SCRIPTS += $(SERVER_TESTS)
-EXTRA_DIST += tests/server/lib.sh
+EXTRA_DIST += tests/server/lib.sh tests/server/openapi.py

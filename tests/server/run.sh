@@ -51,7 +51,7 @@ check "a wrong method: 405 with Allow: POST" eval 'err_is 405 method_not_allowed
 
 req GET /healthz -H 'X-Request-ID: test-42'
 check "X-Request-ID is echoed" eval '[ "$(header X-Request-ID)" = test-42 ]'
-check "the log names the request id" grep -q '\[test-42\] /healthz' "$tmp/server.log"
+check "the log names the request id" grep -q '\[test-42\] GET /healthz 200' "$tmp/server.log"
 
 srv_stop TERM
 check "SIGTERM: exit 0" eval '[ "$srv_rc" = 0 ] || { sed "s/^/# /" "$tmp/server.log"; false; }'
