@@ -6,7 +6,10 @@
 SERVER_TESTS = \
 	tests/server/run.sh \
 	tests/server/openapi.sh \
-	tests/server/lifecycle.sh
+	tests/server/lifecycle.sh \
+	tests/server/auth.sh \
+	tests/server/input.sh \
+	tests/server/backpressure.sh
 TESTS += $(SERVER_TESTS)
 dist_check_SCRIPTS += $(SERVER_TESTS)
 EXTRA_DIST += tests/server/lib.sh tests/server/openapi.py
