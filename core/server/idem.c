@@ -26,7 +26,8 @@
 
 #define NBUCKETS 4096
 #define KEY_MAX 255
-#define FP crypto_generichash_BYTES
+#define FP SRV_IDEM_FP_SIZE
+_Static_assert(SRV_IDEM_FP_SIZE == crypto_generichash_BYTES, "the fingerprint's size");
 
 enum { E_IN_FLIGHT, E_DONE };
 
@@ -132,7 +133,7 @@ static struct entry *lookup(struct srv_idem *m, const char *key)
     return NULL;
 }
 
-static void fingerprint(const srv_req *r, unsigned char out[FP])
+void srv_idem_fingerprint(const srv_req *r, unsigned char out[FP])
 {
     crypto_generichash_state st;
     unsigned char m = (unsigned char)r->method;
@@ -176,7 +177,7 @@ int srv_idem_begin(srv *s, srv_req *r)
         srv_error(r, 500, "nomem", NULL, "out of memory");
         return -1;
     }
-    fingerprint(r, fp);
+    srv_idem_fingerprint(r, fp);
     pthread_mutex_lock(&m->lock);
     e = lookup(m, key);
     if (e && e->state == E_DONE && e->expires <= now) {

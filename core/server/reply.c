@@ -70,10 +70,15 @@ void srv_error(srv_req *r, unsigned status, const char *code, const char *provid
 {
     char msg[1024];
     va_list ap;
+    int n = r->err_prefix ? snprintf(msg, sizeof msg, "%s", r->err_prefix) : 0;
 
+    if (n < 0 || (size_t)n >= sizeof msg / 2)
+        n = 0;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    vsnprintf(msg + n, sizeof msg - (size_t)n, fmt, ap);
     va_end(ap);
+    free(r->err_message);
+    r->err_message = strdup(msg);
     r->err_code = code;
     if (status >= 500)
         srv_log(r, "%u %s: %s", status, code, msg);

@@ -9,7 +9,8 @@ SERVER_TESTS = \
 	tests/server/lifecycle.sh \
 	tests/server/auth.sh \
 	tests/server/input.sh \
-	tests/server/backpressure.sh
+	tests/server/backpressure.sh \
+	tests/server/jobs.sh
 TESTS += $(SERVER_TESTS)
 dist_check_SCRIPTS += $(SERVER_TESTS)
-EXTRA_DIST += tests/server/lib.sh tests/server/openapi.py
+EXTRA_DIST += tests/server/lib.sh tests/server/openapi.py tests/server/jobs-lib.sh
