@@ -10,7 +10,9 @@ SERVER_TESTS = \
 	tests/server/auth.sh \
 	tests/server/input.sh \
 	tests/server/backpressure.sh \
-	tests/server/jobs.sh
+	tests/server/jobs.sh \
+	tests/server/jobs-resume.sh \
+	tests/server/jobs-fair.sh
 TESTS += $(SERVER_TESTS)
 dist_check_SCRIPTS += $(SERVER_TESTS)
 EXTRA_DIST += tests/server/lib.sh tests/server/openapi.py tests/server/jobs-lib.sh
