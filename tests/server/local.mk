@@ -10,6 +10,8 @@ SERVER_TESTS = \
 	tests/server/auth.sh \
 	tests/server/input.sh \
 	tests/server/backpressure.sh \
+	tests/server/config.sh \
+	tests/server/sse.sh \
 	tests/server/jobs.sh \
 	tests/server/jobs-resume.sh \
 	tests/server/jobs-fair.sh
