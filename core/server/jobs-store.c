@@ -179,22 +179,22 @@ char *job_read_line(const srv_job *j, uint64_t off, uint32_t len)
 
 char *job_state_dir(const srv *s)
 {
-    const char *x = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
+    const char *sd = getenv("STATE_DIRECTORY"), *x = getenv("XDG_STATE_HOME");
+    const char *home = getenv("HOME");
     char *d = NULL;
+    int n = -1;
 
     if (s->conf.state_dir)
         return strdup(s->conf.state_dir);
-    if (geteuid() == 0)
+    if (sd && sd[0] == '/')      /* systemd's StateDirectory= (the first one) */
+        n = asprintf(&d, "%.*s/server", (int)strcspn(sd, ":"), sd);
+    else if (x && x[0] == '/')   /* where XDG says state goes, root's too */
+        n = asprintf(&d, "%s/polysandbox/server", x);
+    else if (geteuid() == 0)
         return strdup(STATEDIR "/server");
-    /* a user's server keeps its jobs where XDG says state goes */
-    if (x && x[0] == '/') {
-        if (asprintf(&d, "%s/polysandbox/server", x) < 0)
-            d = NULL;
-    } else if (home && home[0] == '/') {
-        if (asprintf(&d, "%s/.local/state/polysandbox/server", home) < 0)
-            d = NULL;
-    } else if (asprintf(&d, "/tmp/polysandbox-%u/server", (unsigned)geteuid()) < 0) {
-        d = NULL;
-    }
-    return d;
+    else if (home && home[0] == '/')
+        n = asprintf(&d, "%s/.local/state/polysandbox/server", home);
+    else
+        n = asprintf(&d, "/tmp/polysandbox-%u/server", (unsigned)geteuid());
+    return n < 0 ? NULL : d;
 }
