@@ -269,7 +269,7 @@ static json_t *run_one(struct batch_run *br, size_t idx)
                                                          sbx_error_message(e)));
     } else {
         char *text = sbx_result_to_json(res);
-        json_t *r = text ? json_loads(text, 0, NULL) : NULL;
+        json_t *r = text ? json_loads(text, JSON_ALLOW_NUL, NULL) : NULL;
         free(text);
         if (r) {
             cut_output(r, "stdout", s->conf.job_output_max);

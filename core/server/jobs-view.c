@@ -52,7 +52,7 @@ json_t *job_time_json(double t)
 
 json_t *job_item_json(size_t index, const char *line)
 {
-    json_t *rec = line ? json_loads(line, 0, NULL) : NULL;
+    json_t *rec = line ? json_loads(line, JSON_ALLOW_NUL, NULL) : NULL;
 
     return json_pack("{s:I, s:s, s:o}", "index", (json_int_t)index, "state",
                      line ? "done" : "pending", "record", rec ? rec : json_null());

@@ -152,7 +152,7 @@ int job_index_line(srv_job *j, const char *line, size_t len, uint64_t off)
         j->results_end = off + len + 1;
     if (len == 0)
         return 0;
-    if (!(o = json_loadb(line, len, 0, NULL)))
+    if (!(o = json_loadb(line, len, JSON_ALLOW_NUL, NULL)))
         return -1;
     rc = json_is_object(o) ? j->kind->index(j, o, &l) : -1;
     json_decref(o);

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include <microhttpd.h>
 
@@ -57,6 +58,9 @@ void srv_reply_header(srv_req *r, const char *name, const char *value)
 {
     if (r->resp)
         MHD_add_response_header(r->resp, name, value);
+    /* a replay of an Idempotency-Key says where the thing made is too */
+    if (r->idem_note && !strcasecmp(name, "Location"))
+        srv_idem_note_location(r, value);
 }
 
 json_t *srv_error_json(const char *code, const char *provider, const char *message)

@@ -276,6 +276,8 @@ void srv_reply_json(srv_req *r, unsigned status, json_t *j);
  * an SSE run notes its final object).  (idem.c) */
 void srv_idem_note(srv_req *r, unsigned status, const char *ctype, const char *body,
                    size_t len);
+/* ... and the Location header of that reply (srv_reply_header does it). */
+void srv_idem_note_location(srv_req *r, const char *location);
 /* What identifies @r's request for its Idempotency-Key: a hash of the
  * method, the path and the body.  (idem.c) */
 #define SRV_IDEM_FP_SIZE 32

@@ -7,7 +7,7 @@
 . "$top_srcdir/tests/server/lib.sh"
 . "$top_srcdir/tests/server/jobs-lib.sh"
 
-plan 45
+plan 46
 
 mkdir -p "$tmp/evals"
 check "polysandboxd starts with jobs in a state directory of the test's" \
@@ -17,42 +17,45 @@ check "polysandboxd starts with jobs in a state directory of the test's" \
 # ---- a batch -------------------------------------------------------------------------
 
 post /v1/batch '{"items":[{"shell":"echo one"},{"argv":["sh","-c","echo err >&2; exit 3"]},
-  {"language":"python","code":"print(6*7)"},{"shell":"head -c 100 /dev/zero | tr \"\\\\0\" x"}]}'
+  {"language":"python","code":"print(6*7)"},{"shell":"head -c 100 /dev/zero | tr \"\\\\0\" x"},
+  {"shell":"printf \"a\\\\000b\""}]}'
 check "POST /v1/batch: 202 with a Location and the job" \
     eval 'is 202 && [ "$(header Location)" = "/v1/jobs/$(jq_out "j[\"id\"]")" ] &&
-          json_check "j[\"kind\"] == \"batch\" and j[\"progress\"][\"total\"] == 4 and j[\"state\"] in (\"queued\", \"running\")"'
+          json_check "j[\"kind\"] == \"batch\" and j[\"progress\"][\"total\"] == 5 and j[\"state\"] in (\"queued\", \"running\")"'
 batch=$(jq_out 'j["id"]')
-check "the batch ends: succeeded, 4 done, counts by status" \
-    eval 'wait_job "$batch" && json_check "j[\"state\"] == \"succeeded\" and j[\"progress\"] == {\"done\": 4, \"total\": 4, \"passed\": 3} and j[\"counts\"] == {\"ok\": 3, \"nonzero_exit\": 1} and j[\"rate\"] > 0 and j[\"finished_at\"]"'
+check "the batch ends: succeeded, 5 done, counts by status" \
+    eval 'wait_job "$batch" && json_check "j[\"state\"] == \"succeeded\" and j[\"progress\"] == {\"done\": 5, \"total\": 5, \"passed\": 4} and j[\"counts\"] == {\"ok\": 4, \"nonzero_exit\": 1} and j[\"rate\"] > 0 and j[\"finished_at\"]"'
 req GET "/v1/jobs/$batch"
 check "GET /v1/jobs/{id}: every item with its record, the /v1/run result" \
-    json_check '[i["index"] for i in j["items"]] == [0, 1, 2, 3] and all(i["state"] == "done" for i in j["items"]) and j["items"][0]["record"]["result"]["stdout"] == "one\n" and j["items"][1]["record"]["result"]["exit_code"] == 3 and j["items"][2]["record"]["result"]["stdout"] == "42\n" and j["next"] is None'
+    json_check '[i["index"] for i in j["items"]] == [0, 1, 2, 3, 4] and all(i["state"] == "done" for i in j["items"]) and j["items"][0]["record"]["result"]["stdout"] == "one\n" and j["items"][1]["record"]["result"]["exit_code"] == 3 and j["items"][2]["record"]["result"]["stdout"] == "42\n" and j["next"] is None'
 cp "$tmp/out" "$tmp/batch.json"
 post /v1/run '{"shell":"echo one"}'
 check "... a record's result has the keys of POST /v1/run's answer" \
     "$PY" -c 'import json, sys
 a = json.load(open(sys.argv[1]))["items"][0]["record"]["result"]; b = json.load(open(sys.argv[2]))
 sys.exit(0 if set(a) == set(b) else 1)' "$tmp/batch.json" "$tmp/out"
+check "... output holding a NUL byte is kept as it is" \
+    json_check_file "$tmp/batch.json" 'j["items"][4]["record"]["result"]["stdout"] == "a\x00b"'
 check "... stdout is cut to job_output_max (16 bytes) and says so" \
     json_check_file "$tmp/batch.json" 'j["items"][3]["record"]["result"]["stdout"] == "x" * 16 and j["items"][3]["record"]["result"]["stdout_truncated"] is True and j["items"][0]["record"]["result"]["stdout_truncated"] is False'
 req GET "/v1/jobs/$batch?offset=1&limit=2"
 check "paging: offset 1, limit 2 gives items 1 and 2 and the next offset" \
     eval 'is 200 && json_check "[i[\"index\"] for i in j[\"items\"]] == [1, 2] and j[\"offset\"] == 1 and j[\"next\"] == 3"'
 check "results.jsonl holds one line per run" \
-    eval '[ "$(wc -l <"$state/jobs/$batch/results.jsonl")" = 4 ]'
+    eval '[ "$(wc -l <"$state/jobs/$batch/results.jsonl")" = 5 ]'
 
 # ---- events ------------------------------------------------------------------------------
 
 events "$batch"
-check "events: item and progress for each run, ids 1..4, then done" \
-    json_check_file "$tmp/events" '[e["event"] for e in j] == ["item", "progress"] * 4 + ["done"] and [e["id"] for e in j] == ["1", "1", "2", "2", "3", "3", "4", "4", "5"]'
-check "... progress in order, 1 to 4, and done is the job, succeeded" \
-    json_check_file "$tmp/events" '[e["data"]["done"] for e in j if e["event"] == "progress"] == [1, 2, 3, 4] and j[-1]["data"]["state"] == "succeeded" and sorted(e["data"]["index"] for e in j if e["event"] == "item") == [0, 1, 2, 3]'
+check "events: item and progress for each run, ids 1..5, then done" \
+    json_check_file "$tmp/events" '[e["event"] for e in j] == ["item", "progress"] * 5 + ["done"] and [e["id"] for e in j] == ["1", "1", "2", "2", "3", "3", "4", "4", "5", "5", "6"]'
+check "... progress in order, 1 to 5, and done is the job, succeeded" \
+    json_check_file "$tmp/events" '[e["data"]["done"] for e in j if e["event"] == "progress"] == [1, 2, 3, 4, 5] and j[-1]["data"]["state"] == "succeeded" and sorted(e["data"]["index"] for e in j if e["event"] == "item") == [0, 1, 2, 3, 4]'
 events "$batch" -H 'Last-Event-ID: 2'
 check "Last-Event-ID: 2 resumes with event 3" \
-    json_check_file "$tmp/events" '[e["id"] for e in j] == ["3", "3", "4", "4", "5"]'
-events "$batch" "--get" "-d" "after=4"
-check "?after=4: only done" json_check_file "$tmp/events" '[e["event"] for e in j] == ["done"]'
+    json_check_file "$tmp/events" '[e["id"] for e in j] == ["3", "3", "4", "4", "5", "5", "6"]'
+events "$batch" "--get" "-d" "after=5"
+check "?after=5: only done" json_check_file "$tmp/events" '[e["event"] for e in j] == ["done"]'
 req GET "/v1/jobs/$batch/events" -H 'Last-Event-ID: x'
 check "a Last-Event-ID that is not a number: 400" err_is 400 invalid
 
@@ -149,8 +152,8 @@ key="jobs-test-$$"
 post /v1/batch '{"items":[{"argv":["true"]}]}' -H "Idempotency-Key: $key"
 first=$(jq_out 'j["id"]')
 post /v1/batch '{"items":[{"argv":["true"]}]}' -H "Idempotency-Key: $key"
-check "the same Idempotency-Key again: the same job, not a second one" \
-    eval 'is 202 && [ "$(jq_out "j[\"id\"]")" = "$first" ] && [ "$(header Idempotent-Replayed)" = true ] && [ "$(ls "$state/jobs" | wc -l)" = 7 ]'
+check "the same Idempotency-Key again: the same job and its Location, not a second one" \
+    eval 'is 202 && [ "$(jq_out "j[\"id\"]")" = "$first" ] && [ "$(header Idempotent-Replayed)" = true ] && [ "$(header Location)" = "/v1/jobs/$first" ] && [ "$(ls "$state/jobs" | wc -l)" = 7 ]'
 post /v1/batch '{"items":[{"argv":["false"]}]}' -H "Idempotency-Key: $key"
 check "... with another body: 422" err_is 422 idempotency_mismatch
 
