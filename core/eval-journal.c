@@ -25,7 +25,7 @@ static int load_line(void *ud, const char *p, size_t n, size_t lineno, uint64_t 
     json_error_t jerr;
     json_t *o;
     sbx_eval_record *r;
-    const char *why, *want;
+    const char *why, *want = "";
     int rc;
 
     (void)offset;

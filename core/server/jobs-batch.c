@@ -413,21 +413,12 @@ void jobs_batch_create(srv_req *r)
 {
     json_t *body = srv_req_json(r), *items, *pv, *v, *spec;
     char id[JOB_ID_LEN + 1], prefix[48], *dir;
-    const char *k;
     size_t i, n, per, total;
 
     if (!body)
         return;
-    json_object_foreach(body, k, v) {
-        bool known = false;
-        for (const char *const *f = batch_fields; *f; f++)
-            known = known || !strcmp(*f, k);
-        if (!known) {
-            srv_error(r, 400, "invalid", NULL, "unknown field '%s' (a batch has 'items' and "
-                      "'providers')", k);
-            return;
-        }
-    }
+    if (job_check_fields(r, body, batch_fields) != 0)
+        return;
     items = json_object_get(body, "items");
     pv = json_object_get(body, "providers");
     if (!json_is_array(items) || !(n = json_array_size(items))) {

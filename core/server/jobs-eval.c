@@ -590,21 +590,13 @@ void jobs_eval_create(srv_req *r)
     sbx_eval_dataset *ds = NULL;
     sbx_eval_samples *smp = NULL;
     bool canonical = false;
-    const char *k;
     size_t total = 0;
     int rc;
 
     if (!body)
         return;
-    json_object_foreach(body, k, v) {
-        bool known = false;
-        for (const char *const *f = eval_fields; *f; f++)
-            known = known || !strcmp(*f, k);
-        if (!known) {
-            srv_error(r, 400, "invalid", NULL, "unknown field '%s'", k);
-            return;
-        }
-    }
+    if (job_check_fields(r, body, eval_fields) != 0)
+        return;
     if (!json_object_get(body, "dataset")) {
         srv_error(r, 400, "invalid", NULL, "field 'dataset' is missing: a file name under "
                   "[server] eval_dir, or the records");

@@ -17,8 +17,9 @@
  * (never the line itself), and the lines in the order they came: the
  * job's events, numbered from 1, the same after a restart.
  *
- * jobs.c keeps the jobs (registry, scheduler, the gate that shares the
- * runs with interactive requests, expiry, start and stop), jobs-store.c
+ * jobs.c keeps the jobs (a job, its records and end, the registry, the
+ * scheduler), jobs-gate.c the gate that shares the runs with interactive
+ * requests, jobs-life.c loading at start, expiry and stop, jobs-store.c
  * their files, jobs-view.c their JSON, jobs-batch.c and jobs-eval.c the
  * two kinds, native-jobs.c the routes.
  */
@@ -26,6 +27,7 @@
 #define POLYSANDBOX_SERVER_JOBS_H
 
 #include <pthread.h>
+#include <time.h>
 
 #include <polysandbox/journal.h>
 
@@ -128,7 +130,47 @@ struct srv_job {
     bool queued_now;
 };
 
+/* The server's jobs (s->jobs). */
+struct srv_jobs {
+    pthread_mutex_t lock;        /* the list, the queue, the counts */
+    srv_job *head;               /* every job, newest first */
+    size_t n, reserved;          /* jobs kept; places kept for jobs being made */
+    srv_job *q_head, *q_tail;    /* queued, oldest first (a reference each) */
+    unsigned running, runners;
+    pthread_cond_t idle;         /* runners reached 0 */
+    atomic_bool stopping;
+    char *dir;                   /* STATE_DIR/jobs */
+    char *off;                   /* why there are no jobs (the default directory
+                                    is unusable), or NULL */
+    /* the gate */
+    pthread_mutex_t gate_mu;
+    pthread_cond_t gate_cv;
+    unsigned in_flight, workers;
+    srv_job **gated;             /* the running jobs */
+    size_t n_gated, cap_gated;
+    /* the ticker */
+    pthread_t ticker;
+    bool ticker_on, tick_stop;
+    pthread_cond_t tick_cv;
+};
+
 /* ---- jobs.c ------------------------------------------------------------------ */
+
+/* A new job's object (transfer full @dir), or NULL. */
+srv_job *job_alloc(srv *s, const job_kind *kind, const char *id, char *dir, size_t total);
+/* Under J->lock: queue @j (taking a reference); start queued jobs while
+ * there is room. */
+void job_enqueue(struct srv_jobs *J, srv_job *j);
+void job_kick(struct srv_jobs *J, srv *s);
+/* Under J->lock: take @j out of the list (its event streams end).  The
+ * caller then forgets it, outside the lock: its files are removed, the
+ * list's reference dropped. */
+void job_unlink(struct srv_jobs *J, srv_job *j);
+void job_forget(srv_job *j, const char *why);
+/* Set the end (under nothing); false when it had ended already. */
+bool job_finish(srv_job *j, int state, const char *code, const char *msg, json_t *summary);
+/* The CLOCK_REALTIME time @ns from now, for timed waits. */
+struct timespec job_deadline(uint64_t ns);
 
 srv_job *job_ref(srv_job *j);
 void job_unref(srv_job *j);
@@ -164,6 +206,11 @@ int job_gate_enter(srv_job *j);
 void job_gate_leave(srv_job *j);
 /* Items of jobs running now, and how many may ([server] job_workers). */
 void job_gate_stats(srv *s, unsigned *running, unsigned *workers);
+/* A job starts or stops running (its items then count for fairness);
+ * job_gate_wake: a job was cancelled or the server stops. */
+int job_gate_join(struct srv_jobs *J, srv_job *j);
+void job_gate_part(struct srv_jobs *J, srv_job *j);
+void job_gate_wake(struct srv_jobs *J);
 /* Stop the job (DELETE): fires its cancel.  False when it had ended. */
 bool job_cancel(srv_job *j);
 /* The jobs, newest first, for GET /v1/jobs: up to @max references into
@@ -182,6 +229,9 @@ void job_poke(srv_job *j);
 /* Items of jobs that may run at once ([server] job_workers): the threads
  * a job runs its items with (the gate holds them to it). */
 unsigned job_concurrency(const srv *s);
+/* The fields of @body are all @known (NULL-terminated).  -1 having
+ * replied 400 naming the one that is not. */
+int job_check_fields(srv_req *r, json_t *body, const char *const *known);
 /* A "providers" list of a body: known names, none twice.  -1 having
  * replied 400 or 422 naming the field. */
 int job_check_providers(srv_req *r, json_t *pv);

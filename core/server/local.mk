@@ -28,6 +28,8 @@ polysandboxd_SOURCES = \
 	core/server/native-jobs.c \
 	core/server/jobs.h \
 	core/server/jobs.c \
+	core/server/jobs-gate.c \
+	core/server/jobs-life.c \
 	core/server/jobs-store.c \
 	core/server/jobs-view.c \
 	core/server/jobs-batch.c \

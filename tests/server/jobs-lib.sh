@@ -67,6 +67,14 @@ for block in open(sys.argv[1]).read().split("\n\n"):
 json.dump(evs, open(sys.argv[2], "w"))' "$tmp/events.txt" "$tmp/events"
 }
 
+# once FILE FIELD N: the records of the results FILE have FIELD 0 to N-1,
+# each exactly once (no item ran twice, none is missing).
+once() {
+    "$PY" -c 'import json, sys
+s = sorted(json.loads(l)[sys.argv[2]] for l in open(sys.argv[1]))
+sys.exit(0 if s == list(range(int(sys.argv[3]))) else 1)' "$1" "$2" "$3"
+}
+
 # sandboxes_left: the ids of the sandboxes of the local provider left in
 # this test's state directory.
 sandboxes_left() {

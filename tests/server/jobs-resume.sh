@@ -57,9 +57,7 @@ cp "$tmp/out" "$tmp/ev.json"
 check "... the engine resumed the $ev_before records and ran only the rest" \
     json_check_file "$tmp/ev.json" "j['summary']['resumed'] == $ev_before and j['summary']['ran'] == 16 - $ev_before"
 check "... every sample has exactly one record: none ran twice" \
-    "$PY" -c 'import json, sys
-s = sorted(json.loads(l)["sample"] for l in open(sys.argv[1]))
-sys.exit(0 if s == list(range(16)) else 1)' "$state/jobs/$ev/results.jsonl"
+    once "$state/jobs/$ev/results.jsonl" sample 16
 check "... the records from before the kill are kept as they were" \
     eval 'head -n "$ev_before" "$state/jobs/$ev/results.jsonl" | cmp -s - "$tmp/ev-before.jsonl"'
 cli eval --dataset "$tmp/evals/ds.jsonl" --samples "$tmp/evals/s.jsonl" -k 1,2,4 --json \
@@ -73,9 +71,7 @@ sys.exit(0 if a["pass_at_k"] == b["pass_at_k"] and a["summary"]["counts"] == b["
 check "the batch ends: succeeded" \
     eval 'wait_job "$batch" && json_check "j[\"state\"] == \"succeeded\" and j[\"counts\"] == {\"ok\": 12}"'
 check "... every run has exactly one record: none ran twice" \
-    "$PY" -c 'import json, sys
-s = sorted(json.loads(l)["index"] for l in open(sys.argv[1]))
-sys.exit(0 if s == list(range(12)) else 1)' "$state/jobs/$batch/results.jsonl"
+    once "$state/jobs/$batch/results.jsonl" index 12
 check "... the records from before are kept, the torn line is gone" \
     eval 'head -n "$batch_before" "$state/jobs/$batch/results.jsonl" | cmp -s - "$tmp/batch-before.jsonl" && ! grep -q "res$" "$state/jobs/$batch/results.jsonl"'
 req GET "/v1/jobs/$batch?limit=12"
