@@ -16,26 +16,30 @@
 
 #include "jobs.h"
 
-/* Under gate_mu: whether an item of @j may start now. */
-static bool gate_open(struct srv_jobs *J, srv *s, srv_job *j)
+enum { GATE_OPEN, GATE_WAIT, GATE_POLL };
+
+/* Under gate_mu: whether an item of @j may start now (GATE_OPEN); if not,
+ * whether a job item's end will say when (GATE_WAIT) or only the worker
+ * pool knows, which does not tell (GATE_POLL). */
+static int gate_open(struct srv_jobs *J, srv *s, srv_job *j)
 {
     srv_pool_stats st;
 
     if (J->in_flight >= J->workers)
-        return false;
+        return GATE_WAIT;
     for (size_t i = 0; i < J->n_gated; i++)
         if (J->gated[i] != j && J->gated[i]->waiting && J->gated[i]->in_flight < j->in_flight)
-            return false;
+            return GATE_WAIT;
     if (J->in_flight == 0)
-        return true;
+        return GATE_OPEN;
     srv_pool_get_stats(s, &st);
-    return st.queued == 0 && st.busy + J->in_flight < st.workers;
+    return st.queued == 0 && st.busy + J->in_flight < st.workers ? GATE_OPEN : GATE_POLL;
 }
 
 int job_gate_enter(srv_job *j)
 {
     struct srv_jobs *J = j->s->jobs;
-    int rc = 0;
+    int rc = 0, g;
 
     pthread_mutex_lock(&J->gate_mu);
     j->waiting++;
@@ -45,8 +49,12 @@ int job_gate_enter(srv_job *j)
             rc = -1;
             break;
         }
-        if (gate_open(J, j->s, j))
+        if ((g = gate_open(J, j->s, j)) == GATE_OPEN)
             break;
+        if (g == GATE_WAIT) {
+            pthread_cond_wait(&J->gate_cv, &J->gate_mu);
+            continue;
+        }
         /* the pool does not say when a request ends: look again soon */
         until = job_deadline(UINT64_C(20000000));
         pthread_cond_timedwait(&J->gate_cv, &J->gate_mu, &until);
@@ -56,6 +64,8 @@ int job_gate_enter(srv_job *j)
         j->in_flight++;
         J->in_flight++;
     }
+    /* the waiters held back for this one's turn look again */
+    pthread_cond_broadcast(&J->gate_cv);
     pthread_mutex_unlock(&J->gate_mu);
     return rc;
 }

@@ -401,10 +401,7 @@ void srv_jobs_stop(srv *s, uint64_t deadline_ns)
     while (J->head) {
         srv_job *j = J->head;
         J->head = j->next;
-        pthread_mutex_lock(&j->mu);
-        j->closed = true;
-        job_poke(j);
-        pthread_mutex_unlock(&j->mu);
+        job_close(j);
         job_unref(j);
     }
     while (J->q_head) {

@@ -112,13 +112,14 @@ void job_subscribe(srv_job *j, srv_stream *st)
     srv_stream **v;
 
     pthread_mutex_lock(&j->mu);
-    if ((v = realloc(j->subs, (j->n_subs + 1) * sizeof *v))) {
+    /* a job closed has no one to tend its streams: its readers end them */
+    if (!j->closed && (v = realloc(j->subs, (j->n_subs + 1) * sizeof *v))) {
         j->subs = v;
         j->subs[j->n_subs++] = st;
         st = NULL;
     }
     pthread_mutex_unlock(&j->mu);
-    srv_stream_unref(st);   /* no room: the stream still works, unpoked */
+    srv_stream_unref(st);   /* not kept: the stream still works, unpoked */
 }
 
 int job_index_line(srv_job *j, const char *line, size_t len, uint64_t off)
@@ -441,14 +442,31 @@ void job_unlink(struct srv_jobs *J, srv_job *j)
             J->n--;
             break;
         }
+}
+
+void job_close(srv_job *j)
+{
+    srv_stream **subs;
+    size_t n;
+
     pthread_mutex_lock(&j->mu);
     j->closed = true;
     job_poke(j);
+    subs = j->subs;
+    n = j->n_subs;
+    j->subs = NULL;
+    j->n_subs = 0;
     pthread_mutex_unlock(&j->mu);
+    /* The streams keep the job (through their reader) until the clients
+     * have their end; the job no longer keeps them. */
+    for (size_t i = 0; i < n; i++)
+        srv_stream_unref(subs[i]);
+    free(subs);
 }
 
 void job_forget(srv_job *j, const char *why)
 {
+    job_close(j);
     if (job_remove_dir(j->dir) != 0)
         srv_log(NULL, "job %s: cannot remove %s: %s", j->id, j->dir, strerror(errno));
     else
@@ -478,7 +496,7 @@ int job_admit(srv_req *r)
     struct srv_jobs *J = s->jobs;
     char *key = NULL;
     srv_job *same = NULL, *drop = NULL;
-    bool full;
+    bool full = false;
 
     if (atomic_load(&J->stopping)) {
         srv_error(r, 503, "shutting_down", NULL, "the server is shutting down");

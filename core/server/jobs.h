@@ -162,11 +162,13 @@ srv_job *job_alloc(srv *s, const job_kind *kind, const char *id, char *dir, size
  * there is room. */
 void job_enqueue(struct srv_jobs *J, srv_job *j);
 void job_kick(struct srv_jobs *J, srv *s);
-/* Under J->lock: take @j out of the list (its event streams end).  The
- * caller then forgets it, outside the lock: its files are removed, the
- * list's reference dropped. */
+/* Under J->lock: take @j out of the list.  The caller then forgets it,
+ * outside the lock: its event streams end, its files are removed, the
+ * list's reference is dropped. */
 void job_unlink(struct srv_jobs *J, srv_job *j);
 void job_forget(srv_job *j, const char *why);
+/* The server lets @j go: its event streams end (and the job lets them go). */
+void job_close(srv_job *j);
 /* Set the end (under nothing); false when it had ended already. */
 bool job_finish(srv_job *j, int state, const char *code, const char *msg, json_t *summary);
 /* The CLOCK_REALTIME time @ns from now, for timed waits. */
