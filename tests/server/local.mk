@@ -14,7 +14,8 @@ SERVER_TESTS = \
 	tests/server/sse.sh \
 	tests/server/jobs.sh \
 	tests/server/jobs-resume.sh \
-	tests/server/jobs-fair.sh
+	tests/server/jobs-fair.sh \
+	tests/server/jobs-bounds.sh
 TESTS += $(SERVER_TESTS)
 dist_check_SCRIPTS += $(SERVER_TESTS)
 EXTRA_DIST += tests/server/lib.sh tests/server/openapi.py tests/server/jobs-lib.sh
