@@ -562,13 +562,13 @@ static int take_options(srv_req *r, json_t *body, json_t *spec)
         json_object_set(spec, "providers", v);
     if ((v = json_object_get(body, "timeout")) && !json_is_null(v)) {
         uint64_t ns;
-        if (srv_json_duration(r, v, "timeout", &ns) != 0)
+        if (srv_json_quantity(r, v, "timeout", SRV_DURATION, &ns) != 0)
             return -1;
         json_object_set_new(spec, "timeout_ns", json_integer((json_int_t)ns));
     }
     if ((v = json_object_get(body, "memory")) && !json_is_null(v)) {
         uint64_t bytes;
-        if (srv_json_size(r, v, "memory", &bytes) != 0)
+        if (srv_json_quantity(r, v, "memory", SRV_SIZE, &bytes) != 0)
             return -1;
         json_object_set_new(spec, "memory", json_integer((json_int_t)bytes));
     }

@@ -12,6 +12,7 @@ SERVER_TESTS = \
 	tests/server/backpressure.sh \
 	tests/server/config.sh \
 	tests/server/sse.sh \
+	tests/server/soak.sh \
 	tests/server/jobs.sh \
 	tests/server/jobs-resume.sh \
 	tests/server/jobs-fair.sh \
