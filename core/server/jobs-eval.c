@@ -336,9 +336,10 @@ static int copy_in(srv_req *r, const char *field, const char *given, const char 
                    const char *name)
 {
     const char *root = r->s->conf.eval_dir;
-    char *cand = NULL, real_root[PATH_MAX], real[PATH_MAX], *data = NULL;
-    size_t len = 0, cap = 0;
-    int fd = -1, rc = -1;
+    char *cand = NULL, real_root[PATH_MAX], real[PATH_MAX];
+    struct stat st;
+    size_t len;
+    int fd = -1, rc = -1, copied;
 
     if (!root) {
         srv_error(r, 403, "forbidden", NULL, "field '%s': this server reads no files "
@@ -370,42 +371,31 @@ static int copy_in(srv_req *r, const char *field, const char *given, const char 
                   "(%s): the server reads no other files", field, given, root);
         goto out;
     }
-    if ((fd = open(real, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) < 0) {
+    /* a regular file only: a FIFO would hold the worker, a device never end */
+    if ((fd = open(real, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)) < 0 ||
+        fstat(fd, &st) != 0) {
         srv_error(r, 422, "not_found", NULL, "field '%s': cannot read '%s': %s", field, given,
                   strerror(errno));
         goto out;
     }
-    for (len = 0;;) {
-        ssize_t n;
-        if (len == cap) {
-            char *nd = realloc(data, cap = cap ? cap * 2 : 65536);
-            if (!nd) {
-                srv_error(r, 500, "nomem", NULL, "out of memory");
-                goto out;
-            }
-            data = nd;
-        }
-        n = read(fd, data + len, cap - len);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0) {
+    if (!S_ISREG(st.st_mode)) {
+        srv_error(r, 422, "not_found", NULL, "field '%s': '%s' is not a regular file", field,
+                  given);
+        goto out;
+    }
+    if ((copied = job_copy_file(fd, dir, name)) != 0) {
+        if (copied == JOB_COPY_READ)
             srv_error(r, 422, "not_found", NULL, "field '%s': cannot read '%s': %s", field,
                       given, strerror(errno));
-            goto out;
-        }
-        if (n == 0)
-            break;
-        len += (size_t)n;
-    }
-    if (job_write_file(dir, name, data, len) != 0) {
-        srv_error(r, 500, "io", NULL, "cannot keep %s in %s: %s", field, dir, strerror(errno));
+        else
+            srv_error(r, 500, "io", NULL, "cannot keep %s in %s: %s", field, dir,
+                      strerror(errno));
         goto out;
     }
     rc = 0;
 out:
     if (fd >= 0)
         close(fd);
-    free(data);
     free(cand);
     return rc;
 }

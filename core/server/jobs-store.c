@@ -71,6 +71,50 @@ int job_write_file(const char *dir, const char *name, const void *data, size_t l
     return close(fd);
 }
 
+int job_copy_file(int fd, const char *dir, const char *name)
+{
+    char *path = job_path(dir, name), *buf = malloc(1u << 20);
+    int out = -1, rc = JOB_COPY_WRITE, e = ENOMEM;
+
+    if (!path || !buf)
+        goto done;
+    if ((out = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600)) < 0) {
+        e = errno;
+        goto done;
+    }
+    for (;;) {
+        ssize_t n = read(fd, buf, 1u << 20);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
+            e = errno;
+            rc = JOB_COPY_READ;
+            goto done;
+        }
+        if (n == 0)
+            break;
+        if (write_all(out, buf, (size_t)n) != 0) {
+            e = errno;
+            goto done;
+        }
+    }
+    if (fsync(out) != 0) {
+        e = errno;
+        goto done;
+    }
+    rc = 0;
+done:
+    if (out >= 0 && close(out) != 0 && rc == 0) {
+        e = errno;
+        rc = JOB_COPY_WRITE;
+    }
+    free(buf);
+    free(path);
+    if (rc)
+        errno = e;
+    return rc;
+}
+
 int job_write_json(const char *dir, const char *name, json_t *j)
 {
     char *text = json_dumps(j, JSON_COMPACT | JSON_REAL_PRECISION(17));

@@ -250,6 +250,11 @@ void jobs_eval_create(srv_req *r);
 int job_write_json(const char *dir, const char *name, json_t *j);
 /* Write @len bytes to DIR/NAME (a new file, synced).  0, or -1 with errno. */
 int job_write_file(const char *dir, const char *name, const void *data, size_t len);
+/* Copy what @fd reads to the new file DIR/NAME (synced), a megabyte at a
+ * time.  0, or JOB_COPY_READ (reading @fd failed) or JOB_COPY_WRITE,
+ * with errno. */
+enum { JOB_COPY_READ = -2, JOB_COPY_WRITE = -1 };
+int job_copy_file(int fd, const char *dir, const char *name);
 /* Read DIR/NAME as JSON (transfer full), or NULL (errno ENOENT when it is
  * not there, *why set otherwise). */
 json_t *job_read_json(const char *dir, const char *name, char *why, size_t why_size);

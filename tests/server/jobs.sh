@@ -7,7 +7,7 @@
 . "$top_srcdir/tests/server/lib.sh"
 . "$top_srcdir/tests/server/jobs-lib.sh"
 
-plan 46
+plan 48
 
 mkdir -p "$tmp/evals"
 check "polysandboxd starts with jobs in a state directory of the test's" \
@@ -179,6 +179,13 @@ check "an unknown dataset: 422 naming 'dataset'" \
 post /v1/eval '{"dataset":"/etc/passwd","samples":"s.jsonl"}'
 check "a file outside eval_dir: 403 naming the setting" \
     eval 'err_is 403 forbidden && json_check "\"eval_dir\" in j[\"error\"][\"message\"]"'
+ln -s /etc/hostname "$tmp/evals/link.jsonl"
+post /v1/eval '{"dataset":"link.jsonl","samples":"s.jsonl"}'
+check "a link in eval_dir to a file outside it: 403" err_is 403 forbidden
+mkfifo "$tmp/evals/fifo.jsonl"
+post /v1/eval '{"dataset":"fifo.jsonl","samples":"s.jsonl"}'
+check "a FIFO in eval_dir: 422, not a regular file (and no wait for a writer)" \
+    eval 'err_is 422 not_found && json_check "\"not a regular file\" in j[\"error\"][\"message\"]"'
 post /v1/eval '{"dataset":"ds.jsonl","samples":"missing.jsonl"}'
 check "samples of a task not in the dataset: 400 naming 'samples', line 2" \
     eval 'err_is 400 invalid && json_check "j[\"error\"][\"message\"].startswith(\"field '"'"'samples'"'"', line 2\") and \"sh/9\" in j[\"error\"][\"message\"]"'
