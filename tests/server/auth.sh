@@ -6,7 +6,7 @@
 # per-token concurrency quota (429); tokens never in the log.
 . "$top_srcdir/tests/server/lib.sh"
 
-plan 18
+plan 20
 
 tok1=file-token-aaaaaaaaaaaaaaaa
 tok2=file-token-bbbbbbbbbbbbbbbb
@@ -34,6 +34,11 @@ req GET /v1/status -H "Authorization: Bearer $tok1"
 check "the first token of the file: 200" is 200
 req GET /v1/status -H "Authorization: bearer $tok2"
 check "the second (indented, scheme in lower case): 200" is 200
+req GET /v1/status -H "X-API-Key: $tok1"
+check "the token in X-API-Key: 200" is 200
+req GET /v1/status -H "X-Auth-Token: ${tok1}x"
+check "a wrong token in X-Auth-Token: 401 naming the header" \
+    eval 'err_is 401 unauthorized && json_check "\"X-Auth-Token\" in j[\"error\"][\"message\"]"'
 post /v1/run '{"argv":["true"]}' -H "Authorization: Bearer $tok2"
 check "a run with a token: 200" eval 'is 200 && json_check "j[\"status\"] == \"ok\""'
 post /v1/run '{"argv":["true"]}'
@@ -61,9 +66,9 @@ check "the env: token: 200" is 200
 
 # token_concurrency = 1: a second request of the same token while one runs.
 curl -sS -o /dev/null "$base/v1/run" -H "Authorization: Bearer $PSD_TEST_TOKEN" \
-    -d '{"argv":["sleep","2"]}' &
+    -d '{"argv":["sleep","4"]}' &
 cpid=$!
-sleep 0.7
+wait_status 'j["workers"]["busy"] == 1' -H 'Authorization: Bearer sealed-token-cccccccccccccc'
 post /v1/run '{"argv":["true"]}' -H "Authorization: Bearer $PSD_TEST_TOKEN"
 check "over the token's quota: 429 quota with Retry-After" \
     eval 'err_is 429 quota && [ -n "$(header Retry-After)" ]'

@@ -20,12 +20,12 @@ post /v1/run "{\"shell\":\"$big\"}" -H 'Transfer-Encoding: chunked'
 check "a chunked body over max_body: 413" err_is 413 payload_too_large
 
 # One run takes the worker, one waits in the queue: the next is refused.
-curl -sS -o "$tmp/a" "$base/v1/run" -d '{"argv":["sleep","2"]}' &
+curl -sS -o "$tmp/a" "$base/v1/run" -d '{"argv":["sleep","4"]}' &
 a=$!
-sleep 0.4
+wait_status 'j["workers"]["busy"] == 1'
 curl -sS -o "$tmp/b" "$base/v1/run" -d '{"argv":["sleep","1"]}' &
 b=$!
-sleep 0.4
+wait_status 'j["queue"]["depth"] == 1'
 post /v1/run '{"argv":["true"]}'
 check "worker and queue full: 429 queue_full with Retry-After: 3" \
     eval 'err_is 429 queue_full && [ "$(header Retry-After)" = 3 ]'

@@ -151,6 +151,17 @@ def sse_events(data):
     return events
 
 
+def wait_status(cond):
+    """Poll /v1/status until cond(j) holds (30 s at most): the tests that
+    need work in flight wait for it rather than guess a time."""
+    for _ in range(300):
+        st, _, data = request("GET", "/v1/status")
+        if st == 200 and cond(json.loads(data)):
+            return True
+        time.sleep(0.1)
+    return False
+
+
 def check(method, path, status, body=None, headers=None, token=True, want=None):
     """One request, checked against the document; returns the parsed body."""
     got, hdrs, data = request(method, path, body, headers, token)
@@ -256,16 +267,16 @@ check("POST", "/v1/run", 200, {"shell": "echo $$"}, {"Idempotency-Key": key},
       want=lambda j: first is not None and j == first)
 check("POST", "/v1/run", 422, {"shell": "echo other"}, {"Idempotency-Key": key})
 slow_key = key + "-slow"
-t = threading.Thread(target=request, args=("POST", "/v1/run", {"argv": ["sleep", "2"]},
+t = threading.Thread(target=request, args=("POST", "/v1/run", {"argv": ["sleep", "4"]},
                                            {"Idempotency-Key": slow_key}))
 t.start()
-time.sleep(0.7)
-check("POST", "/v1/run", 409, {"argv": ["sleep", "2"]}, {"Idempotency-Key": slow_key})
+wait_status(lambda j: j["workers"]["busy"] == 1)
+check("POST", "/v1/run", 409, {"argv": ["sleep", "4"]}, {"Idempotency-Key": slow_key})
 
 # 429: one worker and a queue of one (the server runs with those), both busy.
-t2 = threading.Thread(target=request, args=("POST", "/v1/run", {"argv": ["sleep", "2"]}))
+t2 = threading.Thread(target=request, args=("POST", "/v1/run", {"argv": ["sleep", "1"]}))
 t2.start()
-time.sleep(0.5)
+wait_status(lambda j: j["queue"]["depth"] == 1)
 check("POST", "/v1/run", 429, {"argv": ["true"]})
 t.join()
 t2.join()

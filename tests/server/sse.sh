@@ -65,7 +65,7 @@ check "the first chunk arrived while the program still ran (1.5 s before the res
 check "the chunks and the result agree" \
     ev_check "$tmp/s1" 'e[0]["data"] == {"data": "one\n", "encoding": "utf-8"} and e[1]["data"]["data"] == "two\n" and e[-1]["data"]["stdout"] == "one\nthree\n" and e[-1]["data"]["status"] == "ok"'
 
-sse '{"shell":"printf \"\\303\"; sleep 0.3; printf \"\\251\\n\"; sleep 0.3; printf \"\\377\\n\""}' >"$tmp/s2"
+sse '{"shell":"printf \"\\303\"; sleep 1; printf \"\\251\\n\"; sleep 1; printf \"\\377\\n\""}' >"$tmp/s2"
 check "a character cut between two writes arrives whole; bytes that are not UTF-8 as base64" \
     ev_check "$tmp/s2" '[x["data"] for x in e if x["event"] == "stdout"] == [{"data": "\u00e9\n", "encoding": "utf-8"}, {"data": "/wo=", "encoding": "base64"}]'
 
