@@ -6,7 +6,8 @@ noinst_LTLIBRARIES += core/libpolysandbox-internal.la
 lib_LTLIBRARIES += core/libpolysandbox.la
 pkginclude_HEADERS += core/include/polysandbox/sandbox.h \
 	core/include/polysandbox/common.h \
-	core/include/polysandbox/eval.h
+	core/include/polysandbox/eval.h \
+	core/include/polysandbox/journal.h
 pkgconfig_DATA += core/polysandbox.pc
 
 core_libpolysandbox_internal_la_SOURCES = \
@@ -47,6 +48,7 @@ core_libpolysandbox_internal_la_SOURCES = \
 	core/result-int.h \
 	core/result.c \
 	core/json.c \
+	core/journal.c \
 	core/eval-int.h \
 	core/eval-jsonl.c \
 	core/eval-dataset.c \

@@ -45,6 +45,15 @@ static const struct key {
     { "idempotency_ttl", K_DURATION, OFF(idempotency_ttl_ns) },
     { "keep_sandboxes", K_BOOL, OFF(keep_sandboxes) },
     { "sandbox_ttl", K_DURATION, OFF(sandbox_ttl_ns) },
+    /* jobs (jobs.c) */
+    { "state_dir", K_STRING, OFF(state_dir) },
+    { "eval_dir", K_STRING, OFF(eval_dir) },
+    { "job_workers", K_COUNT, OFF(job_workers) },
+    { "jobs_running", K_COUNT, OFF(jobs_running) },
+    { "jobs_max", K_COUNT, OFF(jobs_max) },
+    { "job_items_max", K_COUNT, OFF(job_items_max) },
+    { "job_output_max", K_SIZE, OFF(job_output_max) },
+    { "job_ttl", K_DURATION, OFF(job_ttl_ns) },
 };
 #define N_KEYS (sizeof keys / sizeof keys[0])
 
@@ -69,6 +78,11 @@ void srv_conf_defaults(srv_conf *c)
     c->idempotency_memory = 64u << 20;
     c->idempotency_ttl_ns = UINT64_C(86400000000000);
     c->sandbox_ttl_ns = UINT64_C(86400000000000);
+    c->jobs_running = 4;
+    c->jobs_max = 1000;
+    c->job_items_max = 100000;
+    c->job_output_max = 64u << 10;
+    c->job_ttl_ns = UINT64_C(7) * 86400 * 1000000000u;
 }
 
 void srv_conf_free(srv_conf *c)
@@ -77,6 +91,8 @@ void srv_conf_free(srv_conf *c)
     free(c->token_file);
     free(c->tokens);
     free(c->families_off);
+    free(c->state_dir);
+    free(c->eval_dir);
     memset(c, 0, sizeof *c);
 }
 

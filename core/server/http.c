@@ -41,6 +41,7 @@ static void req_free(srv_req *r)
     free(r->path);
     free(r->accept);
     free(r->idem_key);
+    free(r->err_message);
     free(r->body);
     json_decref(r->json);
     if (r->resp)

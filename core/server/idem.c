@@ -26,7 +26,8 @@
 
 #define NBUCKETS 4096
 #define KEY_MAX 255
-#define FP crypto_generichash_BYTES
+#define FP SRV_IDEM_FP_SIZE
+_Static_assert(SRV_IDEM_FP_SIZE == crypto_generichash_BYTES, "the fingerprint's size");
 
 enum { E_IN_FLIGHT, E_DONE };
 
@@ -36,6 +37,7 @@ struct entry {
     int state;
     unsigned status;
     char *ctype;
+    char *location;                 /* its Location header, or NULL */
     char *body;                     /* NULL when too large to keep */
     size_t len;
     bool dropped_body;
@@ -54,7 +56,7 @@ struct srv_idem {
 /* What a request noted of its reply for its entry. */
 struct note {
     unsigned status;
-    char *ctype, *body;
+    char *ctype, *body, *location;
     size_t len;
     bool set;
 };
@@ -99,6 +101,7 @@ static void remove_entry(struct srv_idem *m, struct entry *e)
     m->bytes -= e->len;
     free(e->key);
     free(e->ctype);
+    free(e->location);
     free(e->body);
     free(e);
 }
@@ -132,7 +135,7 @@ static struct entry *lookup(struct srv_idem *m, const char *key)
     return NULL;
 }
 
-static void fingerprint(const srv_req *r, unsigned char out[FP])
+void srv_idem_fingerprint(const srv_req *r, unsigned char out[FP])
 {
     crypto_generichash_state st;
     unsigned char m = (unsigned char)r->method;
@@ -176,7 +179,7 @@ int srv_idem_begin(srv *s, srv_req *r)
         srv_error(r, 500, "nomem", NULL, "out of memory");
         return -1;
     }
-    fingerprint(r, fp);
+    srv_idem_fingerprint(r, fp);
     pthread_mutex_lock(&m->lock);
     e = lookup(m, key);
     if (e && e->state == E_DONE && e->expires <= now) {
@@ -202,8 +205,9 @@ int srv_idem_begin(srv *s, srv_req *r)
         } else {
             char *copy = malloc(e->len ? e->len : 1);
             unsigned status = e->status;
-            char ctype[128];
+            char ctype[128], loc[256];
             snprintf(ctype, sizeof ctype, "%s", e->ctype ? e->ctype : "application/json");
+            snprintf(loc, sizeof loc, "%s", e->location ? e->location : "");
             if (copy)
                 memcpy(copy, e->body, e->len);
             size_t len = e->len;
@@ -213,6 +217,8 @@ int srv_idem_begin(srv *s, srv_req *r)
             } else {
                 srv_reply(r, status, ctype, copy, len);
                 srv_reply_header(r, "Idempotent-Replayed", "true");
+                if (loc[0])
+                    srv_reply_header(r, "Location", loc);
             }
         }
         free(key);
@@ -257,6 +263,8 @@ void srv_idem_note(srv_req *r, unsigned status, const char *ctype, const char *b
         return;
     free(n->ctype);
     free(n->body);
+    free(n->location);    /* a new reply: its own headers */
+    n->location = NULL;
     n->status = status;
     n->ctype = ctype ? strdup(ctype) : NULL;
     n->body = malloc(len ? len : 1);
@@ -264,6 +272,16 @@ void srv_idem_note(srv_req *r, unsigned status, const char *ctype, const char *b
     n->set = n->body != NULL;
     if (n->body)
         memcpy(n->body, body, len);
+}
+
+void srv_idem_note_location(srv_req *r, const char *location)
+{
+    struct note *n = r->idem_note;
+
+    if (!n)
+        return;
+    free(n->location);
+    n->location = strdup(location);
 }
 
 void srv_idem_end(srv *s, srv_req *r)
@@ -286,9 +304,10 @@ void srv_idem_end(srv *s, srv_req *r)
             if (m->bytes + n->len <= s->conf.idempotency_memory) {
                 e->ctype = n->ctype;
                 e->body = n->body;
+                e->location = n->location;
                 e->len = n->len;
                 m->bytes += n->len;
-                n->ctype = n->body = NULL;
+                n->ctype = n->body = n->location = NULL;
             } else {
                 e->dropped_body = true;
             }
@@ -299,6 +318,7 @@ void srv_idem_end(srv *s, srv_req *r)
     if (n) {
         free(n->ctype);
         free(n->body);
+        free(n->location);
         free(n);
         r->idem_note = NULL;
     }

@@ -25,6 +25,15 @@ polysandboxd_SOURCES = \
 	core/server/native-sandboxes.c \
 	core/server/native-info.c \
 	core/server/native-ops.c \
+	core/server/native-jobs.c \
+	core/server/jobs.h \
+	core/server/jobs.c \
+	core/server/jobs-gate.c \
+	core/server/jobs-life.c \
+	core/server/jobs-store.c \
+	core/server/jobs-view.c \
+	core/server/jobs-batch.c \
+	core/server/jobs-eval.c \
 	core/cli/units.c \
 	core/cli/info-json.c \
 	core/cli/cli.h

@@ -181,7 +181,8 @@ static int start(srv *s)
         return SRV_EXIT_FAIL;
     }
     preload(s);
-    if (srv_pool_start(s) != 0 || srv_monitor_start(s) != 0 || srv_http_start(s) != 0)
+    if (srv_pool_start(s) != 0 || srv_jobs_start(s) != 0 || srv_monitor_start(s) != 0 ||
+        srv_http_start(s) != 0)
         return SRV_EXIT_FAIL;
     srv_log(NULL, "listening on http://%s (%u workers, queue %u, %zu tokens)", s->address,
             s->conf.workers, s->conf.queue, srv_auth_count(s));
@@ -190,10 +191,13 @@ static int start(srv *s)
 
 static void shutdown_server(srv *s, int sig)
 {
+    uint64_t deadline = srv_now_ns() + s->conf.grace_ns;
+
     atomic_store(&s->stopping, true);
     srv_log(NULL, "%s: no longer accepting; draining for up to %.0fs", strsignal(sig),
             (double)s->conf.grace_ns / 1e9);
     srv_http_quiesce(s);
+    srv_jobs_quiesce(s);
     if (!srv_pool_drain(s, s->conf.grace_ns)) {
         srv_log(NULL, "grace time over: cancelling what is still running");
         srv_pool_cancel_all(s);
@@ -201,6 +205,9 @@ static void shutdown_server(srv *s, int sig)
         while (!srv_pool_drain(s, UINT64_C(5000000000)))
             srv_log(NULL, "waiting for the runs still under way to end");
     }
+    /* Jobs' items still running after the grace time run again at the
+     * next start. */
+    srv_jobs_stop(s, deadline);
 }
 
 int main(int argc, char **argv)
@@ -237,6 +244,7 @@ int main(int argc, char **argv)
     served = true;
 stop:
     srv_http_stop(s);
+    srv_jobs_stop(s, 0);
     srv_monitor_stop(s);
     srv_pool_stop(s);
     srv_registry_free(s);

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include <microhttpd.h>
 
@@ -57,6 +58,9 @@ void srv_reply_header(srv_req *r, const char *name, const char *value)
 {
     if (r->resp)
         MHD_add_response_header(r->resp, name, value);
+    /* a replay of an Idempotency-Key says where the thing made is too */
+    if (r->idem_note && !strcasecmp(name, "Location"))
+        srv_idem_note_location(r, value);
 }
 
 json_t *srv_error_json(const char *code, const char *provider, const char *message)
@@ -70,10 +74,15 @@ void srv_error(srv_req *r, unsigned status, const char *code, const char *provid
 {
     char msg[1024];
     va_list ap;
+    int n = r->err_prefix ? snprintf(msg, sizeof msg, "%s", r->err_prefix) : 0;
 
+    if (n < 0 || (size_t)n >= sizeof msg / 2)
+        n = 0;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    vsnprintf(msg + n, sizeof msg - (size_t)n, fmt, ap);
     va_end(ap);
+    free(r->err_message);
+    r->err_message = strdup(msg);
     r->err_code = code;
     if (status >= 500)
         srv_log(r, "%u %s: %s", status, code, msg);

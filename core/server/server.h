@@ -78,6 +78,15 @@ typedef struct srv_conf {
     uint64_t idempotency_ttl_ns;
     bool keep_sandboxes;      /* at exit, keep the sandboxes POST /v1/sandboxes made */
     uint64_t sandbox_ttl_ns;  /* time-to-live of those sandboxes unless a request gives one */
+    /* jobs (jobs.c) */
+    char *state_dir;          /* jobs are kept under STATE_DIR/jobs; NULL: the default */
+    char *eval_dir;           /* POST /v1/eval may read files under it; NULL: none */
+    unsigned job_workers;     /* runs of jobs at once, all jobs together; 0: workers / 2 */
+    unsigned jobs_running;    /* jobs running at once (the others wait, queued) */
+    unsigned jobs_max;        /* jobs kept (finished ones expire first) */
+    unsigned job_items_max;   /* items (runs, samples) of one job */
+    size_t job_output_max;    /* bytes of stdout, and of stderr, kept per item */
+    uint64_t job_ttl_ns;      /* a finished job is forgotten after this */
     char *families_off;       /* route families switched off: "\0"-separated list */
     size_t families_off_len;
 } srv_conf;
@@ -100,6 +109,7 @@ struct srv_auth;
 struct srv_metrics;
 struct srv_idem;
 struct srv_registry;
+struct srv_jobs;
 
 struct srv {
     sbx_ctx *ctx;
@@ -115,6 +125,7 @@ struct srv {
     struct srv_metrics *metrics;
     struct srv_idem *idem;
     struct srv_registry *registry;
+    struct srv_jobs *jobs;
     atomic_bool stopping;     /* SIGTERM: new work is refused (503) */
     atomic_uint_fast64_t next_id;
     uint64_t started_ns;
@@ -173,6 +184,7 @@ int srv_routes_run(struct srv_router *r);        /* native-run.c */
 int srv_routes_sandboxes(struct srv_router *r);  /* native-sandboxes.c */
 int srv_routes_info(struct srv_router *r);       /* native-info.c */
 int srv_routes_ops(struct srv_router *r);        /* native-ops.c */
+int srv_routes_jobs(struct srv_router *r);       /* native-jobs.c */
 
 /* ---- one request (http.c) --------------------------------------------------- */
 
@@ -219,6 +231,9 @@ struct srv_req {
     void *idem;                /* the Idempotency-Key entry this request owns */
     void *idem_note;           /* its reply, noted for the entry */
     void *user;                /* a handler's own state */
+    const char *err_prefix;    /* put before the message of an error replied
+                                  ("items[3]: "), or NULL */
+    char *err_message;         /* the message of the last error replied (owned) */
 };
 
 /* A path parameter by name ({id}), or NULL. */
@@ -261,6 +276,12 @@ void srv_reply_json(srv_req *r, unsigned status, json_t *j);
  * an SSE run notes its final object).  (idem.c) */
 void srv_idem_note(srv_req *r, unsigned status, const char *ctype, const char *body,
                    size_t len);
+/* ... and the Location header of that reply (srv_reply_header does it). */
+void srv_idem_note_location(srv_req *r, const char *location);
+/* What identifies @r's request for its Idempotency-Key: a hash of the
+ * method, the path and the body.  (idem.c) */
+#define SRV_IDEM_FP_SIZE 32
+void srv_idem_fingerprint(const srv_req *r, unsigned char out[SRV_IDEM_FP_SIZE]);
 /* A header on the reply set (call after srv_reply*). */
 void srv_reply_header(srv_req *r, const char *name, const char *value);
 /* The one error shape: {"error":{"code","message","provider"}}. */
@@ -341,6 +362,31 @@ void srv_stream_unref(srv_stream *st);
 /* The content reader side (http.c hands it to libmicrohttpd). */
 struct MHD_Response *srv_stream_response(srv_stream *st);
 
+/* A stream its reader feeds, for events that outlive any worker (a job's
+ * events).  Whenever what was put is sent (and at the start), the reader
+ * calls @fill on libmicrohttpd's thread; it puts what it has with
+ * srv_stream_put (never blocking, a bounded amount) and returns
+ * SRV_FILL_MORE (call again once that is sent), SRV_FILL_WAIT (nothing
+ * new: call again after srv_stream_poke) or SRV_FILL_END (the stream is
+ * complete, or failed).  The fill function holds no lock of its own while
+ * calling srv_stream_put. */
+enum { SRV_FILL_WAIT = 0, SRV_FILL_MORE = 1, SRV_FILL_END = 2 };
+typedef int (*srv_stream_fill)(void *ud, srv_stream *st);
+/* @r's reply (a network-thread handler): 200 text/event-stream fed by
+ * @fill.  @ud (transfer full) is released with @ud_free when the stream
+ * is freed.  Returns a reference (srv_stream_unref) for the poker, or
+ * NULL having replied 500. */
+srv_stream *srv_stream_pull(srv_req *r, srv_stream_fill fill, void *ud,
+                            void (*ud_free)(void *));
+/* "id: ID\nevent: NAME\ndata: JSON\n\n" (@id may be NULL); never blocks. */
+int srv_stream_put(srv_stream *st, const char *id, const char *name, const char *json_text);
+/* Something new for @st's fill function: wake its reader. */
+void srv_stream_poke(srv_stream *st);
+/* The client went away or the stream ended. */
+bool srv_stream_closed(srv_stream *st);
+/* Bytes put but not sent yet. */
+size_t srv_stream_buffered(srv_stream *st);
+
 /* ---- workers and admission (workers.c) --------------------------------------- */
 
 int srv_pool_start(srv *s);
@@ -400,6 +446,17 @@ void srv_box_adopt(struct srv_box *b, sbx_sandbox *sb, bool ours);
 int srv_box_destroy(srv *s, struct srv_box *b);
 const char *srv_box_id(const struct srv_box *b);
 const char *srv_box_provider(const struct srv_box *b);
+
+/* ---- jobs: batch and eval (jobs.c) ------------------------------------------------ */
+
+/* Load the jobs kept under [server] state_dir and start the ones that did
+ * not finish (after the worker pool).  -1 when the directory is unusable. */
+int srv_jobs_start(srv *s);
+/* SIGTERM: start no more job items. */
+void srv_jobs_quiesce(srv *s);
+/* Wait until @deadline_ns (srv_now_ns) for the items running to finish,
+ * then cancel the rest (they run again at the next start) and free it all. */
+void srv_jobs_stop(srv *s, uint64_t deadline_ns);
 
 /* ---- metrics (metrics.c) ------------------------------------------------------- */
 

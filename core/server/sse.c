@@ -11,6 +11,10 @@
  * A client slower than its program fills the buffer; the writer then
  * waits (the program blocks on its pipe) up to the connection timeout,
  * after which the client counts as gone and the run is stopped.
+ *
+ * A pulled stream (srv_stream_pull: a job's events) has no writer to
+ * wait for: when its buffer is sent, the reader asks its fill function
+ * for more, and suspends when there is nothing new until a poke.
  */
 #include "config.h"
 
@@ -45,6 +49,11 @@ struct srv_stream {
     unsigned long long seq;
     unsigned char held[3][4]; /* a UTF-8 sequence cut at a chunk's end, per stream */
     size_t n_held[3];
+    /* a stream its reader feeds (srv_stream_pull) */
+    srv_stream_fill fill;
+    void *fill_ud;
+    void (*fill_free)(void *);
+    bool poked;              /* fill has something new */
 };
 
 srv_stream *srv_stream_ref(srv_stream *st)
@@ -57,6 +66,8 @@ void srv_stream_unref(srv_stream *st)
 {
     if (!st || atomic_fetch_sub(&st->refs, 1) != 1)
         return;
+    if (st->fill_free)
+        st->fill_free(st->fill_ud);
     pthread_mutex_destroy(&st->lock);
     pthread_cond_destroy(&st->room);
     free(st->buf);
@@ -73,6 +84,7 @@ static ssize_t reader(void *cls, uint64_t pos, char *out, size_t max)
 
     (void)pos;
     pthread_mutex_lock(&st->lock);
+again:
     if (st->len > st->off) {
         n = st->len - st->off < max ? st->len - st->off : max;
         memcpy(out, st->buf + st->off, n);
@@ -86,6 +98,18 @@ static ssize_t reader(void *cls, uint64_t pos, char *out, size_t max)
     if (st->done || st->closed) {
         pthread_mutex_unlock(&st->lock);
         return MHD_CONTENT_READER_END_OF_STREAM;
+    }
+    if (st->fill && st->poked) {
+        int rc;
+        st->poked = false;
+        pthread_mutex_unlock(&st->lock);
+        rc = st->fill(st->fill_ud, st);
+        pthread_mutex_lock(&st->lock);
+        if (rc == SRV_FILL_MORE)
+            st->poked = true;
+        else if (rc != SRV_FILL_WAIT)
+            st->done = true;
+        goto again;
     }
     st->rd = RD_SUSPENDING;
     pthread_mutex_unlock(&st->lock);
@@ -228,6 +252,80 @@ int srv_sse_begin(srv_req *r)
     /* The headers go out now; the reader waits for the first event. */
     srv_http_resume(r);
     return 0;
+}
+
+srv_stream *srv_stream_pull(srv_req *r, srv_stream_fill fill, void *ud,
+                            void (*ud_free)(void *))
+{
+    srv_stream *st = calloc(1, sizeof *st);
+    struct MHD_Response *resp;
+
+    if (!st) {
+        ud_free(ud);
+        srv_error(r, 500, "nomem", NULL, "out of memory");
+        return NULL;
+    }
+    pthread_mutex_init(&st->lock, NULL);
+    pthread_cond_init(&st->room, NULL);
+    atomic_init(&st->refs, 1);
+    st->conn = r->conn;
+    st->last_ns = srv_now_ns();
+    st->fill = fill;
+    st->fill_ud = ud;
+    st->fill_free = ud_free;
+    st->poked = true;
+    if (!(resp = srv_stream_response(st))) {
+        srv_stream_unref(st);
+        srv_error(r, 500, "nomem", NULL, "out of memory");
+        return NULL;
+    }
+    if (r->resp)
+        MHD_destroy_response(r->resp);
+    r->resp = resp;
+    r->status = 200;
+    return st;
+}
+
+int srv_stream_put(srv_stream *st, const char *id, const char *name, const char *json_text)
+{
+    char head[160];
+    int n = id ? snprintf(head, sizeof head, "id: %s\nevent: %s\ndata: ", id, name)
+               : snprintf(head, sizeof head, "event: %s\ndata: ", name);
+
+    if (n < 0 || (size_t)n >= sizeof head)
+        return -1;
+    return stream_write(st, head, (size_t)n, json_text, strlen(json_text), "\n\n", 2, false);
+}
+
+void srv_stream_poke(srv_stream *st)
+{
+    int was;
+
+    pthread_mutex_lock(&st->lock);
+    st->poked = true;
+    was = after_write(st);
+    pthread_mutex_unlock(&st->lock);
+    wake(st, was);
+}
+
+bool srv_stream_closed(srv_stream *st)
+{
+    bool closed;
+
+    pthread_mutex_lock(&st->lock);
+    closed = st->closed || st->done;
+    pthread_mutex_unlock(&st->lock);
+    return closed;
+}
+
+size_t srv_stream_buffered(srv_stream *st)
+{
+    size_t n;
+
+    pthread_mutex_lock(&st->lock);
+    n = st->len - st->off;
+    pthread_mutex_unlock(&st->lock);
+    return n;
 }
 
 int srv_sse_event_text(srv_req *r, const char *name, const char *json_text)

@@ -33,6 +33,10 @@ srv_cleanup() {
     [ "$san" = 0 ] || exit 1
 }
 trap srv_cleanup EXIT
+# The jobs a test's server keeps go to the test's directory (the default
+# is under $XDG_STATE_HOME), unless it sets [server] state_dir.
+XDG_STATE_HOME="$tmp/xdg-state"
+export XDG_STATE_HOME
 # The python3 of the system (tests use its standard library only).
 if [ -x /usr/bin/python3 ]; then PY=/usr/bin/python3; else PY=python3; fi
 . "$top_srcdir/tests/lib/tap.sh"

@@ -12,7 +12,11 @@ SERVER_TESTS = \
 	tests/server/backpressure.sh \
 	tests/server/config.sh \
 	tests/server/sse.sh \
-	tests/server/soak.sh
+	tests/server/soak.sh \
+	tests/server/jobs.sh \
+	tests/server/jobs-resume.sh \
+	tests/server/jobs-fair.sh \
+	tests/server/jobs-bounds.sh
 TESTS += $(SERVER_TESTS)
 dist_check_SCRIPTS += $(SERVER_TESTS)
-EXTRA_DIST += tests/server/lib.sh tests/server/openapi.py
+EXTRA_DIST += tests/server/lib.sh tests/server/openapi.py tests/server/jobs-lib.sh

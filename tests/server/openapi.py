@@ -200,7 +200,8 @@ def check(method, path, status, body=None, headers=None, token=True, want=None):
                 parsed = sse_events(data)
                 for ev in parsed:
                     schema = {"stdout": "OutputEvent", "stderr": "OutputEvent",
-                              "result": "Result", "error": "Error"}.get(ev["event"])
+                              "result": "Result", "error": "Error", "item": "JobItem",
+                              "progress": "JobProgress", "done": "Job"}.get(ev["event"])
                     if schema is None:
                         why.append("unknown event %r" % ev["event"])
                     else:
@@ -309,6 +310,55 @@ check("GET", "/v1/sandboxes/%s/files/%%2e%%2e/etc/passwd" % sid, 400)
 check("PUT", "/v1/sandboxes/%s/files/a/%%2e%%2e/%%2e%%2e/b" % sid, 400, b"x")
 check("DELETE", "/v1/sandboxes/" + sid, 200, want=lambda j: j["destroyed"] is True)
 check("DELETE", "/v1/sandboxes/" + sid, 404)
+
+# ---- jobs ------------------------------------------------------------------------------------
+
+
+def job_end(jid):
+    """Wait for the job to end (30 s at most)."""
+    for _ in range(300):
+        status, hdrs, data = request("GET", "/v1/jobs/%s?limit=0" % jid)
+        if status != 200 or json.loads(data)["state"] in ("succeeded", "failed", "cancelled"):
+            return
+        time.sleep(0.1)
+
+
+NOJOB = "/v1/jobs/j000000000000000000000000"
+job = check("POST", "/v1/batch", 202, {"items": [{"argv": ["true"]}, {"shell": "echo hi"}]},
+            want=lambda j: j["progress"]["total"] == 2)
+jid = job["id"] if job else "none"
+job_end(jid)
+check("GET", "/v1/jobs/" + jid, 200, want=lambda j: j["state"] == "succeeded" and len(j["items"]) == 2)
+check("GET", "/v1/jobs/%s?offset=1&limit=1" % jid, 200,
+      want=lambda j: j["items"][0]["record"]["result"]["stdout"] == "hi\n" and j["next"] is None)
+check("GET", "/v1/jobs/%s?limit=x" % jid, 400)
+check("GET", NOJOB, 404)
+check("GET", "/v1/jobs/%s/events" % jid, 200,
+      want=lambda ev: [e["event"] for e in ev] == ["item", "progress", "item", "progress", "done"])
+check("GET", "/v1/jobs/%s/events" % jid, 400, headers={"Last-Event-ID": "x"})
+check("GET", NOJOB + "/events", 404)
+check("DELETE", "/v1/jobs/" + jid, 200, want=lambda j: j["state"] == "succeeded")
+check("DELETE", NOJOB, 404)
+check("POST", "/v1/batch", 400, {"items": []})
+check("POST", "/v1/batch", 422, {"items": [{"language": "cobol", "code": "x"}]})
+check("POST", "/v1/batch", 401, {"items": [{"argv": ["true"]}]}, token=False)
+ev = check("POST", "/v1/eval", 202, {"dataset": [{"task_id": "a", "language": "sh",
+                                                  "canonical_solution": "exit 0"}],
+                                     "canonical": True, "k": [1]})
+eid = ev["id"] if ev else "none"
+job_end(eid)
+check("GET", "/v1/jobs/" + eid, 200, want=lambda j: j["pass_at_k"] == {"1": 1.0})
+check("GET", "/v1/jobs?kind=eval", 200, want=lambda j: [x["id"] for x in j["jobs"]] == [eid])
+check("GET", "/v1/jobs?state=sleeping", 400)
+check("POST", "/v1/eval", 403, {"dataset": "x.jsonl", "canonical": True})
+check("POST", "/v1/eval", 400, {"dataset": [{"task_id": "a", "language": "sh"}],
+                                "samples": [{"task_id": "b", "completion": ""}]})
+check("POST", "/v1/eval", 422, {"dataset": [{"task_id": "a", "language": "sh"}],
+                                "canonical": True, "providers": ["nosuch"]})
+slow = check("POST", "/v1/batch", 202, {"items": [{"argv": ["sleep", "30"]}]})
+time.sleep(0.5)
+check("DELETE", "/v1/jobs/" + (slow["id"] if slow else "none"), 200,
+      want=lambda j: j["state"] == "cancelled")
 
 print("1..%d" % n)
 sys.exit(failed)
