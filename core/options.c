@@ -317,6 +317,18 @@ int sbx_exec_opts_set_timeout(sbx_exec_opts *o, uint64_t ns)
     return SBX_OK;
 }
 
+int sbx_exec_opts_set_compile_timeout(sbx_exec_opts *o, uint64_t ns)
+{
+    core_error_clear();
+    if (!o)
+        return SBX_E_INVAL;
+    if (ns == 0)
+        return core_error_set(SBX_E_INVAL, NULL, "the compile timeout must be greater than 0 "
+                              "(0 never means unlimited)");
+    o->compile_timeout_ns = ns;
+    return SBX_OK;
+}
+
 int sbx_exec_opts_add_file(sbx_exec_opts *o, const char *path, const void *data,
                            size_t len, uint32_t mode)
 {

@@ -44,6 +44,7 @@ struct sbx_exec_opts {
     core_kvlist env;
     char *cwd;
     uint64_t timeout_ns;  /* 0: the sandbox's wall limit */
+    uint64_t compile_timeout_ns; /* 0: timeout_ns */
     core_file *files;
     size_t n_files;
     sbx_output_cb cb;

@@ -614,13 +614,17 @@ static int exec_code(sbx_sandbox *sb, const sbx_exec_opts *o, sbx_result *r)
          * callback as a program's would, and is kept in the result only
          * when it fails. */
         sbx_exec_opts copts = {0};
+        uint64_t t0 = r->timing[SBX_TIMING_EXEC];
         copts.cwd = o->cwd;
-        copts.timeout_ns = o->timeout_ns;
+        copts.timeout_ns = o->compile_timeout_ns ? o->compile_timeout_ns : o->timeout_ns;
         copts.cb = o->cb;
         copts.cb_ud = o->cb_ud;
         copts.cancel = o->cancel;
         exec_argv(sb, (const char *const *)t->compile, &env, &copts, o->files, o->n_files,
                   &src, NULL, r);
+        r->compiled = true;
+        r->compile_status = r->status;
+        r->compile_ns = r->timing[SBX_TIMING_EXEC] - t0;
         if (r->status != SBX_RUN_OK) {
             if (r->status != SBX_RUN_SANDBOX_ERROR) {
                 char msg[128];
@@ -660,6 +664,11 @@ static int sandbox_exec(sbx_sandbox *sb, const sbx_exec_opts *o, sbx_result *r)
         return core_error_set(SBX_E_LIMIT, NULL,
                               "timeout %llu ns is above the maximum %llu ns (limits.max_wall)",
                               (unsigned long long)o->timeout_ns, (unsigned long long)max_wall);
+    if (o->compile_timeout_ns && max_wall && o->compile_timeout_ns > max_wall)
+        return core_error_set(SBX_E_LIMIT, NULL, "compile timeout %llu ns is above the maximum "
+                              "%llu ns (limits.max_wall)",
+                              (unsigned long long)o->compile_timeout_ns,
+                              (unsigned long long)max_wall);
     pthread_mutex_lock(&sb->lock);
     if (o->code) {
         rc = exec_code(sb, o, r);

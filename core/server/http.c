@@ -83,6 +83,11 @@ void srv_req_query_at(const srv_req *r, size_t i, const char **key, const char *
     *value = r->query[i] + strlen(r->query[i]) + 1;
 }
 
+const char *srv_req_header(const srv_req *r, const char *name)
+{
+    return MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, name);
+}
+
 bool srv_req_wants_sse(const srv_req *r)
 {
     return r->accept && strstr(r->accept, "text/event-stream");

@@ -25,6 +25,10 @@ polysandboxd_SOURCES = \
 	core/server/native-sandboxes.c \
 	core/server/native-info.c \
 	core/server/native-ops.c \
+	core/server/compat.h \
+	core/server/compat-run.c \
+	core/server/compat-piston.h \
+	core/server/compat-piston.c \
 	core/cli/units.c \
 	core/cli/info-json.c \
 	core/cli/cli.h

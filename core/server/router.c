@@ -35,6 +35,7 @@ static const struct family {
     { "sandboxes", NULL, srv_routes_sandboxes },
     { "info", NULL, srv_routes_info },
     { "ops", NULL, srv_routes_ops },
+    { "piston", "compat_piston", srv_routes_piston },
 };
 #define N_FAMILIES (sizeof families / sizeof families[0])
 

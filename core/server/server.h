@@ -173,6 +173,7 @@ int srv_routes_run(struct srv_router *r);        /* native-run.c */
 int srv_routes_sandboxes(struct srv_router *r);  /* native-sandboxes.c */
 int srv_routes_info(struct srv_router *r);       /* native-info.c */
 int srv_routes_ops(struct srv_router *r);        /* native-ops.c */
+int srv_routes_piston(struct srv_router *r);     /* compat-piston.c */
 
 /* ---- one request (http.c) --------------------------------------------------- */
 
@@ -231,6 +232,9 @@ void srv_req_query_at(const srv_req *r, size_t i, const char **key, const char *
 /* The body as a JSON object: on a malformed body replies 400 naming
  * where and returns NULL (an empty body is {}).  Borrowed. */
 json_t *srv_req_json(srv_req *r);
+/* A request header (the first of that name, case-insensitive), or NULL;
+ * valid while the request lives. */
+const char *srv_req_header(const srv_req *r, const char *name);
 /* True when the client asked for text/event-stream. */
 bool srv_req_wants_sse(const srv_req *r);
 /* A hint the handler can check in long loops. */
@@ -312,6 +316,9 @@ int srv_json_size(srv_req *r, json_t *v, const char *field, uint64_t *bytes);
 /* Decode base64 (transfer full *out); -1 after a 400 naming @field. */
 int srv_base64_decode(srv_req *r, const char *field, const char *text, size_t len,
                       unsigned char **out, size_t *out_len);
+/* A path a request may write into a sandbox's work directory: relative,
+ * without ".." or empty parts. */
+bool srv_path_safe(const char *path);
 
 /* Answer a run or exec (native-run.c): the result object, or the error;
  * an event of the stream when @r streams.  @t0: when it started. */

@@ -6,7 +6,10 @@
 SERVER_TESTS = \
 	tests/server/run.sh \
 	tests/server/openapi.sh \
-	tests/server/lifecycle.sh
+	tests/server/lifecycle.sh \
+	tests/server/piston.sh
 TESTS += $(SERVER_TESTS)
 dist_check_SCRIPTS += $(SERVER_TESTS)
-EXTRA_DIST += tests/server/lib.sh tests/server/openapi.py
+EXTRA_DIST += tests/server/lib.sh tests/server/openapi.py tests/server/openapi_compat.py
+EXTRA_DIST += tests/server/npm.sh tests/server/npm/package.json tests/server/npm/package-lock.json \
+	tests/server/piston-client.mjs

@@ -238,6 +238,9 @@ SBX_API const sbx_template *sbx_ctx_template_for_file(const sbx_ctx *ctx,
 SBX_API const char *sbx_template_name(const sbx_template *t);
 /** Space-separated extensions, e.g. ".py". */
 SBX_API const char *sbx_template_extensions(const sbx_template *t);
+/** sbx_template_compiled: true when @t has a compile step (its source is
+ * compiled before each run, see sbx_result_compile).  Since: 0.2 */
+SBX_API bool sbx_template_compiled(const sbx_template *t);
 
 /* ---- limits ----------------------------------------------------------- */
 
@@ -319,6 +322,14 @@ SBX_API int sbx_exec_opts_add_env(sbx_exec_opts *o, const char *key,
 SBX_API int sbx_exec_opts_set_cwd(sbx_exec_opts *o, const char *cwd);
 /** Wall clock of this exec; 0 is rejected. */
 SBX_API int sbx_exec_opts_set_timeout(sbx_exec_opts *o, uint64_t ns);
+/**
+ * sbx_exec_opts_set_compile_timeout:
+ * Wall clock of the compile step of a template that has one (code run
+ * with sbx_exec_opts_set_code); by default it is the exec's timeout.  0
+ * is rejected (SBX_E_INVAL); above [limits] max_wall the exec is refused
+ * with SBX_E_LIMIT, as its timeout is.  Since: 0.2
+ */
+SBX_API int sbx_exec_opts_set_compile_timeout(sbx_exec_opts *o, uint64_t ns);
 SBX_API int sbx_exec_opts_add_file(sbx_exec_opts *o, const char *path,
                                    const void *data, size_t len, uint32_t mode);
 SBX_API int sbx_exec_opts_set_output_cb(sbx_exec_opts *o, sbx_output_cb cb,
@@ -611,6 +622,19 @@ SBX_API const char *sbx_result_sandbox_id(const sbx_result *r);
 SBX_API const char *sbx_result_error(const sbx_result *r);
 /** The sbx_status of a sandbox error, else 0. */
 SBX_API int sbx_result_error_code(const sbx_result *r);
+/**
+ * sbx_result_compile:
+ * @status: (out) (optional): the compile step's own status: SBX_RUN_OK
+ *   when it succeeded; when it failed (the result's status is then
+ *   SBX_RUN_COMPILE_ERROR and its output is the compiler's) how it
+ *   failed: SBX_RUN_NONZERO_EXIT, SBX_RUN_TIMEOUT, ...
+ * @ns: (out) (optional): how long the compile step ran, nanoseconds (it
+ *   is counted in SBX_TIMING_EXEC too)
+ *
+ * Returns false, leaving the outs alone, when no compile step ran (the
+ * template has none, or the run was not of code).  Since: 0.2
+ */
+SBX_API bool sbx_result_compile(const sbx_result *r, sbx_run_status *status, uint64_t *ns);
 /**
  * sbx_result_to_json:
  * One JSON object holding every field (transfer full, free()).  Output
