@@ -27,6 +27,8 @@
 
 enum { ST_BODY, ST_QUEUED, ST_REPLY, ST_SENT };
 
+static void *conn_ctx(struct MHD_Connection *conn);
+
 /* ---- the request object ---------------------------------------------------- */
 
 static void req_free(srv_req *r)
@@ -373,6 +375,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         if (!(r = req_new(s, conn, url, method)))
             return MHD_NO;
         *con_cls = r;
+        srv_conn_request(s, conn_ctx(conn), true);
         if (r->resp)
             r->state = ST_REPLY;   /* answer before reading the body */
         else
@@ -380,21 +383,27 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     }
     if (r->state == ST_BODY) {
         if (*upload_size) {
-            if (srv_now_ns() - r->t0 > s->conf.request_timeout_ns)
-                srv_error(r, 408, "request_timeout", NULL, "the body took longer than "
-                          "request_timeout to arrive");
-            else
+            /* libmicrohttpd takes a reply only before the body or after
+             * it: an error found meanwhile (413) waits for the end, what
+             * arrives after it is dropped.  A body trickling in past
+             * request_timeout is not waited for: the connection closes. */
+            if (srv_now_ns() - r->t0 > s->conf.request_timeout_ns) {
+                r->status = 408;
+                r->err_code = "request_timeout";
+                srv_log(r, "the body took longer than request_timeout to arrive: closing "
+                        "the connection");
+                return MHD_NO;
+            }
+            if (!r->resp)
                 body_append(r, upload_data, *upload_size);
             *upload_size = 0;
-            if (!r->resp)
-                return MHD_YES;
-            r->state = ST_REPLY;
-        } else {
-            dispatch(r);
-            if (r->state == ST_QUEUED)
-                return MHD_YES;
-            r->state = ST_REPLY;
+            return MHD_YES;
         }
+        if (!r->resp)
+            dispatch(r);
+        if (r->state == ST_QUEUED)
+            return MHD_YES;
+        r->state = ST_REPLY;
     }
     if (r->state == ST_QUEUED) {
         *upload_size = 0;
@@ -415,10 +424,10 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     srv *s = cls;
     srv_req *r = *con_cls;
 
-    (void)conn;
     if (!r)
         return;
     *con_cls = NULL;
+    srv_conn_request(s, conn_ctx(conn), false);
     if (toe != MHD_REQUEST_TERMINATED_COMPLETED_OK)
         srv_req_abandon(r);
     srv_monitor_del(r);
@@ -428,6 +437,27 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
             toe != MHD_REQUEST_TERMINATED_COMPLETED_OK ? " (connection lost)"
             : atomic_load(&r->gone) ? " (the client left)" : "");
     srv_req_unref(r);
+}
+
+static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
+                          enum MHD_ConnectionNotificationCode code)
+{
+    srv *s = cls;
+    const union MHD_ConnectionInfo *ci;
+
+    if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+        ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+        srv_conn_started(s, ci ? ci->connect_fd : -1, socket_context);
+    } else {
+        srv_conn_closed(s, socket_context);
+    }
+}
+
+static void *conn_ctx(struct MHD_Connection *conn)
+{
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    return ci ? ci->socket_context : NULL;
 }
 
 static void mhd_log(void *cls, const char *fmt, va_list ap)
@@ -471,9 +501,18 @@ static int listen_on(srv *s, const char *spec)
     hints.ai_socktype = SOCK_STREAM;
     hints.ai_flags = AI_NUMERICHOST | AI_NUMERICSERV | AI_PASSIVE;
     if ((e = getaddrinfo(host, port, &hints, &ai)) != 0) {
-        srv_log(NULL, "cannot listen on '%s': %s (give a numeric address)", spec,
+        srv_log(NULL, "invalid listen address '%s': %s (give a numeric address)", spec,
                 gai_strerror(e));
-        return -1;
+        return -2;
+    }
+    s->loopback = srv_addr_is_loopback(ai->ai_addr);
+    if (!s->loopback && !srv_auth_count(s)) {
+        /* Refused before anything is bound. */
+        srv_log(NULL, "refusing to listen on %s without a token: anyone who can reach it "
+                "could run code (give --token-file or [server] tokens, or listen on "
+                "127.0.0.1)", spec);
+        freeaddrinfo(ai);
+        return -2;
     }
     fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
     if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof on) != 0 ||
@@ -484,7 +523,6 @@ static int listen_on(srv *s, const char *spec)
         freeaddrinfo(ai);
         return -1;
     }
-    s->loopback = srv_addr_is_loopback(ai->ai_addr);
     freeaddrinfo(ai);
     {
         struct sockaddr_storage ss;
@@ -508,7 +546,7 @@ static int listen_on(srv *s, const char *spec)
     return fd;
 bad:
     srv_log(NULL, "invalid listen address '%s': expected ADDR:PORT or [ADDR]:PORT", spec);
-    return -1;
+    return -2;
 }
 
 bool srv_addr_is_loopback(const struct sockaddr *sa)
@@ -530,8 +568,10 @@ bool srv_addr_is_loopback(const struct sockaddr *sa)
 
 int srv_http_listen(srv *s)
 {
-    s->listen_fd = listen_on(s, s->conf.listen);
-    return s->listen_fd < 0 ? -1 : 0;
+    int fd = listen_on(s, s->conf.listen);
+
+    s->listen_fd = fd < 0 ? -1 : fd;
+    return fd < 0 ? fd : 0;
 }
 
 int srv_http_start(srv *s)
@@ -551,6 +591,7 @@ int srv_http_start(srv *s)
         MHD_OPTION_EXTERNAL_LOGGER, mhd_log, s,
         MHD_OPTION_LISTEN_SOCKET, s->listen_fd,
         MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
+        MHD_OPTION_NOTIFY_CONNECTION, on_connection, s,
         MHD_OPTION_CONNECTION_TIMEOUT, s->conf.connection_timeout_s,
         MHD_OPTION_CONNECTION_LIMIT, s->conf.max_connections,
         MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)64 * 1024,

@@ -36,6 +36,9 @@ polysandboxd_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/core/cli
 polysandboxd_CFLAGS = $(AM_CFLAGS) -pthread $(MHD_CFLAGS) $(JANSSON_CFLAGS) $(SODIUM_CFLAGS)
 polysandboxd_LDADD = core/libpolysandbox.la $(MHD_LIBS) $(JANSSON_LIBS) $(SODIUM_LIBS) -lm
 
+dist_man_MANS += doc/polysandboxd.8
+EXTRA_DIST += contrib/systemd/polysandboxd.service
+
 # The OpenAPI document (core/server/openapi.json, kept in the tree and
 # checked against the server by tests/server/openapi.sh) is compiled in
 # and served at /openapi.json.

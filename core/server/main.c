@@ -167,15 +167,11 @@ static int configure(srv *s, const struct args *a)
         return print_routes(s);
     if (srv_auth_load(s) != 0)
         return SRV_EXIT_USAGE;
-    if (srv_http_listen(s) != 0)
-        return SRV_EXIT_FAIL;
-    if (!s->loopback && !srv_auth_count(s)) {
-        srv_log(NULL, "refusing to listen on %s without a token: anyone who can reach it "
-                "could run code (give --token-file or [server] tokens, or listen on "
-                "127.0.0.1)", s->address);
-        return SRV_EXIT_USAGE;
+    switch (srv_http_listen(s)) {
+    case 0: return -1;
+    case -2: return SRV_EXIT_USAGE;   /* not an address; not loopback without a token */
+    default: return SRV_EXIT_FAIL;
     }
-    return -1;
 }
 
 static int start(srv *s)

@@ -13,6 +13,17 @@
  * dropping their reference, so a listed request is alive.  Epoll events
  * carry a serial number, never a pointer: an event for a request
  * removed meanwhile finds nothing.
+ *
+ * Slow clients: libmicrohttpd's connection timeout only measures
+ * silence, so a client sending its headers a byte at a time (slowloris)
+ * would keep its connection forever.  Every connection is listed here
+ * too; one whose request has not got its headers in within [server]
+ * request_timeout of its start or of its previous reply is shut down
+ * (shutdown(2): libmicrohttpd then closes it as a lost connection).
+ * libmicrohttpd tells us a connection closed before it closes the
+ * socket, and both go through the lock, so a socket shut down here is
+ * always still that connection's.  A body that trickles gets a 408 from
+ * http.c; one that stops, the connection timeout.
  */
 #include "config.h"
 
@@ -21,14 +32,24 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/socket.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
 #include "server.h"
 #include "server-int.h"
 
+struct srv_conn {
+    int fd;
+    bool in_request;         /* headers in: no deadline here */
+    uint64_t deadline;       /* for the next request's headers */
+    struct srv_conn *prev, *next;
+};
+
 struct srv_monitor {
     pthread_mutex_t lock;
+    struct srv_conn *conns;
+    uint64_t request_timeout_ns;
     pthread_t thread;
     bool started;
     int ep, wake;
@@ -91,6 +112,77 @@ void srv_monitor_del(srv_req *r)
     pthread_mutex_unlock(&m->lock);
 }
 
+void srv_conn_started(srv *s, int fd, void **ctx)
+{
+    struct srv_monitor *m = s->monitor;
+    struct srv_conn *c;
+
+    *ctx = NULL;
+    if (!m || fd < 0 || !(c = calloc(1, sizeof *c)))
+        return;
+    c->fd = fd;
+    c->deadline = srv_now_ns() + m->request_timeout_ns;
+    pthread_mutex_lock(&m->lock);
+    c->next = m->conns;
+    if (m->conns)
+        m->conns->prev = c;
+    m->conns = c;
+    pthread_mutex_unlock(&m->lock);
+    *ctx = c;
+}
+
+/* Under the lock. */
+static void unlink_conn(struct srv_monitor *m, struct srv_conn *c)
+{
+    if (c->prev)
+        c->prev->next = c->next;
+    else
+        m->conns = c->next;
+    if (c->next)
+        c->next->prev = c->prev;
+}
+
+void srv_conn_closed(srv *s, void **ctx)
+{
+    struct srv_monitor *m = s->monitor;
+    struct srv_conn *c = *ctx;
+
+    if (!m || !c)
+        return;
+    pthread_mutex_lock(&m->lock);
+    unlink_conn(m, c);
+    pthread_mutex_unlock(&m->lock);
+    free(c);
+    *ctx = NULL;
+}
+
+void srv_conn_request(srv *s, void *ctx, bool begins)
+{
+    struct srv_monitor *m = s->monitor;
+    struct srv_conn *c = ctx;
+
+    if (!m || !c)
+        return;
+    pthread_mutex_lock(&m->lock);
+    c->in_request = begins;
+    if (!begins)
+        c->deadline = srv_now_ns() + m->request_timeout_ns;
+    pthread_mutex_unlock(&m->lock);
+}
+
+/* Under the lock: cut off connections past their deadline. */
+static void reap_slow(struct srv_monitor *m, uint64_t now)
+{
+    for (struct srv_conn *c = m->conns; c; c = c->next) {
+        if (c->in_request || c->deadline > now || c->fd < 0)
+            continue;
+        srv_log(NULL, "a client took longer than request_timeout to send its request's "
+                "headers: closing its connection");
+        shutdown(c->fd, SHUT_RDWR);
+        c->fd = -1;   /* shut down once; libmicrohttpd closes it */
+    }
+}
+
 static void *watch(void *arg)
 {
     srv *s = arg;
@@ -98,6 +190,9 @@ static void *watch(void *arg)
     struct epoll_event evs[64];
     int tmo = (int)(m->heartbeat_ns / 2000000u);
 
+    /* Wake at least once a second for the slow clients. */
+    if (tmo > 1000)
+        tmo = 1000;
     if (tmo < 100)
         tmo = 100;
     while (!atomic_load(&m->stop)) {
@@ -119,6 +214,7 @@ static void *watch(void *arg)
                 break;
             }
         }
+        reap_slow(m, now);
         /* Heartbeats are written outside the lock: a write may resume a
          * connection, which takes libmicrohttpd's own lock. */
         srv_stream *beat[64];
@@ -146,6 +242,7 @@ int srv_monitor_start(srv *s)
     s->monitor = m;
     pthread_mutex_init(&m->lock, NULL);
     m->heartbeat_ns = s->conf.heartbeat_ns;
+    m->request_timeout_ns = s->conf.request_timeout_ns;
     m->ep = epoll_create1(EPOLL_CLOEXEC);
     m->wake = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     if (m->ep < 0 || m->wake < 0) {
@@ -182,6 +279,11 @@ void srv_monitor_stop(srv *s)
         close(m->ep);
     if (m->wake >= 0)
         close(m->wake);
+    while (m->conns) {
+        struct srv_conn *c = m->conns;
+        m->conns = c->next;
+        free(c);
+    }
     pthread_mutex_destroy(&m->lock);
     free(m);
     s->monitor = NULL;

@@ -11,6 +11,8 @@
 #include "server.h"
 
 /* http.c */
+/* Bind [server] listen: 0, -1 (cannot), -2 (refused: not an address, or
+ * not loopback and no token). */
 int srv_http_listen(srv *s);
 bool srv_addr_is_loopback(const struct sockaddr *sa);
 /* The client went away: mark @r gone, cancel its run, end its stream. */
@@ -49,6 +51,13 @@ void srv_idem_end(srv *s, srv_req *r);
 /* openapi-data.c (generated from openapi.json) */
 extern const char srv_openapi_json[];
 extern const size_t srv_openapi_json_len;
+
+/* monitor.c: every connection, for the slow-client deadline. */
+void srv_conn_started(srv *s, int fd, void **ctx);
+void srv_conn_closed(srv *s, void **ctx);
+/* A request of the connection @ctx got its headers (@begins) or was
+ * answered (the deadline for the next one starts). */
+void srv_conn_request(srv *s, void *ctx, bool begins);
 
 /* metrics.c */
 int srv_metrics_new(srv *s);

@@ -7,6 +7,10 @@ SERVER_TESTS = \
 	tests/server/run.sh \
 	tests/server/openapi.sh \
 	tests/server/lifecycle.sh \
+	tests/server/auth.sh \
+	tests/server/input.sh \
+	tests/server/backpressure.sh \
+	tests/server/config.sh \
 	tests/server/piston.sh
 TESTS += $(SERVER_TESTS)
 dist_check_SCRIPTS += $(SERVER_TESTS)
