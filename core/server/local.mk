@@ -29,6 +29,8 @@ polysandboxd_SOURCES = \
 	core/server/compat-run.c \
 	core/server/compat-piston.h \
 	core/server/compat-piston.c \
+	core/server/compat-fusion.h \
+	core/server/compat-fusion.c \
 	core/cli/units.c \
 	core/cli/info-json.c \
 	core/cli/cli.h

@@ -36,6 +36,7 @@ static const struct family {
     { "info", NULL, srv_routes_info },
     { "ops", NULL, srv_routes_ops },
     { "piston", "compat_piston", srv_routes_piston },
+    { "sandboxfusion", "compat_sandboxfusion", srv_routes_fusion },
 };
 #define N_FAMILIES (sizeof families / sizeof families[0])
 

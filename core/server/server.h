@@ -174,6 +174,7 @@ int srv_routes_sandboxes(struct srv_router *r);  /* native-sandboxes.c */
 int srv_routes_info(struct srv_router *r);       /* native-info.c */
 int srv_routes_ops(struct srv_router *r);        /* native-ops.c */
 int srv_routes_piston(struct srv_router *r);     /* compat-piston.c */
+int srv_routes_fusion(struct srv_router *r);     /* compat-fusion.c */
 
 /* ---- one request (http.c) --------------------------------------------------- */
 

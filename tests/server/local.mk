@@ -11,7 +11,8 @@ SERVER_TESTS = \
 	tests/server/input.sh \
 	tests/server/backpressure.sh \
 	tests/server/config.sh \
-	tests/server/piston.sh
+	tests/server/piston.sh \
+	tests/server/sandboxfusion.sh
 TESTS += $(SERVER_TESTS)
 dist_check_SCRIPTS += $(SERVER_TESTS)
 EXTRA_DIST += tests/server/lib.sh tests/server/openapi.py tests/server/openapi_compat.py

@@ -14,3 +14,15 @@ check("POST", "/api/v2/execute", 200,
 check("POST", "/api/v2/execute", 400, {"language": "cobol", "version": "*", "files": []})
 check("POST", "/api/v2/execute", 415, "language=python",
       {"Content-Type": "application/x-www-form-urlencoded"})
+
+# ---- SandboxFusion ---------------------------------------------------------------------------
+
+check("GET", "/v1/ping", 200, want=lambda j: j == "pong")
+check("POST", "/run_code", 200, {"language": "python", "code": "print(1)"},
+      want=lambda j: j["status"] == "Success" and j["run_result"]["stdout"] == "1\n")
+check("POST", "/run_code", 200, {"language": "c", "code": "int main(void) { return 2; }"},
+      want=lambda j: j["status"] == "Failed" and j["compile_result"]["return_code"] == 0)
+check("POST", "/run_code", 200, {"language": "bash", "code": "x", "files": {"a": "eA==", "a/b": "eA=="}},
+      want=lambda j: j["status"] == "SandboxError")
+check("POST", "/run_code", 422, {"language": "cobol", "code": "x"})
+check("POST", "/run_code", 422, '{"code": ')
