@@ -31,6 +31,7 @@ polysandboxd_SOURCES = \
 	core/server/compat-piston.c \
 	core/server/compat-fusion.h \
 	core/server/compat-fusion.c \
+	core/server/compat-seed.c \
 	core/cli/units.c \
 	core/cli/info-json.c \
 	core/cli/cli.h

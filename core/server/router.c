@@ -37,6 +37,7 @@ static const struct family {
     { "ops", NULL, srv_routes_ops },
     { "piston", "compat_piston", srv_routes_piston },
     { "sandboxfusion", "compat_sandboxfusion", srv_routes_fusion },
+    { "seed", "compat_seed", srv_routes_seed },
 };
 #define N_FAMILIES (sizeof families / sizeof families[0])
 

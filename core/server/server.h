@@ -175,6 +175,7 @@ int srv_routes_info(struct srv_router *r);       /* native-info.c */
 int srv_routes_ops(struct srv_router *r);        /* native-ops.c */
 int srv_routes_piston(struct srv_router *r);     /* compat-piston.c */
 int srv_routes_fusion(struct srv_router *r);     /* compat-fusion.c */
+int srv_routes_seed(struct srv_router *r);       /* compat-seed.c */
 
 /* ---- one request (http.c) --------------------------------------------------- */
 
@@ -321,6 +322,8 @@ int srv_base64_decode(srv_req *r, const char *field, const char *text, size_t le
  * without ".." or empty parts. */
 bool srv_path_safe(const char *path);
 
+/* POST /v1/run's handler (native-run.c), for routes that are a run too. */
+void srv_run(srv_req *r);
 /* Answer a run or exec (native-run.c): the result object, or the error;
  * an event of the stream when @r streams.  @t0: when it started. */
 void srv_run_result(srv_req *r, const srv_opts *o, int rc, sbx_result *res, uint64_t t0);

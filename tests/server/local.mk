@@ -12,7 +12,8 @@ SERVER_TESTS = \
 	tests/server/backpressure.sh \
 	tests/server/config.sh \
 	tests/server/piston.sh \
-	tests/server/sandboxfusion.sh
+	tests/server/sandboxfusion.sh \
+	tests/server/seed.sh
 TESTS += $(SERVER_TESTS)
 dist_check_SCRIPTS += $(SERVER_TESTS)
 EXTRA_DIST += tests/server/lib.sh tests/server/openapi.py tests/server/openapi_compat.py

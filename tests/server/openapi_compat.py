@@ -26,3 +26,16 @@ check("POST", "/run_code", 200, {"language": "bash", "code": "x", "files": {"a":
       want=lambda j: j["status"] == "SandboxError")
 check("POST", "/run_code", 422, {"language": "cobol", "code": "x"})
 check("POST", "/run_code", 422, '{"code": ')
+
+# ---- the first sketch ---------------------------------------------------------------------
+
+check("POST", "/run_single", 200, {"backend": "local", "argv": ["true"]},
+      want=lambda j: j["status"] == "ok")
+check("POST", "/run_single", 422, {"backend": "nosuch", "argv": ["true"]})
+check("POST", "/run_batch", 200, {"runs": [{"argv": ["true"]}, {"shell": "exit 1"}]},
+      want=lambda j: len(j["runs"]) == 2)
+check("POST", "/run_batch", 400, {"runs": "x"})
+check("POST", "/run_agent", 200, {"steps": [{"write": {"path": "f", "content": "x"}},
+                                            {"exec": {"shell": "cat f"}}, {"read": {"path": "g"}}]},
+      want=lambda j: j["steps"][1]["result"]["stdout"] == "x" and "error" in j["steps"][2])
+check("POST", "/run_agent", 400, {"steps": []})
