@@ -317,6 +317,16 @@ int sbx_exec_opts_set_timeout(sbx_exec_opts *o, uint64_t ns)
     return SBX_OK;
 }
 
+int sbx_exec_opts_set_step_cb(sbx_exec_opts *o, sbx_step_cb cb, void *ud)
+{
+    core_error_clear();
+    if (!o)
+        return SBX_E_INVAL;
+    o->step_cb = cb;
+    o->step_ud = ud;
+    return SBX_OK;
+}
+
 int sbx_exec_opts_set_compile_timeout(sbx_exec_opts *o, uint64_t ns)
 {
     core_error_clear();

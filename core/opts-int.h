@@ -50,6 +50,8 @@ struct sbx_exec_opts {
     sbx_output_cb cb;
     void *cb_ud;
     sbx_cancel *cancel;   /* (borrowed) or NULL */
+    sbx_step_cb step_cb;  /* compile step over, program next */
+    void *step_ud;
 };
 
 

@@ -637,6 +637,8 @@ static int exec_code(sbx_sandbox *sb, const sbx_exec_opts *o, sbx_result *r)
             core_kvlist_free(&env);
             return SBX_OK;
         }
+        if (o->step_cb)
+            o->step_cb(o->step_ud, r->compile_ns);
         /* The program's own output starts clean. */
         r->out.len = r->err.len = 0;
         r->out_truncated = r->err_truncated = false;

@@ -17,6 +17,7 @@
 #include <sodium.h>
 
 #include "compat.h"
+#include "ws-frame.h"
 
 int srv_bytes_add(srv_bytes *b, const void *data, size_t len)
 {
@@ -175,35 +176,6 @@ json_t *srv_compat_body(srv_req *r, char *why, size_t why_size)
     return j;
 }
 
-/* Length of the valid UTF-8 sequence at @p (at most @n bytes), or 0. */
-static size_t utf8_seq(const unsigned char *p, size_t n)
-{
-    size_t len;
-    unsigned cp;
-
-    if (p[0] < 0x80)
-        return 1;
-    if (p[0] >= 0xc2 && p[0] <= 0xdf)
-        len = 2, cp = p[0] & 0x1f;
-    else if (p[0] >= 0xe0 && p[0] <= 0xef)
-        len = 3, cp = p[0] & 0x0f;
-    else if (p[0] >= 0xf0 && p[0] <= 0xf4)
-        len = 4, cp = p[0] & 0x07;
-    else
-        return 0;
-    if (len > n)
-        return 0;
-    for (size_t i = 1; i < len; i++) {
-        if ((p[i] & 0xc0) != 0x80)
-            return 0;
-        cp = cp << 6 | (p[i] & 0x3f);
-    }
-    if ((len == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
-        (len == 4 && (cp < 0x10000 || cp > 0x10ffff)))
-        return 0;
-    return len;
-}
-
 json_t *srv_json_text(const char *data, size_t len)
 {
     const unsigned char *p = (const unsigned char *)data;
@@ -215,7 +187,7 @@ json_t *srv_json_text(const char *data, size_t len)
     if ((j = json_stringn(data, len)))
         return j;   /* valid UTF-8 (NULs included) */
     for (size_t i = 0; i < len;) {
-        size_t n = utf8_seq(p + i, len - i);
+        size_t n = srv_utf8_seq(p + i, len - i);
         if (n ? srv_bytes_add(&b, p + i, n) : srv_bytes_add(&b, "\xef\xbf\xbd", 3)) {
             srv_bytes_free(&b);
             return NULL;

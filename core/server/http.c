@@ -41,6 +41,7 @@ static void req_free(srv_req *r)
     free(r->path);
     free(r->accept);
     free(r->idem_key);
+    free(r->err_message);
     free(r->body);
     json_decref(r->json);
     if (r->resp)
@@ -427,7 +428,8 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     if (!r)
         return;
     *con_cls = NULL;
-    srv_conn_request(s, conn_ctx(conn), false);
+    /* An upgraded connection carries no next request: no deadline. */
+    srv_conn_request(s, conn_ctx(conn), r->upgraded);
     if (toe != MHD_REQUEST_TERMINATED_COMPLETED_OK)
         srv_req_abandon(r);
     srv_monitor_del(r);
@@ -576,7 +578,8 @@ int srv_http_listen(srv *s)
 
 int srv_http_start(srv *s)
 {
-    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL |
+    /* MHD_ALLOW_UPGRADE: the WebSocket routes (ws.c). */
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_UPGRADE |
                      MHD_ALLOW_SUSPEND_RESUME | MHD_USE_TURBO | MHD_USE_ERROR_LOG;
 
     struct MHD_OptionItem more[] = {

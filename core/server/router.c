@@ -33,6 +33,7 @@ static const struct family {
 } families[] = {
     { "run", NULL, srv_routes_run },
     { "sandboxes", NULL, srv_routes_sandboxes },
+    { "sandboxes_ws", NULL, srv_routes_sandboxes_ws },
     { "info", NULL, srv_routes_info },
     { "ops", NULL, srv_routes_ops },
     { "piston", "compat_piston", srv_routes_piston },

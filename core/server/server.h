@@ -171,6 +171,7 @@ const char *srv_family_key(size_t i);     /* "compat_piston", or NULL: always on
 /* The route families (one file each). */
 int srv_routes_run(struct srv_router *r);        /* native-run.c */
 int srv_routes_sandboxes(struct srv_router *r);  /* native-sandboxes.c */
+int srv_routes_sandboxes_ws(struct srv_router *r); /* native-ws.c */
 int srv_routes_info(struct srv_router *r);       /* native-info.c */
 int srv_routes_ops(struct srv_router *r);        /* native-ops.c */
 int srv_routes_piston(struct srv_router *r);     /* compat-piston.c */
@@ -206,6 +207,7 @@ struct srv_req {
     unsigned status;
     struct MHD_Response *resp;
     const char *err_code;      /* the error code replied, for metrics */
+    char *err_message;         /* and its message (owned), for a WebSocket's error */
     srv_stream *_Atomic stream; /* set by the worker, read by the monitor */
 
     /* life */
@@ -219,6 +221,7 @@ struct srv_req {
     uint64_t mon_serial;
     srv_req *mon_prev, *mon_next;
     bool admitted;             /* counted in the pool's in-flight */
+    bool upgraded;             /* a WebSocket (ws.c): the connection is no longer HTTP */
     void *idem;                /* the Idempotency-Key entry this request owns */
     void *idem_note;           /* its reply, noted for the entry */
     void *user;                /* a handler's own state */
@@ -404,6 +407,11 @@ void srv_box_adopt(struct srv_box *b, sbx_sandbox *sb, bool ours);
 /* Under the lock: destroy the sandbox; the entry is then gone. */
 int srv_box_destroy(srv *s, struct srv_box *b);
 const char *srv_box_id(const struct srv_box *b);
+/* The sandbox of the request's {id} (and ?provider=) locked, with its
+ * handle: NULL having replied (404 when there is none).  Give it back
+ * with srv_box_done.  (native-sandboxes.c) */
+struct srv_box *srv_box_use(srv_req *r, sbx_sandbox **sb);
+void srv_box_done(srv_req *r, struct srv_box *b);
 const char *srv_box_provider(const struct srv_box *b);
 
 /* ---- metrics (metrics.c) ------------------------------------------------------- */

@@ -39,3 +39,11 @@ check("POST", "/run_agent", 200, {"steps": [{"write": {"path": "f", "content": "
                                             {"exec": {"shell": "cat f"}}, {"read": {"path": "g"}}]},
       want=lambda j: j["steps"][1]["result"]["stdout"] == "x" and "error" in j["steps"][2])
 check("POST", "/run_agent", 400, {"steps": []})
+
+# ---- WebSocket routes (a 101 is for websocket.sh; here what is refused) ----------------------
+
+check("GET", "/api/v2/connect", 400)
+check("GET", "/api/v2/connect", 426, headers={"Upgrade": "websocket", "Connection": "Upgrade",
+                                              "Sec-WebSocket-Key": "AAAAAAAAAAAAAAAAAAAAAA==",
+                                              "Sec-WebSocket-Version": "8"})
+check("GET", "/v1/sandboxes/lcl-0000000000000000/exec/ws", 404)

@@ -330,6 +330,19 @@ SBX_API int sbx_exec_opts_set_timeout(sbx_exec_opts *o, uint64_t ns);
  * with SBX_E_LIMIT, as its timeout is.  Since: 0.2
  */
 SBX_API int sbx_exec_opts_set_compile_timeout(sbx_exec_opts *o, uint64_t ns);
+/**
+ * sbx_step_cb:
+ * @compile_ns: how long the compile step ran
+ *
+ * Called from the exec's thread when a template's compile step has
+ * succeeded and its program is about to start, so that a caller who
+ * streams output (sbx_output_cb) can tell the compiler's from the
+ * program's.  Not called for a template without a compile step, nor when
+ * the compile step fails (the exec then ends).  Since: 0.2
+ */
+typedef void (*sbx_step_cb)(void *ud, uint64_t compile_ns);
+/** sbx_exec_opts_set_step_cb: NULL for none.  Since: 0.2 */
+SBX_API int sbx_exec_opts_set_step_cb(sbx_exec_opts *o, sbx_step_cb cb, void *ud);
 SBX_API int sbx_exec_opts_add_file(sbx_exec_opts *o, const char *path,
                                    const void *data, size_t len, uint32_t mode);
 SBX_API int sbx_exec_opts_set_output_cb(sbx_exec_opts *o, sbx_output_cb cb,
