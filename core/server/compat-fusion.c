@@ -355,5 +355,6 @@ static const srv_route routes[] = {
 
 int srv_routes_fusion(struct srv_router *rt)
 {
-    return srv_router_add(rt, routes, sizeof routes / sizeof routes[0]);
+    return srv_router_add(rt, routes, sizeof routes / sizeof routes[0]) != 0 ||
+           srv_routes_fusion_data(rt) != 0 ? -1 : 0;
 }

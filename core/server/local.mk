@@ -32,6 +32,7 @@ polysandboxd_SOURCES = \
 	core/server/compat-piston.c \
 	core/server/compat-fusion.h \
 	core/server/compat-fusion.c \
+	core/server/compat-fusion-data.c \
 	core/server/compat-seed.c \
 	core/server/compat-piston-ws.c \
 	core/server/ws.h \

@@ -13,6 +13,7 @@ SERVER_TESTS = \
 	tests/server/config.sh \
 	tests/server/piston.sh \
 	tests/server/sandboxfusion.sh \
+	tests/server/sandboxfusion-data.sh \
 	tests/server/seed.sh \
 	tests/server/websocket.sh
 TESTS += $(SERVER_TESTS)

@@ -47,3 +47,18 @@ check("GET", "/api/v2/connect", 426, headers={"Upgrade": "websocket", "Connectio
                                               "Sec-WebSocket-Key": "AAAAAAAAAAAAAAAAAAAAAA==",
                                               "Sec-WebSocket-Version": "8"})
 check("GET", "/v1/sandboxes/lcl-0000000000000000/exec/ws", 404)
+
+# ---- SandboxFusion's datasets -----------------------------------------------------------------
+
+HE = {"task_id": "HumanEval/0", "prompt": "def add(a, b):\n", "test": "def check(c):\n    assert c(1, 2) == 3\n",
+      "entry_point": "add"}
+check("GET", "/list_datasets", 200)
+check("POST", "/list_ids", 200, {"dataset": "humaneval_python", "config": {"provided_data": HE}})
+check("POST", "/get_prompts", 200, {"dataset": "humaneval_python", "config": {"provided_data": [HE]}})
+check("POST", "/get_prompt_by_id", 200, {"dataset": "humaneval_python", "id": "HumanEval/0",
+                                         "config": {"provided_data": [HE]}})
+check("POST", "/submit", 200, {"dataset": "humaneval_python", "id": "HumanEval/0",
+                               "completion": "    return a + b\n", "config": {"provided_data": HE}},
+      want=lambda j: j["accepted"] is True)
+check("POST", "/submit", 422, {"dataset": "mbpp", "id": 1, "completion": "x", "config": {}})
+check("POST", "/get_metrics", 200, {"results": [{"id": 1, "accepted": True}]})
