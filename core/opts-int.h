@@ -41,6 +41,8 @@ struct sbx_exec_opts {
     char **args;          /* extra arguments for code, NULL-terminated */
     void *stdin_data;
     size_t stdin_len;
+    bool has_stdin_fd;    /* set_stdin_fd: stdin read from stdin_fd as it runs */
+    int stdin_fd;
     core_kvlist env;
     char *cwd;
     uint64_t timeout_ns;  /* 0: the sandbox's wall limit */

@@ -522,6 +522,7 @@ static void exec_argv(sbx_sandbox *sb, const char *const *argv, const core_kvlis
     spec.stdout_cap = sb->limits[SBX_LIMIT_STDOUT];
     spec.stderr_cap = sb->limits[SBX_LIMIT_STDERR];
     spec.cancel_fd = core_cancel_fd(c.cancel);
+    spec.stdin_fd = o && o->has_stdin_fd ? o->stdin_fd : -1;
 
     if (sbx_cancel_fired(c.cancel)) {
         free(fv);
@@ -662,6 +663,10 @@ static int sandbox_exec(sbx_sandbox *sb, const sbx_exec_opts *o, sbx_result *r)
 
     if (!o || (!o->argv && !o->code))
         return core_error_set(SBX_E_INVAL, NULL, "nothing to run: give a command or code");
+    /* Input that cannot be delivered is refused, never dropped. */
+    if (o->has_stdin_fd && !(sb->p->desc.capabilities & SBX_CAP_STDIN_STREAM))
+        return core_error_set(SBX_E_NOTSUP, sb->p->name, "provider %s cannot stream stdin to a "
+                              "running command (no stdin_stream capability)", sb->p->name);
     if (o->timeout_ns && max_wall && o->timeout_ns > max_wall)
         return core_error_set(SBX_E_LIMIT, NULL,
                               "timeout %llu ns is above the maximum %llu ns (limits.max_wall)",
@@ -811,6 +816,9 @@ static bool run_again_safe(const sbx_create_opts *c, const sbx_exec_opts *x,
     if (r->status != SBX_RUN_SANDBOX_ERROR || !core_retryable(r->error_code))
         return false;
     if (x->cb && (r->out.len || r->err.len))
+        return false;
+    /* Streamed stdin was read: another run would not get it. */
+    if (x->has_stdin_fd)
         return false;
     return !(c && c->network == SBX_NET_HOST);
 }

@@ -11,17 +11,20 @@
  * second, 4002 an error was notified, 4003 not yet initialised, 4004
  * only stdin can be written, 4005 invalid signal, 4999 job completed.
  *
- * What this server cannot do as Piston does (doc/polysandboxd.8):
- * stdin is the init's "stdin" field, given to the program whole (Piston
- * ignores that field here and feeds only "data" messages): the library
- * takes an exec's stdin before it starts, so a "data" message is
- * answered with an error (4002).  A signal that ends a program (SIGKILL,
- * SIGTERM, SIGINT, SIGQUIT, SIGHUP) kills it with everything it started
- * and the exit says that signal; another valid signal cannot be
- * delivered and is answered with an error message, the program going on.
+ * stdin: "data" messages reach the program as it runs where the default
+ * provider can stream stdin (SBX_CAP_STDIN_STREAM: local, docker), after
+ * the init's "stdin" if it has one (Piston ignores that field here); as
+ * with Piston, the program's stdin stays open until it ends.  Elsewhere
+ * stdin is the init's, given whole, and a "data" message is answered
+ * with an error (4002).  A signal that ends a program (SIGKILL, SIGTERM,
+ * SIGINT, SIGQUIT, SIGHUP) kills it with everything it started and the
+ * exit says that signal; another valid signal cannot be delivered and is
+ * answered with an error message, the program going on (Piston's
+ * delivers them).
  */
 #include "config.h"
 
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,6 +37,8 @@ struct session {
     srv_ws *ws;
     srv_req *r;
     atomic_int killed_with;   /* the signal the client ended it with */
+    bool streaming;           /* data messages go to the program's stdin */
+    srv_ws_stdin in;
 };
 
 static void refuse(srv_req *r, unsigned status, const char *message)
@@ -70,6 +75,15 @@ static int on_message(void *ud, json_t *m)
         const char *stream = json_string_value(json_object_get(m, "stream"));
         if (!stream || strcmp(stream, "stdin") != 0) {
             srv_ws_send_close(se->ws, 4004, "Can only write to stdin");
+        } else if (se->streaming) {
+            json_t *d = json_object_get(m, "data");
+            if (json_is_string(d) &&
+                srv_ws_stdin_write(&se->in, json_string_value(d), json_string_length(d)) == 0)
+                return 0;
+            notify(se->ws, !json_is_string(d) ? "data must be a string"
+                   : errno == EAGAIN ? "the program has not read its stdin for 5 s"
+                   : "the program closed its stdin");
+            srv_ws_send_close(se->ws, 4002, "Notified Error");
         } else {
             notify(se->ws, "this server cannot feed stdin to a running program: give all "
                    "of it as \"stdin\" in the init message");
@@ -147,7 +161,7 @@ static json_t *exit_message(struct session *se, const sbx_result *res, bool comp
 
 static void piston_connect(srv_req *r)
 {
-    struct session se = { NULL, r, 0 };
+    struct session se = { NULL, r, 0, false, { -1, -1 } };
     srv_piston_job job = {0};
     char err[1024];
     json_t *init = NULL;
@@ -202,9 +216,24 @@ static void piston_connect(srv_req *r)
         reason = "Notified Error";
         goto out;
     }
-    /* The whole of stdin, from the init (see the top). */
-    if (job.stdin_data)
-        sbx_exec_opts_set_stdin(job.exec, job.stdin_data, job.stdin_len);
+    /* stdin: streamed where the provider can, the init's first. */
+    {
+        const char *def = sbx_ctx_default_provider(r->s->ctx);
+        const sbx_provider *p = def ? sbx_ctx_find_provider(r->s->ctx, def) : NULL;
+        if (p && (sbx_provider_capabilities(p) & SBX_CAP_STDIN_STREAM) &&
+            srv_ws_stdin_open(&se.in) == 0) {
+            se.streaming = true;
+            if (job.stdin_data && srv_ws_stdin_write(&se.in, job.stdin_data, job.stdin_len)) {
+                notify(se.ws, "the init's stdin is larger than the pipe holds");
+                code = 4002;
+                reason = "Notified Error";
+                goto out;
+            }
+            sbx_exec_opts_set_stdin_fd(job.exec, se.in.rfd);
+        } else if (job.stdin_data) {
+            sbx_exec_opts_set_stdin(job.exec, job.stdin_data, job.stdin_len);
+        }
+    }
     sbx_exec_opts_set_output_cb(job.exec, on_output, &se);
     sbx_exec_opts_set_step_cb(job.exec, on_step, &se);
     sbx_exec_opts_set_cancel(job.exec, r->cancel);
@@ -228,6 +257,7 @@ static void piston_connect(srv_req *r)
         goto out;   /* the client left, or the session ended on its message */
     srv_ws_send_json(se.ws, exit_message(&se, res, job.rt->compiled));
 out:
+    srv_ws_stdin_free(&se.in);
     sbx_result_free(res);
     srv_piston_job_free(&job);
     json_decref(init);

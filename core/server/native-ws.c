@@ -2,7 +2,9 @@
  * sandbox over a WebSocket, its output streamed and the client able to
  * signal it
  *
- *   client: {"type":"init", <the body of POST .../exec>}
+ *   client: {"type":"init", <the body of POST .../exec>, "stdin_stream":bool}
+ *           {"type":"stdin","data":...,"encoding":"utf-8"|"base64"}
+ *           {"type":"stdin_close"}
  *           {"type":"signal","signal":"SIGTERM"}
  *   server: {"type":"start","sandbox_id","provider"}
  *           {"type":"stdout"|"stderr","data","encoding":"utf-8"|"base64"}
@@ -11,17 +13,21 @@
  *   close:  1000 when the exec ended, 1008 after an error message
  *
  * Messages are JSON text, like Piston's.  The sandbox is looked up (404
- * in the error shape) before the upgrade.  What it cannot do yet: stdin
- * is the init's "stdin"/"stdin_base64", given to the command whole (the
- * library takes an exec's stdin before it starts); a {"type":"stdin"}
- * message is answered with an error and the session closes.  A signal
- * that ends a program (SIGKILL, SIGTERM, SIGINT, SIGQUIT, SIGHUP) kills
- * the command and everything it started; others cannot be delivered (an
- * error message, the command goes on).  The client closing the socket
- * kills the command too.
+ * in the error shape) before the upgrade.  stdin is the init's
+ * "stdin"/"stdin_base64", whole, unless the init says "stdin_stream":
+ * true: then the init's stdin comes first and each stdin message as it
+ * comes, the command seeing the end at stdin_close.  That needs a
+ * provider that streams stdin (SBX_CAP_STDIN_STREAM: local, docker);
+ * elsewhere such an init is refused (not_supported), never run without
+ * its input.  A stdin message in a session that does not stream is
+ * answered not_supported and the session closes.  A signal that ends a program (SIGKILL, SIGTERM, SIGINT,
+ * SIGQUIT, SIGHUP) kills the command and everything it started; others
+ * cannot be delivered (an error message, the command goes on).  The
+ * client closing the socket kills the command too.
  */
 #include "config.h"
 
+#include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,11 +37,53 @@
 #include "compat.h"
 #include "ws.h"
 
+static void notify(srv_ws *ws, const char *code, const char *provider, const char *message);
+
 struct session {
     srv_ws *ws;
     srv_req *r;
     atomic_int killed_with;
+    bool streaming;           /* stdin goes to the pipe while it runs */
+    srv_ws_stdin in;
 };
+
+/* A stdin message's bytes (data, encoding) into the pipe: 0, or -1
+ * having told the client why. */
+static int feed(struct session *se, json_t *m)
+{
+    json_t *d = json_object_get(m, "data");
+    const char *enc = json_string_value(json_object_get(m, "encoding"));
+    unsigned char *bin = NULL;
+    size_t len = 0;
+    int rc;
+
+    if (!json_is_string(d)) {
+        notify(se->ws, "invalid", NULL, "field 'data' of a stdin message must be a string");
+        return -1;
+    }
+    if (enc && !strcmp(enc, "base64")) {
+        const char *t = json_string_value(d), *end = NULL;
+        size_t tl = json_string_length(d);
+        if (!(bin = malloc(tl + 1)) ||
+            sodium_base642bin(bin, tl + 1, t, tl, " \r\n", &len, &end,
+                              sodium_base64_VARIANT_ORIGINAL) != 0 || end != t + tl) {
+            free(bin);
+            notify(se->ws, "invalid", NULL, "field 'data' is not valid base64");
+            return -1;
+        }
+    } else if (enc && strcmp(enc, "utf-8") != 0) {
+        notify(se->ws, "invalid", NULL, "field 'encoding' must be \"utf-8\" or \"base64\"");
+        return -1;
+    }
+    rc = bin ? srv_ws_stdin_write(&se->in, bin, len)
+             : srv_ws_stdin_write(&se->in, json_string_value(d), json_string_length(d));
+    free(bin);
+    if (rc != 0)
+        notify(se->ws, errno == EAGAIN ? "busy" : "invalid", NULL, errno == EAGAIN
+               ? "the command has not read its stdin for 5 s: these bytes were not taken"
+               : "stdin is closed (stdin_close, or the command closed it)");
+    return rc;
+}
 
 static void refuse(srv_req *r, unsigned status, const char *message)
 {
@@ -77,14 +125,23 @@ static int on_message(void *ud, json_t *m)
         }
         return 0;
     }
+    if (se->streaming && !strcmp(type, "stdin")) {
+        feed(se, m);
+        return 0;
+    }
+    if (se->streaming && !strcmp(type, "stdin_close")) {
+        srv_ws_stdin_close(&se->in);
+        return 0;
+    }
     if (!strcmp(type, "stdin") || !strcmp(type, "stdin_close")) {
-        notify(se->ws, "not_supported", NULL, "this server cannot feed stdin to a running "
-               "command: give all of it as \"stdin\" in the init message");
+        notify(se->ws, "not_supported", NULL, "stdin is not streamed in this session: give "
+               "\"stdin_stream\": true in the init, or all of stdin as its \"stdin\"");
         srv_ws_send_close(se->ws, SRV_WS_POLICY, "stdin cannot be streamed");
         sbx_cancel_fire(se->r->cancel);
         return 1;
     }
-    notify(se->ws, "invalid", NULL, "unknown message type (known: init, signal)");
+    notify(se->ws, "invalid", NULL, "unknown message type (known: init, stdin, stdin_close, "
+           "signal)");
     return 0;
 }
 
@@ -113,7 +170,7 @@ static int on_output(void *ud, int stream, const void *buf, size_t len)
  * client why. */
 static int read_init(struct session *se, srv_opts *o, json_t **init)
 {
-    static const char *const extra[] = { "type", NULL };
+    static const char *const extra[] = { "type", "stdin_stream", NULL };
     uint64_t t0 = srv_now_ns();
 
     *init = NULL;
@@ -148,9 +205,47 @@ static int read_init(struct session *se, srv_opts *o, json_t **init)
     return 0;
 }
 
+/* With "stdin_stream": true, stdin comes from a pipe the session writes,
+ * the init's stdin first.  -1 having told the client. */
+static int stream_stdin(struct session *se, struct srv_box *b, json_t *init, sbx_exec_opts *x)
+{
+    const sbx_provider *p = sbx_ctx_find_provider(se->r->s->ctx, srv_box_provider(b));
+    json_t *want = json_object_get(init, "stdin_stream"), *first;
+
+    if (want && !json_is_boolean(want)) {
+        notify(se->ws, "invalid", NULL, "field 'stdin_stream' must be true or false");
+        return -1;
+    }
+    if (!json_is_true(want))
+        return 0;
+    if (!p || !(sbx_provider_capabilities(p) & SBX_CAP_STDIN_STREAM)) {
+        notify(se->ws, "not_supported", srv_box_provider(b), "this sandbox's provider cannot "
+               "stream stdin to a running command (no stdin_stream capability)");
+        return -1;
+    }
+    first = json_pack("{s:O?, s:s}", "data", json_object_get(init, "stdin"), "encoding", "utf-8");
+    if (json_is_string(json_object_get(init, "stdin_base64"))) {
+        json_object_set(first, "data", json_object_get(init, "stdin_base64"));
+        json_object_set_new(first, "encoding", json_string("base64"));
+    }
+    if (srv_ws_stdin_open(&se->in) != 0) {
+        json_decref(first);
+        notify(se->ws, "io", NULL, "cannot make the stdin pipe");
+        return -1;
+    }
+    se->streaming = true;
+    if (json_is_string(json_object_get(first, "data")) && feed(se, first) != 0) {
+        json_decref(first);
+        return -1;
+    }
+    json_decref(first);
+    sbx_exec_opts_set_stdin_fd(x, se->in.rfd);
+    return 0;
+}
+
 static void exec_ws(srv_req *r)
 {
-    struct session se = { NULL, r, 0 };
+    struct session se = { NULL, r, 0, false, { -1, -1 } };
     sbx_sandbox *sb;
     struct srv_box *b = srv_box_use(r, &sb);
     json_t *init = NULL;
@@ -170,6 +265,8 @@ static void exec_ws(srv_req *r)
     if (read_init(&se, &o, &init) != 0)
         goto out;
     parsed = true;
+    if (stream_stdin(&se, b, init, o.exec) != 0)
+        goto out;
     sbx_exec_opts_set_output_cb(o.exec, on_output, &se);
     srv_ws_send_json(se.ws, json_pack("{s:s, s:s, s:s}", "type", "start", "sandbox_id",
                                       srv_box_id(b), "provider", srv_box_provider(b)));
@@ -201,6 +298,7 @@ static void exec_ws(srv_req *r)
     }
 out:
     srv_box_done(r, b);
+    srv_ws_stdin_free(&se.in);
     sbx_result_free(res);
     if (parsed)
         srv_opts_free(&o);

@@ -13,6 +13,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -397,4 +398,74 @@ void srv_ws_reader_stop(srv_ws *ws)
     atomic_store(&ws->reader_stop, true);
     pthread_join(ws->reader, NULL);
     ws->reader_started = false;
+}
+
+/* ---- stdin of an exec, fed from the session ---------------------------------------- */
+
+int srv_ws_stdin_open(srv_ws_stdin *in)
+{
+    int p[2];
+
+    in->rfd = in->wfd = -1;
+    if (pipe2(p, O_CLOEXEC) != 0)
+        return -1;
+    /* A megabyte in flight; past it the writer waits for the program. */
+    (void)fcntl(p[1], F_SETPIPE_SZ, 1 << 20);
+    if (fcntl(p[1], F_SETFL, O_NONBLOCK) != 0) {
+        close(p[0]);
+        close(p[1]);
+        return -1;
+    }
+    in->rfd = p[0];
+    in->wfd = p[1];
+    return 0;
+}
+
+int srv_ws_stdin_write(srv_ws_stdin *in, const void *data, size_t len)
+{
+    const char *p = data;
+
+    if (in->wfd < 0) {
+        errno = EPIPE;
+        return -1;
+    }
+    while (len) {
+        ssize_t n = write(in->wfd, p, len);
+        if (n > 0) {
+            p += n;
+            len -= (size_t)n;
+            continue;
+        }
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && errno == EAGAIN) {
+            struct pollfd pf = { in->wfd, POLLOUT, 0 };
+            if (poll(&pf, 1, 5000) <= 0) {
+                errno = EAGAIN;
+                return -1;
+            }
+            if (pf.revents & (POLLERR | POLLHUP)) {
+                errno = EPIPE;
+                return -1;
+            }
+            continue;
+        }
+        return -1;
+    }
+    return 0;
+}
+
+void srv_ws_stdin_close(srv_ws_stdin *in)
+{
+    if (in->wfd >= 0)
+        close(in->wfd);
+    in->wfd = -1;
+}
+
+void srv_ws_stdin_free(srv_ws_stdin *in)
+{
+    srv_ws_stdin_close(in);
+    if (in->rfd >= 0)
+        close(in->rfd);
+    in->rfd = -1;
 }

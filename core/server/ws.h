@@ -39,6 +39,20 @@ bool srv_ws_closed(const srv_ws *ws);
 typedef int (*srv_ws_message_cb)(void *ud, json_t *msg);
 int srv_ws_reader_start(srv_ws *ws, srv_ws_message_cb cb, void *ud);
 void srv_ws_reader_stop(srv_ws *ws);
+/* A pipe feeding an exec's stdin from the session while it runs
+ * (sbx_exec_opts_set_stdin_fd with rfd), written by one thread. */
+typedef struct srv_ws_stdin {
+    int rfd, wfd;             /* -1 when closed */
+} srv_ws_stdin;
+/* 0, or -1 (errno). */
+int srv_ws_stdin_open(srv_ws_stdin *in);
+/* Write all of @data, waiting up to 5 s while the program does not read:
+ * 0, or -1 (EPIPE: closed; EAGAIN: the program does not read). */
+int srv_ws_stdin_write(srv_ws_stdin *in, const void *data, size_t len);
+/* The program sees end of file. */
+void srv_ws_stdin_close(srv_ws_stdin *in);
+void srv_ws_stdin_free(srv_ws_stdin *in);
+
 /* Stop the receiving thread, close (@code, @reason) unless closed
  * already, wait briefly for the peer's close, give the socket back and
  * free @ws. */

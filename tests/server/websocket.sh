@@ -9,7 +9,7 @@
 . "$top_srcdir/tests/server/npm.sh"
 npm_clients
 
-plan 36
+plan 38
 
 check "polysandboxd starts" srv_start -o server.connection_timeout=2s
 wsbase=$(echo "$base" | sed 's/^http:/ws:/')
@@ -27,7 +27,7 @@ pinit() { printf '{"type":"init","language":"%s","version":"*","files":[{"conten
 
 # ---- Piston ----------------------------------------------------------------------------------
 
-ws /api/v2/connect "$(pinit python '"import time\nprint(input())\ntime.sleep(3)\nprint(\"late\")"' ',"stdin":"hey"')"
+ws /api/v2/connect "$(pinit python '"import time\nprint(input())\ntime.sleep(3)\nprint(\"late\")"' ',"stdin":"hey\n"')"
 check "piston: runtime, stage, data, exit, close 4999 Job Completed" \
     wj "$types[:2] == ['runtime', 'stage'] and $types[-1] == 'exit' and set($types[2:-1]) == {'data'} and j['messages'][0]['data']['language'] == 'python' and j['messages'][1]['data']['stage'] == 'run' and j['close'] == {'code': 4999, 'reason': 'Job Completed', 't': j['close']['t']}"
 check "piston: data as produced, stdin from init, exit code 0; the session outlived the idle timeout" \
@@ -54,9 +54,9 @@ ws /api/v2/connect "$(pinit python '"import time\ntime.sleep(5)"')" @200 '{"type
 check "piston: writing to stdout: 4004" wj "j['close']['code'] == 4004"
 ws /api/v2/connect "$(pinit python '"import time\ntime.sleep(5)"')" @200 '{"type":"signal","signal":"SIGNOPE"}'
 check "piston: an invalid signal: 4005" wj "j['close']['code'] == 4005"
-ws /api/v2/connect "$(pinit python '"import time\ntime.sleep(3)"')" @200 '{"type":"data","stream":"stdin","data":"x\n"}'
-check "piston: stdin after init cannot be fed: an error message, then 4002" \
-    wj "j['messages'][-1]['data']['type'] == 'error' and 'stdin' in j['messages'][-1]['data']['message'] and j['close']['code'] == 4002"
+ws /api/v2/connect "$(pinit python '"import sys\nfor line in sys.stdin:\n    print(\"got\", line.strip(), flush=True)\n    if line.strip() == \"stop\": break"' ',"stdin":"first\n"')" @300 '{"type":"data","stream":"stdin","data":"a\n"}' @700 '{"type":"data","stream":"stdin","data":"stop\n"}'
+check "piston: stdin data messages reach the program as it runs (after the init's)" \
+    wj "(lambda d: ''.join(m['data']['data'] for m in d) == 'got first\ngot a\ngot stop\n' and [m for m in d if 'stop' in m['data']['data']][0]['t'] - [m for m in d if 'got a' in m['data']['data']][0]['t'] > 400)([m for m in j['messages'] if m['data']['type'] == 'data']) and j['messages'][-1]['data']['code'] == 0"
 ws /api/v2/connect "$(pinit cobol '"x"')"
 check "piston: an unknown runtime: an error message, then 4002 Notified Error" \
     wj "j['messages'] == [{'t': j['messages'][0]['t'], 'data': {'type': 'error', 'message': 'cobol-* runtime is unknown'}}] and j['close'] == {'code': 4002, 'reason': 'Notified Error', 't': j['close']['t']}"
@@ -99,9 +99,15 @@ check "exec/ws: a bad init: an error naming the field, close 1008" \
 ws "/v1/sandboxes/$sid/exec/ws" '{"type":"hello"}'
 check "exec/ws: a first message that is not init: an error, 1008" \
     wj "j['messages'][0]['data']['type'] == 'error' and j['close']['code'] == 1008"
-ws "/v1/sandboxes/$sid/exec/ws" '{"type":"init","shell":"sleep 3"}' @200 '{"type":"stdin","data":"x"}'
-check "exec/ws: stdin while it runs cannot be fed yet: not_supported, 1008" \
+ws "/v1/sandboxes/$sid/exec/ws" '{"type":"init","shell":"while read l; do echo \"got $l\"; done; echo end","stdin_stream":true,"stdin":"one\n"}' @300 '{"type":"stdin","data":"two\n"}' @500 '{"type":"stdin","data":"dGhyZWUK","encoding":"base64"}' @300 '{"type":"stdin_close"}'
+check "exec/ws stdin_stream: the init's stdin, then stdin messages as they come, the end at stdin_close" \
+    wj "(lambda d: ''.join(m['data']['data'] for m in d) == 'got one\ngot two\ngot three\nend\n' and [m for m in d if 'three' in m['data']['data']][0]['t'] - [m for m in d if 'two' in m['data']['data']][0]['t'] > 300)([m for m in j['messages'] if m['data']['type'] == 'stdout']) and j['messages'][-1]['data']['result']['status'] == 'ok'"
+ws "/v1/sandboxes/$sid/exec/ws" '{"type":"init","shell":"sleep 2"}' @200 '{"type":"stdin","data":"x"}'
+check "exec/ws: stdin messages without stdin_stream: not_supported, 1008" \
     wj "[m['data'] for m in j['messages'] if m['data']['type'] == 'error'][0]['error']['code'] == 'not_supported' and j['close']['code'] == 1008"
+ws "/v1/sandboxes/$sid/exec/ws" '{"type":"init","shell":"read a; echo \"[$a]\"; sleep 1","stdin_stream":true}' @200 '{"type":"stdin_close"}' @200 '{"type":"stdin","data":"late\n"}'
+check "exec/ws: stdin after stdin_close: an error; the command saw the end" \
+    wj "any(m['data']['type'] == 'error' and 'closed' in m['data']['error']['message'] for m in j['messages']) and j['messages'][-1]['data']['result']['stdout'] == '[]\n'"
 ws /v1/sandboxes/lcl-0000000000000000/exec/ws '{"type":"init","argv":["true"]}'
 check "exec/ws: an unknown sandbox: 404 before any upgrade" wj "j['status'] == 404"
 req GET "/v1/sandboxes/$sid/exec/ws"

@@ -317,6 +317,24 @@ SBX_API int sbx_exec_opts_set_code(sbx_exec_opts *o, const char *lang,
 /** Extra arguments given to the program run by set_code (copied). */
 SBX_API int sbx_exec_opts_set_args(sbx_exec_opts *o, const char *const *args);
 SBX_API int sbx_exec_opts_set_stdin(sbx_exec_opts *o, const void *data, size_t len);
+/**
+ * sbx_exec_opts_set_stdin_fd:
+ * @fd: (transfer none) a file descriptor to read the command's stdin
+ *   from while it runs, or -1 for none; it must stay open until the exec
+ *   returns, and the library never closes it
+ *
+ * Streams stdin: every byte that can be read from @fd reaches the
+ * command's stdin as soon as the command takes it, and end of file on
+ * @fd (the writer closing a pipe) closes the command's stdin.  For an
+ * interactive program fed by another thread (polysandboxd's WebSocket
+ * exec).  Replaces the bytes of sbx_exec_opts_set_stdin (which replaces
+ * this in turn).  A template's compile step gets no stdin.  An exec on a
+ * provider without the "stdin_stream" capability (SBX_CAP_STDIN_STREAM:
+ * local, docker) is refused with SBX_E_NOTSUP, never run without its
+ * input; a run that failed part way is not tried again (its input was
+ * read).  Errors: SBX_E_INVAL (@fd below -1).  Since: 0.2
+ */
+SBX_API int sbx_exec_opts_set_stdin_fd(sbx_exec_opts *o, int fd);
 SBX_API int sbx_exec_opts_add_env(sbx_exec_opts *o, const char *key,
                                   const char *value);
 SBX_API int sbx_exec_opts_set_cwd(sbx_exec_opts *o, const char *cwd);
