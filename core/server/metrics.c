@@ -233,53 +233,50 @@ static void help(struct out *o, const char *name, const char *type, const char *
     put(o, "# HELP %s %s\n# TYPE %s %s\n", name, text, name, type);
 }
 
-static void providers(struct out *o, srv *s)
+static long long ready_of(const sbx_provider *p)
+{
+    return sbx_provider_get_state(p) == SBX_PROVIDER_READY;
+}
+
+static long long breaker_of(const sbx_provider *p)
+{
+    return (long long)sbx_provider_breaker(p);
+}
+
+static long long failures_of(const sbx_provider *p)
+{
+    return (long long)sbx_provider_breaker_failures(p);
+}
+
+/* One gauge with a value per provider. */
+static void provider_gauge(struct out *o, srv *s, const char *name, const char *text,
+                           long long (*value)(const sbx_provider *))
 {
     char e1[256];
     size_t n = sbx_ctx_provider_count(s->ctx);
 
-    help(o, "polysandboxd_provider_ready", "gauge", "1 when the provider is loaded and ready");
+    help(o, name, "gauge", text);
     for (size_t i = 0; i < n; i++) {
         const sbx_provider *p = sbx_ctx_provider(s->ctx, i);
-        put(o, "polysandboxd_provider_ready{provider=\"%s\"} %d\n",
-            lv(sbx_provider_name(p), e1, sizeof e1),
-            sbx_provider_get_state(p) == SBX_PROVIDER_READY);
-    }
-    help(o, "polysandboxd_breaker_state", "gauge",
-         "circuit breaker per provider: 0 closed, 1 open, 2 half-open");
-    for (size_t i = 0; i < n; i++) {
-        const sbx_provider *p = sbx_ctx_provider(s->ctx, i);
-        put(o, "polysandboxd_breaker_state{provider=\"%s\"} %d\n",
-            lv(sbx_provider_name(p), e1, sizeof e1), (int)sbx_provider_breaker(p));
-    }
-    help(o, "polysandboxd_breaker_failures", "gauge",
-         "consecutive failed creates the breaker counted");
-    for (size_t i = 0; i < n; i++) {
-        const sbx_provider *p = sbx_ctx_provider(s->ctx, i);
-        put(o, "polysandboxd_breaker_failures{provider=\"%s\"} %u\n",
-            lv(sbx_provider_name(p), e1, sizeof e1), sbx_provider_breaker_failures(p));
+        put(o, "%s{provider=\"%s\"} %lld\n", name, lv(sbx_provider_name(p), e1, sizeof e1),
+            value(p));
     }
 }
 
-static void pools(struct out *o, srv *s)
+/* One gauge with a statistic per pool. */
+static void pool_gauge(struct out *o, srv *s, const char *name, const char *text,
+                       sbx_pool_stat which)
 {
     char e1[256];
     size_t n = sbx_ctx_pool_count(s->ctx);
     uint64_t st[SBX_POOL_STAT_COUNT];
 
-    help(o, "polysandboxd_pool_ready", "gauge", "ready sandboxes in a warm pool");
+    help(o, name, "gauge", text);
     for (size_t i = 0; i < n; i++) {
-        const char *name = sbx_ctx_pool_name(s->ctx, i);
-        if (sbx_pool_stats(s->ctx, name, st, SBX_POOL_STAT_COUNT) == SBX_OK)
-            put(o, "polysandboxd_pool_ready{pool=\"%s\"} %llu\n", lv(name, e1, sizeof e1),
-                (unsigned long long)st[SBX_POOL_STAT_READY]);
-    }
-    help(o, "polysandboxd_pool_size", "gauge", "ready sandboxes a warm pool keeps");
-    for (size_t i = 0; i < n; i++) {
-        const char *name = sbx_ctx_pool_name(s->ctx, i);
-        if (sbx_pool_stats(s->ctx, name, st, SBX_POOL_STAT_COUNT) == SBX_OK)
-            put(o, "polysandboxd_pool_size{pool=\"%s\"} %llu\n", lv(name, e1, sizeof e1),
-                (unsigned long long)st[SBX_POOL_STAT_SIZE]);
+        const char *pool = sbx_ctx_pool_name(s->ctx, i);
+        if (sbx_pool_stats(s->ctx, pool, st, SBX_POOL_STAT_COUNT) == SBX_OK)
+            put(o, "%s{pool=\"%s\"} %llu\n", name, lv(pool, e1, sizeof e1),
+                (unsigned long long)st[which]);
     }
 }
 
@@ -337,8 +334,16 @@ char *srv_metrics_text(srv *s, size_t *len)
     pthread_mutex_unlock(&m->lock);
     help(&o, "polysandboxd_admitted_total", "counter", "requests admitted to the workers");
     put(&o, "polysandboxd_admitted_total %llu\n", (unsigned long long)ps.admitted);
-    providers(&o, s);
-    pools(&o, s);
+    provider_gauge(&o, s, "polysandboxd_provider_ready",
+                   "1 when the provider is loaded and ready", ready_of);
+    provider_gauge(&o, s, "polysandboxd_breaker_state",
+                   "circuit breaker per provider: 0 closed, 1 open, 2 half-open", breaker_of);
+    provider_gauge(&o, s, "polysandboxd_breaker_failures",
+                   "consecutive failed creates the breaker counted", failures_of);
+    pool_gauge(&o, s, "polysandboxd_pool_ready", "ready sandboxes in a warm pool",
+               SBX_POOL_STAT_READY);
+    pool_gauge(&o, s, "polysandboxd_pool_size", "ready sandboxes a warm pool keeps",
+               SBX_POOL_STAT_SIZE);
     if (o.nomem) {
         free(o.buf);
         return NULL;

@@ -12,74 +12,77 @@
 #include "cli.h"
 #include "server.h"
 
-static void reply_array(srv_req *r, const char *key, json_t *arr)
+/* An array of one object per item (NULL on ENOMEM); @item may skip one
+ * by returning NULL with *skip set. */
+static json_t *array_of(srv_req *r, size_t n, json_t *(*item)(srv_req *, size_t, bool *))
+{
+    json_t *arr = json_array();
+
+    for (size_t i = 0; arr && i < n; i++) {
+        bool skip = false;
+        json_t *o = item(r, i, &skip);
+        if (skip)
+            continue;
+        if (!o || json_array_append_new(arr, o) != 0) {
+            json_decref(arr);
+            arr = NULL;
+        }
+    }
+    return arr;
+}
+
+static void reply_array(srv_req *r, const char *key, json_t *arr, const char *def)
 {
     if (!arr) {
         srv_error(r, 500, "nomem", NULL, "out of memory");
         return;
     }
-    srv_reply_json(r, 200, json_pack("{s:o}", key, arr));
+    srv_reply_json(r, 200, json_pack("{s:o, s:s*}", key, arr, "default", def));
+}
+
+static json_t *provider_item(srv_req *r, size_t i, bool *skip)
+{
+    (void)skip;
+    return cli_provider_json(sbx_ctx_provider(r->s->ctx, i));
+}
+
+static json_t *template_item(srv_req *r, size_t i, bool *skip)
+{
+    (void)skip;
+    return cli_template_json(sbx_ctx_template(r->s->ctx, i));
+}
+
+static json_t *pool_item(srv_req *r, size_t i, bool *skip)
+{
+    sbx_ctx *ctx = r->s->ctx;
+    const char *name = sbx_ctx_pool_name(ctx, i);
+    uint64_t v[SBX_POOL_STAT_COUNT];
+    char err[512];
+
+    if (sbx_pool_stats(ctx, name, v, SBX_POOL_STAT_COUNT) != SBX_OK) {
+        *skip = true;
+        return NULL;
+    }
+    if (sbx_pool_last_error(ctx, name, err, sizeof err) != SBX_OK)
+        err[0] = '\0';
+    return cli_pool_json(ctx, name, v, err);
 }
 
 static void providers(srv_req *r)
 {
-    sbx_ctx *ctx = r->s->ctx;
-    const char *def = sbx_ctx_default_provider(ctx);
-    size_t n = sbx_ctx_provider_count(ctx);
-    json_t *arr = json_array();
-
-    for (size_t i = 0; arr && i < n; i++) {
-        json_t *o = cli_provider_json(sbx_ctx_provider(ctx, i));
-        if (!o || json_array_append_new(arr, o) != 0) {
-            json_decref(arr);
-            arr = NULL;
-        }
-    }
-    if (arr) {
-        srv_reply_json(r, 200, json_pack("{s:o, s:s?}", "providers", arr, "default", def));
-        return;
-    }
-    reply_array(r, "providers", NULL);
+    reply_array(r, "providers", array_of(r, sbx_ctx_provider_count(r->s->ctx), provider_item),
+                sbx_ctx_default_provider(r->s->ctx));
 }
 
 static void templates(srv_req *r)
 {
-    sbx_ctx *ctx = r->s->ctx;
-    size_t n = sbx_ctx_template_count(ctx);
-    json_t *arr = json_array();
-
-    for (size_t i = 0; arr && i < n; i++) {
-        json_t *o = cli_template_json(sbx_ctx_template(ctx, i));
-        if (!o || json_array_append_new(arr, o) != 0) {
-            json_decref(arr);
-            arr = NULL;
-        }
-    }
-    reply_array(r, "templates", arr);
+    reply_array(r, "templates", array_of(r, sbx_ctx_template_count(r->s->ctx), template_item),
+                NULL);
 }
 
 static void pools(srv_req *r)
 {
-    sbx_ctx *ctx = r->s->ctx;
-    size_t n = sbx_ctx_pool_count(ctx);
-    json_t *arr = json_array();
-    uint64_t v[SBX_POOL_STAT_COUNT];
-    char err[512];
-
-    for (size_t i = 0; arr && i < n; i++) {
-        const char *name = sbx_ctx_pool_name(ctx, i);
-        json_t *o;
-        if (sbx_pool_stats(ctx, name, v, SBX_POOL_STAT_COUNT) != SBX_OK)
-            continue;
-        if (sbx_pool_last_error(ctx, name, err, sizeof err) != SBX_OK)
-            err[0] = '\0';
-        o = cli_pool_json(ctx, name, v, err);
-        if (!o || json_array_append_new(arr, o) != 0) {
-            json_decref(arr);
-            arr = NULL;
-        }
-    }
-    reply_array(r, "pools", arr);
+    reply_array(r, "pools", array_of(r, sbx_ctx_pool_count(r->s->ctx), pool_item), NULL);
 }
 
 static const srv_route routes[] = {

@@ -266,6 +266,8 @@ static void destroy(srv_req *r)
 
     if (!b)
         return;
+    /* An exec running in it stops now rather than hold the destroy. */
+    srv_box_interrupt(r->s, b);
     if (srv_box_lock(b) != 0) {
         srv_error(r, 404, "not_found", srv_box_provider(b), "sandbox %s was destroyed",
                   srv_box_id(b));
@@ -311,7 +313,9 @@ static void exec(srv_req *r)
         }
         sbx_exec_opts_set_output_cb(o.exec, on_output, r);
     }
+    srv_box_busy(r->s, b, r->cancel);
     rc = sbx_sandbox_exec(sb, o.exec, &res);
+    srv_box_busy(r->s, b, NULL);
     if (rc == SBX_OK && sbx_result_status(res) == SBX_RUN_SANDBOX_ERROR &&
         sbx_result_error_code(res) != SBX_E_CANCELLED)
         srv_box_drop_handle(b);   /* reopen (or find it gone) next time */

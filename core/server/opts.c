@@ -99,76 +99,52 @@ int srv_json_bool(srv_req *r, json_t *j, const char *field, bool *out)
     return 0;
 }
 
-int srv_json_duration(srv_req *r, json_t *v, const char *field, uint64_t *ns)
+/* The three kinds of quantity a body gives: a number in the base unit
+ * (seconds: fractions allowed; bytes; a count) or a string with a unit in
+ * the command line's grammar. */
+static const struct quantity {
+    uint64_t scale;          /* of an integer */
+    bool fractions;          /* a real number is allowed (seconds) */
+    bool (*parse)(const char *, uint64_t *, const char **);
+    const char *what;
+} quantities[] = {
+    [SRV_DURATION] = { 1000000000u, true, cli_parse_duration,
+                       "a number of seconds or a duration such as \"500ms\"" },
+    [SRV_SIZE] = { 1, false, cli_parse_size, "a number of bytes or a size such as \"64M\"" },
+    [SRV_COUNT] = { 1, false, cli_parse_count, "a whole number" },
+};
+
+int srv_json_quantity(srv_req *r, json_t *v, const char *field, int kind, uint64_t *out)
 {
+    const struct quantity *q = &quantities[kind];
     const char *why = NULL;
 
     if (json_is_integer(v)) {
-        json_int_t s = json_integer_value(v);
-        if (s <= 0)
+        json_int_t n = json_integer_value(v);
+        if (n <= 0)
             return bad(r, field, "must be greater than 0", NULL);
-        if ((uint64_t)s > UINT64_MAX / 1000000000u)
+        if ((uint64_t)n > UINT64_MAX / q->scale)
             return bad(r, field, "is too large", NULL);
-        *ns = (uint64_t)s * 1000000000u;
+        *out = (uint64_t)n * q->scale;
         return 0;
     }
-    if (json_is_real(v)) {
-        double s = json_real_value(v);
-        if (!(s > 0) || !isfinite(s))
+    if (json_is_real(v) && q->fractions) {
+        double x = json_real_value(v);
+        if (!(x > 0) || !isfinite(x))
             return bad(r, field, "must be greater than 0", NULL);
-        if (s > 1.8e10)
+        if (x > 1.8e19 / (double)q->scale)
             return bad(r, field, "is too large", NULL);
-        *ns = (uint64_t)llround(s * 1e9);
-        if (*ns == 0)
+        *out = (uint64_t)llround(x * (double)q->scale);
+        if (*out == 0)
             return bad(r, field, "is shorter than a nanosecond", NULL);
         return 0;
     }
     if (json_is_string(v)) {
-        if (!cli_parse_duration(json_string_value(v), ns, &why))
+        if (!q->parse(json_string_value(v), out, &why))
             return bad(r, field, "", why);
         return 0;
     }
-    srv_error(r, 400, "invalid", NULL, "field '%s' must be a number of seconds or a "
-              "duration such as \"500ms\", not %s", field, type_name(v));
-    return -1;
-}
-
-int srv_json_size(srv_req *r, json_t *v, const char *field, uint64_t *bytes)
-{
-    const char *why = NULL;
-
-    if (json_is_integer(v)) {
-        if (json_integer_value(v) <= 0)
-            return bad(r, field, "must be greater than 0", NULL);
-        *bytes = (uint64_t)json_integer_value(v);
-        return 0;
-    }
-    if (json_is_string(v)) {
-        if (!cli_parse_size(json_string_value(v), bytes, &why))
-            return bad(r, field, "", why);
-        return 0;
-    }
-    srv_error(r, 400, "invalid", NULL, "field '%s' must be a number of bytes or a size "
-              "such as \"64M\", not %s", field, type_name(v));
-    return -1;
-}
-
-static int json_count(srv_req *r, json_t *v, const char *field, uint64_t *n)
-{
-    const char *why = NULL;
-
-    if (json_is_integer(v)) {
-        if (json_integer_value(v) <= 0)
-            return bad(r, field, "must be greater than 0", NULL);
-        *n = (uint64_t)json_integer_value(v);
-        return 0;
-    }
-    if (json_is_string(v)) {
-        if (!cli_parse_count(json_string_value(v), n, &why))
-            return bad(r, field, "", why);
-        return 0;
-    }
-    srv_error(r, 400, "invalid", NULL, "field '%s' must be a whole number, not %s", field,
+    srv_error(r, 400, "invalid", NULL, "field '%s' must be %s, not %s", field, q->what,
               type_name(v));
     return -1;
 }
@@ -376,13 +352,13 @@ static int limits(srv_req *r, json_t *v, sbx_create_opts *c)
     static const struct {
         const char *key;
         sbx_limit which;
-        int kind;   /* 0 duration, 1 size, 2 count */
+        int kind;
     } map[] = {
-        { "wall", SBX_LIMIT_WALL, 0 },     { "cpu", SBX_LIMIT_CPU, 0 },
-        { "memory", SBX_LIMIT_MEMORY, 1 }, { "pids", SBX_LIMIT_PIDS, 2 },
-        { "nofile", SBX_LIMIT_NOFILE, 2 }, { "fsize", SBX_LIMIT_FSIZE, 1 },
-        { "disk", SBX_LIMIT_DISK, 1 },     { "stdout", SBX_LIMIT_STDOUT, 1 },
-        { "stderr", SBX_LIMIT_STDERR, 1 },
+        { "wall", SBX_LIMIT_WALL, SRV_DURATION },   { "cpu", SBX_LIMIT_CPU, SRV_DURATION },
+        { "memory", SBX_LIMIT_MEMORY, SRV_SIZE },   { "pids", SBX_LIMIT_PIDS, SRV_COUNT },
+        { "nofile", SBX_LIMIT_NOFILE, SRV_COUNT },  { "fsize", SBX_LIMIT_FSIZE, SRV_SIZE },
+        { "disk", SBX_LIMIT_DISK, SRV_SIZE },       { "stdout", SBX_LIMIT_STDOUT, SRV_SIZE },
+        { "stderr", SBX_LIMIT_STDERR, SRV_SIZE },
     };
     const char *k;
     json_t *e;
@@ -393,7 +369,6 @@ static int limits(srv_req *r, json_t *v, sbx_create_opts *c)
     json_object_foreach(v, k, e) {
         size_t i;
         uint64_t val;
-        int rc;
         for (i = 0; i < sizeof map / sizeof map[0]; i++)
             if (strcmp(map[i].key, k) == 0)
                 break;
@@ -401,10 +376,7 @@ static int limits(srv_req *r, json_t *v, sbx_create_opts *c)
         if (i == sizeof map / sizeof map[0])
             return bad(r, field, "is not a limit (known: wall, cpu, memory, pids, nofile, "
                        "fsize, disk, stdout, stderr)", NULL);
-        rc = map[i].kind == 0 ? srv_json_duration(r, e, field, &val)
-           : map[i].kind == 1 ? srv_json_size(r, e, field, &val)
-                              : json_count(r, e, field, &val);
-        if (rc != 0)
+        if (srv_json_quantity(r, e, field, map[i].kind, &val) != 0)
             return -1;
         if (sbx_create_opts_set_limit(c, map[i].which, val) != SBX_OK)
             return bad(r, field, "is not valid", NULL);
@@ -541,7 +513,7 @@ static int persist_part(srv_req *r, json_t *j, srv_opts *o)
     if ((v = json_object_get(j, "labels")) && !json_is_null(v) && labels(r, v, o) != 0)
         return -1;
     if ((v = json_object_get(j, "ttl")) && !json_is_null(v)) {
-        if (srv_json_duration(r, v, "ttl", &ttl) != 0)
+        if (srv_json_quantity(r, v, "ttl", SRV_DURATION, &ttl) != 0)
             return -1;
         sbx_create_opts_set_ttl(o->create, ttl);
     }
@@ -641,7 +613,7 @@ static int exec_part(srv_req *r, json_t *j, srv_opts *o)
         return bad(r, "cwd", "is not valid", NULL);
     if ((v = json_object_get(j, "timeout")) && !json_is_null(v)) {
         uint64_t ns;
-        if (srv_json_duration(r, v, "timeout", &ns) != 0)
+        if (srv_json_quantity(r, v, "timeout", SRV_DURATION, &ns) != 0)
             return -1;
         sbx_exec_opts_set_timeout(x, ns);
     }

@@ -22,6 +22,7 @@ struct srv_box {
     sbx_sandbox *sb;           /* the open handle, or NULL (under lock) */
     bool ours;
     bool gone;                 /* destroyed (under lock) */
+    sbx_cancel *busy;          /* the exec holding the lock, (registry lock) */
     int refs;                  /* (registry lock) */
     struct srv_box *next;
 };
@@ -130,8 +131,24 @@ int srv_box_handle(srv *s, struct srv_box *b, sbx_sandbox **sb)
 
     if (!b->sb)
         rc = sbx_sandbox_open(s->ctx, b->provider, b->id, &b->sb);
+    if (rc == SBX_E_NOT_FOUND)
+        b->gone = true;   /* destroyed behind our back */
     *sb = b->sb;
     return rc;
+}
+
+void srv_box_busy(srv *s, struct srv_box *b, sbx_cancel *c)
+{
+    pthread_mutex_lock(&s->registry->lock);
+    b->busy = c;
+    pthread_mutex_unlock(&s->registry->lock);
+}
+
+void srv_box_interrupt(srv *s, struct srv_box *b)
+{
+    pthread_mutex_lock(&s->registry->lock);
+    sbx_cancel_fire(b->busy);
+    pthread_mutex_unlock(&s->registry->lock);
 }
 
 /* The handle failed in a way that may have left it stale: reopen next time. */
@@ -184,9 +201,10 @@ void srv_registry_free(srv *s)
     for (b = g->head; b; b = next) {
         next = b->next;
         if (b->ours && !s->conf.keep_sandboxes && !b->gone) {
-            if (srv_box_destroy(s, b) == SBX_OK)
+            int rc = srv_box_destroy(s, b);
+            if (rc == SBX_OK)
                 destroyed++;
-            else {
+            else if (rc != SBX_E_NOT_FOUND) {
                 failed++;
                 srv_log(NULL, "cannot destroy sandbox %s (%s): %s", b->id, b->provider,
                         sbx_error_message(sbx_ctx_last_error(s->ctx)));

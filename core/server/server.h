@@ -316,8 +316,10 @@ void srv_opts_free(srv_opts *o);
 /* Typed field readers with the same 400s (NULL/false when absent). */
 int srv_json_string(srv_req *r, json_t *j, const char *field, const char **out);
 int srv_json_bool(srv_req *r, json_t *j, const char *field, bool *out);
-int srv_json_duration(srv_req *r, json_t *v, const char *field, uint64_t *ns);
-int srv_json_size(srv_req *r, json_t *v, const char *field, uint64_t *bytes);
+/* A duration (ns), size (bytes) or count: a number in seconds, bytes or
+ * units, or a string with a unit ("500ms", "64M"); 0 is refused. */
+enum { SRV_DURATION, SRV_SIZE, SRV_COUNT };
+int srv_json_quantity(srv_req *r, json_t *v, const char *field, int kind, uint64_t *out);
 /* Decode base64 (transfer full *out); -1 after a 400 naming @field. */
 int srv_base64_decode(srv_req *r, const char *field, const char *text, size_t len,
                       unsigned char **out, size_t *out_len);
@@ -401,6 +403,10 @@ void srv_box_unlock(struct srv_box *b);
  * error (SBX_E_NOT_FOUND: no such sandbox). */
 int srv_box_handle(srv *s, struct srv_box *b, sbx_sandbox **sb);
 void srv_box_drop_handle(struct srv_box *b);
+/* Under the lock: the cancel of the exec that holds it (NULL when done),
+ * so that a DELETE of the sandbox stops that exec rather than wait. */
+void srv_box_busy(srv *s, struct srv_box *b, sbx_cancel *c);
+void srv_box_interrupt(srv *s, struct srv_box *b);
 /* Under the lock: keep @sb (transfer full) as the handle; @ours: this
  * server made it (destroyed at exit). */
 void srv_box_adopt(struct srv_box *b, sbx_sandbox *sb, bool ours);

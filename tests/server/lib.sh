@@ -11,12 +11,26 @@ PSD="$top_builddir/polysandboxd"
 PS="$top_builddir/polysandbox"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/ps-server-test.XXXXXX") || exit 99
 srv_pid=
+# A sanitizer's report in the server's log fails the test (under the
+# ASan+UBSan build a report does not always stop the server).
+srv_sanitized() {
+    [ -f "$tmp/server.log" ] || return 0
+    if grep -q -E 'runtime error:|AddressSanitizer|LeakSanitizer' "$tmp/server.log"; then
+        grep -E -A12 'runtime error:|AddressSanitizer|LeakSanitizer' "$tmp/server.log" |
+            head -40 | sed 's/^/# /'
+        echo "Bail out! a sanitizer reported in the server's log"
+        return 1
+    fi
+}
 srv_cleanup() {
     if [ -n "$srv_pid" ] && kill -0 "$srv_pid" 2>/dev/null; then
         kill -TERM "$srv_pid" 2>/dev/null
         wait "$srv_pid" 2>/dev/null
     fi
+    srv_sanitized
+    san=$?
     rm -rf "$tmp"
+    [ "$san" = 0 ] || exit 1
 }
 trap srv_cleanup EXIT
 # The python3 of the system (tests use its standard library only).
@@ -29,6 +43,7 @@ command -v curl >/dev/null 2>&1 || { echo "1..0 # SKIP curl is not installed"; e
 # (http://127.0.0.1:PORT); the log goes to $tmp/server.log.  Returns
 # non-zero when it did not come up within 20 seconds.
 srv_start() {
+    srv_sanitized || exit 1
     : >"$tmp/server.log"
     "$PSD" --listen 127.0.0.1:0 "$@" 2>"$tmp/server.log" &
     srv_pid=$!
@@ -50,6 +65,13 @@ srv_stop() {
     wait "$srv_pid"
     srv_rc=$?
     srv_pid=
+    srv_sanitized || exit 1
+}
+# True when the build is instrumented by AddressSanitizer (its quarantine
+# keeps freed memory, so resident memory says nothing there).
+asan_build() {
+    case "${SBX_CFLAGS:-} ${SBX_LDFLAGS:-}" in *sanitize=address*) return 0 ;; esac
+    return 1
 }
 
 # req METHOD PATH [CURL ARGS...]: one request; sets code (the HTTP status),

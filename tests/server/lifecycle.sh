@@ -8,7 +8,7 @@
 # keep_sandboxes they stay.
 . "$top_srcdir/tests/server/lib.sh"
 
-plan 21
+plan 23
 
 # A sleep duration no other test uses, so what is left is recognisably ours.
 secs=$((3000 + $$ % 5000))
@@ -50,6 +50,22 @@ sleep 1
 check "a silent SSE run is under way" sleeping "$((secs + 1))"
 wait "$lpid"
 check "it is cancelled within 5 s of its client leaving" gone_within 5 sleeping "$((secs + 1))"
+# A DELETE does not wait for an exec running in the sandbox: it stops it.
+post /v1/sandboxes '{}'
+box=$(sed -n 's/.*"id":"\([^"]*\)".*/\1/p' "$tmp/out")
+curl -sS -o "$tmp/interrupted" "$base/v1/sandboxes/$box/exec" \
+    -d "{\"argv\":[\"sleep\",\"$((secs + 3))\"],\"timeout\":120}" &
+cpid=$!
+sleep 1
+t0=$(date +%s)
+req DELETE "/v1/sandboxes/$box"
+t1=$(date +%s)
+wait "$cpid"
+check "a DELETE during an exec answers 200 within 5 s ($((t1 - t0)) s)" \
+    eval 'is 200 && [ $((t1 - t0)) -le 5 ]'
+check "the exec it stopped was answered as cancelled, its sleep gone" \
+    eval 'json_check_file "$tmp/interrupted" "j[\"error_code\"] == 21" && ! sleeping "$((secs + 3))"'
+
 req GET /v1/status
 check "nothing is in flight afterwards" eval 'is 200 && json_check "j[\"in_flight\"] == 0"'
 

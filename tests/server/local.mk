@@ -11,6 +11,8 @@ SERVER_TESTS = \
 	tests/server/input.sh \
 	tests/server/backpressure.sh \
 	tests/server/config.sh \
+	tests/server/sse.sh \
+	tests/server/soak.sh \
 	tests/server/piston.sh \
 	tests/server/sandboxfusion.sh \
 	tests/server/sandboxfusion-data.sh \
