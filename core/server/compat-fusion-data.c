@@ -408,28 +408,32 @@ out:
     json_decref(j);
 }
 
+/* A whole number >= 0 in @field, left alone when absent; -1 having
+ * replied 422. */
+static int count_field(srv_req *r, json_t *j, const char *field, json_int_t *out)
+{
+    json_t *v = json_object_get(j, field);
+
+    if (!v || json_is_null(v))
+        return 0;
+    if (!json_is_integer(v) || json_integer_value(v) < 0) {
+        srv_fusion_detail(r, "int_type", field, "Input should be an integer >= 0", v);
+        return -1;
+    }
+    *out = json_integer_value(v);
+    return 0;
+}
+
 static void get_prompts(srv_req *r)
 {
-    json_t *j = srv_fusion_body(r), *config, *rows = NULL, *out, *v;
+    json_t *j = srv_fusion_body(r), *config, *rows = NULL, *out;
     const char *dataset;
     json_int_t offset = 0, limit = -1;
 
     if (!j || common(r, j, &dataset, &config) != 0 || !(rows = rows_of(r, config)))
         goto done;
-    if ((v = json_object_get(j, "offset")) && !json_is_null(v)) {
-        if (!json_is_integer(v) || json_integer_value(v) < 0) {
-            srv_fusion_detail(r, "int_type", "offset", "Input should be an integer >= 0", v);
-            goto done;
-        }
-        offset = json_integer_value(v);
-    }
-    if ((v = json_object_get(j, "limit")) && !json_is_null(v)) {
-        if (!json_is_integer(v) || json_integer_value(v) < 0) {
-            srv_fusion_detail(r, "int_type", "limit", "Input should be an integer >= 0", v);
-            goto done;
-        }
-        limit = json_integer_value(v);
-    }
+    if (count_field(r, j, "offset", &offset) != 0 || count_field(r, j, "limit", &limit) != 0)
+        goto done;
     out = json_array();
     for (size_t i = (size_t)offset; i < json_array_size(rows) &&
                                     (limit < 0 || (json_int_t)json_array_size(out) < limit); i++)

@@ -555,17 +555,9 @@ static void run_agent(srv_req *r)
         if (!ok && stop)
             break;
     }
-    if (keep) {
-        /* Known to the server from now on, as if made by POST /v1/sandboxes. */
-        if (!(box = srv_box_get(r->s, sbx_sandbox_provider(sb), sbx_sandbox_id(sb)))) {
-            sbx_sandbox_destroy(sb);
-            srv_error(r, 500, "nomem", NULL, "out of memory");
-            goto out;
-        }
-        srv_box_lock(box);
-        srv_box_adopt(box, sb, created);
-        srv_box_unlock(box);
-    }
+    /* Kept: known to the server from now on, as if made by POST /v1/sandboxes. */
+    if (keep && !(box = srv_box_track(r->s, sb, created, r)))
+        goto out;
     if (sbx_cancel_fired(r->cancel) && !keep) {
         sbx_sandbox_destroy(sb);
         srv_error(r, 499, "client_closed", NULL, "the client closed the connection");

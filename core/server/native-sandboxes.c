@@ -131,14 +131,8 @@ static void create(srv_req *r)
         srv_error_lib(r, rc, 422);
         goto out;
     }
-    if (!(b = srv_box_get(r->s, sbx_sandbox_provider(sb), sbx_sandbox_id(sb)))) {
-        sbx_sandbox_destroy(sb);
-        srv_error(r, 500, "nomem", NULL, "out of memory");
+    if (!(b = srv_box_track(r->s, sb, created, r)))
         goto out;
-    }
-    srv_box_lock(b);
-    srv_box_adopt(b, sb, created);
-    srv_box_unlock(b);
     srv_reply_json(r, created ? 201 : 200,
                    json_pack("{s:s, s:s, s:b, s:o}", "id", srv_box_id(b), "provider",
                              srv_box_provider(b), "created", created, "labels",

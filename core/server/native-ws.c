@@ -271,7 +271,9 @@ static void exec_ws(srv_req *r)
     srv_ws_send_json(se.ws, json_pack("{s:s, s:s, s:s}", "type", "start", "sandbox_id",
                                       srv_box_id(b), "provider", srv_box_provider(b)));
     srv_ws_reader_start(se.ws, on_message, &se);
+    srv_box_busy(r->s, b, r->cancel);   /* a DELETE stops it */
     rc = sbx_sandbox_exec(sb, o.exec, &res);
+    srv_box_busy(r->s, b, NULL);
     srv_ws_reader_stop(se.ws);
     if (rc != SBX_OK) {
         const sbx_error *e = sbx_ctx_last_error(r->s->ctx);

@@ -413,6 +413,10 @@ void srv_box_adopt(struct srv_box *b, sbx_sandbox *sb, bool ours);
 /* Under the lock: destroy the sandbox; the entry is then gone. */
 int srv_box_destroy(srv *s, struct srv_box *b);
 const char *srv_box_id(const struct srv_box *b);
+/* Keep @sb (transfer full) in the registry, as srv_box_adopt does, and
+ * return its entry (give it back with srv_box_put); NULL having
+ * destroyed @sb and replied 500 to @r when out of memory. */
+struct srv_box *srv_box_track(srv *s, sbx_sandbox *sb, bool ours, srv_req *r);
 /* The sandbox of the request's {id} (and ?provider=) locked, with its
  * handle: NULL having replied (404 when there is none).  Give it back
  * with srv_box_done.  (native-sandboxes.c) */
