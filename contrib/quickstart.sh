@@ -14,7 +14,7 @@ if [ "$(id -u)" -eq 0 ]; then SUDO=; else SUDO=sudo; fi
 PACKAGES="build-essential autoconf automake libtool libltdl-dev pkg-config \
 libcurl4-openssl-dev libjansson-dev libinih-dev libsodium-dev libseccomp-dev \
 libarchive-dev docker.io debootstrap \
-python3 bubblewrap zlib1g-dev libmicrohttpd-dev"
+python3 bubblewrap zlib1g-dev libmicrohttpd-dev nettle-dev"
 # A registry of its own on loopback for tests/docker/pull.sh (the docker
 # provider pulling missing images), bcrypt htpasswd for its authentication.
 PACKAGES="$PACKAGES docker-registry apache2-utils curl"

@@ -286,6 +286,11 @@ const char *sbx_template_name(const sbx_template *t)
     return t ? tconf(t)->name : NULL;
 }
 
+bool sbx_template_compiled(const sbx_template *t)
+{
+    return t && tconf(t)->compile;
+}
+
 const char *sbx_template_extensions(const sbx_template *t)
 {
     /* Joined lazily would need storage; templates keep few extensions, so
