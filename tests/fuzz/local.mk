@@ -18,6 +18,9 @@ FUZZ_SOURCES += \
 	tests/fuzz/fuzz-dataset.c \
 	tests/fuzz/fuzz-samples.c
 
+# Which targets are built, for tests/fuzz/found.c.
+FZ_FOUND_CPPFLAGS =
+
 # The helpers, and what the targets reach into.
 FZ_COMMON = tests/fuzz/fuzz.h tests/fuzz/fuzz-util.c core/cli/units.c core/cli/cli.h
 FZ_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests/fuzz -I$(top_srcdir)/core \
@@ -64,7 +67,16 @@ tests_fuzz_libfz_docker_la_CPPFLAGS = $(AM_CPPFLAGS) $(SBXHTTP_CPPFLAGS) \
 tests_fuzz_libfz_docker_la_CFLAGS = $(SBX_MODULE_COPTS) $(SBXHTTP_CFLAGS) $(LIBARCHIVE_CFLAGS)
 FUZZ_SOURCES += tests/fuzz/fuzz-docker.c
 FUZZ_LIBS += tests/fuzz/libfz-docker.la
+FZ_FOUND_CPPFLAGS += -DHAVE_FZ_DOCKER=1
 endif
+
+# What the fuzzers found, one unit test each (the inputs stay in the corpus).
+check_PROGRAMS += tests/fuzz/found
+tests_fuzz_found_SOURCES = tests/fuzz/found.c tests/unit/tap.h
+tests_fuzz_found_CPPFLAGS = $(FZ_CPPFLAGS) $(FZ_FOUND_CPPFLAGS)
+tests_fuzz_found_CFLAGS = $(FZ_CFLAGS)
+tests_fuzz_found_LDADD = $(FZ_LDADD)
+TESTS += tests/fuzz/found
 
 # Every corpus input through its target, in every build (make check).
 check_PROGRAMS += tests/fuzz/replay
