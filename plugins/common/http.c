@@ -500,6 +500,14 @@ int ph_do(ph_client *c, const ph_request *rq, ph_response *resp, char err[PH_ERR
     curl_easy_setopt(x.h, CURLOPT_ERRORBUFFER, NULL);
     wipe_headers(hdrs);
     rc = transfer_status(cc, &x);
+    /* libcurl takes a reply cut inside its headers after a malformed
+     * status line ("HTTP/200 OK") as a whole answer with status 0: that
+     * is no HTTP answer, and no status a caller should map. */
+    if (rc == SBX_OK && (resp->status < 100 || resp->status > 999)) {
+        curl_easy_cleanup(x.h);
+        set_err(err, "%s %s: the answer has no valid HTTP status line", method, rq->path);
+        return SBX_E_NETWORK;
+    }
     if (rc != SBX_OK) {
         curl_easy_cleanup(x.h);
         if (rc == SBX_E_LIMIT)

@@ -53,10 +53,54 @@ static void tar_name_leak(void)
 }
 #endif
 
+#if HAVE_FZ_HTTP
+#include <polysandbox/common.h>
+
+#include "canned.h"
+#include "fuzz.h"
+#include "http.h"
+
+/* corpus/http/found-status-0: a reply cut inside its headers after a
+ * malformed status line ("HTTP/200 OK") came back from ph_do as an answer
+ * (SBX_OK) with HTTP status 0, which the providers then reported as a
+ * non-retryable backend error "HTTP 0".  It is a broken reply: a network
+ * error, retryable like a dropped connection. */
+static void http_status_0(void)
+{
+    static const char bad[] = "HTTP/200 OK\r\nContent-Type: application/json\r\nConnt-Typ";
+    static const char good[] = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}";
+    fz_part answers[] = { { (const uint8_t *)bad, sizeof bad - 1 },
+                          { (const uint8_t *)good, sizeof good - 1 } };
+    ph_client_conf conf = { .base_url = fz_canned_url(), .timeout_ms = 5000 };
+    ph_client *c = NULL;
+    ph_request rq = { .method = "GET", .path = "/x" };
+    ph_response r;
+    char err[PH_ERR_MAX] = "";
+    int rc;
+
+    if (ph_client_new(&conf, &c, err) != SBX_OK) {
+        ok(0, "http: a client (%s)", err);
+        return;
+    }
+    fz_canned_set(answers, 2);
+    rc = ph_do(c, &rq, &r, err);
+    ok(rc == SBX_E_NETWORK && strstr(err, "no valid HTTP status line"),
+       "http: a reply without a valid status line is a network error (%d: %s)", rc, err);
+    ph_response_clear(&r);
+    rc = ph_do(c, &rq, &r, err);
+    ok(rc == SBX_OK && r.status == 200 && r.body_len == 2, "http: the next answer reads as usual");
+    ph_response_clear(&r);
+    ph_client_free(c);
+}
+#endif
+
 int main(void)
 {
 #if HAVE_FZ_DOCKER
     tar_name_leak();
+#endif
+#if HAVE_FZ_HTTP
+    http_status_0();
 #endif
     return tap_done();
 }

@@ -37,6 +37,7 @@ if HAVE_CURL
 FZ_HTTP_SOURCES = tests/fuzz/canned.c tests/fuzz/canned.h tests/fuzz/host.c tests/fuzz/host.h
 FUZZ_SOURCES += $(FZ_HTTP_SOURCES) tests/fuzz/fuzz-http.c
 FZ_HTTP_LIBS = $(SBXHTTP_LIBS)
+FZ_FOUND_CPPFLAGS += -DHAVE_FZ_HTTP=1
 else
 FZ_HTTP_SOURCES =
 FZ_HTTP_LIBS =
@@ -72,7 +73,7 @@ endif
 
 # What the fuzzers found, one unit test each (the inputs stay in the corpus).
 check_PROGRAMS += tests/fuzz/found
-tests_fuzz_found_SOURCES = tests/fuzz/found.c tests/unit/tap.h
+tests_fuzz_found_SOURCES = tests/fuzz/found.c tests/unit/tap.h $(FZ_COMMON) $(FZ_HTTP_SOURCES)
 tests_fuzz_found_CPPFLAGS = $(FZ_CPPFLAGS) $(FZ_FOUND_CPPFLAGS)
 tests_fuzz_found_CFLAGS = $(FZ_CFLAGS)
 tests_fuzz_found_LDADD = $(FZ_LDADD)
