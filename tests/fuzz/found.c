@@ -92,6 +92,44 @@ static void http_status_0(void)
     ph_response_clear(&r);
     ph_client_free(c);
 }
+
+/* corpus/e2b/found-curl-folded-header, corpus/http/found-folded-header:
+ * libcurl 7.88 (Debian 12) reads freed memory when an easy handle that
+ * made a request before gets an answer with a folded header line (curl
+ * issue #11101); the client reused its easy handles (curl_easy_reset),
+ * so any service could corrupt the provider's memory at will.  Each
+ * request has a fresh easy handle now.  A plain build cannot see the
+ * use-after-free; the sanitizer build of CI aborts on it. */
+static void http_folded_header(void)
+{
+    static const char good[] = "HTTP/1.1 404 Not Found\r\nContent-Length: 2\r\n\r\n{}";
+    static const char bad[] = "HTTP/1.1 429 X\r\n A: b\r\nContent-Length: 0\r\n\r\n";
+    fz_part answers[] = { { (const uint8_t *)good, sizeof good - 1 },
+                          { (const uint8_t *)bad, sizeof bad - 1 },
+                          { (const uint8_t *)good, sizeof good - 1 } };
+    ph_client_conf conf = { .base_url = fz_canned_url(), .timeout_ms = 5000 };
+    ph_client *c = NULL;
+    ph_request rq = { .method = "GET", .path = "/x" };
+    ph_response r;
+    char err[PH_ERR_MAX] = "";
+    long status[3] = { 0, 0, 0 };
+    int rc[3];
+
+    if (ph_client_new(&conf, &c, err) != SBX_OK) {
+        ok(0, "http: a client (%s)", err);
+        return;
+    }
+    fz_canned_set(answers, 3);
+    for (int i = 0; i < 3; i++) {
+        rc[i] = ph_do(c, &rq, &r, err);
+        status[i] = r.status;
+        ph_response_clear(&r);
+    }
+    ok(rc[0] == SBX_OK && status[0] == 404 && rc[2] == SBX_OK && status[2] == 404,
+       "http: an answer with a folded header line between two others (%d, %d %ld, %d)",
+       rc[0], rc[1], status[1], rc[2]);
+    ph_client_free(c);
+}
 #endif
 
 int main(void)
@@ -101,6 +139,7 @@ int main(void)
 #endif
 #if HAVE_FZ_HTTP
     http_status_0();
+    http_folded_header();
 #endif
     return tap_done();
 }
