@@ -11,7 +11,6 @@
 
 #include <polysandbox/provider.h>
 
-#include "canned.h"
 #include "fuzz.h"
 #include "host.h"
 
@@ -22,22 +21,15 @@ static const char *settings[] = {
     "organization_id", "org-fz", NULL,
 };
 static const char *const secrets[] = { "api_key", "dtn_fz_key_0cc175b9c0f1b6a8", NULL };
-static fz_host_conf conf = { settings, secrets };
+static fz_host_conf conf = { NULL, secrets };
 static void *prov;
-
-static void init(void)
-{
-    settings[1] = settings[3] = fz_canned_url();
-    if (fz_daytona_provider_v1.ops->init(fz_host(), fz_host_handle(&conf), &prov) != SBX_OK)
-        fz_fail("the daytona provider does not start: %s", fz_host_error());
-}
 
 static int one(const uint8_t *data, size_t size)
 {
     if (!prov)
-        init();
+        prov = fz_provider_start(&fz_daytona_provider_v1, &conf, settings);
     fz_drive(&fz_daytona_provider_v1, prov, data, size);
     return 0;
 }
 
-FZ_TARGET(daytona, init, one)
+FZ_TARGET(daytona, NULL, one)

@@ -7,7 +7,6 @@
 
 #include <polysandbox/provider.h>
 
-#include "canned.h"
 #include "fuzz.h"
 #include "host.h"
 
@@ -18,22 +17,15 @@ static const char *settings[] = {
     "keepalive", "1s", "templates", "python:py-tmpl, sh:base", NULL,
 };
 static const char *const secrets[] = { "api_key", "e2b_fz_key_d41d8cd98f00b204", NULL };
-static fz_host_conf conf = { settings, secrets };
+static fz_host_conf conf = { NULL, secrets };
 static void *prov;
-
-static void init(void)
-{
-    settings[1] = settings[3] = fz_canned_url();
-    if (fz_e2b_provider_v1.ops->init(fz_host(), fz_host_handle(&conf), &prov) != SBX_OK)
-        fz_fail("the e2b provider does not start: %s", fz_host_error());
-}
 
 static int one(const uint8_t *data, size_t size)
 {
     if (!prov)
-        init();
+        prov = fz_provider_start(&fz_e2b_provider_v1, &conf, settings);
     fz_drive(&fz_e2b_provider_v1, prov, data, size);
     return 0;
 }
 
-FZ_TARGET(e2b, init, one)
+FZ_TARGET(e2b, NULL, one)

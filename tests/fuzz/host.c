@@ -143,6 +143,19 @@ void fz_host_clear(void)
 
 /* ---- driving a provider ---------------------------------------------------- */
 
+void *fz_provider_start(const sbx_provider_v1 *d, fz_host_conf *conf, const char **settings)
+{
+    void *prov = NULL;
+
+    for (size_t i = 0; settings[i]; i += 2)
+        if (!settings[i + 1])
+            settings[i + 1] = fz_canned_url();
+    conf->settings = settings;
+    if (d->ops->init(fz_host(), fz_host_handle(conf), &prov) != SBX_OK)
+        fz_fail("the %s provider does not start: %s", d->name, fz_host_error());
+    return prov;
+}
+
 #define MAX_ANSWERS 32
 
 enum {

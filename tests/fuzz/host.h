@@ -24,6 +24,11 @@ const sbx_host_v1 *fz_host(void);
 const char *fz_host_error(void);
 void fz_host_clear(void);
 
+/* Initialises the provider @d with @conf, whose settings with a NULL
+ * value (the service's URLs) are set to the canned server's first; dies
+ * when it does not start. */
+void *fz_provider_start(const sbx_provider_v1 *d, fz_host_conf *conf, const char **settings);
+
 /* Runs ops of the provider @d (initialised: @prov) the way the core
  * would, on answers of the canned server: the first byte of @data says
  * which (list, create or attach, exec, download, upload, health; then
