@@ -55,9 +55,11 @@ static void tar_name_leak(void)
 
 #if HAVE_FZ_HTTP
 #include <polysandbox/common.h>
+#include <polysandbox/provider.h>
 
 #include "canned.h"
 #include "fuzz.h"
+#include "host.h"
 #include "http.h"
 
 /* corpus/http/found-status-0: a reply cut inside its headers after a
@@ -130,6 +132,174 @@ static void http_folded_header(void)
        rc[0], rc[1], status[1], rc[2]);
     ph_client_free(c);
 }
+
+/* A binary-safe buffer of an answer. */
+struct buf {
+    uint8_t p[4096];
+    size_t len;
+};
+
+static void put(struct buf *b, const void *d, size_t n)
+{
+    if (b->len + n > sizeof b->p)
+        abort();
+    memcpy(b->p + b->len, d, n);
+    b->len += n;
+}
+
+/* An HTTP answer with @body, chunked when it is a Connect stream. */
+static void answer(struct buf *b, const char *head, const uint8_t *body, size_t n, int chunked)
+{
+    char line[128];
+
+    b->len = 0;
+    put(b, head, strlen(head));
+    if (chunked) {
+        put(b, "Transfer-Encoding: chunked\r\n\r\n", strlen("Transfer-Encoding: chunked\r\n\r\n"));
+        snprintf(line, sizeof line, "%zx\r\n", n);
+        put(b, line, strlen(line));
+        put(b, body, n);
+        put(b, "\r\n0\r\n\r\n", strlen("\r\n0\r\n\r\n"));
+    } else {
+        snprintf(line, sizeof line, "Content-Length: %zu\r\n\r\n", n);
+        put(b, line, strlen(line));
+        put(b, body, n);
+    }
+}
+
+/* One Connect envelope: a flag byte, a 4-byte length, the JSON. */
+static void envelope(struct buf *b, uint8_t flags, const char *json)
+{
+    size_t n = strlen(json);
+    uint8_t h[5] = { flags, (uint8_t)(n >> 24), (uint8_t)(n >> 16), (uint8_t)(n >> 8),
+                     (uint8_t)n };
+
+    put(b, h, 5);
+    put(b, json, n);
+}
+
+static int discard(void *ud, int stream, const void *b, size_t n)
+{
+    (void)ud, (void)stream, (void)b, (void)n;
+    return 0;
+}
+
+/* Create, exec "true", destroy on provider @d over @n canned answers; the
+ * exec's code is returned, its error left in exec_error. */
+static char exec_error[2048];
+
+static int exec_on(const sbx_provider_v1 *d, void *prov, const struct buf *answers, size_t n,
+                   sbx_exec_outcome_v1 *out)
+{
+    static const char *const argv[] = { "true", NULL };
+    static const sbx_kv_v1 label = { "polysandbox.owner", "0@found" };
+    sbx_create_spec_v1 cs = { .struct_size = sizeof cs, .labels = &label, .n_labels = 1 };
+    sbx_exec_spec_v1 es = { .struct_size = sizeof es, .argv = argv, .timeout_ns = 2000000000u,
+                            .stdout_cap = 1024, .stderr_cap = 1024 };
+    static const sbx_output_sink_v1 sink = { discard, NULL };
+    fz_part parts[8];
+    char id[SBX_ID_MAX];
+    void *sb = NULL;
+    int rc;
+
+    for (size_t i = 0; i < n && i < 8; i++)
+        parts[i] = (fz_part){ answers[i].p, answers[i].len };
+    fz_canned_set(parts, n < 8 ? n : 8);
+    memset(out, 0, sizeof *out);
+    out->struct_size = sizeof *out;
+    if (d->ops->create(prov, &cs, &sb, id) != SBX_OK)
+        return -1;
+    fz_host_clear();
+    rc = d->ops->exec(prov, sb, &es, &sink, out);
+    snprintf(exec_error, sizeof exec_error, "%s", fz_host_error());
+    d->ops->destroy(prov, sb);
+    return rc;
+}
+#endif
+
+#if HAVE_FZ_E2B
+extern const sbx_provider_v1 fz_e2b_provider_v1;
+
+/* corpus/e2b/found-exit-code: envd's end event said exitCode 4294967296,
+ * which the provider cut to an int: exit code 0, status "ok", for a
+ * process whose answer said otherwise (256 came out as an exit code no
+ * process has).  Outside 0-255 (-1: killed) it is a protocol error. */
+static void e2b_exit_code(void)
+{
+    static const char *settings[] = { "api_url", NULL, "envd_url", NULL,
+                                      "request_timeout", "5s", NULL };
+    static const char *const secrets[] = { "api_key", "e2b_found_key", NULL };
+    static fz_host_conf conf = { NULL, secrets };
+    static const char sb[] = "{\"sandboxID\":\"ifound0\",\"envdVersion\":\"0.5.7\","
+                             "\"envdAccessToken\":\"t\"}";
+    void *prov = fz_provider_start(&fz_e2b_provider_v1, &conf, settings);
+    const char *const codes[] = { "4294967296", "256", "3" };
+    struct buf a[3], stream;
+    sbx_exec_outcome_v1 out;
+    int rc[3];
+
+    answer(&a[0], "HTTP/1.1 201 Created\r\n", (const uint8_t *)sb, sizeof sb - 1, 0);
+    answer(&a[2], "HTTP/1.1 204 No Content\r\n", (const uint8_t *)"", 0, 0);
+    for (int i = 0; i < 3; i++) {
+        char end[160];
+        stream.len = 0;
+        envelope(&stream, 0, "{\"event\":{\"start\":{\"pid\":7}}}");
+        snprintf(end, sizeof end, "{\"event\":{\"end\":{\"exited\":true,\"exitCode\":%s,"
+                 "\"status\":\"exit status %s\"}}}", codes[i], codes[i]);
+        envelope(&stream, 0, end);
+        envelope(&stream, 2, "{}");
+        answer(&a[1], "HTTP/1.1 200 OK\r\nContent-Type: application/connect+json\r\n",
+               stream.p, stream.len, 1);
+        rc[i] = exec_on(&fz_e2b_provider_v1, prov, a, 3, &out);
+        if (i < 2)
+            ok(rc[i] == SBX_E_BACKEND && strstr(exec_error, "exit code"),
+               "e2b: exitCode %s is a protocol error, not a result (%d: %s)", codes[i], rc[i],
+               exec_error);
+        else
+            ok(rc[i] == SBX_OK && out.status == SBX_RUN_NONZERO_EXIT && out.exit_code == 3,
+               "e2b: exitCode 3 is exit code 3");
+    }
+    fz_e2b_provider_v1.ops->fini(prov);
+}
+#endif
+
+#if HAVE_FZ_DAYTONA
+extern const sbx_provider_v1 fz_daytona_provider_v1;
+
+/* corpus/daytona/found-exit-code: the wrapper's result line said
+ * "x4294967296", cut to an int: status nonzero_exit with exit code 0. */
+static void daytona_exit_code(void)
+{
+    static const char *settings[] = { "api_url", NULL, "toolbox_url", NULL,
+                                      "request_timeout", "5", NULL };
+    static const char *const secrets[] = { "api_key", "dtn_found_key", NULL };
+    static fz_host_conf conf = { NULL, secrets };
+    static const char sb[] = "{\"id\":\"dfound0\",\"state\":\"started\"}";
+    static const char dir[] = "{\"dir\":\"/home/daytona\"}";
+    void *prov = fz_provider_start(&fz_daytona_provider_v1, &conf, settings);
+    const char *const codes[] = { "4294967296", "300", "3" };
+    struct buf a[4];
+    sbx_exec_outcome_v1 out;
+
+    answer(&a[0], "HTTP/1.1 200 OK\r\n", (const uint8_t *)sb, sizeof sb - 1, 0);
+    answer(&a[1], "HTTP/1.1 200 OK\r\n", (const uint8_t *)dir, sizeof dir - 1, 0);
+    answer(&a[3], "HTTP/1.1 200 OK\r\n", (const uint8_t *)"", 0, 0);
+    for (int i = 0; i < 3; i++) {
+        char res[200];
+        int rc;
+        snprintf(res, sizeof res, "{\"exitCode\":0,\"result\":\"SBX1 R x%s 0 0\\n\\nSBX1-E"
+                 "\\n\\nSBX1-Z\\n\"}", codes[i]);
+        answer(&a[2], "HTTP/1.1 200 OK\r\n", (const uint8_t *)res, strlen(res), 0);
+        rc = exec_on(&fz_daytona_provider_v1, prov, a, 4, &out);
+        if (i < 2)
+            ok(rc == SBX_E_BACKEND && strstr(exec_error, "status is unknown"),
+               "daytona: status x%s is no status (%d: %s)", codes[i], rc, exec_error);
+        else
+            ok(rc == SBX_OK && out.status == SBX_RUN_NONZERO_EXIT && out.exit_code == 3,
+               "daytona: status x3 is exit code 3");
+    }
+    fz_daytona_provider_v1.ops->fini(prov);
+}
 #endif
 
 int main(void)
@@ -140,6 +310,12 @@ int main(void)
 #if HAVE_FZ_HTTP
     http_status_0();
     http_folded_header();
+#endif
+#if HAVE_FZ_E2B
+    e2b_exit_code();
+#endif
+#if HAVE_FZ_DAYTONA
+    daytona_exit_code();
 #endif
     return tap_done();
 }

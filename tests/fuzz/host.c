@@ -233,6 +233,9 @@ static void exec_one(const sbx_provider_v1 *d, void *prov, void *sb, unsigned op
         fz_fail("exec gave status %d", (int)out.status);
     if (rc == SBX_OK && out.status == SBX_RUN_OK && out.exit_code != 0)
         fz_fail("exec says ok with exit code %d", out.exit_code);
+    if (rc == SBX_OK && out.status == SBX_RUN_NONZERO_EXIT &&
+        (out.exit_code < 1 || out.exit_code > 255))
+        fz_fail("exec says nonzero_exit with exit code %d", out.exit_code);
 }
 
 void fz_drive(const sbx_provider_v1 *d, void *prov, const uint8_t *data, size_t size)

@@ -50,6 +50,7 @@ tests_fuzz_libfz_e2b_la_CPPFLAGS = $(plugins_e2b_e2b_la_CPPFLAGS) \
 tests_fuzz_libfz_e2b_la_CFLAGS = $(plugins_e2b_e2b_la_CFLAGS)
 FUZZ_SOURCES += tests/fuzz/fuzz-e2b.c
 FUZZ_LIBS += tests/fuzz/libfz-e2b.la
+FZ_FOUND_CPPFLAGS += -DHAVE_FZ_E2B=1
 endif
 if BUILD_PROVIDER_DAYTONA
 check_LTLIBRARIES += tests/fuzz/libfz-daytona.la
@@ -59,6 +60,7 @@ tests_fuzz_libfz_daytona_la_CPPFLAGS = $(plugins_daytona_daytona_la_CPPFLAGS) \
 tests_fuzz_libfz_daytona_la_CFLAGS = $(plugins_daytona_daytona_la_CFLAGS)
 FUZZ_SOURCES += tests/fuzz/fuzz-daytona.c
 FUZZ_LIBS += tests/fuzz/libfz-daytona.la
+FZ_FOUND_CPPFLAGS += -DHAVE_FZ_DAYTONA=1
 endif
 if BUILD_PROVIDER_DOCKER
 check_LTLIBRARIES += tests/fuzz/libfz-docker.la
