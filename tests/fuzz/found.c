@@ -62,6 +62,18 @@ static void tar_name_leak(void)
 #include "host.h"
 #include "http.h"
 
+/* A client of the canned server, or NULL (said). */
+static ph_client *canned_client(void)
+{
+    ph_client_conf conf = { .base_url = fz_canned_url(), .timeout_ms = 5000 };
+    ph_client *c = NULL;
+    char err[PH_ERR_MAX] = "";
+
+    if (ph_client_new(&conf, &c, err) != SBX_OK)
+        ok(0, "http: a client (%s)", err);
+    return c;
+}
+
 /* corpus/http/found-status-0: a reply cut inside its headers after a
  * malformed status line ("HTTP/200 OK") came back from ph_do as an answer
  * (SBX_OK) with HTTP status 0, which the providers then reported as a
@@ -73,17 +85,14 @@ static void http_status_0(void)
     static const char good[] = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}";
     fz_part answers[] = { { (const uint8_t *)bad, sizeof bad - 1 },
                           { (const uint8_t *)good, sizeof good - 1 } };
-    ph_client_conf conf = { .base_url = fz_canned_url(), .timeout_ms = 5000 };
-    ph_client *c = NULL;
+    ph_client *c = canned_client();
     ph_request rq = { .method = "GET", .path = "/x" };
     ph_response r;
     char err[PH_ERR_MAX] = "";
     int rc;
 
-    if (ph_client_new(&conf, &c, err) != SBX_OK) {
-        ok(0, "http: a client (%s)", err);
+    if (!c)
         return;
-    }
     fz_canned_set(answers, 2);
     rc = ph_do(c, &rq, &r, err);
     ok(rc == SBX_E_NETWORK && strstr(err, "no valid HTTP status line"),
@@ -109,18 +118,15 @@ static void http_folded_header(void)
     fz_part answers[] = { { (const uint8_t *)good, sizeof good - 1 },
                           { (const uint8_t *)bad, sizeof bad - 1 },
                           { (const uint8_t *)good, sizeof good - 1 } };
-    ph_client_conf conf = { .base_url = fz_canned_url(), .timeout_ms = 5000 };
-    ph_client *c = NULL;
+    ph_client *c = canned_client();
     ph_request rq = { .method = "GET", .path = "/x" };
     ph_response r;
     char err[PH_ERR_MAX] = "";
     long status[3] = { 0, 0, 0 };
     int rc[3];
 
-    if (ph_client_new(&conf, &c, err) != SBX_OK) {
-        ok(0, "http: a client (%s)", err);
+    if (!c)
         return;
-    }
     fz_canned_set(answers, 3);
     for (int i = 0; i < 3; i++) {
         rc[i] = ph_do(c, &rq, &r, err);
@@ -217,10 +223,53 @@ static int exec_on(const sbx_provider_v1 *d, void *prov, const struct buf *answe
 }
 #endif
 
+#if HAVE_FZ_E2B || HAVE_FZ_DAYTONA
+/* Exit codes 4294967296 and 256 (an int would make them 0, and a code no
+ * process has) must be refused naming @refusal, 3 read as exit code 3;
+ * @exec_answer makes answer @at of @a, the exec's, for a code. */
+static void exit_codes(const char *name, const sbx_provider_v1 *d, fz_host_conf *conf,
+                       const char **settings, struct buf *a, size_t n, size_t at,
+                       void (*exec_answer)(struct buf *, const char *), const char *refusal)
+{
+    static const char *const codes[] = { "4294967296", "256", "3" };
+    void *prov = fz_provider_start(d, conf, settings);
+    sbx_exec_outcome_v1 out;
+
+    for (int i = 0; i < 3; i++) {
+        int rc;
+        exec_answer(&a[at], codes[i]);
+        rc = exec_on(d, prov, a, n, &out);
+        if (i < 2)
+            ok(rc == SBX_E_BACKEND && strstr(exec_error, refusal),
+               "%s: exit code %s is a protocol error, not a result (%d: %s)", name, codes[i],
+               rc, exec_error);
+        else
+            ok(rc == SBX_OK && out.status == SBX_RUN_NONZERO_EXIT && out.exit_code == 3,
+               "%s: exit code 3 reads as 3", name);
+    }
+    d->ops->fini(prov);
+}
+#endif
+
 #if HAVE_FZ_E2B
 extern const sbx_provider_v1 fz_e2b_provider_v1;
 
-/* corpus/e2b/found-exit-code: envd's end event said exitCode 4294967296,
+/* envd's Start stream: the process starts, ends with @code, stream ends. */
+static void e2b_stream(struct buf *b, const char *code)
+{
+    struct buf stream = { .len = 0 };
+    char end[160];
+
+    envelope(&stream, 0, "{\"event\":{\"start\":{\"pid\":7}}}");
+    snprintf(end, sizeof end, "{\"event\":{\"end\":{\"exited\":true,\"exitCode\":%s,"
+             "\"status\":\"exit status %s\"}}}", code, code);
+    envelope(&stream, 0, end);
+    envelope(&stream, 2, "{}");
+    answer(b, "HTTP/1.1 200 OK\r\nContent-Type: application/connect+json\r\n", stream.p,
+           stream.len, 1);
+}
+
+/* corpus/e2b/found-exit-code-*: envd's end event said exitCode 4294967296,
  * which the provider cut to an int: exit code 0, status "ok", for a
  * process whose answer said otherwise (256 came out as an exit code no
  * process has).  Outside 0-255 (-1: killed) it is a protocol error. */
@@ -232,39 +281,26 @@ static void e2b_exit_code(void)
     static fz_host_conf conf = { NULL, secrets };
     static const char sb[] = "{\"sandboxID\":\"ifound0\",\"envdVersion\":\"0.5.7\","
                              "\"envdAccessToken\":\"t\"}";
-    void *prov = fz_provider_start(&fz_e2b_provider_v1, &conf, settings);
-    const char *const codes[] = { "4294967296", "256", "3" };
-    struct buf a[3], stream;
-    sbx_exec_outcome_v1 out;
-    int rc[3];
+    struct buf a[3];
 
     answer(&a[0], "HTTP/1.1 201 Created\r\n", (const uint8_t *)sb, sizeof sb - 1, 0);
     answer(&a[2], "HTTP/1.1 204 No Content\r\n", (const uint8_t *)"", 0, 0);
-    for (int i = 0; i < 3; i++) {
-        char end[160];
-        stream.len = 0;
-        envelope(&stream, 0, "{\"event\":{\"start\":{\"pid\":7}}}");
-        snprintf(end, sizeof end, "{\"event\":{\"end\":{\"exited\":true,\"exitCode\":%s,"
-                 "\"status\":\"exit status %s\"}}}", codes[i], codes[i]);
-        envelope(&stream, 0, end);
-        envelope(&stream, 2, "{}");
-        answer(&a[1], "HTTP/1.1 200 OK\r\nContent-Type: application/connect+json\r\n",
-               stream.p, stream.len, 1);
-        rc[i] = exec_on(&fz_e2b_provider_v1, prov, a, 3, &out);
-        if (i < 2)
-            ok(rc[i] == SBX_E_BACKEND && strstr(exec_error, "exit code"),
-               "e2b: exitCode %s is a protocol error, not a result (%d: %s)", codes[i], rc[i],
-               exec_error);
-        else
-            ok(rc[i] == SBX_OK && out.status == SBX_RUN_NONZERO_EXIT && out.exit_code == 3,
-               "e2b: exitCode 3 is exit code 3");
-    }
-    fz_e2b_provider_v1.ops->fini(prov);
+    exit_codes("e2b", &fz_e2b_provider_v1, &conf, settings, a, 3, 1, e2b_stream, "exit code");
 }
 #endif
 
 #if HAVE_FZ_DAYTONA
 extern const sbx_provider_v1 fz_daytona_provider_v1;
+
+/* The toolbox's answer to the exec wrapper: its result line says x@code. */
+static void daytona_result(struct buf *b, const char *code)
+{
+    char res[200];
+
+    snprintf(res, sizeof res, "{\"exitCode\":0,\"result\":\"SBX1 R x%s 0 0\\n\\nSBX1-E"
+             "\\n\\nSBX1-Z\\n\"}", code);
+    answer(b, "HTTP/1.1 200 OK\r\n", (const uint8_t *)res, strlen(res), 0);
+}
 
 /* corpus/daytona/found-exit-code: the wrapper's result line said
  * "x4294967296", cut to an int: status nonzero_exit with exit code 0. */
@@ -276,29 +312,13 @@ static void daytona_exit_code(void)
     static fz_host_conf conf = { NULL, secrets };
     static const char sb[] = "{\"id\":\"dfound0\",\"state\":\"started\"}";
     static const char dir[] = "{\"dir\":\"/home/daytona\"}";
-    void *prov = fz_provider_start(&fz_daytona_provider_v1, &conf, settings);
-    const char *const codes[] = { "4294967296", "300", "3" };
     struct buf a[4];
-    sbx_exec_outcome_v1 out;
 
     answer(&a[0], "HTTP/1.1 200 OK\r\n", (const uint8_t *)sb, sizeof sb - 1, 0);
     answer(&a[1], "HTTP/1.1 200 OK\r\n", (const uint8_t *)dir, sizeof dir - 1, 0);
     answer(&a[3], "HTTP/1.1 200 OK\r\n", (const uint8_t *)"", 0, 0);
-    for (int i = 0; i < 3; i++) {
-        char res[200];
-        int rc;
-        snprintf(res, sizeof res, "{\"exitCode\":0,\"result\":\"SBX1 R x%s 0 0\\n\\nSBX1-E"
-                 "\\n\\nSBX1-Z\\n\"}", codes[i]);
-        answer(&a[2], "HTTP/1.1 200 OK\r\n", (const uint8_t *)res, strlen(res), 0);
-        rc = exec_on(&fz_daytona_provider_v1, prov, a, 4, &out);
-        if (i < 2)
-            ok(rc == SBX_E_BACKEND && strstr(exec_error, "status is unknown"),
-               "daytona: status x%s is no status (%d: %s)", codes[i], rc, exec_error);
-        else
-            ok(rc == SBX_OK && out.status == SBX_RUN_NONZERO_EXIT && out.exit_code == 3,
-               "daytona: status x3 is exit code 3");
-    }
-    fz_daytona_provider_v1.ops->fini(prov);
+    exit_codes("daytona", &fz_daytona_provider_v1, &conf, settings, a, 4, 2, daytona_result,
+               "status is unknown");
 }
 #endif
 
