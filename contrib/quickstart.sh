@@ -24,6 +24,9 @@ PACKAGES="$PACKAGES podman conmon"
 # Rootless Podman (tests/podman/rootless.sh): subordinate ids, user-mode
 # networking, overlay through FUSE on older kernels.
 PACKAGES="$PACKAGES uidmap slirp4netns fuse-overlayfs"
+# clang and its libFuzzer and sanitizer runtimes: the fuzz targets of
+# tests/fuzz (configure --enable-fuzzing CC=clang-14; .ci/run runs them).
+PACKAGES="$PACKAGES clang-14 libclang-rt-14-dev"
 
 echo "quickstart: installing Debian packages: $PACKAGES"
 export DEBIAN_FRONTEND=noninteractive

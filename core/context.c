@@ -72,6 +72,7 @@ void sbx_ctx_free(sbx_ctx *ctx)
     if (!ctx)
         return;
     core_pools_stop(ctx);   /* its sandboxes go before their providers */
+    core_orphans_reap(ctx);     /* and those it failed to destroy */
     core_breakers_free(ctx);    /* before unload, which forgets the count */
     core_loader_unload_all(ctx);
     core_config_free(&ctx->cfg);

@@ -354,9 +354,31 @@ int sbx_sandbox_open(sbx_ctx *ctx, const char *provider, const char *id, sbx_san
 const char *sbx_sandbox_id(const sbx_sandbox *sb) { return sb ? sb->id : NULL; }
 const char *sbx_sandbox_provider(const sbx_sandbox *sb) { return sb ? sb->p->name : NULL; }
 
+int core_destroy_by_id(struct sbx_provider *p, const char *id)
+{
+    void *h = NULL;
+    const char *op = "attach";
+    int rc;
+
+    core_error_clear();
+    rc = p->ops.attach(p->pctx, id, &h);
+    if (rc == SBX_E_NOT_FOUND) {
+        core_error_clear();
+        return SBX_OK;
+    }
+    if (rc == SBX_OK) {
+        op = "destroy";
+        rc = p->ops.destroy(p->pctx, h);
+    }
+    return rc == SBX_OK ? rc : core_provider_failed(p, op, rc);
+}
+
 /* Destroy, retrying retryable failures so nothing leaks.  A failed destroy
  * has freed the handle already, so retries go through attach by id; an
- * attach that finds nothing means the first destroy did its work. */
+ * attach that finds nothing means the first destroy did its work.  Each
+ * retry is two calls (attach, destroy) that must both get through, so a
+ * service failing often can outlast the retries: then the sandbox is kept
+ * on the context to be destroyed later (core/orphans.c), never forgotten. */
 static int destroy_retrying(sbx_sandbox *sb)
 {
     struct sbx_provider *p = sb->p;
@@ -365,30 +387,19 @@ static int destroy_retrying(sbx_sandbox *sb)
 
     core_error_clear();
     rc = p->ops.destroy(p->pctx, sb->h);
-    if (rc == SBX_OK)
+    if (rc == SBX_OK) {
+        core_orphans_retry_one(sb->ctx, p);
         return rc;
+    }
     rc = core_provider_failed(p, "destroy", rc);
     if (!p->ops.attach)
         return rc;
     core_retry_begin(&rt, sb->ctx, p, 0);
     while (core_retry_again(&rt, rc)) {
-        void *h = NULL;
-        const char *op = "attach";
-
-        core_error_clear();
-        rc = p->ops.attach(p->pctx, sb->id, &h);
-        if (rc == SBX_E_NOT_FOUND) {
-            core_error_clear();
-            return SBX_OK;
-        }
-        if (rc == SBX_OK) {
-            op = "destroy";
-            rc = p->ops.destroy(p->pctx, h);
-        }
-        if (rc == SBX_OK)
+        if ((rc = core_destroy_by_id(p, sb->id)) == SBX_OK)
             return rc;
-        rc = core_provider_failed(p, op, rc);
     }
+    core_orphan_keep(sb->ctx, p, sb->id);
     return rc;
 }
 

@@ -90,8 +90,10 @@ SBX_API int sbx_ctx_new(sbx_ctx **out, const char *config_dir);
 SBX_API int sbx_ctx_new_with(sbx_ctx **out, const char *config_dir,
                              const char *const *overrides);
 
-/** sbx_ctx_free: fini every provider that was initialised, free everything.
- * NULL is fine. */
+/** sbx_ctx_free: destroy the sandboxes whose destroy failed earlier (see
+ * sbx_sandbox_destroy; a warning is logged for each that still fails),
+ * fini every provider that was initialised, free everything.  NULL is
+ * fine. */
 SBX_API void sbx_ctx_free(sbx_ctx *ctx);
 
 /**
@@ -443,7 +445,11 @@ SBX_API int sbx_sandbox_upload(sbx_sandbox *sb, const char *path,
 /** *data (transfer full) is freed with free(). */
 SBX_API int sbx_sandbox_download(sbx_sandbox *sb, const char *path,
                                  size_t max, void **data, size_t *len);
-/** Destroy the sandbox and free @sb, whatever the outcome. */
+/** Destroy the sandbox and free @sb, whatever the outcome.  Retryable
+ * failures are retried ([retry]); when the tries are spent the error is
+ * returned and the context keeps the sandbox's id, to try again after the
+ * next successful destroy on its provider and, with retries, in
+ * sbx_ctx_free (since 0.1). */
 SBX_API int sbx_sandbox_destroy(sbx_sandbox *sb);
 /** Free @sb, leaving a persistent sandbox running.  NULL is fine. */
 SBX_API void sbx_sandbox_close(sbx_sandbox *sb);
