@@ -63,7 +63,7 @@ static void samples(const uint8_t *data, size_t size)
 
 static void results(const uint8_t *data, size_t size)
 {
-    core_journal j;
+    sbx_journal *j = NULL;
     sbx_eval_record *records[3] = { NULL, NULL, NULL };
     size_t n = 0;
     int rc;
@@ -71,7 +71,7 @@ static void results(const uint8_t *data, size_t size)
     fz_write("results.jsonl", data, size);
     rc = core_journal_open(&j, results_path, true, ds, canonical, records, &n);
     if (rc == SBX_OK)
-        core_journal_close(&j);
+        sbx_journal_close(j);
     else if (!core_error_tls()->message[0])
         fz_fail("a results file refused without a message");
     for (size_t i = 0; i < 3; i++) {
