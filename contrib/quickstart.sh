@@ -24,6 +24,9 @@ PACKAGES="$PACKAGES podman conmon"
 # Rootless Podman (tests/podman/rootless.sh): subordinate ids, user-mode
 # networking, overlay through FUSE on older kernels.
 PACKAGES="$PACKAGES uidmap slirp4netns fuse-overlayfs"
+# The modal provider: protobuf-c and its compiler (Modal speaks gRPC); its
+# test fake: a gRPC server from grpcio, its messages made by protoc.
+PACKAGES="$PACKAGES libprotobuf-c-dev protobuf-c-compiler python3-grpcio protobuf-compiler"
 
 echo "quickstart: installing Debian packages: $PACKAGES"
 export DEBIAN_FRONTEND=noninteractive
