@@ -554,8 +554,26 @@ int modal_terminate(struct modal_prov *p, const char *sandbox_id, bool report)
     snprintf(what, sizeof what, "terminate %s", sandbox_id);
     Modal__Client__SandboxTerminateRequest req = MODAL__CLIENT__SANDBOX_TERMINATE_REQUEST__INIT;
     req.sandbox_id = (char *)sandbox_id;
-    return modal_api(p, what, "SandboxTerminate", &req.base, NULL, NULL, 0,
-                     report ? MG_NOT_FOUND : MODAL_SILENT);
+    if (report)
+        return modal_api(p, what, "SandboxTerminate", &req.base, NULL, NULL, 0, MG_NOT_FOUND);
+    /* A clean-up after another error: nobody else holds the id to retry
+     * it, so a transient failure is tried again here (terminating is
+     * idempotent). */
+    int rc = SBX_OK;
+    for (int i = 0; i < 6; i++) {
+        mg_status st;
+        rc = modal_api_st(p, what, "SandboxTerminate", &req.base, NULL, NULL, 0, MODAL_SILENT, &st);
+        if (!rc || st.code == MG_NOT_FOUND || !(rc == SBX_E_NETWORK || rc == SBX_E_SERVER ||
+                                               rc == SBX_E_RATE_LIMITED || rc == SBX_E_BUSY ||
+                                               rc == SBX_E_TIMEOUT))
+            break;
+        struct timespec ts = {0, (50L << i) * 1000000L};
+        nanosleep(&ts, NULL);
+    }
+    if (rc)
+        p->host->log(p->h, SBX_LOG_WARNING, "could not terminate Modal sandbox %s after a "
+                     "failed create: its timeout will end it", sandbox_id);
+    return rc;
 }
 
 int modal_list(struct modal_prov *p, const sbx_kv_v1 *filter, size_t n_filter,

@@ -113,6 +113,12 @@ static uint64_t left_ms(const struct run *r, long extra)
     return left + (uint64_t)extra;
 }
 
+static void pause_ms(long ms)
+{
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
 /* ---- the router ---- */
 
 static int on_stdio(void *ud, const uint8_t *msg, size_t len)
@@ -168,15 +174,19 @@ static void router_read(struct reader *rd)
                         "byte %llu (%s); resuming", r->sb->id, r->exec_id,
                         rd->stream == SBX_STREAM_STDOUT ? "stdout" : "stderr",
                         (unsigned long long)rd->offset, rd->err);
-        struct timespec ts = {delay_ms / 1000, (delay_ms % 1000) * 1000000L};
-        nanosleep(&ts, NULL);
+        pause_ms(delay_ms);
         delay_ms *= 2;
     }
 }
 
+/* Writes stdin and EOF.  Offsets make a write idempotent, so a transient
+ * failure is written again (the command is running: the core could not
+ * retry it), as the SDKs do. */
 static int router_stdin(struct run *r, const uint8_t *data, size_t len)
 {
     size_t off = 0;
+    long delay_ms = 10;
+    int tries = 0;
     do {
         size_t n = len - off < STDIN_CHUNK ? len - off : STDIN_CHUNK;
         Modal__TaskCommandRouter__TaskExecStdinWriteRequest req =
@@ -191,6 +201,11 @@ static int router_stdin(struct run *r, const uint8_t *data, size_t len)
         char err[PH_ERR_MAX];
         int rc = modal_router(r->p, r->sb, "stdin", "TaskExecStdinWrite", &req.base, NULL, NULL,
                               0, &st, err);
+        if (rc && transient(rc, &st) && tries++ < STREAM_RETRIES) {
+            pause_ms(delay_ms);
+            delay_ms *= 2;
+            continue;
+        }
         if (rc) {
             /* A command that exits without reading its stdin refuses the
              * rest: that is no failure of the exec. */
@@ -229,8 +244,7 @@ static int router_wait(struct run *r, int *code, int *sig, mg_status *st, char e
         if (!transient(rc, st) || tries >= STREAM_RETRIES ||
             left_ms(r, MODAL_EXEC_GRACE_MS) <= (uint64_t)delay_ms)
             return rc;
-        struct timespec ts = {delay_ms / 1000, (delay_ms % 1000) * 1000000L};
-        nanosleep(&ts, NULL);
+        pause_ms(delay_ms);
         delay_ms = delay_ms * 2 > 1000 ? 1000 : delay_ms * 2;
     }
 }
@@ -292,8 +306,7 @@ static void legacy_read(struct reader *rd)
         if (rd->rc == SBX_E_LIMIT || !transient(rd->rc, &rd->st) || ++broken > STREAM_RETRIES ||
             left_ms(r, MODAL_EXEC_GRACE_MS) <= (uint64_t)delay_ms)
             return;
-        struct timespec ts = {delay_ms / 1000, (delay_ms % 1000) * 1000000L};
-        nanosleep(&ts, NULL);
+        pause_ms(delay_ms);
         delay_ms *= 2;
     }
     rd->rc = SBX_OK;
@@ -303,6 +316,8 @@ static void legacy_stdin(struct run *r, const uint8_t *data, size_t len)
 {
     size_t off = 0;
     uint64_t index = 1;
+    long delay_ms = 10;
+    int tries = 0;
     do {
         size_t n = len - off < STDIN_CHUNK ? len - off : STDIN_CHUNK;
         Modal__Client__RuntimeInputMessage in = MODAL__CLIENT__RUNTIME_INPUT_MESSAGE__INIT;
@@ -315,8 +330,16 @@ static void legacy_stdin(struct run *r, const uint8_t *data, size_t len)
         req.exec_id = r->exec_id;
         req.input = &in;
         mg_status st;
-        if (modal_api_st(r->p, "exec stdin", "ContainerExecPutInput", &req.base, NULL, NULL, 0,
-                         MG_NOT_FOUND, &st)) {
+        int rc = modal_api_st(r->p, "exec stdin", "ContainerExecPutInput", &req.base, NULL,
+                              NULL, 0, MODAL_SILENT, &st);
+        if (rc && transient(rc, &st) && tries++ < STREAM_RETRIES) {
+            /* The message index makes it idempotent: write it again. */
+            index--;
+            pause_ms(delay_ms);
+            delay_ms *= 2;
+            continue;
+        }
+        if (rc) {
             r->p->host->log(r->p->h, SBX_LOG_DEBUG, "sandbox %s: exec %s: stdin refused",
                             r->sb->id, r->exec_id);
             return;
@@ -509,16 +532,28 @@ static int start_legacy(struct run *r, const sbx_exec_spec_v1 *spec, const char 
 
 static int legacy_wait(struct run *r, int *code)
 {
-    for (;;) {
+    long delay_ms = 50;
+    for (int tries = 0;;) {
         Modal__Client__ContainerExecWaitRequest req = MODAL__CLIENT__CONTAINER_EXEC_WAIT_REQUEST__INIT;
         req.exec_id = r->exec_id;
         req.timeout = 10;
         Modal__Client__ContainerExecWaitResponse *ans = NULL;
-        int rc = modal_api(r->p, "exec wait", "ContainerExecWait", &req.base,
-                           &modal__client__container_exec_wait_response__descriptor,
-                           (ProtobufCMessage **)&ans, 20000, -1);
-        if (rc)
-            return rc;
+        mg_status st;
+        int rc = modal_api_st(r->p, "exec wait", "ContainerExecWait", &req.base,
+                              &modal__client__container_exec_wait_response__descriptor,
+                              (ProtobufCMessage **)&ans, 20000, MODAL_SILENT, &st);
+        if (rc && transient(rc, &st) && tries++ < STREAM_RETRIES &&
+            left_ms(r, MODAL_EXEC_GRACE_MS) > (uint64_t)delay_ms) {
+            pause_ms(delay_ms);
+            delay_ms = delay_ms * 2 > 1000 ? 1000 : delay_ms * 2;
+            continue;
+        }
+        if (rc) {
+            char err[PH_ERR_MAX];
+            snprintf(err, sizeof err, "ContainerExecWait: %s", st.code >= 0 ? mg_code_name(st.code)
+                                                                             : "transport failure");
+            return st.code == -2 ? rc : modal_call_error(r->p, "exec wait", rc, &st, err);
+        }
         bool done = ans->completed;
         if (done)
             *code = ans->_exit_code_case ? ans->exit_code : -1;
@@ -572,8 +607,10 @@ static int exec_run(struct modal_prov *p, struct modal_sb *sb, const sbx_exec_sp
                                       "valid", spec->env[i].key ? spec->env[i].key : "(null)");
     uint64_t t0 = modal_now_ns();
     int rc = modal_router_open(p, sb);
-    if (rc)
+    if (rc) {
+        modal_not_started(p); /* nothing was asked of the sandbox yet */
         return rc;
+    }
     char *dir = exec_dir(p, spec->cwd);
     if (!dir)
         return p->host->set_error(p->h, SBX_E_NOMEM, "out of memory");
@@ -630,6 +667,9 @@ static int exec_run(struct modal_prov *p, struct modal_sb *sb, const sbx_exec_sp
         } else if (bad->st.code == -2) {
             /* set already */
         } else {
+            if (!bad->err[0])
+                snprintf(bad->err, sizeof bad->err, "%s", bad->st.code >= 0
+                         ? mg_code_name(bad->st.code) : "the transfer failed");
             if (bad->st.code >= 0)
                 modal_call_error(p, "exec output", rc, &bad->st, bad->err);
             else

@@ -78,11 +78,18 @@ struct modal_sb {
     char id[SBX_ID_MAX];
     char *task_id;
     bool legacy;             /* no command router for this task */
+    /* An exec reads stdout and stderr on two threads, either of which may
+     * renew the router's token: the lock guards what follows. */
+    pthread_mutex_t lock;
     ph_client *router;       /* the task's command router, once reached */
+    ph_client *old_router;   /* the one before the router moved, kept until free */
     char *router_url;
     char *jwt;               /* its bearer token, wiped on free */
     time_t jwt_exp;
 };
+
+/* A new sandbox handle for @id (its lock made), or NULL. */
+struct modal_sb *modal_sb_new(const char *id);
 
 /* ---- modal.c ---- */
 void modal_sb_free(struct modal_sb *sb);

@@ -29,7 +29,10 @@ static int access_get(struct modal_prov *p, struct modal_sb *sb, bool *legacy)
         MODAL__CLIENT__TASK_GET_COMMAND_ROUTER_ACCESS_REQUEST__INIT;
     req.task_id = sb->task_id;
     Modal__Client__TaskGetCommandRouterAccessResponse *ans = NULL;
-    int quiet = p->exec_path == MODAL_EXEC_AUTO && !sb->router ? MG_FAILED_PRECONDITION : -1;
+    pthread_mutex_lock(&sb->lock);
+    bool reached = sb->router != NULL;
+    pthread_mutex_unlock(&sb->lock);
+    int quiet = p->exec_path == MODAL_EXEC_AUTO && !reached ? MG_FAILED_PRECONDITION : -1;
     mg_status st;
     int rc = modal_api_st(p, what, "TaskGetCommandRouterAccess", &req.base,
                           &modal__client__task_get_command_router_access_response__descriptor,
@@ -59,26 +62,40 @@ static int access_get(struct modal_prov *p, struct modal_sb *sb, bool *legacy)
         free(u);
         return p->host->set_error(p->h, SBX_E_NOMEM, "out of memory");
     }
-    if (sb->router && sb->router_url && strcmp(sb->router_url, u)) {
-        /* The task moved to another router: start afresh there. */
-        p->host->log(p->h, SBX_LOG_INFO, "sandbox %s: the command router moved", sb->id);
-        ph_client_free(sb->router);
-        sb->router = NULL;
-    }
-    free(sb->router_url);
-    sb->router_url = u;
-    modal_wipe_free(sb->jwt);
-    sb->jwt = jwt;
-    sb->jwt_exp = modal_jwt_exp(jwt);
-    if (!sb->router) {
-        char err[PH_ERR_MAX] = "";
+    pthread_mutex_lock(&sb->lock);
+    bool moved = sb->router && sb->router_url && strcmp(sb->router_url, u);
+    ph_client *fresh = NULL;
+    char err[PH_ERR_MAX] = "";
+    if (!sb->router || moved) {
         ph_client_conf conf = {
-            .base_url = sb->router_url, .ca_file = p->ca_file,
+            .base_url = u, .ca_file = p->ca_file,
             .connect_timeout_ms = p->connect_timeout_ms, .timeout_ms = p->request_timeout_ms,
             .http2 = 1,
         };
-        if ((rc = ph_client_new(&conf, &sb->router, err)))
-            return p->host->set_error(p->h, rc, "Modal: %s: %s", what, err);
+        rc = ph_client_new(&conf, &fresh, err);
+    }
+    if (!rc) {
+        if (moved) {
+            /* The task moved to another router: go there.  The old client
+             * may be in use by the other stream: it is freed with the
+             * handle. */
+            p->host->log(p->h, SBX_LOG_INFO, "sandbox %s: the command router moved", sb->id);
+            ph_client_free(sb->old_router);
+            sb->old_router = sb->router;
+        }
+        if (fresh)
+            sb->router = fresh;
+        free(sb->router_url);
+        sb->router_url = u;
+        modal_wipe_free(sb->jwt);
+        sb->jwt = jwt;
+        sb->jwt_exp = modal_jwt_exp(jwt);
+    }
+    pthread_mutex_unlock(&sb->lock);
+    if (rc) {
+        modal_wipe_free(jwt);
+        free(u);
+        return p->host->set_error(p->h, rc, "Modal: %s: %s", what, err);
     }
     return SBX_OK;
 }
@@ -101,14 +118,23 @@ int modal_router_open(struct modal_prov *p, struct modal_sb *sb)
     return rc;
 }
 
+/* One call with the current token; *sent gets that token's expiry, to
+ * tell whether another thread has renewed it since. */
 static int call_once(struct modal_prov *p, struct modal_sb *sb, const char *path,
                      const ProtobufCMessage *req, const ProtobufCMessageDescriptor *reply_desc,
                      ProtobufCMessage **reply, long timeout_ms,
                      int (*on_message)(void *, const uint8_t *, size_t), void *ud,
-                     mg_status *st, char err[PH_ERR_MAX])
+                     mg_status *st, char err[PH_ERR_MAX], char **sent)
 {
     char *auth = NULL;
-    if (asprintf(&auth, "authorization: Bearer %s", sb->jwt) < 0) {
+    pthread_mutex_lock(&sb->lock);
+    ph_client *router = sb->router;
+    if (asprintf(&auth, "authorization: Bearer %s", sb->jwt) < 0)
+        auth = NULL;
+    if (sent)
+        *sent = auth && sb->jwt ? strdup(sb->jwt) : NULL;
+    pthread_mutex_unlock(&sb->lock);
+    if (!auth) {
         snprintf(err, PH_ERR_MAX, "%s: out of memory", path);
         st->code = -1;
         return SBX_E_NOMEM;
@@ -117,7 +143,7 @@ static int call_once(struct modal_prov *p, struct modal_sb *sb, const char *path
     mg_call call = {.path = path, .headers = lines, .request = req,
                     .timeout_ms = timeout_ms > 0 ? timeout_ms : p->request_timeout_ms,
                     .on_message = on_message, .ud = ud};
-    int rc = mg_call_do(sb->router, &call, reply_desc, reply, st, err);
+    int rc = mg_call_do(router, &call, reply_desc, reply, st, err);
     modal_wipe_free(auth);
     return rc;
 }
@@ -130,12 +156,17 @@ static int call(struct modal_prov *p, struct modal_sb *sb, const char *method,
 {
     char path[128];
     snprintf(path, sizeof path, SVC "%s", method);
-    int rc = call_once(p, sb, path, req, reply_desc, reply, timeout_ms, on_message, ud, st, err);
+    char *sent = NULL;
+    int rc = call_once(p, sb, path, req, reply_desc, reply, timeout_ms, on_message, ud, st, err,
+                       &sent);
     if (rc && st->code == MG_UNAUTHENTICATED) {
-        bool legacy;
-        p->host->log(p->h, SBX_LOG_DEBUG, "sandbox %s: router token refused, renewing it",
-                     sb->id);
-        int r2 = access_get(p, sb, &legacy);
+        bool legacy = false;
+        pthread_mutex_lock(&sb->lock);
+        bool renewed = !sent || !sb->jwt || strcmp(sent, sb->jwt);
+        pthread_mutex_unlock(&sb->lock);
+        p->host->log(p->h, SBX_LOG_DEBUG, "sandbox %s: router token refused, %s", sb->id,
+                     renewed ? "renewed already" : "renewing it");
+        int r2 = renewed ? SBX_OK : access_get(p, sb, &legacy);
         if (!r2 && legacy)
             r2 = p->host->set_error(p->h, SBX_E_BACKEND, "Modal: sandbox %s: the command "
                                     "router went away", sb->id);
@@ -143,10 +174,13 @@ static int call(struct modal_prov *p, struct modal_sb *sb, const char *method,
             snprintf(err, PH_ERR_MAX, "%s: the router token was refused and could not be "
                      "renewed", path);
             st->code = -2; /* the error is set already */
+            modal_wipe_free(sent);
             return r2;
         }
-        rc = call_once(p, sb, path, req, reply_desc, reply, timeout_ms, on_message, ud, st, err);
+        rc = call_once(p, sb, path, req, reply_desc, reply, timeout_ms, on_message, ud, st, err,
+                       NULL);
     }
+    modal_wipe_free(sent);
     return rc;
 }
 

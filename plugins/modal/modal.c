@@ -229,11 +229,26 @@ void modal_not_started(struct modal_prov *p)
 
 /* ---- init / fini ---- */
 
+struct modal_sb *modal_sb_new(const char *id)
+{
+    struct modal_sb *sb = calloc(1, sizeof *sb);
+    if (!sb)
+        return NULL;
+    if (pthread_mutex_init(&sb->lock, NULL)) {
+        free(sb);
+        return NULL;
+    }
+    snprintf(sb->id, sizeof sb->id, "%s", id);
+    return sb;
+}
+
 void modal_sb_free(struct modal_sb *sb)
 {
     if (!sb)
         return;
+    pthread_mutex_destroy(&sb->lock);
     ph_client_free(sb->router);
+    ph_client_free(sb->old_router);
     free(sb->router_url);
     modal_wipe_free(sb->jwt);
     free(sb->task_id);
@@ -409,13 +424,12 @@ static int modal_create(void *prov, const sbx_create_spec_v1 *spec, void **sbp,
     free(secret);
     if (rc)
         return rc;
-    struct modal_sb *sb = calloc(1, sizeof *sb);
+    struct modal_sb *sb = modal_sb_new(sid);
     if (!sb) {
         modal_terminate(p, sid, false);
         free(sid);
         return p->host->set_error(p->h, SBX_E_NOMEM, "out of memory");
     }
-    snprintf(sb->id, sizeof sb->id, "%s", sid);
     free(sid);
     /* Wait for its task, so that a sandbox that cannot start fails here. */
     rc = modal_task_id(p, sb->id, p->request_timeout_ms, &sb->task_id);
@@ -445,10 +459,9 @@ static int modal_attach(void *prov, const char *id, void **sbp)
     *sbp = NULL;
     if (!id || !*id || strlen(id) >= SBX_ID_MAX)
         return p->host->set_error(p->h, SBX_E_INVAL, "attach: bad sandbox id");
-    struct modal_sb *sb = calloc(1, sizeof *sb);
+    struct modal_sb *sb = modal_sb_new(id);
     if (!sb)
         return p->host->set_error(p->h, SBX_E_NOMEM, "out of memory");
-    snprintf(sb->id, sizeof sb->id, "%s", id);
     int rc = modal_task_id(p, id, 0, &sb->task_id);
     if (rc) {
         modal_sb_free(sb);

@@ -44,6 +44,7 @@ POST /_fake/faults, POST /_fake/reset, GET /_fake/state) or --faults:
   count             apply error/drop/die faults this many times only
   methods           regular expression the method name must match
   seed              reseed the RNG
+POST /_fake/timeout {"id": ID, "timeout": S} moves a sandbox's end.
 The ports are printed on stdout as "READY port=N control=M netns=yes|no".
 """
 import argparse
@@ -966,6 +967,13 @@ class Control(BaseHTTPRequestHandler):
                     RNG.seed(body["seed"])
                 FAULTS = {k: v for k, v in body.items() if k != "seed"}
             return self.reply(200, FAULTS)
+        if self.path == "/_fake/timeout":
+            with SB_LOCK:
+                s = SANDBOXES.get(body.get("id"))
+            if s is None or not s.alive():
+                return self.reply(404, {"message": "no such sandbox"})
+            s.end = time.time() + float(body.get("timeout", 0))
+            return self.reply(200, {})
         if self.path == "/_fake/reset":
             with FAULT_LOCK:
                 FAULTS = {}
