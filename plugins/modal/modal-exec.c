@@ -627,6 +627,9 @@ static int exec_run(struct modal_prov *p, struct modal_sb *sb, const sbx_exec_sp
         pthread_mutex_destroy(&r.lock);
         return p->host->set_error(p->h, SBX_E_IO, "exec: no random bytes for the exec id");
     }
+    /* The service's clock for the command starts after this: a kill of
+     * its at the limit comes no earlier than sent + timeout. */
+    uint64_t sent = modal_now_ns();
     rc = sb->legacy ? start_legacy(&r, spec, dir) : start_router(&r, spec, dir);
     free(dir);
     if (rc) {
@@ -699,7 +702,7 @@ static int exec_run(struct modal_prov *p, struct modal_sb *sb, const sbx_exec_sp
     out->exec_ns = now - started ? now - started : 1;
     out->stdout_truncated = r.truncated[SBX_STREAM_STDOUT];
     out->stderr_truncated = r.truncated[SBX_STREAM_STDERR];
-    bool past = now >= r.deadline_ns;
+    bool past = now - sent >= spec->timeout_ns;
     if (stopped) {
         out->status = SBX_RUN_OUTPUT_LIMIT;
         out->exit_code = -1;
