@@ -15,7 +15,7 @@ PACKAGES="build-essential autoconf automake libtool libltdl-dev pkg-config \
 libcurl4-openssl-dev libjansson-dev libinih-dev libsodium-dev libseccomp-dev \
 libarchive-dev docker.io debootstrap \
 libwebsockets-dev libyaml-dev libssl-dev \
-python3 bubblewrap zlib1g-dev"
+python3 bubblewrap zlib1g-dev libmicrohttpd-dev nettle-dev"
 # A registry of its own on loopback for tests/docker/pull.sh (the docker
 # provider pulling missing images), bcrypt htpasswd for its authentication.
 PACKAGES="$PACKAGES docker-registry apache2-utils curl"
@@ -31,6 +31,12 @@ PACKAGES="$PACKAGES uidmap slirp4netns fuse-overlayfs"
 # enough); npm's @kubernetes/client-node is installed by the test from its
 # lock file.  A client that is missing makes its test a skip.
 PACKAGES="$PACKAGES openssl python3-kubernetes python3-yaml"
+# clang and its libFuzzer and sanitizer runtimes: the fuzz targets of
+# tests/fuzz (configure --enable-fuzzing CC=clang-14; .ci/run runs them).
+PACKAGES="$PACKAGES clang-14 libclang-rt-14-dev"
+# The modal provider: protobuf-c and its compiler (Modal speaks gRPC); its
+# test fake: a gRPC server from grpcio, its messages made by protoc.
+PACKAGES="$PACKAGES libprotobuf-c-dev protobuf-c-compiler python3-grpcio protobuf-compiler"
 
 echo "quickstart: installing Debian packages: $PACKAGES"
 export DEBIAN_FRONTEND=noninteractive
