@@ -288,15 +288,10 @@ int kube_agent_create(struct kube_prov *p, const sbx_create_spec_v1 *spec, struc
     char rvbuf[64];
     snprintf(rvbuf, sizeof rvbuf, "%s", rv && strlen(rv) < sizeof rvbuf ? rv : "");
     json_decref(made);
-    rc = kube_watch_until(p, cpath, "SandboxClaim", name, rvbuf, t0 + p->ready_ms * 1000000u,
-                          claim_readiness);
+    /* The claim as the watch saw it ready is the handle's: no GET. */
     json_t *ready = NULL;
-    if (!rc) {
-        char *gpath = path_of(p, EXT_API, "sandboxclaims", name);
-        rc = gpath ? kube_api_persist(p, what, "GET", gpath, NULL, -1, NULL, &ready)
-                   : p->host->set_error(p->h, SBX_E_NOMEM, "out of memory");
-        free(gpath);
-    }
+    rc = kube_watch_until(p, cpath, "SandboxClaim", name, rvbuf, t0 + p->ready_ms * 1000000u,
+                          claim_readiness, &ready);
     free(cpath);
     if (!rc)
         rc = handle_of(p, ready, out);
@@ -311,17 +306,9 @@ int kube_agent_create(struct kube_prov *p, const sbx_create_spec_v1 *spec, struc
 
 int kube_agent_delete_name(struct kube_prov *p, const char *name)
 {
-    char *path = path_of(p, EXT_API, "sandboxclaims", name);
     char what[160];
     snprintf(what, sizeof what, "delete SandboxClaim %s", name);
-    json_t *body = json_pack("{s:s,s:s,s:I,s:s}", "kind", "DeleteOptions", "apiVersion", "v1",
-                             "gracePeriodSeconds", (json_int_t)0, "propagationPolicy",
-                             "Foreground");
-    int rc = path && body ? kube_api_persist(p, what, "DELETE", path, body, 404, NULL, NULL)
-                          : p->host->set_error(p->h, SBX_E_NOMEM, "out of memory");
-    free(path);
-    json_decref(body);
-    return rc == SBX_E_NOT_FOUND ? SBX_OK : rc;
+    return kube_api_delete_now(p, what, path_of(p, EXT_API, "sandboxclaims", name));
 }
 
 int kube_agent_destroy(struct kube_prov *p, struct kube_sb *sb)

@@ -263,6 +263,18 @@ int kube_api_persist(struct kube_prov *p, const char *what, const char *method, 
     }
 }
 
+int kube_api_delete_now(struct kube_prov *p, const char *what, char *path)
+{
+    json_t *body = json_pack("{s:s,s:s,s:I,s:s}", "kind", "DeleteOptions", "apiVersion", "v1",
+                             "gracePeriodSeconds", (json_int_t)0, "propagationPolicy",
+                             "Foreground");
+    int rc = path && body ? kube_api_persist(p, what, "DELETE", path, body, 404, NULL, NULL)
+                          : p->host->set_error(p->h, SBX_E_NOMEM, "out of memory");
+    free(path);
+    json_decref(body);
+    return rc == SBX_E_NOT_FOUND ? SBX_OK : rc;   /* gone already: what we wanted */
+}
+
 int kube_api_stream(struct kube_prov *p, const char *what, const char *path, long timeout_ms,
                     int (*on_data)(void *ud, const void *buf, size_t len), void *ud, long *status)
 {

@@ -197,6 +197,10 @@ void kube_backoff(struct kube_prov *p, unsigned attempt, long retry_after_ms);
  * whose retries and circuit breaker decide. */
 int kube_api_persist(struct kube_prov *p, const char *what, const char *method, const char *path,
                      json_t *body, long quiet, long *status, json_t **out);
+/* DELETE @path (taken: freed here; NULL means out of memory) with no
+ * grace and in the foreground, persisting; something already gone is
+ * SBX_OK.  @what names it in messages. */
+int kube_api_delete_now(struct kube_prov *p, const char *what, char *path);
 /* The same for a streamed answer (a watch): @on_data gets the body's
  * bytes; returns what kube_api returns, or on_data's stop code. */
 int kube_api_stream(struct kube_prov *p, const char *what, const char *path, long timeout_ms,
@@ -264,9 +268,11 @@ int kube_pod_readiness(struct kube_prov *p, json_t *pod, char *unsched, size_t c
  * (then a timeout is SBX_E_BUSY, not SBX_E_TIMEOUT). */
 typedef int (*kube_judge)(struct kube_prov *p, json_t *obj, char *why, size_t cap);
 /* kube_watch_ready for the object @name of @collection (a path without
- * the name), judged by @judge; @noun names it in messages. */
+ * the name), judged by @judge; @noun names it in messages.  With @ready,
+ * *ready gets the object as judged ready (the caller's reference). */
 int kube_watch_until(struct kube_prov *p, const char *collection, const char *noun,
-                     const char *name, const char *rv, uint64_t deadline_ns, kube_judge judge);
+                     const char *name, const char *rv, uint64_t deadline_ns, kube_judge judge,
+                     json_t **ready);
 
 /* ---- kube-ws.c: one exec WebSocket ---- */
 struct kube_ws_req {

@@ -351,19 +351,9 @@ int kube_pod_create(struct kube_prov *p, const sbx_create_spec_v1 *spec, struct 
 
 int kube_pod_delete(struct kube_prov *p, const char *name)
 {
-    char *path = pods_path(p, name);
     char what[160];
     snprintf(what, sizeof what, "delete pod %s", name);
-    json_t *body = json_pack("{s:s,s:s,s:I,s:s}", "kind", "DeleteOptions", "apiVersion", "v1",
-                             "gracePeriodSeconds", (json_int_t)0, "propagationPolicy",
-                             "Foreground");
-    int rc = path && body ? kube_api_persist(p, what, "DELETE", path, body, 404, NULL, NULL)
-                          : p->host->set_error(p->h, SBX_E_NOMEM, "out of memory");
-    free(path);
-    json_decref(body);
-    if (rc == SBX_E_NOT_FOUND)
-        rc = SBX_OK;   /* gone already: what we wanted */
-    return rc;
+    return kube_api_delete_now(p, what, pods_path(p, name));
 }
 
 /* The pod as the API answers it; NULL with the error set. */

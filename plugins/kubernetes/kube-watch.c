@@ -108,6 +108,7 @@ struct watch {
     bool gone;             /* 410: start from a fresh GET */
     bool deleted;
     size_t got;            /* bytes of this round's stream */
+    json_t *ready;         /* the object judged ready (a reference), or NULL */
 };
 
 static void take_event(struct watch *w, json_t *ev)
@@ -143,6 +144,8 @@ static void take_event(struct watch *w, json_t *ev)
     int r = w->judge(w->p, obj, w->unsched, sizeof w->unsched);
     if (r != 0)
         w->verdict = r;
+    if (r > 0)
+        w->ready = json_incref(obj);
 }
 
 static int on_data(void *ud, const void *data, size_t n)
@@ -198,9 +201,11 @@ static int fresh(struct watch *w)
                                                        "resourceVersion"));
     snprintf(w->rv, sizeof w->rv, "%s", rv && strlen(rv) < sizeof w->rv ? rv : "");
     int r = w->judge(w->p, pod, w->unsched, sizeof w->unsched);
-    json_decref(pod);
     if (r != 0)
         w->verdict = r;
+    if (r > 0)
+        w->ready = json_incref(pod);
+    json_decref(pod);
     return SBX_OK;
 }
 
@@ -208,12 +213,15 @@ int kube_watch_ready(struct kube_prov *p, const char *name, const char *rv, uint
 {
     char coll[300];
     snprintf(coll, sizeof coll, "/api/v1/namespaces/%s/pods", p->namespace);
-    return kube_watch_until(p, coll, "pod", name, rv, deadline_ns, kube_pod_readiness);
+    return kube_watch_until(p, coll, "pod", name, rv, deadline_ns, kube_pod_readiness, NULL);
 }
 
 int kube_watch_until(struct kube_prov *p, const char *collection, const char *noun,
-                     const char *name, const char *rv, uint64_t deadline_ns, kube_judge judge)
+                     const char *name, const char *rv, uint64_t deadline_ns, kube_judge judge,
+                     json_t **ready)
 {
+    if (ready)
+        *ready = NULL;
     struct watch w = {.p = p, .collection = collection, .noun = noun, .judge = judge,
                       .name = name};
     snprintf(w.rv, sizeof w.rv, "%s", rv ? rv : "");
@@ -286,6 +294,11 @@ int kube_watch_until(struct kube_prov *p, const char *collection, const char *no
         rc = wr;
     }
     free(w.buf);
+    if (!rc && w.verdict > 0 && ready) {
+        *ready = w.ready;
+        w.ready = NULL;
+    }
+    json_decref(w.ready);
     if (rc)
         return rc;
     return w.verdict < 0 ? -w.verdict : SBX_OK;

@@ -470,6 +470,9 @@ static void kube_doctor(void *prov, sbx_doctor_cb_v1 cb, void *ud)
              p->runtime_class ? p->runtime_class : "(cluster default)",
              p->mode == KUBE_MODE_AGENT ? "agent-sandbox" : "pods");
     cb(ud, "sandbox pods", 1, detail);
+    /* Said rather than hidden: Kubernetes has no per-pod process limit. */
+    cb(ud, "limits", 1, "memory and disk per pod; CPU time, file size and open files per exec; "
+                        "processes: only the node's podPidsLimit, not the sandbox's pids limit");
 }
 
 static const sbx_provider_ops_v1 kube_ops = {

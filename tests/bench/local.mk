@@ -30,3 +30,11 @@ bench: bench-docker
 EXTRA_DIST += tests/bench/docker.sh
 EXTRA_DIST += tests/bench/eval.sh tests/bench/eval-baseline.py tests/bench/eval-gen.py
 EXTRA_DIST += tests/bench/eval-zygote.py
+
+# The kubernetes provider at scale through the fake: cold pods against a
+# warm pool (tests/bench/kube.sh).
+bench-kube: all
+	top_builddir=$(abs_top_builddir) top_srcdir=$(abs_top_srcdir) $(SHELL) $(top_srcdir)/tests/bench/kube.sh
+bench: bench-kube
+.PHONY: bench-kube
+EXTRA_DIST += tests/bench/kube.sh

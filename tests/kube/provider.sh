@@ -7,7 +7,7 @@
 # data, exec credential plugin with expiry, in-cluster service account,
 # server and sealed token, RBAC refusals).
 . "$top_srcdir/tests/kube/lib.sh"
-plan 53
+plan 54
 start_provider_fake
 
 # pod_check ID PYTHON-EXPR: evaluate EXPR with p = the pod's JSON.
@@ -150,6 +150,10 @@ cli destroy "$id"
 KUBE_SETTINGS="runtime_class = no-such-class" write_config
 cli run -- true
 check "an unknown RuntimeClass: refused by admission, named" rc_and_err 125 'RuntimeClass "no-such-class" not found'
+KUBE_SETTINGS="run_as_user = 0" write_config
+cli run -- true
+check "run_as_user = 0 in a namespace enforcing Pod Security restricted: a configuration error saying why" \
+    rc_and_err 125 'violates PodSecurity "restricted:latest"'
 KUBE_SETTINGS="allow_network = false" write_config
 cli run --network host -- true
 check "network host refused when allow_network = false" rc_and_err 125 "allow_network = false"

@@ -109,7 +109,10 @@ class AgentSandbox:
 
     def loop(self):
         while not self.c.stopping:
-            self.kick.wait(0.2)
+            # A real controller's work queue coalesces events: so does this
+            # (a pass over everything per event would be quadratic under load).
+            if self.kick.wait(0.2):
+                time.sleep(0.02)
             self.kick.clear()
             try:
                 with self.lock:
@@ -120,10 +123,14 @@ class AgentSandbox:
     def reconcile(self):
         for s in self.c.store.all_of(self.sb):
             self.sandbox(s)
+        # One look at the Sandboxes for the pools and claims of this pass
+        # (as an informer's cache); `taken` are those adopted in it.
+        sbs = self.c.store.all_of(self.sb)
+        taken = set()
         for p in self.c.store.all_of(self.pool):
-            self.warm_pool(p)
+            self.warm_pool(p, sbs)
         for cl in self.c.store.all_of(self.claim):
-            self.claim_one(cl)
+            self.claim_one(cl, sbs, taken)
 
     # -- sandboxes --
 
@@ -141,8 +148,11 @@ class AgentSandbox:
                 self._delete(self.pods, ns, name)
                 self._status(self.sb, ns, name, [cond("Ready", "False", "SandboxExpired")], None)
             return
-        pod = self.c.store.get(self.pods, ns, name)
+        pod = self.c.store.peek(self.pods, ns, name)
         if pod is None:
+            cur = self.c.store.peek(self.sb, ns, name)
+            if cur is None or cur["metadata"].get("deletionTimestamp"):
+                return   # deleted since this pass's look at the Sandboxes
             if any(c.get("reason") == "SandboxExpired" for c in (s.get("status") or {}).get("conditions") or []):
                 return
             tmpl = copy.deepcopy(spec.get("podTemplate") or {})
@@ -186,11 +196,19 @@ class AgentSandbox:
         self._status(self.sb, ns, name, [c], (pod.get("status") or {}).get("podIPs"))
 
     def _status(self, res, ns, name, conds, ips, extra=None):
-        def f(o):
-            st = o.setdefault("status", {})
+        def same(st):
             old = {c["type"]: (c["status"], c.get("reason")) for c in st.get("conditions") or []}
             new = {c["type"]: (c["status"], c.get("reason")) for c in conds}
-            if old == new and st.get("podIPs") == ips and all(st.get(k) == v for k, v in (extra or {}).items()):
+            return old == new and st.get("podIPs") == ips and \
+                all(st.get(k) == v for k, v in (extra or {}).items())
+
+        cur = self.c.store.peek(res, ns, name)
+        if cur is None or same(cur.get("status") or {}):
+            return   # no copy, no write: most passes change nothing
+
+        def f(o):
+            st = o.setdefault("status", {})
+            if same(st):
                 return False
             st["conditions"] = conds
             if ips is not None:
@@ -231,16 +249,16 @@ class AgentSandbox:
 
     # -- warm pools --
 
-    def warm_pool(self, p):
+    def warm_pool(self, p, sbs):
         md = p["metadata"]
         ns, name = md["namespace"], md["name"]
         if md.get("deletionTimestamp"):
             return
         spec = p.get("spec") or {}
         tname = (spec.get("sandboxTemplateRef") or {}).get("name")
-        tmpl = self.c.store.get(self.tmpl, ns, tname) if tname else None
-        warm = [s for s in self.c.store.all_of(self.sb, ns)
-                if (s["metadata"].get("labels") or {}).get(L_POOL) == name
+        tmpl = self.c.store.peek(self.tmpl, ns, tname) if tname else None
+        warm = [s for s in sbs if s["metadata"]["namespace"] == ns
+                and (s["metadata"].get("labels") or {}).get(L_POOL) == name
                 and not s["metadata"].get("deletionTimestamp")]
         want = int(spec.get("replicas", 1))
         if tmpl is not None:
@@ -253,10 +271,13 @@ class AgentSandbox:
             self._delete(self.sb, ns, s["metadata"]["name"])
         ready = sum(1 for s in warm[:want] if self._ready(s))
 
+        new = {"replicas": min(len(warm), want), "readyReplicas": ready,
+               "selector": "%s=%s" % (L_POOL, name), "observedGeneration": md.get("generation", 1)}
+        if all((p.get("status") or {}).get(k) == v for k, v in new.items()):
+            return
+
         def f(o):
             st = o.setdefault("status", {})
-            new = {"replicas": min(len(warm), want), "readyReplicas": ready,
-                   "selector": "%s=%s" % (L_POOL, name), "observedGeneration": md.get("generation", 1)}
             if all(st.get(k) == v for k, v in new.items()):
                 return False
             st.update(new)
@@ -264,7 +285,7 @@ class AgentSandbox:
 
     # -- claims --
 
-    def claim_one(self, cl):
+    def claim_one(self, cl, sbs, taken):
         md = cl["metadata"]
         ns, name = md["namespace"], md["name"]
         if md.get("deletionTimestamp"):
@@ -280,7 +301,7 @@ class AgentSandbox:
             self._delete(self.claim, ns, name)
             return
         if sname:
-            s = self.c.store.get(self.sb, ns, sname)
+            s = self.c.store.peek(self.sb, ns, sname)
             if s is None:
                 self._status(self.claim, ns, name, [cond("Ready", "False", "SandboxDeleted")], None)
                 return
@@ -291,7 +312,7 @@ class AgentSandbox:
                          {"sandbox": {"name": sname, "podIPs": (s.get("status") or {}).get("podIPs") or []}})
             return
         pool_name = (spec.get("warmPoolRef") or {}).get("name")
-        pool = self.c.store.get(self.pool, ns, pool_name)
+        pool = self.c.store.peek(self.pool, ns, pool_name)
         if pool is None:
             self._status(self.claim, ns, name, [cond("Ready", "False", "WarmPoolNotFound",
                                                      'SandboxWarmPool "%s" not found' % pool_name)], None)
@@ -301,13 +322,15 @@ class AgentSandbox:
         extra = spec.get("additionalPodMetadata") or {}
         pick = None
         if not spec.get("env"):
-            for s in self.c.store.all_of(self.sb, ns):
-                if (s["metadata"].get("labels") or {}).get(L_POOL) == pool_name and \
+            for s in sbs:
+                if s["metadata"]["namespace"] == ns and s["metadata"]["name"] not in taken and \
+                        (s["metadata"].get("labels") or {}).get(L_POOL) == pool_name and \
                         self._ready(s) and not s["metadata"].get("deletionTimestamp"):
                     pick = s
                     break
         if pick is not None:
             sname = pick["metadata"]["name"]
+            taken.add(sname)
 
             def adopt(o):
                 o["metadata"]["labels"].pop(L_POOL, None)
@@ -320,8 +343,9 @@ class AgentSandbox:
                 o["metadata"]["labels"].update(extra.get("labels") or {})
                 o["metadata"].setdefault("annotations", {}).update(extra.get("annotations") or {})
             self.c.store.mutate(self.pods, ns, sname, label_pod)
+            self.c.log("agent-sandbox: claim %s/%s: warm Sandbox %s" % (ns, name, sname))
         else:
-            tmpl = self.c.store.get(self.tmpl, ns, ((pool.get("spec") or {}).get("sandboxTemplateRef") or {}).get("name"))
+            tmpl = self.c.store.peek(self.tmpl, ns, ((pool.get("spec") or {}).get("sandboxTemplateRef") or {}).get("name"))
             if tmpl is None:
                 self._status(self.claim, ns, name, [cond("Ready", "False", "TemplateNotFound")], None)
                 return
@@ -332,6 +356,12 @@ class AgentSandbox:
             pmd.setdefault("annotations", {}).update(extra.get("annotations") or {})
             s = self._new_sandbox(ns, t, pool_name, "cold", owner, env=spec.get("env"))
             sname = s["metadata"]["name"]
-        self._status(self.claim, ns, name, [cond("Ready", "False", "SandboxNotReady")], None,
-                     {"sandbox": {"name": sname, "podIPs": []}})
+            self.c.log("agent-sandbox: claim %s/%s: no warm Sandbox ready, cold %s" % (ns, name, sname))
+        # A warm Sandbox is ready now: say so in this pass, not the next.
+        ready = pick is not None and self._ready(pick)
+        self._status(self.claim, ns, name,
+                     [cond("Ready", "True" if ready else "False",
+                           "SandboxReady" if ready else "SandboxNotReady")], None,
+                     {"sandbox": {"name": sname, "podIPs": (pick.get("status") or {}).get("podIPs") or []
+                                  if ready else []}})
         self.kick.set()

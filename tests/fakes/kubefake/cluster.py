@@ -134,6 +134,35 @@ class Cluster:
                 self.store.create(sa, name, {"metadata": {"name": "default"}})
         if self.agent:
             self.agent.created(res, obj)
+        self._dangling(res, obj)
+
+    def _dangling(self, res, obj):
+        """The garbage collector's rule for a new dependent: when its owner is
+        gone (or going in the foreground), it goes too.  A controller acting
+        on a stale view (a pod made for a Sandbox just deleted) leaves no
+        orphan behind, as on a cluster."""
+        md = obj["metadata"]
+        for ref in md.get("ownerReferences") or []:
+            ores = self.reg.by_kind(ref.get("apiVersion"), ref.get("kind"))
+            if ores is None:
+                continue
+            owner = self.store.peek(ores, md.get("namespace", "") if ores.namespaced else "",
+                                    ref.get("name"))
+            if owner is not None and owner["metadata"]["uid"] == ref.get("uid") and \
+                    "foregroundDeletion" not in (owner["metadata"].get("finalizers") or []):
+                continue
+            self.log("gc: %s %s/%s: its owner %s %s is gone" % (res.kind, md.get("namespace", ""),
+                                                               md["name"], ref.get("kind"),
+                                                               ref.get("name")))
+
+            def run(ns=md.get("namespace", ""), name=md["name"]):
+                try:
+                    self.delete(res, ns, name, {"propagationPolicy": "Background",
+                                                "gracePeriodSeconds": 0})
+                except ApiError:
+                    pass
+            threading.Thread(target=run, daemon=True).start()
+            return
 
     def updated(self, res, obj):
         if self.agent:
@@ -258,6 +287,8 @@ class Cluster:
         """The garbage collector: dependents of a deleted owner go too."""
         def run():
             for r, o in self._dependents(uid):
+                self.log("gc: %s %s/%s: its owner is gone" % (r.kind, o["metadata"].get("namespace", ""),
+                                                             o["metadata"]["name"]))
                 try:
                     self.delete(r, o["metadata"].get("namespace", ""), o["metadata"]["name"],
                                 {"propagationPolicy": "Background"})
@@ -267,14 +298,26 @@ class Cluster:
 
     def _foreground(self, res, ns, name, uid):
         deps = self._dependents(uid)
+        self.log("gc: %s %s/%s goes in the foreground after %s"
+                 % (res.kind, ns, name, ", ".join("%s %s" % (r.kind, o["metadata"]["name"])
+                                                  for r, o in deps) or "nothing"))
         for r, o in deps:
             try:
                 self.delete(r, o["metadata"].get("namespace", ""), o["metadata"]["name"],
                             {"propagationPolicy": "Foreground"})
             except ApiError:
                 pass
+        # A deleting owner gets no new dependents: wait for these (each
+        # waits for its own before it goes), not a scan of everything.
+        def left():
+            for r, o in deps:
+                md = o["metadata"]
+                cur = self.store.peek(r, md.get("namespace", ""), md["name"])
+                if cur is not None and cur["metadata"]["uid"] == md["uid"]:
+                    return True
+            return False
         for _ in range(600):
-            if not self._dependents(uid):
+            if not left():
                 break
             time.sleep(0.05)
 
@@ -360,6 +403,7 @@ class Cluster:
 
     def state(self):
         pods = []
+        by_ns = processes_by_ns()
         for p in self.store.all_of(self.reg.get("", "pods")):
             run = self.pods.run_of(p)
             c = run.container if run else None
@@ -368,7 +412,7 @@ class Cluster:
                          "deleting": bool(p["metadata"].get("deletionTimestamp")),
                          "labels": p["metadata"].get("labels") or {},
                          "pid": c.pid if c else None,
-                         "processes": processes_in(c.pid) if c and c.running() else [],
+                         "processes": processes_in(c.pid, by_ns) if c and c.running() else [],
                          "own_network": bool(c.own_network) if c else None})
         return {"pods": pods, "injected": self.faults.counts(),
                 "resourceVersion": self.store.current_rv(), "requests": self.request_counts()}
@@ -378,23 +422,27 @@ class Cluster:
         self.pods.shutdown()
 
 
-def processes_in(pid):
+def processes_in(pid, by_ns):
     """Command lines of the processes in pid's PID namespace."""
     try:
-        ns = os.readlink("/proc/%d/ns/pid" % pid)
+        return by_ns.get(os.readlink("/proc/%d/ns/pid" % pid), [])
     except OSError:
         return []
-    out = []
+
+
+def processes_by_ns():
+    """{PID namespace: command lines of its processes}: one look at /proc
+    for all pods (a look per pod was quadratic with hundreds of pods)."""
+    out = {}
     for d in os.listdir("/proc"):
         if not d.isdigit():
             continue
         try:
-            if os.readlink("/proc/%s/ns/pid" % d) != ns:
-                continue
+            ns = os.readlink("/proc/%s/ns/pid" % d)
             with open("/proc/%s/cmdline" % d, "rb") as f:
                 cmd = f.read().replace(b"\0", b" ").decode(errors="replace").strip()
         except OSError:
             continue
         if cmd:
-            out.append(cmd)
+            out.setdefault(ns, []).append(cmd)
     return out

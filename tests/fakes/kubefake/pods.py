@@ -444,9 +444,8 @@ class PodController:
 
     def _deadline(self, run, started, seconds):
         while time.time() < started + seconds:
-            if run.deleting or run.done.is_set():
+            if run.deleting or run.done.wait(min(0.5, max(0.0, started + seconds - time.time()))):
                 return
-            time.sleep(0.1)
         self.end(run, "DeadlineExceeded", "Pod was active on the node longer than the "
                                           "specified deadline")
 

@@ -73,7 +73,9 @@ class Handler(BaseHTTPRequestHandler):
     server_version = "kube-fake/1"
 
     def log_message(self, fmt, *args):
-        self.server.ctx.log("%s %s" % (self.address_string(), fmt % args))
+        t0 = getattr(self, "_t0", None)
+        took = " %.0f ms" % ((time.time() - t0) * 1000) if t0 else ""
+        self.server.ctx.log("%s %s%s" % (self.address_string(), fmt % args, took))
 
     def setup(self):
         super().setup()
@@ -175,6 +177,7 @@ class Handler(BaseHTTPRequestHandler):
 
     def do_any(self):
         self._body = None
+        self._t0 = time.time()
         ctx = self.server.ctx
         try:
             self.dispatch()
