@@ -265,6 +265,10 @@ int kube_ws_run(struct kube_prov *p, const struct kube_ws_req *rq, struct kube_w
     ci.local_protocol_name = rq->version == 4 ? "v4.channel.k8s.io" : "v5.channel.k8s.io";
     ci.opaque_user_data = &s;
     ci.pwsi = &s.wsi;
+    /* SSL_get_error() answers SSL_ERROR_SSL whenever this thread's error
+     * queue holds anything: an error some other code in the process left
+     * there would fail every handshake this thread makes. */
+    ERR_clear_error();
     if (!lws_client_connect_via_info(&ci) && !s.done) {
         rc = p->host->set_error(p->h, SBX_E_NETWORK, "exec: cannot connect to %s",
                                 p->conn.server);
