@@ -94,13 +94,17 @@ check("Result has exactly the fields of `polysandbox run --json`",
       f"lib {sorted(r.to_dict())}\ncli {sorted(cj)}")
 
 
-async def concurrently():
-    return await asyncio.gather(*[psb.arun(f"echo {i}") for i in range(4)],
-                                psb.arun_code("sh", "echo code"))
+def five_at_once(runner, desc):
+    """arun and arun_code of runner, five runs awaited at once from one
+    event loop, each with its own output."""
+    async def gather():
+        return await asyncio.gather(*[runner.arun(f"echo {i}") for i in range(4)],
+                                    runner.arun_code("sh", "echo code"))
+    rs = asyncio.run(gather())
+    check(desc, [x.stdout for x in rs] == ["0\n", "1\n", "2\n", "3\n", "code\n"], rs)
 
-rs = asyncio.run(concurrently())
-check("arun and arun_code, five at once from one event loop",
-      [x.stdout for x in rs] == ["0\n", "1\n", "2\n", "3\n", "code\n"], rs)
+
+five_at_once(psb, "arun and arun_code, five at once from one event loop")
 
 
 
@@ -208,15 +212,7 @@ for call, args, kw in REQUESTS:
 check(f"the same {len(REQUESTS)} requests give the same results locally and remotely",
       not diffs, "\n".join(diffs))
 
-
-
-async def remote_concurrently():
-    return await asyncio.gather(*[client.arun(f"echo {i}") for i in range(4)],
-                                client.arun_code("sh", "echo code"))
-
-rs = asyncio.run(remote_concurrently())
-check("Client.arun and arun_code, five at once",
-      [x.stdout for x in rs] == ["0\n", "1\n", "2\n", "3\n", "code\n"], rs)
+five_at_once(client, "Client.arun and arun_code, five at once")
 
 ok_, e = raises(psb.SandboxNotFoundError, client.run, "true", provider="nosuch",
                 match="nosuch")
