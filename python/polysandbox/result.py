@@ -27,11 +27,23 @@ STATUSES = (
 )
 
 
+def _field(obj: dict, name: str, kind: type, null: bool = False, where: str = "") -> Any:
+    """obj[name], of type kind (or None when null), else ServerError."""
+    if name not in obj:
+        raise ServerError(f"result: field '{where}{name}' is missing")
+    v = obj[name]
+    if v is None and null:
+        return None
+    # bool is an int in Python, never in the JSON.
+    if not isinstance(v, kind) or (kind is int and isinstance(v, bool)):
+        raise ServerError(f"result: field '{where}{name}' must be "
+                          f"{kind.__name__}{' or null' if null else ''}, not {type(v).__name__}")
+    return v
+
+
 def _output(obj: dict, name: str) -> bytes:
-    text = obj.get(name)
+    text = _field(obj, name, str)
     enc = obj.get(name + "_encoding", "utf-8")
-    if not isinstance(text, str):
-        raise ServerError(f"result: field '{name}' is not a string")
     if enc == "utf-8":
         return text.encode("utf-8", "surrogatepass")
     if enc == "base64":
@@ -73,32 +85,33 @@ class Result:
     @classmethod
     def from_json(cls, obj: Any) -> "Result":
         """Build a Result from the object sbx_result_to_json gives;
-        ServerError when it is not one."""
+        ServerError naming the field when it is not one (a server's reply
+        is checked as hostile input)."""
         if not isinstance(obj, dict):
             raise ServerError(f"result: expected a JSON object, not {type(obj).__name__}")
-        try:
-            status = obj["status"]
-            if status not in STATUSES:
-                raise ServerError(f"result: unknown status {status!r}")
-            return cls(
-                status=status,
-                exit_code=obj["exit_code"],
-                signal=obj["signal"],
-                stdout_bytes=_output(obj, "stdout"),
-                stdout_truncated=bool(obj["stdout_truncated"]),
-                stderr_bytes=_output(obj, "stderr"),
-                stderr_truncated=bool(obj["stderr_truncated"]),
-                timings_ns=dict(obj["timings_ns"]),
-                cpu_ns=obj["cpu_ns"],
-                peak_memory_bytes=obj["peak_memory_bytes"],
-                provider=obj["provider"],
-                sandbox_id=obj["sandbox_id"],
-                error=obj["error"],
-                error_code=int(obj["error_code"]),
-                raw=obj,
-            )
-        except KeyError as e:
-            raise ServerError(f"result: field {e} is missing") from None
+        status = _field(obj, "status", str)
+        if status not in STATUSES:
+            raise ServerError(f"result: unknown status {status!r}")
+        timings = _field(obj, "timings_ns", dict)
+        for k in ("create", "start", "exec", "total"):
+            _field(timings, k, int, where="timings_ns.")
+        return cls(
+            status=status,
+            exit_code=_field(obj, "exit_code", int, null=True),
+            signal=_field(obj, "signal", int, null=True),
+            stdout_bytes=_output(obj, "stdout"),
+            stdout_truncated=_field(obj, "stdout_truncated", bool),
+            stderr_bytes=_output(obj, "stderr"),
+            stderr_truncated=_field(obj, "stderr_truncated", bool),
+            timings_ns=dict(timings),
+            cpu_ns=_field(obj, "cpu_ns", int, null=True),
+            peak_memory_bytes=_field(obj, "peak_memory_bytes", int, null=True),
+            provider=_field(obj, "provider", str, null=True),
+            sandbox_id=_field(obj, "sandbox_id", str, null=True),
+            error=_field(obj, "error", str, null=True),
+            error_code=_field(obj, "error_code", int),
+            raw=obj,
+        )
 
     @property
     def stdout(self) -> str:

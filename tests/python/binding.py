@@ -45,7 +45,7 @@ def raises(cls, fn, *args, match=None, **kw):
     return False, "no exception"
 
 
-PLAN = 33
+PLAN = 34
 print(f"1..{PLAN}", flush=True)
 PS = os.path.join(os.environ["top_builddir"], "polysandbox")
 PSD = os.path.join(os.environ["top_builddir"], "polysandboxd")
@@ -146,6 +146,18 @@ check("an unknown language: SandboxNotFoundError naming it", ok_, e)
 ok_, e = raises(psb.InvalidRequestError, psb.run, "true", limits={"memory": 1 << 50})
 check("a limit above the maximum: InvalidRequestError (SBX_E_LIMIT)",
       ok_ and e.code == 12 if ok_ else False, e)
+
+good = psb.run("echo hi").to_dict()
+hostile = [dict(good, exit_code="0"), dict(good, status="fine"),
+           dict(good, stdout_encoding="rot13"), dict(good, stdout="!!", stdout_encoding="base64"),
+           dict(good, timings_ns={"exec": 1}), {k: v for k, v in good.items() if k != "error_code"},
+           dict(good, stderr_truncated=1), [good]]
+named = []
+for obj in hostile:
+    ok_, e = raises(psb.ServerError, psb.Result.from_json, obj, match="result:")
+    named.append(ok_ or f"{str(obj)[:80]}: {e}")
+check(f"{len(hostile)} malformed result objects: ServerError naming the field",
+      all(x is True for x in named), "\n".join(x for x in named if x is not True))
 
 bad = subprocess.run([sys.executable, "-c", "import polysandbox as p; p.run('true')"],
                      capture_output=True, text=True, timeout=60,
