@@ -9,6 +9,7 @@ PYTHON_FILES = \
 	python/polysandbox/_native.py \
 	python/polysandbox/client.py \
 	python/polysandbox/errors.py \
+	python/polysandbox/info.py \
 	python/polysandbox/local.py \
 	python/polysandbox/request.py \
 	python/polysandbox/result.py \

@@ -20,6 +20,7 @@ from .client import Client
 from .errors import (AuthError, CancelledRunError, ConfigError, InvalidRequestError,
                      ProviderError, SandboxError, SandboxNotFoundError, SandboxTimeoutError,
                      ServerError)
+from .info import Provider, Template
 from .local import Local, default
 from .request import LIMITS, Runner
 from .result import STATUSES, Result
@@ -27,7 +28,7 @@ from .result import STATUSES, Result
 __version__ = "0.1.0"
 
 __all__ = [
-    "run", "run_code", "arun", "arun_code", "Local", "Client", "Runner", "Result",
+    "run", "run_code", "arun", "arun_code", "providers", "templates", "Provider", "Template", "Local", "Client", "Runner", "Result",
     "STATUSES", "LIMITS", "SandboxError", "InvalidRequestError", "ConfigError",
     "SandboxNotFoundError", "ProviderError", "AuthError", "SandboxTimeoutError",
     "CancelledRunError", "ServerError", "ExecutionResult",
@@ -46,6 +47,16 @@ def run_code(language: str, code: str, args: Sequence[str] | None = None,
              **options: Any) -> Result:
     """Runner.run_code on the in-process runner."""
     return default().run_code(language, code, args, **options)
+
+
+def providers() -> list[Provider]:
+    """Local.providers on the in-process runner."""
+    return default().providers()
+
+
+def templates() -> list[Template]:
+    """Local.templates on the in-process runner."""
+    return default().templates()
 
 
 def arun(command: str | Sequence[str], **options: Any) -> Awaitable[Result]:

@@ -13,7 +13,8 @@ from __future__ import annotations
 import ctypes
 import os
 import threading
-from ctypes import POINTER, c_char_p, c_int, c_size_t, c_uint32, c_uint64, c_void_p
+from ctypes import (POINTER, c_bool, c_char_p, c_int, c_size_t, c_uint, c_uint32, c_uint64,
+                    c_void_p)
 
 __all__ = ["lib", "SONAME"]
 
@@ -52,6 +53,25 @@ _PROTOS = (
     ("sbx_cancel_new", c_void_p, ()),
     ("sbx_cancel_fire", None, (c_void_p,)),
     ("sbx_cancel_free", None, (c_void_p,)),
+    ("sbx_ctx_provider_count", c_size_t, (c_void_p,)),
+    ("sbx_ctx_provider", c_void_p, (c_void_p, c_size_t)),
+    ("sbx_provider_name", c_char_p, (c_void_p,)),
+    ("sbx_provider_version", c_char_p, (c_void_p,)),
+    ("sbx_provider_description", c_char_p, (c_void_p,)),
+    ("sbx_provider_path", c_char_p, (c_void_p,)),
+    ("sbx_provider_get_state", c_int, (c_void_p,)),
+    ("sbx_provider_reason", c_char_p, (c_void_p,)),
+    ("sbx_provider_capabilities", c_uint64, (c_void_p,)),
+    ("sbx_provider_priority", c_int, (c_void_p,)),
+    ("sbx_provider_is_optional", c_bool, (c_void_p,)),
+    ("sbx_provider_breaker", c_int, (c_void_p,)),
+    ("sbx_provider_breaker_failures", c_uint, (c_void_p,)),
+    ("sbx_breaker_state_name", c_char_p, (c_int,)),
+    ("sbx_capability_name", c_char_p, (c_uint64,)),
+    ("sbx_ctx_template_count", c_size_t, (c_void_p,)),
+    ("sbx_ctx_template", c_void_p, (c_void_p, c_size_t)),
+    ("sbx_template_name", c_char_p, (c_void_p,)),
+    ("sbx_template_extensions", c_char_p, (c_void_p,)),
     ("sbx_run", c_int, (c_void_p, c_void_p, c_void_p, POINTER(c_void_p))),
     ("sbx_result_free", None, (c_void_p,)),
     ("sbx_result_to_json", c_void_p, (c_void_p,)),  # char *, freed with free()

@@ -16,6 +16,7 @@ import urllib.request
 from typing import Any
 
 from .errors import ServerError, error_for_remote
+from .info import Provider, Template, listing
 from .request import Runner
 from .result import Result
 
@@ -47,11 +48,20 @@ class Client(Runner):
     def __repr__(self) -> str:
         return f"Client({self.url!r})"   # never the token
 
-    def _post(self, path: str, body: dict[str, Any]) -> Any:
-        data = json.dumps(body).encode("utf-8")
-        req = urllib.request.Request(self.url + path, data=data, method="POST",
-                                     headers={"Content-Type": "application/json",
-                                              "Accept": "application/json"})
+    def providers(self) -> list[Provider]:
+        """The server's providers (GET /v1/providers)."""
+        return listing(self._call("GET", "/v1/providers"), "providers", Provider)
+
+    def templates(self) -> list[Template]:
+        """The server's language templates (GET /v1/templates)."""
+        return listing(self._call("GET", "/v1/templates"), "templates", Template)
+
+    def _call(self, method: str, path: str, body: dict[str, Any] | None = None) -> Any:
+        data = json.dumps(body).encode("utf-8") if body is not None else None
+        req = urllib.request.Request(self.url + path, data=data, method=method,
+                                     headers={"Accept": "application/json"})
+        if data is not None:
+            req.add_header("Content-Type", "application/json")
         if self._token:
             req.add_header("Authorization", "Bearer " + self._token)
         try:
@@ -79,4 +89,4 @@ class Client(Runner):
         return error_for_remote(name, msg, prov if isinstance(prov, str) else None)
 
     def _execute(self, body: dict[str, Any]) -> Result:
-        return Result.from_json(self._post("/v1/run", body))
+        return Result.from_json(self._call("POST", "/v1/run", body))

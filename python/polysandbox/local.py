@@ -18,6 +18,7 @@ from typing import Any, Sequence
 
 from . import _native
 from .errors import SandboxError, error_for_code
+from .info import Provider, Template
 from .result import Result
 from .request import Runner
 
@@ -27,6 +28,8 @@ __all__ = ["Local", "default"]
 _LIMIT_IDS = {"wall": 0, "cpu": 1, "memory": 2, "pids": 3, "nofile": 4, "fsize": 5,
               "disk": 6, "stdout": 7, "stderr": 8}
 _NS_LIMITS = ("wall", "cpu")
+# sbx_provider_state names, as info-json.c gives them.
+_STATES = {0: "ready", 1: "unavailable", 2: "disabled"}
 
 
 def _ns(seconds: float) -> int:
@@ -134,6 +137,42 @@ class Local(Runner):
             chk(lib.sbx_exec_opts_set_cwd(x, body["cwd"].encode()))
         if "timeout" in body:
             chk(lib.sbx_exec_opts_set_timeout(x, _ns(body["timeout"])))
+
+    def _text(self, b: bytes | None) -> str | None:
+        return b.decode("utf-8", "replace") if b is not None else None
+
+    def providers(self) -> list[Provider]:
+        """Every provider found, by priority (enabled ones are loaded to
+        tell their state)."""
+        lib, out = self._lib, []
+        for i in range(lib.sbx_ctx_provider_count(self._ctx)):
+            p = lib.sbx_ctx_provider(self._ctx, i)
+            caps = lib.sbx_provider_capabilities(p)
+            state = lib.sbx_provider_get_state(p)
+            out.append(Provider.from_json({
+                "name": self._text(lib.sbx_provider_name(p)),
+                "state": _STATES.get(state, "unknown"),
+                "priority": lib.sbx_provider_priority(p),
+                "version": self._text(lib.sbx_provider_version(p)),
+                "description": self._text(lib.sbx_provider_description(p)),
+                "path": self._text(lib.sbx_provider_path(p)),
+                "reason": self._text(lib.sbx_provider_reason(p)),
+                "optional": bool(lib.sbx_provider_is_optional(p)),
+                "breaker": self._text(lib.sbx_breaker_state_name(lib.sbx_provider_breaker(p))),
+                "breaker_failures": lib.sbx_provider_breaker_failures(p),
+                "capabilities": [self._text(lib.sbx_capability_name(1 << b)) or f"bit{b}"
+                                 for b in range(64) if caps >> b & 1],
+            }))
+        return out
+
+    def templates(self) -> list[Template]:
+        """Every language template, as run_code takes them."""
+        lib = self._lib
+        return [Template.from_json({
+            "name": self._text(lib.sbx_template_name(t)),
+            "extensions": (self._text(lib.sbx_template_extensions(t)) or "").split()})
+            for t in (lib.sbx_ctx_template(self._ctx, i)
+                      for i in range(lib.sbx_ctx_template_count(self._ctx)))]
 
     async def _aexecute(self, body: dict[str, Any]) -> Result:
         """The run in a worker thread, with a cancellation handle fired

@@ -162,6 +162,14 @@ class Runner:
     def _execute(self, body: dict[str, Any]) -> Result:
         raise NotImplementedError
 
+    def providers(self) -> list:
+        """The providers, as `polysandbox providers --json` (Provider)."""
+        raise NotImplementedError
+
+    def templates(self) -> list:
+        """The language templates, as `polysandbox templates --json` (Template)."""
+        raise NotImplementedError
+
     def _aexecute(self, body: dict[str, Any]) -> Awaitable[Result]:
         """The run, awaited: in a worker thread by default (the blocking
         call releases the GIL)."""
