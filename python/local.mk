@@ -6,6 +6,7 @@ PYTHON_FILES = \
 	python/README.md \
 	python/pyproject.toml \
 	python/polysandbox/__init__.py \
+	python/polysandbox/_fields.py \
 	python/polysandbox/_native.py \
 	python/polysandbox/client.py \
 	python/polysandbox/errors.py \

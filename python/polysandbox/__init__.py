@@ -28,7 +28,8 @@ from .result import STATUSES, Result
 __version__ = "0.1.0"
 
 __all__ = [
-    "run", "run_code", "arun", "arun_code", "providers", "templates", "Provider", "Template", "Local", "Client", "Runner", "Result",
+    "run", "run_code", "arun", "arun_code", "providers", "templates",
+    "Provider", "Template", "Local", "Client", "Runner", "Result",
     "STATUSES", "LIMITS", "SandboxError", "InvalidRequestError", "ConfigError",
     "SandboxNotFoundError", "ProviderError", "AuthError", "SandboxTimeoutError",
     "CancelledRunError", "ServerError", "ExecutionResult",

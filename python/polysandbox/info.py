@@ -9,24 +9,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from ._fields import field
 from .errors import ServerError
 
 __all__ = ["Provider", "Template"]
 
 
-def _get(obj: Any, what: str, name: str, kind: type, null: bool = False) -> Any:
-    if not isinstance(obj, dict) or name not in obj:
-        raise ServerError(f"{what}: field '{name}' is missing")
-    v = obj[name]
-    if (v is None and null) or (isinstance(v, kind) and
-                                not (kind is int and isinstance(v, bool))):
-        return v
-    raise ServerError(f"{what}: field '{name}' must be {kind.__name__}"
-                      f"{' or null' if null else ''}, not {type(v).__name__}")
-
-
 def _strs(obj: Any, what: str, name: str) -> tuple[str, ...]:
-    v = _get(obj, what, name, list)
+    v = field(obj, what, name, list)
     if not all(isinstance(s, str) for s in v):
         raise ServerError(f"{what}: field '{name}' must be a list of str")
     return tuple(v)
@@ -54,13 +44,15 @@ class Provider:
     @classmethod
     def from_json(cls, obj: Any) -> "Provider":
         w = "provider"
-        return cls(name=_get(obj, w, "name", str), state=_get(obj, w, "state", str),
-                   priority=_get(obj, w, "priority", int),
-                   version=_get(obj, w, "version", str, True),
-                   description=_get(obj, w, "description", str, True),
-                   path=_get(obj, w, "path", str, True), reason=_get(obj, w, "reason", str, True),
-                   optional=_get(obj, w, "optional", bool), breaker=_get(obj, w, "breaker", str),
-                   breaker_failures=_get(obj, w, "breaker_failures", int),
+        return cls(name=field(obj, w, "name", str), state=field(obj, w, "state", str),
+                   priority=field(obj, w, "priority", int),
+                   version=field(obj, w, "version", str, True),
+                   description=field(obj, w, "description", str, True),
+                   path=field(obj, w, "path", str, True),
+                   reason=field(obj, w, "reason", str, True),
+                   optional=field(obj, w, "optional", bool),
+                   breaker=field(obj, w, "breaker", str),
+                   breaker_failures=field(obj, w, "breaker_failures", int),
                    capabilities=_strs(obj, w, "capabilities"))
 
 
@@ -74,11 +66,11 @@ class Template:
 
     @classmethod
     def from_json(cls, obj: Any) -> "Template":
-        return cls(name=_get(obj, "template", "name", str),
+        return cls(name=field(obj, "template", "name", str),
                    extensions=_strs(obj, "template", "extensions"))
 
 
 def listing(reply: Any, key: str, cls: type) -> list:
     """The items of a {key: [...], "default": ...} reply."""
-    items = _get(reply, "reply", key, list)
+    items = field(reply, "reply", key, list)
     return [cls.from_json(o) for o in items]

@@ -15,6 +15,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from ._fields import field as json_field
 from .errors import ServerError
 
 __all__ = ["Result", "STATUSES"]
@@ -27,18 +28,8 @@ STATUSES = (
 )
 
 
-def _field(obj: dict, name: str, kind: type, null: bool = False, where: str = "") -> Any:
-    """obj[name], of type kind (or None when null), else ServerError."""
-    if name not in obj:
-        raise ServerError(f"result: field '{where}{name}' is missing")
-    v = obj[name]
-    if v is None and null:
-        return None
-    # bool is an int in Python, never in the JSON.
-    if not isinstance(v, kind) or (kind is int and isinstance(v, bool)):
-        raise ServerError(f"result: field '{where}{name}' must be "
-                          f"{kind.__name__}{' or null' if null else ''}, not {type(v).__name__}")
-    return v
+def _field(obj: dict, name: str, kind: type, null: bool = False) -> Any:
+    return json_field(obj, "result", name, kind, null)
 
 
 def _output(obj: dict, name: str) -> bytes:
@@ -94,7 +85,7 @@ class Result:
             raise ServerError(f"result: unknown status {status!r}")
         timings = _field(obj, "timings_ns", dict)
         for k in ("create", "start", "exec", "total"):
-            _field(timings, k, int, where="timings_ns.")
+            json_field(timings, "result: timings_ns", k, int)
         return cls(
             status=status,
             exit_code=_field(obj, "exit_code", int, null=True),
