@@ -194,8 +194,17 @@ tokfile = os.path.join(tmp, "tokens")
 with open(os.open(tokfile, os.O_WRONLY | os.O_CREAT, 0o600), "w") as f:
     f.write(token + "\n")
 log = open(os.path.join(tmp, "server.log"), "w+")
+# Under ASan binding.sh preloads the runtimes and turns leak checking off
+# for python3; the server, instrumented itself, gets neither.
+srv_env = dict(os.environ)
+for var in ("ASAN_OPTIONS", "LD_PRELOAD"):
+    if "SERVER_" + var in os.environ:
+        srv_env[var] = os.environ["SERVER_" + var]
+        if not srv_env[var]:
+            del srv_env[var]
 srv = subprocess.Popen([PSD, "--listen", "127.0.0.1:0", "--token-file", tokfile],
-                       stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log)
+                       stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log,
+                       env=srv_env)
 
 
 def stop_server():

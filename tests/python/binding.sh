@@ -36,6 +36,11 @@ case "${SBX_CFLAGS:-} ${SBX_LDFLAGS:-}" in
         fi
         pre="$pre${pre:+ }$f"
     done
+    # polysandboxd is instrumented itself: binding.py starts it with these
+    # (leak checking on, as in the other server tests).
+    SERVER_ASAN_OPTIONS=${ASAN_OPTIONS-}
+    SERVER_LD_PRELOAD=${LD_PRELOAD-}
+    export SERVER_ASAN_OPTIONS SERVER_LD_PRELOAD
     LD_PRELOAD="$pre${LD_PRELOAD:+ $LD_PRELOAD}"
     ASAN_OPTIONS="detect_leaks=0${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
     export LD_PRELOAD ASAN_OPTIONS
