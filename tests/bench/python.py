@@ -88,9 +88,14 @@ def main(args):
         c, p, a = statistics.median(c_meds), statistics.median(walls), statistics.median(added)
         print(f"== psb.run(['/bin/true']) against sbx_run in C ({rounds} rounds of {per})")
         print(f"sbx_run (C):   median {c:8.2f} ms")
-        print(f"psb.run:       median {p:8.2f} ms   ({p - c:+.2f} ms, {100 * (p - c) / c:+.1f} %)")
-        print(f"binding's own: median {a:8.3f} ms per call (wall less the library's total)"
-              f"   target: <= 0.2 ms or 5 %: {'met' if a <= 0.2 or a <= 0.05 * c else 'NOT met'}")
+        d = p - c
+        print(f"psb.run:       median {p:8.2f} ms   ({d:+.2f} ms, {100 * d / c:+.1f} %)"
+              f"   target: <= 0.2 ms or 5 % added: "
+              f"{'met' if d <= 0.2 or d <= 0.05 * c else 'NOT met'}")
+        # The rest of the difference is the library's run itself taking
+        # longer inside python3 than inside bench-runs.
+        print(f"of which the binding's own: median {a:.3f} ms per call "
+              f"(wall less the library's own total)")
         saved += [f"python.run_ms={p:.3f}", f"python.c_run_ms={c:.3f}",
                   f"python.binding_ms={a:.4f}"]
 
