@@ -58,6 +58,14 @@ struct sess {
 
 static pthread_once_t log_once = PTHREAD_ONCE_INIT;
 
+/* libwebsockets 4.1 makes a context's global TLS init take new SSL
+ * ex_data indices into process-wide variables, and its certificate check
+ * finds the connection by the index of the moment: a context made while
+ * another thread's handshake runs fails that handshake ("connect SSL err
+ * 1").  Handshakes hold this for reading, a TLS context is made holding
+ * it for writing. */
+static pthread_rwlock_t tls_index_lock = PTHREAD_RWLOCK_INITIALIZER;
+
 static void quiet_log(void)
 {
     lws_set_log_level(0, NULL);
@@ -214,6 +222,7 @@ int kube_ws_run(struct kube_prov *p, const struct kube_ws_req *rq, struct kube_w
         kube_auth_drop(line, llen);
         return p->host->set_error(p->h, SBX_E_NOMEM, "out of memory");
     }
+    bool shaking = false;   /* holding tls_index_lock for reading */
     struct sess s = {.p = p, .rq = rq, .res = res, .channel = -1,
                      .auth = line ? line + strlen("Authorization: ") : NULL};
     s.out = malloc(LWS_PRE + STDIN_CHUNK + 1);
@@ -243,7 +252,11 @@ int kube_ws_run(struct kube_prov *p, const struct kube_ws_req *rq, struct kube_w
         info.options = LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT;
         info.provided_client_ssl_ctx = p->ssl_ctx;
     }
+    if (p->conn.tls)
+        pthread_rwlock_wrlock(&tls_index_lock);
     s.ctx = lws_create_context(&info);
+    if (p->conn.tls)
+        pthread_rwlock_unlock(&tls_index_lock);
     sigaction(SIGPIPE, &old_pipe, NULL);
     if (!s.ctx) {
         rc = p->host->set_error(p->h, SBX_E_NOMEM, "exec: cannot make a WebSocket context");
@@ -263,6 +276,10 @@ int kube_ws_run(struct kube_prov *p, const struct kube_ws_req *rq, struct kube_w
                   : rq->version == 5 ? "v5.channel.k8s.io"
                                      : "v5.channel.k8s.io,v4.channel.k8s.io";
     ci.local_protocol_name = rq->version == 4 ? "v4.channel.k8s.io" : "v5.channel.k8s.io";
+    if (p->conn.tls) {
+        pthread_rwlock_rdlock(&tls_index_lock);
+        shaking = true;
+    }
     ci.opaque_user_data = &s;
     ci.pwsi = &s.wsi;
     /* SSL_get_error() answers SSL_ERROR_SSL whenever this thread's error
@@ -279,9 +296,14 @@ int kube_ws_run(struct kube_prov *p, const struct kube_ws_req *rq, struct kube_w
         lws_usec_t us = rq->deadline_ns > now ? (lws_usec_t)((rq->deadline_ns - now) / 1000) : 1;
         lws_sul_schedule(s.ctx, 0, &s.sul, on_deadline, us);
     }
-    while (!s.done)
+    while (!s.done) {
         if (lws_service(s.ctx, 0) < 0)
             break;
+        if (shaking && res->opened) {
+            pthread_rwlock_unlock(&tls_index_lock);
+            shaking = false;
+        }
+    }
     if (!res->opened) {
         if (res->timed_out)
             rc = p->host->set_error(p->h, SBX_E_TIMEOUT, "exec: no WebSocket from %s in time",
@@ -293,6 +315,8 @@ int kube_ws_run(struct kube_prov *p, const struct kube_ws_req *rq, struct kube_w
                                     p->conn.server, s.errtext[0] ? s.errtext : "closed");
     }
 out:
+    if (shaking)
+        pthread_rwlock_unlock(&tls_index_lock);
     if (s.ctx) {
         lws_sul_cancel(&s.sul);
         lws_context_destroy(s.ctx);
