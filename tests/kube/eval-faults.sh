@@ -1,7 +1,7 @@
 #!/bin/sh
 # tests/kube/eval-faults.sh - an evaluation on the kubernetes provider
-# (KUBE_EVAL_SAMPLES samples: 60 in make check, which keeps it near a
-# minute and a half; issue 22's 500 with KUBE_EVAL_SAMPLES=500, about seven
+# (KUBE_EVAL_SAMPLES samples: 60 in make check, which keeps it under a
+# minute; issue 22's 500 with KUBE_EVAL_SAMPLES=500, about seven
 # minutes), once on a calm fake and once with 30% of the API's answers
 # 5xx or 429 (with Retry-After), 10% of readiness watches and exec streams
 # cut and 5% of watches answered 410 Gone: every sample is accounted for
