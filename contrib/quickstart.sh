@@ -30,6 +30,9 @@ PACKAGES="$PACKAGES clang-14 libclang-rt-14-dev"
 # The modal provider: protobuf-c and its compiler (Modal speaks gRPC); its
 # test fake: a gRPC server from grpcio, its messages made by protoc.
 PACKAGES="$PACKAGES libprotobuf-c-dev protobuf-c-compiler python3-grpcio protobuf-compiler"
+# The browser of tests/web (polysandboxd's page), driven headless by
+# puppeteer-core from npm.
+PACKAGES="$PACKAGES chromium"
 
 echo "quickstart: installing Debian packages: $PACKAGES"
 export DEBIAN_FRONTEND=noninteractive

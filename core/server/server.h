@@ -185,6 +185,7 @@ int srv_routes_sandboxes(struct srv_router *r);  /* native-sandboxes.c */
 int srv_routes_sandboxes_ws(struct srv_router *r); /* native-ws.c */
 int srv_routes_info(struct srv_router *r);       /* native-info.c */
 int srv_routes_ops(struct srv_router *r);        /* native-ops.c */
+int srv_routes_web(struct srv_router *r);        /* native-web.c */
 int srv_routes_jobs(struct srv_router *r);       /* native-jobs.c */
 int srv_routes_piston(struct srv_router *r);     /* compat-piston.c */
 int srv_routes_fusion(struct srv_router *r);     /* compat-fusion.c */

@@ -1,0 +1,339 @@
+// core/server/web/app.js - the Playground: pick a template and a provider,
+// edit code, run it with POST /v1/run streamed as server-sent events.
+//
+// Everything a sandbox or the server says is put in the page as text
+// (textContent, never markup), and the page loads nothing from anywhere
+// but this server (its Content-Security-Policy says so too).
+
+const $ = (id) => document.getElementById(id);
+const TOKEN_KEY = "polysandbox.token";
+
+// What the editor starts with for a template, when we have a sample.
+const SAMPLES = {
+  python: 'import sys\n\nprint("hello from python")\nprint("and from stderr", file=sys.stderr)\n',
+  sh: 'echo "hello from sh"\necho "and from stderr" >&2\n',
+  bash: 'echo "hello from bash"\necho "and from stderr" >&2\n',
+  javascript: 'console.log("hello from javascript");\nconsole.error("and from stderr");\n',
+  node: 'console.log("hello from node");\nconsole.error("and from stderr");\n',
+};
+
+let running = null;          // the AbortController of the run in flight
+
+function notice(text) {
+  const n = $("notice");
+  n.textContent = text || "";
+  n.hidden = !text;
+}
+
+// fetch with the token, if one was given; a 401 asks for one.
+async function api(path, init = {}) {
+  const headers = new Headers(init.headers || {});
+  const token = sessionStorage.getItem(TOKEN_KEY);
+  if (token) headers.set("Authorization", "Bearer " + token);
+  const resp = await fetch(path, { ...init, headers });
+  if (resp.status === 401) {
+    $("token-box").hidden = false;
+    $("token").focus();
+  }
+  return resp;
+}
+
+// The server's own words for a failed request.
+async function errorText(resp) {
+  try {
+    const j = await resp.json();
+    if (j && j.error) return `${j.error.message} (${j.error.code}, HTTP ${resp.status})`;
+  } catch (e) { /* not JSON: fall through */ }
+  return `HTTP ${resp.status} ${resp.statusText}`;
+}
+
+async function getList(path, key) {
+  const resp = await api(path);
+  if (!resp.ok) throw new Error(`GET ${path}: ${await errorText(resp)}`);
+  const j = await resp.json();
+  return { items: j[key] || [], def: j.default };
+}
+
+function fill(select, items, def, label) {
+  const keep = select.value;
+  select.replaceChildren();
+  for (const it of items) {
+    const o = document.createElement("option");
+    o.value = it.name;
+    o.textContent = label(it);
+    if (it.state && it.state !== "ready") o.disabled = true;
+    select.append(o);
+  }
+  const want = [keep, def].find((v) => v && items.some((it) => it.name === v));
+  if (want) select.value = want;
+}
+
+async function loadLists() {
+  try {
+    const [t, p] = await Promise.all([getList("/v1/templates", "templates"),
+                                      getList("/v1/providers", "providers")]);
+    fill($("template"), t.items, t.def || "python", (it) => it.name);
+    fill($("provider"), p.items, p.def,
+         (it) => (it.state === "ready" ? it.name : `${it.name} (${it.state})`));
+    notice("");
+    sampleFor($("template").value);
+  } catch (e) {
+    notice(e.message);
+  }
+}
+
+// A sample in the editor when it is empty or still holds another sample.
+function sampleFor(tpl) {
+  const code = $("code");
+  const isSample = code.value === "" || Object.values(SAMPLES).includes(code.value);
+  if (isSample) code.value = SAMPLES[tpl] || "";
+}
+
+// ---- the editor: Tab indents, Shift+Tab dedents, Esc lets the next Tab
+// move the focus (so the keyboard alone can leave it) -------------------------
+
+const INDENT = "    ";
+let escaped = false;
+
+// Replace @from..@to with @text as typing would (execCommand keeps the
+// browser's undo history; setRangeText, the fallback, does not).
+function replaceText(ta, from, to, text, select) {
+  ta.setSelectionRange(from, to);
+  if (!document.execCommand("insertText", false, text)) {
+    ta.setRangeText(text, from, to, "end");
+    ta.dispatchEvent(new Event("input"));
+  }
+  if (select) ta.setSelectionRange(from, from + text.length);
+}
+
+function editorKey(ev) {
+  const ta = ev.target;
+  if (ev.key === "Escape") { escaped = true; return; }
+  if (ev.key !== "Tab" || escaped || ev.ctrlKey || ev.altKey || ev.metaKey) {
+    escaped = false;
+    return;
+  }
+  ev.preventDefault();
+  const { selectionStart: s, selectionEnd: e, value: v } = ta;
+  const lineStart = v.lastIndexOf("\n", s - 1) + 1;
+  if (!ev.shiftKey && s === e) {
+    replaceText(ta, s, e, INDENT, false);
+  } else {
+    // indent or dedent every line the selection (or the caret) touches
+    const out = v.slice(lineStart, e).split("\n")
+      .map((l) => (ev.shiftKey ? l.replace(/^( {1,4}|\t)/, "") : INDENT + l)).join("\n");
+    replaceText(ta, lineStart, e, out, s !== e);
+  }
+}
+
+// ---- a run -------------------------------------------------------------------
+
+function b64bytes(text) {
+  const bin = atob(text);
+  const bytes = new Uint8Array(bin.length);
+  for (let i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
+  return bytes;
+}
+
+// Output as text nodes: UTF-8 as it is, other bytes as \xNN marked apart.
+function appendOutput(stream, data, encoding) {
+  const out = $("output");
+  const stick = out.scrollTop + out.clientHeight >= out.scrollHeight - 4;
+  const span = document.createElement("span");
+  span.className = stream;
+  if (encoding === "base64") {
+    const bytes = b64bytes(data);
+    let plain = "";
+    const flush = () => { if (plain) { span.append(plain); plain = ""; } };
+    for (const b of bytes) {
+      if (b === 10 || b === 9 || (b >= 32 && b < 127)) {
+        plain += String.fromCharCode(b);
+      } else {
+        flush();
+        const x = document.createElement("span");
+        x.className = "binary";
+        x.textContent = "\\x" + b.toString(16).padStart(2, "0");
+        span.append(x);
+      }
+    }
+    flush();
+  } else {
+    span.textContent = data;
+  }
+  out.append(span);
+  if (stick) out.scrollTop = out.scrollHeight;
+}
+
+function setStatus(text, kind) {
+  const s = $("status");
+  s.textContent = text;
+  s.className = "status " + kind;
+}
+
+const ms = (ns) => (ns == null ? "–" : (ns / 1e6).toFixed(ns < 1e7 ? 2 : 0) + " ms");
+function bytes(n) {
+  if (n == null) return "–";
+  const u = ["B", "KiB", "MiB", "GiB"];
+  let i = 0;
+  while (n >= 1024 && i < u.length - 1) { n /= 1024; i++; }
+  return (i ? n.toFixed(1) : n) + " " + u[i];
+}
+
+function showFigures(pairs) {
+  const dl = $("figures");
+  dl.replaceChildren();
+  for (const [k, v] of pairs) {
+    const d = document.createElement("div");
+    const dt = document.createElement("dt");
+    const dd = document.createElement("dd");
+    dt.textContent = k;
+    dd.textContent = v;
+    dd.dataset.figure = k;
+    d.append(dt, dd);
+    dl.append(d);
+  }
+}
+
+function showResult(r, streamed) {
+  setStatus(r.status, r.status === "ok" ? "ok" : "bad");
+  $("exit").textContent = r.signal != null ? `signal ${r.signal}`
+    : r.exit_code != null ? `exit code ${r.exit_code}` : "";
+  $("provider-used").textContent = r.provider ? `on ${r.provider}` : "";
+  const t = r.timings_ns || {};
+  showFigures([["create", ms(t.create)], ["start", ms(t.start)], ["exec", ms(t.exec)],
+               ["total", ms(t.total)], ["cpu", ms(r.cpu_ns)],
+               ["memory", bytes(r.peak_memory_bytes)]]);
+  // a result whose output was not streamed (nothing arrived) shows it whole
+  if (!streamed) {
+    if (r.stdout) appendOutput("stdout", r.stdout, r.stdout_encoding);
+    if (r.stderr) appendOutput("stderr", r.stderr, r.stderr_encoding);
+  }
+  for (const s of ["stdout", "stderr"]) {
+    if (r[s + "_truncated"]) note(`(${s} was cut at the output limit)`);
+  }
+  if (r.error) note(r.error);
+}
+
+function note(text) {
+  const p = document.createElement("span");
+  p.className = "note";
+  p.textContent = "\n" + text + "\n";
+  $("output").append(p);
+}
+
+// Read "event:/data:" blocks off the stream; call on(event, data).
+async function readEvents(resp, on) {
+  const reader = resp.body.pipeThrough(new TextDecoderStream()).getReader();
+  let buf = "";
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    buf += value.replace(/\r\n/g, "\n");
+    let end;
+    while ((end = buf.indexOf("\n\n")) >= 0) {
+      const block = buf.slice(0, end);
+      buf = buf.slice(end + 2);
+      let event = "message", data = "";
+      for (const line of block.split("\n")) {
+        if (line.startsWith("event:")) event = line.slice(6).trim();
+        else if (line.startsWith("data:")) data += line.slice(5).replace(/^ /, "");
+      }
+      if (data) on(event, JSON.parse(data));
+    }
+  }
+}
+
+async function run() {
+  if (running) return;
+  const body = { language: $("template").value, code: $("code").value };
+  if ($("provider").value) body.provider = $("provider").value;
+  if ($("stdin").value) body.stdin = $("stdin").value;
+  if ($("timeout").value.trim()) body.timeout = $("timeout").value.trim();
+
+  $("output").replaceChildren();
+  $("exit").textContent = "";
+  $("provider-used").textContent = "";
+  showFigures([]);
+  notice("");
+  setStatus("running", "running");
+  running = new AbortController();
+  $("run").disabled = true;
+  $("stop").disabled = false;
+  const t0 = performance.now();
+  let streamed = false, ended = false;
+  try {
+    const resp = await api("/v1/run", {
+      method: "POST",
+      headers: { "Accept": "text/event-stream", "Content-Type": "application/json" },
+      body: JSON.stringify(body),
+      signal: running.signal,
+    });
+    if (!resp.ok) {
+      setStatus("error", "bad");
+      notice(await errorText(resp));
+      return;
+    }
+    await readEvents(resp, (event, data) => {
+      if (event === "stdout" || event === "stderr") {
+        streamed = true;
+        appendOutput(event, data.data, data.encoding);
+      } else if (event === "result") {
+        ended = true;
+        showResult(data, streamed);
+      } else if (event === "error") {
+        ended = true;
+        setStatus("error", "bad");
+        const e = data.error || {};
+        notice(`${e.message} (${e.code}${e.provider ? ", " + e.provider : ""})`);
+      }
+    });
+    if (!ended) {
+      setStatus("error", "bad");
+      notice("the stream ended before the run's result");
+    }
+  } catch (e) {
+    if (e.name === "AbortError") {
+      setStatus("stopped", "bad");
+    } else {
+      setStatus("error", "bad");
+      notice(e.message);
+    }
+  } finally {
+    running = null;
+    $("run").disabled = false;
+    $("stop").disabled = true;
+    $("status").title = `${Math.round(performance.now() - t0)} ms in the page`;
+  }
+}
+
+// ---- wiring ------------------------------------------------------------------
+
+function saveToken() {
+  const t = $("token").value.trim();
+  if (t) sessionStorage.setItem(TOKEN_KEY, t);
+  else sessionStorage.removeItem(TOKEN_KEY);
+  $("token").value = "";
+  $("token-box").hidden = true;
+  notice("");
+  loadLists();
+}
+
+document.addEventListener("DOMContentLoaded", () => {
+  $("code").addEventListener("keydown", editorKey);
+  $("template").addEventListener("change", () => sampleFor($("template").value));
+  $("run").addEventListener("click", run);
+  $("stop").addEventListener("click", () => running && running.abort());
+  $("token-button").addEventListener("click", () => {
+    $("token-box").hidden = !$("token-box").hidden;
+    if (!$("token-box").hidden) $("token").focus();
+  });
+  $("token-save").addEventListener("click", saveToken);
+  $("token").addEventListener("keydown", (ev) => { if (ev.key === "Enter") saveToken(); });
+  document.addEventListener("keydown", (ev) => {
+    if (ev.key === "Enter" && (ev.ctrlKey || ev.metaKey)) {
+      ev.preventDefault();
+      run();
+    }
+  });
+  loadLists();
+});
