@@ -5,7 +5,9 @@
 // streams in before the run ends with stdout, stderr and bytes that are
 // not UTF-8 told apart (the program sleeps between the streams: two
 // pipes keep no order between them), its status, exit code and timings; a timeout shown
-// as a timeout; no console error and no CSP violation on the way.
+// as a timeout; two providers side by side (local and evalnop, the fake
+// that claims exit 0 without running) with what differs marked; no
+// console error and no CSP violation on the way.
 //
 // Environment: PS_BASE (http://127.0.0.1:PORT), PS_TOKEN, CHROMIUM (the
 // browser), SHOTS (a directory for the screenshots).
@@ -57,6 +59,8 @@ try {
   })
   page.on('request', (q) => { if (!q.url().startsWith(base)) problems.push('a request off the server: ' + q.url()) })
   const text = (sel) => page.$eval(sel, (e) => e.textContent)
+  const runsEnded = () => page.waitForFunction(() => !document.querySelector('.run .status.running') &&
+                                               !document.getElementById('run').disabled, { timeout: 20000 })
 
   await page.goto(base + '/', { waitUntil: 'load' })
 
@@ -75,11 +79,12 @@ try {
   await page.keyboard.press('Enter')
   await check('the right token: the template and provider lists fill', async () => {
     await page.waitForFunction(() => document.querySelectorAll('#template option').length > 0 &&
-                               document.querySelectorAll('#provider option').length > 0, { timeout: 5000 })
+                               document.querySelectorAll('#providers input').length > 0, { timeout: 5000 })
   })
   const lists = await page.evaluate(() => ({
     templates: [...document.querySelectorAll('#template option')].map((o) => o.value),
-    providers: [...document.querySelectorAll('#provider option')].map((o) => o.value),
+    providers: [...document.querySelectorAll('#providers input')].map((o) => o.value),
+    checked: [...document.querySelectorAll('#providers input:checked')].map((o) => o.value),
     notice: getComputedStyle(document.getElementById('notice')).display === 'none',
     tokenBox: getComputedStyle(document.getElementById('token-box')).display === 'none',
     token: sessionStorage.getItem('polysandbox.token') !== null,
@@ -87,13 +92,14 @@ try {
   }))
   ok(lists.templates.includes('python') && lists.templates.includes('sh'),
      'the templates of GET /v1/templates are offered', lists.templates)
-  ok(lists.providers.includes('local'), 'the providers of GET /v1/providers are offered', lists.providers)
+  ok(lists.providers.includes('local') && lists.providers.includes('evalnop') &&
+     JSON.stringify(lists.checked) === '["local"]',
+     'the providers of GET /v1/providers are offered, the default one checked', JSON.stringify(lists))
   ok(lists.notice && lists.tokenBox && lists.token && !lists.url.includes(process.env.PS_TOKEN),
      'the notice and the token box are gone; the token is in session storage, not in the URL', JSON.stringify(lists))
 
   // the program, typed: Tab indents the loop's body
   await page.select('#template', 'python')
-  await page.select('#provider', 'local')
   await page.click('#code')
   await page.$eval('#code', (e) => { e.value = ''; e.focus() })
   await page.keyboard.type('import sys, time\nprint("out-1", flush=True)\ntime.sleep(1)\n' +
@@ -110,26 +116,26 @@ try {
   await page.keyboard.press('Enter')
   await page.keyboard.up('Control')
   await check('Ctrl+Enter runs: "out-1" shows while the status is still "running"', async () => {
-    await page.waitForFunction(() => document.getElementById('output').textContent.includes('out-1'),
+    await page.waitForFunction(() => (document.querySelector('.run .output') || {}).textContent?.includes('out-1'),
                                { timeout: 15000 })
-    const s = await text('#status')
+    const s = await text('.run .status')
     if (s !== 'running') throw new Error('status ' + s + ' when the first output arrived')
     return s
   })
-  await page.waitForFunction(() => !document.getElementById('status').classList.contains('running'),
-                             { timeout: 20000 })
+  await runsEnded()
   const shown = await page.evaluate(() => ({
-    status: document.getElementById('status').textContent,
-    exit: document.getElementById('exit').textContent,
-    provider: document.getElementById('provider-used').textContent,
-    spans: [...document.querySelectorAll('#output > span')].map((s) => [s.className, s.textContent]),
-    binary: [...document.querySelectorAll('#output .binary')].map((s) => s.textContent),
-    figures: Object.fromEntries([...document.querySelectorAll('#figures dd')]
+    cards: document.querySelectorAll('.run').length,
+    status: document.querySelector('.run .status').textContent,
+    exit: document.querySelector('.run .exit').textContent,
+    provider: document.querySelector('.run').dataset.provider,
+    spans: [...document.querySelectorAll('.run .output > span')].map((s) => [s.className, s.textContent]),
+    binary: [...document.querySelectorAll('.run .output .binary')].map((s) => s.textContent),
+    figures: Object.fromEntries([...document.querySelectorAll('.run .figures dd')]
       .map((d) => [d.dataset.figure, d.textContent])),
     runEnabled: !document.getElementById('run').disabled,
   }))
-  is([shown.status, shown.exit, shown.provider], ['nonzero_exit', 'exit code 3', 'on local'],
-     'the status, the exit code and the provider of the result are shown')
+  is([shown.cards, shown.status, shown.exit, shown.provider], [1, 'nonzero_exit', 'exit code 3', 'local'],
+     'one card: the status, the exit code and the provider of the result are shown')
   const of = (cls) => shown.spans.filter(([c]) => c === cls).map(([, t]) => t).join('')
   is([of('stdout'), of('stderr')], ['out-1\nloop 0\nloop 1\n\\xff\n', 'err-1\n'],
      'stdout and stderr are told apart, each whole and in order')
@@ -147,16 +153,35 @@ try {
   await page.$eval('#code', (e) => { e.value = 'import time\ntime.sleep(30)\n' })
   await page.type('#timeout', '1s')
   await page.click('#run')
-  await page.waitForFunction(() => !document.getElementById('status').classList.contains('running'),
-                             { timeout: 20000 })
-  is(await text('#status'), 'timeout', 'a run past its timeout is shown as a timeout')
+  await runsEnded()
+  is(await text('.run .status'), 'timeout', 'a run past its timeout is shown as a timeout')
   await page.screenshot({ path: `${shots}/playground-timeout.png`, fullPage: true })
+
+  // two providers side by side: evalnop claims exit 0 and prints nothing
+  await page.$eval('#timeout', (e) => { e.value = '' })
+  await page.$eval('#code', (e) => { e.value = 'print("same?")\nraise SystemExit(2)\n' })
+  await page.click('#providers input[value=evalnop]')
+  await page.click('#run')
+  await runsEnded()
+  const side = await page.evaluate(() => ({
+    cards: [...document.querySelectorAll('.run')].map((c) => [c.dataset.provider,
+      c.querySelector('.status').textContent, c.querySelector('.output').textContent,
+      c.classList.contains('differs'), c.querySelector('.diff').textContent]),
+    compare: document.getElementById('compare').textContent,
+    columns: getComputedStyle(document.getElementById('results')).gridTemplateColumns.split(' ').length,
+  }))
+  is(side.cards, [['local', 'nonzero_exit', 'same?\n', false, ''],
+                  ['evalnop', 'ok', '', true, 'differs from local: status, exit, stdout']],
+     'two providers: a card each, the second marked where it differs from the first')
+  ok(side.compare === 'The providers differ in status, exit, stdout.' && side.columns === 2,
+     'the difference is summed up and the cards stand side by side', JSON.stringify(side))
+  await page.screenshot({ path: `${shots}/playground-side-by-side.png`, fullPage: true })
 
   // a narrow window: still usable (the panes stack)
   await page.setViewport({ width: 420, height: 900 })
   const narrow = await page.evaluate(() => {
     const c = document.getElementById('code').getBoundingClientRect()
-    const o = document.getElementById('output').getBoundingClientRect()
+    const o = document.querySelector('.run .output').getBoundingClientRect()
     return { stacked: o.top >= c.bottom, fits: document.documentElement.scrollWidth <= 420 + 1 }
   })
   await page.screenshot({ path: `${shots}/playground-narrow.png`, fullPage: true })

@@ -3,11 +3,13 @@
 # in a real browser: Debian's chromium, headless, driven by puppeteer-core
 # (pinned by tests/web/package-lock.json, installed with npm ci into the
 # cache tests/sdk/lib.sh keeps) against a polysandboxd from the build tree
-# on a free loopback port with a token and the local provider.  The checks
+# on a free loopback port with a token, the local provider and evalnop
+# (tests/eval's fake, a second provider whose answers differ).  The checks
 # are in tests/web/playground.mjs; the screenshots go to
 # $top_builddir/tests/web/screenshots/.  Skips, naming why, without
 # chromium, node or the npm registry.
 . "$top_srcdir/tests/server/lib.sh"
+. "$top_srcdir/tests/server/jobs-lib.sh"
 
 CHROMIUM=$(command -v chromium || command -v chromium-browser) ||
     { echo "1..0 # SKIP chromium is not installed (Debian: apt-get install chromium)"; exit 0; }

@@ -1,5 +1,7 @@
-// core/server/web/app.js - the Playground: pick a template and a provider,
-// edit code, run it with POST /v1/run streamed as server-sent events.
+// core/server/web/app.js - the Playground: pick a template and one or
+// several providers, edit code, run it with POST /v1/run streamed as
+// server-sent events (one stream per provider, side by side, differences
+// in status, exit code and output marked).
 //
 // Everything a sandbox or the server says is put in the page as text
 // (textContent, never markup), and the page loads nothing from anywhere
@@ -54,27 +56,45 @@ async function getList(path, key) {
   return { items: j[key] || [], def: j.default };
 }
 
-function fill(select, items, def, label) {
+function fillTemplates(select, items, def) {
   const keep = select.value;
   select.replaceChildren();
   for (const it of items) {
     const o = document.createElement("option");
     o.value = it.name;
-    o.textContent = label(it);
-    if (it.state && it.state !== "ready") o.disabled = true;
+    o.textContent = it.name;
     select.append(o);
   }
   const want = [keep, def].find((v) => v && items.some((it) => it.name === v));
   if (want) select.value = want;
 }
 
+const checkedProviders = () =>
+  [...document.querySelectorAll("#providers input:checked")].map((c) => c.value);
+
+// A check box per provider; the ones not ready are shown, disabled.
+function fillProviders(items, def) {
+  const box = $("providers");
+  const keep = new Set(checkedProviders());
+  box.querySelectorAll("label").forEach((l) => l.remove());
+  for (const it of items) {
+    const label = document.createElement("label");
+    const cb = document.createElement("input");
+    cb.type = "checkbox";
+    cb.value = it.name;
+    cb.disabled = it.state !== "ready";
+    cb.checked = !cb.disabled && (keep.size ? keep.has(it.name) : it.name === def);
+    label.append(cb, it.state === "ready" ? it.name : `${it.name} (${it.state})`);
+    box.append(label);
+  }
+}
+
 async function loadLists() {
   try {
     const [t, p] = await Promise.all([getList("/v1/templates", "templates"),
                                       getList("/v1/providers", "providers")]);
-    fill($("template"), t.items, t.def || "python", (it) => it.name);
-    fill($("provider"), p.items, p.def,
-         (it) => (it.state === "ready" ? it.name : `${it.name} (${it.state})`));
+    fillTemplates($("template"), t.items, t.def || "python");
+    fillProviders(p.items, p.def);
     notice("");
     sampleFor($("template").value);
   } catch (e) {
@@ -135,9 +155,31 @@ function b64bytes(text) {
   return bytes;
 }
 
+// One run's card: its provider, status, figures and output.
+function newCard(provider) {
+  const el = (tag, cls) => {
+    const e = document.createElement(tag);
+    if (cls) e.className = cls;
+    return e;
+  };
+  const c = { card: el("article", "run"), status: el("span", "status running"),
+              exit: el("span", "exit"), figures: el("dl", "figures"), diff: el("p", "diff"),
+              output: el("pre", "output") };
+  const head = el("header");
+  const name = el("h2");
+  name.textContent = provider || "default provider";
+  c.status.textContent = "running";
+  c.output.tabIndex = 0;
+  c.output.setAttribute("aria-live", "polite");
+  head.append(name, c.status, c.exit);
+  c.card.dataset.provider = provider || "";
+  c.card.append(head, c.figures, c.diff, c.output);
+  return c;
+}
+
 // Output as text nodes: UTF-8 as it is, other bytes as \xNN marked apart.
-function appendOutput(stream, data, encoding) {
-  const out = $("output");
+function appendOutput(c, stream, data, encoding) {
+  const out = c.output;
   const stick = out.scrollTop + out.clientHeight >= out.scrollHeight - 4;
   const span = document.createElement("span");
   span.className = stream;
@@ -164,10 +206,9 @@ function appendOutput(stream, data, encoding) {
   if (stick) out.scrollTop = out.scrollHeight;
 }
 
-function setStatus(text, kind) {
-  const s = $("status");
-  s.textContent = text;
-  s.className = "status " + kind;
+function setStatus(c, text, kind) {
+  c.status.textContent = text;
+  c.status.className = "status " + kind;
 }
 
 const ms = (ns) => (ns == null ? "–" : (ns / 1e6).toFixed(ns < 1e7 ? 2 : 0) + " ms");
@@ -179,9 +220,8 @@ function bytes(n) {
   return (i ? n.toFixed(1) : n) + " " + u[i];
 }
 
-function showFigures(pairs) {
-  const dl = $("figures");
-  dl.replaceChildren();
+function showFigures(c, pairs) {
+  c.figures.replaceChildren();
   for (const [k, v] of pairs) {
     const d = document.createElement("div");
     const dt = document.createElement("dt");
@@ -190,35 +230,34 @@ function showFigures(pairs) {
     dd.textContent = v;
     dd.dataset.figure = k;
     d.append(dt, dd);
-    dl.append(d);
+    c.figures.append(d);
   }
 }
 
-function showResult(r, streamed) {
-  setStatus(r.status, r.status === "ok" ? "ok" : "bad");
-  $("exit").textContent = r.signal != null ? `signal ${r.signal}`
+function note(c, text, cls = "note") {
+  const p = document.createElement("span");
+  p.className = cls;
+  p.textContent = (c.output.textContent ? "\n" : "") + text + "\n";
+  c.output.append(p);
+}
+
+function showResult(c, r, streamed) {
+  setStatus(c, r.status, r.status === "ok" ? "ok" : "bad");
+  c.exit.textContent = r.signal != null ? `signal ${r.signal}`
     : r.exit_code != null ? `exit code ${r.exit_code}` : "";
-  $("provider-used").textContent = r.provider ? `on ${r.provider}` : "";
   const t = r.timings_ns || {};
-  showFigures([["create", ms(t.create)], ["start", ms(t.start)], ["exec", ms(t.exec)],
-               ["total", ms(t.total)], ["cpu", ms(r.cpu_ns)],
-               ["memory", bytes(r.peak_memory_bytes)]]);
+  showFigures(c, [["create", ms(t.create)], ["start", ms(t.start)], ["exec", ms(t.exec)],
+                  ["total", ms(t.total)], ["cpu", ms(r.cpu_ns)],
+                  ["memory", bytes(r.peak_memory_bytes)]]);
   // a result whose output was not streamed (nothing arrived) shows it whole
   if (!streamed) {
-    if (r.stdout) appendOutput("stdout", r.stdout, r.stdout_encoding);
-    if (r.stderr) appendOutput("stderr", r.stderr, r.stderr_encoding);
+    if (r.stdout) appendOutput(c, "stdout", r.stdout, r.stdout_encoding);
+    if (r.stderr) appendOutput(c, "stderr", r.stderr, r.stderr_encoding);
   }
   for (const s of ["stdout", "stderr"]) {
-    if (r[s + "_truncated"]) note(`(${s} was cut at the output limit)`);
+    if (r[s + "_truncated"]) note(c, `(${s} was cut at the output limit)`);
   }
-  if (r.error) note(r.error);
-}
-
-function note(text) {
-  const p = document.createElement("span");
-  p.className = "note";
-  p.textContent = "\n" + text + "\n";
-  $("output").append(p);
+  if (r.error) note(c, r.error);
 }
 
 // Read "event:/data:" blocks off the stream; call on(event, data).
@@ -243,66 +282,94 @@ async function readEvents(resp, on) {
   }
 }
 
-async function run() {
-  if (running) return;
-  const body = { language: $("template").value, code: $("code").value };
-  if ($("provider").value) body.provider = $("provider").value;
-  if ($("stdin").value) body.stdin = $("stdin").value;
-  if ($("timeout").value.trim()) body.timeout = $("timeout").value.trim();
-
-  $("output").replaceChildren();
-  $("exit").textContent = "";
-  $("provider-used").textContent = "";
-  showFigures([]);
-  notice("");
-  setStatus("running", "running");
-  running = new AbortController();
-  $("run").disabled = true;
-  $("stop").disabled = false;
-  const t0 = performance.now();
-  let streamed = false, ended = false;
+// One provider's run into its card: the result object, or null.
+async function runOne(c, body, signal) {
+  let streamed = false, result = null, failed = false;
   try {
     const resp = await api("/v1/run", {
       method: "POST",
       headers: { "Accept": "text/event-stream", "Content-Type": "application/json" },
       body: JSON.stringify(body),
-      signal: running.signal,
+      signal,
     });
     if (!resp.ok) {
-      setStatus("error", "bad");
-      notice(await errorText(resp));
-      return;
+      setStatus(c, "error", "bad");
+      note(c, await errorText(resp), "error");
+      return null;
     }
     await readEvents(resp, (event, data) => {
       if (event === "stdout" || event === "stderr") {
         streamed = true;
-        appendOutput(event, data.data, data.encoding);
+        appendOutput(c, event, data.data, data.encoding);
       } else if (event === "result") {
-        ended = true;
-        showResult(data, streamed);
+        result = data;
+        showResult(c, data, streamed);
       } else if (event === "error") {
-        ended = true;
-        setStatus("error", "bad");
+        failed = true;
+        setStatus(c, "error", "bad");
         const e = data.error || {};
-        notice(`${e.message} (${e.code}${e.provider ? ", " + e.provider : ""})`);
+        note(c, `${e.message} (${e.code}${e.provider ? ", " + e.provider : ""})`, "error");
       }
     });
-    if (!ended) {
-      setStatus("error", "bad");
-      notice("the stream ended before the run's result");
+    if (!result && !failed) {
+      setStatus(c, "error", "bad");
+      note(c, "the stream ended before the run's result", "error");
     }
   } catch (e) {
-    if (e.name === "AbortError") {
-      setStatus("stopped", "bad");
-    } else {
-      setStatus("error", "bad");
-      notice(e.message);
+    setStatus(c, e.name === "AbortError" ? "stopped" : "error", "bad");
+    if (e.name !== "AbortError") note(c, e.message, "error");
+  }
+  return result;
+}
+
+// Several providers: mark what differs from the first one's result.
+const ASPECTS = [["status", (r) => r.status], ["exit", (r) => `${r.exit_code}/${r.signal}`],
+                 ["stdout", (r) => r.stdout], ["stderr", (r) => r.stderr]];
+function compare(cards, results, names) {
+  const ref = results.findIndex((r) => r);
+  if (ref < 0) return;
+  const differ = new Set();
+  results.forEach((r, i) => {
+    if (i === ref || !r) return;
+    const what = ASPECTS.filter(([, f]) => f(r) !== f(results[ref])).map(([k]) => k);
+    what.forEach((k) => differ.add(k));
+    if (what.length) {
+      cards[i].card.classList.add("differs");
+      cards[i].diff.textContent = `differs from ${names[ref]}: ${what.join(", ")}`;
     }
+  });
+  const n = results.filter((r) => r).length;
+  $("compare").textContent = differ.size
+    ? `The providers differ in ${[...differ].join(", ")}.`
+    : `All ${n} providers agree (status, exit code, stdout, stderr).`;
+  $("compare").className = differ.size ? "differs" : "agree";
+}
+
+async function run() {
+  if (running) return;
+  const body = { language: $("template").value, code: $("code").value };
+  if ($("stdin").value) body.stdin = $("stdin").value;
+  if ($("timeout").value.trim()) body.timeout = $("timeout").value.trim();
+  const names = checkedProviders();
+  const targets = names.length ? names : [null];   // none checked: the server's default
+
+  notice("");
+  $("compare").textContent = "";
+  $("compare").className = "";
+  const cards = targets.map(newCard);
+  $("results").replaceChildren(...cards.map((c) => c.card));
+  $("results").classList.toggle("several", cards.length > 1);
+  running = new AbortController();
+  $("run").disabled = true;
+  $("stop").disabled = false;
+  try {
+    const results = await Promise.all(targets.map((p, i) =>
+      runOne(cards[i], p ? { ...body, provider: p } : body, running.signal)));
+    if (targets.length > 1) compare(cards, results, targets);
   } finally {
     running = null;
     $("run").disabled = false;
     $("stop").disabled = true;
-    $("status").title = `${Math.round(performance.now() - t0)} ms in the page`;
   }
 }
 
