@@ -7,7 +7,8 @@
 // pipes keep no order between them), its status, exit code and timings; a timeout shown
 // as a timeout; two providers side by side (local and evalnop, the fake
 // that claims exit 0 without running) with what differs marked; no
-// console error and no CSP violation on the way.
+// console error and no CSP violation on the way; the Status view with
+// the server's figures refreshed live.
 //
 // Environment: PS_BASE (http://127.0.0.1:PORT), PS_TOKEN, CHROMIUM (the
 // browser), SHOTS (a directory for the screenshots).
@@ -176,6 +177,34 @@ try {
   ok(side.compare === 'The providers differ in status, exit, stdout.' && side.columns === 2,
      'the difference is summed up and the cards stand side by side', JSON.stringify(side))
   await page.screenshot({ path: `${shots}/playground-side-by-side.png`, fullPage: true })
+
+  // the Status view: the server's figures, refreshed while it is shown
+  await page.evaluate(() => { location.hash = '#status' })
+  await check('#status shows the Status view: the local provider ready, evalnop too', async () => {
+    await page.waitForFunction(() =>
+      document.querySelector('#provider-table tr[data-name=local] td[data-key=state]')?.textContent === 'ready' &&
+      document.querySelector('#provider-table tr[data-name=evalnop] td[data-key=state]')?.textContent === 'ready',
+    { timeout: 5000 })
+  })
+  const completed = () => page.$eval('#server-figures dd[data-figure=completed]', (d) => Number(d.textContent))
+  const before = await completed()
+  const views = await page.evaluate(() => ({
+    playground: getComputedStyle(document.getElementById('playground')).display,
+    current: document.querySelector('header nav a[aria-current]')?.textContent,
+  }))
+  ok(before >= 4 && views.playground === 'none' && views.current === 'Status',
+     'the server\'s figures count the runs made (>= 4); the Playground is hidden, the nav says Status',
+     JSON.stringify({ before, views }))
+  const made = await fetch(base + '/v1/run', { method: 'POST', body: '{"argv":["true"]}',
+    headers: { 'Authorization': 'Bearer ' + process.env.PS_TOKEN, 'Content-Type': 'application/json' } })
+  await made.arrayBuffer()
+  await check('a run made elsewhere shows in the figures within a refresh or two', async () => {
+    await page.waitForFunction((n) =>
+      Number(document.querySelector('#server-figures dd[data-figure=completed]').textContent) > n,
+    { timeout: 6000 }, before)
+  })
+  await page.screenshot({ path: `${shots}/status.png`, fullPage: true })
+  await page.evaluate(() => { location.hash = '#playground' })
 
   // a narrow window: still usable (the panes stack)
   await page.setViewport({ width: 420, height: 900 })

@@ -373,6 +373,92 @@ async function run() {
   }
 }
 
+// ---- the Status view: the server's figures, providers and pools, polled
+// while the view is shown ----------------------------------------------------
+
+const STATUS_EVERY_MS = 2000;
+let statusTimer = null;
+
+function table(el, items, columns, empty) {
+  el.replaceChildren();
+  if (!items.length) {
+    const tr = document.createElement("tr");
+    const td = document.createElement("td");
+    td.className = "note";
+    td.textContent = empty;
+    tr.append(td);
+    el.append(tr);
+    return;
+  }
+  const head = document.createElement("tr");
+  for (const [key, title] of columns) {
+    const th = document.createElement("th");
+    th.textContent = title || key;
+    head.append(th);
+  }
+  el.append(head);
+  for (const it of items) {
+    const tr = document.createElement("tr");
+    tr.dataset.name = it.name;
+    for (const [key] of columns) {
+      const td = document.createElement("td");
+      const v = it[key];
+      td.textContent = v == null ? "–" : String(v);
+      td.dataset.key = key;
+      if (key === "state" || key === "breaker") td.className = `${key}-${v}`;
+      tr.append(td);
+    }
+    el.append(tr);
+  }
+}
+
+async function refreshStatus() {
+  try {
+    const [st, pr, po] = await Promise.all(["/v1/status", "/v1/providers", "/v1/pools"].map(
+      async (path) => {
+        const resp = await api(path);
+        if (!resp.ok) throw new Error(`GET ${path}: ${await errorText(resp)}`);
+        return resp.json();
+      }));
+    const c = { figures: $("server-figures") };
+    showFigures(c, [["version", st.version], ["uptime", `${Math.round(st.uptime_seconds)} s`],
+                    ["workers busy", `${st.workers.busy} / ${st.workers.total}`],
+                    ["queue", `${st.queue.depth} / ${st.queue.capacity}`],
+                    ["in flight", st.in_flight], ["admitted", st.admitted],
+                    ["completed", st.completed], ["rejected (queue full)", st.rejects.queue_full],
+                    ["rejected (quota)", st.rejects.quota],
+                    ["stopping", st.stopping ? "yes" : "no"]]);
+    table($("provider-table"), pr.providers,
+          [["name"], ["state"], ["priority"], ["version"], ["breaker"],
+           ["breaker_failures", "failures"], ["reason"]], "no providers");
+    const pools = po.pools || [];
+    const keys = [...new Set(pools.flatMap((p) => Object.keys(p)))]
+      .filter((k) => pools.every((p) => p[k] === null || typeof p[k] !== "object"));
+    table($("pool-table"), pools, keys.map((k) => [k]), "no pools configured");
+    $("status-updated").textContent = "updated " + new Date().toLocaleTimeString();
+    notice("");
+  } catch (e) {
+    notice(e.message);
+  }
+}
+
+// Show the view the location's fragment names (#status), else the Playground.
+function showView() {
+  const view = location.hash === "#status" ? "status" : "playground";
+  $("playground").hidden = view !== "playground";
+  $("status").hidden = view !== "status";
+  document.querySelectorAll("header nav a").forEach((a) => {
+    if (a.dataset.view === view) a.setAttribute("aria-current", "page");
+    else a.removeAttribute("aria-current");
+  });
+  clearInterval(statusTimer);
+  statusTimer = null;
+  if (view === "status") {
+    refreshStatus();
+    statusTimer = setInterval(refreshStatus, STATUS_EVERY_MS);
+  }
+}
+
 // ---- wiring ------------------------------------------------------------------
 
 function saveToken() {
@@ -397,10 +483,12 @@ document.addEventListener("DOMContentLoaded", () => {
   $("token-save").addEventListener("click", saveToken);
   $("token").addEventListener("keydown", (ev) => { if (ev.key === "Enter") saveToken(); });
   document.addEventListener("keydown", (ev) => {
-    if (ev.key === "Enter" && (ev.ctrlKey || ev.metaKey)) {
+    if (ev.key === "Enter" && (ev.ctrlKey || ev.metaKey) && !$("playground").hidden) {
       ev.preventDefault();
       run();
     }
   });
+  window.addEventListener("hashchange", showView);
+  showView();
   loadLists();
 });
