@@ -7,8 +7,9 @@
 // pipes keep no order between them), its status, exit code and timings; a timeout shown
 // as a timeout; two providers side by side (local and evalnop, the fake
 // that claims exit 0 without running) with what differs marked; no
-// console error and no CSP violation on the way; the Status view with
-// the server's figures refreshed live.
+// console error and no CSP violation on the way; the Sandboxes view (one
+// made, two commands in it, destroyed); the Status view with the server's
+// figures refreshed live.
 //
 // Environment: PS_BASE (http://127.0.0.1:PORT), PS_TOKEN, CHROMIUM (the
 // browser), SHOTS (a directory for the screenshots).
@@ -54,8 +55,10 @@ try {
     const why = (q.failure() || {}).errorText
     // Chrome reports a streamed body that the page read to its end before
     // the loader's completion arrived as canceled (ERR_ABORTED): the result
-    // checks below prove each run's stream whole, so only that is let pass.
-    if (q.url() === base + '/v1/run' && why === 'net::ERR_ABORTED') return
+    // checks below prove each run's stream whole, so only that is let pass
+    // (on the streamed routes: /v1/run and a sandbox's exec).
+    const path = new URL(q.url()).pathname
+    if (why === 'net::ERR_ABORTED' && (path === '/v1/run' || path.endsWith('/exec'))) return
     problems.push(`request failed: ${q.url()}: ${why}`)
   })
   page.on('request', (q) => { if (!q.url().startsWith(base)) problems.push('a request off the server: ' + q.url()) })
@@ -178,6 +181,39 @@ try {
      'the difference is summed up and the cards stand side by side', JSON.stringify(side))
   await page.screenshot({ path: `${shots}/playground-side-by-side.png`, fullPage: true })
 
+  // the Sandboxes view: one made, used twice in order, destroyed
+  await page.evaluate(() => { location.hash = '#sandboxes' })
+  await page.select('#sb-provider', 'local')
+  await page.select('#sb-template', 'sh')
+  await page.type('#sb-labels', 'who=web-test')
+  await page.click('#sb-create')
+  const box = await check('Create makes a sandbox: it is listed with its label and opened', async () => {
+    await page.waitForFunction(() => [...document.querySelectorAll('#sandbox-table tr')]
+      .some((tr) => tr.textContent.includes('who=web-test')) &&
+      getComputedStyle(document.getElementById('sb-open')).display !== 'none', { timeout: 15000 })
+    return page.$eval('#sandbox-table tr[data-id]', (tr) => tr.dataset.id)
+  })
+  await page.type('#sb-command', 'echo one > f; echo two >&2')
+  await page.keyboard.press('Enter')
+  await page.type('#sb-command', 'cat f; exit 4')
+  await page.keyboard.press('Enter')
+  await page.waitForFunction(() => document.querySelectorAll('#sb-log .run').length === 2 &&
+                             !document.querySelector('#sb-log .status.running'), { timeout: 15000 })
+  const log = await page.evaluate(() => [...document.querySelectorAll('#sb-log .run')].map((c) =>
+    [c.querySelector('h2').textContent, c.querySelector('.status').textContent,
+     c.querySelector('.output').textContent]))
+  is(log, [['$ echo one > f; echo two >&2', 'ok', 'two\n'], ['$ cat f; exit 4', 'nonzero_exit', 'one\n']],
+     'commands run in the sandbox in order, the second seeing the file the first wrote')
+  await page.screenshot({ path: `${shots}/sandboxes.png`, fullPage: true })
+  await page.click(`#sandbox-table tr[data-id="${box}"] button.destroy`)
+  await check('Destroy removes it: gone from the list and from the server', async () => {
+    await page.waitForFunction((id) => !document.querySelector(`#sandbox-table tr[data-id="${id}"]`) &&
+      getComputedStyle(document.getElementById('sb-open')).display === 'none', { timeout: 15000 }, box)
+    const left = await (await fetch(base + '/v1/sandboxes?provider=local',
+      { headers: { 'Authorization': 'Bearer ' + process.env.PS_TOKEN } })).json()
+    if (!box || left.sandboxes.some((b) => b.id === box)) throw new Error('still listed: ' + JSON.stringify(left))
+  })
+
   // the Status view: the server's figures, refreshed while it is shown
   await page.evaluate(() => { location.hash = '#status' })
   await check('#status shows the Status view: the local provider ready, evalnop too', async () => {
@@ -192,8 +228,8 @@ try {
     playground: getComputedStyle(document.getElementById('playground')).display,
     current: document.querySelector('header nav a[aria-current]')?.textContent,
   }))
-  ok(before >= 4 && views.playground === 'none' && views.current === 'Status',
-     'the server\'s figures count the runs made (>= 4); the Playground is hidden, the nav says Status',
+  ok(before >= 6 && views.playground === 'none' && views.current === 'Status',
+     'the server\'s figures count the runs made (>= 6); the Playground is hidden, the nav says Status',
      JSON.stringify({ before, views }))
   const made = await fetch(base + '/v1/run', { method: 'POST', body: '{"argv":["true"]}',
     headers: { 'Authorization': 'Bearer ' + process.env.PS_TOKEN, 'Content-Type': 'application/json' } })

@@ -56,7 +56,7 @@ async function getList(path, key) {
   return { items: j[key] || [], def: j.default };
 }
 
-function fillTemplates(select, items, def) {
+function fillSelect(select, items, def) {
   const keep = select.value;
   select.replaceChildren();
   for (const it of items) {
@@ -93,8 +93,10 @@ async function loadLists() {
   try {
     const [t, p] = await Promise.all([getList("/v1/templates", "templates"),
                                       getList("/v1/providers", "providers")]);
-    fillTemplates($("template"), t.items, t.def || "python");
+    fillSelect($("template"), t.items, t.def || "python");
     fillProviders(p.items, p.def);
+    fillSelect($("sb-template"), t.items, t.def || "python");
+    fillSelect($("sb-provider"), p.items.filter((it) => it.state === "ready"), p.def);
     notice("");
     sampleFor($("template").value);
   } catch (e) {
@@ -282,11 +284,12 @@ async function readEvents(resp, on) {
   }
 }
 
-// One provider's run into its card: the result object, or null.
-async function runOne(c, body, signal) {
+// One run (POST @path, /v1/run or a sandbox's exec) streamed into its
+// card: the result object, or null.
+async function runOne(c, path, body, signal) {
   let streamed = false, result = null, failed = false;
   try {
-    const resp = await api("/v1/run", {
+    const resp = await api(path, {
       method: "POST",
       headers: { "Accept": "text/event-stream", "Content-Type": "application/json" },
       body: JSON.stringify(body),
@@ -364,7 +367,7 @@ async function run() {
   $("stop").disabled = false;
   try {
     const results = await Promise.all(targets.map((p, i) =>
-      runOne(cards[i], p ? { ...body, provider: p } : body, running.signal)));
+      runOne(cards[i], "/v1/run", p ? { ...body, provider: p } : body, running.signal)));
     if (targets.length > 1) compare(cards, results, targets);
   } finally {
     running = null;
@@ -376,8 +379,7 @@ async function run() {
 // ---- the Status view: the server's figures, providers and pools, polled
 // while the view is shown ----------------------------------------------------
 
-const STATUS_EVERY_MS = 2000;
-let statusTimer = null;
+const REFRESH_MS = 2000;      // the live views poll this often while shown
 
 function table(el, items, columns, empty) {
   el.replaceChildren();
@@ -442,20 +444,153 @@ async function refreshStatus() {
   }
 }
 
+// ---- the Sandboxes view: the sandboxes of a provider, made, used in
+// order and destroyed from here ----------------------------------------------
+
+let openBox = null;          // {id, provider} of the sandbox opened
+
+const sbPath = (b, tail = "") =>
+  `/v1/sandboxes/${encodeURIComponent(b.id)}${tail}?provider=${encodeURIComponent(b.provider)}`;
+
+async function refreshSandboxes() {
+  const prov = $("sb-provider").value;
+  if (!prov) return;
+  try {
+    const resp = await api(`/v1/sandboxes?provider=${encodeURIComponent(prov)}`);
+    if (!resp.ok) throw new Error(`GET /v1/sandboxes: ${await errorText(resp)}`);
+    const list = (await resp.json()).sandboxes || [];
+    const now = Date.now() / 1000;
+    const el = $("sandbox-table");
+    el.replaceChildren();
+    const head = document.createElement("tr");
+    for (const t of ["id", "provider", "labels", "age", "expires in", ""]) {
+      const th = document.createElement("th");
+      th.textContent = t;
+      head.append(th);
+    }
+    el.append(head);
+    if (!list.length) {
+      const tr = document.createElement("tr");
+      const td = document.createElement("td");
+      td.className = "note";
+      td.textContent = `no sandboxes on ${prov}`;
+      tr.append(td);
+      el.append(tr);
+    }
+    for (const b of list) {
+      const tr = document.createElement("tr");
+      tr.dataset.id = b.id;
+      const labels = Object.entries(b.labels || {}).map(([k, v]) => `${k}=${v}`).join(", ");
+      const age = b.created_at ? `${Math.max(0, Math.round(now - b.created_at))} s` : "–";
+      // the TTL the provider keeps as a label (polysandbox.expires, unix seconds)
+      const exp = Number((b.labels || {})["polysandbox.expires"]);
+      const ttl = exp ? `${Math.max(0, Math.round(exp - now))} s` : "–";
+      for (const v of [b.id, b.provider, labels || "–", age, ttl]) {
+        const td = document.createElement("td");
+        td.textContent = v;
+        tr.append(td);
+      }
+      const td = document.createElement("td");
+      const open = document.createElement("button");
+      open.type = "button";
+      open.textContent = "Open";
+      open.className = "open";
+      open.addEventListener("click", () => openSandbox(b));
+      const del = document.createElement("button");
+      del.type = "button";
+      del.textContent = "Destroy";
+      del.className = "destroy";
+      del.addEventListener("click", () => destroySandbox(b));
+      td.append(open, del);
+      tr.append(td);
+      el.append(tr);
+    }
+    notice("");
+  } catch (e) {
+    notice(e.message);
+  }
+}
+
+async function createSandbox() {
+  const body = { provider: $("sb-provider").value, template: $("sb-template").value };
+  const labels = {};
+  for (const kv of $("sb-labels").value.split(",").map((x) => x.trim()).filter(Boolean)) {
+    const eq = kv.indexOf("=");
+    if (eq <= 0) {
+      notice(`Labels: "${kv}" is not KEY=VALUE`);
+      return;
+    }
+    labels[kv.slice(0, eq)] = kv.slice(eq + 1);
+  }
+  if (Object.keys(labels).length) body.labels = labels;
+  if ($("sb-ttl").value.trim()) body.ttl = $("sb-ttl").value.trim();
+  $("sb-create").disabled = true;
+  try {
+    const resp = await api("/v1/sandboxes", { method: "POST", body: JSON.stringify(body),
+                                              headers: { "Content-Type": "application/json" } });
+    if (!resp.ok) throw new Error(`Create: ${await errorText(resp)}`);
+    const b = await resp.json();
+    await refreshSandboxes();
+    openSandbox(b);
+  } catch (e) {
+    notice(e.message);
+  } finally {
+    $("sb-create").disabled = false;
+  }
+}
+
+async function destroySandbox(b) {
+  try {
+    const resp = await api(sbPath(b), { method: "DELETE" });
+    if (!resp.ok) throw new Error(`Destroy ${b.id}: ${await errorText(resp)}`);
+    if (openBox && openBox.id === b.id) {
+      openBox = null;
+      $("sb-open").hidden = true;
+    }
+  } catch (e) {
+    notice(e.message);
+  }
+  refreshSandboxes();
+}
+
+function openSandbox(b) {
+  if (!openBox || openBox.id !== b.id) $("sb-log").replaceChildren();
+  openBox = { id: b.id, provider: b.provider };
+  $("sb-open-h").textContent = `${b.id} on ${b.provider}`;
+  $("sb-open").hidden = false;
+  $("sb-command").focus();
+}
+
+// A command in the sandbox opened, its output streamed into a card of the
+// log; commands run one after another, in the order given.
+let execChain = Promise.resolve();
+function execCommand() {
+  const cmd = $("sb-command").value;
+  if (!openBox || !cmd.trim()) return;
+  $("sb-command").value = "";
+  const box = openBox;
+  const c = newCard("$ " + cmd);
+  $("sb-log").append(c.card);
+  execChain = execChain.then(() => runOne(c, sbPath(box, "/exec"), { shell: cmd }, undefined));
+}
+
 // Show the view the location's fragment names (#status), else the Playground.
+const VIEWS = { playground: null, sandboxes: refreshSandboxes, status: refreshStatus };
+let viewTimer = null;
+
 function showView() {
-  const view = location.hash === "#status" ? "status" : "playground";
-  $("playground").hidden = view !== "playground";
-  $("status").hidden = view !== "status";
+  const name = location.hash.slice(1);
+  const view = Object.hasOwn(VIEWS, name) ? name : "playground";
+  for (const v of Object.keys(VIEWS)) $(v).hidden = v !== view;
   document.querySelectorAll("header nav a").forEach((a) => {
     if (a.dataset.view === view) a.setAttribute("aria-current", "page");
     else a.removeAttribute("aria-current");
   });
-  clearInterval(statusTimer);
-  statusTimer = null;
-  if (view === "status") {
-    refreshStatus();
-    statusTimer = setInterval(refreshStatus, STATUS_EVERY_MS);
+  clearInterval(viewTimer);
+  viewTimer = null;
+  if (VIEWS[view]) {
+    VIEWS[view]();
+    viewTimer = setInterval(VIEWS[view], REFRESH_MS);
   }
 }
 
@@ -488,6 +623,10 @@ document.addEventListener("DOMContentLoaded", () => {
       run();
     }
   });
+  $("sb-create").addEventListener("click", createSandbox);
+  $("sb-provider").addEventListener("change", refreshSandboxes);
+  $("sb-exec").addEventListener("click", execCommand);
+  $("sb-command").addEventListener("keydown", (ev) => { if (ev.key === "Enter") execCommand(); });
   window.addEventListener("hashchange", showView);
   showView();
   loadLists();
