@@ -33,9 +33,9 @@ async function api(path, init = {}) {
   const token = sessionStorage.getItem(TOKEN_KEY);
   if (token) headers.set("Authorization", "Bearer " + token);
   const resp = await fetch(path, { ...init, headers });
-  if (resp.status === 401) {
+  if (resp.status === 401 && $("token-box").hidden) {
     $("token-box").hidden = false;
-    $("token").focus();
+    $("token").focus();   // once: the live views poll, and must not steal the focus
   }
   return resp;
 }
