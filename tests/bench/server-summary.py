@@ -7,8 +7,11 @@ Usage: server-summary.py [--load TEXT] FILE
 FILE holds "key=value" lines, a key once per round: srv-load's
 (srv.rt.*, srv.cN.*, ref.cN.*: rate, p50, p99, non2xx, unexpected,
 errors; srv.rt.outside), bench-runs' (median.lib.t1, outside.lib.t1,
-rate.lib.t1, rate.lib.t2) and latency.py's (median.polysandbox).  Each
-figure is the median of its rounds.  What the server adds to a run is
+rate.lib.t1, rate.lib.t2), latency.py's (median.polysandbox) and the
+soak's (soak.requests, soak.fds.before/after, soak.rss.before/after in
+KiB, and srv-load's soak.*).  Each figure is the median of its rounds.
+The soak is flat when the server holds the same fds after it as before
+and at most SOAK_RSS_KIB more resident memory.  What the server adds to a run is
 judged request by request: srv.rt.outside (a round trip less the run's
 own total, as the reply gives it) less outside.lib.t1 (sbx_run's latency
 less the same total), the median of the rounds' differences; the
@@ -26,6 +29,7 @@ ADDED_MS = 0.3       # the server adds at most this to a run
 LIB_RATIO = 0.9      # at 64 clients, at least this times the library's 2-thread rate
 REF_RATIO = 1.5      # ... and this times the reference's
 P99_RATIO = 0.7      # ... with a p99 at most this times the reference's
+SOAK_RSS_KIB = 4096  # the soak leaves the server's memory within this
 
 
 def load(path):
@@ -109,7 +113,11 @@ def main(args):
     else:
         target(f"64 clients: at least {LIB_RATIO}x the library's 2-thread rate",
                "not measured", None)
-    if srv64 is not None and ref64:
+    if srv64 is not None and ref64 == 0:
+        # a reference finishing nothing in time is measured, not missing
+        target(f"64 clients: at least {REF_RATIO}x the reference's rate",
+               f"({srv64:.1f} vs {ref64:.1f} requests/s)", srv64 > 0)
+    elif srv64 is not None and ref64:
         target(f"64 clients: at least {REF_RATIO}x the reference's rate",
                f"{srv64 / ref64:.2f}x ({srv64:.1f} vs {ref64:.1f} requests/s)",
                srv64 >= REF_RATIO * ref64)
@@ -130,6 +138,23 @@ def main(args):
     else:
         target(f"64 clients: p99 at most {P99_RATIO}x the reference's",
                "not measured (no reference)", None)
+    soak = [med(f"soak.{k}") for k in ("requests", "fds.before", "fds.after",
+                                        "rss.before", "rss.after")]
+    if None not in soak:
+        n, f0, f1, m0, m1 = soak
+        print(f"  soak: {n:.0f} requests from 64 clients at {fmt(med('soak.rate'), 'req/s')}"
+              f" (p50 / p99 {fmt(med('soak.p50'), 'ms')} / {fmt(med('soak.p99'), 'ms')})")
+        print(f"    polysandboxd's fds {f0:.0f} -> {f1:.0f}, resident memory "
+              f"{m0 / 1024:.1f} -> {m1 / 1024:.1f} MiB")
+        bad = [total(f"soak.{k}") or 0 for k in ("non2xx", "unexpected", "errors")]
+        target(f"soak: {n:.0f} requests, no answer other than 2xx",
+               f"non-2xx {bad[0]:.0f}, unexpected {bad[1]:.0f}, failed {bad[2]:.0f}",
+               sum(bad) == 0)
+        target("soak: the server's fds are flat", f"{f0:.0f} -> {f1:.0f}", f1 <= f0)
+        target(f"soak: its memory grows at most {SOAK_RSS_KIB // 1024} MiB",
+               f"{(m1 - m0) / 1024:+.1f} MiB", m1 - m0 <= SOAK_RSS_KIB)
+    else:
+        target("soak: the server's fds and memory are flat", "not measured", None)
     print("  targets:")
     w = max(len(r[0]) for r in rows)
     for text, figure, verdict in rows:

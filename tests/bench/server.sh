@@ -9,6 +9,9 @@
 #                and on the reference (ref-server.py: FastAPI under uvicorn,
 #                bwrap through subprocess, as PolySandbox's first sketch
 #                was), and sbx_run() on 1 and 2 threads
+#   soak:        BENCH_SRV_SOAK requests (10000) from 64 keep-alive clients
+#                on the warm server: its fds and resident memory before
+#                and after (flat: the same fds, at most 4 MiB more)
 #
 # Every figure is measured BENCH_SRV_REPS times, the peers alternating
 # within each round, and the medians are compared (server-summary.py
@@ -18,7 +21,8 @@
 # is skipped with a note.
 #
 # Knobs: BENCH_SRV_REPS (rounds, 3), BENCH_SRV_SECONDS (each throughput
-# figure, 5), BENCH_SRV_RUNS (round trips per round, 200), BENCH_SRV_ARGS
+# figure, 5), BENCH_SRV_RUNS (round trips per round, 200), BENCH_SRV_SOAK
+# (requests of the soak, 10000; 0: none), BENCH_SRV_ARGS
 # (more polysandboxd options, e.g. "-o server.workers=8"),
 # BENCH_CONFIG_DIR (the configuration, tests/config).
 set -u
@@ -28,6 +32,7 @@ bench="$top_srcdir/tests/bench"
 reps=${BENCH_SRV_REPS:-3}
 secs=${BENCH_SRV_SECONDS:-5}
 runs=${BENCH_SRV_RUNS:-200}
+soak=${BENCH_SRV_SOAK:-10000}
 
 export POLYSANDBOX_PROVIDER_PATH="$top_builddir/plugins/local/.libs"
 export POLYSANDBOX_CONFIG_DIR="${BENCH_CONFIG_DIR:-$top_srcdir/tests/config}"
@@ -156,6 +161,27 @@ while [ $r -lt "$reps" ]; do
     lib -t 1 -d "$secs"
     lib -t 2 -d "$secs"
 done
+
+# The soak: after the rounds above (the server is warm), its fds and
+# resident memory before and after many more requests.  The clients'
+# connections are closed when srv-load exits; the server closes its side
+# as soon as it notices, which is waited for (5 s at most).
+nfds() { ls "/proc/$srv_pid/fd" | wc -l; }
+rss_kib() { sed -n 's/^VmRSS:[^0-9]*\([0-9]*\).*/\1/p' "/proc/$srv_pid/status"; }
+if [ "$soak" -gt 0 ]; then
+    echo "-- soak: $soak requests from 64 keep-alive clients"
+    fds0=$(nfds) rss0=$(rss_kib)
+    measure soak 64 -n "$soak" "$srv/v1/run" "$srv_ok"
+    i=0
+    while [ "$(nfds)" -gt "$fds0" ] && [ $i -lt 50 ]; do
+        sleep 0.1
+        i=$((i + 1))
+    done
+    fds1=$(nfds) rss1=$(rss_kib)
+    echo "polysandboxd: fds $fds0 -> $fds1, resident memory $rss0 -> $rss1 KiB"
+    printf 'soak.requests=%s\nsoak.fds.before=%s\nsoak.fds.after=%s\nsoak.rss.before=%s\nsoak.rss.after=%s\n' \
+        "$soak" "$fds0" "$fds1" "$rss0" "$rss1" >>"$figures"
+fi
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
 "$py" "$bench/server-summary.py" --load "$load0 / $(cut -d' ' -f1-3 /proc/loadavg)" "$figures"
