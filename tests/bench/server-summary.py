@@ -129,6 +129,11 @@ def main(args):
                sum(bad) == 0)
     else:
         target("64 clients: no answer other than 2xx", "not measured", None)
+    ref_bad = [total(f"ref.c64.{k}") for k in ("non2xx", "unexpected", "errors")]
+    if None not in ref_bad:
+        rows.append(("  (the reference's, for comparison)",
+                     f"non-2xx {ref_bad[0]:.0f}, unexpected {ref_bad[1]:.0f}, "
+                     f"failed {ref_bad[2]:.0f}", "figure"))
     s99, r99 = med("srv.c64.p99"), med("ref.c64.p99")
     if s99 is not None and r99:
         target(f"64 clients: p99 at most {P99_RATIO}x the reference's",

@@ -109,11 +109,17 @@ status=0
 body='{"argv":["/bin/true"]}'
 # measure KEY CLIENTS -n N|-d S URL EXPECT [SRV-LOAD ARGS]: one figure of
 # srv-load, saved under KEY (POST $body; each answer must hold EXPECT).
+# The reference failing a request under load is one of its figures (the
+# summary prints them), not a failure of this benchmark.
 measure() {
     key=$1 c=$2 how=$3 amount=$4 url=$5 expect=$6
     shift 6
     BENCH_SAVE="$figures" "$load" -c "$c" "$how" "$amount" -w "$c" -e "$expect" \
-        -l "$key" --save "$key" "$@" "$url" "$body" || status=1
+        -l "$key" --save "$key" "$@" "$url" "$body" && return
+    case $key in
+    ref.*) echo "(the reference failed: counted in its figures)" ;;
+    *) status=1 ;;
+    esac
 }
 srv_ok='"exit_code":0'
 ref_ok='"exit_code":0'
