@@ -24,6 +24,9 @@ PACKAGES="$PACKAGES podman conmon"
 # Rootless Podman (tests/podman/rootless.sh): subordinate ids, user-mode
 # networking, overlay through FUSE on older kernels.
 PACKAGES="$PACKAGES uidmap slirp4netns fuse-overlayfs"
+# The reference server tests/bench/server.sh measures polysandboxd against
+# (FastAPI under uvicorn, as PolySandbox's first sketch was).
+PACKAGES="$PACKAGES python3-fastapi python3-uvicorn"
 # clang and its libFuzzer and sanitizer runtimes: the fuzz targets of
 # tests/fuzz (configure --enable-fuzzing CC=clang-14; .ci/run runs them).
 PACKAGES="$PACKAGES clang-14 libclang-rt-14-dev"
