@@ -98,6 +98,9 @@ POLYSANDBOX_CONFIG_DIR="$VC_DIR/config"
 POLYSANDBOX_STATE_DIR="$VC_DIR/state"
 POLYSANDBOX_PROVIDER_PATH="$top_builddir/plugins/volcengine/.libs${POLYSANDBOX_PROVIDER_PATH:+:$POLYSANDBOX_PROVIDER_PATH}"
 export POLYSANDBOX_CONFIG_DIR POLYSANDBOX_STATE_DIR POLYSANDBOX_PROVIDER_PATH
+# The fake imports the daytona fake: leave no __pycache__ in the source tree.
+PYTHONDONTWRITEBYTECODE=1
+export PYTHONDONTWRITEBYTECODE
 
 # vc_ctl METHOD PATH [JSON]: a control request to the fake; prints the answer.
 vc_ctl() {
