@@ -2,7 +2,7 @@
 # veFaaS and the AIO sandbox (tests/fakes/volcengine.py, Python 3 standard
 # library only; each script starts its own on a free port of 127.0.0.1)
 
-VC_TESTS = tests/volcengine/faults.sh
+VC_TESTS = tests/volcengine/faults.sh tests/secrets/volcengine.sh
 if BUILD_PROVIDER_VOLCENGINE
 TESTS += $(VC_TESTS)
 endif
