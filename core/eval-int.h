@@ -16,6 +16,9 @@ typedef int (*core_jsonl_cb)(void *ud, struct json_t *obj, size_t line);
 /* Read @path (gzip recognised by content) and call @cb per record.  Bad
  * JSON or a line that is not an object is SBX_E_INVAL "PATH:LINE: ...". */
 int core_jsonl_read(const char *path, core_jsonl_cb cb, void *ud);
+/* The same over @len bytes at @data (not compressed); @path names them
+ * in messages. */
+int core_jsonl_parse(const char *path, const char *data, size_t len, core_jsonl_cb cb, void *ud);
 /* A field as a task id: a string, or an integer written in decimal
  * (MBPP's ids are numbers).  (transfer full) or NULL. */
 char *core_jsonl_task_id(struct json_t *obj);

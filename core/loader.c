@@ -244,7 +244,7 @@ nomem:
  * disabled): a missing module for one of them is explained as such. */
 static bool reserved_name(const char *name)
 {
-    static const char *const reserved[] = { "modal", "kubernetes" };
+    static const char *const reserved[] = { "kubernetes" };
 
     for (size_t i = 0; i < sizeof reserved / sizeof reserved[0]; i++)
         if (strcmp(name, reserved[i]) == 0)
@@ -448,6 +448,11 @@ static int check_ops(struct sbx_provider *p)
         return reject(p, SBX_E_LOAD_CAPS,
                       "capabilities claim 'cancel' but the provider was built against ABI "
                       "1.%u, whose exec spec has no cancel_fd (1.3 has)",
+                      (unsigned)p->desc.abi_minor);
+    if ((caps & SBX_CAP_STDIN_STREAM) && p->desc.abi_minor < 4)
+        return reject(p, SBX_E_LOAD_CAPS,
+                      "capabilities claim 'stdin_stream' but the provider was built against "
+                      "ABI 1.%u, whose exec spec has no stdin_fd (1.4 has)",
                       (unsigned)p->desc.abi_minor);
     for (size_t i = 0; i < sizeof pairs / sizeof pairs[0]; i++) {
         bool claimed = (caps & pairs[i].bit) != 0;

@@ -45,6 +45,7 @@ core_libpolysandbox_internal_la_SOURCES = \
 	core/pool-config.c \
 	core/pool.c \
 	core/gc.c \
+	core/orphans.c \
 	core/result-int.h \
 	core/result.c \
 	core/json.c \

@@ -291,6 +291,7 @@ int sbx_exec_opts_set_stdin(sbx_exec_opts *o, const void *data, size_t len)
     free(o->stdin_data);
     o->stdin_data = copy;
     o->stdin_len = len;
+    o->has_stdin_fd = false;
     return SBX_OK;
 }
 
@@ -314,6 +315,41 @@ int sbx_exec_opts_set_timeout(sbx_exec_opts *o, uint64_t ns)
         return core_error_set(SBX_E_INVAL, NULL,
                               "the timeout must be greater than 0 (0 never means unlimited)");
     o->timeout_ns = ns;
+    return SBX_OK;
+}
+
+int sbx_exec_opts_set_stdin_fd(sbx_exec_opts *o, int fd)
+{
+    core_error_clear();
+    if (!o || fd < -1)
+        return core_error_set(SBX_E_INVAL, NULL, "sbx_exec_opts_set_stdin_fd: bad argument");
+    free(o->stdin_data);
+    o->stdin_data = NULL;
+    o->stdin_len = 0;
+    o->has_stdin_fd = fd >= 0;
+    o->stdin_fd = fd;
+    return SBX_OK;
+}
+
+int sbx_exec_opts_set_step_cb(sbx_exec_opts *o, sbx_step_cb cb, void *ud)
+{
+    core_error_clear();
+    if (!o)
+        return SBX_E_INVAL;
+    o->step_cb = cb;
+    o->step_ud = ud;
+    return SBX_OK;
+}
+
+int sbx_exec_opts_set_compile_timeout(sbx_exec_opts *o, uint64_t ns)
+{
+    core_error_clear();
+    if (!o)
+        return SBX_E_INVAL;
+    if (ns == 0)
+        return core_error_set(SBX_E_INVAL, NULL, "the compile timeout must be greater than 0 "
+                              "(0 never means unlimited)");
+    o->compile_timeout_ns = ns;
     return SBX_OK;
 }
 

@@ -41,14 +41,19 @@ struct sbx_exec_opts {
     char **args;          /* extra arguments for code, NULL-terminated */
     void *stdin_data;
     size_t stdin_len;
+    bool has_stdin_fd;    /* set_stdin_fd: stdin read from stdin_fd as it runs */
+    int stdin_fd;
     core_kvlist env;
     char *cwd;
     uint64_t timeout_ns;  /* 0: the sandbox's wall limit */
+    uint64_t compile_timeout_ns; /* 0: timeout_ns */
     core_file *files;
     size_t n_files;
     sbx_output_cb cb;
     void *cb_ud;
     sbx_cancel *cancel;   /* (borrowed) or NULL */
+    sbx_step_cb step_cb;  /* compile step over, program next */
+    void *step_ud;
 };
 
 

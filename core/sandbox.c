@@ -354,9 +354,31 @@ int sbx_sandbox_open(sbx_ctx *ctx, const char *provider, const char *id, sbx_san
 const char *sbx_sandbox_id(const sbx_sandbox *sb) { return sb ? sb->id : NULL; }
 const char *sbx_sandbox_provider(const sbx_sandbox *sb) { return sb ? sb->p->name : NULL; }
 
+int core_destroy_by_id(struct sbx_provider *p, const char *id)
+{
+    void *h = NULL;
+    const char *op = "attach";
+    int rc;
+
+    core_error_clear();
+    rc = p->ops.attach(p->pctx, id, &h);
+    if (rc == SBX_E_NOT_FOUND) {
+        core_error_clear();
+        return SBX_OK;
+    }
+    if (rc == SBX_OK) {
+        op = "destroy";
+        rc = p->ops.destroy(p->pctx, h);
+    }
+    return rc == SBX_OK ? rc : core_provider_failed(p, op, rc);
+}
+
 /* Destroy, retrying retryable failures so nothing leaks.  A failed destroy
  * has freed the handle already, so retries go through attach by id; an
- * attach that finds nothing means the first destroy did its work. */
+ * attach that finds nothing means the first destroy did its work.  Each
+ * retry is two calls (attach, destroy) that must both get through, so a
+ * service failing often can outlast the retries: then the sandbox is kept
+ * on the context to be destroyed later (core/orphans.c), never forgotten. */
 static int destroy_retrying(sbx_sandbox *sb)
 {
     struct sbx_provider *p = sb->p;
@@ -365,30 +387,19 @@ static int destroy_retrying(sbx_sandbox *sb)
 
     core_error_clear();
     rc = p->ops.destroy(p->pctx, sb->h);
-    if (rc == SBX_OK)
+    if (rc == SBX_OK) {
+        core_orphans_retry_one(sb->ctx, p);
         return rc;
+    }
     rc = core_provider_failed(p, "destroy", rc);
     if (!p->ops.attach)
         return rc;
     core_retry_begin(&rt, sb->ctx, p, 0);
     while (core_retry_again(&rt, rc)) {
-        void *h = NULL;
-        const char *op = "attach";
-
-        core_error_clear();
-        rc = p->ops.attach(p->pctx, sb->id, &h);
-        if (rc == SBX_E_NOT_FOUND) {
-            core_error_clear();
-            return SBX_OK;
-        }
-        if (rc == SBX_OK) {
-            op = "destroy";
-            rc = p->ops.destroy(p->pctx, h);
-        }
-        if (rc == SBX_OK)
+        if ((rc = core_destroy_by_id(p, sb->id)) == SBX_OK)
             return rc;
-        rc = core_provider_failed(p, op, rc);
     }
+    core_orphan_keep(sb->ctx, p, sb->id);
     return rc;
 }
 
@@ -522,6 +533,7 @@ static void exec_argv(sbx_sandbox *sb, const char *const *argv, const core_kvlis
     spec.stdout_cap = sb->limits[SBX_LIMIT_STDOUT];
     spec.stderr_cap = sb->limits[SBX_LIMIT_STDERR];
     spec.cancel_fd = core_cancel_fd(c.cancel);
+    spec.stdin_fd = o && o->has_stdin_fd ? o->stdin_fd : -1;
 
     if (sbx_cancel_fired(c.cancel)) {
         free(fv);
@@ -614,13 +626,17 @@ static int exec_code(sbx_sandbox *sb, const sbx_exec_opts *o, sbx_result *r)
          * callback as a program's would, and is kept in the result only
          * when it fails. */
         sbx_exec_opts copts = {0};
+        uint64_t t0 = r->timing[SBX_TIMING_EXEC];
         copts.cwd = o->cwd;
-        copts.timeout_ns = o->timeout_ns;
+        copts.timeout_ns = o->compile_timeout_ns ? o->compile_timeout_ns : o->timeout_ns;
         copts.cb = o->cb;
         copts.cb_ud = o->cb_ud;
         copts.cancel = o->cancel;
         exec_argv(sb, (const char *const *)t->compile, &env, &copts, o->files, o->n_files,
                   &src, NULL, r);
+        r->compiled = true;
+        r->compile_status = r->status;
+        r->compile_ns = r->timing[SBX_TIMING_EXEC] - t0;
         if (r->status != SBX_RUN_OK) {
             if (r->status != SBX_RUN_SANDBOX_ERROR) {
                 char msg[128];
@@ -633,6 +649,8 @@ static int exec_code(sbx_sandbox *sb, const sbx_exec_opts *o, sbx_result *r)
             core_kvlist_free(&env);
             return SBX_OK;
         }
+        if (o->step_cb)
+            o->step_cb(o->step_ud, r->compile_ns);
         /* The program's own output starts clean. */
         r->out.len = r->err.len = 0;
         r->out_truncated = r->err_truncated = false;
@@ -656,10 +674,19 @@ static int sandbox_exec(sbx_sandbox *sb, const sbx_exec_opts *o, sbx_result *r)
 
     if (!o || (!o->argv && !o->code))
         return core_error_set(SBX_E_INVAL, NULL, "nothing to run: give a command or code");
+    /* Input that cannot be delivered is refused, never dropped. */
+    if (o->has_stdin_fd && !(sb->p->desc.capabilities & SBX_CAP_STDIN_STREAM))
+        return core_error_set(SBX_E_NOTSUP, sb->p->name, "provider %s cannot stream stdin to a "
+                              "running command (no stdin_stream capability)", sb->p->name);
     if (o->timeout_ns && max_wall && o->timeout_ns > max_wall)
         return core_error_set(SBX_E_LIMIT, NULL,
                               "timeout %llu ns is above the maximum %llu ns (limits.max_wall)",
                               (unsigned long long)o->timeout_ns, (unsigned long long)max_wall);
+    if (o->compile_timeout_ns && max_wall && o->compile_timeout_ns > max_wall)
+        return core_error_set(SBX_E_LIMIT, NULL, "compile timeout %llu ns is above the maximum "
+                              "%llu ns (limits.max_wall)",
+                              (unsigned long long)o->compile_timeout_ns,
+                              (unsigned long long)max_wall);
     pthread_mutex_lock(&sb->lock);
     if (o->code) {
         rc = exec_code(sb, o, r);
@@ -800,6 +827,9 @@ static bool run_again_safe(const sbx_create_opts *c, const sbx_exec_opts *x,
     if (r->status != SBX_RUN_SANDBOX_ERROR || !core_retryable(r->error_code))
         return false;
     if (x->cb && (r->out.len || r->err.len))
+        return false;
+    /* Streamed stdin was read: another run would not get it. */
+    if (x->has_stdin_fd)
         return false;
     return !(c && c->network == SBX_NET_HOST);
 }

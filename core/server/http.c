@@ -86,6 +86,11 @@ void srv_req_query_at(const srv_req *r, size_t i, const char **key, const char *
     *value = r->query[i] + strlen(r->query[i]) + 1;
 }
 
+const char *srv_req_header(const srv_req *r, const char *name)
+{
+    return MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, name);
+}
+
 bool srv_req_wants_sse(const srv_req *r)
 {
     return r->accept && strstr(r->accept, "text/event-stream");
@@ -423,7 +428,8 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     if (!r)
         return;
     *con_cls = NULL;
-    srv_conn_request(s, conn_ctx(conn), false);
+    /* An upgraded connection carries no next request: no deadline. */
+    srv_conn_request(s, conn_ctx(conn), r->upgraded);
     if (toe != MHD_REQUEST_TERMINATED_COMPLETED_OK)
         srv_req_abandon(r);
     srv_monitor_del(r);
@@ -572,7 +578,8 @@ int srv_http_listen(srv *s)
 
 int srv_http_start(srv *s)
 {
-    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL |
+    /* MHD_ALLOW_UPGRADE: the WebSocket routes (ws.c). */
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_UPGRADE |
                      MHD_ALLOW_SUSPEND_RESUME | MHD_USE_TURBO | MHD_USE_ERROR_LOG;
 
     struct MHD_OptionItem more[] = {

@@ -34,12 +34,28 @@ polysandboxd_SOURCES = \
 	core/server/jobs-view.c \
 	core/server/jobs-batch.c \
 	core/server/jobs-eval.c \
+	core/server/native-ws.c \
+	core/server/compat.h \
+	core/server/compat-run.c \
+	core/server/compat-piston.h \
+	core/server/compat-piston.c \
+	core/server/compat-fusion.h \
+	core/server/compat-fusion.c \
+	core/server/compat-fusion-data.c \
+	core/server/compat-seed.c \
+	core/server/compat-piston-ws.c \
+	core/server/ws.h \
+	core/server/ws.c \
+	core/server/ws-frame.h \
+	core/server/ws-frame.c \
 	core/cli/units.c \
 	core/cli/info-json.c \
 	core/cli/cli.h
 polysandboxd_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/core/cli
-polysandboxd_CFLAGS = $(AM_CFLAGS) -pthread $(MHD_CFLAGS) $(JANSSON_CFLAGS) $(SODIUM_CFLAGS)
-polysandboxd_LDADD = core/libpolysandbox.la $(MHD_LIBS) $(JANSSON_LIBS) $(SODIUM_LIBS) -lm
+polysandboxd_CFLAGS = $(AM_CFLAGS) -pthread $(MHD_CFLAGS) $(JANSSON_CFLAGS) $(SODIUM_CFLAGS) \
+	$(NETTLE_CFLAGS)
+polysandboxd_LDADD = core/libpolysandbox.la $(MHD_LIBS) $(JANSSON_LIBS) $(SODIUM_LIBS) \
+	$(NETTLE_LIBS) -lm
 
 dist_man_MANS += doc/polysandboxd.8
 EXTRA_DIST += contrib/systemd/polysandboxd.service

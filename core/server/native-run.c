@@ -58,7 +58,7 @@ void srv_run_result(srv_req *r, const srv_opts *o, int rc, sbx_result *res, uint
     }
 }
 
-static void run(srv_req *r)
+void srv_run(srv_req *r)
 {
     json_t *j = srv_req_json(r);
     sbx_result *res = NULL;
@@ -81,7 +81,7 @@ out:
 }
 
 static const srv_route routes[] = {
-    { SRV_POST, "/v1/run", run, SRV_R_WORKER },
+    { SRV_POST, "/v1/run", srv_run, SRV_R_WORKER },
 };
 
 int srv_routes_run(struct srv_router *rt)

@@ -75,7 +75,7 @@ static struct srv_box *find_box(srv_req *r)
 
 /* Take {id}'s lock and its handle; NULL after a reply (404 when there is
  * no such sandbox). */
-static struct srv_box *use_box(srv_req *r, sbx_sandbox **sb)
+struct srv_box *srv_box_use(srv_req *r, sbx_sandbox **sb)
 {
     struct srv_box *b = find_box(r);
     int rc;
@@ -97,7 +97,7 @@ static struct srv_box *use_box(srv_req *r, sbx_sandbox **sb)
     return b;
 }
 
-static void done_box(srv_req *r, struct srv_box *b)
+void srv_box_done(srv_req *r, struct srv_box *b)
 {
     srv_box_unlock(b);
     srv_box_put(r->s, b);
@@ -131,14 +131,8 @@ static void create(srv_req *r)
         srv_error_lib(r, rc, 422);
         goto out;
     }
-    if (!(b = srv_box_get(r->s, sbx_sandbox_provider(sb), sbx_sandbox_id(sb)))) {
-        sbx_sandbox_destroy(sb);
-        srv_error(r, 500, "nomem", NULL, "out of memory");
+    if (!(b = srv_box_track(r->s, sb, created, r)))
         goto out;
-    }
-    srv_box_lock(b);
-    srv_box_adopt(b, sb, created);
-    srv_box_unlock(b);
     srv_reply_json(r, created ? 201 : 200,
                    json_pack("{s:s, s:s, s:b, s:o}", "id", srv_box_id(b), "provider",
                              srv_box_provider(b), "created", created, "labels",
@@ -280,7 +274,7 @@ static void destroy(srv_req *r)
                                          srv_box_provider(b), "destroyed", 1));
     else
         srv_error_lib(r, rc, 404);
-    done_box(r, b);
+    srv_box_done(r, b);
 }
 
 /* ---- exec ------------------------------------------------------------------------- */
@@ -304,11 +298,11 @@ static void exec(srv_req *r)
 
     if (!j || srv_opts_from_json(r, j, SRV_OPT_EXEC, NULL, &o) != 0)
         return;
-    if (!(b = use_box(r, &sb)))
+    if (!(b = srv_box_use(r, &sb)))
         goto out;
     if (srv_req_wants_sse(r)) {
         if (srv_sse_begin(r) != 0) {
-            done_box(r, b);
+            srv_box_done(r, b);
             goto out;
         }
         sbx_exec_opts_set_output_cb(o.exec, on_output, r);
@@ -319,7 +313,7 @@ static void exec(srv_req *r)
     if (rc == SBX_OK && sbx_result_status(res) == SBX_RUN_SANDBOX_ERROR &&
         sbx_result_error_code(res) != SBX_E_CANCELLED)
         srv_box_drop_handle(b);   /* reopen (or find it gone) next time */
-    done_box(r, b);
+    srv_box_done(r, b);
     srv_run_result(r, &o, rc, res, t0);
 out:
     sbx_result_free(res);
@@ -370,7 +364,7 @@ static void put_file(srv_req *r)
             return;
         }
     }
-    if (!(b = use_box(r, &sb)))
+    if (!(b = srv_box_use(r, &sb)))
         return;
     rc = sbx_sandbox_upload(sb, path, r->body ? r->body : "", r->body_len, (uint32_t)mode);
     if (rc == SBX_OK)
@@ -378,7 +372,7 @@ static void put_file(srv_req *r)
                                          (json_int_t)r->body_len, "sandbox_id", srv_box_id(b)));
     else
         srv_error_lib(r, rc, 404);
-    done_box(r, b);
+    srv_box_done(r, b);
 }
 
 static void get_file(srv_req *r)
@@ -390,14 +384,14 @@ static void get_file(srv_req *r)
     size_t len = 0;
     int rc;
 
-    if (!path || !(b = use_box(r, &sb)))
+    if (!path || !(b = srv_box_use(r, &sb)))
         return;
     rc = sbx_sandbox_download(sb, path, r->s->conf.max_download, &data, &len);
     if (rc == SBX_OK)
         srv_reply(r, 200, "application/octet-stream", data, len);
     else
         srv_error_lib(r, rc, 404);
-    done_box(r, b);
+    srv_box_done(r, b);
 }
 
 static const srv_route routes[] = {

@@ -200,7 +200,7 @@ static int strings(srv_req *r, json_t *v, const char *field, bool nonempty, char
 }
 
 /* A path inside the work directory: relative, no "..", no empty parts. */
-static bool safe_path(const char *p)
+bool srv_path_safe(const char *p)
 {
     if (!*p || *p == '/')
         return false;
@@ -238,7 +238,7 @@ static int file_mode(srv_req *r, json_t *v, const char *field, uint32_t *mode)
 static int add_file(srv_req *r, sbx_exec_opts *x, const char *field, const char *path,
                     const unsigned char *data, size_t len, uint32_t mode)
 {
-    if (!safe_path(path)) {
+    if (!srv_path_safe(path)) {
         srv_error(r, 400, "path", NULL, "field '%s': path '%s' must be relative, without "
                   "'..' or empty parts", field, path);
         return -1;

@@ -137,6 +137,21 @@ int srv_box_handle(srv *s, struct srv_box *b, sbx_sandbox **sb)
     return rc;
 }
 
+struct srv_box *srv_box_track(srv *s, sbx_sandbox *sb, bool ours, srv_req *r)
+{
+    struct srv_box *b = srv_box_get(s, sbx_sandbox_provider(sb), sbx_sandbox_id(sb));
+
+    if (!b) {
+        sbx_sandbox_destroy(sb);
+        srv_error(r, 500, "nomem", NULL, "out of memory");
+        return NULL;
+    }
+    srv_box_lock(b);
+    srv_box_adopt(b, sb, ours);
+    srv_box_unlock(b);
+    return b;
+}
+
 void srv_box_busy(srv *s, struct srv_box *b, sbx_cancel *c)
 {
     pthread_mutex_lock(&s->registry->lock);

@@ -81,12 +81,14 @@ void srv_error(srv_req *r, unsigned status, const char *code, const char *provid
     va_start(ap, fmt);
     vsnprintf(msg + n, sizeof msg - (size_t)n, fmt, ap);
     va_end(ap);
+    r->err_code = code;
     free(r->err_message);
     r->err_message = strdup(msg);
-    r->err_code = code;
     if (status >= 500)
         srv_log(r, "%u %s: %s", status, code, msg);
-    srv_reply_json(r, status, srv_error_json(code, provider, msg));
+    /* After a WebSocket upgrade the reply went out: the session tells it. */
+    if (!r->upgraded)
+        srv_reply_json(r, status, srv_error_json(code, provider, msg));
 }
 
 static const struct {

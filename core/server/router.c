@@ -33,9 +33,13 @@ static const struct family {
 } families[] = {
     { "run", NULL, srv_routes_run },
     { "sandboxes", NULL, srv_routes_sandboxes },
+    { "sandboxes_ws", NULL, srv_routes_sandboxes_ws },
     { "info", NULL, srv_routes_info },
     { "ops", NULL, srv_routes_ops },
     { "jobs", NULL, srv_routes_jobs },
+    { "piston", "compat_piston", srv_routes_piston },
+    { "sandboxfusion", "compat_sandboxfusion", srv_routes_fusion },
+    { "seed", "compat_seed", srv_routes_seed },
 };
 #define N_FAMILIES (sizeof families / sizeof families[0])
 

@@ -182,9 +182,13 @@ const char *srv_family_key(size_t i);     /* "compat_piston", or NULL: always on
 /* The route families (one file each). */
 int srv_routes_run(struct srv_router *r);        /* native-run.c */
 int srv_routes_sandboxes(struct srv_router *r);  /* native-sandboxes.c */
+int srv_routes_sandboxes_ws(struct srv_router *r); /* native-ws.c */
 int srv_routes_info(struct srv_router *r);       /* native-info.c */
 int srv_routes_ops(struct srv_router *r);        /* native-ops.c */
 int srv_routes_jobs(struct srv_router *r);       /* native-jobs.c */
+int srv_routes_piston(struct srv_router *r);     /* compat-piston.c */
+int srv_routes_fusion(struct srv_router *r);     /* compat-fusion.c */
+int srv_routes_seed(struct srv_router *r);       /* compat-seed.c */
 
 /* ---- one request (http.c) --------------------------------------------------- */
 
@@ -215,6 +219,8 @@ struct srv_req {
     unsigned status;
     struct MHD_Response *resp;
     const char *err_code;      /* the error code replied, for metrics */
+    char *err_message;         /* and its message (owned): a WebSocket's error, a
+                                  job item's reason */
     srv_stream *_Atomic stream; /* set by the worker, read by the monitor */
 
     /* life */
@@ -228,12 +234,12 @@ struct srv_req {
     uint64_t mon_serial;
     srv_req *mon_prev, *mon_next;
     bool admitted;             /* counted in the pool's in-flight */
+    bool upgraded;             /* a WebSocket (ws.c): the connection is no longer HTTP */
     void *idem;                /* the Idempotency-Key entry this request owns */
     void *idem_note;           /* its reply, noted for the entry */
     void *user;                /* a handler's own state */
     const char *err_prefix;    /* put before the message of an error replied
                                   ("items[3]: "), or NULL */
-    char *err_message;         /* the message of the last error replied (owned) */
 };
 
 /* A path parameter by name ({id}), or NULL. */
@@ -246,6 +252,9 @@ void srv_req_query_at(const srv_req *r, size_t i, const char **key, const char *
 /* The body as a JSON object: on a malformed body replies 400 naming
  * where and returns NULL (an empty body is {}).  Borrowed. */
 json_t *srv_req_json(srv_req *r);
+/* A request header (the first of that name, case-insensitive), or NULL;
+ * valid while the request lives. */
+const char *srv_req_header(const srv_req *r, const char *name);
 /* True when the client asked for text/event-stream. */
 bool srv_req_wants_sse(const srv_req *r);
 /* A hint the handler can check in long loops. */
@@ -335,7 +344,12 @@ int srv_json_quantity(srv_req *r, json_t *v, const char *field, int kind, uint64
 /* Decode base64 (transfer full *out); -1 after a 400 naming @field. */
 int srv_base64_decode(srv_req *r, const char *field, const char *text, size_t len,
                       unsigned char **out, size_t *out_len);
+/* A path a request may write into a sandbox's work directory: relative,
+ * without ".." or empty parts. */
+bool srv_path_safe(const char *path);
 
+/* POST /v1/run's handler (native-run.c), for routes that are a run too. */
+void srv_run(srv_req *r);
 /* Answer a run or exec (native-run.c): the result object, or the error;
  * an event of the stream when @r streams.  @t0: when it started. */
 void srv_run_result(srv_req *r, const srv_opts *o, int rc, sbx_result *res, uint64_t t0);
@@ -445,6 +459,15 @@ void srv_box_adopt(struct srv_box *b, sbx_sandbox *sb, bool ours);
 /* Under the lock: destroy the sandbox; the entry is then gone. */
 int srv_box_destroy(srv *s, struct srv_box *b);
 const char *srv_box_id(const struct srv_box *b);
+/* Keep @sb (transfer full) in the registry, as srv_box_adopt does, and
+ * return its entry (give it back with srv_box_put); NULL having
+ * destroyed @sb and replied 500 to @r when out of memory. */
+struct srv_box *srv_box_track(srv *s, sbx_sandbox *sb, bool ours, srv_req *r);
+/* The sandbox of the request's {id} (and ?provider=) locked, with its
+ * handle: NULL having replied (404 when there is none).  Give it back
+ * with srv_box_done.  (native-sandboxes.c) */
+struct srv_box *srv_box_use(srv_req *r, sbx_sandbox **sb);
+void srv_box_done(srv_req *r, struct srv_box *b);
 const char *srv_box_provider(const struct srv_box *b);
 
 /* ---- jobs: batch and eval (jobs.c) ------------------------------------------------ */

@@ -131,7 +131,7 @@ static void serve(srv *s, srv_req *r)
     srv_pool_release(s, r);
     if (r->stream)
         srv_sse_end(r);
-    else
+    else if (!r->upgraded)   /* a WebSocket resumed it to upgrade it (ws.c) */
         srv_http_resume(r);
     srv_req_unref(r);
 }

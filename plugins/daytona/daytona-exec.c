@@ -406,7 +406,9 @@ static int parse_outputs(struct dt_prov *p, struct dt_sb *s, const char *res, si
             out->signal = (int)(v & 0x7f);
             out->status = out->signal == SIGXCPU ? SBX_RUN_CPU_LIMIT : SBX_RUN_SIGNAL;
         }
-    } else if (kind == 'x' && st[1]) {
+    } else if (kind == 'x' && st[1] && v >= 0 && v <= 255) {
+        /* $? of the wrapper's shell; a value outside 0-255 (cut to an int,
+         * 4294967296 would be 0) is no status, below. */
         out->exit_code = (int)v;
         out->status = v ? SBX_RUN_NONZERO_EXIT : SBX_RUN_OK;
     } else {

@@ -83,6 +83,12 @@ static int push(struct dk_xrun *r, char type, uint64_t id, const void *data, siz
     return SBX_OK;
 }
 
+/* Streamed stdin of the served exec: a chunk, or its end. */
+static int push_stdin(struct dk_xrun *r, const void *data, size_t len)
+{
+    return push(r, len ? 'D' : 'E', r->id, data, len);
+}
+
 /* A complete 'X', 'L' or 'Z' frame. */
 static void on_text(struct dk_conn *c)
 {
@@ -580,6 +586,10 @@ static int push_request(struct dk_prov *p, struct dk_sb *sb, struct dk_xrun *r, 
     }
     if (!ret && spec->stdin_len)
         ret = push(r, 'E', id, NULL, 0);
+    if (!ret) {
+        r->id = id;
+        dk_xrun_stdin(r, push_stdin);
+    }
     return ret ? dk_err(p, ret, "out of memory") : SBX_OK;
 }
 

@@ -359,6 +359,8 @@ slow = check("POST", "/v1/batch", 202, {"items": [{"argv": ["sleep", "30"]}]})
 time.sleep(0.5)
 check("DELETE", "/v1/jobs/" + (slow["id"] if slow else "none"), 200,
       want=lambda j: j["state"] == "cancelled")
+# The compatibility routes (their own file, run here with check()).
+exec(open(DOC_PATH.replace("core/server/openapi.json", "tests/server/openapi_compat.py")).read())
 
 print("1..%d" % n)
 sys.exit(failed)

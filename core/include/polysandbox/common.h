@@ -121,6 +121,7 @@ typedef enum sbx_network {
 #define SBX_CAP_CPU_STATS      (UINT64_C(1) << 9) /* CPU time and peak memory reported */
 #define SBX_CAP_ZYGOTE         (UINT64_C(1) << 10) /* exec_zygote (since 0.1, ABI 1.2) */
 #define SBX_CAP_CANCEL         (UINT64_C(1) << 11) /* exec honours cancel_fd (since 0.2, ABI 1.3) */
+#define SBX_CAP_STDIN_STREAM   (UINT64_C(1) << 12) /* exec feeds stdin_fd as it runs (since 0.2, ABI 1.4) */
 
 /** Log levels for the host table's log().  Since: 0.1 */
 enum {

@@ -102,6 +102,19 @@ SBX_API double sbx_eval_pass_at_k(uint64_t n, uint64_t c, uint64_t k);
  */
 SBX_API int sbx_eval_dataset_load(sbx_ctx *ctx, const char *path,
                                   sbx_eval_format fmt, sbx_eval_dataset **out);
+/**
+ * sbx_eval_dataset_parse:
+ * @name: what messages call the records ("request body"), copied
+ * @data: (transfer none) @len bytes of JSON Lines (not compressed)
+ *
+ * As sbx_eval_dataset_load, for records an application holds in memory
+ * (polysandboxd's SandboxFusion /submit takes its problem inline).
+ * Errors as sbx_eval_dataset_load's, "NAME:LINE: ..." for bad records.
+ * Since: 0.2
+ */
+SBX_API int sbx_eval_dataset_parse(sbx_ctx *ctx, const char *name, const void *data,
+                                   size_t len, sbx_eval_format fmt,
+                                   sbx_eval_dataset **out);
 SBX_API void sbx_eval_dataset_free(sbx_eval_dataset *ds);
 SBX_API sbx_eval_format sbx_eval_dataset_format(const sbx_eval_dataset *ds);
 SBX_API size_t sbx_eval_dataset_size(const sbx_eval_dataset *ds);
@@ -130,6 +143,14 @@ SBX_API int sbx_eval_samples_load(sbx_ctx *ctx, const sbx_eval_dataset *ds,
  */
 SBX_API int sbx_eval_samples_canonical(sbx_ctx *ctx, const sbx_eval_dataset *ds,
                                        sbx_eval_samples **out);
+/**
+ * sbx_eval_samples_parse:
+ * As sbx_eval_samples_load, from @len bytes of JSON Lines at @data
+ * (transfer none; @name, what messages call them, copied).  Since: 0.2
+ */
+SBX_API int sbx_eval_samples_parse(sbx_ctx *ctx, const sbx_eval_dataset *ds,
+                                   const char *name, const void *data, size_t len,
+                                   sbx_eval_samples **out);
 SBX_API void sbx_eval_samples_free(sbx_eval_samples *s);
 SBX_API size_t sbx_eval_samples_count(const sbx_eval_samples *s);
 

@@ -90,8 +90,10 @@ SBX_API int sbx_ctx_new(sbx_ctx **out, const char *config_dir);
 SBX_API int sbx_ctx_new_with(sbx_ctx **out, const char *config_dir,
                              const char *const *overrides);
 
-/** sbx_ctx_free: fini every provider that was initialised, free everything.
- * NULL is fine. */
+/** sbx_ctx_free: destroy the sandboxes whose destroy failed earlier (see
+ * sbx_sandbox_destroy; a warning is logged for each that still fails),
+ * fini every provider that was initialised, free everything.  NULL is
+ * fine. */
 SBX_API void sbx_ctx_free(sbx_ctx *ctx);
 
 /**
@@ -238,6 +240,9 @@ SBX_API const sbx_template *sbx_ctx_template_for_file(const sbx_ctx *ctx,
 SBX_API const char *sbx_template_name(const sbx_template *t);
 /** Space-separated extensions, e.g. ".py". */
 SBX_API const char *sbx_template_extensions(const sbx_template *t);
+/** sbx_template_compiled: true when @t has a compile step (its source is
+ * compiled before each run, see sbx_result_compile).  Since: 0.2 */
+SBX_API bool sbx_template_compiled(const sbx_template *t);
 
 /* ---- limits ----------------------------------------------------------- */
 
@@ -314,11 +319,50 @@ SBX_API int sbx_exec_opts_set_code(sbx_exec_opts *o, const char *lang,
 /** Extra arguments given to the program run by set_code (copied). */
 SBX_API int sbx_exec_opts_set_args(sbx_exec_opts *o, const char *const *args);
 SBX_API int sbx_exec_opts_set_stdin(sbx_exec_opts *o, const void *data, size_t len);
+/**
+ * sbx_exec_opts_set_stdin_fd:
+ * @fd: (transfer none) a file descriptor to read the command's stdin
+ *   from while it runs, or -1 for none; it must stay open until the exec
+ *   returns, and the library never closes it
+ *
+ * Streams stdin: every byte that can be read from @fd reaches the
+ * command's stdin as soon as the command takes it, and end of file on
+ * @fd (the writer closing a pipe) closes the command's stdin.  For an
+ * interactive program fed by another thread (polysandboxd's WebSocket
+ * exec).  Replaces the bytes of sbx_exec_opts_set_stdin (which replaces
+ * this in turn).  A template's compile step gets no stdin.  An exec on a
+ * provider without the "stdin_stream" capability (SBX_CAP_STDIN_STREAM:
+ * local, docker) is refused with SBX_E_NOTSUP, never run without its
+ * input; a run that failed part way is not tried again (its input was
+ * read).  Errors: SBX_E_INVAL (@fd below -1).  Since: 0.2
+ */
+SBX_API int sbx_exec_opts_set_stdin_fd(sbx_exec_opts *o, int fd);
 SBX_API int sbx_exec_opts_add_env(sbx_exec_opts *o, const char *key,
                                   const char *value);
 SBX_API int sbx_exec_opts_set_cwd(sbx_exec_opts *o, const char *cwd);
 /** Wall clock of this exec; 0 is rejected. */
 SBX_API int sbx_exec_opts_set_timeout(sbx_exec_opts *o, uint64_t ns);
+/**
+ * sbx_exec_opts_set_compile_timeout:
+ * Wall clock of the compile step of a template that has one (code run
+ * with sbx_exec_opts_set_code); by default it is the exec's timeout.  0
+ * is rejected (SBX_E_INVAL); above [limits] max_wall the exec is refused
+ * with SBX_E_LIMIT, as its timeout is.  Since: 0.2
+ */
+SBX_API int sbx_exec_opts_set_compile_timeout(sbx_exec_opts *o, uint64_t ns);
+/**
+ * sbx_step_cb:
+ * @compile_ns: how long the compile step ran
+ *
+ * Called from the exec's thread when a template's compile step has
+ * succeeded and its program is about to start, so that a caller who
+ * streams output (sbx_output_cb) can tell the compiler's from the
+ * program's.  Not called for a template without a compile step, nor when
+ * the compile step fails (the exec then ends).  Since: 0.2
+ */
+typedef void (*sbx_step_cb)(void *ud, uint64_t compile_ns);
+/** sbx_exec_opts_set_step_cb: NULL for none.  Since: 0.2 */
+SBX_API int sbx_exec_opts_set_step_cb(sbx_exec_opts *o, sbx_step_cb cb, void *ud);
 SBX_API int sbx_exec_opts_add_file(sbx_exec_opts *o, const char *path,
                                    const void *data, size_t len, uint32_t mode);
 SBX_API int sbx_exec_opts_set_output_cb(sbx_exec_opts *o, sbx_output_cb cb,
@@ -401,7 +445,11 @@ SBX_API int sbx_sandbox_upload(sbx_sandbox *sb, const char *path,
 /** *data (transfer full) is freed with free(). */
 SBX_API int sbx_sandbox_download(sbx_sandbox *sb, const char *path,
                                  size_t max, void **data, size_t *len);
-/** Destroy the sandbox and free @sb, whatever the outcome. */
+/** Destroy the sandbox and free @sb, whatever the outcome.  Retryable
+ * failures are retried ([retry]); when the tries are spent the error is
+ * returned and the context keeps the sandbox's id, to try again after the
+ * next successful destroy on its provider and, with retries, in
+ * sbx_ctx_free (since 0.1). */
 SBX_API int sbx_sandbox_destroy(sbx_sandbox *sb);
 /** Free @sb, leaving a persistent sandbox running.  NULL is fine. */
 SBX_API void sbx_sandbox_close(sbx_sandbox *sb);
@@ -611,6 +659,19 @@ SBX_API const char *sbx_result_sandbox_id(const sbx_result *r);
 SBX_API const char *sbx_result_error(const sbx_result *r);
 /** The sbx_status of a sandbox error, else 0. */
 SBX_API int sbx_result_error_code(const sbx_result *r);
+/**
+ * sbx_result_compile:
+ * @status: (out) (optional): the compile step's own status: SBX_RUN_OK
+ *   when it succeeded; when it failed (the result's status is then
+ *   SBX_RUN_COMPILE_ERROR and its output is the compiler's) how it
+ *   failed: SBX_RUN_NONZERO_EXIT, SBX_RUN_TIMEOUT, ...
+ * @ns: (out) (optional): how long the compile step ran, nanoseconds (it
+ *   is counted in SBX_TIMING_EXEC too)
+ *
+ * Returns false, leaving the outs alone, when no compile step ran (the
+ * template has none, or the run was not of code).  Since: 0.2
+ */
+SBX_API bool sbx_result_compile(const sbx_result *r, sbx_run_status *status, uint64_t *ns);
 /**
  * sbx_result_to_json:
  * One JSON object holding every field (transfer full, free()).  Output
