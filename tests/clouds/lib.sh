@@ -11,8 +11,8 @@
 #   clouds_ini TEXT                      append TEXT to polysandbox.ini
 # Every fake is stopped, and the directory removed, when the shell exits.
 #
-# The clouds known here: e2b, daytona, cloudflare, volcengine.  A new
-# cloud (modal) joins by adding its case to clouds_start (how to start its
+# The clouds known here: e2b, daytona, cloudflare, volcengine, modal.  A
+# new cloud joins by adding its case to clouds_start (how to start its
 # fake, its [settings] lines) and its name to the lists of the tests that
 # take every cloud (CLOUDS in tests/clouds/compare.sh).
 
@@ -54,10 +54,12 @@ mkdir -p "$tmp/config/providers.d" "$tmp/state" || exit 99
 ln -s "$top_srcdir/etc/templates.d" "$tmp/config/templates.d" || exit 99
 # No default provider: each test names the ones it uses.
 grep -v '^default_provider' "$top_srcdir/tests/config/polysandbox.ini" >"$tmp/config/polysandbox.ini"
+# Only the clouds: the built-in local provider is off.
+printf '[provider]\nenabled = false\n' >"$tmp/config/providers.d/local.ini"
 POLYSANDBOX_CONFIG_DIR="$tmp/config"
 POLYSANDBOX_STATE_DIR="$tmp/state"
 POLYSANDBOX_PROVIDER_PATH=
-for n in e2b daytona cloudflare volcengine; do
+for n in e2b daytona cloudflare volcengine modal; do
     POLYSANDBOX_PROVIDER_PATH="$POLYSANDBOX_PROVIDER_PATH${POLYSANDBOX_PROVIDER_PATH:+:}$top_builddir/plugins/$n/.libs"
 done
 export POLYSANDBOX_CONFIG_DIR POLYSANDBOX_STATE_DIR POLYSANDBOX_PROVIDER_PATH
@@ -65,9 +67,16 @@ export POLYSANDBOX_CONFIG_DIR POLYSANDBOX_STATE_DIR POLYSANDBOX_PROVIDER_PATH
 CLOUDS_KEY="clouds-key-$$"
 CLOUDS_AK="AKLTclouds$$"
 CLOUDS_SK="clouds-secret-$$"
-export CLOUDS_KEY CLOUDS_AK CLOUDS_SK
+CLOUDS_MODAL_ID="ak-$CLOUDS_KEY"
+CLOUDS_MODAL_SECRET="as-$CLOUDS_SK"
+export CLOUDS_KEY CLOUDS_AK CLOUDS_SK CLOUDS_MODAL_ID CLOUDS_MODAL_SECRET
 
-clouds_ready() { [ -f "$top_builddir/plugins/$1/.libs/$1.so" ]; }
+# The module, and for modal what its gRPC fake needs (python3-grpcio, protoc).
+clouds_ready() {
+    [ -f "$top_builddir/plugins/$1/.libs/$1.so" ] || return 1
+    [ "$1" != modal ] || { "$PY" -c 'import grpc, google.protobuf' 2>/dev/null &&
+                               command -v protoc >/dev/null 2>&1; }
+}
 
 clouds_ini() { printf '%s\n' "$1" >>"$tmp/config/polysandbox.ini"; }
 
@@ -84,7 +93,8 @@ clouds_start() {
     cloudflare) set -- "$top_srcdir/tests/fakes/cloudflare.py" --api-key "$CLOUDS_KEY" "$@" ;;
     volcengine) set -- "$top_srcdir/tests/fakes/volcengine.py" --access-key "$CLOUDS_AK" \
                     --secret-key "$CLOUDS_SK" --function-id fn-clouds "$@" ;;
-    # modal) its fake and options here ;;
+    modal) set -- "$top_srcdir/tests/fakes/modal.py" --state-dir "$d/state" --token-id "$CLOUDS_MODAL_ID" \
+               --token-secret "$CLOUDS_MODAL_SECRET" "$@" ;;
     *) echo "Bail out! no fake is known for cloud '$name'"; exit 99 ;;
     esac
     "$PY" "$@" --port-file "$d/port" >"$d/fake.log" 2>&1 &
@@ -99,7 +109,11 @@ clouds_start() {
         sleep 0.1
         i=$((i + 1))
     done
-    url="http://127.0.0.1:$(cat "$d/port")"
+    # modal's port file: "GRPC-PORT CONTROL-PORT"; the others' one port
+    # serves both.
+    read -r port control <"$d/port"
+    url="http://127.0.0.1:$port"
+    eval "CONTROL_$name=http://127.0.0.1:\${control:-\$port}"
     eval "URL_$name=\$url"
     {
         printf '[provider]\nenabled = true\noptional = false\n[settings]\n'
@@ -107,6 +121,7 @@ clouds_start() {
         e2b) printf 'api_key = env:CLOUDS_KEY\napi_url = %s\nenvd_url = %s\nrequest_timeout = 20s\n' "$url" "$url" ;;
         daytona) printf 'api_key = env:CLOUDS_KEY\napi_url = %s/api\nrequest_timeout = 20\nstart_timeout = 20\n' "$url" ;;
         cloudflare) printf 'api_key = env:CLOUDS_KEY\napi_url = %s\nrequest_timeout = 20\n' "$url" ;;
+        modal) printf 'token_id = env:CLOUDS_MODAL_ID\ntoken_secret = env:CLOUDS_MODAL_SECRET\nserver_url = %s\nrequest_timeout = 20s\n' "$url" ;;
         volcengine) printf 'access_key_id = env:CLOUDS_AK\nsecret_access_key = env:CLOUDS_SK\nfunction_id = fn-clouds\napi_url = %s\ngateway_url = %s\nrequest_timeout = 20\n' "$url" "$url" ;;
         esac
     } >"$tmp/config/providers.d/$name.ini"
@@ -115,7 +130,7 @@ clouds_start() {
 # clouds_q NAME PATH EXPR: GET the control PATH of NAME's fake and print
 # the Python expression EXPR of its JSON, j.
 clouds_q() {
-    eval "u=\$URL_$1"
+    eval "u=\$CONTROL_$1"
     "$PY" - "$u" "$2" "$3" <<'PYEOF'
 import json, sys, urllib.request
 j = json.load(urllib.request.urlopen(sys.argv[1] + sys.argv[2], timeout=10))

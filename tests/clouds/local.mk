@@ -4,7 +4,11 @@
 # across them, and what `polysandbox providers` says of every provider.
 # A script skips, naming it, when a provider it needs is not built.
 
-CLOUDS_TESTS = tests/clouds/eval-faults.sh
+CLOUDS_TESTS = \
+	tests/clouds/eval-faults.sh \
+	tests/clouds/failover.sh \
+	tests/clouds/compare.sh \
+	tests/clouds/providers.sh
 if HAVE_CURL
 TESTS += $(CLOUDS_TESTS)
 endif
