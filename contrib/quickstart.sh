@@ -24,12 +24,18 @@ PACKAGES="$PACKAGES podman conmon"
 # Rootless Podman (tests/podman/rootless.sh): subordinate ids, user-mode
 # networking, overlay through FUSE on older kernels.
 PACKAGES="$PACKAGES uidmap slirp4netns fuse-overlayfs"
+# The reference server tests/bench/server.sh measures polysandboxd against
+# (FastAPI under uvicorn, as PolySandbox's first sketch was).
+PACKAGES="$PACKAGES python3-fastapi python3-uvicorn"
 # clang and its libFuzzer and sanitizer runtimes: the fuzz targets of
 # tests/fuzz (configure --enable-fuzzing CC=clang-14; .ci/run runs them).
 PACKAGES="$PACKAGES clang-14 libclang-rt-14-dev"
 # The modal provider: protobuf-c and its compiler (Modal speaks gRPC); its
 # test fake: a gRPC server from grpcio, its messages made by protoc.
 PACKAGES="$PACKAGES libprotobuf-c-dev protobuf-c-compiler python3-grpcio protobuf-compiler"
+# The browser of tests/web (polysandboxd's page), driven headless by
+# puppeteer-core from npm.
+PACKAGES="$PACKAGES chromium"
 
 echo "quickstart: installing Debian packages: $PACKAGES"
 export DEBIAN_FRONTEND=noninteractive

@@ -277,7 +277,10 @@ zpid=
 i=0
 while [ $i -lt 100 ]; do
     zpid=$(zygotes | head -n 1)
-    [ -n "$zpid" ] && [ -f "/proc/$zpid/root/usr/bin/env" ] && break
+    # Its uid_map is written by its parent after the clone: under load we
+    # could look between the two.
+    [ -n "$zpid" ] && [ -f "/proc/$zpid/root/usr/bin/env" ] &&
+        [ -n "$(cat "/proc/$zpid/uid_map" 2>/dev/null)" ] && break
     sleep 0.1
     i=$((i + 1))
 done
