@@ -42,12 +42,25 @@ check "doctor of an unknown provider: exit 125 naming it" \
 mkdir "$tmp/conf" && cp -RL "$top_srcdir/tests/config/." "$tmp/conf/" &&
     cp "$top_srcdir/plugins/kubernetes/kubernetes.ini" "$tmp/conf/providers.d/" || exit 99
 cli --config-dir "$tmp/conf" providers --json
-check "the shipped kubernetes.ini loads, disabled (not listed as a provider)" \
-    eval 'is_rc 0 && json_check "not any(p[\"name\"] == \"kubernetes\" for p in j)"'
+# The system provider directory is searched after the test's path: an
+# installed kubernetes.so (make install before make check) lists the
+# provider as disabled, and makes the module not missing.
+check "the shipped kubernetes.ini loads, disabled (not listed, or listed disabled)" \
+    eval 'is_rc 0 && json_check "all(p[\"state\"] == \"disabled\" for p in j if p[\"name\"] == \"kubernetes\")"'
+installed=$("${PY:-python3}" -c 'import json, sys; print(any(p["name"] == "kubernetes" and p.get("path") for p in json.load(open(sys.argv[1]))))' "$tmp/out")
 sed -i -e 's/^enabled = false/enabled = true/' -e 's/^optional = true/optional = false/' \
     "$tmp/conf/providers.d/kubernetes.ini"
 cli --config-dir "$tmp/conf" providers --json
-check "enabled, not optional, without its module: kubernetes unavailable with a reason naming kubernetes.so" \
-    json_check 'any(p["name"] == "kubernetes" and p["state"] == "unavailable" and "no kubernetes.so in" in p["reason"] for p in j)'
+if [ "$installed" = True ]; then
+    # The installed module would be found: name one that is not there.
+    sed -i "s|^\\[provider\\]|[provider]\\nmodule = $tmp/none/kubernetes.so|" \
+        "$tmp/conf/providers.d/kubernetes.ini"
+    cli --config-dir "$tmp/conf" providers --json
+    check "enabled, not optional, its module missing: kubernetes unavailable with a reason naming kubernetes.so" \
+        json_check 'any(p["name"] == "kubernetes" and p["state"] == "unavailable" and "kubernetes.so: cannot open" in p["reason"] for p in j)'
+else
+    check "enabled, not optional, without its module: kubernetes unavailable with a reason naming kubernetes.so" \
+        json_check 'any(p["name"] == "kubernetes" and p["state"] == "unavailable" and "no kubernetes.so in" in p["reason"] for p in j)'
+fi
 
 done_testing

@@ -8,10 +8,10 @@
 . "$top_srcdir/tests/clouds/lib.sh"
 plan 5
 
-# The providers.d/ of an installation: every plugin's NAME.ini, and the
-# reserved names' files of etc/providers.d/.
+# The providers.d/ of an installation: every plugin's NAME.ini (no
+# reserved name is left).
 rm -f "$tmp/config/providers.d/local.ini"
-cp "$top_srcdir"/etc/providers.d/*.ini "$top_srcdir"/plugins/*/*.ini "$tmp/config/providers.d/" || exit 99
+cp "$top_srcdir"/plugins/*/*.ini "$tmp/config/providers.d/" || exit 99
 built=
 POLYSANDBOX_PROVIDER_PATH=
 for so in "$top_builddir"/plugins/*/.libs/*.so; do

@@ -54,7 +54,7 @@ ws /api/v2/connect "$(pinit python '"import time\ntime.sleep(5)"')" @200 '{"type
 check "piston: writing to stdout: 4004" wj "j['close']['code'] == 4004"
 ws /api/v2/connect "$(pinit python '"import time\ntime.sleep(5)"')" @200 '{"type":"signal","signal":"SIGNOPE"}'
 check "piston: an invalid signal: 4005" wj "j['close']['code'] == 4005"
-ws /api/v2/connect "$(pinit python '"import sys\nfor line in sys.stdin:\n    print(\"got\", line.strip(), flush=True)\n    if line.strip() == \"stop\": break"' ',"stdin":"first\n"')" @300 '{"type":"data","stream":"stdin","data":"a\n"}' @700 '{"type":"data","stream":"stdin","data":"stop\n"}'
+ws /api/v2/connect "$(pinit python '"import sys\nfor line in sys.stdin:\n    print(\"got\", line.strip(), flush=True)\n    if line.strip() == \"stop\": break"' ',"stdin":"first\n"')" '@seen:got first' '{"type":"data","stream":"stdin","data":"a\n"}' '@seen:got a' @500 '{"type":"data","stream":"stdin","data":"stop\n"}'
 check "piston: stdin data messages reach the program as it runs (after the init's)" \
     wj "(lambda d: ''.join(m['data']['data'] for m in d) == 'got first\ngot a\ngot stop\n' and [m for m in d if 'stop' in m['data']['data']][0]['t'] - [m for m in d if 'got a' in m['data']['data']][0]['t'] > 400)([m for m in j['messages'] if m['data']['type'] == 'data']) and j['messages'][-1]['data']['code'] == 0"
 ws /api/v2/connect "$(pinit cobol '"x"')"

@@ -2,7 +2,8 @@
 // client (written elsewhere), for tests/server/websocket.sh.
 //
 // node ws-client.mjs NODE_MODULES URL OUT [STEP...]: connect to URL, then
-// for each STEP: "@N" waits N ms, "@close" closes the socket, anything
+// for each STEP: "@N" waits N ms, "@seen:TEXT" waits (20 s at most) for a
+// received message containing TEXT, "@close" closes the socket, anything
 // else is sent as a text message.  Everything received, the close code
 // and reason, and an error if any, go to OUT as one JSON object:
 // {"messages": [{"t": ms, "data": parsed-or-text}], "close": {"code",
@@ -16,12 +17,14 @@ const require = createRequire(modules + '/');
 const WebSocket = require('ws');
 const t0 = Date.now();
 const log = { messages: [], close: null, error: null, status: null };
+const raw = [];
 const done = () => { writeFileSync(out, JSON.stringify(log)); process.exit(0); };
 const ws = new WebSocket(url);
 setTimeout(done, 30000);
 ws.on('unexpected-response', (req, res) => { log.status = res.statusCode; done(); });
 ws.on('message', (m) => {
   let data = m.toString();
+  raw.push(data);
   try { data = JSON.parse(data); } catch (e) { /* kept as text */ }
   log.messages.push({ t: Date.now() - t0, data });
 });
@@ -30,6 +33,11 @@ ws.on('error', (e) => { log.error = e.message; });
 ws.on('open', async () => {
   for (const s of steps) {
     if (s === '@close') ws.close(1000, 'bye');
+    else if (s.startsWith('@seen:')) {
+      const want = s.slice(6);
+      for (let i = 0; i < 1000 && !raw.some((d) => d.includes(want)); i++)
+        await new Promise((r) => setTimeout(r, 20));
+    }
     else if (s.startsWith('@')) await new Promise((r) => setTimeout(r, Number(s.slice(1))));
     else ws.send(s);
   }
