@@ -304,9 +304,23 @@ static int run_wrapper(struct vc_prov *p, struct vc_sb *s, struct run *w,
     }
     if (!strcmp(c.status, "killed")) {
         s->session[0] = '\0';
-        rc = p->host->set_error(p->h, SBX_E_BACKEND, VC_NAME ": sandbox %s: the command was "
-                                "killed in the sandbox (its session closed, or the server "
-                                "failed)", s->id);
+        /* A sandbox that died kills its commands first: one more read
+         * tells the two apart (a dead sandbox is not found). */
+        json_t *pd = NULL, *body = json_pack("{s:s, s:s, s:I, s:I, s:b}", "session_id",
+                                            c.session, "command_id", c.command_id, "offset",
+                                            c.offset, "stderr_offset", c.stderr_offset, "wait", 0);
+        long st = 0;
+        int probe = body ? vc_aio(p, s->id, "read output", "/v1/bash/output", body,
+                                  p->request_ms, &pd, &st) : SBX_E_NOMEM;
+        json_decref(body);
+        json_decref(pd);
+        if (probe == SBX_E_NOT_FOUND)
+            rc = p->host->set_error(p->h, SBX_E_BACKEND, VC_NAME ": sandbox %s died while its "
+                                    "command ran (killed or expired)", s->id);
+        else
+            rc = p->host->set_error(p->h, SBX_E_BACKEND, VC_NAME ": sandbox %s: the command "
+                                    "was killed in the sandbox (its session closed, or the "
+                                    "server failed)", s->id);
         goto done;
     }
     sw_dec_finish(&dec);

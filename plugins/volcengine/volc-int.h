@@ -21,6 +21,8 @@
 #include "http.h"
 
 #define VC_NAME "volcengine"
+/* A Metadata key of ours: the creation time in ns (CreatedAt has seconds). */
+#define VC_CREATED_KEY "polysandbox.created-ns"
 #define VC_INI "providers.d/volcengine.ini"
 #define VC_SERVICE "vefaas"
 #define VC_VERSION "2024-06-06"

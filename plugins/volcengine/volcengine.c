@@ -277,9 +277,18 @@ static int vc_create(void *prov, const sbx_create_spec_v1 *spec, void **sb, char
     json_t *md = json_object(), *envs = json_array();
     int rc = (md && envs) ? SBX_OK : SBX_E_NOMEM;
     for (size_t i = 0; rc == SBX_OK && i < spec->n_labels; i++)
-        if (!spec->labels[i].key || json_object_set_new(md, spec->labels[i].key,
+        if (!spec->labels[i].key || !strcmp(spec->labels[i].key, VC_CREATED_KEY) ||
+            json_object_set_new(md, spec->labels[i].key,
                 json_string(spec->labels[i].value ? spec->labels[i].value : "")))
             rc = SBX_E_INVAL;
+    char created[32];
+    struct timespec now;
+    if (rc == SBX_OK && clock_gettime(CLOCK_REALTIME, &now) == 0) {
+        snprintf(created, sizeof created, "%llu",
+                 (unsigned long long)now.tv_sec * 1000000000ull + (unsigned long long)now.tv_nsec);
+        if (json_object_set_new(md, VC_CREATED_KEY, json_string(created)))
+            rc = SBX_E_NOMEM;
+    }
     for (size_t i = 0; rc == SBX_OK && i < spec->n_env; i++) {
         const char *k = spec->env[i].key, *v = spec->env[i].value ? spec->env[i].value : "";
         if (!k || !*k || strchr(k, '=') || json_array_append_new(envs,
@@ -404,10 +413,21 @@ static int list_one(json_t *sbj, const sbx_kv_v1 *filter, size_t n_filter, sbx_l
     const char *key;
     json_t *val;
     json_object_foreach(md, key, val)
-        if (json_is_string(val))
+        if (json_is_string(val) && strcmp(key, VC_CREATED_KEY))
             labels[k++] = (sbx_kv_v1){key, json_string_value(val)};
-    int r = cb(ud, id, labels, k,
-               pc_rfc3339_ns(json_string_value(json_object_get(sbj, "CreatedAt"))));
+    uint64_t at = pc_rfc3339_ns(json_string_value(json_object_get(sbj, "CreatedAt")));
+    /* CreatedAt has whole seconds: our own stamp orders sandboxes made in
+     * the same second (get-or-create opens the oldest), when it agrees
+     * with the service's second. */
+    const char *mine = json_string_value(json_object_get(md, VC_CREATED_KEY));
+    if (mine && at) {
+        char *end;
+        errno = 0;
+        unsigned long long ns = strtoull(mine, &end, 10);
+        if (!errno && end != mine && !*end && ns / 1000000000ull == at / 1000000000ull)
+            at = ns;
+    }
+    int r = cb(ud, id, labels, k, at);
     free(labels);
     return r;
 }

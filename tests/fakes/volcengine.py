@@ -255,6 +255,9 @@ class Sandbox:
         self.dead = True
         for c in list(self.commands.values()):
             if c.proc is not None and c.proc.poll() is None:
+                # Marked first: the command's watcher, woken by the death
+                # of its process, must say killed, not completed.
+                c.killed_by = c.killed_by or "sandbox"
                 kill_tree(c.proc.pid, 0.02)
             with c.cond:
                 if c.status == "running":
