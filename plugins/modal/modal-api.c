@@ -558,15 +558,15 @@ int modal_terminate(struct modal_prov *p, const char *sandbox_id, bool report)
         return modal_api(p, what, "SandboxTerminate", &req.base, NULL, NULL, 0, MG_NOT_FOUND);
     /* A clean-up after another error: nobody else holds the id to retry
      * it, so a transient failure is tried again here (terminating is
-     * idempotent).  Ten tries: at a 30% failure rate six left one
-     * sandbox in about a thousand clean-ups behind. */
+     * idempotent).  Ten tries, a second apart at most. */
     int rc = SBX_OK;
     for (int i = 0; i < 10; i++) {
         mg_status st;
         rc = modal_api_st(p, what, "SandboxTerminate", &req.base, NULL, NULL, 0, MODAL_SILENT, &st);
-        if (!rc || st.code == MG_NOT_FOUND || !(rc == SBX_E_NETWORK || rc == SBX_E_SERVER ||
-                                               rc == SBX_E_RATE_LIMITED || rc == SBX_E_BUSY ||
-                                               rc == SBX_E_TIMEOUT))
+        /* Any failure but a refusal is tried again: a stream cut
+         * mid-answer reads as a backend error, not a transport one. */
+        if (!rc || st.code == MG_NOT_FOUND || rc == SBX_E_AUTH || rc == SBX_E_PERM ||
+            rc == SBX_E_INVAL || rc == SBX_E_NOMEM || rc == SBX_E_CONFIG)
             break;
         long ms = 50L << i;
         struct timespec ts = {ms >= 1000 ? 1 : 0, (ms >= 1000 ? 0 : ms) * 1000000L};
