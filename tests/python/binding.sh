@@ -42,7 +42,8 @@ case "${SBX_CFLAGS:-} ${SBX_LDFLAGS:-}" in
     SERVER_LD_PRELOAD=${LD_PRELOAD-}
     export SERVER_ASAN_OPTIONS SERVER_LD_PRELOAD
     LD_PRELOAD="$pre${LD_PRELOAD:+ $LD_PRELOAD}"
-    ASAN_OPTIONS="detect_leaks=0${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
+    # Last, so it wins over a caller's detect_leaks=1 (CI sets one).
+    ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
     export LD_PRELOAD ASAN_OPTIONS
     ;;
 esac
