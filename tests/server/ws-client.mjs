@@ -8,7 +8,7 @@
 // and reason, and an error if any, go to OUT as one JSON object:
 // {"messages": [{"t": ms, "data": parsed-or-text}], "close": {"code",
 // "reason", "t"}, "error": text, "status": HTTP status of a refused
-// handshake}.  Ends at the close, or after 30 s.
+// handshake}.  Ends at the close, or after 60 s.
 import { createRequire } from 'node:module';
 import { writeFileSync } from 'node:fs';
 
@@ -20,7 +20,7 @@ const log = { messages: [], close: null, error: null, status: null };
 const raw = [];
 const done = () => { writeFileSync(out, JSON.stringify(log)); process.exit(0); };
 const ws = new WebSocket(url);
-setTimeout(done, 30000);
+setTimeout(done, 60000);
 ws.on('unexpected-response', (req, res) => { log.status = res.statusCode; done(); });
 ws.on('message', (m) => {
   let data = m.toString();
