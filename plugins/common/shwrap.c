@@ -409,3 +409,47 @@ void sw_fill_exit(sw_kind kind, long code, sbx_exec_outcome_v1 *out)
     else
         out->status = SBX_RUN_NONZERO_EXIT;
 }
+
+int sw_collect_write(void *ud, int stream, const void *buf, size_t len)
+{
+    sw_collect *c = ud;
+    if (stream != SBX_STREAM_STDOUT)
+        return 0;
+    if (c->len + len > c->cap)
+        return 1;
+    memcpy(c->buf + c->len, buf, len);
+    c->len += len;
+    return 0;
+}
+
+int sw_upload_result(const sbx_host_v1 *host, sbx_host_handle *h, const char *who,
+                     const char *path, sw_kind kind, long code)
+{
+    if ((kind == SW_EXITED || kind == SW_WAITED) && code == 0)
+        return SBX_OK;
+    if (kind == SW_PATH)
+        return host->set_error(h, SBX_E_PATH, "%s: upload '%s': the path goes through a "
+                               "symbolic link", who, path);
+    return host->set_error(h, SBX_E_IO, "%s: upload '%s' failed (a directory is there, or the "
+                           "disk refused it)", who, path);
+}
+
+int sw_download_result(const sbx_host_v1 *host, sbx_host_handle *h, const char *who,
+                       const char *path, size_t max, sw_kind kind)
+{
+    switch (kind) {
+    case SW_EXITED:
+        return SBX_OK;
+    case SW_MISSING:
+        return host->set_error(h, SBX_E_NOT_FOUND, "%s: download '%s': no such file", who,
+                               path);
+    case SW_PATH:
+        return host->set_error(h, SBX_E_PATH, "%s: download '%s': the path goes through a "
+                               "symbolic link", who, path);
+    case SW_TOO_BIG:
+        return host->set_error(h, SBX_E_LIMIT, "%s: download '%s': larger than %zu bytes", who,
+                               path, max);
+    default:
+        return host->set_error(h, SBX_E_IO, "%s: download '%s': not a regular file", who, path);
+    }
+}

@@ -131,4 +131,20 @@ sw_kind sw_outcome(const sw_dec *d, long *code);
  * signal then look alike). */
 void sw_fill_exit(sw_kind kind, long code, sbx_exec_outcome_v1 *out);
 
+/* A download's stdout gathered into a buffer of @cap bytes (the sink of a
+ * download job): sw_collect_write stops delivery past @cap. */
+typedef struct sw_collect {
+    unsigned char *buf;
+    size_t len, cap;
+} sw_collect;
+int sw_collect_write(void *ud, int stream, const void *buf, size_t len);
+
+/* The error of an upload or download job's outcome, set through @host for
+ * provider @who: SBX_OK for a completed upload (exit 0) or download
+ * (SW_EXITED), else the code set. */
+int sw_upload_result(const sbx_host_v1 *host, sbx_host_handle *h, const char *who,
+                     const char *path, sw_kind kind, long code);
+int sw_download_result(const sbx_host_v1 *host, sbx_host_handle *h, const char *who,
+                       const char *path, size_t max, sw_kind kind);
+
 #endif

@@ -396,32 +396,7 @@ int vc_upload(struct vc_prov *p, struct vc_sb *s, const char *path, const void *
                     .timeout_ns = (uint64_t)p->request_ms * 1000000u, .stdout_cap = 1 << 16,
                     .stderr_cap = 1 << 16};
     int rc = run_wrapper(p, s, &w, &o, &kind, &code);
-    if (rc != SBX_OK)
-        return rc;
-    if ((kind == SW_EXITED || kind == SW_WAITED) && code == 0)
-        return SBX_OK;
-    if (kind == SW_PATH)
-        return p->host->set_error(p->h, SBX_E_PATH, VC_NAME ": upload '%s': the path goes "
-                                  "through a symbolic link", path);
-    return p->host->set_error(p->h, SBX_E_IO, VC_NAME ": upload '%s' failed (a directory is "
-                              "there, or the disk refused it)", path);
-}
-
-struct collect {
-    unsigned char *buf;
-    size_t len, cap;
-};
-
-static int collect_write(void *ud, int stream, const void *buf, size_t len)
-{
-    struct collect *c = ud;
-    if (stream != SBX_STREAM_STDOUT)
-        return 0;
-    if (c->len + len > c->cap)
-        return 1;
-    memcpy(c->buf + c->len, buf, len);
-    c->len += len;
-    return 0;
+    return rc != SBX_OK ? rc : sw_upload_result(p->host, p->h, VC_NAME, path, kind, code);
 }
 
 int vc_download(struct vc_prov *p, struct vc_sb *s, const char *path, size_t max, void **data,
@@ -434,10 +409,10 @@ int vc_download(struct vc_prov *p, struct vc_sb *s, const char *path, size_t max
     if (!sw_path_ok(path))
         return p->host->set_error(p->h, SBX_E_PATH, VC_NAME ": '%s' is not a safe relative path",
                                   path);
-    struct collect c = {.cap = max};
+    sw_collect c = {.cap = max};
     if (!(c.buf = p->host->alloc(max ? max : 1)))
         return p->host->set_error(p->h, SBX_E_NOMEM, "out of memory");
-    sbx_output_sink_v1 sink = {.write = collect_write, .ud = &c};
+    sbx_output_sink_v1 sink = {.write = sw_collect_write, .ud = &c};
     sbx_exec_outcome_v1 o = {.struct_size = sizeof o};
     struct run w = {.job = {.download = path, .download_max = max},
                     .timeout_ns = (uint64_t)p->request_ms * 1000000u, .sink = &sink,
@@ -445,28 +420,12 @@ int vc_download(struct vc_prov *p, struct vc_sb *s, const char *path, size_t max
     int rc = run_wrapper(p, s, &w, &o, &kind, &code);
     if (rc == SBX_OK && o.status == SBX_RUN_OUTPUT_LIMIT)
         kind = SW_TOO_BIG;
+    if (rc == SBX_OK)
+        rc = sw_download_result(p->host, p->h, VC_NAME, path, max, kind);
     if (rc == SBX_OK) {
-        switch (kind) {
-        case SW_EXITED:
-            *data = c.buf;
-            *len = c.len;
-            return SBX_OK;
-        case SW_MISSING:
-            rc = p->host->set_error(p->h, SBX_E_NOT_FOUND, VC_NAME ": download '%s': no such "
-                                    "file", path);
-            break;
-        case SW_PATH:
-            rc = p->host->set_error(p->h, SBX_E_PATH, VC_NAME ": download '%s': the path goes "
-                                    "through a symbolic link", path);
-            break;
-        case SW_TOO_BIG:
-            rc = p->host->set_error(p->h, SBX_E_LIMIT, VC_NAME ": download '%s': larger than "
-                                    "%zu bytes", path, max);
-            break;
-        default:
-            rc = p->host->set_error(p->h, SBX_E_IO, VC_NAME ": download '%s': not a regular file",
-                                    path);
-        }
+        *data = c.buf;
+        *len = c.len;
+        return SBX_OK;
     }
     p->host->free(c.buf);
     return rc;
