@@ -13,9 +13,7 @@
 for c in cloudflare volcengine; do
     clouds_ready "$c" || { echo "1..0 # SKIP the $c provider is not built"; exit 0; }
 done
-ns=${CLOUDS_EVAL_SAMPLES:-60}
-case $ns in ''|*[!0-9]*|*[13579]) echo "CLOUDS_EVAL_SAMPLES=$ns: an even number, please" >&2; exit 99;; esac
-[ "$ns" -ge 6 ] || { echo "CLOUDS_EVAL_SAMPLES=$ns: 6 at least" >&2; exit 99; }
+ns=$(eval_samples CLOUDS_EVAL_SAMPLES 60) || exit 99
 plan 15
 
 # Short waits: the core's backoff is not what is under test here.

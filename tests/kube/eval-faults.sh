@@ -12,9 +12,7 @@
 . "$top_srcdir/tests/kube/lib.sh"
 
 plan 8
-n=${KUBE_EVAL_SAMPLES:-60}
-case $n in ''|*[!0-9]*|*[13579]) echo "KUBE_EVAL_SAMPLES=$n: an even number, please" >&2; exit 99;; esac
-[ "$n" -ge 6 ] || { echo "KUBE_EVAL_SAMPLES=$n: 6 at least" >&2; exit 99; }
+n=$(eval_samples KUBE_EVAL_SAMPLES 60) || exit 99
 
 # Short waits: the core's backoff is not what is under test here.
 KUBE_EXTRA_INI='[retry]

@@ -64,6 +64,16 @@ j = json.load(open(sys.argv[1]))
 sys.exit(0 if eval(sys.argv[2]) else 1)' "$tmp/out" "$1"
 }
 
+# eval_samples VAR DEFAULT: the sample count an eval-under-faults test takes
+# from variable VAR (DEFAULT when unset): even, and 6 at least.  A bad one
+# is said on stderr with status 1 (the caller exits 99).
+eval_samples() {
+    eval "es_n=\${$1:-$2}"
+    case $es_n in ''|*[!0-9]*|*[13579]) echo "$1=$es_n: an even number, please" >&2; return 1;; esac
+    [ "$es_n" -ge 6 ] || { echo "$1=$es_n: 6 at least" >&2; return 1; }
+    echo "$es_n"
+}
+
 done_testing() {
     [ "$tap_n" -gt 0 ] || { echo "Bail out! no test ran"; exit 1; }
     exit "$tap_failed"

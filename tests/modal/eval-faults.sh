@@ -10,9 +10,7 @@
 # retry of sandbox errors).
 . "$top_srcdir/tests/modal/lib.sh"
 
-ns=${MODAL_EVAL_SAMPLES:-60}
-case $ns in ''|*[!0-9]*|*[13579]) echo "MODAL_EVAL_SAMPLES=$ns: an even number, please" >&2; exit 99;; esac
-[ "$ns" -ge 6 ] || { echo "MODAL_EVAL_SAMPLES=$ns: 6 at least" >&2; exit 99; }
+ns=$(eval_samples MODAL_EVAL_SAMPLES 60) || exit 99
 plan 8
 
 # Short waits: the core's backoff is not what is under test here.
