@@ -139,6 +139,15 @@ static void kill_command(struct vc_prov *p, struct vc_sb *s, const struct cmd *c
     s->session[0] = '\0';   /* a fresh session next time */
 }
 
+/* The body of a /v1/bash/output read of @c's output from its offsets,
+ * waiting up to @timeout s for more when @wait. */
+static json_t *output_request(const struct cmd *c, bool wait, double timeout)
+{
+    return json_pack("{s:s, s:s, s:I, s:I, s:b, s:f}", "session_id", c->session, "command_id",
+                     c->command_id, "offset", c->offset, "stderr_offset", c->stderr_offset,
+                     "wait", wait, "wait_timeout", timeout);
+}
+
 /* Polls until the command is no longer running; *stop says whether the
  * decoder asked to stop (SBX_E_LIMIT then), *late whether the deadline
  * passed. */
@@ -160,10 +169,7 @@ static int follow(struct vc_prov *p, struct vc_sb *s, struct cmd *c, sw_dec *dec
         double wait = done ? 0 : (double)(deadline - now) / 1e9;
         if (wait > VC_POLL_WAIT_S)
             wait = VC_POLL_WAIT_S;
-        json_t *body = json_pack("{s:s, s:s, s:I, s:I, s:b, s:f}", "session_id", c->session,
-                                 "command_id", c->command_id, "offset", c->offset,
-                                 "stderr_offset", c->stderr_offset, "wait", !done,
-                                 "wait_timeout", wait);
+        json_t *body = output_request(c, !done, wait);
         json_t *d = NULL;
         long status = 0;
         int rc = body ? vc_aio(p, s->id, "read output", "/v1/bash/output", body,
@@ -306,9 +312,7 @@ static int run_wrapper(struct vc_prov *p, struct vc_sb *s, struct run *w,
         s->session[0] = '\0';
         /* A sandbox that died kills its commands first: one more read
          * tells the two apart (a dead sandbox is not found). */
-        json_t *pd = NULL, *body = json_pack("{s:s, s:s, s:I, s:I, s:b}", "session_id",
-                                            c.session, "command_id", c.command_id, "offset",
-                                            c.offset, "stderr_offset", c.stderr_offset, "wait", 0);
+        json_t *pd = NULL, *body = output_request(&c, false, 0);
         long st = 0;
         int probe = body ? vc_aio(p, s->id, "read output", "/v1/bash/output", body,
                                   p->request_ms, &pd, &st) : SBX_E_NOMEM;
