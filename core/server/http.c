@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <microhttpd.h>
@@ -413,6 +414,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         if (!(r = req_new(s, conn, url, method)))
             return MHD_NO;
         *con_cls = r;
+        atomic_fetch_add(&s->open_requests, 1);
         srv_conn_request(s, conn_ctx(conn), true);
         if (r->resp)
             r->state = ST_REPLY;   /* answer before reading the body */
@@ -476,6 +478,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
             toe != MHD_REQUEST_TERMINATED_COMPLETED_OK ? " (connection lost)"
             : atomic_load(&r->gone) ? " (the client left)" : "");
     srv_req_unref(r);
+    atomic_fetch_sub(&s->open_requests, 1);
 }
 
 static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
@@ -652,6 +655,20 @@ void srv_http_quiesce(srv *s)
             close(fd);
         s->listen_fd = -1;
     }
+}
+
+bool srv_http_flush(srv *s, uint64_t deadline)
+{
+    /* A handler being done is not its reply being sent: stopping the
+     * daemon then would close the connection on an unanswered client. */
+    const struct timespec tick = { 0, 10 * 1000 * 1000 };
+
+    while (atomic_load(&s->open_requests) > 0) {
+        if (srv_now_ns() >= deadline)
+            return false;
+        nanosleep(&tick, NULL);
+    }
+    return true;
 }
 
 void srv_http_stop(srv *s)

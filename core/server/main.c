@@ -205,6 +205,11 @@ static void shutdown_server(srv *s, int sig)
         while (!srv_pool_drain(s, UINT64_C(5000000000)))
             srv_log(NULL, "waiting for the runs still under way to end");
     }
+    /* The runs are over; their answers may still be on their way out.
+     * Those cancelled past the grace time get a few seconds more. */
+    if (!srv_http_flush(s, deadline > srv_now_ns() ? deadline
+                                                   : srv_now_ns() + UINT64_C(3000000000)))
+        srv_log(NULL, "grace time over: closing the connections still open");
     /* Jobs' items still running after the grace time run again at the
      * next start. */
     srv_jobs_stop(s, deadline);

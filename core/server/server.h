@@ -136,6 +136,7 @@ struct srv {
     struct srv_jobs *jobs;
     atomic_bool stopping;     /* SIGTERM: new work is refused (503) */
     atomic_uint io_running;   /* libmicrohttpd threads running a handler (http.c) */
+    atomic_uint open_requests; /* read and not yet answered in full (http.c) */
     atomic_uint_fast64_t next_id;
     uint64_t started_ns;
 };
@@ -275,6 +276,10 @@ bool srv_req_gone(const srv_req *r);
 /* Start, stop the HTTP side. */
 int srv_http_start(srv *s);
 void srv_http_quiesce(srv *s);
+/* Wait until every request read has been answered in full (its reply
+ * written to the client, not just made) or until @deadline (srv_now_ns);
+ * true when none is left. */
+bool srv_http_flush(srv *s, uint64_t deadline);
 void srv_http_stop(srv *s);
 /* A worker finished @r's handler: wake its connection.  (workers.c) */
 void srv_http_resume(srv_req *r);
