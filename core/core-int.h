@@ -11,6 +11,7 @@
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include <polysandbox/provider.h>
 #include <polysandbox/sandbox.h>
@@ -35,6 +36,24 @@ void core_error_clear(void);
 int core_error_set(int code, const char *provider, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 int core_error_vset(int code, const char *provider, const char *fmt, va_list ap);
+
+/* ---- ownership (core/owner.c) -------------------------------------------- */
+
+struct stat;
+/* "uid N (name)" into @buf. */
+void core_owner_name(uid_t uid, char *buf, size_t size);
+/* @st (of @path, a @what such as "provider module") owned by root or this
+ * user and not writable by group or others; else error @code naming the
+ * path, the owner and the fix. */
+int core_owner_check(const struct stat *st, const char *path, const char *what, int code);
+/* Every directory holding @path (links resolved), from /: owned by root
+ * or this user, not writable by group or others unless sticky. */
+int core_owner_check_parents(const char *path, const char *what, int code);
+/* @path made (0700, parents too) when missing, then required to be a
+ * directory (not a link) of this user's, 0700 (0755 is tightened; group-
+ * or world-writable is refused), in safe parents; SBX_E_PERM naming the
+ * path and its owner otherwise. */
+int core_private_dir(const char *path, const char *what);
 
 /* ---- string vectors (core/strv.c) ---------------------------------------- */
 

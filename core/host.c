@@ -16,7 +16,7 @@ static const char *handle_name(const sbx_host_handle *h)
 /* Log threshold from POLYSANDBOX_LOG (error, warning, info, debug). */
 static int log_threshold(void)
 {
-    const char *v = getenv("POLYSANDBOX_LOG");
+    const char *v = secure_getenv("POLYSANDBOX_LOG");
     if (!v || !*v)
         return SBX_LOG_WARNING;
     if (!strcmp(v, "error"))

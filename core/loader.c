@@ -587,6 +587,37 @@ static void diagnose_open_failure(const char *path, char *err, size_t len)
 }
 
 /* Open @p->path with the given scope; on failure records the reason. */
+/* Its constructors run with our privileges (root's, often): the module
+ * and every directory above it must be root's or ours, writable by no
+ * one else.  False: rejected (SBX_E_LOAD_UNSAFE, or out of memory). */
+static bool module_trusted(struct sbx_provider *p)
+{
+    struct stat st;
+    struct sbx_error *e = core_error_tls();
+    int rc;
+
+    if (stat(p->path, &st) != 0) {
+        reject(p, SBX_E_LOAD_OPEN, "cannot open: %s", strerror(errno));
+        return false;
+    }
+    /* The link's directory (packagers link modules) and the file's. */
+    rc = core_owner_check(&st, p->path, "provider module", SBX_E_LOAD_UNSAFE);
+    if (rc == SBX_OK)
+        rc = core_owner_check_parents(p->path, "provider module", SBX_E_LOAD_UNSAFE);
+    if (rc == SBX_OK) {
+        char *real = realpath(p->path, NULL);
+        rc = real ? core_owner_check_parents(real, "provider module", SBX_E_LOAD_UNSAFE)
+                  : core_error_set(SBX_E_LOAD_OPEN, NULL, "cannot resolve %s: %s", p->path,
+                                   strerror(errno));
+        free(real);
+    }
+    if (rc == SBX_OK)
+        return true;
+    reject(p, rc, "%s", e->message);
+    core_error_clear();
+    return false;
+}
+
 static int open_module(struct sbx_provider *p, bool global, lt_dlhandle *out)
 {
     lt_dladvise advise;
@@ -594,6 +625,8 @@ static int open_module(struct sbx_provider *p, bool global, lt_dlhandle *out)
     char err[512] = "";
 
     *out = NULL;
+    if (!module_trusted(p))
+        return SBX_OK; /* rejected, the reason recorded */
     pthread_once(&ltdl_once, ltdl_init);
     if (ltdl_init_errors)
         return reject(p, SBX_E_LOAD_OPEN, "libltdl failed to initialise: %s",
@@ -676,6 +709,14 @@ static int init_provider(struct sbx_ctx *ctx, struct sbx_provider *p)
     void *pctx = NULL;
     int rc;
 
+    /* Ours and private before any provider keeps sandboxes below it (in
+     * /tmp another user could have made it first). */
+    if (core_private_dir(base, "state directory") != SBX_OK) {
+        e = core_error_tls();
+        rc = reject(p, SBX_E_LOAD_INIT, "%s", e->message);
+        core_error_clear();
+        return rc;
+    }
     /* p->handle was set at discovery: other threads may read it now. */
     free(p->state_dir);
     p->state_dir = join_path(base, p->name);

@@ -13,6 +13,7 @@ core_libpolysandbox_internal_la_SOURCES = \
 	core/core-int.h \
 	core/error.c \
 	core/strv.c \
+	core/owner.c \
 	core/units.c \
 	core/config.c \
 	core/config-int.h \

@@ -63,6 +63,7 @@ typedef enum sbx_status {
     SBX_E_LOAD_INIT = 42,         /* init failed */
     SBX_E_LOAD_BAD_NAME = 43,     /* name has characters outside [a-z0-9_] */
     SBX_E_LOAD_RESERVED = 44,     /* a reserved field is not zero */
+    SBX_E_LOAD_UNSAFE = 45,       /* another user could change the module (owner, mode) */
 } sbx_status;
 
 /**
