@@ -138,6 +138,26 @@ static void bind_path(const struct lcl_child *c, const char *src, const char *ds
         fail(c, "making read-only/nosuid the bind mount of", src);
 }
 
+/* /work: the sandbox's work directory opened without following a link
+ * (lcl_work_open) and bound through its descriptor, so what is mounted
+ * is what was opened, never what a link swapped in points to. */
+static void bind_work(const struct lcl_child *c, const char *dst)
+{
+    int fd = lcl_work_open(c->sb, O_PATH);
+    if (fd < 0)
+        fail(c, "opening the work directory (refused if a link)", c->sb->work);
+    char src[40] = "/proc/self/fd/", num[12];
+    int n = 0;
+    for (int v = fd; n == 0 || v; v /= 10)
+        num[n++] = (char)('0' + v % 10);
+    size_t off = s_len(src);
+    while (n)
+        src[off++] = num[--n];
+    src[off] = '\0';
+    bind_path(c, src, dst, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, false);
+    close(fd);
+}
+
 /* ---- the new root ---- */
 
 /* /proc entries that leak host kernel state or act on the host, masked
@@ -498,7 +518,7 @@ static void build_root(const struct lcl_child *c)
     if (c->sb->work) {
         if (!s_cat3(dst, sizeof dst, root, "/work", NULL))
             fail(c, "path too long", "/work");
-        bind_path(c, c->sb->work, dst, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, false);
+        bind_work(c, dst);
     }
 
     if (!s_cat3(dst, sizeof dst, root, "/tmp", NULL) ||

@@ -151,11 +151,12 @@ struct lcl_sb {
 /* Every signal to SIG_DFL, none blocked (system calls only: safe in a
  * fork of a multi-threaded process). */
 void lcl_signals_default(void);
-/* A detached copy of the mount at @work (open_tree), nosuid, nodev and
- * private, for a mount namespace that has nothing of the host's to bind
- * it from (the daemon's and the zygote's sandboxes): a descriptor, or -1
- * with errno set. */
-int lcl_work_detached(const char *work);
+/* A detached copy of the mount at @sb's work directory (open_tree, no
+ * link followed: lcl_work_open), nosuid, nodev and private, for a mount
+ * namespace that has nothing of the host's to bind it from (the
+ * daemon's and the zygote's sandboxes): a descriptor, or -1 with errno
+ * set. */
+int lcl_work_detached(const struct lcl_sb *sb);
 /* FNV-1a, 64 bits, of @n bytes at @data, continuing @h (LCL_FNV_BASIS to
  * start): names and cache keys, never a security boundary. */
 #define LCL_FNV_BASIS UINT64_C(0xcbf29ce484222325)
@@ -167,13 +168,30 @@ int lcl_write_file(const char *path, const char *text);
 int lcl_read_file(const char *path, char *buf, size_t size);
 int lcl_read_u64(const char *path, uint64_t *v);
 int lcl_read_keyed_u64(const char *path, const char *key, uint64_t *v);
-int lcl_mkdir_p(const char *path, mode_t mode);
 int lcl_rm_tree(const char *path);
 int lcl_err_code(int err);
 bool lcl_id_valid(const char *id);
 void lcl_kv_free(sbx_kv_v1 *kv, size_t n);
 int lcl_kv_copy(const sbx_kv_v1 *in, size_t n, sbx_kv_v1 **out);
 void lcl_sb_free(struct lcl_sb *sb);
+
+/* Opens @sb's work directory without following a link in the last two
+ * components (the sandbox's directory and work/; the state directory
+ * above was checked at init): an O_PATH|O_DIRECTORY descriptor, or -1
+ * with errno set.  System calls only (the child may call it). */
+int lcl_work_open(const struct lcl_sb *sb, int flags);
+
+/* ---- local-owner.c ---- */
+/* "uid N (name)" into @buf. */
+void lcl_owner_name(uid_t uid, char *buf, size_t size);
+/* @path made (0700, missing parents too) or found, then required to be
+ * a directory of ours (not a link) with no access for others (0755 is
+ * tightened, group- or world-writable refused), in directories only root
+ * or we may change: 0, or an sbx code with the error set naming the
+ * path and its owner.  @what names it ("state directory"). */
+int lcl_private_dir(struct lcl_prov *p, const char *path, const char *what);
+/* The same check of an open directory @fd (no parents). */
+int lcl_private_check(struct lcl_prov *p, int fd, const char *path, const char *what);
 
 /* ---- local-rundir.c ---- */
 void lcl_run_dir_probe(struct lcl_prov *p);

@@ -6,10 +6,12 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <jansson.h>
 
@@ -89,18 +91,24 @@ int lcl_meta_save(struct lcl_prov *p, const struct lcl_sb *sb)
     if (!root)
         return p->host->set_error(p->h, SBX_E_NOMEM, "building metadata of %s", sb->id);
 
-    char *path = lcl_join(sb->dir, LCL_META_FILE ".tmp");
-    char *final = lcl_join(sb->dir, LCL_META_FILE);
+    /* Relative to the sandbox's directory, never through a link. */
     int ret = SBX_OK;
-    if (!path || !final) {
-        ret = p->host->set_error(p->h, SBX_E_NOMEM, "out of memory");
-    } else if (json_dump_file(root, path, JSON_COMPACT) < 0) {
-        ret = p->host->set_error(p->h, SBX_E_IO, "writing %s: %s", path, strerror(errno));
-    } else if (rename(path, final) < 0) {
-        ret = p->host->set_error(p->h, SBX_E_IO, "renaming %s: %s", path, strerror(errno));
-    }
-    free(path);
-    free(final);
+    int dfd = open(sb->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    int fd = dfd < 0 ? -1 : openat(dfd, LCL_META_FILE ".tmp", O_WRONLY | O_CREAT | O_TRUNC |
+                                   O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0)
+        ret = p->host->set_error(p->h, SBX_E_IO, "writing %s/" LCL_META_FILE ".tmp: %s", sb->dir,
+                                 strerror(errno));
+    else if (json_dumpfd(root, fd, JSON_COMPACT) < 0)
+        ret = p->host->set_error(p->h, SBX_E_IO, "writing %s/" LCL_META_FILE ".tmp: %s", sb->dir,
+                                 strerror(errno));
+    else if (renameat(dfd, LCL_META_FILE ".tmp", dfd, LCL_META_FILE) < 0)
+        ret = p->host->set_error(p->h, SBX_E_IO, "renaming %s/" LCL_META_FILE ".tmp: %s", sb->dir,
+                                 strerror(errno));
+    if (fd >= 0)
+        close(fd);
+    if (dfd >= 0)
+        close(dfd);
     json_decref(root);
     return ret;
 }
@@ -109,6 +117,40 @@ static uint64_t get_u64(json_t *o, const char *k)
 {
     json_t *v = json_object_get(o, k);
     return json_is_integer(v) && json_integer_value(v) > 0 ? (uint64_t)json_integer_value(v) : 0;
+}
+
+/* meta.json of @sb, opened through its directory (ours, private, not a
+ * link) without following a link: a descriptor, or minus the sbx code
+ * with the error set. */
+static int open_meta(struct lcl_prov *p, const struct lcl_sb *sb, const char *meta,
+                     const char *id)
+{
+    int dfd = open(sb->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (dfd < 0) {
+        if (errno == ENOENT)
+            return -p->host->set_error(p->h, SBX_E_NOT_FOUND, "no local sandbox '%s' in %s", id,
+                                       p->state_dir);
+        return -p->host->set_error(p->h, SBX_E_PATH, "sandbox directory %s: %s", sb->dir,
+                                   errno == ELOOP || errno == ENOTDIR
+                                   ? "a link or not a directory: refused" : strerror(errno));
+    }
+    int ret = lcl_private_check(p, dfd, sb->dir, "sandbox directory");
+    int fd = ret ? -1 : openat(dfd, LCL_META_FILE, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    int e = errno;
+    close(dfd);
+    if (ret)
+        return -ret;
+    struct stat st;
+    if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
+        return fd;
+    if (fd >= 0)
+        close(fd);
+    if (fd < 0 && e == ENOENT)
+        return -p->host->set_error(p->h, SBX_E_NOT_FOUND, "no local sandbox '%s' in %s", id,
+                                   p->state_dir);
+    return -p->host->set_error(p->h, SBX_E_PATH, "%s: %s", meta,
+                               fd >= 0 ? "not a regular file: refused"
+                               : e == ELOOP ? "a link: refused" : strerror(e));
 }
 
 int lcl_meta_load(struct lcl_prov *p, const char *id, struct lcl_sb **out)
@@ -137,18 +179,19 @@ int lcl_meta_load(struct lcl_prov *p, const char *id, struct lcl_sb **out)
         return p->host->set_error(p->h, SBX_E_NOMEM, "out of memory");
     }
     json_error_t jerr;
-    json_t *root = json_load_file(meta, 0, &jerr);
-    if (!root) {
-        struct stat st;
-        int missing = stat(meta, &st) < 0 && errno == ENOENT;
-        int ret = missing
-            ? p->host->set_error(p->h, SBX_E_NOT_FOUND, "no local sandbox '%s' in %s", id, p->state_dir)
-            : p->host->set_error(p->h, SBX_E_IO, "%s:%d: %s", meta, jerr.line, jerr.text);
-        free(meta);
-        lcl_sb_free(sb);
-        return ret;
+    json_t *root = NULL;
+    int ret = open_meta(p, sb, meta, id);
+    if (ret >= 0) {
+        root = json_loadfd(ret, 0, &jerr);
+        close(ret);
+        ret = root ? 0 : -p->host->set_error(p->h, SBX_E_IO, "%s:%d: %s", meta, jerr.line,
+                                             jerr.text);
     }
     free(meta);
+    if (!root) {
+        lcl_sb_free(sb);
+        return -ret;
+    }
     json_t *lim = json_object_get(root, "limits");
     sb->limits.wall_ns = get_u64(lim, "wall_ns");
     sb->limits.cpu_ns = get_u64(lim, "cpu_ns");
@@ -166,7 +209,6 @@ int lcl_meta_load(struct lcl_prov *p, const char *id, struct lcl_sb **out)
     sb->created_ns = get_u64(root, "created_ns");
     sb->ttl_ns = get_u64(root, "ttl_ns");
     const char *tpl = json_string_value(json_object_get(root, "template"));
-    int ret = SBX_OK;
     if (tpl && !(sb->template_name = strdup(tpl)))
         ret = SBX_E_NOMEM;
     const char *rootfs = json_string_value(json_object_get(root, "rootfs"));

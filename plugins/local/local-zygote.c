@@ -705,7 +705,7 @@ static int zyg_start(void *ud, struct lcl_child *c, pid_t *pid, int *pidfd)
     }
     /* The work directory, as a detached copy of its mount (the init's
      * mount namespace has nothing of the host's to bind it from). */
-    int wfd = ret ? -1 : lcl_work_detached(c->sb->work);
+    int wfd = ret ? -1 : lcl_work_detached(c->sb);
     if (!ret && wfd < 0)
         ret = p->host->set_error(p->h, SBX_E_IO, "zygote: a detached copy of %s: %s",
                                  c->sb->work, strerror(errno));

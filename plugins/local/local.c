@@ -131,12 +131,8 @@ static int local_init(const sbx_host_v1 *host, sbx_host_handle *h, void **prov)
         ret = host->set_error(h, SBX_E_CONFIG, "no state directory for the local provider");
     if (!ret && !(p->state_dir = strdup(sd)))
         ret = host->set_error(h, SBX_E_NOMEM, "out of memory");
-    if (!ret) {
-        int e = lcl_mkdir_p(p->state_dir, 0700);
-        if (e < 0)
-            ret = host->set_error(h, lcl_err_code(-e), "creating state directory %s: %s",
-                                  p->state_dir, strerror(-e));
-    }
+    if (!ret)
+        ret = lcl_private_dir(p, p->state_dir, "state directory");
     if (!ret)
         lcl_run_dir_probe(p);
     if (!ret)
@@ -266,7 +262,7 @@ static int local_create(void *prov, const sbx_create_spec_v1 *spec, void **sbp, 
 
 fail_tree:
     if (sb->work_tmpfs)
-        umount2(sb->work, MNT_DETACH);
+        umount2(sb->work, MNT_DETACH | UMOUNT_NOFOLLOW);
     lcl_rm_tree(sb->dir);
     lcl_run_dir_tidy(p, sb->dir);
 fail_free:
@@ -364,7 +360,9 @@ static int local_destroy(void *prov, void *sbp)
     struct lcl_sb *sb = sbp;
     int ret = SBX_OK;
     kill_leftovers(p, sb);
-    if (sb->work_tmpfs && umount2(sb->work, MNT_DETACH) < 0 && errno != EINVAL && errno != ENOENT)
+    /* UMOUNT_NOFOLLOW: work/ swapped for a link must not unmount its target. */
+    if (sb->work_tmpfs && umount2(sb->work, MNT_DETACH | UMOUNT_NOFOLLOW) < 0 && errno != EINVAL &&
+        errno != ENOENT)
         ret = p->host->set_error(p->h, lcl_err_code(errno), "unmounting %s: %s", sb->work,
                                  strerror(errno));
     int e = lcl_rm_tree(sb->dir);

@@ -17,6 +17,7 @@ plugins_local_local_la_SOURCES = \
 	plugins/local/local-files.c \
 	plugins/local/local-layout.c \
 	plugins/local/local-meta.c \
+	plugins/local/local-owner.c \
 	plugins/local/local-rundir.c \
 	plugins/local/local-seccomp.c \
 	plugins/local/local-skel.c \

@@ -52,7 +52,7 @@ static uint64_t fnv_str(uint64_t h, const char *s)
 
 int lcl_locald_init(struct lcl_prov *p)
 {
-    const char *mode = getenv("POLYSANDBOX_LOCAL_DAEMON");
+    const char *mode = secure_getenv("POLYSANDBOX_LOCAL_DAEMON");
     const char *from = "POLYSANDBOX_LOCAL_DAEMON";
     if (!mode || !*mode) {
         mode = p->host->config_get(p->h, "daemon");
@@ -68,9 +68,9 @@ int lcl_locald_init(struct lcl_prov *p)
         return p->host->set_error(p->h, SBX_E_CONFIG, "%s = '%s': use 'auto' or 'off'", from, mode);
     if (!p->locald)
         return 0;
-    const char *strict = getenv("POLYSANDBOX_LOCALD_STRICT");
+    const char *strict = secure_getenv("POLYSANDBOX_LOCALD_STRICT");
     p->locald_strict = strict && *strict && strcmp(strict, "0");
-    const char *path = getenv("POLYSANDBOX_LOCALD");
+    const char *path = secure_getenv("POLYSANDBOX_LOCALD");
     if (!(p->locald_path = strdup(path && *path ? path : LCL_LOCALD_PATH)))
         return p->host->set_error(p->h, SBX_E_NOMEM, "out of memory");
     /* The key: protocol, release, the daemon's executable (so an upgrade
@@ -112,7 +112,7 @@ static void spawn_daemon(struct lcl_prov *p, const sbx_limits_v1 *l)
     char *argv[32];
     char *sets[8];
     int n = 0, ns = 0;
-    const char *idle = getenv("POLYSANDBOX_LOCALD_IDLE");
+    const char *idle = secure_getenv("POLYSANDBOX_LOCALD_IDLE");
     argv[n++] = p->locald_path;
     argv[n++] = "--state-dir";
     argv[n++] = p->state_dir;
@@ -306,7 +306,7 @@ int lcl_locald_exec(struct lcl_prov *p, const struct lcl_child *c, struct lcl_cg
     struct timeval tv = {p->locald_strict ? 30 : 10, 0};
     setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
     /* The work directory, as a detached copy of its mount. */
-    int wfd = lcl_work_detached(sb->work);
+    int wfd = lcl_work_detached(sb);
     if (wfd < 0) {
         p->host->log(p->h, SBX_LOG_DEBUG, "daemon: detaching a copy of %s: %s", sb->work,
                      strerror(errno));

@@ -35,6 +35,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/file.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
@@ -871,6 +872,13 @@ int main(int argc, char **argv)
 {
     const char *run_dir = NULL, *key = NULL;
     uint64_t idle_s = 60, k = 2;
+    /* Set-id: whoever runs us would choose the state directory and the
+     * settings of a daemon with our privileges. */
+    if (getauxval(AT_SECURE)) {
+        fputs("polysandbox-locald: refusing to run set-user-ID, set-group-ID or with file "
+              "capabilities\n", stderr);
+        return 1;
+    }
     static struct key warm;
     bool fg = false;
     for (int i = 1; i < argc; i++) {

@@ -83,3 +83,11 @@ if BUILD_PROVIDER_LOCAL
 TESTS += tests/hostile/cgroup2-locald.sh tests/hostile/locald-serves.sh
 endif
 dist_check_SCRIPTS += tests/hostile/cgroup2-locald.sh tests/hostile/locald-serves.sh
+
+# Another local user (made with useradd, as root) against a user's
+# state: a state directory made first, a work directory swapped for a
+# link, the run directory squatted, a lock planted (issue 15).
+if BUILD_PROVIDER_LOCAL
+TESTS += tests/hostile/other-user.sh
+endif
+dist_check_SCRIPTS += tests/hostile/other-user.sh
