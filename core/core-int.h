@@ -42,6 +42,8 @@ int core_error_vset(int code, const char *provider, const char *fmt, va_list ap)
 struct stat;
 /* "uid N (name)" into @buf. */
 void core_owner_name(uid_t uid, char *buf, size_t size);
+/* @path with every link resolved (malloc'd), or NULL with errno set. */
+char *core_canonical(const char *path);
 /* @st (of @path, a @what such as "provider module") owned by root or this
  * user and not writable by group or others; else error @code naming the
  * path, the owner and the fix. */
@@ -169,6 +171,7 @@ typedef struct core_config {
     core_pool_conf *pools;              /* every pools.d/ file and pool.* override */
     size_t n_pools;
     bool pools_off;                     /* [core] pools = false: start none */
+    char **private_paths;               /* host->private_paths: what sandboxes never show */
 } core_config;
 
 /*

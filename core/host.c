@@ -123,6 +123,13 @@ static void host_not_started(sbx_host_handle *h)
     core_error_tls()->not_started = true;
 }
 
+static const char *const *host_private_paths(sbx_host_handle *h)
+{
+    static const char *const none[] = { NULL };
+    return h && h->ctx && h->ctx->cfg.private_paths
+               ? (const char *const *)h->ctx->cfg.private_paths : none;
+}
+
 static const sbx_host_v1 host_table = {
     .struct_size = sizeof(sbx_host_v1),
     .abi_major = SBX_ABI_MAJOR,
@@ -137,6 +144,7 @@ static const sbx_host_v1 host_table = {
     .state_dir = host_state_dir,
     .retry_after = host_retry_after,
     .not_started = host_not_started,
+    .private_paths = host_private_paths,
 };
 
 const sbx_host_v1 *core_host_table(void)

@@ -592,11 +592,11 @@ static void diagnose_open_failure(const char *path, char *err, size_t len)
  * one else.  False: rejected (SBX_E_LOAD_UNSAFE, or out of memory). */
 static bool module_trusted(struct sbx_provider *p)
 {
-    struct stat st;
+    struct stat st, lst;
     struct sbx_error *e = core_error_tls();
     int rc;
 
-    if (stat(p->path, &st) != 0) {
+    if (stat(p->path, &st) != 0 || lstat(p->path, &lst) != 0) {
         reject(p, SBX_E_LOAD_OPEN, "cannot open: %s", strerror(errno));
         return false;
     }
@@ -604,8 +604,8 @@ static bool module_trusted(struct sbx_provider *p)
     rc = core_owner_check(&st, p->path, "provider module", SBX_E_LOAD_UNSAFE);
     if (rc == SBX_OK)
         rc = core_owner_check_parents(p->path, "provider module", SBX_E_LOAD_UNSAFE);
-    if (rc == SBX_OK) {
-        char *real = realpath(p->path, NULL);
+    if (rc == SBX_OK && S_ISLNK(lst.st_mode)) {
+        char *real = core_canonical(p->path);
         rc = real ? core_owner_check_parents(real, "provider module", SBX_E_LOAD_UNSAFE)
                   : core_error_set(SBX_E_LOAD_OPEN, NULL, "cannot resolve %s: %s", p->path,
                                    strerror(errno));

@@ -35,6 +35,25 @@ void core_owner_name(uid_t uid, char *buf, size_t size)
         snprintf(buf, size, "uid %u", (unsigned)uid);
 }
 
+char *core_canonical(const char *path)
+{
+    /* The kernel's name of an O_PATH descriptor: two calls, where
+     * realpath(3) reads every component's link in turn. */
+    int fd = open(path, O_PATH | O_CLOEXEC);
+    if (fd >= 0) {
+        char link[40], buf[PATH_MAX];
+        snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+        ssize_t n = readlink(link, buf, sizeof buf - 1);
+        close(fd);
+        if (n > 0 && buf[0] == '/' && (size_t)n < sizeof buf - 1) {
+            buf[n] = '\0';
+            if (!strstr(buf, " (deleted)"))
+                return strdup(buf);
+        }
+    }
+    return realpath(path, NULL);
+}
+
 static bool owner_ok(uid_t uid)
 {
     return uid == 0 || uid == geteuid();
@@ -75,7 +94,7 @@ int core_owner_check_parents(const char *path, const char *what, int code)
         slash[1] = '\0';
     else if (slash)
         *slash = '\0';
-    real = realpath(slash ? copy : ".", NULL);
+    real = core_canonical(slash ? copy : ".");
     free(copy);
     if (!real)
         return core_error_set(code, NULL, "%s %s: its directory cannot be resolved: %s", what,

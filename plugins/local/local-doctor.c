@@ -161,7 +161,18 @@ void lcl_doctor(struct lcl_prov *p, const sbx_provider_ops_v1 *ops, sbx_doctor_c
              : "not root (uid %lu): the work directory is a plain directory (disk limit not "
                "enforced), cgroup limits only where delegated",
              (unsigned long)p->host_uid);
+    if (p->root && p->ids_per_exec)
+        snprintf(detail, sizeof detail, "euid 0: work directories are size-capped tmpfs (files "
+                 "stored as %u, idmapped); each sandbox's init its own host uid of %lu-%llu "
+                 "(gids from %lu)", LCL_SANDBOX_UID, (unsigned long)p->id_uid,
+                 (unsigned long long)p->id_uid + p->id_count - 1, (unsigned long)p->id_gid);
     cb(ud, "privileges", 1, detail);
+    if (p->root && !p->ids_per_exec)
+        cb(ud, "host ids", p->id_count == 1,
+           p->id_count == 1 ? "one host uid for every sandbox (settings: uid without ids): a "
+                              "host process of that uid can signal them all"
+                            : "one host uid for every sandbox: this kernel cannot idmap a tmpfs "
+                              "mount (Linux 6.3), so per-sandbox ids are off");
 
     e = probe_clone(CLONE_NEWUSER);
     if (lcl_read_file("/proc/sys/user/max_user_namespaces", buf, sizeof buf) < 0)

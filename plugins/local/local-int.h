@@ -56,6 +56,7 @@
 #define LCL_ID_PREFIX "lcl-"
 #define LCL_META_FILE "meta.json"
 #define LCL_MAX_BINDS 64
+#define LCL_MAX_HIDDEN 32
 #define LCL_PATH_MAX 4096
 
 /* In-sandbox identity of the payload. */
@@ -108,13 +109,21 @@ struct lcl_prov {
     char *skel_shared;      /* root only: where the skeleton is kept mounted (local-skel.c) */
     char *run_dir;          /* tmpfs home of non-persistent sandboxes, or NULL */
     bool root;              /* euid 0: tmpfs work dirs, mapped uid */
-    uid_t host_uid;         /* host uid the sandbox user maps to */
+    uid_t host_uid;         /* host uid of the sandbox user's files (work, uploads, skeleton) */
     gid_t host_gid;
+    uid_t id_uid;           /* settings uid, gid, ids: the range of host ids (local-ids.c) */
+    gid_t id_gid;
+    uint64_t id_count;
+    bool ids_per_exec;      /* each init its own id of the range; work/ idmapped */
     bool allow_host_net;    /* settings: network = host permitted */
     struct lcl_zyg *zyg_idle; /* idle zygotes (local-zygote.c) */
     bool zyg_broken;        /* a zygote could not start: execs go the plain way */
     struct lcl_bind binds[LCL_MAX_BINDS];
     size_t n_binds;
+    char *hidden[LCL_MAX_HIDDEN]; /* our own host paths: never shown (local-layout.c) */
+    size_t n_hidden;
+    char *masks[LCL_MAX_HIDDEN];  /* those below a bind: covered in every root */
+    size_t n_masks;
     struct lcl_cgroups cg;
     void *bpf;              /* struct sock_filter[], built once */
     size_t bpf_len;         /* number of instructions */
@@ -139,6 +148,8 @@ struct lcl_sb {
     sbx_network network;
     bool persistent;
     bool work_tmpfs;        /* work/ is a tmpfs we mounted */
+    uid_t work_uid;         /* host ids its files are stored as (LCL_SANDBOX_UID: idmapped) */
+    gid_t work_gid;
     uint64_t created_ns;    /* Unix time */
     uint64_t ttl_ns;
     sbx_kv_v1 *env;         /* owned copies */
@@ -182,16 +193,36 @@ void lcl_sb_free(struct lcl_sb *sb);
 int lcl_work_open(const struct lcl_sb *sb, int flags);
 
 /* ---- local-owner.c ---- */
-/* "uid N (name)" into @buf. */
-void lcl_owner_name(uid_t uid, char *buf, size_t size);
 /* @path made (0700, missing parents too) or found, then required to be
  * a directory of ours (not a link) with no access for others (0755 is
- * tightened, group- or world-writable refused), in directories only root
+ * tightened, group- or world-writable refused), in a directory only root
  * or we may change: 0, or an sbx code with the error set naming the
  * path and its owner.  @what names it ("state directory"). */
 int lcl_private_dir(struct lcl_prov *p, const char *path, const char *what);
 /* The same check of an open directory @fd (no parents). */
 int lcl_private_check(struct lcl_prov *p, int fd, const char *path, const char *what);
+
+/* ---- local-ids.c ---- */
+/* A host id of the range, held by an init while it lives. */
+struct lcl_id {
+    uid_t uid;
+    gid_t gid;
+    int fd;                 /* the lock's open file description, or -1 (a shared id) */
+    int userns;             /* lcl_id_userns: the init's user namespace, or -1 */
+};
+/* One id per init, or the range's first for all (settings, kernel). */
+void lcl_ids_probe(struct lcl_prov *p);
+/* Takes a free id (p->ids_per_exec) or the shared one: 0 or an sbx code
+ * with the error set (SBX_E_BUSY: all in use). */
+int lcl_id_take(struct lcl_prov *p, struct lcl_id *id);
+void lcl_id_give(struct lcl_id *id);
+/* Writes @pid's uid and gid maps: 1000 inside to @id.  0 or -errno. */
+int lcl_id_maps(const struct lcl_id *id, pid_t pid);
+/* @pid's user namespace (opened once, kept in @id): a descriptor or -1. */
+int lcl_id_userns(struct lcl_id *id, pid_t pid);
+/* The detached mount @mfd idmapped through @userns (its 1000 is what the
+ * files carry): 0 or -1 with errno set. */
+int lcl_mount_idmap(int mfd, int userns);
 
 /* ---- local-rundir.c ---- */
 void lcl_run_dir_probe(struct lcl_prov *p);
@@ -284,6 +315,10 @@ int lcl_etc_scan(struct lcl_prov *p, struct lcl_etc_list *l);
 void lcl_etc_list_free(struct lcl_etc_list *l);
 
 /* ---- local-layout.c ---- */
+/* The orchestrator's own host paths (configuration, state, modules:
+ * compiled in, and the host's private_paths) into p->hidden; call
+ * before lcl_layout_probe, which turns those below a bind into masks. */
+int lcl_layout_hidden(struct lcl_prov *p);
 int lcl_layout_probe(struct lcl_prov *p, const char *extra);
 int lcl_skeleton_build(struct lcl_prov *p);
 int lcl_layout_rootfs(struct lcl_prov *p, const char *image, char **out);
@@ -318,6 +353,7 @@ struct lcl_child {
     bool new_cgroup_ns;     /* unshare(CLONE_NEWCGROUP) after the go */
     bool net_none;
     const char *skel_src;   /* the shared skeleton to bind as the root, or NULL: make one */
+    bool work_by_sync;      /* the go carries /work (idmapped: local-ids.c), not bound by path */
     char tmp_opts[96];      /* tmpfs options of /tmp and /dev/shm */
     bool keep_sync;         /* prepared sandbox: fd_sync is its request socket */
     bool root_detached;     /* prepared sandbox: the old root is gone already */

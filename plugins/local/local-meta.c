@@ -57,6 +57,31 @@ static int obj_to_kv(json_t *o, sbx_kv_v1 **out, size_t *n)
     return 0;
 }
 
+/* @root in one write (json_dumpfd writes token by token). */
+static int write_all(int fd, const json_t *root)
+{
+    char *text = json_dumps(root, JSON_COMPACT);
+    if (!text) {
+        errno = ENOMEM;
+        return -1;
+    }
+    size_t len = strlen(text), off = 0;
+    while (off < len) {
+        ssize_t n = write(fd, text + off, len - off);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            int e = n < 0 ? errno : EIO;
+            free(text);
+            errno = e;
+            return -1;
+        }
+        off += (size_t)n;
+    }
+    free(text);
+    return 0;
+}
+
 int lcl_meta_save(struct lcl_prov *p, const struct lcl_sb *sb)
 {
     const sbx_limits_v1 *l = &sb->limits;
@@ -64,13 +89,15 @@ int lcl_meta_save(struct lcl_prov *p, const struct lcl_sb *sb)
     json_t *labels = kv_to_obj(sb->labels, sb->n_labels);
     json_t *root = NULL;
     if (env && labels)
-        root = json_pack("{s:i, s:s, s:s?, s:s?, s:b, s:s, s:b, s:I, s:I, s:o, s:o,"
+        root = json_pack("{s:i, s:s, s:s?, s:s?, s:b, s:s, s:b, s:I, s:I, s:I, s:I, s:o, s:o,"
                          " s:{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}}",
                          "version", 1, "id", sb->id, "template", sb->template_name,
                          "rootfs", sb->rootfs,
                          "persistent", sb->persistent,
                          "network", sb->network == SBX_NET_HOST ? "host" : "none",
                          "work_tmpfs", sb->work_tmpfs,
+                         "work_uid", (json_int_t)sb->work_uid,
+                         "work_gid", (json_int_t)sb->work_gid,
                          "created_ns", (json_int_t)sb->created_ns,
                          "ttl_ns", (json_int_t)sb->ttl_ns,
                          "env", env, "labels", labels,
@@ -99,7 +126,7 @@ int lcl_meta_save(struct lcl_prov *p, const struct lcl_sb *sb)
     if (fd < 0)
         ret = p->host->set_error(p->h, SBX_E_IO, "writing %s/" LCL_META_FILE ".tmp: %s", sb->dir,
                                  strerror(errno));
-    else if (json_dumpfd(root, fd, JSON_COMPACT) < 0)
+    else if (write_all(fd, root) < 0)
         ret = p->host->set_error(p->h, SBX_E_IO, "writing %s/" LCL_META_FILE ".tmp: %s", sb->dir,
                                  strerror(errno));
     else if (renameat(dfd, LCL_META_FILE ".tmp", dfd, LCL_META_FILE) < 0)
@@ -206,6 +233,10 @@ int lcl_meta_load(struct lcl_prov *p, const char *id, struct lcl_sb **out)
     sb->network = net && !strcmp(net, "host") ? SBX_NET_HOST : SBX_NET_NONE;
     sb->persistent = json_is_true(json_object_get(root, "persistent"));
     sb->work_tmpfs = json_is_true(json_object_get(root, "work_tmpfs"));
+    /* Made before it was recorded: the one id then shared, 65534. */
+    json_t *wu = json_object_get(root, "work_uid"), *wg = json_object_get(root, "work_gid");
+    sb->work_uid = json_is_integer(wu) ? (uid_t)json_integer_value(wu) : 65534;
+    sb->work_gid = json_is_integer(wg) ? (gid_t)json_integer_value(wg) : 65534;
     sb->created_ns = get_u64(root, "created_ns");
     sb->ttl_ns = get_u64(root, "ttl_ns");
     const char *tpl = json_string_value(json_object_get(root, "template"));

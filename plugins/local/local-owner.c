@@ -15,8 +15,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
-#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,86 +23,53 @@
 
 #include "local-int.h"
 
-void lcl_owner_name(uid_t uid, char *buf, size_t size)
+/* The directory holding @path: root's or ours, and not writable by
+ * others unless sticky.  Only that one: the core has checked every
+ * directory from / down to its state directory, which holds ours (and
+ * the daemon is started on a state directory its client checked). */
+static int check_parent(struct lcl_prov *p, const char *path, const char *what)
 {
-    struct passwd pw, *res = NULL;
-    char tmp[1024];
-    if (getpwuid_r(uid, &pw, tmp, sizeof tmp, &res) == 0 && res)
-        snprintf(buf, size, "uid %u (%s)", (unsigned)uid, res->pw_name);
-    else
-        snprintf(buf, size, "uid %u", (unsigned)uid);
-}
-
-/* Each directory holding @path (links resolved), from /: root's or
- * ours, and not writable by others unless sticky. */
-static int check_parents(struct lcl_prov *p, const char *path, const char *what)
-{
-    char dir[PATH_MAX], who[160];
+    char dir[LCL_PATH_MAX];
     size_t n = strlen(path);
     while (n > 1 && path[n - 1] == '/')
         n--;
-    while (n > 0 && path[n - 1] != '/')
+    while (n > 1 && path[n - 1] != '/')
         n--;
-    if (n == 0 || n >= sizeof dir)
+    if (n == 0 || path[0] != '/' || n >= sizeof dir)
         return p->host->set_error(p->h, SBX_E_CONFIG, "%s %s is not an absolute path", what,
                                   path);
     memcpy(dir, path, n);
     dir[n] = '\0';
-    char *real = realpath(dir, NULL);
-    if (!real)
-        return p->host->set_error(p->h, lcl_err_code(errno), "%s %s: resolving %s: %s", what,
-                                  path, dir, strerror(errno));
-    int ret = 0;
-    for (char *end = real;;) {
-        char keep = *end;
-        *end = '\0';
-        const char *d = end == real ? "/" : real;
-        struct stat st;
-        if (lstat(d, &st) < 0) {
-            ret = p->host->set_error(p->h, lcl_err_code(errno), "%s %s: %s: %s", what, path, d,
-                                     strerror(errno));
-            break;
-        }
-        if (st.st_uid != 0 && st.st_uid != geteuid()) {
-            lcl_owner_name(st.st_uid, who, sizeof who);
-            ret = p->host->set_error(p->h, SBX_E_PERM, "%s %s is in %s, owned by %s, who "
-                                     "could replace it: refused", what, path, d, who);
-            break;
-        }
-        if ((st.st_mode & 022) && !(st.st_mode & S_ISVTX)) {
-            ret = p->host->set_error(p->h, SBX_E_PERM, "%s %s is in %s, which others may "
-                                     "write (mode %04o, not sticky) and so replace it: refused",
-                                     what, path, d, (unsigned)(st.st_mode & 07777));
-            break;
-        }
-        *end = keep;
-        if (!keep)
-            break;
-        if (!(end = strchr(end + 1, '/')))
-            end = real + strlen(real);
-    }
-    free(real);
-    return ret;
+    struct stat st;
+    if (stat(dir, &st) < 0)
+        return p->host->set_error(p->h, lcl_err_code(errno), "%s %s: %s: %s", what, path, dir,
+                                  strerror(errno));
+    if (st.st_uid != 0 && st.st_uid != geteuid())
+        return p->host->set_error(p->h, SBX_E_PERM, "%s %s is in %s, owned by uid %u, who "
+                                  "could replace it: refused", what, path, dir,
+                                  (unsigned)st.st_uid);
+    if ((st.st_mode & 022) && !(st.st_mode & S_ISVTX))
+        return p->host->set_error(p->h, SBX_E_PERM, "%s %s is in %s, which others may write "
+                                  "(mode %04o, not sticky) and so replace it: refused", what,
+                                  path, dir, (unsigned)(st.st_mode & 07777));
+    return 0;
 }
 
 int lcl_private_check(struct lcl_prov *p, int fd, const char *path, const char *what)
 {
     struct stat st;
-    char who[160];
     if (fstat(fd, &st) < 0)
         return p->host->set_error(p->h, SBX_E_IO, "%s %s: %s", what, path, strerror(errno));
     if (!S_ISDIR(st.st_mode))
         return p->host->set_error(p->h, SBX_E_PERM, "%s %s is not a directory: refused", what,
                                   path);
-    if (st.st_uid != geteuid()) {
-        lcl_owner_name(st.st_uid, who, sizeof who);
+    if (st.st_uid != geteuid())
         return p->host->set_error(p->h, SBX_E_PERM,
-                                  "%s %s is owned by %s, not by this user (uid %u): refused "
+                                  "%s %s is owned by uid %u, not by this user (uid %u): refused "
                                   "(another user may have made it to take over your "
                                   "sandboxes; remove it, or choose another state directory "
-                                  "with POLYSANDBOX_STATE_DIR)", what, path, who,
-                                  (unsigned)geteuid());
-    }
+                                  "with POLYSANDBOX_STATE_DIR)", what, path,
+                                  (unsigned)st.st_uid, (unsigned)geteuid());
     if (st.st_mode & 022)
         return p->host->set_error(p->h, SBX_E_PERM,
                                   "%s %s has mode %04o: others may have put files in it: "
@@ -147,5 +112,5 @@ int lcl_private_dir(struct lcl_prov *p, const char *path, const char *what)
                                                      : strerror(errno));
     int ret = lcl_private_check(p, fd, path, what);
     close(fd);
-    return ret ? ret : check_parents(p, path, what);
+    return ret ? ret : check_parent(p, path, what);
 }

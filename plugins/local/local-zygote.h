@@ -7,7 +7,8 @@
  *
  *   struct lcl_zyg_layout
  *   the strings skel (where the root is built), skel_src (the shared
- *   skeleton), then n_binds bind paths, NUL-terminated each
+ *   skeleton), then n_binds bind paths, then n_masks paths of ours to
+ *   cover (lcl_prov.masks), NUL-terminated each
  *
  * Then one message per exec:
  *
@@ -29,12 +30,14 @@
 #include <stdint.h>
 
 #define LCL_ZYG_MAGIC UINT32_C(0x5a594732) /* "ZYG2" */
-#define LCL_ZYG_LAYOUT_MAGIC UINT32_C(0x5a594c31) /* "ZYL1" */
+#define LCL_ZYG_LAYOUT_MAGIC UINT32_C(0x5a594c32) /* "ZYL2" */
 #define LCL_ZYG_HELLO "polysandbox-zygote-ready"
 
 struct lcl_zyg_layout {
     uint32_t magic;
     uint32_t n_binds;
+    uint32_t n_masks;
+    uint32_t pad;
 };
 
 struct lcl_zyg_req {

@@ -25,8 +25,13 @@
                   SBX_CAP_MEMORY_LIMIT | SBX_CAP_CPU_STATS | SBX_CAP_ZYGOTE)
 
 static const char *const config_keys[] = {
-    "cgroup_root", "uid", "gid", "network", "ro_binds", "work_inodes", "daemon", NULL,
+    "cgroup_root", "uid", "gid", "ids", "network", "ro_binds", "work_inodes", "daemon", NULL,
 };
+
+/* The default range of host ids: above the container ranges of systemd
+ * (0x70000000, unused there), one per concurrent init. */
+#define IDS_FIRST 1879048192u
+#define IDS_COUNT 4096u
 
 /* ---- settings ---- */
 
@@ -61,12 +66,35 @@ static int read_settings(struct lcl_prov *p, const char **cg_root)
             return p->host->set_error(p->h, SBX_E_CONFIG,
                                       "providers.d/local.ini: cgroup_root = '%s': use a plain name "
                                       "([A-Za-z0-9._-])", *cg_root);
-    if ((ret = setting_u64(p, "uid", 65534, 0xfffffffe, &v)))
+    /* A uid set alone (as before ids existed) is one id for all. */
+    const char *uid_set = p->host->config_get(p->h, "uid");
+    bool explicit_uid = uid_set && *uid_set;
+    if ((ret = setting_u64(p, "uid", IDS_FIRST, 0xfffffffe, &v)))
         return ret;
-    p->host_uid = (uid_t)v;
-    if ((ret = setting_u64(p, "gid", v == 65534 ? 65534 : v, 0xfffffffe, &v)))
+    p->id_uid = (uid_t)v;
+    if ((ret = setting_u64(p, "gid", v, 0xfffffffe, &v)))
         return ret;
-    p->host_gid = (gid_t)v;
+    p->id_gid = (gid_t)v;
+    if ((ret = setting_u64(p, "ids", explicit_uid ? 1 : IDS_COUNT, 1u << 20, &p->id_count)))
+        return ret;
+    if ((uint64_t)p->id_uid + p->id_count - 1 > 0xfffffffe ||
+        (uint64_t)p->id_gid + p->id_count - 1 > 0xfffffffe)
+        return p->host->set_error(p->h, SBX_E_CONFIG,
+                                  "providers.d/local.ini: uid/gid %lu/%lu and ids = %llu pass the "
+                                  "largest id", (unsigned long)p->id_uid,
+                                  (unsigned long)p->id_gid, (unsigned long long)p->id_count);
+    /* 1000 is what work directories' files are stored as: never a
+     * process's id. */
+    if (p->id_count > 1 &&
+        ((p->id_uid <= LCL_SANDBOX_UID && LCL_SANDBOX_UID < p->id_uid + p->id_count) ||
+         (p->id_gid <= LCL_SANDBOX_GID && LCL_SANDBOX_GID < p->id_gid + p->id_count)))
+        return p->host->set_error(p->h, SBX_E_CONFIG,
+                                  "providers.d/local.ini: the ids from uid %lu/gid %lu (ids = %llu) "
+                                  "hold %u, the id work directories' files are stored as",
+                                  (unsigned long)p->id_uid, (unsigned long)p->id_gid,
+                                  (unsigned long long)p->id_count, LCL_SANDBOX_UID);
+    p->host_uid = p->id_uid;
+    p->host_gid = p->id_gid;
     if ((ret = setting_u64(p, "work_inodes", 16384, 1u << 24, &p->work_inodes)))
         return ret;
     const char *net = p->host->config_get(p->h, "network");
@@ -83,6 +111,7 @@ static int read_settings(struct lcl_prov *p, const char **cg_root)
         return p->host->set_error(p->h, SBX_E_CONFIG,
                                   "providers.d/local.ini: uid/gid 0 would make the sandbox user root");
     }
+    lcl_ids_probe(p);
     return 0;
 }
 
@@ -135,6 +164,8 @@ static int local_init(const sbx_host_v1 *host, sbx_host_handle *h, void **prov)
         ret = lcl_private_dir(p, p->state_dir, "state directory");
     if (!ret)
         lcl_run_dir_probe(p);
+    if (!ret)
+        ret = lcl_layout_hidden(p);
     if (!ret)
         ret = lcl_layout_probe(p, host->config_get(h, "ro_binds"));
     if (!ret)
@@ -236,6 +267,8 @@ static int local_create(void *prov, const sbx_create_spec_v1 *spec, void **sbp, 
         ret = p->host->set_error(p->h, SBX_E_NOMEM, "out of memory");
         goto fail_tree;
     }
+    sb->work_uid = p->host_uid;
+    sb->work_gid = p->host_gid;
     sb->n_env = sb->env ? spec->n_env : 0;
     sb->n_labels = sb->labels ? spec->n_labels : 0;
     if (mkdir(sb->work, 0755) < 0) {

@@ -21,6 +21,7 @@
 #include <signal.h>
 #include <spawn.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,12 +43,21 @@
 
 /* The settings the daemon's provider is made with (all but `daemon`). */
 static const char *const passed_keys[] = {
-    "cgroup_root", "uid", "gid", "network", "ro_binds", "work_inodes", NULL,
+    "cgroup_root", "uid", "gid", "ids", "network", "ro_binds", "work_inodes", NULL,
 };
 
 static uint64_t fnv_str(uint64_t h, const char *s)
 {
     return lcl_fnv(h, s ? s : "", s ? strlen(s) + 1 : 1);
+}
+
+/* The core's private paths (ABI 1.2), which the daemon's provider hides
+ * too (--hide): NULL-terminated, or NULL. */
+static const char *const *host_private(const struct lcl_prov *p)
+{
+    const sbx_host_v1 *h = p->host;
+    return h->struct_size >= offsetof(sbx_host_v1, private_paths) + sizeof h->private_paths &&
+           h->private_paths ? h->private_paths(p->h) : NULL;
 }
 
 int lcl_locald_init(struct lcl_prov *p)
@@ -94,6 +104,9 @@ int lcl_locald_init(struct lcl_prov *p)
         h = fnv_str(h, p->host->config_get(p->h, passed_keys[i]));
     }
     h = fnv_str(h, p->state_dir);
+    const char *const *hide = host_private(p);
+    for (size_t i = 0; hide && hide[i]; i++)
+        h = fnv_str(h, hide[i]);
     snprintf(p->locald_key, sizeof p->locald_key, "%016" PRIx64, h);
     return 0;
 }
@@ -109,7 +122,7 @@ static void spawn_daemon(struct lcl_prov *p, const sbx_limits_v1 *l)
         return;
     if (!atomic_compare_exchange_strong(&last, &prev, now))
         return;
-    char *argv[32];
+    char *argv[32 + 2 * LCL_MAX_HIDDEN];
     char *sets[8];
     int n = 0, ns = 0;
     const char *idle = secure_getenv("POLYSANDBOX_LOCALD_IDLE");
@@ -141,6 +154,11 @@ static void spawn_daemon(struct lcl_prov *p, const sbx_limits_v1 *l)
         snprintf(sets[ns], len, "%s=%s", passed_keys[i], v);
         argv[n++] = "--set";
         argv[n++] = sets[ns++];
+    }
+    const char *const *hide = host_private(p);
+    for (size_t i = 0; hide && hide[i] && i < LCL_MAX_HIDDEN; i++) {
+        argv[n++] = "--hide";
+        argv[n++] = (char *)hide[i];
     }
     argv[n] = NULL;
     char *envp[] = {"PATH=/usr/local/bin:/usr/bin:/bin", NULL};
@@ -252,6 +270,7 @@ int lcl_locald_exec(struct lcl_prov *p, const struct lcl_child *c, struct lcl_cg
     const struct lcl_sb *sb = c->sb;
     *conn = -1;
     if (!p->locald || !p->root || !lcl_locald_cg_ok(p) || !sb->work_tmpfs ||
+        sb->work_uid != p->host_uid ||
         (!sb->rootfs && !c->skel_src) || !p->run_dir)
         return LCL_LOCALD_NO;
     struct sockaddr_un sa = {.sun_family = AF_UNIX};

@@ -84,10 +84,15 @@ TESTS += tests/hostile/cgroup2-locald.sh tests/hostile/locald-serves.sh
 endif
 dist_check_SCRIPTS += tests/hostile/cgroup2-locald.sh tests/hostile/locald-serves.sh
 
-# Another local user (made with useradd, as root) against a user's
-# state: a state directory made first, a work directory swapped for a
-# link, the run directory squatted, a lock planted (issue 15).
+# Issue 15: another local user (made with useradd, as root) against a
+# user's state (a state directory made first, a work directory swapped
+# for a link, the run directory squatted, a lock planted); no path of the
+# orchestrator's own readable in a sandbox, under this build's prefix and
+# a /usr one built here; each root-mode sandbox its own host id, which
+# no other host id can signal.
+ISSUE15_TESTS = tests/hostile/other-user.sh tests/hostile/hidden-paths.sh \
+	tests/hostile/host-ids.sh
 if BUILD_PROVIDER_LOCAL
-TESTS += tests/hostile/other-user.sh
+TESTS += $(ISSUE15_TESTS)
 endif
-dist_check_SCRIPTS += tests/hostile/other-user.sh
+dist_check_SCRIPTS += $(ISSUE15_TESTS)

@@ -277,7 +277,8 @@ zpid=
 i=0
 while [ $i -lt 100 ]; do
     zpid=$(zygotes | head -n 1)
-    [ -n "$zpid" ] && [ -f "/proc/$zpid/root/usr/bin/env" ] && break
+    [ -n "$zpid" ] && [ -f "/proc/$zpid/root/usr/bin/env" ] &&
+        [ -n "$(cat "/proc/$zpid/uid_map" 2>/dev/null)" ] && break
     sleep 0.1
     i=$((i + 1))
 done
@@ -289,7 +290,10 @@ wait "$eval_pid"
 rc=$?
 eval_pid=
 echo "# zygote ${zpid:-none}: uid_map '$umap', root: $zroot($zmounts mounts)"
-if [ -n "$zpid" ] && [ "$rc" = 0 ] && [ "$umap" = " 1000 65534 1 " ] &&
+# The sandbox user only, to a host id of the range (plugins/local/local-ids.c).
+set -- $umap
+if [ -n "$zpid" ] && [ "$rc" = 0 ] && [ $# = 3 ] && [ "$1" = 1000 ] && [ "$3" = 1 ] &&
+    [ "$2" -ge 1879048192 ] && [ "$2" -lt $((1879048192 + 4096)) ] &&
     case " $zroot" in *" usr "*) true ;; *) false ;; esac &&
     ! case " $zroot" in *" root "* | *" home "*) true ;; *) false ;; esac &&
     [ "${zmounts:-999}" -lt 100 ] && [ "${zstate:-1}" = 0 ]; then

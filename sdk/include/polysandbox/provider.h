@@ -210,6 +210,15 @@ typedef struct sbx_host_v1 {
      * it on the same sandbox.  Call it only when sure. */
     void (*not_started)(sbx_host_handle *h);
     /* ABI 1.1 ends here. */
+
+    /* Since 0.1, ABI 1.2 (check host->struct_size before calling).  The
+     * orchestrator's own host paths, which no sandbox may ever show: the
+     * configuration directories read (the one in use, the system one,
+     * the user's), the state directory and the directories provider
+     * modules come from.  Absolute, as configured (not resolved); a
+     * NULL-terminated list, (transfer none), valid until fini. */
+    const char *const *(*private_paths)(sbx_host_handle *h);
+    /* ABI 1.2 ends here. */
 } sbx_host_v1;
 
 /**
