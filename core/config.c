@@ -138,7 +138,10 @@ static int private_push(char ***v, const char *path)
         return SBX_OK;
     if (core_strv_push(v, path) != SBX_OK)
         return SBX_E_NOMEM;
+    errno = 0;
     real = core_canonical(path);
+    if (!real && errno == ENOMEM)
+        return SBX_E_NOMEM;
     if (real && strcmp(real, path) && !core_strv_has(*v, real))
         rc = core_strv_push(v, real);
     free(real);

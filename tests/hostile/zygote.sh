@@ -190,9 +190,11 @@ zygotes() {
 }
 # K/1 sleeps 8 s: wait until it runs (its sandbox's python, a grandchild
 # of the zygote, is asleep), then kill the zygote.
+# Its maps are written once its imports are done (seconds under load):
+# looked for while the eval runs, 30 s at most.
 zpid=
 i=0
-while [ $i -lt 100 ]; do
+while [ $i -lt 300 ] && kill -0 "$eval_pid" 2>/dev/null; do
     zpid=$(zygotes | head -n 1)
     [ -n "$zpid" ] && [ -f "$tmp/kill.out" ] && [ "$(grep -c . "$tmp/kill.out")" -ge 1 ] && break
     sleep 0.1
