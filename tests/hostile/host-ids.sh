@@ -154,9 +154,12 @@ else
 fi
 
 # 6-7. A range of 2: two at once, a third is refused naming the setting.
+# Above the default range, at a place of this run's own (a concurrent run
+# of this test must not take our two).
+base=$((1879052288 + ($$ % 4096) * 2))
 cfg="$tmp/config"
 mkdir -p "$cfg" && cp -R "$POLYSANDBOX_CONFIG_DIR"/. "$cfg/" || exit 99
-printf '\n[settings]\nuid = 1879052288\nids = 2\n' >>"$cfg/providers.d/local.ini"
+printf '\n[settings]\nuid = %s\nids = 2\n' "$base" >>"$cfg/providers.d/local.ini"
 POLYSANDBOX_CONFIG_DIR=$cfg POLYSANDBOX_LOCAL_DAEMON=off "$PS" run -t 60s -- sh -c 'exec sleep 44.2553' \
     </dev/null >/dev/null 2>&1 &
 bg="$bg $!"
@@ -166,7 +169,7 @@ bg="$bg $!"
 p1=$(payload_of 44.2553) p2=$(payload_of 44.5061)
 u1=$(uid_of "$p1") u2=$(uid_of "$p2")
 if [ -n "$u1" ] && [ -n "$u2" ] && [ "$u1" != "$u2" ] &&
-    [ $((u1 + u2)) = $((1879052288 * 2 + 1)) ]; then
+    [ $((u1 + u2)) = $((base * 2 + 1)) ]; then
     ok "a configured range of 2 ids: two sandboxes at once take both ($u1, $u2)"
 else
     not_ok "a range of 2" "uids ${u1:-?} ${u2:-?}"
