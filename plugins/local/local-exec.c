@@ -390,12 +390,10 @@ static int release_init(struct run *r)
     struct lcl_prov *p = r->p;
     int wfd = -1;
     if (r->c.work_by_sync) {
-        wfd = lcl_work_detached(r->sb);
-        int ns = wfd < 0 ? -1 : lcl_id_userns(&r->id, r->pid);
-        if (wfd < 0 || ns < 0 || lcl_mount_idmap(wfd, ns) < 0) {
+        int ns = lcl_id_userns(&r->id, r->pid);
+        wfd = ns < 0 ? -1 : lcl_work_detached(r->sb, ns);
+        if (wfd < 0) {
             int e = errno;
-            if (wfd >= 0)
-                close(wfd);
             return p->host->set_error(p->h, e == ELOOP || e == ENOTDIR ? SBX_E_PATH : SBX_E_IO,
                                       "the work directory %s for uid %lu: %s", r->sb->work,
                                       (unsigned long)r->id.uid,

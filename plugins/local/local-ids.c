@@ -39,10 +39,6 @@
 
 #include "local-int.h"
 
-#ifndef MOUNT_ATTR_IDMAP
-#define MOUNT_ATTR_IDMAP 0x00100000
-#endif
-
 /* The lock file: one for the host, since ids are the host's. */
 #define IDS_DIR "/run/polysandbox"
 #define IDS_FILE IDS_DIR "/ids.lock"
@@ -161,6 +157,6 @@ int lcl_id_userns(struct lcl_id *id, pid_t pid)
 
 int lcl_mount_idmap(int mfd, int userns)
 {
-    struct { uint64_t set, clr, prop, userns; } ma = {MOUNT_ATTR_IDMAP, 0, 0, (uint64_t)userns};
+    struct { uint64_t set, clr, prop, userns; } ma = {LCL_MOUNT_ATTR_IDMAP, 0, 0, (uint64_t)userns};
     return (int)syscall(SYS_mount_setattr, mfd, "", AT_EMPTY_PATH, &ma, sizeof ma);
 }

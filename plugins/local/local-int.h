@@ -55,6 +55,7 @@
 
 #define LCL_ID_PREFIX "lcl-"
 #define LCL_META_FILE "meta.json"
+#define LCL_MOUNT_ATTR_IDMAP 0x00100000 /* MOUNT_ATTR_IDMAP, Linux 5.12 */
 #define LCL_MAX_BINDS 64
 #define LCL_MAX_HIDDEN 32
 #define LCL_PATH_MAX 4096
@@ -165,9 +166,10 @@ void lcl_signals_default(void);
 /* A detached copy of the mount at @sb's work directory (open_tree, no
  * link followed: lcl_work_open), nosuid, nodev and private, for a mount
  * namespace that has nothing of the host's to bind it from (the
- * daemon's and the zygote's sandboxes): a descriptor, or -1 with errno
- * set. */
-int lcl_work_detached(const struct lcl_sb *sb);
+ * daemon's and the zygote's sandboxes); idmapped through the user
+ * namespace @userns unless it is -1 (local-ids.c): a descriptor, or -1
+ * with errno set. */
+int lcl_work_detached(const struct lcl_sb *sb, int userns);
 /* FNV-1a, 64 bits, of @n bytes at @data, continuing @h (LCL_FNV_BASIS to
  * start): names and cache keys, never a security boundary. */
 #define LCL_FNV_BASIS UINT64_C(0xcbf29ce484222325)

@@ -264,7 +264,7 @@ void lcl_sb_free(struct lcl_sb *sb)
     free(sb);
 }
 
-int lcl_work_detached(const struct lcl_sb *sb)
+int lcl_work_detached(const struct lcl_sb *sb, int userns)
 {
     int wfd = lcl_work_open(sb, O_PATH);
     if (wfd < 0)
@@ -277,7 +277,8 @@ int lcl_work_detached(const struct lcl_sb *sb)
     if (fd < 0)
         return -1;
     struct { uint64_t set, clr, prop, userns; } ma = {
-        MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, 0, MS_PRIVATE, 0};
+        MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | (userns >= 0 ? LCL_MOUNT_ATTR_IDMAP : 0), 0,
+        MS_PRIVATE, userns >= 0 ? (uint64_t)userns : 0};
     if (syscall(SYS_mount_setattr, fd, "", AT_EMPTY_PATH, &ma, sizeof ma) < 0) {
         e = errno;
         close(fd);

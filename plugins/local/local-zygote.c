@@ -726,9 +726,10 @@ static int zyg_start(void *ud, struct lcl_child *c, pid_t *pid, int *pidfd)
          * mount namespace has nothing of the host's to bind it from),
          * seen through the zygote's user namespace (local-ids.c). */
         close_fd(&wfd);
-        wfd = lcl_work_detached(c->sb);
-        int ns = wfd < 0 || !p->ids_per_exec ? -1 : lcl_id_userns(&x->z->id, x->z->pid);
-        if (wfd < 0 || (p->ids_per_exec && (ns < 0 || lcl_mount_idmap(wfd, ns) < 0))) {
+        int ns = p->ids_per_exec ? lcl_id_userns(&x->z->id, x->z->pid) : -1;
+        if (!p->ids_per_exec || ns >= 0)
+            wfd = lcl_work_detached(c->sb, ns);
+        if (wfd < 0) {
             int e = errno;
             ret = p->host->set_error(p->h, e == ELOOP || e == ENOTDIR ? SBX_E_PATH : SBX_E_IO,
                                      "zygote: a detached copy of %s: %s", c->sb->work,

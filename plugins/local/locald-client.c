@@ -325,7 +325,7 @@ int lcl_locald_exec(struct lcl_prov *p, const struct lcl_child *c, struct lcl_cg
     struct timeval tv = {p->locald_strict ? 30 : 10, 0};
     setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
     /* The work directory, as a detached copy of its mount. */
-    int wfd = lcl_work_detached(sb);
+    int wfd = lcl_work_detached(sb, -1); /* the daemon idmaps it for its init */
     if (wfd < 0) {
         p->host->log(p->h, SBX_LOG_DEBUG, "daemon: detaching a copy of %s: %s", sb->work,
                      strerror(errno));
