@@ -33,7 +33,7 @@ FIRST=1879048192 COUNT=4096 # the defaults (plugins/local/local.c)
 export POLYSANDBOX_LOCALD="$DAEMON_BIN" POLYSANDBOX_LOCALD_IDLE=5
 
 # payload_of TAG: the pid of the sandboxed `sleep TAG`, waited for (20 s
-# at most).
+# at most).  Tags carry this run's pid: a concurrent run's are others.
 payload_of() {
     i=0
     while [ $i -lt 200 ]; do
@@ -78,9 +78,9 @@ start() {
 echo "1..7"
 
 # 1-2. Two in-process sandboxes at once.
-start in-process 41.2513 -- sh -c 'exec sleep 41.2513'
+start in-process 41.${$}1 -- sh -c "exec sleep 41.${$}1"
 a=$pl
-start in-process 41.5027 -- sh -c 'exec sleep 41.5027'
+start in-process 41.${$}2 -- sh -c "exec sleep 41.${$}2"
 b=$pl
 ua=$(uid_of "$a") ub=$(uid_of "$b")
 if in_range "$ua" && in_range "$ub" && [ "$ua" != "$ub" ]; then
@@ -96,7 +96,7 @@ else
 fi
 
 # 3. Through polysandbox-locald (strict: served by a prepared sandbox).
-start daemon 42.2531 -- sh -c 'exec sleep 42.2531'
+start daemon 42.${$}3 -- sh -c "exec sleep 42.${$}3"
 d=$pl
 ud=$(uid_of "$d")
 if [ -n "$d" ] && guarded "$d" && [ "$ud" != "$ua" ] && [ "$ud" != "$ub" ]; then
@@ -107,7 +107,7 @@ fi
 
 # 4. Through a python zygote.
 POLYSANDBOX_LOCAL_DAEMON=off "$PS" run -t 60s --lang python \
-    -c 'import time; time.sleep(43.2547)' </dev/null >/dev/null 2>"$tmp/zyg.err" &
+    -c 'import time; time.sleep(43.5)' </dev/null >/dev/null 2>"$tmp/zyg.err" &
 bg="$bg $!"
 z=""
 i=0
@@ -160,13 +160,13 @@ base=$((1879052288 + ($$ % 4096) * 2))
 cfg="$tmp/config"
 mkdir -p "$cfg" && cp -R "$POLYSANDBOX_CONFIG_DIR"/. "$cfg/" || exit 99
 printf '\n[settings]\nuid = %s\nids = 2\n' "$base" >>"$cfg/providers.d/local.ini"
-POLYSANDBOX_CONFIG_DIR=$cfg POLYSANDBOX_LOCAL_DAEMON=off "$PS" run -t 60s -- sh -c 'exec sleep 44.2553' \
+POLYSANDBOX_CONFIG_DIR=$cfg POLYSANDBOX_LOCAL_DAEMON=off "$PS" run -t 60s -- sh -c "exec sleep 44.${$}5" \
     </dev/null >/dev/null 2>&1 &
 bg="$bg $!"
-POLYSANDBOX_CONFIG_DIR=$cfg POLYSANDBOX_LOCAL_DAEMON=off "$PS" run -t 60s -- sh -c 'exec sleep 44.5061' \
+POLYSANDBOX_CONFIG_DIR=$cfg POLYSANDBOX_LOCAL_DAEMON=off "$PS" run -t 60s -- sh -c "exec sleep 44.${$}6" \
     </dev/null >/dev/null 2>&1 &
 bg="$bg $!"
-p1=$(payload_of 44.2553) p2=$(payload_of 44.5061)
+p1=$(payload_of 44.${$}5) p2=$(payload_of 44.${$}6)
 u1=$(uid_of "$p1") u2=$(uid_of "$p2")
 if [ -n "$u1" ] && [ -n "$u2" ] && [ "$u1" != "$u2" ] &&
     [ $((u1 + u2)) = $((base * 2 + 1)) ]; then
