@@ -128,30 +128,18 @@ static int user_dir(loader *ld, char **out)
     return *out ? SBX_OK : core_cfg_nomem(ld);
 }
 
-/* @path, and resolved when that differs (it exists), into @v. */
+/* An absolute @path into @v, once. */
 static int private_push(char ***v, const char *path)
 {
-    char *real;
-    int rc = SBX_OK;
-
     if (!path || path[0] != '/' || core_strv_has(*v, path))
         return SBX_OK;
-    if (core_strv_push(v, path) != SBX_OK)
-        return SBX_E_NOMEM;
-    errno = 0;
-    real = core_canonical(path);
-    if (!real && errno == ENOMEM)
-        return SBX_E_NOMEM;
-    if (real && strcmp(real, path) && !core_strv_has(*v, real))
-        rc = core_strv_push(v, real);
-    free(real);
-    return rc;
+    return core_strv_push(v, path);
 }
 
 /* host->private_paths: the configuration directories (the one in use,
  * the system one, the user's), the state directory (the configured one
- * and the built-in one), every provider directory; each also resolved
- * (a provider compares them with what it shows). */
+ * and the built-in one), every provider directory, as configured (a
+ * provider resolves what it needs to). */
 static int private_paths(loader *ld)
 {
     core_config *cfg = ld->cfg;

@@ -91,9 +91,33 @@ static int hidden_push(struct lcl_prov *p, char **list, size_t *n, const char *p
     return 0;
 }
 
-/* @path (the core lists each of its paths also resolved); one that is a
- * directory with no link on its way is a mask candidate (a mask's
- * mount point must be the same path inside the new root). */
+/* A directory of ours that exists, as a mask candidate: its path with no
+ * link on the way (a mask's mount point is the same path inside the new
+ * root), resolved when it has one (rare: realpath then). */
+static int mask_candidate(struct lcl_prov *p, const char *path)
+{
+    struct open_how how = {.flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+                           .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS};
+    long fd = syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof how);
+    if (fd >= 0) {
+        close((int)fd);
+        return hidden_push(p, p->masks, &p->n_masks, path);
+    }
+    struct stat st;
+    if ((errno != ELOOP && errno != ENOSYS) || stat(path, &st) < 0 || !S_ISDIR(st.st_mode))
+        return 0; /* absent or not a directory: nothing to cover */
+    char *real = realpath(path, NULL);
+    int ret = 0;
+    if (real && strcmp(real, "/")) {
+        ret = hidden_push(p, p->hidden, &p->n_hidden, real);
+        if (!ret)
+            ret = hidden_push(p, p->masks, &p->n_masks, real);
+    }
+    free(real);
+    return ret;
+}
+
+/* @path: never bound, and covered where it is below a bound tree. */
 static int hide(struct lcl_prov *p, const char *path)
 {
     char buf[PATH_MAX];
@@ -106,18 +130,9 @@ static int hide(struct lcl_prov *p, const char *path)
     buf[n] = '\0';
     for (size_t i = 0; i < p->n_hidden; i++)
         if (!strcmp(p->hidden[i], buf))
-            return 0; /* seen (as given, or resolved) */
+            return 0;
     int ret = hidden_push(p, p->hidden, &p->n_hidden, buf);
-    struct open_how how = {.flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
-                           .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS};
-    long fd = ret ? -1 : syscall(SYS_openat2, AT_FDCWD, buf, &how, sizeof how);
-    struct stat st;
-    if (fd < 0 && !ret && errno == ENOSYS && stat(buf, &st) == 0 && S_ISDIR(st.st_mode))
-        fd = open(buf, O_PATH | O_DIRECTORY | O_CLOEXEC); /* before 5.6: as given */
-    if (fd < 0)
-        return ret; /* absent, a link on its way, not a directory: nothing to cover */
-    close((int)fd);
-    return hidden_push(p, p->masks, &p->n_masks, buf);
+    return ret ? ret : mask_candidate(p, buf);
 }
 
 int lcl_layout_hidden(struct lcl_prov *p)
