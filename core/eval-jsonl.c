@@ -68,16 +68,26 @@ static int slurp(const char *path, char **data, size_t *len)
 
 int core_jsonl_read(const char *path, core_jsonl_cb cb, void *ud)
 {
-    char *data = NULL, *p, *end;
-    size_t len = 0, line = 0;
+    char *data = NULL;
+    size_t len = 0;
     int rc;
 
     if ((rc = slurp(path, &data, &len)) != SBX_OK)
         return rc;
-    end = data + len;
+    rc = core_jsonl_parse(path, data, len, cb, ud);
+    free(data);
+    return rc;
+}
+
+int core_jsonl_parse(const char *path, const char *data, size_t len, core_jsonl_cb cb, void *ud)
+{
+    const char *p, *end = data + len;
+    size_t line = 0;
+    int rc = SBX_OK;
+
     for (p = data; p < end && rc == SBX_OK;) {
-        char *nl = memchr(p, '\n', (size_t)(end - p));
-        char *eol = nl ? nl : end;
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        const char *eol = nl ? nl : end;
         const char *q = p;
         json_error_t jerr;
         json_t *obj;
@@ -101,7 +111,6 @@ int core_jsonl_read(const char *path, core_jsonl_cb cb, void *ud)
         json_decref(obj);
         p = eol + 1;
     }
-    free(data);
     return rc;
 }
 

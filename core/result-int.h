@@ -27,6 +27,9 @@ struct sbx_result {
     char *error;              /* sandbox or compile error text, or NULL */
     int error_code;
     uint64_t retry_after_ns;  /* Retry-After of a failed exec, or 0 */
+    bool compiled;            /* a template's compile step ran */
+    sbx_run_status compile_status; /* its own status (before COMPILE_ERROR) */
+    uint64_t compile_ns;      /* how long it ran */
 };
 
 /* A zeroed result with unknown figures at -1; NULL on ENOMEM. */

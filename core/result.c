@@ -111,3 +111,14 @@ const char *sbx_result_provider(const sbx_result *r) { return r ? r->provider : 
 const char *sbx_result_sandbox_id(const sbx_result *r) { return r ? r->sandbox_id : NULL; }
 const char *sbx_result_error(const sbx_result *r) { return r ? r->error : NULL; }
 int sbx_result_error_code(const sbx_result *r) { return r ? r->error_code : 0; }
+
+bool sbx_result_compile(const sbx_result *r, sbx_run_status *status, uint64_t *ns)
+{
+    if (!r || !r->compiled)
+        return false;
+    if (status)
+        *status = r->compile_status;
+    if (ns)
+        *ns = r->compile_ns;
+    return true;
+}

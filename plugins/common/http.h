@@ -84,7 +84,8 @@ typedef struct ph_response {
 
 /* Performs one request.  Returns SBX_OK whenever an HTTP answer arrived,
  * whatever its status (look at resp->status, or use ph_status_code);
- * otherwise SBX_E_NETWORK (could not connect, connection dropped: retryable),
+ * otherwise SBX_E_NETWORK (could not connect, connection dropped, an answer
+ * without a valid status line: retryable),
  * SBX_E_TIMEOUT (the request's time limit passed), SBX_E_LIMIT (collected
  * body over max_body), on_data's status when it aborted, or SBX_E_NOMEM, with
  * a message naming the method and path in err.  resp is always left

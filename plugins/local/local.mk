@@ -25,7 +25,10 @@ plugins_local_local_la_SOURCES = \
 	plugins/local/local-util.c \
 	plugins/local/locald-client.c \
 	plugins/local/locald-proto.c \
-	plugins/local/locald-proto.h
+	plugins/local/locald-proto.h \
+	plugins/common/syscall-lists.h \
+	plugins/common/syscall-prelude.h
+plugins_local_local_la_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/plugins/common
 plugins_local_local_la_CFLAGS = $(SBX_MODULE_COPTS) $(SECCOMP_CFLAGS) $(JANSSON_CFLAGS) \
 	-DLCL_LOCALD_PATH='"$(pkglibexecdir)/polysandbox-locald"'
 plugins_local_local_la_LDFLAGS = $(SBX_MODULE_LDOPTS)
@@ -39,6 +42,7 @@ plugins_local_polysandbox_locald_SOURCES = $(plugins_local_local_la_SOURCES) \
 	plugins/local/locald.h \
 	plugins/local/locald.c \
 	plugins/local/locald-zygote.c
+plugins_local_polysandbox_locald_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/plugins/common
 plugins_local_polysandbox_locald_CFLAGS = $(AM_CFLAGS) $(SECCOMP_CFLAGS) $(JANSSON_CFLAGS) \
 	-DLCL_LOCALD_PATH='"$(pkglibexecdir)/polysandbox-locald"'
 plugins_local_polysandbox_locald_LDADD = $(SECCOMP_LIBS) $(JANSSON_LIBS)

@@ -2,23 +2,29 @@
 #
 # tests/hostile/hostile is built but never run on the host: run.sh copies
 # it into sandboxes with `polysandbox run --file` and checks the status of
-# each attack and the host afterwards.
-
-if BUILD_PROVIDER_LOCAL
-check_PROGRAMS += tests/hostile/hostile
+# each attack and the host afterwards.  The seccomp filter: probe (built,
+# only ever run inside the sandbox by syscalls.sh) tries each filtered
+# call harmlessly.
+HOSTILE_BINS = tests/hostile/hostile tests/hostile/probe
 tests_hostile_hostile_SOURCES = tests/hostile/hostile.c
-TESTS += tests/hostile/run.sh
-endif
-dist_check_SCRIPTS += tests/hostile/run.sh
-
-# The seccomp filter: probe (built, only ever run inside the sandbox by
-# syscalls.sh) tries each filtered call harmlessly.
-if BUILD_PROVIDER_LOCAL
-check_PROGRAMS += tests/hostile/probe
 tests_hostile_probe_SOURCES = tests/hostile/probe.c
-TESTS += tests/hostile/syscalls.sh
+if BUILD_PROVIDER_LOCAL
+check_PROGRAMS += $(HOSTILE_BINS)
+TESTS += tests/hostile/run.sh tests/hostile/syscalls.sh
 endif
-dist_check_SCRIPTS += tests/hostile/syscalls.sh
+dist_check_SCRIPTS += tests/hostile/run.sh tests/hostile/syscalls.sh
+
+# The same programs through the docker provider, on a real dockerd: its
+# exec helper outlives them, its containers' seccomp profile and its
+# commands' filter answer as the local filter does.
+if BUILD_PROVIDER_DOCKER
+if !BUILD_PROVIDER_LOCAL
+check_PROGRAMS += $(HOSTILE_BINS)
+endif
+TESTS += tests/hostile/run-docker.sh tests/hostile/syscalls-docker.sh
+endif
+dist_check_SCRIPTS += tests/hostile/run-docker.sh tests/hostile/syscalls-docker.sh
+CLEANFILES += tests/hostile/ps-docker
 
 # Python runs forked from the template's zygote: the same verdicts and
 # isolation as runs started afresh; a killed zygote is replaced.
