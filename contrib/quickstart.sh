@@ -27,6 +27,9 @@ PACKAGES="$PACKAGES uidmap slirp4netns fuse-overlayfs"
 # clang and its libFuzzer and sanitizer runtimes: the fuzz targets of
 # tests/fuzz (configure --enable-fuzzing CC=clang-14; .ci/run runs them).
 PACKAGES="$PACKAGES clang-14 libclang-rt-14-dev"
+# The modal provider: protobuf-c and its compiler (Modal speaks gRPC); its
+# test fake: a gRPC server from grpcio, its messages made by protoc.
+PACKAGES="$PACKAGES libprotobuf-c-dev protobuf-c-compiler python3-grpcio protobuf-compiler"
 
 echo "quickstart: installing Debian packages: $PACKAGES"
 export DEBIAN_FRONTEND=noninteractive

@@ -244,7 +244,7 @@ nomem:
  * disabled): a missing module for one of them is explained as such. */
 static bool reserved_name(const char *name)
 {
-    static const char *const reserved[] = { "modal", "kubernetes" };
+    static const char *const reserved[] = { "kubernetes" };
 
     for (size_t i = 0; i < sizeof reserved / sizeof reserved[0]; i++)
         if (strcmp(name, reserved[i]) == 0)

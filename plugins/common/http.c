@@ -36,6 +36,7 @@ struct ph_client {
     char *ca_file, *cert_file, *key_file;
     long connect_timeout_ms;
     long timeout_ms;
+    int http2;
     struct curl_slist *headers;  /* wiped on free */
     pthread_mutex_t lock;
     CURLM *idle[PH_IDLE_MAX];    /* multis, each with its connections */
@@ -142,6 +143,12 @@ int ph_client_new(const ph_client_conf *conf, ph_client **out, char err[PH_ERR_M
     c->connect_timeout_ms = conf->connect_timeout_ms > 0 ? conf->connect_timeout_ms
                                                          : PH_CONNECT_DEFAULT_MS;
     c->timeout_ms = conf->timeout_ms > 0 ? conf->timeout_ms : 0;
+    c->http2 = conf->http2 != 0;
+    if (c->http2 && c->unix_path) {
+        set_err(err, "%s: HTTP/2 over a unix socket is not supported", conf->base_url);
+        ph_client_free(c);
+        return SBX_E_INVAL;
+    }
     *out = c;
     return SBX_OK;
 }
@@ -250,8 +257,19 @@ static int setup_common(ph_client *c, CURL *h, const char *path, char err[PH_ERR
     free(url);
     ok = ok && curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L) == CURLE_OK;
     ok = ok && curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, c->connect_timeout_ms) == CURLE_OK;
-    /* Plain HTTP/1.1: the services' streaming endpoints are written for it. */
-    ok = ok && curl_easy_setopt(h, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1) == CURLE_OK;
+    /* Plain HTTP/1.1: the services' streaming endpoints are written for it;
+     * HTTP/2 only when asked (gRPC), where nothing else will do. */
+    long version = !c->http2 ? (long)CURL_HTTP_VERSION_1_1
+                 : strncmp(c->base, "https://", 8) == 0 ? (long)CURL_HTTP_VERSION_2TLS
+                                                        : (long)CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE;
+    ok = ok && curl_easy_setopt(h, CURLOPT_HTTP_VERSION, version) == CURLE_OK;
+    /* libcurl before 8.0.0 fails a request that reuses a connection made
+     * with HTTP/2 prior knowledge ("Error in the HTTP2 framing layer",
+     * curl issue 10634): there, each such request connects anew. */
+    if (ok && version == (long)CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE &&
+        curl_version_info(CURLVERSION_NOW)->version_num < 0x080000)
+        ok = curl_easy_setopt(h, CURLOPT_FRESH_CONNECT, 1L) == CURLE_OK &&
+             curl_easy_setopt(h, CURLOPT_FORBID_REUSE, 1L) == CURLE_OK;
     if (ok && c->unix_path)
         ok = curl_easy_setopt(h, CURLOPT_UNIX_SOCKET_PATH, c->unix_path) == CURLE_OK;
     if (ok && c->ca_file)
@@ -527,6 +545,19 @@ int ph_do(ph_client *c, const ph_request *rq, ph_response *resp, char err[PH_ERR
 
     cc = perform(m, x.h);
     curl_easy_getinfo(x.h, CURLINFO_RESPONSE_CODE, &resp->status);
+    if (cc == CURLE_OK && c->http2) {
+        long v = 0;
+
+        curl_easy_getinfo(x.h, CURLINFO_HTTP_VERSION, &v);
+        if (v != CURL_HTTP_VERSION_2_0) {
+            curl_easy_setopt(x.h, CURLOPT_HTTPHEADER, NULL);
+            curl_easy_setopt(x.h, CURLOPT_ERRORBUFFER, NULL);
+            wipe_headers(hdrs);
+            curl_easy_cleanup(x.h);
+            set_err(err, "%s %s: the server did not speak HTTP/2", method, rq->path);
+            return SBX_E_BACKEND;
+        }
+    }
     /* The header list may carry credentials: wipe it now. */
     curl_easy_cleanup(x.h);
     wipe_headers(hdrs);

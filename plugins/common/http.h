@@ -38,6 +38,10 @@ typedef struct ph_client_conf {
     const char *key_file;   /* its private key (PEM); NULL: none */
     long connect_timeout_ms; /* 0: 10 s */
     long timeout_ms;        /* default whole-request limit; 0: none */
+    /* Speak HTTP/2 (gRPC): with prior knowledge over http://, negotiated by
+     * ALPN over https:// (an answer in HTTP/1.1 then fails the request);
+     * 0: HTTP/1.1. */
+    int http2;
 } ph_client_conf;
 
 /* Makes a client.  Strings are copied.  Returns SBX_OK, SBX_E_INVAL (bad URL

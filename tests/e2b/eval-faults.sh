@@ -20,14 +20,7 @@ start_fake --seed 3
 # 100 tasks, 2 samples each: the reference solution and, for every third
 # task, a wrong one (else the reference again), so pass@1 is neither 0 nor 1.
 "$PY" "$top_srcdir/tests/bench/eval-gen.py" -n 100 "$tmp/data.jsonl" >/dev/null || exit 99
-"$PY" - "$tmp/data.jsonl" >"$tmp/samples.jsonl" <<'EOF' || exit 99
-import json, sys
-for i, line in enumerate(open(sys.argv[1])):
-    t = json.loads(line)
-    print(json.dumps({"task_id": t["task_id"], "completion": t["canonical_solution"]}))
-    wrong = "    return None\n" if i % 3 == 0 else t["canonical_solution"]
-    print(json.dumps({"task_id": t["task_id"], "completion": wrong}))
-EOF
+"$PY" "$top_srcdir/tests/lib/eval-faults.py" samples "$tmp/data.jsonl" >"$tmp/samples.jsonl" || exit 99
 
 run_eval() {
     timeout -k 5 600 "$PS" -q eval --provider e2b -j 2 --json --timeout 10s \
@@ -51,30 +44,8 @@ check "the fake did inject them ($(cat "$tmp/fake_answer" | "$PY" -c 'import jso
     fake_state 's["injected"]["errors"] >= 30 and s["injected"]["drops"] >= 5'
 
 same() {
-    "$PY" - "$tmp/calm.json" "$tmp/stormy.json" "$tmp/calm.jsonl" "$tmp/stormy.jsonl" "$1" <<'EOF'
-import json, sys
-calm, stormy = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
-def records(p):
-    out = {}
-    for line in open(p):
-        r = json.loads(line)
-        out.setdefault(r["sample"], []).append(r)
-    return out
-rc, rs = records(sys.argv[3]), records(sys.argv[4])
-what = sys.argv[5]
-if what == "passk":
-    ok = calm["pass_at_k"]["1"] == stormy["pass_at_k"]["1"] and calm["counts"] == stormy["counts"]
-    print("# pass@1 %s vs %s" % (calm["pass_at_k"]["1"], stormy["pass_at_k"]["1"]))
-elif what == "once":
-    ok = sorted(rs) == list(range(200)) and all(len(v) == 1 for v in rs.values())
-elif what == "verdicts":
-    diff = [s for s in rc if rc[s][0]["verdict"] != rs[s][0]["verdict"]]
-    print("# differing samples: %s" % diff[:10])
-    ok = not diff
-elif what == "provider":
-    ok = all(r[0]["provider"] == "e2b" for r in rs.values())
-sys.exit(0 if ok else 1)
-EOF
+    "$PY" "$top_srcdir/tests/lib/eval-faults.py" same "$tmp/calm.json" "$tmp/stormy.json" \
+        "$tmp/calm.jsonl" "$tmp/stormy.jsonl" "$1" e2b 200
 }
 check "pass@1 and the verdict counts are the same with and without faults" same passk
 check "every sample has exactly one record in the results file" same once

@@ -5,11 +5,22 @@
 # each attack and the host afterwards.  The seccomp filter: probe (built,
 # only ever run inside the sandbox by syscalls.sh) tries each filtered
 # call harmlessly.
+#
+# Both are linked statically and built without the user's CFLAGS: they run
+# in containers whose image has neither libasan (a sanitizer build) nor,
+# perhaps, our libc.
 HOSTILE_BINS = tests/hostile/hostile tests/hostile/probe
-tests_hostile_hostile_SOURCES = tests/hostile/hostile.c
-tests_hostile_probe_SOURCES = tests/hostile/probe.c
+HOSTILE_CFLAGS = -std=gnu11 -O2 -g $(WARN_CFLAGS) -static
+tests/hostile/hostile: tests/hostile/hostile.c
+	$(AM_V_CC)$(MKDIR_P) tests/hostile && \
+	$(CC) $(HOSTILE_CFLAGS) -o $@ $(srcdir)/tests/hostile/hostile.c
+tests/hostile/probe: tests/hostile/probe.c
+	$(AM_V_CC)$(MKDIR_P) tests/hostile && \
+	$(CC) $(HOSTILE_CFLAGS) -o $@ $(srcdir)/tests/hostile/probe.c
+EXTRA_DIST += tests/hostile/hostile.c tests/hostile/probe.c
+CLEANFILES += $(HOSTILE_BINS)
 if BUILD_PROVIDER_LOCAL
-check_PROGRAMS += $(HOSTILE_BINS)
+check_SCRIPTS += $(HOSTILE_BINS)
 TESTS += tests/hostile/run.sh tests/hostile/syscalls.sh
 endif
 dist_check_SCRIPTS += tests/hostile/run.sh tests/hostile/syscalls.sh
@@ -19,7 +30,7 @@ dist_check_SCRIPTS += tests/hostile/run.sh tests/hostile/syscalls.sh
 # commands' filter answer as the local filter does.
 if BUILD_PROVIDER_DOCKER
 if !BUILD_PROVIDER_LOCAL
-check_PROGRAMS += $(HOSTILE_BINS)
+check_SCRIPTS += $(HOSTILE_BINS)
 endif
 TESTS += tests/hostile/run-docker.sh tests/hostile/syscalls-docker.sh
 endif

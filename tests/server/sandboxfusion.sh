@@ -44,7 +44,10 @@ check "a compiled language: compile_result Finished 0 and run_result" \
 rc_post '{"language":"c","code":"int main(void) { return }"}'
 check "compile error: Failed, compile_result Finished rc != 0 with the compiler's stderr, no run_result" \
     fj "j['status'] == 'Failed' and j['compile_result']['status'] == 'Finished' and j['compile_result']['return_code'] not in (0, None) and 'error' in j['compile_result']['stderr'] and j['run_result'] is None"
-rc_post '{"language":"c","code":"#include \"/dev/zero\"\nint main(void) { return 0; }","compile_timeout":0.5}'
+# A file that includes itself twice at each of 40 levels: 2^40 includes,
+# all time and almost no memory (reading /dev/zero hit the memory limit
+# first on a slow machine).
+rc_post '{"language":"c","code":"#if __INCLUDE_LEVEL__ < 40\n#include __FILE__\n#include __FILE__\n#endif\n#if __INCLUDE_LEVEL__ == 0\nint main(void) { return 0; }\n#endif\n","compile_timeout":0.5}'
 check "compile timeout (compile_timeout): compile_result TimeLimitExceeded" \
     fj "j['status'] == 'Failed' and j['compile_result']['status'] == 'TimeLimitExceeded' and j['run_result'] is None"
 rc_post '{"language":"bash","code":"exit 127"}'
