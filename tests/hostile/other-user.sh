@@ -25,9 +25,9 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/ps-other-user.XXXXXX") || exit 99
 chmod 755 "$tmp"
 victim=psbx-v$$
 attacker=psbx-a$$
-bg=""
 cleanup() {
-    for p in $bg; do kill "$p" 2>/dev/null; done
+    # The lock's holder (test 7) lets go once its mark is gone.
+    rm -f "$tmp/hold"
     wait 2>/dev/null
     for u in "$vuid" "$auid"; do
         [ -n "$u" ] || continue
@@ -216,8 +216,11 @@ fi
 plant=$(lock_name "$state" "$vuid" app=demo)
 as "$attacker" sh -c "mkdir -m 777 $state $state/locks && chmod 777 $state &&
     touch $plant && chmod 666 $plant"
-as "$attacker" flock -x "$plant" sleep 60 &
-bg="$bg $!"
+# The holder keeps the lock while $tmp/hold exists (at most 60 s), so
+# the test ends as soon as its checks do.
+touch "$tmp/hold"
+as "$attacker" flock -x "$plant" sh -c \
+    "i=0; while [ -e $tmp/hold ] && [ \$i -lt 600 ]; do sleep 0.1; i=\$((i + 1)); done" &
 sleep 0.3
 start=$(date +%s)
 (cd "$tmp" && timeout 20 setpriv --reuid="$vuid" --regid="$(id -g "$victim")" --clear-groups \
