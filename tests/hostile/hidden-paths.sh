@@ -7,15 +7,23 @@
 # are sealed to), its state and its modules below /usr
 # (/usr/local/etc/polysandbox, /usr/local/var/lib/polysandbox,
 # /usr/local/lib/polysandbox/providers); under /usr its modules.  For
-# this build (the configured prefix) and a second one configured here
-# with --prefix=/usr --sysconfdir=/etc --localstatedir=/var (built in
-# this test's directory), each of those directories, the configuration
-# directory in use and the provider directory in use is made (in
+# this build (the configured prefix) and a /usr installation, each of
+# those directories, the configuration directory in use and the provider
+# directory in use is made (in
 # overlays over /usr, /etc and /var in a private mount namespace: the
 # real ones are never touched) holding a marker file, and a sandbox tries
 # to read each marker: in-process, through a python zygote and through
 # polysandbox-locald.  A marker in a directory of ours it may see proves
 # the probe sees what is there.  Needs root (mounts).
+#
+# The /usr installation is this build run with the configuration in
+# /etc/polysandbox, its state_dir /var/lib/polysandbox and its modules
+# from /usr/lib/polysandbox/providers: what a sandbox hides is what the
+# core reports as configured (test-config.c checks the built-in
+# directories are among them).  With POLYSANDBOX_TEST_USR_BUILD=1 it is
+# instead a second build of this tree's distribution configured with
+# --prefix=/usr --sysconfdir=/etc --localstatedir=/var, whose built-in
+# directories are those (some minutes on two cores: not the default).
 
 : "${top_srcdir:?top_srcdir is not set (run through make check)}"
 . "$top_srcdir/tests/hostile/lib.sh"
@@ -56,17 +64,21 @@ dirs_of() {
 # /etc and /var; our directories made with a marker each; runs that try
 # to read them.  Prints one line per run: the markers seen.
 cat >"$tmp/inside.sh" <<'EOF'
-build=$1 tag=$2 prefix=$3 ours=$4
+build=$1 tag=$2 prefix=$3 ours=$4 conf=$5 pdir=$6 state=$7
 for d in /usr /etc /var; do
     mkdir -p "$tmp/$tag/up$d" "$tmp/$tag/wk$d" &&
         mount -t overlay overlay -o "lowerdir=$d,upperdir=$tmp/$tag/up$d,workdir=$tmp/$tag/wk$d" "$d" ||
         { echo "overlay on $d failed"; exit 1; }
 done
-share=$prefix/share/psbx-hidden-test
-conf=$share/conf pdir=$prefix/lib/psbx-hidden-test/providers seen=$share/visible
+seen=$prefix/share/psbx-hidden-test/visible
 mkdir -p "$conf" "$pdir" "$seen" && cp -RL "$POLYSANDBOX_CONFIG_DIR"/. "$conf"/ &&
     cp "$build/plugins/local/.libs/local.so" "$build/plugins/local/local-zygote.so" "$pdir"/ ||
     { echo "setting up $conf and $pdir failed"; exit 1; }
+if [ -n "$state" ]; then
+    sed -i "s|^\[core\]\$|[core]\nstate_dir = $state|" "$conf/polysandbox.ini" &&
+        grep -q "^state_dir = $state\$" "$conf/polysandbox.ini" ||
+        { echo "setting state_dir in $conf failed"; exit 1; }
+fi
 all="$ours $conf $pdir"
 for d in $all $seen; do
     mkdir -p "$d" && echo marker >"$d/marker.txt" || { echo "marker in $d failed"; exit 1; }
@@ -95,13 +107,22 @@ for mode in in-process zygote daemon; do
 done
 EOF
 
-# check BUILD TAG: the three runs of BUILD in a namespace of their own.
+# check BUILD TAG NAME [OURS PREFIX]: the three runs of BUILD in a
+# namespace of their own; OURS (its built-in directories unless given)
+# are the configuration, state and provider directories in use when
+# given, else test ones are, below PREFIX (BUILD's unless given).
 check() {
     build=$1 tag=$2 name=$3
-    ours=$(dirs_of "$build")
-    prefix=$(configured "$build" prefix)
+    ours=${4:-$(dirs_of "$build")}
+    prefix=${5:-$(configured "$build" prefix)}
+    if [ -n "$4" ]; then
+        set -- $ours
+        conf=$1 state=$2 pdir=$3
+    else
+        conf=$prefix/share/psbx-hidden-test/conf pdir=$prefix/lib/psbx-hidden-test/providers state=
+    fi
     tmp=$tmp unshare -m --propagation private sh "$tmp/inside.sh" "$build" "$tag" "$prefix" \
-        "$ours" >"$tmp/$tag.out" 2>&1
+        "$ours" "$conf" "$pdir" "$state" >"$tmp/$tag.out" 2>&1
     for mode in in-process zygote daemon; do
         line=$(grep "^$mode:" "$tmp/$tag.out")
         vis="$prefix/share/psbx-hidden-test/visible"
@@ -124,7 +145,13 @@ check() {
 echo "1..6"
 check "$top_builddir" this "this ($(configured "$top_builddir" prefix))"
 
-# The second build: this tree's distribution, configured for /usr.
+# The /usr installation: configured so, or (POLYSANDBOX_TEST_USR_BUILD=1)
+# built so from this tree's distribution.
+if [ "${POLYSANDBOX_TEST_USR_BUILD:-0}" != 1 ]; then
+    check "$top_builddir" usr "a /usr (this build configured so)" \
+        "/etc/polysandbox /var/lib/polysandbox /usr/lib/polysandbox/providers" /usr
+    exit 0
+fi
 usrb="$tmp/usr-build"
 mkdir -p "$usrb" &&
     make -C "$top_builddir" distdir distdir="$tmp/src" >"$tmp/build.log" 2>&1 &&
