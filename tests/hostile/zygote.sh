@@ -275,12 +275,18 @@ EOF
 "$PS" -q eval --dataset "$tmp/view.jsonl" --canonical -j 1 -k 1 --timeout 30s \
     --out "$tmp/view.out" >/dev/null 2>"$tmp/view.err" &
 eval_pid=$!
+# The zygote is looked at once it has left the host's user namespace,
+# its maps are written and its root is the sandbox's (a loaded machine
+# may take seconds): while the eval runs, 30 s at most.
+myns=$(readlink /proc/$$/ns/user)
 zpid=
 i=0
-while [ $i -lt 100 ]; do
+while [ $i -lt 300 ] && kill -0 "$eval_pid" 2>/dev/null; do
     zpid=$(zygotes | head -n 1)
     [ -n "$zpid" ] && [ -f "/proc/$zpid/root/usr/bin/env" ] &&
-        [ -n "$(cat "/proc/$zpid/uid_map" 2>/dev/null)" ] && break
+        [ "$(readlink "/proc/$zpid/ns/user" 2>/dev/null || echo "$myns")" != "$myns" ] &&
+        [ -n "$(cat "/proc/$zpid/uid_map" 2>/dev/null)" ] &&
+        [ "$(grep -c . "/proc/$zpid/mountinfo" 2>/dev/null || echo 999)" -lt 100 ] && break
     sleep 0.1
     i=$((i + 1))
 done
