@@ -598,7 +598,6 @@ static void diagnose_open_failure(const char *path, char *err, size_t len)
     snprintf(err, len, "libltdl: %s", lterr ? lterr : "unknown error");
 }
 
-/* Open @p->path with the given scope; on failure records the reason. */
 /* Its constructors run with our privileges (root's, often): the module
  * and every directory above it must be root's or ours, writable by no
  * one else.  False: rejected (SBX_E_LOAD_UNSAFE, or out of memory). */
@@ -630,6 +629,7 @@ static bool module_trusted(struct sbx_provider *p)
     return false;
 }
 
+/* Open @p->path with the given scope; on failure records the reason. */
 static int open_module(struct sbx_provider *p, bool global, lt_dlhandle *out)
 {
     lt_dladvise advise;
