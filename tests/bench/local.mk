@@ -17,7 +17,7 @@ noinst_PROGRAMS += tests/bench/bench-pool
 tests_bench_bench_pool_SOURCES = tests/bench/bench-pool.c
 tests_bench_bench_pool_LDADD = core/libpolysandbox.la
 
-EXTRA_DIST += tests/bench/rate.py tests/bench/summary.py
+EXTRA_DIST += tests/bench/rate.py tests/bench/summary.py tests/bench/python.py
 # The summary's verdicts, from figures files the test writes.
 TESTS += tests/bench/summary-test.sh
 dist_check_SCRIPTS += tests/bench/summary-test.sh
