@@ -161,8 +161,6 @@ static void test_every_module(void)
     sbx_ctx_free(ctx);
 }
 
-/* optional=true drops failures; no conf or enabled=false is disabled;
- * unknown settings are refused before init. */
 /* @src copied to @dst with @mode. */
 static void copy_module(const char *src, const char *dst, mode_t mode)
 {
@@ -244,6 +242,8 @@ static void test_unsafe_modules(void)
     sbx_ctx_free(ctx);
 }
 
+/* optional=true drops failures; no conf or enabled=false is disabled;
+ * unknown settings are refused before init. */
 static void test_optional_disabled_settings(void)
 {
     char dir[1024], where[4096];
