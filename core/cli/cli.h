@@ -66,7 +66,12 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 /* getopt_long's own message was printed: add the --help hint; returns 2. */
 int cli_bad_option(const char *cmd);
-/* Report the last library error on @ctx with a prefix; returns 125. */
+/* The exit status of a library error @code: 2 for the caller's mistakes
+ * (SBX_E_INVAL, SBX_E_NOT_FOUND, SBX_E_LIMIT: a bad id or --cwd, no such
+ * sandbox or language, a limit above its maximum), else 125. */
+int cli_exit_for(int code);
+/* Report the last library error on @ctx with a prefix; returns
+ * cli_exit_for(@code). */
 int cli_lib_error(const sbx_ctx *ctx, int code, const char *what);
 
 /* Build the context from the global options; on failure prints the

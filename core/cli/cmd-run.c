@@ -38,7 +38,9 @@ static void run_help(void)
 "Standard input is passed to the program when it is not a terminal.\n"
 "Exit status: the program's own; 128+N when killed by signal N; 124 on a\n"
 "time limit; 137 on the memory limit; 141 on the output limit; 125 on a\n"
-"sandbox error; 126/127 when the command cannot run; 2 on bad usage.\n",
+"sandbox error; 126/127 when the command cannot run; 2 on bad usage and\n"
+"on the caller's mistakes (an unknown language, a limit above its maximum,\n"
+"a --cwd that is not there).\n",
         stdout);
 }
 

@@ -400,14 +400,11 @@ int cli_cmd_destroy(cli_global *g, int argc, char **argv)
             e = sbx_sandbox_destroy(sb);
         if (e == SBX_OK)
             continue;
-        cli_lib_error(ctx, e, what);
-        /* a missing id is the caller's mistake (1); others are ours */
-        if (e == SBX_E_NOT_FOUND) {
-            if (rc == CLI_EXIT_OK)
-                rc = CLI_EXIT_FAIL;
-        } else {
-            rc = CLI_EXIT_ERROR;
-        }
+        /* a missing or bad id is the caller's mistake (2); others are
+         * ours (125), and say more */
+        e = cli_lib_error(ctx, e, what);
+        if (rc == CLI_EXIT_OK || e == CLI_EXIT_ERROR)
+            rc = e;
     }
     sbx_ctx_free(ctx);
     return rc;

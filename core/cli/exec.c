@@ -311,6 +311,8 @@ int cli_exit_status(const sbx_result *r)
             return code & 0xff;
         return sig > 0 && sig < 128 ? 128 + sig : CLI_EXIT_FAIL;
     case SBX_RUN_SANDBOX_ERROR:
+        /* a bad request (a --cwd that is not there) is the caller's */
+        return sbx_result_error_code(r) == SBX_E_INVAL ? CLI_EXIT_USAGE : CLI_EXIT_ERROR;
     default:
         return CLI_EXIT_ERROR;
     }

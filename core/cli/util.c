@@ -48,6 +48,18 @@ int cli_bad_option(const char *cmd)
     return CLI_EXIT_USAGE;
 }
 
+int cli_exit_for(int code)
+{
+    switch (code) {
+    case SBX_E_INVAL:       /* a bad request: an id, a --cwd, an -e name */
+    case SBX_E_NOT_FOUND:   /* no such sandbox, language or template */
+    case SBX_E_LIMIT:       /* a limit above its maximum */
+        return CLI_EXIT_USAGE;
+    default:
+        return CLI_EXIT_ERROR;
+    }
+}
+
 int cli_lib_error(const sbx_ctx *ctx, int code, const char *what)
 {
     const char *msg = NULL;
@@ -63,7 +75,7 @@ int cli_lib_error(const sbx_ctx *ctx, int code, const char *what)
         cli_err("%s: %s", what, msg);
     else
         cli_err("%s", msg);
-    return CLI_EXIT_ERROR;
+    return cli_exit_for(code);
 }
 
 sbx_ctx *cli_ctx_new(const cli_global *g)

@@ -757,7 +757,7 @@ void lcl_payload_prepare(const struct lcl_child *c)
     payload_limits(c);
     payload_oom_first();
     if (chdir(c->cwd) < 0)
-        fail(c, "chdir to the working directory", c->cwd);
+        fail(c, LCL_STEP_CWD, c->cwd);
     drop_privileges(c);
     close_others();
     payload_seccomp(c);

@@ -502,6 +502,12 @@ static int verdict(struct run *r)
     o->exit_code = -1;
     o->signal = 0;
 
+    if (r->have_msg && r->msg.kind == LCL_MSG_SETUP && !r->killed &&
+        !strncmp(r->msg.what, LCL_STEP_CWD " ", sizeof LCL_STEP_CWD) &&
+        (r->msg.err == ENOENT || r->msg.err == ENOTDIR))
+        return p->host->set_error(p->h, SBX_E_INVAL, "working directory %s: %s in the sandbox",
+                                  r->msg.what + sizeof LCL_STEP_CWD, r->msg.err == ENOENT
+                                  ? "no such directory" : "not a directory");
     if (r->have_msg && r->msg.kind == LCL_MSG_SETUP && !r->killed)
         return p->host->set_error(p->h, r->msg.err == EPERM || r->msg.err == EACCES ? SBX_E_PERM
                                                                                    : SBX_E_IO,

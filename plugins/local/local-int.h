@@ -273,6 +273,10 @@ void lcl_layout_free(struct lcl_prov *p);
 
 /* ---- local-child.c: runs in the cloned child; no malloc there ---- */
 
+/* The step whose failure is the caller's mistake (a --cwd that is not
+ * there), not the sandbox's: reported as SBX_E_INVAL. */
+#define LCL_STEP_CWD "chdir to the working directory"
+
 /* Message on the report pipe (child -> supervisor). */
 enum { LCL_MSG_SETUP = 1, LCL_MSG_EXEC = 2 };
 struct lcl_msg {

@@ -48,10 +48,10 @@ check "list --json has the sandbox with its labels" \
 cli destroy --provider local "$id"
 check "destroy exits 0" is_rc 0
 cli destroy --provider local "$id"
-check "destroying it again fails with 1 naming the id" rc_and_err 1 "$id"
+check "destroying it again fails with 2 naming the id" rc_and_err 2 "$id"
 cli exec "$id" -- true
-check "exec in a destroyed sandbox: exit 125 naming the id" \
-    rc_and_err 125 "$id"
+check "exec in a destroyed sandbox: exit 2 naming the id" \
+    rc_and_err 2 "$id"
 cli list --provider local
 check "list no longer shows it" eval 'is_rc 0 && ! out_has "$id"'
 

@@ -62,5 +62,5 @@ check "the container is gone" sh -c "! $D inspect $id >/dev/null 2>&1"
 check "its work volume is gone" sh -c "! $D volume inspect $id-work >/dev/null 2>&1"
 
 cli exec --provider docker "$id" -- true
-check "exec in a destroyed sandbox: an error naming it" rc_and_err 125 "$id"
+check "exec in a destroyed sandbox: exit 2 naming it" rc_and_err 2 "$id"
 done_testing

@@ -91,7 +91,7 @@ cli destroy "$id"
 check "destroy" is_rc 0
 check "destroy: the sandbox is gone from E2B" fake_state 's["sandboxes"] == []'
 cli exec "$id" -- true
-check "exec after destroy: no such sandbox" rc_and_err 125 "no E2B sandbox"
+check "exec after destroy: no such sandbox (exit 2)" rc_and_err 2 "no E2B sandbox"
 
 # ---- list pages (the fake serves 2 per page) ----
 ids=
@@ -111,7 +111,7 @@ id=$(cat "$tmp/out")
 i=0
 while ! fake_state 's["sandboxes"] == []' && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
 cli exec "$id" -- true
-check "a sandbox past its TTL is gone" rc_and_err 125 "no E2B sandbox"
+check "a sandbox past its TTL is gone (exit 2)" rc_and_err 2 "no E2B sandbox"
 
 # ---- gc: a sandbox past its polysandbox.expires that E2B still runs ----
 # E2B's own timeout is the TTL: extended before it strikes, so only our
