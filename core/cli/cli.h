@@ -124,7 +124,7 @@ typedef struct cli_req {
     const char *shell;        /* -s */
     const char *cwd;
     bool json;
-    bool no_stdin;
+    bool stdin;               /* -i: pass our standard input */
     bool persistent;
     bool get_or_create;       /* create --get-or-create */
     bool network_set;

@@ -122,7 +122,7 @@ static void exec_help(void)
 "      --cwd DIR          working directory inside the sandbox\n"
 "      --file LOCAL[:REMOTE]  copy a file into the sandbox first\n"
 "  -t, --timeout DURATION wall-clock limit of this exec\n"
-"      --no-stdin         do not pass our standard input\n"
+"  -i, --stdin            pass our standard input (else it is empty)\n"
 "      --json             print the result as one JSON object\n"
 "  -h, --help             show this help\n"
 "\n"

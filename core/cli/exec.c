@@ -150,15 +150,16 @@ static int add_files(const cli_req *req, sbx_exec_opts *x)
     return -1;
 }
 
-/* Our stdin when it is not a terminal (and not --no-stdin). */
+/* Our stdin, with -i only (as docker run -i): without it the program
+ * reads an empty stdin, so a script, a `while read` loop or a CI job
+ * never hangs on, or loses, input meant for the commands after us. */
 static int add_stdin(const cli_req *req, sbx_exec_opts *x)
 {
     char *data;
     size_t len;
     int e, rc;
 
-    if (req->no_stdin || fcntl(STDIN_FILENO, F_GETFD) < 0 ||
-        isatty(STDIN_FILENO))
+    if (!req->stdin || fcntl(STDIN_FILENO, F_GETFD) < 0)
         return -1;
     e = cli_read_fd(STDIN_FILENO, CLI_INPUT_MAX, &data, &len);
     if (e != 0) {
@@ -192,6 +193,12 @@ static int set_file(const cli_req *req, const sbx_ctx *ctx, sbx_exec_opts *x)
                                    path, cli_template_list(ctx));
         lang = sbx_template_name(t);
     }
+    /* "-": the code itself comes from our stdin, which is then not the
+     * program's too */
+    if (strcmp(path, "-") == 0 && req->stdin)
+        return cli_usage_error(req->cmd, "-i and FILE '-' both want the "
+                               "standard input: give the code as a file "
+                               "or with -c");
     e = cli_read_file(path, CLI_INPUT_MAX, &code, &len);
     if (e != 0) {
         cli_err("%s: %s: %s", req->cmd, path,

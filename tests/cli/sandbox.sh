@@ -21,7 +21,7 @@ cli exec --json "$id" -- sh -c 'exit 5'
 check "exec keeps run's exit status and JSON" \
     eval 'is_rc 5 && json_check "j[\"status\"] == \"nonzero_exit\""'
 printf 'piped in\n' >"$tmp/in"
-cli_in "$tmp/in" exec "$id" -- cat
+cli_in "$tmp/in" exec -i "$id" -- cat
 check "exec passes stdin" rc_and_out 0 "piped in"
 
 python3 -c 'import sys; sys.stdout.buffer.write(bytes(range(256)))' >"$tmp/up.bin"

@@ -44,7 +44,7 @@ check "run: wall timeout is status timeout, exit 124" \
     eval '[ "$rc" -eq 124 ] && dt_jq "j[\"status\"]" <"$T/out" | grep -qx timeout'
 
 printf 'line one\nline two\n' >"$T/in"
-timeout 120 "$PS" run -- wc -l <"$T/in" >"$T/out" 2>"$T/err"; rc=$?
+timeout 120 "$PS" run -i -- wc -l <"$T/in" >"$T/out" 2>"$T/err"; rc=$?
 check "run: stdin is delivered" eval '[ "$rc" -eq 0 ] && out_is 2'
 
 ps run --lang python -c 'print(6 * 7)'

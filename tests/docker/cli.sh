@@ -53,7 +53,7 @@ left=$($D top "$id" $top 2>/dev/null | grep -c 'sleep 1237')
 check "background processes end with their exec" [ "$left" -eq 0 ]
 
 printf 'from stdin' >"$tmp/in"
-cli_in "$tmp/in" exec --provider docker "$id" -- sh -c 'cat > f.txt; wc -c < f.txt'
+cli_in "$tmp/in" exec -i --provider docker "$id" -- sh -c 'cat > f.txt; wc -c < f.txt'
 check "stdin reaches the command" rc_and_out 0 10
 
 cli destroy --provider docker "$id"

@@ -18,7 +18,7 @@ check "run --json: signal TERM, binary stdout kept" \
     json_check 'j["status"] == "signal" and j["signal"] == 15 and j["stdout"] == "a\0b" and j["provider"] == "e2b"'
 
 printf 'line1\nline2\n' >"$tmp/in"
-cli_in "$tmp/in" run -- sh -c 'cat; echo done'
+cli_in "$tmp/in" run -i -- sh -c 'cat; echo done'
 check "run: stdin delivered to EOF" rc_and_out 0 "$(printf 'line1\nline2\ndone')"
 
 cli run -- cat
