@@ -169,6 +169,30 @@ static int apply_limit(loader *ld, const where *w, const char *key,
                         LIMIT_KEYS ")", key);
 }
 
+#define EVAL_KEYS "max_input, max_line, max_records"
+
+/* [eval]: the caps on what a dataset or samples file may hold. */
+static int apply_eval(loader *ld, const where *w, const char *key, const char *value)
+{
+    core_eval_caps *c = &ld->cfg->eval_caps;
+    const char *why = NULL;
+    int rc;
+
+    if (strcmp(key, "max_input") == 0)
+        rc = core_parse_size(value, false, &c->input, &why);
+    else if (strcmp(key, "max_line") == 0)
+        rc = core_parse_size(value, false, &c->line, &why);
+    else if (strcmp(key, "max_records") == 0)
+        rc = core_parse_count(value, false, &c->records, &why);
+    else
+        return core_cfg_err(ld, SBX_E_CONFIG, w, "unknown key '%s' in [eval] (known: "
+                            EVAL_KEYS ")", key);
+    if (rc != SBX_OK)
+        return core_cfg_err(ld, SBX_E_CONFIG, w, "bad value '%s' for %s in [eval]: %s",
+                            value, key, why);
+    return SBX_OK;
+}
+
 int core_cfg_apply_main(loader *ld, const where *w, const char *section, const char *key,
                         const char *value)
 {
@@ -178,12 +202,14 @@ int core_cfg_apply_main(loader *ld, const where *w, const char *section, const c
         return apply_core(ld, w, key, value);
     if (strcmp(section, "limits") == 0)
         return apply_limit(ld, w, key, value);
+    if (strcmp(section, "eval") == 0)
+        return apply_eval(ld, w, key, value);
     if (strcmp(section, "pool") == 0)
         return core_cfg_pool_override(ld, w, key, value);
     if (strcmp(section, "provider") == 0 && w->line == 0)
         return core_cfg_provider_override(ld, w, key, value);
     return core_cfg_err(ld, SBX_E_CONFIG, w, "unknown section [%s] (known: [core], "
-                        "[limits], [retry], [breaker])", section);
+                        "[limits], [eval], [retry], [breaker])", section);
 }
 
 int core_cfg_apply_env(loader *ld)
@@ -261,6 +287,10 @@ int core_cfg_set_defaults(loader *ld)
             return core_cfg_err(ld, SBX_E_INTERNAL, NULL, "built-in limit %s: %s",
                                 limit_info[i].key, why);
     }
+    if (core_parse_size(CORE_EVAL_MAX_INPUT, false, &ld->cfg->eval_caps.input, &why) ||
+        core_parse_size(CORE_EVAL_MAX_LINE, false, &ld->cfg->eval_caps.line, &why) ||
+        core_parse_count(CORE_EVAL_MAX_RECORDS, false, &ld->cfg->eval_caps.records, &why))
+        return core_cfg_err(ld, SBX_E_INTERNAL, NULL, "built-in [eval] cap: %s", why);
     return SBX_OK;
 }
 

@@ -133,6 +133,18 @@ typedef struct core_pool_conf {
     size_t n_settings;
 } core_pool_conf;
 
+/* [eval]: what a dataset or samples file may hold, checked while it is
+ * read (core/eval-jsonl.c), so a bad or hostile file is refused before it
+ * takes memory. */
+typedef struct core_eval_caps {
+    uint64_t input;         /* decompressed bytes of one file */
+    uint64_t line;          /* bytes of one line (record) */
+    uint64_t records;       /* records of one file */
+} core_eval_caps;
+#define CORE_EVAL_MAX_INPUT "256M"
+#define CORE_EVAL_MAX_LINE "1M"
+#define CORE_EVAL_MAX_RECORDS "1000000"
+
 typedef struct core_config {
     char *dir;                          /* the system configuration directory */
     char *default_provider;             /* [core] default_provider, or NULL */
@@ -150,6 +162,7 @@ typedef struct core_config {
     core_pool_conf *pools;              /* every pools.d/ file and pool.* override */
     size_t n_pools;
     bool pools_off;                     /* [core] pools = false: start none */
+    core_eval_caps eval_caps;           /* [eval] max_input, max_line, max_records */
 } core_config;
 
 /*

@@ -290,7 +290,7 @@ int sbx_eval_dataset_load(sbx_ctx *ctx, const char *path, sbx_eval_format fmt,
         return core_error_set(SBX_E_NOMEM, NULL, "out of memory");
     }
     l.ds->fmt = fmt;
-    rc = core_jsonl_read(path, dataset_line, &l);
+    rc = core_jsonl_read(path, &ctx->cfg.eval_caps, dataset_line, &l, &l.ds->file);
     if (rc == SBX_OK && l.ds->n == 0)
         rc = core_error_set(SBX_E_INVAL, NULL, "%s: no tasks in the dataset", path);
     if (rc != SBX_OK) {
@@ -386,7 +386,7 @@ int sbx_eval_samples_load(sbx_ctx *ctx, const sbx_eval_dataset *ds, const char *
     *out = NULL;
     if (!(l.s = calloc(1, sizeof *l.s)))
         return core_error_set(SBX_E_NOMEM, NULL, "out of memory");
-    rc = core_jsonl_read(path, sample_line, &l);
+    rc = core_jsonl_read(path, &ctx->cfg.eval_caps, sample_line, &l, &l.s->file);
     if (rc == SBX_OK && l.s->n == 0)
         rc = core_error_set(SBX_E_INVAL, NULL, "%s: no samples", path);
     if (rc != SBX_OK) {

@@ -4,6 +4,8 @@
 
 #include <polysandbox/eval.h>
 
+#include <sys/types.h>
+
 #include "core-int.h"
 
 /* ---- reading JSONL, plain or gzip (core/eval-jsonl.c) ----------------------- */
@@ -12,9 +14,17 @@ struct json_t;
 /* Called per non-blank line with the parsed object (borrowed) and its
  * 1-based line number; return SBX_OK to go on, else an error (set). */
 typedef int (*core_jsonl_cb)(void *ud, struct json_t *obj, size_t line);
-/* Read @path (gzip recognised by content) and call @cb per record.  Bad
- * JSON or a line that is not an object is SBX_E_INVAL "PATH:LINE: ...". */
-int core_jsonl_read(const char *path, core_jsonl_cb cb, void *ud);
+/* Which file was read: a results file must not be it (eval-journal.c). */
+typedef struct core_file_id {
+    dev_t dev;
+    ino_t ino;
+} core_file_id;
+/* Read @path (gzip recognised by content), as a stream, within @caps,
+ * and call @cb per record; *@id (may be NULL) says which file it was.
+ * Bad JSON, a line that is not an object or a file past a cap is
+ * SBX_E_INVAL "PATH[:LINE]: ..." (a cap's message says how to raise it). */
+int core_jsonl_read(const char *path, const core_eval_caps *caps, core_jsonl_cb cb,
+                    void *ud, core_file_id *id);
 /* A field as a task id: a string, or an integer written in decimal
  * (MBPP's ids are numbers).  (transfer full) or NULL. */
 char *core_jsonl_task_id(struct json_t *obj);
@@ -46,6 +56,7 @@ typedef struct core_eval_task {
 struct sbx_eval_dataset {
     sbx_eval_format fmt;
     char *path;
+    core_file_id file;
     core_eval_task *tasks;
     size_t n;
 };
@@ -59,6 +70,7 @@ struct sbx_eval_samples {
     core_eval_sample *v;
     size_t n;
     bool canonical;
+    core_file_id file;            /* the samples file (not for canonical) */
 };
 
 /* The index of task @id in @ds, or (size_t)-1. */
@@ -139,7 +151,9 @@ typedef struct core_journal {
 
 /* Open @path for appending and start its syncer.  With @resume, read its
  * records into @records (indexed by sample; later lines replace sandbox
- * errors) after cutting off a torn last line; else truncate it. */
+ * errors) after cutting off a torn last line; else replace it by an
+ * empty file (a new one renamed over it).  SBX_E_INVAL when @path is the
+ * dataset's or the samples' file. */
 int core_journal_open(core_journal *j, const char *path, bool resume,
                       const sbx_eval_dataset *ds, const sbx_eval_samples *s,
                       sbx_eval_record **records, size_t *n_resumed);

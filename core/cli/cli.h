@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include <polysandbox/sandbox.h>
 
@@ -93,6 +94,12 @@ int cli_read_fd(int fd, size_t max, char **data, size_t *len);
 int cli_read_file(const char *path, size_t max, char **data, size_t *len);
 /* Write all of @buf to @fd, retrying on EINTR and short writes; 0 or errno. */
 int cli_write_all(int fd, const void *buf, size_t len);
+/* Write the file @path whole or not at all: @fill (returning 0 or an
+ * errno) writes it to a new file beside @path, which then replaces it
+ * (rename), so no reader sees half of it and an existing file is never
+ * truncated in place.  A @path that is not a regular file (/dev/null, a
+ * pipe) is written as it is.  0 or an errno. */
+int cli_write_file(const char *path, int (*fill)(FILE *f, void *ud), void *ud);
 
 /* Split "KEY=VALUE" into a new key and a pointer into @kv for the value.
  * Returns false on an empty key or a missing '='. (transfer full) *key. */

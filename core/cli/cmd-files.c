@@ -144,9 +144,22 @@ int cli_cmd_upload(cli_global *g, int argc, char **argv)
     return rc;
 }
 
+struct blob {
+    const void *data;
+    size_t len;
+};
+
+static int fill_blob(FILE *f, void *ud)
+{
+    const struct blob *b = ud;
+
+    return fwrite(b->data, 1, b->len, f) == b->len ? 0 : errno ? errno : EIO;
+}
+
 static int write_local(const char *local, const void *data, size_t len)
 {
-    int fd, e;
+    struct blob b = { data, len };
+    int e;
 
     if (strcmp(local, "-") == 0) {
         e = cli_write_all(STDOUT_FILENO, data, len);
@@ -154,15 +167,8 @@ static int write_local(const char *local, const void *data, size_t len)
             cli_err("download: writing standard output: %s", strerror(e));
         return e == 0 ? CLI_EXIT_OK : CLI_EXIT_ERROR;
     }
-    fd = open(local, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) {
-        cli_err("download: %s: %s", local, strerror(errno));
-        return CLI_EXIT_FAIL;
-    }
-    e = cli_write_all(fd, data, len);
-    if (close(fd) != 0 && e == 0)
-        e = errno;
-    if (e != 0) {
+    /* whole or not at all: a failed download leaves what was there */
+    if ((e = cli_write_file(local, fill_blob, &b)) != 0) {
         cli_err("download: %s: %s", local, strerror(e));
         return CLI_EXIT_FAIL;
     }

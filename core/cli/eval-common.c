@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "eval-cli.h"
 
@@ -23,7 +24,13 @@ const char cli_eval_help_common[] =
 "      --retries N        attempts again after a sandbox error, per provider\n"
 "                         (default 2)\n"
 "  -k K[,K...]            pass@k to report (default 1,10,100)\n"
-"      --json             print the summary as one JSON object\n";
+"      --json             print the summary as one JSON object\n"
+"\n"
+"Input caps (a file past one is refused, naming it and the cap):\n"
+"      --max-input SIZE   decompressed size of the dataset or samples\n"
+"                         (default 256M: [eval] max_input in polysandbox.ini)\n"
+"      --max-line SIZE    one line of either (default 1M: max_line)\n"
+"      --max-records N    records of either (default 1000000: max_records)\n";
 
 void cli_eval_args_init(cli_eval_args *a, const char *cmd)
 {
@@ -110,13 +117,39 @@ int cli_eval_option(cli_eval_args *a, int c, const char *arg)
         return -1;
     case 'k':
         return parse_ks(a, arg);
+    case CLI_EO_MAX_INPUT:
+    case CLI_EO_MAX_LINE:
+    case CLI_EO_MAX_RECORDS: {
+        static const char *const keys[] = { "max_input", "max_line", "max_records" };
+        int i = c - CLI_EO_MAX_INPUT;
+        bool good = c == CLI_EO_MAX_RECORDS ? cli_parse_count(arg, &n, &why)
+                                            : cli_parse_size(arg, &n, &why);
+        if (!good)
+            return cli_usage_error(a->cmd, "invalid value '%s' for --max-%s: %s", arg,
+                                   keys[i] + 4, why);
+        snprintf(a->caps[i], sizeof a->caps[i], "eval.%s=%llu", keys[i],
+                 (unsigned long long)n);
+        return -1;
+    }
     default:
         return 0;
     }
 }
 
-int cli_eval_check(cli_eval_args *a)
+int cli_eval_check(cli_eval_args *a, cli_global *g)
 {
+    for (int i = 0; i < 3; i++) {
+        const char **no;
+        if (!a->caps[i][0])
+            continue;
+        if (!(no = realloc(g->overrides, (g->n_overrides + 2) * sizeof *no))) {
+            cli_err("out of memory");
+            return CLI_EXIT_ERROR;
+        }
+        no[g->n_overrides++] = a->caps[i];
+        no[g->n_overrides] = NULL;
+        g->overrides = no;
+    }
     if (!a->dataset)
         return cli_usage_error(a->cmd, "missing --dataset FILE");
     if (!a->samples && !a->canonical)
@@ -124,6 +157,22 @@ int cli_eval_check(cli_eval_args *a)
                                "dataset's reference solutions");
     if (a->samples && a->canonical)
         return cli_usage_error(a->cmd, "--samples and --canonical exclude each other");
+    return -1;
+}
+
+int cli_eval_not_input(const cli_eval_args *a, const char *out, const char *what)
+{
+    const char *in[2] = { a->dataset, a->samples };
+    const char *name[2] = { "the dataset", "the samples file" };
+    struct stat so, si;
+
+    if (stat(out, &so) != 0)
+        return -1;          /* not there yet: it is no input */
+    for (int i = 0; i < 2; i++)
+        if (in[i] && stat(in[i], &si) == 0 && si.st_dev == so.st_dev &&
+            si.st_ino == so.st_ino)
+            return cli_usage_error(a->cmd, "%s %s is %s %s (the same file): it would be "
+                                   "overwritten; choose another", what, out, name[i], in[i]);
     return -1;
 }
 

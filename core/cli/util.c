@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <jansson.h>
@@ -270,4 +272,79 @@ int cli_print_json(json_t *j)
     }
     free(s);
     return rc;
+}
+
+/* A new file beside @path (same directory, so rename is atomic), made
+ * with O_EXCL under a random name; its name in *tmp (transfer full). */
+static int temp_beside(const char *path, char **tmp)
+{
+    static const char hex[] = "0123456789abcdef";
+    const char *slash = strrchr(path, '/');
+    size_t dir = slash ? (size_t)(slash - path + 1) : 0;
+    char *t = malloc(strlen(path) + 32);
+    int fd = -1;
+
+    if (t == NULL) {
+        errno = ENOMEM;
+        return -1;
+    }
+    for (int tries = 0; fd < 0 && tries < 16; tries++) {
+        unsigned char r[8];
+        char *p;
+        if (getrandom(r, sizeof r, 0) != (ssize_t)sizeof r)
+            break;
+        p = t + sprintf(t, "%.*s.%s.", (int)dir, path, path + dir);
+        for (size_t i = 0; i < sizeof r; i++) {
+            *p++ = hex[r[i] >> 4];
+            *p++ = hex[r[i] & 15];
+        }
+        *p = '\0';
+        fd = open(t, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+        if (fd < 0 && errno != EEXIST)
+            break;
+    }
+    if (fd < 0) {
+        int e = errno;
+        free(t);
+        errno = e;
+        return -1;
+    }
+    *tmp = t;
+    return fd;
+}
+
+int cli_write_file(const char *path, int (*fill)(FILE *f, void *ud), void *ud)
+{
+    struct stat st;
+    char *tmp = NULL;
+    FILE *f;
+    int fd, e;
+
+    /* /dev/null, a pipe, a terminal: written as they are (a rename would
+     * replace the device node). */
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
+        fd = open(path, O_WRONLY | O_CLOEXEC);
+    else
+        fd = temp_beside(path, &tmp);
+    if (fd < 0)
+        return errno;
+    if ((f = fdopen(fd, "w")) == NULL) {
+        e = errno;
+        close(fd);
+        goto fail;
+    }
+    e = fill(f, ud);
+    if (fflush(f) != 0 && e == 0)
+        e = errno;
+    if (e == 0 && tmp != NULL && fsync(fileno(f)) != 0)
+        e = errno;
+    if (fclose(f) != 0 && e == 0)
+        e = errno;
+    if (e == 0 && tmp != NULL && rename(tmp, path) != 0)
+        e = errno;
+fail:
+    if (e != 0 && tmp != NULL)
+        unlink(tmp);
+    free(tmp);
+    return e;
 }

@@ -95,9 +95,13 @@ SBX_API double sbx_eval_pass_at_k(uint64_t n, uint64_t c, uint64_t k);
  * @fmt: SBX_EVAL_FORMAT_AUTO to guess it from the first record.
  * @out: (out) (transfer full): free with sbx_eval_dataset_free.
  *
- * Reads and checks every record.  Errors: SBX_E_IO (cannot read @path),
+ * Reads and checks every record, as a stream, within the caps of the
+ * context's [eval] section (max_input decompressed bytes, max_line bytes
+ * per line, max_records records; since 0.2): a file past one is refused
+ * when the reading gets there.  Errors: SBX_E_IO (cannot read @path),
  * SBX_E_INVAL (bad JSON, a missing or mistyped field, a duplicate task_id,
- * an unknown language; the message says "PATH:LINE: ..."), SBX_E_NOMEM.
+ * an unknown language, a cap passed; the message says "PATH:LINE: ..."
+ * and, for a cap, which and how to raise it), SBX_E_NOMEM.
  * Since: 0.1
  */
 SBX_API int sbx_eval_dataset_load(sbx_ctx *ctx, const char *path,
@@ -118,8 +122,10 @@ SBX_API const char *sbx_eval_dataset_task_id(const sbx_eval_dataset *ds,
  * @out: (out) (transfer full): free with sbx_eval_samples_free.  It keeps
  *   no pointer into @ds, only task positions: use it with @ds alone.
  *
+ * Read within the same caps as sbx_eval_dataset_load.
  * Errors: SBX_E_IO, SBX_E_INVAL ("PATH:LINE: ..." for bad JSON, a missing
- * field, or a task_id that is not in @ds), SBX_E_NOMEM.  Since: 0.1
+ * field, a task_id that is not in @ds, a cap passed), SBX_E_NOMEM.
+ * Since: 0.1
  */
 SBX_API int sbx_eval_samples_load(sbx_ctx *ctx, const sbx_eval_dataset *ds,
                                   const char *path, sbx_eval_samples **out);
@@ -174,7 +180,12 @@ SBX_API int sbx_eval_opts_set_retries(sbx_eval_opts *o, unsigned retries);
  *   a thread of the run (every record is synced before sbx_eval_run
  *   returns).
  * @resume: keep the records already in @path (a torn last line is cut
- *   off) and run only the samples that have none; false truncates it.
+ *   off) and run only the samples that have none; false replaces it by
+ *   an empty file (made beside it and renamed over it, so an existing
+ *   file is never truncated in place: its other links keep their
+ *   records; since 0.2).  A @path that is the dataset's or the samples'
+ *   file (the same file, through any link) is refused by sbx_eval_run
+ *   (SBX_E_INVAL; since 0.2).
  * Since: 0.1
  */
 SBX_API int sbx_eval_opts_set_journal(sbx_eval_opts *o, const char *path,
@@ -202,7 +213,8 @@ SBX_API int sbx_eval_opts_set_callback(sbx_eval_opts *o, sbx_eval_record_cb cb,
  * Runs every sample of @s not already in the journal.  Errors (no
  * summary): SBX_E_IO (journal), SBX_E_INVAL (a journal that belongs to
  * other samples: "PATH:LINE: ..."), a request the core refuses for every
- * sample (unknown template or provider, a limit above its maximum).
+ * sample (unknown template or provider, a limit above its maximum),
+ * SBX_E_INVAL for a journal that is the dataset's or samples' file.
  * Sandbox failures are not errors: see SBX_VERDICT_SANDBOX_ERROR.
  * Since: 0.1
  */
