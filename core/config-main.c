@@ -38,6 +38,35 @@ const char *core_limit_key(sbx_limit which)
     return limit_info[which].key;
 }
 
+const char *sbx_limit_name(sbx_limit which)
+{
+    return core_limit_key(which);
+}
+
+void core_limit_format(sbx_limit which, uint64_t v, char *buf, size_t size)
+{
+    switch ((unsigned)which < SBX_LIMIT_COUNT ? limit_info[which].kind : LK_COUNT) {
+    case LK_DURATION:
+        if (v % 1000000000u == 0)
+            snprintf(buf, size, "%llu s", (unsigned long long)(v / 1000000000u));
+        else
+            snprintf(buf, size, "%llu ms", (unsigned long long)(v / 1000000u));
+        break;
+    case LK_SIZE:
+        if (v >= (1u << 20) && v % (1u << 20) == 0)
+            snprintf(buf, size, "%llu MiB", (unsigned long long)(v >> 20));
+        else if (v >= 1024 && v % 1024 == 0)
+            snprintf(buf, size, "%llu KiB", (unsigned long long)(v >> 10));
+        else
+            snprintf(buf, size, "%llu bytes", (unsigned long long)v);
+        break;
+    case LK_COUNT:
+    default:
+        snprintf(buf, size, "%llu", (unsigned long long)v);
+        break;
+    }
+}
+
 static int parse_limit(sbx_limit i, const char *s, uint64_t *v, const char **why)
 {
     switch (limit_info[i].kind) {
@@ -51,7 +80,8 @@ static int parse_limit(sbx_limit i, const char *s, uint64_t *v, const char **why
     }
 }
 
-#define CORE_KEYS "default_provider, order, fallback, provider_path, state_dir, pools"
+#define CORE_KEYS "default_provider, order, fallback, provider_path, state_dir, pools, " \
+    "unenforced_limits"
 #define LIMIT_KEYS "wall, cpu, memory, pids, nofile, fsize, disk, stdout, " \
     "stderr and max_ of each"
 
@@ -123,6 +153,13 @@ static int apply_core(loader *ld, const where *w, const char *key,
             return core_cfg_err(ld, SBX_E_CONFIG, w, "bad value '%s' for pools in [core]: %s",
                                 value, why);
         cfg->pools_off = !on;
+        return SBX_OK;
+    }
+    if (strcmp(key, "unenforced_limits") == 0) {
+        const char *why = NULL;
+        if (core_unenforced_parse(value, &cfg->unenforced_ok, &why) != SBX_OK)
+            return core_cfg_err(ld, SBX_E_CONFIG, w, "bad value '%s' for unenforced_limits in "
+                                "[core]: %s", value, why);
         return SBX_OK;
     }
     return core_cfg_err(ld, SBX_E_CONFIG, w, "unknown key '%s' in [core] (known: "

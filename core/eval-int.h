@@ -118,6 +118,7 @@ struct sbx_eval_record {
     char *reason;           /* or NULL */
     char *stderr_tail;      /* the end of stderr of a non-pass, or NULL */
     bool resumed;
+    uint64_t unenforced;    /* SBX_LIMIT_BIT_* its sandbox ran without */
 };
 
 void core_eval_record_free(sbx_eval_record *r);

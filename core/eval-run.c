@@ -195,6 +195,7 @@ static int grade(sbx_eval_record *rec, const sbx_result *r, const char *marker)
                       st == SBX_RUN_NOT_FOUND || st == SBX_RUN_NOT_EXECUTABLE)
                          ? sbx_result_exit_code(r) : -1;
     rec->signal = sbx_result_signal(r);
+    rec->unenforced = sbx_result_unenforced_limits(r);
     rec->time_ns = sbx_result_timing(r, SBX_TIMING_TOTAL);
     free(rec->provider);
     rec->provider = strdup(sbx_result_provider(r) ? sbx_result_provider(r) : "");

@@ -137,6 +137,7 @@ static const sbx_host_v1 host_table = {
     .state_dir = host_state_dir,
     .retry_after = host_retry_after,
     .not_started = host_not_started,
+    .limits_unenforced = core_host_limits_unenforced,
 };
 
 const sbx_host_v1 *core_host_table(void)

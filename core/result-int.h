@@ -27,6 +27,8 @@ struct sbx_result {
     char *error;              /* sandbox or compile error text, or NULL */
     int error_code;
     uint64_t retry_after_ns;  /* Retry-After of a failed exec, or 0 */
+    uint64_t unenforced;      /* SBX_LIMIT_BIT_* the sandbox ran without */
+    char *unenforced_why;     /* and why, or NULL */
 };
 
 /* A zeroed result with unknown figures at -1; NULL on ENOMEM. */

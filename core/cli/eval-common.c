@@ -237,6 +237,29 @@ void cli_eval_ms(uint64_t ns, char *buf, size_t size)
         snprintf(buf, size, "%.1f ms", ms);
 }
 
+/* The limits some samples ran without (allowed by unenforced_limits). */
+static void print_unenforced(FILE *f, const sbx_eval_summary *sum)
+{
+    uint64_t bits = 0;
+    size_t n = 0;
+
+    for (size_t i = 0; i < sbx_eval_summary_total(sum); i++) {
+        const sbx_eval_record *r = sbx_eval_summary_record(sum, i);
+        uint64_t b = r ? sbx_eval_record_unenforced_limits(r) : 0;
+        bits |= b;
+        n += b != 0;
+    }
+    if (!bits)
+        return;
+    fputs("unenforced: ", f);
+    for (int i = 0, first = 1; i < SBX_LIMIT_COUNT; i++)
+        if (bits & (UINT64_C(1) << i)) {
+            fprintf(f, "%s%s", first ? "" : ", ", sbx_limit_name((sbx_limit)i));
+            first = 0;
+        }
+    fprintf(f, " limits not enforced in %zu samples (unenforced_limits allows it)\n", n);
+}
+
 void cli_eval_print_summary(FILE *f, const cli_eval_args *a, const sbx_eval_summary *sum,
                             unsigned jobs, const char *results)
 {
@@ -281,6 +304,7 @@ void cli_eval_print_summary(FILE *f, const cli_eval_args *a, const sbx_eval_summ
             sbx_eval_summary_throughput(sum), wall, jobs);
     if (results)
         fprintf(f, "results:    %s\n", results);
+    print_unenforced(f, sum);
     if (errors) {
         fputs("sandbox errors (retried, not graded, not in pass@k):\n", f);
         for (size_t i = 0; i < sbx_eval_summary_total(sum); i++) {

@@ -400,9 +400,32 @@ static void note(const cli_req *req, const sbx_result *r)
     }
 }
 
+/* Limits the sandbox ran without (allowed by unenforced_limits): said on
+ * stderr, whatever the program did, unless -q. */
+static void note_unenforced(const sbx_result *r)
+{
+    uint64_t bits = sbx_result_unenforced_limits(r);
+    const char *why = sbx_result_unenforced_reason(r);
+    char names[160] = "";
+    size_t off = 0;
+
+    if (bits == 0)
+        return;
+    for (int i = 0; i < SBX_LIMIT_COUNT && off < sizeof names; i++)
+        if (bits & (UINT64_C(1) << i))
+            off += (size_t)snprintf(names + off, sizeof names - off, "%s%s",
+                                    !off ? "" : bits >> (i + 1) ? ", " : " and ",
+                                    sbx_limit_name((sbx_limit)i));
+    cli_err("note: the sandbox ran without the %s limit%s (not enforced by provider "
+            "'%s'; unenforced_limits allows it)%s%s", names, bits & (bits - 1) ? "s" : "",
+            sbx_result_provider(r), why ? ": " : "", why ? why : "");
+}
+
 int cli_report_result(const cli_req *req, const cli_global *g,
                       const sbx_result *r)
 {
+    if (!g->quiet)
+        note_unenforced(r);
     if (req->json) {
         char *s = sbx_result_to_json(r);
         int e;

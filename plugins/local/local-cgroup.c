@@ -155,6 +155,41 @@ static void probe_v1(struct lcl_prov *p, const char *root_name)
         cg->why = strdup(why);
 }
 
+/* The top of the cgroup v2 subtree delegated to us, under @mount: the
+ * highest ancestor of our own cgroup (/proc/self/cgroup "0::PATH") that
+ * is ours and in which we may move processes (its cgroup.procs is
+ * writable), such as systemd's user@UID.service when the user's
+ * manager has Delegate=yes; NULL when there is none. */
+static char *delegated_root(const char *mount)
+{
+    char line[LCL_PATH_MAX], *best = NULL;
+    FILE *f = fopen("/proc/self/cgroup", "re");
+    bool found = false;
+
+    if (!f)
+        return NULL;
+    while (!found && fgets(line, sizeof line, f))
+        found = !strncmp(line, "0::/", 4);
+    fclose(f);
+    if (!found)
+        return NULL;
+    line[strcspn(line, "\n")] = '\0';
+    char *dir = lcl_join(mount, line + 4);
+    while (dir && strlen(dir) > strlen(mount)) {
+        char procs[LCL_PATH_MAX];
+        struct stat st;
+        snprintf(procs, sizeof procs, "%s/cgroup.procs", dir);
+        if (stat(dir, &st) != 0 || st.st_uid != geteuid() || access(procs, W_OK) != 0)
+            break;
+        free(best);
+        if (!(best = strdup(dir)))
+            break;
+        *strrchr(dir, '/') = '\0';
+    }
+    free(dir);
+    return best;
+}
+
 static void probe_v2(struct lcl_prov *p, const char *mount, const char *root_name)
 {
     struct lcl_cgroups *cg = &p->cg;
@@ -163,6 +198,21 @@ static void probe_v2(struct lcl_prov *p, const char *mount, const char *root_nam
     cg->v2_base = lcl_join(mount, root_name);
     if (!cg->v2_base)
         return;
+    /* Not root: the top level is not ours, a delegated subtree may be;
+     * our cgroups go below its top (which holds no process itself), and
+     * its controllers are what its parent gave it. */
+    char *deleg = p->root || ((mkdir(cg->v2_base, 0755) == 0 || errno == EEXIST) &&
+                              access(cg->v2_base, W_OK) == 0)
+                  ? NULL : delegated_root(mount);
+    if (deleg) {
+        free(cg->v2_base);
+        cg->v2_base = lcl_join(deleg, root_name);
+        mount = deleg;
+        if (!cg->v2_base) {
+            free(deleg);
+            return;
+        }
+    }
     static const char *const ctl[] = {"+memory", "+pids", "+cpu"};
     int r;
     /* One at a time: a missing controller must not block the others. */
@@ -173,6 +223,7 @@ static void probe_v2(struct lcl_prov *p, const char *mount, const char *root_nam
         snprintf(why + strlen(why), sizeof why - strlen(why), "%smkdir %s: %s (no delegation)",
                  *why ? "; " : "", cg->v2_base, strerror(errno));
         cg->why = strdup(why);
+        free(deleg);
         return;
     }
     snprintf(path, sizeof path, "%s/cgroup.subtree_control", cg->v2_base);
@@ -196,6 +247,7 @@ static void probe_v2(struct lcl_prov *p, const char *mount, const char *root_nam
     cg->v2_kill = access(path, F_OK) == 0;
     if (*why)
         cg->why = strdup(why);
+    free(deleg);
 }
 
 void lcl_cg_probe(struct lcl_prov *p, const char *root_name)

@@ -684,6 +684,7 @@ int lcl_exec_spawn(struct lcl_prov *p, struct lcl_sb *sb, const sbx_exec_spec_v1
     const int child_fds[LCL_CHILD_NFD] = {r.in[0], r.outp[1], r.errp[1], r.rep[1], r.st[1]};
     lcl_child_exec_view(&r.c, sb, (char *const *)spec->argv, r.c.envp, r.c.path_dirs, cwd,
                         child_fds);
+    lcl_limits_floors(p, &r.c, sp != NULL);
     r.c.fd_sync = r.sync[0];
     r.c.drop_groups = p->root;
     r.c.net_none = sb->network != SBX_NET_HOST;

@@ -16,6 +16,7 @@ plugins_local_local_la_SOURCES = \
 	plugins/local/local-exec.c \
 	plugins/local/local-files.c \
 	plugins/local/local-layout.c \
+	plugins/local/local-limits.c \
 	plugins/local/local-meta.c \
 	plugins/local/local-rundir.c \
 	plugins/local/local-seccomp.c \
@@ -23,8 +24,11 @@ plugins_local_local_la_SOURCES = \
 	plugins/local/local-util.c \
 	plugins/local/locald-client.c \
 	plugins/local/locald-proto.c \
-	plugins/local/locald-proto.h
+	plugins/local/locald-proto.h \
+	plugins/common/unenforced.c \
+	plugins/common/unenforced.h
 plugins_local_local_la_CFLAGS = $(SBX_MODULE_COPTS) $(SECCOMP_CFLAGS) $(JANSSON_CFLAGS) \
+	-I$(top_srcdir)/plugins/common \
 	-DLCL_LOCALD_PATH='"$(pkglibexecdir)/polysandbox-locald"'
 plugins_local_local_la_LDFLAGS = $(SBX_MODULE_LDOPTS)
 plugins_local_local_la_LIBADD = $(SECCOMP_LIBS) $(JANSSON_LIBS)
@@ -38,6 +42,7 @@ plugins_local_polysandbox_locald_SOURCES = $(plugins_local_local_la_SOURCES) \
 	plugins/local/locald.c \
 	plugins/local/locald-zygote.c
 plugins_local_polysandbox_locald_CFLAGS = $(AM_CFLAGS) $(SECCOMP_CFLAGS) $(JANSSON_CFLAGS) \
+	-I$(top_srcdir)/plugins/common \
 	-DLCL_LOCALD_PATH='"$(pkglibexecdir)/polysandbox-locald"'
 plugins_local_polysandbox_locald_LDADD = $(SECCOMP_LIBS) $(JANSSON_LIBS)
 

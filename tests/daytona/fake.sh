@@ -18,7 +18,7 @@ ps() { cli "$@"; }
 reqs() { dt_ctl GET /_fake/requests; }
 live() { dt_ctl GET /_fake/stats | dt_jq 'len(j["live"])'; }
 
-plan 50
+plan 52
 dt_start --page-size 2
 
 # ---- basics ----
@@ -26,9 +26,17 @@ ps providers
 check "providers: daytona is ready with its capabilities" \
     eval 'grep -q "^daytona  *ready" "$T/out" && out_has "files,persistent,labels,stdin,network_policy,list,concurrent"'
 
-ps run -- sh -c 'echo out; echo err >&2; exit 3'
+ps -q run -- sh -c 'echo out; echo err >&2; exit 3'  # -q: no note of the unenforced limits
 check "run: exit status 3 kept" [ "$rc" -eq 3 ]
 check "run: stdout and stderr apart" eval 'out_is out && [ "$(cat "$T/err")" = err ]'
+# Daytona sizes a sandbox for its life: refused unless allowed (lib.sh
+# allows it), and then said.
+ps -o provider.daytona.unenforced_limits=refuse run -- true
+check "unenforced_limits = refuse: refused, naming memory" \
+    eval '[ "$rc" -eq 125 ] && grep -q "memory (512 MiB)" "$T/err"'
+ps run --json -- true
+check "allowed: the result names the limits it ran without" \
+    json_check '"memory" in j["unenforced_limits"] and "wall" not in j["unenforced_limits"]'
 check "run: the sandbox is destroyed afterwards" [ "$(live)" -eq 0 ]
 
 reqs >"$T/reqs"

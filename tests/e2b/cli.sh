@@ -3,15 +3,23 @@
 # against the E2B fake: run, create/exec/destroy, files, labels and list
 # (paged), stdin, environment, time limits, time-to-live, credentials.
 . "$top_srcdir/tests/e2b/lib.sh"
-plan 45
+plan 47
 start_fake --max-page 2 --templates base,code-interpreter-v1
 
 cli providers
 check "providers: e2b is ready" sh -c "grep -E '^e2b +ready' '$tmp/out' >/dev/null"
 
-cli run -- sh -c 'echo hello; echo oops >&2; exit 3'
+cli -q run -- sh -c 'echo hello; echo oops >&2; exit 3'  # -q: no note of the unenforced limits
 check "run: stdout, exit status 3" rc_and_out 3 hello
 check "run: stderr apart" sh -c "[ \"\$(cat '$tmp/err')\" = oops ]"
+# E2B sizes sandboxes by template: the memory and other limits are not
+# enforced, which is refused unless allowed (lib.sh allows it).
+cli -o provider.e2b.unenforced_limits=refuse run -- true
+check "unenforced_limits = refuse: refused, naming memory and the template" \
+    eval 'rc_and_err 125 "memory (512 MiB)" && err_has "template"'
+cli run --json -- true
+check "allowed: the result names the limits it ran without" \
+    json_check '"memory" in j["unenforced_limits"] and "wall" not in j["unenforced_limits"] and "template" in j["unenforced_reason"]'
 
 cli run --json -- sh -c 'printf "a\\000b"; kill -TERM $$'
 check "run --json: signal TERM, binary stdout kept" \

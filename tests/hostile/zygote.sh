@@ -152,7 +152,7 @@ same kexec "kexec_load (a call the filter kills)"
 same privs "namespaces, mounts, capabilities, ids, processes, descriptors, environment, files"
 
 # stdin is delivered the same way.
-printf 'hello\n' | POLYSANDBOX_CONFIG_DIR=$POLYSANDBOX_CONFIG_DIR "$PS" run "$tmp/stdin.py" \
+printf 'hello\n' | POLYSANDBOX_CONFIG_DIR=$POLYSANDBOX_CONFIG_DIR "$PS" run -i "$tmp/stdin.py" \
     >"$tmp/stdin.out" 2>&1
 grep -q '^HELLO$' "$tmp/stdin.out" && ok "stdin reaches a program forked from the zygote" ||
     not_ok "stdin" "$(cat "$tmp/stdin.out")"
@@ -277,7 +277,8 @@ zpid=
 i=0
 while [ $i -lt 100 ]; do
     zpid=$(zygotes | head -n 1)
-    [ -n "$zpid" ] && [ -f "/proc/$zpid/root/usr/bin/env" ] && break
+    # its root is built before the supervisor writes its maps: wait for both
+    [ -n "$zpid" ] && [ -f "/proc/$zpid/root/usr/bin/env" ] && grep -q . "/proc/$zpid/uid_map" && break
     sleep 0.1
     i=$((i + 1))
 done

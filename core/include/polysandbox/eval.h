@@ -237,6 +237,10 @@ SBX_API uint64_t sbx_eval_record_time_ns(const sbx_eval_record *r);
 SBX_API unsigned sbx_eval_record_attempts(const sbx_eval_record *r);
 /** Why it is not a pass (or the sandbox error), or NULL. */
 SBX_API const char *sbx_eval_record_reason(const sbx_eval_record *r);
+/** The limits the sample's sandbox ran without (SBX_LIMIT_BIT_* bits, as
+ * sbx_result_unenforced_limits; "unenforced_limits" of its journal line),
+ * 0 when every limit was enforced.  Since: 0.2 */
+SBX_API uint64_t sbx_eval_record_unenforced_limits(const sbx_eval_record *r);
 /** The journal line: one JSON object (transfer full, free()). */
 SBX_API char *sbx_eval_record_to_json(const sbx_eval_record *r);
 
