@@ -82,6 +82,7 @@ size_t core_eval_find_task(const sbx_eval_dataset *ds, const char *id);
 #define CORE_EVAL_MARKER_LEN 32    /* hex digits of the random part */
 #define CORE_EVAL_PROGRAM_FILE "program.py"   /* HumanEval and MBPP programs */
 #define CORE_EVAL_RUNNER_FILE "main.py"       /* what the python template runs */
+#define CORE_EVAL_CHECK_FILE "check.py"       /* the tests, with --isolated-check */
 
 /* Fill @marker (CORE_EVAL_MARKER_LEN + 1 bytes) with fresh random hex. */
 int core_eval_new_marker(char *marker);
@@ -89,10 +90,16 @@ int core_eval_new_marker(char *marker);
 bool core_eval_uses_marker(const sbx_eval_dataset *ds);
 /* The program of @completion for @t: (transfer full) or NULL on ENOMEM.
  * For the formats that use a marker it goes to CORE_EVAL_PROGRAM_FILE and
- * core_eval_runner(marker) is the code the template runs. */
+ * core_eval_runner() is the code the template runs, with the marker on
+ * its stdin.  @isolated (core_eval_can_isolate): the completion alone
+ * (and the prompt or setup), the tests going to core_eval_build_check's
+ * CORE_EVAL_CHECK_FILE. */
 char *core_eval_build_program(const sbx_eval_dataset *ds, const core_eval_task *t,
-                              const char *completion);
-char *core_eval_runner(const char *marker);
+                              const char *completion, bool isolated);
+char *core_eval_build_check(const sbx_eval_dataset *ds, const core_eval_task *t);
+char *core_eval_runner(const sbx_eval_dataset *ds, const core_eval_task *t, bool isolated);
+/* Can @t be checked in a process the completion never runs in? */
+bool core_eval_can_isolate(const sbx_eval_dataset *ds, const core_eval_task *t);
 
 /* ---- verdicts (core/eval-verdict.c) ---------------------------------------- */
 
@@ -179,6 +186,7 @@ struct sbx_eval_opts {
     unsigned retries;
     char *journal;
     bool resume;
+    bool isolated;                /* --isolated-check */
     sbx_eval_record_cb cb;
     void *cb_ud;
 };

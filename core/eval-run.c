@@ -132,9 +132,11 @@ static char *stderr_tail(const sbx_result *r)
     return s;
 }
 
+/* @runner (marked formats): main.py, with program.py (and check.py when
+ * @check), and the run's @marker on its stdin. */
 static int build_opts(struct run *run, const core_eval_task *t, const char *program,
-                      const char *runner, const char *provider, sbx_create_opts **copts,
-                      sbx_exec_opts **xopts)
+                      const char *runner, const char *check, const char *marker,
+                      const char *provider, sbx_create_opts **copts, sbx_exec_opts **xopts)
 {
     sbx_create_opts *c = sbx_create_opts_new();
     sbx_exec_opts *x = sbx_exec_opts_new();
@@ -166,6 +168,10 @@ static int build_opts(struct run *run, const core_eval_task *t, const char *prog
     } else if (rc == SBX_OK) {
         rc = sbx_exec_opts_set_code(x, t->lang, program, (size_t)-1);
     }
+    if (rc == SBX_OK && runner && check)
+        rc = sbx_exec_opts_add_file(x, CORE_EVAL_CHECK_FILE, check, strlen(check), 0644);
+    if (rc == SBX_OK && runner && marker)
+        rc = sbx_exec_opts_set_stdin(x, marker, strlen(marker));
     for (size_t i = 0; rc == SBX_OK && i < t->n_files; i++)
         rc = sbx_exec_opts_add_file(x, t->files[i].path, t->files[i].data, t->files[i].len,
                                     0644);
@@ -234,6 +240,7 @@ static int run_sample(struct run *run, size_t i, sbx_eval_record **out)
     const char *const *providers = run->o->providers
                                        ? (const char *const *)run->o->providers : none;
     bool marked = core_eval_uses_marker(run->ds);
+    bool isolated = marked && run->o->isolated && core_eval_can_isolate(run->ds, t);
     sbx_eval_record *rec = calloc(1, sizeof *rec);
     int rc = SBX_OK;
     bool graded = false;
@@ -251,24 +258,29 @@ static int run_sample(struct run *run, size_t i, sbx_eval_record **out)
             sbx_create_opts *copts;
             sbx_exec_opts *xopts;
             sbx_result *r = NULL;
-            char *program, *runner = NULL;
+            char *program, *runner = NULL, *check = NULL;
             int err;
 
             if (a > 0)
                 backoff(a - 1);
             if ((rc = core_eval_new_marker(marker)) != SBX_OK)
                 break;
-            program = core_eval_build_program(run->ds, t, run->s->v[i].completion);
+            program = core_eval_build_program(run->ds, t, run->s->v[i].completion, isolated);
             if (program && marked)
-                runner = core_eval_runner(marker);
-            if (!program || (marked && !runner)) {
+                runner = core_eval_runner(run->ds, t, isolated);
+            if (program && isolated)
+                check = core_eval_build_check(run->ds, t);
+            if (!program || (marked && !runner) || (isolated && !check)) {
                 free(program);
+                free(runner);
                 rc = core_error_set(SBX_E_NOMEM, NULL, "out of memory");
                 break;
             }
-            rc = build_opts(run, t, program, runner, providers[p], &copts, &xopts);
+            rc = build_opts(run, t, program, runner, check, marker, providers[p], &copts,
+                            &xopts);
             free(program);
             free(runner);
+            free(check);
             if (rc != SBX_OK)
                 break;
             rec->attempts++;

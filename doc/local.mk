@@ -1,3 +1,4 @@
 # doc/local.mk - documentation that is not a man page of one program
 EXTRA_DIST += doc/plugin-guide.md
 EXTRA_DIST += doc/eval-speed.md
+EXTRA_DIST += doc/security.md

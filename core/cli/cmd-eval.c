@@ -98,6 +98,7 @@ static int show_program(const cli_eval_args *a, sbx_ctx *ctx, const char *which)
     sbx_eval_samples *s;
     uint64_t n = 0;
     const char *why, *lang;
+    sbx_eval_opts *o = NULL;
     char *prog;
     int rc;
 
@@ -109,7 +110,8 @@ static int show_program(const cli_eval_args *a, sbx_ctx *ctx, const char *which)
         cli_err("eval: --show-program %s: there are %zu samples (0 to %zu)", which,
                 sbx_eval_samples_count(s), sbx_eval_samples_count(s) - 1);
         rc = CLI_EXIT_USAGE;
-    } else if (!(prog = sbx_eval_program(ds, s, (size_t)n, &lang))) {
+    } else if (!(o = cli_eval_opts(a, NULL)) ||
+               !(prog = sbx_eval_program_opts(ds, s, (size_t)n, o, &lang))) {
         cli_err("out of memory");
         rc = CLI_EXIT_ERROR;
     } else {
@@ -117,6 +119,7 @@ static int show_program(const cli_eval_args *a, sbx_ctx *ctx, const char *which)
         free(prog);
         rc = CLI_EXIT_OK;
     }
+    sbx_eval_opts_free(o);
     sbx_eval_samples_free(s);
     sbx_eval_dataset_free(ds);
     return rc;

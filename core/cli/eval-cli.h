@@ -28,13 +28,14 @@ typedef struct cli_eval_args {
     /* --max-input, --max-line, --max-records as "eval.KEY=VALUE" */
     char caps[3][48];
     bool force;                   /* eval --force: replace existing results */
+    bool isolated;                /* --isolated-check */
 } cli_eval_args;
 
 /* Long option ids shared by the two commands' parsers. */
 enum {
     CLI_EO_DATASET = 300, CLI_EO_SAMPLES, CLI_EO_CANONICAL, CLI_EO_FORMAT,
     CLI_EO_TIMEOUT, CLI_EO_MEMORY, CLI_EO_RETRIES, CLI_EO_JSON,
-    CLI_EO_MAX_INPUT, CLI_EO_MAX_LINE, CLI_EO_MAX_RECORDS
+    CLI_EO_MAX_INPUT, CLI_EO_MAX_LINE, CLI_EO_MAX_RECORDS, CLI_EO_ISOLATED
 };
 #define CLI_EVAL_LONGOPTS \
     { "dataset", required_argument, NULL, CLI_EO_DATASET }, \
@@ -48,6 +49,7 @@ enum {
     { "max-input", required_argument, NULL, CLI_EO_MAX_INPUT }, \
     { "max-line", required_argument, NULL, CLI_EO_MAX_LINE }, \
     { "max-records", required_argument, NULL, CLI_EO_MAX_RECORDS }, \
+    { "isolated-check", no_argument, NULL, CLI_EO_ISOLATED }, \
     { "jobs", required_argument, NULL, 'j' }
 
 /* Help lines of the shared options. */

@@ -23,6 +23,8 @@ const char cli_eval_help_common[] =
 "      --memory SIZE      memory limit per program (default: the configuration's)\n"
 "      --retries N        attempts again after a sandbox error, per provider\n"
 "                         (default 2)\n"
+"      --isolated-check   HumanEval, MBPP: run the tests in a process the\n"
+"                         completion never runs in, calling it with literals\n"
 "  -k K[,K...]            pass@k to report (default 1,10,100)\n"
 "      --json             print the summary as one JSON object\n"
 "\n"
@@ -83,6 +85,7 @@ int cli_eval_option(cli_eval_args *a, int c, const char *arg)
     case CLI_EO_SAMPLES: a->samples = arg; return -1;
     case CLI_EO_CANONICAL: a->canonical = true; return -1;
     case CLI_EO_JSON: a->json = true; return -1;
+    case CLI_EO_ISOLATED: a->isolated = true; return -1;
     case CLI_EO_FORMAT:
         for (int f = SBX_EVAL_FORMAT_AUTO; f <= SBX_EVAL_FORMAT_GENERIC; f++)
             if (!strcmp(arg, sbx_eval_format_name((sbx_eval_format)f))) {
@@ -219,6 +222,8 @@ sbx_eval_opts *cli_eval_opts(const cli_eval_args *a, const char *const *provider
         rc = sbx_eval_opts_set_limit(o, SBX_LIMIT_MEMORY, a->memory);
     if (rc == SBX_OK && a->retries_set)
         rc = sbx_eval_opts_set_retries(o, a->retries);
+    if (rc == SBX_OK && a->isolated)
+        rc = sbx_eval_opts_set_isolated_check(o, true);
     if (rc != SBX_OK) {
         cli_err("%s: cannot set the evaluation options (%s)", a->cmd, sbx_strerror(rc));
         sbx_eval_opts_free(o);

@@ -277,8 +277,9 @@ zpid=
 i=0
 while [ $i -lt 100 ]; do
     zpid=$(zygotes | head -n 1)
-    # its root is built before the supervisor writes its maps: wait for both
-    [ -n "$zpid" ] && [ -f "/proc/$zpid/root/usr/bin/env" ] && grep -q . "/proc/$zpid/uid_map" && break
+    # it enters its namespaces, builds its root, then the supervisor writes
+    # its maps: wait for the sandbox user in them
+    [ -n "$zpid" ] && [ -f "/proc/$zpid/root/usr/bin/env" ] && grep -qw 1000 "/proc/$zpid/uid_map" && break
     sleep 0.1
     i=$((i + 1))
 done

@@ -18,9 +18,11 @@
  *         printf("pass@1 %.4f\n", p1);
  *
  * A verdict of "passed" comes from the exit status of the harnessed
- * program together with a per-run random marker the harness's runner
- * prints only after every test returned; never from anything else the
- * program prints (see polysandbox-eval(1), VERDICTS).  A sandbox error is retried and is
+ * program together with a per-run random marker that a process of the
+ * runner's which never runs the completion prints only after every test
+ * returned; the marker is in no file, object or memory the program can
+ * reach (since 0.2); never from anything else the program prints (see
+ * polysandbox-eval(1), VERDICTS, and doc/security.md).  A sandbox error is retried and is
  * never counted as a pass or a failure.
  *
  * Every type is opaque.  Errors are reported as in <polysandbox/sandbox.h>:
@@ -142,13 +144,20 @@ SBX_API size_t sbx_eval_samples_count(const sbx_eval_samples *s);
 /**
  * sbx_eval_program:
  * The program sample @i is graded with (transfer full, free()), as it
- * would run, with a fixed marker in place of the random one; for
- * inspection (polysandbox eval --show-program).  *lang: the template
+ * would run, then the runner that runs it (which holds no marker: the
+ * run's comes on its stdin); for inspection (polysandbox eval
+ * --show-program).  *lang: the template
  * (transfer none).  NULL on a bad index or ENOMEM.  Since: 0.1
  */
 SBX_API char *sbx_eval_program(const sbx_eval_dataset *ds,
                                const sbx_eval_samples *s, size_t i,
                                const char **lang);
+/** As sbx_eval_program, graded with the options @o (NULL: the
+ * defaults): with sbx_eval_opts_set_isolated_check, program.py, check.py
+ * and the runner of the isolated check.  Since: 0.2 */
+SBX_API char *sbx_eval_program_opts(const sbx_eval_dataset *ds,
+                                    const sbx_eval_samples *s, size_t i,
+                                    const sbx_eval_opts *o, const char **lang);
 
 /* ---- options ---------------------------------------------------------- */
 
@@ -173,6 +182,23 @@ SBX_API int sbx_eval_opts_set_limit(sbx_eval_opts *o, sbx_limit which,
                                     uint64_t value);
 /** Extra attempts per provider after a sandbox error (default 2). */
 SBX_API int sbx_eval_opts_set_retries(sbx_eval_opts *o, unsigned retries);
+/**
+ * sbx_eval_opts_set_isolated_check:
+ * @on: grade HumanEval and MBPP samples with the check in a process the
+ *   completion never runs in (default false).
+ *
+ * By default a sample's program runs as the reference harness runs it,
+ * the tests in the same interpreter as the completion, which can then
+ * fool them (an object whose __eq__ always says True; see
+ * doc/security.md).  With @on the tests (the prompt and test, or MBPP's
+ * setup and asserts) run in the runner's own process and call the
+ * function under test in the completion's process with Python literals,
+ * reading literals back (ast.literal_eval): nothing of the completion's
+ * objects reaches the check.  A task whose calls pass something that is
+ * not a literal fails, saying so (check the dataset with --canonical
+ * first).  Other formats are graded as without it.  Since: 0.2
+ */
+SBX_API int sbx_eval_opts_set_isolated_check(sbx_eval_opts *o, bool on);
 /**
  * sbx_eval_opts_set_journal:
  * @path: the results JSONL file (copied); NULL: none.  Each record is
