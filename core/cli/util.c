@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -274,37 +273,34 @@ int cli_print_json(json_t *j)
     return rc;
 }
 
-/* A new file beside @path (same directory, so rename is atomic), made
- * with O_EXCL under a random name; its name in *tmp (transfer full). */
+/* A new file beside @path (same directory, so rename is atomic), with
+ * the mode a new file of ours gets (0666 less the umask); its name in
+ * *tmp (transfer full). */
 static int temp_beside(const char *path, char **tmp)
 {
-    static const char hex[] = "0123456789abcdef";
     const char *slash = strrchr(path, '/');
     size_t dir = slash ? (size_t)(slash - path + 1) : 0;
-    char *t = malloc(strlen(path) + 32);
-    int fd = -1;
+    char *t = malloc(strlen(path) + 16);
+    mode_t mask;
+    int fd;
 
     if (t == NULL) {
         errno = ENOMEM;
         return -1;
     }
-    for (int tries = 0; fd < 0 && tries < 16; tries++) {
-        unsigned char r[8];
-        char *p;
-        if (getrandom(r, sizeof r, 0) != (ssize_t)sizeof r)
-            break;
-        p = t + sprintf(t, "%.*s.%s.", (int)dir, path, path + dir);
-        for (size_t i = 0; i < sizeof r; i++) {
-            *p++ = hex[r[i] >> 4];
-            *p++ = hex[r[i] & 15];
-        }
-        *p = '\0';
-        fd = open(t, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-        if (fd < 0 && errno != EEXIST)
-            break;
-    }
-    if (fd < 0) {
+    sprintf(t, "%.*s.%s.XXXXXX", (int)dir, path, path + dir);
+    if ((fd = mkostemp(t, O_CLOEXEC)) < 0) {
         int e = errno;
+        free(t);
+        errno = e;
+        return -1;
+    }
+    mask = umask(0);
+    umask(mask);
+    if (fchmod(fd, 0666 & ~mask) != 0) {
+        int e = errno;
+        close(fd);
+        unlink(t);
         free(t);
         errno = e;
         return -1;

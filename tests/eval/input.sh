@@ -89,30 +89,26 @@ open(d + "/rc", "w").write(str(rc))
 print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss // 1024)
 PY
 }
-# A gzip bomb: 1 GiB of blank lines in about 1 MB.
-python3 - "$tmp/bomb.jsonl.gz" <<'PY'
+# gz_of FILE BYTE: FILE, gzip of 1 GiB of BYTE (about 1 MB).
+gz_of() {
+    python3 - "$1" "$2" <<'PY'
 import sys, zlib
 z = zlib.compressobj(9, zlib.DEFLATED, 31)
-chunk = b"\n" * (1 << 20)
+chunk = sys.argv[2].encode().decode("unicode_escape").encode() * (1 << 20)
 with open(sys.argv[1], "wb") as f:
     for _ in range(1024):
         f.write(z.compress(chunk))
     f.write(z.flush())
 PY
+}
+# A gzip bomb: 1 GiB of blank lines in about 1 MB.
+gz_of "$tmp/bomb.jsonl.gz" '\n'
 mb=$(peak_rss_mb "$PS" eval --dataset "$tmp/bomb.jsonl.gz" --canonical); rc=$(cat "$tmp/rc")
 check "a gzip bomb ($(($(stat -c %s "$tmp/bomb.jsonl.gz") / 1024)) KiB): refused at the cap, naming it" \
     eval 'rc_and_err 65 "bomb.jsonl.gz: decompresses to more than the cap of 256 MiB (eval.max_input"'
 check "... without taking the memory first (peak ${mb} MiB, cap 64)" [ "${mb:-999}" -lt 64 ]
 # One line of 1 GiB of zeros (no newline), compressed.
-python3 - "$tmp/zeros.jsonl.gz" <<'PY'
-import sys, zlib
-z = zlib.compressobj(9, zlib.DEFLATED, 31)
-chunk = b"0" * (1 << 20)
-with open(sys.argv[1], "wb") as f:
-    for _ in range(1024):
-        f.write(z.compress(chunk))
-    f.write(z.flush())
-PY
+gz_of "$tmp/zeros.jsonl.gz" 0
 mb=$(peak_rss_mb "$PS" eval --dataset "$tmp/zeros.jsonl.gz" --canonical); rc=$(cat "$tmp/rc")
 check "a compressed line of 1 GiB: refused at the line cap (peak ${mb} MiB)" \
     eval 'rc_and_err 65 "zeros.jsonl.gz:1: a line longer than the cap of 1 MiB (eval.max_line" && [ "${mb:-999}" -lt 64 ]'
