@@ -83,6 +83,7 @@ size_t core_eval_find_task(const sbx_eval_dataset *ds, const char *id);
 #define CORE_EVAL_PROGRAM_FILE "program.py"   /* HumanEval and MBPP programs */
 #define CORE_EVAL_RUNNER_FILE "main.py"       /* what the python template runs */
 #define CORE_EVAL_CHECK_FILE "check.py"       /* the tests, with --isolated-check */
+#define CORE_EVAL_MARKER_FILE ".polysandbox-marker" /* the run's marker, removed at once */
 
 /* Fill @marker (CORE_EVAL_MARKER_LEN + 1 bytes) with fresh random hex. */
 int core_eval_new_marker(char *marker);
@@ -90,8 +91,8 @@ int core_eval_new_marker(char *marker);
 bool core_eval_uses_marker(const sbx_eval_dataset *ds);
 /* The program of @completion for @t: (transfer full) or NULL on ENOMEM.
  * For the formats that use a marker it goes to CORE_EVAL_PROGRAM_FILE and
- * core_eval_runner() is the code the template runs, with the marker on
- * its stdin.  @isolated (core_eval_can_isolate): the completion alone
+ * core_eval_runner() is the code the template runs, with the marker in
+ * CORE_EVAL_MARKER_FILE.  @isolated (core_eval_can_isolate): the completion alone
  * (and the prompt or setup), the tests going to core_eval_build_check's
  * CORE_EVAL_CHECK_FILE. */
 char *core_eval_build_program(const sbx_eval_dataset *ds, const core_eval_task *t,

@@ -3,11 +3,12 @@
  * HumanEval: prompt + completion + "\n" + test + "\n" + "check(ENTRY)\n",
  * the reference harness's layout.  MBPP: test_setup_code + completion +
  * the asserts of test_list.  Both are written to program.py and run by a
- * small runner (the template's main.py) whose own process prints the
- * run's random marker, which it reads on its stdin, only when every test
- * returned in the child the program ran in.  With --isolated-check the
- * tests go to check.py, run by the runner's process, and program.py holds
- * the completion alone, run in the child and called with literals.
+ * small runner (the template's main.py) in which a process that never
+ * runs the program prints the run's random marker, which it takes from a
+ * file of the core's before the program starts, only when every test
+ * returned.  With --isolated-check the tests go to check.py, run by the
+ * runner's process, and program.py holds the completion alone, run in a
+ * child and called with literals.
  * Generic: prompt + completion + test, graded by its exit status alone.
  */
 #include "config.h"
@@ -82,10 +83,12 @@ static void put(sbuf *b, const char *s)
  * it, and exit, quit and help are the builtins site would have made.
  * Then this process makes itself undumpable (PR_SET_DUMPABLE 0) before
  * it forks: the process that keeps the marker stays so, and the one the
- * completion runs in (_child: dumpable again, as a program is, with an
- * empty stdin) may then, though of the same uid, neither read the
- * other's memory nor open its descriptors through /proc.  gc.freeze():
- * the collections after the fork leave the pages the two share alone. */
+ * completion runs in (_child: dumpable again, as a program is) may then,
+ * though of the same uid, neither read the other's memory nor open its
+ * descriptors through /proc.  The marker is in a file of the core's
+ * (CORE_EVAL_MARKER_FILE), read and removed by the keeper before the
+ * completion's process may go on.  gc.freeze(): the collections after
+ * the fork leave the pages the two share alone. */
 static void put_prologue(sbuf *b)
 {
     put(b, "import os, sys\n"
@@ -117,20 +120,17 @@ static void put_prologue(sbuf *b)
            "import gc\n"
            "gc.freeze()\n"
            "def _child():\n"
-           "    # the process the completion runs in: dumpable, an empty stdin\n"
+           "    # the process the completion runs in is dumpable, as a program is\n"
            "    _prctl(4, 1, 0, 0, 0)\n"
-           "    n = os.open(os.devnull, os.O_RDONLY)\n"
-           "    os.dup2(n, 0)\n"
-           "    os.close(n)\n"
            "def _marker():\n"
-           "    # the run's marker: on our stdin, read once the completion's process\n"
-           "    # is forked (it never had it, nor the pipe it came in)\n"
-           "    m = b\"\"\n"
-           "    while len(m) < 4096:\n"
-           "        c = os.read(0, 4096)\n"
-           "        if not c:\n"
-           "            break\n"
-           "        m += c\n"
+           "    # the run's marker, from the core's file: read and removed by the\n"
+           "    # process that keeps it, once forked, before any of the program runs\n"
+           "    try:\n"
+           "        with open(\"" CORE_EVAL_MARKER_FILE "\", \"rb\") as f:\n"
+           "            m = f.read(4096)\n"
+           "        os.unlink(\"" CORE_EVAL_MARKER_FILE "\")\n"
+           "    except OSError:\n"
+           "        m = b\"\"\n"
            "    return m.strip()\n");
 }
 
@@ -139,8 +139,9 @@ static void put_prologue(sbuf *b)
                   "    os._exit(0)\n"
 
 /* The runner (main.py) of the same interpreter: it forks first a process
- * that keeps the run's marker (read on the stdin it alone keeps: the core
- * passes it there) and never runs any of the program; then it runs
+ * that keeps the run's marker (read from the core's file, which it
+ * removes before the program may start) and never runs any of the
+ * program; then it runs
  * program.py as the reference harness does, with exec() in fresh globals
  * (so the program is not "__main__" and an `if __name__ == "__main__":`
  * block of a completion does not run), and when exec returned (every
@@ -158,16 +159,22 @@ static void put_runner(sbuf *b)
            "# when told that every test in it returned.\n");
     put_prologue(b);
     put(b, "_r, _w = os.pipe()\n"
+           "_gr, _gw = os.pipe()\n"
            "_pid = os.fork()\n"
            "if _pid == 0:\n"
            "    os.close(_w)\n"
+           "    os.close(_gr)\n"
            "    _m = _marker()\n"
+           "    os.close(_gw)             # taken: the program may start\n"
            "    if os.read(_r, 1) == b\"1\" and _m:\n"
            "        os.write(1, b\"\\n" CORE_EVAL_MARKER_PREFIX "\" + _m + b\"\\n\")\n"
            "    os._exit(0)\n"
            "os.close(_r)\n"
+           "os.close(_gw)\n"
+           "os.read(_gr, 1)              # the marker's file is gone\n"
+           "os.close(_gr)\n"
            "_child()\n"
-           "del _r, _prctl, _child, _marker\n"
+           "del _r, _gr, _gw, _prctl, _child, _marker\n"
            "_write, _exit, _out, _wait = os.write, os._exit, sys.stdout, os.waitpid\n"
            "with open(\"" CORE_EVAL_PROGRAM_FILE "\", encoding=\"utf-8\") as _f:\n"
            "    _code = compile(_f.read(), \"" CORE_EVAL_PROGRAM_FILE "\", \"exec\")\n"
@@ -211,11 +218,15 @@ static void put_isolated_runner(sbuf *b, const char *entry)
     }
     put(b, "_qr, _qw = os.pipe()\n"
            "_ar, _aw = os.pipe()\n"
+           "_gr, _gw = os.pipe()\n"
            "_pid = os.fork()\n"
            "if _pid == 0:\n"
-           "    _child()\n"
            "    os.close(_qw)\n"
            "    os.close(_ar)\n"
+           "    os.close(_gw)\n"
+           "    os.read(_gr, 1)          # the marker's file is gone\n"
+           "    os.close(_gr)\n"
+           "    _child()\n"
            "    _ask, _say = os.fdopen(_qr, \"rb\"), os.fdopen(_aw, \"wb\", 0)\n"
            "    _g = {\"__name__\": \"__sandbox__\"}\n"
            "    try:\n"
@@ -242,7 +253,9 @@ static void put_isolated_runner(sbuf *b, const char *entry)
            "    os._exit(0)\n"
            "os.close(_qr)\n"
            "os.close(_aw)\n"
+           "os.close(_gr)\n"
            "_m = _marker()\n"
+           "os.close(_gw)                # taken: the completion may start\n"
            "_ask, _hear = os.fdopen(_qw, \"wb\", 0), os.fdopen(_ar, \"rb\")\n"
            "class IsolatedCheckError(Exception):\n"
            "    pass\n"

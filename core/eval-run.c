@@ -133,7 +133,7 @@ static char *stderr_tail(const sbx_result *r)
 }
 
 /* @runner (marked formats): main.py, with program.py (and check.py when
- * @check), and the run's @marker on its stdin. */
+ * @check), and the run's @marker in a file of its own. */
 static int build_opts(struct run *run, const core_eval_task *t, const char *program,
                       const char *runner, const char *check, const char *marker,
                       const char *provider, sbx_create_opts **copts, sbx_exec_opts **xopts)
@@ -170,8 +170,11 @@ static int build_opts(struct run *run, const core_eval_task *t, const char *prog
     }
     if (rc == SBX_OK && runner && check)
         rc = sbx_exec_opts_add_file(x, CORE_EVAL_CHECK_FILE, check, strlen(check), 0644);
+    /* 0644 like the rest: the program runs as the file's owner anyway, and
+     * the keeper removes it before the program starts; another mode costs
+     * a chmod some providers run as a command, one more step to fail. */
     if (rc == SBX_OK && runner && marker)
-        rc = sbx_exec_opts_set_stdin(x, marker, strlen(marker));
+        rc = sbx_exec_opts_add_file(x, CORE_EVAL_MARKER_FILE, marker, strlen(marker), 0644);
     for (size_t i = 0; rc == SBX_OK && i < t->n_files; i++)
         rc = sbx_exec_opts_add_file(x, t->files[i].path, t->files[i].data, t->files[i].len,
                                     0644);

@@ -3,8 +3,8 @@
 #
 # A sample passes when its runner prints the run's random marker after
 # every test returned.  Hostile completions look for the marker wherever
-# the code under test could: the runner's file, the frames and objects of
-# the interpreter, standard input, the environment, the memory and the
+# the code under test could: the runner's file and the marker's, the frames
+# and objects of the interpreter, standard input, the environment, the memory and the
 # descriptors of every process it can see (the runner's keeper among
 # them); each one prints what it finds as a pass line and exits 0, and
 # none may pass.  Then what grading in the same interpreter cannot
@@ -14,7 +14,7 @@
 # a process the completion never runs in (see doc/security.md).
 . "$top_srcdir/tests/eval/lib.sh"
 
-plan 13
+plan 14
 
 he="$data/humaneval.jsonl"
 # Each hostile sample: Toy/0 (add), whose completion ends the function and
@@ -36,6 +36,13 @@ def FOUND(text):
 '''
 attacks = {
     "the runner's file": "FOUND(open('main.py').read()); FOUND(open(sys.argv[0]).read())",
+    "the marker's file": """
+for name in os.listdir("."):
+    try:
+        FOUND(name); FOUND(open(name, "rb").read())
+    except OSError:
+        pass
+FOUND(open(".polysandbox-marker").read())""",
     "frames": """
 f = sys._getframe()
 while f:
@@ -85,12 +92,12 @@ with open(sys.argv[1], "w") as f:
         f.write(json.dumps({"task_id": "Toy/0", "completion": body, "case": name}) + "\n")
 PY
 cli eval --dataset "$he" --samples "$tmp/hostile.jsonl" --out "$tmp/hostile.out" -j 2 --timeout 20s
-check "the hostile samples ran" eval '[ "$(wc -l <"$tmp/hostile.out")" -eq 7 ]'
-for i in 0 1 2 3 4 5 6; do
+check "the hostile samples ran" eval '[ "$(wc -l <"$tmp/hostile.out")" -eq 8 ]'
+for i in 0 1 2 3 4 5 6 7; do
     case $i in
-    0) what="the runner's file" ;; 1) what="frames" ;; 2) what="gc objects" ;;
-    3) what="standard input" ;; 4) what="the environment" ;;
-    5) what="the memory of every process" ;; 6) what="the descriptors of every process" ;;
+    0) what="the runner's file" ;; 1) what="the marker's file" ;; 2) what="frames" ;;
+    3) what="gc objects" ;; 4) what="standard input" ;; 5) what="the environment" ;;
+    6) what="the memory of every process" ;; 7) what="the descriptors of every process" ;;
     esac
     check "the marker is not in $what: no pass forged" \
         eval 'grep "\"sample\":'$i'," "$tmp/hostile.out" | grep -v -q "\"verdict\":\"passed\""'

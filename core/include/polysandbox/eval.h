@@ -145,7 +145,8 @@ SBX_API size_t sbx_eval_samples_count(const sbx_eval_samples *s);
  * sbx_eval_program:
  * The program sample @i is graded with (transfer full, free()), as it
  * would run, then the runner that runs it (which holds no marker: the
- * run's comes on its stdin); for inspection (polysandbox eval
+ * run's is in a file the runner removes before the program starts); for
+ * inspection (polysandbox eval
  * --show-program).  *lang: the template
  * (transfer none).  NULL on a bad index or ENOMEM.  Since: 0.1
  */
