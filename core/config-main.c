@@ -230,9 +230,41 @@ static int apply_eval(loader *ld, const where *w, const char *key, const char *v
     return SBX_OK;
 }
 
+const char *const core_app_sections[] = { "server", NULL };
+
+/* A key of an application section: kept as it is, the last one set wins;
+ * the program that reads the section checks it. */
+static int apply_app(loader *ld, const where *w, const char *section, const char *key,
+                     const char *value)
+{
+    core_config *cfg = ld->cfg;
+    char *full;
+    int rc = SBX_OK;
+
+    if (asprintf(&full, "%s.%s", section, key) < 0)
+        return core_cfg_nomem(ld);
+    for (size_t i = 0; i < cfg->n_app; i++) {
+        core_setting *s = &cfg->app[i];
+        if (strcmp(s->key, full) != 0)
+            continue;
+        free(full);
+        if (core_cfg_replace_str(ld, &s->value, value) != SBX_OK ||
+            core_cfg_replace_str(ld, &s->file, w->name) != SBX_OK)
+            return ld->rc;
+        s->line = w->line;
+        return SBX_OK;
+    }
+    rc = core_cfg_add_setting(ld, &cfg->app, &cfg->n_app, w, full, value);
+    free(full);
+    return rc;
+}
+
 int core_cfg_apply_main(loader *ld, const where *w, const char *section, const char *key,
                         const char *value)
 {
+    for (size_t i = 0; core_app_sections[i]; i++)
+        if (strcmp(section, core_app_sections[i]) == 0)
+            return apply_app(ld, w, section, key, value);
     if (strcmp(section, "retry") == 0 || strcmp(section, "breaker") == 0)
         return core_cfg_apply_resil(ld, w, &ld->cfg->resil, section, key, value);
     if (strcmp(section, "core") == 0)
@@ -246,7 +278,7 @@ int core_cfg_apply_main(loader *ld, const where *w, const char *section, const c
     if (strcmp(section, "provider") == 0 && w->line == 0)
         return core_cfg_provider_override(ld, w, key, value);
     return core_cfg_err(ld, SBX_E_CONFIG, w, "unknown section [%s] (known: [core], "
-                        "[limits], [eval], [retry], [breaker])", section);
+                        "[limits], [eval], [retry], [breaker], [server])", section);
 }
 
 int core_cfg_apply_env(loader *ld)

@@ -72,6 +72,7 @@ void sbx_ctx_free(sbx_ctx *ctx)
     if (!ctx)
         return;
     core_pools_stop(ctx);   /* its sandboxes go before their providers */
+    core_orphans_reap(ctx);     /* and those it failed to destroy */
     core_breakers_free(ctx);    /* before unload, which forgets the count */
     core_loader_unload_all(ctx);
     core_config_free(&ctx->cfg);
@@ -284,6 +285,11 @@ const sbx_template *sbx_ctx_template_for_file(const sbx_ctx *ctx, const char *fi
 const char *sbx_template_name(const sbx_template *t)
 {
     return t ? tconf(t)->name : NULL;
+}
+
+bool sbx_template_compiled(const sbx_template *t)
+{
+    return t && tconf(t)->compile;
 }
 
 const char *sbx_template_extensions(const sbx_template *t)

@@ -32,6 +32,10 @@ struct sbx_error *core_error_tls(void);
 /* Reset the thread's error: every public entry point calls this first. */
 void core_error_clear(void);
 /* Set the thread's error; returns @code.  @provider may be NULL. */
+/* The eventfd of a cancel handle (readable once fired), or -1 for NULL.
+ * (core/cancel.c) */
+int core_cancel_fd(const sbx_cancel *c);
+
 int core_error_set(int code, const char *provider, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 int core_error_vset(int code, const char *provider, const char *fmt, va_list ap);
@@ -169,7 +173,13 @@ typedef struct core_config {
     bool pools_off;                     /* [core] pools = false: start none */
     core_eval_caps eval_caps;           /* [eval] max_input, max_line, max_records */
     uint64_t unenforced_ok;             /* [core] unenforced_limits (bits) */
+    core_setting *app;                  /* application sections: key "SECTION.KEY" */
+    size_t n_app;
 } core_config;
+
+/* The sections polysandbox.ini keeps for programs built on the library
+ * (sbx_ctx_settings), NULL-terminated. */
+extern const char *const core_app_sections[];
 
 /*
  * core_config_load:
@@ -348,11 +358,13 @@ struct sbx_ctx {
     core_config cfg;
     struct sbx_provider *providers;
     size_t n_providers;
-    pthread_mutex_t lock;
+    pthread_mutex_t lock;               /* orphans */
     pthread_mutex_t load_lock;          /* core_provider_ensure's */
     unsigned n_inits;                   /* providers initialised (load_lock) */
     struct core_breaker *breakers;      /* one per provider (core/breaker.c) */
     struct core_pools *pools;           /* core/pool.c, or NULL: none */
+    struct core_orphan *orphans;        /* core/orphans.c (lock) */
+    size_t n_orphans;
 };
 
 /* The ready provider @name, loaded now if it was not yet (see
@@ -485,5 +497,21 @@ struct sbx_provider *core_provider_or_default(sbx_ctx *ctx, const char *provider
 /* Report a failure of @op on @p, filling in a message when the provider
  * left none; returns @rc (SBX_E_INTERNAL for SBX_OK). */
 int core_provider_failed(const struct sbx_provider *p, const char *op, int rc);
+/* One try at destroying the sandbox @id of @p whose handle is gone:
+ * attach, then destroy.  SBX_OK when it is destroyed or was gone. */
+int core_destroy_by_id(struct sbx_provider *p, const char *id);
+
+/* ---- sandboxes the core failed to destroy (core/orphans.c) ---------------- */
+
+/* Keep @id of @p, whose destroy failed after its retries, to destroy it
+ * later: one more try after each later successful destroy on @p, and all
+ * of them, with retries, when the context is freed.  Never touches the
+ * thread's error. */
+void core_orphan_keep(struct sbx_ctx *ctx, struct sbx_provider *p, const char *id);
+/* One try at one kept sandbox of @p (a destroy on @p just succeeded). */
+void core_orphans_retry_one(struct sbx_ctx *ctx, struct sbx_provider *p);
+/* Destroy every kept sandbox, with retries; log those that still fail
+ * (their time-to-live reaps them).  Called by sbx_ctx_free. */
+void core_orphans_reap(struct sbx_ctx *ctx);
 
 #endif /* POLYSANDBOX_CORE_INT_H */

@@ -91,6 +91,7 @@ const char *sbx_strerror(int code)
     case SBX_E_INTERNAL: return "internal error";
     case SBX_E_PATH: return "unsafe path refused";
     case SBX_E_SERVER: return "server error from the backend";
+    case SBX_E_CANCELLED: return "cancelled";
     case SBX_E_LOAD_OPEN: return "provider module could not be opened";
     case SBX_E_LOAD_NO_SYMBOL: return "provider module has no sandbox_provider_v1 symbol";
     case SBX_E_LOAD_BAD_MAGIC: return "provider descriptor has a bad magic number";
@@ -135,7 +136,7 @@ const char *sbx_capability_name(uint64_t bit)
     static const char *const names[] = {
         "files", "persistent", "labels", "stream", "stdin",
         "network_policy", "list", "concurrent", "memory_limit", "cpu_stats",
-        "zygote",
+        "zygote", "cancel", "stdin_stream",
     };
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         if (bit == (UINT64_C(1) << i))

@@ -275,14 +275,15 @@ static int dataset_line(void *ud, json_t *o, size_t line)
     return SBX_OK;
 }
 
-int sbx_eval_dataset_load(sbx_ctx *ctx, const char *path, sbx_eval_format fmt,
-                          sbx_eval_dataset **out)
+/* From the file @path, or from @len bytes at @data named @path. */
+static int dataset_read(sbx_ctx *ctx, const char *path, const char *data, size_t len,
+                        sbx_eval_format fmt, sbx_eval_dataset **out)
 {
     struct load l = { ctx, NULL, 0 };
     int rc;
 
     core_error_clear();
-    if (!ctx || !path || !out || !sbx_eval_format_name(fmt))
+    if (!ctx || !path || !out || !sbx_eval_format_name(fmt) || (len && !data))
         return core_error_set(SBX_E_INVAL, NULL, "sbx_eval_dataset_load: bad argument");
     *out = NULL;
     if (!(l.ds = calloc(1, sizeof *l.ds)) || !(l.ds->path = strdup(path))) {
@@ -290,7 +291,8 @@ int sbx_eval_dataset_load(sbx_ctx *ctx, const char *path, sbx_eval_format fmt,
         return core_error_set(SBX_E_NOMEM, NULL, "out of memory");
     }
     l.ds->fmt = fmt;
-    rc = core_jsonl_read(path, &ctx->cfg.eval_caps, dataset_line, &l, &l.ds->file);
+    rc = data ? core_jsonl_parse(path, data, len, &ctx->cfg.eval_caps, dataset_line, &l)
+              : core_jsonl_read(path, &ctx->cfg.eval_caps, dataset_line, &l, &l.ds->file);
     if (rc == SBX_OK && l.ds->n == 0)
         rc = core_error_set(SBX_E_INVAL, NULL, "%s: no tasks in the dataset", path);
     if (rc != SBX_OK) {
@@ -299,6 +301,18 @@ int sbx_eval_dataset_load(sbx_ctx *ctx, const char *path, sbx_eval_format fmt,
     }
     *out = l.ds;
     return SBX_OK;
+}
+
+int sbx_eval_dataset_load(sbx_ctx *ctx, const char *path, sbx_eval_format fmt,
+                          sbx_eval_dataset **out)
+{
+    return dataset_read(ctx, path, NULL, 0, fmt, out);
+}
+
+int sbx_eval_dataset_parse(sbx_ctx *ctx, const char *name, const void *data, size_t len,
+                           sbx_eval_format fmt, sbx_eval_dataset **out)
+{
+    return dataset_read(ctx, name, data ? data : "", len, fmt, out);
 }
 
 /* ---- samples ---------------------------------------------------------------- */
@@ -374,19 +388,20 @@ static int sample_line(void *ud, json_t *o, size_t line)
     return samples_push(l, task, json_string_value(c));
 }
 
-int sbx_eval_samples_load(sbx_ctx *ctx, const sbx_eval_dataset *ds, const char *path,
-                          sbx_eval_samples **out)
+static int samples_read(sbx_ctx *ctx, const sbx_eval_dataset *ds, const char *path,
+                        const char *data, size_t len, sbx_eval_samples **out)
 {
     struct sload l = { ds, path, NULL, 0 };
     int rc;
 
     core_error_clear();
-    if (!ctx || !ds || !path || !out)
+    if (!ctx || !ds || !path || !out || (len && !data))
         return core_error_set(SBX_E_INVAL, NULL, "sbx_eval_samples_load: NULL argument");
     *out = NULL;
     if (!(l.s = calloc(1, sizeof *l.s)))
         return core_error_set(SBX_E_NOMEM, NULL, "out of memory");
-    rc = core_jsonl_read(path, &ctx->cfg.eval_caps, sample_line, &l, &l.s->file);
+    rc = data ? core_jsonl_parse(path, data, len, &ctx->cfg.eval_caps, sample_line, &l)
+              : core_jsonl_read(path, &ctx->cfg.eval_caps, sample_line, &l, &l.s->file);
     if (rc == SBX_OK && l.s->n == 0)
         rc = core_error_set(SBX_E_INVAL, NULL, "%s: no samples", path);
     if (rc != SBX_OK) {
@@ -395,6 +410,18 @@ int sbx_eval_samples_load(sbx_ctx *ctx, const sbx_eval_dataset *ds, const char *
     }
     *out = l.s;
     return SBX_OK;
+}
+
+int sbx_eval_samples_load(sbx_ctx *ctx, const sbx_eval_dataset *ds, const char *path,
+                          sbx_eval_samples **out)
+{
+    return samples_read(ctx, ds, path, NULL, 0, out);
+}
+
+int sbx_eval_samples_parse(sbx_ctx *ctx, const sbx_eval_dataset *ds, const char *name,
+                           const void *data, size_t len, sbx_eval_samples **out)
+{
+    return samples_read(ctx, ds, name, data ? data : "", len, out);
 }
 
 int sbx_eval_samples_canonical(sbx_ctx *ctx, const sbx_eval_dataset *ds,

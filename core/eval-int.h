@@ -3,6 +3,7 @@
 #define POLYSANDBOX_EVAL_INT_H
 
 #include <polysandbox/eval.h>
+#include <polysandbox/journal.h>
 
 #include <sys/types.h>
 
@@ -25,6 +26,10 @@ typedef struct core_file_id {
  * SBX_E_INVAL "PATH[:LINE]: ..." (a cap's message says how to raise it). */
 int core_jsonl_read(const char *path, const core_eval_caps *caps, core_jsonl_cb cb,
                     void *ud, core_file_id *id);
+/* The same over @len bytes at @data (not compressed), within @caps;
+ * @path names them in messages. */
+int core_jsonl_parse(const char *path, const char *data, size_t len,
+                     const core_eval_caps *caps, core_jsonl_cb cb, void *ud);
 /* A field as a task id: a string, or an integer written in decimal
  * (MBPP's ids are numbers).  (transfer full) or NULL. */
 char *core_jsonl_task_id(struct json_t *obj);
@@ -144,38 +149,17 @@ uint64_t core_eval_percentile(const uint64_t *sorted, size_t n, double pct);
 
 /* ---- the journal (core/eval-journal.c) -------------------------------------- */
 
-typedef struct core_journal {
-    int fd;
-    char *path;
-    /* the syncer thread: fdatasync of what was appended, off the workers */
-    pthread_t syncer;
-    bool syncing;                 /* the thread runs */
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    bool sync_init;               /* mu and cv are initialised */
-    unsigned long written, synced;/* appends, and appends known on disk */
-    bool stop;
-    int sync_errno;               /* the first failed fdatasync, or 0 */
-} core_journal;
-
-/* Open @path for appending and start its syncer.  With @resume, read its
+/* Open the results file @path (an sbx_journal).  With @resume, read its
  * records into @records (indexed by sample; later lines replace sandbox
  * errors) after cutting off a torn last line; else replace it by an
  * empty file (a new one renamed over it).  SBX_E_INVAL when @path is the
  * dataset's or the samples' file. */
-int core_journal_open(core_journal *j, const char *path, bool resume,
+int core_journal_open(sbx_journal **j, const char *path, bool resume,
                       const sbx_eval_dataset *ds, const sbx_eval_samples *s,
                       sbx_eval_record **records, size_t *n_resumed);
-/* Append one record as a line (one write on an O_APPEND descriptor: a
- * killed process loses nothing written) and wake the syncer, which puts
- * it on disk with fdatasync soon after, batching what the workers
- * appended meanwhile, so that no worker waits for the disk.  Fails when
- * a sync failed. */
-int core_journal_append(core_journal *j, const sbx_eval_record *r);
-/* Stop the syncer once everything appended is on disk; SBX_E_IO when a
- * sync failed.  Called before a run returns its summary. */
-int core_journal_sync(core_journal *j);
-void core_journal_close(core_journal *j);
+/* Append one record as a line; the journal's thread syncs it soon after.
+ * Fails when the write or an earlier sync failed. */
+int core_journal_append(sbx_journal *j, const sbx_eval_record *r);
 
 /* ---- options (core/eval-opts.c) --------------------------------------------- */
 
@@ -190,6 +174,9 @@ struct sbx_eval_opts {
     bool isolated;                /* --isolated-check */
     sbx_eval_record_cb cb;
     void *cb_ud;
+    sbx_cancel *cancel;           /* (borrowed) or NULL */
+    sbx_eval_gate_cb gate;        /* or NULL */
+    void *gate_ud;
 };
 
 /* ---- summaries (core/eval-summary.c) ---------------------------------------- */

@@ -5,6 +5,7 @@
  * file past one is refused when it gets there, with an error naming the
  * file, the cap and how to raise it, so neither a gzip bomb nor a huge
  * line takes more memory than one line's cap before it is refused.
+ * Bytes already in memory (core_jsonl_parse) are held to the same caps.
  */
 #include "config.h"
 
@@ -182,6 +183,24 @@ int core_jsonl_read(const char *path, const core_eval_caps *caps, core_jsonl_cb 
     }
     free(buf);
     gzclose(gz);
+    return rc;
+}
+
+int core_jsonl_parse(const char *path, const char *data, size_t len,
+                     const core_eval_caps *caps, core_jsonl_cb cb, void *ud)
+{
+    const char *p, *end = data + len;
+    size_t line = 0, records = 0;
+    int rc = SBX_OK;
+
+    if (len > caps->input)
+        return over_size(path, 0, "is larger than the cap of", caps->input, false);
+    for (p = data; p < end && rc == SBX_OK;) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        const char *eol = nl ? nl : end;
+        rc = one_line(path, ++line, p, (size_t)(eol - p), caps, cb, ud, &records);
+        p = eol + 1;
+    }
     return rc;
 }
 

@@ -109,3 +109,22 @@ int sbx_eval_opts_set_callback(sbx_eval_opts *o, sbx_eval_record_cb cb, void *ud
     o->cb_ud = ud;
     return SBX_OK;
 }
+
+int sbx_eval_opts_set_cancel(sbx_eval_opts *o, sbx_cancel *c)
+{
+    core_error_clear();
+    if (!o)
+        return core_error_set(SBX_E_INVAL, NULL, "sbx_eval_opts_set_cancel: NULL options");
+    o->cancel = c;
+    return SBX_OK;
+}
+
+int sbx_eval_opts_set_gate(sbx_eval_opts *o, sbx_eval_gate_cb cb, void *ud)
+{
+    core_error_clear();
+    if (!o)
+        return core_error_set(SBX_E_INVAL, NULL, "sbx_eval_opts_set_gate: NULL options");
+    o->gate = cb;
+    o->gate_ud = ud;
+    return SBX_OK;
+}

@@ -26,8 +26,7 @@ struct run {
     pthread_mutex_t lock;         /* records, counters, journal, callback, fatal */
     sbx_eval_record **records;
     size_t done, passed, ran;
-    core_journal journal;
-    bool have_journal;
+    sbx_journal *journal;         /* or NULL */
     int fatal;                    /* the first error that stops the run */
     struct sbx_error fatal_err;
     const char *py_lang;          /* the template py_argv is for, or NULL */
@@ -180,6 +179,8 @@ static int build_opts(struct run *run, const core_eval_task *t, const char *prog
                                     0644);
     if (rc == SBX_OK)
         rc = sbx_exec_opts_set_timeout(x, run->o->timeout_ns);
+    if (rc == SBX_OK && run->o->cancel)
+        rc = sbx_exec_opts_set_cancel(x, run->o->cancel);
     if (rc != SBX_OK) {
         sbx_create_opts_free(c);
         sbx_exec_opts_free(x);
@@ -235,7 +236,8 @@ static int note_sandbox_error(sbx_eval_record *rec, const char *provider, const 
 }
 
 /* Run sample @i to a record.  Returns an error only when the whole run
- * must stop (a request no provider can serve, out of memory). */
+ * must stop (a request no provider can serve, out of memory), or
+ * SBX_E_CANCELLED (no record: the sample was not run to its end). */
 static int run_sample(struct run *run, size_t i, sbx_eval_record **out)
 {
     const core_eval_task *t = &run->ds->tasks[run->s->v[i].task];
@@ -266,6 +268,10 @@ static int run_sample(struct run *run, size_t i, sbx_eval_record **out)
 
             if (a > 0)
                 backoff(a - 1);
+            if (sbx_cancel_fired(run->o->cancel)) {
+                rc = SBX_E_CANCELLED;
+                break;
+            }
             if ((rc = core_eval_new_marker(marker)) != SBX_OK)
                 break;
             program = core_eval_build_program(run->ds, t, run->s->v[i].completion, isolated);
@@ -290,6 +296,12 @@ static int run_sample(struct run *run, size_t i, sbx_eval_record **out)
             err = sbx_run(run->ctx, copts, xopts, &r);
             sbx_create_opts_free(copts);
             sbx_exec_opts_free(xopts);
+            /* A cancelled run is no verdict and no sandbox error. */
+            if (sbx_cancel_fired(run->o->cancel)) {
+                sbx_result_free(r);
+                rc = SBX_E_CANCELLED;
+                break;
+            }
             if (err != SBX_OK) {
                 const sbx_error *e = sbx_ctx_last_error(run->ctx);
                 if (request_error(err)) {
@@ -333,8 +345,8 @@ static void finish(struct run *run, sbx_eval_record *rec)
     run->ran++;
     if (rec->verdict == SBX_VERDICT_PASSED)
         run->passed++;
-    if (run->have_journal)
-        rc = core_journal_append(&run->journal, rec);
+    if (run->journal)
+        rc = core_journal_append(run->journal, rec);
     if (rc == SBX_OK && run->o->cb &&
         run->o->cb(run->o->cb_ud, rec, run->done, run->s->n, run->passed) != 0)
         atomic_store(&run->stop, true);
@@ -343,17 +355,31 @@ static void finish(struct run *run, sbx_eval_record *rec)
         set_fatal(run, rc);
 }
 
+/* Whether the run is over for the workers: stopped, or cancelled. */
+static bool stopping(struct run *run)
+{
+    return atomic_load(&run->stop) || sbx_cancel_fired(run->o->cancel);
+}
+
 static void *worker(void *arg)
 {
     struct run *run = arg;
+    const sbx_eval_opts *o = run->o;
 
-    while (!atomic_load(&run->stop)) {
-        size_t k = atomic_fetch_add(&run->next, 1);
+    while (!stopping(run) && atomic_load(&run->next) < run->n_pending) {
         sbx_eval_record *rec = NULL;
+        size_t k;
         int rc;
-        if (k >= run->n_pending)
+        /* The application's turn to say when the next sample may start. */
+        if (o->gate && o->gate(o->gate_ud, true) != 0)
             break;
-        rc = run_sample(run, run->pending[k], &rec);
+        k = atomic_fetch_add(&run->next, 1);
+        rc = (k >= run->n_pending || stopping(run)) ? SBX_E_CANCELLED
+             : run_sample(run, run->pending[k], &rec);
+        if (o->gate)
+            o->gate(o->gate_ud, false);
+        if (rc == SBX_E_CANCELLED)
+            break;
         if (rc != SBX_OK) {
             set_fatal(run, rc);
             break;
@@ -385,7 +411,6 @@ int sbx_eval_run(sbx_ctx *ctx, const sbx_eval_dataset *ds, const sbx_eval_sample
     run.ds = ds;
     run.s = s;
     run.o = o;
-    run.journal.fd = -1;
     atomic_init(&run.next, 0);
     atomic_init(&run.stop, false);
     if (pthread_mutex_init(&run.lock, NULL) != 0) {
@@ -402,7 +427,6 @@ int sbx_eval_run(sbx_ctx *ctx, const sbx_eval_dataset *ds, const sbx_eval_sample
                                &resumed);
         if (rc != SBX_OK)
             goto out;
-        run.have_journal = true;
     }
     for (size_t i = 0; i < s->n; i++)
         if (!run.records[i])
@@ -436,7 +460,7 @@ int sbx_eval_run(sbx_ctx *ctx, const sbx_eval_dataset *ds, const sbx_eval_sample
         pthread_join(threads[i], NULL);
     free(threads);
     /* everything appended is on disk before the summary says it is done */
-    if (run.have_journal && (rc = core_journal_sync(&run.journal)) != SBX_OK)
+    if (run.journal && (rc = sbx_journal_sync(run.journal)) != SBX_OK)
         set_fatal(&run, rc);
     if (run.fatal != SBX_OK) {
         *core_error_tls() = run.fatal_err;
@@ -453,8 +477,7 @@ out:
     free(run.records);
     free(run.pending);
     free(run.py_argv);
-    if (run.have_journal)
-        core_journal_close(&run.journal);
+    sbx_journal_close(run.journal);
     pthread_mutex_destroy(&run.lock);
     sbx_eval_opts_free(defaults);
     return rc;

@@ -244,7 +244,7 @@ nomem:
  * disabled): a missing module for one of them is explained as such. */
 static bool reserved_name(const char *name)
 {
-    static const char *const reserved[] = { "modal", "cloudflare", "kubernetes" };
+    static const char *const reserved[] = { "kubernetes" };
 
     for (size_t i = 0; i < sizeof reserved / sizeof reserved[0]; i++)
         if (strcmp(name, reserved[i]) == 0)
@@ -443,6 +443,18 @@ static int check_ops(struct sbx_provider *p)
             return reject(p, SBX_E_LOAD_MISSING_OP,
                           "mandatory op '%s' is NULL", mandatory[i].name);
     }
+    /* The cancel capability has no op: the exec spec's cancel_fd, which a
+     * provider built before ABI 1.3 does not know. */
+    if ((caps & SBX_CAP_CANCEL) && p->desc.abi_minor < 3)
+        return reject(p, SBX_E_LOAD_CAPS,
+                      "capabilities claim 'cancel' but the provider was built against ABI "
+                      "1.%u, whose exec spec has no cancel_fd (1.3 has)",
+                      (unsigned)p->desc.abi_minor);
+    if ((caps & SBX_CAP_STDIN_STREAM) && p->desc.abi_minor < 4)
+        return reject(p, SBX_E_LOAD_CAPS,
+                      "capabilities claim 'stdin_stream' but the provider was built against "
+                      "ABI 1.%u, whose exec spec has no stdin_fd (1.4 has)",
+                      (unsigned)p->desc.abi_minor);
     for (size_t i = 0; i < sizeof pairs / sizeof pairs[0]; i++) {
         bool claimed = (caps & pairs[i].bit) != 0;
         if (claimed && !pairs[i].first)

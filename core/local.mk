@@ -6,7 +6,8 @@ noinst_LTLIBRARIES += core/libpolysandbox-internal.la
 lib_LTLIBRARIES += core/libpolysandbox.la
 pkginclude_HEADERS += core/include/polysandbox/sandbox.h \
 	core/include/polysandbox/common.h \
-	core/include/polysandbox/eval.h
+	core/include/polysandbox/eval.h \
+	core/include/polysandbox/journal.h
 pkgconfig_DATA += core/polysandbox.pc
 
 core_libpolysandbox_internal_la_SOURCES = \
@@ -29,7 +30,9 @@ core_libpolysandbox_internal_la_SOURCES = \
 	core/secret-key.c \
 	core/sealed.c \
 	core/secret-api.c \
+	core/settings.c \
 	core/context.c \
+	core/cancel.c \
 	core/opts-int.h \
 	core/options.c \
 	core/sandbox.c \
@@ -43,9 +46,11 @@ core_libpolysandbox_internal_la_SOURCES = \
 	core/pool-config.c \
 	core/pool.c \
 	core/gc.c \
+	core/orphans.c \
 	core/result-int.h \
 	core/result.c \
 	core/json.c \
+	core/journal.c \
 	core/eval-int.h \
 	core/eval-jsonl.c \
 	core/eval-dataset.c \

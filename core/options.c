@@ -79,6 +79,7 @@ void sbx_create_opts_free(sbx_create_opts *o)
     if (!o)
         return;
     free(o->provider);
+    core_strv_free(o->fallback);
     free(o->template_name);
     free(o->image);
     core_kvlist_free(&o->env);
@@ -90,6 +91,23 @@ int sbx_create_opts_set_provider(sbx_create_opts *o, const char *name)
 {
     core_error_clear();
     return o ? set_str(&o->provider, name) : SBX_E_INVAL;
+}
+
+int sbx_create_opts_set_fallback(sbx_create_opts *o, const char *const *names)
+{
+    char **v = NULL;
+
+    core_error_clear();
+    if (!o)
+        return core_error_set(SBX_E_INVAL, NULL, "sbx_create_opts_set_fallback: NULL options");
+    for (size_t i = 0; names && names[i]; i++)
+        if (!names[i][0])
+            return core_error_set(SBX_E_INVAL, NULL, "an empty provider name in the fallback");
+    if (names && !(v = core_strv_dup(names)))
+        return core_error_set(SBX_E_NOMEM, NULL, "out of memory");
+    core_strv_free(o->fallback);
+    o->fallback = v;
+    return SBX_OK;
 }
 
 int sbx_create_opts_set_template(sbx_create_opts *o, const char *name)
@@ -273,6 +291,7 @@ int sbx_exec_opts_set_stdin(sbx_exec_opts *o, const void *data, size_t len)
     free(o->stdin_data);
     o->stdin_data = copy;
     o->stdin_len = len;
+    o->has_stdin_fd = false;
     return SBX_OK;
 }
 
@@ -296,6 +315,41 @@ int sbx_exec_opts_set_timeout(sbx_exec_opts *o, uint64_t ns)
         return core_error_set(SBX_E_INVAL, NULL,
                               "the timeout must be greater than 0 (0 never means unlimited)");
     o->timeout_ns = ns;
+    return SBX_OK;
+}
+
+int sbx_exec_opts_set_stdin_fd(sbx_exec_opts *o, int fd)
+{
+    core_error_clear();
+    if (!o || fd < -1)
+        return core_error_set(SBX_E_INVAL, NULL, "sbx_exec_opts_set_stdin_fd: bad argument");
+    free(o->stdin_data);
+    o->stdin_data = NULL;
+    o->stdin_len = 0;
+    o->has_stdin_fd = fd >= 0;
+    o->stdin_fd = fd;
+    return SBX_OK;
+}
+
+int sbx_exec_opts_set_step_cb(sbx_exec_opts *o, sbx_step_cb cb, void *ud)
+{
+    core_error_clear();
+    if (!o)
+        return SBX_E_INVAL;
+    o->step_cb = cb;
+    o->step_ud = ud;
+    return SBX_OK;
+}
+
+int sbx_exec_opts_set_compile_timeout(sbx_exec_opts *o, uint64_t ns)
+{
+    core_error_clear();
+    if (!o)
+        return SBX_E_INVAL;
+    if (ns == 0)
+        return core_error_set(SBX_E_INVAL, NULL, "the compile timeout must be greater than 0 "
+                              "(0 never means unlimited)");
+    o->compile_timeout_ns = ns;
     return SBX_OK;
 }
 
@@ -337,5 +391,14 @@ int sbx_exec_opts_set_output_cb(sbx_exec_opts *o, sbx_output_cb cb, void *ud)
         return SBX_E_INVAL;
     o->cb = cb;
     o->cb_ud = ud;
+    return SBX_OK;
+}
+
+int sbx_exec_opts_set_cancel(sbx_exec_opts *o, sbx_cancel *c)
+{
+    core_error_clear();
+    if (!o)
+        return core_error_set(SBX_E_INVAL, NULL, "sbx_exec_opts_set_cancel: NULL options");
+    o->cancel = c;
     return SBX_OK;
 }

@@ -15,6 +15,7 @@ void core_kvlist_free(core_kvlist *l);
 
 struct sbx_create_opts {
     char *provider;
+    char **fallback;      /* set_fallback: NULL-terminated, or NULL: [core] fallback */
     char *template_name;
     char *image;
     uint64_t limits[SBX_LIMIT_COUNT];   /* 0: not set */
@@ -40,13 +41,19 @@ struct sbx_exec_opts {
     char **args;          /* extra arguments for code, NULL-terminated */
     void *stdin_data;
     size_t stdin_len;
+    bool has_stdin_fd;    /* set_stdin_fd: stdin read from stdin_fd as it runs */
+    int stdin_fd;
     core_kvlist env;
     char *cwd;
     uint64_t timeout_ns;  /* 0: the sandbox's wall limit */
+    uint64_t compile_timeout_ns; /* 0: timeout_ns */
     core_file *files;
     size_t n_files;
     sbx_output_cb cb;
     void *cb_ud;
+    sbx_cancel *cancel;   /* (borrowed) or NULL */
+    sbx_step_cb step_cb;  /* compile step over, program next */
+    void *step_ud;
 };
 
 

@@ -118,3 +118,14 @@ const char *sbx_result_unenforced_reason(const sbx_result *r)
 {
     return r && r->unenforced ? r->unenforced_why : NULL;
 }
+
+bool sbx_result_compile(const sbx_result *r, sbx_run_status *status, uint64_t *ns)
+{
+    if (!r || !r->compiled)
+        return false;
+    if (status)
+        *status = r->compile_status;
+    if (ns)
+        *ns = r->compile_ns;
+    return true;
+}

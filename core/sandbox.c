@@ -240,19 +240,21 @@ static int create_retrying(sbx_ctx *ctx, struct sbx_provider *p, const sbx_creat
     return rc;
 }
 
-/* The providers to try, in order: the named one alone, else the default
- * followed by the [core] fallback chain. */
+/* The providers to try, in order: the named one (else the default),
+ * then the options' fallback list when they set one; else the named one
+ * alone, or the default followed by the [core] fallback chain. */
 static size_t candidates(const sbx_ctx *ctx, const sbx_create_opts *o,
                          const char **list, size_t max)
 {
     size_t n = 0;
     const char *first = (o && o->provider) ? o->provider : sbx_ctx_default_provider(ctx);
+    char *const *chain = (o && o->fallback) ? o->fallback : ctx->cfg.fallback;
 
     if (first)
         list[n++] = first;
-    if (o && o->provider)
+    if (o && o->provider && !o->fallback)
         return n;
-    for (char **f = ctx->cfg.fallback; f && *f && n < max; f++) {
+    for (char *const *f = chain; f && *f && n < max; f++) {
         bool dup = false;
         for (size_t i = 0; i < n; i++)
             dup = dup || !strcmp(list[i], *f);
@@ -375,9 +377,31 @@ int sbx_sandbox_open(sbx_ctx *ctx, const char *provider, const char *id, sbx_san
 const char *sbx_sandbox_id(const sbx_sandbox *sb) { return sb ? sb->id : NULL; }
 const char *sbx_sandbox_provider(const sbx_sandbox *sb) { return sb ? sb->p->name : NULL; }
 
+int core_destroy_by_id(struct sbx_provider *p, const char *id)
+{
+    void *h = NULL;
+    const char *op = "attach";
+    int rc;
+
+    core_error_clear();
+    rc = p->ops.attach(p->pctx, id, &h);
+    if (rc == SBX_E_NOT_FOUND) {
+        core_error_clear();
+        return SBX_OK;
+    }
+    if (rc == SBX_OK) {
+        op = "destroy";
+        rc = p->ops.destroy(p->pctx, h);
+    }
+    return rc == SBX_OK ? rc : core_provider_failed(p, op, rc);
+}
+
 /* Destroy, retrying retryable failures so nothing leaks.  A failed destroy
  * has freed the handle already, so retries go through attach by id; an
- * attach that finds nothing means the first destroy did its work. */
+ * attach that finds nothing means the first destroy did its work.  Each
+ * retry is two calls (attach, destroy) that must both get through, so a
+ * service failing often can outlast the retries: then the sandbox is kept
+ * on the context to be destroyed later (core/orphans.c), never forgotten. */
 static int destroy_retrying(sbx_sandbox *sb)
 {
     struct sbx_provider *p = sb->p;
@@ -386,30 +410,19 @@ static int destroy_retrying(sbx_sandbox *sb)
 
     core_error_clear();
     rc = p->ops.destroy(p->pctx, sb->h);
-    if (rc == SBX_OK)
+    if (rc == SBX_OK) {
+        core_orphans_retry_one(sb->ctx, p);
         return rc;
+    }
     rc = core_provider_failed(p, "destroy", rc);
     if (!p->ops.attach)
         return rc;
     core_retry_begin(&rt, sb->ctx, p, 0);
     while (core_retry_again(&rt, rc)) {
-        void *h = NULL;
-        const char *op = "attach";
-
-        core_error_clear();
-        rc = p->ops.attach(p->pctx, sb->id, &h);
-        if (rc == SBX_E_NOT_FOUND) {
-            core_error_clear();
-            return SBX_OK;
-        }
-        if (rc == SBX_OK) {
-            op = "destroy";
-            rc = p->ops.destroy(p->pctx, h);
-        }
-        if (rc == SBX_OK)
+        if ((rc = core_destroy_by_id(p, sb->id)) == SBX_OK)
             return rc;
-        rc = core_provider_failed(p, op, rc);
     }
+    core_orphan_keep(sb->ctx, p, sb->id);
     return rc;
 }
 
@@ -445,6 +458,7 @@ struct collector {
     sbx_output_cb cb;
     void *ud;
     bool nomem;
+    const sbx_cancel *cancel;
 };
 
 static int collect_write(void *ud, int stream, const void *buf, size_t len)
@@ -466,10 +480,18 @@ static int collect_write(void *ud, int stream, const void *buf, size_t len)
     }
     if (c->cb && len && c->cb(c->ud, stream, buf, len) != 0)
         return 1;
+    /* A provider that does not poll cancel_fd still stops here. */
+    if (sbx_cancel_fired(c->cancel))
+        return 1;
     return *trunc ? 1 : 0;
 }
 
-/* Run one argv in @sb and fill @r. */
+/* The result of a run or exec its caller cancelled: not a verdict. */
+static void set_cancelled(sbx_result *r)
+{
+    core_result_set_sandbox_error(r, SBX_E_CANCELLED, "cancelled by the caller");
+}
+
 /* What an exec reports before the provider says anything: unknown. */
 static void exec_out_reset(sbx_exec_outcome_v1 *out)
 {
@@ -506,7 +528,8 @@ static void exec_argv(sbx_sandbox *sb, const char *const *argv, const core_kvlis
     sbx_file_v1 *fv = NULL;
     size_t nf = n_files + (extra ? 1 : 0);
     struct collector c = {r, sb->limits[SBX_LIMIT_STDOUT], sb->limits[SBX_LIMIT_STDERR],
-                          o ? o->cb : NULL, o ? o->cb_ud : NULL, false};
+                          o ? o->cb : NULL, o ? o->cb_ud : NULL, false,
+                          o ? o->cancel : NULL};
     sbx_output_sink_v1 sink = {collect_write, &c};
     int rc;
 
@@ -532,10 +555,24 @@ static void exec_argv(sbx_sandbox *sb, const char *const *argv, const core_kvlis
     spec.timeout_ns = (o && o->timeout_ns) ? o->timeout_ns : sb->limits[SBX_LIMIT_WALL];
     spec.stdout_cap = sb->limits[SBX_LIMIT_STDOUT];
     spec.stderr_cap = sb->limits[SBX_LIMIT_STDERR];
+    spec.cancel_fd = core_cancel_fd(c.cancel);
+    spec.stdin_fd = o && o->has_stdin_fd ? o->stdin_fd : -1;
 
+    if (sbx_cancel_fired(c.cancel)) {
+        free(fv);
+        set_cancelled(r);
+        return;
+    }
     exec_out_reset(&out);
     core_error_clear();
     rc = call_exec(p, sb, zygote, &spec, &sink, &out);
+    /* A cancelled exec says so, whatever the provider made of it. */
+    if (sbx_cancel_fired(c.cancel)) {
+        free(fv);
+        core_error_clear();
+        set_cancelled(r);
+        return;
+    }
     /* Only an exec that never started its command may run again. */
     if (rc != SBX_OK && !c.nomem && core_error_tls()->not_started) {
         size_t out_len = r->out.len, err_len = r->err.len;
@@ -617,12 +654,17 @@ static int exec_code(sbx_sandbox *sb, const sbx_exec_opts *o, sbx_result *r)
          * callback as a program's would, and is kept in the result only
          * when it fails. */
         sbx_exec_opts copts = {0};
+        uint64_t t0 = r->timing[SBX_TIMING_EXEC];
         copts.cwd = o->cwd;
-        copts.timeout_ns = o->timeout_ns;
+        copts.timeout_ns = o->compile_timeout_ns ? o->compile_timeout_ns : o->timeout_ns;
         copts.cb = o->cb;
         copts.cb_ud = o->cb_ud;
+        copts.cancel = o->cancel;
         exec_argv(sb, (const char *const *)t->compile, &env, &copts, o->files, o->n_files,
                   &src, NULL, r);
+        r->compiled = true;
+        r->compile_status = r->status;
+        r->compile_ns = r->timing[SBX_TIMING_EXEC] - t0;
         if (r->status != SBX_RUN_OK) {
             if (r->status != SBX_RUN_SANDBOX_ERROR) {
                 char msg[128];
@@ -635,6 +677,8 @@ static int exec_code(sbx_sandbox *sb, const sbx_exec_opts *o, sbx_result *r)
             core_kvlist_free(&env);
             return SBX_OK;
         }
+        if (o->step_cb)
+            o->step_cb(o->step_ud, r->compile_ns);
         /* The program's own output starts clean. */
         r->out.len = r->err.len = 0;
         r->out_truncated = r->err_truncated = false;
@@ -662,10 +706,19 @@ static int sandbox_exec(sbx_sandbox *sb, const sbx_exec_opts *o, sbx_result *r)
         return core_unenforced_refuse(sb->p, sb->unenforced &
                                       ~core_unenforced_ok(sb->ctx, sb->p), sb->limits,
                                       sb->unenforced_why);
+    /* Input that cannot be delivered is refused, never dropped. */
+    if (o->has_stdin_fd && !(sb->p->desc.capabilities & SBX_CAP_STDIN_STREAM))
+        return core_error_set(SBX_E_NOTSUP, sb->p->name, "provider %s cannot stream stdin to a "
+                              "running command (no stdin_stream capability)", sb->p->name);
     if (o->timeout_ns && max_wall && o->timeout_ns > max_wall)
         return core_error_set(SBX_E_LIMIT, NULL,
                               "timeout %llu ns is above the maximum %llu ns (limits.max_wall)",
                               (unsigned long long)o->timeout_ns, (unsigned long long)max_wall);
+    if (o->compile_timeout_ns && max_wall && o->compile_timeout_ns > max_wall)
+        return core_error_set(SBX_E_LIMIT, NULL, "compile timeout %llu ns is above the maximum "
+                              "%llu ns (limits.max_wall)",
+                              (unsigned long long)o->compile_timeout_ns,
+                              (unsigned long long)max_wall);
     pthread_mutex_lock(&sb->lock);
     if (o->code) {
         rc = exec_code(sb, o, r);
@@ -748,6 +801,13 @@ static int run_once(sbx_ctx *ctx, const sbx_create_opts *copts, const sbx_exec_o
     int rc;
 
     *exec_failed = false;
+    if (sbx_cancel_fired(xopts->cancel)) {
+        if (!(r = core_result_new(copts && copts->provider ? copts->provider : "", "")))
+            return core_error_set(SBX_E_NOMEM, NULL, "out of memory");
+        set_cancelled(r);
+        *out = r;
+        return SBX_OK;
+    }
     sb = core_pool_take(ctx, copts, &lease);   /* NULL: no pool, or a miss */
     rc = sb ? SBX_OK : sandbox_create(ctx, one_shot_opts(ctx, copts, xopts, &tmp), deadline,
                                       &sb, &backend_failed);
@@ -799,6 +859,9 @@ static bool run_again_safe(const sbx_create_opts *c, const sbx_exec_opts *x,
     if (r->status != SBX_RUN_SANDBOX_ERROR || !core_retryable(r->error_code))
         return false;
     if (x->cb && (r->out.len || r->err.len))
+        return false;
+    /* Streamed stdin was read: another run would not get it. */
+    if (x->has_stdin_fd)
         return false;
     return !(c && c->network == SBX_NET_HOST);
 }

@@ -158,3 +158,27 @@ int core_secret_ctx_protect(const core_config *cfg)
     }
     return SBX_OK;
 }
+
+int sbx_secret_open(const sbx_ctx *ctx, const char *ref, const char *where, char **value,
+                    size_t *len)
+{
+    core_setting s = { NULL, (char *)ref, (char *)(where ? where : "a credential"), 0 };
+    const char *v = NULL;
+    int rc;
+
+    core_error_clear();
+    if (!ref || !value || !len)
+        return core_error_set(SBX_E_INVAL, NULL, "sbx_secret_open: NULL argument");
+    *value = NULL;
+    *len = 0;
+    rc = core_secret_open(ctx, &s, &v, len);
+    if (rc == SBX_OK)
+        *value = (char *)v;
+    return rc;
+}
+
+void sbx_secret_free(char *value)
+{
+    if (value)
+        core_secret_release(value);
+}

@@ -78,17 +78,32 @@ int core_secret_protect_process(void)
     return SBX_OK;
 }
 
+/* How messages name a setting: "FILE:LINE: KEY", "FILE: KEY", or only
+ * FILE when there is no key (a reference an application opens, FILE then
+ * saying where it came from). */
+static const char *where_of(const core_setting *s, char *buf, size_t size)
+{
+    if (!s->key)
+        snprintf(buf, size, "%s", s->file);
+    else if (s->line > 0)
+        snprintf(buf, size, "%s:%d: %s", s->file, s->line, s->key);
+    else
+        snprintf(buf, size, "%s: %s", s->file, s->key);
+    return buf;
+}
+
 static int read_secret_file(const core_setting *s, const char *path,
                             const char **out, size_t *outlen)
 {
+    char w[CORE_MSG_MAX / 2];
     char *buf;
     ssize_t n = 0;
     size_t len = 0;
     int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 
     if (fd < 0)
-        return core_error_set(SBX_E_CONFIG, NULL, "%s:%d: %s: cannot open %s: %s",
-                              s->file, s->line, s->key, path, strerror(errno));
+        return core_error_set(SBX_E_CONFIG, NULL, "%s: cannot open %s: %s",
+                              where_of(s, w, sizeof w), path, strerror(errno));
     buf = secure_alloc(SECRET_MAX);
     if (!buf) {
         close(fd);
@@ -103,16 +118,15 @@ static int read_secret_file(const core_setting *s, const char *path,
         if (read(fd, &extra, 1) > 0) {
             close(fd);
             secure_free(buf);
-            return core_error_set(SBX_E_CONFIG, NULL, "%s:%d: %s: %s is larger than "
-                                  "%d KiB", s->file, s->line, s->key, path,
-                                  SECRET_MAX / 1024);
+            return core_error_set(SBX_E_CONFIG, NULL, "%s: %s is larger than %d KiB",
+                                  where_of(s, w, sizeof w), path, SECRET_MAX / 1024);
         }
     }
     close(fd);
     if (n < 0) {
         secure_free(buf);
-        return core_error_set(SBX_E_IO, NULL, "%s:%d: %s: cannot read %s",
-                              s->file, s->line, s->key, path);
+        return core_error_set(SBX_E_IO, NULL, "%s: cannot read %s",
+                              where_of(s, w, sizeof w), path);
     }
     /* A trailing newline is an artefact of editors, not part of the key. */
     while (len > 0 && (buf[len - 1] == '\n' || buf[len - 1] == '\r'))
@@ -127,14 +141,11 @@ static int read_secret_file(const core_setting *s, const char *path,
 static int prefix_error(const core_setting *s, const char *what)
 {
     struct sbx_error *e = core_error_tls();
-    char msg[CORE_MSG_MAX];
+    char msg[CORE_MSG_MAX], w[CORE_MSG_MAX / 2];
     int code = e->code != SBX_OK ? e->code : SBX_E_INTERNAL;
 
     snprintf(msg, sizeof msg, "%s", e->message);
-    if (s->line > 0)
-        return core_error_set(code, NULL, "%s:%d: %s: %s%s", s->file, s->line, s->key,
-                              what, msg);
-    return core_error_set(code, NULL, "%s: %s: %s%s", s->file, s->key, what, msg);
+    return core_error_set(code, NULL, "%s: %s%s", where_of(s, w, sizeof w), what, msg);
 }
 
 static int open_sealed(const struct sbx_ctx *ctx, const core_setting *s,
@@ -208,10 +219,10 @@ int core_secret_open(const struct sbx_ctx *ctx, const core_setting *s,
         return prefix_error(s, "");
     if (!strncmp(v, "env:", 4)) {
         const char *e = secure_getenv(v + 4);
+        char w[CORE_MSG_MAX / 2];
         if (!e)
-            return core_error_set(SBX_E_CONFIG, NULL,
-                                  "%s:%d: %s: environment variable %s is not set",
-                                  s->file, s->line, s->key, v + 4);
+            return core_error_set(SBX_E_CONFIG, NULL, "%s: environment variable %s is not set",
+                                  where_of(s, w, sizeof w), v + 4);
         return secure_copy(e, strlen(e), out, len);
     }
     if (!strncmp(v, "file:", 5))

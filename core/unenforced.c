@@ -2,7 +2,7 @@
  * without where the administrator allowed it, and then said
  *
  * A provider reports the limits a sandbox will run without through
- * host->limits_unenforced while it creates or opens it (ABI 1.3).  What
+ * host->limits_unenforced while it creates or opens it (ABI 1.5).  What
  * it reports is gathered per thread between core_unenforced_begin and
  * _end around the op.  The decision is the core's, from unenforced_limits
  * ([provider] of providers.d/NAME.ini, else [core] of polysandbox.ini;

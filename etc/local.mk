@@ -15,8 +15,6 @@ dist_templates_DATA = \
 # Names reserved for providers still to come, shipped disabled.
 reservedconfdir = $(pkgsysconfdir)/providers.d
 dist_reservedconf_DATA = \
-	etc/providers.d/cloudflare.ini \
-	etc/providers.d/kubernetes.ini \
-	etc/providers.d/modal.ini
+	etc/providers.d/kubernetes.ini
 
 dist_man_MANS += doc/polysandbox.ini.5

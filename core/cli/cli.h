@@ -184,6 +184,20 @@ struct json_t;
 /* Print @j (decref'd) on stdout followed by a newline; returns 0 or 125. */
 int cli_print_json(struct json_t *j);
 
+/* ---- providers, templates, pools as JSON (info-json.c) ---------------------- */
+
+/* "ready", "unavailable", "disabled" (static). */
+const char *cli_state_name(sbx_provider_state s);
+/* Capability names of @mask, comma-separated into @buf ("-" for none), or
+ * appended to the JSON array @arr when it is not NULL. */
+void cli_caps(uint64_t mask, char *buf, size_t size, struct json_t *arr);
+/* One object each (new reference), NULL on ENOMEM.  @v: the pool's
+ * sbx_pool_stats, @err its last error ("" for none). */
+struct json_t *cli_provider_json(const sbx_provider *p);
+struct json_t *cli_template_json(const sbx_template *t);
+struct json_t *cli_pool_json(sbx_ctx *ctx, const char *name, const uint64_t *v,
+                             const char *err);
+
 /* Help lines of the sandbox and limit options (request.c). */
 extern const char cli_help_sandbox[];
 extern const char cli_help_limits[];

@@ -42,31 +42,6 @@ static const struct option pools_opts[] = {
     { NULL, 0, NULL, 0 }
 };
 
-static json_t *pool_json(sbx_ctx *ctx, const char *name, const uint64_t *v,
-                         const char *err)
-{
-    const char *tmpl = sbx_pool_template(ctx, name);
-    const char *prov = sbx_pool_provider(ctx, name);
-    json_t *o = json_pack("{s:s, s:s?, s:s?}", "name", name, "provider", prov,
-                          "template", tmpl);
-
-    for (size_t i = 0; o != NULL && i < SBX_POOL_STAT_COUNT; i++) {
-        const char *k = sbx_pool_stat_name((sbx_pool_stat)i);
-        json_t *val = i == SBX_POOL_STAT_ACTIVE ? json_boolean(v[i] != 0)
-                                                : json_integer((json_int_t)v[i]);
-        if (k == NULL || json_object_set_new(o, k, val) != 0) {
-            json_decref(o);
-            return NULL;
-        }
-    }
-    if (o != NULL && json_object_set_new(o, "last_error", *err ? json_string(err)
-                                                               : json_null()) != 0) {
-        json_decref(o);
-        return NULL;
-    }
-    return o;
-}
-
 int cli_cmd_pools(cli_global *g, int argc, char **argv)
 {
     uint64_t wait_ns = 0;
@@ -125,7 +100,7 @@ int cli_cmd_pools(cli_global *g, int argc, char **argv)
         if (!v[SBX_POOL_STAT_ACTIVE] && v[SBX_POOL_STAT_SIZE] > 0)
             all_ok = false;
         if (json) {
-            json_t *o = pool_json(ctx, name, v, err);
+            json_t *o = cli_pool_json(ctx, name, v, err);
             if (o == NULL || json_array_append_new(arr, o) != 0) {
                 cli_err("out of memory building JSON");
                 rc = CLI_EXIT_ERROR;

@@ -41,16 +41,6 @@ static int parse(const char *cmd, int argc, char **argv, void (*help)(void),
     return -1;
 }
 
-static const char *state_name(sbx_provider_state s)
-{
-    switch (s) {
-    case SBX_PROVIDER_READY: return "ready";
-    case SBX_PROVIDER_UNAVAILABLE: return "unavailable";
-    case SBX_PROVIDER_DISABLED: return "disabled";
-    default: return "unknown";
-    }
-}
-
 static void providers_help(void)
 {
     fputs(
@@ -64,72 +54,6 @@ static void providers_help(void)
 "      --json             print a JSON array\n"
 "  -h, --help             show this help\n",
         stdout);
-}
-
-/* Capability names separated by @sep, or into a JSON array @arr. */
-static void caps(uint64_t mask, char *buf, size_t size, json_t *arr)
-{
-    size_t used = 0;
-
-    buf[0] = '\0';
-    for (int i = 0; i < 64; i++) {
-        uint64_t bit = UINT64_C(1) << i;
-        const char *name;
-        char unknown[24];
-        if (!(mask & bit))
-            continue;
-        name = sbx_capability_name(bit);
-        if (name == NULL) {
-            snprintf(unknown, sizeof unknown, "bit%d", i);
-            name = unknown;
-        }
-        if (arr != NULL) {
-            json_array_append_new(arr, json_string(name));
-        } else if (used < size) {
-            int w = snprintf(buf + used, size - used, "%s%s",
-                             used ? "," : "", name);
-            if (w > 0)
-                used += (size_t)w;
-        }
-    }
-    if (arr == NULL && buf[0] == '\0')
-        snprintf(buf, size, "-");
-}
-
-static json_t *provider_json(const sbx_provider *p)
-{
-    const char *v = sbx_provider_version(p), *path = sbx_provider_path(p),
-               *why = sbx_provider_reason(p), *d = sbx_provider_description(p);
-    json_t *o = json_object(), *cap = json_array();
-    char unused[1];
-
-    if (o == NULL || cap == NULL) {
-        json_decref(o);
-        json_decref(cap);
-        return NULL;
-    }
-    caps(sbx_provider_capabilities(p), unused, sizeof unused, cap);
-    /* capabilities first: set_new takes @cap even when it fails */
-    if (json_object_set_new(o, "capabilities", cap) ||
-        json_object_set_new(o, "name", json_string(sbx_provider_name(p))) ||
-        json_object_set_new(o, "state",
-                            json_string(state_name(sbx_provider_get_state(p)))) ||
-        json_object_set_new(o, "priority",
-                            json_integer(sbx_provider_priority(p))) ||
-        json_object_set_new(o, "version", v ? json_string(v) : json_null()) ||
-        json_object_set_new(o, "description",
-                            d ? json_string(d) : json_null()) ||
-        json_object_set_new(o, "path", path ? json_string(path) : json_null()) ||
-        json_object_set_new(o, "reason", why ? json_string(why) : json_null()) ||
-        json_object_set_new(o, "optional", json_boolean(sbx_provider_is_optional(p))) ||
-        json_object_set_new(o, "breaker",
-                            json_string(sbx_breaker_state_name(sbx_provider_breaker(p)))) ||
-        json_object_set_new(o, "breaker_failures",
-                            json_integer(sbx_provider_breaker_failures(p)))) {
-        json_decref(o);
-        return NULL;
-    }
-    return o;
 }
 
 /* One provider's probe for --check. */
@@ -242,7 +166,7 @@ int cli_cmd_providers(cli_global *g, int argc, char **argv)
     } else if (json) {
         json_t *arr = json_array();
         for (size_t i = 0; arr != NULL && i < n; i++) {
-            json_t *o = provider_json(sbx_ctx_provider(ctx, i));
+            json_t *o = cli_provider_json(sbx_ctx_provider(ctx, i));
             if (o == NULL || json_array_append_new(arr, o) != 0) {
                 json_decref(arr);
                 arr = NULL;
@@ -259,9 +183,9 @@ int cli_cmd_providers(cli_global *g, int argc, char **argv)
                        *path = sbx_provider_path(p),
                        *why = sbx_provider_reason(p);
             char capbuf[512];
-            caps(sbx_provider_capabilities(p), capbuf, sizeof capbuf, NULL);
+            cli_caps(sbx_provider_capabilities(p), capbuf, sizeof capbuf, NULL);
             printf("%-12s %-12s %8d %-10s %s\n", sbx_provider_name(p),
-                   state_name(sbx_provider_get_state(p)),
+                   cli_state_name(sbx_provider_get_state(p)),
                    sbx_provider_priority(p), v && *v ? v : "-",
                    path ? path : "-");
             printf("    capabilities: %s\n", capbuf);
@@ -289,35 +213,6 @@ static void templates_help(void)
         stdout);
 }
 
-static json_t *template_json(const sbx_template *t)
-{
-    const char *ext = sbx_template_extensions(t);
-    json_t *o = json_object(), *exts = json_array();
-
-    if (o == NULL || exts == NULL) {
-        json_decref(o);
-        json_decref(exts);
-        return NULL;
-    }
-    /* the space-separated extensions as an array */
-    for (const char *p = ext ? ext : ""; *p;) {
-        size_t w = strcspn(p, " ");
-        if (w > 0 && json_array_append_new(exts, json_stringn(p, w)) != 0) {
-            json_decref(exts);
-            json_decref(o);
-            return NULL;
-        }
-        p += w;
-        p += strspn(p, " ");
-    }
-    if (json_object_set_new(o, "name", json_string(sbx_template_name(t))) ||
-        json_object_set_new(o, "extensions", exts)) {
-        json_decref(o);
-        return NULL;
-    }
-    return o;
-}
-
 int cli_cmd_templates(cli_global *g, int argc, char **argv)
 {
     bool json = false;
@@ -333,7 +228,7 @@ int cli_cmd_templates(cli_global *g, int argc, char **argv)
     if (json) {
         json_t *arr = json_array();
         for (size_t i = 0; arr != NULL && i < n; i++) {
-            json_t *o = template_json(sbx_ctx_template(ctx, i));
+            json_t *o = cli_template_json(sbx_ctx_template(ctx, i));
             if (o == NULL || json_array_append_new(arr, o) != 0) {
                 json_decref(arr);
                 arr = NULL;

@@ -1,9 +1,15 @@
 /* plugins/common/http.c - the HTTP client the network providers share
  *
- * See http.h.  Each request borrows an easy handle from the client's idle
- * stack (curl_easy_reset keeps a handle's live connections, so keep-alive
- * survives) and gives it back after; a handle whose transfer failed is
- * dropped, as its connection is in an unknown state.
+ * See http.h.  Each request is a fresh easy handle run in a multi handle
+ * borrowed from the client's idle stack; the multi keeps the connection
+ * cache, so keep-alive survives, and is given back after.  A multi whose
+ * transfer failed is dropped, as its connection is in an unknown state.
+ *
+ * Easy handles are never reused (curl_easy_reset would allow it): libcurl
+ * 7.88 (Debian 12) frees memory it reads again when a reused easy handle
+ * gets an answer with a folded header line ("HTTP/1.1 200 OK\r\n x: y"),
+ * curl issue #11101, which a hostile service could send at will.  Found by
+ * tests/fuzz (e2b); tests/fuzz/found.c checks it under the sanitizers.
  */
 #include "config.h"
 
@@ -30,9 +36,10 @@ struct ph_client {
     char *ca_file, *cert_file, *key_file;
     long connect_timeout_ms;
     long timeout_ms;
+    int http2;
     struct curl_slist *headers;  /* wiped on free */
     pthread_mutex_t lock;
-    CURL *idle[PH_IDLE_MAX];
+    CURLM *idle[PH_IDLE_MAX];    /* multis, each with its connections */
     size_t nidle;
 };
 
@@ -136,6 +143,12 @@ int ph_client_new(const ph_client_conf *conf, ph_client **out, char err[PH_ERR_M
     c->connect_timeout_ms = conf->connect_timeout_ms > 0 ? conf->connect_timeout_ms
                                                          : PH_CONNECT_DEFAULT_MS;
     c->timeout_ms = conf->timeout_ms > 0 ? conf->timeout_ms : 0;
+    c->http2 = conf->http2 != 0;
+    if (c->http2 && c->unix_path) {
+        set_err(err, "%s: HTTP/2 over a unix socket is not supported", conf->base_url);
+        ph_client_free(c);
+        return SBX_E_INVAL;
+    }
     *out = c;
     return SBX_OK;
 }
@@ -152,7 +165,7 @@ void ph_client_free(ph_client *c)
     if (!c)
         return;
     for (size_t i = 0; i < c->nidle; i++)
-        curl_easy_cleanup(c->idle[i]);
+        curl_multi_cleanup(c->idle[i]);
     wipe_headers(c->headers);
     pthread_mutex_destroy(&c->lock);
     free(c->base);
@@ -181,31 +194,53 @@ int ph_client_set_header(ph_client *c, const char *name, const char *value)
     return SBX_OK;
 }
 
-static CURL *take_handle(ph_client *c)
+static CURLM *take_multi(ph_client *c)
 {
-    CURL *h = NULL;
+    CURLM *m = NULL;
 
     pthread_mutex_lock(&c->lock);
     if (c->nidle > 0)
-        h = c->idle[--c->nidle];
+        m = c->idle[--c->nidle];
     pthread_mutex_unlock(&c->lock);
-    if (h)
-        curl_easy_reset(h);
-    else
-        h = curl_easy_init();
-    return h;
+    return m ? m : curl_multi_init();
 }
 
-static void give_handle(ph_client *c, CURL *h)
+static void give_multi(ph_client *c, CURLM *m)
 {
     pthread_mutex_lock(&c->lock);
     if (c->nidle < PH_IDLE_MAX) {
-        c->idle[c->nidle++] = h;
-        h = NULL;
+        c->idle[c->nidle++] = m;
+        m = NULL;
     }
     pthread_mutex_unlock(&c->lock);
-    if (h)
-        curl_easy_cleanup(h);
+    if (m)
+        curl_multi_cleanup(m);
+}
+
+/* curl_easy_perform, in @m (whose connections @h may reuse). */
+static CURLcode perform(CURLM *m, CURL *h)
+{
+    CURLcode cc = CURLE_FAILED_INIT;
+    CURLMcode mc = curl_multi_add_handle(m, h);
+    CURLMsg *msg;
+    int running = 1, left;
+
+    if (mc != CURLM_OK)
+        return mc == CURLM_OUT_OF_MEMORY ? CURLE_OUT_OF_MEMORY : CURLE_FAILED_INIT;
+    while (mc == CURLM_OK && running) {
+        mc = curl_multi_perform(m, &running);
+        /* The wait ends early on activity and on curl's own timeouts
+         * (the request's, among them). */
+        if (mc == CURLM_OK && running)
+            mc = curl_multi_poll(m, NULL, 0, 1000, NULL);
+    }
+    while ((msg = curl_multi_info_read(m, &left)))
+        if (msg->msg == CURLMSG_DONE && msg->easy_handle == h)
+            cc = msg->data.result;
+    if (mc == CURLM_OUT_OF_MEMORY)
+        cc = CURLE_OUT_OF_MEMORY;
+    curl_multi_remove_handle(m, h);
+    return cc;
 }
 
 /* Options every handle of the client gets. */
@@ -222,8 +257,19 @@ static int setup_common(ph_client *c, CURL *h, const char *path, char err[PH_ERR
     free(url);
     ok = ok && curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L) == CURLE_OK;
     ok = ok && curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, c->connect_timeout_ms) == CURLE_OK;
-    /* Plain HTTP/1.1: the services' streaming endpoints are written for it. */
-    ok = ok && curl_easy_setopt(h, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1) == CURLE_OK;
+    /* Plain HTTP/1.1: the services' streaming endpoints are written for it;
+     * HTTP/2 only when asked (gRPC), where nothing else will do. */
+    long version = !c->http2 ? (long)CURL_HTTP_VERSION_1_1
+                 : strncmp(c->base, "https://", 8) == 0 ? (long)CURL_HTTP_VERSION_2TLS
+                                                        : (long)CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE;
+    ok = ok && curl_easy_setopt(h, CURLOPT_HTTP_VERSION, version) == CURLE_OK;
+    /* libcurl before 8.0.0 fails a request that reuses a connection made
+     * with HTTP/2 prior knowledge ("Error in the HTTP2 framing layer",
+     * curl issue 10634): there, each such request connects anew. */
+    if (ok && version == (long)CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE &&
+        curl_version_info(CURLVERSION_NOW)->version_num < 0x080000)
+        ok = curl_easy_setopt(h, CURLOPT_FRESH_CONNECT, 1L) == CURLE_OK &&
+             curl_easy_setopt(h, CURLOPT_FORBID_REUSE, 1L) == CURLE_OK;
     if (ok && c->unix_path)
         ok = curl_easy_setopt(h, CURLOPT_UNIX_SOCKET_PATH, c->unix_path) == CURLE_OK;
     if (ok && c->ca_file)
@@ -463,25 +509,29 @@ int ph_do(ph_client *c, const ph_request *rq, ph_response *resp, char err[PH_ERR
     struct curl_slist *hdrs;
     long timeout = rq->timeout_ms > 0 ? rq->timeout_ms : c->timeout_ms;
     xfer x = { .rq = rq, .resp = resp };
+    CURLM *m;
     CURLcode cc;
     int rc, ok;
 
     memset(resp, 0, sizeof(*resp));
     resp->retry_after_ms = -1;
     x.cap = rq->max_body ? rq->max_body : PH_BODY_DEFAULT_MAX;
-    if (!(x.h = take_handle(c))) {
+    if (!(x.h = curl_easy_init()) || !(m = take_multi(c))) {
+        curl_easy_cleanup(x.h);
         set_err(err, "%s %s: out of memory", method, rq->path);
         return SBX_E_NOMEM;
     }
     if ((rc = setup_common(c, x.h, rq->path, err)) != SBX_OK ||
         (rc = set_method(x.h, rq)) != SBX_OK) {
         curl_easy_cleanup(x.h);
+        give_multi(c, m);
         if (rc == SBX_E_NOMEM)
             set_err(err, "%s %s: out of memory", method, rq->path);
         return rc;
     }
     if (!(hdrs = build_headers(c, rq, &ok))) {
         curl_easy_cleanup(x.h);
+        give_multi(c, m);
         set_err(err, "%s %s: out of memory", method, rq->path);
         return SBX_E_NOMEM;
     }
@@ -493,15 +543,35 @@ int ph_do(ph_client *c, const ph_request *rq, ph_response *resp, char err[PH_ERR
     curl_easy_setopt(x.h, CURLOPT_HEADERDATA, &x);
     curl_easy_setopt(x.h, CURLOPT_ERRORBUFFER, cerr);
 
-    cc = curl_easy_perform(x.h);
+    cc = perform(m, x.h);
     curl_easy_getinfo(x.h, CURLINFO_RESPONSE_CODE, &resp->status);
+    if (cc == CURLE_OK && c->http2) {
+        long v = 0;
+
+        curl_easy_getinfo(x.h, CURLINFO_HTTP_VERSION, &v);
+        if (v != CURL_HTTP_VERSION_2_0) {
+            curl_easy_setopt(x.h, CURLOPT_HTTPHEADER, NULL);
+            curl_easy_setopt(x.h, CURLOPT_ERRORBUFFER, NULL);
+            wipe_headers(hdrs);
+            curl_easy_cleanup(x.h);
+            set_err(err, "%s %s: the server did not speak HTTP/2", method, rq->path);
+            return SBX_E_BACKEND;
+        }
+    }
     /* The header list may carry credentials: wipe it now. */
-    curl_easy_setopt(x.h, CURLOPT_HTTPHEADER, NULL);
-    curl_easy_setopt(x.h, CURLOPT_ERRORBUFFER, NULL);
+    curl_easy_cleanup(x.h);
     wipe_headers(hdrs);
     rc = transfer_status(cc, &x);
+    /* libcurl takes a reply cut inside its headers after a malformed
+     * status line ("HTTP/200 OK") as a whole answer with status 0: that
+     * is no HTTP answer, and no status a caller should map. */
+    if (rc == SBX_OK && (resp->status < 100 || resp->status > 999)) {
+        curl_multi_cleanup(m);
+        set_err(err, "%s %s: the answer has no valid HTTP status line", method, rq->path);
+        return SBX_E_NETWORK;
+    }
     if (rc != SBX_OK) {
-        curl_easy_cleanup(x.h);
+        curl_multi_cleanup(m);
         if (rc == SBX_E_LIMIT)
             set_err(err, "%s %s: the answer is larger than %zu bytes", method, rq->path, x.cap);
         else if (rc == SBX_E_TIMEOUT)
@@ -517,12 +587,11 @@ int ph_do(ph_client *c, const ph_request *rq, ph_response *resp, char err[PH_ERR
             set_err(err, "%s %s: the transfer was stopped (%d)", method, rq->path, rc);
         return rc;
     }
+    give_multi(c, m);
     if (!resp->body && !(resp->body = calloc(1, 1))) {
-        curl_easy_cleanup(x.h);
         set_err(err, "%s %s: out of memory", method, rq->path);
         return SBX_E_NOMEM;
     }
-    give_handle(c, x.h);
     return SBX_OK;
 }
 

@@ -38,6 +38,10 @@ typedef struct ph_client_conf {
     const char *key_file;   /* its private key (PEM); NULL: none */
     long connect_timeout_ms; /* 0: 10 s */
     long timeout_ms;        /* default whole-request limit; 0: none */
+    /* Speak HTTP/2 (gRPC): with prior knowledge over http://, negotiated by
+     * ALPN over https:// (an answer in HTTP/1.1 then fails the request);
+     * 0: HTTP/1.1. */
+    int http2;
 } ph_client_conf;
 
 /* Makes a client.  Strings are copied.  Returns SBX_OK, SBX_E_INVAL (bad URL
@@ -84,7 +88,8 @@ typedef struct ph_response {
 
 /* Performs one request.  Returns SBX_OK whenever an HTTP answer arrived,
  * whatever its status (look at resp->status, or use ph_status_code);
- * otherwise SBX_E_NETWORK (could not connect, connection dropped: retryable),
+ * otherwise SBX_E_NETWORK (could not connect, connection dropped, an answer
+ * without a valid status line: retryable),
  * SBX_E_TIMEOUT (the request's time limit passed), SBX_E_LIMIT (collected
  * body over max_body), on_data's status when it aborted, or SBX_E_NOMEM, with
  * a message naming the method and path in err.  resp is always left

@@ -1,5 +1,5 @@
 /* plugins/common/unenforced.c - telling the core a limit goes unenforced
- * (host->limits_unenforced, ABI 1.3), shared by the providers */
+ * (host->limits_unenforced, ABI 1.5), shared by the providers */
 #include "config.h"
 
 #include <stddef.h>

@@ -9,7 +9,7 @@
 /* From ops->create or ops->attach: the sandbox runs without the limits of
  * @bits (SBX_LIMIT_BIT_*) because of @why.  SBX_OK when the core allows
  * it (unenforced_limits), else its refusal (the thread's error set): a
- * core before ABI 1.3 cannot be told, and that is a refusal too. */
+ * core before ABI 1.5 cannot be told, and that is a refusal too. */
 int pc_limits_unenforced(const sbx_host_v1 *host, sbx_host_handle *h, uint64_t bits,
                          const char *why);
 

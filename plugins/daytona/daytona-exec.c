@@ -1,17 +1,21 @@
 /* plugins/daytona/daytona-exec.c - one exec through the toolbox's
  * POST /process/execute
  *
- * The daemon runs a command without a shell, merges stdout and stderr
- * into one JSON string (so bytes that are not UTF-8 are lost), reports
- * -1 for a signal and ignores an "envs" field (wire-apis.md 4.3).  So
- * every exec runs a small POSIX sh wrapper, itself base64-encoded so that
- * the daemon's quote-only word splitting cannot touch it:
+ * The daemon answers with stdout and stderr merged into one JSON string
+ * (so bytes that are not UTF-8 are lost) and -1 for a signal.  How it runs
+ * the command depends on its age (wire-apis.md 4.3): current daemons feed
+ * it to a shell on its standard input and honour "envs"; older ones, still
+ * met in long-lived sandboxes, split it on spaces honouring only ' and "
+ * (no escapes), exec the words without a shell and ignore "envs".  So
+ * every exec runs a small POSIX sh wrapper, base64-encoded, in a command
+ * that both read as the same argv:
  *
  *   sh -c 'eval "$(echo <base64 of the script> | base64 -d)"'
  *
- * The script places the exec's files, exports its environment, runs the
- * argv with stdin, stdout and stderr in files of a scratch directory,
- * and prints one header line and both outputs in base64:
+ * and its environment is exported by the script, not sent as "envs".  The
+ * script places the exec's files, exports its environment, runs the argv
+ * with stdin, stdout and stderr in files of a scratch directory, and
+ * prints one header line and both outputs in base64:
  *
  *   SBX1 R <status> <stdout bytes> <stderr bytes>
  *   <base64 of stdout, at most its cap>
@@ -23,8 +27,8 @@
  * waitpid tell a signal from an exit code), "e<errno>" when the command
  * could not be executed, or "x<$?>" from the shell otherwise (where an
  * exit code above 128 and a signal look alike).  The wall-clock limit is
- * the daemon's own "timeout" (whole seconds; it kills the process tree and
- * answers 408).
+ * the daemon's own "timeout" (whole seconds; it kills the process group,
+ * or the tree on older daemons, and answers 408).
  */
 #include "config.h"
 
@@ -40,11 +44,24 @@
  * of execve may not exceed 128 KiB (MAX_ARG_STRLEN). */
 #define DT_ARG_MAX (96 * 1024)
 
+/* The environment variable marking every process of one exec (its value
+ * is the exec's scratch name), for the sweep after a timeout. */
+#define DT_EXEC_MARKER "POLYSANDBOX_EXEC_ID"
+
 /* fork, exec, waitpid: the wait status into $1, exec's errno into $2. */
 static const char perl_runner[] =
     "($r,$x)=splice(@ARGV,0,2);$p=fork;exit 125 unless defined $p;"
     "if(!$p){exec {$ARGV[0]} @ARGV;$e=$!+0;open(F,\">\",$x)&&print F $e;exit 127}"
     "waitpid($p,0);$s=$?;open(F,\">\",$r)||exit 125;print F $s;close F;exit 0";
+
+/* Kills (three passes, for what forks meanwhile) every process but itself
+ * whose environment holds the line $_sbx_m. */
+static const char sweep_script[] =
+    "for _sbx_pass in 1 2 3; do _sbx_n=0; for _sbx_d in /proc/[0-9]*; do "
+    "_sbx_pid=${_sbx_d#/proc/}; [ \"$_sbx_pid\" = $$ ] && continue; "
+    "if tr '\\000' '\\n' < \"$_sbx_d/environ\" 2>/dev/null | grep -qxF \"$_sbx_m\"; then "
+    "kill -9 \"$_sbx_pid\" 2>/dev/null && _sbx_n=$((_sbx_n+1)); fi; done; "
+    "[ $_sbx_n = 0 ] && break; done\n";
 
 int dt_scratch(struct dt_prov *p, struct dt_sb *s, char **out)
 {
@@ -178,12 +195,14 @@ int dt_run_script(struct dt_prov *p, struct dt_sb *s, const char *what, const ch
     if (strlen(b64) <= DT_ARG_MAX) {
         dt_buf_addf(&cmd, "sh -c 'eval \"$(echo %s | base64 -d)\"'", b64);
     } else {
-        /* Too long for one argument: run it from a file. */
-        if (strchr(s->workdir, '"') || strchr(s->workdir, '\'') || strchr(s->workdir, ' ')) {
+        /* Too long for one argument: run it from a file, named in single
+         * quotes, which a shell and an older daemon's splitting read
+         * alike when the name holds no single quote. */
+        if (strchr(s->workdir, '\'')) {
             rc = p->host->set_error(p->h, SBX_E_LIMIT,
                                     "daytona: %s: the command is too long to pass inline and the "
-                                    "work directory '%s' cannot be quoted for the daemon",
-                                    what, s->workdir);
+                                    "work directory '%s' holds a single quote, which cannot be "
+                                    "quoted for every daemon", what, s->workdir);
             goto out;
         }
         if ((rc = dt_scratch(p, s, &sfile)) != SBX_OK)
@@ -197,7 +216,8 @@ int dt_run_script(struct dt_prov *p, struct dt_sb *s, const char *what, const ch
         sfile = tmp;
         if ((rc = dt_upload_raw(p, s, sfile, script, strlen(script))) != SBX_OK)
             goto out;
-        dt_buf_addf(&cmd, "sh -c 'sh \"%s\"; rm -f \"%s\"'", sfile, sfile);
+        /* The name goes in as $1: never parsed by the inner shell. */
+        dt_buf_addf(&cmd, "sh -c 'sh \"$1\"; rm -f \"$1\"' sh '%s'", sfile);
     }
     if (cmd.oom) {
         rc = p->host->set_error(p->h, SBX_E_NOMEM, "out of memory");
@@ -386,7 +406,9 @@ static int parse_outputs(struct dt_prov *p, struct dt_sb *s, const char *res, si
             out->signal = (int)(v & 0x7f);
             out->status = out->signal == SIGXCPU ? SBX_RUN_CPU_LIMIT : SBX_RUN_SIGNAL;
         }
-    } else if (kind == 'x' && st[1]) {
+    } else if (kind == 'x' && st[1] && v >= 0 && v <= 255) {
+        /* $? of the wrapper's shell; a value outside 0-255 (cut to an int,
+         * 4294967296 would be 0) is no status, below. */
         out->exit_code = (int)v;
         out->status = v ? SBX_RUN_NONZERO_EXIT : SBX_RUN_OK;
     } else {
@@ -486,6 +508,9 @@ int dt_exec(void *prov, void *sb, const sbx_exec_spec_v1 *spec,
         dt_buf_addq(&b, spec->env[i].value);
         dt_buf_adds(&b, "\n");
     }
+    /* Last, so that it is ours: what the command starts carries it, and
+     * the sweep after a timeout finds it by it. */
+    dt_buf_addf(&b, "export %s=%s\n", DT_EXEC_MARKER, strrchr(scratch, '/') + 1);
     dt_buf_adds(&b, "set --");
     for (size_t i = 0; spec->argv[i]; i++) {
         dt_buf_adds(&b, " ");
@@ -541,8 +566,13 @@ int dt_exec(void *prov, void *sb, const sbx_exec_spec_v1 *spec,
     if (timed_out) {
         out->status = SBX_RUN_TIMEOUT;
         out->exit_code = -1;
-        /* The daemon killed the wrapper too: tidy its scratch files. */
+        /* The daemon killed the wrapper's process group (older daemons:
+         * its tree), so a process the command moved to a session of its
+         * own lives on: sweep every process that carries this exec's
+         * marker, then tidy its scratch files. */
         dt_buf_free(&b);
+        dt_buf_addf(&b, "_sbx_m='%s=%s'\n", DT_EXEC_MARKER, strrchr(scratch, '/') + 1);
+        dt_buf_adds(&b, sweep_script);
         dt_buf_adds(&b, "rm -rf -- ");
         dt_buf_addq(&b, scratch);
         dt_buf_adds(&b, "; echo 'SBX1 C'\n");

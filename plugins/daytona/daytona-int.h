@@ -19,6 +19,7 @@
 #include "http.h"
 #include "randhex.h"
 #include "rfc3339.h"
+#include "shwrap.h"
 
 #define DT_NAME "daytona"
 #define DT_INI "providers.d/daytona.ini"
@@ -50,18 +51,13 @@ struct dt_sb {
 
 /* ---- daytona-util.c ---- */
 
-/* A growing string; on allocation failure it turns into oom and stops. */
-typedef struct dt_buf {
-    char *p;
-    size_t len, cap;
-    bool oom;
-} dt_buf;
-
-void dt_buf_add(dt_buf *b, const void *s, size_t n);
-void dt_buf_adds(dt_buf *b, const char *s);
-void dt_buf_addf(dt_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* s as one single-quoted shell word. */
-void dt_buf_addq(dt_buf *b, const char *s);
+/* The growing string and shell quoting of plugins/common/shwrap.h. */
+typedef sw_buf dt_buf;
+#define dt_buf_add sw_buf_add
+#define dt_buf_adds sw_buf_adds
+#define dt_buf_addf sw_buf_addf
+#define dt_buf_addq sw_buf_addq
+#define dt_buf_free sw_buf_free
 /* s percent-encoded for a URL query value ('/' kept). */
 void dt_buf_addurl(dt_buf *b, const char *s);
 void dt_buf_free(dt_buf *b);
@@ -72,9 +68,7 @@ char *dt_base64(const void *data, size_t len);
  * on bad input or allocation failure. */
 int dt_unbase64(const char *s, size_t n, unsigned char **out, size_t *outlen);
 uint64_t dt_now_ns(void);
-/* Whether a relative sandbox path is safe: not empty, not absolute, no
- * "." or ".." component, no empty component. */
-bool dt_path_ok(const char *path);
+#define dt_path_ok sw_path_ok
 /* Whether an id is usable as ours: [A-Za-z0-9._-], shorter than SBX_ID_MAX. */
 bool dt_id_ok(const char *id);
 

@@ -1,5 +1,5 @@
-/* plugins/daytona/daytona-util.c - strings, shell quoting, URLs, base64
- * and path checks for the daytona provider */
+/* plugins/daytona/daytona-util.c - URLs, base64, time and id checks for
+ * the daytona provider (its strings and path checks are shwrap's) */
 #include "config.h"
 
 #include <stdarg.h>
@@ -11,79 +11,6 @@
 #include <sodium.h>
 
 #include "daytona-int.h"
-
-static bool grow(dt_buf *b, size_t more)
-{
-    if (b->oom)
-        return false;
-    if (b->len + more + 1 <= b->cap)
-        return true;
-    size_t cap = b->cap ? b->cap : 256;
-    while (cap < b->len + more + 1) {
-        if (cap > SIZE_MAX / 2) {
-            b->oom = true;
-            return false;
-        }
-        cap *= 2;
-    }
-    char *n = realloc(b->p, cap);
-    if (!n) {
-        b->oom = true;
-        return false;
-    }
-    b->p = n;
-    b->cap = cap;
-    return true;
-}
-
-void dt_buf_add(dt_buf *b, const void *s, size_t n)
-{
-    if (!grow(b, n))
-        return;
-    memcpy(b->p + b->len, s, n);
-    b->len += n;
-    b->p[b->len] = '\0';
-}
-
-void dt_buf_adds(dt_buf *b, const char *s)
-{
-    dt_buf_add(b, s, strlen(s));
-}
-
-void dt_buf_addf(dt_buf *b, const char *fmt, ...)
-{
-    va_list ap;
-    char small[256];
-
-    va_start(ap, fmt);
-    int n = vsnprintf(small, sizeof small, fmt, ap);
-    va_end(ap);
-    if (n < 0) {
-        b->oom = true;
-        return;
-    }
-    if ((size_t)n < sizeof small) {
-        dt_buf_add(b, small, (size_t)n);
-        return;
-    }
-    if (!grow(b, (size_t)n))
-        return;
-    va_start(ap, fmt);
-    vsnprintf(b->p + b->len, (size_t)n + 1, fmt, ap);
-    va_end(ap);
-    b->len += (size_t)n;
-}
-
-void dt_buf_addq(dt_buf *b, const char *s)
-{
-    dt_buf_add(b, "'", 1);
-    for (const char *q; (q = strchr(s, '\'')); s = q + 1) {
-        dt_buf_add(b, s, (size_t)(q - s));
-        dt_buf_add(b, "'\\''", 4);
-    }
-    dt_buf_adds(b, s);
-    dt_buf_add(b, "'", 1);
-}
 
 void dt_buf_addurl(dt_buf *b, const char *s)
 {
@@ -98,12 +25,6 @@ void dt_buf_addurl(dt_buf *b, const char *s)
             dt_buf_add(b, e, 3);
         }
     }
-}
-
-void dt_buf_free(dt_buf *b)
-{
-    free(b->p);
-    memset(b, 0, sizeof *b);
 }
 
 char *dt_base64(const void *data, size_t len)
@@ -142,24 +63,6 @@ uint64_t dt_now_ns(void)
     if (clock_gettime(CLOCK_MONOTONIC, &ts) != 0)
         return 0;
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-bool dt_path_ok(const char *path)
-{
-    if (!path || !*path || path[0] == '/')
-        return false;
-    for (const char *c = path; *c;) {
-        const char *e = strchr(c, '/');
-        size_t n = e ? (size_t)(e - c) : strlen(c);
-        if (n == 0 || (n == 1 && c[0] == '.') || (n == 2 && c[0] == '.' && c[1] == '.'))
-            return false;
-        if (!e)
-            break;
-        c = e + 1;
-        if (!*c)
-            return false;  /* trailing slash: not a file */
-    }
-    return true;
 }
 
 bool dt_id_ok(const char *id)

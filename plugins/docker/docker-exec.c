@@ -39,6 +39,62 @@ uint64_t dk_now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+void dk_xrun_stdin(struct dk_xrun *r, int (*push)(struct dk_xrun *, const void *, size_t))
+{
+    r->push_stdin = push;
+    r->in_open = r->spec->stdin_fd >= 0;
+}
+
+/* stdin_fd is readable: one chunk to the helper, or its end. */
+static void read_stdin(struct dk_xrun *r)
+{
+    unsigned char buf[65536];
+    ssize_t n;
+
+    while ((n = read(r->spec->stdin_fd, buf, sizeof buf)) < 0 && errno == EINTR)
+        ;
+    if (n < 0 && errno == EAGAIN)
+        return;
+    if (n <= 0)
+        r->in_open = false;
+    if (r->push_stdin(r, buf, n > 0 ? (size_t)n : 0) != SBX_OK)
+        r->in_open = false;   /* out of memory: nothing more is read */
+}
+
+int dk_xrun_poll(struct dk_xrun *r, int fd, short events, int timeout_ms, short *revents)
+{
+    struct pollfd pf[3] = {{.fd = fd, .events = events}};
+    nfds_t n = 1;
+    int i_cancel = -1, i_in = -1, pr;
+
+    if (r->spec->cancel_fd >= 0 && r->kill == WK_NONE)
+        pf[i_cancel = (int)n++] = (struct pollfd){.fd = r->spec->cancel_fd, .events = POLLIN};
+    /* More stdin only once the last of it went out (a slow reader holds
+     * the writer back). */
+    if (r->in_open && r->kill == WK_NONE && r->snd_off == r->snd_len)
+        pf[i_in = (int)n++] = (struct pollfd){.fd = r->spec->stdin_fd, .events = POLLIN};
+    pr = poll(pf, n, timeout_ms);
+    *revents = 0;
+    if (pr <= 0)
+        return pr;
+    if (i_cancel >= 0 && pf[i_cancel].revents) {
+        /* The helper kills the command and reports; the loop then ends. */
+        r->kill = WK_CANCEL;
+        r->stop = true;
+    }
+    if (i_in >= 0 && pf[i_in].revents)
+        read_stdin(r);
+    *revents = pf[0].revents;
+    return pf[0].revents ? 1 : 0;
+}
+
+int dk_xrun_cancelled(struct dk_xrun *r, const char *id)
+{
+    if (r->kill != WK_CANCEL)
+        return 0;
+    return dk_err(r->p, SBX_E_CANCELLED, "the exec in %s was cancelled", id);
+}
+
 bool dk_xrun_send(struct dk_xrun *r, CURL *h)
 {
     size_t sent = 0;
@@ -102,7 +158,13 @@ static int push_bytes(struct dk_xrun *r, const char *s, size_t len)
     return SBX_OK;
 }
 
-/* The nonce, stdin and its end, as control frames. */
+static int push_stdin(struct dk_xrun *r, const void *data, size_t len)
+{
+    return push_frame(r, len ? 'D' : 'E', data, len);
+}
+
+/* The nonce, stdin and its end, as control frames; streamed stdin
+ * follows as it is read. */
 static int push_control(struct dk_xrun *r, const char *nonce)
 {
     int ret = push_frame(r, 'N', nonce, strlen(nonce));
@@ -111,8 +173,10 @@ static int push_control(struct dk_xrun *r, const char *nonce)
         size_t len = r->spec->stdin_len - off < FRAME_MAX ? r->spec->stdin_len - off : FRAME_MAX;
         ret = push_frame(r, 'D', in + off, len);
     }
-    if (!ret)
+    if (!ret && r->spec->stdin_fd < 0)
         ret = push_frame(r, 'E', NULL, 0);
+    if (!ret)
+        dk_xrun_stdin(r, push_stdin);
     return ret;
 }
 
@@ -152,7 +216,7 @@ json_t *dk_build_cmd(struct dk_prov *p, struct dk_sb *sb, const sbx_exec_spec_v1
         bad = bad || add_arg(cmd, "-n") || add_arg(cmd, num);
     }
     bad = bad || add_arg(cmd, "-d") || add_arg(cmd, dir);
-    if (spec->stdin_len)
+    if (spec->stdin_len || spec->stdin_fd >= 0)
         bad = bad || add_arg(cmd, "-s");
     bad = bad || add_arg(cmd, "--");
     for (size_t i = 0; !bad && spec->argv[i]; i++)
@@ -272,10 +336,16 @@ int dk_xrun_report(struct dk_xrun *r, struct dk_sb *sb, const struct dk_report *
     } else if (!strcmp(s, "x")) {
         o->exit_code = rep->value;
         o->status = rep->value == 0 ? (cpu_over ? SBX_RUN_CPU_LIMIT : SBX_RUN_OK)
-                  : cpu_over ? SBX_RUN_CPU_LIMIT : SBX_RUN_NONZERO_EXIT;
+                  : cpu_over      ? SBX_RUN_CPU_LIMIT
+                  : rep->pids_hit ? SBX_RUN_PIDS_LIMIT
+                                  : SBX_RUN_NONZERO_EXIT;
     } else if (!strcmp(s, "s")) {
         o->signal = rep->value;
-        o->status = rep->value == SIGXCPU || cpu_over ? SBX_RUN_CPU_LIMIT : SBX_RUN_SIGNAL;
+        /* SIGSYS: the seccomp profile's or the command's filter killed it. */
+        o->status = rep->value == SIGSYS                ? SBX_RUN_SECCOMP
+                  : rep->value == SIGXCPU || cpu_over ? SBX_RUN_CPU_LIMIT
+                  : rep->pids_hit                     ? SBX_RUN_PIDS_LIMIT
+                                                      : SBX_RUN_SIGNAL;
     } else if (!strcmp(s, "m")) {
         o->signal = rep->value;
         o->status = SBX_RUN_MEMORY_LIMIT;
@@ -360,21 +430,21 @@ static int run_stream(struct dk_xrun *r, struct dk_sb *sb, const char *exec_id, 
                          "time limit", sb->id, (GRACE_KILL_MS + GRACE_GIVEUP_MS) / 1000);
             break;
         }
-        struct pollfd pf = {.fd = c.fd, .events = POLLIN};
+        short events = POLLIN, revents;
         if (r->snd_off < r->snd_len)
-            pf.events |= POLLOUT;
+            events |= POLLOUT;
         uint64_t until = r->kill == WK_NONE ? deadline : giveup;
         int wait_ms = (int)((until - now) / 1000000u) + 1;
-        int pr = poll(&pf, 1, wait_ms);
+        int pr = dk_xrun_poll(r, c.fd, events, wait_ms, &revents);
         if (pr < 0 && errno != EINTR) {
             ret = dk_err(p, SBX_E_IO, "poll: %s", strerror(errno));
             break;
         }
         if (pr <= 0)
             continue;
-        if ((pf.revents & POLLOUT) && r->snd_off < r->snd_len && !dk_xrun_send(r, c.h))
+        if ((revents & POLLOUT) && r->snd_off < r->snd_len && !dk_xrun_send(r, c.h))
             r->snd_off = r->snd_len; /* the helper is gone (exited): its output tells */
-        if (!(pf.revents & (POLLIN | POLLHUP | POLLERR)))
+        if (!(revents & (POLLIN | POLLHUP | POLLERR)))
             continue;
         for (;;) {
             size_t got = 0;
@@ -423,6 +493,8 @@ static int run_stream(struct dk_xrun *r, struct dk_sb *sb, const char *exec_id, 
     r->out->exec_ns = dk_now_ns() - t0 - r->out->start_ns;
     if (ret)
         return ret;
+    if (dk_xrun_cancelled(r, sb->id))
+        return SBX_E_CANCELLED;
     if (!started)
         return dk_err(p, SBX_E_BACKEND, "exec in %s: the daemon closed the connection without "
                       "an answer", sb->id);

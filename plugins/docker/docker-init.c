@@ -23,10 +23,11 @@
  * payload: 'N' the report nonce, 'D' stdin data for CMD, 'E' end of CMD's
  * stdin, 'K' kill now.  End of file on the control channel (the provider
  * went away) also kills.  The report is the last thing written on stderr:
- *   "\036SBX" NONCE ":" STATUS " cpu=NS rss=BYTES\n"
+ *   "\036SBX" NONCE ":" STATUS " cpu=NS rss=BYTES" [" pids=1"] "\n"
  * with STATUS one of x=CODE, s=SIG, t (timeout), k (killed on request),
  * m=SIG (OOM kill seen), nf/nx=ERRNO (exec failed: not found / not
- * executable), cd=ERRNO (working directory), e=ERRNO (setup failed).
+ * executable), cd=ERRNO (working directory), e=ERRNO (setup failed);
+ * " pids=1" when the pids limit refused a fork during the exec.
  *
  * Options: -t MS wall timeout, -c S CPU seconds, -f BYTES file size,
  * -n N open files, -d DIR working directory, -s stdin follows ('D'/'E').
@@ -83,6 +84,9 @@ int write_all(int fd, const void *buf, size_t len)
 
 static int idle_main(void)
 {
+    /* Nothing to keep: it only reaps.  A PID 1 that cannot set itself
+     * apart still idles (the execs, which need it, say why). */
+    helper_separate(0);
     sigset_t set;
     sigemptyset(&set);
     sigaddset(&set, SIGTERM);
@@ -188,12 +192,10 @@ static void kill_tree(struct rusage *ru_unused)
     }
 }
 
-/* The OOM-kill count of our cgroup (v1 memory.oom_control, v2
- * memory.events), or -1. */
-static long long oom_kills(void)
+/* The number after @key ("oom_kill ") in the first of @files that
+ * has it, or -1. */
+static long long cgroup_count(const char *const files[2], const char *key)
 {
-    static const char *const files[] = {"/sys/fs/cgroup/memory/memory.oom_control",
-                                        "/sys/fs/cgroup/memory.events"};
     for (size_t i = 0; i < 2; i++) {
         char buf[1024];
         int fd = open(files[i], O_RDONLY | O_CLOEXEC);
@@ -204,11 +206,29 @@ static long long oom_kills(void)
         if (n <= 0)
             continue;
         buf[n] = '\0';
-        char *p = strstr(buf, "oom_kill ");
+        char *p = strstr(buf, key);
         if (p)
-            return atoll(p + 9);
+            return atoll(p + strlen(key));
     }
     return -1;
+}
+
+/* The OOM-kill count of our cgroup (v1 memory.oom_control, v2
+ * memory.events), or -1. */
+long long oom_kills(void)
+{
+    static const char *const files[] = {"/sys/fs/cgroup/memory/memory.oom_control",
+                                        "/sys/fs/cgroup/memory.events"};
+    return cgroup_count(files, "oom_kill ");
+}
+
+/* How often the cgroup's pids limit refused a fork (v1 and v2
+ * pids.events), or -1. */
+long long pids_refusals(void)
+{
+    static const char *const files[] = {"/sys/fs/cgroup/pids/pids.events",
+                                        "/sys/fs/cgroup/pids.events"};
+    return cgroup_count(files, "max ");
 }
 
 /* ---- the control channel ---- */
@@ -346,8 +366,9 @@ static _Noreturn void child(const struct opts *o, int in_fd, int rep, const sigs
     char msg[16];
     int stage = 'e';
     struct rlimit rl;
-    signal(SIGPIPE, SIG_DFL);
     sigprocmask(SIG_SETMASK, old, NULL);
+    if (command_confine() < 0)
+        goto fail;
     if (dup2(in_fd, 0) < 0)
         goto fail;
     if (in_fd != 0)
@@ -391,7 +412,7 @@ fail:;
  * the nonce of the 'N' frame when @nonce_mode (the API path: the report
  * shares stderr with CMD), bare otherwise (server mode: a pipe of its
  * own that CMD never holds). */
-int exec_run(const struct opts *op, int rep_fd, int nonce_mode)
+int exec_run(const struct opts *op, int rep_fd, int nonce_mode, int setup_err)
 {
     struct opts o = *op;
     if (!pids)
@@ -403,11 +424,10 @@ int exec_run(const struct opts *op, int rep_fd, int nonce_mode)
     if (!pids || !ppids)
         return 125;
     /* Nothing in the sandbox may read our memory (the nonce) or our
-     * descriptors through /proc or ptrace: that needs CAP_SYS_PTRACE
-     * once we are not dumpable.  CMD is dumpable again after its execve. */
-    prctl(PR_SET_DUMPABLE, 0);
+     * descriptors through /proc or ptrace, nor signal us: we are of
+     * another uid than CMD (helper_separate), and it has no capability. */
     prctl(PR_SET_CHILD_SUBREAPER, 1);
-    signal(SIGPIPE, SIG_IGN);
+    helper_ignore_signals();
     sigset_t set, old;
     sigemptyset(&set);
     sigaddset(&set, SIGCHLD);
@@ -424,19 +444,20 @@ int exec_run(const struct opts *op, int rep_fd, int nonce_mode)
     } else {
         child_in = open("/dev/null", O_RDONLY | O_CLOEXEC);
     }
-    long long oom0 = oom_kills();
+    long long oom0 = oom_kills(), pids0 = pids_refusals();
     uint64_t t0 = now_ms();
-    pid_t pid = fork();
+    pid_t pid = setup_err ? 0 : fork();
     if (pid < 0)
         return 125;
-    if (pid == 0)
+    if (pid == 0 && !setup_err)
         child(&o, child_in, rep[1], &old);
     close(rep[1]);
     close(child_in);
     int in_w = inp[1];
     if (in_w >= 0)
         fcntl(in_w, F_SETFL, O_NONBLOCK);
-    int ctl_fd = 0, status = 0, have_status = 0, timed_out = 0, killed = 0;
+    /* Set apart or not started: only the report (after the nonce). */
+    int ctl_fd = 0, status = 0, have_status = setup_err != 0, timed_out = 0, killed = 0;
     fcntl(ctl_fd, F_SETFL, fcntl(ctl_fd, F_GETFL) | O_NONBLOCK);
 
     while (!have_status) {
@@ -523,7 +544,7 @@ int exec_run(const struct opts *op, int rep_fd, int nonce_mode)
     ssize_t en = read(rep[0], err, sizeof err - 1);
     if (en > 0)
         err[en] = '\0';
-    long long oom1 = oom_kills();
+    long long oom1 = oom_kills(), pids1 = pids_refusals();
     struct rusage ru;
     getrusage(RUSAGE_CHILDREN, &ru);
     long long cpu_ns = ((long long)ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000000LL +
@@ -531,7 +552,9 @@ int exec_run(const struct opts *op, int rep_fd, int nonce_mode)
     long long rss = (long long)ru.ru_maxrss * 1024;
     char line[256];
     char what[48];
-    if (timed_out)
+    if (setup_err)
+        snprintf(what, sizeof what, "e=%d", setup_err);
+    else if (timed_out)
         snprintf(what, sizeof what, "t");
     else if (killed)
         snprintf(what, sizeof what, "k");
@@ -548,9 +571,12 @@ int exec_run(const struct opts *op, int rep_fd, int nonce_mode)
         snprintf(what, sizeof what, "s=%d", WTERMSIG(status));
     else
         snprintf(what, sizeof what, "x=%d", WEXITSTATUS(status));
-    int n = nonce_mode ? snprintf(line, sizeof line, "\036SBX%s:%s cpu=%lld rss=%lld\n",
-                                  c.nonce, what, cpu_ns, rss)
-                       : snprintf(line, sizeof line, "%s cpu=%lld rss=%lld\n", what, cpu_ns, rss);
+    /* " pids=1": the pids limit refused a fork during the exec. */
+    const char *pids_mark = pids0 >= 0 && pids1 > pids0 ? " pids=1" : "";
+    int n = nonce_mode ? snprintf(line, sizeof line, "\036SBX%s:%s cpu=%lld rss=%lld%s\n",
+                                  c.nonce, what, cpu_ns, rss, pids_mark)
+                       : snprintf(line, sizeof line, "%s cpu=%lld rss=%lld%s\n", what, cpu_ns,
+                                  rss, pids_mark);
     write_all(rep_fd, line, (size_t)n);
     return 0;
 }
@@ -564,7 +590,8 @@ static int exec_main(int argc, char **argv)
         write_all(2, usage, sizeof usage - 1);
         return 125;
     }
-    return exec_run(&o, 2, 1);
+    int e = helper_separate(1) < 0 ? errno : 0;
+    return exec_run(&o, 2, 1, e);
 }
 
 

@@ -18,12 +18,16 @@
  *  - the server is PID 1 of the container's PID namespace with no signal
  *    handler: the kernel drops every signal sent to it from inside,
  *    SIGKILL included;
- *  - the server and the supervisors are not dumpable, so their memory and
- *    descriptors (/proc/PID/fd, /proc/PID/mem, ptrace) need
- *    CAP_SYS_PTRACE, which the container does not have;
- *  - it can kill its own supervisor (same uid): the exec is then reported
- *    lost and the server kills every process left behind (the orphans
- *    land on PID 1, outside the other execs' trees).
+ *  - the server and the supervisors run as another uid than the command
+ *    (docker-initsep.c), so it can neither signal them (`kill -9 -1`)
+ *    nor reach their memory and descriptors (/proc/PID/fd, /proc/PID/mem,
+ *    ptrace need CAP_SYS_PTRACE, which the container does not have) nor
+ *    their /proc files (oom_score_adj);
+ *  - should a supervisor die all the same (the OOM killer), the exec is
+ *    reported as a memory limit when the cgroup counted an OOM kill
+ *    during it, as lost otherwise, and the server kills every process
+ *    left behind (the orphans land on PID 1, outside the other execs'
+ *    trees).
  * Single-threaded, one poll loop; the supervisors are forks of it.
  */
 #define _GNU_SOURCE
@@ -60,10 +64,13 @@ struct sx {
     uint64_t seen;                /* the last frame of this exec (the lease) */
     char *req;                    /* the request (the options point into it) */
     struct opts o;
+    long long oom0;               /* the cgroup's OOM kills at the start */
 };
 
 static struct sx *execs[MAX_EXECS];
 static size_t n_execs;
+/* helper_separate's errno: no command may start (each request says why). */
+static int sep_err;
 
 /* Output to the provider (the container's stdout, non-blocking). */
 static unsigned char *obuf;
@@ -201,6 +208,13 @@ static void start(uint64_t id, unsigned char *req, size_t len)
         send_text('L', id, "an exec with this id is running");
         return;
     }
+    if (sep_err) {
+        free(req);
+        snprintf(msg, sizeof msg, "the exec server could not run apart from the commands "
+                 "(uid %d, CAP_SETUID, CAP_KILL): %s", HELPER_UID, strerror(sep_err));
+        send_text('L', id, msg);
+        return;
+    }
     if (n_execs == MAX_EXECS) {
         free(req);
         send_text('L', id, "too many execs at once in this sandbox");
@@ -253,19 +267,19 @@ static void start(uint64_t id, unsigned char *req, size_t len)
         close(c0), close(o1), close(e1), close(r1);
         goto fail;
     }
+    x->oom0 = oom_kills();
     pid_t pid = fork();
     if (pid == 0) {
         sigset_t none;
         sigemptyset(&none);
         sigprocmask(SIG_SETMASK, &none, NULL);
-        signal(SIGPIPE, SIG_DFL);
         /* The report pipe stays close-on-exec: the command must never
          * hold it (it could write a report of its own). */
         if (dup2(c0, 0) < 0 || dup2(o1, 1) < 0 || dup2(e1, 2) < 0 || dup2(r1, 3) < 0 ||
             fcntl(3, F_SETFD, FD_CLOEXEC) < 0)
             _exit(125);
         close_from(4);
-        _exit(exec_run(&x->o, 3, 0));
+        _exit(exec_run(&x->o, 3, 0, 0));
     }
     int fe = errno;
     close(c0), close(o1), close(e1), close(r1);
@@ -460,8 +474,15 @@ static void finish(size_t i)
 {
     struct sx *x = execs[i];
     int ok = x->rep_len > 0 && x->report[x->rep_len - 1] == '\n';
+    long long oom1 = ok ? -1 : oom_kills();
     if (ok) {
         send_frame('X', x->id, x->report, x->rep_len);
+    } else if (WIFSIGNALED(x->status) && WTERMSIG(x->status) == SIGKILL && x->oom0 >= 0 &&
+               oom1 > x->oom0) {
+        /* The OOM killer chose the supervisor: the exec ran out of
+         * memory all the same (its processes are killed below). */
+        static const char oom[] = "m=9 cpu=0 rss=0\n";
+        send_frame('X', x->id, oom, sizeof oom - 1);
     } else {
         char msg[160];
         if (WIFSIGNALED(x->status))
@@ -513,10 +534,11 @@ static void reap(void)
 
 int serve_main(void)
 {
-    prctl(PR_SET_DUMPABLE, 0);
+    if (helper_separate(1) < 0)
+        sep_err = errno;
     /* As PID 1 it gets every orphan anyway; elsewhere (tests) too. */
     prctl(PR_SET_CHILD_SUBREAPER, 1);
-    signal(SIGPIPE, SIG_IGN);
+    helper_ignore_signals();
     sigset_t set;
     sigemptyset(&set);
     sigaddset(&set, SIGCHLD);

@@ -162,6 +162,18 @@ static int install(struct dk_prov *p, const char *image)
     return SBX_OK;
 }
 
+/* Podman takes the profile as a file (docker-seccomp.c). */
+static int podman_seccomp(struct dk_prov *p)
+{
+    char err[PH_ERR_MAX];
+    char *opt = dk_seccomp_file(p->seccomp_dir, sizeof p->seccomp_dir, err, sizeof err);
+    if (!opt)
+        return dk_err(p, strstr(err, "out of memory") ? SBX_E_NOMEM : SBX_E_IO, "%s", err);
+    free(p->seccomp_opt);
+    p->seccomp_opt = opt;
+    return SBX_OK;
+}
+
 int dk_init_ensure(struct dk_prov *p, const char *image)
 {
     int ret = SBX_OK;
@@ -169,7 +181,7 @@ int dk_init_ensure(struct dk_prov *p, const char *image)
     if (p->init_ready)
         goto out;
     if (!p->init_volume[0]) {
-        if ((ret = dk_probe(p)))
+        if ((ret = dk_probe(p)) || (p->podman && (ret = podman_seccomp(p))))
             goto out;
         volume_name(p->init_volume);
     }

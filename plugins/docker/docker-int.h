@@ -11,6 +11,7 @@
 #ifndef DOCKER_INT_H
 #define DOCKER_INT_H
 
+#include <limits.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -34,6 +35,8 @@
 #define DK_LABEL_CREATED DK_LABEL_PREFIX "created-ns"
 #define DK_LABEL_EXEC DK_LABEL_PREFIX "exec"   /* "attach": PID 1 serves execs */
 #define DK_API "/v1.41"
+/* Inodes of /work and /tmp (tmpfs): the local provider's work_inodes. */
+#define DK_WORK_INODES 16384
 
 struct dk_prov {
     const sbx_host_v1 *host;
@@ -52,6 +55,8 @@ struct dk_prov {
     bool podman;
     bool exec_attach;          /* exec_mode = attach: new sandboxes serve execs */
     bool allow_unenforced;     /* unenforced_limits = allow (docker-limits.c) */
+    char *seccomp_opt;         /* "seccomp=<profile>" (docker-seccomp.c) */
+    char seccomp_dir[PATH_MAX]; /* Podman: where the profile file is, or "" */
     /* The helper's volume is known to be installed (once per process). */
     pthread_mutex_t init_lock;
     bool init_ready;
@@ -96,6 +101,7 @@ struct dk_create_args {
     bool host_network;
     bool podman;                /* no HostConfig.Ulimits (see docker-spec.c) */
     bool serve;                 /* PID 1 is the exec server, stdin open */
+    const char *seccomp;        /* a SecurityOpt "seccomp=<profile>", or NULL */
     uint64_t now_unix_ns;
     const sbx_create_spec_v1 *spec;
 };
@@ -108,6 +114,24 @@ int dk_limits_parse(const char *s, sbx_limits_v1 *l);
 /* The image @name maps to under "from=to from=to" @aliases (or @name). */
 const char *dk_alias(const char *aliases, const char *name, char *buf, size_t cap);
 
+/* The capabilities a container starts with (HostConfig.CapAdd, all others
+ * dropped): its helper's own, for the separation of docker-init.c; the
+ * helper drops them from every command, and from the bounding set. */
+#define DK_CAPS_HELPER "SETUID", "KILL", "SETPCAP"
+
+/* ---- docker-seccomp.c: the containers' seccomp profile (pure) ---- */
+/* The profile as JSON (a new reference), or NULL when out of memory. */
+json_t *dk_seccomp_profile(void);
+/* "seccomp=" and the profile, compact: a HostConfig.SecurityOpt entry
+ * (malloc'ed), or NULL when out of memory. */
+char *dk_seccomp_opt(void);
+/* The same profile written to a new directory of its own under $TMPDIR
+ * (its path into @dir_out), as "seccomp=PATH" (malloc'ed): Podman reads
+ * the option as a path.  NULL with @err set on failure. */
+char *dk_seccomp_file(char *dir_out, size_t dir_cap, char *err, size_t errlen);
+/* Remove what dk_seccomp_file made in @dir (and clear it); "" is fine. */
+void dk_seccomp_file_remove(char *dir);
+
 /* ---- docker-stream.c: Docker's 8-byte frames and the helper's report
  * (pure; unit-tested) ---- */
 #define DK_MARK_MAX 80
@@ -116,6 +140,7 @@ struct dk_report {
     int value;        /* exit code, signal or errno */
     int64_t cpu_ns;
     int64_t rss;
+    bool pids_hit;    /* " pids=1": the pids limit refused a fork */
 };
 typedef int (*dk_out_fn)(void *ud, int stream, const void *buf, size_t len);
 struct dk_demux {
@@ -164,7 +189,7 @@ int dk_path_check(struct dk_prov *p, const char *path);
 int dk_exec(struct dk_prov *p, struct dk_sb *sb, const sbx_exec_spec_v1 *spec,
             const sbx_output_sink_v1 *sink, sbx_exec_outcome_v1 *out);
 /* One exec's bookkeeping, shared by both exec paths. */
-enum dk_why_kill { WK_NONE, WK_OUTPUT, WK_BACKSTOP };
+enum dk_why_kill { WK_NONE, WK_OUTPUT, WK_BACKSTOP, WK_CANCEL };
 struct dk_xrun {
     struct dk_prov *p;
     const sbx_exec_spec_v1 *spec;
@@ -176,7 +201,23 @@ struct dk_xrun {
     bool kill_sent;
     unsigned char *snd;     /* bytes still to send */
     size_t snd_len, snd_off;
+    /* Streamed stdin (spec->stdin_fd): read while in_open, once what was
+     * read before is sent; push_stdin frames a chunk ('D') or the end
+     * ('E') the way this exec path talks to its helper. */
+    bool in_open;
+    int (*push_stdin)(struct dk_xrun *r, const void *data, size_t len);
+    uint64_t id;            /* the served exec's id (docker-serve.c) */
 };
+/* Poll @fd for the exec's connection with @events, and the spec's
+ * cancel_fd while nothing was killed yet: a readable cancel_fd sets
+ * r->kill = WK_CANCEL.  Returns poll's result for @fd (revents in
+ * *revents). */
+int dk_xrun_poll(struct dk_xrun *r, int fd, short events, int timeout_ms, short *revents);
+/* Start streaming spec->stdin_fd, if it is set, through @push (its
+ * frames: a chunk, or the end when @len is 0). */
+void dk_xrun_stdin(struct dk_xrun *r, int (*push)(struct dk_xrun *, const void *, size_t));
+/* After the exec's loop: SBX_E_CANCELLED when it was cancelled, else 0. */
+int dk_xrun_cancelled(struct dk_xrun *r, const char *id);
 /* Sends what of r->snd the connection @h takes now; false when the
  * connection failed (not when it is merely full). */
 bool dk_xrun_send(struct dk_xrun *r, CURL *h);

@@ -102,7 +102,7 @@ int dk_limits_check(struct dk_prov *p, const char *id, const sbx_limits_v1 *l)
     json_decref(ans);
     if (!n)
         return SBX_OK;
-    /* The core decides (unenforced_limits, ABI 1.3); for an older core,
+    /* The core decides (unenforced_limits, ABI 1.5); for an older core,
      * which cannot be told, our own setting does. */
     snprintf(why, sizeof why, "the daemon at %s created the container without them "
              "(polysandbox doctor says why)", p->socket);

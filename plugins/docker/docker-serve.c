@@ -83,6 +83,12 @@ static int push(struct dk_xrun *r, char type, uint64_t id, const void *data, siz
     return SBX_OK;
 }
 
+/* Streamed stdin of the served exec: a chunk, or its end. */
+static int push_stdin(struct dk_xrun *r, const void *data, size_t len)
+{
+    return push(r, len ? 'D' : 'E', r->id, data, len);
+}
+
 /* A complete 'X', 'L' or 'Z' frame. */
 static void on_text(struct dk_conn *c)
 {
@@ -580,6 +586,10 @@ static int push_request(struct dk_prov *p, struct dk_sb *sb, struct dk_xrun *r, 
     }
     if (!ret && spec->stdin_len)
         ret = push(r, 'E', id, NULL, 0);
+    if (!ret) {
+        r->id = id;
+        dk_xrun_stdin(r, push_stdin);
+    }
     return ret ? dk_err(p, ret, "out of memory") : SBX_OK;
 }
 
@@ -643,22 +653,22 @@ static int run(struct dk_prov *p, struct dk_sb *sb, struct dk_xrun *r)
             c->desync = true; /* start afresh next time */
             break;
         }
-        struct pollfd pf = {.fd = c->fd, .events = POLLIN};
+        short events = POLLIN, revents;
         if (r->snd_off < r->snd_len)
-            pf.events |= POLLOUT;
+            events |= POLLOUT;
         uint64_t until = r->kill == WK_NONE ? deadline : giveup;
         if (ping < until)
             until = ping;
-        int pr = poll(&pf, 1, (int)((until - now) / 1000000u) + 1);
+        int pr = dk_xrun_poll(r, c->fd, events, (int)((until - now) / 1000000u) + 1, &revents);
         if (pr < 0 && errno != EINTR) {
             ret = dk_err(p, SBX_E_IO, "poll: %s", strerror(errno));
             break;
         }
         if (pr <= 0)
             continue;
-        if ((pf.revents & POLLOUT) && r->snd_off < r->snd_len && !dk_xrun_send(r, c->h))
+        if ((revents & POLLOUT) && r->snd_off < r->snd_len && !dk_xrun_send(r, c->h))
             c->eof = true;
-        if (pf.revents & (POLLIN | POLLHUP | POLLERR))
+        if (revents & (POLLIN | POLLHUP | POLLERR))
             conn_read(c);
     }
     c->r = NULL;
@@ -666,6 +676,8 @@ static int run(struct dk_prov *p, struct dk_sb *sb, struct dk_xrun *r)
     r->out->exec_ns = dk_now_ns() - t0 - r->out->start_ns;
     if (ret)
         return ret;
+    if (dk_xrun_cancelled(r, sb->id))
+        return SBX_E_CANCELLED;
     if (c->lost)
         return dk_err(p, SBX_E_BACKEND, "exec in %s: %s", sb->id, c->msg);
     return dk_xrun_report(r, sb, &c->rep);

@@ -121,7 +121,8 @@ json_t *dk_create_body(const struct dk_create_args *a, char *err, size_t errlen)
     /* The work directory: a tmpfs-backed named volume, so the archive API
      * reaches it (it does not reach HostConfig.Tmpfs) and the disk limit
      * holds.  The helper: a shared volume, read-only. */
-    snprintf(buf, sizeof buf, "size=%" PRIu64 ",mode=0755", l->disk_bytes);
+    snprintf(buf, sizeof buf, "size=%" PRIu64 ",nr_inodes=%d,mode=0755", l->disk_bytes,
+             DK_WORK_INODES);
     char vol[SBX_ID_MAX + 8];
     snprintf(vol, sizeof vol, "%s-work", a->id);
     json_t *work = json_pack("{s:s, s:s, s:s, s:{s:{s:s}, s:{s:s, s:{s:s, s:s, s:s}}}}",
@@ -142,7 +143,13 @@ json_t *dk_create_body(const struct dk_create_args *a, char *err, size_t errlen)
                               (json_int_t)l->fsize_bytes, "Hard", (json_int_t)l->fsize_bytes);
     bad = json_array_append_new(ulimits, nofile) < 0 || bad;
     bad = json_array_append_new(ulimits, fsize) < 0 || bad;
-    snprintf(buf, sizeof buf, "rw,nosuid,nodev,size=%" PRIu64 ",mode=1777", l->disk_bytes);
+    /* Podman 4.3 refuses nr_inodes in HostConfig.Tmpfs ("unknown mount
+     * option"): there /tmp is bounded by its size only. */
+    if (a->podman)
+        snprintf(buf, sizeof buf, "rw,nosuid,nodev,size=%" PRIu64 ",mode=1777", l->disk_bytes);
+    else
+        snprintf(buf, sizeof buf, "rw,nosuid,nodev,size=%" PRIu64 ",nr_inodes=%d,mode=1777",
+                 l->disk_bytes, DK_WORK_INODES);
     json_t *tmpfs = json_pack("{s:s}", "/tmp", buf);
     bad = set_new(hc, "Tmpfs", tmpfs) || bad;
     bad = bad || set_new(hc, "Memory", json_integer((json_int_t)l->memory_bytes)) ||
@@ -152,14 +159,20 @@ json_t *dk_create_body(const struct dk_create_args *a, char *err, size_t errlen)
           set_new(hc, "NetworkMode", json_string(a->host_network ? "host" : "none")) ||
           set_new(hc, "ReadonlyRootfs", json_boolean(a->readonly_rootfs)) ||
           set_new(hc, "CapDrop", json_pack("[s]", "ALL")) ||
-          set_new(hc, "SecurityOpt", json_pack("[s]", "no-new-privileges")) ||
+          set_new(hc, "CapAdd", json_pack("[sss]", DK_CAPS_HELPER)) ||
+          set_new(hc, "SecurityOpt", a->seccomp ? json_pack("[ss]", "no-new-privileges",
+                                                            a->seccomp)
+                                                : json_pack("[s]", "no-new-privileges")) ||
           /* Podman sets nofile and nproc to 2^20 unless given (runc
            * fails where it lacks CAP_SYS_RESOURCE), and its containers.conf
            * default_ulimits apply only when no Ulimits are: leave them all
            * to its configuration; the helper sets nofile and fsize per exec. */
           (!a->podman && json_object_set(hc, "Ulimits", ulimits)) ||
           json_object_set(hc, "Mounts", mounts) ||
-          set_new(hc, "IpcMode", json_string("private"));
+          set_new(hc, "IpcMode", json_string("private")) ||
+          /* /dev/shm holds no more than the disk limit (Docker's own
+           * default is 64 MiB whatever the limits). */
+          set_new(hc, "ShmSize", json_integer((json_int_t)l->disk_bytes));
     if (!bad && a->nano_cpus > 0)
         bad = set_new(hc, "NanoCpus", json_integer(a->nano_cpus));
     if (!bad && a->runtime && *a->runtime)

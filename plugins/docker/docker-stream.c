@@ -147,8 +147,13 @@ bool dk_report_parse(const char *s, struct dk_report *rep)
      * by peer" when the command left stdin unread): not the sandbox's (it
      * cannot know the nonce, and nothing of it runs after the report), so
      * they are dropped. */
-    if (sscanf(s, " cpu=%lld rss=%lld%n", &cpu, &rss, &used) != 2 ||
-        (s[used] != '\0' && s[used] != '\n'))
+    if (sscanf(s, " cpu=%lld rss=%lld%n", &cpu, &rss, &used) != 2)
+        return false;
+    if (!strncmp(s + used, " pids=1", 7)) {
+        rep->pids_hit = true;
+        used += 7;
+    }
+    if (s[used] != '\0' && s[used] != '\n')
         return false;
     rep->cpu_ns = cpu;
     rep->rss = rss;

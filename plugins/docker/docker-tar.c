@@ -95,12 +95,14 @@ fail:
              archive_error_string(a) ? archive_error_string(a) : "failed");
     ret = archive_errno(a) == ENOMEM ? SBX_E_NOMEM : SBX_E_IO;
 done:
+    /* Freeing an archive that was not closed closes it, which writes its
+     * end blocks into m: free the archive before the buffer. */
+    if (a)
+        archive_write_free(a);
     free(m.p);
     free(dir);
     if (e)
         archive_entry_free(e);
-    if (a)
-        archive_write_free(a);
     return ret;
 }
 

@@ -23,7 +23,8 @@
 
 #define DK_CAPS (SBX_CAP_FILES | SBX_CAP_PERSISTENT | SBX_CAP_LABELS | SBX_CAP_STREAM | \
                  SBX_CAP_STDIN | SBX_CAP_NETWORK_POLICY | SBX_CAP_LIST | SBX_CAP_CONCURRENT | \
-                 SBX_CAP_MEMORY_LIMIT | SBX_CAP_CPU_STATS)
+                 SBX_CAP_MEMORY_LIMIT | SBX_CAP_CPU_STATS | SBX_CAP_CANCEL | \
+                 SBX_CAP_STDIN_STREAM)
 
 static const char *const config_keys[] = {
     "pull", "pull_timeout", "registry_auth_host", "registry_auth",
@@ -164,7 +165,7 @@ static int read_settings(struct dk_prov *p, ph_client_conf *cc)
         return dk_err(p, SBX_E_CONFIG, "providers.d/docker.ini: exec_mode = '%s': use 'attach' "
                       "or 'api'", mode);
     p->exec_attach = !mode || !strcmp(mode, "attach");
-    /* The core reads and checks it (for a core before ABI 1.3, which
+    /* The core reads and checks it (for a core before ABI 1.5, which
      * does not decide, "allow" is ours to honour). */
     const char *unenf = setting(p, "unenforced_limits");
     p->allow_unenforced = unenf && !strcmp(unenf, "allow");
@@ -185,6 +186,8 @@ static void docker_fini(void *prov)
     free(p->image);
     free(p->aliases);
     free(p->runtime);
+    free(p->seccomp_opt);
+    dk_seccomp_file_remove(p->seccomp_dir);
     free(p);
 }
 
@@ -209,6 +212,8 @@ static int docker_init(const sbx_host_v1 *host, sbx_host_handle *h, void **prov)
     int ret = read_settings(p, &cc);
     if (!ret)
         ret = dk_pull_init(p);
+    if (!ret && !(p->seccomp_opt = dk_seccomp_opt()))
+        ret = dk_err(p, SBX_E_NOMEM, "out of memory building the containers' seccomp profile");
     if (!ret && (ret = ph_client_new(&cc, &p->http, err)))
         ret = dk_err(p, ret == SBX_E_INVAL ? SBX_E_CONFIG : ret, "providers.d/docker.ini: "
                      "socket: %s", err);
@@ -276,9 +281,10 @@ static int podman_work_volume(struct dk_prov *p, const char *id, uint64_t disk_b
     long page = sysconf(_SC_PAGESIZE);
     uint64_t pages = (disk_bytes + (uint64_t)(page > 0 ? page : 4096) - 1) /
                      (uint64_t)(page > 0 ? page : 4096);
-    char name[SBX_ID_MAX + 8], o[64];
+    char name[SBX_ID_MAX + 8], o[96];
     snprintf(name, sizeof name, "%s-work", id);
-    snprintf(o, sizeof o, "nr_blocks=%" PRIu64 ",mode=0755", pages ? pages : 1);
+    snprintf(o, sizeof o, "nr_blocks=%" PRIu64 ",nr_inodes=%d,mode=0755", pages ? pages : 1,
+             DK_WORK_INODES);
     json_t *body = json_pack("{s:s, s:s, s:{s:s, s:s, s:s}, s:{s:s}}", "Name", name, "Driver",
                              "local", "DriverOpts", "type", "tmpfs", "device", "tmpfs", "o", o,
                              "Labels", DK_LABEL_SANDBOX, id);
@@ -335,7 +341,7 @@ static int docker_create(void *prov, const sbx_create_spec_v1 *spec, void **sbp,
                                .readonly_rootfs = p->readonly_rootfs,
                                .host_network = spec->network == SBX_NET_HOST,
                                .podman = p->podman, .serve = sb->serve,
-                               .now_unix_ns = now_unix_ns(), .spec = spec};
+                               .seccomp = p->seccomp_opt, .now_unix_ns = now_unix_ns(), .spec = spec};
     json_t *body = dk_create_body(&a, err, sizeof err);
     if (!body) {
         free(sb);

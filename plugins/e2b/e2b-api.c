@@ -270,21 +270,38 @@ static int relay_page(struct e2b_prov *p, json_t *arr, const sbx_kv_v1 *filter, 
     return SBX_OK;
 }
 
+/* Appends @s percent-encoded twice: once as the SDK's encodeURIComponent
+ * of each key and value, once more as its URLSearchParams of the pairs. */
+static int pct_twice(char **buf, size_t *len, size_t *cap, const char *s)
+{
+    char *once = NULL;
+    size_t ol = 0, oc = 0;
+    int rc = e2b_pct_append(&once, &ol, &oc, s);
+    if (!rc)
+        rc = e2b_pct_append(buf, len, cap, once);
+    free(once);
+    return rc;
+}
+
 int e2b_api_list(struct e2b_prov *p, const sbx_kv_v1 *filter, size_t n_filter,
                  sbx_list_cb_v1 cb, void *ud)
 {
-    /* metadata=<percent-encoded "k=v&k2=v2", k and v encoded first> */
+    /* metadata=<percent-encoded "k=v&k2=v2">, each k and v encoded twice
+     * before: the service unescapes the parameter's value whole, splits it
+     * on '&' and '=', then unescapes each key and value again (e2b-dev/infra
+     * parseFilters), and the SDK encodes to match, so a '+', '%', '&' or
+     * '=' in a label survives only this way. */
     char *inner = NULL, *base = NULL;
     size_t il = 0, ic = 0, bl = 0, bc = 0;
     int rc = SBX_OK;
     for (size_t i = 0; !rc && i < n_filter; i++) {
-        rc = e2b_pct_append(&inner, &il, &ic, filter[i].key ? filter[i].key : "");
+        rc = pct_twice(&inner, &il, &ic, filter[i].key ? filter[i].key : "");
         /* Separators go in raw: append a placeholder, then overwrite. */
         if (!rc)
             rc = e2b_pct_append(&inner, &il, &ic, "_");
         if (!rc) {
             inner[il - 1] = '=';
-            rc = e2b_pct_append(&inner, &il, &ic, filter[i].value ? filter[i].value : "");
+            rc = pct_twice(&inner, &il, &ic, filter[i].value ? filter[i].value : "");
         }
         if (!rc && i + 1 < n_filter && !(rc = e2b_pct_append(&inner, &il, &ic, "_")))
             inner[il - 1] = '&';

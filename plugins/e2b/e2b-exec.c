@@ -158,11 +158,18 @@ static int on_event(struct run *r, json_t *ev)
     }
     if ((v = json_object_get(ev, "end"))) {
         json_t *code = json_object_get(v, "exitCode");
+        /* Go's ExitCode(): 0-255, or -1 when a signal ended it.  Anything
+         * else would be cut to an int, 4294967296 to 0: "ok". */
+        if (code && (!json_is_integer(code) || json_integer_value(code) < -1 ||
+                     json_integer_value(code) > 255))
+            return protocol_error(r, "an end event's exit code is not one a process has");
         r->ended = true;
         r->end_at = e2b_now_ns();
         /* proto3 JSON omits zero values: no exitCode is 0, no exited false. */
-        r->exit_code = json_is_integer(code) ? (int)json_integer_value(code) : 0;
+        r->exit_code = code ? (int)json_integer_value(code) : 0;
         r->exited = json_is_true(json_object_get(v, "exited"));
+        if (r->exited && r->exit_code < 0)
+            return protocol_error(r, "an end event's exit code is not one a process has");
         copy_str(r->status, sizeof r->status, json_string_value(json_object_get(v, "status")));
         return 0;
     }

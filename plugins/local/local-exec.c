@@ -35,7 +35,7 @@ struct lcl_clone_args {
         set_tid, set_tid_size, cgroup;
 };
 
-enum kill_reason { KILL_NONE, KILL_TIMEOUT, KILL_OUTPUT, KILL_CPU };
+enum kill_reason { KILL_NONE, KILL_TIMEOUT, KILL_OUTPUT, KILL_CPU, KILL_CANCEL };
 
 struct run {
     struct lcl_prov *p;
@@ -54,6 +54,10 @@ struct run {
     bool stop_delivery;
     enum kill_reason killed;
     size_t stdin_off;
+    /* Streamed stdin (spec->stdin_fd): what was read and not yet written. */
+    bool in_stream, in_eof;
+    char in_buf[16384];
+    size_t in_len, in_off;
     uint64_t t0, t_start, t_end;
     struct lcl_msg msg;
     bool have_msg;
@@ -242,6 +246,47 @@ static void feed_stdin(struct run *r)
     close_fd(&r->in[1]);
 }
 
+/* Streamed stdin: write what is held; at its end, close the pipe.  A
+ * command that closed its stdin drops the rest (and we read no more). */
+static void feed_stream(struct run *r)
+{
+    while (r->in_off < r->in_len) {
+        ssize_t n = write(r->in[1], r->in_buf + r->in_off, r->in_len - r->in_off);
+        if (n > 0) {
+            r->in_off += (size_t)n;
+            continue;
+        }
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && errno == EAGAIN)
+            return;
+        r->in_eof = true; /* EPIPE */
+        break;
+    }
+    r->in_off = r->in_len = 0;
+    if (r->in_eof)
+        close_fd(&r->in[1]);
+}
+
+/* stdin_fd is readable: take one chunk (it may block otherwise). */
+static void read_stream(struct run *r)
+{
+    ssize_t n;
+
+    while ((n = read(r->spec->stdin_fd, r->in_buf, sizeof r->in_buf)) < 0 && errno == EINTR)
+        ;
+    if (n < 0 && errno == EAGAIN)
+        return;
+    if (n <= 0) {
+        r->in_eof = true;
+        close_fd(&r->in[1]);
+        return;
+    }
+    r->in_len = (size_t)n;
+    r->in_off = 0;
+    feed_stream(r);
+}
+
 static void read_report(struct run *r)
 {
     struct lcl_msg m;
@@ -390,17 +435,23 @@ static void supervise(struct run *r)
     const uint64_t cpu_watch = r->t0 + cpu_limit / (uint64_t)(r->p->ncpu > 0 ? r->p->ncpu : 1);
     bool exited = false;
     while (!exited && !r->killed) {
-        struct pollfd pf[6];
-        int n = 0, i_out = -1, i_err = -1, i_in = -1, i_pid, i_rep = -1, i_st = -1;
+        struct pollfd pf[8];
+        int n = 0, i_out = -1, i_err = -1, i_in = -1, i_pid, i_rep = -1, i_st = -1, i_cancel = -1;
+        int i_sin = -1;
         if (r->outp[0] >= 0)
             pf[i_out = n++] = (struct pollfd){r->outp[0], POLLIN, 0};
         if (r->errp[0] >= 0)
             pf[i_err = n++] = (struct pollfd){r->errp[0], POLLIN, 0};
-        if (r->in[1] >= 0)
+        /* Streamed stdin: read more only once the command took the last. */
+        if (r->in[1] >= 0 && (!r->in_stream || r->in_off < r->in_len))
             pf[i_in = n++] = (struct pollfd){r->in[1], POLLOUT, 0};
+        else if (r->in[1] >= 0 && !r->in_eof)
+            pf[i_sin = n++] = (struct pollfd){r->spec->stdin_fd, POLLIN, 0};
         if (r->rep[0] >= 0)
             pf[i_rep = n++] = (struct pollfd){r->rep[0], POLLIN, 0};
         pf[i_pid = n++] = (struct pollfd){r->pidfd, POLLIN, 0};
+        if (r->spec->cancel_fd >= 0)
+            pf[i_cancel = n++] = (struct pollfd){r->spec->cancel_fd, POLLIN, 0};
         /* A prepared sandbox's init (and a zygote's, empty_before_status)
          * sends the status once the sandbox is empty, then tears its
          * namespaces down: the status is the end. */
@@ -425,9 +476,13 @@ static void supervise(struct run *r)
             if (i_err >= 0 && pf[i_err].revents)
                 pump(r, &r->errp[0], SBX_STREAM_STDERR);
             if (i_in >= 0 && pf[i_in].revents)
-                feed_stdin(r);
+                r->in_stream ? feed_stream(r) : feed_stdin(r);
+            if (i_sin >= 0 && pf[i_sin].revents)
+                read_stream(r);
             if (pf[i_pid].revents || (i_st >= 0 && pf[i_st].revents))
                 exited = true;
+            if (!exited && i_cancel >= 0 && pf[i_cancel].revents)
+                r->killed = KILL_CANCEL;
         }
         if (r->killed)
             break;
@@ -523,6 +578,9 @@ static int verdict(struct run *r)
     case KILL_CPU:
         o->status = SBX_RUN_CPU_LIMIT;
         return SBX_OK;
+    case KILL_CANCEL:
+        return p->host->set_error(p->h, SBX_E_CANCELLED, "the exec in %s was cancelled",
+                                  r->sb->id);
     case KILL_NONE:
         break;
     }
@@ -731,7 +789,8 @@ int lcl_exec_spawn(struct lcl_prov *p, struct lcl_sb *sb, const sbx_exec_spec_v1
         ret = p->host->set_error(p->h, SBX_E_IO, "releasing the sandbox init: %s", strerror(errno));
     close_fd(&r.sync[1]);
     if (!ret) {
-        if (!spec->stdin_data || spec->stdin_len == 0)
+        r.in_stream = spec->stdin_fd >= 0;
+        if (!r.in_stream && (!spec->stdin_data || spec->stdin_len == 0))
             close_fd(&r.in[1]);
         supervise(&r);
         ret = verdict(&r);

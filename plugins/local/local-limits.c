@@ -1,7 +1,7 @@
 /* plugins/local/local-limits.c - which limits this host lets us enforce
  *
  * Every limit is asked for; a limit this provider cannot apply is told to
- * the core (host->limits_unenforced, ABI 1.3) when a sandbox is created
+ * the core (host->limits_unenforced, ABI 1.5) when a sandbox is created
  * or opened, and the core refuses the sandbox unless the administrator
  * allowed it (unenforced_limits).  What needs what:
  *

@@ -26,9 +26,11 @@ plugins_local_local_la_SOURCES = \
 	plugins/local/locald-proto.c \
 	plugins/local/locald-proto.h \
 	plugins/common/unenforced.c \
-	plugins/common/unenforced.h
+	plugins/common/unenforced.h \
+	plugins/common/syscall-lists.h \
+	plugins/common/syscall-prelude.h
+plugins_local_local_la_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/plugins/common
 plugins_local_local_la_CFLAGS = $(SBX_MODULE_COPTS) $(SECCOMP_CFLAGS) $(JANSSON_CFLAGS) \
-	-I$(top_srcdir)/plugins/common \
 	-DLCL_LOCALD_PATH='"$(pkglibexecdir)/polysandbox-locald"'
 plugins_local_local_la_LDFLAGS = $(SBX_MODULE_LDOPTS)
 plugins_local_local_la_LIBADD = $(SECCOMP_LIBS) $(JANSSON_LIBS)
@@ -41,8 +43,8 @@ plugins_local_polysandbox_locald_SOURCES = $(plugins_local_local_la_SOURCES) \
 	plugins/local/locald.h \
 	plugins/local/locald.c \
 	plugins/local/locald-zygote.c
+plugins_local_polysandbox_locald_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/plugins/common
 plugins_local_polysandbox_locald_CFLAGS = $(AM_CFLAGS) $(SECCOMP_CFLAGS) $(JANSSON_CFLAGS) \
-	-I$(top_srcdir)/plugins/common \
 	-DLCL_LOCALD_PATH='"$(pkglibexecdir)/polysandbox-locald"'
 plugins_local_polysandbox_locald_LDADD = $(SECCOMP_LIBS) $(JANSSON_LIBS)
 

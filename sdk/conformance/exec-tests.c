@@ -404,6 +404,92 @@ static void t_no_leftovers(conf_kit *k, conf_case *c)
     check_host_leftovers(c, secs, "after destroying the persistent sandbox");
 }
 
+/* ---- cancellation ---------------------------------------------------------- */
+
+struct firer {
+    sbx_cancel *cancel;
+    uint64_t after_ns;
+};
+
+static void *fire_later(void *arg)
+{
+    struct firer *f = arg;
+    struct timespec ts = {(time_t)(f->after_ns / SEC_NS), (long)(f->after_ns % SEC_NS)};
+
+    nanosleep(&ts, NULL);
+    sbx_cancel_fire(f->cancel);
+    return NULL;
+}
+
+static uint64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * SEC_NS + (uint64_t)ts.tv_nsec;
+}
+
+/* A provider claiming "cancel" stops a silent command (and what it
+ * started, also in a session of its own) soon after the handle fires,
+ * long before its time limit; the result is a sandbox error with
+ * SBX_E_CANCELLED, never a verdict. */
+static void t_cancel(conf_kit *k, conf_case *c)
+{
+    unsigned secs = 600 + (unsigned)(getpid() + 3) % 9000;
+    char line[512];
+    struct firer f = {sbx_cancel_new(), 500 * 1000 * 1000};
+    pthread_t th;
+    bool ok;
+    sbx_result *r = NULL;
+    sbx_exec_opts *x = NULL;
+    sbx_sandbox *sb = conf_multi_box(k, c, &ok);
+
+    if (!ok || !f.cancel) {
+        if (!f.cancel)
+            conf_fail(c, "sbx_cancel_new failed");
+        goto out;
+    }
+    escape_prefix(line, sizeof line, secs);
+    snprintf(line + strlen(line), sizeof line - strlen(line), "sleep %u & sleep %u", secs,
+             secs);
+    if (!(x = conf_xshell(c, line)) ||
+        !conf_set_ok(c, "sbx_exec_opts_set_timeout(60 s)",
+                     sbx_exec_opts_set_timeout(x, 60 * SEC_NS)) ||
+        !conf_set_ok(c, "sbx_exec_opts_set_cancel", sbx_exec_opts_set_cancel(x, f.cancel)))
+        goto out;
+    if (pthread_create(&th, NULL, fire_later, &f) != 0) {
+        conf_fail(c, "pthread_create failed");
+        goto out;
+    }
+    uint64_t t0 = mono_ns();
+    r = conf_multi_exec(k, c, sb, x);
+    uint64_t took = mono_ns() - t0;
+    pthread_join(th, NULL);
+    if (r == NULL)
+        goto out;
+    conf_expect_status(c, "a silent command cancelled after 0.5 s", SBX_RUN_SANDBOX_ERROR, r);
+    conf_expect_int(c, "error code", SBX_E_CANCELLED, sbx_result_error_code(r));
+    if (took > 10 * SEC_NS)
+        conf_fail(c, "the cancelled exec took %.1f s to return (its time limit is 60 s)",
+                  (double)took / 1e9);
+    sbx_result_free(r);
+    r = NULL;
+    check_host_leftovers(c, secs, "after the cancelled exec");
+
+    /* A handle fired before the call: nothing runs. */
+    r = conf_multi_exec(k, c, sb, x);
+    if (r) {
+        conf_expect_status(c, "an exec whose handle fired before", SBX_RUN_SANDBOX_ERROR, r);
+        conf_expect_int(c, "error code", SBX_E_CANCELLED, sbx_result_error_code(r));
+        conf_expect_true(c, "no output", sbx_result_timing(r, SBX_TIMING_EXEC) == 0);
+    }
+out:
+    sbx_result_free(r);
+    sbx_exec_opts_free(x);
+    conf_destroy(k, c, sb);
+    check_host_leftovers(c, secs, "after destroy");
+    sbx_cancel_free(f.cancel);
+}
+
 /* ---- metadata ------------------------------------------------------------ */
 
 static void t_metadata(conf_kit *k, conf_case *c)
@@ -442,6 +528,126 @@ static void t_metadata(conf_kit *k, conf_case *c)
     sbx_result_free(r);
 }
 
+/* ---- streamed stdin ----------------------------------------------------------- */
+
+struct feeder {
+    int fd;                    /* the pipe's write end */
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    char out[512];             /* stdout as delivered */
+    size_t out_len;
+    bool answered;             /* "got one" was delivered before "two" was written */
+};
+
+static int feeder_output(void *ud, int stream, const void *buf, size_t len)
+{
+    struct feeder *f = ud;
+
+    pthread_mutex_lock(&f->mu);
+    if (stream == SBX_STREAM_STDOUT && len < sizeof f->out - f->out_len) {
+        memcpy(f->out + f->out_len, buf, len);
+        f->out_len += len;
+        f->out[f->out_len] = '\0';
+        pthread_cond_broadcast(&f->cv);
+    }
+    pthread_mutex_unlock(&f->mu);
+    return 0;
+}
+
+static bool write_all_fd(int fd, const char *s)
+{
+    size_t n = strlen(s);
+
+    while (n) {
+        ssize_t w = write(fd, s, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return false;
+        s += w;
+        n -= (size_t)w;
+    }
+    return true;
+}
+
+/* Writes "one", waits (20 s at most) for the command's answer to it, then
+ * writes "two" and a last line, and closes the pipe. */
+static void *feed(void *arg)
+{
+    struct feeder *f = arg;
+    struct timespec until;
+
+    write_all_fd(f->fd, "one\n");
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += 20;
+    pthread_mutex_lock(&f->mu);
+    while (!strstr(f->out, "got one") &&
+           pthread_cond_timedwait(&f->cv, &f->mu, &until) == 0)
+        ;
+    f->answered = strstr(f->out, "got one") != NULL;
+    pthread_mutex_unlock(&f->mu);
+    write_all_fd(f->fd, "two\n");
+    write_all_fd(f->fd, "rest\n");
+    close(f->fd);
+    return NULL;
+}
+
+/* A provider claiming "stdin_stream" feeds the command what is written
+ * to the stdin fd while it runs: the command answers a first line before
+ * the second is written (interactive), reads the rest, and sees the end
+ * when the writer closes; a provider without it refuses such an exec. */
+static void t_stdin_stream(conf_kit *k, conf_case *c)
+{
+    int p[2] = {-1, -1};
+    struct feeder f = {.fd = -1};
+    pthread_t th;
+    bool ok, started = false;
+    sbx_result *r = NULL;
+    sbx_exec_opts *x = NULL;
+    sbx_sandbox *sb = conf_multi_box(k, c, &ok);
+
+    pthread_mutex_init(&f.mu, NULL);
+    pthread_cond_init(&f.cv, NULL);
+    if (!ok)
+        goto out;
+    if (pipe(p) != 0) {
+        conf_fail(c, "pipe: %s", strerror(errno));
+        goto out;
+    }
+    f.fd = p[1];
+    if (!(x = conf_xshell(c, "read a; echo \"got $a\"; read b; echo \"got $b\"; cat; echo end")) ||
+        !conf_set_ok(c, "sbx_exec_opts_set_timeout(30 s)",
+                     sbx_exec_opts_set_timeout(x, 30 * SEC_NS)) ||
+        !conf_set_ok(c, "sbx_exec_opts_set_stdin_fd", sbx_exec_opts_set_stdin_fd(x, p[0])) ||
+        !conf_set_ok(c, "sbx_exec_opts_set_output_cb",
+                     sbx_exec_opts_set_output_cb(x, feeder_output, &f)))
+        goto out;
+    if (pthread_create(&th, NULL, feed, &f) != 0) {
+        conf_fail(c, "pthread_create failed");
+        goto out;
+    }
+    started = true;
+    r = conf_multi_exec(k, c, sb, x);
+    pthread_join(th, NULL);
+    if (!r)
+        goto out;
+    conf_expect_status(c, "a command reading streamed stdin to its end", SBX_RUN_OK, r);
+    conf_expect_stdout(c, "stdout", "got one\ngot two\nrest\nend\n", r);
+    conf_expect_true(c, "the command answered the first line before the second was written",
+                     f.answered);
+out:
+    if (!started && p[1] >= 0)
+        close(p[1]);
+    if (p[0] >= 0)
+        close(p[0]);
+    sbx_result_free(r);
+    sbx_exec_opts_free(x);
+    if (sb)
+        conf_destroy(k, c, sb);
+    pthread_mutex_destroy(&f.mu);
+    pthread_cond_destroy(&f.cv);
+}
+
 const conf_test conf_exec_tests[] = {
     {"exit_codes", 0, t_exit_codes,
      "'exit N' for N in 0..255: status ok for 0, nonzero_exit otherwise, "
@@ -464,6 +670,14 @@ const conf_test conf_exec_tests[] = {
     {"no_leftovers", 0, t_no_leftovers,
      "background processes (also setsid ones) do not outlive sbx_run or "
      "sbx_sandbox_destroy"},
+    {"cancel", SBX_CAP_CANCEL, t_cancel,
+     "a silent 'sleep & sleep' (one in its own session) with a 60 s limit, "
+     "cancelled after 0.5 s: returns within 10 s, sandbox_error with "
+     "SBX_E_CANCELLED, no process left; a fired handle runs nothing"},
+    {"stdin_stream", SBX_CAP_STDIN_STREAM, t_stdin_stream,
+     "stdin from a pipe fed by another thread: the command answers a first "
+     "line before the second is written, reads the rest to the end when the "
+     "writer closes"},
     {"metadata", 0, t_metadata,
      "result names the provider and a sandbox id; timings non-zero, total "
      ">= exec"},

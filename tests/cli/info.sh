@@ -35,15 +35,15 @@ cli doctor --provider nosuch-provider
 check "doctor of an unknown provider: exit 125 naming it" \
     rc_and_err 125 nosuch-provider
 
-# The shipped providers.d/ keeps modal, cloudflare and kubernetes, disabled.
+# The shipped providers.d/ keeps kubernetes, a reserved name, disabled.
 mkdir "$tmp/conf" && cp -RL "$top_srcdir/tests/config/." "$tmp/conf/" &&
     cp "$top_srcdir"/etc/providers.d/*.ini "$tmp/conf/providers.d/" || exit 99
 cli --config-dir "$tmp/conf" providers --json
-check "the reserved names load, disabled (not listed as providers)" \
-    eval 'is_rc 0 && json_check "not any(p[\"name\"] in (\"modal\", \"cloudflare\", \"kubernetes\") for p in j)"'
-sed -i 's/^enabled = false/enabled = true/' "$tmp/conf/providers.d/modal.ini"
+check "the reserved name loads, disabled (not listed as a provider)" \
+    eval 'is_rc 0 && json_check "not any(p[\"name\"] == \"kubernetes\" for p in j)"'
+sed -i 's/^enabled = false/enabled = true/' "$tmp/conf/providers.d/kubernetes.ini"
 cli --config-dir "$tmp/conf" providers --json
-check "enabled, modal is unavailable with a reason saying the name is reserved" \
-    json_check 'any(p["name"] == "modal" and p["state"] == "unavailable" and "reserved" in p["reason"] for p in j)'
+check "enabled, kubernetes is unavailable with a reason saying the name is reserved" \
+    json_check 'any(p["name"] == "kubernetes" and p["state"] == "unavailable" and "reserved" in p["reason"] for p in j)'
 
 done_testing

@@ -5,8 +5,8 @@
 # hand, has a usage of its own: --help (exit 0), bad options (exit 2).
 . "$top_srcdir/tests/cli/lib.sh"
 
-pages="polysandbox.1 polysandbox-eval.1 polysandbox-conformance.1 polysandbox-locald.8 polysandbox.ini.5"
-plan 10
+pages="polysandbox.1 polysandbox-eval.1 polysandbox-conformance.1 polysandbox-locald.8 polysandboxd.8 polysandbox.ini.5"
+plan 11
 
 for p in $pages; do
     if ! command -v groff >/dev/null 2>&1; then

@@ -15,6 +15,11 @@ TESTS += tests/conformance/daytona.t
 endif
 dist_check_SCRIPTS += $(conformance_tests)
 
+if BUILD_PROVIDER_CLOUDFLARE
+TESTS += tests/conformance/cloudflare.t
+endif
+dist_check_SCRIPTS += tests/conformance/cloudflare.t
+
 if BUILD_PROVIDER_DOCKER
 TESTS += tests/conformance/docker.t
 endif

@@ -18,7 +18,7 @@ ps() { cli "$@"; }
 reqs() { dt_ctl GET /_fake/requests; }
 live() { dt_ctl GET /_fake/stats | dt_jq 'len(j["live"])'; }
 
-plan 52
+plan 54
 dt_start --page-size 2
 
 # ---- basics ----
@@ -192,11 +192,23 @@ check "an unset key reference makes the provider unavailable, naming the variabl
 dt_config "env:DAYTONA_TEST_KEY"
 
 # ---- older wire shapes ----
+# A work directory with a space in it (the fake's sandboxes live under
+# TMPDIR), and a script too long for one argument, which the provider
+# uploads and names in the command: read alike by a shell and by an older
+# daemon's word splitting.
+BIG=$("$DT_PYTHON" -c 'print("a" * 80000)')
+mkdir -p "$DT_DIR/tmp dir"
+TMPDIR_WAS=${TMPDIR-}
+TMPDIR="$DT_DIR/tmp dir"
+export TMPDIR
 kill "$DT_PID" 2>/dev/null; wait "$DT_PID" 2>/dev/null
 rm -f "$DT_DIR/port"
-dt_start --legacy-code --legacy-list
+dt_start --legacy-daemon --legacy-list
 ps run -- sh -c 'exit 4'
-check "older daemon (\"code\" for the exit status)" [ "$rc" -eq 4 ]
+check "older daemon (no shell, \"code\" for the exit status)" [ "$rc" -eq 4 ]
+ps run -e BIG="$BIG" -e Q="it's \$HOME" -- sh -c 'echo "${#BIG} $Q $(pwd)"'
+check "older daemon: a script past one argument runs from a file, in a work dir with a space" \
+    eval '[ "$rc" -eq 0 ] && out_has "80000 it'"'"'s \$HOME " && out_has "/tmp dir/"'
 ps create --label suite=legacy
 lid=$(cat "$T/out")
 ps list --json
@@ -207,6 +219,10 @@ check "destroy on the older API" [ "$rc" -eq 0 ]
 kill "$DT_PID" 2>/dev/null; wait "$DT_PID" 2>/dev/null
 rm -f "$DT_DIR/port"
 dt_start --minute-ms 400
+ps run -e BIG="$BIG" -e Q="it's \$HOME" -- sh -c 'echo "${#BIG} $Q $(pwd)"'
+check "current daemon: the same long script, the same work dir" \
+    eval '[ "$rc" -eq 0 ] && out_has "80000 it'"'"'s \$HOME " && out_has "/tmp dir/"'
+if [ -n "$TMPDIR_WAS" ]; then TMPDIR=$TMPDIR_WAS; else unset TMPDIR; fi
 # ---- time-to-live: a fake minute is 0.4 s here ----
 ps create --ttl 1m --label suite=ttl
 tid=$(cat "$T/out")

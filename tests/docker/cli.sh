@@ -9,7 +9,7 @@ docker_ready; r=$?
 [ "$r" -eq 0 ] || exit "$r"
 D=/usr/bin/docker
 [ -x "$D" ] || D=docker
-plan 16
+plan 19
 
 cli run --provider docker --lang python -c 'print(6*7)'
 check "a python template run (image mapped by image_aliases)" rc_and_out 0 42
@@ -24,7 +24,24 @@ check "the container carries the label and the sandbox mark" sh -c \
 caps='\[ALL\]' top='-o pid,args'
 [ "${DOCKER_ENGINE:-docker}" = podman ] && caps='\[AUDIT_WRITE CHOWN [A-Z_ ]*\]' top='pid,args'
 check "HostConfig: no network, read-only root, CapDrop ALL, no-new-privileges, memory = swap" sh -c \
-    "$D inspect -f '{{.HostConfig.NetworkMode}} {{.HostConfig.ReadonlyRootfs}} {{.HostConfig.CapDrop}} {{.HostConfig.SecurityOpt}} {{eq .HostConfig.Memory .HostConfig.MemorySwap}}' $id | grep -qx 'none true $caps \[no-new-privileges\] true'"
+    "$D inspect -f '{{.HostConfig.NetworkMode}} {{.HostConfig.ReadonlyRootfs}} {{.HostConfig.CapDrop}} {{index .HostConfig.SecurityOpt 0}} {{eq .HostConfig.Memory .HostConfig.MemorySwap}}' $id | grep -qx 'none true $caps no-new-privileges true'"
+# The provider's own seccomp profile (docker-seccomp.c), and the helper's
+# capabilities (docker-initsep.c: dropped from every command).  Podman
+# takes the profile as a file, read when the container is created.
+prof='^seccomp={.*io_uring_setup'
+[ "${DOCKER_ENGINE:-docker}" = podman ] && prof='^seccomp=/.*/polysandbox-seccomp-[^/]*/seccomp.json$'
+# Podman's inspect shows CapAdd as [] whatever it applied: the helper's
+# capabilities are checked from inside below, on both.
+capadd="$D inspect -f '{{.HostConfig.CapAdd}}' $id | grep -q 'SETUID'"
+[ "${DOCKER_ENGINE:-docker}" = podman ] && capadd=true
+check "HostConfig: the provider's seccomp profile, CapAdd the helper's three" sh -c \
+    "$D inspect -f '{{index .HostConfig.SecurityOpt 1}}' $id | grep -q '$prof' && $capadd"
+cli exec --provider docker "$id" -- sh -c 'grep "^CapEff" /proc/$PPID/status | tr -d "\t"'
+check "the command's supervisor holds only CAP_KILL and CAP_SETUID" rc_and_out 0 "CapEff:00000000000000a0"
+
+# ... and in force (on Podman the file is gone by now: it was read at create).
+cli exec --provider docker "$id" -- python3 -c 'import ctypes; l = ctypes.CDLL(None, use_errno=True); print(l.syscall(425, 1, 0), ctypes.get_errno())'
+check "io_uring_setup is refused inside (ENOSYS)" rc_and_out 0 "-1 38"
 
 cli list --provider docker
 check "list shows the sandbox" out_has "$id"

@@ -81,21 +81,25 @@ docker_mirror() {
     echo "${m:-http://deb.debian.org/debian}"
 }
 
+# docker_build_image [IMAGE PACKAGES NAME]: the test image (by default
+# $DOCKER_TEST_IMAGE: python3), or IMAGE with the Debian PACKAGES
+# (comma-separated), its tarball cached as rootfs-bookworm-NAME.tar.
 docker_build_image() {
-    "$DOCKER" image inspect "$DOCKER_TEST_IMAGE" >/dev/null 2>&1 && return 0
+    image=${1:-$DOCKER_TEST_IMAGE} pkgs=${2:-python3} name=${3:-python3}
+    "$DOCKER" image inspect "$image" >/dev/null 2>&1 && return 0
     mkdir -p "$DOCKER_CACHE" || { docker_unready "cannot create $DOCKER_CACHE"; return; }
     (
         flock -w 1200 9 || { echo "# docker: image lock not taken in 20 min" >&2; exit 1; }
-        "$DOCKER" image inspect "$DOCKER_TEST_IMAGE" >/dev/null 2>&1 && exit 0
-        tarball=$DOCKER_CACHE/rootfs-bookworm-python3.tar
+        "$DOCKER" image inspect "$image" >/dev/null 2>&1 && exit 0
+        tarball=$DOCKER_CACHE/rootfs-bookworm-$name.tar
         if [ ! -s "$tarball" ]; then
             command -v debootstrap >/dev/null 2>&1 ||
                 { echo "# docker: no debootstrap (apt-get install debootstrap)" >&2; exit 1; }
             root=$DOCKER_CACHE/rootfs.tmp
             rm -rf "$root"
             mirror=$(docker_mirror)
-            echo "# docker: building $DOCKER_TEST_IMAGE with debootstrap from $mirror (once per machine)" >&2
-            debootstrap --variant=minbase --include=python3 bookworm "$root" "$mirror" \
+            echo "# docker: building $image with debootstrap from $mirror (once per machine)" >&2
+            debootstrap --variant=minbase --include="$pkgs" bookworm "$root" "$mirror" \
                 >"$DOCKER_CACHE/debootstrap.log" 2>&1 ||
                 { tail -n 20 "$DOCKER_CACHE/debootstrap.log" | sed 's/^/# debootstrap: /' >&2; exit 1; }
             # What a container needs no copy of.
@@ -104,9 +108,9 @@ docker_build_image() {
             tar -C "$root" --numeric-owner -cf "$tarball.tmp" . && mv "$tarball.tmp" "$tarball" || exit 1
             rm -rf "$root"
         fi
-        "$DOCKER" import "$tarball" "$DOCKER_TEST_IMAGE" >/dev/null
+        "$DOCKER" import "$tarball" "$image" >/dev/null
     ) 9>"$DOCKER_CACHE/image.lock" ||
-        { docker_unready "could not build the test image $DOCKER_TEST_IMAGE"; return; }
+        { docker_unready "could not build the test image $image"; return; }
 }
 
 docker_ready() {

@@ -9,9 +9,11 @@
 import os
 import random
 import select
+import signal
 import struct
 import subprocess
 import sys
+import tempfile
 import time
 
 INIT = sys.argv[1]
@@ -184,10 +186,18 @@ def main(s):
        last(res[56])[1].startswith(b"x=7 "),
        "the command holds no descriptor beyond its stdio: the report is the real one", res[56])
 
-    # A command that kills its supervisor: the exec is lost, its leftovers die,
-    # another exec running at the same time is not touched.
+    # A supervisor killed (from outside: a command cannot, when the server
+    # started as root and set itself apart): the exec is lost, its
+    # leftovers die, another exec running at the same time is not touched.
+    ppid_file = os.path.join(tempfile.mkdtemp(prefix="ps-server-"), "ppid")
     s.send(request(61, ["-t", "20000"], ["sh", "-c", "echo ok61; sleep 1.5; echo done61"]))
-    s.send(request(62, ["-t", "20000"], ["sh", "-c", "(sleep 104%s &) ; sleep 0.3; kill -9 $PPID; sleep 105%s" % (MARK, MARK)]))
+    s.send(request(62, ["-t", "20000"], ["sh", "-c", "(sleep 104%s &) ; echo $PPID >%s.tmp && mv %s.tmp %s; sleep 105%s" % (MARK, ppid_file, ppid_file, ppid_file, MARK)]))
+    for _ in range(100):
+        if os.path.exists(ppid_file):
+            break
+        time.sleep(0.05)
+    time.sleep(0.3)
+    os.kill(int(open(ppid_file).read()), signal.SIGKILL)
     res = s.wait([61, 62])
     ok(last(res[62])[0] == "L" and b"supervisor" in last(res[62])[1],
        "a killed supervisor: the exec is reported lost", res[62])
@@ -195,6 +205,7 @@ def main(s):
     ok(not sleepers(), "the lost exec's processes are killed", sleepers())
     ok(joined(res[61], "1") == b"ok61\ndone61\n" and last(res[61])[1].startswith(b"x=0 "),
        "the other exec runs on to its end", res[61])
+
 
     # A lease: killed when no frame of its id renews it in time (the
     # provider went away), kept alive by 'P' frames.

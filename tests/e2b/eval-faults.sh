@@ -8,7 +8,7 @@
 # own retry of sandbox errors).
 . "$top_srcdir/tests/e2b/lib.sh"
 
-plan 8
+plan 9
 
 # Short waits: the core's backoff is not what is under test here.
 E2B_EXTRA_INI='[retry]
@@ -20,14 +20,7 @@ start_fake --seed 3
 # 100 tasks, 2 samples each: the reference solution and, for every third
 # task, a wrong one (else the reference again), so pass@1 is neither 0 nor 1.
 "$PY" "$top_srcdir/tests/bench/eval-gen.py" -n 100 "$tmp/data.jsonl" >/dev/null || exit 99
-"$PY" - "$tmp/data.jsonl" >"$tmp/samples.jsonl" <<'EOF' || exit 99
-import json, sys
-for i, line in enumerate(open(sys.argv[1])):
-    t = json.loads(line)
-    print(json.dumps({"task_id": t["task_id"], "completion": t["canonical_solution"]}))
-    wrong = "    return None\n" if i % 3 == 0 else t["canonical_solution"]
-    print(json.dumps({"task_id": t["task_id"], "completion": wrong}))
-EOF
+"$PY" "$top_srcdir/tests/lib/eval-faults.py" samples "$tmp/data.jsonl" >"$tmp/samples.jsonl" || exit 99
 
 run_eval() {
     timeout -k 5 600 "$PS" -q eval --provider e2b -j 2 --json --timeout 10s \
@@ -51,51 +44,41 @@ check "the fake did inject them ($(cat "$tmp/fake_answer" | "$PY" -c 'import jso
     fake_state 's["injected"]["errors"] >= 30 and s["injected"]["drops"] >= 5'
 
 same() {
-    "$PY" - "$tmp/calm.json" "$tmp/stormy.json" "$tmp/calm.jsonl" "$tmp/stormy.jsonl" "$1" <<'EOF'
-import json, sys
-calm, stormy = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
-def records(p):
-    out = {}
-    for line in open(p):
-        r = json.loads(line)
-        out.setdefault(r["sample"], []).append(r)
-    return out
-rc, rs = records(sys.argv[3]), records(sys.argv[4])
-what = sys.argv[5]
-if what == "passk":
-    ok = calm["pass_at_k"]["1"] == stormy["pass_at_k"]["1"] and calm["counts"] == stormy["counts"]
-    print("# pass@1 %s vs %s" % (calm["pass_at_k"]["1"], stormy["pass_at_k"]["1"]))
-elif what == "once":
-    ok = sorted(rs) == list(range(200)) and all(len(v) == 1 for v in rs.values())
-elif what == "verdicts":
-    diff = [s for s in rc if rc[s][0]["verdict"] != rs[s][0]["verdict"]]
-    print("# differing samples: %s" % diff[:10])
-    ok = not diff
-elif what == "provider":
-    ok = all(r[0]["provider"] == "e2b" for r in rs.values())
-sys.exit(0 if ok else 1)
-EOF
+    "$PY" "$top_srcdir/tests/lib/eval-faults.py" same "$tmp/calm.json" "$tmp/stormy.json" \
+        "$tmp/calm.jsonl" "$tmp/stormy.jsonl" "$1" e2b 200
 }
 check "pass@1 and the verdict counts are the same with and without faults" same passk
 check "every sample has exactly one record in the results file" same once
 check "every sample got the same verdict" same verdicts
 check "every sample ran on e2b" same provider
-# Known intermittent (about one run in four, the sanitizer build too): a
-# sandbox is sometimes left on the fake after the stormy run; its cause is
-# not found yet.  Reported as TODO, with what is left and the fake's log of
-# it, so the run shows it without failing the suite.
+# No sandbox may be left: a destroy that fails through all its retries
+# (each retry is a GET and a DELETE, which must both get through: under
+# 30% faults 9 retries all fail about once in 430, and the stormy run has
+# some 150 failed DELETEs) is kept by the core and destroyed before the
+# command exits (issue 15; it used to be left to its time-to-live).
 if fake_state 'not s["sandboxes"]'; then
     ok "no sandbox is left on the fake"
 else
-    tap_n=$((tap_n + 1))
-    echo "not ok $tap_n - no sandbox is left on the fake # TODO intermittent leak under faults"
+    not_ok "no sandbox is left on the fake"
     "$PY" -c 'import json, sys
 for sb in json.load(open(sys.argv[1]))["sandboxes"]:
     print("# left: %s" % json.dumps(sb)[:400])' "$tmp/fake_answer"
-    for id in $("$PY" -c 'import json, sys
-s = json.load(open(sys.argv[1]))["sandboxes"]
-print(" ".join(x.get("sandboxID", x.get("id", "")) if isinstance(x, dict) else str(x) for x in s))' "$tmp/fake_answer"); do
-        grep -F -- "$id" "$tmp/fake.err" | tail -20 | sed 's/^/# fake: /'
-    done
 fi
+
+# The same, made certain: the first 10 GETs and DELETEs of the sandbox
+# fail, so its destroy runs out of its 10 attempts; the run says so, and
+# the sandbox is still destroyed before the command exits.
+no_faults
+faults '{"error_rate": 1.0, "status": 503, "paths": "^/sandboxes/[A-Za-z0-9]+$", "count": 10}' ||
+    exit 99
+cli run --provider e2b -- /bin/echo hi
+outlasted() {
+    is_rc 125 && err_has "(10 attempts)" || return 1
+    # All 10 faults were spent on it, and nothing is left.
+    fake_call GET /_fake/faults && "$PY" -c 'import json, sys
+sys.exit(0 if json.load(open(sys.argv[1])).get("count") == 0 else 1)' "$tmp/fake_answer" &&
+        fake_state 'not s["sandboxes"]'
+}
+check "a destroy that outlasts its retries: the run says so (exit 125) and leaves nothing" \
+    outlasted
 done_testing

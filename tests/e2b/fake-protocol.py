@@ -144,12 +144,22 @@ def main():
     check("get of an unknown id: 404 {code, message}",
           r.status == 404 and jbody(d)["code"] == 404, (r.status, d))
 
-    # metadata filter: the query string is itself encoded in the parameter
-    inner = urllib.parse.urlencode({"owner": "me & you", "n": "3"})
+    # metadata filter, encoded as E2B's SDK does (tests/sdk/e2b.sh): each
+    # key and value with encodeURIComponent, the pairs as a form, the whole
+    # again as the parameter's value
+    def uri(x):
+        return urllib.parse.quote(x, safe="-_.!~*'()")
+    inner = urllib.parse.urlencode({uri("owner"): uri("me & you"), uri("n"): uri("3")})
     r, d = api("GET", "/v2/sandboxes?metadata=" + urllib.parse.quote(inner, safe=""))
     j = jbody(d)
     check("list with an encoded metadata filter: only the match",
           r.status == 200 and [x["sandboxID"] for x in j] == [boxes[3]["sandboxID"]], j)
+    # encoded once too few times, the '&' of the value splits the pair (as
+    # the service's parseFilters does)
+    inner = urllib.parse.urlencode({"owner": "me & you", "n": "3"})
+    r, d = api("GET", "/v2/sandboxes?metadata=" + urllib.parse.quote(inner, safe=""))
+    check("a filter encoded once too few times: 400, as the service answers",
+          r.status == 400 and "metadata" in jbody(d)["message"], (r.status, d))
     seen, tok, pages = [], None, 0
     while True:
         path = "/v2/sandboxes?state=running,paused&limit=100" + \

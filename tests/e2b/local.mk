@@ -9,6 +9,7 @@ E2B_TESTS = \
 	tests/e2b/fake.sh \
 	tests/e2b/direct.sh \
 	tests/e2b/cli.sh \
+	tests/e2b/labels.sh \
 	tests/e2b/faults.sh \
 	tests/e2b/eval-faults.sh
 if BUILD_PROVIDER_E2B

@@ -24,6 +24,13 @@ tests_eval_test_eval_stats_CFLAGS = $(AM_CFLAGS) -pthread
 tests_eval_test_eval_stats_LDADD = core/libpolysandbox-internal.la $(LTDL_LIBS) \
 	$(JANSSON_LIBS) $(INIH_LIBS) $(SODIUM_LIBS) $(ZLIB_LIBS)
 
+# the engine as an application embeds it: the public API only
+check_PROGRAMS += tests/eval/test-eval-cancel
+tests_eval_test_eval_cancel_SOURCES = tests/eval/test-eval-cancel.c tests/unit/tap.h
+tests_eval_test_eval_cancel_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests/unit
+tests_eval_test_eval_cancel_CFLAGS = $(AM_CFLAGS) -pthread
+tests_eval_test_eval_cancel_LDADD = core/libpolysandbox.la
+
 EVAL_TESTS = \
 	tests/eval/verdicts.sh \
 	tests/eval/passk.sh \
@@ -37,6 +44,6 @@ EVAL_TESTS = \
 	tests/eval/site.sh \
 	tests/eval/input.sh \
 	tests/eval/marker.sh
-TESTS += tests/eval/test-eval-stats $(EVAL_TESTS)
+TESTS += tests/eval/test-eval-stats tests/eval/test-eval-cancel $(EVAL_TESTS)
 dist_check_SCRIPTS += $(EVAL_TESTS)
 EXTRA_DIST += tests/eval/lib.sh tests/eval/config tests/eval/data

@@ -16,18 +16,35 @@
 #     POST   /api/sandbox/{id}/autostop|autodelete|autoarchive/{minutes}
 #     GET    /api/sandbox/{id}/toolbox-proxy-url   {"url": ...}
 #   Toolbox, under /toolbox/{id} (the sandbox's toolboxProxyUrl is
-#   http://127.0.0.1:PORT/toolbox) and the legacy /api/toolbox/{id}/toolbox:
-#     POST /process/execute   {"command","cwd"?,"timeout"?} -> {"exitCode","result"}
-#                             no shell: the command is split on spaces
-#                             honouring only ' and " (no escapes); stdout and
-#                             stderr merged; invalid UTF-8 replaced (Go
-#                             strings); 408 on timeout after killing the
-#                             process tree; exitCode -1 for a signal or a
-#                             start failure; "envs" ignored (the daemon has no
-#                             such field); --legacy-code answers "code"
-#     POST /files/upload[-v2]?path=   multipart field "file" or a raw body
+#   http://127.0.0.1:PORT/toolbox) and the legacy /api/toolbox/{id}/toolbox,
+#   as the current daemon (daytonaio/daytona apps/daemon, 2026-06) serves it:
+#     POST /process/execute   {"command","cwd"?,"timeout"?,"envs"?} -> {"exitCode","result"}
+#                             the command is fed on stdin to the shell the
+#                             daemon picks (zsh, bash, $SHELL, sh); "envs"
+#                             added to the environment (names checked);
+#                             stdout and stderr merged; invalid UTF-8
+#                             replaced (Go strings); at "timeout" seconds
+#                             (none: no limit) the process group is
+#                             SIGKILLed and 408 answered; -1 for a signal or
+#                             a start failure
+#     POST /process/code-run  {"code","language","argv"?,"envs"?,"timeout"?}
+#                             -> {"exitCode","result"}: the daemon's shell
+#                             line for python, javascript, typescript
+#     POST /files/upload[-v2]?path=   multipart field "file" or a raw body;
+#                                     upload answers an empty 200, upload-v2
+#                                     {"name","path","type"} (the SDK's
+#                                     toolbox client and signed upload URLs)
+#     POST /files/bulk-upload         multipart files[i].path, files[i].file
+#                                     -> {"files":[{"path","bytes"}]}
+#     POST /files/bulk-download       {"paths":[...]} -> multipart, a part
+#                                     "file" or "error" (JSON) per path
 #     GET  /files/download?path=      raw bytes; 404 missing, 400 directory
 #     GET  /work-dir, /user-home-dir  {"dir": ...};  GET /version
+#   --legacy-daemon plays an older daemon instead: execute without a shell
+#   (split on spaces honouring only ' and ", no escapes), "envs" ignored,
+#   "code" for the exit status, 360 s without a timeout, the process tree
+#   terminated (TERM, grace, KILL); /files/upload multipart only, no
+#   upload-v2 and no code-run.
 #   Errors: {"statusCode":N,"message":"...","error":"..."} (API) and
 #   {"statusCode":N,"message":"...","code":"...",...} (toolbox).
 #
@@ -57,7 +74,7 @@
 #   {"dockerfileContent": "FROM image"} passes through pending_build.
 #
 # Usage: daytona.py [--port N] [--port-file F] [--api-key KEY] [--seed S]
-#   [--start-ms MS] [--minute-ms MS] [--page-size N] [--legacy-code]
+#   [--start-ms MS] [--minute-ms MS] [--page-size N] [--legacy-daemon]
 #   [--legacy-list] [--faults JSON]
 # Prints "DAYTONA-FAKE READY http://127.0.0.1:PORT" once listening.
 
@@ -65,8 +82,10 @@ import argparse
 import base64
 import datetime
 import json
+import mimetypes
 import os
 import random
+import re
 import shutil
 import signal
 import socket
@@ -143,6 +162,23 @@ def _isolate_network():
             if name != "setgroups":
                 os.write(2, b"daytona-fake: cannot map ids in the user namespace\n")
                 os._exit(126)
+
+
+def _join_namespaces(pid):
+    """A preexec function joining the user and network namespaces of
+    process @pid (a sandbox's holder): every process of one sandbox shares
+    one network, as in the service, and sees the others in /proc."""
+    def join():
+        for kind, flag in (("user", CLONE_NEWUSER), ("net", CLONE_NEWNET)):
+            try:
+                fd = os.open("/proc/%d/ns/%s" % (pid, kind), os.O_RDONLY)
+            except OSError:
+                fd = -1
+            if fd < 0 or _libc.setns(fd, flag) != 0:
+                os.write(2, b"daytona-fake: cannot join the sandbox's namespaces\n")
+                os._exit(126)
+            os.close(fd)
+    return join
 
 
 def netns_works():
@@ -281,6 +317,7 @@ class Sandbox:
         self.labels = dict(body.get("labels") or {})
         self.public = bool(body.get("public", False))
         self.network_block_all = bool(body.get("networkBlockAll", False))
+        self.ns_holder = None    # the process holding its namespaces (networkBlockAll)
         self.target = body.get("target") or "us"
         self.cpu = body.get("cpu") or 1
         self.memory = body.get("memory") or 1
@@ -360,7 +397,8 @@ class Fake:
         self.start_s = args.start_ms / 1000.0
         self.minute_s = args.minute_ms / 1000.0
         self.page_size = args.page_size
-        self.legacy_code = args.legacy_code
+        self.legacy_daemon = args.legacy_daemon
+        self.shell = daemon_shell()
         self.legacy_list = args.legacy_list
         self.grace = args.grace_ms / 1000.0
         # True: enforce networkBlockAll; "off": ignore it; False: refuse it.
@@ -399,12 +437,41 @@ class Fake:
                     t - sb.stopped_at >= sb.auto_delete * self.minute_s:
                 self._destroy(sb)
 
-    def _stop(self, sb):
+    def isolation(self, sb):
+        """The preexec function of a process of @sb: None, or joining the
+        namespaces of its networkBlockAll (made by a holder process on the
+        first exec after each start)."""
+        if sb.network_block_all and not self.netns:
+            raise HTTPError(500, "fake: networkBlockAll needs user and network namespaces, which "
+                            "this host refuses (run the fake with --no-netns to ignore "
+                            "networkBlockAll)")
+        if not sb.network_block_all or self.netns is not True:
+            return None
+        with self.lock:
+            h = sb.ns_holder
+            if h is None or h.poll() is not None:
+                h = subprocess.Popen(["sleep", "2147483647"], cwd=sb.root,
+                                     env={"PATH": BASE_PATH, "DAYTONA_SANDBOX_ID": sb.id},
+                                     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                     stderr=subprocess.DEVNULL, start_new_session=True,
+                                     preexec_fn=_isolate_network)
+                sb.ns_holder = h
+        return _join_namespaces(h.pid)
+
+    @staticmethod
+    def _kill(sb):
         kill_sandbox(sb)
+        if sb.ns_holder is not None:
+            sb.ns_holder.kill()
+            sb.ns_holder.wait()
+            sb.ns_holder = None
+
+    def _stop(self, sb):
+        self._kill(sb)
         sb.updated = time.time()
 
     def _destroy(self, sb):
-        kill_sandbox(sb)
+        self._kill(sb)
         shutil.rmtree(sb.root, ignore_errors=True)
         sb.state = "destroying"
         sb.updated = time.time()
@@ -452,8 +519,21 @@ class Handler(BaseHTTPRequestHandler):
 
     # ---- plumbing ----
     def _body(self):
-        if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
-            raise HTTPError(411, "chunked request bodies are not supported by this fake")
+        if "chunked" in self.headers.get("Transfer-Encoding", "").lower():
+            # The SDK streams its uploads (form-data, chunked).
+            parts = []
+            while True:
+                line = self.rfile.readline(1024)
+                try:
+                    n = int(line.split(b";")[0].strip(), 16)
+                except ValueError:
+                    raise HTTPError(400, "malformed chunked request body")
+                if n == 0:
+                    while self.rfile.readline(1024) not in (b"\r\n", b"\n", b""):
+                        pass
+                    return b"".join(parts)
+                parts.append(self.rfile.read(n))
+                self.rfile.readline(8)
         n = int(self.headers.get("Content-Length") or 0)
         return self.rfile.read(n) if n else b""
 
@@ -817,9 +897,19 @@ class Handler(BaseHTTPRequestHandler):
             sb.activity = time.time()
         m = self.command
         if rest == "/process/execute" and m == "POST":
+            if f.legacy_daemon:
+                return self._execute_legacy(sb, body)
             return self._execute(sb, body)
-        if rest in ("/files/upload", "/files/upload-v2") and m == "POST":
-            return self._upload(sb, query, body, rest.endswith("v2"))
+        if rest == "/process/code-run" and m == "POST" and not f.legacy_daemon:
+            return self._code_run(sb, body)
+        if rest == "/files/upload" and m == "POST":
+            return self._upload(sb, query, body, False)
+        if rest == "/files/upload-v2" and m == "POST" and not f.legacy_daemon:
+            return self._upload(sb, query, body, True)
+        if rest == "/files/bulk-upload" and m == "POST":
+            return self._bulk_upload(sb, body)
+        if rest == "/files/bulk-download" and m == "POST":
+            return self._bulk_download(sb, body)
         if rest == "/files/download" and m == "GET":
             return self._download(sb, query)
         if rest == "/work-dir" and m == "GET":
@@ -839,17 +929,23 @@ class Handler(BaseHTTPRequestHandler):
             raise HTTPError(403, "fake: path %s is outside the sandbox" % p)
         return real
 
+    def _write_file(self, path, data):
+        os.makedirs(os.path.dirname(path), 0o755, exist_ok=True)
+        with open(path, "wb") as fh:
+            fh.write(data)
+
     def _upload(self, sb, query, body, v2):
         path = self._sandbox_path(sb, query.get("path", [""])[0])
         ctype = self.headers.get("Content-Type", "")
         if ctype.startswith("multipart/form-data"):
-            data = parse_multipart_file(ctype, body)
+            data = multipart_file(ctype, body, "file")
+        elif not self.fake.legacy_daemon:
+            data = body     # a raw body, since upload-v2 came
         else:
-            data = body
+            # An older daemon's gin c.FormFile("file").
+            raise HTTPError(400, "request Content-Type isn't multipart/form-data")
         try:
-            os.makedirs(os.path.dirname(path), 0o755, exist_ok=True)
-            with open(path, "wb") as fh:
-                fh.write(data)
+            self._write_file(path, data)
         except OSError as e:
             raise HTTPError(400, "%s: %s" % (path, e.strerror))
         if v2:
@@ -857,28 +953,207 @@ class Handler(BaseHTTPRequestHandler):
                                     "type": "file"}, toolbox=True)
         self._send(200, b"", ctype="text/plain; charset=utf-8")
 
+    def _bulk_upload(self, sb, body):
+        """POST /files/bulk-upload: multipart fields files[i].path then
+        files[i].file (the SDK's uploadFile/uploadFiles); the daemon's
+        fs/upload_files.go."""
+        ctype = self.headers.get("Content-Type", "")
+        if not ctype.startswith("multipart/form-data"):
+            return self._json(400, {"errors": ["invalid multipart form"]}, toolbox=True)
+        dests, errs, files = {}, [], []
+        for name, _fname, data in multipart_parts(ctype, body):
+            idx = name
+            if name.startswith("files["):
+                idx = name[len("files["):]
+            if name.endswith(".path"):
+                idx = idx[:-len("].path")] if idx.endswith("].path") else idx[:-len(".path")]
+                dest = data.decode("utf-8", "replace").strip()
+                if not dest:
+                    errs.append("path[%s]: empty path" % idx)
+                else:
+                    dests[idx] = dest
+            elif name.endswith(".file"):
+                idx = idx[:-len("].file")] if idx.endswith("].file") else idx[:-len(".file")]
+                dest = dests.get(idx)
+                if dest is None:
+                    errs.append("file[%s]: missing .path metadata" % idx)
+                    continue
+                try:
+                    self._write_file(self._sandbox_path(sb, dest), data)
+                except HTTPError as e:
+                    errs.append("%s: %s" % (dest, e.message))
+                    continue
+                except OSError as e:
+                    errs.append("%s: create: %s" % (dest, e.strerror))
+                    continue
+                files.append({"path": dest, "bytes": len(data)})
+        if errs:
+            return self._json(400, {"errors": errs, "files": files}, toolbox=True)
+        return self._json(200, {"files": files}, toolbox=True)
+
+    def _bulk_download(self, sb, body):
+        """POST /files/bulk-download {"paths":[...]}: a multipart answer, a
+        part named "file" per file read, "error" (an ErrorResponse) per
+        failure, each with filename = the path asked; the daemon's
+        fs/download_files.go."""
+        try:
+            d = json.loads(body or b"null")
+            paths = d.get("paths") if isinstance(d, dict) else None
+            if not isinstance(paths, list) or not paths or \
+                    not all(isinstance(p, str) for p in paths):
+                raise ValueError
+        except ValueError:
+            return self._json(400, {"error": 'request body must be {"paths": [ ... ]} and non-empty'},
+                              toolbox=True)
+        bnd = "DAYTONA-FILE-BOUNDARY"
+        out = []
+        for p in paths:
+            err = None
+            try:
+                if not p:
+                    raise HTTPError(400, "invalid file path: path is empty", "INVALID_FILE_PATH")
+                host = self._sandbox_path(sb, p)
+                if os.path.isdir(host):
+                    raise HTTPError(400, "invalid file path: path points to a directory: %s" % p,
+                                    "INVALID_FILE_PATH")
+                with open(host, "rb") as fh:
+                    data = fh.read()
+            except HTTPError as e:
+                err = (e.status, e.code or CODES.get(e.status, "ERROR"), e.message)
+            except FileNotFoundError:
+                err = (404, "FILE_NOT_FOUND", "file not found: %s" % p)
+            except PermissionError:
+                err = (403, "FILE_ACCESS_DENIED", "permission denied: %s" % p)
+            except OSError as e:
+                err = (500, "FILE_READ_FAILED", "failed to open file: %s" % e.strerror)
+            disp = 'form-data; name="%s"; filename="%s"; filename*=utf-8\'\'%s' % (
+                "error" if err else "file", content_disposition_name(p), rfc5987(p))
+            if err:
+                payload = go_json({"statusCode": err[0], "message": err[2], "code": err[1],
+                                   "timestamp": now_iso(), "path": p,
+                                   "method": self.command}).encode()
+                head = {"Content-Disposition": disp,
+                        "Content-Type": "application/json; charset=utf-8"}
+            else:
+                payload = data
+                ctype = mimetypes.guess_type(p)[0] or "application/octet-stream"
+                head = {"Content-Disposition": disp, "Content-Length": str(len(data)),
+                        "Content-Type": ctype}
+            # Go's multipart.Writer: sorted header keys; "\r\n" before each
+            # later boundary.
+            out.append((b"\r\n" if out else b"") + ("--%s\r\n" % bnd).encode() +
+                       "".join("%s: %s\r\n" % (k, head[k]) for k in sorted(head)).encode() +
+                       b"\r\n" + payload)
+        out.append(("\r\n--%s--\r\n" % bnd).encode())
+        self._send(200, b"".join(out), ctype="multipart/form-data; boundary=" + bnd)
+
     def _download(self, sb, query):
         path = self._sandbox_path(sb, query.get("path", [""])[0])
         try:
-            st = os.stat(path)
+            os.stat(path)
         except FileNotFoundError as e:
             raise HTTPError(404, "stat %s: %s" % (path, e.strerror))
         except PermissionError as e:
             raise HTTPError(403, "stat %s: %s" % (path, e.strerror))
         except OSError as e:
             raise HTTPError(400, "stat %s: %s" % (path, e.strerror))
-        if not os.path.isfile(path) and os.path.isdir(path):
+        if os.path.isdir(path):
             raise HTTPError(400, "path must be a file")
-        del st
         try:
             with open(path, "rb") as fh:
                 data = fh.read()
         except PermissionError as e:
             raise HTTPError(403, "%s: %s" % (path, e.strerror))
+        name = os.path.basename(path)
         self._send(200, data, ctype="application/octet-stream",
-                   extra={"Content-Disposition": "attachment; filename=" + os.path.basename(path)})
+                   extra={"Content-Disposition": 'attachment; filename="%s"; filename*=utf-8\'\'%s'
+                          % (content_disposition_name(name), rfc5987(name))})
+
+    # -- process/execute and process/code-run --
+
+    @staticmethod
+    def _run_request(body):
+        """The JSON body of execute or code-run, checked as Go's
+        json.Unmarshal into the daemon's request types would."""
+        try:
+            d = json.loads(body or b"null")
+        except ValueError as e:
+            raise HTTPError(400, "invalid request body: %s" % e)
+        if not isinstance(d, dict):
+            raise HTTPError(400, "invalid request body: not a JSON object")
+        t = d.get("timeout")
+        if t is not None and (not isinstance(t, int) or isinstance(t, bool) or t < 0
+                              or t > 0xffffffff):
+            raise HTTPError(400, "invalid request body: timeout must be an unsigned 32-bit integer")
+        envs = d.get("envs")
+        if envs is not None:
+            if not isinstance(envs, dict) or not all(isinstance(v, str) for v in envs.values()):
+                raise HTTPError(400, "invalid request body: envs must map strings to strings")
+            for k in envs:
+                if not ENV_KEY.match(k):
+                    raise HTTPError(400, "invalid environment variable name: '%s'" % k)
+        return d
+
+    def _run_shell(self, sb, script, cwd, envs, timeout, key):
+        """Run @script through the sandbox's shell, fed on its standard
+        input, in a process group of its own, as the daemon's ExecuteCommand
+        and CodeRun do: stdout and stderr merged, the group SIGKILLed at
+        @timeout seconds (none when 0) and 408 answered, -1 for a signal."""
+        f = self.fake
+        env = sandbox_env(sb)
+        env.update(envs or {})
+        isolate = f.isolation(sb)
+        shell = f.shell
+        try:
+            p = subprocess.Popen([shell], cwd=cwd, env=env, stdin=subprocess.PIPE,
+                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                 process_group=0, preexec_fn=isolate)
+        except OSError as e:
+            what = ("chdir %s" % cwd) if e.filename == cwd else ("fork/exec %s" % shell)
+            return self._json(200, {key: -1, "result": "%s: %s" % (what, e.strerror.lower())},
+                              toolbox=True)
+        try:
+            out, _ = p.communicate(script.encode(), timeout=timeout or None)
+        except subprocess.TimeoutExpired:
+            try:
+                os.killpg(p.pid, signal.SIGKILL)
+            except OSError:
+                pass
+            p.wait()
+            # A child that left the group may hold the pipe: drain briefly.
+            try:
+                p.communicate(timeout=2)
+            except subprocess.TimeoutExpired:
+                p.stdout.close()
+            raise HTTPError(408, "command execution timeout")
+        code = p.returncode if p.returncode >= 0 else -1
+        return self._json(200, {key: code, "result": out.decode("utf-8", "replace")}, toolbox=True)
 
     def _execute(self, sb, body):
+        d = self._run_request(body)
+        command = d.get("command", "")
+        if not isinstance(command, str):
+            raise HTTPError(400, "invalid request body: command must be a string")
+        if not command.strip():
+            raise HTTPError(400, "command cannot be empty or whitespace-only")
+        cwd = self._sandbox_path(sb, d["cwd"]) if d.get("cwd") is not None else sb.home
+        return self._run_shell(sb, command, cwd, d.get("envs"), d.get("timeout"), "exitCode")
+
+    def _code_run(self, sb, body):
+        d = self._run_request(body)
+        code, lang, argv = d.get("code"), d.get("language"), d.get("argv") or []
+        if not isinstance(code, str) or not isinstance(argv, list) or \
+                not all(isinstance(a, str) for a in argv):
+            raise HTTPError(400, "invalid request body: code, language and argv have the wrong type")
+        run = code_run_command(lang, code, argv)
+        if run is None:
+            raise HTTPError(400, "unsupported language: %s" % lang)
+        return self._run_shell(sb, run, sb.home, d.get("envs"), d.get("timeout"), "exitCode")
+
+    def _execute_legacy(self, sb, body):
+        """An older daemon's execute: no shell (the command split on spaces,
+        honouring only ' and " quotes), "envs" ignored, "code" for the exit
+        status, 360 s without a timeout, the process tree terminated."""
         f = self.fake
         try:
             d = json.loads(body)
@@ -893,22 +1168,16 @@ class Handler(BaseHTTPRequestHandler):
         if timeout is not None and (not isinstance(timeout, int) or timeout < 0
                                     or timeout > 0xffffffff):
             raise HTTPError(400, "timeout must be an unsigned 32-bit integer")
+        timeout = timeout or 360
         cwd = d.get("cwd")
         if cwd is not None:
             cwd = self._sandbox_path(sb, cwd)
         else:
             cwd = sb.home
-        env = {"PATH": BASE_PATH, "HOME": sb.home, "USER": sb.user, "LANG": "C.UTF-8",
-               "TMPDIR": sb.tmp, "DAYTONA_SANDBOX_ID": sb.id,
-               "DAYTONA_SANDBOX_SNAPSHOT": sb.snapshot, "DAYTONA_SANDBOX_USER": sb.user}
-        env.update(sb.env)
-        key = "code" if f.legacy_code else "exitCode"
+        env = sandbox_env(sb)
+        key = "code"
         try:
-            if sb.network_block_all and not f.netns:
-                raise HTTPError(500, "fake: networkBlockAll needs user and network namespaces, "
-                                "which this host refuses (run the fake with --no-netns to "
-                                "ignore networkBlockAll)")
-            isolate = _isolate_network if sb.network_block_all and f.netns is True else None
+            isolate = f.isolation(sb)
             p = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL,
                                  stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                  process_group=0, preexec_fn=isolate)
@@ -916,7 +1185,7 @@ class Handler(BaseHTTPRequestHandler):
             return self._json(200, {key: -1, "result": "fork/exec %s: %s" % (argv[0], e.strerror)},
                               toolbox=True)
         try:
-            out, _ = p.communicate(timeout=timeout if timeout else None)
+            out, _ = p.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:
             kill_tree(p.pid, f.grace)
             try:
@@ -932,8 +1201,69 @@ class Handler(BaseHTTPRequestHandler):
         self._json(200, {key: code, "result": out.decode("utf-8", "replace")}, toolbox=True)
 
 
-def parse_multipart_file(ctype, body):
-    """The bytes of the form field "file" of a multipart/form-data body."""
+ENV_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def sandbox_env(sb):
+    """The environment the sandbox's processes start with: a clean one with
+    the sandbox's own variables (the daemon's environment, in the service)."""
+    env = {"PATH": BASE_PATH, "HOME": sb.home, "USER": sb.user, "LANG": "C.UTF-8",
+           "TMPDIR": sb.tmp, "DAYTONA_SANDBOX_ID": sb.id,
+           "DAYTONA_SANDBOX_SNAPSHOT": sb.snapshot, "DAYTONA_SANDBOX_USER": sb.user}
+    env.update(sb.env)
+    return env
+
+
+def daemon_shell():
+    """The daemon's common.GetShell: zsh, then bash, as /etc/shells lists
+    them, else $SHELL, else sh."""
+    try:
+        with open("/etc/shells") as fh:
+            listed = fh.read()
+    except OSError:
+        return "sh"
+    for s in ("/usr/bin/zsh", "/bin/zsh", "/usr/bin/bash", "/bin/bash"):
+        if s in listed:
+            return s
+    return os.environ.get("SHELL") or "sh"
+
+
+def code_run_command(language, code, argv):
+    """The shell line the daemon's code-run toolboxes feed the shell
+    (process/coderun: python.go, javascript.go, typescript.go); None for a
+    language it does not know.  matplotlib's chart capture is not
+    emulated."""
+    args = " ".join(argv)
+    if language == "python":
+        enc = base64.b64encode(code.encode()).decode()
+        return "printf '%%s' '%s' | base64 -d | python3 -u - %s" % (enc, args)
+    if language in ("javascript", "typescript"):
+        enc = base64.b64encode(("process.argv.splice(1, 1);\n" + code).encode()).decode()
+        if language == "javascript":
+            return "printf '%%s' '%s' | base64 -d | node - %s" % (enc, args)
+        return "; ".join([
+            "_f=/tmp/dtn_$$.ts",
+            "printf '%%s' '%s' | base64 -d > \"$_f\"" % enc,
+            "npm_config_loglevel=error npx ts-node -T --ignore-diagnostics 5107 -O "
+            "'{\"module\":\"CommonJS\"}' \"$_f\" %s" % args,
+            "_dtn_ec=$?", "rm -f \"$_f\"", "exit $_dtn_ec"])
+    return None
+
+
+def content_disposition_name(s):
+    """The daemon's toLatin1: a quoted-string filename."""
+    s = s.replace("\\", "\\\\").replace('"', '\\"')
+    s = s.replace("\r", "").replace("\n", "").replace("\0", "")
+    return "".join("_" if ord(c) > 0xff or ord(c) < 0x20 or ord(c) == 0x7f else c for c in s)
+
+
+def rfc5987(s):
+    safe = set(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789!#$&+-.^_`|~")
+    return "".join(chr(b) if b in safe else "%%%02X" % b for b in s.encode())
+
+
+def multipart_parts(ctype, body):
+    """The parts of a multipart/form-data body: (name, filename, bytes)."""
     bnd = None
     for part in ctype.split(";")[1:]:
         k, _, v = part.strip().partition("=")
@@ -942,6 +1272,7 @@ def parse_multipart_file(ctype, body):
     if not bnd:
         raise HTTPError(400, "multipart body without a boundary")
     delim = b"--" + bnd.encode()
+    out = []
     for chunk in body.split(delim)[1:]:
         if chunk.startswith(b"--"):
             break
@@ -953,7 +1284,21 @@ def parse_multipart_file(ctype, body):
         if data.endswith(b"\r\n"):
             data = data[:-2]
         disp = [ln for ln in head.split(b"\r\n") if ln.lower().startswith(b"content-disposition:")]
-        if disp and b'name="file"' in disp[0]:
+        name = fname = None
+        if disp:
+            m = re.search(rb';\s*name="([^"]*)"', disp[0])
+            name = m.group(1).decode("utf-8", "replace") if m else None
+            m = re.search(rb';\s*filename="([^"]*)"', disp[0])
+            fname = m.group(1).decode("utf-8", "replace") if m else None
+        out.append((name or "", fname, data))
+    return out
+
+
+def multipart_file(ctype, body, field):
+    """The bytes of the file part @field (one with a filename, as Go's
+    FormFile wants)."""
+    for name, fname, data in multipart_parts(ctype, body):
+        if name == field and fname is not None:
             return data
     raise HTTPError(400, "http: no such file")
 
@@ -970,8 +1315,10 @@ def main():
     ap.add_argument("--page-size", type=int, default=100, help="largest list page (the service caps the limit asked)")
     ap.add_argument("--grace-ms", type=float, default=100,
                     help="grace between TERM and KILL on an execute timeout")
-    ap.add_argument("--legacy-code", action="store_true",
-                    help='answer "code" instead of "exitCode" (older daemons)')
+    ap.add_argument("--legacy-daemon", "--legacy-code", dest="legacy_daemon", action="store_true",
+                    help="an older toolbox daemon: execute without a shell (split on spaces, "
+                    'quotes only), "envs" ignored, "code" instead of "exitCode", multipart '
+                    "uploads only, no /files/upload-v2 nor /process/code-run")
     ap.add_argument("--legacy-list", action="store_true",
                     help="list answers a bare array (older API)")
     ap.add_argument("--no-netns", action="store_true",
@@ -990,7 +1337,7 @@ def main():
     def bye(*_):
         with fake.lock:
             for sb in list(fake.sandboxes.values()):
-                kill_sandbox(sb)
+                fake._kill(sb)
                 shutil.rmtree(sb.root, ignore_errors=True)
         os._exit(0)
     signal.signal(signal.SIGTERM, bye)

@@ -609,8 +609,10 @@ class Handler(BaseHTTPRequestHandler):
         q = urllib.parse.parse_qs(urllib.parse.urlsplit(self.path).query, keep_blank_values=True)
         want = {}
         if "metadata" in q:
-            for k, v in urllib.parse.parse_qsl(q["metadata"][0], keep_blank_values=True):
-                want[k] = v
+            try:
+                want = parse_metadata_filter(q["metadata"][0])
+            except ValueError as e:
+                return self.api_error(400, "Error parsing metadata: %s" % e)
         states = None
         if "state" in q:
             states = set(",".join(q["state"]).split(","))
@@ -1060,6 +1062,43 @@ def parse_multipart(raw, boundary):
         if m and m.group(1) == b"file":
             return body, (m.group(2) or b"").decode() or None
     return None, None
+
+
+def go_query_unescape(s):
+    """Go's url.QueryUnescape: '+' is a space, '%' must start two hex
+    digits (ValueError otherwise)."""
+    out = bytearray()
+    i = 0
+    b = s.encode()
+    while i < len(b):
+        c = b[i]
+        if c == 0x25:  # %
+            h = b[i + 1:i + 3]
+            if len(h) != 2 or not all(x in b"0123456789abcdefABCDEF" for x in h):
+                raise ValueError("invalid URL escape %r" % b[i:i + 3].decode("latin-1"))
+            out.append(int(h, 16))
+            i += 3
+            continue
+        out.append(0x20 if c == 0x2B else c)
+        i += 1
+    return out.decode("utf-8", "replace")
+
+
+def parse_metadata_filter(value):
+    """The list's metadata filter, decoded as the service decodes it
+    (e2b-dev/infra packages/api/internal/utils parseFilters): the query
+    parameter's value (already decoded once by the HTTP layer) is
+    unescaped whole, split on '&' and then '=' (exactly one per pair), and
+    each key and value unescaped once more.  The SDK encodes to match:
+    encodeURIComponent on each key and value, URLSearchParams on the pairs,
+    and the query serializer on the whole."""
+    filters = {}
+    for pair in go_query_unescape(value).split("&"):
+        parts = pair.split("=")
+        if len(parts) != 2:
+            raise ValueError("invalid key value pair in query")
+        filters[go_query_unescape(parts[0])] = go_query_unescape(parts[1])
+    return filters
 
 
 def find_proc(sb, sel):

@@ -275,6 +275,78 @@ static int kill_all(void)
     return 0;
 }
 
+/* kill(0): our own process group (a session of our own) dies, us with
+ * it; nothing above us belongs to it. */
+static int kill_group(void)
+{
+    kill(0, SIGKILL);
+    puts("still alive after kill(0, SIGKILL)");
+    return 1;
+}
+
+/* The process that started us (a sandbox's init, or a supervisor of the
+ * exec) outlives SIGKILL and SIGSTOP from us. */
+static int kill_parent(void)
+{
+    pid_t pp = getppid();
+    printf("kill(parent %d, SIGSTOP): %s\n", (int)pp,
+           kill(pp, SIGSTOP) < 0 ? strerror(errno) : "sent");
+    printf("kill(parent %d, SIGKILL): %s\n", (int)pp,
+           kill(pp, SIGKILL) < 0 ? strerror(errno) : "sent");
+    struct timespec ts = {0, 200 * 1000 * 1000};
+    nanosleep(&ts, NULL);
+    return 0;
+}
+
+/* SIGIO aimed at the parent: F_SETOWN it on a pipe, with SIGKILL,
+ * SIGSTOP, SIGTERM or plain SIGIO as the signal (root's F_SETOWN passes
+ * the kernel's permission check), then make the pipe readable. */
+static int sigio_parent(void)
+{
+    const int sigs[] = {SIGKILL, SIGSTOP, SIGTERM, 0};
+    for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++) {
+        int p[2];
+        if (pipe(p) < 0)
+            return 3;
+        int own = fcntl(p[0], F_SETOWN, getppid());
+        int sig = fcntl(p[0], F_SETSIG, sigs[i]);
+        int async = fcntl(p[0], F_SETFL, O_ASYNC | O_NONBLOCK);
+        printf("signal %d: F_SETOWN %s, F_SETSIG %s, O_ASYNC %s\n", sigs[i],
+               own < 0 ? strerror(errno) : "ok", sig < 0 ? "refused" : "ok",
+               async < 0 ? "refused" : "ok");
+        if (write(p[1], "x", 1) != 1)
+            return 3;
+        close(p[0]);
+        close(p[1]);
+    }
+    struct timespec ts = {0, 200 * 1000 * 1000};
+    nanosleep(&ts, NULL);
+    return 0;
+}
+
+/* The parent's oom_score_adj cannot be raised (it would be the OOM
+ * killer's first choice). */
+static int oom_parent(void)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/oom_score_adj", (int)getppid());
+    int fd = open(path, O_WRONLY);
+    if (fd < 0)
+        return attempt(path, -1);
+    long r = write(fd, "1000", 4);
+    close(fd);
+    return attempt(path, r);
+}
+
+/* Every descriptor closed, stdio among them, then an exit status of our
+ * own: the status still arrives. */
+static int close_all(void)
+{
+    for (int fd = 0; fd < 1024; fd++)
+        close(fd);
+    return 5;
+}
+
 /* Fill DIR with one file until ENOSPC; the file must stop at the tmpfs
  * size (MAX bytes, in MiB), with ENOSPC, not another error. */
 static int fill_disk(const char *dir, const char *max_mib)
@@ -453,6 +525,11 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "kmod")) return do_kmod();
     if (!strcmp(cmd, "huge-line")) return huge_line();
     if (!strcmp(cmd, "kill-all")) return kill_all();
+    if (!strcmp(cmd, "kill-group")) return kill_group();
+    if (!strcmp(cmd, "kill-parent")) return kill_parent();
+    if (!strcmp(cmd, "sigio-parent")) return sigio_parent();
+    if (!strcmp(cmd, "oom-parent")) return oom_parent();
+    if (!strcmp(cmd, "close-all")) return close_all();
     if (!strcmp(cmd, "fill-disk")) return fill_disk(arg, argc > 3 ? argv[3] : "0");
     if (!strcmp(cmd, "fill-inodes")) return fill_inodes(arg, argc > 3 ? argv[3] : "0");
     if (!strcmp(cmd, "deep-dirs")) return deep_dirs();

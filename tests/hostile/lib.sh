@@ -6,7 +6,16 @@
 # jget (a field of a JSON result) and the TAP helpers ok/not_ok/skip.
 
 : "${top_builddir:?top_builddir is not set (run through make check)}"
+# HOSTILE_PROVIDER=docker (the *-docker.sh twins): every command of the
+# script names that provider (a wrapper in the build tree's tests/).
+HOSTILE_PROVIDER=${HOSTILE_PROVIDER:-local}
 PS="$top_builddir/polysandbox"
+if [ "$HOSTILE_PROVIDER" != local ]; then
+    PS="$top_builddir/tests/hostile/ps-$HOSTILE_PROVIDER"
+    printf '#!/bin/sh\ncmd=$1; shift\nexec "%s/polysandbox" "$cmd" --provider %s "$@"\n' \
+        "$top_builddir" "$HOSTILE_PROVIDER" >"$PS.tmp" && chmod +x "$PS.tmp" &&
+        mv "$PS.tmp" "$PS" || exit 99
+fi
 # In a sanitizer build the programs copied into sandboxes are instrumented
 # too, and their leak checker needs ptrace, which the sandbox rightly denies.
 SANENV="-e ASAN_OPTIONS=detect_leaks=0"

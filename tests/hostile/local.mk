@@ -2,23 +2,40 @@
 #
 # tests/hostile/hostile is built but never run on the host: run.sh copies
 # it into sandboxes with `polysandbox run --file` and checks the status of
-# each attack and the host afterwards.
-
+# each attack and the host afterwards.  The seccomp filter: probe (built,
+# only ever run inside the sandbox by syscalls.sh) tries each filtered
+# call harmlessly.
+#
+# Both are linked statically and built without the user's CFLAGS: they run
+# in containers whose image has neither libasan (a sanitizer build) nor,
+# perhaps, our libc.
+HOSTILE_BINS = tests/hostile/hostile tests/hostile/probe
+HOSTILE_CFLAGS = -std=gnu11 -O2 -g $(WARN_CFLAGS) -static
+tests/hostile/hostile: tests/hostile/hostile.c
+	$(AM_V_CC)$(MKDIR_P) tests/hostile && \
+	$(CC) $(HOSTILE_CFLAGS) -o $@ $(srcdir)/tests/hostile/hostile.c
+tests/hostile/probe: tests/hostile/probe.c
+	$(AM_V_CC)$(MKDIR_P) tests/hostile && \
+	$(CC) $(HOSTILE_CFLAGS) -o $@ $(srcdir)/tests/hostile/probe.c
+EXTRA_DIST += tests/hostile/hostile.c tests/hostile/probe.c
+CLEANFILES += $(HOSTILE_BINS)
 if BUILD_PROVIDER_LOCAL
-check_PROGRAMS += tests/hostile/hostile
-tests_hostile_hostile_SOURCES = tests/hostile/hostile.c
-TESTS += tests/hostile/run.sh
+check_SCRIPTS += $(HOSTILE_BINS)
+TESTS += tests/hostile/run.sh tests/hostile/syscalls.sh
 endif
-dist_check_SCRIPTS += tests/hostile/run.sh
+dist_check_SCRIPTS += tests/hostile/run.sh tests/hostile/syscalls.sh
 
-# The seccomp filter: probe (built, only ever run inside the sandbox by
-# syscalls.sh) tries each filtered call harmlessly.
-if BUILD_PROVIDER_LOCAL
-check_PROGRAMS += tests/hostile/probe
-tests_hostile_probe_SOURCES = tests/hostile/probe.c
-TESTS += tests/hostile/syscalls.sh
+# The same programs through the docker provider, on a real dockerd: its
+# exec helper outlives them, its containers' seccomp profile and its
+# commands' filter answer as the local filter does.
+if BUILD_PROVIDER_DOCKER
+if !BUILD_PROVIDER_LOCAL
+check_SCRIPTS += $(HOSTILE_BINS)
 endif
-dist_check_SCRIPTS += tests/hostile/syscalls.sh
+TESTS += tests/hostile/run-docker.sh tests/hostile/syscalls-docker.sh
+endif
+dist_check_SCRIPTS += tests/hostile/run-docker.sh tests/hostile/syscalls-docker.sh
+CLEANFILES += tests/hostile/ps-docker
 
 # Python runs forked from the template's zygote: the same verdicts and
 # isolation as runs started afresh; a killed zygote is replaced.

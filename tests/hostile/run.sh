@@ -7,6 +7,11 @@
 # and exit code, then checks the host: no cgroup of the sandbox left, no
 # process of it alive, nothing written outside, no connection received.
 #
+# With HOSTILE_PROVIDER=docker (tests/hostile/run-docker.sh) the same
+# rows run in containers of the docker provider: the host check is then
+# that the container and its volume are gone, and the rows that make no
+# sense in a container are skipped, each with its reason (docker_skip).
+#
 # Needs: the local provider built, python3 on the host (to read JSON and
 # to listen on loopback); skips otherwise.  The host-side cgroup checks
 # need root.
@@ -51,7 +56,7 @@ port=$(cat "$tmp/port" 2>/dev/null || echo 1)
 # As root /work is a tmpfs; otherwise a directory of the run dir in
 # /dev/shm (plugins/local/local-rundir.c), whose path mountinfo shows.
 mi_run_dir=
-[ "$(id -u)" = 0 ] && mi_run_dir=/polysandbox-
+[ "$(id -u)" = 0 ] && [ "$HOSTILE_PROVIDER" = local ] && mi_run_dir=/polysandbox-
 
 # The table: name | polysandbox options | hostile arguments | status |
 # exit code ("null" when the program did not exit by itself, * = any)
@@ -79,6 +84,11 @@ io_uring, bpf, perf, userfaultfd, TIOCSTI, AF_VSOCK, AF_ALG, clock (denied)|-t 1
 init_module (killed by the filter)|-t 10s|kmod|seccomp|null
 one 50 MiB line without a newline (output limit)|--output-limit 1M -t 60s|huge-line|output_limit|null
 kill -1 from inside (only the sandbox's processes die)|-t 10s|kill-all|ok|0
+kill 0: its own process group only (it dies of SIGKILL)|-t 10s|kill-group|signal|null
+SIGKILL and SIGSTOP to its parent (refused or dropped)|-t 10s|kill-parent|ok|0
+SIGIO aimed at its parent (refused or ignored)|-t 10s|sigio-parent|ok|0
+raising its parent's oom_score_adj (refused)|-t 10s|oom-parent|ok|0
+every descriptor closed (its own status still arrives)|-t 10s|close-all|nonzero_exit|5
 filling /work (ENOSPC at the disk size)|--disk 8M -t 60s|fill-disk /work 8|ok|0
 filling /tmp (ENOSPC at the disk size)|--disk 8M -t 60s|fill-disk /tmp 8|ok|0
 filling /dev/shm (ENOSPC at the disk size)|--disk 8M -t 60s|fill-disk /dev/shm 8|ok|0
@@ -133,6 +143,30 @@ cgroups_clean() {
     return 0
 }
 
+# The docker provider: nothing of container $1 may be left (container,
+# work volume).
+docker_clean() {
+    id=$1
+    [ -n "$id" ] || return 0
+    if "$DOCKER" inspect "$id" >/dev/null 2>&1; then echo "the container $id is left"; return 1; fi
+    if "$DOCKER" volume inspect "$id-work" >/dev/null 2>&1; then echo "the volume $id-work is left"; return 1; fi
+    return 0
+}
+sandbox_clean() {
+    if [ "$HOSTILE_PROVIDER" = docker ]; then docker_clean "$1"; else cgroups_clean "$1"; fi
+}
+
+# Why a row makes no sense in a container of the docker provider (empty:
+# it runs).
+docker_skip() {
+    [ "$HOSTILE_PROVIDER" = docker ] || return 0
+    case $1 in
+    read-secrets) echo "the container's /etc/shadow, /root and /run are the image's own files, not the host's" ;;
+    write-host*) echo "/dev is the container's own tmpfs (Docker's) and /var/tmp lies on its read-only root: neither is the host's" ;;
+    proc-masked) echo "/proc is Docker's, with its masks and no hidepid: PID 1 (the helper, of another uid) is visible" ;;
+    esac
+}
+
 # Host side: the row's own check.
 host_check() {
     case $1 in
@@ -155,6 +189,13 @@ host_check() {
 }
 
 table | while IFS='|' read -r name opts args want_status want_exit; do
+    why=$(docker_skip "$args")
+    if [ -n "$why" ]; then
+        for what in "status $want_status" "exit code $want_exit" "nothing left on the host"; do
+            skip "$name: $what" "$why"
+        done
+        continue
+    fi
     # shellcheck disable=SC2086 # opts and args are word lists by design
     "$PS" run --json $opts $SANENV --file "$HOSTILE:hostile" -- ./hostile $args \
         </dev/null >"$tmp/out.json" 2>"$tmp/err"
@@ -168,7 +209,7 @@ table | while IFS='|' read -r name opts args want_status want_exit; do
     else not_ok "$name: exit code $want_exit" "got '$code'" "$what"; fi
     if [ "$(id -u)" != 0 ]; then
         skip "$name: nothing left on the host" "cgroup checks need root"
-    elif why=$(cgroups_clean "$id" && host_check "$args"); then ok "$name: nothing left on the host"
+    elif why=$(sandbox_clean "$id" && host_check "$args"); then ok "$name: nothing left on the host"
     else not_ok "$name: nothing left on the host" "$(echo "$why" | tr '\n' ' ')"; fi
     # the flood row also checks the truncation flag
     if [ "$args" = flood ]; then jget "$tmp/out.json" stdout_truncated >"$tmp/flood_trunc"; fi
@@ -228,12 +269,18 @@ else
 fi
 "$PS" destroy "$persist_id" >/dev/null 2>&1
 if [ "$(id -u)" != 0 ]; then skip "planted symlinks: nothing left after destroy" "cgroup checks need root"
-elif why=$(cgroups_clean "$persist_id"); then ok "planted symlinks: nothing left after destroy"
+elif why=$(sandbox_clean "$persist_id"); then ok "planted symlinks: nothing left after destroy"
 else not_ok "planted symlinks: nothing left after destroy" "$why"; fi
 persist_id=
 
 # An image that is a directory is the sandbox's root, read-only: a tiny
 # root made of the host's /bin/sh and its libraries.
+if [ "$HOSTILE_PROVIDER" = docker ]; then
+    why="an image that is a directory is the local provider's (the docker provider's are the daemon's)"
+    skip "image directory: it is the root, read-only, with a writable /work and /tmp" "$why"
+    skip "image directory: a private host tree (/etc) is refused" "$why"
+    skip "image name that is not a path: ignored, the host's directories are shown" "$why"
+else
 rootfs="$tmp/rootfs"
 mkdir -p "$rootfs/bin" "$rootfs/etc" && cp /bin/sh "$rootfs/bin/sh" &&
     echo "image-$token" >"$rootfs/etc/marker" &&
@@ -255,6 +302,7 @@ else ok "image directory: a private host tree (/etc) is refused"; fi
 got=$(jget "$tmp/out.json" stdout)
 if [ "$got" = host ]; then ok "image name that is not a path: ignored, the host's directories are shown"
 else not_ok "image name that is not a path: ignored, the host's directories are shown" "got '$got'" "stderr: $(head -c 300 "$tmp/err" | tr '\n' ' ')"; fi
+fi
 
 # Binary output with NUL bytes, byte for byte (raw mode, no JSON).
 "$PS" run --no-stdin -t 10s --file "$HOSTILE:hostile" -- ./hostile binary >"$tmp/bin.out" 2>"$tmp/err"

@@ -10,6 +10,11 @@
 # node (if installed) and compiling and running C with the c template.
 #
 # Needs: the local provider built, python3 on the host (to read JSON).
+# With HOSTILE_PROVIDER=docker (tests/hostile/syscalls-docker.sh) the
+# same probes and workloads run in the docker provider's containers: the
+# same answers are expected (its profile and its commands' filter are
+# made of the same lists and checks); node is skipped (not in the test
+# image) and cc runs in $DOCKER_CC_IMAGE (a test image with gcc).
 
 . "${top_srcdir:?top_srcdir is not set (run through make check)}/tests/hostile/lib.sh"
 PROBE="$top_builddir/tests/hostile/probe"
@@ -190,8 +195,12 @@ done
 
 workloads > "$tmp/workloads"
 while IFS='%' read -r name args want; do
-    case $name in
-    node:*)
+    case $HOSTILE_PROVIDER:$name in
+    docker:node:*) skip "$name" "the docker test image has no node"; continue ;;
+    docker:cc:*)
+        if [ -z "${DOCKER_CC_IMAGE:-}" ]; then skip "$name" "the test image with gcc could not be built"; continue; fi
+        args="--image $DOCKER_CC_IMAGE $args" ;;
+    *:node:*)
         if ! command -v node >/dev/null 2>&1; then skip "$name" "node is not installed"; continue; fi ;;
     esac
     eval "set -- $args"

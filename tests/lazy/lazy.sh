@@ -79,12 +79,12 @@ check "eval --provider marker,local: refused up front, with marker's reason" \
     eval '! is_rc 0 && err_has "provider '"'marker'"' is unavailable" && err_has "told to fail by its settings"'
 
 # A reserved name, enabled without a module: the reason says so, loaded or not.
-printf '[provider]\nenabled = true\n' >"$conf/providers.d/modal.ini"
-POLYSANDBOX_CONFIG_DIR=$conf cli run --provider modal -- /bin/true
-check "run --provider modal: unavailable, the name is reserved" \
-    eval '! is_rc 0 && err_has "no modal.so in" && err_has "reserved"'
+printf '[provider]\nenabled = true\n' >"$conf/providers.d/kubernetes.ini"
+POLYSANDBOX_CONFIG_DIR=$conf cli run --provider kubernetes -- /bin/true
+check "run --provider kubernetes: unavailable, the name is reserved" \
+    eval '! is_rc 0 && err_has "no kubernetes.so in" && err_has "reserved"'
 POLYSANDBOX_CONFIG_DIR=$conf cli providers
-check "providers: modal unavailable, reserved" \
+check "providers: kubernetes unavailable, reserved" \
     eval 'is_rc 0 && out_has "the name is reserved"'
 
 # The configuration of make check: docker (when built) is not opened by a

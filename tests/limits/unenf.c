@@ -2,14 +2,14 @@
  * tests/limits/core.sh: the core's side of host->limits_unenforced
  *
  * Built twice:
- *   unenf    ABI 1.3: create (and attach) report the limits of the
+ *   unenf    ABI 1.5: create (and attach) report the limits of the
  *            setting `lacks` (limit names separated by commas, default
  *            "memory,pids") as unenforced, with the reason "the test says
  *            so"; with `obey = no`, create goes on after a refusal.  Each
  *            exec writes "ran" on stdout.  Its one sandbox, "unenf-1",
  *            can be opened (attach) by any process.
  *   minor2   built as a 1.2 provider (abi_minor 2, the 1.2 ops table):
- *            it must keep loading, and never sees the 1.3 slot.
+ *            it must keep loading, and never sees the 1.5 slot.
  */
 #include <stdbool.h>
 #include <stddef.h>
@@ -54,7 +54,7 @@ static void unenf_fini(void *prov)
     free(prov);
 }
 
-/* The 1.3 call, where the core has it. */
+/* The 1.5 call, where the core has it. */
 static int report(struct unenf *u)
 {
 #ifdef UNENF_MINOR2
@@ -123,7 +123,7 @@ static int unenf_destroy(void *prov, void *sb)
 static const char *const keys[] = {"lacks", "obey", NULL};
 
 #ifdef UNENF_MINOR2
-/* What a 1.2 build of this provider had: no 1.3 slot anywhere. */
+/* What a 1.2 build of this provider had: no 1.5 slot anywhere. */
 static const sbx_provider_ops_v1 ops = {
     .init = unenf_init, .fini = unenf_fini, .create = unenf_create, .exec = unenf_exec,
     .destroy = unenf_destroy, .attach = unenf_attach, .release = unenf_release,
@@ -139,6 +139,6 @@ static const sbx_provider_ops_v1 ops = {
     .init = unenf_init, .fini = unenf_fini, .create = unenf_create, .exec = unenf_exec,
     .destroy = unenf_destroy, .attach = unenf_attach, .release = unenf_release,
 };
-SBX_PROVIDER_DEFINE("unenf", "1.3.0", "a provider that cannot enforce some limits", "MIT",
+SBX_PROVIDER_DEFINE("unenf", "1.5.0", "a provider that cannot enforce some limits", "MIT",
                     SBX_CAP_PERSISTENT, keys, NULL, &ops);
 #endif

@@ -633,6 +633,66 @@ static void test_exec_run_destroy(void)
     sbx_exec_opts_free(x);
 }
 
+/* The stats function of the loaded flaky module: it stays mapped after
+ * the context that loaded it is freed. */
+static long (*stat_fn(sbx_ctx *ctx))(const char *)
+{
+    const sbx_provider *p = sbx_ctx_find_provider(ctx, "flaky");
+    void *h = p && sbx_provider_path(p)
+                  ? dlopen(sbx_provider_path(p), RTLD_LAZY | RTLD_NOLOAD) : NULL;
+    long (*fn)(const char *) = NULL;
+
+    if (h) {
+        *(void **)&fn = dlsym(h, "flaky_stat");
+        dlclose(h);
+    }
+    return fn;
+}
+
+/* A destroy whose every retry fails (the e2b leak of issue 15: each retry
+ * is attach + destroy, both must get through) does not forget the
+ * sandbox: the next successful destroy on the provider takes it along,
+ * and the context destroys what is left when it is freed. */
+static void test_destroy_outlasted(void)
+{
+    sbx_ctx *ctx = make_ctx("orphan", NULL, "[settings]\ndestroy_fail_first = 8\n", NULL);
+    sbx_sandbox *a = NULL, *b = NULL;
+    long (*st)(const char *);
+    int rc;
+
+    if (ctx)
+        reset_stats(ctx);
+    if (!ctx || create_on(ctx, NULL, &a) != SBX_OK) {
+        ok(0, "context and a sandbox for orphan");
+        sbx_ctx_free(ctx);
+        return;
+    }
+    st = stat_fn(ctx);
+    rc = sbx_sandbox_destroy(a);
+    ok(rc == SBX_E_NETWORK && st && st("destroys") == 8 && st("live") == 1,
+       "a destroy failing through all 8 attempts fails, the sandbox still there");
+    sbx_ctx_free(ctx);
+    ok(st && st("destroys") == 9 && st("live") == 0,
+       "... and freeing the context destroys it (one more try, with retries)");
+
+    ctx = make_ctx("orphan2", NULL, "[settings]\ndestroy_fail_first = 8\n", NULL);
+    if (ctx)
+        reset_stats(ctx);
+    if (!ctx || create_on(ctx, NULL, &a) != SBX_OK || create_on(ctx, NULL, &b) != SBX_OK) {
+        ok(0, "context and two sandboxes for orphan2");
+        sbx_ctx_free(ctx);
+        return;
+    }
+    st = stat_fn(ctx);
+    rc = sbx_sandbox_destroy(a);
+    ok(rc != SBX_OK && st && st("live") == 2, "the first destroy outlasts its retries");
+    rc = sbx_sandbox_destroy(b);
+    ok(rc == SBX_OK && st && st("live") == 0 && st("destroys") == 10,
+       "the next one that succeeds on the provider takes the first along");
+    sbx_ctx_free(ctx);
+    ok(st && st("destroys") == 10, "nothing is left for the context to destroy");
+}
+
 static int list_cb(void *ud, const char *id, const char *const *labels, size_t n,
                    uint64_t created)
 {
@@ -810,6 +870,7 @@ int main(void)
     test_breaker();
     test_breaker_threads();
     test_exec_run_destroy();
+    test_destroy_outlasted();
     test_list();
     test_health();
     test_eval_under_faults();

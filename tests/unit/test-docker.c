@@ -1,9 +1,11 @@
 /* tests/unit/test-docker.c - the docker provider's pure parts: the attach
  * stream demultiplexer and the helper's report, the create body
  * (limits to HostConfig), the limits label, image aliases, the tar of an
- * upload and its extraction.  No daemon needed. */
+ * upload and its extraction, the containers' seccomp profile.  No daemon
+ * needed. */
 #include "config.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -106,6 +108,10 @@ static void test_demux_edge(void)
     dk_demux_feed(&d, raw2, n);
     ok(dk_demux_finish(&d, &r) && !strcmp(r.status, "x") && r.value == 0 && r.rss == 2 &&
        g3.len[2] == 0, "a report followed by the daemon's words (Podman): parsed, words dropped");
+    ok(dk_report_parse("x=3 cpu=1 rss=2 pids=1\n", &r) && r.value == 3 && r.pids_hit &&
+       dk_report_parse("x=3 cpu=1 rss=2\n", &r) && !r.pids_hit,
+       "report: pids=1 when the pids limit refused a fork");
+    ok(!dk_report_parse("x=3 cpu=1 rss=2 pids=2\n", &r), "report: nothing else after rss");
 }
 
 static void test_spec(void)
@@ -136,6 +142,17 @@ static void test_spec(void)
        !strcmp(json_string_value(json_array_get(json_object_get(hc, "SecurityOpt"), 0)),
                "no-new-privileges"), "network none, read-only root, CapDrop ALL, no-new-privileges");
     ok(!strcmp(json_string_value(json_object_get(hc, "Runtime")), "runsc"), "runtime");
+    json_t *add = json_object_get(hc, "CapAdd");
+    ok(json_array_size(add) == 3 && !strcmp(json_string_value(json_array_get(add, 0)), "SETUID") &&
+       !strcmp(json_string_value(json_array_get(add, 1)), "KILL") &&
+       !strcmp(json_string_value(json_array_get(add, 2)), "SETPCAP"),
+       "CapAdd: the helper's SETUID, KILL and SETPCAP only");
+    ok(json_array_size(json_object_get(hc, "SecurityOpt")) == 1,
+       "no seccomp profile given: the daemon's (SecurityOpt no-new-privileges only)");
+    ok(json_integer_value(json_object_get(hc, "ShmSize")) == 8 << 20,
+       "ShmSize: the disk limit (not Docker's 64 MiB)");
+    ok(strstr(json_string_value(json_object_get(json_object_get(hc, "Tmpfs"), "/tmp")),
+              "nr_inodes=16384") != NULL, "/tmp: a tmpfs of 16384 inodes");
     json_t *ul = json_object_get(hc, "Ulimits");
     ok(json_array_size(ul) == 2 &&
        json_integer_value(json_object_get(json_array_get(ul, 0), "Hard")) == 100,
@@ -152,6 +169,14 @@ static void test_spec(void)
        !memcmp(&back, &s.limits, sizeof back), "limits label round trip");
     ok(dk_limits_parse("1,2,3", &back) < 0, "a short limits label is refused");
     json_decref(b);
+    a.seccomp = "seccomp={}";
+    b = dk_create_body(&a, err, sizeof err);
+    hc = json_object_get(b, "HostConfig");
+    ok(b && json_array_size(json_object_get(hc, "SecurityOpt")) == 2 &&
+       !strcmp(json_string_value(json_array_get(json_object_get(hc, "SecurityOpt"), 1)),
+               "seccomp={}"), "a seccomp profile: SecurityOpt seccomp=<profile>");
+    json_decref(b);
+    a.seccomp = NULL;
     a.podman = true;
     b = dk_create_body(&a, err, sizeof err);
     hc = json_object_get(b, "HostConfig");
@@ -165,6 +190,71 @@ static void test_spec(void)
     b = dk_create_body(&a, err, sizeof err);
     ok(!b && strstr(err, "reserved"), "a label with the reserved prefix is refused: %s", err);
     json_decref(b);
+}
+
+/* The rule of @prof whose names hold @name (the first), or NULL. */
+static json_t *rule_of(json_t *prof, const char *name)
+{
+    size_t i, j;
+    json_t *r, *n;
+    json_array_foreach(json_object_get(prof, "syscalls"), i, r)
+        json_array_foreach(json_object_get(r, "names"), j, n)
+            if (!strcmp(json_string_value(n), name))
+                return r;
+    return NULL;
+}
+
+static const char *action_of(json_t *prof, const char *name, int *errno_ret)
+{
+    json_t *r = rule_of(prof, name);
+    *errno_ret = (int)json_integer_value(json_object_get(r, "errnoRet"));
+    return r ? json_string_value(json_object_get(r, "action")) : "(default)";
+}
+
+static void test_seccomp(void)
+{
+    json_t *prof = dk_seccomp_profile();
+    int e = 0;
+    ok(prof && !strcmp(json_string_value(json_object_get(prof, "defaultAction")),
+                       "SCMP_ACT_ERRNO"), "profile: default ERRNO");
+    ok(json_array_size(json_object_get(prof, "architectures")) == 1,
+       "profile: the native architecture only (others are killed)");
+    /* What the issue found allowed by Docker 20.10's default profile. */
+    const char *nosys[] = {"io_uring_setup", "io_uring_enter", "io_uring_register", "clone3"};
+    for (size_t i = 0; i < sizeof nosys / sizeof *nosys; i++)
+        ok(!strcmp(action_of(prof, nosys[i], &e), "SCMP_ACT_ERRNO") && e == ENOSYS,
+           "%s: ENOSYS", nosys[i]);
+    const char *eperm[] = {"bpf", "keyctl", "add_key", "request_key", "userfaultfd",
+                           "perf_event_open", "mount", "umount2", "fsopen", "open_tree",
+                           "move_mount", "pivot_root", "unshare", "setns", "ptrace"};
+    for (size_t i = 0; i < sizeof eperm / sizeof *eperm; i++)
+        ok(!strcmp(action_of(prof, eperm[i], &e), "SCMP_ACT_ERRNO") && e == EPERM,
+           "%s: EPERM", eperm[i]);
+    ok(!strcmp(action_of(prof, "init_module", &e), "SCMP_ACT_KILL_PROCESS") &&
+       !strcmp(action_of(prof, "kexec_load", &e), "SCMP_ACT_KILL_PROCESS"),
+       "init_module, kexec_load: killed");
+    ok(!strcmp(action_of(prof, "read", &e), "SCMP_ACT_ALLOW") &&
+       !strcmp(action_of(prof, "execve", &e), "SCMP_ACT_ALLOW"), "read, execve: allowed");
+    json_t *clone = rule_of(prof, "clone"), *arg = json_array_get(json_object_get(clone, "args"), 0);
+    ok(clone && !strcmp(json_string_value(json_object_get(clone, "action")), "SCMP_ACT_ALLOW") &&
+       !strcmp(json_string_value(json_object_get(arg, "op")), "SCMP_CMP_MASKED_EQ") &&
+       json_integer_value(json_object_get(arg, "value")) == 0x7E020000 &&
+       json_integer_value(json_object_get(arg, "valueTwo")) == 0,
+       "clone: allowed only without namespace flags");
+    /* Every name in one rule only. */
+    size_t i, j, dup = 0, total = 0;
+    json_t *r, *n;
+    json_array_foreach(json_object_get(prof, "syscalls"), i, r)
+        json_array_foreach(json_object_get(r, "names"), j, n) {
+            total++;
+            dup += rule_of(prof, json_string_value(n)) != r;
+        }
+    ok(total > 300 && dup == 0, "%zu names, each in one rule", total);
+    json_decref(prof);
+    char *opt = dk_seccomp_opt();
+    ok(opt && !strncmp(opt, "seccomp={", 9) && !strchr(opt, '\n'),
+       "the SecurityOpt entry: seccomp= and the compact profile");
+    free(opt);
 }
 
 static void test_alias_tar(void)
@@ -202,5 +292,6 @@ int main(void)
     test_demux_edge();
     test_spec();
     test_alias_tar();
+    test_seccomp();
     return tap_done();
 }

@@ -48,6 +48,7 @@ typedef enum sbx_status {
     SBX_E_INTERNAL = 18,      /* a bug: please report */
     SBX_E_PATH = 19,          /* unsafe path (link, "..", absolute) refused */
     SBX_E_SERVER = 20,        /* backend answered a server error, 5xx (retryable) */
+    SBX_E_CANCELLED = 21,     /* the caller cancelled it (sbx_cancel; since 0.2) */
 
     /* Loader rejections, one per validation step (Since: 0.1). */
     SBX_E_LOAD_OPEN = 32,         /* dlopen failed */
@@ -119,6 +120,8 @@ typedef enum sbx_network {
 #define SBX_CAP_MEMORY_LIMIT   (UINT64_C(1) << 8) /* memory limit enforced */
 #define SBX_CAP_CPU_STATS      (UINT64_C(1) << 9) /* CPU time and peak memory reported */
 #define SBX_CAP_ZYGOTE         (UINT64_C(1) << 10) /* exec_zygote (since 0.1, ABI 1.2) */
+#define SBX_CAP_CANCEL         (UINT64_C(1) << 11) /* exec honours cancel_fd (since 0.2, ABI 1.3) */
+#define SBX_CAP_STDIN_STREAM   (UINT64_C(1) << 12) /* exec feeds stdin_fd as it runs (since 0.2, ABI 1.4) */
 
 /**
  * Limit bits: one per limit, numbered as sbx_limit of the embedding API

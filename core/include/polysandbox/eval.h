@@ -108,6 +108,19 @@ SBX_API double sbx_eval_pass_at_k(uint64_t n, uint64_t c, uint64_t k);
  */
 SBX_API int sbx_eval_dataset_load(sbx_ctx *ctx, const char *path,
                                   sbx_eval_format fmt, sbx_eval_dataset **out);
+/**
+ * sbx_eval_dataset_parse:
+ * @name: what messages call the records ("request body"), copied
+ * @data: (transfer none) @len bytes of JSON Lines (not compressed)
+ *
+ * As sbx_eval_dataset_load, for records an application holds in memory
+ * (polysandboxd's SandboxFusion /submit takes its problem inline).
+ * Errors as sbx_eval_dataset_load's, "NAME:LINE: ..." for bad records.
+ * Since: 0.2
+ */
+SBX_API int sbx_eval_dataset_parse(sbx_ctx *ctx, const char *name, const void *data,
+                                   size_t len, sbx_eval_format fmt,
+                                   sbx_eval_dataset **out);
 SBX_API void sbx_eval_dataset_free(sbx_eval_dataset *ds);
 SBX_API sbx_eval_format sbx_eval_dataset_format(const sbx_eval_dataset *ds);
 SBX_API size_t sbx_eval_dataset_size(const sbx_eval_dataset *ds);
@@ -138,6 +151,14 @@ SBX_API int sbx_eval_samples_load(sbx_ctx *ctx, const sbx_eval_dataset *ds,
  */
 SBX_API int sbx_eval_samples_canonical(sbx_ctx *ctx, const sbx_eval_dataset *ds,
                                        sbx_eval_samples **out);
+/**
+ * sbx_eval_samples_parse:
+ * As sbx_eval_samples_load, from @len bytes of JSON Lines at @data
+ * (transfer none; @name, what messages call them, copied).  Since: 0.2
+ */
+SBX_API int sbx_eval_samples_parse(sbx_ctx *ctx, const sbx_eval_dataset *ds,
+                                   const char *name, const void *data, size_t len,
+                                   sbx_eval_samples **out);
 SBX_API void sbx_eval_samples_free(sbx_eval_samples *s);
 SBX_API size_t sbx_eval_samples_count(const sbx_eval_samples *s);
 
@@ -230,6 +251,36 @@ typedef int (*sbx_eval_record_cb)(void *ud, const sbx_eval_record *rec,
                                   size_t done, size_t total, size_t passed);
 SBX_API int sbx_eval_opts_set_callback(sbx_eval_opts *o, sbx_eval_record_cb cb,
                                        void *ud);
+/**
+ * sbx_eval_opts_set_cancel:
+ * @c: (transfer none) a handle of sbx_cancel_new, or NULL for none; it
+ *   must outlive sbx_eval_run
+ *
+ * Lets another thread stop the run by firing @c: no new sample starts,
+ * the samples running are stopped as sbx_exec_opts_set_cancel stops a run
+ * (promptly where the provider can cancel), and sbx_eval_run returns
+ * SBX_OK with a partial summary.  A sample stopped that way gets no
+ * record (it is neither a verdict nor a sandbox error): a resume of the
+ * journal runs it again.  Since: 0.2
+ */
+SBX_API int sbx_eval_opts_set_cancel(sbx_eval_opts *o, sbx_cancel *c);
+/**
+ * sbx_eval_gate_cb:
+ * @enter: true before a worker thread takes the next sample (it may find
+ *   none left), false once that sample is finished (its record passed to
+ *   the callback)
+ *
+ * Lets an application share a budget of concurrent runs among several
+ * evaluations and other work of its own (polysandboxd's job_workers):
+ * the call with @enter true may block until the sample may start; a
+ * non-zero return from it makes that worker stop without starting one,
+ * and when every worker has stopped sbx_eval_run returns SBX_OK with a
+ * partial summary.  Each successful enter is matched by one call with
+ * @enter false, from the same thread.  Called concurrently from the
+ * worker threads.  Since: 0.2
+ */
+typedef int (*sbx_eval_gate_cb)(void *ud, bool enter);
+SBX_API int sbx_eval_opts_set_gate(sbx_eval_opts *o, sbx_eval_gate_cb cb, void *ud);
 
 /* ---- running ---------------------------------------------------------- */
 

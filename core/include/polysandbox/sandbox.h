@@ -41,6 +41,7 @@ typedef struct sbx_create_opts sbx_create_opts;
 typedef struct sbx_exec_opts sbx_exec_opts;
 typedef struct sbx_result sbx_result;
 typedef struct sbx_error sbx_error;
+typedef struct sbx_cancel sbx_cancel;
 
 /* ---- library ---------------------------------------------------------- */
 
@@ -89,8 +90,10 @@ SBX_API int sbx_ctx_new(sbx_ctx **out, const char *config_dir);
 SBX_API int sbx_ctx_new_with(sbx_ctx **out, const char *config_dir,
                              const char *const *overrides);
 
-/** sbx_ctx_free: fini every provider that was initialised, free everything.
- * NULL is fine. */
+/** sbx_ctx_free: destroy the sandboxes whose destroy failed earlier (see
+ * sbx_sandbox_destroy; a warning is logged for each that still fails),
+ * fini every provider that was initialised, free everything.  NULL is
+ * fine. */
 SBX_API void sbx_ctx_free(sbx_ctx *ctx);
 
 /**
@@ -158,6 +161,31 @@ SBX_API int sbx_provider_doctor(sbx_ctx *ctx, const char *provider,
  * (those after it are not loaded). */
 SBX_API const char *sbx_ctx_default_provider(const sbx_ctx *ctx);
 
+/**
+ * sbx_setting_cb:
+ * One KEY = VALUE of an application section; @where says where it was
+ * set ("FILE:LINE", "command line").  All (transfer none), valid during
+ * the call.  Return non-zero to stop the walk.
+ */
+typedef int (*sbx_setting_cb)(void *ud, const char *key, const char *value,
+                              const char *where);
+/**
+ * sbx_ctx_settings:
+ * @section: an application section: "server" (polysandboxd's)
+ *
+ * polysandbox.ini keeps some sections for the programs built on the
+ * library rather than for the library itself.  Their keys are read with
+ * the rest of the configuration (the same files in the same order, then
+ * "SECTION.KEY=VALUE" overrides of sbx_ctx_new_with), the last value of
+ * each key winning, and checked by nobody but the program: this calls
+ * @cb once per key set, in the order the keys were first set, so that
+ * the program can check them and name where a bad one came from.
+ * Returns SBX_OK, the first non-zero return of @cb, or SBX_E_NOT_FOUND
+ * when @section is not an application section.  Since: 0.2
+ */
+SBX_API int sbx_ctx_settings(const sbx_ctx *ctx, const char *section, sbx_setting_cb cb,
+                             void *ud);
+
 /** True when the provider's ini says optional = true.  Since: 0.1 */
 SBX_API bool sbx_provider_is_optional(const sbx_provider *p);
 
@@ -212,6 +240,9 @@ SBX_API const sbx_template *sbx_ctx_template_for_file(const sbx_ctx *ctx,
 SBX_API const char *sbx_template_name(const sbx_template *t);
 /** Space-separated extensions, e.g. ".py". */
 SBX_API const char *sbx_template_extensions(const sbx_template *t);
+/** sbx_template_compiled: true when @t has a compile step (its source is
+ * compiled before each run, see sbx_result_compile).  Since: 0.2 */
+SBX_API bool sbx_template_compiled(const sbx_template *t);
 
 /* ---- limits ----------------------------------------------------------- */
 
@@ -240,6 +271,20 @@ SBX_API sbx_create_opts *sbx_create_opts_new(void);
 SBX_API void sbx_create_opts_free(sbx_create_opts *o);
 /** NULL: the default provider and the fallback chain. */
 SBX_API int sbx_create_opts_set_provider(sbx_create_opts *o, const char *name);
+/**
+ * sbx_create_opts_set_fallback:
+ * @names: (transfer none) NULL-terminated provider names, copied; NULL
+ *   goes back to the configuration's chain.
+ *
+ * The providers a create goes on to, in order, when the first one (the
+ * provider set, else the default one) fails with a backend error: this
+ * list instead of [core] fallback, also after a provider that was set
+ * (which otherwise has no fallback).  An empty list means no fallback.
+ * Names are checked when the create runs (SBX_E_NOT_FOUND then skips
+ * to the next).  Errors: SBX_E_INVAL (an empty name), SBX_E_NOMEM.
+ * Since: 0.2
+ */
+SBX_API int sbx_create_opts_set_fallback(sbx_create_opts *o, const char *const *names);
 SBX_API int sbx_create_opts_set_template(sbx_create_opts *o, const char *name);
 SBX_API int sbx_create_opts_set_image(sbx_create_opts *o, const char *image);
 /** A value of 0 is rejected (SBX_E_INVAL): 0 never means unlimited. */
@@ -278,15 +323,95 @@ SBX_API int sbx_exec_opts_set_code(sbx_exec_opts *o, const char *lang,
 /** Extra arguments given to the program run by set_code (copied). */
 SBX_API int sbx_exec_opts_set_args(sbx_exec_opts *o, const char *const *args);
 SBX_API int sbx_exec_opts_set_stdin(sbx_exec_opts *o, const void *data, size_t len);
+/**
+ * sbx_exec_opts_set_stdin_fd:
+ * @fd: (transfer none) a file descriptor to read the command's stdin
+ *   from while it runs, or -1 for none; it must stay open until the exec
+ *   returns, and the library never closes it
+ *
+ * Streams stdin: every byte that can be read from @fd reaches the
+ * command's stdin as soon as the command takes it, and end of file on
+ * @fd (the writer closing a pipe) closes the command's stdin.  For an
+ * interactive program fed by another thread (polysandboxd's WebSocket
+ * exec).  Replaces the bytes of sbx_exec_opts_set_stdin (which replaces
+ * this in turn).  A template's compile step gets no stdin.  An exec on a
+ * provider without the "stdin_stream" capability (SBX_CAP_STDIN_STREAM:
+ * local, docker) is refused with SBX_E_NOTSUP, never run without its
+ * input; a run that failed part way is not tried again (its input was
+ * read).  Errors: SBX_E_INVAL (@fd below -1).  Since: 0.2
+ */
+SBX_API int sbx_exec_opts_set_stdin_fd(sbx_exec_opts *o, int fd);
 SBX_API int sbx_exec_opts_add_env(sbx_exec_opts *o, const char *key,
                                   const char *value);
 SBX_API int sbx_exec_opts_set_cwd(sbx_exec_opts *o, const char *cwd);
 /** Wall clock of this exec; 0 is rejected. */
 SBX_API int sbx_exec_opts_set_timeout(sbx_exec_opts *o, uint64_t ns);
+/**
+ * sbx_exec_opts_set_compile_timeout:
+ * Wall clock of the compile step of a template that has one (code run
+ * with sbx_exec_opts_set_code); by default it is the exec's timeout.  0
+ * is rejected (SBX_E_INVAL); above [limits] max_wall the exec is refused
+ * with SBX_E_LIMIT, as its timeout is.  Since: 0.2
+ */
+SBX_API int sbx_exec_opts_set_compile_timeout(sbx_exec_opts *o, uint64_t ns);
+/**
+ * sbx_step_cb:
+ * @compile_ns: how long the compile step ran
+ *
+ * Called from the exec's thread when a template's compile step has
+ * succeeded and its program is about to start, so that a caller who
+ * streams output (sbx_output_cb) can tell the compiler's from the
+ * program's.  Not called for a template without a compile step, nor when
+ * the compile step fails (the exec then ends).  Since: 0.2
+ */
+typedef void (*sbx_step_cb)(void *ud, uint64_t compile_ns);
+/** sbx_exec_opts_set_step_cb: NULL for none.  Since: 0.2 */
+SBX_API int sbx_exec_opts_set_step_cb(sbx_exec_opts *o, sbx_step_cb cb, void *ud);
 SBX_API int sbx_exec_opts_add_file(sbx_exec_opts *o, const char *path,
                                    const void *data, size_t len, uint32_t mode);
 SBX_API int sbx_exec_opts_set_output_cb(sbx_exec_opts *o, sbx_output_cb cb,
                                         void *ud);
+/**
+ * sbx_exec_opts_set_cancel:
+ * @c: (transfer none) a handle of sbx_cancel_new, or NULL for none; it
+ *   must outlive every call that uses these options
+ *
+ * Lets another thread stop the run or exec made with these options by
+ * firing @c.  A run not yet started is not started; a sandbox being
+ * created is destroyed as soon as it exists; a command running is killed
+ * with every process it started (within a second or so) where the
+ * provider has the "cancel" capability (SBX_CAP_CANCEL: local, docker).
+ * A provider without it stops the command at its next output, else runs
+ * it to its time limit.  sbx_run then destroys the sandbox as always.
+ * The result of a cancelled run or exec has status SBX_RUN_SANDBOX_ERROR
+ * with error code SBX_E_CANCELLED (never a verdict on the code) and the
+ * output collected until then; the call still returns SBX_OK.
+ * Since: 0.2
+ */
+SBX_API int sbx_exec_opts_set_cancel(sbx_exec_opts *o, sbx_cancel *c);
+
+/* ---- cancellation ---------------------------------------------------------- */
+
+/**
+ * sbx_cancel_new:
+ * A cancellation handle for sbx_exec_opts_set_cancel (transfer full: free
+ * with sbx_cancel_free once no call uses it), not fired.  NULL on failure
+ * (sbx_ctx_last_error(NULL) says why).  One handle may serve many calls:
+ * firing it stops them all.  Since: 0.2
+ */
+SBX_API sbx_cancel *sbx_cancel_new(void);
+/**
+ * sbx_cancel_fire:
+ * Fire @c: every run and exec using it stops (see
+ * sbx_exec_opts_set_cancel).  Safe from any thread and from a signal
+ * handler; firing twice is firing once; a fired handle stays fired.
+ * NULL is fine.  Since: 0.2
+ */
+SBX_API void sbx_cancel_fire(sbx_cancel *c);
+/** sbx_cancel_fired: true once @c was fired.  Since: 0.2 */
+SBX_API bool sbx_cancel_fired(const sbx_cancel *c);
+/** sbx_cancel_free: NULL is fine.  Since: 0.2 */
+SBX_API void sbx_cancel_free(sbx_cancel *c);
 
 /* ---- sandboxes -------------------------------------------------------- */
 
@@ -324,7 +449,11 @@ SBX_API int sbx_sandbox_upload(sbx_sandbox *sb, const char *path,
 /** *data (transfer full) is freed with free(). */
 SBX_API int sbx_sandbox_download(sbx_sandbox *sb, const char *path,
                                  size_t max, void **data, size_t *len);
-/** Destroy the sandbox and free @sb, whatever the outcome. */
+/** Destroy the sandbox and free @sb, whatever the outcome.  Retryable
+ * failures are retried ([retry]); when the tries are spent the error is
+ * returned and the context keeps the sandbox's id, to try again after the
+ * next successful destroy on its provider and, with retries, in
+ * sbx_ctx_free (since 0.1). */
 SBX_API int sbx_sandbox_destroy(sbx_sandbox *sb);
 /** Free @sb, leaving a persistent sandbox running.  NULL is fine. */
 SBX_API void sbx_sandbox_close(sbx_sandbox *sb);
@@ -553,6 +682,19 @@ SBX_API uint64_t sbx_result_unenforced_limits(const sbx_result *r);
  */
 SBX_API const char *sbx_result_unenforced_reason(const sbx_result *r);
 /**
+ * sbx_result_compile:
+ * @status: (out) (optional): the compile step's own status: SBX_RUN_OK
+ *   when it succeeded; when it failed (the result's status is then
+ *   SBX_RUN_COMPILE_ERROR and its output is the compiler's) how it
+ *   failed: SBX_RUN_NONZERO_EXIT, SBX_RUN_TIMEOUT, ...
+ * @ns: (out) (optional): how long the compile step ran, nanoseconds (it
+ *   is counted in SBX_TIMING_EXEC too)
+ *
+ * Returns false, leaving the outs alone, when no compile step ran (the
+ * template has none, or the run was not of code).  Since: 0.2
+ */
+SBX_API bool sbx_result_compile(const sbx_result *r, sbx_run_status *status, uint64_t *ns);
+/**
  * sbx_result_to_json:
  * One JSON object holding every field (transfer full, free()).  Output
  * that is not valid UTF-8 is base64 with "stdout_encoding": "base64".
@@ -619,6 +761,33 @@ typedef void (*sbx_secret_check_cb)(void *ud, const char *provider, const char *
  * SBX_E_CONFIG.  Makes the process undumpable.  Since: 0.1
  */
 SBX_API int sbx_secret_check(sbx_ctx *ctx, sbx_secret_check_cb cb, void *ud);
+
+/**
+ * sbx_secret_open:
+ * @ctx: the context whose configuration directory holds the host key
+ *   (NULL: $POLYSANDBOX_CONFIG_DIR, else the system directory)
+ * @ref: (transfer none) a credential reference as a provider's settings
+ *   take it: "sealed:v1:...", "env:NAME", "file:PATH", or a value in
+ *   clear text
+ * @where: (transfer none) what @ref is, for messages
+ *   ("polysandbox.ini:12: [server] tokens"), or NULL
+ * @value: (out) (transfer full): the opened value, NUL-terminated, in
+ *   locked memory that is wiped on release: give it back with
+ *   sbx_secret_free as soon as it is no longer needed
+ * @len: (out): its length (it may hold NUL bytes)
+ *
+ * Opens a credential for the application itself (polysandboxd's tokens),
+ * as the library opens providers' credentials.  The first call makes the
+ * process undumpable.  Errors: SBX_E_CONFIG (no such variable, an
+ * unreadable file, a value sealed for another key or altered: the message
+ * starts with @where and never holds the value), SBX_E_NOMEM, SBX_E_INVAL.
+ * Since: 0.2
+ */
+SBX_API int sbx_secret_open(const sbx_ctx *ctx, const char *ref, const char *where,
+                            char **value, size_t *len);
+/** sbx_secret_free: wipe and free a value of sbx_secret_open.  NULL is
+ * fine.  Since: 0.2 */
+SBX_API void sbx_secret_free(char *value);
 
 #ifdef __cplusplus
 }

@@ -38,7 +38,7 @@ extern "C" {
 #define SBX_PROVIDER_MAGIC UINT32_C(0x53425850)
 /** The ABI this header describes.  Since: 0.1 */
 #define SBX_ABI_MAJOR 1
-#define SBX_ABI_MINOR 3
+#define SBX_ABI_MINOR 5
 
 /** Opaque per-provider handle the core passes back in host calls. */
 typedef struct sbx_host_handle sbx_host_handle;
@@ -115,6 +115,35 @@ typedef struct sbx_exec_spec_v1 {
     uint64_t timeout_ns;         /* wall clock of this exec, never 0 */
     uint64_t stdout_cap;         /* bytes of stdout to deliver before killing */
     uint64_t stderr_cap;
+    /* ABI 1.0 ends here. */
+
+    /* Since 0.2, ABI 1.3 (the core always passes it; a provider built
+     * against an older header never reads it).
+     *
+     * -1, or a file descriptor (transfer none, never read nor closed by
+     * the provider) that becomes readable (POLLIN) when the caller
+     * cancels this exec (sbx_cancel).  A provider that claims
+     * SBX_CAP_CANCEL polls it beside the command's output and, once it is
+     * readable (also when it already is at the start), kills the command
+     * and every process it started and returns SBX_E_CANCELLED, promptly
+     * (within a second or so).  Others ignore it: the core then stops the
+     * command at its next output, or it runs to timeout_ns. */
+    int cancel_fd;
+
+    /* Since 0.2, ABI 1.4 (the core always passes it).
+     *
+     * -1, or a file descriptor (transfer none: never closed by the
+     * provider) to read the command's stdin from while it runs, in place
+     * of stdin_data (which is then empty): every byte read is delivered
+     * to the command's stdin in order, as soon as the command can take
+     * it (a provider reads no more while the command has not taken what
+     * it read: a slow reader holds the writer back), and end of file on
+     * it closes the command's stdin.  It may be a blocking fd: read it
+     * only when poll() says POLLIN (or POLLHUP).  When the command closes
+     * its stdin, what it did not take is dropped.  Set only for a
+     * provider that claims SBX_CAP_STDIN_STREAM (the core refuses the
+     * exec for the others).  Never set for a template's compile step. */
+    int stdin_fd;
 } sbx_exec_spec_v1;
 
 /**
@@ -211,8 +240,8 @@ typedef struct sbx_host_v1 {
     void (*not_started)(sbx_host_handle *h);
     /* ABI 1.1 ends here. */
 
-    /* Since 0.2, ABI 1.3 (check host->struct_size covers it and that it
-     * is not NULL before calling: a 1.2 core has no such slot).
+    /* Since 0.2, ABI 1.5 (check host->struct_size covers it and that it
+     * is not NULL before calling: a core before 1.5 has no such slot).
      *
      * A limit that was asked for and cannot be applied is refused or
      * reported, never silently dropped.  Call this from ops->create when
@@ -235,7 +264,7 @@ typedef struct sbx_host_v1 {
      *    is never returned: the core refuses every exec of that sandbox
      *    instead, so that it can still be destroyed. */
     int (*limits_unenforced)(sbx_host_handle *h, uint64_t limits, const char *why);
-    /* ABI 1.3 ends here. */
+    /* ABI 1.5 ends here. */
 } sbx_host_v1;
 
 /**
@@ -330,6 +359,11 @@ typedef struct sbx_provider_ops_v1 {
 
     /* ABI 1.2 ends here. */
 } sbx_provider_ops_v1;
+
+/* ABI 1.3 (since 0.2) adds no op: sbx_exec_spec_v1 gained cancel_fd, and
+ * SBX_CAP_CANCEL says the provider honours it (the loader refuses the bit
+ * from a provider built against an older minor).  ABI 1.4 (since 0.2)
+ * likewise: stdin_fd, and SBX_CAP_STDIN_STREAM. */
 
 /** Descriptor flags.  Since: 0.1 */
 #define SBX_PROVIDER_F_GLOBAL_SYMBOLS (UINT64_C(1) << 0) /* dlopen RTLD_GLOBAL */

@@ -1,0 +1,81 @@
+# core/server/local.mk - polysandboxd, the HTTP server
+#
+# Links the public API of libpolysandbox only (never core/core-int.h);
+# shares the command line's duration and size grammar (core/cli/units.c).
+
+sbin_PROGRAMS += polysandboxd
+polysandboxd_SOURCES = \
+	core/server/server.h \
+	core/server/server-int.h \
+	core/server/main.c \
+	core/server/conf.c \
+	core/server/log.c \
+	core/server/http.c \
+	core/server/router.c \
+	core/server/reply.c \
+	core/server/opts.c \
+	core/server/sse.c \
+	core/server/workers.c \
+	core/server/monitor.c \
+	core/server/auth.c \
+	core/server/metrics.c \
+	core/server/registry.c \
+	core/server/idem.c \
+	core/server/native-run.c \
+	core/server/native-sandboxes.c \
+	core/server/native-info.c \
+	core/server/native-ops.c \
+	core/server/native-jobs.c \
+	core/server/jobs.h \
+	core/server/jobs.c \
+	core/server/jobs-gate.c \
+	core/server/jobs-life.c \
+	core/server/jobs-store.c \
+	core/server/jobs-view.c \
+	core/server/jobs-batch.c \
+	core/server/jobs-eval.c \
+	core/server/native-ws.c \
+	core/server/compat.h \
+	core/server/compat-run.c \
+	core/server/compat-piston.h \
+	core/server/compat-piston.c \
+	core/server/compat-fusion.h \
+	core/server/compat-fusion.c \
+	core/server/compat-fusion-data.c \
+	core/server/compat-seed.c \
+	core/server/compat-piston-ws.c \
+	core/server/ws.h \
+	core/server/ws.c \
+	core/server/ws-frame.h \
+	core/server/ws-frame.c \
+	core/cli/units.c \
+	core/cli/info-json.c \
+	core/cli/cli.h
+polysandboxd_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/core/cli
+polysandboxd_CFLAGS = $(AM_CFLAGS) -pthread $(MHD_CFLAGS) $(JANSSON_CFLAGS) $(SODIUM_CFLAGS) \
+	$(NETTLE_CFLAGS)
+polysandboxd_LDADD = core/libpolysandbox.la $(MHD_LIBS) $(JANSSON_LIBS) $(SODIUM_LIBS) \
+	$(NETTLE_LIBS) -lm
+
+dist_man_MANS += doc/polysandboxd.8
+EXTRA_DIST += contrib/systemd/polysandboxd.service
+
+# The OpenAPI document (core/server/openapi.json, kept in the tree and
+# checked against the server by tests/server/openapi.sh) is compiled in
+# and served at /openapi.json.
+nodist_polysandboxd_SOURCES = core/server/openapi-data.c
+BUILT_SOURCES += core/server/openapi-data.c
+CLEANFILES += core/server/openapi-data.c
+EXTRA_DIST += core/server/openapi.json
+core/server/openapi-data.c: core/server/openapi.json
+	$(AM_V_GEN){ \
+	  echo '/* generated from core/server/openapi.json: do not edit */'; \
+	  echo '#include <stddef.h>'; \
+	  echo 'extern const char srv_openapi_json[];'; \
+	  echo 'extern const size_t srv_openapi_json_len;'; \
+	  echo 'const char srv_openapi_json[] = {'; \
+	  od -An -v -tx1 $(top_srcdir)/core/server/openapi.json | \
+	    sed 's/ *\([0-9a-f][0-9a-f]\)/0x\1,/g'; \
+	  echo '0x00 };'; \
+	  echo 'const size_t srv_openapi_json_len = sizeof srv_openapi_json - 1;'; \
+	} >$@-t && mv $@-t $@

@@ -1,0 +1,566 @@
+/* plugins/modal/modal.c - the Modal provider: descriptor, settings,
+ * lifecycle ops
+ *
+ * A sandbox is a Modal Sandbox of one app (the `app` setting, made when
+ * missing), from an image built from a registry reference ("FROM ref"),
+ * with resources, a timeout (our time-to-live), blocked or open network,
+ * and tags (our labels, the core's owner label among them).  Commands and
+ * files go through its task's command router (modal-exec.c,
+ * modal-files.c).  See README.md for the settings and what maps to what.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <jansson.h>
+
+#include "modal-int.h"
+
+#define MODAL_CAPS (SBX_CAP_FILES | SBX_CAP_PERSISTENT | SBX_CAP_LABELS | SBX_CAP_STREAM | \
+                    SBX_CAP_STDIN | SBX_CAP_NETWORK_POLICY | SBX_CAP_LIST | SBX_CAP_CONCURRENT)
+
+static const char *const config_keys[] = {
+    "token_id", "token_secret", "server_url", "environment", "app", "image", "workdir", "ttl",
+    "cpu", "request_timeout", "connect_timeout", "allow_internet", "ca_file", "exec", NULL,
+};
+static const char *const secret_keys[] = {"token_id", "token_secret", NULL};
+
+/* ---- helpers ---- */
+
+uint64_t modal_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+time_t modal_jwt_exp(const char *jwt)
+{
+    const char *a = jwt ? strchr(jwt, '.') : NULL;
+    const char *b = a ? strchr(a + 1, '.') : NULL;
+    if (!b || b - a - 1 <= 0 || b - a - 1 > 8192)
+        return 0;
+    char *part = strndup(a + 1, (size_t)(b - a - 1));
+    size_t n = 0;
+    unsigned char *raw = part ? pc_b64_decode(part, &n) : NULL;
+    free(part);
+    if (!raw)
+        return 0;
+    json_t *j = json_loadb((const char *)raw, n, 0, NULL);
+    free(raw);
+    json_t *exp = json_object_get(j, "exp");
+    time_t t = json_is_number(exp) && json_number_value(exp) > 0 ? (time_t)json_number_value(exp) : 0;
+    json_decref(j);
+    return t;
+}
+
+/* ---- settings ---- */
+
+static const char *setting(struct modal_prov *p, const char *key)
+{
+    const char *v = p->host->config_get(p->h, key);
+    return v && *v ? v : NULL;
+}
+
+/* "300", "300s", "1500ms", "5m", "1h" into milliseconds, within bounds. */
+static int setting_ms(struct modal_prov *p, const char *key, uint64_t def, uint64_t lo,
+                      uint64_t hi, uint64_t *out)
+{
+    const char *v = setting(p, key);
+    *out = def;
+    if (!v)
+        return SBX_OK;
+    static const struct {
+        const char *unit;
+        uint64_t ms;
+    } units[] = {{"", 1000}, {"s", 1000}, {"ms", 1}, {"m", 60000}, {"h", 3600000}};
+    char *end;
+    errno = 0;
+    unsigned long long x = strtoull(v, &end, 10);
+    for (size_t i = 0; end != v && !errno && v[0] != '-' && i < sizeof units / sizeof units[0]; i++)
+        if (!strcmp(end, units[i].unit) && x <= hi / units[i].ms && x * units[i].ms >= lo) {
+            *out = x * units[i].ms;
+            return SBX_OK;
+        }
+    return p->host->set_error(p->h, SBX_E_CONFIG, "providers.d/modal.ini: %s = '%s' is not a "
+                              "duration from %llu ms to %llu s (e.g. 300, 30s, 5m)", key, v,
+                              (unsigned long long)lo, (unsigned long long)(hi / 1000));
+}
+
+static int dup_setting(struct modal_prov *p, const char *key, const char *def, char **out)
+{
+    const char *v = setting(p, key);
+    *out = NULL;
+    if (!v && !def)
+        return SBX_OK;
+    if (!(*out = strdup(v ? v : def)))
+        return p->host->set_error(p->h, SBX_E_NOMEM, "out of memory");
+    return SBX_OK;
+}
+
+/* An image reference fit for "FROM ref": no white space, no shell or
+ * Dockerfile syntax. */
+static bool image_ref_ok(const char *s)
+{
+    if (!s || !*s || strlen(s) > 255)
+        return false;
+    for (; *s; s++)
+        if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') ||
+              strchr("._-/:@", *s)))
+            return false;
+    return true;
+}
+
+static bool name_ok(const char *s)
+{
+    if (!s || !*s || strlen(s) > 64)
+        return false;
+    for (; *s; s++)
+        if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') ||
+              strchr("._-", *s)))
+            return false;
+    return true;
+}
+
+static int bool_setting(struct modal_prov *p, const char *key, bool def, bool *out)
+{
+    const char *v = setting(p, key);
+    *out = def;
+    if (!v)
+        return SBX_OK;
+    if (!strcmp(v, "true") || !strcmp(v, "yes") || !strcmp(v, "1"))
+        *out = true;
+    else if (!strcmp(v, "false") || !strcmp(v, "no") || !strcmp(v, "0"))
+        *out = false;
+    else
+        return p->host->set_error(p->h, SBX_E_CONFIG, "providers.d/modal.ini: %s = '%s': use "
+                                  "true or false", key, v);
+    return SBX_OK;
+}
+
+static int read_settings(struct modal_prov *p)
+{
+    int rc;
+    uint64_t v;
+    if ((rc = dup_setting(p, "server_url", MODAL_DEFAULT_SERVER, &p->server_url)) ||
+        (rc = dup_setting(p, "environment", "", &p->environment)) ||
+        (rc = dup_setting(p, "app", MODAL_DEFAULT_APP, &p->app_name)) ||
+        (rc = dup_setting(p, "image", MODAL_DEFAULT_IMAGE, &p->image)) ||
+        (rc = dup_setting(p, "workdir", MODAL_DEFAULT_WORKDIR, &p->workdir)) ||
+        (rc = dup_setting(p, "ca_file", NULL, &p->ca_file)))
+        return rc;
+    bool plain = !strncmp(p->server_url, "http://", 7);
+    if (!plain && strncmp(p->server_url, "https://", 8))
+        return p->host->set_error(p->h, SBX_E_CONFIG, "providers.d/modal.ini: server_url = "
+                                  "'%s': use an https:// URL (http:// for a local server)",
+                                  p->server_url);
+    p->plain_router = plain;
+    if (*p->environment && !name_ok(p->environment))
+        return p->host->set_error(p->h, SBX_E_CONFIG, "providers.d/modal.ini: environment = "
+                                  "'%s' is not an environment name", p->environment);
+    if (!name_ok(p->app_name))
+        return p->host->set_error(p->h, SBX_E_CONFIG, "providers.d/modal.ini: app = '%s' is not "
+                                  "an app name ([A-Za-z0-9._-], at most 64)", p->app_name);
+    if (!image_ref_ok(p->image))
+        return p->host->set_error(p->h, SBX_E_CONFIG, "providers.d/modal.ini: image = '%s' is "
+                                  "not an image reference", p->image);
+    size_t wl = strlen(p->workdir);
+    while (wl > 1 && p->workdir[wl - 1] == '/')
+        p->workdir[--wl] = '\0';
+    if (p->workdir[0] != '/' || strstr(p->workdir, "/..") || strpbrk(p->workdir, "\n\r") ||
+        wl < 2)
+        return p->host->set_error(p->h, SBX_E_CONFIG, "providers.d/modal.ini: workdir = '%s': "
+                                  "use an absolute directory other than /", p->workdir);
+    if ((rc = setting_ms(p, "ttl", MODAL_DEFAULT_TTL_S * 1000ull, 1000, 86400000ull, &v)))
+        return rc;
+    p->ttl_s = v / 1000;
+    if ((rc = setting_ms(p, "request_timeout", MODAL_DEFAULT_REQUEST_TIMEOUT_MS, 100,
+                         3600000ull, &v)))
+        return rc;
+    p->request_timeout_ms = (long)v;
+    if ((rc = setting_ms(p, "connect_timeout", 10000, 100, 600000ull, &v)))
+        return rc;
+    p->connect_timeout_ms = (long)v;
+    const char *cpu = setting(p, "cpu");
+    if (cpu) {
+        char *end;
+        errno = 0;
+        double c = strtod(cpu, &end);
+        if (errno || end == cpu || *end || !(c >= 0.125 && c <= 64))
+            return p->host->set_error(p->h, SBX_E_CONFIG, "providers.d/modal.ini: cpu = '%s': "
+                                      "use a number of cores from 0.125 to 64", cpu);
+        p->milli_cpu = (unsigned)(c * 1000 + 0.5);
+    }
+    if ((rc = bool_setting(p, "allow_internet", true, &p->allow_internet)))
+        return rc;
+    const char *ex = setting(p, "exec");
+    if (!ex || !strcmp(ex, "auto"))
+        p->exec_path = MODAL_EXEC_AUTO;
+    else if (!strcmp(ex, "router"))
+        p->exec_path = MODAL_EXEC_ROUTER;
+    else if (!strcmp(ex, "legacy"))
+        p->exec_path = MODAL_EXEC_LEGACY;
+    else
+        return p->host->set_error(p->h, SBX_E_CONFIG, "providers.d/modal.ini: exec = '%s': use "
+                                  "auto, router or legacy", ex);
+    return SBX_OK;
+}
+
+/* ---- ABI 1.1 hints ---- */
+
+#define HOST_HAS(host, f) \
+    ((host)->struct_size >= offsetof(sbx_host_v1, f) + sizeof((host)->f) && (host)->f)
+
+void modal_retry_after(struct modal_prov *p, long ms)
+{
+    if (ms >= 0 && HOST_HAS(p->host, retry_after))
+        p->host->retry_after(p->h, (uint64_t)ms);
+}
+
+void modal_not_started(struct modal_prov *p)
+{
+    if (HOST_HAS(p->host, not_started))
+        p->host->not_started(p->h);
+}
+
+/* ---- init / fini ---- */
+
+struct modal_sb *modal_sb_new(const char *id)
+{
+    struct modal_sb *sb = calloc(1, sizeof *sb);
+    if (!sb)
+        return NULL;
+    if (pthread_mutex_init(&sb->lock, NULL)) {
+        free(sb);
+        return NULL;
+    }
+    snprintf(sb->id, sizeof sb->id, "%s", id);
+    return sb;
+}
+
+void modal_sb_free(struct modal_sb *sb)
+{
+    if (!sb)
+        return;
+    pthread_mutex_destroy(&sb->lock);
+    ph_client_free(sb->router);
+    ph_client_free(sb->old_router);
+    free(sb->router_url);
+    modal_wipe_free(sb->jwt);
+    free(sb->task_id);
+    free(sb);
+}
+
+static void modal_fini(void *prov)
+{
+    struct modal_prov *p = prov;
+    if (!p)
+        return;
+    ph_client_free(p->api);
+    free(p->server_url);
+    free(p->environment);
+    free(p->app_name);
+    free(p->image);
+    free(p->workdir);
+    free(p->ca_file);
+    modal_wipe_free(p->auth_token);
+    free(p->app_id);
+    free(p->builder_version);
+    for (size_t i = 0; i < p->n_images; i++) {
+        free(p->images[i].ref);
+        free(p->images[i].id);
+    }
+    pthread_mutex_destroy(&p->lock);
+    free(p);
+}
+
+static int modal_init(const sbx_host_v1 *host, sbx_host_handle *h, void **prov)
+{
+    *prov = NULL;
+    if (!host || host->struct_size < offsetof(sbx_host_v1, state_dir) + sizeof host->state_dir)
+        return SBX_E_INVAL;
+    struct modal_prov *p = calloc(1, sizeof *p);
+    if (!p)
+        return host->set_error(h, SBX_E_NOMEM, "out of memory");
+    if (pthread_mutex_init(&p->lock, NULL)) {
+        free(p);
+        return host->set_error(h, SBX_E_NOMEM, "out of memory");
+    }
+    p->host = host;
+    p->h = h;
+    int rc = read_settings(p);
+    if (!rc) {
+        char err[PH_ERR_MAX] = "";
+        ph_client_conf conf = {
+            .base_url = p->server_url, .ca_file = p->ca_file,
+            .connect_timeout_ms = p->connect_timeout_ms, .timeout_ms = p->request_timeout_ms,
+            .http2 = 1,
+        };
+        if ((rc = ph_client_new(&conf, &p->api, err)))
+            rc = host->set_error(h, rc == SBX_E_INVAL ? SBX_E_CONFIG : rc,
+                                 "providers.d/modal.ini: server_url: %s", err);
+    }
+    if (rc) {
+        modal_fini(p);
+        return rc;
+    }
+    *prov = p;
+    return SBX_OK;
+}
+
+/* ---- create / attach / release / destroy ---- */
+
+static int make_tags(struct modal_prov *p, const sbx_create_spec_v1 *spec,
+                     Modal__Client__SandboxTag **tags, Modal__Client__SandboxTag ***ptrs)
+{
+    *tags = calloc(spec->n_labels ? spec->n_labels : 1, sizeof **tags);
+    *ptrs = calloc(spec->n_labels ? spec->n_labels : 1, sizeof **ptrs);
+    if (!*tags || !*ptrs)
+        return p->host->set_error(p->h, SBX_E_NOMEM, "out of memory");
+    for (size_t i = 0; i < spec->n_labels; i++) {
+        if (!spec->labels[i].key || !*spec->labels[i].key)
+            return p->host->set_error(p->h, SBX_E_INVAL, "create: a label has no name");
+        modal__client__sandbox_tag__init(&(*tags)[i]);
+        (*tags)[i].tag_name = (char *)spec->labels[i].key;
+        (*tags)[i].tag_value = (char *)(spec->labels[i].value ? spec->labels[i].value : "");
+        (*ptrs)[i] = &(*tags)[i];
+    }
+    return SBX_OK;
+}
+
+static int create_sandbox(struct modal_prov *p, const sbx_create_spec_v1 *spec, const char *app,
+                          const char *image_id, char *secret_id, char **out)
+{
+    Modal__Client__SandboxTag *tags = NULL, **tp = NULL;
+    int rc = make_tags(p, spec, &tags, &tp);
+    if (rc) {
+        free(tags);
+        free(tp);
+        return rc;
+    }
+    Modal__Client__Resources res = MODAL__CLIENT__RESOURCES__INIT;
+    uint64_t mib = (spec->limits.memory_bytes + (1u << 20) - 1) >> 20;
+    res.memory_mb = res.memory_mb_max = (uint32_t)(mib > UINT32_MAX ? UINT32_MAX : mib);
+    res.milli_cpu = p->milli_cpu;
+    Modal__Client__NetworkAccess net = MODAL__CLIENT__NETWORK_ACCESS__INIT;
+    net.network_access_type = spec->network == SBX_NET_NONE
+                                  ? MODAL__CLIENT__NETWORK_ACCESS__NETWORK_ACCESS_TYPE__BLOCKED
+                                  : MODAL__CLIENT__NETWORK_ACCESS__NETWORK_ACCESS_TYPE__OPEN;
+    Modal__Client__Sandbox def = MODAL__CLIENT__SANDBOX__INIT;
+    def.image_id = (char *)image_id;
+    def.resources = &res;
+    uint64_t ttl = spec->ttl_ns ? (spec->ttl_ns + 999999999u) / 1000000000u : p->ttl_s;
+    def.timeout_secs = (uint32_t)(ttl > 86400 ? 86400 : ttl);
+    def._workdir_case = MODAL__CLIENT__SANDBOX___WORKDIR_WORKDIR;
+    def.workdir = p->workdir;
+    def.block_network = spec->network == SBX_NET_NONE;
+    def.network_access = &net;
+    if (secret_id) {
+        def.n_secret_ids = 1;
+        def.secret_ids = &secret_id;
+    }
+    Modal__Client__SandboxCreateRequest req = MODAL__CLIENT__SANDBOX_CREATE_REQUEST__INIT;
+    req.app_id = (char *)app;
+    req.definition = &def;
+    req.n_tags = spec->n_labels;
+    req.tags = tp;
+    Modal__Client__SandboxCreateResponse *ans = NULL;
+    rc = modal_api(p, "create", "SandboxCreate", &req.base,
+                   &modal__client__sandbox_create_response__descriptor,
+                   (ProtobufCMessage **)&ans, 0, -1);
+    free(tags);
+    free(tp);
+    if (rc)
+        return rc;
+    const char *id = ans->sandbox_id ? ans->sandbox_id : "";
+    bool ok = *id && strlen(id) < SBX_ID_MAX && strspn(id, "abcdefghijklmnopqrstuvwxyzABCDEFGH"
+                                                           "IJKLMNOPQRSTUVWXYZ0123456789._-") ==
+                                                    strlen(id);
+    if (!ok)
+        rc = p->host->set_error(p->h, SBX_E_BACKEND, "Modal: SandboxCreate answered no usable "
+                                "sandbox id");
+    else if (!(*out = strdup(id)))
+        rc = p->host->set_error(p->h, SBX_E_NOMEM, "out of memory");
+    modal__client__sandbox_create_response__free_unpacked(ans, NULL);
+    return rc;
+}
+
+static int modal_create(void *prov, const sbx_create_spec_v1 *spec, void **sbp,
+                        char id[SBX_ID_MAX])
+{
+    struct modal_prov *p = prov;
+    *sbp = NULL;
+    if (!spec || spec->struct_size < offsetof(sbx_create_spec_v1, ttl_ns) + sizeof spec->ttl_ns)
+        return p->host->set_error(p->h, SBX_E_INVAL, "create: bad spec");
+    if (spec->network == SBX_NET_HOST && !p->allow_internet)
+        return p->host->set_error(p->h, SBX_E_PERM, "network access requested but "
+                                  "providers.d/modal.ini sets allow_internet = false");
+    if (spec->network != SBX_NET_HOST && spec->network != SBX_NET_NONE)
+        return p->host->set_error(p->h, SBX_E_INVAL, "unknown network policy %d",
+                                  (int)spec->network);
+    const char *ref = spec->image ? spec->image : p->image;
+    if (!image_ref_ok(ref))
+        return p->host->set_error(p->h, SBX_E_DECLINED, "create: image '%s' is not a registry "
+                                  "reference Modal can build from", ref);
+    for (size_t i = 0; i < spec->n_env; i++)
+        if (!spec->env[i].key || !*spec->env[i].key || strchr(spec->env[i].key, '='))
+            return p->host->set_error(p->h, SBX_E_INVAL, "create: environment name '%s' is not "
+                                      "valid", spec->env[i].key ? spec->env[i].key : "(null)");
+
+    char *app = NULL, *image_id = NULL, *secret = NULL, *sid = NULL;
+    int rc = modal_app_id(p, &app);
+    if (!rc)
+        rc = modal_image_id(p, ref, &image_id);
+    if (!rc && spec->n_env)
+        rc = modal_env_secret(p, spec->env, spec->n_env, &secret);
+    if (!rc)
+        rc = create_sandbox(p, spec, app, image_id, secret, &sid);
+    free(app);
+    free(image_id);
+    free(secret);
+    if (rc)
+        return rc;
+    struct modal_sb *sb = modal_sb_new(sid);
+    if (!sb) {
+        modal_terminate(p, sid, false);
+        free(sid);
+        return p->host->set_error(p->h, SBX_E_NOMEM, "out of memory");
+    }
+    free(sid);
+    /* Wait for its task, so that a sandbox that cannot start fails here. */
+    rc = modal_task_id(p, sb->id, p->request_timeout_ms, &sb->task_id);
+    if (rc) {
+        modal_terminate(p, sb->id, false); /* quietly: the error said is the first one */
+        modal_sb_free(sb);
+        return rc == SBX_E_NOT_FOUND ? SBX_E_BACKEND : rc;
+    }
+    snprintf(id, SBX_ID_MAX, "%s", sb->id);
+    *sbp = sb;
+    return SBX_OK;
+}
+
+static int modal_exec_op(void *prov, void *sb, const sbx_exec_spec_v1 *spec,
+                         const sbx_output_sink_v1 *sink, sbx_exec_outcome_v1 *out)
+{
+    struct modal_prov *p = prov;
+    if (!spec ||
+        spec->struct_size < offsetof(sbx_exec_spec_v1, stderr_cap) + sizeof spec->stderr_cap)
+        return p->host->set_error(p->h, SBX_E_INVAL, "exec: bad spec");
+    return modal_exec(p, sb, spec, sink, out);
+}
+
+static int modal_attach(void *prov, const char *id, void **sbp)
+{
+    struct modal_prov *p = prov;
+    *sbp = NULL;
+    if (!id || !*id || strlen(id) >= SBX_ID_MAX)
+        return p->host->set_error(p->h, SBX_E_INVAL, "attach: bad sandbox id");
+    struct modal_sb *sb = modal_sb_new(id);
+    if (!sb)
+        return p->host->set_error(p->h, SBX_E_NOMEM, "out of memory");
+    int rc = modal_task_id(p, id, 0, &sb->task_id);
+    if (rc) {
+        modal_sb_free(sb);
+        return rc;
+    }
+    *sbp = sb;
+    return SBX_OK;
+}
+
+static void modal_release(void *prov, void *sb)
+{
+    (void)prov;
+    modal_sb_free(sb);
+}
+
+static int modal_destroy(void *prov, void *sbp)
+{
+    struct modal_prov *p = prov;
+    struct modal_sb *sb = sbp;
+    int rc = modal_terminate(p, sb->id, true);
+    if (rc == SBX_E_NOT_FOUND) {
+        /* Gone already (its timeout passed): that is what we wanted. */
+        p->host->log(p->h, SBX_LOG_DEBUG, "sandbox %s was already gone", sb->id);
+        rc = SBX_OK;
+    }
+    modal_sb_free(sb);
+    return rc;
+}
+
+/* ---- list / files / health / doctor ---- */
+
+static int modal_list_op(void *prov, const sbx_kv_v1 *filter, size_t n_filter, sbx_list_cb_v1 cb,
+                         void *ud)
+{
+    return modal_list(prov, filter, n_filter, cb, ud);
+}
+
+static int modal_upload_op(void *prov, void *sb, const char *path, const void *data, size_t len,
+                           uint32_t mode)
+{
+    return modal_upload(prov, sb, path, data, len, mode);
+}
+
+static int modal_download_op(void *prov, void *sb, const char *path, size_t max, void **data,
+                             size_t *len)
+{
+    return modal_download(prov, sb, path, max, data, len);
+}
+
+static int modal_health_op(void *prov)
+{
+    return modal_health(prov);
+}
+
+static void modal_doctor(void *prov, sbx_doctor_cb_v1 cb, void *ud)
+{
+    struct modal_prov *p = prov;
+    static const char *const keys[] = {"token_id", "token_secret"};
+    char detail[600];
+    for (size_t i = 0; i < 2; i++) {
+        const char *v = NULL;
+        size_t n = 0;
+        int rc = p->host->secret_get(p->h, keys[i], &v, &n);
+        if (!rc)
+            p->host->secret_release(p->h, v);
+        snprintf(detail, sizeof detail, "%s",
+                 rc == SBX_OK ? (n ? "set (not shown)" : "empty")
+                 : rc == SBX_E_NOT_FOUND ? "not set in providers.d/modal.ini"
+                                         : "set, but the reference cannot be opened");
+        cb(ud, keys[i], rc == SBX_OK && n > 0, detail);
+    }
+    int rc = modal_health(p);
+    const char *why = rc == SBX_OK ? "reachable, credentials accepted"
+                    : rc == SBX_E_AUTH ? "the token was refused"
+                    : rc == SBX_E_NETWORK ? "cannot connect"
+                    : rc == SBX_E_TIMEOUT ? "no answer in time"
+                    : rc == SBX_E_RATE_LIMITED ? "rate limited (RESOURCE_EXHAUSTED)"
+                    : rc == SBX_E_SERVER ? "server error (UNAVAILABLE or INTERNAL)"
+                    : rc == SBX_E_CONFIG ? "no usable token_id and token_secret"
+                    : "no auth token";
+    snprintf(detail, sizeof detail, "%s: %s", p->server_url, why);
+    cb(ud, "control plane", rc == SBX_OK, detail);
+}
+
+static const sbx_provider_ops_v1 modal_ops = {
+    .init = modal_init,
+    .fini = modal_fini,
+    .create = modal_create,
+    .exec = modal_exec_op,
+    .destroy = modal_destroy,
+    .attach = modal_attach,
+    .release = modal_release,
+    .list = modal_list_op,
+    .upload = modal_upload_op,
+    .download = modal_download_op,
+    .health = modal_health_op,
+    .doctor = modal_doctor,
+};
+
+SBX_PROVIDER_DEFINE("modal", PACKAGE_VERSION,
+                    "Modal sandboxes (gVisor containers) over Modal's gRPC API",
+                    "MIT", MODAL_CAPS, config_keys, secret_keys, &modal_ops);

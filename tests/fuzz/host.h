@@ -1,0 +1,41 @@
+/* tests/fuzz/host.h - a provider under the harness: a host table for it,
+ * and its ops driven against canned answers
+ *
+ * What the core lends a provider, reduced to what a harness needs: fixed
+ * settings and secrets, errors and log lines kept in memory.  Every
+ * message a provider writes is checked: a secret's value in one breaks a
+ * promise of the project (no credential in a log line or an error).
+ */
+#ifndef POLYSANDBOX_TESTS_FUZZ_HOST_H
+#define POLYSANDBOX_TESTS_FUZZ_HOST_H
+
+#include <polysandbox/provider.h>
+
+/* What one provider is given: NULL-terminated key, value pairs. */
+typedef struct fz_host_conf {
+    const char *const *settings;
+    const char *const *secrets;
+} fz_host_conf;
+
+/* The table; the handle to give init is fz_host_handle(&conf). */
+const sbx_host_v1 *fz_host(void);
+#define fz_host_handle(conf) ((sbx_host_handle *)(void *)(conf))
+/* The last error a provider set on this thread ("" when none). */
+const char *fz_host_error(void);
+void fz_host_clear(void);
+
+/* Initialises the provider @d with @conf, whose settings with a NULL
+ * value (the service's URLs) are set to the canned server's first; dies
+ * when it does not start. */
+void *fz_provider_start(const sbx_provider_v1 *d, fz_host_conf *conf, const char **settings);
+
+/* Runs ops of the provider @d (initialised: @prov) the way the core
+ * would, on answers of the canned server: the first byte of @data says
+ * which (list, create or attach, exec, download, upload, health; then
+ * destroy or release), the second sizes caps and limits, the rest is the
+ * answers, separated by FZ_SEPARATOR.  Checks what every provider
+ * promises (outcomes within the taxonomy, output within its caps, an
+ * error message with every failure). */
+void fz_drive(const sbx_provider_v1 *d, void *prov, const uint8_t *data, size_t size);
+
+#endif

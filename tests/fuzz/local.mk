@@ -1,0 +1,121 @@
+# tests/fuzz/local.mk - fuzz targets of the parsers of hostile bytes
+#
+# Each target is one file, tests/fuzz/fuzz-NAME.c (see fuzz.h), listed in
+# FUZZ_SOURCES, with seeds in tests/fuzz/corpus/NAME/.  Adding one:
+#
+#     FUZZ_SOURCES += tests/fuzz/fuzz-NAME.c
+#
+# (and, if its code is in a library the targets do not link yet,
+# FUZZ_LIBS += that library).  The targets are linked twice: into
+# tests/fuzz/replay, which `make check` runs over every corpus file, and,
+# in a build configured with --enable-fuzzing, into the libFuzzer program
+# tests/fuzz/polysandbox-fuzz (`make fuzz`, `make fuzz-run`).  README.
+
+FUZZ_SOURCES += \
+	tests/fuzz/fuzz-ini.c \
+	tests/fuzz/fuzz-units.c \
+	tests/fuzz/fuzz-sealed.c \
+	tests/fuzz/fuzz-dataset.c \
+	tests/fuzz/fuzz-samples.c
+
+# Which targets are built, for tests/fuzz/found.c.
+FZ_FOUND_CPPFLAGS =
+
+# The helpers, and what the targets reach into.
+FZ_COMMON = tests/fuzz/fuzz.h tests/fuzz/fuzz-util.c core/cli/units.c core/cli/cli.h
+FZ_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests/fuzz -I$(top_srcdir)/core \
+	-I$(top_srcdir)/core/cli -I$(top_srcdir)/plugins/common -I$(top_srcdir)/plugins/docker
+FZ_CFLAGS = $(AM_CFLAGS) -pthread $(JANSSON_CFLAGS) $(SODIUM_CFLAGS) $(CURL_CFLAGS) \
+	$(LIBARCHIVE_CFLAGS)
+FZ_LDADD = $(FUZZ_LIBS) $(FZ_HTTP_LIBS) core/libpolysandbox-internal.la $(LTDL_LIBS) $(JANSSON_LIBS) \
+	$(INIH_LIBS) $(SODIUM_LIBS) $(ZLIB_LIBS) $(CURL_LIBS) $(LIBARCHIVE_LIBS)
+
+# The network providers' answers, served by an HTTP server of the harness
+# on 127.0.0.1, and their code compiled once more for the harness (the
+# same files; the descriptor renamed, so that both fit in one program).
+if HAVE_CURL
+FZ_HTTP_SOURCES = tests/fuzz/canned.c tests/fuzz/canned.h tests/fuzz/host.c tests/fuzz/host.h
+FUZZ_SOURCES += $(FZ_HTTP_SOURCES) tests/fuzz/fuzz-http.c
+FZ_HTTP_LIBS = $(SBXHTTP_LIBS)
+FZ_FOUND_CPPFLAGS += -DHAVE_FZ_HTTP=1
+else
+FZ_HTTP_SOURCES =
+FZ_HTTP_LIBS =
+endif
+if BUILD_PROVIDER_E2B
+check_LTLIBRARIES += tests/fuzz/libfz-e2b.la
+tests_fuzz_libfz_e2b_la_SOURCES = $(plugins_e2b_e2b_la_SOURCES)
+tests_fuzz_libfz_e2b_la_CPPFLAGS = $(plugins_e2b_e2b_la_CPPFLAGS) \
+	-Dsandbox_provider_v1=fz_e2b_provider_v1
+tests_fuzz_libfz_e2b_la_CFLAGS = $(plugins_e2b_e2b_la_CFLAGS)
+FUZZ_SOURCES += tests/fuzz/fuzz-e2b.c
+FUZZ_LIBS += tests/fuzz/libfz-e2b.la
+FZ_FOUND_CPPFLAGS += -DHAVE_FZ_E2B=1
+endif
+if BUILD_PROVIDER_DAYTONA
+check_LTLIBRARIES += tests/fuzz/libfz-daytona.la
+tests_fuzz_libfz_daytona_la_SOURCES = $(plugins_daytona_daytona_la_SOURCES)
+tests_fuzz_libfz_daytona_la_CPPFLAGS = $(plugins_daytona_daytona_la_CPPFLAGS) \
+	-Dsandbox_provider_v1=fz_daytona_provider_v1
+tests_fuzz_libfz_daytona_la_CFLAGS = $(plugins_daytona_daytona_la_CFLAGS)
+FUZZ_SOURCES += tests/fuzz/fuzz-daytona.c
+FUZZ_LIBS += tests/fuzz/libfz-daytona.la
+FZ_FOUND_CPPFLAGS += -DHAVE_FZ_DAYTONA=1
+endif
+if BUILD_PROVIDER_DOCKER
+check_LTLIBRARIES += tests/fuzz/libfz-docker.la
+tests_fuzz_libfz_docker_la_SOURCES = plugins/docker/docker-tar.c plugins/docker/docker-stream.c
+tests_fuzz_libfz_docker_la_CPPFLAGS = $(AM_CPPFLAGS) $(SBXHTTP_CPPFLAGS) \
+	-I$(top_srcdir)/plugins/docker
+tests_fuzz_libfz_docker_la_CFLAGS = $(SBX_MODULE_COPTS) $(SBXHTTP_CFLAGS) $(LIBARCHIVE_CFLAGS)
+FUZZ_SOURCES += tests/fuzz/fuzz-docker.c
+FUZZ_LIBS += tests/fuzz/libfz-docker.la
+FZ_FOUND_CPPFLAGS += -DHAVE_FZ_DOCKER=1
+endif
+
+# What the fuzzers found, one unit test each (the inputs stay in the corpus).
+check_PROGRAMS += tests/fuzz/found
+tests_fuzz_found_SOURCES = tests/fuzz/found.c tests/unit/tap.h $(FZ_COMMON) $(FZ_HTTP_SOURCES)
+tests_fuzz_found_CPPFLAGS = $(FZ_CPPFLAGS) $(FZ_FOUND_CPPFLAGS)
+tests_fuzz_found_CFLAGS = $(FZ_CFLAGS)
+tests_fuzz_found_LDADD = $(FZ_LDADD)
+TESTS += tests/fuzz/found
+
+# Every corpus input through its target, in every build (make check).
+check_PROGRAMS += tests/fuzz/replay
+tests_fuzz_replay_SOURCES = tests/fuzz/replay.c $(FZ_COMMON) $(FUZZ_SOURCES)
+tests_fuzz_replay_CPPFLAGS = $(FZ_CPPFLAGS)
+tests_fuzz_replay_CFLAGS = $(FZ_CFLAGS)
+tests_fuzz_replay_LDADD = $(FZ_LDADD)
+TESTS += tests/fuzz/replay
+
+# libFuzzer: make fuzz builds it, make fuzz-run runs every target for
+# FUZZ_SECONDS (default 60) each, FUZZ_JOBS at a time (default 1), or
+# only the FUZZ_TARGETS named.
+EXTRA_PROGRAMS = tests/fuzz/polysandbox-fuzz
+tests_fuzz_polysandbox_fuzz_SOURCES = tests/fuzz/fuzz-main.c $(FZ_COMMON) $(FUZZ_SOURCES)
+tests_fuzz_polysandbox_fuzz_CPPFLAGS = $(FZ_CPPFLAGS)
+tests_fuzz_polysandbox_fuzz_CFLAGS = $(FZ_CFLAGS)
+tests_fuzz_polysandbox_fuzz_LDFLAGS = $(FUZZ_LDFLAGS)
+tests_fuzz_polysandbox_fuzz_LDADD = $(FZ_LDADD)
+FUZZ_SECONDS = 60
+FUZZ_JOBS = 1
+FUZZ_TARGETS =
+if ENABLE_FUZZING
+fuzz: tests/fuzz/polysandbox-fuzz
+fuzz-run: fuzz
+	top_srcdir=$(abs_top_srcdir) top_builddir=$(abs_top_builddir) \
+	  $(SHELL) $(top_srcdir)/tests/fuzz/run.sh -t $(FUZZ_SECONDS) -j $(FUZZ_JOBS) $(FUZZ_TARGETS)
+else
+fuzz fuzz-run:
+	@echo "make $@: this build has no libFuzzer; configure with --enable-fuzzing CC=clang-14" \
+	  "(tests/fuzz/README)" >&2; exit 1
+endif
+.PHONY: fuzz fuzz-run
+CLEANFILES += tests/fuzz/polysandbox-fuzz
+clean-local: clean-fuzz
+clean-fuzz:
+	-rm -rf tests/fuzz/run
+.PHONY: clean-fuzz
+
+EXTRA_DIST += tests/fuzz/README tests/fuzz/run.sh tests/fuzz/corpus tests/fuzz/dict
