@@ -14,6 +14,7 @@ if [ "$(id -u)" -eq 0 ]; then SUDO=; else SUDO=sudo; fi
 PACKAGES="build-essential autoconf automake libtool libltdl-dev pkg-config \
 libcurl4-openssl-dev libjansson-dev libinih-dev libsodium-dev libseccomp-dev \
 libarchive-dev docker.io debootstrap \
+libwebsockets-dev libyaml-dev libssl-dev \
 python3 bubblewrap zlib1g-dev libmicrohttpd-dev nettle-dev"
 # A registry of its own on loopback for tests/docker/pull.sh (the docker
 # provider pulling missing images), bcrypt htpasswd for its authentication.
@@ -24,12 +25,24 @@ PACKAGES="$PACKAGES podman conmon"
 # Rootless Podman (tests/podman/rootless.sh): subordinate ids, user-mode
 # networking, overlay through FUSE on older kernels.
 PACKAGES="$PACKAGES uidmap slirp4netns fuse-overlayfs"
+# The Kubernetes fake (tests/fakes/kube.py) and the clients that prove it
+# (tests/kube): its CA made with openssl, Debian's Python client.  kubectl,
+# node and npm come with the machine's image (Debian has no kubectl recent
+# enough); npm's @kubernetes/client-node is installed by the test from its
+# lock file.  A client that is missing makes its test a skip.
+PACKAGES="$PACKAGES openssl python3-kubernetes python3-yaml"
+# The reference server tests/bench/server.sh measures polysandboxd against
+# (FastAPI under uvicorn, as PolySandbox's first sketch was).
+PACKAGES="$PACKAGES python3-fastapi python3-uvicorn"
 # clang and its libFuzzer and sanitizer runtimes: the fuzz targets of
 # tests/fuzz (configure --enable-fuzzing CC=clang-14; .ci/run runs them).
 PACKAGES="$PACKAGES clang-14 libclang-rt-14-dev"
 # The modal provider: protobuf-c and its compiler (Modal speaks gRPC); its
 # test fake: a gRPC server from grpcio, its messages made by protoc.
 PACKAGES="$PACKAGES libprotobuf-c-dev protobuf-c-compiler python3-grpcio protobuf-compiler"
+# The browser of tests/web (polysandboxd's page), driven headless by
+# puppeteer-core from npm.
+PACKAGES="$PACKAGES chromium"
 
 echo "quickstart: installing Debian packages: $PACKAGES"
 export DEBIAN_FRONTEND=noninteractive

@@ -240,17 +240,6 @@ nomem:
 
 /* Attach each providers.d conf to its entry (adding it when needed). */
 
-/* Names kept for providers still to come (their providers.d/NAME.ini ship
- * disabled): a missing module for one of them is explained as such. */
-static bool reserved_name(const char *name)
-{
-    static const char *const reserved[] = { "kubernetes" };
-
-    for (size_t i = 0; i < sizeof reserved / sizeof reserved[0]; i++)
-        if (strcmp(name, reserved[i]) == 0)
-            return true;
-    return false;
-}
 static int apply_confs(struct plist *l, const core_config *cfg,
                        const char *searched)
 {
@@ -284,10 +273,8 @@ static int apply_confs(struct plist *l, const core_config *cfg,
             if (!p->path)
                 return SBX_E_NOMEM;
         } else if (!p->path && c->enabled) {
-            if (reject(p, SBX_E_LOAD_OPEN, "enabled, but no %s.so in %s%s",
-                       c->name, searched,
-                       reserved_name(c->name) ? " (the name is reserved for a provider "
-                                                "PolySandbox does not ship yet)" : ""))
+            if (reject(p, SBX_E_LOAD_OPEN, "enabled, but no %s.so in %s",
+                       c->name, searched))
                 return SBX_E_NOMEM;
         }
     }

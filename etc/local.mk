@@ -12,9 +12,4 @@ dist_templates_DATA = \
 	etc/templates.d/python.ini \
 	etc/templates.d/sh.ini
 
-# Names reserved for providers still to come, shipped disabled.
-reservedconfdir = $(pkgsysconfdir)/providers.d
-dist_reservedconf_DATA = \
-	etc/providers.d/kubernetes.ini
-
 dist_man_MANS += doc/polysandbox.ini.5

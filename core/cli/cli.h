@@ -83,6 +83,8 @@ sbx_ctx *cli_ctx_new(const cli_global *g);
 /* Check that @provider (NULL: nothing to check) is known and ready;
  * prints a message naming it and returns false otherwise. */
 bool cli_provider_ok(const sbx_ctx *ctx, const char *provider);
+/* The same for each of the comma-separated @names (NULL: nothing). */
+bool cli_providers_ok(const sbx_ctx *ctx, const char *names);
 /* "python, c, ..." of every template (static buffer). */
 const char *cli_template_list(const sbx_ctx *ctx);
 
@@ -104,6 +106,11 @@ int cli_write_file(const char *path, int (*fill)(FILE *f, void *ud), void *ud);
 /* Split "KEY=VALUE" into a new key and a pointer into @kv for the value.
  * Returns false on an empty key or a missing '='. (transfer full) *key. */
 bool cli_split_kv(const char *kv, char **key, const char **value);
+/* "a,b" split at its commas into a NULL-terminated vector, in one block
+ * (transfer full: free() it); NULL when out of memory. */
+char **cli_split_names(const char *s);
+/* Whether @s is NAME[,NAME...], with no empty name. */
+bool cli_names_ok(const char *s);
 
 /* ---- units (units.c) -------------------------------------------------------- */
 
@@ -124,6 +131,7 @@ void cli_format_size(uint64_t bytes, char *buf, size_t size);
 typedef struct cli_req {
     const char *cmd;          /* "run", "exec" or "create" */
     const char *provider;
+    const char *fallback;     /* --fallback "a,b", or NULL */
     const char *template_name;
     const char *image;
     const char *lang;

@@ -24,6 +24,8 @@ static void eval_help(void)
     fputs(
 "      --provider P[,P...] providers to use; a sample whose sandbox keeps\n"
 "                         failing on one is retried on the next\n"
+"      --fallback P[,P...] more providers after those (or after the default\n"
+"                         one), e.g. --provider e2b --fallback modal,daytona\n"
 "\n"
 "Results:\n"
 "      --out FILE         the results JSONL (default: SAMPLES_results.jsonl;\n"
@@ -40,7 +42,7 @@ static void eval_help(void)
         stdout);
 }
 
-enum { OPT_PROVIDER = 400, OPT_OUT, OPT_RESUME, OPT_SHOW, OPT_FORCE };
+enum { OPT_PROVIDER = 400, OPT_OUT, OPT_RESUME, OPT_SHOW, OPT_FORCE, OPT_FALLBACK };
 
 /* The first SIGINT or SIGTERM stops taking new samples: the running ones
  * finish and are written, the summary is printed; a second one kills. */
@@ -71,25 +73,6 @@ static int eval_cb(void *ud, const sbx_eval_record *rec, size_t done, size_t tot
 {
     cli_progress_cb(ud, rec, done, total, passed);
     return interrupted != 0;
-}
-
-/* Split "a,b" into a NULL-terminated vector (transfer full, one block). */
-static char **split_commas(const char *s)
-{
-    size_t n = 1, len = strlen(s);
-    char **v, *copy;
-
-    for (const char *p = s; *p; p++)
-        n += *p == ',';
-    if (!(v = malloc((n + 1) * sizeof *v + len + 1)))
-        return NULL;
-    copy = (char *)(v + n + 1);
-    memcpy(copy, s, len + 1);
-    n = 0;
-    for (char *tok = strtok(copy, ","); tok; tok = strtok(NULL, ","))
-        v[n++] = tok;
-    v[n] = NULL;
-    return v;
 }
 
 static int show_program(const cli_eval_args *a, sbx_ctx *ctx, const char *which)
@@ -147,6 +130,7 @@ int cli_cmd_eval(cli_global *g, int argc, char **argv)
     static const struct option opts[] = {
         CLI_EVAL_LONGOPTS,
         { "provider", required_argument, NULL, OPT_PROVIDER },
+        { "fallback", required_argument, NULL, OPT_FALLBACK },
         { "out", required_argument, NULL, OPT_OUT },
         { "resume", no_argument, NULL, OPT_RESUME },
         { "force", no_argument, NULL, OPT_FORCE },
@@ -155,9 +139,9 @@ int cli_cmd_eval(cli_global *g, int argc, char **argv)
         { NULL, 0, NULL, 0 }
     };
     cli_eval_args a;
-    const char *provider = g->provider, *out = NULL, *show = NULL;
+    const char *provider = g->provider, *fallback = NULL, *out = NULL, *show = NULL;
     bool resume = false;
-    char *default_out = NULL, **providers = NULL;
+    char *default_out = NULL, *chain = NULL, **providers = NULL;
     sbx_ctx *ctx = NULL;
     sbx_eval_dataset *ds = NULL;
     sbx_eval_samples *s = NULL;
@@ -172,6 +156,7 @@ int cli_cmd_eval(cli_global *g, int argc, char **argv)
     while (rc < 0 && (c = getopt_long(argc, argv, "+j:k:h", opts, NULL)) != -1) {
         switch (c) {
         case OPT_PROVIDER: provider = optarg; break;
+        case OPT_FALLBACK: fallback = optarg; break;
         case OPT_OUT: out = optarg; break;
         case OPT_RESUME: resume = true; break;
         case OPT_FORCE: a.force = true; break;
@@ -218,8 +203,26 @@ int cli_cmd_eval(cli_global *g, int argc, char **argv)
         rc = show_program(&a, ctx, show);
         goto done;
     }
+    if (fallback && !cli_names_ok(fallback)) {
+        rc = cli_usage_error(a.cmd, "invalid value '%s' for --fallback: expected "
+                             "NAME[,NAME...]", fallback);
+        goto done;
+    }
+    /* The fallback chain follows the providers named, or the default. */
+    if (fallback && !provider && !(provider = sbx_ctx_default_provider(ctx))) {
+        cli_err("eval: --fallback: no provider is ready to go first (see 'polysandbox "
+                "providers')");
+        goto done;
+    }
+    if (fallback && asprintf(&chain, "%s,%s", provider, fallback) < 0) {
+        chain = NULL;
+        cli_err("out of memory");
+        goto done;
+    }
+    if (chain)
+        provider = chain;
     if (provider) {
-        if (!(providers = split_commas(provider))) {
+        if (!(providers = cli_split_names(provider))) {
             cli_err("out of memory");
             goto done;
         }
@@ -296,6 +299,7 @@ done:
     sbx_eval_dataset_free(ds);
     sbx_ctx_free(ctx);
     free(providers);
+    free(chain);
     free(default_out);
     return rc;
 }

@@ -58,7 +58,8 @@ int cli_cmd_run(cli_global *g, int argc, char **argv)
     if (rc >= 0)
         goto out;
     rc = CLI_EXIT_ERROR;
-    if ((ctx = cli_ctx_new(g)) == NULL || !cli_provider_ok(ctx, req.provider))
+    if ((ctx = cli_ctx_new(g)) == NULL || !cli_provider_ok(ctx, req.provider) ||
+        !cli_providers_ok(ctx, req.fallback))
         goto out;
     co = sbx_create_opts_new();
     xo = sbx_exec_opts_new();

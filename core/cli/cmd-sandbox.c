@@ -68,7 +68,8 @@ int cli_cmd_create(cli_global *g, int argc, char **argv)
         goto out;
     }
     rc = CLI_EXIT_ERROR;
-    if ((ctx = cli_ctx_new(g)) == NULL || !cli_provider_ok(ctx, req.provider))
+    if ((ctx = cli_ctx_new(g)) == NULL || !cli_provider_ok(ctx, req.provider) ||
+        !cli_providers_ok(ctx, req.fallback))
         goto out;
     if ((co = sbx_create_opts_new()) == NULL) {
         cli_err("out of memory");

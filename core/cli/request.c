@@ -17,7 +17,7 @@ enum {
     OPT_LANG = 256, OPT_CWD, OPT_FILE, OPT_JSON, OPT_NO_STDIN, OPT_PROVIDER,
     OPT_TEMPLATE, OPT_IMAGE, OPT_LABEL, OPT_MEMORY, OPT_CPU, OPT_PIDS,
     OPT_DISK, OPT_OUTPUT_LIMIT, OPT_NETWORK, OPT_PERSISTENT, OPT_TTL,
-    OPT_GET_OR_CREATE
+    OPT_GET_OR_CREATE, OPT_FALLBACK
 };
 
 /* Every option with the groups that take it (0: every command). */
@@ -37,6 +37,7 @@ static const struct {
     { { "json", no_argument, NULL, OPT_JSON }, CLI_OPT_EXEC | CLI_OPT_PERSIST },
     { { "stdin", no_argument, NULL, 'i' }, CLI_OPT_EXEC },
     { { "no-stdin", no_argument, NULL, OPT_NO_STDIN }, CLI_OPT_EXEC },
+    { { "fallback", required_argument, NULL, OPT_FALLBACK }, CLI_OPT_CREATE },
     { { "template", required_argument, NULL, OPT_TEMPLATE }, CLI_OPT_CREATE },
     { { "image", required_argument, NULL, OPT_IMAGE }, CLI_OPT_CREATE },
     { { "label", required_argument, NULL, OPT_LABEL }, CLI_OPT_CREATE },
@@ -117,6 +118,12 @@ int cli_req_parse(cli_req *req, unsigned which, int argc, char **argv,
             help();
             return CLI_EXIT_OK;
         case OPT_PROVIDER: req->provider = optarg; break;
+        case OPT_FALLBACK:
+            if (!cli_names_ok(optarg))
+                return cli_usage_error(req->cmd, "invalid value '%s' for --fallback: "
+                                       "expected NAME[,NAME...]", optarg);
+            req->fallback = optarg;
+            break;
         case 'e':
             if (!push(&req->env, &req->n_env, optarg))
                 return CLI_EXIT_ERROR;
@@ -234,6 +241,11 @@ bool cli_req_create_opts(const cli_req *req, sbx_create_opts *o)
 
     if (req->provider != NULL)
         rc = sbx_create_opts_set_provider(o, req->provider);
+    if (rc == SBX_OK && req->fallback != NULL) {
+        char **chain = cli_split_names(req->fallback);
+        rc = chain ? sbx_create_opts_set_fallback(o, (const char *const *)chain) : SBX_E_NOMEM;
+        free(chain);
+    }
     if (rc == SBX_OK && req->template_name != NULL)
         rc = sbx_create_opts_set_template(o, req->template_name);
     if (rc == SBX_OK && req->image != NULL)
@@ -314,6 +326,8 @@ bool cli_req_create_opts(const cli_req *req, sbx_create_opts *o)
 /* Help lines of the options parsed here for run and create alike. */
 const char cli_help_sandbox[] =
 "      --provider NAME    the provider (default: from the configuration)\n"
+"      --fallback NAME[,NAME...]  providers to try, in order, when creating\n"
+"                         the sandbox on the first fails\n"
 "      --template NAME    the template (language runtime) of the sandbox\n"
 "      --image IMAGE      the image, for providers that take one\n"
 "      --label KEY=VALUE  label the sandbox (repeatable)\n";

@@ -133,6 +133,23 @@ bool cli_provider_ok(const sbx_ctx *ctx, const char *provider)
     }
 }
 
+bool cli_providers_ok(const sbx_ctx *ctx, const char *names)
+{
+    char **v;
+    bool ok = true;
+
+    if (names == NULL)
+        return true;
+    if (!(v = cli_split_names(names))) {
+        cli_err("out of memory");
+        return false;
+    }
+    for (char **p = v; ok && *p; p++)
+        ok = cli_provider_ok(ctx, *p);
+    free(v);
+    return ok;
+}
+
 const char *cli_template_list(const sbx_ctx *ctx)
 {
     static char buf[1024];
@@ -235,6 +252,31 @@ int cli_write_all(int fd, const void *buf, size_t len)
         len -= (size_t)w;
     }
     return 0;
+}
+
+char **cli_split_names(const char *s)
+{
+    size_t n = 1, len = strlen(s);
+    char **v, *copy;
+
+    for (const char *p = s; *p; p++)
+        n += *p == ',';
+    if (!(v = malloc((n + 1) * sizeof *v + len + 1)))
+        return NULL;
+    copy = (char *)(v + n + 1);
+    memcpy(copy, s, len + 1);
+    n = 0;
+    for (char *tok = strtok(copy, ","); tok; tok = strtok(NULL, ","))
+        v[n++] = tok;
+    v[n] = NULL;
+    return v;
+}
+
+bool cli_names_ok(const char *s)
+{
+    size_t n = strlen(s);
+
+    return n > 0 && s[0] != ',' && s[n - 1] != ',' && !strstr(s, ",,");
 }
 
 bool cli_split_kv(const char *kv, char **key, const char **value)

@@ -66,7 +66,7 @@ void srv_conf_defaults(srv_conf *c)
     c->max_body = 16u << 20;
     c->workers = ncpu > 2 ? (unsigned)ncpu * 2 : 4;
     c->queue = 256;
-    c->io_threads = 1;
+    c->io_threads = 2;
     c->max_connections = 1024;
     c->connection_timeout_s = 30;
     c->request_timeout_ns = UINT64_C(60000000000);

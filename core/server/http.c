@@ -1,12 +1,14 @@
 /* core/server/http.c - libmicrohttpd: listen, read requests, route,
  * hand work to the worker pool, send replies
  *
- * libmicrohttpd's own thread(s) only read headers and bodies and write
- * replies; a handler that may block runs in the worker pool while its
- * connection is suspended (libmicrohttpd does not watch a suspended
- * connection, so monitor.c does: a client that goes away cancels its
- * request).  A request lives in an srv_req with two references: the
- * connection's (dropped when libmicrohttpd completes it) and a worker's.
+ * libmicrohttpd's own threads read headers and bodies and write replies;
+ * a handler that may block runs in the worker pool while its connection
+ * is suspended (libmicrohttpd does not watch a suspended connection, so
+ * monitor.c does: a client that goes away cancels its request), or, when
+ * blocking the thread that read it holds nobody else up, on that thread
+ * (see can_run_here).  A request lives in an srv_req with two
+ * references: the connection's (dropped when libmicrohttpd completes it)
+ * and a worker's.
  */
 #include "config.h"
 
@@ -309,6 +311,32 @@ static int body_append(srv_req *r, const char *data, size_t len)
     return 0;
 }
 
+/* Whether @r's handler may run on this libmicrohttpd thread, blocking
+ * it: the thread has no connection but this one (its other clients
+ * would wait), another of the threads stays free to accept and serve
+ * the rest, and the handler will not stream nor upgrade to a WebSocket
+ * (both need this thread while the handler runs).  On true the caller
+ * holds one of s->io_running and gives it back. */
+static bool can_run_here(srv *s, srv_req *r)
+{
+    const union MHD_ConnectionInfo *ci;
+    const union MHD_DaemonInfo *di;
+
+    if (s->conf.io_threads < 2 || srv_req_wants_sse(r) || srv_req_header(r, "Upgrade"))
+        return false;
+    /* The daemon of the connection is that of its thread (the pool's
+     * worker daemon), read here on that very thread. */
+    ci = MHD_get_connection_info(r->conn, MHD_CONNECTION_INFO_DAEMON);
+    di = ci ? MHD_get_daemon_info(ci->daemon, MHD_DAEMON_INFO_CURRENT_CONNECTIONS) : NULL;
+    if (!di || di->num_connections != 1)
+        return false;
+    if (atomic_fetch_add(&s->io_running, 1) + 1 >= s->conf.io_threads) {
+        atomic_fetch_sub(&s->io_running, 1);
+        return false;
+    }
+    return true;
+}
+
 /* The body is in: run the handler here, or queue it for a worker. */
 static void dispatch(srv_req *r)
 {
@@ -334,6 +362,15 @@ static void dispatch(srv_req *r)
     if (srv_idem_begin(s, r) != 0) {
         srv_pool_unadmit(s, r);
         return;   /* replied: a stored reply, 409 or 422 */
+    }
+    if (can_run_here(s, r)) {
+        bool ran;
+        r->here = true;
+        ran = srv_pool_run_here(s, r);
+        atomic_fetch_sub(&s->io_running, 1);
+        if (ran)
+            return;   /* answered: the caller sends it */
+        r->here = false;
     }
     r->state = ST_QUEUED;
     atomic_fetch_add(&r->refs, 1);
@@ -597,7 +634,7 @@ int srv_http_start(srv *s)
         MHD_OPTION_NOTIFY_CONNECTION, on_connection, s,
         MHD_OPTION_CONNECTION_TIMEOUT, s->conf.connection_timeout_s,
         MHD_OPTION_CONNECTION_LIMIT, s->conf.max_connections,
-        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)64 * 1024,
+        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)16 * 1024,
         MHD_OPTION_ARRAY, more,
         MHD_OPTION_END);
     if (!s->daemon) {

@@ -25,6 +25,7 @@ polysandboxd_SOURCES = \
 	core/server/native-sandboxes.c \
 	core/server/native-info.c \
 	core/server/native-ops.c \
+	core/server/native-web.c \
 	core/server/native-jobs.c \
 	core/server/jobs.h \
 	core/server/jobs.c \
@@ -51,7 +52,7 @@ polysandboxd_SOURCES = \
 	core/cli/units.c \
 	core/cli/info-json.c \
 	core/cli/cli.h
-polysandboxd_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/core/cli
+polysandboxd_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/core/cli -I$(top_srcdir)/core/server
 polysandboxd_CFLAGS = $(AM_CFLAGS) -pthread $(MHD_CFLAGS) $(JANSSON_CFLAGS) $(SODIUM_CFLAGS) \
 	$(NETTLE_CFLAGS)
 polysandboxd_LDADD = core/libpolysandbox.la $(MHD_LIBS) $(JANSSON_LIBS) $(SODIUM_LIBS) \

@@ -52,6 +52,17 @@ void srv_idem_end(srv *s, srv_req *r);
 extern const char srv_openapi_json[];
 extern const size_t srv_openapi_json_len;
 
+/* web-data.c (generated from core/server/web/ by its embed.sh): the
+ * page's files, served by native-web.c. */
+typedef struct srv_web_asset {
+    const char *name;          /* the base name: "app.js" */
+    const char *type;          /* its Content-Type */
+    const unsigned char *data;
+    size_t len;
+} srv_web_asset;
+extern const srv_web_asset srv_web_assets[];
+extern const size_t srv_web_asset_count;
+
 /* monitor.c: every connection, for the slow-client deadline. */
 void srv_conn_started(srv *s, int fd, void **ctx);
 void srv_conn_closed(srv *s, void **ctx);

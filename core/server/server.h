@@ -19,6 +19,14 @@
  *                                 srv_reply*() or srv_sse_*()
  *   resumed: send the reply  <--  resume
  *
+ * A worker route whose connection is the only one of its libmicrohttpd
+ * thread, while another of those threads is free to serve the rest, runs
+ * its handler on that thread when a worker slot is free and none is
+ * waited for (srv_pool_run_here): no suspend, no hand-over and back, the
+ * same admission, slots, cancellation and drain.  A request that asks
+ * for an event stream or a WebSocket is always handed over (the stream
+ * and the upgrade need the connection's thread while the handler runs).
+ *
  * A route family is one file that defines a table of srv_route and a
  * registration function listed in router.c (see "Adding a route family"
  * there).  Handlers use only the helpers below: the parsed body
@@ -127,6 +135,7 @@ struct srv {
     struct srv_registry *registry;
     struct srv_jobs *jobs;
     atomic_bool stopping;     /* SIGTERM: new work is refused (503) */
+    atomic_uint io_running;   /* libmicrohttpd threads running a handler (http.c) */
     atomic_uint_fast64_t next_id;
     uint64_t started_ns;
 };
@@ -185,6 +194,7 @@ int srv_routes_sandboxes(struct srv_router *r);  /* native-sandboxes.c */
 int srv_routes_sandboxes_ws(struct srv_router *r); /* native-ws.c */
 int srv_routes_info(struct srv_router *r);       /* native-info.c */
 int srv_routes_ops(struct srv_router *r);        /* native-ops.c */
+int srv_routes_web(struct srv_router *r);        /* native-web.c */
 int srv_routes_jobs(struct srv_router *r);       /* native-jobs.c */
 int srv_routes_piston(struct srv_router *r);     /* compat-piston.c */
 int srv_routes_fusion(struct srv_router *r);     /* compat-fusion.c */
@@ -235,6 +245,8 @@ struct srv_req {
     srv_req *mon_prev, *mon_next;
     bool admitted;             /* counted in the pool's in-flight */
     bool upgraded;             /* a WebSocket (ws.c): the connection is no longer HTTP */
+    bool here;                 /* its handler runs on the thread that read it:
+                                  it cannot stream (srv_sse_begin refuses) */
     void *idem;                /* the Idempotency-Key entry this request owns */
     void *idem_note;           /* its reply, noted for the entry */
     void *user;                /* a handler's own state */
@@ -404,8 +416,12 @@ size_t srv_stream_buffered(srv_stream *st);
 /* ---- workers and admission (workers.c) --------------------------------------- */
 
 int srv_pool_start(srv *s);
-/* Queue @r for a worker: 0, or -1 when the queue is full (429). */
+/* Queue @r (admitted) for a worker: 0. */
 int srv_pool_submit(srv *s, srv_req *r);
+/* Run @r's handler (admitted) on this thread, now, when a slot is free
+ * and no request waits for one: true once it ran and @r has its reply;
+ * false (nothing done) when it must be queued with srv_pool_submit. */
+bool srv_pool_run_here(srv *s, srv_req *r);
 /* Admission of work routes: in-flight counts, per-token quota.  Returns
  * 0, or the status to refuse with (429, 503) having replied. */
 int srv_pool_admit(srv *s, srv_req *r);

@@ -226,9 +226,15 @@ void srv_stream_close(srv_stream *st)
 
 int srv_sse_begin(srv_req *r)
 {
-    srv_stream *st = calloc(1, sizeof *st);
+    srv_stream *st;
 
-    if (!st) {
+    if (r->here) {
+        /* nothing would send the events before the handler returns */
+        srv_error(r, 500, "internal", NULL, "a stream was begun by a handler running on "
+                  "the connection's thread (it did not ask for text/event-stream)");
+        return -1;
+    }
+    if (!(st = calloc(1, sizeof *st))) {
         srv_error(r, 500, "nomem", NULL, "out of memory");
         return -1;
     }

@@ -1,10 +1,13 @@
 /* core/server/workers.c - the fixed worker pool and admission
  *
- * Handlers that may block run on `workers` threads, whatever the number
- * of connections.  At most `queue` requests wait for one; past that a
- * request is refused at once with 429 and Retry-After (never buffered
- * without bound).  A token may be held to `token_concurrency` requests
- * in flight.
+ * Handlers that may block run in `workers` slots, whatever the number
+ * of connections: on the pool's threads, or on the network thread that
+ * read the request when http.c finds that nothing else waits for that
+ * thread (srv_pool_run_here), which spares the request two thread
+ * wake-ups.  Either way at most `workers` handlers run at once.  At most
+ * `queue` requests wait for a slot; past that a request is refused at
+ * once with 429 and Retry-After (never buffered without bound).  A token
+ * may be held to `token_concurrency` requests in flight.
  */
 #include "config.h"
 
@@ -25,10 +28,10 @@ struct srv_pool {
     srv_req **ring;
     unsigned cap, head, count;   /* waiting requests */
     unsigned reserved;           /* admitted, about to be queued */
-    unsigned busy;
+    unsigned busy;               /* slots taken (handlers running) */
     unsigned *per_token;
     size_t n_tokens;
-    srv_req **running;           /* [n_threads]: what each worker runs */
+    srv_req **running;           /* [n_threads]: the handler of each slot */
     bool stop;
     uint64_t admitted, rejected_queue, rejected_quota, completed;
 };
@@ -104,17 +107,47 @@ void srv_pool_unadmit(srv *s, srv_req *r)
 int srv_pool_submit(srv *s, srv_req *r)
 {
     struct srv_pool *p = s->pool;
+    bool wake;
 
     pthread_mutex_lock(&p->lock);
     p->reserved--;
     p->ring[(p->head + p->count) % p->cap] = r;
     p->count++;
-    pthread_cond_signal(&p->work);
+    wake = p->busy < p->n_threads;
     pthread_mutex_unlock(&p->lock);
+    /* Signalled unlocked: the worker woken does not wait for our lock. */
+    if (wake)
+        pthread_cond_signal(&p->work);
     return 0;
 }
 
-/* Run one request's handler and hand the reply back. */
+/* Under the lock: @r takes a free slot (there is one: busy < n_threads). */
+static void slot_take(struct srv_pool *p, srv_req *r)
+{
+    for (unsigned i = 0; i < p->n_threads; i++)
+        if (!p->running[i]) {
+            p->running[i] = r;
+            break;
+        }
+    p->busy++;
+}
+
+/* Under the lock: @r's handler is done, its slot free again. */
+static void slot_give(struct srv_pool *p, srv_req *r)
+{
+    for (unsigned i = 0; i < p->n_threads; i++)
+        if (p->running[i] == r) {
+            p->running[i] = NULL;
+            break;
+        }
+    p->busy--;
+    p->completed++;
+    if (!p->busy && !p->count && !p->reserved)
+        pthread_cond_broadcast(&p->idle);
+}
+
+/* Run one request's handler; then it no longer counts as admitted nor
+ * watched, and its Idempotency-Key keeps the reply. */
 static void serve(srv *s, srv_req *r)
 {
     if (atomic_load(&r->refused))
@@ -129,45 +162,69 @@ static void serve(srv *s, srv_req *r)
     srv_monitor_del(r);
     srv_idem_end(s, r);
     srv_pool_release(s, r);
-    if (r->stream)
-        srv_sse_end(r);
-    else if (!r->upgraded)   /* a WebSocket resumed it to upgrade it (ws.c) */
-        srv_http_resume(r);
-    srv_req_unref(r);
+}
+
+bool srv_pool_run_here(srv *s, srv_req *r)
+{
+    struct srv_pool *p = s->pool;
+    bool here;
+
+    pthread_mutex_lock(&p->lock);
+    /* Never ahead of a request already waiting. */
+    here = !p->stop && !p->count && p->busy < p->n_threads;
+    if (here) {
+        p->reserved--;
+        slot_take(p, r);
+    }
+    pthread_mutex_unlock(&p->lock);
+    if (!here)
+        return false;
+    srv_monitor_add(r);   /* a client that goes away cancels it, as queued */
+    serve(s, r);
+    pthread_mutex_lock(&p->lock);
+    slot_give(p, r);
+    /* a request queued meanwhile waited for this slot */
+    here = p->count > 0;
+    pthread_mutex_unlock(&p->lock);
+    if (here)
+        pthread_cond_signal(&p->work);
+    return true;
 }
 
 static void *worker(void *arg)
 {
     srv *s = arg;
     struct srv_pool *p = s->pool;
-    unsigned me;
 
     pthread_mutex_lock(&p->lock);
-    for (me = 0; me < p->n_threads && !pthread_equal(p->threads[me], pthread_self()); me++)
-        ;
     for (;;) {
         srv_req *r;
-        while (!p->count && !p->stop)
-            pthread_cond_wait(&p->work, &p->lock);
-        if (!p->count)
+        if (!p->count && p->stop)
             break;
+        /* The slots may all be taken by handlers running on network
+         * threads: then this thread waits too. */
+        if (!p->count || p->busy >= p->n_threads) {
+            pthread_cond_wait(&p->work, &p->lock);
+            continue;
+        }
         r = p->ring[p->head];
         p->head = (p->head + 1) % p->cap;
         p->count--;
-        p->busy++;
-        if (me < p->n_threads)
-            p->running[me] = r;
+        slot_take(p, r);
         pthread_mutex_unlock(&p->lock);
 
         serve(s, r);
+        /* Hand the reply back to the connection's thread. */
+        if (r->stream)
+            srv_sse_end(r);
+        else if (!r->upgraded)   /* a WebSocket resumed it to upgrade it (ws.c) */
+            srv_http_resume(r);
 
         pthread_mutex_lock(&p->lock);
-        if (me < p->n_threads)
-            p->running[me] = NULL;
-        p->busy--;
-        p->completed++;
-        if (!p->busy && !p->count && !p->reserved)
-            pthread_cond_broadcast(&p->idle);
+        slot_give(p, r);
+        pthread_mutex_unlock(&p->lock);
+        srv_req_unref(r);
+        pthread_mutex_lock(&p->lock);
     }
     pthread_mutex_unlock(&p->lock);
     return NULL;

@@ -34,6 +34,7 @@ struct ph_client {
     char *base;        /* URL prefix, no trailing slash */
     char *unix_path;   /* unix socket, or NULL */
     char *ca_file, *cert_file, *key_file;
+    char *ca_pem, *cert_pem, *key_pem;  /* key_pem wiped on free */
     long connect_timeout_ms;
     long timeout_ms;
     int http2;
@@ -127,9 +128,17 @@ int ph_client_new(const ph_client_conf *conf, ph_client **out, char err[PH_ERR_M
         free(c);
         return SBX_E_NOMEM;
     }
-    rc = parse_base(c, conf->base_url, conf->cert_file && *conf->cert_file, err);
+    rc = parse_base(c, conf->base_url,
+                    (conf->cert_file && *conf->cert_file) || (conf->cert_pem && *conf->cert_pem),
+                    err);
     if (rc == SBX_OK)
         rc = dup_opt(conf->ca_file, &c->ca_file);
+    if (rc == SBX_OK)
+        rc = dup_opt(conf->ca_pem, &c->ca_pem);
+    if (rc == SBX_OK)
+        rc = dup_opt(conf->cert_pem, &c->cert_pem);
+    if (rc == SBX_OK)
+        rc = dup_opt(conf->key_pem, &c->key_pem);
     if (rc == SBX_OK)
         rc = dup_opt(conf->cert_file, &c->cert_file);
     if (rc == SBX_OK)
@@ -173,7 +182,21 @@ void ph_client_free(ph_client *c)
     free(c->ca_file);
     free(c->cert_file);
     free(c->key_file);
+    free(c->ca_pem);
+    free(c->cert_pem);
+    if (c->key_pem) {
+        explicit_bzero(c->key_pem, strlen(c->key_pem));
+        free(c->key_pem);
+    }
     free(c);
+}
+
+/* A PEM held in memory as a libcurl blob (copied by libcurl). */
+static int set_blob(CURL *h, CURLoption opt, const char *pem)
+{
+    struct curl_blob b = { (void *)pem, strlen(pem), CURL_BLOB_COPY };
+
+    return curl_easy_setopt(h, opt, &b) == CURLE_OK;
 }
 
 int ph_client_set_header(ph_client *c, const char *name, const char *value)
@@ -278,6 +301,14 @@ static int setup_common(ph_client *c, CURL *h, const char *path, char err[PH_ERR
         ok = curl_easy_setopt(h, CURLOPT_SSLCERT, c->cert_file) == CURLE_OK;
     if (ok && c->key_file)
         ok = curl_easy_setopt(h, CURLOPT_SSLKEY, c->key_file) == CURLE_OK;
+    if (ok && c->ca_pem)
+        ok = set_blob(h, CURLOPT_CAINFO_BLOB, c->ca_pem);
+    if (ok && c->cert_pem)
+        ok = set_blob(h, CURLOPT_SSLCERT_BLOB, c->cert_pem) &&
+             curl_easy_setopt(h, CURLOPT_SSLCERTTYPE, "PEM") == CURLE_OK;
+    if (ok && c->key_pem)
+        ok = set_blob(h, CURLOPT_SSLKEY_BLOB, c->key_pem) &&
+             curl_easy_setopt(h, CURLOPT_SSLKEYTYPE, "PEM") == CURLE_OK;
     if (!ok) {
         set_err(err, "%s: cannot set up the request", path);
         return SBX_E_NOMEM;

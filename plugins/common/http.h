@@ -36,6 +36,12 @@ typedef struct ph_client_conf {
     const char *ca_file;    /* TLS trust anchors; NULL: the system's */
     const char *cert_file;  /* TLS client certificate (PEM); NULL: none */
     const char *key_file;   /* its private key (PEM); NULL: none */
+    /* The same three in memory (PEM text, NUL-terminated), instead of the
+     * files: a kubeconfig's *-data fields.  Copied; the key's copy is
+     * wiped on free.  Since 0.1 (the kubernetes provider). */
+    const char *ca_pem;
+    const char *cert_pem;
+    const char *key_pem;
     long connect_timeout_ms; /* 0: 10 s */
     long timeout_ms;        /* default whole-request limit; 0: none */
     /* Speak HTTP/2 (gRPC): with prior knowledge over http://, negotiated by

@@ -1,11 +1,12 @@
 /* tests/bench/bench-runs.c - sustained one-shot runs through the library
  *
- * Usage: bench-runs [-t THREADS] [-n RUNS] [-w WARMUP] [--leak | --inject-leak]
- *                   [-- ARGV...]
+ * Usage: bench-runs [-t THREADS] [-n RUNS | -d SECONDS] [-w WARMUP]
+ *                   [--leak | --inject-leak] [-- ARGV...]
  *
  * Calls sbx_run() (create + exec + destroy) RUNS times in all, shared by
- * THREADS threads on one context, and prints runs per second and the
- * latency of one run.  No process is started per run but the sandbox's
+ * THREADS threads on one context, or as many times as they do in SECONDS
+ * (what a peer measured for a time is compared with), and prints runs
+ * per second and the latency of one run.  No process is started per run but the sandbox's
  * own, so this is the provider's throughput, not the CLI's start-up.
  *
  * --leak: after WARMUP runs, snapshots the process and the host (fds,
@@ -37,16 +38,20 @@
 #define MAX_THREADS 64
 #define RSS_SAMPLES 64
 #define RSS_LEAK_KIB 1024
+#define MAX_RATE 20000          /* runs per second -d makes room for */
 
 struct bench {
     sbx_ctx *ctx;
     sbx_exec_opts *x;
     long total;             /* runs to do, all threads together */
+    uint64_t deadline_ns;   /* -d: no run starts after it (0: none) */
     atomic_long next;       /* next run number to take */
     atomic_long failed;
     atomic_int reported;    /* first failure printed */
     uint64_t *lat_ns;       /* one per run, by run number */
-    uint64_t *phase_ns[3];  /* create, start, exec as the result reports */
+    uint64_t *phase_ns[4];  /* create, start, exec as the result reports, and
+                               the time outside its total (what sbx_run adds
+                               around create + exec + destroy) */
     long lat_cap;
     const char *save_as;    /* key part for BENCH_SAVE: "lib" or "lib.leak" */
     long rss_every;         /* sample RSS each this many runs (0: never) */
@@ -83,6 +88,8 @@ static void *worker(void *arg)
 {
     struct bench *b = arg;
     for (;;) {
+        if (b->deadline_ns && now_ns() >= b->deadline_ns)
+            break;
         long i = atomic_fetch_add(&b->next, 1);
         if (i >= b->total)
             break;
@@ -102,6 +109,8 @@ static void *worker(void *arg)
             b->phase_ns[0][i] = sbx_result_timing(r, SBX_TIMING_CREATE);
             b->phase_ns[1][i] = sbx_result_timing(r, SBX_TIMING_START);
             b->phase_ns[2][i] = sbx_result_timing(r, SBX_TIMING_EXEC);
+            uint64_t total = sbx_result_timing(r, SBX_TIMING_TOTAL);
+            b->phase_ns[3][i] = b->lat_ns[i] > total ? b->lat_ns[i] - total : 0;
         }
         sbx_result_free(r);
         if (b->rss_every && (i + 1) % b->rss_every == 0 && (i + 1) / b->rss_every <= RSS_SAMPLES)
@@ -135,7 +144,7 @@ static void release(struct bench *b)
 {
     free(b->lat_ns);
     b->lat_ns = NULL;
-    for (int k = 0; k < 3; k++) {
+    for (int k = 0; k < 4; k++) {
         free(b->phase_ns[k]);
         b->phase_ns[k] = NULL;
     }
@@ -150,7 +159,7 @@ static int reserve(struct bench *b, long runs)
     if (!(b->lat_ns = malloc(sz)))
         return -1;
     memset(b->lat_ns, 0, sz);
-    for (int k = 0; k < 3; k++) {
+    for (int k = 0; k < 4; k++) {
         if (!(b->phase_ns[k] = malloc(sz))) {
             release(b);
             return -1;
@@ -161,8 +170,9 @@ static int reserve(struct bench *b, long runs)
     return 0;
 }
 
-/* RUNS runs on THREADS threads; prints a line unless @label is NULL. */
-static int batch(struct bench *b, long runs, int threads, const char *label)
+/* RUNS runs on THREADS threads, or as many as they start in @seconds
+ * (when not 0); prints a line unless @label is NULL. */
+static int batch(struct bench *b, long runs, long seconds, int threads, const char *label)
 {
     pthread_t tid[MAX_THREADS];
     b->total = runs;
@@ -174,6 +184,7 @@ static int batch(struct bench *b, long runs, int threads, const char *label)
         return 1;
     }
     uint64_t t0 = now_ns();
+    b->deadline_ns = seconds ? t0 + (uint64_t)seconds * 1000000000u : 0;
     int started = 0;
     for (; started < threads; started++) {
         int e = pthread_create(&tid[started], NULL, worker, b);
@@ -187,8 +198,14 @@ static int batch(struct bench *b, long runs, int threads, const char *label)
     double secs = (double)(now_ns() - t0) / 1e9;
     if (started < threads)
         return 1;
+    if (seconds && atomic_load(&b->next) < runs)
+        runs = atomic_load(&b->next);   /* every run started has ended */
+    if (runs == 0) {
+        fprintf(stderr, "bench-runs: no run in %ld s\n", seconds);
+        return 1;
+    }
     qsort(b->lat_ns, (size_t)runs, sizeof *b->lat_ns, cmp_u64);
-    for (int k = 0; k < 3; k++)
+    for (int k = 0; k < 4; k++)
         qsort(b->phase_ns[k], (size_t)runs, sizeof *b->phase_ns[k], cmp_u64);
     if (label)
         printf("%-24s %6ld runs in %7.2f s = %8.1f runs/s   "
@@ -198,14 +215,17 @@ static int batch(struct bench *b, long runs, int threads, const char *label)
                atomic_load(&b->failed) ? "  FAILED RUNS" : "");
     if (label)
         printf("%-24s medians as the results report: create %.2f ms, start %.2f ms, "
-               "exec %.2f ms\n", "", (double)b->phase_ns[0][runs / 2] / 1e6,
-               (double)b->phase_ns[1][runs / 2] / 1e6, (double)b->phase_ns[2][runs / 2] / 1e6);
+               "exec %.2f ms; outside its total %.3f ms\n", "",
+               (double)b->phase_ns[0][runs / 2] / 1e6, (double)b->phase_ns[1][runs / 2] / 1e6,
+               (double)b->phase_ns[2][runs / 2] / 1e6, (double)b->phase_ns[3][runs / 2] / 1e6);
     if (label && !atomic_load(&b->failed)) {
         char key[64];
         snprintf(key, sizeof key, "rate.%s.t%d", b->save_as, threads);
         save(key, (double)runs / secs);
         snprintf(key, sizeof key, "median.%s.t%d", b->save_as, threads);
         save(key, (double)b->lat_ns[runs / 2] / 1e6);
+        snprintf(key, sizeof key, "outside.%s.t%d", b->save_as, threads);
+        save(key, (double)b->phase_ns[3][runs / 2] / 1e6);
     }
     fflush(stdout);
     if (atomic_load(&b->failed)) {
@@ -287,7 +307,7 @@ static int leak_report(struct bench *b, const struct bench_snap *s0, const struc
 int main(int argc, char **argv)
 {
     int threads = 1;
-    long runs = 1000, warm = 0;
+    long runs = 1000, warm = 0, seconds = 0;
     bool leak = false, inject = false;
     const char *def_argv[] = {"/bin/true", NULL};
     const char *const *cmd = def_argv;
@@ -296,6 +316,8 @@ int main(int argc, char **argv)
             threads = (int)parse_long(argv[++i], "-t", 1, MAX_THREADS);
         else if (!strcmp(argv[i], "-n") && i + 1 < argc)
             runs = parse_long(argv[++i], "-n", 1, 100000000);
+        else if (!strcmp(argv[i], "-d") && i + 1 < argc)
+            seconds = parse_long(argv[++i], "-d", 1, 3600);
         else if (!strcmp(argv[i], "-w") && i + 1 < argc)
             warm = parse_long(argv[++i], "-w", 0, 100000000);
         else if (!strcmp(argv[i], "--leak"))
@@ -306,11 +328,17 @@ int main(int argc, char **argv)
             cmd = (const char *const *)&argv[i + 1];
             break;
         } else {
-            fprintf(stderr, "usage: bench-runs [-t THREADS] [-n RUNS] [-w WARMUP] "
-                            "[--leak | --inject-leak] [-- ARGV...]\n");
+            fprintf(stderr, "usage: bench-runs [-t THREADS] [-n RUNS | -d SECONDS] "
+                            "[-w WARMUP] [--leak | --inject-leak] [-- ARGV...]\n");
             return 2;
         }
     }
+    if (seconds && leak) {
+        fprintf(stderr, "bench-runs: -d measures a rate, not leaks: give -n with --leak\n");
+        return 2;
+    }
+    if (seconds)
+        runs = seconds * MAX_RATE;   /* room; the clock ends it */
     const char *sd_env = getenv("POLYSANDBOX_STATE_DIR");
     char state_dir[4096];
     if (leak && (!sd_env || !*sd_env)) {
@@ -335,12 +363,12 @@ int main(int argc, char **argv)
     char label[64];
     snprintf(label, sizeof label, "library, %d thread%s:", threads, threads > 1 ? "s" : "");
     if (!leak) {
-        if ((ret = batch(&b, warm ? warm : 20, threads, NULL)) == 0)
-            ret = batch(&b, runs, threads, label);
+        if ((ret = batch(&b, warm ? warm : 20, 0, threads, NULL)) == 0)
+            ret = batch(&b, runs, seconds, threads, label);
         goto out;
     }
     struct bench_snap s0, s1;
-    if (warm && (ret = batch(&b, warm, threads, NULL)))
+    if (warm && (ret = batch(&b, warm, 0, threads, NULL)))
         goto out;
     /* The timings of the measured batch are allocated (and resident)
      * before the first snapshot, so they do not count as growth. */
@@ -355,7 +383,7 @@ int main(int argc, char **argv)
            threads > 1 ? "s" : "", state_dir);
     fflush(stdout);
     bench_snap_take(&s0, state_dir);
-    ret = batch(&b, runs, threads, label);
+    ret = batch(&b, runs, 0, threads, label);
     struct bench_inject in;
     if (inject)
         bench_inject_leak(&in, state_dir);

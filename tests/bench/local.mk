@@ -12,12 +12,19 @@ tests_bench_bench_runs_CFLAGS = $(AM_CFLAGS) -pthread
 tests_bench_bench_runs_LDADD = core/libpolysandbox.la
 
 
+# srv-load: the load client of tests/bench/server.sh (polysandboxd against
+# the library and a reference server); no library, only HTTP.
+noinst_PROGRAMS += tests/bench/srv-load
+tests_bench_srv_load_SOURCES = tests/bench/srv-load.c
+tests_bench_srv_load_CFLAGS = $(AM_CFLAGS) -pthread
+tests_bench_srv_load_LDFLAGS = -pthread
+
 # bench-pool: sbx_run through a warm pool against none, same process.
 noinst_PROGRAMS += tests/bench/bench-pool
 tests_bench_bench_pool_SOURCES = tests/bench/bench-pool.c
 tests_bench_bench_pool_LDADD = core/libpolysandbox.la
 
-EXTRA_DIST += tests/bench/rate.py tests/bench/summary.py
+EXTRA_DIST += tests/bench/rate.py tests/bench/summary.py tests/bench/python.py
 # The summary's verdicts, from figures files the test writes.
 TESTS += tests/bench/summary-test.sh
 dist_check_SCRIPTS += tests/bench/summary-test.sh
@@ -30,3 +37,21 @@ bench: bench-docker
 EXTRA_DIST += tests/bench/docker.sh
 EXTRA_DIST += tests/bench/eval.sh tests/bench/eval-baseline.py tests/bench/eval-gen.py
 EXTRA_DIST += tests/bench/eval-zygote.py
+
+# polysandboxd against sbx_run and a reference server (tests/bench/server.sh).
+bench-server: all
+	top_builddir=$(abs_top_builddir) top_srcdir=$(abs_top_srcdir) $(SHELL) $(top_srcdir)/tests/bench/server.sh
+bench: bench-server
+.PHONY: bench-server
+EXTRA_DIST += tests/bench/server.sh tests/bench/server-summary.py tests/bench/ref-server.py
+# The summary's verdicts on issue 14's targets, from figures files the test writes.
+TESTS += tests/bench/server-summary-test.sh
+dist_check_SCRIPTS += tests/bench/server-summary-test.sh
+
+# The kubernetes provider at scale through the fake: cold pods against a
+# warm pool (tests/bench/kube.sh).
+bench-kube: all
+	top_builddir=$(abs_top_builddir) top_srcdir=$(abs_top_srcdir) $(SHELL) $(top_srcdir)/tests/bench/kube.sh
+bench: bench-kube
+.PHONY: bench-kube
+EXTRA_DIST += tests/bench/kube.sh

@@ -9,7 +9,8 @@
 # BENCH_RATE_RUNS (library runs per rate figure, 2000), BENCH_CLI_RUNS
 # (CLI runs per rate figure, 500), BENCH_LEAK_RUNS (10000; 0 skips the leak check),
 # BENCH_LEAK_WARMUP (300), BENCH_POOL_RUNS (runs each, pooled and not, 200),
-# BENCH_CONFIG_DIR (the configuration, tests/config).
+# BENCH_CONFIG_DIR (the configuration, tests/config), BENCH_PY_RUNS (runs of
+# each side of the Python binding's figures, 200).
 set -u
 : "${top_builddir:=$(pwd)}"
 : "${top_srcdir:=$(cd "$(dirname "$0")/../.." && pwd)}"
@@ -169,6 +170,17 @@ pool_runner="$top_builddir/tests/bench/bench-pool"
 # ---- 6. scoring a dataset: polysandbox eval against the reference harness's way ----
 echo
 sh "$bench/eval.sh" || status=1
+
+# ---- 7. the Python binding against sbx_run in C and against the CLI ----
+echo
+if [ -x "$py" ]; then
+    PYTHONPATH="$top_srcdir/python" PYTHONDONTWRITEBYTECODE=1 \
+        POLYSANDBOX_LIBRARY="$top_builddir/core/.libs/libpolysandbox.so" \
+        "$py" "$bench/python.py" -n "${BENCH_PY_RUNS:-200}" --save "$BENCH_SAVE" \
+        "$runner" "$psb" || status=1
+else
+    echo "(the Python binding: $py is not installed, skipped)"
+fi
 
 echo
 python3 "$bench/summary.py" "$BENCH_SAVE" "$BENCH_SAVE.locald"

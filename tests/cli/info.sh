@@ -35,15 +35,19 @@ cli doctor --provider nosuch-provider
 check "doctor of an unknown provider: exit 125 naming it" \
     rc_and_err 125 nosuch-provider
 
-# The shipped providers.d/ keeps kubernetes, a reserved name, disabled.
+# The shipped providers.d/kubernetes.ini keeps the provider disabled (its
+# module is not on the test's provider path): nothing listed, nothing
+# opened.  Enabled and not optional without its module, the reason names
+# what is missing (an optional one is left out of the list).
 mkdir "$tmp/conf" && cp -RL "$top_srcdir/tests/config/." "$tmp/conf/" &&
-    cp "$top_srcdir"/etc/providers.d/*.ini "$tmp/conf/providers.d/" || exit 99
+    cp "$top_srcdir/plugins/kubernetes/kubernetes.ini" "$tmp/conf/providers.d/" || exit 99
 cli --config-dir "$tmp/conf" providers --json
-check "the reserved name loads, disabled (not listed as a provider)" \
+check "the shipped kubernetes.ini loads, disabled (not listed as a provider)" \
     eval 'is_rc 0 && json_check "not any(p[\"name\"] == \"kubernetes\" for p in j)"'
-sed -i 's/^enabled = false/enabled = true/' "$tmp/conf/providers.d/kubernetes.ini"
+sed -i -e 's/^enabled = false/enabled = true/' -e 's/^optional = true/optional = false/' \
+    "$tmp/conf/providers.d/kubernetes.ini"
 cli --config-dir "$tmp/conf" providers --json
-check "enabled, kubernetes is unavailable with a reason saying the name is reserved" \
-    json_check 'any(p["name"] == "kubernetes" and p["state"] == "unavailable" and "reserved" in p["reason"] for p in j)'
+check "enabled, not optional, without its module: kubernetes unavailable with a reason naming kubernetes.so" \
+    json_check 'any(p["name"] == "kubernetes" and p["state"] == "unavailable" and "no kubernetes.so in" in p["reason"] for p in j)'
 
 done_testing

@@ -3,7 +3,7 @@
 . "$top_srcdir/tests/cli/lib.sh"
 
 commands="run create exec list destroy upload download providers templates doctor"
-plan 45
+plan 48
 
 cli --version
 check "--version prints the version" rc_and_out 0 "polysandbox 0.1.0"
@@ -76,6 +76,13 @@ check "unknown provider after the command: exit 125 naming it" \
 cli --provider nosuch-provider run -- true
 check "unknown global provider: exit 125 naming it" \
     rc_and_err 125 "nosuch-provider"
+cli run --fallback 'local,,x' -- true
+check "an empty name in --fallback: exit 2 naming the value" rc_and_err 2 "'local,,x' for --fallback"
+cli create --provider local --fallback local,nosuch-fallback
+check "an unknown provider in --fallback: exit 125 naming it, nothing made" \
+    rc_and_err 125 "unknown provider 'nosuch-fallback'"
+cli eval --canonical --dataset /nonexistent --fallback ','
+check "eval --fallback with no name: exit 2" rc_and_err 2 "--fallback"
 mkdir "$tmp/badconf"
 printf '[core\nthis is not ini\n' >"$tmp/badconf/polysandbox.ini"
 cli --config-dir "$tmp/badconf" providers

@@ -20,6 +20,11 @@ TESTS += tests/conformance/cloudflare.t
 endif
 dist_check_SCRIPTS += tests/conformance/cloudflare.t
 
+if BUILD_PROVIDER_VOLCENGINE
+TESTS += tests/conformance/volcengine.t
+endif
+dist_check_SCRIPTS += tests/conformance/volcengine.t
+
 if BUILD_PROVIDER_DOCKER
 TESTS += tests/conformance/docker.t
 endif

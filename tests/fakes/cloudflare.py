@@ -46,6 +46,7 @@
 # Fault injection and control (no key needed) as the Daytona fake's:
 #   POST /_fake/faults {"latency_ms","error_rate","status","retry_after",
 #       "drop_rate","drop_mode","slow_body_ms","count","path","method","seed"}
+#       or a list of such objects (the first that fires wins)
 #   GET /_fake/faults, POST /_fake/reset, GET /_fake/stats, GET /_fake/requests
 #   POST /_fake/kill {"id": ID}  the container dies (running execs end with
 #       an "error" event, as a crashed container's do)
@@ -105,6 +106,15 @@ def resolve_workspace(p):
     return r if r == "/workspace" or r.startswith("/workspace/") else None
 
 
+def fault_list(d):
+    """The fault specs of a JSON object, or of a list of them (the first
+    that fires on a request wins)."""
+    specs = d if isinstance(d, list) else [d] if d else []
+    if not all(isinstance(x, dict) for x in specs):
+        raise ValueError("faults: a JSON object or a list of them")
+    return [Faults(x) for x in specs if x]
+
+
 def b32_id():
     return base64.b32encode(os.urandom(16)).decode().rstrip("=").lower()
 
@@ -149,9 +159,9 @@ class Fake:
         self.sleep_after = args.sleep_after_ms / 1000.0
         self.lock = threading.RLock()
         self.containers = {}
-        self.faults = Faults(json.loads(args.faults) if args.faults else None)
+        self.faults = fault_list(json.loads(args.faults) if args.faults else None)
         self.requests = []
-        self.n_requests = self.n_injected = self.n_created = self.n_bound = 0
+        self.n_requests = self.n_injected = self.n_dropped = self.n_created = self.n_bound = 0
 
     def bind(self, sid):
         with self.lock:
@@ -257,18 +267,21 @@ class Handler(BaseHTTPRequestHandler):
             return self._control(path, body)
         with f.lock:
             f.n_requests += 1
-            fl = f.faults
             inject, latency = None, 0
-            if fl.applies(self.command, path):
-                latency = fl.latency_ms
+            for fl in f.faults:
+                if not fl.applies(self.command, path):
+                    continue
+                latency = max(latency, fl.latency_ms)
                 if fl.error_rate and fl.rng.random() < fl.error_rate:
                     inject = "error"
                 elif fl.drop_rate and fl.rng.random() < fl.drop_rate:
                     inject = "drop"
                 if inject:
                     f.n_injected += 1
+                    f.n_dropped += inject == "drop"
                     if fl.count is not None:
                         fl.count -= 1
+                    break
             entry = {"method": self.command, "path": path}
             f.requests.append(entry)
             del f.requests[:-200]
@@ -514,18 +527,17 @@ class Handler(BaseHTTPRequestHandler):
         f = self.fake
         if path == "/_fake/faults" and self.command == "POST":
             try:
-                d = json.loads(body or b"{}")
-                faults = Faults(d if isinstance(d, dict) else None)
+                faults = fault_list(json.loads(body or b"{}"))
             except (ValueError, TypeError) as e:
                 return self._json(400, {"error": str(e), "code": "invalid_request"})
             with f.lock:
                 f.faults = faults
-            return self._json(200, faults.raw)
+            return self._json(200, [x.raw for x in faults])
         if path == "/_fake/faults":
-            return self._json(200, f.faults.raw)
+            return self._json(200, [x.raw for x in f.faults])
         if path == "/_fake/reset" and self.command == "POST":
             with f.lock:
-                f.faults = Faults()
+                f.faults = []
                 ids = list(f.containers)
             for s in ids:
                 f.drop(s)
@@ -538,7 +550,7 @@ class Handler(BaseHTTPRequestHandler):
             with f.lock:
                 return self._json(200, {"live": list(f.containers), "created": f.n_created,
                                         "bound": f.n_bound, "requests": f.n_requests,
-                                        "injected": f.n_injected})
+                                        "injected": f.n_injected, "dropped": f.n_dropped})
         if path == "/_fake/requests":
             with f.lock:
                 return self._json(200, list(f.requests))

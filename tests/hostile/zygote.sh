@@ -279,7 +279,7 @@ while [ $i -lt 100 ]; do
     zpid=$(zygotes | head -n 1)
     # it enters its namespaces, builds its root, then the supervisor writes
     # its maps: wait for the sandbox user in them
-    [ -n "$zpid" ] && [ -f "/proc/$zpid/root/usr/bin/env" ] && grep -qw 1000 "/proc/$zpid/uid_map" && break
+    [ -n "$zpid" ] && [ -f "/proc/$zpid/root/usr/bin/env" ] && grep -qw 1000 "/proc/$zpid/uid_map" 2>/dev/null && break
     sleep 0.1
     i=$((i + 1))
 done

@@ -11,9 +11,13 @@
 # The cache is $POLYSANDBOX_SDK_CACHE, else $XDG_CACHE_HOME/polysandbox/sdk
 # (~/.cache/...), one directory per package-lock.json (named by its hash),
 # so a changed lock installs anew and parallel tests share one install.
+#
+# Another folder's pinned packages install the same way: set SDK_SRC to
+# the folder (its package.json, package-lock.json and *.mjs drivers;
+# tests/web does) before sourcing.  tap.mjs is copied beside the drivers.
 
 : "${top_srcdir:?top_srcdir is not set (run through make check)}"
-SDK_SRC="$top_srcdir/tests/sdk"
+SDK_SRC=${SDK_SRC:-"$top_srcdir/tests/sdk"}
 
 sdk_skip() {
     echo "1..0 # SKIP $1"
@@ -70,6 +74,7 @@ sdk_install() {
     esac
     # The drivers import their SDK from node_modules beside them: copy them
     # next to it (they are small), fresh each run.
-    mkdir -p "$1" && cp "$SDK_SRC"/*.mjs "$1/" && ln -sfn "$SDK_DIR/node_modules" "$1/node_modules" ||
+    mkdir -p "$1" && cp "$SDK_SRC"/*.mjs "$1/" && cp "$top_srcdir/tests/sdk/tap.mjs" "$1/" &&
+        ln -sfn "$SDK_DIR/node_modules" "$1/node_modules" ||
         exit 99
 }

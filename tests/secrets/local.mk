@@ -20,3 +20,6 @@ tests_secrets_probe_la_LIBADD = $(SODIUM_LIBS)
 
 TESTS += tests/secrets/test-secrets tests/secrets/cli.sh tests/secrets/tty.sh
 dist_check_SCRIPTS += tests/secrets/cli.sh tests/secrets/tty.sh
+# The cloud providers' own (tests/cloudflare/local.mk, volcengine/local.mk)
+# share these pieces.
+EXTRA_DIST += tests/secrets/cloud.sh

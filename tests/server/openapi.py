@@ -235,6 +235,10 @@ tap(status == 200 and json.loads(data) == DOC, "GET /openapi.json is the documen
 
 check("GET", "/healthz", 200, token=False)
 check("GET", "/readyz", 200, token=False)
+check("GET", "/", 200, token=False)
+check("GET", "/web/app.js", 200, token=False)
+check("GET", "/web/app.css", 200, token=False)
+check("GET", "/web/nosuch.js", 404, token=False)
 check("GET", "/v1/providers", 200, want=lambda j: any(p["name"] == "local" for p in j["providers"]))
 check("GET", "/v1/providers", 401, token=False)
 check("GET", "/v1/templates", 200, want=lambda j: any(t["name"] == "python" for t in j["templates"]))

@@ -1,0 +1,66 @@
+/* core/server/native-web.c - the page: GET / and GET /web/{file}
+ *
+ * The files are compiled in (web-data.c, from core/server/web/), so the
+ * page is the one this build's API answers.  They need no token (they
+ * hold nothing secret; the page asks for the token and sends it with
+ * every API call) and run on the network thread: nothing here blocks.
+ * Every file goes out under a Content-Security-Policy that allows
+ * scripts, styles and connections to this server only, and no inline
+ * script or style, so that output a sandbox printed can never run as
+ * code in the page even if it were inserted as markup by mistake.
+ */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "server.h"
+#include "server-int.h"
+
+#define CSP "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; " \
+            "img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+
+static void send_asset(srv_req *r, const char *name)
+{
+    const srv_web_asset *a = NULL;
+    char *copy;
+
+    for (size_t i = 0; i < srv_web_asset_count && !a; i++)
+        if (strcmp(srv_web_assets[i].name, name) == 0)
+            a = &srv_web_assets[i];
+    if (!a) {
+        srv_error(r, 404, "not_found", NULL, "no file %s in the page", name);
+        return;
+    }
+    if (!(copy = malloc(a->len ? a->len : 1))) {
+        srv_error(r, 500, "nomem", NULL, "out of memory");
+        return;
+    }
+    memcpy(copy, a->data, a->len);
+    srv_reply(r, 200, a->type, copy, a->len);
+    srv_reply_header(r, "Content-Security-Policy", CSP);
+    srv_reply_header(r, "X-Content-Type-Options", "nosniff");
+    srv_reply_header(r, "Referrer-Policy", "no-referrer");
+    /* revalidated each time: a new build's page is never mixed with an old one */
+    srv_reply_header(r, "Cache-Control", "no-cache");
+}
+
+static void page(srv_req *r)
+{
+    send_asset(r, "index.html");
+}
+
+static void file(srv_req *r)
+{
+    send_asset(r, srv_req_param(r, "file"));
+}
+
+static const srv_route routes[] = {
+    { SRV_GET, "/", page, SRV_R_OPEN },
+    { SRV_GET, "/web/{file}", file, SRV_R_OPEN },
+};
+
+int srv_routes_web(struct srv_router *rt)
+{
+    return srv_router_add(rt, routes, sizeof routes / sizeof routes[0]);
+}

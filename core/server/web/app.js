@@ -1,0 +1,633 @@
+// core/server/web/app.js - the Playground: pick a template and one or
+// several providers, edit code, run it with POST /v1/run streamed as
+// server-sent events (one stream per provider, side by side, differences
+// in status, exit code and output marked).
+//
+// Everything a sandbox or the server says is put in the page as text
+// (textContent, never markup), and the page loads nothing from anywhere
+// but this server (its Content-Security-Policy says so too).
+
+const $ = (id) => document.getElementById(id);
+const TOKEN_KEY = "polysandbox.token";
+
+// What the editor starts with for a template, when we have a sample.
+const SAMPLES = {
+  python: 'import sys\n\nprint("hello from python")\nprint("and from stderr", file=sys.stderr)\n',
+  sh: 'echo "hello from sh"\necho "and from stderr" >&2\n',
+  bash: 'echo "hello from bash"\necho "and from stderr" >&2\n',
+  javascript: 'console.log("hello from javascript");\nconsole.error("and from stderr");\n',
+  node: 'console.log("hello from node");\nconsole.error("and from stderr");\n',
+};
+
+let running = null;          // the AbortController of the run in flight
+
+function notice(text) {
+  const n = $("notice");
+  n.textContent = text || "";
+  n.hidden = !text;
+}
+
+// fetch with the token, if one was given; a 401 asks for one.
+async function api(path, init = {}) {
+  const headers = new Headers(init.headers || {});
+  const token = sessionStorage.getItem(TOKEN_KEY);
+  if (token) headers.set("Authorization", "Bearer " + token);
+  const resp = await fetch(path, { ...init, headers });
+  if (resp.status === 401 && $("token-box").hidden) {
+    $("token-box").hidden = false;
+    $("token").focus();   // once: the live views poll, and must not steal the focus
+  }
+  return resp;
+}
+
+// The server's own words for a failed request.
+async function errorText(resp) {
+  try {
+    const j = await resp.json();
+    if (j && j.error) return `${j.error.message} (${j.error.code}, HTTP ${resp.status})`;
+  } catch (e) { /* not JSON: fall through */ }
+  return `HTTP ${resp.status} ${resp.statusText}`;
+}
+
+async function getList(path, key) {
+  const resp = await api(path);
+  if (!resp.ok) throw new Error(`GET ${path}: ${await errorText(resp)}`);
+  const j = await resp.json();
+  return { items: j[key] || [], def: j.default };
+}
+
+function fillSelect(select, items, def) {
+  const keep = select.value;
+  select.replaceChildren();
+  for (const it of items) {
+    const o = document.createElement("option");
+    o.value = it.name;
+    o.textContent = it.name;
+    select.append(o);
+  }
+  const want = [keep, def].find((v) => v && items.some((it) => it.name === v));
+  if (want) select.value = want;
+}
+
+const checkedProviders = () =>
+  [...document.querySelectorAll("#providers input:checked")].map((c) => c.value);
+
+// A check box per provider; the ones not ready are shown, disabled.
+function fillProviders(items, def) {
+  const box = $("providers");
+  const keep = new Set(checkedProviders());
+  box.querySelectorAll("label").forEach((l) => l.remove());
+  for (const it of items) {
+    const label = document.createElement("label");
+    const cb = document.createElement("input");
+    cb.type = "checkbox";
+    cb.value = it.name;
+    cb.disabled = it.state !== "ready";
+    cb.checked = !cb.disabled && (keep.size ? keep.has(it.name) : it.name === def);
+    label.append(cb, it.state === "ready" ? it.name : `${it.name} (${it.state})`);
+    box.append(label);
+  }
+}
+
+async function loadLists() {
+  try {
+    const [t, p] = await Promise.all([getList("/v1/templates", "templates"),
+                                      getList("/v1/providers", "providers")]);
+    fillSelect($("template"), t.items, t.def || "python");
+    fillProviders(p.items, p.def);
+    fillSelect($("sb-template"), t.items, t.def || "python");
+    fillSelect($("sb-provider"), p.items.filter((it) => it.state === "ready"), p.def);
+    notice("");
+    sampleFor($("template").value);
+  } catch (e) {
+    notice(e.message);
+  }
+}
+
+// A sample in the editor when it is empty or still holds another sample.
+function sampleFor(tpl) {
+  const code = $("code");
+  const isSample = code.value === "" || Object.values(SAMPLES).includes(code.value);
+  if (isSample) code.value = SAMPLES[tpl] || "";
+}
+
+// ---- the editor: Tab indents, Shift+Tab dedents, Esc lets the next Tab
+// move the focus (so the keyboard alone can leave it) -------------------------
+
+const INDENT = "    ";
+let escaped = false;
+
+// Replace @from..@to with @text as typing would (execCommand keeps the
+// browser's undo history; setRangeText, the fallback, does not).
+function replaceText(ta, from, to, text, select) {
+  ta.setSelectionRange(from, to);
+  if (!document.execCommand("insertText", false, text)) {
+    ta.setRangeText(text, from, to, "end");
+    ta.dispatchEvent(new Event("input"));
+  }
+  if (select) ta.setSelectionRange(from, from + text.length);
+}
+
+function editorKey(ev) {
+  const ta = ev.target;
+  if (ev.key === "Escape") { escaped = true; return; }
+  if (ev.key !== "Tab" || escaped || ev.ctrlKey || ev.altKey || ev.metaKey) {
+    escaped = false;
+    return;
+  }
+  ev.preventDefault();
+  const { selectionStart: s, selectionEnd: e, value: v } = ta;
+  const lineStart = v.lastIndexOf("\n", s - 1) + 1;
+  if (!ev.shiftKey && s === e) {
+    replaceText(ta, s, e, INDENT, false);
+  } else {
+    // indent or dedent every line the selection (or the caret) touches
+    const out = v.slice(lineStart, e).split("\n")
+      .map((l) => (ev.shiftKey ? l.replace(/^( {1,4}|\t)/, "") : INDENT + l)).join("\n");
+    replaceText(ta, lineStart, e, out, s !== e);
+  }
+}
+
+// ---- a run -------------------------------------------------------------------
+
+function b64bytes(text) {
+  const bin = atob(text);
+  const bytes = new Uint8Array(bin.length);
+  for (let i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
+  return bytes;
+}
+
+// One run's card: its provider, status, figures and output.
+function newCard(provider) {
+  const el = (tag, cls) => {
+    const e = document.createElement(tag);
+    if (cls) e.className = cls;
+    return e;
+  };
+  const c = { card: el("article", "run"), status: el("span", "status running"),
+              exit: el("span", "exit"), figures: el("dl", "figures"), diff: el("p", "diff"),
+              output: el("pre", "output") };
+  const head = el("header");
+  const name = el("h2");
+  name.textContent = provider || "default provider";
+  c.status.textContent = "running";
+  c.output.tabIndex = 0;
+  c.output.setAttribute("aria-live", "polite");
+  head.append(name, c.status, c.exit);
+  c.card.dataset.provider = provider || "";
+  c.card.append(head, c.figures, c.diff, c.output);
+  return c;
+}
+
+// Output as text nodes: UTF-8 as it is, other bytes as \xNN marked apart.
+function appendOutput(c, stream, data, encoding) {
+  const out = c.output;
+  const stick = out.scrollTop + out.clientHeight >= out.scrollHeight - 4;
+  const span = document.createElement("span");
+  span.className = stream;
+  if (encoding === "base64") {
+    const bytes = b64bytes(data);
+    let plain = "";
+    const flush = () => { if (plain) { span.append(plain); plain = ""; } };
+    for (const b of bytes) {
+      if (b === 10 || b === 9 || (b >= 32 && b < 127)) {
+        plain += String.fromCharCode(b);
+      } else {
+        flush();
+        const x = document.createElement("span");
+        x.className = "binary";
+        x.textContent = "\\x" + b.toString(16).padStart(2, "0");
+        span.append(x);
+      }
+    }
+    flush();
+  } else {
+    span.textContent = data;
+  }
+  out.append(span);
+  if (stick) out.scrollTop = out.scrollHeight;
+}
+
+function setStatus(c, text, kind) {
+  c.status.textContent = text;
+  c.status.className = "status " + kind;
+}
+
+const ms = (ns) => (ns == null ? "–" : (ns / 1e6).toFixed(ns < 1e7 ? 2 : 0) + " ms");
+function bytes(n) {
+  if (n == null) return "–";
+  const u = ["B", "KiB", "MiB", "GiB"];
+  let i = 0;
+  while (n >= 1024 && i < u.length - 1) { n /= 1024; i++; }
+  return (i ? n.toFixed(1) : n) + " " + u[i];
+}
+
+function showFigures(c, pairs) {
+  c.figures.replaceChildren();
+  for (const [k, v] of pairs) {
+    const d = document.createElement("div");
+    const dt = document.createElement("dt");
+    const dd = document.createElement("dd");
+    dt.textContent = k;
+    dd.textContent = v;
+    dd.dataset.figure = k;
+    d.append(dt, dd);
+    c.figures.append(d);
+  }
+}
+
+function note(c, text, cls = "note") {
+  const p = document.createElement("span");
+  p.className = cls;
+  p.textContent = (c.output.textContent ? "\n" : "") + text + "\n";
+  c.output.append(p);
+}
+
+function showResult(c, r, streamed) {
+  setStatus(c, r.status, r.status === "ok" ? "ok" : "bad");
+  c.exit.textContent = r.signal != null ? `signal ${r.signal}`
+    : r.exit_code != null ? `exit code ${r.exit_code}` : "";
+  const t = r.timings_ns || {};
+  showFigures(c, [["create", ms(t.create)], ["start", ms(t.start)], ["exec", ms(t.exec)],
+                  ["total", ms(t.total)], ["cpu", ms(r.cpu_ns)],
+                  ["memory", bytes(r.peak_memory_bytes)]]);
+  // a result whose output was not streamed (nothing arrived) shows it whole
+  if (!streamed) {
+    if (r.stdout) appendOutput(c, "stdout", r.stdout, r.stdout_encoding);
+    if (r.stderr) appendOutput(c, "stderr", r.stderr, r.stderr_encoding);
+  }
+  for (const s of ["stdout", "stderr"]) {
+    if (r[s + "_truncated"]) note(c, `(${s} was cut at the output limit)`);
+  }
+  if (r.error) note(c, r.error);
+}
+
+// Read "event:/data:" blocks off the stream; call on(event, data).
+async function readEvents(resp, on) {
+  const reader = resp.body.pipeThrough(new TextDecoderStream()).getReader();
+  let buf = "";
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    buf += value.replace(/\r\n/g, "\n");
+    let end;
+    while ((end = buf.indexOf("\n\n")) >= 0) {
+      const block = buf.slice(0, end);
+      buf = buf.slice(end + 2);
+      let event = "message", data = "";
+      for (const line of block.split("\n")) {
+        if (line.startsWith("event:")) event = line.slice(6).trim();
+        else if (line.startsWith("data:")) data += line.slice(5).replace(/^ /, "");
+      }
+      if (data) on(event, JSON.parse(data));
+    }
+  }
+}
+
+// One run (POST @path, /v1/run or a sandbox's exec) streamed into its
+// card: the result object, or null.
+async function runOne(c, path, body, signal) {
+  let streamed = false, result = null, failed = false;
+  try {
+    const resp = await api(path, {
+      method: "POST",
+      headers: { "Accept": "text/event-stream", "Content-Type": "application/json" },
+      body: JSON.stringify(body),
+      signal,
+    });
+    if (!resp.ok) {
+      setStatus(c, "error", "bad");
+      note(c, await errorText(resp), "error");
+      return null;
+    }
+    await readEvents(resp, (event, data) => {
+      if (event === "stdout" || event === "stderr") {
+        streamed = true;
+        appendOutput(c, event, data.data, data.encoding);
+      } else if (event === "result") {
+        result = data;
+        showResult(c, data, streamed);
+      } else if (event === "error") {
+        failed = true;
+        setStatus(c, "error", "bad");
+        const e = data.error || {};
+        note(c, `${e.message} (${e.code}${e.provider ? ", " + e.provider : ""})`, "error");
+      }
+    });
+    if (!result && !failed) {
+      setStatus(c, "error", "bad");
+      note(c, "the stream ended before the run's result", "error");
+    }
+  } catch (e) {
+    setStatus(c, e.name === "AbortError" ? "stopped" : "error", "bad");
+    if (e.name !== "AbortError") note(c, e.message, "error");
+  }
+  return result;
+}
+
+// Several providers: mark what differs from the first one's result.
+const ASPECTS = [["status", (r) => r.status], ["exit", (r) => `${r.exit_code}/${r.signal}`],
+                 ["stdout", (r) => r.stdout], ["stderr", (r) => r.stderr]];
+function compare(cards, results, names) {
+  const ref = results.findIndex((r) => r);
+  if (ref < 0) return;
+  const differ = new Set();
+  results.forEach((r, i) => {
+    if (i === ref || !r) return;
+    const what = ASPECTS.filter(([, f]) => f(r) !== f(results[ref])).map(([k]) => k);
+    what.forEach((k) => differ.add(k));
+    if (what.length) {
+      cards[i].card.classList.add("differs");
+      cards[i].diff.textContent = `differs from ${names[ref]}: ${what.join(", ")}`;
+    }
+  });
+  const n = results.filter((r) => r).length;
+  $("compare").textContent = differ.size
+    ? `The providers differ in ${[...differ].join(", ")}.`
+    : `All ${n} providers agree (status, exit code, stdout, stderr).`;
+  $("compare").className = differ.size ? "differs" : "agree";
+}
+
+async function run() {
+  if (running) return;
+  const body = { language: $("template").value, code: $("code").value };
+  if ($("stdin").value) body.stdin = $("stdin").value;
+  if ($("timeout").value.trim()) body.timeout = $("timeout").value.trim();
+  const names = checkedProviders();
+  const targets = names.length ? names : [null];   // none checked: the server's default
+
+  notice("");
+  $("compare").textContent = "";
+  $("compare").className = "";
+  const cards = targets.map(newCard);
+  $("results").replaceChildren(...cards.map((c) => c.card));
+  $("results").classList.toggle("several", cards.length > 1);
+  running = new AbortController();
+  $("run").disabled = true;
+  $("stop").disabled = false;
+  try {
+    const results = await Promise.all(targets.map((p, i) =>
+      runOne(cards[i], "/v1/run", p ? { ...body, provider: p } : body, running.signal)));
+    if (targets.length > 1) compare(cards, results, targets);
+  } finally {
+    running = null;
+    $("run").disabled = false;
+    $("stop").disabled = true;
+  }
+}
+
+// ---- the Status view: the server's figures, providers and pools, polled
+// while the view is shown ----------------------------------------------------
+
+const REFRESH_MS = 2000;      // the live views poll this often while shown
+
+function table(el, items, columns, empty) {
+  el.replaceChildren();
+  if (!items.length) {
+    const tr = document.createElement("tr");
+    const td = document.createElement("td");
+    td.className = "note";
+    td.textContent = empty;
+    tr.append(td);
+    el.append(tr);
+    return;
+  }
+  const head = document.createElement("tr");
+  for (const [key, title] of columns) {
+    const th = document.createElement("th");
+    th.textContent = title || key;
+    head.append(th);
+  }
+  el.append(head);
+  for (const it of items) {
+    const tr = document.createElement("tr");
+    tr.dataset.name = it.name;
+    for (const [key] of columns) {
+      const td = document.createElement("td");
+      const v = it[key];
+      td.textContent = v == null ? "–" : String(v);
+      td.dataset.key = key;
+      if (key === "state" || key === "breaker") td.className = `${key}-${v}`;
+      tr.append(td);
+    }
+    el.append(tr);
+  }
+}
+
+async function refreshStatus() {
+  try {
+    const [st, pr, po] = await Promise.all(["/v1/status", "/v1/providers", "/v1/pools"].map(
+      async (path) => {
+        const resp = await api(path);
+        if (!resp.ok) throw new Error(`GET ${path}: ${await errorText(resp)}`);
+        return resp.json();
+      }));
+    const c = { figures: $("server-figures") };
+    showFigures(c, [["version", st.version], ["uptime", `${Math.round(st.uptime_seconds)} s`],
+                    ["workers busy", `${st.workers.busy} / ${st.workers.total}`],
+                    ["queue", `${st.queue.depth} / ${st.queue.capacity}`],
+                    ["in flight", st.in_flight], ["admitted", st.admitted],
+                    ["completed", st.completed], ["rejected (queue full)", st.rejects.queue_full],
+                    ["rejected (quota)", st.rejects.quota],
+                    ["stopping", st.stopping ? "yes" : "no"]]);
+    table($("provider-table"), pr.providers,
+          [["name"], ["state"], ["priority"], ["version"], ["breaker"],
+           ["breaker_failures", "failures"], ["reason"]], "no providers");
+    const pools = po.pools || [];
+    const keys = [...new Set(pools.flatMap((p) => Object.keys(p)))]
+      .filter((k) => pools.every((p) => p[k] === null || typeof p[k] !== "object"));
+    table($("pool-table"), pools, keys.map((k) => [k]), "no pools configured");
+    $("status-updated").textContent = "updated " + new Date().toLocaleTimeString();
+    notice("");
+  } catch (e) {
+    notice(e.message);
+  }
+}
+
+// ---- the Sandboxes view: the sandboxes of a provider, made, used in
+// order and destroyed from here ----------------------------------------------
+
+let openBox = null;          // {id, provider} of the sandbox opened
+
+const sbPath = (b, tail = "") =>
+  `/v1/sandboxes/${encodeURIComponent(b.id)}${tail}?provider=${encodeURIComponent(b.provider)}`;
+
+async function refreshSandboxes() {
+  const prov = $("sb-provider").value;
+  if (!prov) return;
+  try {
+    const resp = await api(`/v1/sandboxes?provider=${encodeURIComponent(prov)}`);
+    if (!resp.ok) throw new Error(`GET /v1/sandboxes: ${await errorText(resp)}`);
+    const list = (await resp.json()).sandboxes || [];
+    const now = Date.now() / 1000;
+    const el = $("sandbox-table");
+    el.replaceChildren();
+    const head = document.createElement("tr");
+    for (const t of ["id", "provider", "labels", "age", "expires in", ""]) {
+      const th = document.createElement("th");
+      th.textContent = t;
+      head.append(th);
+    }
+    el.append(head);
+    if (!list.length) {
+      const tr = document.createElement("tr");
+      const td = document.createElement("td");
+      td.className = "note";
+      td.textContent = `no sandboxes on ${prov}`;
+      tr.append(td);
+      el.append(tr);
+    }
+    for (const b of list) {
+      const tr = document.createElement("tr");
+      tr.dataset.id = b.id;
+      const labels = Object.entries(b.labels || {}).map(([k, v]) => `${k}=${v}`).join(", ");
+      const age = b.created_at ? `${Math.max(0, Math.round(now - b.created_at))} s` : "–";
+      // the TTL the provider keeps as a label (polysandbox.expires, unix seconds)
+      const exp = Number((b.labels || {})["polysandbox.expires"]);
+      const ttl = exp ? `${Math.max(0, Math.round(exp - now))} s` : "–";
+      for (const v of [b.id, b.provider, labels || "–", age, ttl]) {
+        const td = document.createElement("td");
+        td.textContent = v;
+        tr.append(td);
+      }
+      const td = document.createElement("td");
+      const open = document.createElement("button");
+      open.type = "button";
+      open.textContent = "Open";
+      open.className = "open";
+      open.addEventListener("click", () => openSandbox(b));
+      const del = document.createElement("button");
+      del.type = "button";
+      del.textContent = "Destroy";
+      del.className = "destroy";
+      del.addEventListener("click", () => destroySandbox(b));
+      td.append(open, del);
+      tr.append(td);
+      el.append(tr);
+    }
+    notice("");
+  } catch (e) {
+    notice(e.message);
+  }
+}
+
+async function createSandbox() {
+  const body = { provider: $("sb-provider").value, template: $("sb-template").value };
+  const labels = {};
+  for (const kv of $("sb-labels").value.split(",").map((x) => x.trim()).filter(Boolean)) {
+    const eq = kv.indexOf("=");
+    if (eq <= 0) {
+      notice(`Labels: "${kv}" is not KEY=VALUE`);
+      return;
+    }
+    labels[kv.slice(0, eq)] = kv.slice(eq + 1);
+  }
+  if (Object.keys(labels).length) body.labels = labels;
+  if ($("sb-ttl").value.trim()) body.ttl = $("sb-ttl").value.trim();
+  $("sb-create").disabled = true;
+  try {
+    const resp = await api("/v1/sandboxes", { method: "POST", body: JSON.stringify(body),
+                                              headers: { "Content-Type": "application/json" } });
+    if (!resp.ok) throw new Error(`Create: ${await errorText(resp)}`);
+    const b = await resp.json();
+    await refreshSandboxes();
+    openSandbox(b);
+  } catch (e) {
+    notice(e.message);
+  } finally {
+    $("sb-create").disabled = false;
+  }
+}
+
+async function destroySandbox(b) {
+  try {
+    const resp = await api(sbPath(b), { method: "DELETE" });
+    if (!resp.ok) throw new Error(`Destroy ${b.id}: ${await errorText(resp)}`);
+    if (openBox && openBox.id === b.id) {
+      openBox = null;
+      $("sb-open").hidden = true;
+    }
+  } catch (e) {
+    notice(e.message);
+  }
+  refreshSandboxes();
+}
+
+function openSandbox(b) {
+  if (!openBox || openBox.id !== b.id) $("sb-log").replaceChildren();
+  openBox = { id: b.id, provider: b.provider };
+  $("sb-open-h").textContent = `${b.id} on ${b.provider}`;
+  $("sb-open").hidden = false;
+  $("sb-command").focus();
+}
+
+// A command in the sandbox opened, its output streamed into a card of the
+// log; commands run one after another, in the order given.
+let execChain = Promise.resolve();
+function execCommand() {
+  const cmd = $("sb-command").value;
+  if (!openBox || !cmd.trim()) return;
+  $("sb-command").value = "";
+  const box = openBox;
+  const c = newCard("$ " + cmd);
+  $("sb-log").append(c.card);
+  execChain = execChain.then(() => runOne(c, sbPath(box, "/exec"), { shell: cmd }, undefined));
+}
+
+// Show the view the location's fragment names (#status), else the Playground.
+const VIEWS = { playground: null, sandboxes: refreshSandboxes, status: refreshStatus };
+let viewTimer = null;
+
+function showView() {
+  const name = location.hash.slice(1);
+  const view = Object.hasOwn(VIEWS, name) ? name : "playground";
+  for (const v of Object.keys(VIEWS)) $(v).hidden = v !== view;
+  document.querySelectorAll("header nav a").forEach((a) => {
+    if (a.dataset.view === view) a.setAttribute("aria-current", "page");
+    else a.removeAttribute("aria-current");
+  });
+  clearInterval(viewTimer);
+  viewTimer = null;
+  if (VIEWS[view]) {
+    VIEWS[view]();
+    viewTimer = setInterval(VIEWS[view], REFRESH_MS);
+  }
+}
+
+// ---- wiring ------------------------------------------------------------------
+
+function saveToken() {
+  const t = $("token").value.trim();
+  if (t) sessionStorage.setItem(TOKEN_KEY, t);
+  else sessionStorage.removeItem(TOKEN_KEY);
+  $("token").value = "";
+  $("token-box").hidden = true;
+  notice("");
+  loadLists();
+}
+
+document.addEventListener("DOMContentLoaded", () => {
+  $("code").addEventListener("keydown", editorKey);
+  $("template").addEventListener("change", () => sampleFor($("template").value));
+  $("run").addEventListener("click", run);
+  $("stop").addEventListener("click", () => running && running.abort());
+  $("token-button").addEventListener("click", () => {
+    $("token-box").hidden = !$("token-box").hidden;
+    if (!$("token-box").hidden) $("token").focus();
+  });
+  $("token-save").addEventListener("click", saveToken);
+  $("token").addEventListener("keydown", (ev) => { if (ev.key === "Enter") saveToken(); });
+  document.addEventListener("keydown", (ev) => {
+    if (ev.key === "Enter" && (ev.ctrlKey || ev.metaKey) && !$("playground").hidden) {
+      ev.preventDefault();
+      run();
+    }
+  });
+  $("sb-create").addEventListener("click", createSandbox);
+  $("sb-provider").addEventListener("change", refreshSandboxes);
+  $("sb-exec").addEventListener("click", execCommand);
+  $("sb-command").addEventListener("keydown", (ev) => { if (ev.key === "Enter") execCommand(); });
+  window.addEventListener("hashchange", showView);
+  showView();
+  loadLists();
+});

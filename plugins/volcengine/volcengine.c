@@ -1,0 +1,536 @@
+/* plugins/volcengine/volcengine.c - the Volcengine provider: descriptor,
+ * settings, lifecycle ops
+ *
+ * A sandbox is a veFaaS sandbox instance of one function (function_id),
+ * made by CreateSandbox with a timeout (our time-to-live, in minutes),
+ * Metadata (our labels, the core's owner label among them), Envs and the
+ * network rule; ListSandboxes by Metadata finds them again (gc), and
+ * KillSandbox ends them.  Commands and files go to its AIO sandbox server
+ * (volc-exec.c).  See README.md for the sources and what maps to what.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <sodium.h>
+
+#include "rfc3339.h"
+#include "volc-int.h"
+
+#define VC_CAPS (SBX_CAP_FILES | SBX_CAP_PERSISTENT | SBX_CAP_LABELS | SBX_CAP_STREAM | \
+                 SBX_CAP_STDIN | SBX_CAP_NETWORK_POLICY | SBX_CAP_LIST | SBX_CAP_CONCURRENT)
+#define LIST_PAGE 100
+#define LIST_MAX_PAGES 10000
+
+static const char *const config_keys[] = {
+    "function_id", "gateway_url", "api_url", "region", "workdir", "ttl", "cpu_milli",
+    "memory_mb", "request_timeout", "ca_file", NULL,
+};
+static const char *const secret_keys[] = {
+    "access_key_id", "secret_access_key", "session_token", "sandbox_api_key", NULL,
+};
+
+/* ---- host helpers ---- */
+
+#define HOST_HAS(host, f) \
+    ((host)->struct_size >= offsetof(sbx_host_v1, f) + sizeof((host)->f) && (host)->f)
+
+void vc_retry_after(struct vc_prov *p, long ms)
+{
+    if (ms >= 0 && HOST_HAS(p->host, retry_after))
+        p->host->retry_after(p->h, (uint64_t)ms);
+}
+
+void vc_not_started(struct vc_prov *p)
+{
+    if (HOST_HAS(p->host, not_started))
+        p->host->not_started(p->h);
+}
+
+uint64_t vc_now_ns(void)
+{
+    struct timespec ts;
+    if (clock_gettime(CLOCK_MONOTONIC, &ts) != 0)
+        return 0;
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* ---- settings ---- */
+
+static const char *setting(struct vc_prov *p, const char *key)
+{
+    const char *v = p->host->config_get(p->h, key);
+    return v && *v ? v : NULL;
+}
+
+/* A whole number from @lo to @hi (0: unset, when @lo allows it). */
+static int number(struct vc_prov *p, const char *key, long lo, long hi, long def, long *out)
+{
+    const char *v = setting(p, key);
+    *out = def;
+    if (!v)
+        return SBX_OK;
+    char *end;
+    errno = 0;
+    long x = strtol(v, &end, 10);
+    if (errno || end == v || *end || x < lo || x > hi)
+        return p->host->set_error(p->h, SBX_E_CONFIG, VC_INI ": %s = '%s' is not a whole "
+                                  "number from %ld to %ld", key, v, lo, hi);
+    *out = x;
+    return SBX_OK;
+}
+
+/* "600" (seconds), "600s", "10m", "1h" into whole minutes, rounded up. */
+static int minutes(struct vc_prov *p, const char *key, uint64_t def, uint64_t *out)
+{
+    const char *v = setting(p, key);
+    *out = def;
+    if (!v)
+        return SBX_OK;
+    char *end;
+    errno = 0;
+    unsigned long long x = strtoull(v, &end, 10);
+    uint64_t mul = !*end || !strcmp(end, "s") ? 1 : !strcmp(end, "m") ? 60
+                 : !strcmp(end, "h") ? 3600 : 0;
+    if (errno || end == v || v[0] == '-' || !mul || x == 0 || x > 30ull * 86400 / mul)
+        return p->host->set_error(p->h, SBX_E_CONFIG, VC_INI ": %s = '%s' is not a duration "
+                                  "from 1 s to 30 days (e.g. 600, 10m, 1h)", key, v);
+    *out = (x * mul + 59) / 60;
+    return SBX_OK;
+}
+
+static bool http_url(const char *u)
+{
+    return !strncmp(u, "http://", 7) || !strncmp(u, "https://", 8);
+}
+
+static int dup_to(struct vc_prov *p, const char *v, size_t n, char **out)
+{
+    if (!(*out = strndup(v, n)))
+        return p->host->set_error(p->h, SBX_E_NOMEM, "out of memory");
+    return SBX_OK;
+}
+
+static bool plain(const char *s, const char *extra)
+{
+    if (!s || !*s)
+        return false;
+    for (; *s; s++)
+        if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') ||
+              strchr(extra, *s)))
+            return false;
+    return true;
+}
+
+static int read_settings(struct vc_prov *p)
+{
+    const char *fid = setting(p, "function_id"), *gw = setting(p, "gateway_url");
+    const char *api = setting(p, "api_url"), *region = setting(p, "region");
+    const char *wd = setting(p, "workdir"), *ca = setting(p, "ca_file");
+    long secs;
+    int rc;
+
+    if (!fid)
+        return p->host->set_error(p->h, SBX_E_CONFIG, VC_INI ": function_id is not set (the "
+                                  "veFaaS function whose sandboxes to run, e.g. function_id = "
+                                  "abcd1234)");
+    if (!plain(fid, "-_."))
+        return p->host->set_error(p->h, SBX_E_CONFIG, VC_INI ": function_id = '%s' is not a "
+                                  "function id ([A-Za-z0-9._-])", fid);
+    if (!gw)
+        return p->host->set_error(p->h, SBX_E_CONFIG, VC_INI ": gateway_url is not set (the "
+                                  "function's API gateway address, e.g. https://sd1234."
+                                  "apigateway-cn-beijing.volceapi.com)");
+    if (!http_url(gw) || strpbrk(gw, "?# \t\r\n"))
+        return p->host->set_error(p->h, SBX_E_CONFIG, VC_INI ": gateway_url = '%s' is not an "
+                                  "http(s) URL without a query", gw);
+    if (!api)
+        api = VC_DEFAULT_API_URL;
+    const char *auth = strstr(api, "://");
+    if (!http_url(api) || strpbrk(api, "?#@ \t\r\n") || !auth || !auth[3] ||
+        strchr(auth + 3, '/'))
+        return p->host->set_error(p->h, SBX_E_CONFIG, VC_INI ": api_url = '%s' is not "
+                                  "http(s)://HOST[:PORT] (the OpenAPI gateway signs the path "
+                                  "/)", api);
+    if (!region)
+        region = VC_DEFAULT_REGION;
+    if (!plain(region, "-_"))
+        return p->host->set_error(p->h, SBX_E_CONFIG, VC_INI ": region = '%s' is not a region "
+                                  "name (e.g. cn-beijing)", region);
+    if (!wd)
+        wd = VC_DEFAULT_WORKDIR;
+    size_t wl = strlen(wd);
+    while (wl > 1 && wd[wl - 1] == '/')
+        wl--;
+    if (wd[0] != '/' || wl < 2 || strstr(wd, "/..") || strstr(wd, "/./") ||
+        strpbrk(wd, "\n\r"))
+        return p->host->set_error(p->h, SBX_E_CONFIG, VC_INI ": workdir = '%s': use an "
+                                  "absolute directory other than /", wd);
+    size_t gl = strlen(gw);
+    while (gl > 0 && gw[gl - 1] == '/')
+        gl--;
+    if ((rc = dup_to(p, fid, strlen(fid), &p->function_id)) ||
+        (rc = dup_to(p, gw, gl, &p->gateway_url)) ||
+        (rc = dup_to(p, api, strlen(api), &p->api_url)) ||
+        (rc = dup_to(p, auth + 3, strlen(auth + 3), &p->api_host)) ||
+        (rc = dup_to(p, region, strlen(region), &p->region)) ||
+        (rc = dup_to(p, wd, wl, &p->workdir)) ||
+        (ca && (rc = dup_to(p, ca, strlen(ca), &p->ca_file))))
+        return rc;
+    if ((rc = minutes(p, "ttl", VC_DEFAULT_TTL_MIN, &p->ttl_min)) ||
+        (rc = number(p, "cpu_milli", 0, 1000000, 0, &p->cpu_milli)) ||
+        (rc = number(p, "memory_mb", 0, 10000000, 0, &p->memory_mb)) ||
+        (rc = number(p, "request_timeout", 1, 3600, 60, &secs)))
+        return rc;
+    p->request_ms = secs * 1000;
+    return SBX_OK;
+}
+
+/* ---- init / fini ---- */
+
+static void vc_fini(void *prov)
+{
+    struct vc_prov *p = prov;
+    if (!p)
+        return;
+    ph_client_free(p->api);
+    ph_client_free(p->gw);
+    free(p->api_url);
+    free(p->api_host);
+    free(p->gateway_url);
+    free(p->function_id);
+    free(p->region);
+    free(p->workdir);
+    free(p->ca_file);
+    free(p);
+}
+
+static int vc_init(const sbx_host_v1 *host, sbx_host_handle *h, void **prov)
+{
+    char err[PH_ERR_MAX];
+    *prov = NULL;
+    if (!host || host->struct_size < offsetof(sbx_host_v1, state_dir) + sizeof host->state_dir)
+        return SBX_E_INVAL;
+    if (sodium_init() < 0)
+        return host->set_error(h, SBX_E_INTERNAL, VC_NAME ": libsodium failed to initialise");
+    struct vc_prov *p = calloc(1, sizeof *p);
+    if (!p)
+        return host->set_error(h, SBX_E_NOMEM, "out of memory");
+    p->host = host;
+    p->h = h;
+    int rc = read_settings(p);
+    if (rc == SBX_OK) {
+        ph_client_conf conf = {.base_url = p->api_url, .ca_file = p->ca_file,
+                               .timeout_ms = p->request_ms};
+        if ((rc = ph_client_new(&conf, &p->api, err)) != SBX_OK)
+            rc = host->set_error(h, SBX_E_CONFIG, VC_INI ": api_url: %s", err);
+    }
+    if (rc == SBX_OK) {
+        ph_client_conf conf = {.base_url = p->gateway_url, .ca_file = p->ca_file,
+                               .timeout_ms = p->request_ms};
+        if ((rc = ph_client_new(&conf, &p->gw, err)) != SBX_OK)
+            rc = host->set_error(h, SBX_E_CONFIG, VC_INI ": gateway_url: %s", err);
+    }
+    if (rc != SBX_OK) {
+        vc_fini(p);
+        return rc;
+    }
+    *prov = p;
+    return SBX_OK;
+}
+
+/* ---- create / attach / release / destroy ---- */
+
+static bool id_ok(const char *id)
+{
+    return plain(id, "-_.") && strlen(id) < SBX_ID_MAX;
+}
+
+static int new_sb(struct vc_prov *p, const char *id, struct vc_sb **out)
+{
+    struct vc_sb *s = calloc(1, sizeof *s);
+    if (!s)
+        return p->host->set_error(p->h, SBX_E_NOMEM, "out of memory");
+    snprintf(s->id, sizeof s->id, "%s", id);
+    *out = s;
+    return SBX_OK;
+}
+
+static int vc_create(void *prov, const sbx_create_spec_v1 *spec, void **sb, char id[SBX_ID_MAX])
+{
+    struct vc_prov *p = prov;
+    *sb = NULL;
+    if (!spec || spec->struct_size < offsetof(sbx_create_spec_v1, ttl_ns) + sizeof spec->ttl_ns)
+        return p->host->set_error(p->h, SBX_E_INVAL, VC_NAME ": create: bad spec");
+    if (spec->network != SBX_NET_HOST && spec->network != SBX_NET_NONE)
+        return p->host->set_error(p->h, SBX_E_INVAL, VC_NAME ": unknown network policy %d",
+                                  (int)spec->network);
+    /* The image is the function's (the AIO sandbox the exec needs). */
+    if (spec->image && *spec->image)
+        p->host->log(p->h, SBX_LOG_DEBUG, "image '%s': veFaaS runs the function's image",
+                     spec->image);
+    uint64_t ttl = spec->ttl_ns ? (spec->ttl_ns + 60000000000u - 1) / 60000000000u : p->ttl_min;
+    json_t *md = json_object(), *envs = json_array();
+    int rc = (md && envs) ? SBX_OK : SBX_E_NOMEM;
+    for (size_t i = 0; rc == SBX_OK && i < spec->n_labels; i++)
+        if (!spec->labels[i].key || json_object_set_new(md, spec->labels[i].key,
+                json_string(spec->labels[i].value ? spec->labels[i].value : "")))
+            rc = SBX_E_INVAL;
+    for (size_t i = 0; rc == SBX_OK && i < spec->n_env; i++) {
+        const char *k = spec->env[i].key, *v = spec->env[i].value ? spec->env[i].value : "";
+        if (!k || !*k || strchr(k, '=') || json_array_append_new(envs,
+                json_pack("{s:s, s:s}", "Key", k, "Value", v)))
+            rc = SBX_E_INVAL;
+    }
+    json_t *body = rc == SBX_OK
+        ? json_pack("{s:s, s:I, s:o, s:o, s:{s:b}}", "FunctionId", p->function_id, "Timeout",
+                    (json_int_t)ttl, "Metadata", md, "Envs", envs, "NetworkRules",
+                    "AllowEgressAccess", spec->network == SBX_NET_HOST)
+        : NULL;
+    if (!body) {
+        if (rc == SBX_OK)
+            rc = SBX_E_NOMEM;
+        else {
+            json_decref(md);
+            json_decref(envs);
+        }
+        return p->host->set_error(p->h, rc, rc == SBX_E_NOMEM ? "out of memory" :
+                                  VC_NAME ": create: a label or environment entry is not valid "
+                                  "UTF-8 or has a bad name");
+    }
+    if (p->cpu_milli)
+        json_object_set_new(body, "CpuMilli", json_integer(p->cpu_milli));
+    if (p->memory_mb)
+        json_object_set_new(body, "MemoryMB", json_integer(p->memory_mb));
+    json_t *res = NULL;
+    rc = vc_openapi(p, "create", "CreateSandbox", body, &res, NULL);
+    json_decref(body);
+    const char *sid = json_string_value(json_object_get(res, "SandboxId"));
+    struct vc_sb *s = NULL;
+    if (rc == SBX_OK && !id_ok(sid))
+        rc = p->host->set_error(p->h, SBX_E_BACKEND, VC_NAME ": create: the answer has no "
+                                "usable SandboxId");
+    if (rc == SBX_OK)
+        rc = new_sb(p, sid, &s);
+    json_decref(res);
+    if (rc != SBX_OK)
+        return rc;
+    snprintf(id, SBX_ID_MAX, "%s", s->id);
+    *sb = s;
+    return SBX_OK;
+}
+
+static json_t *sandbox_ref(struct vc_prov *p, const char *id)
+{
+    return json_pack("{s:s, s:s}", "FunctionId", p->function_id, "SandboxId", id);
+}
+
+static int vc_attach(void *prov, const char *id, void **sb)
+{
+    struct vc_prov *p = prov;
+    char what[SBX_ID_MAX + 32];
+    json_t *res = NULL, *body = sandbox_ref(p, id);
+    long status = 0;
+    *sb = NULL;
+    if (!body)
+        return p->host->set_error(p->h, SBX_E_NOMEM, "out of memory");
+    snprintf(what, sizeof what, "sandbox %s", id);
+    int rc = vc_openapi(p, what, "DescribeSandbox", body, &res, &status);
+    json_decref(body);
+    if (vc_not_found(rc, status))
+        rc = p->host->set_error(p->h, SBX_E_NOT_FOUND, VC_NAME ": no sandbox '%s' of function "
+                                "%s (killed, expired, or never made)", id, p->function_id);
+    const char *got = json_string_value(json_object_get(res, "Id"));
+    if (rc == SBX_OK && got && strcmp(got, id))
+        rc = p->host->set_error(p->h, SBX_E_BACKEND, VC_NAME ": DescribeSandbox %s answered "
+                                "sandbox %s", id, got);
+    json_decref(res);
+    struct vc_sb *s = NULL;
+    if (rc == SBX_OK && (rc = new_sb(p, id, &s)) == SBX_OK)
+        *sb = s;
+    return rc;
+}
+
+static void vc_release(void *prov, void *sb)
+{
+    (void)prov;
+    free(sb);
+}
+
+static int vc_destroy(void *prov, void *sb)
+{
+    struct vc_prov *p = prov;
+    struct vc_sb *s = sb;
+    char what[SBX_ID_MAX + 32];
+    long status = 0;
+    json_t *body = sandbox_ref(p, s->id);
+    snprintf(what, sizeof what, "destroy %s", s->id);
+    int rc = body ? vc_openapi(p, what, "KillSandbox", body, NULL, &status)
+                  : p->host->set_error(p->h, SBX_E_NOMEM, "out of memory");
+    json_decref(body);
+    if (vc_not_found(rc, status)) {
+        /* Gone already (its time-to-live ran out): that is what we wanted. */
+        p->host->log(p->h, SBX_LOG_DEBUG, "sandbox %s was already gone", s->id);
+        rc = SBX_OK;
+    }
+    free(s);
+    return rc;
+}
+
+/* ---- list ---- */
+
+/* One listed sandbox to @cb, when its labels hold every pair of @filter
+ * (the service filters by Metadata too; this is the guarantee). */
+static int list_one(json_t *sbj, const sbx_kv_v1 *filter, size_t n_filter, sbx_list_cb_v1 cb,
+                    void *ud)
+{
+    const char *id = json_string_value(json_object_get(sbj, "Id"));
+    json_t *md = json_object_get(sbj, "Metadata");
+    if (!id_ok(id))
+        return 0;
+    for (size_t i = 0; i < n_filter; i++) {
+        const char *v = json_string_value(json_object_get(md, filter[i].key));
+        if (!v || strcmp(v, filter[i].value ? filter[i].value : ""))
+            return 0;
+    }
+    size_t n = json_is_object(md) ? json_object_size(md) : 0, k = 0;
+    sbx_kv_v1 *labels = calloc(n ? n : 1, sizeof *labels);
+    if (!labels)
+        return SBX_E_NOMEM;
+    const char *key;
+    json_t *val;
+    json_object_foreach(md, key, val)
+        if (json_is_string(val))
+            labels[k++] = (sbx_kv_v1){key, json_string_value(val)};
+    int r = cb(ud, id, labels, k,
+               pc_rfc3339_ns(json_string_value(json_object_get(sbj, "CreatedAt"))));
+    free(labels);
+    return r;
+}
+
+static int list_pages(struct vc_prov *p, const sbx_kv_v1 *filter, size_t n_filter,
+                      json_int_t page_size, sbx_list_cb_v1 cb, void *ud)
+{
+    json_t *md = json_object();
+    if (!md)
+        return p->host->set_error(p->h, SBX_E_NOMEM, "out of memory");
+    for (size_t i = 0; i < n_filter; i++)
+        if (!filter[i].key || json_object_set_new(md, filter[i].key,
+                json_string(filter[i].value ? filter[i].value : ""))) {
+            json_decref(md);
+            return p->host->set_error(p->h, SBX_E_INVAL, VC_NAME ": list: a label filter is "
+                                      "not valid UTF-8");
+        }
+    int rc = SBX_OK;
+    json_int_t seen = 0;
+    for (json_int_t page = 1; rc == SBX_OK && page <= LIST_MAX_PAGES; page++) {
+        json_t *body = json_pack("{s:s, s:O, s:I, s:I}", "FunctionId", p->function_id,
+                                 "Metadata", md, "PageNumber", page, "PageSize", page_size);
+        json_t *res = NULL;
+        rc = body ? vc_openapi(p, "list", "ListSandboxes", body, &res, NULL)
+                  : p->host->set_error(p->h, SBX_E_NOMEM, "out of memory");
+        json_decref(body);
+        json_t *list = json_object_get(res, "Sandboxes"), *sbj;
+        json_int_t total = json_integer_value(json_object_get(res, "Total"));
+        size_t i;
+        if (rc == SBX_OK && list && !json_is_array(list))
+            rc = p->host->set_error(p->h, SBX_E_BACKEND, VC_NAME ": ListSandboxes: Sandboxes "
+                                    "is not a list");
+        json_array_foreach(rc == SBX_OK ? list : NULL, i, sbj)
+            if (rc == SBX_OK && cb && (rc = list_one(sbj, filter, n_filter, cb, ud)) ==
+                SBX_E_NOMEM)
+                rc = p->host->set_error(p->h, SBX_E_NOMEM, "out of memory");
+        size_t got = json_is_array(list) ? json_array_size(list) : 0;
+        seen += (json_int_t)got;
+        json_decref(res);
+        if (!cb || got < (size_t)page_size || seen >= total)
+            break;
+    }
+    json_decref(md);
+    return rc;
+}
+
+static int vc_list(void *prov, const sbx_kv_v1 *filter, size_t n_filter, sbx_list_cb_v1 cb,
+                   void *ud)
+{
+    return list_pages(prov, filter, n_filter, LIST_PAGE, cb, ud);
+}
+
+/* ---- exec, files ---- */
+
+static int vc_exec_op(void *prov, void *sb, const sbx_exec_spec_v1 *spec,
+                      const sbx_output_sink_v1 *sink, sbx_exec_outcome_v1 *out)
+{
+    struct vc_prov *p = prov;
+    if (!spec || spec->struct_size < offsetof(sbx_exec_spec_v1, stderr_cap) + sizeof spec->stderr_cap)
+        return p->host->set_error(p->h, SBX_E_INVAL, VC_NAME ": exec: bad spec");
+    return vc_exec(p, sb, spec, sink, out);
+}
+
+static int vc_upload_op(void *prov, void *sb, const char *path, const void *data, size_t len,
+                        uint32_t mode)
+{
+    return vc_upload(prov, sb, path, data, len, mode);
+}
+
+static int vc_download_op(void *prov, void *sb, const char *path, size_t max, void **data,
+                          size_t *len)
+{
+    return vc_download(prov, sb, path, max, data, len);
+}
+
+/* ---- health, doctor ---- */
+
+static int vc_health(void *prov)
+{
+    return list_pages(prov, NULL, 0, 1, NULL, NULL);
+}
+
+static void vc_doctor(void *prov, sbx_doctor_cb_v1 cb, void *ud)
+{
+    struct vc_prov *p = prov;
+    static const char *const keys[] = {"access_key_id", "secret_access_key"};
+    char detail[600];
+    for (size_t i = 0; i < 2; i++) {
+        const char *v = NULL;
+        size_t n = 0;
+        int rc = p->host->secret_get(p->h, keys[i], &v, &n);
+        if (rc == SBX_OK)
+            p->host->secret_release(p->h, v);
+        cb(ud, keys[i], rc == SBX_OK && n > 0,
+           rc == SBX_OK ? (n ? "set (not shown)" : "empty")
+                        : rc == SBX_E_NOT_FOUND ? "not set in " VC_INI
+                                                : "set, but the reference cannot be opened");
+    }
+    int rc = vc_health(p);
+    const char *why = rc == SBX_OK ? "reachable, signature accepted"
+                    : rc == SBX_E_AUTH ? "the credentials or the request's time were refused"
+                    : rc == SBX_E_NETWORK ? "cannot connect"
+                    : rc == SBX_E_TIMEOUT ? "no answer in time"
+                    : rc == SBX_E_RATE_LIMITED ? "rate limited"
+                    : rc == SBX_E_SERVER ? "server error (HTTP 5xx)"
+                    : rc == SBX_E_CONFIG ? "no usable credentials"
+                    : rc == SBX_E_NOT_FOUND ? "the function is not found"
+                    : "cannot list sandboxes";
+    snprintf(detail, sizeof detail, "%s (%s, function %s): %s", p->api_url, p->region,
+             p->function_id, why);
+    cb(ud, "control plane", rc == SBX_OK, detail);
+    snprintf(detail, sizeof detail, "%s?faasInstanceName=<id>, work directory %s",
+             p->gateway_url, p->workdir);
+    cb(ud, "sandbox gateway", 1, detail);
+}
+
+static const sbx_provider_ops_v1 vc_ops = {
+    .init = vc_init, .fini = vc_fini, .create = vc_create, .exec = vc_exec_op,
+    .destroy = vc_destroy, .attach = vc_attach, .release = vc_release, .list = vc_list,
+    .upload = vc_upload_op, .download = vc_download_op, .health = vc_health,
+    .doctor = vc_doctor,
+};
+
+SBX_PROVIDER_DEFINE(VC_NAME, PACKAGE_VERSION,
+                    "Volcengine veFaaS sandboxes (AIO sandbox) over the signed OpenAPI",
+                    "MIT", VC_CAPS, config_keys, secret_keys, &vc_ops);

@@ -1,0 +1,71 @@
+"""polysandbox - run untrusted code in sandboxes, from Python.
+
+    import polysandbox as psb
+    r = psb.run("echo hi")                     # r.stdout == "hi\\n", r.status == "ok"
+    r = await psb.arun_code("python", "print(6*7)")
+    client = psb.Client("http://127.0.0.1:8780", token=...)   # through polysandboxd
+    r = client.run("echo hi")
+
+The module-level calls use libpolysandbox in this process (one context,
+made on first use: see Local); a Client makes the same calls through
+polysandboxd.  Results are Result objects with the fields of
+`polysandbox run --json`.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Awaitable, Sequence
+
+from .client import Client
+from .errors import (AuthError, CancelledRunError, ConfigError, InvalidRequestError,
+                     ProviderError, SandboxError, SandboxNotFoundError, SandboxTimeoutError,
+                     ServerError)
+from .info import Provider, Template
+from .local import Local, default
+from .request import LIMITS, Runner
+from .result import STATUSES, Result
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "run", "run_code", "arun", "arun_code", "providers", "templates",
+    "Provider", "Template", "Local", "Client", "Runner", "Result",
+    "STATUSES", "LIMITS", "SandboxError", "InvalidRequestError", "ConfigError",
+    "SandboxNotFoundError", "ProviderError", "AuthError", "SandboxTimeoutError",
+    "CancelledRunError", "ServerError", "ExecutionResult",
+]
+
+# cased/sandboxes' name for a result.
+ExecutionResult = Result
+
+
+def run(command: str | Sequence[str], **options: Any) -> Result:
+    """Runner.run on the in-process runner."""
+    return default().run(command, **options)
+
+
+def run_code(language: str, code: str, args: Sequence[str] | None = None,
+             **options: Any) -> Result:
+    """Runner.run_code on the in-process runner."""
+    return default().run_code(language, code, args, **options)
+
+
+def providers() -> list[Provider]:
+    """Local.providers on the in-process runner."""
+    return default().providers()
+
+
+def templates() -> list[Template]:
+    """Local.templates on the in-process runner."""
+    return default().templates()
+
+
+def arun(command: str | Sequence[str], **options: Any) -> Awaitable[Result]:
+    """Runner.arun on the in-process runner."""
+    return default().arun(command, **options)
+
+
+def arun_code(language: str, code: str, args: Sequence[str] | None = None,
+              **options: Any) -> Awaitable[Result]:
+    """Runner.arun_code on the in-process runner."""
+    return default().arun_code(language, code, args, **options)

@@ -1,0 +1,25 @@
+"""polysandbox._fields - reading a field of a JSON object that came from
+the library or a server, checked as hostile input."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .errors import ServerError
+
+
+def field(obj: Any, what: str, name: str, kind: type, null: bool = False) -> Any:
+    """obj[name], of type kind (or None when null), else ServerError
+    naming what and the field."""
+    if not isinstance(obj, dict):
+        raise ServerError(f"{what}: expected a JSON object, not {type(obj).__name__}")
+    if name not in obj:
+        raise ServerError(f"{what}: field '{name}' is missing")
+    v = obj[name]
+    if v is None and null:
+        return None
+    # bool is an int in Python, never in the JSON.
+    if not isinstance(v, kind) or (kind is int and isinstance(v, bool)):
+        raise ServerError(f"{what}: field '{name}' must be {kind.__name__}"
+                          f"{' or null' if null else ''}, not {type(v).__name__}")
+    return v

@@ -1,0 +1,106 @@
+"""polysandbox._native - libpolysandbox through ctypes (no compiled module).
+
+Only the calls the local runner makes are declared here, each with its
+prototype from <polysandbox/sandbox.h>.  The library is the one named by
+$POLYSANDBOX_LIBRARY (a path: a build tree's core/.libs/libpolysandbox.so)
+else the installed soname; it is loaded on first use, so a program that
+only talks to polysandboxd does not need it.  ctypes releases the GIL
+around every call.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import threading
+from ctypes import (POINTER, c_bool, c_char_p, c_int, c_size_t, c_uint, c_uint32, c_uint64,
+                    c_void_p)
+
+__all__ = ["lib", "SONAME"]
+
+SONAME = "libpolysandbox.so.0"
+
+# (name, restype, argtypes); opaque handles are c_void_p.
+_PROTOS = (
+    ("sbx_version", c_char_p, ()),
+    ("sbx_ctx_new", c_int, (POINTER(c_void_p), c_char_p)),
+    ("sbx_ctx_free", None, (c_void_p,)),
+    ("sbx_ctx_last_error", c_void_p, (c_void_p,)),
+    ("sbx_error_code", c_int, (c_void_p,)),
+    ("sbx_error_message", c_char_p, (c_void_p,)),
+    ("sbx_error_provider", c_char_p, (c_void_p,)),
+    ("sbx_strerror", c_char_p, (c_int,)),
+    ("sbx_create_opts_new", c_void_p, ()),
+    ("sbx_create_opts_free", None, (c_void_p,)),
+    ("sbx_create_opts_set_provider", c_int, (c_void_p, c_char_p)),
+    ("sbx_create_opts_set_fallback", c_int, (c_void_p, POINTER(c_char_p))),
+    ("sbx_create_opts_set_template", c_int, (c_void_p, c_char_p)),
+    ("sbx_create_opts_set_image", c_int, (c_void_p, c_char_p)),
+    ("sbx_create_opts_set_limit", c_int, (c_void_p, c_int, c_uint64)),
+    ("sbx_create_opts_set_network", c_int, (c_void_p, c_int)),
+    ("sbx_exec_opts_new", c_void_p, ()),
+    ("sbx_exec_opts_free", None, (c_void_p,)),
+    ("sbx_exec_opts_set_argv", c_int, (c_void_p, POINTER(c_char_p))),
+    ("sbx_exec_opts_set_shell", c_int, (c_void_p, c_char_p)),
+    ("sbx_exec_opts_set_code", c_int, (c_void_p, c_char_p, c_char_p, c_size_t)),
+    ("sbx_exec_opts_set_args", c_int, (c_void_p, POINTER(c_char_p))),
+    ("sbx_exec_opts_set_stdin", c_int, (c_void_p, c_char_p, c_size_t)),
+    ("sbx_exec_opts_add_env", c_int, (c_void_p, c_char_p, c_char_p)),
+    ("sbx_exec_opts_set_cwd", c_int, (c_void_p, c_char_p)),
+    ("sbx_exec_opts_set_timeout", c_int, (c_void_p, c_uint64)),
+    ("sbx_exec_opts_add_file", c_int, (c_void_p, c_char_p, c_char_p, c_size_t, c_uint32)),
+    ("sbx_exec_opts_set_cancel", c_int, (c_void_p, c_void_p)),
+    ("sbx_cancel_new", c_void_p, ()),
+    ("sbx_cancel_fire", None, (c_void_p,)),
+    ("sbx_cancel_free", None, (c_void_p,)),
+    ("sbx_ctx_provider_count", c_size_t, (c_void_p,)),
+    ("sbx_ctx_provider", c_void_p, (c_void_p, c_size_t)),
+    ("sbx_provider_name", c_char_p, (c_void_p,)),
+    ("sbx_provider_version", c_char_p, (c_void_p,)),
+    ("sbx_provider_description", c_char_p, (c_void_p,)),
+    ("sbx_provider_path", c_char_p, (c_void_p,)),
+    ("sbx_provider_get_state", c_int, (c_void_p,)),
+    ("sbx_provider_reason", c_char_p, (c_void_p,)),
+    ("sbx_provider_capabilities", c_uint64, (c_void_p,)),
+    ("sbx_provider_priority", c_int, (c_void_p,)),
+    ("sbx_provider_is_optional", c_bool, (c_void_p,)),
+    ("sbx_provider_breaker", c_int, (c_void_p,)),
+    ("sbx_provider_breaker_failures", c_uint, (c_void_p,)),
+    ("sbx_breaker_state_name", c_char_p, (c_int,)),
+    ("sbx_capability_name", c_char_p, (c_uint64,)),
+    ("sbx_ctx_template_count", c_size_t, (c_void_p,)),
+    ("sbx_ctx_template", c_void_p, (c_void_p, c_size_t)),
+    ("sbx_template_name", c_char_p, (c_void_p,)),
+    ("sbx_template_extensions", c_char_p, (c_void_p,)),
+    ("sbx_run", c_int, (c_void_p, c_void_p, c_void_p, POINTER(c_void_p))),
+    ("sbx_result_free", None, (c_void_p,)),
+    ("sbx_result_to_json", c_void_p, (c_void_p,)),  # char *, freed with free()
+)
+
+_lock = threading.Lock()
+_lib: ctypes.CDLL | None = None
+_libc = ctypes.CDLL(None)
+_libc.free.restype = None
+_libc.free.argtypes = (c_void_p,)
+free = _libc.free
+
+
+def lib() -> ctypes.CDLL:
+    """The loaded library; OSError naming what was tried when it cannot
+    be loaded."""
+    global _lib
+    with _lock:
+        if _lib is None:
+            path = os.environ.get("POLYSANDBOX_LIBRARY") or SONAME
+            try:
+                dll = ctypes.CDLL(path)
+            except OSError as e:
+                src = "$POLYSANDBOX_LIBRARY" if os.environ.get("POLYSANDBOX_LIBRARY") else \
+                    "the installed library"
+                raise OSError(f"polysandbox: cannot load {path} ({src}): {e}") from None
+            for name, res, args in _PROTOS:
+                f = getattr(dll, name)
+                f.restype = res
+                f.argtypes = args
+            _lib = dll
+        return _lib

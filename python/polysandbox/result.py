@@ -1,0 +1,137 @@
+"""polysandbox.result - the result of one run, as `polysandbox run --json`.
+
+A Result holds exactly the fields of the JSON object the library's
+sbx_result_to_json gives (the CLI's --json, polysandboxd's /v1/run), so
+a local run and a remote one are built the same way, from that object,
+and Result.to_json() gives it back.  cased/sandboxes' ExecutionResult
+names (success, timed_out, truncated, duration_ms) are derived.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from ._fields import field as json_field
+from .errors import ServerError
+
+__all__ = ["Result", "STATUSES"]
+
+# sbx_run_status names, in the order of the enum (common.h).
+STATUSES = (
+    "ok", "nonzero_exit", "signal", "timeout", "cpu_limit", "memory_limit",
+    "output_limit", "compile_error", "sandbox_error", "not_found",
+    "not_executable", "seccomp", "pids_limit",
+)
+
+
+def _field(obj: dict, name: str, kind: type, null: bool = False) -> Any:
+    return json_field(obj, "result", name, kind, null)
+
+
+def _output(obj: dict, name: str) -> bytes:
+    text = _field(obj, name, str)
+    enc = obj.get(name + "_encoding", "utf-8")
+    if enc == "utf-8":
+        return text.encode("utf-8", "surrogatepass")
+    if enc == "base64":
+        try:
+            return base64.b64decode(text, validate=True)
+        except (binascii.Error, ValueError) as e:
+            raise ServerError(f"result: field '{name}' is not valid base64: {e}") from None
+    raise ServerError(f"result: field '{name}_encoding' is '{enc}', not utf-8 or base64")
+
+
+@dataclass(frozen=True)
+class Result:
+    """What became of one run.
+
+    status is one of STATUSES ("sandbox_error" is never a verdict on the
+    code: the sandbox failed, error says why).  exit_code and signal are
+    None when they do not apply; cpu_ns and peak_memory_bytes are None
+    when the provider does not report them.  stdout_bytes/stderr_bytes
+    are the output as produced; stdout/stderr decode it as UTF-8 with
+    replacement characters.
+    """
+
+    status: str
+    exit_code: int | None
+    signal: int | None
+    stdout_bytes: bytes
+    stdout_truncated: bool
+    stderr_bytes: bytes
+    stderr_truncated: bool
+    timings_ns: dict[str, int]
+    cpu_ns: int | None
+    peak_memory_bytes: int | None
+    provider: str | None
+    sandbox_id: str | None
+    error: str | None
+    error_code: int
+    raw: dict[str, Any] = field(repr=False, compare=False)
+
+    @classmethod
+    def from_json(cls, obj: Any) -> "Result":
+        """Build a Result from the object sbx_result_to_json gives;
+        ServerError naming the field when it is not one (a server's reply
+        is checked as hostile input)."""
+        if not isinstance(obj, dict):
+            raise ServerError(f"result: expected a JSON object, not {type(obj).__name__}")
+        status = _field(obj, "status", str)
+        if status not in STATUSES:
+            raise ServerError(f"result: unknown status {status!r}")
+        timings = _field(obj, "timings_ns", dict)
+        for k in ("create", "start", "exec", "total"):
+            json_field(timings, "result: timings_ns", k, int)
+        return cls(
+            status=status,
+            exit_code=_field(obj, "exit_code", int, null=True),
+            signal=_field(obj, "signal", int, null=True),
+            stdout_bytes=_output(obj, "stdout"),
+            stdout_truncated=_field(obj, "stdout_truncated", bool),
+            stderr_bytes=_output(obj, "stderr"),
+            stderr_truncated=_field(obj, "stderr_truncated", bool),
+            timings_ns=dict(timings),
+            cpu_ns=_field(obj, "cpu_ns", int, null=True),
+            peak_memory_bytes=_field(obj, "peak_memory_bytes", int, null=True),
+            provider=_field(obj, "provider", str, null=True),
+            sandbox_id=_field(obj, "sandbox_id", str, null=True),
+            error=_field(obj, "error", str, null=True),
+            error_code=_field(obj, "error_code", int),
+            raw=obj,
+        )
+
+    @property
+    def stdout(self) -> str:
+        return self.stdout_bytes.decode("utf-8", "replace")
+
+    @property
+    def stderr(self) -> str:
+        return self.stderr_bytes.decode("utf-8", "replace")
+
+    @property
+    def success(self) -> bool:
+        return self.status == "ok"
+
+    @property
+    def timed_out(self) -> bool:
+        return self.status == "timeout"
+
+    @property
+    def truncated(self) -> bool:
+        return self.stdout_truncated or self.stderr_truncated
+
+    @property
+    def duration_ms(self) -> float:
+        """The command's run time (the exec timing), milliseconds."""
+        return self.timings_ns.get("exec", 0) / 1e6
+
+    def to_dict(self) -> dict[str, Any]:
+        """The object `polysandbox run --json` prints for this run."""
+        return dict(self.raw)
+
+    def to_json(self) -> str:
+        return json.dumps(self.raw, separators=(",", ":"))

@@ -1,0 +1,82 @@
+#!/bin/sh
+# tests/clouds/eval-faults.sh - an evaluation of CLOUDS_EVAL_SAMPLES samples
+# (60 in make check, which keeps CI's time; issue 23's 200 with
+# CLOUDS_EVAL_SAMPLES=200, about seven minutes) on the
+# cloudflare and on the volcengine provider, each with 30% of its fake's
+# answers 5xx and 10% of its execs cut mid-answer, against a calm run:
+# every sample accounted for exactly once, with the verdict of the calm
+# run, and the same pass@1 (as tests/e2b/eval-faults.sh does for e2b: the
+# fakes' wire faults, the providers' error mapping, the core's retries
+# and the eval's own retry of sandbox errors, end to end).  One calm run
+# serves both: a verdict does not depend on the provider.
+. "$top_srcdir/tests/clouds/lib.sh"
+for c in cloudflare volcengine; do
+    clouds_ready "$c" || { echo "1..0 # SKIP the $c provider is not built"; exit 0; }
+done
+ns=${CLOUDS_EVAL_SAMPLES:-60}
+case $ns in ''|*[!0-9]*|*[13579]) echo "CLOUDS_EVAL_SAMPLES=$ns: an even number, please" >&2; exit 99;; esac
+[ "$ns" -ge 6 ] || { echo "CLOUDS_EVAL_SAMPLES=$ns: 6 at least" >&2; exit 99; }
+plan 15
+
+# Short waits: the core's backoff is not what is under test here.
+clouds_ini '[retry]
+attempts = 10
+base = 5ms
+cap = 100ms'
+clouds_start cloudflare
+clouds_start volcengine
+
+# ns/2 tasks, 2 samples each: the reference solution and, for every third
+# task, a wrong one (else the reference again), so pass@1 is neither 0 nor 1.
+"$PY" "$top_srcdir/tests/bench/eval-gen.py" -n $((ns / 2)) "$tmp/data.jsonl" >/dev/null || exit 99
+"$PY" "$top_srcdir/tests/lib/eval-faults.py" samples "$tmp/data.jsonl" >"$tmp/samples.jsonl" || exit 99
+
+# run_eval PROVIDER NAME [EVAL-OPTION]...: NAME.jsonl (the records) and
+# NAME.json (the summary).
+run_eval() {
+    p=$1 n=$2
+    shift 2
+    timeout -k 5 900 "$PS" -q eval --provider "$p" -j 3 --json --timeout 10s \
+        --dataset "$tmp/data.jsonl" --samples "$tmp/samples.jsonl" --out "$tmp/$n.jsonl" \
+        "$@" </dev/null >"$tmp/$n.json" 2>"$tmp/err"
+    rc=$?
+    cp "$tmp/$n.json" "$tmp/out"
+}
+same() {
+    "$PY" "$top_srcdir/tests/lib/eval-faults.py" same "$tmp/calm.json" "$tmp/$2.json" \
+        "$tmp/calm.jsonl" "$tmp/$2.jsonl" "$1" "$3" "$ns"
+}
+
+run_eval cloudflare calm
+check "$ns samples scored on a calm cloudflare fake" \
+    eval 'is_rc 0 && json_check "j[\"done\"] == $ns and j[\"graded\"] == $ns and 0 < j[\"pass_at_k\"][\"1\"] < 1"'
+
+for c in cloudflare volcengine; do
+    case $c in
+    cloudflare) cut='{"drop_rate": 0.1, "drop_mode": "mid", "path": "/v1/sandbox/", "method": "POST"}' ;;
+    volcengine) cut='{"drop_rate": 0.1, "drop_mode": "mid", "path": "/v1/bash/exec"}' ;;
+    esac
+    eval "u=\$URL_$c"
+    "$PY" - "$u" "[{\"error_rate\": 0.3, \"status\": 503, \"seed\": 5}, $cut]" <<'PYEOF' || exit 99
+import sys, urllib.request
+urllib.request.urlopen(urllib.request.Request(sys.argv[1] + "/_fake/faults", method="POST",
+                                              data=sys.argv[2].encode()), timeout=10)
+PYEOF
+    run_eval "$c" "$c" --retries 5
+    check "$c: the $ns samples under 30% 5xx and 10% cut execs: exit 0, all graded" \
+        eval 'is_rc 0 && json_check "j[\"done\"] == $ns and j[\"graded\"] == $ns and not j[\"sandbox_errors\"]"'
+    case $c in
+    cloudflare) inj=$(clouds_q "$c" /_fake/stats '[j["injected"] - j["dropped"], j["dropped"]]') ;;
+    volcengine) inj=$(clouds_q "$c" /_fake/stats '[j["injected"]["errors"], j["injected"]["drops"]]') ;;
+    esac
+    check "$c: the fake did inject them (errors, cuts: $inj)" \
+        "$PY" -c 'import json, sys; e, d = json.loads(sys.argv[1]); sys.exit(0 if e >= int(sys.argv[2]) // 2 and d >= 1 else 1)' "$inj" "$ns"
+    check "$c: pass@1 and the verdict counts are those of the calm run" same passk "$c" "$c"
+    check "$c: every sample has exactly one record" same once "$c" "$c"
+    check "$c: every sample got the calm run's verdict" same verdicts "$c" "$c"
+    check "$c: every sample ran on $c" same provider "$c" "$c"
+done
+for c in cloudflare volcengine; do
+    check "no sandbox is left in the $c fake" test "$(clouds_q $c /_fake/stats 'len(j["live"])')" = 0
+done
+done_testing

@@ -1,0 +1,94 @@
+#!/bin/sh
+# tests/clouds/failover.sh - one cloud goes down mid-evaluation and the run
+# finishes on the next (--fallback), as the sandboxes library fails over
+# between clouds: `eval --provider cloudflare --fallback volcengine` with
+# the cloudflare fake stopped once a quarter of the samples are in; every
+# sample graded once with its expected verdict, the early ones on
+# cloudflare, the rest on volcengine, nothing left behind.  Then `run`
+# with --fallback while the first cloud is still down.
+. "$top_srcdir/tests/clouds/lib.sh"
+for c in cloudflare volcengine; do
+    clouds_ready "$c" || { echo "1..0 # SKIP the $c provider is not built"; exit 0; }
+done
+plan 9
+
+# A down cloud is found out quickly: short waits, and two failed creates
+# in a row open its breaker, so the samples still to run go past it.
+clouds_ini '[retry]
+attempts = 3
+base = 5ms
+cap = 50ms
+[breaker]
+failures = 2
+open_time = 600s'
+clouds_start cloudflare
+clouds_start volcengine
+
+"$PY" "$top_srcdir/tests/bench/eval-gen.py" -n 30 "$tmp/data.jsonl" >/dev/null || exit 99
+"$PY" "$top_srcdir/tests/lib/eval-faults.py" samples "$tmp/data.jsonl" >"$tmp/samples.jsonl" || exit 99
+
+# Stop the cloudflare fake once 15 of the 60 samples have their record.
+(
+    i=0
+    while [ "$(cat "$tmp/r.jsonl" 2>/dev/null | wc -l)" -lt 15 ] && [ $i -lt 3000 ]; do
+        sleep 0.1
+        i=$((i + 1))
+    done
+    clouds_stop cloudflare
+    echo stopped >"$tmp/stopped"
+) &
+watcher=$!
+timeout -k 5 600 "$PS" -q eval --provider cloudflare --fallback volcengine -j 2 --json \
+    --timeout 10s --dataset "$tmp/data.jsonl" --samples "$tmp/samples.jsonl" \
+    --out "$tmp/r.jsonl" </dev/null >"$tmp/out" 2>"$tmp/err"
+rc=$?
+wait $watcher
+check "the cloudflare fake was stopped mid-run" test -s "$tmp/stopped"
+check "the run finished: exit 0, 60 samples graded, no sandbox error" \
+    eval 'is_rc 0 && json_check "j[\"done\"] == 60 and j[\"graded\"] == 60 and not j[\"sandbox_errors\"]"'
+# verdicts WHAT: the records against the samples (the reference solution
+# passes, the wrong one fails).
+verdicts() {
+    "$PY" - "$tmp/r.jsonl" "$tmp/samples.jsonl" "$tmp/data.jsonl" "$1" <<'PYEOF'
+import json, sys
+recs = [json.loads(l) for l in open(sys.argv[1])]
+samples = [json.loads(l) for l in open(sys.argv[2])]
+ref = {json.loads(l)["task_id"]: json.loads(l)["canonical_solution"] for l in open(sys.argv[3])}
+by = {}
+for r in recs:
+    by.setdefault(r["sample"], []).append(r)
+what = sys.argv[4]
+if what == "once":
+    ok = sorted(by) == list(range(len(samples))) and all(len(v) == 1 for v in by.values())
+elif what == "verdicts":
+    bad = [i for i, s in enumerate(samples)
+           if (by[i][0]["verdict"] == "passed") != (s["completion"] == ref[s["task_id"]])]
+    print("# samples with another verdict: %s" % bad[:10])
+    ok = not bad
+else:
+    n = {}
+    for v in by.values():
+        n[v[0]["provider"]] = n.get(v[0]["provider"], 0) + 1
+    print("# samples per provider: %s" % n)
+    ok = set(n) == {"cloudflare", "volcengine"} and n["cloudflare"] >= 10 and \
+        n["volcengine"] >= 20
+sys.exit(0 if ok else 1)
+PYEOF
+}
+check "every sample has exactly one record" verdicts once
+check "every sample got its expected verdict" verdicts verdicts
+check "the first samples ran on cloudflare, the rest on volcengine" verdicts providers
+check "no sandbox is left in the volcengine fake" \
+    test "$(clouds_q volcengine /_fake/stats 'len(j["live"])')" = 0
+
+cli run --json --provider cloudflare --fallback volcengine -- echo over
+check "run --provider cloudflare --fallback volcengine with cloudflare down: ran on volcengine" \
+    json_check "j['status'] == 'ok' and j['stdout'] == 'over\\n' and j['provider'] == 'volcengine'"
+cli run --json --provider cloudflare -- echo over
+check "...and without --fallback: a sandbox error naming cloudflare" \
+    eval 'is_rc 125 && json_check "j[\"provider\"] == \"cloudflare\" and j[\"error_code\"] == 14"'
+clouds_start cloudflare
+cli run --json --provider cloudflare --fallback volcengine -- echo back
+check "cloudflare back: a run with --fallback goes to it first again" \
+    json_check "j['status'] == 'ok' and j['provider'] == 'cloudflare'"
+done_testing

@@ -1,0 +1,1 @@
+"""kubefake - the pieces of tests/fakes/kube.py, the Kubernetes API fake."""

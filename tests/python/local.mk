@@ -1,0 +1,7 @@
+# tests/python/local.mk - the Python package against the build tree's
+# library and a real polysandboxd.
+
+PYTHON_TESTS = tests/python/binding.sh
+TESTS += $(PYTHON_TESTS)
+dist_check_SCRIPTS += $(PYTHON_TESTS)
+EXTRA_DIST += tests/python/binding.py

@@ -1,0 +1,261 @@
+// tests/web/playground.mjs - the Playground of polysandboxd's page in a real
+// browser (Debian's chromium, headless, driven by puppeteer-core): the page
+// and its headers, the token asked for, the template and provider lists,
+// the editor's Tab, a python run started with Ctrl+Enter whose output
+// streams in before the run ends with stdout, stderr and bytes that are
+// not UTF-8 told apart (the program sleeps between the streams: two
+// pipes keep no order between them), its status, exit code and timings; a timeout shown
+// as a timeout; two providers side by side (local and evalnop, the fake
+// that claims exit 0 without running) with what differs marked; no
+// console error and no CSP violation on the way; the Sandboxes view (one
+// made, two commands in it, destroyed); the Status view with the server's
+// figures refreshed live.
+//
+// Environment: PS_BASE (http://127.0.0.1:PORT), PS_TOKEN, CHROMIUM (the
+// browser), SHOTS (a directory for the screenshots).
+import puppeteer from 'puppeteer-core'
+import { mkdirSync } from 'node:fs'
+import { ok, is, check, done } from './tap.mjs'
+
+const base = process.env.PS_BASE
+const shots = process.env.SHOTS
+mkdirSync(shots, { recursive: true })
+
+// ---- the page over plain HTTP --------------------------------------------------
+
+const r = await fetch(base + '/')
+const csp = r.headers.get('content-security-policy') || ''
+ok(r.status === 200 && r.headers.get('content-type').startsWith('text/html'),
+   'GET / is the page (200, text/html), with no token', `${r.status} ${r.headers.get('content-type')}`)
+ok(/script-src 'self'/.test(csp) && /default-src 'none'/.test(csp) && !/unsafe/.test(csp) &&
+   r.headers.get('x-content-type-options') === 'nosniff',
+   "a strict Content-Security-Policy (no 'unsafe-*') and nosniff", csp)
+const missing = await fetch(base + '/web/nosuch.js')
+is([missing.status, (await missing.json()).error.code], [404, 'not_found'],
+   'a file the page does not have is a 404 in the error shape')
+
+// ---- the browser ------------------------------------------------------------------
+
+const args = ['--headless=new', '--disable-gpu', '--no-first-run', '--no-default-browser-check',
+              '--disable-extensions', '--disable-background-networking', '--disable-sync',
+              '--disable-dev-shm-usage', '--mute-audio', '--window-size=1280,900']
+if (process.getuid && process.getuid() === 0) args.push('--no-sandbox')   // root: no setuid sandbox
+const browser = await puppeteer.launch({ executablePath: process.env.CHROMIUM, args,
+                                         userDataDir: process.env.PROFILE, timeout: 30000 })
+const problems = []
+try {
+  const page = await browser.newPage()
+  await page.setViewport({ width: 1280, height: 900 })
+  page.on('console', (m) => {
+    // the 401s asked before a token are the page's own doing: expected
+    if (m.type() === 'error' && !/401/.test(m.text())) problems.push('console: ' + m.text())
+  })
+  page.on('pageerror', (e) => problems.push('page error: ' + e.message))
+  page.on('requestfailed', (q) => {
+    const why = (q.failure() || {}).errorText
+    // Chrome reports a streamed body that the page read to its end before
+    // the loader's completion arrived as canceled (ERR_ABORTED): the result
+    // checks below prove each run's stream whole, so only that is let pass
+    // (on the streamed routes: /v1/run and a sandbox's exec).
+    const path = new URL(q.url()).pathname
+    if (why === 'net::ERR_ABORTED' && (path === '/v1/run' || path.endsWith('/exec'))) return
+    problems.push(`request failed: ${q.url()}: ${why}`)
+  })
+  page.on('request', (q) => { if (!q.url().startsWith(base)) problems.push('a request off the server: ' + q.url()) })
+  const text = (sel) => page.$eval(sel, (e) => e.textContent)
+  const runsEnded = () => page.waitForFunction(() => !document.querySelector('.run .status.running') &&
+                                               !document.getElementById('run').disabled, { timeout: 20000 })
+
+  await page.goto(base + '/', { waitUntil: 'load' })
+
+  // no token yet: the server's 401 asks for one
+  await check('without a token the page asks for one and shows the server\'s words', async () => {
+    await page.waitForFunction(() => getComputedStyle(document.getElementById('token-box')).display !== 'none' &&
+                               /401/.test(document.getElementById('notice').textContent), { timeout: 5000 })
+  })
+  await page.type('#token', 'a-wrong-token-0123456789')
+  await page.keyboard.press('Enter')
+  await check('a bad token is refused: asked again', async () => {
+    await page.waitForFunction(() => getComputedStyle(document.getElementById('token-box')).display !== 'none' &&
+                               /401/.test(document.getElementById('notice').textContent), { timeout: 5000 })
+  })
+  await page.type('#token', process.env.PS_TOKEN)
+  await page.keyboard.press('Enter')
+  await check('the right token: the template and provider lists fill', async () => {
+    await page.waitForFunction(() => document.querySelectorAll('#template option').length > 0 &&
+                               document.querySelectorAll('#providers input').length > 0, { timeout: 5000 })
+  })
+  const lists = await page.evaluate(() => ({
+    templates: [...document.querySelectorAll('#template option')].map((o) => o.value),
+    providers: [...document.querySelectorAll('#providers input')].map((o) => o.value),
+    checked: [...document.querySelectorAll('#providers input:checked')].map((o) => o.value),
+    notice: getComputedStyle(document.getElementById('notice')).display === 'none',
+    tokenBox: getComputedStyle(document.getElementById('token-box')).display === 'none',
+    token: sessionStorage.getItem('polysandbox.token') !== null,
+    url: location.href,
+  }))
+  ok(lists.templates.includes('python') && lists.templates.includes('sh'),
+     'the templates of GET /v1/templates are offered', lists.templates)
+  ok(lists.providers.includes('local') && lists.providers.includes('evalnop') &&
+     JSON.stringify(lists.checked) === '["local"]',
+     'the providers of GET /v1/providers are offered, the default one checked', JSON.stringify(lists))
+  ok(lists.notice && lists.tokenBox && lists.token && !lists.url.includes(process.env.PS_TOKEN),
+     'the notice and the token box are gone; the token is in session storage, not in the URL', JSON.stringify(lists))
+
+  // the program, typed: Tab indents the loop's body
+  await page.select('#template', 'python')
+  await page.click('#code')
+  await page.$eval('#code', (e) => { e.value = ''; e.focus() })
+  await page.keyboard.type('import sys, time\nprint("out-1", flush=True)\ntime.sleep(1)\n' +
+                           'print("err-1", file=sys.stderr, flush=True)\ntime.sleep(0.5)\nfor i in range(2):\n')
+  await page.keyboard.press('Tab')
+  await page.keyboard.type('print("loop", i)\n')
+  await page.keyboard.type('sys.stdout.flush()\nsys.stdout.buffer.write(b"\\xff\\n")\nsys.exit(3)\n')
+  const code = await page.$eval('#code', (e) => e.value)
+  ok(code.includes('for i in range(2):\n    print("loop", i)\n'),
+     'Tab in the editor indents (four spaces) and keeps the focus there', code)
+
+  // Ctrl+Enter runs; the first line shows while the program still sleeps
+  await page.keyboard.down('Control')
+  await page.keyboard.press('Enter')
+  await page.keyboard.up('Control')
+  await check('Ctrl+Enter runs: "out-1" shows while the status is still "running"', async () => {
+    await page.waitForFunction(() => (document.querySelector('.run .output') || {}).textContent?.includes('out-1'),
+                               { timeout: 15000 })
+    const s = await text('.run .status')
+    if (s !== 'running') throw new Error('status ' + s + ' when the first output arrived')
+    return s
+  })
+  await runsEnded()
+  const shown = await page.evaluate(() => ({
+    cards: document.querySelectorAll('.run').length,
+    status: document.querySelector('.run .status').textContent,
+    exit: document.querySelector('.run .exit').textContent,
+    provider: document.querySelector('.run').dataset.provider,
+    spans: [...document.querySelectorAll('.run .output > span')].map((s) => [s.className, s.textContent]),
+    binary: [...document.querySelectorAll('.run .output .binary')].map((s) => s.textContent),
+    figures: Object.fromEntries([...document.querySelectorAll('.run .figures dd')]
+      .map((d) => [d.dataset.figure, d.textContent])),
+    runEnabled: !document.getElementById('run').disabled,
+  }))
+  is([shown.cards, shown.status, shown.exit, shown.provider], [1, 'nonzero_exit', 'exit code 3', 'local'],
+     'one card: the status, the exit code and the provider of the result are shown')
+  const of = (cls) => shown.spans.filter(([c]) => c === cls).map(([, t]) => t).join('')
+  is([of('stdout'), of('stderr')], ['out-1\nloop 0\nloop 1\n\\xff\n', 'err-1\n'],
+     'stdout and stderr are told apart, each whole and in order')
+  ok(shown.spans.length > 0 && shown.spans[0][0] === 'stdout' &&
+     shown.spans.findIndex(([c]) => c === 'stderr') < shown.spans.findIndex(([, t]) => t.includes('loop')),
+     'the chunks are in the order the program wrote them', JSON.stringify(shown.spans))
+  is(shown.binary, ['\\xff'], 'a byte that is not UTF-8 is shown escaped and marked, not as markup')
+  ok(['create', 'start', 'exec', 'total'].every((k) => /^[0-9.]+ ms$/.test(shown.figures[k] || '')) &&
+     parseFloat(shown.figures.exec) >= 1000 && shown.runEnabled,
+     'the timings are shown (exec >= the 1 s the program slept) and Run is enabled again',
+     JSON.stringify(shown.figures))
+  await page.screenshot({ path: `${shots}/playground-run.png`, fullPage: true })
+
+  // a timeout, by the page's own Timeout field and the Run button
+  await page.$eval('#code', (e) => { e.value = 'import time\ntime.sleep(30)\n' })
+  await page.type('#timeout', '1s')
+  await page.click('#run')
+  await runsEnded()
+  is(await text('.run .status'), 'timeout', 'a run past its timeout is shown as a timeout')
+  await page.screenshot({ path: `${shots}/playground-timeout.png`, fullPage: true })
+
+  // two providers side by side: evalnop claims exit 0 and prints nothing
+  await page.$eval('#timeout', (e) => { e.value = '' })
+  await page.$eval('#code', (e) => { e.value = 'print("same?")\nraise SystemExit(2)\n' })
+  await page.click('#providers input[value=evalnop]')
+  await page.click('#run')
+  await runsEnded()
+  const side = await page.evaluate(() => ({
+    cards: [...document.querySelectorAll('.run')].map((c) => [c.dataset.provider,
+      c.querySelector('.status').textContent, c.querySelector('.output').textContent,
+      c.classList.contains('differs'), c.querySelector('.diff').textContent]),
+    compare: document.getElementById('compare').textContent,
+    columns: getComputedStyle(document.getElementById('results')).gridTemplateColumns.split(' ').length,
+  }))
+  is(side.cards, [['local', 'nonzero_exit', 'same?\n', false, ''],
+                  ['evalnop', 'ok', '', true, 'differs from local: status, exit, stdout']],
+     'two providers: a card each, the second marked where it differs from the first')
+  ok(side.compare === 'The providers differ in status, exit, stdout.' && side.columns === 2,
+     'the difference is summed up and the cards stand side by side', JSON.stringify(side))
+  await page.screenshot({ path: `${shots}/playground-side-by-side.png`, fullPage: true })
+
+  // the Sandboxes view: one made, used twice in order, destroyed
+  await page.evaluate(() => { location.hash = '#sandboxes' })
+  await page.select('#sb-provider', 'local')
+  await page.select('#sb-template', 'sh')
+  await page.type('#sb-labels', 'who=web-test')
+  await page.click('#sb-create')
+  const box = await check('Create makes a sandbox: it is listed with its label and opened', async () => {
+    await page.waitForFunction(() => [...document.querySelectorAll('#sandbox-table tr')]
+      .some((tr) => tr.textContent.includes('who=web-test')) &&
+      getComputedStyle(document.getElementById('sb-open')).display !== 'none', { timeout: 15000 })
+    return page.$eval('#sandbox-table tr[data-id]', (tr) => tr.dataset.id)
+  })
+  await page.type('#sb-command', 'echo one > f; echo two >&2')
+  await page.keyboard.press('Enter')
+  await page.type('#sb-command', 'cat f; exit 4')
+  await page.keyboard.press('Enter')
+  await page.waitForFunction(() => document.querySelectorAll('#sb-log .run').length === 2 &&
+                             !document.querySelector('#sb-log .status.running'), { timeout: 15000 })
+  const log = await page.evaluate(() => [...document.querySelectorAll('#sb-log .run')].map((c) =>
+    [c.querySelector('h2').textContent, c.querySelector('.status').textContent,
+     c.querySelector('.output').textContent]))
+  is(log, [['$ echo one > f; echo two >&2', 'ok', 'two\n'], ['$ cat f; exit 4', 'nonzero_exit', 'one\n']],
+     'commands run in the sandbox in order, the second seeing the file the first wrote')
+  await page.screenshot({ path: `${shots}/sandboxes.png`, fullPage: true })
+  await page.click(`#sandbox-table tr[data-id="${box}"] button.destroy`)
+  await check('Destroy removes it: gone from the list and from the server', async () => {
+    await page.waitForFunction((id) => !document.querySelector(`#sandbox-table tr[data-id="${id}"]`) &&
+      getComputedStyle(document.getElementById('sb-open')).display === 'none', { timeout: 15000 }, box)
+    const left = await (await fetch(base + '/v1/sandboxes?provider=local',
+      { headers: { 'Authorization': 'Bearer ' + process.env.PS_TOKEN } })).json()
+    if (!box || left.sandboxes.some((b) => b.id === box)) throw new Error('still listed: ' + JSON.stringify(left))
+  })
+
+  // the Status view: the server's figures, refreshed while it is shown
+  await page.evaluate(() => { location.hash = '#status' })
+  await check('#status shows the Status view: the local provider ready, evalnop too', async () => {
+    await page.waitForFunction(() =>
+      document.querySelector('#provider-table tr[data-name=local] td[data-key=state]')?.textContent === 'ready' &&
+      document.querySelector('#provider-table tr[data-name=evalnop] td[data-key=state]')?.textContent === 'ready',
+    { timeout: 5000 })
+  })
+  const completed = () => page.$eval('#server-figures dd[data-figure=completed]', (d) => Number(d.textContent))
+  const before = await completed()
+  const views = await page.evaluate(() => ({
+    playground: getComputedStyle(document.getElementById('playground')).display,
+    current: document.querySelector('header nav a[aria-current]')?.textContent,
+  }))
+  ok(before >= 6 && views.playground === 'none' && views.current === 'Status',
+     'the server\'s figures count the runs made (>= 6); the Playground is hidden, the nav says Status',
+     JSON.stringify({ before, views }))
+  const made = await fetch(base + '/v1/run', { method: 'POST', body: '{"argv":["true"]}',
+    headers: { 'Authorization': 'Bearer ' + process.env.PS_TOKEN, 'Content-Type': 'application/json' } })
+  await made.arrayBuffer()
+  await check('a run made elsewhere shows in the figures within a refresh or two', async () => {
+    await page.waitForFunction((n) =>
+      Number(document.querySelector('#server-figures dd[data-figure=completed]').textContent) > n,
+    { timeout: 6000 }, before)
+  })
+  await page.screenshot({ path: `${shots}/status.png`, fullPage: true })
+  await page.evaluate(() => { location.hash = '#playground' })
+
+  // a narrow window: still usable (the panes stack)
+  await page.setViewport({ width: 420, height: 900 })
+  const narrow = await page.evaluate(() => {
+    const c = document.getElementById('code').getBoundingClientRect()
+    const o = document.querySelector('.run .output').getBoundingClientRect()
+    return { stacked: o.top >= c.bottom, fits: document.documentElement.scrollWidth <= 420 + 1 }
+  })
+  await page.screenshot({ path: `${shots}/playground-narrow.png`, fullPage: true })
+  ok(narrow.stacked && narrow.fits, 'on a narrow window the panes stack and nothing overflows sideways',
+     JSON.stringify(narrow))
+} catch (e) {
+  ok(false, 'the browser session', e.stack || String(e))
+} finally {
+  await browser.close()
+}
+ok(problems.length === 0, 'no console error, CSP violation or request off the server', problems.join('\n'))
+done()

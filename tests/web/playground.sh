@@ -1,0 +1,35 @@
+#!/bin/sh
+# tests/web/playground.sh - the Playground of polysandboxd's page (GET /)
+# in a real browser: Debian's chromium, headless, driven by puppeteer-core
+# (pinned by tests/web/package-lock.json, installed with npm ci into the
+# cache tests/sdk/lib.sh keeps) against a polysandboxd from the build tree
+# on a free loopback port with a token, the local provider and evalnop
+# (tests/eval's fake, a second provider whose answers differ).  The checks
+# are in tests/web/playground.mjs; the screenshots go to
+# $top_builddir/tests/web/screenshots/.  Skips, naming why, without
+# chromium, node or the npm registry.
+. "$top_srcdir/tests/server/lib.sh"
+. "$top_srcdir/tests/server/jobs-lib.sh"
+
+CHROMIUM=$(command -v chromium || command -v chromium-browser) ||
+    { echo "1..0 # SKIP chromium is not installed (Debian: apt-get install chromium)"; exit 0; }
+SDK_SRC="$top_srcdir/tests/web"
+. "$top_srcdir/tests/sdk/lib.sh"
+sdk_install "$tmp/web"
+
+token=web-playground-token-0123456789
+printf '%s\n' "$token" >"$tmp/tokens"
+chmod 600 "$tmp/tokens"
+if ! srv_start --token-file "$tmp/tokens"; then
+    echo "1..1"
+    echo "not ok 1 - polysandboxd starts"
+    sed 's/^/# /' "$tmp/server.log"
+    exit 1
+fi
+mkdir -p "$tmp/profile" || exit 99
+PS_BASE=$base PS_TOKEN=$token CHROMIUM=$CHROMIUM PROFILE="$tmp/profile" \
+    SHOTS="$top_builddir/tests/web/screenshots" \
+    timeout -k 5 120 node "$tmp/web/playground.mjs"
+rc=$?
+[ $rc = 0 ] || sed 's/^/# server: /' "$tmp/server.log" | tail -30
+exit $rc
