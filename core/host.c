@@ -144,6 +144,7 @@ static const sbx_host_v1 host_table = {
     .state_dir = host_state_dir,
     .retry_after = host_retry_after,
     .not_started = host_not_started,
+    .limits_unenforced = core_host_limits_unenforced,
     .private_paths = host_private_paths,
 };
 

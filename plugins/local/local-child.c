@@ -786,6 +786,11 @@ static void payload_limits(const struct lcl_child *c)
     set_limit(c, RLIMIT_NOFILE, l->nofile, l->nofile, "RLIMIT_NOFILE");
     set_limit(c, RLIMIT_FSIZE, l->fsize_bytes, l->fsize_bytes, "RLIMIT_FSIZE");
     set_limit(c, RLIMIT_CORE, 0, 0, "RLIMIT_CORE");
+    /* Floors where no cgroup holds the limit (local-limits.c). */
+    if (c->rl_data)
+        set_limit(c, RLIMIT_DATA, c->rl_data, c->rl_data, "RLIMIT_DATA");
+    if (c->rl_nproc)
+        set_limit(c, RLIMIT_NPROC, c->rl_nproc, c->rl_nproc, "RLIMIT_NPROC");
 }
 
 static void payload_oom_first(void)
@@ -817,7 +822,7 @@ void lcl_payload_prepare(const struct lcl_child *c)
     payload_limits(c);
     payload_oom_first();
     if (chdir(c->cwd) < 0)
-        fail(c, "chdir to the working directory", c->cwd);
+        fail(c, LCL_STEP_CWD, c->cwd);
     drop_privileges(c);
     close_others();
     payload_seccomp(c);

@@ -595,6 +595,12 @@ static int verdict(struct run *r)
     o->exit_code = -1;
     o->signal = 0;
 
+    if (r->have_msg && r->msg.kind == LCL_MSG_SETUP && !r->killed &&
+        !strncmp(r->msg.what, LCL_STEP_CWD " ", sizeof LCL_STEP_CWD) &&
+        (r->msg.err == ENOENT || r->msg.err == ENOTDIR))
+        return p->host->set_error(p->h, SBX_E_INVAL, "working directory %s: %s in the sandbox",
+                                  r->msg.what + sizeof LCL_STEP_CWD, r->msg.err == ENOENT
+                                  ? "no such directory" : "not a directory");
     if (r->have_msg && r->msg.kind == LCL_MSG_SETUP && !r->killed)
         return p->host->set_error(p->h, r->msg.err == EPERM || r->msg.err == EACCES ? SBX_E_PERM
                                                                                    : SBX_E_IO,
@@ -779,6 +785,7 @@ int lcl_exec_spawn(struct lcl_prov *p, struct lcl_sb *sb, const sbx_exec_spec_v1
     const int child_fds[LCL_CHILD_NFD] = {r.in[0], r.outp[1], r.errp[1], r.rep[1], r.st[1]};
     lcl_child_exec_view(&r.c, sb, (char *const *)spec->argv, r.c.envp, r.c.path_dirs, cwd,
                         child_fds);
+    lcl_limits_floors(p, &r.c, sp != NULL);
     r.c.fd_sync = r.sync[0];
     r.c.drop_groups = p->root;
     r.c.net_none = sb->network != SBX_NET_HOST;

@@ -100,6 +100,12 @@ struct lcl_skel_ent {
     const char *data;       /* link target, file text, or NULL (empty file) */
 };
 
+/* Limits of ours this host does not let us enforce (local-limits.c). */
+struct lcl_unenforced {
+    uint64_t bits;          /* SBX_LIMIT_BIT_* */
+    char why[400];
+};
+
 struct lcl_prov {
     const sbx_host_v1 *host;
     sbx_host_handle *h;
@@ -137,6 +143,10 @@ struct lcl_prov {
     char locald_key[40];    /* its build and settings, hashed */
     bool locald_strict;     /* tests: wait for the daemon and its sandboxes, never in-process */
     bool cg_v2_slots;       /* polysandbox-locald: v2 cgroups as one-shot pool slots (local-cgpool.c) */
+    struct lcl_unenforced unenforced[4]; /* told the core at each create and attach */
+    size_t n_unenforced;
+    bool floor_data;        /* no memory cgroup: RLIMIT_DATA per process */
+    bool floor_nproc;       /* no pids cgroup: RLIMIT_NPROC per user namespace */
 };
 
 struct lcl_sb {
@@ -290,6 +300,18 @@ void lcl_cg_pool_kill(struct lcl_prov *p, const char *name, const struct lcl_sb 
 /* Removes slot @name if its holder died mid-exec; true if it went. */
 bool lcl_cg_pool_reap(struct lcl_prov *p, const char *name);
 
+/* ---- local-limits.c ---- */
+struct lcl_child;
+/* After lcl_cg_probe: which limits go unenforced here, and the rlimit
+ * floors used instead. */
+void lcl_limits_probe(struct lcl_prov *p);
+/* Tell the core (create, attach): SBX_OK, or its refusal (set). */
+int lcl_limits_report(struct lcl_prov *p);
+/* The floors of the exec @c describes (c->sb set); @zygote: started by a
+ * zygote, whose user namespace it shares. */
+void lcl_limits_floors(const struct lcl_prov *p, struct lcl_child *c, bool zygote);
+void lcl_limits_doctor(struct lcl_prov *p, sbx_doctor_cb_v1 cb, void *ud);
+
 /* ---- local-seccomp.c ---- */
 int lcl_seccomp_build(struct lcl_prov *p);
 /* Build the filter once, at first use (thread safe). */
@@ -328,6 +350,10 @@ void lcl_layout_free(struct lcl_prov *p);
 
 /* ---- local-child.c: runs in the cloned child; no malloc there ---- */
 
+/* The step whose failure is the caller's mistake (a --cwd that is not
+ * there), not the sandbox's: reported as SBX_E_INVAL. */
+#define LCL_STEP_CWD "chdir to the working directory"
+
 /* Message on the report pipe (child -> supervisor). */
 enum { LCL_MSG_SETUP = 1, LCL_MSG_EXEC = 2 };
 struct lcl_msg {
@@ -361,6 +387,8 @@ struct lcl_child {
     bool root_detached;     /* prepared sandbox: the old root is gone already */
     bool empty_before_status; /* prepared sandbox: kill and reap all before the status */
     bool leave_cgroup;      /* then, before the status, write "0" to each fd_leave >= 0 */
+    uint64_t rl_data;       /* RLIMIT_DATA of the payload, or 0: none (local-limits.c) */
+    uint64_t rl_nproc;      /* RLIMIT_NPROC of the payload, or 0: none */
     int fd_leave[LCL_CG_NCTRL]; /* v1: a parent cgroup's tasks file, or -1 */
 };
 

@@ -142,7 +142,7 @@ int lcl_layout_hidden(struct lcl_prov *p)
     for (size_t i = 0; !ret && i < sizeof built / sizeof *built; i++)
         ret = hide(p, built[i]);
     /* The core's: the configuration directories read, its state
-     * directory, the provider directories (ABI 1.2). */
+     * directory, the provider directories (ABI 1.6). */
     const sbx_host_v1 *h = p->host;
     const char *const *list = h->struct_size >= offsetof(sbx_host_v1, private_paths) +
                                                     sizeof h->private_paths && h->private_paths

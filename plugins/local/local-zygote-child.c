@@ -123,6 +123,8 @@ static int parse(const char *buf, size_t len, const int *fds, int nfds)
     zsb.limits.cpu_ns = cp.cpu_ns;
     zsb.limits.nofile = cp.nofile;
     zsb.limits.fsize_bytes = cp.fsize_bytes;
+    zc.rl_data = cp.rl_data;
+    zc.rl_nproc = cp.rl_nproc;
     zc.prov = &zp;
     zc.sb = &zsb;
     zc.cwd = cwd;

@@ -588,6 +588,8 @@ static int build_request(const struct zexec *x, const struct lcl_child *c, struc
     cp.cpu_ns = c->sb->limits.cpu_ns;
     cp.nofile = c->sb->limits.nofile;
     cp.fsize_bytes = c->sb->limits.fsize_bytes;
+    cp.rl_data = c->rl_data;
+    cp.rl_nproc = c->rl_nproc;
     cp.bpf_len = p->bpf ? (uint32_t)p->bpf_len : 0;
     for (int i = 0; i < LCL_CG_NCTRL; i++)
         if (c->fd_tasks[i] >= 0)

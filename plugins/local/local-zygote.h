@@ -29,7 +29,7 @@
 
 #include <stdint.h>
 
-#define LCL_ZYG_MAGIC UINT32_C(0x5a594732) /* "ZYG2" */
+#define LCL_ZYG_MAGIC UINT32_C(0x5a594733) /* "ZYG3" */
 #define LCL_ZYG_LAYOUT_MAGIC UINT32_C(0x5a594c32) /* "ZYL2" */
 #define LCL_ZYG_HELLO "polysandbox-zygote-ready"
 
@@ -59,6 +59,7 @@ struct lcl_zyg_cpart {
                              * parent follows, for the init to leave the exec's
                              * cgroups once its sandbox is empty, before the status */
     uint32_t pad;
+    uint64_t rl_data, rl_nproc; /* the payload's floors, or 0 (local-limits.c) */
 };
 
 enum lcl_zyg_fd {

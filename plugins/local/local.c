@@ -180,12 +180,11 @@ static int local_init(const sbx_host_v1 *host, sbx_host_handle *h, void **prov)
         return ret;
     }
     lcl_cg_probe(p, cg_root);
+    /* What goes unenforced is told at each create (local-limits.c). */
+    lcl_limits_probe(p);
     if (p->cg.version == 0 || p->cg.why)
-        host->log(h, SBX_LOG_WARNING, "cgroups: %s; limits depending on them are not enforced "
-                  "(see 'polysandbox doctor')", p->cg.why ? p->cg.why : "not usable");
-    if (!p->root)
-        host->log(h, SBX_LOG_INFO, "not root: the work directory is a plain directory, so the "
-                  "disk limit is not enforced");
+        host->log(h, SBX_LOG_INFO, "cgroups: %s (see 'polysandbox doctor')",
+                  p->cg.why ? p->cg.why : "not usable");
     *prov = p;
     return SBX_OK;
 }
@@ -215,6 +214,9 @@ static int local_create(void *prov, const sbx_create_spec_v1 *spec, void **sbp, 
                                   "set network = allow-host");
     if (spec->network != SBX_NET_HOST && spec->network != SBX_NET_NONE)
         return p->host->set_error(p->h, SBX_E_INVAL, "unknown network policy %d", (int)spec->network);
+    int lr = lcl_limits_report(p);   /* refused: before anything is made */
+    if (lr)
+        return lr;
     for (size_t i = 0; i < spec->n_env; i++)
         if (!spec->env[i].key || !*spec->env[i].key || strchr(spec->env[i].key, '=') ||
             !spec->env[i].value)
@@ -325,7 +327,10 @@ static int local_exec_zygote(void *prov, void *sb, const char *const *zygote,
 
 static int local_attach(void *prov, const char *id, void **sb)
 {
-    return lcl_meta_load(prov, id, (struct lcl_sb **)sb);
+    int ret = lcl_meta_load(prov, id, (struct lcl_sb **)sb);
+    if (!ret)
+        lcl_limits_report(prov);    /* the core refuses its execs, if need be */
+    return ret;
 }
 
 static void local_release(void *prov, void *sb)

@@ -17,6 +17,7 @@ plugins_local_local_la_SOURCES = \
 	plugins/local/local-files.c \
 	plugins/local/local-ids.c \
 	plugins/local/local-layout.c \
+	plugins/local/local-limits.c \
 	plugins/local/local-meta.c \
 	plugins/local/local-owner.c \
 	plugins/local/local-rundir.c \
@@ -26,6 +27,8 @@ plugins_local_local_la_SOURCES = \
 	plugins/local/locald-client.c \
 	plugins/local/locald-proto.c \
 	plugins/local/locald-proto.h \
+	plugins/common/unenforced.c \
+	plugins/common/unenforced.h \
 	plugins/common/syscall-lists.h \
 	plugins/common/syscall-prelude.h
 plugins_local_local_la_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/plugins/common

@@ -51,7 +51,7 @@ static uint64_t fnv_str(uint64_t h, const char *s)
     return lcl_fnv(h, s ? s : "", s ? strlen(s) + 1 : 1);
 }
 
-/* The core's private paths (ABI 1.2), which the daemon's provider hides
+/* The core's private paths (ABI 1.6), which the daemon's provider hides
  * too (--hide): NULL-terminated, or NULL. */
 static const char *const *host_private(const struct lcl_prov *p)
 {

@@ -116,7 +116,7 @@ case_cmd() {
     4) set -- sh -c cat ;;
     5) set -- sh -c 'yes | head -c 100000' ;;
     esac
-    echo "input" | POLYSANDBOX_LOCAL_DAEMON=$mode "$PS" run --json --output-limit 1000 -- "$@" \
+    echo "input" | POLYSANDBOX_LOCAL_DAEMON=$mode "$PS" run -i --json --output-limit 1000 -- "$@" \
         >"$tmp/$mode.json" 2>/dev/null
 }
 for k in 1 2 3 4 5; do

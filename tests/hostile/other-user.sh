@@ -23,6 +23,11 @@ hostile_need other-user
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/ps-other-user.XXXXXX") || exit 99
 chmod 755 "$tmp"
+# The victim runs unprivileged, where the host may give it no cgroup:
+# the limits it cannot enforce are allowed here (the core refuses them
+# otherwise; tests/limits/nonroot.sh checks that), this is about state.
+allow_unenforced "$tmp/conf" allow
+chmod -R a+rX "$tmp/conf"
 victim=psbx-v$$
 attacker=psbx-a$$
 cleanup() {

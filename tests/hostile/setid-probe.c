@@ -43,6 +43,8 @@ int main(int argc, char **argv)
         const void *out = sbx_result_stdout(r, &n);
         fwrite(out, 1, n, stdout);
         fprintf(stderr, "status %s\n", sbx_run_status_name(sbx_result_status(r)));
+        if (sbx_result_error(r))
+            fprintf(stderr, "error %s\n", sbx_result_error(r));
     } else {
         fprintf(stderr, "setid-probe: %s\n", sbx_error_message(sbx_ctx_last_error(ctx)));
     }

@@ -152,7 +152,7 @@ same kexec "kexec_load (a call the filter kills)"
 same privs "namespaces, mounts, capabilities, ids, processes, descriptors, environment, files"
 
 # stdin is delivered the same way.
-printf 'hello\n' | POLYSANDBOX_CONFIG_DIR=$POLYSANDBOX_CONFIG_DIR "$PS" run "$tmp/stdin.py" \
+printf 'hello\n' | POLYSANDBOX_CONFIG_DIR=$POLYSANDBOX_CONFIG_DIR "$PS" run -i "$tmp/stdin.py" \
     >"$tmp/stdin.out" 2>&1
 grep -q '^HELLO$' "$tmp/stdin.out" && ok "stdin reaches a program forked from the zygote" ||
     not_ok "stdin" "$(cat "$tmp/stdin.out")"
@@ -276,8 +276,9 @@ EOF
     --out "$tmp/view.out" >/dev/null 2>"$tmp/view.err" &
 eval_pid=$!
 # The zygote is looked at once it has left the host's user namespace,
-# its maps are written and its root is the sandbox's (a loaded machine
-# may take seconds): while the eval runs, 30 s at most.
+# its maps are written (the sandbox user in them) and its root is the
+# sandbox's (a loaded machine may take seconds): while the eval runs,
+# 30 s at most.
 myns=$(readlink /proc/$$/ns/user)
 zpid=
 i=0
@@ -285,7 +286,7 @@ while [ $i -lt 300 ] && kill -0 "$eval_pid" 2>/dev/null; do
     zpid=$(zygotes | head -n 1)
     [ -n "$zpid" ] && [ -f "/proc/$zpid/root/usr/bin/env" ] &&
         [ "$(readlink "/proc/$zpid/ns/user" 2>/dev/null || echo "$myns")" != "$myns" ] &&
-        [ -n "$(cat "/proc/$zpid/uid_map" 2>/dev/null)" ] &&
+        grep -qw 1000 "/proc/$zpid/uid_map" 2>/dev/null &&
         [ "$(grep -c . "/proc/$zpid/mountinfo" 2>/dev/null || echo 999)" -lt 100 ] && break
     sleep 0.1
     i=$((i + 1))

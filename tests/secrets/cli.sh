@@ -233,7 +233,8 @@ if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null 2>&1; then
     asnobody() {
         setpriv --reuid=65534 --regid=65534 --clear-groups \
             env POLYSANDBOX_STATE_DIR="$nr/state" HOME="$nr" \
-            "$PS" --config-dir "$nr/conf" "$@" </dev/null >"$tmp/out" 2>"$tmp/err"
+            "$PS" --config-dir "$nr/conf" -o core.unenforced_limits=allow "$@" \
+            </dev/null >"$tmp/out" 2>"$tmp/err"
         rc=$?
     }
     asnobody run --provider local -- echo hi
