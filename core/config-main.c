@@ -38,6 +38,35 @@ const char *core_limit_key(sbx_limit which)
     return limit_info[which].key;
 }
 
+const char *sbx_limit_name(sbx_limit which)
+{
+    return core_limit_key(which);
+}
+
+void core_limit_format(sbx_limit which, uint64_t v, char *buf, size_t size)
+{
+    switch ((unsigned)which < SBX_LIMIT_COUNT ? limit_info[which].kind : LK_COUNT) {
+    case LK_DURATION:
+        if (v % 1000000000u == 0)
+            snprintf(buf, size, "%llu s", (unsigned long long)(v / 1000000000u));
+        else
+            snprintf(buf, size, "%llu ms", (unsigned long long)(v / 1000000u));
+        break;
+    case LK_SIZE:
+        if (v >= (1u << 20) && v % (1u << 20) == 0)
+            snprintf(buf, size, "%llu MiB", (unsigned long long)(v >> 20));
+        else if (v >= 1024 && v % 1024 == 0)
+            snprintf(buf, size, "%llu KiB", (unsigned long long)(v >> 10));
+        else
+            snprintf(buf, size, "%llu bytes", (unsigned long long)v);
+        break;
+    case LK_COUNT:
+    default:
+        snprintf(buf, size, "%llu", (unsigned long long)v);
+        break;
+    }
+}
+
 static int parse_limit(sbx_limit i, const char *s, uint64_t *v, const char **why)
 {
     switch (limit_info[i].kind) {
@@ -51,7 +80,8 @@ static int parse_limit(sbx_limit i, const char *s, uint64_t *v, const char **why
     }
 }
 
-#define CORE_KEYS "default_provider, order, fallback, provider_path, state_dir, pools"
+#define CORE_KEYS "default_provider, order, fallback, provider_path, state_dir, pools, " \
+    "unenforced_limits"
 #define LIMIT_KEYS "wall, cpu, memory, pids, nofile, fsize, disk, stdout, " \
     "stderr and max_ of each"
 
@@ -125,6 +155,13 @@ static int apply_core(loader *ld, const where *w, const char *key,
         cfg->pools_off = !on;
         return SBX_OK;
     }
+    if (strcmp(key, "unenforced_limits") == 0) {
+        const char *why = NULL;
+        if (core_unenforced_parse(value, &cfg->unenforced_ok, &why) != SBX_OK)
+            return core_cfg_err(ld, SBX_E_CONFIG, w, "bad value '%s' for unenforced_limits in "
+                                "[core]: %s", value, why);
+        return SBX_OK;
+    }
     return core_cfg_err(ld, SBX_E_CONFIG, w, "unknown key '%s' in [core] (known: "
                         CORE_KEYS ")", key);
 }
@@ -169,6 +206,30 @@ static int apply_limit(loader *ld, const where *w, const char *key,
                         LIMIT_KEYS ")", key);
 }
 
+#define EVAL_KEYS "max_input, max_line, max_records"
+
+/* [eval]: the caps on what a dataset or samples file may hold. */
+static int apply_eval(loader *ld, const where *w, const char *key, const char *value)
+{
+    core_eval_caps *c = &ld->cfg->eval_caps;
+    const char *why = NULL;
+    int rc;
+
+    if (strcmp(key, "max_input") == 0)
+        rc = core_parse_size(value, false, &c->input, &why);
+    else if (strcmp(key, "max_line") == 0)
+        rc = core_parse_size(value, false, &c->line, &why);
+    else if (strcmp(key, "max_records") == 0)
+        rc = core_parse_count(value, false, &c->records, &why);
+    else
+        return core_cfg_err(ld, SBX_E_CONFIG, w, "unknown key '%s' in [eval] (known: "
+                            EVAL_KEYS ")", key);
+    if (rc != SBX_OK)
+        return core_cfg_err(ld, SBX_E_CONFIG, w, "bad value '%s' for %s in [eval]: %s",
+                            value, key, why);
+    return SBX_OK;
+}
+
 const char *const core_app_sections[] = { "server", NULL };
 
 /* A key of an application section: kept as it is, the last one set wins;
@@ -210,12 +271,14 @@ int core_cfg_apply_main(loader *ld, const where *w, const char *section, const c
         return apply_core(ld, w, key, value);
     if (strcmp(section, "limits") == 0)
         return apply_limit(ld, w, key, value);
+    if (strcmp(section, "eval") == 0)
+        return apply_eval(ld, w, key, value);
     if (strcmp(section, "pool") == 0)
         return core_cfg_pool_override(ld, w, key, value);
     if (strcmp(section, "provider") == 0 && w->line == 0)
         return core_cfg_provider_override(ld, w, key, value);
     return core_cfg_err(ld, SBX_E_CONFIG, w, "unknown section [%s] (known: [core], "
-                        "[limits], [retry], [breaker], [server])", section);
+                        "[limits], [eval], [retry], [breaker], [server])", section);
 }
 
 int core_cfg_apply_env(loader *ld)
@@ -293,6 +356,10 @@ int core_cfg_set_defaults(loader *ld)
             return core_cfg_err(ld, SBX_E_INTERNAL, NULL, "built-in limit %s: %s",
                                 limit_info[i].key, why);
     }
+    if (core_parse_size(CORE_EVAL_MAX_INPUT, false, &ld->cfg->eval_caps.input, &why) ||
+        core_parse_size(CORE_EVAL_MAX_LINE, false, &ld->cfg->eval_caps.line, &why) ||
+        core_parse_count(CORE_EVAL_MAX_RECORDS, false, &ld->cfg->eval_caps.records, &why))
+        return core_cfg_err(ld, SBX_E_INTERNAL, NULL, "built-in [eval] cap: %s", why);
     return SBX_OK;
 }
 

@@ -11,7 +11,7 @@
 
 #include "config-int.h"
 
-#define PROVIDER_KEYS "enabled, optional, priority, module"
+#define PROVIDER_KEYS "enabled, optional, priority, module, unenforced_limits"
 
 static int parse_int(const char *s, int *out, const char **why)
 {
@@ -47,6 +47,16 @@ static int apply_provider(loader *ld, const char *section, const char *key,
     const where *w = &ld->at;
     const char *why = NULL;
 
+    /* [settings] unenforced_limits: the docker provider's own key before
+     * the core decided for every provider; read as [provider]'s (and
+     * still lent to the provider) unless [provider] says it. */
+    if (strcmp(section, "settings") == 0 && strcmp(key, "unenforced_limits") == 0 &&
+        p->unenforced_from < 2) {
+        if (core_unenforced_parse(value, &p->unenforced_ok, &why) != SBX_OK)
+            return core_cfg_err(ld, SBX_E_CONFIG, w, "bad value '%s' for unenforced_limits in "
+                                "[settings]: %s", value, why);
+        p->unenforced_from = 1;
+    }
     if (strcmp(section, "settings") == 0)
         return core_cfg_add_setting(ld, &p->settings, &p->n_settings, w, key, value);
     if (strcmp(section, "retry") == 0 || strcmp(section, "breaker") == 0)
@@ -67,6 +77,13 @@ static int apply_provider(loader *ld, const char *section, const char *key,
         if (parse_int(value, &p->priority, &why) != SBX_OK)
             return core_cfg_err(ld, SBX_E_CONFIG, w, "bad value '%s' for priority in "
                                 "[provider]: %s", value, why);
+        return SBX_OK;
+    }
+    if (strcmp(key, "unenforced_limits") == 0) {
+        if (core_unenforced_parse(value, &p->unenforced_ok, &why) != SBX_OK)
+            return core_cfg_err(ld, SBX_E_CONFIG, w, "bad value '%s' for unenforced_limits in "
+                                "[provider]: %s", value, why);
+        p->unenforced_from = 2;
         return SBX_OK;
     }
     if (strcmp(key, "module") == 0) {
@@ -148,6 +165,14 @@ int core_cfg_provider_override(loader *ld, const where *w, const char *key,
         return ld->rc;
     }
     free(name);
+    /* the core's key (see apply_provider), from the command line: wins */
+    if (!strcmp(dot + 1, "unenforced_limits")) {
+        const char *why = NULL;
+        if (core_unenforced_parse(value, &p->unenforced_ok, &why) != SBX_OK)
+            return core_cfg_err(ld, SBX_E_CONFIG, w, "provider.%s: bad value '%s': %s", key,
+                                value, why);
+        p->unenforced_from = 2;
+    }
     for (size_t i = 0; i < p->n_settings && !s; i++)
         if (!strcmp(p->settings[i].key, dot + 1))
             s = &p->settings[i];

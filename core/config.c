@@ -35,6 +35,7 @@ void core_config_free(core_config *cfg)
     core_strv_free(cfg->fallback);
     core_strv_free(cfg->provider_path);
     free(cfg->state_dir);
+    core_strv_free(cfg->private_paths);
     for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++)
         core_cfg_free_all(cfg, kinds[k]);
     core_cfg_settings_free(cfg->app, cfg->n_app);
@@ -128,6 +129,44 @@ static int user_dir(loader *ld, char **out)
     return *out ? SBX_OK : core_cfg_nomem(ld);
 }
 
+/* An absolute @path into @v, once. */
+static int private_push(char ***v, const char *path)
+{
+    if (!path || path[0] != '/' || core_strv_has(*v, path))
+        return SBX_OK;
+    return core_strv_push(v, path);
+}
+
+/* host->private_paths: the configuration directories (the one in use,
+ * the system one, the user's), the state directory (the configured one
+ * and the built-in one), every provider directory, as configured (a
+ * provider resolves what it needs to). */
+static int private_paths(loader *ld)
+{
+    core_config *cfg = ld->cfg;
+    char *xdg = NULL;
+    const char *fixed[] = { cfg->dir, SYSCONFDIR, cfg->state_dir, STATEDIR };
+    char **v = NULL;
+
+    if (user_dir(ld, &xdg) != SBX_OK)
+        return ld->rc;
+    for (size_t i = 0; i < sizeof fixed / sizeof *fixed; i++)
+        if (private_push(&v, fixed[i]) != SBX_OK)
+            goto oom;
+    if (private_push(&v, xdg) != SBX_OK)
+        goto oom;
+    for (size_t i = 0; cfg->provider_path && cfg->provider_path[i]; i++)
+        if (private_push(&v, cfg->provider_path[i]) != SBX_OK)
+            goto oom;
+    free(xdg);
+    cfg->private_paths = v;
+    return SBX_OK;
+oom:
+    free(xdg);
+    core_strv_free(v);
+    return core_cfg_nomem(ld);
+}
+
 static int load_all(loader *ld, const char *dir, const char *const *overrides)
 {
     core_config *cfg = ld->cfg;
@@ -173,7 +212,8 @@ static int load_all(loader *ld, const char *dir, const char *const *overrides)
             return ld->rc;
 
     if (core_cfg_check_limits(ld) != SBX_OK || build_provider_path(ld) != SBX_OK ||
-        default_state_dir(ld) != SBX_OK || core_cfg_builtin_local(ld) != SBX_OK)
+        default_state_dir(ld) != SBX_OK || core_cfg_builtin_local(ld) != SBX_OK ||
+        private_paths(ld) != SBX_OK)
         return ld->rc;
     core_cfg_sort(cfg, &core_cfg_providers);
     core_cfg_sort(cfg, &core_cfg_templates);

@@ -11,6 +11,7 @@
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include <polysandbox/provider.h>
 #include <polysandbox/sandbox.h>
@@ -39,6 +40,26 @@ int core_cancel_fd(const sbx_cancel *c);
 int core_error_set(int code, const char *provider, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 int core_error_vset(int code, const char *provider, const char *fmt, va_list ap);
+
+/* ---- ownership (core/owner.c) -------------------------------------------- */
+
+struct stat;
+/* "uid N (name)" into @buf. */
+void core_owner_name(uid_t uid, char *buf, size_t size);
+/* @path with every link resolved (malloc'd), or NULL with errno set. */
+char *core_canonical(const char *path);
+/* @st (of @path, a @what such as "provider module") owned by root or this
+ * user and not writable by group or others; else error @code naming the
+ * path, the owner and the fix. */
+int core_owner_check(const struct stat *st, const char *path, const char *what, int code);
+/* Every directory holding @path (links resolved), from /: owned by root
+ * or this user, not writable by group or others unless sticky. */
+int core_owner_check_parents(const char *path, const char *what, int code);
+/* @path made (0700, parents too) when missing, then required to be a
+ * directory (not a link) of this user's, 0700 (0755 is tightened; group-
+ * or world-writable is refused), in safe parents; SBX_E_PERM naming the
+ * path and its owner otherwise. */
+int core_private_dir(const char *path, const char *what);
 
 /* ---- string vectors (core/strv.c) ---------------------------------------- */
 
@@ -109,6 +130,11 @@ typedef struct core_provider_conf {
     core_setting *settings; /* the [settings] section, checked by the loader */
     size_t n_settings;
     core_resil_conf resil;  /* its [retry] and [breaker] overrides */
+    /* unenforced_limits, the limits it may run without: 0 when not
+     * given, 1 from [settings] (the docker provider's older spelling),
+     * 2 from [provider], which wins. */
+    int unenforced_from;
+    uint64_t unenforced_ok;
 } core_provider_conf;
 
 /* templates.d/NAME.ini */
@@ -137,6 +163,18 @@ typedef struct core_pool_conf {
     size_t n_settings;
 } core_pool_conf;
 
+/* [eval]: what a dataset or samples file may hold, checked while it is
+ * read (core/eval-jsonl.c), so a bad or hostile file is refused before it
+ * takes memory. */
+typedef struct core_eval_caps {
+    uint64_t input;         /* decompressed bytes of one file */
+    uint64_t line;          /* bytes of one line (record) */
+    uint64_t records;       /* records of one file */
+} core_eval_caps;
+#define CORE_EVAL_MAX_INPUT "256M"
+#define CORE_EVAL_MAX_LINE "1M"
+#define CORE_EVAL_MAX_RECORDS "1000000"
+
 typedef struct core_config {
     char *dir;                          /* the system configuration directory */
     char *default_provider;             /* [core] default_provider, or NULL */
@@ -154,8 +192,11 @@ typedef struct core_config {
     core_pool_conf *pools;              /* every pools.d/ file and pool.* override */
     size_t n_pools;
     bool pools_off;                     /* [core] pools = false: start none */
+    core_eval_caps eval_caps;           /* [eval] max_input, max_line, max_records */
+    uint64_t unenforced_ok;             /* [core] unenforced_limits (bits) */
     core_setting *app;                  /* application sections: key "SECTION.KEY" */
     size_t n_app;
+    char **private_paths;               /* host->private_paths: what sandboxes never show */
 } core_config;
 
 /* The sections polysandbox.ini keeps for programs built on the library
@@ -181,6 +222,36 @@ int core_config_load(core_config *cfg, const char *dir,
 void core_config_free(core_config *cfg);
 /* Names of the [limits] keys, indexed by sbx_limit ("wall", "cpu", ...). */
 const char *core_limit_key(sbx_limit which);
+/* @v of limit @which as a user reads it ("64 MiB", "10 s", "128"). */
+void core_limit_format(sbx_limit which, uint64_t v, char *buf, size_t size);
+
+/* ---- limits a provider cannot enforce (core/unenforced.c) ------------------ */
+
+/* An unenforced_limits value: "refuse" (none may go unenforced), "allow"
+ * (any) or limit names separated by commas or blanks; the set into
+ * *bits.  SBX_E_CONFIG with *why (static) when bad. */
+int core_unenforced_parse(const char *s, uint64_t *bits, const char **why);
+/* "memory (64 MiB), pids (128)": the limits of @bits with their values
+ * @values (indexed by sbx_limit; NULL: names alone). */
+void core_limits_text(uint64_t bits, const uint64_t *values, char *buf, size_t size);
+/* Around ops->create and ops->attach: what host->limits_unenforced
+ * reports in between is gathered for the call (@values: the sandbox's
+ * limits), then taken by _end: the bits, and *why (transfer full; NULL
+ * when none). */
+void core_unenforced_begin(const uint64_t *values, bool attach);
+uint64_t core_unenforced_end(char **why);
+/* The limits @p may run without: its unenforced_limits, else [core]'s. */
+uint64_t core_unenforced_ok(const struct sbx_ctx *ctx, const struct sbx_provider *p);
+/* Set the thread's error refusing a sandbox of @p that would run without
+ * @bits (of @values) for @why; returns SBX_E_PERM. */
+int core_unenforced_refuse(const struct sbx_provider *p, uint64_t bits, const uint64_t *values,
+                           const char *why);
+/* The names of the limits of @bits as a JSON array (core/json.c): new
+ * reference, or NULL on ENOMEM. */
+struct json_t;
+struct json_t *core_limit_names_json(uint64_t bits);
+/* host->limits_unenforced. */
+int core_host_limits_unenforced(sbx_host_handle *h, uint64_t limits, const char *why);
 
 /* ---- providers (core/loader.c) --------------------------------------------- */
 

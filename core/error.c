@@ -105,6 +105,7 @@ const char *sbx_strerror(int code)
     case SBX_E_LOAD_INIT: return "provider initialisation failed";
     case SBX_E_LOAD_BAD_NAME: return "provider name has invalid characters";
     case SBX_E_LOAD_RESERVED: return "provider descriptor has non-zero reserved fields";
+    case SBX_E_LOAD_UNSAFE: return "provider module could be changed by another user";
     }
     return "unknown error";
 }

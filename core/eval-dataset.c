@@ -291,8 +291,8 @@ static int dataset_read(sbx_ctx *ctx, const char *path, const char *data, size_t
         return core_error_set(SBX_E_NOMEM, NULL, "out of memory");
     }
     l.ds->fmt = fmt;
-    rc = data ? core_jsonl_parse(path, data, len, dataset_line, &l)
-              : core_jsonl_read(path, dataset_line, &l);
+    rc = data ? core_jsonl_parse(path, data, len, &ctx->cfg.eval_caps, dataset_line, &l)
+              : core_jsonl_read(path, &ctx->cfg.eval_caps, dataset_line, &l, &l.ds->file);
     if (rc == SBX_OK && l.ds->n == 0)
         rc = core_error_set(SBX_E_INVAL, NULL, "%s: no tasks in the dataset", path);
     if (rc != SBX_OK) {
@@ -400,8 +400,8 @@ static int samples_read(sbx_ctx *ctx, const sbx_eval_dataset *ds, const char *pa
     *out = NULL;
     if (!(l.s = calloc(1, sizeof *l.s)))
         return core_error_set(SBX_E_NOMEM, NULL, "out of memory");
-    rc = data ? core_jsonl_parse(path, data, len, sample_line, &l)
-              : core_jsonl_read(path, sample_line, &l);
+    rc = data ? core_jsonl_parse(path, data, len, &ctx->cfg.eval_caps, sample_line, &l)
+              : core_jsonl_read(path, &ctx->cfg.eval_caps, sample_line, &l, &l.s->file);
     if (rc == SBX_OK && l.s->n == 0)
         rc = core_error_set(SBX_E_INVAL, NULL, "%s: no samples", path);
     if (rc != SBX_OK) {

@@ -5,6 +5,8 @@
 #include <polysandbox/eval.h>
 #include <polysandbox/journal.h>
 
+#include <sys/types.h>
+
 #include "core-int.h"
 
 /* ---- reading JSONL, plain or gzip (core/eval-jsonl.c) ----------------------- */
@@ -13,12 +15,21 @@ struct json_t;
 /* Called per non-blank line with the parsed object (borrowed) and its
  * 1-based line number; return SBX_OK to go on, else an error (set). */
 typedef int (*core_jsonl_cb)(void *ud, struct json_t *obj, size_t line);
-/* Read @path (gzip recognised by content) and call @cb per record.  Bad
- * JSON or a line that is not an object is SBX_E_INVAL "PATH:LINE: ...". */
-int core_jsonl_read(const char *path, core_jsonl_cb cb, void *ud);
-/* The same over @len bytes at @data (not compressed); @path names them
- * in messages. */
-int core_jsonl_parse(const char *path, const char *data, size_t len, core_jsonl_cb cb, void *ud);
+/* Which file was read: a results file must not be it (eval-journal.c). */
+typedef struct core_file_id {
+    dev_t dev;
+    ino_t ino;
+} core_file_id;
+/* Read @path (gzip recognised by content), as a stream, within @caps,
+ * and call @cb per record; *@id (may be NULL) says which file it was.
+ * Bad JSON, a line that is not an object or a file past a cap is
+ * SBX_E_INVAL "PATH[:LINE]: ..." (a cap's message says how to raise it). */
+int core_jsonl_read(const char *path, const core_eval_caps *caps, core_jsonl_cb cb,
+                    void *ud, core_file_id *id);
+/* The same over @len bytes at @data (not compressed), within @caps;
+ * @path names them in messages. */
+int core_jsonl_parse(const char *path, const char *data, size_t len,
+                     const core_eval_caps *caps, core_jsonl_cb cb, void *ud);
 /* A field as a task id: a string, or an integer written in decimal
  * (MBPP's ids are numbers).  (transfer full) or NULL. */
 char *core_jsonl_task_id(struct json_t *obj);
@@ -50,6 +61,7 @@ typedef struct core_eval_task {
 struct sbx_eval_dataset {
     sbx_eval_format fmt;
     char *path;
+    core_file_id file;
     core_eval_task *tasks;
     size_t n;
 };
@@ -63,6 +75,7 @@ struct sbx_eval_samples {
     core_eval_sample *v;
     size_t n;
     bool canonical;
+    core_file_id file;            /* the samples file (not for canonical) */
 };
 
 /* The index of task @id in @ds, or (size_t)-1. */
@@ -74,6 +87,8 @@ size_t core_eval_find_task(const sbx_eval_dataset *ds, const char *id);
 #define CORE_EVAL_MARKER_LEN 32    /* hex digits of the random part */
 #define CORE_EVAL_PROGRAM_FILE "program.py"   /* HumanEval and MBPP programs */
 #define CORE_EVAL_RUNNER_FILE "main.py"       /* what the python template runs */
+#define CORE_EVAL_CHECK_FILE "check.py"       /* the tests, with --isolated-check */
+#define CORE_EVAL_MARKER_FILE ".polysandbox-marker" /* the run's marker, removed at once */
 
 /* Fill @marker (CORE_EVAL_MARKER_LEN + 1 bytes) with fresh random hex. */
 int core_eval_new_marker(char *marker);
@@ -81,10 +96,16 @@ int core_eval_new_marker(char *marker);
 bool core_eval_uses_marker(const sbx_eval_dataset *ds);
 /* The program of @completion for @t: (transfer full) or NULL on ENOMEM.
  * For the formats that use a marker it goes to CORE_EVAL_PROGRAM_FILE and
- * core_eval_runner(marker) is the code the template runs. */
+ * core_eval_runner() is the code the template runs, with the marker in
+ * CORE_EVAL_MARKER_FILE.  @isolated (core_eval_can_isolate): the completion alone
+ * (and the prompt or setup), the tests going to core_eval_build_check's
+ * CORE_EVAL_CHECK_FILE. */
 char *core_eval_build_program(const sbx_eval_dataset *ds, const core_eval_task *t,
-                              const char *completion);
-char *core_eval_runner(const char *marker);
+                              const char *completion, bool isolated);
+char *core_eval_build_check(const sbx_eval_dataset *ds, const core_eval_task *t);
+char *core_eval_runner(const sbx_eval_dataset *ds, const core_eval_task *t, bool isolated);
+/* Can @t be checked in a process the completion never runs in? */
+bool core_eval_can_isolate(const sbx_eval_dataset *ds, const core_eval_task *t);
 
 /* ---- verdicts (core/eval-verdict.c) ---------------------------------------- */
 
@@ -110,6 +131,7 @@ struct sbx_eval_record {
     char *reason;           /* or NULL */
     char *stderr_tail;      /* the end of stderr of a non-pass, or NULL */
     bool resumed;
+    uint64_t unenforced;    /* SBX_LIMIT_BIT_* its sandbox ran without */
 };
 
 void core_eval_record_free(sbx_eval_record *r);
@@ -129,7 +151,9 @@ uint64_t core_eval_percentile(const uint64_t *sorted, size_t n, double pct);
 
 /* Open the results file @path (an sbx_journal).  With @resume, read its
  * records into @records (indexed by sample; later lines replace sandbox
- * errors) after cutting off a torn last line; else truncate it. */
+ * errors) after cutting off a torn last line; else replace it by an
+ * empty file (a new one renamed over it).  SBX_E_INVAL when @path is the
+ * dataset's or the samples' file. */
 int core_journal_open(sbx_journal **j, const char *path, bool resume,
                       const sbx_eval_dataset *ds, const sbx_eval_samples *s,
                       sbx_eval_record **records, size_t *n_resumed);
@@ -147,6 +171,7 @@ struct sbx_eval_opts {
     unsigned retries;
     char *journal;
     bool resume;
+    bool isolated;                /* --isolated-check */
     sbx_eval_record_cb cb;
     void *cb_ud;
     sbx_cancel *cancel;           /* (borrowed) or NULL */

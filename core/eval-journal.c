@@ -1,11 +1,16 @@
 /* core/eval-journal.c - the results JSONL of an evaluation: one record
  * per line in an sbx_journal (core/journal.c), read back by a resume
+ *
+ * A fresh run replaces an existing file by a new one (sbx_journal_open
+ * renames it over), never truncating it in place, and never writes over
+ * the dataset or the samples.
  */
 #include "config.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <jansson.h>
 
@@ -66,13 +71,34 @@ static int load_line(void *ud, const char *p, size_t n, size_t lineno, uint64_t 
     return SBX_OK;
 }
 
+/* SBX_E_INVAL when @path is the dataset's or the samples' file (the same
+ * inode, through any link): the results would overwrite the input. */
+static int not_input(const char *path, const sbx_eval_dataset *ds, const sbx_eval_samples *s)
+{
+    struct stat st;
+
+    if (stat(path, &st) != 0)
+        return SBX_OK;
+    if (st.st_dev == ds->file.dev && st.st_ino == ds->file.ino)
+        return core_error_set(SBX_E_INVAL, NULL, "%s: the results file is the dataset %s "
+                              "(the same file): it would be overwritten", path, ds->path);
+    if (!s->canonical && st.st_dev == s->file.dev && st.st_ino == s->file.ino)
+        return core_error_set(SBX_E_INVAL, NULL, "%s: the results file is the samples file "
+                              "(the same file): it would be overwritten", path);
+    return SBX_OK;
+}
+
 int core_journal_open(sbx_journal **j, const char *path, bool resume,
                       const sbx_eval_dataset *ds, const sbx_eval_samples *s,
                       sbx_eval_record **records, size_t *n_resumed)
 {
     struct loading l = { path, ds, s, records, n_resumed };
+    int rc;
 
     *n_resumed = 0;
+    *j = NULL;
+    if ((rc = not_input(path, ds, s)) != SBX_OK)
+        return rc;
     return sbx_journal_open(path, resume, load_line, &l, j);
 }
 

@@ -76,6 +76,15 @@ int sbx_eval_opts_set_retries(sbx_eval_opts *o, unsigned retries)
     return SBX_OK;
 }
 
+int sbx_eval_opts_set_isolated_check(sbx_eval_opts *o, bool on)
+{
+    core_error_clear();
+    if (!o)
+        return core_error_set(SBX_E_INVAL, NULL, "sbx_eval_opts_set_isolated_check: NULL");
+    o->isolated = on;
+    return SBX_OK;
+}
+
 int sbx_eval_opts_set_journal(sbx_eval_opts *o, const char *path, bool resume)
 {
     char *p = NULL;

@@ -59,6 +59,11 @@ uint64_t sbx_eval_record_time_ns(const sbx_eval_record *r) { return r ? r->time_
 unsigned sbx_eval_record_attempts(const sbx_eval_record *r) { return r ? r->attempts : 0; }
 const char *sbx_eval_record_reason(const sbx_eval_record *r) { return r ? r->reason : NULL; }
 
+uint64_t sbx_eval_record_unenforced_limits(const sbx_eval_record *r)
+{
+    return r ? r->unenforced : 0;
+}
+
 static json_t *record_json(const sbx_eval_record *r)
 {
     json_t *o = json_object();
@@ -81,6 +86,8 @@ static json_t *record_json(const sbx_eval_record *r)
     bad |= json_object_set_new(o, "reason", r->reason ? json_string(r->reason) : json_null());
     if (r->stderr_tail)
         bad |= json_object_set_new(o, "stderr_tail", json_string(r->stderr_tail));
+    if (r->unenforced)
+        bad |= json_object_set_new(o, "unenforced_limits", core_limit_names_json(r->unenforced));
     if (bad) {
         json_decref(o);
         return NULL;
@@ -151,6 +158,12 @@ int core_eval_record_from_json(json_t *o, sbx_eval_record **out, const char **wh
     v = json_object_get(o, "stderr_tail");
     if (json_is_string(v))
         r->stderr_tail = strdup(json_string_value(v));
+    v = json_object_get(o, "unenforced_limits");
+    for (size_t i = 0; json_is_array(v) && i < json_array_size(v); i++)
+        for (int l = 0; l < SBX_LIMIT_COUNT; l++)
+            if (json_is_string(json_array_get(v, i)) &&
+                !strcmp(json_string_value(json_array_get(v, i)), sbx_limit_name((sbx_limit)l)))
+                r->unenforced |= UINT64_C(1) << l;
     r->resumed = true;
     if (!r->task_id || !r->provider || (json_is_string(json_object_get(o, "reason")) &&
                                         !r->reason)) {

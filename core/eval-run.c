@@ -131,9 +131,11 @@ static char *stderr_tail(const sbx_result *r)
     return s;
 }
 
+/* @runner (marked formats): main.py, with program.py (and check.py when
+ * @check), and the run's @marker in a file of its own. */
 static int build_opts(struct run *run, const core_eval_task *t, const char *program,
-                      const char *runner, const char *provider, sbx_create_opts **copts,
-                      sbx_exec_opts **xopts)
+                      const char *runner, const char *check, const char *marker,
+                      const char *provider, sbx_create_opts **copts, sbx_exec_opts **xopts)
 {
     sbx_create_opts *c = sbx_create_opts_new();
     sbx_exec_opts *x = sbx_exec_opts_new();
@@ -165,6 +167,13 @@ static int build_opts(struct run *run, const core_eval_task *t, const char *prog
     } else if (rc == SBX_OK) {
         rc = sbx_exec_opts_set_code(x, t->lang, program, (size_t)-1);
     }
+    if (rc == SBX_OK && runner && check)
+        rc = sbx_exec_opts_add_file(x, CORE_EVAL_CHECK_FILE, check, strlen(check), 0644);
+    /* 0644 like the rest: the program runs as the file's owner anyway, and
+     * the keeper removes it before the program starts; another mode costs
+     * a chmod some providers run as a command, one more step to fail. */
+    if (rc == SBX_OK && runner && marker)
+        rc = sbx_exec_opts_add_file(x, CORE_EVAL_MARKER_FILE, marker, strlen(marker), 0644);
     for (size_t i = 0; rc == SBX_OK && i < t->n_files; i++)
         rc = sbx_exec_opts_add_file(x, t->files[i].path, t->files[i].data, t->files[i].len,
                                     0644);
@@ -196,6 +205,7 @@ static int grade(sbx_eval_record *rec, const sbx_result *r, const char *marker)
                       st == SBX_RUN_NOT_FOUND || st == SBX_RUN_NOT_EXECUTABLE)
                          ? sbx_result_exit_code(r) : -1;
     rec->signal = sbx_result_signal(r);
+    rec->unenforced = sbx_result_unenforced_limits(r);
     rec->time_ns = sbx_result_timing(r, SBX_TIMING_TOTAL);
     free(rec->provider);
     rec->provider = strdup(sbx_result_provider(r) ? sbx_result_provider(r) : "");
@@ -235,6 +245,7 @@ static int run_sample(struct run *run, size_t i, sbx_eval_record **out)
     const char *const *providers = run->o->providers
                                        ? (const char *const *)run->o->providers : none;
     bool marked = core_eval_uses_marker(run->ds);
+    bool isolated = marked && run->o->isolated && core_eval_can_isolate(run->ds, t);
     sbx_eval_record *rec = calloc(1, sizeof *rec);
     int rc = SBX_OK;
     bool graded = false;
@@ -252,7 +263,7 @@ static int run_sample(struct run *run, size_t i, sbx_eval_record **out)
             sbx_create_opts *copts;
             sbx_exec_opts *xopts;
             sbx_result *r = NULL;
-            char *program, *runner = NULL;
+            char *program, *runner = NULL, *check = NULL;
             int err;
 
             if (a > 0)
@@ -263,17 +274,22 @@ static int run_sample(struct run *run, size_t i, sbx_eval_record **out)
             }
             if ((rc = core_eval_new_marker(marker)) != SBX_OK)
                 break;
-            program = core_eval_build_program(run->ds, t, run->s->v[i].completion);
+            program = core_eval_build_program(run->ds, t, run->s->v[i].completion, isolated);
             if (program && marked)
-                runner = core_eval_runner(marker);
-            if (!program || (marked && !runner)) {
+                runner = core_eval_runner(run->ds, t, isolated);
+            if (program && isolated)
+                check = core_eval_build_check(run->ds, t);
+            if (!program || (marked && !runner) || (isolated && !check)) {
                 free(program);
+                free(runner);
                 rc = core_error_set(SBX_E_NOMEM, NULL, "out of memory");
                 break;
             }
-            rc = build_opts(run, t, program, runner, providers[p], &copts, &xopts);
+            rc = build_opts(run, t, program, runner, check, marker, providers[p], &copts,
+                            &xopts);
             free(program);
             free(runner);
+            free(check);
             if (rc != SBX_OK)
                 break;
             rec->attempts++;

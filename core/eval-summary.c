@@ -193,6 +193,17 @@ static json_t *pass_at_k_obj(const sbx_eval_summary *sum, size_t task, const uns
     return o;
 }
 
+/* The limits any sample's sandbox ran without. */
+static uint64_t unenforced(const sbx_eval_summary *sum)
+{
+    uint64_t bits = 0;
+
+    for (size_t i = 0; i < sum->n_samples; i++)
+        if (sum->records[i])
+            bits |= sum->records[i]->unenforced;
+    return bits;
+}
+
 char *sbx_eval_summary_to_json(const sbx_eval_summary *sum, const unsigned *ks, size_t n_ks)
 {
     json_t *o, *counts, *tasks, *lat, *errs, *used = NULL;
@@ -236,6 +247,7 @@ char *sbx_eval_summary_to_json(const sbx_eval_summary *sum, const unsigned *ks, 
     json_object_set_new(lat, "p95", json_integer((json_int_t)sbx_eval_summary_latency(sum, 95)));
     json_object_set_new(lat, "p99", json_integer((json_int_t)sbx_eval_summary_latency(sum, 99)));
     json_object_set(o, "latency_ns", lat);
+    json_object_set_new(o, "unenforced_limits", core_limit_names_json(unenforced(sum)));
     json_object_set_new(o, "wall_ns", json_integer((json_int_t)sum->wall_ns));
     json_object_set_new(o, "throughput_per_s", json_real(sbx_eval_summary_throughput(sum)));
     /* Persistent sandbox errors, reported apart from every verdict. */

@@ -16,7 +16,7 @@ static const char *handle_name(const sbx_host_handle *h)
 /* Log threshold from POLYSANDBOX_LOG (error, warning, info, debug). */
 static int log_threshold(void)
 {
-    const char *v = getenv("POLYSANDBOX_LOG");
+    const char *v = secure_getenv("POLYSANDBOX_LOG");
     if (!v || !*v)
         return SBX_LOG_WARNING;
     if (!strcmp(v, "error"))
@@ -123,6 +123,13 @@ static void host_not_started(sbx_host_handle *h)
     core_error_tls()->not_started = true;
 }
 
+static const char *const *host_private_paths(sbx_host_handle *h)
+{
+    static const char *const none[] = { NULL };
+    return h && h->ctx && h->ctx->cfg.private_paths
+               ? (const char *const *)h->ctx->cfg.private_paths : none;
+}
+
 static const sbx_host_v1 host_table = {
     .struct_size = sizeof(sbx_host_v1),
     .abi_major = SBX_ABI_MAJOR,
@@ -137,6 +144,8 @@ static const sbx_host_v1 host_table = {
     .state_dir = host_state_dir,
     .retry_after = host_retry_after,
     .not_started = host_not_started,
+    .limits_unenforced = core_host_limits_unenforced,
+    .private_paths = host_private_paths,
 };
 
 const sbx_host_v1 *core_host_table(void)

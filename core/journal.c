@@ -8,15 +8,18 @@
  * every line appended before it), so that a crash of the machine loses at
  * most the last few milliseconds' lines and no appending thread waits for
  * the disk (a sync took 2.4 ms on average on ext4 here: a seventh of an
- * evaluation sample's time).
+ * evaluation sample's time).  Opened without resume, an existing file is
+ * replaced by a new one renamed over it, never truncated in place.
  */
 #include "config.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -180,10 +183,54 @@ static int sync_error(const sbx_journal *j)
                           strerror(j->sync_errno));
 }
 
+/* A fresh, empty file at @path: made beside it under another name, then
+ * renamed over it, so an existing file is replaced whole and never
+ * truncated in place (its other links keep what it held).  A path that
+ * is not a regular file (/dev/null, a pipe) is opened as it is. */
+static int open_fresh(const char *path)
+{
+    static const char hex[] = "0123456789abcdef";
+    const char *slash = strrchr(path, '/');
+    size_t dir = slash ? (size_t)(slash - path + 1) : 0;
+    struct stat st;
+    char *tmp;
+    int fd = -1;
+
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
+        return open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
+    if (!(tmp = malloc(strlen(path) + 32))) {
+        errno = ENOMEM;
+        return -1;
+    }
+    for (int tries = 0; fd < 0 && tries < 16; tries++) {
+        unsigned char r[8];
+        char *p;
+        if (getrandom(r, sizeof r, 0) != (ssize_t)sizeof r)
+            break;
+        p = tmp + sprintf(tmp, "%.*s.%s.", (int)dir, path, path + dir);
+        for (size_t i = 0; i < sizeof r; i++) {
+            *p++ = hex[r[i] >> 4];
+            *p++ = hex[r[i] & 15];
+        }
+        *p = '\0';
+        fd = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0644);
+        if (fd < 0 && errno != EEXIST)
+            break;
+    }
+    if (fd >= 0 && rename(tmp, path) != 0) {
+        int e = errno;
+        unlink(tmp);
+        close(fd);
+        fd = -1;
+        errno = e;
+    }
+    free(tmp);
+    return fd;
+}
+
 int sbx_journal_open(const char *path, bool resume_it, sbx_journal_line_cb cb, void *ud,
                      sbx_journal **out)
 {
-    int flags = O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC | (resume_it ? 0 : O_TRUNC);
     sbx_journal *j;
     int rc;
 
@@ -195,7 +242,8 @@ int sbx_journal_open(const char *path, bool resume_it, sbx_journal_line_cb cb, v
         free(j);
         return core_error_set(SBX_E_NOMEM, NULL, "out of memory");
     }
-    j->fd = open(path, flags, 0644);
+    j->fd = resume_it ? open(path, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0644)
+                      : open_fresh(path);
     if (j->fd < 0) {
         rc = core_error_set(SBX_E_IO, NULL, "%s: cannot open: %s", path, strerror(errno));
         sbx_journal_close(j);

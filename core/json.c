@@ -39,6 +39,28 @@ static json_t *int_or_null(int64_t v)
     return v < 0 ? json_null() : json_integer(v);
 }
 
+json_t *core_limit_names_json(uint64_t bits)
+{
+    json_t *a = json_array();
+
+    for (int i = 0; a && i < SBX_LIMIT_COUNT; i++)
+        if ((bits & (UINT64_C(1) << i)) &&
+            json_array_append_new(a, json_string(sbx_limit_name((sbx_limit)i)))) {
+            json_decref(a);
+            return NULL;
+        }
+    return a;
+}
+
+/* Why limits went unenforced (a provider's text: null should it not be
+ * UTF-8), or null. */
+static json_t *reason(const sbx_result *r)
+{
+    json_t *s = r->unenforced && r->unenforced_why ? json_string(r->unenforced_why) : NULL;
+
+    return s ? s : json_null();
+}
+
 char *sbx_result_to_json(const sbx_result *r)
 {
     json_t *o, *t;
@@ -68,7 +90,9 @@ char *sbx_result_to_json(const sbx_result *r)
         json_object_set_new(o, "provider", json_string(r->provider)) ||
         json_object_set_new(o, "sandbox_id", json_string(r->sandbox_id)) ||
         json_object_set_new(o, "error", r->error ? json_string(r->error) : json_null()) ||
-        json_object_set_new(o, "error_code", json_integer(r->error_code)))
+        json_object_set_new(o, "error_code", json_integer(r->error_code)) ||
+        json_object_set_new(o, "unenforced_limits", core_limit_names_json(r->unenforced)) ||
+        json_object_set_new(o, "unenforced_reason", reason(r)))
         goto out;
     text = json_dumps(o, JSON_COMPACT | JSON_ENSURE_ASCII);
 out:

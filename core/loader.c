@@ -344,7 +344,8 @@ static int check_settings(struct sbx_provider *p)
         bool any = false;
         int rc;
 
-        if (key_listed(p->desc.secret_keys, s->key))
+        /* the core's own (config-providers.c), whoever declares it */
+        if (key_listed(p->desc.secret_keys, s->key) || !strcmp(s->key, "unenforced_limits"))
             continue;
         if (key_listed(keys, s->key)) {
             /* Only credentials are opened: a sealed value anywhere else
@@ -585,6 +586,37 @@ static void diagnose_open_failure(const char *path, char *err, size_t len)
     snprintf(err, len, "libltdl: %s", lterr ? lterr : "unknown error");
 }
 
+/* Its constructors run with our privileges (root's, often): the module
+ * and every directory above it must be root's or ours, writable by no
+ * one else.  False: rejected (SBX_E_LOAD_UNSAFE, or out of memory). */
+static bool module_trusted(struct sbx_provider *p)
+{
+    struct stat st, lst;
+    struct sbx_error *e = core_error_tls();
+    int rc;
+
+    if (stat(p->path, &st) != 0 || lstat(p->path, &lst) != 0) {
+        reject(p, SBX_E_LOAD_OPEN, "cannot open: %s", strerror(errno));
+        return false;
+    }
+    /* The link's directory (packagers link modules) and the file's. */
+    rc = core_owner_check(&st, p->path, "provider module", SBX_E_LOAD_UNSAFE);
+    if (rc == SBX_OK)
+        rc = core_owner_check_parents(p->path, "provider module", SBX_E_LOAD_UNSAFE);
+    if (rc == SBX_OK && S_ISLNK(lst.st_mode)) {
+        char *real = core_canonical(p->path);
+        rc = real ? core_owner_check_parents(real, "provider module", SBX_E_LOAD_UNSAFE)
+                  : core_error_set(SBX_E_LOAD_OPEN, NULL, "cannot resolve %s: %s", p->path,
+                                   strerror(errno));
+        free(real);
+    }
+    if (rc == SBX_OK)
+        return true;
+    reject(p, rc, "%s", e->message);
+    core_error_clear();
+    return false;
+}
+
 /* Open @p->path with the given scope; on failure records the reason. */
 static int open_module(struct sbx_provider *p, bool global, lt_dlhandle *out)
 {
@@ -593,6 +625,8 @@ static int open_module(struct sbx_provider *p, bool global, lt_dlhandle *out)
     char err[512] = "";
 
     *out = NULL;
+    if (!module_trusted(p))
+        return SBX_OK; /* rejected, the reason recorded */
     pthread_once(&ltdl_once, ltdl_init);
     if (ltdl_init_errors)
         return reject(p, SBX_E_LOAD_OPEN, "libltdl failed to initialise: %s",
@@ -675,6 +709,14 @@ static int init_provider(struct sbx_ctx *ctx, struct sbx_provider *p)
     void *pctx = NULL;
     int rc;
 
+    /* Ours and private before any provider keeps sandboxes below it (in
+     * /tmp another user could have made it first). */
+    if (core_private_dir(base, "state directory") != SBX_OK) {
+        e = core_error_tls();
+        rc = reject(p, SBX_E_LOAD_INIT, "%s", e->message);
+        core_error_clear();
+        return rc;
+    }
     /* p->handle was set at discovery: other threads may read it now. */
     free(p->state_dir);
     p->state_dir = join_path(base, p->name);

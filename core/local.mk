@@ -14,6 +14,7 @@ core_libpolysandbox_internal_la_SOURCES = \
 	core/core-int.h \
 	core/error.c \
 	core/strv.c \
+	core/owner.c \
 	core/units.c \
 	core/config.c \
 	core/config-int.h \
@@ -36,6 +37,7 @@ core_libpolysandbox_internal_la_SOURCES = \
 	core/opts-int.h \
 	core/options.c \
 	core/sandbox.c \
+	core/unenforced.c \
 	core/sandbox-find.c \
 	core/labels.c \
 	core/retry.c \

@@ -27,6 +27,8 @@ struct sbx_result {
     char *error;              /* sandbox or compile error text, or NULL */
     int error_code;
     uint64_t retry_after_ns;  /* Retry-After of a failed exec, or 0 */
+    uint64_t unenforced;      /* SBX_LIMIT_BIT_* the sandbox ran without */
+    char *unenforced_why;     /* and why, or NULL */
     bool compiled;            /* a template's compile step ran */
     sbx_run_status compile_status; /* its own status (before COMPILE_ERROR) */
     uint64_t compile_ns;      /* how long it ran */

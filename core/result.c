@@ -70,6 +70,7 @@ void sbx_result_free(sbx_result *r)
     free(r->provider);
     free(r->sandbox_id);
     free(r->error);
+    free(r->unenforced_why);
     free(r);
 }
 
@@ -111,6 +112,12 @@ const char *sbx_result_provider(const sbx_result *r) { return r ? r->provider : 
 const char *sbx_result_sandbox_id(const sbx_result *r) { return r ? r->sandbox_id : NULL; }
 const char *sbx_result_error(const sbx_result *r) { return r ? r->error : NULL; }
 int sbx_result_error_code(const sbx_result *r) { return r ? r->error_code : 0; }
+uint64_t sbx_result_unenforced_limits(const sbx_result *r) { return r ? r->unenforced : 0; }
+
+const char *sbx_result_unenforced_reason(const sbx_result *r)
+{
+    return r && r->unenforced ? r->unenforced_why : NULL;
+}
 
 bool sbx_result_compile(const sbx_result *r, sbx_run_status *status, uint64_t *ns)
 {

@@ -244,15 +244,26 @@ static int lock_labels(const sbx_ctx *ctx, const char *provider, sbx_kv_v1 *kv, 
         core_error_set(SBX_E_NOMEM, NULL, "out of memory");
         goto out;
     }
-    if ((mkdir(ctx->cfg.state_dir, 0700) != 0 && errno != EEXIST) ||
-        (mkdir(dir, 0700) != 0 && errno != EEXIST)) {
-        core_error_set(SBX_E_IO, NULL, "get-or-create: cannot make the lock directory %s: %s",
-                       dir, strerror(errno));
+    /* Ours only: a lock another user could open, they could hold for
+     * ever. */
+    if (core_private_dir(ctx->cfg.state_dir, "state directory") != SBX_OK ||
+        core_private_dir(dir, "lock directory") != SBX_OK)
+        goto out;
+    /* O_NONBLOCK: a FIFO must not hang the open (it is refused below). */
+    if ((fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0600)) < 0) {
+        core_error_set(SBX_E_IO, NULL, "get-or-create: cannot open the lock %s: %s", path,
+                       errno == ELOOP ? "it is a symbolic link" : strerror(errno));
         goto out;
     }
-    if ((fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600)) < 0) {
-        core_error_set(SBX_E_IO, NULL, "get-or-create: cannot open the lock %s: %s", path,
-                       strerror(errno));
+    struct stat fst;
+    memset(&fst, 0, sizeof fst);
+    if (fstat(fd, &fst) != 0 || !S_ISREG(fst.st_mode) || fst.st_uid != geteuid()) {
+        char who[160];
+        core_owner_name(fst.st_uid, who, sizeof who);
+        core_error_set(SBX_E_PERM, NULL, "get-or-create: the lock %s is not a file of this "
+                       "user's (owner %s): refused (remove it)", path, who);
+        close(fd);
+        fd = -1;
         goto out;
     }
     /* Bounded: the holder only lists, opens or creates, all with deadlines. */

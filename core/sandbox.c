@@ -18,6 +18,9 @@ struct sbx_sandbox {
     uint64_t limits[SBX_LIMIT_COUNT];   /* resolved */
     pthread_mutex_t lock;               /* one call on a sandbox at a time */
     const core_template_conf *tmpl;     /* its template (zygote), or NULL */
+    uint64_t unenforced;                /* SBX_LIMIT_BIT_* it runs without */
+    char *unenforced_why;               /* and why, or NULL */
+    bool refused;                       /* opened, but unenforced_limits forbids it */
 };
 
 /* ---- limits --------------------------------------------------------------- */
@@ -120,6 +123,7 @@ static sbx_sandbox *sandbox_alloc(sbx_ctx *ctx, struct sbx_provider *p)
 static void sandbox_free(sbx_sandbox *sb)
 {
     pthread_mutex_destroy(&sb->lock);
+    free(sb->unenforced_why);
     free(sb);
 }
 
@@ -182,13 +186,28 @@ static int create_on(sbx_ctx *ctx, struct sbx_provider *p, const sbx_create_opts
     spec.ttl_ns = o ? o->ttl_ns : 0;
 
     core_error_clear();
+    core_unenforced_begin(limits, false);
     rc = p->ops.create(p->pctx, &spec, &sb->h, sb->id);
+    sb->unenforced = core_unenforced_end(&sb->unenforced_why);
     if (rc != SBX_OK) {
         *backend_failed = true;
         rc = core_provider_failed(p, "create", rc);
         goto fail;
     }
     sb->id[SBX_ID_MAX - 1] = '\0';
+    /* A provider that went on after the refusal: nothing of the caller's
+     * ran in it yet, so it goes. */
+    if (sb->unenforced & ~core_unenforced_ok(ctx, p)) {
+        struct sbx_error saved;
+        core_unenforced_refuse(p, sb->unenforced & ~core_unenforced_ok(ctx, p), limits,
+                               sb->unenforced_why);
+        saved = *core_error_tls();
+        p->ops.destroy(p->pctx, sb->h);
+        *core_error_tls() = saved;
+        *backend_failed = true;
+        rc = SBX_E_PERM;
+        goto fail;
+    }
     core_kvlist_free(&labels);
     core_kvlist_free(&env);
     *out = sb;
@@ -341,11 +360,15 @@ int sbx_sandbox_open(sbx_ctx *ctx, const char *provider, const char *id, sbx_san
         sandbox_free(sb);
         return SBX_E_LIMIT;
     }
+    core_unenforced_begin(sb->limits, true);
     rc = p->ops.attach(p->pctx, id, &sb->h);
+    sb->unenforced = core_unenforced_end(&sb->unenforced_why);
     if (rc != SBX_OK) {
         sandbox_free(sb);
         return core_provider_failed(p, "attach", rc);
     }
+    /* Not refused here, so that it can still be destroyed: its execs are. */
+    sb->refused = (sb->unenforced & ~core_unenforced_ok(ctx, p)) != 0;
     snprintf(sb->id, sizeof sb->id, "%s", id);
     *out = sb;
     return SBX_OK;
@@ -576,6 +599,11 @@ static void exec_argv(sbx_sandbox *sb, const char *const *argv, const core_kvlis
         core_error_clear();
         return;
     }
+    if (sb->unenforced) {
+        r->unenforced = sb->unenforced;
+        free(r->unenforced_why);
+        r->unenforced_why = sb->unenforced_why ? strdup(sb->unenforced_why) : NULL;
+    }
     r->status = out.status;
     r->exit_code = out.exit_code;
     r->signal = out.signal;
@@ -674,6 +702,10 @@ static int sandbox_exec(sbx_sandbox *sb, const sbx_exec_opts *o, sbx_result *r)
 
     if (!o || (!o->argv && !o->code))
         return core_error_set(SBX_E_INVAL, NULL, "nothing to run: give a command or code");
+    if (sb->refused)
+        return core_unenforced_refuse(sb->p, sb->unenforced &
+                                      ~core_unenforced_ok(sb->ctx, sb->p), sb->limits,
+                                      sb->unenforced_why);
     /* Input that cannot be delivered is refused, never dropped. */
     if (o->has_stdin_fd && !(sb->p->desc.capabilities & SBX_CAP_STDIN_STREAM))
         return core_error_set(SBX_E_NOTSUP, sb->p->name, "provider %s cannot stream stdin to a "

@@ -257,6 +257,14 @@ static int read_key_file(const char *path, bool secret, unsigned char *out,
         rc = core_error_set(SBX_E_CONFIG, NULL, "host key %s is not a regular file", path);
         goto out;
     }
+    /* Either key: another user who could change the public one would
+     * have every later value sealed to a key of theirs. */
+    if (!secret && ((rc = core_owner_check(&st, path, "host public key", SBX_E_PERM)) != SBX_OK ||
+                    (rc = core_owner_check_parents(path, "host public key", SBX_E_PERM)) !=
+                        SBX_OK))
+        goto out;
+    if (secret && (rc = core_owner_check_parents(path, "host key", SBX_E_PERM)) != SBX_OK)
+        goto out;
     if (secret && st.st_uid != geteuid()) {
         rc = core_error_set(SBX_E_PERM, NULL,
                             "host key %s is owned by uid %u, not by this user "

@@ -92,6 +92,8 @@ static const char *where_of(const core_setting *s, char *buf, size_t size)
     return buf;
 }
 
+static int prefix_error(const core_setting *s, const char *what);
+
 static int read_secret_file(const core_setting *s, const char *path,
                             const char **out, size_t *outlen)
 {
@@ -99,11 +101,25 @@ static int read_secret_file(const core_setting *s, const char *path,
     char *buf;
     ssize_t n = 0;
     size_t len = 0;
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    /* O_NONBLOCK: a FIFO must not hang us (it is refused below). */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK);
+    struct stat st;
 
     if (fd < 0)
         return core_error_set(SBX_E_CONFIG, NULL, "%s: cannot open %s: %s",
-                              where_of(s, w, sizeof w), path, strerror(errno));
+                              where_of(s, w, sizeof w), path,
+                              errno == ELOOP ? "it is a symbolic link" : strerror(errno));
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        return core_error_set(SBX_E_CONFIG, NULL, "%s: %s is not a regular file",
+                              where_of(s, w, sizeof w), path);
+    }
+    /* Another user who could change it would choose our credential. */
+    if (core_owner_check(&st, path, "secret file", SBX_E_PERM) != SBX_OK ||
+        core_owner_check_parents(path, "secret file", SBX_E_PERM) != SBX_OK) {
+        close(fd);
+        return prefix_error(s, "");
+    }
     buf = secure_alloc(SECRET_MAX);
     if (!buf) {
         close(fd);

@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include <polysandbox/sandbox.h>
 
@@ -66,7 +67,12 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 /* getopt_long's own message was printed: add the --help hint; returns 2. */
 int cli_bad_option(const char *cmd);
-/* Report the last library error on @ctx with a prefix; returns 125. */
+/* The exit status of a library error @code: 2 for the caller's mistakes
+ * (SBX_E_INVAL, SBX_E_NOT_FOUND, SBX_E_LIMIT: a bad id or --cwd, no such
+ * sandbox or language, a limit above its maximum), else 125. */
+int cli_exit_for(int code);
+/* Report the last library error on @ctx with a prefix; returns
+ * cli_exit_for(@code). */
 int cli_lib_error(const sbx_ctx *ctx, int code, const char *what);
 
 /* Build the context from the global options; on failure prints the
@@ -90,6 +96,12 @@ int cli_read_fd(int fd, size_t max, char **data, size_t *len);
 int cli_read_file(const char *path, size_t max, char **data, size_t *len);
 /* Write all of @buf to @fd, retrying on EINTR and short writes; 0 or errno. */
 int cli_write_all(int fd, const void *buf, size_t len);
+/* Write the file @path whole or not at all: @fill (returning 0 or an
+ * errno) writes it to a new file beside @path, which then replaces it
+ * (rename), so no reader sees half of it and an existing file is never
+ * truncated in place.  A @path that is not a regular file (/dev/null, a
+ * pipe) is written as it is.  0 or an errno. */
+int cli_write_file(const char *path, int (*fill)(FILE *f, void *ud), void *ud);
 
 /* Split "KEY=VALUE" into a new key and a pointer into @kv for the value.
  * Returns false on an empty key or a missing '='. (transfer full) *key. */
@@ -127,7 +139,7 @@ typedef struct cli_req {
     const char *shell;        /* -s */
     const char *cwd;
     bool json;
-    bool no_stdin;
+    bool stdin;               /* -i: pass our standard input */
     bool persistent;
     bool get_or_create;       /* create --get-or-create */
     bool network_set;

@@ -99,11 +99,25 @@ static int add_set_for(const char *cmd, const char *arg, cli_column *cols, size_
     return -1;
 }
 
+struct report_out {
+    const cli_report *r;
+    bool html;
+};
+
+static int fill_report(FILE *f, void *ud)
+{
+    const struct report_out *o = ud;
+
+    return o->html ? cli_report_html(o->r, f) : cli_report_markdown(o->r, f);
+}
+
+/* PREFIX.EXT, whole or not at all (checked before the run not to be the
+ * dataset or the samples). */
 static int write_report(const cli_report *r, const char *prefix, const char *ext, bool html)
 {
     size_t n = strlen(prefix) + strlen(ext) + 1;
     char *path = malloc(n);
-    FILE *f;
+    struct report_out o = { r, html };
     int e;
 
     if (!path) {
@@ -111,15 +125,7 @@ static int write_report(const cli_report *r, const char *prefix, const char *ext
         return -1;
     }
     snprintf(path, n, "%s%s", prefix, ext);
-    if (!(f = fopen(path, "w"))) {
-        cli_err("compare: cannot write %s: %s", path, strerror(errno));
-        free(path);
-        return -1;
-    }
-    e = html ? cli_report_html(r, f) : cli_report_markdown(r, f);
-    if (fclose(f) != 0 && e == 0)
-        e = errno;
-    if (e)
+    if ((e = cli_write_file(path, fill_report, &o)) != 0)
         cli_err("compare: cannot write %s: %s", path, strerror(e));
     free(path);
     return e ? -1 : 0;
@@ -176,11 +182,26 @@ int cli_cmd_compare(cli_global *g, int argc, char **argv)
     if (rc < 0 && optind < argc)
         rc = cli_usage_error(a.cmd, "unexpected argument '%s'", argv[optind]);
     if (rc < 0)
-        rc = cli_eval_check(&a);
+        rc = cli_eval_check(&a, g);
     if (rc < 0 && !list)
         rc = cli_usage_error(a.cmd, "missing --providers P,P");
     if (rc < 0 && !*prefix)
         rc = cli_usage_error(a.cmd, "--report needs a file name prefix");
+    if (rc < 0) {
+        /* before anything runs: the report must not replace an input */
+        char *md = malloc(strlen(prefix) + 6);
+        if (!md) {
+            cli_err("out of memory");
+            rc = CLI_EXIT_ERROR;
+        } else {
+            sprintf(md, "%s.md", prefix);
+            rc = cli_eval_not_input(&a, md, "--report");
+            sprintf(md, "%s.html", prefix);
+            if (rc < 0)
+                rc = cli_eval_not_input(&a, md, "--report");
+            free(md);
+        }
+    }
     if (rc >= 0) {
         free(set_for);
         return rc;

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "eval-cli.h"
@@ -30,6 +31,7 @@ static void eval_help(void)
 "      --out FILE         the results JSONL (default: SAMPLES_results.jsonl;\n"
 "                         none for --canonical)\n"
 "      --resume           keep the results in --out, run only what is missing\n"
+"      --force            replace an existing results file (else refused)\n"
 "      --show-program N   print the program of sample N (0-based) and exit\n"
 "\n"
 "A sample passes only when its program exits 0 after every test ran: see\n"
@@ -40,7 +42,7 @@ static void eval_help(void)
         stdout);
 }
 
-enum { OPT_PROVIDER = 400, OPT_OUT, OPT_RESUME, OPT_SHOW, OPT_FALLBACK };
+enum { OPT_PROVIDER = 400, OPT_OUT, OPT_RESUME, OPT_SHOW, OPT_FORCE, OPT_FALLBACK };
 
 /* The first SIGINT or SIGTERM stops taking new samples: the running ones
  * finish and are written, the summary is printed; a second one kills. */
@@ -79,6 +81,7 @@ static int show_program(const cli_eval_args *a, sbx_ctx *ctx, const char *which)
     sbx_eval_samples *s;
     uint64_t n = 0;
     const char *why, *lang;
+    sbx_eval_opts *o = NULL;
     char *prog;
     int rc;
 
@@ -90,7 +93,8 @@ static int show_program(const cli_eval_args *a, sbx_ctx *ctx, const char *which)
         cli_err("eval: --show-program %s: there are %zu samples (0 to %zu)", which,
                 sbx_eval_samples_count(s), sbx_eval_samples_count(s) - 1);
         rc = CLI_EXIT_USAGE;
-    } else if (!(prog = sbx_eval_program(ds, s, (size_t)n, &lang))) {
+    } else if (!(o = cli_eval_opts(a, NULL)) ||
+               !(prog = sbx_eval_program_opts(ds, s, (size_t)n, o, &lang))) {
         cli_err("out of memory");
         rc = CLI_EXIT_ERROR;
     } else {
@@ -98,9 +102,27 @@ static int show_program(const cli_eval_args *a, sbx_ctx *ctx, const char *which)
         free(prog);
         rc = CLI_EXIT_OK;
     }
+    sbx_eval_opts_free(o);
     sbx_eval_samples_free(s);
     sbx_eval_dataset_free(ds);
     return rc;
+}
+
+/* Nothing a user gave is lost: the results file is no input, and an
+ * existing one is continued (--resume) or replaced (--force), never
+ * silently emptied.  -1 when fine, else the exit status. */
+static int results_ok(const cli_eval_args *a, const char *out, bool resume)
+{
+    struct stat st;
+    int rc;
+
+    if ((rc = cli_eval_not_input(a, out, "--out")) >= 0)
+        return rc;
+    if (resume || a->force || stat(out, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size == 0)
+        return -1;
+    return cli_usage_error(a->cmd, "the results file %s exists (%lld bytes): --resume to "
+                           "continue it, --force to replace it, or --out another file", out,
+                           (long long)st.st_size);
 }
 
 int cli_cmd_eval(cli_global *g, int argc, char **argv)
@@ -111,6 +133,7 @@ int cli_cmd_eval(cli_global *g, int argc, char **argv)
         { "fallback", required_argument, NULL, OPT_FALLBACK },
         { "out", required_argument, NULL, OPT_OUT },
         { "resume", no_argument, NULL, OPT_RESUME },
+        { "force", no_argument, NULL, OPT_FORCE },
         { "show-program", required_argument, NULL, OPT_SHOW },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 }
@@ -136,6 +159,7 @@ int cli_cmd_eval(cli_global *g, int argc, char **argv)
         case OPT_FALLBACK: fallback = optarg; break;
         case OPT_OUT: out = optarg; break;
         case OPT_RESUME: resume = true; break;
+        case OPT_FORCE: a.force = true; break;
         case OPT_SHOW: show = optarg; break;
         case 'h': eval_help(); return CLI_EXIT_OK;
         case '?': return cli_bad_option(a.cmd);
@@ -149,7 +173,7 @@ int cli_cmd_eval(cli_global *g, int argc, char **argv)
         return rc;
     if (optind < argc)
         return cli_usage_error(a.cmd, "unexpected argument '%s'", argv[optind]);
-    if ((rc = cli_eval_check(&a)) >= 0)
+    if ((rc = cli_eval_check(&a, g)) >= 0)
         return rc;
     if (!out && a.samples) {
         size_t n = strlen(a.samples) + sizeof "_results.jsonl";
@@ -160,9 +184,15 @@ int cli_cmd_eval(cli_global *g, int argc, char **argv)
         snprintf(default_out, n, "%s_results.jsonl", a.samples);
         out = default_out;
     }
+    if (resume && a.force)
+        return cli_usage_error(a.cmd, "--resume and --force exclude each other");
     if (resume && !out) {
         free(default_out);
         return cli_usage_error(a.cmd, "--resume needs --out FILE");
+    }
+    if (out && !show && (rc = results_ok(&a, out, resume)) >= 0) {
+        free(default_out);
+        return rc;
     }
     rc = CLI_EXIT_ERROR;
     /* An evaluation runs long enough for warm pools to pay off. */

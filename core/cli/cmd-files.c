@@ -71,20 +71,22 @@ static int parse(const char *cmd, int argc, char **argv, void (*help)(void),
     return -1;
 }
 
+/* The sandbox @id, or NULL with *@exit set (2 for an unknown id). */
 static sbx_sandbox *open_sandbox(const cli_global *g, sbx_ctx **ctx,
                                  const char *cmd, const char *provider,
-                                 const char *id)
+                                 const char *id, int *exit)
 {
     sbx_sandbox *sb = NULL;
     char what[SBX_ID_MAX + 32];
     int rc;
 
+    *exit = CLI_EXIT_ERROR;
     if ((*ctx = cli_ctx_new(g)) == NULL || !cli_provider_ok(*ctx, provider))
         return NULL;
     rc = sbx_sandbox_open(*ctx, provider, id, &sb);
     if (rc != SBX_OK) {
         snprintf(what, sizeof what, "%s: sandbox '%s'", cmd, id);
-        cli_lib_error(*ctx, rc, what);
+        *exit = cli_lib_error(*ctx, rc, what);
         return NULL;
     }
     return sb;
@@ -125,8 +127,7 @@ int cli_cmd_upload(cli_global *g, int argc, char **argv)
                 e == EFBIG ? "larger than --max-size" : strerror(e));
         return CLI_EXIT_FAIL;
     }
-    rc = CLI_EXIT_ERROR;
-    sb = open_sandbox(g, &ctx, "upload", provider, id);
+    sb = open_sandbox(g, &ctx, "upload", provider, id, &rc);
     if (sb != NULL) {
         e = sbx_sandbox_upload(sb, remote, data, len, mode);
         if (e != SBX_OK) {
@@ -143,9 +144,22 @@ int cli_cmd_upload(cli_global *g, int argc, char **argv)
     return rc;
 }
 
+struct blob {
+    const void *data;
+    size_t len;
+};
+
+static int fill_blob(FILE *f, void *ud)
+{
+    const struct blob *b = ud;
+
+    return fwrite(b->data, 1, b->len, f) == b->len ? 0 : errno ? errno : EIO;
+}
+
 static int write_local(const char *local, const void *data, size_t len)
 {
-    int fd, e;
+    struct blob b = { data, len };
+    int e;
 
     if (strcmp(local, "-") == 0) {
         e = cli_write_all(STDOUT_FILENO, data, len);
@@ -153,15 +167,8 @@ static int write_local(const char *local, const void *data, size_t len)
             cli_err("download: writing standard output: %s", strerror(e));
         return e == 0 ? CLI_EXIT_OK : CLI_EXIT_ERROR;
     }
-    fd = open(local, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) {
-        cli_err("download: %s: %s", local, strerror(errno));
-        return CLI_EXIT_FAIL;
-    }
-    e = cli_write_all(fd, data, len);
-    if (close(fd) != 0 && e == 0)
-        e = errno;
-    if (e != 0) {
+    /* whole or not at all: a failed download leaves what was there */
+    if ((e = cli_write_file(local, fill_blob, &b)) != 0) {
         cli_err("download: %s: %s", local, strerror(e));
         return CLI_EXIT_FAIL;
     }
@@ -187,8 +194,7 @@ int cli_cmd_download(cli_global *g, int argc, char **argv)
                                argv[optind + 3]);
     const char *id = argv[optind], *remote = argv[optind + 1],
                *local = argc - optind == 3 ? argv[optind + 2] : "-";
-    rc = CLI_EXIT_ERROR;
-    sb = open_sandbox(g, &ctx, "download", provider, id);
+    sb = open_sandbox(g, &ctx, "download", provider, id, &rc);
     if (sb != NULL) {
         e = sbx_sandbox_download(sb, remote, (size_t)max, &data, &len);
         if (e != SBX_OK) {

@@ -8,7 +8,7 @@
 static void run_help(void)
 {
     fputs(
-"Usage: polysandbox run [OPTIONS] FILE [ARGS...]\n"
+"Usage: polysandbox run [OPTIONS] FILE|- [ARGS...]\n"
 "       polysandbox run [OPTIONS] -c CODE --lang LANG [ARGS...]\n"
 "       polysandbox run [OPTIONS] --shell LINE\n"
 "       polysandbox run [OPTIONS] -- COMMAND [ARGS...]\n"
@@ -25,7 +25,7 @@ static void run_help(void)
 "  -e, --env KEY=VALUE    set a variable (KEY alone: take ours, if set)\n"
 "      --cwd DIR          working directory inside the sandbox\n"
 "      --file LOCAL[:REMOTE]  copy a file into the sandbox first\n"
-"      --no-stdin         do not pass our standard input\n"
+"  -i, --stdin            pass our standard input to the program\n"
 "      --json             print the result as one JSON object\n"
 "\n"
 "Sandbox and limits:\n",
@@ -35,10 +35,13 @@ static void run_help(void)
     fputs(cli_help_limits, stdout);
     fputs(
 "\n"
-"Standard input is passed to the program when it is not a terminal.\n"
+"The program reads an empty standard input unless -i is given (as with\n"
+"docker run); FILE '-' reads the code itself from our standard input.\n"
 "Exit status: the program's own; 128+N when killed by signal N; 124 on a\n"
 "time limit; 137 on the memory limit; 141 on the output limit; 125 on a\n"
-"sandbox error; 126/127 when the command cannot run; 2 on bad usage.\n",
+"sandbox error; 126/127 when the command cannot run; 2 on bad usage and\n"
+"on the caller's mistakes (an unknown language, a limit above its maximum,\n"
+"a --cwd that is not there).\n",
         stdout);
 }
 

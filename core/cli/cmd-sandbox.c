@@ -123,7 +123,7 @@ static void exec_help(void)
 "      --cwd DIR          working directory inside the sandbox\n"
 "      --file LOCAL[:REMOTE]  copy a file into the sandbox first\n"
 "  -t, --timeout DURATION wall-clock limit of this exec\n"
-"      --no-stdin         do not pass our standard input\n"
+"  -i, --stdin            pass our standard input (else it is empty)\n"
 "      --json             print the result as one JSON object\n"
 "  -h, --help             show this help\n"
 "\n"
@@ -401,14 +401,11 @@ int cli_cmd_destroy(cli_global *g, int argc, char **argv)
             e = sbx_sandbox_destroy(sb);
         if (e == SBX_OK)
             continue;
-        cli_lib_error(ctx, e, what);
-        /* a missing id is the caller's mistake (1); others are ours */
-        if (e == SBX_E_NOT_FOUND) {
-            if (rc == CLI_EXIT_OK)
-                rc = CLI_EXIT_FAIL;
-        } else {
-            rc = CLI_EXIT_ERROR;
-        }
+        /* a missing or bad id is the caller's mistake (2); others are
+         * ours (125), and say more */
+        e = cli_lib_error(ctx, e, what);
+        if (rc == CLI_EXIT_OK || e == CLI_EXIT_ERROR)
+            rc = e;
     }
     sbx_ctx_free(ctx);
     return rc;

@@ -44,7 +44,7 @@ static void secret_help(void)
 
 static const char *key_dir(const cli_global *g)
 {
-    const char *e = getenv("POLYSANDBOX_CONFIG_DIR");
+    const char *e = secure_getenv("POLYSANDBOX_CONFIG_DIR");
 
     if (g->config_dir && *g->config_dir)
         return g->config_dir;

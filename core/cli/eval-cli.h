@@ -25,12 +25,17 @@ typedef struct cli_eval_args {
     uint64_t timeout_ns;          /* 0: default */
     uint64_t memory;              /* 0: default */
     bool json;
+    /* --max-input, --max-line, --max-records as "eval.KEY=VALUE" */
+    char caps[3][48];
+    bool force;                   /* eval --force: replace existing results */
+    bool isolated;                /* --isolated-check */
 } cli_eval_args;
 
 /* Long option ids shared by the two commands' parsers. */
 enum {
     CLI_EO_DATASET = 300, CLI_EO_SAMPLES, CLI_EO_CANONICAL, CLI_EO_FORMAT,
-    CLI_EO_TIMEOUT, CLI_EO_MEMORY, CLI_EO_RETRIES, CLI_EO_JSON
+    CLI_EO_TIMEOUT, CLI_EO_MEMORY, CLI_EO_RETRIES, CLI_EO_JSON,
+    CLI_EO_MAX_INPUT, CLI_EO_MAX_LINE, CLI_EO_MAX_RECORDS, CLI_EO_ISOLATED
 };
 #define CLI_EVAL_LONGOPTS \
     { "dataset", required_argument, NULL, CLI_EO_DATASET }, \
@@ -41,6 +46,10 @@ enum {
     { "memory", required_argument, NULL, CLI_EO_MEMORY }, \
     { "retries", required_argument, NULL, CLI_EO_RETRIES }, \
     { "json", no_argument, NULL, CLI_EO_JSON }, \
+    { "max-input", required_argument, NULL, CLI_EO_MAX_INPUT }, \
+    { "max-line", required_argument, NULL, CLI_EO_MAX_LINE }, \
+    { "max-records", required_argument, NULL, CLI_EO_MAX_RECORDS }, \
+    { "isolated-check", no_argument, NULL, CLI_EO_ISOLATED }, \
     { "jobs", required_argument, NULL, 'j' }
 
 /* Help lines of the shared options. */
@@ -50,8 +59,13 @@ void cli_eval_args_init(cli_eval_args *a, const char *cmd);
 /* Handle one shared option (getopt's @c and optarg).  Returns -1 when
  * handled, 0 when @c is not a shared option, else an exit status. */
 int cli_eval_option(cli_eval_args *a, int c, const char *arg);
-/* Check the parsed options together; -1 when fine, else an exit status. */
-int cli_eval_check(cli_eval_args *a);
+/* Check the parsed options together; -1 when fine, else an exit status.
+ * Adds the input caps to @g's overrides (for the contexts made after). */
+int cli_eval_check(cli_eval_args *a, cli_global *g);
+/* The exit status when the file @out (a results file or report) is the
+ * dataset's or the samples' (the same file, through links too), after
+ * a message naming both; -1 when it is neither. */
+int cli_eval_not_input(const cli_eval_args *a, const char *out, const char *what);
 /* Load the dataset and samples; -1 when loaded, else an exit status
  * (after a message).  (transfer full) *ds and *s. */
 int cli_eval_load(const cli_eval_args *a, sbx_ctx *ctx, sbx_eval_dataset **ds,

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "eval-cli.h"
 
@@ -22,8 +23,16 @@ const char cli_eval_help_common[] =
 "      --memory SIZE      memory limit per program (default: the configuration's)\n"
 "      --retries N        attempts again after a sandbox error, per provider\n"
 "                         (default 2)\n"
+"      --isolated-check   HumanEval, MBPP: run the tests in a process the\n"
+"                         completion never runs in, calling it with literals\n"
 "  -k K[,K...]            pass@k to report (default 1,10,100)\n"
-"      --json             print the summary as one JSON object\n";
+"      --json             print the summary as one JSON object\n"
+"\n"
+"Input caps (a file past one is refused, naming it and the cap):\n"
+"      --max-input SIZE   decompressed size of the dataset or samples\n"
+"                         (default 256M: [eval] max_input in polysandbox.ini)\n"
+"      --max-line SIZE    one line of either (default 1M: max_line)\n"
+"      --max-records N    records of either (default 1000000: max_records)\n";
 
 void cli_eval_args_init(cli_eval_args *a, const char *cmd)
 {
@@ -76,6 +85,7 @@ int cli_eval_option(cli_eval_args *a, int c, const char *arg)
     case CLI_EO_SAMPLES: a->samples = arg; return -1;
     case CLI_EO_CANONICAL: a->canonical = true; return -1;
     case CLI_EO_JSON: a->json = true; return -1;
+    case CLI_EO_ISOLATED: a->isolated = true; return -1;
     case CLI_EO_FORMAT:
         for (int f = SBX_EVAL_FORMAT_AUTO; f <= SBX_EVAL_FORMAT_GENERIC; f++)
             if (!strcmp(arg, sbx_eval_format_name((sbx_eval_format)f))) {
@@ -110,13 +120,39 @@ int cli_eval_option(cli_eval_args *a, int c, const char *arg)
         return -1;
     case 'k':
         return parse_ks(a, arg);
+    case CLI_EO_MAX_INPUT:
+    case CLI_EO_MAX_LINE:
+    case CLI_EO_MAX_RECORDS: {
+        static const char *const keys[] = { "max_input", "max_line", "max_records" };
+        int i = c - CLI_EO_MAX_INPUT;
+        bool good = c == CLI_EO_MAX_RECORDS ? cli_parse_count(arg, &n, &why)
+                                            : cli_parse_size(arg, &n, &why);
+        if (!good)
+            return cli_usage_error(a->cmd, "invalid value '%s' for --max-%s: %s", arg,
+                                   keys[i] + 4, why);
+        snprintf(a->caps[i], sizeof a->caps[i], "eval.%s=%llu", keys[i],
+                 (unsigned long long)n);
+        return -1;
+    }
     default:
         return 0;
     }
 }
 
-int cli_eval_check(cli_eval_args *a)
+int cli_eval_check(cli_eval_args *a, cli_global *g)
 {
+    for (int i = 0; i < 3; i++) {
+        const char **no;
+        if (!a->caps[i][0])
+            continue;
+        if (!(no = realloc(g->overrides, (g->n_overrides + 2) * sizeof *no))) {
+            cli_err("out of memory");
+            return CLI_EXIT_ERROR;
+        }
+        no[g->n_overrides++] = a->caps[i];
+        no[g->n_overrides] = NULL;
+        g->overrides = no;
+    }
     if (!a->dataset)
         return cli_usage_error(a->cmd, "missing --dataset FILE");
     if (!a->samples && !a->canonical)
@@ -124,6 +160,22 @@ int cli_eval_check(cli_eval_args *a)
                                "dataset's reference solutions");
     if (a->samples && a->canonical)
         return cli_usage_error(a->cmd, "--samples and --canonical exclude each other");
+    return -1;
+}
+
+int cli_eval_not_input(const cli_eval_args *a, const char *out, const char *what)
+{
+    const char *in[2] = { a->dataset, a->samples };
+    const char *name[2] = { "the dataset", "the samples file" };
+    struct stat so, si;
+
+    if (stat(out, &so) != 0)
+        return -1;          /* not there yet: it is no input */
+    for (int i = 0; i < 2; i++)
+        if (in[i] && stat(in[i], &si) == 0 && si.st_dev == so.st_dev &&
+            si.st_ino == so.st_ino)
+            return cli_usage_error(a->cmd, "%s %s is %s %s (the same file): it would be "
+                                   "overwritten; choose another", what, out, name[i], in[i]);
     return -1;
 }
 
@@ -170,6 +222,8 @@ sbx_eval_opts *cli_eval_opts(const cli_eval_args *a, const char *const *provider
         rc = sbx_eval_opts_set_limit(o, SBX_LIMIT_MEMORY, a->memory);
     if (rc == SBX_OK && a->retries_set)
         rc = sbx_eval_opts_set_retries(o, a->retries);
+    if (rc == SBX_OK && a->isolated)
+        rc = sbx_eval_opts_set_isolated_check(o, true);
     if (rc != SBX_OK) {
         cli_err("%s: cannot set the evaluation options (%s)", a->cmd, sbx_strerror(rc));
         sbx_eval_opts_free(o);
@@ -186,6 +240,29 @@ void cli_eval_ms(uint64_t ns, char *buf, size_t size)
         snprintf(buf, size, "%.2f s", ms / 1000.0);
     else
         snprintf(buf, size, "%.1f ms", ms);
+}
+
+/* The limits some samples ran without (allowed by unenforced_limits). */
+static void print_unenforced(FILE *f, const sbx_eval_summary *sum)
+{
+    uint64_t bits = 0;
+    size_t n = 0;
+
+    for (size_t i = 0; i < sbx_eval_summary_total(sum); i++) {
+        const sbx_eval_record *r = sbx_eval_summary_record(sum, i);
+        uint64_t b = r ? sbx_eval_record_unenforced_limits(r) : 0;
+        bits |= b;
+        n += b != 0;
+    }
+    if (!bits)
+        return;
+    fputs("unenforced: ", f);
+    for (int i = 0, first = 1; i < SBX_LIMIT_COUNT; i++)
+        if (bits & (UINT64_C(1) << i)) {
+            fprintf(f, "%s%s", first ? "" : ", ", sbx_limit_name((sbx_limit)i));
+            first = 0;
+        }
+    fprintf(f, " limits not enforced in %zu samples (unenforced_limits allows it)\n", n);
 }
 
 void cli_eval_print_summary(FILE *f, const cli_eval_args *a, const sbx_eval_summary *sum,
@@ -232,6 +309,7 @@ void cli_eval_print_summary(FILE *f, const cli_eval_args *a, const sbx_eval_summ
             sbx_eval_summary_throughput(sum), wall, jobs);
     if (results)
         fprintf(f, "results:    %s\n", results);
+    print_unenforced(f, sum);
     if (errors) {
         fputs("sandbox errors (retried, not graded, not in pass@k):\n", f);
         for (size_t i = 0; i < sbx_eval_summary_total(sum); i++) {

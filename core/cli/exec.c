@@ -150,15 +150,16 @@ static int add_files(const cli_req *req, sbx_exec_opts *x)
     return -1;
 }
 
-/* Our stdin when it is not a terminal (and not --no-stdin). */
+/* Our stdin, with -i only (as docker run -i): without it the program
+ * reads an empty stdin, so a script, a `while read` loop or a CI job
+ * never hangs on, or loses, input meant for the commands after us. */
 static int add_stdin(const cli_req *req, sbx_exec_opts *x)
 {
     char *data;
     size_t len;
     int e, rc;
 
-    if (req->no_stdin || fcntl(STDIN_FILENO, F_GETFD) < 0 ||
-        isatty(STDIN_FILENO))
+    if (!req->stdin || fcntl(STDIN_FILENO, F_GETFD) < 0)
         return -1;
     e = cli_read_fd(STDIN_FILENO, CLI_INPUT_MAX, &data, &len);
     if (e != 0) {
@@ -192,6 +193,12 @@ static int set_file(const cli_req *req, const sbx_ctx *ctx, sbx_exec_opts *x)
                                    path, cli_template_list(ctx));
         lang = sbx_template_name(t);
     }
+    /* "-": the code itself comes from our stdin, which is then not the
+     * program's too */
+    if (strcmp(path, "-") == 0 && req->stdin)
+        return cli_usage_error(req->cmd, "-i and FILE '-' both want the "
+                               "standard input: give the code as a file "
+                               "or with -c");
     e = cli_read_file(path, CLI_INPUT_MAX, &code, &len);
     if (e != 0) {
         cli_err("%s: %s: %s", req->cmd, path,
@@ -311,6 +318,8 @@ int cli_exit_status(const sbx_result *r)
             return code & 0xff;
         return sig > 0 && sig < 128 ? 128 + sig : CLI_EXIT_FAIL;
     case SBX_RUN_SANDBOX_ERROR:
+        /* a bad request (a --cwd that is not there) is the caller's */
+        return sbx_result_error_code(r) == SBX_E_INVAL ? CLI_EXIT_USAGE : CLI_EXIT_ERROR;
     default:
         return CLI_EXIT_ERROR;
     }
@@ -391,9 +400,32 @@ static void note(const cli_req *req, const sbx_result *r)
     }
 }
 
+/* Limits the sandbox ran without (allowed by unenforced_limits): said on
+ * stderr, whatever the program did, unless -q. */
+static void note_unenforced(const sbx_result *r)
+{
+    uint64_t bits = sbx_result_unenforced_limits(r);
+    const char *why = sbx_result_unenforced_reason(r);
+    char names[160] = "";
+    size_t off = 0;
+
+    if (bits == 0)
+        return;
+    for (int i = 0; i < SBX_LIMIT_COUNT && off < sizeof names; i++)
+        if (bits & (UINT64_C(1) << i))
+            off += (size_t)snprintf(names + off, sizeof names - off, "%s%s",
+                                    !off ? "" : bits >> (i + 1) ? ", " : " and ",
+                                    sbx_limit_name((sbx_limit)i));
+    cli_err("note: the sandbox ran without the %s limit%s (not enforced by provider "
+            "'%s'; unenforced_limits allows it)%s%s", names, bits & (bits - 1) ? "s" : "",
+            sbx_result_provider(r), why ? ": " : "", why ? why : "");
+}
+
 int cli_report_result(const cli_req *req, const cli_global *g,
                       const sbx_result *r)
 {
+    if (!g->quiet)
+        note_unenforced(r);
     if (req->json) {
         char *s = sbx_result_to_json(r);
         int e;

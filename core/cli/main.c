@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 
 #include "cli.h"
 
@@ -131,6 +132,14 @@ int main(int argc, char **argv)
 
     if (ignore_sigpipe() != 0)
         return CLI_EXIT_ERROR;
+    /* Set-id (or file capabilities): whoever runs us would choose the
+     * configuration, the providers and the daemon run with our
+     * privileges.  Never installed so; refused outright. */
+    if (getauxval(AT_SECURE)) {
+        fputs("polysandbox: refusing to run set-user-ID, set-group-ID or with file "
+              "capabilities (remove them: chmod u-s,g-s; setcap -r)\n", stderr);
+        return CLI_EXIT_ERROR;
+    }
     rc = parse_global(&g, argc, argv);
     if (rc >= 0)
         goto out;

@@ -35,6 +35,7 @@ static const struct {
     { { "cwd", required_argument, NULL, OPT_CWD }, CLI_OPT_EXEC },
     { { "file", required_argument, NULL, OPT_FILE }, CLI_OPT_EXEC },
     { { "json", no_argument, NULL, OPT_JSON }, CLI_OPT_EXEC | CLI_OPT_PERSIST },
+    { { "stdin", no_argument, NULL, 'i' }, CLI_OPT_EXEC },
     { { "no-stdin", no_argument, NULL, OPT_NO_STDIN }, CLI_OPT_EXEC },
     { { "fallback", required_argument, NULL, OPT_FALLBACK }, CLI_OPT_CREATE },
     { { "template", required_argument, NULL, OPT_TEMPLATE }, CLI_OPT_CREATE },
@@ -102,7 +103,7 @@ int cli_req_parse(cli_req *req, unsigned which, int argc, char **argv,
             longs[n++] = all_opts[i].opt;
     memset(&longs[n], 0, sizeof longs[n]);
     if (which & CLI_OPT_EXEC)
-        strcat(shorts, "c:s:");
+        strcat(shorts, "c:s:i");
 
     optind = 0; /* glibc: start afresh, re-reading the "+" */
     for (;;) {
@@ -150,7 +151,8 @@ int cli_req_parse(cli_req *req, unsigned which, int argc, char **argv,
                 return CLI_EXIT_ERROR;
             break;
         case OPT_JSON: req->json = true; break;
-        case OPT_NO_STDIN: req->no_stdin = true; break;
+        case 'i': req->stdin = true; break;
+        case OPT_NO_STDIN: req->stdin = false; break;
         case OPT_TEMPLATE: req->template_name = optarg; break;
         case OPT_IMAGE: req->image = optarg; break;
         case OPT_LABEL: {

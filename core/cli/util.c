@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <jansson.h>
@@ -48,6 +49,18 @@ int cli_bad_option(const char *cmd)
     return CLI_EXIT_USAGE;
 }
 
+int cli_exit_for(int code)
+{
+    switch (code) {
+    case SBX_E_INVAL:       /* a bad request: an id, a --cwd, an -e name */
+    case SBX_E_NOT_FOUND:   /* no such sandbox, language or template */
+    case SBX_E_LIMIT:       /* a limit above its maximum */
+        return CLI_EXIT_USAGE;
+    default:
+        return CLI_EXIT_ERROR;
+    }
+}
+
 int cli_lib_error(const sbx_ctx *ctx, int code, const char *what)
 {
     const char *msg = NULL;
@@ -63,7 +76,7 @@ int cli_lib_error(const sbx_ctx *ctx, int code, const char *what)
         cli_err("%s: %s", what, msg);
     else
         cli_err("%s", msg);
-    return CLI_EXIT_ERROR;
+    return cli_exit_for(code);
 }
 
 sbx_ctx *cli_ctx_new(const cli_global *g)
@@ -300,4 +313,76 @@ int cli_print_json(json_t *j)
     }
     free(s);
     return rc;
+}
+
+/* A new file beside @path (same directory, so rename is atomic), with
+ * the mode a new file of ours gets (0666 less the umask); its name in
+ * *tmp (transfer full). */
+static int temp_beside(const char *path, char **tmp)
+{
+    const char *slash = strrchr(path, '/');
+    size_t dir = slash ? (size_t)(slash - path + 1) : 0;
+    char *t = malloc(strlen(path) + 16);
+    mode_t mask;
+    int fd;
+
+    if (t == NULL) {
+        errno = ENOMEM;
+        return -1;
+    }
+    sprintf(t, "%.*s.%s.XXXXXX", (int)dir, path, path + dir);
+    if ((fd = mkostemp(t, O_CLOEXEC)) < 0) {
+        int e = errno;
+        free(t);
+        errno = e;
+        return -1;
+    }
+    mask = umask(0);
+    umask(mask);
+    if (fchmod(fd, 0666 & ~mask) != 0) {
+        int e = errno;
+        close(fd);
+        unlink(t);
+        free(t);
+        errno = e;
+        return -1;
+    }
+    *tmp = t;
+    return fd;
+}
+
+int cli_write_file(const char *path, int (*fill)(FILE *f, void *ud), void *ud)
+{
+    struct stat st;
+    char *tmp = NULL;
+    FILE *f;
+    int fd, e;
+
+    /* /dev/null, a pipe, a terminal: written as they are (a rename would
+     * replace the device node). */
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
+        fd = open(path, O_WRONLY | O_CLOEXEC);
+    else
+        fd = temp_beside(path, &tmp);
+    if (fd < 0)
+        return errno;
+    if ((f = fdopen(fd, "w")) == NULL) {
+        e = errno;
+        close(fd);
+        goto fail;
+    }
+    e = fill(f, ud);
+    if (fflush(f) != 0 && e == 0)
+        e = errno;
+    if (e == 0 && tmp != NULL && fsync(fileno(f)) != 0)
+        e = errno;
+    if (fclose(f) != 0 && e == 0)
+        e = errno;
+    if (e == 0 && tmp != NULL && rename(tmp, path) != 0)
+        e = errno;
+fail:
+    if (e != 0 && tmp != NULL)
+        unlink(tmp);
+    free(tmp);
+    return e;
 }

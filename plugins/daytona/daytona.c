@@ -17,6 +17,7 @@
 #include <sodium.h>
 
 #include "daytona-int.h"
+#include "unenforced.h"
 
 #define DT_CAPS (SBX_CAP_FILES | SBX_CAP_PERSISTENT | SBX_CAP_LABELS | SBX_CAP_STDIN | \
                  SBX_CAP_NETWORK_POLICY | \
@@ -237,14 +238,27 @@ static void delete_quietly(struct dt_prov *p, const char *id)
     json_decref(j);
 }
 
+/* Only the wall clock and the output caps are ours to hold: Daytona
+ * sizes a sandbox for its whole life. */
+static int unenforced(struct dt_prov *p)
+{
+    return pc_limits_unenforced(p->host, p->h, PC_LIMITS_SIZED_BY_BACKEND,
+                                "a Daytona sandbox is sized in whole vCPUs and GiB for its life "
+                                "(the cpu, memory and disk settings), with no per-process limit; "
+                                "only the wall clock and the output caps are applied");
+}
+
 static int dt_create(void *prov, const sbx_create_spec_v1 *spec, void **sb, char id[SBX_ID_MAX])
 {
     struct dt_prov *p = prov;
-    json_t *body = create_body(p, spec), *j = NULL, *ready = NULL;
+    json_t *body, *j = NULL, *ready = NULL;
     struct dt_sb *s = NULL;
     int rc;
 
     *sb = NULL;
+    if ((rc = unenforced(p)) != SBX_OK)
+        return rc;
+    body = create_body(p, spec);
     for (const char *c = spec->image; c && *c; c++)
         if (*c == '\n' || *c == '\r' || *c == ' ' || *c == '\t') {
             json_decref(body);
@@ -296,6 +310,7 @@ static int dt_attach(void *prov, const char *id, void **sb)
     long status = 0;
 
     *sb = NULL;
+    unenforced(p);      /* the core refuses its execs, if need be */
     if (!dt_id_ok(id))
         return p->host->set_error(p->h, SBX_E_NOT_FOUND, "daytona: no sandbox '%s' (not a "
                                   "Daytona id)", id ? id : "(null)");

@@ -356,7 +356,8 @@ int dk_xrun_report(struct dk_xrun *r, struct dk_sb *sb, const struct dk_report *
         o->exit_code = 126;
         o->status = SBX_RUN_NOT_EXECUTABLE;
     } else if (!strcmp(s, "cd")) {
-        return dk_err(p, rep->value == ENOENT ? SBX_E_NOT_FOUND : SBX_E_IO,
+        /* a --cwd that is not there is the caller's mistake */
+        return dk_err(p, rep->value == ENOENT || rep->value == ENOTDIR ? SBX_E_INVAL : SBX_E_IO,
                       "working directory '%s' in %s: %s", r->spec->cwd ? r->spec->cwd : DK_WORKDIR,
                       sb->id, strerror(rep->value));
     } else {

@@ -8,22 +8,29 @@
  * Podman the provider reads the created container back (one inspect,
  * a few ms, before the start) and compares.  A limit the daemon dropped
  * refuses the sandbox with an error naming the limits and why, unless
- * unenforced_limits = allow says to run without them (then a warning).
+ * unenforced_limits allows running without them (the core's decision:
+ * host->limits_unenforced; then a warning, and each result says so).
  */
 #include "config.h"
 
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "docker-int.h"
+#include "unenforced.h"
 
-/* Appends ", NAME (VALUE)" for each limit @hc lacks; the number of them. */
-static int dropped(json_t *hc, const sbx_limits_v1 *l, int64_t nano_cpus, char *out, size_t cap)
+/* Appends ", NAME (VALUE)" for each limit @hc lacks; the number of them,
+ * and in *bits the sandbox limits they are (cpus: the CPU limit's). */
+static int dropped(json_t *hc, const sbx_limits_v1 *l, int64_t nano_cpus, char *out, size_t cap,
+                   uint64_t *bits)
 {
+    static const uint64_t bit[] = {SBX_LIMIT_BIT_MEMORY, SBX_LIMIT_BIT_PIDS, SBX_LIMIT_BIT_CPU};
     int n = 0;
     size_t o = 0;
     out[0] = '\0';
+    *bits = 0;
     struct {
         const char *key, *name;
         int64_t want;
@@ -42,6 +49,7 @@ static int dropped(json_t *hc, const sbx_limits_v1 *l, int64_t nano_cpus, char *
         json_t *v = json_object_get(hc, lim[i].key);
         if (json_is_integer(v) && json_integer_value(v) == lim[i].want)
             continue;
+        *bits |= bit[i];
         int w = snprintf(out + o, cap - o, "%s%s (%s)", n ? ", " : "", lim[i].name, lim[i].text);
         if (w > 0 && (size_t)w < cap - o)
             o += (size_t)w;
@@ -88,11 +96,20 @@ int dk_limits_check(struct dk_prov *p, const char *id, const sbx_limits_v1 *l)
         json_decref(ans);
         return dk_err(p, ret, "inspecting the new container %s: %s", id, err);
     }
-    int n = dropped(json_object_get(ans, "HostConfig"), l, p->nano_cpus, lost, sizeof lost);
+    uint64_t bits;
+    int n = dropped(json_object_get(ans, "HostConfig"), l, p->nano_cpus, lost, sizeof lost,
+                    &bits);
     json_decref(ans);
     if (!n)
         return SBX_OK;
-    if (p->allow_unenforced) {
+    /* The core decides (unenforced_limits, ABI 1.5); for an older core,
+     * which cannot be told, our own setting does. */
+    snprintf(why, sizeof why, "the daemon at %s created the container without them "
+             "(polysandbox doctor says why)", p->socket);
+    if (pc_limits_unenforced(p->host, p->h, bits, why) == SBX_OK ||
+        (p->allow_unenforced && (p->host->struct_size < offsetof(sbx_host_v1,
+                                 limits_unenforced) + sizeof p->host->limits_unenforced ||
+                                 !p->host->limits_unenforced))) {
         /* Not why: that costs a third of a second per process, and
          * doctor says it. */
         p->host->log(p->h, SBX_LOG_WARNING, "sandbox %s runs without the %s limit%s it was "

@@ -165,10 +165,9 @@ static int read_settings(struct dk_prov *p, ph_client_conf *cc)
         return dk_err(p, SBX_E_CONFIG, "providers.d/docker.ini: exec_mode = '%s': use 'attach' "
                       "or 'api'", mode);
     p->exec_attach = !mode || !strcmp(mode, "attach");
+    /* The core reads and checks it (for a core before ABI 1.5, which
+     * does not decide, "allow" is ours to honour). */
     const char *unenf = setting(p, "unenforced_limits");
-    if (unenf && strcmp(unenf, "refuse") && strcmp(unenf, "allow"))
-        return dk_err(p, SBX_E_CONFIG, "providers.d/docker.ini: unenforced_limits = '%s': use "
-                      "'refuse' or 'allow'", unenf);
     p->allow_unenforced = unenf && !strcmp(unenf, "allow");
     return read_bool(p, "readonly_rootfs", true, &p->readonly_rootfs);
 }
@@ -646,7 +645,7 @@ static void docker_doctor(void *prov, sbx_doctor_cb_v1 cb, void *ud)
         if (dk_probe(p) == SBX_OK && p->podman && dk_limits_unenforceable(p, why, sizeof why)) {
             lim_ok = false;
             snprintf(detail, sizeof detail, "%s; sandboxes are refused unless unenforced_limits "
-                     "= allow%s", why, p->allow_unenforced ? " (set: they run without them)" : "");
+                     "allows them (polysandbox.ini(5))", why);
         }
         cb(ud, "limits", lim_ok, detail);
         if (p->runtime) {

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "e2b-int.h"
+#include "unenforced.h"
 
 #define E2B_CAPS (SBX_CAP_FILES | SBX_CAP_PERSISTENT | SBX_CAP_LABELS | SBX_CAP_STREAM | \
                   SBX_CAP_STDIN | SBX_CAP_NETWORK_POLICY | SBX_CAP_LIST | SBX_CAP_CONCURRENT)
@@ -272,6 +273,16 @@ static int e2b_init(const sbx_host_v1 *host, sbx_host_handle *h, void **prov)
 
 /* ---- create / attach / release / destroy ---- */
 
+/* Only the wall clock and the output caps are ours to hold: E2B sizes a
+ * sandbox by its template. */
+static int unenforced(struct e2b_prov *p)
+{
+    return pc_limits_unenforced(p->host, p->h, PC_LIMITS_SIZED_BY_BACKEND,
+                                "an E2B sandbox has the CPU, memory, process and disk sizes of "
+                                "the template it was built from, and envd sets no per-process "
+                                "limit; only the wall clock and the output caps are applied");
+}
+
 static int e2b_create(void *prov, const sbx_create_spec_v1 *spec, void **sbp, char id[SBX_ID_MAX])
 {
     struct e2b_prov *p = prov;
@@ -283,6 +294,9 @@ static int e2b_create(void *prov, const sbx_create_spec_v1 *spec, void **sbp, ch
                                   "providers.d/e2b.ini sets allow_internet = false");
     if (spec->network != SBX_NET_HOST && spec->network != SBX_NET_NONE)
         return p->host->set_error(p->h, SBX_E_INVAL, "unknown network policy %d", (int)spec->network);
+    int rc0 = unenforced(p);
+    if (rc0 != SBX_OK)
+        return rc0;
 
     /* The E2B template: an image that is a plain template id, else the
      * language's mapping, else the default. */
@@ -354,6 +368,7 @@ static int e2b_attach(void *prov, const char *id, void **sbp)
     *sbp = NULL;
     snprintf(path, sizeof path, "/sandboxes/%s", id);
     snprintf(what, sizeof what, "sandbox %s", id);
+    unenforced(p);      /* the core refuses its execs, if need be */
     int rc = e2b_api(p, what, "GET", path, NULL, &ans);
     if (rc == SBX_E_NOT_FOUND)
         return p->host->set_error(p->h, SBX_E_NOT_FOUND, "no E2B sandbox '%s' (destroyed, "

@@ -73,7 +73,7 @@ static bool probe_v1_fast(struct lcl_cgroups *cg, const char *root_name)
         if (access(path, F_OK) < 0)
             return false;
         *strrchr(path, '/') = '\0';
-        if (access(path, W_OK) < 0)
+        if (faccessat(AT_FDCWD, path, W_OK, AT_EACCESS) < 0)
             return false;
     }
     for (int i = 0; i < LCL_CG_NCTRL; i++) {
@@ -136,7 +136,9 @@ static void probe_v1(struct lcl_prov *p, const char *root_name)
                      *why ? "; " : "", ctrl_names[i], cg->base[i], strerror(errno));
             continue;
         }
-        if (access(cg->base[i], W_OK) < 0) {
+        /* The effective ids write it (AT_EACCESS): a set-user-ID root
+         * program's real ids are its caller's. */
+        if (faccessat(AT_FDCWD, cg->base[i], W_OK, AT_EACCESS) < 0) {
             snprintf(why + strlen(why), sizeof why - strlen(why), "%s%s: %s not writable",
                      *why ? "; " : "", ctrl_names[i], cg->base[i]);
             continue;
@@ -155,6 +157,42 @@ static void probe_v1(struct lcl_prov *p, const char *root_name)
         cg->why = strdup(why);
 }
 
+/* The top of the cgroup v2 subtree delegated to us, under @mount: the
+ * highest ancestor of our own cgroup (/proc/self/cgroup "0::PATH") that
+ * is ours and in which we may move processes (its cgroup.procs is
+ * writable), such as systemd's user@UID.service when the user's
+ * manager has Delegate=yes; NULL when there is none. */
+static char *delegated_root(const char *mount)
+{
+    char line[LCL_PATH_MAX], *best = NULL;
+    FILE *f = fopen("/proc/self/cgroup", "re");
+    bool found = false;
+
+    if (!f)
+        return NULL;
+    while (!found && fgets(line, sizeof line, f))
+        found = !strncmp(line, "0::/", 4);
+    fclose(f);
+    if (!found)
+        return NULL;
+    line[strcspn(line, "\n")] = '\0';
+    char *dir = lcl_join(mount, line + 4);
+    while (dir && strlen(dir) > strlen(mount)) {
+        char procs[LCL_PATH_MAX];
+        struct stat st;
+        snprintf(procs, sizeof procs, "%s/cgroup.procs", dir);
+        if (stat(dir, &st) != 0 || st.st_uid != geteuid() ||
+            faccessat(AT_FDCWD, procs, W_OK, AT_EACCESS) != 0)
+            break;
+        free(best);
+        if (!(best = strdup(dir)))
+            break;
+        *strrchr(dir, '/') = '\0';
+    }
+    free(dir);
+    return best;
+}
+
 static void probe_v2(struct lcl_prov *p, const char *mount, const char *root_name)
 {
     struct lcl_cgroups *cg = &p->cg;
@@ -163,6 +201,21 @@ static void probe_v2(struct lcl_prov *p, const char *mount, const char *root_nam
     cg->v2_base = lcl_join(mount, root_name);
     if (!cg->v2_base)
         return;
+    /* Not root: the top level is not ours, a delegated subtree may be;
+     * our cgroups go below its top (which holds no process itself), and
+     * its controllers are what its parent gave it. */
+    char *deleg = p->root || ((mkdir(cg->v2_base, 0755) == 0 || errno == EEXIST) &&
+                              faccessat(AT_FDCWD, cg->v2_base, W_OK, AT_EACCESS) == 0)
+                  ? NULL : delegated_root(mount);
+    if (deleg) {
+        free(cg->v2_base);
+        cg->v2_base = lcl_join(deleg, root_name);
+        mount = deleg;
+        if (!cg->v2_base) {
+            free(deleg);
+            return;
+        }
+    }
     static const char *const ctl[] = {"+memory", "+pids", "+cpu"};
     int r;
     /* One at a time: a missing controller must not block the others. */
@@ -173,6 +226,7 @@ static void probe_v2(struct lcl_prov *p, const char *mount, const char *root_nam
         snprintf(why + strlen(why), sizeof why - strlen(why), "%smkdir %s: %s (no delegation)",
                  *why ? "; " : "", cg->v2_base, strerror(errno));
         cg->why = strdup(why);
+        free(deleg);
         return;
     }
     snprintf(path, sizeof path, "%s/cgroup.subtree_control", cg->v2_base);
@@ -196,6 +250,7 @@ static void probe_v2(struct lcl_prov *p, const char *mount, const char *root_nam
     cg->v2_kill = access(path, F_OK) == 0;
     if (*why)
         cg->why = strdup(why);
+    free(deleg);
 }
 
 void lcl_cg_probe(struct lcl_prov *p, const char *root_name)

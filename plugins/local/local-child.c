@@ -41,6 +41,7 @@
 
 #include "local-int.h"
 #include "local-zygote.h"
+#include "locald-proto.h"
 #include "locald.h"
 
 #ifndef CLOSE_RANGE_CLOEXEC
@@ -136,6 +137,43 @@ static void bind_path(const struct lcl_child *c, const char *src, const char *ds
         fail(c, "bind mount", src);
     if (attr && set_attr(dst, attr, recursive) < 0)
         fail(c, "making read-only/nosuid the bind mount of", src);
+}
+
+/* The work directory the go brought (release_init in local-exec.c):
+ * ours alone, this being our own copy of the memory. */
+static int work_from_go = -1;
+
+/* The go, and with it (c->work_by_sync) the work directory's mount. */
+static bool read_go(const struct lcl_child *c)
+{
+    char go;
+    if (!c->work_by_sync)
+        return read(c->fd_sync, &go, 1) == 1;
+    if (lcl_ld_recv(c->fd_sync, &go, 1, &work_from_go, 1) < 0)
+        return false;
+    if (work_from_go < 0)
+        fail(c, "receiving the work directory", NULL);
+    return true;
+}
+
+/* /work: the sandbox's work directory opened without following a link
+ * (lcl_work_open) and bound through its descriptor, so what is mounted
+ * is what was opened, never what a link swapped in points to. */
+static void bind_work(const struct lcl_child *c, const char *dst)
+{
+    int fd = lcl_work_open(c->sb, O_PATH);
+    if (fd < 0)
+        fail(c, "opening the work directory (refused if a link)", c->sb->work);
+    char src[40] = "/proc/self/fd/", num[12];
+    int n = 0;
+    for (int v = fd; n == 0 || v; v /= 10)
+        num[n++] = (char)('0' + v % 10);
+    size_t off = s_len(src);
+    while (n)
+        src[off++] = num[--n];
+    src[off] = '\0';
+    bind_path(c, src, dst, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, false);
+    close(fd);
 }
 
 /* ---- the new root ---- */
@@ -462,6 +500,20 @@ static void skel_tree(const struct lcl_child *c, const char *root)
             fail(c, "path too long", b->path);
         bind_path(c, b->path, dst, 0, true);
     }
+    /* Our own directories below those trees (configuration, state,
+     * modules under /usr/local): one empty tmpfs, bound over the others;
+     * made read-only with the rest below. */
+    char first[LCL_PATH_MAX] = "";
+    for (size_t i = 0; i < p->n_masks; i++) {
+        if (!s_cat3(dst, sizeof dst, root, p->masks[i], NULL))
+            fail(c, "path too long", p->masks[i]);
+        if (*first ? mount(first, dst, NULL, MS_BIND, NULL) < 0
+                   : mount("tmpfs", dst, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
+                           "size=4k,nr_inodes=2,mode=0555") < 0)
+            fail(c, "covering our own directory", p->masks[i]);
+        if (!*first)
+            memcpy(first, dst, sizeof first);
+    }
     struct lcl_mount_attr ma = {.attr_set = ro};
     if (syscall(SYS_mount_setattr, AT_FDCWD, root, AT_RECURSIVE, &ma, sizeof ma) < 0) {
         if (errno != ENOSYS)
@@ -498,7 +550,15 @@ static void build_root(const struct lcl_child *c)
     if (c->sb->work) {
         if (!s_cat3(dst, sizeof dst, root, "/work", NULL))
             fail(c, "path too long", "/work");
-        bind_path(c, c->sb->work, dst, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, false);
+        if (work_from_go >= 0) {
+            if (syscall(SYS_move_mount, work_from_go, "", AT_FDCWD, dst,
+                        MOVE_MOUNT_F_EMPTY_PATH) < 0)
+                fail(c, "attaching the work directory on", "/work");
+            close(work_from_go);
+            work_from_go = -1;
+        } else {
+            bind_work(c, dst);
+        }
     }
 
     if (!s_cat3(dst, sizeof dst, root, "/tmp", NULL) ||
@@ -726,6 +786,11 @@ static void payload_limits(const struct lcl_child *c)
     set_limit(c, RLIMIT_NOFILE, l->nofile, l->nofile, "RLIMIT_NOFILE");
     set_limit(c, RLIMIT_FSIZE, l->fsize_bytes, l->fsize_bytes, "RLIMIT_FSIZE");
     set_limit(c, RLIMIT_CORE, 0, 0, "RLIMIT_CORE");
+    /* Floors where no cgroup holds the limit (local-limits.c). */
+    if (c->rl_data)
+        set_limit(c, RLIMIT_DATA, c->rl_data, c->rl_data, "RLIMIT_DATA");
+    if (c->rl_nproc)
+        set_limit(c, RLIMIT_NPROC, c->rl_nproc, c->rl_nproc, "RLIMIT_NPROC");
 }
 
 static void payload_oom_first(void)
@@ -757,7 +822,7 @@ void lcl_payload_prepare(const struct lcl_child *c)
     payload_limits(c);
     payload_oom_first();
     if (chdir(c->cwd) < 0)
-        fail(c, "chdir to the working directory", c->cwd);
+        fail(c, LCL_STEP_CWD, c->cwd);
     drop_privileges(c);
     close_others();
     payload_seccomp(c);
@@ -847,7 +912,6 @@ static void close_host_fds(const struct lcl_child *c)
  * (locald-zygote.c) stops here and waits for its request. */
 void lcl_child_setup(const struct lcl_child *c)
 {
-    char go;
     prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
     /* Join our cgroups first: everything after, the payload included,
      * is accounted and limited there. */
@@ -855,7 +919,7 @@ void lcl_child_setup(const struct lcl_child *c)
         if (c->fd_tasks[i] >= 0 && write(c->fd_tasks[i], "0", 1) != 1)
             fail(c, "joining the cgroup", NULL);
     close_host_fds(c);
-    if (read(c->fd_sync, &go, 1) != 1)
+    if (!read_go(c))
         _exit(125); /* the supervisor gave up */
     if (!c->keep_sync)
         close(c->fd_sync);

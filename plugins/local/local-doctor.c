@@ -158,10 +158,21 @@ void lcl_doctor(struct lcl_prov *p, const sbx_provider_ops_v1 *ops, sbx_doctor_c
 
     snprintf(detail, sizeof detail, p->root
              ? "euid 0: work directories are size-capped tmpfs; the sandbox user maps to host uid %lu"
-             : "not root (uid %lu): the work directory is a plain directory (disk limit not "
-               "enforced), cgroup limits only where delegated",
+             : "not root (uid %lu): the work directory is a plain directory, cgroup limits "
+               "only where a cgroup v2 subtree is delegated (see limits below)",
              (unsigned long)p->host_uid);
+    if (p->root && p->ids_per_exec)
+        snprintf(detail, sizeof detail, "euid 0: work directories are size-capped tmpfs (files "
+                 "stored as %u, idmapped); each sandbox's init its own host uid of %lu-%llu "
+                 "(gids from %lu)", LCL_SANDBOX_UID, (unsigned long)p->id_uid,
+                 (unsigned long long)p->id_uid + p->id_count - 1, (unsigned long)p->id_gid);
     cb(ud, "privileges", 1, detail);
+    if (p->root && !p->ids_per_exec)
+        cb(ud, "host ids", p->id_count == 1,
+           p->id_count == 1 ? "one host uid for every sandbox (settings: uid without ids): a "
+                              "host process of that uid can signal them all"
+                            : "one host uid for every sandbox: this kernel cannot idmap a tmpfs "
+                              "mount (Linux 6.3), so per-sandbox ids are off");
 
     e = probe_clone(CLONE_NEWUSER);
     if (lcl_read_file("/proc/sys/user/max_user_namespaces", buf, sizeof buf) < 0)
@@ -177,8 +188,8 @@ void lcl_doctor(struct lcl_prov *p, const sbx_provider_ops_v1 *ops, sbx_doctor_c
 
     const struct lcl_cgroups *cg = &p->cg;
     if (cg->version == 0) {
-        snprintf(detail, sizeof detail, "not usable (%s): memory, pids and CPU limits are NOT "
-                 "enforced, CPU time and peak memory are not reported",
+        snprintf(detail, sizeof detail, "not usable (%s): CPU time and peak memory are not "
+                 "reported (see limits below)",
                  cg->why ? cg->why : "no cgroup controllers found");
         cb(ud, "cgroups", 0, detail);
     } else {
@@ -201,6 +212,7 @@ void lcl_doctor(struct lcl_prov *p, const sbx_provider_ops_v1 *ops, sbx_doctor_c
                    cg->usable[LCL_CG_CPUACCT] && cg->memsw;
         cb(ud, "cgroups", all, detail);
     }
+    lcl_limits_doctor(p, cb, ud);
 
     lcl_seccomp_ensure(p);   /* its failure is reported below */
     e = prctl(PR_GET_SECCOMP, 0, 0, 0, 0) < 0 ? errno : 0;

@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -28,6 +29,7 @@
 #endif
 
 #include "local-int.h"
+#include "locald-proto.h"
 
 /* Our own copy: <linux/sched.h> may predate the cgroup field. */
 struct lcl_clone_args {
@@ -62,6 +64,7 @@ struct run {
     struct lcl_msg msg;
     bool have_msg;
     int locald;                 /* the daemon's connection: its prepared sandbox runs it */
+    struct lcl_id id;           /* the host id of our init (in-process) */
 };
 
 static void close_fd(int *fd)
@@ -399,11 +402,17 @@ static int write_maps(struct run *r)
     struct lcl_prov *p = r->p;
     char path[64], map[64];
     int e;
-    if (!p->root) {
-        snprintf(path, sizeof path, "/proc/%ld/setgroups", (long)r->pid);
-        if ((e = lcl_write_file(path, "deny")) < 0)
-            return p->host->set_error(p->h, SBX_E_IO, "writing %s: %s", path, strerror(-e));
+    if (p->root) {
+        /* Its own id of the range (local-ids.c). */
+        if ((e = lcl_id_maps(&r->id, r->pid)) < 0)
+            return p->host->set_error(p->h, lcl_err_code(-e), "writing the uid/gid maps of %ld "
+                                      "(uid %lu): %s", (long)r->pid, (unsigned long)r->id.uid,
+                                      strerror(-e));
+        return 0;
     }
+    snprintf(path, sizeof path, "/proc/%ld/setgroups", (long)r->pid);
+    if ((e = lcl_write_file(path, "deny")) < 0)
+        return p->host->set_error(p->h, SBX_E_IO, "writing %s: %s", path, strerror(-e));
     snprintf(path, sizeof path, "/proc/%ld/uid_map", (long)r->pid);
     snprintf(map, sizeof map, "%u %lu 1\n", LCL_SANDBOX_UID, (unsigned long)p->host_uid);
     if ((e = lcl_write_file(path, map)) < 0)
@@ -414,6 +423,35 @@ static int write_maps(struct run *r)
     if ((e = lcl_write_file(path, map)) < 0)
         return p->host->set_error(p->h, lcl_err_code(-e), "writing '%.*s' to %s: %s",
                                   (int)strlen(map) - 1, map, path, strerror(-e));
+    return 0;
+}
+
+/* The go: with it, when the init's id is its own, the work directory as
+ * a detached copy of its mount idmapped through the init's user
+ * namespace (its files are stored as 1000: local-ids.c), which the init
+ * attaches on /work instead of binding it. */
+static int release_init(struct run *r)
+{
+    struct lcl_prov *p = r->p;
+    int wfd = -1;
+    if (r->c.work_by_sync) {
+        int ns = lcl_id_userns(&r->id, r->pid);
+        wfd = ns < 0 ? -1 : lcl_work_detached(r->sb, ns);
+        if (wfd < 0) {
+            int e = errno;
+            return p->host->set_error(p->h, e == ELOOP || e == ENOTDIR ? SBX_E_PATH : SBX_E_IO,
+                                      "the work directory %s for uid %lu: %s", r->sb->work,
+                                      (unsigned long)r->id.uid,
+                                      e == ELOOP || e == ENOTDIR
+                                      ? "it or its sandbox directory is a link: refused"
+                                      : strerror(e));
+        }
+    }
+    int e = -lcl_ld_send(r->sync[1], "g", 1, &wfd, wfd >= 0 ? 1 : 0);
+    if (wfd >= 0)
+        close(wfd);
+    if (e)
+        return p->host->set_error(p->h, SBX_E_IO, "releasing the sandbox init: %s", strerror(e));
     return 0;
 }
 
@@ -557,6 +595,12 @@ static int verdict(struct run *r)
     o->exit_code = -1;
     o->signal = 0;
 
+    if (r->have_msg && r->msg.kind == LCL_MSG_SETUP && !r->killed &&
+        !strncmp(r->msg.what, LCL_STEP_CWD " ", sizeof LCL_STEP_CWD) &&
+        (r->msg.err == ENOENT || r->msg.err == ENOTDIR))
+        return p->host->set_error(p->h, SBX_E_INVAL, "working directory %s: %s in the sandbox",
+                                  r->msg.what + sizeof LCL_STEP_CWD, r->msg.err == ENOENT
+                                  ? "no such directory" : "not a directory");
     if (r->have_msg && r->msg.kind == LCL_MSG_SETUP && !r->killed)
         return p->host->set_error(p->h, r->msg.err == EPERM || r->msg.err == EACCES ? SBX_E_PERM
                                                                                    : SBX_E_IO,
@@ -643,6 +687,7 @@ static void cleanup(struct run *r)
         reap(r);
     }
     lcl_locald_done(r->p, &r->locald, &r->cg, r->sb->id);
+    lcl_id_give(&r->id);
     if (r->cg.active)
         lcl_cg_destroy(r->p, &r->cg);
     close_fd(&r->pidfd);
@@ -653,10 +698,13 @@ static void cleanup(struct run *r)
 
 static int make_pipes(struct run *r)
 {
-    int *ps[] = {r->in, r->outp, r->errp, r->sync, r->rep, r->st};
+    int *ps[] = {r->in, r->outp, r->errp, r->rep, r->st};
     for (size_t i = 0; i < sizeof ps / sizeof *ps; i++)
         if (pipe2(ps[i], O_CLOEXEC) < 0)
             return r->p->host->set_error(r->p->h, SBX_E_IO, "pipe: %s", strerror(errno));
+    /* A socket: the go may carry the work directory (release_init). */
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, r->sync) < 0)
+        return r->p->host->set_error(r->p->h, SBX_E_IO, "socketpair: %s", strerror(errno));
     /* Our ends never block the supervisor. */
     int ours[] = {r->in[1], r->outp[0], r->errp[0], r->rep[0], r->st[0]};
     for (size_t i = 0; i < sizeof ours / sizeof *ours; i++)
@@ -706,6 +754,7 @@ int lcl_exec_spawn(struct lcl_prov *p, struct lcl_sb *sb, const sbx_exec_spec_v1
     r.locald = -1;
     r.cg.v2fd = -1;
     r.cg.pool_fd = -1;
+    r.id.fd = r.id.userns = -1;
     int *ps[] = {r.in, r.outp, r.errp, r.sync, r.rep, r.st};
     for (size_t i = 0; i < sizeof ps / sizeof *ps; i++)
         ps[i][0] = ps[i][1] = -1;
@@ -736,10 +785,13 @@ int lcl_exec_spawn(struct lcl_prov *p, struct lcl_sb *sb, const sbx_exec_spec_v1
     const int child_fds[LCL_CHILD_NFD] = {r.in[0], r.outp[1], r.errp[1], r.rep[1], r.st[1]};
     lcl_child_exec_view(&r.c, sb, (char *const *)spec->argv, r.c.envp, r.c.path_dirs, cwd,
                         child_fds);
+    lcl_limits_floors(p, &r.c, sp != NULL);
     r.c.fd_sync = r.sync[0];
     r.c.drop_groups = p->root;
     r.c.net_none = sb->network != SBX_NET_HOST;
     r.c.skel_src = sb->rootfs ? NULL : lcl_skel_shared(p);
+    /* Its files stored as 1000, seen through an idmapped mount. */
+    r.c.work_by_sync = !sp && p->ids_per_exec && sb->work_tmpfs && sb->work_uid == LCL_SANDBOX_UID;
     snprintf(r.c.tmp_opts, sizeof r.c.tmp_opts, "size=%llu,nr_inodes=%llu,mode=1777",
              (unsigned long long)sb->limits.disk_bytes, (unsigned long long)p->work_inodes);
 
@@ -766,7 +818,17 @@ int lcl_exec_spawn(struct lcl_prov *p, struct lcl_sb *sb, const sbx_exec_spec_v1
     sigaddset(&pipe_set, SIGPIPE);
     pthread_sigmask(SIG_BLOCK, &pipe_set, &old_mask);
 
-    ret = r.locald >= 0 ? 0 : do_clone(&r);
+    /* Our init's own host id (the daemon's and a zygote's have theirs);
+     * a sandbox made before ids were per exec keeps the one its files
+     * belong to. */
+    if (!ret && r.locald < 0 && !sp && p->ids_per_exec && sb->work_tmpfs &&
+        sb->work_uid != LCL_SANDBOX_UID) {
+        r.id.uid = sb->work_uid;
+        r.id.gid = sb->work_gid;
+    } else if (!ret && r.locald < 0 && !sp) {
+        ret = lcl_id_take(p, &r.id);
+    }
+    ret = ret ? ret : r.locald >= 0 ? 0 : do_clone(&r);
     /* The child's ends are the child's now. */
     close_fd(&r.in[0]);
     close_fd(&r.outp[1]);
@@ -778,8 +840,8 @@ int lcl_exec_spawn(struct lcl_prov *p, struct lcl_sb *sb, const sbx_exec_spec_v1
         close_fd(&r.c.fd_tasks[i]);  /* the child's now */
     if (!ret && r.pid > 0 && !(sp && sp->maps_written))
         ret = write_maps(&r);
-    if (!ret && r.locald < 0 && write(r.sync[1], "g", 1) != 1)
-        ret = p->host->set_error(p->h, SBX_E_IO, "releasing the sandbox init: %s", strerror(errno));
+    if (!ret && r.locald < 0)
+        ret = release_init(&r);
     close_fd(&r.sync[1]);
     if (!ret) {
         r.in_stream = spec->stdin_fd >= 0;

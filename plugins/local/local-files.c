@@ -95,10 +95,13 @@ static int walk_parents(struct lcl_prov *p, struct lcl_sb *sb, const char *path,
     int n = split_path(p, path, buf, size);
     if (n < 0)
         return -SBX_E_PATH;
-    int dfd = open(sb->work, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    int dfd = lcl_work_open(sb, O_RDONLY);
     if (dfd < 0)
-        return -p->host->set_error(p->h, lcl_err_code(errno), "opening work directory %s: %s",
-                                   sb->work, strerror(errno));
+        return -p->host->set_error(p->h, errno == ELOOP || errno == ENOTDIR ? SBX_E_PATH
+                                   : lcl_err_code(errno), "opening work directory %s: %s",
+                                   sb->work, errno == ELOOP || errno == ENOTDIR
+                                   ? "it or its sandbox directory is a link or not a "
+                                     "directory: refused" : strerror(errno));
     char *comp = buf;
     for (int i = 0; i < n - 1; i++, comp += strlen(comp) + 1) {
         bool made = false;

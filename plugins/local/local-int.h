@@ -55,7 +55,9 @@
 
 #define LCL_ID_PREFIX "lcl-"
 #define LCL_META_FILE "meta.json"
+#define LCL_MOUNT_ATTR_IDMAP 0x00100000 /* MOUNT_ATTR_IDMAP, Linux 5.12 */
 #define LCL_MAX_BINDS 64
+#define LCL_MAX_HIDDEN 32
 #define LCL_PATH_MAX 4096
 
 /* In-sandbox identity of the payload. */
@@ -98,6 +100,12 @@ struct lcl_skel_ent {
     const char *data;       /* link target, file text, or NULL (empty file) */
 };
 
+/* Limits of ours this host does not let us enforce (local-limits.c). */
+struct lcl_unenforced {
+    uint64_t bits;          /* SBX_LIMIT_BIT_* */
+    char why[400];
+};
+
 struct lcl_prov {
     const sbx_host_v1 *host;
     sbx_host_handle *h;
@@ -108,13 +116,21 @@ struct lcl_prov {
     char *skel_shared;      /* root only: where the skeleton is kept mounted (local-skel.c) */
     char *run_dir;          /* tmpfs home of non-persistent sandboxes, or NULL */
     bool root;              /* euid 0: tmpfs work dirs, mapped uid */
-    uid_t host_uid;         /* host uid the sandbox user maps to */
+    uid_t host_uid;         /* host uid of the sandbox user's files (work, uploads, skeleton) */
     gid_t host_gid;
+    uid_t id_uid;           /* settings uid, gid, ids: the range of host ids (local-ids.c) */
+    gid_t id_gid;
+    uint64_t id_count;
+    bool ids_per_exec;      /* each init its own id of the range; work/ idmapped */
     bool allow_host_net;    /* settings: network = host permitted */
     struct lcl_zyg *zyg_idle; /* idle zygotes (local-zygote.c) */
     bool zyg_broken;        /* a zygote could not start: execs go the plain way */
     struct lcl_bind binds[LCL_MAX_BINDS];
     size_t n_binds;
+    char *hidden[LCL_MAX_HIDDEN]; /* our own host paths: never shown (local-layout.c) */
+    size_t n_hidden;
+    char *masks[LCL_MAX_HIDDEN];  /* those below a bind: covered in every root */
+    size_t n_masks;
     struct lcl_cgroups cg;
     void *bpf;              /* struct sock_filter[], built once */
     size_t bpf_len;         /* number of instructions */
@@ -127,6 +143,10 @@ struct lcl_prov {
     char locald_key[40];    /* its build and settings, hashed */
     bool locald_strict;     /* tests: wait for the daemon and its sandboxes, never in-process */
     bool cg_v2_slots;       /* polysandbox-locald: v2 cgroups as one-shot pool slots (local-cgpool.c) */
+    struct lcl_unenforced unenforced[4]; /* told the core at each create and attach */
+    size_t n_unenforced;
+    bool floor_data;        /* no memory cgroup: RLIMIT_DATA per process */
+    bool floor_nproc;       /* no pids cgroup: RLIMIT_NPROC per user namespace */
 };
 
 struct lcl_sb {
@@ -139,6 +159,8 @@ struct lcl_sb {
     sbx_network network;
     bool persistent;
     bool work_tmpfs;        /* work/ is a tmpfs we mounted */
+    uid_t work_uid;         /* host ids its files are stored as (LCL_SANDBOX_UID: idmapped) */
+    gid_t work_gid;
     uint64_t created_ns;    /* Unix time */
     uint64_t ttl_ns;
     sbx_kv_v1 *env;         /* owned copies */
@@ -151,11 +173,13 @@ struct lcl_sb {
 /* Every signal to SIG_DFL, none blocked (system calls only: safe in a
  * fork of a multi-threaded process). */
 void lcl_signals_default(void);
-/* A detached copy of the mount at @work (open_tree), nosuid, nodev and
- * private, for a mount namespace that has nothing of the host's to bind
- * it from (the daemon's and the zygote's sandboxes): a descriptor, or -1
+/* A detached copy of the mount at @sb's work directory (open_tree, no
+ * link followed: lcl_work_open), nosuid, nodev and private, for a mount
+ * namespace that has nothing of the host's to bind it from (the
+ * daemon's and the zygote's sandboxes); idmapped through the user
+ * namespace @userns unless it is -1 (local-ids.c): a descriptor, or -1
  * with errno set. */
-int lcl_work_detached(const char *work);
+int lcl_work_detached(const struct lcl_sb *sb, int userns);
 /* FNV-1a, 64 bits, of @n bytes at @data, continuing @h (LCL_FNV_BASIS to
  * start): names and cache keys, never a security boundary. */
 #define LCL_FNV_BASIS UINT64_C(0xcbf29ce484222325)
@@ -167,13 +191,50 @@ int lcl_write_file(const char *path, const char *text);
 int lcl_read_file(const char *path, char *buf, size_t size);
 int lcl_read_u64(const char *path, uint64_t *v);
 int lcl_read_keyed_u64(const char *path, const char *key, uint64_t *v);
-int lcl_mkdir_p(const char *path, mode_t mode);
 int lcl_rm_tree(const char *path);
 int lcl_err_code(int err);
 bool lcl_id_valid(const char *id);
 void lcl_kv_free(sbx_kv_v1 *kv, size_t n);
 int lcl_kv_copy(const sbx_kv_v1 *in, size_t n, sbx_kv_v1 **out);
 void lcl_sb_free(struct lcl_sb *sb);
+
+/* Opens @sb's work directory without following a link in the last two
+ * components (the sandbox's directory and work/; the state directory
+ * above was checked at init): an O_PATH|O_DIRECTORY descriptor, or -1
+ * with errno set.  System calls only (the child may call it). */
+int lcl_work_open(const struct lcl_sb *sb, int flags);
+
+/* ---- local-owner.c ---- */
+/* @path made (0700, missing parents too) or found, then required to be
+ * a directory of ours (not a link) with no access for others (0755 is
+ * tightened, group- or world-writable refused), in a directory only root
+ * or we may change: 0, or an sbx code with the error set naming the
+ * path and its owner.  @what names it ("state directory"). */
+int lcl_private_dir(struct lcl_prov *p, const char *path, const char *what);
+/* The same check of an open directory @fd (no parents). */
+int lcl_private_check(struct lcl_prov *p, int fd, const char *path, const char *what);
+
+/* ---- local-ids.c ---- */
+/* A host id of the range, held by an init while it lives. */
+struct lcl_id {
+    uid_t uid;
+    gid_t gid;
+    int fd;                 /* the lock's open file description, or -1 (a shared id) */
+    int userns;             /* lcl_id_userns: the init's user namespace, or -1 */
+};
+/* One id per init, or the range's first for all (settings, kernel). */
+void lcl_ids_probe(struct lcl_prov *p);
+/* Takes a free id (p->ids_per_exec) or the shared one: 0 or an sbx code
+ * with the error set (SBX_E_BUSY: all in use). */
+int lcl_id_take(struct lcl_prov *p, struct lcl_id *id);
+void lcl_id_give(struct lcl_id *id);
+/* Writes @pid's uid and gid maps: 1000 inside to @id.  0 or -errno. */
+int lcl_id_maps(const struct lcl_id *id, pid_t pid);
+/* @pid's user namespace (opened once, kept in @id): a descriptor or -1. */
+int lcl_id_userns(struct lcl_id *id, pid_t pid);
+/* The detached mount @mfd idmapped through @userns (its 1000 is what the
+ * files carry): 0 or -1 with errno set. */
+int lcl_mount_idmap(int mfd, int userns);
 
 /* ---- local-rundir.c ---- */
 void lcl_run_dir_probe(struct lcl_prov *p);
@@ -239,6 +300,18 @@ void lcl_cg_pool_kill(struct lcl_prov *p, const char *name, const struct lcl_sb 
 /* Removes slot @name if its holder died mid-exec; true if it went. */
 bool lcl_cg_pool_reap(struct lcl_prov *p, const char *name);
 
+/* ---- local-limits.c ---- */
+struct lcl_child;
+/* After lcl_cg_probe: which limits go unenforced here, and the rlimit
+ * floors used instead. */
+void lcl_limits_probe(struct lcl_prov *p);
+/* Tell the core (create, attach): SBX_OK, or its refusal (set). */
+int lcl_limits_report(struct lcl_prov *p);
+/* The floors of the exec @c describes (c->sb set); @zygote: started by a
+ * zygote, whose user namespace it shares. */
+void lcl_limits_floors(const struct lcl_prov *p, struct lcl_child *c, bool zygote);
+void lcl_limits_doctor(struct lcl_prov *p, sbx_doctor_cb_v1 cb, void *ud);
+
 /* ---- local-seccomp.c ---- */
 int lcl_seccomp_build(struct lcl_prov *p);
 /* Build the filter once, at first use (thread safe). */
@@ -266,12 +339,20 @@ int lcl_etc_scan(struct lcl_prov *p, struct lcl_etc_list *l);
 void lcl_etc_list_free(struct lcl_etc_list *l);
 
 /* ---- local-layout.c ---- */
+/* The orchestrator's own host paths (configuration, state, modules:
+ * compiled in, and the host's private_paths) into p->hidden; call
+ * before lcl_layout_probe, which turns those below a bind into masks. */
+int lcl_layout_hidden(struct lcl_prov *p);
 int lcl_layout_probe(struct lcl_prov *p, const char *extra);
 int lcl_skeleton_build(struct lcl_prov *p);
 int lcl_layout_rootfs(struct lcl_prov *p, const char *image, char **out);
 void lcl_layout_free(struct lcl_prov *p);
 
 /* ---- local-child.c: runs in the cloned child; no malloc there ---- */
+
+/* The step whose failure is the caller's mistake (a --cwd that is not
+ * there), not the sandbox's: reported as SBX_E_INVAL. */
+#define LCL_STEP_CWD "chdir to the working directory"
 
 /* Message on the report pipe (child -> supervisor). */
 enum { LCL_MSG_SETUP = 1, LCL_MSG_EXEC = 2 };
@@ -300,11 +381,14 @@ struct lcl_child {
     bool new_cgroup_ns;     /* unshare(CLONE_NEWCGROUP) after the go */
     bool net_none;
     const char *skel_src;   /* the shared skeleton to bind as the root, or NULL: make one */
+    bool work_by_sync;      /* the go carries /work (idmapped: local-ids.c), not bound by path */
     char tmp_opts[96];      /* tmpfs options of /tmp and /dev/shm */
     bool keep_sync;         /* prepared sandbox: fd_sync is its request socket */
     bool root_detached;     /* prepared sandbox: the old root is gone already */
     bool empty_before_status; /* prepared sandbox: kill and reap all before the status */
     bool leave_cgroup;      /* then, before the status, write "0" to each fd_leave >= 0 */
+    uint64_t rl_data;       /* RLIMIT_DATA of the payload, or 0: none (local-limits.c) */
+    uint64_t rl_nproc;      /* RLIMIT_NPROC of the payload, or 0: none */
     int fd_leave[LCL_CG_NCTRL]; /* v1: a parent cgroup's tasks file, or -1 */
 };
 

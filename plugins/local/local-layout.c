@@ -5,7 +5,8 @@
  * files programs need (local-etcscan.c) (never shadow, passwd and group are made up by the
  * child), and the administrator's extra read-only binds (settings key
  * ro_binds).  Nothing from /root, /home, /run or our own config and state
- * directories is ever listed.
+ * directories is ever listed, and those of ours below a listed tree
+ * (under /usr when installed in /usr/local) are covered (masks).
  */
 #include "config.h"
 
@@ -13,11 +14,15 @@
 #include <fcntl.h>
 #include <errno.h>
 #include <limits.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
+
+#include <linux/openat2.h>
 
 #include "local-int.h"
 
@@ -31,16 +36,160 @@ static const char *const forbidden[] = {
     "/var/lib/polysandbox", "/etc/shadow", "/etc/gshadow", "/etc/polysandbox",
 };
 
-static bool is_forbidden(const char *path)
+/* @path is @dir or below it. */
+static bool path_in(const char *path, const char *dir)
+{
+    size_t n = strlen(dir);
+    return !strncmp(path, dir, n) && (path[n] == '\0' || path[n] == '/');
+}
+
+static bool is_forbidden(const struct lcl_prov *p, const char *path)
 {
     if (!strcmp(path, "/") || !strcmp(path, "/etc"))
         return true;
-    for (size_t i = 0; i < sizeof forbidden / sizeof *forbidden; i++) {
-        size_t n = strlen(forbidden[i]);
-        if (!strncmp(path, forbidden[i], n) && (path[n] == '\0' || path[n] == '/'))
+    for (size_t i = 0; i < sizeof forbidden / sizeof *forbidden; i++)
+        if (path_in(path, forbidden[i]))
             return true;
-    }
+    for (size_t i = 0; i < p->n_hidden; i++)
+        if (path_in(path, p->hidden[i]))
+            return true;
     return false;
+}
+
+/* ---- the orchestrator's own paths ----
+ *
+ * A sandbox shows whole system trees (/usr, ...), and an installation
+ * under the default prefix keeps its configuration (with the host key
+ * credentials are sealed to), its state and its modules below /usr
+ * (/usr/local/etc/polysandbox, /usr/local/var/lib/polysandbox, ...).
+ * Each of our paths (as built, and as the core says it uses them) that
+ * is a directory below a bound tree is covered in every root by an empty
+ * read-only tmpfs (skel_tree, local-child.c); none may be bound by
+ * ro_binds, nor be or hold an image root. */
+
+#ifndef SYSCONFDIR
+#define SYSCONFDIR "/usr/local/etc/polysandbox"
+#endif
+#ifndef STATEDIR
+#define STATEDIR "/usr/local/var/lib/polysandbox"
+#endif
+#ifndef PROVIDERDIR
+#define PROVIDERDIR "/usr/local/lib/polysandbox/providers"
+#endif
+
+static int hidden_push(struct lcl_prov *p, char **list, size_t *n, const char *path)
+{
+    for (size_t i = 0; i < *n; i++)
+        if (!strcmp(list[i], path))
+            return 0;
+    if (*n >= LCL_MAX_HIDDEN)
+        return p->host->set_error(p->h, SBX_E_CONFIG, "more than %d paths of ours to hide",
+                                  LCL_MAX_HIDDEN);
+    if (!(list[*n] = strdup(path)))
+        return p->host->set_error(p->h, SBX_E_NOMEM, "out of memory");
+    (*n)++;
+    return 0;
+}
+
+/* A directory of ours that exists, as a mask candidate: its path with no
+ * link on the way (a mask's mount point is the same path inside the new
+ * root), resolved when it has one (rare: realpath then). */
+static int mask_candidate(struct lcl_prov *p, const char *path)
+{
+    struct open_how how = {.flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+                           .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS};
+    long fd = syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof how);
+    if (fd >= 0) {
+        close((int)fd);
+        return hidden_push(p, p->masks, &p->n_masks, path);
+    }
+    struct stat st;
+    if ((errno != ELOOP && errno != ENOSYS) || stat(path, &st) < 0 || !S_ISDIR(st.st_mode))
+        return 0; /* absent or not a directory: nothing to cover */
+    char *real = realpath(path, NULL);
+    int ret = 0;
+    if (real && strcmp(real, "/")) {
+        ret = hidden_push(p, p->hidden, &p->n_hidden, real);
+        if (!ret)
+            ret = hidden_push(p, p->masks, &p->n_masks, real);
+    }
+    free(real);
+    return ret;
+}
+
+/* @path: never bound, and covered where it is below a bound tree. */
+static int hide(struct lcl_prov *p, const char *path)
+{
+    char buf[PATH_MAX];
+    size_t n = path ? strlen(path) : 0;
+    while (n > 1 && path[n - 1] == '/')
+        n--;
+    if (n < 2 || path[0] != '/' || n >= sizeof buf)
+        return 0; /* not absolute, or / itself: nothing to hide */
+    memcpy(buf, path, n);
+    buf[n] = '\0';
+    for (size_t i = 0; i < p->n_hidden; i++)
+        if (!strcmp(p->hidden[i], buf))
+            return 0;
+    int ret = hidden_push(p, p->hidden, &p->n_hidden, buf);
+    return ret ? ret : mask_candidate(p, buf);
+}
+
+int lcl_layout_hidden(struct lcl_prov *p)
+{
+    static const char *const built[] = {SYSCONFDIR, STATEDIR, PROVIDERDIR};
+    int ret = 0;
+    for (size_t i = 0; !ret && i < sizeof built / sizeof *built; i++)
+        ret = hide(p, built[i]);
+    /* The core's: the configuration directories read, its state
+     * directory, the provider directories (ABI 1.6). */
+    const sbx_host_v1 *h = p->host;
+    const char *const *list = h->struct_size >= offsetof(sbx_host_v1, private_paths) +
+                                                    sizeof h->private_paths && h->private_paths
+                              ? h->private_paths(p->h) : NULL;
+    for (size_t i = 0; !ret && list && list[i]; i++)
+        ret = hide(p, list[i]);
+    /* Ours, and the core's state directory it is in. */
+    if (!ret)
+        ret = hide(p, p->state_dir);
+    char parent[PATH_MAX];
+    const char *slash = strrchr(p->state_dir, '/');
+    if (!ret && slash && slash > p->state_dir &&
+        (size_t)(slash - p->state_dir) < sizeof parent) {
+        memcpy(parent, p->state_dir, (size_t)(slash - p->state_dir));
+        parent[slash - p->state_dir] = '\0';
+        ret = hide(p, parent);
+    }
+    return ret;
+}
+
+/* Keeps the mask candidates that lie below a bound directory (the
+ * others are out of sight anyway), outermost only. */
+static void masks_keep_bound(struct lcl_prov *p)
+{
+    char *keep[LCL_MAX_HIDDEN];
+    size_t k = 0;
+    for (size_t i = 0; i < p->n_masks; i++) {
+        const char *m = p->masks[i];
+        bool bound = false, inner = false;
+        for (size_t j = 0; j < p->n_binds && !bound; j++) {
+            const struct lcl_bind *b = &p->binds[j];
+            bound = !b->link && b->is_dir && path_in(m, b->path) && strcmp(m, b->path);
+        }
+        for (size_t j = 0; j < p->n_masks && !inner; j++)
+            inner = j != i && strcmp(m, p->masks[j]) && path_in(m, p->masks[j]);
+        keep[k] = bound && !inner ? p->masks[i] : NULL;
+        k += keep[k] != NULL;
+    }
+    for (size_t i = 0; i < p->n_masks; i++) {
+        bool kept = false;
+        for (size_t j = 0; j < k && !kept; j++)
+            kept = keep[j] == p->masks[i];
+        if (!kept)
+            free(p->masks[i]);
+    }
+    memcpy(p->masks, keep, k * sizeof *keep);
+    p->n_masks = k;
 }
 
 /* @dtype: the entry's type from readdir (DT_UNKNOWN: ask lstat), which
@@ -102,7 +251,7 @@ static int add_extra(struct lcl_prov *p, const char *list)
                                      tok);
             break;
         }
-        if (is_forbidden(tok)) {
+        if (is_forbidden(p, tok)) {
             ret = p->host->set_error(p->h, SBX_E_CONFIG,
                                      "providers.d/local.ini: ro_binds entry '%s' would expose a "
                                      "private host tree", tok);
@@ -133,6 +282,8 @@ int lcl_layout_probe(struct lcl_prov *p, const char *extra)
     lcl_etc_list_free(&etc);
     if (!ret && extra && *extra)
         ret = add_extra(p, extra);
+    if (!ret)
+        masks_keep_bound(p);
     return ret;
 }
 
@@ -159,11 +310,13 @@ int lcl_layout_rootfs(struct lcl_prov *p, const char *image, char **out)
     bool private_tree = !strncmp(real, p->state_dir, n) && (real[n] == '\0' || real[n] == '/');
     static const char *const private_trees[] = {"/proc", "/sys", "/dev", "/etc", "/root", "/home",
                                                 "/run", "/var/run", "/boot"};
-    for (size_t i = 0; i < sizeof private_trees / sizeof *private_trees; i++) {
-        size_t m = strlen(private_trees[i]);
-        if (!strncmp(real, private_trees[i], m) && (real[m] == '\0' || real[m] == '/'))
+    for (size_t i = 0; i < sizeof private_trees / sizeof *private_trees; i++)
+        if (path_in(real, private_trees[i]))
             private_tree = true;
-    }
+    /* Our own paths: neither the image nor in it. */
+    for (size_t i = 0; i < p->n_hidden; i++)
+        if (path_in(real, p->hidden[i]) || path_in(p->hidden[i], real))
+            private_tree = true;
     if (!S_ISDIR(st.st_mode) || !strcmp(real, "/") || private_tree) {
         int ret = p->host->set_error(p->h, SBX_E_INVAL,
                                      S_ISDIR(st.st_mode) ? "image directory '%s' (%s) would expose a "
@@ -190,6 +343,12 @@ void lcl_layout_free(struct lcl_prov *p)
         free(p->binds[i].link);
     }
     p->n_binds = 0;
+    for (size_t i = 0; i < p->n_hidden; i++)
+        free(p->hidden[i]);
+    p->n_hidden = 0;
+    for (size_t i = 0; i < p->n_masks; i++)
+        free(p->masks[i]);
+    p->n_masks = 0;
 }
 
 /* ---- the skeleton: mount points and made-up files of the new root ----

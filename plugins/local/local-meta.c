@@ -6,10 +6,12 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <jansson.h>
 
@@ -55,6 +57,31 @@ static int obj_to_kv(json_t *o, sbx_kv_v1 **out, size_t *n)
     return 0;
 }
 
+/* @root in one write (json_dumpfd writes token by token). */
+static int write_all(int fd, const json_t *root)
+{
+    char *text = json_dumps(root, JSON_COMPACT);
+    if (!text) {
+        errno = ENOMEM;
+        return -1;
+    }
+    size_t len = strlen(text), off = 0;
+    while (off < len) {
+        ssize_t n = write(fd, text + off, len - off);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            int e = n < 0 ? errno : EIO;
+            free(text);
+            errno = e;
+            return -1;
+        }
+        off += (size_t)n;
+    }
+    free(text);
+    return 0;
+}
+
 int lcl_meta_save(struct lcl_prov *p, const struct lcl_sb *sb)
 {
     const sbx_limits_v1 *l = &sb->limits;
@@ -62,13 +89,15 @@ int lcl_meta_save(struct lcl_prov *p, const struct lcl_sb *sb)
     json_t *labels = kv_to_obj(sb->labels, sb->n_labels);
     json_t *root = NULL;
     if (env && labels)
-        root = json_pack("{s:i, s:s, s:s?, s:s?, s:b, s:s, s:b, s:I, s:I, s:o, s:o,"
+        root = json_pack("{s:i, s:s, s:s?, s:s?, s:b, s:s, s:b, s:I, s:I, s:I, s:I, s:o, s:o,"
                          " s:{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}}",
                          "version", 1, "id", sb->id, "template", sb->template_name,
                          "rootfs", sb->rootfs,
                          "persistent", sb->persistent,
                          "network", sb->network == SBX_NET_HOST ? "host" : "none",
                          "work_tmpfs", sb->work_tmpfs,
+                         "work_uid", (json_int_t)sb->work_uid,
+                         "work_gid", (json_int_t)sb->work_gid,
                          "created_ns", (json_int_t)sb->created_ns,
                          "ttl_ns", (json_int_t)sb->ttl_ns,
                          "env", env, "labels", labels,
@@ -89,18 +118,24 @@ int lcl_meta_save(struct lcl_prov *p, const struct lcl_sb *sb)
     if (!root)
         return p->host->set_error(p->h, SBX_E_NOMEM, "building metadata of %s", sb->id);
 
-    char *path = lcl_join(sb->dir, LCL_META_FILE ".tmp");
-    char *final = lcl_join(sb->dir, LCL_META_FILE);
+    /* Relative to the sandbox's directory, never through a link. */
     int ret = SBX_OK;
-    if (!path || !final) {
-        ret = p->host->set_error(p->h, SBX_E_NOMEM, "out of memory");
-    } else if (json_dump_file(root, path, JSON_COMPACT) < 0) {
-        ret = p->host->set_error(p->h, SBX_E_IO, "writing %s: %s", path, strerror(errno));
-    } else if (rename(path, final) < 0) {
-        ret = p->host->set_error(p->h, SBX_E_IO, "renaming %s: %s", path, strerror(errno));
-    }
-    free(path);
-    free(final);
+    int dfd = open(sb->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    int fd = dfd < 0 ? -1 : openat(dfd, LCL_META_FILE ".tmp", O_WRONLY | O_CREAT | O_TRUNC |
+                                   O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0)
+        ret = p->host->set_error(p->h, SBX_E_IO, "writing %s/" LCL_META_FILE ".tmp: %s", sb->dir,
+                                 strerror(errno));
+    else if (write_all(fd, root) < 0)
+        ret = p->host->set_error(p->h, SBX_E_IO, "writing %s/" LCL_META_FILE ".tmp: %s", sb->dir,
+                                 strerror(errno));
+    else if (renameat(dfd, LCL_META_FILE ".tmp", dfd, LCL_META_FILE) < 0)
+        ret = p->host->set_error(p->h, SBX_E_IO, "renaming %s/" LCL_META_FILE ".tmp: %s", sb->dir,
+                                 strerror(errno));
+    if (fd >= 0)
+        close(fd);
+    if (dfd >= 0)
+        close(dfd);
     json_decref(root);
     return ret;
 }
@@ -109,6 +144,40 @@ static uint64_t get_u64(json_t *o, const char *k)
 {
     json_t *v = json_object_get(o, k);
     return json_is_integer(v) && json_integer_value(v) > 0 ? (uint64_t)json_integer_value(v) : 0;
+}
+
+/* meta.json of @sb, opened through its directory (ours, private, not a
+ * link) without following a link: a descriptor, or minus the sbx code
+ * with the error set. */
+static int open_meta(struct lcl_prov *p, const struct lcl_sb *sb, const char *meta,
+                     const char *id)
+{
+    int dfd = open(sb->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (dfd < 0) {
+        if (errno == ENOENT)
+            return -p->host->set_error(p->h, SBX_E_NOT_FOUND, "no local sandbox '%s' in %s", id,
+                                       p->state_dir);
+        return -p->host->set_error(p->h, SBX_E_PATH, "sandbox directory %s: %s", sb->dir,
+                                   errno == ELOOP || errno == ENOTDIR
+                                   ? "a link or not a directory: refused" : strerror(errno));
+    }
+    int ret = lcl_private_check(p, dfd, sb->dir, "sandbox directory");
+    int fd = ret ? -1 : openat(dfd, LCL_META_FILE, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    int e = errno;
+    close(dfd);
+    if (ret)
+        return -ret;
+    struct stat st;
+    if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
+        return fd;
+    if (fd >= 0)
+        close(fd);
+    if (fd < 0 && e == ENOENT)
+        return -p->host->set_error(p->h, SBX_E_NOT_FOUND, "no local sandbox '%s' in %s", id,
+                                   p->state_dir);
+    return -p->host->set_error(p->h, SBX_E_PATH, "%s: %s", meta,
+                               fd >= 0 ? "not a regular file: refused"
+                               : e == ELOOP ? "a link: refused" : strerror(e));
 }
 
 int lcl_meta_load(struct lcl_prov *p, const char *id, struct lcl_sb **out)
@@ -137,18 +206,19 @@ int lcl_meta_load(struct lcl_prov *p, const char *id, struct lcl_sb **out)
         return p->host->set_error(p->h, SBX_E_NOMEM, "out of memory");
     }
     json_error_t jerr;
-    json_t *root = json_load_file(meta, 0, &jerr);
-    if (!root) {
-        struct stat st;
-        int missing = stat(meta, &st) < 0 && errno == ENOENT;
-        int ret = missing
-            ? p->host->set_error(p->h, SBX_E_NOT_FOUND, "no local sandbox '%s' in %s", id, p->state_dir)
-            : p->host->set_error(p->h, SBX_E_IO, "%s:%d: %s", meta, jerr.line, jerr.text);
-        free(meta);
-        lcl_sb_free(sb);
-        return ret;
+    json_t *root = NULL;
+    int ret = open_meta(p, sb, meta, id);
+    if (ret >= 0) {
+        root = json_loadfd(ret, 0, &jerr);
+        close(ret);
+        ret = root ? 0 : -p->host->set_error(p->h, SBX_E_IO, "%s:%d: %s", meta, jerr.line,
+                                             jerr.text);
     }
     free(meta);
+    if (!root) {
+        lcl_sb_free(sb);
+        return -ret;
+    }
     json_t *lim = json_object_get(root, "limits");
     sb->limits.wall_ns = get_u64(lim, "wall_ns");
     sb->limits.cpu_ns = get_u64(lim, "cpu_ns");
@@ -163,10 +233,13 @@ int lcl_meta_load(struct lcl_prov *p, const char *id, struct lcl_sb **out)
     sb->network = net && !strcmp(net, "host") ? SBX_NET_HOST : SBX_NET_NONE;
     sb->persistent = json_is_true(json_object_get(root, "persistent"));
     sb->work_tmpfs = json_is_true(json_object_get(root, "work_tmpfs"));
+    /* Made before it was recorded: the one id then shared, 65534. */
+    json_t *wu = json_object_get(root, "work_uid"), *wg = json_object_get(root, "work_gid");
+    sb->work_uid = json_is_integer(wu) ? (uid_t)json_integer_value(wu) : 65534;
+    sb->work_gid = json_is_integer(wg) ? (gid_t)json_integer_value(wg) : 65534;
     sb->created_ns = get_u64(root, "created_ns");
     sb->ttl_ns = get_u64(root, "ttl_ns");
     const char *tpl = json_string_value(json_object_get(root, "template"));
-    int ret = SBX_OK;
     if (tpl && !(sb->template_name = strdup(tpl)))
         ret = SBX_E_NOMEM;
     const char *rootfs = json_string_value(json_object_get(root, "rootfs"));

@@ -134,25 +134,16 @@ int lcl_read_keyed_u64(const char *path, const char *key, uint64_t *v)
     return -ENOENT;
 }
 
-/* mkdir -p; returns 0 or -errno. */
-int lcl_mkdir_p(const char *path, mode_t mode)
+int lcl_work_open(const struct lcl_sb *sb, int flags)
 {
-    char buf[LCL_PATH_MAX];
-    size_t len = strlen(path);
-    if (len == 0 || len >= sizeof buf)
-        return -ENAMETOOLONG;
-    memcpy(buf, path, len + 1);
-    for (char *s = buf + 1; *s; s++) {
-        if (*s != '/')
-            continue;
-        *s = '\0';
-        if (mkdir(buf, 0755) < 0 && errno != EEXIST)
-            return -errno;
-        *s = '/';
-    }
-    if (mkdir(buf, mode) < 0 && errno != EEXIST)
-        return -errno;
-    return 0;
+    int dfd = open(sb->dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (dfd < 0)
+        return -1;
+    int fd = openat(dfd, "work", flags | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    int e = errno;
+    close(dfd);
+    errno = e;
+    return fd;
 }
 
 /* Remove a directory tree without following symlinks or crossing into
@@ -273,15 +264,23 @@ void lcl_sb_free(struct lcl_sb *sb)
     free(sb);
 }
 
-int lcl_work_detached(const char *work)
+int lcl_work_detached(const struct lcl_sb *sb, int userns)
 {
-    int fd = (int)syscall(SYS_open_tree, AT_FDCWD, work, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+    int wfd = lcl_work_open(sb, O_PATH);
+    if (wfd < 0)
+        return -1;
+    int fd = (int)syscall(SYS_open_tree, wfd, "", AT_EMPTY_PATH | OPEN_TREE_CLONE |
+                          OPEN_TREE_CLOEXEC);
+    int e = errno;
+    close(wfd);
+    errno = e;
     if (fd < 0)
         return -1;
     struct { uint64_t set, clr, prop, userns; } ma = {
-        MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, 0, MS_PRIVATE, 0};
+        MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | (userns >= 0 ? LCL_MOUNT_ATTR_IDMAP : 0), 0,
+        MS_PRIVATE, userns >= 0 ? (uint64_t)userns : 0};
     if (syscall(SYS_mount_setattr, fd, "", AT_EMPTY_PATH, &ma, sizeof ma) < 0) {
-        int e = errno;
+        e = errno;
         close(fd);
         errno = e;
         return -1;

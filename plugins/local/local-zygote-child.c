@@ -123,6 +123,8 @@ static int parse(const char *buf, size_t len, const int *fds, int nfds)
     zsb.limits.cpu_ns = cp.cpu_ns;
     zsb.limits.nofile = cp.nofile;
     zsb.limits.fsize_bytes = cp.fsize_bytes;
+    zc.rl_data = cp.rl_data;
+    zc.rl_nproc = cp.rl_nproc;
     zc.prov = &zp;
     zc.sb = &zsb;
     zc.cwd = cwd;
@@ -263,7 +265,8 @@ int lcl_zc_enter(const void *buf, size_t len, int ctl)
     if (!buf || len < sizeof l || layout)
         return -1;
     memcpy(&l, buf, sizeof l);
-    if (l.magic != LCL_ZYG_LAYOUT_MAGIC || l.n_binds > LCL_MAX_BINDS || !(layout = malloc(len)))
+    if (l.magic != LCL_ZYG_LAYOUT_MAGIC || l.n_binds > LCL_MAX_BINDS ||
+        l.n_masks > LCL_MAX_HIDDEN || !(layout = malloc(len)))
         return -1;
     memcpy(layout, buf, len);
     const char *pos = layout + sizeof l, *end = layout + len;
@@ -280,6 +283,13 @@ int lcl_zc_enter(const void *buf, size_t len, int ctl)
         zp.binds[i].is_dir = true;
     }
     zp.n_binds = l.n_binds;
+    for (uint32_t i = 0; i < l.n_masks; i++) {
+        const char *m = next_str(&pos, end);
+        if (!m || m[0] != '/')
+            return -1;
+        zp.masks[i] = (char *)m;
+    }
+    zp.n_masks = l.n_masks;
     memset(&zsb, 0, sizeof zsb);
     memset(&zc, 0, sizeof zc);
     zc.prov = &zp;

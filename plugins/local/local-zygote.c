@@ -57,6 +57,7 @@ struct lcl_zyg {
     int sock;
     unsigned uses;
     pid_t owner;         /* the process that started it (a fork of ours must not use it) */
+    struct lcl_id id;    /* its host id, held while it lives (local-ids.c) */
 };
 
 static pthread_mutex_t zyg_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -93,6 +94,7 @@ static void zyg_kill(struct lcl_zyg *z)
             ;
     }
     close_fd(&z->pidfd);
+    lcl_id_give(&z->id);
     free(z->key);
     free(z);
 }
@@ -103,6 +105,7 @@ static void zyg_forget(struct lcl_zyg *z)
 {
     close_fd(&z->sock);
     close_fd(&z->pidfd);
+    lcl_id_give(&z->id); /* our copy: the lock stays with the description */
     free(z->key);
     free(z);
 }
@@ -311,7 +314,6 @@ struct buf {
 static void put(struct buf *b, const void *d, size_t n);
 static void put_str(struct buf *b, const char *s);
 static int send_layout(const struct lcl_prov *p, const struct lcl_child *c, int sock);
-static int write_maps(const struct lcl_prov *p, pid_t pid);
 
 struct lcl_clone_args_z {
     uint64_t flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size, tls;
@@ -406,7 +408,7 @@ static int zyg_spawn(struct zexec *x, const struct lcl_child *c, char *key,
         free(key);
         return unusable(p, "zygote: clone3: %s", strerror(e));
     }
-    *z = (struct lcl_zyg){NULL, key, (pid_t)pid, pidfd, sv[0], 0, getpid()};
+    *z = (struct lcl_zyg){NULL, key, (pid_t)pid, pidfd, sv[0], 0, getpid(), {0, 0, -1, -1}};
     /* The root it builds, before its imports, in namespaces of its own. */
     if (send_layout(p, c, z->sock) < 0) {
         zyg_kill(z);
@@ -436,8 +438,15 @@ static int zyg_spawn(struct zexec *x, const struct lcl_child *c, char *key,
                         pr == 0 ? "no answer" : "it exited");
     }
     /* Its user namespace maps the sandbox user only, as each exec's own
-     * did (the zygote itself, the host's root, has no name there). */
-    int me = write_maps(p, z->pid);
+     * did (the zygote itself, the host's root, has no name there), to a
+     * host id of its own while it lives.  None free: this exec goes the
+     * plain way. */
+    if (lcl_id_take(p, &z->id)) {
+        zyg_kill(z);
+        x->notsup = true;
+        return SBX_E_NOTSUP;
+    }
+    int me = -lcl_id_maps(&z->id, z->pid);
     if (me) {
         zyg_kill(z);
         return unusable(p, "zygote: writing its uid/gid map: %s", strerror(me));
@@ -531,11 +540,11 @@ static void put_str(struct buf *b, const char *s)
 }
 
 /* The layout message (local-zygote.h): where the root is built, the
- * shared skeleton, the system binds. */
+ * shared skeleton, the system binds, our paths to cover. */
 static int send_layout(const struct lcl_prov *p, const struct lcl_child *c, int sock)
 {
     struct buf b = {0};
-    struct lcl_zyg_layout l = {LCL_ZYG_LAYOUT_MAGIC, 0};
+    struct lcl_zyg_layout l = {LCL_ZYG_LAYOUT_MAGIC, 0, (uint32_t)p->n_masks, 0};
     for (size_t i = 0; i < p->n_binds; i++)
         l.n_binds += !p->binds[i].link;
     put(&b, &l, sizeof l);
@@ -544,6 +553,8 @@ static int send_layout(const struct lcl_prov *p, const struct lcl_child *c, int 
     for (size_t i = 0; i < p->n_binds; i++)
         if (!p->binds[i].link)
             put_str(&b, p->binds[i].path);
+    for (size_t i = 0; i < p->n_masks; i++)
+        put_str(&b, p->masks[i]);
     if (b.nomem || !c->skel_src) {
         free(b.d);
         errno = b.nomem ? ENOMEM : EINVAL;
@@ -554,21 +565,6 @@ static int send_layout(const struct lcl_prov *p, const struct lcl_child *c, int 
         ;
     free(b.d);
     return n == (ssize_t)b.len ? 0 : -1;
-}
-
-/* The zygote's uid and gid maps; 0 or an errno. */
-static int write_maps(const struct lcl_prov *p, pid_t pid)
-{
-    char path[64], map[64];
-    snprintf(path, sizeof path, "/proc/%ld/uid_map", (long)pid);
-    snprintf(map, sizeof map, "%u %lu 1\n", LCL_SANDBOX_UID, (unsigned long)p->host_uid);
-    int e = lcl_write_file(path, map);
-    if (e < 0)
-        return -e;
-    snprintf(path, sizeof path, "/proc/%ld/gid_map", (long)pid);
-    snprintf(map, sizeof map, "%u %lu 1\n", LCL_SANDBOX_GID, (unsigned long)p->host_gid);
-    e = lcl_write_file(path, map);
-    return e < 0 ? -e : 0;
 }
 
 static int build_request(const struct zexec *x, const struct lcl_child *c, struct buf *b,
@@ -592,6 +588,8 @@ static int build_request(const struct zexec *x, const struct lcl_child *c, struc
     cp.cpu_ns = c->sb->limits.cpu_ns;
     cp.nofile = c->sb->limits.nofile;
     cp.fsize_bytes = c->sb->limits.fsize_bytes;
+    cp.rl_data = c->rl_data;
+    cp.rl_nproc = c->rl_nproc;
     cp.bpf_len = p->bpf ? (uint32_t)p->bpf_len : 0;
     for (int i = 0; i < LCL_CG_NCTRL; i++)
         if (c->fd_tasks[i] >= 0)
@@ -703,14 +701,8 @@ static int zyg_start(void *ud, struct lcl_child *c, pid_t *pid, int *pidfd)
         x->notsup = true;
         ret = p->host->set_error(p->h, SBX_E_NOTSUP, "zygote: request of %zu bytes", b.len);
     }
-    /* The work directory, as a detached copy of its mount (the init's
-     * mount namespace has nothing of the host's to bind it from). */
-    int wfd = ret ? -1 : lcl_work_detached(c->sb->work);
-    if (!ret && wfd < 0)
-        ret = p->host->set_error(p->h, SBX_E_IO, "zygote: a detached copy of %s: %s",
-                                 c->sb->work, strerror(errno));
+    int wfd = -1;
     int fds[LCL_ZYG_NFD + 2 * LCL_CG_NCTRL], nfds = LCL_ZYG_NFD;
-    fds[LCL_ZYG_FD_WORK] = wfd;
     fds[LCL_ZYG_FD_IN] = c->fd_in;
     fds[LCL_ZYG_FD_OUT] = c->fd_out;
     fds[LCL_ZYG_FD_ERR] = c->fd_err;
@@ -732,6 +724,23 @@ static int zyg_start(void *ud, struct lcl_child *c, pid_t *pid, int *pidfd)
                 break;
             reused = x->z->uses > 0;
         }
+        /* The work directory, as a detached copy of its mount (the init's
+         * mount namespace has nothing of the host's to bind it from),
+         * seen through the zygote's user namespace (local-ids.c). */
+        close_fd(&wfd);
+        int ns = p->ids_per_exec ? lcl_id_userns(&x->z->id, x->z->pid) : -1;
+        if (!p->ids_per_exec || ns >= 0)
+            wfd = lcl_work_detached(c->sb, ns);
+        if (wfd < 0) {
+            int e = errno;
+            ret = p->host->set_error(p->h, e == ELOOP || e == ENOTDIR ? SBX_E_PATH : SBX_E_IO,
+                                     "zygote: a detached copy of %s: %s", c->sb->work,
+                                     e == ELOOP || e == ENOTDIR
+                                     ? "it or its sandbox directory is a link: refused"
+                                     : strerror(e));
+            break;
+        }
+        fds[LCL_ZYG_FD_WORK] = wfd;
         int a = ask(x, &b, fds, nfds, pid, pidfd);
         if (a == 0) {
             x->forked = true;
@@ -763,8 +772,10 @@ int lcl_zyg_exec(struct lcl_prov *p, struct lcl_sb *sb, const char *const *zygot
     pthread_mutex_lock(&zyg_lock);
     bool broken = p->zyg_broken;
     pthread_mutex_unlock(&zyg_lock);
+    /* Not for a sandbox made before ids were per exec (its files belong
+     * to the id then shared). */
     if (broken || sb->rootfs || !(x.script = script_index(zygote, spec->argv)) ||
-        !lcl_skel_shared(p))
+        (p->ids_per_exec && sb->work_uid != LCL_SANDBOX_UID) || !lcl_skel_shared(p))
         return p->host->set_error(p->h, SBX_E_NOTSUP, "this exec cannot go through a zygote");
     struct lcl_spawn sp = {zyg_start, &x, true};
     int ret = lcl_exec_spawn(p, sb, spec, sink, out, &sp);

@@ -7,7 +7,8 @@
  *
  *   struct lcl_zyg_layout
  *   the strings skel (where the root is built), skel_src (the shared
- *   skeleton), then n_binds bind paths, NUL-terminated each
+ *   skeleton), then n_binds bind paths, then n_masks paths of ours to
+ *   cover (lcl_prov.masks), NUL-terminated each
  *
  * Then one message per exec:
  *
@@ -28,13 +29,15 @@
 
 #include <stdint.h>
 
-#define LCL_ZYG_MAGIC UINT32_C(0x5a594732) /* "ZYG2" */
-#define LCL_ZYG_LAYOUT_MAGIC UINT32_C(0x5a594c31) /* "ZYL1" */
+#define LCL_ZYG_MAGIC UINT32_C(0x5a594733) /* "ZYG3" */
+#define LCL_ZYG_LAYOUT_MAGIC UINT32_C(0x5a594c32) /* "ZYL2" */
 #define LCL_ZYG_HELLO "polysandbox-zygote-ready"
 
 struct lcl_zyg_layout {
     uint32_t magic;
     uint32_t n_binds;
+    uint32_t n_masks;
+    uint32_t pad;
 };
 
 struct lcl_zyg_req {
@@ -56,6 +59,7 @@ struct lcl_zyg_cpart {
                              * parent follows, for the init to leave the exec's
                              * cgroups once its sandbox is empty, before the status */
     uint32_t pad;
+    uint64_t rl_data, rl_nproc; /* the payload's floors, or 0 (local-limits.c) */
 };
 
 enum lcl_zyg_fd {

@@ -143,7 +143,7 @@ def _spawn(msg, fds):
     its pid and a pidfd here, and (0, -1) in the payload, where the
     program then runs."""
     magic, n_argv, n_env, slen, clen = struct.unpack_from("=5I", msg)
-    if magic != 0x5a594732:
+    if magic != 0x5a594733:
         return -1, -1
     off = 20
     strs = msg[off:off + slen].split(b"\0")

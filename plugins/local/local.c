@@ -26,8 +26,13 @@
                   SBX_CAP_CANCEL | SBX_CAP_STDIN_STREAM)
 
 static const char *const config_keys[] = {
-    "cgroup_root", "uid", "gid", "network", "ro_binds", "work_inodes", "daemon", NULL,
+    "cgroup_root", "uid", "gid", "ids", "network", "ro_binds", "work_inodes", "daemon", NULL,
 };
+
+/* The default range of host ids: above the container ranges of systemd
+ * (0x70000000, unused there), one per concurrent init. */
+#define IDS_FIRST 1879048192u
+#define IDS_COUNT 4096u
 
 /* ---- settings ---- */
 
@@ -62,12 +67,35 @@ static int read_settings(struct lcl_prov *p, const char **cg_root)
             return p->host->set_error(p->h, SBX_E_CONFIG,
                                       "providers.d/local.ini: cgroup_root = '%s': use a plain name "
                                       "([A-Za-z0-9._-])", *cg_root);
-    if ((ret = setting_u64(p, "uid", 65534, 0xfffffffe, &v)))
+    /* A uid set alone (as before ids existed) is one id for all. */
+    const char *uid_set = p->host->config_get(p->h, "uid");
+    bool explicit_uid = uid_set && *uid_set;
+    if ((ret = setting_u64(p, "uid", IDS_FIRST, 0xfffffffe, &v)))
         return ret;
-    p->host_uid = (uid_t)v;
-    if ((ret = setting_u64(p, "gid", v == 65534 ? 65534 : v, 0xfffffffe, &v)))
+    p->id_uid = (uid_t)v;
+    if ((ret = setting_u64(p, "gid", v, 0xfffffffe, &v)))
         return ret;
-    p->host_gid = (gid_t)v;
+    p->id_gid = (gid_t)v;
+    if ((ret = setting_u64(p, "ids", explicit_uid ? 1 : IDS_COUNT, 1u << 20, &p->id_count)))
+        return ret;
+    if ((uint64_t)p->id_uid + p->id_count - 1 > 0xfffffffe ||
+        (uint64_t)p->id_gid + p->id_count - 1 > 0xfffffffe)
+        return p->host->set_error(p->h, SBX_E_CONFIG,
+                                  "providers.d/local.ini: uid/gid %lu/%lu and ids = %llu pass the "
+                                  "largest id", (unsigned long)p->id_uid,
+                                  (unsigned long)p->id_gid, (unsigned long long)p->id_count);
+    /* 1000 is what work directories' files are stored as: never a
+     * process's id. */
+    if (p->id_count > 1 &&
+        ((p->id_uid <= LCL_SANDBOX_UID && LCL_SANDBOX_UID < p->id_uid + p->id_count) ||
+         (p->id_gid <= LCL_SANDBOX_GID && LCL_SANDBOX_GID < p->id_gid + p->id_count)))
+        return p->host->set_error(p->h, SBX_E_CONFIG,
+                                  "providers.d/local.ini: the ids from uid %lu/gid %lu (ids = %llu) "
+                                  "hold %u, the id work directories' files are stored as",
+                                  (unsigned long)p->id_uid, (unsigned long)p->id_gid,
+                                  (unsigned long long)p->id_count, LCL_SANDBOX_UID);
+    p->host_uid = p->id_uid;
+    p->host_gid = p->id_gid;
     if ((ret = setting_u64(p, "work_inodes", 16384, 1u << 24, &p->work_inodes)))
         return ret;
     const char *net = p->host->config_get(p->h, "network");
@@ -84,6 +112,7 @@ static int read_settings(struct lcl_prov *p, const char **cg_root)
         return p->host->set_error(p->h, SBX_E_CONFIG,
                                   "providers.d/local.ini: uid/gid 0 would make the sandbox user root");
     }
+    lcl_ids_probe(p);
     return 0;
 }
 
@@ -132,14 +161,12 @@ static int local_init(const sbx_host_v1 *host, sbx_host_handle *h, void **prov)
         ret = host->set_error(h, SBX_E_CONFIG, "no state directory for the local provider");
     if (!ret && !(p->state_dir = strdup(sd)))
         ret = host->set_error(h, SBX_E_NOMEM, "out of memory");
-    if (!ret) {
-        int e = lcl_mkdir_p(p->state_dir, 0700);
-        if (e < 0)
-            ret = host->set_error(h, lcl_err_code(-e), "creating state directory %s: %s",
-                                  p->state_dir, strerror(-e));
-    }
+    if (!ret)
+        ret = lcl_private_dir(p, p->state_dir, "state directory");
     if (!ret)
         lcl_run_dir_probe(p);
+    if (!ret)
+        ret = lcl_layout_hidden(p);
     if (!ret)
         ret = lcl_layout_probe(p, host->config_get(h, "ro_binds"));
     if (!ret)
@@ -153,12 +180,11 @@ static int local_init(const sbx_host_v1 *host, sbx_host_handle *h, void **prov)
         return ret;
     }
     lcl_cg_probe(p, cg_root);
+    /* What goes unenforced is told at each create (local-limits.c). */
+    lcl_limits_probe(p);
     if (p->cg.version == 0 || p->cg.why)
-        host->log(h, SBX_LOG_WARNING, "cgroups: %s; limits depending on them are not enforced "
-                  "(see 'polysandbox doctor')", p->cg.why ? p->cg.why : "not usable");
-    if (!p->root)
-        host->log(h, SBX_LOG_INFO, "not root: the work directory is a plain directory, so the "
-                  "disk limit is not enforced");
+        host->log(h, SBX_LOG_INFO, "cgroups: %s (see 'polysandbox doctor')",
+                  p->cg.why ? p->cg.why : "not usable");
     *prov = p;
     return SBX_OK;
 }
@@ -188,6 +214,9 @@ static int local_create(void *prov, const sbx_create_spec_v1 *spec, void **sbp, 
                                   "set network = allow-host");
     if (spec->network != SBX_NET_HOST && spec->network != SBX_NET_NONE)
         return p->host->set_error(p->h, SBX_E_INVAL, "unknown network policy %d", (int)spec->network);
+    int lr = lcl_limits_report(p);   /* refused: before anything is made */
+    if (lr)
+        return lr;
     for (size_t i = 0; i < spec->n_env; i++)
         if (!spec->env[i].key || !*spec->env[i].key || strchr(spec->env[i].key, '=') ||
             !spec->env[i].value)
@@ -241,6 +270,8 @@ static int local_create(void *prov, const sbx_create_spec_v1 *spec, void **sbp, 
         ret = p->host->set_error(p->h, SBX_E_NOMEM, "out of memory");
         goto fail_tree;
     }
+    sb->work_uid = p->host_uid;
+    sb->work_gid = p->host_gid;
     sb->n_env = sb->env ? spec->n_env : 0;
     sb->n_labels = sb->labels ? spec->n_labels : 0;
     if (mkdir(sb->work, 0755) < 0) {
@@ -267,7 +298,7 @@ static int local_create(void *prov, const sbx_create_spec_v1 *spec, void **sbp, 
 
 fail_tree:
     if (sb->work_tmpfs)
-        umount2(sb->work, MNT_DETACH);
+        umount2(sb->work, MNT_DETACH | UMOUNT_NOFOLLOW);
     lcl_rm_tree(sb->dir);
     lcl_run_dir_tidy(p, sb->dir);
 fail_free:
@@ -296,7 +327,10 @@ static int local_exec_zygote(void *prov, void *sb, const char *const *zygote,
 
 static int local_attach(void *prov, const char *id, void **sb)
 {
-    return lcl_meta_load(prov, id, (struct lcl_sb **)sb);
+    int ret = lcl_meta_load(prov, id, (struct lcl_sb **)sb);
+    if (!ret)
+        lcl_limits_report(prov);    /* the core refuses its execs, if need be */
+    return ret;
 }
 
 static void local_release(void *prov, void *sb)
@@ -365,7 +399,9 @@ static int local_destroy(void *prov, void *sbp)
     struct lcl_sb *sb = sbp;
     int ret = SBX_OK;
     kill_leftovers(p, sb);
-    if (sb->work_tmpfs && umount2(sb->work, MNT_DETACH) < 0 && errno != EINVAL && errno != ENOENT)
+    /* UMOUNT_NOFOLLOW: work/ swapped for a link must not unmount its target. */
+    if (sb->work_tmpfs && umount2(sb->work, MNT_DETACH | UMOUNT_NOFOLLOW) < 0 && errno != EINVAL &&
+        errno != ENOENT)
         ret = p->host->set_error(p->h, lcl_err_code(errno), "unmounting %s: %s", sb->work,
                                  strerror(errno));
     int e = lcl_rm_tree(sb->dir);

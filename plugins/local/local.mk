@@ -15,8 +15,11 @@ plugins_local_local_la_SOURCES = \
 	plugins/local/local-etcscan.c \
 	plugins/local/local-exec.c \
 	plugins/local/local-files.c \
+	plugins/local/local-ids.c \
 	plugins/local/local-layout.c \
+	plugins/local/local-limits.c \
 	plugins/local/local-meta.c \
+	plugins/local/local-owner.c \
 	plugins/local/local-rundir.c \
 	plugins/local/local-seccomp.c \
 	plugins/local/local-skel.c \
@@ -24,6 +27,8 @@ plugins_local_local_la_SOURCES = \
 	plugins/local/locald-client.c \
 	plugins/local/locald-proto.c \
 	plugins/local/locald-proto.h \
+	plugins/common/unenforced.c \
+	plugins/common/unenforced.h \
 	plugins/common/syscall-lists.h \
 	plugins/common/syscall-prelude.h
 plugins_local_local_la_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/plugins/common
@@ -71,7 +76,7 @@ plugins/local/local-zygote-py.h: $(srcdir)/plugins/local/local-zygote.py
 zygotedir = $(providerdir)
 zygote_DATA = plugins/local/local-zygote.so
 ZYGOTE_HELPER_SRC = $(srcdir)/plugins/local/local-zygote-child.c $(srcdir)/plugins/local/local-child.c \
-	$(srcdir)/plugins/local/local-util.c
+	$(srcdir)/plugins/local/local-util.c $(srcdir)/plugins/local/locald-proto.c
 plugins/local/local-zygote.so: $(ZYGOTE_HELPER_SRC) $(srcdir)/plugins/local/local-int.h \
 		$(srcdir)/plugins/local/local-zygote.h config.h
 	$(AM_V_CCLD)$(MKDIR_P) plugins/local && \

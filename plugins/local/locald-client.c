@@ -21,6 +21,7 @@
 #include <signal.h>
 #include <spawn.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,7 +43,7 @@
 
 /* The settings the daemon's provider is made with (all but `daemon`). */
 static const char *const passed_keys[] = {
-    "cgroup_root", "uid", "gid", "network", "ro_binds", "work_inodes", NULL,
+    "cgroup_root", "uid", "gid", "ids", "network", "ro_binds", "work_inodes", NULL,
 };
 
 static uint64_t fnv_str(uint64_t h, const char *s)
@@ -50,9 +51,18 @@ static uint64_t fnv_str(uint64_t h, const char *s)
     return lcl_fnv(h, s ? s : "", s ? strlen(s) + 1 : 1);
 }
 
+/* The core's private paths (ABI 1.6), which the daemon's provider hides
+ * too (--hide): NULL-terminated, or NULL. */
+static const char *const *host_private(const struct lcl_prov *p)
+{
+    const sbx_host_v1 *h = p->host;
+    return h->struct_size >= offsetof(sbx_host_v1, private_paths) + sizeof h->private_paths &&
+           h->private_paths ? h->private_paths(p->h) : NULL;
+}
+
 int lcl_locald_init(struct lcl_prov *p)
 {
-    const char *mode = getenv("POLYSANDBOX_LOCAL_DAEMON");
+    const char *mode = secure_getenv("POLYSANDBOX_LOCAL_DAEMON");
     const char *from = "POLYSANDBOX_LOCAL_DAEMON";
     if (!mode || !*mode) {
         mode = p->host->config_get(p->h, "daemon");
@@ -68,9 +78,9 @@ int lcl_locald_init(struct lcl_prov *p)
         return p->host->set_error(p->h, SBX_E_CONFIG, "%s = '%s': use 'auto' or 'off'", from, mode);
     if (!p->locald)
         return 0;
-    const char *strict = getenv("POLYSANDBOX_LOCALD_STRICT");
+    const char *strict = secure_getenv("POLYSANDBOX_LOCALD_STRICT");
     p->locald_strict = strict && *strict && strcmp(strict, "0");
-    const char *path = getenv("POLYSANDBOX_LOCALD");
+    const char *path = secure_getenv("POLYSANDBOX_LOCALD");
     if (!(p->locald_path = strdup(path && *path ? path : LCL_LOCALD_PATH)))
         return p->host->set_error(p->h, SBX_E_NOMEM, "out of memory");
     /* The key: protocol, release, the daemon's executable (so an upgrade
@@ -94,6 +104,9 @@ int lcl_locald_init(struct lcl_prov *p)
         h = fnv_str(h, p->host->config_get(p->h, passed_keys[i]));
     }
     h = fnv_str(h, p->state_dir);
+    const char *const *hide = host_private(p);
+    for (size_t i = 0; hide && hide[i]; i++)
+        h = fnv_str(h, hide[i]);
     snprintf(p->locald_key, sizeof p->locald_key, "%016" PRIx64, h);
     return 0;
 }
@@ -109,10 +122,10 @@ static void spawn_daemon(struct lcl_prov *p, const sbx_limits_v1 *l)
         return;
     if (!atomic_compare_exchange_strong(&last, &prev, now))
         return;
-    char *argv[32];
+    char *argv[32 + 2 * LCL_MAX_HIDDEN];
     char *sets[8];
     int n = 0, ns = 0;
-    const char *idle = getenv("POLYSANDBOX_LOCALD_IDLE");
+    const char *idle = secure_getenv("POLYSANDBOX_LOCALD_IDLE");
     argv[n++] = p->locald_path;
     argv[n++] = "--state-dir";
     argv[n++] = p->state_dir;
@@ -141,6 +154,11 @@ static void spawn_daemon(struct lcl_prov *p, const sbx_limits_v1 *l)
         snprintf(sets[ns], len, "%s=%s", passed_keys[i], v);
         argv[n++] = "--set";
         argv[n++] = sets[ns++];
+    }
+    const char *const *hide = host_private(p);
+    for (size_t i = 0; hide && hide[i] && i < LCL_MAX_HIDDEN; i++) {
+        argv[n++] = "--hide";
+        argv[n++] = (char *)hide[i];
     }
     argv[n] = NULL;
     char *envp[] = {"PATH=/usr/local/bin:/usr/bin:/bin", NULL};
@@ -252,6 +270,7 @@ int lcl_locald_exec(struct lcl_prov *p, const struct lcl_child *c, struct lcl_cg
     const struct lcl_sb *sb = c->sb;
     *conn = -1;
     if (!p->locald || !p->root || !lcl_locald_cg_ok(p) || !sb->work_tmpfs ||
+        sb->work_uid != p->host_uid ||
         (!sb->rootfs && !c->skel_src) || !p->run_dir)
         return LCL_LOCALD_NO;
     struct sockaddr_un sa = {.sun_family = AF_UNIX};
@@ -306,7 +325,7 @@ int lcl_locald_exec(struct lcl_prov *p, const struct lcl_child *c, struct lcl_cg
     struct timeval tv = {p->locald_strict ? 30 : 10, 0};
     setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
     /* The work directory, as a detached copy of its mount. */
-    int wfd = lcl_work_detached(sb->work);
+    int wfd = lcl_work_detached(sb, -1); /* the daemon idmaps it for its init */
     if (wfd < 0) {
         p->host->log(p->h, SBX_LOG_DEBUG, "daemon: detaching a copy of %s: %s", sb->work,
                      strerror(errno));

@@ -244,6 +244,6 @@ _Noreturn void lcl_zygote_main(struct lcl_child *c)
     close(fds[LCL_LD_FD_WORK]);
     close(ctl);
     if (chdir(x.cwd) < 0)
-        lcl_child_fail(&x, "chdir to the working directory", x.cwd);
+        lcl_child_fail(&x, LCL_STEP_CWD, x.cwd);
     prepay_go(&x, &pp);
 }

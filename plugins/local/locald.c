@@ -35,6 +35,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/file.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
@@ -62,6 +63,8 @@ extern const sbx_provider_v1 sandbox_provider_v1;
 struct sbx_host_handle {
     char *sets[16];      /* "key=value" from --set */
     int n_sets;
+    const char *hide[LCL_MAX_HIDDEN + 1]; /* --hide: the client's core's private paths */
+    int n_hide;
     const char *state_dir;
     bool verbose;
 };
@@ -132,6 +135,11 @@ static void h_not_started(sbx_host_handle *h)
     (void)h;
 }
 
+static const char *const *h_private_paths(sbx_host_handle *h)
+{
+    return h->hide;
+}
+
 static const sbx_host_v1 host = {
     .struct_size = sizeof(sbx_host_v1),
     .abi_major = SBX_ABI_MAJOR,
@@ -146,6 +154,7 @@ static const sbx_host_v1 host = {
     .state_dir = h_state_dir,
     .retry_after = h_retry_after,
     .not_started = h_not_started,
+    .private_paths = h_private_paths,
 };
 
 /* ---- state ---- */
@@ -176,6 +185,7 @@ struct zyg {
     bool ready, serving, exited, finishing;
     int client;
     int want;            /* index into wants (preparation failures count there) */
+    struct lcl_id id;    /* its host id, held while it lives (local-ids.c) */
 };
 
 struct daemon {
@@ -235,14 +245,6 @@ struct lcl_clone_args {
         set_tid, set_tid_size, cgroup;
 };
 
-static int write_map(pid_t pid, const char *file, unsigned long inside, unsigned long outside)
-{
-    char path[64], map[64];
-    snprintf(path, sizeof path, "/proc/%ld/%s", (long)pid, file);
-    snprintf(map, sizeof map, "%lu %lu 1\n", inside, outside);
-    return lcl_write_file(path, map);
-}
-
 /* Ends @z: kills what runs, reaps, gives the slot back; the entry is free. */
 static void zyg_end(struct daemon *d, struct zyg *z)
 {
@@ -262,8 +264,9 @@ static void zyg_end(struct daemon *d, struct zyg *z)
     close_fd(&z->ctl);
     close_fd(&z->rep);
     close_fd(&z->client);
+    lcl_id_give(&z->id);
     memset(z, 0, sizeof *z);
-    z->pidfd = z->ctl = z->rep = z->client = -1;
+    z->pidfd = z->ctl = z->rep = z->client = z->id.fd = z->id.userns = -1;
 }
 
 /* Clones a sandbox init for limits @w and lets it build its root. */
@@ -278,7 +281,7 @@ static bool zyg_start(struct daemon *d, int wi)
     if (!z)
         return false;
     memset(z, 0, sizeof *z);
-    z->pidfd = z->ctl = z->rep = z->client = -1;
+    z->pidfd = z->ctl = z->rep = z->client = z->id.fd = z->id.userns = -1;
     z->k = w->k;
     z->want = wi;
 
@@ -302,7 +305,8 @@ static bool zyg_start(struct daemon *d, int wi)
     int tasks[LCL_CG_NCTRL], sv[2] = {-1, -1}, rep[2] = {-1, -1};
     for (int i = 0; i < LCL_CG_NCTRL; i++)
         tasks[i] = -1;
-    if ((!skel && !sb.rootfs) || lcl_cg_create(p, &sb, &z->cg) || z->cg.pool_fd < 0 ||
+    if ((!skel && !sb.rootfs) || lcl_id_take(p, &z->id) || lcl_cg_create(p, &sb, &z->cg) ||
+        z->cg.pool_fd < 0 ||
         lcl_cg_open_tasks(p, &z->cg, tasks) ||
         socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0 || pipe2(rep, O_CLOEXEC) < 0) {
         h_log(&hh, SBX_LOG_WARNING, "cannot prepare a sandbox (%s): executions go in-process",
@@ -316,7 +320,8 @@ static bool zyg_start(struct daemon *d, int wi)
         }
         if (z->cg.active)
             lcl_cg_destroy(p, &z->cg);
-        /* No skeleton: never; no free pool slot (all busy): not now. */
+        lcl_id_give(&z->id);
+        /* No skeleton: never; no free pool slot or id (all busy): not now. */
         w->fails = skel || sb.rootfs ? w->fails + 1 : MAX_FAILS;
         return false;
     }
@@ -363,6 +368,7 @@ static bool zyg_start(struct daemon *d, int wi)
         lcl_cg_destroy(p, &z->cg);
         close_fd(&z->ctl);
         close_fd(&z->rep);
+        lcl_id_give(&z->id);
         z->live = false;
         w->fails++;
         return false;
@@ -370,9 +376,7 @@ static bool zyg_start(struct daemon *d, int wi)
     z->pid = (pid_t)pid;
     z->pidfd = pidfd;
     char go = 'g';
-    if (write_map(z->pid, "uid_map", LCL_SANDBOX_UID, p->host_uid) < 0 ||
-        write_map(z->pid, "gid_map", LCL_SANDBOX_GID, p->host_gid) < 0 ||
-        send(z->ctl, &go, 1, MSG_NOSIGNAL) != 1) {
+    if (lcl_id_maps(&z->id, z->pid) < 0 || send(z->ctl, &go, 1, MSG_NOSIGNAL) != 1) {
         h_log(&hh, SBX_LOG_WARNING, "starting a prepared sandbox: %s", strerror(errno));
         zyg_end(d, z);
         w->fails++;
@@ -605,7 +609,11 @@ static void serve(struct daemon *d, int conn)
                 z = &d->z[i];
         if (!z && d->strict)
             z = prepare_now(d, wi);
-        if (z && !mark_owner(z, q.id)) {
+        /* The work directory seen through its init's user namespace:
+         * stored as 1000, shown as its 1000 (local-ids.c). */
+        int ns = z && d->p->ids_per_exec ? lcl_id_userns(&z->id, z->pid) : -1;
+        if (z && (!mark_owner(z, q.id) ||
+                  (d->p->ids_per_exec && (ns < 0 || lcl_mount_idmap(fds[LCL_LD_FD_WORK], ns) < 0)))) {
             zyg_end(d, z); /* nothing started: in-process */
             z = NULL;
         } else if (z && lcl_ld_send(z->ctl, buf, sizeof q + q.blob_len, fds, LCL_LD_NFDS) < 0) {
@@ -643,6 +651,10 @@ static void on_ready(struct daemon *d, struct zyg *z)
     if (n == 1 && b == LCL_LD_READY) {
         z->ready = true;
         d->wants[z->want].fails = 0;
+        /* Its user namespace, for the request's work directory: opened
+         * now, off the request's path. */
+        if (d->p->ids_per_exec)
+            lcl_id_userns(&z->id, z->pid);
     } else if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
         close_fd(&z->ctl); /* its end is gone: the pidfd tells the rest */
     }
@@ -822,6 +834,7 @@ static int usage(FILE *to, int code)
 {
     fprintf(to, "usage: polysandbox-locald --state-dir DIR --run-dir DIR --key KEY "
             "[--idle SECONDS] [--pool K] [--strict] [--warm MEM,PIDS,DISK] [--set KEY=VALUE]... "
+            "[--hide PATH]... "
             "[--foreground] [--verbose]\n"
             "Started by the local provider (daemon = auto); not meant to be run by hand.\n"
             "See polysandbox-locald(8).\n");
@@ -871,6 +884,13 @@ int main(int argc, char **argv)
 {
     const char *run_dir = NULL, *key = NULL;
     uint64_t idle_s = 60, k = 2;
+    /* Set-id: whoever runs us would choose the state directory and the
+     * settings of a daemon with our privileges. */
+    if (getauxval(AT_SECURE)) {
+        fputs("polysandbox-locald: refusing to run set-user-ID, set-group-ID or with file "
+              "capabilities\n", stderr);
+        return 1;
+    }
     static struct key warm;
     bool fg = false;
     for (int i = 1; i < argc; i++) {
@@ -918,6 +938,13 @@ int main(int argc, char **argv)
             warm.mem = m;
             warm.pids = pi;
             warm.disk = di;
+        } else if (!strcmp(a, "--hide")) {
+            if (hh.n_hide >= LCL_MAX_HIDDEN || v[0] != '/') {
+                fprintf(stderr, "polysandbox-locald: --hide '%s': an absolute path (%d at most)\n",
+                        v, LCL_MAX_HIDDEN);
+                return 2;
+            }
+            hh.hide[hh.n_hide++] = v;
         } else if (!strcmp(a, "--set")) {
             if (hh.n_sets >= 16 || !strchr(v, '=')) {
                 fprintf(stderr, "polysandbox-locald: --set '%s': KEY=VALUE (16 at most)\n", v);
@@ -958,7 +985,8 @@ int main(int argc, char **argv)
     d.per_key = (int)k;
     d.idle_ns = idle_s * 1000000000u;
     for (int i = 0; i < ZMAX; i++)
-        d.z[i].pidfd = d.z[i].ctl = d.z[i].rep = d.z[i].client = -1;
+        d.z[i].pidfd = d.z[i].ctl = d.z[i].rep = d.z[i].client = d.z[i].id.fd =
+            d.z[i].id.userns = -1;
 
     /* The run directory: ours and private, as the provider checks it. */
     struct stat st;

@@ -155,14 +155,14 @@ static void sd_entry(void *ud, const char *dir, const char *name)
 }
 
 /* Where the local provider keeps the non-persistent sandboxes of
- * @state_dir (plugins/local/local-rundir.c: FNV-1a of the path). */
+ * @state_dir (plugins/local/local-rundir.c: a random name in the link
+ * <state_dir>/run-dir); "" when there is none. */
 static void run_dir_of(const char *state_dir, char *out, size_t size)
 {
-    uint64_t h = UINT64_C(0xcbf29ce484222325);
-    for (const char *s = state_dir; *s; s++)
-        h = (h ^ (unsigned char)*s) * UINT64_C(0x100000001b3);
-    snprintf(out, size, "/dev/shm/polysandbox-%lu-%016llx", (unsigned long)geteuid(),
-             (unsigned long long)h);
+    char link[4096];
+    snprintf(link, sizeof link, "%s/run-dir", state_dir);
+    ssize_t n = readlink(link, out, size - 1);
+    out[n > 0 ? n : 0] = '\0';
 }
 
 static long count_state_dirs(const char *state_dir, FILE *out, const char *indent)
@@ -183,6 +183,8 @@ static void count_state_mounts(const char *state_dir, long *all, long *match, FI
     char run[128];
     run_dir_of(state_dir, run, sizeof run);
     count_mounts(state_dir, all, match, out, indent);
+    if (!*run)
+        return;
     count_mounts(run, &a, &m, out, indent);
     if (*match >= 0 && m > 0)
         *match += m;

@@ -95,12 +95,7 @@ locald="$top_builddir/plugins/local/polysandbox-locald"
 # locald_stop: ends the daemon of our state directory (else it waits out
 # its idle minute); its pid is in the lock file of the run directory.
 locald_stop() {
-    rd=$(python3 -c '
-import os, sys
-h = 0xcbf29ce484222325
-for b in sys.argv[1].encode():
-    h = ((h ^ b) * 0x100000001b3) & 0xffffffffffffffff
-print("/dev/shm/polysandbox-%d-%016x" % (os.geteuid(), h))' "$POLYSANDBOX_STATE_DIR/local")
+    rd=$(readlink "$POLYSANDBOX_STATE_DIR/local/run-dir")
     pid=$(cat "$rd/locald.lock" 2>/dev/null)
     [ -n "$pid" ] && kill -TERM "$pid" 2>/dev/null
 }

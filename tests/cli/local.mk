@@ -14,6 +14,7 @@ CLI_TESTS = \
 	tests/cli/run.sh \
 	tests/cli/json.sh \
 	tests/cli/sandbox.sh \
+	tests/cli/exit.sh \
 	tests/cli/get-or-create.sh \
 	tests/cli/info.sh \
 	tests/cli/man.sh

@@ -3,7 +3,7 @@
 # exit statuses, stdin, environment, working directory, FILE
 . "$top_srcdir/tests/cli/lib.sh"
 
-plan 32
+plan 38
 
 cli run --lang python -c 'print(6*7)'
 check "run --lang python -c prints 42" rc_and_out 0 42
@@ -46,12 +46,35 @@ check "--file uploads an executable before the run" rc_and_out 0 "uploaded x"
 # stdin is passed through byte for byte (all 256 byte values, twice).
 python3 -c 'import sys; sys.stdout.buffer.write(bytes(range(256)) * 2)' \
     >"$tmp/bin.in"
-cli_in "$tmp/bin.in" run -- cat
-check "binary stdin comes back unchanged" \
+cli_in "$tmp/bin.in" run -i -- cat
+check "-i: binary stdin comes back unchanged" \
     eval 'is_rc 0 && cmp -s "$tmp/bin.in" "$tmp/out"'
-cli_in "$tmp/bin.in" run --no-stdin -- cat
-check "--no-stdin: the program reads nothing" \
+cli_in "$tmp/bin.in" run --stdin -- cat
+check "--stdin is -i" eval 'is_rc 0 && cmp -s "$tmp/bin.in" "$tmp/out"'
+cli_in "$tmp/bin.in" run -- cat
+check "without -i the program reads an empty stdin (as docker run)" \
     eval 'is_rc 0 && [ ! -s "$tmp/out" ]'
+cli_in "$tmp/bin.in" run --no-stdin -- cat
+check "--no-stdin (the default) is still accepted" \
+    eval 'is_rc 0 && [ ! -s "$tmp/out" ]'
+# A pipe nobody closes: run does not wait for it (sleep 20 | run ...).
+{ sleep 60 & echo $! >"$tmp/sleeper"; } |
+    timeout 30 "$PS" run -- echo hi >"$tmp/out" 2>"$tmp/err"
+rc=$?
+kill "$(cat "$tmp/sleeper")" 2>/dev/null
+check "run under an open pipe does not wait for its end" rc_and_out 0 hi
+# A while-read loop: each run leaves the rest of the input to the loop.
+printf 'a\nb\nc\n' | while read -r w; do
+    "$PS" run -- echo "$w" || echo "rc=$?"
+done >"$tmp/out" 2>"$tmp/err"
+rc=$?
+check "a while-read loop of runs sees every line" rc_and_out 0 "$(printf 'a\nb\nc')"
+# FILE '-': the code itself from stdin.
+printf 'print(6 * 7)\n' >"$tmp/code.py"
+cli_in "$tmp/code.py" run --lang python -
+check "FILE '-' reads the code from stdin" rc_and_out 0 42
+cli_in "$tmp/code.py" run -i --lang python -
+check "-i with FILE '-': exit 2, both want stdin" rc_and_err 2 "standard input"
 
 cli run -e GREETING=hello -e 'EMPTY=' --shell 'echo "$GREETING[$EMPTY]"'
 check "-e KEY=VALUE sets the environment" rc_and_out 0 "hello[]"

@@ -21,7 +21,7 @@ cli exec --json "$id" -- sh -c 'exit 5'
 check "exec keeps run's exit status and JSON" \
     eval 'is_rc 5 && json_check "j[\"status\"] == \"nonzero_exit\""'
 printf 'piped in\n' >"$tmp/in"
-cli_in "$tmp/in" exec "$id" -- cat
+cli_in "$tmp/in" exec -i "$id" -- cat
 check "exec passes stdin" rc_and_out 0 "piped in"
 
 python3 -c 'import sys; sys.stdout.buffer.write(bytes(range(256)))' >"$tmp/up.bin"
@@ -48,10 +48,10 @@ check "list --json has the sandbox with its labels" \
 cli destroy --provider local "$id"
 check "destroy exits 0" is_rc 0
 cli destroy --provider local "$id"
-check "destroying it again fails with 1 naming the id" rc_and_err 1 "$id"
+check "destroying it again fails with 2 naming the id" rc_and_err 2 "$id"
 cli exec "$id" -- true
-check "exec in a destroyed sandbox: exit 125 naming the id" \
-    rc_and_err 125 "$id"
+check "exec in a destroyed sandbox: exit 2 naming the id" \
+    rc_and_err 2 "$id"
 cli list --provider local
 check "list no longer shows it" eval 'is_rc 0 && ! out_has "$id"'
 

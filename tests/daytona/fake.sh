@@ -18,7 +18,7 @@ ps() { cli "$@"; }
 reqs() { dt_ctl GET /_fake/requests; }
 live() { dt_ctl GET /_fake/stats | dt_jq 'len(j["live"])'; }
 
-plan 52
+plan 54
 dt_start --page-size 2
 
 # ---- basics ----
@@ -26,9 +26,17 @@ ps providers
 check "providers: daytona is ready with its capabilities" \
     eval 'grep -q "^daytona  *ready" "$T/out" && out_has "files,persistent,labels,stdin,network_policy,list,concurrent"'
 
-ps run -- sh -c 'echo out; echo err >&2; exit 3'
+ps -q run -- sh -c 'echo out; echo err >&2; exit 3'  # -q: no note of the unenforced limits
 check "run: exit status 3 kept" [ "$rc" -eq 3 ]
 check "run: stdout and stderr apart" eval 'out_is out && [ "$(cat "$T/err")" = err ]'
+# Daytona sizes a sandbox for its life: refused unless allowed (lib.sh
+# allows it), and then said.
+ps -o provider.daytona.unenforced_limits=refuse run -- true
+check "unenforced_limits = refuse: refused, naming memory" \
+    eval '[ "$rc" -eq 125 ] && grep -q "memory (512 MiB)" "$T/err"'
+ps run --json -- true
+check "allowed: the result names the limits it ran without" \
+    json_check '"memory" in j["unenforced_limits"] and "wall" not in j["unenforced_limits"]'
 check "run: the sandbox is destroyed afterwards" [ "$(live)" -eq 0 ]
 
 reqs >"$T/reqs"
@@ -44,7 +52,7 @@ check "run: wall timeout is status timeout, exit 124" \
     eval '[ "$rc" -eq 124 ] && dt_jq "j[\"status\"]" <"$T/out" | grep -qx timeout'
 
 printf 'line one\nline two\n' >"$T/in"
-timeout 120 "$PS" run -- wc -l <"$T/in" >"$T/out" 2>"$T/err"; rc=$?
+timeout 120 "$PS" run -i -- wc -l <"$T/in" >"$T/out" 2>"$T/err"; rc=$?
 check "run: stdin is delivered" eval '[ "$rc" -eq 0 ] && out_is 2'
 
 ps run --lang python -c 'print(6 * 7)'

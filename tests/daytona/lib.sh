@@ -67,6 +67,9 @@ dt_config() {
         echo "[provider]"
         echo "enabled = true"
         echo "optional = false"
+        # Daytona sizes a sandbox for its life: every limit but the wall
+        # clock and the output caps goes unenforced (refused unless allowed).
+        echo "unenforced_limits = ${DT_UNENFORCED:-allow}"
         echo "[settings]"
         echo "api_key = $1"
         echo "api_url = $DT_URL/api"

@@ -133,7 +133,7 @@ check "an exec while a dead provider's exec floods the output" rc_and_out 0 join
 # A provider killed while it sends a large stdin (most likely inside a
 # frame): the next connection ends that frame and syncs again.
 head -c 24000000 /dev/zero >"$tmp/big"
-"$PS" exec --provider docker -t 60s "$id" -- sleep 1261 <"$tmp/big" >/dev/null 2>&1 &
+"$PS" exec -i --provider docker -t 60s "$id" -- sleep 1261 <"$tmp/big" >/dev/null 2>&1 &
 pid=$!
 sleep 1
 kill -9 $pid

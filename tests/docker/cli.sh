@@ -70,7 +70,7 @@ left=$($D top "$id" $top 2>/dev/null | grep -c 'sleep 1237')
 check "background processes end with their exec" [ "$left" -eq 0 ]
 
 printf 'from stdin' >"$tmp/in"
-cli_in "$tmp/in" exec --provider docker "$id" -- sh -c 'cat > f.txt; wc -c < f.txt'
+cli_in "$tmp/in" exec -i --provider docker "$id" -- sh -c 'cat > f.txt; wc -c < f.txt'
 check "stdin reaches the command" rc_and_out 0 10
 
 cli destroy --provider docker "$id"
@@ -79,5 +79,5 @@ check "the container is gone" sh -c "! $D inspect $id >/dev/null 2>&1"
 check "its work volume is gone" sh -c "! $D volume inspect $id-work >/dev/null 2>&1"
 
 cli exec --provider docker "$id" -- true
-check "exec in a destroyed sandbox: an error naming it" rc_and_err 125 "$id"
+check "exec in a destroyed sandbox: exit 2 naming it" rc_and_err 2 "$id"
 done_testing

@@ -3,22 +3,30 @@
 # against the E2B fake: run, create/exec/destroy, files, labels and list
 # (paged), stdin, environment, time limits, time-to-live, credentials.
 . "$top_srcdir/tests/e2b/lib.sh"
-plan 45
+plan 47
 start_fake --max-page 2 --templates base,code-interpreter-v1
 
 cli providers
 check "providers: e2b is ready" sh -c "grep -E '^e2b +ready' '$tmp/out' >/dev/null"
 
-cli run -- sh -c 'echo hello; echo oops >&2; exit 3'
+cli -q run -- sh -c 'echo hello; echo oops >&2; exit 3'  # -q: no note of the unenforced limits
 check "run: stdout, exit status 3" rc_and_out 3 hello
 check "run: stderr apart" sh -c "[ \"\$(cat '$tmp/err')\" = oops ]"
+# E2B sizes sandboxes by template: the memory and other limits are not
+# enforced, which is refused unless allowed (lib.sh allows it).
+cli -o provider.e2b.unenforced_limits=refuse run -- true
+check "unenforced_limits = refuse: refused, naming memory and the template" \
+    eval 'rc_and_err 125 "memory (512 MiB)" && err_has "template"'
+cli run --json -- true
+check "allowed: the result names the limits it ran without" \
+    json_check '"memory" in j["unenforced_limits"] and "wall" not in j["unenforced_limits"] and "template" in j["unenforced_reason"]'
 
 cli run --json -- sh -c 'printf "a\\000b"; kill -TERM $$'
 check "run --json: signal TERM, binary stdout kept" \
     json_check 'j["status"] == "signal" and j["signal"] == 15 and j["stdout"] == "a\0b" and j["provider"] == "e2b"'
 
 printf 'line1\nline2\n' >"$tmp/in"
-cli_in "$tmp/in" run -- sh -c 'cat; echo done'
+cli_in "$tmp/in" run -i -- sh -c 'cat; echo done'
 check "run: stdin delivered to EOF" rc_and_out 0 "$(printf 'line1\nline2\ndone')"
 
 cli run -- cat
@@ -91,7 +99,7 @@ cli destroy "$id"
 check "destroy" is_rc 0
 check "destroy: the sandbox is gone from E2B" fake_state 's["sandboxes"] == []'
 cli exec "$id" -- true
-check "exec after destroy: no such sandbox" rc_and_err 125 "no E2B sandbox"
+check "exec after destroy: no such sandbox (exit 2)" rc_and_err 2 "no E2B sandbox"
 
 # ---- list pages (the fake serves 2 per page) ----
 ids=
@@ -111,7 +119,7 @@ id=$(cat "$tmp/out")
 i=0
 while ! fake_state 's["sandboxes"] == []' && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
 cli exec "$id" -- true
-check "a sandbox past its TTL is gone" rc_and_err 125 "no E2B sandbox"
+check "a sandbox past its TTL is gone (exit 2)" rc_and_err 2 "no E2B sandbox"
 
 # ---- gc: a sandbox past its polysandbox.expires that E2B still runs ----
 # E2B's own timeout is the TTL: extended before it strikes, so only our

@@ -66,6 +66,9 @@ write_config() {
     cat >"$tmp/config/providers.d/e2b.ini" <<EOF
 [provider]
 enabled = true
+# E2B sizes sandboxes by template: every limit but the wall clock and
+# the output caps goes unenforced, which the core refuses unless allowed.
+unenforced_limits = ${E2B_UNENFORCED:-allow}
 [settings]
 api_key = ${API_KEY_REF:-env:E2B_FAKE_KEY}
 api_url = $base

@@ -78,11 +78,19 @@ static void *h_alloc(size_t n) { return malloc(n ? n : 1); }
 static void h_free(void *p) { free(p); }
 static const char *h_state_dir(sbx_host_handle *h) { (void)h; return "/nonexistent"; }
 
+/* As unenforced_limits = allow: E2B sizes sandboxes by template. */
+static int h_limits_unenforced(sbx_host_handle *h, uint64_t limits, const char *why)
+{
+    (void)h, (void)limits, (void)why;
+    return SBX_OK;
+}
+
 static const sbx_host_v1 host = {
     .struct_size = sizeof host, .abi_major = SBX_ABI_MAJOR, .abi_minor = SBX_ABI_MINOR,
     .log = h_log, .set_error = h_set_error, .config_get = h_config_get,
     .secret_get = h_secret_get, .secret_release = h_secret_release,
     .alloc = h_alloc, .free = h_free, .state_dir = h_state_dir,
+    .limits_unenforced = h_limits_unenforced,
 };
 
 struct seen {

@@ -56,10 +56,10 @@ check "pass@10 leaves out the tasks with fewer than 10 samples (4 of 6)" \
 check "hand-derived: 1 pass in 10 gives pass@5 = 1/2; 2 in 3 gives pass@2 = 1" \
     jcheck "$tmp/sum.json" 'abs(j["tasks"][1]["pass_at_k"]["5"] - 0.5) < 1e-12 and j["tasks"][4]["pass_at_k"]["2"] == 1.0'
 
-cli eval --dataset "$tmp/ds.jsonl" --samples "$tmp/s.jsonl" --out "$tmp/r.jsonl" -k 100 --json
+cli eval --dataset "$tmp/ds.jsonl" --samples "$tmp/s.jsonl" --out "$tmp/r.jsonl" --force -k 100 --json
 check "pass@100 with no task that large: null, not a number" \
     eval 'is_rc 0 && jcheck "$tmp/out" "j[\"pass_at_k\"][\"100\"] is None and j[\"pass_at_k_tasks\"][\"100\"] == 0"'
-cli eval --dataset "$tmp/ds.jsonl" --samples "$tmp/s.jsonl" --out "$tmp/r.jsonl" -k 100
+cli eval --dataset "$tmp/ds.jsonl" --samples "$tmp/s.jsonl" --out "$tmp/r.jsonl" --force -k 100
 check "pass@100 in text: not computable" out_has "pass@100:   not computable"
 
 done_testing

@@ -222,17 +222,13 @@ fi
 
 # ---- through polysandbox-locald ----
 locald_on
-# rundir_of STATE: the run directory of a state directory
-# (plugins/local/local-rundir.c: FNV-1a of <state>/local).
+# rundir_of STATE: the run directory of a state directory (a random name
+# kept in <state>/local/run-dir: plugins/local/local-rundir.c), once a
+# run has made it.
 rundir_of() {
-    python3 - "$1/local" <<'PY'
-import sys
-h = 0xcbf29ce484222325
-for c in sys.argv[1].encode():
-    h = ((h ^ c) * 0x100000001b3) & 0xffffffffffffffff
-print("/dev/shm/polysandbox-0-%016x" % h)
-PY
+    readlink "$1/local/run-dir"
 }
+"$PS" run -- true </dev/null >/dev/null 2>&1
 run_dir=$(rundir_of "$POLYSANDBOX_STATE_DIR")
 
 # 9. Only stdio open, and the daemon's run directory is out of sight.
@@ -338,10 +334,13 @@ else
 fi
 
 # 13. Another configuration's run directory name planted (anyone may make
-# names in /dev/shm) as a symlink to ours: its runs never reach our
-# daemon (whose "another build" answer would make it retire).
+# names in /dev/shm, and see them while they exist) as a symlink to ours:
+# its runs never reach our daemon (whose "another build" answer would make
+# it retire).
 other="$tmp/other-state"
 mkdir -p "$other"
+POLYSANDBOX_STATE_DIR=$other POLYSANDBOX_LOCAL_DAEMON=off "$PS" run -- true </dev/null \
+    >/dev/null 2>&1
 other_dir=$(rundir_of "$other")
 rm -rf "$other_dir"
 ln -s "$run_dir" "$other_dir"

@@ -100,3 +100,23 @@ if BUILD_PROVIDER_LOCAL
 TESTS += tests/hostile/cgroup2-locald.sh tests/hostile/locald-serves.sh
 endif
 dist_check_SCRIPTS += tests/hostile/cgroup2-locald.sh tests/hostile/locald-serves.sh
+
+# Issue 15: another local user (made with useradd, as root) against a
+# user's state (a state directory made first, a work directory swapped
+# for a link, the run directory squatted, a lock planted); no path of the
+# orchestrator's own readable in a sandbox, under this build's prefix and
+# a /usr one built here; each root-mode sandbox its own host id, which
+# no other host id can signal.
+# A set-id program embedding the library takes no variable from its
+# caller (setid-probe: the core linked in statically, for the set-id copy).
+ISSUE15_TESTS = tests/hostile/other-user.sh tests/hostile/hidden-paths.sh \
+	tests/hostile/host-ids.sh tests/hostile/setid.sh
+if BUILD_PROVIDER_LOCAL
+check_PROGRAMS += tests/hostile/setid-probe
+tests_hostile_setid_probe_SOURCES = tests/hostile/setid-probe.c
+tests_hostile_setid_probe_CFLAGS = $(AM_CFLAGS) -pthread
+tests_hostile_setid_probe_LDADD = core/libpolysandbox-internal.la $(LTDL_LIBS) \
+	$(JANSSON_LIBS) $(INIH_LIBS) $(SODIUM_LIBS) $(ZLIB_LIBS)
+TESTS += $(ISSUE15_TESTS)
+endif
+dist_check_SCRIPTS += $(ISSUE15_TESTS)

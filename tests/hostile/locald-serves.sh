@@ -117,7 +117,8 @@ if command -v setpriv >/dev/null 2>&1; then
     mkdir -p "$un" && chown 65534:65534 "$un"
     unrun() { # MODE: the run as nobody, JSON on stdout
         setpriv --reuid=65534 --regid=65534 --clear-groups env POLYSANDBOX_STATE_DIR="$un/state" \
-            POLYSANDBOX_LOG=debug POLYSANDBOX_LOCAL_DAEMON="$1" "$PS" run --json -t 10s -- \
+            POLYSANDBOX_LOG=debug POLYSANDBOX_LOCAL_DAEMON="$1" \
+            "$PS" -o core.unenforced_limits=allow run --json -t 10s -- \
             sh -c 'id -u; ls /; echo x >/work/f && cat /work/f' </dev/null 2>"$un/$1.err"
     }
     a=$(unrun auto | python3 -c 'import json,sys; j=json.load(sys.stdin); print(j["status"], repr(j["stdout"]))' 2>&1)

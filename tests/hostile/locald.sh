@@ -33,14 +33,9 @@ POLYSANDBOX_LOCALD_IDLE=30
 export POLYSANDBOX_LOCALD POLYSANDBOX_LOCAL_DAEMON POLYSANDBOX_LOCALD_STRICT POLYSANDBOX_LOCALD_IDLE
 POLYSANDBOX_STATE_DIR=$(mktemp -d "${TMPDIR:-/tmp}/ps-locald-state.XXXXXX") || exit 99
 export POLYSANDBOX_STATE_DIR
-# The run directory (plugins/local/local-rundir.c: FNV-1a of the provider's
-# state directory, <state>/local).
-run_dir=$(python3 -c '
-import os, sys
-h = 0xcbf29ce484222325
-for b in sys.argv[1].encode():
-    h = ((h ^ b) * 0x100000001b3) & 0xffffffffffffffff
-print("/dev/shm/polysandbox-%d-%016x" % (os.geteuid(), h))' "$POLYSANDBOX_STATE_DIR/local")
+# The run directory: a random name kept in <state>/local/run-dir
+# (plugins/local/local-rundir.c), drawn by the first run.
+run_dir_now() { readlink "$POLYSANDBOX_STATE_DIR/local/run-dir"; }
 bg=""
 cleanup() {
     for p in $bg; do kill -9 "$p" 2>/dev/null; done
@@ -79,6 +74,7 @@ echo "1..10"
 
 # 1. The first use starts it (strict: that run waits for it).
 run -- sh -c 'echo hello'
+run_dir=$(run_dir_now)
 if [ "$(jget "$tmp/out.json" status)" = ok ] && [ "$(jget "$tmp/out.json" stdout)" = hello ] &&
     one_daemon && [ -S "$run_dir/locald.sock" ] && [ "$(cat "$run_dir/locald.lock")" = "$(daemons)" ]; then
     ok "the first use starts one daemon (socket and lock in the run directory)"
@@ -120,7 +116,7 @@ case_cmd() {
     4) set -- sh -c cat ;;
     5) set -- sh -c 'yes | head -c 100000' ;;
     esac
-    echo "input" | POLYSANDBOX_LOCAL_DAEMON=$mode "$PS" run --json --output-limit 1000 -- "$@" \
+    echo "input" | POLYSANDBOX_LOCAL_DAEMON=$mode "$PS" run -i --json --output-limit 1000 -- "$@" \
         >"$tmp/$mode.json" 2>/dev/null
 }
 for k in 1 2 3 4 5; do

@@ -313,7 +313,7 @@ else not_ok "binary output with NUL bytes arrives byte for byte" \
 
 # stdin is delivered, then EOF.
 printf 'abcdefg' >"$tmp/in"
-"$PS" run --json -t 10s $SANENV --file "$HOSTILE:hostile" -- ./hostile stdin <"$tmp/in" >"$tmp/out.json" 2>"$tmp/err"
+"$PS" run -i --json -t 10s $SANENV --file "$HOSTILE:hostile" -- ./hostile stdin <"$tmp/in" >"$tmp/out.json" 2>"$tmp/err"
 got=$(jget "$tmp/out.json" stdout)
 if [ "$got" = 7 ]; then ok "stdin data is delivered, then EOF"
 else not_ok "stdin data is delivered, then EOF" "got '$got'" "stderr: $(head -c 300 "$tmp/err" | tr '\n' ' ')"; fi

@@ -152,7 +152,7 @@ same kexec "kexec_load (a call the filter kills)"
 same privs "namespaces, mounts, capabilities, ids, processes, descriptors, environment, files"
 
 # stdin is delivered the same way.
-printf 'hello\n' | POLYSANDBOX_CONFIG_DIR=$POLYSANDBOX_CONFIG_DIR "$PS" run "$tmp/stdin.py" \
+printf 'hello\n' | POLYSANDBOX_CONFIG_DIR=$POLYSANDBOX_CONFIG_DIR "$PS" run -i "$tmp/stdin.py" \
     >"$tmp/stdin.out" 2>&1
 grep -q '^HELLO$' "$tmp/stdin.out" && ok "stdin reaches a program forked from the zygote" ||
     not_ok "stdin" "$(cat "$tmp/stdin.out")"
@@ -190,9 +190,11 @@ zygotes() {
 }
 # K/1 sleeps 8 s: wait until it runs (its sandbox's python, a grandchild
 # of the zygote, is asleep), then kill the zygote.
+# Its maps are written once its imports are done (seconds under load):
+# looked for while the eval runs, 30 s at most.
 zpid=
 i=0
-while [ $i -lt 100 ]; do
+while [ $i -lt 300 ] && kill -0 "$eval_pid" 2>/dev/null; do
     zpid=$(zygotes | head -n 1)
     [ -n "$zpid" ] && [ -f "$tmp/kill.out" ] && [ "$(grep -c . "$tmp/kill.out")" -ge 1 ] && break
     sleep 0.1
@@ -273,14 +275,19 @@ EOF
 "$PS" -q eval --dataset "$tmp/view.jsonl" --canonical -j 1 -k 1 --timeout 30s \
     --out "$tmp/view.out" >/dev/null 2>"$tmp/view.err" &
 eval_pid=$!
+# The zygote is looked at once it has left the host's user namespace,
+# its maps are written (the sandbox user in them) and its root is the
+# sandbox's (a loaded machine may take seconds): while the eval runs,
+# 30 s at most.
+myns=$(readlink /proc/$$/ns/user)
 zpid=
 i=0
-while [ $i -lt 100 ]; do
+while [ $i -lt 300 ] && kill -0 "$eval_pid" 2>/dev/null; do
     zpid=$(zygotes | head -n 1)
-    # Its uid_map is written by its parent after the clone: under load we
-    # could look between the two.
     [ -n "$zpid" ] && [ -f "/proc/$zpid/root/usr/bin/env" ] &&
-        [ -n "$(cat "/proc/$zpid/uid_map" 2>/dev/null)" ] && break
+        [ "$(readlink "/proc/$zpid/ns/user" 2>/dev/null || echo "$myns")" != "$myns" ] &&
+        grep -qw 1000 "/proc/$zpid/uid_map" 2>/dev/null &&
+        [ "$(grep -c . "/proc/$zpid/mountinfo" 2>/dev/null || echo 999)" -lt 100 ] && break
     sleep 0.1
     i=$((i + 1))
 done
@@ -292,7 +299,10 @@ wait "$eval_pid"
 rc=$?
 eval_pid=
 echo "# zygote ${zpid:-none}: uid_map '$umap', root: $zroot($zmounts mounts)"
-if [ -n "$zpid" ] && [ "$rc" = 0 ] && [ "$umap" = " 1000 65534 1 " ] &&
+# The sandbox user only, to a host id of the range (plugins/local/local-ids.c).
+set -- $umap
+if [ -n "$zpid" ] && [ "$rc" = 0 ] && [ $# = 3 ] && [ "$1" = 1000 ] && [ "$3" = 1 ] &&
+    [ "$2" -ge 1879048192 ] && [ "$2" -lt $((1879048192 + 4096)) ] &&
     case " $zroot" in *" usr "*) true ;; *) false ;; esac &&
     ! case " $zroot" in *" root "* | *" home "*) true ;; *) false ;; esac &&
     [ "${zmounts:-999}" -lt 100 ] && [ "${zstate:-1}" = 0 ]; then

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <polysandbox/sandbox.h>
@@ -157,6 +158,87 @@ static void test_every_module(void)
     expect_rejected(ctx, "unresolved", SBX_E_LOAD_OPEN, where,
                     "undefined symbol: sbx_test_missing_symbol");
 
+    sbx_ctx_free(ctx);
+}
+
+/* @src copied to @dst with @mode. */
+static void copy_module(const char *src, const char *dst, mode_t mode)
+{
+    char buf[65536];
+    size_t n;
+    FILE *in = fopen(src, "rb"), *out = fopen(dst, "wb");
+
+    if (!in || !out)
+        bail(dst);
+    while ((n = fread(buf, 1, sizeof buf, in)) > 0)
+        if (fwrite(buf, 1, n, out) != n)
+            bail(dst);
+    if (fclose(in) != 0 || fclose(out) != 0 || chmod(dst, mode) != 0)
+        bail(dst);
+}
+
+/* A module's constructors run with the caller's privileges (root's, for
+ * the local provider): one another user could change is never opened. */
+static void test_unsafe_modules(void)
+{
+    static const struct {
+        const char *name, *dir;
+        mode_t mode, dir_mode;
+        uid_t owner;           /* (uid_t)-1: ours */
+        const char *field;
+    } cases[] = {
+        {"world", "w", 0666, 0755, (uid_t)-1, "is writable by everyone"},
+        {"group", "g", 0664, 0755, (uid_t)-1, "is writable by its group"},
+        {"indir", "d", 0644, 0777, (uid_t)-1, "which others may write (mode 0777, not sticky)"},
+        {"other", "o", 0644, 0755, 65534, "is owned by uid 65534"},
+    };
+    char dir[512], path[1024], sub[768], good[1100], extra[1200], link[1024];
+    sbx_ctx *ctx;
+
+    new_confdir("unsafe", "[core]\n", dir, sizeof dir);
+    snprintf(good, sizeof good, "%s/good.so", libs);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        snprintf(sub, sizeof sub, "%s/%s", dir, cases[i].dir);
+        snprintf(path, sizeof path, "%s/%s.so", sub, cases[i].name);
+        if (mkdir(sub, 0700) != 0)
+            bail(sub);
+        copy_module(good, path, cases[i].mode);
+        if (chmod(sub, cases[i].dir_mode) != 0)
+            bail(sub);
+        if (cases[i].owner != (uid_t)-1 && (geteuid() != 0 || chown(path, cases[i].owner, 0) != 0))
+            continue; /* not root: skipped below */
+        snprintf(extra, sizeof extra, "enabled = true\nmodule = %s", path);
+        conf(dir, cases[i].name, extra, NULL);
+    }
+    /* The same module, safe, loads; a safe link to an unsafe one does not. */
+    snprintf(sub, sizeof sub, "%s/safe", dir);
+    snprintf(path, sizeof path, "%s/good.so", sub);
+    if (mkdir(sub, 0755) != 0)
+        bail(sub);
+    copy_module(good, path, 0644);
+    snprintf(extra, sizeof extra, "enabled = true\nmodule = %s", path);
+    conf(dir, "good", extra, NULL);
+    snprintf(link, sizeof link, "%s/linked.so", sub);
+    snprintf(path, sizeof path, "%s/w/world.so", dir);
+    if (symlink(path, link) != 0)
+        bail(link);
+    snprintf(extra, sizeof extra, "enabled = true\nmodule = %s", link);
+    conf(dir, "linked", extra, NULL);
+
+    ctx = open_ctx(dir);
+    ok(ctx != NULL, "sbx_ctx_new with modules others could change");
+    if (!ctx)
+        return;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        if (cases[i].owner != (uid_t)-1 && geteuid() != 0) {
+            ok(1, "# SKIP %s: chown needs root", cases[i].name);
+            continue;
+        }
+        snprintf(path, sizeof path, "%s/%s/%s.so", dir, cases[i].dir, cases[i].name);
+        expect_rejected(ctx, cases[i].name, SBX_E_LOAD_UNSAFE, path, cases[i].field);
+    }
+    expect_rejected(ctx, "linked", SBX_E_LOAD_UNSAFE, link, "is writable by everyone");
+    expect_state(ctx, "good", SBX_PROVIDER_READY, "the same module, safe: ready");
     sbx_ctx_free(ctx);
 }
 
@@ -386,6 +468,7 @@ int main(void)
     unsetenv("POLYSANDBOX_PROVIDER");
 
     test_every_module();
+    test_unsafe_modules();
     test_optional_disabled_settings();
     test_priority();
     test_run_good();

@@ -56,7 +56,7 @@ cli destroy "$id"
 check "destroy" is_rc 0
 check "destroy: the sandbox is gone from Modal" fake_state 's["sandboxes"] == []'
 cli exec "$id" -- true
-check "exec after destroy: no such sandbox" rc_and_err 125 "has finished"
+check "exec after destroy: no such sandbox (exit 2)" rc_and_err 2 "has finished"
 cli destroy "$id"
 check "destroy again: no such sandbox, said so" sh -c "[ $rc -ne 0 ] && grep -q 'has finished' '$tmp/err'"
 
@@ -86,7 +86,7 @@ id=$(cat "$tmp/out")
 i=0
 while ! fake_state 's["sandboxes"] == []' && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
 cli exec "$id" -- true
-check "a sandbox past its TTL is gone" rc_and_err 125 "has finished"
+check "a sandbox past its TTL is gone (exit 2)" rc_and_err 2 "has finished"
 
 # ---- gc: past its polysandbox.expires, though Modal still runs it ----
 try=0

@@ -95,7 +95,7 @@ write_config
 # ---- no command router: the control plane's exec ----
 start_fake --no-router
 printf 'in1\nin2\n' >"$tmp/in"
-cli_in "$tmp/in" run --json -e K=v -- sh -c 'cat; echo "$K"; printf "\000x" >&2; exit 4'
+cli_in "$tmp/in" run -i --json -e K=v -- sh -c 'cat; echo "$K"; printf "\000x" >&2; exit 4'
 check "without a router: stdin, environment, binary stderr and the exit code" \
     json_check "j['status'] == 'nonzero_exit' and j['exit_code'] == 4 and j['stdout'] == 'in1\\nin2\\nv\\n' and j['stderr'] == '\\u0000x'"
 check "...through ContainerExec, not the router" \

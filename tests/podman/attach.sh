@@ -63,5 +63,5 @@ curl -s --max-time 1 --unix-socket "$PODMAN_SOCK" -X POST \
     "http://d/v1.41/containers/$id/attach?stream=1&stdin=1&stdout=1" </dev/null >/dev/null 2>&1
 cli exec --provider docker "$id" -- sh -c 'echo two'
 check "an exec from another process, after an attach came and went" rc_and_out 0 two
-echo data | cli_in /dev/stdin exec --provider docker "$id" -- cat
+echo data | cli_in /dev/stdin exec -i --provider docker "$id" -- cat
 check "stdin of an exec still arrives" rc_and_out 0 data

@@ -72,19 +72,28 @@ check "--help lists gc and pools" eval 'is_rc 0 && out_has " gc " && out_has " p
 "$PS" destroy --provider local "$young" "$forever" >/dev/null 2>&1
 
 # A one-shot run's sandbox carries an expiry too (twice its time limit and
-# a minute), so gc reaps it if the run's process dies.
-"$PS" run -t 4s -- sleep 3 >/dev/null 2>&1 &
+# a minute), so gc reaps it if the run's process dies.  The run lasts
+# longer than the wait for its sandbox to show in `list` (a loaded
+# machine may take seconds to make it: up to 30 s); once seen, it is
+# destroyed, which ends the run.
+"$PS" run -t 40s -- sleep 35 >/dev/null 2>&1 &
 runpid=$!
-expires=
-for _ in $(seq 50); do
-    expires=$("$PS" list --provider local --json 2>/dev/null | python3 -c '
+seen=
+end=$(($(date +%s) + 30))
+while [ -z "$seen" ] && [ "$(date +%s)" -lt "$end" ]; do
+    seen=$("$PS" list --provider local --json 2>/dev/null | python3 -c '
 import json, sys
 for s in json.load(sys.stdin):
-    print(s["labels"].get("polysandbox.expires", "none") + " " + s["labels"]["polysandbox.created"])')
-    [ -n "$expires" ] && break
-    sleep 0.1
+    l = s["labels"]
+    print(s["id"], l.get("polysandbox.expires", "none"), l["polysandbox.created"])' 2>/dev/null)
+    [ -n "$seen" ] || sleep 0.2
 done
+read -r sid expires created <<EOF
+$seen
+EOF
+[ -n "$sid" ] && "$PS" destroy --provider local "$sid" >/dev/null 2>&1
 wait "$runpid"
-check "a one-shot run's sandbox expires 2 x 4s + 60s after its creation ($expires)" \
-    eval 'set -- $expires; [ "$1" != none ] && [ $(($1 - $2)) -ge 68 ] && [ $(($1 - $2)) -le 69 ]'
+check "a one-shot run's sandbox expires 2 x 40s + 60s after its creation ($seen)" \
+    eval '[ "${expires:-none}" != none ] && [ $((expires - created)) -ge 140 ] &&
+          [ $((expires - created)) -le 141 ]'
 done_testing

@@ -33,7 +33,7 @@ no_secret() { ! grep -q -F -- "$SECRET" "$@"; }
 expected_b2=$(printf '%s' "$SECRET" | b2sum -l 256 | cut -d' ' -f1)
 expected_len=${#SECRET}
 
-plan 47
+plan 50
 
 # ---- usage -------------------------------------------------------------------
 cli secret --help
@@ -74,6 +74,13 @@ cli_in "$tmp/empty" --config-dir "$A" secret seal
 check "an empty value is refused" rc_and_err 1 "empty"
 cli --config-dir "$A" secret seal "$SECRET"
 check "a value on the command line is refused" rc_and_err 2 "never from the command line"
+# A public key another user could replace: everything sealed later would
+# be theirs to open.
+chmod 664 "$A/secret.pub"
+cli_in "$tmp/in" --config-dir "$A" secret seal
+check "a group-writable secret.pub is refused, naming it" \
+    rc_and_err 125 "host public key $A/secret.pub is writable by its group"
+chmod 644 "$A/secret.pub"
 
 # ---- check and use -----------------------------------------------------------------
 probe_ini "$A" "api_key = $sealed"
@@ -147,6 +154,21 @@ probe_ini "$A" "api_key = file:$tmp/secret.txt"
 cli --config-dir "$A" run --provider probe -- probe
 check "file:PATH (trailing newline dropped)" \
     eval 'is_rc 0 && out_has "len=$expected_len b2=$expected_b2 "'
+# Another user who could change the file would choose the credential.
+chmod 666 "$tmp/secret.txt"
+cli --config-dir "$A" run --provider probe -- probe
+check "a file: secret writable by everyone is refused, naming it and the fix" \
+    rc_and_err 125 "secret file $tmp/secret.txt is writable by everyone: refused (chmod go-w"
+chmod 644 "$tmp/secret.txt"
+if [ "$(id -u)" = 0 ]; then
+    chown 65534 "$tmp/secret.txt"
+    cli --config-dir "$A" run --provider probe -- probe
+    check "a file: secret owned by another user is refused, naming the owner" \
+        rc_and_err 125 "secret file $tmp/secret.txt is owned by uid 65534"
+    chown 0 "$tmp/secret.txt"
+else
+    ok "# SKIP chown needs root"
+fi
 probe_ini "$A" "api_key = env:PS_TEST_SECRET"
 PS_TEST_SECRET=$SECRET cli --config-dir "$A" run --provider probe -- probe
 check "env:NAME" eval 'is_rc 0 && out_has "len=$expected_len b2=$expected_b2 "'
@@ -211,7 +233,8 @@ if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null 2>&1; then
     asnobody() {
         setpriv --reuid=65534 --regid=65534 --clear-groups \
             env POLYSANDBOX_STATE_DIR="$nr/state" HOME="$nr" \
-            "$PS" --config-dir "$nr/conf" "$@" </dev/null >"$tmp/out" 2>"$tmp/err"
+            "$PS" --config-dir "$nr/conf" -o core.unenforced_limits=allow "$@" \
+            </dev/null >"$tmp/out" 2>"$tmp/err"
         rc=$?
     }
     asnobody run --provider local -- echo hi

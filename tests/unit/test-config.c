@@ -884,6 +884,16 @@ static void test_shipped(void)
     ok(rc == SBX_OK && cfg.default_provider && strcmp(cfg.default_provider, "local") == 0 &&
        limits_are_default() && p && p->enabled && p->file[0] == '/' && cfg.n_templates == 5,
        "tests/config loads: default local, local.ini, the templates (%s)", msg());
+    /* What no sandbox may show (host->private_paths): the directory in
+     * use and the built-in one, the state directories, every provider
+     * directory. */
+    const char *want[] = { path, SYSCONFDIR, cfg.state_dir, STATEDIR, PROVIDERDIR };
+    bool listed = rc == SBX_OK && cfg.private_paths;
+    for (size_t i = 0; listed && i < sizeof want / sizeof *want; i++)
+        listed = want[i] && core_strv_has(cfg.private_paths, want[i]);
+    for (size_t i = 0; listed && cfg.provider_path[i]; i++)
+        listed = core_strv_has(cfg.private_paths, cfg.provider_path[i]);
+    ok(listed, "private paths: the configuration, state and provider directories");
 }
 
 static void rm_rf(const char *path)

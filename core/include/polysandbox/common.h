@@ -64,6 +64,7 @@ typedef enum sbx_status {
     SBX_E_LOAD_INIT = 42,         /* init failed */
     SBX_E_LOAD_BAD_NAME = 43,     /* name has characters outside [a-z0-9_] */
     SBX_E_LOAD_RESERVED = 44,     /* a reserved field is not zero */
+    SBX_E_LOAD_UNSAFE = 45,       /* another user could change the module (owner, mode) */
 } sbx_status;
 
 /**
@@ -122,6 +123,22 @@ typedef enum sbx_network {
 #define SBX_CAP_ZYGOTE         (UINT64_C(1) << 10) /* exec_zygote (since 0.1, ABI 1.2) */
 #define SBX_CAP_CANCEL         (UINT64_C(1) << 11) /* exec honours cancel_fd (since 0.2, ABI 1.3) */
 #define SBX_CAP_STDIN_STREAM   (UINT64_C(1) << 12) /* exec feeds stdin_fd as it runs (since 0.2, ABI 1.4) */
+
+/**
+ * Limit bits: one per limit, numbered as sbx_limit of the embedding API
+ * (<polysandbox/sandbox.h>) and as the fields of sbx_limits_v1 of the
+ * provider SDK, for sets of limits (those a sandbox runs without:
+ * sbx_result_unenforced_limits(), host->limits_unenforced).  Since: 0.2
+ */
+#define SBX_LIMIT_BIT_WALL     (UINT64_C(1) << 0)
+#define SBX_LIMIT_BIT_CPU      (UINT64_C(1) << 1)
+#define SBX_LIMIT_BIT_MEMORY   (UINT64_C(1) << 2)
+#define SBX_LIMIT_BIT_PIDS     (UINT64_C(1) << 3)
+#define SBX_LIMIT_BIT_NOFILE   (UINT64_C(1) << 4)
+#define SBX_LIMIT_BIT_FSIZE    (UINT64_C(1) << 5)
+#define SBX_LIMIT_BIT_DISK     (UINT64_C(1) << 6)
+#define SBX_LIMIT_BIT_STDOUT   (UINT64_C(1) << 7)
+#define SBX_LIMIT_BIT_STDERR   (UINT64_C(1) << 8)
 
 /** Log levels for the host table's log().  Since: 0.1 */
 enum {

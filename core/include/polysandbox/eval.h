@@ -18,9 +18,11 @@
  *         printf("pass@1 %.4f\n", p1);
  *
  * A verdict of "passed" comes from the exit status of the harnessed
- * program together with a per-run random marker the harness's runner
- * prints only after every test returned; never from anything else the
- * program prints (see polysandbox-eval(1), VERDICTS).  A sandbox error is retried and is
+ * program together with a per-run random marker that a process of the
+ * runner's which never runs the completion prints only after every test
+ * returned; the marker is in no file, object or memory the program can
+ * reach (since 0.2); never from anything else the program prints (see
+ * polysandbox-eval(1), VERDICTS, and doc/security.md).  A sandbox error is retried and is
  * never counted as a pass or a failure.
  *
  * Every type is opaque.  Errors are reported as in <polysandbox/sandbox.h>:
@@ -95,9 +97,13 @@ SBX_API double sbx_eval_pass_at_k(uint64_t n, uint64_t c, uint64_t k);
  * @fmt: SBX_EVAL_FORMAT_AUTO to guess it from the first record.
  * @out: (out) (transfer full): free with sbx_eval_dataset_free.
  *
- * Reads and checks every record.  Errors: SBX_E_IO (cannot read @path),
+ * Reads and checks every record, as a stream, within the caps of the
+ * context's [eval] section (max_input decompressed bytes, max_line bytes
+ * per line, max_records records; since 0.2): a file past one is refused
+ * when the reading gets there.  Errors: SBX_E_IO (cannot read @path),
  * SBX_E_INVAL (bad JSON, a missing or mistyped field, a duplicate task_id,
- * an unknown language; the message says "PATH:LINE: ..."), SBX_E_NOMEM.
+ * an unknown language, a cap passed; the message says "PATH:LINE: ..."
+ * and, for a cap, which and how to raise it), SBX_E_NOMEM.
  * Since: 0.1
  */
 SBX_API int sbx_eval_dataset_load(sbx_ctx *ctx, const char *path,
@@ -131,8 +137,10 @@ SBX_API const char *sbx_eval_dataset_task_id(const sbx_eval_dataset *ds,
  * @out: (out) (transfer full): free with sbx_eval_samples_free.  It keeps
  *   no pointer into @ds, only task positions: use it with @ds alone.
  *
+ * Read within the same caps as sbx_eval_dataset_load.
  * Errors: SBX_E_IO, SBX_E_INVAL ("PATH:LINE: ..." for bad JSON, a missing
- * field, or a task_id that is not in @ds), SBX_E_NOMEM.  Since: 0.1
+ * field, a task_id that is not in @ds, a cap passed), SBX_E_NOMEM.
+ * Since: 0.1
  */
 SBX_API int sbx_eval_samples_load(sbx_ctx *ctx, const sbx_eval_dataset *ds,
                                   const char *path, sbx_eval_samples **out);
@@ -157,13 +165,21 @@ SBX_API size_t sbx_eval_samples_count(const sbx_eval_samples *s);
 /**
  * sbx_eval_program:
  * The program sample @i is graded with (transfer full, free()), as it
- * would run, with a fixed marker in place of the random one; for
- * inspection (polysandbox eval --show-program).  *lang: the template
+ * would run, then the runner that runs it (which holds no marker: the
+ * run's is in a file the runner removes before the program starts); for
+ * inspection (polysandbox eval
+ * --show-program).  *lang: the template
  * (transfer none).  NULL on a bad index or ENOMEM.  Since: 0.1
  */
 SBX_API char *sbx_eval_program(const sbx_eval_dataset *ds,
                                const sbx_eval_samples *s, size_t i,
                                const char **lang);
+/** As sbx_eval_program, graded with the options @o (NULL: the
+ * defaults): with sbx_eval_opts_set_isolated_check, program.py, check.py
+ * and the runner of the isolated check.  Since: 0.2 */
+SBX_API char *sbx_eval_program_opts(const sbx_eval_dataset *ds,
+                                    const sbx_eval_samples *s, size_t i,
+                                    const sbx_eval_opts *o, const char **lang);
 
 /* ---- options ---------------------------------------------------------- */
 
@@ -189,13 +205,35 @@ SBX_API int sbx_eval_opts_set_limit(sbx_eval_opts *o, sbx_limit which,
 /** Extra attempts per provider after a sandbox error (default 2). */
 SBX_API int sbx_eval_opts_set_retries(sbx_eval_opts *o, unsigned retries);
 /**
+ * sbx_eval_opts_set_isolated_check:
+ * @on: grade HumanEval and MBPP samples with the check in a process the
+ *   completion never runs in (default false).
+ *
+ * By default a sample's program runs as the reference harness runs it,
+ * the tests in the same interpreter as the completion, which can then
+ * fool them (an object whose __eq__ always says True; see
+ * doc/security.md).  With @on the tests (the prompt and test, or MBPP's
+ * setup and asserts) run in the runner's own process and call the
+ * function under test in the completion's process with Python literals,
+ * reading literals back (ast.literal_eval): nothing of the completion's
+ * objects reaches the check.  A task whose calls pass something that is
+ * not a literal fails, saying so (check the dataset with --canonical
+ * first).  Other formats are graded as without it.  Since: 0.2
+ */
+SBX_API int sbx_eval_opts_set_isolated_check(sbx_eval_opts *o, bool on);
+/**
  * sbx_eval_opts_set_journal:
  * @path: the results JSONL file (copied); NULL: none.  Each record is
  *   appended as its sample finishes and synced to disk right after, by
  *   a thread of the run (every record is synced before sbx_eval_run
  *   returns).
  * @resume: keep the records already in @path (a torn last line is cut
- *   off) and run only the samples that have none; false truncates it.
+ *   off) and run only the samples that have none; false replaces it by
+ *   an empty file (made beside it and renamed over it, so an existing
+ *   file is never truncated in place: its other links keep their
+ *   records; since 0.2).  A @path that is the dataset's or the samples'
+ *   file (the same file, through any link) is refused by sbx_eval_run
+ *   (SBX_E_INVAL; since 0.2).
  * Since: 0.1
  */
 SBX_API int sbx_eval_opts_set_journal(sbx_eval_opts *o, const char *path,
@@ -253,7 +291,8 @@ SBX_API int sbx_eval_opts_set_gate(sbx_eval_opts *o, sbx_eval_gate_cb cb, void *
  * Runs every sample of @s not already in the journal.  Errors (no
  * summary): SBX_E_IO (journal), SBX_E_INVAL (a journal that belongs to
  * other samples: "PATH:LINE: ..."), a request the core refuses for every
- * sample (unknown template or provider, a limit above its maximum).
+ * sample (unknown template or provider, a limit above its maximum),
+ * SBX_E_INVAL for a journal that is the dataset's or samples' file.
  * Sandbox failures are not errors: see SBX_VERDICT_SANDBOX_ERROR.
  * Since: 0.1
  */
@@ -276,6 +315,10 @@ SBX_API uint64_t sbx_eval_record_time_ns(const sbx_eval_record *r);
 SBX_API unsigned sbx_eval_record_attempts(const sbx_eval_record *r);
 /** Why it is not a pass (or the sandbox error), or NULL. */
 SBX_API const char *sbx_eval_record_reason(const sbx_eval_record *r);
+/** The limits the sample's sandbox ran without (SBX_LIMIT_BIT_* bits, as
+ * sbx_result_unenforced_limits; "unenforced_limits" of its journal line),
+ * 0 when every limit was enforced.  Since: 0.2 */
+SBX_API uint64_t sbx_eval_record_unenforced_limits(const sbx_eval_record *r);
 /** The journal line: one JSON object (transfer full, free()). */
 SBX_API char *sbx_eval_record_to_json(const sbx_eval_record *r);
 

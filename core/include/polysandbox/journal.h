@@ -57,7 +57,9 @@ typedef int (*sbx_journal_line_cb)(void *ud, const char *line, size_t len, size_
  * @path: (transfer none) the file, created (mode 0644) when missing
  * @resume: keep what the file holds: cut off a torn last line (a line
  *   without its newline: the writer was killed while writing it) and
- *   call @cb for every line; false truncates the file
+ *   call @cb for every line; false replaces it by an empty file (a new
+ *   one renamed over it, never truncated in place: its other links keep
+ *   what it held; a path that is not a regular file is written as it is)
  * @cb: (nullable) called per line when @resume
  * @out: (out) (transfer full): close with sbx_journal_close
  *

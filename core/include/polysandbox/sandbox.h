@@ -260,6 +260,10 @@ typedef enum sbx_limit {
 } sbx_limit;
 #define SBX_LIMIT_COUNT 9
 
+/** sbx_limit_name: "wall", "cpu", "memory", ... as in [limits] of
+ * polysandbox.ini (static), or NULL.  Since: 0.2 */
+SBX_API const char *sbx_limit_name(sbx_limit which);
+
 /* ---- create options --------------------------------------------------- */
 
 /** (transfer full): free with sbx_create_opts_free.  NULL on ENOMEM. */
@@ -660,6 +664,24 @@ SBX_API const char *sbx_result_error(const sbx_result *r);
 /** The sbx_status of a sandbox error, else 0. */
 SBX_API int sbx_result_error_code(const sbx_result *r);
 /**
+ * sbx_result_unenforced_limits:
+ *
+ * The limits the sandbox of @r ran without: SBX_LIMIT_BIT_* bits (1 <<
+ * sbx_limit), 0 when every limit was enforced.  A provider that cannot
+ * apply a limit asked of it is refused unless the administrator allowed
+ * it (unenforced_limits in polysandbox.ini(5)); then its results say
+ * which it did not apply here.  Since: 0.2
+ */
+SBX_API uint64_t sbx_result_unenforced_limits(const sbx_result *r);
+/**
+ * sbx_result_unenforced_reason:
+ *
+ * Why the limits of sbx_result_unenforced_limits() were not enforced,
+ * as the provider says it ("memory: no memory cgroup ..."; transfer
+ * none, valid while @r is), or NULL when every limit was.  Since: 0.2
+ */
+SBX_API const char *sbx_result_unenforced_reason(const sbx_result *r);
+/**
  * sbx_result_compile:
  * @status: (out) (optional): the compile step's own status: SBX_RUN_OK
  *   when it succeeded; when it failed (the result's status is then
@@ -676,6 +698,9 @@ SBX_API bool sbx_result_compile(const sbx_result *r, sbx_run_status *status, uin
  * sbx_result_to_json:
  * One JSON object holding every field (transfer full, free()).  Output
  * that is not valid UTF-8 is base64 with "stdout_encoding": "base64".
+ * "unenforced_limits" lists the limits the sandbox ran without (names,
+ * [] when none) and "unenforced_reason" says why (null when none); both
+ * since 0.2.
  */
 SBX_API char *sbx_result_to_json(const sbx_result *r);
 

@@ -38,7 +38,7 @@ extern "C" {
 #define SBX_PROVIDER_MAGIC UINT32_C(0x53425850)
 /** The ABI this header describes.  Since: 0.1 */
 #define SBX_ABI_MAJOR 1
-#define SBX_ABI_MINOR 4
+#define SBX_ABI_MINOR 6
 
 /** Opaque per-provider handle the core passes back in host calls. */
 typedef struct sbx_host_handle sbx_host_handle;
@@ -239,6 +239,42 @@ typedef struct sbx_host_v1 {
      * it on the same sandbox.  Call it only when sure. */
     void (*not_started)(sbx_host_handle *h);
     /* ABI 1.1 ends here. */
+
+    /* Since 0.2, ABI 1.5 (check host->struct_size covers it and that it
+     * is not NULL before calling: a core before 1.5 has no such slot).
+     *
+     * A limit that was asked for and cannot be applied is refused or
+     * reported, never silently dropped.  Call this from ops->create when
+     * the sandbox being made will run without the limits @limits
+     * (SBX_LIMIT_BIT_* of <polysandbox/common.h>; every limit of
+     * sbx_limits_v1 is always asked for), once per reason, before
+     * anything of the caller's runs; @why (transfer none) says why
+     * ("cgroup v1 and not root: no memory cgroup to write").  Call it
+     * from ops->attach too (a sandbox opened again runs without them
+     * still).
+     *
+     * The core decides, from the administrator's unenforced_limits
+     * setting (polysandbox.ini(5)):
+     *  - SBX_OK: allowed; go on.  The results of the sandbox's execs say
+     *    which limits were not enforced, and why.
+     *  - SBX_E_PERM, with the thread's error set (naming the limits,
+     *    their values, @why and the setting): in ops->create, return it,
+     *    having undone what create made (the core destroys a sandbox
+     *    whose create returned SBX_OK all the same).  In ops->attach it
+     *    is never returned: the core refuses every exec of that sandbox
+     *    instead, so that it can still be destroyed. */
+    int (*limits_unenforced)(sbx_host_handle *h, uint64_t limits, const char *why);
+    /* ABI 1.5 ends here. */
+
+    /* Since 0.2, ABI 1.6 (check host->struct_size covers it and that it
+     * is not NULL before calling: a core before 1.6 has no such slot).
+     * The orchestrator's own host paths, which no sandbox may ever
+     * show: the configuration directories read (the one in use, the
+     * system one, the user's), the state directory and the directories
+     * provider modules come from.  Absolute, as configured (not resolved); a
+     * NULL-terminated list, (transfer none), valid until fini. */
+    const char *const *(*private_paths)(sbx_host_handle *h);
+    /* ABI 1.6 ends here. */
 } sbx_host_v1;
 
 /**
