@@ -4,4 +4,4 @@
 PYTHON_TESTS = tests/python/binding.sh
 TESTS += $(PYTHON_TESTS)
 dist_check_SCRIPTS += $(PYTHON_TESTS)
-EXTRA_DIST += tests/python/binding.py
+EXTRA_DIST += tests/python/binding.py tests/python/harness.py tests/python/run-python.sh
