@@ -13,10 +13,9 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import PS, Server, check, finish, plan, raises  # noqa: E402
+from harness import PS, Server, cancel_later, check, finish, plan, raises  # noqa: E402
 import polysandbox as psb  # noqa: E402
 
 PLAN = 36
@@ -80,18 +79,7 @@ five_at_once(psb, "arun and arun_code, five at once from one event loop")
 
 
 
-async def cancelled():
-    t = asyncio.create_task(psb.arun("sleep 30", timeout=60))
-    await asyncio.sleep(0.5)
-    t0 = time.monotonic()
-    t.cancel()
-    try:
-        await t
-    except asyncio.CancelledError:
-        return "cancelled", time.monotonic() - t0
-    return "not cancelled", time.monotonic() - t0
-
-how, took = asyncio.run(cancelled())
+how, took = asyncio.run(cancel_later(psb.arun("sleep 30", timeout=60)))
 print(f"# the cancelled run ended {took:.2f} s after the cancel", flush=True)
 # The bound is generous (the command sleeps 30 s, its timeout 60 s): it
 # tells a run that was stopped from one that ran to its end, not a speed.

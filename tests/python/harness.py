@@ -2,6 +2,7 @@
 checks, the polysandbox package from the source tree, and a real
 polysandboxd on a free loopback port."""
 
+import asyncio
 import atexit
 import os
 import re
@@ -47,6 +48,22 @@ def finish(planned):
     if n != planned:
         print(f"# planned {planned}, ran {n}")
     sys.exit(1 if failed or n != planned else 0)
+
+
+async def cancel_later(coro, wait=None):
+    """Run coro as a task and cancel it half a second on (or once wait()
+    returns); ("cancelled" or "not cancelled", seconds from the cancel to
+    its end)."""
+    t = asyncio.create_task(coro)
+    await (wait() if wait else asyncio.sleep(0.5))
+    t0 = time.monotonic()
+    t.cancel()
+    try:
+        await t
+        how = "not cancelled"
+    except asyncio.CancelledError:
+        how = "cancelled"
+    return how, time.monotonic() - t0
 
 
 class Server:

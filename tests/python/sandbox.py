@@ -15,7 +15,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import Server, check, finish, plan, raises  # noqa: E402
+from harness import Server, cancel_later, check, finish, plan, raises  # noqa: E402
 import polysandbox as psb  # noqa: E402
 
 PLAN = 2 * 15 + 6
@@ -106,14 +106,7 @@ def sandbox_calls(runner, name):
 
     async def cancel_exec():
         a = await psb.Sandbox.create(runner, provider="local")
-        t = asyncio.create_task(a.aexec("sleep 30", timeout=60))
-        await asyncio.sleep(0.5)
-        t.cancel()
-        try:
-            await t
-            how = "not cancelled"
-        except asyncio.CancelledError:
-            how = "cancelled"
+        how, _ = await cancel_later(a.aexec("sleep 30", timeout=60))
         t0 = time.monotonic()
         # The sandbox is free again only once the command stopped.
         r = await a.aexec("echo after")
@@ -173,20 +166,17 @@ check("the same execs give the same results in the process and through polysandb
 
 
 async def cancel_run():
-    """Cancel a Client run; the server's in-flight count, polled."""
-    t = asyncio.create_task(client.arun("sleep 30", timeout=60))
+    """Cancel a Client run once the server has it; the server's in-flight
+    count, polled."""
     busy = []
-    for _ in range(50):
-        await asyncio.sleep(0.1)
-        busy.append(client._call("GET", "/v1/status")["in_flight"])
-        if busy[-1]:
-            break
-    t.cancel()
-    try:
-        await t
-        how = "not cancelled"
-    except asyncio.CancelledError:
-        how = "cancelled"
+
+    async def running():
+        for _ in range(50):
+            await asyncio.sleep(0.1)
+            busy.append(client._call("GET", "/v1/status")["in_flight"])
+            if busy[-1]:
+                return
+    how, _ = await cancel_later(client.arun("sleep 30", timeout=60), running)
     t0 = time.monotonic()
     while time.monotonic() - t0 < 10:
         busy.append(client._call("GET", "/v1/status")["in_flight"])
@@ -202,19 +192,7 @@ check("cancelling a Client.arun closes its connection: the server stops the run"
       how == "cancelled" and max(busy) >= 1 and busy[-1] == 0, f"{how} {busy}")
 
 
-async def cancel_many():
-    t = asyncio.create_task(local.arun_many(["sleep 30"] * 3, concurrency=3))
-    await asyncio.sleep(0.5)
-    t0 = time.monotonic()
-    t.cancel()
-    try:
-        await t
-    except asyncio.CancelledError:
-        return "cancelled", time.monotonic() - t0
-    return "not cancelled", time.monotonic() - t0
-
-
-how, took = asyncio.run(cancel_many())
+how, took = asyncio.run(cancel_later(local.arun_many(["sleep 30"] * 3, concurrency=3)))
 check("cancelling arun_many stops every run under way", how == "cancelled" and took < 10,
       f"{how} {took:.1f} s")
 
