@@ -194,6 +194,32 @@ class Runner:
     def _cancel_free(self, token: Any) -> None:
         """Called once no thread uses the token any more."""
 
+    # Sandboxes: a handle is what the runner needs to reach one (see
+    # sandbox.py, the only caller); bodies are request.build's.
+    def _sb_create(self, body: dict[str, Any]) -> tuple[Any, "SandboxInfo", bool]:
+        raise NotImplementedError
+
+    def _sb_attach(self, sandbox_id: str, provider: str | None) -> tuple[Any, "SandboxInfo"]:
+        raise NotImplementedError
+
+    def _sb_exec(self, handle: Any, body: dict[str, Any], cancel: Any = None) -> Result:
+        raise NotImplementedError
+
+    def _sb_upload(self, handle: Any, path: str, data: bytes, mode: int) -> None:
+        raise NotImplementedError
+
+    def _sb_download(self, handle: Any, path: str, max_bytes: int) -> bytes:
+        raise NotImplementedError
+
+    def _sb_destroy(self, handle: Any) -> None:
+        raise NotImplementedError
+
+    def _sb_release(self, handle: Any) -> None:
+        raise NotImplementedError
+
+    def _sb_list(self, labels: dict[str, str], provider: str | None) -> list["SandboxInfo"]:
+        raise NotImplementedError
+
     def providers(self) -> list:
         """The providers, as `polysandbox providers --json` (Provider)."""
         raise NotImplementedError

@@ -82,7 +82,9 @@ def sandbox_calls(runner, name):
     check(f"{name}: bad input names the argument (path, an option exec has not, labels)",
           ok_ and ok2 and ok3 and ok4, f"{e}\n{e2}\n{e3}\n{e4}")
     ok_, e = raises(psb.SandboxNotFoundError, sb.download, "nosuch.txt")
-    check(f"{name}: downloading a file that is not there: SandboxNotFoundError", ok_, e)
+    ok2, e2 = raises(psb.InvalidRequestError, sb.download, "d/blob.bin", max_bytes=10)
+    check(f"{name}: download: a file that is not there: SandboxNotFoundError; one above "
+          "max_bytes: InvalidRequestError, never cut short", ok_ and ok2, f"{e}\n{e2}")
 
     with sb:
         pass          # `with` destroys it
