@@ -137,6 +137,8 @@ class Client(Runner):
 
     # ---- sandboxes (handles are (id, provider); see sandbox.py) --------------
 
+    _interrupts_locally = False   # DELETE stops the exec on the server
+
     @staticmethod
     def _box(handle: tuple[str, str], tail: str = "") -> str:
         sid, prov = handle

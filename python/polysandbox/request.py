@@ -194,6 +194,10 @@ class Runner:
     def _cancel_free(self, token: Any) -> None:
         """Called once no thread uses the token any more."""
 
+    # Whether Sandbox.destroy must stop an exec under way itself (through
+    # polysandboxd the server does, and the exec gets its result).
+    _interrupts_locally = True
+
     # Sandboxes: a handle is what the runner needs to reach one (see
     # sandbox.py, the only caller); bodies are request.build's.
     def _sb_create(self, body: dict[str, Any]) -> tuple[Any, "SandboxInfo", bool]:

@@ -17,6 +17,7 @@ ttl.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Awaitable, Generator, Mapping, Sequence
@@ -124,6 +125,9 @@ class Sandbox:
         self.labels = dict(info.labels)
         self.created = created
         self._lock = threading.Lock()
+        # The cancellation tokens of the execs under way (see destroy).
+        self._running: set[Any] = set()
+        self._running_lock = threading.Lock()
 
     def __repr__(self) -> str:
         return f"Sandbox({self.id!r}, provider={self.provider!r})"
@@ -209,8 +213,19 @@ class Sandbox:
         return self._handle
 
     def _exec_body(self, body: dict[str, Any], cancel: Any = None) -> Result:
-        with self._lock:
-            return self.runner._sb_exec(self._use("exec"), body, cancel=cancel)
+        own = None
+        if cancel is None:     # destroy may still have to stop it
+            cancel = own = self.runner._cancel_new()
+        with self._running_lock:
+            self._running.add(cancel)
+        try:
+            with self._lock:
+                return self.runner._sb_exec(self._use("exec"), body, cancel=cancel)
+        finally:
+            with self._running_lock:
+                self._running.discard(cancel)
+            if own is not None:
+                self.runner._cancel_free(own)
 
     def exec(self, command: str | Sequence[str], **options: Any) -> Result:
         """Run command (a str: a /bin/sh -c line; a list: an argv) in this
@@ -277,9 +292,18 @@ class Sandbox:
         return await asyncio.to_thread(self.download, path, max_bytes)
 
     def destroy(self) -> None:
-        """Destroy the sandbox (once: again does nothing).  An error says
-        the backend may still hold it."""
-        with self._lock:
+        """Destroy the sandbox (once: again does nothing).  An exec running
+        in it stops now rather than hold the destroy (its result: status
+        "sandbox_error", error code cancelled), as polysandboxd does.  An
+        error says the backend may still hold it."""
+        lock: Any = self._lock
+        if self.runner._interrupts_locally:
+            with self._running_lock:
+                for token in self._running:
+                    self.runner._cancel_fire(token)
+        else:
+            lock = contextlib.nullcontext()   # the server stops the exec, not us
+        with lock:
             handle, self._handle = self._handle, None
             if handle is not None:
                 self.runner._sb_destroy(handle)

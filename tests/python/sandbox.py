@@ -18,7 +18,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import Server, cancel_later, check, finish, plan, raises  # noqa: E402
 import polysandbox as psb  # noqa: E402
 
-PLAN = 2 * 15 + 6
+PLAN = 2 * 16 + 6
 plan(PLAN)
 tmp = tempfile.mkdtemp(prefix="ps-python-sandbox.")
 os.environ["XDG_STATE_HOME"] = os.path.join(tmp, "xdg-state")
@@ -32,7 +32,7 @@ blob = bytes(range(256)) * 64
 
 
 def sandbox_calls(runner, name):
-    """The sandbox calls and run_many of runner; 15 checks."""
+    """The sandbox calls and run_many of runner; 16 checks."""
     labels = {"test": "python-" + tag, "runner": name}
     sb = runner.create_sandbox(provider="local", labels=labels, ttl=300, env={"CREATED": "yes"},
                                limits={"memory": 256 << 20})
@@ -120,6 +120,18 @@ def sandbox_calls(runner, name):
     # Generous: it tells a stopped command from one that ran its 30 s.
     check(f"{name}: cancelling an aexec stops its command; the sandbox goes on",
           how == "cancelled" and r.stdout == "after\n" and took < 10, f"{how} {took:.1f} s {r}")
+
+    async def destroy_running():
+        a = await psb.Sandbox.create(runner, provider="local")
+        t = asyncio.create_task(a.aexec("sleep 30", timeout=60))
+        await asyncio.sleep(0.5)
+        t0 = time.monotonic()
+        await a.adestroy()
+        r = await t
+        return r, time.monotonic() - t0
+    r, took = asyncio.run(destroy_running())
+    check(f"{name}: destroy stops an exec under way: its result is sandbox_error, cancelled",
+          r.status == "sandbox_error" and r.error_code == 21 and took < 10, f"{took:.1f} s {r}")
 
     reqs = ["echo 0", ["echo", "1"], {"language": "sh", "code": "echo $1", "args": ["2"]},
             {"command": "echo $Y", "env": {"Y": "3"}}, "echo 4 >&2; exit 5"]
