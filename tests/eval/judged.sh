@@ -7,13 +7,13 @@
 # a samples file that leaves tasks out.
 . "$top_srcdir/tests/eval/lib.sh"
 
-plan 19
+plan 20
 
 ds="$data/judged.jsonl"
-# T_min 0.5 s, 2 x the reference's 0.6 s: the slow sample (2.5 s) is over;
+# T_min 1 s, 2 x the reference's 1 s: the slow sample (3.5 s) is over;
 # the C++ sample that checks it runs the first test's binary in each
 cli eval --dataset "$ds" --samples "$data/judged-samples.jsonl" --out "$tmp/j.jsonl" \
-    --min-time 0.5s --time-factor 2 -k 1
+    --min-time 1s --time-factor 2 -k 1
 check "judged samples: exit 0" is_rc 0
 check "judged samples: each verdict as expected" \
     verdicts_as_expected "$tmp/j.jsonl" "$data/judged-samples.jsonl"
@@ -22,7 +22,7 @@ check "a wrong answer says which test, keeps the output; fail-fast stopped there
     eval 'rec 5 | grep -q "\"reason\":\"test 2 of 3: wrong answer\"" &&
           rec 5 | grep -q "\"output\":\"31\\\\n\"" && rec 5 | grep -q "\"tests_passed\":1,"'
 check "the slow program's reason gives the relative limit" \
-    eval 'rec 7 | grep -q "test 1 of 3: wall-clock limit reached (1.2 s = max(minimum 0.5 s, 2 x reference 0.6 s))"'
+    eval 'rec 7 | grep -q "test 1 of 3: wall-clock limit reached (2 s = max(minimum 1 s, 2 x reference 1 s))"'
 check "a compile error keeps the compiler's message" \
     eval 'rec 4 | grep -q "\"verdict\":\"compile_error\"" && rec 4 | grep -q "error: expected"'
 check "reading past the input is a failure (EOFError), not a hang" \
@@ -44,7 +44,7 @@ check "--all-tests: the third test ran too (2 of 3 passed), the verdict is still
 
 # the slow program passes when the factor allows it: the limit is relative
 grep '"right but slow' "$data/judged-samples.jsonl" >"$tmp/slow.jsonl"
-cli eval --dataset "$ds" --samples "$tmp/slow.jsonl" --allow-partial --min-time 0.5s \
+cli eval --dataset "$ds" --samples "$tmp/slow.jsonl" --allow-partial --min-time 1s \
     --time-factor 8 --out "$tmp/slow-out.jsonl" -k 1
 check "the slow program passes under 8 x the reference time" eval 'is_rc 0 && out_has "passed 1"'
 
@@ -55,6 +55,13 @@ check "missing tasks: 65, naming how many and which" \
 
 cli eval --dataset "$ds" --canonical
 check "judged --canonical: every reference passes" eval 'is_rc 0 && out_has "passed 3"'
+
+cli eval --dataset "$data/humaneval.jsonl" --canonical --out "$tmp/he.jsonl"
+check "HumanEval records too: the completion, and an output without the harness's marker" \
+    python3 -c 'import json, sys
+rs = [json.loads(l) for l in open(sys.argv[1])]
+sys.exit(0 if len(rs) == 4 and all(r["completion"] and "output" in r and
+         "__polysandbox_eval_done__" not in (r["output"] or "") for r in rs) else 1)' "$tmp/he.jsonl"
 
 # the readers
 cli eval --dataset "$data/codecontests.jsonl" --canonical --out "$tmp/cc.jsonl"
