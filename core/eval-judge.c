@@ -177,6 +177,10 @@ int core_eval_judge(sbx_ctx *ctx, const sbx_eval_opts *o, const core_eval_task *
         if (sbx_result_status(r) == SBX_RUN_OK && !sbx_result_stdout_truncated(r) &&
             core_eval_compare(t->cmp, t->tolerance, tcase->out, tcase->out_len, out, len)) {
             rec->tests_passed++;
+            if (i == 0) {   /* a pass shows the first test's output */
+                free(rec->output);
+                rec->output = core_eval_excerpt(out, len, OUTPUT_EXCERPT, false);
+            }
         } else if (!failed) {
             failed = true;
             rc = fail(rec, r, i, t->n_cases, limit_why);

@@ -27,12 +27,13 @@ check "a compile error keeps the compiler's message" \
     eval 'rec 4 | grep -q "\"verdict\":\"compile_error\"" && rec 4 | grep -q "error: expected"'
 check "reading past the input is a failure (EOFError), not a hang" \
     eval 'rec 6 | grep -q EOFError'
-check "every record holds the completion, the attempts and the provider" \
+check "every record holds the completion, the attempts, the provider, the output" \
     python3 -c 'import json, sys
 rs = [json.loads(l) for l in open(sys.argv[1])]
 ss = [json.loads(l) for l in open(sys.argv[2])]
 sys.exit(0 if all(r["completion"] == ss[r["sample"]]["completion"] and r["attempts"] == 1
-                  and r["provider"] == "local" and "output" in r for r in rs) else 1)' \
+                  and r["provider"] == "local" and "output" in r for r in rs) and
+         [r["output"] for r in rs if r["sample"] == 0] == ["3\n"] else 1)' \
     "$tmp/j.jsonl" "$data/judged-samples.jsonl"
 
 # --all-tests runs on after a failure
