@@ -1,7 +1,8 @@
 /* polysandbox/eval.h - score code completions against benchmark datasets
  *
  * The evaluation engine of libpolysandbox: read a dataset (HumanEval,
- * MBPP or the generic format) and a file of samples (completions), run
+ * MBPP, the generic format, or judged problems with stdin/expected-output
+ * tests) and a file of samples (completions), run
  * every sample's program in a sandbox through sbx_run() from many worker
  * threads, and grade it:
  *
@@ -144,7 +145,9 @@ SBX_API const char *sbx_eval_dataset_task_id(const sbx_eval_dataset *ds,
 /**
  * sbx_eval_samples_load:
  * @path: JSONL (or gzip of it), one {"task_id": ..., "completion": ...}
- *   per line; several per task for pass@k.  Other fields are ignored.
+ *   per line; several per task for pass@k.  For a judged format, a
+ *   "language" field (a template name) gives the sample's own language
+ *   (since 0.2; an unknown one is SBX_E_INVAL).  Other fields are ignored.
  * @out: (out) (transfer full): free with sbx_eval_samples_free.  It keeps
  *   no pointer into @ds, only task positions: use it with @ds alone.
  *
@@ -326,7 +329,9 @@ SBX_API int sbx_eval_opts_set_judge(sbx_eval_opts *o, bool all_tests, uint64_t m
  * @out: (out) (transfer full): free with sbx_eval_summary_free.
  *
  * Runs every sample of @s not already in the journal.  Errors (no
- * summary): SBX_E_IO (journal), SBX_E_INVAL (a journal that belongs to
+ * summary): SBX_E_INVAL when @s leaves tasks of @ds without a sample
+ * and sbx_eval_opts_set_allow_partial was not set (since 0.2; the
+ * message says how many and names them), SBX_E_IO (journal), SBX_E_INVAL (a journal that belongs to
  * other samples: "PATH:LINE: ..."), a request the core refuses for every
  * sample (unknown template or provider, a limit above its maximum),
  * SBX_E_INVAL for a journal that is the dataset's or samples' file.
