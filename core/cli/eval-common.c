@@ -26,7 +26,6 @@ const char cli_eval_help_common[] =
 "      --isolated-check   HumanEval, MBPP: run the tests in a process the\n"
 "                         completion never runs in, calling it with literals\n"
 "  -k K[,K...]            pass@k to report (default 1,10,100)\n"
-"      --json             print the summary as one JSON object\n"
 "\n"
 "Input caps (a file past one is refused, naming it and the cap):\n"
 "      --max-input SIZE   decompressed size of the dataset or samples\n"
