@@ -37,6 +37,7 @@ core_libpolysandbox_internal_la_SOURCES = \
 	core/opts-int.h \
 	core/options.c \
 	core/sandbox.c \
+	core/source-name.c \
 	core/unenforced.c \
 	core/sandbox-find.c \
 	core/labels.c \

@@ -31,8 +31,7 @@ const char cli_eval_help_common[] =
 "      --isolated-check   HumanEval, MBPP: run the tests in a process the\n"
 "                         completion never runs in, calling it with literals\n"
 "  -k K[,K...]            pass@k to report (default 1,10,100)\n"
-
-"      --json             print the summary as one JSON object\n""\n"
+"\n"
 "Judged problems (stdin/expected output tests; compiled once per sample):\n"
 "      --all-tests        run every test, not up to the first failure\n"
 "      --min-time DURATION  T_min of a test's limit max(T_min, K x reference\n"
