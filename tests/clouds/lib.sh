@@ -116,7 +116,9 @@ clouds_start() {
     eval "CONTROL_$name=http://127.0.0.1:\${control:-\$port}"
     eval "URL_$name=\$url"
     {
-        printf '[provider]\nenabled = true\noptional = false\n[settings]\n'
+        # Clouds size their sandboxes themselves: the limits they cannot
+        # apply go unenforced, allowed here.
+        printf '[provider]\nenabled = true\noptional = false\nunenforced_limits = allow\n[settings]\n'
         case $name in
         e2b) printf 'api_key = env:CLOUDS_KEY\napi_url = %s\nenvd_url = %s\nrequest_timeout = 20s\n' "$url" "$url" ;;
         daytona) printf 'api_key = env:CLOUDS_KEY\napi_url = %s/api\nrequest_timeout = 20\nstart_timeout = 20\n' "$url" ;;
