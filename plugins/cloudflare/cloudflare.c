@@ -302,11 +302,10 @@ static int delete_sandbox(struct cf_prov *p, const char *id)
  * containers are all of the Worker's instance type. */
 static int unenforced(struct cf_prov *p)
 {
-    return pc_limits_unenforced(p->host, p->h, PC_LIMITS_SIZED_BY_BACKEND,
-                                "a Cloudflare sandbox is a container of the Worker's instance "
-                                "type (its wrangler configuration), the same for every sandbox, "
-                                "and the bridge sets no per-process limit; only the wall clock "
-                                "and the output caps are applied");
+    return pc_limits_sized_by_backend(p->host, p->h, "a Cloudflare sandbox is a container of "
+                                      "the Worker's instance type (its wrangler configuration), "
+                                      "the same for every sandbox, and the bridge sets no "
+                                      "per-process limit");
 }
 
 static int cf_create(void *prov, const sbx_create_spec_v1 *spec, void **sb, char id[SBX_ID_MAX])

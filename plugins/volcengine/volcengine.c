@@ -265,11 +265,10 @@ static int new_sb(struct vc_prov *p, const char *id, struct vc_sb **out)
  * sandbox has its function's size. */
 static int unenforced(struct vc_prov *p)
 {
-    return pc_limits_unenforced(p->host, p->h, PC_LIMITS_SIZED_BY_BACKEND,
-                                "a veFaaS sandbox has the CPU and memory of its function (or "
-                                "cpu_milli and memory_mb of volcengine.ini), not the sandbox's "
-                                "limits, and its AIO sandbox sets no per-process limit; only the "
-                                "wall clock and the output caps are applied");
+    return pc_limits_sized_by_backend(p->host, p->h, "a veFaaS sandbox has the CPU and memory of "
+                                      "its function (or cpu_milli and memory_mb of "
+                                      "volcengine.ini), not the sandbox's limits, and its AIO "
+                                      "sandbox sets no per-process limit");
 }
 
 static int vc_create(void *prov, const sbx_create_spec_v1 *spec, void **sb, char id[SBX_ID_MAX])
