@@ -115,9 +115,11 @@ clouds_start() {
     url="http://127.0.0.1:$port"
     eval "CONTROL_$name=http://127.0.0.1:\${control:-\$port}"
     eval "URL_$name=\$url"
+    # A cloud sizes its sandboxes by template or plan: the per-run limits
+    # it cannot apply are refused unless allowed, and these tests compare
+    # verdicts, not limits (tests/limits and each cloud's own tests check
+    # the refusal).
     {
-        # Clouds size their sandboxes themselves: the limits they cannot
-        # apply go unenforced, allowed here.
         printf '[provider]\nenabled = true\noptional = false\nunenforced_limits = allow\n[settings]\n'
         case $name in
         e2b) printf 'api_key = env:CLOUDS_KEY\napi_url = %s\nenvd_url = %s\nrequest_timeout = 20s\n' "$url" "$url" ;;
