@@ -24,6 +24,7 @@
 #include "http.h"
 #include "randhex.h"
 #include "shwrap.h"
+#include "unenforced.h"
 
 #define CF_NAME "cloudflare"
 #define CF_INI "providers.d/cloudflare.ini"
@@ -297,6 +298,16 @@ static int delete_sandbox(struct cf_prov *p, const char *id)
     return rc;
 }
 
+/* Only the wall clock and the output caps are ours to hold: the bridge's
+ * containers are all of the Worker's instance type. */
+static int unenforced(struct cf_prov *p)
+{
+    return pc_limits_sized_by_backend(p->host, p->h, "a Cloudflare sandbox is a container of "
+                                      "the Worker's instance type (its wrangler configuration), "
+                                      "the same for every sandbox, and the bridge sets no "
+                                      "per-process limit");
+}
+
 static int cf_create(void *prov, const sbx_create_spec_v1 *spec, void **sb, char id[SBX_ID_MAX])
 {
     struct cf_prov *p = prov;
@@ -304,6 +315,9 @@ static int cf_create(void *prov, const sbx_create_spec_v1 *spec, void **sb, char
     char *path = NULL;
     *sb = NULL;
 
+    int rc0 = unenforced(p);
+    if (rc0 != SBX_OK)
+        return rc0;
     /* network = none is not enforced (no SBX_CAP_NETWORK_POLICY says so),
      * and the image is the one of the Worker's container (Dockerfile). */
     if (spec->image && *spec->image)

@@ -242,10 +242,9 @@ static void delete_quietly(struct dt_prov *p, const char *id)
  * sizes a sandbox for its whole life. */
 static int unenforced(struct dt_prov *p)
 {
-    return pc_limits_unenforced(p->host, p->h, PC_LIMITS_SIZED_BY_BACKEND,
-                                "a Daytona sandbox is sized in whole vCPUs and GiB for its life "
-                                "(the cpu, memory and disk settings), with no per-process limit; "
-                                "only the wall clock and the output caps are applied");
+    return pc_limits_sized_by_backend(p->host, p->h, "a Daytona sandbox is sized in whole vCPUs "
+                                      "and GiB for its life (the cpu, memory and disk "
+                                      "settings), with no per-process limit");
 }
 
 static int dt_create(void *prov, const sbx_create_spec_v1 *spec, void **sb, char id[SBX_ID_MAX])

@@ -277,10 +277,9 @@ static int e2b_init(const sbx_host_v1 *host, sbx_host_handle *h, void **prov)
  * sandbox by its template. */
 static int unenforced(struct e2b_prov *p)
 {
-    return pc_limits_unenforced(p->host, p->h, PC_LIMITS_SIZED_BY_BACKEND,
-                                "an E2B sandbox has the CPU, memory, process and disk sizes of "
-                                "the template it was built from, and envd sets no per-process "
-                                "limit; only the wall clock and the output caps are applied");
+    return pc_limits_sized_by_backend(p->host, p->h, "an E2B sandbox has the CPU, memory, "
+                                      "process and disk sizes of the template it was built "
+                                      "from, and envd sets no per-process limit");
 }
 
 static int e2b_create(void *prov, const sbx_create_spec_v1 *spec, void **sbp, char id[SBX_ID_MAX])

@@ -16,6 +16,7 @@
 #include <time.h>
 
 #include "kube-int.h"
+#include "unenforced.h"
 
 #define KUBE_CAPS (SBX_CAP_FILES | SBX_CAP_PERSISTENT | SBX_CAP_LABELS | SBX_CAP_STREAM | \
                    SBX_CAP_STDIN | SBX_CAP_NETWORK_POLICY | SBX_CAP_LIST | SBX_CAP_CONCURRENT)
@@ -337,6 +338,15 @@ static int kube_init(const sbx_host_v1 *host, sbx_host_handle *h, void **prov)
 
 /* ---- create / attach / release / destroy ---- */
 
+/* The pod holds memory and disk, each exec CPU time, file size and open
+ * files (kube-exec.c); nothing in the Pod API bounds its processes. */
+static int unenforced(struct kube_prov *p)
+{
+    return pc_limits_unenforced(p->host, p->h, SBX_LIMIT_BIT_PIDS,
+                                "a Pod has no process limit of its own: only the kubelet's "
+                                "podPidsLimit, one number for every pod of the node, bounds it");
+}
+
 static int kube_create(void *prov, const sbx_create_spec_v1 *spec, void **sbp, char id[SBX_ID_MAX])
 {
     struct kube_prov *p = prov;
@@ -346,6 +356,9 @@ static int kube_create(void *prov, const sbx_create_spec_v1 *spec, void **sbp, c
     if (spec->image && strpbrk(spec->image, " \t\r\n\"'\\"))
         return p->host->set_error(p->h, SBX_E_INVAL, "create: '%s' is not an image reference",
                                   spec->image);
+    int rc0 = unenforced(p);
+    if (rc0 != SBX_OK)
+        return rc0;
     struct kube_sb *sb = NULL;
     int rc = p->mode == KUBE_MODE_AGENT ? kube_agent_create(p, spec, &sb)
                                         : kube_pod_create(p, spec, &sb);
@@ -388,8 +401,10 @@ static int kube_attach(void *prov, const char *id, void **sbp)
     struct kube_sb *sb = NULL;
     int rc = p->mode == KUBE_MODE_AGENT ? kube_agent_attach(p, id, &sb)
                                         : kube_pod_attach(p, id, &sb);
-    if (!rc)
+    if (!rc) {
+        unenforced(p);  /* the core refuses its execs, if need be */
         *sbp = sb;
+    }
     return rc;
 }
 
@@ -472,7 +487,8 @@ static void kube_doctor(void *prov, sbx_doctor_cb_v1 cb, void *ud)
     cb(ud, "sandbox pods", 1, detail);
     /* Said rather than hidden: Kubernetes has no per-pod process limit. */
     cb(ud, "limits", 1, "memory and disk per pod; CPU time, file size and open files per exec; "
-                        "processes: only the node's podPidsLimit, not the sandbox's pids limit");
+                        "processes: only the node's podPidsLimit, not the sandbox's pids limit "
+                        "(sandboxes are refused unless unenforced_limits allows pids)");
 }
 
 static const sbx_provider_ops_v1 kube_ops = {

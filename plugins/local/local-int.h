@@ -103,7 +103,7 @@ struct lcl_skel_ent {
 /* Limits of ours this host does not let us enforce (local-limits.c). */
 struct lcl_unenforced {
     uint64_t bits;          /* SBX_LIMIT_BIT_* */
-    char why[400];
+    char *why;              /* allocated (lcl_limits_free) */
 };
 
 struct lcl_prov {
@@ -305,6 +305,8 @@ struct lcl_child;
 /* After lcl_cg_probe: which limits go unenforced here, and the rlimit
  * floors used instead. */
 void lcl_limits_probe(struct lcl_prov *p);
+/* Frees what lcl_limits_probe wrote down. */
+void lcl_limits_free(struct lcl_prov *p);
 /* Tell the core (create, attach): SBX_OK, or its refusal (set). */
 int lcl_limits_report(struct lcl_prov *p);
 /* The floors of the exec @c describes (c->sb set); @zygote: started by a

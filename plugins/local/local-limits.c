@@ -44,6 +44,9 @@ static bool nproc_per_userns(void)
     return major > 5 || (major == 5 && minor >= 14);
 }
 
+/* Said instead of a reason that could not be written down. */
+static char no_memory_why[] = "(out of memory writing down why)";
+
 __attribute__((format(printf, 3, 4)))
 static void add(struct lcl_prov *p, uint64_t bits, const char *fmt, ...)
 {
@@ -55,49 +58,66 @@ static void add(struct lcl_prov *p, uint64_t bits, const char *fmt, ...)
     u = &p->unenforced[p->n_unenforced++];
     u->bits = bits;
     va_start(ap, fmt);
-    vsnprintf(u->why, sizeof u->why, fmt, ap);
+    if (vasprintf(&u->why, fmt, ap) < 0)
+        u->why = no_memory_why;
     va_end(ap);
 }
 
-/* Why the cgroup limits are out of reach, in a few words. */
-static void cg_context(const struct lcl_prov *p, const char *ctrl, char *buf, size_t size)
+/* Why the cgroup limits are out of reach, in a few words (a path may be
+ * long: allocated, freed by the caller; NULL without memory). */
+static char *cg_context(const struct lcl_prov *p, const char *ctrl)
 {
     const struct lcl_cgroups *cg = &p->cg;
+    char *s = NULL;
+    int n;
 
     if (cg->version == 2)
-        snprintf(buf, size, "the cgroup v2 subtree %s has no %s controller", cg->v2_base, ctrl);
+        n = asprintf(&s, "the cgroup v2 subtree %s has no %s controller", cg->v2_base, ctrl);
     else if (cg->v2_base && !p->root)
-        snprintf(buf, size, "cgroup v2 with no subtree delegated to uid %lu",
-                 (unsigned long)geteuid());
+        n = asprintf(&s, "cgroup v2 with no subtree delegated to uid %lu",
+                     (unsigned long)geteuid());
     else if (!p->root)
-        snprintf(buf, size, "cgroup v1 gives an unprivileged user no cgroup of its own");
+        n = asprintf(&s, "cgroup v1 gives an unprivileged user no cgroup of its own");
     else
-        snprintf(buf, size, "%s", cg->why ? cg->why : "no cgroup hierarchy");
+        n = asprintf(&s, "%s", cg->why ? cg->why : "no cgroup hierarchy");
+    return n < 0 ? NULL : s;
+}
+
+void lcl_limits_free(struct lcl_prov *p)
+{
+    for (size_t i = 0; i < p->n_unenforced; i++)
+        if (p->unenforced[i].why != no_memory_why)
+            free(p->unenforced[i].why);
+    p->n_unenforced = 0;
 }
 
 void lcl_limits_probe(struct lcl_prov *p)
 {
     const struct lcl_cgroups *cg = &p->cg;
     bool cpu = cg->version != 0 && cg->usable[LCL_CG_CPUACCT];
-    char why[200];
+    char *why;
 
-    p->n_unenforced = 0;
+    lcl_limits_free(p);
     p->floor_data = !cg->usable[LCL_CG_MEMORY];
     p->floor_nproc = !cg->usable[LCL_CG_PIDS] && nproc_per_userns();
     if (p->floor_data) {
-        cg_context(p, "memory", why, sizeof why);
+        why = cg_context(p, "memory");
         add(p, SBX_LIMIT_BIT_MEMORY, "no memory cgroup (%s); RLIMIT_DATA holds each process "
-            "to the limit, not the sandbox as a whole", why);
+            "to the limit, not the sandbox as a whole", why ? why : "?");
+        free(why);
     }
     if (!cg->usable[LCL_CG_PIDS] && !p->floor_nproc) {
-        cg_context(p, "pids", why, sizeof why);
+        why = cg_context(p, "pids");
         add(p, SBX_LIMIT_BIT_PIDS, "no pids cgroup (%s), and this kernel (before 5.14) counts "
-            "RLIMIT_NPROC for the whole uid, not per sandbox", why);
+            "RLIMIT_NPROC for the whole uid, not per sandbox", why ? why : "?");
+        free(why);
     }
     if (!cpu) {
-        cg_context(p, "cpu", why, sizeof why);
+        why = cg_context(p, "cpu");
         add(p, SBX_LIMIT_BIT_CPU, "no cgroup to add up the sandbox's CPU time in (%s); "
-            "RLIMIT_CPU holds each process to the limit, not the sandbox as a whole", why);
+            "RLIMIT_CPU holds each process to the limit, not the sandbox as a whole",
+            why ? why : "?");
+        free(why);
     }
     if (!p->root)
         add(p, SBX_LIMIT_BIT_DISK, "not root: the work directory is a plain directory, not a "
@@ -129,21 +149,32 @@ void lcl_limits_doctor(struct lcl_prov *p, sbx_doctor_cb_v1 cb, void *ud)
 {
     static const char *const names[] = {"wall", "cpu", "memory", "pids", "nofile", "fsize",
                                         "disk", "stdout", "stderr"};
-    char detail[1536];
-    size_t off = 0;
+    char *detail = NULL;
+    size_t len = 0;
+    FILE *f;
 
-    for (size_t i = 0; i < p->n_unenforced && off < sizeof detail; i++) {
-        int l = __builtin_ctzll(p->unenforced[i].bits);
-        off += (size_t)snprintf(detail + off, sizeof detail - off, "%s%s not enforced: %s",
-                                off ? "; " : "", l < 9 ? names[l] : "?", p->unenforced[i].why);
+    if (!p->n_unenforced) {
+        cb(ud, "limits", 1, p->floor_nproc
+           ? "memory, pids: RLIMIT_NPROC in the sandbox's user namespace, cpu: cgroup; disk: "
+             "tmpfs; wall, output, nofile, fsize: everywhere"
+           : "memory, pids, cpu: cgroup; disk: tmpfs; wall, output, nofile, fsize: everywhere");
+        return;
     }
-    if (off && off < sizeof detail)
-        snprintf(detail + off, sizeof detail - off, ".  Sandboxes are refused unless "
-                 "unenforced_limits allows it (polysandbox.ini(5)); as root, or with a "
-                 "delegated cgroup v2 subtree, these are enforced");
-    else if (!off)
-        snprintf(detail, sizeof detail, "memory, %s, cpu: cgroup; disk: tmpfs; wall, output, "
-                 "nofile, fsize: everywhere", p->floor_nproc ? "pids: RLIMIT_NPROC in the "
-                 "sandbox's user namespace" : "pids");
-    cb(ud, "limits", p->n_unenforced == 0, detail);
+    /* A stream, not a fixed buffer: a reason may name a long path. */
+    if (!(f = open_memstream(&detail, &len))) {
+        cb(ud, "limits", 0, "some limits are not enforced (out of memory saying which)");
+        return;
+    }
+    for (size_t i = 0; i < p->n_unenforced; i++) {
+        int l = __builtin_ctzll(p->unenforced[i].bits);
+        fprintf(f, "%s%s not enforced: %s", i ? "; " : "", l < 9 ? names[l] : "?",
+                p->unenforced[i].why);
+    }
+    fputs(".  Sandboxes are refused unless unenforced_limits allows it (polysandbox.ini(5)); "
+          "as root, or with a delegated cgroup v2 subtree, these are enforced", f);
+    if (fclose(f) != 0 || !detail)
+        cb(ud, "limits", 0, "some limits are not enforced (out of memory saying which)");
+    else
+        cb(ud, "limits", 0, detail);
+    free(detail);
 }

@@ -126,6 +126,7 @@ static void local_fini(void *prov)
     lcl_zyg_fini(p);
     lcl_layout_free(p);
     lcl_cg_free(&p->cg);
+    lcl_limits_free(p);
     free(p->bpf);
     free(p->seccomp_why);
     free(p->state_dir);

@@ -19,6 +19,7 @@
 #include <jansson.h>
 
 #include "modal-int.h"
+#include "unenforced.h"
 
 #define MODAL_CAPS (SBX_CAP_FILES | SBX_CAP_PERSISTENT | SBX_CAP_LABELS | SBX_CAP_STREAM | \
                     SBX_CAP_STDIN | SBX_CAP_NETWORK_POLICY | SBX_CAP_LIST | SBX_CAP_CONCURRENT)
@@ -389,6 +390,17 @@ static int create_sandbox(struct modal_prov *p, const sbx_create_spec_v1 *spec, 
     return rc;
 }
 
+/* Modal applies the memory limit (memory_mb_max) and a CPU share, not a
+ * CPU time; the wall clock and the output caps are ours to hold. */
+static int unenforced(struct modal_prov *p)
+{
+    return pc_limits_unenforced(p->host, p->h, PC_LIMITS_SIZED_BY_BACKEND & ~SBX_LIMIT_BIT_MEMORY,
+                                "a Modal sandbox gets the memory limit and a share of CPU cores "
+                                "(cpu in modal.ini), but Modal has no limit of CPU time, "
+                                "processes, open files, file size or disk; only the memory, the "
+                                "wall clock and the output caps are applied");
+}
+
 static int modal_create(void *prov, const sbx_create_spec_v1 *spec, void **sbp,
                         char id[SBX_ID_MAX])
 {
@@ -402,6 +414,9 @@ static int modal_create(void *prov, const sbx_create_spec_v1 *spec, void **sbp,
     if (spec->network != SBX_NET_HOST && spec->network != SBX_NET_NONE)
         return p->host->set_error(p->h, SBX_E_INVAL, "unknown network policy %d",
                                   (int)spec->network);
+    int rc0 = unenforced(p);
+    if (rc0 != SBX_OK)
+        return rc0;
     const char *ref = spec->image ? spec->image : p->image;
     if (!image_ref_ok(ref))
         return p->host->set_error(p->h, SBX_E_DECLINED, "create: image '%s' is not a registry "
@@ -467,6 +482,7 @@ static int modal_attach(void *prov, const char *id, void **sbp)
         modal_sb_free(sb);
         return rc;
     }
+    unenforced(p);      /* the core refuses its execs, if need be */
     *sbp = sb;
     return SBX_OK;
 }

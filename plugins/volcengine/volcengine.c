@@ -20,6 +20,7 @@
 
 #include "rfc3339.h"
 #include "volc-int.h"
+#include "unenforced.h"
 
 #define VC_CAPS (SBX_CAP_FILES | SBX_CAP_PERSISTENT | SBX_CAP_LABELS | SBX_CAP_STREAM | \
                  SBX_CAP_STDIN | SBX_CAP_NETWORK_POLICY | SBX_CAP_LIST | SBX_CAP_CONCURRENT)
@@ -260,6 +261,16 @@ static int new_sb(struct vc_prov *p, const char *id, struct vc_sb **out)
     return SBX_OK;
 }
 
+/* Only the wall clock and the output caps are ours to hold: a veFaaS
+ * sandbox has its function's size. */
+static int unenforced(struct vc_prov *p)
+{
+    return pc_limits_sized_by_backend(p->host, p->h, "a veFaaS sandbox has the CPU and memory of "
+                                      "its function (or cpu_milli and memory_mb of "
+                                      "volcengine.ini), not the sandbox's limits, and its AIO "
+                                      "sandbox sets no per-process limit");
+}
+
 static int vc_create(void *prov, const sbx_create_spec_v1 *spec, void **sb, char id[SBX_ID_MAX])
 {
     struct vc_prov *p = prov;
@@ -269,6 +280,9 @@ static int vc_create(void *prov, const sbx_create_spec_v1 *spec, void **sb, char
     if (spec->network != SBX_NET_HOST && spec->network != SBX_NET_NONE)
         return p->host->set_error(p->h, SBX_E_INVAL, VC_NAME ": unknown network policy %d",
                                   (int)spec->network);
+    int rc0 = unenforced(p);
+    if (rc0 != SBX_OK)
+        return rc0;
     /* The image is the function's (the AIO sandbox the exec needs). */
     if (spec->image && *spec->image)
         p->host->log(p->h, SBX_LOG_DEBUG, "image '%s': veFaaS runs the function's image",
@@ -359,8 +373,10 @@ static int vc_attach(void *prov, const char *id, void **sb)
                                 "sandbox %s", id, got);
     json_decref(res);
     struct vc_sb *s = NULL;
-    if (rc == SBX_OK && (rc = new_sb(p, id, &s)) == SBX_OK)
+    if (rc == SBX_OK && (rc = new_sb(p, id, &s)) == SBX_OK) {
+        unenforced(p);  /* the core refuses its execs, if need be */
         *sb = s;
+    }
     return rc;
 }
 

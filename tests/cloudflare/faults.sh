@@ -11,7 +11,7 @@ PS="$top_builddir/polysandbox"
 CLI_TIMEOUT=120
 PY=$CF_PYTHON
 . "$top_srcdir/tests/lib/tap.sh"
-plan 12
+plan 14
 cf_start
 
 # jerr CODE TEXT: run --json failed as a sandbox error with CODE, TEXT in it.
@@ -23,6 +23,16 @@ fake_stat() { cf_ctl GET /_fake/stats | cf_jq "$1"; }
 
 cli run --json -- echo hi
 check "calm: a run answers" json_check "j['status'] == 'ok' and j['stdout'] == 'hi\\n'"
+# A bridge container is of the Worker's size: every limit but the wall
+# clock and the output caps goes unenforced, refused unless allowed
+# (lib.sh allows it), before any sandbox is asked for, and then said.
+check "allowed: --json names the limits it ran without, not wall or the output caps" \
+    json_check "j['unenforced_limits'] == ['cpu', 'memory', 'pids', 'nofile', 'fsize', 'disk'] and 'instance type' in j['unenforced_reason']"
+n0=$(cf_ctl GET /_fake/requests | cf_jq 'len(j)')
+cli -o provider.cloudflare.unenforced_limits=refuse run -- echo hi
+n1=$(cf_ctl GET /_fake/requests | cf_jq 'len(j)')
+check "unenforced_limits = refuse: refused, naming memory and why; nothing asked of the bridge" \
+    eval 'rc_and_err 125 "memory (512 MiB)" && err_has "instance type" && err_has "unenforced_limits = allow" && [ "$n0" = "$n1" ]'
 
 # A wrong key: refused, named, and the key itself is in no output.
 CLOUDFLARE_TEST_KEY="wrong-$CF_KEY-secret" cli run --json -- echo hi

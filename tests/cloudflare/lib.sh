@@ -67,6 +67,10 @@ cf_config() {
         echo "[provider]"
         echo "enabled = true"
         echo "optional = false"
+        # A bridge container is of the Worker's size: every limit but the
+        # wall clock and the output caps goes unenforced (refused unless
+        # allowed; CF_UNENFORCED=refuse to see it refused).
+        echo "unenforced_limits = ${CF_UNENFORCED:-allow}"
         echo "[settings]"
         echo "api_key = $1"
         echo "api_url = $CF_URL"

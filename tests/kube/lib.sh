@@ -262,6 +262,9 @@ EOF
     cat >"$tmp/config/providers.d/kubernetes.ini" <<EOF
 [provider]
 enabled = true
+# A pod has no process limit of its own: pids goes unenforced (refused
+# unless allowed; KUBE_UNENFORCED=refuse to see it refused).
+unenforced_limits = ${KUBE_UNENFORCED:-pids}
 [settings]
 kubeconfig = ${KUBE_KC:-$tmp/sbx.kubeconfig}
 ready_timeout = ${KUBE_READY:-60s}

@@ -7,7 +7,7 @@
 # data, exec credential plugin with expiry, in-cluster service account,
 # server and sealed token, RBAC refusals).
 . "$top_srcdir/tests/kube/lib.sh"
-plan 54
+plan 56
 start_provider_fake
 
 # pod_check ID PYTHON-EXPR: evaluate EXPR with p = the pod's JSON.
@@ -25,7 +25,7 @@ state_check() { fake_state "$1"; }
 cli providers
 check "providers: kubernetes is ready" sh -c "grep -E '^kubernetes +ready' '$tmp/out' >/dev/null"
 
-cli run -- sh -c 'echo hello; echo oops >&2; exit 3'
+cli -q run -- sh -c 'echo hello; echo oops >&2; exit 3'  # -q: no note of the unenforced pids limit
 check "run: stdout, exit status 3" rc_and_out 3 hello
 check "run: stderr apart, the trailers stripped" sh -c "[ \"\$(cat '$tmp/err')\" = oops ]"
 
@@ -49,6 +49,17 @@ check "run -t 1s: status timeout, exit 124" \
     sh -c "[ $rc -eq 124 ] && grep -q '\"status\":\"timeout\"' '$tmp/out'"
 no_pods() { [ "$(pods_left)" = 0 ]; }
 check "after the run no pod is left" no_pods
+
+# A pod has no process limit of its own: pids goes unenforced, refused
+# unless allowed (lib.sh allows pids), before any pod is made, and said.
+cli run --json -- true
+check "allowed (= pids): --json names pids alone, and why" \
+    json_check 'j["status"] == "ok" and j["unenforced_limits"] == ["pids"] and "podPidsLimit" in j["unenforced_reason"]'
+posts() { grep -c "POST /api/v1/namespaces/$KUBE_NS/pods" "$tmp/fake.err"; }
+p0=$(posts)
+cli -o provider.kubernetes.unenforced_limits=memory run -- true
+check "unenforced_limits = memory: refused, naming pids and podPidsLimit; no pod asked for" \
+    eval 'rc_and_err 125 "pids (128)" && err_has "podPidsLimit" && ! err_has "memory (" && [ "$(posts)" = "$p0" ]'
 
 cli run --json --output-limit 1K -- sh -c 'yes | head -c 100000'
 check "run --output-limit 1K: status output_limit, 1 KiB kept" \
@@ -114,7 +125,7 @@ cli destroy "$id"
 check "destroy" is_rc 0
 check "destroy: the pod is gone" no_pods
 cli exec "$id" -- true
-check "exec after destroy: no such sandbox" rc_and_err 2 "no sandbox pod"
+check "exec after destroy: no such sandbox (exit 2)" rc_and_err 2 "no sandbox pod"
 
 # ---- gc: a pod past its polysandbox.expires ----
 cli create --ttl 2s --label gc=me

@@ -4,7 +4,7 @@
 # paged by before_timestamp, get-or-create), the create-time environment
 # (an ephemeral secret), files, network, time-to-live and gc.
 . "$top_srcdir/tests/modal/lib.sh"
-plan 26
+plan 28
 start_fake --page-size 2
 
 cli providers
@@ -12,6 +12,17 @@ check "providers: modal is ready" sh -c "grep -E '^modal +ready' '$tmp/out' >/de
 
 cli run -e GREETING=hi -- sh -c 'echo "$GREETING ${MODAL_FAKE_SECRET-unset}"; exit 3'
 check "run -e: exit 3, environment set, ours not leaked" rc_and_out 3 "hi unset"
+
+# Modal applies the memory limit, not the others: refused unless allowed
+# (lib.sh allows them), before anything is made, and then said.
+fake_state "1" && creates=$("$PY" -c 'import json, sys; print(json.load(open(sys.argv[1]))["calls"].get("SandboxCreate", 0))' "$tmp/fake_answer")
+cli -o provider.modal.unenforced_limits=refuse run -- true
+check "unenforced_limits = refuse: refused, naming pids and why, not memory; no SandboxCreate" \
+    eval 'rc_and_err 125 "pids (128)" && err_has "Modal has no limit" && ! err_has "memory (" &&
+          fake_state "s[\"calls\"].get(\"SandboxCreate\", 0) == $creates"'
+cli run --json -- true
+check "allowed: --json names the limits it ran without (not memory, wall, stdout) and why" \
+    json_check 'j["status"] == "ok" and j["unenforced_limits"] == ["cpu", "pids", "nofile", "fsize", "disk"] and "Modal" in j["unenforced_reason"]'
 
 # ---- a persistent sandbox ----
 L='k+y%&x'

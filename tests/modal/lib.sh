@@ -78,6 +78,10 @@ write_config() {
     cat >"$tmp/config/providers.d/modal.ini" <<EOF2
 [provider]
 enabled = true
+# Modal applies the memory limit, not the others (CPU time, processes,
+# open files, file size, disk): refused unless allowed
+# (MODAL_UNENFORCED=refuse to see it refused).
+unenforced_limits = ${MODAL_UNENFORCED:-allow}
 [settings]
 token_id = ${TOKEN_ID_REF:-env:MODAL_FAKE_ID}
 token_secret = ${TOKEN_SECRET_REF:-env:MODAL_FAKE_SECRET}

@@ -13,7 +13,7 @@ PS="$top_builddir/polysandbox"
 CLI_TIMEOUT=120
 PY=$VC_PYTHON
 . "$top_srcdir/tests/lib/tap.sh"
-plan 25
+plan 27
 vc_start
 
 # jerr CODE TEXT: run --json failed as a sandbox error with CODE, TEXT in it.
@@ -27,6 +27,15 @@ answered() { vc_q /_fake/requests "len([r for r in j if r['status'] == $1])"; }
 
 cli run --json -- echo hi
 check "calm: a run answers" json_check "j['status'] == 'ok' and j['stdout'] == 'hi\\n'"
+# A veFaaS sandbox is of its function's size: every limit but the wall
+# clock and the output caps goes unenforced, refused unless allowed
+# (lib.sh allows it), before CreateSandbox, and then said.
+check "allowed: --json names the limits it ran without, not wall or the output caps" \
+    json_check "j['unenforced_limits'] == ['cpu', 'memory', 'pids', 'nofile', 'fsize', 'disk'] and 'function' in j['unenforced_reason']"
+c0=$(fake_stat "j['created']")
+cli -o provider.volcengine.unenforced_limits=refuse run -- echo hi
+check "unenforced_limits = refuse: refused, naming memory and why; no CreateSandbox" \
+    eval 'rc_and_err 125 "memory (512 MiB)" && err_has "memory_mb of volcengine.ini" && [ "$(fake_stat "j[\"created\"]")" = "$c0" ]'
 
 # A wrong secret key: the signature does not match; the key is in no output.
 VOLCENGINE_TEST_SK="wrong-$VC_SK" cli run --json -- echo hi

@@ -79,6 +79,10 @@ vc_config() {
         echo "[provider]"
         echo "enabled = true"
         echo "optional = false"
+        # A veFaaS sandbox is of its function's size: every limit but the
+        # wall clock and the output caps goes unenforced (refused unless
+        # allowed; VC_UNENFORCED=refuse to see it refused).
+        echo "unenforced_limits = ${VC_UNENFORCED:-allow}"
         echo "[settings]"
         echo "access_key_id = $1"
         echo "secret_access_key = $2"
