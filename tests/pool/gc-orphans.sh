@@ -27,7 +27,7 @@ fakelink=/dev/shm/polysandbox-$uid-$(hex)
 pids=""
 cleanup() {
     for p in $pids; do kill -9 "$p" 2>/dev/null; done
-    wait 2>/dev/null
+    for p in $pids; do wait "$p" 2>/dev/null; done
     rm -rf "$fake1" "$fake2"
     rm -f "$fakelink"
     # B's sandbox, if a check failed before its own gc reaped it.
@@ -38,28 +38,24 @@ trap cleanup EXIT
 
 plan 13
 
-# run_killed STATE: a run in state directory STATE, SIGKILLed once its
-# command started; prints its sandbox directory.
-run_killed() {
+# start_run STATE: a run in state directory STATE (in the background,
+# its pid in $rp) whose command stays; started STATE: its sandbox
+# directory once the command runs (empty after 30 s).
+start_run() {
     mkdir -p "$1"
     POLYSANDBOX_STATE_DIR=$1 "$PS" run -t 60s -- sh -c 'touch /work/started; exec sleep 60' \
         >/dev/null 2>&1 &
     rp=$!
     pids="$pids $rp"
+}
+started() {
     end=$(($(date +%s) + 30))
     while [ "$(date +%s)" -lt "$end" ]; do
-        rd=$(readlink "$1/local/run-dir" 2>/dev/null)
-        for f in "$rd"/lcl-*/work/started; do
-            if [ -e "$f" ]; then
-                kill -9 "$rp"
-                wait "$rp" 2>/dev/null
-                dirname "$(dirname "$f")"
-                return 0
-            fi
+        for f in "$(readlink "$1/local/run-dir" 2>/dev/null)"/lcl-*/work/started; do
+            [ -e "$f" ] && { dirname "$(dirname "$f")"; return 0; }
         done
         sleep 0.1
     done
-    return 1
 }
 mounted() { grep -q -F " $1/work " /proc/self/mountinfo; }
 # backdate DIR: its sandbox's time-to-live passed (rather than waiting
@@ -76,8 +72,16 @@ PY
 }
 gc_from_c() { mkdir -p "$tmp/c"; POLYSANDBOX_STATE_DIR="$tmp/c" cli gc --provider local; }
 
-a=$(run_killed "$tmp/a")
-b=$(run_killed "$tmp/b")
+# Killed mid-run: a (its state directory removed next) and b (kept);
+# d goes on running (another state directory's live run).
+start_run "$tmp/a"; pa=$rp
+start_run "$tmp/b"; pb=$rp
+start_run "$tmp/d"; live=$rp
+a=$(started "$tmp/a")
+b=$(started "$tmp/b")
+d=$(started "$tmp/d")
+kill -9 "$pa" "$pb"
+wait "$pa" "$pb" 2>/dev/null
 check "a SIGKILLed run leaves its sandbox with its work tmpfs mounted in the host's namespace" \
     eval '[ -n "$a" ] && [ -d "$a" ] && mounted "$a" && [ -n "$b" ] && mounted "$b"'
 check "its meta.json records its state directory" python3 -c '
@@ -124,21 +128,7 @@ POLYSANDBOX_STATE_DIR="$tmp/b" cli gc --provider local
 check "which reaps it" eval 'is_rc 0 && out_has "reaped local $(basename "$b")" && ! mounted "$b" &&
                              [ ! -e "$b" ]'
 
-# A live run of another state directory, not expired, during a gc.
-mkdir -p "$tmp/d"
-POLYSANDBOX_STATE_DIR="$tmp/d" "$PS" run -t 60s -- sh -c 'touch /work/started; exec sleep 60' \
-    >/dev/null 2>&1 &
-live=$!
-pids="$pids $live"
-end=$(($(date +%s) + 30))
-d=
-while [ -z "$d" ] && [ "$(date +%s)" -lt "$end" ]; do
-    for f in "$(readlink "$tmp/d/local/run-dir" 2>/dev/null)"/lcl-*/work/started; do
-        [ -e "$f" ] && d=$(dirname "$(dirname "$f")")
-    done
-    [ -n "$d" ] || sleep 0.1
-done
-gc_from_c
+# Every gc above ran while d ran (another state directory, not expired).
 check "a live run's sandbox of another state directory is left alone" \
     eval '[ -n "$d" ] && [ -d "$d" ] && mounted "$d" && kill -0 "$live"'
 kill -9 "$live"
