@@ -115,6 +115,7 @@ struct lcl_prov {
     size_t n_skel;
     char *skel_shared;      /* root only: where the skeleton is kept mounted (local-skel.c) */
     char *run_dir;          /* tmpfs home of non-persistent sandboxes, or NULL */
+    char *state_abs;        /* state_dir as an absolute path (in meta.json), or NULL */
     bool root;              /* euid 0: tmpfs work dirs, mapped uid */
     uid_t host_uid;         /* host uid of the sandbox user's files (work, uploads, skeleton) */
     gid_t host_gid;
@@ -237,12 +238,23 @@ int lcl_id_userns(struct lcl_id *id, pid_t pid);
 int lcl_mount_idmap(int mfd, int userns);
 
 /* ---- local-rundir.c ---- */
+#define LCL_SHM "/dev/shm"
+/* <state>/run-dir: the link naming the state directory's run dir. */
+#define LCL_RUN_DIR_LINK "run-dir"
 void lcl_run_dir_probe(struct lcl_prov *p);
 /* The directory a new sandbox goes in (the run dir, made on demand, or
  * the state dir). */
 const char *lcl_sb_base(struct lcl_prov *p, bool persistent);
 /* Remove the run dir if @sb_dir was in it and it is empty now. */
 void lcl_run_dir_tidy(struct lcl_prov *p, const char *sb_dir);
+
+/* ---- local-orphans.c ---- */
+/* Collects the expired non-persistent sandboxes of this euid's other run
+ * dirs whose state directory is gone or no longer names that run dir
+ * (their process was killed, then the state directory removed: nobody
+ * else would ever find them), and removes emptied run dirs.  Returns how
+ * many sandboxes went. */
+int lcl_orphans_sweep(struct lcl_prov *p);
 
 /* ---- local-meta.c ---- */
 int lcl_meta_save(struct lcl_prov *p, const struct lcl_sb *sb);

@@ -89,11 +89,15 @@ int lcl_meta_save(struct lcl_prov *p, const struct lcl_sb *sb)
     json_t *labels = kv_to_obj(sb->labels, sb->n_labels);
     json_t *root = NULL;
     if (env && labels)
-        root = json_pack("{s:i, s:s, s:s?, s:s?, s:b, s:s, s:b, s:I, s:I, s:I, s:I, s:o, s:o,"
-                         " s:{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}}",
+        root = json_pack("{s:i, s:s, s:s?, s:s?, s:b, s:s?, s:s, s:b, s:I, s:I, s:I, s:I, s:o,"
+                         " s:o, s:{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}}",
                          "version", 1, "id", sb->id, "template", sb->template_name,
                          "rootfs", sb->rootfs,
                          "persistent", sb->persistent,
+                         /* Whose it is: gc from another state directory
+                          * collects it once that one is gone
+                          * (local-orphans.c). */
+                         "state_dir", sb->persistent ? NULL : p->state_abs,
                          "network", sb->network == SBX_NET_HOST ? "host" : "none",
                          "work_tmpfs", sb->work_tmpfs,
                          "work_uid", (json_int_t)sb->work_uid,

@@ -37,8 +37,7 @@
 #define TMPFS_MAGIC 0x01021994
 #endif
 
-#define LCL_SHM "/dev/shm"
-#define LINK_NAME "run-dir"
+#define LINK_NAME LCL_RUN_DIR_LINK
 
 /* Ours and private: a real directory, owned by us, no group/other bits.
  * /dev/shm is sticky, so nobody else can rename or remove it once it is. */
@@ -109,6 +108,10 @@ void lcl_run_dir_probe(struct lcl_prov *p)
 {
     struct statfs sf;
     char link[LCL_PATH_MAX], name[128];
+    /* Recorded in meta.json: the state directory of a sandbox left
+     * behind (local-orphans.c).  NULL (out of memory): not recorded,
+     * gc then goes by the expiry alone. */
+    p->state_abs = realpath(p->state_dir, NULL);
     if (statfs(LCL_SHM, &sf) < 0 || sf.f_type != TMPFS_MAGIC ||
         snprintf(link, sizeof link, "%s/" LINK_NAME, p->state_dir) >= (int)sizeof link)
         return;

@@ -131,6 +131,7 @@ static void local_fini(void *prov)
     free(p->seccomp_why);
     free(p->state_dir);
     free(p->run_dir);
+    free(p->state_abs);
     free(p->skel);
     free(p->skel_shared);
     free(p->locald_path);
@@ -463,8 +464,10 @@ static int local_list(void *prov, const sbx_kv_v1 *filter, size_t n_filter, sbx_
                       void *ud)
 {
     struct lcl_prov *p = prov;
-    /* gc lists: the cgroups crashed supervisors left go too. */
+    /* gc lists: the cgroups crashed supervisors left go too, and the
+     * sandboxes of killed runs whose state directory is gone. */
     lcl_cg_reap_stale(p);
+    lcl_orphans_sweep(p);
     int ret = list_dir(p, p->state_dir, filter, n_filter, cb, ud);
     if (!ret && p->run_dir)
         ret = list_dir(p, p->run_dir, filter, n_filter, cb, ud);

@@ -19,6 +19,7 @@ plugins_local_local_la_SOURCES = \
 	plugins/local/local-layout.c \
 	plugins/local/local-limits.c \
 	plugins/local/local-meta.c \
+	plugins/local/local-orphans.c \
 	plugins/local/local-owner.c \
 	plugins/local/local-rundir.c \
 	plugins/local/local-seccomp.c \

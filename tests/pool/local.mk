@@ -8,6 +8,6 @@ tests_pool_test_pool_SOURCES = tests/pool/test-pool.c tests/unit/tap.h
 tests_pool_test_pool_CFLAGS = $(AM_CFLAGS) -pthread
 tests_pool_test_pool_LDADD = core/libpolysandbox.la
 
-POOL_TESTS = tests/pool/gc.sh tests/pool/pools.sh
+POOL_TESTS = tests/pool/gc.sh tests/pool/gc-orphans.sh tests/pool/pools.sh
 TESTS += tests/pool/test-pool $(POOL_TESTS)
 dist_check_SCRIPTS += $(POOL_TESTS)
