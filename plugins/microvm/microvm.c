@@ -322,12 +322,33 @@ static int mv_destroy(void *prov, void *sb)
     return SBX_OK;
 }
 
+/* Whether the VMM program exists: a path, or a name found on PATH. */
+static int vmm_found(const char *bin)
+{
+    const char *path = getenv("PATH");
+    char full[4200];
+
+    if (strchr(bin, '/'))
+        return access(bin, X_OK) == 0;
+    for (const char *d = path ? path : "/usr/bin:/bin"; *d;) {
+        size_t n = strcspn(d, ":");
+        if ((size_t)snprintf(full, sizeof full, "%.*s/%s", (int)n, d, bin) < sizeof full &&
+            access(full, X_OK) == 0)
+            return 1;
+        d += n;
+        if (*d == ':')
+            d++;
+    }
+    return 0;
+}
+
 static void mv_doctor(void *prov, sbx_doctor_cb_v1 cb, void *ud)
 {
     struct mv_prov *p = prov;
     char why[512], detail[700];
     const char *accel;
 
+    cb(ud, "qemu", vmm_found(p->binary), p->binary);
     cb(ud, "kernel", access(p->kernel, R_OK) == 0, p->kernel);
     cb(ud, "initrd", access(p->initrd, R_OK) == 0, p->initrd);
     accel = mv_accel_choose(p, why, sizeof why);

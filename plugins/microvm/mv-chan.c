@@ -10,6 +10,7 @@
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -28,7 +29,8 @@ static int write_all(struct mv_prov *p, int fd, const void *buf, size_t len)
     const uint8_t *b = buf;
 
     while (len) {
-        ssize_t n = write(fd, b, len);
+        /* MSG_NOSIGNAL: a VM that died must not take us with it (SIGPIPE). */
+        ssize_t n = send(fd, b, len, MSG_NOSIGNAL);
         if (n < 0 && errno == EINTR)
             continue;
         if (n <= 0)

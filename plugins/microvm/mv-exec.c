@@ -16,7 +16,7 @@
 #include "mv-int.h"
 
 /* How much longer than the command's timeout the host waits for EXIT. */
-#define MV_GRACE_MS 30000
+#define MV_GRACE_MS 60000
 
 static const char mv_base_env[] = "PATH=/usr/local/bin:/usr/bin:/bin\0HOME=/work\0LANG=C.UTF-8";
 #define MV_BASE_ENV_N 3

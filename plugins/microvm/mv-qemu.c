@@ -68,6 +68,10 @@ static int qemu_start(const struct mv_vm_config *cfg, pid_t *pid, char *err, siz
         "-device", "virtserialport,chardev=agent,name=org.polysandbox.agent", NULL,
     };
     pid_t parent = getpid();
+    /* PR_SET_PDEATHSIG fires when the forking *thread* ends: only the
+     * main thread's VMs are tied to the process; a worker's (pools, the
+     * server) are stopped by destroy. */
+    int tie = gettid() == parent;
     pid_t child = fork();
 
     if (child < 0) {
@@ -78,7 +82,7 @@ static int qemu_start(const struct mv_vm_config *cfg, pid_t *pid, char *err, siz
         int null = open("/dev/null", O_RDWR | O_CLOEXEC);
         int log = open(cfg->log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
         /* A VM never outlives the process that made it (ephemeral sandboxes). */
-        if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent)
+        if (tie && (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent))
             _exit(127);
         if (null < 0 || log < 0 || dup2(null, 0) < 0 || dup2(log, 1) < 0 || dup2(log, 2) < 0)
             _exit(127);

@@ -11,3 +11,8 @@ check_SCRIPTS += plugins/microvm/sbx-agent plugins/microvm/polysandbox-microvm-i
 TESTS += tests/microvm/run.sh
 endif
 dist_check_SCRIPTS += tests/microvm/run.sh
+# The guest image, where run.sh had to keep it in the build tree.
+clean-local: clean-microvm
+clean-microvm:
+	-rm -rf tests/microvm-guest
+.PHONY: clean-microvm
