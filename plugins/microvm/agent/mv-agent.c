@@ -73,16 +73,17 @@ static __attribute__((noreturn)) void die(const char *what)
         pause();
 }
 
-static int write_all(int fd, const void *buf, size_t len)
+/* Moves all @len bytes to (out) or from @fd, waiting out EAGAIN and EINTR. */
+static int io_all(int fd, void *buf, size_t len, int out)
 {
-    const uint8_t *p = buf;
+    uint8_t *p = buf;
 
     while (len) {
-        ssize_t n = write(fd, p, len);
+        ssize_t n = out ? write(fd, p, len) : read(fd, p, len);
         if (n < 0 && errno == EINTR)
             continue;
         if (n < 0 && errno == EAGAIN) {
-            struct pollfd pfd = { fd, POLLOUT, 0 };
+            struct pollfd pfd = { fd, out ? POLLOUT : POLLIN, 0 };
             (void)poll(&pfd, 1, 1000);
             continue;
         }
@@ -94,25 +95,14 @@ static int write_all(int fd, const void *buf, size_t len)
     return 0;
 }
 
+static int write_all(int fd, const void *buf, size_t len)
+{
+    return io_all(fd, (void *)buf, len, 1);
+}
+
 static int read_all(int fd, void *buf, size_t len)
 {
-    uint8_t *p = buf;
-
-    while (len) {
-        ssize_t n = read(fd, p, len);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0 && errno == EAGAIN) {
-            struct pollfd pfd = { fd, POLLIN, 0 };
-            (void)poll(&pfd, 1, -1);
-            continue;
-        }
-        if (n <= 0)
-            return -1;
-        p += n;
-        len -= (size_t)n;
-    }
-    return 0;
+    return io_all(fd, buf, len, 0);
 }
 
 static void send_frame(uint8_t type, const void *data, size_t len)
