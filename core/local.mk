@@ -55,6 +55,9 @@ core_libpolysandbox_internal_la_SOURCES = \
 	core/eval-int.h \
 	core/eval-jsonl.c \
 	core/eval-dataset.c \
+	core/eval-judged.c \
+	core/eval-compare.c \
+	core/eval-judge.c \
 	core/eval-program.c \
 	core/eval-verdict.c \
 	core/eval-record.c \
