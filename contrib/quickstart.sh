@@ -44,6 +44,11 @@ PACKAGES="$PACKAGES libprotobuf-c-dev protobuf-c-compiler python3-grpcio protobu
 # puppeteer-core from npm.
 PACKAGES="$PACKAGES chromium"
 
+# The microvm provider (tests/microvm): QEMU's microvm machine, the guest
+# kernel (Debian's cloud kernel, also its modules), and what
+# polysandbox-microvm-image packs the guest's initrd with.
+PACKAGES="$PACKAGES qemu-system-x86 linux-image-cloud-amd64 cpio kmod"
+
 echo "quickstart: installing Debian packages: $PACKAGES"
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq

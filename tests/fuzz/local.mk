@@ -25,7 +25,8 @@ FZ_FOUND_CPPFLAGS =
 # The helpers, and what the targets reach into.
 FZ_COMMON = tests/fuzz/fuzz.h tests/fuzz/fuzz-util.c core/cli/units.c core/cli/cli.h
 FZ_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests/fuzz -I$(top_srcdir)/core \
-	-I$(top_srcdir)/core/cli -I$(top_srcdir)/plugins/common -I$(top_srcdir)/plugins/docker
+	-I$(top_srcdir)/core/cli -I$(top_srcdir)/plugins/common -I$(top_srcdir)/plugins/docker \
+	-I$(top_srcdir)/plugins/microvm
 FZ_CFLAGS = $(AM_CFLAGS) -pthread $(JANSSON_CFLAGS) $(SODIUM_CFLAGS) $(CURL_CFLAGS) \
 	$(LIBARCHIVE_CFLAGS)
 FZ_LDADD = $(FUZZ_LIBS) $(FZ_HTTP_LIBS) core/libpolysandbox-internal.la $(LTDL_LIBS) $(JANSSON_LIBS) \
@@ -72,6 +73,10 @@ tests_fuzz_libfz_docker_la_CFLAGS = $(SBX_MODULE_COPTS) $(SBXHTTP_CFLAGS) $(LIBA
 FUZZ_SOURCES += tests/fuzz/fuzz-docker.c
 FUZZ_LIBS += tests/fuzz/libfz-docker.la
 FZ_FOUND_CPPFLAGS += -DHAVE_FZ_DOCKER=1
+endif
+
+if BUILD_PROVIDER_MICROVM
+FUZZ_SOURCES += tests/fuzz/fuzz-microvm.c plugins/microvm/mv-proto.c plugins/microvm/mv-proto.h
 endif
 
 # What the fuzzers found, one unit test each (the inputs stay in the corpus).

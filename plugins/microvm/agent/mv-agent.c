@@ -1,0 +1,540 @@
+/* plugins/microvm/agent/mv-agent.c - the guest agent, PID 1 of the VM
+ *
+ * Mounts what the guest needs, loads the virtio modules the image lists
+ * (/etc/sbx-modules), opens the virtio-serial port named MV_PORT_NAME and
+ * serves the host's frames (mv-proto.h): files into /work, then one
+ * command at a time, its output streamed back, its exit reported.  Each
+ * command runs as uid/gid 1000 in a session and a cgroup of its own (memory,
+ * pids), with the exec's rlimits; at its end, or at its timeout, or at
+ * the host's KILL, the whole cgroup is killed.
+ *
+ * Built statically with no sanitizer (it runs in the guest); depends on
+ * the C library and mv-proto.c only.  PID 1 never exits: on a broken
+ * channel it powers the VM off.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <grp.h>
+#include <sys/mount.h>
+#include <sys/reboot.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "mv-proto.h"
+
+#define SBX_UID 1000
+#define CG_ROOT "/sys/fs/cgroup"
+#define CG_RUN CG_ROOT "/run"
+/* SBX_LIMIT_BIT_* of <polysandbox/common.h> (not included: static build). */
+#define LB_CPU (1u << 1)
+#define LB_MEMORY (1u << 2)
+#define LB_PIDS (1u << 3)
+#define LB_DISK (1u << 6)
+
+static int chan = -1;
+static unsigned unenforced;
+
+static void logk(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void logk(const char *fmt, ...)
+{
+    char buf[512];
+    va_list ap;
+    int fd = open("/dev/kmsg", O_WRONLY | O_CLOEXEC);
+
+    if (fd < 0)
+        return;
+    va_start(ap, fmt);
+    int n = vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    if (n > 0)
+        (void)!write(fd, buf, (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1);
+    close(fd);
+}
+
+static __attribute__((noreturn)) void die(const char *what)
+{
+    logk("sbx-agent: %s: %s\n", what, strerror(errno));
+    sync();
+    reboot(RB_POWER_OFF);
+    for (;;)
+        pause();
+}
+
+/* Moves all @len bytes to (out) or from @fd, waiting out EAGAIN and EINTR. */
+static int io_all(int fd, void *buf, size_t len, int out)
+{
+    uint8_t *p = buf;
+
+    while (len) {
+        ssize_t n = out ? write(fd, p, len) : read(fd, p, len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && errno == EAGAIN) {
+            struct pollfd pfd = { fd, out ? POLLOUT : POLLIN, 0 };
+            (void)poll(&pfd, 1, 1000);
+            continue;
+        }
+        if (n <= 0)
+            return -1;
+        p += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+static int write_all(int fd, const void *buf, size_t len)
+{
+    return io_all(fd, (void *)buf, len, 1);
+}
+
+static int read_all(int fd, void *buf, size_t len)
+{
+    return io_all(fd, buf, len, 0);
+}
+
+static void send_frame(uint8_t type, const void *data, size_t len)
+{
+    uint8_t h[MV_HDR_LEN];
+
+    mv_hdr_put(h, type, (uint32_t)len);
+    if (write_all(chan, h, sizeof h) || (len && write_all(chan, data, len)))
+        die("writing to the host");
+}
+
+static void send_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void send_error(const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+
+    va_start(ap, fmt);
+    int n = vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    send_frame(MV_T_ERROR, msg, n < 0 ? 0 : (size_t)n < sizeof msg ? (size_t)n : sizeof msg - 1);
+}
+
+static int write_file(const char *path, const char *text)
+{
+    int fd = open(path, O_WRONLY | O_CLOEXEC);
+    int rc = -1;
+
+    if (fd >= 0) {
+        rc = write_all(fd, text, strlen(text));
+        close(fd);
+    }
+    return rc;
+}
+
+static long long read_num(const char *path, const char *key)
+{
+    char buf[4096];
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    ssize_t n;
+
+    if (fd < 0)
+        return -1;
+    n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0)
+        return -1;
+    buf[n] = '\0';
+    if (!key)
+        return strtoll(buf, NULL, 10);
+    for (char *l = buf; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+        size_t k = strlen(key);
+        if (!strncmp(l, key, k) && l[k] == ' ')
+            return strtoll(l + k + 1, NULL, 10);
+    }
+    return -1;
+}
+
+static unsigned long long cmdline_num(const char *key, unsigned long long dflt)
+{
+    char buf[4096];
+    int fd = open("/proc/cmdline", O_RDONLY | O_CLOEXEC);
+    ssize_t n = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
+
+    if (fd >= 0)
+        close(fd);
+    if (n <= 0)
+        return dflt;
+    buf[n] = '\0';
+    for (char *t = strtok(buf, " \n"); t; t = strtok(NULL, " \n"))
+        if (!strncmp(t, key, strlen(key)) && t[strlen(key)] == '=')
+            return strtoull(t + strlen(key) + 1, NULL, 10);
+    return dflt;
+}
+
+static void load_modules(void)
+{
+    FILE *f = fopen("/etc/sbx-modules", "re");
+    char line[512];
+
+    if (!f)
+        return;
+    while (fgets(line, sizeof line, f)) {
+        line[strcspn(line, "\n")] = '\0';
+        if (!line[0])
+            continue;
+        int fd = open(line, O_RDONLY | O_CLOEXEC);
+        if (fd < 0 || (syscall(SYS_finit_module, fd, "", 0) != 0 && errno != EEXIST))
+            logk("sbx-agent: module %s: %s\n", line, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+    }
+    fclose(f);
+}
+
+static void setup_mounts(void)
+{
+    char opts[64];
+    unsigned long long disk = cmdline_num("sbx.disk", 64ull << 20);
+
+    (void)mount("devtmpfs", "/dev", "devtmpfs", 0, NULL);
+    if (mount("proc", "/proc", "proc", 0, NULL) || mount("sysfs", "/sys", "sysfs", 0, NULL))
+        die("mounting /proc and /sys");
+    (void)mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777,size=16m");
+    snprintf(opts, sizeof opts, "mode=0755,uid=%d,gid=%d,size=%llu", SBX_UID, SBX_UID, disk);
+    if (mount("tmpfs", "/work", "tmpfs", MS_NOSUID | MS_NODEV, opts))
+        unenforced |= LB_DISK;
+    if (mount("cgroup2", CG_ROOT, "cgroup2", 0, NULL) ||
+        write_file(CG_ROOT "/cgroup.subtree_control", "+memory +pids +cpu"))
+        unenforced |= LB_MEMORY | LB_PIDS;
+}
+
+static int open_port(void)
+{
+    for (int tries = 0; tries < 1000; tries++) {
+        DIR *d = opendir("/sys/class/virtio-ports");
+        struct dirent *e;
+
+        while (d && (e = readdir(d))) {
+            char path[512], name[128] = "";
+            if (e->d_name[0] == '.')
+                continue;
+            snprintf(path, sizeof path, "/sys/class/virtio-ports/%s/name", e->d_name);
+            int fd = open(path, O_RDONLY | O_CLOEXEC);
+            ssize_t n = fd >= 0 ? read(fd, name, sizeof name - 1) : -1;
+            if (fd >= 0)
+                close(fd);
+            name[n > 0 ? n : 0] = '\0';
+            name[strcspn(name, "\n")] = '\0';
+            if (strcmp(name, MV_PORT_NAME))
+                continue;
+            snprintf(path, sizeof path, "/dev/%s", e->d_name);
+            closedir(d);
+            d = NULL;
+            fd = open(path, O_RDWR | O_CLOEXEC);
+            if (fd >= 0) {
+                (void)chmod(path, 0600);
+                return fd;
+            }
+            break;
+        }
+        if (d)
+            closedir(d);
+        struct timespec ts = { 0, 10 * 1000 * 1000 };
+        nanosleep(&ts, NULL);
+    }
+    errno = ENODEV;
+    die("no virtio port " MV_PORT_NAME);
+}
+
+/* FILE: u32 mode, path NUL, data; the path is relative to /work, no "..". */
+static void do_file(const uint8_t *p, size_t len)
+{
+    const char *path;
+    const void *nul;
+    int fd;
+
+    if (len < 5 || !(nul = memchr(p + 4, '\0', len - 4))) {
+        send_error("malformed file frame");
+        return;
+    }
+    path = (const char *)p + 4;
+    if (path[0] == '/' || !path[0] || strstr(path, "..")) {
+        send_error("unsafe path %.200s", path);
+        return;
+    }
+    size_t off = (size_t)((const uint8_t *)nul - p) + 1;
+    char full[4096];
+    snprintf(full, sizeof full, "/work/%s", path);
+    for (char *s = full + 6; (s = strchr(s, '/')); s++) {
+        *s = '\0';
+        (void)mkdir(full, 0755);
+        (void)chown(full, SBX_UID, SBX_UID);
+        *s = '/';
+    }
+    fd = open(full, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, mv_get32(p) & 07777);
+    if (fd < 0 || write_all(fd, p + off, len - off) || fchown(fd, SBX_UID, SBX_UID) ||
+        fchmod(fd, mv_get32(p) & 07777))
+        send_error("writing %.200s: %s", path, strerror(errno));
+    if (fd >= 0)
+        close(fd);
+}
+
+static int64_t now_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void kill_group(void)
+{
+    if (write_file(CG_RUN "/cgroup.kill", "1") != 0)
+        kill(-1, SIGKILL); /* PID 1 is spared by kill(-1) */
+}
+
+static void set_limit(const char *file, unsigned long long v, unsigned bit)
+{
+    char num[32];
+
+    if (unenforced & bit)
+        return;
+    snprintf(num, sizeof num, "%llu", v);
+    if (write_file(file, num))
+        unenforced |= bit;
+}
+
+/* Parses an EXEC frame into argv/env; NULL on a malformed one. */
+static char **split(const uint8_t *p, size_t len, size_t n, size_t *used)
+{
+    char **v = calloc(n + 1, sizeof *v);
+    size_t off = 0;
+
+    for (size_t i = 0; v && i < n; i++) {
+        const uint8_t *nul = off < len ? memchr(p + off, '\0', len - off) : NULL;
+        if (!nul) {
+            free(v);
+            return NULL;
+        }
+        v[i] = (char *)p + off;
+        off = (size_t)(nul - p) + 1;
+    }
+    *used = off;
+    return v;
+}
+
+static void do_exec(uint8_t *p, size_t len)
+{
+    struct mv_exit ex = { 0, 0, 0, -1, -1 };
+    uint8_t out[MV_EXIT_LEN];
+    size_t used;
+
+    if (len < MV_EXEC_HEAD_LEN) {
+        send_error("malformed exec frame");
+        return;
+    }
+    uint64_t timeout_ms = mv_get64(p), mem = mv_get64(p + 8), pids = mv_get64(p + 16),
+             nofile = mv_get64(p + 24), fsize = mv_get64(p + 32), cpu_ms = mv_get64(p + 40);
+    uint32_t argc = mv_get32(p + 48), envc = mv_get32(p + 52);
+    if (argc < 1 || argc > 65536 || envc > 65536) {
+        send_error("malformed exec frame");
+        return;
+    }
+    char **strs = split(p + MV_EXEC_HEAD_LEN, len - MV_EXEC_HEAD_LEN, 1 + argc + envc, &used);
+    if (!strs) {
+        send_error("malformed exec frame");
+        return;
+    }
+    const uint8_t *in = p + MV_EXEC_HEAD_LEN + used;
+    size_t in_len = len - MV_EXEC_HEAD_LEN - used;
+
+    /* stdin from a file: no writer to keep fed beside the output. */
+    int in_fd = open("/tmp", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+    if (in_fd < 0 || write_all(in_fd, in, in_len) || lseek(in_fd, 0, SEEK_SET) != 0) {
+        send_error("stdin: %s", strerror(errno));
+        free(strs);
+        if (in_fd >= 0)
+            close(in_fd);
+        return;
+    }
+    if (mkdir(CG_RUN, 0755) && errno != EEXIST)
+        unenforced |= LB_MEMORY | LB_PIDS;
+    set_limit(CG_RUN "/memory.max", mem, LB_MEMORY);
+    set_limit(CG_RUN "/memory.swap.max", 0, 0);
+    set_limit(CG_RUN "/pids.max", pids, LB_PIDS);
+    long long oom0 = read_num(CG_RUN "/memory.events", "oom_kill");
+
+    int po[2], pe[2], pc[2];
+    if (pipe2(po, O_CLOEXEC) || pipe2(pe, O_CLOEXEC) || pipe2(pc, O_CLOEXEC)) {
+        send_error("pipe: %s", strerror(errno));
+        free(strs);
+        close(in_fd);
+        return;
+    }
+    pid_t pid = fork();
+    if (pid == 0) {
+        char num[32];
+        int e;
+        snprintf(num, sizeof num, "%d", (int)getpid());
+        (void)write_file(CG_RUN "/cgroup.procs", num);
+        setsid();
+        struct rlimit rl = { nofile, nofile };
+        setrlimit(RLIMIT_NOFILE, &rl);
+        rl.rlim_cur = rl.rlim_max = fsize;
+        setrlimit(RLIMIT_FSIZE, &rl);
+        rl.rlim_cur = (cpu_ms + 999) / 1000;
+        rl.rlim_max = rl.rlim_cur + 1;
+        setrlimit(RLIMIT_CPU, &rl);
+        dup2(in_fd, 0);
+        dup2(po[1], 1);
+        dup2(pe[1], 2);
+        if (chdir(strs[0][0] ? strs[0] : "/work") || setgroups(0, NULL) ||
+            setgid(SBX_UID) || setuid(SBX_UID))
+            _exit(125);
+        signal(SIGPIPE, SIG_DFL);
+        execvpe(strs[1], strs + 1, strs + 1 + argc);
+        e = errno;
+        (void)!write(pc[1], &e, sizeof e);
+        _exit(e == ENOENT ? 127 : 126);
+    }
+    close(in_fd);
+    close(po[1]);
+    close(pe[1]);
+    close(pc[1]);
+    free(strs);
+    if (pid < 0) {
+        close(po[0]);
+        close(pe[0]);
+        close(pc[0]);
+        send_error("fork: %s", strerror(errno));
+        return;
+    }
+    int64_t deadline = now_ms() + (int64_t)timeout_ms;
+    int status = 0, reaped = 0, open_o = 1, open_e = 1;
+    uint8_t *buf = malloc(MV_CHUNK);
+    if (!buf)
+        die("out of memory");
+    while (open_o || open_e || !reaped) {
+        struct pollfd f[3] = { { open_o ? po[0] : -1, POLLIN, 0 },
+                               { open_e ? pe[0] : -1, POLLIN, 0 },
+                               { chan, POLLIN, 0 } };
+        int64_t left = deadline - now_ms();
+        if (left <= 0 && !(ex.flags & (MV_EXIT_TIMEOUT | MV_EXIT_KILLED))) {
+            ex.flags |= MV_EXIT_TIMEOUT;
+            kill_group();
+            kill(-pid, SIGKILL);
+        }
+        if (!reaped && waitpid(pid, &status, WNOHANG) == pid) {
+            reaped = 1;
+            kill_group(); /* what it left behind goes with it */
+        }
+        int r = poll(f, 3, reaped ? 200 : left > 50 ? 50 : left > 0 ? (int)left : 50);
+        if (r < 0 && errno != EINTR)
+            die("poll");
+        for (int i = 0; i < 2; i++) {
+            if (!f[i].revents || f[i].fd < 0)
+                continue;
+            ssize_t n = read(f[i].fd, buf, MV_CHUNK);
+            if (n > 0)
+                send_frame(i ? MV_T_STDERR : MV_T_STDOUT, buf, (size_t)n);
+            else if (n == 0 || errno != EINTR) {
+                if (i)
+                    open_e = 0;
+                else
+                    open_o = 0;
+            }
+        }
+        if (f[2].revents) {
+            uint8_t h[MV_HDR_LEN];
+            struct mv_hdr hd;
+            const char *why;
+            if (read_all(chan, h, sizeof h))
+                die("reading from the host");
+            if (mv_hdr_parse(h, 0, &hd, &why) || hd.type != MV_T_KILL)
+                die("an unexpected frame during an exec");
+            ex.flags |= MV_EXIT_KILLED;
+            kill_group();
+            kill(-pid, SIGKILL);
+        }
+        if (reaped && r == 0)
+            break; /* pipes held open past cgroup.kill: give up on them */
+    }
+    free(buf);
+    close(po[0]);
+    close(pe[0]);
+    int e = 0;
+    if (read(pc[0], &e, sizeof e) == (ssize_t)sizeof e)
+        ex.flags |= MV_EXIT_NOEXEC;
+    close(pc[0]);
+    if (WIFSIGNALED(status))
+        ex.signal = WTERMSIG(status);
+    else
+        ex.exit_code = WEXITSTATUS(status);
+    long long oom1 = read_num(CG_RUN "/memory.events", "oom_kill");
+    if (oom1 > oom0 && oom0 >= 0)
+        ex.flags |= MV_EXIT_OOM;
+    if (ex.signal == SIGXCPU || (ex.signal == SIGKILL && !(ex.flags & ~MV_EXIT_NOEXEC) &&
+                                 read_num(CG_RUN "/cpu.stat", "usage_usec") >=
+                                     (long long)cpu_ms * 1000))
+        ex.flags |= MV_EXIT_CPU;
+    long long usec = read_num(CG_RUN "/cpu.stat", "usage_usec");
+    ex.cpu_ns = usec >= 0 ? usec * 1000 : -1;
+    ex.peak_memory_bytes = read_num(CG_RUN "/memory.peak", NULL);
+    if (read_num(CG_RUN "/pids.events", "max") > 0)
+        ex.flags |= MV_EXIT_PIDS;
+    /* A fresh cgroup for the next command: its figures start at zero. */
+    if (rmdir(CG_RUN) && errno != ENOENT)
+        logk("sbx-agent: rmdir %s: %s\n", CG_RUN, strerror(errno));
+    mv_exit_encode(out, &ex);
+    send_frame(MV_T_EXIT, out, sizeof out);
+}
+
+int main(void)
+{
+    struct mv_hello hl;
+    uint8_t h[MV_HDR_LEN], hb[MV_HELLO_LEN];
+
+    if (getpid() != 1)
+        return 2;
+    setup_mounts();
+    load_modules();
+    signal(SIGPIPE, SIG_IGN);
+    chan = open_port();
+    hl.version = MV_PROTO_VERSION;
+    hl.unenforced = unenforced;
+    mv_hello_encode(hb, &hl);
+    send_frame(MV_T_HELLO, hb, sizeof hb);
+    for (;;) {
+        struct mv_hdr hd;
+        const char *why;
+        uint8_t *p;
+
+        if (read_all(chan, h, sizeof h))
+            die("reading from the host");
+        if (mv_hdr_parse(h, 0, &hd, &why)) {
+            errno = EPROTO;
+            die(why);
+        }
+        p = malloc(hd.len + 1);
+        if (!p)
+            die("out of memory");
+        if (hd.len && read_all(chan, p, hd.len))
+            die("reading from the host");
+        if (hd.type == MV_T_FILE)
+            do_file(p, hd.len);
+        else if (hd.type == MV_T_EXEC)
+            do_exec(p, hd.len);
+        /* a KILL between commands has nothing to kill */
+        free(p);
+        /* reap orphans reparented to PID 1 */
+        while (waitpid(-1, NULL, WNOHANG) > 0)
+            ;
+    }
+}

@@ -1,0 +1,373 @@
+/* plugins/microvm/microvm.c - the microvm provider: each sandbox a VM
+ *
+ * Every sandbox is a QEMU `-M microvm` guest with its own kernel (the
+ * host's Debian cloud kernel) and an initrd holding the guest agent as
+ * PID 1 and python3 (polysandbox-microvm-image builds both).  The agent
+ * speaks mv-proto.h over a virtio-serial port whose host end is one end
+ * of a socketpair handed to QEMU, so no socket path exists to find.
+ * See README.md for what stands and what is next.
+ */
+#define _GNU_SOURCE
+#include "config.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "mv-int.h"
+
+static const char *const mv_keys[] = {
+    "qemu", "kernel", "initrd", "accel", "memory", "boot_timeout", "kvm_probe_timeout", NULL,
+};
+
+static atomic_ulong mv_next_id;
+
+static char *dup_or_default(const char *v, const char *dflt_dir, const char *leaf)
+{
+    char *s = NULL;
+
+    if (v)
+        return strdup(v);
+    if (!dflt_dir)
+        return NULL;
+    if (asprintf(&s, "%s/guest/%s", dflt_dir, leaf) < 0)
+        return NULL;
+    return s;
+}
+
+static int num_setting(struct mv_prov *p, const char *key, uint64_t dflt, uint64_t min,
+                       uint64_t max, uint64_t *out)
+{
+    const char *v = p->host->config_get(p->h, key);
+    char *end;
+
+    *out = dflt;
+    if (!v)
+        return SBX_OK;
+    errno = 0;
+    unsigned long long n = strtoull(v, &end, 10);
+    if (errno || end == v || *end || v[0] == '-' || n < min || n > max)
+        return p->host->set_error(p->h, SBX_E_CONFIG,
+                                  "microvm: setting %s = \"%s\": not a whole number from %llu to %llu",
+                                  key, v, (unsigned long long)min, (unsigned long long)max);
+    *out = n;
+    return SBX_OK;
+}
+
+static void mv_fini(void *prov)
+{
+    struct mv_prov *p = prov;
+
+    if (!p)
+        return;
+    free(p->binary);
+    free(p->kernel);
+    free(p->initrd);
+    free(p->accel);
+    free(p);
+}
+
+static int mv_init(const sbx_host_v1 *host, sbx_host_handle *h, void **prov)
+{
+    struct mv_prov *p = calloc(1, sizeof *p);
+    const char *state, *accel;
+    uint64_t secs;
+    int rc;
+
+    if (!p)
+        return host->set_error(h, SBX_E_NOMEM, "out of memory");
+    p->host = host;
+    p->h = h;
+    p->vmm = &mv_vmm_qemu;
+    state = host->state_dir(h);
+    accel = host->config_get(h, "accel");
+    if (!accel)
+        accel = "auto";
+    if (strcmp(accel, "auto") && strcmp(accel, "kvm") && strcmp(accel, "tcg")) {
+        rc = host->set_error(h, SBX_E_CONFIG,
+                             "microvm: setting accel = \"%s\": not auto, kvm or tcg", accel);
+        goto fail;
+    }
+    p->binary = dup_or_default(host->config_get(h, "qemu"), NULL, NULL);
+    if (!p->binary)
+        p->binary = strdup("qemu-system-x86_64");
+    p->kernel = dup_or_default(host->config_get(h, "kernel"), state, "vmlinuz");
+    p->initrd = dup_or_default(host->config_get(h, "initrd"), state, "initrd.cpio");
+    p->accel = strdup(accel);
+    if (!p->binary || !p->kernel || !p->initrd || !p->accel) {
+        rc = host->set_error(h, SBX_E_NOMEM, "out of memory");
+        goto fail;
+    }
+    if ((rc = num_setting(p, "memory", 512, 128, 65536, &p->memory_mib)) ||
+        (rc = num_setting(p, "boot_timeout", 120, 1, 3600, &secs)))
+        goto fail;
+    p->boot_timeout_ms = secs * 1000;
+    if ((rc = num_setting(p, "kvm_probe_timeout", 15, 1, 600, &secs)))
+        goto fail;
+    p->kvm_probe_ms = secs * 1000;
+    *prov = p;
+    return SBX_OK;
+fail:
+    mv_fini(p);
+    return rc;
+}
+
+void mv_sandbox_free(struct mv_sandbox *s)
+{
+    if (!s)
+        return;
+    mv_vmm_stop(s->pid);
+    if (s->chan >= 0)
+        close(s->chan);
+    if (s->dir) {
+        char path[4200];
+        const char *leaves[] = { "console.log", "vmm.log" };
+        for (size_t i = 0; i < 2; i++) {
+            snprintf(path, sizeof path, "%s/%s", s->dir, leaves[i]);
+            (void)unlink(path);
+        }
+        (void)rmdir(s->dir);
+        free(s->dir);
+    }
+    free(s->env);
+    free(s);
+}
+
+/* The last line the guest's console or the VMM wrote: why a boot failed. */
+static void last_words(const char *dir, char *buf, size_t n)
+{
+    char path[4200], text[2048];
+    const char *leaves[] = { "vmm.log", "console.log" };
+
+    buf[0] = '\0';
+    for (size_t i = 0; i < 2 && !buf[0]; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, leaves[i]);
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+            continue;
+        off_t end = lseek(fd, 0, SEEK_END);
+        ssize_t got = pread(fd, text, sizeof text - 1, end > (off_t)sizeof text - 1 ?
+                                                           end - (off_t)sizeof text + 1 : 0);
+        close(fd);
+        if (got <= 0)
+            continue;
+        text[got] = '\0';
+        while (got > 0 && (text[got - 1] == '\n' || text[got - 1] == '\r'))
+            text[--got] = '\0';
+        char *nl = strrchr(text, '\n');
+        const char *line = nl ? nl + 1 : text;
+        size_t j = 0;
+        for (; *line && j + 1 < n; line++)
+            buf[j++] = (*line >= 0x20 && *line < 0x7f) ? *line : '?';
+        buf[j] = '\0';
+    }
+}
+
+int mv_boot(struct mv_prov *p, const char *accel, uint64_t timeout_ms, uint64_t disk_bytes,
+            struct mv_sandbox **out)
+{
+    struct mv_sandbox *s = calloc(1, sizeof *s);
+    char tmpl[4200], console[4300], log[4300], err[256];
+    const char *state = p->host->state_dir(p->h);
+    int sv[2] = { -1, -1 }, rc;
+
+    *out = NULL;
+    if (!s)
+        return p->host->set_error(p->h, SBX_E_NOMEM, "out of memory");
+    s->chan = -1;
+    s->accel = !strcmp(accel, "kvm") ? "kvm" : "tcg";
+    if (!state || (mkdir(state, 0700) && errno != EEXIST) ||
+        (size_t)snprintf(tmpl, sizeof tmpl, "%s/vm.XXXXXX", state) >= sizeof tmpl ||
+        !mkdtemp(tmpl) || !(s->dir = strdup(tmpl))) {
+        rc = p->host->set_error(p->h, SBX_E_IO, "microvm: a directory for the VM under %s: %s",
+                                state ? state : "(no state directory)", strerror(errno));
+        goto fail;
+    }
+    snprintf(console, sizeof console, "%s/console.log", s->dir);
+    snprintf(log, sizeof log, "%s/vmm.log", s->dir);
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
+        rc = p->host->set_error(p->h, SBX_E_IO, "microvm: socketpair: %s", strerror(errno));
+        goto fail;
+    }
+    struct mv_vm_config cfg = {
+        .binary = p->binary, .kernel = p->kernel, .initrd = p->initrd, .accel = s->accel,
+        .console = console, .log = log, .memory_mib = p->memory_mib,
+        .disk_bytes = disk_bytes, .chan_fd = sv[1],
+    };
+    if (p->vmm->start(&cfg, &s->pid, err, sizeof err) != 0) {
+        rc = p->host->set_error(p->h, SBX_E_BACKEND, "microvm: starting %s: %s", p->binary, err);
+        goto fail;
+    }
+    close(sv[1]);
+    sv[1] = -1;
+    s->chan = sv[0];
+    sv[0] = -1;
+
+    struct mv_hdr hd;
+    uint8_t *pl = NULL;
+    struct mv_hello hl;
+    const char *why;
+    rc = mv_chan_recv(p, s->chan, mv_now_ms() + (int64_t)timeout_ms, &hd, &pl);
+    if (rc == SBX_OK && (hd.type != MV_T_HELLO || mv_hello_decode(pl, hd.len, &hl, &why))) {
+        rc = p->host->set_error(p->h, SBX_E_BACKEND,
+                                "microvm: the guest agent's first frame is not a valid hello");
+    } else if (rc != SBX_OK) {
+        char words[200];
+        mv_vmm_stop(s->pid); /* flushes what it wrote */
+        s->pid = 0;
+        last_words(s->dir, words, sizeof words);
+        rc = p->host->set_error(p->h, rc == SBX_E_TIMEOUT ? SBX_E_TIMEOUT : SBX_E_BACKEND,
+                                "microvm: the VM (%s, %s) %s: %s", s->accel, p->kernel,
+                                rc == SBX_E_TIMEOUT ? "did not reach its agent in time"
+                                                    : "stopped before its agent answered",
+                                words[0] ? words : "nothing on its console");
+    }
+    free(pl);
+    if (rc != SBX_OK)
+        goto fail;
+    s->unenforced = hl.unenforced;
+    *out = s;
+    return SBX_OK;
+fail:
+    if (sv[0] >= 0)
+        close(sv[0]);
+    if (sv[1] >= 0)
+        close(sv[1]);
+    mv_sandbox_free(s);
+    return rc;
+}
+
+static int readable(struct mv_prov *p, const char *what, const char *path)
+{
+    if (access(path, R_OK) == 0)
+        return SBX_OK;
+    return p->host->set_error(p->h, SBX_E_CONFIG,
+                              "microvm: %s %s: %s (build the guest with polysandbox-microvm-image,"
+                              " or set %s in providers.d/microvm.ini)",
+                              what, path, strerror(errno), what);
+}
+
+/* The sandbox's environment, as the agent takes it. */
+static int keep_env(struct mv_prov *p, struct mv_sandbox *s, const sbx_create_spec_v1 *spec)
+{
+    size_t len = 0;
+
+    for (size_t i = 0; i < spec->n_env; i++)
+        len += strlen(spec->env[i].key) + strlen(spec->env[i].value) + 2;
+    if (!(s->env = malloc(len + 1)))
+        return p->host->set_error(p->h, SBX_E_NOMEM, "out of memory");
+    for (size_t i = 0; i < spec->n_env; i++)
+        s->env_len += (size_t)sprintf(s->env + s->env_len, "%s=%s", spec->env[i].key,
+                                      spec->env[i].value) + 1;
+    s->n_env = spec->n_env;
+    return SBX_OK;
+}
+
+static int mv_create(void *prov, const sbx_create_spec_v1 *spec, void **sb, char id[SBX_ID_MAX])
+{
+    struct mv_prov *p = prov;
+    struct mv_sandbox *s = NULL;
+    char why[512];
+    int rc;
+
+    if (spec->network != SBX_NET_NONE)
+        return p->host->set_error(p->h, SBX_E_NOTSUP,
+                                  "microvm: a VM has no network device yet (network = none only)");
+    if ((rc = readable(p, "kernel", p->kernel)) || (rc = readable(p, "initrd", p->initrd)))
+        return rc;
+    const char *accel = mv_accel_choose(p, why, sizeof why);
+    if (!strcmp(accel, "probe")) {
+        rc = mv_boot(p, "kvm", p->kvm_probe_ms, spec->limits.disk_bytes, &s);
+        mv_accel_record(p, rc == SBX_OK);
+        if (rc != SBX_OK) {
+            p->host->log(p->h, SBX_LOG_INFO,
+                         "microvm: no guest booted under KVM within %llu s; using TCG from now on",
+                         (unsigned long long)(p->kvm_probe_ms / 1000));
+            rc = mv_boot(p, "tcg", p->boot_timeout_ms, spec->limits.disk_bytes, &s);
+        }
+    } else {
+        rc = mv_boot(p, accel, p->boot_timeout_ms, spec->limits.disk_bytes, &s);
+    }
+    if (rc != SBX_OK)
+        return rc;
+    if (s->unenforced && p->host->struct_size >= offsetof(sbx_host_v1, limits_unenforced) +
+                                                     sizeof p->host->limits_unenforced &&
+        p->host->limits_unenforced &&
+        (rc = p->host->limits_unenforced(p->h, s->unenforced,
+                                         "the guest kernel has no cgroup2 or tmpfs for them")) !=
+            SBX_OK) {
+        mv_sandbox_free(s);
+        return rc;
+    }
+    s->limits = spec->limits;
+    if ((rc = keep_env(p, s, spec))) {
+        mv_sandbox_free(s);
+        return rc;
+    }
+    snprintf(id, SBX_ID_MAX, "microvm-%ld-%lu", (long)getpid(),
+             atomic_fetch_add(&mv_next_id, 1) + 1);
+    *sb = s;
+    return SBX_OK;
+}
+
+static int mv_destroy(void *prov, void *sb)
+{
+    (void)prov;
+    mv_sandbox_free(sb);
+    return SBX_OK;
+}
+
+/* Whether the VMM program exists: a path, or a name found on PATH. */
+static int vmm_found(const char *bin)
+{
+    const char *path = getenv("PATH");
+    char full[4200];
+
+    if (strchr(bin, '/'))
+        return access(bin, X_OK) == 0;
+    for (const char *d = path ? path : "/usr/bin:/bin"; *d;) {
+        size_t n = strcspn(d, ":");
+        if ((size_t)snprintf(full, sizeof full, "%.*s/%s", (int)n, d, bin) < sizeof full &&
+            access(full, X_OK) == 0)
+            return 1;
+        d += n;
+        if (*d == ':')
+            d++;
+    }
+    return 0;
+}
+
+static void mv_doctor(void *prov, sbx_doctor_cb_v1 cb, void *ud)
+{
+    struct mv_prov *p = prov;
+    char why[512], detail[700];
+    const char *accel;
+
+    cb(ud, "qemu", vmm_found(p->binary), p->binary);
+    cb(ud, "kernel", access(p->kernel, R_OK) == 0, p->kernel);
+    cb(ud, "initrd", access(p->initrd, R_OK) == 0, p->initrd);
+    accel = mv_accel_choose(p, why, sizeof why);
+    snprintf(detail, sizeof detail, "%s (%s)",
+             strcmp(accel, "probe") ? accel : "KVM probed at the first create", why);
+    cb(ud, "accel", 1, detail);
+}
+
+static const sbx_provider_ops_v1 mv_ops = {
+    .init = mv_init,
+    .fini = mv_fini,
+    .create = mv_create,
+    .exec = mv_exec,
+    .destroy = mv_destroy,
+    .doctor = mv_doctor,
+};
+
+SBX_PROVIDER_DEFINE("microvm", PACKAGE_VERSION,
+                    "each sandbox a QEMU microvm guest with its own kernel",
+                    "MIT", SBX_CAP_STDIN | SBX_CAP_STREAM | SBX_CAP_MEMORY_LIMIT |
+                        SBX_CAP_CPU_STATS,
+                    mv_keys, NULL, &mv_ops);

@@ -1,0 +1,113 @@
+/* plugins/microvm/mv-chan.c - frames to and from the guest agent
+ *
+ * Every byte read here comes from the guest and is hostile: a header is
+ * checked (mv_hdr_parse) before its length is believed, a payload is read
+ * into a buffer of exactly that length, and no read waits past the
+ * caller's deadline.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "mv-int.h"
+
+int64_t mv_now_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int write_all(struct mv_prov *p, int fd, const void *buf, size_t len)
+{
+    const uint8_t *b = buf;
+
+    while (len) {
+        /* MSG_NOSIGNAL: a VM that died must not take us with it (SIGPIPE). */
+        ssize_t n = send(fd, b, len, MSG_NOSIGNAL);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return p->host->set_error(p->h, SBX_E_BACKEND, "microvm: writing to the agent: %s",
+                                      n < 0 ? strerror(errno) : "closed");
+        b += n;
+        len -= (size_t)n;
+    }
+    return SBX_OK;
+}
+
+int mv_chan_send(struct mv_prov *p, int fd, uint8_t type, const void *a, size_t alen,
+                 const void *b, size_t blen)
+{
+    uint8_t h[MV_HDR_LEN];
+    int rc;
+
+    if (alen + blen > MV_MAX_PAYLOAD)
+        return p->host->set_error(p->h, SBX_E_LIMIT,
+                                  "microvm: a message of %zu bytes is over the agent's %u",
+                                  alen + blen, MV_MAX_PAYLOAD);
+    mv_hdr_put(h, type, (uint32_t)(alen + blen));
+    if ((rc = write_all(p, fd, h, sizeof h)) || (alen && (rc = write_all(p, fd, a, alen))) ||
+        (blen && (rc = write_all(p, fd, b, blen))))
+        return rc;
+    return SBX_OK;
+}
+
+static int read_all(struct mv_prov *p, int fd, int64_t deadline, void *buf, size_t len)
+{
+    uint8_t *b = buf;
+
+    while (len) {
+        int64_t left = deadline ? deadline - mv_now_ms() : -1;
+        struct pollfd pfd = { fd, POLLIN, 0 };
+        if (deadline && left <= 0)
+            return p->host->set_error(p->h, SBX_E_TIMEOUT, "microvm: the agent did not answer in time");
+        int r = poll(&pfd, 1, left > 0x7fffffff ? 0x7fffffff : (int)left);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0)
+            return p->host->set_error(p->h, SBX_E_IO, "microvm: poll: %s", strerror(errno));
+        if (r == 0)
+            continue;
+        ssize_t n = read(fd, b, len);
+        if (n < 0 && (errno == EINTR || errno == EAGAIN))
+            continue;
+        if (n <= 0)
+            return p->host->set_error(p->h, SBX_E_BACKEND, "microvm: the agent's channel %s",
+                                      n < 0 ? strerror(errno) : "closed (the VM stopped)");
+        b += n;
+        len -= (size_t)n;
+    }
+    return SBX_OK;
+}
+
+int mv_chan_recv(struct mv_prov *p, int fd, int64_t deadline_ms, struct mv_hdr *hd,
+                 uint8_t **payload)
+{
+    uint8_t h[MV_HDR_LEN];
+    const char *why;
+    int rc;
+
+    *payload = NULL;
+    if ((rc = read_all(p, fd, deadline_ms, h, sizeof h)))
+        return rc;
+    if (mv_hdr_parse(h, 1, hd, &why))
+        return p->host->set_error(p->h, SBX_E_BACKEND, "microvm: the agent broke the protocol: %s",
+                                  why);
+    uint8_t *b = malloc((size_t)hd->len + 1);
+    if (!b)
+        return p->host->set_error(p->h, SBX_E_NOMEM, "out of memory");
+    if (hd->len && (rc = read_all(p, fd, deadline_ms, b, hd->len))) {
+        free(b);
+        return rc;
+    }
+    b[hd->len] = '\0';
+    *payload = b;
+    return SBX_OK;
+}

@@ -1,0 +1,181 @@
+/* plugins/microvm/mv-exec.c - one command in the VM, through the agent
+ *
+ * The work's files go first (one FILE frame each), then one EXEC frame
+ * with the command, its environment, the sandbox's limits and its stdin.
+ * The agent streams STDOUT and STDERR frames and ends with EXIT.  Caps
+ * on output are applied here: past one, the rest is dropped and the
+ * command killed (KILL).  The agent enforces the timeout; the host
+ * waits for it a grace period longer (a slow guest under TCG) and, past
+ * that, gives the sandbox up.
+ */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mv-int.h"
+
+/* How much longer than the command's timeout the host waits for EXIT. */
+#define MV_GRACE_MS 60000
+
+static const char mv_base_env[] = "PATH=/usr/local/bin:/usr/bin:/bin\0HOME=/work\0LANG=C.UTF-8";
+#define MV_BASE_ENV_N 3
+
+static int send_files(struct mv_prov *p, struct mv_sandbox *s, const sbx_exec_spec_v1 *spec)
+{
+    for (size_t i = 0; i < spec->n_files; i++) {
+        const sbx_file_v1 *f = &spec->files[i];
+        size_t plen = strlen(f->path) + 1;
+        uint8_t *head = malloc(4 + plen);
+        int rc;
+
+        if (!head)
+            return p->host->set_error(p->h, SBX_E_NOMEM, "out of memory");
+        mv_put32(head, f->mode & 07777);
+        memcpy(head + 4, f->path, plen);
+        rc = mv_chan_send(p, s->chan, MV_T_FILE, head, 4 + plen, f->data, f->len);
+        free(head);
+        if (rc)
+            return rc;
+    }
+    return SBX_OK;
+}
+
+static int send_exec(struct mv_prov *p, struct mv_sandbox *s, const sbx_exec_spec_v1 *spec)
+{
+    size_t argc = 0, len = MV_EXEC_HEAD_LEN, off;
+    const char *cwd = spec->cwd ? spec->cwd : "";
+    uint8_t *b;
+    int rc;
+
+    while (spec->argv[argc])
+        argc++;
+    if (argc == 0)
+        return p->host->set_error(p->h, SBX_E_INVAL, "microvm: an exec without a command");
+    len += strlen(cwd) + 1;
+    for (size_t i = 0; i < argc; i++)
+        len += strlen(spec->argv[i]) + 1;
+    for (size_t i = 0; i < spec->n_env; i++)
+        len += strlen(spec->env[i].key) + strlen(spec->env[i].value) + 2;
+    len += s->env_len + sizeof mv_base_env;
+    if (!(b = malloc(len)))
+        return p->host->set_error(p->h, SBX_E_NOMEM, "out of memory");
+    uint64_t tmo = spec->timeout_ns / 1000000;
+    mv_put64(b, tmo ? tmo : 1);
+    mv_put64(b + 8, s->limits.memory_bytes);
+    mv_put64(b + 16, s->limits.pids);
+    mv_put64(b + 24, s->limits.nofile);
+    mv_put64(b + 32, s->limits.fsize_bytes);
+    mv_put64(b + 40, s->limits.cpu_ns / 1000000);
+    mv_put32(b + 48, (uint32_t)argc);
+    /* The exec's own variables come first: the first of a name wins. */
+    mv_put32(b + 52, (uint32_t)(spec->n_env + s->n_env + MV_BASE_ENV_N));
+    off = MV_EXEC_HEAD_LEN;
+    off += (size_t)sprintf((char *)b + off, "%s", cwd) + 1;
+    for (size_t i = 0; i < argc; i++)
+        off += (size_t)sprintf((char *)b + off, "%s", spec->argv[i]) + 1;
+    for (size_t i = 0; i < spec->n_env; i++)
+        off += (size_t)sprintf((char *)b + off, "%s=%s", spec->env[i].key,
+                               spec->env[i].value) + 1;
+    memcpy(b + off, s->env, s->env_len);
+    off += s->env_len;
+    memcpy(b + off, mv_base_env, sizeof mv_base_env);
+    off += sizeof mv_base_env;
+    rc = mv_chan_send(p, s->chan, MV_T_EXEC, b, off, spec->stdin_data, spec->stdin_len);
+    free(b);
+    return rc;
+}
+
+static sbx_run_status verdict(const struct mv_exit *e, int over_cap)
+{
+    if (over_cap)
+        return SBX_RUN_OUTPUT_LIMIT;
+    if (e->flags & MV_EXIT_TIMEOUT)
+        return SBX_RUN_TIMEOUT;
+    if (e->flags & MV_EXIT_OOM)
+        return SBX_RUN_MEMORY_LIMIT;
+    if (e->flags & MV_EXIT_CPU)
+        return SBX_RUN_CPU_LIMIT;
+    if ((e->flags & MV_EXIT_NOEXEC) && e->exit_code == 127)
+        return SBX_RUN_NOT_FOUND;
+    if ((e->flags & MV_EXIT_NOEXEC) && e->exit_code == 126)
+        return SBX_RUN_NOT_EXECUTABLE;
+    if (e->signal)
+        return SBX_RUN_SIGNAL;
+    if (e->exit_code && (e->flags & MV_EXIT_PIDS))
+        return SBX_RUN_PIDS_LIMIT;
+    return e->exit_code ? SBX_RUN_NONZERO_EXIT : SBX_RUN_OK;
+}
+
+int mv_exec(void *prov, void *sb, const sbx_exec_spec_v1 *spec,
+            const sbx_output_sink_v1 *sink, sbx_exec_outcome_v1 *out)
+{
+    struct mv_prov *p = prov;
+    struct mv_sandbox *s = sb;
+    uint64_t sent[2] = { 0, 0 }, cap[2] = { spec->stdout_cap, spec->stderr_cap };
+    int over = 0, killed = 0, rc;
+    int64_t t0 = mv_now_ms();
+    int64_t deadline = t0 + (int64_t)(spec->timeout_ns / 1000000) + MV_GRACE_MS;
+
+    if (s->broken)
+        return p->host->set_error(p->h, SBX_E_BACKEND,
+                                  "microvm: this VM's agent broke off an earlier exec");
+    s->broken = 1; /* until EXIT comes back in step */
+    if ((rc = send_files(p, s, spec)) || (rc = send_exec(p, s, spec)))
+        return rc;
+    for (;;) {
+        struct mv_hdr hd;
+        uint8_t *pl;
+        struct mv_exit ex;
+        const char *why;
+
+        if ((rc = mv_chan_recv(p, s->chan, deadline, &hd, &pl)))
+            return rc;
+        if (hd.type == MV_T_STDOUT || hd.type == MV_T_STDERR) {
+            int i = hd.type == MV_T_STDERR;
+            size_t n = hd.len;
+            if (sent[i] + n > cap[i]) {
+                n = (size_t)(cap[i] - sent[i]);
+                over = 1;
+                if (i)
+                    out->stderr_truncated = 1;
+                else
+                    out->stdout_truncated = 1;
+            }
+            if (n && sink->write(sink->ud, i ? SBX_STREAM_STDERR : SBX_STREAM_STDOUT, pl, n))
+                over = 1;
+            sent[i] += n;
+            if (over && !killed) {
+                killed = 1;
+                rc = mv_chan_send(p, s->chan, MV_T_KILL, NULL, 0, NULL, 0);
+            }
+            free(pl);
+            if (rc)
+                return rc;
+            continue;
+        }
+        if (hd.type == MV_T_ERROR) {
+            for (uint32_t j = 0; j < hd.len; j++)
+                if (pl[j] < 0x20 || pl[j] >= 0x7f)
+                    pl[j] = '?';
+            rc = p->host->set_error(p->h, SBX_E_BACKEND, "microvm: the guest agent: %.300s",
+                                    (char *)pl);
+            free(pl);
+            return rc;
+        }
+        if (hd.type != MV_T_EXIT || mv_exit_decode(pl, hd.len, &ex, &why)) {
+            free(pl);
+            return p->host->set_error(p->h, SBX_E_BACKEND,
+                                      "microvm: the guest agent sent a frame out of place");
+        }
+        free(pl);
+        s->broken = 0;
+        out->status = verdict(&ex, over);
+        out->exit_code = ex.exit_code;
+        out->signal = ex.signal;
+        out->cpu_ns = ex.cpu_ns;
+        out->peak_memory_bytes = ex.peak_memory_bytes;
+        out->exec_ns = (uint64_t)(mv_now_ms() - t0) * 1000000;
+        return SBX_OK;
+    }
+}

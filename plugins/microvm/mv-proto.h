@@ -1,0 +1,97 @@
+/* plugins/microvm/mv-proto.h - the guest agent's framed protocol
+ *
+ * One byte stream over a virtio-serial port (a unix socket on the host).
+ * Every frame: an 8-byte header, then `len` bytes of payload:
+ *
+ *     'S'  version  type  0  len (uint32, little-endian)
+ *
+ * Host to guest: FILE, EXEC, KILL.  Guest to host: HELLO (once, when the
+ * agent is up), STDOUT, STDERR, EXIT (once per EXEC), ERROR.  Numbers in
+ * payloads are little-endian.  The host treats every guest byte as
+ * hostile: a frame of the wrong version, an unknown type, a length over
+ * MV_MAX_PAYLOAD or a payload of the wrong size ends the sandbox.
+ *
+ * Shared by the provider and the agent (built statically, without the
+ * user's CFLAGS), so it depends on the C library only.
+ */
+#ifndef POLYSANDBOX_MV_PROTO_H
+#define POLYSANDBOX_MV_PROTO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define MV_PROTO_VERSION 1
+#define MV_HDR_LEN 8
+#define MV_MAGIC 'S'
+/* The largest payload either side accepts (an EXEC carries its stdin). */
+#define MV_MAX_PAYLOAD (4u << 20)
+/* The agent's output frames are at most this long. */
+#define MV_CHUNK 65536u
+/* The name of the agent's virtio-serial port. */
+#define MV_PORT_NAME "org.polysandbox.agent"
+
+enum mv_type {
+    MV_T_HELLO = 1,  /* guest: u32 version, u32 limits it cannot enforce (SBX_LIMIT_BIT_*) */
+    MV_T_FILE = 2,   /* host: u32 mode, path NUL, data */
+    MV_T_EXEC = 3,   /* host: struct mv_exec_head, then strings, then stdin */
+    MV_T_KILL = 4,   /* host: empty; kills the running command's processes */
+    MV_T_STDOUT = 5, /* guest: output bytes */
+    MV_T_STDERR = 6,
+    MV_T_EXIT = 7,   /* guest: MV_EXIT_LEN bytes, see mv_exit */
+    MV_T_ERROR = 8,  /* guest: a message (text, not trusted) */
+};
+
+/* EXEC payload: MV_EXEC_HEAD_LEN bytes of numbers (u64 timeout_ms,
+ * memory, pids, nofile, fsize, cpu_ms; u32 argc, envc), then 1 + argc +
+ * envc NUL-terminated strings (cwd, "" for the work directory; argv;
+ * "KEY=VALUE"), then the command's stdin (the rest). */
+#define MV_EXEC_HEAD_LEN (6 * 8 + 2 * 4)
+
+/* EXIT flags. */
+#define MV_EXIT_TIMEOUT 1u  /* the agent killed it at its timeout */
+#define MV_EXIT_OOM 2u      /* the memory cgroup killed a process */
+#define MV_EXIT_CPU 4u      /* SIGXCPU/SIGKILL at the CPU limit */
+#define MV_EXIT_KILLED 8u   /* killed at the host's KILL */
+#define MV_EXIT_PIDS 16u    /* a fork failed at the pids limit */
+#define MV_EXIT_NOEXEC 32u  /* the command could not be executed (126/127) */
+
+#define MV_EXIT_LEN (3 * 4 + 2 * 8)
+struct mv_exit {
+    int32_t exit_code; /* when signal is 0 */
+    int32_t signal;    /* 1..64, or 0 */
+    uint32_t flags;    /* MV_EXIT_* */
+    int64_t cpu_ns;    /* -1 unknown */
+    int64_t peak_memory_bytes; /* -1 unknown */
+};
+
+#define MV_HELLO_LEN 8
+struct mv_hello {
+    uint32_t version;
+    uint32_t unenforced; /* SBX_LIMIT_BIT_* the guest cannot apply */
+};
+
+/* A parsed header. */
+struct mv_hdr {
+    uint8_t type;
+    uint32_t len;
+};
+
+/* Writes a header for @type and @len into @out. */
+void mv_hdr_put(uint8_t out[MV_HDR_LEN], uint8_t type, uint32_t len);
+/* Checks @in as a header of a frame the host may receive (guest = 1) or
+ * the guest may receive (guest = 0).  0, or -1 with *why set to a static
+ * reason. */
+int mv_hdr_parse(const uint8_t in[MV_HDR_LEN], int from_guest, struct mv_hdr *h,
+                 const char **why);
+/* Decodes an EXIT or HELLO payload: 0, or -1 with *why set. */
+int mv_exit_decode(const uint8_t *p, size_t len, struct mv_exit *e, const char **why);
+void mv_exit_encode(uint8_t out[MV_EXIT_LEN], const struct mv_exit *e);
+int mv_hello_decode(const uint8_t *p, size_t len, struct mv_hello *hl, const char **why);
+void mv_hello_encode(uint8_t out[MV_HELLO_LEN], const struct mv_hello *hl);
+
+void mv_put32(uint8_t *p, uint32_t v);
+void mv_put64(uint8_t *p, uint64_t v);
+uint32_t mv_get32(const uint8_t *p);
+uint64_t mv_get64(const uint8_t *p);
+
+#endif

@@ -1,0 +1,108 @@
+/* plugins/microvm/mv-qemu.c - the QEMU backend: `-M microvm`
+ *
+ * No firmware, no PCI, no network device: the kernel and initrd loaded
+ * directly, one virtio-serial port (the agent's channel, a socket handed
+ * in as fd), the console to a file.  QEMU's own seccomp filter is on
+ * (-sandbox): no new privileges, no spawning, no resource control.
+ *
+ * tsc_early_khz: the guest is told the TSC's rate (the host's, which
+ * TCG's TSC runs at) because, on a loaded host under TCG, calibration
+ * against the PIT fails and the boot then waits forever for a clock.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "mv-vmm.h"
+
+/* The host's TSC rate in kHz (from /proc/cpuinfo's "cpu MHz"), or 0. */
+static unsigned long host_tsc_khz(void)
+{
+    FILE *f = fopen("/proc/cpuinfo", "re");
+    char line[256];
+    unsigned long khz = 0;
+
+    if (!f)
+        return 0;
+    while (fgets(line, sizeof line, f)) {
+        double mhz;
+        if (sscanf(line, "cpu MHz : %lf", &mhz) == 1 && mhz > 0 && mhz < 100000) {
+            khz = (unsigned long)(mhz * 1000);
+            break;
+        }
+    }
+    fclose(f);
+    return khz;
+}
+
+static int qemu_start(const struct mv_vm_config *cfg, pid_t *pid, char *err, size_t errlen)
+{
+    char mem[32], append[256], chardev[64], serial[4200], tsc[48] = "";
+    unsigned long khz = host_tsc_khz();
+    int kvm = !strcmp(cfg->accel, "kvm");
+
+    if (khz && !kvm)
+        snprintf(tsc, sizeof tsc, " tsc_early_khz=%lu", khz);
+    snprintf(mem, sizeof mem, "%llu", (unsigned long long)cfg->memory_mib);
+    snprintf(append, sizeof append, "console=ttyS0 panic=-1 quiet sbx.disk=%llu%s",
+             (unsigned long long)cfg->disk_bytes, tsc);
+    snprintf(chardev, sizeof chardev, "socket,id=agent,fd=%d", cfg->chan_fd);
+    if ((size_t)snprintf(serial, sizeof serial, "file:%s", cfg->console) >= sizeof serial) {
+        snprintf(err, errlen, "console path too long");
+        return -1;
+    }
+    const char *argv[] = {
+        cfg->binary, "-M", "microvm", "-accel", cfg->accel, "-cpu", kvm ? "host" : "max",
+        "-m", mem, "-smp", "1", "-nodefaults", "-no-user-config", "-display", "none",
+        "-no-reboot", "-sandbox", "on,obsolete=deny,elevateprivileges=deny,spawn=deny,"
+        "resourcecontrol=deny", "-kernel", cfg->kernel, "-initrd", cfg->initrd,
+        "-append", append, "-serial", serial, "-chardev", chardev,
+        "-device", "virtio-serial-device",
+        "-device", "virtserialport,chardev=agent,name=org.polysandbox.agent", NULL,
+    };
+    pid_t parent = getpid();
+    /* PR_SET_PDEATHSIG fires when the forking *thread* ends: only the
+     * main thread's VMs are tied to the process; a worker's (pools, the
+     * server) are stopped by destroy. */
+    int tie = gettid() == parent;
+    pid_t child = fork();
+
+    if (child < 0) {
+        snprintf(err, errlen, "fork: %s", strerror(errno));
+        return -1;
+    }
+    if (child == 0) {
+        int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+        int log = open(cfg->log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        /* A VM never outlives the process that made it (ephemeral sandboxes). */
+        if (tie && (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent))
+            _exit(127);
+        if (null < 0 || log < 0 || dup2(null, 0) < 0 || dup2(log, 1) < 0 || dup2(log, 2) < 0)
+            _exit(127);
+        int fl = fcntl(cfg->chan_fd, F_GETFD);
+        if (fl < 0 || fcntl(cfg->chan_fd, F_SETFD, fl & ~FD_CLOEXEC) < 0)
+            _exit(127);
+        execvp(argv[0], (char *const *)argv);
+        _exit(127);
+    }
+    *pid = child;
+    return 0;
+}
+
+const struct mv_vmm mv_vmm_qemu = { "qemu", qemu_start };
+
+void mv_vmm_stop(pid_t pid)
+{
+    if (pid <= 0)
+        return;
+    (void)kill(pid, SIGKILL);
+    while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+        ;
+}

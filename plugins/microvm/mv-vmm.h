@@ -1,0 +1,41 @@
+/* plugins/microvm/mv-vmm.h - the small VMM interface of the microvm provider
+ *
+ * A backend starts one VM from a kernel and an initrd with the agent's
+ * channel on a socket it is handed, and stops it.  QEMU's microvm
+ * machine (mv-qemu.c) is the only backend so far; Firecracker comes
+ * behind the same interface (README).
+ */
+#ifndef POLYSANDBOX_MV_VMM_H
+#define POLYSANDBOX_MV_VMM_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* What one VM is made of.  Strings (transfer none). */
+struct mv_vm_config {
+    const char *binary;    /* the VMM program (PATH looked up) */
+    const char *kernel;
+    const char *initrd;
+    const char *accel;     /* "kvm" or "tcg" */
+    const char *console;   /* file the guest's console is written to */
+    const char *log;       /* file the VMM's own messages go to */
+    uint64_t memory_mib;
+    uint64_t disk_bytes;   /* size of the guest's /work */
+    int chan_fd;           /* the VMM's end of the agent channel (a stream socket) */
+};
+
+struct mv_vmm {
+    const char *name;
+    /* Starts the VM; *pid is the VMM's process, which dies with the
+     * caller's (PR_SET_PDEATHSIG).  0, or -1 with @err set. */
+    int (*start)(const struct mv_vm_config *cfg, pid_t *pid, char *err, size_t errlen);
+};
+
+extern const struct mv_vmm mv_vmm_qemu;
+
+/* Kills and reaps the VMM process @pid (SIGKILL: the guest has no state
+ * worth keeping). */
+void mv_vmm_stop(pid_t pid);
+
+#endif

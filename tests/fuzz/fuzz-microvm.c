@@ -1,0 +1,66 @@
+/* tests/fuzz/fuzz-microvm.c - what the microvm provider reads from a
+ * guest: a stream of agent frames (plugins/microvm/mv-proto.c)
+ *
+ * The input is the stream.  Each header is checked as the host checks
+ * it; a frame it accepts is never longer than allowed, and an EXIT or
+ * HELLO it decodes is in range and encodes back to the same bytes.
+ * Parsing stops at the first refused header or a short frame, as the
+ * provider does (it then gives the VM up).
+ */
+#include "config.h"
+
+#include <string.h>
+
+#include "fuzz.h"
+#include "mv-proto.h"
+
+static int one(const uint8_t *data, size_t size)
+{
+    size_t off = 0;
+
+    while (size - off >= MV_HDR_LEN) {
+        struct mv_hdr h;
+        const char *why = NULL;
+
+        if (mv_hdr_parse(data + off, 1, &h, &why)) {
+            if (!why || !*why)
+                fz_fail("a refused header without a reason");
+            break;
+        }
+        if (h.len > MV_MAX_PAYLOAD)
+            fz_fail("a frame of %u bytes accepted", h.len);
+        if ((h.type == MV_T_STDOUT || h.type == MV_T_STDERR || h.type == MV_T_ERROR) &&
+            h.len > MV_CHUNK)
+            fz_fail("an output frame of %u bytes accepted", h.len);
+        off += MV_HDR_LEN;
+        if (size - off < h.len)
+            break;
+        const uint8_t *p = data + off;
+        if (h.type == MV_T_EXIT) {
+            struct mv_exit e;
+            uint8_t back[MV_EXIT_LEN];
+            if (mv_exit_decode(p, h.len, &e, &why) == 0) {
+                if (e.signal < 0 || e.signal > 64 || e.exit_code < 0 || e.exit_code > 255 ||
+                    e.cpu_ns < -1 || e.peak_memory_bytes < -1)
+                    fz_fail("an exit out of range accepted");
+                mv_exit_encode(back, &e);
+                if (memcmp(back + 0, p, 12) != 0)
+                    fz_fail("an exit does not encode back to its bytes");
+            }
+        } else if (h.type == MV_T_HELLO) {
+            struct mv_hello hl;
+            uint8_t back[MV_HELLO_LEN];
+            if (mv_hello_decode(p, h.len, &hl, &why) == 0) {
+                if (hl.version != MV_PROTO_VERSION)
+                    fz_fail("a hello of version %u accepted", hl.version);
+                mv_hello_encode(back, &hl);
+                if (memcmp(back, p, MV_HELLO_LEN) != 0)
+                    fz_fail("a hello does not encode back to its bytes");
+            }
+        }
+        off += h.len;
+    }
+    return 0;
+}
+
+FZ_TARGET(microvm, NULL, one)

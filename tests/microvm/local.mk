@@ -1,0 +1,18 @@
+# tests/microvm/local.mk - the microvm provider on QEMU (TCG here)
+#
+# run.sh builds the guest image once (cached, see the script) and boots
+# two VMs: one for several execs (test-microvm-execs), one for
+# `polysandbox run`.  It skips without QEMU or the cloud kernel.
+if BUILD_PROVIDER_MICROVM
+check_PROGRAMS += tests/microvm/test-microvm-execs
+tests_microvm_test_microvm_execs_SOURCES = tests/microvm/execs.c
+tests_microvm_test_microvm_execs_LDADD = core/libpolysandbox.la
+check_SCRIPTS += plugins/microvm/sbx-agent plugins/microvm/polysandbox-microvm-image
+TESTS += tests/microvm/run.sh
+endif
+dist_check_SCRIPTS += tests/microvm/run.sh
+# The guest image, where run.sh had to keep it in the build tree.
+clean-local: clean-microvm
+clean-microvm:
+	-rm -rf tests/microvm-guest
+.PHONY: clean-microvm

@@ -1,0 +1,72 @@
+#!/bin/sh
+# tests/microvm/run.sh - the microvm provider end to end: one VM booted
+# (KVM where it really boots, else TCG), several execs in it (template
+# code, exit status and stderr, stdin, a timeout and the VM still serving
+# after it, its own kernel, a missing command), then `polysandbox run
+# --lang python` as a user types it (a second boot).
+#
+# The guest image is built once by polysandbox-microvm-image into
+# $MICROVM_CACHE (default /var/cache/polysandbox-test/microvm-guest, or
+# the build tree where that cannot be written) and rebuilt only when its
+# inputs change.  Skips (77) with a named reason without QEMU or the
+# Debian cloud kernel.
+. "$top_srcdir/tests/cli/lib.sh"
+
+command -v qemu-system-x86_64 >/dev/null 2>&1 ||
+    { echo "1..0 # SKIP no qemu-system-x86_64 (apt-get install qemu-system-x86)"; exit 77; }
+ls /boot/vmlinuz-*-cloud-amd64 >/dev/null 2>&1 ||
+    { echo "1..0 # SKIP no Debian cloud kernel (apt-get install linux-image-cloud-amd64)"; exit 77; }
+cache=${MICROVM_CACHE:-/var/cache/polysandbox-test/microvm-guest}
+mkdir -p "$cache" 2>/dev/null && [ -w "$cache" ] || cache=$top_builddir/tests/microvm-guest
+mkdir -p "$cache" || exit 99
+# One builder at a time (parallel builds of the suite share the cache).
+if ! flock "$cache/.lock" "$top_builddir/plugins/microvm/polysandbox-microvm-image" \
+        "$top_builddir/plugins/microvm/sbx-agent" "$cache" > "$tmp/image" 2>&1; then
+    rc=$?
+    if [ "$rc" -eq 3 ]; then echo "1..0 # SKIP $(cat "$tmp/image")"; exit 77; fi
+    cat "$tmp/image"; exit 99
+fi
+sed 's/^/# /' "$tmp/image"
+
+# The suite's configuration, with the microvm provider on this image.
+cp -rL "$top_srcdir/tests/config" "$tmp/config" && chmod -R u+w "$tmp/config" || exit 99
+# TCG on a loaded host runs python3 many times slower than a container:
+# a wall limit of 60 s, not 10 s, so that only the timeout check times out.
+sed -i 's/^wall = 10s$/wall = 60s/' "$tmp/config/polysandbox.ini" || exit 99
+cat > "$tmp/config/providers.d/microvm.ini" <<EOF2
+[provider]
+enabled = true
+optional = true
+priority = 5
+[settings]
+kernel = $cache/vmlinuz
+initrd = $cache/initrd.cpio
+kvm_probe_timeout = ${MICROVM_KVM_PROBE:-10}
+EOF2
+POLYSANDBOX_CONFIG_DIR=$tmp/config
+export POLYSANDBOX_CONFIG_DIR
+plan 9
+
+t0=$(date +%s)
+"$top_builddir/tests/microvm/test-microvm-execs" "$tmp/config" > "$tmp/execs" 2>&1
+rc=$?
+sed 's/^/# /' "$tmp/execs"
+echo "# one boot and six execs: $(($(date +%s) - t0)) s"
+line() { grep "^$1 " "$tmp/execs"; }
+check "a sandbox is a VM that boots to its agent" is_rc 0
+check "python code through the template prints 42" [ "$(line code)" = "code ok 0 42/|" ]
+check "exit status and stderr" [ "$(line exit)" = "exit nonzero_exit 3 |oops/" ]
+check "stdin reaches the command" [ "$(line stdin)" = "stdin ok 0 ABC/|" ]
+check "a timeout kills the command (and the VM serves the next exec)" sh -c "grep -q '^timeout timeout ' '$tmp/execs'"
+host=$(uname -r)
+check "the command runs on the guest's own kernel, not the host's ($host)" sh -c \
+    "grep -q '^kernel ok 0 [^|]*cloud-amd64/|\$' '$tmp/execs' && ! grep -q '^kernel .* $host/' '$tmp/execs'"
+check "a missing command is not_found" sh -c "grep -q '^missing not_found 127 ' '$tmp/execs'"
+
+t0=$(date +%s)
+cli run --provider microvm --lang python -c 'print(6*7)'
+echo "# polysandbox run (one boot): $(($(date +%s) - t0)) s"
+check "polysandbox run --provider microvm --lang python prints 42" rc_and_out 0 42
+cli doctor --provider microvm
+check "doctor names the accelerator and why" sh -c "grep -Eq 'accel.*(kvm|tcg)' '$tmp/out' '$tmp/err'"
+done_testing
