@@ -17,7 +17,7 @@ a1="Authorization: Bearer $tok1"
 a2="Authorization: Bearer $tok2"
 
 check "polysandboxd starts with two tokens and a state directory" \
-    srv_start --token-file "$tmp/tokens" -o server.state_dir="$state"
+    srv_start --token-file "$tmp/tokens" -o server.state_dir="$state" -o server.grace=1s
 
 post /v1/batch '{"items":[{"shell":"echo one"},{"shell":"exit 3"}]}' -H "$a1" -H 'Idempotency-Key: k1'
 done_job=$(jq_out 'j["id"]')
@@ -63,7 +63,7 @@ check "no token is written to the state directory" \
 srv_stop TERM
 printf '%s\n%s\n' "$tok2" "$tok1" >"$tmp/tokens"
 check "restarted with the token file reordered" \
-    srv_start --token-file "$tmp/tokens" -o server.state_dir="$state"
+    srv_start --token-file "$tmp/tokens" -o server.state_dir="$state" -o server.grace=1s
 req GET "/v1/jobs/$done_job?limit=0" -H "$a1"
 check "... token 1 still reads its job, token 2 still does not" \
     eval 'is 200 && req GET "/v1/jobs/$done_job" -H "$a2" && err_is 404 not_found'
