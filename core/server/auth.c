@@ -33,8 +33,29 @@
 struct srv_auth {
     unsigned char key[crypto_generichash_KEYBYTES];
     unsigned char (*hash)[HASH];
+    char (*owner)[SRV_OWNER_LEN + 1];
     size_t n;
 };
+
+/* The name under which what a token makes is kept (a job's owner): the
+ * same for the same token across restarts and reorderings of the token
+ * file, unlike its index or its keyed hash (a new key each start).  An
+ * unkeyed BLAKE2b of a 16-character-or-longer token, under its own
+ * prefix so it matches no other hash of it, kept only in the private
+ * state directory. */
+static void token_owner(const char *t, size_t len, char out[SRV_OWNER_LEN + 1])
+{
+    static const char ctx[] = "polysandboxd owner v1:";
+    unsigned char h[SRV_OWNER_LEN / 2];
+    crypto_generichash_state st;
+
+    crypto_generichash_init(&st, NULL, 0, sizeof h);
+    crypto_generichash_update(&st, (const unsigned char *)ctx, sizeof ctx - 1);
+    crypto_generichash_update(&st, (const unsigned char *)t, len);
+    crypto_generichash_final(&st, h, sizeof h);
+    sodium_bin2hex(out, SRV_OWNER_LEN + 1, h, sizeof h);
+    sodium_memzero(h, sizeof h);
+}
 
 static void token_hash(const struct srv_auth *a, const char *t, size_t len,
                        unsigned char out[HASH])
@@ -60,15 +81,21 @@ static int token_ok(const char *t, size_t len, const char *where)
 static int add(struct srv_auth *a, const char *t, size_t len, const char *where)
 {
     unsigned char (*h)[HASH];
+    char (*o)[SRV_OWNER_LEN + 1];
 
     if (token_ok(t, len, where) != 0)
         return -1;
-    if (!(h = realloc(a->hash, (a->n + 1) * sizeof *h))) {
+    if ((h = realloc(a->hash, (a->n + 1) * sizeof *h)))
+        a->hash = h;
+    if ((o = realloc(a->owner, (a->n + 1) * sizeof *o)))
+        a->owner = o;
+    if (!h || !o) {
         srv_log(NULL, "out of memory loading tokens");
         return -1;
     }
-    a->hash = h;
-    token_hash(a, t, len, a->hash[a->n++]);
+    token_hash(a, t, len, a->hash[a->n]);
+    token_owner(t, len, a->owner[a->n]);
+    a->n++;
     return 0;
 }
 
@@ -214,6 +241,13 @@ int srv_auth_token(const srv *s, const char *token, size_t len)
     return found;
 }
 
+const char *srv_auth_owner(const srv *s, int token)
+{
+    if (token < 0 || !s->auth || (size_t)token >= s->auth->n)
+        return "";
+    return s->auth->owner[token];
+}
+
 int srv_auth_check(srv *s, srv_req *r)
 {
     static const char *const alt[] = { "X-API-Key", "X-Auth-Token" };
@@ -261,6 +295,7 @@ void srv_auth_free(srv *s)
     if (!s->auth)
         return;
     free(s->auth->hash);
+    free(s->auth->owner);
     sodium_memzero(s->auth->key, sizeof s->auth->key);
     free(s->auth);
     s->auth = NULL;

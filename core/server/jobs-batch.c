@@ -264,7 +264,8 @@ static json_t *run_one(struct batch_run *br, size_t idx)
         const sbx_error *e = sbx_ctx_last_error(s->ctx);
         const char *code;
         srv_status_of(rc, 422, &code);
-        json_object_set_new(rec, "error", srv_error_json(code, sbx_error_provider(e)[0] ?
+        /* no provider for an error of the core's (a limit refused) */
+        json_object_set_new(rec, "error", srv_error_json(code, sbx_error_provider(e) ?
                                                          sbx_error_provider(e) : prov,
                                                          sbx_error_message(e)));
     } else {

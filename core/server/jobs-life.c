@@ -147,6 +147,23 @@ static int load_state(srv_job *j, json_t *st)
     return 0;
 }
 
+/* A job.json's "owner": SRV_OWNER_LEN hex digits, or "" (made without a
+ * token); a job from before owners were kept has none and is kept as made
+ * without a token.  -1 when it is anything else, so that no malformed
+ * file makes a job another token's. */
+static int load_owner(srv_job *j, json_t *o)
+{
+    const char *v = json_string_value(o);
+    size_t len = v ? strlen(v) : 0;
+
+    if (!o)
+        return 0;
+    if (!v || (len && len != SRV_OWNER_LEN) || strspn(v, "0123456789abcdef") != len)
+        return -1;
+    memcpy(j->owner, v, len + 1);
+    return 0;
+}
+
 static srv_job *load_job(srv *s, const char *dir, const char *name)
 {
     char why[512], *path = NULL, *jdir = job_path(dir, name);
@@ -184,6 +201,11 @@ static srv_job *load_job(srv *s, const char *dir, const char *name)
     if (!(j = job_alloc(s, kind, name, jdir, (size_t)total)))
         goto fail;
     j->created = json_number_value(json_object_get(doc, "created"));
+    if (load_owner(j, json_object_get(doc, "owner")) != 0) {
+        srv_log(NULL, "cannot load the job in %s: its owner is not a token's; left as it is",
+                j->dir);
+        goto fail;
+    }
     idem = json_object_get(doc, "idempotency");
     if (json_is_object(idem) && json_is_string(json_object_get(idem, "key"))) {
         const char *hex = json_string_value(json_object_get(idem, "fingerprint"));
@@ -343,6 +365,7 @@ int srv_jobs_start(srv *s)
     }
     if (load_all(s) != 0)
         return -1;
+    atomic_store(&J->loaded, true);
     if ((e = pthread_create(&J->ticker, NULL, ticker, s)) != 0) {
         srv_log(NULL, "cannot start the jobs' ticker: %s", strerror(e));
         return -1;

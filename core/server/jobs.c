@@ -122,6 +122,55 @@ void job_subscribe(srv_job *j, srv_stream *st)
     srv_stream_unref(st);   /* not kept: the stream still works, unpoked */
 }
 
+const job_kind *const job_kinds[JOB_KINDS] = { &job_kind_batch, &job_kind_eval };
+
+static size_t kind_index(const job_kind *k)
+{
+    size_t i = 0;
+
+    while (i + 1 < JOB_KINDS && job_kinds[i] != k)
+        i++;
+    return i;
+}
+
+/* An item ended (for /metrics): once the kept jobs are loaded, so that a
+ * restart does not count again what ended before it. */
+static void count_item(srv_job *j, int code)
+{
+    struct srv_jobs *J = j->s->jobs;
+    size_t k = kind_index(j->kind);
+
+    if (!J || !atomic_load(&J->loaded))
+        return;
+    atomic_fetch_add(&J->items_done[k], 1);
+    if (!j->kind->passed(code))
+        atomic_fetch_add(&J->items_failed[k], 1);
+}
+
+void job_stats(srv *s, struct job_stats *st)
+{
+    struct srv_jobs *J = s->jobs;
+
+    memset(st, 0, sizeof *st);
+    if (!J)
+        return;
+    for (size_t k = 0; k < JOB_KINDS; k++) {
+        st->items_done[k] = atomic_load(&J->items_done[k]);
+        st->items_failed[k] = atomic_load(&J->items_failed[k]);
+    }
+    pthread_mutex_lock(&J->lock);
+    for (srv_job *j = J->head; j; j = j->next) {
+        size_t k = kind_index(j->kind);
+        pthread_mutex_lock(&j->mu);
+        if (j->state >= 0 && j->state <= JOB_CANCELLED)
+            st->jobs[k][j->state]++;
+        if (j->state == JOB_QUEUED || j->state == JOB_RUNNING)
+            st->items_pending[k] += j->total - j->done;
+        pthread_mutex_unlock(&j->mu);
+    }
+    pthread_mutex_unlock(&J->lock);
+}
+
 int job_index_line(srv_job *j, const char *line, size_t len, uint64_t off)
 {
     struct job_line l = {0};
@@ -156,6 +205,7 @@ int job_index_line(srv_job *j, const char *line, size_t len, uint64_t off)
             j->passed--;
     } else {
         j->done++;
+        count_item(j, l.code);
     }
     it->done = true;
     it->off = off;
@@ -397,7 +447,7 @@ int job_check_providers(srv_req *r, json_t *pv)
 }
 
 
-srv_job *job_find(srv *s, const char *id)
+srv_job *job_find(srv *s, const char *id, const char *owner)
 {
     struct srv_jobs *J = s->jobs;
     srv_job *found = NULL;
@@ -406,14 +456,14 @@ srv_job *job_find(srv *s, const char *id)
         return NULL;
     pthread_mutex_lock(&J->lock);
     for (srv_job *j = J->head; j && !found; j = j->next)
-        if (!strcmp(j->id, id))
+        if (!strcmp(j->id, id) && !strcmp(j->owner, owner))
             found = job_ref(j);
     pthread_mutex_unlock(&J->lock);
     return found;
 }
 
-size_t job_list(srv *s, int state, const char *kind, size_t skip, srv_job **out, size_t max,
-                size_t *total)
+size_t job_list(srv *s, const char *owner, int state, const char *kind, size_t skip,
+                srv_job **out, size_t max, size_t *total)
 {
     struct srv_jobs *J = s->jobs;
     size_t n = 0, seen = 0;
@@ -421,6 +471,8 @@ size_t job_list(srv *s, int state, const char *kind, size_t skip, srv_job **out,
     pthread_mutex_lock(&J->lock);
     for (srv_job *j = J->head; j; j = j->next) {
         int st;
+        if (strcmp(j->owner, owner))
+            continue;
         pthread_mutex_lock(&j->mu);
         st = j->state;
         pthread_mutex_unlock(&j->mu);
@@ -506,7 +558,7 @@ int job_admit(srv_req *r)
         srv_error(r, 503, "jobs_unavailable", NULL, "this server runs no jobs: %s", J->off);
         return -1;
     }
-    if (r->idem_key && asprintf(&key, "%d:%s", r->token, r->idem_key) < 0) {
+    if (r->idem_key && asprintf(&key, "%s:%s", srv_auth_owner(s, r->token), r->idem_key) < 0) {
         srv_error(r, 500, "nomem", NULL, "out of memory");
         return -1;
     }
@@ -611,17 +663,18 @@ void job_submit(srv_req *r, const job_kind *kind, char *dir, json_t *spec, size_
         goto out;
     }
     j->created = job_now();
+    snprintf(j->owner, sizeof j->owner, "%s", srv_auth_owner(s, r->token));
     if (r->idem_key) {
         char hex[2 * SRV_IDEM_FP_SIZE + 1];
-        if (asprintf(&j->idem, "%d:%s", r->token, r->idem_key) < 0)
+        if (asprintf(&j->idem, "%s:%s", j->owner, r->idem_key) < 0)
             j->idem = NULL;
         srv_idem_fingerprint(r, j->idem_fp);
         sodium_bin2hex(hex, sizeof hex, j->idem_fp, sizeof j->idem_fp);
         idem = json_pack("{s:s?, s:s}", "key", j->idem, "fingerprint", hex);
     }
-    doc = json_pack("{s:s, s:s, s:f, s:I, s:O, s:o}", "id", id, "kind", kind->name,
-                    "created", j->created, "total", (json_int_t)total, "spec", spec,
-                    "idempotency", idem);
+    doc = json_pack("{s:s, s:s, s:s, s:f, s:I, s:O, s:o}", "id", id, "kind", kind->name,
+                    "owner", j->owner, "created", j->created, "total", (json_int_t)total,
+                    "spec", spec, "idempotency", idem);
     if (!doc || (r->idem_key && !j->idem) || kind->load(j, spec) != 0) {
         srv_error(r, 500, "nomem", NULL, "out of memory");
         goto fail;

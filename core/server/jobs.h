@@ -91,10 +91,14 @@ typedef struct job_kind {
 } job_kind;
 
 extern const job_kind job_kind_batch, job_kind_eval;
+/* The kinds in the order of the counts of /metrics. */
+#define JOB_KINDS 2
+extern const job_kind *const job_kinds[JOB_KINDS];
 
 struct srv_job {
     srv *s;
     char id[JOB_ID_LEN + 1];
+    char owner[SRV_OWNER_LEN + 1]; /* the token that made it (srv_auth_owner), "" none */
     const job_kind *kind;
     char *dir;                 /* (owned) */
     atomic_int refs;
@@ -148,6 +152,10 @@ struct srv_jobs {
     unsigned in_flight, workers;
     srv_job **gated;             /* the running jobs */
     size_t n_gated, cap_gated;
+    /* the counts of /metrics: items that ended in this process (not the
+     * ones a restart found done), by kind (JOB_KIND_*) */
+    atomic_bool loaded;          /* the kept jobs are loaded: what ends now counts */
+    atomic_ullong items_done[JOB_KINDS], items_failed[JOB_KINDS];
     /* the ticker */
     pthread_t ticker;
     bool ticker_on, tick_stop;
@@ -176,8 +184,10 @@ struct timespec job_deadline(uint64_t ns);
 
 srv_job *job_ref(srv_job *j);
 void job_unref(srv_job *j);
-/* The job @id (a reference), or NULL. */
-srv_job *job_find(srv *s, const char *id);
+/* The job @id of @owner (a reference), or NULL: a job is seen only with
+ * the token that made it (srv_auth_owner), so another token's job is as
+ * absent as one never made. */
+srv_job *job_find(srv *s, const char *id, const char *owner);
 /* A new job of @kind from the validated @spec (kept in job.json) with
  * @total items, its directory @dir already made and filled (transfer
  * full): written, registered and queued.  Replies 202 (or an error) to @r. */
@@ -215,11 +225,11 @@ void job_gate_part(struct srv_jobs *J, srv_job *j);
 void job_gate_wake(struct srv_jobs *J);
 /* Stop the job (DELETE): fires its cancel.  False when it had ended. */
 bool job_cancel(srv_job *j);
-/* The jobs, newest first, for GET /v1/jobs: up to @max references into
- * @out, skipping @skip, with the state @state (-1: any) and kind @kind
- * (NULL: any); *total gets how many match. */
-size_t job_list(srv *s, int state, const char *kind, size_t skip, srv_job **out, size_t max,
-                size_t *total);
+/* The jobs of @owner, newest first, for GET /v1/jobs: up to @max
+ * references into @out, skipping @skip, with the state @state (-1: any)
+ * and kind @kind (NULL: any); *total gets how many match. */
+size_t job_list(srv *s, const char *owner, int state, const char *kind, size_t skip,
+                srv_job **out, size_t max, size_t *total);
 /* Add an event stream of @j (transfer full). */
 void job_subscribe(srv_job *j, srv_stream *st);
 /* A line was appended to results.jsonl at @off: index it, as an event.
@@ -242,6 +252,16 @@ int job_check_providers(srv_req *r, json_t *pv);
  * or refused naming the field.  (jobs-batch.c, jobs-eval.c) */
 void jobs_batch_create(srv_req *r);
 void jobs_eval_create(srv_req *r);
+
+/* What /metrics tells of the jobs (metrics.c). */
+struct job_stats {
+    size_t jobs[JOB_KINDS][JOB_CANCELLED + 1];  /* kept, by kind and state */
+    size_t items_pending[JOB_KINDS];            /* of queued and running jobs, not done */
+    unsigned long long items_done[JOB_KINDS];   /* ended in this process */
+    unsigned long long items_failed[JOB_KINDS]; /* ... and not passed (the kind's pass) */
+};
+/* Fill @st (zeros when the server keeps no jobs). */
+void job_stats(srv *s, struct job_stats *st);
 
 /* ---- jobs-store.c: the files --------------------------------------------- */
 

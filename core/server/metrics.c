@@ -16,6 +16,7 @@
 
 #include "server.h"
 #include "server-int.h"
+#include "jobs.h"
 
 static const double buckets[] = {
     0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300,
@@ -280,6 +281,33 @@ static void pool_gauge(struct out *o, srv *s, const char *name, const char *text
     }
 }
 
+static void jobs_metrics(struct out *o, srv *s)
+{
+    struct job_stats st;
+
+    job_stats(s, &st);
+    help(o, "polysandboxd_jobs", "gauge", "batch and eval jobs kept, by kind and state");
+    for (size_t k = 0; k < JOB_KINDS; k++)
+        for (int state = JOB_QUEUED; state <= JOB_CANCELLED; state++)
+            put(o, "polysandboxd_jobs{kind=\"%s\",state=\"%s\"} %zu\n", job_kinds[k]->name,
+                job_state_name(state), st.jobs[k][state]);
+    help(o, "polysandboxd_job_items_pending", "gauge",
+         "items of queued and running jobs not yet done, by kind");
+    for (size_t k = 0; k < JOB_KINDS; k++)
+        put(o, "polysandboxd_job_items_pending{kind=\"%s\"} %zu\n", job_kinds[k]->name,
+            st.items_pending[k]);
+    help(o, "polysandboxd_job_items_done_total", "counter",
+         "items of jobs that ended since the server started, by kind");
+    for (size_t k = 0; k < JOB_KINDS; k++)
+        put(o, "polysandboxd_job_items_done_total{kind=\"%s\"} %llu\n", job_kinds[k]->name,
+            st.items_done[k]);
+    help(o, "polysandboxd_job_items_failed_total", "counter",
+         "of those, the items that did not pass (a run not ok, a sample not passed), by kind");
+    for (size_t k = 0; k < JOB_KINDS; k++)
+        put(o, "polysandboxd_job_items_failed_total{kind=\"%s\"} %llu\n", job_kinds[k]->name,
+            st.items_failed[k]);
+}
+
 char *srv_metrics_text(srv *s, size_t *len)
 {
     struct srv_metrics *m = s->metrics;
@@ -332,6 +360,7 @@ char *srv_metrics_text(srv *s, size_t *len)
             (unsigned long long)h->count);
     }
     pthread_mutex_unlock(&m->lock);
+    jobs_metrics(&o, s);
     help(&o, "polysandboxd_admitted_total", "counter", "requests admitted to the workers");
     put(&o, "polysandboxd_admitted_total %llu\n", (unsigned long long)ps.admitted);
     provider_gauge(&o, s, "polysandboxd_provider_ready",

@@ -71,7 +71,7 @@ static int query_only(srv_req *r, const char *const *known)
 static srv_job *path_job(srv_req *r)
 {
     const char *id = srv_req_param(r, "id");
-    srv_job *j = id ? job_find(r->s, id) : NULL;
+    srv_job *j = id ? job_find(r->s, id, srv_auth_owner(r->s, r->token)) : NULL;
 
     if (!j)
         srv_error(r, 404, "not_found", NULL, "no job '%s' (finished jobs are kept for "
@@ -127,7 +127,7 @@ static void get_jobs(srv_req *r)
         srv_error(r, 500, "nomem", NULL, "out of memory");
         return;
     }
-    n = job_list(r->s, st, kind, offset, v, limit, &total);
+    n = job_list(r->s, srv_auth_owner(r->s, r->token), st, kind, offset, v, limit, &total);
     for (size_t i = 0; i < n; i++) {
         json_array_append_new(list, job_view(v[i], 0, 0, false));
         job_unref(v[i]);

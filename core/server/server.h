@@ -289,6 +289,11 @@ void srv_req_unref(srv_req *r);
  * -1; compat routes with a header of their own (X-Auth-Token) use it.
  * (auth.c) */
 int srv_auth_token(const srv *s, const char *token, size_t len);
+/* The owner name of the token @token (an index as srv_auth_token gives):
+ * SRV_OWNER_LEN hex digits, the same for the same token at every start;
+ * "" for -1 (a server without tokens).  Owned by the server.  (auth.c) */
+#define SRV_OWNER_LEN 32
+const char *srv_auth_owner(const srv *s, int token);
 
 /* ---- replies (reply.c) --------------------------------------------------------- */
 

@@ -7,7 +7,7 @@
 . "$top_srcdir/tests/server/lib.sh"
 . "$top_srcdir/tests/server/jobs-lib.sh"
 
-plan 11
+plan 12
 
 check "polysandboxd starts: jobs_max 2, job_ttl 3s, heartbeat 1s" \
     srv_start -o server.state_dir="$state" -o server.jobs_max=2 -o server.job_ttl=3s \
@@ -37,6 +37,12 @@ check "an ended job is forgotten after job_ttl: 404, its directory removed" \
     eval 'req GET "/v1/jobs/$c" && err_is 404 not_found && ! [ -e "$state/jobs/$c" ]'
 req GET "/v1/jobs/$b?limit=0"
 check "... a running job is not" eval 'is 200 && json_check "j[\"state\"] == \"running\""'
+# A limit the library refuses (above limits.max_wall) when the item runs:
+# an error record naming it, not a crash of the server.
+post /v1/batch '{"items":[{"argv":["true"],"timeout":600}]}'
+d=$(jq_out 'j["id"]')
+check "an item's timeout above limits.max_wall: an error record naming it" \
+    eval 'wait_job "$d" && req GET "/v1/jobs/$d" && json_check "j[\"items\"][0][\"record\"][\"error\"][\"error\"][\"code\"] == \"limit\" and \"max_wall\" in j[\"items\"][0][\"record\"][\"error\"][\"error\"][\"message\"]"'
 req DELETE "/v1/jobs/$b"
 srv_stop TERM
 check "SIGTERM: exit 0, no sandbox left" eval '[ "$srv_rc" = 0 ] && [ -z "$(sandboxes_left)" ]'

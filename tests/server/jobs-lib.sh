@@ -19,12 +19,16 @@ j = json.load(open(sys.argv[1]))
 print(eval(sys.argv[2]))' "$tmp/out" "$1"
 }
 
-# wait_job ID [SECONDS]: poll GET /v1/jobs/ID?limit=0 until the job has
-# ended (default 60 s); the last answer stays in $tmp/out.
+# wait_job ID [SECONDS [CURL ARGS...]]: poll GET /v1/jobs/ID?limit=0 until
+# the job has ended (default 60 s); the last answer stays in $tmp/out.
 wait_job() {
+    wj_id=$1
+    wj_n=$((${2:-60} * 10))
+    shift
+    [ $# -gt 0 ] && shift
     wj_i=0
-    while [ $wj_i -lt $((${2:-60} * 10)) ]; do
-        req GET "/v1/jobs/$1?limit=0"
+    while [ $wj_i -lt $wj_n ]; do
+        req GET "/v1/jobs/$wj_id?limit=0" "$@"
         case $(jq_out 'j.get("state")' 2>/dev/null) in
         succeeded | failed | cancelled) return 0 ;;
         esac

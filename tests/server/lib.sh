@@ -125,3 +125,40 @@ is() { [ "$code" = "$1" ] || { echo "# status $code, body: $(head -c 400 "$tmp/o
 err_is() {
     is "$1" && json_check "set(j) == {'error'} and set(j['error']) == {'code', 'message', 'provider'} and j['error']['code'] == '$2'"
 }
+
+# ---- work that a client leaves (lifecycle.sh, sandboxfusion-data.sh) ----
+
+# sleeping N: a `sleep N` runs (N a duration no other test uses).
+sleeping() { pgrep -f "^sleep $1\$" >/dev/null 2>&1; }
+# gone_within N CMD...: CMD fails within N seconds.
+gone_within() {
+    n=$(($1 * 10))
+    shift
+    while [ $n -gt 0 ]; do
+        "$@" || return 0
+        sleep 0.1
+        n=$((n - 1))
+    done
+    return 1
+}
+# within N CMD...: CMD succeeds within N seconds (the machine may be busy).
+within() {
+    n=$(($1 * 10))
+    shift
+    while [ $n -gt 0 ]; do
+        "$@" && return 0
+        sleep 0.1
+        n=$((n - 1))
+    done
+    return 1
+}
+# client CURL-ARGS...: a client in the background (lpid), to leave early.
+client() {
+    curl -sS -o /dev/null "$@" 2>/dev/null &
+    lpid=$!
+}
+# leave: the client goes away (its connection closes).
+leave() {
+    kill "$lpid" 2>/dev/null
+    wait "$lpid" 2>/dev/null
+}

@@ -12,40 +12,7 @@ plan 23
 
 # A sleep duration no other test uses, so what is left is recognisably ours.
 secs=$((3000 + $$ % 5000))
-sleeping() { pgrep -f "^sleep $1\$" >/dev/null 2>&1; }
-# gone_within N CMD...: CMD fails within N seconds.
-gone_within() {
-    n=$(($1 * 10))
-    shift
-    while [ $n -gt 0 ]; do
-        "$@" || return 0
-        sleep 0.1
-        n=$((n - 1))
-    done
-    return 1
-}
-# within N CMD...: CMD succeeds within N seconds (the machine may be busy).
-within() {
-    n=$(($1 * 10))
-    shift
-    while [ $n -gt 0 ]; do
-        "$@" && return 0
-        sleep 0.1
-        n=$((n - 1))
-    done
-    return 1
-}
 nfds() { ls "/proc/$srv_pid/fd" | wc -l; }
-# client CURL-ARGS...: a client in the background (lpid), to leave early.
-client() {
-    curl -sS -o /dev/null "$@" 2>/dev/null &
-    lpid=$!
-}
-# leave: the client goes away (its connection closes).
-leave() {
-    kill "$lpid" 2>/dev/null
-    wait "$lpid" 2>/dev/null
-}
 
 check "polysandboxd starts" srv_start -o server.grace=30s
 

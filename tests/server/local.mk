@@ -17,6 +17,7 @@ SERVER_TESTS = \
 	tests/server/jobs-resume.sh \
 	tests/server/jobs-fair.sh \
 	tests/server/jobs-bounds.sh \
+	tests/server/jobs-owner.sh \
 	tests/server/piston.sh \
 	tests/server/sandboxfusion.sh \
 	tests/server/sandboxfusion-data.sh \

@@ -8,7 +8,7 @@
 # TestConfig, Prompt): its client is on PyPI only.
 . "$top_srcdir/tests/server/lib.sh"
 
-plan 24
+plan 26
 
 check "polysandboxd starts" srv_start
 MB='{"task_id":2,"text":"Write a function to find the shared elements from the given two lists.","code":"def similar_elements(a, b):\n    return tuple(set(a) & set(b))","test_list":["assert set(similar_elements((3, 4, 5, 6),(5, 7, 4, 10))) == set((4, 5))","assert set(similar_elements((1, 2, 3, 4),(5, 4, 3, 7))) == set((3, 4))"],"test_setup_code":""}'
@@ -16,6 +16,15 @@ MB3='{"task_id":3,"text":"Write a python function to identify non-prime numbers.
 HE='{"task_id":"HumanEval/0","prompt":"def add(a, b):\n    \"\"\"Add two numbers.\"\"\"\n","canonical_solution":"    return a + b\n","test":"def check(candidate):\n    assert candidate(2, 3) == 5\n    assert candidate(-1, 1) == 0\n","entry_point":"add"}'
 submit() { post /submit "{\"dataset\":\"$1\",\"id\":$2,\"completion\":$3,\"config\":{\"provided_data\":$4${5:-}}}"; }
 er='set(j) == {"id", "accepted", "extracted_code", "full_code", "test_code", "tests", "extracted_type", "extra"}'
+
+# A client that goes away cancels its /submit, as on /v1/run: the run
+# stops (a sleep no other test uses is gone) and the log says why.
+secs=$((3000 + $$ % 5000))
+client "$base/submit" -H 'Content-Type: application/json' -d "{\"dataset\":\"humaneval_python\",\"id\":\"HumanEval/0\",\"completion\":\"    import subprocess; subprocess.run(['sleep', '$secs'])\\n\",\"config\":{\"run_timeout\":120,\"provided_data\":$HE}}"
+check "a /submit that runs sleep $secs is under way" within 20 sleeping "$secs"
+leave
+check "its client leaves: the sleep is gone within 5 s and the log says so" \
+    eval 'gone_within 5 sleeping "$secs" && grep -q "the client closed its connection: cancelling" "$tmp/server.log"'
 
 req GET /list_datasets
 check "/list_datasets: the dataset ids judged from provided_data" \
