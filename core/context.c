@@ -162,6 +162,10 @@ const char *sbx_ctx_default_provider(const sbx_ctx *ctx)
 
 const char *sbx_provider_name(const sbx_provider *p) { return p ? p->name : NULL; }
 const char *sbx_provider_path(const sbx_provider *p) { return p ? p->path : NULL; }
+const char *sbx_provider_config_file(const sbx_provider *p)
+{
+    return p && p->conf ? p->conf->file : NULL;
+}
 int sbx_provider_priority(const sbx_provider *p) { return p ? p->priority : 0; }
 
 /* What only loading tells: each of these loads @p first when needed. */

@@ -65,6 +65,12 @@ int core_private_dir(const char *path, const char *what);
 
 /* NULL-terminated vectors of owned strings.  NULL is an empty vector. */
 size_t core_strv_len(char *const *v);
+/* The template words @compile (may be NULL) and @run for code written
+ * under @name instead of the template's source @src (source-name.c).
+ * SBX_OK with new vectors (transfer full), SBX_E_NOTSUP when the template
+ * keeps its own name (nothing to free), SBX_E_NOMEM. */
+int core_source_rename(const char *src, char *const *compile, char *const *run,
+                       const char *name, char ***compile_out, char ***run_out);
 void core_strv_free(char **v);
 /* A deep copy (NULL in, NULL out; NULL on ENOMEM for a non-NULL @v). */
 char **core_strv_dup(const char *const *v);

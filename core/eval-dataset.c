@@ -9,7 +9,9 @@
 
 #include "eval-int.h"
 
-static const char *const format_names[] = { "auto", "humaneval", "mbpp", "generic" };
+static const char *const format_names[] = {
+    "auto", "humaneval", "mbpp", "generic", "judged", "codecontests", "apps", "livecodebench"
+};
 
 const char *sbx_eval_format_name(sbx_eval_format f)
 {
@@ -35,6 +37,8 @@ static void task_free(core_eval_task *t)
         free(t->files[i].data);
     }
     free(t->files);
+    free(t->canonical_lang);
+    core_eval_judged_free(t);
 }
 
 void sbx_eval_dataset_free(sbx_eval_dataset *ds)
@@ -63,6 +67,11 @@ const char *sbx_eval_dataset_task_id(const sbx_eval_dataset *ds, size_t i)
     return ds && i < ds->n ? ds->tasks[i].id : NULL;
 }
 
+bool core_eval_judged(const sbx_eval_dataset *ds)
+{
+    return ds->fmt >= SBX_EVAL_FORMAT_JUDGED;
+}
+
 size_t core_eval_find_task(const sbx_eval_dataset *ds, const char *id)
 {
     /* Linear: datasets hold hundreds of tasks and this runs once per
@@ -83,6 +92,16 @@ struct load {
 
 static sbx_eval_format guess_format(json_t *o)
 {
+    /* the judged shapes first: LiveCodeBench has "platform", APPS
+     * "difficulty", and the native one "language" as the generic one */
+    if (json_object_get(o, "question_id") && json_object_get(o, "public_test_cases"))
+        return SBX_EVAL_FORMAT_LIVECODEBENCH;
+    if (json_object_get(o, "public_tests") && json_object_get(o, "name"))
+        return SBX_EVAL_FORMAT_CODECONTESTS;
+    if (json_object_get(o, "input_output") && json_object_get(o, "problem_id"))
+        return SBX_EVAL_FORMAT_APPS;
+    if (json_is_array(json_object_get(o, "tests")) && json_object_get(o, "language"))
+        return SBX_EVAL_FORMAT_JUDGED;
     if (json_object_get(o, "entry_point") && json_object_get(o, "prompt"))
         return SBX_EVAL_FORMAT_HUMANEVAL;
     if (json_object_get(o, "test_list"))
@@ -175,19 +194,33 @@ static int get_files(const struct load *l, json_t *o, size_t line, core_eval_tas
     return SBX_OK;
 }
 
+/* The field that names a task in each format. */
+static const char *id_key(sbx_eval_format fmt)
+{
+    switch (fmt) {
+    case SBX_EVAL_FORMAT_CODECONTESTS: return "name";
+    case SBX_EVAL_FORMAT_APPS: return "problem_id";
+    case SBX_EVAL_FORMAT_LIVECODEBENCH: return "question_id";
+    default: return "task_id";
+    }
+}
+
 static int parse_task(struct load *l, json_t *o, size_t line, core_eval_task *t)
 {
     sbx_eval_dataset *ds = l->ds;
+    const char *key = id_key(ds->fmt);
     int rc = SBX_OK;
 
     t->line = line;
-    if (!json_object_get(o, "task_id"))
-        return core_error_set(SBX_E_INVAL, NULL, "%s:%zu: missing field \"task_id\"",
-                              ds->path, line);
-    if (!(t->id = core_jsonl_task_id(o)))
+    if (!json_object_get(o, key))
+        return core_error_set(SBX_E_INVAL, NULL, "%s:%zu: missing field \"%s\" (%s format)",
+                              ds->path, line, key, sbx_eval_format_name(ds->fmt));
+    if (!(t->id = core_jsonl_field_id(o, key)))
         return core_error_set(SBX_E_INVAL, NULL,
-                              "%s:%zu: field \"task_id\" is not a string or an integer",
-                              ds->path, line);
+                              "%s:%zu: field \"%s\" is not a string or an integer",
+                              ds->path, line, key);
+    if (core_eval_judged(ds))
+        return core_eval_judged_task(l->ctx, ds->path, ds->fmt, o, line, t);
     switch (ds->fmt) {
     case SBX_EVAL_FORMAT_HUMANEVAL:
         if (!(t->lang = strdup("python")))
@@ -253,8 +286,11 @@ static int dataset_line(void *ud, json_t *o, size_t line)
     if (ds->fmt == SBX_EVAL_FORMAT_AUTO && (ds->fmt = guess_format(o)) == SBX_EVAL_FORMAT_AUTO)
         return core_error_set(SBX_E_INVAL, NULL,
                               "%s:%zu: cannot tell the dataset's format: expected the fields "
-                              "of HumanEval (prompt, test, entry_point), MBPP (test_list) "
-                              "or the generic format (language)", ds->path, line);
+                              "of HumanEval (prompt, test, entry_point), MBPP (test_list), "
+                              "the judged format (language, tests), CodeContests (name, "
+                              "public_tests), APPS (problem_id, input_output), "
+                              "LiveCodeBench (question_id, public_test_cases) or the "
+                              "generic format (language)", ds->path, line);
     if (ds->n == l->cap) {
         size_t ncap = l->cap ? l->cap * 2 : 64;
         core_eval_task *nt = realloc(ds->tasks, ncap * sizeof *nt);
@@ -321,9 +357,12 @@ void sbx_eval_samples_free(sbx_eval_samples *s)
 {
     if (!s)
         return;
-    for (size_t i = 0; i < s->n; i++)
+    for (size_t i = 0; i < s->n; i++) {
         free(s->v[i].completion);
+        free(s->v[i].lang);
+    }
     free(s->v);
+    free(s->path);
     free(s);
 }
 
@@ -333,13 +372,15 @@ size_t sbx_eval_samples_count(const sbx_eval_samples *s)
 }
 
 struct sload {
+    sbx_ctx *ctx;
     const sbx_eval_dataset *ds;
     const char *path;
     sbx_eval_samples *s;
     size_t cap;
 };
 
-static int samples_push(struct sload *l, size_t task, const char *completion)
+static int samples_push(struct sload *l, size_t task, const char *completion,
+                        const char *lang)
 {
     sbx_eval_samples *s = l->s;
 
@@ -351,8 +392,12 @@ static int samples_push(struct sload *l, size_t task, const char *completion)
         s->v = nv;
         l->cap = ncap;
     }
-    if (!(s->v[s->n].completion = strdup(completion)))
+    s->v[s->n].lang = NULL;
+    if (!(s->v[s->n].completion = strdup(completion)) ||
+        (lang && !(s->v[s->n].lang = strdup(lang)))) {
+        free(s->v[s->n].completion);
         return core_error_set(SBX_E_NOMEM, NULL, "out of memory");
+    }
     s->v[s->n++].task = task;
     return SBX_OK;
 }
@@ -360,7 +405,7 @@ static int samples_push(struct sload *l, size_t task, const char *completion)
 static int sample_line(void *ud, json_t *o, size_t line)
 {
     struct sload *l = ud;
-    json_t *c = json_object_get(o, "completion");
+    json_t *c = json_object_get(o, "completion"), *lang = json_object_get(o, "language");
     char *id;
     size_t task;
 
@@ -385,21 +430,35 @@ static int sample_line(void *ud, json_t *o, size_t line)
     if (!json_is_string(c))
         return core_error_set(SBX_E_INVAL, NULL, "%s:%zu: field \"completion\" is not a string",
                               l->path, line);
-    return samples_push(l, task, json_string_value(c));
+    /* judged problems take a program in any language a template runs */
+    if (lang && !json_is_null(lang) && core_eval_judged(l->ds)) {
+        if (!json_is_string(lang))
+            return core_error_set(SBX_E_INVAL, NULL, "%s:%zu: field \"language\" is not a "
+                                  "string", l->path, line);
+        if (!sbx_ctx_find_template(l->ctx, json_string_value(lang)))
+            return core_error_set(SBX_E_INVAL, NULL, "%s:%zu: unknown language '%s' (no "
+                                  "template of that name: see 'polysandbox templates')",
+                                  l->path, line, json_string_value(lang));
+    } else {
+        lang = NULL;
+    }
+    return samples_push(l, task, json_string_value(c), lang ? json_string_value(lang) : NULL);
 }
 
 static int samples_read(sbx_ctx *ctx, const sbx_eval_dataset *ds, const char *path,
                         const char *data, size_t len, sbx_eval_samples **out)
 {
-    struct sload l = { ds, path, NULL, 0 };
+    struct sload l = { ctx, ds, path, NULL, 0 };
     int rc;
 
     core_error_clear();
     if (!ctx || !ds || !path || !out || (len && !data))
         return core_error_set(SBX_E_INVAL, NULL, "sbx_eval_samples_load: NULL argument");
     *out = NULL;
-    if (!(l.s = calloc(1, sizeof *l.s)))
+    if (!(l.s = calloc(1, sizeof *l.s)) || !(l.s->path = strdup(path))) {
+        sbx_eval_samples_free(l.s);
         return core_error_set(SBX_E_NOMEM, NULL, "out of memory");
+    }
     rc = data ? core_jsonl_parse(path, data, len, &ctx->cfg.eval_caps, sample_line, &l)
               : core_jsonl_read(path, &ctx->cfg.eval_caps, sample_line, &l, &l.s->file);
     if (rc == SBX_OK && l.s->n == 0)
@@ -427,7 +486,7 @@ int sbx_eval_samples_parse(sbx_ctx *ctx, const sbx_eval_dataset *ds, const char 
 int sbx_eval_samples_canonical(sbx_ctx *ctx, const sbx_eval_dataset *ds,
                                sbx_eval_samples **out)
 {
-    struct sload l = { ds, NULL, NULL, 0 };
+    struct sload l = { ctx, ds, NULL, NULL, 0 };
 
     core_error_clear();
     if (!ctx || !ds || !out)
@@ -444,9 +503,13 @@ int sbx_eval_samples_canonical(sbx_ctx *ctx, const sbx_eval_dataset *ds,
                                   "%s:%zu: task \"%s\" has no reference solution (\"%s\")",
                                   ds->path, ds->tasks[i].line, ds->tasks[i].id,
                                   ds->fmt == SBX_EVAL_FORMAT_MBPP ? "code"
-                                                                  : "canonical_solution");
+                                  : ds->fmt == SBX_EVAL_FORMAT_CODECONTESTS
+                                      ? "solutions (Python 3 or C++)"
+                                  : ds->fmt == SBX_EVAL_FORMAT_APPS ? "solutions"
+                                  : "canonical_solution");
         }
-        if ((rc = samples_push(&l, i, ds->tasks[i].canonical)) != SBX_OK) {
+        if ((rc = samples_push(&l, i, ds->tasks[i].canonical,
+                               ds->tasks[i].canonical_lang)) != SBX_OK) {
             sbx_eval_samples_free(l.s);
             return rc;
         }

@@ -33,6 +33,8 @@ int core_jsonl_parse(const char *path, const char *data, size_t len,
 /* A field as a task id: a string, or an integer written in decimal
  * (MBPP's ids are numbers).  (transfer full) or NULL. */
 char *core_jsonl_task_id(struct json_t *obj);
+/* The same of the field @key (each judged format names its tasks). */
+char *core_jsonl_field_id(struct json_t *obj, const char *key);
 
 /* ---- datasets and samples (core/eval-dataset.c) ----------------------------- */
 
@@ -41,6 +43,19 @@ typedef struct core_eval_file {
     char *data;
     size_t len;
 } core_eval_file;
+
+/* One stdin/expected-output test of a judged problem. */
+typedef struct core_eval_case {
+    char *in, *out;
+    size_t in_len, out_len;
+} core_eval_case;
+
+/* How a judged problem's output is compared (core/eval-compare.c). */
+typedef enum core_eval_cmp {
+    CORE_EVAL_CMP_LINES = 0,      /* per line, whitespace runs alike; trailing blank lines */
+    CORE_EVAL_CMP_EXACT,          /* byte for byte */
+    CORE_EVAL_CMP_NUMERIC         /* tokens; numbers within a tolerance */
+} core_eval_cmp;
 
 typedef struct core_eval_task {
     char *id;
@@ -56,6 +71,12 @@ typedef struct core_eval_task {
     char *program_file;    /* generic with test_command: where the program goes */
     core_eval_file *files; /* generic: extra files */
     size_t n_files;
+    core_eval_case *cases; /* judged: the tests (n_cases > 0) */
+    size_t n_cases;
+    core_eval_cmp cmp;
+    double tolerance;      /* numeric: absolute or relative */
+    uint64_t ref_ns;       /* judged: reference solution's time per test, or 0 */
+    char *canonical_lang;  /* judged: the reference's language when not lang, or NULL */
 } core_eval_task;
 
 struct sbx_eval_dataset {
@@ -69,6 +90,7 @@ struct sbx_eval_dataset {
 typedef struct core_eval_sample {
     size_t task;           /* index into the dataset */
     char *completion;
+    char *lang;            /* judged: the sample's own language, or NULL (the task's) */
 } core_eval_sample;
 
 struct sbx_eval_samples {
@@ -76,7 +98,34 @@ struct sbx_eval_samples {
     size_t n;
     bool canonical;
     core_file_id file;            /* the samples file (not for canonical) */
+    char *path;                   /* what messages call it, or NULL (canonical) */
 };
+
+/* Whether @ds is of a judged format (stdin/expected output tests). */
+bool core_eval_judged(const sbx_eval_dataset *ds);
+
+/* ---- judged problems (core/eval-judged.c, core/eval-compare.c) -------------- */
+
+/* Fill @t from the record @o at @line of @path in the judged format @fmt;
+ * errors (set) name "PATH:LINE" and the field. */
+int core_eval_judged_task(sbx_ctx *ctx, const char *path, sbx_eval_format fmt,
+                          struct json_t *o, size_t line, core_eval_task *t);
+void core_eval_judged_free(core_eval_task *t);
+/* Whether the output @got (@glen bytes, hostile) is the expected @want
+ * under @cmp (@tol for numeric). */
+bool core_eval_compare(core_eval_cmp cmp, double tol, const char *want, size_t wlen,
+                       const char *got, size_t glen);
+/* The comparison mode called @name, or -1. */
+int core_eval_cmp_from_name(const char *name);
+
+/* One attempt of a judged sample on @provider (NULL: the default): a
+ * sandbox, the compile step once with the first test, then every test
+ * (or up to the first failure).  SBX_OK with *graded true and @rec
+ * filled, or SBX_OK with *graded false after a sandbox error noted on
+ * @rec; else an error that stops the run (set). */
+int core_eval_judge(sbx_ctx *ctx, const sbx_eval_opts *o, const core_eval_task *t,
+                    const char *lang, const char *program, const char *provider,
+                    sbx_eval_record *rec, bool *graded);
 
 /* The index of task @id in @ds, or (size_t)-1. */
 size_t core_eval_find_task(const sbx_eval_dataset *ds, const char *id);
@@ -130,6 +179,9 @@ struct sbx_eval_record {
     unsigned attempts;
     char *reason;           /* or NULL */
     char *stderr_tail;      /* the end of stderr of a non-pass, or NULL */
+    char *completion;       /* the sample's completion */
+    char *output;           /* the start of stdout (a judged failure's test), or NULL */
+    size_t tests_passed, tests_total;  /* judged problems */
     bool resumed;
     uint64_t unenforced;    /* SBX_LIMIT_BIT_* its sandbox ran without */
 };
@@ -138,6 +190,12 @@ void core_eval_record_free(sbx_eval_record *r);
 /* Replace, in place, every byte of @s that is not part of valid UTF-8
  * with '?', so the text can go into JSON whatever a program wrote. */
 void core_eval_utf8_sanitize(char *s);
+/* The first @max bytes of @data as valid UTF-8 text without NULs
+ * (transfer full), or NULL when @len is 0 or out of memory. */
+char *core_eval_excerpt(const char *data, size_t len, size_t max, bool tail);
+/* Note a sandbox error on @rec (the last one is kept). */
+int core_eval_note_sandbox_error(sbx_eval_record *rec, const char *provider,
+                                 const char *msg);
 /* A record from a journal line; SBX_E_INVAL with *why (static) if bad. */
 int core_eval_record_from_json(struct json_t *obj, sbx_eval_record **out,
                                const char **why);
@@ -172,6 +230,11 @@ struct sbx_eval_opts {
     char *journal;
     bool resume;
     bool isolated;                /* --isolated-check */
+    bool allow_partial;
+    bool all_tests;               /* judged: every test, not up to the first failure */
+    uint64_t min_ns;              /* judged: T_min */
+    double factor;                /* judged: k of k x T_reference */
+    uint64_t compile_ns;
     sbx_eval_record_cb cb;
     void *cb_ud;
     sbx_cancel *cancel;           /* (borrowed) or NULL */

@@ -206,7 +206,12 @@ int core_jsonl_parse(const char *path, const char *data, size_t len,
 
 char *core_jsonl_task_id(json_t *obj)
 {
-    json_t *v = json_object_get(obj, "task_id");
+    return core_jsonl_field_id(obj, "task_id");
+}
+
+char *core_jsonl_field_id(json_t *obj, const char *key)
+{
+    json_t *v = json_object_get(obj, key);
     char num[32];
 
     if (json_is_string(v))

@@ -1,6 +1,7 @@
 /* core/eval-opts.c - options of an evaluation run */
 #include "config.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,6 +15,9 @@ sbx_eval_opts *sbx_eval_opts_new(void)
         return NULL;
     o->timeout_ns = UINT64_C(3000000000);  /* the reference harness's 3 s */
     o->retries = 2;
+    o->min_ns = UINT64_C(1000000000);
+    o->factor = 3.0;
+    o->compile_ns = UINT64_C(30000000000);
     return o;
 }
 
@@ -126,5 +130,33 @@ int sbx_eval_opts_set_gate(sbx_eval_opts *o, sbx_eval_gate_cb cb, void *ud)
         return core_error_set(SBX_E_INVAL, NULL, "sbx_eval_opts_set_gate: NULL options");
     o->gate = cb;
     o->gate_ud = ud;
+    return SBX_OK;
+}
+
+int sbx_eval_opts_set_allow_partial(sbx_eval_opts *o, bool on)
+{
+    core_error_clear();
+    if (!o)
+        return core_error_set(SBX_E_INVAL, NULL, "sbx_eval_opts_set_allow_partial: NULL");
+    o->allow_partial = on;
+    return SBX_OK;
+}
+
+int sbx_eval_opts_set_judge(sbx_eval_opts *o, bool all_tests, uint64_t min_ns, double factor,
+                            uint64_t compile_ns)
+{
+    core_error_clear();
+    if (!o)
+        return core_error_set(SBX_E_INVAL, NULL, "sbx_eval_opts_set_judge: NULL options");
+    if (!isfinite(factor) || factor > 1000)
+        return core_error_set(SBX_E_INVAL, NULL, "time factor: %g is not from 0 to 1000",
+                              factor);
+    o->all_tests = all_tests;
+    if (min_ns)
+        o->min_ns = min_ns;
+    if (factor >= 0)
+        o->factor = factor;
+    if (compile_ns)
+        o->compile_ns = compile_ns;
     return SBX_OK;
 }

@@ -370,6 +370,10 @@ char *core_eval_build_program(const sbx_eval_dataset *ds, const core_eval_task *
 {
     sbuf b = { 0 };
 
+    if (core_eval_judged(ds)) {     /* the completion is the whole program */
+        put(&b, completion);
+        return b.failed ? NULL : b.s ? b.s : strdup("");
+    }
     switch (ds->fmt) {
     case SBX_EVAL_FORMAT_HUMANEVAL:
         put(&b, t->prompt);

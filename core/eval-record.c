@@ -16,7 +16,52 @@ void core_eval_record_free(sbx_eval_record *r)
     free(r->provider);
     free(r->reason);
     free(r->stderr_tail);
+    free(r->completion);
+    free(r->output);
     free(r);
+}
+
+char *core_eval_excerpt(const char *data, size_t len, size_t max, bool tail)
+{
+    size_t off = 0;
+    char *s;
+
+    if (!data || len == 0)
+        return NULL;
+    if (len > max) {
+        if (tail)
+            off = len - max;
+        else
+            len = max;
+    }
+    /* start on a UTF-8 lead byte */
+    while (off < len && ((unsigned char)data[off] & 0xC0) == 0x80)
+        off++;
+    if (!(s = malloc(len - off + 1)))
+        return NULL;
+    memcpy(s, data + off, len - off);
+    s[len - off] = '\0';
+    for (size_t i = 0; i < len - off; i++)
+        if (s[i] == '\0')
+            s[i] = '?';     /* JSON strings here hold no NULs */
+    core_eval_utf8_sanitize(s);
+    return s;
+}
+
+int core_eval_note_sandbox_error(sbx_eval_record *rec, const char *provider, const char *msg)
+{
+    free(rec->provider);
+    free(rec->reason);
+    rec->verdict = SBX_VERDICT_SANDBOX_ERROR;
+    rec->status = sbx_run_status_name(SBX_RUN_SANDBOX_ERROR);
+    rec->exit_code = -1;
+    rec->provider = strdup(provider ? provider : "");
+    rec->reason = strdup(msg && *msg ? msg : "sandbox error");
+    if (!rec->provider || !rec->reason)
+        return core_error_set(SBX_E_NOMEM, NULL, "out of memory");
+    core_eval_utf8_sanitize(rec->reason);
+    core_eval_utf8_sanitize(rec->provider);
+    return SBX_OK;
 }
 
 void core_eval_utf8_sanitize(char *s)
@@ -58,6 +103,19 @@ const char *sbx_eval_record_provider(const sbx_eval_record *r)
 uint64_t sbx_eval_record_time_ns(const sbx_eval_record *r) { return r ? r->time_ns : 0; }
 unsigned sbx_eval_record_attempts(const sbx_eval_record *r) { return r ? r->attempts : 0; }
 const char *sbx_eval_record_reason(const sbx_eval_record *r) { return r ? r->reason : NULL; }
+const char *sbx_eval_record_completion(const sbx_eval_record *r)
+{
+    return r && r->completion ? r->completion : "";
+}
+const char *sbx_eval_record_output(const sbx_eval_record *r) { return r ? r->output : NULL; }
+
+void sbx_eval_record_tests(const sbx_eval_record *r, size_t *passed, size_t *total)
+{
+    if (passed)
+        *passed = r ? r->tests_passed : 0;
+    if (total)
+        *total = r ? r->tests_total : 0;
+}
 
 uint64_t sbx_eval_record_unenforced_limits(const sbx_eval_record *r)
 {
@@ -86,6 +144,13 @@ static json_t *record_json(const sbx_eval_record *r)
     bad |= json_object_set_new(o, "reason", r->reason ? json_string(r->reason) : json_null());
     if (r->stderr_tail)
         bad |= json_object_set_new(o, "stderr_tail", json_string(r->stderr_tail));
+    bad |= json_object_set_new(o, "output", r->output ? json_string(r->output) : json_null());
+    bad |= json_object_set_new(o, "completion", json_string(r->completion ? r->completion
+                                                                           : ""));
+    if (r->tests_total) {
+        bad |= json_object_set_new(o, "tests_passed", json_integer((json_int_t)r->tests_passed));
+        bad |= json_object_set_new(o, "tests_total", json_integer((json_int_t)r->tests_total));
+    }
     if (r->unenforced)
         bad |= json_object_set_new(o, "unenforced_limits", core_limit_names_json(r->unenforced));
     if (bad) {
@@ -158,6 +223,20 @@ int core_eval_record_from_json(json_t *o, sbx_eval_record **out, const char **wh
     v = json_object_get(o, "stderr_tail");
     if (json_is_string(v))
         r->stderr_tail = strdup(json_string_value(v));
+    v = json_object_get(o, "output");
+    if (json_is_string(v))
+        r->output = strdup(json_string_value(v));
+    v = json_object_get(o, "completion");
+    if (json_is_string(v))
+        r->completion = strdup(json_string_value(v));
+    v = json_object_get(o, "tests_total");
+    if (json_is_integer(v) && json_integer_value(v) > 0 &&
+        json_is_integer(json_object_get(o, "tests_passed")) &&
+        json_integer_value(json_object_get(o, "tests_passed")) >= 0 &&
+        json_integer_value(json_object_get(o, "tests_passed")) <= json_integer_value(v)) {
+        r->tests_total = (size_t)json_integer_value(v);
+        r->tests_passed = (size_t)json_integer_value(json_object_get(o, "tests_passed"));
+    }
     v = json_object_get(o, "unenforced_limits");
     for (size_t i = 0; json_is_array(v) && i < json_array_size(v); i++)
         for (int l = 0; l < SBX_LIMIT_COUNT; l++)

@@ -13,6 +13,7 @@
 #include "eval-int.h"
 
 #define STDERR_TAIL 2000
+#define OUTPUT_HEAD 2000
 
 struct run {
     sbx_ctx *ctx;
@@ -110,25 +111,23 @@ static void backoff(unsigned attempt)
 /* The end of stderr as valid UTF-8 text, or NULL. */
 static char *stderr_tail(const sbx_result *r)
 {
-    size_t len, off;
+    size_t len;
     const char *err = sbx_result_stderr(r, &len);
-    char *s;
 
-    if (!err || len == 0)
-        return NULL;
-    off = len > STDERR_TAIL ? len - STDERR_TAIL : 0;
-    /* start on a UTF-8 lead byte */
-    while (off < len && ((unsigned char)err[off] & 0xC0) == 0x80)
-        off++;
-    if (!(s = malloc(len - off + 1)))
-        return NULL;
-    memcpy(s, err + off, len - off);
-    s[len - off] = '\0';
-    for (size_t i = 0; i < len - off; i++)
-        if (s[i] == '\0')
-            s[i] = '?';     /* JSON strings here hold no NULs */
-    core_eval_utf8_sanitize(s);
-    return s;
+    return core_eval_excerpt(err, len, STDERR_TAIL, true);
+}
+
+/* The start of stdout, without the harness's marker line, or NULL. */
+static char *stdout_head(const sbx_result *r)
+{
+    size_t len;
+    const char *out = sbx_result_stdout(r, &len);
+    const char *m = out ? memmem(out, len, "\n" CORE_EVAL_MARKER_PREFIX,
+                                 sizeof CORE_EVAL_MARKER_PREFIX) : NULL;
+
+    if (m)
+        len = (size_t)(m - out) + 1;
+    return core_eval_excerpt(out, len, OUTPUT_HEAD, false);
 }
 
 /* @runner (marked formats): main.py, with program.py (and check.py when
@@ -213,25 +212,9 @@ static int grade(sbx_eval_record *rec, const sbx_result *r, const char *marker)
     rec->reason = reason ? strdup(reason) : NULL;
     if (rec->verdict != SBX_VERDICT_PASSED)
         rec->stderr_tail = stderr_tail(r);
+    rec->output = stdout_head(r);
     if (!rec->provider || (reason && !rec->reason))
         return core_error_set(SBX_E_NOMEM, NULL, "out of memory");
-    return SBX_OK;
-}
-
-/* Note a sandbox error on @rec (the last one is kept). */
-static int note_sandbox_error(sbx_eval_record *rec, const char *provider, const char *msg)
-{
-    free(rec->provider);
-    free(rec->reason);
-    rec->verdict = SBX_VERDICT_SANDBOX_ERROR;
-    rec->status = sbx_run_status_name(SBX_RUN_SANDBOX_ERROR);
-    rec->exit_code = -1;
-    rec->provider = strdup(provider ? provider : "");
-    rec->reason = strdup(msg && *msg ? msg : "sandbox error");
-    if (!rec->provider || !rec->reason)
-        return core_error_set(SBX_E_NOMEM, NULL, "out of memory");
-    core_eval_utf8_sanitize(rec->reason);
-    core_eval_utf8_sanitize(rec->provider);
     return SBX_OK;
 }
 
@@ -250,7 +233,8 @@ static int run_sample(struct run *run, size_t i, sbx_eval_record **out)
     int rc = SBX_OK;
     bool graded = false;
 
-    if (!rec || !(rec->task_id = strdup(t->id))) {
+    if (!rec || !(rec->task_id = strdup(t->id)) ||
+        !(rec->completion = strdup(run->s->v[i].completion))) {
         core_eval_record_free(rec);
         return core_error_set(SBX_E_NOMEM, NULL, "out of memory");
     }
@@ -271,6 +255,37 @@ static int run_sample(struct run *run, size_t i, sbx_eval_record **out)
             if (sbx_cancel_fired(run->o->cancel)) {
                 rc = SBX_E_CANCELLED;
                 break;
+            }
+            if (core_eval_judged(run->ds)) {
+                rc = SBX_OK;
+                program = core_eval_build_program(run->ds, t, run->s->v[i].completion, false);
+                if (!program) {
+                    rc = core_error_set(SBX_E_NOMEM, NULL, "out of memory");
+                    break;
+                }
+                rec->attempts++;
+                err = core_eval_judge(run->ctx, run->o, t, run->s->v[i].lang ? run->s->v[i].lang
+                                                                          : t->lang,
+                                      program, providers[p], rec, &graded);
+                free(program);
+                if (err == SBX_E_CANCELLED || sbx_cancel_fired(run->o->cancel)) {
+                    rc = SBX_E_CANCELLED;
+                    break;
+                }
+                if (err == SBX_OK || request_error(err)) {
+                    rc = err;
+                    continue;
+                }
+                /* no sandbox: as sbx_run's failure below */
+                {
+                    const sbx_error *e = sbx_ctx_last_error(run->ctx);
+                    rc = core_eval_note_sandbox_error(rec, providers[p] ? providers[p]
+                                                      : sbx_error_provider(e),
+                                                      sbx_error_message(e));
+                }
+                if (err == SBX_E_PROVIDER_UNAVAILABLE)
+                    break;
+                continue;
             }
             if ((rc = core_eval_new_marker(marker)) != SBX_OK)
                 break;
@@ -308,7 +323,7 @@ static int run_sample(struct run *run, size_t i, sbx_eval_record **out)
                     rc = err;
                     break;
                 }
-                rc = note_sandbox_error(rec, providers[p] ? providers[p]
+                rc = core_eval_note_sandbox_error(rec, providers[p] ? providers[p]
                                                           : sbx_error_provider(e),
                                         sbx_error_message(e));
                 if (err == SBX_E_PROVIDER_UNAVAILABLE)
@@ -316,7 +331,7 @@ static int run_sample(struct run *run, size_t i, sbx_eval_record **out)
                 continue;
             }
             if (sbx_result_status(r) == SBX_RUN_SANDBOX_ERROR) {
-                rc = note_sandbox_error(rec, sbx_result_provider(r), sbx_result_error(r));
+                rc = core_eval_note_sandbox_error(rec, sbx_result_provider(r), sbx_result_error(r));
                 rec->time_ns = sbx_result_timing(r, SBX_TIMING_TOTAL);
             } else {
                 rc = grade(rec, r, marked ? marker : NULL);
@@ -389,6 +404,41 @@ static void *worker(void *arg)
     return NULL;
 }
 
+/* A samples file that leaves tasks out is refused, as the reference
+ * harness refuses it: a score over a subset is not the dataset's. */
+static int check_coverage(const sbx_eval_dataset *ds, const sbx_eval_samples *s)
+{
+    bool *has = calloc(ds->n + 1, sizeof *has);
+    char names[600];
+    size_t missing = 0, off = 0, shown = 0;
+
+    if (!has)
+        return core_error_set(SBX_E_NOMEM, NULL, "out of memory");
+    for (size_t i = 0; i < s->n; i++)
+        has[s->v[i].task] = true;
+    names[0] = '\0';
+    for (size_t i = 0; i < ds->n; i++) {
+        int w;
+        if (has[i])
+            continue;
+        missing++;
+        if (off >= sizeof names - 100)
+            continue;
+        w = snprintf(names + off, sizeof names - off, "%s\"%.64s\"", shown ? ", " : "",
+                     ds->tasks[i].id);
+        if (w > 0)
+            off += (size_t)w < sizeof names - off ? (size_t)w : sizeof names - off - 1;
+        shown++;
+    }
+    free(has);
+    if (!missing)
+        return SBX_OK;
+    return core_error_set(SBX_E_INVAL, NULL,
+                          "%s: %zu of the %zu tasks of %s have no sample: %s%s (--allow-partial "
+                          "to score the others)", s->path ? s->path : "samples", missing, ds->n,
+                          ds->path, names, shown < missing ? ", ..." : "");
+}
+
 int sbx_eval_run(sbx_ctx *ctx, const sbx_eval_dataset *ds, const sbx_eval_samples *s,
                  const sbx_eval_opts *o, sbx_eval_summary **out)
 {
@@ -406,6 +456,10 @@ int sbx_eval_run(sbx_ctx *ctx, const sbx_eval_dataset *ds, const sbx_eval_sample
     *out = NULL;
     if (!o && !(o = defaults = sbx_eval_opts_new()))
         return core_error_set(SBX_E_NOMEM, NULL, "out of memory");
+    if (!o->allow_partial && (rc = check_coverage(ds, s)) != SBX_OK) {
+        sbx_eval_opts_free(defaults);
+        return rc;
+    }
     memset(&run, 0, sizeof run);
     run.ctx = ctx;
     run.ds = ds;

@@ -37,6 +37,7 @@ core_libpolysandbox_internal_la_SOURCES = \
 	core/opts-int.h \
 	core/options.c \
 	core/sandbox.c \
+	core/source-name.c \
 	core/unenforced.c \
 	core/sandbox-find.c \
 	core/labels.c \
@@ -55,6 +56,9 @@ core_libpolysandbox_internal_la_SOURCES = \
 	core/eval-int.h \
 	core/eval-jsonl.c \
 	core/eval-dataset.c \
+	core/eval-judged.c \
+	core/eval-compare.c \
+	core/eval-judge.c \
 	core/eval-program.c \
 	core/eval-verdict.c \
 	core/eval-record.c \

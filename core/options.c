@@ -202,6 +202,7 @@ void sbx_exec_opts_free(sbx_exec_opts *o)
         return;
     clear_command(o);
     core_strv_free(o->args);
+    free(o->source);
     free(o->stdin_data);
     core_kvlist_free(&o->env);
     free(o->cwd);
@@ -235,6 +236,23 @@ int sbx_exec_opts_set_shell(sbx_exec_opts *o, const char *line)
     if (!o || !line)
         return core_error_set(SBX_E_INVAL, NULL, "the shell line is NULL");
     return sbx_exec_opts_set_argv(o, argv);
+}
+
+int sbx_exec_opts_set_source_name(sbx_exec_opts *o, const char *name)
+{
+    char *copy;
+
+    core_error_clear();
+    /* a leading '-' would read as an option of the compiler or interpreter */
+    if (!o || !name || !*name || *name == '-' || strchr(name, '/') || !strcmp(name, ".") ||
+        !strcmp(name, "..") || strlen(name) > 255)
+        return core_error_set(SBX_E_INVAL, NULL, "source name '%s' is not a plain file name",
+                              name ? name : "(null)");
+    if (!(copy = strdup(name)))
+        return core_error_set(SBX_E_NOMEM, NULL, "out of memory");
+    free(o->source);
+    o->source = copy;
+    return SBX_OK;
 }
 
 int sbx_exec_opts_set_code(sbx_exec_opts *o, const char *lang, const char *code,

@@ -38,6 +38,7 @@ struct sbx_exec_opts {
     char *lang;           /* with code: the template */
     char *code;
     size_t code_len;
+    char *source;         /* the code's file name, or NULL: the template's */
     char **args;          /* extra arguments for code, NULL-terminated */
     void *stdin_data;
     size_t stdin_len;

@@ -635,20 +635,29 @@ static int exec_code(sbx_sandbox *sb, const sbx_exec_opts *o, sbx_result *r)
     const core_template_conf *t = find_template(sb->ctx, o->lang);
     core_kvlist env = {0};
     sbx_file_v1 src;
-    char **argv;
+    char **argv, **compile = NULL, **run = NULL;
+    const char *source = t ? t->source : NULL;
     int rc = SBX_OK;
 
     if (!t)
         return SBX_E_NOT_FOUND;
+    if (o->source) {
+        rc = core_source_rename(t->source, t->compile, t->run, o->source, &compile, &run);
+        if (rc == SBX_E_NOMEM)
+            return core_error_set(SBX_E_NOMEM, NULL, "out of memory");
+        if (rc == SBX_OK)
+            source = o->source;
+        rc = SBX_OK;
+    }
     for (size_t i = 0; rc == SBX_OK && i < t->n_env; i++)
         rc = core_kvlist_add(&env, t->env[i].key, t->env[i].value);
     for (size_t i = 0; rc == SBX_OK && i < o->env.n; i++)
         rc = core_kvlist_add(&env, o->env.items[i].key, o->env.items[i].value);
     if (rc != SBX_OK) {
-        core_kvlist_free(&env);
-        return core_error_set(SBX_E_NOMEM, NULL, "out of memory");
+        rc = core_error_set(SBX_E_NOMEM, NULL, "out of memory");
+        goto out;
     }
-    src = (sbx_file_v1){t->source, o->code, o->code_len, 0644};
+    src = (sbx_file_v1){source, o->code, o->code_len, 0644};
     if (t->compile) {
         /* The compiler gets no stdin; its output streams to the caller's
          * callback as a program's would, and is kept in the result only
@@ -660,7 +669,8 @@ static int exec_code(sbx_sandbox *sb, const sbx_exec_opts *o, sbx_result *r)
         copts.cb = o->cb;
         copts.cb_ud = o->cb_ud;
         copts.cancel = o->cancel;
-        exec_argv(sb, (const char *const *)t->compile, &env, &copts, o->files, o->n_files,
+        exec_argv(sb, (const char *const *)(compile ? compile : t->compile), &env, &copts,
+                  o->files, o->n_files,
                   &src, NULL, r);
         r->compiled = true;
         r->compile_status = r->status;
@@ -674,8 +684,7 @@ static int exec_code(sbx_sandbox *sb, const sbx_exec_opts *o, sbx_result *r)
                 free(r->error);
                 r->error = strdup(msg);
             }
-            core_kvlist_free(&env);
-            return SBX_OK;
+            goto out;
         }
         if (o->step_cb)
             o->step_cb(o->step_ud, r->compile_ns);
@@ -683,16 +692,19 @@ static int exec_code(sbx_sandbox *sb, const sbx_exec_opts *o, sbx_result *r)
         r->out.len = r->err.len = 0;
         r->out_truncated = r->err_truncated = false;
     }
-    if (!(argv = template_argv(t->run, o->args))) {
-        core_kvlist_free(&env);
-        return core_error_set(SBX_E_NOMEM, NULL, "out of memory");
+    if (!(argv = template_argv(run ? run : t->run, o->args))) {
+        rc = core_error_set(SBX_E_NOMEM, NULL, "out of memory");
+        goto out;
     }
     exec_argv(sb, (const char *const *)argv, &env, o, t->compile ? NULL : o->files,
               t->compile ? 0 : o->n_files, t->compile ? NULL : &src,
               (const char *const *)t->zygote, r);
     free(argv);
+out:
+    core_strv_free(compile);
+    core_strv_free(run);
     core_kvlist_free(&env);
-    return SBX_OK;
+    return rc;
 }
 
 static int sandbox_exec(sbx_sandbox *sb, const sbx_exec_opts *o, sbx_result *r)

@@ -8,6 +8,7 @@ templatesdir = $(pkgsysconfdir)/templates.d
 dist_templates_DATA = \
 	etc/templates.d/bash.ini \
 	etc/templates.d/c.ini \
+	etc/templates.d/cpp.ini \
 	etc/templates.d/node.ini \
 	etc/templates.d/python.ini \
 	etc/templates.d/sh.ini

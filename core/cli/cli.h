@@ -142,6 +142,8 @@ typedef struct cli_req {
     bool stdin;               /* -i: pass our standard input */
     bool persistent;
     bool get_or_create;       /* create --get-or-create */
+    bool keep;                /* run --keep: keep the sandbox, print its id */
+    bool reuse;               /* run --reuse: the sandbox with the --labels */
     bool network_set;
     sbx_network network;
     uint64_t timeout_ns;      /* 0: not given */
@@ -163,7 +165,8 @@ typedef struct cli_req {
 enum {
     CLI_OPT_CREATE = 1 << 0,  /* --template --image --label --memory ... */
     CLI_OPT_EXEC = 1 << 1,    /* --lang -c -s -e --cwd --file --json ... */
-    CLI_OPT_PERSIST = 1 << 2  /* --persistent --ttl --get-or-create (create) */
+    CLI_OPT_PERSIST = 1 << 2, /* --persistent --ttl --get-or-create (create) */
+    CLI_OPT_RUN = 1 << 3      /* --keep --reuse (run) */
 };
 
 /* Parse the options of run/exec/create into @req.  Returns -1 when they
@@ -185,6 +188,15 @@ int cli_report_result(const cli_req *req, const cli_global *g,
 int cli_exit_status(const sbx_result *r);
 /* True when writing streamed output to our stdout/stderr failed. */
 bool cli_output_failed(void);
+
+/* ---- sandboxes by id (locate.c) ----------------------------------------------- */
+
+/* Open the sandbox @id for command @cmd on @provider; NULL: the one ready
+ * provider that lists @id (an id found on none or on several is an error
+ * naming it).  Returns -1 with *out set (transfer full), else the exit
+ * status after a message: 2 for an unknown or ambiguous id, 125 else. */
+int cli_sandbox_open(sbx_ctx *ctx, const char *cmd, const char *provider,
+                     const char *id, sbx_sandbox **out);
 
 /* ---- JSON output (util.c) ------------------------------------------------------ */
 

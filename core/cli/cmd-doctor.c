@@ -3,6 +3,7 @@
 
 #include <getopt.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "cli.h"
 
@@ -11,10 +12,11 @@ static void doctor_help(void)
     fputs(
 "Usage: polysandbox doctor [--provider NAME]\n"
 "Run the host checks of a provider (default: every enabled provider) and\n"
-"print one OK or MISSING line per check.  Exit status 0 when every check\n"
-"passed, 1 otherwise.\n"
+"print one line per check: OK, WARN (it passed, with advice on making the\n"
+"host safer) or MISSING.  Exit status 0 when every check passed (warnings\n"
+"included), 1 otherwise.\n"
 "\n"
-"      --provider NAME    check this provider only\n"
+"  -p, --provider NAME    check this provider only\n"
 "  -h, --help             show this help\n",
         stdout);
 }
@@ -29,10 +31,14 @@ static void on_check(void *ud, const char *check, bool ok, const char *detail)
 {
     doctor_state *st = ud;
 
+    /* a passed check that gives advice (the provider says "advice:") is
+     * a warning: the sandbox works, the host could be safer */
+    bool advice = ok && detail != NULL && strstr(detail, "advice:") != NULL;
+
     st->checks++;
     if (!ok)
         st->failed++;
-    printf("%-8s %s: %s%s%s\n", ok ? "OK" : "MISSING", st->provider,
+    printf("%-8s %s: %s%s%s\n", advice ? "WARN" : ok ? "OK" : "MISSING", st->provider,
            check ? check : "?", detail && *detail ? ": " : "",
            detail ? detail : "");
 }
@@ -79,7 +85,7 @@ int cli_cmd_doctor(cli_global *g, int argc, char **argv)
     int c, rc;
 
     optind = 0;
-    while ((c = getopt_long(argc, argv, "+h", doctor_opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "+hp:", doctor_opts, NULL)) != -1) {
         switch (c) {
         case 'h': doctor_help(); return CLI_EXIT_OK;
         case 'p': provider = optarg; break;

@@ -22,14 +22,16 @@ static void eval_help(void)
 "\n", stdout);
     fputs(cli_eval_help_common, stdout);
     fputs(
-"      --provider P[,P...] providers to use; a sample whose sandbox keeps\n"
+"  -p, --provider P[,P...] providers to use; a sample whose sandbox keeps\n"
 "                         failing on one is retried on the next\n"
 "      --fallback P[,P...] more providers after those (or after the default\n"
 "                         one), e.g. --provider e2b --fallback modal,daytona\n"
 "\n"
 "Results:\n"
-"      --out FILE         the results JSONL (default: SAMPLES_results.jsonl;\n"
+"      --out FILE         the results JSONL (default: the samples file's name\n"
+"                         and _results.jsonl, e.g. s.jsonl_results.jsonl;\n"
 "                         none for --canonical)\n"
+"      --json             print the summary as one JSON object\n"
 "      --resume           keep the results in --out, run only what is missing\n"
 "      --force            replace an existing results file (else refused)\n"
 "      --show-program N   print the program of sample N (0-based) and exit\n"
@@ -153,9 +155,9 @@ int cli_cmd_eval(cli_global *g, int argc, char **argv)
 
     cli_eval_args_init(&a, "eval");
     optind = 1;
-    while (rc < 0 && (c = getopt_long(argc, argv, "+j:k:h", opts, NULL)) != -1) {
+    while (rc < 0 && (c = getopt_long(argc, argv, "+j:k:hp:", opts, NULL)) != -1) {
         switch (c) {
-        case OPT_PROVIDER: provider = optarg; break;
+        case OPT_PROVIDER: case 'p': provider = optarg; break;
         case OPT_FALLBACK: fallback = optarg; break;
         case OPT_OUT: out = optarg; break;
         case OPT_RESUME: resume = true; break;

@@ -22,7 +22,8 @@ static void upload_help(void)
 "Copy the local file LOCAL (- for standard input) to REMOTE, a path\n"
 "relative to the work directory of the sandbox ID.\n"
 "\n"
-"      --provider NAME    the provider of the sandbox\n"
+"  -p, --provider NAME    the provider of the sandbox (default: the one that\n"
+"                         has ID)\n"
 "      --max-size SIZE    refuse files larger than this (default 64M)\n"
 "  -h, --help             show this help\n",
         stdout);
@@ -35,7 +36,8 @@ static void download_help(void)
 "Copy REMOTE from the sandbox ID to LOCAL (default and '-': standard\n"
 "output).\n"
 "\n"
-"      --provider NAME    the provider of the sandbox\n"
+"  -p, --provider NAME    the provider of the sandbox (default: the one that\n"
+"                         has ID)\n"
 "      --max-size SIZE    refuse files larger than this (default 64M)\n"
 "  -h, --help             show this help\n",
         stdout);
@@ -56,7 +58,7 @@ static int parse(const char *cmd, int argc, char **argv, void (*help)(void),
     int c;
 
     optind = 0;
-    while ((c = getopt_long(argc, argv, "+h", file_opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "+hp:", file_opts, NULL)) != -1) {
         switch (c) {
         case 'h': help(); return CLI_EXIT_OK;
         case 'p': *provider = optarg; break;
@@ -77,16 +79,13 @@ static sbx_sandbox *open_sandbox(const cli_global *g, sbx_ctx **ctx,
                                  const char *id, int *exit)
 {
     sbx_sandbox *sb = NULL;
-    char what[SBX_ID_MAX + 32];
     int rc;
 
     *exit = CLI_EXIT_ERROR;
     if ((*ctx = cli_ctx_new(g)) == NULL || !cli_provider_ok(*ctx, provider))
         return NULL;
-    rc = sbx_sandbox_open(*ctx, provider, id, &sb);
-    if (rc != SBX_OK) {
-        snprintf(what, sizeof what, "%s: sandbox '%s'", cmd, id);
-        *exit = cli_lib_error(*ctx, rc, what);
+    if ((rc = cli_sandbox_open(*ctx, cmd, provider, id, &sb)) >= 0) {
+        *exit = rc;
         return NULL;
     }
     return sb;

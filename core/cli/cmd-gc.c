@@ -21,7 +21,7 @@ static void gc_help(void)
 "a time-to-live are never reaped.  Without --provider, every ready\n"
 "provider that can list its sandboxes is searched.\n"
 "\n"
-"      --provider NAME    only this provider\n"
+"  -p, --provider NAME    only this provider\n"
 "  -n, --dry-run          print what would be reaped, destroy nothing\n"
 "      --any-owner        reap expired sandboxes of any owner too\n"
 "      --json             print a JSON array\n"
@@ -94,7 +94,7 @@ int cli_cmd_gc(cli_global *g, int argc, char **argv)
     int c, rc;
 
     optind = 0;
-    while ((c = getopt_long(argc, argv, "+hn", gc_opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "+hnp:", gc_opts, NULL)) != -1) {
         switch (c) {
         case 'h': gc_help(); return CLI_EXIT_OK;
         case 'p': provider = optarg; break;

@@ -41,6 +41,23 @@ static int parse(const char *cmd, int argc, char **argv, void (*help)(void),
     return -1;
 }
 
+/* How to enable a disabled provider: the file and key, and where its
+ * credential goes (a provider's credential keys are known only once it
+ * is loaded, which a disabled one never is). */
+static void print_enable(const sbx_provider *p)
+{
+    const char *file = sbx_provider_config_file(p);
+
+    if (file != NULL)
+        printf("    enable: set 'enabled = true' under [provider] in %s\n", file);
+    else
+        printf("    enable: write providers.d/%s.ini in the configuration directory\n"
+               "    with 'enabled = true' under [provider]\n", sbx_provider_name(p));
+    printf("    credential: its API key or token under [settings] there, as env:NAME,\n"
+           "    file:PATH or a value sealed by 'polysandbox secret seal' (see\n"
+           "    polysandbox.ini(5)); 'polysandbox secret check' checks it\n");
+}
+
 static void providers_help(void)
 {
     fputs(
@@ -191,6 +208,8 @@ int cli_cmd_providers(cli_global *g, int argc, char **argv)
             printf("    capabilities: %s\n", capbuf);
             if (sbx_provider_get_state(p) == SBX_PROVIDER_UNAVAILABLE)
                 printf("    reason: %s\n", why ? why : "no reason given");
+            if (sbx_provider_get_state(p) == SBX_PROVIDER_DISABLED)
+                print_enable(p);
         }
         if (n == 0)
             printf("(no providers found)\n");

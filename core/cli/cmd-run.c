@@ -9,11 +9,18 @@ static void run_help(void)
 {
     fputs(
 "Usage: polysandbox run [OPTIONS] FILE|- [ARGS...]\n"
+"       polysandbox run [OPTIONS] 'SHELL LINE'\n"
+"       polysandbox run [OPTIONS] COMMAND [ARGS...]\n"
 "       polysandbox run [OPTIONS] -c CODE --lang LANG [ARGS...]\n"
 "       polysandbox run [OPTIONS] --shell LINE\n"
 "       polysandbox run [OPTIONS] -- COMMAND [ARGS...]\n"
 "Run code or a command in a new sandbox, then destroy the sandbox.\n"
-"The language of FILE comes from its extension unless --lang is given.\n"
+"The first word is a FILE when it is '-', an existing file or a name with\n"
+"a template's extension (its language from the extension unless --lang is\n"
+"given); else a single word with a blank or a shell character ;|&<>()$`'\"\\*?\n"
+"is a shell line for /bin/sh -c ('run \"python3 -c 'print(1)'\"'), and\n"
+"anything else is a command and its arguments ('run ls -l').  '--' or\n"
+"--shell say which without guessing.\n"
 "\n"
 "What to run:\n"
 "  -c, --code CODE        source code in the language given by --lang\n"
@@ -31,7 +38,12 @@ static void run_help(void)
 "Sandbox and limits:\n",
         stdout);
     fputs(cli_help_sandbox, stdout);
-    fputs("  -t, --timeout DURATION wall-clock limit (e.g. 500ms, 10s, 2m)\n", stdout);
+    fputs(
+"      --keep             keep the sandbox (persistent) and print its id on\n"
+"                         stderr, for 'polysandbox exec ID'\n"
+"      --reuse            run in our sandbox carrying every --label (created,\n"
+"                         and kept, when there is none)\n"
+"  -t, --timeout DURATION wall-clock limit (e.g. 500ms, 10s, 2m)\n", stdout);
     fputs(cli_help_limits, stdout);
     fputs(
 "\n"
@@ -45,6 +57,33 @@ static void run_help(void)
         stdout);
 }
 
+/* --keep and --reuse: one exec in a persistent sandbox that stays. */
+static int run_kept(cli_req *req, const cli_global *g, sbx_ctx *ctx,
+                    const sbx_create_opts *co, const sbx_exec_opts *xo)
+{
+    sbx_sandbox *sb = NULL;
+    sbx_result *r = NULL;
+    bool created = true;
+    int rc = req->reuse ? sbx_sandbox_get_or_create(ctx, co, &sb, &created)
+                        : sbx_sandbox_create(ctx, co, &sb);
+
+    if (rc != SBX_OK)
+        return cli_lib_error(ctx, rc, "run");
+    /* said before the program's output ends, whatever -q says: a sandbox
+     * nobody knows the id of would be left to its time-to-live */
+    cli_err("%s sandbox %s on provider %s", created ? "keeping" : "reusing",
+            sbx_sandbox_id(sb), sbx_sandbox_provider(sb));
+    rc = sbx_sandbox_exec(sb, xo, &r);
+    if (rc != SBX_OK)
+        rc = cli_lib_error(ctx, rc, "run");
+    else
+        rc = cli_report_result(req, g, r);
+    if (r != NULL)
+        sbx_result_free(r);
+    sbx_sandbox_close(sb);
+    return rc;
+}
+
 int cli_cmd_run(cli_global *g, int argc, char **argv)
 {
     cli_req req = { .cmd = "run", .provider = g->provider };
@@ -52,11 +91,21 @@ int cli_cmd_run(cli_global *g, int argc, char **argv)
     sbx_create_opts *co = NULL;
     sbx_exec_opts *xo = NULL;
     sbx_result *r = NULL;
-    int rc = cli_req_parse(&req, CLI_OPT_EXEC | CLI_OPT_CREATE, argc, argv,
-                           run_help);
+    int rc = cli_req_parse(&req, CLI_OPT_EXEC | CLI_OPT_CREATE | CLI_OPT_RUN,
+                           argc, argv, run_help);
 
     if (rc >= 0)
         goto out;
+    if (req.reuse && req.n_labels == 0) {
+        rc = cli_usage_error("run", "--reuse needs at least one --label "
+                             "KEY=VALUE to find the sandbox by");
+        goto out;
+    }
+    if ((req.reuse || req.keep) && req.fallback != NULL) {
+        rc = cli_usage_error("run", "--fallback applies to a run's own "
+                             "sandbox, not with --keep or --reuse");
+        goto out;
+    }
     rc = CLI_EXIT_ERROR;
     if ((ctx = cli_ctx_new(g)) == NULL || !cli_provider_ok(ctx, req.provider) ||
         !cli_providers_ok(ctx, req.fallback))
@@ -67,10 +116,15 @@ int cli_cmd_run(cli_global *g, int argc, char **argv)
         cli_err("out of memory");
         goto out;
     }
+    req.persistent = req.keep || req.reuse;
     if (!cli_req_create_opts(&req, co))
         goto out;
     if ((rc = cli_req_exec_opts(&req, ctx, true, xo)) >= 0)
         goto out;
+    if (req.persistent) {
+        rc = run_kept(&req, g, ctx, co, xo);
+        goto out;
+    }
     rc = sbx_run(ctx, co, xo, &r);
     if (rc != SBX_OK) {
         rc = cli_lib_error(ctx, rc, "run");

@@ -115,7 +115,8 @@ static void exec_help(void)
 "Run in an existing sandbox (see 'polysandbox create').  Files written by\n"
 "one exec are there for the next.\n"
 "\n"
-"      --provider NAME    the provider of the sandbox\n"
+"  -p, --provider NAME    the provider of the sandbox (default: the one that\n"
+"                         has ID)\n"
 "  -c, --code CODE        source code in the language given by --lang\n"
 "      --lang LANG        the language template\n"
 "  -s, --shell LINE       a command line for /bin/sh -c\n"
@@ -161,13 +162,8 @@ int cli_cmd_exec(cli_global *g, int argc, char **argv)
     }
     if ((rc = cli_req_exec_opts(&req, ctx, false, xo)) >= 0)
         goto out;
-    rc = sbx_sandbox_open(ctx, req.provider, id, &sb);
-    if (rc != SBX_OK) {
-        char what[SBX_ID_MAX + 32];
-        snprintf(what, sizeof what, "exec: sandbox '%s'", id);
-        rc = cli_lib_error(ctx, rc, what);
+    if ((rc = cli_sandbox_open(ctx, "exec", req.provider, id, &sb)) >= 0)
         goto out;
-    }
     rc = sbx_sandbox_exec(sb, xo, &r);
     if (rc != SBX_OK) {
         rc = cli_lib_error(ctx, rc, "exec");
@@ -193,7 +189,7 @@ static void list_help(void)
 "Usage: polysandbox list [--provider NAME] [--label KEY=VALUE]... [--json]\n"
 "List the sandboxes of a provider: id, age and labels.\n"
 "\n"
-"      --provider NAME    the provider (default: from the configuration)\n"
+"  -p, --provider NAME    the provider (default: from the configuration)\n"
 "  -l, --label KEY=VALUE  only sandboxes with this label (repeatable: all)\n"
 "      --json             print a JSON array\n"
 "  -h, --help             show this help\n",
@@ -299,7 +295,7 @@ int cli_cmd_list(cli_global *g, int argc, char **argv)
         return CLI_EXIT_ERROR;
     }
     optind = 0;
-    while ((c = getopt_long(argc, argv, "+hl:", list_opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "+hl:p:", list_opts, NULL)) != -1) {
         switch (c) {
         case 'h': list_help(); rc = CLI_EXIT_OK; goto out;
         case 'p': provider = optarg; break;
@@ -355,10 +351,11 @@ static void destroy_help(void)
 {
     fputs(
 "Usage: polysandbox destroy [--provider NAME] ID...\n"
-"Destroy sandboxes.  Exit status 0 when every one was destroyed, 1 when\n"
+"Destroy sandboxes.  Exit status 0 when every one was destroyed, 2 when\n"
 "one was not found, 125 on another error.\n"
 "\n"
-"      --provider NAME    the provider of the sandboxes\n"
+"  -p, --provider NAME    the provider of the sandboxes (default: the one\n"
+"                         that has each ID)\n"
 "  -h, --help             show this help\n",
         stdout);
 }
@@ -376,7 +373,7 @@ int cli_cmd_destroy(cli_global *g, int argc, char **argv)
     int c, rc = CLI_EXIT_OK;
 
     optind = 0;
-    while ((c = getopt_long(argc, argv, "+h", destroy_opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "+hp:", destroy_opts, NULL)) != -1) {
         switch (c) {
         case 'h': destroy_help(); return CLI_EXIT_OK;
         case 'p': provider = optarg; break;
@@ -394,16 +391,17 @@ int cli_cmd_destroy(cli_global *g, int argc, char **argv)
     for (int i = optind; i < argc; i++) {
         sbx_sandbox *sb = NULL;
         char what[SBX_ID_MAX + 32];
-        int e = sbx_sandbox_open(ctx, provider, argv[i], &sb);
-
-        snprintf(what, sizeof what, "destroy: sandbox '%s'", argv[i]);
-        if (e == SBX_OK)
-            e = sbx_sandbox_destroy(sb);
-        if (e == SBX_OK)
-            continue;
         /* a missing or bad id is the caller's mistake (2); others are
          * ours (125), and say more */
-        e = cli_lib_error(ctx, e, what);
+        int e = cli_sandbox_open(ctx, "destroy", provider, argv[i], &sb);
+
+        if (e < 0) {
+            int d = sbx_sandbox_destroy(sb);
+            if (d == SBX_OK)
+                continue;
+            snprintf(what, sizeof what, "destroy: sandbox '%s'", argv[i]);
+            e = cli_lib_error(ctx, d, what);
+        }
         if (rc == CLI_EXIT_OK || e == CLI_EXIT_ERROR)
             rc = e;
     }

@@ -29,13 +29,20 @@ typedef struct cli_eval_args {
     char caps[3][48];
     bool force;                   /* eval --force: replace existing results */
     bool isolated;                /* --isolated-check */
+    bool allow_partial;           /* --allow-partial */
+    bool all_tests;               /* --all-tests */
+    uint64_t min_ns;              /* --min-time, 0: default */
+    double factor;                /* --time-factor, < 0: default */
+    uint64_t compile_ns;          /* --compile-timeout, 0: default */
 } cli_eval_args;
 
 /* Long option ids shared by the two commands' parsers. */
 enum {
     CLI_EO_DATASET = 300, CLI_EO_SAMPLES, CLI_EO_CANONICAL, CLI_EO_FORMAT,
     CLI_EO_TIMEOUT, CLI_EO_MEMORY, CLI_EO_RETRIES, CLI_EO_JSON,
-    CLI_EO_MAX_INPUT, CLI_EO_MAX_LINE, CLI_EO_MAX_RECORDS, CLI_EO_ISOLATED
+    CLI_EO_MAX_INPUT, CLI_EO_MAX_LINE, CLI_EO_MAX_RECORDS, CLI_EO_ISOLATED,
+    CLI_EO_ALLOW_PARTIAL, CLI_EO_ALL_TESTS, CLI_EO_MIN_TIME, CLI_EO_TIME_FACTOR,
+    CLI_EO_COMPILE_TIMEOUT
 };
 #define CLI_EVAL_LONGOPTS \
     { "dataset", required_argument, NULL, CLI_EO_DATASET }, \
@@ -50,6 +57,11 @@ enum {
     { "max-line", required_argument, NULL, CLI_EO_MAX_LINE }, \
     { "max-records", required_argument, NULL, CLI_EO_MAX_RECORDS }, \
     { "isolated-check", no_argument, NULL, CLI_EO_ISOLATED }, \
+    { "allow-partial", no_argument, NULL, CLI_EO_ALLOW_PARTIAL }, \
+    { "all-tests", no_argument, NULL, CLI_EO_ALL_TESTS }, \
+    { "min-time", required_argument, NULL, CLI_EO_MIN_TIME }, \
+    { "time-factor", required_argument, NULL, CLI_EO_TIME_FACTOR }, \
+    { "compile-timeout", required_argument, NULL, CLI_EO_COMPILE_TIMEOUT }, \
     { "jobs", required_argument, NULL, 'j' }
 
 /* Help lines of the shared options. */

@@ -12,10 +12,15 @@
 
 const char cli_eval_help_common[] =
 "What to score:\n"
-"      --dataset FILE     the tasks: HumanEval, MBPP or generic JSONL (.gz too)\n"
+"      --dataset FILE     the tasks: HumanEval, MBPP, generic, judged problems,\n"
+"                         CodeContests, APPS or LiveCodeBench JSONL (.gz too)\n"
 "      --samples FILE     completions: JSONL of {\"task_id\", \"completion\"}\n"
+"                         (judged problems: and an optional \"language\")\n"
 "      --canonical        score the dataset's own reference solutions\n"
-"      --format FMT       auto (default), humaneval, mbpp or generic\n"
+"      --allow-partial    score a samples file that leaves tasks out (else\n"
+"                         refused, naming the tasks without samples)\n"
+"      --format FMT       auto (default), humaneval, mbpp, generic, judged,\n"
+"                         codecontests, apps or livecodebench\n"
 "\n"
 "Running:\n"
 "  -j, --jobs N           parallel workers (default: the number of cores)\n"
@@ -26,7 +31,13 @@ const char cli_eval_help_common[] =
 "      --isolated-check   HumanEval, MBPP: run the tests in a process the\n"
 "                         completion never runs in, calling it with literals\n"
 "  -k K[,K...]            pass@k to report (default 1,10,100)\n"
-"      --json             print the summary as one JSON object\n"
+"\n"
+"Judged problems (stdin/expected output tests; compiled once per sample):\n"
+"      --all-tests        run every test, not up to the first failure\n"
+"      --min-time DURATION  T_min of a test's limit max(T_min, K x reference\n"
+"                         time) when the task gives one (default 1s)\n"
+"      --time-factor K    K of that limit (default 3; 0: --timeout alone)\n"
+"      --compile-timeout DURATION  the compile step's limit (default 30s)\n"
 "\n"
 "Input caps (a file past one is refused, naming it and the cap):\n"
 "      --max-input SIZE   decompressed size of the dataset or samples\n"
@@ -42,6 +53,7 @@ void cli_eval_args_init(cli_eval_args *a, const char *cmd)
     a->ks[1] = 10;
     a->ks[2] = 100;
     a->n_ks = 3;
+    a->factor = -1;
 }
 
 static int parse_ks(cli_eval_args *a, const char *arg)
@@ -86,14 +98,32 @@ int cli_eval_option(cli_eval_args *a, int c, const char *arg)
     case CLI_EO_CANONICAL: a->canonical = true; return -1;
     case CLI_EO_JSON: a->json = true; return -1;
     case CLI_EO_ISOLATED: a->isolated = true; return -1;
+    case CLI_EO_ALLOW_PARTIAL: a->allow_partial = true; return -1;
+    case CLI_EO_ALL_TESTS: a->all_tests = true; return -1;
+    case CLI_EO_MIN_TIME:
+    case CLI_EO_COMPILE_TIMEOUT:
+        if (!cli_parse_duration(arg, c == CLI_EO_MIN_TIME ? &a->min_ns : &a->compile_ns, &why))
+            return cli_usage_error(a->cmd, "invalid value '%s' for --%s: %s", arg,
+                                   c == CLI_EO_MIN_TIME ? "min-time" : "compile-timeout", why);
+        return -1;
+    case CLI_EO_TIME_FACTOR: {
+        char *end;
+        errno = 0;
+        a->factor = strtod(arg, &end);
+        if (errno || end == arg || *end || !(a->factor >= 0 && a->factor <= 1000))
+            return cli_usage_error(a->cmd, "invalid value '%s' for --time-factor: expected "
+                                   "a number from 0 to 1000", arg);
+        return -1;
+    }
     case CLI_EO_FORMAT:
-        for (int f = SBX_EVAL_FORMAT_AUTO; f <= SBX_EVAL_FORMAT_GENERIC; f++)
+        for (int f = SBX_EVAL_FORMAT_AUTO; f <= SBX_EVAL_FORMAT_LAST; f++)
             if (!strcmp(arg, sbx_eval_format_name((sbx_eval_format)f))) {
                 a->format = (sbx_eval_format)f;
                 return -1;
             }
         return cli_usage_error(a->cmd, "invalid value '%s' for --format: expected auto, "
-                               "humaneval, mbpp or generic", arg);
+                               "humaneval, mbpp, generic, judged, codecontests, apps or "
+                               "livecodebench", arg);
     case CLI_EO_TIMEOUT:
         if (!cli_parse_duration(arg, &a->timeout_ns, &why))
             return cli_usage_error(a->cmd, "invalid value '%s' for --timeout: %s", arg, why);
@@ -224,6 +254,10 @@ sbx_eval_opts *cli_eval_opts(const cli_eval_args *a, const char *const *provider
         rc = sbx_eval_opts_set_retries(o, a->retries);
     if (rc == SBX_OK && a->isolated)
         rc = sbx_eval_opts_set_isolated_check(o, true);
+    if (rc == SBX_OK && a->allow_partial)
+        rc = sbx_eval_opts_set_allow_partial(o, true);
+    if (rc == SBX_OK)
+        rc = sbx_eval_opts_set_judge(o, a->all_tests, a->min_ns, a->factor, a->compile_ns);
     if (rc != SBX_OK) {
         cli_err("%s: cannot set the evaluation options (%s)", a->cmd, sbx_strerror(rc));
         sbx_eval_opts_free(o);

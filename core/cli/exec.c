@@ -24,6 +24,7 @@
 
 static int output_errno;    /* first failure writing streamed output */
 static size_t streamed[3];  /* bytes streamed, by SBX_STREAM_* */
+static const char *command; /* the command run (argv[0]), for messages */
 
 static int on_output(void *ud, int stream, const void *buf, size_t len)
 {
@@ -176,6 +177,40 @@ static int add_stdin(const cli_req *req, sbx_exec_opts *x)
     return -1;
 }
 
+/* The name code is written under in the sandbox: a FILE's own (so
+ * tracebacks cite it), else a private one that no file of the user's
+ * (their main.py in a persistent sandbox) is likely to have. */
+static int set_source_name(const cli_req *req, const sbx_ctx *ctx,
+                           const char *lang, const char *path, sbx_exec_opts *x)
+{
+    const sbx_template *t = sbx_ctx_find_template(ctx, lang);
+    const char *exts = t != NULL ? sbx_template_extensions(t) : NULL;
+    char name[96], *copy = NULL;
+    const char *base = NULL;
+    int rc;
+
+    if (path != NULL && strcmp(path, "-") != 0) {
+        if ((copy = strdup(path)) == NULL) {
+            cli_err("out of memory");
+            return CLI_EXIT_ERROR;
+        }
+        base = basename(copy);
+    }
+    if (base == NULL || base[0] == '-' || base[0] == '.') {
+        /* ".polysandbox-code" and the template's first extension */
+        snprintf(name, sizeof name, ".polysandbox-code%.*s",
+                 exts != NULL ? (int)strcspn(exts, " ") : 0, exts ? exts : "");
+        base = name;
+    }
+    rc = sbx_exec_opts_set_source_name(x, base);
+    free(copy);
+    if (rc != SBX_OK) {
+        cli_err("%s: %s: %s", req->cmd, path ? path : "code", sbx_strerror(rc));
+        return rc == SBX_E_NOMEM ? CLI_EXIT_ERROR : CLI_EXIT_USAGE;
+    }
+    return -1;
+}
+
 /* FILE [ARGS...]: the language from --lang or the file's extension. */
 static int set_file(const cli_req *req, const sbx_ctx *ctx, sbx_exec_opts *x)
 {
@@ -207,6 +242,8 @@ static int set_file(const cli_req *req, const sbx_ctx *ctx, sbx_exec_opts *x)
     }
     rc = sbx_exec_opts_set_code(x, lang, code, len);
     free(code);
+    if (rc == SBX_OK && (e = set_source_name(req, ctx, lang, path, x)) >= 0)
+        return e;
     if (rc == SBX_OK && req->n_rest > 1)
         rc = sbx_exec_opts_set_args(x, (const char *const *)req->rest + 1);
     if (rc != SBX_OK) {
@@ -216,12 +253,33 @@ static int set_file(const cli_req *req, const sbx_ctx *ctx, sbx_exec_opts *x)
     return -1;
 }
 
+/* run's words without "--": FILE [ARGS...] when the first is "-", an
+ * existing regular file, or a name with a template's extension (so a
+ * missing script.py is reported as a missing file); else one word holding
+ * a blank or a shell character is a shell line, and anything else is a
+ * command and its arguments (as in 'polysandbox run ls -l'). */
+enum run_words { RUN_FILE, RUN_SHELL, RUN_COMMAND };
+
+static enum run_words run_words_kind(const cli_req *req, const sbx_ctx *ctx)
+{
+    const char *w = req->rest[0];
+    struct stat st;
+
+    if (strcmp(w, "-") == 0 || req->lang != NULL ||
+        (stat(w, &st) == 0 && S_ISREG(st.st_mode)) ||
+        sbx_ctx_template_for_file(ctx, w) != NULL)
+        return RUN_FILE;
+    if (req->n_rest == 1 && strpbrk(w, " \t\n;|&<>()$`'\"\\*?") != NULL)
+        return RUN_SHELL;
+    return RUN_COMMAND;
+}
+
 /* What to run: exactly one of FILE, -c, --shell, -- CMD. */
 static int set_program(const cli_req *req, const sbx_ctx *ctx,
                        bool rest_is_file, sbx_exec_opts *x)
 {
     int modes = (req->code != NULL) + (req->shell != NULL);
-    int rc;
+    int rc, e;
 
     if (req->code == NULL && req->n_rest > 0)
         modes++;
@@ -242,14 +300,27 @@ static int set_program(const cli_req *req, const sbx_ctx *ctx,
             return cli_usage_error(req->cmd, "-c needs --lang LANG "
                                    "(templates: %s)", cli_template_list(ctx));
         rc = sbx_exec_opts_set_code(x, req->lang, req->code, (size_t)-1);
+        if (rc == SBX_OK && (e = set_source_name(req, ctx, req->lang, NULL, x)) >= 0)
+            return e;
         if (rc == SBX_OK && req->n_rest > 0)
             rc = sbx_exec_opts_set_args(x, (const char *const *)req->rest);
     } else if (req->shell != NULL) {
         rc = sbx_exec_opts_set_shell(x, req->shell);
     } else if (req->argv_mode) {
         rc = sbx_exec_opts_set_argv(x, (const char *const *)req->rest);
+        command = req->rest[0];
     } else if (rest_is_file) {
-        return set_file(req, ctx, x);
+        switch (run_words_kind(req, ctx)) {
+        case RUN_FILE:
+            return set_file(req, ctx, x);
+        case RUN_SHELL:
+            rc = sbx_exec_opts_set_shell(x, req->rest[0]);
+            break;
+        default:
+            rc = sbx_exec_opts_set_argv(x, (const char *const *)req->rest);
+            command = req->rest[0];
+            break;
+        }
     } else {
         return cli_usage_error(req->cmd, "unexpected argument '%s': put the "
                                "command after '--'", req->rest[0]);
@@ -377,7 +448,11 @@ static void note(const cli_req *req, const sbx_result *r)
         cli_err("sandbox error: %s", err ? err : "unknown error");
         break;
     case SBX_RUN_NOT_FOUND:
-        cli_err("command not found%s%s", err ? ": " : "", err ? err : "");
+        if (command != NULL && (err == NULL || strstr(err, command) == NULL))
+            cli_err("command not found: '%s'%s%s", command, err ? ": " : "",
+                    err ? err : "");
+        else
+            cli_err("command not found%s%s", err ? ": " : "", err ? err : "");
         break;
     case SBX_RUN_NOT_EXECUTABLE:
         cli_err("command not executable%s%s", err ? ": " : "",

@@ -77,6 +77,8 @@ json_t *cli_provider_json(const sbx_provider *p)
         json_object_set_new(o, "description",
                             d ? json_string(d) : json_null()) ||
         json_object_set_new(o, "path", path ? json_string(path) : json_null()) ||
+        json_object_set_new(o, "config_file", sbx_provider_config_file(p)
+                            ? json_string(sbx_provider_config_file(p)) : json_null()) ||
         json_object_set_new(o, "reason", why ? json_string(why) : json_null()) ||
         json_object_set_new(o, "optional", json_boolean(sbx_provider_is_optional(p))) ||
         json_object_set_new(o, "breaker",

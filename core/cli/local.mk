@@ -10,6 +10,7 @@ polysandbox_SOURCES = \
 	core/cli/units.c \
 	core/cli/request.c \
 	core/cli/exec.c \
+	core/cli/locate.c \
 	core/cli/cmd-run.c \
 	core/cli/cmd-sandbox.c \
 	core/cli/cmd-files.c \

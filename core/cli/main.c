@@ -45,7 +45,7 @@ static void main_help(void)
 "Global options:\n"
 "      --config-dir DIR   read polysandbox.ini, providers.d/ and templates.d/\n"
 "                         from DIR\n"
-"      --provider NAME    the provider to use\n"
+"  -p, --provider NAME    the provider to use\n"
 "  -o, --set SECTION.KEY=VALUE  override a configuration value (repeatable)\n"
 "  -q, --quiet            no notes about the program's status on stderr\n"
 "  -h, --help             show this help\n"
@@ -81,7 +81,7 @@ enum { OPT_CONFIG_DIR = 256, OPT_PROVIDER, OPT_VERSION };
 
 static const struct option global_opts[] = {
     { "config-dir", required_argument, NULL, OPT_CONFIG_DIR },
-    { "provider", required_argument, NULL, OPT_PROVIDER },
+    { "provider", required_argument, NULL, 'p' },
     { "set", required_argument, NULL, 'o' },
     { "quiet", no_argument, NULL, 'q' },
     { "help", no_argument, NULL, 'h' },
@@ -93,10 +93,10 @@ static int parse_global(cli_global *g, int argc, char **argv)
 {
     int c;
 
-    while ((c = getopt_long(argc, argv, "+o:qh", global_opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "+o:qhp:", global_opts, NULL)) != -1) {
         switch (c) {
         case OPT_CONFIG_DIR: g->config_dir = optarg; break;
-        case OPT_PROVIDER: g->provider = optarg; break;
+        case 'p': g->provider = optarg; break;
         case 'o': {
             const char *eq = strchr(optarg, '='), *dot = strchr(optarg, '.');
             const char **no;

@@ -14,10 +14,10 @@
 #include "cli.h"
 
 enum {
-    OPT_LANG = 256, OPT_CWD, OPT_FILE, OPT_JSON, OPT_NO_STDIN, OPT_PROVIDER,
-    OPT_TEMPLATE, OPT_IMAGE, OPT_LABEL, OPT_MEMORY, OPT_CPU, OPT_PIDS,
+    OPT_LANG = 256, OPT_CWD, OPT_FILE, OPT_JSON, OPT_NO_STDIN,
+    OPT_TEMPLATE, OPT_IMAGE, OPT_MEMORY, OPT_CPU, OPT_PIDS,
     OPT_DISK, OPT_OUTPUT_LIMIT, OPT_NETWORK, OPT_PERSISTENT, OPT_TTL,
-    OPT_GET_OR_CREATE, OPT_FALLBACK
+    OPT_GET_OR_CREATE, OPT_FALLBACK, OPT_KEEP, OPT_REUSE
 };
 
 /* Every option with the groups that take it (0: every command). */
@@ -26,7 +26,7 @@ static const struct {
     unsigned groups;
 } all_opts[] = {
     { { "help", no_argument, NULL, 'h' }, 0 },
-    { { "provider", required_argument, NULL, OPT_PROVIDER }, 0 },
+    { { "provider", required_argument, NULL, 'p' }, 0 },
     { { "env", required_argument, NULL, 'e' }, 0 },
     { { "timeout", required_argument, NULL, 't' }, 0 },
     { { "lang", required_argument, NULL, OPT_LANG }, CLI_OPT_EXEC },
@@ -40,7 +40,7 @@ static const struct {
     { { "fallback", required_argument, NULL, OPT_FALLBACK }, CLI_OPT_CREATE },
     { { "template", required_argument, NULL, OPT_TEMPLATE }, CLI_OPT_CREATE },
     { { "image", required_argument, NULL, OPT_IMAGE }, CLI_OPT_CREATE },
-    { { "label", required_argument, NULL, OPT_LABEL }, CLI_OPT_CREATE },
+    { { "label", required_argument, NULL, 'l' }, CLI_OPT_CREATE },
     { { "memory", required_argument, NULL, OPT_MEMORY }, CLI_OPT_CREATE },
     { { "cpu", required_argument, NULL, OPT_CPU }, CLI_OPT_CREATE },
     { { "pids", required_argument, NULL, OPT_PIDS }, CLI_OPT_CREATE },
@@ -52,6 +52,8 @@ static const struct {
     { { "ttl", required_argument, NULL, OPT_TTL }, CLI_OPT_PERSIST },
     { { "get-or-create", no_argument, NULL, OPT_GET_OR_CREATE },
       CLI_OPT_PERSIST },
+    { { "keep", no_argument, NULL, OPT_KEEP }, CLI_OPT_RUN },
+    { { "reuse", no_argument, NULL, OPT_REUSE }, CLI_OPT_RUN },
 };
 #define N_OPTS (sizeof all_opts / sizeof all_opts[0])
 
@@ -93,7 +95,7 @@ int cli_req_parse(cli_req *req, unsigned which, int argc, char **argv,
                   void (*help)(void))
 {
     struct option longs[N_OPTS + 1];
-    char shorts[16] = "+he:t:";
+    char shorts[24] = "+hp:e:t:";
     const char *last_arg = NULL;
     size_t n = 0;
     int c;
@@ -104,6 +106,8 @@ int cli_req_parse(cli_req *req, unsigned which, int argc, char **argv,
     memset(&longs[n], 0, sizeof longs[n]);
     if (which & CLI_OPT_EXEC)
         strcat(shorts, "c:s:i");
+    if (which & CLI_OPT_CREATE)
+        strcat(shorts, "l:");
 
     optind = 0; /* glibc: start afresh, re-reading the "+" */
     for (;;) {
@@ -117,7 +121,7 @@ int cli_req_parse(cli_req *req, unsigned which, int argc, char **argv,
         case 'h':
             help();
             return CLI_EXIT_OK;
-        case OPT_PROVIDER: req->provider = optarg; break;
+        case 'p': req->provider = optarg; break;
         case OPT_FALLBACK:
             if (!cli_names_ok(optarg))
                 return cli_usage_error(req->cmd, "invalid value '%s' for --fallback: "
@@ -155,7 +159,7 @@ int cli_req_parse(cli_req *req, unsigned which, int argc, char **argv,
         case OPT_NO_STDIN: req->stdin = false; break;
         case OPT_TEMPLATE: req->template_name = optarg; break;
         case OPT_IMAGE: req->image = optarg; break;
-        case OPT_LABEL: {
+        case 'l': {
             char *k;
             const char *v;
             if (!cli_split_kv(optarg, &k, &v))
@@ -205,6 +209,8 @@ int cli_req_parse(cli_req *req, unsigned which, int argc, char **argv,
             break;
         case OPT_PERSISTENT: req->persistent = true; break;
         case OPT_GET_OR_CREATE: req->get_or_create = true; break;
+        case OPT_KEEP: req->keep = true; break;
+        case OPT_REUSE: req->reuse = true; break;
         case OPT_TTL:
             if (!value(req, "--ttl", optarg, cli_parse_duration, &req->ttl_ns))
                 return CLI_EXIT_USAGE;
@@ -325,12 +331,12 @@ bool cli_req_create_opts(const cli_req *req, sbx_create_opts *o)
 
 /* Help lines of the options parsed here for run and create alike. */
 const char cli_help_sandbox[] =
-"      --provider NAME    the provider (default: from the configuration)\n"
+"  -p, --provider NAME    the provider (default: from the configuration)\n"
 "      --fallback NAME[,NAME...]  providers to try, in order, when creating\n"
 "                         the sandbox on the first fails\n"
 "      --template NAME    the template (language runtime) of the sandbox\n"
 "      --image IMAGE      the image, for providers that take one\n"
-"      --label KEY=VALUE  label the sandbox (repeatable)\n";
+"  -l, --label KEY=VALUE  label the sandbox (repeatable)\n";
 
 const char cli_help_limits[] =
 "      --cpu DURATION     CPU-time limit\n"

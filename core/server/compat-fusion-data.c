@@ -284,6 +284,7 @@ static int judge(srv_req *r, json_t *row, sbx_eval_format fmt, const char *id,
         goto fail;
     sbx_eval_opts_set_jobs(o, 1);
     sbx_eval_opts_set_timeout(o, (uint64_t)(run_timeout * 1e9));
+    sbx_eval_opts_set_allow_partial(o, true);   /* one problem, one completion */
     /* The program as it runs (the runner the engine adds left out). */
     if ((jd->program = sbx_eval_program(jd->ds, jd->s, 0, &lang))) {
         char *runner = strstr(jd->program, "\n# ---- main.py");

@@ -285,6 +285,10 @@ static void eval_run(srv_job *j)
         rc = sbx_eval_opts_set_retries(o, (unsigned)e->retries);
     if (rc == SBX_OK)
         rc = sbx_eval_opts_set_journal(o, path, true);
+    /* The jobs API scores what it was given, as before 0.2; a request
+     * field asking for the whole dataset is still to come. */
+    if (rc == SBX_OK)
+        rc = sbx_eval_opts_set_allow_partial(o, true);
     if (rc == SBX_OK)
         rc = sbx_eval_opts_set_callback(o, on_record, j);
     if (rc == SBX_OK)

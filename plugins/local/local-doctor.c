@@ -130,7 +130,8 @@ static void host_tuning(struct lcl_prov *p, sbx_doctor_cb_v1 cb, void *ud)
     if (lcl_read_file("/proc/sys/kernel/core_pattern", buf, sizeof buf) >= 0) {
         buf[strcspn(buf, "\n")] = '\0';
         snprintf(detail, sizeof detail, "kernel.core_pattern = %s%s", buf,
-                 buf[0] == '|' ? ": crashes run a host helper; sandboxes set RLIMIT_CORE=0"
+                 buf[0] == '|' ? ": advice: crashes run a host helper as root; sandboxes "
+                                 "set RLIMIT_CORE=0"
                                : "");
         cb(ud, "host setting", 1, detail);
     }

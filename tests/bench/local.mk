@@ -37,6 +37,7 @@ bench: bench-docker
 EXTRA_DIST += tests/bench/docker.sh
 EXTRA_DIST += tests/bench/eval.sh tests/bench/eval-baseline.py tests/bench/eval-gen.py
 EXTRA_DIST += tests/bench/eval-zygote.py
+EXTRA_DIST += tests/bench/judged.sh tests/bench/judged-gen.py tests/bench/judged-baseline.py
 
 # polysandboxd against sbx_run and a reference server (tests/bench/server.sh).
 bench-server: all

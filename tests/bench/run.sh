@@ -166,6 +166,10 @@ pool_runner="$top_builddir/tests/bench/bench-pool"
 echo
 sh "$bench/eval.sh" || status=1
 
+# ---- 6b. judged problems: polysandbox eval against a plain subprocess judge ----
+echo
+sh "$bench/judged.sh" || status=1
+
 # ---- 7. the Python binding against sbx_run in C and against the CLI ----
 echo
 if [ -x "$py" ]; then

@@ -2,7 +2,7 @@
 # tests/cli/info.sh - providers, templates and doctor
 . "$top_srcdir/tests/cli/lib.sh"
 
-plan 12
+plan 13
 
 cli providers
 check "providers lists local as ready" \
@@ -21,8 +21,10 @@ check "templates --json: python with .py" \
     json_check 'any(t["name"] == "python" and ".py" in t["extensions"] for t in j)'
 
 cli doctor --provider local
-check "doctor prints only OK/MISSING lines" \
-    eval '[ -s "$tmp/out" ] && ! grep -v -E "^(OK|MISSING) " "$tmp/out" >/dev/null'
+check "doctor prints only OK/WARN/MISSING lines" \
+    eval '[ -s "$tmp/out" ] && ! grep -v -E "^(OK|WARN|MISSING) " "$tmp/out" >/dev/null'
+check "doctor marks advice as WARN, never OK" \
+    eval '! grep -E "^(OK|MISSING) .*advice:" "$tmp/out" >/dev/null'
 check "doctor exits 0 exactly when nothing is MISSING" \
     eval 'if grep -q "^MISSING" "$tmp/out"; then is_rc 1; else is_rc 0; fi'
 check "doctor names the provider on each line" \

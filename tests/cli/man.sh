@@ -6,7 +6,7 @@
 . "$top_srcdir/tests/cli/lib.sh"
 
 pages="polysandbox.1 polysandbox-eval.1 polysandbox-conformance.1 polysandbox-locald.8 polysandboxd.8 polysandbox.ini.5"
-plan 11
+plan 13
 
 for p in $pages; do
     if ! command -v groff >/dev/null 2>&1; then
@@ -28,6 +28,13 @@ sed -n 's/^\.BR* \(polysandbox[-a-z.\\]*\) *(\([0-9]\)).*/\1.\2/p' "$top_srcdir"
 while read -r n; do [ -f "$top_srcdir/doc/$n" ] || echo "$n" >>"$tmp/missing"; done <"$tmp/named"
 check "every polysandbox page the pages name exists ($(wc -l <"$tmp/named") named)" \
     eval '[ -s "$tmp/named" ] && ! [ -s "$tmp/missing" ] || { sed "s/^/# missing: /" "$tmp/missing"; false; }'
+
+"$PS" compare --help >"$tmp/out" 2>&1
+check "compare --help lists --json once" eval '[ "$(grep -c -- "--json" "$tmp/out")" -eq 1 ]'
+# Each FILES entry of polysandbox(1) is a paragraph of its own (.TP).
+sed -n '/^\.SH FILES/,/^\.SH/p' "$top_srcdir/doc/polysandbox.1" >"$tmp/files"
+check "every FILES entry of polysandbox.1 starts its own paragraph" \
+    eval '[ -s "$tmp/files" ] && ! awk '\''/^\.I [/$]/ && prev !~ /^\.TP/ { bad = 1 } { prev = $0 } END { exit !bad }'\'' "$tmp/files"'
 
 PS="$top_builddir/plugins/local/polysandbox-locald"
 cli --help

@@ -23,42 +23,42 @@ cp "$tmp/s.jsonl" "$tmp/s.orig"
 cp "$tmp/ds.jsonl" "$tmp/ds.orig"
 
 # ---- --out and the inputs ----
-cli eval --dataset "$tmp/ds.jsonl" --samples "$tmp/s.jsonl" --out "$tmp/s.jsonl"
+cli eval --dataset "$tmp/ds.jsonl" --allow-partial --samples "$tmp/s.jsonl" --out "$tmp/s.jsonl"
 check "--out naming the samples: exit 2, the samples untouched" \
     eval 'rc_and_err 2 "is the samples file" && cmp -s "$tmp/s.jsonl" "$tmp/s.orig"'
 ln -s "$tmp/ds.jsonl" "$tmp/ds-link"
-cli eval --dataset "$tmp/ds.jsonl" --samples "$tmp/s.jsonl" --out "$tmp/ds-link"
+cli eval --dataset "$tmp/ds.jsonl" --allow-partial --samples "$tmp/s.jsonl" --out "$tmp/ds-link"
 check "--out a symbolic link to the dataset: exit 2, the dataset untouched" \
     eval 'rc_and_err 2 "is the dataset" && cmp -s "$tmp/ds.jsonl" "$tmp/ds.orig"'
 ln "$tmp/s.jsonl" "$tmp/s-hard"
-cli eval --dataset "$tmp/ds.jsonl" --samples "$tmp/s.jsonl" --out "$tmp/s-hard" --force
+cli eval --dataset "$tmp/ds.jsonl" --allow-partial --samples "$tmp/s.jsonl" --out "$tmp/s-hard" --force
 check "--out a hard link to the samples, even with --force: exit 2, untouched" \
     eval 'rc_and_err 2 "is the samples file" && cmp -s "$tmp/s.jsonl" "$tmp/s.orig"'
-cli eval --dataset "$tmp/ds.jsonl" --samples "$tmp/s.jsonl" --out "$tmp/s-hard" --resume
+cli eval --dataset "$tmp/ds.jsonl" --allow-partial --samples "$tmp/s.jsonl" --out "$tmp/s-hard" --resume
 check "... and with --resume" \
     eval 'rc_and_err 2 "is the samples file" && cmp -s "$tmp/s.jsonl" "$tmp/s.orig"'
 
 # ---- an existing results file ----
-cli eval --dataset "$tmp/ds.jsonl" --samples "$tmp/s.jsonl" --out "$tmp/r.jsonl" -j 4
+cli eval --dataset "$tmp/ds.jsonl" --allow-partial --samples "$tmp/s.jsonl" --out "$tmp/r.jsonl" -j 4
 cp "$tmp/r.jsonl" "$tmp/r.first"
 check "a first run writes its results" eval 'is_rc 0 && [ "$(wc -l <"$tmp/r.jsonl")" -eq 3 ]'
-cli eval --dataset "$tmp/ds.jsonl" --samples "$tmp/s.jsonl" --out "$tmp/r.jsonl" -j 4
+cli eval --dataset "$tmp/ds.jsonl" --allow-partial --samples "$tmp/s.jsonl" --out "$tmp/r.jsonl" -j 4
 check "a second run on them: exit 2 naming --resume and --force, nothing lost" \
     eval 'rc_and_err 2 "exists" && err_has "--force" && cmp -s "$tmp/r.jsonl" "$tmp/r.first"'
-cli eval --dataset "$tmp/ds.jsonl" --samples "$tmp/s.jsonl" -j 4
-cli eval --dataset "$tmp/ds.jsonl" --samples "$tmp/s.jsonl" -j 4
+cli eval --dataset "$tmp/ds.jsonl" --allow-partial --samples "$tmp/s.jsonl" -j 4
+cli eval --dataset "$tmp/ds.jsonl" --allow-partial --samples "$tmp/s.jsonl" -j 4
 check "the default results file (SAMPLES_results.jsonl) too" \
     eval 'rc_and_err 2 "s.jsonl_results.jsonl exists"'
-cli eval --dataset "$tmp/ds.jsonl" --samples "$tmp/s.jsonl" --out "$tmp/r.jsonl" --resume --force
+cli eval --dataset "$tmp/ds.jsonl" --allow-partial --samples "$tmp/s.jsonl" --out "$tmp/r.jsonl" --resume --force
 check "--resume and --force together: exit 2" rc_and_err 2 "exclude each other"
 ln "$tmp/r.jsonl" "$tmp/r.kept"
-cli eval --dataset "$tmp/ds.jsonl" --samples "$tmp/s.jsonl" --out "$tmp/r.jsonl" -j 4 --force
+cli eval --dataset "$tmp/ds.jsonl" --allow-partial --samples "$tmp/s.jsonl" --out "$tmp/r.jsonl" -j 4 --force
 check "--force replaces it: a new file, its other link keeps the old records" \
     eval 'is_rc 0 && cmp -s "$tmp/r.kept" "$tmp/r.first" && [ "$(stat -c %i "$tmp/r.jsonl")" != "$(stat -c %i "$tmp/r.kept")" ] && [ "$(wc -l <"$tmp/r.jsonl")" -eq 3 ]'
 check "no temporary file is left beside it" \
     eval '[ -z "$(ls -A "$tmp" | grep "^\.r\.jsonl\.")" ]'
 : >"$tmp/empty.jsonl"
-cli eval --dataset "$tmp/ds.jsonl" --samples "$tmp/s.jsonl" --out "$tmp/empty.jsonl" -j 4
+cli eval --dataset "$tmp/ds.jsonl" --allow-partial --samples "$tmp/s.jsonl" --out "$tmp/empty.jsonl" -j 4
 check "an empty results file holds nothing to lose: used" is_rc 0
 
 # ---- compare's report ----
@@ -123,14 +123,14 @@ with open(sys.argv[1], "w") as f:
     f.write(json.dumps({"task_id": "Toy/0", "completion": "    return a + b\n"}) + "\n")
     f.write(json.dumps({"task_id": "Toy/0", "completion": "    return a + b\n" + "#" * (2 << 20) + "\n"}) + "\n")
 PY
-cli eval --dataset "$tmp/ds.jsonl" --samples "$tmp/long.jsonl" --out "$tmp/long.out"
+cli eval --dataset "$tmp/ds.jsonl" --allow-partial --samples "$tmp/long.jsonl" --out "$tmp/long.out"
 check "an over-long line of the samples: FILE:LINE, the cap and how to raise it" \
     eval 'rc_and_err 65 "long.jsonl:2: a line longer than the cap of 1 MiB" && err_has "--max-line"'
-cli eval --dataset "$tmp/ds.jsonl" --samples "$tmp/long.jsonl" --out "$tmp/long.out" --max-line 4M
+cli eval --dataset "$tmp/ds.jsonl" --allow-partial --samples "$tmp/long.jsonl" --out "$tmp/long.out" --max-line 4M
 check "--max-line 4M: read and run" eval 'is_rc 0 && [ "$(wc -l <"$tmp/long.out")" -eq 2 ]'
-cli -o eval.max_line=4M eval --dataset "$tmp/ds.jsonl" --samples "$tmp/long.jsonl" --out "$tmp/long.out" --force
+cli -o eval.max_line=4M eval --dataset "$tmp/ds.jsonl" --allow-partial --samples "$tmp/long.jsonl" --out "$tmp/long.out" --force
 check "or -o eval.max_line=4M" is_rc 0
-cli eval --dataset "$tmp/ds.jsonl" --samples "$tmp/s.jsonl" --out "$tmp/few.out" --max-records 2
+cli eval --dataset "$tmp/ds.jsonl" --allow-partial --samples "$tmp/s.jsonl" --out "$tmp/few.out" --max-records 2
 check "more records than --max-records: FILE:LINE and the cap" \
     eval 'rc_and_err 65 "s.jsonl:3: more records than the cap of 2 (eval.max_records"'
 cli -o eval.max_input=1K eval --dataset "$tmp/ds.jsonl" --canonical

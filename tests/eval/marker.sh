@@ -91,7 +91,7 @@ with open(sys.argv[1], "w") as f:
         body = "    return a + b\n" + found + code + "\nos._exit(0)\n"
         f.write(json.dumps({"task_id": "Toy/0", "completion": body, "case": name}) + "\n")
 PY
-cli eval --dataset "$he" --samples "$tmp/hostile.jsonl" --out "$tmp/hostile.out" -j 2 --timeout 20s
+cli eval --dataset "$he" --allow-partial --samples "$tmp/hostile.jsonl" --out "$tmp/hostile.out" -j 2 --timeout 20s
 check "the hostile samples ran" eval '[ "$(wc -l <"$tmp/hostile.out")" -eq 8 ]'
 for i in 0 1 2 3 4 5 6 7; do
     case $i in
@@ -102,7 +102,7 @@ for i in 0 1 2 3 4 5 6 7; do
     check "the marker is not in $what: no pass forged" \
         eval 'grep "\"sample\":'$i'," "$tmp/hostile.out" | grep -v -q "\"verdict\":\"passed\""'
 done
-cli eval --dataset "$he" --samples "$tmp/hostile.jsonl" --show-program 0
+cli eval --dataset "$he" --allow-partial --samples "$tmp/hostile.jsonl" --show-program 0
 check "--show-program: the runner holds no marker, not even a placeholder" \
     eval 'is_rc 0 && out_has "__polysandbox_eval_done__" && ! grep -q "[0-9a-fx]\{32\}" "$tmp/out"'
 
@@ -122,10 +122,10 @@ with open(sys.argv[1], "w") as f:
     f.write(json.dumps({"task_id": "Toy/0", "completion": done}) + "\n")
     f.write(json.dumps({"task_id": "Toy/0", "completion": "    return a + b\n"}) + "\n")
 PY
-cli eval --dataset "$he" --samples "$tmp/limits.jsonl" --out "$tmp/same.out" -j 2
+cli eval --dataset "$he" --allow-partial --samples "$tmp/limits.jsonl" --out "$tmp/same.out" -j 2
 check "same interpreter: an always-equal object passes (as with the reference harness)" \
     eval 'grep "\"sample\":0," "$tmp/same.out" | grep -q "\"verdict\":\"passed\""'
-cli eval --dataset "$he" --samples "$tmp/limits.jsonl" --out "$tmp/iso.out" -j 2 --isolated-check
+cli eval --dataset "$he" --allow-partial --samples "$tmp/limits.jsonl" --out "$tmp/iso.out" -j 2 --isolated-check
 check "--isolated-check: the always-equal object fails, the early completion byte too" \
     eval 'grep "\"sample\":0," "$tmp/iso.out" | grep -q "\"verdict\":\"failed\"" && grep "\"sample\":1," "$tmp/iso.out" | grep -q "\"verdict\":\"failed\""'
 check "--isolated-check: a right answer passes" \

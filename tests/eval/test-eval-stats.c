@@ -1,7 +1,8 @@
 /* tests/eval/test-eval-stats.c - pass@k, percentiles and verdict rules
  *
  * pass@k against values derived by hand from 1 - C(n-c,k)/C(n,k) (the
- * shell test passk.sh also checks it against Python's math.comb).
+ * shell test passk.sh also checks it against Python's math.comb); the
+ * comparison of judged problems' output in each mode.
  */
 #include "config.h"
 
@@ -98,5 +99,25 @@ int main(void)
            "UTF-8 sanitising: stray, overlong and surrogate bytes become '?', the rest stays");
     }
     ok(sbx_eval_verdict_name(SBX_VERDICT_COUNT) == NULL, "verdict names round trip, none past the end");
+
+#define CMP(m, tol, w, g) core_eval_compare(m, tol, w, sizeof w - 1, g, sizeof g - 1)
+    ok(CMP(CORE_EVAL_CMP_LINES, 0, "1 2\n3\n", "1   2 \t\r\n3\n\n  \n") &&
+       CMP(CORE_EVAL_CMP_LINES, 0, "3\n", "3") && CMP(CORE_EVAL_CMP_LINES, 0, "", "\n\n"),
+       "lines: whitespace runs alike, trailing whitespace and blank lines ignored");
+    ok(!CMP(CORE_EVAL_CMP_LINES, 0, "1 2\n", "1\n2\n") && !CMP(CORE_EVAL_CMP_LINES, 0, "3\n", "") &&
+       !CMP(CORE_EVAL_CMP_LINES, 0, "a\n\nb\n", "a\nb\n") && !CMP(CORE_EVAL_CMP_LINES, 0, "3", "3\n4"),
+       "lines: the line structure counts, a blank line inside too");
+    ok(CMP(CORE_EVAL_CMP_EXACT, 0, "a  b\n", "a  b\n") && !CMP(CORE_EVAL_CMP_EXACT, 0, "a  b\n", "a b\n") &&
+       !CMP(CORE_EVAL_CMP_EXACT, 0, "a\n", "a\n\0"), "exact: byte for byte, a NUL too");
+    ok(CMP(CORE_EVAL_CMP_NUMERIC, 1e-6, "2.333333333\n500", "2.3333333 5e2\n") &&
+       CMP(CORE_EVAL_CMP_NUMERIC, 1e-6, "1000000", "1000000.9") &&
+       CMP(CORE_EVAL_CMP_NUMERIC, 1e-6, "YES 1", "YES 1.0000001"),
+       "numeric: within the tolerance, absolute or relative; words equal");
+    ok(!CMP(CORE_EVAL_CMP_NUMERIC, 1e-6, "2.3333", "2.34") && !CMP(CORE_EVAL_CMP_NUMERIC, 1e-6, "1 2", "1") &&
+       !CMP(CORE_EVAL_CMP_NUMERIC, 1e-6, "16", "0x10") && !CMP(CORE_EVAL_CMP_NUMERIC, 1e-6, "1", "nan") &&
+       !CMP(CORE_EVAL_CMP_NUMERIC, 1e-6, "1", "1e999") && !CMP(CORE_EVAL_CMP_NUMERIC, 1e-6, "YES", "yes"),
+       "numeric: outside the tolerance, a missing word, hex, nan, inf, case: not equal");
+    ok(core_eval_cmp_from_name("numeric") == CORE_EVAL_CMP_NUMERIC && core_eval_cmp_from_name("x") < 0,
+       "comparison modes by name");
     return tap_done();
 }

@@ -2,7 +2,7 @@
  * gzip, in each format (core/eval-jsonl.c, core/eval-dataset.c)
  *
  * The first byte chooses the format asked for (auto, humaneval, mbpp,
- * generic); the rest is the file, read by sbx_eval_dataset_load as
+ * generic, judged, codecontests, apps, livecodebench); the rest is the file, read by sbx_eval_dataset_load as
  * `polysandbox eval --dataset` reads it.  Beyond not crashing: a refusal
  * says why, and what loads has tasks with distinct ids.
  */
@@ -27,7 +27,8 @@ static void init(void)
 static int one(const uint8_t *data, size_t size)
 {
     sbx_ctx *ctx = fz_ctx();
-    sbx_eval_format fmt = size ? (sbx_eval_format)(data[0] % 4) : SBX_EVAL_FORMAT_AUTO;
+    sbx_eval_format fmt = size ? (sbx_eval_format)(data[0] % (SBX_EVAL_FORMAT_LAST + 1))
+                                : SBX_EVAL_FORMAT_AUTO;
     sbx_eval_dataset *ds = NULL;
     sbx_eval_samples *s = NULL;
 

@@ -25,8 +25,12 @@ fi
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/ps-audit.XXXXXX") || exit 99
 bg=
+run_dir=
 cleanup() {
     [ -n "$bg" ] && kill -9 "$bg" 2>/dev/null
+    # The daemon of this test's state directory (its idle time is long).
+    d=$([ -n "$run_dir" ] && head -n 1 "$run_dir/locald.lock" 2>/dev/null)
+    [ -n "$d" ] && kill "$d" 2>/dev/null
     rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -221,6 +225,10 @@ else not_ok "an earlier sample's request in a later one's memory" "$(cat "$tmp/m
 fi
 
 # ---- through polysandbox-locald ----
+# A daemon that stays between the runs below, however slow the machine:
+# with lib.sh's 3 s it could go idle and take its run directory with it
+# before a check looks at them.
+POLYSANDBOX_LOCALD_IDLE=30
 locald_on
 # rundir_of STATE: the run directory of a state directory (a random name
 # kept in <state>/local/run-dir: plugins/local/local-rundir.c), once a

@@ -865,11 +865,11 @@ static void test_shipped(void)
     int rc = load(path, NULL);
     ok(rc == SBX_OK && limits_are_default() && !cfg.default_provider,
        "etc/ loads and its limits are the built-in ones (%s)", msg());
-    static const char *const langs[] = { "bash", "c", "node", "python", "sh", NULL };
+    static const char *const langs[] = { "bash", "c", "cpp", "node", "python", "sh", NULL };
     bool all = true;
     for (size_t i = 0; langs[i]; i++)
         all = all && tmpl(langs[i]);
-    ok(rc == SBX_OK && all && cfg.n_templates == 5, "etc/templates.d has the five templates");
+    ok(rc == SBX_OK && all && cfg.n_templates == 6, "etc/templates.d has the six templates");
     const core_template_conf *t = tmpl("python");
     ok(t && t->n_env == 2 && strcmp(t->source, "main.py") == 0 &&
        strcmp(t->run[0], "python3") == 0, "the python template");
@@ -882,7 +882,7 @@ static void test_shipped(void)
     rc = load(path, NULL);
     const core_provider_conf *p = prov("local");
     ok(rc == SBX_OK && cfg.default_provider && strcmp(cfg.default_provider, "local") == 0 &&
-       limits_are_default() && p && p->enabled && p->file[0] == '/' && cfg.n_templates == 5,
+       limits_are_default() && p && p->enabled && p->file[0] == '/' && cfg.n_templates == 6,
        "tests/config loads: default local, local.ini, the templates (%s)", msg());
     /* What no sandbox may show (host->private_paths): the directory in
      * use and the built-in one, the state directories, every provider

@@ -304,7 +304,10 @@ try {
                                { timeout: 5000 })
   })
   await page.screenshot({ path: `${shots}/sandboxes.png`, fullPage: true })
-  await page.click(`#sandbox-table tr[data-id="${box}"] button.destroy`)
+  // Clicked from inside the page: the live list redraws its rows every
+  // few seconds, and a handle taken before a redraw is detached by the
+  // time puppeteer scrolls to it.
+  await page.$eval(`#sandbox-table tr[data-id="${box}"] button.destroy`, (b) => b.click())
   await check('Destroy removes it: gone from the list and from the server', async () => {
     await page.waitForFunction((id) => !document.querySelector(`#sandbox-table tr[data-id="${id}"]`) &&
       getComputedStyle(document.getElementById('sb-open')).display === 'none', { timeout: 15000 }, box)

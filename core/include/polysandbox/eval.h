@@ -1,7 +1,8 @@
 /* polysandbox/eval.h - score code completions against benchmark datasets
  *
  * The evaluation engine of libpolysandbox: read a dataset (HumanEval,
- * MBPP or the generic format) and a file of samples (completions), run
+ * MBPP, the generic format, or judged problems with stdin/expected-output
+ * tests) and a file of samples (completions), run
  * every sample's program in a sandbox through sbx_run() from many worker
  * threads, and grade it:
  *
@@ -51,8 +52,17 @@ typedef enum sbx_eval_format {
     SBX_EVAL_FORMAT_AUTO = 0,       /* guessed from the first record's fields */
     SBX_EVAL_FORMAT_HUMANEVAL = 1,  /* task_id prompt canonical_solution test entry_point */
     SBX_EVAL_FORMAT_MBPP = 2,       /* task_id text code test_list test_setup_code */
-    SBX_EVAL_FORMAT_GENERIC = 3     /* task_id language prompt test files test_command */
+    SBX_EVAL_FORMAT_GENERIC = 3,    /* task_id language prompt test files test_command */
+    /* Judged problems: a program reads each test's stdin and its stdout is
+     * compared with the expected output (since 0.2; see polysandbox-eval(1),
+     * JUDGED PROBLEMS, for the fields each reads). */
+    SBX_EVAL_FORMAT_JUDGED = 4,        /* task_id language tests compare ... */
+    SBX_EVAL_FORMAT_CODECONTESTS = 5,  /* name public_tests private_tests ... */
+    SBX_EVAL_FORMAT_APPS = 6,          /* problem_id input_output solutions */
+    SBX_EVAL_FORMAT_LIVECODEBENCH = 7  /* question_id public_test_cases ... */
 } sbx_eval_format;
+/** The last format: iterate AUTO..SBX_EVAL_FORMAT_LAST.  Since: 0.2 */
+#define SBX_EVAL_FORMAT_LAST SBX_EVAL_FORMAT_LIVECODEBENCH
 
 /**
  * sbx_eval_verdict:
@@ -62,7 +72,8 @@ typedef enum sbx_eval_format {
  */
 typedef enum sbx_eval_verdict {
     SBX_VERDICT_PASSED = 0,        /* exit 0 and the harness's marker */
-    SBX_VERDICT_FAILED = 1,        /* an assertion, exception, non-zero exit, early exit */
+    SBX_VERDICT_FAILED = 1,        /* an assertion, exception, non-zero exit, early exit,
+                                    * a wrong answer of a judged problem */
     SBX_VERDICT_TIMEOUT = 2,       /* wall-clock limit */
     SBX_VERDICT_CPU_LIMIT = 3,
     SBX_VERDICT_MEMORY_LIMIT = 4,
@@ -77,7 +88,8 @@ typedef enum sbx_eval_verdict {
 
 /** "passed", "failed", "timeout", ... (static), or NULL.  Since: 0.1 */
 SBX_API const char *sbx_eval_verdict_name(sbx_eval_verdict v);
-/** "humaneval", "mbpp", "generic", "auto" (static), or NULL.  Since: 0.1 */
+/** "humaneval", "mbpp", "generic", "auto", "judged", "codecontests",
+ * "apps", "livecodebench" (static), or NULL.  Since: 0.1 */
 SBX_API const char *sbx_eval_format_name(sbx_eval_format f);
 
 /**
@@ -133,7 +145,9 @@ SBX_API const char *sbx_eval_dataset_task_id(const sbx_eval_dataset *ds,
 /**
  * sbx_eval_samples_load:
  * @path: JSONL (or gzip of it), one {"task_id": ..., "completion": ...}
- *   per line; several per task for pass@k.  Other fields are ignored.
+ *   per line; several per task for pass@k.  For a judged format, a
+ *   "language" field (a template name) gives the sample's own language
+ *   (since 0.2; an unknown one is SBX_E_INVAL).  Other fields are ignored.
  * @out: (out) (transfer full): free with sbx_eval_samples_free.  It keeps
  *   no pointer into @ds, only task positions: use it with @ds alone.
  *
@@ -282,6 +296,32 @@ SBX_API int sbx_eval_opts_set_cancel(sbx_eval_opts *o, sbx_cancel *c);
 typedef int (*sbx_eval_gate_cb)(void *ud, bool enter);
 SBX_API int sbx_eval_opts_set_gate(sbx_eval_opts *o, sbx_eval_gate_cb cb, void *ud);
 
+/**
+ * sbx_eval_opts_set_allow_partial:
+ * @on: score a samples file that leaves some tasks of the dataset without
+ *   a sample (default false: sbx_eval_run refuses it with SBX_E_INVAL,
+ *   naming how many tasks and which are missing, as the reference harness
+ *   does).  Since: 0.2
+ */
+SBX_API int sbx_eval_opts_set_allow_partial(sbx_eval_opts *o, bool on);
+/**
+ * sbx_eval_opts_set_judge:
+ * How judged problems (SBX_EVAL_FORMAT_JUDGED and the readers after it)
+ * run their tests.  @all_tests: run every test even after one failed
+ *   (default false: stop at the first failure).
+ * @min_ns, @factor: the time limit of each test is max(@min_ns, @factor
+ *   x the task's reference time) for a task that gives a reference time
+ *   (@factor 0: never relative); the sbx_eval_opts_set_timeout limit for
+ *   the others.  Defaults: 1 s and 3; @min_ns 0 and a negative @factor
+ *   keep the value set before.  A @factor that is not finite or above
+ *   1000 is SBX_E_INVAL.
+ * @compile_ns: wall-clock limit of the compile step, once per sample
+ *   (default 30 s; 0 keeps the value set before).
+ * Since: 0.2
+ */
+SBX_API int sbx_eval_opts_set_judge(sbx_eval_opts *o, bool all_tests, uint64_t min_ns,
+                                    double factor, uint64_t compile_ns);
+
 /* ---- running ---------------------------------------------------------- */
 
 /**
@@ -289,7 +329,9 @@ SBX_API int sbx_eval_opts_set_gate(sbx_eval_opts *o, sbx_eval_gate_cb cb, void *
  * @out: (out) (transfer full): free with sbx_eval_summary_free.
  *
  * Runs every sample of @s not already in the journal.  Errors (no
- * summary): SBX_E_IO (journal), SBX_E_INVAL (a journal that belongs to
+ * summary): SBX_E_INVAL when @s leaves tasks of @ds without a sample
+ * and sbx_eval_opts_set_allow_partial was not set (since 0.2; the
+ * message says how many and names them), SBX_E_IO (journal), SBX_E_INVAL (a journal that belongs to
  * other samples: "PATH:LINE: ..."), a request the core refuses for every
  * sample (unknown template or provider, a limit above its maximum),
  * SBX_E_INVAL for a journal that is the dataset's or samples' file.
@@ -319,6 +361,16 @@ SBX_API const char *sbx_eval_record_reason(const sbx_eval_record *r);
  * sbx_result_unenforced_limits; "unenforced_limits" of its journal line),
  * 0 when every limit was enforced.  Since: 0.2 */
 SBX_API uint64_t sbx_eval_record_unenforced_limits(const sbx_eval_record *r);
+/** The completion the record grades (transfer none), or "".  Since: 0.2 */
+SBX_API const char *sbx_eval_record_completion(const sbx_eval_record *r);
+/** The start of the program's standard output (of the failing test of a
+ * judged problem), valid UTF-8, at most a few kilobytes (transfer none),
+ * or NULL.  Since: 0.2 */
+SBX_API const char *sbx_eval_record_output(const sbx_eval_record *r);
+/** Judged problems: tests passed and tests in the task (0 and 0 for the
+ * other formats).  Since: 0.2 */
+SBX_API void sbx_eval_record_tests(const sbx_eval_record *r, size_t *passed,
+                                   size_t *total);
 /** The journal line: one JSON object (transfer full, free()). */
 SBX_API char *sbx_eval_record_to_json(const sbx_eval_record *r);
 

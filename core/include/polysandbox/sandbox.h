@@ -133,6 +133,10 @@ SBX_API const char *sbx_provider_name(const sbx_provider *p);
 SBX_API const char *sbx_provider_version(const sbx_provider *p);
 SBX_API const char *sbx_provider_description(const sbx_provider *p);
 SBX_API const char *sbx_provider_path(const sbx_provider *p);
+/** The providers.d ini file that configures @p (the last one read when a
+ * user's directory overrides the system's), or NULL when none does.
+ * Valid while the context lives.  Since: 0.2 */
+SBX_API const char *sbx_provider_config_file(const sbx_provider *p);
 /** Loads @p first if it was not loaded yet (thread-safe, once per
  * context); so do reason, reason_code, version, description and
  * capabilities.  Name, path and priority need no loading. */
@@ -148,8 +152,9 @@ SBX_API const char *sbx_capability_name(uint64_t bit);
 
 /**
  * sbx_provider_doctor:
- * Calls @cb once per host check of a ready provider.  SBX_E_NOTSUP if the
- * provider has no checks.  Since: 0.1
+ * Calls @cb once per host check of a ready provider; a passed check
+ * whose @detail holds "advice:" advises a change to the host.
+ * SBX_E_NOTSUP if the provider has no checks.  Since: 0.1
  */
 typedef void (*sbx_doctor_cb)(void *ud, const char *check, bool ok,
                               const char *detail);
@@ -320,6 +325,19 @@ SBX_API int sbx_exec_opts_set_shell(sbx_exec_opts *o, const char *line);
  */
 SBX_API int sbx_exec_opts_set_code(sbx_exec_opts *o, const char *lang,
                                    const char *code, size_t len);
+/**
+ * sbx_exec_opts_set_source_name:
+ * The file name the code of set_code is written under in the sandbox's
+ * working directory (copied), instead of the template's source (main.py):
+ * a script keeps its own name in tracebacks, a snippet takes a private one
+ * that leaves the user's files alone.  The template's compile and run
+ * words naming the source (main.py), its stem (main) or ./stem follow the
+ * name, with the new name's extension cut as the stem; a template that
+ * names its source any other way, or a @name without the source's
+ * extension, keeps the template's name.  Errors: SBX_E_INVAL (empty, a
+ * leading '-', a '/', "." or "..", over 255 bytes).  Since: 0.2
+ */
+SBX_API int sbx_exec_opts_set_source_name(sbx_exec_opts *o, const char *name);
 /** Extra arguments given to the program run by set_code (copied). */
 SBX_API int sbx_exec_opts_set_args(sbx_exec_opts *o, const char *const *args);
 SBX_API int sbx_exec_opts_set_stdin(sbx_exec_opts *o, const void *data, size_t len);

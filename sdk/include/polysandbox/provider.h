@@ -186,7 +186,10 @@ typedef struct sbx_exec_outcome_v1 {
 typedef int (*sbx_list_cb_v1)(void *ud, const char *id, const sbx_kv_v1 *labels,
                               size_t n_labels, uint64_t created_unix_ns);
 
-/** Callback of ops->doctor: one host check.  Since: 0.1 */
+/** Callback of ops->doctor: one host check.  A check that passes but
+ * advises a change (a host setting that would be safer otherwise) says
+ * so with "advice:" in @detail; 'polysandbox doctor' shows it as WARN.
+ * Since: 0.1 */
 typedef void (*sbx_doctor_cb_v1)(void *ud, const char *check, int ok,
                                  const char *detail);
 
