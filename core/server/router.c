@@ -36,7 +36,7 @@ static const struct family {
     { "sandboxes_ws", NULL, srv_routes_sandboxes_ws },
     { "info", NULL, srv_routes_info },
     { "ops", NULL, srv_routes_ops },
-    { "web", NULL, srv_routes_web },
+    { "web", "web", srv_routes_web },
     { "jobs", NULL, srv_routes_jobs },
     { "piston", "compat_piston", srv_routes_piston },
     { "sandboxfusion", "compat_sandboxfusion", srv_routes_fusion },

@@ -5,16 +5,18 @@
 // streams in before the run ends with stdout, stderr and bytes that are
 // not UTF-8 told apart (the program sleeps between the streams: two
 // pipes keep no order between them), its status, exit code and timings; a timeout shown
-// as a timeout; two providers side by side (local and evalnop, the fake
+// as a timeout; limits and env sent with a run, a bad one shown beside
+// its field; two providers side by side (local and evalnop, the fake
 // that claims exit 0 without running) with what differs marked; no
 // console error and no CSP violation on the way; the Sandboxes view (one
-// made, two commands in it, destroyed); the Status view with the server's
+// made, two commands in it, a file uploaded and downloaded, destroyed); the Status view with the server's
 // figures refreshed live.
 //
 // Environment: PS_BASE (http://127.0.0.1:PORT), PS_TOKEN, CHROMIUM (the
 // browser), SHOTS (a directory for the screenshots).
 import puppeteer from 'puppeteer-core'
-import { mkdirSync } from 'node:fs'
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { ok, is, check, done } from './tap.mjs'
 
 const base = process.env.PS_BASE
@@ -34,6 +36,17 @@ const missing = await fetch(base + '/web/nosuch.js')
 is([missing.status, (await missing.json()).error.code], [404, 'not_found'],
    'a file the page does not have is a 404 in the error shape')
 
+// [server] web = false: no page, the API still served
+const off = process.env.PS_NOWEB_BASE
+const offPage = await fetch(off + '/')
+const offFile = await fetch(off + '/web/app.js')
+const offApi = await fetch(off + '/v1/templates')
+is([offPage.status, (await offPage.json()).error.code, offFile.status, offApi.status],
+   [404, 'not_found', 404, 200],
+   'with [server] web = false, / and /web/app.js are 404 and the API still answers')
+await offFile.arrayBuffer()
+await offApi.arrayBuffer()
+
 // ---- the browser ------------------------------------------------------------------
 
 const args = ['--headless=new', '--disable-gpu', '--no-first-run', '--no-default-browser-check',
@@ -47,8 +60,10 @@ try {
   const page = await browser.newPage()
   await page.setViewport({ width: 1280, height: 900 })
   page.on('console', (m) => {
-    // the 401s asked before a token are the page's own doing: expected
-    if (m.type() === 'error' && !/401/.test(m.text())) problems.push('console: ' + m.text())
+    // the 401s asked before a token, the 400 of the refused limit and the
+    // 404 of the missing download are the test's own doing: expected
+    const expected = /status of (401|400|404) /.test(m.text())
+    if (m.type() === 'error' && !expected) problems.push('console: ' + m.text())
   })
   page.on('pageerror', (e) => problems.push('page error: ' + e.message))
   page.on('requestfailed', (q) => {
@@ -59,9 +74,15 @@ try {
     // (on the streamed routes: /v1/run and a sandbox's exec).
     const path = new URL(q.url()).pathname
     if (why === 'net::ERR_ABORTED' && (path === '/v1/run' || path.endsWith('/exec'))) return
+    // the blob a download is saved from, once saved
+    if (q.url().startsWith('blob:')) return
     problems.push(`request failed: ${q.url()}: ${why}`)
   })
   page.on('request', (q) => { if (!q.url().startsWith(base)) problems.push('a request off the server: ' + q.url()) })
+  const runBodies = []      // the bodies of the page's POST /v1/run, in order
+  page.on('request', (q) => {
+    if (q.method() === 'POST' && new URL(q.url()).pathname === '/v1/run') runBodies.push(JSON.parse(q.postData()))
+  })
   const text = (sel) => page.$eval(sel, (e) => e.textContent)
   const runsEnded = () => page.waitForFunction(() => !document.querySelector('.run .status.running') &&
                                                !document.getElementById('run').disabled, { timeout: 20000 })
@@ -161,8 +182,47 @@ try {
   is(await text('.run .status'), 'timeout', 'a run past its timeout is shown as a timeout')
   await page.screenshot({ path: `${shots}/playground-timeout.png`, fullPage: true })
 
-  // two providers side by side: evalnop claims exit 0 and prints nothing
+  // limits and env: a limit the server refuses is shown beside its field
+  // in the server's words; an env line that is not KEY=VALUE is caught
+  // before anything is sent; good ones go with the run
   await page.$eval('#timeout', (e) => { e.value = '' })
+  await page.click('#settings summary')
+  await page.type('#lim-memory', 'lots')
+  await page.$eval('#code', (e) => { e.value = 'import os\nprint(os.environ["GREETING"])\n' })
+  await page.click('#run')
+  await runsEnded()
+  const refused = await page.evaluate(() => ({
+    err: document.getElementById('lim-memory-error').textContent,
+    invalid: document.getElementById('lim-memory').classList.contains('invalid'),
+    card: document.querySelector('.run .output').textContent,
+    status: document.querySelector('.run .status').textContent,
+  }))
+  ok(refused.invalid && refused.err.length > 0 && refused.status === 'error' &&
+     refused.card.includes(`field 'limits.memory': ${refused.err}`) && refused.card.includes('HTTP 400'),
+     'a memory limit the server refuses: its words beside the memory field, the field marked', JSON.stringify(refused))
+  await page.screenshot({ path: `${shots}/playground-limit-refused.png`, fullPage: true })
+  const sent = runBodies.length
+  await page.$eval('#lim-memory', (e) => { e.value = '' })
+  await page.type('#lim-memory', '256M')
+  await page.type('#lim-pids', '64')
+  await page.type('#env', 'GREETING=hello from env\nNOEQUALS')
+  await page.click('#run')
+  const envErr = await page.$eval('#env-error', (e) => e.textContent)
+  is([envErr, runBodies.length, await page.$eval('#lim-memory-error', (e) => e.textContent)],
+     ['line 2: "NOEQUALS" is not KEY=VALUE', sent, ''],
+     'an env line that is not KEY=VALUE is shown beside env, nothing is sent, the old error is gone')
+  await page.$eval('#env', (e) => { e.value = 'GREETING=hello from env\nX=a=b' })
+  await page.click('#run')
+  await runsEnded()
+  const body = runBodies[runBodies.length - 1] || {}
+  is([await text('.run .status'), await text('.run .output'), body.limits, body.env,
+      await page.$eval('#env-error', (e) => e.textContent)],
+     ['ok', 'hello from env\n', { memory: '256M', pids: '64' }, { GREETING: 'hello from env', X: 'a=b' }, ''],
+     'good limits and env go with the run (POST /v1/run) and the program sees the env')
+  await page.screenshot({ path: `${shots}/playground-limits-env.png`, fullPage: true })
+  for (const id of ['lim-memory', 'lim-pids', 'env']) await page.$eval('#' + id, (e) => { e.value = '' })
+
+  // two providers side by side: evalnop claims exit 0 and prints nothing
   await page.$eval('#code', (e) => { e.value = 'print("same?")\nraise SystemExit(2)\n' })
   await page.click('#providers input[value=evalnop]')
   await page.click('#run')
@@ -204,6 +264,45 @@ try {
      c.querySelector('.output').textContent]))
   is(log, [['$ echo one > f; echo two >&2', 'ok', 'two\n'], ['$ cat f; exit 4', 'nonzero_exit', 'one\n']],
      'commands run in the sandbox in order, the second seeing the file the first wrote')
+
+  // files: one uploaded (bytes that are not UTF-8 too), seen by a
+  // command, downloaded back whole; a missing one is the server's 404
+  const upload = join(process.env.DOWNLOADS, 'to-upload.bin')
+  const payload = Buffer.from([0x68, 0x69, 0x00, 0xff, 0x0a, 0x80])
+  writeFileSync(upload, payload)
+  const saved = join(process.env.DOWNLOADS, 'saved')
+  mkdirSync(saved, { recursive: true })
+  const cdp = await page.createCDPSession()
+  await cdp.send('Browser.setDownloadBehavior', { behavior: 'allow', downloadPath: saved })
+  await (await page.$('#sb-file')).uploadFile(upload)
+  await page.type('#sb-upload-path', 'data.bin')
+  await page.click('#sb-upload')
+  await check('Upload puts the file in the sandbox: the page says so, a command sees its 6 bytes', async () => {
+    await page.waitForFunction(() => document.getElementById('sb-files-said').textContent === 'uploaded data.bin (6 B)',
+                               { timeout: 10000 })
+    await page.type('#sb-command', 'wc -c < data.bin')
+    await page.keyboard.press('Enter')
+    await page.waitForFunction(() => document.querySelectorAll('#sb-log .run').length === 3 &&
+                               !document.querySelector('#sb-log .status.running'), { timeout: 15000 })
+    const out = await page.$eval('#sb-log .run:last-child .output', (e) => e.textContent)
+    if (out.trim() !== '6') throw new Error('wc -c said ' + JSON.stringify(out))
+  })
+  await page.type('#sb-download-path', 'data.bin')
+  await page.click('#sb-download')
+  await check('Download saves the sandbox\'s file, byte for byte', async () => {
+    const file = join(saved, 'data.bin')
+    for (let i = 0; i < 100 && !(existsSync(file) && readFileSync(file).length === payload.length); i++)
+      await new Promise((resolve) => setTimeout(resolve, 100))
+    const got = existsSync(file) ? readFileSync(file) : Buffer.alloc(0)
+    if (!got.equals(payload)) throw new Error('saved ' + got.toString('hex'))
+  })
+  await page.$eval('#sb-download-path', (e) => { e.value = '' })
+  await page.type('#sb-download-path', 'no/such/file')
+  await page.click('#sb-download')
+  await check('Download of a missing file shows the server\'s 404', async () => {
+    await page.waitForFunction(() => /Download no\/such\/file: .*HTTP 404/.test(document.getElementById('notice').textContent),
+                               { timeout: 5000 })
+  })
   await page.screenshot({ path: `${shots}/sandboxes.png`, fullPage: true })
   // Clicked from inside the page: the live list redraws its rows every
   // few seconds, and a handle taken before a redraw is detached by the

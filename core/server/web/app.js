@@ -296,8 +296,10 @@ async function runOne(c, path, body, signal) {
       signal,
     });
     if (!resp.ok) {
+      const why = await errorText(resp);
       setStatus(c, "error", "bad");
-      note(c, await errorText(resp), "error");
+      note(c, why, "error");
+      if (resp.status === 400) showServerFieldError(why);
       return null;
     }
     await readEvents(resp, (event, data) => {
@@ -348,11 +350,87 @@ function compare(cards, results, names) {
   $("compare").className = differ.size ? "differs" : "agree";
 }
 
+// ---- the run's settings: timeout, limits and env, each field's error
+// (the page's own or the server's "field 'limits.memory': ...") shown
+// beside the field the error names ---------------------------------------------
+
+const FIELDS = () => [...document.querySelectorAll("[data-field]")];
+
+// The limits offered: [key of "limits", label, example].
+const LIMITS = [["memory", "memory", "512M"], ["cpu", "cpu time", "5s"], ["pids", "processes", "64"],
+                ["nofile", "open files", "256"], ["stdout", "stdout", "1M"]];
+
+function limitFields() {
+  const box = $("limit-fields");
+  for (const [key, title, example] of LIMITS) {
+    const label = document.createElement("label");
+    const input = document.createElement("input");
+    const error = document.createElement("span");
+    Object.assign(input, { id: "lim-" + key, type: "text", size: 6, placeholder: example,
+                           spellcheck: false });
+    input.dataset.field = "limits." + key;
+    input.setAttribute("aria-describedby", `lim-${key}-error`);
+    Object.assign(error, { id: `lim-${key}-error`, className: "field-error" });
+    error.setAttribute("role", "alert");
+    label.append(title + " ", input);
+    box.append(label, error);
+  }
+}
+
+function fieldError(name, text) {
+  const input = FIELDS().find((f) => f.dataset.field === name);
+  if (!input) return false;
+  $(input.id + "-error").textContent = text;
+  input.classList.add("invalid");
+  if (input.closest("details")) input.closest("details").open = true;
+  return true;
+}
+
+function clearFieldErrors() {
+  for (const f of FIELDS()) {
+    f.classList.remove("invalid");
+    $(f.id + "-error").textContent = "";
+  }
+}
+
+// The settings as the run's body has them, or null (errors shown).
+function settings(body) {
+  const t = $("timeout").value.trim();
+  if (t) body.timeout = t;
+  const limits = {};
+  for (const f of FIELDS()) {
+    const v = f.value.trim();
+    if (v && f.dataset.field.startsWith("limits.")) limits[f.dataset.field.slice(7)] = v;
+  }
+  if (Object.keys(limits).length) body.limits = limits;
+  const env = {};
+  const lines = $("env").value.split("\n");
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i].replace(/\r$/, "");
+    if (!line.trim()) continue;
+    const eq = line.indexOf("=");
+    if (eq <= 0) {
+      fieldError("env", `line ${i + 1}: "${line}" is not KEY=VALUE`);
+      return null;
+    }
+    env[line.slice(0, eq)] = line.slice(eq + 1);
+  }
+  if (Object.keys(env).length) body.env = env;
+  return body;
+}
+
+// A 400 naming one of the fields is shown beside it too.
+function showServerFieldError(text) {
+  const m = /field '([^']+)':? (.*) \([a-z_]+, HTTP 400\)$/s.exec(text);
+  return m ? fieldError(m[1], m[2]) : false;
+}
+
 async function run() {
   if (running) return;
-  const body = { language: $("template").value, code: $("code").value };
+  clearFieldErrors();
+  const body = settings({ language: $("template").value, code: $("code").value });
+  if (!body) return;
   if ($("stdin").value) body.stdin = $("stdin").value;
-  if ($("timeout").value.trim()) body.timeout = $("timeout").value.trim();
   const names = checkedProviders();
   const targets = names.length ? names : [null];   // none checked: the server's default
 
@@ -558,7 +636,58 @@ function openSandbox(b) {
   openBox = { id: b.id, provider: b.provider };
   $("sb-open-h").textContent = `${b.id} on ${b.provider}`;
   $("sb-open").hidden = false;
+  $("sb-files-said").textContent = "";
   $("sb-command").focus();
+}
+
+// Files of the sandbox opened: PUT and GET /v1/sandboxes/ID/files/PATH
+// (PATH relative to its work directory; each segment encoded, the
+// slashes kept).
+const filePath = (b, path) =>
+  sbPath(b, "/files/" + path.split("/").map(encodeURIComponent).join("/"));
+
+async function uploadFile() {
+  const file = $("sb-file").files[0];
+  const path = $("sb-upload-path").value.trim() || (file && file.name);
+  if (!openBox || !file) {
+    notice("Upload: choose a file first");
+    return;
+  }
+  try {
+    const resp = await api(filePath(openBox, path), { method: "PUT", body: file,
+      headers: { "Content-Type": "application/octet-stream" } });
+    if (!resp.ok) throw new Error(`Upload ${path}: ${await errorText(resp)}`);
+    $("sb-files-said").textContent = `uploaded ${path} (${bytes(file.size)})`;
+    notice("");
+  } catch (e) {
+    notice(e.message);
+  }
+}
+
+// The token goes in a header, so the file is fetched here and handed to
+// the browser as a blob to save.
+async function downloadFile() {
+  const path = $("sb-download-path").value.trim();
+  if (!openBox || !path) {
+    notice("Download: name a path in the sandbox first");
+    return;
+  }
+  try {
+    const resp = await api(filePath(openBox, path));
+    if (!resp.ok) throw new Error(`Download ${path}: ${await errorText(resp)}`);
+    const blob = await resp.blob();
+    const a = document.createElement("a");
+    a.href = URL.createObjectURL(blob);
+    a.download = path.split("/").pop();
+    document.body.append(a);
+    a.click();
+    a.remove();
+    setTimeout(() => URL.revokeObjectURL(a.href), 10000);
+    $("sb-files-said").textContent = `downloaded ${path} (${bytes(blob.size)})`;
+    notice("");
+  } catch (e) {
+    notice(e.message);
+  }
 }
 
 // A command in the sandbox opened, its output streamed into a card of the
@@ -607,6 +736,7 @@ function saveToken() {
 }
 
 document.addEventListener("DOMContentLoaded", () => {
+  limitFields();
   $("code").addEventListener("keydown", editorKey);
   $("template").addEventListener("change", () => sampleFor($("template").value));
   $("run").addEventListener("click", run);
@@ -626,6 +756,8 @@ document.addEventListener("DOMContentLoaded", () => {
   $("sb-create").addEventListener("click", createSandbox);
   $("sb-provider").addEventListener("change", refreshSandboxes);
   $("sb-exec").addEventListener("click", execCommand);
+  $("sb-upload").addEventListener("click", uploadFile);
+  $("sb-download").addEventListener("click", downloadFile);
   $("sb-command").addEventListener("keydown", (ev) => { if (ev.key === "Enter") execCommand(); });
   window.addEventListener("hashchange", showView);
   showView();
