@@ -243,6 +243,22 @@ SBX_API const char *sbx_template_extensions(const sbx_template *t);
 /** sbx_template_compiled: true when @t has a compile step (its source is
  * compiled before each run, see sbx_result_compile).  Since: 0.2 */
 SBX_API bool sbx_template_compiled(const sbx_template *t);
+/**
+ * sbx_template_usable:
+ * @provider: the name of a provider of @ctx
+ * @why: (out caller-allocates) (optional): @why_size bytes for why not,
+ *   or, when usable, what it runs ("runs the host's g++", "runs image
+ *   gcc:12 (not checked before a run)")
+ *
+ * Whether @t can run on @provider: false when the provider is unknown,
+ * disabled or unavailable (its reason), or when it runs on the host's
+ * own system directories (as the local provider does) and the
+ * template's compiler or interpreter is not on the host.  An image is
+ * not looked for (a provider finds or pulls it when a sandbox starts).
+ * May load @provider.  Since: 0.2
+ */
+SBX_API bool sbx_template_usable(const sbx_ctx *ctx, const sbx_template *t,
+                                 const char *provider, char *why, size_t why_size);
 
 /* ---- limits ----------------------------------------------------------- */
 
