@@ -12,7 +12,9 @@ PYTHON_FILES = \
 	python/polysandbox/errors.py \
 	python/polysandbox/info.py \
 	python/polysandbox/local.py \
+	python/polysandbox/many.py \
 	python/polysandbox/request.py \
 	python/polysandbox/result.py \
+	python/polysandbox/sandbox.py \
 	python/polysandbox/py.typed
 EXTRA_DIST += $(PYTHON_FILES)

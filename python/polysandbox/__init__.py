@@ -5,6 +5,12 @@
     r = await psb.arun_code("python", "print(6*7)")
     client = psb.Client("http://127.0.0.1:8780", token=...)   # through polysandboxd
     r = client.run("echo hi")
+    rs = psb.run_many(["echo 1", ["echo", "2"]], concurrency=4)   # results in order
+    async with psb.Sandbox.create(labels={"task": "t1"}) as sb:    # or runner=client
+        await sb.aupload("in.txt", b"data")
+        r = await sb.aexec("cat in.txt")
+    with client.create_sandbox(template="python") as sb:           # sync
+        r = sb.exec_code("python", "print(1)")
 
 The module-level calls use libpolysandbox in this process (one context,
 made on first use: see Local); a Client makes the same calls through
@@ -14,7 +20,7 @@ polysandboxd.  Results are Result objects with the fields of
 
 from __future__ import annotations
 
-from typing import Any, Awaitable, Sequence
+from typing import Any, Awaitable, Mapping, Sequence
 
 from .client import Client
 from .errors import (AuthError, CancelledRunError, ConfigError, InvalidRequestError,
@@ -22,13 +28,16 @@ from .errors import (AuthError, CancelledRunError, ConfigError, InvalidRequestEr
                      ServerError)
 from .info import Provider, Template
 from .local import Local, default
-from .request import LIMITS, Runner
+from .request import LIMITS, Progress, Runner
 from .result import STATUSES, Result
+from .sandbox import Sandbox, SandboxInfo
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "run", "run_code", "arun", "arun_code", "providers", "templates",
+    "run", "run_code", "arun", "arun_code", "run_many", "arun_many", "providers",
+    "templates", "create_sandbox", "get_or_create_sandbox", "attach", "sandboxes",
+    "Sandbox", "SandboxInfo", "Progress",
     "Provider", "Template", "Local", "Client", "Runner", "Result",
     "STATUSES", "LIMITS", "SandboxError", "InvalidRequestError", "ConfigError",
     "SandboxNotFoundError", "ProviderError", "AuthError", "SandboxTimeoutError",
@@ -69,3 +78,34 @@ def arun_code(language: str, code: str, args: Sequence[str] | None = None,
               **options: Any) -> Awaitable[Result]:
     """Runner.arun_code on the in-process runner."""
     return default().arun_code(language, code, args, **options)
+
+
+def run_many(requests: Sequence[Any], **options: Any) -> list[Any]:
+    """Runner.run_many on the in-process runner."""
+    return default().run_many(requests, **options)
+
+
+def arun_many(requests: Sequence[Any], **options: Any) -> Awaitable[list[Any]]:
+    """Runner.arun_many on the in-process runner."""
+    return default().arun_many(requests, **options)
+
+
+def create_sandbox(**options: Any) -> Sandbox:
+    """Runner.create_sandbox on the in-process runner."""
+    return default().create_sandbox(**options)
+
+
+def get_or_create_sandbox(**options: Any) -> Sandbox:
+    """Runner.get_or_create_sandbox on the in-process runner."""
+    return default().get_or_create_sandbox(**options)
+
+
+def attach(sandbox_id: str, provider: str | None = None) -> Sandbox:
+    """Runner.attach on the in-process runner."""
+    return default().attach(sandbox_id, provider)
+
+
+def sandboxes(labels: Mapping[str, str] | None = None,
+              provider: str | None = None) -> list[SandboxInfo]:
+    """Runner.sandboxes on the in-process runner."""
+    return default().sandboxes(labels, provider)

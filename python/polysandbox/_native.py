@@ -1,6 +1,6 @@
 """polysandbox._native - libpolysandbox through ctypes (no compiled module).
 
-Only the calls the local runner makes are declared here, each with its
+Only the calls the local runner and its sandboxes make are declared here, each with its
 prototype from <polysandbox/sandbox.h>.  The library is the one named by
 $POLYSANDBOX_LIBRARY (a path: a build tree's core/.libs/libpolysandbox.so)
 else the installed soname; it is loaded on first use, so a program that
@@ -16,9 +16,12 @@ import threading
 from ctypes import (POINTER, c_bool, c_char_p, c_int, c_size_t, c_uint, c_uint32, c_uint64,
                     c_void_p)
 
-__all__ = ["lib", "SONAME"]
+__all__ = ["lib", "SONAME", "LIST_CB"]
 
 SONAME = "libpolysandbox.so.0"
+
+# sbx_list_cb: (ud, id, labels, n_labels, created_unix_ns) -> stop
+LIST_CB = ctypes.CFUNCTYPE(c_int, c_void_p, c_char_p, POINTER(c_char_p), c_size_t, c_uint64)
 
 # (name, restype, argtypes); opaque handles are c_void_p.
 _PROTOS = (
@@ -72,6 +75,25 @@ _PROTOS = (
     ("sbx_ctx_template", c_void_p, (c_void_p, c_size_t)),
     ("sbx_template_name", c_char_p, (c_void_p,)),
     ("sbx_template_extensions", c_char_p, (c_void_p,)),
+    ("sbx_create_opts_set_persistent", c_int, (c_void_p, c_bool)),
+    ("sbx_create_opts_add_env", c_int, (c_void_p, c_char_p, c_char_p)),
+    ("sbx_create_opts_add_label", c_int, (c_void_p, c_char_p, c_char_p)),
+    ("sbx_create_opts_set_ttl", c_int, (c_void_p, c_uint64)),
+    ("sbx_ctx_default_provider", c_char_p, (c_void_p,)),
+    ("sbx_sandbox_create", c_int, (c_void_p, c_void_p, POINTER(c_void_p))),
+    ("sbx_sandbox_get_or_create", c_int, (c_void_p, c_void_p, POINTER(c_void_p),
+                                          POINTER(c_bool))),
+    ("sbx_sandbox_open", c_int, (c_void_p, c_char_p, c_char_p, POINTER(c_void_p))),
+    ("sbx_sandbox_exec", c_int, (c_void_p, c_void_p, POINTER(c_void_p))),
+    ("sbx_sandbox_upload", c_int, (c_void_p, c_char_p, c_char_p, c_size_t, c_uint32)),
+    ("sbx_sandbox_download", c_int, (c_void_p, c_char_p, c_size_t, POINTER(c_void_p),
+                                     POINTER(c_size_t))),
+    ("sbx_sandbox_destroy", c_int, (c_void_p,)),
+    ("sbx_sandbox_close", None, (c_void_p,)),
+    ("sbx_sandbox_id", c_char_p, (c_void_p,)),
+    ("sbx_sandbox_provider", c_char_p, (c_void_p,)),
+    ("sbx_list_labeled", c_int, (c_void_p, c_char_p, POINTER(c_char_p), c_size_t,
+                                 LIST_CB, c_void_p)),
     ("sbx_run", c_int, (c_void_p, c_void_p, c_void_p, POINTER(c_void_p))),
     ("sbx_result_free", None, (c_void_p,)),
     ("sbx_result_to_json", c_void_p, (c_void_p,)),  # char *, freed with free()

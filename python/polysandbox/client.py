@@ -1,7 +1,9 @@
 """polysandbox.client - the same calls, through polysandboxd.
 
 Client sends the body request.py built to POST /v1/run with the standard
-library's urllib (no dependency), and builds the Result from the reply:
+library's http.client (no dependency), one connection a call, so that
+closing it cancels the call on the server; it builds the Result from the
+reply:
 the same object a local run gives.  The server's error replies
 ({"error": {"code", "message", "provider"}}) raise the exception class of
 the same library code.
@@ -9,16 +11,18 @@ the same library code.
 
 from __future__ import annotations
 
+import http.client
 import json
-import urllib.error
+import socket
+import threading
 import urllib.parse
-import urllib.request
 from typing import Any
 
-from .errors import ServerError, error_for_remote
+from .errors import CancelledRunError, InvalidRequestError, ServerError, error_for_remote
 from .info import Provider, Template, listing
 from .request import Runner
 from .result import Result
+from .sandbox import SandboxInfo
 
 __all__ = ["Client"]
 
@@ -42,6 +46,8 @@ class Client(Runner):
             raise ValueError("polysandbox.Client: argument 'token' must be a non-empty str "
                              "on one line")
         self.url = url.rstrip("/")
+        self._split = urllib.parse.urlsplit(self.url)
+        self._base = self._split.path
         self._token = token
         self._timeout = timeout
 
@@ -56,37 +62,156 @@ class Client(Runner):
         """The server's language templates (GET /v1/templates)."""
         return listing(self._call("GET", "/v1/templates"), "templates", Template)
 
-    def _call(self, method: str, path: str, body: dict[str, Any] | None = None) -> Any:
-        data = json.dumps(body).encode("utf-8") if body is not None else None
-        req = urllib.request.Request(self.url + path, data=data, method=method,
-                                     headers={"Accept": "application/json"})
-        if data is not None:
-            req.add_header("Content-Type", "application/json")
+    # Cancellation tokens of Runner._acall: the connection of the call.
+    def _cancel_new(self) -> "_Abort":
+        return _Abort()
+
+    def _cancel_fire(self, token: "_Abort") -> None:
+        token.fire()
+
+    def _connect(self) -> http.client.HTTPConnection:
+        u = self._split
+        cls = http.client.HTTPSConnection if u.scheme == "https" else http.client.HTTPConnection
+        return cls(u.hostname or "", u.port, timeout=self._timeout)
+
+    def _send(self, method: str, path: str, data: bytes | None, ctype: str | None,
+              cancel: "_Abort | None") -> tuple[int, str, bytes]:
+        """One request on a connection of its own (closed after, or when
+        cancel fires: polysandboxd then cancels what it was doing for it).
+        (status, reason, body); ServerError when the server cannot be
+        reached or the connection broke."""
+        conn = self._connect()
+        headers = {"Accept": "application/json", "Connection": "close"}
+        if ctype is not None:
+            headers["Content-Type"] = ctype
         if self._token:
-            req.add_header("Authorization", "Bearer " + self._token)
+            headers["Authorization"] = "Bearer " + self._token
         try:
-            with urllib.request.urlopen(req, timeout=self._timeout) as reply:
-                raw = reply.read()
-        except urllib.error.HTTPError as e:
-            raise self._refusal(path, e) from None
-        except (urllib.error.URLError, OSError) as e:
-            reason = getattr(e, "reason", e)
-            raise ServerError(f"polysandboxd at {self.url}: {path}: {reason}") from None
+            conn.connect()
+            if cancel is not None:
+                cancel.watch(conn)    # from here firing it shuts the socket down
+            conn.request(method, self._base + path, body=data, headers=headers)
+            reply = conn.getresponse()
+            return reply.status, reply.reason, reply.read()
+        except (OSError, http.client.HTTPException) as e:
+            if cancel is not None and cancel.fired:
+                raise CancelledRunError(f"polysandboxd at {self.url}: {path}: cancelled") \
+                    from None
+            raise ServerError(f"polysandboxd at {self.url}: {path}: {e or type(e).__name__}") \
+                from None
+        finally:
+            if cancel is not None:
+                cancel.watch(None)
+            conn.close()
+
+    def _call(self, method: str, path: str, body: dict[str, Any] | None = None,
+              cancel: "_Abort | None" = None, raw: bytes | None = None,
+              json_reply: bool = True) -> Any:
+        """A request with a JSON body (or raw bytes), its JSON reply (or
+        bytes); an error reply raises the class of its code."""
+        data = json.dumps(body).encode("utf-8") if body is not None else raw
+        ctype = "application/json" if body is not None else (
+            "application/octet-stream" if raw is not None else None)
+        status, reason, reply = self._send(method, path, data, ctype, cancel)
+        if status >= 400:
+            raise self._refusal(path, status, reason, reply)
+        if not json_reply:
+            return reply
         try:
-            return json.loads(raw)
+            return json.loads(reply)
         except ValueError as e:
             raise ServerError(f"polysandboxd at {self.url}: {path}: the reply is not "
                               f"JSON: {e}") from None
 
-    def _refusal(self, path: str, e: urllib.error.HTTPError) -> Exception:
+    def _refusal(self, path: str, status: int, reason: str, reply: bytes) -> Exception:
         try:
-            err = json.loads(e.read())["error"]
+            err = json.loads(reply)["error"]
             name, msg = str(err["code"]), str(err["message"])
             prov = err.get("provider")
         except (ValueError, KeyError, TypeError):
-            return ServerError(f"polysandboxd at {self.url}: {path}: HTTP {e.code} "
-                               f"{e.reason}")
+            return ServerError(f"polysandboxd at {self.url}: {path}: HTTP {status} {reason}")
         return error_for_remote(name, msg, prov if isinstance(prov, str) else None)
 
-    def _execute(self, body: dict[str, Any]) -> Result:
-        return Result.from_json(self._call("POST", "/v1/run", body))
+    def _execute(self, body: dict[str, Any], cancel: "_Abort | None" = None) -> Result:
+        return Result.from_json(self._call("POST", "/v1/run", body, cancel))
+
+    # ---- sandboxes (handles are (id, provider); see sandbox.py) --------------
+
+    _interrupts_locally = False   # DELETE stops the exec on the server
+
+    @staticmethod
+    def _box(handle: tuple[str, str], tail: str = "") -> str:
+        sid, prov = handle
+        return (f"/v1/sandboxes/{urllib.parse.quote(sid, safe='')}{tail}"
+                f"{'&' if '?' in tail else '?'}provider={urllib.parse.quote(prov, safe='')}")
+
+    def _sb_create(self, body: dict[str, Any]) -> tuple[tuple[str, str], SandboxInfo, bool]:
+        reply = self._call("POST", "/v1/sandboxes", body)
+        info = SandboxInfo.from_json(reply)
+        created = reply.get("created")
+        if not isinstance(created, bool):
+            raise ServerError("sandbox: field 'created' must be bool")
+        return (info.id, info.provider), info, created
+
+    def _sb_attach(self, sandbox_id: str, provider: str | None
+                   ) -> tuple[tuple[str, str], SandboxInfo]:
+        q = f"?provider={urllib.parse.quote(provider, safe='')}" if provider else ""
+        info = SandboxInfo.from_json(self._call(
+            "GET", f"/v1/sandboxes/{urllib.parse.quote(sandbox_id, safe='')}{q}"))
+        return (info.id, info.provider), info
+
+    def _sb_exec(self, handle: tuple[str, str], body: dict[str, Any],
+                 cancel: "_Abort | None" = None) -> Result:
+        return Result.from_json(self._call("POST", self._box(handle, "/exec"), body, cancel))
+
+    def _sb_upload(self, handle: tuple[str, str], path: str, data: bytes, mode: int) -> None:
+        self._call("PUT", self._box(handle, f"/files/{urllib.parse.quote(path)}?mode={mode:o}"),
+                   raw=data)
+
+    def _sb_download(self, handle: tuple[str, str], path: str, max_bytes: int) -> bytes:
+        data = self._call("GET", self._box(handle, f"/files/{urllib.parse.quote(path)}"),
+                          json_reply=False)
+        if len(data) > max_bytes:
+            raise InvalidRequestError(f"polysandbox.Sandbox.download: {path} is larger than "
+                                      f"max_bytes ({max_bytes})", 12)
+        return data
+
+    def _sb_destroy(self, handle: tuple[str, str]) -> None:
+        self._call("DELETE", self._box(handle))
+
+    def _sb_release(self, handle: tuple[str, str]) -> None:
+        pass   # nothing held here: the server keeps it
+
+    def _sb_list(self, labels: dict[str, str], provider: str | None) -> list[SandboxInfo]:
+        q = [("label", f"{k}={v}") for k, v in labels.items()]
+        if provider is not None:
+            q.append(("provider", provider))
+        reply = self._call("GET", "/v1/sandboxes" + ("?" + urllib.parse.urlencode(q) if q
+                                                      else ""))
+        return listing(reply, "sandboxes", SandboxInfo)
+
+
+class _Abort:
+    """The cancellation token of one Client call: firing it shuts its
+    connection down, from any thread, whether or not it is open yet."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._conn: http.client.HTTPConnection | None = None
+        self.fired = False
+
+    def watch(self, conn: http.client.HTTPConnection | None) -> None:
+        with self._lock:
+            if conn is not None and self.fired:
+                raise OSError("cancelled")
+            self._conn = conn
+
+    def fire(self) -> None:
+        with self._lock:
+            self.fired = True
+            sock = self._conn.sock if self._conn is not None else None
+        if sock is not None:
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass   # already closed

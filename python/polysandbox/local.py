@@ -7,13 +7,12 @@ sbx_result_to_json, the object the CLI's --json prints.
 
 from __future__ import annotations
 
-import asyncio
 import atexit
 import base64
 import ctypes
 import json
 import threading
-from ctypes import c_char_p, c_void_p
+from ctypes import c_bool, c_char_p, c_void_p
 from typing import Any, Sequence
 
 from . import _native
@@ -21,6 +20,7 @@ from .errors import SandboxError, error_for_code
 from .info import Provider, Template
 from .result import Result
 from .request import Runner
+from .sandbox import SandboxInfo
 
 __all__ = ["Local", "default"]
 
@@ -67,6 +67,9 @@ class Local(Runner):
             self._lib.sbx_ctx_free(ctx)
             raise err
         self._ctx = ctx
+        # The sandbox handles open on ctx: let go of before it is freed.
+        self._boxes: set[int] = set()
+        self._boxes_lock = threading.Lock()
 
     def _error(self, rc: int, ctx: c_void_p | None) -> SandboxError:
         """The exception for rc, with the calling thread's error message."""
@@ -82,9 +85,14 @@ class Local(Runner):
             raise self._error(rc, self._ctx)
 
     def close(self) -> None:
-        """Free the context (destroying what it still holds)."""
+        """Free the context (destroying what it still holds; the sandboxes
+        made or attached through it are let go of, see Sandbox.close)."""
         ctx, self._ctx = getattr(self, "_ctx", None), None
         if ctx:
+            with self._boxes_lock:
+                boxes, self._boxes = self._boxes, set()
+            for sb in boxes:
+                self._lib.sbx_sandbox_close(sb)
             self._lib.sbx_ctx_free(ctx)
 
     def __enter__(self) -> "Local":
@@ -114,8 +122,10 @@ class Local(Runner):
             chk(lib.sbx_create_opts_set_limit(o, _LIMIT_IDS[k],
                                               _ns(v) if k in _NS_LIMITS else v))
 
-    def _exec_opts(self, x: c_void_p, body: dict[str, Any]) -> None:
+    def _exec_opts(self, x: c_void_p, body: dict[str, Any], cancel: int | None) -> None:
         lib, chk = self._lib, self._check
+        if cancel:
+            chk(lib.sbx_exec_opts_set_cancel(x, cancel))
         if "shell" in body:
             chk(lib.sbx_exec_opts_set_shell(x, body["shell"].encode()))
         elif "argv" in body:
@@ -174,30 +184,38 @@ class Local(Runner):
             for t in (lib.sbx_ctx_template(self._ctx, i)
                       for i in range(lib.sbx_ctx_template_count(self._ctx)))]
 
-    async def _aexecute(self, body: dict[str, Any]) -> Result:
-        """The run in a worker thread, with a cancellation handle fired
-        when the awaiting task is cancelled: the run stops (its sandbox
-        destroyed) before the CancelledError goes on."""
+    # Cancellation tokens of Runner._acall: the library's handles.
+    def _cancel_new(self) -> int:
         lib = self._lib
         cancel = lib.sbx_cancel_new()
         if not cancel:
             raise self._error(lib.sbx_error_code(lib.sbx_ctx_last_error(None)) or 11, None)
-        fut = asyncio.get_running_loop().run_in_executor(None, self._execute, body, cancel)
+        return cancel
+
+    def _cancel_fire(self, token: int) -> None:
+        self._lib.sbx_cancel_fire(token)
+
+    def _cancel_free(self, token: int) -> None:
+        self._lib.sbx_cancel_free(token)
+
+    def _ctx_open(self) -> c_void_p:
+        if not self._ctx:
+            raise SandboxError("polysandbox.Local: the runner is closed")
+        return self._ctx
+
+    def _result(self, res: c_void_p) -> Result:
+        text = self._lib.sbx_result_to_json(res)
+        if not text:
+            raise MemoryError("polysandbox: out of memory for the result")
         try:
-            return await asyncio.shield(fut)
-        except asyncio.CancelledError:
-            lib.sbx_cancel_fire(cancel)
-            await asyncio.wait([fut])
-            raise
+            obj = json.loads(ctypes.string_at(text))
         finally:
-            # Freed only once no thread uses it; else left to the process.
-            if fut.done():
-                lib.sbx_cancel_free(cancel)
+            _native.free(text)
+        return Result.from_json(obj)
 
     def _execute(self, body: dict[str, Any], cancel: int | None = None) -> Result:
         lib = self._lib
-        if not self._ctx:
-            raise SandboxError("polysandbox.Local: the runner is closed")
+        ctx = self._ctx_open()
         co = lib.sbx_create_opts_new()
         xo = lib.sbx_exec_opts_new()
         res = c_void_p()
@@ -205,22 +223,136 @@ class Local(Runner):
             if not co or not xo:
                 raise MemoryError("polysandbox: out of memory for the run's options")
             self._create_opts(co, body)
-            self._exec_opts(xo, body)
-            if cancel:
-                self._check(lib.sbx_exec_opts_set_cancel(xo, cancel))
-            self._check(lib.sbx_run(self._ctx, co, xo, ctypes.byref(res)))
-            text = lib.sbx_result_to_json(res)
-            if not text:
-                raise MemoryError("polysandbox: out of memory for the result")
-            try:
-                obj = json.loads(ctypes.string_at(text))
-            finally:
-                _native.free(text)
-            return Result.from_json(obj)
+            self._exec_opts(xo, body, cancel)
+            self._check(lib.sbx_run(ctx, co, xo, ctypes.byref(res)))
+            return self._result(res)
         finally:
             lib.sbx_result_free(res)
             lib.sbx_exec_opts_free(xo)
             lib.sbx_create_opts_free(co)
+
+    # ---- sandboxes (handles are sbx_sandbox pointers; see sandbox.py) --------
+
+    def _hold(self, sb: int) -> None:
+        with self._boxes_lock:
+            self._boxes.add(sb)
+
+    def _held(self, sb: int, drop: bool = False) -> int:
+        """sb, when it is still open on this runner's context (close()
+        let go of them all); else SandboxError."""
+        with self._boxes_lock:
+            if sb not in self._boxes:
+                raise SandboxError("polysandbox.Local: the runner of this sandbox is closed")
+            if drop:
+                self._boxes.discard(sb)
+        return sb
+
+    def _info(self, sb: int) -> tuple[str, str]:
+        lib = self._lib
+        return (lib.sbx_sandbox_id(sb).decode("utf-8", "replace"),
+                lib.sbx_sandbox_provider(sb).decode("utf-8", "replace"))
+
+    def _sb_create(self, body: dict[str, Any]) -> tuple[int, SandboxInfo, bool]:
+        lib = self._lib
+        ctx = self._ctx_open()
+        co = lib.sbx_create_opts_new()
+        if not co:
+            raise MemoryError("polysandbox: out of memory for the sandbox's options")
+        sb = c_void_p()
+        created = c_bool(True)
+        try:
+            self._create_opts(co, body)
+            # As polysandboxd and `polysandbox create`: found again by id.
+            self._check(lib.sbx_create_opts_set_persistent(co, True))
+            for k, v in body.get("labels", {}).items():
+                self._check(lib.sbx_create_opts_add_label(co, k.encode(), v.encode()))
+            for k, v in body.get("env", {}).items():
+                self._check(lib.sbx_create_opts_add_env(co, k.encode(), v.encode()))
+            if "ttl" in body:
+                self._check(lib.sbx_create_opts_set_ttl(co, _ns(body["ttl"])))
+            if body.get("get_or_create"):
+                self._check(lib.sbx_sandbox_get_or_create(ctx, co, ctypes.byref(sb),
+                                                          ctypes.byref(created)))
+            else:
+                self._check(lib.sbx_sandbox_create(ctx, co, ctypes.byref(sb)))
+        finally:
+            lib.sbx_create_opts_free(co)
+        self._hold(sb.value)
+        sid, prov = self._info(sb.value)
+        return sb.value, SandboxInfo(sid, prov, dict(body.get("labels", {}))), created.value
+
+    def _sb_attach(self, sandbox_id: str, provider: str | None) -> tuple[int, SandboxInfo]:
+        lib = self._lib
+        sb = c_void_p()
+        self._check(lib.sbx_sandbox_open(self._ctx_open(), provider.encode() if provider
+                                         else None, sandbox_id.encode(), ctypes.byref(sb)))
+        self._hold(sb.value)
+        sid, prov = self._info(sb.value)
+        try:
+            found = [i for i in self._list(prov, {}) if i.id == sid]
+        except SandboxError:
+            found = []    # a provider that cannot list: it opened, so it is
+        return sb.value, found[0] if found else SandboxInfo(sid, prov)
+
+    def _sb_exec(self, sb: int, body: dict[str, Any], cancel: int | None = None) -> Result:
+        lib = self._lib
+        xo = lib.sbx_exec_opts_new()
+        res = c_void_p()
+        try:
+            if not xo:
+                raise MemoryError("polysandbox: out of memory for the exec's options")
+            self._exec_opts(xo, body, cancel)
+            self._check(lib.sbx_sandbox_exec(self._held(sb), xo, ctypes.byref(res)))
+            return self._result(res)
+        finally:
+            lib.sbx_result_free(res)
+            lib.sbx_exec_opts_free(xo)
+
+    def _sb_upload(self, sb: int, path: str, data: bytes, mode: int) -> None:
+        self._check(self._lib.sbx_sandbox_upload(self._held(sb), path.encode(), data,
+                                                 len(data), mode))
+
+    def _sb_download(self, sb: int, path: str, max_bytes: int) -> bytes:
+        data, n = c_void_p(), ctypes.c_size_t()
+        self._check(self._lib.sbx_sandbox_download(self._held(sb), path.encode(), max_bytes,
+                                                   ctypes.byref(data), ctypes.byref(n)))
+        try:
+            return ctypes.string_at(data, n.value) if n.value else b""
+        finally:
+            _native.free(data)
+
+    def _sb_destroy(self, sb: int) -> None:
+        self._check(self._lib.sbx_sandbox_destroy(self._held(sb, drop=True)))
+
+    def _sb_release(self, sb: int) -> None:
+        with self._boxes_lock:
+            if sb not in self._boxes:
+                return      # close() let go of it already
+            self._boxes.discard(sb)
+        self._lib.sbx_sandbox_close(sb)
+
+    def _list(self, provider: str, labels: dict[str, str]) -> list[SandboxInfo]:
+        out: list[SandboxInfo] = []
+
+        def seen(_ud: Any, sid: bytes, lp: Any, n: int, created_ns: int) -> int:
+            kv = (lp[i].decode("utf-8", "replace").partition("=") for i in range(n))
+            out.append(SandboxInfo(sid.decode("utf-8", "replace"), provider,
+                                   {k: v for k, _, v in kv},
+                                   created_ns // 1_000_000_000 if created_ns else None))
+            return 0
+
+        filt = [f"{k}={v}" for k, v in labels.items()]
+        self._check(self._lib.sbx_list_labeled(self._ctx_open(), provider.encode(),
+                                               _cstrs(filt), len(filt),
+                                               _native.LIST_CB(seen), None))
+        return out
+
+    def _sb_list(self, labels: dict[str, str], provider: str | None) -> list[SandboxInfo]:
+        if provider is not None:
+            return self._list(provider, labels)
+        # As polysandboxd: every ready provider that can list.
+        return [i for p in self.providers() if p.state == "ready" and "list" in p.capabilities
+                for i in self._list(p.name, labels)]
 
 
 _default: Local | None = None

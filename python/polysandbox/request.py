@@ -11,12 +11,21 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import concurrent.futures
+import functools
 import math
-from typing import Any, Awaitable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, Mapping, Sequence, TypeVar
 
 from .result import Result
 
-__all__ = ["Runner", "LIMITS"]
+if TYPE_CHECKING:
+    from .sandbox import Sandbox, SandboxInfo
+
+T = TypeVar("T")
+# progress(done, total, result or exception)
+Progress = Callable[[int, int, Any], None]
+
+__all__ = ["Runner", "LIMITS", "Progress"]
 
 # Limits a request may set: (unit, what a value is).  Durations are
 # seconds, sizes bytes, counts plain integers: the same numbers the
@@ -83,23 +92,28 @@ def _positive(call: str, name: str, v: Any, unit: str) -> int | float:
     return v
 
 
-OPTIONS = ("provider", "fallback", "template", "image", "network", "limits", "env", "cwd",
-           "timeout", "stdin", "files")
+# The options of a run, of creating a sandbox, of an exec in one.
+CREATE_OPTIONS = ("provider", "fallback", "template", "image", "network", "limits")
+EXEC_OPTIONS = ("env", "cwd", "timeout", "stdin", "files")
+OPTIONS = CREATE_OPTIONS + EXEC_OPTIONS
+SANDBOX_OPTIONS = CREATE_OPTIONS + ("labels", "ttl", "env")
 
 
-def build(call: str, what: dict[str, Any], options: Mapping[str, Any]) -> dict[str, Any]:
-    """The /v1/run body of a request; TypeError/ValueError naming the
-    argument when one is wrong."""
+def build(call: str, what: dict[str, Any], options: Mapping[str, Any],
+          allowed: Sequence[str] = OPTIONS) -> dict[str, Any]:
+    """The /v1/run body of a request (or of /v1/sandboxes and its exec,
+    with their allowed options); TypeError/ValueError naming the argument
+    when one is wrong."""
     for k in options:
-        if k not in OPTIONS:
+        if k not in allowed:
             raise TypeError(f"polysandbox.{call}: unknown option {k!r} "
-                            f"(options: {', '.join(OPTIONS)})")
+                            f"(options: {', '.join(allowed)})")
     return _build(call, dict(what), **options)
 
 
 def _build(call: str, body: dict[str, Any], *, provider=None, fallback=None, template=None,
            image=None, network=None, limits=None, env=None, cwd=None, timeout=None,
-           stdin=None, files=None) -> dict[str, Any]:
+           stdin=None, files=None, labels=None, ttl=None) -> dict[str, Any]:
     if provider is not None:
         body["provider"] = _text(call, "provider", provider)
     if fallback is not None:
@@ -128,6 +142,10 @@ def _build(call: str, body: dict[str, Any], *, provider=None, fallback=None, tem
             body["limits"][k] = _positive(call, f"limits[{k!r}]", v, LIMITS[k])
     if env is not None:
         body["env"] = _pairs(call, "env", env)
+    if labels is not None:
+        body["labels"] = _pairs(call, "labels", labels)
+    if ttl is not None:
+        body["ttl"] = _positive(call, "ttl", ttl, "seconds")
     if cwd is not None:
         body["cwd"] = _text(call, "cwd", cwd)
     if timeout is not None:
@@ -155,11 +173,55 @@ class Runner:
     nofile), env (dict), cwd, timeout (seconds), stdin (str or bytes),
     files (dict of relative path to str or bytes).  A sandbox failure is a
     Result with status "sandbox_error"; a refused request raises a
-    SandboxError.  The a- twins run the same call in a worker thread; a
-    local one cancelled while it awaits stops its run.
+    SandboxError.  The a- twins run the same call in a worker thread; one
+    cancelled while it awaits stops its run (in the process: the library's
+    cancellation handle; through polysandboxd: the connection is closed,
+    which the server takes as a cancel) before CancelledError goes on.
     """
 
-    def _execute(self, body: dict[str, Any]) -> Result:
+    # ---- what each runner provides ----------------------------------------
+
+    def _execute(self, body: dict[str, Any], cancel: Any = None) -> Result:
+        raise NotImplementedError
+
+    def _cancel_new(self) -> Any:
+        """A cancellation token for one call (_cancel_fire stops it)."""
+        raise NotImplementedError
+
+    def _cancel_fire(self, token: Any) -> None:
+        raise NotImplementedError
+
+    def _cancel_free(self, token: Any) -> None:
+        """Called once no thread uses the token any more."""
+
+    # Whether Sandbox.destroy must stop an exec under way itself (through
+    # polysandboxd the server does, and the exec gets its result).
+    _interrupts_locally = True
+
+    # Sandboxes: a handle is what the runner needs to reach one (see
+    # sandbox.py, the only caller); bodies are request.build's.
+    def _sb_create(self, body: dict[str, Any]) -> tuple[Any, "SandboxInfo", bool]:
+        raise NotImplementedError
+
+    def _sb_attach(self, sandbox_id: str, provider: str | None) -> tuple[Any, "SandboxInfo"]:
+        raise NotImplementedError
+
+    def _sb_exec(self, handle: Any, body: dict[str, Any], cancel: Any = None) -> Result:
+        raise NotImplementedError
+
+    def _sb_upload(self, handle: Any, path: str, data: bytes, mode: int) -> None:
+        raise NotImplementedError
+
+    def _sb_download(self, handle: Any, path: str, max_bytes: int) -> bytes:
+        raise NotImplementedError
+
+    def _sb_destroy(self, handle: Any) -> None:
+        raise NotImplementedError
+
+    def _sb_release(self, handle: Any) -> None:
+        raise NotImplementedError
+
+    def _sb_list(self, labels: dict[str, str], provider: str | None) -> list["SandboxInfo"]:
         raise NotImplementedError
 
     def providers(self) -> list:
@@ -170,10 +232,40 @@ class Runner:
         """The language templates, as `polysandbox templates --json` (Template)."""
         raise NotImplementedError
 
-    def _aexecute(self, body: dict[str, Any]) -> Awaitable[Result]:
-        """The run, awaited: in a worker thread by default (the blocking
-        call releases the GIL)."""
-        return asyncio.to_thread(self._execute, body)
+    # ---- async, with cancellation ------------------------------------------
+
+    async def _acall(self, fn: Callable[..., T], *args: Any,
+                     executor: concurrent.futures.Executor | None = None,
+                     abandon: Callable[[T], Any] | None = None) -> T:
+        """fn(*args, cancel=token) in a worker thread (the blocking call
+        releases the GIL); when the awaiting task is cancelled the token is
+        fired and the call waited for, so that nothing of it is left
+        running when CancelledError goes on (what it made nonetheless goes
+        to abandon)."""
+        token = self._cancel_new()
+        fut = asyncio.get_running_loop().run_in_executor(
+            executor, functools.partial(fn, *args, cancel=token))
+        try:
+            return await asyncio.shield(fut)
+        except asyncio.CancelledError:
+            self._cancel_fire(token)
+            await asyncio.wait([fut])
+            if not fut.cancelled() and fut.exception() is None and abandon is not None:
+                try:
+                    abandon(fut.result())
+                except Exception:
+                    pass   # the cancel goes on; the thing is left to its ttl
+            raise
+        finally:
+            # Freed only once no thread uses it; else left to the process.
+            if fut.done():
+                self._cancel_free(token)
+
+    def _aexecute(self, body: dict[str, Any],
+                  executor: concurrent.futures.Executor | None = None) -> Awaitable[Result]:
+        return self._acall(self._execute, body, executor=executor)
+
+    # ---- one-shot runs -------------------------------------------------------
 
     def run(self, command: str | Sequence[str], **options: Any) -> Result:
         """Run command (a str: a /bin/sh -c line; a list: an argv) in a
@@ -195,6 +287,61 @@ class Runner:
                   **options: Any) -> Awaitable[Result]:
         """run_code, as a coroutine to await (see arun)."""
         return self._aexecute(_code_body(language, code, args, options, "arun_code"))
+
+    def run_many(self, requests: Sequence[Any], *, concurrency: int = 8,
+                 progress: Progress | None = None, return_exceptions: bool = False,
+                 **options: Any) -> list[Any]:
+        """Run every request, at most concurrency at a time; the results
+        in the order of requests.
+
+        A request is a command (a str or an argv list, as run takes) or a
+        dict: {"command": ...} or {"language": ..., "code": ..., "args":
+        [...]}, with any option of run; options given here apply to every
+        request (a request's own win).  Every request is checked before
+        any runs (errors name requests[i]).  progress(done, total, result)
+        is called in this thread as each one ends.  A refused request
+        raises its SandboxError once the runs under way end (the others
+        are not started), unless return_exceptions puts the exception in
+        its place.
+        """
+        from .many import run_many
+        return run_many(self, requests, concurrency, progress, return_exceptions, options)
+
+    def arun_many(self, requests: Sequence[Any], *, concurrency: int = 8,
+                  progress: Progress | None = None, return_exceptions: bool = False,
+                  **options: Any) -> Awaitable[list[Any]]:
+        """run_many, as a coroutine to await: cancelling it cancels every
+        run under way (see the class).  progress is called in the event
+        loop's thread."""
+        from .many import arun_many
+        return arun_many(self, requests, concurrency, progress, return_exceptions, options)
+
+    # ---- sandboxes ---------------------------------------------------------------
+
+    def create_sandbox(self, **options: Any) -> "Sandbox":
+        """A new sandbox (see Sandbox.create for the options)."""
+        from .sandbox import Sandbox
+        return Sandbox._create(self, options, "create_sandbox")
+
+    def get_or_create_sandbox(self, **options: Any) -> "Sandbox":
+        """Our sandbox carrying every one of labels (needed), else a new
+        one (see Sandbox.get_or_create)."""
+        from .sandbox import Sandbox
+        return Sandbox._create(self, options, "get_or_create_sandbox", True)
+
+    def attach(self, sandbox_id: str, provider: str | None = None) -> "Sandbox":
+        """The existing sandbox sandbox_id of provider (None: the default
+        one, or through polysandboxd one it made); SandboxNotFoundError
+        when there is none."""
+        from .sandbox import Sandbox
+        return Sandbox._attach(self, sandbox_id, provider, "attach")
+
+    def sandboxes(self, labels: Mapping[str, str] | None = None,
+                  provider: str | None = None) -> list["SandboxInfo"]:
+        """The sandboxes of provider (None: every ready provider that can
+        list) carrying every one of labels."""
+        from .sandbox import list_sandboxes
+        return list_sandboxes(self, labels, provider)
 
 
 def _command_body(command: Any, options: Mapping[str, Any], call: str = "run") -> dict:

@@ -34,7 +34,7 @@ check "run --json: signal TERM (perl tells it from exit 143), binary stdout kept
     json_check 'j["status"] == "signal" and j["signal"] == 15 and j["stdout"] == "a\0b\x1esbx:0:x:0\n" and j["provider"] == "kubernetes"'
 
 printf 'line1\nline2\n' >"$tmp/in"
-cli_in "$tmp/in" run -- sh -c 'cat; echo done'
+cli_in "$tmp/in" run -i -- sh -c 'cat; echo done'
 check "run: stdin delivered to EOF" rc_and_out 0 "$(printf 'line1\nline2\ndone')"
 cli run -- cat
 check "run: without stdin, cat sees EOF at once" rc_and_out 0 ""
@@ -114,7 +114,7 @@ cli destroy "$id"
 check "destroy" is_rc 0
 check "destroy: the pod is gone" no_pods
 cli exec "$id" -- true
-check "exec after destroy: no such sandbox" rc_and_err 125 "no sandbox pod"
+check "exec after destroy: no such sandbox" rc_and_err 2 "no sandbox pod"
 
 # ---- gc: a pod past its polysandbox.expires ----
 cli create --ttl 2s --label gc=me

@@ -7,48 +7,19 @@ give the same results; bad input must raise the class naming it.
 """
 
 import asyncio
-import atexit
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys
 import tempfile
-import time
 
-sys.path.insert(0, os.path.join(os.environ["top_srcdir"], "python"))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from harness import PS, Server, cancel_later, check, finish, plan, raises  # noqa: E402
 import polysandbox as psb  # noqa: E402
 
-n = 0
-failed = 0
-
-
-def check(desc, cond, why=""):
-    global n, failed
-    n += 1
-    print(("ok" if cond else "not ok") + f" {n} - {desc}", flush=True)
-    if not cond:
-        failed += 1
-        for line in str(why).splitlines()[:20]:
-            print(f"# {line}", flush=True)
-
-
-def raises(cls, fn, *args, match=None, **kw):
-    """True when fn(*args, **kw) raises cls with match in its text."""
-    try:
-        fn(*args, **kw)
-    except cls as e:
-        return match is None or match in str(e), e
-    except Exception as e:  # the wrong class: say which
-        return False, f"{type(e).__name__}: {e}"
-    return False, "no exception"
-
-
 PLAN = 36
-print(f"1..{PLAN}", flush=True)
-PS = os.path.join(os.environ["top_builddir"], "polysandbox")
-PSD = os.path.join(os.environ["top_builddir"], "polysandboxd")
+plan(PLAN)
 tmp = tempfile.mkdtemp(prefix="ps-python-test.")
 os.environ["XDG_STATE_HOME"] = os.path.join(tmp, "xdg-state")
 
@@ -108,18 +79,7 @@ five_at_once(psb, "arun and arun_code, five at once from one event loop")
 
 
 
-async def cancelled():
-    t = asyncio.create_task(psb.arun("sleep 30", timeout=60))
-    await asyncio.sleep(0.5)
-    t0 = time.monotonic()
-    t.cancel()
-    try:
-        await t
-    except asyncio.CancelledError:
-        return "cancelled", time.monotonic() - t0
-    return "not cancelled", time.monotonic() - t0
-
-how, took = asyncio.run(cancelled())
+how, took = asyncio.run(cancel_later(psb.arun("sleep 30", timeout=60)))
 print(f"# the cancelled run ended {took:.2f} s after the cancel", flush=True)
 # The bound is generous (the command sleeps 30 s, its timeout 60 s): it
 # tells a run that was stopped from one that ran to its end, not a speed.
@@ -189,46 +149,9 @@ check("a library that cannot be loaded: OSError naming the path and the variable
       bad.stderr[-600:])
 
 # ---- through polysandboxd --------------------------------------------------
-token = "python-test-token-" + os.urandom(8).hex()
-tokfile = os.path.join(tmp, "tokens")
-with open(os.open(tokfile, os.O_WRONLY | os.O_CREAT, 0o600), "w") as f:
-    f.write(token + "\n")
-log = open(os.path.join(tmp, "server.log"), "w+")
-# Under ASan binding.sh preloads the runtimes and turns leak checking off
-# for python3; the server, instrumented itself, gets neither.
-srv_env = dict(os.environ)
-for var in ("ASAN_OPTIONS", "LD_PRELOAD"):
-    if "SERVER_" + var in os.environ:
-        srv_env[var] = os.environ["SERVER_" + var]
-        if not srv_env[var]:
-            del srv_env[var]
-srv = subprocess.Popen([PSD, "--listen", "127.0.0.1:0", "--token-file", tokfile],
-                       stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log,
-                       env=srv_env)
-
-
-def stop_server():
-    # Also when a check raised: the server never outlives the test.
-    if srv.poll() is None:
-        srv.terminate()
-        try:
-            srv.wait(30)
-        except subprocess.TimeoutExpired:
-            srv.kill()
-    return srv.wait()
-
-
-atexit.register(stop_server)
-url = None
-deadline = time.monotonic() + 20
-while url is None and time.monotonic() < deadline and srv.poll() is None:
-    log.seek(0)
-    m = re.search(r"listening on (http://\S+)", log.read())
-    url = m.group(1) if m else None
-    if url is None:
-        time.sleep(0.05)
-check("polysandboxd starts on a free loopback port", url is not None,
-      open(os.path.join(tmp, "server.log")).read()[-600:])
+server = Server(tmp)
+url, token = server.url, server.token
+check("polysandboxd starts on a free loopback port", url is not None, server.text()[-600:])
 url = url or "http://127.0.0.1:9"
 client = psb.Client(url, token=token, timeout=60)
 
@@ -276,16 +199,10 @@ ok_, e = raises(ValueError, psb.Client, "ftp://127.0.0.1/", match="'url'")
 check("Client('ftp://...'): ValueError naming 'url'", ok_, e)
 check("repr(Client) never shows the token", token not in repr(client), repr(client))
 
-src = stop_server()
+src = server.stop()
 ok_, e = raises(psb.ServerError, client.run, "true", match=url)
 check("a server that is gone: ServerError naming its URL", ok_, e)
-log.seek(0)
-text = log.read()
 check("polysandboxd stopped cleanly, no sanitizer report, the token never logged",
-      src == 0 and not re.search(r"runtime error:|AddressSanitizer|LeakSanitizer", text)
-      and token not in text, f"exit {src}\n" + text[-1500:])
+      server.clean(src), f"exit {src}\n" + server.text()[-1500:])
 shutil.rmtree(tmp, ignore_errors=True)
-print(f"# {n} checks, {failed} failed", flush=True)
-if n != PLAN:
-    print(f"# planned {PLAN}, ran {n}")
-sys.exit(1 if failed or n != PLAN else 0)
+finish(PLAN)

@@ -205,7 +205,10 @@ try {
   is(log, [['$ echo one > f; echo two >&2', 'ok', 'two\n'], ['$ cat f; exit 4', 'nonzero_exit', 'one\n']],
      'commands run in the sandbox in order, the second seeing the file the first wrote')
   await page.screenshot({ path: `${shots}/sandboxes.png`, fullPage: true })
-  await page.click(`#sandbox-table tr[data-id="${box}"] button.destroy`)
+  // Clicked from inside the page: the live list redraws its rows every
+  // few seconds, and a handle taken before a redraw is detached by the
+  // time puppeteer scrolls to it.
+  await page.$eval(`#sandbox-table tr[data-id="${box}"] button.destroy`, (b) => b.click())
   await check('Destroy removes it: gone from the list and from the server', async () => {
     await page.waitForFunction((id) => !document.querySelector(`#sandbox-table tr[data-id="${id}"]`) &&
       getComputedStyle(document.getElementById('sb-open')).display === 'none', { timeout: 15000 }, box)

@@ -1,0 +1,369 @@
+"""polysandbox.sandbox - a sandbox that stays between calls.
+
+    async with psb.Sandbox.create(provider="local", labels={"task": "t1"}) as sb:
+        await sb.upload("data.csv", b"a,b\\n")
+        r = await sb.aexec("wc -l data.csv")
+    with client.create_sandbox(template="python") as sb:      # sync
+        r = sb.exec(["python3", "-V"])
+
+A Sandbox is made by a runner (Local in the process, Client through
+polysandboxd) and calls it for every operation, so the two paths give the
+same Result objects and exceptions.  Sandboxes are created persistent (as
+polysandboxd and `polysandbox create` make them), so that another process
+can attach to one by its id; destroy them (a `with` block does) or give a
+ttl.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import threading
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Awaitable, Generator, Mapping, Sequence
+
+from ._fields import field as json_field
+from .errors import SandboxError
+from .request import SANDBOX_OPTIONS, _code_body, _command_body, _pairs, _text, build
+from .result import Result
+
+if TYPE_CHECKING:
+    from .request import Runner
+
+__all__ = ["Sandbox", "SandboxInfo", "MAX_DOWNLOAD"]
+
+# What download reads at most unless told (polysandboxd's default
+# [server] max_download).
+MAX_DOWNLOAD = 64 << 20
+
+
+@dataclass(frozen=True)
+class SandboxInfo:
+    """One sandbox as listed: id, provider, labels, created_at (Unix
+    seconds, None when the provider does not say)."""
+
+    id: str
+    provider: str
+    labels: dict[str, str] = field(default_factory=dict)
+    created_at: int | None = None
+
+    @classmethod
+    def from_json(cls, obj: Any) -> "SandboxInfo":
+        """From polysandboxd's sandbox object; ServerError naming the field
+        when it is not one."""
+        labels = json_field(obj, "sandbox", "labels", dict)
+        for k, v in labels.items():
+            if not isinstance(v, str):
+                json_field(labels, "sandbox: labels", k, str)
+        created = obj.get("created_at") if isinstance(obj, dict) else None
+        return cls(id=json_field(obj, "sandbox", "id", str),
+                   provider=json_field(obj, "sandbox", "provider", str),
+                   labels=dict(labels),
+                   created_at=json_field(obj, "sandbox", "created_at", int, null=True)
+                   if created is not None else None)
+
+
+def _runner(runner: "Runner | None", call: str) -> "Runner":
+    from .local import default
+    from .request import Runner
+    if runner is None:
+        return default()
+    if not isinstance(runner, Runner):
+        raise TypeError(f"polysandbox.{call}: argument 'runner' must be a Local or a Client, "
+                        f"not {type(runner).__name__}")
+    return runner
+
+
+def check_path(call: str, path: Any) -> str:
+    """A file path in the sandbox as polysandboxd takes it: relative to its
+    work directory, no '..', '.' or empty part."""
+    _text(call, "path", path)
+    if path.startswith("/") or any(p in ("", ".", "..") for p in path.split("/")):
+        raise ValueError(f"polysandbox.{call}: argument 'path' must be relative to the "
+                         f"sandbox's work directory without '..', '.' or empty parts, "
+                         f"not {path!r}")
+    return path
+
+
+class _Pending:
+    """What Sandbox.create, get_or_create and attach give: await it for
+    the Sandbox, or use it as an async context manager that destroys the
+    sandbox on exit."""
+
+    def __init__(self, make: Awaitable["Sandbox"]):
+        self._make = make
+        self._sb: Sandbox | None = None
+
+    def __await__(self) -> Generator[Any, None, "Sandbox"]:
+        return self._make.__await__()
+
+    async def __aenter__(self) -> "Sandbox":
+        self._sb = await self._make
+        return self._sb
+
+    async def __aexit__(self, *exc: Any) -> None:
+        if self._sb is not None:
+            await self._sb.adestroy()
+
+
+class Sandbox:
+    """A sandbox made by a runner; every call goes through that runner.
+
+    id, provider, labels: what the sandbox is; created: False when
+    get_or_create found it, or it was attached.  Calls on one Sandbox are
+    serialised (one at a time, from any thread).  After destroy() or
+    close() every call raises SandboxError.  `with` and `async with`
+    destroy it on exit.
+    """
+
+    def __init__(self, runner: "Runner", handle: Any, info: SandboxInfo, created: bool):
+        # Made by the runner: see create, get_or_create and attach.
+        self.runner = runner
+        self._handle = handle
+        self.id = info.id
+        self.provider = info.provider
+        self.labels = dict(info.labels)
+        self.created = created
+        self._lock = threading.Lock()
+        # The cancellation tokens of the execs under way (see destroy).
+        self._running: set[Any] = set()
+        self._running_lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        return f"Sandbox({self.id!r}, provider={self.provider!r})"
+
+    # ---- making one --------------------------------------------------------------
+
+    @classmethod
+    def _create(cls, runner: "Runner", options: Mapping[str, Any], call: str,
+                get_or_create: bool = False) -> "Sandbox":
+        body = build(call, {}, options, SANDBOX_OPTIONS)
+        if get_or_create:
+            if not body.get("labels"):
+                raise ValueError(f"polysandbox.{call}: argument 'labels' is needed to find "
+                                 "the sandbox by")
+            body["get_or_create"] = True
+        handle, info, created = runner._sb_create(body)
+        return cls(runner, handle, info, created)
+
+    @classmethod
+    def _attach(cls, runner: "Runner", sandbox_id: Any, provider: Any, call: str) -> "Sandbox":
+        _text(call, "sandbox_id", sandbox_id)
+        if provider is not None:
+            _text(call, "provider", provider)
+        handle, info = runner._sb_attach(sandbox_id, provider)
+        return cls(runner, handle, info, False)
+
+    @classmethod
+    def _pending(cls, runner: "Runner", fn: Any, *args: Any) -> _Pending:
+        async def make() -> "Sandbox":
+            return await runner._acall(lambda *a, cancel: fn(*a), *args,
+                                       abandon=lambda sb: sb.destroy())
+        return _Pending(make())
+
+    @classmethod
+    def create(cls, runner: "Runner | None" = None, **options: Any) -> _Pending:
+        """A new sandbox, awaited (or `async with`: destroyed on exit).
+
+        runner: a Local or a Client (None: the in-process default).
+        options: provider, fallback, template, image, network, limits (as
+        run), labels (dict of str), ttl (seconds: it is destroyed after
+        that even if nobody does), env (dict: every exec's environment).
+        Bad options raise here, before anything is awaited.  The sync
+        twin is runner.create_sandbox(**options).
+        """
+        r = _runner(runner, "Sandbox.create")
+        build("Sandbox.create", {}, options, SANDBOX_OPTIONS)   # raise now, not at await
+        return cls._pending(r, cls._create, r, options, "Sandbox.create")
+
+    @classmethod
+    def get_or_create(cls, runner: "Runner | None" = None, **options: Any) -> _Pending:
+        """Our persistent sandbox carrying every one of labels (needed),
+        else a new one made with options (see create).  Sync twin:
+        runner.get_or_create_sandbox."""
+        r = _runner(runner, "Sandbox.get_or_create")
+        if not options.get("labels"):
+            raise ValueError("polysandbox.Sandbox.get_or_create: argument 'labels' is needed "
+                             "to find the sandbox by")
+        build("Sandbox.get_or_create", {}, options, SANDBOX_OPTIONS)
+        return cls._pending(r, cls._create, r, options, "Sandbox.get_or_create", True)
+
+    @classmethod
+    def attach(cls, sandbox_id: str, provider: str | None = None,
+               runner: "Runner | None" = None) -> _Pending:
+        """The existing sandbox sandbox_id, awaited.  Sync twin:
+        runner.attach(sandbox_id, provider)."""
+        r = _runner(runner, "Sandbox.attach")
+        _text("Sandbox.attach", "sandbox_id", sandbox_id)
+        return cls._pending(r, cls._attach, r, sandbox_id, provider, "Sandbox.attach")
+
+    @classmethod
+    async def find(cls, labels: Mapping[str, str] | None = None, provider: str | None = None,
+                   runner: "Runner | None" = None) -> list[SandboxInfo]:
+        """runner.sandboxes(labels, provider), awaited."""
+        r = _runner(runner, "Sandbox.find")
+        return await asyncio.to_thread(r.sandboxes, labels, provider)
+
+    # ---- using one -----------------------------------------------------------------
+
+    def _use(self, call: str) -> Any:
+        if self._handle is None:
+            raise SandboxError(f"polysandbox.Sandbox.{call}: sandbox {self.id} was destroyed "
+                               "or closed")
+        return self._handle
+
+    def _exec_body(self, body: dict[str, Any], cancel: Any = None) -> Result:
+        own = None
+        if cancel is None:     # destroy may still have to stop it
+            cancel = own = self.runner._cancel_new()
+        with self._running_lock:
+            self._running.add(cancel)
+        try:
+            with self._lock:
+                return self.runner._sb_exec(self._use("exec"), body, cancel=cancel)
+        finally:
+            with self._running_lock:
+                self._running.discard(cancel)
+            if own is not None:
+                self.runner._cancel_free(own)
+
+    def exec(self, command: str | Sequence[str], **options: Any) -> Result:
+        """Run command (a str: a /bin/sh -c line; a list: an argv) in this
+        sandbox.  options: env, cwd, timeout (seconds), stdin (str or
+        bytes), files (dict of relative path to str or bytes)."""
+        return self._exec_body(_exec_command(command, options, "Sandbox.exec"))
+
+    execute = exec   # cased/sandboxes' name
+
+    def exec_code(self, language: str, code: str, args: Sequence[str] | None = None,
+                  **options: Any) -> Result:
+        """Run code with the language template language in this sandbox
+        (options as exec)."""
+        return self._exec_body(_exec_code(language, code, args, options, "Sandbox.exec_code"))
+
+    def aexec(self, command: str | Sequence[str], **options: Any) -> Awaitable[Result]:
+        """exec, awaited; cancelling the awaiting task stops the command
+        (the sandbox stays)."""
+        body = _exec_command(command, options, "Sandbox.aexec")
+        return self.runner._acall(self._exec_body, body)
+
+    aexecute = aexec
+
+    def aexec_code(self, language: str, code: str, args: Sequence[str] | None = None,
+                   **options: Any) -> Awaitable[Result]:
+        """exec_code, awaited (see aexec)."""
+        body = _exec_code(language, code, args, options, "Sandbox.aexec_code")
+        return self.runner._acall(self._exec_body, body)
+
+    def upload(self, path: str, data: str | bytes, mode: int = 0o644) -> None:
+        """Write data (str: as UTF-8) to path, relative to the sandbox's
+        work directory, with permission bits mode."""
+        check_path("Sandbox.upload", path)
+        if isinstance(data, str):
+            data = data.encode("utf-8")
+        elif isinstance(data, (bytearray, memoryview)):
+            data = bytes(data)
+        elif not isinstance(data, bytes):
+            raise TypeError("polysandbox.Sandbox.upload: argument 'data' must be str or bytes, "
+                            f"not {type(data).__name__}")
+        if isinstance(mode, bool) or not isinstance(mode, int) or not 0 <= mode <= 0o7777:
+            raise ValueError("polysandbox.Sandbox.upload: argument 'mode' must be permission "
+                             f"bits (0 to 0o7777), not {mode!r}")
+        with self._lock:
+            self.runner._sb_upload(self._use("upload"), path, data, mode)
+
+    def download(self, path: str, max_bytes: int = MAX_DOWNLOAD) -> bytes:
+        """The bytes of path in the sandbox (at most max_bytes: a larger
+        file is an error, never cut short).  Through polysandboxd the
+        server's [server] max_download bounds it too."""
+        check_path("Sandbox.download", path)
+        if isinstance(max_bytes, bool) or not isinstance(max_bytes, int) or max_bytes < 1:
+            raise ValueError("polysandbox.Sandbox.download: argument 'max_bytes' must be a "
+                             f"whole number above 0, not {max_bytes!r}")
+        with self._lock:
+            return self.runner._sb_download(self._use("download"), path, max_bytes)
+
+    async def aupload(self, path: str, data: str | bytes, mode: int = 0o644) -> None:
+        """upload, awaited."""
+        await asyncio.to_thread(self.upload, path, data, mode)
+
+    async def adownload(self, path: str, max_bytes: int = MAX_DOWNLOAD) -> bytes:
+        """download, awaited."""
+        return await asyncio.to_thread(self.download, path, max_bytes)
+
+    def destroy(self) -> None:
+        """Destroy the sandbox (once: again does nothing).  An exec running
+        in it stops now rather than hold the destroy (its result: status
+        "sandbox_error", error code cancelled), as polysandboxd does.  An
+        error says the backend may still hold it."""
+        lock: Any = self._lock
+        if self.runner._interrupts_locally:
+            with self._running_lock:
+                for token in self._running:
+                    self.runner._cancel_fire(token)
+        else:
+            lock = contextlib.nullcontext()   # the server stops the exec, not us
+        with lock:
+            handle, self._handle = self._handle, None
+            if handle is not None:
+                self.runner._sb_destroy(handle)
+
+    async def adestroy(self) -> None:
+        """destroy, awaited."""
+        await asyncio.to_thread(self.destroy)
+
+    def close(self) -> None:
+        """Let go of the sandbox, leaving it running (attach finds it
+        again by id; its ttl, if any, still applies)."""
+        with self._lock:
+            handle, self._handle = self._handle, None
+            if handle is not None:
+                self.runner._sb_release(handle)
+
+    def __enter__(self) -> "Sandbox":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.destroy()
+
+    async def __aenter__(self) -> "Sandbox":
+        return self
+
+    async def __aexit__(self, *exc: Any) -> None:
+        await self.adestroy()
+
+    def __del__(self) -> None:
+        # Never destroyed here: a sandbox someone forgot is left to its
+        # ttl and `polysandbox gc`, its handle freed.
+        if getattr(self, "_handle", None) is not None:
+            try:
+                self.close()
+            except Exception:
+                pass
+
+
+def _exec_command(command: Any, options: Mapping[str, Any], call: str) -> dict[str, Any]:
+    _only_exec(options, call)
+    return _command_body(command, options, call)
+
+
+def _exec_code(language: Any, code: Any, args: Any, options: Mapping[str, Any],
+               call: str) -> dict[str, Any]:
+    _only_exec(options, call)
+    return _code_body(language, code, args, options, call)
+
+
+def _only_exec(options: Mapping[str, Any], call: str) -> None:
+    from .request import EXEC_OPTIONS
+    for k in options:
+        if k not in EXEC_OPTIONS:
+            raise TypeError(f"polysandbox.{call}: unknown option {k!r} "
+                            f"(options: {', '.join(EXEC_OPTIONS)})")
+
+
+def list_sandboxes(runner: "Runner", labels: Any, provider: Any) -> list[SandboxInfo]:
+    call = "sandboxes"
+    want = _pairs(call, "labels", labels) if labels is not None else {}
+    if provider is not None:
+        _text(call, "provider", provider)
+    return runner._sb_list(want, provider)

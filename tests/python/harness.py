@@ -1,0 +1,118 @@
+"""tests/python/harness.py - what the Python package's tests share: TAP
+checks, the polysandbox package from the source tree, and a real
+polysandboxd on a free loopback port."""
+
+import asyncio
+import atexit
+import os
+import re
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.join(os.environ["top_srcdir"], "python"))
+
+PS = os.path.join(os.environ["top_builddir"], "polysandbox")
+PSD = os.path.join(os.environ["top_builddir"], "polysandboxd")
+n = 0
+failed = 0
+
+
+def plan(count):
+    print(f"1..{count}", flush=True)
+
+
+def check(desc, cond, why=""):
+    global n, failed
+    n += 1
+    print(("ok" if cond else "not ok") + f" {n} - {desc}", flush=True)
+    if not cond:
+        failed += 1
+        for line in str(why).splitlines()[:20]:
+            print(f"# {line}", flush=True)
+
+
+def raises(cls, fn, *args, match=None, **kw):
+    """(True, e) when fn(*args, **kw) raises cls with match in its text."""
+    try:
+        fn(*args, **kw)
+    except cls as e:
+        return match is None or match in str(e), e
+    except Exception as e:  # the wrong class: say which
+        return False, f"{type(e).__name__}: {e}"
+    return False, "no exception"
+
+
+def finish(planned):
+    print(f"# {n} checks, {failed} failed", flush=True)
+    if n != planned:
+        print(f"# planned {planned}, ran {n}")
+    sys.exit(1 if failed or n != planned else 0)
+
+
+async def cancel_later(coro, wait=None):
+    """Run coro as a task and cancel it half a second on (or once wait()
+    returns); ("cancelled" or "not cancelled", seconds from the cancel to
+    its end)."""
+    t = asyncio.create_task(coro)
+    await (wait() if wait else asyncio.sleep(0.5))
+    t0 = time.monotonic()
+    t.cancel()
+    try:
+        await t
+        how = "not cancelled"
+    except asyncio.CancelledError:
+        how = "cancelled"
+    return how, time.monotonic() - t0
+
+
+class Server:
+    """polysandboxd with a bearer token, its log in tmp.  Under ASan
+    binding.sh/sandbox.sh preload the runtimes and turn leak checking off
+    for python3; the server, instrumented itself, gets neither."""
+
+    def __init__(self, tmp):
+        self.token = "python-test-token-" + os.urandom(8).hex()
+        tokfile = os.path.join(tmp, "tokens")
+        with open(os.open(tokfile, os.O_WRONLY | os.O_CREAT, 0o600), "w") as f:
+            f.write(self.token + "\n")
+        self.log = open(os.path.join(tmp, "server.log"), "w+")
+        env = dict(os.environ)
+        for var in ("ASAN_OPTIONS", "LD_PRELOAD"):
+            if "SERVER_" + var in os.environ:
+                env[var] = os.environ["SERVER_" + var]
+                if not env[var]:
+                    del env[var]
+        self.proc = subprocess.Popen([PSD, "--listen", "127.0.0.1:0", "--token-file", tokfile],
+                                     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                     stderr=self.log, env=env)
+        atexit.register(self.stop)
+        self.url = None
+        deadline = time.monotonic() + 20
+        while self.url is None and time.monotonic() < deadline and self.proc.poll() is None:
+            m = re.search(r"listening on (http://\S+)", self.text())
+            self.url = m.group(1) if m else None
+            if self.url is None:
+                time.sleep(0.05)
+
+    def text(self):
+        self.log.seek(0)
+        return self.log.read()
+
+    def stop(self):
+        """Stop it (also when a check raised: it never outlives the test);
+        its exit status."""
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+        return self.proc.wait()
+
+    def clean(self, status):
+        """True when it stopped cleanly with no sanitizer report and the
+        token never logged."""
+        text = self.text()
+        return (status == 0 and not re.search(r"runtime error:|AddressSanitizer|LeakSanitizer",
+                                               text) and self.token not in text)
