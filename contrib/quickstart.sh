@@ -43,6 +43,11 @@ PACKAGES="$PACKAGES libprotobuf-c-dev protobuf-c-compiler python3-grpcio protobu
 # The browser of tests/web (polysandboxd's page), driven headless by
 # puppeteer-core from npm.
 PACKAGES="$PACKAGES chromium"
+# The runtimes of the language templates (etc/templates.d), which the
+# local provider takes from the host; tests/templates runs a hello world
+# and a compile error in each (a missing one is a skip).
+PACKAGES="$PACKAGES g++ golang rustc default-jdk-headless ruby php-cli perl lua5.4 \
+nodejs node-typescript r-base-core"
 
 # The microvm provider (tests/microvm): QEMU's microvm machine, the guest
 # kernel (Debian's cloud kernel, also its modules), and what

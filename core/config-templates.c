@@ -13,8 +13,6 @@
 #include "config-int.h"
 
 #define TEMPLATE_KEYS "extensions, source, compile, run, image, zygote"
-/* Where templates look for their interpreters and compilers. */
-#define TEMPLATE_PATH "/usr/local/bin:/usr/bin:/bin"
 
 static bool valid_env_name(const char *s)
 {
@@ -199,7 +197,7 @@ static bool command_found(const char *cmd)
     if (strchr(cmd, '/'))
         return cmd[0] != '/' || is_exec_file(cmd);
 
-    for (const char *p = TEMPLATE_PATH; *p;) {
+    for (const char *p = CORE_TEMPLATE_PATH; *p;) {
         size_t n = strcspn(p, ":");
         int len = snprintf(path, sizeof path, "%.*s/%s", (int)n, p, cmd);
         if (len > 0 && (size_t)len < sizeof path && is_exec_file(path))
@@ -225,8 +223,8 @@ static int finish_template(loader *ld)
         t->source = NULL;
         return core_cfg_nomem(ld);
     }
-    t->available = command_found(t->run[0]) &&
-                   (!t->compile || command_found(t->compile[0]));
+    t->missing = !command_found(t->run[0]) ? t->run[0]
+               : t->compile && !command_found(t->compile[0]) ? t->compile[0] : NULL;
     return SBX_OK;
 }
 

@@ -1,6 +1,7 @@
 /* core/context.c - the context: configuration, providers, templates */
 #include "config.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -316,4 +317,42 @@ const char *sbx_template_extensions(const sbx_template *t)
         off += n;
     }
     return buf;
+}
+
+bool sbx_template_usable(const sbx_ctx *ctx, const sbx_template *t, const char *provider,
+                         char *why, size_t why_size)
+{
+    char dummy[1];
+    const struct sbx_provider *p;
+    const core_template_conf *tc = tconf(t);
+
+    if (!why || !why_size) {
+        why = dummy;
+        why_size = sizeof dummy;
+    }
+    why[0] = '\0';
+    if (!ctx || !t || !provider) {
+        snprintf(why, why_size, "no template or provider given");
+        return false;
+    }
+    if (!(p = core_provider_get(ctx, provider))) {
+        snprintf(why, why_size, "%s", core_error_tls()->message);
+        core_error_clear();
+        return false;
+    }
+    if (p->desc.flags & SBX_PROVIDER_F_HOST_ROOT) {
+        if (tc->missing) {
+            snprintf(why, why_size, "%s is not on the host (looked in " CORE_TEMPLATE_PATH ")",
+                     tc->missing);
+            return false;
+        }
+        snprintf(why, why_size, "runs the host's %s", tc->compile ? tc->compile[0] : tc->run[0]);
+        return true;
+    }
+    /* An image is the provider's to find or pull when a sandbox starts. */
+    if (tc->image)
+        snprintf(why, why_size, "runs image %s (not checked before a run)", tc->image);
+    else
+        snprintf(why, why_size, "runs the provider's default image (not checked before a run)");
+    return true;
 }

@@ -143,6 +143,9 @@ typedef struct core_provider_conf {
     uint64_t unenforced_ok;
 } core_provider_conf;
 
+/* Where templates look for their interpreters and compilers on the host. */
+#define CORE_TEMPLATE_PATH "/usr/local/bin:/usr/bin:/bin"
+
 /* templates.d/NAME.ini */
 typedef struct core_template_conf {
     char *name;
@@ -155,7 +158,8 @@ typedef struct core_template_conf {
     char **zygote;          /* NULL-terminated: interpreter, modules to preload; or NULL */
     sbx_kv_v1 *env;         /* extra environment (owned strings) */
     size_t n_env;
-    bool available;         /* false when its first run word is not found on the host */
+    const char *missing;    /* its compiler or interpreter when not on the host (in
+                               compile or run), else NULL */
 } core_template_conf;
 
 /* pools.d/NAME.ini, or pool.NAME.KEY overrides.  The settings are kept as

@@ -61,20 +61,38 @@ static json_t *reason(const sbx_result *r)
     return s ? s : json_null();
 }
 
+/* The compile step: null when none ran, else its status, time and
+ * output; NULL on ENOMEM. */
+static json_t *compile_json(const sbx_result *r)
+{
+    json_t *c;
+
+    if (!r->compiled)
+        return json_null();
+    c = json_pack("{s:s, s:I}", "status", sbx_run_status_name(r->compile_status),
+                  "time_ns", (json_int_t)r->compile_ns);
+    if (c && (set_bytes(c, "stdout", &r->compile_out) || set_bytes(c, "stderr", &r->compile_err))) {
+        json_decref(c);
+        return NULL;
+    }
+    return c;
+}
+
 char *sbx_result_to_json(const sbx_result *r)
 {
-    json_t *o, *t;
+    json_t *o, *t, *c = NULL;
     char *text = NULL;
 
     if (!r)
         return NULL;
     o = json_object();
-    t = json_pack("{s:I, s:I, s:I, s:I}",
+    t = json_pack("{s:I, s:I, s:I, s:I, s:I}",
                   "create", (json_int_t)r->timing[SBX_TIMING_CREATE],
                   "start", (json_int_t)r->timing[SBX_TIMING_START],
+                  "compile", (json_int_t)r->timing[SBX_TIMING_COMPILE],
                   "exec", (json_int_t)r->timing[SBX_TIMING_EXEC],
                   "total", (json_int_t)r->timing[SBX_TIMING_TOTAL]);
-    if (!o || !t)
+    if (!o || !t || !(c = compile_json(r)))
         goto out;
     if (json_object_set_new(o, "status", json_string(sbx_run_status_name(r->status))) ||
         json_object_set_new(o, "exit_code", r->exit_code < 0 ? json_null()
@@ -92,10 +110,12 @@ char *sbx_result_to_json(const sbx_result *r)
         json_object_set_new(o, "error", r->error ? json_string(r->error) : json_null()) ||
         json_object_set_new(o, "error_code", json_integer(r->error_code)) ||
         json_object_set_new(o, "unenforced_limits", core_limit_names_json(r->unenforced)) ||
-        json_object_set_new(o, "unenforced_reason", reason(r)))
+        json_object_set_new(o, "unenforced_reason", reason(r)) ||
+        json_object_set(o, "compile", c))
         goto out;
     text = json_dumps(o, JSON_COMPACT | JSON_ENSURE_ASCII);
 out:
+    json_decref(c);
     json_decref(t);
     json_decref(o);
     return text;

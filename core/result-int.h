@@ -19,7 +19,7 @@ struct sbx_result {
     int signal;
     core_buf out, err;
     bool out_truncated, err_truncated;
-    uint64_t timing[4];       /* indexed by sbx_timing */
+    uint64_t timing[5];       /* indexed by sbx_timing */
     int64_t cpu_ns;
     int64_t peak_memory;
     char *provider;
@@ -32,6 +32,7 @@ struct sbx_result {
     bool compiled;            /* a template's compile step ran */
     sbx_run_status compile_status; /* its own status (before COMPILE_ERROR) */
     uint64_t compile_ns;      /* how long it ran */
+    core_buf compile_out, compile_err; /* what it wrote */
 };
 
 /* A zeroed result with unknown figures at -1; NULL on ENOMEM. */

@@ -67,6 +67,8 @@ void sbx_result_free(sbx_result *r)
         return;
     core_buf_free(&r->out);
     core_buf_free(&r->err);
+    core_buf_free(&r->compile_out);
+    core_buf_free(&r->compile_err);
     free(r->provider);
     free(r->sandbox_id);
     free(r->error);
@@ -101,7 +103,7 @@ bool sbx_result_stderr_truncated(const sbx_result *r) { return r && r->err_trunc
 
 uint64_t sbx_result_timing(const sbx_result *r, sbx_timing which)
 {
-    if (!r || (unsigned)which > SBX_TIMING_TOTAL)
+    if (!r || (unsigned)which > SBX_TIMING_COMPILE)
         return 0;
     return r->timing[which];
 }
@@ -128,4 +130,23 @@ bool sbx_result_compile(const sbx_result *r, sbx_run_status *status, uint64_t *n
     if (ns)
         *ns = r->compile_ns;
     return true;
+}
+
+static const void *buf_bytes(const core_buf *b, size_t *len)
+{
+    if (len)
+        *len = b->len;
+    return b->data ? (const void *)b->data : (const void *)"";
+}
+
+const void *sbx_result_compile_stdout(const sbx_result *r, size_t *len)
+{
+    static const core_buf none;
+    return buf_bytes(r ? &r->compile_out : &none, len);
+}
+
+const void *sbx_result_compile_stderr(const sbx_result *r, size_t *len)
+{
+    static const core_buf none;
+    return buf_bytes(r ? &r->compile_err : &none, len);
 }

@@ -154,9 +154,16 @@ static int create_on(sbx_ctx *ctx, struct sbx_provider *p, const sbx_create_opts
     sbx_create_spec_v1 spec;
     core_kvlist labels = {0}, env = {0};
     sbx_sandbox *sb;
+    bool host_root = p->desc.flags & SBX_PROVIDER_F_HOST_ROOT;
     int rc;
 
     *backend_failed = false;
+    /* A provider on the host's own directories cannot run an image name:
+     * refused, never ignored (its templates use the host's runtimes). */
+    if (host_root && o && o->image && o->image[0] != '/')
+        return core_error_set(SBX_E_NOTSUP, p->name, "provider %s cannot run image '%s': it runs "
+                              "on the host's system directories and takes only an image "
+                              "directory (an absolute path)", p->name, o->image);
     if (!(sb = sandbox_alloc(ctx, p)))
         return SBX_E_NOMEM;
     memcpy(sb->limits, limits, sizeof sb->limits);
@@ -175,7 +182,7 @@ static int create_on(sbx_ctx *ctx, struct sbx_provider *p, const sbx_create_opts
     memset(&spec, 0, sizeof spec);
     spec.struct_size = sizeof spec;
     spec.template_name = tmpl ? tmpl->name : NULL;
-    spec.image = (o && o->image) ? o->image : (tmpl ? tmpl->image : NULL);
+    spec.image = (o && o->image) ? o->image : (tmpl && !host_root ? tmpl->image : NULL);
     limits_to_v1(limits, &spec.limits);
     spec.network = o ? o->network : SBX_NET_NONE;
     spec.persistent = o && o->persistent;
@@ -663,7 +670,7 @@ static int exec_code(sbx_sandbox *sb, const sbx_exec_opts *o, sbx_result *r)
          * callback as a program's would, and is kept in the result only
          * when it fails. */
         sbx_exec_opts copts = {0};
-        uint64_t t0 = r->timing[SBX_TIMING_EXEC];
+        uint64_t start0 = r->timing[SBX_TIMING_START], exec0 = r->timing[SBX_TIMING_EXEC];
         copts.cwd = o->cwd;
         copts.timeout_ns = o->compile_timeout_ns ? o->compile_timeout_ns : o->timeout_ns;
         copts.cb = o->cb;
@@ -674,7 +681,16 @@ static int exec_code(sbx_sandbox *sb, const sbx_exec_opts *o, sbx_result *r)
                   &src, NULL, r);
         r->compiled = true;
         r->compile_status = r->status;
-        r->compile_ns = r->timing[SBX_TIMING_EXEC] - t0;
+        /* The compile step is a phase of its own, not the program's. */
+        r->compile_ns = r->timing[SBX_TIMING_START] - start0 + r->timing[SBX_TIMING_EXEC] - exec0;
+        r->timing[SBX_TIMING_COMPILE] = r->compile_ns;
+        r->timing[SBX_TIMING_START] = start0;
+        r->timing[SBX_TIMING_EXEC] = exec0;
+        if (core_buf_append(&r->compile_out, r->out.data, r->out.len) != SBX_OK ||
+            core_buf_append(&r->compile_err, r->err.data, r->err.len) != SBX_OK) {
+            core_kvlist_free(&env);
+            return core_error_set(SBX_E_NOMEM, NULL, "out of memory");
+        }
         if (r->status != SBX_RUN_OK) {
             if (r->status != SBX_RUN_SANDBOX_ERROR) {
                 char msg[128];

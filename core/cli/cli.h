@@ -176,6 +176,9 @@ int cli_req_parse(cli_req *req, unsigned which, int argc, char **argv,
 void cli_req_free(cli_req *req);
 /* Fill create options from @req; on failure reports and returns false. */
 bool cli_req_create_opts(const cli_req *req, sbx_create_opts *o);
+/* cli_lib_error for a create (or run) of @req: an --image the provider
+ * cannot run is the caller's mistake, named as the option (exit 2). */
+int cli_req_create_error(const cli_req *req, const sbx_ctx *ctx, int code, const char *what);
 /* Build exec options (code/argv/shell, env, cwd, files, stdin, timeout,
  * streaming).  @rest_is_file: rest[0] is a FILE to run (run only).
  * Returns -1 when built, else the exit status to return. */

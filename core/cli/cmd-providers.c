@@ -3,6 +3,7 @@
 
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <jansson.h>
@@ -225,47 +226,125 @@ static void templates_help(void)
 {
     fputs(
 "Usage: polysandbox templates [--json]\n"
-"List the language templates and the file extensions each one runs.\n"
+"List the language templates: the file extensions each one runs, whether\n"
+"it has a compile step, and for each enabled provider whether it is usable\n"
+"there and why not (the provider is unavailable, or the compiler or\n"
+"interpreter is missing on the host for a provider that runs on it).\n"
 "\n"
-"      --json             print a JSON array\n"
+"      --json             print a JSON array: name, extensions, compiled and\n"
+"                         providers {NAME: {usable, reason}}\n"
 "  -h, --help             show this help\n",
         stdout);
+}
+
+/* The enabled providers' names, NULL-terminated (transfer container), or
+ * NULL on ENOMEM. */
+static const char **enabled_providers(sbx_ctx *ctx)
+{
+    size_t n = sbx_ctx_provider_count(ctx), k = 0;
+    const char **v = calloc(n + 1, sizeof *v);
+
+    for (size_t i = 0; v != NULL && i < n; i++) {
+        const sbx_provider *p = sbx_ctx_provider(ctx, i);
+        if (sbx_provider_get_state(p) != SBX_PROVIDER_DISABLED)
+            v[k++] = sbx_provider_name(p);
+    }
+    return v;
+}
+
+/* {NAME: {usable, reason}} of @t on @names. */
+static json_t *usable_json(sbx_ctx *ctx, const sbx_template *t, const char **names)
+{
+    json_t *o = json_object();
+    char why[1024];
+
+    for (size_t i = 0; o != NULL && names[i] != NULL; i++) {
+        bool ok = sbx_template_usable(ctx, t, names[i], why, sizeof why);
+        if (json_object_set_new(o, names[i], json_pack("{s:b, s:s}", "usable", ok,
+                                                       "reason", why)) != 0) {
+            json_decref(o);
+            o = NULL;
+        }
+    }
+    return o;
+}
+
+static int templates_json(sbx_ctx *ctx, const char **names)
+{
+    json_t *arr = json_array();
+
+    for (size_t i = 0; arr != NULL && i < sbx_ctx_template_count(ctx); i++) {
+        const sbx_template *t = sbx_ctx_template(ctx, i);
+        json_t *o = cli_template_json(t);
+        if (o == NULL ||
+            json_object_set_new(o, "compiled", json_boolean(sbx_template_compiled(t))) ||
+            json_object_set_new(o, "providers", usable_json(ctx, t, names))) {
+            json_decref(o);
+            o = NULL;
+        }
+        if (o == NULL || json_array_append_new(arr, o) != 0) {   /* (takes o) */
+            json_decref(arr);
+            arr = NULL;
+        }
+    }
+    return cli_print_json(arr);
+}
+
+/* A table, a column per enabled provider, then why each "no" is one. */
+static int templates_table(sbx_ctx *ctx, const char **names)
+{
+    size_t n = sbx_ctx_template_count(ctx), nos = 0;
+    char why[1024];
+
+    printf("%-12s %-16s %-8s", "NAME", "EXTENSIONS", "COMPILE");
+    for (size_t j = 0; names[j] != NULL; j++)
+        printf(" %-10s", names[j]);
+    printf("\n");
+    for (size_t i = 0; i < n; i++) {
+        const sbx_template *t = sbx_ctx_template(ctx, i);
+        const char *ext = sbx_template_extensions(t);
+        printf("%-12s %-16s %-8s", sbx_template_name(t), ext && *ext ? ext : "-",
+               sbx_template_compiled(t) ? "yes" : "no");
+        for (size_t j = 0; names[j] != NULL; j++) {
+            bool ok = sbx_template_usable(ctx, t, names[j], NULL, 0);
+            printf(" %-10s", ok ? "usable" : "no");
+            nos += !ok;
+        }
+        printf("\n");
+    }
+    if (n == 0)
+        printf("(no templates configured)\n");
+    if (names[0] == NULL)
+        printf("(no provider enabled)\n");
+    if (nos > 0)
+        printf("\n");
+    for (size_t i = 0; nos > 0 && i < n; i++) {
+        const sbx_template *t = sbx_ctx_template(ctx, i);
+        for (size_t j = 0; names[j] != NULL; j++)
+            if (!sbx_template_usable(ctx, t, names[j], why, sizeof why))
+                printf("%s on %s: %s\n", sbx_template_name(t), names[j], why);
+    }
+    return fflush(stdout) == 0 ? CLI_EXIT_OK : CLI_EXIT_ERROR;
 }
 
 int cli_cmd_templates(cli_global *g, int argc, char **argv)
 {
     bool json = false;
+    const char **names;
     sbx_ctx *ctx;
-    size_t n;
     int rc = parse("templates", argc, argv, templates_help, &json, NULL);
 
     if (rc >= 0)
         return rc;
     if ((ctx = cli_ctx_new(g)) == NULL)
         return CLI_EXIT_ERROR;
-    n = sbx_ctx_template_count(ctx);
-    if (json) {
-        json_t *arr = json_array();
-        for (size_t i = 0; arr != NULL && i < n; i++) {
-            json_t *o = cli_template_json(sbx_ctx_template(ctx, i));
-            if (o == NULL || json_array_append_new(arr, o) != 0) {
-                json_decref(arr);
-                arr = NULL;
-            }
-        }
-        rc = cli_print_json(arr);
-    } else {
-        printf("%-16s %s\n", "NAME", "EXTENSIONS");
-        for (size_t i = 0; i < n; i++) {
-            const sbx_template *t = sbx_ctx_template(ctx, i);
-            const char *ext = sbx_template_extensions(t);
-            printf("%-16s %s\n", sbx_template_name(t),
-                   ext && *ext ? ext : "-");
-        }
-        if (n == 0)
-            printf("(no templates configured)\n");
-        rc = fflush(stdout) == 0 ? CLI_EXIT_OK : CLI_EXIT_ERROR;
+    if ((names = enabled_providers(ctx)) == NULL) {
+        cli_err("out of memory");
+        sbx_ctx_free(ctx);
+        return CLI_EXIT_ERROR;
     }
+    rc = json ? templates_json(ctx, names) : templates_table(ctx, names);
+    free(names);
     sbx_ctx_free(ctx);
     return rc;
 }

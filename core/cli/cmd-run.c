@@ -127,7 +127,7 @@ int cli_cmd_run(cli_global *g, int argc, char **argv)
     }
     rc = sbx_run(ctx, co, xo, &r);
     if (rc != SBX_OK) {
-        rc = cli_lib_error(ctx, rc, "run");
+        rc = cli_req_create_error(&req, ctx, rc, "run");
         goto out;
     }
     rc = cli_report_result(&req, g, r);

@@ -83,7 +83,7 @@ int cli_cmd_create(cli_global *g, int argc, char **argv)
     else
         rc = sbx_sandbox_create(ctx, co, &sb);
     if (rc != SBX_OK) {
-        rc = cli_lib_error(ctx, rc, "create");
+        rc = cli_req_create_error(&req, ctx, rc, "create");
         goto out;
     }
     if (!print_created(&req, sb, created)) {

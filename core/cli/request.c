@@ -346,3 +346,18 @@ const char cli_help_limits[] =
 "      --output-limit SIZE  cap of stdout and of stderr each\n"
 "      --network none|host  network policy (host is unsafe)\n"
 "  -h, --help             show this help\n";
+
+int cli_req_create_error(const cli_req *req, const sbx_ctx *ctx, int code, const char *what)
+{
+    const sbx_error *e = ctx ? sbx_ctx_last_error(ctx) : NULL;
+    const char *msg = e ? sbx_error_message(e) : NULL;
+    char opt[512];
+
+    /* (the refusal names the image; another NOTSUP is not about it) */
+    if (code != SBX_E_NOTSUP || req->image == NULL || msg == NULL ||
+        strstr(msg, req->image) == NULL)
+        return cli_lib_error(ctx, code, what);
+    snprintf(opt, sizeof opt, "%s: --image %s", what, req->image);
+    cli_lib_error(ctx, code, opt);
+    return CLI_EXIT_USAGE;
+}

@@ -77,7 +77,7 @@ static void split(srv_capture *cap)
     cap->run = (srv_phase){ true, out, err, cap->mix.data ? cap->mix.data + c_out + c_err : NULL,
                             out_len, err_len,
                             cap->mix.len > c_out + c_err ? cap->mix.len - c_out - c_err : 0,
-                            exec_ns > c_ns ? exec_ns - c_ns : 0 };
+                            exec_ns };
     /* Output that reached the result without the callback (a provider
      * that does not stream still calls it; this is a guard). */
     if (cap->run.mix_len < out_len + err_len) {

@@ -226,15 +226,17 @@ static int local_create(void *prov, const sbx_create_spec_v1 *spec, void **sbp, 
                                       i, spec->env[i].key ? spec->env[i].key : "(null)");
 
     /* An image that is an absolute path is a root file system directory
-     * (checked here, shown read-only as /); other image names are for
-     * container providers: we show the host's system directories. */
+     * (checked here, shown read-only as /); an image name is refused,
+     * never ignored: we cannot pull or run one (the core passes no
+     * template's image to a SBX_PROVIDER_F_HOST_ROOT provider). */
+    if (spec->image && *spec->image && spec->image[0] != '/')
+        return p->host->set_error(p->h, SBX_E_NOTSUP, "provider local cannot run image '%s': it "
+                                  "runs on the host's system directories and takes only an "
+                                  "image directory (an absolute path)", spec->image);
     char *rootfs = NULL;
     int rr = lcl_layout_rootfs(p, spec->image, &rootfs);
     if (rr)
         return rr;
-    if (!rootfs && spec->image && *spec->image)
-        p->host->log(p->h, SBX_LOG_INFO, "image '%s' ignored: the local provider uses the host's "
-                     "system directories", spec->image);
 
     struct lcl_sb *sb = calloc(1, sizeof *sb);
     if (!sb) {
@@ -514,6 +516,7 @@ static const sbx_provider_ops_v1 local_ops = {
     .exec_zygote = local_exec_zygote,
 };
 
-SBX_PROVIDER_DEFINE("local", PACKAGE_VERSION,
-                    "Linux namespaces, cgroups and seccomp on this host",
-                    "MIT", LCL_CAPS, config_keys, NULL, &local_ops);
+SBX_PROVIDER_DEFINE_FLAGS("local", PACKAGE_VERSION,
+                          "Linux namespaces, cgroups and seccomp on this host",
+                          "MIT", LCL_CAPS, SBX_PROVIDER_F_HOST_ROOT, config_keys, NULL,
+                          &local_ops);

@@ -7,7 +7,7 @@ plan 10
 fields='["status", "exit_code", "signal", "stdout", "stdout_encoding",
  "stdout_truncated", "stderr", "stderr_encoding", "stderr_truncated",
  "timings_ns", "cpu_ns", "peak_memory_bytes", "provider", "sandbox_id",
- "error", "error_code"]'
+ "error", "error_code", "compile"]'
 
 cli run --json --lang python -c 'print(6*7)'
 check "--json: exit 0" is_rc 0
@@ -15,8 +15,8 @@ check "--json: stdout is exactly one JSON object" \
     json_check 'isinstance(j, dict)'
 check "--json: every field is there" \
     json_check "all(k in j for k in $fields)"
-check "--json: timings has create, start, exec, total" \
-    json_check 'all(k in j["timings_ns"] for k in ("create", "start", "exec", "total"))'
+check "--json: timings has create, start, compile, exec, total" \
+    json_check 'all(k in j["timings_ns"] for k in ("create", "start", "compile", "exec", "total"))'
 check "--json: status ok, stdout 42, provider local" \
     json_check 'j["status"] == "ok" and j["exit_code"] == 0 and j["stdout"] == "42\n" and j["provider"] == "local"'
 check "--json: nothing on stderr for an ok run" eval '[ ! -s "$tmp/err" ]'

@@ -279,7 +279,7 @@ if [ "$HOSTILE_PROVIDER" = docker ]; then
     why="an image that is a directory is the local provider's (the docker provider's are the daemon's)"
     skip "image directory: it is the root, read-only, with a writable /work and /tmp" "$why"
     skip "image directory: a private host tree (/etc) is refused" "$why"
-    skip "image name that is not a path: ignored, the host's directories are shown" "$why"
+    skip "image name that is not a path: refused (exit 2), never ignored" "$why"
 else
 rootfs="$tmp/rootfs"
 mkdir -p "$rootfs/bin" "$rootfs/etc" && cp /bin/sh "$rootfs/bin/sh" &&
@@ -298,10 +298,11 @@ else not_ok "image directory: it is the root, read-only, with a writable /work a
 if "$PS" run -t 10s --image /etc -- /bin/true </dev/null >/dev/null 2>&1; then
     not_ok "image directory: a private host tree (/etc) is refused"
 else ok "image directory: a private host tree (/etc) is refused"; fi
-"$PS" run --json -t 10s --image gcc:12 -- sh -c 'test -e /usr/bin/python3 && echo host' </dev/null >"$tmp/out.json" 2>"$tmp/err"
-got=$(jget "$tmp/out.json" stdout)
-if [ "$got" = host ]; then ok "image name that is not a path: ignored, the host's directories are shown"
-else not_ok "image name that is not a path: ignored, the host's directories are shown" "got '$got'" "stderr: $(head -c 300 "$tmp/err" | tr '\n' ' ')"; fi
+"$PS" run --json -t 10s --image gcc:12 -- sh -c 'echo ran' </dev/null >"$tmp/out.json" 2>"$tmp/err"
+st=$?
+if [ "$st" = 2 ] && [ ! -s "$tmp/out.json" ] && grep -q -- '--image gcc:12' "$tmp/err"; then
+    ok "image name that is not a path: refused (exit 2), never ignored"
+else not_ok "image name that is not a path: refused (exit 2), never ignored" "status $st, stdout '$(head -c 300 "$tmp/out.json")'" "stderr: $(head -c 300 "$tmp/err" | tr '\n' ' ')"; fi
 fi
 
 # Binary output with NUL bytes, byte for byte (raw mode, no JSON).

@@ -733,16 +733,18 @@ static void test_templates(void)
     ok(t && strstr(t->file, f) != NULL, "the template's file");
     if (access("/usr/bin/cc", X_OK) == 0 || access("/usr/local/bin/cc", X_OK) == 0 ||
         access("/bin/cc", X_OK) == 0)
-        ok(t && t->available, "available: the compiler is on the host, ./main is built");
+        ok(t && !t->missing, "available: the compiler is on the host, ./main is built");
     else
         ok(1, "available with a compiler # SKIP no cc on this host");
     t = tmpl("sh");
-    ok(t && t->available && strcmp(t->source, "main.sh") == 0 && !t->compile &&
+    ok(t && !t->missing && strcmp(t->source, "main.sh") == 0 && !t->compile &&
        !t->image && t->n_env == 0, "sh: available, source defaults to main.sh");
     t = tmpl("nope");
-    ok(t && !t->available, "a template whose command is missing is unavailable");
+    ok(t && t->missing && strcmp(t->missing, t->run[0]) == 0,
+       "a template whose command is missing is unavailable, and says which");
     t = tmpl("c++");
-    ok(t && !t->available, "a template whose compiler is missing is unavailable");
+    ok(t && t->missing && strcmp(t->missing, t->compile[0]) == 0,
+       "a template whose compiler is missing is unavailable, and says which");
 
     struct {
         const char *text, *what, *a, *b;
@@ -865,16 +867,18 @@ static void test_shipped(void)
     int rc = load(path, NULL);
     ok(rc == SBX_OK && limits_are_default() && !cfg.default_provider,
        "etc/ loads and its limits are the built-in ones (%s)", msg());
-    static const char *const langs[] = { "bash", "c", "cpp", "node", "python", "sh", NULL };
+    static const char *const langs[] = { "bash", "c", "cpp", "go", "java", "lua", "node", "perl",
+                                         "php", "python", "r", "ruby", "rust", "sh",
+                                         "typescript", NULL };
     bool all = true;
     for (size_t i = 0; langs[i]; i++)
         all = all && tmpl(langs[i]);
-    ok(rc == SBX_OK && all && cfg.n_templates == 6, "etc/templates.d has the six templates");
+    ok(rc == SBX_OK && all && cfg.n_templates == 15, "etc/templates.d has the 15 templates");
     const core_template_conf *t = tmpl("python");
     ok(t && t->n_env == 2 && strcmp(t->source, "main.py") == 0 &&
        strcmp(t->run[0], "python3") == 0, "the python template");
     t = tmpl("sh");
-    ok(t && t->available, "the sh template is available");
+    ok(t && !t->missing, "the sh template is available");
     t = tmpl("c");
     ok(t && t->compile && strcmp(t->run[0], "./main") == 0, "the c template compiles");
 
@@ -882,7 +886,7 @@ static void test_shipped(void)
     rc = load(path, NULL);
     const core_provider_conf *p = prov("local");
     ok(rc == SBX_OK && cfg.default_provider && strcmp(cfg.default_provider, "local") == 0 &&
-       limits_are_default() && p && p->enabled && p->file[0] == '/' && cfg.n_templates == 6,
+       limits_are_default() && p && p->enabled && p->file[0] == '/' && cfg.n_templates == 15,
        "tests/config loads: default local, local.ini, the templates (%s)", msg());
     /* What no sandbox may show (host->private_paths): the directory in
      * use and the built-in one, the state directories, every provider

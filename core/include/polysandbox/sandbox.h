@@ -248,6 +248,22 @@ SBX_API const char *sbx_template_extensions(const sbx_template *t);
 /** sbx_template_compiled: true when @t has a compile step (its source is
  * compiled before each run, see sbx_result_compile).  Since: 0.2 */
 SBX_API bool sbx_template_compiled(const sbx_template *t);
+/**
+ * sbx_template_usable:
+ * @provider: the name of a provider of @ctx
+ * @why: (out caller-allocates) (optional): @why_size bytes for why not,
+ *   or, when usable, what it runs ("runs the host's g++", "runs image
+ *   gcc:12 (not checked before a run)")
+ *
+ * Whether @t can run on @provider: false when the provider is unknown,
+ * disabled or unavailable (its reason), or when it runs on the host's
+ * own system directories (as the local provider does) and the
+ * template's compiler or interpreter is not on the host.  An image is
+ * not looked for (a provider finds or pulls it when a sandbox starts).
+ * May load @provider.  Since: 0.2
+ */
+SBX_API bool sbx_template_usable(const sbx_ctx *ctx, const sbx_template *t,
+                                 const char *provider, char *why, size_t why_size);
 
 /* ---- limits ----------------------------------------------------------- */
 
@@ -654,12 +670,16 @@ SBX_API int sbx_gc(sbx_ctx *ctx, const char *provider, unsigned flags,
 
 /* ---- results ---------------------------------------------------------- */
 
-/** Timings of a result, nanoseconds.  Since: 0.1 */
+/** Timings of a result, nanoseconds: the phases create, start, compile
+ * and exec follow one another and do not overlap.  Since: 0.1 */
 typedef enum sbx_timing {
     SBX_TIMING_CREATE = 0,  /* creating the sandbox (0 for a plain exec) */
     SBX_TIMING_START = 1,   /* from exec request to the command running */
-    SBX_TIMING_EXEC = 2,    /* the command running */
-    SBX_TIMING_TOTAL = 3    /* everything, destroy included */
+    SBX_TIMING_EXEC = 2,    /* the command running (a template's program,
+                               its compile step apart since 0.2) */
+    SBX_TIMING_TOTAL = 3,   /* everything, destroy included */
+    SBX_TIMING_COMPILE = 4  /* a template's compile step, its start
+                               included; 0 when none ran.  Since: 0.2 */
 } sbx_timing;
 
 SBX_API void sbx_result_free(sbx_result *r);
@@ -705,20 +725,35 @@ SBX_API const char *sbx_result_unenforced_reason(const sbx_result *r);
  *   when it succeeded; when it failed (the result's status is then
  *   SBX_RUN_COMPILE_ERROR and its output is the compiler's) how it
  *   failed: SBX_RUN_NONZERO_EXIT, SBX_RUN_TIMEOUT, ...
- * @ns: (out) (optional): how long the compile step ran, nanoseconds (it
- *   is counted in SBX_TIMING_EXEC too)
+ * @ns: (out) (optional): how long the compile step ran, nanoseconds
+ *   (SBX_TIMING_COMPILE; not counted in SBX_TIMING_START or _EXEC)
  *
  * Returns false, leaving the outs alone, when no compile step ran (the
  * template has none, or the run was not of code).  Since: 0.2
  */
 SBX_API bool sbx_result_compile(const sbx_result *r, sbx_run_status *status, uint64_t *ns);
 /**
+ * sbx_result_compile_stdout:
+ * sbx_result_compile_stderr:
+ * @len: (out): the length in bytes
+ *
+ * What the compile step wrote (transfer none, valid while @r is; not
+ * NUL-terminated, maybe with NULs), kept whether it succeeded or not; ""
+ * with *@len 0 when no compile step ran.  When it failed, the result's
+ * own stdout and stderr hold the same bytes.  Since: 0.2
+ */
+SBX_API const void *sbx_result_compile_stdout(const sbx_result *r, size_t *len);
+SBX_API const void *sbx_result_compile_stderr(const sbx_result *r, size_t *len);
+/**
  * sbx_result_to_json:
  * One JSON object holding every field (transfer full, free()).  Output
  * that is not valid UTF-8 is base64 with "stdout_encoding": "base64".
  * "unenforced_limits" lists the limits the sandbox ran without (names,
  * [] when none) and "unenforced_reason" says why (null when none); both
- * since 0.2.
+ * since 0.2.  Since 0.2 too: "timings_ns" has "compile", and "compile"
+ * is null when no compile step ran, else {"status", "time_ns", "stdout",
+ * "stdout_encoding", "stderr", "stderr_encoding"}: the compile step's
+ * own status ("ok" when it succeeded) and output.
  */
 SBX_API char *sbx_result_to_json(const sbx_result *r);
 

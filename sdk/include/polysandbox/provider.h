@@ -380,6 +380,13 @@ typedef struct sbx_provider_ops_v1 {
 
 /** Descriptor flags.  Since: 0.1 */
 #define SBX_PROVIDER_F_GLOBAL_SYMBOLS (UINT64_C(1) << 0) /* dlopen RTLD_GLOBAL */
+/* Since 0.2: commands run on the host's own system directories, not in an
+ * image: a template is usable when its compiler and interpreter are on
+ * the host, and sbx_create_spec_v1.image is only ever an absolute path
+ * (a root file system directory).  The core passes no template image to
+ * such a provider and refuses a caller's image name that is not a path
+ * (an older core passes both through). */
+#define SBX_PROVIDER_F_HOST_ROOT (UINT64_C(1) << 1)
 
 /**
  * sbx_provider_v1:
@@ -427,12 +434,23 @@ typedef struct sbx_provider_v1 {
  */
 #define SBX_PROVIDER_DEFINE(name_, version_, description_, license_, caps_, \
                             keys_, secrets_, ops_)                          \
+    SBX_PROVIDER_DEFINE_FLAGS(name_, version_, description_, license_,      \
+                              caps_, 0, keys_, secrets_, ops_)
+
+/**
+ * SBX_PROVIDER_DEFINE_FLAGS:
+ * @flags_: SBX_PROVIDER_F_* mask
+ *
+ * SBX_PROVIDER_DEFINE with descriptor flags.  Since: 0.2
+ */
+#define SBX_PROVIDER_DEFINE_FLAGS(name_, version_, description_, license_,  \
+                                  caps_, flags_, keys_, secrets_, ops_)     \
     SBX_PROVIDER_EXPORT extern const sbx_provider_v1 sandbox_provider_v1;  \
     SBX_PROVIDER_EXPORT const sbx_provider_v1 sandbox_provider_v1 = {      \
         SBX_PROVIDER_MAGIC, SBX_ABI_MAJOR, SBX_ABI_MINOR,                   \
         (uint32_t)sizeof(sbx_provider_v1),                                  \
         (uint32_t)sizeof(sbx_provider_ops_v1),                              \
-        (name_), (version_), (description_), (license_), (caps_), 0,       \
+        (name_), (version_), (description_), (license_), (caps_), (flags_), \
         (keys_), (secrets_), (ops_), {0, 0}}
 
 #ifdef __cplusplus
