@@ -5,7 +5,8 @@
  * template's source.  The template's words follow when they name the
  * source the plain ways (main.py, main, ./main); a template that names it
  * any other way keeps its own name, since a half-renamed command would
- * run or compile the wrong file.
+ * run or compile the wrong file, and so does a source not called main.*
+ * (a name the language may demand, as Java's Main.java).
  */
 #include "config.h"
 
@@ -67,8 +68,11 @@ int core_source_rename(const char *src, char *const *compile, char *const *run,
     bool nomem = false;
 
     *compile_out = *run_out = NULL;
-    /* no extension to cut a stem at, or a name of another kind: keep */
-    if (!ext || ext == src || n_name <= n_ext || strcmp(name + n_name - n_ext, ext))
+    /* no extension to cut a stem at, or a name of another kind: keep.
+     * Only a source called main.* is a mere default: another name may be
+     * what the language demands (Java's Main.java for class Main). */
+    if (!ext || ext == src || (size_t)(ext - src) != 4 || strncmp(src, "main", 4) ||
+        n_name <= n_ext || strcmp(name + n_name - n_ext, ext))
         return SBX_E_NOTSUP;
     if (!(stem = strndup(src, (size_t)(ext - src))) ||
         !(new_stem = strndup(name, n_name - n_ext))) {
