@@ -99,8 +99,17 @@ header() {
     sed -n "s/^$1: *//Ip" "$tmp/headers" | tr -d '\r' | head -n 1
 }
 # json_check_file FILE PYTHON-EXPR: json_check on FILE.
+# t_of(MESSAGES, TEXT) in EXPR: the time of the WebSocket data message
+# with which the output so far first holds TEXT (output comes in pieces).
 json_check_file() {
     "$PY" -c 'import json, sys, base64
+def t_of(msgs, want):
+    acc = ""
+    for m in msgs:
+        acc += m["data"]["data"]
+        if want in acc:
+            return m["t"]
+    return None
 j = json.load(open(sys.argv[1]))
 sys.exit(0 if eval(sys.argv[2]) else 1)' "$1" "$2"
 }

@@ -24,7 +24,8 @@ ws() {
 # wj EXPR: EXPR holds of the session's record; if not, the record is shown.
 wj() {
     json_check_file "$tmp/ws.json" "$1" && return 0
-    head -c 4000 "$tmp/ws.json" | fold -w 200 | sed 's/^/# ws: /'
+    # (a last line without its newline would swallow the "not ok" after it)
+    { head -c 4000 "$tmp/ws.json"; echo; } | fold -w 200 | sed 's/^/# ws: /'
     return 1
 }
 types='[m["data"]["type"] for m in j["messages"]]'
@@ -61,7 +62,7 @@ ws /api/v2/connect "$(pinit python '"import time\ntime.sleep(5)"')" @200 '{"type
 check "piston: an invalid signal: 4005" wj "j['close']['code'] == 4005"
 ws /api/v2/connect "$(pinit python '"import sys\nfor line in sys.stdin:\n    print(\"got\", line.strip(), flush=True)\n    if line.strip() == \"stop\": break"' ',"stdin":"first\n","run_timeout":30000')" '@seen:got first' '{"type":"data","stream":"stdin","data":"a\n"}' '@seen:got a' @500 '{"type":"data","stream":"stdin","data":"stop\n"}'
 check "piston: stdin data messages reach the program as it runs (after the init's)" \
-    wj "(lambda d: ''.join(m['data']['data'] for m in d) == 'got first\ngot a\ngot stop\n' and [m for m in d if 'stop' in m['data']['data']][0]['t'] - [m for m in d if 'got a' in m['data']['data']][0]['t'] > 400)([m for m in j['messages'] if m['data']['type'] == 'data']) and j['messages'][-1]['data']['code'] == 0"
+    wj "(lambda d: ''.join(m['data']['data'] for m in d) == 'got first\ngot a\ngot stop\n' and None not in (t_of(d, 'got stop'), t_of(d, 'got a\n')) and t_of(d, 'got stop') - t_of(d, 'got a\n') > 400)([m for m in j['messages'] if m['data']['type'] == 'data']) and j['messages'][-1]['data']['code'] == 0"
 ws /api/v2/connect "$(pinit cobol '"x"')"
 check "piston: an unknown runtime: an error message, then 4002 Notified Error" \
     wj "j['messages'] == [{'t': j['messages'][0]['t'], 'data': {'type': 'error', 'message': 'cobol-* runtime is unknown'}}] and j['close'] == {'code': 4002, 'reason': 'Notified Error', 't': j['close']['t']}"

@@ -22,10 +22,14 @@ const done = () => { writeFileSync(out, JSON.stringify(log)); process.exit(0); }
 const ws = new WebSocket(url);
 setTimeout(done, 60000);
 ws.on('unexpected-response', (req, res) => { log.status = res.statusCode; done(); });
+// What the program wrote so far, for @seen: a line may come in pieces
+// (Python's print writes each of its arguments).
+let text = '';
 ws.on('message', (m) => {
   let data = m.toString();
   raw.push(data);
   try { data = JSON.parse(data); } catch (e) { /* kept as text */ }
+  if (data && typeof data === 'object' && typeof data.data === 'string') text += data.data;
   log.messages.push({ t: Date.now() - t0, data });
 });
 ws.on('close', (code, reason) => { log.close = { code, reason: reason.toString(), t: Date.now() - t0 }; done(); });
@@ -35,7 +39,7 @@ ws.on('open', async () => {
     if (s === '@close') ws.close(1000, 'bye');
     else if (s.startsWith('@seen:')) {
       const want = s.slice(6);
-      for (let i = 0; i < 1000 && !raw.some((d) => d.includes(want)); i++)
+      for (let i = 0; i < 1000 && !text.includes(want) && !raw.some((d) => d.includes(want)); i++)
         await new Promise((r) => setTimeout(r, 20));
     }
     else if (s.startsWith('@')) await new Promise((r) => setTimeout(r, Number(s.slice(1))));
