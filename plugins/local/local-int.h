@@ -259,6 +259,10 @@ int lcl_orphans_sweep(struct lcl_prov *p);
 /* ---- local-meta.c ---- */
 int lcl_meta_save(struct lcl_prov *p, const struct lcl_sb *sb);
 int lcl_meta_load(struct lcl_prov *p, const char *id, struct lcl_sb **out);
+/* A whole number > 0 at @key of a metadata object (jansson's json_t), 0
+ * when absent or anything else. */
+struct json_t;
+uint64_t lcl_meta_u64(const struct json_t *o, const char *key);
 
 /* ---- local-files.c ---- */
 int lcl_file_write(struct lcl_prov *p, struct lcl_sb *sb, const char *path,

@@ -144,7 +144,7 @@ int lcl_meta_save(struct lcl_prov *p, const struct lcl_sb *sb)
     return ret;
 }
 
-static uint64_t get_u64(json_t *o, const char *k)
+uint64_t lcl_meta_u64(const json_t *o, const char *k)
 {
     json_t *v = json_object_get(o, k);
     return json_is_integer(v) && json_integer_value(v) > 0 ? (uint64_t)json_integer_value(v) : 0;
@@ -224,15 +224,15 @@ int lcl_meta_load(struct lcl_prov *p, const char *id, struct lcl_sb **out)
         return -ret;
     }
     json_t *lim = json_object_get(root, "limits");
-    sb->limits.wall_ns = get_u64(lim, "wall_ns");
-    sb->limits.cpu_ns = get_u64(lim, "cpu_ns");
-    sb->limits.memory_bytes = get_u64(lim, "memory_bytes");
-    sb->limits.pids = get_u64(lim, "pids");
-    sb->limits.nofile = get_u64(lim, "nofile");
-    sb->limits.fsize_bytes = get_u64(lim, "fsize_bytes");
-    sb->limits.disk_bytes = get_u64(lim, "disk_bytes");
-    sb->limits.stdout_bytes = get_u64(lim, "stdout_bytes");
-    sb->limits.stderr_bytes = get_u64(lim, "stderr_bytes");
+    sb->limits.wall_ns = lcl_meta_u64(lim, "wall_ns");
+    sb->limits.cpu_ns = lcl_meta_u64(lim, "cpu_ns");
+    sb->limits.memory_bytes = lcl_meta_u64(lim, "memory_bytes");
+    sb->limits.pids = lcl_meta_u64(lim, "pids");
+    sb->limits.nofile = lcl_meta_u64(lim, "nofile");
+    sb->limits.fsize_bytes = lcl_meta_u64(lim, "fsize_bytes");
+    sb->limits.disk_bytes = lcl_meta_u64(lim, "disk_bytes");
+    sb->limits.stdout_bytes = lcl_meta_u64(lim, "stdout_bytes");
+    sb->limits.stderr_bytes = lcl_meta_u64(lim, "stderr_bytes");
     const char *net = json_string_value(json_object_get(root, "network"));
     sb->network = net && !strcmp(net, "host") ? SBX_NET_HOST : SBX_NET_NONE;
     sb->persistent = json_is_true(json_object_get(root, "persistent"));
@@ -241,8 +241,8 @@ int lcl_meta_load(struct lcl_prov *p, const char *id, struct lcl_sb **out)
     json_t *wu = json_object_get(root, "work_uid"), *wg = json_object_get(root, "work_gid");
     sb->work_uid = json_is_integer(wu) ? (uid_t)json_integer_value(wu) : 65534;
     sb->work_gid = json_is_integer(wg) ? (gid_t)json_integer_value(wg) : 65534;
-    sb->created_ns = get_u64(root, "created_ns");
-    sb->ttl_ns = get_u64(root, "ttl_ns");
+    sb->created_ns = lcl_meta_u64(root, "created_ns");
+    sb->ttl_ns = lcl_meta_u64(root, "ttl_ns");
     const char *tpl = json_string_value(json_object_get(root, "template"));
     if (tpl && !(sb->template_name = strdup(tpl)))
         ret = SBX_E_NOMEM;

@@ -84,17 +84,11 @@ static json_t *meta_read(int sfd)
     return root;
 }
 
-static uint64_t meta_u64(json_t *m, const char *key)
-{
-    json_t *v = json_object_get(m, key);
-    return json_is_integer(v) && json_integer_value(v) > 0 ? (uint64_t)json_integer_value(v) : 0;
-}
-
 /* Is the sandbox @m describes, in run dir @run (its path), one nobody
  * will collect?  *why says why it is. */
 static bool orphaned(json_t *m, const char *run, uint64_t now, const char **why)
 {
-    uint64_t created = meta_u64(m, "created_ns"), ttl = meta_u64(m, "ttl_ns");
+    uint64_t created = lcl_meta_u64(m, "created_ns"), ttl = lcl_meta_u64(m, "ttl_ns");
     /* Persistent ones never live here: not ours to judge. */
     if (!json_is_object(m) || !json_is_false(json_object_get(m, "persistent")) || !created ||
         !ttl || created > UINT64_MAX - ttl || created + ttl > now)
