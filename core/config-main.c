@@ -43,6 +43,14 @@ const char *sbx_limit_name(sbx_limit which)
     return core_limit_key(which);
 }
 
+const char *sbx_unenforced_name(int bit)
+{
+    if (bit >= 0 && bit < SBX_LIMIT_COUNT)
+        return core_limit_key((sbx_limit)bit);
+    return bit >= 0 && bit < 64 && (UINT64_C(1) << bit) == SBX_LIMIT_BIT_NETWORK ? "network"
+                                                                              : NULL;
+}
+
 void core_limit_format(sbx_limit which, uint64_t v, char *buf, size_t size)
 {
     switch ((unsigned)which < SBX_LIMIT_COUNT ? limit_info[which].kind : LK_COUNT) {

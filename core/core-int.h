@@ -262,6 +262,11 @@ struct json_t;
 struct json_t *core_limit_names_json(uint64_t bits);
 /* host->limits_unenforced. */
 int core_host_limits_unenforced(sbx_host_handle *h, uint64_t limits, const char *why);
+/* Between _begin and _end: network = none (@net) asked of @p, which has
+ * no SBX_CAP_NETWORK_POLICY, is gathered as SBX_LIMIT_BIT_NETWORK and
+ * refused (in create) unless allowed, as host->limits_unenforced. */
+int core_unenforced_network(const struct sbx_ctx *ctx, const struct sbx_provider *p,
+                            sbx_network net);
 
 /* ---- providers (core/loader.c) --------------------------------------------- */
 

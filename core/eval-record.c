@@ -239,9 +239,9 @@ int core_eval_record_from_json(json_t *o, sbx_eval_record **out, const char **wh
     }
     v = json_object_get(o, "unenforced_limits");
     for (size_t i = 0; json_is_array(v) && i < json_array_size(v); i++)
-        for (int l = 0; l < SBX_LIMIT_COUNT; l++)
-            if (json_is_string(json_array_get(v, i)) &&
-                !strcmp(json_string_value(json_array_get(v, i)), sbx_limit_name((sbx_limit)l)))
+        for (int l = 0; l < 64; l++)
+            if (json_is_string(json_array_get(v, i)) && sbx_unenforced_name(l) &&
+                !strcmp(json_string_value(json_array_get(v, i)), sbx_unenforced_name(l)))
                 r->unenforced |= UINT64_C(1) << l;
     r->resumed = true;
     if (!r->task_id || !r->provider || (json_is_string(json_object_get(o, "reason")) &&

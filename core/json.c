@@ -43,9 +43,9 @@ json_t *core_limit_names_json(uint64_t bits)
 {
     json_t *a = json_array();
 
-    for (int i = 0; a && i < SBX_LIMIT_COUNT; i++)
-        if ((bits & (UINT64_C(1) << i)) &&
-            json_array_append_new(a, json_string(sbx_limit_name((sbx_limit)i)))) {
+    for (int i = 0; a && i < 64; i++)
+        if ((bits & (UINT64_C(1) << i)) && sbx_unenforced_name(i) &&
+            json_array_append_new(a, json_string(sbx_unenforced_name(i)))) {
             json_decref(a);
             return NULL;
         }

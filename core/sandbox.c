@@ -194,7 +194,10 @@ static int create_on(sbx_ctx *ctx, struct sbx_provider *p, const sbx_create_opts
 
     core_error_clear();
     core_unenforced_begin(limits, false);
-    rc = p->ops.create(p->pctx, &spec, &sb->h, sb->id);
+    /* Refused before the provider is asked for anything. */
+    rc = core_unenforced_network(ctx, p, spec.network);
+    if (rc == SBX_OK)
+        rc = p->ops.create(p->pctx, &spec, &sb->h, sb->id);
     sb->unenforced = core_unenforced_end(&sb->unenforced_why);
     if (rc != SBX_OK) {
         *backend_failed = true;
@@ -368,6 +371,10 @@ int sbx_sandbox_open(sbx_ctx *ctx, const char *provider, const char *id, sbx_san
         return SBX_E_LIMIT;
     }
     core_unenforced_begin(sb->limits, true);
+    /* Its network policy is not known here: one without a policy has the
+     * network whatever it was asked, so its execs are refused unless
+     * allowed. */
+    core_unenforced_network(ctx, p, SBX_NET_NONE);
     rc = p->ops.attach(p->pctx, id, &sb->h);
     sb->unenforced = core_unenforced_end(&sb->unenforced_why);
     if (rc != SBX_OK) {

@@ -16,7 +16,7 @@
 
 #include "core-int.h"
 
-#define ALL_LIMITS ((UINT64_C(1) << SBX_LIMIT_COUNT) - 1)
+#define ALL_LIMITS (((UINT64_C(1) << SBX_LIMIT_COUNT) - 1) | SBX_LIMIT_BIT_NETWORK)
 
 /* What host->limits_unenforced gathered during the current op. */
 static _Thread_local struct {
@@ -45,12 +45,12 @@ int core_unenforced_parse(const char *s, uint64_t *bits, const char **why)
     }
     for (char *w = strtok_r(copy, ", \t", &save); w; w = strtok_r(NULL, ", \t", &save)) {
         int i = 0;
-        while (i < SBX_LIMIT_COUNT && strcmp(w, core_limit_key((sbx_limit)i)))
+        while (i < 64 && !(sbx_unenforced_name(i) && !strcmp(w, sbx_unenforced_name(i))))
             i++;
-        if (i == SBX_LIMIT_COUNT) {
+        if (i == 64) {
             free(copy);
             *why = "use refuse, allow, or the limits that may go unenforced (wall, cpu, "
-                   "memory, pids, nofile, fsize, disk, stdout, stderr)";
+                   "memory, pids, nofile, fsize, disk, stdout, stderr, network)";
             return SBX_E_CONFIG;
         }
         b |= UINT64_C(1) << i;
@@ -69,14 +69,16 @@ void core_limits_text(uint64_t bits, const uint64_t *values, char *buf, size_t s
     size_t off = 0;
 
     buf[0] = '\0';
-    for (int i = 0; i < SBX_LIMIT_COUNT && off < size; i++) {
+    for (int i = 0; i < 64 && off < size; i++) {
         char v[32] = "";
-        if (!(bits & (UINT64_C(1) << i)))
+        if (!(bits & (UINT64_C(1) << i)) || !sbx_unenforced_name(i))
             continue;
-        if (values)
+        if (values && i < SBX_LIMIT_COUNT)
             core_limit_format((sbx_limit)i, values[i], v, sizeof v);
+        else if (values && (UINT64_C(1) << i) == SBX_LIMIT_BIT_NETWORK)
+            snprintf(v, sizeof v, "none");  /* the only policy it stands for */
         off += (size_t)snprintf(buf + off, size - off, "%s%s%s%s%s", off ? ", " : "",
-                                core_limit_key((sbx_limit)i), *v ? " (" : "", v, *v ? ")" : "");
+                                sbx_unenforced_name(i), *v ? " (" : "", v, *v ? ")" : "");
     }
 }
 
@@ -126,9 +128,11 @@ int core_unenforced_refuse(const struct sbx_provider *p, uint64_t bits, const ui
                           many ? "them" : "it", names, p->name);
 }
 
-int core_host_limits_unenforced(sbx_host_handle *h, uint64_t limits, const char *why)
+/* @p's sandbox of the current op runs without @limits for @why: gathered,
+ * and refused (in create) unless allowed. */
+static int report(const struct sbx_ctx *ctx, const struct sbx_provider *p, uint64_t limits,
+                  const char *why)
 {
-    const struct sbx_provider *p = h ? h->prov : NULL;
     size_t off = strlen(op.why);
     char names[160];
     uint64_t refused;
@@ -141,8 +145,24 @@ int core_host_limits_unenforced(sbx_host_handle *h, uint64_t limits, const char 
     if (off < sizeof op.why)
         snprintf(op.why + off, sizeof op.why - off, "%s%s: %s", off ? "; " : "", names,
                  why && *why ? why : "no reason given");
-    refused = limits & ~core_unenforced_ok(h->ctx, p);
+    refused = limits & ~core_unenforced_ok(ctx, p);
     if (!refused || op.attach)
         return SBX_OK;
     return core_unenforced_refuse(p, refused, op.values, why);
+}
+
+int core_host_limits_unenforced(sbx_host_handle *h, uint64_t limits, const char *why)
+{
+    return h ? report(h->ctx, h->prov, limits, why) : SBX_OK;
+}
+
+int core_unenforced_network(const struct sbx_ctx *ctx, const struct sbx_provider *p,
+                            sbx_network net)
+{
+    const char *why = "the provider has no network policy (no network_policy capability): "
+                      "its sandboxes reach the network whatever is asked";
+
+    if (net != SBX_NET_NONE || (p->desc.capabilities & SBX_CAP_NETWORK_POLICY))
+        return SBX_OK;
+    return report(ctx, p, SBX_LIMIT_BIT_NETWORK, why);
 }

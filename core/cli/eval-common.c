@@ -291,9 +291,9 @@ static void print_unenforced(FILE *f, const sbx_eval_summary *sum)
     if (!bits)
         return;
     fputs("unenforced: ", f);
-    for (int i = 0, first = 1; i < SBX_LIMIT_COUNT; i++)
-        if (bits & (UINT64_C(1) << i)) {
-            fprintf(f, "%s%s", first ? "" : ", ", sbx_limit_name((sbx_limit)i));
+    for (int i = 0, first = 1; i < 64; i++)
+        if ((bits & (UINT64_C(1) << i)) && sbx_unenforced_name(i)) {
+            fprintf(f, "%s%s", first ? "" : ", ", sbx_unenforced_name(i));
             first = 0;
         }
     fprintf(f, " limits not enforced in %zu samples (unenforced_limits allows it)\n", n);

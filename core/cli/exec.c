@@ -486,11 +486,11 @@ static void note_unenforced(const sbx_result *r)
 
     if (bits == 0)
         return;
-    for (int i = 0; i < SBX_LIMIT_COUNT && off < sizeof names; i++)
-        if (bits & (UINT64_C(1) << i))
+    for (int i = 0; i < 64 && off < sizeof names; i++)
+        if ((bits & (UINT64_C(1) << i)) && sbx_unenforced_name(i))
             off += (size_t)snprintf(names + off, sizeof names - off, "%s%s",
-                                    !off ? "" : bits >> (i + 1) ? ", " : " and ",
-                                    sbx_limit_name((sbx_limit)i));
+                                    !off ? "" : i < 63 && bits >> (i + 1) ? ", " : " and ",
+                                    sbx_unenforced_name(i));
     cli_err("note: the sandbox ran without the %s limit%s (not enforced by provider "
             "'%s'; unenforced_limits allows it)%s%s", names, bits & (bits - 1) ? "s" : "",
             sbx_result_provider(r), why ? ": " : "", why ? why : "");

@@ -318,8 +318,9 @@ static int cf_create(void *prov, const sbx_create_spec_v1 *spec, void **sb, char
     int rc0 = unenforced(p);
     if (rc0 != SBX_OK)
         return rc0;
-    /* network = none is not enforced (no SBX_CAP_NETWORK_POLICY says so),
-     * and the image is the one of the Worker's container (Dockerfile). */
+    /* network = none cannot be enforced: with no SBX_CAP_NETWORK_POLICY
+     * the core refuses it, or reports it where allowed, before create.
+     * The image is the one of the Worker's container (Dockerfile). */
     if (spec->image && *spec->image)
         p->host->log(p->h, SBX_LOG_DEBUG, "image '%s': the bridge runs its Worker's container "
                      "image", spec->image);

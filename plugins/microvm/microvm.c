@@ -366,8 +366,10 @@ static const sbx_provider_ops_v1 mv_ops = {
     .doctor = mv_doctor,
 };
 
+/* network_policy: none is the only policy, held by the guest having no
+ * network device; host is refused in mv_create. */
 SBX_PROVIDER_DEFINE("microvm", PACKAGE_VERSION,
                     "each sandbox a QEMU microvm guest with its own kernel",
                     "MIT", SBX_CAP_STDIN | SBX_CAP_STREAM | SBX_CAP_MEMORY_LIMIT |
-                        SBX_CAP_CPU_STATS,
+                        SBX_CAP_CPU_STATS | SBX_CAP_NETWORK_POLICY,
                     mv_keys, NULL, &mv_ops);

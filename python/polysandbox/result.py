@@ -45,6 +45,16 @@ def _output(obj: dict, name: str) -> bytes:
     raise ServerError(f"result: field '{name}_encoding' is '{enc}', not utf-8 or base64")
 
 
+def _names(obj: dict, name: str) -> tuple[str, ...]:
+    """A list of strings, () when absent (a server before 0.2)."""
+    if name not in obj:
+        return ()
+    v = _field(obj, name, list)
+    if not all(isinstance(x, str) for x in v):
+        raise ServerError(f"result: field '{name}' must be a list of strings")
+    return tuple(v)
+
+
 @dataclass(frozen=True)
 class Result:
     """What became of one run.
@@ -54,7 +64,11 @@ class Result:
     None when they do not apply; cpu_ns and peak_memory_bytes are None
     when the provider does not report them.  stdout_bytes/stderr_bytes
     are the output as produced; stdout/stderr decode it as UTF-8 with
-    replacement characters.
+    replacement characters.  unenforced_limits names the limits the
+    sandbox ran without ("memory", ..., "network" for network = none a
+    provider cannot enforce), allowed by unenforced_limits in
+    polysandbox.ini(5), and unenforced_reason says why; () and None
+    when every limit was enforced.
     """
 
     status: str
@@ -71,6 +85,8 @@ class Result:
     sandbox_id: str | None
     error: str | None
     error_code: int
+    unenforced_limits: tuple[str, ...]
+    unenforced_reason: str | None
     raw: dict[str, Any] = field(repr=False, compare=False)
 
     @classmethod
@@ -101,6 +117,9 @@ class Result:
             sandbox_id=_field(obj, "sandbox_id", str, null=True),
             error=_field(obj, "error", str, null=True),
             error_code=_field(obj, "error_code", int),
+            unenforced_limits=_names(obj, "unenforced_limits"),
+            unenforced_reason=(_field(obj, "unenforced_reason", str, null=True)
+                               if "unenforced_reason" in obj else None),
             raw=obj,
         )
 

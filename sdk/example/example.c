@@ -7,6 +7,8 @@
  *
  * Every exec writes "hello from example\n" to stdout and exits 0.  It
  * isolates nothing: it shows the shape of a provider, not a sandbox.
+ * Without SBX_CAP_NETWORK_POLICY, network = none (the default) is refused
+ * by the core unless unenforced_limits allows "network".
  */
 #include <stdatomic.h>
 #include <stdio.h>

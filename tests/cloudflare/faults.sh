@@ -26,10 +26,11 @@ check "calm: a run answers" json_check "j['status'] == 'ok' and j['stdout'] == '
 # A bridge container is of the Worker's size: every limit but the wall
 # clock and the output caps goes unenforced, refused unless allowed
 # (lib.sh allows it), before any sandbox is asked for, and then said.
-check "allowed: --json names the limits it ran without, not wall or the output caps" \
-    json_check "j['unenforced_limits'] == ['cpu', 'memory', 'pids', 'nofile', 'fsize', 'disk'] and 'instance type' in j['unenforced_reason']"
+check "allowed: --json names the limits it ran without (network too), not wall or the output caps" \
+    json_check "j['unenforced_limits'] == ['cpu', 'memory', 'pids', 'nofile', 'fsize', 'disk', 'network'] and 'instance type' in j['unenforced_reason']"
+# (--network host: network = none, refused first, is network.sh's.)
 n0=$(cf_ctl GET /_fake/requests | cf_jq 'len(j)')
-cli -o provider.cloudflare.unenforced_limits=refuse run -- echo hi
+cli -o provider.cloudflare.unenforced_limits=refuse run --network host -- echo hi
 n1=$(cf_ctl GET /_fake/requests | cf_jq 'len(j)')
 check "unenforced_limits = refuse: refused, naming memory and why; nothing asked of the bridge" \
     eval 'rc_and_err 125 "memory (512 MiB)" && err_has "instance type" && err_has "unenforced_limits = allow" && [ "$n0" = "$n1" ]'

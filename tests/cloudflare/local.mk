@@ -2,7 +2,7 @@
 # the bridge Worker (tests/fakes/cloudflare.py, Python 3 standard library
 # only; each script starts its own on a free port of 127.0.0.1)
 
-CF_TESTS = tests/cloudflare/faults.sh tests/secrets/cloudflare.sh
+CF_TESTS = tests/cloudflare/faults.sh tests/cloudflare/network.sh tests/secrets/cloudflare.sh
 if BUILD_PROVIDER_CLOUDFLARE
 TESTS += $(CF_TESTS)
 endif

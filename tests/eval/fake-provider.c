@@ -102,4 +102,4 @@ static const sbx_provider_ops_v1 fake_ops = {
 static const char *const fake_keys[] = { "exit_code", NULL };
 
 SBX_PROVIDER_DEFINE(EVAL_FAKE_NAME, "0.1.0", "evaluation test provider (isolates nothing)",
-                    "MIT", SBX_CAP_CONCURRENT, fake_keys, NULL, &fake_ops);
+                    "MIT", SBX_CAP_CONCURRENT | SBX_CAP_NETWORK_POLICY /* runs nothing */, fake_keys, NULL, &fake_ops);

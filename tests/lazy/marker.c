@@ -94,4 +94,4 @@ static const sbx_provider_ops_v1 marker_ops = {
 static const char *const marker_keys[] = {"fail", NULL};
 
 SBX_PROVIDER_DEFINE("marker", "1.0", "loader test provider that logs its loading",
-                    "MIT", SBX_CAP_CONCURRENT, marker_keys, NULL, &marker_ops);
+                    "MIT", SBX_CAP_CONCURRENT | SBX_CAP_NETWORK_POLICY /* runs nothing */, marker_keys, NULL, &marker_ops);

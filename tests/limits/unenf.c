@@ -132,7 +132,8 @@ SBX_PROVIDER_EXPORT extern const sbx_provider_v1 sandbox_provider_v1;
 SBX_PROVIDER_EXPORT const sbx_provider_v1 sandbox_provider_v1 = {
     SBX_PROVIDER_MAGIC, SBX_ABI_MAJOR, 2, (uint32_t)sizeof(sbx_provider_v1),
     (uint32_t)(offsetof(sbx_provider_ops_v1, exec_zygote) + sizeof(void (*)(void))),
-    "minor2", "1.2.0", "a provider built against ABI 1.2", "MIT", SBX_CAP_PERSISTENT, 0, keys,
+    "minor2", "1.2.0", "a provider built against ABI 1.2", "MIT",
+    SBX_CAP_PERSISTENT | SBX_CAP_NETWORK_POLICY /* runs nothing */, 0, keys,
     NULL, &ops, {0, 0}};
 #else
 static const sbx_provider_ops_v1 ops = {
@@ -140,5 +141,6 @@ static const sbx_provider_ops_v1 ops = {
     .destroy = unenf_destroy, .attach = unenf_attach, .release = unenf_release,
 };
 SBX_PROVIDER_DEFINE("unenf", "1.5.0", "a provider that cannot enforce some limits", "MIT",
-                    SBX_CAP_PERSISTENT, keys, NULL, &ops);
+                    SBX_CAP_PERSISTENT | SBX_CAP_NETWORK_POLICY /* runs nothing */, keys,
+                    NULL, &ops);
 #endif

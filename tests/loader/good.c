@@ -85,4 +85,5 @@ static const sbx_provider_ops_v1 good_ops = {
 static const char *const good_keys[] = {"greeting", NULL};
 
 SBX_PROVIDER_DEFINE("good", "1.2.3", "loader test provider that always succeeds",
-                    "MIT", 0, good_keys, NULL, &good_ops);
+                    "MIT", SBX_CAP_NETWORK_POLICY /* runs nothing */, good_keys, NULL,
+                    &good_ops);

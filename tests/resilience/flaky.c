@@ -375,4 +375,6 @@ static const char *const flaky_keys[] = {
 };
 
 SBX_PROVIDER_DEFINE(FLAKY_NAME, "1.0", "test provider with injected faults", "MIT",
-                    SBX_CAP_PERSISTENT | SBX_CAP_CONCURRENT | SBX_CAP_LIST, flaky_keys, NULL, &flaky_ops);
+                    SBX_CAP_PERSISTENT | SBX_CAP_CONCURRENT | SBX_CAP_LIST |
+                        SBX_CAP_NETWORK_POLICY /* runs nothing */,
+                    flaky_keys, NULL, &flaky_ops);

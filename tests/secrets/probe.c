@@ -123,5 +123,6 @@ static const sbx_provider_ops_v1 probe_ops = {
 static const char *const probe_keys[] = { "note", NULL };
 static const char *const probe_secrets[] = { "api_key", "spare_key", NULL };
 
-SBX_PROVIDER_DEFINE("probe", "1.0", "sealed credential test provider", "MIT", 0,
+SBX_PROVIDER_DEFINE("probe", "1.0", "sealed credential test provider", "MIT",
+                    SBX_CAP_NETWORK_POLICY /* runs nothing */,
                     probe_keys, probe_secrets, &probe_ops);

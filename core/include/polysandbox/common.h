@@ -139,6 +139,14 @@ typedef enum sbx_network {
 #define SBX_LIMIT_BIT_DISK     (UINT64_C(1) << 6)
 #define SBX_LIMIT_BIT_STDOUT   (UINT64_C(1) << 7)
 #define SBX_LIMIT_BIT_STDERR   (UINT64_C(1) << 8)
+/**
+ * The network policy, among the limits a sandbox runs without: network =
+ * none (SBX_NET_NONE, the default) asked of a provider that cannot
+ * enforce it (no SBX_CAP_NETWORK_POLICY, or one that says so through
+ * host->limits_unenforced); named "network".  Not an sbx_limit: a bit
+ * of its own, clear of the limits to come.  Since: 0.2
+ */
+#define SBX_LIMIT_BIT_NETWORK  (UINT64_C(1) << 32)
 
 /** Log levels for the host table's log().  Since: 0.1 */
 enum {

@@ -284,6 +284,11 @@ typedef enum sbx_limit {
 /** sbx_limit_name: "wall", "cpu", "memory", ... as in [limits] of
  * polysandbox.ini (static), or NULL.  Since: 0.2 */
 SBX_API const char *sbx_limit_name(sbx_limit which);
+/** sbx_unenforced_name: the name of bit @bit (0..63) of a set of limits
+ * a sandbox runs without (sbx_result_unenforced_limits): a limit's
+ * name as sbx_limit_name, "network" for SBX_LIMIT_BIT_NETWORK, NULL for
+ * a bit that names nothing.  Since: 0.2 */
+SBX_API const char *sbx_unenforced_name(int bit);
 
 /* ---- create options --------------------------------------------------- */
 
@@ -705,7 +710,9 @@ SBX_API int sbx_result_error_code(const sbx_result *r);
  * sbx_result_unenforced_limits:
  *
  * The limits the sandbox of @r ran without: SBX_LIMIT_BIT_* bits (1 <<
- * sbx_limit), 0 when every limit was enforced.  A provider that cannot
+ * sbx_limit, and SBX_LIMIT_BIT_NETWORK for network = none a provider
+ * cannot enforce; names by sbx_unenforced_name), 0 when every limit was
+ * enforced.  A provider that cannot
  * apply a limit asked of it is refused unless the administrator allowed
  * it (unenforced_limits in polysandbox.ini(5)); then its results say
  * which it did not apply here.  Since: 0.2
