@@ -95,9 +95,13 @@ static const char wrapper_tail[] =
     "(wd) </dev/null >/dev/null 2>&1 &\n"
     "g=$!\n"
     "export " KUBE_EXEC_MARKER "=$t\n"
-    "[ \"$c\" -gt 0 ] && ulimit -t \"$c\" 2>/dev/null\n"
-    "[ \"$f\" -gt 0 ] && ulimit -f \"$f\" 2>/dev/null\n"
-    "[ \"$n\" -gt 0 ] && ulimit -n \"$n\" 2>/dev/null\n"
+    /* A limit the pod refuses (above its hard limit) is refused, never
+     * dropped: nothing runs, and the trailer says which (1 cpu, 2 fsize,
+     * 3 nofile). */
+    "u() { ulimit \"$1\" \"$2\" 2>/dev/null || { kill $g 2>/dev/null; r l:$3; exit 1; }; }\n"
+    "[ \"$c\" -gt 0 ] && u -t \"$c\" 1\n"
+    "[ \"$f\" -gt 0 ] && u -f \"$f\" 2\n"
+    "[ \"$n\" -gt 0 ] && u -n \"$n\" 3\n"
     "if command -v perl >/dev/null 2>&1; then R() { perl -e \"$P\" \"$s\" \"$@\"; }; else R() { \"$@\"; }; fi\n"
     "if [ \"$L\" -gt 0 ]; then head -c \"$L\" | R \"$@\"; q=$?; else R \"$@\" </dev/null; q=$?; fi\n"
     /* A watchdog that fired is left to finish its sweep. */
@@ -583,6 +587,14 @@ static int outcome(struct kube_prov *p, struct kube_sb *sb, const sbx_exec_spec_
     case 'd':
         return p->host->set_error(p->h, SBX_E_NOT_FOUND, "sandbox %s: exec: the directory "
                                   "'%s' does not exist", sb->id, spec->cwd ? spec->cwd : ".");
+    case 'l': {
+        static const char *const lim[] = {"cpu", "fsize", "nofile"};
+        static const char *const opt[] = {"-t", "-f", "-n"};
+        int i = r->num >= 1 && r->num <= 3 ? (int)r->num - 1 : 2;
+        return p->host->set_error(p->h, SBX_E_PERM, "sandbox %s: exec: the pod cannot apply "
+                                  "the %s limit (ulimit %s fails: above the container's "
+                                  "hard limit?); nothing was run", sb->id, lim[i], opt[i]);
+    }
     case 'f':
         return KUBE_FILE_FAILED;
     default:

@@ -20,6 +20,7 @@ KUBE_PROVIDER_TESTS = \
 	tests/kube/provider.sh \
 	tests/kube/agent.sh \
 	tests/kube/faults.sh \
+	tests/kube/ulimit.sh \
 	tests/kube/eval-faults.sh
 if BUILD_PROVIDER_KUBERNETES
 TESTS += $(KUBE_PROVIDER_TESTS)
