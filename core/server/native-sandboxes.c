@@ -170,6 +170,7 @@ static void list(srv_req *r)
     size_t nf = 0;
     const char *prov = srv_req_query(r, "provider");
     struct listing l = { json_array(), NULL, NULL };
+    json_t *unlisted = NULL;    /* the providers whose listing failed */
     size_t np = sbx_ctx_provider_count(r->s->ctx);
 
     for (size_t i = 0; i < srv_req_query_count(r); i++) {
@@ -204,14 +205,32 @@ static void list(srv_req *r)
                  : (sbx_provider_get_state(p) != SBX_PROVIDER_READY ||
                     !(sbx_provider_capabilities(p) & SBX_CAP_LIST)))
             continue;
+        size_t before = json_array_size(l.arr);
         rc = sbx_list_labeled(r->s->ctx, l.provider, filter, nf, on_listed, &l);
-        if (rc != SBX_OK) {
+        if (rc == SBX_OK)
+            continue;
+        if (prov) {
             srv_error_lib(r, rc, 422);
             goto out;
         }
+        /* Every provider: one that is down (a stopped dockerd, a cloud
+         * out of reach) must not hide the others' sandboxes.  What it
+         * may have listed is dropped, and it is named with its error. */
+        while (json_array_size(l.arr) > before)
+            json_array_remove(l.arr, before);
+        const sbx_error *e = sbx_ctx_last_error(r->s->ctx);
+        const char *msg = sbx_error_code(e) != SBX_OK ? sbx_error_message(e) : NULL;
+        if (!unlisted)
+            unlisted = json_array();
+        json_array_append_new(unlisted, json_pack("{s:s,s:s}", "provider", l.provider, "error",
+                                                  msg && *msg ? msg : sbx_strerror(rc)));
     }
-    srv_reply_json(r, 200, json_pack("{s:O}", "sandboxes", l.arr));
+    json_t *body = json_pack("{s:O}", "sandboxes", l.arr);
+    if (body && unlisted)
+        json_object_set(body, "unlisted", unlisted);
+    srv_reply_json(r, 200, body);
 out:
+    json_decref(unlisted);
     json_decref(l.arr);
 }
 

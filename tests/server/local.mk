@@ -12,6 +12,7 @@ SERVER_TESTS = \
 	tests/server/backpressure.sh \
 	tests/server/config.sh \
 	tests/server/sse.sh \
+	tests/server/list.sh \
 	tests/server/soak.sh \
 	tests/server/jobs.sh \
 	tests/server/jobs-resume.sh \
