@@ -145,15 +145,10 @@ static int report(const cli_global *g, const cli_eval_args *a, const sbx_eval_sa
                   const cli_column *cols, size_t n_cols, const char *prefix,
                   const cli_eval_meta *meta)
 {
-    cli_report rep = { 0 };
+    cli_report rep = { .args = a, .samples = s, .cols = cols, .n_cols = n_cols,
+                       .prefix = prefix, .meta = meta };
     int rc = CLI_EXIT_ERROR;
 
-    rep.args = a;
-    rep.samples = s;
-    rep.cols = cols;
-    rep.n_cols = n_cols;
-    rep.prefix = prefix;
-    rep.meta = meta;
     if (!cli_report_find_diffs(&rep)) {
         cli_err("out of memory");
         return rc;
