@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
@@ -27,14 +29,23 @@ static void digest(cli_eval_input *in, const char *path)
 {
     crypto_hash_sha256_state st;
     unsigned char buf[65536], out[crypto_hash_sha256_BYTES];
+    struct stat sst;
     FILE *f;
     size_t n;
+    int fd;
 
     in->path = path;
     in->size = -1;
     in->sha256[0] = '\0';
-    if (!path || sodium_init() < 0 || !(f = fopen(path, "rb")))
+    /* a regular file only: a pipe (<(zcat ...)) was read once already, and
+     * opening it again would wait for a writer that never comes */
+    if (!path || sodium_init() < 0 ||
+        (fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)) < 0)
         return;
+    if (fstat(fd, &sst) != 0 || !S_ISREG(sst.st_mode) || !(f = fdopen(fd, "rb"))) {
+        close(fd);
+        return;
+    }
     crypto_hash_sha256_init(&st);
     in->size = 0;
     while ((n = fread(buf, 1, sizeof buf, f)) > 0) {
@@ -133,7 +144,7 @@ static void input_text(FILE *f, const cli_eval_input *in, void (*esc)(FILE *, co
     }
     esc(f, in->path);
     if (in->size < 0)
-        fputs(" (unreadable)", f);
+        fputs(" (not a regular file, or unreadable: no digest)", f);
     else
         fprintf(f, " (%lld bytes, sha256 %s)", in->size, in->sha256);
 }

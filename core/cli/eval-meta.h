@@ -28,8 +28,9 @@ typedef struct cli_eval_meta {
 } cli_eval_meta;
 
 /* Fill @m for a report of @a's inputs run with @jobs workers (0: the
- * cores).  The files are read whole for their digests; one that cannot
- * be read gets size -1 (a report is not refused for that). */
+ * cores).  The files are read whole for their digests; one that is no
+ * regular file or cannot be read gets size -1 and no digest (a report
+ * is not refused for that). */
 void cli_eval_meta_fill(cli_eval_meta *m, const cli_eval_args *a, unsigned jobs);
 /* @m as a JSON object (transfer full), or NULL on ENOMEM. */
 struct json_t *cli_eval_meta_json(const cli_eval_meta *m);

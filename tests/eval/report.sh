@@ -9,7 +9,7 @@
 # anything (tests/eval/fake-provider.c).
 . "$top_srcdir/tests/eval/lib.sh"
 
-plan 18
+plan 19
 
 cd "$tmp" || exit 99
 gen="--dataset $data/generic.jsonl --samples $data/generic-samples.jsonl"
@@ -195,5 +195,14 @@ check "--from: one file, or with --providers: usage errors" \
 cli eval --dataset "$data/mbpp.jsonl" --canonical --json -j 1
 check "eval --json: the same metadata (canonical: no samples file) and intervals" \
     jcheck "$tmp/out" 'j["meta"]["version"] == "'"$version"'" and j["meta"]["samples"] is None and j["meta"]["canonical"] is True and j["meta"]["jobs"] == 1 and j["meta"]["providers"] == ["local"] and len(j["meta"]["dataset"]["sha256"]) == 64 and j["pass_at_k_ci"] == {"1": [1.0, 1.0], "10": None, "100": None}'
+
+# A dataset read from a pipe: read once, no digest; opening it again for
+# one would wait for a writer forever (the timeout only bounds that hang).
+mkfifo "$tmp/fifo"
+timeout 120 sh -c 'cat "$1" >"$2"' sh "$data/mbpp.jsonl" "$tmp/fifo" &   # bounded if never read
+CLI_TIMEOUT=120 cli eval --dataset "$tmp/fifo" --canonical --json -j 1
+wait
+check "eval --dataset FIFO: scored, and the metadata has no size or digest for it" \
+    eval 'is_rc 0 && jcheck "$tmp/out" "j[\"meta\"][\"dataset\"] == {\"path\": \"$tmp/fifo\", \"size\": None, \"sha256\": None} and j[\"counts\"][\"passed\"] == 3"'
 
 done_testing
