@@ -9,7 +9,9 @@
 // its field; two providers side by side (local and evalnop, the fake
 // that claims exit 0 without running) with what differs marked; no
 // console error and no CSP violation on the way; the Sandboxes view (one
-// made, two commands in it, a file uploaded and downloaded, destroyed); the Status view with the server's
+// made, two commands in it, a file uploaded and downloaded, its files
+// listed with hostile names shown as text, a directory entered, a file of
+// it downloaded and one uploaded into it, destroyed); the Status view with the server's
 // figures refreshed live.
 //
 // Environment: PS_BASE (http://127.0.0.1:PORT), PS_TOKEN, CHROMIUM (the
@@ -302,6 +304,51 @@ try {
   await check('Download of a missing file shows the server\'s 404', async () => {
     await page.waitForFunction(() => /Download no\/such\/file: .*HTTP 404/.test(document.getElementById('notice').textContent),
                                { timeout: 5000 })
+  })
+  // the files of the sandbox: listed (hostile names as text), a
+  // directory entered, a file there downloaded, one uploaded into it
+  await page.type('#sb-command', 'mkdir -p "dir x/in" && printf q >"dir x/in/deep.txt" && ' +
+                  'printf h >"<img id=pwn src=x onerror=alert(1)>" && printf n >"$(printf \'a\\nb\')"')
+  await page.keyboard.press('Enter')
+  const row = (name) => `#sb-files tr[data-name=${JSON.stringify(name)}]`
+  const listed = await check('the listing shows the files: types, sizes, hostile names as text', async () => {
+    await page.waitForFunction(() => document.querySelector('#sb-files tr[data-name="dir x"]'), { timeout: 15000 })
+    return page.evaluate(() => Object.fromEntries([...document.querySelectorAll('#sb-files tr[data-name]')].map((tr) =>
+      [tr.dataset.name, [...tr.children].slice(0, 3).map((td) => td.textContent)])))
+  })
+  is(listed && [listed['data.bin'], listed['dir x'], listed["<img id=pwn src=x onerror=alert(1)>"], listed['a\nb']],
+     [['data.bin', 'file', '6 B'], ['dir x/', 'directory', ''], ["<img id=pwn src=x onerror=alert(1)>", "file", "1 B"], ['a\\nb', 'file', '1 B']],
+     'a file with its size, a directory, markup and a newline in names shown as text')
+  ok(await page.evaluate(() => !document.getElementById('pwn')), 'a name\'s markup made no element')
+  await page.$eval(`${row('dir x')} button.dir`, (b) => b.click())
+  await page.waitForFunction(() => document.querySelector('#sb-files tr[data-name="in"]'), { timeout: 15000 })
+  await page.$eval(`${row('in')} button.dir`, (b) => b.click())
+  await check('a directory is entered by its name, two deep: the crumbs say where', async () => {
+    await page.waitForFunction(() => document.querySelector('#sb-files tr[data-name="deep.txt"]') &&
+      [...document.querySelectorAll('#sb-crumbs button')].map((b) => b.textContent).join('|') === 'work directory|dir x|in',
+    { timeout: 15000 })
+  })
+  await page.$eval(`${row('deep.txt')} button.download`, (b) => b.click())
+  await check('a file of the listing is downloaded by its button', async () => {
+    const file = join(saved, 'deep.txt')
+    for (let i = 0; i < 100 && !existsSync(file); i++) await new Promise((resolve) => setTimeout(resolve, 100))
+    if (!existsSync(file) || readFileSync(file, 'utf8') !== 'q') throw new Error('not saved whole')
+  })
+  await page.$eval('#sb-upload-path', (e) => { e.value = '' })
+  await page.type('#sb-upload-path', 'up.bin')
+  await page.click('#sb-upload')
+  await check('an upload lands in the directory shown, and is listed there', async () => {
+    await page.waitForFunction(() => document.getElementById('sb-files-said').textContent === 'uploaded dir x/in/up.bin (6 B)' &&
+      document.querySelector('#sb-files tr[data-name="up.bin"]'), { timeout: 15000 })
+    const r = await fetch(`${base}/v1/sandboxes/${box}/files/dir%20x/in/up.bin?provider=local`,
+      { headers: { 'Authorization': 'Bearer ' + process.env.PS_TOKEN } })
+    if (!Buffer.from(await r.arrayBuffer()).equals(payload)) throw new Error('the server holds other bytes')
+  })
+  await page.screenshot({ path: `${shots}/sandboxes-files.png`, fullPage: true })
+  await page.$eval('#sb-crumbs button[data-depth="0"]', (b) => b.click())
+  await check('the first crumb goes back to the work directory', async () => {
+    await page.waitForFunction(() => document.querySelector('#sb-files tr[data-name="data.bin"]') &&
+      !document.querySelector('#sb-files tr[data-up]'), { timeout: 15000 })
   })
   await page.screenshot({ path: `${shots}/sandboxes.png`, fullPage: true })
   // Clicked from inside the page: the live list redraws its rows every

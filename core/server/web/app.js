@@ -632,33 +632,153 @@ async function destroySandbox(b) {
 }
 
 function openSandbox(b) {
-  if (!openBox || openBox.id !== b.id) $("sb-log").replaceChildren();
+  if (!openBox || openBox.id !== b.id) {
+    $("sb-log").replaceChildren();
+    fileDir = [];
+  }
   openBox = { id: b.id, provider: b.provider };
   $("sb-open-h").textContent = `${b.id} on ${b.provider}`;
   $("sb-open").hidden = false;
   $("sb-files-said").textContent = "";
   $("sb-command").focus();
+  listFiles();
+}
+
+// ---- the files of the sandbox opened: GET /v1/sandboxes/ID/files?path=DIR
+// lists a directory; directories are entered, files downloaded, uploads
+// land in the directory shown.  A name is the sandbox's bytes: shown as
+// text, control characters as \n, \t or \xNN, never as markup. ----------------
+
+// The directory shown: its parts, each {name, seg} (seg: the part encoded
+// for a URL, byte for byte when the name is not UTF-8).
+let fileDir = [];
+let listing = 0;             // the number of the latest listing asked for
+
+function shownName(name) {
+  return name.replace(/[\x00-\x1f\x7f]/g, (c) =>
+    c === "\n" ? "\\n" : c === "\t" ? "\\t" : "\\x" + c.charCodeAt(0).toString(16).padStart(2, "0"));
+}
+
+// A name as one encoded URL segment: its exact bytes when given.
+function nameSegment(e) {
+  if (!e.name_base64) return encodeURIComponent(e.name);
+  return [...b64bytes(e.name_base64)].map((b) =>
+    /[A-Za-z0-9._~-]/.test(String.fromCharCode(b)) ? String.fromCharCode(b)
+      : "%" + b.toString(16).toUpperCase().padStart(2, "0")).join("");
+}
+
+const dirQuery = (parts) => parts.map((p) => p.seg).join("/");
+
+function showCrumbs() {
+  const nav = $("sb-crumbs");
+  nav.replaceChildren();
+  const crumb = (text, depth) => {
+    const b = document.createElement("button");
+    b.type = "button";
+    b.textContent = text;
+    b.dataset.depth = depth;
+    if (depth === fileDir.length) b.setAttribute("aria-current", "location");
+    b.addEventListener("click", () => { fileDir = fileDir.slice(0, depth); listFiles(); });
+    return b;
+  };
+  nav.append(crumb("work directory", 0));
+  fileDir.forEach((p, i) => nav.append("/", crumb(shownName(p.name), i + 1)));
+}
+
+async function listFiles() {
+  if (!openBox) return;
+  const box = openBox;
+  const n = ++listing;
+  showCrumbs();
+  try {
+    // each part is encoded already (byte for byte); the slashes are kept
+    const q = fileDir.length ? `&path=${dirQuery(fileDir)}` : "";
+    const resp = await api(sbPath(box, "/files") + q);
+    if (!resp.ok) throw new Error(`List files: ${await errorText(resp)}`);
+    const j = await resp.json();
+    if (n !== listing || openBox !== box) return;   // a newer listing was asked for
+    showFiles(j);
+    notice("");
+  } catch (e) {
+    if (n === listing) notice(e.message);
+  }
+}
+
+function showFiles(j) {
+  const el = $("sb-files");
+  el.replaceChildren();
+  const row = (cells, tag = "td") => {
+    const tr = document.createElement("tr");
+    for (const c of cells) {
+      const td = document.createElement(tag);
+      if (c instanceof Node) td.append(c);
+      else td.textContent = c;
+      tr.append(td);
+    }
+    el.append(tr);
+    return tr;
+  };
+  row(["name", "type", "size", "modified", ""], "th");
+  if (fileDir.length) {
+    const up = document.createElement("button");
+    up.type = "button";
+    up.className = "dir";
+    up.textContent = "..";
+    up.addEventListener("click", () => { fileDir = fileDir.slice(0, -1); listFiles(); });
+    row([up, "directory", "", "", ""]).dataset.up = "1";
+  }
+  if (!j.entries.length) row(["(empty)"]).firstChild.className = "note";
+  for (const e of j.entries) {
+    const seg = nameSegment(e);
+    let name = shownName(e.name), action = "";
+    if (e.type === "directory") {
+      name = document.createElement("button");
+      name.type = "button";
+      name.className = "dir";
+      name.textContent = shownName(e.name) + "/";
+      name.addEventListener("click", () => { fileDir = [...fileDir, { name: e.name, seg }]; listFiles(); });
+    } else if (e.type === "file") {
+      action = document.createElement("button");
+      action.type = "button";
+      action.className = "download";
+      action.textContent = "Download";
+      action.setAttribute("aria-label", "Download " + shownName(e.name));
+      action.addEventListener("click", () =>
+        saveFile([...fileDir.map((p) => p.seg), seg].join("/"), e.name));
+    }
+    const tr = row([name, e.type, e.type === "file" ? bytes(e.size) : "",
+                    new Date(e.mtime * 1000).toLocaleString(), action]);
+    tr.dataset.name = e.name;
+    tr.firstChild.className = "name";
+    tr.children[2].className = "num";
+  }
+  if (j.truncated) row([`only the first ${j.entries.length} entries are shown`]).firstChild.className = "note";
 }
 
 // Files of the sandbox opened: PUT and GET /v1/sandboxes/ID/files/PATH
 // (PATH relative to its work directory; each segment encoded, the
 // slashes kept).
-const filePath = (b, path) =>
-  sbPath(b, "/files/" + path.split("/").map(encodeURIComponent).join("/"));
+const encodePath = (path) => path.split("/").map(encodeURIComponent).join("/");
+const filePath = (b, segs) => sbPath(b, "/files/" + segs);
 
 async function uploadFile() {
   const file = $("sb-file").files[0];
-  const path = $("sb-upload-path").value.trim() || (file && file.name);
+  // relative to the directory shown
+  const name = $("sb-upload-path").value.trim() || (file && file.name);
   if (!openBox || !file) {
     notice("Upload: choose a file first");
     return;
   }
+  const shown = fileDir.map((p) => shownName(p.name));
+  const path = [...shown, name].join("/");
   try {
-    const resp = await api(filePath(openBox, path), { method: "PUT", body: file,
+    const segs = [...fileDir.map((p) => p.seg), encodePath(name)].join("/");
+    const resp = await api(filePath(openBox, segs), { method: "PUT", body: file,
       headers: { "Content-Type": "application/octet-stream" } });
     if (!resp.ok) throw new Error(`Upload ${path}: ${await errorText(resp)}`);
     $("sb-files-said").textContent = `uploaded ${path} (${bytes(file.size)})`;
     notice("");
+    listFiles();
   } catch (e) {
     notice(e.message);
   }
@@ -672,9 +792,14 @@ async function downloadFile() {
     notice("Download: name a path in the sandbox first");
     return;
   }
+  saveFile(encodePath(path), path);
+}
+
+// @segs: the path encoded for the URL; @path: as shown.
+async function saveFile(segs, path) {
   try {
-    const resp = await api(filePath(openBox, path));
-    if (!resp.ok) throw new Error(`Download ${path}: ${await errorText(resp)}`);
+    const resp = await api(filePath(openBox, segs));
+    if (!resp.ok) throw new Error(`Download ${shownName(path)}: ${await errorText(resp)}`);
     const blob = await resp.blob();
     const a = document.createElement("a");
     a.href = URL.createObjectURL(blob);
@@ -683,7 +808,7 @@ async function downloadFile() {
     a.click();
     a.remove();
     setTimeout(() => URL.revokeObjectURL(a.href), 10000);
-    $("sb-files-said").textContent = `downloaded ${path} (${bytes(blob.size)})`;
+    $("sb-files-said").textContent = `downloaded ${shownName(path)} (${bytes(blob.size)})`;
     notice("");
   } catch (e) {
     notice(e.message);
@@ -700,7 +825,9 @@ function execCommand() {
   const box = openBox;
   const c = newCard("$ " + cmd);
   $("sb-log").append(c.card);
-  execChain = execChain.then(() => runOne(c, sbPath(box, "/exec"), { shell: cmd }, undefined));
+  // a command may change the files: list them again after it
+  execChain = execChain.then(() => runOne(c, sbPath(box, "/exec"), { shell: cmd }, undefined))
+    .then(() => { if (openBox === box) listFiles(); });
 }
 
 // Show the view the location's fragment names (#status), else the Playground.
@@ -758,6 +885,7 @@ document.addEventListener("DOMContentLoaded", () => {
   $("sb-exec").addEventListener("click", execCommand);
   $("sb-upload").addEventListener("click", uploadFile);
   $("sb-download").addEventListener("click", downloadFile);
+  $("sb-files-refresh").addEventListener("click", listFiles);
   $("sb-command").addEventListener("keydown", (ev) => { if (ev.key === "Enter") execCommand(); });
   window.addEventListener("hashchange", showView);
   showView();
