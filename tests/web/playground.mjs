@@ -11,7 +11,9 @@
 // console error and no CSP violation on the way; the Sandboxes view (one
 // made, two commands in it, a file uploaded and downloaded, its files
 // listed with hostile names shown as text, a directory entered, a file of
-// it downloaded and one uploaded into it, destroyed); the Status view with the server's
+// it downloaded and one uploaded into it, destroyed); the Evaluate view (a
+// dataset and samples scored to the right pass@k, a verdict filter, a
+// record); the Status view with the server's
 // figures refreshed live.
 //
 // Environment: PS_BASE (http://127.0.0.1:PORT), PS_TOKEN, CHROMIUM (the
@@ -362,6 +364,41 @@ try {
       { headers: { 'Authorization': 'Bearer ' + process.env.PS_TOKEN } })).json()
     if (!box || left.sandboxes.some((b) => b.id === box)) throw new Error('still listed: ' + JSON.stringify(left))
   })
+
+  // the Evaluate view: a dataset and samples read from files, scored as a
+  // job on local, followed to its end: pass@k right, items filtered by
+  // verdict, a record one click away
+  const dsFile = join(process.env.DOWNLOADS, 'ds.jsonl'), smpFile = join(process.env.DOWNLOADS, 'samples.jsonl')
+  writeFileSync(dsFile, ['a', 'b'].map((t) => JSON.stringify({ task_id: t, language: 'sh', canonical_solution: 'exit 0' })).join('\n') + '\n')
+  writeFileSync(smpFile, [['a', 'exit 0'], ['a', 'echo no; exit 1'], ['b', 'exit 0'], ['b', 'true']]
+    .map(([t, c]) => JSON.stringify({ task_id: t, completion: c })).join('\n') + '\n')
+  await page.evaluate(() => { location.hash = '#evaluate' })
+  await (await page.$('#ev-dataset')).uploadFile(dsFile)
+  await (await page.$('#ev-samples')).uploadFile(smpFile)
+  await page.select('#ev-provider', 'local')
+  await page.$eval('#ev-k', (e) => { e.value = '' })
+  await page.type('#ev-k', '1,2')
+  await page.click('#ev-start')
+  const evDone = await check('Start runs the job to its end: 4 samples, 3 passed', async () => {
+    await page.waitForFunction(() => /^succeeded: 4 \/ 4 samples, 3 passed/.test(document.getElementById('ev-said').textContent),
+                               { timeout: 30000 })
+    return page.evaluate(() => ({
+      passk: [...document.querySelectorAll('#ev-passk dd')].map((d) => [d.dataset.figure, d.textContent]),
+      bar: [document.getElementById('ev-progress').value, document.getElementById('ev-progress').max],
+      rows: document.querySelectorAll('#ev-items tr.item').length,
+    }))
+  })
+  is(evDone, { passk: [['pass@1', '0.7500'], ['pass@2', '1.0000']], bar: [4, 4], rows: 4 },
+     'pass@1 0.75 and pass@2 1 (a: 1 of 2, b: 2 of 2), the bar full, a row per sample')
+  await page.select('#ev-filter', 'failed')
+  await page.$eval('#ev-items tr.item:not([hidden])', (tr) => tr.click())
+  const picked = await page.evaluate(() => ({
+    shown: [...document.querySelectorAll('#ev-items tr.item')].filter((tr) => !tr.hidden).map((tr) => tr.firstChild.textContent),
+    record: JSON.parse(document.getElementById('ev-record').textContent),
+  }))
+  is([picked.shown, picked.record.completion, picked.record.verdict], [['a'], 'echo no; exit 1', 'failed'],
+     'the verdict filter leaves the failed sample; a click shows its record')
+  await page.screenshot({ path: `${shots}/evaluate.png`, fullPage: true })
 
   // the Status view: the server's figures, refreshed while it is shown
   await page.evaluate(() => { location.hash = '#status' })

@@ -1,7 +1,9 @@
 // core/server/web/app.js - the Playground: pick a template and one or
 // several providers, edit code, run it with POST /v1/run streamed as
 // server-sent events (one stream per provider, side by side, differences
-// in status, exit code and output marked).
+// in status, exit code and output marked); the Sandboxes view (with a
+// sandbox's files), the Evaluate view (an eval job followed live) and
+// the Status view.
 //
 // Everything a sandbox or the server says is put in the page as text
 // (textContent, never markup), and the page loads nothing from anywhere
@@ -97,6 +99,7 @@ async function loadLists() {
     fillProviders(p.items, p.def);
     fillSelect($("sb-template"), t.items, t.def || "python");
     fillSelect($("sb-provider"), p.items.filter((it) => it.state === "ready"), p.def);
+    fillSelect($("ev-provider"), p.items.filter((it) => it.state === "ready"), p.def);
     notice("");
     sampleFor($("template").value);
   } catch (e) {
@@ -830,8 +833,156 @@ function execCommand() {
     .then(() => { if (openBox === box) listFiles(); });
 }
 
+// ---- the Evaluate view: a dataset and samples (JSON Lines, read here)
+// scored as one job (POST /v1/eval), followed through its events
+// (GET /v1/jobs/ID/events): progress with rate and ETA, pass@k as it
+// converges, each sample's record one click away. ---------------------------
+
+let evJob = null;            // {id, records: [], t0} of the job followed
+
+async function jsonLines(input, what) {
+  const file = input.files[0];
+  if (!file) throw new Error(`${what}: choose a file`);
+  const out = [];
+  (await file.text()).split("\n").forEach((line, i) => {
+    if (!line.trim()) return;
+    try {
+      out.push(JSON.parse(line));
+    } catch (e) {
+      throw new Error(`${what} ${file.name}:${i + 1}: not JSON (${e.message})`);
+    }
+  });
+  return out;
+}
+
+async function startEval() {
+  try {
+    const body = { dataset: await jsonLines($("ev-dataset"), "Dataset"),
+                   providers: [$("ev-provider").value] };
+    if ($("ev-canonical").checked) body.canonical = true;
+    else body.samples = await jsonLines($("ev-samples"), "Samples");
+    const ks = $("ev-k").value.split(",").map((x) => x.trim()).filter(Boolean);
+    if (ks.some((k) => !/^[0-9]+$/.test(k))) throw new Error(`k: "${$("ev-k").value}" is not a list of numbers`);
+    if (ks.length) body.k = ks.map(Number);
+    $("ev-start").disabled = true;
+    const resp = await api("/v1/eval", { method: "POST", body: JSON.stringify(body),
+                                         headers: { "Content-Type": "application/json" } });
+    if (!resp.ok) throw new Error(`Start: ${await errorText(resp)}`);
+    const job = await resp.json();
+    notice("");
+    followJob(job.id);
+  } catch (e) {
+    notice(e.message);
+    $("ev-start").disabled = false;
+  }
+}
+
+function showPassK(pk) {
+  showFigures({ figures: $("ev-passk") },
+              Object.entries(pk || {}).map(([k, v]) => [`pass@${k}`, v == null ? "–" : v.toFixed(4)]));
+}
+
+function evRow(rec) {
+  const tr = document.createElement("tr");
+  tr.className = "item";
+  tr.tabIndex = 0;
+  tr.dataset.verdict = rec.verdict;
+  for (const [v, cls] of [[rec.task_id], [rec.sample], [rec.verdict, `verdict-${rec.verdict}`],
+                          [rec.status], [rec.reason || ""]]) {
+    const td = document.createElement("td");
+    td.textContent = v;
+    if (cls) td.className = cls;
+    tr.append(td);
+  }
+  const show = () => {
+    $("ev-record").hidden = false;
+    $("ev-record").textContent = JSON.stringify(rec, null, 2);
+  };
+  tr.addEventListener("click", show);
+  tr.addEventListener("keydown", (ev) => { if (ev.key === "Enter") show(); });
+  tr.hidden = !!$("ev-filter").value && $("ev-filter").value !== rec.verdict;
+  return tr;
+}
+
+function filterItems() {
+  const want = $("ev-filter").value;
+  document.querySelectorAll("#ev-items tr.item").forEach((tr) => {
+    tr.hidden = !!want && tr.dataset.verdict !== want;
+  });
+}
+
+function addVerdict(v) {
+  const f = $("ev-filter");
+  if ([...f.options].some((o) => o.value === v)) return;
+  const o = document.createElement("option");
+  o.value = v;
+  o.textContent = v;
+  f.append(o);
+}
+
+async function followJob(id) {
+  const job = { id, t0: Date.now(), last: 0 };
+  evJob = job;
+  $("ev-job").hidden = false;
+  $("ev-job-h").textContent = `job ${id}`;
+  $("ev-said").textContent = "starting";
+  $("ev-passk").replaceChildren();
+  $("ev-record").hidden = true;
+  const items = $("ev-items");
+  items.replaceChildren();
+  const head = document.createElement("tr");
+  for (const t of ["task", "sample", "verdict", "status", "reason"]) {
+    const th = document.createElement("th");
+    th.textContent = t;
+    head.append(th);
+  }
+  items.append(head);
+  // pass@k is the job's (GET /v1/jobs/ID): asked at most once a second
+  const refresh = async () => {
+    const resp = await api(`/v1/jobs/${encodeURIComponent(id)}?limit=0`);
+    if (resp.ok && evJob === job) showPassK((await resp.json()).pass_at_k);
+  };
+  try {
+    const resp = await api(`/v1/jobs/${encodeURIComponent(id)}/events`,
+                           { headers: { Accept: "text/event-stream" } });
+    if (!resp.ok) throw new Error(`Job ${id}: ${await errorText(resp)}`);
+    await readEvents(resp, (event, data) => {
+      if (evJob !== job) return;
+      if (event === "item" && data.record) {
+        addVerdict(data.record.verdict);
+        items.append(evRow(data.record));
+      } else if (event === "progress") {
+        const secs = (Date.now() - job.t0) / 1000;
+        const rate = secs > 0 ? data.done / secs : 0;
+        const eta = rate > 0 ? Math.round((data.total - data.done) / rate) : null;
+        $("ev-progress").max = Math.max(1, data.total);
+        $("ev-progress").value = data.done;
+        $("ev-said").textContent = `${data.done} / ${data.total} samples, ${data.passed} passed, ` +
+          `${rate.toFixed(1)}/s` + (eta == null ? "" : `, ETA ${eta} s`);
+        if (Date.now() - job.last > 1000) {
+          job.last = Date.now();
+          refresh();
+        }
+      } else if (event === "error" && data.error) {
+        notice(`Job ${id}: ${data.error.message} (${data.error.code})`);
+      } else if (event === "done") {
+        const p = data.progress || {};
+        $("ev-progress").max = Math.max(1, p.total || 0);
+        $("ev-progress").value = p.done || 0;
+        $("ev-said").textContent = `${data.state}: ${p.done} / ${p.total} samples, ${p.passed} passed` +
+          (data.rate != null ? `, ${data.rate.toFixed(1)}/s` : "");
+        showPassK(data.pass_at_k);
+      }
+    });
+  } catch (e) {
+    if (evJob === job) notice(e.message);
+  } finally {
+    if (evJob === job) $("ev-start").disabled = false;
+  }
+}
+
 // Show the view the location's fragment names (#status), else the Playground.
-const VIEWS = { playground: null, sandboxes: refreshSandboxes, status: refreshStatus };
+const VIEWS = { playground: null, sandboxes: refreshSandboxes, evaluate: null, status: refreshStatus };
 let viewTimer = null;
 
 function showView() {
@@ -886,6 +1037,9 @@ document.addEventListener("DOMContentLoaded", () => {
   $("sb-upload").addEventListener("click", uploadFile);
   $("sb-download").addEventListener("click", downloadFile);
   $("sb-files-refresh").addEventListener("click", listFiles);
+  $("ev-start").addEventListener("click", startEval);
+  $("ev-filter").addEventListener("change", filterItems);
+  $("ev-canonical").addEventListener("change", () => { $("ev-samples").disabled = $("ev-canonical").checked; });
   $("sb-command").addEventListener("keydown", (ev) => { if (ev.key === "Enter") execCommand(); });
   window.addEventListener("hashchange", showView);
   showView();
