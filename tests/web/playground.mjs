@@ -75,9 +75,11 @@ try {
     // Chrome reports a streamed body that the page read to its end before
     // the loader's completion arrived as canceled (ERR_ABORTED): the result
     // checks below prove each run's stream whole, so only that is let pass
-    // (on the streamed routes: /v1/run and a sandbox's exec).
+    // (on the streamed routes: /v1/run, a sandbox's exec and a job's
+    // events).
     const path = new URL(q.url()).pathname
-    if (why === 'net::ERR_ABORTED' && (path === '/v1/run' || path.endsWith('/exec'))) return
+    if (why === 'net::ERR_ABORTED' && (path === '/v1/run' || path.endsWith('/exec') ||
+                                       /^\/v1\/jobs\/[^/]+\/events$/.test(path))) return
     // the blob a download is saved from, once saved
     if (q.url().startsWith('blob:')) return
     problems.push(`request failed: ${q.url()}: ${why}`)

@@ -700,8 +700,8 @@ async function listFiles() {
     if (!resp.ok) throw new Error(`List files: ${await errorText(resp)}`);
     const j = await resp.json();
     if (n !== listing || openBox !== box) return;   // a newer listing was asked for
+    // (the notice is left alone: it may hold what a download just said)
     showFiles(j);
-    notice("");
   } catch (e) {
     if (n === listing) notice(e.message);
   }
