@@ -79,7 +79,7 @@ if BUILD_PROVIDER_CLOUDFLARE
 check_LTLIBRARIES += tests/fuzz/libfz-cloudflare.la
 tests_fuzz_libfz_cloudflare_la_SOURCES = $(plugins_cloudflare_cloudflare_la_SOURCES)
 tests_fuzz_libfz_cloudflare_la_CPPFLAGS = $(plugins_cloudflare_cloudflare_la_CPPFLAGS) \
-	-Dsandbox_provider_v1=fz_cloudflare_provider_v1
+	-Dsandbox_provider_v1=fz_cloudflare_provider_v1 -DCF_DELETE_TRIES=1
 tests_fuzz_libfz_cloudflare_la_CFLAGS = $(plugins_cloudflare_cloudflare_la_CFLAGS)
 FUZZ_SOURCES += tests/fuzz/fuzz-cloudflare.c
 FUZZ_LIBS += tests/fuzz/libfz-cloudflare.la
