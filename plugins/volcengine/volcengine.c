@@ -21,6 +21,7 @@
 #include "rfc3339.h"
 #include "volc-int.h"
 #include "unenforced.h"
+#include "settings.h"
 
 #define VC_CAPS (SBX_CAP_FILES | SBX_CAP_PERSISTENT | SBX_CAP_LABELS | SBX_CAP_STREAM | \
                  SBX_CAP_STDIN | SBX_CAP_NETWORK_POLICY | SBX_CAP_LIST | SBX_CAP_CONCURRENT)
@@ -64,8 +65,7 @@ uint64_t vc_now_ns(void)
 
 static const char *setting(struct vc_prov *p, const char *key)
 {
-    const char *v = p->host->config_get(p->h, key);
-    return v && *v ? v : NULL;
+    return pc_setting(p->host, p->h, key);
 }
 
 /* A whole number from @lo to @hi (0: unset, when @lo allows it). */
