@@ -15,6 +15,7 @@
 #include "e2b-int.h"
 #include "unenforced.h"
 #include "settings.h"
+#include "retry-hints.h"
 
 #define E2B_CAPS (SBX_CAP_FILES | SBX_CAP_PERSISTENT | SBX_CAP_LABELS | SBX_CAP_STREAM | \
                   SBX_CAP_STDIN | SBX_CAP_NETWORK_POLICY | SBX_CAP_LIST | SBX_CAP_CONCURRENT)
@@ -166,19 +167,14 @@ static char *mapped_template(struct e2b_prov *p, const char *lang)
 
 /* ---- ABI 1.1 hints ---- */
 
-#define HOST_HAS(host, f) \
-    ((host)->struct_size >= offsetof(sbx_host_v1, f) + sizeof((host)->f) && (host)->f)
-
 void e2b_retry_after(struct e2b_prov *p, long ms)
 {
-    if (ms >= 0 && HOST_HAS(p->host, retry_after))
-        p->host->retry_after(p->h, (uint64_t)ms);
+    pc_retry_after(p->host, p->h, ms);
 }
 
 void e2b_not_started(struct e2b_prov *p)
 {
-    if (HOST_HAS(p->host, not_started))
-        p->host->not_started(p->h);
+    pc_not_started(p->host, p->h);
 }
 
 /* ---- init / fini ---- */

@@ -18,6 +18,7 @@
 #include "kube-int.h"
 #include "unenforced.h"
 #include "settings.h"
+#include "retry-hints.h"
 
 #define KUBE_CAPS (SBX_CAP_FILES | SBX_CAP_PERSISTENT | SBX_CAP_LABELS | SBX_CAP_STREAM | \
                    SBX_CAP_STDIN | SBX_CAP_NETWORK_POLICY | SBX_CAP_LIST | SBX_CAP_CONCURRENT)
@@ -202,19 +203,14 @@ static int read_settings(struct kube_prov *p)
 
 /* ---- ABI 1.1 hints ---- */
 
-#define HOST_HAS(host, f) \
-    ((host)->struct_size >= offsetof(sbx_host_v1, f) + sizeof((host)->f) && (host)->f)
-
 void kube_retry_after(struct kube_prov *p, long ms)
 {
-    if (ms >= 0 && HOST_HAS(p->host, retry_after))
-        p->host->retry_after(p->h, (uint64_t)ms);
+    pc_retry_after(p->host, p->h, ms);
 }
 
 void kube_not_started(struct kube_prov *p)
 {
-    if (HOST_HAS(p->host, not_started))
-        p->host->not_started(p->h);
+    pc_not_started(p->host, p->h);
 }
 
 /* ---- init / fini ---- */

@@ -1,15 +1,17 @@
 /* tests/unit/test-pcommon.c - the providers' shared RFC 3339 parser,
- * random hex and settings readers (plugins/common)
+ * random hex, settings readers and retry hints (plugins/common)
  */
 #include "config.h"
 
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "randhex.h"
+#include "retry-hints.h"
 #include "rfc3339.h"
 #include "settings.h"
 #include "tap.h"
@@ -111,9 +113,48 @@ static void settings_checks(void)
     ok(pc_setting_dup(&host, NULL, "k", NULL, &s) == SBX_OK && s == NULL, "dup: no default, NULL");
 }
 
+static long hinted_ms = -2;
+static int not_started_calls;
+
+static void t_retry_after(sbx_host_handle *h, uint64_t ms)
+{
+    (void)h;
+    hinted_ms = (long)ms;
+}
+
+static void t_not_started(sbx_host_handle *h)
+{
+    (void)h;
+    not_started_calls++;
+}
+
+static void hint_checks(void)
+{
+    sbx_host_v1 full = host, old = host;
+
+    full.retry_after = t_retry_after;
+    full.not_started = t_not_started;
+    old.retry_after = t_retry_after;
+    old.not_started = t_not_started;
+    old.struct_size = offsetof(sbx_host_v1, retry_after);  /* a core before ABI 1.1 */
+
+    pc_retry_after(&full, NULL, 1500);
+    ok(hinted_ms == 1500, "retry hint: 1500 ms passed on (%ld)", hinted_ms);
+    hinted_ms = -2;
+    pc_retry_after(&full, NULL, -1);
+    ok(hinted_ms == -2, "retry hint: none said, none given");
+    pc_not_started(&full, NULL);
+    ok(not_started_calls == 1, "not started: passed on");
+    pc_retry_after(&old, NULL, 1500);
+    pc_not_started(&old, NULL);
+    ok(hinted_ms == -2 && not_started_calls == 1,
+       "an older host table without the slots: neither is called");
+}
+
 int main(void)
 {
     settings_checks();
+    hint_checks();
     is_time("2025-01-02T03:04:05Z", T0 * NS);
     is_time("2025-01-02t03:04:05z", T0 * NS);
     is_time("2025-01-02 03:04:05Z", T0 * NS);
