@@ -41,6 +41,7 @@ core_libpolysandbox_internal_la_SOURCES = \
 	core/unenforced.c \
 	core/sandbox-find.c \
 	core/id-hint.c \
+	core/sandbox-files.c \
 	core/labels.c \
 	core/retry.c \
 	core/breaker.c \

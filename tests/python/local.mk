@@ -4,5 +4,5 @@
 PYTHON_TESTS = tests/python/binding.sh tests/python/sandbox.sh
 TESTS += $(PYTHON_TESTS)
 dist_check_SCRIPTS += $(PYTHON_TESTS)
-EXTRA_DIST += tests/python/binding.py tests/python/sandbox.py tests/python/harness.py \
+EXTRA_DIST += tests/python/binding.py tests/python/sandbox.py tests/python/harness.py tests/python/unlisted.py \
 	tests/python/run-python.sh

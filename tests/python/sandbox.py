@@ -22,6 +22,9 @@ PLAN = 2 * 16 + 6
 plan(PLAN)
 tmp = tempfile.mkdtemp(prefix="ps-python-sandbox.")
 os.environ["XDG_STATE_HOME"] = os.path.join(tmp, "xdg-state")
+# A state directory (so a polysandbox-locald) of its own: the shared one
+# of `make check` has other tests' daemons and settings come and go.
+os.environ["POLYSANDBOX_STATE_DIR"] = os.path.join(tmp, "state")
 server = Server(tmp)
 check("polysandboxd starts on a free loopback port", server.url is not None,
       server.text()[-600:])
