@@ -70,6 +70,14 @@ int core_owner_check_parents(const char *path, const char *what, int code);
  * path and its owner otherwise. */
 int core_private_dir(const char *path, const char *what);
 
+/* ---- which provider a sandbox id is on (core/id-hint.c) -------------------- */
+
+/* Record that @id was created on @provider (best effort: the thread error
+ * is left as it was). */
+void core_id_hint_put(const struct sbx_ctx *ctx, const char *provider, const char *id);
+/* Forget it: destroyed, or not there any more. */
+void core_id_hint_drop(const struct sbx_ctx *ctx, const char *provider, const char *id);
+
 /* ---- string vectors (core/strv.c) ---------------------------------------- */
 
 /* NULL-terminated vectors of owned strings.  NULL is an empty vector. */

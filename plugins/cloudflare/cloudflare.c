@@ -25,6 +25,7 @@
 #include "randhex.h"
 #include "shwrap.h"
 #include "unenforced.h"
+#include "retry-hints.h"
 
 #define CF_NAME "cloudflare"
 #define CF_INI "providers.d/cloudflare.ini"
@@ -77,17 +78,12 @@ static void sb_free(struct cf_sb *s)
 
 static void cf_retry_after(struct cf_prov *p, long ms)
 {
-    if (ms >= 0 && p->host->struct_size >= offsetof(sbx_host_v1, retry_after) +
-                                             sizeof p->host->retry_after &&
-        p->host->retry_after)
-        p->host->retry_after(p->h, (uint64_t)ms);
+    pc_retry_after(p->host, p->h, ms);
 }
 
 static void cf_not_started(struct cf_prov *p)
 {
-    if (p->host->struct_size >= offsetof(sbx_host_v1, not_started) + sizeof p->host->not_started &&
-        p->host->not_started)
-        p->host->not_started(p->h);
+    pc_not_started(p->host, p->h);
 }
 
 static uint64_t now_ns(void)

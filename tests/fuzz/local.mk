@@ -87,7 +87,8 @@ FUZZ_LIBS += tests/fuzz/libfz-cloudflare.la
 endif
 if BUILD_PROVIDER_DOCKER
 check_LTLIBRARIES += tests/fuzz/libfz-docker.la
-tests_fuzz_libfz_docker_la_SOURCES = plugins/docker/docker-tar.c plugins/docker/docker-stream.c
+tests_fuzz_libfz_docker_la_SOURCES = plugins/docker/docker-tar.c plugins/docker/docker-stream.c \
+	plugins/common/tar-mem.c
 tests_fuzz_libfz_docker_la_CPPFLAGS = $(AM_CPPFLAGS) $(SBXHTTP_CPPFLAGS) \
 	-I$(top_srcdir)/plugins/docker
 tests_fuzz_libfz_docker_la_CFLAGS = $(SBX_MODULE_COPTS) $(SBXHTTP_CFLAGS) $(LIBARCHIVE_CFLAGS)

@@ -469,6 +469,19 @@ SBX_API int sbx_sandbox_create(sbx_ctx *ctx, const sbx_create_opts *opts,
 SBX_API int sbx_sandbox_open(sbx_ctx *ctx, const char *provider,
                              const char *id, sbx_sandbox **out);
 /**
+ * sbx_sandbox_hint:
+ * @id: a sandbox id.
+ *
+ * Returns the name of the one ready provider that, as this user's state
+ * directory records, a persistent sandbox @id was created on (owned by
+ * @ctx, valid while it lives), or NULL when none or several are recorded.
+ * A hint, not an answer: ids carry no provider name, so a caller opens
+ * @id there with sbx_sandbox_open, which verifies it (an open that finds
+ * nothing forgets the hint), and searches the providers' listings when
+ * that fails.  Costs a stat per provider, no call to any.  Since: 0.2
+ */
+SBX_API const char *sbx_sandbox_hint(sbx_ctx *ctx, const char *id);
+/**
  * sbx_sandbox_exec:
  * @out: (out) (transfer full): the result, free with sbx_result_free.
  *
