@@ -57,8 +57,24 @@ def _status(obj: dict, what: str) -> str:
     return status
 
 
+class _Text:
+    """stdout and stderr of stdout_bytes and stderr_bytes, decoded as
+    UTF-8 with replacement characters."""
+
+    stdout_bytes: bytes
+    stderr_bytes: bytes
+
+    @property
+    def stdout(self) -> str:
+        return self.stdout_bytes.decode("utf-8", "replace")
+
+    @property
+    def stderr(self) -> str:
+        return self.stderr_bytes.decode("utf-8", "replace")
+
+
 @dataclass(frozen=True)
-class Compile:
+class Compile(_Text):
     """The compile step of a run of code with a compiled template (c,
     cpp, go, rust, java, typescript): Result.compile.
 
@@ -88,14 +104,6 @@ class Compile:
     def success(self) -> bool:
         return self.status == "ok"
 
-    @property
-    def stdout(self) -> str:
-        return self.stdout_bytes.decode("utf-8", "replace")
-
-    @property
-    def stderr(self) -> str:
-        return self.stderr_bytes.decode("utf-8", "replace")
-
 
 @dataclass(frozen=True)
 class Chunk:
@@ -113,7 +121,7 @@ class Chunk:
 
 
 @dataclass(frozen=True)
-class Result:
+class Result(_Text):
     """What became of one run.
 
     status is one of STATUSES ("sandbox_error" is never a verdict on the
@@ -173,14 +181,6 @@ class Result:
             compile=Compile.from_json(comp) if comp is not None else None,
             raw=obj,
         )
-
-    @property
-    def stdout(self) -> str:
-        return self.stdout_bytes.decode("utf-8", "replace")
-
-    @property
-    def stderr(self) -> str:
-        return self.stderr_bytes.decode("utf-8", "replace")
 
     @property
     def success(self) -> bool:

@@ -10,23 +10,15 @@ local sandbox's work/ on the host) only once it has seen that chunk.
 
 import asyncio
 import os
-import shutil
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import Server, check, finish, plan, raises  # noqa: E402
+from harness import check, finish, plan, raises, start, stop  # noqa: E402
 import polysandbox as psb  # noqa: E402
 
 PLAN = 2 * 11 + 3
 plan(PLAN)
-tmp = tempfile.mkdtemp(prefix="ps-python-stream.")
-os.environ["XDG_STATE_HOME"] = os.path.join(tmp, "xdg-state")
-server = Server(tmp)
-check("polysandboxd starts on a free loopback port", server.url is not None,
-      server.text()[-600:])
-client = psb.Client(server.url or "http://127.0.0.1:9", token=server.token, timeout=120)
-local = psb.Local()
+tmp, server, client, local = start("ps-python-stream.", 120)
 
 # Prints, waits (at most a minute: a bound on a hang, never reached when
 # it works) for the file go, then writes to both streams.
@@ -179,9 +171,5 @@ check("Result.compile is the same in the process and through polysandboxd",
       comp(ok_l) == comp(ok_c) and comp(bad_l) == comp(bad_c),
       f"{ok_l.compile}\n{ok_c.compile}\n{bad_l.compile}\n{bad_c.compile}")
 
-local.close()
-src = server.stop()
-check("polysandboxd stopped cleanly, no sanitizer report, the token never logged",
-      server.clean(src), f"exit {src}\n" + server.text()[-1500:])
-shutil.rmtree(tmp, ignore_errors=True)
+stop(tmp, server, local)
 finish(PLAN)
