@@ -16,7 +16,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import check, finish, plan, raises, start, stop  # noqa: E402
 import polysandbox as psb  # noqa: E402
 
-PLAN = 2 * 11 + 3
+PLAN = 2 * 11 + 4
 plan(PLAN)
 tmp, server, client, local = start("ps-python-stream.", 120)
 
@@ -111,8 +111,10 @@ def calls(runner, name):
     gone = runner.create_sandbox(provider="local")
     gone.destroy()
     ok2, e2 = raises(psb.SandboxError, list, gone.stream("true"), match="destroyed")
-    check(f"{name}: stream: a bad option raises at the call, a destroyed sandbox at the loop",
-          ok_ and ok2, f"{e}\n{e2}")
+    ok3, e3 = raises(psb.InvalidRequestError, list, sb.stream("true", timeout=10**7),
+                     match="max_wall")
+    check(f"{name}: stream: a bad option raises at the call, a destroyed sandbox and a "
+          "refused exec at the loop", ok_ and ok2 and ok3, f"{e}\n{e2}\n{e3}")
 
     cmds = ["echo a > f; echo a", ["sh", "-c", "cat f; echo b >&2; exit 3"],
             {"command": "echo $V", "env": {"V": "c"}},
@@ -170,6 +172,54 @@ def comp(r):
 check("Result.compile is the same in the process and through polysandboxd",
       comp(ok_l) == comp(ok_c) and comp(bad_l) == comp(bad_c),
       f"{ok_l.compile}\n{ok_c.compile}\n{bad_l.compile}\n{bad_c.compile}")
+
+
+
+def hostile(streams):
+    """A fake polysandboxd on a free loopback port answering attach, then
+    each exec with the next of streams (raw event-stream bytes); what
+    stream() raises for each."""
+    import http.server
+    import threading
+    todo = list(streams)
+
+    class H(http.server.BaseHTTPRequestHandler):
+        def log_message(self, *a):
+            pass
+
+        def reply(self, ctype, body):
+            self.send_response(200)
+            self.send_header("Content-Type", ctype)
+            self.send_header("Connection", "close")
+            self.end_headers()
+            self.wfile.write(body)
+
+        def do_GET(self):
+            self.reply("application/json", b'{"id": "x", "provider": "local", "labels": {}}')
+
+        def do_POST(self):
+            self.rfile.read(int(self.headers.get("Content-Length", 0)))
+            self.reply("text/event-stream", todo.pop(0))
+
+    srv = http.server.HTTPServer(("127.0.0.1", 0), H)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    try:
+        sb = psb.Client(f"http://127.0.0.1:{srv.server_port}", timeout=60).attach("x")
+        return [raises(psb.ServerError, list, sb.stream("true")) for _ in streams]
+    finally:
+        srv.shutdown()
+        srv.server_close()
+
+
+got = hostile([b'event: stdout\ndata: {"data": "@@", "encoding": "base64"}\n\n',
+               b'event: stdout\ndata: {"data": "x", "encoding": "utf-8"}\n\n',
+               b'event: stderr\ndata: {"data": 7}\n\n',
+               b': ping\n\nevent: result\ndata: {"status": "fine"}\n\n'])
+check("Client: a server's event stream is checked: bad base64, no result, a bad field, "
+      "a bad result each raise ServerError",
+      all(ok_ for ok_, _ in got)
+      and [m in str(e) for (_, e), m in zip(got, ("base64", "ended before", "'data'",
+                                                  "unknown status"))] == [True] * 4, got)
 
 stop(tmp, server, local)
 finish(PLAN)
