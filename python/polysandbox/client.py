@@ -3,8 +3,9 @@
 Client sends the body request.py built to POST /v1/run with the standard
 library's http.client (no dependency), one connection a call, so that
 closing it cancels the call on the server; it builds the Result from the
-reply:
-the same object a local run gives.  The server's error replies
+reply: the same object a local run gives.  Sandbox.stream asks the exec
+route for server-sent events (Accept: text/event-stream) and hands each
+stdout/stderr event on as it is read.  The server's error replies
 ({"error": {"code", "message", "provider"}}) raise the exception class of
 the same library code.
 """
