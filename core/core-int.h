@@ -41,6 +41,15 @@ int core_error_set(int code, const char *provider, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 int core_error_vset(int code, const char *provider, const char *fmt, va_list ap);
 
+/* ---- files (core/sandbox-files.c) --------------------------------------- */
+
+/* Parse the listing script's output (hostile: the sandbox's bytes),
+ * calling @cb per entry, at most @max.  Returns 0 or @cb's non-zero
+ * return; *bad (with the offset *bad_at) when the bytes break the
+ * grammar, *more when the script said there were more than @max. */
+int core_files_parse(const char *buf, size_t len, size_t max, sbx_file_cb cb, void *ud,
+                     bool *more, bool *bad, size_t *bad_at);
+
 /* ---- ownership (core/owner.c) -------------------------------------------- */
 
 struct stat;

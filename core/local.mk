@@ -40,6 +40,7 @@ core_libpolysandbox_internal_la_SOURCES = \
 	core/source-name.c \
 	core/unenforced.c \
 	core/sandbox-find.c \
+	core/sandbox-files.c \
 	core/labels.c \
 	core/retry.c \
 	core/breaker.c \

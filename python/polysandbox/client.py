@@ -24,7 +24,7 @@ from .errors import CancelledRunError, InvalidRequestError, ServerError, error_f
 from .info import Provider, Template, listing
 from .request import OutputSink, Runner
 from .result import Result, decode_output
-from .sandbox import SandboxInfo
+from .sandbox import SandboxInfo, warn_unlisted
 
 __all__ = ["Client"]
 
@@ -215,6 +215,10 @@ class Client(Runner):
             q.append(("provider", provider))
         reply = self._call("GET", "/v1/sandboxes" + ("?" + urllib.parse.urlencode(q) if q
                                                       else ""))
+        if provider is None and isinstance(reply, dict):
+            for u in reply.get("unlisted") or []:
+                if isinstance(u, dict):
+                    warn_unlisted(str(u.get("provider")), str(u.get("error")))
         return listing(reply, "sandboxes", SandboxInfo)
 
 

@@ -20,7 +20,7 @@ from .errors import SandboxError, error_for_code
 from .info import Provider, Template
 from .result import Result
 from .request import OutputSink, Runner
-from .sandbox import SandboxInfo
+from .sandbox import SandboxInfo, warn_unlisted
 
 __all__ = ["Local", "default"]
 
@@ -357,9 +357,17 @@ class Local(Runner):
     def _sb_list(self, labels: dict[str, str], provider: str | None) -> list[SandboxInfo]:
         if provider is not None:
             return self._list(provider, labels)
-        # As polysandboxd: every ready provider that can list.
-        return [i for p in self.providers() if p.state == "ready" and "list" in p.capabilities
-                for i in self._list(p.name, labels)]
+        # As polysandboxd: every ready provider that can list; one that
+        # fails is named (a warning), not let hide the others.
+        out: list[SandboxInfo] = []
+        for p in self.providers():
+            if p.state != "ready" or "list" not in p.capabilities:
+                continue
+            try:
+                out += self._list(p.name, labels)
+            except SandboxError as e:
+                warn_unlisted(p.name, str(e))
+        return out
 
 
 def _output_cb(sink: OutputSink) -> Any:

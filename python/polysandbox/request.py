@@ -344,7 +344,9 @@ class Runner:
     def sandboxes(self, labels: Mapping[str, str] | None = None,
                   provider: str | None = None) -> list["SandboxInfo"]:
         """The sandboxes of provider (None: every ready provider that can
-        list) carrying every one of labels."""
+        list) carrying every one of labels.  Over every provider, one
+        whose listing fails is named in a RuntimeWarning and the others'
+        sandboxes are returned; a provider named fails as an exception."""
         from .sandbox import list_sandboxes
         return list_sandboxes(self, labels, provider)
 

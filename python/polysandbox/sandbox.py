@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import threading
+import warnings
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Awaitable, Generator, Mapping, Sequence
 
@@ -426,6 +427,14 @@ def _only_exec(options: Mapping[str, Any], call: str) -> None:
         if k not in EXEC_OPTIONS:
             raise TypeError(f"polysandbox.{call}: unknown option {k!r} "
                             f"(options: {', '.join(EXEC_OPTIONS)})")
+
+
+def warn_unlisted(provider: str, error: str) -> None:
+    """sandboxes() over every provider: one whose listing failed (a
+    stopped dockerd, a cloud out of reach) is named in a RuntimeWarning
+    and the others' sandboxes are returned, as polysandboxd does."""
+    warnings.warn(f"polysandbox.sandboxes: the sandboxes of provider {provider!r} are not "
+                  f"listed: {error}", RuntimeWarning, stacklevel=4)
 
 
 def list_sandboxes(runner: "Runner", labels: Any, provider: Any) -> list[SandboxInfo]:

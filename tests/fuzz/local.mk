@@ -17,7 +17,8 @@ FUZZ_SOURCES += \
 	tests/fuzz/fuzz-sealed.c \
 	tests/fuzz/fuzz-dataset.c \
 	tests/fuzz/fuzz-samples.c \
-	tests/fuzz/fuzz-judge.c
+	tests/fuzz/fuzz-judge.c \
+	tests/fuzz/fuzz-files.c
 
 # Which targets are built, for tests/fuzz/found.c.
 FZ_FOUND_CPPFLAGS =

@@ -5,5 +5,5 @@ PYTHON_TESTS = tests/python/binding.sh tests/python/sandbox.sh tests/python/stre
 TESTS += $(PYTHON_TESTS)
 dist_check_SCRIPTS += $(PYTHON_TESTS)
 EXTRA_DIST += tests/python/binding.py tests/python/sandbox.py tests/python/stream.py \
-	tests/python/harness.py \
+	tests/python/harness.py tests/python/unlisted.py \
 	tests/python/run-python.sh
