@@ -41,6 +41,15 @@ int core_error_set(int code, const char *provider, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 int core_error_vset(int code, const char *provider, const char *fmt, va_list ap);
 
+/* ---- files (core/sandbox-files.c) --------------------------------------- */
+
+/* Parse the listing script's output (hostile: the sandbox's bytes),
+ * calling @cb per entry, at most @max.  Returns 0 or @cb's non-zero
+ * return; *bad (with the offset *bad_at) when the bytes break the
+ * grammar, *more when the script said there were more than @max. */
+int core_files_parse(const char *buf, size_t len, size_t max, sbx_file_cb cb, void *ud,
+                     bool *more, bool *bad, size_t *bad_at);
+
 /* ---- ownership (core/owner.c) -------------------------------------------- */
 
 struct stat;
@@ -60,6 +69,14 @@ int core_owner_check_parents(const char *path, const char *what, int code);
  * or world-writable is refused), in safe parents; SBX_E_PERM naming the
  * path and its owner otherwise. */
 int core_private_dir(const char *path, const char *what);
+
+/* ---- which provider a sandbox id is on (core/id-hint.c) -------------------- */
+
+/* Record that @id was created on @provider (best effort: the thread error
+ * is left as it was). */
+void core_id_hint_put(const struct sbx_ctx *ctx, const char *provider, const char *id);
+/* Forget it: destroyed, or not there any more. */
+void core_id_hint_drop(const struct sbx_ctx *ctx, const char *provider, const char *id);
 
 /* ---- string vectors (core/strv.c) ---------------------------------------- */
 

@@ -204,6 +204,14 @@ int core_eval_record_from_json(struct json_t *obj, sbx_eval_record **out,
 
 /* Nearest-rank percentile of @n sorted values. */
 uint64_t core_eval_percentile(const uint64_t *sorted, size_t n, double pct);
+/* The 95% percentile-bootstrap interval of the mean of @n per-task
+ * values: CORE_EVAL_BOOTSTRAP_ROUNDS resamples of the tasks with
+ * replacement, drawn by splitmix64 from CORE_EVAL_BOOTSTRAP_SEED (fixed:
+ * the same results always give the same interval).  SBX_E_INVAL when
+ * @n is 0, SBX_E_NOMEM; nothing set. */
+#define CORE_EVAL_BOOTSTRAP_ROUNDS 2000
+#define CORE_EVAL_BOOTSTRAP_SEED 20261127u
+int core_eval_bootstrap(const double *per_task, size_t n, double *lo, double *hi);
 
 /* ---- the journal (core/eval-journal.c) -------------------------------------- */
 
@@ -254,6 +262,7 @@ struct sbx_eval_summary {
     char **task_ids;              /* tasks with samples, dataset order; owned */
     size_t *task_n, *task_c;
     size_t n_tasks;
+    size_t *sample_task;          /* by sample index: its summary task */
     uint64_t *latencies;          /* sorted, graded records */
     size_t n_latencies;
     uint64_t wall_ns;

@@ -22,25 +22,17 @@ struct loading {
     const sbx_eval_samples *s;
     sbx_eval_record **records;
     size_t *n_resumed;
+    bool keep_errors;             /* a report keeps them; a resume runs them again */
 };
 
-static int load_line(void *ud, const char *p, size_t n, size_t lineno, uint64_t offset)
+/* Check the record @o at @lineno belongs to these samples and keep it. */
+static int load_record(void *ud, json_t *o, size_t lineno)
 {
     struct loading *l = ud;
-    json_error_t jerr;
-    json_t *o;
     sbx_eval_record *r;
     const char *why, *want = "";
-    int rc;
+    int rc = json_is_object(o) ? core_eval_record_from_json(o, &r, &why) : SBX_E_INVAL;
 
-    (void)offset;
-    if (n == 0)
-        return SBX_OK;
-    if (!(o = json_loadb(p, n, 0, &jerr)))
-        return core_error_set(SBX_E_INVAL, NULL, "%s:%zu:%d: bad JSON in the results: %s",
-                              l->path, lineno, jerr.column, jerr.text);
-    rc = json_is_object(o) ? core_eval_record_from_json(o, &r, &why) : SBX_E_INVAL;
-    json_decref(o);
     if (rc == SBX_E_NOMEM)
         return core_error_set(SBX_E_NOMEM, NULL, "out of memory");
     if (rc != SBX_OK)
@@ -60,15 +52,39 @@ static int load_line(void *ud, const char *p, size_t n, size_t lineno, uint64_t 
         core_eval_record_free(r);
         return SBX_E_INVAL;
     }
-    /* A sandbox error is no verdict: that sample runs again.  A second
-     * record of a finished sample (two runs appending) is ignored. */
-    if (r->verdict == SBX_VERDICT_SANDBOX_ERROR || l->records[r->sample]) {
+    /* A sandbox error is no verdict: a resume runs that sample again, a
+     * report shows it until a later record replaces it.  A second record
+     * of a finished sample (two runs appending) is ignored. */
+    sbx_eval_record *had = l->records[r->sample];
+    if ((r->verdict == SBX_VERDICT_SANDBOX_ERROR && (!l->keep_errors || had)) ||
+        (had && had->verdict != SBX_VERDICT_SANDBOX_ERROR)) {
         core_eval_record_free(r);
         return SBX_OK;
     }
+    if (had)
+        core_eval_record_free(had);
+    else
+        (*l->n_resumed)++;
     l->records[r->sample] = r;
-    (*l->n_resumed)++;
     return SBX_OK;
+}
+
+static int load_line(void *ud, const char *p, size_t n, size_t lineno, uint64_t offset)
+{
+    struct loading *l = ud;
+    json_error_t jerr;
+    json_t *o;
+    int rc;
+
+    (void)offset;
+    if (n == 0)
+        return SBX_OK;
+    if (!(o = json_loadb(p, n, 0, &jerr)))
+        return core_error_set(SBX_E_INVAL, NULL, "%s:%zu:%d: bad JSON in the results: %s",
+                              l->path, lineno, jerr.column, jerr.text);
+    rc = load_record(ud, o, lineno);
+    json_decref(o);
+    return rc;
 }
 
 /* SBX_E_INVAL when @path is the dataset's or the samples' file (the same
@@ -92,7 +108,7 @@ int core_journal_open(sbx_journal **j, const char *path, bool resume,
                       const sbx_eval_dataset *ds, const sbx_eval_samples *s,
                       sbx_eval_record **records, size_t *n_resumed)
 {
-    struct loading l = { path, ds, s, records, n_resumed };
+    struct loading l = { path, ds, s, records, n_resumed, false };
     int rc;
 
     *n_resumed = 0;
@@ -115,4 +131,29 @@ int core_journal_append(sbx_journal *j, const sbx_eval_record *r)
                        strerror(errno));
     free(line);
     return rc;
+}
+
+int sbx_eval_summary_load(sbx_ctx *ctx, const sbx_eval_dataset *ds, const sbx_eval_samples *s,
+                          const char *path, sbx_eval_summary **out)
+{
+    sbx_eval_record **records;
+    size_t n = 0;
+    struct loading l = { path, ds, s, NULL, &n, true };
+    int rc;
+
+    core_error_clear();
+    if (!ctx || !ds || !s || !path || !out)
+        return core_error_set(SBX_E_INVAL, NULL, "sbx_eval_summary_load: NULL argument");
+    *out = NULL;
+    if (!(records = calloc(s->n + 1, sizeof *records)))
+        return core_error_set(SBX_E_NOMEM, NULL, "out of memory");
+    l.records = records;
+    rc = core_jsonl_read(path, &ctx->cfg.eval_caps, load_record, &l, NULL);
+    if (rc != SBX_OK) {
+        for (size_t i = 0; i < s->n; i++)
+            core_eval_record_free(records[i]);
+        free(records);
+        return rc;
+    }
+    return core_eval_summary_build(ds, s, records, n, 0, 0, out);
 }

@@ -20,6 +20,7 @@ void sbx_eval_summary_free(sbx_eval_summary *sum)
     core_strv_free(sum->task_ids);
     free(sum->task_n);
     free(sum->task_c);
+    free(sum->sample_task);
     free(sum->latencies);
     free(sum->dataset);
     free(sum);
@@ -54,6 +55,7 @@ int core_eval_summary_build(const sbx_eval_dataset *ds, const sbx_eval_samples *
         !(sum->task_ids = calloc(ds->n + 1, sizeof *sum->task_ids)) ||
         !(sum->task_n = calloc(ds->n, sizeof *sum->task_n)) ||
         !(sum->task_c = calloc(ds->n, sizeof *sum->task_c)) ||
+        !(sum->sample_task = calloc(s->n + 1, sizeof *sum->sample_task)) ||
         !(sum->latencies = calloc(s->n + 1, sizeof *sum->latencies)))
         goto nomem;
     for (size_t i = 0; i < ds->n; i++)
@@ -70,6 +72,7 @@ int core_eval_summary_build(const sbx_eval_dataset *ds, const sbx_eval_samples *
     for (size_t i = 0; i < s->n; i++) {
         const sbx_eval_record *r = records[i];
         size_t t = map[s->v[i].task];
+        sum->sample_task[i] = t;
         if (!r)
             continue;
         sum->done++;
@@ -151,6 +154,30 @@ bool sbx_eval_summary_pass_at_k(const sbx_eval_summary *sum, unsigned k, double 
     return true;
 }
 
+size_t sbx_eval_summary_sample_task(const sbx_eval_summary *sum, size_t sample)
+{
+    return sum && sample < sum->n_samples ? sum->sample_task[sample] : (size_t)-1;
+}
+
+bool sbx_eval_summary_pass_at_k_ci(const sbx_eval_summary *sum, unsigned k, double *lo,
+                                   double *hi)
+{
+    double *per = sum && k ? calloc(sum->n_tasks + 1, sizeof *per) : NULL;
+    size_t used = 0;
+    bool ok;
+
+    if (!per)
+        return false;
+    for (size_t i = 0; i < sum->n_tasks; i++) {
+        double p = sbx_eval_pass_at_k(sum->task_n[i], sum->task_c[i], k);
+        if (p >= 0)
+            per[used++] = p;
+    }
+    ok = core_eval_bootstrap(per, used, lo, hi) == SBX_OK;
+    free(per);
+    return ok;
+}
+
 uint64_t sbx_eval_summary_latency(const sbx_eval_summary *sum, double pct)
 {
     return sum ? core_eval_percentile(sum->latencies, sum->n_latencies, pct) : 0;
@@ -166,6 +193,22 @@ double sbx_eval_summary_throughput(const sbx_eval_summary *sum)
 }
 
 /* ---- JSON ------------------------------------------------------------------ */
+
+/* {"K": [low, high]} of the 95% bootstrap intervals, null where none. */
+static json_t *pass_at_k_ci_obj(const sbx_eval_summary *sum, const unsigned *ks, size_t n_ks)
+{
+    json_t *o = json_object();
+
+    for (size_t i = 0; o && i < n_ks; i++) {
+        char key[16];
+        double lo, hi;
+        snprintf(key, sizeof key, "%u", ks[i]);
+        json_object_set_new(o, key, sbx_eval_summary_pass_at_k_ci(sum, ks[i], &lo, &hi)
+                                        ? json_pack("[ff]", lo, hi)
+                                        : json_null());
+    }
+    return o;
+}
 
 static json_t *pass_at_k_obj(const sbx_eval_summary *sum, size_t task, const unsigned *ks,
                              size_t n_ks, json_t **tasks_used)
@@ -232,6 +275,7 @@ char *sbx_eval_summary_to_json(const sbx_eval_summary *sum, const unsigned *ks, 
                                         sum->counts[SBX_VERDICT_SANDBOX_ERROR])));
     json_object_set_new(o, "pass_at_k", pass_at_k_obj(sum, (size_t)-1, ks, n_ks, &used));
     json_object_set_new(o, "pass_at_k_tasks", used ? used : json_null());
+    json_object_set_new(o, "pass_at_k_ci", pass_at_k_ci_obj(sum, ks, n_ks));
     for (size_t i = 0; i < sum->n_tasks; i++) {
         json_t *t = json_object();
         if (!t)

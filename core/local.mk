@@ -40,6 +40,8 @@ core_libpolysandbox_internal_la_SOURCES = \
 	core/source-name.c \
 	core/unenforced.c \
 	core/sandbox-find.c \
+	core/id-hint.c \
+	core/sandbox-files.c \
 	core/labels.c \
 	core/retry.c \
 	core/breaker.c \

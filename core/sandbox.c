@@ -21,6 +21,7 @@ struct sbx_sandbox {
     uint64_t unenforced;                /* SBX_LIMIT_BIT_* it runs without */
     char *unenforced_why;               /* and why, or NULL */
     bool refused;                       /* opened, but unenforced_limits forbids it */
+    bool kept;                          /* persistent: may have an id hint */
 };
 
 /* ---- limits --------------------------------------------------------------- */
@@ -220,6 +221,11 @@ static int create_on(sbx_ctx *ctx, struct sbx_provider *p, const sbx_create_opts
     }
     core_kvlist_free(&labels);
     core_kvlist_free(&env);
+    /* Kept after we exit: say where, so opening it by id needs no search. */
+    if (spec.persistent && p->ops.attach) {
+        core_id_hint_put(ctx, p->name, sb->id);
+        sb->kept = true;
+    }
     *out = sb;
     return SBX_OK;
 fail:
@@ -378,12 +384,15 @@ int sbx_sandbox_open(sbx_ctx *ctx, const char *provider, const char *id, sbx_san
     rc = p->ops.attach(p->pctx, id, &sb->h);
     sb->unenforced = core_unenforced_end(&sb->unenforced_why);
     if (rc != SBX_OK) {
+        if (rc == SBX_E_NOT_FOUND)
+            core_id_hint_drop(ctx, p->name, id);   /* a stale hint, if any */
         sandbox_free(sb);
         return core_provider_failed(p, "attach", rc);
     }
     /* Not refused here, so that it can still be destroyed: its execs are. */
     sb->refused = (sb->unenforced & ~core_unenforced_ok(ctx, p)) != 0;
     snprintf(sb->id, sizeof sb->id, "%s", id);
+    sb->kept = true;
     *out = sb;
     return SBX_OK;
 }
@@ -401,12 +410,13 @@ int core_destroy_by_id(struct sbx_provider *p, const char *id)
     rc = p->ops.attach(p->pctx, id, &h);
     if (rc == SBX_E_NOT_FOUND) {
         core_error_clear();
-        return SBX_OK;
-    }
-    if (rc == SBX_OK) {
+        rc = SBX_OK;
+    } else if (rc == SBX_OK) {
         op = "destroy";
         rc = p->ops.destroy(p->pctx, h);
     }
+    if (rc == SBX_OK)
+        core_id_hint_drop(p->handle.ctx, p->name, id);
     return rc == SBX_OK ? rc : core_provider_failed(p, op, rc);
 }
 
@@ -448,6 +458,8 @@ int sbx_sandbox_destroy(sbx_sandbox *sb)
     if (!sb)
         return core_error_set(SBX_E_INVAL, NULL, "sbx_sandbox_destroy: NULL sandbox");
     rc = destroy_retrying(sb);
+    if (rc == SBX_OK && sb->kept)
+        core_id_hint_drop(sb->ctx, sb->p->name, sb->id);
     sandbox_free(sb);
     return rc;
 }

@@ -16,5 +16,6 @@ PYTHON_FILES = \
 	python/polysandbox/request.py \
 	python/polysandbox/result.py \
 	python/polysandbox/sandbox.py \
+	python/polysandbox/stream.py \
 	python/polysandbox/py.typed
 EXTRA_DIST += $(PYTHON_FILES)

@@ -15,17 +15,25 @@ static void compare_help(void)
     fputs(
 "Usage: polysandbox compare --dataset FILE (--samples FILE | --canonical)\n"
 "                           --providers P,P[,...] [OPTIONS]\n"
+"       polysandbox compare --dataset FILE (--samples FILE | --canonical)\n"
+"                           --from RESULTS,RESULTS[,...] [OPTIONS]\n"
 "Run the same samples on each provider in turn and report them side by\n"
-"side: verdict counts, pass@k, latency, throughput, and every sample whose\n"
-"verdict differs.  The report is printed as Markdown and written to\n"
-"PREFIX.md and PREFIX.html (one self-contained page with SVG charts).\n"
-"Each column runs with a context of its own: the global -o values, then\n"
-"its --set-for values.\n"
+"side: the run's metadata, verdict counts, pass@k with 95% intervals,\n"
+"latency, throughput, every sample whose verdict differs with each side's\n"
+"reason, and a table per task.  The report is printed as Markdown and\n"
+"written to PREFIX.md and PREFIX.html (one self-contained page with SVG\n"
+"charts); each column's records go to PREFIX.LABEL.jsonl.  Each column\n"
+"runs with a context of its own: the global -o values, then its --set-for\n"
+"values.  With --from, nothing runs: the report is built from results\n"
+"files of eval --out or of an earlier compare.\n"
 "\n", stdout);
     fputs(cli_eval_help_common, stdout);
     fputs(
 "      --providers LIST   the providers to compare, comma-separated (a name\n"
 "                         may repeat: the columns are then NAME, NAME#2, ...)\n"
+"      --from LIST        results files to report side by side instead of\n"
+"                         running, comma-separated; a column is named after\n"
+"                         the provider its records name\n"
 "      --report PREFIX    where the report goes (default: compare)\n"
 "      --set-for COLUMN:SECTION.KEY=VALUE\n"
 "                         a configuration value for one column only, as\n"
@@ -40,7 +48,7 @@ static void compare_help(void)
         stdout);
 }
 
-enum { OPT_PROVIDERS = 500, OPT_REPORT, OPT_SET_FOR };
+enum { OPT_PROVIDERS = 500, OPT_REPORT, OPT_SET_FOR, OPT_FROM };
 
 /* A context for column @c: the global -o values, then the column's. */
 static sbx_ctx *column_ctx(const cli_global *g, const cli_column *c)
@@ -131,6 +139,132 @@ static int write_report(const cli_report *r, const char *prefix, const char *ext
     return e ? -1 : 0;
 }
 
+/* Write PREFIX.md and PREFIX.html and print the report; the exit
+ * status. */
+static int report(const cli_global *g, const cli_eval_args *a, const sbx_eval_samples *s,
+                  const cli_column *cols, size_t n_cols, const char *prefix,
+                  const cli_eval_meta *meta)
+{
+    cli_report rep = { .args = a, .samples = s, .cols = cols, .n_cols = n_cols,
+                       .prefix = prefix, .meta = meta };
+    int rc = CLI_EXIT_ERROR;
+
+    if (!cli_report_find_diffs(&rep)) {
+        cli_err("out of memory");
+        return rc;
+    }
+    if (write_report(&rep, prefix, ".md", false) || write_report(&rep, prefix, ".html", true))
+        goto done;
+    if ((a->json ? cli_report_json(&rep, stdout) : cli_report_markdown(&rep, stdout)) != 0) {
+        cli_err("compare: cannot write the report to the standard output");
+        goto done;
+    }
+    if (!g->quiet)
+        fprintf(stderr, "polysandbox: compare: wrote %s.md and %s.html\n", prefix, prefix);
+    rc = rep.n_diffs ? CLI_EXIT_FAIL : CLI_EXIT_OK;
+done:
+    free(rep.diffs);
+    return rc;
+}
+
+/* The provider the records of @sum name (the first that names one), or
+ * NULL. */
+static const char *records_provider(const sbx_eval_summary *sum)
+{
+    for (size_t i = 0; i < sbx_eval_summary_total(sum); i++) {
+        const sbx_eval_record *r = sbx_eval_summary_record(sum, i);
+        if (r && *sbx_eval_record_provider(r))
+            return sbx_eval_record_provider(r);
+    }
+    return NULL;
+}
+
+/* compare --from LIST: the report of results already recorded. */
+static int compare_from(cli_global *g, const cli_eval_args *a, const char *list,
+                        const char *prefix)
+{
+    char *names = strdup(list), **labels = NULL;
+    cli_column *cols = NULL;
+    size_t n_cols = 0;
+    sbx_ctx *ctx = NULL;
+    sbx_eval_dataset *ds = NULL;
+    sbx_eval_samples *s = NULL;
+    cli_eval_meta meta;
+    const char **provs = NULL;
+    int rc = CLI_EXIT_ERROR;
+
+    if (!names || !(cols = calloc(strlen(list) + 1, sizeof *cols)) ||
+        !(provs = calloc(strlen(list) + 1, sizeof *provs)) ||
+        !(labels = calloc(strlen(list) + 1, sizeof *labels))) {
+        cli_err("out of memory");
+        goto done;
+    }
+    for (char *tok = strtok(names, ","); tok; tok = strtok(NULL, ","))
+        cols[n_cols++].results = tok;
+    if (n_cols < 2) {
+        rc = cli_usage_error(a->cmd, "invalid value '%s' for --from: name at least two "
+                             "results files, separated by commas", list);
+        goto done;
+    }
+    for (size_t i = 0; i < n_cols; i++) {
+        char md[4096];
+        snprintf(md, sizeof md, "%s.md", prefix);
+        if (!strcmp(cols[i].results, md) ||
+            (snprintf(md, sizeof md, "%s.html", prefix), !strcmp(cols[i].results, md))) {
+            rc = cli_usage_error(a->cmd, "--report %s would overwrite the results file %s",
+                                 prefix, cols[i].results);
+            goto done;
+        }
+    }
+    if (!(ctx = cli_ctx_new(g)))
+        goto done;
+    if ((rc = cli_eval_load(a, ctx, &ds, &s)) >= 0)
+        goto done;
+    for (size_t i = 0; i < n_cols; i++) {
+        const char *prov;
+        size_t same = 1;
+        int e = sbx_eval_summary_load(ctx, ds, s, cols[i].results, &cols[i].sum);
+        if (e != SBX_OK) {
+            rc = cli_eval_error(ctx, e, "compare --from");
+            goto done;
+        }
+        /* a column is named after its provider (NAME#2 when repeated),
+         * else after its file */
+        prov = records_provider(cols[i].sum);
+        snprintf(cols[i].provider, sizeof cols[i].provider, "%s", prov ? prov : "");
+        if (!prov)
+            prov = cols[i].results;
+        for (size_t j = 0; j < i; j++)
+            same += !strcmp(cols[j].provider[0] ? cols[j].provider : cols[j].results, prov);
+        if (asprintf(&labels[i], same > 1 ? "%s#%zu" : "%s", prov, same) < 0) {
+            labels[i] = NULL;
+            cli_err("out of memory");
+            rc = CLI_EXIT_ERROR;
+            goto done;
+        }
+        cols[i].label = labels[i];
+    }
+    cli_eval_meta_fill(&meta, a, a->jobs);
+    meta.rebuilt = true;
+    for (size_t i = 0; i < n_cols; i++)
+        provs[i] = cols[i].provider[0] ? cols[i].provider : "?";
+    meta.providers = provs;
+    rc = report(g, a, s, cols, n_cols, prefix, &meta);
+done:
+    for (size_t i = 0; cols && i < n_cols; i++) {
+        sbx_eval_summary_free(cols[i].sum);
+        free(labels[i]);
+    }
+    free(cols);
+    free(labels);
+    free(provs);
+    free(names);
+    sbx_eval_samples_free(s);
+    sbx_eval_dataset_free(ds);
+    sbx_ctx_free(ctx);
+    return rc;
+}
+
 int cli_cmd_compare(cli_global *g, int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -138,17 +272,19 @@ int cli_cmd_compare(cli_global *g, int argc, char **argv)
         { "providers", required_argument, NULL, OPT_PROVIDERS },
         { "report", required_argument, NULL, OPT_REPORT },
         { "set-for", required_argument, NULL, OPT_SET_FOR },
+        { "from", required_argument, NULL, OPT_FROM },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 }
     };
     cli_eval_args a;
-    const char *list = NULL, *prefix = "compare";
+    const char *list = NULL, *prefix = "compare", *from = NULL;
+    cli_eval_meta meta;
     const char **set_for = NULL;
     size_t n_set_for = 0;
-    char *names = NULL, **labels = NULL;
+    char *names = NULL, **labels = NULL, **journals = NULL;
+    const char **provs = NULL;
     cli_column *cols = NULL;
     size_t n_cols = 0;
-    cli_report rep = { 0 };
     sbx_ctx *ctx = NULL;
     sbx_eval_dataset *ds = NULL;
     sbx_eval_samples *s = NULL;
@@ -159,6 +295,7 @@ int cli_cmd_compare(cli_global *g, int argc, char **argv)
     while (rc < 0 && (c = getopt_long(argc, argv, "+j:k:h", opts, NULL)) != -1) {
         switch (c) {
         case OPT_PROVIDERS: list = optarg; break;
+        case OPT_FROM: from = optarg; break;
         case OPT_REPORT: prefix = optarg; break;
         case OPT_SET_FOR: {
             const char **ns = realloc(set_for, (n_set_for + 1) * sizeof *ns);
@@ -183,8 +320,13 @@ int cli_cmd_compare(cli_global *g, int argc, char **argv)
         rc = cli_usage_error(a.cmd, "unexpected argument '%s'", argv[optind]);
     if (rc < 0)
         rc = cli_eval_check(&a, g);
-    if (rc < 0 && !list)
-        rc = cli_usage_error(a.cmd, "missing --providers P,P");
+    if (rc < 0 && list && from)
+        rc = cli_usage_error(a.cmd, "--providers and --from exclude each other: run, or "
+                             "report results already recorded");
+    if (rc < 0 && from && n_set_for)
+        rc = cli_usage_error(a.cmd, "--set-for needs --providers: nothing runs with --from");
+    if (rc < 0 && !list && !from)
+        rc = cli_usage_error(a.cmd, "missing --providers P,P (or --from RESULTS,RESULTS)");
     if (rc < 0 && !*prefix)
         rc = cli_usage_error(a.cmd, "--report needs a file name prefix");
     if (rc < 0) {
@@ -206,9 +348,15 @@ int cli_cmd_compare(cli_global *g, int argc, char **argv)
         free(set_for);
         return rc;
     }
+    if (from) {
+        rc = compare_from(g, &a, from, prefix);
+        free(set_for);
+        return rc;
+    }
 
     rc = CLI_EXIT_ERROR;
     if (!(names = strdup(list)) || !(cols = calloc(strlen(list) + 1, sizeof *cols)) ||
+        !(provs = calloc(strlen(list) + 1, sizeof *provs)) ||
         !(labels = calloc(strlen(list) + 1, sizeof *labels))) {
         cli_err("out of memory");
         goto done;
@@ -229,6 +377,23 @@ int cli_cmd_compare(cli_global *g, int argc, char **argv)
         cols[n_cols].label = labels[n_cols];
         snprintf(cols[n_cols].provider, sizeof cols[n_cols].provider, "%s", tok);
         n_cols++;
+    }
+    /* each column's records, kept so that a report can be rebuilt
+     * (--from) and two runs diffed; checked before anything runs */
+    if (!(journals = calloc(n_cols + 1, sizeof *journals))) {
+        cli_err("out of memory");
+        goto done;
+    }
+    for (size_t i = 0; i < n_cols; i++) {
+        if (asprintf(&journals[i], "%s.%s.jsonl", prefix, cols[i].label) < 0) {
+            journals[i] = NULL;
+            cli_err("out of memory");
+            goto done;
+        }
+        cols[i].results = journals[i];
+        if ((rc = cli_eval_not_input(&a, journals[i], "--report")) >= 0)
+            goto done;
+        rc = CLI_EXIT_ERROR;
     }
     if (n_cols < 2) {
         rc = cli_usage_error(a.cmd, "invalid value '%s' for --providers: name at least two "
@@ -270,6 +435,11 @@ int cli_cmd_compare(cli_global *g, int argc, char **argv)
         snprintf(label, sizeof label, "compare %s", cols[i].label);
         if (!(ctx = column_ctx(g, &cols[i])) || !(o = cli_eval_opts(&a, pv)))
             goto done;
+        if (sbx_eval_opts_set_journal(o, cols[i].results, false) != SBX_OK) {
+            cli_err("out of memory");
+            sbx_eval_opts_free(o);
+            goto done;
+        }
         prog = cli_progress_new(label, g->quiet);
         sbx_eval_opts_set_callback(o, cli_progress_cb, prog);
         e = sbx_eval_run(ctx, ds, s, o, &cols[i].sum);
@@ -282,31 +452,21 @@ int cli_cmd_compare(cli_global *g, int argc, char **argv)
         sbx_ctx_free(ctx);
         ctx = NULL;
     }
-    rep.args = &a;
-    rep.samples = s;
-    rep.cols = cols;
-    rep.n_cols = n_cols;
-    rep.prefix = prefix;
-    if (!cli_report_find_diffs(&rep)) {
-        cli_err("out of memory");
-        goto done;
-    }
-    if (write_report(&rep, prefix, ".md", false) || write_report(&rep, prefix, ".html", true))
-        goto done;
-    if ((a.json ? cli_report_json(&rep, stdout) : cli_report_markdown(&rep, stdout)) != 0) {
-        cli_err("compare: cannot write the report to the standard output");
-        goto done;
-    }
-    if (!g->quiet)
-        fprintf(stderr, "polysandbox: compare: wrote %s.md and %s.html\n", prefix, prefix);
-    rc = rep.n_diffs ? CLI_EXIT_FAIL : CLI_EXIT_OK;
+    cli_eval_meta_fill(&meta, &a, a.jobs);
+    for (size_t i = 0; i < n_cols; i++)
+        provs[i] = cols[i].provider;
+    meta.providers = provs;
+    rc = report(g, &a, s, cols, n_cols, prefix, &meta);
 done:
-    free(rep.diffs);
     for (size_t i = 0; cols && i < n_cols; i++) {
         sbx_eval_summary_free(cols[i].sum);
         free(cols[i].settings);
         free(labels[i]);
+        if (journals)
+            free(journals[i]);
     }
+    free(journals);
+    free(provs);
     free(set_for);
     free(cols);
     free(labels);

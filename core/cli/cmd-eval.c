@@ -9,7 +9,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "eval-cli.h"
+#include <jansson.h>
+
+#include "eval-meta.h"
 
 static void eval_help(void)
 {
@@ -258,8 +260,18 @@ int cli_cmd_eval(cli_global *g, int argc, char **argv)
     }
     jobs = a.jobs ? a.jobs : (unsigned)sysconf(_SC_NPROCESSORS_ONLN);
     if (a.json) {
-        char *j = sbx_eval_summary_to_json(sum, a.ks, a.n_ks);
-        if (!j) {
+        char *j = sbx_eval_summary_to_json(sum, a.ks, a.n_ks), *m = NULL;
+        cli_eval_meta meta;
+        json_t *mj;
+        const char *dflt[2] = { sbx_ctx_default_provider(ctx), NULL };
+        cli_eval_meta_fill(&meta, &a, jobs);
+        meta.providers = providers ? (const char *const *)providers : dflt;
+        if ((mj = cli_eval_meta_json(&meta)))
+            m = json_dumps(mj, JSON_COMPACT | JSON_REAL_PRECISION(10));
+        json_decref(mj);
+        if (!j || !m) {
+            free(j);
+            free(m);
             cli_err("out of memory");
             goto done;
         }
@@ -281,7 +293,8 @@ int cli_cmd_eval(cli_global *g, int argc, char **argv)
         } else {
             fputs("null", stdout);
         }
-        printf(",\"jobs\":%u}\n", jobs);
+        printf(",\"jobs\":%u,\"meta\":%s}\n", jobs, m);
+        free(m);
     } else {
         cli_eval_print_summary(stdout, &a, sum, jobs, out);
     }

@@ -89,6 +89,10 @@ int cli_eval_error(const sbx_ctx *ctx, int rc, const char *what);
 /* Human summary of a run. */
 void cli_eval_print_summary(FILE *f, const cli_eval_args *a, const sbx_eval_summary *sum,
                             unsigned jobs, const char *results);
+/* "0.4321 [0.3012, 0.5544]": pass@k of @sum with its 95% bootstrap
+ * interval (sbx_eval_summary_pass_at_k_ci) into @buf; false (and "n/a")
+ * when not computable. */
+bool cli_eval_pass_at_k(const sbx_eval_summary *sum, unsigned k, char *buf, size_t size);
 /* "12.3 ms" style duration of @ns into @buf. */
 void cli_eval_ms(uint64_t ns, char *buf, size_t size);
 

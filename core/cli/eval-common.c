@@ -266,6 +266,21 @@ sbx_eval_opts *cli_eval_opts(const cli_eval_args *a, const char *const *provider
     return o;
 }
 
+bool cli_eval_pass_at_k(const sbx_eval_summary *sum, unsigned k, char *buf, size_t size)
+{
+    double v, lo, hi;
+
+    if (!sbx_eval_summary_pass_at_k(sum, k, &v, NULL)) {
+        snprintf(buf, size, "n/a");
+        return false;
+    }
+    if (sbx_eval_summary_pass_at_k_ci(sum, k, &lo, &hi))
+        snprintf(buf, size, "%.4f [%.4f, %.4f]", v, lo, hi);
+    else
+        snprintf(buf, size, "%.4f", v);
+    return true;
+}
+
 void cli_eval_ms(uint64_t ns, char *buf, size_t size)
 {
     double ms = (double)ns / 1e6;
@@ -327,9 +342,12 @@ void cli_eval_print_summary(FILE *f, const cli_eval_args *a, const sbx_eval_summ
         size_t used;
         char label[32];
         snprintf(label, sizeof label, "pass@%u:", a->ks[i]);
-        if (sbx_eval_summary_pass_at_k(sum, a->ks[i], &v, &used))
-            fprintf(f, "%-11s %.4f (%zu of %zu tasks)\n", label, v, used,
-                    sbx_eval_summary_task_count(sum));
+        if (sbx_eval_summary_pass_at_k(sum, a->ks[i], &v, &used)) {
+            char ci[96];
+            cli_eval_pass_at_k(sum, a->ks[i], ci, sizeof ci);
+            fprintf(f, "%-11s %s (%zu of %zu tasks; 95%% bootstrap interval)\n", label, ci,
+                    used, sbx_eval_summary_task_count(sum));
+        }
         else
             fprintf(f, "%-11s not computable: no task has %u graded samples\n", label,
                     a->ks[i]);

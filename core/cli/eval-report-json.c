@@ -46,6 +46,7 @@ static json_t *column_json(const cli_report *r, const cli_column *c)
     for (size_t i = 0; ok && i < c->n_settings; i++)
         ok = json_array_append_new(set, json_string(c->settings[i])) == 0;
     ok = ok && set_str(o, "label", c->label) && set_str(o, "provider", c->provider) &&
+         set_str(o, "results", c->results) &&
          json_object_set(o, "settings", set) == 0 &&
          json_object_set_new(o, "pass_rate",
                              graded ? json_real((double)sbx_eval_summary_count(
@@ -65,21 +66,26 @@ static json_t *column_json(const cli_report *r, const cli_column *c)
 
 static json_t *diff_json(const cli_report *r, size_t i)
 {
-    json_t *o = json_object(), *v = json_object();
+    json_t *o = json_object(), *v = json_object(), *why = json_object(), *out = json_object();
     const sbx_eval_record *first = NULL;
-    bool ok = o && v;
+    bool ok = o && v && why && out;
 
     for (size_t c = 0; ok && c < r->n_cols; c++) {
         const sbx_eval_record *rec = sbx_eval_summary_record(r->cols[c].sum, i);
         if (rec && !first)
             first = rec;
         ok = set_str(v, r->cols[c].label,
-                     rec ? sbx_eval_verdict_name(sbx_eval_record_verdict(rec)) : NULL);
+                     rec ? sbx_eval_verdict_name(sbx_eval_record_verdict(rec)) : NULL) &&
+             set_str(why, r->cols[c].label, rec ? sbx_eval_record_reason(rec) : NULL) &&
+             set_str(out, r->cols[c].label, rec ? sbx_eval_record_output(rec) : NULL);
     }
     ok = ok && json_object_set_new(o, "sample", json_integer((json_int_t)i)) == 0 &&
          set_str(o, "task_id", first ? sbx_eval_record_task_id(first) : NULL) &&
-         json_object_set(o, "verdicts", v) == 0;
+         json_object_set(o, "verdicts", v) == 0 && json_object_set(o, "reasons", why) == 0 &&
+         json_object_set(o, "outputs", out) == 0;
     json_decref(v);
+    json_decref(why);
+    json_decref(out);
     if (!ok) {
         json_decref(o);
         return NULL;
@@ -91,8 +97,8 @@ int cli_report_json(const cli_report *r, FILE *f)
 {
     const cli_eval_args *a = r->args;
     json_t *o = json_object(), *cols = json_array(), *diffs = json_array();
-    json_t *files = json_object();
-    bool ok = o && cols && diffs && files;
+    json_t *files = json_object(), *meta = r->meta ? cli_eval_meta_json(r->meta) : json_null();
+    bool ok = o && cols && diffs && files && meta;
     int rc = 0;
 
     for (size_t c = 0; ok && c < r->n_cols; c++)
@@ -108,7 +114,7 @@ int cli_report_json(const cli_report *r, FILE *f)
          json_object_set(o, "columns", cols) == 0 &&
          json_object_set_new(o, "agree", json_boolean(r->n_diffs == 0)) == 0 &&
          json_object_set(o, "differences", diffs) == 0 &&
-         json_object_set(o, "report", files) == 0;
+         json_object_set(o, "report", files) == 0 && json_object_set(o, "meta", meta) == 0;
     if (!ok)
         rc = ENOMEM;
     else if (json_dumpf(o, f, JSON_COMPACT | JSON_REAL_PRECISION(10)) != 0 || fputc('\n', f) == EOF)
@@ -116,6 +122,7 @@ int cli_report_json(const cli_report *r, FILE *f)
     json_decref(cols);
     json_decref(diffs);
     json_decref(files);
+    json_decref(meta);
     json_decref(o);
     return rc;
 }

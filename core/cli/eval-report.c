@@ -4,6 +4,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,11 +71,18 @@ int cli_report_markdown(const cli_report *r, FILE *f)
     char buf[64];
 
     fputs("# PolySandbox comparison\n\n", f);
-    fputs("Dataset: `", f);
-    md_cell(f, a->dataset);
-    fprintf(f, "`, samples: %s%s%s, %zu samples.\n\n", a->canonical ? "the reference solutions" : "`",
-            a->canonical ? "" : a->samples, a->canonical ? "" : "`",
-            sbx_eval_samples_count(r->samples));
+    if (r->meta)
+        cli_eval_meta_markdown(r->meta, f);
+    fprintf(f, "%zu samples.\n\n", sbx_eval_samples_count(r->samples));
+    for (size_t c = 0; c < r->n_cols; c++) {
+        if (!r->cols[c].results)
+            continue;
+        fputs("Results of ", f);
+        md_cell(f, r->cols[c].label);
+        fputs(": `", f);
+        md_cell(f, r->cols[c].results);
+        fputs("`.\n\n", f);
+    }
     for (size_t c = 0; c < r->n_cols; c++) {
         if (!r->cols[c].n_settings)
             continue;
@@ -117,11 +125,9 @@ int cli_report_markdown(const cli_report *r, FILE *f)
         snprintf(buf, sizeof buf, "pass@%u", a->ks[k]);
         md_row_label(f, buf);
         for (size_t c = 0; c < r->n_cols; c++) {
-            double v;
-            if (sbx_eval_summary_pass_at_k(r->cols[c].sum, a->ks[k], &v, NULL))
-                fprintf(f, " %.4f |", v);
-            else
-                fputs(" n/a |", f);
+            char v[96];
+            cli_eval_pass_at_k(r->cols[c].sum, a->ks[k], v, sizeof v);
+            fprintf(f, " %s |", v);
         }
         fputc('\n', f);
     }
@@ -166,11 +172,21 @@ int cli_report_markdown(const cli_report *r, FILE *f)
             fprintf(f, "| %zu | ", i);
             md_cell(f, rec ? sbx_eval_record_task_id(rec) : "?");
             fputs(" |", f);
-            for (size_t c = 0; c < r->n_cols; c++)
-                fprintf(f, " %s |", verdict_of(&r->cols[c], i));
+            for (size_t c = 0; c < r->n_cols; c++) {
+                const sbx_eval_record *cr = sbx_eval_summary_record(r->cols[c].sum, i);
+                fprintf(f, " %s", verdict_of(&r->cols[c], i));
+                if (cr && sbx_eval_record_reason(cr)) {
+                    fputs(": ", f);
+                    md_cell(f, sbx_eval_record_reason(cr));
+                }
+                fputs(" |", f);
+            }
             fputc('\n', f);
         }
     }
+    if (a->n_ks)
+        fputs("\npass@k: the mean over tasks of the unbiased estimator, [95% interval] by "
+              "a bootstrap over tasks (2000 resamples, seed 20261127).\n", f);
     return ferror(f) ? EIO : 0;
 }
 
@@ -194,12 +210,17 @@ static const char *const palette[] = { "#3b6fb6", "#d9822b", "#3a9a5b", "#b23b3b
                                        "#8c6d31" };
 
 /* A horizontal bar chart: one bar per (label, value), each value shown
- * with @decimals and @unit. */
+ * with @decimals and @unit.  @log: bars on a log scale from the decade
+ * below the smallest positive value to the one above the largest, with
+ * a tick per decade, so that a median of milliseconds stays readable
+ * next to one timeout of seconds. */
 static void svg_bars(FILE *f, const char *title, const char *const *labels, const double *vals,
-                     const int *colors, size_t n, int decimals, const char *unit, double max)
+                     const int *colors, size_t n, int decimals, const char *unit, double max,
+                     bool log)
 {
     const int bar = 22, gap = 8, left = 180, width = 360;
-    int height = 34 + (int)n * (bar + gap);
+    int height = 34 + (int)n * (bar + gap) + (log ? 16 : 0);
+    double lo10 = 0, hi10 = 1, min = 0;
     char num[64];
 
     if (max <= 0)
@@ -207,14 +228,32 @@ static void svg_bars(FILE *f, const char *title, const char *const *labels, cons
             max = vals[i] > max ? vals[i] : max;
     if (max <= 0)
         max = 1;
+    if (log) {
+        for (size_t i = 0; i < n; i++)
+            if (vals[i] > 0 && (min == 0 || vals[i] < min))
+                min = vals[i];
+        lo10 = floor(log10(min > 0 ? min : max));
+        hi10 = ceil(log10(max));
+        if (hi10 <= lo10)
+            hi10 = lo10 + 1;
+    }
     fprintf(f, "<figure><figcaption>");
     esc(f, title);
     fprintf(f, "</figcaption>\n<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" "
-               "height=\"%d\" role=\"img\" font-family=\"sans-serif\" font-size=\"12\">\n",
-            left + width + 90, height);
+               "height=\"%d\" role=\"img\" font-family=\"sans-serif\" font-size=\"12\" "
+               "data-scale=\"%s\">\n",
+            left + width + 90, height, log ? "log" : "linear");
+    for (double d = lo10; log && d <= hi10; d++) {
+        int x = left + (int)((d - lo10) / (hi10 - lo10) * width + 0.5);
+        fprintf(f, "<line x1=\"%d\" y1=\"6\" x2=\"%d\" y2=\"%d\" stroke=\"#ccc\"/>"
+                   "<text class=\"tick\" x=\"%d\" y=\"%d\" text-anchor=\"middle\">%g%s</text>\n",
+                x, x, height - 18, x, height - 4, pow(10, d), unit);
+    }
     for (size_t i = 0; i < n; i++) {
         int y = 10 + (int)i * (bar + gap);
-        int w = (int)(vals[i] / max * width + 0.5);
+        int w = log ? (vals[i] > 0 ? (int)((log10(vals[i]) - lo10) / (hi10 - lo10) * width + 0.5)
+                                   : 0)
+                    : (int)(vals[i] / max * width + 0.5);
         fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">", left - 6, y + 15);
         esc(f, labels[i]);
         fprintf(f, "</text><rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"%s\"/>",
@@ -225,14 +264,118 @@ static void svg_bars(FILE *f, const char *title, const char *const *labels, cons
     fputs("</svg></figure>\n", f);
 }
 
+/* A differing sample's cell: verdict, reason, output excerpt. */
+static void html_verdict_cell(FILE *f, const cli_column *c, size_t i)
+{
+    const sbx_eval_record *rec = sbx_eval_summary_record(c->sum, i);
+
+    fprintf(f, "<td class=\"l\"><span class=\"verdict\">%s</span>", verdict_of(c, i));
+    if (rec && sbx_eval_record_reason(rec)) {
+        fputs("<br><span class=\"reason\">", f);
+        esc(f, sbx_eval_record_reason(rec));
+        fputs("</span>", f);
+    }
+    if (rec && sbx_eval_record_output(rec) && *sbx_eval_record_output(rec)) {
+        fputs("<details><summary>output</summary><pre class=\"output\">", f);
+        esc(f, sbx_eval_record_output(rec));
+        fputs("</pre></details>", f);
+    }
+    fputs("</td>", f);
+}
+
+#define TASK_REASONS 5   /* non-passes listed per task, the rest counted */
+
+/* One column's per-task table: n, c, pass@1, verdict counts and the
+ * reasons of the samples that did not pass.  0 or ENOMEM. */
+static int html_tasks(FILE *f, const cli_column *col)
+{
+    const sbx_eval_summary *sum = col->sum;
+    size_t nt = sbx_eval_summary_task_count(sum), ns = sbx_eval_summary_total(sum);
+    size_t *counts = calloc(nt * SBX_VERDICT_COUNT + 1, sizeof *counts);
+    size_t *first = calloc(nt + 1, sizeof *first), *next = calloc(ns + 1, sizeof *next);
+    bool used[SBX_VERDICT_COUNT] = { false };
+
+    if (!counts || !first || !next) {
+        free(counts);
+        free(first);
+        free(next);
+        return ENOMEM;
+    }
+    /* per task, its samples in order as a list: first[t], next[i] (+1, 0 ends) */
+    for (size_t i = ns; i-- > 0;) {
+        size_t t = sbx_eval_summary_sample_task(sum, i);
+        const sbx_eval_record *rec = sbx_eval_summary_record(sum, i);
+        if (t >= nt)
+            continue;
+        next[i] = first[t];
+        first[t] = i + 1;
+        if (rec) {
+            counts[t * SBX_VERDICT_COUNT + sbx_eval_record_verdict(rec)]++;
+            used[sbx_eval_record_verdict(rec)] = true;
+        }
+    }
+    used[SBX_VERDICT_PASSED] = true;
+    fputs("<details class=\"tasks\"><summary>Per task: ", f);
+    esc(f, col->label);
+    fprintf(f, " (%zu tasks)</summary>\n<table class=\"tasks\" data-column=\"", nt);
+    esc(f, col->label);
+    fputs("\"><tr><th>task</th><th>n</th><th>c</th><th>pass@1</th>", f);
+    for (int v = 0; v < SBX_VERDICT_COUNT; v++)
+        if (used[v])
+            fprintf(f, "<th>%s</th>", sbx_eval_verdict_name((sbx_eval_verdict)v));
+    fputs("<th>why not passed</th></tr>\n", f);
+    for (size_t t = 0; t < nt; t++) {
+        size_t tn, tc, listed = 0, more = 0;
+        double p1;
+        sbx_eval_summary_task_counts(sum, t, &tn, &tc);
+        p1 = sbx_eval_pass_at_k(tn, tc, 1);
+        fputs("<tr><td class=\"l\">", f);
+        esc(f, sbx_eval_summary_task_id(sum, t));
+        fprintf(f, "</td><td>%zu</td><td>%zu</td>", tn, tc);
+        if (p1 >= 0)
+            fprintf(f, "<td>%.4f</td>", p1);
+        else
+            fputs("<td>n/a</td>", f);
+        for (int v = 0; v < SBX_VERDICT_COUNT; v++)
+            if (used[v])
+                fprintf(f, "<td>%zu</td>", counts[t * SBX_VERDICT_COUNT + v]);
+        fputs("<td class=\"l\">", f);
+        for (size_t i = first[t]; i; i = next[i - 1]) {
+            const sbx_eval_record *rec = sbx_eval_summary_record(sum, i - 1);
+            if (!rec || sbx_eval_record_verdict(rec) == SBX_VERDICT_PASSED)
+                continue;
+            if (listed == TASK_REASONS) {
+                more++;
+                continue;
+            }
+            fprintf(f, "%s<span class=\"why\">sample %zu: %s", listed ? "<br>" : "", i - 1,
+                    sbx_eval_verdict_name(sbx_eval_record_verdict(rec)));
+            if (sbx_eval_record_reason(rec)) {
+                fputs(": ", f);
+                esc(f, sbx_eval_record_reason(rec));
+            }
+            fputs("</span>", f);
+            listed++;
+        }
+        if (more)
+            fprintf(f, "<br>and %zu more", more);
+        fputs("</td></tr>\n", f);
+    }
+    fputs("</table></details>\n", f);
+    free(counts);
+    free(first);
+    free(next);
+    return 0;
+}
+
 int cli_report_html(const cli_report *r, FILE *f)
 {
     size_t n = r->n_cols, nb = 0;
-    const char **labels = calloc(n * (SBX_VERDICT_COUNT + 3) + 1, sizeof *labels);
-    char **owned = calloc(n * (SBX_VERDICT_COUNT + 3) + 1, sizeof *owned);
-    double *vals = calloc(n * (SBX_VERDICT_COUNT + 3) + 1, sizeof *vals);
-    int *colors = calloc(n * (SBX_VERDICT_COUNT + 3) + 1, sizeof *colors);
-    static const double pcts[] = { 50, 95, 99 };
+    const char **labels = calloc(n * (SBX_VERDICT_COUNT + 4) + 1, sizeof *labels);
+    char **owned = calloc(n * (SBX_VERDICT_COUNT + 4) + 1, sizeof *owned);
+    double *vals = calloc(n * (SBX_VERDICT_COUNT + 4) + 1, sizeof *vals);
+    int *colors = calloc(n * (SBX_VERDICT_COUNT + 4) + 1, sizeof *colors);
+    static const double pcts[] = { 50, 95, 99, 100 };
     size_t n_owned = 0;
     int rc = 0;
 
@@ -246,14 +389,19 @@ int cli_report_html(const cli_report *r, FILE *f)
           "table{border-collapse:collapse}td,th{border:1px solid #bbb;padding:.25em .6em}"
           "td{text-align:right}td.l{text-align:left}figure{margin:1.5em 0}"
           "figcaption{font-weight:bold;margin-bottom:.3em}</style>\n</head><body>\n"
-          "<h1>PolySandbox comparison</h1>\n<p>Dataset <code>", f);
-    esc(f, r->args->dataset);
-    fprintf(f, "</code>, %s", r->args->canonical ? "the reference solutions" : "samples <code>");
-    if (!r->args->canonical) {
-        esc(f, r->args->samples);
-        fputs("</code>", f);
+          "<h1>PolySandbox comparison</h1>\n", f);
+    if (r->meta)
+        cli_eval_meta_html(r->meta, f, esc);
+    fprintf(f, "<p>%zu samples.</p>\n", sbx_eval_samples_count(r->samples));
+    for (size_t c = 0; c < n; c++) {
+        if (!r->cols[c].results)
+            continue;
+        fputs("<p>Results of ", f);
+        esc(f, r->cols[c].label);
+        fputs(": <code class=\"results\">", f);
+        esc(f, r->cols[c].results);
+        fputs("</code></p>\n", f);
     }
-    fprintf(f, ", %zu samples.</p>\n", sbx_eval_samples_count(r->samples));
     for (size_t c = 0; c < n; c++) {
         if (!r->cols[c].n_settings)
             continue;
@@ -285,15 +433,15 @@ int cli_report_html(const cli_report *r, FILE *f)
     for (size_t k = 0; k < r->args->n_ks; k++) {
         fprintf(f, "<tr><td class=\"l\">pass@%u</td>", r->args->ks[k]);
         for (size_t c = 0; c < n; c++) {
-            double v;
-            if (sbx_eval_summary_pass_at_k(r->cols[c].sum, r->args->ks[k], &v, NULL))
-                fprintf(f, "<td>%.4f</td>", v);
-            else
-                fputs("<td>n/a</td>", f);
+            char v[96];
+            cli_eval_pass_at_k(r->cols[c].sum, r->args->ks[k], v, sizeof v);
+            fprintf(f, "<td class=\"passk\">%s</td>", v);
         }
         fputs("</tr>\n", f);
     }
-    fputs("</table>\n", f);
+    fputs("</table>\n<p>pass@k: the mean over tasks of the unbiased estimator; in brackets "
+          "its 95% interval by a percentile bootstrap over tasks (2000 resamples, fixed "
+          "seed 20261127).</p>\n", f);
 
     /* charts */
     for (size_t c = 0; c < n; c++) {
@@ -301,28 +449,33 @@ int cli_report_html(const cli_report *r, FILE *f)
         vals[c] = 100.0 * pass_rate(r->cols[c].sum);
         colors[c] = (int)c;
     }
-    svg_bars(f, "Pass rate (% of graded samples)", labels, vals, colors, n, 1, "%", 100.0);
+    svg_bars(f, "Pass rate (% of graded samples)", labels, vals, colors, n, 1, "%", 100.0,
+             false);
     nb = 0;
     for (size_t c = 0; c < n; c++)
-        for (size_t p = 0; p < 3; p++) {
+        for (size_t p = 0; p < 4; p++) {
             char *l = malloc(strlen(r->cols[c].label) + 8);
             if (!l) {
                 rc = ENOMEM;
                 goto out;
             }
-            sprintf(l, "%s p%.0f", r->cols[c].label, pcts[p]);
+            if (pcts[p] < 100)
+                sprintf(l, "%s p%.0f", r->cols[c].label, pcts[p]);
+            else
+                sprintf(l, "%s max", r->cols[c].label);
             owned[n_owned++] = l;
             labels[nb] = l;
             vals[nb] = (double)sbx_eval_summary_latency(r->cols[c].sum, pcts[p]) / 1e6;
             colors[nb++] = (int)c;
         }
-    svg_bars(f, "Latency per sample, ms (p50, p95, p99)", labels, vals, colors, nb, 1, " ms", 0);
+    svg_bars(f, "Latency per sample, ms (p50, p95, p99, max; log scale)", labels, vals, colors, nb,
+             1, " ms", 0, true);
     for (size_t c = 0; c < n; c++) {
         labels[c] = r->cols[c].label;
         vals[c] = sbx_eval_summary_throughput(r->cols[c].sum);
         colors[c] = (int)c;
     }
-    svg_bars(f, "Throughput, samples per second", labels, vals, colors, n, 1, "/s", 0);
+    svg_bars(f, "Throughput, samples per second", labels, vals, colors, n, 1, "/s", 0, false);
     nb = 0;
     for (size_t c = 0; c < n; c++)
         for (int v = 1; v < SBX_VERDICT_COUNT; v++) {
@@ -341,7 +494,8 @@ int cli_report_html(const cli_report *r, FILE *f)
             colors[nb++] = (int)c;
         }
     if (nb)
-        svg_bars(f, "Errors and failures (samples, by verdict)", labels, vals, colors, nb, 0, "", 0);
+        svg_bars(f, "Errors and failures (samples, by verdict)", labels, vals, colors, nb, 0, "", 0,
+                 false);
     else
         fputs("<p>No sample failed or erred on any provider.</p>\n", f);
 
@@ -363,11 +517,13 @@ int cli_report_html(const cli_report *r, FILE *f)
             esc(f, rec ? sbx_eval_record_task_id(rec) : "?");
             fputs("</td>", f);
             for (size_t c = 0; c < n; c++)
-                fprintf(f, "<td class=\"l\">%s</td>", verdict_of(&r->cols[c], r->diffs[d]));
+                html_verdict_cell(f, &r->cols[c], r->diffs[d]);
             fputs("</tr>\n", f);
         }
         fputs("</table>\n", f);
     }
+    for (size_t c = 0; c < n && rc == 0; c++)
+        rc = html_tasks(f, &r->cols[c]);
     fputs("</body></html>\n", f);
     if (ferror(f))
         rc = EIO;

@@ -3,6 +3,7 @@
 #define POLYSANDBOX_EVAL_REPORT_H
 
 #include "eval-cli.h"
+#include "eval-meta.h"
 
 /* One provider's column. */
 typedef struct cli_column {
@@ -10,6 +11,7 @@ typedef struct cli_column {
     char provider[256];           /* the label without its "#N" */
     const char **settings;        /* its --set-for SECTION.KEY=VALUE, NULL-terminated */
     size_t n_settings;
+    const char *results;          /* its results file, or NULL */
     sbx_eval_summary *sum;
 } cli_column;
 
@@ -21,6 +23,7 @@ typedef struct cli_report {
     size_t *diffs;                /* sample indexes whose verdicts differ */
     size_t n_diffs;
     const char *prefix;           /* where the .md and .html files go */
+    const cli_eval_meta *meta;
 } cli_report;
 
 /* Fill r->diffs (owned: free()); false on ENOMEM. */
@@ -31,7 +34,8 @@ int cli_report_markdown(const cli_report *r, FILE *f);
 int cli_report_html(const cli_report *r, FILE *f);
 /* Write it as one JSON object and a newline (eval-report-json.c): per
  * column its settings and summary (sbx_eval_summary_to_json), then the
- * samples whose verdicts differ.  0, or an errno value. */
+ * samples whose verdicts differ with each column's reason and output,
+ * and the run's metadata.  0, or an errno value. */
 int cli_report_json(const cli_report *r, FILE *f);
 
 #endif

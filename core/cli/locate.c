@@ -1,10 +1,13 @@
 /* core/cli/locate.c - opening a sandbox by id, finding its provider
  *
- * Ids are made by each provider and carry no provider name, so exec,
- * destroy, upload and download without --provider ask every ready
- * provider that can list sandboxes whether it has the id: one that
- * several have is refused as ambiguous; one that none lists goes to the
- * default provider as before, and failing there the error names the
+ * Ids are made by each provider and carry no provider name.  Exec,
+ * destroy, upload and download without --provider first open the id on
+ * the one provider the state directory records it was created on
+ * (sbx_sandbox_hint: a stat, no call to any provider), which verifies the
+ * hint.  Without one, with several, or when that open fails, they ask
+ * every ready provider that can list sandboxes whether it has the id: one
+ * that several have is refused as ambiguous; one that none lists goes to
+ * the default provider as before, and failing there the error names the
  * providers whose listing failed, since the sandbox may be on one.
  */
 #include "config.h"
@@ -87,6 +90,10 @@ int cli_sandbox_open(sbx_ctx *ctx, const char *cmd, const char *provider,
 
     *out = NULL;
     if (provider == NULL) {
+        const char *hint = sbx_sandbox_hint(ctx, id);
+
+        if (hint && sbx_sandbox_open(ctx, hint, id, out) == SBX_OK)
+            return -1;
         find_provider(ctx, id, &f);
         if (f.ambiguous) {
             cli_err("%s: sandbox '%s' is on several providers (%s): say "

@@ -176,29 +176,6 @@ json_t *srv_compat_body(srv_req *r, char *why, size_t why_size)
     return j;
 }
 
-json_t *srv_json_text(const char *data, size_t len)
-{
-    const unsigned char *p = (const unsigned char *)data;
-    srv_bytes b = {0};
-    json_t *j;
-
-    if (!data)
-        return json_string("");
-    if ((j = json_stringn(data, len)))
-        return j;   /* valid UTF-8 (NULs included) */
-    for (size_t i = 0; i < len;) {
-        size_t n = srv_utf8_seq(p + i, len - i);
-        if (n ? srv_bytes_add(&b, p + i, n) : srv_bytes_add(&b, "\xef\xbf\xbd", 3)) {
-            srv_bytes_free(&b);
-            return NULL;
-        }
-        i += n ? n : 1;
-    }
-    j = json_stringn(b.data ? b.data : "", b.len);
-    srv_bytes_free(&b);
-    return j;
-}
-
 const char *srv_signal_name(int sig)
 {
     static const char *const names[] = {

@@ -53,11 +53,6 @@ void srv_capture_free(srv_capture *cap);
  * (a message naming where) when it is not one; {} for an empty body. */
 json_t *srv_compat_body(srv_req *r, char *why, size_t why_size);
 
-/* A JSON string of @len bytes that may not be UTF-8: the bytes as they
- * are when valid, else with each invalid byte replaced by U+FFFD (the
- * other servers' clients expect text). */
-json_t *srv_json_text(const char *data, size_t len);
-
 /* The signal's name ("SIGKILL"), or NULL. */
 const char *srv_signal_name(int sig);
 

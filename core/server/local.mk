@@ -3,11 +3,20 @@
 # Links the public API of libpolysandbox only (never core/core-int.h);
 # shares the command line's duration and size grammar (core/cli/units.c).
 
+# Everything but main() is a convenience library, which the fuzz target
+# of the request decoding (tests/fuzz/fuzz-server.c) links too.
 sbin_PROGRAMS += polysandboxd
-polysandboxd_SOURCES = \
+# (core/cli/units.c is not in the library: the fuzz targets link it already.)
+polysandboxd_SOURCES = core/server/main.c core/server/server.h core/server/server-int.h \
+	core/cli/units.c
+polysandboxd_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/core/cli -I$(top_srcdir)/core/server
+polysandboxd_CFLAGS = $(AM_CFLAGS) -pthread $(JANSSON_CFLAGS)
+polysandboxd_LDADD = core/server/libsrv.la core/libpolysandbox.la $(SRV_LIBS)
+
+noinst_LTLIBRARIES += core/server/libsrv.la
+core_server_libsrv_la_SOURCES = \
 	core/server/server.h \
 	core/server/server-int.h \
-	core/server/main.c \
 	core/server/conf.c \
 	core/server/log.c \
 	core/server/http.c \
@@ -49,14 +58,13 @@ polysandboxd_SOURCES = \
 	core/server/ws.c \
 	core/server/ws-frame.h \
 	core/server/ws-frame.c \
-	core/cli/units.c \
 	core/cli/info-json.c \
 	core/cli/cli.h
-polysandboxd_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/core/cli -I$(top_srcdir)/core/server
-polysandboxd_CFLAGS = $(AM_CFLAGS) -pthread $(MHD_CFLAGS) $(JANSSON_CFLAGS) $(SODIUM_CFLAGS) \
-	$(NETTLE_CFLAGS)
-polysandboxd_LDADD = core/libpolysandbox.la $(MHD_LIBS) $(JANSSON_LIBS) $(SODIUM_LIBS) \
-	$(NETTLE_LIBS) -lm
+core_server_libsrv_la_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/core/cli -I$(top_srcdir)/core/server
+core_server_libsrv_la_CFLAGS = $(AM_CFLAGS) -pthread $(MHD_CFLAGS) $(JANSSON_CFLAGS) \
+	$(SODIUM_CFLAGS) $(NETTLE_CFLAGS)
+# What a program linking libsrv.la needs besides libpolysandbox.
+SRV_LIBS = $(MHD_LIBS) $(JANSSON_LIBS) $(SODIUM_LIBS) $(NETTLE_LIBS) -lm
 
 dist_man_MANS += doc/polysandboxd.8
 EXTRA_DIST += contrib/systemd/polysandboxd.service
@@ -64,7 +72,7 @@ EXTRA_DIST += contrib/systemd/polysandboxd.service
 # The OpenAPI document (core/server/openapi.json, kept in the tree and
 # checked against the server by tests/server/openapi.sh) is compiled in
 # and served at /openapi.json.
-nodist_polysandboxd_SOURCES = core/server/openapi-data.c
+nodist_core_server_libsrv_la_SOURCES = core/server/openapi-data.c
 BUILT_SOURCES += core/server/openapi-data.c
 CLEANFILES += core/server/openapi-data.c
 EXTRA_DIST += core/server/openapi.json

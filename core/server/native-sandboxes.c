@@ -7,6 +7,7 @@
  *   POST   /v1/sandboxes/{id}/exec            run in it (JSON, or SSE)
  *   PUT    /v1/sandboxes/{id}/files/{path}    upload the body's bytes
  *   GET    /v1/sandboxes/{id}/files/{path}    download
+ *   GET    /v1/sandboxes/{id}/files?path=DIR  list a directory
  *
  * Sandboxes are created persistent (so they are found by id and labels)
  * with a time-to-live ([server] sandbox_ttl unless the body gives one) so
@@ -20,6 +21,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <sodium.h>
+
+#include "compat.h"
 #include "server.h"
 #include "server-int.h"
 
@@ -170,6 +174,7 @@ static void list(srv_req *r)
     size_t nf = 0;
     const char *prov = srv_req_query(r, "provider");
     struct listing l = { json_array(), NULL, NULL };
+    json_t *unlisted = NULL;    /* the providers whose listing failed */
     size_t np = sbx_ctx_provider_count(r->s->ctx);
 
     for (size_t i = 0; i < srv_req_query_count(r); i++) {
@@ -204,14 +209,32 @@ static void list(srv_req *r)
                  : (sbx_provider_get_state(p) != SBX_PROVIDER_READY ||
                     !(sbx_provider_capabilities(p) & SBX_CAP_LIST)))
             continue;
+        size_t before = json_array_size(l.arr);
         rc = sbx_list_labeled(r->s->ctx, l.provider, filter, nf, on_listed, &l);
-        if (rc != SBX_OK) {
+        if (rc == SBX_OK)
+            continue;
+        if (prov) {
             srv_error_lib(r, rc, 422);
             goto out;
         }
+        /* Every provider: one that is down (a stopped dockerd, a cloud
+         * out of reach) must not hide the others' sandboxes.  What it
+         * may have listed is dropped, and it is named with its error. */
+        while (json_array_size(l.arr) > before)
+            json_array_remove(l.arr, before);
+        const sbx_error *e = sbx_ctx_last_error(r->s->ctx);
+        const char *msg = sbx_error_code(e) != SBX_OK ? sbx_error_message(e) : NULL;
+        if (!unlisted)
+            unlisted = json_array();
+        json_array_append_new(unlisted, json_pack("{s:s,s:s}", "provider", l.provider, "error",
+                                                  msg && *msg ? msg : sbx_strerror(rc)));
     }
-    srv_reply_json(r, 200, json_pack("{s:O}", "sandboxes", l.arr));
+    json_t *body = json_pack("{s:O}", "sandboxes", l.arr);
+    if (body && unlisted)
+        json_object_set(body, "unlisted", unlisted);
+    srv_reply_json(r, 200, body);
 out:
+    json_decref(unlisted);
     json_decref(l.arr);
 }
 
@@ -394,6 +417,80 @@ static void get_file(srv_req *r)
     srv_box_done(r, b);
 }
 
+#define LIST_MAX_DEFAULT 1000u
+#define LIST_MAX_LIMIT 10000u
+
+struct file_listing {
+    json_t *arr;
+    srv_req *r;
+};
+
+static int on_file(void *ud, const char *name, size_t len, sbx_file_type type, uint64_t size,
+                   int64_t mtime)
+{
+    struct file_listing *l = ud;
+    json_t *text = srv_json_text(name, len), *e;
+    /* A name that is not UTF-8 is shown with U+FFFD; its bytes go along. */
+    bool exact = text && json_string_length(text) == len &&
+                 memcmp(json_string_value(text), name, len) == 0;
+
+    e = json_pack("{s:o, s:s, s:I, s:I}", "name", text, "type", sbx_file_type_name(type),
+                  "size", (json_int_t)size, "mtime", (json_int_t)mtime);
+    if (!e)
+        return SBX_E_NOMEM;
+    if (!exact) {
+        size_t b64 = sodium_base64_ENCODED_LEN(len, sodium_base64_VARIANT_ORIGINAL);
+        char *bytes = malloc(b64);
+        if (!bytes) {
+            json_decref(e);
+            return SBX_E_NOMEM;
+        }
+        sodium_bin2base64(bytes, b64, (const unsigned char *)name, len,
+                          sodium_base64_VARIANT_ORIGINAL);
+        json_object_set_new(e, "name_base64", json_string(bytes));
+        free(bytes);
+    }
+    return json_array_append_new(l->arr, e) == 0 ? 0 : SBX_E_NOMEM;
+}
+
+static void list_files(srv_req *r)
+{
+    const char *dir = srv_req_query(r, "path"), *m = srv_req_query(r, "limit");
+    struct file_listing l = { json_array(), r };
+    unsigned long max = LIST_MAX_DEFAULT;
+    bool more = false;
+    sbx_sandbox *sb;
+    struct srv_box *b;
+    int rc;
+
+    if (!l.arr) {
+        srv_error(r, 500, "nomem", NULL, "out of memory");
+        return;
+    }
+    if (m) {
+        char *end;
+        max = strtoul(m, &end, 10);
+        if (!*m || *end || max == 0 || max > LIST_MAX_LIMIT) {
+            srv_error(r, 400, "invalid", NULL, "limit '%s' must be a number from 1 to %u", m,
+                      LIST_MAX_LIMIT);
+            goto out;
+        }
+    }
+    /* The library checks the path (SBX_E_PATH: 400). */
+    if (!(b = srv_box_use(r, &sb)))
+        goto out;
+    rc = sbx_sandbox_list_files(sb, dir ? dir : "", max, on_file, &l, &more);
+    if (rc == SBX_OK)
+        srv_reply_json(r, 200, json_pack("{s:s, s:s, s:O, s:b}", "sandbox_id", srv_box_id(b),
+                                          "path", dir && *dir ? dir : ".", "entries", l.arr,
+                                          "truncated", more));
+    else
+        srv_error_lib(r, rc, 404);
+    srv_box_done(r, b);
+out:
+    json_decref(l.arr);
+}
+
 static const srv_route routes[] = {
     { SRV_POST, "/v1/sandboxes", create, SRV_R_WORKER },
     { SRV_GET, "/v1/sandboxes", list, SRV_R_WORKER },
@@ -402,6 +499,7 @@ static const srv_route routes[] = {
     { SRV_POST, "/v1/sandboxes/{id}/exec", exec, SRV_R_WORKER },
     { SRV_PUT, "/v1/sandboxes/{id}/files/{path*}", put_file, SRV_R_WORKER | SRV_R_RAW },
     { SRV_GET, "/v1/sandboxes/{id}/files/{path*}", get_file, SRV_R_WORKER },
+    { SRV_GET, "/v1/sandboxes/{id}/files", list_files, SRV_R_WORKER },
 };
 
 int srv_routes_sandboxes(struct srv_router *rt)

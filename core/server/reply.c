@@ -15,6 +15,7 @@
 #include <microhttpd.h>
 
 #include "server.h"
+#include "ws-frame.h"
 
 void srv_reply(srv_req *r, unsigned status, const char *content_type, char *body, size_t len)
 {
@@ -63,10 +64,44 @@ void srv_reply_header(srv_req *r, const char *name, const char *value)
         srv_idem_note_location(r, value);
 }
 
+json_t *srv_json_text(const char *data, size_t len)
+{
+    const unsigned char *p = (const unsigned char *)data;
+    char *buf;
+    size_t n = 0;
+    json_t *j;
+
+    if (!data)
+        return json_string("");
+    if ((j = json_stringn(data, len)))
+        return j;   /* valid UTF-8 (NULs included) */
+    if (len > (SIZE_MAX - 1) / 3 || !(buf = malloc(len * 3 + 1)))
+        return NULL;
+    for (size_t i = 0; i < len;) {
+        size_t k = srv_utf8_seq(p + i, len - i);
+        if (k) {
+            memcpy(buf + n, p + i, k);
+            n += k;
+            i += k;
+        } else {
+            memcpy(buf + n, "\xef\xbf\xbd", 3);
+            n += 3;
+            i++;
+        }
+    }
+    j = json_stringn(buf, n);
+    free(buf);
+    return j;
+}
+
+/* The request's bytes quoted in a message or naming a provider (a path,
+ * a query argument) need not be UTF-8: JSON's strings must, so they are
+ * made so rather than failing the reply. */
 json_t *srv_error_json(const char *code, const char *provider, const char *message)
 {
-    return json_pack("{s:{s:s, s:s, s:s?}}", "error", "code", code, "message", message,
-                     "provider", provider);
+    return json_pack("{s:{s:s, s:o, s:o?}}", "error", "code", code, "message",
+                     srv_json_text(message, strlen(message)), "provider",
+                     provider ? srv_json_text(provider, strlen(provider)) : NULL);
 }
 
 void srv_error(srv_req *r, unsigned status, const char *code, const char *provider,

@@ -15,7 +15,9 @@ plugins_common_libsbxhttp_la_SOURCES = plugins/common/http.c plugins/common/http
 	plugins/common/randhex.c plugins/common/randhex.h \
 	plugins/common/rfc3339.c plugins/common/rfc3339.h \
 	plugins/common/unenforced.c plugins/common/unenforced.h \
-	plugins/common/shwrap.c plugins/common/shwrap.h
+	plugins/common/shwrap.c plugins/common/shwrap.h \
+	plugins/common/settings.c plugins/common/settings.h \
+	plugins/common/retry-hints.c plugins/common/retry-hints.h
 plugins_common_libsbxhttp_la_CFLAGS = $(SBX_MODULE_COPTS) $(SBXHTTP_CFLAGS)
 plugins_common_libsbxhttp_la_LIBADD = $(CURL_LIBS) $(JANSSON_LIBS)
 

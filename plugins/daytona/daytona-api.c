@@ -13,6 +13,7 @@
 #include <sodium.h>
 
 #include "daytona-int.h"
+#include "retry-hints.h"
 
 int dt_client_auth(struct dt_prov *p, ph_client *c)
 {
@@ -52,18 +53,12 @@ int dt_client_auth(struct dt_prov *p, ph_client *c)
 
 void dt_retry_after(struct dt_prov *p, long ms)
 {
-    if (ms >= 0 && p->host->struct_size >= offsetof(sbx_host_v1, retry_after) +
-                                             sizeof p->host->retry_after &&
-        p->host->retry_after)
-        p->host->retry_after(p->h, (uint64_t)ms);
+    pc_retry_after(p->host, p->h, ms);
 }
 
 void dt_not_started(struct dt_prov *p)
 {
-    if (p->host->struct_size >= offsetof(sbx_host_v1, not_started) +
-                                sizeof p->host->not_started &&
-        p->host->not_started)
-        p->host->not_started(p->h);
+    pc_not_started(p->host, p->h);
 }
 
 int dt_toolbox_refused(struct dt_prov *p, struct dt_sb *s, const ph_response *r,

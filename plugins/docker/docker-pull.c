@@ -19,6 +19,7 @@
 #include <time.h>
 
 #include "docker-int.h"
+#include "settings.h"
 
 #define PULL_TIMEOUT_DEFAULT_MS (300L * 1000)
 #define PULL_TIMEOUT_MAX_MS (24L * 3600 * 1000)
@@ -34,8 +35,7 @@ struct dk_pulling {
 
 static const char *setting(struct dk_prov *p, const char *key)
 {
-    const char *v = p->host->config_get(p->h, key);
-    return v && *v ? v : NULL;
+    return pc_setting(p->host, p->h, key);
 }
 
 /* "N" seconds, or N with s, m or h. */

@@ -13,31 +13,7 @@
 #include <time.h>
 
 #include "docker-int.h"
-
-struct membuf {
-    unsigned char *p;
-    size_t len, cap;
-};
-
-static la_ssize_t mem_write(struct archive *a, void *ud, const void *buf, size_t n)
-{
-    struct membuf *m = ud;
-    if (m->len + n > m->cap) {
-        size_t cap = m->cap ? m->cap : 16384;
-        while (cap < m->len + n)
-            cap *= 2;
-        unsigned char *np = realloc(m->p, cap);
-        if (!np) {
-            archive_set_error(a, ENOMEM, "out of memory");
-            return -1;
-        }
-        m->p = np;
-        m->cap = cap;
-    }
-    memcpy(m->p + m->len, buf, n);
-    m->len += n;
-    return (la_ssize_t)n;
-}
+#include "tar-mem.h"
 
 static int add_entry(struct archive *a, struct archive_entry *e, const char *name,
                      mode_t type, uint32_t perm, const void *data, size_t len)
@@ -60,7 +36,7 @@ static int add_entry(struct archive *a, struct archive_entry *e, const char *nam
 int dk_tar_file(const char *path, const void *data, size_t len, uint32_t mode,
                 void **out, size_t *out_len, char *err, size_t errlen)
 {
-    struct membuf m = {0};
+    pc_membuf m = {0};
     struct archive *a = archive_write_new();
     struct archive_entry *e = archive_entry_new();
     char *dir = strdup(path);
@@ -74,7 +50,7 @@ int dk_tar_file(const char *path, const void *data, size_t len, uint32_t mode,
     }
     if (archive_write_set_format_pax_restricted(a) != ARCHIVE_OK ||
         archive_write_set_bytes_in_last_block(a, 1) != ARCHIVE_OK ||
-        archive_write_open2(a, &m, NULL, mem_write, NULL, NULL) != ARCHIVE_OK)
+        archive_write_open2(a, &m, NULL, pc_tar_mem_write, NULL, NULL) != ARCHIVE_OK)
         goto fail;
     /* The parents first, as directories, so the daemon creates them. */
     for (char *s = strchr(dir, '/'); s; s = strchr(s + 1, '/')) {

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "docker-int.h"
+#include "settings.h"
 
 #define DK_CAPS (SBX_CAP_FILES | SBX_CAP_PERSISTENT | SBX_CAP_LABELS | SBX_CAP_STREAM | \
                  SBX_CAP_STDIN | SBX_CAP_NETWORK_POLICY | SBX_CAP_LIST | SBX_CAP_CONCURRENT | \
@@ -82,33 +83,17 @@ static uint64_t now_unix_ns(void)
 
 static const char *setting(struct dk_prov *p, const char *key)
 {
-    const char *v = p->host->config_get(p->h, key);
-    return v && *v ? v : NULL;
+    return pc_setting(p->host, p->h, key);
 }
 
 static int dup_setting(struct dk_prov *p, const char *key, char **out)
 {
-    const char *v = setting(p, key);
-    *out = NULL;
-    if (v && !(*out = strdup(v)))
-        return dk_err(p, SBX_E_NOMEM, "out of memory");
-    return SBX_OK;
+    return pc_setting_dup(p->host, p->h, key, NULL, out);
 }
 
 static int read_bool(struct dk_prov *p, const char *key, bool def, bool *out)
 {
-    const char *v = setting(p, key);
-    *out = def;
-    if (!v)
-        return SBX_OK;
-    if (!strcmp(v, "true") || !strcmp(v, "yes") || !strcmp(v, "1"))
-        *out = true;
-    else if (!strcmp(v, "false") || !strcmp(v, "no") || !strcmp(v, "0"))
-        *out = false;
-    else
-        return dk_err(p, SBX_E_CONFIG, "providers.d/docker.ini: %s = '%s': use true or false",
-                      key, v);
-    return SBX_OK;
+    return pc_setting_bool(p->host, p->h, "providers.d/docker.ini", key, def, out);
 }
 
 static int read_settings(struct dk_prov *p, ph_client_conf *cc)

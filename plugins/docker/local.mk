@@ -22,7 +22,8 @@ plugins_docker_docker_la_SOURCES = \
 	plugins/docker/docker-serve.c \
 	plugins/docker/docker-spec.c \
 	plugins/docker/docker-stream.c \
-	plugins/docker/docker-tar.c
+	plugins/docker/docker-tar.c \
+	plugins/common/tar-mem.c plugins/common/tar-mem.h
 nodist_plugins_docker_docker_la_SOURCES = plugins/docker/docker-init.h
 plugins_docker_docker_la_CPPFLAGS = $(AM_CPPFLAGS) $(SBXHTTP_CPPFLAGS) \
 	-I$(top_builddir)/plugins/docker
@@ -63,7 +64,7 @@ if BUILD_PROVIDER_DOCKER
 check_PROGRAMS += tests/unit/test-docker
 tests_unit_test_docker_SOURCES = tests/unit/test-docker.c tests/unit/tap.h \
 	plugins/docker/docker-stream.c plugins/docker/docker-spec.c plugins/docker/docker-tar.c \
-	plugins/docker/docker-seccomp.c
+	plugins/common/tar-mem.c plugins/docker/docker-seccomp.c
 tests_unit_test_docker_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/plugins/common \
 	-I$(top_srcdir)/plugins/docker
 tests_unit_test_docker_CFLAGS = $(AM_CFLAGS) $(CURL_CFLAGS) $(JANSSON_CFLAGS) $(LIBARCHIVE_CFLAGS) \

@@ -14,6 +14,8 @@
 
 #include "e2b-int.h"
 #include "unenforced.h"
+#include "settings.h"
+#include "retry-hints.h"
 
 #define E2B_CAPS (SBX_CAP_FILES | SBX_CAP_PERSISTENT | SBX_CAP_LABELS | SBX_CAP_STREAM | \
                   SBX_CAP_STDIN | SBX_CAP_NETWORK_POLICY | SBX_CAP_LIST | SBX_CAP_CONCURRENT)
@@ -28,50 +30,20 @@ static const char *const secret_keys[] = {"api_key", NULL};
 
 static const char *setting(struct e2b_prov *p, const char *key)
 {
-    const char *v = p->host->config_get(p->h, key);
-    return v && *v ? v : NULL;
+    return pc_setting(p->host, p->h, key);
 }
 
 /* "300", "300s", "5m", "1h", "1500ms" into milliseconds. */
 static int duration_ms(struct e2b_prov *p, const char *key, uint64_t def_ms, uint64_t min_ms,
                        uint64_t max_ms, uint64_t *out)
 {
-    const char *v = setting(p, key);
-    *out = def_ms;
-    if (!v)
-        return SBX_OK;
-    char *end;
-    errno = 0;
-    unsigned long long x = strtoull(v, &end, 10);
-    uint64_t mul = 1000;
-    if (!strcmp(end, "ms"))
-        mul = 1;
-    else if (!strcmp(end, "s") || !*end)
-        mul = 1000;
-    else if (!strcmp(end, "m"))
-        mul = 60000;
-    else if (!strcmp(end, "h"))
-        mul = 3600000;
-    else
-        end = NULL;
-    if (errno || !end || end == v || x > max_ms / mul || x * mul < min_ms || x * mul > max_ms)
-        return p->host->set_error(p->h, SBX_E_CONFIG,
-                                  "providers.d/e2b.ini: %s = '%s' is not a duration from %llu ms "
-                                  "to %llu s (e.g. 300, 30s, 5m)", key, v,
-                                  (unsigned long long)min_ms, (unsigned long long)(max_ms / 1000));
-    *out = x * mul;
-    return SBX_OK;
+    return pc_setting_duration_ms(p->host, p->h, "providers.d/e2b.ini", key, def_ms, min_ms,
+                                  max_ms, out);
 }
 
 static int dup_setting(struct e2b_prov *p, const char *key, const char *def, char **out)
 {
-    const char *v = setting(p, key);
-    *out = NULL;
-    if (!v && !def)
-        return SBX_OK;
-    if (!(*out = strdup(v ? v : def)))
-        return p->host->set_error(p->h, SBX_E_NOMEM, "out of memory");
-    return SBX_OK;
+    return pc_setting_dup(p->host, p->h, key, def, out);
 }
 
 static bool plain_name(const char *s, const char *extra)
@@ -195,19 +167,14 @@ static char *mapped_template(struct e2b_prov *p, const char *lang)
 
 /* ---- ABI 1.1 hints ---- */
 
-#define HOST_HAS(host, f) \
-    ((host)->struct_size >= offsetof(sbx_host_v1, f) + sizeof((host)->f) && (host)->f)
-
 void e2b_retry_after(struct e2b_prov *p, long ms)
 {
-    if (ms >= 0 && HOST_HAS(p->host, retry_after))
-        p->host->retry_after(p->h, (uint64_t)ms);
+    pc_retry_after(p->host, p->h, ms);
 }
 
 void e2b_not_started(struct e2b_prov *p)
 {
-    if (HOST_HAS(p->host, not_started))
-        p->host->not_started(p->h);
+    pc_not_started(p->host, p->h);
 }
 
 /* ---- init / fini ---- */

@@ -27,6 +27,7 @@
 #include <sys/stat.h>
 
 #include "kube-int.h"
+#include "settings.h"
 
 #define MAX_FILE (4u * 1024 * 1024)
 
@@ -45,8 +46,7 @@ static int cerr(struct kube_prov *p, int code, const char *fmt, ...)
 
 static const char *setting(struct kube_prov *p, const char *key)
 {
-    const char *v = p->host->config_get(p->h, key);
-    return v && *v ? v : NULL;
+    return pc_setting(p->host, p->h, key);
 }
 
 /* The whole file (NUL-terminated, malloc'd) or NULL with errno set. */

@@ -25,6 +25,7 @@
 #include <time.h>
 
 #include "kube-int.h"
+#include "tar-mem.h"
 
 #define MAX_DEPTH 64
 #define PATH_MAX_LEN 4096
@@ -116,35 +117,10 @@ static int split(const char *path, char **dir, char **base)
 
 /* ---- tar ---- */
 
-struct membuf {
-    unsigned char *p;
-    size_t len, cap;
-};
-
-static la_ssize_t mem_write(struct archive *a, void *ud, const void *buf, size_t n)
-{
-    struct membuf *m = ud;
-    if (m->len + n > m->cap) {
-        size_t cap = m->cap ? m->cap : 16384;
-        while (cap < m->len + n)
-            cap *= 2;
-        unsigned char *np = realloc(m->p, cap);
-        if (!np) {
-            archive_set_error(a, ENOMEM, "out of memory");
-            return -1;
-        }
-        m->p = np;
-        m->cap = cap;
-    }
-    memcpy(m->p + m->len, buf, n);
-    m->len += n;
-    return (la_ssize_t)n;
-}
-
 /* A tar of one regular file @name (padded to whole 10 KiB records, so that
  * a tar reading a stream that does not end stops at the end marker). */
 static int tar_one(const char *name, const void *data, size_t len, uint32_t mode,
-                   struct membuf *out, char *err, size_t errlen)
+                   pc_membuf *out, char *err, size_t errlen)
 {
     struct archive *a = archive_write_new();
     struct archive_entry *e = archive_entry_new();
@@ -155,7 +131,7 @@ static int tar_one(const char *name, const void *data, size_t len, uint32_t mode
         goto done;
     }
     if (archive_write_set_format_pax_restricted(a) != ARCHIVE_OK ||
-        archive_write_open2(a, out, NULL, mem_write, NULL, NULL) != ARCHIVE_OK)
+        archive_write_open2(a, out, NULL, pc_tar_mem_write, NULL, NULL) != ARCHIVE_OK)
         goto fail;
     archive_entry_set_pathname(e, name);
     archive_entry_set_filetype(e, AE_IFREG);
@@ -280,7 +256,7 @@ int kube_file_payload(struct kube_prov *p, const char *path, const void *data, s
         return rc;
     if (split(path, dir, base))
         return p->host->set_error(p->h, SBX_E_NOMEM, "out of memory");
-    struct membuf m = {0};
+    pc_membuf m = {0};
     char err[300];
     if ((rc = tar_one(*base, data, len, mode, &m, err, sizeof err))) {
         free(*dir);

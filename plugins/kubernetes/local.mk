@@ -20,7 +20,8 @@ plugins_kubernetes_kubernetes_la_SOURCES = \
 	plugins/kubernetes/kube-program.c \
 	plugins/kubernetes/kube-watch.c \
 	plugins/kubernetes/kube-ws.c \
-	plugins/kubernetes/kube-yaml.c
+	plugins/kubernetes/kube-yaml.c \
+	plugins/common/tar-mem.c plugins/common/tar-mem.h
 plugins_kubernetes_kubernetes_la_CPPFLAGS = $(AM_CPPFLAGS) $(SBXHTTP_CPPFLAGS)
 plugins_kubernetes_kubernetes_la_CFLAGS = $(SBX_MODULE_COPTS) $(SBXHTTP_CFLAGS) \
 	$(LWS_CFLAGS) $(YAML_CFLAGS) $(OPENSSL_CFLAGS) $(LIBARCHIVE_CFLAGS)

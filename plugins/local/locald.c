@@ -463,8 +463,13 @@ static void reply(int conn, int code, const char *slot, int fd)
     lcl_ld_send(conn, &r, sizeof r, &fd, fd >= 0 ? 1 : 0);
 }
 
+static void serve(struct daemon *d, int conn);
+
 /* Lets go of the socket and the lock, so a daemon of the new build can
- * start; we end when our last exec does. */
+ * start; we end when our last exec does.  Clients already queued on the
+ * socket are answered (FALLBACK or MISMATCH: they run in-process), not
+ * reset: a reset leaves a client unable to tell whether its exec began.
+ * Once the name is gone no new one can queue. */
 static void retire(struct daemon *d)
 {
     struct stat st;
@@ -473,6 +478,10 @@ static void retire(struct daemon *d)
     d->retiring = true;
     if (stat(d->sock_path, &st) == 0 && st.st_dev == d->sock_dev && st.st_ino == d->sock_ino)
         unlink(d->sock_path);
+    int c;
+    /* The listener is non-blocking: EAGAIN once the queue is empty. */
+    while (d->listen_fd >= 0 && (c = accept4(d->listen_fd, NULL, NULL, SOCK_CLOEXEC)) >= 0)
+        serve(d, c);
     close_fd(&d->listen_fd);
     if (d->lock_fd >= 0)
         unlink(d->lock_path); /* still locked: see main */

@@ -20,6 +20,8 @@
 
 #include "modal-int.h"
 #include "unenforced.h"
+#include "settings.h"
+#include "retry-hints.h"
 
 #define MODAL_CAPS (SBX_CAP_FILES | SBX_CAP_PERSISTENT | SBX_CAP_LABELS | SBX_CAP_STREAM | \
                     SBX_CAP_STDIN | SBX_CAP_NETWORK_POLICY | SBX_CAP_LIST | SBX_CAP_CONCURRENT)
@@ -63,8 +65,7 @@ time_t modal_jwt_exp(const char *jwt)
 
 static const char *setting(struct modal_prov *p, const char *key)
 {
-    const char *v = p->host->config_get(p->h, key);
-    return v && *v ? v : NULL;
+    return pc_setting(p->host, p->h, key);
 }
 
 /* "300", "300s", "1500ms", "5m", "1h" into milliseconds, within bounds. */
@@ -129,18 +130,7 @@ static bool name_ok(const char *s)
 
 static int bool_setting(struct modal_prov *p, const char *key, bool def, bool *out)
 {
-    const char *v = setting(p, key);
-    *out = def;
-    if (!v)
-        return SBX_OK;
-    if (!strcmp(v, "true") || !strcmp(v, "yes") || !strcmp(v, "1"))
-        *out = true;
-    else if (!strcmp(v, "false") || !strcmp(v, "no") || !strcmp(v, "0"))
-        *out = false;
-    else
-        return p->host->set_error(p->h, SBX_E_CONFIG, "providers.d/modal.ini: %s = '%s': use "
-                                  "true or false", key, v);
-    return SBX_OK;
+    return pc_setting_bool(p->host, p->h, "providers.d/modal.ini", key, def, out);
 }
 
 static int read_settings(struct modal_prov *p)
@@ -213,19 +203,14 @@ static int read_settings(struct modal_prov *p)
 
 /* ---- ABI 1.1 hints ---- */
 
-#define HOST_HAS(host, f) \
-    ((host)->struct_size >= offsetof(sbx_host_v1, f) + sizeof((host)->f) && (host)->f)
-
 void modal_retry_after(struct modal_prov *p, long ms)
 {
-    if (ms >= 0 && HOST_HAS(p->host, retry_after))
-        p->host->retry_after(p->h, (uint64_t)ms);
+    pc_retry_after(p->host, p->h, ms);
 }
 
 void modal_not_started(struct modal_prov *p)
 {
-    if (HOST_HAS(p->host, not_started))
-        p->host->not_started(p->h);
+    pc_not_started(p->host, p->h);
 }
 
 /* ---- init / fini ---- */

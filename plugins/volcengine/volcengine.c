@@ -21,6 +21,8 @@
 #include "rfc3339.h"
 #include "volc-int.h"
 #include "unenforced.h"
+#include "settings.h"
+#include "retry-hints.h"
 
 #define VC_CAPS (SBX_CAP_FILES | SBX_CAP_PERSISTENT | SBX_CAP_LABELS | SBX_CAP_STREAM | \
                  SBX_CAP_STDIN | SBX_CAP_NETWORK_POLICY | SBX_CAP_LIST | SBX_CAP_CONCURRENT)
@@ -37,19 +39,14 @@ static const char *const secret_keys[] = {
 
 /* ---- host helpers ---- */
 
-#define HOST_HAS(host, f) \
-    ((host)->struct_size >= offsetof(sbx_host_v1, f) + sizeof((host)->f) && (host)->f)
-
 void vc_retry_after(struct vc_prov *p, long ms)
 {
-    if (ms >= 0 && HOST_HAS(p->host, retry_after))
-        p->host->retry_after(p->h, (uint64_t)ms);
+    pc_retry_after(p->host, p->h, ms);
 }
 
 void vc_not_started(struct vc_prov *p)
 {
-    if (HOST_HAS(p->host, not_started))
-        p->host->not_started(p->h);
+    pc_not_started(p->host, p->h);
 }
 
 uint64_t vc_now_ns(void)
@@ -64,8 +61,7 @@ uint64_t vc_now_ns(void)
 
 static const char *setting(struct vc_prov *p, const char *key)
 {
-    const char *v = p->host->config_get(p->h, key);
-    return v && *v ? v : NULL;
+    return pc_setting(p->host, p->h, key);
 }
 
 /* A whole number from @lo to @hi (0: unset, when @lo allows it). */

@@ -9,13 +9,17 @@
     async with psb.Sandbox.create(labels={"task": "t1"}) as sb:    # or runner=client
         await sb.aupload("in.txt", b"data")
         r = await sb.aexec("cat in.txt")
+        async for chunk in sb.stream("./slow.sh"):                 # output as produced
+            print(chunk.stream, chunk.text)
+        rs = await sb.aexecute_many(["make", "make test"], stop_on_error=True)
     with client.create_sandbox(template="python") as sb:           # sync
         r = sb.exec_code("python", "print(1)")
 
 The module-level calls use libpolysandbox in this process (one context,
 made on first use: see Local); a Client makes the same calls through
 polysandboxd.  Results are Result objects with the fields of
-`polysandbox run --json`.
+`polysandbox run --json`; code run with a compiled template also has
+Result.compile, the compile step's status, time and output.
 """
 
 from __future__ import annotations
@@ -29,8 +33,9 @@ from .errors import (AuthError, CancelledRunError, ConfigError, InvalidRequestEr
 from .info import Provider, Template
 from .local import Local, default
 from .request import LIMITS, Progress, Runner
-from .result import STATUSES, Result
+from .result import STATUSES, Chunk, Compile, Result
 from .sandbox import Sandbox, SandboxInfo
+from .stream import Stream
 
 __version__ = "0.1.0"
 
@@ -38,7 +43,8 @@ __all__ = [
     "run", "run_code", "arun", "arun_code", "run_many", "arun_many", "providers",
     "templates", "create_sandbox", "get_or_create_sandbox", "attach", "sandboxes",
     "Sandbox", "SandboxInfo", "Progress",
-    "Provider", "Template", "Local", "Client", "Runner", "Result",
+    "Provider", "Template", "Local", "Client", "Runner", "Result", "Compile", "Chunk",
+    "Stream",
     "STATUSES", "LIMITS", "SandboxError", "InvalidRequestError", "ConfigError",
     "SandboxNotFoundError", "ProviderError", "AuthError", "SandboxTimeoutError",
     "CancelledRunError", "ServerError", "ExecutionResult",

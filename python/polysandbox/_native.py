@@ -16,12 +16,14 @@ import threading
 from ctypes import (POINTER, c_bool, c_char_p, c_int, c_size_t, c_uint, c_uint32, c_uint64,
                     c_void_p)
 
-__all__ = ["lib", "SONAME", "LIST_CB"]
+__all__ = ["lib", "SONAME", "LIST_CB", "OUTPUT_CB"]
 
 SONAME = "libpolysandbox.so.0"
 
 # sbx_list_cb: (ud, id, labels, n_labels, created_unix_ns) -> stop
 LIST_CB = ctypes.CFUNCTYPE(c_int, c_void_p, c_char_p, POINTER(c_char_p), c_size_t, c_uint64)
+# sbx_output_cb: (ud, stream, buf, len) -> stop
+OUTPUT_CB = ctypes.CFUNCTYPE(c_int, c_void_p, c_int, c_void_p, c_size_t)
 
 # (name, restype, argtypes); opaque handles are c_void_p.
 _PROTOS = (
@@ -53,6 +55,7 @@ _PROTOS = (
     ("sbx_exec_opts_set_timeout", c_int, (c_void_p, c_uint64)),
     ("sbx_exec_opts_add_file", c_int, (c_void_p, c_char_p, c_char_p, c_size_t, c_uint32)),
     ("sbx_exec_opts_set_cancel", c_int, (c_void_p, c_void_p)),
+    ("sbx_exec_opts_set_output_cb", c_int, (c_void_p, OUTPUT_CB, c_void_p)),
     ("sbx_cancel_new", c_void_p, ()),
     ("sbx_cancel_fire", None, (c_void_p,)),
     ("sbx_cancel_free", None, (c_void_p,)),

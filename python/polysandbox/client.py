@@ -3,8 +3,9 @@
 Client sends the body request.py built to POST /v1/run with the standard
 library's http.client (no dependency), one connection a call, so that
 closing it cancels the call on the server; it builds the Result from the
-reply:
-the same object a local run gives.  The server's error replies
+reply: the same object a local run gives.  Sandbox.stream asks the exec
+route for server-sent events (Accept: text/event-stream) and hands each
+stdout/stderr event on as it is read.  The server's error replies
 ({"error": {"code", "message", "provider"}}) raise the exception class of
 the same library code.
 """
@@ -16,13 +17,14 @@ import json
 import socket
 import threading
 import urllib.parse
-from typing import Any
+from typing import Any, Callable
 
+from ._fields import field as json_field
 from .errors import CancelledRunError, InvalidRequestError, ServerError, error_for_remote
 from .info import Provider, Template, listing
-from .request import Runner
-from .result import Result
-from .sandbox import SandboxInfo
+from .request import OutputSink, Runner
+from .result import Result, decode_output
+from .sandbox import SandboxInfo, warn_unlisted
 
 __all__ = ["Client"]
 
@@ -75,13 +77,17 @@ class Client(Runner):
         return cls(u.hostname or "", u.port, timeout=self._timeout)
 
     def _send(self, method: str, path: str, data: bytes | None, ctype: str | None,
-              cancel: "_Abort | None") -> tuple[int, str, bytes]:
+              cancel: "_Abort | None", read: Callable[[Any], Any] | None = None
+              ) -> tuple[int, str, Any]:
         """One request on a connection of its own (closed after, or when
         cancel fires: polysandboxd then cancels what it was doing for it).
         (status, reason, body); ServerError when the server cannot be
-        reached or the connection broke."""
+        reached or the connection broke.  read, when given, asks for
+        server-sent events and reads a reply that is not an error with
+        read(reply) (its value is the body)."""
         conn = self._connect()
-        headers = {"Accept": "application/json", "Connection": "close"}
+        headers = {"Accept": "text/event-stream" if read else "application/json",
+                   "Connection": "close"}
         if ctype is not None:
             headers["Content-Type"] = ctype
         if self._token:
@@ -92,6 +98,8 @@ class Client(Runner):
                 cancel.watch(conn)    # from here firing it shuts the socket down
             conn.request(method, self._base + path, body=data, headers=headers)
             reply = conn.getresponse()
+            if read is not None and reply.status < 400:
+                return reply.status, reply.reason, read(reply)
             return reply.status, reply.reason, reply.read()
         except (OSError, http.client.HTTPException) as e:
             if cancel is not None and cancel.fired:
@@ -161,8 +169,27 @@ class Client(Runner):
         return (info.id, info.provider), info
 
     def _sb_exec(self, handle: tuple[str, str], body: dict[str, Any],
-                 cancel: "_Abort | None" = None) -> Result:
-        return Result.from_json(self._call("POST", self._box(handle, "/exec"), body, cancel))
+                 cancel: "_Abort | None" = None, on_output: OutputSink | None = None) -> Result:
+        path = self._box(handle, "/exec")
+        if on_output is None:
+            return Result.from_json(self._call("POST", path, body, cancel))
+        return self._streamed(path, body, cancel, on_output)
+
+    def _streamed(self, path: str, body: dict[str, Any], cancel: "_Abort | None",
+                  on_output: OutputSink) -> Result:
+        """POST body to path asking for server-sent events: the stdout and
+        stderr events go to on_output as they come, the result event is
+        the Result, an error event raises the class of its code."""
+        status, reason, got = self._send(
+            "POST", path, json.dumps(body).encode("utf-8"), "application/json", cancel,
+            read=lambda reply: _events(reply, f"polysandboxd at {self.url}: {path}",
+                                       on_output))
+        if status >= 400:
+            raise self._refusal(path, status, reason, got)
+        name, obj = got
+        if name == "error":
+            raise self._refusal(path, 200, "error event", json.dumps(obj).encode())
+        return Result.from_json(obj)
 
     def _sb_upload(self, handle: tuple[str, str], path: str, data: bytes, mode: int) -> None:
         self._call("PUT", self._box(handle, f"/files/{urllib.parse.quote(path)}?mode={mode:o}"),
@@ -188,7 +215,63 @@ class Client(Runner):
             q.append(("provider", provider))
         reply = self._call("GET", "/v1/sandboxes" + ("?" + urllib.parse.urlencode(q) if q
                                                       else ""))
+        if provider is None and isinstance(reply, dict):
+            for u in reply.get("unlisted") or []:
+                if isinstance(u, dict):
+                    warn_unlisted(str(u.get("provider")), str(u.get("error")))
         return listing(reply, "sandboxes", SandboxInfo)
+
+
+# The longest line of an event stream taken (a result holds at most the
+# output caps, 64 MiB by default, base64 at worst).
+_LINE_MAX = 128 << 20
+
+
+def _events(reply: Any, where: str, on_output: OutputSink) -> tuple[str, Any]:
+    """Reads polysandboxd's server-sent events from reply: each stdout
+    and stderr event (OutputEvent) goes to on_output; the first result or
+    error event ends it: (its name, its JSON object).  What the server
+    sent is checked as hostile: ServerError naming what is wrong."""
+    if not reply.getheader("Content-Type", "").startswith("text/event-stream"):
+        raise ServerError(f"{where}: the reply is not text/event-stream")
+    name, data = "", []
+    while True:
+        line = reply.readline(_LINE_MAX + 1)
+        if not line:
+            raise ServerError(f"{where}: the event stream ended before the result")
+        if len(line) > _LINE_MAX:
+            raise ServerError(f"{where}: an event line is over {_LINE_MAX} bytes")
+        line = line.rstrip(b"\r\n")
+        if line:
+            if line.startswith(b":"):
+                continue   # a heartbeat
+            key, _, value = line.decode("utf-8", "replace").partition(":")
+            value = value[1:] if value.startswith(" ") else value
+            if key == "event":
+                name = value
+            elif key == "data":
+                data.append(value)
+            continue
+        if not data:
+            name = ""
+            continue
+        try:
+            obj = json.loads("\n".join(data))
+        except ValueError as e:
+            raise ServerError(f"{where}: the data of event '{name}' is not JSON: {e}") \
+                from None
+        if name in ("stdout", "stderr"):
+            on_output(name, _chunk(obj, where, name))
+        elif name in ("result", "error"):
+            return name, obj
+        name, data = "", []
+
+
+def _chunk(obj: Any, where: str, name: str) -> bytes:
+    """The bytes of an OutputEvent."""
+    what = f"{where}: event '{name}'"
+    return decode_output(json_field(obj, what, "data", str),
+                         json_field(obj, what, "encoding", str), what, "data")
 
 
 class _Abort:
@@ -197,19 +280,22 @@ class _Abort:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._conn: http.client.HTTPConnection | None = None
+        self._sock: socket.socket | None = None
         self.fired = False
 
     def watch(self, conn: http.client.HTTPConnection | None) -> None:
         with self._lock:
             if conn is not None and self.fired:
                 raise OSError("cancelled")
-            self._conn = conn
+            # The socket itself: once the reply's headers are in, the
+            # connection hands it to the reply (conn.sock is then None)
+            # while a stream is still read from it.
+            self._sock = conn.sock if conn is not None else None
 
     def fire(self) -> None:
         with self._lock:
             self.fired = True
-            sock = self._conn.sock if self._conn is not None else None
+            sock = self._sock
         if sock is not None:
             try:
                 sock.shutdown(socket.SHUT_RDWR)

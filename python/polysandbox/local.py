@@ -19,8 +19,8 @@ from . import _native
 from .errors import SandboxError, error_for_code
 from .info import Provider, Template
 from .result import Result
-from .request import Runner
-from .sandbox import SandboxInfo
+from .request import OutputSink, Runner
+from .sandbox import SandboxInfo, warn_unlisted
 
 __all__ = ["Local", "default"]
 
@@ -30,6 +30,8 @@ _LIMIT_IDS = {"wall": 0, "cpu": 1, "memory": 2, "pids": 3, "nofile": 4, "fsize":
 _NS_LIMITS = ("wall", "cpu")
 # sbx_provider_state names, as info-json.c gives them.
 _STATES = {0: "ready", 1: "unavailable", 2: "disabled"}
+# SBX_STREAM_* (common.h).
+_STREAMS = {1: "stdout", 2: "stderr"}
 
 
 def _ns(seconds: float) -> int:
@@ -294,7 +296,8 @@ class Local(Runner):
             found = []    # a provider that cannot list: it opened, so it is
         return sb.value, found[0] if found else SandboxInfo(sid, prov)
 
-    def _sb_exec(self, sb: int, body: dict[str, Any], cancel: int | None = None) -> Result:
+    def _sb_exec(self, sb: int, body: dict[str, Any], cancel: int | None = None,
+                 on_output: OutputSink | None = None) -> Result:
         lib = self._lib
         xo = lib.sbx_exec_opts_new()
         res = c_void_p()
@@ -302,6 +305,10 @@ class Local(Runner):
             if not xo:
                 raise MemoryError("polysandbox: out of memory for the exec's options")
             self._exec_opts(xo, body, cancel)
+            if on_output is not None:
+                # Kept alive by this frame until the exec returns.
+                cb = _native.OUTPUT_CB(_output_cb(on_output))
+                self._check(lib.sbx_exec_opts_set_output_cb(xo, cb, None))
             self._check(lib.sbx_sandbox_exec(self._held(sb), xo, ctypes.byref(res)))
             return self._result(res)
         finally:
@@ -350,9 +357,30 @@ class Local(Runner):
     def _sb_list(self, labels: dict[str, str], provider: str | None) -> list[SandboxInfo]:
         if provider is not None:
             return self._list(provider, labels)
-        # As polysandboxd: every ready provider that can list.
-        return [i for p in self.providers() if p.state == "ready" and "list" in p.capabilities
-                for i in self._list(p.name, labels)]
+        # As polysandboxd: every ready provider that can list; one that
+        # fails is named (a warning), not let hide the others.
+        out: list[SandboxInfo] = []
+        for p in self.providers():
+            if p.state != "ready" or "list" not in p.capabilities:
+                continue
+            try:
+                out += self._list(p.name, labels)
+            except SandboxError as e:
+                warn_unlisted(p.name, str(e))
+        return out
+
+
+def _output_cb(sink: OutputSink) -> Any:
+    """The sbx_output_cb of sink: the chunk copied out of the library's
+    buffer (valid only during the call).  A sink that raises stops the
+    command rather than lose output silently."""
+    def cb(_ud: Any, stream: int, buf: int, n: int) -> int:
+        try:
+            sink(_STREAMS.get(stream, "stdout"), ctypes.string_at(buf, n) if n else b"")
+            return 0
+        except BaseException:
+            return 1
+    return cb
 
 
 _default: Local | None = None

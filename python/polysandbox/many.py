@@ -17,18 +17,21 @@ from .request import Progress, _code_body, _command_body
 if TYPE_CHECKING:
     from .request import Runner
 
-__all__ = ["bodies"]
+__all__ = ["bodies", "CODE_KEYS"]
 
-_CODE_KEYS = ("language", "code", "args")
+CODE_KEYS = ("language", "code", "args")
 
 
-def _body(i: int, req: Any, options: Mapping[str, Any], call: str) -> dict[str, Any]:
-    where = f"{call} requests[{i}]"
+def _body(i: int, req: Any, options: Mapping[str, Any], call: str,
+          name: str = "requests") -> dict[str, Any]:
+    """The body of request i: a command, or a dict with "command" or
+    "language" and "code" and options of its own over options."""
+    where = f"{call} {name}[{i}]"
     if isinstance(req, Mapping):
         opts = dict(options)
-        opts.update((k, v) for k, v in req.items() if k != "command" and k not in _CODE_KEYS)
+        opts.update((k, v) for k, v in req.items() if k != "command" and k not in CODE_KEYS)
         if "command" in req:
-            if any(k in req for k in _CODE_KEYS):
+            if any(k in req for k in CODE_KEYS):
                 raise ValueError(f"polysandbox.{where}: give 'command' or 'language' and "
                                  f"'code', not both")
             return _command_body(req["command"], opts, where)

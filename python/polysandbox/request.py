@@ -24,6 +24,8 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 # progress(done, total, result or exception)
 Progress = Callable[[int, int, Any], None]
+# on_output(stream, data): "stdout" or "stderr", a chunk as produced
+OutputSink = Callable[[str, bytes], None]
 
 __all__ = ["Runner", "LIMITS", "Progress"]
 
@@ -206,7 +208,10 @@ class Runner:
     def _sb_attach(self, sandbox_id: str, provider: str | None) -> tuple[Any, "SandboxInfo"]:
         raise NotImplementedError
 
-    def _sb_exec(self, handle: Any, body: dict[str, Any], cancel: Any = None) -> Result:
+    def _sb_exec(self, handle: Any, body: dict[str, Any], cancel: Any = None,
+                 on_output: OutputSink | None = None) -> Result:
+        """The exec's result; on_output, when given, gets each chunk of
+        output as it is produced, from the calling thread."""
         raise NotImplementedError
 
     def _sb_upload(self, handle: Any, path: str, data: bytes, mode: int) -> None:
@@ -339,7 +344,9 @@ class Runner:
     def sandboxes(self, labels: Mapping[str, str] | None = None,
                   provider: str | None = None) -> list["SandboxInfo"]:
         """The sandboxes of provider (None: every ready provider that can
-        list) carrying every one of labels."""
+        list) carrying every one of labels.  Over every provider, one
+        whose listing fails is named in a RuntimeWarning and the others'
+        sandboxes are returned; a provider named fails as an exception."""
         from .sandbox import list_sandboxes
         return list_sandboxes(self, labels, provider)
 

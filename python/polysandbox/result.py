@@ -18,7 +18,7 @@ from typing import Any
 from ._fields import field as json_field
 from .errors import ServerError
 
-__all__ = ["Result", "STATUSES"]
+__all__ = ["Result", "Compile", "Chunk", "STATUSES"]
 
 # sbx_run_status names, in the order of the enum (common.h).
 STATUSES = (
@@ -32,17 +32,45 @@ def _field(obj: dict, name: str, kind: type, null: bool = False) -> Any:
     return json_field(obj, "result", name, kind, null)
 
 
-def _output(obj: dict, name: str) -> bytes:
-    text = _field(obj, name, str)
-    enc = obj.get(name + "_encoding", "utf-8")
+def decode_output(text: str, enc: Any, what: str, name: str) -> bytes:
+    """The bytes of output text sent in encoding enc ("utf-8" or
+    "base64"); ServerError naming what and field name otherwise."""
     if enc == "utf-8":
         return text.encode("utf-8", "surrogatepass")
     if enc == "base64":
         try:
             return base64.b64decode(text, validate=True)
         except (binascii.Error, ValueError) as e:
-            raise ServerError(f"result: field '{name}' is not valid base64: {e}") from None
-    raise ServerError(f"result: field '{name}_encoding' is '{enc}', not utf-8 or base64")
+            raise ServerError(f"{what}: field '{name}' is not valid base64: {e}") from None
+    raise ServerError(f"{what}: field '{name}' has encoding {enc!r}, not utf-8 or base64")
+
+
+def _output(obj: dict, name: str, what: str = "result") -> bytes:
+    return decode_output(json_field(obj, what, name, str),
+                         obj.get(name + "_encoding", "utf-8"), what, name)
+
+
+def _status(obj: dict, what: str) -> str:
+    status = json_field(obj, what, "status", str)
+    if status not in STATUSES:
+        raise ServerError(f"{what}: unknown status {status!r}")
+    return status
+
+
+class _Text:
+    """stdout and stderr of stdout_bytes and stderr_bytes, decoded as
+    UTF-8 with replacement characters."""
+
+    stdout_bytes: bytes
+    stderr_bytes: bytes
+
+    @property
+    def stdout(self) -> str:
+        return self.stdout_bytes.decode("utf-8", "replace")
+
+    @property
+    def stderr(self) -> str:
+        return self.stderr_bytes.decode("utf-8", "replace")
 
 
 def _names(obj: dict, name: str) -> tuple[str, ...]:
@@ -56,7 +84,54 @@ def _names(obj: dict, name: str) -> tuple[str, ...]:
 
 
 @dataclass(frozen=True)
-class Result:
+class Compile(_Text):
+    """The compile step of a run of code with a compiled template (c,
+    cpp, go, rust, java, typescript): Result.compile.
+
+    status is the step's own status: "ok" when it succeeded; when it
+    failed (the run's status is then "compile_error") how: "nonzero_exit",
+    "timeout", ...  time_ns is how long it ran (timings_ns["compile"]),
+    start included.  stdout_bytes/stderr_bytes are what the compiler
+    wrote, kept whether it succeeded or not.  Since 0.2.
+    """
+
+    status: str
+    time_ns: int
+    stdout_bytes: bytes
+    stderr_bytes: bytes
+
+    @classmethod
+    def from_json(cls, obj: Any) -> "Compile":
+        """From the result's "compile" object; ServerError naming the
+        field when it is not one."""
+        what = "result: compile"
+        return cls(status=_status(obj, what),
+                   time_ns=json_field(obj, what, "time_ns", int),
+                   stdout_bytes=_output(obj, "stdout", what),
+                   stderr_bytes=_output(obj, "stderr", what))
+
+    @property
+    def success(self) -> bool:
+        return self.status == "ok"
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """One piece of output as the command produced it (Sandbox.stream):
+    stream is "stdout" or "stderr", data its bytes (a chunk's end may cut
+    a UTF-8 sequence: join a stream's chunks before decoding them)."""
+
+    stream: str
+    data: bytes
+
+    @property
+    def text(self) -> str:
+        """data decoded as UTF-8, with replacement characters."""
+        return self.data.decode("utf-8", "replace")
+
+
+@dataclass(frozen=True)
+class Result(_Text):
     """What became of one run.
 
     status is one of STATUSES ("sandbox_error" is never a verdict on the
@@ -64,11 +139,14 @@ class Result:
     None when they do not apply; cpu_ns and peak_memory_bytes are None
     when the provider does not report them.  stdout_bytes/stderr_bytes
     are the output as produced; stdout/stderr decode it as UTF-8 with
-    replacement characters.  unenforced_limits names the limits the
-    sandbox ran without ("memory", ..., "network" for network = none a
-    provider cannot enforce), allowed by unenforced_limits in
-    polysandbox.ini(5), and unenforced_reason says why; () and None
-    when every limit was enforced.
+    replacement characters.  compile is the compile step of code run with
+    a compiled template (see Compile; its time is also
+    timings_ns["compile"]), None when no compile step ran.
+    unenforced_limits names the limits the sandbox ran without
+    ("memory", ..., "network" for network = none a provider cannot
+    enforce), allowed by unenforced_limits in polysandbox.ini(5), and
+    unenforced_reason says why; () and None when every limit was
+    enforced.
     """
 
     status: str
@@ -85,6 +163,7 @@ class Result:
     sandbox_id: str | None
     error: str | None
     error_code: int
+    compile: Compile | None
     unenforced_limits: tuple[str, ...]
     unenforced_reason: str | None
     raw: dict[str, Any] = field(repr=False, compare=False)
@@ -96,9 +175,8 @@ class Result:
         is checked as hostile input)."""
         if not isinstance(obj, dict):
             raise ServerError(f"result: expected a JSON object, not {type(obj).__name__}")
-        status = _field(obj, "status", str)
-        if status not in STATUSES:
-            raise ServerError(f"result: unknown status {status!r}")
+        status = _status(obj, "result")
+        comp = obj.get("compile")   # absent from a server before 0.2
         timings = _field(obj, "timings_ns", dict)
         for k in ("create", "start", "exec", "total"):
             json_field(timings, "result: timings_ns", k, int)
@@ -117,19 +195,12 @@ class Result:
             sandbox_id=_field(obj, "sandbox_id", str, null=True),
             error=_field(obj, "error", str, null=True),
             error_code=_field(obj, "error_code", int),
+            compile=Compile.from_json(comp) if comp is not None else None,
             unenforced_limits=_names(obj, "unenforced_limits"),
             unenforced_reason=(_field(obj, "unenforced_reason", str, null=True)
                                if "unenforced_reason" in obj else None),
             raw=obj,
         )
-
-    @property
-    def stdout(self) -> str:
-        return self.stdout_bytes.decode("utf-8", "replace")
-
-    @property
-    def stderr(self) -> str:
-        return self.stderr_bytes.decode("utf-8", "replace")
 
     @property
     def success(self) -> bool:

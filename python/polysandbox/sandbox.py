@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import threading
+import warnings
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Awaitable, Generator, Mapping, Sequence
 
@@ -28,7 +29,8 @@ from .request import SANDBOX_OPTIONS, _code_body, _command_body, _pairs, _text, 
 from .result import Result
 
 if TYPE_CHECKING:
-    from .request import Runner
+    from .request import OutputSink, Runner
+    from .stream import Stream
 
 __all__ = ["Sandbox", "SandboxInfo", "MAX_DOWNLOAD"]
 
@@ -212,7 +214,8 @@ class Sandbox:
                                "or closed")
         return self._handle
 
-    def _exec_body(self, body: dict[str, Any], cancel: Any = None) -> Result:
+    def _exec_body(self, body: dict[str, Any], cancel: Any = None,
+                   on_output: "OutputSink | None" = None) -> Result:
         own = None
         if cancel is None:     # destroy may still have to stop it
             cancel = own = self.runner._cancel_new()
@@ -220,7 +223,8 @@ class Sandbox:
             self._running.add(cancel)
         try:
             with self._lock:
-                return self.runner._sb_exec(self._use("exec"), body, cancel=cancel)
+                return self.runner._sb_exec(self._use("exec"), body, cancel=cancel,
+                                            on_output=on_output)
         finally:
             with self._running_lock:
                 self._running.discard(cancel)
@@ -254,6 +258,52 @@ class Sandbox:
         """exec_code, awaited (see aexec)."""
         body = _exec_code(language, code, args, options, "Sandbox.aexec_code")
         return self.runner._acall(self._exec_body, body)
+
+    def stream(self, command: str | Sequence[str], **options: Any) -> "Stream":
+        """Run command (options as exec) and give its output as it is
+        produced: a Stream to iterate with for or async for, yielding
+        Chunk objects (stream "stdout" or "stderr", data bytes); its
+        result is the Result once the loop ends.  Breaking out of the
+        loop or cancelling the iterating task stops the command.  Through
+        polysandboxd this is the exec route's server-sent events.  Bad
+        options raise here, before anything runs."""
+        from .stream import Stream
+        return Stream(self, _exec_command(command, options, "Sandbox.stream"))
+
+    def astream(self, command: str | Sequence[str], **options: Any) -> "Stream":
+        """stream, for `async for` (the same Stream: either loop works)."""
+        from .stream import Stream
+        return Stream(self, _exec_command(command, options, "Sandbox.astream"))
+
+    def execute_many(self, commands: Sequence[Any], *, stop_on_error: bool = False,
+                     **options: Any) -> list[Result]:
+        """Run each of commands in this sandbox, one after the other; their
+        Results in order.  A command is what exec takes (a str or an argv
+        list) or a dict: {"command": ...} or {"language": ..., "code":
+        ..., "args": [...]}, with exec options of its own; options given
+        here apply to every command (a command's own win).  Every command
+        is checked before any runs (errors name commands[i]).
+        stop_on_error: stop after the first Result that is not a success
+        (the list then ends with it)."""
+        bodies = _exec_many("Sandbox.execute_many", commands, stop_on_error, options)
+        out = []
+        for body in bodies:
+            out.append(self._exec_body(body))
+            if stop_on_error and not out[-1].success:
+                break
+        return out
+
+    async def aexecute_many(self, commands: Sequence[Any], *, stop_on_error: bool = False,
+                            **options: Any) -> list[Result]:
+        """execute_many, awaited; cancelling the awaiting task stops the
+        command under way and runs no more (see aexec)."""
+        bodies = _exec_many("Sandbox.aexecute_many", commands, stop_on_error, options)
+        out = []
+        for body in bodies:
+            out.append(await self.runner._acall(self._exec_body, body))
+            if stop_on_error and not out[-1].success:
+                break
+        return out
 
     def upload(self, path: str, data: str | bytes, mode: int = 0o644) -> None:
         """Write data (str: as UTF-8) to path, relative to the sandbox's
@@ -353,12 +403,38 @@ def _exec_code(language: Any, code: Any, args: Any, options: Mapping[str, Any],
     return _code_body(language, code, args, options, call)
 
 
+def _exec_many(call: str, commands: Any, stop_on_error: Any,
+               options: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The exec bodies of execute_many's commands, every one checked."""
+    from .many import CODE_KEYS, _body
+    if isinstance(commands, (str, bytes, Mapping)) or not isinstance(commands, Sequence):
+        raise TypeError(f"polysandbox.{call}: argument 'commands' must be a list of "
+                        f"commands or dicts, not {type(commands).__name__}")
+    if not isinstance(stop_on_error, bool):
+        raise TypeError(f"polysandbox.{call}: argument 'stop_on_error' must be a bool, "
+                        f"not {type(stop_on_error).__name__}")
+    _only_exec(options, call)
+    for i, c in enumerate(commands):
+        if isinstance(c, Mapping):
+            _only_exec({k: v for k, v in c.items() if k != "command" and k not in CODE_KEYS},
+                       f"{call} commands[{i}]")
+    return [_body(i, c, options, call, "commands") for i, c in enumerate(commands)]
+
+
 def _only_exec(options: Mapping[str, Any], call: str) -> None:
     from .request import EXEC_OPTIONS
     for k in options:
         if k not in EXEC_OPTIONS:
             raise TypeError(f"polysandbox.{call}: unknown option {k!r} "
                             f"(options: {', '.join(EXEC_OPTIONS)})")
+
+
+def warn_unlisted(provider: str, error: str) -> None:
+    """sandboxes() over every provider: one whose listing failed (a
+    stopped dockerd, a cloud out of reach) is named in a RuntimeWarning
+    and the others' sandboxes are returned, as polysandboxd does."""
+    warnings.warn(f"polysandbox.sandboxes: the sandboxes of provider {provider!r} are not "
+                  f"listed: {error}", RuntimeWarning, stacklevel=4)
 
 
 def list_sandboxes(runner: "Runner", labels: Any, provider: Any) -> list[SandboxInfo]:

@@ -56,3 +56,11 @@ bench-kube: all
 bench: bench-kube
 .PHONY: bench-kube
 EXTRA_DIST += tests/bench/kube.sh
+
+# exec ID without --provider: the recorded hint against listing every
+# provider and against --provider given (tests/bench/locate.sh).
+bench-locate: all
+	top_builddir=$(abs_top_builddir) top_srcdir=$(abs_top_srcdir) $(SHELL) $(top_srcdir)/tests/bench/locate.sh
+bench: bench-locate
+.PHONY: bench-locate
+EXTRA_DIST += tests/bench/locate.sh

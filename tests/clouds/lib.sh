@@ -143,5 +143,40 @@ print(r if not isinstance(r, (dict, list)) else json.dumps(r))
 PYEOF
 }
 
+# clouds_verdicts WHAT [NAME:MIN[:MAX]]...: the records of an eval
+# ($tmp/r.jsonl) against its samples ($tmp/samples.jsonl, made by
+# tests/lib/eval-faults.py from $tmp/data.jsonl: the reference solution
+# passes, the wrong one fails).  WHAT: once (every sample has exactly one
+# record), verdicts (each the expected one), providers (the samples ran
+# on exactly the NAMEs, between MIN and MAX samples on each).
+clouds_verdicts() {
+    "$PY" - "$tmp/r.jsonl" "$tmp/samples.jsonl" "$tmp/data.jsonl" "$@" <<'PYEOF'
+import json, sys
+recs = [json.loads(l) for l in open(sys.argv[1])]
+samples = [json.loads(l) for l in open(sys.argv[2])]
+ref = {json.loads(l)["task_id"]: json.loads(l)["canonical_solution"] for l in open(sys.argv[3])}
+by = {}
+for r in recs:
+    by.setdefault(r["sample"], []).append(r)
+what = sys.argv[4]
+if what == "once":
+    ok = sorted(by) == list(range(len(samples))) and all(len(v) == 1 for v in by.values())
+elif what == "verdicts":
+    bad = [i for i, s in enumerate(samples)
+           if (by[i][0]["verdict"] == "passed") != (s["completion"] == ref[s["task_id"]])]
+    print("# samples with another verdict: %s" % bad[:10])
+    ok = not bad
+else:
+    n = {}
+    for v in by.values():
+        n[v[0]["provider"]] = n.get(v[0]["provider"], 0) + 1
+    print("# samples per provider: %s" % n)
+    want = [a.split(":") for a in sys.argv[5:]]
+    ok = set(n) == {w[0] for w in want} and all(
+        int(w[1]) <= n[w[0]] <= (int(w[2]) if len(w) > 2 else len(samples)) for w in want)
+sys.exit(0 if ok else 1)
+PYEOF
+}
+
 CLI_TIMEOUT=600
 . "$top_srcdir/tests/lib/tap.sh"

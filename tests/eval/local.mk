@@ -44,7 +44,8 @@ EVAL_TESTS = \
 	tests/eval/site.sh \
 	tests/eval/input.sh \
 	tests/eval/marker.sh \
-	tests/eval/judged.sh
+	tests/eval/judged.sh \
+	tests/eval/report.sh
 TESTS += tests/eval/test-eval-stats tests/eval/test-eval-cancel $(EVAL_TESTS)
 dist_check_SCRIPTS += $(EVAL_TESTS)
 EXTRA_DIST += tests/eval/lib.sh tests/eval/config tests/eval/data

@@ -119,5 +119,26 @@ int main(void)
        "numeric: outside the tolerance, a missing word, hex, nan, inf, case: not equal");
     ok(core_eval_cmp_from_name("numeric") == CORE_EVAL_CMP_NUMERIC && core_eval_cmp_from_name("x") < 0,
        "comparison modes by name");
+    {
+        /* the bootstrap interval of pass@k (core_eval_bootstrap) */
+        double same[20], coin[400], few[10], lo, hi, lo2, hi2;
+        for (int i = 0; i < 20; i++)
+            same[i] = 0.25;
+        for (int i = 0; i < 400; i++)
+            coin[i] = i % 2;
+        for (int i = 0; i < 10; i++)
+            few[i] = i % 2;
+        ok(core_eval_bootstrap(same, 20, &lo, &hi) == SBX_OK && near(lo, 0.25) && near(hi, 0.25),
+           "bootstrap: equal tasks give an interval of that one value");
+        ok(core_eval_bootstrap(coin, 400, &lo, &hi) == SBX_OK && lo < 0.5 && hi > 0.5 &&
+               0.5 - lo > 0.035 && 0.5 - lo < 0.065 && hi - 0.5 > 0.035 && hi - 0.5 < 0.065,
+           "bootstrap: half of 400 tasks: about 0.5 +- 1.96 * sqrt(0.25 / 400) = 0.049");
+        ok(core_eval_bootstrap(coin, 400, &lo2, &hi2) == SBX_OK && lo2 == lo && hi2 == hi,
+           "bootstrap: the fixed seed gives the same interval again");
+        ok(core_eval_bootstrap(few, 10, &lo2, &hi2) == SBX_OK && hi2 - lo2 > 2 * (hi - lo) &&
+               lo2 >= 0.0 && hi2 <= 1.0,
+           "bootstrap: 10 tasks give a wider interval than 400, within [0, 1]");
+        ok(core_eval_bootstrap(coin, 0, &lo, &hi) == SBX_E_INVAL, "bootstrap: no task is refused");
+    }
     return tap_done();
 }

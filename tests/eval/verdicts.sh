@@ -10,7 +10,7 @@ plan 17
 he="$data/humaneval.jsonl"
 cli eval --dataset "$he" --canonical
 check "humaneval --canonical: every reference solution passes" \
-    eval 'is_rc 0 && out_has "passed 4" && out_has "pass@1:     1.0000 (4 of 4 tasks)"'
+    eval 'is_rc 0 && out_has "passed 4" && out_has "pass@1:     1.0000 [1.0000, 1.0000] (4 of 4 tasks; 95% bootstrap interval)"'
 check "--canonical writes no results file by default" \
     eval '! out_has "results:"'
 

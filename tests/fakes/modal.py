@@ -42,6 +42,11 @@ POST /_fake/faults, POST /_fake/reset, GET /_fake/state) or --faults:
   die_mid_exec_ms   the sandbox of the next exec dies this long after it
                     starts (each use counts against `count`)
   count             apply error/drop/die faults this many times only
+  after             no fault until this many calls of `after_methods` (a
+                    regular expression; default every method) were made
+                    since the faults were set: with error_rate 1 the cloud
+                    goes down at a fixed call, e.g. the 9th SandboxCreate
+  after_methods
   methods           regular expression the method name must match
   seed              reseed the RNG
 POST /_fake/timeout {"id": ID, "timeout": S} moves a sandbox's end.
@@ -78,6 +83,7 @@ NETNS_OK = False
 RNG = random.Random(0)
 FAULTS = {}
 FAULT_LOCK = threading.Lock()
+SEEN = {"calls": 0}   # calls of after_methods since the faults were set (for "after")
 INJECTED = {"errors": 0, "drops": 0, "deaths": 0}
 SANDBOXES = {}
 APPS = {}
@@ -388,6 +394,11 @@ def take_faults(method):
         if not f:
             return hit
         hit["latency_ms"] = f.get("latency_ms", 0)
+        if f.get("after") is not None:
+            if not f.get("after_methods") or re.search(f["after_methods"], method):
+                SEEN["calls"] += 1
+            if SEEN["calls"] <= f["after"]:
+                return hit
         if f.get("methods") and not re.search(f["methods"], method):
             return hit
         left = FAULTS.get("count")
@@ -966,6 +977,7 @@ class Control(BaseHTTPRequestHandler):
                 if "seed" in body:
                     RNG.seed(body["seed"])
                 FAULTS = {k: v for k, v in body.items() if k != "seed"}
+                SEEN["calls"] = 0
             return self.reply(200, FAULTS)
         if self.path == "/_fake/timeout":
             with SB_LOCK:
@@ -977,6 +989,7 @@ class Control(BaseHTTPRequestHandler):
         if self.path == "/_fake/reset":
             with FAULT_LOCK:
                 FAULTS = {}
+                SEEN["calls"] = 0
                 RNG.seed(ARGS.seed)
             return self.reply(200, {})
         return self.reply(404, {"message": "no such control"})

@@ -322,8 +322,29 @@ static void daytona_exit_code(void)
 }
 #endif
 
+#include "server.h"
+
+/* corpus/server/found-query-not-utf8: an error message quoting a query
+ * key that is not UTF-8 (or a provider named so) could not be packed
+ * into JSON, and polysandboxd answered 500 "out of memory" instead of
+ * the 400 it meant; the bytes are now made text (U+FFFD each). */
+static void server_error_not_utf8(void)
+{
+    json_t *j = srv_error_json("invalid", "p\xa2", "unknown query parameter 'x\xa2y'"), *e;
+
+    e = json_object_get(j, "error");
+    ok(j != NULL && e != NULL, "server: an error quoting bytes that are not UTF-8 is made");
+    ok(e && !strcmp(json_string_value(json_object_get(e, "message")),
+                    "unknown query parameter 'x\xef\xbf\xbdy'"),
+       "server: ...each invalid byte quoted as U+FFFD");
+    ok(e && !strcmp(json_string_value(json_object_get(e, "provider")), "p\xef\xbf\xbd"),
+       "server: ...and the provider's name too");
+    json_decref(j);
+}
+
 int main(void)
 {
+    server_error_not_utf8();
 #if HAVE_FZ_DOCKER
     tar_name_leak();
 #endif

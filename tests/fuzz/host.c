@@ -266,7 +266,7 @@ void fz_drive(const sbx_provider_v1 *d, void *prov, const uint8_t *data, size_t 
         fz_host_clear();
         failed(d->ops->list(prov, labels, (arg & 4) ? 2 : 0, list_cb, &seen), "list");
     }
-    if (ops & OP_HEALTH) {
+    if ((ops & OP_HEALTH) && d->ops->health) {   /* optional (cloudflare has none) */
         fz_host_clear();
         failed(d->ops->health(prov), "health");
     }

@@ -17,7 +17,10 @@ FUZZ_SOURCES += \
 	tests/fuzz/fuzz-sealed.c \
 	tests/fuzz/fuzz-dataset.c \
 	tests/fuzz/fuzz-samples.c \
-	tests/fuzz/fuzz-judge.c
+	tests/fuzz/fuzz-judge.c \
+	tests/fuzz/fuzz-files.c \
+	tests/fuzz/fuzz-server.c
+FUZZ_LIBS += core/server/libsrv.la
 
 # Which targets are built, for tests/fuzz/found.c.
 FZ_FOUND_CPPFLAGS =
@@ -25,12 +28,12 @@ FZ_FOUND_CPPFLAGS =
 # The helpers, and what the targets reach into.
 FZ_COMMON = tests/fuzz/fuzz.h tests/fuzz/fuzz-util.c core/cli/units.c core/cli/cli.h
 FZ_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests/fuzz -I$(top_srcdir)/core \
-	-I$(top_srcdir)/core/cli -I$(top_srcdir)/plugins/common -I$(top_srcdir)/plugins/docker \
+	-I$(top_srcdir)/core/cli -I$(top_srcdir)/core/server -I$(top_srcdir)/plugins/common -I$(top_srcdir)/plugins/docker \
 	-I$(top_srcdir)/plugins/microvm
 FZ_CFLAGS = $(AM_CFLAGS) -pthread $(JANSSON_CFLAGS) $(SODIUM_CFLAGS) $(CURL_CFLAGS) \
-	$(LIBARCHIVE_CFLAGS)
+	$(LIBARCHIVE_CFLAGS) $(MHD_CFLAGS)
 FZ_LDADD = $(FUZZ_LIBS) $(FZ_HTTP_LIBS) core/libpolysandbox-internal.la $(LTDL_LIBS) $(JANSSON_LIBS) \
-	$(INIH_LIBS) $(SODIUM_LIBS) $(ZLIB_LIBS) $(CURL_LIBS) $(LIBARCHIVE_LIBS)
+	$(INIH_LIBS) $(SODIUM_LIBS) $(ZLIB_LIBS) $(CURL_LIBS) $(LIBARCHIVE_LIBS) $(SRV_LIBS)
 
 # The network providers' answers, served by an HTTP server of the harness
 # on 127.0.0.1, and their code compiled once more for the harness (the
@@ -64,9 +67,28 @@ FUZZ_SOURCES += tests/fuzz/fuzz-daytona.c
 FUZZ_LIBS += tests/fuzz/libfz-daytona.la
 FZ_FOUND_CPPFLAGS += -DHAVE_FZ_DAYTONA=1
 endif
+if BUILD_PROVIDER_VOLCENGINE
+check_LTLIBRARIES += tests/fuzz/libfz-volcengine.la
+tests_fuzz_libfz_volcengine_la_SOURCES = $(plugins_volcengine_volcengine_la_SOURCES)
+tests_fuzz_libfz_volcengine_la_CPPFLAGS = $(plugins_volcengine_volcengine_la_CPPFLAGS) \
+	-Dsandbox_provider_v1=fz_volcengine_provider_v1
+tests_fuzz_libfz_volcengine_la_CFLAGS = $(plugins_volcengine_volcengine_la_CFLAGS)
+FUZZ_SOURCES += tests/fuzz/fuzz-volcengine.c
+FUZZ_LIBS += tests/fuzz/libfz-volcengine.la
+endif
+if BUILD_PROVIDER_CLOUDFLARE
+check_LTLIBRARIES += tests/fuzz/libfz-cloudflare.la
+tests_fuzz_libfz_cloudflare_la_SOURCES = $(plugins_cloudflare_cloudflare_la_SOURCES)
+tests_fuzz_libfz_cloudflare_la_CPPFLAGS = $(plugins_cloudflare_cloudflare_la_CPPFLAGS) \
+	-Dsandbox_provider_v1=fz_cloudflare_provider_v1 -DCF_DELETE_TRIES=1
+tests_fuzz_libfz_cloudflare_la_CFLAGS = $(plugins_cloudflare_cloudflare_la_CFLAGS)
+FUZZ_SOURCES += tests/fuzz/fuzz-cloudflare.c
+FUZZ_LIBS += tests/fuzz/libfz-cloudflare.la
+endif
 if BUILD_PROVIDER_DOCKER
 check_LTLIBRARIES += tests/fuzz/libfz-docker.la
-tests_fuzz_libfz_docker_la_SOURCES = plugins/docker/docker-tar.c plugins/docker/docker-stream.c
+tests_fuzz_libfz_docker_la_SOURCES = plugins/docker/docker-tar.c plugins/docker/docker-stream.c \
+	plugins/common/tar-mem.c
 tests_fuzz_libfz_docker_la_CPPFLAGS = $(AM_CPPFLAGS) $(SBXHTTP_CPPFLAGS) \
 	-I$(top_srcdir)/plugins/docker
 tests_fuzz_libfz_docker_la_CFLAGS = $(SBX_MODULE_COPTS) $(SBXHTTP_CFLAGS) $(LIBARCHIVE_CFLAGS)

@@ -70,7 +70,7 @@ run() { # run OPTIONS... -- COMMAND...: JSON in $tmp/out.json
 no_daemon() { [ "$(count)" = 0 ]; }
 one_daemon() { [ "$(count)" = 1 ]; }
 
-echo "1..10"
+echo "1..11"
 
 # 1. The first use starts it (strict: that run waits for it).
 run -- sh -c 'echo hello'
@@ -208,6 +208,38 @@ if $allok && one_daemon; then
     ok "concurrent first uses (and a stale socket) start one daemon"
 else
     not_ok "concurrent first uses start one daemon" "daemons: $(daemons)" "$(cat "$tmp"/c*)"
+fi
+
+# 8b. A client of other settings makes the daemon retire: the clients
+# already queued behind it are answered (they run in-process), never
+# reset with their exec in doubt.  The daemon is stopped while they
+# queue, the other settings' client first (the pause orders them; if the
+# order came out otherwise this checks less, never fails wrongly).
+cur=$(daemons)
+kill -STOP "$cur"
+"$PS" -o provider.local.work_inodes=4096 run --json -- sh -c 'echo other' \
+    >"$tmp/q0" 2>"$tmp/q0.err" &
+qpids=$!
+sleep 1
+for k in 1 2 3; do
+    "$PS" run --json -- sh -c "echo q$k" >"$tmp/q$k" 2>"$tmp/q$k.err" &
+    qpids="$qpids $!"
+done
+sleep 1
+kill -CONT "$cur"
+for p in $qpids; do wait "$p"; done
+qok=true
+for k in 0 1 2 3; do
+    want=q$k
+    [ $k = 0 ] && want=other
+    [ "$(jget "$tmp/q$k" status)" = ok ] && [ "$(jget "$tmp/q$k" stdout)" = "$want" ] ||
+        { qok=false; echo "# client $k: $(cat "$tmp/q$k" "$tmp/q$k.err")"; }
+done
+cur_gone() { dead "$cur"; }
+if $qok && wait_for cur_gone && wait_for one_daemon; then
+    ok "a retiring daemon answers the clients queued on its socket"
+else
+    not_ok "a retiring daemon answers the clients queued on its socket" "daemons: $(daemons)"
 fi
 
 # 9. Idle: it exits, its prepared sandboxes and socket with it.

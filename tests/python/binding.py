@@ -22,6 +22,9 @@ PLAN = 36
 plan(PLAN)
 tmp = tempfile.mkdtemp(prefix="ps-python-test.")
 os.environ["XDG_STATE_HOME"] = os.path.join(tmp, "xdg-state")
+# A state directory (so a polysandbox-locald) of its own: the shared one
+# of `make check` has other tests' daemons and settings come and go.
+os.environ["POLYSANDBOX_STATE_DIR"] = os.path.join(tmp, "state")
 
 # ---- in the process --------------------------------------------------------
 r = psb.run("echo hi")

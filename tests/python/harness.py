@@ -6,8 +6,10 @@ import asyncio
 import atexit
 import os
 import re
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 
 sys.path.insert(0, os.path.join(os.environ["top_srcdir"], "python"))
@@ -116,3 +118,32 @@ class Server:
         text = self.text()
         return (status == 0 and not re.search(r"runtime error:|AddressSanitizer|LeakSanitizer",
                                                text) and self.token not in text)
+
+
+def start(prefix, timeout):
+    """What a test of both runners begins with: a scratch directory (the
+    XDG_STATE_HOME and POLYSANDBOX_STATE_DIR in it), polysandboxd (checked: one check), a
+    Client to it (timeout seconds) and a Local; (tmp, server, client,
+    local)."""
+    import polysandbox as psb
+    tmp = tempfile.mkdtemp(prefix=prefix)
+    os.environ["XDG_STATE_HOME"] = os.path.join(tmp, "xdg-state")
+    # A state directory (so a polysandbox-locald) of its own: the shared one
+    # of `make check` has other tests' daemons and settings come and go.
+    os.environ["POLYSANDBOX_STATE_DIR"] = os.path.join(tmp, "state")
+    server = Server(tmp)
+    check("polysandboxd starts on a free loopback port", server.url is not None,
+          server.text()[-600:])
+    client = psb.Client(server.url or "http://127.0.0.1:9", token=server.token,
+                        timeout=timeout)
+    return tmp, server, client, psb.Local()
+
+
+def stop(tmp, server, local):
+    """The end of start's test: the Local closed, the server stopped
+    (checked: one check), the scratch directory removed."""
+    local.close()
+    src = server.stop()
+    check("polysandboxd stopped cleanly, no sanitizer report, the token never logged",
+          server.clean(src), f"exit {src}\n" + server.text()[-1500:])
+    shutil.rmtree(tmp, ignore_errors=True)

@@ -9,24 +9,16 @@ results, the same exceptions.
 
 import asyncio
 import os
-import shutil
 import sys
-import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import Server, cancel_later, check, finish, plan, raises  # noqa: E402
+from harness import cancel_later, check, finish, plan, raises, start, stop  # noqa: E402
 import polysandbox as psb  # noqa: E402
 
 PLAN = 2 * 16 + 6
 plan(PLAN)
-tmp = tempfile.mkdtemp(prefix="ps-python-sandbox.")
-os.environ["XDG_STATE_HOME"] = os.path.join(tmp, "xdg-state")
-server = Server(tmp)
-check("polysandboxd starts on a free loopback port", server.url is not None,
-      server.text()[-600:])
-client = psb.Client(server.url or "http://127.0.0.1:9", token=server.token, timeout=60)
-local = psb.Local()
+tmp, server, client, local = start("ps-python-sandbox.", 60)
 tag = os.urandom(4).hex()    # labels of this run only
 blob = bytes(range(256)) * 64
 
@@ -213,9 +205,5 @@ check("cancelling arun_many stops every run under way", how == "cancelled" and t
 ok_, e = raises(TypeError, psb.Sandbox.create, runner="local", match="'runner'")
 check("Sandbox.create(runner='local'): TypeError naming 'runner'", ok_, e)
 
-local.close()
-src = server.stop()
-check("polysandboxd stopped cleanly, no sanitizer report, the token never logged",
-      server.clean(src), f"exit {src}\n" + server.text()[-1500:])
-shutil.rmtree(tmp, ignore_errors=True)
+stop(tmp, server, local)
 finish(PLAN)

@@ -8,7 +8,7 @@
 # afterwards).
 . "$top_srcdir/tests/server/lib.sh"
 
-plan 34
+plan 36
 
 check "polysandboxd starts" srv_start
 
@@ -91,6 +91,16 @@ check "an unknown provider: 422 naming it" \
     eval 'err_is 422 not_found && json_check "\"nosuch\" in j[\"error\"][\"message\"]"'
 post /v1/run '{"argv":["true"],"network":"some"}'
 check "a network that is neither none nor host: 400" err_is 400 invalid
+
+# Found by the fuzz target of the requests (tests/fuzz/corpus/server/
+# found-query-not-utf8): a message quoting bytes that are not UTF-8 could
+# not be made JSON, and the answer was 500 "out of memory".
+req GET '/v1/sandboxes?x%A2y=1'
+check "a query key that is not UTF-8: 400 quoting it with U+FFFD, not a 500" \
+    eval 'err_is 400 invalid && json_check "\"x\\ufffdy\" in j[\"error\"][\"message\"]"'
+req GET '/v1/sandboxes?provider=no%FFsuch'
+check "a provider that is not UTF-8: 422 naming it as text" \
+    eval 'err_is 422 not_found && json_check "j[\"error\"][\"provider\"] == \"no\\ufffdsuch\""'
 
 req GET /healthz
 check "the server still answers" is 200

@@ -12,6 +12,7 @@ SERVER_TESTS = \
 	tests/server/backpressure.sh \
 	tests/server/config.sh \
 	tests/server/sse.sh \
+	tests/server/list.sh \
 	tests/server/soak.sh \
 	tests/server/jobs.sh \
 	tests/server/jobs-resume.sh \
@@ -22,6 +23,7 @@ SERVER_TESTS = \
 	tests/server/sandboxfusion.sh \
 	tests/server/sandboxfusion-data.sh \
 	tests/server/seed.sh \
+	tests/server/files.sh \
 	tests/server/websocket.sh
 TESTS += $(SERVER_TESTS)
 dist_check_SCRIPTS += $(SERVER_TESTS)

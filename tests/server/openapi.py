@@ -312,6 +312,10 @@ check("GET", "/v1/sandboxes/%s/files/d/x.bin" % sid, 200, want=lambda b: b == b"
 check("GET", "/v1/sandboxes/%s/files/d/none" % sid, 404)
 check("GET", "/v1/sandboxes/%s/files/%%2e%%2e/etc/passwd" % sid, 400)
 check("PUT", "/v1/sandboxes/%s/files/a/%%2e%%2e/%%2e%%2e/b" % sid, 400, b"x")
+check("GET", "/v1/sandboxes/%s/files?path=d" % sid, 200,
+      want=lambda j: [e["name"] for e in j["entries"]] == ["x.bin"])
+check("GET", "/v1/sandboxes/%s/files?path=d/%%2e%%2e" % sid, 400)
+check("GET", "/v1/sandboxes/%s/files?path=none" % sid, 404)
 check("DELETE", "/v1/sandboxes/" + sid, 200, want=lambda j: j["destroyed"] is True)
 check("DELETE", "/v1/sandboxes/" + sid, 404)
 

@@ -9,7 +9,11 @@
 // its field; two providers side by side (local and evalnop, the fake
 // that claims exit 0 without running) with what differs marked; no
 // console error and no CSP violation on the way; the Sandboxes view (one
-// made, two commands in it, a file uploaded and downloaded, destroyed); the Status view with the server's
+// made, two commands in it, a file uploaded and downloaded, its files
+// listed with hostile names shown as text, a directory entered, a file of
+// it downloaded and one uploaded into it, destroyed); the Evaluate view (a
+// dataset and samples scored to the right pass@k, a verdict filter, a
+// record); the Status view with the server's
 // figures refreshed live.
 //
 // Environment: PS_BASE (http://127.0.0.1:PORT), PS_TOKEN, CHROMIUM (the
@@ -71,9 +75,11 @@ try {
     // Chrome reports a streamed body that the page read to its end before
     // the loader's completion arrived as canceled (ERR_ABORTED): the result
     // checks below prove each run's stream whole, so only that is let pass
-    // (on the streamed routes: /v1/run and a sandbox's exec).
+    // (on the streamed routes: /v1/run, a sandbox's exec and a job's
+    // events).
     const path = new URL(q.url()).pathname
-    if (why === 'net::ERR_ABORTED' && (path === '/v1/run' || path.endsWith('/exec'))) return
+    if (why === 'net::ERR_ABORTED' && (path === '/v1/run' || path.endsWith('/exec') ||
+                                       /^\/v1\/jobs\/[^/]+\/events$/.test(path))) return
     // the blob a download is saved from, once saved
     if (q.url().startsWith('blob:')) return
     problems.push(`request failed: ${q.url()}: ${why}`)
@@ -303,6 +309,51 @@ try {
     await page.waitForFunction(() => /Download no\/such\/file: .*HTTP 404/.test(document.getElementById('notice').textContent),
                                { timeout: 5000 })
   })
+  // the files of the sandbox: listed (hostile names as text), a
+  // directory entered, a file there downloaded, one uploaded into it
+  await page.type('#sb-command', 'mkdir -p "dir x/in" && printf q >"dir x/in/deep.txt" && ' +
+                  'printf h >"<img id=pwn src=x onerror=alert(1)>" && printf n >"$(printf \'a\\nb\')"')
+  await page.keyboard.press('Enter')
+  const row = (name) => `#sb-files tr[data-name=${JSON.stringify(name)}]`
+  const listed = await check('the listing shows the files: types, sizes, hostile names as text', async () => {
+    await page.waitForFunction(() => document.querySelector('#sb-files tr[data-name="dir x"]'), { timeout: 15000 })
+    return page.evaluate(() => Object.fromEntries([...document.querySelectorAll('#sb-files tr[data-name]')].map((tr) =>
+      [tr.dataset.name, [...tr.children].slice(0, 3).map((td) => td.textContent)])))
+  })
+  is(listed && [listed['data.bin'], listed['dir x'], listed["<img id=pwn src=x onerror=alert(1)>"], listed['a\nb']],
+     [['data.bin', 'file', '6 B'], ['dir x/', 'directory', ''], ["<img id=pwn src=x onerror=alert(1)>", "file", "1 B"], ['a\\nb', 'file', '1 B']],
+     'a file with its size, a directory, markup and a newline in names shown as text')
+  ok(await page.evaluate(() => !document.getElementById('pwn')), 'a name\'s markup made no element')
+  await page.$eval(`${row('dir x')} button.dir`, (b) => b.click())
+  await page.waitForFunction(() => document.querySelector('#sb-files tr[data-name="in"]'), { timeout: 15000 })
+  await page.$eval(`${row('in')} button.dir`, (b) => b.click())
+  await check('a directory is entered by its name, two deep: the crumbs say where', async () => {
+    await page.waitForFunction(() => document.querySelector('#sb-files tr[data-name="deep.txt"]') &&
+      [...document.querySelectorAll('#sb-crumbs button')].map((b) => b.textContent).join('|') === 'work directory|dir x|in',
+    { timeout: 15000 })
+  })
+  await page.$eval(`${row('deep.txt')} button.download`, (b) => b.click())
+  await check('a file of the listing is downloaded by its button', async () => {
+    const file = join(saved, 'deep.txt')
+    for (let i = 0; i < 100 && !existsSync(file); i++) await new Promise((resolve) => setTimeout(resolve, 100))
+    if (!existsSync(file) || readFileSync(file, 'utf8') !== 'q') throw new Error('not saved whole')
+  })
+  await page.$eval('#sb-upload-path', (e) => { e.value = '' })
+  await page.type('#sb-upload-path', 'up.bin')
+  await page.click('#sb-upload')
+  await check('an upload lands in the directory shown, and is listed there', async () => {
+    await page.waitForFunction(() => document.getElementById('sb-files-said').textContent === 'uploaded dir x/in/up.bin (6 B)' &&
+      document.querySelector('#sb-files tr[data-name="up.bin"]'), { timeout: 15000 })
+    const r = await fetch(`${base}/v1/sandboxes/${box}/files/dir%20x/in/up.bin?provider=local`,
+      { headers: { 'Authorization': 'Bearer ' + process.env.PS_TOKEN } })
+    if (!Buffer.from(await r.arrayBuffer()).equals(payload)) throw new Error('the server holds other bytes')
+  })
+  await page.screenshot({ path: `${shots}/sandboxes-files.png`, fullPage: true })
+  await page.$eval('#sb-crumbs button[data-depth="0"]', (b) => b.click())
+  await check('the first crumb goes back to the work directory', async () => {
+    await page.waitForFunction(() => document.querySelector('#sb-files tr[data-name="data.bin"]') &&
+      !document.querySelector('#sb-files tr[data-up]'), { timeout: 15000 })
+  })
   await page.screenshot({ path: `${shots}/sandboxes.png`, fullPage: true })
   // Clicked from inside the page: the live list redraws its rows every
   // few seconds, and a handle taken before a redraw is detached by the
@@ -315,6 +366,41 @@ try {
       { headers: { 'Authorization': 'Bearer ' + process.env.PS_TOKEN } })).json()
     if (!box || left.sandboxes.some((b) => b.id === box)) throw new Error('still listed: ' + JSON.stringify(left))
   })
+
+  // the Evaluate view: a dataset and samples read from files, scored as a
+  // job on local, followed to its end: pass@k right, items filtered by
+  // verdict, a record one click away
+  const dsFile = join(process.env.DOWNLOADS, 'ds.jsonl'), smpFile = join(process.env.DOWNLOADS, 'samples.jsonl')
+  writeFileSync(dsFile, ['a', 'b'].map((t) => JSON.stringify({ task_id: t, language: 'sh', canonical_solution: 'exit 0' })).join('\n') + '\n')
+  writeFileSync(smpFile, [['a', 'exit 0'], ['a', 'echo no; exit 1'], ['b', 'exit 0'], ['b', 'true']]
+    .map(([t, c]) => JSON.stringify({ task_id: t, completion: c })).join('\n') + '\n')
+  await page.evaluate(() => { location.hash = '#evaluate' })
+  await (await page.$('#ev-dataset')).uploadFile(dsFile)
+  await (await page.$('#ev-samples')).uploadFile(smpFile)
+  await page.select('#ev-provider', 'local')
+  await page.$eval('#ev-k', (e) => { e.value = '' })
+  await page.type('#ev-k', '1,2')
+  await page.click('#ev-start')
+  const evDone = await check('Start runs the job to its end: 4 samples, 3 passed', async () => {
+    await page.waitForFunction(() => /^succeeded: 4 \/ 4 samples, 3 passed/.test(document.getElementById('ev-said').textContent),
+                               { timeout: 30000 })
+    return page.evaluate(() => ({
+      passk: [...document.querySelectorAll('#ev-passk dd')].map((d) => [d.dataset.figure, d.textContent]),
+      bar: [document.getElementById('ev-progress').value, document.getElementById('ev-progress').max],
+      rows: document.querySelectorAll('#ev-items tr.item').length,
+    }))
+  })
+  is(evDone, { passk: [['pass@1', '0.7500'], ['pass@2', '1.0000']], bar: [4, 4], rows: 4 },
+     'pass@1 0.75 and pass@2 1 (a: 1 of 2, b: 2 of 2), the bar full, a row per sample')
+  await page.select('#ev-filter', 'failed')
+  await page.$eval('#ev-items tr.item:not([hidden])', (tr) => tr.click())
+  const picked = await page.evaluate(() => ({
+    shown: [...document.querySelectorAll('#ev-items tr.item')].filter((tr) => !tr.hidden).map((tr) => tr.firstChild.textContent),
+    record: JSON.parse(document.getElementById('ev-record').textContent),
+  }))
+  is([picked.shown, picked.record.completion, picked.record.verdict], [['a'], 'echo no; exit 1', 'failed'],
+     'the verdict filter leaves the failed sample; a click shows its record')
+  await page.screenshot({ path: `${shots}/evaluate.png`, fullPage: true })
 
   // the Status view: the server's figures, refreshed while it is shown
   await page.evaluate(() => { location.hash = '#status' })

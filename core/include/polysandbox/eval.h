@@ -404,6 +404,36 @@ SBX_API void sbx_eval_summary_task_counts(const sbx_eval_summary *sum,
 SBX_API bool sbx_eval_summary_pass_at_k(const sbx_eval_summary *sum,
                                         unsigned k, double *value,
                                         size_t *n_tasks);
+/**
+ * sbx_eval_summary_pass_at_k_ci:
+ * The 95% confidence interval of sbx_eval_summary_pass_at_k's value, by
+ * a percentile bootstrap over the tasks: 2000 resamples of the averaged
+ * tasks with replacement, drawn by splitmix64 from the fixed seed
+ * 20261127, so the same results always give the same interval.  False
+ * when pass@k is not computable (or out of memory).  Since: 0.2
+ */
+SBX_API bool sbx_eval_summary_pass_at_k_ci(const sbx_eval_summary *sum,
+                                           unsigned k, double *lo, double *hi);
+/** The index (as sbx_eval_summary_task_id's) of sample @sample's task,
+ * or (size_t)-1 when @sample is out of range.  Since: 0.2 */
+SBX_API size_t sbx_eval_summary_sample_task(const sbx_eval_summary *sum,
+                                            size_t sample);
+/**
+ * sbx_eval_summary_load:
+ * @path: a results file written by sbx_eval_opts_set_journal for @s
+ * @out: (out) (transfer full): free with sbx_eval_summary_free
+ *
+ * The summary of results already recorded, without running anything
+ * (and without changing @path: a torn last line is refused, not cut).
+ * A sample's later record replaces a sandbox error; a sample without
+ * record is not run.  Its wall time, throughput and "ran" are 0.
+ * Errors: SBX_E_IO (unreadable), SBX_E_INVAL "PATH:LINE: ..." for a line
+ * that is no record or belongs to other samples, SBX_E_NOMEM.
+ * Since: 0.2
+ */
+SBX_API int sbx_eval_summary_load(sbx_ctx *ctx, const sbx_eval_dataset *ds,
+                                  const sbx_eval_samples *s, const char *path,
+                                  sbx_eval_summary **out);
 /** Latency percentile (nearest rank, 0 < @pct <= 100) of the graded
  * samples, nanoseconds; 0 when there are none. */
 SBX_API uint64_t sbx_eval_summary_latency(const sbx_eval_summary *sum,

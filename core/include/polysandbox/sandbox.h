@@ -474,6 +474,19 @@ SBX_API int sbx_sandbox_create(sbx_ctx *ctx, const sbx_create_opts *opts,
 SBX_API int sbx_sandbox_open(sbx_ctx *ctx, const char *provider,
                              const char *id, sbx_sandbox **out);
 /**
+ * sbx_sandbox_hint:
+ * @id: a sandbox id.
+ *
+ * Returns the name of the one ready provider that, as this user's state
+ * directory records, a persistent sandbox @id was created on (owned by
+ * @ctx, valid while it lives), or NULL when none or several are recorded.
+ * A hint, not an answer: ids carry no provider name, so a caller opens
+ * @id there with sbx_sandbox_open, which verifies it (an open that finds
+ * nothing forgets the hint), and searches the providers' listings when
+ * that fails.  Costs a stat per provider, no call to any.  Since: 0.2
+ */
+SBX_API const char *sbx_sandbox_hint(sbx_ctx *ctx, const char *id);
+/**
  * sbx_sandbox_exec:
  * @out: (out) (transfer full): the result, free with sbx_result_free.
  *
@@ -488,6 +501,41 @@ SBX_API int sbx_sandbox_upload(sbx_sandbox *sb, const char *path,
 /** *data (transfer full) is freed with free(). */
 SBX_API int sbx_sandbox_download(sbx_sandbox *sb, const char *path,
                                  size_t max, void **data, size_t *len);
+/** sbx_file_type: the kind of a directory entry (append only).  Since: 0.2 */
+typedef enum sbx_file_type {
+    SBX_FILE_REGULAR = 0,
+    SBX_FILE_DIRECTORY = 1,
+    SBX_FILE_SYMLINK = 2,       /* not followed */
+    SBX_FILE_OTHER = 3          /* fifo, socket, device */
+} sbx_file_type;
+/** sbx_file_type_name: "file", "directory", "symlink", "other".  Since: 0.2 */
+SBX_API const char *sbx_file_type_name(sbx_file_type t);
+/**
+ * sbx_file_cb:
+ * One entry of a directory: its name (@name_len bytes, no '/', never "."
+ * or "..", not NUL-terminated and not necessarily UTF-8: it is the
+ * sandbox's), its type, size in bytes and modification time (seconds since
+ * the epoch); all (transfer none), valid during the call.  Return non-zero
+ * to stop; that value is returned by sbx_sandbox_list_files.  Since: 0.2
+ */
+typedef int (*sbx_file_cb)(void *ud, const char *name, size_t name_len, sbx_file_type type,
+                           uint64_t size, int64_t mtime_unix);
+/**
+ * sbx_sandbox_list_files:
+ * List the directory @dir (relative to the work directory; "" or "." is
+ * the work directory itself; no "..", "." or empty parts) of @sb, sorted
+ * by name, at most @max entries (1..100000).  The listing runs as a
+ * command inside the sandbox (/bin/sh and stat(1) from its image), with
+ * the sandbox's own confinement, so it works on every provider; its
+ * output is checked strictly.  A symbolic link is listed, not followed.
+ * @truncated: (out) (optional): true when there were more than @max.
+ * Errors: SBX_E_PATH (@dir absolute or with a ".." part), SBX_E_INVAL,
+ * SBX_E_NOT_FOUND (no such directory), SBX_E_BACKEND (the sandbox failed
+ * or its listing was malformed: the message says where), the errors of
+ * sbx_sandbox_exec.  Since: 0.2
+ */
+SBX_API int sbx_sandbox_list_files(sbx_sandbox *sb, const char *dir, size_t max,
+                                   sbx_file_cb cb, void *ud, bool *truncated);
 /** Destroy the sandbox and free @sb, whatever the outcome.  Retryable
  * failures are retried ([retry]); when the tries are spent the error is
  * returned and the context keeps the sandbox's id, to try again after the

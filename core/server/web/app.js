@@ -1,7 +1,9 @@
 // core/server/web/app.js - the Playground: pick a template and one or
 // several providers, edit code, run it with POST /v1/run streamed as
 // server-sent events (one stream per provider, side by side, differences
-// in status, exit code and output marked).
+// in status, exit code and output marked); the Sandboxes view (with a
+// sandbox's files), the Evaluate view (an eval job followed live) and
+// the Status view.
 //
 // Everything a sandbox or the server says is put in the page as text
 // (textContent, never markup), and the page loads nothing from anywhere
@@ -97,6 +99,7 @@ async function loadLists() {
     fillProviders(p.items, p.def);
     fillSelect($("sb-template"), t.items, t.def || "python");
     fillSelect($("sb-provider"), p.items.filter((it) => it.state === "ready"), p.def);
+    fillSelect($("ev-provider"), p.items.filter((it) => it.state === "ready"), p.def);
     notice("");
     sampleFor($("template").value);
   } catch (e) {
@@ -632,33 +635,153 @@ async function destroySandbox(b) {
 }
 
 function openSandbox(b) {
-  if (!openBox || openBox.id !== b.id) $("sb-log").replaceChildren();
+  if (!openBox || openBox.id !== b.id) {
+    $("sb-log").replaceChildren();
+    fileDir = [];
+  }
   openBox = { id: b.id, provider: b.provider };
   $("sb-open-h").textContent = `${b.id} on ${b.provider}`;
   $("sb-open").hidden = false;
   $("sb-files-said").textContent = "";
   $("sb-command").focus();
+  listFiles();
+}
+
+// ---- the files of the sandbox opened: GET /v1/sandboxes/ID/files?path=DIR
+// lists a directory; directories are entered, files downloaded, uploads
+// land in the directory shown.  A name is the sandbox's bytes: shown as
+// text, control characters as \n, \t or \xNN, never as markup. ----------------
+
+// The directory shown: its parts, each {name, seg} (seg: the part encoded
+// for a URL, byte for byte when the name is not UTF-8).
+let fileDir = [];
+let listing = 0;             // the number of the latest listing asked for
+
+function shownName(name) {
+  return name.replace(/[\x00-\x1f\x7f]/g, (c) =>
+    c === "\n" ? "\\n" : c === "\t" ? "\\t" : "\\x" + c.charCodeAt(0).toString(16).padStart(2, "0"));
+}
+
+// A name as one encoded URL segment: its exact bytes when given.
+function nameSegment(e) {
+  if (!e.name_base64) return encodeURIComponent(e.name);
+  return [...b64bytes(e.name_base64)].map((b) =>
+    /[A-Za-z0-9._~-]/.test(String.fromCharCode(b)) ? String.fromCharCode(b)
+      : "%" + b.toString(16).toUpperCase().padStart(2, "0")).join("");
+}
+
+const dirQuery = (parts) => parts.map((p) => p.seg).join("/");
+
+function showCrumbs() {
+  const nav = $("sb-crumbs");
+  nav.replaceChildren();
+  const crumb = (text, depth) => {
+    const b = document.createElement("button");
+    b.type = "button";
+    b.textContent = text;
+    b.dataset.depth = depth;
+    if (depth === fileDir.length) b.setAttribute("aria-current", "location");
+    b.addEventListener("click", () => { fileDir = fileDir.slice(0, depth); listFiles(); });
+    return b;
+  };
+  nav.append(crumb("work directory", 0));
+  fileDir.forEach((p, i) => nav.append("/", crumb(shownName(p.name), i + 1)));
+}
+
+async function listFiles() {
+  if (!openBox) return;
+  const box = openBox;
+  const n = ++listing;
+  showCrumbs();
+  try {
+    // each part is encoded already (byte for byte); the slashes are kept
+    const q = fileDir.length ? `&path=${dirQuery(fileDir)}` : "";
+    const resp = await api(sbPath(box, "/files") + q);
+    if (!resp.ok) throw new Error(`List files: ${await errorText(resp)}`);
+    const j = await resp.json();
+    if (n !== listing || openBox !== box) return;   // a newer listing was asked for
+    // (the notice is left alone: it may hold what a download just said)
+    showFiles(j);
+  } catch (e) {
+    if (n === listing) notice(e.message);
+  }
+}
+
+function showFiles(j) {
+  const el = $("sb-files");
+  el.replaceChildren();
+  const row = (cells, tag = "td") => {
+    const tr = document.createElement("tr");
+    for (const c of cells) {
+      const td = document.createElement(tag);
+      if (c instanceof Node) td.append(c);
+      else td.textContent = c;
+      tr.append(td);
+    }
+    el.append(tr);
+    return tr;
+  };
+  row(["name", "type", "size", "modified", ""], "th");
+  if (fileDir.length) {
+    const up = document.createElement("button");
+    up.type = "button";
+    up.className = "dir";
+    up.textContent = "..";
+    up.addEventListener("click", () => { fileDir = fileDir.slice(0, -1); listFiles(); });
+    row([up, "directory", "", "", ""]).dataset.up = "1";
+  }
+  if (!j.entries.length) row(["(empty)"]).firstChild.className = "note";
+  for (const e of j.entries) {
+    const seg = nameSegment(e);
+    let name = shownName(e.name), action = "";
+    if (e.type === "directory") {
+      name = document.createElement("button");
+      name.type = "button";
+      name.className = "dir";
+      name.textContent = shownName(e.name) + "/";
+      name.addEventListener("click", () => { fileDir = [...fileDir, { name: e.name, seg }]; listFiles(); });
+    } else if (e.type === "file") {
+      action = document.createElement("button");
+      action.type = "button";
+      action.className = "download";
+      action.textContent = "Download";
+      action.setAttribute("aria-label", "Download " + shownName(e.name));
+      action.addEventListener("click", () =>
+        saveFile([...fileDir.map((p) => p.seg), seg].join("/"), e.name));
+    }
+    const tr = row([name, e.type, e.type === "file" ? bytes(e.size) : "",
+                    new Date(e.mtime * 1000).toLocaleString(), action]);
+    tr.dataset.name = e.name;
+    tr.firstChild.className = "name";
+    tr.children[2].className = "num";
+  }
+  if (j.truncated) row([`only the first ${j.entries.length} entries are shown`]).firstChild.className = "note";
 }
 
 // Files of the sandbox opened: PUT and GET /v1/sandboxes/ID/files/PATH
 // (PATH relative to its work directory; each segment encoded, the
 // slashes kept).
-const filePath = (b, path) =>
-  sbPath(b, "/files/" + path.split("/").map(encodeURIComponent).join("/"));
+const encodePath = (path) => path.split("/").map(encodeURIComponent).join("/");
+const filePath = (b, segs) => sbPath(b, "/files/" + segs);
 
 async function uploadFile() {
   const file = $("sb-file").files[0];
-  const path = $("sb-upload-path").value.trim() || (file && file.name);
+  // relative to the directory shown
+  const name = $("sb-upload-path").value.trim() || (file && file.name);
   if (!openBox || !file) {
     notice("Upload: choose a file first");
     return;
   }
+  const shown = fileDir.map((p) => shownName(p.name));
+  const path = [...shown, name].join("/");
   try {
-    const resp = await api(filePath(openBox, path), { method: "PUT", body: file,
+    const segs = [...fileDir.map((p) => p.seg), encodePath(name)].join("/");
+    const resp = await api(filePath(openBox, segs), { method: "PUT", body: file,
       headers: { "Content-Type": "application/octet-stream" } });
     if (!resp.ok) throw new Error(`Upload ${path}: ${await errorText(resp)}`);
     $("sb-files-said").textContent = `uploaded ${path} (${bytes(file.size)})`;
     notice("");
+    listFiles();
   } catch (e) {
     notice(e.message);
   }
@@ -672,9 +795,14 @@ async function downloadFile() {
     notice("Download: name a path in the sandbox first");
     return;
   }
+  saveFile(encodePath(path), path);
+}
+
+// @segs: the path encoded for the URL; @path: as shown.
+async function saveFile(segs, path) {
   try {
-    const resp = await api(filePath(openBox, path));
-    if (!resp.ok) throw new Error(`Download ${path}: ${await errorText(resp)}`);
+    const resp = await api(filePath(openBox, segs));
+    if (!resp.ok) throw new Error(`Download ${shownName(path)}: ${await errorText(resp)}`);
     const blob = await resp.blob();
     const a = document.createElement("a");
     a.href = URL.createObjectURL(blob);
@@ -683,7 +811,7 @@ async function downloadFile() {
     a.click();
     a.remove();
     setTimeout(() => URL.revokeObjectURL(a.href), 10000);
-    $("sb-files-said").textContent = `downloaded ${path} (${bytes(blob.size)})`;
+    $("sb-files-said").textContent = `downloaded ${shownName(path)} (${bytes(blob.size)})`;
     notice("");
   } catch (e) {
     notice(e.message);
@@ -700,11 +828,161 @@ function execCommand() {
   const box = openBox;
   const c = newCard("$ " + cmd);
   $("sb-log").append(c.card);
-  execChain = execChain.then(() => runOne(c, sbPath(box, "/exec"), { shell: cmd }, undefined));
+  // a command may change the files: list them again after it
+  execChain = execChain.then(() => runOne(c, sbPath(box, "/exec"), { shell: cmd }, undefined))
+    .then(() => { if (openBox === box) listFiles(); });
+}
+
+// ---- the Evaluate view: a dataset and samples (JSON Lines, read here)
+// scored as one job (POST /v1/eval), followed through its events
+// (GET /v1/jobs/ID/events): progress with rate and ETA, pass@k as it
+// converges, each sample's record one click away. ---------------------------
+
+let evJob = null;            // {id, records: [], t0} of the job followed
+
+async function jsonLines(input, what) {
+  const file = input.files[0];
+  if (!file) throw new Error(`${what}: choose a file`);
+  const out = [];
+  (await file.text()).split("\n").forEach((line, i) => {
+    if (!line.trim()) return;
+    try {
+      out.push(JSON.parse(line));
+    } catch (e) {
+      throw new Error(`${what} ${file.name}:${i + 1}: not JSON (${e.message})`);
+    }
+  });
+  return out;
+}
+
+async function startEval() {
+  try {
+    const body = { dataset: await jsonLines($("ev-dataset"), "Dataset"),
+                   providers: [$("ev-provider").value] };
+    if ($("ev-canonical").checked) body.canonical = true;
+    else body.samples = await jsonLines($("ev-samples"), "Samples");
+    const ks = $("ev-k").value.split(",").map((x) => x.trim()).filter(Boolean);
+    if (ks.some((k) => !/^[0-9]+$/.test(k))) throw new Error(`k: "${$("ev-k").value}" is not a list of numbers`);
+    if (ks.length) body.k = ks.map(Number);
+    $("ev-start").disabled = true;
+    const resp = await api("/v1/eval", { method: "POST", body: JSON.stringify(body),
+                                         headers: { "Content-Type": "application/json" } });
+    if (!resp.ok) throw new Error(`Start: ${await errorText(resp)}`);
+    const job = await resp.json();
+    notice("");
+    followJob(job.id);
+  } catch (e) {
+    notice(e.message);
+    $("ev-start").disabled = false;
+  }
+}
+
+function showPassK(pk) {
+  showFigures({ figures: $("ev-passk") },
+              Object.entries(pk || {}).map(([k, v]) => [`pass@${k}`, v == null ? "–" : v.toFixed(4)]));
+}
+
+function evRow(rec) {
+  const tr = document.createElement("tr");
+  tr.className = "item";
+  tr.tabIndex = 0;
+  tr.dataset.verdict = rec.verdict;
+  for (const [v, cls] of [[rec.task_id], [rec.sample], [rec.verdict, `verdict-${rec.verdict}`],
+                          [rec.status], [rec.reason || ""]]) {
+    const td = document.createElement("td");
+    td.textContent = v;
+    if (cls) td.className = cls;
+    tr.append(td);
+  }
+  const show = () => {
+    $("ev-record").hidden = false;
+    $("ev-record").textContent = JSON.stringify(rec, null, 2);
+  };
+  tr.addEventListener("click", show);
+  tr.addEventListener("keydown", (ev) => { if (ev.key === "Enter") show(); });
+  tr.hidden = !!$("ev-filter").value && $("ev-filter").value !== rec.verdict;
+  return tr;
+}
+
+function filterItems() {
+  const want = $("ev-filter").value;
+  document.querySelectorAll("#ev-items tr.item").forEach((tr) => {
+    tr.hidden = !!want && tr.dataset.verdict !== want;
+  });
+}
+
+function addVerdict(v) {
+  const f = $("ev-filter");
+  if ([...f.options].some((o) => o.value === v)) return;
+  const o = document.createElement("option");
+  o.value = v;
+  o.textContent = v;
+  f.append(o);
+}
+
+async function followJob(id) {
+  const job = { id, t0: Date.now(), last: 0 };
+  evJob = job;
+  $("ev-job").hidden = false;
+  $("ev-job-h").textContent = `job ${id}`;
+  $("ev-said").textContent = "starting";
+  $("ev-passk").replaceChildren();
+  $("ev-record").hidden = true;
+  const items = $("ev-items");
+  items.replaceChildren();
+  const head = document.createElement("tr");
+  for (const t of ["task", "sample", "verdict", "status", "reason"]) {
+    const th = document.createElement("th");
+    th.textContent = t;
+    head.append(th);
+  }
+  items.append(head);
+  // pass@k is the job's (GET /v1/jobs/ID): asked at most once a second
+  const refresh = async () => {
+    const resp = await api(`/v1/jobs/${encodeURIComponent(id)}?limit=0`);
+    if (resp.ok && evJob === job) showPassK((await resp.json()).pass_at_k);
+  };
+  try {
+    const resp = await api(`/v1/jobs/${encodeURIComponent(id)}/events`,
+                           { headers: { Accept: "text/event-stream" } });
+    if (!resp.ok) throw new Error(`Job ${id}: ${await errorText(resp)}`);
+    await readEvents(resp, (event, data) => {
+      if (evJob !== job) return;
+      if (event === "item" && data.record) {
+        addVerdict(data.record.verdict);
+        items.append(evRow(data.record));
+      } else if (event === "progress") {
+        const secs = (Date.now() - job.t0) / 1000;
+        const rate = secs > 0 ? data.done / secs : 0;
+        const eta = rate > 0 ? Math.round((data.total - data.done) / rate) : null;
+        $("ev-progress").max = Math.max(1, data.total);
+        $("ev-progress").value = data.done;
+        $("ev-said").textContent = `${data.done} / ${data.total} samples, ${data.passed} passed, ` +
+          `${rate.toFixed(1)}/s` + (eta == null ? "" : `, ETA ${eta} s`);
+        if (Date.now() - job.last > 1000) {
+          job.last = Date.now();
+          refresh();
+        }
+      } else if (event === "error" && data.error) {
+        notice(`Job ${id}: ${data.error.message} (${data.error.code})`);
+      } else if (event === "done") {
+        const p = data.progress || {};
+        $("ev-progress").max = Math.max(1, p.total || 0);
+        $("ev-progress").value = p.done || 0;
+        $("ev-said").textContent = `${data.state}: ${p.done} / ${p.total} samples, ${p.passed} passed` +
+          (data.rate != null ? `, ${data.rate.toFixed(1)}/s` : "");
+        showPassK(data.pass_at_k);
+      }
+    });
+  } catch (e) {
+    if (evJob === job) notice(e.message);
+  } finally {
+    if (evJob === job) $("ev-start").disabled = false;
+  }
 }
 
 // Show the view the location's fragment names (#status), else the Playground.
-const VIEWS = { playground: null, sandboxes: refreshSandboxes, status: refreshStatus };
+const VIEWS = { playground: null, sandboxes: refreshSandboxes, evaluate: null, status: refreshStatus };
 let viewTimer = null;
 
 function showView() {
@@ -758,6 +1036,10 @@ document.addEventListener("DOMContentLoaded", () => {
   $("sb-exec").addEventListener("click", execCommand);
   $("sb-upload").addEventListener("click", uploadFile);
   $("sb-download").addEventListener("click", downloadFile);
+  $("sb-files-refresh").addEventListener("click", listFiles);
+  $("ev-start").addEventListener("click", startEval);
+  $("ev-filter").addEventListener("change", filterItems);
+  $("ev-canonical").addEventListener("change", () => { $("ev-samples").disabled = $("ev-canonical").checked; });
   $("sb-command").addEventListener("keydown", (ev) => { if (ev.key === "Enter") execCommand(); });
   window.addEventListener("hashchange", showView);
   showView();

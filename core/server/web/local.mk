@@ -12,7 +12,7 @@ WEB_ASSETS = \
 	core/server/web/icon.svg
 EXTRA_DIST += $(WEB_ASSETS) core/server/web/embed.sh
 
-nodist_polysandboxd_SOURCES += core/server/web-data.c
+nodist_core_server_libsrv_la_SOURCES += core/server/web-data.c
 BUILT_SOURCES += core/server/web-data.c
 CLEANFILES += core/server/web-data.c
 core/server/web-data.c: $(WEB_ASSETS) core/server/web/embed.sh

@@ -1,0 +1,223 @@
+/* core/cli/eval-meta.c - the metadata of a report: enough to tell later
+ * which tool, inputs, limits and machine gave its figures */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <jansson.h>
+#include <sodium.h>
+
+#include "eval-meta.h"
+
+/* sbx_eval_opts_new's defaults (core/eval-opts.c), for the options not
+ * given: a report states the limits that applied, not "default". */
+#define DEFAULT_TIMEOUT_NS UINT64_C(3000000000)
+#define DEFAULT_RETRIES 2u
+#define DEFAULT_MIN_NS UINT64_C(1000000000)
+#define DEFAULT_FACTOR 3.0
+#define DEFAULT_COMPILE_NS UINT64_C(30000000000)
+
+static void digest(cli_eval_input *in, const char *path)
+{
+    crypto_hash_sha256_state st;
+    unsigned char buf[65536], out[crypto_hash_sha256_BYTES];
+    struct stat sst;
+    FILE *f;
+    size_t n;
+    int fd;
+
+    in->path = path;
+    in->size = -1;
+    in->sha256[0] = '\0';
+    /* a regular file only: a pipe (<(zcat ...)) was read once already, and
+     * opening it again would wait for a writer that never comes */
+    if (!path || sodium_init() < 0 ||
+        (fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)) < 0)
+        return;
+    if (fstat(fd, &sst) != 0 || !S_ISREG(sst.st_mode) || !(f = fdopen(fd, "rb"))) {
+        close(fd);
+        return;
+    }
+    crypto_hash_sha256_init(&st);
+    in->size = 0;
+    while ((n = fread(buf, 1, sizeof buf, f)) > 0) {
+        crypto_hash_sha256_update(&st, buf, n);
+        in->size += (long long)n;
+    }
+    if (ferror(f)) {
+        in->size = -1;
+    } else {
+        crypto_hash_sha256_final(&st, out);
+        sodium_bin2hex(in->sha256, sizeof in->sha256, out, sizeof out);
+    }
+    fclose(f);
+}
+
+void cli_eval_meta_fill(cli_eval_meta *m, const cli_eval_args *a, unsigned jobs)
+{
+    struct utsname u;
+    time_t now = time(NULL);
+    struct tm tm;
+
+    memset(m, 0, sizeof *m);
+    m->version = sbx_version();
+    m->args = a;
+    if (now == (time_t)-1 || !gmtime_r(&now, &tm) ||
+        !strftime(m->date, sizeof m->date, "%Y-%m-%dT%H:%M:%SZ", &tm))
+        snprintf(m->date, sizeof m->date, "unknown");
+    if (uname(&u) == 0) {
+        snprintf(m->host, sizeof m->host, "%s", u.nodename);
+        snprintf(m->kernel, sizeof m->kernel, "%s %s %s", u.sysname, u.release, u.machine);
+    } else {
+        snprintf(m->host, sizeof m->host, "unknown");
+        snprintf(m->kernel, sizeof m->kernel, "unknown");
+    }
+    if (jobs == 0) {
+        long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+        jobs = cpus > 0 ? (unsigned)cpus : 1;
+    }
+    m->jobs = jobs;
+    digest(&m->dataset, a->dataset);
+    digest(&m->samples, a->canonical ? NULL : a->samples);
+}
+
+static double secs(uint64_t ns, uint64_t dflt)
+{
+    return (double)(ns ? ns : dflt) / 1e9;
+}
+
+static json_t *input_json(const cli_eval_input *in)
+{
+    if (!in->path)
+        return json_null();
+    return json_pack("{s:s, s:o, s:o}", "path", in->path, "size",
+                     in->size >= 0 ? json_integer(in->size) : json_null(), "sha256",
+                     in->sha256[0] ? json_string(in->sha256) : json_null());
+}
+
+json_t *cli_eval_meta_json(const cli_eval_meta *m)
+{
+    const cli_eval_args *a = m->args;
+    json_t *limits = json_pack(
+        "{s:f, s:o, s:i, s:b, s:b, s:f, s:f, s:f}", "timeout_s",
+        secs(a->timeout_ns, DEFAULT_TIMEOUT_NS), "memory_bytes",
+        a->memory ? json_integer((json_int_t)a->memory) : json_null(), "retries",
+        (int)(a->retries_set ? a->retries : DEFAULT_RETRIES), "isolated_check", a->isolated,
+        "all_tests", a->all_tests, "min_time_s", secs(a->min_ns, DEFAULT_MIN_NS),
+        "time_factor", a->factor >= 0 ? a->factor : DEFAULT_FACTOR, "compile_timeout_s",
+        secs(a->compile_ns, DEFAULT_COMPILE_NS));
+
+    if (!limits)
+        return NULL;
+    json_t *provs = json_array();
+    for (const char *const *p = m->providers; provs && p && *p; p++)
+        json_array_append_new(provs, json_string(*p));
+    if (!provs) {
+        json_decref(limits);
+        return NULL;
+    }
+    if (m->rebuilt)
+        json_decref(limits);
+    return json_pack("{s:s, s:s, s:{s:s, s:s}, s:o, s:o, s:b, s:o, s:o, s:b, s:o}", "version",
+                     m->version, "date", m->date, "host", "name", m->host, "kernel",
+                     m->kernel, "dataset", input_json(&m->dataset), "samples",
+                     input_json(&m->samples), "canonical", a->canonical, "limits",
+                     m->rebuilt ? json_null() : limits, "jobs",
+                     m->rebuilt ? json_null() : json_integer(m->jobs), "rebuilt", m->rebuilt,
+                     "providers", provs);
+}
+
+/* "PATH (N bytes, sha256 HEX)" */
+static void input_text(FILE *f, const cli_eval_input *in, void (*esc)(FILE *, const char *))
+{
+    if (!in->path) {
+        fputs("the dataset's reference solutions", f);
+        return;
+    }
+    esc(f, in->path);
+    if (in->size < 0)
+        fputs(" (not a regular file, or unreadable: no digest)", f);
+    else
+        fprintf(f, " (%lld bytes, sha256 %s)", in->size, in->sha256);
+}
+
+/* Limits on one line: "timeout 3 s, memory 128 MiB, ..." */
+static void limits_text(FILE *f, const cli_eval_meta *m)
+{
+    const cli_eval_args *a = m->args;
+
+    if (m->rebuilt) {
+        fputs("not recorded (rebuilt from results files)", f);
+        return;
+    }
+    fprintf(f, "timeout %g s, memory ", secs(a->timeout_ns, DEFAULT_TIMEOUT_NS));
+    if (a->memory)
+        fprintf(f, "%llu bytes", (unsigned long long)a->memory);
+    else
+        fputs("the configuration's", f);
+    fprintf(f, ", retries %u, judged tests max(%g s, %g x reference), compile %g s%s%s",
+            a->retries_set ? a->retries : DEFAULT_RETRIES, secs(a->min_ns, DEFAULT_MIN_NS),
+            a->factor >= 0 ? a->factor : DEFAULT_FACTOR, secs(a->compile_ns, DEFAULT_COMPILE_NS),
+            a->all_tests ? ", all tests" : "", a->isolated ? ", isolated check" : "");
+}
+
+static void plain(FILE *f, const char *s)
+{
+    fputs(s, f);
+}
+
+void cli_eval_meta_html(const cli_eval_meta *m, FILE *f, void (*esc)(FILE *, const char *))
+{
+    fputs("<dl id=\"meta\">\n<dt>polysandbox</dt><dd id=\"meta-version\">", f);
+    esc(f, m->version);
+    fputs("</dd>\n<dt>date (UTC)</dt><dd id=\"meta-date\">", f);
+    esc(f, m->date);
+    fputs("</dd>\n<dt>host</dt><dd id=\"meta-host\">", f);
+    esc(f, m->host);
+    fputs(" (", f);
+    esc(f, m->kernel);
+    fputs(")</dd>\n<dt>dataset</dt><dd id=\"meta-dataset\">", f);
+    input_text(f, &m->dataset, esc);
+    fputs("</dd>\n<dt>samples</dt><dd id=\"meta-samples\">", f);
+    input_text(f, &m->samples, esc);
+    fputs("</dd>\n<dt>jobs</dt><dd id=\"meta-jobs\">", f);
+    if (m->rebuilt)
+        fputs("not recorded", f);
+    else
+        fprintf(f, "%u", m->jobs);
+    fputs("</dd>\n<dt>providers</dt><dd id=\"meta-providers\">", f);
+    for (const char *const *p = m->providers; p && *p; p++) {
+        fputs(p == m->providers ? "" : ", ", f);
+        esc(f, *p);
+    }
+    fputs("</dd>\n<dt>limits</dt><dd id=\"meta-limits\">", f);
+    limits_text(f, m);
+    fputs("</dd>\n</dl>\n", f);
+}
+
+void cli_eval_meta_markdown(const cli_eval_meta *m, FILE *f)
+{
+    fprintf(f, "polysandbox %s, %s, host %s (%s), ", m->version, m->date, m->host, m->kernel);
+    if (m->rebuilt)
+        fputs("rebuilt from results files.\n\n", f);
+    else
+        fprintf(f, "%u jobs.\n\n", m->jobs);
+    fputs("Dataset: ", f);
+    input_text(f, &m->dataset, plain);
+    fputs(".\nSamples: ", f);
+    input_text(f, &m->samples, plain);
+    fputs(".\nProviders: ", f);
+    for (const char *const *p = m->providers; p && *p; p++)
+        fprintf(f, "%s%s", p == m->providers ? "" : ", ", *p);
+    fputs(".\nLimits: ", f);
+    limits_text(f, m);
+    fputs(".\n\n", f);
+}
