@@ -3,6 +3,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -369,8 +370,13 @@ sw_kind sw_outcome(const sw_dec *d, long *code)
     default: return SW_BAD;
     }
     if (num) {
+        /* The sandbox writes this line: a number out of its kind's range
+         * (an exit status above 255, a negative errno) is not a status. */
+        long max = k == SW_EXITED ? 255 : k == SW_WAITED ? 0xffff : k == SW_EXEC_FAILED ? 4095
+                                                                                       : LONG_MAX;
+        errno = 0;
         long v = strtol(num, &end, 10);
-        if (end == num || *end)
+        if (end == num || *end || errno || v < 0 || v > max || !(num[0] >= '0' && num[0] <= '9'))
             return SW_BAD;
         *code = v;
     }

@@ -322,6 +322,36 @@ static void daytona_exit_code(void)
 }
 #endif
 
+#if HAVE_FZ_HTTP
+#include "shwrap.h"
+
+/* corpus/cloudflare/found-exit-status-768: the wrapper's status line,
+ * which the sandbox writes, said "S x768": read as exit code 768, a code
+ * no process has.  Each kind's number has its range (an exit status
+ * 0-255, a wait status 0-65535, an errno 0-4095), else it is no status. */
+static void shwrap_status_range(void)
+{
+    static const struct { const char *line; sw_kind kind; long code; } cases[] = {
+        { "S x768", SW_BAD, 0 },       { "S x256", SW_BAD, 0 },
+        { "S x-1", SW_BAD, 0 },        { "S x 3", SW_BAD, 0 },
+        { "S x+3", SW_BAD, 0 },        { "S w65536", SW_BAD, 0 },
+        { "S e-2", SW_BAD, 0 },        { "S x99999999999999999999", SW_BAD, 0 },
+        { "S x255", SW_EXITED, 255 },  { "S x0", SW_EXITED, 0 },
+        { "S w512", SW_WAITED, 512 },  { "S e2", SW_EXEC_FAILED, 2 },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        sw_dec d;
+        long code = -7;
+        memset(&d, 0, sizeof d);
+        snprintf(d.status, sizeof d.status, "%s", cases[i].line);
+        sw_kind k = sw_outcome(&d, &code);
+        ok(k == cases[i].kind && (k == SW_BAD || code == cases[i].code),
+           "shwrap: status line '%s' reads as kind %d code %ld (got %d, %ld)", cases[i].line,
+           (int)cases[i].kind, cases[i].code, (int)k, code);
+    }
+}
+#endif
+
 #include "server.h"
 
 /* corpus/server/found-query-not-utf8: an error message quoting a query
@@ -349,6 +379,7 @@ int main(void)
     tar_name_leak();
 #endif
 #if HAVE_FZ_HTTP
+    shwrap_status_range();
     http_status_0();
     http_folded_header();
 #endif
