@@ -155,7 +155,7 @@ static void make_rid(srv *s, srv_req *r, const char *given)
 
 /* ---- reading the request ------------------------------------------------------ */
 
-static unsigned method_bit(const char *m)
+unsigned srv_method_bit(const char *m, size_t len)
 {
     static const struct {
         const char *name;
@@ -165,7 +165,7 @@ static unsigned method_bit(const char *m)
         { "DELETE", SRV_DELETE }, { "HEAD", SRV_HEAD },
     };
     for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
-        if (strcmp(m, map[i].name) == 0)
+        if (strlen(map[i].name) == len && memcmp(m, map[i].name, len) == 0)
             return map[i].bit;
     return 0;
 }
@@ -242,7 +242,7 @@ static srv_req *req_new(srv *s, struct MHD_Connection *conn, const char *url, co
     r->fd = -1;
     atomic_init(&r->refs, 1);
     make_rid(s, r, MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "X-Request-ID"));
-    r->method = method_bit(method);
+    r->method = srv_method_bit(method, strlen(method));
     if (!(r->path = strdup(url))) {
         free(r);
         return NULL;

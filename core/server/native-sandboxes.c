@@ -222,12 +222,13 @@ static void list(srv_req *r)
          * may have listed is dropped, and it is named with its error. */
         while (json_array_size(l.arr) > before)
             json_array_remove(l.arr, before);
-        const sbx_error *e = sbx_ctx_last_error(r->s->ctx);
-        const char *msg = sbx_error_code(e) != SBX_OK ? sbx_error_message(e) : NULL;
+        const char *msg = srv_lib_message(r->s, rc);
         if (!unlisted)
             unlisted = json_array();
-        json_array_append_new(unlisted, json_pack("{s:s,s:s}", "provider", l.provider, "error",
-                                                  msg && *msg ? msg : sbx_strerror(rc)));
+        /* A provider's message may quote a peer's bytes: made text, never
+         * a pack that fails and drops the entry. */
+        json_array_append_new(unlisted, json_pack("{s:s,s:o}", "provider", l.provider, "error",
+                                                  srv_json_text(msg, strlen(msg))));
     }
     json_t *body = json_pack("{s:O}", "sandboxes", l.arr);
     if (body && unlisted)

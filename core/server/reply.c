@@ -166,13 +166,20 @@ unsigned srv_status_of(int rc, unsigned not_found, const char **code)
     return 503;
 }
 
+const char *srv_lib_message(srv *s, int rc)
+{
+    const sbx_error *e = sbx_ctx_last_error(s->ctx);
+    const char *msg = sbx_error_code(e) != SBX_OK ? sbx_error_message(e) : NULL;
+
+    return msg && *msg ? msg : sbx_strerror(rc);
+}
+
 void srv_error_lib(srv_req *r, int rc, unsigned not_found)
 {
     const sbx_error *e = sbx_ctx_last_error(r->s->ctx);
-    const char *msg = sbx_error_code(e) != SBX_OK ? sbx_error_message(e) : NULL;
     const char *code;
     unsigned status = srv_status_of(rc, not_found, &code);
 
     srv_error(r, status, code, sbx_error_code(e) != SBX_OK ? sbx_error_provider(e) : NULL,
-              "%s", msg && *msg ? msg : sbx_strerror(rc));
+              "%s", srv_lib_message(r->s, rc));
 }

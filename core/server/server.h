@@ -150,6 +150,9 @@ enum {
     SRV_DELETE = 1u << 3,
     SRV_HEAD = 1u << 4,
 };
+/* The SRV_ bit of the method named by the @len bytes at @m; 0 for one
+ * the server does not serve (http.c). */
+unsigned srv_method_bit(const char *m, size_t len);
 
 enum {
     SRV_R_WORKER = 1u << 0,   /* runs in a worker thread (anything that may block) */
@@ -322,6 +325,9 @@ void srv_error(srv_req *r, unsigned status, const char *code, const char *provid
  * the status of SBX_E_NOT_FOUND (404 for a sandbox in the path, 422 for a
  * provider or template the body names). */
 void srv_error_lib(srv_req *r, int rc, unsigned not_found);
+/* The library's last error message on this thread, or sbx_strerror(@rc)
+ * when it has none; valid until the thread's next library call. */
+const char *srv_lib_message(srv *s, int rc);
 /* The status and code name an sbx_status maps to. */
 unsigned srv_status_of(int rc, unsigned not_found, const char **code);
 /* An error object (new reference) as srv_error builds it; @provider and

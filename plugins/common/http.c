@@ -607,12 +607,10 @@ int ph_do(ph_client *c, const ph_request *rq, ph_response *resp, char err[PH_ERR
             set_err(err, "%s %s: the answer is larger than %zu bytes", method, rq->path, x.cap);
         else if (rc == SBX_E_TIMEOUT)
             set_err(err, "%s %s: no complete answer within %ld ms", method, rq->path, timeout);
-        else if (rc == SBX_E_NETWORK && c->unix_path)
-            /* curl names a unix socket's peer "localhost port 80". */
-            set_err(err, "%s %s on unix socket %s: %s", method, rq->path, c->unix_path,
-                    cerr[0] ? cerr : curl_easy_strerror(cc));
         else if (rc == SBX_E_NETWORK)
-            set_err(err, "%s %s: %s", method, rq->path,
+            /* curl names a unix socket's peer "localhost port 80". */
+            set_err(err, "%s %s%s%s: %s", method, rq->path,
+                    c->unix_path ? " on unix socket " : "", c->unix_path ? c->unix_path : "",
                     cerr[0] ? cerr : curl_easy_strerror(cc));
         else if (rc == SBX_E_NOMEM)
             set_err(err, "%s %s: out of memory", method, rq->path);

@@ -12,15 +12,7 @@ for c in cloudflare volcengine; do
 done
 plan 9
 
-# A down cloud is found out quickly: short waits, and two failed creates
-# in a row open its breaker, so the samples still to run go past it.
-clouds_ini '[retry]
-attempts = 3
-base = 5ms
-cap = 50ms
-[breaker]
-failures = 2
-open_time = 600s'
+clouds_failover_ini
 clouds_start cloudflare
 clouds_start volcengine
 

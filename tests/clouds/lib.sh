@@ -9,6 +9,8 @@
 #   clouds_ready NAME                    whether its provider module is
 #       built (the test skips a cloud whose module is not)
 #   clouds_ini TEXT                      append TEXT to polysandbox.ini
+#   clouds_failover_ini                  the [retry]/[breaker] of the
+#       failover tests: a down cloud found out quickly
 # Every fake is stopped, and the directory removed, when the shell exits.
 #
 # The clouds known here: e2b, daytona, cloudflare, volcengine, modal.  A
@@ -79,6 +81,18 @@ clouds_ready() {
 }
 
 clouds_ini() { printf '%s\n' "$1" >>"$tmp/config/polysandbox.ini"; }
+
+# A down cloud is found out quickly: short waits, and two failed creates
+# in a row open its breaker, so the samples still to run go past it.
+clouds_failover_ini() {
+    clouds_ini '[retry]
+attempts = 3
+base = 5ms
+cap = 50ms
+[breaker]
+failures = 2
+open_time = 600s'
+}
 
 clouds_start() {
     name=$1

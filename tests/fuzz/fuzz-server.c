@@ -63,21 +63,6 @@ static void init(void)
         fz_fail("the harness's server: out of memory");
 }
 
-static unsigned method_bit(const char *m, size_t len)
-{
-    static const struct {
-        const char *name;
-        unsigned bit;
-    } map[] = {
-        { "GET", SRV_GET }, { "POST", SRV_POST }, { "PUT", SRV_PUT },
-        { "DELETE", SRV_DELETE }, { "HEAD", SRV_HEAD },
-    };
-    for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
-        if (strlen(map[i].name) == len && memcmp(m, map[i].name, len) == 0)
-            return map[i].bit;
-    return 0;
-}
-
 /* One "key=value" of the query, decoded as libmicrohttpd does. */
 static void query_arg(srv_req *r, char *arg)
 {
@@ -121,7 +106,7 @@ static int one(const uint8_t *data, size_t size)
     if (!S.router)
         init();
     sp = memchr(in, ' ', line);
-    if (!sp || !(method = method_bit(in, (size_t)(sp - in))))
+    if (!sp || !(method = srv_method_bit(in, (size_t)(sp - in))))
         return 0;
     target = fz_strndup((const uint8_t *)sp + 1, line - (size_t)(sp - in) - 1);
     if (strlen(target) != line - (size_t)(sp - in) - 1 || target[0] != '/') {
