@@ -499,9 +499,19 @@ static int run_stream(struct dk_xrun *r, struct dk_sb *sb, const char *exec_id, 
         return dk_err(p, SBX_E_BACKEND, "exec in %s: the daemon closed the connection without "
                       "an answer", sb->id);
     struct dk_report rep;
-    if (!dk_demux_finish(&dm, &rep))
+    bool have_report = dk_demux_finish(&dm, &rep);
+    if (!have_report && r->kill != WK_OUTPUT)
         return dk_err(p, SBX_E_BACKEND, "exec in %s ended without the helper's report (the "
                       "sandbox was stopped or destroyed meanwhile?)", sb->id);
+    if (!have_report) {
+        /* The provider saw the output pass its cap and had the command
+         * killed, so the status is known without the report, which Podman
+         * may drop with the output still in flight; the report's CPU time
+         * and memory are then unknown. */
+        memcpy(rep.status, "k", 2);
+        rep.cpu_ns = -1;
+        rep.rss = -1;
+    }
     return dk_xrun_report(r, sb, &rep);
 }
 

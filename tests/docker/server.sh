@@ -3,5 +3,5 @@
 # frames on this machine (tests/docker/server.py; no Docker needed).
 : "${top_builddir:=.}"
 : "${top_srcdir:=.}"
-command -v python3 >/dev/null 2>&1 || { echo "1..0 # SKIP no python3"; exit 77; }
+command -v python3 >/dev/null 2>&1 || { echo "1..0 # SKIP no python3"; exit 0; }
 exec python3 "$top_srcdir/tests/docker/server.py" "$top_builddir/plugins/docker/docker-init"

@@ -10,9 +10,9 @@
 : "${top_srcdir:?top_srcdir is not set (run through make check)}"
 
 PY=/usr/bin/python3
-[ -x "$PY" ] || { echo "1..0 # SKIP /usr/bin/python3 is not installed"; exit 77; }
+[ -x "$PY" ] || { echo "1..0 # SKIP /usr/bin/python3 is not installed"; exit 0; }
 "$PY" -c 'import sys; sys.exit(sys.version_info < (3, 9))' ||
-    { echo "1..0 # SKIP python3 is older than 3.9"; exit 77; }
+    { echo "1..0 # SKIP python3 is older than 3.9"; exit 0; }
 
 POLYSANDBOX_LIBRARY="$top_builddir/core/.libs/libpolysandbox.so"
 [ -f "$POLYSANDBOX_LIBRARY" ] ||
@@ -31,7 +31,7 @@ case "${SBX_CFLAGS:-} ${SBX_LDFLAGS:-}" in
         f=$(readlink -f "$f" 2>/dev/null)
         if [ -z "$f" ] || [ ! -f "$f" ]; then
             echo "1..0 # SKIP an ASan build, and ${SBX_CC:-cc} does not say where $rt is"
-            exit 77
+            exit 0
         fi
         pre="$pre${pre:+ }$f"
     done

@@ -41,7 +41,7 @@ export XDG_STATE_HOME
 if [ -x /usr/bin/python3 ]; then PY=/usr/bin/python3; else PY=python3; fi
 . "$top_srcdir/tests/lib/tap.sh"
 
-command -v curl >/dev/null 2>&1 || { echo "1..0 # SKIP curl is not installed"; exit 77; }
+command -v curl >/dev/null 2>&1 || { echo "1..0 # SKIP curl is not installed"; exit 0; }
 
 # srv_start [ARGS...]: start polysandboxd; sets srv_pid and base
 # (http://127.0.0.1:PORT); the log goes to $tmp/server.log.  Returns

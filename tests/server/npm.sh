@@ -10,8 +10,8 @@ npm_clients() {
     npm_src="$top_srcdir/tests/server/npm"
     npm_dir="$top_builddir/tests/server/npm-clients"
     NODE_MODULES="$npm_dir/node_modules"
-    command -v node >/dev/null 2>&1 || { echo "1..0 # SKIP node is not installed"; exit 77; }
-    command -v npm >/dev/null 2>&1 || { echo "1..0 # SKIP npm is not installed"; exit 77; }
+    command -v node >/dev/null 2>&1 || { echo "1..0 # SKIP node is not installed"; exit 0; }
+    command -v npm >/dev/null 2>&1 || { echo "1..0 # SKIP npm is not installed"; exit 0; }
     if [ -d "$NODE_MODULES" ] && cmp -s "$npm_src/package-lock.json" "$npm_dir/package-lock.json"; then
         return 0
     fi
@@ -21,6 +21,6 @@ npm_clients() {
         >"$tmp/npm.log" 2>&1; then
         rm -rf "$NODE_MODULES"
         echo "1..0 # SKIP npm ci of tests/server/npm failed (is the registry reachable?): $(tail -n 3 "$tmp/npm.log" | tr '\n' ' ')"
-        exit 77
+        exit 0
     fi
 }
