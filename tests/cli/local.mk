@@ -17,6 +17,7 @@ CLI_TESTS = \
 	tests/cli/exit.sh \
 	tests/cli/get-or-create.sh \
 	tests/cli/habits.sh \
+	tests/cli/enable.sh \
 	tests/cli/locate.sh \
 	tests/cli/info.sh \
 	tests/cli/man.sh
