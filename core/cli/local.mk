@@ -14,6 +14,7 @@ polysandbox_SOURCES = \
 	core/cli/cmd-run.c \
 	core/cli/cmd-sandbox.c \
 	core/cli/cmd-files.c \
+	core/cli/cmd-listing.c \
 	core/cli/cmd-providers.c \
 	core/cli/info-json.c \
 	core/cli/cmd-doctor.c \

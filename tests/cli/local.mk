@@ -18,6 +18,7 @@ CLI_TESTS = \
 	tests/cli/get-or-create.sh \
 	tests/cli/habits.sh \
 	tests/cli/locate.sh \
+	tests/cli/files.sh \
 	tests/cli/info.sh \
 	tests/cli/man.sh
 TESTS += tests/cli/units-test $(CLI_TESTS)

@@ -1,0 +1,238 @@
+/* core/cli/cmd-listing.c - polysandbox files: a directory of a sandbox
+ *
+ * Names come from the sandbox (any byte but '/' and NUL): the text form
+ * escapes what a terminal would act on, so one entry is one line; --json
+ * gives polysandboxd's objects of GET /v1/sandboxes/{id}/files.
+ */
+#include "config.h"
+
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdint.h>
+#include <jansson.h>
+#include <sodium.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli.h"
+
+#define LIST_DEFAULT 1000u
+#define LIST_LIMIT 100000u
+
+static void files_help(void)
+{
+    fputs(
+"Usage: polysandbox files [--provider NAME] [--json] [--limit N] ID [PATH]\n"
+"List the directory PATH (default: the work directory) of the sandbox ID,\n"
+"sorted by name, one entry a line: type, size in bytes, modification time\n"
+"(UTC) and name.  PATH is relative to the work directory, without '..'.\n"
+"\n"
+"  -p, --provider NAME    the provider of the sandbox (default: the one that\n"
+"                         has ID)\n"
+"      --json             print polysandboxd's listing object\n"
+"      --limit N          list at most N entries (default 1000, at most\n"
+"                         100000)\n"
+"  -h, --help             show this help\n"
+"\n"
+"Exit status: 0 listed, 1 PATH is not a directory in the sandbox, 2 bad\n"
+"usage or no sandbox ID, 3 PATH escapes the work directory, 125 error.\n",
+        stdout);
+}
+
+static const struct option files_opts[] = {
+    { "help", no_argument, NULL, 'h' },
+    { "provider", required_argument, NULL, 'p' },
+    { "json", no_argument, NULL, 'j' },
+    { "limit", required_argument, NULL, 'l' },
+    { NULL, 0, NULL, 0 }
+};
+
+struct listing {
+    json_t *arr;      /* --json: the entries; else NULL */
+    bool failed;      /* writing stdout failed */
+};
+
+/* @name (@len bytes from the sandbox) as JSON text: invalid UTF-8 bytes
+ * become U+FFFD, each checked by jansson's own decoder (a sequence is as
+ * long as its lead byte says, and valid only as a whole). */
+static json_t *json_name(const char *name, size_t len)
+{
+    char *buf;
+    size_t n = 0;
+    json_t *j;
+
+    if ((j = json_stringn(name, len)) != NULL)
+        return j;
+    if (len > (SIZE_MAX - 1) / 3 || (buf = malloc(3 * len + 1)) == NULL)
+        return NULL;
+    for (size_t i = 0; i < len;) {
+        unsigned char c = (unsigned char)name[i];
+        size_t k = c < 0x80 ? 1 : c >= 0xc2 && c < 0xe0 ? 2 : c >= 0xe0 && c < 0xf0 ? 3
+                 : c >= 0xf0 && c < 0xf5 ? 4 : 0;
+        json_t *one = k && k <= len - i ? json_stringn(name + i, k) : NULL;
+
+        if (one != NULL && c != 0) {
+            memcpy(buf + n, name + i, k);
+            n += k;
+            i += k;
+        } else {
+            memcpy(buf + n, "\xef\xbf\xbd", 3);
+            n += 3;
+            i++;
+        }
+        json_decref(one);
+    }
+    j = json_stringn(buf, n);
+    free(buf);
+    return j;
+}
+
+static json_t *entry_json(const char *name, size_t len, sbx_file_type type, uint64_t size,
+                          int64_t mtime)
+{
+    json_t *text = json_name(name, len), *e;
+    bool exact = text != NULL && json_string_length(text) == len &&
+                 memcmp(json_string_value(text), name, len) == 0;
+    char b64[sodium_base64_ENCODED_LEN(255, sodium_base64_VARIANT_ORIGINAL)];
+
+    e = json_pack("{s:o, s:s, s:I, s:I}", "name", text, "type", sbx_file_type_name(type),
+                  "size", (json_int_t)size, "mtime", (json_int_t)mtime);
+    /* a name that is not UTF-8 keeps its bytes, as polysandboxd's does */
+    if (e != NULL && !exact && len <= 255) {
+        sodium_bin2base64(b64, sizeof b64, (const unsigned char *)name, len,
+                          sodium_base64_VARIANT_ORIGINAL);
+        if (json_object_set_new(e, "name_base64", json_string(b64)) != 0) {
+            json_decref(e);
+            e = NULL;
+        }
+    }
+    return e;
+}
+
+/* One line: "TYPE SIZE MTIME NAME", the name's bytes below 0x20, 0x7f
+ * and '\\' escaped (\n, \t, \\, \xHH), so no name can make two lines or
+ * move the cursor. */
+static int print_entry(const char *name, size_t len, sbx_file_type type, uint64_t size,
+                       int64_t mtime)
+{
+    char when[32] = "-";
+    struct tm tm;
+    time_t t = (time_t)mtime;
+
+    if (gmtime_r(&t, &tm) != NULL)
+        strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    printf("%-9s %12" PRIu64 " %s ", sbx_file_type_name(type), size, when);
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)name[i];
+        if (c == '\\')
+            fputs("\\\\", stdout);
+        else if (c == '\n')
+            fputs("\\n", stdout);
+        else if (c == '\t')
+            fputs("\\t", stdout);
+        else if (c < 0x20 || c == 0x7f)
+            printf("\\x%02x", c);
+        else
+            putchar(c);
+    }
+    return putchar('\n') == EOF ? -1 : 0;
+}
+
+static int on_file(void *ud, const char *name, size_t len, sbx_file_type type, uint64_t size,
+                   int64_t mtime)
+{
+    struct listing *l = ud;
+    json_t *e;
+
+    if (l->arr == NULL) {
+        if (print_entry(name, len, type, size, mtime) != 0) {
+            l->failed = true;
+            return SBX_E_IO;
+        }
+        return 0;
+    }
+    if ((e = entry_json(name, len, type, size, mtime)) == NULL ||
+        json_array_append_new(l->arr, e) != 0)
+        return SBX_E_NOMEM;
+    return 0;
+}
+
+/* The exit status for a failed listing of @dir. */
+static int list_error(const sbx_ctx *ctx, int code, const char *dir)
+{
+    char what[64 + 4096];
+    int rc;
+
+    snprintf(what, sizeof what, "files: %s", dir);
+    rc = cli_lib_error(ctx, code, what);
+    if (code == SBX_E_NOT_FOUND)
+        return CLI_EXIT_FAIL;      /* no such directory, as for ls */
+    if (code == SBX_E_PATH)
+        return CLI_EXIT_PATH;
+    return rc;
+}
+
+int cli_cmd_files(cli_global *g, int argc, char **argv)
+{
+    const char *provider = g->provider, *why;
+    uint64_t max = LIST_DEFAULT;
+    struct listing l = { NULL, false };
+    bool json = false, more = false;
+    sbx_ctx *ctx = NULL;
+    sbx_sandbox *sb;
+    int c, rc, e;
+
+    optind = 0;
+    while ((c = getopt_long(argc, argv, "+hp:", files_opts, NULL)) != -1) {
+        switch (c) {
+        case 'h': files_help(); return CLI_EXIT_OK;
+        case 'p': provider = optarg; break;
+        case 'j': json = true; break;
+        case 'l':
+            if (!cli_parse_count(optarg, &max, &why))
+                return cli_usage_error("files", "invalid value '%s' for --limit: %s", optarg,
+                                       why);
+            if (max > LIST_LIMIT)
+                return cli_usage_error("files", "invalid value '%s' for --limit: at most %u",
+                                       optarg, LIST_LIMIT);
+            break;
+        default: return cli_bad_option("files");
+        }
+    }
+    if (argc - optind < 1)
+        return cli_usage_error("files", "missing argument: ID");
+    if (argc - optind > 2)
+        return cli_usage_error("files", "unexpected argument '%s'", argv[optind + 2]);
+    const char *id = argv[optind], *dir = argc - optind == 2 ? argv[optind + 1] : ".";
+    if (*dir == '\0')
+        dir = ".";
+    if ((sb = cli_sandbox_open_by_id(g, &ctx, "files", provider, id, &rc)) == NULL) {
+        sbx_ctx_free(ctx);
+        return rc;
+    }
+    if (json && (l.arr = json_array()) == NULL) {
+        cli_err("out of memory");
+        rc = CLI_EXIT_ERROR;
+    } else if ((e = sbx_sandbox_list_files(sb, dir, (size_t)max, on_file, &l, &more)) != SBX_OK) {
+        if (l.failed)
+            cli_err("files: writing standard output failed");
+        rc = l.failed ? CLI_EXIT_ERROR : list_error(ctx, e, dir);
+    } else if (json) {
+        rc = cli_print_json(json_pack("{s:s, s:o, s:O, s:b}", "sandbox_id", sbx_sandbox_id(sb),
+                                      "path", json_name(dir, strlen(dir)), "entries", l.arr,
+                                      "truncated", more));
+    } else {
+        rc = fflush(stdout) == 0 ? CLI_EXIT_OK : CLI_EXIT_ERROR;
+        if (rc != CLI_EXIT_OK)
+            cli_err("files: writing standard output failed");
+        else if (more && !g->quiet)
+            cli_err("files: %s: more than %" PRIu64 " entries, only the first listed "
+                    "(--limit)", dir, max);
+    }
+    json_decref(l.arr);
+    sbx_sandbox_close(sb);
+    sbx_ctx_free(ctx);
+    return rc;
+}
