@@ -8,15 +8,15 @@
 
 #include <getopt.h>
 #include <inttypes.h>
-#include <stdint.h>
 #include <jansson.h>
-#include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "cli.h"
+#include "../server/file-json.h"
+#include "../server/json-text.h"
 
 #define LIST_DEFAULT 1000u
 #define LIST_LIMIT 100000u
@@ -53,63 +53,6 @@ struct listing {
     json_t *arr;      /* --json: the entries; else NULL */
     bool failed;      /* writing stdout failed */
 };
-
-/* @name (@len bytes from the sandbox) as JSON text: invalid UTF-8 bytes
- * become U+FFFD, each checked by jansson's own decoder (a sequence is as
- * long as its lead byte says, and valid only as a whole). */
-static json_t *json_name(const char *name, size_t len)
-{
-    char *buf;
-    size_t n = 0;
-    json_t *j;
-
-    if ((j = json_stringn(name, len)) != NULL)
-        return j;
-    if (len > (SIZE_MAX - 1) / 3 || (buf = malloc(3 * len + 1)) == NULL)
-        return NULL;
-    for (size_t i = 0; i < len;) {
-        unsigned char c = (unsigned char)name[i];
-        size_t k = c < 0x80 ? 1 : c >= 0xc2 && c < 0xe0 ? 2 : c >= 0xe0 && c < 0xf0 ? 3
-                 : c >= 0xf0 && c < 0xf5 ? 4 : 0;
-        json_t *one = k && k <= len - i ? json_stringn(name + i, k) : NULL;
-
-        if (one != NULL && c != 0) {
-            memcpy(buf + n, name + i, k);
-            n += k;
-            i += k;
-        } else {
-            memcpy(buf + n, "\xef\xbf\xbd", 3);
-            n += 3;
-            i++;
-        }
-        json_decref(one);
-    }
-    j = json_stringn(buf, n);
-    free(buf);
-    return j;
-}
-
-static json_t *entry_json(const char *name, size_t len, sbx_file_type type, uint64_t size,
-                          int64_t mtime)
-{
-    json_t *text = json_name(name, len), *e;
-    bool exact = text != NULL && json_string_length(text) == len &&
-                 memcmp(json_string_value(text), name, len) == 0;
-    char b64[sodium_base64_ENCODED_LEN(255, sodium_base64_VARIANT_ORIGINAL)];
-
-    e = json_pack("{s:o, s:s, s:I, s:I}", "name", text, "type", sbx_file_type_name(type),
-                  "size", (json_int_t)size, "mtime", (json_int_t)mtime);
-    /* a name that is not UTF-8 keeps its bytes, as polysandboxd's does */
-    if (e != NULL && !exact && len <= 255) {
-        sodium_bin2base64(b64, sizeof b64, (const unsigned char *)name, len,
-                          sodium_base64_VARIANT_ORIGINAL);
-        if (json_object_set_new(e, "name_base64", json_string(b64)) != 0) {
-            json_decref(e);
-            e = NULL;
-        }
-    }
-    return e;
-}
 
 /* One line: "TYPE SIZE MTIME NAME", the name's bytes below 0x20, 0x7f
  * and '\\' escaped (\n, \t, \\, \xHH), so no name can make two lines or
@@ -153,7 +96,7 @@ static int on_file(void *ud, const char *name, size_t len, sbx_file_type type, u
         }
         return 0;
     }
-    if ((e = entry_json(name, len, type, size, mtime)) == NULL ||
+    if ((e = srv_file_json(name, len, type, size, mtime)) == NULL ||
         json_array_append_new(l->arr, e) != 0)
         return SBX_E_NOMEM;
     return 0;
@@ -221,7 +164,7 @@ int cli_cmd_files(cli_global *g, int argc, char **argv)
         rc = l.failed ? CLI_EXIT_ERROR : list_error(ctx, e, dir);
     } else if (json) {
         rc = cli_print_json(json_pack("{s:s, s:o, s:O, s:b}", "sandbox_id", sbx_sandbox_id(sb),
-                                      "path", json_name(dir, strlen(dir)), "entries", l.arr,
+                                      "path", srv_json_text(dir, strlen(dir)), "entries", l.arr,
                                       "truncated", more));
     } else {
         rc = fflush(stdout) == 0 ? CLI_EXIT_OK : CLI_EXIT_ERROR;
