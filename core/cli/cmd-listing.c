@@ -1,7 +1,8 @@
 /* core/cli/cmd-listing.c - polysandbox files: a directory of a sandbox
  *
  * Names come from the sandbox (any byte but '/' and NUL): the text form
- * escapes what a terminal would act on, so one entry is one line; --json
+ * escapes what a terminal would act on and what is not UTF-8, so one
+ * entry is one line; --json
  * gives polysandboxd's objects of GET /v1/sandboxes/{id}/files.
  */
 #include "config.h"
@@ -17,6 +18,7 @@
 #include "cli.h"
 #include "../server/file-json.h"
 #include "../server/json-text.h"
+#include "../server/utf8.h"
 
 #define LIST_DEFAULT 1000u
 #define LIST_LIMIT 100000u
@@ -54,12 +56,14 @@ struct listing {
     bool failed;      /* writing stdout failed */
 };
 
-/* One line: "TYPE SIZE MTIME NAME", the name's bytes below 0x20, 0x7f
- * and '\\' escaped (\n, \t, \\, \xHH), so no name can make two lines or
- * move the cursor. */
+/* One line: "TYPE SIZE MTIME NAME", the name's '\\', newline and tab as
+ * \\, \n, \t, and as \xHH every other control character (C0, DEL, C1
+ * in UTF-8) and every byte that is not part of valid UTF-8: no name can
+ * make two lines or speak to the terminal. */
 static int print_entry(const char *name, size_t len, sbx_file_type type, uint64_t size,
                        int64_t mtime)
 {
+    const unsigned char *p = (const unsigned char *)name;
     char when[32] = "-";
     struct tm tm;
     time_t t = (time_t)mtime;
@@ -67,18 +71,22 @@ static int print_entry(const char *name, size_t len, sbx_file_type type, uint64_
     if (gmtime_r(&t, &tm) != NULL)
         strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm);
     printf("%-9s %12" PRIu64 " %s ", sbx_file_type_name(type), size, when);
-    for (size_t i = 0; i < len; i++) {
-        unsigned char c = (unsigned char)name[i];
-        if (c == '\\')
+    for (size_t i = 0, k; i < len; i += k) {
+        k = srv_utf8_seq(p + i, len - i);
+        if (k == 1 && p[i] == '\\')
             fputs("\\\\", stdout);
-        else if (c == '\n')
+        else if (k == 1 && p[i] == '\n')
             fputs("\\n", stdout);
-        else if (c == '\t')
+        else if (k == 1 && p[i] == '\t')
             fputs("\\t", stdout);
-        else if (c < 0x20 || c == 0x7f)
-            printf("\\x%02x", c);
-        else
-            putchar(c);
+        else if (k == 0 || (k == 1 && (p[i] < 0x20 || p[i] == 0x7f)) ||
+                 (k == 2 && p[i] == 0xc2 && p[i + 1] < 0xa0)) {
+            k = k ? k : 1;
+            for (size_t j = 0; j < k; j++)
+                printf("\\x%02x", p[i + j]);
+        } else {
+            fwrite(p + i, 1, k, stdout);
+        }
     }
     return putchar('\n') == EOF ? -1 : 0;
 }

@@ -11,10 +11,10 @@ plan 12
 cli create -p local --persistent --ttl 10m
 id=$(cat "$tmp/out")
 trap '[ -n "$id" ] && "$PS" destroy -p local "$id" >/dev/null 2>&1; rm -rf "$tmp"' EXIT
-# a name with a newline, a backslash and a byte that is not UTF-8
+# a name with a backslash, a newline, UTF-8 (e acute) and a byte that is not
 cli exec "$id" -- sh -c 'mkdir -p d/sub && printf hello >d/a.txt && printf 1234567 >d/.h &&
     touch -d @1700000000 d/a.txt && ln -s /etc/passwd d/ln &&
-    printf x >"d/$(printf "n\\\\l\nx\377")"'
+    printf x >"d/$(printf "n\\\\l\nx\303\251\377")"'
 check "set-up in the sandbox" is_rc 0
 
 cli files "$id" d
@@ -25,8 +25,8 @@ check "a file: type, size, UTC time, name" \
 check "a directory, a hidden file and a link (not followed) are listed" \
     eval 'grep -q "^directory .* sub\$" "$tmp/out" && grep -q "^file *7 .* \\.h\$" "$tmp/out" &&
           grep -q "^symlink .* ln\$" "$tmp/out"'
-check "control bytes and backslashes of a name are escaped: one line" \
-    grep -qF 'n\\l\nx' "$tmp/out"
+check "a name's backslash, control and non-UTF-8 bytes are escaped, UTF-8 kept" \
+    grep -qF 'n\\l\nxé\xff' "$tmp/out"
 
 cli files --json "$id" d
 check "--json: polysandboxd's listing object" \
@@ -35,7 +35,7 @@ check "--json: polysandboxd's listing object" \
           {\"name\": \"a.txt\", \"type\": \"file\", \"size\": 5, \"mtime\": 1700000000}
           in j[\"entries\"] and
           [base64.b64decode(e[\"name_base64\"]) for e in j[\"entries\"] if \"name_base64\" in e]
-          == [b\"n\\\\l\\nx\\xff\"])"'
+          == [b\"n\\\\l\\nx\\xc3\\xa9\\xff\"])"'
 
 cli files --json --limit 2 "$id" d
 check "--limit 2: two entries, truncated" \
