@@ -20,6 +20,7 @@ CLI_TESTS = \
 	tests/cli/habits.sh \
 	tests/cli/enable.sh \
 	tests/cli/locate.sh \
+	tests/cli/files.sh \
 	tests/cli/info.sh \
 	tests/cli/man.sh \
 	tests/cli/man-keys.sh
