@@ -113,12 +113,6 @@ static uint64_t left_ms(const struct run *r, long extra)
     return left + (uint64_t)extra;
 }
 
-static void pause_ms(long ms)
-{
-    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-    nanosleep(&ts, NULL);
-}
-
 /* ---- the router ---- */
 
 static int on_stdio(void *ud, const uint8_t *msg, size_t len)
@@ -174,7 +168,7 @@ static void router_read(struct reader *rd)
                         "byte %llu (%s); resuming", r->sb->id, r->exec_id,
                         rd->stream == SBX_STREAM_STDOUT ? "stdout" : "stderr",
                         (unsigned long long)rd->offset, rd->err);
-        pause_ms(delay_ms);
+        modal_pause_ms(delay_ms);
         delay_ms *= 2;
     }
 }
@@ -202,7 +196,7 @@ static int router_stdin(struct run *r, const uint8_t *data, size_t len)
         int rc = modal_router(r->p, r->sb, "stdin", "TaskExecStdinWrite", &req.base, NULL, NULL,
                               0, &st, err);
         if (rc && transient(rc, &st) && tries++ < STREAM_RETRIES) {
-            pause_ms(delay_ms);
+            modal_pause_ms(delay_ms);
             delay_ms *= 2;
             continue;
         }
@@ -244,7 +238,7 @@ static int router_wait(struct run *r, int *code, int *sig, mg_status *st, char e
         if (!transient(rc, st) || tries >= STREAM_RETRIES ||
             left_ms(r, MODAL_EXEC_GRACE_MS) <= (uint64_t)delay_ms)
             return rc;
-        pause_ms(delay_ms);
+        modal_pause_ms(delay_ms);
         delay_ms = delay_ms * 2 > 1000 ? 1000 : delay_ms * 2;
     }
 }
@@ -306,7 +300,7 @@ static void legacy_read(struct reader *rd)
         if (rd->rc == SBX_E_LIMIT || !transient(rd->rc, &rd->st) || ++broken > STREAM_RETRIES ||
             left_ms(r, MODAL_EXEC_GRACE_MS) <= (uint64_t)delay_ms)
             return;
-        pause_ms(delay_ms);
+        modal_pause_ms(delay_ms);
         delay_ms *= 2;
     }
     rd->rc = SBX_OK;
@@ -335,7 +329,7 @@ static void legacy_stdin(struct run *r, const uint8_t *data, size_t len)
         if (rc && transient(rc, &st) && tries++ < STREAM_RETRIES) {
             /* The message index makes it idempotent: write it again. */
             index--;
-            pause_ms(delay_ms);
+            modal_pause_ms(delay_ms);
             delay_ms *= 2;
             continue;
         }
@@ -544,7 +538,7 @@ static int legacy_wait(struct run *r, int *code)
                               (ProtobufCMessage **)&ans, 20000, MODAL_SILENT, &st);
         if (rc && transient(rc, &st) && tries++ < STREAM_RETRIES &&
             left_ms(r, MODAL_EXEC_GRACE_MS) > (uint64_t)delay_ms) {
-            pause_ms(delay_ms);
+            modal_pause_ms(delay_ms);
             delay_ms = delay_ms * 2 > 1000 ? 1000 : delay_ms * 2;
             continue;
         }
