@@ -131,6 +131,19 @@ static int on_stdio(void *ud, const uint8_t *msg, size_t len)
     return rc;
 }
 
+/* Whether the service's exit code (an int32 on the wire) is one a
+ * process has; a signal, Linux's 1 to 64.  Anything else is a protocol
+ * error, never a result. */
+static bool exit_code_ok(int code)
+{
+    return code >= 0 && code <= 255;
+}
+
+static bool signal_ok(int sig)
+{
+    return sig >= 1 && sig <= 64;
+}
+
 static bool transient(int rc, const mg_status *st)
 {
     if (st->code < 0)
@@ -227,12 +240,18 @@ static int router_wait(struct run *r, int *code, int *sig, mg_status *st, char e
                               (ProtobufCMessage **)&ans, (long)left_ms(r, MODAL_EXEC_GRACE_MS),
                               st, err);
         if (!rc) {
-            if (ans->exit_status_case ==
-                MODAL__TASK_COMMAND_ROUTER__TASK_EXEC_WAIT_RESPONSE__EXIT_STATUS_SIGNAL)
-                *sig = ans->signal;
-            else
-                *code = ans->code; /* no oneof set: proto3's zero */
+            bool is_sig = ans->exit_status_case ==
+                MODAL__TASK_COMMAND_ROUTER__TASK_EXEC_WAIT_RESPONSE__EXIT_STATUS_SIGNAL;
+            int v = is_sig ? ans->signal : ans->code; /* no oneof set: proto3's zero */
             modal__task_command_router__task_exec_wait_response__free_unpacked(ans, NULL);
+            if (is_sig ? !signal_ok(v) : !exit_code_ok(v)) {
+                st->code = -2;
+                return r->p->host->set_error(r->p->h, SBX_E_BACKEND, "Modal: sandbox %s: exec "
+                                             "%s: TaskExecWait says %s %d, which no process "
+                                             "ends with", r->sb->id, r->exec_id,
+                                             is_sig ? "signal" : "exit code", v);
+            }
+            *(is_sig ? sig : code) = v;
             return SBX_OK;
         }
         if (!transient(rc, st) || tries >= STREAM_RETRIES ||
@@ -263,7 +282,11 @@ static int on_batch(void *ud, const uint8_t *msg, size_t len)
     }
     if (b->batch_index > rd->offset)
         rd->offset = b->batch_index;
-    if (b->_exit_code_case) {
+    if (b->_exit_code_case && !exit_code_ok(b->exit_code)) {
+        snprintf(rd->err, sizeof rd->err, "a RuntimeOutputBatch says exit code %d, which no "
+                 "process ends with", (int)b->exit_code);
+        rc = SBX_E_BACKEND;
+    } else if (b->_exit_code_case) {
         rd->has_exit = true;
         rd->exit_code = b->exit_code;
         rd->ended = true;
@@ -549,11 +572,18 @@ static int legacy_wait(struct run *r, int *code)
             return st.code == -2 ? rc : modal_call_error(r->p, "exec wait", rc, &st, err);
         }
         bool done = ans->completed;
-        if (done)
-            *code = ans->_exit_code_case ? ans->exit_code : -1;
+        bool known = ans->_exit_code_case && exit_code_ok(ans->exit_code);
+        int v = ans->_exit_code_case ? ans->exit_code : -1;
         modal__client__container_exec_wait_response__free_unpacked(ans, NULL);
-        if (done)
+        if (done && !known)
+            return r->p->host->set_error(r->p->h, SBX_E_BACKEND, "Modal: sandbox %s: exec %s: "
+                                         "ContainerExecWait says it completed with %s%d%s",
+                                         r->sb->id, r->exec_id, v < 0 ? "no exit code (" : "exit code ",
+                                         v, v < 0 ? ")" : ", which no process ends with");
+        if (done) {
+            *code = v;
             return SBX_OK;
+        }
         if (left_ms(r, MODAL_EXEC_GRACE_MS) == 0)
             return r->p->host->set_error(r->p->h, SBX_E_TIMEOUT, "Modal: sandbox %s: exec %s "
                                          "did not end %ld ms past its time limit", r->sb->id,
@@ -661,8 +691,13 @@ static int exec_run(struct modal_prov *p, struct modal_sb *sb, const sbx_exec_sp
             rc = p->host->set_error(p->h, SBX_E_TIMEOUT, "Modal: sandbox %s: exec %s did not "
                                     "end %ld ms past its time limit", sb->id, r.exec_id,
                                     MODAL_EXEC_GRACE_MS);
+        } else if (bad->st.code == -2 && (bad == &rd_out || !threaded)) {
+            /* set already, on this thread */
         } else if (bad->st.code == -2) {
-            /* set already */
+            /* Set on the reader's own thread, where the core, which keeps
+             * errors per thread, never sees it: say it again here. */
+            rc = p->host->set_error(p->h, rc, "Modal: sandbox %s: exec output: %s", sb->id,
+                                    bad->err[0] ? bad->err : "the stderr stream failed");
         } else {
             if (!bad->err[0])
                 snprintf(bad->err, sizeof bad->err, "%s", bad->st.code >= 0
