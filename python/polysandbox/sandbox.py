@@ -108,7 +108,8 @@ class FileEntry:
 
 
 class FileList(list):
-    """The entries of a directory (FileEntry, sorted by name), a list;
+    """The entries of a directory (FileEntry, in the sandbox shell's glob
+    order: names, then hidden names), a list;
     truncated: True when the directory holds more than the limit."""
 
     truncated: bool = False
@@ -399,7 +400,8 @@ class Sandbox:
 
     def list_files(self, path: str = ".", limit: int = LIST_FILES) -> FileList:
         """The entries of the directory path (relative to the work
-        directory; "." is that) as a FileList of FileEntry sorted by name,
+        directory; "." is that) as a FileList of FileEntry (names, then
+        hidden names, as the sandbox's shell globs them),
         at most limit of them (its truncated says whether there were
         more).  The listing runs as a command in the sandbox (/bin/sh and
         stat from its image).  SandboxNotFoundError when path is not a

@@ -534,8 +534,9 @@ typedef int (*sbx_file_cb)(void *ud, const char *name, size_t name_len, sbx_file
 /**
  * sbx_sandbox_list_files:
  * List the directory @dir (relative to the work directory; "" or "." is
- * the work directory itself; no "..", "." or empty parts) of @sb, sorted
- * by name, at most @max entries (1..100000).  The listing runs as a
+ * the work directory itself; no "..", "." or empty parts) of @sb, in the
+ * order the sandbox's shell globs them (the names, then the hidden names,
+ * each sorted as its locale collates), at most @max entries (1..100000).  The listing runs as a
  * command inside the sandbox (/bin/sh and stat(1) from its image), with
  * the sandbox's own confinement, so it works on every provider; its
  * output is checked strictly.  A symbolic link is listed, not followed.
