@@ -19,7 +19,7 @@ enum {
     CLI_EXIT_OK = 0,
     CLI_EXIT_FAIL = 1,        /* a command's own failure: doctor, destroy */
     CLI_EXIT_USAGE = 2,       /* bad usage of polysandbox itself */
-    CLI_EXIT_PATH = 3,        /* files: a path escaping the work directory */
+    CLI_EXIT_PATH = 3,        /* files, upload, download: a path escaping the work directory */
     CLI_EXIT_DATA = 65,       /* eval: a bad dataset, samples or results file */
     CLI_EXIT_TIMEOUT = 124,   /* wall-clock or CPU-time limit */
     CLI_EXIT_ERROR = 125,     /* polysandbox, configuration or sandbox error */

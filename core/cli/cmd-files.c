@@ -115,6 +115,8 @@ int cli_cmd_upload(cli_global *g, int argc, char **argv)
             char what[64 + SBX_ID_MAX];
             snprintf(what, sizeof what, "upload: %s", remote);
             rc = cli_lib_error(ctx, e, what);
+            if (e == SBX_E_PATH)
+                rc = CLI_EXIT_PATH;
         } else {
             rc = CLI_EXIT_OK;
         }
@@ -185,6 +187,8 @@ int cli_cmd_download(cli_global *g, int argc, char **argv)
             /* a missing file is the caller's mistake, as for cp */
             if (e == SBX_E_NOT_FOUND)
                 rc = CLI_EXIT_FAIL;
+            else if (e == SBX_E_PATH)
+                rc = CLI_EXIT_PATH;
         } else {
             rc = write_local(local, data, len);
         }

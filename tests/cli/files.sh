@@ -3,10 +3,10 @@
 # one line an entry (type, size, UTC time, name escaped), --json as
 # polysandboxd's listing, the provider found from the id, and distinct
 # exit statuses for no sandbox (2), no directory (1) and a path leaving
-# the work directory (3).
+# the work directory (3, as for upload and download).
 . "$top_srcdir/tests/cli/lib.sh"
 
-plan 12
+plan 14
 
 cli create -p local --persistent --ttl 10m
 id=$(cat "$tmp/out")
@@ -48,6 +48,12 @@ cli files "$id" d/a.txt
 check "a path that is not a directory: exit 1 naming it" rc_and_err 1 "d/a.txt"
 cli files "$id" ../..
 check "a path leaving the work directory: exit 3 naming it" rc_and_err 3 "'../..'"
+printf x >"$tmp/up"
+cli upload "$id" "$tmp/up" ../up
+check "upload to a path leaving the work directory: exit 3 naming it" rc_and_err 3 "../up"
+cli download "$id" ../../etc/passwd "$tmp/down"
+check "download of a path leaving the work directory: exit 3 naming it" \
+    eval 'rc_and_err 3 "../../etc/passwd" && [ ! -e "$tmp/down" ]'
 cli files lcl-0000000000000000
 check "no such sandbox: exit 2 naming it" rc_and_err 2 "lcl-0000000000000000"
 cli files --limit 0 "$id"
