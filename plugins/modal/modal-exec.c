@@ -704,6 +704,9 @@ static int exec_run(struct modal_prov *p, struct modal_sb *sb, const sbx_exec_sp
                          ? mg_code_name(bad->st.code) : "the transfer failed");
             if (bad->st.code >= 0)
                 modal_call_error(p, "exec output", rc, &bad->st, bad->err);
+            else if (rc == SBX_E_BACKEND)   /* the stream held what cannot be */
+                p->host->set_error(p->h, rc, "Modal: sandbox %s: exec output: %s", sb->id,
+                                   bad->err);
             else
                 p->host->set_error(p->h, rc, "Modal: sandbox %s: exec output: %s (the stream "
                                    "broke while the command ran; the sandbox may have ended)",
