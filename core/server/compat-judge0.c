@@ -82,19 +82,8 @@ static const char utf8_error[] = "some attributes for this submission cannot be 
 
 /* ---- replies ------------------------------------------------------------------- */
 
-static void error_reply(srv_req *r, unsigned status, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void error_reply(srv_req *r, unsigned status, const char *fmt, ...)
-{
-    char msg[1024];
-    va_list ap;
-
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    r->err_code = status == 404 ? "not_found" : status >= 500 ? "internal" : "invalid";
-    srv_reply_json(r, status, json_pack("{s:o}", "error", srv_json_text(msg, strlen(msg))));
-}
+/* Judge0's error shape: {"error": message}. */
+#define error_reply(r, status, ...) srv_compat_message(r, status, "error", __VA_ARGS__)
 
 /* Judge0's validation error: 422 {field: [message]}. */
 static void invalid(srv_req *r, const char *field, const char *fmt, ...)
@@ -192,16 +181,52 @@ typedef struct j0_req {
     srv_j0_sub *sub;           /* what is kept (owned) */
 } j0_req;
 
+/* @name's value, or NULL when it is absent or null (the default). */
+static json_t *given(json_t *j, const char *name)
+{
+    json_t *v = json_object_get(j, name);
+    return v && !json_is_null(v) ? v : NULL;
+}
+
+/* A positive number (a limit) in @name, or 0 when absent; -1 after a 422. */
+static int number_field(srv_req *r, json_t *j, const char *name, double max, double *out)
+{
+    json_t *v = given(j, name);
+
+    *out = v ? json_number_value(v) : 0;
+    if (v && !json_is_number(v))
+        invalid(r, name, "must be a number");
+    else if (v && (!isfinite(*out) || *out <= 0))
+        invalid(r, name, "must be greater than 0");
+    else if (v && *out > max)
+        invalid(r, name, "must be less than or equal to %g", max);
+    else
+        return 0;
+    return -1;
+}
+
+/* A boolean in @name: absent or null is @def.  -1 after a 422. */
+static int bool_field(srv_req *r, json_t *j, const char *name, bool def, bool *out)
+{
+    json_t *v = given(j, name);
+
+    *out = v ? json_is_true(v) : def;
+    if (!v || json_is_boolean(v))
+        return 0;
+    invalid(r, name, "must be true or false");
+    return -1;
+}
+
 /* A text attribute: absent or null, or a string (base64 when asked).
  * -1 after a 422. */
 static int text_field(srv_req *r, json_t *j, j0_req *q, int which, const char *name)
 {
-    json_t *v = json_object_get(j, name);
+    json_t *v = given(j, name);
     srv_bytes *b = &q->sub->text[which];
     const char *end = NULL;
     size_t len = 0;
 
-    if (!v || json_is_null(v))
+    if (!v)
         return 0;
     if (!json_is_string(v)) {
         invalid(r, name, "must be a string");
@@ -233,46 +258,6 @@ static int text_field(srv_req *r, json_t *j, j0_req *q, int which, const char *n
         error_reply(r, 500, "out of memory");
         return -1;
     }
-    return 0;
-}
-
-/* A positive number (a limit) in @name, or 0 when absent; -1 after a 422. */
-static int number_field(srv_req *r, json_t *j, const char *name, double max, double *out)
-{
-    json_t *v = json_object_get(j, name);
-
-    *out = 0;
-    if (!v || json_is_null(v))
-        return 0;
-    if (!json_is_number(v)) {
-        invalid(r, name, "must be a number");
-        return -1;
-    }
-    *out = json_number_value(v);
-    if (!isfinite(*out) || *out <= 0) {
-        invalid(r, name, "must be greater than 0");
-        return -1;
-    }
-    if (*out > max) {
-        invalid(r, name, "must be less than or equal to %g", max);
-        return -1;
-    }
-    return 0;
-}
-
-/* A boolean in @name: absent or null is @def.  -1 after a 422. */
-static int bool_field(srv_req *r, json_t *j, const char *name, bool def, bool *out)
-{
-    json_t *v = json_object_get(j, name);
-
-    *out = def;
-    if (!v || json_is_null(v))
-        return 0;
-    if (!json_is_boolean(v)) {
-        invalid(r, name, "must be true or false");
-        return -1;
-    }
-    *out = json_is_true(v);
     return 0;
 }
 
@@ -360,7 +345,7 @@ static int refuse_unapplied(srv_req *r, json_t *j)
     json_t *v;
 
     for (size_t i = 0; i < sizeof never / sizeof never[0]; i++)
-        if ((v = json_object_get(j, never[i])) && !json_is_null(v) &&
+        if ((v = given(j, never[i])) &&
             !(json_is_string(v) && !json_string_length(v))) {
             invalid(r, never[i], "cannot be applied by this server (it is refused, not "
                     "ignored); leave it out");
@@ -377,7 +362,7 @@ static int refuse_unapplied(srv_req *r, json_t *j)
             return -1;
         }
     }
-    if ((v = json_object_get(j, "number_of_runs")) && !json_is_null(v) &&
+    if ((v = given(j, "number_of_runs")) &&
         !(json_is_integer(v) && json_integer_value(v) == 1)) {
         invalid(r, "number_of_runs", "must be 1 on this server (a submission runs once)");
         return -1;
@@ -399,12 +384,12 @@ static void j0_req_free(j0_req *q)
  * -1 after a reply. */
 static int parse(srv_req *r, json_t *j, j0_req *q)
 {
-    json_t *v = json_object_get(j, "language_id"), *a;
+    json_t *v = given(j, "language_id"), *a;
     json_int_t id = 0;
     double cpu, wall, mem, pids, fsize;
     const char *err;
 
-    if (!v || json_is_null(v)) {
+    if (!v) {
         invalid(r, "language_id", "can't be blank");
         return -1;
     }
@@ -421,7 +406,7 @@ static int parse(srv_req *r, json_t *j, j0_req *q)
         invalid(r, "language_id", "language with id %lld doesn't exist", (long long)id);
         return -1;
     }
-    if (!(v = json_object_get(j, "source_code")) || json_is_null(v)) {
+    if (!given(j, "source_code")) {
         invalid(r, "source_code", "can't be blank");
         return -1;
     }
@@ -445,7 +430,7 @@ static int parse(srv_req *r, json_t *j, j0_req *q)
         invalid(r, "max_processes_and_or_threads", "must be an integer");
         return -1;
     }
-    if ((v = json_object_get(j, "command_line_arguments")) && !json_is_null(v)) {
+    if ((v = given(j, "command_line_arguments"))) {
         if (!json_is_string(v)) {
             invalid(r, "command_line_arguments", "must be a string");
             return -1;
@@ -564,6 +549,20 @@ static int set_text(srv_j0_sub *sub, int which, const char *data, size_t len)
     return len ? srv_bytes_add(&sub->text[which], data, len) : 0;
 }
 
+/* The limits a run can reach: Judge0 has no status of its own for most. */
+static const struct {
+    sbx_run_status st;
+    int id;
+    bool killed;            /* by us: exit_signal is SIGKILL */
+    const char *msg;
+} limits[] = {
+    { SBX_RUN_TIMEOUT, 5, true, "Time limit exceeded (wall clock)" },
+    { SBX_RUN_CPU_LIMIT, 5, true, "Time limit exceeded" },
+    { SBX_RUN_MEMORY_LIMIT, 12, true, "Memory limit exceeded" },
+    { SBX_RUN_OUTPUT_LIMIT, 12, true, "Output limit exceeded" },
+    { SBX_RUN_PIDS_LIMIT, 12, false, "Process limit reached" },
+};
+
 /* The capture's outcome into the submission.  -1 on ENOMEM. */
 static int verdict(srv_j0_sub *sub, const srv_capture *cap, bool redirect)
 {
@@ -575,6 +574,12 @@ static int verdict(srv_j0_sub *sub, const srv_capture *cap, bool redirect)
     char msg[512] = "", num[32];
     const char *err = sbx_result_error(res);
 
+    for (size_t i = 0; i < sizeof limits / sizeof limits[0]; i++)
+        if (limits[i].st == st) {
+            id = limits[i].id;
+            sig = limits[i].killed ? SIGKILL : sig;
+            snprintf(msg, sizeof msg, "%s", limits[i].msg);
+        }
     switch (st) {
     case SBX_RUN_OK:
         id = 3;
@@ -592,34 +597,16 @@ static int verdict(srv_j0_sub *sub, const srv_capture *cap, bool redirect)
         id = signal_status(sig);
         snprintf(msg, sizeof msg, "Caught fatal signal %d", sig);
         break;
-    case SBX_RUN_TIMEOUT:
-        id = 5;
-        sig = SIGKILL;
-        snprintf(msg, sizeof msg, "Time limit exceeded (wall clock)");
-        break;
-    case SBX_RUN_CPU_LIMIT:
-        id = 5;
-        sig = SIGKILL;
-        snprintf(msg, sizeof msg, "Time limit exceeded");
-        break;
-    case SBX_RUN_MEMORY_LIMIT:
-        id = 12;
-        sig = SIGKILL;
-        snprintf(msg, sizeof msg, "Memory limit exceeded");
-        break;
-    case SBX_RUN_OUTPUT_LIMIT:
-        id = 12;
-        sig = SIGKILL;
-        snprintf(msg, sizeof msg, "Output limit exceeded");
-        break;
     case SBX_RUN_SECCOMP:
         id = 12;
         snprintf(msg, sizeof msg, "Killed by the system-call filter (signal %d)", sig);
         break;
+    case SBX_RUN_TIMEOUT:
+    case SBX_RUN_CPU_LIMIT:
+    case SBX_RUN_MEMORY_LIMIT:
+    case SBX_RUN_OUTPUT_LIMIT:
     case SBX_RUN_PIDS_LIMIT:
-        id = 12;
-        snprintf(msg, sizeof msg, "Process limit reached");
-        break;
+        break;   /* in limits[] */
     case SBX_RUN_COMPILE_ERROR:
         id = 6;
         break;
