@@ -30,6 +30,7 @@ void core_config_free(core_config *cfg)
     if (!cfg)
         return;
     free(cfg->dir);
+    core_strv_free(cfg->dirs);
     free(cfg->default_provider);
     core_strv_free(cfg->provider_order);
     core_strv_free(cfg->fallback);
@@ -61,8 +62,10 @@ static int load_dir(loader *ld, const char *dir)
     char *main_ini = core_cfg_path_join(dir, MAIN_INI);
     int rc;
 
-    if (!main_ini)
+    if (!main_ini || core_strv_push(&ld->cfg->dirs, dir) != SBX_OK) {
+        free(main_ini);
         return core_cfg_nomem(ld);
+    }
     rc = core_cfg_parse_file(ld, main_ini, NULL, true);
     free(main_ini);
     for (size_t k = 0; rc == SBX_OK && k < sizeof kinds / sizeof kinds[0]; k++)

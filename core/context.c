@@ -169,6 +169,16 @@ const char *sbx_provider_config_file(const sbx_provider *p)
 }
 int sbx_provider_priority(const sbx_provider *p) { return p ? p->priority : 0; }
 
+const char *const *sbx_ctx_config_dirs(const sbx_ctx *ctx)
+{
+    return ctx ? (const char *const *)ctx->cfg.dirs : NULL;
+}
+
+const char *const *sbx_provider_credential_keys(const sbx_provider *p)
+{
+    return core_provider_credential_keys(p);
+}
+
 /* What only loading tells: each of these loads @p first when needed. */
 sbx_provider_state sbx_provider_get_state(const sbx_provider *p)
 {

@@ -204,6 +204,8 @@ typedef struct core_eval_caps {
 
 typedef struct core_config {
     char *dir;                          /* the system configuration directory */
+    char **dirs;                        /* every configuration directory read, in
+                                         * order (a later one overrides), or NULL */
     char *default_provider;             /* [core] default_provider, or NULL */
     char **provider_order;              /* [core] order, NULL-terminated, or NULL */
     char **fallback;                    /* [core] fallback, NULL-terminated, or NULL */
@@ -312,6 +314,10 @@ struct sbx_provider {
     bool loaded;
     bool hidden;                /* optional and failed: not listed, not found */
     unsigned init_seq;          /* 1, 2, ... in the order of init; 0: none */
+    /* core_provider_credential_keys's, under ctx->load_lock: copies of the
+     * descriptor's secret_keys (NULL-terminated), once @peeked. */
+    bool peeked;
+    char **credential_keys;
 };
 
 /*
@@ -333,6 +339,14 @@ int core_loader_discover(struct sbx_ctx *ctx);
  * thread's error as it was.  NULL is fine.
  */
 void core_provider_ensure(const struct sbx_provider *p);
+/*
+ * core_provider_credential_keys:
+ * @p's credential keys (its descriptor's secret_keys), NULL-terminated,
+ * owned by @p; NULL when its module cannot be read.  A provider that is
+ * not ready has its module opened and validated to read them, then closed
+ * again, never initialised (once per context, under ctx->load_lock).
+ */
+const char *const *core_provider_credential_keys(const struct sbx_provider *p);
 /* fini every ready provider (reverse order of init); free the array.
  * Modules stay mapped. */
 void core_loader_unload_all(struct sbx_ctx *ctx);

@@ -91,6 +91,7 @@ static void provider_free_fields(struct sbx_provider *p)
     free(p->path);
     free(p->reason);
     free(p->state_dir);
+    core_strv_free(p->credential_keys);
     memset(p, 0, sizeof *p);
 }
 
@@ -892,6 +893,64 @@ void core_provider_ensure(const struct sbx_provider *cp)
         __atomic_store_n(&p->loaded, true, __ATOMIC_RELEASE);
     }
     pthread_mutex_unlock(&ctx->load_lock);
+}
+
+/* Copies of @keys (NULL-terminated, may be NULL) into @out: an empty list
+ * for none.  SBX_E_NOMEM leaves *out NULL. */
+static int copy_keys(const char *const *keys, char ***out)
+{
+    char **v = calloc(1, sizeof *v);
+
+    for (size_t i = 0; v != NULL && keys && keys[i]; i++) {
+        if (core_strv_push(&v, keys[i]) != SBX_OK) {
+            core_strv_free(v);
+            v = NULL;
+        }
+    }
+    *out = v;
+    return v ? SBX_OK : SBX_E_NOMEM;
+}
+
+/* Steps 1 to 10 on a scratch copy of @p, which keeps its state and reason:
+ * the descriptor's credential keys, then the module closed again (it never
+ * reached init, so no code of it is left running). */
+static void peek_keys(struct sbx_provider *p)
+{
+    struct sbx_provider tmp;
+
+    memset(&tmp, 0, sizeof tmp);
+    tmp.name = p->name;
+    tmp.path = p->path;
+    tmp.conf = p->conf;
+    if (load_module(&tmp) == SBX_OK && !tmp.reason_code) {
+        (void)copy_keys(tmp.desc.secret_keys, &p->credential_keys);
+        close_module((lt_dlhandle)tmp.lib);
+    }
+    free(tmp.reason);
+}
+
+const char *const *core_provider_credential_keys(const struct sbx_provider *cp)
+{
+    struct sbx_provider *p = (struct sbx_provider *)cp;
+    struct sbx_ctx *ctx;
+
+    if (!p)
+        return NULL;
+    core_provider_ensure(p);
+    ctx = p->handle.ctx;
+    pthread_mutex_lock(&ctx->load_lock);
+    if (!p->peeked) {
+        /* Loading is not the caller's operation: its error stays. */
+        struct sbx_error saved = *core_error_tls();
+        if (p->state == SBX_PROVIDER_READY)
+            (void)copy_keys(p->desc.secret_keys, &p->credential_keys);
+        else if (p->path)
+            peek_keys(p);
+        *core_error_tls() = saved;
+        p->peeked = true;
+    }
+    pthread_mutex_unlock(&ctx->load_lock);
+    return (const char *const *)p->credential_keys;
 }
 
 void core_loader_unload_all(struct sbx_ctx *ctx)

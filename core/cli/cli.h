@@ -19,6 +19,7 @@ enum {
     CLI_EXIT_OK = 0,
     CLI_EXIT_FAIL = 1,        /* a command's own failure: doctor, destroy */
     CLI_EXIT_USAGE = 2,       /* bad usage of polysandbox itself */
+    CLI_EXIT_PATH = 3,        /* files: a path escaping the work directory */
     CLI_EXIT_DATA = 65,       /* eval: a bad dataset, samples or results file */
     CLI_EXIT_TIMEOUT = 124,   /* wall-clock or CPU-time limit */
     CLI_EXIT_ERROR = 125,     /* polysandbox, configuration or sandbox error */
@@ -49,6 +50,7 @@ int cli_cmd_list(cli_global *g, int argc, char **argv);
 int cli_cmd_destroy(cli_global *g, int argc, char **argv);
 int cli_cmd_upload(cli_global *g, int argc, char **argv);
 int cli_cmd_download(cli_global *g, int argc, char **argv);
+int cli_cmd_files(cli_global *g, int argc, char **argv);
 int cli_cmd_providers(cli_global *g, int argc, char **argv);
 int cli_cmd_templates(cli_global *g, int argc, char **argv);
 int cli_cmd_doctor(cli_global *g, int argc, char **argv);
@@ -200,6 +202,11 @@ bool cli_output_failed(void);
  * status after a message: 2 for an unknown or ambiguous id, 125 else. */
 int cli_sandbox_open(sbx_ctx *ctx, const char *cmd, const char *provider,
                      const char *id, sbx_sandbox **out);
+/* The context of @g in *@ctx (transfer full, free it whatever the
+ * outcome) and the sandbox @id in it as cli_sandbox_open finds it; NULL
+ * with *@exit set after a message. */
+sbx_sandbox *cli_sandbox_open_by_id(const cli_global *g, sbx_ctx **ctx, const char *cmd,
+                                    const char *provider, const char *id, int *exit);
 
 /* ---- JSON output (util.c) ------------------------------------------------------ */
 

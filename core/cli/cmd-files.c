@@ -73,24 +73,6 @@ static int parse(const char *cmd, int argc, char **argv, void (*help)(void),
     return -1;
 }
 
-/* The sandbox @id, or NULL with *@exit set (2 for an unknown id). */
-static sbx_sandbox *open_sandbox(const cli_global *g, sbx_ctx **ctx,
-                                 const char *cmd, const char *provider,
-                                 const char *id, int *exit)
-{
-    sbx_sandbox *sb = NULL;
-    int rc;
-
-    *exit = CLI_EXIT_ERROR;
-    if ((*ctx = cli_ctx_new(g)) == NULL || !cli_provider_ok(*ctx, provider))
-        return NULL;
-    if ((rc = cli_sandbox_open(*ctx, cmd, provider, id, &sb)) >= 0) {
-        *exit = rc;
-        return NULL;
-    }
-    return sb;
-}
-
 int cli_cmd_upload(cli_global *g, int argc, char **argv)
 {
     const char *provider = g->provider;
@@ -126,7 +108,7 @@ int cli_cmd_upload(cli_global *g, int argc, char **argv)
                 e == EFBIG ? "larger than --max-size" : strerror(e));
         return CLI_EXIT_FAIL;
     }
-    sb = open_sandbox(g, &ctx, "upload", provider, id, &rc);
+    sb = cli_sandbox_open_by_id(g, &ctx, "upload", provider, id, &rc);
     if (sb != NULL) {
         e = sbx_sandbox_upload(sb, remote, data, len, mode);
         if (e != SBX_OK) {
@@ -193,7 +175,7 @@ int cli_cmd_download(cli_global *g, int argc, char **argv)
                                argv[optind + 3]);
     const char *id = argv[optind], *remote = argv[optind + 1],
                *local = argc - optind == 3 ? argv[optind + 2] : "-";
-    sb = open_sandbox(g, &ctx, "download", provider, id, &rc);
+    sb = cli_sandbox_open_by_id(g, &ctx, "download", provider, id, &rc);
     if (sb != NULL) {
         e = sbx_sandbox_download(sb, remote, (size_t)max, &data, &len);
         if (e != SBX_OK) {

@@ -42,21 +42,75 @@ static int parse(const char *cmd, int argc, char **argv, void (*help)(void),
     return -1;
 }
 
-/* How to enable a disabled provider: the file and key, and where its
- * credential goes (a provider's credential keys are known only once it
- * is loaded, which a disabled one never is). */
-static void print_enable(const sbx_provider *p)
+/* How to enable a disabled provider, as {files, credentials}: its own ini
+ * when it has one, else providers.d/NAME.ini under each configuration
+ * directory read (a later one replaces an earlier one's); the credential
+ * keys its module declares, each with an env:NAME example, or null when
+ * the module cannot be read.  NULL on ENOMEM. */
+static json_t *enable_json(sbx_ctx *ctx, const sbx_provider *p)
 {
-    const char *file = sbx_provider_config_file(p);
+    const char *name = sbx_provider_name(p), *own = sbx_provider_config_file(p);
+    const char *const *dirs = sbx_ctx_config_dirs(ctx);
+    const char *const *keys = sbx_provider_credential_keys(p);
+    json_t *files = json_array(), *creds = keys ? json_array() : json_null();
+    json_t *o = json_pack("{s:o, s:o}", "files", files, "credentials", creds);
 
-    if (file != NULL)
-        printf("    enable: set 'enabled = true' under [provider] in %s\n", file);
-    else
-        printf("    enable: write providers.d/%s.ini in the configuration directory\n"
-               "    with 'enabled = true' under [provider]\n", sbx_provider_name(p));
-    printf("    credential: its API key or token under [settings] there, as env:NAME,\n"
-           "    file:PATH or a value sealed by 'polysandbox secret seal' (see\n"
-           "    polysandbox.ini(5)); 'polysandbox secret check' checks it\n");
+    if (o == NULL)
+        return NULL;
+    if (own != NULL && json_array_append_new(files, json_string(own)) != 0)
+        goto oom;
+    for (size_t i = 0; own == NULL && dirs && dirs[i]; i++) {
+        size_t n = strlen(dirs[i]);
+        json_t *f = json_sprintf("%s%sproviders.d/%s.ini", dirs[i],
+                                 n && dirs[i][n - 1] == '/' ? "" : "/", name);
+        if (json_array_append_new(files, f) != 0)
+            goto oom;
+    }
+    for (size_t i = 0; keys && keys[i]; i++) {
+        /* The conventional variable: NAME_KEY, upper case (E2B_API_KEY). */
+        char *env = NULL;
+        if (asprintf(&env, "%s_%s", name, keys[i]) < 0)
+            goto oom;
+        for (char *c = env; *c; c++)
+            *c = (char)(*c >= 'a' && *c <= 'z' ? *c - 'a' + 'A' : *c);
+        json_t *k = json_pack("{s:s, s:s}", "key", keys[i], "env", env);
+        free(env);
+        if (json_array_append_new(creds, k) != 0)
+            goto oom;
+    }
+    return o;
+oom:
+    json_decref(o);
+    return NULL;
+}
+
+static void print_enable(const json_t *e)
+{
+    const json_t *files = json_object_get(e, "files"), *creds = json_object_get(e, "credentials");
+    size_t i, n = json_array_size(files);
+    json_t *v;
+
+    if (n == 0)
+        printf("    enable: no configuration directory was read\n");
+    json_array_foreach(files, i, v)
+        printf(i == 0 ? "    enable: set 'enabled = true' under [provider] in %s\n"
+                      : "            or in %s (read later, it wins)\n", json_string_value(v));
+    if (!json_is_array(creds)) {
+        printf("    credentials: unknown (its module cannot be read: enabled, the\n"
+               "    reason shows)\n");
+        return;
+    }
+    if (json_array_size(creds) == 0) {
+        printf("    credentials: none\n");
+        return;
+    }
+    json_array_foreach(creds, i, v) {
+        const char *key = json_string_value(json_object_get(v, "key"));
+        printf("    credential: %s under [settings] there, e.g. %s = env:%s\n", key, key,
+               json_string_value(json_object_get(v, "env")));
+    }
+    printf("    (env:NAME, file:PATH or a value sealed by 'polysandbox secret seal';\n"
+           "    'polysandbox secret check' checks it)\n");
 }
 
 static void providers_help(void)
@@ -64,12 +118,15 @@ static void providers_help(void)
     fputs(
 "Usage: polysandbox providers [--check] [--json]\n"
 "List the providers found: name, state (ready, unavailable, disabled),\n"
-"priority, version, capabilities and path; why an unavailable one failed.\n"
+"priority, version, capabilities and path; why an unavailable one failed;\n"
+"for a disabled one, the ini file that enables it and the credential keys\n"
+"its module declares.\n"
 "\n"
 "      --check            probe each enabled provider once: health, latency\n"
 "                         and why it failed; exit 1 if one that is not\n"
 "                         optional is unhealthy\n"
-"      --json             print a JSON array\n"
+"      --json             print a JSON array (a disabled provider's enable:\n"
+"                         files and credentials)\n"
 "  -h, --help             show this help\n",
         stdout);
 }
@@ -184,7 +241,15 @@ int cli_cmd_providers(cli_global *g, int argc, char **argv)
     } else if (json) {
         json_t *arr = json_array();
         for (size_t i = 0; arr != NULL && i < n; i++) {
-            json_t *o = cli_provider_json(sbx_ctx_provider(ctx, i));
+            const sbx_provider *p = sbx_ctx_provider(ctx, i);
+            json_t *o = cli_provider_json(p);
+            if (o != NULL &&
+                json_object_set_new(o, "enable",
+                                    sbx_provider_get_state(p) == SBX_PROVIDER_DISABLED
+                                        ? enable_json(ctx, p) : json_null()) != 0) {
+                json_decref(o);
+                o = NULL;
+            }
             if (o == NULL || json_array_append_new(arr, o) != 0) {
                 json_decref(arr);
                 arr = NULL;
@@ -209,8 +274,16 @@ int cli_cmd_providers(cli_global *g, int argc, char **argv)
             printf("    capabilities: %s\n", capbuf);
             if (sbx_provider_get_state(p) == SBX_PROVIDER_UNAVAILABLE)
                 printf("    reason: %s\n", why ? why : "no reason given");
-            if (sbx_provider_get_state(p) == SBX_PROVIDER_DISABLED)
-                print_enable(p);
+            if (sbx_provider_get_state(p) == SBX_PROVIDER_DISABLED) {
+                json_t *e = enable_json(ctx, p);
+                if (e == NULL) {
+                    cli_err("out of memory");
+                    sbx_ctx_free(ctx);
+                    return CLI_EXIT_ERROR;
+                }
+                print_enable(e);
+                json_decref(e);
+            }
         }
         if (n == 0)
             printf("(no providers found)\n");

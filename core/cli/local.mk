@@ -1,6 +1,8 @@
 # core/cli/local.mk - the polysandbox command
 #
-# Links the public API of libpolysandbox only (never core/core-int.h).
+# Links the public API of libpolysandbox only (never core/core-int.h);
+# compiles the server's directory entry as JSON (core/server/file-json.c
+# and the leaves it needs) so that files --json gives polysandboxd's.
 
 bin_PROGRAMS += polysandbox
 polysandbox_SOURCES = \
@@ -14,6 +16,13 @@ polysandbox_SOURCES = \
 	core/cli/cmd-run.c \
 	core/cli/cmd-sandbox.c \
 	core/cli/cmd-files.c \
+	core/cli/cmd-listing.c \
+	core/server/json-text.h \
+	core/server/json-text.c \
+	core/server/file-json.h \
+	core/server/file-json.c \
+	core/server/utf8.h \
+	core/server/utf8.c \
 	core/cli/cmd-providers.c \
 	core/cli/info-json.c \
 	core/cli/cmd-doctor.c \

@@ -1,6 +1,6 @@
 /* core/cli/locate.c - opening a sandbox by id, finding its provider
  *
- * Ids are made by each provider and carry no provider name.  Exec,
+ * Ids are made by each provider and carry no provider name.  Exec, files,
  * destroy, upload and download without --provider first open the id on
  * the one provider the state directory records it was created on
  * (sbx_sandbox_hint: a stat, no call to any provider), which verifies the
@@ -134,4 +134,20 @@ int cli_sandbox_open(sbx_ctx *ctx, const char *cmd, const char *provider,
         return -1;
     snprintf(what, sizeof what, "%s: sandbox '%s'", cmd, id);
     return cli_lib_error(ctx, rc, what);
+}
+
+sbx_sandbox *cli_sandbox_open_by_id(const cli_global *g, sbx_ctx **ctx, const char *cmd,
+                                    const char *provider, const char *id, int *exit)
+{
+    sbx_sandbox *sb = NULL;
+    int rc;
+
+    *exit = CLI_EXIT_ERROR;
+    if ((*ctx = cli_ctx_new(g)) == NULL || !cli_provider_ok(*ctx, provider))
+        return NULL;
+    if ((rc = cli_sandbox_open(*ctx, cmd, provider, id, &sb)) >= 0) {
+        *exit = rc;
+        return NULL;
+    }
+    return sb;
 }

@@ -22,6 +22,7 @@ static const struct {
     { "destroy", cli_cmd_destroy, "destroy sandboxes" },
     { "upload", cli_cmd_upload, "copy a file into a sandbox" },
     { "download", cli_cmd_download, "copy a file out of a sandbox" },
+    { "files", cli_cmd_files, "list a directory of a sandbox" },
     { "providers", cli_cmd_providers, "list the providers and their state" },
     { "templates", cli_cmd_templates, "list the language templates" },
     { "doctor", cli_cmd_doctor, "check the host for a provider" },

@@ -5,7 +5,9 @@
  *    "samples": "samples.jsonl" | [{"task_id", "completion"}, ...],
  *    "canonical": true,          (instead of samples)
  *    "format": "auto", "k": [1, 10, 100], "providers": ["local"],
- *    "timeout": "3s", "memory": "512M", "retries": 2}
+ *    "timeout": "3s", "memory": "512M", "retries": 2,
+ *    "all_tests": false, "min_time": "1s", "time_factor": 3,
+ *    "compile_timeout": "30s"}      (the last four: judged problems)
  *
  * A dataset or samples given as a string is a file the server reads
  * under [server] eval_dir (never elsewhere); given inline, the records
@@ -43,18 +45,32 @@ struct evaljob {
     char **providers;          /* NULL-terminated, or NULL */
     uint64_t timeout_ns, memory;
     int retries;               /* -1: the engine's default */
+    bool all_tests;            /* sbx_eval_opts_set_judge's, 0 and -1: its defaults */
+    uint64_t min_ns, compile_ns;
+    double factor;
     char *source;              /* where the dataset came from, for the summary */
     json_t *tasks;             /* task id -> its number */
     size_t n_tasks;
 };
 
+/* The format called @name into *@f; false when none is (NULL included). */
+static bool format_named(const char *name, sbx_eval_format *f)
+{
+    for (int i = 0; name && i <= SBX_EVAL_FORMAT_LAST; i++)
+        if (!strcmp(name, sbx_eval_format_name((sbx_eval_format)i))) {
+            *f = (sbx_eval_format)i;
+            return true;
+        }
+    return false;
+}
+
 /* The format called @name (auto when it is none). */
 static sbx_eval_format format_of(const char *name)
 {
-    for (int f = 0; name && f <= SBX_EVAL_FORMAT_GENERIC; f++)
-        if (!strcmp(name, sbx_eval_format_name((sbx_eval_format)f)))
-            return (sbx_eval_format)f;
-    return SBX_EVAL_FORMAT_AUTO;
+    sbx_eval_format f = SBX_EVAL_FORMAT_AUTO;
+
+    (void)format_named(name, &f);
+    return f;
 }
 
 /* ---- the kind ------------------------------------------------------------------ */
@@ -85,6 +101,7 @@ static int eval_load(srv_job *j, json_t *spec)
         return -1;
     j->k = e;
     e->retries = -1;
+    e->factor = -1;
     if (!(e->tasks = json_object()))
         return -1;
     e->fmt = format_of(fmt);
@@ -105,6 +122,13 @@ static int eval_load(srv_job *j, json_t *spec)
         e->memory = (uint64_t)json_integer_value(v);
     if (json_is_integer(v = json_object_get(spec, "retries")))
         e->retries = (int)json_integer_value(v);
+    e->all_tests = json_is_true(json_object_get(spec, "all_tests"));
+    if (json_is_integer(v = json_object_get(spec, "min_time_ns")))
+        e->min_ns = (uint64_t)json_integer_value(v);
+    if (json_is_number(v = json_object_get(spec, "time_factor")))
+        e->factor = json_number_value(v);
+    if (json_is_integer(v = json_object_get(spec, "compile_timeout_ns")))
+        e->compile_ns = (uint64_t)json_integer_value(v);
     e->source = strdup(json_string_value(json_object_get(spec, "source")) ?: "");
     return e->n_ks && e->source ? 0 : -1;
 }
@@ -284,6 +308,8 @@ static void eval_run(srv_job *j)
     if (rc == SBX_OK && e->retries >= 0)
         rc = sbx_eval_opts_set_retries(o, (unsigned)e->retries);
     if (rc == SBX_OK)
+        rc = sbx_eval_opts_set_judge(o, e->all_tests, e->min_ns, e->factor, e->compile_ns);
+    if (rc == SBX_OK)
         rc = sbx_eval_opts_set_journal(o, path, true);
     /* The jobs API scores what it was given, as before 0.2; a request
      * field asking for the whole dataset is still to come. */
@@ -331,7 +357,7 @@ const job_kind job_kind_eval = {
 
 static const char *const eval_fields[] = {
     "dataset", "samples", "canonical", "format", "k", "providers", "timeout", "memory",
-    "retries", NULL
+    "retries", "all_tests", "min_time", "time_factor", "compile_timeout", NULL
 };
 
 /* Copy the file @given (a path under eval_dir) to DIR/NAME.  0, or -1
@@ -500,13 +526,48 @@ static void input_error(srv_req *r, const char *dir, int rc)
     srv_error(r, status, code, NULL, "%s", msg);
 }
 
+/* The options of judged problems into @spec, as `polysandbox eval`'s
+ * --all-tests, --min-time, --time-factor and --compile-timeout.  -1
+ * having replied. */
+static int take_judge(srv_req *r, json_t *body, json_t *spec)
+{
+    static const char *const durations[][2] = {
+        { "min_time", "min_time_ns" }, { "compile_timeout", "compile_timeout_ns" },
+    };
+    bool all = false;
+    json_t *v;
+
+    if (srv_json_bool(r, body, "all_tests", &all) != 0)
+        return -1;
+    json_object_set_new(spec, "all_tests", json_boolean(all));
+    for (size_t i = 0; i < sizeof durations / sizeof durations[0]; i++) {
+        uint64_t ns;
+        if (!(v = json_object_get(body, durations[i][0])) || json_is_null(v))
+            continue;
+        if (srv_json_quantity(r, v, durations[i][0], SRV_DURATION, &ns) != 0)
+            return -1;
+        json_object_set_new(spec, durations[i][1], json_integer((json_int_t)ns));
+    }
+    if ((v = json_object_get(body, "time_factor")) && !json_is_null(v)) {
+        double k = json_number_value(v);
+        /* the engine's bounds (sbx_eval_opts_set_judge) */
+        if (!json_is_number(v) || !(k >= 0 && k <= 1000)) {
+            srv_error(r, 400, "invalid", NULL, "field 'time_factor' must be a number from 0 "
+                      "to 1000 (0: the timeout alone)");
+            return -1;
+        }
+        json_object_set_new(spec, "time_factor", json_real(k));
+    }
+    return 0;
+}
+
 /* The options of the body into @spec.  -1 having replied. */
 static int take_options(srv_req *r, json_t *body, json_t *spec)
 {
     json_t *v, *ks = json_array();
     const char *fmt = NULL;
+    sbx_eval_format f;
     size_t i;
-    int f;
 
     if (!ks || json_object_set_new(spec, "k", ks) != 0) {
         srv_error(r, 500, "nomem", NULL, "out of memory");
@@ -514,12 +575,13 @@ static int take_options(srv_req *r, json_t *body, json_t *spec)
     }
     if (srv_json_string(r, body, "format", &fmt) != 0)
         return -1;
-    for (f = 0; fmt && f <= SBX_EVAL_FORMAT_GENERIC; f++)
-        if (!strcmp(fmt, sbx_eval_format_name((sbx_eval_format)f)))
-            break;
-    if (fmt && f > SBX_EVAL_FORMAT_GENERIC) {
-        srv_error(r, 400, "invalid", NULL, "field 'format': '%s' is not auto, humaneval, mbpp "
-                  "or generic", fmt);
+    if (fmt && !format_named(fmt, &f)) {
+        char names[256] = "";
+        size_t len = 0;
+        for (int n = 0; n <= SBX_EVAL_FORMAT_LAST && len < sizeof names; n++)
+            len += (size_t)snprintf(names + len, sizeof names - len, "%s%s", n ? ", " : "",
+                                    sbx_eval_format_name((sbx_eval_format)n));
+        srv_error(r, 400, "invalid", NULL, "field 'format': '%s' is none of %s", fmt, names);
         return -1;
     }
     json_object_set_new(spec, "format", json_string(fmt ? fmt : "auto"));
@@ -574,7 +636,7 @@ static int take_options(srv_req *r, json_t *body, json_t *spec)
         }
         json_object_set(spec, "retries", v);
     }
-    return 0;
+    return take_judge(r, body, spec);
 }
 
 void jobs_eval_create(srv_req *r)

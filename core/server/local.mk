@@ -61,6 +61,12 @@ core_server_libsrv_la_SOURCES = \
 	core/server/ws.c \
 	core/server/ws-frame.h \
 	core/server/ws-frame.c \
+	core/server/utf8.h \
+	core/server/utf8.c \
+	core/server/json-text.h \
+	core/server/json-text.c \
+	core/server/file-json.h \
+	core/server/file-json.c \
 	core/cli/info-json.c \
 	core/cli/cli.h
 core_server_libsrv_la_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/core/cli -I$(top_srcdir)/core/server

@@ -21,9 +21,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <sodium.h>
 
 #include "compat.h"
+#include "file-json.h"
 #include "server.h"
 #include "server-int.h"
 
@@ -430,28 +430,9 @@ static int on_file(void *ud, const char *name, size_t len, sbx_file_type type, u
                    int64_t mtime)
 {
     struct file_listing *l = ud;
-    json_t *text = srv_json_text(name, len), *e;
-    /* A name that is not UTF-8 is shown with U+FFFD; its bytes go along. */
-    bool exact = text && json_string_length(text) == len &&
-                 memcmp(json_string_value(text), name, len) == 0;
+    json_t *e = srv_file_json(name, len, type, size, mtime);
 
-    e = json_pack("{s:o, s:s, s:I, s:I}", "name", text, "type", sbx_file_type_name(type),
-                  "size", (json_int_t)size, "mtime", (json_int_t)mtime);
-    if (!e)
-        return SBX_E_NOMEM;
-    if (!exact) {
-        size_t b64 = sodium_base64_ENCODED_LEN(len, sodium_base64_VARIANT_ORIGINAL);
-        char *bytes = malloc(b64);
-        if (!bytes) {
-            json_decref(e);
-            return SBX_E_NOMEM;
-        }
-        sodium_bin2base64(bytes, b64, (const unsigned char *)name, len,
-                          sodium_base64_VARIANT_ORIGINAL);
-        json_object_set_new(e, "name_base64", json_string(bytes));
-        free(bytes);
-    }
-    return json_array_append_new(l->arr, e) == 0 ? 0 : SBX_E_NOMEM;
+    return e && json_array_append_new(l->arr, e) == 0 ? 0 : SBX_E_NOMEM;
 }
 
 static void list_files(srv_req *r)

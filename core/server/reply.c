@@ -15,7 +15,6 @@
 #include <microhttpd.h>
 
 #include "server.h"
-#include "ws-frame.h"
 
 void srv_reply(srv_req *r, unsigned status, const char *content_type, char *body, size_t len)
 {
@@ -62,36 +61,6 @@ void srv_reply_header(srv_req *r, const char *name, const char *value)
     /* a replay of an Idempotency-Key says where the thing made is too */
     if (r->idem_note && !strcasecmp(name, "Location"))
         srv_idem_note_location(r, value);
-}
-
-json_t *srv_json_text(const char *data, size_t len)
-{
-    const unsigned char *p = (const unsigned char *)data;
-    char *buf;
-    size_t n = 0;
-    json_t *j;
-
-    if (!data)
-        return json_string("");
-    if ((j = json_stringn(data, len)))
-        return j;   /* valid UTF-8 (NULs included) */
-    if (len > (SIZE_MAX - 1) / 3 || !(buf = malloc(len * 3 + 1)))
-        return NULL;
-    for (size_t i = 0; i < len;) {
-        size_t k = srv_utf8_seq(p + i, len - i);
-        if (k) {
-            memcpy(buf + n, p + i, k);
-            n += k;
-            i += k;
-        } else {
-            memcpy(buf + n, "\xef\xbf\xbd", 3);
-            n += 3;
-            i++;
-        }
-    }
-    j = json_stringn(buf, n);
-    free(buf);
-    return j;
 }
 
 /* The request's bytes quoted in a message or naming a provider (a path,

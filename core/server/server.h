@@ -47,6 +47,8 @@
 #include <jansson.h>
 #include <polysandbox/sandbox.h>
 
+#include "json-text.h"
+
 struct MHD_Connection;
 struct MHD_Response;
 struct MHD_Daemon;
@@ -334,10 +336,6 @@ unsigned srv_status_of(int rc, unsigned not_found, const char **code);
 /* An error object (new reference) as srv_error builds it; @provider and
  * @message may quote a request's bytes, which need not be UTF-8. */
 json_t *srv_error_json(const char *code, const char *provider, const char *message);
-/* A JSON string of @len bytes that may not be UTF-8: the bytes as they
- * are when valid, else with each invalid byte replaced by U+FFFD (JSON
- * strings are UTF-8; clients expect text).  NULL on ENOMEM. */
-json_t *srv_json_text(const char *data, size_t len);
 
 /* ---- JSON to options (opts.c) ------------------------------------------------- */
 

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "utf8.h"
 #include "ws-frame.h"
 
 static int grow(unsigned char **buf, size_t *cap, size_t need)
@@ -52,36 +53,6 @@ int srv_ws_in_add(srv_ws_in *in, const void *data, size_t len)
     memcpy(in->buf + in->len, data, len);
     in->len += len;
     return 0;
-}
-
-size_t srv_utf8_seq(const unsigned char *p, size_t n)
-{
-    size_t len;
-    unsigned cp;
-
-    if (n == 0)
-        return 0;
-    if (p[0] < 0x80)
-        return 1;
-    if (p[0] >= 0xc2 && p[0] <= 0xdf)
-        len = 2, cp = p[0] & 0x1f;
-    else if (p[0] >= 0xe0 && p[0] <= 0xef)
-        len = 3, cp = p[0] & 0x0f;
-    else if (p[0] >= 0xf0 && p[0] <= 0xf4)
-        len = 4, cp = p[0] & 0x07;
-    else
-        return 0;
-    if (len > n)
-        return 0;
-    for (size_t i = 1; i < len; i++) {
-        if ((p[i] & 0xc0) != 0x80)
-            return 0;
-        cp = cp << 6 | (p[i] & 0x3f);
-    }
-    if ((len == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
-        (len == 4 && (cp < 0x10000 || cp > 0x10ffff)))
-        return 0;
-    return len;
 }
 
 bool srv_ws_utf8(const unsigned char *p, size_t len)

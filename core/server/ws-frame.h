@@ -61,7 +61,5 @@ void srv_ws_in_free(srv_ws_in *in);
 size_t srv_ws_header(unsigned char hdr[10], int opcode, uint64_t len);
 /* True when @p[0..len) is valid UTF-8. */
 bool srv_ws_utf8(const unsigned char *p, size_t len);
-/* The length of the valid UTF-8 sequence at @p (of @n bytes), or 0. */
-size_t srv_utf8_seq(const unsigned char *p, size_t n);
 
 #endif /* POLYSANDBOX_SERVER_WS_FRAME_H */

@@ -569,8 +569,7 @@ int modal_terminate(struct modal_prov *p, const char *sandbox_id, bool report)
             rc == SBX_E_INVAL || rc == SBX_E_NOMEM || rc == SBX_E_CONFIG)
             break;
         long ms = 50L << i;
-        struct timespec ts = {ms >= 1000 ? 1 : 0, (ms >= 1000 ? 0 : ms) * 1000000L};
-        nanosleep(&ts, NULL);
+        modal_pause_ms(ms >= 1000 ? 1000 : ms);
     }
     if (rc)
         p->host->log(p->h, SBX_LOG_WARNING, "could not terminate Modal sandbox %s after a "

@@ -113,12 +113,6 @@ static uint64_t left_ms(const struct run *r, long extra)
     return left + (uint64_t)extra;
 }
 
-static void pause_ms(long ms)
-{
-    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-    nanosleep(&ts, NULL);
-}
-
 /* ---- the router ---- */
 
 static int on_stdio(void *ud, const uint8_t *msg, size_t len)
@@ -135,6 +129,19 @@ static int on_stdio(void *ud, const uint8_t *msg, size_t len)
     rd->offset += n;
     modal__task_command_router__task_exec_stdio_read_response__free_unpacked(m, NULL);
     return rc;
+}
+
+/* Whether the service's exit code (an int32 on the wire) is one a
+ * process has; a signal, Linux's 1 to 64.  Anything else is a protocol
+ * error, never a result. */
+static bool exit_code_ok(int code)
+{
+    return code >= 0 && code <= 255;
+}
+
+static bool signal_ok(int sig)
+{
+    return sig >= 1 && sig <= 64;
 }
 
 static bool transient(int rc, const mg_status *st)
@@ -174,7 +181,7 @@ static void router_read(struct reader *rd)
                         "byte %llu (%s); resuming", r->sb->id, r->exec_id,
                         rd->stream == SBX_STREAM_STDOUT ? "stdout" : "stderr",
                         (unsigned long long)rd->offset, rd->err);
-        pause_ms(delay_ms);
+        modal_pause_ms(delay_ms);
         delay_ms *= 2;
     }
 }
@@ -202,7 +209,7 @@ static int router_stdin(struct run *r, const uint8_t *data, size_t len)
         int rc = modal_router(r->p, r->sb, "stdin", "TaskExecStdinWrite", &req.base, NULL, NULL,
                               0, &st, err);
         if (rc && transient(rc, &st) && tries++ < STREAM_RETRIES) {
-            pause_ms(delay_ms);
+            modal_pause_ms(delay_ms);
             delay_ms *= 2;
             continue;
         }
@@ -233,18 +240,24 @@ static int router_wait(struct run *r, int *code, int *sig, mg_status *st, char e
                               (ProtobufCMessage **)&ans, (long)left_ms(r, MODAL_EXEC_GRACE_MS),
                               st, err);
         if (!rc) {
-            if (ans->exit_status_case ==
-                MODAL__TASK_COMMAND_ROUTER__TASK_EXEC_WAIT_RESPONSE__EXIT_STATUS_SIGNAL)
-                *sig = ans->signal;
-            else
-                *code = ans->code; /* no oneof set: proto3's zero */
+            bool is_sig = ans->exit_status_case ==
+                MODAL__TASK_COMMAND_ROUTER__TASK_EXEC_WAIT_RESPONSE__EXIT_STATUS_SIGNAL;
+            int v = is_sig ? ans->signal : ans->code; /* no oneof set: proto3's zero */
             modal__task_command_router__task_exec_wait_response__free_unpacked(ans, NULL);
+            if (is_sig ? !signal_ok(v) : !exit_code_ok(v)) {
+                st->code = -2;
+                return r->p->host->set_error(r->p->h, SBX_E_BACKEND, "Modal: sandbox %s: exec "
+                                             "%s: TaskExecWait says %s %d, which no process "
+                                             "ends with", r->sb->id, r->exec_id,
+                                             is_sig ? "signal" : "exit code", v);
+            }
+            *(is_sig ? sig : code) = v;
             return SBX_OK;
         }
         if (!transient(rc, st) || tries >= STREAM_RETRIES ||
             left_ms(r, MODAL_EXEC_GRACE_MS) <= (uint64_t)delay_ms)
             return rc;
-        pause_ms(delay_ms);
+        modal_pause_ms(delay_ms);
         delay_ms = delay_ms * 2 > 1000 ? 1000 : delay_ms * 2;
     }
 }
@@ -269,7 +282,11 @@ static int on_batch(void *ud, const uint8_t *msg, size_t len)
     }
     if (b->batch_index > rd->offset)
         rd->offset = b->batch_index;
-    if (b->_exit_code_case) {
+    if (b->_exit_code_case && !exit_code_ok(b->exit_code)) {
+        snprintf(rd->err, sizeof rd->err, "a RuntimeOutputBatch says exit code %d, which no "
+                 "process ends with", (int)b->exit_code);
+        rc = SBX_E_BACKEND;
+    } else if (b->_exit_code_case) {
         rd->has_exit = true;
         rd->exit_code = b->exit_code;
         rd->ended = true;
@@ -306,7 +323,7 @@ static void legacy_read(struct reader *rd)
         if (rd->rc == SBX_E_LIMIT || !transient(rd->rc, &rd->st) || ++broken > STREAM_RETRIES ||
             left_ms(r, MODAL_EXEC_GRACE_MS) <= (uint64_t)delay_ms)
             return;
-        pause_ms(delay_ms);
+        modal_pause_ms(delay_ms);
         delay_ms *= 2;
     }
     rd->rc = SBX_OK;
@@ -335,7 +352,7 @@ static void legacy_stdin(struct run *r, const uint8_t *data, size_t len)
         if (rc && transient(rc, &st) && tries++ < STREAM_RETRIES) {
             /* The message index makes it idempotent: write it again. */
             index--;
-            pause_ms(delay_ms);
+            modal_pause_ms(delay_ms);
             delay_ms *= 2;
             continue;
         }
@@ -544,7 +561,7 @@ static int legacy_wait(struct run *r, int *code)
                               (ProtobufCMessage **)&ans, 20000, MODAL_SILENT, &st);
         if (rc && transient(rc, &st) && tries++ < STREAM_RETRIES &&
             left_ms(r, MODAL_EXEC_GRACE_MS) > (uint64_t)delay_ms) {
-            pause_ms(delay_ms);
+            modal_pause_ms(delay_ms);
             delay_ms = delay_ms * 2 > 1000 ? 1000 : delay_ms * 2;
             continue;
         }
@@ -555,11 +572,18 @@ static int legacy_wait(struct run *r, int *code)
             return st.code == -2 ? rc : modal_call_error(r->p, "exec wait", rc, &st, err);
         }
         bool done = ans->completed;
-        if (done)
-            *code = ans->_exit_code_case ? ans->exit_code : -1;
+        bool known = ans->_exit_code_case && exit_code_ok(ans->exit_code);
+        int v = ans->_exit_code_case ? ans->exit_code : -1;
         modal__client__container_exec_wait_response__free_unpacked(ans, NULL);
-        if (done)
+        if (done && !known)
+            return r->p->host->set_error(r->p->h, SBX_E_BACKEND, "Modal: sandbox %s: exec %s: "
+                                         "ContainerExecWait says it completed with %s%d%s",
+                                         r->sb->id, r->exec_id, v < 0 ? "no exit code (" : "exit code ",
+                                         v, v < 0 ? ")" : ", which no process ends with");
+        if (done) {
+            *code = v;
             return SBX_OK;
+        }
         if (left_ms(r, MODAL_EXEC_GRACE_MS) == 0)
             return r->p->host->set_error(r->p->h, SBX_E_TIMEOUT, "Modal: sandbox %s: exec %s "
                                          "did not end %ld ms past its time limit", r->sb->id,
@@ -667,8 +691,13 @@ static int exec_run(struct modal_prov *p, struct modal_sb *sb, const sbx_exec_sp
             rc = p->host->set_error(p->h, SBX_E_TIMEOUT, "Modal: sandbox %s: exec %s did not "
                                     "end %ld ms past its time limit", sb->id, r.exec_id,
                                     MODAL_EXEC_GRACE_MS);
+        } else if (bad->st.code == -2 && (bad == &rd_out || !threaded)) {
+            /* set already, on this thread */
         } else if (bad->st.code == -2) {
-            /* set already */
+            /* Set on the reader's own thread, where the core, which keeps
+             * errors per thread, never sees it: say it again here. */
+            rc = p->host->set_error(p->h, rc, "Modal: sandbox %s: exec output: %s", sb->id,
+                                    bad->err[0] ? bad->err : "the stderr stream failed");
         } else {
             if (!bad->err[0])
                 snprintf(bad->err, sizeof bad->err, "%s", bad->st.code >= 0

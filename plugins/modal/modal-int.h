@@ -171,6 +171,13 @@ int modal_download(struct modal_prov *p, struct modal_sb *sb, const char *path, 
 
 /* ---- helpers (modal.c) ---- */
 uint64_t modal_now_ns(void);
+/* Sleeps @ms between two tries of a call.  The fuzz harness builds the
+ * provider with MODAL_PAUSES 0: its answers come at once, and a wait
+ * would only slow the fuzzer down. */
+#ifndef MODAL_PAUSES
+#define MODAL_PAUSES 1
+#endif
+void modal_pause_ms(long ms);
 /* The exp claim of a JWT (seconds since the epoch), or 0. */
 time_t modal_jwt_exp(const char *jwt);
 /* "line: value" lines wiped and freed. */

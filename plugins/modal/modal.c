@@ -41,6 +41,14 @@ uint64_t modal_now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+void modal_pause_ms(long ms)
+{
+    if (!MODAL_PAUSES || ms <= 0)
+        return;
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
 time_t modal_jwt_exp(const char *jwt)
 {
     const char *a = jwt ? strchr(jwt, '.') : NULL;

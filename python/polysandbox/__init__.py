@@ -34,7 +34,7 @@ from .info import Provider, Template
 from .local import Local, default
 from .request import LIMITS, Progress, Runner
 from .result import STATUSES, Chunk, Compile, Result
-from .sandbox import Sandbox, SandboxInfo
+from .sandbox import FileEntry, FileList, Sandbox, SandboxInfo
 from .stream import Stream
 
 __version__ = "0.1.0"
@@ -42,7 +42,7 @@ __version__ = "0.1.0"
 __all__ = [
     "run", "run_code", "arun", "arun_code", "run_many", "arun_many", "providers",
     "templates", "create_sandbox", "get_or_create_sandbox", "attach", "sandboxes",
-    "Sandbox", "SandboxInfo", "Progress",
+    "Sandbox", "SandboxInfo", "FileEntry", "FileList", "Progress",
     "Provider", "Template", "Local", "Client", "Runner", "Result", "Compile", "Chunk",
     "Stream",
     "STATUSES", "LIMITS", "SandboxError", "InvalidRequestError", "ConfigError",

@@ -13,10 +13,10 @@ from __future__ import annotations
 import ctypes
 import os
 import threading
-from ctypes import (POINTER, c_bool, c_char_p, c_int, c_size_t, c_uint, c_uint32, c_uint64,
-                    c_void_p)
+from ctypes import (POINTER, c_bool, c_char_p, c_int, c_int64, c_size_t, c_uint, c_uint32,
+                    c_uint64, c_void_p)
 
-__all__ = ["lib", "SONAME", "LIST_CB", "OUTPUT_CB"]
+__all__ = ["lib", "SONAME", "LIST_CB", "OUTPUT_CB", "FILE_CB"]
 
 SONAME = "libpolysandbox.so.0"
 
@@ -24,6 +24,8 @@ SONAME = "libpolysandbox.so.0"
 LIST_CB = ctypes.CFUNCTYPE(c_int, c_void_p, c_char_p, POINTER(c_char_p), c_size_t, c_uint64)
 # sbx_output_cb: (ud, stream, buf, len) -> stop
 OUTPUT_CB = ctypes.CFUNCTYPE(c_int, c_void_p, c_int, c_void_p, c_size_t)
+# sbx_file_cb: (ud, name, name_len, type, size, mtime_unix) -> stop
+FILE_CB = ctypes.CFUNCTYPE(c_int, c_void_p, c_void_p, c_size_t, c_int, c_uint64, c_int64)
 
 # (name, restype, argtypes); opaque handles are c_void_p.
 _PROTOS = (
@@ -91,6 +93,9 @@ _PROTOS = (
     ("sbx_sandbox_upload", c_int, (c_void_p, c_char_p, c_char_p, c_size_t, c_uint32)),
     ("sbx_sandbox_download", c_int, (c_void_p, c_char_p, c_size_t, POINTER(c_void_p),
                                      POINTER(c_size_t))),
+    ("sbx_sandbox_list_files", c_int, (c_void_p, c_char_p, c_size_t, FILE_CB, c_void_p,
+                                       POINTER(c_bool))),
+    ("sbx_file_type_name", c_char_p, (c_int,)),
     ("sbx_sandbox_destroy", c_int, (c_void_p,)),
     ("sbx_sandbox_close", None, (c_void_p,)),
     ("sbx_sandbox_id", c_char_p, (c_void_p,)),

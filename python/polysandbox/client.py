@@ -24,7 +24,7 @@ from .errors import CancelledRunError, InvalidRequestError, ServerError, error_f
 from .info import Provider, Template, listing
 from .request import OutputSink, Runner
 from .result import Result, decode_output
-from .sandbox import SandboxInfo, warn_unlisted
+from .sandbox import FileList, SandboxInfo, warn_unlisted
 
 __all__ = ["Client"]
 
@@ -202,6 +202,10 @@ class Client(Runner):
             raise InvalidRequestError(f"polysandbox.Sandbox.download: {path} is larger than "
                                       f"max_bytes ({max_bytes})", 12)
         return data
+
+    def _sb_list_files(self, handle: tuple[str, str], path: str, limit: int) -> FileList:
+        q = urllib.parse.urlencode({"path": path, "limit": limit})
+        return FileList.from_json(self._call("GET", self._box(handle, f"/files?{q}")))
 
     def _sb_destroy(self, handle: tuple[str, str]) -> None:
         self._call("DELETE", self._box(handle))

@@ -20,7 +20,7 @@ from .errors import SandboxError, error_for_code
 from .info import Provider, Template
 from .result import Result
 from .request import OutputSink, Runner
-from .sandbox import SandboxInfo, warn_unlisted
+from .sandbox import FileEntry, FileList, SandboxInfo, warn_unlisted
 
 __all__ = ["Local", "default"]
 
@@ -327,6 +327,22 @@ class Local(Runner):
             return ctypes.string_at(data, n.value) if n.value else b""
         finally:
             _native.free(data)
+
+    def _sb_list_files(self, sb: int, path: str, limit: int) -> FileList:
+        out = FileList()
+        more = c_bool()
+
+        def seen(_ud: Any, name: int, n: int, kind: int, size: int, mtime: int) -> int:
+            raw = ctypes.string_at(name, n)
+            type_name = self._lib.sbx_file_type_name(kind).decode()
+            out.append(FileEntry(raw.decode("utf-8", "replace"), type_name, size, mtime, raw))
+            return 0
+
+        self._check(self._lib.sbx_sandbox_list_files(self._held(sb), path.encode(), limit,
+                                                     _native.FILE_CB(seen), None,
+                                                     ctypes.byref(more)))
+        out.truncated = more.value
+        return out
 
     def _sb_destroy(self, sb: int) -> None:
         self._check(self._lib.sbx_sandbox_destroy(self._held(sb, drop=True)))

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Awaitable, Callable, Mapping, Sequence, T
 from .result import Result
 
 if TYPE_CHECKING:
-    from .sandbox import Sandbox, SandboxInfo
+    from .sandbox import FileList, Sandbox, SandboxInfo
 
 T = TypeVar("T")
 # progress(done, total, result or exception)
@@ -218,6 +218,9 @@ class Runner:
         raise NotImplementedError
 
     def _sb_download(self, handle: Any, path: str, max_bytes: int) -> bytes:
+        raise NotImplementedError
+
+    def _sb_list_files(self, handle: Any, path: str, limit: int) -> "FileList":
         raise NotImplementedError
 
     def _sb_destroy(self, handle: Any) -> None:

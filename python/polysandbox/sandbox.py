@@ -17,6 +17,7 @@ ttl.
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import threading
 import warnings
@@ -24,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Awaitable, Generator, Mapping, Sequence
 
 from ._fields import field as json_field
-from .errors import SandboxError
+from .errors import SandboxError, ServerError
 from .request import SANDBOX_OPTIONS, _code_body, _command_body, _pairs, _text, build
 from .result import Result
 
@@ -32,11 +33,15 @@ if TYPE_CHECKING:
     from .request import OutputSink, Runner
     from .stream import Stream
 
-__all__ = ["Sandbox", "SandboxInfo", "MAX_DOWNLOAD"]
+__all__ = ["Sandbox", "SandboxInfo", "FileEntry", "FileList", "MAX_DOWNLOAD", "LIST_FILES"]
 
 # What download reads at most unless told (polysandboxd's default
 # [server] max_download).
 MAX_DOWNLOAD = 64 << 20
+# How many entries list_files gives unless told (polysandboxd's default
+# limit; it takes at most 10000, the library 100000).
+LIST_FILES = 1000
+FILE_TYPES = ("file", "directory", "symlink", "other")
 
 
 @dataclass(frozen=True)
@@ -65,6 +70,59 @@ class SandboxInfo:
                    if created is not None else None)
 
 
+@dataclass(frozen=True)
+class FileEntry:
+    """One entry of a sandbox's directory: name (str; bytes that are not
+    UTF-8 shown as U+FFFD), type ("file", "directory", "symlink" (not
+    followed) or "other"), size in bytes, mtime (Unix seconds) and raw
+    (the name's bytes, exactly as the sandbox has them)."""
+
+    name: str
+    type: str
+    size: int
+    mtime: int
+    raw: bytes
+
+    @classmethod
+    def from_json(cls, obj: Any) -> "FileEntry":
+        """From polysandboxd's entry object; ServerError naming the field
+        when it is not one."""
+        what = "file entry"
+        name = json_field(obj, what, "name", str)
+        kind = json_field(obj, what, "type", str)
+        if kind not in FILE_TYPES:
+            raise ServerError(f"{what}: field 'type' is not one of {', '.join(FILE_TYPES)}: "
+                              f"{kind!r}")
+        raw = name.encode("utf-8")
+        if "name_base64" in obj:
+            try:
+                raw = base64.b64decode(json_field(obj, what, "name_base64", str),
+                                       validate=True)
+            except ValueError:
+                raise ServerError(f"{what}: field 'name_base64' is not base64") from None
+        size = json_field(obj, what, "size", int)
+        if size < 0:
+            raise ServerError(f"{what}: field 'size' is negative")
+        return cls(name=name, type=kind, size=size, mtime=json_field(obj, what, "mtime", int),
+                   raw=raw)
+
+
+class FileList(list):
+    """The entries of a directory (FileEntry, in the sandbox shell's glob
+    order: names, then hidden names), a list;
+    truncated: True when the directory holds more than the limit."""
+
+    truncated: bool = False
+
+    @classmethod
+    def from_json(cls, obj: Any) -> "FileList":
+        """From polysandboxd's listing object ({"entries": [...],
+        "truncated": bool, ...})."""
+        out = cls(FileEntry.from_json(e) for e in json_field(obj, "listing", "entries", list))
+        out.truncated = json_field(obj, "listing", "truncated", bool)
+        return out
+
+
 def _runner(runner: "Runner | None", call: str) -> "Runner":
     from .local import default
     from .request import Runner
@@ -74,6 +132,13 @@ def _runner(runner: "Runner | None", call: str) -> "Runner":
         raise TypeError(f"polysandbox.{call}: argument 'runner' must be a Local or a Client, "
                         f"not {type(runner).__name__}")
     return runner
+
+
+def check_dir(call: str, path: Any) -> str:
+    """A directory in the sandbox: "." (or "") is its work directory, else
+    as check_path."""
+    _text(call, "path", path, empty=True)
+    return "." if path in ("", ".") else check_path(call, path)
 
 
 def check_path(call: str, path: Any) -> str:
@@ -332,6 +397,26 @@ class Sandbox:
                              f"whole number above 0, not {max_bytes!r}")
         with self._lock:
             return self.runner._sb_download(self._use("download"), path, max_bytes)
+
+    def list_files(self, path: str = ".", limit: int = LIST_FILES) -> FileList:
+        """The entries of the directory path (relative to the work
+        directory; "." is that) as a FileList of FileEntry (names, then
+        hidden names, as the sandbox's shell globs them),
+        at most limit of them (its truncated says whether there were
+        more).  The listing runs as a command in the sandbox (/bin/sh and
+        stat from its image).  SandboxNotFoundError when path is not a
+        directory there; ValueError for a path that leaves the work
+        directory (checked here: no request is made)."""
+        check_dir("Sandbox.list_files", path)
+        if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 100000:
+            raise ValueError("polysandbox.Sandbox.list_files: argument 'limit' must be a whole "
+                             f"number from 1 to 100000, not {limit!r}")
+        with self._lock:
+            return self.runner._sb_list_files(self._use("list_files"), path, limit)
+
+    async def alist_files(self, path: str = ".", limit: int = LIST_FILES) -> FileList:
+        """list_files, awaited."""
+        return await asyncio.to_thread(self.list_files, path, limit)
 
     async def aupload(self, path: str, data: str | bytes, mode: int = 0o644) -> None:
         """upload, awaited."""

@@ -1,5 +1,5 @@
 /* sdk/conformance/files-tests.c - upload and download: round trip,
- * missing files, unsafe paths, links the sandbox made */
+ * missing files, unsafe paths, links the sandbox made; listing */
 #include "config.h"
 
 #include "kit.h"
@@ -216,6 +216,104 @@ out:
         conf_diag(c, "rmdir %s: %s", hostdir, strerror(errno));
 }
 
+#define LISTED_MAX 8
+
+struct listed {
+    size_t n;
+    struct {
+        char name[32];
+        sbx_file_type type;
+        uint64_t size;
+        int64_t mtime;
+    } e[LISTED_MAX];
+    bool odd;     /* more entries than expected, or a long name */
+};
+
+static int on_listed(void *ud, const char *name, size_t len, sbx_file_type type,
+                     uint64_t size, int64_t mtime)
+{
+    struct listed *l = ud;
+
+    if (l->n == LISTED_MAX || len >= sizeof l->e[0].name) {
+        l->odd = true;
+        return 0;
+    }
+    memcpy(l->e[l->n].name, name, len);
+    l->e[l->n].name[len] = '\0';
+    l->e[l->n].type = type;
+    l->e[l->n].size = size;
+    l->e[l->n].mtime = mtime;
+    l->n++;
+    return 0;
+}
+
+/* What was uploaded is what the listing says: names, types, sizes; a file is no directory; ".." is refused before the sandbox. */
+static void t_list_files(conf_kit *k, conf_case *c)
+{
+    static const struct {
+        const char *name;
+        sbx_file_type type;
+        uint64_t size;
+    } want[] = {
+        {".hidden", SBX_FILE_REGULAR, 300},
+        {"a.txt", SBX_FILE_REGULAR, 5},
+        {"sub", SBX_FILE_DIRECTORY, 0},
+    };
+    char blob[300];
+    struct listed l = {0};
+    bool more = true;
+    sbx_sandbox *sb = conf_box(k, c, NULL, false);
+
+    if (sb == NULL)
+        return;
+    conf_fill_random(blob, sizeof blob, UINT64_C(0x115f11e5));
+    if (!conf_expect_rc(k, c, "sbx_sandbox_upload(\"ls/a.txt\")", SBX_OK,
+                        sbx_sandbox_upload(sb, "ls/a.txt", "hello", 5, 0644)) ||
+        !conf_expect_rc(k, c, "sbx_sandbox_upload(\"ls/.hidden\")", SBX_OK,
+                        sbx_sandbox_upload(sb, "ls/.hidden", blob, sizeof blob, 0600)) ||
+        !conf_expect_rc(k, c, "sbx_sandbox_upload(\"ls/sub/c\")", SBX_OK,
+                        sbx_sandbox_upload(sb, "ls/sub/c", "c", 1, 0644)))
+        goto out;
+    int rc = sbx_sandbox_list_files(sb, "ls", 100, on_listed, &l, &more);
+    if (!conf_expect_rc(k, c, "sbx_sandbox_list_files(\"ls\")", SBX_OK, rc))
+        goto out;
+    conf_expect_true(c, "no more entries than the three uploaded", !l.odd && !more);
+    if (!conf_expect_int(c, "entries of ls", 3, (long long)l.n))
+        goto out;
+    /* the shell's glob orders them: the set is what is checked */
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        char what[96];
+        size_t j = 0;
+        while (j < l.n && strcmp(l.e[j].name, want[i].name) != 0)
+            j++;
+        snprintf(what, sizeof what, "%s is listed", want[i].name);
+        if (!conf_expect_true(c, what, j < l.n))
+            continue;
+        snprintf(what, sizeof what, "type of %s", want[i].name);
+        conf_expect_int(c, what, want[i].type, l.e[j].type);
+        if (want[i].type == SBX_FILE_REGULAR) {
+            snprintf(what, sizeof what, "size of %s", want[i].name);
+            conf_expect_int(c, what, (long long)want[i].size, (long long)l.e[j].size);
+        }
+        snprintf(what, sizeof what, "mtime of %s after 2020", want[i].name);
+        conf_expect_true(c, what, l.e[j].mtime > 1577836800);
+    }
+    /* at most max entries, and truncated says there were more */
+    l.n = 0;
+    rc = sbx_sandbox_list_files(sb, "ls", 2, on_listed, &l, &more);
+    if (conf_expect_rc(k, c, "sbx_sandbox_list_files(\"ls\", max 2)", SBX_OK, rc)) {
+        conf_expect_int(c, "entries with max 2", 2, (long long)l.n);
+        conf_expect_true(c, "truncated with max 2", more);
+    }
+    rc = sbx_sandbox_list_files(sb, "ls/a.txt", 100, on_listed, &l, &more);
+    if (conf_expect_rc(k, c, "sbx_sandbox_list_files of a file", SBX_E_NOT_FOUND, rc))
+        expect_message(k, c, "sbx_sandbox_list_files of a file");
+    rc = sbx_sandbox_list_files(sb, "ls/../..", 100, on_listed, &l, &more);
+    conf_expect_rc(k, c, "sbx_sandbox_list_files(\"ls/../..\")", SBX_E_PATH, rc);
+out:
+    conf_destroy(k, c, sb);
+}
+
 const conf_test conf_files_tests[] = {
     {"files_roundtrip", SBX_CAP_FILES, t_files_roundtrip,
      "binary upload then download byte-exact; seen by commands; files "
@@ -227,5 +325,9 @@ const conf_test conf_files_tests[] = {
     {"files_symlinks", SBX_CAP_FILES, t_files_symlinks,
      "links the sandbox made are never followed: download and upload give "
      "SBX_E_PATH"},
+    {"list_files", SBX_CAP_FILES, t_list_files,
+     "a listing shows what was uploaded (hidden names too, "
+     "types, sizes), max and truncated hold, a file is no directory, \"..\" "
+     "is SBX_E_PATH"},
     {NULL, 0, NULL, NULL},
 };

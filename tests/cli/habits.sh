@@ -76,6 +76,6 @@ cp -R "$POLYSANDBOX_CONFIG_DIR/." "$tmp/cfg/"
 printf '[provider]\nenabled = false\n' >"$tmp/cfg/providers.d/local.ini"
 cli --config-dir "$tmp/cfg" providers
 check "providers tells which file enables a disabled one and its credential" \
-    eval 'is_rc 0 && out_has "enable: set '\''enabled = true'\'' under [provider] in $tmp/cfg/providers.d/local.ini" && out_has "credential:"'
+    eval 'is_rc 0 && out_has "enable: set '\''enabled = true'\'' under [provider] in $tmp/cfg/providers.d/local.ini" && out_has "credentials: none"'
 
 done_testing

@@ -18,7 +18,9 @@ CLI_TESTS = \
 	tests/cli/exit.sh \
 	tests/cli/get-or-create.sh \
 	tests/cli/habits.sh \
+	tests/cli/enable.sh \
 	tests/cli/locate.sh \
+	tests/cli/files.sh \
 	tests/cli/info.sh \
 	tests/cli/man.sh \
 	tests/cli/man-keys.sh

@@ -2,12 +2,12 @@
 # tests/eval/judged.sh - judged problems on the local provider: stdin in,
 # stdout compared outside the sandbox; C++ compiled once per sample;
 # trailing whitespace, floating-point answers, a right but slow program
-# against the relative limit, a compile error, a program reading more
-# input than given; the CodeContests, APPS and LiveCodeBench readers;
-# a samples file that leaves tasks out.
+# against the relative limit, a compile error in C++ and in Java, a
+# program reading more input than given; the CodeContests, APPS and
+# LiveCodeBench readers; a samples file that leaves tasks out.
 . "$top_srcdir/tests/eval/lib.sh"
 
-plan 20
+plan 21
 
 ds="$data/judged.jsonl"
 # T_min 1 s, 2 x the reference's 1 s: the slow sample (3.5 s) is over;
@@ -27,6 +27,16 @@ check "a compile error keeps the compiler's message" \
     eval 'rec 4 | grep -q "\"verdict\":\"compile_error\"" && rec 4 | grep -q "error: expected"'
 check "reading past the input is a failure (EOFError), not a hang" \
     eval 'rec 6 | grep -q EOFError'
+# Java: its own sample file, as javac is not everywhere (and takes seconds)
+if command -v javac >/dev/null 2>&1; then
+    cli eval --dataset "$ds" --samples "$data/judged-java-samples.jsonl" --allow-partial \
+        --out "$tmp/java.jsonl" -k 1
+    check "a Java compile error: its verdict, and javac's message naming the line" \
+        eval 'is_rc 0 && verdicts_as_expected "$tmp/java.jsonl" "$data/judged-java-samples.jsonl" &&
+              grep -q "Main.java:5: error: '"';'"' expected" "$tmp/java.jsonl"'
+else
+    echo "ok $((tap_n += 1)) # SKIP javac is not installed (default-jdk-headless)"
+fi
 check "every record holds the completion, the attempts, the provider, the output" \
     python3 -c 'import json, sys
 rs = [json.loads(l) for l in open(sys.argv[1])]

@@ -191,6 +191,18 @@ void fz_canned_set(const fz_part *parts, size_t n)
     free(old);
 }
 
+int fz_canned_next(fz_part *out)
+{
+    int got;
+
+    pthread_mutex_lock(&lock);
+    got = served < n_answers;
+    if (got)
+        *out = answers[served++];
+    pthread_mutex_unlock(&lock);
+    return got;
+}
+
 size_t fz_canned_served(void)
 {
     size_t n;

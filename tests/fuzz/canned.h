@@ -20,6 +20,11 @@ const char *fz_canned_url(void);
 /* The answers to the next requests, in order (copied).  Waits until the
  * server is done with the connection it may still be on. */
 void fz_canned_set(const fz_part *answers, size_t n);
+/* The next answer, taken as the server would take it, for a harness that
+ * replaces a provider's transport instead (modal: HTTP/2, which this
+ * server does not speak).  Returns 1 and sets *out (valid until the next
+ * fz_canned_set), or 0 past the last answer. */
+int fz_canned_next(fz_part *out);
 /* Requests answered since the last fz_canned_set. */
 size_t fz_canned_served(void);
 /* Whether one of the answers holds @s: a secret the peer itself sends

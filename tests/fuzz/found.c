@@ -322,6 +322,174 @@ static void daytona_exit_code(void)
 }
 #endif
 
+#if HAVE_FZ_MODAL
+#include <signal.h>
+
+extern const sbx_provider_v1 fz_modal_provider_v1;
+
+static const char modal_jwt[] = "eyJhbGciOiJub25lIn0.eyJleHAiOjQxMDI0NDQ4MDB9.x";
+
+/* A gRPC answer (tests/fuzz/modal-wire.c) of one message holding string
+ * field 1 (and field 2, when @s2), or of @raw (@n bytes) when @s1 is
+ * NULL. */
+static void grpc_answer(struct buf *b, const char *s1, const char *s2, const uint8_t *raw,
+                        size_t n)
+{
+    uint8_t m[512];
+    size_t ml = 0;
+
+    if (s1) {
+        const char *f[2] = { s1, s2 };
+        for (int i = 0; i < 2 && f[i]; i++) {
+            size_t l = strlen(f[i]);
+            m[ml++] = (uint8_t)((i + 1) << 3 | 2);
+            m[ml++] = (uint8_t)l;     /* < 128 here */
+            memcpy(m + ml, f[i], l);
+            ml += l;
+        }
+        raw = m;
+        n = ml;
+    }
+    b->len = 0;
+    put(b, "grpc-status: 0\n\n", strlen("grpc-status: 0\n\n"));
+    put(b, (uint8_t[]){ 0, (uint8_t)(n >> 24), (uint8_t)(n >> 16), (uint8_t)(n >> 8),
+                        (uint8_t)n }, 5);
+    put(b, raw, n);
+}
+
+/* Attach, exec "true", destroy on a modal provider of its own whose exec
+ * setting is @path ("router", "legacy"), over @n answers (at most 10);
+ * the exec's code is returned, its error left in exec_error. */
+static int modal_exec_on(const char *path, const struct buf *a, size_t n,
+                         sbx_exec_outcome_v1 *out)
+{
+    static const char *settings[] = { "server_url", "http://127.0.0.1:9", "exec", NULL, NULL };
+    static const char *const secrets[] = { "token_id", "ak-found", "token_secret", "as-found",
+                                           NULL };
+    static fz_host_conf conf = { NULL, secrets };
+    static const char *const argv[] = { "true", NULL };
+    static const sbx_output_sink_v1 sink = { discard, NULL };
+    sbx_exec_spec_v1 es = { .struct_size = sizeof es, .argv = argv, .timeout_ns = 2000000000u,
+                            .stdout_cap = 64, .stderr_cap = 64 };
+    fz_part parts[10];
+    void *prov, *sb = NULL;
+    int rc;
+
+    settings[3] = path;
+    prov = fz_provider_start(&fz_modal_provider_v1, &conf, settings);
+    for (size_t i = 0; i < n && i < 10; i++)
+        parts[i] = (fz_part){ a[i].p, a[i].len };
+    fz_canned_set(parts, n < 10 ? n : 10);
+    memset(out, 0, sizeof *out);
+    out->struct_size = sizeof *out;
+    exec_error[0] = '\0';
+    rc = fz_modal_provider_v1.ops->attach(prov, "sb-found", &sb);
+    if (rc == SBX_OK) {
+        fz_host_clear();
+        rc = fz_modal_provider_v1.ops->exec(prov, sb, &es, &sink, out);
+        snprintf(exec_error, sizeof exec_error, "%s", fz_host_error());
+        fz_modal_provider_v1.ops->destroy(prov, sb);
+    }
+    fz_modal_provider_v1.ops->fini(prov);
+    return rc;
+}
+
+/* The answers to attach and exec through the router: @last_read and
+ * @more (may be NULL) are the second stdio read's and what follows it,
+ * then the terminate's. */
+static size_t modal_router_answers(struct buf *a, const struct buf *last_read,
+                                   const struct buf *more)
+{
+    size_t n = 0;
+
+    grpc_answer(&a[n++], modal_jwt, NULL, NULL, 0);                  /* AuthTokenGet */
+    grpc_answer(&a[n++], "ta-found", NULL, NULL, 0);                 /* SandboxGetTaskId */
+    grpc_answer(&a[n++], modal_jwt, "https://127.0.0.1:9", NULL, 0); /* ...RouterAccess */
+    for (int i = 0; i < 3; i++)                 /* Start, StdinWrite, one StdioRead */
+        grpc_answer(&a[n++], NULL, NULL, (const uint8_t *)"", 0);
+    a[n++] = *last_read;
+    if (more)
+        a[n++] = *more;
+    grpc_answer(&a[n++], NULL, NULL, (const uint8_t *)"", 0);        /* SandboxTerminate */
+    return n;
+}
+
+/* corpus/modal/found-wait-* (seen in the code while the target was
+ * written, and reproduced with it): TaskExecWait said exit code 256 (or
+ * -1), an int32 on the wire, and the exec was reported as nonzero_exit
+ * with a code no process has; "signal 0" read as exit code 0, a success
+ * the service never reported; a signal past Linux's 64 was passed on as
+ * one.  The legacy exec's last output batch likewise (exit code 256).
+ * Each is a protocol error now. */
+static void modal_exit_code(void)
+{
+    static const struct { uint8_t wait[12]; size_t n; int rc, status, code; } cases[] = {
+        { { 0x08, 0x80, 0x02 }, 3, SBX_E_BACKEND, 0, 0 },                   /* code 256 */
+        { { 0x08, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01 }, 11,
+          SBX_E_BACKEND, 0, 0 },                                            /* code -1 */
+        { { 0x10, 0x00 }, 2, SBX_E_BACKEND, 0, 0 },                         /* signal 0 */
+        { { 0x10, 0xac, 0x02 }, 3, SBX_E_BACKEND, 0, 0 },                   /* signal 300 */
+        { { 0x10, 0x09 }, 2, SBX_OK, SBX_RUN_SIGNAL, -1 },                  /* signal 9 */
+        { { 0x08, 0x03 }, 2, SBX_OK, SBX_RUN_NONZERO_EXIT, 3 },             /* code 3 */
+    };
+    static const uint8_t last[] = { 0x10, 0x01, 0x18, 0x80, 0x02 }; /* index 1, exit 256 */
+    struct buf a[10], read, wait;
+    sbx_exec_outcome_v1 out;
+    int rc;
+
+    grpc_answer(&read, NULL, NULL, (const uint8_t *)"", 0);
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        grpc_answer(&wait, NULL, NULL, cases[c].wait, cases[c].n);   /* TaskExecWait */
+        rc = modal_exec_on("router", a, modal_router_answers(a, &read, &wait), &out);
+        if (cases[c].rc != SBX_OK)
+            ok(rc == cases[c].rc && strstr(exec_error, "which no process ends with"),
+               "modal: wait answer %zu is a protocol error, not a result (%d: %s)", c, rc,
+               exec_error);
+        else
+            ok(rc == SBX_OK && (int)out.status == cases[c].status &&
+               out.exit_code == cases[c].code && (cases[c].code >= 0 || out.signal == SIGKILL),
+               "modal: wait answer %zu reads as status %d, exit code %d (%d: %d %d %d)", c,
+               cases[c].status, cases[c].code, rc, (int)out.status, out.exit_code, out.signal);
+    }
+
+    grpc_answer(&a[0], modal_jwt, NULL, NULL, 0);                  /* AuthTokenGet */
+    grpc_answer(&a[1], "ta-found", NULL, NULL, 0);                 /* SandboxGetTaskId */
+    grpc_answer(&a[2], "ex-found", NULL, NULL, 0);                 /* ContainerExec */
+    grpc_answer(&a[3], NULL, NULL, (const uint8_t *)"", 0);        /* ...PutInput */
+    grpc_answer(&a[4], NULL, NULL, last, sizeof last);             /* ...GetOutput */
+    grpc_answer(&a[5], NULL, NULL, last, sizeof last);
+    grpc_answer(&a[6], NULL, NULL, (const uint8_t *)"", 0);        /* SandboxTerminate */
+    rc = modal_exec_on("legacy", a, 7, &out);
+    ok(rc == SBX_E_BACKEND && strstr(exec_error, "which no process ends with"),
+       "modal: a legacy batch's exit code 256 is a protocol error, not a result (%d: %s)", rc,
+       exec_error);
+}
+
+/* corpus/modal/found-stderr-renewal: the stderr stream's router token
+ * was refused and could not be renewed: the error was set on the
+ * stderr reader's thread, where the core (errors are per thread) never
+ * saw it, and the exec failed without a word.  Which stream gets which
+ * answer is up to the threads: tried 16 times. */
+static void modal_stream_error(void)
+{
+    static const char refused[] = "grpc-status: 16\n\n";
+    static const char compressed[] = "grpc-status: 0\n\n\001\0\0\0\0";
+    struct buf a[10], read = { .len = 0 }, renewal = { .len = 0 };
+    sbx_exec_outcome_v1 out;
+    int silent = 0;
+
+    put(&read, refused, sizeof refused - 1);               /* the token refused */
+    put(&renewal, compressed, sizeof compressed - 1);      /* its renewal: not an answer */
+    for (int t = 0; t < 16; t++) {
+        int rc = modal_exec_on("router", a, modal_router_answers(a, &read, &renewal), &out);
+        if (rc == SBX_OK || !exec_error[0])
+            silent++;
+    }
+    ok(silent == 0, "modal: a stream whose token cannot be renewed fails the exec, saying why "
+       "(%d of 16 silent; the last: %s)", silent, exec_error);
+}
+#endif
+
 #if HAVE_FZ_HTTP
 #include "shwrap.h"
 
@@ -388,6 +556,10 @@ int main(void)
 #endif
 #if HAVE_FZ_DAYTONA
     daytona_exit_code();
+#endif
+#if HAVE_FZ_MODAL
+    modal_exit_code();
+    modal_stream_error();
 #endif
     return tap_done();
 }

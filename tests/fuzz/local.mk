@@ -85,6 +85,23 @@ tests_fuzz_libfz_cloudflare_la_CFLAGS = $(plugins_cloudflare_cloudflare_la_CFLAG
 FUZZ_SOURCES += tests/fuzz/fuzz-cloudflare.c
 FUZZ_LIBS += tests/fuzz/libfz-cloudflare.la
 endif
+# Modal's gRPC rides HTTP/2, which the canned server does not speak: the
+# provider's one call of ph_do goes to modal-wire.c instead, and its
+# pauses between tries are dropped (MODAL_PAUSES).
+if BUILD_PROVIDER_MODAL
+check_LTLIBRARIES += tests/fuzz/libfz-modal.la
+tests_fuzz_libfz_modal_la_SOURCES = $(plugins_modal_modal_la_SOURCES) tests/fuzz/modal-wire.c
+nodist_tests_fuzz_libfz_modal_la_SOURCES = $(MODAL_PB_C)
+tests_fuzz_libfz_modal_la_CPPFLAGS = $(plugins_modal_modal_la_CPPFLAGS) -I$(top_srcdir)/tests/fuzz \
+	-Dsandbox_provider_v1=fz_modal_provider_v1 -Dph_do=fz_modal_ph_do -DMODAL_PAUSES=0
+tests_fuzz_libfz_modal_la_CFLAGS = $(plugins_modal_modal_la_CFLAGS)
+tests_fuzz_libfz_modal_la_LIBADD = $(PROTOBUF_C_LIBS)
+# make fuzz builds no BUILT_SOURCES: the generated headers first.
+$(tests_fuzz_libfz_modal_la_OBJECTS): $(MODAL_PB_C)
+FUZZ_SOURCES += tests/fuzz/fuzz-modal.c
+FUZZ_LIBS += tests/fuzz/libfz-modal.la
+FZ_FOUND_CPPFLAGS += -DHAVE_FZ_MODAL=1
+endif
 if BUILD_PROVIDER_DOCKER
 check_LTLIBRARIES += tests/fuzz/libfz-docker.la
 tests_fuzz_libfz_docker_la_SOURCES = plugins/docker/docker-tar.c plugins/docker/docker-stream.c \

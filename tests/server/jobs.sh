@@ -3,11 +3,12 @@
 # Location, progress and per-item results with paging, the events in
 # order (and resumed with Last-Event-ID), providers side by side with
 # their agreement, pass@k equal to `polysandbox eval`'s, the output cap,
-# cancel, Idempotency-Key, and bad input as a 4xx naming the field.
+# cancel, Idempotency-Key, bad input as a 4xx naming the field, and a
+# judged dataset with the judge's options.
 . "$top_srcdir/tests/server/lib.sh"
 . "$top_srcdir/tests/server/jobs-lib.sh"
 
-plan 48
+plan 52
 
 mkdir -p "$tmp/evals"
 check "polysandboxd starts with jobs in a state directory of the test's" \
@@ -194,6 +195,12 @@ check "malformed JSONL: 400 naming 'samples', line 2" \
     eval 'err_is 400 invalid && json_check "j[\"error\"][\"message\"].startswith(\"field '"'"'samples'"'"', line 2\")"'
 post /v1/eval '{"dataset":"ds.jsonl","samples":"s.jsonl","canonical":true}'
 check "samples and canonical together: 400" err_is 400 invalid
+post /v1/eval '{"dataset":"ds.jsonl","samples":"s.jsonl","format":"nosuch"}'
+check "an unknown format: 400 naming every format, the judged ones too" \
+    eval 'err_is 400 invalid && json_check "\"nosuch\" in j[\"error\"][\"message\"] and \"livecodebench\" in j[\"error\"][\"message\"]"'
+post /v1/eval '{"dataset":"ds.jsonl","samples":"s.jsonl","time_factor":-1}'
+check "a negative time_factor: 400 naming it" \
+    eval 'err_is 400 invalid && json_check "\"time_factor\" in j[\"error\"][\"message\"]"'
 check "no job was made for any of the refused requests" \
     eval '[ "$(ls "$state/jobs" | wc -l)" = 7 ]'
 req GET /v1/jobs/j000000000000000000000000
@@ -202,6 +209,22 @@ req DELETE /v1/jobs/j000000000000000000000000
 check "DELETE of an unknown job: 404" err_is 404 not_found
 req GET '/v1/jobs?state=sleeping'
 check "GET /v1/jobs?state=sleeping: 400" err_is 400 invalid
+
+# ---- a judged dataset ---------------------------------------------------------------------------
+
+# The second sample is wrong on the second of three tests: all_tests runs
+# the third too (2 passed; without it the job would stop at 1).
+post /v1/eval '{"format":"judged","all_tests":true,"min_time":"2s","time_factor":2,"compile_timeout":"20s","k":[1],
+  "dataset":[{"task_id":"add","language":"sh","reference_time":0.1,"canonical_solution":"read a b; echo $((a + b))",
+    "tests":[{"input":"1 2\n","output":"3\n"},{"input":"2 2\n","output":"4\n"},{"input":"5 1","output":"6"}]}],
+  "samples":[{"task_id":"add","completion":"read a b; echo $((a + b))"},
+    {"task_id":"add","completion":"read a b; [ $a = 2 ] && echo 0 || echo $((a + b))"}]}'
+jd=$(jq_out 'j["id"]')
+check "format judged: 202, and the job ends with pass@1 0.5" \
+    eval 'is 202 && wait_job "$jd" && json_check "j[\"state\"] == \"succeeded\" and j[\"pass_at_k\"] == {\"1\": 0.5}"'
+req GET "/v1/jobs/$jd"
+check "... all_tests reached the judge: the wrong sample passed 2 of 3 tests" \
+    json_check '[(i["record"]["verdict"], i["record"]["tests_passed"], i["record"]["tests_total"]) for i in j["items"]] == [("passed", 3, 3), ("failed", 2, 3)]'
 
 srv_stop TERM
 check "SIGTERM: exit 0" eval '[ "$srv_rc" = 0 ]'

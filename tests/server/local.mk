@@ -38,7 +38,7 @@ EXTRA_DIST += tests/server/npm.sh tests/server/npm/package.json tests/server/npm
 # check; `make fuzz-ws-frame` builds the libFuzzer program (clang).
 check_PROGRAMS += tests/server/ws-frame-replay
 tests_server_ws_frame_replay_SOURCES = tests/server/fuzz-ws-frame.c core/server/ws-frame.c \
-	core/server/ws-frame.h
+	core/server/ws-frame.h core/server/utf8.c core/server/utf8.h
 tests_server_ws_frame_replay_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/core/server
 TESTS += tests/server/ws-frame-replay
 EXTRA_DIST += tests/server/ws-corpus
@@ -46,7 +46,8 @@ FUZZ_WS_SECONDS = 60
 fuzz-ws-frame:
 	clang -g -O1 -fsanitize=fuzzer,address,undefined -DSRV_FUZZING -I$(top_builddir) \
 	  -I$(top_srcdir)/core/server $(top_srcdir)/tests/server/fuzz-ws-frame.c \
-	  $(top_srcdir)/core/server/ws-frame.c -o tests/server/fuzz-ws-frame
+	  $(top_srcdir)/core/server/ws-frame.c $(top_srcdir)/core/server/utf8.c \
+	  -o tests/server/fuzz-ws-frame
 	mkdir -p tests/server/ws-corpus-run
 	tests/server/fuzz-ws-frame -max_total_time=$(FUZZ_WS_SECONDS) \
 	  tests/server/ws-corpus-run $(top_srcdir)/tests/server/ws-corpus

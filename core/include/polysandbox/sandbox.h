@@ -137,6 +137,16 @@ SBX_API const char *sbx_provider_path(const sbx_provider *p);
  * user's directory overrides the system's), or NULL when none does.
  * Valid while the context lives.  Since: 0.2 */
 SBX_API const char *sbx_provider_config_file(const sbx_provider *p);
+/** The configuration directories @ctx read (NULL-terminated, transfer
+ * none, valid while the context lives), in order: a providers.d/NAME.ini
+ * of a later one replaces an earlier one's.  Since: 0.2 */
+SBX_API const char *const *sbx_ctx_config_dirs(const sbx_ctx *ctx);
+/** The keys of @p's [settings] that hold credentials, as its module
+ * declares them (NULL-terminated, possibly empty; transfer none, valid
+ * while the context lives), or NULL when its module cannot be read.  For
+ * a provider that is not ready the module is opened and validated to read
+ * them, then closed again: it is never initialised.  Since: 0.2 */
+SBX_API const char *const *sbx_provider_credential_keys(const sbx_provider *p);
 /** Loads @p first if it was not loaded yet (thread-safe, once per
  * context); so do reason, reason_code, version, description and
  * capabilities.  Name, path and priority need no loading. */
@@ -524,8 +534,9 @@ typedef int (*sbx_file_cb)(void *ud, const char *name, size_t name_len, sbx_file
 /**
  * sbx_sandbox_list_files:
  * List the directory @dir (relative to the work directory; "" or "." is
- * the work directory itself; no "..", "." or empty parts) of @sb, sorted
- * by name, at most @max entries (1..100000).  The listing runs as a
+ * the work directory itself; no "..", "." or empty parts) of @sb, in the
+ * order the sandbox's shell globs them (the names, then the hidden names,
+ * each sorted as its locale collates), at most @max entries (1..100000).  The listing runs as a
  * command inside the sandbox (/bin/sh and stat(1) from its image), with
  * the sandbox's own confinement, so it works on every provider; its
  * output is checked strictly.  A symbolic link is listed, not followed.

@@ -1,0 +1,40 @@
+/* core/server/file-json.c - one directory entry as JSON
+ *
+ * polysandboxd's listing route and `polysandbox files --json` give the
+ * same objects: both compile this file.  Depends on jansson, libsodium
+ * and json-text.c only.
+ */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include <sodium.h>
+
+#include "file-json.h"
+#include "json-text.h"
+
+json_t *srv_file_json(const char *name, size_t len, sbx_file_type type, uint64_t size,
+                      int64_t mtime)
+{
+    json_t *text = srv_json_text(name, len), *e;
+    /* A name that is not UTF-8 is shown with U+FFFD; its bytes go along. */
+    bool exact = text && json_string_length(text) == len &&
+                 memcmp(json_string_value(text), name, len) == 0;
+
+    e = json_pack("{s:o, s:s, s:I, s:I}", "name", text, "type", sbx_file_type_name(type),
+                  "size", (json_int_t)size, "mtime", (json_int_t)mtime);
+    if (!e || exact)
+        return e;
+    size_t b64 = sodium_base64_ENCODED_LEN(len, sodium_base64_VARIANT_ORIGINAL);
+    char *bytes = malloc(b64);
+    if (bytes)
+        sodium_bin2base64(bytes, b64, (const unsigned char *)name, len,
+                          sodium_base64_VARIANT_ORIGINAL);
+    if (!bytes || json_object_set_new(e, "name_base64", json_string(bytes)) != 0) {
+        json_decref(e);
+        e = NULL;
+    }
+    free(bytes);
+    return e;
+}
