@@ -28,7 +28,6 @@
 
 #include <math.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -217,20 +216,8 @@ const srv_piston_runtime *srv_piston_find(srv_req *r, const char *language,
     return NULL;
 }
 
-static void message(srv_req *r, unsigned status, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void message(srv_req *r, unsigned status, const char *fmt, ...)
-{
-    char msg[1024];
-    va_list ap;
-
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    r->err_code = status == 415 ? "unsupported_media_type" : status >= 500 ? "internal"
-                                                                           : "invalid";
-    srv_reply_json(r, status, json_pack("{s:s}", "message", msg));
-}
+/* Piston's error shape: {"message": ...}. */
+#define message(r, status, ...) srv_compat_message(r, status, "message", __VA_ARGS__)
 
 static void list_runtimes(srv_req *r)
 {

@@ -10,6 +10,7 @@
 #include "config.h"
 
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -174,6 +175,19 @@ json_t *srv_compat_body(srv_req *r, char *why, size_t why_size)
         return NULL;
     }
     return j;
+}
+
+void srv_compat_message(srv_req *r, unsigned status, const char *key, const char *fmt, ...)
+{
+    char msg[1024];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    r->err_code = status == 404 ? "not_found" : status == 415 ? "unsupported_media_type"
+                : status >= 500 ? "internal" : "invalid";
+    srv_reply_json(r, status, json_pack("{s:o}", key, srv_json_text(msg, strlen(msg))));
 }
 
 const char *srv_signal_name(int sig)

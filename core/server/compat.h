@@ -53,6 +53,11 @@ void srv_capture_free(srv_capture *cap);
  * (a message naming where) when it is not one; {} for an empty body. */
 json_t *srv_compat_body(srv_req *r, char *why, size_t why_size);
 
+/* Reply @status with {@key: the message} (Piston's and Judge0's error
+ * shapes), the metrics' error code told by the status. */
+void srv_compat_message(srv_req *r, unsigned status, const char *key, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
 /* The signal's name ("SIGKILL"), or NULL. */
 const char *srv_signal_name(int sig);
 

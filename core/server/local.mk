@@ -54,6 +54,9 @@ core_server_libsrv_la_SOURCES = \
 	core/server/compat-fusion-data.c \
 	core/server/compat-seed.c \
 	core/server/compat-piston-ws.c \
+	core/server/compat-judge0.h \
+	core/server/compat-judge0.c \
+	core/server/compat-judge0-store.c \
 	core/server/ws.h \
 	core/server/ws.c \
 	core/server/ws-frame.h \

@@ -41,6 +41,7 @@ static const struct family {
     { "piston", "compat_piston", srv_routes_piston },
     { "sandboxfusion", "compat_sandboxfusion", srv_routes_fusion },
     { "seed", "compat_seed", srv_routes_seed },
+    { "judge0", "compat_judge0", srv_routes_judge0 },
 };
 #define N_FAMILIES (sizeof families / sizeof families[0])
 

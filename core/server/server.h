@@ -205,6 +205,7 @@ int srv_routes_jobs(struct srv_router *r);       /* native-jobs.c */
 int srv_routes_piston(struct srv_router *r);     /* compat-piston.c */
 int srv_routes_fusion(struct srv_router *r);     /* compat-fusion.c */
 int srv_routes_seed(struct srv_router *r);       /* compat-seed.c */
+int srv_routes_judge0(struct srv_router *r);     /* compat-judge0.c */
 
 /* ---- one request (http.c) --------------------------------------------------- */
 

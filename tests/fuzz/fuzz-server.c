@@ -2,7 +2,8 @@
  * request target (path parameters through the route table, the query
  * arguments) and the body of every route that takes one (POST /v1/run,
  * /v1/sandboxes and its exec and files, SandboxFusion's /run_code and
- * /submit, Piston's /api/v2/execute, the first sketch's /run_single,
+ * /submit, Piston's /api/v2/execute, Judge0's /submissions, the first
+ * sketch's /run_single,
  * /run_batch, /run_agent), through the routes' own handlers
  * (core/server/libsrv.la)
  *
@@ -59,6 +60,7 @@ static void init(void)
     if (!(S.router = srv_router_new()) || srv_routes_run(S.router) != 0 ||
         srv_routes_sandboxes(S.router) != 0 || srv_routes_piston(S.router) != 0 ||
         srv_routes_fusion(S.router) != 0 || srv_routes_seed(S.router) != 0 ||
+        srv_routes_judge0(S.router) != 0 ||
         srv_metrics_new(&S) != 0 || srv_registry_new(&S) != 0)
         fz_fail("the harness's server: out of memory");
 }

@@ -40,6 +40,24 @@ check("POST", "/run_agent", 200, {"steps": [{"write": {"path": "f", "content": "
       want=lambda j: j["steps"][1]["result"]["stdout"] == "x" and "error" in j["steps"][2])
 check("POST", "/run_agent", 400, {"steps": []})
 
+# ---- Judge0 ------------------------------------------------------------------------------
+
+check("GET", "/languages", 200, want=lambda j: {"id": 71, "name": "Python (3)"} in j)
+check("GET", "/statuses", 200, want=lambda j: j[2] == {"id": 3, "description": "Accepted"})
+sub = check("POST", "/submissions?wait=true", 201, {"language_id": 71, "source_code": "print(1)"},
+            want=lambda j: j["status"]["id"] == 3 and j["stdout"] == "1\n")
+check("POST", "/submissions?wait=true", 201,
+      {"language_id": 46, "source_code": "printf '\\377'"},
+      want=lambda j: set(j) == {"token", "error"})
+check("POST", "/submissions", 400, {"language_id": 71, "source_code": "print(1)"})
+check("POST", "/submissions?wait=true", 422, {"language_id": 9999, "source_code": "x"})
+check("POST", "/submissions?wait=true", 422, {"language_id": 71, "source_code": "x",
+                                              "cpu_time_limit": 1e9 / 1e3})
+check("GET", "/submissions/" + (sub["token"] if sub else "none") + "?fields=*", 200,
+      want=lambda j: j["language_id"] == 71)
+check("GET", "/submissions/" + (sub["token"] if sub else "none") + "?fields=nosuch", 400)
+check("GET", "/submissions/00000000-0000-4000-8000-000000000000", 404)
+
 # ---- WebSocket routes (a 101 is for websocket.sh; here what is refused) ----------------------
 
 check("GET", "/api/v2/connect", 400)

@@ -1,0 +1,167 @@
+#!/bin/sh
+# tests/server/judge0.sh - the Judge0 routes (/languages, /statuses,
+# /submissions) driven by curl: the statuses a submission ends in,
+# base64_encoded both ways, Judge0's answer to output that is not UTF-8,
+# bad requests naming their field, and the family switched off.
+# (No Judge0 client is on npm to drive it with, unlike piston.sh.)
+# The answers are kept and judged together by one python3 at the end.
+. "$top_srcdir/tests/server/lib.sh"
+
+plan 40
+
+check "polysandboxd starts" srv_start -o server.max_body=64K
+
+mkdir "$tmp/j"
+n_j=0
+# jc DESC STATUS EXPR: the last answer had STATUS and EXPR holds of its
+# JSON (j; None when it is not JSON): judged at the end.
+jc() {
+    n_j=$((n_j + 1))
+    cp "$tmp/out" "$tmp/j/$n_j.body" 2>/dev/null || : >"$tmp/j/$n_j.body"
+    printf '%s\n%s\n%s\n%s' "$code" "$2" "$1" "$3" >"$tmp/j/$n_j.check"
+}
+# sub JSON [QUERY]: POST /submissions?wait=true&QUERY
+sub() { post "/submissions?wait=true${2:+&$2}" "$1"; }
+token() { sed -n 's/.*"token":"\([0-9a-f-]*\)".*/\1/p' "$tmp/out"; }
+# invalid FIELD: Judge0's 422 {FIELD: [message]}
+invalid() { printf 'list(j) == ["%s"] and isinstance(j["%s"][0], str) and j["%s"][0]' "$1" "$1" "$1"; }
+
+req GET /languages
+jc "languages: Judge0's ids of our templates, by name" 200 '
+[ids[71] == "Python (3)" and ids[63] == "JavaScript (Node.js)" and ids[50] == "C (GCC)" and
+ ids[54] == "C++ (GCC)" and ids[46] == "Bash" and 62 in ids and 75 not in ids and 70 not in ids
+ for ids in [{l["id"]: l["name"] for l in j}]][0]'
+req GET /statuses
+jc "statuses: 1 to 14 with Judge0's descriptions" 200 '
+[s["id"] for s in j] == list(range(1, 15)) and j[10]["description"] == "Runtime Error (NZEC)" and
+j[12]["description"] == "Internal Error"'
+
+sub '{"language_id":71,"source_code":"print(6*7)\nprint()","expected_output":"42  \n"}'
+jc "accepted: expected_output compared as Judge0 does (trailing blanks)" 201 '
+j["status"] == {"id": 3, "description": "Accepted"} and j["stdout"] == "42\n\n" and
+j["stderr"] is None and j["compile_output"] is None and j["message"] is None'
+jc "a submission: Judge0's default attributes, time in s as a string, memory in KB" 201 '
+set(j) == {"stdout", "time", "memory", "stderr", "token", "compile_output", "message", "status"} and
+0 <= float(j["time"]) < 30 and (j["memory"] is None or 100 < j["memory"] < 10**7) and len(j["token"]) == 36'
+tok_ok=$(token)
+sub '{"language_id":71,"source_code":"print(41)","expected_output":"42"}'
+jc "wrong answer: status 4, its stdout shown" 201 'j["status"]["id"] == 4 and j["stdout"] == "41\n"'
+sub '{"language_id":46,"source_code":"sleep 30","wall_time_limit":0.5}'
+jc "wall_time_limit: Time Limit Exceeded" 201 'j["status"] == {"id": 5, "description": "Time Limit Exceeded"}'
+sub '{"language_id":46,"source_code":"while :; do :; done","cpu_time_limit":0.3,"wall_time_limit":30}'
+jc "cpu_time_limit: Time Limit Exceeded" 201 'j["status"]["id"] == 5'
+sub '{"language_id":71,"source_code":"x = bytearray(400 << 20)","memory_limit":65536}' \
+    'fields=status,message,exit_signal'
+jc "memory_limit (KB): status 12 and its message (Judge0 has no status for it)" 201 '
+j == {"status": {"id": 12, "description": "Runtime Error (Other)"}, "message": "Memory limit exceeded", "exit_signal": 9}'
+sub '{"language_id":50,"source_code":"int main(void) { return }"}'
+jc "C: a compile error is status 6 with the compiler's output" 201 '
+j["status"] == {"id": 6, "description": "Compilation Error"} and "error" in j["compile_output"] and
+j["stdout"] is None and j["time"] is None'
+sub '{"language_id":50,"source_code":"#include <stdio.h>\nint main(void) { int c = getchar(); printf(\"%c!\\n\", c); return 0; }","stdin":"x"}'
+jc "C: compiled and run, stdin" 201 'j["status"]["id"] == 3 and j["stdout"] == "x!\n"'
+sub '{"language_id":46,"source_code":"echo out; echo err >&2; exit 3"}'
+jc "a non-zero exit: NZEC, its message" 201 '
+j["status"] == {"id": 11, "description": "Runtime Error (NZEC)"} and
+j["message"] == "Exited with error status 3" and j["stdout"] == "out\n" and j["stderr"] == "err\n"'
+tok_nzec=$(token)
+sub '{"language_id":46,"source_code":"kill -SEGV $$"}' 'fields=status,exit_signal,exit_code'
+jc "SIGSEGV: status 7, exit_signal 11 (fields=)" 201 '
+j == {"status": {"id": 7, "description": "Runtime Error (SIGSEGV)"}, "exit_signal": 11, "exit_code": None}'
+sub '{"language_id":46,"source_code":"kill -FPE $$"}' 'fields=status'
+jc "SIGFPE: status 9" 201 'j["status"]["id"] == 9'
+sub '{"language_id":46,"source_code":"kill -USR1 $$"}' 'fields=status,message'
+jc "another signal: status 12, its message" 201 'j["status"]["id"] == 12 and j["message"] == "Caught fatal signal 10"'
+sub '{"language_id":46,"source_code":"read x; echo \"$x|$1|$2|$#\"","stdin":"in\n","command_line_arguments":"a '"'b c'"'"}'
+jc "stdin and command_line_arguments (quoted as a shell would)" 201 'j["stdout"] == "in|a|b c|2\n"'
+sub '{"language_id":46,"source_code":"echo o; echo e >&2","redirect_stderr_to_stdout":true}'
+jc "redirect_stderr_to_stdout" 201 'j["stdout"] == "o\ne\n" and j["stderr"] is None'
+
+# base64 both ways: what comes back is Ruby's Base64.encode64 (lines of 60).
+src=$(printf 'read x; printf "%%s-%%070d\\n" "$x" 7' | base64 -w0)
+sub '{"language_id":46,"source_code":"'"$src"'","stdin":"'"$(printf 'h\303\251' | base64 -w0)"'"}' \
+    base64_encoded=true
+jc "base64_encoded=true: source and stdin decoded, stdout encoded in lines of 60" 201 '
+[base64.b64decode(j["stdout"]).decode() == "h\u00e9-" + "0" * 69 + "7\n" and lines[-1] == "" and
+ len(lines) == 3 and len(lines[0]) == 60 and j["stderr"] is None
+ for lines in [j["stdout"].split("\n")]][0]'
+sub '{"language_id":46,"source_code":"printf '"'\\\\377\\\\376'"'"}'
+jc "output not UTF-8 without base64: 201 {token, error} as Judge0" 201 '
+set(j) == {"token", "error"} and j["error"] == "some attributes for this submission cannot be converted to UTF-8, use base64_encoded=true query parameter"'
+tok_bin=$(token)
+req GET "/submissions/$tok_bin"
+jc "... its GET without base64: 400 {error}" 400 'list(j) == ["error"] and "base64_encoded=true" in j["error"]'
+req GET "/submissions/$tok_bin?base64_encoded=true"
+jc "... and with base64: the bytes" 200 'base64.b64decode(j["stdout"]) == b"\xff\xfe" and j["status"]["id"] == 3'
+req GET "/submissions/$tok_bin?base64_encoded=true&fields=stdout"
+jc "... fields=stdout asks for that one only" 200 'list(j) == ["stdout"]'
+req GET "/submissions/$tok_ok?fields=*"
+jc "GET a kept submission, fields=*: what was asked and what came of it" 200 '
+j["source_code"] == "print(6*7)\nprint()" and j["language_id"] == 71 and j["expected_output"] == "42  \n" and
+j["status_id"] == 3 and j["exit_code"] == 0 and j["token"] == "'"$tok_ok"'" and j["finished_at"] >= j["created_at"]'
+req GET "/submissions/$tok_nzec?base64_encoded=true&fields=message,stderr"
+jc "GET with base64: the message is encoded too" 200 '
+base64.b64decode(j["message"]) == b"Exited with error status 3" and j["stderr"] == "ZXJyCg==\n"'
+
+# bad requests
+req GET /submissions/00000000-0000-4000-8000-000000000000
+jc "an unknown token: 404 {error}" 404 'list(j) == ["error"]'
+req GET "/submissions/$tok_ok?fields=stdout,bogus"
+jc "fields= naming no attribute: 400 as Judge0" 400 'j == {"error": "invalid fields: [bogus]"}'
+post /submissions '{"language_id":71,"source_code":"print(1)"}'
+jc "without wait=true: 400 saying to send it" 400 '"wait=true" in j["error"]'
+sub '{"language_id":71,"source_code":"x"}' base64_encoded=yes
+jc "base64_encoded neither true nor false: 400 naming it" 400 '"base64_encoded" in j["error"]'
+sub '{"language_id":71,"source_code":'
+jc "malformed JSON: 400 {error}" 400 'list(j) == ["error"]'
+sub '{"language_id":"python","source_code":"x"}'
+jc "language_id not an integer: 422 naming it" 422 "$(invalid language_id)"
+sub '{"language_id":75,"source_code":"x"}'
+jc "a language id with no template here: 422 as Judge0" 422 'j == {"language_id": ["language with id 75 doesn'"'"'t exist"]}'
+sub '{"language_id":71}'
+jc "no source_code: 422 naming it" 422 "$(invalid source_code)"
+sub '{"language_id":71,"source_code":"x","stdin":5}'
+jc "stdin not a string: 422 naming it" 422 "$(invalid stdin)"
+sub '{"language_id":71,"source_code":"x","memory_limit":"lots"}'
+jc "memory_limit not a number: 422 naming it" 422 "$(invalid memory_limit)"
+sub '{"language_id":71,"source_code":"x","stack_limit":64000}'
+jc "a limit this server cannot apply (stack_limit): 422, not ignored" 422 "$(invalid stack_limit)"
+sub '{"language_id":71,"source_code":"x","enable_network":true}'
+jc "enable_network true: 422" 422 "$(invalid enable_network)"
+sub '{"language_id":71,"source_code":"!!!"}' base64_encoded=true
+jc "source_code that is not base64: 422 naming it" 422 "$(invalid source_code)"
+sub '{"language_id":46,"source_code":"x","command_line_arguments":"a \"b"}'
+jc "command_line_arguments with an open quote: 422" 422 "$(invalid command_line_arguments)"
+big=$(head -c 70000 /dev/zero | tr '\0' 'x')
+sub '{"language_id":71,"source_code":"'"$big"'"}'
+jc "a body over [server] max_body: 413" 413 'True'
+
+# Judge every answer kept, in order, as the next TAP lines.
+"$PY" - "$tmp/j" "$n_j" "$tap_n" <<'EOF'
+import base64, json, sys
+d, n, first = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+failed = 0
+for i in range(1, n + 1):
+    got, want, desc, expr = open("%s/%d.check" % (d, i)).read().split("\n", 3)
+    body = open("%s/%d.body" % (d, i), "rb").read()
+    try:
+        j = json.loads(body)
+    except ValueError:
+        j = None
+    try:
+        good = got == want and bool(eval("(" + expr.strip() + ")"))
+    except Exception as e:
+        good = False
+        print("# %s: %s" % (type(e).__name__, e))
+    print("%s %d - %s" % ("ok" if good else "not ok", first + i, desc))
+    if not good:
+        failed = 1
+        print("# status %s (expected %s), body: %s" % (got, want, body[:400]))
+sys.exit(failed)
+EOF
+[ $? = 0 ] || tap_failed=1
+tap_n=$((tap_n + n_j))
+
+srv_stop TERM
+check "switched off ([server] compat_judge0 = false): 404" eval 'srv_start -o server.compat_judge0=false && req GET /languages && err_is 404 not_found'
+done_testing
