@@ -23,8 +23,8 @@
  * without waiting for processes the command left in the background.
  *
  * When the provider stops a command itself (an output cap, the sink asked
- * to stop, its own deadline, a dropped stream) a second exec sweeps the
- * marked processes.  An exec that never reached the pod (refused upgrade,
+ * to stop, the caller cancelled, its own deadline, a dropped stream) a
+ * second exec sweeps the marked processes.  An exec that never reached the pod (refused upgrade,
  * no connection) tells the core it did not start.
  */
 #include "config.h"
@@ -324,7 +324,8 @@ static int refused(struct kube_prov *p, struct kube_sb *sb, const struct kube_ws
 /* One exec of @body with @args, @pieces after it on stdin, L = @l. */
 static int run_program(struct kube_prov *p, struct kube_sb *sb, const char *body,
                        const char *const *args, size_t l, const struct kube_piece *pieces,
-                       size_t n, uint64_t deadline_ns, struct run *r, struct kube_ws_res *res)
+                       size_t n, uint64_t deadline_ns, int cancel_fd, struct run *r,
+                       struct kube_ws_res *res)
 {
     unsigned char *in = NULL;
     size_t in_len = 0;
@@ -335,7 +336,8 @@ static int run_program(struct kube_prov *p, struct kube_sb *sb, const char *body
     }
     struct kube_ws_req rq = {.path = path, .stdin_data = in, .stdin_len = in_len,
                              .close_stdin = true, .version = p->exec_protocol,
-                             .deadline_ns = deadline_ns, .on_data = on_data, .ud = r};
+                             .deadline_ns = deadline_ns, .cancel_fd = cancel_fd,
+                             .on_data = on_data, .ud = r};
     int rc = kube_ws_run(p, &rq, res);
     free(path);
     free(in);
@@ -355,7 +357,8 @@ int kube_run_helper(struct kube_prov *p, struct kube_sb *sb, const char *what, c
     uint64_t deadline = kube_now_ns() + (uint64_t)p->request_ms * 1000000u +
                         (uint64_t)in_len * 1000u;   /* and 1 s a MB */
     struct kube_piece piece = {in, in_len};
-    int rc = run_program(p, sb, body, args, in_len, &piece, in ? 1 : 0, deadline, &r, &res);
+    int rc = run_program(p, sb, body, args, in_len, &piece, in ? 1 : 0, deadline, -1, &r,
+                         &res);
     if (rc) {
         rc = refused(p, sb, &res, rc, what);
         free(r.out);
@@ -402,7 +405,7 @@ void kube_sweep(struct kube_prov *p, struct kube_sb *sb, const char *token)
     const char *args[] = {token, NULL};
     struct run r = {.p = p, .collect = true, .out_max = 4096};
     struct kube_ws_res res;
-    int rc = run_program(p, sb, body, args, 0, NULL, 0, kube_now_ns() + SWEEP_TIMEOUT_NS, &r,
+    int rc = run_program(p, sb, body, args, 0, NULL, 0, kube_now_ns() + SWEEP_TIMEOUT_NS, -1, &r,
                          &res);
     char msg[200];
     if (rc || status_code(&r, msg, sizeof msg) != 0)
@@ -550,6 +553,11 @@ static int outcome(struct kube_prov *p, struct kube_sb *sb, const sbx_exec_spec_
     int st = status_code(r, msg, sizeof msg);
     out->stdout_truncated = r->st[SBX_STREAM_STDOUT].truncated;
     out->stderr_truncated = r->st[SBX_STREAM_STDERR].truncated;
+    if (res->cancelled) {
+        kube_sweep(p, sb, token);
+        return p->host->set_error(p->h, SBX_E_CANCELLED, "sandbox %s: the exec was cancelled",
+                                  sb->id);
+    }
     if (r->stop_cap || r->stop_sink) {
         kube_sweep(p, sb, token);
         out->status = SBX_RUN_OUTPUT_LIMIT;
@@ -639,6 +647,9 @@ int kube_exec(struct kube_prov *p, struct kube_sb *sb, const sbx_exec_spec_v1 *s
                                       "cannot be set by a POSIX shell (letters, digits and _, "
                                       "not starting with a digit)",
                                       spec->env[i].key ? spec->env[i].key : "");
+    if (kube_ws_cancelled(spec->cancel_fd))
+        return p->host->set_error(p->h, SBX_E_CANCELLED, "sandbox %s: the exec was cancelled "
+                                  "before it began", sb->id);
     uint64_t t0 = kube_now_ns();
     char *dir = NULL;
     struct inline_files files;
@@ -704,8 +715,8 @@ int kube_exec(struct kube_prov *p, struct kube_sb *sb, const sbx_exec_spec_v1 *s
     if (rc)
         rc = p->host->set_error(p->h, rc, "out of memory");
     else if ((rc = run_program(p, sb, files.script, args, files.pieces[spec->n_files].len,
-                               files.pieces, files.n, kube_now_ns() + tmo + EXEC_GRACE_NS, &r,
-                               &res)))
+                               files.pieces, files.n, kube_now_ns() + tmo + EXEC_GRACE_NS,
+                               spec->cancel_fd, &r, &res)))
         rc = refused(p, sb, &res, rc, "exec");
     uint64_t now = kube_now_ns();
     for (size_t i = 0; envs && i < spec->n_env; i++)

@@ -282,6 +282,7 @@ struct kube_ws_req {
     bool close_stdin;              /* send CLOSE(0) after stdin (v5 only) */
     int version;                   /* 0: v5 with v4 offered too; 4 or 5: only it */
     uint64_t deadline_ns;          /* monotonic; 0: none */
+    int cancel_fd;                 /* -1, or readable once the caller cancels */
     /* Each message's payload, without its channel byte, as it comes (a
      * long message in several pieces, each with the message's channel).
      * Return 0 to go on, non-zero to close the socket. */
@@ -298,11 +299,14 @@ struct kube_ws_res {
     bool dropped;                  /* the connection ended without one */
     bool timed_out;
     bool stopped;                  /* on_data asked to stop */
+    bool cancelled;                /* cancel_fd became readable */
 };
 /* Runs one exec WebSocket to its end.  Returns SBX_OK when it opened and
  * ended (look at res), or the error of a connection that never opened
  * (HTTP status in res->http_status; message on the host). */
 int kube_ws_run(struct kube_prov *p, const struct kube_ws_req *rq, struct kube_ws_res *res);
+/* True when @cancel_fd (-1: none) is readable: the caller cancelled. */
+bool kube_ws_cancelled(int cancel_fd);
 int kube_ws_tls_init(struct kube_prov *p);
 void kube_ws_tls_free(struct kube_prov *p);
 

@@ -11,7 +11,9 @@
  *
  * Each exec has a libwebsockets context of its own, serviced by the
  * calling thread until the socket closes, the caller stops it or the
- * deadline passes (a sorted-usec timer wakes the loop); contexts share the
+ * deadline passes (a sorted-usec timer wakes the loop) or the caller's
+ * cancel descriptor becomes readable (looked at every CANCEL_POLL_US: the
+ * loop has no way to wait on a foreign descriptor); contexts share the
  * provider's OpenSSL SSL_CTX (the kubeconfig's CA and client certificate).
  * libwebsockets sets SIGPIPE to SIG_IGN when a context is made; the
  * disposition the process had is put back at once, and SIGPIPE is blocked
@@ -22,6 +24,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -38,6 +41,7 @@
 #include "kube-int.h"
 
 #define STDIN_CHUNK (32u * 1024)
+#define CANCEL_POLL_US (50 * LWS_US_PER_MS)
 
 struct sess {
     struct kube_prov *p;
@@ -47,6 +51,7 @@ struct sess {
     struct lws_context *ctx;
     struct lws *wsi;
     lws_sorted_usec_list_t sul;
+    lws_sorted_usec_list_t cancel_sul;
     size_t in_off;
     bool close_sent;
     bool done;
@@ -207,6 +212,27 @@ static void on_deadline(lws_sorted_usec_list_t *sul)
     s->done = true;
 }
 
+bool kube_ws_cancelled(int cancel_fd)
+{
+    struct pollfd pf = {.fd = cancel_fd, .events = POLLIN};
+    return cancel_fd >= 0 && poll(&pf, 1, 0) > 0;
+}
+
+/* Ends the session as the deadline does, for the caller's cancel. */
+static void on_cancel_check(lws_sorted_usec_list_t *sul)
+{
+    struct sess *s = lws_container_of(sul, struct sess, cancel_sul);
+    if (!kube_ws_cancelled(s->rq->cancel_fd)) {
+        lws_sul_schedule(s->ctx, 0, &s->cancel_sul, on_cancel_check, CANCEL_POLL_US);
+        return;
+    }
+    s->res->cancelled = true;
+    s->we_closed = true;
+    if (s->wsi)
+        lws_set_timeout(s->wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC);
+    s->done = true;
+}
+
 int kube_ws_run(struct kube_prov *p, const struct kube_ws_req *rq, struct kube_ws_res *res)
 {
     memset(res, 0, sizeof *res);
@@ -296,6 +322,8 @@ int kube_ws_run(struct kube_prov *p, const struct kube_ws_req *rq, struct kube_w
         lws_usec_t us = rq->deadline_ns > now ? (lws_usec_t)((rq->deadline_ns - now) / 1000) : 1;
         lws_sul_schedule(s.ctx, 0, &s.sul, on_deadline, us);
     }
+    if (rq->cancel_fd >= 0)
+        lws_sul_schedule(s.ctx, 0, &s.cancel_sul, on_cancel_check, CANCEL_POLL_US);
     while (!s.done) {
         if (lws_service(s.ctx, 0) < 0)
             break;
@@ -319,6 +347,7 @@ out:
         pthread_rwlock_unlock(&tls_index_lock);
     if (s.ctx) {
         lws_sul_cancel(&s.sul);
+        lws_sul_cancel(&s.cancel_sul);
         lws_context_destroy(s.ctx);
     }
     /* A SIGPIPE raised meanwhile is ours: consume it before unblocking. */

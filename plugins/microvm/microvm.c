@@ -21,7 +21,7 @@
 
 #include "mv-int.h"
 
-static const char *const mv_keys[] = {
+static const char *const config_keys[] = {
     "qemu", "kernel", "initrd", "accel", "memory", "boot_timeout", "kvm_probe_timeout", NULL,
 };
 
@@ -372,4 +372,4 @@ SBX_PROVIDER_DEFINE("microvm", PACKAGE_VERSION,
                     "each sandbox a QEMU microvm guest with its own kernel",
                     "MIT", SBX_CAP_STDIN | SBX_CAP_STREAM | SBX_CAP_MEMORY_LIMIT |
                         SBX_CAP_CPU_STATS | SBX_CAP_NETWORK_POLICY,
-                    mv_keys, NULL, &mv_ops);
+                    config_keys, NULL, &mv_ops);

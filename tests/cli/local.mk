@@ -2,7 +2,8 @@
 #
 # The shell tests run $(top_builddir)/polysandbox with the environment of
 # AM_TESTS_ENVIRONMENT (build-tree providers, tests/config).  usage.sh
-# needs no provider; the others need the local provider.
+# needs no provider and man-keys.sh only the sources; the others need the
+# local provider.
 
 check_PROGRAMS += tests/cli/units-test
 tests_cli_units_test_SOURCES = tests/cli/units-test.c core/cli/units.c \
@@ -19,7 +20,8 @@ CLI_TESTS = \
 	tests/cli/habits.sh \
 	tests/cli/locate.sh \
 	tests/cli/info.sh \
-	tests/cli/man.sh
+	tests/cli/man.sh \
+	tests/cli/man-keys.sh
 TESTS += tests/cli/units-test $(CLI_TESTS)
 dist_check_SCRIPTS += $(CLI_TESTS)
 EXTRA_DIST += tests/cli/lib.sh

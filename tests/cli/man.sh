@@ -1,5 +1,6 @@
 #!/bin/sh
-# tests/cli/man.sh - the man pages format without a warning (groff -ww),
+# tests/cli/man.sh - the man pages format without a warning (groff -ww,
+# tables included, 80 columns),
 # each program's page is installed (listed in dist_man_MANS), and
 # polysandbox-locald, which people meet in ps(1) though it is not run by
 # hand, has a usage of its own: --help (exit 0), bad options (exit 2).
@@ -13,7 +14,8 @@ for p in $pages; do
         echo "ok $((tap_n += 1)) - # SKIP $p: groff is not installed"
         continue
     fi
-    groff -man -ww -z -Tutf8 "$top_srcdir/doc/$p" >"$tmp/out" 2>"$tmp/err"
+    # Tables too (-t), at the width man(1) gives an 80-column terminal.
+    groff -t -man -ww -z -Tutf8 -rLL=78n "$top_srcdir/doc/$p" >"$tmp/out" 2>"$tmp/err"
     rc=$?
     check "$p formats without a warning" eval 'is_rc 0 && ! [ -s "$tmp/err" ]'
 done

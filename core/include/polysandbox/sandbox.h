@@ -419,7 +419,8 @@ SBX_API int sbx_exec_opts_set_output_cb(sbx_exec_opts *o, sbx_output_cb cb,
  * firing @c.  A run not yet started is not started; a sandbox being
  * created is destroyed as soon as it exists; a command running is killed
  * with every process it started (within a second or so) where the
- * provider has the "cancel" capability (SBX_CAP_CANCEL: local, docker).
+ * provider has the "cancel" capability (SBX_CAP_CANCEL: local, docker,
+ * kubernetes).
  * A provider without it stops the command at its next output, else runs
  * it to its time limit.  sbx_run then destroys the sandbox as always.
  * The result of a cancelled run or exec has status SBX_RUN_SANDBOX_ERROR
