@@ -921,7 +921,7 @@ function addVerdict(v) {
 }
 
 async function followJob(id) {
-  const job = { id, t0: Date.now(), last: 0 };
+  const job = { id, t0: Date.now(), last: 0, done: false };
   evJob = job;
   $("ev-job").hidden = false;
   $("ev-job-h").textContent = `job ${id}`;
@@ -937,10 +937,14 @@ async function followJob(id) {
     head.append(th);
   }
   items.append(head);
-  // pass@k is the job's (GET /v1/jobs/ID): asked at most once a second
+  // pass@k is the job's (GET /v1/jobs/ID): asked at most once a second.
+  // An answer landing after "done" is older than the final figures the
+  // done event carries, so it is dropped.
   const refresh = async () => {
     const resp = await api(`/v1/jobs/${encodeURIComponent(id)}?limit=0`);
-    if (resp.ok && evJob === job) showPassK((await resp.json()).pass_at_k);
+    if (!resp.ok) return;
+    const pk = (await resp.json()).pass_at_k;
+    if (evJob === job && !job.done) showPassK(pk);
   };
   try {
     const resp = await api(`/v1/jobs/${encodeURIComponent(id)}/events`,
@@ -966,6 +970,7 @@ async function followJob(id) {
       } else if (event === "error" && data.error) {
         notice(`Job ${id}: ${data.error.message} (${data.error.code})`);
       } else if (event === "done") {
+        job.done = true;
         const p = data.progress || {};
         $("ev-progress").max = Math.max(1, p.total || 0);
         $("ev-progress").value = p.done || 0;
