@@ -8,6 +8,7 @@
  *                               exit ends the exec while the pipe is open
  *   test-stdin-stream refused N exec_protocol = v4: the exec is refused
  *                               (SBX_E_NOTSUP, naming v5), nothing runs
+ *   test-stdin-stream old N     the same when the server chooses v4
  * Prints TAP lines numbered from N + 1 (the plan is the script's). */
 #include "config.h"
 
@@ -212,7 +213,8 @@ static void run_stream(sbx_ctx *ctx)
     close(p[0]);
 }
 
-static void run_refused(sbx_ctx *ctx)
+/* @why: what the message must say besides v5; @who: the checks' words. */
+static void run_refused(sbx_ctx *ctx, const char *why, const char *who)
 {
     struct feeder f = {.fd = -1};
     int p[2];
@@ -230,11 +232,15 @@ static void run_refused(sbx_ctx *ctx)
     const char *e = r ? sbx_result_error(r) : NULL;
     bool ok = rc == SBX_OK && r && sbx_result_status(r) == SBX_RUN_SANDBOX_ERROR &&
               sbx_result_error_code(r) == SBX_E_NOTSUP && e &&
-              strstr(e, "v5.channel.k8s.io") && strstr(e, "exec_protocol = v4");
-    check("v4: a streamed stdin is refused (not supported), naming v5 and the setting", ok);
+              strstr(e, "v5.channel.k8s.io") && strstr(e, why);
+    char what[160];
+    snprintf(what, sizeof what, "%s: a streamed stdin is refused (not supported), naming v5 "
+             "and '%s'", who, why);
+    check(what, ok);
     if (!ok && r)
         say(r);
-    check("v4: nothing ran", f.seen_len == 0);
+    snprintf(what, sizeof what, "%s: nothing ran", who);
+    check(what, f.seen_len == 0);
     sbx_result_free(r);
     sbx_exec_opts_free(x);
     close(p[0]);
@@ -245,8 +251,9 @@ int main(int argc, char **argv)
 {
     sbx_ctx *ctx = NULL;
     signal(SIGPIPE, SIG_IGN);
-    if (argc != 3 || (strcmp(argv[1], "stream") && strcmp(argv[1], "refused"))) {
-        fprintf(stderr, "usage: %s stream|refused FIRST-NUMBER\n", argv[0]);
+    if (argc != 3 || (strcmp(argv[1], "stream") && strcmp(argv[1], "refused") &&
+                      strcmp(argv[1], "old"))) {
+        fprintf(stderr, "usage: %s stream|refused|old FIRST-NUMBER\n", argv[0]);
         return 2;
     }
     n = atoi(argv[2]);
@@ -257,8 +264,10 @@ int main(int argc, char **argv)
     }
     if (!strcmp(argv[1], "stream"))
         run_stream(ctx);
+    else if (!strcmp(argv[1], "refused"))
+        run_refused(ctx, "exec_protocol = v4", "exec_protocol = v4");
     else
-        run_refused(ctx);
+        run_refused(ctx, "the API server chose v4.channel.k8s.io", "a server without v5");
     sbx_ctx_free(ctx);
     return failed;
 }
