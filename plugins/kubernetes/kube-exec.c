@@ -68,7 +68,7 @@ static const char perl_run[] =
  * $6 open files, $7 perl's part, $8 the work directory, then NAME=value...
  * "--" argv.  On the exec's stdin after it: the tars of the exec's files
  * (taken by `put` lines between the head and the tail), then $L bytes of
- * the command's stdin. */
+ * the command's stdin, or with L=s (streamed) all the rest, to v5's CLOSE. */
 static const char wrapper_head[] =
     "t=$1 d=$2 w=$3 c=$4 f=$5 n=$6 P=$7 W=$8; shift 8\n"
     "while [ \"$#\" -gt 0 ] && [ \"$1\" != -- ]; do export \"$1\" || exit 125; shift; done\n"
