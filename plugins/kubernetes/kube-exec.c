@@ -68,7 +68,7 @@ static const char perl_run[] =
  * $6 open files, $7 perl's part, $8 the work directory, then NAME=value...
  * "--" argv.  On the exec's stdin after it: the tars of the exec's files
  * (taken by `put` lines between the head and the tail), then $L bytes of
- * the command's stdin. */
+ * the command's stdin, or with L=s (streamed) all the rest, to v5's CLOSE. */
 static const char wrapper_head[] =
     "t=$1 d=$2 w=$3 c=$4 f=$5 n=$6 P=$7 W=$8; shift 8\n"
     "while [ \"$#\" -gt 0 ] && [ \"$1\" != -- ]; do export \"$1\" || exit 125; shift; done\n"
@@ -103,7 +103,9 @@ static const char wrapper_tail[] =
     "[ \"$f\" -gt 0 ] && u -f \"$f\" 2\n"
     "[ \"$n\" -gt 0 ] && u -n \"$n\" 3\n"
     "if command -v perl >/dev/null 2>&1; then R() { perl -e \"$P\" \"$s\" \"$@\"; }; else R() { \"$@\"; }; fi\n"
-    "if [ \"$L\" -gt 0 ]; then head -c \"$L\" | R \"$@\"; q=$?; else R \"$@\" </dev/null; q=$?; fi\n"
+    /* L=s: streamed stdin, the rest of the exec's own, to its CLOSE. */
+    "if [ \"$L\" = s ]; then R \"$@\"; q=$?; elif [ \"$L\" -gt 0 ]; then head -c \"$L\" | R \"$@\"; q=$?;"
+    " else R \"$@\" </dev/null; q=$?; fi\n"
     /* A watchdog that fired is left to finish its sweep. */
     "if [ -e \"$s.t\" ]; then wait $g; else kill $g 2>/dev/null; fi\n"
     "k=x:$q\n"
@@ -299,11 +301,24 @@ static int status_code(struct run *r, char *msg, size_t cap)
     return code;
 }
 
+/* A streamed stdin on a protocol that cannot end it: refused, nothing
+ * run (the command would never see the end of its input). */
+static int no_stream(struct kube_prov *p, struct kube_sb *sb, const char *why)
+{
+    return p->host->set_error(p->h, SBX_E_NOTSUP, "sandbox %s: exec: streaming stdin needs the "
+                              "v5.channel.k8s.io exec protocol (Kubernetes 1.30 or later), the "
+                              "only one that can end a command's stdin, and %s; nothing was "
+                              "run", sb->id, why);
+}
+
 /* An exec that never opened: say why (the pod's state when it has one). */
 static int refused(struct kube_prov *p, struct kube_sb *sb, const struct kube_ws_res *res,
                    int rc, const char *what)
 {
     kube_not_started(p);
+    if (res->no_stdin_close)
+        return no_stream(p, sb, res->version == 4 ? "the API server chose v4.channel.k8s.io"
+                                                  : "the API server chose channel.k8s.io");
     if (!res->http_status)
         return rc;
     if (res->http_status == 400 || res->http_status == 404) {
@@ -321,11 +336,12 @@ static int refused(struct kube_prov *p, struct kube_sb *sb, const struct kube_ws
     return kube_status_error(p, ctx, res->http_status, NULL, 0, res->retry_after_ms);
 }
 
-/* One exec of @body with @args, @pieces after it on stdin, L = @l. */
+/* One exec of @body with @args, @pieces after it on stdin, L = @l, then
+ * what @stdin_fd (-1: none) gives to its end. */
 static int run_program(struct kube_prov *p, struct kube_sb *sb, const char *body,
                        const char *const *args, size_t l, const struct kube_piece *pieces,
-                       size_t n, uint64_t deadline_ns, int cancel_fd, struct run *r,
-                       struct kube_ws_res *res)
+                       size_t n, uint64_t deadline_ns, int cancel_fd, int stdin_fd,
+                       struct run *r, struct kube_ws_res *res)
 {
     unsigned char *in = NULL;
     size_t in_len = 0;
@@ -337,7 +353,7 @@ static int run_program(struct kube_prov *p, struct kube_sb *sb, const char *body
     struct kube_ws_req rq = {.path = path, .stdin_data = in, .stdin_len = in_len,
                              .close_stdin = true, .version = p->exec_protocol,
                              .deadline_ns = deadline_ns, .cancel_fd = cancel_fd,
-                             .on_data = on_data, .ud = r};
+                             .stdin_fd = stdin_fd, .on_data = on_data, .ud = r};
     int rc = kube_ws_run(p, &rq, res);
     free(path);
     free(in);
@@ -357,7 +373,7 @@ int kube_run_helper(struct kube_prov *p, struct kube_sb *sb, const char *what, c
     uint64_t deadline = kube_now_ns() + (uint64_t)p->request_ms * 1000000u +
                         (uint64_t)in_len * 1000u;   /* and 1 s a MB */
     struct kube_piece piece = {in, in_len};
-    int rc = run_program(p, sb, body, args, in_len, &piece, in ? 1 : 0, deadline, -1, &r,
+    int rc = run_program(p, sb, body, args, in_len, &piece, in ? 1 : 0, deadline, -1, -1, &r,
                          &res);
     if (rc) {
         rc = refused(p, sb, &res, rc, what);
@@ -405,8 +421,8 @@ void kube_sweep(struct kube_prov *p, struct kube_sb *sb, const char *token)
     const char *args[] = {token, NULL};
     struct run r = {.p = p, .collect = true, .out_max = 4096};
     struct kube_ws_res res;
-    int rc = run_program(p, sb, body, args, 0, NULL, 0, kube_now_ns() + SWEEP_TIMEOUT_NS, -1, &r,
-                         &res);
+    int rc = run_program(p, sb, body, args, 0, NULL, 0, kube_now_ns() + SWEEP_TIMEOUT_NS, -1, -1,
+                         &r, &res);
     char msg[200];
     if (rc || status_code(&r, msg, sizeof msg) != 0)
         p->host->log(p->h, SBX_LOG_WARNING, "sandbox %s: could not sweep what a stopped exec "
@@ -650,6 +666,10 @@ int kube_exec(struct kube_prov *p, struct kube_sb *sb, const sbx_exec_spec_v1 *s
     if (kube_ws_cancelled(spec->cancel_fd))
         return p->host->set_error(p->h, SBX_E_CANCELLED, "sandbox %s: the exec was cancelled "
                                   "before it began", sb->id);
+    /* A streamed stdin ends with v5's CLOSE; v4 has no way to end it. */
+    bool stream = spec->stdin_fd >= 0;
+    if (stream && p->exec_protocol == 4)
+        return no_stream(p, sb, "exec_protocol = v4 is set");
     uint64_t t0 = kube_now_ns();
     char *dir = NULL;
     struct inline_files files;
@@ -714,9 +734,10 @@ int kube_exec(struct kube_prov *p, struct kube_sb *sb, const sbx_exec_spec_v1 *s
     uint64_t opened_at = kube_now_ns();
     if (rc)
         rc = p->host->set_error(p->h, rc, "out of memory");
-    else if ((rc = run_program(p, sb, files.script, args, files.pieces[spec->n_files].len,
+    else if ((rc = run_program(p, sb, files.script, args,
+                               stream ? KUBE_L_STREAM : files.pieces[spec->n_files].len,
                                files.pieces, files.n, kube_now_ns() + tmo + EXEC_GRACE_NS,
-                               spec->cancel_fd, &r, &res)))
+                               spec->cancel_fd, stream ? spec->stdin_fd : -1, &r, &res)))
         rc = refused(p, sb, &res, rc, "exec");
     uint64_t now = kube_now_ns();
     for (size_t i = 0; envs && i < spec->n_env; i++)

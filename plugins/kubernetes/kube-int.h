@@ -280,6 +280,11 @@ struct kube_ws_req {
     const unsigned char *stdin_data;
     size_t stdin_len;
     bool close_stdin;              /* send CLOSE(0) after stdin (v5 only) */
+    /* -1, or a descriptor (not ours) whose bytes follow stdin_data until
+     * its end of file, read only when poll() says so and only once what
+     * was read before went out; then CLOSE(0).  Needs v5: on another
+     * protocol the socket is closed before anything is sent. */
+    int stdin_fd;
     int version;                   /* 0: v5 with v4 offered too; 4 or 5: only it */
     uint64_t deadline_ns;          /* monotonic; 0: none */
     int cancel_fd;                 /* -1, or readable once the caller cancels */
@@ -300,6 +305,7 @@ struct kube_ws_res {
     bool timed_out;
     bool stopped;                  /* on_data asked to stop */
     bool cancelled;                /* cancel_fd became readable */
+    bool no_stdin_close;           /* stdin_fd set, the server chose v4 (or v1) */
 };
 /* Runs one exec WebSocket to its end.  Returns SBX_OK when it opened and
  * ended (look at res), or the error of a connection that never opened
@@ -328,7 +334,10 @@ void kube_sweep(struct kube_prov *p, struct kube_sb *sb, const char *token);
 /* The exec path of @pod: the bootstrap as its command, stdin on. */
 char *kube_exec_path(struct kube_prov *p, const char *pod);
 /* The exec's stdin: the program (L=@l, `set --` @args, @body) framed for
- * the bootstrap, then the @n pieces of payload.  *out is malloc'd. */
+ * the bootstrap, then the @n pieces of payload.  *out is malloc'd.
+ * @l KUBE_L_STREAM: L=s, the command takes the rest of the exec's stdin
+ * to its end (streamed stdin, v5). */
+#define KUBE_L_STREAM ((size_t)-1)
 struct kube_piece {
     const void *data;
     size_t len;

@@ -14,7 +14,9 @@
  * argument single-quoted, so any byte but NUL survives, newlines too),
  * then does its work; the data after it (files' tars, then the command's
  * stdin) is taken with `head -c`, so that each piece ends where it should
- * whether or not the exec's stdin can be closed (v4 has no close).
+ * whether or not the exec's stdin can be closed (v4 has no close).  A
+ * streamed stdin (L=s) has no length: the command inherits what is left
+ * of the exec's stdin and sees its end when the client sends v5's CLOSE.
  */
 #include "config.h"
 
@@ -87,7 +89,10 @@ int kube_program(const char *body, const char *const *args, size_t l,
     char num[64];
     *out = NULL;
     *out_len = 0;
-    snprintf(num, sizeof num, "L=%zu\nset --", l);
+    if (l == KUBE_L_STREAM)
+        snprintf(num, sizeof num, "L=s\nset --");
+    else
+        snprintf(num, sizeof num, "L=%zu\nset --", l);
     int bad = puts_(&text, num);
     for (size_t i = 0; !bad && args && args[i]; i++)
         bad = put(&text, " ", 1) || quoted(&text, args[i]);

@@ -9,6 +9,19 @@
  * piece by piece as libwebsockets delivers them.  A refused upgrade gives
  * its HTTP status (and Retry-After) to the caller.
  *
+ * A streamed stdin (the caller's stdin_fd) follows the request's own
+ * bytes: one chunk is read when the socket can take a message and poll()
+ * says the descriptor is readable (it may be a blocking one), so nothing
+ * more is read while the last chunk has not gone out (a slow reader in the
+ * pod fills its pipe, the server stops reading, the socket stops being
+ * writable); its end of file sends CLOSE.  Only v5 has CLOSE: with
+ * stdin_fd the session refuses any other protocol the server chooses
+ * before sending a byte.  When nothing is readable the descriptor is
+ * looked at again every STDIN_POLL_US: libwebsockets can adopt a foreign
+ * descriptor into its loop, but it then makes it non-blocking (the open
+ * file description the caller shares) and closes it, which a descriptor
+ * lent to us must not suffer.
+ *
  * Each exec has a libwebsockets context of its own, serviced by the
  * calling thread until the socket closes, the caller stops it or the
  * deadline passes (a sorted-usec timer wakes the loop) or the caller's
@@ -31,6 +44,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <libwebsockets.h>
 #include <openssl/err.h>
@@ -42,6 +56,8 @@
 
 #define STDIN_CHUNK (32u * 1024)
 #define CANCEL_POLL_US (50 * LWS_US_PER_MS)
+#define STDIN_POLL_US (10 * LWS_US_PER_MS)
+#define STDIN_DEFER_US LWS_US_PER_MS
 
 struct sess {
     struct kube_prov *p;
@@ -52,7 +68,10 @@ struct sess {
     struct lws *wsi;
     lws_sorted_usec_list_t sul;
     lws_sorted_usec_list_t cancel_sul;
+    lws_sorted_usec_list_t in_sul;   /* a look again at an idle stdin_fd */
     size_t in_off;
+    bool in_open;                /* stdin_fd not at its end yet */
+    bool deferred;               /* the last write waited for the server's news */
     bool close_sent;
     bool done;
     bool we_closed;
@@ -76,10 +95,72 @@ static void quiet_log(void)
     lws_set_log_level(0, NULL);
 }
 
+/* The loop has no event for stdin_fd: see whether it is readable now. */
+static void on_stdin_check(lws_sorted_usec_list_t *sul)
+{
+    struct sess *s = lws_container_of(sul, struct sess, in_sul);
+    if (s->wsi && !s->done)
+        lws_callback_on_writable(s->wsi);
+}
+
+/* Whether what the server sent waits on the socket: then the loop reads
+ * it before more stdin is written (a look again in STDIN_DEFER_US).  A
+ * server that saw the command end sends its last output and status and
+ * closes with our stdin unread; the reset that follows fails the next
+ * write, and after a failed write libwebsockets drops what was still to
+ * be read: the command's fate would be lost.  Also for the request's own
+ * bytes (a command may end before it read them). */
+static bool server_first(struct sess *s)
+{
+    struct pollfd pf = {.fd = lws_get_socket_fd(s->wsi), .events = POLLIN};
+    /* Once per write: output that never pauses cannot starve stdin. */
+    if (s->deferred || pf.fd < 0 || poll(&pf, 1, 0) <= 0) {
+        s->deferred = false;
+        return false;
+    }
+    s->deferred = true;
+    lws_sul_schedule(s->ctx, 0, &s->in_sul, on_stdin_check, STDIN_DEFER_US);
+    return true;
+}
+
+/* The socket can take a message: one chunk of stdin_fd when it is
+ * readable, else a look again later.  0 sent or waiting, -1 the socket
+ * failed, 1 stdin_fd ended (end of file, or an error reading it). */
+static int send_streamed(struct sess *s)
+{
+    unsigned char *buf = s->out + LWS_PRE;
+    struct pollfd pf = {.fd = s->rq->stdin_fd, .events = POLLIN};
+    ssize_t n = -1;
+    int pr;
+    while ((pr = poll(&pf, 1, 0)) < 0 && errno == EINTR)
+        ;
+    if (pr > 0)
+        while ((n = read(s->rq->stdin_fd, buf + 1, STDIN_CHUNK)) < 0 && errno == EINTR)
+            ;
+    if (pr == 0 || (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))) {
+        lws_sul_schedule(s->ctx, 0, &s->in_sul, on_stdin_check, STDIN_POLL_US);
+        return 0;
+    }
+    if (n <= 0) {
+        if (n < 0)
+            s->p->host->log(s->p->h, SBX_LOG_WARNING, "exec: reading the streamed stdin "
+                            "failed (%s): the command's stdin is ended", strerror(errno));
+        s->in_open = false;
+        return 1;
+    }
+    buf[0] = 0;
+    if (lws_write(s->wsi, buf, (size_t)n + 1, LWS_WRITE_BINARY) < (int)n + 1)
+        return -1;
+    lws_callback_on_writable(s->wsi);
+    return 0;
+}
+
 static int send_stdin(struct sess *s)
 {
     const struct kube_ws_req *rq = s->rq;
     unsigned char *buf = s->out + LWS_PRE;
+    if (server_first(s))
+        return 0;
     if (s->in_off < rq->stdin_len) {
         size_t n = rq->stdin_len - s->in_off;
         if (n > STDIN_CHUNK)
@@ -92,7 +173,12 @@ static int send_stdin(struct sess *s)
         lws_callback_on_writable(s->wsi);
         return 0;
     }
-    if (rq->close_stdin && s->res->version == 5 && !s->close_sent) {
+    if (s->in_open) {
+        int rc = send_streamed(s);
+        if (rc <= 0)
+            return rc;
+    }
+    if ((rq->close_stdin || rq->stdin_fd >= 0) && s->res->version == 5 && !s->close_sent) {
         buf[0] = 255;
         buf[1] = 0;
         if (lws_write(s->wsi, buf, 2, LWS_WRITE_BINARY) < 2)
@@ -123,11 +209,15 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
         lws_hdr_copy(wsi, proto, sizeof proto, WSI_TOKEN_PROTOCOL);
         s->res->version = !strcmp(proto, "v5.channel.k8s.io") ? 5
                           : !strcmp(proto, "v4.channel.k8s.io") ? 4 : 1;
+        if (s->rq->stdin_fd >= 0 && s->res->version != 5) {
+            s->res->no_stdin_close = true;
+            return -1;     /* nothing sent: the bootstrap reads no program */
+        }
         break;
     }
     case LWS_CALLBACK_CLIENT_ESTABLISHED:
         s->res->opened = true;
-        if (s->rq->stdin_len || s->rq->close_stdin)
+        if (s->rq->stdin_len || s->rq->close_stdin || s->in_open)
             lws_callback_on_writable(wsi);
         break;
     case LWS_CALLBACK_CLIENT_WRITEABLE:
@@ -249,7 +339,7 @@ int kube_ws_run(struct kube_prov *p, const struct kube_ws_req *rq, struct kube_w
         return p->host->set_error(p->h, SBX_E_NOMEM, "out of memory");
     }
     bool shaking = false;   /* holding tls_index_lock for reading */
-    struct sess s = {.p = p, .rq = rq, .res = res, .channel = -1,
+    struct sess s = {.p = p, .rq = rq, .res = res, .channel = -1, .in_open = rq->stdin_fd >= 0,
                      .auth = line ? line + strlen("Authorization: ") : NULL};
     s.out = malloc(LWS_PRE + STDIN_CHUNK + 1);
     if (!s.out) {
@@ -333,7 +423,9 @@ int kube_ws_run(struct kube_prov *p, const struct kube_ws_req *rq, struct kube_w
         }
     }
     if (!res->opened) {
-        if (res->timed_out)
+        if (res->no_stdin_close)
+            rc = SBX_E_NOTSUP;    /* the caller explains */
+        else if (res->timed_out)
             rc = p->host->set_error(p->h, SBX_E_TIMEOUT, "exec: no WebSocket from %s in time",
                                     p->conn.server);
         else if (res->http_status >= 300)
@@ -348,6 +440,7 @@ out:
     if (s.ctx) {
         lws_sul_cancel(&s.sul);
         lws_sul_cancel(&s.cancel_sul);
+        lws_sul_cancel(&s.in_sul);
         lws_context_destroy(s.ctx);
     }
     /* A SIGPIPE raised meanwhile is ours: consume it before unblocking. */

@@ -27,7 +27,7 @@ import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from kubefake import runtime  # noqa: E402
+from kubefake import execsession, runtime  # noqa: E402
 from kubefake.cluster import Cluster  # noqa: E402
 from kubefake.server import Server, Handler  # noqa: E402
 
@@ -60,6 +60,9 @@ def main():
                     help="longest a watch lasts when the client gives no timeoutSeconds")
     ap.add_argument("--bookmark-interval", type=float, default=5.0,
                     help="seconds between BOOKMARK events (allowWatchBookmarks=true)")
+    ap.add_argument("--exec-protocols", default=",".join(execsession.PROTOCOLS),
+                    help="the exec WebSocket subprotocols served, comma-separated (without "
+                         "v5.channel.k8s.io: an API server before 1.30)")
     ap.add_argument("--agent-sandbox", action="store_true",
                     help="serve the agent-sandbox CRDs and run their controller")
     ap.add_argument("--faults", help="initial faults, a JSON object (see kubefake/faults.py)")
@@ -68,6 +71,11 @@ def main():
     args = ap.parse_args()
     if bool(args.tls_cert) != bool(args.tls_key):
         ap.error("--tls-cert and --tls-key go together")
+    args.exec_protocols = tuple(p for p in args.exec_protocols.split(",") if p)
+    unknown = [p for p in args.exec_protocols if p not in execsession.PROTOCOLS]
+    if unknown or not args.exec_protocols:
+        ap.error("--exec-protocols: %s: not among %s"
+                 % (",".join(unknown) or "none", ",".join(execsession.PROTOCOLS)))
     if not args.state_dir:
         args.state_dir = tempfile.mkdtemp(prefix="kube-fake-")
     os.makedirs(args.state_dir, exist_ok=True)

@@ -29,12 +29,13 @@ PROTOCOLS = ("v5.channel.k8s.io", "v4.channel.k8s.io", "v4.base64.channel.k8s.io
 STDIN, STDOUT, STDERR, ERROR, RESIZE, CLOSE = 0, 1, 2, 3, 4, 255
 
 
-def negotiate(offered):
-    """The chosen subprotocol or None.  No offer at all means v1."""
+def negotiate(offered, served=PROTOCOLS):
+    """The chosen subprotocol (the first offered that is served) or None.
+    No offer at all means v1."""
     if not offered:
-        return "channel.k8s.io"
+        return "channel.k8s.io" if "channel.k8s.io" in served else None
     for p in offered:
-        if p in PROTOCOLS:
+        if p in served:
             return p
     return None
 

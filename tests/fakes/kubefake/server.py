@@ -689,11 +689,11 @@ class Handler(BaseHTTPRequestHandler):
                            "protocol: 'Sec-WebSocket-Key' or version 13 missing")
         offered = [p.strip() for h in self.headers.get_all("Sec-WebSocket-Protocol") or []
                    for p in h.split(",") if p.strip()]
-        chosen = execsession.negotiate(offered)
+        served = getattr(ctx.args, "exec_protocols", execsession.PROTOCOLS)
+        chosen = execsession.negotiate(offered, served)
         if chosen is None:
             raise ApiError(400, "BadRequest", "unable to upgrade: unable to negotiate protocol: "
-                           "client supports %s, server supports %s"
-                           % (offered, list(execsession.PROTOCOLS)))
+                           "client supports %s, server supports %s" % (offered, list(served)))
         # The kubelet refuses a missing program before starting anything.
         missing = ctx.missing_program(cont, argv[0])
         self.send_response(101, "Switching Protocols")
