@@ -7,7 +7,7 @@
 # The answers are kept and judged together by one python3 at the end.
 . "$top_srcdir/tests/server/lib.sh"
 
-plan 40
+plan 50
 
 check "polysandboxd starts" srv_start -o server.max_body=64K
 
@@ -24,6 +24,21 @@ jc() {
 sub() { post "/submissions?wait=true${2:+&$2}" "$1"; }
 token() { sed -n 's/.*"token":"\([0-9a-f-]*\)".*/\1/p' "$tmp/out"; }
 # invalid FIELD: Judge0's 422 {FIELD: [message]}
+# poll TOKEN: GET the submission until it ended (a status past 2), its
+# statuses kept one a line in $tmp/seen.TOKEN; bounded (60 s: a hang).
+poll() {
+    : >"$tmp/seen.$1"
+    p_n=1200
+    while [ $p_n -gt 0 ]; do
+        req GET "/submissions/$1?fields=status_id"
+        p_s=$(sed -n 's/.*"status_id":\([0-9]*\).*/\1/p' "$tmp/out")
+        echo "$p_s" >>"$tmp/seen.$1"
+        [ "${p_s:-0}" -gt 2 ] && return 0
+        sleep 0.05
+        p_n=$((p_n - 1))
+    done
+    return 1
+}
 invalid() { printf 'list(j) == ["%s"] and isinstance(j["%s"][0], str) and j["%s"][0]' "$1" "$1" "$1"; }
 
 req GET /languages
@@ -103,13 +118,35 @@ req GET "/submissions/$tok_nzec?base64_encoded=true&fields=message,stderr"
 jc "GET with base64: the message is encoded too" 200 '
 base64.b64decode(j["message"]) == b"Exited with error status 3" and j["stderr"] == "ZXJyCg==\n"'
 
+# In the background (no wait=true, Judge0's default): 201 {token} at
+# once, then GET shows it queued, processing, finished.
+post /submissions '{"language_id":71,"source_code":"import sys\nprint(sys.stdin.read()*2)","stdin":"ab"}'
+jc "without wait=true: 201 {token} at once (the run in the background)" 201 '
+set(j) == {"token"} and len(j["token"]) == 36'
+tok_bg=$(token)
+poll "$tok_bg"
+req GET "/submissions/$tok_bg?fields=*"
+jc "... GET polled until it ended: statuses in Judge0's order (1, 2, then 3), its result" 200 '
+j["status"] == {"id": 3, "description": "Accepted"} and j["stdout"] == "abab\n" and
+j["stdin"] == "ab" and j["finished_at"] >= j["created_at"] and
+[s for s in open("'"$tmp/seen.$tok_bg"'").read().split() if s] == sorted(
+ s for s in open("'"$tmp/seen.$tok_bg"'").read().split() if s) and
+open("'"$tmp/seen.$tok_bg"'").read().split()[-1] == "3" and
+set(open("'"$tmp/seen.$tok_bg"'").read().split()) <= {"1", "2", "3"}'
+post "/submissions?base64_encoded=true&wait=false" '{"language_id":46,"source_code":"'"$(printf 'printf "\\377"' | base64 -w0)"'"}'
+tok_bg64=$(token)
+poll "$tok_bg64"
+req GET "/submissions/$tok_bg64?base64_encoded=true&fields=stdout,status_id"
+jc "wait=false and base64_encoded=true: bytes that are not UTF-8 shown in base64" 200 '
+j == {"stdout": "/w==\n", "status_id": 3}'
+post /submissions '{"language_id":71}'
+jc "in the background too, a submission is checked at once: 422 naming the field" 422 "$(invalid source_code)"
+
 # bad requests
 req GET /submissions/00000000-0000-4000-8000-000000000000
 jc "an unknown token: 404 {error}" 404 'list(j) == ["error"]'
 req GET "/submissions/$tok_ok?fields=stdout,bogus"
 jc "fields= naming no attribute: 400 as Judge0" 400 'j == {"error": "invalid fields: [bogus]"}'
-post /submissions '{"language_id":71,"source_code":"print(1)"}'
-jc "without wait=true: 400 saying to send it" 400 '"wait=true" in j["error"]'
 sub '{"language_id":71,"source_code":"x"}' base64_encoded=yes
 jc "base64_encoded neither true nor false: 400 naming it" 400 '"base64_encoded" in j["error"]'
 sub '{"language_id":71,"source_code":'
@@ -163,5 +200,29 @@ EOF
 tap_n=$((tap_n + n_j))
 
 srv_stop TERM
+
+# The background's bounds: [server] job_workers runs at once, [server]
+# queue waiting, then Judge0's 503; SIGTERM cancels what runs.
+secs=$((3000 + $$ % 5000))   # a sleep no other test runs
+check "polysandboxd starts (job_workers 1, queue 2, grace 1s)" \
+    srv_start -o server.job_workers=1 -o server.queue=2 -o server.grace=1s
+post /submissions '{"language_id":46,"source_code":"sleep '"$secs"'"}'
+tok_a=$(token)
+check "a long submission in the background runs" within 30 sleeping "$secs"
+req GET "/submissions/$tok_a?fields=status"
+check "... GET shows it Processing (status 2)" json_check 'j == {"status": {"id": 2, "description": "Processing"}}'
+post /submissions '{"language_id":46,"source_code":"echo b"}'
+tok_b=$(token)
+post /submissions '{"language_id":46,"source_code":"echo c"}'
+req GET "/submissions/$tok_b?fields=status,stdout,time"
+check "the next one waits for it: In Queue (status 1), no result yet" json_check '
+j == {"status": {"id": 1, "description": "In Queue"}, "stdout": None, "time": None}'
+post /submissions '{"language_id":46,"source_code":"echo d"}'
+check "past [server] queue waiting: 503 {\"error\": \"queue is full\"} as Judge0" \
+    eval 'is 503 && json_check "j == {\"error\": \"queue is full\"}"'
+srv_stop TERM
+check "SIGTERM: the server exits 0 past its grace time" test "$srv_rc" = 0
+check "... its background run cancelled (the sleep is gone)" gone_within 5 sleeping "$secs"
+
 check "switched off ([server] compat_judge0 = false): 404" eval 'srv_start -o server.compat_judge0=false && req GET /languages && err_is 404 not_found'
 done_testing

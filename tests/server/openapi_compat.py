@@ -49,7 +49,9 @@ sub = check("POST", "/submissions?wait=true", 201, {"language_id": 71, "source_c
 check("POST", "/submissions?wait=true", 201,
       {"language_id": 46, "source_code": "printf '\\377'"},
       want=lambda j: set(j) == {"token", "error"})
-check("POST", "/submissions", 400, {"language_id": 71, "source_code": "print(1)"})
+check("POST", "/submissions", 201, {"language_id": 71, "source_code": "print(1)"},
+      want=lambda j: set(j) == {"token"})
+check("POST", "/submissions?wait=maybe", 400, {"language_id": 71, "source_code": "print(1)"})
 check("POST", "/submissions?wait=true", 422, {"language_id": 9999, "source_code": "x"})
 check("POST", "/submissions?wait=true", 422, {"language_id": 71, "source_code": "x",
                                               "cpu_time_limit": 1e9 / 1e3})
