@@ -129,8 +129,12 @@ static void *runner(void *arg)
 int srv_j0_queue_push(srv *s, srv_j0_req **qs, size_t n)
 {
     struct srv_j0q *Q = s->judge0;
-    srv_j0_sub **shown = calloc(n ? n : 1, sizeof *shown);
+    srv_j0_sub **shown;
     int rc = 0;
+
+    if (!Q)
+        return -2;   /* not started (a harness), or stopped */
+    shown = calloc(n ? n : 1, sizeof *shown);
 
     /* What GET shows until it runs: a copy, "In Queue". */
     for (size_t i = 0; shown && i < n; i++) {

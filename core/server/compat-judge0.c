@@ -13,6 +13,12 @@
  *                               -> 201 {token} (run in the background),
  *                                  or the submission when wait=true
  *   GET  /submissions/{token}?base64_encoded=&fields=
+ *   POST /submissions/batch?base64_encoded=
+ *                               {submissions: [...]} (at most 20)
+ *                               -> 201 [{token} or its errors, ...]
+ *   GET  /submissions/batch?tokens=A,B&base64_encoded=&fields=
+ *                               {submissions: [each, or null]}
+ *   GET  /languages/{id}        {id, name, is_archived}
  *
  * Clients hard-code Judge0's language ids, so the ids of Judge0 CE's
  * table map onto our templates (several ids onto one: 48, 49, 50 are all
@@ -147,6 +153,24 @@ static void list_languages(srv_req *r)
         return;
     }
     srv_reply_json(r, 200, arr);
+}
+
+/* GET /languages/{id}: one of them (Judge0's compile and run commands
+ * are not ours to show). */
+static void show_language(srv_req *r)
+{
+    const char *id = srv_req_param(r, "id");
+    const struct srv_j0_lang *l = NULL;
+    size_t n = id ? strlen(id) : 0;
+
+    if (n && n < 10 && strspn(id, "0123456789") == n)
+        l = lang_of(r->s, strtoll(id, NULL, 10));
+    if (!l) {
+        error_reply(r, 404, "language with id %.16s doesn't exist", id ? id : "");
+        return;
+    }
+    srv_reply_json(r, 200, json_pack("{s:i, s:s, s:b}", "id", l->id, "name", l->name,
+                                     "is_archived", 0));
 }
 
 static void list_statuses(srv_req *r)
@@ -766,7 +790,8 @@ static void create_wait(srv_req *r, srv_j0_req *q, const char *fields)
 static void queue_refused(srv_req *r, int rc)
 {
     if (rc == -2) {
-        srv_error(r, 503, "shutting_down", NULL, "the server is shutting down");
+        srv_error(r, 503, "shutting_down", NULL, "the server is shutting down: it takes no "
+                  "submission to run in the background");
         return;
     }
     if (rc == -3) {
@@ -824,6 +849,135 @@ out:
     json_decref(j);
 }
 
+/* POST /submissions/batch {"submissions": [...]}: each checked on its
+ * own, [{token} or its errors, ...] in their order; the valid ones run in
+ * the background (all of them queued, or none: 503). */
+static void create_batch(srv_req *r)
+{
+    srv_j0_req *qs[SRV_J0_BATCH_MAX];
+    size_t n_ok = 0, n;
+    bool base64, nomem = false;
+    json_t *j, *subs, *out = NULL;
+    char why[512];
+    int rc;
+
+    if (query_flag(r, "base64_encoded", &base64) != 0)
+        return;
+    if (!(j = srv_compat_body(r, why, sizeof why))) {
+        error_reply(r, 400, "%s", why);
+        return;
+    }
+    subs = json_object_get(j, "submissions");
+    n = json_array_size(subs);
+    if (subs && !json_is_array(subs)) {
+        error_reply(r, 400, "submissions must be an array of submissions");
+        goto out;
+    }
+    if (n == 0 || n > SRV_J0_BATCH_MAX) {
+        error_reply(r, 400, n ? "number of submissions in a batch should be less than or "
+                    "equal to %d" : "there should be at least one submission in a batch",
+                    SRV_J0_BATCH_MAX);
+        goto out;
+    }
+    if (!(out = json_array())) {
+        error_reply(r, 500, "out of memory");
+        goto out;
+    }
+    for (size_t i = 0; i < n && !nomem; i++) {
+        json_t *item = json_array_get(subs, i), *slot;
+        srv_j0_req *q = calloc(1, sizeof *q);
+        if (!q) {
+            nomem = true;
+            break;
+        }
+        q->s = r->s;
+        q->base64 = base64;
+        if (!json_is_object(item)) {
+            slot = json_pack("{s:s}", "error", "a submission must be a JSON object");
+        } else if (srv_j0_req_parse(q, item) != 0) {
+            slot = q->status == 422 ? json_incref(q->err) : NULL;   /* else ENOMEM */
+        } else {
+            slot = json_pack("{s:s}", "token", q->sub->token);
+            if (slot) {
+                qs[n_ok++] = q;
+                q = NULL;
+            }
+        }
+        srv_j0_req_free(q);
+        nomem = !slot || json_array_append_new(out, slot) != 0;
+    }
+    if (nomem) {
+        error_reply(r, 500, "out of memory");
+    } else if (n_ok && (rc = srv_j0_queue_push(r->s, qs, n_ok)) != 0) {
+        queue_refused(r, rc);
+    } else {
+        n_ok = 0;   /* the queue's */
+        srv_reply_json(r, 201, out);
+        out = NULL;
+    }
+    for (size_t i = 0; i < n_ok; i++)
+        srv_j0_req_free(qs[i]);
+out:
+    json_decref(out);
+    json_decref(j);
+}
+
+/* GET /submissions/batch?tokens=A,B,C: {"submissions": [each or null]}. */
+static void show_batch(srv_req *r)
+{
+    const char *tokens = srv_req_query(r, "tokens"), *fields, *s;
+    bool base64;
+    size_t n = 0;
+    json_t *arr, *o;
+
+    if (query_show(r, &base64, &fields) != 0)
+        return;
+    /* Judge0 strips the list and splits it at commas (a last empty one
+     * dropped). */
+    if (!tokens)
+        tokens = "";
+    tokens += strspn(tokens, " \t\r\n");
+    size_t len = strlen(tokens);
+    while (len && strchr(" \t\r\n,", tokens[len - 1]))
+        len--;
+    for (size_t i = 0; len && i <= len; i++)
+        n += i == len || tokens[i] == ',';
+    if (n == 0 || n > SRV_J0_BATCH_MAX) {
+        error_reply(r, 400, n ? "number of submissions in a batch should be less than or "
+                    "equal to %d" : "there should be at least one submission in a batch",
+                    SRV_J0_BATCH_MAX);
+        return;
+    }
+    if (!(arr = json_array())) {
+        error_reply(r, 500, "out of memory");
+        return;
+    }
+    s = tokens;
+    for (size_t i = 0; i < n; i++) {
+        size_t k = strcspn(s, ",");
+        char tok[SRV_J0_TOKEN_LEN + 1];
+        int rc = -1;
+        if (k > len - (size_t)(s - tokens))
+            k = len - (size_t)(s - tokens);
+        o = NULL;
+        if (k <= SRV_J0_TOKEN_LEN) {
+            memcpy(tok, s, k);
+            tok[k] = '\0';
+            rc = srv_j0_find(tok, base64, fields, &o);
+        }
+        if (rc == 1 || rc == 2) {
+            json_decref(arr);
+            error_reply(r, rc == 1 ? 400 : 500, "%s", rc == 2 ? "out of memory"
+                        : "some attributes for one or more submissions cannot be converted "
+                          "to UTF-8, use base64_encoded=true query parameter");
+            return;
+        }
+        json_array_append_new(arr, o ? o : json_null());
+        s += k + (s[k] == ',');
+    }
+    srv_reply_json(r, 200, json_pack("{s:o}", "submissions", arr));
+}
+
 static void show(srv_req *r)
 {
     const char *token = srv_req_param(r, "token"), *fields;
@@ -851,8 +1005,12 @@ static void show(srv_req *r)
 
 static const srv_route routes[] = {
     { SRV_GET, "/languages", list_languages, 0 },
+    { SRV_GET, "/languages/{id}", show_language, 0 },
     { SRV_GET, "/statuses", list_statuses, 0 },
     { SRV_POST, "/submissions", create, SRV_R_WORKER },
+    /* before /submissions/{token}: the first route that matches is taken */
+    { SRV_POST, "/submissions/batch", create_batch, SRV_R_WORKER },
+    { SRV_GET, "/submissions/batch", show_batch, SRV_R_WORKER },
     /* a worker: showing one may encode megabytes */
     { SRV_GET, "/submissions/{token}", show, SRV_R_WORKER },
 };

@@ -85,11 +85,13 @@ int srv_j0_req_run(srv_j0_req *q, sbx_cancel *cancel);
 /* Queue the @n submissions @qs (transfer full each, on success only):
  * each is kept as "In Queue" for GET, then runs.  0; -1 when the queue
  * has no room for all of them (Judge0's 503 "queue is full"), -2 when
- * the server stops, -3 on ENOMEM. */
+ * the server stops (or never started the queue), -3 on ENOMEM. */
 int srv_j0_queue_push(srv *s, srv_j0_req **qs, size_t n);
 
 /* The store's bounds (documented in polysandboxd(8)). */
 #define SRV_J0_KEEP_MAX 1024
 #define SRV_J0_KEEP_BYTES ((size_t)64 << 20)
+/* The most submissions of a batch (Judge0's MAX_SUBMISSION_BATCH_SIZE). */
+#define SRV_J0_BATCH_MAX 20
 
 #endif

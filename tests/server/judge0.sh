@@ -1,13 +1,15 @@
 #!/bin/sh
 # tests/server/judge0.sh - the Judge0 routes (/languages, /statuses,
-# /submissions) driven by curl: the statuses a submission ends in,
-# base64_encoded both ways, Judge0's answer to output that is not UTF-8,
-# bad requests naming their field, and the family switched off.
+# /submissions, /submissions/batch) driven by curl: the statuses a
+# submission ends in, base64_encoded both ways, Judge0's answer to output
+# that is not UTF-8, bad requests naming their field, submissions in the
+# background (queued, processing, finished; the queue's bound; SIGTERM),
+# batches, and the family switched off.
 # (No Judge0 client is on npm to drive it with, unlike piston.sh.)
 # The answers are kept and judged together by one python3 at the end.
 . "$top_srcdir/tests/server/lib.sh"
 
-plan 50
+plan 57
 
 check "polysandboxd starts" srv_start -o server.max_body=64K
 
@@ -141,6 +143,28 @@ jc "wait=false and base64_encoded=true: bytes that are not UTF-8 shown in base64
 j == {"stdout": "/w==\n", "status_id": 3}'
 post /submissions '{"language_id":71}'
 jc "in the background too, a submission is checked at once: 422 naming the field" 422 "$(invalid source_code)"
+
+# Batches: each submission checked on its own, each answered in its slot.
+post /submissions/batch '{"submissions":[{"language_id":71,"source_code":"print(1)"},{"language_id":71},"x",{"language_id":46,"source_code":"echo two"}]}'
+jc "POST /submissions/batch: [{token}, its errors, ...] in order, the invalid ones in their slot" 201 '
+len(j) == 4 and set(j[0]) == {"token"} and list(j[1]) == ["source_code"] and
+list(j[2]) == ["error"] and set(j[3]) == {"token"} and j[0]["token"] != j[3]["token"]'
+tok_b1=$(sed -n 's/^\[{"token":"\([0-9a-f-]*\)".*/\1/p' "$tmp/out")
+tok_b4=$(sed -n 's/.*{"token":"\([0-9a-f-]*\)"}\]$/\1/p' "$tmp/out")
+poll "$tok_b1" && poll "$tok_b4"
+req GET "/submissions/batch?tokens=$tok_b1,00000000-0000-4000-8000-000000000000,$tok_b4&fields=stdout,status_id"
+jc "GET /submissions/batch?tokens=: each in order, null for one not kept" 200 '
+j == {"submissions": [{"stdout": "1\n", "status_id": 3}, None, {"stdout": "two\n", "status_id": 3}]}'
+post /submissions/batch '{"submissions":[]}'
+jc "an empty batch: 400 as Judge0" 400 'j == {"error": "there should be at least one submission in a batch"}'
+post /submissions/batch "{\"submissions\":[$(printf '{},%.0s' $(seq 20)){}]}"
+jc "a batch of 21: 400 as Judge0 (at most 20)" 400 '"less than or equal to 20" in j["error"]'
+req GET /submissions/batch
+jc "GET /submissions/batch without tokens: 400" 400 'list(j) == ["error"]'
+req GET /languages/71
+jc "GET /languages/71: that language" 200 'j == {"id": 71, "name": "Python (3)", "is_archived": False}'
+req GET /languages/75
+jc "GET /languages/75 (no template here): 404 {error}" 404 'list(j) == ["error"]'
 
 # bad requests
 req GET /submissions/00000000-0000-4000-8000-000000000000
