@@ -197,6 +197,28 @@ big=$(head -c 70000 /dev/zero | tr '\0' 'x')
 sub '{"language_id":71,"source_code":"'"$big"'"}'
 jc "a body over [server] max_body: 413" 413 'True'
 
+srv_stop TERM
+
+# The background's bounds: [server] job_workers runs at once, [server]
+# queue waiting, then Judge0's 503; SIGTERM cancels what runs.
+secs=$((3000 + $$ % 5000))   # a sleep no other test runs
+check "polysandboxd starts (job_workers 1, queue 2, grace 0.2s)" \
+    srv_start -o server.job_workers=1 -o server.queue=2 -o server.grace=200ms
+post /submissions '{"language_id":46,"source_code":"sleep '"$secs"'"}'
+tok_a=$(token)
+check "a long submission in the background runs" within 30 sleeping "$secs"
+req GET "/submissions/$tok_a?fields=status"
+jc "... GET shows it Processing (status 2)" 200 'j == {"status": {"id": 2, "description": "Processing"}}'
+post /submissions '{"language_id":46,"source_code":"echo b"}'
+tok_b=$(token)
+post /submissions '{"language_id":46,"source_code":"echo c"}'
+req GET "/submissions/$tok_b?fields=status,stdout,time"
+jc "the next one waits for it: In Queue (status 1), no result yet" 200 '
+j == {"status": {"id": 1, "description": "In Queue"}, "stdout": None, "time": None}'
+post /submissions '{"language_id":46,"source_code":"echo d"}'
+jc "past [server] queue waiting: 503 {\"error\": \"queue is full\"} as Judge0" 503 '
+j == {"error": "queue is full"}'
+srv_stop TERM
 # Judge every answer kept, in order, as the next TAP lines.
 "$PY" - "$tmp/j" "$n_j" "$tap_n" <<'EOF'
 import base64, json, sys
@@ -223,28 +245,6 @@ EOF
 [ $? = 0 ] || tap_failed=1
 tap_n=$((tap_n + n_j))
 
-srv_stop TERM
-
-# The background's bounds: [server] job_workers runs at once, [server]
-# queue waiting, then Judge0's 503; SIGTERM cancels what runs.
-secs=$((3000 + $$ % 5000))   # a sleep no other test runs
-check "polysandboxd starts (job_workers 1, queue 2, grace 1s)" \
-    srv_start -o server.job_workers=1 -o server.queue=2 -o server.grace=1s
-post /submissions '{"language_id":46,"source_code":"sleep '"$secs"'"}'
-tok_a=$(token)
-check "a long submission in the background runs" within 30 sleeping "$secs"
-req GET "/submissions/$tok_a?fields=status"
-check "... GET shows it Processing (status 2)" json_check 'j == {"status": {"id": 2, "description": "Processing"}}'
-post /submissions '{"language_id":46,"source_code":"echo b"}'
-tok_b=$(token)
-post /submissions '{"language_id":46,"source_code":"echo c"}'
-req GET "/submissions/$tok_b?fields=status,stdout,time"
-check "the next one waits for it: In Queue (status 1), no result yet" json_check '
-j == {"status": {"id": 1, "description": "In Queue"}, "stdout": None, "time": None}'
-post /submissions '{"language_id":46,"source_code":"echo d"}'
-check "past [server] queue waiting: 503 {\"error\": \"queue is full\"} as Judge0" \
-    eval 'is 503 && json_check "j == {\"error\": \"queue is full\"}"'
-srv_stop TERM
 check "SIGTERM: the server exits 0 past its grace time" test "$srv_rc" = 0
 check "... its background run cancelled (the sleep is gone)" gone_within 5 sleeping "$secs"
 
