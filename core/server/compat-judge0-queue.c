@@ -179,6 +179,19 @@ int srv_j0_queue_push(srv *s, srv_j0_req **qs, size_t n)
     return rc;
 }
 
+void srv_j0_queue_stats(srv *s, unsigned *queued, unsigned *running)
+{
+    struct srv_j0q *Q = s->judge0;
+
+    *queued = *running = 0;
+    if (!Q)
+        return;
+    pthread_mutex_lock(&Q->mu);
+    *queued = Q->count;
+    *running = Q->running;
+    pthread_mutex_unlock(&Q->mu);
+}
+
 void srv_j0_queue_stop(srv *s, uint64_t deadline_ns)
 {
     struct srv_j0q *Q = s->judge0;

@@ -530,6 +530,9 @@ int srv_j0_queue_start(srv *s);
 /* Stop: what waits is dropped, what runs may finish until @deadline_ns
  * (srv_now_ns), then is cancelled. */
 void srv_j0_queue_stop(srv *s, uint64_t deadline_ns);
+/* Judge0's submissions waiting in the background and running now (zeros
+ * when the queue is not started), for /metrics. */
+void srv_j0_queue_stats(srv *s, unsigned *queued, unsigned *running);
 
 /* ---- metrics (metrics.c) ------------------------------------------------------- */
 

@@ -9,7 +9,7 @@
 # The answers are kept and judged together by one python3 at the end.
 . "$top_srcdir/tests/server/lib.sh"
 
-plan 57
+plan 58
 
 check "polysandboxd starts" srv_start -o server.max_body=64K
 
@@ -218,6 +218,9 @@ j == {"status": {"id": 1, "description": "In Queue"}, "stdout": None, "time": No
 post /submissions '{"language_id":46,"source_code":"echo d"}'
 jc "past [server] queue waiting: 503 {\"error\": \"queue is full\"} as Judge0" 503 '
 j == {"error": "queue is full"}'
+req GET /metrics
+jc "/metrics: 2 Judge0 submissions waiting, 1 running" 200 '
+b"\npolysandboxd_judge0_queued 2\n" in body and b"\npolysandboxd_judge0_running 1\n" in body'
 srv_stop TERM
 # Judge every answer kept, in order, as the next TAP lines.
 "$PY" - "$tmp/j" "$n_j" "$tap_n" <<'EOF'
