@@ -1,11 +1,14 @@
-/* core/server/compat-judge0-store.c - the finished Judge0 submissions,
- * and how one is shown
+/* core/server/compat-judge0-store.c - the Judge0 submissions kept, and
+ * how one is shown
  *
- * Submissions are run with wait=true only (see compat-judge0.c), so a
- * submission is kept once it has finished, for GET /submissions/{token}:
- * in memory, the last SRV_J0_KEEP_MAX of them within SRV_J0_KEEP_BYTES,
- * the oldest forgotten first.  Their bytes are kept as they were, since
- * each GET chooses base64 or text again.
+ * A submission is kept for GET /submissions/{token}: one run with
+ * wait=true once it has finished, one run in the background from its
+ * creation ("In Queue", then "Processing", then replaced by the finished
+ * one).  In memory, the last SRV_J0_KEEP_MAX of them within
+ * SRV_J0_KEEP_BYTES, the oldest forgotten first (one still running is
+ * forgotten too, when that many newer ones came: its GET is then a 404).
+ * Their bytes are kept as they were, since each GET chooses base64 or
+ * text again.
  */
 #include "config.h"
 
@@ -38,6 +41,25 @@ void srv_j0_sub_free(srv_j0_sub *sub)
         srv_bytes_free(&sub->text[i]);
     json_decref(sub->attrs);
     free(sub);
+}
+
+srv_j0_sub *srv_j0_sub_copy(const srv_j0_sub *sub)
+{
+    srv_j0_sub *c = calloc(1, sizeof *c);
+    int rc = 0;
+
+    if (!c)
+        return NULL;
+    memcpy(c->token, sub->token, sizeof c->token);
+    memcpy(c->has, sub->has, sizeof c->has);
+    for (int i = 0; i < J0_N_TEXT; i++)
+        if (sub->text[i].len)
+            rc |= srv_bytes_add(&c->text[i], sub->text[i].data, sub->text[i].len);
+    if (rc || !(c->attrs = json_deep_copy(sub->attrs))) {
+        srv_j0_sub_free(c);
+        return NULL;
+    }
+    return c;
 }
 
 static bool known_field(const char *f, size_t n)
@@ -210,20 +232,58 @@ void srv_j0_keep(srv_j0_sub *sub)
     pthread_mutex_unlock(&lock);
 }
 
+/* Under the lock: where @token is kept in kept[], or -1. */
+static long slot_of(const char *token)
+{
+    for (size_t i = 0; i < count; i++) {
+        size_t at = (head + i) % SRV_J0_KEEP_MAX;
+        if (!strcmp(kept[at]->token, token))
+            return (long)at;
+    }
+    return -1;
+}
+
+void srv_j0_replace(srv_j0_sub *sub)
+{
+    long at;
+
+    pthread_mutex_lock(&lock);
+    if ((at = slot_of(sub->token)) >= 0) {
+        kept_bytes -= size_of(kept[at]);
+        srv_j0_sub_free(kept[at]);
+        kept[at] = sub;
+        kept_bytes += size_of(sub);
+        sub = NULL;
+        while (count && kept_bytes > SRV_J0_KEEP_BYTES)
+            drop_oldest();
+    }
+    pthread_mutex_unlock(&lock);
+    srv_j0_sub_free(sub);
+}
+
+void srv_j0_set_status(const char *token, int id)
+{
+    long at;
+
+    pthread_mutex_lock(&lock);
+    if ((at = slot_of(token)) >= 0) {
+        json_object_set_new(kept[at]->attrs, "status", srv_j0_status_json(id));
+        json_object_set_new(kept[at]->attrs, "status_id", json_integer(id));
+    }
+    pthread_mutex_unlock(&lock);
+}
+
 int srv_j0_find(const char *token, bool base64, const char *fields, json_t **out)
 {
     int rc = -1;
     bool utf8 = true;
+    long at;
 
     *out = NULL;
     pthread_mutex_lock(&lock);
-    for (size_t i = 0; i < count; i++) {
-        const srv_j0_sub *sub = kept[(head + i) % SRV_J0_KEEP_MAX];
-        if (!strcmp(sub->token, token)) {
-            *out = srv_j0_show(sub, base64, fields, &utf8);
-            rc = *out ? 0 : utf8 ? 2 : 1;
-            break;
-        }
+    if ((at = slot_of(token)) >= 0) {
+        *out = srv_j0_show(kept[at], base64, fields, &utf8);
+        rc = *out ? 0 : utf8 ? 2 : 1;
     }
     pthread_mutex_unlock(&lock);
     return rc;

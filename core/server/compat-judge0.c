@@ -3,24 +3,31 @@
  *
  *   GET  /languages             [{id, name}]: Judge0's ids of our templates
  *   GET  /statuses              [{id, description}]
- *   POST /submissions?wait=true&base64_encoded=&fields=
+ *   POST /submissions?wait=&base64_encoded=&fields=
  *                               {source_code, language_id, stdin,
  *                                expected_output, cpu_time_limit,
  *                                wall_time_limit (s), memory_limit,
  *                                max_file_size (KB),
  *                                max_processes_and_or_threads,
  *                                command_line_arguments, ...}
- *                               -> 201 the submission
+ *                               -> 201 {token} (run in the background),
+ *                                  or the submission when wait=true
  *   GET  /submissions/{token}?base64_encoded=&fields=
+ *   POST /submissions/batch?base64_encoded=
+ *                               {submissions: [...]} (at most 20)
+ *                               -> 201 [{token} or its errors, ...]
+ *   GET  /submissions/batch?tokens=A,B&base64_encoded=&fields=
+ *                               {submissions: [each, or null]}
+ *   GET  /languages/{id}        {id, name, is_archived}
  *
  * Clients hard-code Judge0's language ids, so the ids of Judge0 CE's
  * table map onto our templates (several ids onto one: 48, 49, 50 are all
  * "C (GCC)"); an id whose template is not configured does not exist.
  *
- * Judge0 runs a submission asynchronously unless wait=true; this server
- * runs it within the request only, so wait=false (Judge0's default) is
- * refused with a 400 saying so.  A finished submission is kept
- * (compat-judge0-store.c) for GET /submissions/{token}.
+ * As Judge0, a submission runs in the background unless wait=true
+ * (compat-judge0-queue.c, bounded as the jobs are), and within the
+ * request with it.  A submission is kept (compat-judge0-store.c) for GET
+ * /submissions/{token}: "In Queue", "Processing", then finished.
  *
  * Judge0's shapes: a field that does not validate is 422 {field:
  * [message]}; anything else wrong with the request is 400 {error}.
@@ -46,7 +53,7 @@
 
 /* Judge0 CE's language ids, onto our templates.  The names carry no
  * version (Judge0's do): asking each runtime would run programs. */
-static const struct lang {
+static const struct srv_j0_lang {
     int id;
     const char *tmpl, *name;
 } langs[] = {
@@ -85,10 +92,10 @@ static const char utf8_error[] = "some attributes for this submission cannot be 
 /* Judge0's error shape: {"error": message}. */
 #define error_reply(r, status, ...) srv_compat_message(r, status, "error", __VA_ARGS__)
 
-/* Judge0's validation error: 422 {field: [message]}. */
-static void invalid(srv_req *r, const char *field, const char *fmt, ...)
+/* Judge0's validation error, kept in @q: 422 {field: [message]}. */
+static void invalid(srv_j0_req *q, const char *field, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
-static void invalid(srv_req *r, const char *field, const char *fmt, ...)
+static void invalid(srv_j0_req *q, const char *field, const char *fmt, ...)
 {
     char msg[512];
     va_list ap;
@@ -96,16 +103,39 @@ static void invalid(srv_req *r, const char *field, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    r->err_code = "invalid";
-    srv_reply_json(r, 422, json_pack("{s:[o]}", field, srv_json_text(msg, strlen(msg))));
+    json_decref(q->err);
+    q->status = 422;
+    q->err = json_pack("{s:[o]}", field, srv_json_text(msg, strlen(msg)));
+}
+
+/* Judge0's other error, kept in @q: {"error": message}. */
+static void failed(srv_j0_req *q, unsigned status, const char *msg)
+{
+    json_decref(q->err);
+    q->status = status;
+    q->err = json_pack("{s:o}", "error", srv_json_text(msg, strlen(msg)));
+}
+
+/* Reply what @q was refused with. */
+static void refused(srv_req *r, srv_j0_req *q)
+{
+    if (q->status == 499) {
+        srv_error(r, 499, "client_closed", NULL, "the client closed the connection");
+        return;
+    }
+    r->err_code = q->status >= 500 ? "internal" : "invalid";
+    if (q->err)
+        srv_reply_json(r, q->status, json_incref(q->err));
+    else
+        error_reply(r, 500, "out of memory");
 }
 
 /* ---- languages, statuses --------------------------------------------------------- */
 
-static const struct lang *lang_of(srv_req *r, json_int_t id)
+static const struct srv_j0_lang *lang_of(srv *s, json_int_t id)
 {
     for (size_t i = 0; i < N_LANGS; i++)
-        if (langs[i].id == id && sbx_ctx_find_template(r->s->ctx, langs[i].tmpl))
+        if (langs[i].id == id && sbx_ctx_find_template(s->ctx, langs[i].tmpl))
             return &langs[i];
     return NULL;
 }
@@ -115,7 +145,7 @@ static void list_languages(srv_req *r)
     json_t *arr = json_array();
 
     for (size_t i = 0; arr && i < N_LANGS; i++)
-        if (lang_of(r, langs[i].id) == &langs[i])
+        if (lang_of(r->s, langs[i].id) == &langs[i])
             json_array_append_new(arr, json_pack("{s:i, s:s}", "id", langs[i].id, "name",
                                                  langs[i].name));
     if (!arr) {
@@ -123,6 +153,24 @@ static void list_languages(srv_req *r)
         return;
     }
     srv_reply_json(r, 200, arr);
+}
+
+/* GET /languages/{id}: one of them (Judge0's compile and run commands
+ * are not ours to show). */
+static void show_language(srv_req *r)
+{
+    const char *id = srv_req_param(r, "id");
+    const struct srv_j0_lang *l = NULL;
+    size_t n = id ? strlen(id) : 0;
+
+    if (n && n < 10 && strspn(id, "0123456789") == n)
+        l = lang_of(r->s, strtoll(id, NULL, 10));
+    if (!l) {
+        error_reply(r, 404, "language with id %.16s doesn't exist", id ? id : "");
+        return;
+    }
+    srv_reply_json(r, 200, json_pack("{s:i, s:s, s:b}", "id", l->id, "name", l->name,
+                                     "is_archived", 0));
 }
 
 static void list_statuses(srv_req *r)
@@ -172,15 +220,6 @@ static int query_show(srv_req *r, bool *base64, const char **fields)
 
 /* ---- the request ----------------------------------------------------------------- */
 
-typedef struct j0_req {
-    const struct lang *lang;
-    bool base64, redirect;
-    sbx_create_opts *create;
-    sbx_exec_opts *exec;
-    char **argv;               /* command_line_arguments split (owned) */
-    srv_j0_sub *sub;           /* what is kept (owned) */
-} j0_req;
-
 /* @name's value, or NULL when it is absent or null (the default). */
 static json_t *given(json_t *j, const char *name)
 {
@@ -189,37 +228,37 @@ static json_t *given(json_t *j, const char *name)
 }
 
 /* A positive number (a limit) in @name, or 0 when absent; -1 after a 422. */
-static int number_field(srv_req *r, json_t *j, const char *name, double max, double *out)
+static int number_field(srv_j0_req *q, json_t *j, const char *name, double max, double *out)
 {
     json_t *v = given(j, name);
 
     *out = v ? json_number_value(v) : 0;
     if (v && !json_is_number(v))
-        invalid(r, name, "must be a number");
+        invalid(q, name, "must be a number");
     else if (v && (!isfinite(*out) || *out <= 0))
-        invalid(r, name, "must be greater than 0");
+        invalid(q, name, "must be greater than 0");
     else if (v && *out > max)
-        invalid(r, name, "must be less than or equal to %g", max);
+        invalid(q, name, "must be less than or equal to %g", max);
     else
         return 0;
     return -1;
 }
 
 /* A boolean in @name: absent or null is @def.  -1 after a 422. */
-static int bool_field(srv_req *r, json_t *j, const char *name, bool def, bool *out)
+static int bool_field(srv_j0_req *q, json_t *j, const char *name, bool def, bool *out)
 {
     json_t *v = given(j, name);
 
     *out = v ? json_is_true(v) : def;
     if (!v || json_is_boolean(v))
         return 0;
-    invalid(r, name, "must be true or false");
+    invalid(q, name, "must be true or false");
     return -1;
 }
 
 /* A text attribute: absent or null, or a string (base64 when asked).
  * -1 after a 422. */
-static int text_field(srv_req *r, json_t *j, j0_req *q, int which, const char *name)
+static int text_field(srv_j0_req *q, json_t *j, int which, const char *name)
 {
     json_t *v = given(j, name);
     srv_bytes *b = &q->sub->text[which];
@@ -229,19 +268,19 @@ static int text_field(srv_req *r, json_t *j, j0_req *q, int which, const char *n
     if (!v)
         return 0;
     if (!json_is_string(v)) {
-        invalid(r, name, "must be a string");
+        invalid(q, name, "must be a string");
         return -1;
     }
     q->sub->has[which] = true;
     if (!q->base64) {
         if (srv_bytes_add(b, json_string_value(v), json_string_length(v)) == 0)
             return 0;
-        error_reply(r, 500, "out of memory");
+        failed(q, 500, "out of memory");
         return -1;
     }
     unsigned char *bin = malloc(json_string_length(v) + 1);
     if (!bin) {
-        error_reply(r, 500, "out of memory");
+        failed(q, 500, "out of memory");
         return -1;
     }
     if (sodium_base642bin(bin, json_string_length(v) + 1, json_string_value(v),
@@ -249,13 +288,13 @@ static int text_field(srv_req *r, json_t *j, j0_req *q, int which, const char *n
                           sodium_base64_VARIANT_ORIGINAL) != 0 ||
         end != json_string_value(v) + json_string_length(v)) {
         free(bin);
-        invalid(r, name, "is not valid base64 (base64_encoded=true)");
+        invalid(q, name, "is not valid base64 (base64_encoded=true)");
         return -1;
     }
     int rc = srv_bytes_add(b, bin, len);
     free(bin);
     if (rc != 0) {
-        error_reply(r, 500, "out of memory");
+        failed(q, 500, "out of memory");
         return -1;
     }
     return 0;
@@ -333,7 +372,7 @@ fail:
 
 /* Judge0's attributes this server cannot apply: refused unless absent,
  * null or the value that asks for nothing. */
-static int refuse_unapplied(srv_req *r, json_t *j)
+static int refuse_unapplied(srv_j0_req *q, json_t *j)
 {
     static const char *const never[] = {
         "stack_limit", "cpu_extra_time", "callback_url", "compiler_options", "additional_files",
@@ -347,16 +386,16 @@ static int refuse_unapplied(srv_req *r, json_t *j)
     for (size_t i = 0; i < sizeof never / sizeof never[0]; i++)
         if ((v = given(j, never[i])) &&
             !(json_is_string(v) && !json_string_length(v))) {
-            invalid(r, never[i], "cannot be applied by this server (it is refused, not "
+            invalid(q, never[i], "cannot be applied by this server (it is refused, not "
                     "ignored); leave it out");
             return -1;
         }
     for (size_t i = 0; i < sizeof only_false / sizeof only_false[0]; i++) {
         bool on;
-        if (bool_field(r, j, only_false[i], false, &on) != 0)
+        if (bool_field(q, j, only_false[i], false, &on) != 0)
             return -1;
         if (on) {
-            invalid(r, only_false[i], "true cannot be applied by this server: %s",
+            invalid(q, only_false[i], "true cannot be applied by this server: %s",
                     i == 2 ? "a submission has no network" : "its limits are the whole "
                     "sandbox's");
             return -1;
@@ -364,25 +403,29 @@ static int refuse_unapplied(srv_req *r, json_t *j)
     }
     if ((v = given(j, "number_of_runs")) &&
         !(json_is_integer(v) && json_integer_value(v) == 1)) {
-        invalid(r, "number_of_runs", "must be 1 on this server (a submission runs once)");
+        invalid(q, "number_of_runs", "must be 1 on this server (a submission runs once)");
         return -1;
     }
     return 0;
 }
 
-static void j0_req_free(j0_req *q)
+void srv_j0_req_free(srv_j0_req *q)
 {
+    if (!q)
+        return;
     sbx_create_opts_free(q->create);
     sbx_exec_opts_free(q->exec);
     for (size_t i = 0; q->argv && q->argv[i]; i++)
         free(q->argv[i]);
     free(q->argv);
     srv_j0_sub_free(q->sub);
+    json_decref(q->err);
+    free(q);
 }
 
 /* The body made into options and the submission's first attributes.
- * -1 after a reply. */
-static int parse(srv_req *r, json_t *j, j0_req *q)
+ * -1 with q->err. */
+static int parse(srv_j0_req *q, json_t *j)
 {
     json_t *v = given(j, "language_id"), *a;
     json_int_t id = 0;
@@ -390,7 +433,7 @@ static int parse(srv_req *r, json_t *j, j0_req *q)
     const char *err;
 
     if (!v) {
-        invalid(r, "language_id", "can't be blank");
+        invalid(q, "language_id", "can't be blank");
         return -1;
     }
     if (json_is_integer(v)) {
@@ -399,57 +442,57 @@ static int parse(srv_req *r, json_t *j, j0_req *q)
                strspn(json_string_value(v), "0123456789") == json_string_length(v)) {
         id = strtoll(json_string_value(v), NULL, 10);   /* Rails takes "71" too */
     } else {
-        invalid(r, "language_id", "must be an integer");
+        invalid(q, "language_id", "must be an integer");
         return -1;
     }
-    if (!(q->lang = lang_of(r, id))) {
-        invalid(r, "language_id", "language with id %lld doesn't exist", (long long)id);
+    if (!(q->lang = lang_of(q->s, id))) {
+        invalid(q, "language_id", "language with id %lld doesn't exist", (long long)id);
         return -1;
     }
     if (!given(j, "source_code")) {
-        invalid(r, "source_code", "can't be blank");
+        invalid(q, "source_code", "can't be blank");
         return -1;
     }
-    if (text_field(r, j, q, J0_SOURCE_CODE, "source_code") != 0 ||
-        text_field(r, j, q, J0_STDIN, "stdin") != 0 ||
-        text_field(r, j, q, J0_EXPECTED_OUTPUT, "expected_output") != 0)
+    if (text_field(q, j, J0_SOURCE_CODE, "source_code") != 0 ||
+        text_field(q, j, J0_STDIN, "stdin") != 0 ||
+        text_field(q, j, J0_EXPECTED_OUTPUT, "expected_output") != 0)
         return -1;
     if (!q->sub->text[J0_SOURCE_CODE].len) {
-        invalid(r, "source_code", "can't be blank");
+        invalid(q, "source_code", "can't be blank");
         return -1;
     }
-    if (number_field(r, j, "cpu_time_limit", 1e6, &cpu) != 0 ||
-        number_field(r, j, "wall_time_limit", 1e6, &wall) != 0 ||
-        number_field(r, j, "memory_limit", 1e12, &mem) != 0 ||
-        number_field(r, j, "max_processes_and_or_threads", 1e9, &pids) != 0 ||
-        number_field(r, j, "max_file_size", 1e12, &fsize) != 0 ||
-        bool_field(r, j, "redirect_stderr_to_stdout", false, &q->redirect) != 0 ||
-        refuse_unapplied(r, j) != 0)
+    if (number_field(q, j, "cpu_time_limit", 1e6, &cpu) != 0 ||
+        number_field(q, j, "wall_time_limit", 1e6, &wall) != 0 ||
+        number_field(q, j, "memory_limit", 1e12, &mem) != 0 ||
+        number_field(q, j, "max_processes_and_or_threads", 1e9, &pids) != 0 ||
+        number_field(q, j, "max_file_size", 1e12, &fsize) != 0 ||
+        bool_field(q, j, "redirect_stderr_to_stdout", false, &q->redirect) != 0 ||
+        refuse_unapplied(q, j) != 0)
         return -1;
     if (pids && pids != floor(pids)) {
-        invalid(r, "max_processes_and_or_threads", "must be an integer");
+        invalid(q, "max_processes_and_or_threads", "must be an integer");
         return -1;
     }
     if ((v = given(j, "command_line_arguments"))) {
         if (!json_is_string(v)) {
-            invalid(r, "command_line_arguments", "must be a string");
+            invalid(q, "command_line_arguments", "must be a string");
             return -1;
         }
         if (json_string_length(v) > 512) {
-            invalid(r, "command_line_arguments", "is too long (maximum is 512 characters)");
+            invalid(q, "command_line_arguments", "is too long (maximum is 512 characters)");
             return -1;
         }
         if (strlen(json_string_value(v)) != json_string_length(v)) {
-            invalid(r, "command_line_arguments", "must not hold a NUL character");
+            invalid(q, "command_line_arguments", "must not hold a NUL character");
             return -1;
         }
         if (!(q->argv = split_args(json_string_value(v), &err))) {
-            invalid(r, "command_line_arguments", "%s", err);
+            invalid(q, "command_line_arguments", "%s", err);
             return -1;
         }
     }
     if (!(q->create = sbx_create_opts_new()) || !(q->exec = sbx_exec_opts_new())) {
-        error_reply(r, 500, "out of memory");
+        failed(q, 500, "out of memory");
         return -1;
     }
     sbx_create_opts_set_template(q->create, q->lang->tmpl);
@@ -676,75 +719,263 @@ static void new_token(char *out)
              u[13], u[14], u[15]);
 }
 
-/* ---- the routes ------------------------------------------------------------------ */
+/* ---- a submission ----------------------------------------------------------------- */
 
-static void create(srv_req *r)
+json_t *srv_j0_status_json(int id)
 {
-    j0_req q = {0};
-    bool wait, utf8 = true;
-    const char *fields;
-    json_t *j, *o;
-    srv_capture cap;
+    return json_pack("{s:i, s:s}", "id", id, "description", statuses[id]);
+}
 
-    if (query_flag(r, "wait", &wait) != 0 || query_show(r, &q.base64, &fields) != 0)
-        return;
-    if (!wait) {
-        error_reply(r, 400, "wait=false is not supported: this server runs a submission "
-                    "within its request only; send POST /submissions?wait=true");
-        return;
+int srv_j0_req_parse(srv_j0_req *q, json_t *body)
+{
+    if (!(q->sub = calloc(1, sizeof *q->sub)) || !(q->sub->attrs = json_object())) {
+        failed(q, 500, "out of memory");
+        return -1;
     }
-    {
-        char why[512];
-        if (!(j = srv_compat_body(r, why, sizeof why))) {
-            error_reply(r, 400, "%s", why);
-            return;
-        }
-    }
-    if (!(q.sub = calloc(1, sizeof *q.sub)) || !(q.sub->attrs = json_object())) {
-        error_reply(r, 500, "out of memory");
-        goto out;
-    }
-    new_token(q.sub->token);
-    json_object_set_new(q.sub->attrs, "token", json_string(q.sub->token));
-    json_object_set_new(q.sub->attrs, "created_at", now_iso());
-    if (parse(r, j, &q) != 0)
-        goto out;
-    if (srv_capture_run(r, q.create, q.exec, q.lang->tmpl, NULL, 0, &cap) != SBX_OK) {
-        const char *msg = srv_lib_message(r->s, cap.rc);
-        if (cap.rc == SBX_E_LIMIT || cap.rc == SBX_E_INVAL)
-            error_reply(r, 422, "%s", msg);
+    new_token(q->sub->token);
+    json_object_set_new(q->sub->attrs, "token", json_string(q->sub->token));
+    json_object_set_new(q->sub->attrs, "created_at", now_iso());
+    return parse(q, body);
+}
+
+int srv_j0_req_run(srv_j0_req *q, sbx_cancel *cancel)
+{
+    srv_capture cap;
+    int rc = -1;
+
+    if (srv_capture_run_in(q->s, cancel, q->create, q->exec, q->lang->tmpl, NULL, 0, &cap) !=
+        SBX_OK) {
+        failed(q, cap.rc == SBX_E_LIMIT || cap.rc == SBX_E_INVAL ? 422
+                  : cap.rc == SBX_E_PROVIDER_UNAVAILABLE || cap.rc == SBX_E_BUSY ? 503 : 500,
+               srv_lib_message(q->s, cap.rc));
+    } else if (sbx_result_status(cap.res) == SBX_RUN_SANDBOX_ERROR &&
+               sbx_result_error_code(cap.res) == SBX_E_CANCELLED) {
+        failed(q, 499, "the run was cancelled");
+    } else {
+        json_object_set_new(q->sub->attrs, "finished_at", now_iso());
+        if (verdict(q->sub, &cap, q->redirect) != 0)
+            failed(q, 500, "out of memory");
         else
-            error_reply(r, cap.rc == SBX_E_PROVIDER_UNAVAILABLE || cap.rc == SBX_E_BUSY ? 503
-                        : 500, "%s", msg);
-        srv_capture_free(&cap);
-        goto out;
-    }
-    if (sbx_result_status(cap.res) == SBX_RUN_SANDBOX_ERROR &&
-        sbx_result_error_code(cap.res) == SBX_E_CANCELLED) {
-        srv_error(r, 499, "client_closed", NULL, "the client closed the connection");
-        srv_capture_free(&cap);
-        goto out;
-    }
-    json_object_set_new(q.sub->attrs, "finished_at", now_iso());
-    if (verdict(q.sub, &cap, q.redirect) != 0) {
-        srv_capture_free(&cap);
-        error_reply(r, 500, "out of memory");
-        goto out;
+            rc = 0;
     }
     srv_capture_free(&cap);
-    o = srv_j0_show(q.sub, q.base64, fields, &utf8);
+    return rc;
+}
+
+/* ---- the routes ------------------------------------------------------------------ */
+
+/* POST /submissions?wait=true: run it within the request. */
+static void create_wait(srv_req *r, srv_j0_req *q, const char *fields)
+{
+    bool utf8 = true;
+    json_t *o;
+
+    if (srv_j0_req_run(q, r->cancel) != 0) {
+        refused(r, q);
+        return;
+    }
+    o = srv_j0_show(q->sub, q->base64, fields, &utf8);
     if (!o && utf8) {
+        error_reply(r, 500, "out of memory");
+        return;
+    }
+    /* Judge0 answers 201 with the token and its error. */
+    srv_reply_json(r, 201, o ? o : json_pack("{s:s, s:s}", "token", q->sub->token, "error",
+                                              utf8_error));
+    srv_j0_keep(q->sub);
+    q->sub = NULL;
+}
+
+/* Judge0's answer to a full queue (srv_j0_queue_push's @rc). */
+static void queue_refused(srv_req *r, int rc)
+{
+    if (rc == -2) {
+        srv_error(r, 503, "shutting_down", NULL, "the server is shutting down: it takes no "
+                  "submission to run in the background");
+        return;
+    }
+    if (rc == -3) {
+        error_reply(r, 500, "out of memory");
+        return;
+    }
+    error_reply(r, 503, "queue is full");
+    r->err_code = "queue_full";
+}
+
+/* POST /submissions (without wait=true: Judge0's default): 201 {token}
+ * at once, the run in the background. */
+static void create(srv_req *r)
+{
+    srv_j0_req *q = calloc(1, sizeof *q);
+    bool wait;
+    const char *fields;
+    json_t *j = NULL;
+    char why[512];
+    int rc;
+
+    if (!q) {
+        error_reply(r, 500, "out of memory");
+        return;
+    }
+    q->s = r->s;
+    if (query_flag(r, "wait", &wait) != 0 || query_show(r, &q->base64, &fields) != 0)
+        goto out;
+    if (!(j = srv_compat_body(r, why, sizeof why))) {
+        error_reply(r, 400, "%s", why);
+        goto out;
+    }
+    if (srv_j0_req_parse(q, j) != 0) {
+        refused(r, q);
+        goto out;
+    }
+    if (wait) {
+        create_wait(r, q, fields);
+        goto out;
+    }
+    json_t *o = json_pack("{s:s}", "token", q->sub->token);
+    if (!o) {
         error_reply(r, 500, "out of memory");
         goto out;
     }
-    /* Judge0 answers 201 with the token and its error. */
-    srv_reply_json(r, 201, o ? o : json_pack("{s:s, s:s}", "token", q.sub->token, "error",
-                                              utf8_error));
-    srv_j0_keep(q.sub);
-    q.sub = NULL;
+    if ((rc = srv_j0_queue_push(r->s, &q, 1)) != 0) {
+        json_decref(o);
+        queue_refused(r, rc);
+        goto out;
+    }
+    q = NULL;   /* the queue's */
+    srv_reply_json(r, 201, o);
 out:
-    j0_req_free(&q);
+    srv_j0_req_free(q);
     json_decref(j);
+}
+
+/* POST /submissions/batch {"submissions": [...]}: each checked on its
+ * own, [{token} or its errors, ...] in their order; the valid ones run in
+ * the background (all of them queued, or none: 503). */
+static void create_batch(srv_req *r)
+{
+    srv_j0_req *qs[SRV_J0_BATCH_MAX];
+    size_t n_ok = 0, n;
+    bool base64, nomem = false;
+    json_t *j, *subs, *out = NULL;
+    char why[512];
+    int rc;
+
+    if (query_flag(r, "base64_encoded", &base64) != 0)
+        return;
+    if (!(j = srv_compat_body(r, why, sizeof why))) {
+        error_reply(r, 400, "%s", why);
+        return;
+    }
+    subs = json_object_get(j, "submissions");
+    n = json_array_size(subs);
+    if (subs && !json_is_array(subs)) {
+        error_reply(r, 400, "submissions must be an array of submissions");
+        goto out;
+    }
+    if (n == 0 || n > SRV_J0_BATCH_MAX) {
+        error_reply(r, 400, n ? "number of submissions in a batch should be less than or "
+                    "equal to %d" : "there should be at least one submission in a batch",
+                    SRV_J0_BATCH_MAX);
+        goto out;
+    }
+    if (!(out = json_array())) {
+        error_reply(r, 500, "out of memory");
+        goto out;
+    }
+    for (size_t i = 0; i < n && !nomem; i++) {
+        json_t *item = json_array_get(subs, i), *slot;
+        srv_j0_req *q = calloc(1, sizeof *q);
+        if (!q) {
+            nomem = true;
+            break;
+        }
+        q->s = r->s;
+        q->base64 = base64;
+        if (!json_is_object(item)) {
+            slot = json_pack("{s:s}", "error", "a submission must be a JSON object");
+        } else if (srv_j0_req_parse(q, item) != 0) {
+            slot = q->status == 422 ? json_incref(q->err) : NULL;   /* else ENOMEM */
+        } else {
+            slot = json_pack("{s:s}", "token", q->sub->token);
+            if (slot) {
+                qs[n_ok++] = q;
+                q = NULL;
+            }
+        }
+        srv_j0_req_free(q);
+        nomem = !slot || json_array_append_new(out, slot) != 0;
+    }
+    if (nomem) {
+        error_reply(r, 500, "out of memory");
+    } else if (n_ok && (rc = srv_j0_queue_push(r->s, qs, n_ok)) != 0) {
+        queue_refused(r, rc);
+    } else {
+        n_ok = 0;   /* the queue's */
+        srv_reply_json(r, 201, out);
+        out = NULL;
+    }
+    for (size_t i = 0; i < n_ok; i++)
+        srv_j0_req_free(qs[i]);
+out:
+    json_decref(out);
+    json_decref(j);
+}
+
+/* GET /submissions/batch?tokens=A,B,C: {"submissions": [each or null]}. */
+static void show_batch(srv_req *r)
+{
+    const char *tokens = srv_req_query(r, "tokens"), *fields, *s;
+    bool base64;
+    size_t n = 0;
+    json_t *arr, *o;
+
+    if (query_show(r, &base64, &fields) != 0)
+        return;
+    /* Judge0 strips the list and splits it at commas (a last empty one
+     * dropped). */
+    if (!tokens)
+        tokens = "";
+    tokens += strspn(tokens, " \t\r\n");
+    size_t len = strlen(tokens);
+    while (len && strchr(" \t\r\n,", tokens[len - 1]))
+        len--;
+    for (size_t i = 0; len && i <= len; i++)
+        n += i == len || tokens[i] == ',';
+    if (n == 0 || n > SRV_J0_BATCH_MAX) {
+        error_reply(r, 400, n ? "number of submissions in a batch should be less than or "
+                    "equal to %d" : "there should be at least one submission in a batch",
+                    SRV_J0_BATCH_MAX);
+        return;
+    }
+    if (!(arr = json_array())) {
+        error_reply(r, 500, "out of memory");
+        return;
+    }
+    s = tokens;
+    for (size_t i = 0; i < n; i++) {
+        size_t k = strcspn(s, ",");
+        char tok[SRV_J0_TOKEN_LEN + 1];
+        int rc = -1;
+        if (k > len - (size_t)(s - tokens))
+            k = len - (size_t)(s - tokens);
+        o = NULL;
+        if (k <= SRV_J0_TOKEN_LEN) {
+            memcpy(tok, s, k);
+            tok[k] = '\0';
+            rc = srv_j0_find(tok, base64, fields, &o);
+        }
+        if (rc == 1 || rc == 2) {
+            json_decref(arr);
+            error_reply(r, rc == 1 ? 400 : 500, "%s", rc == 2 ? "out of memory"
+                        : "some attributes for one or more submissions cannot be converted "
+                          "to UTF-8, use base64_encoded=true query parameter");
+            return;
+        }
+        json_array_append_new(arr, o ? o : json_null());
+        s += k + (s[k] == ',');
+    }
+    srv_reply_json(r, 200, json_pack("{s:o}", "submissions", arr));
 }
 
 static void show(srv_req *r)
@@ -774,8 +1005,12 @@ static void show(srv_req *r)
 
 static const srv_route routes[] = {
     { SRV_GET, "/languages", list_languages, 0 },
+    { SRV_GET, "/languages/{id}", show_language, 0 },
     { SRV_GET, "/statuses", list_statuses, 0 },
     { SRV_POST, "/submissions", create, SRV_R_WORKER },
+    /* before /submissions/{token}: the first route that matches is taken */
+    { SRV_POST, "/submissions/batch", create_batch, SRV_R_WORKER },
+    { SRV_GET, "/submissions/batch", show_batch, SRV_R_WORKER },
     /* a worker: showing one may encode megabytes */
     { SRV_GET, "/submissions/{token}", show, SRV_R_WORKER },
 };

@@ -1,7 +1,8 @@
-/* core/server/compat-judge0.h - what the Judge0 routes' two files share
- * (compat-judge0.c: the routes; compat-judge0-store.c: the finished
- * submissions kept for GET /submissions/{token}, and how a submission is
- * shown) */
+/* core/server/compat-judge0.h - what the Judge0 routes' files share
+ * (compat-judge0.c: the routes, a submission's checks and run;
+ * compat-judge0-store.c: the submissions kept for GET
+ * /submissions/{token}, and how a submission is shown;
+ * compat-judge0-queue.c: the submissions run in the background) */
 #ifndef POLYSANDBOX_SERVER_COMPAT_JUDGE0_H
 #define POLYSANDBOX_SERVER_COMPAT_JUDGE0_H
 
@@ -15,7 +16,7 @@ enum srv_j0_text {
 
 #define SRV_J0_TOKEN_LEN 36    /* a UUID, as Judge0's tokens */
 
-/* A finished submission. */
+/* A submission: queued, running or finished. */
 typedef struct srv_j0_sub {
     char token[SRV_J0_TOKEN_LEN + 1];
     srv_bytes text[J0_N_TEXT];
@@ -37,12 +38,60 @@ json_t *srv_j0_show(const srv_j0_sub *sub, bool base64, const char *fields, bool
 /* Keep @sub (transfer full) for srv_j0_find; the oldest go beyond the
  * store's bounds. */
 void srv_j0_keep(srv_j0_sub *sub);
+/* A copy of @sub (new), or NULL on ENOMEM. */
+srv_j0_sub *srv_j0_sub_copy(const srv_j0_sub *sub);
+/* The submission kept with @sub's token becomes @sub (transfer full):
+ * the one kept is freed.  When none is kept any more (the store's
+ * bounds made it go), @sub is freed. */
+void srv_j0_replace(srv_j0_sub *sub);
+/* The submission kept as @token gets the status @id (1 In Queue,
+ * 2 Processing). */
+void srv_j0_set_status(const char *token, int id);
+/* {"id", "description"} of Judge0's status @id (new reference). */
+json_t *srv_j0_status_json(int id);
 /* srv_j0_show of the submission @token kept, under the store's lock:
  * 0, -1 when there is none (kept), 1 when not UTF-8, 2 on ENOMEM. */
 int srv_j0_find(const char *token, bool base64, const char *fields, json_t **out);
 
+/* ---- a submission's request and run (compat-judge0.c) ------------------------- */
+
+/* A submission asked for: what runs, and the submission it fills. */
+typedef struct srv_j0_req {
+    srv *s;
+    const struct srv_j0_lang *lang;
+    bool base64, redirect;
+    sbx_create_opts *create;
+    sbx_exec_opts *exec;
+    char **argv;               /* command_line_arguments split (owned) */
+    srv_j0_sub *sub;           /* what is kept (owned) */
+    unsigned status;           /* after a refusal: its HTTP status ... */
+    json_t *err;               /* ... and Judge0's body for it (owned) */
+} srv_j0_req;
+
+/* Free @q (NULL: nothing) and what it holds. */
+void srv_j0_req_free(srv_j0_req *q);
+/* Check @body (a submission's attributes) and make it @q's run, with a
+ * new token; base64 per q->base64.  0, or -1 with q->status and q->err
+ * (Judge0's 422 {field: [message]}, or 500 {error}). */
+int srv_j0_req_parse(srv_j0_req *q, json_t *body);
+/* Run @q (stopped by @cancel) and fill q->sub with what came of it.  0,
+ * or -1 with q->status and q->err when the run could not be made (the
+ * library refused it) or was cancelled (499). */
+int srv_j0_req_run(srv_j0_req *q, sbx_cancel *cancel);
+
+/* ---- the background (compat-judge0-queue.c) --------------------------------- */
+
+/* (srv_j0_queue_start and _stop: server.h) */
+/* Queue the @n submissions @qs (transfer full each, on success only):
+ * each is kept as "In Queue" for GET, then runs.  0; -1 when the queue
+ * has no room for all of them (Judge0's 503 "queue is full"), -2 when
+ * the server stops (or never started the queue), -3 on ENOMEM. */
+int srv_j0_queue_push(srv *s, srv_j0_req **qs, size_t n);
+
 /* The store's bounds (documented in polysandboxd(8)). */
 #define SRV_J0_KEEP_MAX 1024
 #define SRV_J0_KEEP_BYTES ((size_t)64 << 20)
+/* The most submissions of a batch (Judge0's MAX_SUBMISSION_BATCH_SIZE). */
+#define SRV_J0_BATCH_MAX 20
 
 #endif

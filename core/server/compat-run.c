@@ -87,7 +87,7 @@ static void split(srv_capture *cap)
     }
 }
 
-static int fetch_files(srv_req *r, sbx_sandbox *sb, const char *const *fetch, size_t n,
+static int fetch_files(srv *s, sbx_sandbox *sb, const char *const *fetch, size_t n,
                        srv_capture *cap)
 {
     if (!(cap->files = json_object()))
@@ -95,7 +95,7 @@ static int fetch_files(srv_req *r, sbx_sandbox *sb, const char *const *fetch, si
     for (size_t i = 0; i < n; i++) {
         void *data = NULL;
         size_t len = 0;
-        int rc = sbx_sandbox_download(sb, fetch[i], r->s->conf.max_download, &data, &len);
+        int rc = sbx_sandbox_download(sb, fetch[i], s->conf.max_download, &data, &len);
         if (rc == SBX_E_NOT_FOUND)
             continue;
         if (rc != SBX_OK)
@@ -118,21 +118,28 @@ int srv_capture_run(srv_req *r, const sbx_create_opts *c, sbx_exec_opts *x,
                     const char *tmpl, const char *const *fetch, size_t n_fetch,
                     srv_capture *cap)
 {
+    return srv_capture_run_in(r->s, r->cancel, c, x, tmpl, fetch, n_fetch, cap);
+}
+
+int srv_capture_run_in(srv *s, sbx_cancel *cancel, const sbx_create_opts *c,
+                       sbx_exec_opts *x, const char *tmpl, const char *const *fetch,
+                       size_t n_fetch, srv_capture *cap)
+{
     uint64_t t0 = srv_now_ns();
     sbx_sandbox *sb = NULL;
 
     memset(cap, 0, sizeof *cap);
     sbx_exec_opts_set_output_cb(x, on_output, cap);
-    sbx_exec_opts_set_cancel(x, r->cancel);
+    sbx_exec_opts_set_cancel(x, cancel);
     if (!n_fetch) {
-        cap->rc = sbx_run(r->s->ctx, c, x, &cap->res);
+        cap->rc = sbx_run(s->ctx, c, x, &cap->res);
     } else {
         /* The files are read before the sandbox goes. */
-        cap->rc = sbx_sandbox_create(r->s->ctx, c, &sb);
+        cap->rc = sbx_sandbox_create(s->ctx, c, &sb);
         if (cap->rc == SBX_OK)
             cap->rc = sbx_sandbox_exec(sb, x, &cap->res);
         if (cap->rc == SBX_OK && sbx_result_status(cap->res) != SBX_RUN_SANDBOX_ERROR)
-            cap->rc = fetch_files(r, sb, fetch, n_fetch, cap);
+            cap->rc = fetch_files(s, sb, fetch, n_fetch, cap);
         if (sb)
             sbx_sandbox_destroy(sb);
     }
@@ -142,7 +149,7 @@ int srv_capture_run(srv_req *r, const sbx_create_opts *c, sbx_exec_opts *x,
         return cap->rc;
     }
     split(cap);
-    srv_metrics_run(r->s, sbx_result_provider(cap->res), tmpl,
+    srv_metrics_run(s, sbx_result_provider(cap->res), tmpl,
                     sbx_run_status_name(sbx_result_status(cap->res)), srv_now_ns() - t0);
     return SBX_OK;
 }

@@ -47,6 +47,11 @@ typedef struct srv_capture {
 int srv_capture_run(srv_req *r, const sbx_create_opts *c, sbx_exec_opts *x,
                     const char *tmpl, const char *const *fetch, size_t n_fetch,
                     srv_capture *cap);
+/* The same with no request: the run stops when @cancel fires (a run in
+ * the background, which no client's leaving stops). */
+int srv_capture_run_in(srv *s, sbx_cancel *cancel, const sbx_create_opts *c,
+                       sbx_exec_opts *x, const char *tmpl, const char *const *fetch,
+                       size_t n_fetch, srv_capture *cap);
 void srv_capture_free(srv_capture *cap);
 
 /* Parse @r's body as a JSON object without replying: NULL with @why

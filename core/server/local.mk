@@ -57,6 +57,7 @@ core_server_libsrv_la_SOURCES = \
 	core/server/compat-judge0.h \
 	core/server/compat-judge0.c \
 	core/server/compat-judge0-store.c \
+	core/server/compat-judge0-queue.c \
 	core/server/ws.h \
 	core/server/ws.c \
 	core/server/ws-frame.h \

@@ -181,8 +181,8 @@ static int start(srv *s)
         return SRV_EXIT_FAIL;
     }
     preload(s);
-    if (srv_pool_start(s) != 0 || srv_jobs_start(s) != 0 || srv_monitor_start(s) != 0 ||
-        srv_http_start(s) != 0)
+    if (srv_pool_start(s) != 0 || srv_jobs_start(s) != 0 || srv_j0_queue_start(s) != 0 ||
+        srv_monitor_start(s) != 0 || srv_http_start(s) != 0)
         return SRV_EXIT_FAIL;
     srv_log(NULL, "listening on http://%s (%u workers, queue %u, %zu tokens)", s->address,
             s->conf.workers, s->conf.queue, srv_auth_count(s));
@@ -210,8 +210,10 @@ static void shutdown_server(srv *s, int sig)
     if (!srv_http_flush(s, deadline > srv_now_ns() ? deadline
                                                    : srv_now_ns() + UINT64_C(3000000000)))
         srv_log(NULL, "grace time over: closing the connections still open");
-    /* Jobs' items still running after the grace time run again at the
-     * next start. */
+    /* Judge0's background submissions live in memory only: those still
+     * running after the grace time are cancelled.  Jobs' items still
+     * running then run again at the next start. */
+    srv_j0_queue_stop(s, deadline);
     srv_jobs_stop(s, deadline);
 }
 
@@ -249,6 +251,7 @@ int main(int argc, char **argv)
     served = true;
 stop:
     srv_http_stop(s);
+    srv_j0_queue_stop(s, 0);
     srv_jobs_stop(s, 0);
     srv_monitor_stop(s);
     srv_pool_stop(s);

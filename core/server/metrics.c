@@ -326,6 +326,16 @@ char *srv_metrics_text(srv *s, size_t *len)
     put(&o, "polysandboxd_queue_depth %u\n", ps.queued);
     help(&o, "polysandboxd_queue_capacity", "gauge", "requests that may wait (queue)");
     put(&o, "polysandboxd_queue_capacity %u\n", ps.queue_cap);
+    {
+        unsigned queued, running;
+        srv_j0_queue_stats(s, &queued, &running);
+        help(&o, "polysandboxd_judge0_queued", "gauge",
+             "Judge0 submissions waiting to run in the background");
+        put(&o, "polysandboxd_judge0_queued %u\n", queued);
+        help(&o, "polysandboxd_judge0_running", "gauge",
+             "Judge0 submissions taken from that queue and not yet ended");
+        put(&o, "polysandboxd_judge0_running %u\n", running);
+    }
 
     pthread_mutex_lock(&m->lock);
     help(&o, "polysandboxd_requests_total", "counter", "requests answered, by route and status");

@@ -120,6 +120,7 @@ struct srv_metrics;
 struct srv_idem;
 struct srv_registry;
 struct srv_jobs;
+struct srv_j0q;
 
 struct srv {
     sbx_ctx *ctx;
@@ -136,6 +137,7 @@ struct srv {
     struct srv_idem *idem;
     struct srv_registry *registry;
     struct srv_jobs *jobs;
+    struct srv_j0q *judge0;   /* Judge0's background submissions */
     atomic_bool stopping;     /* SIGTERM: new work is refused (503) */
     atomic_uint io_running;   /* libmicrohttpd threads running a handler (http.c) */
     atomic_uint open_requests; /* read and not yet answered in full (http.c) */
@@ -516,6 +518,21 @@ void srv_jobs_quiesce(srv *s);
 /* Wait until @deadline_ns (srv_now_ns) for the items running to finish,
  * then cancel the rest (they run again at the next start) and free it all. */
 void srv_jobs_stop(srv *s, uint64_t deadline_ns);
+
+/* ---- Judge0's background submissions (compat-judge0-queue.c) ------------------------ */
+
+/* The queue of submissions run in the background (POST /submissions
+ * without wait=true): at most [server] queue wait, their runs pass the
+ * jobs' gate (jobs-gate.c) as one job does, on at most job_workers
+ * threads, made when needed.  Started and stopped with the server
+ * (main.c); 0 or -1. */
+int srv_j0_queue_start(srv *s);
+/* Stop: what waits is dropped, what runs may finish until @deadline_ns
+ * (srv_now_ns), then is cancelled. */
+void srv_j0_queue_stop(srv *s, uint64_t deadline_ns);
+/* Judge0's submissions waiting in the background and running now (zeros
+ * when the queue is not started), for /metrics. */
+void srv_j0_queue_stats(srv *s, unsigned *queued, unsigned *running);
 
 /* ---- metrics (metrics.c) ------------------------------------------------------- */
 

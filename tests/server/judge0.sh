@@ -1,13 +1,15 @@
 #!/bin/sh
 # tests/server/judge0.sh - the Judge0 routes (/languages, /statuses,
-# /submissions) driven by curl: the statuses a submission ends in,
-# base64_encoded both ways, Judge0's answer to output that is not UTF-8,
-# bad requests naming their field, and the family switched off.
+# /submissions, /submissions/batch) driven by curl: the statuses a
+# submission ends in, base64_encoded both ways, Judge0's answer to output
+# that is not UTF-8, bad requests naming their field, submissions in the
+# background (queued, processing, finished; the queue's bound; SIGTERM),
+# batches, and the family switched off.
 # (No Judge0 client is on npm to drive it with, unlike piston.sh.)
 # The answers are kept and judged together by one python3 at the end.
 . "$top_srcdir/tests/server/lib.sh"
 
-plan 40
+plan 58
 
 check "polysandboxd starts" srv_start -o server.max_body=64K
 
@@ -24,6 +26,21 @@ jc() {
 sub() { post "/submissions?wait=true${2:+&$2}" "$1"; }
 token() { sed -n 's/.*"token":"\([0-9a-f-]*\)".*/\1/p' "$tmp/out"; }
 # invalid FIELD: Judge0's 422 {FIELD: [message]}
+# poll TOKEN: GET the submission until it ended (a status past 2), its
+# statuses kept one a line in $tmp/seen.TOKEN; bounded (60 s: a hang).
+poll() {
+    : >"$tmp/seen.$1"
+    p_n=1200
+    while [ $p_n -gt 0 ]; do
+        req GET "/submissions/$1?fields=status_id"
+        p_s=$(sed -n 's/.*"status_id":\([0-9]*\).*/\1/p' "$tmp/out")
+        echo "$p_s" >>"$tmp/seen.$1"
+        [ "${p_s:-0}" -gt 2 ] && return 0
+        sleep 0.05
+        p_n=$((p_n - 1))
+    done
+    return 1
+}
 invalid() { printf 'list(j) == ["%s"] and isinstance(j["%s"][0], str) and j["%s"][0]' "$1" "$1" "$1"; }
 
 req GET /languages
@@ -103,13 +120,57 @@ req GET "/submissions/$tok_nzec?base64_encoded=true&fields=message,stderr"
 jc "GET with base64: the message is encoded too" 200 '
 base64.b64decode(j["message"]) == b"Exited with error status 3" and j["stderr"] == "ZXJyCg==\n"'
 
+# In the background (no wait=true, Judge0's default): 201 {token} at
+# once, then GET shows it queued, processing, finished.
+post /submissions '{"language_id":71,"source_code":"import sys\nprint(sys.stdin.read()*2)","stdin":"ab"}'
+jc "without wait=true: 201 {token} at once (the run in the background)" 201 '
+set(j) == {"token"} and len(j["token"]) == 36'
+tok_bg=$(token)
+poll "$tok_bg"
+req GET "/submissions/$tok_bg?fields=*"
+jc "... GET polled until it ended: statuses in Judge0's order (1, 2, then 3), its result" 200 '
+j["status"] == {"id": 3, "description": "Accepted"} and j["stdout"] == "abab\n" and
+j["stdin"] == "ab" and j["finished_at"] >= j["created_at"] and
+[s for s in open("'"$tmp/seen.$tok_bg"'").read().split() if s] == sorted(
+ s for s in open("'"$tmp/seen.$tok_bg"'").read().split() if s) and
+open("'"$tmp/seen.$tok_bg"'").read().split()[-1] == "3" and
+set(open("'"$tmp/seen.$tok_bg"'").read().split()) <= {"1", "2", "3"}'
+post "/submissions?base64_encoded=true&wait=false" '{"language_id":46,"source_code":"'"$(printf 'printf "\\377"' | base64 -w0)"'"}'
+tok_bg64=$(token)
+poll "$tok_bg64"
+req GET "/submissions/$tok_bg64?base64_encoded=true&fields=stdout,status_id"
+jc "wait=false and base64_encoded=true: bytes that are not UTF-8 shown in base64" 200 '
+j == {"stdout": "/w==\n", "status_id": 3}'
+post /submissions '{"language_id":71}'
+jc "in the background too, a submission is checked at once: 422 naming the field" 422 "$(invalid source_code)"
+
+# Batches: each submission checked on its own, each answered in its slot.
+post /submissions/batch '{"submissions":[{"language_id":71,"source_code":"print(1)"},{"language_id":71},"x",{"language_id":46,"source_code":"echo two"}]}'
+jc "POST /submissions/batch: [{token}, its errors, ...] in order, the invalid ones in their slot" 201 '
+len(j) == 4 and set(j[0]) == {"token"} and list(j[1]) == ["source_code"] and
+list(j[2]) == ["error"] and set(j[3]) == {"token"} and j[0]["token"] != j[3]["token"]'
+tok_b1=$(sed -n 's/^\[{"token":"\([0-9a-f-]*\)".*/\1/p' "$tmp/out")
+tok_b4=$(sed -n 's/.*{"token":"\([0-9a-f-]*\)"}\]$/\1/p' "$tmp/out")
+poll "$tok_b1" && poll "$tok_b4"
+req GET "/submissions/batch?tokens=$tok_b1,00000000-0000-4000-8000-000000000000,$tok_b4&fields=stdout,status_id"
+jc "GET /submissions/batch?tokens=: each in order, null for one not kept" 200 '
+j == {"submissions": [{"stdout": "1\n", "status_id": 3}, None, {"stdout": "two\n", "status_id": 3}]}'
+post /submissions/batch '{"submissions":[]}'
+jc "an empty batch: 400 as Judge0" 400 'j == {"error": "there should be at least one submission in a batch"}'
+post /submissions/batch "{\"submissions\":[$(printf '{},%.0s' $(seq 20)){}]}"
+jc "a batch of 21: 400 as Judge0 (at most 20)" 400 '"less than or equal to 20" in j["error"]'
+req GET /submissions/batch
+jc "GET /submissions/batch without tokens: 400" 400 'list(j) == ["error"]'
+req GET /languages/71
+jc "GET /languages/71: that language" 200 'j == {"id": 71, "name": "Python (3)", "is_archived": False}'
+req GET /languages/75
+jc "GET /languages/75 (no template here): 404 {error}" 404 'list(j) == ["error"]'
+
 # bad requests
 req GET /submissions/00000000-0000-4000-8000-000000000000
 jc "an unknown token: 404 {error}" 404 'list(j) == ["error"]'
 req GET "/submissions/$tok_ok?fields=stdout,bogus"
 jc "fields= naming no attribute: 400 as Judge0" 400 'j == {"error": "invalid fields: [bogus]"}'
-post /submissions '{"language_id":71,"source_code":"print(1)"}'
-jc "without wait=true: 400 saying to send it" 400 '"wait=true" in j["error"]'
 sub '{"language_id":71,"source_code":"x"}' base64_encoded=yes
 jc "base64_encoded neither true nor false: 400 naming it" 400 '"base64_encoded" in j["error"]'
 sub '{"language_id":71,"source_code":'
@@ -136,6 +197,31 @@ big=$(head -c 70000 /dev/zero | tr '\0' 'x')
 sub '{"language_id":71,"source_code":"'"$big"'"}'
 jc "a body over [server] max_body: 413" 413 'True'
 
+srv_stop TERM
+
+# The background's bounds: [server] job_workers runs at once, [server]
+# queue waiting, then Judge0's 503; SIGTERM cancels what runs.
+secs=$((3000 + $$ % 5000))   # a sleep no other test runs
+check "polysandboxd starts (job_workers 1, queue 2, grace 0.2s)" \
+    srv_start -o server.job_workers=1 -o server.queue=2 -o server.grace=200ms
+post /submissions '{"language_id":46,"source_code":"sleep '"$secs"'"}'
+tok_a=$(token)
+check "a long submission in the background runs" within 30 sleeping "$secs"
+req GET "/submissions/$tok_a?fields=status"
+jc "... GET shows it Processing (status 2)" 200 'j == {"status": {"id": 2, "description": "Processing"}}'
+post /submissions '{"language_id":46,"source_code":"echo b"}'
+tok_b=$(token)
+post /submissions '{"language_id":46,"source_code":"echo c"}'
+req GET "/submissions/$tok_b?fields=status,stdout,time"
+jc "the next one waits for it: In Queue (status 1), no result yet" 200 '
+j == {"status": {"id": 1, "description": "In Queue"}, "stdout": None, "time": None}'
+post /submissions '{"language_id":46,"source_code":"echo d"}'
+jc "past [server] queue waiting: 503 {\"error\": \"queue is full\"} as Judge0" 503 '
+j == {"error": "queue is full"}'
+req GET /metrics
+jc "/metrics: 2 Judge0 submissions waiting, 1 running" 200 '
+b"\npolysandboxd_judge0_queued 2\n" in body and b"\npolysandboxd_judge0_running 1\n" in body'
+srv_stop TERM
 # Judge every answer kept, in order, as the next TAP lines.
 "$PY" - "$tmp/j" "$n_j" "$tap_n" <<'EOF'
 import base64, json, sys
@@ -162,6 +248,8 @@ EOF
 [ $? = 0 ] || tap_failed=1
 tap_n=$((tap_n + n_j))
 
-srv_stop TERM
+check "SIGTERM: the server exits 0 past its grace time" test "$srv_rc" = 0
+check "... its background run cancelled (the sleep is gone)" gone_within 5 sleeping "$secs"
+
 check "switched off ([server] compat_judge0 = false): 404" eval 'srv_start -o server.compat_judge0=false && req GET /languages && err_is 404 not_found'
 done_testing

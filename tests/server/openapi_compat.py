@@ -49,7 +49,9 @@ sub = check("POST", "/submissions?wait=true", 201, {"language_id": 71, "source_c
 check("POST", "/submissions?wait=true", 201,
       {"language_id": 46, "source_code": "printf '\\377'"},
       want=lambda j: set(j) == {"token", "error"})
-check("POST", "/submissions", 400, {"language_id": 71, "source_code": "print(1)"})
+check("POST", "/submissions", 201, {"language_id": 71, "source_code": "print(1)"},
+      want=lambda j: set(j) == {"token"})
+check("POST", "/submissions?wait=maybe", 400, {"language_id": 71, "source_code": "print(1)"})
 check("POST", "/submissions?wait=true", 422, {"language_id": 9999, "source_code": "x"})
 check("POST", "/submissions?wait=true", 422, {"language_id": 71, "source_code": "x",
                                               "cpu_time_limit": 1e9 / 1e3})
@@ -57,6 +59,17 @@ check("GET", "/submissions/" + (sub["token"] if sub else "none") + "?fields=*", 
       want=lambda j: j["language_id"] == 71)
 check("GET", "/submissions/" + (sub["token"] if sub else "none") + "?fields=nosuch", 400)
 check("GET", "/submissions/00000000-0000-4000-8000-000000000000", 404)
+bat = check("POST", "/submissions/batch", 201,
+            {"submissions": [{"language_id": 71, "source_code": "print(1)"}, {"language_id": 71},
+                             {"language_id": 71, "source_code": "x", "stack_limit": 1}]},
+            want=lambda j: set(j[0]) == {"token"} and list(j[1]) == ["source_code"])
+check("POST", "/submissions/batch", 400, {"submissions": []})
+check("POST", "/submissions/batch?base64_encoded=maybe", 400, {"submissions": [{}]})
+check("GET", "/submissions/batch?tokens=" + (bat[0]["token"] if bat else "none") + ",none&fields=*",
+      200, want=lambda j: len(j["submissions"]) == 2 and j["submissions"][1] is None)
+check("GET", "/submissions/batch", 400)
+check("GET", "/languages/71", 200, want=lambda j: j["name"] == "Python (3)")
+check("GET", "/languages/9999", 404)
 
 # ---- WebSocket routes (a 101 is for websocket.sh; here what is refused) ----------------------
 
