@@ -10,7 +10,8 @@
 #include "eval-int.h"
 
 static const char *const format_names[] = {
-    "auto", "humaneval", "mbpp", "generic", "judged", "codecontests", "apps", "livecodebench"
+    "auto", "humaneval", "mbpp", "generic", "judged", "codecontests", "apps", "livecodebench",
+    "evalplus"
 };
 
 const char *sbx_eval_format_name(sbx_eval_format f)
@@ -38,6 +39,7 @@ static void task_free(core_eval_task *t)
     }
     free(t->files);
     free(t->canonical_lang);
+    free(t->inputs);
     core_eval_judged_free(t);
 }
 
@@ -69,7 +71,7 @@ const char *sbx_eval_dataset_task_id(const sbx_eval_dataset *ds, size_t i)
 
 bool core_eval_judged(const sbx_eval_dataset *ds)
 {
-    return ds->fmt >= SBX_EVAL_FORMAT_JUDGED;
+    return ds->fmt >= SBX_EVAL_FORMAT_JUDGED && ds->fmt <= SBX_EVAL_FORMAT_LIVECODEBENCH;
 }
 
 size_t core_eval_find_task(const sbx_eval_dataset *ds, const char *id)
@@ -102,6 +104,9 @@ static sbx_eval_format guess_format(json_t *o)
         return SBX_EVAL_FORMAT_APPS;
     if (json_is_array(json_object_get(o, "tests")) && json_object_get(o, "language"))
         return SBX_EVAL_FORMAT_JUDGED;
+    /* HumanEval+ and MBPP+ carry HumanEval's (or MBPP's) fields too */
+    if (json_object_get(o, "base_input") && json_object_get(o, "plus_input"))
+        return SBX_EVAL_FORMAT_EVALPLUS;
     if (json_object_get(o, "entry_point") && json_object_get(o, "prompt"))
         return SBX_EVAL_FORMAT_HUMANEVAL;
     if (json_object_get(o, "test_list"))
@@ -222,6 +227,9 @@ static int parse_task(struct load *l, json_t *o, size_t line, core_eval_task *t)
     if (core_eval_judged(ds))
         return core_eval_judged_task(l->ctx, ds->path, ds->fmt, o, line, t);
     switch (ds->fmt) {
+    case SBX_EVAL_FORMAT_EVALPLUS:
+        rc = core_eval_evalplus_task(ds->path, o, line, t);
+        break;
     case SBX_EVAL_FORMAT_HUMANEVAL:
         if (!(t->lang = strdup("python")))
             return core_error_set(SBX_E_NOMEM, NULL, "out of memory");
@@ -289,8 +297,8 @@ static int dataset_line(void *ud, json_t *o, size_t line)
                               "of HumanEval (prompt, test, entry_point), MBPP (test_list), "
                               "the judged format (language, tests), CodeContests (name, "
                               "public_tests), APPS (problem_id, input_output), "
-                              "LiveCodeBench (question_id, public_test_cases) or the "
-                              "generic format (language)", ds->path, line);
+                              "LiveCodeBench (question_id, public_test_cases), EvalPlus "
+                              "(base_input, plus_input) or the generic format (language)", ds->path, line);
     if (ds->n == l->cap) {
         size_t ncap = l->cap ? l->cap * 2 : 64;
         core_eval_task *nt = realloc(ds->tasks, ncap * sizeof *nt);

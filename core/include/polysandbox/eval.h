@@ -59,10 +59,15 @@ typedef enum sbx_eval_format {
     SBX_EVAL_FORMAT_JUDGED = 4,        /* task_id language tests compare ... */
     SBX_EVAL_FORMAT_CODECONTESTS = 5,  /* name public_tests private_tests ... */
     SBX_EVAL_FORMAT_APPS = 6,          /* problem_id input_output solutions */
-    SBX_EVAL_FORMAT_LIVECODEBENCH = 7  /* question_id public_test_cases ... */
+    SBX_EVAL_FORMAT_LIVECODEBENCH = 7, /* question_id public_test_cases ... */
+    /* HumanEval+ and MBPP+ (since 0.2): the expected outputs are the
+     * canonical solution's on base_input and plus_input, and a sample gets
+     * a verdict on the base inputs and one on base + extra (see
+     * sbx_eval_record_base_verdict, sbx_eval_summary_pass_at_k_base). */
+    SBX_EVAL_FORMAT_EVALPLUS = 8       /* task_id prompt entry_point base_input plus_input */
 } sbx_eval_format;
 /** The last format: iterate AUTO..SBX_EVAL_FORMAT_LAST.  Since: 0.2 */
-#define SBX_EVAL_FORMAT_LAST SBX_EVAL_FORMAT_LIVECODEBENCH
+#define SBX_EVAL_FORMAT_LAST SBX_EVAL_FORMAT_EVALPLUS
 
 /**
  * sbx_eval_verdict:
@@ -89,7 +94,7 @@ typedef enum sbx_eval_verdict {
 /** "passed", "failed", "timeout", ... (static), or NULL.  Since: 0.1 */
 SBX_API const char *sbx_eval_verdict_name(sbx_eval_verdict v);
 /** "humaneval", "mbpp", "generic", "auto", "judged", "codecontests",
- * "apps", "livecodebench" (static), or NULL.  Since: 0.1 */
+ * "apps", "livecodebench", "evalplus" (static), or NULL.  Since: 0.1 */
 SBX_API const char *sbx_eval_format_name(sbx_eval_format f);
 
 /**
@@ -371,6 +376,14 @@ SBX_API const char *sbx_eval_record_output(const sbx_eval_record *r);
  * other formats).  Since: 0.2 */
 SBX_API void sbx_eval_record_tests(const sbx_eval_record *r, size_t *passed,
                                    size_t *total);
+/**
+ * sbx_eval_record_base_verdict:
+ * EvalPlus: the verdict on the base inputs alone (EvalPlus's "base"),
+ * in *@v; sbx_eval_record_verdict is then the one on base + extra (a
+ * pass needs both).  False (and *@v untouched) for the other formats.
+ * Since: 0.2
+ */
+SBX_API bool sbx_eval_record_base_verdict(const sbx_eval_record *r, sbx_eval_verdict *v);
 /** The journal line: one JSON object (transfer full, free()). */
 SBX_API char *sbx_eval_record_to_json(const sbx_eval_record *r);
 
@@ -404,6 +417,14 @@ SBX_API void sbx_eval_summary_task_counts(const sbx_eval_summary *sum,
 SBX_API bool sbx_eval_summary_pass_at_k(const sbx_eval_summary *sum,
                                         unsigned k, double *value,
                                         size_t *n_tasks);
+/**
+ * sbx_eval_summary_pass_at_k_base:
+ * EvalPlus: as sbx_eval_summary_pass_at_k, of the verdicts on the base
+ * inputs alone ("base"; sbx_eval_summary_pass_at_k is "base + extra").
+ * False for the other formats.  Since: 0.2
+ */
+SBX_API bool sbx_eval_summary_pass_at_k_base(const sbx_eval_summary *sum, unsigned k,
+                                             double *value, size_t *n_tasks);
 /**
  * sbx_eval_summary_pass_at_k_ci:
  * The 95% confidence interval of sbx_eval_summary_pass_at_k's value, by
