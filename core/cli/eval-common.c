@@ -282,6 +282,19 @@ bool cli_eval_pass_at_k(const sbx_eval_summary *sum, unsigned k, char *buf, size
     return true;
 }
 
+bool cli_eval_pass_at_k_base(const sbx_eval_summary *sum, unsigned k, char *buf,
+                             size_t size)
+{
+    double v;
+
+    if (!sbx_eval_summary_pass_at_k_base(sum, k, &v, NULL)) {
+        snprintf(buf, size, "n/a");
+        return false;
+    }
+    snprintf(buf, size, "%.4f", v);
+    return true;
+}
+
 void cli_eval_ms(uint64_t ns, char *buf, size_t size)
 {
     double ms = (double)ns / 1e6;
@@ -315,8 +328,7 @@ static void print_unenforced(FILE *f, const sbx_eval_summary *sum)
     fprintf(f, " limits not enforced in %zu samples (unenforced_limits allows it)\n", n);
 }
 
-/* Whether @sum grades EvalPlus samples: base and base + extra. */
-static bool has_base(const sbx_eval_summary *sum)
+bool cli_eval_has_base(const sbx_eval_summary *sum)
 {
     for (size_t i = 0; i < sbx_eval_summary_total(sum); i++)
         if (sbx_eval_record_base_verdict(sbx_eval_summary_record(sum, i), NULL))
@@ -327,7 +339,7 @@ static bool has_base(const sbx_eval_summary *sum)
 void cli_eval_print_summary(FILE *f, const cli_eval_args *a, const sbx_eval_summary *sum,
                             unsigned jobs, const char *results)
 {
-    bool plus = has_base(sum);
+    bool plus = cli_eval_has_base(sum);
     size_t done = sbx_eval_summary_done(sum);
     size_t errors = sbx_eval_summary_count(sum, SBX_VERDICT_SANDBOX_ERROR);
     char p50[32], p95[32], p99[32], wall[32];

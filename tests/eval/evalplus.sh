@@ -6,7 +6,7 @@
 # here again from the records)
 . "$top_srcdir/tests/eval/lib.sh"
 
-plan 14
+plan 15
 
 ds="$data/evalplus.jsonl"
 smp="$data/evalplus-samples.jsonl"
@@ -63,6 +63,13 @@ check "pass@1 base and base + extra, per task and overall, agree with the record
 cli eval --dataset "$ds" --samples "$smp" --out "$tmp/r.jsonl" -k 1 --timeout 10s --resume --json
 check "--resume: nothing runs again, the base verdicts are read back" \
     eval 'is_rc 0 && jcheck "$tmp/out" "j[\"ran\"] == 0 and abs(j[\"pass_at_k_base\"][\"1\"] - 0.5) < 1e-9"'
+
+cp "$tmp/r.jsonl" "$tmp/r2.jsonl"
+cli compare --dataset "$ds" --samples "$smp" --from "$tmp/r.jsonl,$tmp/r2.jsonl" --report "$tmp/rep" -k 1
+check "compare --from: the report has pass@1 base and base + extra, in Markdown and HTML" \
+    eval 'is_rc 0 && grep -qF "| pass@1 base | 0.5000 | 0.5000 |" "$tmp/rep.md" &&
+          grep -qF "| pass@1 base + extra | 0.4167 [" "$tmp/rep.md" &&
+          grep -qF "pass@1 base</td><td class=\"passk\">0.5000<" "$tmp/rep.html"'
 
 cli eval --dataset "$ds" --samples "$smp" --show-program 4
 check "--show-program: prompt + completion, check.py the reference, the inputs in the runner, no marker" \
