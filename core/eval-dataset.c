@@ -388,7 +388,7 @@ struct sload {
 };
 
 static int samples_push(struct sload *l, size_t task, const char *completion,
-                        const char *lang)
+                        const char *lang, bool whole)
 {
     sbx_eval_samples *s = l->s;
 
@@ -401,6 +401,7 @@ static int samples_push(struct sload *l, size_t task, const char *completion,
         l->cap = ncap;
     }
     s->v[s->n].lang = NULL;
+    s->v[s->n].whole = whole;
     if (!(s->v[s->n].completion = strdup(completion)) ||
         (lang && !(s->v[s->n].lang = strdup(lang)))) {
         free(s->v[s->n].completion);
@@ -432,9 +433,19 @@ static int sample_line(void *ud, json_t *o, size_t line)
         return SBX_E_INVAL;
     }
     free(id);
+    /* EvalPlus's samples may hold the whole program ("solution", which
+     * its evaluate takes, when there is one, instead of prompt + completion) */
+    if (l->ds->fmt == SBX_EVAL_FORMAT_EVALPLUS && json_object_get(o, "solution") &&
+        !json_is_null(json_object_get(o, "solution"))) {
+        if (!json_is_string(c = json_object_get(o, "solution")))
+            return core_error_set(SBX_E_INVAL, NULL, "%s:%zu: field \"solution\" is not a "
+                                  "string", l->path, line);
+        return samples_push(l, task, json_string_value(c), NULL, true);
+    }
     if (!c)
-        return core_error_set(SBX_E_INVAL, NULL, "%s:%zu: missing field \"completion\"",
-                              l->path, line);
+        return core_error_set(SBX_E_INVAL, NULL, "%s:%zu: missing field \"completion\"%s",
+                              l->path, line, l->ds->fmt == SBX_EVAL_FORMAT_EVALPLUS
+                                                 ? " (or \"solution\")" : "");
     if (!json_is_string(c))
         return core_error_set(SBX_E_INVAL, NULL, "%s:%zu: field \"completion\" is not a string",
                               l->path, line);
@@ -450,7 +461,8 @@ static int sample_line(void *ud, json_t *o, size_t line)
     } else {
         lang = NULL;
     }
-    return samples_push(l, task, json_string_value(c), lang ? json_string_value(lang) : NULL);
+    return samples_push(l, task, json_string_value(c), lang ? json_string_value(lang) : NULL,
+                        false);
 }
 
 static int samples_read(sbx_ctx *ctx, const sbx_eval_dataset *ds, const char *path,
@@ -517,7 +529,7 @@ int sbx_eval_samples_canonical(sbx_ctx *ctx, const sbx_eval_dataset *ds,
                                   : "canonical_solution");
         }
         if ((rc = samples_push(&l, i, ds->tasks[i].canonical,
-                               ds->tasks[i].canonical_lang)) != SBX_OK) {
+                               ds->tasks[i].canonical_lang, false)) != SBX_OK) {
             sbx_eval_samples_free(l.s);
             return rc;
         }

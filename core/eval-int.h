@@ -93,6 +93,7 @@ typedef struct core_eval_sample {
     size_t task;           /* index into the dataset */
     char *completion;
     char *lang;            /* judged: the sample's own language, or NULL (the task's) */
+    bool whole;            /* EvalPlus: an EvalPlus "solution", the prompt included */
 } core_eval_sample;
 
 struct sbx_eval_samples {
@@ -162,7 +163,7 @@ bool core_eval_uses_marker(const sbx_eval_dataset *ds);
  * (and the prompt or setup), the tests going to core_eval_build_check's
  * CORE_EVAL_CHECK_FILE. */
 char *core_eval_build_program(const sbx_eval_dataset *ds, const core_eval_task *t,
-                              const char *completion, bool isolated);
+                              const core_eval_sample *smp, bool isolated);
 char *core_eval_build_check(const sbx_eval_dataset *ds, const core_eval_task *t);
 char *core_eval_runner(const sbx_eval_dataset *ds, const core_eval_task *t, bool isolated);
 /* Can @t be checked in a process the completion never runs in? */

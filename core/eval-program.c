@@ -403,8 +403,9 @@ char *core_eval_build_check(const sbx_eval_dataset *ds, const core_eval_task *t)
 }
 
 char *core_eval_build_program(const sbx_eval_dataset *ds, const core_eval_task *t,
-                              const char *completion, bool isolated)
+                              const core_eval_sample *smp, bool isolated)
 {
+    const char *completion = smp->completion;
     sbuf b = { 0 };
 
     if (core_eval_judged(ds)) {     /* the completion is the whole program */
@@ -413,6 +414,12 @@ char *core_eval_build_program(const sbx_eval_dataset *ds, const core_eval_task *
     }
     switch (ds->fmt) {
     case SBX_EVAL_FORMAT_EVALPLUS:  /* EvalPlus's solution: prompt + completion */
+        if (smp->whole) {
+            put(&b, completion);
+            put(&b, "\n");
+            break;
+        }
+        /* fall through */
     case SBX_EVAL_FORMAT_HUMANEVAL:
         put(&b, t->prompt);
         put(&b, completion);
@@ -472,7 +479,7 @@ char *sbx_eval_program_opts(const sbx_eval_dataset *ds, const sbx_eval_samples *
     if (lang)
         *lang = t->lang;
     isolated = core_eval_isolated(ds, t, isolated);
-    prog = core_eval_build_program(ds, t, s->v[i].completion, isolated);
+    prog = core_eval_build_program(ds, t, &s->v[i], isolated);
     if (!prog || !core_eval_uses_marker(ds))
         return prog;
     if (isolated && !(check = core_eval_build_check(ds, t))) {

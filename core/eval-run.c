@@ -267,7 +267,7 @@ static int run_sample(struct run *run, size_t i, sbx_eval_record **out)
             }
             if (core_eval_judged(run->ds)) {
                 rc = SBX_OK;
-                program = core_eval_build_program(run->ds, t, run->s->v[i].completion, false);
+                program = core_eval_build_program(run->ds, t, &run->s->v[i], false);
                 if (!program) {
                     rc = core_error_set(SBX_E_NOMEM, NULL, "out of memory");
                     break;
@@ -298,7 +298,7 @@ static int run_sample(struct run *run, size_t i, sbx_eval_record **out)
             }
             if ((rc = core_eval_new_marker(marker)) != SBX_OK)
                 break;
-            program = core_eval_build_program(run->ds, t, run->s->v[i].completion, isolated);
+            program = core_eval_build_program(run->ds, t, &run->s->v[i], isolated);
             if (program && marked)
                 runner = core_eval_runner(run->ds, t, isolated);
             if (program && isolated)

@@ -6,7 +6,7 @@
 # here again from the records)
 . "$top_srcdir/tests/eval/lib.sh"
 
-plan 15
+plan 16
 
 ds="$data/evalplus.jsonl"
 smp="$data/evalplus-samples.jsonl"
@@ -76,6 +76,14 @@ check "--show-program: prompt + completion, check.py the reference, the inputs i
     eval 'out_has "def is_prime(n: int) -> bool:" && out_has "# ---- check.py" &&
           out_has "int(n ** 0.5) + 1" && out_has "_INPUTS = json.loads(\"[[[2],[3],[4],[9],[13]],[[1],[0],[25],[97]]]\")" &&
           ! grep -Eq "__polysandbox_eval_done__ (base )?[0-9a-f]{32}" "$tmp/out"'
+
+# EvalPlus's own samples: "solution" (the whole program) wins over "completion"
+printf '%s\n' '{"task_id": "HumanEval/0", "solution": "def add(a, b):\n    return a + b\n", "completion": "    return 0\n"}' \
+    '{"task_id": "HumanEval/0", "solution": "def add(a, b):\n    return a * b\n"}' >"$tmp/sol.jsonl"
+cli eval --dataset "$ds" --samples "$tmp/sol.jsonl" --allow-partial --out "$tmp/sol-r.jsonl" -k 1 --timeout 10s
+check "a sample's \"solution\" is the whole program, as EvalPlus takes it" \
+    eval 'is_rc 0 && grep "\"sample\":0," "$tmp/sol-r.jsonl" | grep -q "\"verdict\":\"passed\"" &&
+          grep "\"sample\":1," "$tmp/sol-r.jsonl" | grep -q "add returned 2, expected 3"'
 
 # hostile rows: a clear error naming FILE:LINE and the field, exit 65
 row='{"task_id": "A", "prompt": "", "entry_point": "f", "canonical_solution": "def f(): pass\n"'

@@ -152,7 +152,10 @@ SBX_API const char *sbx_eval_dataset_task_id(const sbx_eval_dataset *ds,
  * @path: JSONL (or gzip of it), one {"task_id": ..., "completion": ...}
  *   per line; several per task for pass@k.  For a judged format, a
  *   "language" field (a template name) gives the sample's own language
- *   (since 0.2; an unknown one is SBX_E_INVAL).  Other fields are ignored.
+ *   (since 0.2; an unknown one is SBX_E_INVAL).  For EvalPlus, a
+ *   "solution" field (the whole program, prompt included) is used
+ *   instead of the completion when present, as EvalPlus does (since
+ *   0.2).  Other fields are ignored.
  * @out: (out) (transfer full): free with sbx_eval_samples_free.  It keeps
  *   no pointer into @ds, only task positions: use it with @ds alone.
  *
