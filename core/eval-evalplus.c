@@ -28,8 +28,6 @@
 #include "eval-int.h"
 
 /* "PATH:LINE: ..." for the record at @line. */
-#define BAD(path, line, ...) bad_field(path, line, __VA_ARGS__)
-
 static int bad_field(const char *path, size_t line, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
@@ -49,9 +47,9 @@ static int get_string(const char *path, size_t line, json_t *o, const char *key,
     json_t *v = json_object_get(o, key);
 
     if (!v)
-        return BAD(path, line, "missing field \"%s\"", key);
+        return bad_field(path, line, "missing field \"%s\"", key);
     if (!json_is_string(v))
-        return BAD(path, line, "field \"%s\" is not a string", key);
+        return bad_field(path, line, "field \"%s\" is not a string", key);
     if (!(*out = strdup(json_string_value(v))))
         return core_error_set(SBX_E_NOMEM, NULL, "out of memory");
     return SBX_OK;
@@ -64,12 +62,12 @@ static int get_inputs(const char *path, size_t line, json_t *o, const char *key,
     size_t i;
 
     if (!v)
-        return BAD(path, line, "missing field \"%s\"", key);
+        return bad_field(path, line, "missing field \"%s\"", key);
     if (!json_is_array(v))
-        return BAD(path, line, "field \"%s\" is not a list of argument lists", key);
+        return bad_field(path, line, "field \"%s\" is not a list of argument lists", key);
     json_array_foreach(v, i, e)
         if (!json_is_array(e))
-            return BAD(path, line, "item %zu of \"%s\" is not a list of arguments", i, key);
+            return bad_field(path, line, "item %zu of \"%s\" is not a list of arguments", i, key);
     *out = v;
     return SBX_OK;
 }
@@ -101,16 +99,16 @@ int core_eval_evalplus_task(const char *path, json_t *o, size_t line, core_eval_
         (rc = get_inputs(path, line, o, "plus_input", &plus)) != SBX_OK)
         return rc;
     if (!identifier(t->entry_point))
-        return BAD(path, line, "field \"entry_point\" is not a Python identifier "
+        return bad_field(path, line, "field \"entry_point\" is not a Python identifier "
                    "(ASCII letters, digits and _)");
     if (atol && !json_is_null(atol)) {
         if (!json_is_number(atol) || !isfinite(json_number_value(atol)) ||
             json_number_value(atol) < 0)
-            return BAD(path, line, "field \"atol\" is not a finite number >= 0");
+            return bad_field(path, line, "field \"atol\" is not a finite number >= 0");
         t->atol = json_number_value(atol);
     }
     if (json_array_size(base) + json_array_size(plus) == 0)
-        return BAD(path, line, "no inputs: \"base_input\" and \"plus_input\" are both empty");
+        return bad_field(path, line, "no inputs: \"base_input\" and \"plus_input\" are both empty");
     /* ASCII: the runner embeds it in a Python string literal */
     if (!(both = json_pack("[OO]", base, plus)))
         return core_error_set(SBX_E_NOMEM, NULL, "out of memory");

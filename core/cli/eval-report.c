@@ -74,6 +74,24 @@ static void md_row_label(FILE *f, const char *label)
     fprintf(f, "| %s |", label);
 }
 
+/* One row of the table: @label, then @fmt's pass@@k of each column, as a
+ * Markdown row or (@html) an HTML one. */
+static void passk_row(FILE *f, const cli_report *r, const char *label, unsigned k,
+                      bool (*fmt)(const sbx_eval_summary *, unsigned, char *, size_t),
+                      bool html)
+{
+    if (html)
+        fprintf(f, "<tr><td class=\"l\">%s</td>", label);
+    else
+        md_row_label(f, label);
+    for (size_t c = 0; c < r->n_cols; c++) {
+        char v[96];
+        fmt(r->cols[c].sum, k, v, sizeof v);
+        fprintf(f, html ? "<td class=\"passk\">%s</td>" : " %s |", v);
+    }
+    fputs(html ? "</tr>\n" : "\n", f);
+}
+
 int cli_report_markdown(const cli_report *r, FILE *f)
 {
     const cli_eval_args *a = r->args;
@@ -134,22 +152,10 @@ int cli_report_markdown(const cli_report *r, FILE *f)
     for (size_t k = 0; k < a->n_ks; k++) {
         if (base) {     /* EvalPlus: "base", then pass@k is "base + extra" */
             snprintf(buf, sizeof buf, "pass@%u base", a->ks[k]);
-            md_row_label(f, buf);
-            for (size_t c = 0; c < r->n_cols; c++) {
-                char v[96];
-                cli_eval_pass_at_k_base(r->cols[c].sum, a->ks[k], v, sizeof v);
-                fprintf(f, " %s |", v);
-            }
-            fputc('\n', f);
+            passk_row(f, r, buf, a->ks[k], cli_eval_pass_at_k_base, false);
         }
         snprintf(buf, sizeof buf, base ? "pass@%u base + extra" : "pass@%u", a->ks[k]);
-        md_row_label(f, buf);
-        for (size_t c = 0; c < r->n_cols; c++) {
-            char v[96];
-            cli_eval_pass_at_k(r->cols[c].sum, a->ks[k], v, sizeof v);
-            fprintf(f, " %s |", v);
-        }
-        fputc('\n', f);
+        passk_row(f, r, buf, a->ks[k], cli_eval_pass_at_k, false);
     }
     static const double pcts[] = { 50, 95, 99 };
     for (size_t p = 0; p < 3; p++) {
@@ -452,23 +458,14 @@ int cli_report_html(const cli_report *r, FILE *f)
         fputs("</tr>\n", f);
     }
     for (size_t k = 0; k < r->args->n_ks; k++) {
+        char label[64];
         if (base) {     /* EvalPlus: "base", then pass@k is "base + extra" */
-            fprintf(f, "<tr><td class=\"l\">pass@%u base</td>", r->args->ks[k]);
-            for (size_t c = 0; c < n; c++) {
-                char v[96];
-                cli_eval_pass_at_k_base(r->cols[c].sum, r->args->ks[k], v, sizeof v);
-                fprintf(f, "<td class=\"passk\">%s</td>", v);
-            }
-            fputs("</tr>\n", f);
+            snprintf(label, sizeof label, "pass@%u base", r->args->ks[k]);
+            passk_row(f, r, label, r->args->ks[k], cli_eval_pass_at_k_base, true);
         }
-        fprintf(f, "<tr><td class=\"l\">pass@%u%s</td>", r->args->ks[k],
-                base ? " base + extra" : "");
-        for (size_t c = 0; c < n; c++) {
-            char v[96];
-            cli_eval_pass_at_k(r->cols[c].sum, r->args->ks[k], v, sizeof v);
-            fprintf(f, "<td class=\"passk\">%s</td>", v);
-        }
-        fputs("</tr>\n", f);
+        snprintf(label, sizeof label, base ? "pass@%u base + extra" : "pass@%u",
+                 r->args->ks[k]);
+        passk_row(f, r, label, r->args->ks[k], cli_eval_pass_at_k, true);
     }
     fputs("</table>\n<p>pass@k: the mean over tasks of the unbiased estimator; in brackets "
           "its 95% interval by a percentile bootstrap over tasks (2000 resamples, fixed "
