@@ -31,6 +31,7 @@ const char cli_eval_help_common[] =
 "                         (default 2)\n"
 "      --isolated-check   HumanEval, MBPP: run the tests in a process the\n"
 "                         completion never runs in, calling it with literals\n"
+"                         (EvalPlus samples always are)\n"
 "  -k K[,K...]            pass@k to report (default 1,10,100)\n"
 "\n"
 "Judged problems (stdin/expected output tests; compiled once per sample):\n"

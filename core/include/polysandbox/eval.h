@@ -1,8 +1,9 @@
 /* polysandbox/eval.h - score code completions against benchmark datasets
  *
  * The evaluation engine of libpolysandbox: read a dataset (HumanEval,
- * MBPP, the generic format, or judged problems with stdin/expected-output
- * tests) and a file of samples (completions), run
+ * MBPP, EvalPlus's HumanEval+ and MBPP+, the generic format, or judged
+ * problems with stdin/expected-output tests) and a file of samples
+ * (completions), run
  * every sample's program in a sandbox through sbx_run() from many worker
  * threads, and grade it:
  *
@@ -240,7 +241,8 @@ SBX_API int sbx_eval_opts_set_retries(sbx_eval_opts *o, unsigned retries);
  * reading literals back (ast.literal_eval): nothing of the completion's
  * objects reaches the check.  A task whose calls pass something that is
  * not a literal fails, saying so (check the dataset with --canonical
- * first).  Other formats are graded as without it.  Since: 0.2
+ * first).  EvalPlus samples are always graded so; other formats as
+ * without it.  Since: 0.2
  */
 SBX_API int sbx_eval_opts_set_isolated_check(sbx_eval_opts *o, bool on);
 /**
