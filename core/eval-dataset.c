@@ -10,7 +10,8 @@
 #include "eval-int.h"
 
 static const char *const format_names[] = {
-    "auto", "humaneval", "mbpp", "generic", "judged", "codecontests", "apps", "livecodebench"
+    "auto", "humaneval", "mbpp", "generic", "judged", "codecontests", "apps", "livecodebench",
+    "evalplus"
 };
 
 const char *sbx_eval_format_name(sbx_eval_format f)
@@ -38,6 +39,7 @@ static void task_free(core_eval_task *t)
     }
     free(t->files);
     free(t->canonical_lang);
+    free(t->inputs);
     core_eval_judged_free(t);
 }
 
@@ -69,7 +71,7 @@ const char *sbx_eval_dataset_task_id(const sbx_eval_dataset *ds, size_t i)
 
 bool core_eval_judged(const sbx_eval_dataset *ds)
 {
-    return ds->fmt >= SBX_EVAL_FORMAT_JUDGED;
+    return ds->fmt >= SBX_EVAL_FORMAT_JUDGED && ds->fmt <= SBX_EVAL_FORMAT_LIVECODEBENCH;
 }
 
 size_t core_eval_find_task(const sbx_eval_dataset *ds, const char *id)
@@ -102,6 +104,9 @@ static sbx_eval_format guess_format(json_t *o)
         return SBX_EVAL_FORMAT_APPS;
     if (json_is_array(json_object_get(o, "tests")) && json_object_get(o, "language"))
         return SBX_EVAL_FORMAT_JUDGED;
+    /* HumanEval+ and MBPP+ carry HumanEval's (or MBPP's) fields too */
+    if (json_object_get(o, "base_input") && json_object_get(o, "plus_input"))
+        return SBX_EVAL_FORMAT_EVALPLUS;
     if (json_object_get(o, "entry_point") && json_object_get(o, "prompt"))
         return SBX_EVAL_FORMAT_HUMANEVAL;
     if (json_object_get(o, "test_list"))
@@ -222,6 +227,9 @@ static int parse_task(struct load *l, json_t *o, size_t line, core_eval_task *t)
     if (core_eval_judged(ds))
         return core_eval_judged_task(l->ctx, ds->path, ds->fmt, o, line, t);
     switch (ds->fmt) {
+    case SBX_EVAL_FORMAT_EVALPLUS:
+        rc = core_eval_evalplus_task(ds->path, o, line, t);
+        break;
     case SBX_EVAL_FORMAT_HUMANEVAL:
         if (!(t->lang = strdup("python")))
             return core_error_set(SBX_E_NOMEM, NULL, "out of memory");
@@ -289,8 +297,8 @@ static int dataset_line(void *ud, json_t *o, size_t line)
                               "of HumanEval (prompt, test, entry_point), MBPP (test_list), "
                               "the judged format (language, tests), CodeContests (name, "
                               "public_tests), APPS (problem_id, input_output), "
-                              "LiveCodeBench (question_id, public_test_cases) or the "
-                              "generic format (language)", ds->path, line);
+                              "LiveCodeBench (question_id, public_test_cases), EvalPlus "
+                              "(base_input, plus_input) or the generic format (language)", ds->path, line);
     if (ds->n == l->cap) {
         size_t ncap = l->cap ? l->cap * 2 : 64;
         core_eval_task *nt = realloc(ds->tasks, ncap * sizeof *nt);
@@ -380,7 +388,7 @@ struct sload {
 };
 
 static int samples_push(struct sload *l, size_t task, const char *completion,
-                        const char *lang)
+                        const char *lang, bool whole)
 {
     sbx_eval_samples *s = l->s;
 
@@ -393,6 +401,7 @@ static int samples_push(struct sload *l, size_t task, const char *completion,
         l->cap = ncap;
     }
     s->v[s->n].lang = NULL;
+    s->v[s->n].whole = whole;
     if (!(s->v[s->n].completion = strdup(completion)) ||
         (lang && !(s->v[s->n].lang = strdup(lang)))) {
         free(s->v[s->n].completion);
@@ -424,9 +433,19 @@ static int sample_line(void *ud, json_t *o, size_t line)
         return SBX_E_INVAL;
     }
     free(id);
+    /* EvalPlus's samples may hold the whole program ("solution", which
+     * its evaluate takes, when there is one, instead of prompt + completion) */
+    if (l->ds->fmt == SBX_EVAL_FORMAT_EVALPLUS && json_object_get(o, "solution") &&
+        !json_is_null(json_object_get(o, "solution"))) {
+        if (!json_is_string(c = json_object_get(o, "solution")))
+            return core_error_set(SBX_E_INVAL, NULL, "%s:%zu: field \"solution\" is not a "
+                                  "string", l->path, line);
+        return samples_push(l, task, json_string_value(c), NULL, true);
+    }
     if (!c)
-        return core_error_set(SBX_E_INVAL, NULL, "%s:%zu: missing field \"completion\"",
-                              l->path, line);
+        return core_error_set(SBX_E_INVAL, NULL, "%s:%zu: missing field \"completion\"%s",
+                              l->path, line, l->ds->fmt == SBX_EVAL_FORMAT_EVALPLUS
+                                                 ? " (or \"solution\")" : "");
     if (!json_is_string(c))
         return core_error_set(SBX_E_INVAL, NULL, "%s:%zu: field \"completion\" is not a string",
                               l->path, line);
@@ -442,7 +461,8 @@ static int sample_line(void *ud, json_t *o, size_t line)
     } else {
         lang = NULL;
     }
-    return samples_push(l, task, json_string_value(c), lang ? json_string_value(lang) : NULL);
+    return samples_push(l, task, json_string_value(c), lang ? json_string_value(lang) : NULL,
+                        false);
 }
 
 static int samples_read(sbx_ctx *ctx, const sbx_eval_dataset *ds, const char *path,
@@ -509,7 +529,7 @@ int sbx_eval_samples_canonical(sbx_ctx *ctx, const sbx_eval_dataset *ds,
                                   : "canonical_solution");
         }
         if ((rc = samples_push(&l, i, ds->tasks[i].canonical,
-                               ds->tasks[i].canonical_lang)) != SBX_OK) {
+                               ds->tasks[i].canonical_lang, false)) != SBX_OK) {
             sbx_eval_samples_free(l.s);
             return rc;
         }

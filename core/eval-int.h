@@ -77,6 +77,8 @@ typedef struct core_eval_task {
     double tolerance;      /* numeric: absolute or relative */
     uint64_t ref_ns;       /* judged: reference solution's time per test, or 0 */
     char *canonical_lang;  /* judged: the reference's language when not lang, or NULL */
+    char *inputs;          /* EvalPlus: [base_input, plus_input] as ASCII JSON */
+    double atol;           /* EvalPlus: absolute tolerance of float answers */
 } core_eval_task;
 
 struct sbx_eval_dataset {
@@ -91,6 +93,7 @@ typedef struct core_eval_sample {
     size_t task;           /* index into the dataset */
     char *completion;
     char *lang;            /* judged: the sample's own language, or NULL (the task's) */
+    bool whole;            /* EvalPlus: an EvalPlus "solution", the prompt included */
 } core_eval_sample;
 
 struct sbx_eval_samples {
@@ -103,6 +106,13 @@ struct sbx_eval_samples {
 
 /* Whether @ds is of a judged format (stdin/expected output tests). */
 bool core_eval_judged(const sbx_eval_dataset *ds);
+
+/* ---- EvalPlus (core/eval-evalplus.c) ---------------------------------------- */
+
+/* Fill @t from the HumanEval+ / MBPP+ record @o at @line of @path;
+ * errors (set) name "PATH:LINE" and the field. */
+int core_eval_evalplus_task(const char *path, struct json_t *o, size_t line,
+                            core_eval_task *t);
 
 /* ---- judged problems (core/eval-judged.c, core/eval-compare.c) -------------- */
 
@@ -133,6 +143,9 @@ size_t core_eval_find_task(const sbx_eval_dataset *ds, const char *id);
 /* ---- programs (core/eval-program.c) ---------------------------------------- */
 
 #define CORE_EVAL_MARKER_PREFIX "__polysandbox_eval_done__ "
+/* EvalPlus: the line of a sample that passed the base inputs is
+ * "\n" PREFIX BASE marker "\n" (not the pass line, which has no word) */
+#define CORE_EVAL_MARKER_BASE "base "
 #define CORE_EVAL_MARKER_LEN 32    /* hex digits of the random part */
 #define CORE_EVAL_PROGRAM_FILE "program.py"   /* HumanEval and MBPP programs */
 #define CORE_EVAL_RUNNER_FILE "main.py"       /* what the python template runs */
@@ -150,11 +163,17 @@ bool core_eval_uses_marker(const sbx_eval_dataset *ds);
  * (and the prompt or setup), the tests going to core_eval_build_check's
  * CORE_EVAL_CHECK_FILE. */
 char *core_eval_build_program(const sbx_eval_dataset *ds, const core_eval_task *t,
-                              const char *completion, bool isolated);
+                              const core_eval_sample *smp, bool isolated);
 char *core_eval_build_check(const sbx_eval_dataset *ds, const core_eval_task *t);
 char *core_eval_runner(const sbx_eval_dataset *ds, const core_eval_task *t, bool isolated);
 /* Can @t be checked in a process the completion never runs in? */
 bool core_eval_can_isolate(const sbx_eval_dataset *ds, const core_eval_task *t);
+/* Whether sample programs of @t run with the check apart (@want: the
+ * user asked for it; EvalPlus's always are). */
+bool core_eval_isolated(const sbx_eval_dataset *ds, const core_eval_task *t, bool want);
+/* EvalPlus: the keeper's part of the runner, which sets _st (transfer
+ * full), or NULL on ENOMEM (core/eval-evalplus.c). */
+char *core_eval_evalplus_check(const core_eval_task *t);
 
 /* ---- verdicts (core/eval-verdict.c) ---------------------------------------- */
 
@@ -162,6 +181,8 @@ bool core_eval_can_isolate(const sbx_eval_dataset *ds, const core_eval_task *t);
  * NULL) says why it is not a pass. */
 sbx_eval_verdict core_eval_verdict(const sbx_result *r, const char *marker,
                                    const char **reason);
+/* EvalPlus: whether @r's stdout holds the line of a base pass. */
+bool core_eval_base_passed(const sbx_result *r, const char *marker);
 /* The verdict called @name, or -1. */
 int core_eval_verdict_from_name(const char *name);
 
@@ -184,6 +205,8 @@ struct sbx_eval_record {
     size_t tests_passed, tests_total;  /* judged problems */
     bool resumed;
     uint64_t unenforced;    /* SBX_LIMIT_BIT_* its sandbox ran without */
+    bool has_base;          /* EvalPlus: base_verdict is set */
+    sbx_eval_verdict base_verdict;  /* EvalPlus: on the base inputs alone */
 };
 
 void core_eval_record_free(sbx_eval_record *r);
@@ -261,6 +284,7 @@ struct sbx_eval_summary {
     size_t counts[SBX_VERDICT_COUNT];
     char **task_ids;              /* tasks with samples, dataset order; owned */
     size_t *task_n, *task_c;
+    size_t *task_cb;              /* EvalPlus: base passes per task, or NULL */
     size_t n_tasks;
     size_t *sample_task;          /* by sample index: its summary task */
     uint64_t *latencies;          /* sorted, graded records */

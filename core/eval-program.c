@@ -46,7 +46,8 @@ int core_eval_new_marker(char *marker)
 
 bool core_eval_uses_marker(const sbx_eval_dataset *ds)
 {
-    return ds->fmt == SBX_EVAL_FORMAT_HUMANEVAL || ds->fmt == SBX_EVAL_FORMAT_MBPP;
+    return ds->fmt == SBX_EVAL_FORMAT_HUMANEVAL || ds->fmt == SBX_EVAL_FORMAT_MBPP ||
+           ds->fmt == SBX_EVAL_FORMAT_EVALPLUS;
 }
 
 /* A growing string; on ENOMEM it is freed and stays NULL. */
@@ -200,8 +201,9 @@ static void put_runner(sbuf *b)
  * completion's objects (an __eq__ that says True, a patched builtin)
  * reaches the check.  @entry: HumanEval's entry point, which check.py's
  * check() is called with; NULL for MBPP, whose asserts call every name
- * they need that check.py does not define. */
-static void put_isolated_runner(sbuf *b, const char *entry)
+ * they need that check.py does not define.  @keeper: the code that
+ * grades instead of check.py's tests (EvalPlus), or NULL. */
+static void put_isolated_runner(sbuf *b, const char *entry, const char *keeper)
 {
     put(b, "# polysandbox eval --isolated-check: the check (" CORE_EVAL_CHECK_FILE ") runs here;\n"
            "# the completion (" CORE_EVAL_PROGRAM_FILE ") in a child, which answers calls with\n"
@@ -282,7 +284,11 @@ static void put_isolated_runner(sbuf *b, const char *entry)
            "    for c in code.co_consts:\n"
            "        if hasattr(c, \"co_names\"):\n"
            "            yield from _names(c)\n"
-           "_st = 0\n"
+           );
+    if (keeper) {
+        put(b, keeper);
+    } else {
+        put(b, "_st = 0\n"
            "try:\n"
            "    if _hear.readline() != b\"ok\\n\":\n"
            "        raise IsolatedCheckError(\"the completion failed before any test\")\n"
@@ -299,8 +305,9 @@ static void put_isolated_runner(sbuf *b, const char *entry)
            "except BaseException:\n"
            "    import traceback\n"
            "    traceback.print_exc()\n"
-           "    _st = 1\n"
-           "try:\n"
+           "    _st = 1\n");
+    }
+    put(b, "try:\n"
            "    sys.stdout.flush()\n"
            "except Exception:\n"
            "    pass\n"
@@ -315,15 +322,39 @@ static void put_isolated_runner(sbuf *b, const char *entry)
            "os._exit(1)\n");
 }
 
+/* The runner of @t's programs onto @b. */
+static void put_runner_of(sbuf *b, const sbx_eval_dataset *ds, const core_eval_task *t,
+                          bool isolated)
+{
+    char *keeper = NULL;
+
+    if (!isolated) {
+        put_runner(b);
+        return;
+    }
+    if (ds->fmt == SBX_EVAL_FORMAT_EVALPLUS && !(keeper = core_eval_evalplus_check(t))) {
+        free(b->s);
+        b->s = NULL;
+        b->failed = true;
+        return;
+    }
+    put_isolated_runner(b, ds->fmt == SBX_EVAL_FORMAT_MBPP ? NULL : t->entry_point, keeper);
+    free(keeper);
+}
+
 char *core_eval_runner(const sbx_eval_dataset *ds, const core_eval_task *t, bool isolated)
 {
     sbuf b = { 0 };
 
-    if (isolated)
-        put_isolated_runner(&b, ds->fmt == SBX_EVAL_FORMAT_HUMANEVAL ? t->entry_point : NULL);
-    else
-        put_runner(&b);
+    put_runner_of(&b, ds, t, isolated);
     return b.s;
+}
+
+bool core_eval_isolated(const sbx_eval_dataset *ds, const core_eval_task *t, bool want)
+{
+    if (ds->fmt == SBX_EVAL_FORMAT_EVALPLUS)
+        return true;
+    return want && core_eval_can_isolate(ds, t);
 }
 
 bool core_eval_can_isolate(const sbx_eval_dataset *ds, const core_eval_task *t)
@@ -332,7 +363,8 @@ bool core_eval_can_isolate(const sbx_eval_dataset *ds, const core_eval_task *t)
 
     if (ds->fmt == SBX_EVAL_FORMAT_MBPP)
         return true;
-    if (ds->fmt != SBX_EVAL_FORMAT_HUMANEVAL || !e || !*e || (*e >= '0' && *e <= '9'))
+    if ((ds->fmt != SBX_EVAL_FORMAT_HUMANEVAL && ds->fmt != SBX_EVAL_FORMAT_EVALPLUS) ||
+        !e || !*e || (*e >= '0' && *e <= '9'))
         return false;
     for (; *e; e++)   /* put into the runner as a string: an identifier only */
         if (!((*e >= 'a' && *e <= 'z') || (*e >= 'A' && *e <= 'Z') ||
@@ -350,6 +382,11 @@ char *core_eval_build_check(const sbx_eval_dataset *ds, const core_eval_task *t)
         put(&b, "\n");
         put(&b, t->test);
         put(&b, "\n");
+    } else if (ds->fmt == SBX_EVAL_FORMAT_EVALPLUS) {
+        /* the reference, as EvalPlus computes its expected outputs */
+        put(&b, t->prompt);
+        put(&b, t->canonical);
+        put(&b, "\n");
     } else {
         if (t->setup && t->setup[0]) {
             put(&b, t->setup);
@@ -366,8 +403,9 @@ char *core_eval_build_check(const sbx_eval_dataset *ds, const core_eval_task *t)
 }
 
 char *core_eval_build_program(const sbx_eval_dataset *ds, const core_eval_task *t,
-                              const char *completion, bool isolated)
+                              const core_eval_sample *smp, bool isolated)
 {
+    const char *completion = smp->completion;
     sbuf b = { 0 };
 
     if (core_eval_judged(ds)) {     /* the completion is the whole program */
@@ -375,6 +413,13 @@ char *core_eval_build_program(const sbx_eval_dataset *ds, const core_eval_task *
         return b.failed ? NULL : b.s ? b.s : strdup("");
     }
     switch (ds->fmt) {
+    case SBX_EVAL_FORMAT_EVALPLUS:  /* EvalPlus's solution: prompt + completion */
+        if (smp->whole) {
+            put(&b, completion);
+            put(&b, "\n");
+            break;
+        }
+        /* fall through */
     case SBX_EVAL_FORMAT_HUMANEVAL:
         put(&b, t->prompt);
         put(&b, completion);
@@ -433,8 +478,8 @@ char *sbx_eval_program_opts(const sbx_eval_dataset *ds, const sbx_eval_samples *
     t = &ds->tasks[s->v[i].task];
     if (lang)
         *lang = t->lang;
-    isolated = isolated && core_eval_can_isolate(ds, t);
-    prog = core_eval_build_program(ds, t, s->v[i].completion, isolated);
+    isolated = core_eval_isolated(ds, t, isolated);
+    prog = core_eval_build_program(ds, t, &s->v[i], isolated);
     if (!prog || !core_eval_uses_marker(ds))
         return prog;
     if (isolated && !(check = core_eval_build_check(ds, t))) {
@@ -453,9 +498,6 @@ char *sbx_eval_program_opts(const sbx_eval_dataset *ds, const sbx_eval_samples *
     }
     put(&b, "\n# ---- " CORE_EVAL_RUNNER_FILE ", the runner that runs " CORE_EVAL_PROGRAM_FILE
             " ----\n");
-    if (isolated)
-        put_isolated_runner(&b, ds->fmt == SBX_EVAL_FORMAT_HUMANEVAL ? t->entry_point : NULL);
-    else
-        put_runner(&b);
+    put_runner_of(&b, ds, t, isolated);
     return b.s;
 }

@@ -117,6 +117,15 @@ void sbx_eval_record_tests(const sbx_eval_record *r, size_t *passed, size_t *tot
         *total = r ? r->tests_total : 0;
 }
 
+bool sbx_eval_record_base_verdict(const sbx_eval_record *r, sbx_eval_verdict *v)
+{
+    if (!r || !r->has_base)
+        return false;
+    if (v)
+        *v = r->base_verdict;
+    return true;
+}
+
 uint64_t sbx_eval_record_unenforced_limits(const sbx_eval_record *r)
 {
     return r ? r->unenforced : 0;
@@ -133,6 +142,12 @@ static json_t *record_json(const sbx_eval_record *r)
     bad |= json_object_set_new(o, "sample", json_integer((json_int_t)r->sample));
     bad |= json_object_set_new(o, "verdict", json_string(sbx_eval_verdict_name(r->verdict)));
     bad |= json_object_set_new(o, "passed", json_boolean(r->verdict == SBX_VERDICT_PASSED));
+    if (r->has_base) {
+        bad |= json_object_set_new(o, "base_verdict",
+                                   json_string(sbx_eval_verdict_name(r->base_verdict)));
+        bad |= json_object_set_new(o, "base_passed",
+                                   json_boolean(r->base_verdict == SBX_VERDICT_PASSED));
+    }
     bad |= json_object_set_new(o, "status", json_string(r->status));
     bad |= json_object_set_new(o, "exit_code", r->exit_code >= 0 ? json_integer(r->exit_code)
                                                                   : json_null());
@@ -204,6 +219,12 @@ int core_eval_record_from_json(json_t *o, sbx_eval_record **out, const char **wh
     r->task_id = strdup(json_string_value(json_object_get(o, "task_id")));
     r->sample = (size_t)json_integer_value(json_object_get(o, "sample"));
     r->verdict = (sbx_eval_verdict)verdict;
+    v = json_object_get(o, "base_verdict");
+    if (json_is_string(v) && core_eval_verdict_from_name(json_string_value(v)) >= 0 &&
+        verdict != SBX_VERDICT_SANDBOX_ERROR) {
+        r->has_base = true;
+        r->base_verdict = (sbx_eval_verdict)core_eval_verdict_from_name(json_string_value(v));
+    }
     v = json_object_get(o, "status");
     r->status = status_static(json_is_string(v) ? json_string_value(v) : "");
     v = json_object_get(o, "exit_code");

@@ -192,13 +192,22 @@ static int build_opts(struct run *run, const core_eval_task *t, const char *prog
     return SBX_OK;
 }
 
-/* Fill @rec from a graded result. */
-static int grade(sbx_eval_record *rec, const sbx_result *r, const char *marker)
+/* Fill @rec from a graded result (@evalplus: with its base verdict). */
+static int grade(sbx_eval_record *rec, const sbx_result *r, const char *marker, bool evalplus)
 {
     const char *reason;
     sbx_run_status st = sbx_result_status(r);
 
     rec->verdict = core_eval_verdict(r, marker, &reason);
+    if (evalplus && rec->verdict != SBX_VERDICT_SANDBOX_ERROR) {
+        rec->has_base = true;
+        rec->base_verdict = rec->verdict;
+        if (rec->verdict != SBX_VERDICT_PASSED && core_eval_base_passed(r, marker)) {
+            rec->base_verdict = SBX_VERDICT_PASSED;
+            if (rec->verdict == SBX_VERDICT_FAILED)
+                reason = "passed the base inputs, failed on an extra (plus) input";
+        }
+    }
     rec->status = sbx_run_status_name(st);
     rec->exit_code = (st == SBX_RUN_OK || st == SBX_RUN_NONZERO_EXIT ||
                       st == SBX_RUN_NOT_FOUND || st == SBX_RUN_NOT_EXECUTABLE)
@@ -228,7 +237,7 @@ static int run_sample(struct run *run, size_t i, sbx_eval_record **out)
     const char *const *providers = run->o->providers
                                        ? (const char *const *)run->o->providers : none;
     bool marked = core_eval_uses_marker(run->ds);
-    bool isolated = marked && run->o->isolated && core_eval_can_isolate(run->ds, t);
+    bool isolated = marked && core_eval_isolated(run->ds, t, run->o->isolated);
     sbx_eval_record *rec = calloc(1, sizeof *rec);
     int rc = SBX_OK;
     bool graded = false;
@@ -258,7 +267,7 @@ static int run_sample(struct run *run, size_t i, sbx_eval_record **out)
             }
             if (core_eval_judged(run->ds)) {
                 rc = SBX_OK;
-                program = core_eval_build_program(run->ds, t, run->s->v[i].completion, false);
+                program = core_eval_build_program(run->ds, t, &run->s->v[i], false);
                 if (!program) {
                     rc = core_error_set(SBX_E_NOMEM, NULL, "out of memory");
                     break;
@@ -289,7 +298,7 @@ static int run_sample(struct run *run, size_t i, sbx_eval_record **out)
             }
             if ((rc = core_eval_new_marker(marker)) != SBX_OK)
                 break;
-            program = core_eval_build_program(run->ds, t, run->s->v[i].completion, isolated);
+            program = core_eval_build_program(run->ds, t, &run->s->v[i], isolated);
             if (program && marked)
                 runner = core_eval_runner(run->ds, t, isolated);
             if (program && isolated)
@@ -334,7 +343,8 @@ static int run_sample(struct run *run, size_t i, sbx_eval_record **out)
                 rc = core_eval_note_sandbox_error(rec, sbx_result_provider(r), sbx_result_error(r));
                 rec->time_ns = sbx_result_timing(r, SBX_TIMING_TOTAL);
             } else {
-                rc = grade(rec, r, marked ? marker : NULL);
+                rc = grade(rec, r, marked ? marker : NULL,
+                           run->ds->fmt == SBX_EVAL_FORMAT_EVALPLUS);
                 graded = true;
             }
             sbx_result_free(r);

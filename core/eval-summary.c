@@ -20,6 +20,7 @@ void sbx_eval_summary_free(sbx_eval_summary *sum)
     core_strv_free(sum->task_ids);
     free(sum->task_n);
     free(sum->task_c);
+    free(sum->task_cb);
     free(sum->sample_task);
     free(sum->latencies);
     free(sum->dataset);
@@ -55,6 +56,8 @@ int core_eval_summary_build(const sbx_eval_dataset *ds, const sbx_eval_samples *
         !(sum->task_ids = calloc(ds->n + 1, sizeof *sum->task_ids)) ||
         !(sum->task_n = calloc(ds->n, sizeof *sum->task_n)) ||
         !(sum->task_c = calloc(ds->n, sizeof *sum->task_c)) ||
+        (ds->fmt == SBX_EVAL_FORMAT_EVALPLUS &&
+         !(sum->task_cb = calloc(ds->n, sizeof *sum->task_cb))) ||
         !(sum->sample_task = calloc(s->n + 1, sizeof *sum->sample_task)) ||
         !(sum->latencies = calloc(s->n + 1, sizeof *sum->latencies)))
         goto nomem;
@@ -82,6 +85,10 @@ int core_eval_summary_build(const sbx_eval_dataset *ds, const sbx_eval_samples *
         sum->task_n[t]++;
         if (r->verdict == SBX_VERDICT_PASSED)
             sum->task_c[t]++;
+        /* a pass of base + extra is one of base (a record without a base
+         * verdict came from elsewhere: its verdict stands for both) */
+        if (sum->task_cb && (r->has_base ? r->base_verdict : r->verdict) == SBX_VERDICT_PASSED)
+            sum->task_cb[t]++;
         sum->latencies[sum->n_latencies++] = r->time_ns;
     }
     qsort(sum->latencies, sum->n_latencies, sizeof *sum->latencies, cmp_u64);
@@ -128,18 +135,19 @@ void sbx_eval_summary_task_counts(const sbx_eval_summary *sum, size_t i, size_t 
         *c = ok ? sum->task_c[i] : 0;
 }
 
-bool sbx_eval_summary_pass_at_k(const sbx_eval_summary *sum, unsigned k, double *value,
-                                size_t *n_tasks)
+/* The mean pass@k over the tasks of @sum whose passes are @c. */
+static bool mean_pass_at_k(const sbx_eval_summary *sum, const size_t *c, unsigned k,
+                           double *value, size_t *n_tasks)
 {
     double total = 0.0;
     size_t used = 0;
 
     if (n_tasks)
         *n_tasks = 0;
-    if (!sum || k == 0)
+    if (!sum || !c || k == 0)
         return false;
     for (size_t i = 0; i < sum->n_tasks; i++) {
-        double p = sbx_eval_pass_at_k(sum->task_n[i], sum->task_c[i], k);
+        double p = sbx_eval_pass_at_k(sum->task_n[i], c[i], k);
         if (p < 0)
             continue;
         total += p;
@@ -152,6 +160,18 @@ bool sbx_eval_summary_pass_at_k(const sbx_eval_summary *sum, unsigned k, double 
     if (value)
         *value = total / (double)used;
     return true;
+}
+
+bool sbx_eval_summary_pass_at_k(const sbx_eval_summary *sum, unsigned k, double *value,
+                                size_t *n_tasks)
+{
+    return mean_pass_at_k(sum, sum ? sum->task_c : NULL, k, value, n_tasks);
+}
+
+bool sbx_eval_summary_pass_at_k_base(const sbx_eval_summary *sum, unsigned k, double *value,
+                                     size_t *n_tasks)
+{
+    return mean_pass_at_k(sum, sum ? sum->task_cb : NULL, k, value, n_tasks);
 }
 
 size_t sbx_eval_summary_sample_task(const sbx_eval_summary *sum, size_t sample)
@@ -236,6 +256,22 @@ static json_t *pass_at_k_obj(const sbx_eval_summary *sum, size_t task, const uns
     return o;
 }
 
+/* EvalPlus: {"K": pass@k on the base inputs}, null where none. */
+static json_t *pass_at_k_base_obj(const sbx_eval_summary *sum, const unsigned *ks,
+                                  size_t n_ks)
+{
+    json_t *o = json_object();
+
+    for (size_t i = 0; o && i < n_ks; i++) {
+        char key[16];
+        double v;
+        snprintf(key, sizeof key, "%u", ks[i]);
+        json_object_set_new(o, key, sbx_eval_summary_pass_at_k_base(sum, ks[i], &v, NULL)
+                                        ? json_real(v) : json_null());
+    }
+    return o;
+}
+
 /* The limits any sample's sandbox ran without. */
 static uint64_t unenforced(const sbx_eval_summary *sum)
 {
@@ -276,6 +312,8 @@ char *sbx_eval_summary_to_json(const sbx_eval_summary *sum, const unsigned *ks, 
     json_object_set_new(o, "pass_at_k", pass_at_k_obj(sum, (size_t)-1, ks, n_ks, &used));
     json_object_set_new(o, "pass_at_k_tasks", used ? used : json_null());
     json_object_set_new(o, "pass_at_k_ci", pass_at_k_ci_obj(sum, ks, n_ks));
+    if (sum->task_cb)   /* EvalPlus: pass_at_k is "base + extra", this "base" */
+        json_object_set_new(o, "pass_at_k_base", pass_at_k_base_obj(sum, ks, n_ks));
     for (size_t i = 0; i < sum->n_tasks; i++) {
         json_t *t = json_object();
         if (!t)
@@ -283,6 +321,8 @@ char *sbx_eval_summary_to_json(const sbx_eval_summary *sum, const unsigned *ks, 
         json_object_set_new(t, "task_id", json_string(sum->task_ids[i]));
         json_object_set_new(t, "n", json_integer((json_int_t)sum->task_n[i]));
         json_object_set_new(t, "c", json_integer((json_int_t)sum->task_c[i]));
+        if (sum->task_cb)
+            json_object_set_new(t, "c_base", json_integer((json_int_t)sum->task_cb[i]));
         json_object_set_new(t, "pass_at_k", pass_at_k_obj(sum, i, ks, n_ks, NULL));
         json_array_append_new(tasks, t);
     }

@@ -33,15 +33,27 @@ int core_eval_verdict_from_name(const char *name)
     return -1;
 }
 
-/* Whether stdout holds the line "\n<prefix><marker>\n". */
-static bool has_marker(const sbx_result *r, const char *marker)
+/* Whether stdout holds the line "\n<prefix><word><marker>\n". */
+static bool has_line(const sbx_result *r, const char *word, const char *marker)
 {
-    char line[sizeof CORE_EVAL_MARKER_PREFIX + CORE_EVAL_MARKER_LEN + 4];
+    char line[sizeof CORE_EVAL_MARKER_PREFIX + sizeof CORE_EVAL_MARKER_BASE +
+              CORE_EVAL_MARKER_LEN + 4];
     size_t len, n;
     const void *out = sbx_result_stdout(r, &len);
 
-    n = (size_t)snprintf(line, sizeof line, "\n%s%s\n", CORE_EVAL_MARKER_PREFIX, marker);
-    return out && len >= n && memmem(out, len, line, n) != NULL;
+    n = (size_t)snprintf(line, sizeof line, "\n%s%s%s\n", CORE_EVAL_MARKER_PREFIX, word,
+                         marker);
+    return out && n < sizeof line && len >= n && memmem(out, len, line, n) != NULL;
+}
+
+static bool has_marker(const sbx_result *r, const char *marker)
+{
+    return has_line(r, "", marker);
+}
+
+bool core_eval_base_passed(const sbx_result *r, const char *marker)
+{
+    return marker && has_line(r, CORE_EVAL_MARKER_BASE, marker);
 }
 
 sbx_eval_verdict core_eval_verdict(const sbx_result *r, const char *marker,

@@ -59,6 +59,7 @@ core_libpolysandbox_internal_la_SOURCES = \
 	core/eval-jsonl.c \
 	core/eval-dataset.c \
 	core/eval-judged.c \
+	core/eval-evalplus.c \
 	core/eval-compare.c \
 	core/eval-judge.c \
 	core/eval-program.c \

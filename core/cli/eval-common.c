@@ -13,14 +13,15 @@
 const char cli_eval_help_common[] =
 "What to score:\n"
 "      --dataset FILE     the tasks: HumanEval, MBPP, generic, judged problems,\n"
-"                         CodeContests, APPS or LiveCodeBench JSONL (.gz too)\n"
+"                         CodeContests, APPS, LiveCodeBench or EvalPlus\n"
+"                         (HumanEval+, MBPP+) JSONL (.gz too)\n"
 "      --samples FILE     completions: JSONL of {\"task_id\", \"completion\"}\n"
 "                         (judged problems: and an optional \"language\")\n"
 "      --canonical        score the dataset's own reference solutions\n"
 "      --allow-partial    score a samples file that leaves tasks out (else\n"
 "                         refused, naming the tasks without samples)\n"
 "      --format FMT       auto (default), humaneval, mbpp, generic, judged,\n"
-"                         codecontests, apps or livecodebench\n"
+"                         codecontests, apps, livecodebench or evalplus\n"
 "\n"
 "Running:\n"
 "  -j, --jobs N           parallel workers (default: the number of cores)\n"
@@ -30,6 +31,7 @@ const char cli_eval_help_common[] =
 "                         (default 2)\n"
 "      --isolated-check   HumanEval, MBPP: run the tests in a process the\n"
 "                         completion never runs in, calling it with literals\n"
+"                         (EvalPlus samples always are)\n"
 "  -k K[,K...]            pass@k to report (default 1,10,100)\n"
 "\n"
 "Judged problems (stdin/expected output tests; compiled once per sample):\n"
@@ -122,8 +124,8 @@ int cli_eval_option(cli_eval_args *a, int c, const char *arg)
                 return -1;
             }
         return cli_usage_error(a->cmd, "invalid value '%s' for --format: expected auto, "
-                               "humaneval, mbpp, generic, judged, codecontests, apps or "
-                               "livecodebench", arg);
+                               "humaneval, mbpp, generic, judged, codecontests, apps, "
+                               "livecodebench or evalplus", arg);
     case CLI_EO_TIMEOUT:
         if (!cli_parse_duration(arg, &a->timeout_ns, &why))
             return cli_usage_error(a->cmd, "invalid value '%s' for --timeout: %s", arg, why);
@@ -281,6 +283,19 @@ bool cli_eval_pass_at_k(const sbx_eval_summary *sum, unsigned k, char *buf, size
     return true;
 }
 
+bool cli_eval_pass_at_k_base(const sbx_eval_summary *sum, unsigned k, char *buf,
+                             size_t size)
+{
+    double v;
+
+    if (!sbx_eval_summary_pass_at_k_base(sum, k, &v, NULL)) {
+        snprintf(buf, size, "n/a");
+        return false;
+    }
+    snprintf(buf, size, "%.4f", v);
+    return true;
+}
+
 void cli_eval_ms(uint64_t ns, char *buf, size_t size)
 {
     double ms = (double)ns / 1e6;
@@ -314,9 +329,18 @@ static void print_unenforced(FILE *f, const sbx_eval_summary *sum)
     fprintf(f, " limits not enforced in %zu samples (unenforced_limits allows it)\n", n);
 }
 
+bool cli_eval_has_base(const sbx_eval_summary *sum)
+{
+    for (size_t i = 0; i < sbx_eval_summary_total(sum); i++)
+        if (sbx_eval_record_base_verdict(sbx_eval_summary_record(sum, i), NULL))
+            return true;
+    return false;
+}
+
 void cli_eval_print_summary(FILE *f, const cli_eval_args *a, const sbx_eval_summary *sum,
                             unsigned jobs, const char *results)
 {
+    bool plus = cli_eval_has_base(sum);
     size_t done = sbx_eval_summary_done(sum);
     size_t errors = sbx_eval_summary_count(sum, SBX_VERDICT_SANDBOX_ERROR);
     char p50[32], p95[32], p99[32], wall[32];
@@ -342,11 +366,15 @@ void cli_eval_print_summary(FILE *f, const cli_eval_args *a, const sbx_eval_summ
         size_t used;
         char label[32];
         snprintf(label, sizeof label, "pass@%u:", a->ks[i]);
+        /* EvalPlus reports both: "base" and "base + extra" */
+        if (plus && sbx_eval_summary_pass_at_k_base(sum, a->ks[i], &v, &used))
+            fprintf(f, "%-11s %.4f (base; %zu of %zu tasks)\n", label, v, used,
+                    sbx_eval_summary_task_count(sum));
         if (sbx_eval_summary_pass_at_k(sum, a->ks[i], &v, &used)) {
             char ci[96];
             cli_eval_pass_at_k(sum, a->ks[i], ci, sizeof ci);
-            fprintf(f, "%-11s %s (%zu of %zu tasks; 95%% bootstrap interval)\n", label, ci,
-                    used, sbx_eval_summary_task_count(sum));
+            fprintf(f, "%-11s %s (%s%zu of %zu tasks; 95%% bootstrap interval)\n", label, ci,
+                    plus ? "base + extra; " : "", used, sbx_eval_summary_task_count(sum));
         }
         else
             fprintf(f, "%-11s not computable: no task has %u graded samples\n", label,

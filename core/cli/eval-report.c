@@ -38,6 +38,15 @@ static const char *verdict_of(const cli_column *c, size_t i)
     return rec ? sbx_eval_verdict_name(sbx_eval_record_verdict(rec)) : "not run";
 }
 
+/* Whether a column grades EvalPlus samples (base and base + extra). */
+static bool any_base(const cli_report *r)
+{
+    for (size_t c = 0; c < r->n_cols; c++)
+        if (cli_eval_has_base(r->cols[c].sum))
+            return true;
+    return false;
+}
+
 static double pass_rate(const sbx_eval_summary *s)
 {
     size_t graded = sbx_eval_summary_done(s) - sbx_eval_summary_count(s, SBX_VERDICT_SANDBOX_ERROR);
@@ -65,9 +74,28 @@ static void md_row_label(FILE *f, const char *label)
     fprintf(f, "| %s |", label);
 }
 
+/* One row of the table: @label, then @fmt's pass@@k of each column, as a
+ * Markdown row or (@html) an HTML one. */
+static void passk_row(FILE *f, const cli_report *r, const char *label, unsigned k,
+                      bool (*fmt)(const sbx_eval_summary *, unsigned, char *, size_t),
+                      bool html)
+{
+    if (html)
+        fprintf(f, "<tr><td class=\"l\">%s</td>", label);
+    else
+        md_row_label(f, label);
+    for (size_t c = 0; c < r->n_cols; c++) {
+        char v[96];
+        fmt(r->cols[c].sum, k, v, sizeof v);
+        fprintf(f, html ? "<td class=\"passk\">%s</td>" : " %s |", v);
+    }
+    fputs(html ? "</tr>\n" : "\n", f);
+}
+
 int cli_report_markdown(const cli_report *r, FILE *f)
 {
     const cli_eval_args *a = r->args;
+    bool base = any_base(r);
     char buf[64];
 
     fputs("# PolySandbox comparison\n\n", f);
@@ -122,14 +150,12 @@ int cli_report_markdown(const cli_report *r, FILE *f)
         fprintf(f, " %.1f%% |", 100.0 * pass_rate(r->cols[c].sum));
     fputc('\n', f);
     for (size_t k = 0; k < a->n_ks; k++) {
-        snprintf(buf, sizeof buf, "pass@%u", a->ks[k]);
-        md_row_label(f, buf);
-        for (size_t c = 0; c < r->n_cols; c++) {
-            char v[96];
-            cli_eval_pass_at_k(r->cols[c].sum, a->ks[k], v, sizeof v);
-            fprintf(f, " %s |", v);
+        if (base) {     /* EvalPlus: "base", then pass@k is "base + extra" */
+            snprintf(buf, sizeof buf, "pass@%u base", a->ks[k]);
+            passk_row(f, r, buf, a->ks[k], cli_eval_pass_at_k_base, false);
         }
-        fputc('\n', f);
+        snprintf(buf, sizeof buf, base ? "pass@%u base + extra" : "pass@%u", a->ks[k]);
+        passk_row(f, r, buf, a->ks[k], cli_eval_pass_at_k, false);
     }
     static const double pcts[] = { 50, 95, 99 };
     for (size_t p = 0; p < 3; p++) {
@@ -377,6 +403,7 @@ int cli_report_html(const cli_report *r, FILE *f)
     int *colors = calloc(n * (SBX_VERDICT_COUNT + 4) + 1, sizeof *colors);
     static const double pcts[] = { 50, 95, 99, 100 };
     size_t n_owned = 0;
+    bool base = any_base(r);
     int rc = 0;
 
     if (!labels || !owned || !vals || !colors) {
@@ -431,13 +458,14 @@ int cli_report_html(const cli_report *r, FILE *f)
         fputs("</tr>\n", f);
     }
     for (size_t k = 0; k < r->args->n_ks; k++) {
-        fprintf(f, "<tr><td class=\"l\">pass@%u</td>", r->args->ks[k]);
-        for (size_t c = 0; c < n; c++) {
-            char v[96];
-            cli_eval_pass_at_k(r->cols[c].sum, r->args->ks[k], v, sizeof v);
-            fprintf(f, "<td class=\"passk\">%s</td>", v);
+        char label[64];
+        if (base) {     /* EvalPlus: "base", then pass@k is "base + extra" */
+            snprintf(label, sizeof label, "pass@%u base", r->args->ks[k]);
+            passk_row(f, r, label, r->args->ks[k], cli_eval_pass_at_k_base, true);
         }
-        fputs("</tr>\n", f);
+        snprintf(label, sizeof label, base ? "pass@%u base + extra" : "pass@%u",
+                 r->args->ks[k]);
+        passk_row(f, r, label, r->args->ks[k], cli_eval_pass_at_k, true);
     }
     fputs("</table>\n<p>pass@k: the mean over tasks of the unbiased estimator; in brackets "
           "its 95% interval by a percentile bootstrap over tasks (2000 resamples, fixed "

@@ -45,6 +45,7 @@ EVAL_TESTS = \
 	tests/eval/input.sh \
 	tests/eval/marker.sh \
 	tests/eval/judged.sh \
+	tests/eval/evalplus.sh \
 	tests/eval/report.sh
 TESTS += tests/eval/test-eval-stats tests/eval/test-eval-cancel $(EVAL_TESTS)
 dist_check_SCRIPTS += $(EVAL_TESTS)

@@ -2,9 +2,11 @@
  * gzip, in each format (core/eval-jsonl.c, core/eval-dataset.c)
  *
  * The first byte chooses the format asked for (auto, humaneval, mbpp,
- * generic, judged, codecontests, apps, livecodebench); the rest is the file, read by sbx_eval_dataset_load as
- * `polysandbox eval --dataset` reads it.  Beyond not crashing: a refusal
- * says why, and what loads has tasks with distinct ids.
+ * generic, judged, codecontests, apps, livecodebench, evalplus); the rest
+ * is the file, read by sbx_eval_dataset_load as `polysandbox eval
+ * --dataset` reads it.  Beyond not crashing: a refusal says why, what
+ * loads has tasks with distinct ids, and every reference solution's
+ * program (with its runner: EvalPlus embeds the inputs in it) is built.
  */
 #include "config.h"
 
@@ -51,10 +53,17 @@ static int one(const uint8_t *data, size_t size)
                 fz_fail("tasks %zu and %zu are both '%s'", j, i, id);
     }
     /* The reference solutions, as --canonical takes them. */
-    if (sbx_eval_samples_canonical(ctx, ds, &s) == SBX_OK &&
-        sbx_eval_samples_count(s) != sbx_eval_dataset_size(ds))
-        fz_fail("%zu reference solutions for %zu tasks", sbx_eval_samples_count(s),
-                sbx_eval_dataset_size(ds));
+    if (sbx_eval_samples_canonical(ctx, ds, &s) == SBX_OK) {
+        if (sbx_eval_samples_count(s) != sbx_eval_dataset_size(ds))
+            fz_fail("%zu reference solutions for %zu tasks", sbx_eval_samples_count(s),
+                    sbx_eval_dataset_size(ds));
+        for (size_t i = 0; i < sbx_eval_samples_count(s); i++) {
+            char *prog = sbx_eval_program(ds, s, i, NULL);
+            if (!prog)
+                fz_fail("no program for reference solution %zu", i);
+            free(prog);
+        }
+    }
     sbx_eval_samples_free(s);
     sbx_eval_dataset_free(ds);
     return 0;

@@ -1,8 +1,9 @@
 /* polysandbox/eval.h - score code completions against benchmark datasets
  *
  * The evaluation engine of libpolysandbox: read a dataset (HumanEval,
- * MBPP, the generic format, or judged problems with stdin/expected-output
- * tests) and a file of samples (completions), run
+ * MBPP, EvalPlus's HumanEval+ and MBPP+, the generic format, or judged
+ * problems with stdin/expected-output tests) and a file of samples
+ * (completions), run
  * every sample's program in a sandbox through sbx_run() from many worker
  * threads, and grade it:
  *
@@ -59,10 +60,15 @@ typedef enum sbx_eval_format {
     SBX_EVAL_FORMAT_JUDGED = 4,        /* task_id language tests compare ... */
     SBX_EVAL_FORMAT_CODECONTESTS = 5,  /* name public_tests private_tests ... */
     SBX_EVAL_FORMAT_APPS = 6,          /* problem_id input_output solutions */
-    SBX_EVAL_FORMAT_LIVECODEBENCH = 7  /* question_id public_test_cases ... */
+    SBX_EVAL_FORMAT_LIVECODEBENCH = 7, /* question_id public_test_cases ... */
+    /* HumanEval+ and MBPP+ (since 0.2): the expected outputs are the
+     * canonical solution's on base_input and plus_input, and a sample gets
+     * a verdict on the base inputs and one on base + extra (see
+     * sbx_eval_record_base_verdict, sbx_eval_summary_pass_at_k_base). */
+    SBX_EVAL_FORMAT_EVALPLUS = 8       /* task_id prompt entry_point base_input plus_input */
 } sbx_eval_format;
 /** The last format: iterate AUTO..SBX_EVAL_FORMAT_LAST.  Since: 0.2 */
-#define SBX_EVAL_FORMAT_LAST SBX_EVAL_FORMAT_LIVECODEBENCH
+#define SBX_EVAL_FORMAT_LAST SBX_EVAL_FORMAT_EVALPLUS
 
 /**
  * sbx_eval_verdict:
@@ -89,7 +95,7 @@ typedef enum sbx_eval_verdict {
 /** "passed", "failed", "timeout", ... (static), or NULL.  Since: 0.1 */
 SBX_API const char *sbx_eval_verdict_name(sbx_eval_verdict v);
 /** "humaneval", "mbpp", "generic", "auto", "judged", "codecontests",
- * "apps", "livecodebench" (static), or NULL.  Since: 0.1 */
+ * "apps", "livecodebench", "evalplus" (static), or NULL.  Since: 0.1 */
 SBX_API const char *sbx_eval_format_name(sbx_eval_format f);
 
 /**
@@ -147,7 +153,10 @@ SBX_API const char *sbx_eval_dataset_task_id(const sbx_eval_dataset *ds,
  * @path: JSONL (or gzip of it), one {"task_id": ..., "completion": ...}
  *   per line; several per task for pass@k.  For a judged format, a
  *   "language" field (a template name) gives the sample's own language
- *   (since 0.2; an unknown one is SBX_E_INVAL).  Other fields are ignored.
+ *   (since 0.2; an unknown one is SBX_E_INVAL).  For EvalPlus, a
+ *   "solution" field (the whole program, prompt included) is used
+ *   instead of the completion when present, as EvalPlus does (since
+ *   0.2).  Other fields are ignored.
  * @out: (out) (transfer full): free with sbx_eval_samples_free.  It keeps
  *   no pointer into @ds, only task positions: use it with @ds alone.
  *
@@ -232,7 +241,8 @@ SBX_API int sbx_eval_opts_set_retries(sbx_eval_opts *o, unsigned retries);
  * reading literals back (ast.literal_eval): nothing of the completion's
  * objects reaches the check.  A task whose calls pass something that is
  * not a literal fails, saying so (check the dataset with --canonical
- * first).  Other formats are graded as without it.  Since: 0.2
+ * first).  EvalPlus samples are always graded so; other formats as
+ * without it.  Since: 0.2
  */
 SBX_API int sbx_eval_opts_set_isolated_check(sbx_eval_opts *o, bool on);
 /**
@@ -371,6 +381,14 @@ SBX_API const char *sbx_eval_record_output(const sbx_eval_record *r);
  * other formats).  Since: 0.2 */
 SBX_API void sbx_eval_record_tests(const sbx_eval_record *r, size_t *passed,
                                    size_t *total);
+/**
+ * sbx_eval_record_base_verdict:
+ * EvalPlus: the verdict on the base inputs alone (EvalPlus's "base"),
+ * in *@v; sbx_eval_record_verdict is then the one on base + extra (a
+ * pass needs both).  False (and *@v untouched) for the other formats.
+ * Since: 0.2
+ */
+SBX_API bool sbx_eval_record_base_verdict(const sbx_eval_record *r, sbx_eval_verdict *v);
 /** The journal line: one JSON object (transfer full, free()). */
 SBX_API char *sbx_eval_record_to_json(const sbx_eval_record *r);
 
@@ -404,6 +422,14 @@ SBX_API void sbx_eval_summary_task_counts(const sbx_eval_summary *sum,
 SBX_API bool sbx_eval_summary_pass_at_k(const sbx_eval_summary *sum,
                                         unsigned k, double *value,
                                         size_t *n_tasks);
+/**
+ * sbx_eval_summary_pass_at_k_base:
+ * EvalPlus: as sbx_eval_summary_pass_at_k, of the verdicts on the base
+ * inputs alone ("base"; sbx_eval_summary_pass_at_k is "base + extra").
+ * False for the other formats.  Since: 0.2
+ */
+SBX_API bool sbx_eval_summary_pass_at_k_base(const sbx_eval_summary *sum, unsigned k,
+                                             double *value, size_t *n_tasks);
 /**
  * sbx_eval_summary_pass_at_k_ci:
  * The 95% confidence interval of sbx_eval_summary_pass_at_k's value, by
