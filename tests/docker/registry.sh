@@ -5,7 +5,10 @@
 # (distribution 2.8) on 127.0.0.1 at a free port, with a configuration and
 # a storage directory under DIR (shared by the registries a test starts
 # on the same DIR), basic authentication when HTPASSWD (a bcrypt htpasswd
-# file) is given; sets REGISTRY_<NAME>_PORT.  Stopped by registry_stop_all
+# file) is given, or token authentication when REGISTRY_TOKEN_REALM (the
+# token service's URL) and REGISTRY_TOKEN_BUNDLE (the certificate it signs
+# with) are set (service polysandbox-test, issuer polysandbox-test-issuer:
+# tests/image/tokend.py); sets REGISTRY_<NAME>_PORT.  Stopped by registry_stop_all
 # (call it from the test's EXIT trap).  Returns 77 with a reason when the
 # package is missing.
 
@@ -34,6 +37,10 @@ registry_start() {
         if [ -n "$htpasswd" ]; then
             echo "auth:"
             echo "  htpasswd: {realm: polysandbox-test, path: $htpasswd}"
+        elif [ -n "${REGISTRY_TOKEN_REALM:-}" ]; then
+            echo "auth:"
+            echo "  token: {realm: \"$REGISTRY_TOKEN_REALM\", service: polysandbox-test,"
+            echo "          issuer: polysandbox-test-issuer, rootcertbundle: $REGISTRY_TOKEN_BUNDLE}"
         fi
     } >"$conf" || return 1
     docker-registry serve "$conf" >"$dir/$name.log" 2>&1 </dev/null &
