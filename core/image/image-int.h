@@ -73,6 +73,14 @@ typedef struct img_store {
     char *dir;                  /* STATE_DIR/images (absolute, resolved) */
 } img_store;
 
+#define IMG_REF_TEXT_MAX 600
+
+/* The start of each public call on a reference: check @ctx and @ref
+ * (errors name @fn), parse and normalise it into @r and @text
+ * (IMG_REF_TEXT_MAX bytes), open the context's store into @s. */
+struct sbx_ctx;
+int img_begin(struct sbx_ctx *ctx, const char *ref, const char *fn, img_ref *r, char *text,
+              img_store *s);
 /* Open (creating) the store under @state_dir. */
 int img_store_open(img_store *s, const char *state_dir);
 void img_store_close(img_store *s);

@@ -222,16 +222,10 @@ SBX_API int sbx_image_pull(sbx_ctx *ctx, const char *ref, char **digest_out)
     core_error_clear();
     if (digest_out)
         *digest_out = NULL;
-    if (!ctx || !ref)
-        return core_error_set(SBX_E_INVAL, NULL, "sbx_image_pull: no context or reference");
     img_ref r;
-    char why[160], text[600];
-    if (!img_ref_parse(ref, &r, why, sizeof why))
-        return core_error_set(SBX_E_INVAL, NULL, "image '%.300s': %s", ref, why);
-    if (!img_ref_format(&r, text, sizeof text))
-        return core_error_set(SBX_E_INVAL, NULL, "image '%.300s': too long", ref);
+    char text[IMG_REF_TEXT_MAX];
     img_store s;
-    int rc = img_store_open(&s, ctx->cfg.state_dir);
+    int rc = img_begin(ctx, ref, "sbx_image_pull", &r, text, &s);
     if (rc != SBX_OK)
         return rc;
     img_client *c = img_client_new(&r, text);

@@ -76,6 +76,19 @@ int img_store_open(img_store *s, const char *state_dir)
     return SBX_OK;
 }
 
+int img_begin(sbx_ctx *ctx, const char *ref, const char *fn, img_ref *r, char *text,
+              img_store *s)
+{
+    char why[160];
+    if (!ctx || !ref)
+        return core_error_set(SBX_E_INVAL, NULL, "%s: no context or reference", fn);
+    if (!img_ref_parse(ref, r, why, sizeof why))
+        return core_error_set(SBX_E_INVAL, NULL, "image '%.300s': %s", ref, why);
+    if (!img_ref_format(r, text, IMG_REF_TEXT_MAX))
+        return core_error_set(SBX_E_INVAL, NULL, "image '%.300s': too long", ref);
+    return img_store_open(s, ctx->cfg.state_dir);
+}
+
 void img_store_close(img_store *s)
 {
     free(s->dir);

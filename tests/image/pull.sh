@@ -10,15 +10,7 @@
 . "$top_srcdir/tests/cli/lib.sh"
 . "$top_srcdir/tests/docker/registry.sh"
 
-unready() {
-    echo "# image pull: $*" >&2
-    if [ "${CI:-}" = true ]; then
-        echo "Bail out! image pull: $* (CI=true: contrib/quickstart.sh installs it)"
-        exit 1
-    fi
-    echo "1..0 # SKIP image pull: $*"
-    exit 0
-}
+unready() { registry_unready "image pull" "$@"; }
 command -v docker-registry >/dev/null 2>&1 ||
     unready "no docker-registry (apt-get install docker-registry)"
 command -v curl >/dev/null 2>&1 || unready "no curl"
