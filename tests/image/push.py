@@ -4,7 +4,9 @@
 # each image's layers are tar archives built here, so that a test can
 # carry whiteouts, setuid bits, device nodes, "../" names and links.
 #
-#   push.py HOST:PORT KIND REPO TAG    prints the manifest's digest
+#   push.py HOST:PORT KIND REPO TAG [KIND REPO TAG]...
+#
+# prints each manifest's digest (an index's own for index), one a line.
 #
 # KIND: base (two layers: files, a setuid program, a device node, a FIFO,
 # then whiteouts and an opaque directory), index (base behind an OCI
@@ -116,10 +118,15 @@ def push_image(repo, tag, kind):
 
 
 def main():
-    kind, repo, tag = sys.argv[2], sys.argv[3], sys.argv[4]
+    # One process for every image: python3 starts slowly on a loaded machine.
+    args = sys.argv[2:]
+    for i in range(0, len(args) - 2, 3):
+        print(push_one(*args[i:i + 3]), flush=True)
+
+
+def push_one(kind, repo, tag):
     if kind != "index":
-        print(push_image(repo, tag, kind)[0])
-        return
+        return push_image(repo, tag, kind)[0]
     digest, size = push_image(repo, tag + "-amd64", "base")
     # Only linux/amd64 is this machine's (the test skips on others); the
     # other entries are an image without etc/hello.txt, so picking one of
@@ -137,7 +144,7 @@ def main():
                            "platform": {"architecture": "amd64", "os": "windows"}}]}).encode()
     req("PUT", f"http://{REG}/v2/{repo}/manifests/{tag}", idx,
         {"Content-Type": "application/vnd.oci.image.index.v1+json"})
-    print("sha256:" + hashlib.sha256(idx).hexdigest())
+    return "sha256:" + hashlib.sha256(idx).hexdigest()
 
 
 main()
