@@ -61,7 +61,8 @@ static int records(const img_store *s, rec **out, size_t *n_out)
         if (nl != 64 + 5 || strcmp(de->d_name + 64, ".json") != 0)
             continue;
         char path[4400];
-        snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
+        if (snprintf(path, sizeof path, "%s/%s", dir, de->d_name) >= (int)sizeof path)
+            continue;
         json_t *j = json_load_file(path, 0, NULL);
         const char *ref = json_string_value(json_object_get(j, "ref"));
         const char *dg = json_string_value(json_object_get(j, "digest"));

@@ -133,13 +133,17 @@ static int make_root(const img_store *s, json_t *m, const char *ref_text, const 
     }
     size_t len = strlen(root) + 32;
     char *tmp = malloc(len);
-    int rc = tmp ? SBX_OK : core_error_set(SBX_E_NOMEM, NULL, "out of memory");
-    if (rc == SBX_OK) {
-        snprintf(tmp, len, "%s.tmp-%ld", root, (long)getpid());
-        img_rmtree(tmp);                /* a killed pull of ours */
-        if (mkdir(tmp, 0755) != 0)
-            rc = core_error_set(SBX_E_IO, NULL, "image store: cannot create %s: %s", tmp,
-                                strerror(errno));
+    if (!tmp) {
+        free(root);
+        return core_error_set(SBX_E_NOMEM, NULL, "out of memory");
+    }
+    int rc = SBX_OK;
+    /* Unique per pull, so that two threads pulling one image do not meet. */
+    snprintf(tmp, len, "%s.tmp-XXXXXX", root);
+    if (!mkdtemp(tmp) || chmod(tmp, 0755) != 0) {
+        rc = core_error_set(SBX_E_IO, NULL, "image store: cannot create %s: %s", tmp,
+                            strerror(errno));
+        tmp[0] = '\0';
     }
     size_t i;
     json_t *l;
@@ -156,7 +160,7 @@ static int make_root(const img_store *s, json_t *m, const char *ref_text, const 
     if (rc == SBX_OK && rename(tmp, root) != 0 && errno != ENOTEMPTY && errno != EEXIST)
         rc = core_error_set(SBX_E_IO, NULL, "image store: cannot rename %s: %s", tmp,
                             strerror(errno));
-    if (tmp)
+    if (tmp[0])
         img_rmtree(tmp);                /* failed, or another pull won the rename */
     free(tmp);
     free(root);

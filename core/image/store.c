@@ -8,8 +8,8 @@
  *                                        (HEX: sha256 of its text)
  *
  * Each file appears by rename(2) of a finished temporary, so a killed
- * pull leaves a temporary (".tmp-*", swept by the next pull of it), never
- * a blob or root that is not whole.
+ * pull leaves a temporary (".tmp-*"; sweeping them is for image prune,
+ * not written yet), never a blob or root that is not whole.
  */
 #include "config.h"
 

@@ -120,7 +120,8 @@ static int opaque(layer *L, const char *dir)
     if (rc != SBX_OK)
         return rc;
     char path[PATH_MAX];
-    snprintf(path, sizeof path, "%s%s%s", L->root, *dir ? "/" : "", dir);
+    if (snprintf(path, sizeof path, "%s%s%s", L->root, *dir ? "/" : "", dir) >= (int)sizeof path)
+        return core_error_set(SBX_E_PATH, NULL, "%s: a name is too long", L->what);
     DIR *d = opendir(path);
     if (!d)
         return errno == ENOENT ? SBX_OK
