@@ -78,7 +78,7 @@ cli download "$id" link "$tmp/link"
 check "download through a link the sandbox made is refused" \
     sh -c "[ $rc -ne 0 ] && grep -q 'symbolic link' '$tmp/err' && [ ! -s '$tmp/link' ]"
 cli upload "$id" "$tmp/blob" ../escape
-check "upload to ../escape is refused" rc_and_err 125 ".."
+check "upload to ../escape is refused (exit 3)" rc_and_err 3 ".."
 
 printf '#!/bin/sh\necho script ran\n' >"$tmp/script"
 chmod 755 "$tmp/script"

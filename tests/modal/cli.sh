@@ -54,7 +54,7 @@ check "download through a link the sandbox made is refused" \
     sh -c "[ $rc -ne 0 ] && grep -q 'symbolic link' '$tmp/err' && [ ! -s '$tmp/link' ]"
 cli exec "$id" -- ln -s /tmp linkdir
 cli upload "$id" "$tmp/blob" linkdir/x
-check "upload through a directory link is refused" rc_and_err 125 "symbolic link"
+check "upload through a directory link is refused (exit 3)" rc_and_err 3 "symbolic link"
 
 cli list --json --label "$L=$V"
 check "list --label (separators in it) finds exactly it, labels whole" \
