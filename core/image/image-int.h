@@ -70,7 +70,7 @@ int img_get_blob(img_client *c, const char *digest, int64_t size, int fd,
 /* ---- the store (store.c) ------------------------------------------------ */
 
 typedef struct img_store {
-    char *dir;                  /* STATE_DIR/images (absolute, resolved) */
+    char *dir;                  /* image_dir or STATE_DIR/images (absolute, resolved) */
 } img_store;
 
 #define IMG_REF_TEXT_MAX 600
@@ -81,8 +81,9 @@ typedef struct img_store {
 struct sbx_ctx;
 int img_begin(struct sbx_ctx *ctx, const char *ref, const char *fn, img_ref *r, char *text,
               img_store *s);
-/* Open (creating) the store under @state_dir. */
-int img_store_open(img_store *s, const char *state_dir);
+/* Open (creating) the store: @image_dir ([core] image_dir), or else
+ * @state_dir/images. */
+int img_store_open(img_store *s, const char *state_dir, const char *image_dir);
 void img_store_close(img_store *s);
 /* "sha256:HEX" of @len bytes at @p into @out (IMG_DIGEST_LEN + 1). */
 void img_digest_of(const void *p, size_t len, char *out);

@@ -102,7 +102,7 @@ SBX_API int sbx_image_list(sbx_ctx *ctx, sbx_image_visit_fn fn, void *arg)
     if (!ctx || !fn)
         return core_error_set(SBX_E_INVAL, NULL, "sbx_image_list: no context or callback");
     img_store s;
-    int rc = img_store_open(&s, ctx->cfg.state_dir);
+    int rc = img_store_open(&s, ctx->cfg.state_dir, ctx->cfg.image_dir);
     rec *v = NULL;
     size_t n = 0;
     if (rc == SBX_OK)

@@ -1,11 +1,12 @@
 /* core/image/store.c - the image store on disk
  *
- *   STATE_DIR/images/blobs/sha256/HEX    every blob, manifest and config,
- *                                        written only once its digest
- *                                        was checked
- *   STATE_DIR/images/roots/HEX/          the unpacked root of manifest HEX
- *   STATE_DIR/images/refs/HEX.json       {"ref", "digest"}: a reference
- *                                        (HEX: sha256 of its text)
+ * IMAGES is [core] image_dir, or STATE_DIR/images:
+ *
+ *   IMAGES/blobs/sha256/HEX   every blob, manifest and config, written
+ *                             only once its digest was checked
+ *   IMAGES/roots/HEX/         the unpacked root of manifest HEX
+ *   IMAGES/refs/HEX.json      {"ref", "digest"}: a reference (HEX: the
+ *                             sha256 of its text)
  *
  * Each file appears by rename(2) of a finished temporary, so a killed
  * pull leaves a temporary (".tmp-*"; sweeping them is for image prune,
@@ -47,32 +48,30 @@ static int mkdir_p(const char *path)
     }
 }
 
-int img_store_open(img_store *s, const char *state_dir)
+int img_store_open(img_store *s, const char *state_dir, const char *image_dir)
 {
     s->dir = NULL;
-    if (!state_dir || !*state_dir)
+    char base[PATH_MAX], want[PATH_MAX];
+    if (image_dir && *image_dir)
+        snprintf(base, sizeof base, "%s", image_dir);
+    else if (!state_dir || !*state_dir)
         return core_error_set(SBX_E_CONFIG, NULL, "image store: no state directory "
-                              "([core] state_dir)");
-    char want[PATH_MAX];
-    if (snprintf(want, sizeof want, "%s/images/blobs/sha256", state_dir) >= (int)sizeof want)
+                              "([core] state_dir) and no [core] image_dir");
+    else if (snprintf(base, sizeof base, "%s/images", state_dir) >= (int)sizeof base)
         return core_error_set(SBX_E_IO, NULL, "image store: path too long under %s", state_dir);
-    int rc = mkdir_p(want);
-    if (rc == SBX_OK) {
-        snprintf(want, sizeof want, "%s/images/roots", state_dir);
-        rc = mkdir_p(want);
+    static const char *const subs[] = { "/blobs/sha256", "/roots", "/refs" };
+    for (size_t i = 0; i < sizeof subs / sizeof subs[0]; i++) {
+        if (snprintf(want, sizeof want, "%s%s", base, subs[i]) >= (int)sizeof want)
+            return core_error_set(SBX_E_IO, NULL, "image store: path too long: %s", base);
+        int rc = mkdir_p(want);
+        if (rc != SBX_OK)
+            return rc;
     }
-    if (rc == SBX_OK) {
-        snprintf(want, sizeof want, "%s/images/refs", state_dir);
-        rc = mkdir_p(want);
-    }
-    if (rc != SBX_OK)
-        return rc;
     /* Resolved: libarchive refuses to extract through a symbolic link, and
      * a root's path must hold none. */
-    snprintf(want, sizeof want, "%s/images", state_dir);
-    s->dir = realpath(want, NULL);
+    s->dir = realpath(base, NULL);
     if (!s->dir)
-        return core_error_set(SBX_E_IO, NULL, "image store: %s: %s", want, strerror(errno));
+        return core_error_set(SBX_E_IO, NULL, "image store: %s: %s", base, strerror(errno));
     return SBX_OK;
 }
 
@@ -86,7 +85,7 @@ int img_begin(sbx_ctx *ctx, const char *ref, const char *fn, img_ref *r, char *t
         return core_error_set(SBX_E_INVAL, NULL, "image '%.300s': %s", ref, why);
     if (!img_ref_format(r, text, IMG_REF_TEXT_MAX))
         return core_error_set(SBX_E_INVAL, NULL, "image '%.300s': too long", ref);
-    return img_store_open(s, ctx->cfg.state_dir);
+    return img_store_open(s, ctx->cfg.state_dir, ctx->cfg.image_dir);
 }
 
 void img_store_close(img_store *s)

@@ -33,7 +33,7 @@ trap cleanup EXIT
 export POLYSANDBOX_STATE_DIR="$tmp/state"
 store=$tmp/state/images
 
-plan 27
+plan 29
 
 # ---- registries: open, and token-authenticated on the same storage ----
 openssl req -x509 -newkey rsa:2048 -nodes -keyout "$tmp/key.pem" -out "$tmp/cert.pem" \
@@ -146,6 +146,15 @@ check "an image the registry does not have: 2, with the registry's words" \
 cli image pull "127.0.0.1:1/polysandbox-test/base:v1"
 check "a registry that is not there: 125, naming it" \
     rc_and_err 125 "127.0.0.1:1"
+
+# ---- [core] image_dir ----
+cli -o core.image_dir="$tmp/images2" image pull "$R/polysandbox-test/base:v1"
+check "-o core.image_dir: the image is kept there" \
+    eval 'is_rc 0 && [ "$(cat "$tmp/images2/roots/${BASE#sha256:}/etc/hello.txt")" = "hello from layer 1" ] &&
+          [ "$(POLYSANDBOX_IMAGE_DIR="$tmp/images2" "$PS" image list | cut -d" " -f1)" = "$R/polysandbox-test/base:v1" ]'
+cli -o core.image_dir=relative image list
+check "a relative image_dir is a configuration error naming the key" \
+    eval '[ "$rc" -ne 0 ] && err_has "image_dir '"'"'relative'"'"' must be an absolute directory"'
 
 # ---- rm ----
 cli image rm "$R/polysandbox-test/base:v1"
