@@ -33,7 +33,7 @@ trap cleanup EXIT
 export POLYSANDBOX_STATE_DIR="$tmp/state"
 store=$tmp/state/images
 
-plan 29
+plan 30
 
 # ---- registries: open, and token-authenticated on the same storage ----
 openssl req -x509 -newkey rsa:2048 -nodes -keyout "$tmp/key.pem" -out "$tmp/cert.pem" \
@@ -155,6 +155,19 @@ check "-o core.image_dir: the image is kept there" \
 cli -o core.image_dir=relative image list
 check "a relative image_dir is a configuration error naming the key" \
     eval '[ "$rc" -ne 0 ] && err_has "image_dir '"'"'relative'"'"' must be an absolute directory"'
+
+# ---- two pulls of one image at once ----
+for i in 1 2; do
+    POLYSANDBOX_IMAGE_DIR="$tmp/images3" "$PS" image pull -q "$R/polysandbox-test/base:multi" \
+        >"$tmp/c$i.out" 2>"$tmp/c$i.err" &
+    eval "cpid$i=\$!"
+done
+wait "$cpid1"; c1=$?
+wait "$cpid2"; c2=$?
+check "two processes pulling one image at once: both succeed, one whole root, no temporary left" \
+    eval '[ "$c1" -eq 0 ] && [ "$c2" -eq 0 ] &&
+          [ "$(cat "$tmp/images3/roots/${BASE#sha256:}/opq/new")" = new ] &&
+          [ -z "$(find "$tmp/images3" -name "*.tmp-*")" ]' || cat "$tmp"/c?.err >&2
 
 # ---- rm ----
 cli image rm "$R/polysandbox-test/base:v1"
