@@ -1,8 +1,8 @@
 #!/bin/sh
 # tests/image/pull.sh - polysandbox image pull, list and rm against real
 # registries on loopback: Debian's docker-registry (tests/docker/registry.sh)
-# open, and with token authentication behind tests/image/tokend.py, on one
-# storage.  Images are made and pushed by tests/image/push.py (no daemon):
+# open, with basic authentication (refused for now), and with token
+# authentication behind tests/image/tokend.py, on one storage.  Images are made and pushed by tests/image/push.py (no daemon):
 # files, whiteouts and an opaque directory across two layers (plain and
 # gzip), setuid bits, a device node, a FIFO, an OCI index; a blob tampered
 # with on the registry's disk; layers with "../", a write through an
@@ -14,6 +14,7 @@ unready() { registry_unready "image pull" "$@"; }
 command -v docker-registry >/dev/null 2>&1 ||
     unready "no docker-registry (apt-get install docker-registry)"
 command -v curl >/dev/null 2>&1 || unready "no curl"
+command -v htpasswd >/dev/null 2>&1 || unready "no htpasswd (apt-get install apache2-utils)"
 command -v openssl >/dev/null 2>&1 || unready "no openssl"
 python3 -c 'import cryptography' 2>/dev/null ||
     unready "no python3-cryptography (apt-get install python3-cryptography)"
@@ -33,7 +34,7 @@ trap cleanup EXIT
 export POLYSANDBOX_STATE_DIR="$tmp/state"
 store=$tmp/state/images
 
-plan 30
+plan 31
 
 # ---- registries: open, and token-authenticated on the same storage ----
 openssl req -x509 -newkey rsa:2048 -nodes -keyout "$tmp/key.pem" -out "$tmp/cert.pem" \
@@ -48,11 +49,13 @@ while [ ! -s "$tmp/token.port" ] && [ $i -lt 600 ] && kill -0 "$token_pid" 2>/de
     i=$((i + 1))
 done
 [ -s "$tmp/token.port" ] || sed 's/^/# token service: /' "$tmp/token.log"
-registry_start open "$tmp/reg" &&
+htpasswd -Bbc "$tmp/htpasswd" someone "pw-$$" >/dev/null 2>&1
+registry_start open "$tmp/reg" && registry_start basic "$tmp/reg" "$tmp/htpasswd" &&
     REGISTRY_TOKEN_REALM="http://127.0.0.1:$(cat "$tmp/token.port")/token" \
     REGISTRY_TOKEN_BUNDLE="$tmp/cert.pem" registry_start tok "$tmp/reg"
-check "two registries on loopback (open, and token auth) and a token service" \
-    eval '[ -n "${REGISTRY_open_PORT:-}" ] && [ -n "${REGISTRY_tok_PORT:-}" ] && [ -s "$tmp/token.port" ]'
+check "three registries on loopback (open, basic auth, token auth) and a token service" \
+    eval '[ -n "${REGISTRY_open_PORT:-}" ] && [ -n "${REGISTRY_basic_PORT:-}" ] &&
+          [ -n "${REGISTRY_tok_PORT:-}" ] && [ -s "$tmp/token.port" ]'
 [ -n "${REGISTRY_tok_PORT:-}" ] || { echo "Bail out! no registry"; exit 1; }
 R=127.0.0.1:$REGISTRY_open_PORT
 T=127.0.0.1:$REGISTRY_tok_PORT
@@ -135,6 +138,10 @@ cli image pull "$T/polysandbox-test/base:v1"
 check "pull through the registry's token service (Bearer from WWW-Authenticate)" \
     eval 'rc_and_out 0 "$T/polysandbox-test/base:v1 $BASE" &&
           grep -q "^repository:polysandbox-test/base:pull$" "$tmp/tokens"'
+
+cli image pull "127.0.0.1:$REGISTRY_basic_PORT/polysandbox-test/base:v1"
+check "a registry asking for a user name and password: refused (125), saying so" \
+    rc_and_err 125 "asks for a user name and password (not supported yet)"
 
 # ---- bad references and absent images ----
 cli image pull "$R/Bad/Name"
