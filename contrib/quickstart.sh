@@ -19,6 +19,9 @@ python3 bubblewrap zlib1g-dev libmicrohttpd-dev nettle-dev"
 # A registry of its own on loopback for tests/docker/pull.sh (the docker
 # provider pulling missing images), bcrypt htpasswd for its authentication.
 PACKAGES="$PACKAGES docker-registry apache2-utils curl"
+# tests/image/pull.sh: the token service in front of that registry signs
+# its tokens with Python's cryptography.
+PACKAGES="$PACKAGES python3-cryptography"
 # Podman 4.3 and what it needs (conmon, containers-common; runc comes with
 # docker.io): tests/podman runs the docker provider on its compatible API.
 PACKAGES="$PACKAGES podman conmon"

@@ -88,7 +88,8 @@ static int parse_limit(sbx_limit i, const char *s, uint64_t *v, const char **why
     }
 }
 
-#define CORE_KEYS "default_provider, order, fallback, provider_path, state_dir, pools, " \
+#define CORE_KEYS "default_provider, order, fallback, provider_path, state_dir, image_dir, " \
+    "pools, " \
     "unenforced_limits"
 #define LIMIT_KEYS "wall, cpu, memory, pids, nofile, fsize, disk, stdout, " \
     "stderr and max_ of each"
@@ -153,6 +154,12 @@ static int apply_core(loader *ld, const where *w, const char *key,
             return core_cfg_err(ld, SBX_E_CONFIG, w, "state_dir '%s' must be an "
                                 "absolute directory", value);
         return core_cfg_replace_str(ld, &cfg->state_dir, value);
+    }
+    if (strcmp(key, "image_dir") == 0) {
+        if (value[0] != '/')
+            return core_cfg_err(ld, SBX_E_CONFIG, w, "image_dir '%s' must be an "
+                                "absolute directory", value);
+        return core_cfg_replace_str(ld, &cfg->image_dir, value);
     }
     if (strcmp(key, "pools") == 0) {
         bool on;
@@ -296,6 +303,7 @@ int core_cfg_apply_env(loader *ld)
     } map[] = {
         { "POLYSANDBOX_PROVIDER", "core", "default_provider" },
         { "POLYSANDBOX_STATE_DIR", "core", "state_dir" },
+        { "POLYSANDBOX_IMAGE_DIR", "core", "image_dir" },
         { "POLYSANDBOX_TIMEOUT", "limits", "wall" },
         { "POLYSANDBOX_MEMORY", "limits", "memory" },
     };

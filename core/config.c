@@ -36,6 +36,7 @@ void core_config_free(core_config *cfg)
     core_strv_free(cfg->fallback);
     core_strv_free(cfg->provider_path);
     free(cfg->state_dir);
+    free(cfg->image_dir);
     core_strv_free(cfg->private_paths);
     for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++)
         core_cfg_free_all(cfg, kinds[k]);

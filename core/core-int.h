@@ -211,6 +211,7 @@ typedef struct core_config {
     char **fallback;                    /* [core] fallback, NULL-terminated, or NULL */
     char **provider_path;               /* directories searched for NAME.so, NULL-terminated */
     char *state_dir;                    /* [core] state_dir */
+    char *image_dir;                    /* [core] image_dir, or NULL: state_dir/images */
     uint64_t limits[SBX_LIMIT_COUNT];   /* [limits] defaults */
     uint64_t max_limits[SBX_LIMIT_COUNT]; /* [limits] max_* */
     core_provider_conf *providers;      /* every providers.d/ file */

@@ -7,7 +7,8 @@ lib_LTLIBRARIES += core/libpolysandbox.la
 pkginclude_HEADERS += core/include/polysandbox/sandbox.h \
 	core/include/polysandbox/common.h \
 	core/include/polysandbox/eval.h \
-	core/include/polysandbox/journal.h
+	core/include/polysandbox/journal.h \
+	core/include/polysandbox/image.h
 pkgconfig_DATA += core/polysandbox.pc
 
 core_libpolysandbox_internal_la_SOURCES = \
@@ -74,6 +75,28 @@ core_libpolysandbox_internal_la_CFLAGS = $(AM_CFLAGS) -fvisibility=hidden -pthre
 	$(JANSSON_CFLAGS) $(INIH_CFLAGS) $(SODIUM_CFLAGS) $(ZLIB_CFLAGS)
 core_libpolysandbox_internal_la_LIBADD = $(LTDL_LIBS) $(JANSSON_LIBS) \
 	$(INIH_LIBS) $(SODIUM_LIBS) $(ZLIB_LIBS)
+
+# Images (core/image/): pulled with libcurl, unpacked with libarchive;
+# without either the calls answer SBX_E_NOTSUP (core/image/image-none.c).
+if HAVE_IMAGE
+core_libpolysandbox_internal_la_SOURCES += \
+	core/image/image-int.h \
+	core/image/ref.c \
+	core/image/challenge.c \
+	core/image/registry.c \
+	core/image/store.c \
+	core/image/unpack.c \
+	core/image/pull.c \
+	core/image/image.c
+core_libpolysandbox_internal_la_CFLAGS += $(CURL_CFLAGS) $(LIBARCHIVE_CFLAGS)
+core_libpolysandbox_internal_la_LIBADD += $(CURL_LIBS) $(LIBARCHIVE_LIBS)
+else
+core_libpolysandbox_internal_la_SOURCES += core/image/image-none.c
+endif
+core_libpolysandbox_internal_la_CFLAGS += -I$(top_srcdir)/core
+EXTRA_DIST += core/image/image-int.h core/image/ref.c core/image/challenge.c \
+	core/image/registry.c core/image/store.c core/image/unpack.c core/image/pull.c \
+	core/image/image.c core/image/image-none.c
 
 core_libpolysandbox_la_SOURCES =
 core_libpolysandbox_la_LDFLAGS = -version-info $(LIBPOLYSANDBOX_LT_VERSION) \

@@ -59,6 +59,7 @@ int cli_cmd_gc(cli_global *g, int argc, char **argv);
 int cli_cmd_pools(cli_global *g, int argc, char **argv);
 int cli_cmd_eval(cli_global *g, int argc, char **argv);
 int cli_cmd_compare(cli_global *g, int argc, char **argv);
+int cli_cmd_image(cli_global *g, int argc, char **argv);
 
 /* ---- messages and the context (util.c) -------------------------------------- */
 

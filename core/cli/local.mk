@@ -29,6 +29,7 @@ polysandbox_SOURCES = \
 	core/cli/cmd-secret.c \
 	core/cli/cmd-gc.c \
 	core/cli/cmd-pools.c \
+	core/cli/cmd-image.c \
 	core/cli/eval-cli.h \
 	core/cli/eval-common.c \
 	core/cli/eval-progress.c \

@@ -31,6 +31,7 @@ static const struct {
     { "pools", cli_cmd_pools, "start the configured pools, show their state" },
     { "eval", cli_cmd_eval, "score completions on a dataset (HumanEval, MBPP, ...)" },
     { "compare", cli_cmd_compare, "run one evaluation on several providers, side by side" },
+    { "image", cli_cmd_image, "pull, list and remove OCI images in the local store" },
 };
 #define N_COMMANDS (sizeof commands / sizeof commands[0])
 

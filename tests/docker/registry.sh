@@ -5,11 +5,30 @@
 # (distribution 2.8) on 127.0.0.1 at a free port, with a configuration and
 # a storage directory under DIR (shared by the registries a test starts
 # on the same DIR), basic authentication when HTPASSWD (a bcrypt htpasswd
-# file) is given; sets REGISTRY_<NAME>_PORT.  Stopped by registry_stop_all
+# file) is given, or token authentication when REGISTRY_TOKEN_REALM (the
+# token service's URL) and REGISTRY_TOKEN_BUNDLE (the certificate it signs
+# with) are set (service polysandbox-test, issuer polysandbox-test-issuer:
+# tests/image/tokend.py); sets REGISTRY_<NAME>_PORT.  Stopped by registry_stop_all
 # (call it from the test's EXIT trap).  Returns 77 with a reason when the
 # package is missing.
 
 registry_pids=
+
+# registry_unready TEST REASON...: what TEST needs is missing: a skip (TAP
+# "1..0 # SKIP"), or under CI=true a failure (contrib/quickstart.sh
+# installs everything); exits either way.
+registry_unready() {
+    tag=$1
+    shift
+    echo "# $tag: $*" >&2
+    if [ "${CI:-}" = true ]; then
+        echo "Bail out! $tag: $* (CI=true: contrib/quickstart.sh installs it)"
+        exit 1
+    fi
+    # TAP's skip: a clean exit (a status of 77 would be an error to the driver).
+    echo "1..0 # SKIP $tag: $*"
+    exit 0
+}
 
 registry_free_port() {
     python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
@@ -34,6 +53,10 @@ registry_start() {
         if [ -n "$htpasswd" ]; then
             echo "auth:"
             echo "  htpasswd: {realm: polysandbox-test, path: $htpasswd}"
+        elif [ -n "${REGISTRY_TOKEN_REALM:-}" ]; then
+            echo "auth:"
+            echo "  token: {realm: \"$REGISTRY_TOKEN_REALM\", service: polysandbox-test,"
+            echo "          issuer: polysandbox-test-issuer, rootcertbundle: $REGISTRY_TOKEN_BUNDLE}"
         fi
     } >"$conf" || return 1
     docker-registry serve "$conf" >"$dir/$name.log" 2>&1 </dev/null &

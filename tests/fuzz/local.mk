@@ -21,6 +21,9 @@ FUZZ_SOURCES += \
 	tests/fuzz/fuzz-files.c \
 	tests/fuzz/fuzz-server.c
 FUZZ_LIBS += core/server/libsrv.la
+if HAVE_IMAGE
+FUZZ_SOURCES += tests/fuzz/fuzz-image.c tests/fuzz/fuzz-layer.c
+endif
 
 # Which targets are built, for tests/fuzz/found.c.
 FZ_FOUND_CPPFLAGS =

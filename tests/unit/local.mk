@@ -30,6 +30,15 @@ tests_unit_test_config_oom_LDADD = $(UNIT_TEST_LDADD)
 
 TESTS += tests/unit/test-units tests/unit/test-config tests/unit/test-config-oom
 
+# The image store's parsers (core/image/), built with libcurl and libarchive.
+if HAVE_IMAGE
+check_PROGRAMS += tests/unit/test-image-parse
+tests_unit_test_image_parse_SOURCES = tests/unit/test-image-parse.c tests/unit/tap.h
+tests_unit_test_image_parse_CPPFLAGS = $(UNIT_TEST_CPPFLAGS) $(SODIUM_CFLAGS)
+tests_unit_test_image_parse_LDADD = $(UNIT_TEST_LDADD) $(CURL_LIBS) $(LIBARCHIVE_LIBS)
+TESTS += tests/unit/test-image-parse
+endif
+
 # The configuration `make check` runs with (POLYSANDBOX_CONFIG_DIR);
 # its templates.d is a link to etc/templates.d.
 EXTRA_DIST += tests/config

@@ -1,0 +1,146 @@
+/* core/cli/cmd-image.c - polysandbox image pull|list|rm: the local image
+ * store (sbx_image_*, <polysandbox/image.h>) */
+#include "config.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+#include <polysandbox/image.h>
+
+#include "cli.h"
+
+static void image_help(void)
+{
+    fputs(
+"Usage: polysandbox image pull NAME[:TAG|@DIGEST]\n"
+"       polysandbox image list [--json]\n"
+"       polysandbox image rm NAME[:TAG|@DIGEST]...\n"
+"Keep OCI images in the state directory: pull fetches an image from its\n"
+"registry (the Docker Registry HTTP API v2, anonymous or with the\n"
+"registry's token service), checks every blob's sha256 digest and unpacks\n"
+"its layers into a root directory of its own; list prints each pulled\n"
+"reference, its digest and its root; rm forgets references, and removes\n"
+"the root and blobs no other reference needs.  A NAME without a registry\n"
+"is Docker Hub's; 127.0.0.1, localhost and [::1] are spoken to over HTTP.\n"
+"\n"
+"  -q, --quiet            pull: print nothing but errors\n"
+"      --json             list: print a JSON array\n"
+"  -h, --help             show this help\n"
+"\n"
+"Exit status: 0 done; 2 a malformed reference, or an image the registry\n"
+"(or, for rm, the store) does not have; 3 a layer entry escaping the\n"
+"image's root; 65 a blob or manifest refused (digest or size mismatch,\n"
+"unreadable); 125 any other error (network, authentication, the store).\n"
+"See polysandbox(1), IMAGES.\n",
+        stdout);
+}
+
+static int image_exit(const sbx_ctx *ctx, int code, const char *what)
+{
+    int rc = cli_lib_error(ctx, code, what);
+    if (code == SBX_E_PATH)
+        return CLI_EXIT_PATH;
+    if (code == SBX_E_BACKEND)
+        return CLI_EXIT_DATA;
+    return rc;
+}
+
+static void print_one(const char *ref, const char *digest, const char *root, void *arg)
+{
+    json_t *arr = arg;
+    if (arr) {
+        json_array_append_new(arr, json_pack("{s:s, s:s, s:s}", "ref", ref, "digest", digest,
+                                             "root", root));
+        return;
+    }
+    printf("%s %s %s\n", ref, digest, root);
+}
+
+static const struct option image_opts[] = {
+    { "help", no_argument, NULL, 'h' },
+    { "quiet", no_argument, NULL, 'q' },
+    { "json", no_argument, NULL, 'j' },
+    { NULL, 0, NULL, 0 }
+};
+
+int cli_cmd_image(cli_global *g, int argc, char **argv)
+{
+    bool json = false, quiet = g->quiet;
+    int c;
+
+    optind = 0;
+    while ((c = getopt_long(argc, argv, "+hq", image_opts, NULL)) != -1) {
+        switch (c) {
+        case 'h': image_help(); return CLI_EXIT_OK;
+        case 'q': quiet = true; break;
+        case 'j': json = true; break;
+        default: return cli_bad_option("image");
+        }
+    }
+    if (optind >= argc)
+        return cli_usage_error("image", "say pull, list or rm");
+    const char *verb = argv[optind++];
+    /* Options may follow the verb too ("image list --json"). */
+    int nargs = argc - optind;
+    char **args = argv + optind;
+    for (int i = 0; i < nargs; i++) {
+        if (strcmp(args[i], "--json") == 0)
+            json = true, args[i] = NULL;
+        else if (strcmp(args[i], "-q") == 0 || strcmp(args[i], "--quiet") == 0)
+            quiet = true, args[i] = NULL;
+        else if (args[i][0] == '-')
+            return cli_usage_error("image", "unknown option '%s'", args[i]);
+    }
+    int nnames = 0;
+    for (int i = 0; i < nargs; i++)
+        if (args[i])
+            args[nnames++] = args[i];
+
+    bool pull = strcmp(verb, "pull") == 0, list = strcmp(verb, "list") == 0,
+         rm = strcmp(verb, "rm") == 0;
+    if (!pull && !list && !rm)
+        return cli_usage_error("image", "unknown verb '%s' (pull, list or rm)", verb);
+    if (pull && nnames != 1)
+        return cli_usage_error("image", "pull takes one NAME[:TAG|@DIGEST]");
+    if (rm && nnames < 1)
+        return cli_usage_error("image", "rm takes NAME[:TAG|@DIGEST]...");
+    if (list && nnames != 0)
+        return cli_usage_error("image", "unexpected argument '%s'", args[0]);
+    if (json && !list)
+        return cli_usage_error("image", "--json is for image list");
+
+    sbx_ctx *ctx = cli_ctx_new(g);
+    if (!ctx)
+        return CLI_EXIT_ERROR;
+    int rc = CLI_EXIT_OK, lib;
+    if (pull) {
+        char *digest = NULL;
+        if ((lib = sbx_image_pull(ctx, args[0], &digest)) != SBX_OK)
+            rc = image_exit(ctx, lib, "image pull");
+        else if (!quiet)
+            printf("%s %s\n", args[0], digest);
+        free(digest);
+    } else if (list) {
+        json_t *arr = json ? json_array() : NULL;
+        if (json && !arr) {
+            cli_err("out of memory");
+            rc = CLI_EXIT_ERROR;
+        } else if ((lib = sbx_image_list(ctx, print_one, arr)) != SBX_OK) {
+            json_decref(arr);
+            rc = image_exit(ctx, lib, "image list");
+        } else if (json) {
+            rc = cli_print_json(arr);
+        }
+    } else {
+        for (int i = 0; i < nnames; i++)
+            if ((lib = sbx_image_rm(ctx, args[i])) != SBX_OK)
+                rc = image_exit(ctx, lib, "image rm");
+    }
+    if (fflush(stdout) != 0 && rc == CLI_EXIT_OK)
+        rc = CLI_EXIT_ERROR;
+    sbx_ctx_free(ctx);
+    return rc;
+}

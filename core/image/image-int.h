@@ -1,0 +1,118 @@
+/* core/image/image-int.h - internals of the image store (prefix img_)
+ *
+ * Split by purpose: ref.c (the reference grammar), challenge.c (the
+ * WWW-Authenticate header), registry.c (HTTP with libcurl, the token
+ * dance), store.c (blobs by digest, the reference records), unpack.c
+ * (layers with libarchive), pull.c and image.c (the public calls).  The
+ * two parsers are hand-written and fuzzed (tests/fuzz/fuzz-image.c).
+ */
+#ifndef CORE_IMAGE_INT_H
+#define CORE_IMAGE_INT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <sodium.h>
+
+/* ---- references (ref.c) ----------------------------------------------- */
+
+#define IMG_DIGEST_LEN 71       /* "sha256:" + 64 hex */
+
+typedef struct img_ref {
+    char domain[256];           /* as written, "docker.io" by default */
+    char path[256];             /* "library/debian", "team/tool" */
+    char tag[129];              /* "" when only a digest was given */
+    char digest[IMG_DIGEST_LEN + 1]; /* "" or "sha256:<64 lower hex>" */
+} img_ref;
+
+/* Parse @s; on failure returns false with a reason (naming the part) in
+ * @why.  Fills in "docker.io", "library/" and "latest" as docker does. */
+bool img_ref_parse(const char *s, img_ref *r, char *why, size_t why_len);
+/* "DOMAIN/PATH:TAG", "DOMAIN/PATH@DIGEST" or both; false when too long. */
+bool img_ref_format(const img_ref *r, char *out, size_t len);
+/* "sha256:<64 lower hex>" exactly. */
+bool img_digest_valid(const char *d);
+
+/* ---- WWW-Authenticate (challenge.c) ---------------------------------- */
+
+enum { IMG_AUTH_NONE = 0, IMG_AUTH_BASIC, IMG_AUTH_BEARER };
+
+typedef struct img_challenge {
+    int scheme;                 /* IMG_AUTH_* */
+    char realm[1024];
+    char service[256];
+    char scope[512];
+} img_challenge;
+
+/* Parse one header value (@len bytes, not NUL-terminated): the first
+ * challenge of scheme Basic or Bearer with its realm, service and scope.
+ * Returns false for anything else (an unknown scheme, a broken quoted
+ * string, a parameter too long). */
+bool img_challenge_parse(const char *v, size_t len, img_challenge *c);
+
+/* ---- the registry (registry.c) ----------------------------------------- */
+
+typedef struct img_client img_client;
+
+/* A client of @r's registry; NULL with the error set. */
+img_client *img_client_new(const img_ref *r, const char *ref_text);
+void img_client_free(img_client *c);
+/* GET the manifest @what (a tag or digest) into @body (malloc'd, owned by
+ * the caller) with its Content-Type in @type.  Errors set, as sbx_status. */
+int img_get_manifest(img_client *c, const char *what, char **body, size_t *len,
+                     char *type, size_t type_len);
+/* GET the blob @digest into the open file @fd, at most @size bytes; the
+ * running hash in @st.  Errors set. */
+int img_get_blob(img_client *c, const char *digest, int64_t size, int fd,
+                 crypto_hash_sha256_state *st);
+
+/* ---- the store (store.c) ------------------------------------------------ */
+
+typedef struct img_store {
+    char *dir;                  /* image_dir or STATE_DIR/images (absolute, resolved) */
+} img_store;
+
+#define IMG_REF_TEXT_MAX 600
+
+/* The start of each public call on a reference: check @ctx and @ref
+ * (errors name @fn), parse and normalise it into @r and @text
+ * (IMG_REF_TEXT_MAX bytes), open the context's store into @s. */
+struct sbx_ctx;
+int img_begin(struct sbx_ctx *ctx, const char *ref, const char *fn, img_ref *r, char *text,
+              img_store *s);
+/* Open (creating) the store: @image_dir ([core] image_dir), or else
+ * @state_dir/images. */
+int img_store_open(img_store *s, const char *state_dir, const char *image_dir);
+void img_store_close(img_store *s);
+/* "sha256:HEX" of @len bytes at @p into @out (IMG_DIGEST_LEN + 1). */
+void img_digest_of(const void *p, size_t len, char *out);
+/* "sha256:HEX" of a finished hash state. */
+void img_digest_final(crypto_hash_sha256_state *st, char *out);
+/* The path of blob @digest (malloc'd). */
+char *img_blob_path(const img_store *s, const char *digest);
+/* The path of the root of manifest @digest (malloc'd). */
+char *img_root_path(const img_store *s, const char *digest);
+/* Make sure blob @digest of @size bytes is in the store, fetching it
+ * through @c and checking both.  Errors set (naming @ref_text). */
+int img_store_fetch(const img_store *s, img_client *c, const char *ref_text,
+                    const char *digest, int64_t size);
+/* Write @len bytes as blob @digest (already checked by the caller). */
+int img_store_put(const img_store *s, const char *digest, const void *p, size_t len);
+/* Read blob @digest whole (at most @max bytes) into @out (malloc'd). */
+int img_store_read(const img_store *s, const char *digest, size_t max, char **out,
+                   size_t *len);
+/* Record that @ref_text names manifest @digest. */
+int img_store_set_ref(const img_store *s, const char *ref_text, const char *digest);
+/* The record's file name of @ref_text (malloc'd). */
+char *img_ref_record_path(const img_store *s, const char *ref_text);
+/* Remove a directory tree without following links; SBX_OK when absent. */
+int img_rmtree(const char *path);
+
+/* ---- layers (unpack.c) --------------------------------------------------- */
+
+/* Apply the layer in file @layer (tar, gzip or zstd) onto directory
+ * @root (absolute, no symbolic link in it).  Errors set, naming @what. */
+int img_unpack_layer(const char *layer, const char *root, const char *what);
+
+#endif

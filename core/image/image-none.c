@@ -1,0 +1,36 @@
+/* core/image/image-none.c - the image calls in a build without libcurl
+ * or libarchive: each says so, rather than being absent from the ABI. */
+#include "config.h"
+
+#include <stddef.h>
+
+#include <polysandbox/image.h>
+
+#include "core-int.h"
+
+static int none(void)
+{
+    core_error_clear();
+    return core_error_set(SBX_E_NOTSUP, NULL, "images: built without libcurl or libarchive "
+                          "(install libcurl4-openssl-dev and libarchive-dev, configure again)");
+}
+
+SBX_API int sbx_image_pull(sbx_ctx *ctx, const char *ref, char **digest_out)
+{
+    (void)ctx, (void)ref;
+    if (digest_out)
+        *digest_out = NULL;
+    return none();
+}
+
+SBX_API int sbx_image_list(sbx_ctx *ctx, sbx_image_visit_fn fn, void *arg)
+{
+    (void)ctx, (void)fn, (void)arg;
+    return none();
+}
+
+SBX_API int sbx_image_rm(sbx_ctx *ctx, const char *ref)
+{
+    (void)ctx, (void)ref;
+    return none();
+}

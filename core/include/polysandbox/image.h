@@ -1,0 +1,100 @@
+/* polysandbox/image.h - OCI images pulled into a local store
+ *
+ * The first slice of images on the local provider (issue 19): pull an
+ * image from a registry (the Docker Registry HTTP API v2, anonymous or
+ * with a Bearer token from the registry's WWW-Authenticate challenge),
+ * verify the sha256 digest of every blob, keep the blobs by digest and
+ * unpack the layers into one root directory per image, under
+ * STATE_DIR/images/ ([core] state_dir, POLYSANDBOX_STATE_DIR):
+ *
+ *     char *digest;
+ *     sbx_image_pull(ctx, "127.0.0.1:5000/team/tool:v1", &digest);
+ *     sbx_image_list(ctx, on_image, state);
+ *     sbx_image_rm(ctx, "127.0.0.1:5000/team/tool:v1");
+ *
+ * A reference is [REGISTRY/]PATH[:TAG][@sha256:HEX], as docker takes it:
+ * no registry means Docker Hub (and "library/" for a one-word path), no
+ * tag and no digest means ":latest".  Loopback registries (127.0.0.0/8,
+ * localhost, [::1]) are spoken to over plain HTTP, every other over HTTPS.
+ *
+ * Errors are sbx_status values; the message (naming the reference, the
+ * registry or the layer) is read with sbx_ctx_last_error(ctx).
+ *
+ * Since: 0.3
+ */
+#ifndef POLYSANDBOX_IMAGE_H
+#define POLYSANDBOX_IMAGE_H
+
+#include <polysandbox/sandbox.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/**
+ * sbx_image_pull:
+ * @ctx: the context (its state directory holds the store)
+ * @ref: the image reference
+ * @digest_out: (out) (transfer full) (nullable): the manifest's digest
+ *   ("sha256:..."), free()d by the caller; may be NULL
+ *
+ * Fetches the manifest (an index or manifest list picks the host's
+ * linux platform), every blob not yet in the store, checks each against
+ * its digest and size, and unpacks the layers in order into the image's
+ * root: whiteouts (.wh.NAME) and opaque directories (.wh..wh..opq) are
+ * applied, device nodes are skipped, setuid, setgid and sticky bits
+ * dropped, and a name that is absolute, holds "..", or would be written
+ * through a symbolic link refuses the whole pull.  The reference then
+ * names that root (a pulled tag moves to the new image).
+ *
+ * Returns: SBX_OK; SBX_E_INVAL for a malformed reference; SBX_E_NOT_FOUND
+ * when the registry has no such image or no linux image for this
+ * machine; SBX_E_AUTH when the registry refuses; SBX_E_NETWORK when it
+ * cannot be reached; SBX_E_BACKEND for a digest or size that does not
+ * match or a manifest that cannot be read; SBX_E_PATH for a layer entry
+ * escaping the root; SBX_E_IO for the store.  Nothing is left behind by
+ * a failed pull but verified blobs.
+ * Since: 0.3
+ */
+SBX_API int sbx_image_pull(sbx_ctx *ctx, const char *ref, char **digest_out);
+
+/**
+ * sbx_image_visit_fn:
+ * @ref: the full reference as pulled (REGISTRY/PATH:TAG or @DIGEST)
+ * @digest: its manifest's digest
+ * @root: the directory its layers were unpacked into
+ * @arg: what sbx_image_list was given
+ *
+ * The strings live until the callback returns.  Since: 0.3
+ */
+typedef void (*sbx_image_visit_fn)(const char *ref, const char *digest, const char *root,
+                                   void *arg);
+
+/**
+ * sbx_image_list:
+ * @ctx: the context
+ * @fn: called once per pulled reference, sorted by reference
+ * @arg: passed to @fn
+ *
+ * Returns: SBX_OK (an empty or absent store too), SBX_E_IO.  Since: 0.3
+ */
+SBX_API int sbx_image_list(sbx_ctx *ctx, sbx_image_visit_fn fn, void *arg);
+
+/**
+ * sbx_image_rm:
+ * @ctx: the context
+ * @ref: a reference as given to sbx_image_pull (normalised the same way)
+ *
+ * Forgets the reference; the root and the blobs of an image that no
+ * other reference names are removed.
+ *
+ * Returns: SBX_OK; SBX_E_INVAL for a malformed reference; SBX_E_NOT_FOUND
+ * when it was never pulled; SBX_E_IO.  Since: 0.3
+ */
+SBX_API int sbx_image_rm(sbx_ctx *ctx, const char *ref);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
