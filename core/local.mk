@@ -86,7 +86,10 @@ core_libpolysandbox_internal_la_SOURCES += \
 	core/image/registry.c \
 	core/image/store.c \
 	core/image/unpack.c \
+	core/image/manifest.c \
 	core/image/pull.c \
+	core/image/import.c \
+	core/image/prune.c \
 	core/image/image.c
 core_libpolysandbox_internal_la_CFLAGS += $(CURL_CFLAGS) $(LIBARCHIVE_CFLAGS)
 core_libpolysandbox_internal_la_LIBADD += $(CURL_LIBS) $(LIBARCHIVE_LIBS)
@@ -95,8 +98,9 @@ core_libpolysandbox_internal_la_SOURCES += core/image/image-none.c
 endif
 core_libpolysandbox_internal_la_CFLAGS += -I$(top_srcdir)/core
 EXTRA_DIST += core/image/image-int.h core/image/ref.c core/image/challenge.c \
-	core/image/registry.c core/image/store.c core/image/unpack.c core/image/pull.c \
-	core/image/image.c core/image/image-none.c
+	core/image/registry.c core/image/store.c core/image/unpack.c core/image/manifest.c \
+	core/image/pull.c core/image/import.c core/image/prune.c core/image/image.c \
+	core/image/image-none.c
 
 core_libpolysandbox_la_SOURCES =
 core_libpolysandbox_la_LDFLAGS = -version-info $(LIBPOLYSANDBOX_LT_VERSION) \

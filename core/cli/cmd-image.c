@@ -1,8 +1,9 @@
-/* core/cli/cmd-image.c - polysandbox image pull|list|rm: the local image
- * store (sbx_image_*, <polysandbox/image.h>) */
+/* core/cli/cmd-image.c - polysandbox image pull|import|list|rm|prune: the
+ * local image store (sbx_image_*, <polysandbox/image.h>) */
 #include "config.h"
 
 #include <getopt.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,24 +17,30 @@ static void image_help(void)
 {
     fputs(
 "Usage: polysandbox image pull NAME[:TAG|@DIGEST]\n"
+"       polysandbox image import FILE [NAME[:TAG]]\n"
 "       polysandbox image list [--json]\n"
 "       polysandbox image rm NAME[:TAG|@DIGEST]...\n"
+"       polysandbox image prune\n"
 "Keep OCI images in the state directory: pull fetches an image from its\n"
 "registry (the Docker Registry HTTP API v2, anonymous or with the\n"
 "registry's token service), checks every blob's sha256 digest and unpacks\n"
-"its layers into a root directory of its own; list prints each pulled\n"
-"reference, its digest and its root; rm forgets references, and removes\n"
-"the root and blobs no other reference needs.  A NAME without a registry\n"
-"is Docker Hub's; 127.0.0.1, localhost and [::1] are spoken to over HTTP.\n"
+"its layers into a root directory of its own; import does the same from a\n"
+"`docker save` or OCI layout tarball (named NAME, or as the tarball names\n"
+"it); list prints each reference, its digest and its root; rm forgets\n"
+"references, and removes the root and blobs no other reference needs;\n"
+"prune removes every blob and root no reference needs, and says what it\n"
+"freed.  A NAME without a registry is Docker Hub's; 127.0.0.1, localhost\n"
+"and [::1] are spoken to over HTTP.\n"
 "\n"
-"  -q, --quiet            pull: print nothing but errors\n"
+"  -q, --quiet            pull, import, prune: print nothing but errors\n"
 "      --json             list: print a JSON array\n"
 "  -h, --help             show this help\n"
 "\n"
-"Exit status: 0 done; 2 a malformed reference, or an image the registry\n"
-"(or, for rm, the store) does not have; 3 a layer entry escaping the\n"
-"image's root; 65 a blob or manifest refused (digest or size mismatch,\n"
-"unreadable); 125 any other error (network, authentication, the store).\n"
+"Exit status: 0 done; 2 a malformed reference, an image the registry (or,\n"
+"for rm, the store) does not have, a FILE that does not exist or names no\n"
+"image; 3 a layer entry or tarball member escaping the image's root; 65 a\n"
+"blob, manifest or tarball refused (digest or size mismatch, unreadable);\n"
+"125 any other error (network, authentication, the store).\n"
 "See polysandbox(1), IMAGES.\n",
         stdout);
 }
@@ -59,6 +66,13 @@ static void print_one(const char *ref, const char *digest, const char *root, voi
     printf("%s %s %s\n", ref, digest, root);
 }
 
+/* What pull prints: the reference and its digest. */
+static void print_short(const char *ref, const char *digest, const char *root, void *arg)
+{
+    (void)root, (void)arg;
+    printf("%s %s\n", ref, digest);
+}
+
 static const struct option image_opts[] = {
     { "help", no_argument, NULL, 'h' },
     { "quiet", no_argument, NULL, 'q' },
@@ -81,7 +95,7 @@ int cli_cmd_image(cli_global *g, int argc, char **argv)
         }
     }
     if (optind >= argc)
-        return cli_usage_error("image", "say pull, list or rm");
+        return cli_usage_error("image", "say pull, import, list, rm or prune");
     const char *verb = argv[optind++];
     /* Options may follow the verb too ("image list --json"). */
     int nargs = argc - optind;
@@ -100,14 +114,18 @@ int cli_cmd_image(cli_global *g, int argc, char **argv)
             args[nnames++] = args[i];
 
     bool pull = strcmp(verb, "pull") == 0, list = strcmp(verb, "list") == 0,
-         rm = strcmp(verb, "rm") == 0;
-    if (!pull && !list && !rm)
-        return cli_usage_error("image", "unknown verb '%s' (pull, list or rm)", verb);
+         rm = strcmp(verb, "rm") == 0, import = strcmp(verb, "import") == 0,
+         prune = strcmp(verb, "prune") == 0;
+    if (!pull && !list && !rm && !import && !prune)
+        return cli_usage_error("image", "unknown verb '%s' (pull, import, list, rm or prune)",
+                               verb);
     if (pull && nnames != 1)
         return cli_usage_error("image", "pull takes one NAME[:TAG|@DIGEST]");
+    if (import && (nnames < 1 || nnames > 2))
+        return cli_usage_error("image", "import takes FILE [NAME[:TAG]]");
     if (rm && nnames < 1)
         return cli_usage_error("image", "rm takes NAME[:TAG|@DIGEST]...");
-    if (list && nnames != 0)
+    if ((list || prune) && nnames != 0)
         return cli_usage_error("image", "unexpected argument '%s'", args[0]);
     if (json && !list)
         return cli_usage_error("image", "--json is for image list");
@@ -134,6 +152,19 @@ int cli_cmd_image(cli_global *g, int argc, char **argv)
         } else if (json) {
             rc = cli_print_json(arr);
         }
+    } else if (import) {
+        if ((lib = sbx_image_import(ctx, args[0], nnames > 1 ? args[1] : NULL,
+                                    quiet ? NULL : print_short, NULL)) != SBX_OK)
+            rc = image_exit(ctx, lib, "image import");
+    } else if (prune) {
+        unsigned blobs, roots;
+        uint64_t bytes;
+        lib = sbx_image_prune(ctx, &blobs, &roots, &bytes);
+        if (!quiet && (blobs || roots || lib == SBX_OK))
+            printf("freed %u blob%s and %u root%s, %" PRIu64 " bytes\n", blobs,
+                   blobs == 1 ? "" : "s", roots, roots == 1 ? "" : "s", bytes);
+        if (lib != SBX_OK)
+            rc = image_exit(ctx, lib, "image prune");
     } else {
         for (int i = 0; i < nnames; i++)
             if ((lib = sbx_image_rm(ctx, args[i])) != SBX_OK)

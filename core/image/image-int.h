@@ -3,7 +3,9 @@
  * Split by purpose: ref.c (the reference grammar), challenge.c (the
  * WWW-Authenticate header), registry.c (HTTP with libcurl, the token
  * dance), store.c (blobs by digest, the reference records), unpack.c
- * (layers with libarchive), pull.c and image.c (the public calls).  The
+ * (layers with libarchive), manifest.c (what pull and import share once
+ * they hold the documents), pull.c, import.c, prune.c and image.c (the
+ * public calls).  The
  * two parsers are hand-written and fuzzed (tests/fuzz/fuzz-image.c).
  */
 #ifndef CORE_IMAGE_INT_H
@@ -13,7 +15,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <jansson.h>
 #include <sodium.h>
+
+#include <polysandbox/image.h>
 
 /* ---- references (ref.c) ----------------------------------------------- */
 
@@ -71,7 +76,11 @@ int img_get_blob(img_client *c, const char *digest, int64_t size, int fd,
 
 typedef struct img_store {
     char *dir;                  /* image_dir or STATE_DIR/images (absolute, resolved) */
+    int lock_fd;                /* IMAGES/lock while held, else -1 */
 } img_store;
+
+#define IMG_MANIFEST_MAX (4u << 20)
+#define IMG_LAYERS_MAX 256
 
 #define IMG_REF_TEXT_MAX 600
 
@@ -84,7 +93,13 @@ int img_begin(struct sbx_ctx *ctx, const char *ref, const char *fn, img_ref *r, 
 /* Open (creating) the store: @image_dir ([core] image_dir), or else
  * @state_dir/images. */
 int img_store_open(img_store *s, const char *state_dir, const char *image_dir);
+/* Also drops the lock. */
 void img_store_close(img_store *s);
+/* Hold the store's lock (flock(2) on IMAGES/lock) until img_store_close:
+ * shared for pull and import (which only add), @exclusive for rm and
+ * prune (which remove what no reference names, and so must not run
+ * while an image is half added).  Waits.  Errors set. */
+int img_store_lock(img_store *s, bool exclusive);
 /* "sha256:HEX" of @len bytes at @p into @out (IMG_DIGEST_LEN + 1). */
 void img_digest_of(const void *p, size_t len, char *out);
 /* "sha256:HEX" of a finished hash state. */
@@ -97,6 +112,15 @@ char *img_root_path(const img_store *s, const char *digest);
  * through @c and checking both.  Errors set (naming @ref_text). */
 int img_store_fetch(const img_store *s, img_client *c, const char *ref_text,
                     const char *digest, int64_t size);
+/* A new temporary in IMAGES/blobs/sha256 (a name with ".tmp-", which
+ * prune sweeps), open for writing into @fd; @tmp malloc'd. */
+int img_store_tmp(const img_store *s, char **tmp, int *fd);
+/* Close @fd and rename the temporary @tmp into place as blob @digest, or
+ * on @rc (or a failure) unlink it; frees @tmp.  Returns the outcome. */
+int img_store_keep(const img_store *s, int rc, int fd, char *tmp, const char *digest);
+/* Read file @path whole (at most @max bytes, NUL-terminated) into @out
+ * (malloc'd).  Errors set: SBX_E_NOT_FOUND, SBX_E_IO (too big too). */
+int img_read_file(const char *path, size_t max, char **out, size_t *len);
 /* Write @len bytes as blob @digest (already checked by the caller). */
 int img_store_put(const img_store *s, const char *digest, const void *p, size_t len);
 /* Read blob @digest whole (at most @max bytes) into @out (malloc'd). */
@@ -106,13 +130,60 @@ int img_store_read(const img_store *s, const char *digest, size_t max, char **ou
 int img_store_set_ref(const img_store *s, const char *ref_text, const char *digest);
 /* The record's file name of @ref_text (malloc'd). */
 char *img_ref_record_path(const img_store *s, const char *ref_text);
+/* A reference record of refs/. */
+typedef struct img_rec {
+    char *ref;
+    char digest[IMG_DIGEST_LEN + 1];
+} img_rec;
+/* Every readable record, sorted by reference; a broken one is skipped.
+ * @out malloc'd, freed with img_recs_free.  (image.c) */
+int img_records(const img_store *s, img_rec **out, size_t *n_out);
+void img_recs_free(img_rec *v, size_t n);
 /* Remove a directory tree without following links; SBX_OK when absent. */
 int img_rmtree(const char *path);
+
+/* ---- manifests (manifest.c), shared by pull and import ---------------- */
+
+/* An OCI index or a Docker manifest list (by @type, or by its shape). */
+bool img_is_index(const char *type, json_t *j);
+/* Parse @len bytes as a JSON object into @out.  Errors set (naming
+ * @ref_text and @what). */
+int img_manifest_parse(const char *body, size_t len, const char *ref_text, const char *what,
+                       json_t **out);
+/* The digest of @idx's entry for linux and this machine's architecture,
+ * into @digest (IMG_DIGEST_LEN + 1).  SBX_E_NOT_FOUND when none. */
+int img_index_pick(json_t *idx, const char *ref_text, char *digest);
+/* A descriptor's sha256 digest and size, checked. */
+int img_descriptor(json_t *d, const char *ref_text, const char **digest, int64_t *size);
+typedef int (*img_blob_fn)(void *arg, const char *digest, int64_t size);
+/* Check that @m (of @digest, Content-Type @type or "") is an image
+ * manifest with a config and at most IMG_LAYERS_MAX layers, then call
+ * @fn on the config's and each layer's checked descriptor, stopping at
+ * the first error it returns. */
+int img_manifest_blobs(json_t *m, const char *ref_text, const char *digest, const char *type,
+                       img_blob_fn fn, void *arg);
+/* With every blob of manifest @m in the store: store the manifest
+ * (@len bytes at @body, whose digest @digest the caller checked) and
+ * unpack its layers into its root, unless that root is there. */
+int img_store_image(const img_store *s, json_t *m, const char *body, size_t len,
+                    const char *ref_text, const char *digest);
+
+/* ---- import (import.c) ---------------------------------------------------- */
+
+/* Import the docker save or OCI layout tarball @file into @s (held
+ * shared), recording it as @name (normalised; NULL: the names the
+ * tarball gives) and calling @fn (may be NULL) for each reference
+ * recorded.  Errors set. */
+int img_import(const img_store *s, const char *file, const char *name, sbx_image_visit_fn fn,
+               void *arg);
 
 /* ---- layers (unpack.c) --------------------------------------------------- */
 
 /* Apply the layer in file @layer (tar, gzip or zstd) onto directory
  * @root (absolute, no symbolic link in it).  Errors set, naming @what. */
 int img_unpack_layer(const char *layer, const char *root, const char *what);
+/* Normalise @name in place ("./a//b/" -> "a/b"); false for an absolute
+ * name or one with a ".." component. */
+bool img_clean_name(char *name);
 
 #endif

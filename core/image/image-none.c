@@ -34,3 +34,23 @@ SBX_API int sbx_image_rm(sbx_ctx *ctx, const char *ref)
     (void)ctx, (void)ref;
     return none();
 }
+
+SBX_API int sbx_image_import(sbx_ctx *ctx, const char *file, const char *ref,
+                             sbx_image_visit_fn fn, void *arg)
+{
+    (void)ctx, (void)file, (void)ref, (void)fn, (void)arg;
+    return none();
+}
+
+SBX_API int sbx_image_prune(sbx_ctx *ctx, unsigned *blobs_out, unsigned *roots_out,
+                            uint64_t *bytes_out)
+{
+    (void)ctx;
+    if (blobs_out)
+        *blobs_out = 0;
+    if (roots_out)
+        *roots_out = 0;
+    if (bytes_out)
+        *bytes_out = 0;
+    return none();
+}

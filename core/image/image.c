@@ -22,19 +22,15 @@
 #include "image-int.h"
 
 #define IMG_RECORD_MAX 4096
-#define IMG_MANIFEST_MAX (4u << 20)
 
-typedef struct rec {
-    char *ref;
-    char digest[IMG_DIGEST_LEN + 1];
-} rec;
+typedef img_rec rec;
 
 static int by_ref(const void *a, const void *b)
 {
     return strcmp(((const rec *)a)->ref, ((const rec *)b)->ref);
 }
 
-static void recs_free(rec *v, size_t n)
+void img_recs_free(img_rec *v, size_t n)
 {
     for (size_t i = 0; i < n; i++)
         free(v[i].ref);
@@ -43,7 +39,7 @@ static void recs_free(rec *v, size_t n)
 
 /* Every readable record, sorted; a broken one is skipped (it names no
  * image a user could ask for). */
-static int records(const img_store *s, rec **out, size_t *n_out)
+int img_records(const img_store *s, img_rec **out, size_t *n_out)
 {
     *out = NULL;
     *n_out = 0;
@@ -86,7 +82,7 @@ static int records(const img_store *s, rec **out, size_t *n_out)
     }
     closedir(d);
     if (rc != SBX_OK) {
-        recs_free(v, n);
+        img_recs_free(v, n);
         return rc;
     }
     if (n)
@@ -106,7 +102,7 @@ SBX_API int sbx_image_list(sbx_ctx *ctx, sbx_image_visit_fn fn, void *arg)
     rec *v = NULL;
     size_t n = 0;
     if (rc == SBX_OK)
-        rc = records(&s, &v, &n);
+        rc = img_records(&s, &v, &n);
     for (size_t i = 0; rc == SBX_OK && i < n; i++) {
         char *root = img_root_path(&s, v[i].digest);
         if (!root) {
@@ -116,7 +112,7 @@ SBX_API int sbx_image_list(sbx_ctx *ctx, sbx_image_visit_fn fn, void *arg)
         fn(v[i].ref, v[i].digest, root, arg);
         free(root);
     }
-    recs_free(v, n);
+    img_recs_free(v, n);
     img_store_close(&s);
     return rc;
 }
@@ -198,6 +194,11 @@ SBX_API int sbx_image_rm(sbx_ctx *ctx, const char *ref)
     int rc = img_begin(ctx, ref, "sbx_image_rm", &r, text, &s);
     if (rc != SBX_OK)
         return rc;
+    /* Exclusive: a pull adding a blob this image shares must not see it go. */
+    if ((rc = img_store_lock(&s, true)) != SBX_OK) {
+        img_store_close(&s);
+        return rc;
+    }
     char *path = img_ref_record_path(&s, text);
     json_t *j = path ? json_load_file(path, 0, NULL) : NULL;
     const char *dg = json_string_value(json_object_get(j, "digest"));
@@ -217,13 +218,13 @@ SBX_API int sbx_image_rm(sbx_ctx *ctx, const char *ref)
     rec *v = NULL;
     size_t n = 0;
     if (rc == SBX_OK)
-        rc = records(&s, &v, &n);
+        rc = img_records(&s, &v, &n);
     bool shared = false;
     for (size_t i = 0; rc == SBX_OK && i < n; i++)
         shared = shared || strcmp(v[i].digest, digest) == 0;
     if (rc == SBX_OK && !shared)
         rc = drop_image(&s, digest, v, n);
-    recs_free(v, n);
+    img_recs_free(v, n);
     img_store_close(&s);
     return rc;
 }

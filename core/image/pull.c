@@ -1,11 +1,10 @@
 /* core/image/pull.c - sbx_image_pull: reference -> manifest -> blobs -> root
  *
- * An index (OCI) or manifest list (Docker) picks the entry for linux and
- * this machine's architecture; the manifest (OCI or Docker schema 2)
- * names the config and the layers.  Every document and blob is checked
- * against the digest that named it before it is used.  The root is
- * unpacked into a temporary beside its final place and renamed there
- * whole; a root already there (another tag of the same image) is reused.
+ * Every document and blob is checked against the digest that named it
+ * before it is used; what follows (the index's pick, the manifest's
+ * blobs, the root) is manifest.c's, shared with import.  The store is
+ * held shared for the whole pull, so that prune and rm (exclusive) never
+ * remove a blob between its check and its use.
  */
 #include "config.h"
 
@@ -14,7 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/utsname.h>
 #include <unistd.h>
 
 #include <jansson.h>
@@ -23,35 +21,6 @@
 
 #include "core-int.h"
 #include "image-int.h"
-
-#define IMG_MANIFEST_MAX (4u << 20)
-#define IMG_LAYERS_MAX 256
-
-static const char *host_arch(void)
-{
-#if defined(__x86_64__)
-    return "amd64";
-#elif defined(__aarch64__)
-    return "arm64";
-#elif defined(__i386__)
-    return "386";
-#elif defined(__powerpc64__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    return "ppc64le";
-#elif defined(__s390x__)
-    return "s390x";
-#elif defined(__riscv) && __riscv_xlen == 64
-    return "riscv64";
-#else
-    return "unknown";
-#endif
-}
-
-static bool is_index(const char *type, json_t *j)
-{
-    return strcmp(type, "application/vnd.oci.image.index.v1+json") == 0 ||
-           strcmp(type, "application/vnd.docker.distribution.manifest.list.v2+json") == 0 ||
-           (!json_object_get(j, "layers") && json_is_array(json_object_get(j, "manifests")));
-}
 
 /* Fetch manifest @what, check it against @digest (or, fetched by tag,
  * compute it into @digest). */
@@ -71,100 +40,23 @@ static int manifest(img_client *c, const char *ref_text, const char *what, char 
                               got);
     }
     memcpy(digest, got, sizeof got);
-    json_error_t je;
-    *out = json_loadb(*body, *len, 0, &je);
-    if (!json_is_object(*out)) {
-        json_decref(*out);
-        *out = NULL;
+    if ((rc = img_manifest_parse(*body, *len, ref_text, what, out)) != SBX_OK) {
         free(*body);
         *body = NULL;
-        return core_error_set(SBX_E_BACKEND, NULL, "image '%s': manifest %s is not a JSON "
-                              "object (%s)", ref_text, what, je.text);
     }
-    return SBX_OK;
-}
-
-/* The digest of the index entry for linux/ARCH, into @digest. */
-static int pick(json_t *idx, const char *ref_text, char *digest)
-{
-    const char *arch = host_arch();
-    size_t i;
-    json_t *m;
-    json_array_foreach(json_object_get(idx, "manifests"), i, m) {
-        json_t *pl = json_object_get(m, "platform");
-        const char *os = json_string_value(json_object_get(pl, "os"));
-        const char *a = json_string_value(json_object_get(pl, "architecture"));
-        const char *d = json_string_value(json_object_get(m, "digest"));
-        if (os && a && d && strcmp(os, "linux") == 0 && strcmp(a, arch) == 0) {
-            if (!img_digest_valid(d))
-                return core_error_set(SBX_E_BACKEND, NULL, "image '%s': the index names "
-                                      "'%.80s', not a sha256 digest", ref_text, d);
-            memcpy(digest, d, IMG_DIGEST_LEN + 1);
-            return SBX_OK;
-        }
-    }
-    return core_error_set(SBX_E_NOT_FOUND, NULL, "image '%s' has no linux/%s image",
-                          ref_text, arch);
-}
-
-/* A descriptor's digest and size, checked. */
-static int descriptor(json_t *d, const char *ref_text, const char **digest, int64_t *size)
-{
-    *digest = json_string_value(json_object_get(d, "digest"));
-    json_t *sz = json_object_get(d, "size");
-    if (!*digest || !img_digest_valid(*digest) || !json_is_integer(sz) ||
-        json_integer_value(sz) < 0)
-        return core_error_set(SBX_E_BACKEND, NULL, "image '%s': the manifest has a blob "
-                              "without a sha256 digest and a size", ref_text);
-    *size = json_integer_value(sz);
-    return SBX_OK;
-}
-
-/* Unpack the layers of @m into the root of @digest, unless it is there. */
-static int make_root(const img_store *s, json_t *m, const char *ref_text, const char *digest)
-{
-    char *root = img_root_path(s, digest);
-    if (!root)
-        return SBX_E_NOMEM;
-    struct stat st;
-    if (stat(root, &st) == 0) {
-        free(root);
-        return SBX_OK;
-    }
-    size_t len = strlen(root) + 32;
-    char *tmp = malloc(len);
-    if (!tmp) {
-        free(root);
-        return core_error_set(SBX_E_NOMEM, NULL, "out of memory");
-    }
-    int rc = SBX_OK;
-    /* Unique per pull, so that two threads pulling one image do not meet. */
-    snprintf(tmp, len, "%s.tmp-XXXXXX", root);
-    if (!mkdtemp(tmp) || chmod(tmp, 0755) != 0) {
-        rc = core_error_set(SBX_E_IO, NULL, "image store: cannot create %s: %s", tmp,
-                            strerror(errno));
-        tmp[0] = '\0';
-    }
-    size_t i;
-    json_t *l;
-    json_array_foreach(json_object_get(m, "layers"), i, l) {
-        if (rc != SBX_OK)
-            break;
-        const char *d = json_string_value(json_object_get(l, "digest"));
-        char *file = img_blob_path(s, d);
-        char what[800];
-        snprintf(what, sizeof what, "image '%s': layer %zu (%s)", ref_text, i + 1, d);
-        rc = file ? img_unpack_layer(file, tmp, what) : SBX_E_NOMEM;
-        free(file);
-    }
-    if (rc == SBX_OK && rename(tmp, root) != 0 && errno != ENOTEMPTY && errno != EEXIST)
-        rc = core_error_set(SBX_E_IO, NULL, "image store: cannot rename %s: %s", tmp,
-                            strerror(errno));
-    if (tmp[0])
-        img_rmtree(tmp);                /* failed, or another pull won the rename */
-    free(tmp);
-    free(root);
     return rc;
+}
+
+typedef struct fetching {
+    const img_store *s;
+    img_client *c;
+    const char *ref_text;
+} fetching;
+
+static int fetch_one(void *arg, const char *digest, int64_t size)
+{
+    fetching *f = arg;
+    return img_store_fetch(f->s, f->c, f->ref_text, digest, size);
 }
 
 static int pull(const img_store *s, img_client *c, const img_ref *r, const char *ref_text,
@@ -176,8 +68,8 @@ static int pull(const img_store *s, img_client *c, const img_ref *r, const char 
     memcpy(digest, r->digest, sizeof r->digest);
     int rc = manifest(c, ref_text, r->digest[0] ? r->digest : r->tag, digest, &m, type,
                       sizeof type, &body, &len);
-    if (rc == SBX_OK && is_index(type, m)) {
-        rc = pick(m, ref_text, digest);
+    if (rc == SBX_OK && img_is_index(type, m)) {
+        rc = img_index_pick(m, ref_text, digest);
         json_decref(m);
         m = NULL;
         free(body);
@@ -186,36 +78,16 @@ static int pull(const img_store *s, img_client *c, const img_ref *r, const char 
             char what[IMG_DIGEST_LEN + 1];
             memcpy(what, digest, sizeof what);
             rc = manifest(c, ref_text, what, digest, &m, type, sizeof type, &body, &len);
-            if (rc == SBX_OK && is_index(type, m))
+            if (rc == SBX_OK && img_is_index(type, m))
                 rc = core_error_set(SBX_E_BACKEND, NULL, "image '%s': an index inside an "
                                     "index", ref_text);
         }
     }
-    json_t *layers = m ? json_object_get(m, "layers") : NULL;
-    if (rc == SBX_OK && (!json_is_array(layers) || json_array_size(layers) > IMG_LAYERS_MAX ||
-                         !json_is_object(json_object_get(m, "config"))))
-        rc = core_error_set(SBX_E_BACKEND, NULL, "image '%s': manifest %s (%s) is neither an "
-                            "OCI image manifest nor a Docker schema 2 one, or has more than "
-                            "%d layers", ref_text, digest, type[0] ? type : "no type",
-                            IMG_LAYERS_MAX);
-    const char *d;
-    int64_t size;
-    if (rc == SBX_OK && (rc = descriptor(json_object_get(m, "config"), ref_text, &d, &size))
-        == SBX_OK)
-        rc = img_store_fetch(s, c, ref_text, d, size);
-    size_t i;
-    json_t *l;
-    json_array_foreach(layers, i, l) {
-        if (rc != SBX_OK)
-            break;
-        if ((rc = descriptor(l, ref_text, &d, &size)) == SBX_OK)
-            rc = img_store_fetch(s, c, ref_text, d, size);
-    }
-    /* The manifest too, so that rm knows which blobs an image holds. */
+    fetching f = { s, c, ref_text };
     if (rc == SBX_OK)
-        rc = img_store_put(s, digest, body, len);
+        rc = img_manifest_blobs(m, ref_text, digest, type, fetch_one, &f);
     if (rc == SBX_OK)
-        rc = make_root(s, m, ref_text, digest);
+        rc = img_store_image(s, m, body, len, ref_text, digest);
     json_decref(m);
     free(body);
     return rc;
@@ -232,9 +104,10 @@ SBX_API int sbx_image_pull(sbx_ctx *ctx, const char *ref, char **digest_out)
     int rc = img_begin(ctx, ref, "sbx_image_pull", &r, text, &s);
     if (rc != SBX_OK)
         return rc;
-    img_client *c = img_client_new(&r, text);
+    img_client *c = (rc = img_store_lock(&s, false)) == SBX_OK ? img_client_new(&r, text)
+                                                                : NULL;
     char digest[IMG_DIGEST_LEN + 1] = "";
-    rc = c ? pull(&s, c, &r, text, digest) : SBX_E_NOMEM;
+    rc = c ? pull(&s, c, &r, text, digest) : rc == SBX_OK ? SBX_E_NOMEM : rc;
     img_client_free(c);
     if (rc == SBX_OK)
         rc = img_store_set_ref(&s, text, digest);

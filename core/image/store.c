@@ -8,9 +8,12 @@
  *   IMAGES/refs/HEX.json      {"ref", "digest"}: a reference (HEX: the
  *                             sha256 of its text)
  *
+ *   IMAGES/lock               flock(2)ed: shared by pull and import,
+ *                             exclusive for rm and prune
+ *
  * Each file appears by rename(2) of a finished temporary, so a killed
- * pull leaves a temporary (".tmp-*"; sweeping them is for image prune,
- * not written yet), never a blob or root that is not whole.
+ * pull leaves a temporary (".tmp-*", which prune sweeps), never a blob
+ * or root that is not whole.
  */
 #include "config.h"
 
@@ -21,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -51,6 +55,7 @@ static int mkdir_p(const char *path)
 int img_store_open(img_store *s, const char *state_dir, const char *image_dir)
 {
     s->dir = NULL;
+    s->lock_fd = -1;
     char base[PATH_MAX], want[PATH_MAX];
     if (image_dir && *image_dir)
         snprintf(base, sizeof base, "%s", image_dir);
@@ -90,8 +95,33 @@ int img_begin(sbx_ctx *ctx, const char *ref, const char *fn, img_ref *r, char *t
 
 void img_store_close(img_store *s)
 {
+    if (s->lock_fd >= 0)
+        close(s->lock_fd);              /* releases the flock */
+    s->lock_fd = -1;
     free(s->dir);
     s->dir = NULL;
+}
+
+int img_store_lock(img_store *s, bool exclusive)
+{
+    char path[PATH_MAX];
+    if (snprintf(path, sizeof path, "%s/lock", s->dir) >= (int)sizeof path)
+        return core_error_set(SBX_E_IO, NULL, "image store: path too long: %s", s->dir);
+    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (fd < 0)
+        return core_error_set(SBX_E_IO, NULL, "image store: cannot open %s: %s", path,
+                              strerror(errno));
+    int r;
+    while ((r = flock(fd, exclusive ? LOCK_EX : LOCK_SH)) != 0 && errno == EINTR)
+        ;
+    if (r != 0) {
+        int e = errno;
+        close(fd);
+        return core_error_set(SBX_E_IO, NULL, "image store: cannot lock %s: %s", path,
+                              strerror(e));
+    }
+    s->lock_fd = fd;
+    return SBX_OK;
 }
 
 static void hex_of(const unsigned char h[crypto_hash_sha256_BYTES], char *out)
@@ -211,6 +241,24 @@ int img_store_fetch(const img_store *s, img_client *c, const char *ref_text,
     return rc;
 }
 
+int img_store_tmp(const img_store *s, char **tmp, int *fd)
+{
+    char *base = join(s->dir, "/blobs/sha256/import", "");
+    int rc = base ? open_tmp(base, tmp, fd) : SBX_E_NOMEM;
+    free(base);
+    return rc;
+}
+
+int img_store_keep(const img_store *s, int rc, int fd, char *tmp, const char *digest)
+{
+    char *path = rc == SBX_OK ? img_blob_path(s, digest) : NULL;
+    if (rc == SBX_OK && !path)
+        rc = SBX_E_NOMEM;
+    rc = finish_tmp(rc, fd, tmp, path);
+    free(path);
+    return rc;
+}
+
 int img_store_put(const img_store *s, const char *digest, const void *p, size_t len)
 {
     char *path = img_blob_path(s, digest);
@@ -236,12 +284,9 @@ int img_store_put(const img_store *s, const char *digest, const void *p, size_t 
     return rc;
 }
 
-int img_store_read(const img_store *s, const char *digest, size_t max, char **out, size_t *len)
+int img_read_file(const char *path, size_t max, char **out, size_t *len)
 {
     *out = NULL;
-    char *path = img_blob_path(s, digest);
-    if (!path)
-        return SBX_E_NOMEM;
     int rc = SBX_OK;
     FILE *f = fopen(path, "rbe");
     char *buf = f ? malloc(max + 1) : NULL;
@@ -253,7 +298,8 @@ int img_store_read(const img_store *s, const char *digest, size_t max, char **ou
     if (rc == SBX_OK) {
         *len = fread(buf, 1, max + 1, f);
         if (ferror(f) || *len > max)
-            rc = core_error_set(SBX_E_IO, NULL, "image store: cannot read %s", path);
+            rc = core_error_set(SBX_E_IO, NULL, "image store: cannot read %s (or it is over "
+                                "%zu bytes)", path, max);
         else
             buf[*len] = '\0';
     }
@@ -263,6 +309,14 @@ int img_store_read(const img_store *s, const char *digest, size_t max, char **ou
         *out = buf;
     else
         free(buf);
+    return rc;
+}
+
+int img_store_read(const img_store *s, const char *digest, size_t max, char **out, size_t *len)
+{
+    *out = NULL;
+    char *path = img_blob_path(s, digest);
+    int rc = path ? img_read_file(path, max, out, len) : SBX_E_NOMEM;
     free(path);
     return rc;
 }

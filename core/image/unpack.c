@@ -37,9 +37,7 @@ typedef struct layer {
     unsigned skipped;           /* device nodes, FIFOs, sockets */
 } layer;
 
-/* Normalise @name in place ("./a//b/" -> "a/b"); false for an absolute
- * name or one with a ".." component. */
-static bool clean_name(char *name)
+bool img_clean_name(char *name)
 {
     if (name[0] == '/')
         return false;
@@ -197,7 +195,7 @@ static int entry(layer *L, struct archive *r, struct archive *w, struct archive_
         return core_error_set(SBX_E_BACKEND, NULL, "%s: an entry without a usable name",
                               L->what);
     snprintf(rel, sizeof rel, "%s", raw);
-    if (!clean_name(rel))
+    if (!img_clean_name(rel))
         return core_error_set(SBX_E_PATH, NULL, "%s: the entry '%.200s' is absolute or "
                               "holds '..': refused", L->what, raw);
     if (!*rel)
@@ -219,7 +217,7 @@ static int entry(layer *L, struct archive *r, struct archive *w, struct archive_
     if (hl) {
         char target[PATH_MAX], hfull[PATH_MAX];
         snprintf(target, sizeof target, "%s", hl);
-        if (strlen(hl) >= sizeof target || !clean_name(target) || !*target)
+        if (strlen(hl) >= sizeof target || !img_clean_name(target) || !*target)
             return core_error_set(SBX_E_PATH, NULL, "%s: the hard link '%.200s' points at "
                                   "'%.200s', outside the image: refused", L->what, rel, hl);
         if (snprintf(hfull, sizeof hfull, "%s/%s", L->root, target) >= (int)sizeof hfull)

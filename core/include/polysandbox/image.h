@@ -11,6 +11,8 @@
  *     sbx_image_pull(ctx, "127.0.0.1:5000/team/tool:v1", &digest);
  *     sbx_image_list(ctx, on_image, state);
  *     sbx_image_rm(ctx, "127.0.0.1:5000/team/tool:v1");
+ *     sbx_image_import(ctx, "tool.tar", "team/tool:v2", NULL, NULL);
+ *     sbx_image_prune(ctx, &blobs, &roots, &bytes);
  *
  * A reference is [REGISTRY/]PATH[:TAG][@sha256:HEX], as docker takes it:
  * no registry means Docker Hub (and "library/" for a one-word path), no
@@ -24,6 +26,8 @@
  */
 #ifndef POLYSANDBOX_IMAGE_H
 #define POLYSANDBOX_IMAGE_H
+
+#include <stdint.h>
 
 #include <polysandbox/sandbox.h>
 
@@ -92,6 +96,62 @@ SBX_API int sbx_image_list(sbx_ctx *ctx, sbx_image_visit_fn fn, void *arg);
  * when it was never pulled; SBX_E_IO.  Since: 0.3
  */
 SBX_API int sbx_image_rm(sbx_ctx *ctx, const char *ref);
+
+/**
+ * sbx_image_import:
+ * @ctx: the context (its state directory holds the store)
+ * @file: a tarball written by `docker save` (either form: manifest.json
+ *   with HEX.json configs and ID/layer.tar layers, or, since Docker 25,
+ *   an OCI layout) or an OCI image layout (oci-layout, index.json,
+ *   blobs/sha256/), plain or compressed; it holds one image
+ * @ref: (nullable): the reference to record it as (normalised as for
+ *   sbx_image_pull, no digest); NULL records the names the tarball gives
+ *   (docker save's RepoTags, or the index's image name annotation)
+ * @fn: (nullable): called once per reference recorded, with the
+ *   manifest's digest and the root, as sbx_image_list does
+ * @arg: passed to @fn
+ *
+ * Reads the tarball once, streamed (none of its names is used as a path
+ * to write, none of its sizes is trusted): a member named
+ * blobs/sha256/HEX must hash to HEX, a docker save config HEX.json to
+ * HEX, a docker save layer to its diff_id in the config, and every blob
+ * an OCI manifest names must be there with the digest and size it gives.
+ * The blobs go into the store as a pull's do (a docker save image gets
+ * a Docker schema 2 manifest made for it, whose digest is the image's
+ * digest here), and the layers are unpacked by the same code, with the
+ * same refusals (see sbx_image_pull).  sbx_image_list then shows it.
+ *
+ * Returns: SBX_OK; SBX_E_INVAL for a malformed @ref, or a tarball that
+ * names no image when @ref is NULL; SBX_E_NOT_FOUND when @file does not
+ * exist; SBX_E_PATH for a member (or a layer entry) whose name is
+ * absolute or holds "..", or a link leaving the tarball; SBX_E_BACKEND
+ * for a tarball that cannot be read, is neither form, holds more than
+ * one image, or has a blob that does not match its digest or size;
+ * SBX_E_IO for the store.  A failed import stores nothing.
+ * Since: 0.3
+ */
+SBX_API int sbx_image_import(sbx_ctx *ctx, const char *file, const char *ref,
+                             sbx_image_visit_fn fn, void *arg);
+
+/**
+ * sbx_image_prune:
+ * @ctx: the context
+ * @blobs_out: (out) (nullable): how many blobs were removed
+ * @roots_out: (out) (nullable): how many roots were removed
+ * @bytes_out: (out) (nullable): the bytes they held (apparent sizes)
+ *
+ * Removes every blob that no recorded reference's manifest names, every
+ * root of a manifest no reference names, and the temporaries of pulls
+ * or imports that were killed.  It holds the store exclusively (as
+ * sbx_image_rm does; pull and import hold it shared), so it waits for a
+ * pull or import under way and never removes what one is adding.  A
+ * referenced manifest that cannot be read keeps every blob.  The counts
+ * are set on error too (what was removed before it).
+ *
+ * Returns: SBX_OK (nothing to remove too); SBX_E_IO.  Since: 0.3
+ */
+SBX_API int sbx_image_prune(sbx_ctx *ctx, unsigned *blobs_out, unsigned *roots_out,
+                            uint64_t *bytes_out);
 
 #ifdef __cplusplus
 }

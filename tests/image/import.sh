@@ -1,0 +1,153 @@
+#!/bin/sh
+# tests/image/import.sh - polysandbox image import and prune: a tarball
+# written by `docker save` of a tiny image (when a Docker daemon answers
+# or can be started), and tarballs made by tests/image/mksave.py in both
+# forms (docker save's manifest.json with a linked layer and a whiteout;
+# an OCI layout, gzip layers, piped through gzip too); a tampered layer,
+# a member "../escape.txt", a layer holding "../escape.txt"; prune after
+# a refused import and a killed one, and prune while an import is half
+# way (it must wait for it: the store's lock).  A FIFO feeds the tarball,
+# so that the import is stopped at a known point without any sleep.
+. "$top_srcdir/tests/cli/lib.sh"
+. "$top_srcdir/tests/docker/lib.sh"
+
+command -v python3 >/dev/null 2>&1 || { echo "1..0 # SKIP image import: no python3"; exit 0; }
+"$PS" image list >/dev/null 2>"$tmp/err" || {
+    grep -q "built without" "$tmp/err" &&
+        { echo "1..0 # SKIP image import: built without libcurl or libarchive"; exit 0; }
+}
+export POLYSANDBOX_STATE_DIR="$tmp/state"
+store=$tmp/state/images
+TAG=polysandbox-test/import-tiny:$$
+docker_tagged=
+import_pid=
+cleanup() {
+    [ -n "$import_pid" ] && kill "$import_pid" 2>/dev/null
+    [ -n "$docker_tagged" ] && "$DOCKER" rmi "$TAG" >/dev/null 2>&1
+    rm -rf "$tmp"
+}
+trap cleanup EXIT
+MK="python3 $top_srcdir/tests/image/mksave.py"
+
+plan 17
+
+# ---- docker save of a tiny image ----
+if docker_start_daemon >"$tmp/docker.log" 2>&1; then
+    python3 -c 'import io, sys, tarfile
+with tarfile.open(sys.argv[1], "w") as t:
+    i = tarfile.TarInfo("hello.txt"); d = b"hello from docker save\n"; i.size = len(d)
+    t.addfile(i, io.BytesIO(d))' "$tmp/tiny.tar"
+    "$DOCKER" import "$tmp/tiny.tar" "$TAG" >/dev/null 2>"$tmp/docker.err" && docker_tagged=1
+    "$DOCKER" save -o "$tmp/docker.tar" "$TAG" 2>>"$tmp/docker.err"
+    cli image import "$tmp/docker.tar"
+    check "a docker save tarball is imported under its tag" \
+        eval 'is_rc 0 && out_has "docker.io/$TAG sha256:" && "$PS" image list | grep -q -F "docker.io/$TAG "' ||
+        cat "$tmp/err" "$tmp/docker.err" >&2
+    droot=$("$PS" image list | grep -F "docker.io/$TAG " | cut -d" " -f3)
+    check "its root holds the image's file" \
+        eval '[ "$(cat "$droot/hello.txt")" = "hello from docker save" ]'
+    cli image rm "docker.io/$TAG"
+else
+    sed 's/^/# /' "$tmp/docker.log"
+    ok "a docker save tarball # SKIP no Docker daemon: $(tail -n1 "$tmp/docker.log")"
+    ok "its root # SKIP no Docker daemon"
+fi
+
+# ---- docker save's form, made here ----
+$MK save "$tmp/save.tar"
+cli image import "$tmp/save.tar"
+check "docker save form: imported under its RepoTags, printing reference and digest" \
+    eval 'is_rc 0 && grep -q "^docker.io/polysandbox-test/saved:v1 sha256:[0-9a-f]\{64\}$" "$tmp/out"'
+SAVED=$(cut -d" " -f2 "$tmp/out")
+sroot=$store/roots/${SAVED#sha256:}
+check "both layers unpacked (the second through docker save's link), its whiteout applied" \
+    eval '[ "$(cat "$sroot/etc/hello.txt")" = "hello from a saved image" ] &&
+          [ "$(cat "$sroot/etc/layer2.txt")" = "from layer 2" ] && [ -d "$sroot/data" ] &&
+          [ ! -e "$sroot/data/gone" ] && [ -z "$(find "$sroot" -name ".wh.*")" ]'
+check "every blob it stored matches its digest; no temporary is left" eval '
+    for f in "$store"/blobs/sha256/*; do
+        [ "$(sha256sum "$f" | cut -d" " -f1)" = "${f##*/}" ] || exit 1; done
+    [ -z "$(find "$store" -name "*.tmp-*")" ]'
+cli image import "$tmp/save.tar" team/renamed:v2
+check "with NAME: recorded as that name, the same image" \
+    rc_and_out 0 "docker.io/team/renamed:v2 $SAVED"
+
+# ---- an OCI layout, gzip'd as a whole ----
+OCI=$($MK oci "$tmp/oci.tar") && gzip "$tmp/oci.tar"
+cli image import "$tmp/oci.tar.gz"
+check "OCI layout (gzip layers, the tarball gzip'd): its manifest digest, its annotated name" \
+    rc_and_out 0 "docker.io/polysandbox-test/oci:v1 $OCI"
+cli image list --json
+check "image list shows the imported references with their roots" json_check \
+    '[i["ref"] for i in j] == ["docker.io/polysandbox-test/oci:v1", "docker.io/polysandbox-test/saved:v1", "docker.io/team/renamed:v2"] and j[0]["root"].endswith("'"${OCI#sha256:}"'")'
+blobs_before=$(ls "$store/blobs/sha256" | sort)
+
+# ---- hostile tarballs ----
+$MK tamper "$tmp/tamper.tar"
+cli image import "$tmp/tamper.tar" team/tamper:v1
+check "a layer changed after its diff_id was written is refused (65), naming it" \
+    eval 'rc_and_err 65 "does not match its digest" && err_has "layer.tar"'
+$MK dotdot "$tmp/dotdot.tar"
+cli image import "$tmp/dotdot.tar" team/dotdot:v1
+check "a tarball member '../escape.txt' is refused (3), naming it" \
+    rc_and_err 3 "the member '../escape.txt' is absolute or holds '..'"
+check "neither stored anything: the same blobs, no reference, nothing escaped" \
+    eval '[ "$(ls "$store/blobs/sha256" | sort)" = "$blobs_before" ] &&
+          ! "$PS" image list | grep -q -e tamper -e dotdot &&
+          [ -z "$(find "$tmp" -name escape.txt)" ]'
+$MK layerdotdot "$tmp/layerdotdot.tar"
+cli image import "$tmp/layerdotdot.tar" team/layerdotdot:v1
+check "a layer entry '../escape.txt' is refused (3) by the layer code pull uses" \
+    eval 'rc_and_err 3 "layer 1" && err_has "'"'../escape.txt'"' is absolute or holds" &&
+          [ -z "$(find "$tmp" -name escape.txt)" ]'
+cli image import "$tmp/absent.tar"
+check "a FILE that is not there: 2, naming it" rc_and_err 2 "absent.tar"
+
+# ---- prune ----
+# An import stopped half way: the FIFO gives it the first layer's header
+# and part of its data, then nothing until written again.
+half_import() {
+    rm -f "$tmp/fifo" && mkfifo "$tmp/fifo"
+    "$PS" image import "$tmp/fifo" "$1" >"$tmp/bg.out" 2>"$tmp/bg.err" &
+    import_pid=$!
+    exec 3>"$tmp/fifo"
+    head -c 2048 "$tmp/save.tar" >&3
+    i=0     # bounds a hang only
+    while [ -z "$(find "$store/blobs/sha256" -name "import.tmp-*")" ] && [ $i -lt 1200 ]; do
+        sleep 0.05
+        i=$((i + 1))
+    done
+}
+half_import team/killed:v1
+kill -9 "$import_pid"; wait "$import_pid" 2>/dev/null; import_pid=
+exec 3>&-
+check "an import killed half way leaves its temporary" \
+    eval '[ -n "$(find "$store/blobs/sha256" -name "import.tmp-*")" ]'
+cli image rm polysandbox-test/saved:v1 team/renamed:v2
+cli image prune
+# Left: the refused layerdotdot import's verified blobs (config, two
+# layers, its manifest) and the killed import's temporary.
+check "prune frees what no reference needs and says so" \
+    eval 'is_rc 0 && grep -q "^freed 4 blobs and 0 roots, [1-9][0-9]* bytes$" "$tmp/out" &&
+          [ -z "$(find "$store" -name "*.tmp-*")" ]' || cat "$tmp/out" "$tmp/err" >&2
+check "and keeps every blob and the root of the listed image" eval '
+    [ "$(ls "$store/blobs/sha256" | wc -l)" -eq 4 ] &&
+    [ -d "$store/roots/${OCI#sha256:}/etc" ] && [ "$(ls "$store/roots")" = "${OCI#sha256:}" ] &&
+    "$PS" image prune -q && [ "$(ls "$store/blobs/sha256" | wc -l)" -eq 4 ]'
+
+# A prune started while an import holds the store waits for it: the
+# import's temporaries (swept by prune otherwise) become its blobs.
+half_import team/during:v1
+"$PS" image prune >"$tmp/prune.out" 2>"$tmp/prune.err" &
+prune_pid=$!
+tail -c +2049 "$tmp/save.tar" >&3
+exec 3>&-
+wait "$import_pid"; irc=$?; import_pid=
+wait "$prune_pid"; prc=$?
+check "prune during an import: both succeed, the imported image whole" \
+    eval '[ "$irc" -eq 0 ] && [ "$prc" -eq 0 ] &&
+          "$PS" image list | grep -q "^docker.io/team/during:v1 $SAVED " &&
+          [ "$(cat "$store/roots/${SAVED#sha256:}/etc/hello.txt")" = "hello from a saved image" ] &&
+          [ "$(ls "$store/blobs/sha256" | wc -l)" -eq 8 ]' ||
+    cat "$tmp/bg.err" "$tmp/prune.out" "$tmp/prune.err" >&2
+done_testing

@@ -1,0 +1,147 @@
+#!/usr/bin/env python3
+"""tests/image/mksave.py - image tarballs for tests/image/import.sh
+
+    mksave.py KIND OUT
+
+KIND is one of:
+  save       docker save as Docker before 25 writes it: manifest.json
+             (RepoTags polysandbox-test/saved:v1), the config HEX.json,
+             ID/layer.tar per layer (the second layer a symbolic link to
+             ../ID/layer.tar of another directory, as docker save writes a
+             layer it already wrote), layer 2 whites out a file of layer 1
+  oci        an OCI image layout, gzip layers, the index annotated with
+             io.containerd.image.name polysandbox-test/oci:v1
+  tamper     save with one byte of a layer changed (same size)
+  dotdot     save with a member "../escape.txt" beside the others
+  layerdotdot  save whose layer holds "../escape.txt"
+
+Made here, with tarfile and hashlib only, so that nothing of the program
+under test decides what the tarball holds.
+"""
+import gzip
+import hashlib
+import io
+import json
+import sys
+import tarfile
+
+
+def tar_of(files):
+    """A tar (bytes) of [(name, bytes or None for a directory)]."""
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w", format=tarfile.PAX_FORMAT) as t:
+        for name, data in files:
+            info = tarfile.TarInfo(name)
+            info.mtime = 1700000000
+            if data is None:
+                info.type = tarfile.DIRTYPE
+                info.mode = 0o755
+                t.addfile(info)
+            else:
+                info.size = len(data)
+                info.mode = 0o644
+                t.addfile(info, io.BytesIO(data))
+    return buf.getvalue()
+
+
+def sha(b):
+    return hashlib.sha256(b).hexdigest()
+
+
+def add(t, name, data=None, link=None):
+    info = tarfile.TarInfo(name)
+    info.mtime = 1700000000
+    if link is not None:
+        info.type = tarfile.SYMTYPE
+        info.linkname = link
+        t.addfile(info)
+    elif data is None:
+        info.type = tarfile.DIRTYPE
+        info.mode = 0o755
+        t.addfile(info)
+    else:
+        info.size = len(data)
+        info.mode = 0o644
+        t.addfile(info, io.BytesIO(data))
+
+
+LAYER1 = [("etc", None), ("etc/hello.txt", b"hello from a saved image\n"),
+          ("data", None), ("data/gone", b"whited out by layer 2\n")]
+LAYER2 = [("data", None), ("data/.wh.gone", b""), ("etc/layer2.txt", b"from layer 2\n")]
+
+
+def save(out, kind):
+    l1 = tar_of(LAYER1 + ([("../escape.txt", b"escaped\n")] if kind == "layerdotdot" else []))
+    l2 = tar_of(LAYER2)
+    diff_ids = ["sha256:" + sha(l1), "sha256:" + sha(l2)]
+    if kind == "tamper":
+        b = bytearray(l1)
+        b[l1.index(b"hello from")] ^= 1     # in a file's data: same size
+        l1 = bytes(b)
+    config = json.dumps({"architecture": "amd64", "os": "linux",
+                         "config": {"Cmd": ["/bin/sh"]},
+                         "rootfs": {"type": "layers", "diff_ids": diff_ids}}).encode()
+    cid = sha(config)
+    id1, id2 = "a" * 64, "b" * 64
+    manifest = json.dumps([{"Config": cid + ".json", "RepoTags": ["polysandbox-test/saved:v1"],
+                            "Layers": [id1 + "/layer.tar", id2 + "/layer.tar"]}]).encode()
+    with tarfile.open(out, "w", format=tarfile.PAX_FORMAT) as t:
+        add(t, id1)
+        add(t, id1 + "/layer.tar", l1)
+        add(t, "c" * 64)
+        add(t, "c" * 64 + "/layer.tar", l2)
+        add(t, id2)
+        # docker save writes a layer once and links the others to it.
+        add(t, id2 + "/layer.tar", link="../" + "c" * 64 + "/layer.tar")
+        add(t, cid + ".json", config)
+        if kind == "dotdot":
+            add(t, "../escape.txt", b"escaped\n")
+        add(t, "manifest.json", manifest)
+        add(t, "repositories", json.dumps({"polysandbox-test/saved": {"v1": id2}}).encode())
+
+
+def oci(out):
+    blobs = {}
+
+    def blob(b):
+        blobs[sha(b)] = b
+        return {"digest": "sha256:" + sha(b), "size": len(b)}
+
+    l1, l2 = tar_of(LAYER1), tar_of(LAYER2)
+    config = json.dumps({"architecture": "amd64", "os": "linux",
+                         "rootfs": {"type": "layers",
+                                    "diff_ids": ["sha256:" + sha(l1), "sha256:" + sha(l2)]}})
+    layers = []
+    for layer in (l1, l2):
+        d = blob(gzip.compress(layer, mtime=0))
+        d["mediaType"] = "application/vnd.oci.image.layer.v1.tar+gzip"
+        layers.append(d)
+    cd = blob(config.encode())
+    cd["mediaType"] = "application/vnd.oci.image.config.v1+json"
+    manifest = json.dumps({"schemaVersion": 2,
+                           "mediaType": "application/vnd.oci.image.manifest.v1+json",
+                           "config": cd, "layers": layers}).encode()
+    md = blob(manifest)
+    md["mediaType"] = "application/vnd.oci.image.manifest.v1+json"
+    md["annotations"] = {"io.containerd.image.name": "polysandbox-test/oci:v1",
+                         "org.opencontainers.image.ref.name": "v1"}
+    index = json.dumps({"schemaVersion": 2, "manifests": [md]}).encode()
+    with tarfile.open(out, "w", format=tarfile.PAX_FORMAT) as t:
+        add(t, "oci-layout", b'{"imageLayoutVersion":"1.0.0"}')
+        add(t, "index.json", index)
+        add(t, "blobs")
+        add(t, "blobs/sha256")
+        for h, b in blobs.items():
+            add(t, "blobs/sha256/" + h, b)
+    print("sha256:" + sha(manifest))
+
+
+def main():
+    kind, out = sys.argv[1], sys.argv[2]
+    if kind == "oci":
+        oci(out)
+    else:
+        save(out, kind)
+
+
+main()
