@@ -88,6 +88,16 @@ static const member *find(const tarball *t, const char *name)
     return NULL;
 }
 
+/* find() with a name from a document, cleaned as the members' are. */
+static const member *find_named(const tarball *t, const char *raw)
+{
+    char name[PATH_MAX];
+    if (!raw || strlen(raw) >= sizeof name)
+        return NULL;
+    snprintf(name, sizeof name, "%s", raw);
+    return img_clean_name(name) ? find(t, name) : NULL;
+}
+
 static member *find_digest(tarball *t, const char *digest)
 {
     for (size_t i = 0; i < t->n; i++)
@@ -483,7 +493,7 @@ static int from_docker(tarball *t, json_t **m, char **body, size_t *len, char *d
         return core_error_set(SBX_E_BACKEND, NULL, "import '%s': manifest.json has no Config "
                               "and Layers (or over %d layers)", t->file, IMG_LAYERS_MAX);
     char want[IMG_DIGEST_LEN + 1];
-    const member *cm = find(t, cname);
+    const member *cm = find_named(t, cname);
     if (!cm)
         return core_error_set(SBX_E_BACKEND, NULL, "import '%s': the config '%.200s' is not "
                               "in the tarball", t->file, cname);
@@ -513,7 +523,7 @@ static int from_docker(tarball *t, json_t **m, char **body, size_t *len, char *d
         if (rc != SBX_OK)
             break;
         const char *ln = json_string_value(v);
-        const member *lm = ln ? find(t, ln) : NULL;
+        const member *lm = find_named(t, ln);
         const char *diff = json_string_value(json_array_get(diff_ids, i));
         if (!lm)
             rc = core_error_set(SBX_E_BACKEND, NULL, "import '%s': layer %zu ('%.200s') is "
@@ -627,6 +637,11 @@ SBX_API int sbx_image_import(sbx_ctx *ctx, const char *file, const char *ref,
                  : img_store_open(&s, ctx->cfg.state_dir, ctx->cfg.image_dir);
     if (rc != SBX_OK)
         return rc;
+    if (ref && r.digest[0]) {
+        img_store_close(&s);
+        return core_error_set(SBX_E_INVAL, NULL, "image '%s': import records a NAME[:TAG], "
+                              "not a digest (the image's digest is its own)", text);
+    }
     if ((rc = img_store_lock(&s, false)) == SBX_OK)
         rc = img_import(&s, file, ref ? text : NULL, fn, arg);
     img_store_close(&s);

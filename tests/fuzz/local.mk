@@ -22,7 +22,7 @@ FUZZ_SOURCES += \
 	tests/fuzz/fuzz-server.c
 FUZZ_LIBS += core/server/libsrv.la
 if HAVE_IMAGE
-FUZZ_SOURCES += tests/fuzz/fuzz-image.c tests/fuzz/fuzz-layer.c
+FUZZ_SOURCES += tests/fuzz/fuzz-image.c tests/fuzz/fuzz-layer.c tests/fuzz/fuzz-import.c
 endif
 
 # Which targets are built, for tests/fuzz/found.c.
