@@ -1,10 +1,12 @@
 /* tests/fuzz/fuzz-util.c - the registry of targets and the harness's helpers */
 #include "config.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -79,6 +81,55 @@ void *fz_xmalloc(size_t n)
     if (!p)
         harness_died("malloc");
     return p;
+}
+
+void fz_cage_make(const char *rel)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/outside/secret", rel);
+    fz_write(path, "secret\n", 7);
+}
+
+static bool cage_allows(const char *n, const char *const *allowed)
+{
+    if (strcmp(n, ".") == 0 || strcmp(n, "..") == 0 || strcmp(n, "outside") == 0)
+        return true;
+    for (; *allowed; allowed++) {
+        size_t k = strlen(*allowed);
+        if (k && (*allowed)[k - 1] == '*' ? strncmp(n, *allowed, k - 1) == 0
+                                          : strcmp(n, *allowed) == 0)
+            return true;
+    }
+    return false;
+}
+
+void fz_cage_check(const char *cage, const char *const *allowed)
+{
+    DIR *d = opendir(cage);
+    if (!d)
+        fz_fail("the cage is gone: %s", strerror(errno));
+    struct dirent *de;
+    while ((de = readdir(d)))
+        if (!cage_allows(de->d_name, allowed))
+            fz_fail("'%s' appeared in the cage", de->d_name);
+    closedir(d);
+    char path[4096], buf[16] = "";
+    snprintf(path, sizeof path, "%s/outside", cage);
+    if (!(d = opendir(path)))
+        fz_fail("'outside' is gone");
+    while ((de = readdir(d)))
+        if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..") && strcmp(de->d_name, "secret"))
+            fz_fail("'%s' appeared in 'outside'", de->d_name);
+    closedir(d);
+    snprintf(path, sizeof path, "%s/outside/secret", cage);
+    struct stat st;
+    FILE *f = fopen(path, "rb");
+    if (!f || lstat(path, &st) != 0 || !S_ISREG(st.st_mode) || st.st_nlink != 1)
+        fz_fail("'outside/secret' was replaced, removed or linked to");
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    if (n != 7 || memcmp(buf, "secret\n", 7) != 0)
+        fz_fail("'outside/secret' was written");
 }
 
 char *fz_strndup(const uint8_t *data, size_t len)

@@ -48,6 +48,13 @@ char *fz_path(const char *rel);
 /* Writes @len bytes to fz_dir()/@rel (parents made), replacing it; aborts
  * on failure, which is the harness's, not the target's. */
 void fz_write(const char *rel, const void *data, size_t len);
+/* A cage for code that writes files: fz_dir()/@rel holds "outside/secret"
+ * ("secret\n"), which whatever the input says must stay as it is.
+ * fz_cage_check fails unless the cage holds only "outside" and the names
+ * of @allowed (NULL-terminated; "NAME*" for a prefix) and the secret is
+ * untouched (content, type, link count). */
+void fz_cage_make(const char *rel);
+void fz_cage_check(const char *cage, const char *const *allowed);
 /* @data as a NUL-terminated string, malloc'd (embedded NULs kept). */
 char *fz_strndup(const uint8_t *data, size_t len);
 /* The code under test broke a promise: report it and abort, so that the

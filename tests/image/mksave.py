@@ -31,16 +31,7 @@ def tar_of(files):
     buf = io.BytesIO()
     with tarfile.open(fileobj=buf, mode="w", format=tarfile.PAX_FORMAT) as t:
         for name, data in files:
-            info = tarfile.TarInfo(name)
-            info.mtime = 1700000000
-            if data is None:
-                info.type = tarfile.DIRTYPE
-                info.mode = 0o755
-                t.addfile(info)
-            else:
-                info.size = len(data)
-                info.mode = 0o644
-                t.addfile(info, io.BytesIO(data))
+            add(t, name, data)
     return buf.getvalue()
 
 
