@@ -3,7 +3,8 @@
 # written by `docker save` of a tiny image (when a Docker daemon answers
 # or can be started), and tarballs made by tests/image/mksave.py in both
 # forms (docker save's manifest.json with a linked layer and a whiteout;
-# an OCI layout, gzip layers, piped through gzip too); a tampered layer,
+# an OCI layout, gzip layers, piped through gzip too, and one naming an
+# image index); a tampered layer,
 # a member "../escape.txt", a layer holding "../escape.txt"; prune after
 # a refused import and a killed one, and prune while an import is half
 # way (it must wait for it: the store's lock).  A FIFO feeds the tarball,
@@ -27,17 +28,18 @@ cleanup() {
     rm -rf "$tmp"
 }
 trap cleanup EXIT
-MK="python3 $top_srcdir/tests/image/mksave.py"
 
-plan 17
+plan 18
+for k in rootfs save oci ociindex tamper dotdot layerdotdot; do
+    set -- "$@" "$k" "$tmp/$k.tar"
+done
+python3 "$top_srcdir/tests/image/mksave.py" "$@" >"$tmp/digests" ||
+    { echo "Bail out! tests/image/mksave.py failed"; exit 1; }
+OCI=$(sed -n 's/^oci //p' "$tmp/digests")
 
 # ---- docker save of a tiny image ----
 if docker_start_daemon >"$tmp/docker.log" 2>&1; then
-    python3 -c 'import io, sys, tarfile
-with tarfile.open(sys.argv[1], "w") as t:
-    i = tarfile.TarInfo("hello.txt"); d = b"hello from docker save\n"; i.size = len(d)
-    t.addfile(i, io.BytesIO(d))' "$tmp/tiny.tar"
-    "$DOCKER" import "$tmp/tiny.tar" "$TAG" >/dev/null 2>"$tmp/docker.err" && docker_tagged=1
+    "$DOCKER" import "$tmp/rootfs.tar" "$TAG" >/dev/null 2>"$tmp/docker.err" && docker_tagged=1
     "$DOCKER" save -o "$tmp/docker.tar" "$TAG" 2>>"$tmp/docker.err"
     cli image import "$tmp/docker.tar"
     check "a docker save tarball is imported under its tag" \
@@ -54,7 +56,6 @@ else
 fi
 
 # ---- docker save's form, made here ----
-$MK save "$tmp/save.tar"
 cli image import "$tmp/save.tar"
 check "docker save form: imported under its RepoTags, printing reference and digest" \
     eval 'is_rc 0 && grep -q "^docker.io/polysandbox-test/saved:v1 sha256:[0-9a-f]\{64\}$" "$tmp/out"'
@@ -73,21 +74,27 @@ check "with NAME: recorded as that name, the same image" \
     rc_and_out 0 "docker.io/team/renamed:v2 $SAVED"
 
 # ---- an OCI layout, gzip'd as a whole ----
-OCI=$($MK oci "$tmp/oci.tar") && gzip "$tmp/oci.tar"
+gzip "$tmp/oci.tar"
 cli image import "$tmp/oci.tar.gz"
 check "OCI layout (gzip layers, the tarball gzip'd): its manifest digest, its annotated name" \
     rc_and_out 0 "docker.io/polysandbox-test/oci:v1 $OCI"
+if [ "$(uname -m)" = x86_64 ]; then
+    cli image import "$tmp/ociindex.tar" team/multi:v1
+    check "an OCI layout naming an image index: its linux/amd64 entry, the same image" \
+        rc_and_out 0 "docker.io/team/multi:v1 $OCI"
+    cli image rm team/multi:v1
+else
+    ok "an OCI layout naming an image index # SKIP its image is linux/amd64"
+fi
 cli image list --json
 check "image list shows the imported references with their roots" json_check \
     '[i["ref"] for i in j] == ["docker.io/polysandbox-test/oci:v1", "docker.io/polysandbox-test/saved:v1", "docker.io/team/renamed:v2"] and j[0]["root"].endswith("'"${OCI#sha256:}"'")'
 blobs_before=$(ls "$store/blobs/sha256" | sort)
 
 # ---- hostile tarballs ----
-$MK tamper "$tmp/tamper.tar"
 cli image import "$tmp/tamper.tar" team/tamper:v1
 check "a layer changed after its diff_id was written is refused (65), naming it" \
     eval 'rc_and_err 65 "does not match its digest" && err_has "layer.tar"'
-$MK dotdot "$tmp/dotdot.tar"
 cli image import "$tmp/dotdot.tar" team/dotdot:v1
 check "a tarball member '../escape.txt' is refused (3), naming it" \
     rc_and_err 3 "the member '../escape.txt' is absolute or holds '..'"
@@ -95,7 +102,6 @@ check "neither stored anything: the same blobs, no reference, nothing escaped" \
     eval '[ "$(ls "$store/blobs/sha256" | sort)" = "$blobs_before" ] &&
           ! "$PS" image list | grep -q -e tamper -e dotdot &&
           [ -z "$(find "$tmp" -name escape.txt)" ]'
-$MK layerdotdot "$tmp/layerdotdot.tar"
 cli image import "$tmp/layerdotdot.tar" team/layerdotdot:v1
 check "a layer entry '../escape.txt' is refused (3) by the layer code pull uses" \
     eval 'rc_and_err 3 "layer 1" && err_has "'"'../escape.txt'"' is absolute or holds" &&

@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
 """tests/image/mksave.py - image tarballs for tests/image/import.sh
 
-    mksave.py KIND OUT
+    mksave.py KIND OUT [KIND OUT]...
 
-KIND is one of:
+(one python for all: it starts slowly on a loaded machine).  Prints
+"KIND DIGEST" for the OCI kinds (the manifest's digest).  KIND is one of:
+  rootfs     a plain tar of one file, hello.txt (for docker import)
   save       docker save as Docker before 25 writes it: manifest.json
              (RepoTags polysandbox-test/saved:v1), the config HEX.json,
              ID/layer.tar per layer (the second layer a symbolic link to
@@ -11,6 +13,9 @@ KIND is one of:
              layer it already wrote), layer 2 whites out a file of layer 1
   oci        an OCI image layout, gzip layers, the index annotated with
              io.containerd.image.name polysandbox-test/oci:v1
+  ociindex   oci whose index.json names an image index (as docker save
+             writes with the containerd store): linux/arm64 (absent) and
+             linux/amd64
   tamper     save with one byte of a layer changed (same size)
   dotdot     save with a member "../escape.txt" beside the others
   layerdotdot  save whose layer holds "../escape.txt"
@@ -91,7 +96,7 @@ def save(out, kind):
         add(t, "repositories", json.dumps({"polysandbox-test/saved": {"v1": id2}}).encode())
 
 
-def oci(out):
+def oci(out, nested=False):
     blobs = {}
 
     def blob(b):
@@ -114,9 +119,19 @@ def oci(out):
                            "config": cd, "layers": layers}).encode()
     md = blob(manifest)
     md["mediaType"] = "application/vnd.oci.image.manifest.v1+json"
-    md["annotations"] = {"io.containerd.image.name": "polysandbox-test/oci:v1",
-                         "org.opencontainers.image.ref.name": "v1"}
-    index = json.dumps({"schemaVersion": 2, "manifests": [md]}).encode()
+    top = md
+    if nested:
+        other = {"mediaType": md["mediaType"], "digest": "sha256:" + "e" * 64, "size": 100,
+                 "platform": {"os": "linux", "architecture": "arm64"}}
+        md["platform"] = {"os": "linux", "architecture": "amd64"}
+        inner = json.dumps({"schemaVersion": 2,
+                            "mediaType": "application/vnd.oci.image.index.v1+json",
+                            "manifests": [other, md]}).encode()
+        top = blob(inner)
+        top["mediaType"] = "application/vnd.oci.image.index.v1+json"
+    top["annotations"] = {"io.containerd.image.name": "polysandbox-test/oci:v1",
+                          "org.opencontainers.image.ref.name": "v1"}
+    index = json.dumps({"schemaVersion": 2, "manifests": [top]}).encode()
     with tarfile.open(out, "w", format=tarfile.PAX_FORMAT) as t:
         add(t, "oci-layout", b'{"imageLayoutVersion":"1.0.0"}')
         add(t, "index.json", index)
@@ -124,15 +139,19 @@ def oci(out):
         add(t, "blobs/sha256")
         for h, b in blobs.items():
             add(t, "blobs/sha256/" + h, b)
-    print("sha256:" + sha(manifest))
+    return "sha256:" + sha(manifest)
 
 
 def main():
-    kind, out = sys.argv[1], sys.argv[2]
-    if kind == "oci":
-        oci(out)
-    else:
-        save(out, kind)
+    args = sys.argv[1:]
+    for kind, out in zip(args[0::2], args[1::2]):
+        if kind in ("oci", "ociindex"):
+            print(kind, oci(out, kind == "ociindex"))
+        elif kind == "rootfs":
+            with open(out, "wb") as f:
+                f.write(tar_of([("hello.txt", b"hello from docker save\n")]))
+        else:
+            save(out, kind)
 
 
 main()
