@@ -1024,6 +1024,13 @@ static void show_batch(srv_req *r)
     srv_reply_json(r, 200, json_pack("{s:o}", "submissions", arr));
 }
 
+/* 404 for a token the store does not have (any more). */
+static void not_kept(srv_req *r, const char *token)
+{
+    error_reply(r, 404, "no submission %.64s: this server keeps the last %d finished "
+                "submissions", token, SRV_J0_KEEP_MAX);
+}
+
 static void show(srv_req *r)
 {
     const char *token = srv_req_param(r, "token"), *fields;
@@ -1043,8 +1050,7 @@ static void show(srv_req *r)
         error_reply(r, 500, "out of memory");
         break;
     default:
-        error_reply(r, 404, "no submission %.64s: this server keeps the last %d finished "
-                    "submissions", token, SRV_J0_KEEP_MAX);
+        not_kept(r, token);
         break;
     }
 }
@@ -1080,8 +1086,7 @@ static void destroy(srv_req *r)
         error_reply(r, 500, "out of memory");
         break;
     default:
-        error_reply(r, 404, "no submission %.64s: this server keeps the last %d finished "
-                    "submissions", token, SRV_J0_KEEP_MAX);
+        not_kept(r, token);
         break;
     }
 }
