@@ -41,6 +41,7 @@ struct cb_item {
 struct srv_j0cb {
     pthread_mutex_t mu;
     pthread_cond_t work;         /* an item came, or the stop */
+    pthread_cond_t halt;         /* the stop (ends a pause between tries) */
     struct cb_item *head, *tail; /* pending, oldest first */
     unsigned count, idle, n_threads;
     pthread_t threads[SRV_J0_CB_THREADS];
@@ -129,7 +130,7 @@ static void deliver(struct srv_j0cb *C, CURL *h, const struct cb_item *it)
         /* Woken early by the stop: a try more is made at once (bounded
          * by the deadline), none after it. */
         if (!C->stop)
-            pthread_cond_timedwait(&C->work, &C->mu, &until);
+            pthread_cond_timedwait(&C->halt, &C->mu, &until);
         pthread_mutex_unlock(&C->mu);
     }
     srv_log(NULL, "Judge0 submission %s: its callback could not be delivered (%s)",
@@ -180,6 +181,7 @@ int srv_j0_cb_start(struct srv_j0cb **out)
         return -1;
     pthread_mutex_init(&C->mu, NULL);
     pthread_cond_init(&C->work, NULL);
+    pthread_cond_init(&C->halt, NULL);
     /* Here, before any thread: curl_global_init is not thread-safe in
      * every libcurl this builds with. */
     if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
@@ -240,6 +242,7 @@ void srv_j0_cb_stop(struct srv_j0cb *C, uint64_t deadline_ns)
     C->stop = true;
     C->deadline_ns = deadline_ns;
     pthread_cond_broadcast(&C->work);
+    pthread_cond_broadcast(&C->halt);
     pthread_mutex_unlock(&C->mu);
     for (unsigned i = 0; i < C->n_threads; i++)
         pthread_join(C->threads[i], NULL);
@@ -247,6 +250,7 @@ void srv_j0_cb_stop(struct srv_j0cb *C, uint64_t deadline_ns)
         curl_global_cleanup();
     pthread_mutex_destroy(&C->mu);
     pthread_cond_destroy(&C->work);
+    pthread_cond_destroy(&C->halt);
     free(C);
 }
 
