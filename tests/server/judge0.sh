@@ -12,7 +12,7 @@
 # The answers are kept and judged together by one python3 at the end.
 . "$top_srcdir/tests/server/lib.sh"
 
-plan 67
+plan 68
 
 check "polysandboxd starts" srv_start -o server.max_body=64K
 
@@ -278,9 +278,9 @@ srv_stop TERM
 # The background's bounds: [server] job_workers runs at once, [server]
 # queue waiting, then Judge0's 503; SIGTERM cancels what runs.
 secs=$((3000 + $$ % 5000))   # a sleep no other test runs
-check "polysandboxd starts (job_workers 1, queue 2, grace 0.2s)" \
+check "polysandboxd starts (job_workers 1, queue 2, grace 0.2s, DELETE on, callbacks off)" \
     srv_start -o server.job_workers=1 -o server.queue=2 -o server.grace=200ms \
-    -o server.judge0_delete=true
+    -o server.judge0_delete=true -o server.judge0_callbacks=false
 post /submissions '{"language_id":46,"source_code":"sleep '"$secs"'"}'
 tok_a=$(token)
 check "a long submission in the background runs" within 30 sleeping "$secs"
@@ -304,6 +304,9 @@ j == {"error": "submission cannot be deleted because its status is 2 (Processing
 req DELETE "/submissions/$tok_b"
 jc "DELETE of one queued: 400 as Judge0" 400 '
 j == {"error": "submission cannot be deleted because its status is 1 (In Queue)"}'
+post /submissions '{"language_id":46,"source_code":"echo x","callback_url":"'"$cb_url"'/cb/3"}'
+jc "callback_url with [server] judge0_callbacks = false: 422 as Judge0" 422 '
+j == {"callback_url": ["setting callback is not allowed"]}'
 sub '{"language_id":46,"source_code":"echo gone"}'
 tok_del=$(token)
 req DELETE "/submissions/$tok_del?fields=stdout,status_id"
