@@ -10,6 +10,12 @@ tests_cli_units_test_SOURCES = tests/cli/units-test.c core/cli/units.c \
 	core/cli/cli.h
 tests_cli_units_test_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/core/cli
 
+# nostream: a provider that takes stdin whole only (exec-stdin-stream.sh)
+check_LTLIBRARIES += tests/cli/nostream.la
+tests_cli_nostream_la_SOURCES = tests/cli/nostream.c
+tests_cli_nostream_la_CFLAGS = $(SBX_MODULE_COPTS)
+tests_cli_nostream_la_LDFLAGS = -module -avoid-version -shared -no-undefined -rpath /nowhere
+
 CLI_TESTS = \
 	tests/cli/usage.sh \
 	tests/cli/run.sh \
@@ -23,7 +29,8 @@ CLI_TESTS = \
 	tests/cli/files.sh \
 	tests/cli/info.sh \
 	tests/cli/man.sh \
-	tests/cli/man-keys.sh
+	tests/cli/man-keys.sh \
+	tests/cli/exec-stdin-stream.sh
 TESTS += tests/cli/units-test $(CLI_TESTS)
 dist_check_SCRIPTS += $(CLI_TESTS)
 EXTRA_DIST += tests/cli/lib.sh
