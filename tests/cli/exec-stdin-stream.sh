@@ -7,7 +7,8 @@
 # its line was delivered before end of file.  End of file closes the
 # command's stdin and the command's status is ours.  SIGINT cancels a
 # command waiting for input.  On nostream (tests/cli/nostream.c: stdin
-# only whole) -i reads our stdin to its end first, as before.
+# only whole) -i reads our stdin to its end first, as before, also when a
+# run falls back to it from flop (which claims stdin_stream).
 #
 # The waits are bounded only by timeout(1) on each polysandbox (60 s),
 # which turns a hang into a failed check: no fixed sleep races the run.
@@ -18,7 +19,7 @@ if [ ! -e "$top_builddir/plugins/local/.libs/local.so" ]; then
     exit 0
 fi
 
-plan 16
+plan 17
 
 cli create --provider local --label suite=cli-stdin-stream
 id=$(out)
@@ -107,6 +108,7 @@ POLYSANDBOX_PROVIDER_PATH="$top_builddir/tests/cli/.libs:$POLYSANDBOX_PROVIDER_P
 mkdir -p "$tmp/conf/providers.d" "$tmp/conf/templates.d" || exit 99
 printf '[core]\ndefault_provider = nostream\n' >"$tmp/conf/polysandbox.ini"
 printf '[provider]\nenabled = true\n' >"$tmp/conf/providers.d/nostream.ini"
+printf '[provider]\nenabled = true\n' >"$tmp/conf/providers.d/flop.ini"
 printf 'a\nb\n' >"$tmp/ab"
 export POLYSANDBOX_PROVIDER_PATH
 cli_in "$tmp/ab" --config-dir "$tmp/conf" run -i -- cat
@@ -117,5 +119,10 @@ check "exec -i on nostream: the same" \
     eval 'is_rc 0 && [ "$(out)" = "$(printf "got:a\nb")" ]'
 cli --config-dir "$tmp/conf" exec nostream-1 -- cat
 check "exec without -i on nostream: empty stdin" rc_and_out 0 "got:"
+# flop can stream, so run -i streams; its create fails and the run falls
+# back to nostream, which refuses the stream before reading any of it
+cli_in "$tmp/ab" --config-dir "$tmp/conf" run --provider flop --fallback nostream -i -- cat
+check "run -i falling back to a provider that cannot stream: read whole, run again" \
+    eval 'is_rc 0 && [ "$(out)" = "$(printf "got:a\nb")" ]'
 
 done_testing

@@ -6,6 +6,10 @@
  * Each exec writes "got:" and the bytes of its stdin on stdout.  Its one
  * sandbox, "nostream-1", can be opened (attach) by any process.  It runs
  * nothing and isolates nothing.
+ *
+ * Built again with -DNOSTREAM_FLOP as "flop": it claims stdin_stream but
+ * every create fails, so that a run falls back from it to nostream after
+ * the CLI chose to stream.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,6 +43,12 @@ static int ns_create(void *prov, const sbx_create_spec_v1 *spec, void **sb,
                      char id[SBX_ID_MAX])
 {
     (void)spec;
+#ifdef NOSTREAM_FLOP
+    struct nostream *n = prov;
+    (void)sb;
+    (void)id;
+    return n->host->set_error(n->h, SBX_E_BACKEND, "flop never creates a sandbox");
+#endif
     *sb = prov;
     snprintf(id, SBX_ID_MAX, "nostream-1");
     return SBX_OK;
@@ -91,6 +101,12 @@ static const sbx_provider_ops_v1 ops = {
     .init = ns_init, .fini = ns_fini, .create = ns_create, .exec = ns_exec,
     .destroy = ns_destroy, .attach = ns_attach, .release = ns_release,
 };
+#ifdef NOSTREAM_FLOP
+SBX_PROVIDER_DEFINE("flop", "1.0.0", "a provider whose every create fails", "MIT",
+                    SBX_CAP_STDIN | SBX_CAP_STDIN_STREAM | SBX_CAP_PERSISTENT |
+                        SBX_CAP_NETWORK_POLICY /* runs nothing */, NULL, NULL, &ops);
+#else
 SBX_PROVIDER_DEFINE("nostream", "1.0.0", "a provider that takes stdin only whole", "MIT",
                     SBX_CAP_STDIN | SBX_CAP_PERSISTENT | SBX_CAP_NETWORK_POLICY
                     /* runs nothing */, NULL, NULL, &ops);
+#endif
