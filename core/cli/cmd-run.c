@@ -142,7 +142,7 @@ int cli_cmd_run(cli_global *g, int argc, char **argv)
         (rc = cli_interrupt_begin(xo)) >= 0)
         goto out;
     rc = sbx_run(ctx, co, xo, &r);
-    if (rc != SBX_OK && cli_stdin_refused(ctx, rc)) {
+    if (rc != SBX_OK && cli_stdin_refused(ctx, rc) && !cli_interrupted()) {
         cli_interrupt_end(); /* so that SIGINT stops the read at once */
         if ((rc = cli_req_stdin(&req, ctx, NULL, xo)) >= 0 ||
             (rc = cli_interrupt_begin(xo)) >= 0)
