@@ -39,8 +39,9 @@ answer='while read -r l; do echo "got $l"; done; echo eof; exit 3'
 start() {
     rm -f "$tmp/in" "$tmp/o"
     mkfifo "$tmp/in" "$tmp/o" || exit 99
-    # --foreground: a signal to timeout reaches polysandbox once
-    timeout --foreground -k 5 60 "$PS" "$@" <"$tmp/in" >"$tmp/o" 2>"$tmp/err" &
+    # $tmp/pid: polysandbox's own pid (sh execs it), for kill
+    timeout -k 5 60 sh -c 'echo $$ >"$0" && exec "$@"' "$tmp/pid" "$PS" "$@" \
+        <"$tmp/in" >"$tmp/o" 2>"$tmp/err" &
     pid=$!
     exec 3>"$tmp/in" 4<"$tmp/o"
 }
@@ -93,7 +94,8 @@ check "run -i: end of file, then the command's status" \
 start exec -i "$id" -- sh -c 'echo ready; read -r l; echo "late $l"'
 hear
 check "SIGINT: the command runs and waits for input" eval '[ "$got" = ready ]'
-kill -INT "$pid"
+# to polysandbox itself: timeout(1) forwards a SIGINT only now and then
+kill -INT "$(cat "$tmp/pid")"
 finish
 check "SIGINT: polysandbox ends with 130, the command did not go on" \
     eval 'is_rc 130 && [ -z "$rest" ]'
