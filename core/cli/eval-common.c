@@ -397,7 +397,12 @@ void cli_eval_print_summary(FILE *f, const cli_eval_args *a, const sbx_eval_summ
         fputs("sandbox errors (retried, not graded, not in pass@k):\n", f);
         for (size_t i = 0; i < sbx_eval_summary_total(sum); i++) {
             const sbx_eval_record *r = sbx_eval_summary_record(sum, i);
-            if (r && sbx_eval_record_verdict(r) == SBX_VERDICT_SANDBOX_ERROR)
+            if (!r || sbx_eval_record_verdict(r) != SBX_VERDICT_SANDBOX_ERROR)
+                continue;
+            if (sbx_eval_record_attempts(r) == 0)   /* no sandbox could run it */
+                fprintf(f, "  sample %zu (%s), not run: %s\n", i, sbx_eval_record_task_id(r),
+                        sbx_eval_record_reason(r) ? sbx_eval_record_reason(r) : "?");
+            else
                 fprintf(f, "  sample %zu (%s) on %s after %u attempts: %s\n", i,
                         sbx_eval_record_task_id(r), sbx_eval_record_provider(r),
                         sbx_eval_record_attempts(r),
