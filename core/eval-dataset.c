@@ -566,6 +566,8 @@ int sbx_eval_samples_canonical(sbx_ctx *ctx, const sbx_eval_dataset *ds,
                                   : ds->fmt == SBX_EVAL_FORMAT_CODECONTESTS
                                       ? "solutions (Python 3 or C++)"
                                   : ds->fmt == SBX_EVAL_FORMAT_APPS ? "solutions"
+                                  : ds->fmt == SBX_EVAL_FORMAT_MULTIPLE
+                                      ? "MultiPL-E rows carry none: give --samples"
                                   : "canonical_solution");
         }
         if ((rc = samples_push(&l, i, ds->tasks[i].canonical,

@@ -7,7 +7,7 @@
 # others are graded; pass@k hand-derived and computed again here
 . "$top_srcdir/tests/eval/lib.sh"
 
-plan 12
+plan 13
 
 ds="$data/multipl-e.jsonl"
 smp="$data/multipl-e-samples.jsonl"
@@ -92,6 +92,9 @@ printf '{"name": "A", "language": "py", "prompt": "", "tests": ["assert 1"]}\n' 
 cli eval --dataset "$tmp/bad.jsonl" --format multipl-e --canonical
 check "tests that are not a string: FILE:LINE and the field" \
     eval 'rc_and_err 65 "bad.jsonl:1: field \"tests\" is not a string (multipl-e format)"'
+cli eval --dataset "$ds" --canonical
+check "--canonical: MultiPL-E rows have no reference solution, and the message says so" \
+    eval 'rc_and_err 65 "has no reference solution (\"MultiPL-E rows carry none: give --samples\")"'
 printf '{"name": "HumanEval_1_add", "completions": ["    return a + b\\n", 7]}\n' >"$tmp/s1.jsonl"
 cli eval --dataset "$ds" --samples "$tmp/s1.jsonl" --allow-partial
 check "a completion that is not a string: FILE:LINE and the item" \
