@@ -61,6 +61,7 @@ core_libpolysandbox_internal_la_SOURCES = \
 	core/eval-dataset.c \
 	core/eval-judged.c \
 	core/eval-evalplus.c \
+	core/eval-multipl-e.c \
 	core/eval-compare.c \
 	core/eval-judge.c \
 	core/eval-program.c \

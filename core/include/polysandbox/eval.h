@@ -65,10 +65,14 @@ typedef enum sbx_eval_format {
      * canonical solution's on base_input and plus_input, and a sample gets
      * a verdict on the base inputs and one on base + extra (see
      * sbx_eval_record_base_verdict, sbx_eval_summary_pass_at_k_base). */
-    SBX_EVAL_FORMAT_EVALPLUS = 8       /* task_id prompt entry_point base_input plus_input */
+    SBX_EVAL_FORMAT_EVALPLUS = 8,      /* task_id prompt entry_point base_input plus_input */
+    /* MultiPL-E (since 0.2): HumanEval and MBPP translated to other
+     * languages; prompt + completion + tests run in the row's language
+     * and pass on exit status 0 (see polysandbox-eval(1), MULTIPL-E). */
+    SBX_EVAL_FORMAT_MULTIPLE = 9       /* name language prompt tests stop_tokens */
 } sbx_eval_format;
 /** The last format: iterate AUTO..SBX_EVAL_FORMAT_LAST.  Since: 0.2 */
-#define SBX_EVAL_FORMAT_LAST SBX_EVAL_FORMAT_EVALPLUS
+#define SBX_EVAL_FORMAT_LAST SBX_EVAL_FORMAT_MULTIPLE
 
 /**
  * sbx_eval_verdict:
@@ -95,7 +99,8 @@ typedef enum sbx_eval_verdict {
 /** "passed", "failed", "timeout", ... (static), or NULL.  Since: 0.1 */
 SBX_API const char *sbx_eval_verdict_name(sbx_eval_verdict v);
 /** "humaneval", "mbpp", "generic", "auto", "judged", "codecontests",
- * "apps", "livecodebench", "evalplus" (static), or NULL.  Since: 0.1 */
+ * "apps", "livecodebench", "evalplus", "multipl-e" (static), or NULL.
+ * Since: 0.1 */
 SBX_API const char *sbx_eval_format_name(sbx_eval_format f);
 
 /**
@@ -220,7 +225,8 @@ SBX_API int sbx_eval_opts_set_providers(sbx_eval_opts *o,
 /** Worker threads; 0 (default) is the number of online processors. */
 SBX_API int sbx_eval_opts_set_jobs(sbx_eval_opts *o, unsigned jobs);
 /** Wall-clock limit of each program (default 3 s, as the reference
- * harness); 0 is rejected (SBX_E_INVAL). */
+ * harness; 15 s for MultiPL-E, as its evaluator, when never set); 0 is
+ * rejected (SBX_E_INVAL). */
 SBX_API int sbx_eval_opts_set_timeout(sbx_eval_opts *o, uint64_t ns);
 /** A sandbox limit for every sample (as sbx_create_opts_set_limit). */
 SBX_API int sbx_eval_opts_set_limit(sbx_eval_opts *o, sbx_limit which,
