@@ -190,16 +190,25 @@ static int drop_image(const img_store *s, const char *digest, const rec *v, size
     return rc;
 }
 
-/* The digest of record @path into @digest (IMG_DIGEST_LEN + 1), or "" when
- * there is none or it is broken (it names nothing a user could ask for). */
-static void record_digest(const char *path, char *digest)
+/* The digest @text's record names into @digest (IMG_DIGEST_LEN + 1), or ""
+ * when there is none or it is broken (it names nothing a user could ask
+ * for); the record's path into @path (malloc'd) when @path is not NULL. */
+static int lookup(const img_store *s, const char *text, char *digest, char **path)
 {
-    json_t *j = json_load_file(path, 0, NULL);
-    const char *dg = json_string_value(json_object_get(j, "digest"));
     digest[0] = '\0';
+    char *p = img_ref_record_path(s, text);
+    if (!p)
+        return SBX_E_NOMEM;
+    json_t *j = json_load_file(p, 0, NULL);
+    const char *dg = json_string_value(json_object_get(j, "digest"));
     if (dg && img_digest_valid(dg))
         memcpy(digest, dg, IMG_DIGEST_LEN + 1);
     json_decref(j);
+    if (path)
+        *path = p;
+    else
+        free(p);
+    return SBX_OK;
 }
 
 SBX_API int sbx_image_root(const sbx_ctx *ctx, const char *ref, char **root_out)
@@ -214,17 +223,14 @@ SBX_API int sbx_image_root(const sbx_ctx *ctx, const char *ref, char **root_out)
     int rc = img_begin(ctx, ref, "sbx_image_root", &r, text, &s);
     if (rc != SBX_OK)
         return rc;
-    char *path = img_ref_record_path(&s, text);
-    char digest[IMG_DIGEST_LEN + 1] = "";
-    if (path)
-        record_digest(path, digest);
-    free(path);
+    char digest[IMG_DIGEST_LEN + 1];
+    rc = lookup(&s, text, digest, NULL);
     /* NAME@DIGEST: the root is the digest's, whichever reference pulled it. */
     if (!digest[0] && r.digest[0])
         memcpy(digest, r.digest, sizeof digest);
     char *root = digest[0] ? img_root_path(&s, digest) : NULL;
     struct stat st;
-    if (!path || (digest[0] && !root))
+    if (rc != SBX_OK || (digest[0] && !root))
         rc = core_error_set(SBX_E_NOMEM, NULL, "out of memory");
     else if (!root)
         rc = core_error_set(SBX_E_NOT_FOUND, NULL, "image '%s' is not pulled (not in the "
@@ -250,12 +256,10 @@ SBX_API int sbx_image_rm(sbx_ctx *ctx, const char *ref)
     int rc = img_begin(ctx, ref, "sbx_image_rm", &r, text, &s);
     if (rc != SBX_OK)
         return rc;
-    char *path = img_ref_record_path(&s, text);
-    char digest[IMG_DIGEST_LEN + 1] = "";
-    if (path)
-        record_digest(path, digest);
-    if (!path)
-        rc = SBX_E_NOMEM;
+    char *path = NULL;
+    char digest[IMG_DIGEST_LEN + 1];
+    if (lookup(&s, text, digest, &path) != SBX_OK)
+        rc = core_error_set(SBX_E_NOMEM, NULL, "out of memory");
     else if (!digest[0])
         rc = core_error_set(SBX_E_NOT_FOUND, NULL, "image '%s' was never pulled "
                             "(see polysandbox image list)", text);
