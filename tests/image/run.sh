@@ -27,7 +27,7 @@ cleanup() {
 trap cleanup EXIT
 export POLYSANDBOX_STATE_DIR="$tmp/state"
 
-plan 9
+plan 10
 
 registry_start open "$tmp/reg"
 [ -n "${REGISTRY_open_PORT:-}" ] || { echo "Bail out! no registry"; exit 1; }
@@ -80,6 +80,11 @@ check "a template's image.local: its run command runs in the pulled image, with 
 cli --config-dir "$conf" templates --json
 check "templates: image.local pulled is usable, one never pulled is not and says pull it" \
     json_check '{t["name"]: t["providers"]["local"]["usable"] for t in j if t["name"].startswith("img")} == {"imgcat": True, "imgnever": False} and [t["providers"]["local"]["reason"] for t in j if t["name"] == "imgnever"][0].endswith("run polysandbox image pull '"$R"'/polysandbox-test/never:v1")'
+printf '[template]\nextensions = .bad\nrun = true\nimage.Local = x\n' >"$conf/templates.d/bad.ini"
+cli --config-dir "$conf" templates
+check "a bad image.PROVIDER key: a configuration error naming the file and the key" \
+    eval '! is_rc 0 && err_has "bad.ini:4" && err_has "image.Local"'
+rm "$conf/templates.d/bad.ini"
 echo "x" >"$tmp/x.imgnever"
 cli --config-dir "$conf" run -t 30s "$tmp/x.imgnever"
 check "run FILE of a template whose image.local is not pulled: 2, saying how to pull it" \
