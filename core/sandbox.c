@@ -887,7 +887,12 @@ static int run_once(sbx_ctx *ctx, const sbx_create_opts *copts, const sbx_exec_o
         *out = r;
         return SBX_OK;
     }
-    sb = core_pool_take(ctx, copts, &lease);   /* NULL: no pool, or a miss */
+    /* Code whose template names images per provider is not served by a
+     * pool of sandboxes made without that template (on the host's root). */
+    const core_template_conf *ct = xopts->code && !(copts && copts->template_name)
+                                   ? find_template(ctx, xopts->lang) : NULL;
+    sb = ct && ct->n_images ? NULL
+       : core_pool_take(ctx, copts, &lease);   /* NULL: no pool, or a miss */
     rc = SBX_OK;
     if (!sb) {
         const sbx_create_opts *o = one_shot_opts(ctx, copts, xopts, &tmp);
