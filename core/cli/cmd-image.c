@@ -25,6 +25,8 @@ static void image_help(void)
 "reference, its digest and its root; rm forgets references, and removes\n"
 "the root and blobs no other reference needs.  A NAME without a registry\n"
 "is Docker Hub's; 127.0.0.1, localhost and [::1] are spoken to over HTTP.\n"
+"The local provider runs in a pulled image with 'polysandbox run --image\n"
+"NAME' or a template's image.local = NAME.\n"
 "\n"
 "  -q, --quiet            pull: print nothing but errors\n"
 "      --json             list: print a JSON array\n"
@@ -34,7 +36,7 @@ static void image_help(void)
 "(or, for rm, the store) does not have; 3 a layer entry escaping the\n"
 "image's root; 65 a blob or manifest refused (digest or size mismatch,\n"
 "unreadable); 125 any other error (network, authentication, the store).\n"
-"See polysandbox(1), IMAGES.\n",
+"See polysandbox(1), section image.\n",
         stdout);
 }
 

@@ -34,3 +34,11 @@ SBX_API int sbx_image_rm(sbx_ctx *ctx, const char *ref)
     (void)ctx, (void)ref;
     return none();
 }
+
+SBX_API int sbx_image_root(const sbx_ctx *ctx, const char *ref, char **root_out)
+{
+    (void)ctx, (void)ref;
+    if (root_out)
+        *root_out = NULL;
+    return none();
+}

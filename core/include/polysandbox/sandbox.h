@@ -268,9 +268,11 @@ SBX_API bool sbx_template_compiled(const sbx_template *t);
  * Whether @t can run on @provider: false when the provider is unknown,
  * disabled or unavailable (its reason), or when it runs on the host's
  * own system directories (as the local provider does) and the
- * template's compiler or interpreter is not on the host.  An image is
- * not looked for (a provider finds or pulls it when a sandbox starts).
- * May load @provider.  Since: 0.2
+ * template's compiler or interpreter is not on the host.  There, a
+ * template naming an image for it (image.local = NAME) is usable when
+ * that image is pulled (sbx_image_root), since 0.3.  Other providers'
+ * images are not looked for (a provider finds or pulls it when a sandbox
+ * starts).  May load @provider.  Since: 0.2
  */
 SBX_API bool sbx_template_usable(const sbx_ctx *ctx, const sbx_template *t,
                                  const char *provider, char *why, size_t why_size);
