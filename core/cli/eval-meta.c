@@ -6,14 +6,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <fcntl.h>
-#include <sys/stat.h>
 #include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <jansson.h>
-#include <sodium.h>
 
 #include "eval-meta.h"
 
@@ -25,40 +22,17 @@
 #define DEFAULT_FACTOR 3.0
 #define DEFAULT_COMPILE_NS UINT64_C(30000000000)
 
+/* A report is not refused for an input without a digest: it says so. */
 static void digest(cli_eval_input *in, const char *path)
 {
-    crypto_hash_sha256_state st;
-    unsigned char buf[65536], out[crypto_hash_sha256_BYTES];
-    struct stat sst;
-    FILE *f;
-    size_t n;
-    int fd;
+    int64_t size = -1;
 
     in->path = path;
-    in->size = -1;
-    in->sha256[0] = '\0';
-    /* a regular file only: a pipe (<(zcat ...)) was read once already, and
-     * opening it again would wait for a writer that never comes */
-    if (!path || sodium_init() < 0 ||
-        (fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)) < 0)
-        return;
-    if (fstat(fd, &sst) != 0 || !S_ISREG(sst.st_mode) || !(f = fdopen(fd, "rb"))) {
-        close(fd);
-        return;
-    }
-    crypto_hash_sha256_init(&st);
-    in->size = 0;
-    while ((n = fread(buf, 1, sizeof buf, f)) > 0) {
-        crypto_hash_sha256_update(&st, buf, n);
-        in->size += (long long)n;
-    }
-    if (ferror(f)) {
-        in->size = -1;
-    } else {
-        crypto_hash_sha256_final(&st, out);
-        sodium_bin2hex(in->sha256, sizeof in->sha256, out, sizeof out);
-    }
-    fclose(f);
+    if (path)
+        (void)sbx_eval_input_digest(path, &size, in->sha256);
+    else
+        in->sha256[0] = '\0';
+    in->size = size;
 }
 
 void cli_eval_meta_fill(cli_eval_meta *m, const cli_eval_args *a, unsigned jobs)
