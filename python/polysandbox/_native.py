@@ -105,6 +105,38 @@ _PROTOS = (
     ("sbx_run", c_int, (c_void_p, c_void_p, c_void_p, POINTER(c_void_p))),
     ("sbx_result_free", None, (c_void_p,)),
     ("sbx_result_to_json", c_void_p, (c_void_p,)),  # char *, freed with free()
+    # pools (sandbox.h)
+    ("sbx_ctx_pool_count", c_size_t, (c_void_p,)),
+    ("sbx_ctx_pool_name", c_char_p, (c_void_p, c_size_t)),
+    ("sbx_pool_provider", c_char_p, (c_void_p, c_char_p)),
+    ("sbx_pool_template", c_char_p, (c_void_p, c_char_p)),
+    ("sbx_pool_stat_name", c_char_p, (c_int,)),
+    ("sbx_pool_stats", c_int, (c_void_p, c_char_p, POINTER(c_uint64), c_size_t)),
+    ("sbx_pool_last_error", c_int, (c_void_p, c_char_p, c_char_p, c_size_t)),
+    ("sbx_pool_wait", c_int, (c_void_p, c_char_p, c_uint64)),
+    # evaluation and compare's report (eval.h)
+    ("sbx_eval_dataset_load", c_int, (c_void_p, c_char_p, c_int, POINTER(c_void_p))),
+    ("sbx_eval_dataset_free", None, (c_void_p,)),
+    ("sbx_eval_samples_load", c_int, (c_void_p, c_void_p, c_char_p, POINTER(c_void_p))),
+    ("sbx_eval_samples_canonical", c_int, (c_void_p, c_void_p, POINTER(c_void_p))),
+    ("sbx_eval_samples_free", None, (c_void_p,)),
+    ("sbx_eval_opts_new", c_void_p, ()),
+    ("sbx_eval_opts_free", None, (c_void_p,)),
+    ("sbx_eval_opts_set_providers", c_int, (c_void_p, POINTER(c_char_p))),
+    ("sbx_eval_opts_set_jobs", c_int, (c_void_p, c_uint)),
+    ("sbx_eval_opts_set_timeout", c_int, (c_void_p, c_uint64)),
+    ("sbx_eval_opts_set_limit", c_int, (c_void_p, c_int, c_uint64)),
+    ("sbx_eval_opts_set_retries", c_int, (c_void_p, c_uint)),
+    ("sbx_eval_opts_set_journal", c_int, (c_void_p, c_char_p, c_bool)),
+    ("sbx_eval_opts_set_cancel", c_int, (c_void_p, c_void_p)),
+    ("sbx_eval_run", c_int, (c_void_p, c_void_p, c_void_p, c_void_p, POINTER(c_void_p))),
+    ("sbx_eval_summary_free", None, (c_void_p,)),
+    ("sbx_eval_report_new", c_int, (c_void_p, c_char_p, c_char_p, POINTER(c_void_p))),
+    ("sbx_eval_report_free", None, (c_void_p,)),
+    ("sbx_eval_report_add", c_int, (c_void_p, c_char_p, c_char_p, c_char_p,
+                                    POINTER(c_char_p), c_void_p)),
+    ("sbx_eval_report_set_opts", c_int, (c_void_p, c_void_p)),
+    ("sbx_eval_report_to_json", c_void_p, (c_void_p, POINTER(c_uint), c_size_t)),
 )
 
 _lock = threading.Lock()
