@@ -47,6 +47,17 @@ def _cstrs(items: Sequence[str]) -> ctypes.Array:
     return arr
 
 
+def _taken_json(text: int | None, what: str) -> Any:
+    """The JSON of a char * the library gave (transfer full; freed here);
+    NULL is its out of memory."""
+    if not text:
+        raise MemoryError(f"polysandbox: out of memory for {what}")
+    try:
+        return json.loads(ctypes.string_at(text))
+    finally:
+        _native.free(text)
+
+
 class Local(Runner):
     """A runner over the library in this process: one sbx_ctx, shared by
     every thread (the library allows it).
@@ -250,14 +261,8 @@ class Local(Runner):
             opts = self._eval_opts(body, None, None)
             chk(lib.sbx_eval_report_set_opts(rep, opts))
             ks = (ctypes.c_uint * len(body["k"]))(*body["k"])
-            text = lib.sbx_eval_report_to_json(rep, ks, len(body["k"]))
-            if not text:
-                raise MemoryError("polysandbox: out of memory for the compare report")
-            try:
-                obj = json.loads(ctypes.string_at(text))
-            finally:
-                _native.free(text)
-            return CompareReport.from_json(obj)
+            return CompareReport.from_json(_taken_json(
+                lib.sbx_eval_report_to_json(rep, ks, len(body["k"])), "the compare report"))
         finally:
             lib.sbx_eval_opts_free(opts)
             lib.sbx_eval_report_free(rep)
@@ -311,14 +316,7 @@ class Local(Runner):
         return self._ctx
 
     def _result(self, res: c_void_p) -> Result:
-        text = self._lib.sbx_result_to_json(res)
-        if not text:
-            raise MemoryError("polysandbox: out of memory for the result")
-        try:
-            obj = json.loads(ctypes.string_at(text))
-        finally:
-            _native.free(text)
-        return Result.from_json(obj)
+        return Result.from_json(_taken_json(self._lib.sbx_result_to_json(res), "the result"))
 
     def _execute(self, body: dict[str, Any], cancel: int | None = None) -> Result:
         lib = self._lib
