@@ -31,6 +31,7 @@ FILE_CB = ctypes.CFUNCTYPE(c_int, c_void_p, c_void_p, c_size_t, c_int, c_uint64,
 _PROTOS = (
     ("sbx_version", c_char_p, ()),
     ("sbx_ctx_new", c_int, (POINTER(c_void_p), c_char_p)),
+    ("sbx_ctx_new_with", c_int, (POINTER(c_void_p), c_char_p, POINTER(c_char_p))),
     ("sbx_ctx_free", None, (c_void_p,)),
     ("sbx_ctx_last_error", c_void_p, (c_void_p,)),
     ("sbx_error_code", c_int, (c_void_p,)),

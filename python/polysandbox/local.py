@@ -81,6 +81,7 @@ class Local(Runner):
             self._lib.sbx_ctx_free(ctx)
             raise err
         self._ctx = ctx
+        self._config_dir = config_dir
         # The sandbox handles open on ctx: let go of before it is freed.
         self._boxes: set[int] = set()
         self._boxes_lock = threading.Lock()
@@ -247,7 +248,13 @@ class Local(Runner):
                     chk(lib.sbx_eval_opts_set_journal(
                         opts, f"{body['report']}.{label}.jsonl".encode(), False))
                 sums.append(c_void_p())
-                chk(lib.sbx_eval_run(ctx, ds, smp, opts, ctypes.byref(sums[-1])))
+                cctx = self._column_ctx(body["settings"].get(label))
+                try:
+                    rc = lib.sbx_eval_run(cctx or ctx, ds, smp, opts, ctypes.byref(sums[-1]))
+                    if rc != 0:
+                        raise self._error(rc, cctx or ctx)
+                finally:
+                    lib.sbx_ctx_free(cctx)
                 lib.sbx_eval_opts_free(opts)
                 opts = None
             chk(lib.sbx_eval_report_new(smp, body["dataset"].encode(),
@@ -257,7 +264,7 @@ class Local(Runner):
                 results = f"{body['report']}.{label}.jsonl" if body["report"] else None
                 chk(lib.sbx_eval_report_add(rep, label.encode(), prov.encode(),
                                             results.encode() if results else None,
-                                            None, sm))
+                                            _cstrs(body["settings"].get(label, [])), sm))
             opts = self._eval_opts(body, None, None)
             chk(lib.sbx_eval_report_set_opts(rep, opts))
             ks = (ctypes.c_uint * len(body["k"]))(*body["k"])
@@ -270,6 +277,22 @@ class Local(Runner):
                 lib.sbx_eval_summary_free(sm)
             lib.sbx_eval_samples_free(smp)
             lib.sbx_eval_dataset_free(ds)
+
+    def _column_ctx(self, settings: list[str] | None) -> c_void_p | None:
+        """A context of this runner's configuration with a column's
+        SECTION.KEY=VALUE settings on top (the caller frees it), or None
+        when it has none (the column runs on the runner's context)."""
+        if not settings:
+            return None
+        lib, cctx = self._lib, c_void_p()
+        rc = lib.sbx_ctx_new_with(ctypes.byref(cctx),
+                                  self._config_dir.encode("utf-8") if self._config_dir
+                                  else None, _cstrs(settings))
+        if rc != 0:
+            err = self._error(rc, cctx if cctx.value else None)
+            lib.sbx_ctx_free(cctx)
+            raise err
+        return cctx
 
     def _eval_opts(self, body: dict[str, Any], providers: list[str] | None,
                    cancel: int | None) -> int:

@@ -260,7 +260,8 @@ class Runner:
     def compare(self, dataset: str, samples: str | None = None, *,
                 providers: Sequence[str], k: Sequence[int] = (1, 10, 100), jobs: int = 0,
                 timeout: float | None = None, memory: int | None = None,
-                retries: int | None = None, report: str | None = None) -> "CompareReport":
+                retries: int | None = None, report: str | None = None,
+                settings: Mapping[str, Sequence[str]] | None = None) -> "CompareReport":
         """Grade the same samples on each provider in turn and report them
         side by side: `polysandbox compare --json`'s report, as a
         CompareReport (built by the library, sbx_eval_report).
@@ -273,24 +274,28 @@ class Runner:
         retries per program as eval's --timeout, --memory, --retries.
         report: a file name prefix; each column's records then go to
         PREFIX.LABEL.jsonl (the Markdown and HTML pages are the command's
-        own and are not written).  Every column runs on this runner's
-        context.  A bad dataset or samples file raises InvalidRequestError
+        own and are not written).  settings: by column label, the
+        SECTION.KEY=VALUE configuration values of that column only (the
+        command's --set-for, e.g. {"local#2": ["limits.memory=1G"]}): such
+        a column runs on a context of its own, the others on this
+        runner's.  A bad dataset or samples file raises InvalidRequestError
         naming the file and line; differing verdicts are no error (see
         CompareReport.agree)."""
         return self._compare(_compare_body("compare", dataset, samples, providers, k, jobs,
-                                           timeout, memory, retries, report))
+                                           timeout, memory, retries, report, settings))
 
     def acompare(self, dataset: str, samples: str | None = None, *,
                  providers: Sequence[str], k: Sequence[int] = (1, 10, 100), jobs: int = 0,
                  timeout: float | None = None, memory: int | None = None,
-                 retries: int | None = None,
-                 report: str | None = None) -> Awaitable["CompareReport"]:
+                 retries: int | None = None, report: str | None = None,
+                 settings: Mapping[str, Sequence[str]] | None = None
+                 ) -> Awaitable["CompareReport"]:
         """compare, as a coroutine to await; cancelling the awaiting task
         stops the evaluation under way (its programs are killed) before
         CancelledError goes on."""
         return self._acall(self._compare,
                            _compare_body("acompare", dataset, samples, providers, k, jobs,
-                                         timeout, memory, retries, report))
+                                         timeout, memory, retries, report, settings))
 
     # ---- async, with cancellation ------------------------------------------
 
@@ -407,7 +412,8 @@ class Runner:
 
 
 def _compare_body(call: str, dataset: Any, samples: Any, providers: Any, k: Any, jobs: Any,
-                  timeout: Any, memory: Any, retries: Any, report: Any) -> dict[str, Any]:
+                  timeout: Any, memory: Any, retries: Any, report: Any,
+                  settings: Any) -> dict[str, Any]:
     """compare's arguments, checked, with its columns labelled as the
     command labels them (NAME, NAME#2, ...)."""
     provs = _texts(call, "providers", providers, empty_list=True)
@@ -429,6 +435,22 @@ def _compare_body(call: str, dataset: Any, samples: Any, providers: Any, k: Any,
     if retries is not None and (isinstance(retries, bool) or not isinstance(retries, int) or
                                 retries < 0):
         raise ValueError(f"{_where(call, 'retries')} must be an int of at least 0")
+    per: dict[str, list[str]] = {}
+    if settings is not None:
+        if not isinstance(settings, Mapping):
+            raise TypeError(f"{_where(call, 'settings')} must be a dict of column label to "
+                            f"a list of str, not {type(settings).__name__}")
+        labels = [c[0] for c in columns]
+        for label, values in settings.items():
+            if label not in labels:
+                raise ValueError(f"{_where(call, 'settings')}: {label!r} is not one of the "
+                                 f"columns {labels} (a repeated provider is NAME#2, ...)")
+            per[label] = _texts(call, f"settings[{label!r}]", values, empty_list=True)
+            for v in per[label]:
+                key = v.split("=", 1)[0]
+                if "=" not in v or "." not in key or key.startswith(".") or key.endswith("."):
+                    raise ValueError(f"{_where(call, f'settings[{label!r}]')}: {v!r} is not "
+                                     "SECTION.KEY=VALUE")
     return {"dataset": _text(call, "dataset", dataset),
             "samples": None if samples is None else _text(call, "samples", samples),
             "columns": columns, "k": list(k), "jobs": jobs,
@@ -436,7 +458,8 @@ def _compare_body(call: str, dataset: Any, samples: Any, providers: Any, k: Any,
                                                                 "seconds"),
             "memory": None if memory is None else _positive(call, "memory", memory, "bytes"),
             "retries": retries,
-            "report": None if report is None else _text(call, "report", report)}
+            "report": None if report is None else _text(call, "report", report),
+            "settings": per}
 
 
 def _command_body(command: Any, options: Mapping[str, Any], call: str = "run") -> dict:

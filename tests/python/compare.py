@@ -18,7 +18,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import PS, check, finish, plan, raises, start, stop  # noqa: E402
 import polysandbox as psb  # noqa: E402
 
-PLAN = 16
+PLAN = 18
 plan(PLAN)
 
 SRC = os.environ["top_srcdir"]
@@ -135,6 +135,24 @@ check("compare, evalnop beside local: the CLI's differences, with each column's 
       f"exit {rc}\ncli {cli and cli['differences']}\npy  {drep.differences}")
 check("compare: a Difference's fields are the CLI's",
       cli is not None and [d.to_dict() for d in drep.differences] == cli["differences"])
+
+# a column's own settings (--set-for): the generic dataset is graded by
+# exit status alone, so evalnop#2, told to exit 1, fails every sample
+gen = [os.path.join(DATA, "generic.jsonl"), os.path.join(DATA, "generic-samples.jsonl")]
+rc, cli = cli_json("compare", "--dataset", gen[0], "--samples", gen[1], "--providers",
+                   "evalnop,evalnop", "--set-for", "evalnop#2:provider.evalnop.exit_code=1",
+                   "--json", "--report", "cli4")
+srep = local.compare(*gen, providers=["evalnop", "evalnop"],
+                     settings={"evalnop#2": ["provider.evalnop.exit_code=1"]})
+check("compare(settings=): a column's own configuration, as --set-for",
+      cli is not None and rc == 1 and statuses(srep.to_dict()) == statuses(cli)
+      and [c.settings for c in srep.columns] == [(), ("provider.evalnop.exit_code=1",)]
+      and [c.summary["counts"]["passed"] for c in srep.columns] == [9, 0]
+      and len(srep.differences) == 9,
+      f"exit {rc}\ncli {cli and statuses(cli)}\npy  {statuses(srep.to_dict())}")
+check("compare(settings=) for a column that is not there: ValueError naming it",
+      *raises(ValueError, local.compare, *gen, providers=["evalnop", "local"],
+              settings={"evalnop#2": ["limits.memory=1G"]}, match="'evalnop#2'"))
 
 check("compare: a missing dataset raises, naming the file",
       *raises(psb.SandboxError, local.compare, os.path.join(tmp, "nosuch.jsonl"),
