@@ -325,11 +325,9 @@ static json_t *input_json(const char *path)
 
 /* The limits that applied (sbx_eval_opts_new's defaults for those not
  * set), or null for a report rebuilt from results files. */
-static json_t *limits_json(const sbx_eval_report *r)
+static json_t *limits_json(const sbx_eval_opts *o)
 {
-    const sbx_eval_opts *o = &r->limits;
-
-    if (!r->have_opts)
+    if (!o)
         return json_null();
     return json_pack("{s:f, s:o, s:i, s:b, s:b, s:f, s:f, s:f}",
                      "timeout_s", (double)o->timeout_ns / 1e9,
@@ -341,7 +339,10 @@ static json_t *limits_json(const sbx_eval_report *r)
                      (double)o->compile_ns / 1e9);
 }
 
-static json_t *meta_json(const sbx_eval_report *r)
+/* The metadata of a report: tool, date, host, inputs, limits (@o, or
+ * NULL for a report rebuilt from results files) and @providers. */
+static json_t *meta_json(const char *dataset, const char *samples_file,
+                         const sbx_eval_opts *o, const char *const *providers)
 {
     struct utsname u;
     char date[32], kernel[3 * 65 + 3];
@@ -359,14 +360,12 @@ static json_t *meta_json(const sbx_eval_report *r)
         snprintf(u.nodename, sizeof u.nodename, "unknown");
         snprintf(kernel, sizeof kernel, "unknown");
     }
-    if (r->have_opts) {
+    if (o) {
         cpus = sysconf(_SC_NPROCESSORS_ONLN);
-        jobs = json_integer(r->limits.jobs ? (json_int_t)r->limits.jobs
-                                           : cpus > 0 ? (json_int_t)cpus : 1);
+        jobs = json_integer(o->jobs ? (json_int_t)o->jobs : cpus > 0 ? (json_int_t)cpus : 1);
     }
-    for (size_t i = 0; provs && i < r->n_cols; i++)
-        if (json_array_append_new(provs, json_string(*r->cols[i].provider
-                                                     ? r->cols[i].provider : "?")) != 0) {
+    for (const char *const *p = providers; provs && p && *p; p++)
+        if (json_array_append_new(provs, json_string(*p)) != 0) {
             json_decref(provs);
             provs = NULL;
         }
@@ -377,10 +376,35 @@ static json_t *meta_json(const sbx_eval_report *r)
     }
     return json_pack("{s:s, s:s, s:{s:s, s:s}, s:o, s:o, s:b, s:o, s:o, s:b, s:o}",
                      "version", sbx_version(), "date", date, "host", "name", u.nodename,
-                     "kernel", kernel, "dataset", input_json(r->dataset), "samples",
-                     input_json(r->samples_file), "canonical", r->samples_file == NULL,
-                     "limits", limits_json(r), "jobs", jobs, "rebuilt", !r->have_opts,
+                     "kernel", kernel, "dataset", input_json(dataset), "samples",
+                     input_json(samples_file), "canonical", samples_file == NULL,
+                     "limits", limits_json(o), "jobs", jobs, "rebuilt", o == NULL,
                      "providers", provs);
+}
+
+char *sbx_eval_meta_to_json(const char *dataset, const char *samples_file,
+                            const sbx_eval_opts *o, const char *const *providers)
+{
+    json_t *m = dataset ? meta_json(dataset, samples_file, o, providers) : NULL;
+    char *s = m ? json_dumps(m, JSON_COMPACT | JSON_REAL_PRECISION(10)) : NULL;
+
+    json_decref(m);
+    return s;
+}
+
+/* The report's metadata: its columns' providers ("?" for one unknown). */
+static json_t *report_meta(const sbx_eval_report *r)
+{
+    const char **provs = calloc(r->n_cols + 1, sizeof *provs);
+    json_t *m;
+
+    if (!provs)
+        return NULL;
+    for (size_t i = 0; i < r->n_cols; i++)
+        provs[i] = *r->cols[i].provider ? r->cols[i].provider : "?";
+    m = meta_json(r->dataset, r->samples_file, r->have_opts ? &r->limits : NULL, provs);
+    free(provs);
+    return m;
 }
 
 char *sbx_eval_report_to_json(const sbx_eval_report *r, const unsigned *ks, size_t n_ks)
@@ -395,7 +419,7 @@ char *sbx_eval_report_to_json(const sbx_eval_report *r, const unsigned *ks, size
     cols = json_array();
     diffs = json_array();
     files = r->prefix ? json_object() : json_null();
-    meta = meta_json(r);
+    meta = report_meta(r);
     ok = o && cols && diffs && files && meta;
     for (size_t c = 0; ok && c < r->n_cols; c++)
         ok = json_array_append_new(cols, column_json(&r->cols[c], ks, n_ks)) == 0;

@@ -540,6 +540,18 @@ SBX_API size_t sbx_eval_report_diff_count(const sbx_eval_report *r);
 SBX_API char *sbx_eval_report_to_json(const sbx_eval_report *r, const unsigned *ks,
                                       size_t n_ks);
 /**
+ * sbx_eval_meta_to_json:
+ * What a report says about the run it reports, as one JSON object
+ * (transfer full, free()): version, date (now), host, @dataset's and
+ * @samples_file's path, size and SHA-256 (@samples_file NULL: canonical
+ * samples), the limits and jobs of @o (NULL: unknown, a report rebuilt
+ * from results files) and @providers (NULL-terminated, or NULL).  The
+ * "meta" of `polysandbox eval --json` and of sbx_eval_report_to_json.
+ * NULL on ENOMEM or without @dataset.  Since: 0.3
+ */
+SBX_API char *sbx_eval_meta_to_json(const char *dataset, const char *samples_file,
+                                    const sbx_eval_opts *o, const char *const *providers);
+/**
  * sbx_eval_input_digest:
  * The size of the regular file at @path and its SHA-256 as 64 hex digits
  * and a NUL in @sha256_hex (65 bytes); on error *@size is -1 and
