@@ -31,6 +31,7 @@ static const char *const other_fields[] = {
     "created_at", "finished_at", "wall_time", "exit_code", "exit_signal", "cpu_time_limit",
     "wall_time_limit", "memory_limit", "max_processes_and_or_threads", "max_file_size",
     "command_line_arguments", "redirect_stderr_to_stdout", "enable_network", "number_of_runs",
+    "callback_url",
 };
 
 void srv_j0_sub_free(srv_j0_sub *sub)
@@ -284,6 +285,39 @@ int srv_j0_find(const char *token, bool base64, const char *fields, json_t **out
     if ((at = slot_of(token)) >= 0) {
         *out = srv_j0_show(kept[at], base64, fields, &utf8);
         rc = *out ? 0 : utf8 ? 2 : 1;
+    }
+    pthread_mutex_unlock(&lock);
+    return rc;
+}
+
+int srv_j0_remove(const char *token, const char *fields, json_t **out, int *status)
+{
+    int rc = -1;
+    bool utf8 = true;
+    long at;
+
+    *out = NULL;
+    *status = 0;
+    pthread_mutex_lock(&lock);
+    if ((at = slot_of(token)) >= 0) {
+        json_int_t id = json_integer_value(json_object_get(kept[at]->attrs, "status_id"));
+        if (id == 1 || id == 2) {
+            *status = (int)id;   /* still to run: Judge0 keeps it */
+            rc = 1;
+        } else if (!(*out = srv_j0_show(kept[at], true, fields, &utf8))) {
+            rc = 2;
+        } else {
+            /* Close the gap: the ones after it move one place back. */
+            size_t i = ((size_t)at + SRV_J0_KEEP_MAX - head) % SRV_J0_KEEP_MAX;
+            srv_j0_sub *gone = kept[at];
+            for (; i + 1 < count; i++)
+                kept[(head + i) % SRV_J0_KEEP_MAX] = kept[(head + i + 1) % SRV_J0_KEEP_MAX];
+            kept[(head + count - 1) % SRV_J0_KEEP_MAX] = NULL;
+            count--;
+            kept_bytes -= size_of(gone);
+            srv_j0_sub_free(gone);
+            rc = 0;
+        }
     }
     pthread_mutex_unlock(&lock);
     return rc;

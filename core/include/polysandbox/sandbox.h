@@ -385,9 +385,9 @@ SBX_API int sbx_exec_opts_set_stdin(sbx_exec_opts *o, const void *data, size_t l
  * exec).  Replaces the bytes of sbx_exec_opts_set_stdin (which replaces
  * this in turn).  A template's compile step gets no stdin.  An exec on a
  * provider without the "stdin_stream" capability (SBX_CAP_STDIN_STREAM:
- * local, docker) is refused with SBX_E_NOTSUP, never run without its
- * input; a run that failed part way is not tried again (its input was
- * read).  Errors: SBX_E_INVAL (@fd below -1).  Since: 0.2
+ * local, docker, kubernetes) is refused with SBX_E_NOTSUP, never run
+ * without its input; a run that failed part way is not tried again (its
+ * input was read).  Errors: SBX_E_INVAL (@fd below -1).  Since: 0.2
  */
 SBX_API int sbx_exec_opts_set_stdin_fd(sbx_exec_opts *o, int fd);
 SBX_API int sbx_exec_opts_add_env(sbx_exec_opts *o, const char *key,
