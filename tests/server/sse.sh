@@ -26,7 +26,7 @@ print(json.dumps({"status": r.status, "type": r.getheader("Content-Type"),
                   "cache": r.getheader("Cache-Control"), "t": 0}))
 ev = {}
 while True:
-    line = r.fp.readline()
+    line = r.readline()
     if not line:
         break
     line = line.decode().rstrip("\n")
@@ -43,6 +43,7 @@ while True:
         ev["t"] = t
         print(json.dumps(ev))
         ev = {}
+print(json.dumps({"eof": round(time.time() - t0, 2)}))
 EOF
 }
 # ev_check FILE EXPR: EXPR with e = the list of events (the first line
@@ -52,14 +53,15 @@ ev_check() {
 lines = [json.loads(l) for l in open(sys.argv[1])]
 h, e = lines[0], [x for x in lines[1:] if "event" in x]
 c = [x for x in lines[1:] if "comment" in x]
+ended = "eof" in lines[-1]
 sys.exit(0 if eval(sys.argv[2]) else 1)' "$1" "$2" || { sed 's/^/# /' "$1"; false; }
 }
 
 sse '{"shell":"echo one; sleep 1; echo two >&2; sleep 1; echo three"}' >"$tmp/s1"
 check "200 text/event-stream, no-store" \
     ev_check "$tmp/s1" 'h["status"] == 200 and h["type"] == "text/event-stream" and h["cache"] == "no-store"'
-check "stdout, stderr, stdout, then the result, in order with rising ids" \
-    ev_check "$tmp/s1" '[x["event"] for x in e] == ["stdout", "stderr", "stdout", "result"] and [x["id"] for x in e] == sorted(x["id"] for x in e)'
+check "stdout, stderr, stdout, then the result, in order with rising ids, then the body ends" \
+    ev_check "$tmp/s1" '[x["event"] for x in e] == ["stdout", "stderr", "stdout", "result"] and [x["id"] for x in e] == sorted(x["id"] for x in e) and ended and lines[-1]["eof"] - e[-1]["t"] < 15'
 check "the first chunk arrived while the program still ran (1.5 s before the result)" \
     ev_check "$tmp/s1" 'e[-1]["t"] - e[0]["t"] >= 1.5'
 check "the chunks and the result agree" \
