@@ -77,6 +77,11 @@ int cli_exit_for(int code);
 /* Report the last library error on @ctx with a prefix; returns
  * cli_exit_for(@code). */
 int cli_lib_error(const sbx_ctx *ctx, int code, const char *what);
+/* Report a failed file operation of command @cmd on @path in a sandbox
+ * (upload, download, files) like cli_lib_error ("CMD: PATH: why");
+ * returns 3 for a path leaving the sandbox's work directory (SBX_E_PATH),
+ * else cli_exit_for(@code). */
+int cli_file_exit(const sbx_ctx *ctx, int code, const char *cmd, const char *path);
 
 /* Build the context from the global options; on failure prints the
  * library's message and returns NULL (the caller exits 125).  Pools are

@@ -20,6 +20,8 @@ polysandbox_SOURCES = \
 	core/cli/cmd-listing.c \
 	core/server/json-text.h \
 	core/server/json-text.c \
+	core/server/b64.h \
+	core/server/b64.c \
 	core/server/file-json.h \
 	core/server/file-json.c \
 	core/server/utf8.h \

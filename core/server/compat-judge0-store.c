@@ -16,8 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <sodium.h>
-
 #include "compat-judge0.h"
 
 static const char *const text_names[J0_N_TEXT] = {
@@ -104,15 +102,12 @@ int srv_j0_fields_check(const char *fields, char *err, size_t errsz)
 /* Ruby's Base64.encode64: lines of 60 characters, each ending in \n. */
 static json_t *base64_lines(const srv_bytes *b)
 {
-    size_t enc = sodium_base64_encoded_len(b->len, sodium_base64_VARIANT_ORIGINAL);
-    char *flat = malloc(enc), *out;
+    char *flat = srv_b64_encode(b->data, b->len), *out;
     size_t n, o = 0;
     json_t *j = NULL;
 
     if (!flat)
         return NULL;
-    sodium_bin2base64(flat, enc, (const unsigned char *)b->data, b->len,
-                      sodium_base64_VARIANT_ORIGINAL);
     n = strlen(flat);
     if ((out = malloc(n + n / 60 + 2))) {
         for (size_t i = 0; i < n; i += 60) {

@@ -43,6 +43,7 @@
  */
 #include "config.h"
 
+#include <errno.h>
 #include <math.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -267,8 +268,9 @@ static int text_field(srv_j0_req *q, json_t *j, int which, const char *name)
 {
     json_t *v = given(j, name);
     srv_bytes *b = &q->sub->text[which];
-    const char *end = NULL;
+    unsigned char *bin = NULL;
     size_t len = 0;
+    int rc;
 
     if (!v)
         return 0;
@@ -283,20 +285,16 @@ static int text_field(srv_j0_req *q, json_t *j, int which, const char *name)
         failed(q, 500, "out of memory");
         return -1;
     }
-    unsigned char *bin = malloc(json_string_length(v) + 1);
-    if (!bin) {
+    rc = srv_b64_decode(json_string_value(v), json_string_length(v), " \t\r\n", &bin, &len);
+    if (rc == ENOMEM) {
         failed(q, 500, "out of memory");
         return -1;
     }
-    if (sodium_base642bin(bin, json_string_length(v) + 1, json_string_value(v),
-                          json_string_length(v), " \t\r\n", &len, &end,
-                          sodium_base64_VARIANT_ORIGINAL) != 0 ||
-        end != json_string_value(v) + json_string_length(v)) {
-        free(bin);
+    if (rc != 0) {
         invalid(q, name, "is not valid base64 (base64_encoded=true)");
         return -1;
     }
-    int rc = srv_bytes_add(b, bin, len);
+    rc = srv_bytes_add(b, bin, len);
     free(bin);
     if (rc != 0) {
         failed(q, 500, "out of memory");

@@ -67,6 +67,8 @@ core_server_libsrv_la_SOURCES = \
 	core/server/utf8.c \
 	core/server/json-text.h \
 	core/server/json-text.c \
+	core/server/b64.h \
+	core/server/b64.c \
 	core/server/file-json.h \
 	core/server/file-json.c \
 	core/cli/info-json.c \

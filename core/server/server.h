@@ -47,6 +47,7 @@
 #include <jansson.h>
 #include <polysandbox/sandbox.h>
 
+#include "b64.h"
 #include "json-text.h"
 
 struct MHD_Connection;
