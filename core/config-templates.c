@@ -12,7 +12,7 @@
 
 #include "config-int.h"
 
-#define TEMPLATE_KEYS "extensions, source, compile, run, image, zygote"
+#define TEMPLATE_KEYS "extensions, source, compile, run, image, image.PROVIDER, zygote"
 
 static bool valid_env_name(const char *s)
 {
@@ -98,6 +98,22 @@ fail:
     return *why ? SBX_E_CONFIG : SBX_E_NOMEM;
 }
 
+/* Append KEY=VALUE (copied) to @kv of @n entries. */
+static int kv_append(loader *ld, sbx_kv_v1 **kv, size_t *n, const char *key,
+                     const char *value)
+{
+    sbx_kv_v1 *nk = realloc(*kv, (*n + 1) * sizeof *nk);
+    if (!nk)
+        return core_cfg_nomem(ld);
+    *kv = nk;
+    nk[*n].key = strdup(key);
+    nk[*n].value = strdup(value);
+    (*n)++;
+    if (!nk[*n - 1].key || !nk[*n - 1].value)
+        return core_cfg_nomem(ld);
+    return SBX_OK;
+}
+
 static int apply_template(loader *ld, const char *section, const char *key,
                           const char *value)
 {
@@ -110,16 +126,7 @@ static int apply_template(loader *ld, const char *section, const char *key,
         if (!valid_env_name(key))
             return core_cfg_err(ld, SBX_E_CONFIG, w, "bad environment variable name "
                                 "'%s' in [env]", key);
-        sbx_kv_v1 *ne = realloc(t->env, (t->n_env + 1) * sizeof *ne);
-        if (!ne)
-            return core_cfg_nomem(ld);
-        t->env = ne;
-        ne[t->n_env].key = strdup(key);
-        ne[t->n_env].value = strdup(value);
-        t->n_env++;
-        if (!ne[t->n_env - 1].key || !ne[t->n_env - 1].value)
-            return core_cfg_nomem(ld);
-        return SBX_OK;
+        return kv_append(ld, &t->env, &t->n_env, key, value);
     }
     if (strcmp(section, "template") != 0)
         return core_cfg_err(ld, SBX_E_CONFIG, w, "unknown section [%s] (known: "
@@ -178,6 +185,20 @@ static int apply_template(loader *ld, const char *section, const char *key,
             return core_cfg_err(ld, SBX_E_CONFIG, w, "image is empty");
         return core_cfg_replace_str(ld, &t->image, value);
     }
+    if (strncmp(key, "image.", 6) == 0) {
+        /* image.local = NAME (a pulled image, polysandbox image pull),
+         * image.docker = NAME: one image per provider. */
+        const char *prov = key + 6;
+        if (!*prov || prov[strspn(prov, "abcdefghijklmnopqrstuvwxyz0123456789_-")])
+            return core_cfg_err(ld, SBX_E_CONFIG, w, "bad key '%s' (image.PROVIDER, a "
+                                "provider's name: a-z, 0-9, _ and -)", key);
+        if (!*value)
+            return core_cfg_err(ld, SBX_E_CONFIG, w, "%s is empty", key);
+        for (size_t i = 0; i < t->n_images; i++)
+            if (strcmp(t->images[i].key, prov) == 0)
+                return core_cfg_replace_str(ld, (char **)&t->images[i].value, value);
+        return kv_append(ld, &t->images, &t->n_images, prov, value);
+    }
     return core_cfg_err(ld, SBX_E_CONFIG, w, "unknown key '%s' in [template] (known: "
                         TEMPLATE_KEYS ")", key);
 }
@@ -228,6 +249,24 @@ static int finish_template(loader *ld)
     return SBX_OK;
 }
 
+const char *core_template_image(const core_template_conf *t, const char *provider,
+                                bool host_root)
+{
+    if (!t)
+        return NULL;
+    const char *v = provider ? core_kv_value(t->images, t->n_images, provider) : NULL;
+    return v ? v : host_root ? NULL : t->image;
+}
+
+static void kv_free(sbx_kv_v1 *kv, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        free((char *)kv[i].key);
+        free((char *)kv[i].value);
+    }
+    free(kv);
+}
+
 static void template_drop(void *e)
 {
     core_template_conf *t = e;
@@ -240,11 +279,8 @@ static void template_drop(void *e)
     core_strv_free(t->run);
     core_strv_free(t->zygote);
     free(t->image);
-    for (size_t i = 0; i < t->n_env; i++) {
-        free((char *)t->env[i].key);
-        free((char *)t->env[i].value);
-    }
-    free(t->env);
+    kv_free(t->images, t->n_images);
+    kv_free(t->env, t->n_env);
     memset(t, 0, sizeof *t);
 }
 

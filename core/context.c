@@ -6,6 +6,8 @@
 #include <string.h>
 #include <time.h>
 
+#include <polysandbox/image.h>
+
 #include "core-int.h"
 
 uint64_t core_now_ns(void)
@@ -350,7 +352,25 @@ bool sbx_template_usable(const sbx_ctx *ctx, const sbx_template *t, const char *
         core_error_clear();
         return false;
     }
-    if (p->desc.flags & SBX_PROVIDER_F_HOST_ROOT) {
+    bool host_root = p->desc.flags & SBX_PROVIDER_F_HOST_ROOT;
+    const char *image = core_template_image(tc, p->name, host_root);
+    if (host_root && image && image[0] != '/') {
+        /* Its runtime is the image's: usable once pulled. */
+        char *root = NULL;
+        int rc = sbx_image_root(ctx, image, &root);
+        if (rc == SBX_OK)
+            snprintf(why, why_size, "runs image %s (pulled)", image);
+        else
+            snprintf(why, why_size, "%s", core_error_tls()->message);
+        core_error_clear();
+        free(root);
+        return rc == SBX_OK;
+    }
+    if (host_root && image) {
+        snprintf(why, why_size, "runs in the directory %s", image);
+        return true;
+    }
+    if (host_root) {
         if (tc->missing) {
             snprintf(why, why_size, "%s is not on the host (looked in " CORE_TEMPLATE_PATH ")",
                      tc->missing);
@@ -360,8 +380,8 @@ bool sbx_template_usable(const sbx_ctx *ctx, const sbx_template *t, const char *
         return true;
     }
     /* An image is the provider's to find or pull when a sandbox starts. */
-    if (tc->image)
-        snprintf(why, why_size, "runs image %s (not checked before a run)", tc->image);
+    if (image)
+        snprintf(why, why_size, "runs image %s (not checked before a run)", image);
     else
         snprintf(why, why_size, "runs the provider's default image (not checked before a run)");
     return true;

@@ -172,12 +172,20 @@ typedef struct core_template_conf {
     char **compile;         /* NULL-terminated argv, or NULL: none */
     char **run;             /* NULL-terminated argv */
     char *image;            /* image or rootfs for providers that take one, or NULL */
+    sbx_kv_v1 *images;      /* image.PROVIDER = NAME: per provider (owned strings) */
+    size_t n_images;
     char **zygote;          /* NULL-terminated: interpreter, modules to preload; or NULL */
     sbx_kv_v1 *env;         /* extra environment (owned strings) */
     size_t n_env;
     const char *missing;    /* its compiler or interpreter when not on the host (in
                                compile or run), else NULL */
 } core_template_conf;
+
+/* The image template @t names for provider @provider: its image.PROVIDER,
+ * else (on a provider that does not run on the host's root) its image;
+ * NULL when none. */
+const char *core_template_image(const core_template_conf *t, const char *provider,
+                                bool host_root);
 
 /* pools.d/NAME.ini, or pool.NAME.KEY overrides.  The settings are kept as
  * written ([pool] keys as "KEY", [limits] keys as "limits.KEY", in the

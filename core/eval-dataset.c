@@ -1,4 +1,4 @@
-/* core/eval-dataset.c - datasets (HumanEval, MBPP, generic) and samples */
+/* core/eval-dataset.c - datasets (HumanEval, MBPP, generic, ...) and samples */
 #include "config.h"
 
 #include <stdio.h>
@@ -11,7 +11,7 @@
 
 static const char *const format_names[] = {
     "auto", "humaneval", "mbpp", "generic", "judged", "codecontests", "apps", "livecodebench",
-    "evalplus"
+    "evalplus", "multipl-e"
 };
 
 const char *sbx_eval_format_name(sbx_eval_format f)
@@ -104,6 +104,10 @@ static sbx_eval_format guess_format(json_t *o)
         return SBX_EVAL_FORMAT_APPS;
     if (json_is_array(json_object_get(o, "tests")) && json_object_get(o, "language"))
         return SBX_EVAL_FORMAT_JUDGED;
+    /* MultiPL-E's tests are one string, and its rows are named */
+    if (json_is_string(json_object_get(o, "tests")) && json_object_get(o, "name") &&
+        json_object_get(o, "language") && json_object_get(o, "prompt"))
+        return SBX_EVAL_FORMAT_MULTIPLE;
     /* HumanEval+ and MBPP+ carry HumanEval's (or MBPP's) fields too */
     if (json_object_get(o, "base_input") && json_object_get(o, "plus_input"))
         return SBX_EVAL_FORMAT_EVALPLUS;
@@ -203,7 +207,8 @@ static int get_files(const struct load *l, json_t *o, size_t line, core_eval_tas
 static const char *id_key(sbx_eval_format fmt)
 {
     switch (fmt) {
-    case SBX_EVAL_FORMAT_CODECONTESTS: return "name";
+    case SBX_EVAL_FORMAT_CODECONTESTS:
+    case SBX_EVAL_FORMAT_MULTIPLE: return "name";
     case SBX_EVAL_FORMAT_APPS: return "problem_id";
     case SBX_EVAL_FORMAT_LIVECODEBENCH: return "question_id";
     default: return "task_id";
@@ -229,6 +234,9 @@ static int parse_task(struct load *l, json_t *o, size_t line, core_eval_task *t)
     switch (ds->fmt) {
     case SBX_EVAL_FORMAT_EVALPLUS:
         rc = core_eval_evalplus_task(ds->path, o, line, t);
+        break;
+    case SBX_EVAL_FORMAT_MULTIPLE:
+        rc = core_eval_multiple_task(l->ctx, ds->path, o, line, t);
         break;
     case SBX_EVAL_FORMAT_HUMANEVAL:
         if (!(t->lang = strdup("python")))
@@ -298,7 +306,8 @@ static int dataset_line(void *ud, json_t *o, size_t line)
                               "the judged format (language, tests), CodeContests (name, "
                               "public_tests), APPS (problem_id, input_output), "
                               "LiveCodeBench (question_id, public_test_cases), EvalPlus "
-                              "(base_input, plus_input) or the generic format (language)", ds->path, line);
+                              "(base_input, plus_input), MultiPL-E (name, language, prompt, "
+                              "tests) or the generic format (language)", ds->path, line);
     if (ds->n == l->cap) {
         size_t ncap = l->cap ? l->cap * 2 : 64;
         core_eval_task *nt = realloc(ds->tasks, ncap * sizeof *nt);
@@ -411,28 +420,58 @@ static int samples_push(struct sload *l, size_t task, const char *completion,
     return SBX_OK;
 }
 
+/* MultiPL-E's completions file: "completions", a list whose every
+ * string is a sample of the task (their "name"). */
+static int sample_list(struct sload *l, json_t *list, size_t task, size_t line)
+{
+    json_t *e;
+    size_t i;
+    int rc;
+
+    if (!json_is_array(list))
+        return core_error_set(SBX_E_INVAL, NULL, "%s:%zu: field \"completions\" is not a list",
+                              l->path, line);
+    json_array_foreach(list, i, e) {
+        if (!json_is_string(e))
+            return core_error_set(SBX_E_INVAL, NULL, "%s:%zu: item %zu of \"completions\" is "
+                                  "not a string", l->path, line, i);
+        if ((rc = samples_push(l, task, json_string_value(e), NULL, false)) != SBX_OK)
+            return rc;
+    }
+    return SBX_OK;
+}
+
 static int sample_line(void *ud, json_t *o, size_t line)
 {
     struct sload *l = ud;
     json_t *c = json_object_get(o, "completion"), *lang = json_object_get(o, "language");
+    bool multiple = l->ds->fmt == SBX_EVAL_FORMAT_MULTIPLE;
+    /* MultiPL-E names its tasks; its completions files say "name" */
+    const char *key = multiple && json_object_get(o, "name") ? "name" : "task_id";
     char *id;
     size_t task;
 
-    if (!json_object_get(o, "task_id"))
-        return core_error_set(SBX_E_INVAL, NULL, "%s:%zu: missing field \"task_id\"",
-                              l->path, line);
-    if (!(id = core_jsonl_task_id(o)))
+    if (!json_object_get(o, key))
+        return core_error_set(SBX_E_INVAL, NULL, "%s:%zu: missing field \"%s\"",
+                              l->path, line, multiple ? "name" : "task_id");
+    if (!(id = core_jsonl_field_id(o, key)))
         return core_error_set(SBX_E_INVAL, NULL,
-                              "%s:%zu: field \"task_id\" is not a string or an integer",
-                              l->path, line);
+                              "%s:%zu: field \"%s\" is not a string or an integer",
+                              l->path, line, key);
     task = core_eval_find_task(l->ds, id);
     if (task == (size_t)-1) {
-        core_error_set(SBX_E_INVAL, NULL, "%s:%zu: unknown task_id \"%s\" (not in %s)",
-                       l->path, line, id, l->ds->path);
+        core_error_set(SBX_E_INVAL, NULL, "%s:%zu: unknown %s \"%s\" (not in %s)",
+                       l->path, line, key, id, l->ds->path);
         free(id);
         return SBX_E_INVAL;
     }
     free(id);
+    if (multiple && json_object_get(o, "completions")) {
+        if (c)
+            return core_error_set(SBX_E_INVAL, NULL, "%s:%zu: both \"completion\" and "
+                                  "\"completions\": which are the samples?", l->path, line);
+        return sample_list(l, json_object_get(o, "completions"), task, line);
+    }
     /* EvalPlus's samples may hold the whole program ("solution", which
      * its evaluate takes, when there is one, instead of prompt + completion) */
     if (l->ds->fmt == SBX_EVAL_FORMAT_EVALPLUS && json_object_get(o, "solution") &&
@@ -445,7 +484,8 @@ static int sample_line(void *ud, json_t *o, size_t line)
     if (!c)
         return core_error_set(SBX_E_INVAL, NULL, "%s:%zu: missing field \"completion\"%s",
                               l->path, line, l->ds->fmt == SBX_EVAL_FORMAT_EVALPLUS
-                                                 ? " (or \"solution\")" : "");
+                                                 ? " (or \"solution\")"
+                                             : multiple ? " (or \"completions\")" : "");
     if (!json_is_string(c))
         return core_error_set(SBX_E_INVAL, NULL, "%s:%zu: field \"completion\" is not a string",
                               l->path, line);
@@ -526,6 +566,8 @@ int sbx_eval_samples_canonical(sbx_ctx *ctx, const sbx_eval_dataset *ds,
                                   : ds->fmt == SBX_EVAL_FORMAT_CODECONTESTS
                                       ? "solutions (Python 3 or C++)"
                                   : ds->fmt == SBX_EVAL_FORMAT_APPS ? "solutions"
+                                  : ds->fmt == SBX_EVAL_FORMAT_MULTIPLE
+                                      ? "MultiPL-E rows carry none: give --samples"
                                   : "canonical_solution");
         }
         if ((rc = samples_push(&l, i, ds->tasks[i].canonical,

@@ -79,6 +79,7 @@ typedef struct core_eval_task {
     char *canonical_lang;  /* judged: the reference's language when not lang, or NULL */
     char *inputs;          /* EvalPlus: [base_input, plus_input] as ASCII JSON */
     double atol;           /* EvalPlus: absolute tolerance of float answers */
+    bool no_template;      /* MultiPL-E: lang is the row's code, which no template runs */
 } core_eval_task;
 
 struct sbx_eval_dataset {
@@ -113,6 +114,20 @@ bool core_eval_judged(const sbx_eval_dataset *ds);
  * errors (set) name "PATH:LINE" and the field. */
 int core_eval_evalplus_task(const char *path, struct json_t *o, size_t line,
                             core_eval_task *t);
+
+/* ---- MultiPL-E (core/eval-multipl-e.c) ------------------------------------- */
+
+/* MultiPL-E's evaluator gives each step 15 s (safe_subprocess). */
+#define CORE_EVAL_MULTIPLE_TIMEOUT_NS UINT64_C(15000000000)
+/* Fill @t from the MultiPL-E row @o at @line of @path: the program is
+ * prompt + completion + "\n" + tests, in the template of the row's
+ * language (a code with no template sets t->no_template, an error of
+ * each of its samples, not of the dataset); errors (set) name
+ * "PATH:LINE" and the field. */
+int core_eval_multiple_task(sbx_ctx *ctx, const char *path, struct json_t *o, size_t line,
+                            core_eval_task *t);
+/* The record of a sample of @t (no_template): why it cannot run. */
+int core_eval_multiple_no_template(const core_eval_task *t, sbx_eval_record *rec);
 
 /* ---- judged problems (core/eval-judged.c, core/eval-compare.c) -------------- */
 
@@ -256,6 +271,7 @@ struct sbx_eval_opts {
     char **providers;             /* NULL: default + fallback chain */
     unsigned jobs;                /* 0: online processors */
     uint64_t timeout_ns;
+    bool timeout_set;             /* by the caller: else MultiPL-E's own default */
     uint64_t limits[SBX_LIMIT_COUNT]; /* 0: not set */
     unsigned retries;
     char *journal;

@@ -59,6 +59,7 @@ int sbx_eval_opts_set_timeout(sbx_eval_opts *o, uint64_t ns)
     if (!o || ns == 0)
         return core_error_set(SBX_E_INVAL, NULL, "timeout: 0 is not a time limit");
     o->timeout_ns = ns;
+    o->timeout_set = true;
     return SBX_OK;
 }
 

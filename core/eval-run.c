@@ -130,6 +130,16 @@ static char *stdout_head(const sbx_result *r)
     return core_eval_excerpt(out, len, OUTPUT_HEAD, false);
 }
 
+/* The limit of a program: MultiPL-E's own when the caller set none, 15 s
+ * per step as its evaluator gives, so 30 s for a shell line that
+ * compiles and runs (Java; Go, whose go test has 30 s there). */
+static uint64_t multiple_timeout(const struct run *run, const core_eval_task *t)
+{
+    if (run->ds->fmt != SBX_EVAL_FORMAT_MULTIPLE || run->o->timeout_set)
+        return run->o->timeout_ns;
+    return t->test_command ? 2 * CORE_EVAL_MULTIPLE_TIMEOUT_NS : CORE_EVAL_MULTIPLE_TIMEOUT_NS;
+}
+
 /* @runner (marked formats): main.py, with program.py (and check.py when
  * @check), and the run's @marker in a file of its own. */
 static int build_opts(struct run *run, const core_eval_task *t, const char *program,
@@ -177,7 +187,10 @@ static int build_opts(struct run *run, const core_eval_task *t, const char *prog
         rc = sbx_exec_opts_add_file(x, t->files[i].path, t->files[i].data, t->files[i].len,
                                     0644);
     if (rc == SBX_OK)
-        rc = sbx_exec_opts_set_timeout(x, run->o->timeout_ns);
+        rc = sbx_exec_opts_set_timeout(x, multiple_timeout(run, t));
+    /* MultiPL-E's compile step (C++, Rust, TypeScript) has a limit of its own */
+    if (rc == SBX_OK && run->ds->fmt == SBX_EVAL_FORMAT_MULTIPLE)
+        rc = sbx_exec_opts_set_compile_timeout(x, run->o->compile_ns);
     if (rc == SBX_OK && run->o->cancel)
         rc = sbx_exec_opts_set_cancel(x, run->o->cancel);
     if (rc != SBX_OK) {
@@ -249,6 +262,14 @@ static int run_sample(struct run *run, size_t i, sbx_eval_record **out)
     }
     rec->sample = i;
     rec->exit_code = -1;
+    if (t->no_template) {    /* no attempt: an error of this sample alone */
+        if ((rc = core_eval_multiple_no_template(t, rec)) != SBX_OK) {
+            core_eval_record_free(rec);
+            return rc;
+        }
+        *out = rec;
+        return SBX_OK;
+    }
     /* providers[0] may be NULL: the default provider and fallback chain */
     for (size_t p = 0; !graded && rc == SBX_OK && (p == 0 || providers[p]); p++) {
         for (unsigned a = 0; !graded && rc == SBX_OK && a <= run->o->retries; a++) {

@@ -61,6 +61,7 @@ core_libpolysandbox_internal_la_SOURCES = \
 	core/eval-dataset.c \
 	core/eval-judged.c \
 	core/eval-evalplus.c \
+	core/eval-multipl-e.c \
 	core/eval-compare.c \
 	core/eval-judge.c \
 	core/eval-program.c \
@@ -70,6 +71,7 @@ core_libpolysandbox_internal_la_SOURCES = \
 	core/eval-journal.c \
 	core/eval-opts.c \
 	core/eval-summary.c \
+	core/eval-report.c \
 	core/eval-run.c
 core_libpolysandbox_internal_la_CFLAGS = $(AM_CFLAGS) -fvisibility=hidden -pthread \
 	$(JANSSON_CFLAGS) $(INIH_CFLAGS) $(SODIUM_CFLAGS) $(ZLIB_CFLAGS)

@@ -24,6 +24,9 @@ struct sbx_create_opts {
     uint64_t ttl_ns;
     core_kvlist env;
     core_kvlist labels;
+    /* sbx_run of code with no template_name: the code's template, whose
+     * image.PROVIDER (only: not its image) the sandbox runs in; not owned. */
+    const char *code_lang;
 };
 
 typedef struct core_file {

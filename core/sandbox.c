@@ -7,6 +7,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <polysandbox/image.h>
+
 #include "opts-int.h"
 #include "result-int.h"
 
@@ -144,13 +146,27 @@ int core_provider_failed(const struct sbx_provider *p, const char *op, int rc)
     return rc;
 }
 
+/* The root of pulled image @image for @p into @root (malloc'd); errors
+ * name the provider and keep the store's reason and advice (not pulled:
+ * SBX_E_NOT_FOUND, a bad name: SBX_E_INVAL, no images: SBX_E_NOTSUP). */
+static int image_root_for(sbx_ctx *ctx, const struct sbx_provider *p, const char *image,
+                          char **root)
+{
+    int rc = sbx_image_root(ctx, image, root);
+    if (rc == SBX_OK)
+        return SBX_OK;
+    char why[sizeof core_error_tls()->message];
+    snprintf(why, sizeof why, "%s", core_error_tls()->message);
+    return core_error_set(rc, p->name, "provider %s: %s", p->name, why);
+}
+
 /* Create on one provider.  *backend_failed tells the provider's own
  * failure (worth a fallback, and a sandbox error in sbx_run) from a bad
  * request. */
 static int create_on(sbx_ctx *ctx, struct sbx_provider *p, const sbx_create_opts *o,
                      const uint64_t limits[SBX_LIMIT_COUNT],
-                     const core_template_conf *tmpl, sbx_sandbox **out,
-                     bool *backend_failed)
+                     const core_template_conf *tmpl, const core_template_conf *code_tmpl,
+                     sbx_sandbox **out, bool *backend_failed)
 {
     sbx_create_spec_v1 spec;
     core_kvlist labels = {0}, env = {0};
@@ -159,14 +175,24 @@ static int create_on(sbx_ctx *ctx, struct sbx_provider *p, const sbx_create_opts
     int rc;
 
     *backend_failed = false;
-    /* A provider on the host's own directories cannot run an image name:
-     * refused, never ignored (its templates use the host's runtimes). */
-    if (host_root && o && o->image && o->image[0] != '/')
-        return core_error_set(SBX_E_NOTSUP, p->name, "provider %s cannot run image '%s': it runs "
-                              "on the host's system directories and takes only an image "
-                              "directory (an absolute path)", p->name, o->image);
-    if (!(sb = sandbox_alloc(ctx, p)))
+    /* The request's image, else its template's, else the image.PROVIDER of
+     * the code's template (its plain image stays the --template's). */
+    const char *image = (o && o->image) ? o->image
+                      : tmpl ? core_template_image(tmpl, p->name, host_root)
+                      : core_template_image(code_tmpl, p->name, true);
+    char *root = NULL;
+    /* A provider on the host's own directories runs an image name in the
+     * image's root from the store: one never pulled is refused, never
+     * ignored. */
+    if (host_root && image && image[0] != '/') {
+        if ((rc = image_root_for(ctx, p, image, &root)) != SBX_OK)
+            return rc;
+        image = root;
+    }
+    if (!(sb = sandbox_alloc(ctx, p))) {
+        free(root);
         return SBX_E_NOMEM;
+    }
     memcpy(sb->limits, limits, sizeof sb->limits);
     sb->tmpl = tmpl;
     rc = add_core_labels(&labels, o, tmpl ? tmpl->name : NULL);
@@ -183,7 +209,7 @@ static int create_on(sbx_ctx *ctx, struct sbx_provider *p, const sbx_create_opts
     memset(&spec, 0, sizeof spec);
     spec.struct_size = sizeof spec;
     spec.template_name = tmpl ? tmpl->name : NULL;
-    spec.image = (o && o->image) ? o->image : (tmpl && !host_root ? tmpl->image : NULL);
+    spec.image = image;
     limits_to_v1(limits, &spec.limits);
     spec.network = o ? o->network : SBX_NET_NONE;
     spec.persistent = o && o->persistent;
@@ -200,6 +226,8 @@ static int create_on(sbx_ctx *ctx, struct sbx_provider *p, const sbx_create_opts
     if (rc == SBX_OK)
         rc = p->ops.create(p->pctx, &spec, &sb->h, sb->id);
     sb->unenforced = core_unenforced_end(&sb->unenforced_why);
+    free(root);
+    root = NULL;
     if (rc != SBX_OK) {
         *backend_failed = true;
         rc = core_provider_failed(p, "create", rc);
@@ -229,6 +257,7 @@ static int create_on(sbx_ctx *ctx, struct sbx_provider *p, const sbx_create_opts
     *out = sb;
     return SBX_OK;
 fail:
+    free(root);
     core_kvlist_free(&labels);
     core_kvlist_free(&env);
     sandbox_free(sb);
@@ -238,8 +267,8 @@ fail:
 /* Create on @p with retries, if its breaker lets the call through. */
 static int create_retrying(sbx_ctx *ctx, struct sbx_provider *p, const sbx_create_opts *o,
                            const uint64_t limits[SBX_LIMIT_COUNT],
-                           const core_template_conf *tmpl, uint64_t deadline,
-                           sbx_sandbox **out, bool *backend_failed)
+                           const core_template_conf *tmpl, const core_template_conf *code_tmpl,
+                           uint64_t deadline, sbx_sandbox **out, bool *backend_failed)
 {
     core_retry rt;
     bool trial;
@@ -250,7 +279,7 @@ static int create_retrying(sbx_ctx *ctx, struct sbx_provider *p, const sbx_creat
         return rc;
     core_retry_begin(&rt, ctx, p, deadline);
     do
-        rc = create_on(ctx, p, o, limits, tmpl, out, backend_failed);
+        rc = create_on(ctx, p, o, limits, tmpl, code_tmpl, out, backend_failed);
     while (rc != SBX_OK && *backend_failed && core_retry_again(&rt, rc));
     core_breaker_record(ctx, p, trial, rc, *backend_failed);
     return rc;
@@ -294,6 +323,9 @@ static int sandbox_create(sbx_ctx *ctx, const sbx_create_opts *o, uint64_t deadl
         return SBX_E_LIMIT;
     if (o && o->template_name && !(tmpl = find_template(ctx, o->template_name)))
         return SBX_E_NOT_FOUND;
+    /* (sbx_run checked the code's template is there) */
+    const core_template_conf *code_tmpl = o && o->code_lang ? find_template(ctx, o->code_lang)
+                                                            : NULL;
     n = candidates(ctx, o, names, sizeof names / sizeof names[0]);
     if (n == 0)
         return core_error_set(SBX_E_PROVIDER_UNAVAILABLE, NULL,
@@ -306,7 +338,7 @@ static int sandbox_create(sbx_ctx *ctx, const sbx_create_opts *o, uint64_t deadl
                 return rc;
             continue;
         }
-        rc = create_retrying(ctx, p, o, limits, tmpl, deadline, out, backend_failed);
+        rc = create_retrying(ctx, p, o, limits, tmpl, code_tmpl, deadline, out, backend_failed);
         if (rc == SBX_OK || !*backend_failed)
             return rc;
     }
@@ -855,9 +887,27 @@ static int run_once(sbx_ctx *ctx, const sbx_create_opts *copts, const sbx_exec_o
         *out = r;
         return SBX_OK;
     }
-    sb = core_pool_take(ctx, copts, &lease);   /* NULL: no pool, or a miss */
-    rc = sb ? SBX_OK : sandbox_create(ctx, one_shot_opts(ctx, copts, xopts, &tmp), deadline,
-                                      &sb, &backend_failed);
+    /* Code whose template names images per provider is not served by a
+     * pool of sandboxes made without that template (on the host's root). */
+    const core_template_conf *ct = xopts->code && !(copts && copts->template_name)
+                                   ? find_template(ctx, xopts->lang) : NULL;
+    sb = ct && ct->n_images ? NULL
+       : core_pool_take(ctx, copts, &lease);   /* NULL: no pool, or a miss */
+    rc = SBX_OK;
+    if (!sb) {
+        const sbx_create_opts *o = one_shot_opts(ctx, copts, xopts, &tmp);
+        if (xopts->code && !(o && o->template_name)) {
+            if (o != &tmp) {
+                if (o)
+                    tmp = *o;
+                else
+                    memset(&tmp, 0, sizeof tmp);
+            }
+            tmp.code_lang = xopts->lang;
+            o = &tmp;
+        }
+        rc = sandbox_create(ctx, o, deadline, &sb, &backend_failed);
+    }
     t1 = core_now_ns();
     if (rc != SBX_OK) {
         const struct sbx_error *e = core_error_tls();

@@ -13,6 +13,7 @@ PYTHON_FILES = \
 	python/polysandbox/info.py \
 	python/polysandbox/local.py \
 	python/polysandbox/many.py \
+	python/polysandbox/report.py \
 	python/polysandbox/request.py \
 	python/polysandbox/result.py \
 	python/polysandbox/sandbox.py \

@@ -77,6 +77,11 @@ int cli_exit_for(int code);
 /* Report the last library error on @ctx with a prefix; returns
  * cli_exit_for(@code). */
 int cli_lib_error(const sbx_ctx *ctx, int code, const char *what);
+/* Report a failed file operation of command @cmd on @path in a sandbox
+ * (upload, download, files) like cli_lib_error ("CMD: PATH: why");
+ * returns 3 for a path leaving the sandbox's work directory (SBX_E_PATH),
+ * else cli_exit_for(@code). */
+int cli_file_exit(const sbx_ctx *ctx, int code, const char *cmd, const char *path);
 
 /* Build the context from the global options; on failure prints the
  * library's message and returns NULL (the caller exits 125).  Pools are
@@ -182,14 +187,31 @@ bool cli_req_create_opts(const cli_req *req, sbx_create_opts *o);
 /* cli_lib_error for a create (or run) of @req: an --image the provider
  * cannot run is the caller's mistake, named as the option (exit 2). */
 int cli_req_create_error(const cli_req *req, const sbx_ctx *ctx, int code, const char *what);
-/* Build exec options (code/argv/shell, env, cwd, files, stdin, timeout,
- * streaming).  @rest_is_file: rest[0] is a FILE to run (run only).
+/* Build exec options (code/argv/shell, env, cwd, files, timeout,
+ * streaming; stdin is cli_req_stdin's).  @rest_is_file: rest[0] is a FILE to run (run only).
  * Returns -1 when built, else the exit status to return. */
 int cli_req_exec_opts(const cli_req *req, const sbx_ctx *ctx,
                       bool rest_is_file, sbx_exec_opts *x);
+/* -i: our stdin into @x, streamed as the command runs when @provider
+ * (NULL: unknown) has the stdin_stream capability, else read whole.
+ * Returns -1 when set, else the exit status to return. */
+int cli_req_stdin(const cli_req *req, const sbx_ctx *ctx, const char *provider,
+                  sbx_exec_opts *x);
+/* True when the exec just refused (@code) was refused because the
+ * provider it landed on (a fallback) cannot stream the stdin that
+ * cli_req_stdin set: nothing was read; set it again with NULL and retry. */
+bool cli_stdin_refused(const sbx_ctx *ctx, int code);
 /* Print the result (JSON or notes) and map it to an exit status. */
 int cli_report_result(const cli_req *req, const cli_global *g,
                       const sbx_result *r);
+/* SIGINT/SIGTERM from now on fire a cancel handle set on @x (the
+ * first one; a second kills); call just before the run or exec, and
+ * cli_interrupt_end after it.  Returns -1, else the exit status. */
+int cli_interrupt_begin(sbx_exec_opts *x);
+/* The signal that interrupted the run or exec, or 0. */
+int cli_interrupted(void);
+/* Restore the signals' handling; free the handle. */
+void cli_interrupt_end(void);
 /* The exit status for a result (the table in the man page). */
 int cli_exit_status(const sbx_result *r);
 /* True when writing streamed output to our stdout/stderr failed. */

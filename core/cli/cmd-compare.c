@@ -139,6 +139,52 @@ static int write_report(const cli_report *r, const char *prefix, const char *ext
     return e ? -1 : 0;
 }
 
+/* The library's report of @cols: the JSON of --json, and which samples
+ * differ.  NULL after a message. */
+static sbx_eval_report *lib_report(const cli_eval_args *a, const sbx_eval_samples *s,
+                                   const cli_column *cols, size_t n_cols, const char *prefix,
+                                   bool rebuilt)
+{
+    sbx_eval_report *lr = NULL;
+    sbx_eval_opts *o = NULL;
+    int e = sbx_eval_report_new(s, a->dataset, a->canonical ? NULL : a->samples, &lr);
+
+    for (size_t i = 0; e == SBX_OK && i < n_cols; i++)
+        e = sbx_eval_report_add(lr, cols[i].label, cols[i].provider, cols[i].results,
+                                cols[i].settings, cols[i].sum);
+    if (e == SBX_OK)
+        e = sbx_eval_report_set_files(lr, prefix);
+    /* the limits that applied, as the columns' options had them */
+    if (e == SBX_OK && !rebuilt) {
+        if (!(o = cli_eval_opts(a, NULL))) {
+            sbx_eval_report_free(lr);
+            return NULL;
+        }
+        e = sbx_eval_report_set_opts(lr, o);
+        sbx_eval_opts_free(o);
+    }
+    if (e != SBX_OK) {
+        cli_err("compare: cannot build the report (%s)", sbx_strerror(e));
+        sbx_eval_report_free(lr);
+        return NULL;
+    }
+    return lr;
+}
+
+/* Print the library's report as one JSON object and a newline. */
+static int print_json(const cli_eval_args *a, const sbx_eval_report *lr)
+{
+    char *j = sbx_eval_report_to_json(lr, a->ks, a->n_ks);
+    int rc = 0;
+
+    if (!j)
+        return ENOMEM;
+    if (fputs(j, stdout) == EOF || putchar('\n') == EOF || fflush(stdout) != 0)
+        rc = EIO;
+    free(j);
+    return rc;
+}
+
 /* Write PREFIX.md and PREFIX.html and print the report; the exit
  * status. */
 static int report(const cli_global *g, const cli_eval_args *a, const sbx_eval_samples *s,
@@ -147,15 +193,19 @@ static int report(const cli_global *g, const cli_eval_args *a, const sbx_eval_sa
 {
     cli_report rep = { .args = a, .samples = s, .cols = cols, .n_cols = n_cols,
                        .prefix = prefix, .meta = meta };
+    sbx_eval_report *lr = lib_report(a, s, cols, n_cols, prefix, meta->rebuilt);
     int rc = CLI_EXIT_ERROR;
 
+    if (!lr)
+        return rc;
+    rep.lib = lr;
     if (!cli_report_find_diffs(&rep)) {
         cli_err("out of memory");
-        return rc;
+        goto done;
     }
     if (write_report(&rep, prefix, ".md", false) || write_report(&rep, prefix, ".html", true))
         goto done;
-    if ((a->json ? cli_report_json(&rep, stdout) : cli_report_markdown(&rep, stdout)) != 0) {
+    if ((a->json ? print_json(a, lr) : cli_report_markdown(&rep, stdout)) != 0) {
         cli_err("compare: cannot write the report to the standard output");
         goto done;
     }
@@ -164,6 +214,7 @@ static int report(const cli_global *g, const cli_eval_args *a, const sbx_eval_sa
     rc = rep.n_diffs ? CLI_EXIT_FAIL : CLI_EXIT_OK;
 done:
     free(rep.diffs);
+    sbx_eval_report_free(lr);
     return rc;
 }
 

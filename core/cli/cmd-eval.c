@@ -260,15 +260,10 @@ int cli_cmd_eval(cli_global *g, int argc, char **argv)
     }
     jobs = a.jobs ? a.jobs : (unsigned)sysconf(_SC_NPROCESSORS_ONLN);
     if (a.json) {
-        char *j = sbx_eval_summary_to_json(sum, a.ks, a.n_ks), *m = NULL;
-        cli_eval_meta meta;
-        json_t *mj;
         const char *dflt[2] = { sbx_ctx_default_provider(ctx), NULL };
-        cli_eval_meta_fill(&meta, &a, jobs);
-        meta.providers = providers ? (const char *const *)providers : dflt;
-        if ((mj = cli_eval_meta_json(&meta)))
-            m = json_dumps(mj, JSON_COMPACT | JSON_REAL_PRECISION(10));
-        json_decref(mj);
+        char *j = sbx_eval_summary_to_json(sum, a.ks, a.n_ks);
+        char *m = sbx_eval_meta_to_json(a.dataset, a.canonical ? NULL : a.samples, o,
+                                        providers ? (const char *const *)providers : dflt);
         if (!j || !m) {
             free(j);
             free(m);

@@ -111,15 +111,7 @@ int cli_cmd_upload(cli_global *g, int argc, char **argv)
     sb = cli_sandbox_open_by_id(g, &ctx, "upload", provider, id, &rc);
     if (sb != NULL) {
         e = sbx_sandbox_upload(sb, remote, data, len, mode);
-        if (e != SBX_OK) {
-            char what[64 + SBX_ID_MAX];
-            snprintf(what, sizeof what, "upload: %s", remote);
-            rc = cli_lib_error(ctx, e, what);
-            if (e == SBX_E_PATH)
-                rc = CLI_EXIT_PATH;
-        } else {
-            rc = CLI_EXIT_OK;
-        }
+        rc = e != SBX_OK ? cli_file_exit(ctx, e, "upload", remote) : CLI_EXIT_OK;
         sbx_sandbox_close(sb);
     }
     free(data);
@@ -181,14 +173,10 @@ int cli_cmd_download(cli_global *g, int argc, char **argv)
     if (sb != NULL) {
         e = sbx_sandbox_download(sb, remote, (size_t)max, &data, &len);
         if (e != SBX_OK) {
-            char what[64 + SBX_ID_MAX];
-            snprintf(what, sizeof what, "download: %s", remote);
-            rc = cli_lib_error(ctx, e, what);
+            rc = cli_file_exit(ctx, e, "download", remote);
             /* a missing file is the caller's mistake, as for cp */
             if (e == SBX_E_NOT_FOUND)
                 rc = CLI_EXIT_FAIL;
-            else if (e == SBX_E_PATH)
-                rc = CLI_EXIT_PATH;
         } else {
             rc = write_local(local, data, len);
         }

@@ -31,6 +31,8 @@ static void image_help(void)
 "prune removes every blob and root no reference needs, and says what it\n"
 "freed.  A NAME without a registry is Docker Hub's; 127.0.0.1, localhost\n"
 "and [::1] are spoken to over HTTP.\n"
+"The local provider runs in a pulled image with 'polysandbox run --image\n"
+"NAME' or a template's image.local = NAME.\n"
 "\n"
 "  -q, --quiet            pull, import, prune: print nothing but errors\n"
 "      --json             list: print a JSON array\n"
@@ -41,7 +43,7 @@ static void image_help(void)
 "image; 3 a layer entry or tarball member escaping the image's root; 65 a\n"
 "blob, manifest or tarball refused (digest or size mismatch, unreadable);\n"
 "125 any other error (network, authentication, the store).\n"
-"See polysandbox(1), IMAGES.\n",
+"See polysandbox(1), section image.\n",
         stdout);
 }
 

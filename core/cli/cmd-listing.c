@@ -113,16 +113,10 @@ static int on_file(void *ud, const char *name, size_t len, sbx_file_type type, u
 /* The exit status for a failed listing of @dir. */
 static int list_error(const sbx_ctx *ctx, int code, const char *dir)
 {
-    char what[64 + 4096];
-    int rc;
+    int rc = cli_file_exit(ctx, code, "files", dir);
 
-    snprintf(what, sizeof what, "files: %s", dir);
-    rc = cli_lib_error(ctx, code, what);
-    if (code == SBX_E_NOT_FOUND)
-        return CLI_EXIT_FAIL;      /* no such directory, as for ls */
-    if (code == SBX_E_PATH)
-        return CLI_EXIT_PATH;
-    return rc;
+    return code == SBX_E_NOT_FOUND ? CLI_EXIT_FAIL   /* no such directory, as for ls */
+                                   : rc;
 }
 
 int cli_cmd_files(cli_global *g, int argc, char **argv)

@@ -32,7 +32,8 @@ static void run_help(void)
 "  -e, --env KEY=VALUE    set a variable (KEY alone: take ours, if set)\n"
 "      --cwd DIR          working directory inside the sandbox\n"
 "      --file LOCAL[:REMOTE]  copy a file into the sandbox first\n"
-"  -i, --stdin            pass our standard input to the program\n"
+"  -i, --stdin            pass our standard input to the program, as it\n"
+"                         comes where the provider can stream it\n"
 "      --json             print the result as one JSON object\n"
 "\n"
 "Sandbox and limits:\n",
@@ -49,6 +50,10 @@ static void run_help(void)
 "\n"
 "The program reads an empty standard input unless -i is given (as with\n"
 "docker run); FILE '-' reads the code itself from our standard input.\n"
+"With -i, a provider with the stdin_stream capability (local, docker,\n"
+"kubernetes) gets each line as it comes and our end of file closes the\n"
+"program's stdin; others get it whole once we reach end of file.\n"
+"SIGINT or SIGTERM cancels the program and its sandbox (exit 128+N).\n"
 "Exit status: the program's own; 128+N when killed by signal N; 124 on a\n"
 "time limit; 137 on the memory limit; 141 on the output limit; 125 on a\n"
 "sandbox error; 126/127 when the command cannot run; 2 on bad usage and\n"
@@ -59,7 +64,7 @@ static void run_help(void)
 
 /* --keep and --reuse: one exec in a persistent sandbox that stays. */
 static int run_kept(cli_req *req, const cli_global *g, sbx_ctx *ctx,
-                    const sbx_create_opts *co, const sbx_exec_opts *xo)
+                    const sbx_create_opts *co, sbx_exec_opts *xo)
 {
     sbx_sandbox *sb = NULL;
     sbx_result *r = NULL;
@@ -73,6 +78,11 @@ static int run_kept(cli_req *req, const cli_global *g, sbx_ctx *ctx,
      * nobody knows the id of would be left to its time-to-live */
     cli_err("%s sandbox %s on provider %s", created ? "keeping" : "reusing",
             sbx_sandbox_id(sb), sbx_sandbox_provider(sb));
+    if ((rc = cli_req_stdin(req, ctx, sbx_sandbox_provider(sb), xo)) >= 0 ||
+        (rc = cli_interrupt_begin(xo)) >= 0) {
+        sbx_sandbox_close(sb);
+        return rc;
+    }
     rc = sbx_sandbox_exec(sb, xo, &r);
     if (rc != SBX_OK)
         rc = cli_lib_error(ctx, rc, "run");
@@ -125,13 +135,27 @@ int cli_cmd_run(cli_global *g, int argc, char **argv)
         rc = run_kept(&req, g, ctx, co, xo);
         goto out;
     }
+    /* -i streams when the provider the run starts on can take it; one it
+     * falls back to that cannot refuses before reading any of it */
+    if ((rc = cli_req_stdin(&req, ctx, req.provider ? req.provider
+                                       : sbx_ctx_default_provider(ctx), xo)) >= 0 ||
+        (rc = cli_interrupt_begin(xo)) >= 0)
+        goto out;
     rc = sbx_run(ctx, co, xo, &r);
+    if (rc != SBX_OK && cli_stdin_refused(ctx, rc) && !cli_interrupted()) {
+        cli_interrupt_end(); /* so that SIGINT stops the read at once */
+        if ((rc = cli_req_stdin(&req, ctx, NULL, xo)) >= 0 ||
+            (rc = cli_interrupt_begin(xo)) >= 0)
+            goto out;
+        rc = sbx_run(ctx, co, xo, &r);
+    }
     if (rc != SBX_OK) {
         rc = cli_req_create_error(&req, ctx, rc, "run");
         goto out;
     }
     rc = cli_report_result(&req, g, r);
 out:
+    cli_interrupt_end();
     if (r != NULL)
         sbx_result_free(r);
     if (xo != NULL)

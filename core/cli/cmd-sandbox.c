@@ -124,7 +124,10 @@ static void exec_help(void)
 "      --cwd DIR          working directory inside the sandbox\n"
 "      --file LOCAL[:REMOTE]  copy a file into the sandbox first\n"
 "  -t, --timeout DURATION wall-clock limit of this exec\n"
-"  -i, --stdin            pass our standard input (else it is empty)\n"
+"  -i, --stdin            pass our standard input (else it is empty), as\n"
+"                         it comes where the provider can stream it\n"
+"                         (stdin_stream: local, docker, kubernetes), else\n"
+"                         read whole first\n"
 "      --json             print the result as one JSON object\n"
 "  -h, --help             show this help\n"
 "\n"
@@ -162,7 +165,9 @@ int cli_cmd_exec(cli_global *g, int argc, char **argv)
     }
     if ((rc = cli_req_exec_opts(&req, ctx, false, xo)) >= 0)
         goto out;
-    if ((rc = cli_sandbox_open(ctx, "exec", req.provider, id, &sb)) >= 0)
+    if ((rc = cli_sandbox_open(ctx, "exec", req.provider, id, &sb)) >= 0 ||
+        (rc = cli_req_stdin(&req, ctx, sbx_sandbox_provider(sb), xo)) >= 0 ||
+        (rc = cli_interrupt_begin(xo)) >= 0)
         goto out;
     rc = sbx_sandbox_exec(sb, xo, &r);
     if (rc != SBX_OK) {
@@ -171,6 +176,7 @@ int cli_cmd_exec(cli_global *g, int argc, char **argv)
     }
     rc = cli_report_result(&req, g, r);
 out:
+    cli_interrupt_end();
     if (r != NULL)
         sbx_result_free(r);
     sbx_sandbox_close(sb);

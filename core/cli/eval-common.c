@@ -13,19 +13,22 @@
 const char cli_eval_help_common[] =
 "What to score:\n"
 "      --dataset FILE     the tasks: HumanEval, MBPP, generic, judged problems,\n"
-"                         CodeContests, APPS, LiveCodeBench or EvalPlus\n"
-"                         (HumanEval+, MBPP+) JSONL (.gz too)\n"
+"                         CodeContests, APPS, LiveCodeBench, EvalPlus\n"
+"                         (HumanEval+, MBPP+) or MultiPL-E JSONL (.gz too)\n"
 "      --samples FILE     completions: JSONL of {\"task_id\", \"completion\"}\n"
-"                         (judged problems: and an optional \"language\")\n"
+"                         (judged problems: and an optional \"language\";\n"
+"                         MultiPL-E: {\"name\", \"completions\": [...]} too)\n"
 "      --canonical        score the dataset's own reference solutions\n"
 "      --allow-partial    score a samples file that leaves tasks out (else\n"
 "                         refused, naming the tasks without samples)\n"
 "      --format FMT       auto (default), humaneval, mbpp, generic, judged,\n"
-"                         codecontests, apps, livecodebench or evalplus\n"
+"                         codecontests, apps, livecodebench, evalplus or\n"
+"                         multipl-e\n"
 "\n"
 "Running:\n"
 "  -j, --jobs N           parallel workers (default: the number of cores)\n"
-"      --timeout DURATION wall-clock limit per program (default 3s)\n"
+"      --timeout DURATION wall-clock limit per program (default 3s;\n"
+"                         MultiPL-E: 15s, as its evaluator)\n"
 "      --memory SIZE      memory limit per program (default: the configuration's)\n"
 "      --retries N        attempts again after a sandbox error, per provider\n"
 "                         (default 2)\n"
@@ -125,7 +128,7 @@ int cli_eval_option(cli_eval_args *a, int c, const char *arg)
             }
         return cli_usage_error(a->cmd, "invalid value '%s' for --format: expected auto, "
                                "humaneval, mbpp, generic, judged, codecontests, apps, "
-                               "livecodebench or evalplus", arg);
+                               "livecodebench, evalplus or multipl-e", arg);
     case CLI_EO_TIMEOUT:
         if (!cli_parse_duration(arg, &a->timeout_ns, &why))
             return cli_usage_error(a->cmd, "invalid value '%s' for --timeout: %s", arg, why);
@@ -394,7 +397,12 @@ void cli_eval_print_summary(FILE *f, const cli_eval_args *a, const sbx_eval_summ
         fputs("sandbox errors (retried, not graded, not in pass@k):\n", f);
         for (size_t i = 0; i < sbx_eval_summary_total(sum); i++) {
             const sbx_eval_record *r = sbx_eval_summary_record(sum, i);
-            if (r && sbx_eval_record_verdict(r) == SBX_VERDICT_SANDBOX_ERROR)
+            if (!r || sbx_eval_record_verdict(r) != SBX_VERDICT_SANDBOX_ERROR)
+                continue;
+            if (sbx_eval_record_attempts(r) == 0)   /* no sandbox could run it */
+                fprintf(f, "  sample %zu (%s), not run: %s\n", i, sbx_eval_record_task_id(r),
+                        sbx_eval_record_reason(r) ? sbx_eval_record_reason(r) : "?");
+            else
                 fprintf(f, "  sample %zu (%s) on %s after %u attempts: %s\n", i,
                         sbx_eval_record_task_id(r), sbx_eval_record_provider(r),
                         sbx_eval_record_attempts(r),

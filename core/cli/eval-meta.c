@@ -1,19 +1,15 @@
 /* core/cli/eval-meta.c - the metadata of a report: enough to tell later
- * which tool, inputs, limits and machine gave its figures */
+ * which tool, inputs, limits and machine gave its figures, in Markdown
+ * and HTML (the JSON is the library's: sbx_eval_meta_to_json) */
 #include "config.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <fcntl.h>
-#include <sys/stat.h>
 #include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
-
-#include <jansson.h>
-#include <sodium.h>
 
 #include "eval-meta.h"
 
@@ -25,40 +21,17 @@
 #define DEFAULT_FACTOR 3.0
 #define DEFAULT_COMPILE_NS UINT64_C(30000000000)
 
+/* A report is not refused for an input without a digest: it says so. */
 static void digest(cli_eval_input *in, const char *path)
 {
-    crypto_hash_sha256_state st;
-    unsigned char buf[65536], out[crypto_hash_sha256_BYTES];
-    struct stat sst;
-    FILE *f;
-    size_t n;
-    int fd;
+    int64_t size = -1;
 
     in->path = path;
-    in->size = -1;
-    in->sha256[0] = '\0';
-    /* a regular file only: a pipe (<(zcat ...)) was read once already, and
-     * opening it again would wait for a writer that never comes */
-    if (!path || sodium_init() < 0 ||
-        (fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)) < 0)
-        return;
-    if (fstat(fd, &sst) != 0 || !S_ISREG(sst.st_mode) || !(f = fdopen(fd, "rb"))) {
-        close(fd);
-        return;
-    }
-    crypto_hash_sha256_init(&st);
-    in->size = 0;
-    while ((n = fread(buf, 1, sizeof buf, f)) > 0) {
-        crypto_hash_sha256_update(&st, buf, n);
-        in->size += (long long)n;
-    }
-    if (ferror(f)) {
-        in->size = -1;
-    } else {
-        crypto_hash_sha256_final(&st, out);
-        sodium_bin2hex(in->sha256, sizeof in->sha256, out, sizeof out);
-    }
-    fclose(f);
+    if (path)
+        (void)sbx_eval_input_digest(path, &size, in->sha256);
+    else
+        in->sha256[0] = '\0';
+    in->size = size;
 }
 
 void cli_eval_meta_fill(cli_eval_meta *m, const cli_eval_args *a, unsigned jobs)
@@ -92,47 +65,6 @@ void cli_eval_meta_fill(cli_eval_meta *m, const cli_eval_args *a, unsigned jobs)
 static double secs(uint64_t ns, uint64_t dflt)
 {
     return (double)(ns ? ns : dflt) / 1e9;
-}
-
-static json_t *input_json(const cli_eval_input *in)
-{
-    if (!in->path)
-        return json_null();
-    return json_pack("{s:s, s:o, s:o}", "path", in->path, "size",
-                     in->size >= 0 ? json_integer(in->size) : json_null(), "sha256",
-                     in->sha256[0] ? json_string(in->sha256) : json_null());
-}
-
-json_t *cli_eval_meta_json(const cli_eval_meta *m)
-{
-    const cli_eval_args *a = m->args;
-    json_t *limits = json_pack(
-        "{s:f, s:o, s:i, s:b, s:b, s:f, s:f, s:f}", "timeout_s",
-        secs(a->timeout_ns, DEFAULT_TIMEOUT_NS), "memory_bytes",
-        a->memory ? json_integer((json_int_t)a->memory) : json_null(), "retries",
-        (int)(a->retries_set ? a->retries : DEFAULT_RETRIES), "isolated_check", a->isolated,
-        "all_tests", a->all_tests, "min_time_s", secs(a->min_ns, DEFAULT_MIN_NS),
-        "time_factor", a->factor >= 0 ? a->factor : DEFAULT_FACTOR, "compile_timeout_s",
-        secs(a->compile_ns, DEFAULT_COMPILE_NS));
-
-    if (!limits)
-        return NULL;
-    json_t *provs = json_array();
-    for (const char *const *p = m->providers; provs && p && *p; p++)
-        json_array_append_new(provs, json_string(*p));
-    if (!provs) {
-        json_decref(limits);
-        return NULL;
-    }
-    if (m->rebuilt)
-        json_decref(limits);
-    return json_pack("{s:s, s:s, s:{s:s, s:s}, s:o, s:o, s:b, s:o, s:o, s:b, s:o}", "version",
-                     m->version, "date", m->date, "host", "name", m->host, "kernel",
-                     m->kernel, "dataset", input_json(&m->dataset), "samples",
-                     input_json(&m->samples), "canonical", a->canonical, "limits",
-                     m->rebuilt ? json_null() : limits, "jobs",
-                     m->rebuilt ? json_null() : json_integer(m->jobs), "rebuilt", m->rebuilt,
-                     "providers", provs);
 }
 
 /* "PATH (N bytes, sha256 HEX)" */

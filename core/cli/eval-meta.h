@@ -7,7 +7,6 @@
 
 #include "eval-cli.h"
 
-struct json_t;
 
 typedef struct cli_eval_input {
     const char *path;             /* (borrowed) or NULL (canonical samples) */
@@ -32,8 +31,6 @@ typedef struct cli_eval_meta {
  * regular file or cannot be read gets size -1 and no digest (a report
  * is not refused for that). */
 void cli_eval_meta_fill(cli_eval_meta *m, const cli_eval_args *a, unsigned jobs);
-/* @m as a JSON object (transfer full), or NULL on ENOMEM. */
-struct json_t *cli_eval_meta_json(const cli_eval_meta *m);
 /* @m as an HTML definition list (escaped by @esc) / Markdown lines. */
 void cli_eval_meta_html(const cli_eval_meta *m, FILE *f, void (*esc)(FILE *, const char *));
 void cli_eval_meta_markdown(const cli_eval_meta *m, FILE *f);

@@ -18,16 +18,9 @@ bool cli_report_find_diffs(cli_report *r)
     r->n_diffs = 0;
     if (!(r->diffs = calloc(n + 1, sizeof *r->diffs)))
         return false;
-    for (size_t i = 0; i < n; i++) {
-        const sbx_eval_record *a = sbx_eval_summary_record(r->cols[0].sum, i);
-        for (size_t c = 1; c < r->n_cols; c++) {
-            const sbx_eval_record *b = sbx_eval_summary_record(r->cols[c].sum, i);
-            if (!a || !b || sbx_eval_record_verdict(a) != sbx_eval_record_verdict(b)) {
-                r->diffs[r->n_diffs++] = i;
-                break;
-            }
-        }
-    }
+    for (size_t i = 0; i < n; i++)
+        if (sbx_eval_report_differs(r->lib, i))
+            r->diffs[r->n_diffs++] = i;
     return true;
 }
 

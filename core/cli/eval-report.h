@@ -24,18 +24,14 @@ typedef struct cli_report {
     size_t n_diffs;
     const char *prefix;           /* where the .md and .html files go */
     const cli_eval_meta *meta;
+    const sbx_eval_report *lib;   /* the same columns, in the library's report */
 } cli_report;
 
-/* Fill r->diffs (owned: free()); false on ENOMEM. */
+/* Fill r->diffs (owned: free()) from r->lib; false on ENOMEM. */
 bool cli_report_find_diffs(cli_report *r);
 /* Write the report as Markdown / as one self-contained HTML page with
  * inline SVG charts.  0, or an errno value. */
 int cli_report_markdown(const cli_report *r, FILE *f);
 int cli_report_html(const cli_report *r, FILE *f);
-/* Write it as one JSON object and a newline (eval-report-json.c): per
- * column its settings and summary (sbx_eval_summary_to_json), then the
- * samples whose verdicts differ with each column's reason and output,
- * and the run's metadata.  0, or an errno value. */
-int cli_report_json(const cli_report *r, FILE *f);
 
 #endif

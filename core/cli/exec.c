@@ -153,28 +153,58 @@ static int add_files(const cli_req *req, sbx_exec_opts *x)
 
 /* Our stdin, with -i only (as docker run -i): without it the program
  * reads an empty stdin, so a script, a `while read` loop or a CI job
- * never hangs on, or loses, input meant for the commands after us. */
-static int add_stdin(const cli_req *req, sbx_exec_opts *x)
+ * never hangs on, or loses, input meant for the commands after us.
+ * Streamed where @provider can feed a running command (stdin_stream), so
+ * that an interactive program answers each line as it comes and our end
+ * of file closes its stdin; else (no such provider, or NULL) read whole
+ * first, and the program starts once we reach end of file. */
+static bool stdin_streamed; /* set_stdin_fd was used: see cli_stdin_refused */
+
+static bool can_stream(const sbx_ctx *ctx, const char *provider)
+{
+    const sbx_provider *p = provider ? sbx_ctx_find_provider(ctx, provider) : NULL;
+
+    return p != NULL && (sbx_provider_capabilities(p) & SBX_CAP_STDIN_STREAM);
+}
+
+int cli_req_stdin(const cli_req *req, const sbx_ctx *ctx, const char *provider,
+                  sbx_exec_opts *x)
 {
     char *data;
     size_t len;
     int e, rc;
 
+    stdin_streamed = false;
     if (!req->stdin || fcntl(STDIN_FILENO, F_GETFD) < 0)
         return -1;
-    e = cli_read_fd(STDIN_FILENO, CLI_INPUT_MAX, &data, &len);
-    if (e != 0) {
-        cli_err("%s: reading standard input: %s", req->cmd,
-                e == EFBIG ? "too large" : strerror(e));
-        return CLI_EXIT_ERROR;
+    if (can_stream(ctx, provider)) {
+        rc = sbx_exec_opts_set_stdin_fd(x, STDIN_FILENO);
+        stdin_streamed = rc == SBX_OK;
+    } else {
+        e = cli_read_fd(STDIN_FILENO, CLI_INPUT_MAX, &data, &len);
+        if (e != 0) {
+            cli_err("%s: reading standard input: %s", req->cmd,
+                    e == EFBIG ? "too large" : strerror(e));
+            return CLI_EXIT_ERROR;
+        }
+        rc = sbx_exec_opts_set_stdin(x, data, len);
+        free(data);
     }
-    rc = sbx_exec_opts_set_stdin(x, data, len);
-    free(data);
     if (rc != SBX_OK) {
         cli_err("%s: standard input: %s", req->cmd, sbx_strerror(rc));
         return CLI_EXIT_ERROR;
     }
     return -1;
+}
+
+bool cli_stdin_refused(const sbx_ctx *ctx, int code)
+{
+    const sbx_error *e = sbx_ctx_last_error(ctx);
+
+    /* the core refuses before the provider runs anything: nothing of our
+     * stdin was read */
+    return stdin_streamed && code == SBX_E_NOTSUP && e != NULL &&
+           sbx_error_provider(e) != NULL && !can_stream(ctx, sbx_error_provider(e));
 }
 
 /* The name code is written under in the sandbox: a FILE's own (so
@@ -354,7 +384,7 @@ int cli_req_exec_opts(const cli_req *req, const sbx_ctx *ctx,
         cli_err("%s: cannot stream output", req->cmd);
         return CLI_EXIT_ERROR;
     }
-    return add_stdin(req, x);
+    return -1;
 }
 
 int cli_exit_status(const sbx_result *r)
@@ -499,6 +529,10 @@ static void note_unenforced(const sbx_result *r)
 int cli_report_result(const cli_req *req, const cli_global *g,
                       const sbx_result *r)
 {
+    int sig = cli_interrupted();
+    bool cancelled = sbx_result_status(r) == SBX_RUN_SANDBOX_ERROR &&
+                     sbx_result_error_code(r) == SBX_E_CANCELLED;
+
     if (!g->quiet)
         note_unenforced(r);
     if (req->json) {
@@ -525,8 +559,11 @@ int cli_report_result(const cli_req *req, const cli_global *g,
             return CLI_EXIT_ERROR;
         }
         /* errors are always told; -q silences notes about the code */
-        if (!g->quiet || sbx_result_status(r) == SBX_RUN_SANDBOX_ERROR)
+        if (sig != 0 && cancelled)
+            cli_err("%s: interrupted by signal %d (%s)", req->cmd, sig, strsignal(sig));
+        else if (!g->quiet || sbx_result_status(r) == SBX_RUN_SANDBOX_ERROR)
             note(req, r);
     }
-    return cli_exit_status(r);
+    /* as a shell reports a command a signal ended */
+    return sig != 0 ? 128 + sig : cli_exit_status(r);
 }

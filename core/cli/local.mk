@@ -12,6 +12,7 @@ polysandbox_SOURCES = \
 	core/cli/units.c \
 	core/cli/request.c \
 	core/cli/exec.c \
+	core/cli/interrupt.c \
 	core/cli/locate.c \
 	core/cli/cmd-run.c \
 	core/cli/cmd-sandbox.c \
@@ -19,6 +20,8 @@ polysandbox_SOURCES = \
 	core/cli/cmd-listing.c \
 	core/server/json-text.h \
 	core/server/json-text.c \
+	core/server/b64.h \
+	core/server/b64.c \
 	core/server/file-json.h \
 	core/server/file-json.c \
 	core/server/utf8.h \
@@ -38,7 +41,6 @@ polysandbox_SOURCES = \
 	core/cli/eval-meta.c \
 	core/cli/eval-report.h \
 	core/cli/eval-report.c \
-	core/cli/eval-report-json.c \
 	core/cli/cmd-compare.c
 polysandbox_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS) $(SODIUM_CFLAGS)
 polysandbox_LDADD = core/libpolysandbox.la $(JANSSON_LIBS) $(SODIUM_LIBS) -lm

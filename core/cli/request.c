@@ -335,7 +335,8 @@ const char cli_help_sandbox[] =
 "      --fallback NAME[,NAME...]  providers to try, in order, when creating\n"
 "                         the sandbox on the first fails\n"
 "      --template NAME    the template (language runtime) of the sandbox\n"
-"      --image IMAGE      the image, for providers that take one\n"
+"      --image IMAGE      the image: on local one pulled (polysandbox image pull)\n"
+"                         or a root directory, else the provider's image name\n"
 "  -l, --label KEY=VALUE  label the sandbox (repeatable)\n";
 
 const char cli_help_limits[] =
@@ -353,9 +354,10 @@ int cli_req_create_error(const cli_req *req, const sbx_ctx *ctx, int code, const
     const char *msg = e ? sbx_error_message(e) : NULL;
     char opt[512];
 
-    /* (the refusal names the image; another NOTSUP is not about it) */
-    if (code != SBX_E_NOTSUP || req->image == NULL || msg == NULL ||
-        strstr(msg, req->image) == NULL)
+    /* (the refusal names the image; another NOTSUP is not about it; an
+     * image not pulled is NOT_FOUND, 2 as well) */
+    if ((code != SBX_E_NOTSUP && code != SBX_E_NOT_FOUND && code != SBX_E_INVAL) ||
+        req->image == NULL || msg == NULL || strstr(msg, req->image) == NULL)
         return cli_lib_error(ctx, code, what);
     snprintf(opt, sizeof opt, "%s: --image %s", what, req->image);
     cli_lib_error(ctx, code, opt);

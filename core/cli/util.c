@@ -79,6 +79,16 @@ int cli_lib_error(const sbx_ctx *ctx, int code, const char *what)
     return cli_exit_for(code);
 }
 
+int cli_file_exit(const sbx_ctx *ctx, int code, const char *cmd, const char *path)
+{
+    char what[64 + 4096];
+    int rc;
+
+    snprintf(what, sizeof what, "%s: %s", cmd, path);
+    rc = cli_lib_error(ctx, code, what);
+    return code == SBX_E_PATH ? CLI_EXIT_PATH : rc;
+}
+
 sbx_ctx *cli_ctx_new(const cli_global *g)
 {
     sbx_ctx *ctx = NULL;

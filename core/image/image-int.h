@@ -88,7 +88,7 @@ typedef struct img_store {
  * (errors name @fn), parse and normalise it into @r and @text
  * (IMG_REF_TEXT_MAX bytes), open the context's store into @s. */
 struct sbx_ctx;
-int img_begin(struct sbx_ctx *ctx, const char *ref, const char *fn, img_ref *r, char *text,
+int img_begin(const struct sbx_ctx *ctx, const char *ref, const char *fn, img_ref *r, char *text,
               img_store *s);
 /* Open (creating) the store: @image_dir ([core] image_dir), or else
  * @state_dir/images. */

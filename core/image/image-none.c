@@ -35,6 +35,14 @@ SBX_API int sbx_image_rm(sbx_ctx *ctx, const char *ref)
     return none();
 }
 
+SBX_API int sbx_image_root(const sbx_ctx *ctx, const char *ref, char **root_out)
+{
+    (void)ctx, (void)ref;
+    if (root_out)
+        *root_out = NULL;
+    return none();
+}
+
 SBX_API int sbx_image_import(sbx_ctx *ctx, const char *file, const char *ref,
                              sbx_image_visit_fn fn, void *arg)
 {

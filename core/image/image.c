@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <jansson.h>
@@ -185,6 +186,63 @@ static int drop_image(const img_store *s, const char *digest, const rec *v, size
     return rc;
 }
 
+/* The digest @text's record names into @digest (IMG_DIGEST_LEN + 1), or ""
+ * when there is none or it is broken (it names nothing a user could ask
+ * for); the record's path into @path (malloc'd) when @path is not NULL. */
+static int lookup(const img_store *s, const char *text, char *digest, char **path)
+{
+    digest[0] = '\0';
+    char *p = img_ref_record_path(s, text);
+    if (!p)
+        return SBX_E_NOMEM;
+    json_t *j = json_load_file(p, 0, NULL);
+    const char *dg = json_string_value(json_object_get(j, "digest"));
+    if (dg && img_digest_valid(dg))
+        memcpy(digest, dg, IMG_DIGEST_LEN + 1);
+    json_decref(j);
+    if (path)
+        *path = p;
+    else
+        free(p);
+    return SBX_OK;
+}
+
+SBX_API int sbx_image_root(const sbx_ctx *ctx, const char *ref, char **root_out)
+{
+    core_error_clear();
+    if (!root_out)
+        return core_error_set(SBX_E_INVAL, NULL, "sbx_image_root: no root_out");
+    *root_out = NULL;
+    img_ref r;
+    char text[IMG_REF_TEXT_MAX];
+    img_store s;
+    int rc = img_begin(ctx, ref, "sbx_image_root", &r, text, &s);
+    if (rc != SBX_OK)
+        return rc;
+    char digest[IMG_DIGEST_LEN + 1];
+    rc = lookup(&s, text, digest, NULL);
+    /* NAME@DIGEST: the root is the digest's, whichever reference pulled it. */
+    if (!digest[0] && r.digest[0])
+        memcpy(digest, r.digest, sizeof digest);
+    char *root = digest[0] ? img_root_path(&s, digest) : NULL;
+    struct stat st;
+    if (rc != SBX_OK || (digest[0] && !root))
+        rc = core_error_set(SBX_E_NOMEM, NULL, "out of memory");
+    else if (!root)
+        rc = core_error_set(SBX_E_NOT_FOUND, NULL, "image '%s' is not pulled (not in the "
+                            "store %s): run polysandbox image pull %s", ref, s.dir, ref);
+    else if (stat(root, &st) != 0 || !S_ISDIR(st.st_mode))
+        rc = core_error_set(SBX_E_NOT_FOUND, NULL, "image '%s' is not pulled (its root %s is "
+                            "gone): run polysandbox image pull %s", ref, root, ref);
+    img_store_close(&s);
+    if (rc != SBX_OK) {
+        free(root);
+        return rc;
+    }
+    *root_out = root;
+    return SBX_OK;
+}
+
 SBX_API int sbx_image_rm(sbx_ctx *ctx, const char *ref)
 {
     core_error_clear();
@@ -199,15 +257,10 @@ SBX_API int sbx_image_rm(sbx_ctx *ctx, const char *ref)
         img_store_close(&s);
         return rc;
     }
-    char *path = img_ref_record_path(&s, text);
-    json_t *j = path ? json_load_file(path, 0, NULL) : NULL;
-    const char *dg = json_string_value(json_object_get(j, "digest"));
-    char digest[IMG_DIGEST_LEN + 1] = "";
-    if (dg && img_digest_valid(dg))
-        memcpy(digest, dg, sizeof digest);
-    json_decref(j);
-    if (!path)
-        rc = SBX_E_NOMEM;
+    char *path = NULL;
+    char digest[IMG_DIGEST_LEN + 1];
+    if (lookup(&s, text, digest, &path) != SBX_OK)
+        rc = core_error_set(SBX_E_NOMEM, NULL, "out of memory");
     else if (!digest[0])
         rc = core_error_set(SBX_E_NOT_FOUND, NULL, "image '%s' was never pulled "
                             "(see polysandbox image list)", text);

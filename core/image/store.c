@@ -80,7 +80,7 @@ int img_store_open(img_store *s, const char *state_dir, const char *image_dir)
     return SBX_OK;
 }
 
-int img_begin(sbx_ctx *ctx, const char *ref, const char *fn, img_ref *r, char *text,
+int img_begin(const sbx_ctx *ctx, const char *ref, const char *fn, img_ref *r, char *text,
               img_store *s)
 {
     char why[160];

@@ -24,6 +24,7 @@
  */
 #include "config.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -125,8 +126,6 @@ static int files_in(srv_req *r, json_t *files, sbx_exec_opts *x)
     json_object_foreach(files, path, v) {
         unsigned char *data = NULL;
         size_t len = 0;
-        const char *end = NULL, *t;
-        size_t tl;
         int rc;
 
         if (json_is_null(v))
@@ -140,13 +139,10 @@ static int files_in(srv_req *r, json_t *files, sbx_exec_opts *x)
                               "work directory, without '..' or empty parts", v);
             return -1;
         }
-        t = json_string_value(v);
-        tl = json_string_length(v);
-        if (!(data = malloc(tl + 1)))
+        rc = srv_b64_decode(json_string_value(v), json_string_length(v), " \r\n", &data, &len);
+        if (rc == ENOMEM)
             return -1;
-        if (sodium_base642bin(data, tl + 1, t, tl, " \r\n", &len, &end,
-                              sodium_base64_VARIANT_ORIGINAL) != 0 || end != t + tl) {
-            free(data);
+        if (rc != 0) {
             srv_fusion_detail(r, "value_error", "files", "file contents must be base64", v);
             return -1;
         }

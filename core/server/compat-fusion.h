@@ -3,8 +3,6 @@
 #ifndef POLYSANDBOX_SERVER_COMPAT_FUSION_H
 #define POLYSANDBOX_SERVER_COMPAT_FUSION_H
 
-#include <sodium.h>
-
 #include "compat.h"
 
 /* A /run_code request made into options. */

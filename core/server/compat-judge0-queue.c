@@ -28,6 +28,7 @@ struct srv_j0q {
     sbx_cancel **cancels;       /* [max]: each thread's run's */
     unsigned n_threads, started, max, idle_threads, running;
     srv_job *gate;              /* what the gate knows the submissions as */
+    struct srv_j0cb *cb;        /* the callbacks' sender (NULL: without libcurl) */
     bool gated, stop;
 };
 
@@ -47,7 +48,7 @@ int srv_j0_queue_start(srv *s)
     if (!(Q->ring = calloc(Q->cap, sizeof *Q->ring)) ||
         !(Q->threads = calloc(Q->max, sizeof *Q->threads)) ||
         !(Q->cancels = calloc(Q->max, sizeof *Q->cancels)) ||
-        !(Q->gate = job_alloc(s, NULL, "judge0", NULL, 0))) {
+        !(Q->gate = job_alloc(s, NULL, "judge0", NULL, 0)) || srv_j0_cb_start(&Q->cb) != 0) {
         srv_log(NULL, "out of memory");
         return -1;
     }
@@ -88,8 +89,47 @@ static void run_one(struct srv_j0q *Q, srv_j0_req *q, sbx_cancel *cancel)
             srv_bytes_add(&q->sub->text[J0_MESSAGE], msg ? msg : "internal error",
                           strlen(msg ? msg : "internal error")) == 0;
     }
+    /* The callback once GET shows it finished (Judge0 saves, then calls). */
+    char *body = srv_j0_callback_body(q), token[SRV_J0_TOKEN_LEN + 1];
+    memcpy(token, q->sub->token, sizeof token);
     srv_j0_replace(q->sub);
     q->sub = NULL;
+    srv_j0_callback(Q->s, q, token, body);
+}
+
+char *srv_j0_callback_body(const srv_j0_req *q)
+{
+    bool utf8;
+    json_t *o;
+    char *body;
+
+    if (!q->callback_url)
+        return NULL;
+    if (!(o = srv_j0_show(q->sub, true, NULL, &utf8)) ||
+        !(body = json_dumps(o, JSON_COMPACT))) {
+        srv_log(NULL, "Judge0 submission %s: no callback (out of memory)", q->sub->token);
+        json_decref(o);
+        return NULL;
+    }
+    json_decref(o);
+    return body;
+}
+
+void srv_j0_callback(srv *s, const srv_j0_req *q, const char *token, char *body)
+{
+    struct srv_j0q *Q = s->judge0;
+
+    if (!body)
+        return;
+    if (!Q || !Q->cb) {
+        srv_log(NULL, "Judge0 submission %s: its callback was dropped (the server stops)",
+                token);
+        free(body);
+        return;
+    }
+    /* (srv_j0_cb_push logs what it drops but the ENOMEM) */
+    if (srv_j0_cb_push(Q->cb, token, q->callback_url, body) == -3)
+        srv_log(NULL, "Judge0 submission %s: its callback was dropped (out of memory)", token);
 }
 
 static void *runner(void *arg)
@@ -222,6 +262,8 @@ void srv_j0_queue_stop(srv *s, uint64_t deadline_ns)
         pthread_join(Q->threads[i], NULL);
     for (unsigned i = 0; i < Q->count; i++)
         srv_j0_req_free(Q->ring[(Q->head + i) % Q->cap]);
+    /* What finished may still have its callback to send. */
+    srv_j0_cb_stop(Q->cb, deadline_ns);
     if (Q->gated)
         job_gate_part(s->jobs, Q->gate);
     job_unref(Q->gate);

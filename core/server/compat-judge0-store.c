@@ -16,8 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <sodium.h>
-
 #include "compat-judge0.h"
 
 static const char *const text_names[J0_N_TEXT] = {
@@ -31,6 +29,7 @@ static const char *const other_fields[] = {
     "created_at", "finished_at", "wall_time", "exit_code", "exit_signal", "cpu_time_limit",
     "wall_time_limit", "memory_limit", "max_processes_and_or_threads", "max_file_size",
     "command_line_arguments", "redirect_stderr_to_stdout", "enable_network", "number_of_runs",
+    "callback_url",
 };
 
 void srv_j0_sub_free(srv_j0_sub *sub)
@@ -103,15 +102,12 @@ int srv_j0_fields_check(const char *fields, char *err, size_t errsz)
 /* Ruby's Base64.encode64: lines of 60 characters, each ending in \n. */
 static json_t *base64_lines(const srv_bytes *b)
 {
-    size_t enc = sodium_base64_encoded_len(b->len, sodium_base64_VARIANT_ORIGINAL);
-    char *flat = malloc(enc), *out;
+    char *flat = srv_b64_encode(b->data, b->len), *out;
     size_t n, o = 0;
     json_t *j = NULL;
 
     if (!flat)
         return NULL;
-    sodium_bin2base64(flat, enc, (const unsigned char *)b->data, b->len,
-                      sodium_base64_VARIANT_ORIGINAL);
     n = strlen(flat);
     if ((out = malloc(n + n / 60 + 2))) {
         for (size_t i = 0; i < n; i += 60) {
@@ -284,6 +280,39 @@ int srv_j0_find(const char *token, bool base64, const char *fields, json_t **out
     if ((at = slot_of(token)) >= 0) {
         *out = srv_j0_show(kept[at], base64, fields, &utf8);
         rc = *out ? 0 : utf8 ? 2 : 1;
+    }
+    pthread_mutex_unlock(&lock);
+    return rc;
+}
+
+int srv_j0_remove(const char *token, const char *fields, json_t **out, int *status)
+{
+    int rc = -1;
+    bool utf8 = true;
+    long at;
+
+    *out = NULL;
+    *status = 0;
+    pthread_mutex_lock(&lock);
+    if ((at = slot_of(token)) >= 0) {
+        json_int_t id = json_integer_value(json_object_get(kept[at]->attrs, "status_id"));
+        if (id == 1 || id == 2) {
+            *status = (int)id;   /* still to run: Judge0 keeps it */
+            rc = 1;
+        } else if (!(*out = srv_j0_show(kept[at], true, fields, &utf8))) {
+            rc = 2;
+        } else {
+            /* Close the gap: the ones after it move one place back. */
+            size_t i = ((size_t)at + SRV_J0_KEEP_MAX - head) % SRV_J0_KEEP_MAX;
+            srv_j0_sub *gone = kept[at];
+            for (; i + 1 < count; i++)
+                kept[(head + i) % SRV_J0_KEEP_MAX] = kept[(head + i + 1) % SRV_J0_KEEP_MAX];
+            kept[(head + count - 1) % SRV_J0_KEEP_MAX] = NULL;
+            count--;
+            kept_bytes -= size_of(gone);
+            srv_j0_sub_free(gone);
+            rc = 0;
+        }
     }
     pthread_mutex_unlock(&lock);
     return rc;

@@ -13,6 +13,11 @@
  *                               -> 201 {token} (run in the background),
  *                                  or the submission when wait=true
  *   GET  /submissions/{token}?base64_encoded=&fields=
+ *   DELETE /submissions/{token}?fields=
+ *                               the finished submission forgotten, shown
+ *                               in base64 ([server] judge0_delete; 400
+ *                               "delete not allowed" without it, as
+ *                               Judge0's default)
  *   POST /submissions/batch?base64_encoded=
  *                               {submissions: [...]} (at most 20)
  *                               -> 201 [{token} or its errors, ...]
@@ -38,6 +43,7 @@
  */
 #include "config.h"
 
+#include <errno.h>
 #include <math.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -262,8 +268,9 @@ static int text_field(srv_j0_req *q, json_t *j, int which, const char *name)
 {
     json_t *v = given(j, name);
     srv_bytes *b = &q->sub->text[which];
-    const char *end = NULL;
+    unsigned char *bin = NULL;
     size_t len = 0;
+    int rc;
 
     if (!v)
         return 0;
@@ -278,20 +285,16 @@ static int text_field(srv_j0_req *q, json_t *j, int which, const char *name)
         failed(q, 500, "out of memory");
         return -1;
     }
-    unsigned char *bin = malloc(json_string_length(v) + 1);
-    if (!bin) {
+    rc = srv_b64_decode(json_string_value(v), json_string_length(v), " \t\r\n", &bin, &len);
+    if (rc == ENOMEM) {
         failed(q, 500, "out of memory");
         return -1;
     }
-    if (sodium_base642bin(bin, json_string_length(v) + 1, json_string_value(v),
-                          json_string_length(v), " \t\r\n", &len, &end,
-                          sodium_base64_VARIANT_ORIGINAL) != 0 ||
-        end != json_string_value(v) + json_string_length(v)) {
-        free(bin);
+    if (rc != 0) {
         invalid(q, name, "is not valid base64 (base64_encoded=true)");
         return -1;
     }
-    int rc = srv_bytes_add(b, bin, len);
+    rc = srv_bytes_add(b, bin, len);
     free(bin);
     if (rc != 0) {
         failed(q, 500, "out of memory");
@@ -375,7 +378,7 @@ fail:
 static int refuse_unapplied(srv_j0_req *q, json_t *j)
 {
     static const char *const never[] = {
-        "stack_limit", "cpu_extra_time", "callback_url", "compiler_options", "additional_files",
+        "stack_limit", "cpu_extra_time", "compiler_options", "additional_files",
     };
     static const char *const only_false[] = {
         "enable_per_process_and_thread_time_limit", "enable_per_process_and_thread_memory_limit",
@@ -409,6 +412,39 @@ static int refuse_unapplied(srv_j0_req *q, json_t *j)
     return 0;
 }
 
+/* callback_url: absent, null or "" (none), else an http(s) URL the
+ * server may PUT to ([server] judge0_callbacks).  -1 after a 422. */
+static int callback_field(srv_j0_req *q, json_t *j)
+{
+    json_t *v = given(j, "callback_url");
+    const char *why;
+
+    if (!v || (json_is_string(v) && !json_string_length(v)))
+        return 0;
+    if (!json_is_string(v)) {
+        invalid(q, "callback_url", "must be a string");
+        return -1;
+    }
+    if (!q->s->conf.judge0_callbacks) {
+        invalid(q, "callback_url", "setting callback is not allowed");   /* Judge0's words */
+        return -1;
+    }
+    if (json_string_length(v) > SRV_J0_CB_URL_MAX) {
+        invalid(q, "callback_url", "is too long (maximum is %d characters)", SRV_J0_CB_URL_MAX);
+        return -1;
+    }
+    if (strlen(json_string_value(v)) != json_string_length(v) ||
+        !srv_j0_cb_url_ok(json_string_value(v), &why)) {
+        invalid(q, "callback_url", "%s", why);
+        return -1;
+    }
+    if (!(q->callback_url = strdup(json_string_value(v)))) {
+        failed(q, 500, "out of memory");
+        return -1;
+    }
+    return 0;
+}
+
 void srv_j0_req_free(srv_j0_req *q)
 {
     if (!q)
@@ -418,6 +454,7 @@ void srv_j0_req_free(srv_j0_req *q)
     for (size_t i = 0; q->argv && q->argv[i]; i++)
         free(q->argv[i]);
     free(q->argv);
+    free(q->callback_url);
     srv_j0_sub_free(q->sub);
     json_decref(q->err);
     free(q);
@@ -491,6 +528,8 @@ static int parse(srv_j0_req *q, json_t *j)
             return -1;
         }
     }
+    if (callback_field(q, j) != 0)
+        return -1;
     if (!(q->create = sbx_create_opts_new()) || !(q->exec = sbx_exec_opts_new())) {
         failed(q, 500, "out of memory");
         return -1;
@@ -531,6 +570,8 @@ static int parse(srv_j0_req *q, json_t *j)
     json_object_set_new(a, "redirect_stderr_to_stdout", json_boolean(q->redirect));
     json_object_set_new(a, "enable_network", json_false());
     json_object_set_new(a, "number_of_runs", json_integer(1));
+    json_object_set_new(a, "callback_url", q->callback_url ? json_string(q->callback_url)
+                                                           : json_null());
     return 0;
 }
 
@@ -782,8 +823,11 @@ static void create_wait(srv_req *r, srv_j0_req *q, const char *fields)
     /* Judge0 answers 201 with the token and its error. */
     srv_reply_json(r, 201, o ? o : json_pack("{s:s, s:s}", "token", q->sub->token, "error",
                                               utf8_error));
+    char *body = srv_j0_callback_body(q), token[SRV_J0_TOKEN_LEN + 1];
+    memcpy(token, q->sub->token, sizeof token);
     srv_j0_keep(q->sub);
     q->sub = NULL;
+    srv_j0_callback(r->s, q, token, body);
 }
 
 /* Judge0's answer to a full queue (srv_j0_queue_push's @rc). */
@@ -978,6 +1022,13 @@ static void show_batch(srv_req *r)
     srv_reply_json(r, 200, json_pack("{s:o}", "submissions", arr));
 }
 
+/* 404 for a token the store does not have (any more). */
+static void not_kept(srv_req *r, const char *token)
+{
+    error_reply(r, 404, "no submission %.64s: this server keeps the last %d finished "
+                "submissions", token, SRV_J0_KEEP_MAX);
+}
+
 static void show(srv_req *r)
 {
     const char *token = srv_req_param(r, "token"), *fields;
@@ -997,8 +1048,43 @@ static void show(srv_req *r)
         error_reply(r, 500, "out of memory");
         break;
     default:
-        error_reply(r, 404, "no submission %.64s: this server keeps the last %d finished "
-                    "submissions", token, SRV_J0_KEEP_MAX);
+        not_kept(r, token);
+        break;
+    }
+}
+
+/* DELETE /submissions/{token}: as Judge0 with ENABLE_SUBMISSION_DELETE,
+ * switched on by [server] judge0_delete; the submission forgotten is the
+ * answer, in base64 whatever the query says (Judge0's "guarantees user
+ * will get requested data"). */
+static void destroy(srv_req *r)
+{
+    const char *token = srv_req_param(r, "token"), *fields;
+    bool base64;
+    int status;
+    json_t *o;
+
+    /* As Judge0: the query is checked first, then the switch. */
+    if (query_show(r, &base64, &fields) != 0)
+        return;
+    if (!r->s->conf.judge0_delete) {
+        error_reply(r, 400, "delete not allowed");
+        r->err_code = "forbidden";
+        return;
+    }
+    switch (srv_j0_remove(token, fields, &o, &status)) {
+    case 0:
+        srv_reply_json(r, 200, o);
+        break;
+    case 1:
+        error_reply(r, 400, "submission cannot be deleted because its status is %d (%s)", status,
+                    statuses[status]);
+        break;
+    case 2:
+        error_reply(r, 500, "out of memory");
+        break;
+    default:
+        not_kept(r, token);
         break;
     }
 }
@@ -1013,6 +1099,7 @@ static const srv_route routes[] = {
     { SRV_GET, "/submissions/batch", show_batch, SRV_R_WORKER },
     /* a worker: showing one may encode megabytes */
     { SRV_GET, "/submissions/{token}", show, SRV_R_WORKER },
+    { SRV_DELETE, "/submissions/{token}", destroy, SRV_R_WORKER },
 };
 
 int srv_routes_judge0(struct srv_router *rt)

@@ -2,7 +2,8 @@
  * (compat-judge0.c: the routes, a submission's checks and run;
  * compat-judge0-store.c: the submissions kept for GET
  * /submissions/{token}, and how a submission is shown;
- * compat-judge0-queue.c: the submissions run in the background) */
+ * compat-judge0-queue.c: the submissions run in the background;
+ * compat-judge0-callback.c: their callback_url PUT) */
 #ifndef POLYSANDBOX_SERVER_COMPAT_JUDGE0_H
 #define POLYSANDBOX_SERVER_COMPAT_JUDGE0_H
 
@@ -52,6 +53,11 @@ json_t *srv_j0_status_json(int id);
 /* srv_j0_show of the submission @token kept, under the store's lock:
  * 0, -1 when there is none (kept), 1 when not UTF-8, 2 on ENOMEM. */
 int srv_j0_find(const char *token, bool base64, const char *fields, json_t **out);
+/* Forget the finished submission @token, and give what it was in @out
+ * (new; srv_j0_show of it in base64, as Judge0 answers a DELETE): 0, -1
+ * when none is kept, 1 when it has not finished (its status, 1 or 2, in
+ * @status: Judge0 refuses that), 2 on ENOMEM. */
+int srv_j0_remove(const char *token, const char *fields, json_t **out, int *status);
 
 /* ---- a submission's request and run (compat-judge0.c) ------------------------- */
 
@@ -63,6 +69,7 @@ typedef struct srv_j0_req {
     sbx_create_opts *create;
     sbx_exec_opts *exec;
     char **argv;               /* command_line_arguments split (owned) */
+    char *callback_url;        /* or NULL (owned) */
     srv_j0_sub *sub;           /* what is kept (owned) */
     unsigned status;           /* after a refusal: its HTTP status ... */
     json_t *err;               /* ... and Judge0's body for it (owned) */
@@ -87,6 +94,42 @@ int srv_j0_req_run(srv_j0_req *q, sbx_cancel *cancel);
  * has no room for all of them (Judge0's 503 "queue is full"), -2 when
  * the server stops (or never started the queue), -3 on ENOMEM. */
 int srv_j0_queue_push(srv *s, srv_j0_req **qs, size_t n);
+
+/* A finished submission's callback, if @q has a callback_url: the body
+ * to PUT (new, Judge0's: the default fields in base64), made before
+ * @q->sub is kept; NULL when there is none to send (or ENOMEM, logged). */
+char *srv_j0_callback_body(const srv_j0_req *q);
+/* Send @body (transfer full; NULL: nothing) to @q's callback_url from
+ * the callback threads: never blocks.  Dropped, with a log line, when
+ * the server stops or too many wait. */
+void srv_j0_callback(srv *s, const srv_j0_req *q, const char *token, char *body);
+
+/* ---- callbacks (compat-judge0-callback.c) ----------------------------------- */
+
+struct srv_j0cb;
+/* Make the callbacks' sender (*out; NULL when built without libcurl):
+ * 0, or -1 (ENOMEM, libcurl's initialisation). */
+int srv_j0_cb_start(struct srv_j0cb **out);
+/* Queue a PUT of @body (transfer full) to @url for the submission
+ * @token: 0, -1 when SRV_J0_CB_PENDING wait, -2 when stopping, -3 on
+ * ENOMEM or when no thread could be made. */
+int srv_j0_cb_push(struct srv_j0cb *C, const char *token, const char *url, char *body);
+/* Stop (@C may be NULL): what is pending is still sent until
+ * @deadline_ns (srv_now_ns), then dropped; then free it all. */
+void srv_j0_cb_stop(struct srv_j0cb *C, uint64_t deadline_ns);
+/* Whether @url is one a callback can go to (http or https, a host); if
+ * not, Judge0's message for the 422 in @why. */
+bool srv_j0_cb_url_ok(const char *url, const char **why);
+
+/* Judge0's CALLBACKS_MAX_TRIES and CALLBACKS_TIMEOUT (documented in
+ * polysandboxd(8)), the pause before a retry (times the tries made), and
+ * the bounds of the sending. */
+#define SRV_J0_CB_TRIES 3
+#define SRV_J0_CB_TIMEOUT_MS 5000
+#define SRV_J0_CB_PAUSE_MS 500
+#define SRV_J0_CB_THREADS 2
+#define SRV_J0_CB_PENDING 1024
+#define SRV_J0_CB_URL_MAX 2048
 
 /* The store's bounds (documented in polysandboxd(8)). */
 #define SRV_J0_KEEP_MAX 1024

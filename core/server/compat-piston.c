@@ -26,6 +26,7 @@
  */
 #include "config.h"
 
+#include <errno.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -270,6 +271,23 @@ static int limit_field(srv_req *r, json_t *j, const char *name, bool none_ok, do
     return 0;
 }
 
+/* Piston's "hex" encoding, as srv_b64_decode: 0, EINVAL or ENOMEM. */
+static int hex_decode(const char *text, size_t len, unsigned char **out, size_t *out_len)
+{
+    size_t cap = len / 2 + 1;
+    unsigned char *buf = malloc(cap);
+    const char *end = NULL;
+
+    if (!buf)
+        return ENOMEM;
+    if (sodium_hex2bin(buf, cap, text, len, NULL, out_len, &end) != 0 || end != text + len) {
+        free(buf);
+        return EINVAL;
+    }
+    *out = buf;
+    return 0;
+}
+
 /* The first file that is text (utf8) is the program; the others go
  * beside it, decoded.  NULL entry: err says why. */
 static int add_files(srv_req *r, json_t *files, sbx_exec_opts *x, const char *tmpl,
@@ -313,17 +331,13 @@ static int add_files(srv_req *r, json_t *files, sbx_exec_opts *x, const char *tm
         } else {
             const char *text = json_string_value(content);
             size_t tl = json_string_length(content);
-            const char *end = NULL;
-            if (!(data = malloc(tl + 1))) {
+            rc = !strcmp(enc, "hex") ? hex_decode(text, tl, &data, &len)
+                                     : srv_b64_decode(text, tl, " \r\n", &data, &len);
+            if (rc == ENOMEM) {
                 snprintf(err, errsz, "out of memory");
                 return -1;
             }
-            rc = !strcmp(enc, "hex")
-                ? sodium_hex2bin(data, tl + 1, text, tl, NULL, &len, &end)
-                : sodium_base642bin(data, tl + 1, text, tl, " \r\n", &len, &end,
-                                    sodium_base64_VARIANT_ORIGINAL);
-            if (rc != 0 || end != text + tl) {
-                free(data);
+            if (rc != 0) {
                 snprintf(err, errsz, "files[%zu].content is not valid %s", i, enc);
                 return -1;
             }

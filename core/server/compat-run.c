@@ -15,8 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <sodium.h>
-
 #include "compat.h"
 #include "ws-frame.h"
 
@@ -100,16 +98,11 @@ static int fetch_files(srv *s, sbx_sandbox *sb, const char *const *fetch, size_t
             continue;
         if (rc != SBX_OK)
             return rc;
-        size_t b64 = sodium_base64_ENCODED_LEN(len, sodium_base64_VARIANT_ORIGINAL);
-        char *text = malloc(b64);
-        if (!text) {
-            free(data);
-            return SBX_E_NOMEM;
-        }
-        sodium_bin2base64(text, b64, data, len, sodium_base64_VARIANT_ORIGINAL);
+        json_t *text = srv_b64_json(data, len);
         free(data);
-        json_object_set_new(cap->files, fetch[i], json_string(text));
-        free(text);
+        if (!text)
+            return SBX_E_NOMEM;
+        json_object_set_new(cap->files, fetch[i], text);
     }
     return SBX_OK;
 }

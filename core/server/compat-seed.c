@@ -28,8 +28,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <sodium.h>
-
 #include "compat.h"
 
 enum { MAX_BACKENDS = 8, MAX_BATCH = 1024, MAX_STEPS = 256 };
@@ -469,12 +467,8 @@ static json_t *do_step(srv_req *r, sbx_sandbox *sb, size_t i, struct step *st, b
             if (text) {
                 json_object_set_new(o, "content", text);
             } else {
-                size_t b64 = sodium_base64_ENCODED_LEN(len, sodium_base64_VARIANT_ORIGINAL);
-                char *enc = malloc(b64);
-                if (enc)
-                    sodium_bin2base64(enc, b64, data, len, sodium_base64_VARIANT_ORIGINAL);
-                json_object_set_new(o, "content_base64", enc ? json_string(enc) : json_null());
-                free(enc);
+                json_t *enc = srv_b64_json(data, len);
+                json_object_set_new(o, "content_base64", enc ? enc : json_null());
             }
             json_object_set_new(o, "bytes", json_integer((json_int_t)len));
         }

@@ -54,6 +54,9 @@ static const struct key {
     { "job_items_max", K_COUNT, OFF(job_items_max) },
     { "job_output_max", K_SIZE, OFF(job_output_max) },
     { "job_ttl", K_DURATION, OFF(job_ttl_ns) },
+    /* Judge0's routes (compat-judge0.c) */
+    { "judge0_delete", K_BOOL, OFF(judge0_delete) },
+    { "judge0_callbacks", K_BOOL, OFF(judge0_callbacks) },
 };
 #define N_KEYS (sizeof keys / sizeof keys[0])
 
@@ -83,6 +86,7 @@ void srv_conf_defaults(srv_conf *c)
     c->job_items_max = 100000;
     c->job_output_max = 64u << 10;
     c->job_ttl_ns = UINT64_C(7) * 86400 * 1000000000u;
+    c->judge0_callbacks = true;   /* Judge0's defaults: callbacks on, DELETE off */
 }
 
 void srv_conf_free(srv_conf *c)

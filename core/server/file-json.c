@@ -1,7 +1,7 @@
 /* core/server/file-json.c - one directory entry as JSON
  *
  * polysandboxd's listing route and `polysandbox files --json` give the
- * same objects: both compile this file.  Depends on jansson, libsodium
+ * same objects: both compile this file.  Depends on jansson, b64.c
  * and json-text.c only.
  */
 #include "config.h"
@@ -9,8 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <sodium.h>
-
+#include "b64.h"
 #include "file-json.h"
 #include "json-text.h"
 
@@ -26,15 +25,9 @@ json_t *srv_file_json(const char *name, size_t len, sbx_file_type type, uint64_t
                   "size", (json_int_t)size, "mtime", (json_int_t)mtime);
     if (!e || exact)
         return e;
-    size_t b64 = sodium_base64_ENCODED_LEN(len, sodium_base64_VARIANT_ORIGINAL);
-    char *bytes = malloc(b64);
-    if (bytes)
-        sodium_bin2base64(bytes, b64, (const unsigned char *)name, len,
-                          sodium_base64_VARIANT_ORIGINAL);
-    if (!bytes || json_object_set_new(e, "name_base64", json_string(bytes)) != 0) {
+    if (json_object_set_new(e, "name_base64", srv_b64_json(name, len)) != 0) {
         json_decref(e);
         e = NULL;
     }
-    free(bytes);
     return e;
 }

@@ -58,6 +58,7 @@ core_server_libsrv_la_SOURCES = \
 	core/server/compat-judge0.c \
 	core/server/compat-judge0-store.c \
 	core/server/compat-judge0-queue.c \
+	core/server/compat-judge0-callback.c \
 	core/server/ws.h \
 	core/server/ws.c \
 	core/server/ws-frame.h \
@@ -66,6 +67,8 @@ core_server_libsrv_la_SOURCES = \
 	core/server/utf8.c \
 	core/server/json-text.h \
 	core/server/json-text.c \
+	core/server/b64.h \
+	core/server/b64.c \
 	core/server/file-json.h \
 	core/server/file-json.c \
 	core/cli/info-json.c \
@@ -75,6 +78,11 @@ core_server_libsrv_la_CFLAGS = $(AM_CFLAGS) -pthread $(MHD_CFLAGS) $(JANSSON_CFL
 	$(SODIUM_CFLAGS) $(NETTLE_CFLAGS)
 # What a program linking libsrv.la needs besides libpolysandbox.
 SRV_LIBS = $(MHD_LIBS) $(JANSSON_LIBS) $(SODIUM_LIBS) $(NETTLE_LIBS) -lm
+# Judge0's callback_url is sent with libcurl (refused without it).
+if HAVE_CURL
+core_server_libsrv_la_CFLAGS += $(CURL_CFLAGS) -DSRV_HAVE_CURL
+SRV_LIBS += $(CURL_LIBS)
+endif
 
 dist_man_MANS += doc/polysandboxd.8
 EXTRA_DIST += contrib/systemd/polysandboxd.service

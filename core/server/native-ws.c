@@ -32,8 +32,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <sodium.h>
-
 #include "compat.h"
 #include "ws.h"
 
@@ -62,12 +60,8 @@ static int feed(struct session *se, json_t *m)
         return -1;
     }
     if (enc && !strcmp(enc, "base64")) {
-        const char *t = json_string_value(d), *end = NULL;
-        size_t tl = json_string_length(d);
-        if (!(bin = malloc(tl + 1)) ||
-            sodium_base642bin(bin, tl + 1, t, tl, " \r\n", &len, &end,
-                              sodium_base64_VARIANT_ORIGINAL) != 0 || end != t + tl) {
-            free(bin);
+        if (srv_b64_decode(json_string_value(d), json_string_length(d), " \r\n", &bin,
+                           &len) != 0) {
             notify(se->ws, "invalid", NULL, "field 'data' is not valid base64");
             return -1;
         }
@@ -155,13 +149,10 @@ static int on_output(void *ud, int stream, const void *buf, size_t len)
         m = json_pack("{s:s, s:s%, s:s}", "type", name, "data", (const char *)buf, len,
                       "encoding", "utf-8");
     } else {
-        size_t n = sodium_base64_ENCODED_LEN(len, sodium_base64_VARIANT_ORIGINAL);
-        char *b64 = malloc(n);
+        json_t *b64 = srv_b64_json(buf, len);
         if (!b64)
             return 1;
-        sodium_bin2base64(b64, n, buf, len, sodium_base64_VARIANT_ORIGINAL);
-        m = json_pack("{s:s, s:s, s:s}", "type", name, "data", b64, "encoding", "base64");
-        free(b64);
+        m = json_pack("{s:s, s:o, s:s}", "type", name, "data", b64, "encoding", "base64");
     }
     return srv_ws_send_json(se->ws, m) != 0;
 }

@@ -14,12 +14,11 @@
  */
 #include "config.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include <sodium.h>
 
 #include "cli.h"
 #include "server.h"
@@ -152,22 +151,13 @@ int srv_json_quantity(srv_req *r, json_t *v, const char *field, int kind, uint64
 int srv_base64_decode(srv_req *r, const char *field, const char *text, size_t len,
                       unsigned char **out, size_t *out_len)
 {
-    size_t cap = len / 4 * 3 + 3;
-    unsigned char *buf = malloc(cap ? cap : 1);
-    const char *end = NULL;
+    int rc = srv_b64_decode(text, len, " \t\r\n", out, out_len);
 
-    if (!buf) {
+    if (rc == ENOMEM) {
         srv_error(r, 500, "nomem", NULL, "out of memory decoding '%s'", field);
         return -1;
     }
-    if (sodium_base642bin(buf, cap, text, len, " \t\r\n", out_len, &end,
-                          sodium_base64_VARIANT_ORIGINAL) != 0 ||
-        end != text + len) {
-        free(buf);
-        return bad(r, field, "is not valid base64", NULL);
-    }
-    *out = buf;
-    return 0;
+    return rc != 0 ? bad(r, field, "is not valid base64", NULL) : 0;
 }
 
 /* A NULL-terminated copy of an array of strings. */

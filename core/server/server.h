@@ -47,6 +47,7 @@
 #include <jansson.h>
 #include <polysandbox/sandbox.h>
 
+#include "b64.h"
 #include "json-text.h"
 
 struct MHD_Connection;
@@ -97,6 +98,9 @@ typedef struct srv_conf {
     unsigned job_items_max;   /* items (runs, samples) of one job */
     size_t job_output_max;    /* bytes of stdout, and of stderr, kept per item */
     uint64_t job_ttl_ns;      /* a finished job is forgotten after this */
+    /* Judge0's routes (compat-judge0.c) */
+    bool judge0_delete;       /* DELETE /submissions/{token} (Judge0's ENABLE_SUBMISSION_DELETE) */
+    bool judge0_callbacks;    /* callback_url (Judge0's ENABLE_CALLBACKS) */
     char *families_off;       /* route families switched off: "\0"-separated list */
     size_t families_off_len;
 } srv_conf;

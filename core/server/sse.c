@@ -26,7 +26,6 @@
 #include <time.h>
 
 #include <microhttpd.h>
-#include <sodium.h>
 
 #include "server.h"
 #include "server-int.h"
@@ -428,17 +427,7 @@ static int emit(srv_req *r, int stream, const unsigned char *data, size_t len, b
 {
     json_t *s;
 
-    if (base64) {
-        size_t bl = sodium_base64_encoded_len(len, sodium_base64_VARIANT_ORIGINAL);
-        char *b = malloc(bl);
-        if (!b)
-            return -1;
-        sodium_bin2base64(b, bl, data, len, sodium_base64_VARIANT_ORIGINAL);
-        s = json_string(b);
-        free(b);
-    } else {
-        s = json_stringn((const char *)data, len);
-    }
+    s = base64 ? srv_b64_json(data, len) : json_stringn((const char *)data, len);
     if (!s)
         return -1;
     return srv_sse_event(r, stream == SBX_STREAM_STDERR ? "stderr" : "stdout",

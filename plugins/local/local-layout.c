@@ -287,6 +287,21 @@ int lcl_layout_probe(struct lcl_prov *p, const char *extra)
     return ret;
 }
 
+/* Is @real the root of an image in the core's default store
+ * (STATE_DIR/images/roots/HEX, polysandbox image pull): an unpacked image
+ * only, though in the state directory that is otherwise private?  Our
+ * state directory is STATE_DIR/local. */
+static bool store_root(const struct lcl_prov *p, const char *real)
+{
+    const char *slash = strrchr(p->state_dir, '/');
+    size_t n = slash ? (size_t)(slash - p->state_dir) : 0;
+    static const char roots[] = "/images/roots/";
+    if (!n || strncmp(real, p->state_dir, n) || strncmp(real + n, roots, sizeof roots - 1))
+        return false;
+    const char *hex = real + n + sizeof roots - 1;
+    return strlen(hex) == 64 && strspn(hex, "0123456789abcdef") == 64;
+}
+
 /* An image that names a directory becomes the sandbox's root, read-only.
  * It must be an absolute path to an existing directory that is not the
  * host's root or a private tree; *out is its canonical path (or NULL
@@ -317,6 +332,8 @@ int lcl_layout_rootfs(struct lcl_prov *p, const char *image, char **out)
     for (size_t i = 0; i < p->n_hidden; i++)
         if (path_in(real, p->hidden[i]) || path_in(p->hidden[i], real))
             private_tree = true;
+    if (private_tree && store_root(p, real))
+        private_tree = false;
     if (!S_ISDIR(st.st_mode) || !strcmp(real, "/") || private_tree) {
         int ret = p->host->set_error(p->h, SBX_E_INVAL,
                                      S_ISDIR(st.st_mode) ? "image directory '%s' (%s) would expose a "

@@ -4,6 +4,9 @@
     r = psb.run("echo hi")                     # r.stdout == "hi\\n", r.status == "ok"
     r = await psb.arun_code("python", "print(6*7)")
     client = psb.Client("http://127.0.0.1:8780", token=...)   # through polysandboxd
+    rep = psb.compare("HumanEval.jsonl", "s.jsonl", providers=["local", "docker"])
+    rep.agree, [c.pass_rate for c in rep.columns], rep.to_json()  # compare --json
+    [(p.name, p.ready, p.size) for p in psb.pools()]              # pools --json
     r = client.run("echo hi")
     rs = psb.run_many(["echo 1", ["echo", "2"]], concurrency=4)   # results in order
     async with psb.Sandbox.create(labels={"task": "t1"}) as sb:    # or runner=client
@@ -30,9 +33,10 @@ from .client import Client
 from .errors import (AuthError, CancelledRunError, ConfigError, InvalidRequestError,
                      ProviderError, SandboxError, SandboxNotFoundError, SandboxTimeoutError,
                      ServerError)
-from .info import Provider, Template
+from .info import Pool, Provider, Template
 from .local import Local, default
 from .request import LIMITS, Progress, Runner
+from .report import CompareColumn, CompareReport, Difference
 from .result import STATUSES, Chunk, Compile, Result
 from .sandbox import FileEntry, FileList, Sandbox, SandboxInfo
 from .stream import Stream
@@ -41,9 +45,9 @@ __version__ = "0.1.0"
 
 __all__ = [
     "run", "run_code", "arun", "arun_code", "run_many", "arun_many", "providers",
-    "templates", "create_sandbox", "get_or_create_sandbox", "attach", "sandboxes",
+    "templates", "pools", "apools", "compare", "acompare", "create_sandbox", "get_or_create_sandbox", "attach", "sandboxes",
     "Sandbox", "SandboxInfo", "FileEntry", "FileList", "Progress",
-    "Provider", "Template", "Local", "Client", "Runner", "Result", "Compile", "Chunk",
+    "Provider", "Template", "Pool", "CompareReport", "CompareColumn", "Difference", "Local", "Client", "Runner", "Result", "Compile", "Chunk",
     "Stream",
     "STATUSES", "LIMITS", "SandboxError", "InvalidRequestError", "ConfigError",
     "SandboxNotFoundError", "ProviderError", "AuthError", "SandboxTimeoutError",
@@ -73,6 +77,27 @@ def providers() -> list[Provider]:
 def templates() -> list[Template]:
     """Local.templates on the in-process runner."""
     return default().templates()
+
+
+def pools(wait: float | None = None) -> list[Pool]:
+    """Runner.pools on the in-process runner."""
+    return default().pools(wait)
+
+
+def apools(wait: float | None = None) -> Awaitable[list[Pool]]:
+    """Runner.apools on the in-process runner."""
+    return default().apools(wait)
+
+
+def compare(dataset: str, samples: str | None = None, **options: Any) -> CompareReport:
+    """Runner.compare on the in-process runner."""
+    return default().compare(dataset, samples, **options)
+
+
+def acompare(dataset: str, samples: str | None = None,
+             **options: Any) -> Awaitable[CompareReport]:
+    """Runner.acompare on the in-process runner."""
+    return default().acompare(dataset, samples, **options)
 
 
 def arun(command: str | Sequence[str], **options: Any) -> Awaitable[Result]:

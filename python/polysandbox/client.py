@@ -21,7 +21,7 @@ from typing import Any, Callable
 
 from ._fields import field as json_field
 from .errors import CancelledRunError, InvalidRequestError, ServerError, error_for_remote
-from .info import Provider, Template, listing
+from .info import Pool, Provider, Template, listing
 from .request import OutputSink, Runner
 from .result import Result, decode_output
 from .sandbox import FileList, SandboxInfo, warn_unlisted
@@ -63,6 +63,21 @@ class Client(Runner):
     def templates(self) -> list[Template]:
         """The server's language templates (GET /v1/templates)."""
         return listing(self._call("GET", "/v1/templates"), "templates", Template)
+
+    def pools(self, wait: float | None = None) -> list[Pool]:
+        """The server's warm pools and their state (GET /v1/pools).  The
+        server cannot be asked to wait for them to fill: wait must be None
+        (NotImplementedError otherwise)."""
+        if wait is not None:
+            raise NotImplementedError("polysandbox.Client.pools: polysandboxd's GET /v1/pools "
+                                      "cannot wait for the pools to fill; call it without "
+                                      "wait and poll Pool.ready")
+        return listing(self._call("GET", "/v1/pools"), "pools", Pool)
+
+    def _compare(self, body: dict[str, Any], cancel: Any = None) -> Any:
+        raise NotImplementedError("polysandbox.Client.compare: polysandboxd has no compare "
+                                  "route; run compare on the in-process runner "
+                                  "(polysandbox.compare or polysandbox.Local)")
 
     # Cancellation tokens of Runner._acall: the connection of the call.
     def _cancel_new(self) -> "_Abort":

@@ -12,7 +12,7 @@ from typing import Any
 from ._fields import field
 from .errors import ServerError
 
-__all__ = ["Provider", "Template"]
+__all__ = ["Provider", "Template", "Pool"]
 
 
 def _strs(obj: Any, what: str, name: str) -> tuple[str, ...]:
@@ -74,3 +74,44 @@ def listing(reply: Any, key: str, cls: type) -> list:
     """The items of a {key: [...], "default": ...} reply."""
     items = field(reply, "reply", key, list)
     return [cls.from_json(o) for o in items]
+
+
+@dataclass(frozen=True)
+class Pool:
+    """A warm pool as `polysandbox pools --json` and polysandboxd's GET
+    /v1/pools give it (core/cli/info-json.c): its key (provider,
+    template), whether it runs (active), its statistics (size, ready,
+    hits, misses, created, failures, create_mean_ns, ...: every counter
+    the library has, in stats, by the library's names) and its last
+    failure."""
+
+    name: str
+    provider: str | None
+    template: str | None
+    active: bool
+    size: int
+    ready: int
+    last_error: str | None
+    stats: dict[str, int]
+
+    @classmethod
+    def from_json(cls, obj: Any) -> "Pool":
+        w = "pool"
+        stats = {k: v for k, v in obj.items()
+                 if isinstance(v, int) and not isinstance(v, bool)} \
+            if isinstance(obj, dict) else {}
+        return cls(name=field(obj, w, "name", str),
+                   provider=field(obj, w, "provider", str, True),
+                   template=field(obj, w, "template", str, True),
+                   active=field(obj, w, "active", bool),
+                   size=field(obj, w, "size", int), ready=field(obj, w, "ready", int),
+                   last_error=field(obj, w, "last_error", str, True), stats=stats)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The object this came from (the CLI's and the server's shape)."""
+        d: dict[str, Any] = {"name": self.name, "provider": self.provider,
+                             "template": self.template}
+        d.update(self.stats)
+        d["active"] = self.active
+        d["last_error"] = self.last_error
+        return d

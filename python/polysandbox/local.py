@@ -17,7 +17,8 @@ from typing import Any, Sequence
 
 from . import _native
 from .errors import SandboxError, error_for_code
-from .info import Provider, Template
+from .info import Pool, Provider, Template
+from .report import CompareReport
 from .result import Result
 from .request import OutputSink, Runner
 from .sandbox import FileEntry, FileList, SandboxInfo, warn_unlisted
@@ -46,6 +47,17 @@ def _cstrs(items: Sequence[str]) -> ctypes.Array:
     return arr
 
 
+def _taken_json(text: int | None, what: str) -> Any:
+    """The JSON of a char * the library gave (transfer full; freed here);
+    NULL is its out of memory."""
+    if not text:
+        raise MemoryError(f"polysandbox: out of memory for {what}")
+    try:
+        return json.loads(ctypes.string_at(text))
+    finally:
+        _native.free(text)
+
+
 class Local(Runner):
     """A runner over the library in this process: one sbx_ctx, shared by
     every thread (the library allows it).
@@ -69,6 +81,7 @@ class Local(Runner):
             self._lib.sbx_ctx_free(ctx)
             raise err
         self._ctx = ctx
+        self._config_dir = config_dir
         # The sandbox handles open on ctx: let go of before it is freed.
         self._boxes: set[int] = set()
         self._boxes_lock = threading.Lock()
@@ -186,6 +199,126 @@ class Local(Runner):
             for t in (lib.sbx_ctx_template(self._ctx, i)
                       for i in range(lib.sbx_ctx_template_count(self._ctx)))]
 
+    def pools(self, wait: float | None = None) -> list[Pool]:
+        """The warm pools of this runner's context (pools.d/ of its
+        configuration), as `polysandbox pools --json` lists them.  wait:
+        first wait at most that many seconds for every pool to hold its
+        size in ready sandboxes (SandboxTimeoutError, with the pool's last
+        error, when one does not)."""
+        lib, ctx = self._lib, self._ctx_open()
+        if wait is not None and lib.sbx_ctx_pool_count(ctx) > 0:
+            self._check(lib.sbx_pool_wait(ctx, None, _ns(wait)))
+        n_stats = 0
+        while lib.sbx_pool_stat_name(n_stats) is not None:
+            n_stats += 1
+        out = []
+        for i in range(lib.sbx_ctx_pool_count(ctx)):
+            name = lib.sbx_ctx_pool_name(ctx, i)
+            v = (ctypes.c_uint64 * n_stats)()
+            err = ctypes.create_string_buffer(1200)
+            self._check(lib.sbx_pool_stats(ctx, name, v, n_stats))
+            self._check(lib.sbx_pool_last_error(ctx, name, err, len(err)))
+            obj: dict[str, Any] = {"name": self._text(name),
+                                   "provider": self._text(lib.sbx_pool_provider(ctx, name)),
+                                   "template": self._text(lib.sbx_pool_template(ctx, name))}
+            for k in range(n_stats):
+                key = self._text(lib.sbx_pool_stat_name(k))
+                obj[key] = bool(v[k]) if key == "active" else v[k]
+            obj["last_error"] = self._text(err.value) or None
+            out.append(Pool.from_json(obj))
+        return out
+
+    def _compare(self, body: dict[str, Any], cancel: int | None = None) -> CompareReport:
+        """compare (see Runner.compare) on this context: the columns one
+        after the other, the report built by the library."""
+        lib, ctx, chk = self._lib, self._ctx_open(), self._check
+        ds, smp, rep = c_void_p(), c_void_p(), c_void_p()
+        sums: list[c_void_p] = []
+        opts = None
+        try:
+            chk(lib.sbx_eval_dataset_load(ctx, body["dataset"].encode(), 0, ctypes.byref(ds)))
+            if body["samples"] is None:
+                chk(lib.sbx_eval_samples_canonical(ctx, ds, ctypes.byref(smp)))
+            else:
+                chk(lib.sbx_eval_samples_load(ctx, ds, body["samples"].encode(),
+                                              ctypes.byref(smp)))
+            for label, prov in body["columns"]:
+                opts = self._eval_opts(body, [prov], cancel)
+                if body["report"] is not None:
+                    chk(lib.sbx_eval_opts_set_journal(
+                        opts, f"{body['report']}.{label}.jsonl".encode(), False))
+                sums.append(c_void_p())
+                cctx = self._column_ctx(body["settings"].get(label))
+                try:
+                    rc = lib.sbx_eval_run(cctx or ctx, ds, smp, opts, ctypes.byref(sums[-1]))
+                    if rc != 0:
+                        raise self._error(rc, cctx or ctx)
+                finally:
+                    lib.sbx_ctx_free(cctx)
+                lib.sbx_eval_opts_free(opts)
+                opts = None
+            chk(lib.sbx_eval_report_new(smp, body["dataset"].encode(),
+                                        body["samples"].encode() if body["samples"] else None,
+                                        ctypes.byref(rep)))
+            for (label, prov), sm in zip(body["columns"], sums):
+                results = f"{body['report']}.{label}.jsonl" if body["report"] else None
+                chk(lib.sbx_eval_report_add(rep, label.encode(), prov.encode(),
+                                            results.encode() if results else None,
+                                            _cstrs(body["settings"].get(label, [])), sm))
+            opts = self._eval_opts(body, None, None)
+            chk(lib.sbx_eval_report_set_opts(rep, opts))
+            ks = (ctypes.c_uint * len(body["k"]))(*body["k"])
+            return CompareReport.from_json(_taken_json(
+                lib.sbx_eval_report_to_json(rep, ks, len(body["k"])), "the compare report"))
+        finally:
+            lib.sbx_eval_opts_free(opts)
+            lib.sbx_eval_report_free(rep)
+            for sm in sums:
+                lib.sbx_eval_summary_free(sm)
+            lib.sbx_eval_samples_free(smp)
+            lib.sbx_eval_dataset_free(ds)
+
+    def _column_ctx(self, settings: list[str] | None) -> c_void_p | None:
+        """A context of this runner's configuration with a column's
+        SECTION.KEY=VALUE settings on top (the caller frees it), or None
+        when it has none (the column runs on the runner's context)."""
+        if not settings:
+            return None
+        lib, cctx = self._lib, c_void_p()
+        rc = lib.sbx_ctx_new_with(ctypes.byref(cctx),
+                                  self._config_dir.encode("utf-8") if self._config_dir
+                                  else None, _cstrs(settings))
+        if rc != 0:
+            err = self._error(rc, cctx if cctx.value else None)
+            lib.sbx_ctx_free(cctx)
+            raise err
+        return cctx
+
+    def _eval_opts(self, body: dict[str, Any], providers: list[str] | None,
+                   cancel: int | None) -> int:
+        """An sbx_eval_opts of compare's body (the caller frees it)."""
+        lib = self._lib
+        o = lib.sbx_eval_opts_new()
+        if not o:
+            raise MemoryError("polysandbox: out of memory for the evaluation's options")
+        try:
+            chk = self._check
+            if providers is not None:
+                chk(lib.sbx_eval_opts_set_providers(o, _cstrs(providers)))
+            chk(lib.sbx_eval_opts_set_jobs(o, body["jobs"]))
+            if body["timeout"] is not None:
+                chk(lib.sbx_eval_opts_set_timeout(o, _ns(body["timeout"])))
+            if body["memory"] is not None:
+                chk(lib.sbx_eval_opts_set_limit(o, _LIMIT_IDS["memory"], body["memory"]))
+            if body["retries"] is not None:
+                chk(lib.sbx_eval_opts_set_retries(o, body["retries"]))
+            if cancel is not None:
+                chk(lib.sbx_eval_opts_set_cancel(o, cancel))
+        except BaseException:
+            lib.sbx_eval_opts_free(o)
+            raise
+        return o
+
     # Cancellation tokens of Runner._acall: the library's handles.
     def _cancel_new(self) -> int:
         lib = self._lib
@@ -206,14 +339,7 @@ class Local(Runner):
         return self._ctx
 
     def _result(self, res: c_void_p) -> Result:
-        text = self._lib.sbx_result_to_json(res)
-        if not text:
-            raise MemoryError("polysandbox: out of memory for the result")
-        try:
-            obj = json.loads(ctypes.string_at(text))
-        finally:
-            _native.free(text)
-        return Result.from_json(obj)
+        return Result.from_json(_taken_json(self._lib.sbx_result_to_json(res), "the result"))
 
     def _execute(self, body: dict[str, Any], cancel: int | None = None) -> Result:
         lib = self._lib

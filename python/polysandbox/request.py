@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING, Any, Awaitable, Callable, Mapping, Sequence, T
 from .result import Result
 
 if TYPE_CHECKING:
+    from .info import Pool
+    from .report import CompareReport
     from .sandbox import FileList, Sandbox, SandboxInfo
 
 T = TypeVar("T")
@@ -240,6 +242,61 @@ class Runner:
         """The language templates, as `polysandbox templates --json` (Template)."""
         raise NotImplementedError
 
+    def pools(self, wait: float | None = None) -> list["Pool"]:
+        """The warm pools and their state, as `polysandbox pools --json`
+        (Pool)."""
+        raise NotImplementedError
+
+    async def apools(self, wait: float | None = None) -> list["Pool"]:
+        """pools, as a coroutine to await (in a worker thread)."""
+        return await asyncio.get_running_loop().run_in_executor(
+            None, functools.partial(self.pools, wait))
+
+    def _compare(self, body: dict[str, Any], cancel: Any = None) -> "CompareReport":
+        raise NotImplementedError
+
+    # ---- compare ---------------------------------------------------------------
+
+    def compare(self, dataset: str, samples: str | None = None, *,
+                providers: Sequence[str], k: Sequence[int] = (1, 10, 100), jobs: int = 0,
+                timeout: float | None = None, memory: int | None = None,
+                retries: int | None = None, report: str | None = None,
+                settings: Mapping[str, Sequence[str]] | None = None) -> "CompareReport":
+        """Grade the same samples on each provider in turn and report them
+        side by side: `polysandbox compare --json`'s report, as a
+        CompareReport (built by the library, sbx_eval_report).
+
+        dataset and samples are file paths (JSONL, or gzip of it); samples
+        None grades the dataset's canonical solutions (--canonical).
+        providers: at least two names; a repeated one makes columns NAME,
+        NAME#2, ...  k: the pass@k values reported (the command's default); jobs: workers per
+        provider (0: the cores); timeout (seconds), memory (bytes) and
+        retries per program as eval's --timeout, --memory, --retries.
+        report: a file name prefix; each column's records then go to
+        PREFIX.LABEL.jsonl (the Markdown and HTML pages are the command's
+        own and are not written).  settings: by column label, the
+        SECTION.KEY=VALUE configuration values of that column only (the
+        command's --set-for, e.g. {"local#2": ["limits.memory=1G"]}): such
+        a column runs on a context of its own, the others on this
+        runner's.  A bad dataset or samples file raises InvalidRequestError
+        naming the file and line; differing verdicts are no error (see
+        CompareReport.agree)."""
+        return self._compare(_compare_body("compare", dataset, samples, providers, k, jobs,
+                                           timeout, memory, retries, report, settings))
+
+    def acompare(self, dataset: str, samples: str | None = None, *,
+                 providers: Sequence[str], k: Sequence[int] = (1, 10, 100), jobs: int = 0,
+                 timeout: float | None = None, memory: int | None = None,
+                 retries: int | None = None, report: str | None = None,
+                 settings: Mapping[str, Sequence[str]] | None = None
+                 ) -> Awaitable["CompareReport"]:
+        """compare, as a coroutine to await; cancelling the awaiting task
+        stops the evaluation under way (its programs are killed) before
+        CancelledError goes on."""
+        return self._acall(self._compare,
+                           _compare_body("acompare", dataset, samples, providers, k, jobs,
+                                         timeout, memory, retries, report, settings))
+
     # ---- async, with cancellation ------------------------------------------
 
     async def _acall(self, fn: Callable[..., T], *args: Any,
@@ -352,6 +409,57 @@ class Runner:
         sandboxes are returned; a provider named fails as an exception."""
         from .sandbox import list_sandboxes
         return list_sandboxes(self, labels, provider)
+
+
+def _compare_body(call: str, dataset: Any, samples: Any, providers: Any, k: Any, jobs: Any,
+                  timeout: Any, memory: Any, retries: Any, report: Any,
+                  settings: Any) -> dict[str, Any]:
+    """compare's arguments, checked, with its columns labelled as the
+    command labels them (NAME, NAME#2, ...)."""
+    provs = _texts(call, "providers", providers, empty_list=True)
+    if len(provs) < 2:
+        raise ValueError(f"{_where(call, 'providers')} must name at least two providers")
+    columns: list[tuple[str, str]] = []
+    for i, p in enumerate(provs):
+        if not p or "," in p or "#" in p:
+            raise ValueError(f"{_where(call, f'providers[{i}]')} is not a provider name: {p!r}")
+        same = sum(1 for _, q in columns if q == p) + 1
+        columns.append((f"{p}#{same}" if same > 1 else p, p))
+    if isinstance(k, (str, bytes)) or not isinstance(k, Sequence) or not k:
+        raise TypeError(f"{_where(call, 'k')} must be a non-empty list of int")
+    for i, v in enumerate(k):
+        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+            raise ValueError(f"{_where(call, f'k[{i}]')} must be an int of at least 1")
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or not 0 <= jobs <= 4096:
+        raise ValueError(f"{_where(call, 'jobs')} must be an int from 0 to 4096")
+    if retries is not None and (isinstance(retries, bool) or not isinstance(retries, int) or
+                                retries < 0):
+        raise ValueError(f"{_where(call, 'retries')} must be an int of at least 0")
+    per: dict[str, list[str]] = {}
+    if settings is not None:
+        if not isinstance(settings, Mapping):
+            raise TypeError(f"{_where(call, 'settings')} must be a dict of column label to "
+                            f"a list of str, not {type(settings).__name__}")
+        labels = [c[0] for c in columns]
+        for label, values in settings.items():
+            if label not in labels:
+                raise ValueError(f"{_where(call, 'settings')}: {label!r} is not one of the "
+                                 f"columns {labels} (a repeated provider is NAME#2, ...)")
+            per[label] = _texts(call, f"settings[{label!r}]", values, empty_list=True)
+            for v in per[label]:
+                key = v.split("=", 1)[0]
+                if "=" not in v or "." not in key or key.startswith(".") or key.endswith("."):
+                    raise ValueError(f"{_where(call, f'settings[{label!r}]')}: {v!r} is not "
+                                     "SECTION.KEY=VALUE")
+    return {"dataset": _text(call, "dataset", dataset),
+            "samples": None if samples is None else _text(call, "samples", samples),
+            "columns": columns, "k": list(k), "jobs": jobs,
+            "timeout": None if timeout is None else _positive(call, "timeout", timeout,
+                                                                "seconds"),
+            "memory": None if memory is None else _positive(call, "memory", memory, "bytes"),
+            "retries": retries,
+            "report": None if report is None else _text(call, "report", report),
+            "settings": per}
 
 
 def _command_body(command: Any, options: Mapping[str, Any], call: str = "run") -> dict:

@@ -10,6 +10,17 @@ tests_cli_units_test_SOURCES = tests/cli/units-test.c core/cli/units.c \
 	core/cli/cli.h
 tests_cli_units_test_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/core/cli
 
+# nostream: a provider that takes stdin whole only, and flop: one that
+# claims stdin_stream but never creates (exec-stdin-stream.sh)
+CLI_MODULE_LDOPTS = -module -avoid-version -shared -no-undefined -rpath /nowhere
+check_LTLIBRARIES += tests/cli/nostream.la tests/cli/flop.la
+tests_cli_nostream_la_SOURCES = tests/cli/nostream.c
+tests_cli_nostream_la_CFLAGS = $(SBX_MODULE_COPTS)
+tests_cli_nostream_la_LDFLAGS = $(CLI_MODULE_LDOPTS)
+tests_cli_flop_la_SOURCES = tests/cli/nostream.c
+tests_cli_flop_la_CFLAGS = $(SBX_MODULE_COPTS) -DNOSTREAM_FLOP
+tests_cli_flop_la_LDFLAGS = $(CLI_MODULE_LDOPTS)
+
 CLI_TESTS = \
 	tests/cli/usage.sh \
 	tests/cli/run.sh \
@@ -23,7 +34,8 @@ CLI_TESTS = \
 	tests/cli/files.sh \
 	tests/cli/info.sh \
 	tests/cli/man.sh \
-	tests/cli/man-keys.sh
+	tests/cli/man-keys.sh \
+	tests/cli/exec-stdin-stream.sh
 TESTS += tests/cli/units-test $(CLI_TESTS)
 dist_check_SCRIPTS += $(CLI_TESTS)
 EXTRA_DIST += tests/cli/lib.sh

@@ -1,7 +1,8 @@
 #!/bin/sh
 # tests/cli/man-keys.sh - polysandbox.ini(5) and the shipped
 # providers.d/NAME.ini name exactly the [settings] keys each provider
-# accepts.
+# accepts; polysandbox.ini(5) names exactly the [server] keys
+# polysandboxd accepts.
 #
 # The keys a provider accepts are its descriptor's two tables,
 # config_keys and secret_keys (the loader refuses any other key), read
@@ -95,7 +96,7 @@ for dir in "$top_srcdir"/plugins/*/; do
 done
 set -- $providers
 count=$#
-plan $((count * 6 + 1))
+plan $((count * 6 + 3))
 check "the providers are found:$providers" eval '[ "$count" -ge 9 ]'
 
 for name in $providers; do
@@ -137,4 +138,26 @@ for name in $providers; do
     check "$name: the shipped $name.ini shows no key the provider does not accept" \
         eval '! [ -s "$tmp/extra" ] || { sed "s/^/# not accepted: /" "$tmp/extra"; false; }'
 done
+
+# [server]: the keys of core/server/conf.c's keys[] and the route
+# families' switches (core/server/router.c), against the tags of the
+# page's [server] sections (the switches are named in compat_NAME's).
+{
+    awk '/^} keys\[\] = \{/ { on = 1; next } on && /^};/ { on = 0 } on' \
+        "$top_srcdir/core/server/conf.c" | grep -o '{ "[a-z0-9_]*"' | cut -d'"' -f2
+    grep -o '{ "[a-z0-9_]*", "[a-z0-9_]*", srv_routes' "$top_srcdir/core/server/router.c" |
+        cut -d'"' -f4
+} | sort -u >"$tmp/keys"
+awk '/^\.SS \[server\]/ { on = 1; next } /^\.S[SH]/ { on = 0 } on' "$page" >"$tmp/section"
+{
+    awk '/^\.T[PQ]$/ { tag = 1; next } tag { print; tag = 0 }' "$tmp/section" |
+        sed -E 's/^\.[A-Z]+ "?([a-z0-9_A-Z]+).*/\1/' | grep -v '^compat_NAME$'
+    grep -o '^\.B compat_[a-z0-9_]*$' "$tmp/section" | cut -d' ' -f2
+} | sort -u >"$tmp/doc"
+comm -23 "$tmp/keys" "$tmp/doc" >"$tmp/undoc"
+comm -13 "$tmp/keys" "$tmp/doc" >"$tmp/extra"
+check "[server]: polysandbox.ini(5) documents each key polysandboxd accepts ($(wc -l <"$tmp/keys"))" \
+    eval '[ -s "$tmp/keys" ] && ! [ -s "$tmp/undoc" ] || { sed "s/^/# undocumented: /" "$tmp/undoc"; false; }'
+check "[server]: polysandbox.ini(5) documents no key polysandboxd does not accept" \
+    eval '! [ -s "$tmp/extra" ] || { sed "s/^/# not accepted: /" "$tmp/extra"; false; }'
 done_testing

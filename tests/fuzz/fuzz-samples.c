@@ -2,9 +2,10 @@
  * dataset: the samples file (core/eval-dataset.c) and, with --resume, the
  * results of an earlier run (core/eval-journal.c, core/eval-record.c)
  *
- * The dataset is fixed (three HumanEval tasks).  The first byte chooses
- * what the rest is: a samples file read by sbx_eval_samples_load, or a
- * results file resumed by core_journal_open for the three reference
+ * The datasets are fixed (three HumanEval tasks, two MultiPL-E rows).
+ * The first byte chooses what the rest is: a samples file read by
+ * sbx_eval_samples_load for either (MultiPL-E's: completions files too),
+ * or a results file resumed by core_journal_open for the three reference
  * solutions.  Beyond not crashing: refusals say why, and every resumed
  * record is one of the samples and has the task of that sample.
  */
@@ -27,7 +28,13 @@ static const char dataset[] =
     "{\"task_id\": 7, \"prompt\": \"def h():\\n\", \"entry_point\": \"h\", "
     "\"canonical_solution\": \"    pass\\n\", \"test\": \"\"}\n";
 
-static sbx_eval_dataset *ds;
+static const char multiple[] =
+    "{\"name\": \"HumanEval_0_f\", \"language\": \"py\", \"prompt\": \"def f(x):\\n\", "
+    "\"tests\": \"assert f(1) == 1\\n\", \"stop_tokens\": [\"\\ndef\"]}\n"
+    "{\"name\": \"HumanEval_1_g\", \"language\": \"cs\", \"prompt\": \"class Problem {\\n\", "
+    "\"tests\": \"}\\n\", \"stop_tokens\": []}\n";
+
+static sbx_eval_dataset *ds, *mds;
 static sbx_eval_samples *canonical;
 static char *samples_path, *results_path;
 
@@ -41,17 +48,23 @@ static void init(void)
         sbx_eval_samples_canonical(fz_ctx(), ds, &canonical) != SBX_OK)
         fz_fail("the harness's dataset does not load");
     free(p);
+    fz_write("fixed-multipl-e.jsonl", multiple, sizeof multiple - 1);
+    p = fz_path("fixed-multipl-e.jsonl");
+    if (sbx_eval_dataset_load(fz_ctx(), p, SBX_EVAL_FORMAT_AUTO, &mds) != SBX_OK ||
+        sbx_eval_dataset_format(mds) != SBX_EVAL_FORMAT_MULTIPLE)
+        fz_fail("the harness's MultiPL-E dataset does not load as one");
+    free(p);
     samples_path = fz_path("samples.jsonl");
     results_path = fz_path("results.jsonl");
 }
 
-static void samples(const uint8_t *data, size_t size)
+static void samples(const sbx_eval_dataset *d, const uint8_t *data, size_t size)
 {
     sbx_ctx *ctx = fz_ctx();
     sbx_eval_samples *s = NULL;
 
     fz_write("samples.jsonl", data, size);
-    if (sbx_eval_samples_load(ctx, ds, samples_path, &s) != SBX_OK) {
+    if (sbx_eval_samples_load(ctx, d, samples_path, &s) != SBX_OK) {
         if (!sbx_error_message(sbx_ctx_last_error(ctx))[0])
             fz_fail("a samples file refused without a message");
         return;
@@ -92,8 +105,10 @@ static int one(const uint8_t *data, size_t size)
         init();
     if (size && data[0] % 2)
         results(data + 1, size - 1);
+    else if (size && data[0] % 4 == 2)
+        samples(mds, data + 1, size - 1);
     else
-        samples(size ? data + 1 : data, size ? size - 1 : 0);
+        samples(ds, size ? data + 1 : data, size ? size - 1 : 0);
     return 0;
 }
 

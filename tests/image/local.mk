@@ -9,3 +9,17 @@
 TESTS += tests/image/pull.sh tests/image/import.sh
 dist_check_SCRIPTS += tests/image/pull.sh tests/image/import.sh
 EXTRA_DIST += tests/image/push.py tests/image/tokend.py tests/image/mksave.py
+
+# tests/image/run.sh runs the local provider in a pulled image whose only
+# program is tests/image/imgcat: linked statically and built without the
+# user's CFLAGS (the image has no libc, nor libasan in a sanitizer build).
+tests/image/imgcat: tests/image/imgcat.c
+	$(AM_V_CC)$(MKDIR_P) tests/image && \
+	$(CC) -std=gnu11 -O2 $(WARN_CFLAGS) -static -o $@ $(srcdir)/tests/image/imgcat.c
+EXTRA_DIST += tests/image/imgcat.c
+CLEANFILES += tests/image/imgcat
+if BUILD_PROVIDER_LOCAL
+check_SCRIPTS += tests/image/imgcat
+TESTS += tests/image/run.sh
+endif
+dist_check_SCRIPTS += tests/image/run.sh

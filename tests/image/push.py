@@ -13,7 +13,9 @@
 # index of linux/amd64, linux/arm64 and linux/ppc64le entries), dotdot (a
 # layer with "../escape"), abslink (a link to an absolute directory, then a
 # file through it), hardout (a hard link through that link to a file
-# outside), unique (one gzip layer of a fresh random file).
+# outside), unique (one gzip layer of a fresh random file), rootfs (the
+# program $IMGCAT as bin/imgcat, etc/os-release and marker holding
+# $MARKER: a root a sandbox can run in).
 import gzip
 import hashlib
 import io
@@ -57,6 +59,10 @@ def tar(entries):
             elif kind == "file":
                 data = e[2].encode()
                 ti.size, ti.mode = len(data), e[3] if len(e) > 3 else 0o644
+            elif kind == "copy":
+                with open(e[2], "rb") as f:
+                    data = f.read()
+                ti.size, ti.mode = len(data), 0o755
             elif kind == "link":
                 ti.type, ti.linkname = tarfile.SYMTYPE, e[2]
             elif kind == "hard":
@@ -90,6 +96,10 @@ LAYERS = {
                  ("h", "hard", "out/secret")]],
     "unique": [[("unique.txt", "file", os.urandom(16).hex() + "\n")]],
 }
+if os.environ.get("IMGCAT"):
+    LAYERS["rootfs"] = [[("bin", "dir"), ("bin/imgcat", "copy", os.environ["IMGCAT"]),
+                         ("etc", "dir"), ("etc/os-release", "file", "ID=polysandbox-test\n"),
+                         ("marker", "file", os.environ.get("MARKER", "marker") + "\n")]]
 
 MT_TAR = "application/vnd.docker.image.rootfs.diff.tar"
 MT_GZ = "application/vnd.docker.image.rootfs.diff.tar.gzip"

@@ -4,12 +4,15 @@
 # submission ends in, base64_encoded both ways, Judge0's answer to output
 # that is not UTF-8, bad requests naming their field, submissions in the
 # background (queued, processing, finished; the queue's bound; SIGTERM),
-# batches, and the family switched off.
+# batches, callback_url (a PUT received by a python3 http.server on
+# 127.0.0.1, retried once when the first try gets no answer), DELETE
+# (off by default, refused while queued or running), and the family
+# switched off.
 # (No Judge0 client is on npm to drive it with, unlike piston.sh.)
 # The answers are kept and judged together by one python3 at the end.
 . "$top_srcdir/tests/server/lib.sh"
 
-plan 58
+plan 68
 
 check "polysandboxd starts" srv_start -o server.max_body=64K
 
@@ -41,6 +44,57 @@ poll() {
     done
     return 1
 }
+# The callbacks' receiver: each PUT it answers is kept as
+# $tmp/cb/PATH-with-_ ({method, path, tries, type, body}); under /flaky/
+# the first try of a path gets no answer (the connection is closed).
+mkdir "$tmp/cb"
+"$PY" - "$tmp/cb" <<'RECV' &
+import http.server, json, os, sys, threading
+out, seen = sys.argv[1], {}
+def put(name, text):
+    with open(os.path.join(out, name + ".tmp"), "w") as f:
+        f.write(text)
+    os.rename(os.path.join(out, name + ".tmp"), os.path.join(out, name))
+class H(http.server.BaseHTTPRequestHandler):
+    def log_message(self, *a):
+        pass
+    def do_PUT(self):
+        body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        seen[self.path] = seen.get(self.path, 0) + 1
+        if self.path.startswith("/flaky/") and seen[self.path] == 1:
+            self.close_connection = True
+            return
+        put(self.path.strip("/").replace("/", "_"), json.dumps({
+            "method": self.command, "path": self.path, "tries": seen[self.path],
+            "type": self.headers.get("Content-Type"), "body": body.decode()}))
+        self.send_response(204)
+        self.end_headers()
+s = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
+threading.Timer(600, os._exit, (0,)).start()   # never outlives a test that died
+put("port", str(s.server_port))
+s.serve_forever()
+RECV
+cb_pid=$!
+# callback NAME: wait (bounded: 60 s) for the PUT to /NAME; its record in
+# $tmp/out, code 200 (000 when none came).
+callback() {
+    c_f="$tmp/cb/$(echo "$1" | tr / _)"
+    c_n=1200
+    code=000
+    while [ $c_n -gt 0 ]; do
+        if [ -f "$c_f" ]; then
+            cp "$c_f" "$tmp/out"
+            code=200
+            return 0
+        fi
+        sleep 0.05
+        c_n=$((c_n - 1))
+    done
+    return 1
+}
+c_n=200
+while [ ! -f "$tmp/cb/port" ] && [ $c_n -gt 0 ]; do sleep 0.05; c_n=$((c_n - 1)); done
+cb_url="http://127.0.0.1:$(cat "$tmp/cb/port" 2>/dev/null)"
 invalid() { printf 'list(j) == ["%s"] and isinstance(j["%s"][0], str) and j["%s"][0]' "$1" "$1" "$1"; }
 
 req GET /languages
@@ -141,6 +195,28 @@ poll "$tok_bg64"
 req GET "/submissions/$tok_bg64?base64_encoded=true&fields=stdout,status_id"
 jc "wait=false and base64_encoded=true: bytes that are not UTF-8 shown in base64" 200 '
 j == {"stdout": "/w==\n", "status_id": 3}'
+# callback_url: Judge0's PUT once the submission is finished.
+post /submissions '{"language_id":46,"source_code":"echo called","callback_url":"'"$cb_url"'/cb/1"}'
+tok_cb=$(token)
+callback cb/1
+jc "callback_url: a PUT of JSON once finished, Judge0's default fields in base64" 200 '
+j["method"] == "PUT" and j["type"] == "application/json" and j["tries"] == 1 and
+[set(b) == {"stdout", "time", "memory", "stderr", "token", "compile_output", "message", "status"} and
+ b["token"] == "'"$tok_cb"'" and base64.b64decode(b["stdout"]) == b"called\n" and
+ b["status"] == {"id": 3, "description": "Accepted"} for b in [json.loads(j["body"])]][0]'
+req GET "/submissions/$tok_cb?fields=status_id,callback_url"
+jc "... GET shows it finished then, and its callback_url" 200 '
+j == {"status_id": 3, "callback_url": "'"$cb_url"'/cb/1"}'
+sub '{"language_id":46,"source_code":"echo again","callback_url":"'"$cb_url"'/flaky/2"}'
+tok_cb2=$(token)
+callback flaky/2
+jc "wait=true calls back too; a try without an answer is tried again" 200 '
+j["tries"] == 2 and json.loads(j["body"])["token"] == "'"$tok_cb2"'"'
+sub '{"language_id":46,"source_code":"echo x","callback_url":"ftp://127.0.0.1/x"}'
+jc "a callback_url that is not http(s): 422 naming it" 422 "$(invalid callback_url)"
+req DELETE "/submissions/$tok_cb"
+jc "DELETE without [server] judge0_delete: 400 as Judge0's default" 400 'j == {"error": "delete not allowed"}'
+
 post /submissions '{"language_id":71}'
 jc "in the background too, a submission is checked at once: 422 naming the field" 422 "$(invalid source_code)"
 
@@ -202,8 +278,9 @@ srv_stop TERM
 # The background's bounds: [server] job_workers runs at once, [server]
 # queue waiting, then Judge0's 503; SIGTERM cancels what runs.
 secs=$((3000 + $$ % 5000))   # a sleep no other test runs
-check "polysandboxd starts (job_workers 1, queue 2, grace 0.2s)" \
-    srv_start -o server.job_workers=1 -o server.queue=2 -o server.grace=200ms
+check "polysandboxd starts (job_workers 1, queue 2, grace 0.2s, DELETE on, callbacks off)" \
+    srv_start -o server.job_workers=1 -o server.queue=2 -o server.grace=200ms \
+    -o server.judge0_delete=true -o server.judge0_callbacks=false
 post /submissions '{"language_id":46,"source_code":"sleep '"$secs"'"}'
 tok_a=$(token)
 check "a long submission in the background runs" within 30 sleeping "$secs"
@@ -221,6 +298,22 @@ j == {"error": "queue is full"}'
 req GET /metrics
 jc "/metrics: 2 Judge0 submissions waiting, 1 running" 200 '
 b"\npolysandboxd_judge0_queued 2\n" in body and b"\npolysandboxd_judge0_running 1\n" in body'
+req DELETE "/submissions/$tok_a"
+jc "DELETE of one running: 400 as Judge0" 400 '
+j == {"error": "submission cannot be deleted because its status is 2 (Processing)"}'
+req DELETE "/submissions/$tok_b"
+jc "DELETE of one queued: 400 as Judge0" 400 '
+j == {"error": "submission cannot be deleted because its status is 1 (In Queue)"}'
+post /submissions '{"language_id":46,"source_code":"echo x","callback_url":"'"$cb_url"'/cb/3"}'
+jc "callback_url with [server] judge0_callbacks = false: 422 as Judge0" 422 '
+j == {"callback_url": ["setting callback is not allowed"]}'
+sub '{"language_id":46,"source_code":"echo gone"}'
+tok_del=$(token)
+req DELETE "/submissions/$tok_del?fields=stdout,status_id"
+jc "DELETE of one finished ([server] judge0_delete): what it was, in base64" 200 '
+j == {"stdout": "Z29uZQo=\n", "status_id": 3}'
+req GET "/submissions/$tok_del"
+jc "... then it is gone: 404" 404 'list(j) == ["error"]'
 srv_stop TERM
 # Judge every answer kept, in order, as the next TAP lines.
 "$PY" - "$tmp/j" "$n_j" "$tap_n" <<'EOF'
@@ -251,5 +344,7 @@ tap_n=$((tap_n + n_j))
 check "SIGTERM: the server exits 0 past its grace time" test "$srv_rc" = 0
 check "... its background run cancelled (the sleep is gone)" gone_within 5 sleeping "$secs"
 
+kill "$cb_pid" 2>/dev/null
+wait "$cb_pid" 2>/dev/null
 check "switched off ([server] compat_judge0 = false): 404" eval 'srv_start -o server.compat_judge0=false && req GET /languages && err_is 404 not_found'
 done_testing

@@ -47,6 +47,7 @@ typedef struct sbx_eval_samples sbx_eval_samples;
 typedef struct sbx_eval_opts sbx_eval_opts;
 typedef struct sbx_eval_record sbx_eval_record;
 typedef struct sbx_eval_summary sbx_eval_summary;
+typedef struct sbx_eval_report sbx_eval_report;
 
 /** Dataset formats.  Since: 0.1 */
 typedef enum sbx_eval_format {
@@ -65,10 +66,14 @@ typedef enum sbx_eval_format {
      * canonical solution's on base_input and plus_input, and a sample gets
      * a verdict on the base inputs and one on base + extra (see
      * sbx_eval_record_base_verdict, sbx_eval_summary_pass_at_k_base). */
-    SBX_EVAL_FORMAT_EVALPLUS = 8       /* task_id prompt entry_point base_input plus_input */
+    SBX_EVAL_FORMAT_EVALPLUS = 8,      /* task_id prompt entry_point base_input plus_input */
+    /* MultiPL-E (since 0.2): HumanEval and MBPP translated to other
+     * languages; prompt + completion + tests run in the row's language
+     * and pass on exit status 0 (see polysandbox-eval(1), MULTIPL-E). */
+    SBX_EVAL_FORMAT_MULTIPLE = 9       /* name language prompt tests stop_tokens */
 } sbx_eval_format;
 /** The last format: iterate AUTO..SBX_EVAL_FORMAT_LAST.  Since: 0.2 */
-#define SBX_EVAL_FORMAT_LAST SBX_EVAL_FORMAT_EVALPLUS
+#define SBX_EVAL_FORMAT_LAST SBX_EVAL_FORMAT_MULTIPLE
 
 /**
  * sbx_eval_verdict:
@@ -95,7 +100,8 @@ typedef enum sbx_eval_verdict {
 /** "passed", "failed", "timeout", ... (static), or NULL.  Since: 0.1 */
 SBX_API const char *sbx_eval_verdict_name(sbx_eval_verdict v);
 /** "humaneval", "mbpp", "generic", "auto", "judged", "codecontests",
- * "apps", "livecodebench", "evalplus" (static), or NULL.  Since: 0.1 */
+ * "apps", "livecodebench", "evalplus", "multipl-e" (static), or NULL.
+ * Since: 0.1 */
 SBX_API const char *sbx_eval_format_name(sbx_eval_format f);
 
 /**
@@ -220,7 +226,8 @@ SBX_API int sbx_eval_opts_set_providers(sbx_eval_opts *o,
 /** Worker threads; 0 (default) is the number of online processors. */
 SBX_API int sbx_eval_opts_set_jobs(sbx_eval_opts *o, unsigned jobs);
 /** Wall-clock limit of each program (default 3 s, as the reference
- * harness); 0 is rejected (SBX_E_INVAL). */
+ * harness; 15 s for MultiPL-E, as its evaluator, when never set); 0 is
+ * rejected (SBX_E_INVAL). */
 SBX_API int sbx_eval_opts_set_timeout(sbx_eval_opts *o, uint64_t ns);
 /** A sandbox limit for every sample (as sbx_create_opts_set_limit). */
 SBX_API int sbx_eval_opts_set_limit(sbx_eval_opts *o, sbx_limit which,
@@ -475,6 +482,90 @@ SBX_API double sbx_eval_summary_throughput(const sbx_eval_summary *sum);
  */
 SBX_API char *sbx_eval_summary_to_json(const sbx_eval_summary *sum,
                                        const unsigned *ks, size_t n_ks);
+
+/* ---- side-by-side reports (polysandbox compare) ------------------------ */
+
+/**
+ * sbx_eval_report_new:
+ * @s: (transfer none) the samples every column graded; must outlive the
+ *   report.
+ * @dataset: the dataset's path, named in the report and digested (copied).
+ * @samples_file: the samples' path (copied), or NULL for the dataset's
+ *   canonical solutions.
+ * @out: (out) (transfer full): free with sbx_eval_report_free.
+ *
+ * A report of the same samples graded on several providers, as
+ * `polysandbox compare --json` prints it: add one column per run with
+ * sbx_eval_report_add, then sbx_eval_report_to_json.
+ * Errors: SBX_E_INVAL (no samples or dataset), SBX_E_NOMEM.  Since: 0.3
+ */
+SBX_API int sbx_eval_report_new(const sbx_eval_samples *s, const char *dataset,
+                                const char *samples_file, sbx_eval_report **out);
+SBX_API void sbx_eval_report_free(sbx_eval_report *r);
+/**
+ * sbx_eval_report_add:
+ * Append a column: @label (its name in the report: "docker", "local#2"),
+ * @provider (the provider it ran on, or NULL when unknown), @results (the
+ * results file its records went to, or NULL), @settings (the
+ * NULL-terminated SECTION.KEY=VALUE values of its context, or NULL); all
+ * copied.  @sum: (transfer none) its summary of the report's samples;
+ * must outlive the report.
+ * Errors: SBX_E_INVAL (no label or summary, a summary of another number
+ * of samples), SBX_E_NOMEM.  Since: 0.3
+ */
+SBX_API int sbx_eval_report_add(sbx_eval_report *r, const char *label, const char *provider,
+                                const char *results, const char *const *settings,
+                                const sbx_eval_summary *sum);
+/**
+ * sbx_eval_report_set_opts:
+ * The options the columns ran with (their limits and jobs are reported;
+ * only values are copied).  NULL, the default: the report was rebuilt
+ * from results files, and its limits and jobs are null.  Since: 0.3
+ */
+SBX_API int sbx_eval_report_set_opts(sbx_eval_report *r, const sbx_eval_opts *o);
+/**
+ * sbx_eval_report_set_files:
+ * The prefix of the Markdown and HTML files the caller writes the report
+ * to (the "report" object names PREFIX.md and PREFIX.html), or NULL (the
+ * default: "report" is null).  Copied.  Since: 0.3
+ */
+SBX_API int sbx_eval_report_set_files(sbx_eval_report *r, const char *prefix);
+/** Whether sample @sample's verdicts differ between columns (one column
+ *  without its record differs too).  Since: 0.3 */
+SBX_API bool sbx_eval_report_differs(const sbx_eval_report *r, size_t sample);
+/** How many samples differ.  Since: 0.3 */
+SBX_API size_t sbx_eval_report_diff_count(const sbx_eval_report *r);
+/**
+ * sbx_eval_report_to_json:
+ * The report as one JSON object (transfer full, free()), with pass@k of
+ * each column for each of @ks (n_ks values): the fields of
+ * `polysandbox compare --json` (see polysandbox-eval(1)).  The inputs
+ * are read again for their digests, and the date is now.  NULL on
+ * ENOMEM.  Since: 0.3
+ */
+SBX_API char *sbx_eval_report_to_json(const sbx_eval_report *r, const unsigned *ks,
+                                      size_t n_ks);
+/**
+ * sbx_eval_meta_to_json:
+ * What a report says about the run it reports, as one JSON object
+ * (transfer full, free()): version, date (now), host, @dataset's and
+ * @samples_file's path, size and SHA-256 (@samples_file NULL: canonical
+ * samples), the limits and jobs of @o (NULL: unknown, a report rebuilt
+ * from results files) and @providers (NULL-terminated, or NULL).  The
+ * "meta" of `polysandbox eval --json` and of sbx_eval_report_to_json.
+ * NULL on ENOMEM or without @dataset.  Since: 0.3
+ */
+SBX_API char *sbx_eval_meta_to_json(const char *dataset, const char *samples_file,
+                                    const sbx_eval_opts *o, const char *const *providers);
+/**
+ * sbx_eval_input_digest:
+ * The size of the regular file at @path and its SHA-256 as 64 hex digits
+ * and a NUL in @sha256_hex (65 bytes); on error *@size is -1 and
+ * @sha256_hex empty.  A pipe or other special file is refused without
+ * being read.  Errors: SBX_E_IO, SBX_E_INVAL (no regular file).
+ * Since: 0.3
+ */
+SBX_API int sbx_eval_input_digest(const char *path, int64_t *size, char *sha256_hex);
 
 #ifdef __cplusplus
 }

@@ -10,6 +10,7 @@
  *     char *digest;
  *     sbx_image_pull(ctx, "127.0.0.1:5000/team/tool:v1", &digest);
  *     sbx_image_list(ctx, on_image, state);
+ *     sbx_image_root(ctx, "127.0.0.1:5000/team/tool:v1", &root);
  *     sbx_image_rm(ctx, "127.0.0.1:5000/team/tool:v1");
  *     sbx_image_import(ctx, "tool.tar", "team/tool:v2", NULL, NULL);
  *     sbx_image_prune(ctx, &blobs, &roots, &bytes);
@@ -96,6 +97,24 @@ SBX_API int sbx_image_list(sbx_ctx *ctx, sbx_image_visit_fn fn, void *arg);
  * when it was never pulled; SBX_E_IO.  Since: 0.3
  */
 SBX_API int sbx_image_rm(sbx_ctx *ctx, const char *ref);
+
+/**
+ * sbx_image_root:
+ * @ctx: the context (its store: [core] image_dir or STATE_DIR/images)
+ * @ref: a reference as given to sbx_image_pull (normalised the same way)
+ * @root_out: (out) (transfer full): the directory the image was unpacked
+ *   into (absolute, no symbolic link in it), free()d by the caller
+ *
+ * Where a pulled image's root is: what the local provider runs in for
+ * `--image NAME` or a template's `image.local = NAME`.  Nothing is
+ * fetched: an image not pulled is an error saying how to pull it.
+ *
+ * Returns: SBX_OK; SBX_E_INVAL for a malformed reference; SBX_E_NOT_FOUND
+ * when it was not pulled (or its root is gone), the message naming @ref
+ * and saying "polysandbox image pull @ref"; SBX_E_IO for the store;
+ * SBX_E_NOTSUP in a build without images.  Since: 0.3
+ */
+SBX_API int sbx_image_root(const sbx_ctx *ctx, const char *ref, char **root_out);
 
 /**
  * sbx_image_import:

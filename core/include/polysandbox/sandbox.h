@@ -268,9 +268,11 @@ SBX_API bool sbx_template_compiled(const sbx_template *t);
  * Whether @t can run on @provider: false when the provider is unknown,
  * disabled or unavailable (its reason), or when it runs on the host's
  * own system directories (as the local provider does) and the
- * template's compiler or interpreter is not on the host.  An image is
- * not looked for (a provider finds or pulls it when a sandbox starts).
- * May load @provider.  Since: 0.2
+ * template's compiler or interpreter is not on the host.  There, a
+ * template naming an image for it (image.local = NAME) is usable when
+ * that image is pulled (sbx_image_root), since 0.3.  Other providers'
+ * images are not looked for (a provider finds or pulls it when a sandbox
+ * starts).  May load @provider.  Since: 0.2
  */
 SBX_API bool sbx_template_usable(const sbx_ctx *ctx, const sbx_template *t,
                                  const char *provider, char *why, size_t why_size);
@@ -385,9 +387,9 @@ SBX_API int sbx_exec_opts_set_stdin(sbx_exec_opts *o, const void *data, size_t l
  * exec).  Replaces the bytes of sbx_exec_opts_set_stdin (which replaces
  * this in turn).  A template's compile step gets no stdin.  An exec on a
  * provider without the "stdin_stream" capability (SBX_CAP_STDIN_STREAM:
- * local, docker) is refused with SBX_E_NOTSUP, never run without its
- * input; a run that failed part way is not tried again (its input was
- * read).  Errors: SBX_E_INVAL (@fd below -1).  Since: 0.2
+ * local, docker, kubernetes) is refused with SBX_E_NOTSUP, never run
+ * without its input; a run that failed part way is not tried again (its
+ * input was read).  Errors: SBX_E_INVAL (@fd below -1).  Since: 0.2
  */
 SBX_API int sbx_exec_opts_set_stdin_fd(sbx_exec_opts *o, int fd);
 SBX_API int sbx_exec_opts_add_env(sbx_exec_opts *o, const char *key,

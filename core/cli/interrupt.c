@@ -1,0 +1,75 @@
+/* core/cli/interrupt.c - SIGINT and SIGTERM during a run or exec
+ *
+ * The first one cancels the command through its cancel handle: the
+ * library kills it with every process it started and a run's sandbox is
+ * destroyed as after any run, where dying at once would leave them to
+ * their time-to-live.  We then exit 128+N.  A second one kills us.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <string.h>
+
+#include "cli.h"
+
+static const int caught[] = { SIGINT, SIGTERM };
+#define N_CAUGHT (sizeof caught / sizeof caught[0])
+
+static sbx_cancel *cancel;              /* fired by the handler */
+static volatile sig_atomic_t interrupted; /* the signal, or 0 */
+static struct sigaction saved[N_CAUGHT];
+static bool installed[N_CAUGHT];
+
+static void on_interrupt(int sig)
+{
+    int e = errno;
+
+    interrupted = sig;
+    sbx_cancel_fire(cancel);
+    errno = e;
+}
+
+int cli_interrupt_begin(sbx_exec_opts *x)
+{
+    struct sigaction sa;
+
+    if ((cancel = sbx_cancel_new()) == NULL ||
+        sbx_exec_opts_set_cancel(x, cancel) != SBX_OK) {
+        cli_err("cannot set up cancellation");
+        return CLI_EXIT_ERROR;
+    }
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_interrupt;
+    sa.sa_flags = SA_RESETHAND | SA_RESTART;
+    if (sigemptyset(&sa.sa_mask) != 0)
+        return CLI_EXIT_ERROR;
+    for (size_t i = 0; i < N_CAUGHT; i++) {
+        struct sigaction old;
+        /* ignored (a background job of a shell): it stays ignored */
+        if (sigaction(caught[i], NULL, &old) != 0 || old.sa_handler == SIG_IGN)
+            continue;
+        if (sigaction(caught[i], &sa, &saved[i]) != 0) {
+            cli_err("cannot set up SIGINT handling");
+            return CLI_EXIT_ERROR;
+        }
+        installed[i] = true;
+    }
+    return -1;
+}
+
+int cli_interrupted(void)
+{
+    return interrupted;
+}
+
+void cli_interrupt_end(void)
+{
+    for (size_t i = 0; i < N_CAUGHT; i++)
+        if (installed[i]) {
+            (void)sigaction(caught[i], &saved[i], NULL);
+            installed[i] = false;
+        }
+    sbx_cancel_free(cancel);
+    cancel = NULL;
+}
