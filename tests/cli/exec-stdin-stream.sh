@@ -53,11 +53,12 @@ hear() {
 # put LINE: write LINE; say LINE: write it, then hear the answer.
 put() { printf '%s\n' "$1" >&3; }
 say() { put "$1"; hear; }
-# finish: close our end of stdin, read what is left, reap; sets $rc, $rest.
+# finish [open]: close our end of stdin (with "open": only once the
+# output ended), read what is left, reap; sets $rc, $rest.
 finish() {
-    exec 3>&-
+    [ "${1-}" = open ] || exec 3>&-
     rest=$(cat <&4)
-    exec 4<&-
+    exec 3>&- 4<&-
     wait "$pid"
     rc=$?
 }
@@ -96,7 +97,9 @@ hear
 check "SIGINT: the command runs and waits for input" eval '[ "$got" = ready ]'
 # to polysandbox itself: timeout(1) forwards a SIGINT only now and then
 kill -INT "$(cat "$tmp/pid")"
-finish
+# Our stdin stays open until polysandbox has ended: an end of file racing
+# the signal would let the command's read return and go on.
+finish open
 check "SIGINT: polysandbox ends with 130, the command did not go on" \
     eval 'is_rc 130 && [ -z "$rest" ]'
 check "SIGINT: it cancelled the exec and said so (it did not just die)" \
