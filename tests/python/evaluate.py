@@ -13,20 +13,16 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 import threading
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import PS, cancel_later, check, finish, plan, raises  # noqa: E402
+from harness import PS, cancel_later, check, finish, plan, raises, scratch  # noqa: E402
 import polysandbox as psb  # noqa: E402
 
 PLAN = 12
 plan(PLAN)
 
-tmp = tempfile.mkdtemp(prefix="ps-python-evaluate.")
-# A state directory (so a polysandbox-locald) of its own, as harness.start.
-os.environ["XDG_STATE_HOME"] = os.path.join(tmp, "xdg-state")
-os.environ["POLYSANDBOX_STATE_DIR"] = os.path.join(tmp, "state")
+tmp = scratch("ps-python-evaluate.")
 
 
 def jsonl(name, rows):
