@@ -132,6 +132,7 @@ _PROTOS = (
     ("sbx_eval_opts_set_retries", c_int, (c_void_p, c_uint)),
     ("sbx_eval_opts_set_journal", c_int, (c_void_p, c_char_p, c_bool)),
     ("sbx_eval_opts_set_cancel", c_int, (c_void_p, c_void_p)),
+    ("sbx_eval_opts_set_allow_partial", c_int, (c_void_p, c_bool)),
     ("sbx_eval_opts_set_callback", c_int, (c_void_p, EVAL_CB, c_void_p)),
     ("sbx_eval_run", c_int, (c_void_p, c_void_p, c_void_p, c_void_p, POINTER(c_void_p))),
     ("sbx_eval_summary_free", None, (c_void_p,)),

@@ -57,7 +57,8 @@ def _common(call: str, k: Any, jobs: Any, timeout: Any, memory: Any,
 
 def evaluate_body(call: str, dataset: Any, samples: Any, canonical: Any, k: Any,
                   providers: Any, jobs: Any, timeout: Any, memory: Any, retries: Any,
-                  format: Any, out: Any, resume: Any, progress: Any) -> dict[str, Any]:
+                  format: Any, out: Any, resume: Any, allow_partial: Any,
+                  progress: Any) -> dict[str, Any]:
     """evaluate's arguments, checked (samples xor canonical, as the
     command's --samples and --canonical)."""
     if not isinstance(canonical, bool):
@@ -76,8 +77,9 @@ def evaluate_body(call: str, dataset: Any, samples: Any, canonical: Any, k: Any,
     if format not in FORMATS:
         raise ValueError(f"{_where(call, 'format')} must be one of {', '.join(FORMATS)}, "
                          f"not {format!r}")
-    if not isinstance(resume, bool):
-        raise TypeError(f"{_where(call, 'resume')} must be a bool")
+    for name, flag in (("resume", resume), ("allow_partial", allow_partial)):
+        if not isinstance(flag, bool):
+            raise TypeError(f"{_where(call, name)} must be a bool")
     if resume and out is None:
         raise ValueError(f"polysandbox.{call}: resume=True needs out (the results file "
                          "to continue)")
@@ -88,7 +90,7 @@ def evaluate_body(call: str, dataset: Any, samples: Any, canonical: Any, k: Any,
                 samples=None if samples is None else _text(call, "samples", samples),
                 providers=provs, format=FORMATS.index(format),
                 out=None if out is None else _text(call, "out", out), resume=resume,
-                progress=progress)
+                allow_partial=allow_partial, progress=progress)
 
 
 def loop_progress(progress: EvalProgress) -> tuple[EvalProgress, list[BaseException]]:

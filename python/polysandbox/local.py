@@ -306,6 +306,8 @@ class Local(Runner):
             opts = self._eval_opts(body, body["providers"], cancel)
             if out is not None:
                 self._check(lib.sbx_eval_opts_set_journal(opts, out.encode(), body["resume"]))
+            if body["allow_partial"]:
+                self._check(lib.sbx_eval_opts_set_allow_partial(opts, True))
             if body["progress"] is not None:
                 # Kept alive by this frame until sbx_eval_run returns.
                 cb = _native.EVAL_CB(_progress_cb(body["progress"], raised))

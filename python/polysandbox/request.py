@@ -309,8 +309,8 @@ class Runner:
                  k: Sequence[int] = (1, 10, 100), providers: Sequence[str] | None = None,
                  jobs: int = 0, timeout: float | None = None, memory: int | None = None,
                  retries: int | None = None, format: str = "auto", out: str | None = None,
-                 resume: bool = False, progress: "EvalProgress | None" = None
-                 ) -> "EvalReport":
+                 resume: bool = False, allow_partial: bool = False,
+                 progress: "EvalProgress | None" = None) -> "EvalReport":
         """Run every sample's program in a sandbox and grade it, as
         `polysandbox eval` does: an EvalReport whose to_json() is the
         object `polysandbox eval --json` prints for the same files and
@@ -329,7 +329,10 @@ class Runner:
         out: the results JSONL, a record appended per sample as it
         finishes (None: none is written); an existing non-empty one is
         refused (FileExistsError) unless resume=True, which keeps its
-        records and runs only the samples without one.
+        records and runs only the samples without one.  A samples file
+        that leaves tasks of the dataset without a sample is refused (the
+        library's message names them and the command's --allow-partial)
+        unless allow_partial=True, which scores the tasks it has.
         progress(done, total, passed) is called once per finished sample,
         one call at a time, from a worker thread of the library; if it
         raises, no new sample is started and evaluate raises that
@@ -340,14 +343,15 @@ class Runner:
         from .evalargs import evaluate_body
         return self._evaluate(evaluate_body("evaluate", dataset, samples, canonical, k,
                                             providers, jobs, timeout, memory, retries,
-                                            format, out, resume, progress))
+                                            format, out, resume, allow_partial,
+                                            progress))
 
     def aevaluate(self, dataset: str, samples: str | None = None, *, canonical: bool = False,
                   k: Sequence[int] = (1, 10, 100), providers: Sequence[str] | None = None,
                   jobs: int = 0, timeout: float | None = None, memory: int | None = None,
                   retries: int | None = None, format: str = "auto", out: str | None = None,
-                  resume: bool = False, progress: "EvalProgress | None" = None
-                  ) -> Awaitable["EvalReport"]:
+                  resume: bool = False, allow_partial: bool = False,
+                  progress: "EvalProgress | None" = None) -> Awaitable["EvalReport"]:
         """evaluate, as a coroutine to await.  Bad arguments raise at the
         call.  progress is called in the event loop's thread, in order,
         before the report is returned.  Cancelling the awaiting task
@@ -357,7 +361,8 @@ class Runner:
         from .evalargs import evaluate_body
         return self._aevaluate(evaluate_body("aevaluate", dataset, samples, canonical, k,
                                              providers, jobs, timeout, memory, retries,
-                                             format, out, resume, progress))
+                                             format, out, resume, allow_partial,
+                                             progress))
 
     async def _aevaluate(self, body: dict[str, Any]) -> "EvalReport":
         from .evalargs import loop_progress

@@ -19,7 +19,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import PS, cancel_later, check, finish, plan, raises, scratch  # noqa: E402
 import polysandbox as psb  # noqa: E402
 
-PLAN = 12
+PLAN = 13
 plan(PLAN)
 
 tmp = scratch("ps-python-evaluate.")
@@ -130,6 +130,13 @@ ok, e = raises(psb.SandboxError, psb.evaluate, missing, samples, providers=["loc
 check("a missing dataset raises SandboxError with the library's message (the CLI's)",
       ok and rc == 65 and "nosuch.jsonl" in str(e) and str(e) in err,
       f"exit {rc}: {err}\npy: {e}")
+
+part = jsonl("part.jsonl", [{"task_id": "sh/add", "completion": "add() { echo $(($1 + $2)); }\n"}])
+ok, e = raises(psb.InvalidRequestError, psb.evaluate, dataset, part, **OPTS,
+               match='have no sample: "sh/greet"')
+prep = psb.evaluate(dataset, part, allow_partial=True, **OPTS) if ok else None
+check("samples leaving a task out: refused, naming it; scored with allow_partial=True",
+      ok and prep.samples == 1 and prep.passed == 1 and len(prep.tasks) == 1, f"{e}")
 
 
 class Stop(Exception):
