@@ -10,6 +10,7 @@ PYTHON_FILES = \
 	python/polysandbox/_native.py \
 	python/polysandbox/client.py \
 	python/polysandbox/errors.py \
+	python/polysandbox/evalargs.py \
 	python/polysandbox/info.py \
 	python/polysandbox/local.py \
 	python/polysandbox/many.py \

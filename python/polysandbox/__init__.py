@@ -4,6 +4,9 @@
     r = psb.run("echo hi")                     # r.stdout == "hi\\n", r.status == "ok"
     r = await psb.arun_code("python", "print(6*7)")
     client = psb.Client("http://127.0.0.1:8780", token=...)   # through polysandboxd
+    rep = psb.evaluate("HumanEval.jsonl", "s.jsonl", k=[1, 10], providers=["local"],
+                       progress=lambda done, total, passed: print(done, total, passed))
+    rep.counts["passed"], rep.pass_at(1), rep.to_json()            # eval --json
     rep = psb.compare("HumanEval.jsonl", "s.jsonl", providers=["local", "docker"])
     rep.agree, [c.pass_rate for c in rep.columns], rep.to_json()  # compare --json
     [(p.name, p.ready, p.size) for p in psb.pools()]              # pools --json
@@ -36,7 +39,8 @@ from .errors import (AuthError, CancelledRunError, ConfigError, InvalidRequestEr
 from .info import Pool, Provider, Template
 from .local import Local, default
 from .request import LIMITS, Progress, Runner
-from .report import CompareColumn, CompareReport, Difference
+from .evalargs import FORMATS, EvalProgress
+from .report import CompareColumn, CompareReport, Difference, EvalReport
 from .result import STATUSES, Chunk, Compile, Result
 from .sandbox import FileEntry, FileList, Sandbox, SandboxInfo
 from .stream import Stream
@@ -45,9 +49,11 @@ __version__ = "0.1.0"
 
 __all__ = [
     "run", "run_code", "arun", "arun_code", "run_many", "arun_many", "providers",
-    "templates", "pools", "apools", "compare", "acompare", "create_sandbox", "get_or_create_sandbox", "attach", "sandboxes",
+    "templates", "pools", "apools", "evaluate", "aevaluate", "compare", "acompare",
+    "create_sandbox", "get_or_create_sandbox", "attach", "sandboxes",
     "Sandbox", "SandboxInfo", "FileEntry", "FileList", "Progress",
-    "Provider", "Template", "Pool", "CompareReport", "CompareColumn", "Difference", "Local", "Client", "Runner", "Result", "Compile", "Chunk",
+    "Provider", "Template", "Pool", "EvalReport", "EvalProgress", "FORMATS", "CompareReport",
+    "CompareColumn", "Difference", "Local", "Client", "Runner", "Result", "Compile", "Chunk",
     "Stream",
     "STATUSES", "LIMITS", "SandboxError", "InvalidRequestError", "ConfigError",
     "SandboxNotFoundError", "ProviderError", "AuthError", "SandboxTimeoutError",
@@ -87,6 +93,17 @@ def pools(wait: float | None = None) -> list[Pool]:
 def apools(wait: float | None = None) -> Awaitable[list[Pool]]:
     """Runner.apools on the in-process runner."""
     return default().apools(wait)
+
+
+def evaluate(dataset: str, samples: str | None = None, **options: Any) -> EvalReport:
+    """Runner.evaluate on the in-process runner."""
+    return default().evaluate(dataset, samples, **options)
+
+
+def aevaluate(dataset: str, samples: str | None = None,
+              **options: Any) -> Awaitable[EvalReport]:
+    """Runner.aevaluate on the in-process runner."""
+    return default().aevaluate(dataset, samples, **options)
 
 
 def compare(dataset: str, samples: str | None = None, **options: Any) -> CompareReport:

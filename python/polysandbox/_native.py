@@ -16,7 +16,7 @@ import threading
 from ctypes import (POINTER, c_bool, c_char_p, c_int, c_int64, c_size_t, c_uint, c_uint32,
                     c_uint64, c_void_p)
 
-__all__ = ["lib", "SONAME", "LIST_CB", "OUTPUT_CB", "FILE_CB"]
+__all__ = ["lib", "SONAME", "LIST_CB", "OUTPUT_CB", "FILE_CB", "EVAL_CB"]
 
 SONAME = "libpolysandbox.so.0"
 
@@ -26,6 +26,8 @@ LIST_CB = ctypes.CFUNCTYPE(c_int, c_void_p, c_char_p, POINTER(c_char_p), c_size_
 OUTPUT_CB = ctypes.CFUNCTYPE(c_int, c_void_p, c_int, c_void_p, c_size_t)
 # sbx_file_cb: (ud, name, name_len, type, size, mtime_unix) -> stop
 FILE_CB = ctypes.CFUNCTYPE(c_int, c_void_p, c_void_p, c_size_t, c_int, c_uint64, c_int64)
+# sbx_eval_record_cb: (ud, record, done, total, passed) -> stop
+EVAL_CB = ctypes.CFUNCTYPE(c_int, c_void_p, c_void_p, c_size_t, c_size_t, c_size_t)
 
 # (name, restype, argtypes); opaque handles are c_void_p.
 _PROTOS = (
@@ -130,8 +132,12 @@ _PROTOS = (
     ("sbx_eval_opts_set_retries", c_int, (c_void_p, c_uint)),
     ("sbx_eval_opts_set_journal", c_int, (c_void_p, c_char_p, c_bool)),
     ("sbx_eval_opts_set_cancel", c_int, (c_void_p, c_void_p)),
+    ("sbx_eval_opts_set_allow_partial", c_int, (c_void_p, c_bool)),
+    ("sbx_eval_opts_set_callback", c_int, (c_void_p, EVAL_CB, c_void_p)),
     ("sbx_eval_run", c_int, (c_void_p, c_void_p, c_void_p, c_void_p, POINTER(c_void_p))),
     ("sbx_eval_summary_free", None, (c_void_p,)),
+    ("sbx_eval_summary_to_json", c_void_p, (c_void_p, POINTER(c_uint), c_size_t)),
+    ("sbx_eval_meta_to_json", c_void_p, (c_char_p, c_char_p, c_void_p, POINTER(c_char_p))),
     ("sbx_eval_report_new", c_int, (c_void_p, c_char_p, c_char_p, POINTER(c_void_p))),
     ("sbx_eval_report_free", None, (c_void_p,)),
     ("sbx_eval_report_add", c_int, (c_void_p, c_char_p, c_char_p, c_char_p,

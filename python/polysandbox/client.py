@@ -74,6 +74,14 @@ class Client(Runner):
                                       "wait and poll Pool.ready")
         return listing(self._call("GET", "/v1/pools"), "pools", Pool)
 
+    def _evaluate(self, body: dict[str, Any], cancel: Any = None) -> Any:
+        raise NotImplementedError("polysandbox.Client.evaluate: polysandboxd's POST /v1/eval "
+                                  "job reads datasets under its own [server] eval_dir and "
+                                  "reports the summary without the run's results file, jobs "
+                                  "and metadata, so it cannot give evaluate's report; run "
+                                  "evaluate on the in-process runner (polysandbox.evaluate "
+                                  "or polysandbox.Local)")
+
     def _compare(self, body: dict[str, Any], cancel: Any = None) -> Any:
         raise NotImplementedError("polysandbox.Client.compare: polysandboxd has no compare "
                                   "route; run compare on the in-process runner "

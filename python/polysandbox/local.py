@@ -11,6 +11,7 @@ import atexit
 import base64
 import ctypes
 import json
+import os
 import threading
 from ctypes import c_bool, c_char_p, c_void_p
 from typing import Any, Sequence
@@ -18,7 +19,7 @@ from typing import Any, Sequence
 from . import _native
 from .errors import SandboxError, error_for_code
 from .info import Pool, Provider, Template
-from .report import CompareReport
+from .report import CompareReport, EvalReport
 from .result import Result
 from .request import OutputSink, Runner
 from .sandbox import FileEntry, FileList, SandboxInfo, warn_unlisted
@@ -236,12 +237,7 @@ class Local(Runner):
         sums: list[c_void_p] = []
         opts = None
         try:
-            chk(lib.sbx_eval_dataset_load(ctx, body["dataset"].encode(), 0, ctypes.byref(ds)))
-            if body["samples"] is None:
-                chk(lib.sbx_eval_samples_canonical(ctx, ds, ctypes.byref(smp)))
-            else:
-                chk(lib.sbx_eval_samples_load(ctx, ds, body["samples"].encode(),
-                                              ctypes.byref(smp)))
+            self._eval_inputs(body, 0, ds, smp)
             for label, prov in body["columns"]:
                 opts = self._eval_opts(body, [prov], cancel)
                 if body["report"] is not None:
@@ -278,6 +274,68 @@ class Local(Runner):
             lib.sbx_eval_samples_free(smp)
             lib.sbx_eval_dataset_free(ds)
 
+    def _eval_inputs(self, body: dict[str, Any], fmt: int, ds: c_void_p,
+                     smp: c_void_p) -> None:
+        """Load body's dataset (in format fmt) into ds and its samples (the
+        canonical ones when body["samples"] is None) into smp; the caller
+        frees both, also when this raises."""
+        lib, ctx, chk = self._lib, self._ctx_open(), self._check
+        chk(lib.sbx_eval_dataset_load(ctx, body["dataset"].encode(), fmt, ctypes.byref(ds)))
+        if body["samples"] is None:
+            chk(lib.sbx_eval_samples_canonical(ctx, ds, ctypes.byref(smp)))
+        else:
+            chk(lib.sbx_eval_samples_load(ctx, ds, body["samples"].encode(), ctypes.byref(smp)))
+
+    def _evaluate(self, body: dict[str, Any], cancel: int | None = None) -> EvalReport:
+        """evaluate (see Runner.evaluate) on this context: sbx_eval_run,
+        then the object of `polysandbox eval --json` from the library's
+        summary and metadata (core/cli/cmd-eval.c builds it the same
+        way)."""
+        lib, ctx = self._lib, self._ctx_open()
+        out = body["out"]
+        if out is not None and not body["resume"] and os.path.isfile(out) \
+                and os.path.getsize(out) > 0:
+            raise FileExistsError(f"polysandbox.evaluate: the results file {out} exists "
+                                  f"({os.path.getsize(out)} bytes): resume=True to continue "
+                                  "it, or remove it, or give another out")
+        ds, smp, sm = c_void_p(), c_void_p(), c_void_p()
+        opts = None
+        raised: list[BaseException] = []
+        try:
+            self._eval_inputs(body, body["format"], ds, smp)
+            opts = self._eval_opts(body, body["providers"], cancel)
+            if out is not None:
+                self._check(lib.sbx_eval_opts_set_journal(opts, out.encode(), body["resume"]))
+            if body["allow_partial"]:
+                self._check(lib.sbx_eval_opts_set_allow_partial(opts, True))
+            if body["progress"] is not None:
+                # Kept alive by this frame until sbx_eval_run returns.
+                cb = _native.EVAL_CB(_progress_cb(body["progress"], raised))
+                self._check(lib.sbx_eval_opts_set_callback(opts, cb, None))
+            rc = lib.sbx_eval_run(ctx, ds, smp, opts, ctypes.byref(sm))
+            if rc != 0:
+                raise self._error(rc, ctx)
+            if raised:
+                raise raised[0]
+            ks = (ctypes.c_uint * len(body["k"]))(*body["k"])
+            obj = _taken_json(lib.sbx_eval_summary_to_json(sm, ks, len(body["k"])),
+                              "the evaluation's summary")
+            # As the command: the providers named, else the default one.
+            dflt = lib.sbx_ctx_default_provider(ctx)
+            provs = body["providers"] or ([self._text(dflt)] if dflt else [])
+            obj["results"] = out
+            obj["jobs"] = body["jobs"] or os.sysconf("SC_NPROCESSORS_ONLN")
+            obj["meta"] = _taken_json(lib.sbx_eval_meta_to_json(
+                body["dataset"].encode(),
+                body["samples"].encode() if body["samples"] is not None else None,
+                opts, _cstrs(provs)), "the evaluation's metadata")
+            return EvalReport.from_json(obj)
+        finally:
+            lib.sbx_eval_opts_free(opts)
+            lib.sbx_eval_summary_free(sm)
+            lib.sbx_eval_samples_free(smp)
+            lib.sbx_eval_dataset_free(ds)
+
     def _column_ctx(self, settings: list[str] | None) -> c_void_p | None:
         """A context of this runner's configuration with a column's
         SECTION.KEY=VALUE settings on top (the caller frees it), or None
@@ -296,7 +354,8 @@ class Local(Runner):
 
     def _eval_opts(self, body: dict[str, Any], providers: list[str] | None,
                    cancel: int | None) -> int:
-        """An sbx_eval_opts of compare's body (the caller frees it)."""
+        """An sbx_eval_opts of evaluate's or compare's body (the caller
+        frees it)."""
         lib = self._lib
         o = lib.sbx_eval_opts_new()
         if not o:
@@ -521,6 +580,22 @@ def _output_cb(sink: OutputSink) -> Any:
             sink(_STREAMS.get(stream, "stdout"), ctypes.string_at(buf, n) if n else b"")
             return 0
         except BaseException:
+            return 1
+    return cb
+
+
+def _progress_cb(progress: Any, raised: list[BaseException]) -> Any:
+    """The sbx_eval_record_cb of evaluate's progress: only the counts
+    cross (the record is not read), so the GIL is held just for the
+    call.  One that raises stops the evaluation (no new sample starts);
+    its exception goes to raised for evaluate to raise."""
+    def cb(_ud: Any, _rec: int, done: int, total: int, passed: int) -> int:
+        try:
+            progress(done, total, passed)
+            return 0
+        except BaseException as e:   # noqa: B036 - raised by evaluate
+            if not raised:
+                raised.append(e)
             return 1
     return cb
 

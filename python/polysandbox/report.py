@@ -1,11 +1,12 @@
-"""polysandbox.report - compare's side-by-side report, as data.
+"""polysandbox.report - the reports of evaluate and compare, as data.
 
-The report is built by the library (sbx_eval_report_to_json, the object
-`polysandbox compare --json` prints); these dataclasses read it, checked
-as hostile input, and give it back unchanged by to_dict / to_json.  An
-evaluation summary (CompareColumn.summary) and the run's metadata
-(CompareReport.meta) stay the library's objects (dicts): see
-polysandbox-eval(1) for their fields.
+The reports are built by the library (sbx_eval_summary_to_json and
+sbx_eval_meta_to_json, the object `polysandbox eval --json` prints;
+sbx_eval_report_to_json, the one of `polysandbox compare --json`); these
+dataclasses read them, checked as hostile input, and give them back
+unchanged by to_dict / to_json.  Nested parts (a compare column's
+summary, per-task figures, the run's metadata) stay the library's
+objects (dicts and lists): see polysandbox-eval(1) for their fields.
 """
 
 from __future__ import annotations
@@ -17,7 +18,11 @@ from typing import Any
 from ._fields import field
 from .errors import ServerError
 
-__all__ = ["CompareColumn", "Difference", "CompareReport"]
+__all__ = ["CompareColumn", "Difference", "CompareReport", "EvalReport"]
+
+
+def _to_json(obj: dict[str, Any]) -> str:
+    return json.dumps(obj, separators=(",", ":"), ensure_ascii=False)
 
 
 def _str_map(obj: Any, what: str, name: str) -> dict[str, str | None]:
@@ -138,4 +143,102 @@ class CompareReport:
 
     def to_json(self) -> str:
         """to_dict as compact JSON, as the command prints it."""
-        return json.dumps(self.to_dict(), separators=(",", ":"), ensure_ascii=False)
+        return _to_json(self.to_dict())
+
+
+# The fields of `polysandbox eval --json`, in its order: (name, type,
+# may be null).  pass_at_k_base is there for EvalPlus datasets only.
+_EVAL_FIELDS: tuple[tuple[str, type, bool], ...] = (
+    ("dataset", str, False), ("format", str, False), ("samples", int, False),
+    ("done", int, False), ("resumed", int, False), ("ran", int, False),
+    ("counts", dict, False), ("graded", int, False), ("pass_at_k", dict, False),
+    ("pass_at_k_tasks", dict, True), ("pass_at_k_ci", dict, False),
+    ("pass_at_k_base", dict, True), ("tasks", list, False), ("latency_ns", dict, False),
+    ("unenforced_limits", list, False), ("wall_ns", int, False),
+    ("throughput_per_s", float, False), ("sandbox_errors", list, False),
+    ("results", str, True), ("jobs", int, False), ("meta", dict, False),
+)
+
+
+@dataclass(frozen=True)
+class EvalReport:
+    """One evaluation: the fields of `polysandbox eval --json`.
+
+    dataset (its path), format (the one read), samples (how many), done
+    (with a record, resumed ones included), resumed, ran (this run),
+    counts (by verdict: passed, failed, timeout, ..., sandbox_error),
+    graded (done but sandbox errors), pass_at_k ("K": the mean over the
+    tasks with at least K graded samples, None when none has),
+    pass_at_k_tasks (how many tasks each was averaged over),
+    pass_at_k_ci ("K": [low, high], the 95% bootstrap interval),
+    pass_at_k_base (EvalPlus: pass@k on the base inputs; else None),
+    tasks (per task: task_id, n, c, pass_at_k), latency_ns (p50, p95,
+    p99), unenforced_limits (limits some sandbox ran without), wall_ns,
+    throughput_per_s, sandbox_errors (sample, task_id, provider, error),
+    results (the results file, or None), jobs (workers) and meta (the
+    run: version, date, host, inputs with their SHA-256, limits,
+    providers)."""
+
+    dataset: str
+    format: str
+    samples: int
+    done: int
+    resumed: int
+    ran: int
+    counts: dict[str, int]
+    graded: int
+    pass_at_k: dict[str, float | None]
+    pass_at_k_tasks: dict[str, Any] | None
+    pass_at_k_ci: dict[str, Any]
+    pass_at_k_base: dict[str, Any] | None
+    tasks: list[dict[str, Any]]
+    latency_ns: dict[str, int]
+    unenforced_limits: list[str]
+    wall_ns: int
+    throughput_per_s: float
+    sandbox_errors: list[dict[str, Any]]
+    results: str | None
+    jobs: int
+    meta: dict[str, Any]
+
+    @classmethod
+    def from_json(cls, obj: Any) -> "EvalReport":
+        """Read the object of `polysandbox eval --json` (ServerError
+        naming the field when it is not one)."""
+        w = "evaluation report"
+        if isinstance(obj, dict) and isinstance(obj.get("throughput_per_s"), int) \
+                and not isinstance(obj["throughput_per_s"], bool):
+            obj = dict(obj, throughput_per_s=float(obj["throughput_per_s"]))
+        if isinstance(obj, dict) and "pass_at_k_base" not in obj:
+            obj = dict(obj, pass_at_k_base=None)
+        vals = {n: field(obj, w, n, t, null) for n, t, null in _EVAL_FIELDS}
+        counts = vals["counts"]
+        if not all(isinstance(v, int) and not isinstance(v, bool) for v in counts.values()):
+            raise ServerError(f"{w}: field 'counts' must map verdicts to int")
+        pk = vals["pass_at_k"]
+        if not all(v is None or (isinstance(v, (int, float)) and not isinstance(v, bool))
+                   for v in pk.values()):
+            raise ServerError(f"{w}: field 'pass_at_k' must map k to a number or null")
+        return cls(**vals)
+
+    @property
+    def passed(self) -> int:
+        """Samples that passed (counts["passed"])."""
+        return self.counts.get("passed", 0)
+
+    def pass_at(self, k: int) -> float | None:
+        """pass@k, when k was one of evaluate's k and some task had k
+        graded samples; else None."""
+        v = self.pass_at_k.get(str(k))
+        return float(v) if v is not None else None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The object `polysandbox eval --json` prints, keys in its order."""
+        out = {n: getattr(self, n) for n, _, _ in _EVAL_FIELDS}
+        if out["pass_at_k_base"] is None:
+            del out["pass_at_k_base"]
+        return out
+
+    def to_json(self) -> str:
+        """to_dict as compact JSON, as the command prints it."""
+        return _to_json(self.to_dict())

@@ -20,7 +20,8 @@ from .result import Result
 
 if TYPE_CHECKING:
     from .info import Pool
-    from .report import CompareReport
+    from .evalargs import EvalProgress
+    from .report import CompareReport, EvalReport
     from .sandbox import FileList, Sandbox, SandboxInfo
 
 T = TypeVar("T")
@@ -281,8 +282,9 @@ class Runner:
         runner's.  A bad dataset or samples file raises InvalidRequestError
         naming the file and line; differing verdicts are no error (see
         CompareReport.agree)."""
-        return self._compare(_compare_body("compare", dataset, samples, providers, k, jobs,
-                                           timeout, memory, retries, report, settings))
+        from .evalargs import compare_body
+        return self._compare(compare_body("compare", dataset, samples, providers, k, jobs,
+                                          timeout, memory, retries, report, settings))
 
     def acompare(self, dataset: str, samples: str | None = None, *,
                  providers: Sequence[str], k: Sequence[int] = (1, 10, 100), jobs: int = 0,
@@ -293,9 +295,85 @@ class Runner:
         """compare, as a coroutine to await; cancelling the awaiting task
         stops the evaluation under way (its programs are killed) before
         CancelledError goes on."""
+        from .evalargs import compare_body
         return self._acall(self._compare,
-                           _compare_body("acompare", dataset, samples, providers, k, jobs,
-                                         timeout, memory, retries, report, settings))
+                           compare_body("acompare", dataset, samples, providers, k, jobs,
+                                        timeout, memory, retries, report, settings))
+
+    # ---- evaluate ----------------------------------------------------------------
+
+    def _evaluate(self, body: dict[str, Any], cancel: Any = None) -> "EvalReport":
+        raise NotImplementedError
+
+    def evaluate(self, dataset: str, samples: str | None = None, *, canonical: bool = False,
+                 k: Sequence[int] = (1, 10, 100), providers: Sequence[str] | None = None,
+                 jobs: int = 0, timeout: float | None = None, memory: int | None = None,
+                 retries: int | None = None, format: str = "auto", out: str | None = None,
+                 resume: bool = False, allow_partial: bool = False,
+                 progress: "EvalProgress | None" = None) -> "EvalReport":
+        """Run every sample's program in a sandbox and grade it, as
+        `polysandbox eval` does: an EvalReport whose to_json() is the
+        object `polysandbox eval --json` prints for the same files and
+        options (the library builds both: sbx_eval_summary_to_json and
+        sbx_eval_meta_to_json).
+
+        dataset and samples are file paths (JSONL, or gzip of it); give
+        samples or canonical=True (grade the dataset's canonical
+        solutions), not both.  format: the dataset's format (one of
+        evalargs.FORMATS; "auto" guesses it from the first record).  k:
+        the pass@k values reported; providers: the providers to use in
+        order (a sample whose sandbox keeps failing on one is retried on
+        the next; None: the default one and the [core] fallback chain);
+        jobs: workers (0: the cores); timeout (seconds), memory (bytes)
+        and retries per program as eval's --timeout, --memory, --retries.
+        out: the results JSONL, a record appended per sample as it
+        finishes (None: none is written); an existing non-empty one is
+        refused (FileExistsError) unless resume=True, which keeps its
+        records and runs only the samples without one.  A samples file
+        that leaves tasks of the dataset without a sample is refused (the
+        library's message names them and the command's --allow-partial)
+        unless allow_partial=True, which scores the tasks it has.
+        progress(done, total, passed) is called once per finished sample,
+        one call at a time, from a worker thread of the library; if it
+        raises, no new sample is started and evaluate raises that
+        exception once the running ones finish.  A bad dataset or samples
+        file raises InvalidRequestError naming the file and line, one that
+        cannot be read SandboxError with the library's message; a sandbox
+        failure is no exception (see EvalReport.sandbox_errors)."""
+        from .evalargs import evaluate_body
+        return self._evaluate(evaluate_body("evaluate", dataset, samples, canonical, k,
+                                            providers, jobs, timeout, memory, retries,
+                                            format, out, resume, allow_partial,
+                                            progress))
+
+    def aevaluate(self, dataset: str, samples: str | None = None, *, canonical: bool = False,
+                  k: Sequence[int] = (1, 10, 100), providers: Sequence[str] | None = None,
+                  jobs: int = 0, timeout: float | None = None, memory: int | None = None,
+                  retries: int | None = None, format: str = "auto", out: str | None = None,
+                  resume: bool = False, allow_partial: bool = False,
+                  progress: "EvalProgress | None" = None) -> Awaitable["EvalReport"]:
+        """evaluate, as a coroutine to await.  Bad arguments raise at the
+        call.  progress is called in the event loop's thread, in order,
+        before the report is returned.  Cancelling the awaiting task
+        stops the evaluation under way (its programs are killed; with out,
+        resume=True later runs what had no record) before CancelledError
+        goes on."""
+        from .evalargs import evaluate_body
+        return self._aevaluate(evaluate_body("aevaluate", dataset, samples, canonical, k,
+                                             providers, jobs, timeout, memory, retries,
+                                             format, out, resume, allow_partial,
+                                             progress))
+
+    async def _aevaluate(self, body: dict[str, Any]) -> "EvalReport":
+        from .evalargs import loop_progress
+        failed: list[BaseException] = []
+        if body["progress"] is not None:
+            hop, failed = loop_progress(body["progress"])
+            body = dict(body, progress=hop)
+        rep = await self._acall(self._evaluate, body)
+        if failed:
+            raise failed[0]
+        return rep
 
     # ---- async, with cancellation ------------------------------------------
 
@@ -409,57 +487,6 @@ class Runner:
         sandboxes are returned; a provider named fails as an exception."""
         from .sandbox import list_sandboxes
         return list_sandboxes(self, labels, provider)
-
-
-def _compare_body(call: str, dataset: Any, samples: Any, providers: Any, k: Any, jobs: Any,
-                  timeout: Any, memory: Any, retries: Any, report: Any,
-                  settings: Any) -> dict[str, Any]:
-    """compare's arguments, checked, with its columns labelled as the
-    command labels them (NAME, NAME#2, ...)."""
-    provs = _texts(call, "providers", providers, empty_list=True)
-    if len(provs) < 2:
-        raise ValueError(f"{_where(call, 'providers')} must name at least two providers")
-    columns: list[tuple[str, str]] = []
-    for i, p in enumerate(provs):
-        if not p or "," in p or "#" in p:
-            raise ValueError(f"{_where(call, f'providers[{i}]')} is not a provider name: {p!r}")
-        same = sum(1 for _, q in columns if q == p) + 1
-        columns.append((f"{p}#{same}" if same > 1 else p, p))
-    if isinstance(k, (str, bytes)) or not isinstance(k, Sequence) or not k:
-        raise TypeError(f"{_where(call, 'k')} must be a non-empty list of int")
-    for i, v in enumerate(k):
-        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-            raise ValueError(f"{_where(call, f'k[{i}]')} must be an int of at least 1")
-    if isinstance(jobs, bool) or not isinstance(jobs, int) or not 0 <= jobs <= 4096:
-        raise ValueError(f"{_where(call, 'jobs')} must be an int from 0 to 4096")
-    if retries is not None and (isinstance(retries, bool) or not isinstance(retries, int) or
-                                retries < 0):
-        raise ValueError(f"{_where(call, 'retries')} must be an int of at least 0")
-    per: dict[str, list[str]] = {}
-    if settings is not None:
-        if not isinstance(settings, Mapping):
-            raise TypeError(f"{_where(call, 'settings')} must be a dict of column label to "
-                            f"a list of str, not {type(settings).__name__}")
-        labels = [c[0] for c in columns]
-        for label, values in settings.items():
-            if label not in labels:
-                raise ValueError(f"{_where(call, 'settings')}: {label!r} is not one of the "
-                                 f"columns {labels} (a repeated provider is NAME#2, ...)")
-            per[label] = _texts(call, f"settings[{label!r}]", values, empty_list=True)
-            for v in per[label]:
-                key = v.split("=", 1)[0]
-                if "=" not in v or "." not in key or key.startswith(".") or key.endswith("."):
-                    raise ValueError(f"{_where(call, f'settings[{label!r}]')}: {v!r} is not "
-                                     "SECTION.KEY=VALUE")
-    return {"dataset": _text(call, "dataset", dataset),
-            "samples": None if samples is None else _text(call, "samples", samples),
-            "columns": columns, "k": list(k), "jobs": jobs,
-            "timeout": None if timeout is None else _positive(call, "timeout", timeout,
-                                                                "seconds"),
-            "memory": None if memory is None else _positive(call, "memory", memory, "bytes"),
-            "retries": retries,
-            "report": None if report is None else _text(call, "report", report),
-            "settings": per}
 
 
 def _command_body(command: Any, options: Mapping[str, Any], call: str = "run") -> dict:

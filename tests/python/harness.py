@@ -120,17 +120,24 @@ class Server:
                                                text) and self.token not in text)
 
 
+def scratch(prefix):
+    """A scratch directory, made the XDG_STATE_HOME and
+    POLYSANDBOX_STATE_DIR of the test (so a polysandbox-locald of its own:
+    the shared one of `make check` has other tests' daemons and settings
+    come and go); its path."""
+    tmp = tempfile.mkdtemp(prefix=prefix)
+    os.environ["XDG_STATE_HOME"] = os.path.join(tmp, "xdg-state")
+    os.environ["POLYSANDBOX_STATE_DIR"] = os.path.join(tmp, "state")
+    return tmp
+
+
 def start(prefix, timeout):
-    """What a test of both runners begins with: a scratch directory (the
-    XDG_STATE_HOME and POLYSANDBOX_STATE_DIR in it), polysandboxd (checked: one check), a
+    """What a test of both runners begins with: a scratch directory (see
+    scratch), polysandboxd (checked: one check), a
     Client to it (timeout seconds) and a Local; (tmp, server, client,
     local)."""
     import polysandbox as psb
-    tmp = tempfile.mkdtemp(prefix=prefix)
-    os.environ["XDG_STATE_HOME"] = os.path.join(tmp, "xdg-state")
-    # A state directory (so a polysandbox-locald) of its own: the shared one
-    # of `make check` has other tests' daemons and settings come and go.
-    os.environ["POLYSANDBOX_STATE_DIR"] = os.path.join(tmp, "state")
+    tmp = scratch(prefix)
     server = Server(tmp)
     check("polysandboxd starts on a free loopback port", server.url is not None,
           server.text()[-600:])

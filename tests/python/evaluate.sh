@@ -1,0 +1,5 @@
+#!/bin/sh
+# tests/python/evaluate.sh - the Python package's evaluate and aevaluate
+# against `polysandbox eval --json`: runs evaluate.py (see run-python.sh).
+PYTHON_TEST=evaluate.py
+. "${top_srcdir:?top_srcdir is not set (run through make check)}/tests/python/run-python.sh"
