@@ -353,7 +353,7 @@ bool sbx_template_usable(const sbx_ctx *ctx, const sbx_template *t, const char *
         return false;
     }
     bool host_root = p->desc.flags & SBX_PROVIDER_F_HOST_ROOT;
-    const char *image = core_template_image(tc, p->name, host_root);
+    const char *image = core_template_image(tc, p->name, host_root, NULL);
     if (host_root && image && image[0] != '/') {
         /* Its runtime is the image's: usable once pulled. */
         char *root = NULL;

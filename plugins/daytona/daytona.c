@@ -18,6 +18,7 @@
 
 #include "daytona-int.h"
 #include "unenforced.h"
+#include "noimage.h"
 
 #define DT_CAPS (SBX_CAP_FILES | SBX_CAP_PERSISTENT | SBX_CAP_LABELS | SBX_CAP_STDIN | \
                  SBX_CAP_NETWORK_POLICY | \
@@ -255,6 +256,10 @@ static int dt_create(void *prov, const sbx_create_spec_v1 *spec, void **sb, char
     int rc;
 
     *sb = NULL;
+    if (p->images == DT_IMG_IGNORE &&
+        (rc = pc_image_cannot_run(p->host, p->h, "daytona", spec, DT_INI " sets images = "
+                                  "ignore (every sandbox from its snapshot setting)")))
+        return rc;
     if ((rc = unenforced(p)) != SBX_OK)
         return rc;
     body = create_body(p, spec);

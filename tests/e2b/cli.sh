@@ -3,7 +3,7 @@
 # against the E2B fake: run, create/exec/destroy, files, labels and list
 # (paged), stdin, environment, time limits, time-to-live, credentials.
 . "$top_srcdir/tests/e2b/lib.sh"
-plan 47
+plan 49
 start_fake --max-page 2 --templates base,code-interpreter-v1
 
 cli providers
@@ -150,6 +150,12 @@ check "templateID: the image when it is a template id, else the language's" fake
     "sorted((x['sandboxID'], x['templateID']) for x in s['sandboxes']) == sorted([('$id1', 'base'), ('$id2', 'code-interpreter-v1')])"
 cli destroy "$id1"
 cli destroy "$id2"
+# (the python template's plain image, python:3.11-slim, was a default:
+# ignored above for the language's template; asked for, it is refused)
+cli create --image python:3.12-slim --ttl 60s
+check "an image asked for that is no template id: refused (2), naming e2b and it" \
+    sh -c "[ $rc -eq 2 ] && grep -q 'e2b cannot run image .python:3.12-slim.' '$tmp/err'"
+check "... and no sandbox was made for it" fake_state 's["sandboxes"] == []'
 
 # ---- network ----
 cli create --network host --ttl 60s
