@@ -489,6 +489,12 @@ static void dt_doctor(void *prov, sbx_doctor_cb_v1 cb, void *ud)
     snprintf(detail, sizeof detail, "%s", p->toolbox_url ? p->toolbox_url :
              "from each sandbox's toolboxProxyUrl");
     cb(ud, "daytona toolbox", 1, detail);
+    cb(ud, "images", 1, p->images == DT_IMG_BUILD ? "a sandbox is built FROM its image "
+                                                    "(images = build)"
+                      : p->images == DT_IMG_SNAPSHOT ? "an image is a snapshot name "
+                                                       "(images = snapshot)"
+                      : "none (images = ignore): --image and a template's image.daytona are "
+                        "refused, a template's plain image is ignored");
 }
 
 static const sbx_provider_ops_v1 dt_ops = {

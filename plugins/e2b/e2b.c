@@ -449,6 +449,8 @@ static void e2b_doctor(void *prov, sbx_doctor_cb_v1 cb, void *ud)
         snprintf(detail, sizeof detail, "https://sandbox.%s or https://%d-<id>.%s", p->domain,
                  E2B_ENVD_PORT, p->domain);
     cb(ud, "envd address", 1, detail);
+    cb(ud, "images", 1, "E2B template ids only: any other --image or template's image.e2b is "
+       "refused, a template's plain image that is none is ignored");
 }
 
 static const sbx_provider_ops_v1 e2b_ops = {

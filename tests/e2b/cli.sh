@@ -176,8 +176,8 @@ write_config
 
 # ---- credentials ----
 cli doctor --provider e2b
-check "doctor: key set, control plane reachable" \
-    sh -c "[ $rc -eq 0 ] && grep -q 'OK .*control plane.*key accepted' '$tmp/out'"
+check "doctor: key set, control plane reachable, template ids only for images" \
+    sh -c "[ $rc -eq 0 ] && grep -q 'OK .*control plane.*key accepted' '$tmp/out' && grep -q 'e2b: images: E2B template ids only' '$tmp/out'"
 E2B_FAKE_KEY=wrong-key-5ecret cli doctor --provider e2b
 check "doctor with a wrong key: the refusal named, the key not shown" \
     sh -c "[ $rc -eq 1 ] && grep -q 'MISSING .*API key was refused' '$tmp/out' && ! grep -q 5ecret '$tmp/out' '$tmp/err'"
