@@ -250,11 +250,14 @@ static int finish_template(loader *ld)
 }
 
 const char *core_template_image(const core_template_conf *t, const char *provider,
-                                bool host_root)
+                                bool host_root, bool *named)
 {
+    const char *v = t && provider ? core_kv_value(t->images, t->n_images, provider) : NULL;
+
+    if (named)
+        *named = v != NULL;
     if (!t)
         return NULL;
-    const char *v = provider ? core_kv_value(t->images, t->n_images, provider) : NULL;
     return v ? v : host_root ? NULL : t->image;
 }
 

@@ -353,7 +353,8 @@ bool sbx_template_usable(const sbx_ctx *ctx, const sbx_template *t, const char *
         return false;
     }
     bool host_root = p->desc.flags & SBX_PROVIDER_F_HOST_ROOT;
-    const char *image = core_template_image(tc, p->name, host_root);
+    bool named;
+    const char *image = core_template_image(tc, p->name, host_root, &named);
     if (host_root && image && image[0] != '/') {
         /* Its runtime is the image's: usable once pulled. */
         char *root = NULL;
@@ -379,9 +380,14 @@ bool sbx_template_usable(const sbx_ctx *ctx, const sbx_template *t, const char *
         snprintf(why, why_size, "runs the host's %s", tc->compile ? tc->compile[0] : tc->run[0]);
         return true;
     }
-    /* An image is the provider's to find or pull when a sandbox starts. */
-    if (image)
+    /* An image is the provider's to find or pull when a sandbox starts;
+     * a plain one is a default, which a provider that runs no such
+     * image ignores (an image.PROVIDER it refuses). */
+    if (image && named)
         snprintf(why, why_size, "runs image %s (not checked before a run)", image);
+    else if (image)
+        snprintf(why, why_size, "runs image %s if the provider runs images, else its own "
+                 "(not checked before a run)", image);
     else
         snprintf(why, why_size, "runs the provider's default image (not checked before a run)");
     return true;

@@ -183,9 +183,11 @@ typedef struct core_template_conf {
 
 /* The image template @t names for provider @provider: its image.PROVIDER,
  * else (on a provider that does not run on the host's root) its image;
- * NULL when none. */
+ * NULL when none.  *@named (may be NULL) tells whether it is the
+ * image.PROVIDER, asked of that provider by name, rather than the plain
+ * image, a default for the providers that run such images. */
 const char *core_template_image(const core_template_conf *t, const char *provider,
-                                bool host_root);
+                                bool host_root, bool *named);
 
 /* pools.d/NAME.ini, or pool.NAME.KEY overrides.  The settings are kept as
  * written ([pool] keys as "KEY", [limits] keys as "limits.KEY", in the

@@ -176,10 +176,14 @@ static int create_on(sbx_ctx *ctx, struct sbx_provider *p, const sbx_create_opts
 
     *backend_failed = false;
     /* The request's image, else its template's, else the image.PROVIDER of
-     * the code's template (its plain image stays the --template's). */
+     * the code's template (its plain image stays the --template's).  All
+     * but a template's plain image were asked of this provider: one that
+     * cannot run them refuses them. */
+    bool named = false;
     const char *image = (o && o->image) ? o->image
-                      : tmpl ? core_template_image(tmpl, p->name, host_root)
-                      : core_template_image(code_tmpl, p->name, true);
+                      : tmpl ? core_template_image(tmpl, p->name, host_root, &named)
+                      : core_template_image(code_tmpl, p->name, true, &named);
+    bool asked = (o && o->image) || named;
     char *root = NULL;
     /* A provider on the host's own directories runs an image name in the
      * image's root from the store: one never pulled is refused, never
@@ -210,6 +214,7 @@ static int create_on(sbx_ctx *ctx, struct sbx_provider *p, const sbx_create_opts
     spec.struct_size = sizeof spec;
     spec.template_name = tmpl ? tmpl->name : NULL;
     spec.image = image;
+    spec.image_explicit = image && asked;
     limits_to_v1(limits, &spec.limits);
     spec.network = o ? o->network : SBX_NET_NONE;
     spec.persistent = o && o->persistent;

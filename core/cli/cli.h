@@ -187,6 +187,9 @@ bool cli_req_create_opts(const cli_req *req, sbx_create_opts *o);
 /* cli_lib_error for a create (or run) of @req: an --image the provider
  * cannot run is the caller's mistake, named as the option (exit 2). */
 int cli_req_create_error(const cli_req *req, const sbx_ctx *ctx, int code, const char *what);
+/* Whether error @code with message @msg (NULL: none) is the refusal of
+ * @req's --image: not pulled, malformed, or one the provider cannot run. */
+bool cli_req_image_refused(const cli_req *req, int code, const char *msg);
 /* Build exec options (code/argv/shell, env, cwd, files, timeout,
  * streaming; stdin is cli_req_stdin's).  @rest_is_file: rest[0] is a FILE to run (run only).
  * Returns -1 when built, else the exit status to return. */

@@ -426,6 +426,14 @@ int cli_exit_status(const sbx_result *r)
     }
 }
 
+/* The provider the run landed on refused its --image (create failed, so
+ * nothing ran): the caller's mistake, as when create says so. */
+static bool image_refused(const cli_req *req, const sbx_result *r)
+{
+    return sbx_result_status(r) == SBX_RUN_SANDBOX_ERROR &&
+           cli_req_image_refused(req, sbx_result_error_code(r), sbx_result_error(r));
+}
+
 /* The one-line note on stderr for a status that is not plain. */
 static void note(const cli_req *req, const sbx_result *r)
 {
@@ -475,7 +483,10 @@ static void note(const cli_req *req, const sbx_result *r)
         cli_err("compile error%s%s", err ? ": " : "", err ? err : "");
         break;
     case SBX_RUN_SANDBOX_ERROR:
-        cli_err("sandbox error: %s", err ? err : "unknown error");
+        if (image_refused(req, r))
+            cli_err("%s: --image %s: %s", req->cmd, req->image, err);
+        else
+            cli_err("sandbox error: %s", err ? err : "unknown error");
         break;
     case SBX_RUN_NOT_FOUND:
         if (command != NULL && (err == NULL || strstr(err, command) == NULL))
@@ -565,5 +576,5 @@ int cli_report_result(const cli_req *req, const cli_global *g,
             note(req, r);
     }
     /* as a shell reports a command a signal ended */
-    return sig != 0 ? 128 + sig : cli_exit_status(r);
+    return sig != 0 ? 128 + sig : image_refused(req, r) ? CLI_EXIT_USAGE : cli_exit_status(r);
 }

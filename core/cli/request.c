@@ -348,16 +348,21 @@ const char cli_help_limits[] =
 "      --network none|host  network policy (host is unsafe)\n"
 "  -h, --help             show this help\n";
 
+bool cli_req_image_refused(const cli_req *req, int code, const char *msg)
+{
+    /* (the refusal names the image; another NOTSUP is not about it; an
+     * image not pulled is NOT_FOUND, 2 as well) */
+    return (code == SBX_E_NOTSUP || code == SBX_E_NOT_FOUND || code == SBX_E_INVAL) &&
+           req->image != NULL && msg != NULL && strstr(msg, req->image) != NULL;
+}
+
 int cli_req_create_error(const cli_req *req, const sbx_ctx *ctx, int code, const char *what)
 {
     const sbx_error *e = ctx ? sbx_ctx_last_error(ctx) : NULL;
     const char *msg = e ? sbx_error_message(e) : NULL;
     char opt[512];
 
-    /* (the refusal names the image; another NOTSUP is not about it; an
-     * image not pulled is NOT_FOUND, 2 as well) */
-    if ((code != SBX_E_NOTSUP && code != SBX_E_NOT_FOUND && code != SBX_E_INVAL) ||
-        req->image == NULL || msg == NULL || strstr(msg, req->image) == NULL)
+    if (!cli_req_image_refused(req, code, msg))
         return cli_lib_error(ctx, code, what);
     snprintf(opt, sizeof opt, "%s: --image %s", what, req->image);
     cli_lib_error(ctx, code, opt);

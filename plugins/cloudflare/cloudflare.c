@@ -25,6 +25,7 @@
 #include "randhex.h"
 #include "shwrap.h"
 #include "unenforced.h"
+#include "noimage.h"
 #include "retry-hints.h"
 
 #define CF_NAME "cloudflare"
@@ -315,15 +316,15 @@ static int cf_create(void *prov, const sbx_create_spec_v1 *spec, void **sb, char
     char *path = NULL;
     *sb = NULL;
 
-    int rc0 = unenforced(p);
+    /* The image is the one of the Worker's container (Dockerfile). */
+    int rc0 = pc_image_cannot_run(p->host, p->h, CF_NAME, spec, "every sandbox runs the "
+                                  "container image of the bridge Worker (its Dockerfile)");
+    if (rc0 == SBX_OK)
+        rc0 = unenforced(p);
     if (rc0 != SBX_OK)
         return rc0;
     /* network = none cannot be enforced: with no SBX_CAP_NETWORK_POLICY
-     * the core refuses it, or reports it where allowed, before create.
-     * The image is the one of the Worker's container (Dockerfile). */
-    if (spec->image && *spec->image)
-        p->host->log(p->h, SBX_LOG_DEBUG, "image '%s': the bridge runs its Worker's container "
-                     "image", spec->image);
+     * the core refuses it, or reports it where allowed, before create. */
     if (asprintf(&path, "%s/sandbox", p->prefix) < 0)
         return p->host->set_error(p->h, SBX_E_NOMEM, "out of memory");
     int rc = cf_call(p, "create", "POST", path, NULL, 0, NULL, &r);

@@ -15,6 +15,7 @@ plugins_common_libsbxhttp_la_SOURCES = plugins/common/http.c plugins/common/http
 	plugins/common/randhex.c plugins/common/randhex.h \
 	plugins/common/rfc3339.c plugins/common/rfc3339.h \
 	plugins/common/unenforced.c plugins/common/unenforced.h \
+	plugins/common/noimage.c plugins/common/noimage.h \
 	plugins/common/shwrap.c plugins/common/shwrap.h \
 	plugins/common/settings.c plugins/common/settings.h \
 	plugins/common/retry-hints.c plugins/common/retry-hints.h

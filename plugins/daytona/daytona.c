@@ -18,6 +18,7 @@
 
 #include "daytona-int.h"
 #include "unenforced.h"
+#include "noimage.h"
 
 #define DT_CAPS (SBX_CAP_FILES | SBX_CAP_PERSISTENT | SBX_CAP_LABELS | SBX_CAP_STDIN | \
                  SBX_CAP_NETWORK_POLICY | \
@@ -255,6 +256,10 @@ static int dt_create(void *prov, const sbx_create_spec_v1 *spec, void **sb, char
     int rc;
 
     *sb = NULL;
+    if (p->images == DT_IMG_IGNORE &&
+        (rc = pc_image_cannot_run(p->host, p->h, "daytona", spec, DT_INI " sets images = "
+                                  "ignore (every sandbox from its snapshot setting)")))
+        return rc;
     if ((rc = unenforced(p)) != SBX_OK)
         return rc;
     body = create_body(p, spec);
@@ -484,6 +489,12 @@ static void dt_doctor(void *prov, sbx_doctor_cb_v1 cb, void *ud)
     snprintf(detail, sizeof detail, "%s", p->toolbox_url ? p->toolbox_url :
              "from each sandbox's toolboxProxyUrl");
     cb(ud, "daytona toolbox", 1, detail);
+    cb(ud, "images", 1, p->images == DT_IMG_BUILD ? "a sandbox is built FROM its image "
+                                                    "(images = build)"
+                      : p->images == DT_IMG_SNAPSHOT ? "an image is a snapshot name "
+                                                       "(images = snapshot)"
+                      : "none (images = ignore): --image and a template's image.daytona are "
+                        "refused, a template's plain image is ignored");
 }
 
 static const sbx_provider_ops_v1 dt_ops = {

@@ -14,6 +14,7 @@
 
 #include "e2b-int.h"
 #include "unenforced.h"
+#include "noimage.h"
 #include "settings.h"
 #include "retry-hints.h"
 
@@ -260,6 +261,12 @@ static int e2b_create(void *prov, const sbx_create_spec_v1 *spec, void **sbp, ch
                                   "providers.d/e2b.ini sets allow_internet = false");
     if (spec->network != SBX_NET_HOST && spec->network != SBX_NET_NONE)
         return p->host->set_error(p->h, SBX_E_INVAL, "unknown network policy %d", (int)spec->network);
+    /* An image that is no template id (a docker name) cannot run here:
+     * refused when asked for, else the language's template runs. */
+    bool tmpl_id = spec->image && plain_name(spec->image, "-_.");
+    if (spec->image && !tmpl_id && spec->image_explicit)
+        return pc_image_cannot_run(p->host, p->h, "e2b", spec, "it is not an E2B template id "
+                                   "([A-Za-z0-9._-], such as base)");
     int rc0 = unenforced(p);
     if (rc0 != SBX_OK)
         return rc0;
@@ -267,13 +274,13 @@ static int e2b_create(void *prov, const sbx_create_spec_v1 *spec, void **sbp, ch
     /* The E2B template: an image that is a plain template id, else the
      * language's mapping, else the default. */
     char *tmpl = NULL;
-    if (spec->image && plain_name(spec->image, "-_."))
+    if (tmpl_id)
         tmpl = strdup(spec->image);
     else if (!(tmpl = mapped_template(p, spec->template_name)))
         tmpl = strdup(p->template_id);
     if (!tmpl)
         return p->host->set_error(p->h, SBX_E_NOMEM, "out of memory");
-    if (spec->image && !plain_name(spec->image, "-_."))
+    if (spec->image && !tmpl_id)
         p->host->log(p->h, SBX_LOG_INFO, "image '%s' is not an E2B template id: using template "
                      "'%s'", spec->image, tmpl);
 
@@ -442,6 +449,8 @@ static void e2b_doctor(void *prov, sbx_doctor_cb_v1 cb, void *ud)
         snprintf(detail, sizeof detail, "https://sandbox.%s or https://%d-<id>.%s", p->domain,
                  E2B_ENVD_PORT, p->domain);
     cb(ud, "envd address", 1, detail);
+    cb(ud, "images", 1, "E2B template ids only: any other --image or template's image.e2b is "
+       "refused, a template's plain image that is none is ignored");
 }
 
 static const sbx_provider_ops_v1 e2b_ops = {

@@ -17,7 +17,10 @@ plugins_microvm_microvm_la_SOURCES = \
 	plugins/microvm/mv-int.h \
 	plugins/microvm/mv-qemu.c \
 	plugins/microvm/mv-vmm.h \
+	plugins/common/noimage.c \
+	plugins/common/noimage.h \
 	$(MV_PROTO)
+plugins_microvm_microvm_la_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/plugins/common
 plugins_microvm_microvm_la_CFLAGS = $(SBX_MODULE_COPTS)
 plugins_microvm_microvm_la_LDFLAGS = $(SBX_MODULE_LDOPTS)
 

@@ -20,6 +20,11 @@
 #include <unistd.h>
 
 #include "mv-int.h"
+#include "noimage.h"
+
+/* What a VM runs in place of an image (the guest has no root file system
+ * of a template's or a caller's yet; issue 21). */
+#define MV_NO_IMAGES "its VMs boot the one guest that polysandbox-microvm-image built"
 
 static const char *const config_keys[] = {
     "qemu", "kernel", "initrd", "accel", "memory", "boot_timeout", "kvm_probe_timeout", NULL,
@@ -275,6 +280,8 @@ static int mv_create(void *prov, const sbx_create_spec_v1 *spec, void **sb, char
     char why[512];
     int rc;
 
+    if ((rc = pc_image_cannot_run(p->host, p->h, "microvm", spec, MV_NO_IMAGES)))
+        return rc;
     if (spec->network != SBX_NET_NONE)
         return p->host->set_error(p->h, SBX_E_NOTSUP,
                                   "microvm: a VM has no network device yet (network = none only)");
@@ -355,6 +362,8 @@ static void mv_doctor(void *prov, sbx_doctor_cb_v1 cb, void *ud)
     snprintf(detail, sizeof detail, "%s (%s)",
              strcmp(accel, "probe") ? accel : "KVM probed at the first create", why);
     cb(ud, "accel", 1, detail);
+    cb(ud, "images", 1, "none: " MV_NO_IMAGES " (--image and a template's image.microvm are "
+       "refused, a template's plain image is ignored)");
 }
 
 static const sbx_provider_ops_v1 mv_ops = {

@@ -21,8 +21,12 @@
 #include "rfc3339.h"
 #include "volc-int.h"
 #include "unenforced.h"
+#include "noimage.h"
 #include "settings.h"
 #include "retry-hints.h"
+
+/* What runs in place of a sandbox's image. */
+#define VC_NO_IMAGES "every sandbox runs the image of the veFaaS function (function_id)"
 
 #define VC_CAPS (SBX_CAP_FILES | SBX_CAP_PERSISTENT | SBX_CAP_LABELS | SBX_CAP_STREAM | \
                  SBX_CAP_STDIN | SBX_CAP_NETWORK_POLICY | SBX_CAP_LIST | SBX_CAP_CONCURRENT)
@@ -276,13 +280,12 @@ static int vc_create(void *prov, const sbx_create_spec_v1 *spec, void **sb, char
     if (spec->network != SBX_NET_HOST && spec->network != SBX_NET_NONE)
         return p->host->set_error(p->h, SBX_E_INVAL, VC_NAME ": unknown network policy %d",
                                   (int)spec->network);
-    int rc0 = unenforced(p);
+    /* The image is the function's (the AIO sandbox the exec needs). */
+    int rc0 = pc_image_cannot_run(p->host, p->h, VC_NAME, spec, VC_NO_IMAGES);
+    if (rc0 == SBX_OK)
+        rc0 = unenforced(p);
     if (rc0 != SBX_OK)
         return rc0;
-    /* The image is the function's (the AIO sandbox the exec needs). */
-    if (spec->image && *spec->image)
-        p->host->log(p->h, SBX_LOG_DEBUG, "image '%s': veFaaS runs the function's image",
-                     spec->image);
     uint64_t ttl = spec->ttl_ns ? (spec->ttl_ns + 60000000000u - 1) / 60000000000u : p->ttl_min;
     json_t *md = json_object(), *envs = json_array();
     int rc = (md && envs) ? SBX_OK : SBX_E_NOMEM;
@@ -554,6 +557,8 @@ static void vc_doctor(void *prov, sbx_doctor_cb_v1 cb, void *ud)
     snprintf(detail, sizeof detail, "%s?faasInstanceName=<id>, work directory %s",
              p->gateway_url, p->workdir);
     cb(ud, "sandbox gateway", 1, detail);
+    cb(ud, "images", 1, "none: " VC_NO_IMAGES " (--image and a template's image.volcengine "
+       "are refused, a template's plain image is ignored)");
 }
 
 static const sbx_provider_ops_v1 vc_ops = {

@@ -18,7 +18,7 @@ ps() { cli "$@"; }
 reqs() { dt_ctl GET /_fake/requests; }
 live() { dt_ctl GET /_fake/stats | dt_jq 'len(j["live"])'; }
 
-plan 54
+plan 57
 dt_start --page-size 2
 
 # ---- basics ----
@@ -60,6 +60,15 @@ check "run --lang python (a template's file placed in the sandbox)" eval '[ "$rc
 ps run --image python:3.11-slim -- true
 check "an image is built (buildInfo FROM python:3.11-slim)" \
     eval 'reqs | dt_jq "[r[\"body\"] for r in j if r[\"path\"] == \"/api/sandbox\" and r[\"method\"] == \"POST\"][-1][\"buildInfo\"][\"dockerfileContent\"]" | grep -q "^FROM python:"'
+ps -o provider.daytona.images=ignore run --image python:3.11-slim -- true
+check "images = ignore: an image asked for is refused (2), naming daytona and it" \
+    eval '[ "$rc" -eq 2 ] && grep -q "daytona cannot run image .python:3.11-slim." "$T/err"'
+ps -o provider.daytona.images=ignore run --template python -- echo ran
+check "images = ignore: a template's plain image is ignored, and the run goes on" \
+    eval '[ "$rc" -eq 0 ] && out_is ran'
+ps -o provider.daytona.images=ignore doctor --provider daytona
+check "images = ignore: doctor says images are refused or ignored" \
+    grep -q "daytona: images: none (images = ignore)" "$T/out"
 
 ps run -e FROM_RUN=yes -- sh -c 'echo "$FROM_RUN|${HOME:+home}"'
 check "run -e: the variable is seen, the sandbox has its own HOME" eval '[ "$rc" -eq 0 ] && out_is "yes|home"'

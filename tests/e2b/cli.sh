@@ -3,7 +3,7 @@
 # against the E2B fake: run, create/exec/destroy, files, labels and list
 # (paged), stdin, environment, time limits, time-to-live, credentials.
 . "$top_srcdir/tests/e2b/lib.sh"
-plan 47
+plan 49
 start_fake --max-page 2 --templates base,code-interpreter-v1
 
 cli providers
@@ -150,6 +150,12 @@ check "templateID: the image when it is a template id, else the language's" fake
     "sorted((x['sandboxID'], x['templateID']) for x in s['sandboxes']) == sorted([('$id1', 'base'), ('$id2', 'code-interpreter-v1')])"
 cli destroy "$id1"
 cli destroy "$id2"
+# (the python template's plain image, python:3.11-slim, was a default:
+# ignored above for the language's template; asked for, it is refused)
+cli create --image python:3.12-slim --ttl 60s
+check "an image asked for that is no template id: refused (2), naming e2b and it" \
+    sh -c "[ $rc -eq 2 ] && grep -q 'e2b cannot run image .python:3.12-slim.' '$tmp/err'"
+check "... and no sandbox was made for it" fake_state 's["sandboxes"] == []'
 
 # ---- network ----
 cli create --network host --ttl 60s
@@ -170,8 +176,8 @@ write_config
 
 # ---- credentials ----
 cli doctor --provider e2b
-check "doctor: key set, control plane reachable" \
-    sh -c "[ $rc -eq 0 ] && grep -q 'OK .*control plane.*key accepted' '$tmp/out'"
+check "doctor: key set, control plane reachable, template ids only for images" \
+    sh -c "[ $rc -eq 0 ] && grep -q 'OK .*control plane.*key accepted' '$tmp/out' && grep -q 'e2b: images: E2B template ids only' '$tmp/out'"
 E2B_FAKE_KEY=wrong-key-5ecret cli doctor --provider e2b
 check "doctor with a wrong key: the refusal named, the key not shown" \
     sh -c "[ $rc -eq 1 ] && grep -q 'MISSING .*API key was refused' '$tmp/out' && ! grep -q 5ecret '$tmp/out' '$tmp/err'"

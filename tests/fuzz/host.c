@@ -278,6 +278,7 @@ void fz_drive(const sbx_provider_v1 *d, void *prov, const uint8_t *data, size_t 
             .limits = { .wall_ns = UINT64_C(10000000000), .memory_bytes = (uint64_t)arg << 20 },
             .network = SBX_NET_NONE, .labels = labels, .n_labels = 2,
             .env = labels + 1, .n_env = 0, .ttl_ns = (arg & 16) ? UINT64_C(60000000000) : 0,
+            .image_explicit = (arg & 32) != 0,  /* asked for: refused where it cannot run */
         };
         rc = d->ops->create(prov, &spec, &sb, id);
         failed(rc, "create");

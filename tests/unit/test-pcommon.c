@@ -1,5 +1,6 @@
 /* tests/unit/test-pcommon.c - the providers' shared RFC 3339 parser,
- * random hex, settings readers and retry hints (plugins/common)
+ * random hex, settings readers, retry hints and the refusal of an image a
+ * provider cannot run (plugins/common)
  */
 #include "config.h"
 
@@ -10,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "noimage.h"
 #include "randhex.h"
 #include "retry-hints.h"
 #include "rfc3339.h"
@@ -151,10 +153,46 @@ static void hint_checks(void)
        "an older host table without the slots: neither is called");
 }
 
+static int logged;
+
+__attribute__((format(printf, 3, 4)))
+static void t_log(sbx_host_handle *h, int level, const char *fmt, ...)
+{
+    (void)h;
+    (void)level;
+    (void)fmt;
+    logged++;
+}
+
+/* An asked image is refused naming provider and image; a template's
+ * default and no image at all go on. */
+static void noimage_checks(void)
+{
+    sbx_host_v1 lh = host;
+    sbx_create_spec_v1 spec = {.struct_size = sizeof spec, .image = "python:3.12-slim",
+                               .image_explicit = 1};
+
+    lh.log = t_log;
+    last_error[0] = '\0';
+    ok(pc_image_cannot_run(&lh, NULL, "vm", &spec, "it boots its own") == SBX_E_NOTSUP &&
+       strstr(last_error, "vm cannot run image 'python:3.12-slim'") &&
+       strstr(last_error, "image.vm") && strstr(last_error, "it boots its own"),
+       "an asked image: SBX_E_NOTSUP naming the provider and the image (%s)", last_error);
+    last_error[0] = '\0';
+    spec.image_explicit = 0;
+    ok(pc_image_cannot_run(&lh, NULL, "vm", &spec, "it boots its own") == SBX_OK &&
+       !last_error[0] && logged == 1, "a template's default image: ignored, and logged");
+    spec.image = NULL;
+    spec.image_explicit = 1;
+    ok(pc_image_cannot_run(&lh, NULL, "vm", &spec, "x") == SBX_OK && !last_error[0] &&
+       logged == 1, "no image: nothing to refuse");
+}
+
 int main(void)
 {
     settings_checks();
     hint_checks();
+    noimage_checks();
     is_time("2025-01-02T03:04:05Z", T0 * NS);
     is_time("2025-01-02t03:04:05z", T0 * NS);
     is_time("2025-01-02 03:04:05Z", T0 * NS);

@@ -324,6 +324,19 @@ SBX_API int sbx_create_opts_set_provider(sbx_create_opts *o, const char *name);
  */
 SBX_API int sbx_create_opts_set_fallback(sbx_create_opts *o, const char *const *names);
 SBX_API int sbx_create_opts_set_template(sbx_create_opts *o, const char *name);
+/**
+ * sbx_create_opts_set_image:
+ * @image: (transfer none) copied; NULL: the template's, else the
+ *   provider's default.
+ *
+ * The image of the sandbox: on a provider on the host's root (local) a
+ * pulled image's name or a root directory, else the provider's own
+ * image name.  It wins over the template's image keys.  A provider that
+ * cannot run it (microvm, cloudflare and volcengine run no images, e2b
+ * only template ids) refuses the create with SBX_E_NOTSUP, the error
+ * naming the provider and the image, where it ignores a template's
+ * plain image.  Errors: SBX_E_INVAL (NULL @o), SBX_E_NOMEM.  Since: 0.1
+ */
 SBX_API int sbx_create_opts_set_image(sbx_create_opts *o, const char *image);
 /** A value of 0 is rejected (SBX_E_INVAL): 0 never means unlimited. */
 SBX_API int sbx_create_opts_set_limit(sbx_create_opts *o, sbx_limit which,

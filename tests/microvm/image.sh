@@ -1,0 +1,71 @@
+#!/bin/sh
+# tests/microvm/image.sh - an image the microvm provider cannot run:
+# asked for (--image, a template's image.microvm) it is refused before
+# any VM starts, with an error naming the provider and the image (exit 2
+# for --image, 125 for the template's); a template's plain image, a default meant for providers that run
+# images, is ignored and the create goes on to start its VM.
+#
+# Needs neither QEMU nor KVM: the VMM is a script that only records that
+# it was started and exits, so a create that gets that far fails as a
+# VM that stopped before its agent answered (exit 125).  run.sh boots a
+# real guest with a template's plain image (and prints 42).
+. "$top_srcdir/tests/cli/lib.sh"
+
+cp -rL "$top_srcdir/tests/config" "$tmp/config" && chmod -R u+w "$tmp/config" || exit 99
+mkdir "$tmp/state" && : > "$tmp/vmlinuz" && : > "$tmp/initrd.cpio" || exit 99
+cat > "$tmp/vmm" <<EOF || exit 99
+#!/bin/sh
+echo started >> "$tmp/vmm-started"
+EOF
+chmod +x "$tmp/vmm" || exit 99
+cat > "$tmp/config/providers.d/microvm.ini" <<EOF || exit 99
+[provider]
+enabled = true
+optional = true
+priority = 5
+[settings]
+qemu = $tmp/vmm
+kernel = $tmp/vmlinuz
+initrd = $tmp/initrd.cpio
+accel = tcg
+boot_timeout = 60
+EOF
+# A language whose template asks microvm for an image by name.
+cat > "$tmp/config/templates.d/pyvm.ini" <<EOF || exit 99
+[template]
+extensions = .pyvm
+run = python3 main.pyvm
+image = python:3.11-slim
+image.microvm = guest:python
+EOF
+POLYSANDBOX_CONFIG_DIR=$tmp/config
+POLYSANDBOX_STATE_DIR=$tmp/state
+export POLYSANDBOX_CONFIG_DIR POLYSANDBOX_STATE_DIR
+CLI_TIMEOUT=120
+plan 8
+
+started() { [ -s "$tmp/vmm-started" ]; }
+
+cli run --provider microvm --image python:3.12-slim -- true
+check "--image on microvm is refused with exit status 2" is_rc 2
+check "the error names the provider and the image" sh -c \
+    "grep -q 'microvm cannot run image .python:3.12-slim.' '$tmp/err' && grep -q -- '--image python:3.12-slim' '$tmp/err'"
+check "no VM was started for it" sh -c "! [ -e '$tmp/vmm-started' ]"
+
+cli run --provider microvm --lang pyvm -c 'print(1)'
+# (the configuration's mistake, not the caller's: a sandbox error, 125)
+check "a template's image.microvm is refused too, naming the image, no VM started" sh -c \
+    "[ $rc -eq 125 ] && grep -q 'microvm cannot run image .guest:python.' '$tmp/err' && ! [ -e '$tmp/vmm-started' ]"
+
+cli run --provider microvm --template python -- true
+check "a template's plain image is not refused: the create starts its VM" sh -c \
+    "[ $rc -eq 125 ] && [ -s '$tmp/vmm-started' ] && ! grep -q 'cannot run image' '$tmp/err'"
+check "... and fails only because that VM stopped before its agent answered" \
+    err_has "stopped before its agent answered"
+rm -f "$tmp/vmm-started"
+
+cli doctor --provider microvm
+check "doctor says the provider runs no images" sh -c \
+    "grep -q 'images.*none' '$tmp/out' '$tmp/err'"
+check "doctor starts no VM" sh -c "! [ -e '$tmp/vmm-started' ]"
+done_testing
