@@ -19,6 +19,13 @@ reqs() { dt_ctl GET /_fake/requests; }
 live() { dt_ctl GET /_fake/stats | dt_jq 'len(j["live"])'; }
 
 plan 57
+# Short waits: the faults below each run the core's retries out, and at
+# the default backoff (100 ms-5 s, Retry-After up to 30 s) they slept for
+# some 35 s.  What is asserted is what the provider says, not the waits.
+DT_EXTRA_INI='[retry]
+base = 5ms
+cap = 100ms
+max_retry_after = 50ms'
 dt_start --page-size 2
 
 # ---- basics ----

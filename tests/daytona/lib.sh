@@ -6,7 +6,8 @@
 #   $DT_URL      the fake's base URL (http://127.0.0.1:PORT)
 #   $DT_DIR      a private directory: config/ (POLYSANDBOX_CONFIG_DIR) and state/
 #   $DT_KEY      the API key the fake accepts, in $DAYTONA_TEST_KEY
-# The fake is killed (by its pid) when the shell exits.
+# Extra sections of daytona.ini (e.g. "[retry]") may be given in
+# $DT_EXTRA_INI.  The fake is killed (by its pid) when the shell exits.
 
 : "${top_builddir:?top_builddir is not set (run through make check)}"
 : "${top_srcdir:?top_srcdir is not set (run through make check)}"
@@ -77,6 +78,8 @@ dt_config() {
         echo "start_timeout = 20"
         shift
         for l in "$@"; do echo "$l"; done
+        # Extra sections (e.g. "[retry]"), after the settings.
+        if [ -n "${DT_EXTRA_INI:-}" ]; then echo "$DT_EXTRA_INI"; fi
     } >"$DT_DIR/config/providers.d/daytona.ini"
 }
 

@@ -513,6 +513,10 @@ class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server_version = "daytona-fake/1"
     fake = None  # set in main
+    # Headers and body go out in separate writes: with Nagle on, the body
+    # waits for the client's delayed ACK, 40 ms a request.  Daytona's API
+    # (Node, noDelay by default) and toolbox daemon (Go) send at once.
+    disable_nagle_algorithm = True
 
     def log_message(self, fmt, *args):  # quiet: tests read stdout
         pass

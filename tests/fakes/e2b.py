@@ -329,6 +329,10 @@ class Drop(Exception):
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server_version = "e2b-fake/1"
+    # Headers and body go out in separate writes: with Nagle on, the body
+    # waits for the client's delayed ACK, 40 ms a request.  E2B's servers
+    # are Go, whose net/http sets TCP_NODELAY on every connection.
+    disable_nagle_algorithm = True
 
     def log_message(self, fmt, *args):
         log("%s %s" % (self.address_string(), fmt % args))

@@ -71,6 +71,10 @@ class Drop(Exception):
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server_version = "kube-fake/1"
+    # Headers and body go out in separate writes: with Nagle on, the body
+    # waits for the client's delayed ACK, 40 ms a request.  The API server (Go)
+    # sends at once (TCP_NODELAY).
+    disable_nagle_algorithm = True
 
     def log_message(self, fmt, *args):
         t0 = getattr(self, "_t0", None)
