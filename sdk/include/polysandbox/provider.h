@@ -88,17 +88,17 @@ typedef struct sbx_create_spec_v1 {
     uint64_t ttl_ns;             /* time-to-live for reaping leaked sandboxes; 0 = none */
     /* ABI 1.0 ends here. */
 
-    /* Since 0.2, ABI 1.7 (the core always passes it; a provider built
+    /* Since 0.3, ABI 1.7 (the core always passes it; a provider built
      * against an older header never reads it).
      *
      * Non-zero when @image was asked for: the caller's (polysandbox run
      * --image, sbx_create_opts_set_image) or the template's
      * image.PROVIDER naming this provider.  Zero when @image is NULL or
      * only the template's plain `image` key, a default meant for the
-     * providers that run such images (docker names, say).  A provider that cannot run the image it is given (it
-     * runs no images, or none of that kind) refuses an asked one with
-     * SBX_E_NOTSUP, having started nothing, in a message that names
-     * itself and the image; it may ignore a default one (and says so in
+     * providers that run such images (docker names, say).  A provider
+     * that cannot run the image it is given (it runs no images, or
+     * none of that kind) refuses an asked one with SBX_E_NOTSUP, having
+     * started nothing, in a message that names itself and the image; it may ignore a default one (and says so in
      * its doctor).  A limit that cannot be applied is refused, never
      * silently dropped: an image is no different. */
     int image_explicit;
