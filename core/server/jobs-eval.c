@@ -49,6 +49,7 @@ struct evaljob {
     uint64_t min_ns, compile_ns;
     double factor;
     char *source;              /* where the dataset came from, for the summary */
+    char *samples_source;      /* and the samples (NULL: canonical, or not kept) */
     json_t *tasks;             /* task id -> its number */
     size_t n_tasks;
 };
@@ -85,6 +86,7 @@ static void eval_free(srv_job *j)
         free(e->providers[i]);
     free(e->providers);
     free(e->source);
+    free(e->samples_source);
     json_decref(e->tasks);
     free(e);
     j->k = NULL;
@@ -130,6 +132,9 @@ static int eval_load(srv_job *j, json_t *spec)
     if (json_is_integer(v = json_object_get(spec, "compile_timeout_ns")))
         e->compile_ns = (uint64_t)json_integer_value(v);
     e->source = strdup(json_string_value(json_object_get(spec, "source")) ?: "");
+    if (json_is_string(v = json_object_get(spec, "samples_source")) &&
+        !(e->samples_source = strdup(json_string_value(v))))
+        return -1;
     return e->n_ks && e->source ? 0 : -1;
 }
 
@@ -352,6 +357,28 @@ const job_kind job_kind_eval = {
     .view = eval_view,
     .free = eval_free,
 };
+
+bool job_eval_facts(srv_job *j, struct job_eval_facts *out)
+{
+    const struct evaljob *e = j->k;
+
+    if (j->kind != &job_kind_eval || !e)
+        return false;
+    out->ks = e->ks;
+    out->n_ks = e->n_ks;
+    out->provider = e->providers ? e->providers[0] : NULL;
+    out->source = e->source;
+    out->samples_source = e->samples_source;
+    out->canonical = e->canonical;
+    return true;
+}
+
+int job_eval_inputs(srv_job *j, sbx_eval_dataset **ds, sbx_eval_samples **smp)
+{
+    const struct evaljob *e = j->k;
+
+    return load_inputs(j->s, j->dir, e->fmt, e->canonical, ds, smp);
+}
 
 /* ---- POST /v1/eval ----------------------------------------------------------------- */
 
@@ -700,6 +727,10 @@ void jobs_eval_create(srv_req *r)
     v = json_object_get(body, "dataset");
     json_object_set_new(spec, "source", json_string(json_is_string(v) ? json_string_value(v)
                                                                       : "(inline)"));
+    v = json_object_get(body, "samples");
+    if (!canonical)
+        json_object_set_new(spec, "samples_source",
+                            json_string(json_is_string(v) ? json_string_value(v) : "(inline)"));
     json_object_set_new(spec, "canonical", json_boolean(canonical));
     sbx_eval_samples_free(smp);
     sbx_eval_dataset_free(ds);

@@ -357,6 +357,17 @@ eid = ev["id"] if ev else "none"
 job_end(eid)
 check("GET", "/v1/jobs/" + eid, 200, want=lambda j: j["pass_at_k"] == {"1": 1.0})
 check("GET", "/v1/jobs?kind=eval", 200, want=lambda j: [x["id"] for x in j["jobs"]] == [eid])
+ev2 = check("POST", "/v1/eval", 202, {"dataset": [{"task_id": "a", "language": "sh",
+                                                   "canonical_solution": "exit 0"}],
+                                      "canonical": True, "k": [1]})
+eid2 = ev2["id"] if ev2 else "none"
+job_end(eid2)
+check("POST", "/v1/compare", 200, {"jobs": [eid, eid2]},
+      want=lambda c: c["agree"] and [x["label"] for x in c["columns"]] == ["local", "local#2"] and
+      [x["summary"]["pass_at_k"] for x in c["columns"]] == [{"1": 1.0}] * 2)
+check("POST", "/v1/compare", 400, {"jobs": [eid]})
+check("POST", "/v1/compare", 404, {"jobs": [eid, NOJOB.split("/")[-1]]})
+check("POST", "/v1/compare", 422, {"jobs": [eid, jid]})
 check("GET", "/v1/jobs?state=sleeping", 400)
 check("POST", "/v1/eval", 403, {"dataset": "x.jsonl", "canonical": True})
 check("POST", "/v1/eval", 400, {"dataset": [{"task_id": "a", "language": "sh"}],
