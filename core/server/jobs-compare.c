@@ -26,7 +26,6 @@
 #include "jobs.h"
 
 #define COMPARE_MAX 16
-#define COMPARE_KS 16
 
 struct column {
     srv_job *j;
@@ -41,29 +40,15 @@ struct column {
  * number of them, or 0 having replied 400. */
 static size_t body_ks(srv_req *r, json_t *body, const struct column *first, unsigned *ks)
 {
-    json_t *v = json_object_get(body, "k"), *x;
-    size_t i, n = 0;
+    json_t *v = json_object_get(body, "k");
+    size_t n = 0;
 
     if (!v || json_is_null(v)) {
-        for (i = 0; i < first->f.n_ks && i < COMPARE_KS; i++)
-            ks[n++] = first->f.ks[i];
+        for (; n < first->f.n_ks && n < JOB_MAX_KS; n++)
+            ks[n] = first->f.ks[n];
         return n;
     }
-    if (!json_is_array(v) || !json_array_size(v) || json_array_size(v) > COMPARE_KS) {
-        srv_error(r, 400, "invalid", NULL, "field 'k' must be an array of 1 to %d whole "
-                  "numbers", COMPARE_KS);
-        return 0;
-    }
-    json_array_foreach(v, i, x) {
-        json_int_t k = json_integer_value(x);
-        if (!json_is_integer(x) || k < 1 || k > 1000000) {
-            srv_error(r, 400, "invalid", NULL, "field 'k[%zu]' must be a whole number from 1 "
-                      "to 1000000", i);
-            return 0;
-        }
-        ks[n++] = (unsigned)k;
-    }
-    return n;
+    return job_parse_ks(r, v, ks, &n) == 0 ? n : 0;
 }
 
 /* The job named by jobs[@i] into @c (a reference), checked: an eval job
@@ -226,7 +211,7 @@ void jobs_compare(srv_req *r)
     sbx_eval_dataset *ds = NULL;
     sbx_eval_samples *smp = NULL;
     sbx_eval_report *rep = NULL;
-    unsigned ks[COMPARE_KS];
+    unsigned ks[JOB_MAX_KS];
     size_t n = 0, n_ks;
     char *dpath = NULL, *spath = NULL;
     int rc;

@@ -270,6 +270,11 @@ bool job_eval_facts(srv_job *j, struct job_eval_facts *out);
 /* An eval job's dataset and samples as the engine loads them from its
  * directory (transfer full both); an SBX_E_* code. */
 int job_eval_inputs(srv_job *j, sbx_eval_dataset **ds, sbx_eval_samples **smp);
+/* The "k" of an eval body or a compare (@v): 1 to JOB_MAX_KS whole
+ * numbers from 1 to 1000000, none twice, into @ks and *@n.  -1 having
+ * replied 400 naming the field. */
+#define JOB_MAX_KS 16
+int job_parse_ks(srv_req *r, json_t *v, unsigned *ks, size_t *n);
 /* POST /v1/compare: finished eval jobs of the same samples side by side,
  * the report of `polysandbox compare --json` (jobs-compare.c). */
 void jobs_compare(srv_req *r);

@@ -367,7 +367,23 @@ check("POST", "/v1/compare", 200, {"jobs": [eid, eid2]},
       [x["summary"]["pass_at_k"] for x in c["columns"]] == [{"1": 1.0}] * 2)
 check("POST", "/v1/compare", 400, {"jobs": [eid]})
 check("POST", "/v1/compare", 404, {"jobs": [eid, NOJOB.split("/")[-1]]})
-check("POST", "/v1/compare", 422, {"jobs": [eid, jid]})
+check("POST", "/v1/compare", 422, {"jobs": [eid, jid]},
+      want=lambda e: "is a batch job" in e["error"]["message"])
+check("POST", "/v1/compare", 400, {"jobs": [eid, eid2], "k": [1, 1]})
+other = check("POST", "/v1/eval", 202, {"dataset": [{"task_id": "b", "language": "sh",
+                                                     "canonical_solution": "exit 0"}],
+                                        "canonical": True, "k": [1]})
+oid = other["id"] if other else "none"
+job_end(oid)
+check("POST", "/v1/compare", 422, {"jobs": [eid, oid]},
+      want=lambda e: "scored other inputs" in e["error"]["message"])
+slow_ev = check("POST", "/v1/eval", 202, {"dataset": [{"task_id": "a", "language": "sh",
+                                                       "canonical_solution": "sleep 30"}],
+                                          "canonical": True, "timeout": "60s"})
+sid_ev = slow_ev["id"] if slow_ev else "none"
+check("POST", "/v1/compare", 409, {"jobs": [eid, sid_ev]},
+      want=lambda e: e["error"]["code"] == "not_ended")
+check("DELETE", "/v1/jobs/" + sid_ev, 200, want=lambda j: j["state"] == "cancelled")
 check("GET", "/v1/jobs?state=sleeping", 400)
 check("POST", "/v1/eval", 403, {"dataset": "x.jsonl", "canonical": True})
 check("POST", "/v1/eval", 400, {"dataset": [{"task_id": "a", "language": "sh"}],
