@@ -3,8 +3,7 @@ against `polysandbox eval --json` on the same files, printing TAP.
 
 Run by evaluate.sh under `make check`.  The dataset is made here: two sh
 tasks, five samples (three pass), so every verdict is known in advance
-and none hangs on timing.  No polysandboxd: Client.evaluate refuses
-before it would reach one.
+and none hangs on timing.  No polysandboxd (see remote-eval.py).
 """
 
 import asyncio
@@ -151,9 +150,9 @@ ok, e = raises(Stop, psb.evaluate, dataset, samples, providers=["local"], jobs=1
                timeout=30, progress=stop)
 check("a progress that raises stops the evaluation, and evaluate raises its exception",
       ok and str(e) == "stop at 1", f"{e}")
-check("Client.evaluate: NotImplementedError naming the call",
-      *raises(NotImplementedError, psb.Client("http://127.0.0.1:9").evaluate, dataset,
-              canonical=True, match="Client.evaluate"))
+check("Client.evaluate, no server listening: ServerError naming the server",
+      *raises(psb.ServerError, psb.Client("http://127.0.0.1:9").evaluate, dataset,
+              canonical=True, match="127.0.0.1:9"))
 
 # ---- aevaluate -------------------------------------------------------------------
 
