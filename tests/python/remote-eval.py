@@ -16,7 +16,8 @@ import urllib.error
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import cancel_later, check, finish, plan, raises, start, stop  # noqa: E402
+from harness import (cancel_later, check, finish, plan, raises, sh_eval_files,  # noqa: E402
+                     start, stop, write_jsonl)
 import polysandbox as psb  # noqa: E402
 
 PLAN = 12
@@ -26,27 +27,10 @@ tmp, server, client, local = start("ps-python-remote-eval.", 600)
 
 
 def jsonl(name, rows):
-    path = os.path.join(tmp, name)
-    with open(path, "w") as f:
-        f.writelines(json.dumps(r) + "\n" for r in rows)
-    return path
+    return write_jsonl(tmp, name, rows)
 
 
-dataset = jsonl("tasks.jsonl", [
-    {"task_id": "sh/add", "language": "sh", "prompt": "# add A B: print A + B\n",
-     "test": '[ "$(add 2 3)" = 5 ] && [ "$(add -1 1)" = 0 ]\n',
-     "canonical_solution": "add() { echo $(($1 + $2)); }\n"},
-    {"task_id": "sh/greet", "language": "sh", "prompt": "# greet NAME: print hello NAME\n",
-     "test": '[ "$(greet bob)" = "hello bob" ]\n',
-     "canonical_solution": 'greet() { echo "hello $1"; }\n'},
-])
-samples = jsonl("samples.jsonl", [
-    {"task_id": "sh/add", "completion": "add() { echo $(($1 + $2)); }\n"},
-    {"task_id": "sh/add", "completion": "add() { echo $(($1 - $2)); }\n"},
-    {"task_id": "sh/greet", "completion": 'greet() { echo "hello $1"; }\n'},
-    {"task_id": "sh/greet", "completion": "greet() { echo hi; }\n"},
-    {"task_id": "sh/greet", "completion": 'greet() { printf "hello %s\\n" "$1"; }\n'},
-])
+dataset, samples = sh_eval_files(tmp)
 slow = jsonl("slow.jsonl", [{"task_id": t, "completion": f"{t[3:]}() {{ sleep 60; }}\n"}
                             for t in ("sh/add", "sh/greet")])
 # Generous: a bound on a hang under load, never reached by these programs.
