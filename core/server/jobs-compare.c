@@ -166,8 +166,7 @@ static json_t *name_inputs(char *text, const struct column *cols, size_t n)
 {
     json_t *o = text ? json_loads(text, 0, NULL) : NULL, *meta, *v;
     const struct job_eval_facts *f = &cols[0].f;
-    const char *samples = f->canonical ? NULL : f->samples_source ? f->samples_source
-                                                                  : "(unknown)";
+    const char *samples = f->canonical ? NULL : f->samples_source;
     bool ok = o != NULL;
 
     free(text);

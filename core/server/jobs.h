@@ -263,7 +263,7 @@ struct job_eval_facts {
     size_t n_ks;
     const char *provider;      /* the first provider asked, or NULL: the default */
     const char *source;        /* the dataset's name as given, or "(inline)" */
-    const char *samples_source;/* the samples' likewise; NULL: canonical, or unknown */
+    const char *samples_source;/* the samples' likewise; NULL: canonical */
     bool canonical;
 };
 bool job_eval_facts(srv_job *j, struct job_eval_facts *out);
