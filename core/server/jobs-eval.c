@@ -41,12 +41,10 @@
 
 #include "jobs.h"
 
-#define MAX_KS 16
-
 struct evaljob {
     sbx_eval_format fmt;
     bool canonical;
-    unsigned ks[MAX_KS];
+    unsigned ks[JOB_MAX_KS];
     size_t n_ks;
     char **providers;          /* NULL-terminated, or NULL */
     uint64_t timeout_ns, memory;
@@ -116,7 +114,7 @@ static int eval_load(srv_job *j, json_t *spec)
     e->fmt = format_of(fmt);
     e->canonical = json_is_true(json_object_get(spec, "canonical"));
     json_array_foreach(ks, i, v)
-        if (e->n_ks < MAX_KS && json_integer_value(v) > 0)
+        if (e->n_ks < JOB_MAX_KS && json_integer_value(v) > 0)
             e->ks[e->n_ks++] = (unsigned)json_integer_value(v);
     if (json_is_array(pv) && json_array_size(pv)) {
         if (!(e->providers = calloc(json_array_size(pv) + 1, sizeof *e->providers)))
@@ -450,6 +448,28 @@ const job_kind job_kind_eval = {
     .free = eval_free,
 };
 
+bool job_eval_facts(srv_job *j, struct job_eval_facts *out)
+{
+    const struct evaljob *e = j->k;
+
+    if (j->kind != &job_kind_eval || !e)
+        return false;
+    out->ks = e->ks;
+    out->n_ks = e->n_ks;
+    out->provider = e->providers ? e->providers[0] : NULL;
+    out->source = e->source;
+    out->samples_source = e->samples_source;
+    out->canonical = e->canonical;
+    return true;
+}
+
+int job_eval_inputs(srv_job *j, sbx_eval_dataset **ds, sbx_eval_samples **smp)
+{
+    const struct evaljob *e = j->k;
+
+    return load_inputs(j->s, j->dir, e->fmt, e->canonical, ds, smp);
+}
+
 /* ---- POST /v1/eval ----------------------------------------------------------------- */
 
 static const char *const eval_fields[] = {
@@ -718,6 +738,35 @@ static int take_judge(srv_req *r, json_t *body, json_t *spec)
     return 0;
 }
 
+int job_parse_ks(srv_req *r, json_t *v, unsigned *ks, size_t *n)
+{
+    json_t *x;
+    size_t i;
+
+    *n = 0;
+    if (!json_is_array(v) || !json_array_size(v) || json_array_size(v) > JOB_MAX_KS) {
+        srv_error(r, 400, "invalid", NULL, "field 'k' must be an array of 1 to %d whole "
+                  "numbers", JOB_MAX_KS);
+        return -1;
+    }
+    json_array_foreach(v, i, x) {
+        json_int_t k = json_integer_value(x);
+        if (!json_is_integer(x) || k < 1 || k > 1000000) {
+            srv_error(r, 400, "invalid", NULL, "field 'k[%zu]' must be a whole number from 1 "
+                      "to 1000000", i);
+            return -1;
+        }
+        for (size_t y = 0; y < i; y++)
+            if (ks[y] == (unsigned)k) {
+                srv_error(r, 400, "invalid", NULL, "field 'k[%zu]': %lld is repeated", i,
+                          (long long)k);
+                return -1;
+            }
+        ks[(*n)++] = (unsigned)k;
+    }
+    return 0;
+}
+
 /* The options of the body into @spec.  -1 having replied. */
 static int take_options(srv_req *r, json_t *body, json_t *spec)
 {
@@ -747,27 +796,13 @@ static int take_options(srv_req *r, json_t *body, json_t *spec)
         json_array_append_new(ks, json_integer(1));
         json_array_append_new(ks, json_integer(10));
         json_array_append_new(ks, json_integer(100));
-    } else if (!json_is_array(v) || !json_array_size(v) || json_array_size(v) > MAX_KS) {
-        srv_error(r, 400, "invalid", NULL, "field 'k' must be an array of 1 to %d whole "
-                  "numbers", MAX_KS);
-        return -1;
     } else {
-        json_t *x;
-        json_array_foreach(v, i, x) {
-            json_int_t k = json_integer_value(x);
-            if (!json_is_integer(x) || k < 1 || k > 1000000) {
-                srv_error(r, 400, "invalid", NULL, "field 'k[%zu]' must be a whole number "
-                          "from 1 to 1000000", i);
-                return -1;
-            }
-            for (size_t y = 0; y < i; y++)
-                if (json_equal(x, json_array_get(v, y))) {
-                    srv_error(r, 400, "invalid", NULL, "field 'k[%zu]': %lld is repeated", i,
-                              (long long)k);
-                    return -1;
-                }
-            json_array_append(ks, x);
-        }
+        unsigned kv[JOB_MAX_KS];
+        size_t n;
+        if (job_parse_ks(r, v, kv, &n) != 0)
+            return -1;
+        for (i = 0; i < n; i++)
+            json_array_append_new(ks, json_integer(kv[i]));
     }
     if (job_check_providers(r, json_object_get(body, "providers")) != 0)
         return -1;

@@ -21,7 +21,8 @@
  * scheduler), jobs-gate.c the gate that shares the runs with interactive
  * requests, jobs-life.c loading at start, expiry and stop, jobs-store.c
  * their files, jobs-view.c their JSON, jobs-batch.c and jobs-eval.c the
- * two kinds, native-jobs.c the routes.
+ * two kinds, jobs-compare.c eval jobs that ended side by side,
+ * native-jobs.c the routes.
  */
 #ifndef POLYSANDBOX_SERVER_JOBS_H
 #define POLYSANDBOX_SERVER_JOBS_H
@@ -29,6 +30,7 @@
 #include <pthread.h>
 #include <time.h>
 
+#include <polysandbox/eval.h>
 #include <polysandbox/journal.h>
 
 #include "server.h"
@@ -252,6 +254,30 @@ int job_check_providers(srv_req *r, json_t *pv);
  * or refused naming the field.  (jobs-batch.c, jobs-eval.c) */
 void jobs_batch_create(srv_req *r);
 void jobs_eval_create(srv_req *r);
+
+/* What an eval job was asked (jobs-eval.c; fixed once it is loaded, so
+ * read without its lock while a reference is held): false for a job of
+ * another kind.  The strings are the job's. */
+struct job_eval_facts {
+    const unsigned *ks;        /* its k values */
+    size_t n_ks;
+    const char *provider;      /* the first provider asked, or NULL: the default */
+    const char *source;        /* the dataset's name as given, or "(inline)" */
+    const char *samples_source;/* the samples' likewise; NULL: canonical */
+    bool canonical;
+};
+bool job_eval_facts(srv_job *j, struct job_eval_facts *out);
+/* An eval job's dataset and samples as the engine loads them from its
+ * directory (transfer full both); an SBX_E_* code. */
+int job_eval_inputs(srv_job *j, sbx_eval_dataset **ds, sbx_eval_samples **smp);
+/* The "k" of an eval body or a compare (@v): 1 to JOB_MAX_KS whole
+ * numbers from 1 to 1000000, none twice, into @ks and *@n.  -1 having
+ * replied 400 naming the field. */
+#define JOB_MAX_KS 16
+int job_parse_ks(srv_req *r, json_t *v, unsigned *ks, size_t *n);
+/* POST /v1/compare: finished eval jobs of the same samples side by side,
+ * the report of `polysandbox compare --json` (jobs-compare.c). */
+void jobs_compare(srv_req *r);
 
 /* What /metrics tells of the jobs (metrics.c). */
 struct job_stats {

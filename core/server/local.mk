@@ -44,6 +44,7 @@ core_server_libsrv_la_SOURCES = \
 	core/server/jobs-view.c \
 	core/server/jobs-batch.c \
 	core/server/jobs-eval.c \
+	core/server/jobs-compare.c \
 	core/server/native-ws.c \
 	core/server/compat.h \
 	core/server/compat-run.c \

@@ -1,5 +1,6 @@
 /* core/server/native-jobs.c - the job routes: POST /v1/batch, POST
- * /v1/eval (202 and a Location), GET /v1/jobs, GET|DELETE /v1/jobs/{id},
+ * /v1/eval (202 and a Location), POST /v1/compare (finished eval jobs
+ * side by side), GET /v1/jobs, GET|DELETE /v1/jobs/{id},
  * GET /v1/jobs/{id}/events (server-sent events, resumable)
  *
  * The events of a job are its records in the order they were kept, each
@@ -299,6 +300,7 @@ static void job_events(srv_req *r)
 static const srv_route routes[] = {
     { SRV_POST, "/v1/batch", post_batch, SRV_R_WORKER },
     { SRV_POST, "/v1/eval", post_eval, SRV_R_WORKER },
+    { SRV_POST, "/v1/compare", jobs_compare, SRV_R_WORKER },
     { SRV_GET, "/v1/jobs", get_jobs, SRV_R_WORKER },
     { SRV_GET, "/v1/jobs/{id}", get_job, SRV_R_WORKER },
     { SRV_DELETE, "/v1/jobs/{id}", delete_job, SRV_R_WORKER },

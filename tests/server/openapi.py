@@ -350,13 +350,37 @@ check("DELETE", NOJOB, 404)
 check("POST", "/v1/batch", 400, {"items": []})
 check("POST", "/v1/batch", 422, {"items": [{"language": "cobol", "code": "x"}]})
 check("POST", "/v1/batch", 401, {"items": [{"argv": ["true"]}]}, token=False)
-ev = check("POST", "/v1/eval", 202, {"dataset": [{"task_id": "a", "language": "sh",
-                                                  "canonical_solution": "exit 0"}],
-                                     "canonical": True, "k": [1]})
-eid = ev["id"] if ev else "none"
-job_end(eid)
+def canonical_eval(task, solution, wait=True, **more):
+    """A job scoring the canonical solution of a one-task sh dataset (202),
+    waited for to its end unless not @wait; its id."""
+    job = check("POST", "/v1/eval", 202, dict({"dataset": [{"task_id": task, "language": "sh",
+                                                            "canonical_solution": solution}],
+                                               "canonical": True, "k": [1]}, **more))
+    jid_ = job["id"] if job else "none"
+    if wait:
+        job_end(jid_)
+    return jid_
+
+
+eid = canonical_eval("a", "exit 0")
 check("GET", "/v1/jobs/" + eid, 200, want=lambda j: j["pass_at_k"] == {"1": 1.0})
 check("GET", "/v1/jobs?kind=eval", 200, want=lambda j: [x["id"] for x in j["jobs"]] == [eid])
+eid2 = canonical_eval("a", "exit 0")
+check("POST", "/v1/compare", 200, {"jobs": [eid, eid2]},
+      want=lambda c: c["agree"] and [x["label"] for x in c["columns"]] == ["local", "local#2"] and
+      [x["summary"]["pass_at_k"] for x in c["columns"]] == [{"1": 1.0}] * 2)
+check("POST", "/v1/compare", 400, {"jobs": [eid]})
+check("POST", "/v1/compare", 404, {"jobs": [eid, NOJOB.split("/")[-1]]})
+check("POST", "/v1/compare", 422, {"jobs": [eid, jid]},
+      want=lambda e: "is a batch job" in e["error"]["message"])
+check("POST", "/v1/compare", 400, {"jobs": [eid, eid2], "k": [1, 1]})
+oid = canonical_eval("b", "exit 0")
+check("POST", "/v1/compare", 422, {"jobs": [eid, oid]},
+      want=lambda e: "scored other inputs" in e["error"]["message"])
+sid_ev = canonical_eval("a", "sleep 30", wait=False, timeout="60s")
+check("POST", "/v1/compare", 409, {"jobs": [eid, sid_ev]},
+      want=lambda e: e["error"]["code"] == "not_ended")
+check("DELETE", "/v1/jobs/" + sid_ev, 200, want=lambda j: j["state"] == "cancelled")
 check("GET", "/v1/jobs?state=sleeping", 400)
 check("POST", "/v1/eval", 403, {"dataset": "x.jsonl", "canonical": True})
 check("POST", "/v1/eval", 400, {"dataset": [{"task_id": "a", "language": "sh"}],

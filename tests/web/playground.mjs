@@ -13,7 +13,9 @@
 // listed with hostile names shown as text, a directory entered, a file of
 // it downloaded and one uploaded into it, destroyed); the Evaluate view (a
 // dataset and samples scored to the right pass@k, a verdict filter, a
-// record); the Status view with the server's
+// record; the job's report and records downloaded, byte for byte as the
+// server has them; the same scored on local and evalnop side by side, the
+// table's figures those of POST /v1/compare); the Status view with the server's
 // figures refreshed live.
 //
 // Environment: PS_BASE (http://127.0.0.1:PORT), PS_TOKEN, CHROMIUM (the
@@ -22,6 +24,24 @@ import puppeteer from 'puppeteer-core'
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { ok, is, check, done } from './tap.mjs'
+
+// The rows of a CSV text (RFC 4180: quoted fields may hold commas,
+// quotes doubled and line breaks), read independently of the page's writer.
+function csvRows(text) {
+  const rows = []
+  let row = [], field = '', quoted = false
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i]
+    if (quoted) {
+      if (c === '"' && text[i + 1] === '"') { field += '"'; i++ } else if (c === '"') quoted = false
+      else field += c
+    } else if (c === '"') quoted = true
+    else if (c === ',') { row.push(field); field = '' }
+    else if (c === '\r' && text[i + 1] === '\n') { row.push(field); rows.push(row); row = []; field = ''; i++ }
+    else field += c
+  }
+  return rows
+}
 
 const base = process.env.PS_BASE
 const shots = process.env.SHOTS
@@ -377,7 +397,7 @@ try {
   await page.evaluate(() => { location.hash = '#evaluate' })
   await (await page.$('#ev-dataset')).uploadFile(dsFile)
   await (await page.$('#ev-samples')).uploadFile(smpFile)
-  await page.select('#ev-provider', 'local')
+  await page.$$eval('#ev-providers input', (bs) => bs.forEach((b) => { b.checked = b.value === 'local' }))
   await page.$eval('#ev-k', (e) => { e.value = '' })
   await page.type('#ev-k', '1,2')
   await page.click('#ev-start')
@@ -401,6 +421,88 @@ try {
   is([picked.shown, picked.record.completion, picked.record.verdict], [['a'], 'echo no; exit 1', 'failed'],
      'the verdict filter leaves the failed sample; a click shows its record')
   await page.screenshot({ path: `${shots}/evaluate.png`, fullPage: true })
+
+  // the job's files: its report as GET /v1/jobs/ID?limit=0 has it, its
+  // records (every page of GET /v1/jobs/ID) as JSON Lines and CSV
+  const auth = { headers: { 'Authorization': 'Bearer ' + process.env.PS_TOKEN } }
+  const jobIds = () => page.$eval('#ev-job', (e) => e.dataset.jobs.split(' '))
+  const [evId] = await jobIds()
+  const waitFile = async (name) => {
+    const file = join(saved, name)
+    for (let i = 0; i < 100 && !existsSync(file); i++) await new Promise((resolve) => setTimeout(resolve, 100))
+    if (!existsSync(file)) throw new Error(`${name} was not saved`)
+    return readFileSync(file)
+  }
+  const records = (await (await fetch(`${base}/v1/jobs/${evId}?limit=1000`, auth)).json()).items.map((it) => it.record)
+  await page.click(`#ev-downloads button[data-download=report][data-job="${evId}"]`)
+  await check('the report downloaded is GET /v1/jobs/ID?limit=0, byte for byte', async () => {
+    const got = await waitFile(`${evId}.json`)
+    const want = Buffer.from(await (await fetch(`${base}/v1/jobs/${evId}?limit=0`, auth)).arrayBuffer())
+    if (!got.equals(want) || JSON.parse(got).summary.pass_at_k['1'] !== 0.75)
+      throw new Error(`saved ${got.length} bytes: ${got.toString().slice(0, 200)}`)
+  })
+  await page.click(`#ev-downloads button[data-download=jsonl][data-job="${evId}"]`)
+  await check('the records downloaded as JSON Lines: one a line, in sample order, as the server has them', async () => {
+    const lines = (await waitFile(`${evId}.jsonl`)).toString().split('\n')
+    if (lines.pop() !== '' || JSON.stringify(lines.map((l) => JSON.parse(l))) !== JSON.stringify(records) ||
+        records.map((r) => r.sample).join() !== '0,1,2,3')
+      throw new Error(lines.join('\n'))
+  })
+  await page.click(`#ev-downloads button[data-download=csv][data-job="${evId}"]`)
+  await check('the records downloaded as CSV: a header, a row a sample, quoted fields read back whole', async () => {
+    const rows = csvRows((await waitFile(`${evId}.csv`)).toString())
+    const head = rows.shift()
+    const col = (name) => rows.map((r) => r[head.indexOf(name)])
+    const want = (name) => records.map((r) => (r[name] == null ? '' : String(r[name])))
+    if (head[0] !== 'task_id' || rows.length !== 4 ||
+        ['task_id', 'sample', 'verdict', 'completion', 'output', 'reason'].some((n) => JSON.stringify(col(n)) !== JSON.stringify(want(n))))
+      throw new Error(JSON.stringify([head, rows]))
+  })
+
+  // local and evalnop (which claims exit 0 without running): a job each,
+  // then the report of POST /v1/compare as a table
+  await page.$$eval('#ev-providers input', (bs) => bs.forEach((b) => { b.checked = ['local', 'evalnop'].includes(b.value) }))
+  await page.click('#ev-start')
+  await check('two providers: a job each to its end, then the providers side by side', async () => {
+    await page.waitForFunction(() => !document.getElementById('ev-compare').hidden ||
+                               !document.getElementById('notice').hidden, { timeout: 30000 })
+    const said = await page.evaluate(() => [document.getElementById('ev-said').textContent,
+                                            document.getElementById('notice').textContent])
+    if (!/^succeeded: 8 \/ 8 samples, 7 passed/.test(said[0])) throw new Error(JSON.stringify(said))
+  })
+  const cmpIds = await jobIds()
+  const cmp = await (await fetch(`${base}/v1/compare`, { method: 'POST', body: JSON.stringify({ jobs: cmpIds, k: [1, 2] }),
+    headers: { ...auth.headers, 'Content-Type': 'application/json' } })).json()
+  const shownCmp = await page.evaluate(() => ({
+    table: [...document.querySelectorAll('#ev-compare-table tr')].map((tr) => [...tr.children].map((td) => td.textContent)),
+    said: document.getElementById('ev-compare-said').textContent,
+    diffs: [...document.querySelectorAll('#ev-diffs tr[data-sample]')].map((tr) =>
+      [tr.dataset.sample, ...[...tr.children].slice(1).map((td) => td.firstChild.textContent)]),
+  }))
+  const figures = (c) => [c.label, String(c.summary.samples), String(c.summary.counts.passed || 0),
+    String(c.summary.graded - (c.summary.counts.passed || 0)), String(c.summary.counts.sandbox_error || 0),
+    c.summary.pass_at_k['1'].toFixed(4), c.summary.pass_at_k['2'].toFixed(4)]
+  is(shownCmp.table.map((r) => r.slice(0, 7)),
+     [['provider', 'samples', 'passed', 'failed', 'errors', 'pass@1', 'pass@2'], ...(cmp.columns || []).map(figures)],
+     'the table shows, per provider, the figures POST /v1/compare gives')
+  is(shownCmp.table.slice(1).map((r) => r.slice(0, 7)),
+     [['local', '4', '3', '1', '0', '0.7500', '1.0000'], ['evalnop', '4', '4', '0', '0', '1.0000', '1.0000']],
+     'local: 3 of 4 passed, pass@1 0.75; evalnop (exit 0 claimed): 4 of 4')
+  ok(shownCmp.table.slice(1).every((r) => /^[0-9.]+ s$/.test(r[7])) &&
+     cmp.columns.every((c, i) => c.job.id === cmpIds[i] && c.results === '/v1/jobs/' + cmpIds[i]),
+     'each provider\'s time is shown; each column is its job', JSON.stringify([shownCmp.table, cmp.columns?.map((c) => c.job)]))
+  is([shownCmp.said, shownCmp.diffs],
+     ['1 of 4 samples got different verdicts:',
+      (cmp.differences || []).map((d) => [String(d.sample), d.task_id, d.verdicts.local, d.verdicts.evalnop])],
+     'the sample whose verdicts differ is listed with each provider\'s verdict, as the report has it')
+  is(shownCmp.diffs, [['1', 'a', 'failed', 'passed']], 'it is sample 1 (a, exit 1): failed on local, passed on evalnop')
+  await page.click('#ev-downloads button[data-download=compare]')
+  await check('the compare report downloaded is the one shown (the date aside)', async () => {
+    const got = JSON.parse(await waitFile(`compare-${cmpIds[0]}.json`))
+    got.meta.date = cmp.meta.date
+    if (JSON.stringify(got) !== JSON.stringify(cmp)) throw new Error(JSON.stringify(got).slice(0, 300))
+  })
+  await page.screenshot({ path: `${shots}/evaluate-compare.png`, fullPage: true })
 
   // the Status view: the server's figures, refreshed while it is shown
   await page.evaluate(() => { location.hash = '#status' })

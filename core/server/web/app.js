@@ -3,11 +3,14 @@
 // server-sent events (one stream per provider, side by side, differences
 // in status, exit code and output marked); the Sandboxes view (with a
 // sandbox's files), the Evaluate view (an eval job followed live) and
-// the Status view.
+// the Status view.  report.js holds what the Evaluate view hands out
+// (files) and its side-by-side report.
 //
 // Everything a sandbox or the server says is put in the page as text
 // (textContent, never markup), and the page loads nothing from anywhere
 // but this server (its Content-Security-Policy says so too).
+
+import { saveBlob, jsonLines, csvOf, showCompare } from "./report.js";
 
 const $ = (id) => document.getElementById(id);
 const TOKEN_KEY = "polysandbox.token";
@@ -71,13 +74,12 @@ function fillSelect(select, items, def) {
   if (want) select.value = want;
 }
 
-const checkedProviders = () =>
-  [...document.querySelectorAll("#providers input:checked")].map((c) => c.value);
+const checkedProviders = (box = $("providers")) =>
+  [...box.querySelectorAll("input:checked")].map((c) => c.value);
 
-// A check box per provider; the ones not ready are shown, disabled.
-function fillProviders(items, def) {
-  const box = $("providers");
-  const keep = new Set(checkedProviders());
+// A check box per provider in @box; the ones not ready are shown, disabled.
+function fillProviders(box, items, def) {
+  const keep = new Set(checkedProviders(box));
   box.querySelectorAll("label").forEach((l) => l.remove());
   for (const it of items) {
     const label = document.createElement("label");
@@ -96,10 +98,10 @@ async function loadLists() {
     const [t, p] = await Promise.all([getList("/v1/templates", "templates"),
                                       getList("/v1/providers", "providers")]);
     fillSelect($("template"), t.items, t.def || "python");
-    fillProviders(p.items, p.def);
+    fillProviders($("providers"), p.items, p.def);
     fillSelect($("sb-template"), t.items, t.def || "python");
     fillSelect($("sb-provider"), p.items.filter((it) => it.state === "ready"), p.def);
-    fillSelect($("ev-provider"), p.items.filter((it) => it.state === "ready"), p.def);
+    fillProviders($("ev-providers"), p.items, p.def);
     notice("");
     sampleFor($("template").value);
   } catch (e) {
@@ -803,15 +805,8 @@ async function saveFile(segs, path) {
   try {
     const resp = await api(filePath(openBox, segs));
     if (!resp.ok) throw new Error(`Download ${shownName(path)}: ${await errorText(resp)}`);
-    const blob = await resp.blob();
-    const a = document.createElement("a");
-    a.href = URL.createObjectURL(blob);
-    a.download = path.split("/").pop();
-    document.body.append(a);
-    a.click();
-    a.remove();
-    setTimeout(() => URL.revokeObjectURL(a.href), 10000);
-    $("sb-files-said").textContent = `downloaded ${shownName(path)} (${bytes(blob.size)})`;
+    const size = saveBlob(path.split("/").pop(), await resp.blob());
+    $("sb-files-said").textContent = `downloaded ${shownName(path)} (${bytes(size)})`;
     notice("");
   } catch (e) {
     notice(e.message);
@@ -834,13 +829,16 @@ function execCommand() {
 }
 
 // ---- the Evaluate view: a dataset and samples (JSON Lines, read here)
-// scored as one job (POST /v1/eval), followed through its events
-// (GET /v1/jobs/ID/events): progress with rate and ETA, pass@k as it
-// converges, each sample's record one click away. ---------------------------
+// scored as a job per provider checked (POST /v1/eval), each followed
+// through its events (GET /v1/jobs/ID/events): progress with rate and
+// ETA, pass@k as it converges, each sample's record one click away.
+// Once the jobs ended: each one's report (GET /v1/jobs/ID) and records
+// (JSON Lines, CSV) to download, and with several providers the report
+// of POST /v1/compare side by side. ---------------------------------------
 
-let evJob = null;            // {id, records: [], t0} of the job followed
+let evRun = null;            // {jobs: [{id, provider, progress, done}], ks, t0} followed
 
-async function jsonLines(input, what) {
+async function readJsonLines(input, what) {
   const file = input.files[0];
   if (!file) throw new Error(`${what}: choose a file`);
   const out = [];
@@ -856,30 +854,45 @@ async function jsonLines(input, what) {
 }
 
 async function startEval() {
+  const made = [];
+  let ks;
   try {
-    const body = { dataset: await jsonLines($("ev-dataset"), "Dataset"),
-                   providers: [$("ev-provider").value] };
+    const body = { dataset: await readJsonLines($("ev-dataset"), "Dataset") };
     if ($("ev-canonical").checked) body.canonical = true;
-    else body.samples = await jsonLines($("ev-samples"), "Samples");
-    const ks = $("ev-k").value.split(",").map((x) => x.trim()).filter(Boolean);
+    else body.samples = await readJsonLines($("ev-samples"), "Samples");
+    ks = $("ev-k").value.split(",").map((x) => x.trim()).filter(Boolean);
     if (ks.some((k) => !/^[0-9]+$/.test(k))) throw new Error(`k: "${$("ev-k").value}" is not a list of numbers`);
     if (ks.length) body.k = ks.map(Number);
+    const names = checkedProviders($("ev-providers"));
     $("ev-start").disabled = true;
-    const resp = await api("/v1/eval", { method: "POST", body: JSON.stringify(body),
-                                         headers: { "Content-Type": "application/json" } });
-    if (!resp.ok) throw new Error(`Start: ${await errorText(resp)}`);
-    const job = await resp.json();
+    // a job per provider (none checked: the server's default), the same body
+    for (const p of names.length ? names : [null]) {
+      const resp = await api("/v1/eval", { method: "POST", headers: { "Content-Type": "application/json" },
+                                           body: JSON.stringify(p ? { ...body, providers: [p] } : body) });
+      if (!resp.ok) throw new Error(`Start${p ? " on " + p : ""}: ${await errorText(resp)}`);
+      made.push({ id: (await resp.json()).id, provider: p || "default provider" });
+    }
     notice("");
-    followJob(job.id);
   } catch (e) {
     notice(e.message);
-    $("ev-start").disabled = false;
+    if (!made.length) {
+      $("ev-start").disabled = false;
+      return;
+    }
   }
+  // the jobs made are followed, even when a later one was refused
+  followJobs(made, ks && ks.length ? ks.map(Number) : null);
 }
 
-function showPassK(pk) {
-  showFigures({ figures: $("ev-passk") },
-              Object.entries(pk || {}).map(([k, v]) => [`pass@${k}`, v == null ? "–" : v.toFixed(4)]));
+// pass@k of the jobs: one job's as pass@K, several as PROVIDER pass@K.
+function showPassK(run) {
+  const pairs = [];
+  for (const j of run.jobs) {
+    for (const [k, v] of Object.entries(j.passk || {}))
+      pairs.push([run.jobs.length > 1 ? `${j.provider} pass@${k}` : `pass@${k}`,
+                  v == null ? "–" : v.toFixed(4)]);
+  }
+  showFigures({ figures: $("ev-passk") }, pairs);
 }
 
 function evRow(rec) {
@@ -887,8 +900,8 @@ function evRow(rec) {
   tr.className = "item";
   tr.tabIndex = 0;
   tr.dataset.verdict = rec.verdict;
-  for (const [v, cls] of [[rec.task_id], [rec.sample], [rec.verdict, `verdict-${rec.verdict}`],
-                          [rec.status], [rec.reason || ""]]) {
+  for (const [v, cls] of [[rec.task_id], [rec.sample], [rec.provider || ""],
+                          [rec.verdict, `verdict-${rec.verdict}`], [rec.status], [rec.reason || ""]]) {
     const td = document.createElement("td");
     td.textContent = v;
     if (cls) td.className = cls;
@@ -920,23 +933,60 @@ function addVerdict(v) {
   f.append(o);
 }
 
-async function followJob(id) {
-  const job = { id, t0: Date.now(), last: 0, done: false };
-  evJob = job;
+// The progress of all the jobs, summed, in the bar and the line under it.
+function showProgress(run) {
+  const sum = { done: 0, total: 0, passed: 0 };
+  for (const j of run.jobs)
+    for (const k of Object.keys(sum)) sum[k] += (j.progress || {})[k] || 0;
+  $("ev-progress").max = Math.max(1, sum.total);
+  $("ev-progress").value = sum.done;
+  const ended = run.jobs.filter((j) => j.end);
+  if (ended.length < run.jobs.length) {
+    const secs = (Date.now() - run.t0) / 1000;
+    const rate = secs > 0 ? sum.done / secs : 0;
+    const eta = rate > 0 ? Math.round((sum.total - sum.done) / rate) : null;
+    $("ev-said").textContent = `${sum.done} / ${sum.total} samples, ${sum.passed} passed, ` +
+      `${rate.toFixed(1)}/s` + (eta == null ? "" : `, ETA ${eta} s`) +
+      (ended.length ? ` (${ended.length} of ${run.jobs.length} jobs ended)` : "");
+    return;
+  }
+  const states = [...new Set(ended.map((j) => j.end.state))];
+  const rate = run.jobs.length === 1 ? run.jobs[0].end.rate : null;
+  $("ev-said").textContent = `${states.join(", ")}: ${sum.done} / ${sum.total} samples, ${sum.passed} passed` +
+    (rate != null ? `, ${rate.toFixed(1)}/s` : "");
+}
+
+async function followJobs(jobs, ks) {
+  const run = { jobs: jobs.map((j) => ({ ...j, progress: null, passk: null, end: null, last: 0 })),
+                ks, t0: Date.now() };
+  evRun = run;
   $("ev-job").hidden = false;
-  $("ev-job-h").textContent = `job ${id}`;
+  $("ev-job-h").textContent = (jobs.length > 1 ? "jobs " : "job ") + jobs.map((j) => j.id).join(", ");
+  $("ev-job").dataset.jobs = jobs.map((j) => j.id).join(" ");
   $("ev-said").textContent = "starting";
   $("ev-passk").replaceChildren();
   $("ev-record").hidden = true;
+  $("ev-downloads").hidden = true;
+  $("ev-downloads").replaceChildren();
+  $("ev-compare").hidden = true;
   const items = $("ev-items");
   items.replaceChildren();
   const head = document.createElement("tr");
-  for (const t of ["task", "sample", "verdict", "status", "reason"]) {
+  for (const t of ["task", "sample", "provider", "verdict", "status", "reason"]) {
     const th = document.createElement("th");
     th.textContent = t;
     head.append(th);
   }
   items.append(head);
+  await Promise.all(run.jobs.map((job) => followOne(run, job)));
+  if (evRun !== run) return;
+  $("ev-start").disabled = false;
+  if (run.jobs.every((j) => j.end)) jobsEnded(run);
+}
+
+// One job's events into the view @run, until its "done" (or an error).
+async function followOne(run, job) {
+  const id = job.id;
   // pass@k is the job's (GET /v1/jobs/ID): asked at most once a second.
   // An answer landing after "done" is older than the final figures the
   // done event carries, so it is dropped.
@@ -944,25 +994,23 @@ async function followJob(id) {
     const resp = await api(`/v1/jobs/${encodeURIComponent(id)}?limit=0`);
     if (!resp.ok) return;
     const pk = (await resp.json()).pass_at_k;
-    if (evJob === job && !job.done) showPassK(pk);
+    if (evRun === run && !job.end) {
+      job.passk = pk;
+      showPassK(run);
+    }
   };
   try {
     const resp = await api(`/v1/jobs/${encodeURIComponent(id)}/events`,
                            { headers: { Accept: "text/event-stream" } });
     if (!resp.ok) throw new Error(`Job ${id}: ${await errorText(resp)}`);
     await readEvents(resp, (event, data) => {
-      if (evJob !== job) return;
+      if (evRun !== run) return;
       if (event === "item" && data.record) {
         addVerdict(data.record.verdict);
-        items.append(evRow(data.record));
+        $("ev-items").append(evRow(data.record));
       } else if (event === "progress") {
-        const secs = (Date.now() - job.t0) / 1000;
-        const rate = secs > 0 ? data.done / secs : 0;
-        const eta = rate > 0 ? Math.round((data.total - data.done) / rate) : null;
-        $("ev-progress").max = Math.max(1, data.total);
-        $("ev-progress").value = data.done;
-        $("ev-said").textContent = `${data.done} / ${data.total} samples, ${data.passed} passed, ` +
-          `${rate.toFixed(1)}/s` + (eta == null ? "" : `, ETA ${eta} s`);
+        job.progress = data;
+        showProgress(run);
         if (Date.now() - job.last > 1000) {
           job.last = Date.now();
           refresh();
@@ -970,19 +1018,88 @@ async function followJob(id) {
       } else if (event === "error" && data.error) {
         notice(`Job ${id}: ${data.error.message} (${data.error.code})`);
       } else if (event === "done") {
-        job.done = true;
-        const p = data.progress || {};
-        $("ev-progress").max = Math.max(1, p.total || 0);
-        $("ev-progress").value = p.done || 0;
-        $("ev-said").textContent = `${data.state}: ${p.done} / ${p.total} samples, ${p.passed} passed` +
-          (data.rate != null ? `, ${data.rate.toFixed(1)}/s` : "");
-        showPassK(data.pass_at_k);
+        job.end = data;
+        job.progress = data.progress || {};
+        job.passk = data.pass_at_k;
+        showProgress(run);
+        showPassK(run);
       }
     });
   } catch (e) {
-    if (evJob === job) notice(e.message);
-  } finally {
-    if (evJob === job) $("ev-start").disabled = false;
+    if (evRun === run) notice(e.message);
+  }
+}
+
+// Every job ended: its files offered, and the providers compared.
+async function jobsEnded(run) {
+  const box = $("ev-downloads");
+  const button = (text, kind, id, act) => {
+    const b = document.createElement("button");
+    b.type = "button";
+    b.textContent = text;
+    b.dataset.download = kind;
+    if (id) b.dataset.job = id;
+    b.addEventListener("click", act);
+    return b;
+  };
+  for (const j of run.jobs) {
+    const group = document.createElement("span");
+    group.className = "group";
+    group.append(run.jobs.length > 1 ? `${j.provider}:` : "Download:",
+                 button("report (JSON)", "report", j.id, () => saveReport(j.id)),
+                 button("results (JSONL)", "jsonl", j.id, () => saveRecords(j.id, "jsonl")),
+                 button("results (CSV)", "csv", j.id, () => saveRecords(j.id, "csv")));
+    box.append(group);
+  }
+  box.hidden = false;
+  if (run.jobs.length < 2) return;
+  try {
+    const body = { jobs: run.jobs.map((j) => j.id) };
+    if (run.ks) body.k = run.ks;
+    const resp = await api("/v1/compare", { method: "POST", body: JSON.stringify(body),
+                                            headers: { "Content-Type": "application/json" } });
+    if (!resp.ok) throw new Error(`Compare: ${await errorText(resp)}`);
+    const text = await resp.text();
+    if (evRun !== run) return;
+    showCompare(JSON.parse(text), $("ev-compare-table"), $("ev-diffs"), $("ev-compare-said"));
+    $("ev-compare").hidden = false;
+    const group = document.createElement("span");
+    group.className = "group";
+    group.append("Compared:", button("report (JSON)", "compare", null, () =>
+      saveBlob(`compare-${run.jobs[0].id}.json`, text, "application/json")));
+    box.append(group);
+  } catch (e) {
+    if (evRun === run) notice(e.message);
+  }
+}
+
+// The job's report: GET /v1/jobs/ID without items, byte for byte.
+async function saveReport(id) {
+  try {
+    const resp = await api(`/v1/jobs/${encodeURIComponent(id)}?limit=0`);
+    if (!resp.ok) throw new Error(`Report of ${id}: ${await errorText(resp)}`);
+    saveBlob(`${id}.json`, await resp.blob());
+  } catch (e) {
+    notice(e.message);
+  }
+}
+
+// The job's records in sample order, a page of 1000 at a time, as JSON
+// Lines or CSV.
+async function saveRecords(id, kind) {
+  try {
+    const records = [];
+    for (let offset = 0; offset != null;) {
+      const resp = await api(`/v1/jobs/${encodeURIComponent(id)}?offset=${offset}&limit=1000`);
+      if (!resp.ok) throw new Error(`Records of ${id}: ${await errorText(resp)}`);
+      const page = await resp.json();
+      for (const it of page.items || []) if (it.record) records.push(it.record);
+      offset = page.next;
+    }
+    if (kind === "csv") saveBlob(`${id}.csv`, csvOf(records), "text/csv");
+    else saveBlob(`${id}.jsonl`, jsonLines(records), "application/jsonl");
+  } catch (e) {
+    notice(e.message);
   }
 }
 

@@ -9,6 +9,7 @@ WEB_ASSETS = \
 	core/server/web/index.html \
 	core/server/web/app.css \
 	core/server/web/app.js \
+	core/server/web/report.js \
 	core/server/web/icon.svg
 EXTRA_DIST += $(WEB_ASSETS) core/server/web/embed.sh
 
