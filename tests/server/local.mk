@@ -21,6 +21,7 @@ SERVER_TESTS = \
 	tests/server/jobs-owner.sh \
 	tests/server/piston.sh \
 	tests/server/judge0.sh \
+	tests/server/judge0-callbacks.sh \
 	tests/server/sandboxfusion.sh \
 	tests/server/sandboxfusion-data.sh \
 	tests/server/seed.sh \
