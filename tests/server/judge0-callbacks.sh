@@ -13,45 +13,13 @@ plan 16
 
 state="$tmp/state"
 cbdir="$state/judge0-callbacks"
-# The receiver (python3, its port in DIR/port): each PUT it answers is
-# kept as DIR/PATH-with-_ ({method, path, tries, type, body}); the first
-# try of a path under /hold/ is read, marked DIR/held_N, then never
-# answered: the connection is held until the server closes it (marked
-# DIR/closed_N).
+# receiver DIR [PORT]: start callback-receiver.py (r_pid), which keeps
+# each PUT it answers as DIR/PATH-with-_ and holds the first try of a path
+# under /hold/ unanswered (DIR/held_..., then DIR/closed_... when the
+# server closes it); wait for its port in DIR/port.
 receiver() {
     mkdir -p "$1"
-    "$PY" - "$1" "${2:-0}" <<'RECV' &
-import http.server, json, os, sys, threading
-out, seen = sys.argv[1], {}
-def put(name, text):
-    with open(os.path.join(out, name + ".tmp"), "w") as f:
-        f.write(text)
-    os.rename(os.path.join(out, name + ".tmp"), os.path.join(out, name))
-class H(http.server.BaseHTTPRequestHandler):
-    def log_message(self, *a):
-        pass
-    def do_PUT(self):
-        body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-        seen[self.path] = seen.get(self.path, 0) + 1
-        name = self.path.strip("/").replace("/", "_")
-        if self.path.startswith("/hold/") and seen[self.path] == 1:
-            put("held_" + name, "")
-            while self.connection.recv(4096):
-                pass
-            put("closed_" + name, "")
-            self.close_connection = True
-            return
-        put(name, json.dumps({
-            "method": self.command, "path": self.path, "tries": seen[self.path],
-            "type": self.headers.get("Content-Type"), "body": body.decode()}))
-        self.send_response(204)
-        self.end_headers()
-http.server.ThreadingHTTPServer.daemon_threads = True
-s = http.server.ThreadingHTTPServer(("127.0.0.1", int(sys.argv[2])), H)
-threading.Timer(300, os._exit, (0,)).start()   # never outlives a test that died
-put("port", str(s.server_port))
-s.serve_forever()
-RECV
+    "$PY" "$top_srcdir/tests/server/callback-receiver.py" "$1" ${2:+"$2"} &
     r_pid=$!
     within 20 test -s "$1/port"
 }
