@@ -12,14 +12,22 @@
  *
  * The PUTs are made by threads of their own (at most SRV_J0_CB_THREADS,
  * made when first needed), never by the network threads nor the runs':
- * a slow receiver holds no run.  What waits is bounded
+ * a slow receiver holds no run, and one that never answers holds one
+ * thread for the tries' timeouts only.  What waits is bounded
  * (SRV_J0_CB_PENDING): past it a callback is dropped, with a log line
- * (the result stays for GET).  Nothing is durable: at the server's stop
- * what is still pending is sent until the grace time is over, then
- * dropped.
+ * (the result stays for GET).
+ *
+ * A callback is durable (compat-judge0-cbfile.c) when the state
+ * directory can be used: kept there before it is queued, removed once
+ * an answer came or its tries are over.  At the server's stop those are
+ * left at once to the next start, which sends them again with tries of
+ * their own (a PUT under way is abandoned: its callback may come twice,
+ * at least once is what is promised).  One that could not be kept is
+ * sent until the grace time is over, then dropped, as before.
  */
 #include "config.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +44,7 @@ struct cb_item {
     char token[SRV_J0_TOKEN_LEN + 1];
     char *url;
     char *body;
+    bool durable;                /* kept in the state directory */
 };
 
 struct srv_j0cb {
@@ -48,6 +57,7 @@ struct srv_j0cb {
     bool stop;
     uint64_t deadline_ns;        /* with stop: give up at it */
     bool global;                 /* curl_global_init done */
+    char *dir;                   /* where callbacks are kept (NULL: not durable) */
 };
 
 static void item_free(struct cb_item *it)
@@ -59,20 +69,29 @@ static void item_free(struct cb_item *it)
     free(it);
 }
 
-/* Past the stop's deadline: what is in flight is abandoned. */
-static bool given_up(struct srv_j0cb *C)
+/* A transfer's: the sender and what it sends. */
+struct xfer {
+    struct srv_j0cb *C;
+    const struct cb_item *it;
+};
+
+/* Whether @it is abandoned: at the stop when it is durable (the next
+ * start sends it), past the stop's deadline when it is not. */
+static bool given_up(struct srv_j0cb *C, const struct cb_item *it)
 {
     bool up;
 
     pthread_mutex_lock(&C->mu);
-    up = C->stop && srv_now_ns() >= C->deadline_ns;
+    up = C->stop && (it->durable || srv_now_ns() >= C->deadline_ns);
     pthread_mutex_unlock(&C->mu);
     return up;
 }
 
 static int progress(void *ud, curl_off_t dt, curl_off_t dn, curl_off_t ut, curl_off_t un)
 {
-    return given_up(ud) ? 1 : 0;
+    const struct xfer *x = ud;
+
+    return given_up(x->C, x->it) ? 1 : 0;
 }
 
 static size_t discard(char *p, size_t size, size_t n, void *ud)
@@ -84,6 +103,7 @@ static size_t discard(char *p, size_t size, size_t n, void *ud)
 static CURLcode put(struct srv_j0cb *C, CURL *h, const struct cb_item *it, long *http)
 {
     struct curl_slist *hdr = curl_slist_append(NULL, "Content-Type: application/json");
+    struct xfer x = { C, it };
     CURLcode rc;
 
     *http = 0;
@@ -106,7 +126,7 @@ static CURLcode put(struct srv_j0cb *C, CURL *h, const struct cb_item *it, long 
     curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, discard);
     curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
     curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, progress);
-    curl_easy_setopt(h, CURLOPT_XFERINFODATA, C);
+    curl_easy_setopt(h, CURLOPT_XFERINFODATA, &x);
     rc = curl_easy_perform(h);
     if (rc == CURLE_OK)
         curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, http);
@@ -114,16 +134,21 @@ static CURLcode put(struct srv_j0cb *C, CURL *h, const struct cb_item *it, long 
     return rc;
 }
 
+/* What came of a callback's tries. */
+enum { CB_ANSWERED, CB_GIVEN_UP, CB_STOPPED };
+
 /* Deliver @it: its tries, a pause between them. */
-static void deliver(struct srv_j0cb *C, CURL *h, const struct cb_item *it)
+static int deliver(struct srv_j0cb *C, CURL *h, const struct cb_item *it)
 {
     CURLcode rc = CURLE_FAILED_INIT;
     long http = 0;
 
     for (unsigned try = 1; try <= SRV_J0_CB_TRIES; try++) {
         if (h && (rc = put(C, h, it, &http)) == CURLE_OK)
-            return;
-        if (try == SRV_J0_CB_TRIES || given_up(C))
+            return CB_ANSWERED;
+        if (given_up(C, it))
+            return CB_STOPPED;
+        if (try == SRV_J0_CB_TRIES)
             break;
         pthread_mutex_lock(&C->mu);
         struct timespec until = job_deadline((uint64_t)try * SRV_J0_CB_PAUSE_MS * 1000000u);
@@ -133,8 +158,21 @@ static void deliver(struct srv_j0cb *C, CURL *h, const struct cb_item *it)
             pthread_cond_timedwait(&C->halt, &C->mu, &until);
         pthread_mutex_unlock(&C->mu);
     }
-    srv_log(NULL, "Judge0 submission %s: its callback could not be delivered (%s)",
-            it->token, h ? curl_easy_strerror(rc) : "out of memory");
+    srv_log(NULL, "Judge0 submission %s: its callback could not be delivered (%s): given up "
+            "after %d tries", it->token, h ? curl_easy_strerror(rc) : "out of memory",
+            SRV_J0_CB_TRIES);
+    return CB_GIVEN_UP;
+}
+
+/* What the stop does to @it, not delivered. */
+static void stopped(const struct cb_item *it)
+{
+    if (it->durable)
+        srv_log(NULL, "Judge0 submission %s: its callback is kept for the next start",
+                it->token);
+    else
+        srv_log(NULL, "Judge0 submission %s: its callback was dropped (the server stops)",
+                it->token);
 }
 
 static void *sender(void *arg)
@@ -158,11 +196,10 @@ static void *sender(void *arg)
             C->tail = NULL;
         C->count--;
         pthread_mutex_unlock(&C->mu);
-        if (!given_up(C))
-            deliver(C, h, it);
-        else
-            srv_log(NULL, "Judge0 submission %s: its callback was dropped (the server stops)",
-                    it->token);
+        if (given_up(C, it) || deliver(C, h, it) == CB_STOPPED)
+            stopped(it);
+        else if (it->durable)
+            srv_j0_cb_forget(C->dir, it->token);   /* answered, or given up */
         item_free(it);
         pthread_mutex_lock(&C->mu);
     }
@@ -172,7 +209,57 @@ static void *sender(void *arg)
     return NULL;
 }
 
-int srv_j0_cb_start(struct srv_j0cb **out)
+/* Under C->mu: a sending thread more, when there are fewer than the
+ * callbacks waiting (and than SRV_J0_CB_THREADS). */
+static void more_threads(struct srv_j0cb *C)
+{
+    if (C->idle <= C->count && C->n_threads < SRV_J0_CB_THREADS &&
+        pthread_create(&C->threads[C->n_threads], NULL, sender, C) == 0)
+        C->n_threads++;
+}
+
+/* Under C->mu: queue @it (transfer full). */
+static void enqueue(struct srv_j0cb *C, struct cb_item *it)
+{
+    if (C->tail)
+        C->tail->next = it;
+    else
+        C->head = it;
+    C->tail = it;
+    C->count++;
+    pthread_cond_signal(&C->work);
+}
+
+static struct cb_item *item_new(const char *token, const char *url, char *body)
+{
+    struct cb_item *it = calloc(1, sizeof *it);
+
+    if (!it || !(it->url = strdup(url))) {
+        free(it);
+        free(body);
+        return NULL;
+    }
+    snprintf(it->token, sizeof it->token, "%s", token);
+    it->body = body;
+    return it;
+}
+
+/* srv_j0_cb_load's: a callback kept by the last run. */
+static int reload(void *ud, const char *token, const char *url, char *body)
+{
+    struct srv_j0cb *C = ud;
+    struct cb_item *it = item_new(token, url, body);
+
+    if (!it)
+        return -1;
+    it->durable = true;
+    pthread_mutex_lock(&C->mu);
+    enqueue(C, it);
+    pthread_mutex_unlock(&C->mu);
+    return 0;
+}
+
+int srv_j0_cb_start(const srv *s, struct srv_j0cb **out)
 {
     struct srv_j0cb *C = calloc(1, sizeof *C);
 
@@ -189,47 +276,53 @@ int srv_j0_cb_start(struct srv_j0cb **out)
         return -1;
     }
     C->global = true;
+    if ((C->dir = srv_j0_cb_dir(s)) && srv_j0_cb_load(C->dir, SRV_J0_CB_PENDING, reload, C)) {
+        pthread_mutex_lock(&C->mu);
+        for (unsigned i = 0; i < SRV_J0_CB_THREADS; i++)
+            more_threads(C);
+        if (!C->n_threads)
+            srv_log(NULL, "Judge0 callbacks: no thread to send them: they wait for the next "
+                    "start");
+        pthread_mutex_unlock(&C->mu);
+    }
     *out = C;
     return 0;
 }
 
 int srv_j0_cb_push(struct srv_j0cb *C, const char *token, const char *url, char *body)
 {
-    struct cb_item *it = calloc(1, sizeof *it);
+    struct cb_item *it = item_new(token, url, body);
     int rc = 0;
 
-    if (!it || !(it->url = strdup(url))) {
-        free(it);
-        free(body);
+    if (!it)
         return -3;
-    }
-    snprintf(it->token, sizeof it->token, "%s", token);
-    it->body = body;
+    /* Kept before it is queued: a kill from here on finds it. */
+    if (C->dir && !(it->durable = srv_j0_cb_save(C->dir, token, url, it->body) == 0))
+        srv_log(NULL, "Judge0 submission %s: its callback cannot be kept in %s: %s (it is "
+                "not durable)", token, C->dir, strerror(errno));
     pthread_mutex_lock(&C->mu);
-    if (C->stop) {
+    if (C->stop)
         rc = -2;
-    } else if (C->count >= SRV_J0_CB_PENDING) {
+    else if (C->count >= SRV_J0_CB_PENDING)
         rc = -1;
-    } else if (C->idle <= C->count && C->n_threads < SRV_J0_CB_THREADS &&
-               pthread_create(&C->threads[C->n_threads], NULL, sender, C) == 0) {
-        C->n_threads++;   /* a thread more while they are not enough */
-    }
+    else
+        more_threads(C);
     if (rc == 0 && !C->n_threads) {
         rc = -3;   /* no thread to send it: never a callback that waits forever */
     } else if (rc == 0) {
-        if (C->tail)
-            C->tail->next = it;
-        else
-            C->head = it;
-        C->tail = it;
-        C->count++;
+        enqueue(C, it);
         it = NULL;
-        pthread_cond_signal(&C->work);
     }
     pthread_mutex_unlock(&C->mu);
-    if (rc == -1)
+    if (rc == -2 && it->durable) {
+        stopped(it);   /* the next start sends it */
+        rc = 0;
+    } else if (rc == -1) {
         srv_log(NULL, "Judge0 submission %s: its callback was dropped (%d are waiting)",
                 token, SRV_J0_CB_PENDING);
+    }
+    if (rc && it->durable)
+        srv_j0_cb_forget(C->dir, token);
     item_free(it);
     return rc;
 }
@@ -246,8 +339,14 @@ void srv_j0_cb_stop(struct srv_j0cb *C, uint64_t deadline_ns)
     pthread_mutex_unlock(&C->mu);
     for (unsigned i = 0; i < C->n_threads; i++)
         pthread_join(C->threads[i], NULL);
+    for (struct cb_item *it = C->head, *next; it; it = next) {
+        next = it->next;   /* (none but when no thread could be made) */
+        stopped(it);
+        item_free(it);
+    }
     if (C->global)
         curl_global_cleanup();
+    free(C->dir);
     pthread_mutex_destroy(&C->mu);
     pthread_cond_destroy(&C->work);
     pthread_cond_destroy(&C->halt);
@@ -278,7 +377,7 @@ bool srv_j0_cb_url_ok(const char *url, const char **why)
 
 #else /* !SRV_HAVE_CURL: callback_url is refused at submit time */
 
-int srv_j0_cb_start(struct srv_j0cb **out)
+int srv_j0_cb_start(const srv *s, struct srv_j0cb **out)
 {
     *out = NULL;   /* none: callback_url is refused (srv_j0_cb_url_ok) */
     return 0;

@@ -48,7 +48,7 @@ int srv_j0_queue_start(srv *s)
     if (!(Q->ring = calloc(Q->cap, sizeof *Q->ring)) ||
         !(Q->threads = calloc(Q->max, sizeof *Q->threads)) ||
         !(Q->cancels = calloc(Q->max, sizeof *Q->cancels)) ||
-        !(Q->gate = job_alloc(s, NULL, "judge0", NULL, 0)) || srv_j0_cb_start(&Q->cb) != 0) {
+        !(Q->gate = job_alloc(s, NULL, "judge0", NULL, 0)) || srv_j0_cb_start(s, &Q->cb) != 0) {
         srv_log(NULL, "out of memory");
         return -1;
     }

@@ -3,7 +3,8 @@
  * compat-judge0-store.c: the submissions kept for GET
  * /submissions/{token}, and how a submission is shown;
  * compat-judge0-queue.c: the submissions run in the background;
- * compat-judge0-callback.c: their callback_url PUT) */
+ * compat-judge0-callback.c: their callback_url PUT;
+ * compat-judge0-cbfile.c: the callbacks kept in the state directory) */
 #ifndef POLYSANDBOX_SERVER_COMPAT_JUDGE0_H
 #define POLYSANDBOX_SERVER_COMPAT_JUDGE0_H
 
@@ -100,26 +101,49 @@ int srv_j0_queue_push(srv *s, srv_j0_req **qs, size_t n);
  * @q->sub is kept; NULL when there is none to send (or ENOMEM, logged). */
 char *srv_j0_callback_body(const srv_j0_req *q);
 /* Send @body (transfer full; NULL: nothing) to @q's callback_url from
- * the callback threads: never blocks.  Dropped, with a log line, when
- * the server stops or too many wait. */
+ * the callback threads: never blocks on the receiver (it waits for the
+ * callback's file to be written).  Dropped, with a log line, when too
+ * many wait, or when the server stops and it could not be kept for the
+ * next start. */
 void srv_j0_callback(srv *s, const srv_j0_req *q, const char *token, char *body);
 
 /* ---- callbacks (compat-judge0-callback.c) ----------------------------------- */
 
 struct srv_j0cb;
-/* Make the callbacks' sender (*out; NULL when built without libcurl):
- * 0, or -1 (ENOMEM, libcurl's initialisation). */
-int srv_j0_cb_start(struct srv_j0cb **out);
+/* Make the callbacks' sender (*out; NULL when built without libcurl),
+ * durable in srv_j0_cb_dir(@s) when that can be used, and queue the
+ * callbacks kept there by the server's last run: 0, or -1 (ENOMEM,
+ * libcurl's initialisation). */
+int srv_j0_cb_start(const srv *s, struct srv_j0cb **out);
 /* Queue a PUT of @body (transfer full) to @url for the submission
  * @token: 0, -1 when SRV_J0_CB_PENDING wait, -2 when stopping, -3 on
  * ENOMEM or when no thread could be made. */
 int srv_j0_cb_push(struct srv_j0cb *C, const char *token, const char *url, char *body);
-/* Stop (@C may be NULL): what is pending is still sent until
- * @deadline_ns (srv_now_ns), then dropped; then free it all. */
+/* Stop (@C may be NULL): what is pending and durable is left to the
+ * next start at once (a PUT under way is abandoned), what is not is
+ * still sent until @deadline_ns (srv_now_ns), then dropped; then free
+ * it all. */
 void srv_j0_cb_stop(struct srv_j0cb *C, uint64_t deadline_ns);
 /* Whether @url is one a callback can go to (http or https, a host); if
  * not, Judge0's message for the 422 in @why. */
 bool srv_j0_cb_url_ok(const char *url, const char **why);
+
+/* ---- callbacks' files (compat-judge0-cbfile.c) ----------------------------- */
+
+/* [server] state_dir/judge0-callbacks, made (new), or NULL (logged) when
+ * it cannot be used: callbacks are then not durable. */
+char *srv_j0_cb_dir(const srv *s);
+/* Keep the callback of @token (a PUT of @body to @url) in @dir, written
+ * atomically and synced: 0, or -1 with errno. */
+int srv_j0_cb_save(const char *dir, const char *token, const char *url, const char *body);
+/* Remove the callback of @token from @dir (delivered or given up). */
+void srv_j0_cb_forget(const char *dir, const char *token);
+/* What srv_j0_cb_load gives each callback it read: @body is the
+ * callee's (transfer full); 0 when it took the callback. */
+typedef int (*srv_j0_cb_each)(void *ud, const char *token, const char *url, char *body);
+/* Give @each the callbacks kept in @dir, at most @max; a file that is
+ * not a callback's is logged and left as it is.  How many it took. */
+size_t srv_j0_cb_load(const char *dir, size_t max, srv_j0_cb_each each, void *ud);
 
 /* Judge0's CALLBACKS_MAX_TRIES and CALLBACKS_TIMEOUT (documented in
  * polysandboxd(8)), the pause before a retry (times the tries made), and

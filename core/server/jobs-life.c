@@ -306,27 +306,6 @@ static int load_all(srv *s)
     return 0;
 }
 
-/* mkdir -p, 0700 for what it makes. */
-static int make_dirs(const char *path)
-{
-    char *p = strdup(path);
-
-    if (!p)
-        return -1;
-    for (char *c = p + 1; *c; c++) {
-        if (*c != '/')
-            continue;
-        *c = '\0';
-        if (mkdir(p, 0700) != 0 && errno != EEXIST) {
-            free(p);
-            return -1;
-        }
-        *c = '/';
-    }
-    free(p);
-    return mkdir(path, 0700) != 0 && errno != EEXIST ? -1 : 0;
-}
-
 /* ---- start and stop ---------------------------------------------------------------------------- */
 
 int srv_jobs_start(srv *s)
@@ -352,7 +331,7 @@ int srv_jobs_start(srv *s)
         return -1;
     }
     free(base);
-    if (make_dirs(J->dir) != 0 || access(J->dir, R_OK | W_OK | X_OK) != 0) {
+    if (job_make_dirs(J->dir) != 0 || access(J->dir, R_OK | W_OK | X_OK) != 0) {
         e = errno;
         srv_log(NULL, "cannot use the jobs directory %s: %s (set [server] state_dir)",
                 J->dir, strerror(e));

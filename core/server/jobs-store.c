@@ -221,6 +221,27 @@ char *job_read_line(const srv_job *j, uint64_t off, uint32_t len)
     return buf;
 }
 
+/* mkdir -p, 0700 for what it makes. */
+int job_make_dirs(const char *path)
+{
+    char *p = strdup(path);
+
+    if (!p)
+        return -1;
+    for (char *c = p + 1; *c; c++) {
+        if (*c != '/')
+            continue;
+        *c = '\0';
+        if (mkdir(p, 0700) != 0 && errno != EEXIST) {
+            free(p);
+            return -1;
+        }
+        *c = '/';
+    }
+    free(p);
+    return mkdir(path, 0700) != 0 && errno != EEXIST ? -1 : 0;
+}
+
 char *job_state_dir(const srv *s)
 {
     const char *sd = getenv("STATE_DIRECTORY"), *x = getenv("XDG_STATE_HOME");

@@ -304,6 +304,8 @@ int job_copy_file(int fd, const char *dir, const char *name);
 /* Read DIR/NAME as JSON (transfer full), or NULL (errno ENOENT when it is
  * not there, *why set otherwise). */
 json_t *job_read_json(const char *dir, const char *name, char *why, size_t why_size);
+/* mkdir -p @path, 0700 for what it makes.  0, or -1 with errno. */
+int job_make_dirs(const char *path);
 /* Remove the directory @dir and what it holds.  0 or -1. */
 int job_remove_dir(const char *dir);
 /* DIR/NAME (transfer full), or NULL. */

@@ -60,6 +60,7 @@ core_server_libsrv_la_SOURCES = \
 	core/server/compat-judge0-store.c \
 	core/server/compat-judge0-queue.c \
 	core/server/compat-judge0-callback.c \
+	core/server/compat-judge0-cbfile.c \
 	core/server/ws.h \
 	core/server/ws.c \
 	core/server/ws-frame.h \

@@ -44,36 +44,11 @@ poll() {
     done
     return 1
 }
-# The callbacks' receiver: each PUT it answers is kept as
-# $tmp/cb/PATH-with-_ ({method, path, tries, type, body}); under /flaky/
-# the first try of a path gets no answer (the connection is closed).
+# The callbacks' receiver (callback-receiver.py): each PUT it answers is
+# kept as $tmp/cb/PATH-with-_; under /flaky/ the first try of a path gets
+# no answer (the connection is closed).
 mkdir "$tmp/cb"
-"$PY" - "$tmp/cb" <<'RECV' &
-import http.server, json, os, sys, threading
-out, seen = sys.argv[1], {}
-def put(name, text):
-    with open(os.path.join(out, name + ".tmp"), "w") as f:
-        f.write(text)
-    os.rename(os.path.join(out, name + ".tmp"), os.path.join(out, name))
-class H(http.server.BaseHTTPRequestHandler):
-    def log_message(self, *a):
-        pass
-    def do_PUT(self):
-        body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-        seen[self.path] = seen.get(self.path, 0) + 1
-        if self.path.startswith("/flaky/") and seen[self.path] == 1:
-            self.close_connection = True
-            return
-        put(self.path.strip("/").replace("/", "_"), json.dumps({
-            "method": self.command, "path": self.path, "tries": seen[self.path],
-            "type": self.headers.get("Content-Type"), "body": body.decode()}))
-        self.send_response(204)
-        self.end_headers()
-s = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
-threading.Timer(600, os._exit, (0,)).start()   # never outlives a test that died
-put("port", str(s.server_port))
-s.serve_forever()
-RECV
+"$PY" "$top_srcdir/tests/server/callback-receiver.py" "$tmp/cb" &
 cb_pid=$!
 # callback NAME: wait (bounded: 60 s) for the PUT to /NAME; its record in
 # $tmp/out, code 200 (000 when none came).
