@@ -63,9 +63,15 @@ void lcl_signal_forward_to(pid_t payload)
     sa.sa_handler = forward;
     sa.sa_flags = SA_RESTART;
     sigfillset(&sa.sa_mask);
+    sigset_t set;
+    sigemptyset(&set);
     forward_pgid = payload;
-    for (size_t i = 0; i < sizeof forwarded / sizeof forwarded[0]; i++)
+    for (size_t i = 0; i < sizeof forwarded / sizeof forwarded[0]; i++) {
         sigaction(forwarded[i], &sa, NULL);
+        sigaddset(&set, forwarded[i]);
+    }
+    /* An init the daemon forked has its blocked signals (SIGTERM...). */
+    sigprocmask(SIG_UNBLOCK, &set, NULL);
 }
 
 uint64_t lcl_now_mono(void)
