@@ -349,6 +349,16 @@ int sbx_exec_opts_set_stdin_fd(sbx_exec_opts *o, int fd)
     return SBX_OK;
 }
 
+int sbx_exec_opts_set_signal_fd(sbx_exec_opts *o, int fd)
+{
+    core_error_clear();
+    if (!o || fd < -1)
+        return core_error_set(SBX_E_INVAL, NULL, "sbx_exec_opts_set_signal_fd: bad argument");
+    o->has_signal_fd = fd >= 0;
+    o->signal_fd = fd;
+    return SBX_OK;
+}
+
 int sbx_exec_opts_set_step_cb(sbx_exec_opts *o, sbx_step_cb cb, void *ud)
 {
     core_error_clear();

@@ -47,6 +47,8 @@ struct sbx_exec_opts {
     size_t stdin_len;
     bool has_stdin_fd;    /* set_stdin_fd: stdin read from stdin_fd as it runs */
     int stdin_fd;
+    bool has_signal_fd;   /* set_signal_fd: signals read from signal_fd as it runs */
+    int signal_fd;
     core_kvlist env;
     char *cwd;
     uint64_t timeout_ns;  /* 0: the sandbox's wall limit */

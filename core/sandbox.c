@@ -620,6 +620,7 @@ static void exec_argv(sbx_sandbox *sb, const char *const *argv, const core_kvlis
     spec.stderr_cap = sb->limits[SBX_LIMIT_STDERR];
     spec.cancel_fd = core_cancel_fd(c.cancel);
     spec.stdin_fd = o && o->has_stdin_fd ? o->stdin_fd : -1;
+    spec.signal_fd = o && o->has_signal_fd ? o->signal_fd : -1;
 
     if (sbx_cancel_fired(c.cancel)) {
         free(fv);
@@ -794,6 +795,9 @@ static int sandbox_exec(sbx_sandbox *sb, const sbx_exec_opts *o, sbx_result *r)
     if (o->has_stdin_fd && !(sb->p->desc.capabilities & SBX_CAP_STDIN_STREAM))
         return core_error_set(SBX_E_NOTSUP, sb->p->name, "provider %s cannot stream stdin to a "
                               "running command (no stdin_stream capability)", sb->p->name);
+    if (o->has_signal_fd && !(sb->p->desc.capabilities & SBX_CAP_SIGNAL))
+        return core_error_set(SBX_E_NOTSUP, sb->p->name, "provider %s cannot deliver a signal "
+                              "to a running command (no signal capability)", sb->p->name);
     if (o->timeout_ns && max_wall && o->timeout_ns > max_wall)
         return core_error_set(SBX_E_LIMIT, NULL,
                               "timeout %llu ns is above the maximum %llu ns (limits.max_wall)",
@@ -962,8 +966,8 @@ static bool run_again_safe(const sbx_create_opts *c, const sbx_exec_opts *x,
         return false;
     if (x->cb && (r->out.len || r->err.len))
         return false;
-    /* Streamed stdin was read: another run would not get it. */
-    if (x->has_stdin_fd)
+    /* Streamed stdin or signals were read: another run would not get them. */
+    if (x->has_stdin_fd || x->has_signal_fd)
         return false;
     return !(c && c->network == SBX_NET_HOST);
 }

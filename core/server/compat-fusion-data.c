@@ -7,6 +7,7 @@
  *   POST /get_prompt_by_id  {dataset, id, config}        -> {id, prompt, labels}
  *   POST /submit            {dataset, id, completion, config} -> EvalResult
  *   POST /get_metrics       {dataset, config, results: [EvalResult]} -> pass@k
+ *   POST /get_metrics_function {dataset, config}       -> {function: null}
  *
  * The server keeps no problems of its own: they come in
  * config.provided_data (one row, or a list), as SandboxFusion lets a
@@ -617,6 +618,21 @@ done:
     json_decref(j);
 }
 
+/* SandboxFusion answers the Python source of a function that computes a
+ * dataset's metrics from EvalResults, for the few datasets that define
+ * one (MHPP, EvoEval), and null for the others, HumanEval's and MBPP's
+ * among them: those are the kinds judged here, whose metrics
+ * /get_metrics computes. */
+static void get_metrics_function(srv_req *r)
+{
+    json_t *j = srv_fusion_body(r), *config;
+    const char *dataset;
+
+    if (j && common(r, j, &dataset, &config) == 0)
+        srv_reply_json(r, 200, json_pack("{s:n}", "function"));
+    json_decref(j);
+}
+
 static const srv_route routes[] = {
     { SRV_GET, "/list_datasets", list_datasets, 0 },
     { SRV_POST, "/list_ids", list_ids, 0 },
@@ -624,6 +640,7 @@ static const srv_route routes[] = {
     { SRV_POST, "/get_prompt_by_id", get_prompt_by_id, 0 },
     { SRV_POST, "/submit", submit, SRV_R_WORKER },
     { SRV_POST, "/get_metrics", get_metrics, 0 },
+    { SRV_POST, "/get_metrics_function", get_metrics_function, 0 },
 };
 
 int srv_routes_fusion_data(struct srv_router *rt)

@@ -16,11 +16,15 @@
  * the init's "stdin" if it has one (Piston ignores that field here); as
  * with Piston, the program's stdin stays open until it ends.  Elsewhere
  * stdin is the init's, given whole, and a "data" message is answered
- * with an error (4002).  A signal that ends a program (SIGKILL, SIGTERM,
- * SIGINT, SIGQUIT, SIGHUP) kills it with everything it started and the
- * exit says that signal; another valid signal cannot be delivered and is
- * answered with an error message, the program going on (Piston's
- * delivers them).
+ * with an error (4002).  Signals: SIGKILL kills the program with
+ * everything it started, on any provider, and the exit says SIGKILL.
+ * Where the default provider delivers signals (SBX_CAP_SIGNAL: local),
+ * SIGHUP, SIGINT, SIGQUIT, SIGUSR1, SIGUSR2, SIGTERM, SIGALRM and
+ * SIGWINCH reach the program's process group as Piston's do (its handler
+ * runs; without one it dies of it, and the exit says so).  Another valid
+ * signal, or any but SIGKILL where the provider cannot deliver it, is
+ * answered with an error message naming it, the program going on: never
+ * dropped unsaid, nor turned into a kill.
  */
 #include "config.h"
 
@@ -39,6 +43,8 @@ struct session {
     atomic_int killed_with;   /* the signal the client ended it with */
     bool streaming;           /* data messages go to the program's stdin */
     srv_ws_stdin in;
+    const char *provider;     /* the default provider's name, or NULL */
+    srv_ws_stdin signals;     /* its signals, a byte each; wfd -1: none */
 };
 
 static void refuse(srv_req *r, unsigned status, const char *message)
@@ -58,6 +64,30 @@ static int signal_number(const char *name)
         if (srv_signal_name(s) && !strcmp(srv_signal_name(s), name))
             return s;
     return 0;
+}
+
+/* A valid signal other than SIGKILL: to the program, or an error message
+ * saying why not (the program goes on). */
+static void deliver(struct session *se, int sig, const char *name)
+{
+    char msg[256];
+    unsigned char b = (unsigned char)sig;
+
+    if (se->signals.wfd >= 0 && srv_signal_deliverable(sig) &&
+        srv_ws_stdin_write(&se->signals, &b, 1) == 0)
+        return;
+    if (se->signals.wfd >= 0 && srv_signal_deliverable(sig))
+        snprintf(msg, sizeof msg, "%s could not be delivered: the program takes no more "
+                 "signals", name);
+    else if (se->signals.wfd >= 0)
+        snprintf(msg, sizeof msg, "%s cannot be delivered to a running program: SIGKILL, "
+                 "SIGHUP, SIGINT, SIGQUIT, SIGUSR1, SIGUSR2, SIGTERM, SIGALRM and SIGWINCH "
+                 "can", name);
+    else
+        snprintf(msg, sizeof msg, "%s cannot be delivered: provider %s cannot signal a "
+                 "running program (no signal capability); only SIGKILL, which kills it, can "
+                 "be sent", name, se->provider ? se->provider : "(none)");
+    notify(se->ws, msg);
 }
 
 /* A message after init (the reader thread).  Non-zero: stop reading. */
@@ -93,14 +123,12 @@ static int on_message(void *ud, json_t *m)
         const char *name = json_string_value(json_object_get(m, "signal"));
         if (!name || !(sig = signal_number(name))) {
             srv_ws_send_close(se->ws, 4005, "Invalid signal");
-        } else if (sig == SIGKILL || sig == SIGTERM || sig == SIGINT || sig == SIGQUIT ||
-                   sig == SIGHUP) {
+        } else if (sig == SIGKILL) {
             atomic_store(&se->killed_with, sig);
             sbx_cancel_fire(se->r->cancel);
             return 0;
         } else {
-            notify(se->ws, "only signals that end a program (SIGKILL, SIGTERM, SIGINT, "
-                   "SIGQUIT, SIGHUP) can be sent here: they kill it");
+            deliver(se, sig, name);
             return 0;
         }
     } else {
@@ -161,7 +189,7 @@ static json_t *exit_message(struct session *se, const sbx_result *res, bool comp
 
 static void piston_connect(srv_req *r)
 {
-    struct session se = { NULL, r, 0, false, { -1, -1 } };
+    struct session se = { NULL, r, 0, false, { -1, -1 }, NULL, { -1, -1 } };
     srv_piston_job job = {0};
     char err[1024];
     json_t *init = NULL;
@@ -216,10 +244,15 @@ static void piston_connect(srv_req *r)
         reason = "Notified Error";
         goto out;
     }
-    /* stdin: streamed where the provider can, the init's first. */
+    /* stdin: streamed where the provider can, the init's first; signals
+     * delivered where it can. */
     {
         const char *def = sbx_ctx_default_provider(r->s->ctx);
         const sbx_provider *p = def ? sbx_ctx_find_provider(r->s->ctx, def) : NULL;
+        se.provider = def;
+        if (p && (sbx_provider_capabilities(p) & SBX_CAP_SIGNAL) &&
+            srv_ws_stdin_open(&se.signals) == 0)
+            sbx_exec_opts_set_signal_fd(job.exec, se.signals.rfd);
         if (p && (sbx_provider_capabilities(p) & SBX_CAP_STDIN_STREAM) &&
             srv_ws_stdin_open(&se.in) == 0) {
             se.streaming = true;
@@ -258,6 +291,7 @@ static void piston_connect(srv_req *r)
     srv_ws_send_json(se.ws, exit_message(&se, res, job.rt->compiled));
 out:
     srv_ws_stdin_free(&se.in);
+    srv_ws_stdin_free(&se.signals);
     sbx_result_free(res);
     srv_piston_job_free(&job);
     json_decref(init);

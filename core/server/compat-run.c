@@ -207,3 +207,11 @@ const char *srv_signal_name(int sig)
 
     return sig > 0 && (size_t)sig < sizeof names / sizeof names[0] ? names[sig] : NULL;
 }
+
+bool srv_signal_deliverable(int sig)
+{
+    /* sbx_exec_opts_set_signal_fd's: what a provider with the "signal"
+     * capability delivers to a running program. */
+    return sig == SIGHUP || sig == SIGINT || sig == SIGQUIT || sig == SIGUSR1 ||
+           sig == SIGUSR2 || sig == SIGTERM || sig == SIGALRM || sig == SIGWINCH;
+}

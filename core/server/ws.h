@@ -40,7 +40,8 @@ typedef int (*srv_ws_message_cb)(void *ud, json_t *msg);
 int srv_ws_reader_start(srv_ws *ws, srv_ws_message_cb cb, void *ud);
 void srv_ws_reader_stop(srv_ws *ws);
 /* A pipe feeding an exec's stdin from the session while it runs
- * (sbx_exec_opts_set_stdin_fd with rfd), written by one thread. */
+ * (sbx_exec_opts_set_stdin_fd with rfd), written by one thread; also its
+ * signals, a byte each (sbx_exec_opts_set_signal_fd). */
 typedef struct srv_ws_stdin {
     int rfd, wfd;             /* -1 when closed */
 } srv_ws_stdin;

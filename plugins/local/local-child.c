@@ -965,6 +965,7 @@ _Noreturn void lcl_child_start(const struct lcl_child *c)
     close(det[1]);
     close(execd[0]);
     munmap(stack, stack_size);
+    lcl_signal_forward_to(pid);
     /* EOF on the report pipe now means "the payload exec'd". */
     close(c->fd_report);
     close(c->fd_in);

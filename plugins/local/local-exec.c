@@ -60,6 +60,7 @@ struct run {
     bool in_stream, in_eof;
     char in_buf[16384];
     size_t in_len, in_off;
+    bool sig_eof;               /* spec->signal_fd said end of file */
     uint64_t t0, t_start, t_end;
     struct lcl_msg msg;
     bool have_msg;
@@ -290,6 +291,27 @@ static void read_stream(struct run *r)
     feed_stream(r);
 }
 
+/* signal_fd is readable (the payload runs): each byte a signal for it.
+ * The init forwards these to the payload's process group (local-child.c:
+ * lcl_child_forward); others are not ours to send. */
+static void read_signals(struct run *r)
+{
+    unsigned char b[64];
+    ssize_t n;
+
+    while ((n = read(r->spec->signal_fd, b, sizeof b)) < 0 && errno == EINTR)
+        ;
+    if (n < 0 && errno == EAGAIN)
+        return;
+    if (n <= 0) {
+        r->sig_eof = true;
+        return;
+    }
+    for (ssize_t i = 0; i < n; i++)
+        if (lcl_signal_forwarded(b[i]) && r->pidfd >= 0 && !r->reaped)
+            (void)syscall(SYS_pidfd_send_signal, r->pidfd, (int)b[i], NULL, 0);
+}
+
 static void read_report(struct run *r)
 {
     struct lcl_msg m;
@@ -473,9 +495,9 @@ static void supervise(struct run *r)
     const uint64_t cpu_watch = r->t0 + cpu_limit / (uint64_t)(r->p->ncpu > 0 ? r->p->ncpu : 1);
     bool exited = false;
     while (!exited && !r->killed) {
-        struct pollfd pf[8];
+        struct pollfd pf[9];
         int n = 0, i_out = -1, i_err = -1, i_in = -1, i_pid, i_rep = -1, i_st = -1, i_cancel = -1;
-        int i_sin = -1;
+        int i_sin = -1, i_sig = -1;
         if (r->outp[0] >= 0)
             pf[i_out = n++] = (struct pollfd){r->outp[0], POLLIN, 0};
         if (r->errp[0] >= 0)
@@ -488,6 +510,10 @@ static void supervise(struct run *r)
         if (r->rep[0] >= 0)
             pf[i_rep = n++] = (struct pollfd){r->rep[0], POLLIN, 0};
         pf[i_pid = n++] = (struct pollfd){r->pidfd, POLLIN, 0};
+        /* Signals wait in their pipe until the payload runs (the init
+         * forwards them from then on). */
+        if (r->spec->signal_fd >= 0 && !r->sig_eof && r->t_start)
+            pf[i_sig = n++] = (struct pollfd){r->spec->signal_fd, POLLIN, 0};
         if (r->spec->cancel_fd >= 0)
             pf[i_cancel = n++] = (struct pollfd){r->spec->cancel_fd, POLLIN, 0};
         /* A prepared sandbox's init (and a zygote's, empty_before_status)
@@ -517,6 +543,8 @@ static void supervise(struct run *r)
                 r->in_stream ? feed_stream(r) : feed_stdin(r);
             if (i_sin >= 0 && pf[i_sin].revents)
                 read_stream(r);
+            if (i_sig >= 0 && pf[i_sig].revents)
+                read_signals(r);
             if (pf[i_pid].revents || (i_st >= 0 && pf[i_st].revents))
                 exited = true;
             if (!exited && i_cancel >= 0 && pf[i_cancel].revents)

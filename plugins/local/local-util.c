@@ -32,6 +32,48 @@ void lcl_signals_default(void)
     sigprocmask(SIG_SETMASK, &none, NULL);
 }
 
+static const int forwarded[] = {
+    SIGHUP, SIGINT, SIGQUIT, SIGUSR1, SIGUSR2, SIGTERM, SIGALRM, SIGWINCH,
+};
+
+bool lcl_signal_forwarded(int sig)
+{
+    for (size_t i = 0; i < sizeof forwarded / sizeof forwarded[0]; i++)
+        if (forwarded[i] == sig)
+            return true;
+    return false;
+}
+
+static volatile sig_atomic_t forward_pgid;
+
+static void forward(int sig)
+{
+    int e = errno;
+    /* Its process group (it called setsid), or itself should it not
+     * lead one. */
+    if (forward_pgid > 0 && kill(-(pid_t)forward_pgid, sig) != 0)
+        (void)kill((pid_t)forward_pgid, sig);
+    errno = e;
+}
+
+void lcl_signal_forward_to(pid_t payload)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = forward;
+    sa.sa_flags = SA_RESTART;
+    sigfillset(&sa.sa_mask);
+    sigset_t set;
+    sigemptyset(&set);
+    forward_pgid = payload;
+    for (size_t i = 0; i < sizeof forwarded / sizeof forwarded[0]; i++) {
+        sigaction(forwarded[i], &sa, NULL);
+        sigaddset(&set, forwarded[i]);
+    }
+    /* An init the daemon forked has its blocked signals (SIGTERM...). */
+    sigprocmask(SIG_UNBLOCK, &set, NULL);
+}
+
 uint64_t lcl_now_mono(void)
 {
     struct timespec ts;

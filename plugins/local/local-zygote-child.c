@@ -248,6 +248,7 @@ static void init_main(const int *fds, int nfds)
     lcl_child_zroot_tmp(&zc);
     if (write(det[1], "d", 1) != 1)
         lcl_child_fail(&zc, "releasing the payload", NULL);
+    lcl_signal_forward_to(pid);
     /* EOF on the report pipe once the payload closes its end too. */
     int keep_end[1 + LCL_CG_NCTRL] = {zc.fd_status};
     for (int i = 0; i < LCL_CG_NCTRL; i++)

@@ -165,6 +165,7 @@ _Noreturn static void prepay_go(const struct lcl_child *x, struct prepay *pp)
         ;
     close(pp->sock);
     munmap(pp->stack, pp->stack_size);
+    lcl_signal_forward_to(pp->pid);
     /* EOF on the report pipe now means "the payload exec'd". */
     close(x->fd_report);
     close(x->fd_in);

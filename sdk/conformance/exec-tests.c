@@ -648,6 +648,73 @@ out:
     pthread_cond_destroy(&f.cv);
 }
 
+/* The command's output so far, and the signals to send once it shows a
+ * line: the output callback (the exec's own thread) writes each in turn. */
+struct signaller {
+    int fd;                    /* the pipe's write end */
+    char out[256];
+    size_t out_len;
+    int step;                  /* signals sent */
+};
+
+static int signaller_output(void *ud, int stream, const void *buf, size_t len)
+{
+    static const char *const after[] = { "ready\n", "got USR1\n" };
+    static const unsigned char sigs[] = { SIGUSR1, SIGTERM };
+    struct signaller *g = ud;
+
+    if (stream != SBX_STREAM_STDOUT || len >= sizeof g->out - g->out_len)
+        return 0;
+    memcpy(g->out + g->out_len, buf, len);
+    g->out_len += len;
+    g->out[g->out_len] = '\0';
+    while (g->step < 2 && strstr(g->out, after[g->step])) {
+        if (write(g->fd, &sigs[g->step], 1) != 1)
+            break;
+        g->step++;
+    }
+    return 0;
+}
+
+static void t_signal(conf_kit *k, conf_case *c)
+{
+    int p[2] = {-1, -1};
+    struct signaller g = {.fd = -1};
+    bool ok;
+    sbx_result *r = NULL;
+    sbx_exec_opts *x = NULL;
+    sbx_sandbox *sb = conf_multi_box(k, c, &ok);
+
+    if (!ok)
+        goto out;
+    if (pipe(p) != 0) {
+        conf_fail(c, "pipe: %s", strerror(errno));
+        goto out;
+    }
+    g.fd = p[1];
+    if (!(x = conf_xshell(c, "trap 'echo got USR1' USR1; trap 'echo got TERM; exit 7' TERM; "
+                          "echo ready; while :; do sleep 0.1; done")) ||
+        !conf_set_ok(c, "sbx_exec_opts_set_timeout(30 s)",
+                     sbx_exec_opts_set_timeout(x, 30 * SEC_NS)) ||
+        !conf_set_ok(c, "sbx_exec_opts_set_signal_fd", sbx_exec_opts_set_signal_fd(x, p[0])) ||
+        !conf_set_ok(c, "sbx_exec_opts_set_output_cb",
+                     sbx_exec_opts_set_output_cb(x, signaller_output, &g)))
+        goto out;
+    if (!(r = conf_multi_exec(k, c, sb, x)))
+        goto out;
+    conf_expect_stdout(c, "stdout", "ready\ngot USR1\ngot TERM\n", r);
+    conf_expect_int(c, "exit code (the TERM trap's)", 7, sbx_result_exit_code(r));
+out:
+    if (p[0] >= 0)
+        close(p[0]);
+    if (p[1] >= 0)
+        close(p[1]);
+    sbx_result_free(r);
+    sbx_exec_opts_free(x);
+    if (sb)
+        conf_destroy(k, c, sb);
+}
+
 const conf_test conf_exec_tests[] = {
     {"exit_codes", 0, t_exit_codes,
      "'exit N' for N in 0..255: status ok for 0, nonzero_exit otherwise, "
@@ -678,6 +745,9 @@ const conf_test conf_exec_tests[] = {
      "stdin from a pipe fed by another thread: the command answers a first "
      "line before the second is written, reads the rest to the end when the "
      "writer closes"},
+    {"signal", SBX_CAP_SIGNAL, t_signal,
+     "signals from a pipe, written as the output asks: a shell's USR1 trap "
+     "runs and it goes on, its TERM trap runs and exits 7"},
     {"metadata", 0, t_metadata,
      "result names the provider and a sandbox id; timings non-zero, total "
      ">= exec"},

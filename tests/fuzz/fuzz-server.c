@@ -4,8 +4,9 @@
  * /v1/sandboxes and its exec and files, SandboxFusion's /run_code and
  * /submit, Piston's /api/v2/execute, Judge0's /submissions, the first
  * sketch's /run_single,
- * /run_batch, /run_agent), through the routes' own handlers
- * (core/server/libsrv.la)
+ * /run_batch, /run_agent), the jobs' (POST /v1/batch and /v1/eval, GET
+ * and DELETE /v1/jobs and /v1/jobs/{id}, its events), through the routes'
+ * own handlers (core/server/libsrv.la)
  *
  * The input is "METHOD TARGET\n" then the body.  The target is decoded as
  * libmicrohttpd decodes it for the server (the path and each query key
@@ -15,7 +16,11 @@
  * reaches the library, which refuses it: nothing is run.  Beyond not
  * crashing or leaking: every request gets exactly one reply, never
  * "internal" (500), and an error reply names its code (the metrics and
- * the log count it by that name).
+ * the log count it by that name).  A job route gets the jobs started
+ * afresh in a directory of the harness, none allowed to run
+ * (jobs_running 0: a job accepted stays queued), and stopped and removed
+ * after it, so that no input sees another's job.  The WebSocket routes'
+ * frames are target "ws" (fuzz-ws.c).
  */
 #include "config.h"
 
@@ -25,6 +30,7 @@
 #include <string.h>
 
 #include "fuzz.h"
+#include "jobs.h"
 #include "server-int.h"
 #include "server.h"
 
@@ -53,14 +59,16 @@ static void init(void)
         fz_fail("the harness's context: %s", sbx_error_message(sbx_ctx_last_error(S.ctx)));
     free(cdir);
     srv_conf_defaults(&S.conf);
+    S.conf.state_dir = fz_path("server-state");
+    S.conf.jobs_running = 0;
     S.listen_fd = -1;
     /* The families that decode bodies and parameters; not the WebSocket
-     * routes (they need a connection to upgrade) nor the jobs' (a job
-     * outlives its request). */
+     * routes (they need a connection to upgrade: their frames are target
+     * "ws"). */
     if (!(S.router = srv_router_new()) || srv_routes_run(S.router) != 0 ||
         srv_routes_sandboxes(S.router) != 0 || srv_routes_piston(S.router) != 0 ||
         srv_routes_fusion(S.router) != 0 || srv_routes_seed(S.router) != 0 ||
-        srv_routes_judge0(S.router) != 0 ||
+        srv_routes_judge0(S.router) != 0 || srv_routes_jobs(S.router) != 0 ||
         srv_metrics_new(&S) != 0 || srv_registry_new(&S) != 0)
         fz_fail("the harness's server: out of memory");
 }
@@ -97,12 +105,20 @@ static void query_arg(srv_req *r, char *arg)
     r->query[r->n_query++] = kv;
 }
 
+/* A route of the jobs (native-jobs.c). */
+static bool job_route(const srv_route *rt)
+{
+    return !strncmp(rt->pattern, "/v1/jobs", 8) || !strcmp(rt->pattern, "/v1/batch") ||
+           !strcmp(rt->pattern, "/v1/eval");
+}
+
 static int one(const uint8_t *data, size_t size)
 {
     const char *in = (const char *)data, *nl = memchr(in, '\n', size), *sp;
     size_t line = nl ? (size_t)(nl - in) : size;
     char *target, *qs, *save = NULL;
     unsigned method, allowed;
+    bool jobs;
     srv_req *r;
 
     if (!S.router)
@@ -143,6 +159,9 @@ static int one(const uint8_t *data, size_t size)
     if ((r->route->flags & SRV_R_WORKER) && !(r->cancel = sbx_cancel_new()))
         fz_fail("out of memory");
 
+    jobs = job_route(r->route);
+    if (jobs && srv_jobs_start(&S) != 0)
+        fz_fail("the harness's jobs: cannot start them");
     r->route->handler(r);
     if (getenv("SBX_FUZZ_TRACE"))
         fprintf(stderr, "fuzz: server: %s -> %u %s: %s\n", r->route->pattern, r->status,
@@ -158,6 +177,13 @@ static int one(const uint8_t *data, size_t size)
     if (r->status >= 400 && !r->err_code)
         fz_fail("%s: HTTP %u without an error code", r->route->pattern, r->status);
     srv_req_unref(r);
+    if (jobs) {
+        char *dir = fz_path("server-state/jobs");
+        srv_jobs_stop(&S, 0);
+        if (job_remove_dir(dir) != 0)
+            fz_fail("the harness's jobs: cannot remove %s", dir);
+        free(dir);
+    }
     return 0;
 }
 

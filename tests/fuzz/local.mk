@@ -19,7 +19,8 @@ FUZZ_SOURCES += \
 	tests/fuzz/fuzz-samples.c \
 	tests/fuzz/fuzz-judge.c \
 	tests/fuzz/fuzz-files.c \
-	tests/fuzz/fuzz-server.c
+	tests/fuzz/fuzz-server.c \
+	tests/fuzz/fuzz-ws.c tests/server/ws-frame-check.c tests/server/ws-frame-check.h
 FUZZ_LIBS += core/server/libsrv.la
 if HAVE_IMAGE
 FUZZ_SOURCES += tests/fuzz/fuzz-image.c tests/fuzz/fuzz-layer.c tests/fuzz/fuzz-import.c

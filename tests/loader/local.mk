@@ -26,6 +26,7 @@ check_LTLIBRARIES += \
 	tests/loader/cap_no_op.la \
 	tests/loader/cancel_old_abi.la \
 	tests/loader/stdin_old_abi.la \
+	tests/loader/signal_old_abi.la \
 	tests/loader/op_no_cap.la \
 	tests/loader/reserved.la \
 	tests/loader/init_silent.la \
@@ -97,6 +98,9 @@ tests_loader_cancel_old_abi_la_LDFLAGS = $(LOADER_TEST_MODULE_LDOPTS)
 tests_loader_stdin_old_abi_la_SOURCES = tests/loader/stdin_old_abi.c tests/loader/fake.h
 tests_loader_stdin_old_abi_la_CFLAGS = $(SBX_MODULE_COPTS)
 tests_loader_stdin_old_abi_la_LDFLAGS = $(LOADER_TEST_MODULE_LDOPTS)
+tests_loader_signal_old_abi_la_SOURCES = tests/loader/signal_old_abi.c tests/loader/fake.h
+tests_loader_signal_old_abi_la_CFLAGS = $(SBX_MODULE_COPTS)
+tests_loader_signal_old_abi_la_LDFLAGS = $(LOADER_TEST_MODULE_LDOPTS)
 
 tests_loader_op_no_cap_la_SOURCES = tests/loader/op_no_cap.c tests/loader/fake.h
 tests_loader_op_no_cap_la_CFLAGS = $(SBX_MODULE_COPTS)

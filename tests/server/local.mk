@@ -34,22 +34,24 @@ EXTRA_DIST += tests/server/jobs-lib.sh tests/server/callback-receiver.py
 EXTRA_DIST += tests/server/npm.sh tests/server/npm/package.json tests/server/npm/package-lock.json \
 	tests/server/piston-client.mjs tests/server/ws-client.mjs tests/server/ws-raw.py
 
-# The WebSocket framing's fuzz target (tests/fuzz had not landed: it is
-# self-contained), replayed over its corpus and 20000 mutations in make
-# check; `make fuzz-ws-frame` builds the libFuzzer program (clang).
+# The WebSocket framing's checks (ws-frame-check.c, also the fuzz
+# harness's target "ws"), replayed over tests/fuzz/corpus/ws and 20000
+# mutations in make check; `make fuzz-ws-frame` builds them as a
+# standalone libFuzzer program (clang).
 check_PROGRAMS += tests/server/ws-frame-replay
-tests_server_ws_frame_replay_SOURCES = tests/server/fuzz-ws-frame.c core/server/ws-frame.c \
+tests_server_ws_frame_replay_SOURCES = tests/server/fuzz-ws-frame.c \
+	tests/server/ws-frame-check.c tests/server/ws-frame-check.h core/server/ws-frame.c \
 	core/server/ws-frame.h core/server/utf8.c core/server/utf8.h
 tests_server_ws_frame_replay_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/core/server
 TESTS += tests/server/ws-frame-replay
-EXTRA_DIST += tests/server/ws-corpus
 FUZZ_WS_SECONDS = 60
 fuzz-ws-frame:
 	clang -g -O1 -fsanitize=fuzzer,address,undefined -DSRV_FUZZING -I$(top_builddir) \
 	  -I$(top_srcdir)/core/server $(top_srcdir)/tests/server/fuzz-ws-frame.c \
+	  $(top_srcdir)/tests/server/ws-frame-check.c \
 	  $(top_srcdir)/core/server/ws-frame.c $(top_srcdir)/core/server/utf8.c \
 	  -o tests/server/fuzz-ws-frame
 	mkdir -p tests/server/ws-corpus-run
 	tests/server/fuzz-ws-frame -max_total_time=$(FUZZ_WS_SECONDS) \
-	  tests/server/ws-corpus-run $(top_srcdir)/tests/server/ws-corpus
+	  tests/server/ws-corpus-run $(top_srcdir)/tests/fuzz/corpus/ws
 .PHONY: fuzz-ws-frame

@@ -93,3 +93,6 @@ check("POST", "/submit", 200, {"dataset": "humaneval_python", "id": "HumanEval/0
       want=lambda j: j["accepted"] is True)
 check("POST", "/submit", 422, {"dataset": "mbpp", "id": 1, "completion": "x", "config": {}})
 check("POST", "/get_metrics", 200, {"results": [{"id": 1, "accepted": True}]})
+check("POST", "/get_metrics_function", 200, {"dataset": "mbpp", "config": {}},
+      want=lambda j: j == {"function": None})
+check("POST", "/get_metrics_function", 422, {"dataset": "mbpp"})

@@ -8,7 +8,7 @@
 # TestConfig, Prompt): its client is on PyPI only.
 . "$top_srcdir/tests/server/lib.sh"
 
-plan 26
+plan 28
 
 check "polysandboxd starts" srv_start
 MB='{"task_id":2,"text":"Write a function to find the shared elements from the given two lists.","code":"def similar_elements(a, b):\n    return tuple(set(a) & set(b))","test_list":["assert set(similar_elements((3, 4, 5, 6),(5, 7, 4, 10))) == set((4, 5))","assert set(similar_elements((1, 2, 3, 4),(5, 4, 3, 7))) == set((3, 4))"],"test_setup_code":""}'
@@ -83,6 +83,11 @@ check "/get_metrics: pass@1 over the ids (the engine's estimator)" \
     eval 'is 200 && json_check "abs(j[\"pass@1\"] - 0.75) < 1e-9 and \"pass@5\" not in j"'
 
 detail() { [ "$code" = 422 ] && json_check "set(j) == {'detail'} and j['detail'][0]['loc'] == $1 and j['detail'][0]['type'] == '$2'"; }
+post /get_metrics_function '{"dataset":"mbpp","config":{}}'
+check "/get_metrics_function: null for the kinds judged here, as SandboxFusion's" \
+    eval 'is 200 && json_check "j == {\"function\": None}"'
+post /get_metrics_function '{"dataset":"mbpp"}'
+check "/get_metrics_function without config: 422 naming it" detail '["body", "config"]' missing
 post /submit '{"dataset":"mbpp","id":2,"completion":"x","config":{}}'
 check "/submit without provided_data: 422 naming config" detail '["body", "config"]' missing
 post /submit "{\"dataset\":\"mbpp\",\"id\":2,\"config\":{\"provided_data\":$MB}}"

@@ -9,7 +9,7 @@
 . "$top_srcdir/tests/server/npm.sh"
 npm_clients
 
-plan 38
+plan 41
 
 check "polysandboxd starts" srv_start -o server.connection_timeout=2s
 wsbase=$(echo "$base" | sed 's/^http:/ws:/')
@@ -60,6 +60,17 @@ ws /api/v2/connect "$(pinit python '"import time\ntime.sleep(5)"')" @200 '{"type
 check "piston: writing to stdout: 4004" wj "j['close']['code'] == 4004"
 ws /api/v2/connect "$(pinit python '"import time\ntime.sleep(5)"')" @200 '{"type":"signal","signal":"SIGNOPE"}'
 check "piston: an invalid signal: 4005" wj "j['close']['code'] == 4005"
+# Signals reach the program (local delivers them): its handlers run, a
+# signal that cannot be delivered is refused by name, the program going on.
+trap_py='"import signal, sys, time\ndef h(s, f):\n    print(\"caught\", signal.Signals(s).name, flush=True)\n    if s == signal.SIGINT:\n        sys.exit(3)\nsignal.signal(signal.SIGUSR1, h)\nsignal.signal(signal.SIGINT, h)\nprint(\"ready\", flush=True)\nwhile True:\n    time.sleep(0.1)"'
+ws /api/v2/connect "$(pinit python "$trap_py" ',"run_timeout":30000')" '@seen:ready' '{"type":"signal","signal":"SIGUSR1"}' '@seen:caught SIGUSR1' '{"type":"signal","signal":"SIGSTOP"}' '{"type":"signal","signal":"SIGINT"}'
+check "piston: SIGUSR1 then SIGINT reach the program's handlers, the exit is its own" \
+    wj "''.join(m['data']['data'] for m in j['messages'] if m['data']['type'] == 'data') == 'ready\ncaught SIGUSR1\ncaught SIGINT\n' and j['messages'][-1]['data'] == {'type': 'exit', 'stage': 'run', 'code': 3, 'signal': None} and j['close']['code'] == 4999"
+check "piston: a signal no provider delivers (SIGSTOP): an error naming it, the program goes on" \
+    wj "[m['data']['message'] for m in j['messages'] if m['data']['type'] == 'error'] == ['SIGSTOP cannot be delivered to a running program: SIGKILL, SIGHUP, SIGINT, SIGQUIT, SIGUSR1, SIGUSR2, SIGTERM, SIGALRM and SIGWINCH can']"
+ws /api/v2/connect "$(pinit python '"import time\nprint(\"up\", flush=True)\ntime.sleep(30)"')" '@seen:up' '{"type":"signal","signal":"SIGTERM"}'
+check "piston: SIGTERM to a program without a handler: it dies of it, the exit says so" \
+    wj "j['messages'][-1]['data'] == {'type': 'exit', 'stage': 'run', 'code': None, 'signal': 'SIGTERM'} and j['close']['code'] == 4999 and j['close']['t'] < 20000"
 ws /api/v2/connect "$(pinit python '"import sys\nfor line in sys.stdin:\n    print(\"got\", line.strip(), flush=True)\n    if line.strip() == \"stop\": break"' ',"stdin":"first\n","run_timeout":30000')" '@seen:got first' '{"type":"data","stream":"stdin","data":"a\n"}' '@seen:got a' @500 '{"type":"data","stream":"stdin","data":"stop\n"}'
 check "piston: stdin data messages reach the program as it runs (after the init's)" \
     wj "(lambda d: ''.join(m['data']['data'] for m in d) == 'got first\ngot a\ngot stop\n' and None not in (t_of(d, 'got stop'), t_of(d, 'got a\n')) and t_of(d, 'got stop') - t_of(d, 'got a\n') > 400)([m for m in j['messages'] if m['data']['type'] == 'data']) and j['messages'][-1]['data']['code'] == 0"

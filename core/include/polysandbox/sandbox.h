@@ -405,6 +405,24 @@ SBX_API int sbx_exec_opts_set_stdin(sbx_exec_opts *o, const void *data, size_t l
  * input was read).  Errors: SBX_E_INVAL (@fd below -1).  Since: 0.2
  */
 SBX_API int sbx_exec_opts_set_stdin_fd(sbx_exec_opts *o, int fd);
+/**
+ * sbx_exec_opts_set_signal_fd:
+ * @fd: (transfer none) a file descriptor of signals for the command while
+ *   it runs, or -1 for none; it must stay open until the exec returns, and
+ *   the library never closes it
+ *
+ * Each byte that can be read from @fd is a signal number, delivered to
+ * the running command's process group: SIGHUP, SIGINT, SIGQUIT, SIGUSR1,
+ * SIGUSR2, SIGTERM, SIGALRM or SIGWINCH (any other byte is ignored: check
+ * what you write; to kill, use sbx_cancel).  A signal written before the
+ * command started reaches it once it runs.  For an interactive client fed
+ * by another thread (Piston's /api/v2/connect in polysandboxd).  A
+ * template's compile step gets none.  An exec on a provider without the
+ * "signal" capability (SBX_CAP_SIGNAL: local) is refused with
+ * SBX_E_NOTSUP, never run without its signals; a run that failed part way
+ * is not tried again.  Errors: SBX_E_INVAL (@fd below -1).  Since: 0.3
+ */
+SBX_API int sbx_exec_opts_set_signal_fd(sbx_exec_opts *o, int fd);
 SBX_API int sbx_exec_opts_add_env(sbx_exec_opts *o, const char *key,
                                   const char *value);
 SBX_API int sbx_exec_opts_set_cwd(sbx_exec_opts *o, const char *cwd);

@@ -126,6 +126,7 @@ typedef enum sbx_network {
 #define SBX_CAP_ZYGOTE         (UINT64_C(1) << 10) /* exec_zygote (since 0.1, ABI 1.2) */
 #define SBX_CAP_CANCEL         (UINT64_C(1) << 11) /* exec honours cancel_fd (since 0.2, ABI 1.3) */
 #define SBX_CAP_STDIN_STREAM   (UINT64_C(1) << 12) /* exec feeds stdin_fd as it runs (since 0.2, ABI 1.4) */
+#define SBX_CAP_SIGNAL         (UINT64_C(1) << 13) /* exec delivers signal_fd's signals (since 0.3, ABI 1.8) */
 
 /**
  * Limit bits: one per limit, numbered as sbx_limit of the embedding API

@@ -38,7 +38,7 @@ extern "C" {
 #define SBX_PROVIDER_MAGIC UINT32_C(0x53425850)
 /** The ABI this header describes.  Since: 0.1 */
 #define SBX_ABI_MAJOR 1
-#define SBX_ABI_MINOR 7
+#define SBX_ABI_MINOR 8
 
 /** Opaque per-provider handle the core passes back in host calls. */
 typedef struct sbx_host_handle sbx_host_handle;
@@ -160,6 +160,21 @@ typedef struct sbx_exec_spec_v1 {
      * provider that claims SBX_CAP_STDIN_STREAM (the core refuses the
      * exec for the others).  Never set for a template's compile step. */
     int stdin_fd;
+
+    /* Since 0.3, ABI 1.8 (the core always passes it).
+     *
+     * -1, or a file descriptor (transfer none: never closed by the
+     * provider) of signals for the running command: each byte read is a
+     * signal number, one of SIGHUP, SIGINT, SIGQUIT, SIGUSR1, SIGUSR2,
+     * SIGTERM, SIGALRM or SIGWINCH (Linux numbering), which the provider
+     * delivers to the command's process group as soon as the command
+     * runs (one read before it started is held until it does); other
+     * bytes are ignored (the core's caller checks them: SIGKILL is
+     * sbx_cancel's).  End of file: no more signals.  Read it only when
+     * poll() says POLLIN.  Set only for a provider that claims
+     * SBX_CAP_SIGNAL (the core refuses the exec for the others).  Never
+     * set for a template's compile step. */
+    int signal_fd;
 } sbx_exec_spec_v1;
 
 /**
@@ -392,7 +407,8 @@ typedef struct sbx_provider_ops_v1 {
 /* ABI 1.3 (since 0.2) adds no op: sbx_exec_spec_v1 gained cancel_fd, and
  * SBX_CAP_CANCEL says the provider honours it (the loader refuses the bit
  * from a provider built against an older minor).  ABI 1.4 (since 0.2)
- * likewise: stdin_fd, and SBX_CAP_STDIN_STREAM. */
+ * likewise: stdin_fd, and SBX_CAP_STDIN_STREAM.  ABI 1.8 (since 0.3)
+ * likewise: signal_fd, and SBX_CAP_SIGNAL. */
 
 /** Descriptor flags.  Since: 0.1 */
 #define SBX_PROVIDER_F_GLOBAL_SYMBOLS (UINT64_C(1) << 0) /* dlopen RTLD_GLOBAL */
