@@ -12,7 +12,9 @@ plan 12
 check "polysandboxd starts: jobs_max 2, job_ttl 3s, heartbeat 1s" \
     srv_start -o server.state_dir="$state" -o server.jobs_max=2 -o server.job_ttl=3s \
     -o server.heartbeat=1s
-slow='{"items":[{"argv":["sleep","30"]}]}'
+# Its own timeout: at the default (10 s) a loaded machine could see the
+# item end before the "a running job is not" check below.
+slow='{"items":[{"argv":["sleep","300"],"timeout":240}]}'
 post /v1/batch "$slow"
 a=$(jq_out 'j["id"]')
 post /v1/batch "$slow"
