@@ -1,7 +1,7 @@
 #!/bin/sh
 # tests/clouds/eval-faults.sh - an evaluation of CLOUDS_EVAL_SAMPLES samples
-# (60 in make check, which keeps CI's time; issue 23's 200 with
-# CLOUDS_EVAL_SAMPLES=200, about seven minutes) on the
+# (60 in make check, about 40 s; issue 23's 200 with
+# CLOUDS_EVAL_SAMPLES=200, 240 s on two cores under a load of 25) on the
 # cloudflare and on the volcengine provider, each with 30% of its fake's
 # answers 5xx and 10% of its execs cut mid-answer, against a calm run:
 # every sample accounted for exactly once, with the verdict of the calm

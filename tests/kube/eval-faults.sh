@@ -1,8 +1,8 @@
 #!/bin/sh
 # tests/kube/eval-faults.sh - an evaluation on the kubernetes provider
-# (KUBE_EVAL_SAMPLES samples: 60 in make check, which keeps it under a
-# minute; issue 22's 500 with KUBE_EVAL_SAMPLES=500, about seven
-# minutes), once on a calm fake and once with 30% of the API's answers
+# (KUBE_EVAL_SAMPLES samples: 60 in make check, 35-45 s; issue 22's 500
+# with KUBE_EVAL_SAMPLES=500, 255 s on two cores under a load of 20),
+# once on a calm fake and once with 30% of the API's answers
 # 5xx or 429 (with Retry-After), 10% of readiness watches and exec streams
 # cut and 5% of watches answered 410 Gone: every sample is accounted for
 # exactly once with the same verdict, pass@1 is the same, and no pod is

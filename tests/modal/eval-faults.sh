@@ -1,13 +1,13 @@
 #!/bin/sh
 # tests/modal/eval-faults.sh - an evaluation of MODAL_EVAL_SAMPLES samples
-# (60 in make check, which keeps CI's time; 200 with MODAL_EVAL_SAMPLES=200)
-# on the modal
-# provider, once on a healthy fake and once with 30% of its gRPC calls
-# failing UNAVAILABLE and 10% of its output streams cut mid-way: every
-# sample is accounted for exactly once, with the same verdict, and pass@1
-# is the same (end to end: the fake's wire faults, the provider's status
-# mapping and stream resumption, the core's retries and the eval's own
-# retry of sandbox errors).
+# (60 in make check, about 110 s; issue 23's 200 with MODAL_EVAL_SAMPLES=200,
+# 355 s on two cores under a load of 20: four execs a sample on the fake)
+# on the modal provider, once on a healthy fake and once with 30% of its
+# gRPC calls failing UNAVAILABLE and 10% of its output streams cut mid-way:
+# every sample is accounted for exactly once, with the same verdict, and
+# pass@1 is the same (end to end: the fake's wire faults, the provider's
+# status mapping and stream resumption, the core's retries and the eval's
+# own retry of sandbox errors).
 . "$top_srcdir/tests/modal/lib.sh"
 
 ns=$(eval_samples MODAL_EVAL_SAMPLES 60) || exit 99
