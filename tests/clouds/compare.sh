@@ -35,8 +35,8 @@ check "providers lists every cloud ready against its fake" \
 cli providers --check --json
 check "...and --check finds each healthy" \
     eval 'is_rc 0 && json_check "all(any(p[\"name\"] == c and p[\"status\"] == \"healthy\" for p in j) for c in \"$CLOUDS\".split())"'
-"$PY" "$top_srcdir/tests/bench/eval-gen.py" -n 8 "$tmp/data.jsonl" >/dev/null || exit 99
-"$PY" "$top_srcdir/tests/lib/eval-faults.py" samples "$tmp/data.jsonl" >"$tmp/samples.jsonl" || exit 99
+. "$top_srcdir/tests/lib/eval-faults.sh"
+ef_data 16
 
 cli -q compare --dataset "$tmp/data.jsonl" --samples "$tmp/samples.jsonl" --providers "$list" \
     -j 2 --timeout 10s --json --report "$tmp/rep"

@@ -27,8 +27,8 @@ urllib.request.urlopen(rq, timeout=10).read()
 PYEOF
 }
 
-"$PY" "$top_srcdir/tests/bench/eval-gen.py" -n 12 "$tmp/data.jsonl" >/dev/null || exit 99
-"$PY" "$top_srcdir/tests/lib/eval-faults.py" samples "$tmp/data.jsonl" >"$tmp/samples.jsonl" || exit 99
+. "$top_srcdir/tests/lib/eval-faults.sh"
+ef_data 24
 
 # Down (every call UNAVAILABLE) from the 6th SandboxCreate on: five of
 # the 24 samples start on modal (the ones running when it went down, two

@@ -16,8 +16,8 @@ clouds_failover_ini
 clouds_start cloudflare
 clouds_start volcengine
 
-"$PY" "$top_srcdir/tests/bench/eval-gen.py" -n 30 "$tmp/data.jsonl" >/dev/null || exit 99
-"$PY" "$top_srcdir/tests/lib/eval-faults.py" samples "$tmp/data.jsonl" >"$tmp/samples.jsonl" || exit 99
+. "$top_srcdir/tests/lib/eval-faults.sh"
+ef_data 60
 
 # Stop the cloudflare fake once 15 of the 60 samples have their record.
 (

@@ -159,7 +159,7 @@ PYEOF
 
 # clouds_verdicts WHAT [NAME:MIN[:MAX]]...: the records of an eval
 # ($tmp/r.jsonl) against its samples ($tmp/samples.jsonl, made by
-# tests/lib/eval-faults.py from $tmp/data.jsonl: the reference solution
+# ef_data of tests/lib/eval-faults.sh: the reference solution
 # passes, the wrong one fails).  WHAT: once (every sample has exactly one
 # record), verdicts (each the expected one), providers (the samples ran
 # on exactly the NAMEs, between MIN and MAX samples on each).

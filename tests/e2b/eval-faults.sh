@@ -19,41 +19,19 @@ base = 1ms
 cap = 20ms'
 start_fake --seed 3
 
-# 100 tasks, 2 samples each: the reference solution and, for every third
-# task, a wrong one (else the reference again), so pass@1 is neither 0 nor 1.
-"$PY" "$top_srcdir/tests/bench/eval-gen.py" -n 100 "$tmp/data.jsonl" >/dev/null || exit 99
-"$PY" "$top_srcdir/tests/lib/eval-faults.py" samples "$tmp/data.jsonl" >"$tmp/samples.jsonl" || exit 99
+. "$top_srcdir/tests/lib/eval-faults.sh"
+ef_data 200
 
-# -j 4, as on kubernetes: one sample's waits on the fake overlap another's work.
-run_eval() {
-    timeout -k 5 600 "$PS" -q eval --provider e2b -j 4 --json --timeout 10s \
-        --dataset "$tmp/data.jsonl" --samples "$tmp/samples.jsonl" --out "$1" \
-        </dev/null >"$tmp/out" 2>"$tmp/err"
-    rc=$?
-}
-
-run_eval "$tmp/calm.jsonl"
-cp "$tmp/out" "$tmp/calm.json"
-check "200 samples scored on a healthy fake" \
-    eval 'is_rc 0 && json_check "j[\"done\"] == 200 and j[\"graded\"] == 200 and 0 < j[\"pass_at_k\"][\"1\"] < 1"'
+ef_eval e2b calm
+ef_check_calm fake
 
 faults '{"error_rate": 0.3, "status": 503, "drop_stream_rate": 0.1, "seed": 5}' || exit 99
-run_eval "$tmp/stormy.jsonl"
-cp "$tmp/out" "$tmp/stormy.json"
-check "the same 200 samples under 30% 5xx and 10% dropped streams: exit 0, all graded" \
-    eval 'is_rc 0 && json_check "j[\"done\"] == 200 and j[\"graded\"] == 200 and not j[\"sandbox_errors\"]"'
+ef_eval e2b stormy
+ef_check_stormy "the same 200 samples under 30% 5xx and 10% dropped streams"
 fake_state 's["injected"]["errors"] >= 30 and s["injected"]["drops"] >= 5'
 check "the fake did inject them ($(cat "$tmp/fake_answer" | "$PY" -c 'import json,sys; print(json.load(sys.stdin)["injected"])'))" \
     fake_state 's["injected"]["errors"] >= 30 and s["injected"]["drops"] >= 5'
-
-same() {
-    "$PY" "$top_srcdir/tests/lib/eval-faults.py" same "$tmp/calm.json" "$tmp/stormy.json" \
-        "$tmp/calm.jsonl" "$tmp/stormy.jsonl" "$1" e2b 200
-}
-check "pass@1 and the verdict counts are the same with and without faults" same passk
-check "every sample has exactly one record in the results file" same once
-check "every sample got the same verdict" same verdicts
-check "every sample ran on e2b" same provider
+ef_check_same stormy e2b
 # No sandbox may be left: a destroy that fails through all its retries
 # (each retry is a GET and a DELETE, which must both get through: under
 # 30% faults 9 retries all fail about once in 430, and the stormy run has

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """tests/lib/eval-faults.py - the pieces of the providers' eval-faults tests
-(tests/e2b/eval-faults.sh, tests/modal/eval-faults.sh): an evaluation run
+(through tests/lib/eval-faults.sh, and the failover tests): an evaluation run
 once calm and once under injected faults must account for every sample
 once, with the same verdicts.
 
