@@ -80,6 +80,7 @@ typedef struct core_eval_task {
     char *inputs;          /* EvalPlus: [base_input, plus_input] as ASCII JSON */
     double atol;           /* EvalPlus: absolute tolerance of float answers */
     bool no_template;      /* MultiPL-E: lang is the row's code, which no template runs */
+    const struct core_eval_scan *scan; /* MultiPL-E: output that fails a run, or NULL */
 } core_eval_task;
 
 struct sbx_eval_dataset {
@@ -128,6 +129,18 @@ int core_eval_multiple_task(sbx_ctx *ctx, const char *path, struct json_t *o, si
                             core_eval_task *t);
 /* The record of a sample of @t (no_template): why it cannot run. */
 int core_eval_multiple_no_template(const core_eval_task *t, sbx_eval_record *rec);
+/* What MultiPL-E's evaluator of a language reads in the output of a run
+ * that exited 0 to call it failed: @text on stdout (@on_stdout) or on
+ * stderr (@on_stderr). */
+typedef struct core_eval_scan {
+    const char *text;
+    bool on_stdout, on_stderr;
+    const char *reason;    /* the record's reason when it is found */
+} core_eval_scan;
+/* The scan of MultiPL-E's language @code, or NULL when it reads none. */
+const core_eval_scan *core_eval_multiple_scan_of(const char *code);
+/* Why @r fails under @scan (static), or NULL when it does not. */
+const char *core_eval_multiple_scan(const core_eval_scan *scan, const sbx_result *r);
 
 /* ---- judged problems (core/eval-judged.c, core/eval-compare.c) -------------- */
 
