@@ -122,12 +122,13 @@ int core_eval_evalplus_task(const char *path, struct json_t *o, size_t line,
 #define CORE_EVAL_MULTIPLE_TIMEOUT_NS UINT64_C(15000000000)
 /* Fill @t from the MultiPL-E row @o at @line of @path: the program is
  * prompt + completion + "\n" + tests, in the template of the row's
- * language (a code with no template sets t->no_template, an error of
- * each of its samples, not of the dataset); errors (set) name
+ * language (a code with no template sets t->no_template, a verdict of
+ * each of its samples, not an error of the dataset); errors (set) name
  * "PATH:LINE" and the field. */
 int core_eval_multiple_task(sbx_ctx *ctx, const char *path, struct json_t *o, size_t line,
                             core_eval_task *t);
-/* The record of a sample of @t (no_template): why it cannot run. */
+/* The record of a sample of @t (no_template): SBX_VERDICT_NO_TEMPLATE,
+ * the reason saying why it cannot run. */
 int core_eval_multiple_no_template(const core_eval_task *t, sbx_eval_record *rec);
 /* What MultiPL-E's evaluator of a language reads in the output of a run
  * that exited 0 to call it failed: @text on stdout (@on_stdout) or on

@@ -15,9 +15,9 @@
  * on stdout or stderr; eval_php.py: "PHP Parse error" on stdout;
  * eval_go.py: "FAIL" on stdout); so do we, over all the output kept
  * (safe_subprocess keeps about its first 2 KiB, as fast as it reads).  A
- * code that maps to no template is an error of each of its samples (a
- * sandbox_error record naming the code), so that the rows of the other
- * languages are still graded.
+ * code that maps to no template is a verdict of each of its samples
+ * (no_template, naming the code: not run, not in pass@k), so that the
+ * rows of the other languages are still graded.
  */
 #include "config.h"
 
@@ -138,7 +138,17 @@ int core_eval_multiple_no_template(const core_eval_task *t, sbx_eval_record *rec
                  "codes with one are py, js, ts, sh, cpp, java, rs, go, rb, php, pl, lua and "
                  "r, or a template of the code's name (see polysandbox-eval(1), MULTIPL-E)",
                  t->lang);
-    return core_eval_note_sandbox_error(rec, "", msg);
+    free(rec->provider);
+    free(rec->reason);
+    rec->verdict = SBX_VERDICT_NO_TEMPLATE;
+    rec->status = NULL;     /* nothing ran */
+    rec->exit_code = -1;
+    rec->provider = strdup("");
+    rec->reason = strdup(msg);
+    if (!rec->provider || !rec->reason)
+        return core_error_set(SBX_E_NOMEM, NULL, "out of memory");
+    core_eval_utf8_sanitize(rec->reason);
+    return SBX_OK;
 }
 
 const core_eval_scan *core_eval_multiple_scan_of(const char *code)

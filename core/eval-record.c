@@ -148,7 +148,7 @@ static json_t *record_json(const sbx_eval_record *r)
         bad |= json_object_set_new(o, "base_passed",
                                    json_boolean(r->base_verdict == SBX_VERDICT_PASSED));
     }
-    bad |= json_object_set_new(o, "status", json_string(r->status));
+    bad |= json_object_set_new(o, "status", r->status ? json_string(r->status) : json_null());
     bad |= json_object_set_new(o, "exit_code", r->exit_code >= 0 ? json_integer(r->exit_code)
                                                                   : json_null());
     bad |= json_object_set_new(o, "signal", r->signal > 0 ? json_integer(r->signal)
@@ -221,12 +221,13 @@ int core_eval_record_from_json(json_t *o, sbx_eval_record **out, const char **wh
     r->verdict = (sbx_eval_verdict)verdict;
     v = json_object_get(o, "base_verdict");
     if (json_is_string(v) && core_eval_verdict_from_name(json_string_value(v)) >= 0 &&
-        verdict != SBX_VERDICT_SANDBOX_ERROR) {
+        sbx_eval_verdict_graded((sbx_eval_verdict)verdict)) {
         r->has_base = true;
         r->base_verdict = (sbx_eval_verdict)core_eval_verdict_from_name(json_string_value(v));
     }
     v = json_object_get(o, "status");
-    r->status = status_static(json_is_string(v) ? json_string_value(v) : "");
+    r->status = json_is_null(v) && verdict == SBX_VERDICT_NO_TEMPLATE
+                    ? NULL : status_static(json_is_string(v) ? json_string_value(v) : "");
     v = json_object_get(o, "exit_code");
     r->exit_code = json_is_integer(v) ? (int)json_integer_value(v) : -1;
     v = json_object_get(o, "signal");

@@ -116,6 +116,12 @@ int main(void)
            "UTF-8 sanitising: stray, overlong and surrogate bytes become '?', the rest stays");
     }
     ok(sbx_eval_verdict_name(SBX_VERDICT_COUNT) == NULL, "verdict names round trip, none past the end");
+    ok(!sbx_eval_verdict_graded(SBX_VERDICT_SANDBOX_ERROR) &&
+       !sbx_eval_verdict_graded(SBX_VERDICT_NO_TEMPLATE) &&
+       !sbx_eval_verdict_graded(SBX_VERDICT_COUNT) && sbx_eval_verdict_graded(SBX_VERDICT_PASSED) &&
+       sbx_eval_verdict_graded(SBX_VERDICT_FAILED) && sbx_eval_verdict_graded(SBX_VERDICT_PIDS_LIMIT) &&
+       !strcmp(sbx_eval_verdict_name(SBX_VERDICT_NO_TEMPLATE), "no_template"),
+       "graded verdicts: all but sandbox_error and no_template");
 
 #define CMP(m, tol, w, g) core_eval_compare(m, tol, w, sizeof w - 1, g, sizeof g - 1)
     ok(CMP(CORE_EVAL_CMP_LINES, 0, "1 2\n3\n", "1   2 \t\r\n3\n\n  \n") &&
