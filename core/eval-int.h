@@ -245,9 +245,15 @@ void core_eval_utf8_sanitize(char *s);
 /* The first @max bytes of @data as valid UTF-8 text without NULs
  * (transfer full), or NULL when @len is 0 or out of memory. */
 char *core_eval_excerpt(const char *data, size_t len, size_t max, bool tail);
-/* Note a sandbox error on @rec (the last one is kept). */
-int core_eval_note_sandbox_error(sbx_eval_record *rec, const char *provider,
-                                 const char *msg);
+/* Note on @rec an outcome that is no verdict on the code (@v:
+ * SBX_VERDICT_SANDBOX_ERROR, the last one kept, or _NO_TEMPLATE) and why. */
+int core_eval_note_ungraded(sbx_eval_record *rec, sbx_eval_verdict v, const char *provider,
+                            const char *msg);
+static inline int core_eval_note_sandbox_error(sbx_eval_record *rec, const char *provider,
+                                               const char *msg)
+{
+    return core_eval_note_ungraded(rec, SBX_VERDICT_SANDBOX_ERROR, provider, msg);
+}
 /* A record from a journal line; SBX_E_INVAL with *why (static) if bad. */
 int core_eval_record_from_json(struct json_t *obj, sbx_eval_record **out,
                                const char **why);

@@ -138,17 +138,7 @@ int core_eval_multiple_no_template(const core_eval_task *t, sbx_eval_record *rec
                  "codes with one are py, js, ts, sh, cpp, java, rs, go, rb, php, pl, lua and "
                  "r, or a template of the code's name (see polysandbox-eval(1), MULTIPL-E)",
                  t->lang);
-    free(rec->provider);
-    free(rec->reason);
-    rec->verdict = SBX_VERDICT_NO_TEMPLATE;
-    rec->status = NULL;     /* nothing ran */
-    rec->exit_code = -1;
-    rec->provider = strdup("");
-    rec->reason = strdup(msg);
-    if (!rec->provider || !rec->reason)
-        return core_error_set(SBX_E_NOMEM, NULL, "out of memory");
-    core_eval_utf8_sanitize(rec->reason);
-    return SBX_OK;
+    return core_eval_note_ungraded(rec, SBX_VERDICT_NO_TEMPLATE, "", msg);
 }
 
 const core_eval_scan *core_eval_multiple_scan_of(const char *code)

@@ -48,15 +48,18 @@ char *core_eval_excerpt(const char *data, size_t len, size_t max, bool tail)
     return s;
 }
 
-int core_eval_note_sandbox_error(sbx_eval_record *rec, const char *provider, const char *msg)
+int core_eval_note_ungraded(sbx_eval_record *rec, sbx_eval_verdict v, const char *provider,
+                            const char *msg)
 {
     free(rec->provider);
     free(rec->reason);
-    rec->verdict = SBX_VERDICT_SANDBOX_ERROR;
-    rec->status = sbx_run_status_name(SBX_RUN_SANDBOX_ERROR);
+    rec->verdict = v;
+    /* no_template: nothing ran, so no run status */
+    rec->status = v == SBX_VERDICT_SANDBOX_ERROR ? sbx_run_status_name(SBX_RUN_SANDBOX_ERROR)
+                                                 : NULL;
     rec->exit_code = -1;
     rec->provider = strdup(provider ? provider : "");
-    rec->reason = strdup(msg && *msg ? msg : "sandbox error");
+    rec->reason = strdup(msg && *msg ? msg : sbx_eval_verdict_name(v));
     if (!rec->provider || !rec->reason)
         return core_error_set(SBX_E_NOMEM, NULL, "out of memory");
     core_eval_utf8_sanitize(rec->reason);
