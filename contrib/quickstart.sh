@@ -51,6 +51,9 @@ PACKAGES="$PACKAGES chromium"
 # and a compile error in each (a missing one is a skip).
 PACKAGES="$PACKAGES g++ golang rustc default-jdk-headless ruby php-cli perl lua5.4 \
 nodejs node-typescript r-base-core"
+# The test libraries MultiPL-E's Perl and Lua tests load (Test::Deep,
+# luaunit; tests/eval/multipl-e-langs.sh), about 150 KB together.
+PACKAGES="$PACKAGES libtest-deep-perl lua-unit"
 
 # The microvm provider (tests/microvm): QEMU's microvm machine, the guest
 # kernel (Debian's cloud kernel, also its modules), and what

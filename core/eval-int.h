@@ -80,6 +80,7 @@ typedef struct core_eval_task {
     char *inputs;          /* EvalPlus: [base_input, plus_input] as ASCII JSON */
     double atol;           /* EvalPlus: absolute tolerance of float answers */
     bool no_template;      /* MultiPL-E: lang is the row's code, which no template runs */
+    const struct core_eval_scan *scan; /* MultiPL-E: output that fails a run, or NULL */
 } core_eval_task;
 
 struct sbx_eval_dataset {
@@ -121,13 +122,26 @@ int core_eval_evalplus_task(const char *path, struct json_t *o, size_t line,
 #define CORE_EVAL_MULTIPLE_TIMEOUT_NS UINT64_C(15000000000)
 /* Fill @t from the MultiPL-E row @o at @line of @path: the program is
  * prompt + completion + "\n" + tests, in the template of the row's
- * language (a code with no template sets t->no_template, an error of
- * each of its samples, not of the dataset); errors (set) name
+ * language (a code with no template sets t->no_template, a verdict of
+ * each of its samples, not an error of the dataset); errors (set) name
  * "PATH:LINE" and the field. */
 int core_eval_multiple_task(sbx_ctx *ctx, const char *path, struct json_t *o, size_t line,
                             core_eval_task *t);
-/* The record of a sample of @t (no_template): why it cannot run. */
+/* The record of a sample of @t (no_template): SBX_VERDICT_NO_TEMPLATE,
+ * the reason saying why it cannot run. */
 int core_eval_multiple_no_template(const core_eval_task *t, sbx_eval_record *rec);
+/* What MultiPL-E's evaluator of a language reads in the output of a run
+ * that exited 0 to call it failed: @text on stdout (@on_stdout) or on
+ * stderr (@on_stderr). */
+typedef struct core_eval_scan {
+    const char *text;
+    bool on_stdout, on_stderr;
+    const char *reason;    /* the record's reason when it is found */
+} core_eval_scan;
+/* The scan of MultiPL-E's language @code, or NULL when it reads none. */
+const core_eval_scan *core_eval_multiple_scan_of(const char *code);
+/* Why @r fails under @scan (static), or NULL when it does not. */
+const char *core_eval_multiple_scan(const core_eval_scan *scan, const sbx_result *r);
 
 /* ---- judged problems (core/eval-judged.c, core/eval-compare.c) -------------- */
 
@@ -231,9 +245,15 @@ void core_eval_utf8_sanitize(char *s);
 /* The first @max bytes of @data as valid UTF-8 text without NULs
  * (transfer full), or NULL when @len is 0 or out of memory. */
 char *core_eval_excerpt(const char *data, size_t len, size_t max, bool tail);
-/* Note a sandbox error on @rec (the last one is kept). */
-int core_eval_note_sandbox_error(sbx_eval_record *rec, const char *provider,
-                                 const char *msg);
+/* Note on @rec an outcome that is no verdict on the code (@v:
+ * SBX_VERDICT_SANDBOX_ERROR, the last one kept, or _NO_TEMPLATE) and why. */
+int core_eval_note_ungraded(sbx_eval_record *rec, sbx_eval_verdict v, const char *provider,
+                            const char *msg);
+static inline int core_eval_note_sandbox_error(sbx_eval_record *rec, const char *provider,
+                                               const char *msg)
+{
+    return core_eval_note_ungraded(rec, SBX_VERDICT_SANDBOX_ERROR, provider, msg);
+}
 /* A record from a journal line; SBX_E_INVAL with *why (static) if bad. */
 int core_eval_record_from_json(struct json_t *obj, sbx_eval_record **out,
                                const char **why);

@@ -52,12 +52,13 @@ static int load_record(void *ud, json_t *o, size_t lineno)
         core_eval_record_free(r);
         return SBX_E_INVAL;
     }
-    /* A sandbox error is no verdict: a resume runs that sample again, a
-     * report shows it until a later record replaces it.  A second record
-     * of a finished sample (two runs appending) is ignored. */
+    /* A sandbox error or a language no template ran is no verdict: a
+     * resume runs that sample again, a report shows it until a later
+     * record replaces it.  A second record of a finished sample (two runs
+     * appending) is ignored. */
     sbx_eval_record *had = l->records[r->sample];
-    if ((r->verdict == SBX_VERDICT_SANDBOX_ERROR && (!l->keep_errors || had)) ||
-        (had && had->verdict != SBX_VERDICT_SANDBOX_ERROR)) {
+    if ((!sbx_eval_verdict_graded(r->verdict) && (!l->keep_errors || had)) ||
+        (had && sbx_eval_verdict_graded(had->verdict))) {
         core_eval_record_free(r);
         return SBX_OK;
     }

@@ -10,9 +10,14 @@
  * unless --timeout says otherwise.  Its per-language quirks followed
  * here: Java runs the class Problem with assertions on (java -ea, or
  * every assert is a no-op and a wrong completion passes), Go runs as a
- * test file (go test), Bash is bash.  A code that maps to no template is
- * an error of each of its samples (a sandbox_error record naming the
- * code), so that the rows of the other languages are still graded.
+ * test file (go test), Bash is bash.  Its evaluator also reads the output
+ * of some languages and fails a run that exited 0 (eval_pl.py: "ERROR"
+ * on stdout or stderr; eval_php.py: "PHP Parse error" on stdout;
+ * eval_go.py: "FAIL" on stdout); so do we, over all the output kept
+ * (safe_subprocess keeps about its first 2 KiB, as fast as it reads).  A
+ * code that maps to no template is a verdict of each of its samples
+ * (no_template, naming the code: not run, not in pass@k), so that the
+ * rows of the other languages are still graded.
  */
 #include "config.h"
 
@@ -29,31 +34,43 @@ typedef struct lang_map {
     const char *tmpl;      /* ours */
     const char *file;      /* where the program goes when run by @command */
     const char *command;   /* a shell line run instead of the template's steps */
+    const core_eval_scan *scan;
 } lang_map;
 
+static const core_eval_scan scan_pl = {
+    "ERROR", true, true, "printed ERROR (MultiPL-E fails a Perl program that does)"
+};
+static const core_eval_scan scan_php = {
+    "PHP Parse error", true, false,
+    "printed \"PHP Parse error\" on stdout (MultiPL-E fails a PHP program that does)"
+};
+static const core_eval_scan scan_go = {
+    "FAIL", true, false, "go test printed FAIL on stdout"
+};
+
 static const lang_map langs[] = {
-    { "py", "python", NULL, NULL },
-    { "python", "python", NULL, NULL },
-    { "notypes.py", "python", NULL, NULL },
-    { "js", "node", NULL, NULL },
-    { "javascript", "node", NULL, NULL },
-    { "ts", "typescript", NULL, NULL },
-    { "sh", "bash", NULL, NULL },
-    { "cpp", "cpp", NULL, NULL },
+    { "py", "python", NULL, NULL, NULL },
+    { "python", "python", NULL, NULL, NULL },
+    { "notypes.py", "python", NULL, NULL, NULL },
+    { "js", "node", NULL, NULL, NULL },
+    { "javascript", "node", NULL, NULL, NULL },
+    { "ts", "typescript", NULL, NULL, NULL },
+    { "sh", "bash", NULL, NULL, NULL },
+    { "cpp", "cpp", NULL, NULL, NULL },
     /* the class is Problem, and the tests are assert statements */
     { "java", "java", "Problem.java",
       "javac -encoding UTF8 -d . Problem.java && "
-      "java -ea -cp \".${CLASSPATH:+:$CLASSPATH}\" Problem" },
-    { "rs", "rust", NULL, NULL },
-    { "rust", "rust", NULL, NULL },
+      "java -ea -cp \".${CLASSPATH:+:$CLASSPATH}\" Problem", NULL },
+    { "rs", "rust", NULL, NULL, NULL },
+    { "rust", "rust", NULL, NULL, NULL },
     /* a _test.go file of "package main_test" with TestX functions */
-    { "go", "go", "main_test.go", "go test main_test.go" },
-    { "go_test.go", "go", "main_test.go", "go test main_test.go" },
-    { "rb", "ruby", NULL, NULL },
-    { "php", "php", NULL, NULL },
-    { "pl", "perl", NULL, NULL },
-    { "lua", "lua", NULL, NULL },
-    { "r", "r", NULL, NULL },
+    { "go", "go", "main_test.go", "go test main_test.go", &scan_go },
+    { "go_test.go", "go", "main_test.go", "go test main_test.go", &scan_go },
+    { "rb", "ruby", NULL, NULL, NULL },
+    { "php", "php", NULL, NULL, &scan_php },
+    { "pl", "perl", NULL, NULL, &scan_pl },
+    { "lua", "lua", NULL, NULL, NULL },
+    { "r", "r", NULL, NULL, NULL },
 };
 
 static const lang_map *find_lang(const char *code)
@@ -96,6 +113,7 @@ int core_eval_multiple_task(sbx_ctx *ctx, const char *path, json_t *o, size_t li
     /* a template named as the code runs a language we do not map */
     if (m && sbx_ctx_find_template(ctx, m->tmpl)) {
         free(code);
+        t->scan = m->scan;
         if (!(t->lang = strdup(m->tmpl)) ||
             (m->file && (!(t->program_file = strdup(m->file)) ||
                          !(t->test_command = strdup(m->command)))))
@@ -120,5 +138,33 @@ int core_eval_multiple_no_template(const core_eval_task *t, sbx_eval_record *rec
                  "codes with one are py, js, ts, sh, cpp, java, rs, go, rb, php, pl, lua and "
                  "r, or a template of the code's name (see polysandbox-eval(1), MULTIPL-E)",
                  t->lang);
-    return core_eval_note_sandbox_error(rec, "", msg);
+    return core_eval_note_ungraded(rec, SBX_VERDICT_NO_TEMPLATE, "", msg);
+}
+
+const core_eval_scan *core_eval_multiple_scan_of(const char *code)
+{
+    const lang_map *m = find_lang(code);
+
+    return m ? m->scan : NULL;
+}
+
+static bool holds(const void *data, size_t len, const char *text)
+{
+    return data && memmem(data, len, text, strlen(text)) != NULL;
+}
+
+const char *core_eval_multiple_scan(const core_eval_scan *scan, const sbx_result *r)
+{
+    size_t len;
+    const void *out;
+
+    if (!scan)
+        return NULL;
+    out = sbx_result_stdout(r, &len);
+    if (scan->on_stdout && holds(out, len, scan->text))
+        return scan->reason;
+    out = sbx_result_stderr(r, &len);
+    if (scan->on_stderr && holds(out, len, scan->text))
+        return scan->reason;
+    return NULL;
 }

@@ -48,15 +48,18 @@ char *core_eval_excerpt(const char *data, size_t len, size_t max, bool tail)
     return s;
 }
 
-int core_eval_note_sandbox_error(sbx_eval_record *rec, const char *provider, const char *msg)
+int core_eval_note_ungraded(sbx_eval_record *rec, sbx_eval_verdict v, const char *provider,
+                            const char *msg)
 {
     free(rec->provider);
     free(rec->reason);
-    rec->verdict = SBX_VERDICT_SANDBOX_ERROR;
-    rec->status = sbx_run_status_name(SBX_RUN_SANDBOX_ERROR);
+    rec->verdict = v;
+    /* no_template: nothing ran, so no run status */
+    rec->status = v == SBX_VERDICT_SANDBOX_ERROR ? sbx_run_status_name(SBX_RUN_SANDBOX_ERROR)
+                                                 : NULL;
     rec->exit_code = -1;
     rec->provider = strdup(provider ? provider : "");
-    rec->reason = strdup(msg && *msg ? msg : "sandbox error");
+    rec->reason = strdup(msg && *msg ? msg : sbx_eval_verdict_name(v));
     if (!rec->provider || !rec->reason)
         return core_error_set(SBX_E_NOMEM, NULL, "out of memory");
     core_eval_utf8_sanitize(rec->reason);
@@ -148,7 +151,7 @@ static json_t *record_json(const sbx_eval_record *r)
         bad |= json_object_set_new(o, "base_passed",
                                    json_boolean(r->base_verdict == SBX_VERDICT_PASSED));
     }
-    bad |= json_object_set_new(o, "status", json_string(r->status));
+    bad |= json_object_set_new(o, "status", r->status ? json_string(r->status) : json_null());
     bad |= json_object_set_new(o, "exit_code", r->exit_code >= 0 ? json_integer(r->exit_code)
                                                                   : json_null());
     bad |= json_object_set_new(o, "signal", r->signal > 0 ? json_integer(r->signal)
@@ -221,12 +224,13 @@ int core_eval_record_from_json(json_t *o, sbx_eval_record **out, const char **wh
     r->verdict = (sbx_eval_verdict)verdict;
     v = json_object_get(o, "base_verdict");
     if (json_is_string(v) && core_eval_verdict_from_name(json_string_value(v)) >= 0 &&
-        verdict != SBX_VERDICT_SANDBOX_ERROR) {
+        sbx_eval_verdict_graded((sbx_eval_verdict)verdict)) {
         r->has_base = true;
         r->base_verdict = (sbx_eval_verdict)core_eval_verdict_from_name(json_string_value(v));
     }
     v = json_object_get(o, "status");
-    r->status = status_static(json_is_string(v) ? json_string_value(v) : "");
+    r->status = json_is_null(v) && verdict == SBX_VERDICT_NO_TEMPLATE
+                    ? NULL : status_static(json_is_string(v) ? json_string_value(v) : "");
     v = json_object_get(o, "exit_code");
     r->exit_code = json_is_integer(v) ? (int)json_integer_value(v) : -1;
     v = json_object_get(o, "signal");

@@ -205,13 +205,19 @@ static int build_opts(struct run *run, const core_eval_task *t, const char *prog
     return SBX_OK;
 }
 
-/* Fill @rec from a graded result (@evalplus: with its base verdict). */
-static int grade(sbx_eval_record *rec, const sbx_result *r, const char *marker, bool evalplus)
+/* Fill @rec from a graded result (@evalplus: with its base verdict; @scan:
+ * output that fails it, or NULL). */
+static int grade(sbx_eval_record *rec, const sbx_result *r, const char *marker, bool evalplus,
+                 const core_eval_scan *scan)
 {
-    const char *reason;
+    const char *reason, *found;
     sbx_run_status st = sbx_result_status(r);
 
     rec->verdict = core_eval_verdict(r, marker, &reason);
+    if (rec->verdict == SBX_VERDICT_PASSED && (found = core_eval_multiple_scan(scan, r))) {
+        rec->verdict = SBX_VERDICT_FAILED;
+        reason = found;
+    }
     if (evalplus && rec->verdict != SBX_VERDICT_SANDBOX_ERROR) {
         rec->has_base = true;
         rec->base_verdict = rec->verdict;
@@ -365,7 +371,7 @@ static int run_sample(struct run *run, size_t i, sbx_eval_record **out)
                 rec->time_ns = sbx_result_timing(r, SBX_TIMING_TOTAL);
             } else {
                 rc = grade(rec, r, marked ? marker : NULL,
-                           run->ds->fmt == SBX_EVAL_FORMAT_EVALPLUS);
+                           run->ds->fmt == SBX_EVAL_FORMAT_EVALPLUS, t->scan);
                 graded = true;
             }
             sbx_result_free(r);

@@ -80,7 +80,7 @@ int core_eval_summary_build(const sbx_eval_dataset *ds, const sbx_eval_samples *
             continue;
         sum->done++;
         sum->counts[r->verdict]++;
-        if (r->verdict == SBX_VERDICT_SANDBOX_ERROR)
+        if (!sbx_eval_verdict_graded(r->verdict))
             continue;
         sum->task_n[t]++;
         if (r->verdict == SBX_VERDICT_PASSED)
@@ -108,6 +108,16 @@ size_t sbx_eval_summary_resumed(const sbx_eval_summary *sum) { return sum ? sum-
 size_t sbx_eval_summary_count(const sbx_eval_summary *sum, sbx_eval_verdict v)
 {
     return sum && (unsigned)v < SBX_VERDICT_COUNT ? sum->counts[v] : 0;
+}
+
+size_t sbx_eval_summary_graded(const sbx_eval_summary *sum)
+{
+    size_t n = 0;
+
+    for (int v = 0; sum && v < SBX_VERDICT_COUNT; v++)
+        if (sbx_eval_verdict_graded((sbx_eval_verdict)v))
+            n += sum->counts[v];
+    return n;
 }
 
 const sbx_eval_record *sbx_eval_summary_record(const sbx_eval_summary *sum, size_t sample)
@@ -283,9 +293,30 @@ static uint64_t unenforced(const sbx_eval_summary *sum)
     return bits;
 }
 
+/* Append to @list the samples of verdict @v (not graded): sample,
+ * task_id, provider and error (the record's reason).  -1 on ENOMEM. */
+static int list_ungraded(const sbx_eval_summary *sum, sbx_eval_verdict v, json_t *list)
+{
+    for (size_t i = 0; i < sum->n_samples; i++) {
+        const sbx_eval_record *r = sum->records[i];
+        json_t *e;
+        if (!r || r->verdict != v)
+            continue;
+        if (!(e = json_object()))
+            return -1;
+        json_object_set_new(e, "sample", json_integer((json_int_t)i));
+        json_object_set_new(e, "task_id", json_string(r->task_id));
+        json_object_set_new(e, "provider", json_string(r->provider ? r->provider : ""));
+        json_object_set_new(e, "error", r->reason ? json_string(r->reason) : json_null());
+        if (json_array_append_new(list, e))
+            return -1;
+    }
+    return 0;
+}
+
 char *sbx_eval_summary_to_json(const sbx_eval_summary *sum, const unsigned *ks, size_t n_ks)
 {
-    json_t *o, *counts, *tasks, *lat, *errs, *used = NULL;
+    json_t *o, *counts, *tasks, *lat, *errs, *none = NULL, *used = NULL;
     char *s = NULL;
 
     if (!sum)
@@ -307,8 +338,7 @@ char *sbx_eval_summary_to_json(const sbx_eval_summary *sum, const unsigned *ks, 
         json_object_set_new(counts, sbx_eval_verdict_name((sbx_eval_verdict)v),
                             json_integer((json_int_t)sum->counts[v]));
     json_object_set(o, "counts", counts);
-    json_object_set_new(o, "graded", json_integer((json_int_t)(sum->done -
-                                        sum->counts[SBX_VERDICT_SANDBOX_ERROR])));
+    json_object_set_new(o, "graded", json_integer((json_int_t)sbx_eval_summary_graded(sum)));
     json_object_set_new(o, "pass_at_k", pass_at_k_obj(sum, (size_t)-1, ks, n_ks, &used));
     json_object_set_new(o, "pass_at_k_tasks", used ? used : json_null());
     json_object_set_new(o, "pass_at_k_ci", pass_at_k_ci_obj(sum, ks, n_ks));
@@ -334,27 +364,20 @@ char *sbx_eval_summary_to_json(const sbx_eval_summary *sum, const unsigned *ks, 
     json_object_set_new(o, "unenforced_limits", core_limit_names_json(unenforced(sum)));
     json_object_set_new(o, "wall_ns", json_integer((json_int_t)sum->wall_ns));
     json_object_set_new(o, "throughput_per_s", json_real(sbx_eval_summary_throughput(sum)));
-    /* Persistent sandbox errors, reported apart from every verdict. */
-    for (size_t i = 0; i < sum->n_samples; i++) {
-        const sbx_eval_record *r = sum->records[i];
-        json_t *e;
-        if (!r || r->verdict != SBX_VERDICT_SANDBOX_ERROR)
-            continue;
-        if (!(e = json_object()))
-            goto out;
-        json_object_set_new(e, "sample", json_integer((json_int_t)i));
-        json_object_set_new(e, "task_id", json_string(r->task_id));
-        json_object_set_new(e, "provider", json_string(r->provider ? r->provider : ""));
-        json_object_set_new(e, "error", r->reason ? json_string(r->reason) : json_null());
-        json_array_append_new(errs, e);
-    }
+    /* Persistent sandbox errors and samples no template runs, reported
+     * apart from the verdicts on the code. */
+    if (!(none = json_array()) || list_ungraded(sum, SBX_VERDICT_SANDBOX_ERROR, errs) ||
+        list_ungraded(sum, SBX_VERDICT_NO_TEMPLATE, none))
+        goto out;
     json_object_set(o, "sandbox_errors", errs);
+    json_object_set(o, "no_template", none);
     s = json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(10));
 out:
     json_decref(counts);
     json_decref(tasks);
     json_decref(lat);
     json_decref(errs);
+    json_decref(none);
     json_decref(o);
     return s;
 }

@@ -18,7 +18,14 @@ static const char *const verdict_names[SBX_VERDICT_COUNT] = {
     [SBX_VERDICT_SECCOMP] = "seccomp",
     [SBX_VERDICT_PIDS_LIMIT] = "pids_limit",
     [SBX_VERDICT_SANDBOX_ERROR] = "sandbox_error",
+    [SBX_VERDICT_NO_TEMPLATE] = "no_template",
 };
+
+bool sbx_eval_verdict_graded(sbx_eval_verdict v)
+{
+    return (unsigned)v < SBX_VERDICT_COUNT && v != SBX_VERDICT_SANDBOX_ERROR &&
+           v != SBX_VERDICT_NO_TEMPLATE;
+}
 
 const char *sbx_eval_verdict_name(sbx_eval_verdict v)
 {

@@ -293,7 +293,8 @@ int cli_cmd_eval(cli_global *g, int argc, char **argv)
     } else {
         cli_eval_print_summary(stdout, &a, sum, jobs, out);
     }
-    rc = sbx_eval_summary_count(sum, SBX_VERDICT_SANDBOX_ERROR) ? CLI_EXIT_FAIL : CLI_EXIT_OK;
+    /* a sample left ungraded (sandbox error, no template) fails the run */
+    rc = sbx_eval_summary_graded(sum) < sbx_eval_summary_done(sum) ? CLI_EXIT_FAIL : CLI_EXIT_OK;
     if (interrupted) {
         cli_err("eval: interrupted: %zu of %zu samples not run%s%s%s",
                 sbx_eval_summary_total(sum) - sbx_eval_summary_done(sum),

@@ -346,14 +346,18 @@ void cli_eval_print_summary(FILE *f, const cli_eval_args *a, const sbx_eval_summ
     bool plus = cli_eval_has_base(sum);
     size_t done = sbx_eval_summary_done(sum);
     size_t errors = sbx_eval_summary_count(sum, SBX_VERDICT_SANDBOX_ERROR);
+    size_t none = sbx_eval_summary_count(sum, SBX_VERDICT_NO_TEMPLATE);
     char p50[32], p95[32], p99[32], wall[32];
     bool first = true;
 
     fprintf(f, "dataset:    %s (%zu tasks with samples)\n", a->dataset,
             sbx_eval_summary_task_count(sum));
-    fprintf(f, "samples:    %zu, done %zu (%zu resumed), graded %zu, sandbox errors %zu\n",
-            sbx_eval_summary_total(sum), done, sbx_eval_summary_resumed(sum), done - errors,
-            errors);
+    fprintf(f, "samples:    %zu, done %zu (%zu resumed), graded %zu, sandbox errors %zu",
+            sbx_eval_summary_total(sum), done, sbx_eval_summary_resumed(sum),
+            sbx_eval_summary_graded(sum), errors);
+    if (none)
+        fprintf(f, ", no template %zu", none);
+    fputc('\n', f);
     fputs("verdicts:  ", f);
     for (int v = 0; v < SBX_VERDICT_COUNT; v++) {
         size_t n = sbx_eval_summary_count(sum, (sbx_eval_verdict)v);
@@ -406,6 +410,15 @@ void cli_eval_print_summary(FILE *f, const cli_eval_args *a, const sbx_eval_summ
                 fprintf(f, "  sample %zu (%s) on %s after %u attempts: %s\n", i,
                         sbx_eval_record_task_id(r), sbx_eval_record_provider(r),
                         sbx_eval_record_attempts(r),
+                        sbx_eval_record_reason(r) ? sbx_eval_record_reason(r) : "?");
+        }
+    }
+    if (none) {
+        fputs("no template (not run, not graded, not in pass@k):\n", f);
+        for (size_t i = 0; i < sbx_eval_summary_total(sum); i++) {
+            const sbx_eval_record *r = sbx_eval_summary_record(sum, i);
+            if (r && sbx_eval_record_verdict(r) == SBX_VERDICT_NO_TEMPLATE)
+                fprintf(f, "  sample %zu (%s): %s\n", i, sbx_eval_record_task_id(r),
                         sbx_eval_record_reason(r) ? sbx_eval_record_reason(r) : "?");
         }
     }

@@ -42,7 +42,7 @@ static bool any_base(const cli_report *r)
 
 static double pass_rate(const sbx_eval_summary *s)
 {
-    size_t graded = sbx_eval_summary_done(s) - sbx_eval_summary_count(s, SBX_VERDICT_SANDBOX_ERROR);
+    size_t graded = sbx_eval_summary_graded(s);
 
     return graded ? (double)sbx_eval_summary_count(s, SBX_VERDICT_PASSED) / (double)graded : 0.0;
 }

@@ -167,9 +167,9 @@ static int eval_index(srv_job *j, json_t *line, struct job_line *out)
 
     if (!json_is_integer(smp) || i < 0 || (size_t)i >= j->total || !verdict || !task)
         return -1;
-    /* as the engine's resume: a sandbox error is superseded, a second
+    /* as the engine's resume: a sandbox error or no_template is superseded, a second
      * record of a graded sample ignored */
-    if (j->items[i].done && j->items[i].code != SBX_VERDICT_SANDBOX_ERROR)
+    if (j->items[i].done && sbx_eval_verdict_graded((sbx_eval_verdict)j->items[i].code))
         return 1;
     out->item = (size_t)i;
     out->code = -1;
@@ -204,7 +204,8 @@ static json_t *live_pass_at_k(srv_job *j)
     }
     for (size_t i = 0; i < j->total; i++) {
         const struct job_item *it = &j->items[i];
-        if (!it->done || it->code == SBX_VERDICT_SANDBOX_ERROR || it->task >= e->n_tasks)
+        if (!it->done || !sbx_eval_verdict_graded((sbx_eval_verdict)it->code) ||
+            it->task >= e->n_tasks)
             continue;
         n[it->task]++;
         if (it->code == SBX_VERDICT_PASSED)

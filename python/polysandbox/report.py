@@ -156,7 +156,7 @@ _EVAL_FIELDS: tuple[tuple[str, type, bool], ...] = (
     ("pass_at_k_base", dict, True), ("tasks", list, False), ("latency_ns", dict, False),
     ("unenforced_limits", list, False), ("wall_ns", int, False),
     ("throughput_per_s", float, False), ("sandbox_errors", list, False),
-    ("results", str, True), ("jobs", int, False), ("meta", dict, False),
+    ("no_template", list, False), ("results", str, True), ("jobs", int, False), ("meta", dict, False),
 )
 
 
@@ -166,18 +166,20 @@ class EvalReport:
 
     dataset (its path), format (the one read), samples (how many), done
     (with a record, resumed ones included), resumed, ran (this run),
-    counts (by verdict: passed, failed, timeout, ..., sandbox_error),
-    graded (done but sandbox errors), pass_at_k ("K": the mean over the
-    tasks with at least K graded samples, None when none has),
-    pass_at_k_tasks (how many tasks each was averaged over),
+    counts (by verdict: passed, failed, timeout, ..., sandbox_error,
+    no_template), graded (done but sandbox errors and no_template),
+    pass_at_k ("K": the mean over the tasks with at least K graded
+    samples, None when none has), pass_at_k_tasks (how many tasks each
+    was averaged over),
     pass_at_k_ci ("K": [low, high], the 95% bootstrap interval),
     pass_at_k_base (EvalPlus: pass@k on the base inputs; else None),
     tasks (per task: task_id, n, c, pass_at_k), latency_ns (p50, p95,
     p99), unenforced_limits (limits some sandbox ran without), wall_ns,
     throughput_per_s, sandbox_errors (sample, task_id, provider, error),
-    results (the results file, or None), jobs (workers) and meta (the
-    run: version, date, host, inputs with their SHA-256, limits,
-    providers)."""
+    no_template (the same of the samples no template ran; [] from a
+    polysandbox before 0.3), results (the results file, or None), jobs
+    (workers) and meta (the run: version, date, host, inputs with their
+    SHA-256, limits, providers)."""
 
     dataset: str
     format: str
@@ -197,6 +199,7 @@ class EvalReport:
     wall_ns: int
     throughput_per_s: float
     sandbox_errors: list[dict[str, Any]]
+    no_template: list[dict[str, Any]]
     results: str | None
     jobs: int
     meta: dict[str, Any]
@@ -211,6 +214,8 @@ class EvalReport:
             obj = dict(obj, throughput_per_s=float(obj["throughput_per_s"]))
         if isinstance(obj, dict) and "pass_at_k_base" not in obj:
             obj = dict(obj, pass_at_k_base=None)
+        if isinstance(obj, dict) and "no_template" not in obj:
+            obj = dict(obj, no_template=[])
         vals = {n: field(obj, w, n, t, null) for n, t, null in _EVAL_FIELDS}
         counts = vals["counts"]
         if not all(isinstance(v, int) and not isinstance(v, bool) for v in counts.values()):

@@ -7,9 +7,9 @@ plan 6
 cli eval --dataset "$data/mbpp.jsonl" --samples "$data/mbpp-samples.jsonl" --out "$tmp/r.jsonl" -k 1,2 --json
 check "--json: exit 0, one object on stdout" eval 'is_rc 0 && jcheck "$tmp/out" "isinstance(j, dict)"'
 check "--json: every summary field" \
-    jcheck "$tmp/out" 'all(k in j for k in ("dataset", "format", "samples", "done", "resumed", "ran", "counts", "graded", "pass_at_k", "pass_at_k_tasks", "tasks", "latency_ns", "wall_ns", "throughput_per_s", "sandbox_errors", "results", "jobs"))'
+    jcheck "$tmp/out" 'all(k in j for k in ("dataset", "format", "samples", "done", "resumed", "ran", "counts", "graded", "pass_at_k", "pass_at_k_tasks", "tasks", "latency_ns", "wall_ns", "throughput_per_s", "sandbox_errors", "no_template", "results", "jobs"))'
 check "--json: counts name every verdict and add up to done" \
-    jcheck "$tmp/out" 'set(j["counts"]) == {"passed", "failed", "timeout", "cpu_limit", "memory_limit", "output_limit", "compile_error", "signal", "seccomp", "pids_limit", "sandbox_error"} and sum(j["counts"].values()) == j["done"] == 6'
+    jcheck "$tmp/out" 'set(j["counts"]) == {"passed", "failed", "timeout", "cpu_limit", "memory_limit", "output_limit", "compile_error", "signal", "seccomp", "pids_limit", "sandbox_error", "no_template"} and sum(j["counts"].values()) == j["done"] == 6'
 check "--json: pass_at_k has the -k values; tasks in dataset order with n, c" \
     jcheck "$tmp/out" 'sorted(j["pass_at_k"]) == ["1", "2"] and [t["task_id"] for t in j["tasks"]] == ["11", "12", "13"] and all(t["n"] == 2 for t in j["tasks"]) and j["format"] == "mbpp"'
 check "--json: latency percentiles ordered, throughput positive" \

@@ -3,16 +3,17 @@
 # ...): prompt + completion + tests run in the template of the row's
 # language code and graded by exit status 0, as MultiPL-E's evaluator
 # does; samples as its completions files ("completions": [...]) or ours;
-# a code with no template is an error of its samples, named, while the
-# others are graded; pass@k hand-derived and computed again here
+# a code with no template is a verdict of its own (no_template: named,
+# not run, out of pass@k, run again by --resume), while the others are
+# graded; pass@k hand-derived and computed again here
 . "$top_srcdir/tests/eval/lib.sh"
 
-plan 13
+plan 14
 
 ds="$data/multipl-e.jsonl"
 smp="$data/multipl-e-samples.jsonl"
 # by sample: py x4, sh x2, js x2, cpp x2, cs (no template)
-expect='passed failed passed failed passed failed passed failed passed signal sandbox_error'
+expect='passed failed passed failed passed failed passed failed passed signal no_template'
 
 # generous: bounds a hang under load, not MultiPL-E's limit
 cli eval --dataset "$ds" --samples "$smp" --allow-partial --out "$tmp/r.jsonl" -k 1,2 \
@@ -40,12 +41,24 @@ check "the failures are the tests': Python's assert, Node's assert, C++'s assert
     eval 'grep "\"sample\":1," "$tmp/r.jsonl" | grep -q AssertionError &&
           grep "\"sample\":7," "$tmp/r.jsonl" | grep -q ERR_ASSERTION &&
           grep "\"sample\":9," "$tmp/r.jsonl" | grep -q "Assertion .candidate((1), (2)) == (3). failed"'
-check "a language with no template: its sample's record names the code, no attempt made" \
-    eval 'grep "\"sample\":10," "$tmp/r.jsonl" | grep -q "\"attempts\":0" &&
-          grep "\"sample\":10," "$tmp/r.jsonl" | grep -qF "MultiPL-E language \\\"cs\\\" has no template here"'
-check "and the summary lists it" \
+check "a language with no template: its sample's record names the code, nothing ran" \
+    python3 -c 'import json, sys
+r = [r for r in map(json.loads, open(sys.argv[1])) if r["sample"] == 10][0]
+sys.exit(0 if (r["verdict"], r["status"], r["attempts"], r["exit_code"], r["provider"]) ==
+         ("no_template", None, 0, None, "") and
+         "MultiPL-E language \"cs\" has no template here" in r["reason"] else 1)' "$tmp/r.jsonl"
+check "the summary counts it apart: not graded, not a sandbox error, listed with its reason" \
+    jcheck "$tmp/sum.json" '(j["counts"]["no_template"] == 1 and j["counts"]["sandbox_error"] == 0 and
+                             j["graded"] == 10 and j["sandbox_errors"] == [] and
+                             [(e["sample"], e["task_id"]) for e in j["no_template"]] ==
+                                 [(10, "HumanEval_1_add_cs")] and
+                             "has no template here" in j["no_template"][0]["error"])'
+check "--resume runs it again (a template may have come), and the text summary lists it" \
     eval 'cli eval --dataset "$ds" --samples "$smp" --allow-partial --out "$tmp/r.jsonl" -k 1 --resume &&
-          is_rc 1 && out_has "sample 10 (HumanEval_1_add_cs), not run: MultiPL-E language" && out_has "MultiPL-E language \"cs\" has no template"'
+          is_rc 1 && out_has "graded 10, sandbox errors 0, no template 1" &&
+          out_has "no template (not run, not graded, not in pass@k):" &&
+          out_has "  sample 10 (HumanEval_1_add_cs): MultiPL-E language \"cs\" has no template" &&
+          [ "$(grep -c "\"sample\":10," "$tmp/r.jsonl")" -eq 2 ]'
 check "hand-derived: pass@1 = 4 x 1/2 / 4 = 0.5, pass@2 = (5/6 + 1 + 1 + 1) / 4" \
     jcheck "$tmp/sum.json" '(abs(j["pass_at_k"]["1"] - 0.5) < 1e-9 and
                              abs(j["pass_at_k"]["2"] - (5 / 6 + 3) / 4) < 1e-9)'
@@ -56,7 +69,7 @@ from math import comb
 res = [json.loads(l) for l in open(sys.argv[1])]; j = json.load(open(sys.argv[2]))
 per = {}
 for r in res:
-    if r["verdict"] != "sandbox_error":
+    if r["verdict"] not in ("sandbox_error", "no_template"):
         n, c = per.get(r["task_id"], (0, 0))
         per[r["task_id"]] = (n + 1, c + (r["verdict"] == "passed"))
 ok = True

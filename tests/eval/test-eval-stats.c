@@ -2,7 +2,9 @@
  *
  * pass@k against values derived by hand from 1 - C(n-c,k)/C(n,k) (the
  * shell test passk.sh also checks it against Python's math.comb); the
- * comparison of judged problems' output in each mode.
+ * comparison of judged problems' output in each mode; the output MultiPL-E's
+ * evaluator reads to fail a run that exited 0 (its eval_pl.py, eval_php.py,
+ * eval_go.py).
  */
 #include "config.h"
 
@@ -17,6 +19,21 @@
 static int near(double a, double b)
 {
     return fabs(a - b) < 1e-12;
+}
+
+/* A run that exited 0 having written @out and @err: failed under @code's scan? */
+static bool scan_fails(const char *code, const char *out, const char *err)
+{
+    sbx_result *r = core_result_new("local", "x");
+    bool fails;
+
+    if (!r || core_buf_append(&r->out, out, strlen(out)) != SBX_OK ||
+        core_buf_append(&r->err, err, strlen(err)) != SBX_OK)
+        abort();
+    r->status = SBX_RUN_OK;
+    fails = core_eval_multiple_scan(core_eval_multiple_scan_of(code), r) != NULL;
+    sbx_result_free(r);
+    return fails;
 }
 
 static sbx_result *result(sbx_run_status st, const char *out, bool truncated)
@@ -99,6 +116,12 @@ int main(void)
            "UTF-8 sanitising: stray, overlong and surrogate bytes become '?', the rest stays");
     }
     ok(sbx_eval_verdict_name(SBX_VERDICT_COUNT) == NULL, "verdict names round trip, none past the end");
+    ok(!sbx_eval_verdict_graded(SBX_VERDICT_SANDBOX_ERROR) &&
+       !sbx_eval_verdict_graded(SBX_VERDICT_NO_TEMPLATE) &&
+       !sbx_eval_verdict_graded(SBX_VERDICT_COUNT) && sbx_eval_verdict_graded(SBX_VERDICT_PASSED) &&
+       sbx_eval_verdict_graded(SBX_VERDICT_FAILED) && sbx_eval_verdict_graded(SBX_VERDICT_PIDS_LIMIT) &&
+       !strcmp(sbx_eval_verdict_name(SBX_VERDICT_NO_TEMPLATE), "no_template"),
+       "graded verdicts: all but sandbox_error and no_template");
 
 #define CMP(m, tol, w, g) core_eval_compare(m, tol, w, sizeof w - 1, g, sizeof g - 1)
     ok(CMP(CORE_EVAL_CMP_LINES, 0, "1 2\n3\n", "1   2 \t\r\n3\n\n  \n") &&
@@ -140,5 +163,19 @@ int main(void)
            "bootstrap: 10 tasks give a wider interval than 400, within [0, 1]");
         ok(core_eval_bootstrap(coin, 0, &lo, &hi) == SBX_E_INVAL, "bootstrap: no task is refused");
     }
+
+    ok(scan_fails("pl", "ok!ERROR", "") && scan_fails("pl", "ok!", "ERROR at main.pl line 3\n") &&
+       !scan_fails("pl", "ok!ok!", "error: lower case\n"),
+       "MultiPL-E, Perl: ERROR on stdout or stderr fails, lower case does not");
+    ok(scan_fails("php", "PHP Parse error:  syntax error", "") &&
+       !scan_fails("php", "", "PHP Parse error:  syntax error") && !scan_fails("php", "Parse error", ""),
+       "MultiPL-E, PHP: \"PHP Parse error\" on stdout fails, on stderr it does not");
+    ok(scan_fails("go_test.go", "--- FAIL: TestAdd\nFAIL\n", "") && scan_fails("go", "FAIL\n", "") &&
+       !scan_fails("go_test.go", "ok  \tcommand-line-arguments\t0.004s\n", "FAIL\n"),
+       "MultiPL-E, Go: FAIL on stdout fails, on stderr it does not");
+    ok(!core_eval_multiple_scan_of("py") && !core_eval_multiple_scan_of("rb") &&
+       !core_eval_multiple_scan_of("sh") && !core_eval_multiple_scan_of("nosuch") &&
+       !scan_fails("js", "ERROR FAIL PHP Parse error", "ERROR"),
+       "MultiPL-E: the other languages' output is not read");
     return tap_done();
 }

@@ -77,9 +77,10 @@ typedef enum sbx_eval_format {
 
 /**
  * sbx_eval_verdict:
- * What became of one sample.  Append-only.  SBX_VERDICT_SANDBOX_ERROR is
- * not a verdict on the code: such samples are left out of pass@k.
- * Since: 0.1
+ * What became of one sample.  Append-only.  SBX_VERDICT_SANDBOX_ERROR and
+ * SBX_VERDICT_NO_TEMPLATE are not verdicts on the code: such samples are
+ * left out of pass@k (sbx_eval_verdict_graded).
+ * Since: 0.1 (SBX_VERDICT_NO_TEMPLATE: 0.3)
  */
 typedef enum sbx_eval_verdict {
     SBX_VERDICT_PASSED = 0,        /* exit 0 and the harness's marker */
@@ -93,9 +94,14 @@ typedef enum sbx_eval_verdict {
     SBX_VERDICT_SIGNAL = 7,        /* killed by a signal (segfault, abort) */
     SBX_VERDICT_SECCOMP = 8,       /* killed by the system-call filter */
     SBX_VERDICT_PIDS_LIMIT = 9,
-    SBX_VERDICT_SANDBOX_ERROR = 10 /* the sandbox failed every attempt */
+    SBX_VERDICT_SANDBOX_ERROR = 10, /* the sandbox failed every attempt */
+    SBX_VERDICT_NO_TEMPLATE = 11   /* no template here runs its language: not run */
 } sbx_eval_verdict;
-#define SBX_VERDICT_COUNT 11
+#define SBX_VERDICT_COUNT 12
+
+/** Whether @v is a verdict on the code, counted in pass@k: all but
+ * SBX_VERDICT_SANDBOX_ERROR and SBX_VERDICT_NO_TEMPLATE.  Since: 0.3 */
+SBX_API bool sbx_eval_verdict_graded(sbx_eval_verdict v);
 
 /** "passed", "failed", "timeout", ... (static), or NULL.  Since: 0.1 */
 SBX_API const char *sbx_eval_verdict_name(sbx_eval_verdict v);
@@ -365,7 +371,8 @@ SBX_API const char *sbx_eval_record_task_id(const sbx_eval_record *r);
 /** The sample's index in the samples file (0-based line of samples). */
 SBX_API size_t sbx_eval_record_sample(const sbx_eval_record *r);
 SBX_API sbx_eval_verdict sbx_eval_record_verdict(const sbx_eval_record *r);
-/** The result's run status ("ok", "nonzero_exit", ...; static). */
+/** The result's run status ("ok", "nonzero_exit", ...; static), or NULL
+ * when nothing ran (SBX_VERDICT_NO_TEMPLATE). */
 SBX_API const char *sbx_eval_record_status(const sbx_eval_record *r);
 /** The provider that gave the verdict (or failed last), or "". */
 SBX_API const char *sbx_eval_record_provider(const sbx_eval_record *r);
@@ -409,6 +416,8 @@ SBX_API size_t sbx_eval_summary_total(const sbx_eval_summary *sum);
 SBX_API size_t sbx_eval_summary_resumed(const sbx_eval_summary *sum);
 SBX_API size_t sbx_eval_summary_count(const sbx_eval_summary *sum,
                                       sbx_eval_verdict v);
+/** Records with a verdict on the code (sbx_eval_verdict_graded).  Since: 0.3 */
+SBX_API size_t sbx_eval_summary_graded(const sbx_eval_summary *sum);
 /** Records by sample index (transfer none); NULL for a sample not run. */
 SBX_API const sbx_eval_record *sbx_eval_summary_record(const sbx_eval_summary *sum,
                                                        size_t sample);
