@@ -11,12 +11,10 @@
 # so that the import is stopped at a known point without any sleep.
 . "$top_srcdir/tests/cli/lib.sh"
 . "$top_srcdir/tests/docker/lib.sh"
+. "$top_srcdir/tests/image/lib.sh"
 
-command -v python3 >/dev/null 2>&1 || { echo "1..0 # SKIP image import: no python3"; exit 0; }
-"$PS" image list >/dev/null 2>"$tmp/err" || {
-    grep -q "built without" "$tmp/err" &&
-        { echo "1..0 # SKIP image import: built without libcurl or libarchive"; exit 0; }
-}
+image_require "image import"
+command -v python3 >/dev/null 2>&1 || image_unready "image import" "no python3"
 export POLYSANDBOX_STATE_DIR="$tmp/state"
 store=$tmp/state/images
 TAG=polysandbox-test/import-tiny:$$

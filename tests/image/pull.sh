@@ -8,9 +8,10 @@
 # with on the registry's disk; layers with "../", a write through an
 # absolute link, a hard link through it.
 . "$top_srcdir/tests/cli/lib.sh"
-. "$top_srcdir/tests/docker/registry.sh"
+. "$top_srcdir/tests/image/lib.sh"
 
-unready() { registry_unready "image pull" "$@"; }
+unready() { image_unready "image pull" "$@"; }
+image_require "image pull"
 command -v docker-registry >/dev/null 2>&1 ||
     unready "no docker-registry (apt-get install docker-registry)"
 command -v curl >/dev/null 2>&1 || unready "no curl"
@@ -20,9 +21,6 @@ python3 -c 'import cryptography' 2>/dev/null ||
     unready "no python3-cryptography (apt-get install python3-cryptography)"
 # The index's entry for this machine is its linux/amd64 one.
 [ "$(uname -m)" = x86_64 ] || { echo "1..0 # SKIP image pull: the test images are amd64"; exit 0; }
-"$PS" image list >/dev/null 2>"$tmp/err" || {
-    grep -q "built without" "$tmp/err" && unready "built without libcurl or libarchive"
-}
 
 token_pid=
 cleanup() {
