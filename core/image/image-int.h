@@ -170,10 +170,11 @@ int img_store_image(const img_store *s, json_t *m, const char *body, size_t len,
 
 /* ---- import (import.c) ---------------------------------------------------- */
 
-/* Import the docker save or OCI layout tarball @file into @s (held
- * shared), recording it as @name (normalised; NULL: the names the
- * tarball gives) and calling @fn (may be NULL) for each reference
- * recorded.  Errors set. */
+/* Import the docker save or OCI layout tarball @file ("-": standard
+ * input) into @s (held shared): with @name (normalised), its only image
+ * or the one of its images the tarball names so, recorded as @name;
+ * without, every image under the names the tarball gives.  Calls @fn
+ * (may be NULL) for each reference recorded.  Errors set. */
 int img_import(const img_store *s, const char *file, const char *name, sbx_image_visit_fn fn,
                void *arg);
 

@@ -122,10 +122,14 @@ SBX_API int sbx_image_root(const sbx_ctx *ctx, const char *ref, char **root_out)
  * @file: a tarball written by `docker save` (either form: manifest.json
  *   with HEX.json configs and ID/layer.tar layers, or, since Docker 25,
  *   an OCI layout) or an OCI image layout (oci-layout, index.json,
- *   blobs/sha256/), plain or compressed; it holds one image
- * @ref: (nullable): the reference to record it as (normalised as for
- *   sbx_image_pull, no digest); NULL records the names the tarball gives
- *   (docker save's RepoTags, or the index's image name annotation)
+ *   blobs/sha256/), plain or compressed, holding one image or several;
+ *   "-" reads it from standard input (a file named "-" is "./-")
+ * @ref: (nullable): the reference to record an image as (normalised as
+ *   for sbx_image_pull, no digest): the tarball's only image, or of
+ *   several the one the tarball names @ref; NULL records every image
+ *   under the names the tarball gives (docker save's RepoTags, or the
+ *   index's image name annotations; entries naming one manifest, as
+ *   docker save writes one per tag, are one image)
  * @fn: (nullable): called once per reference recorded, with the
  *   manifest's digest and the root, as sbx_image_list does
  * @arg: passed to @fn
@@ -140,13 +144,17 @@ SBX_API int sbx_image_root(const sbx_ctx *ctx, const char *ref, char **root_out)
  * digest here), and the layers are unpacked by the same code, with the
  * same refusals (see sbx_image_pull).  sbx_image_list then shows it.
  *
- * Returns: SBX_OK; SBX_E_INVAL for a malformed @ref, or a tarball that
- * names no image when @ref is NULL; SBX_E_NOT_FOUND when @file does not
- * exist; SBX_E_PATH for a member (or a layer entry) whose name is
- * absolute or holds "..", or a link leaving the tarball; SBX_E_BACKEND
- * for a tarball that cannot be read, is neither form, holds more than
- * one image, or has a blob that does not match its digest or size;
- * SBX_E_IO for the store.  A failed import stores nothing.
+ * Returns: SBX_OK; SBX_E_INVAL for a malformed @ref, a tarball of one
+ * image that names none when @ref is NULL, a tarball of several images
+ * one of which has no name when @ref is NULL or none of which is named
+ * @ref (the message lists the names), or "-" when standard input is a
+ * terminal; SBX_E_NOT_FOUND when @file does not exist; SBX_E_PATH for a
+ * member (or a layer entry) whose name is absolute or holds "..", or a
+ * link leaving the tarball; SBX_E_BACKEND for a tarball that cannot be
+ * read, is neither form, lists no image or more than 64, gives one name
+ * to two images, or has a blob that does not match its digest or size;
+ * SBX_E_IO for the store.  A failed import records no reference (what
+ * it stored is prune's).
  * Since: 0.3
  */
 SBX_API int sbx_image_import(sbx_ctx *ctx, const char *file, const char *ref,
