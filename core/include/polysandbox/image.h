@@ -1,8 +1,9 @@
 /* polysandbox/image.h - OCI images pulled into a local store
  *
  * The first slice of images on the local provider (issue 19): pull an
- * image from a registry (the Docker Registry HTTP API v2, anonymous or
- * with a Bearer token from the registry's WWW-Authenticate challenge),
+ * image from a registry (the Docker Registry HTTP API v2, anonymous,
+ * with a Bearer token from the registry's WWW-Authenticate challenge, or
+ * with the user name and password of the context's [registry HOST]),
  * verify the sha256 digest of every blob, keep the blobs by digest and
  * unpack the layers into one root directory per image, under
  * STATE_DIR/images/ ([core] state_dir, POLYSANDBOX_STATE_DIR):
@@ -54,7 +55,10 @@ extern "C" {
  *
  * Returns: SBX_OK; SBX_E_INVAL for a malformed reference; SBX_E_NOT_FOUND
  * when the registry has no such image or no linux image for this
- * machine; SBX_E_AUTH when the registry refuses; SBX_E_NETWORK when it
+ * machine; SBX_E_AUTH when the registry refuses (or asks for a user
+ * name and password that polysandbox.ini's [registry HOST] does not
+ * give); SBX_E_CONFIG when that password cannot be opened (an unset
+ * env:, a value sealed to another key); SBX_E_NETWORK when it
  * cannot be reached; SBX_E_BACKEND for a digest or size that does not
  * match or a manifest that cannot be read; SBX_E_PATH for a layer entry
  * escaping the root; SBX_E_IO for the store.  Nothing is left behind by
