@@ -34,7 +34,7 @@ trap cleanup EXIT
 export POLYSANDBOX_STATE_DIR="$tmp/state"
 store=$tmp/state/images
 
-plan 35
+plan 37
 
 # ---- registries: open, and token-authenticated on the same storage ----
 openssl req -x509 -newkey rsa:2048 -nodes -keyout "$tmp/key.pem" -out "$tmp/cert.pem" \
@@ -159,6 +159,9 @@ cli --config-dir "$conf" -o core.image_dir="$tmp/images4" image pull "$T/polysan
 check "a token registry with [registry HOST]: the token asked for with that user and password" \
     eval 'rc_and_out 0 "$T/polysandbox-test/base:v1 $BASE" &&
           [ "$(tail -n1 "$tmp/token-auth")" = "someone:pw-$$" ]'
+cli --config-dir "$conf" secret check --json
+check "secret check opens both registries' sealed passwords" json_check \
+    'j["ok"] and sorted((c["provider"], c["key"], c["source"]) for c in j["credentials"]) == sorted([("registry '"$B"'", "password", "sealed"), ("registry '"$T"'", "password", "sealed")])'
 sed -i "s|^password = $sealed\$|password = $wrong|" "$conf/polysandbox.ini"
 cli --config-dir "$conf" -o core.image_dir="$tmp/images4" image pull "$B/polysandbox-test/base:v1"
 check "a wrong password: 125, refused, naming the file and line, never the password" \
@@ -168,6 +171,9 @@ sed -i "s|^password = $wrong\$|password = env:PS_TEST_UNSET_$$|" "$conf/polysand
 cli --config-dir "$conf" -o core.image_dir="$tmp/images4" image pull "$B/polysandbox-test/base:v1"
 check "a password env:NAME of a variable not set: an error naming it and the file" \
     eval '! is_rc 0 && err_has "PS_TEST_UNSET_$$ is not set" && err_has "$conf/polysandbox.ini:"'
+cli --config-dir "$conf" secret check
+check "and secret check says it cannot be opened, naming the registry" \
+    eval '! is_rc 0 && out_has "FAILED   registry $B.password (env)"'
 
 # ---- bad references and absent images ----
 cli image pull "$R/Bad/Name"
