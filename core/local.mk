@@ -5,7 +5,6 @@
 noinst_LTLIBRARIES += core/libpolysandbox-internal.la
 lib_LTLIBRARIES += core/libpolysandbox.la
 pkginclude_HEADERS += core/include/polysandbox/sandbox.h \
-	core/include/polysandbox/common.h \
 	core/include/polysandbox/eval.h \
 	core/include/polysandbox/journal.h \
 	core/include/polysandbox/image.h

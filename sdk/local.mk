@@ -1,5 +1,12 @@
-# sdk/local.mk - the provider SDK: header, pkg-config file, example
+# sdk/local.mk - the provider SDK: headers, pkg-config file, example
+#
+# The SDK has install directories of its own (same places as the rest),
+# so `make install-sdkincludeHEADERS install-sdkpkgconfigDATA` installs
+# the SDK alone: tests/sdk-example.sh builds the example against that.
 
-pkginclude_HEADERS += sdk/include/polysandbox/provider.h
-pkgconfig_DATA += sdk/polysandbox-provider.pc
+sdkincludedir = $(pkgincludedir)
+sdkinclude_HEADERS = sdk/include/polysandbox/provider.h \
+	sdk/include/polysandbox/common.h
+sdkpkgconfigdir = $(pkgconfigdir)
+sdkpkgconfig_DATA = sdk/polysandbox-provider.pc
 EXTRA_DIST += sdk/polysandbox-provider.pc.in

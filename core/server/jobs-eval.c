@@ -1,20 +1,26 @@
 /* core/server/jobs-eval.c - POST /v1/eval: score samples against a
  * dataset as one job, with the engine of `polysandbox eval`
  *
- *   {"dataset": "humaneval.jsonl.gz" | [RECORD, ...],
- *    "samples": "samples.jsonl" | [{"task_id", "completion"}, ...],
+ *   {"dataset": "humaneval.jsonl.gz" | [RECORD, ...] | {"name", "base64"},
+ *    "samples": "samples.jsonl" | [{"task_id", "completion"}, ...] | {...},
  *    "canonical": true,          (instead of samples)
  *    "format": "auto", "k": [1, 10, 100], "providers": ["local"],
- *    "timeout": "3s", "memory": "512M", "retries": 2,
+ *    "timeout": "3s", "memory": "512M", "retries": 2, "allow_partial": true,
  *    "all_tests": false, "min_time": "1s", "time_factor": 3,
  *    "compile_timeout": "30s"}      (the last four: judged problems)
  *
  * A dataset or samples given as a string is a file the server reads
  * under [server] eval_dir (never elsewhere); given inline, the records
- * themselves.  Either way the job keeps its own copy and checks it with
- * the engine before answering 202, so bad input is a 4xx naming the
- * field (and the line).  The job runs sbx_eval_run with the job's
- * results.jsonl as the engine's journal and resume on: a server killed
+ * themselves; given as {"name", "base64"}, a client's file, its bytes
+ * kept as they are (gzip included), so that the report's digests and
+ * names are those of the client's file (what the Python Client sends).
+ * Either way the job keeps its own copy and checks it with the engine
+ * before answering 202, so bad input is a 4xx naming the field (and the
+ * line).  The summary of an ended job is the whole object of
+ * `polysandbox eval --json`: with jobs and meta (the inputs named as
+ * the request named them, never the job's copies), as are the engine's
+ * messages.  The job runs sbx_eval_run with the job's results.jsonl as
+ * the engine's journal and resume on: a server killed
  * mid-job runs at its next start only the samples that have no record,
  * exactly as `polysandbox eval --resume`.  The records are the engine's
  * own lines; pass@k is the engine's summary once the job ended (and the
@@ -45,10 +51,12 @@ struct evaljob {
     char **providers;          /* NULL-terminated, or NULL */
     uint64_t timeout_ns, memory;
     int retries;               /* -1: the engine's default */
+    bool allow_partial;        /* score the tasks the samples have (the default) */
     bool all_tests;            /* sbx_eval_opts_set_judge's, 0 and -1: its defaults */
     uint64_t min_ns, compile_ns;
     double factor;
     char *source;              /* where the dataset came from, for the summary */
+    char *samples_source;      /* and the samples (NULL: canonical) */
     json_t *tasks;             /* task id -> its number */
     size_t n_tasks;
 };
@@ -85,6 +93,7 @@ static void eval_free(srv_job *j)
         free(e->providers[i]);
     free(e->providers);
     free(e->source);
+    free(e->samples_source);
     json_decref(e->tasks);
     free(e);
     j->k = NULL;
@@ -123,6 +132,8 @@ static int eval_load(srv_job *j, json_t *spec)
     if (json_is_integer(v = json_object_get(spec, "retries")))
         e->retries = (int)json_integer_value(v);
     e->all_tests = json_is_true(json_object_get(spec, "all_tests"));
+    /* absent in the spec of a job kept by a server before 0.3: allowed */
+    e->allow_partial = !json_is_false(json_object_get(spec, "allow_partial"));
     if (json_is_integer(v = json_object_get(spec, "min_time_ns")))
         e->min_ns = (uint64_t)json_integer_value(v);
     if (json_is_number(v = json_object_get(spec, "time_factor")))
@@ -130,6 +141,10 @@ static int eval_load(srv_job *j, json_t *spec)
     if (json_is_integer(v = json_object_get(spec, "compile_timeout_ns")))
         e->compile_ns = (uint64_t)json_integer_value(v);
     e->source = strdup(json_string_value(json_object_get(spec, "source")) ?: "");
+    if (!e->canonical &&
+        !(e->samples_source = strdup(json_string_value(json_object_get(spec, "samples_source"))
+                                     ?: "(inline)")))
+        return -1;
     return e->n_ks && e->source ? 0 : -1;
 }
 
@@ -278,6 +293,88 @@ static int load_inputs(srv *s, const char *dir, sbx_eval_format fmt, bool canoni
     return rc;
 }
 
+/* The engine's message @msg with the job's copies of its inputs called
+ * what the request called them (the server's paths are no business of
+ * the client's); NULL on ENOMEM. */
+static char *named(srv_job *j, const char *msg)
+{
+    struct evaljob *e = j->k;
+    char *pd = job_path(j->dir, "dataset"), *ps = job_path(j->dir, "samples"), *out = NULL;
+    const char *from[2] = { pd, ps }, *to[2] = { e->source, e->samples_source ?: "samples" };
+    size_t len = 0;
+    FILE *f = pd && ps ? open_memstream(&out, &len) : NULL;
+
+    while (f && *msg) {
+        size_t i = 0, n = 0;
+        for (; i < 2 && strncmp(msg, from[i], n = strlen(from[i])) != 0; i++)
+            ;
+        if (i < 2) {
+            fputs(to[i], f);
+            msg += n;
+        } else {
+            fputc(*msg++, f);
+        }
+    }
+    if (f && fclose(f) != 0) {
+        free(out);
+        out = NULL;
+    }
+    free(pd);
+    free(ps);
+    return out;
+}
+
+/* End the job as failed with the engine's last error, named (see named). */
+static void failed(srv_job *j, const char *code)
+{
+    char *msg = named(j, sbx_error_message(sbx_ctx_last_error(j->s->ctx)) ?: "");
+
+    job_ended(j, code, msg ? msg : "out of memory", NULL);
+    free(msg);
+}
+
+/* The meta of `polysandbox eval --json` (sbx_eval_meta_to_json) of the
+ * job's copies under the names the request gave them. */
+static json_t *job_meta(srv_job *j, const sbx_eval_opts *o)
+{
+    struct evaljob *e = j->k;
+    const char *dflt = sbx_ctx_default_provider(j->s->ctx);
+    const char *one[2] = { dflt, NULL };
+    char *pd = job_path(j->dir, "dataset"), *ps = job_path(j->dir, "samples"), *text = NULL;
+    json_t *m = NULL;
+
+    if (pd && ps)
+        text = sbx_eval_meta_to_json(pd, e->canonical ? NULL : ps, o,
+                                     e->providers ? (const char *const *)e->providers
+                                                  : dflt ? one : NULL);
+    if (text && (m = json_loads(text, 0, NULL))) {
+        json_object_set_new(json_object_get(m, "dataset"), "path", json_string(e->source));
+        if (!e->canonical)
+            json_object_set_new(json_object_get(m, "samples"), "path",
+                                json_string(e->samples_source));
+    }
+    free(text);
+    free(pd);
+    free(ps);
+    return m;
+}
+
+/* The engine's summary @summary made the object of `polysandbox eval
+ * --json`: the dataset's name, no results file of the client's, the
+ * workers, the meta.  0, or -1 on ENOMEM. */
+static int complete_summary(srv_job *j, const sbx_eval_opts *o, json_t *summary)
+{
+    struct evaljob *e = j->k;
+    json_t *meta = job_meta(j, o);
+
+    if (!meta)
+        return -1;
+    return json_object_set_new(summary, "dataset", json_string(e->source)) |
+           json_object_set_new(summary, "results", json_null()) |
+           json_object_set_new(summary, "jobs", json_integer(job_concurrency(j->s))) |
+           json_object_set_new(summary, "meta", meta);
+}
+
 static void eval_run(srv_job *j)
 {
     struct evaljob *e = j->k;
@@ -295,7 +392,7 @@ static void eval_run(srv_job *j)
         goto out;
     }
     if ((rc = load_inputs(s, j->dir, e->fmt, e->canonical, &ds, &smp)) != SBX_OK) {
-        job_ended(j, "invalid", sbx_error_message(sbx_ctx_last_error(s->ctx)), NULL);
+        failed(j, "invalid");
         goto out;
     }
     rc = sbx_eval_opts_set_providers(o, (const char *const *)e->providers);
@@ -311,10 +408,8 @@ static void eval_run(srv_job *j)
         rc = sbx_eval_opts_set_judge(o, e->all_tests, e->min_ns, e->factor, e->compile_ns);
     if (rc == SBX_OK)
         rc = sbx_eval_opts_set_journal(o, path, true);
-    /* The jobs API scores what it was given, as before 0.2; a request
-     * field asking for the whole dataset is still to come. */
     if (rc == SBX_OK)
-        rc = sbx_eval_opts_set_allow_partial(o, true);
+        rc = sbx_eval_opts_set_allow_partial(o, e->allow_partial);
     if (rc == SBX_OK)
         rc = sbx_eval_opts_set_callback(o, on_record, j);
     if (rc == SBX_OK)
@@ -326,12 +421,14 @@ static void eval_run(srv_job *j)
     if (rc != SBX_OK) {
         const char *code;
         srv_status_of(rc, 422, &code);
-        job_ended(j, code, sbx_error_message(sbx_ctx_last_error(s->ctx)), NULL);
+        failed(j, code);
         goto out;
     }
     if ((text = sbx_eval_summary_to_json(sum, e->ks, e->n_ks)) &&
-        (summary = json_loads(text, 0, NULL)))
-        json_object_set_new(summary, "dataset", json_string(e->source));
+        (summary = json_loads(text, 0, NULL)) && complete_summary(j, o, summary) != 0) {
+        json_decref(summary);
+        summary = NULL;
+    }
     job_ended(j, NULL, NULL, summary);
 out:
     free(text);
@@ -357,7 +454,8 @@ const job_kind job_kind_eval = {
 
 static const char *const eval_fields[] = {
     "dataset", "samples", "canonical", "format", "k", "providers", "timeout", "memory",
-    "retries", "all_tests", "min_time", "time_factor", "compile_timeout", NULL
+    "retries", "allow_partial", "all_tests", "min_time", "time_factor", "compile_timeout",
+    NULL
 };
 
 /* Copy the file @given (a path under eval_dir) to DIR/NAME.  0, or -1
@@ -483,18 +581,71 @@ out:
     return rc;
 }
 
-/* The input @field (a file name or inline records) into DIR/NAME. */
+/* The client's file @obj ({"name", "base64"}) to DIR/NAME, its bytes as
+ * they are; *@label its name.  0 or -1 having replied. */
+static int write_bytes(srv_req *r, const char *field, json_t *obj, const char *dir,
+                       const char *name, const char **label)
+{
+    const char *key, *text;
+    unsigned char *data = NULL;
+    char where[32];
+    size_t len = 0;
+    json_t *v;
+    int rc;
+
+    json_object_foreach(obj, key, v)
+        if (strcmp(key, "name") != 0 && strcmp(key, "base64") != 0) {
+            srv_error(r, 400, "invalid", NULL, "field '%s.%.64s' is unknown (a file is "
+                      "{\"name\", \"base64\"})", field, key);
+            return -1;
+        }
+    *label = json_string_value(json_object_get(obj, "name"));
+    if (!*label || !**label || strlen(*label) > PATH_MAX || strpbrk(*label, "\n\r")) {
+        srv_error(r, 400, "invalid", NULL, "field '%s.name' must be a file name on one line "
+                  "(at most %d bytes)", field, PATH_MAX);
+        return -1;
+    }
+    snprintf(where, sizeof where, "%s.base64", field);
+    if (!(text = json_string_value(json_object_get(obj, "base64")))) {
+        srv_error(r, 400, "invalid", NULL, "field '%s' must be the file's bytes in base64",
+                  where);
+        return -1;
+    }
+    if (srv_base64_decode(r, where, text, json_string_length(json_object_get(obj, "base64")),
+                          &data, &len) != 0)
+        return -1;
+    if (!len) {
+        srv_error(r, 400, "invalid", NULL, "field '%s' is an empty file", where);
+        free(data);
+        return -1;
+    }
+    rc = job_write_file(dir, name, data, len);
+    free(data);
+    if (rc != 0) {
+        srv_error(r, 500, "io", NULL, "cannot keep %s in %s: %s", field, dir, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+/* The input @field (a file name, inline records or a client's file) into
+ * DIR/NAME; *@label what the report calls it. */
 static int take_input(srv_req *r, json_t *body, const char *field, const char *dir,
-                      const char *name)
+                      const char *name, const char **label)
 {
     json_t *v = json_object_get(body, field);
 
-    if (json_is_string(v))
+    *label = "(inline)";
+    if (json_is_string(v)) {
+        *label = json_string_value(v);
         return copy_in(r, field, json_string_value(v), dir, name);
+    }
     if (json_is_array(v))
         return write_inline(r, field, v, dir, name);
+    if (json_is_object(v))
+        return write_bytes(r, field, v, dir, name, label);
     srv_error(r, 400, "invalid", NULL, "field '%s' must be a file name (under [server] "
-              "eval_dir) or an array of records", field);
+              "eval_dir), an array of records or a file {\"name\", \"base64\"}", field);
     return -1;
 }
 
@@ -540,6 +691,12 @@ static int take_judge(srv_req *r, json_t *body, json_t *spec)
     if (srv_json_bool(r, body, "all_tests", &all) != 0)
         return -1;
     json_object_set_new(spec, "all_tests", json_boolean(all));
+    /* absent: as before 0.3, the jobs API scores the tasks it was given */
+    if (srv_json_bool(r, body, "allow_partial", &all) != 0)
+        return -1;
+    json_object_set_new(spec, "allow_partial",
+                        json_boolean(all || !json_is_boolean(json_object_get(body,
+                                                                             "allow_partial"))));
     for (size_t i = 0; i < sizeof durations / sizeof durations[0]; i++) {
         uint64_t ns;
         if (!(v = json_object_get(body, durations[i][0])) || json_is_null(v))
@@ -641,11 +798,12 @@ static int take_options(srv_req *r, json_t *body, json_t *spec)
 
 void jobs_eval_create(srv_req *r)
 {
-    json_t *body = srv_req_json(r), *spec = NULL, *v;
+    json_t *body = srv_req_json(r), *spec = NULL;
     char id[JOB_ID_LEN + 1], *dir = NULL;
     sbx_eval_dataset *ds = NULL;
     sbx_eval_samples *smp = NULL;
     bool canonical = false;
+    const char *source = NULL, *samples_source = NULL;
     size_t total = 0;
     int rc;
 
@@ -676,8 +834,8 @@ void jobs_eval_create(srv_req *r)
     }
     if (take_options(r, body, spec) != 0 || !(dir = job_new_dir(r, id)))
         goto fail;
-    if (take_input(r, body, "dataset", dir, "dataset") != 0 ||
-        (!canonical && take_input(r, body, "samples", dir, "samples") != 0))
+    if (take_input(r, body, "dataset", dir, "dataset", &source) != 0 ||
+        (!canonical && take_input(r, body, "samples", dir, "samples", &samples_source) != 0))
         goto fail;
     /* the engine checks them now, so that bad input is this request's 4xx */
     rc = load_inputs(r->s, dir, format_of(json_string_value(json_object_get(spec, "format"))),
@@ -697,9 +855,9 @@ void jobs_eval_create(srv_req *r)
                   r->s->conf.job_items_max);
         goto fail;
     }
-    v = json_object_get(body, "dataset");
-    json_object_set_new(spec, "source", json_string(json_is_string(v) ? json_string_value(v)
-                                                                      : "(inline)"));
+    json_object_set_new(spec, "source", json_string(source));
+    if (samples_source)
+        json_object_set_new(spec, "samples_source", json_string(samples_source));
     json_object_set_new(spec, "canonical", json_boolean(canonical));
     sbx_eval_samples_free(smp);
     sbx_eval_dataset_free(ds);

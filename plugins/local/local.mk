@@ -82,7 +82,7 @@ plugins/local/local-zygote.so: $(ZYGOTE_HELPER_SRC) $(srcdir)/plugins/local/loca
 		$(srcdir)/plugins/local/local-zygote.h config.h
 	$(AM_V_CCLD)$(MKDIR_P) plugins/local && \
 	$(CC) -std=gnu11 $(WARN_CFLAGS) -O2 -fPIC -shared -fvisibility=hidden $(DEFS) \
-	  -I$(top_builddir) -I$(top_srcdir)/sdk/include -I$(top_srcdir)/core/include \
+	  -I$(top_builddir) -I$(top_srcdir)/sdk/include \
 	  -Wl,-z,defs -o $@ $(ZYGOTE_HELPER_SRC)
 endif
 EXTRA_DIST += plugins/local/local-zygote.py plugins/local/local-zygote-child.c

@@ -9,6 +9,7 @@
     rep.counts["passed"], rep.pass_at(1), rep.to_json()            # eval --json
     rep = psb.compare("HumanEval.jsonl", "s.jsonl", providers=["local", "docker"])
     rep.agree, [c.pass_rate for c in rep.columns], rep.to_json()  # compare --json
+    rep = psb.compare_from("HumanEval.jsonl", "s.jsonl", results=["a.jsonl", "b.jsonl"])
     [(p.name, p.ready, p.size) for p in psb.pools()]              # pools --json
     r = client.run("echo hi")
     rs = psb.run_many(["echo 1", ["echo", "2"]], concurrency=4)   # results in order
@@ -50,6 +51,7 @@ __version__ = "0.1.0"
 __all__ = [
     "run", "run_code", "arun", "arun_code", "run_many", "arun_many", "providers",
     "templates", "pools", "apools", "evaluate", "aevaluate", "compare", "acompare",
+    "compare_from",
     "create_sandbox", "get_or_create_sandbox", "attach", "sandboxes",
     "Sandbox", "SandboxInfo", "FileEntry", "FileList", "Progress",
     "Provider", "Template", "Pool", "EvalReport", "EvalProgress", "FORMATS", "CompareReport",
@@ -109,6 +111,11 @@ def aevaluate(dataset: str, samples: str | None = None,
 def compare(dataset: str, samples: str | None = None, **options: Any) -> CompareReport:
     """Runner.compare on the in-process runner."""
     return default().compare(dataset, samples, **options)
+
+
+def compare_from(dataset: str, samples: str | None = None, **options: Any) -> CompareReport:
+    """Runner.compare_from on the in-process runner."""
+    return default().compare_from(dataset, samples, **options)
 
 
 def acompare(dataset: str, samples: str | None = None,

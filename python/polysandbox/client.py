@@ -8,20 +8,35 @@ route for server-sent events (Accept: text/event-stream) and hands each
 stdout/stderr event on as it is read.  The server's error replies
 ({"error": {"code", "message", "provider"}}) raise the exception class of
 the same library code.
+
+Client.evaluate sends the dataset and samples files, their bytes as they
+are, in POST /v1/eval ({"name", "base64"}: the server needs no access to
+the client's files), follows the job's server-sent events (progress
+events to the progress callback), and builds the EvalReport from the
+ended job's summary, the object `polysandbox eval --json` prints.
+Cancelling it (or an exception from progress) cancels the job (DELETE)
+and waits for it to stop.
 """
 
 from __future__ import annotations
 
+import base64
 import http.client
 import json
+import os
 import socket
+import stat
 import threading
+import time
 import urllib.parse
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from ._fields import field as json_field
-from .errors import CancelledRunError, InvalidRequestError, ServerError, error_for_remote
+from .errors import (CancelledRunError, InvalidRequestError, ServerError,
+                     error_for_code, error_for_remote)
+from .evalargs import FORMATS
 from .info import Pool, Provider, Template, listing
+from .report import EvalReport
 from .request import OutputSink, Runner
 from .result import Result, decode_output
 from .sandbox import FileList, SandboxInfo, warn_unlisted
@@ -74,18 +89,107 @@ class Client(Runner):
                                       "wait and poll Pool.ready")
         return listing(self._call("GET", "/v1/pools"), "pools", Pool)
 
-    def _evaluate(self, body: dict[str, Any], cancel: Any = None) -> Any:
-        raise NotImplementedError("polysandbox.Client.evaluate: polysandboxd's POST /v1/eval "
-                                  "job reads datasets under its own [server] eval_dir and "
-                                  "reports the summary without the run's results file, jobs "
-                                  "and metadata, so it cannot give evaluate's report; run "
-                                  "evaluate on the in-process runner (polysandbox.evaluate "
-                                  "or polysandbox.Local)")
+    def _evaluate(self, body: dict[str, Any], cancel: "_Abort | None" = None) -> EvalReport:
+        """evaluate (see Runner.evaluate) as a job of polysandboxd's POST
+        /v1/eval: the files sent inline, the job followed to its end."""
+        call = "polysandbox.Client.evaluate"
+        if body["jobs"]:
+            raise ValueError(f"{call}: argument 'jobs': polysandboxd runs an evaluation with "
+                             "its own workers ([server] job_workers); give jobs=0")
+        if body["out"] is not None:
+            raise NotImplementedError(f"{call}: argument 'out' (and resume): the records stay "
+                                      "in the server's job (GET /v1/jobs/ID); run evaluate "
+                                      "on the in-process runner for a results file")
+        req: dict[str, Any] = {"dataset": _file_field(call, "dataset", body["dataset"]),
+                               "format": FORMATS[body["format"]], "k": body["k"],
+                               "allow_partial": body["allow_partial"]}
+        if body["samples"] is None:
+            req["canonical"] = True
+        else:
+            req["samples"] = _file_field(call, "samples", body["samples"])
+        for name in ("providers", "timeout", "memory", "retries"):
+            if body[name] is not None:
+                req[name] = body[name]
+        try:
+            job = self._call("POST", "/v1/eval", req)
+        except InvalidRequestError as e:
+            if "max_body" not in e.message:
+                raise
+            sizes = ", ".join(f"{n} {len(req[n]['base64']) * 3 // 4} bytes"
+                              for n in ("dataset", "samples") if n in req)
+            raise InvalidRequestError(f"{call}: the files sent inline ({sizes}, base64 in the "
+                                      f"body) are too large for the server: {e.message}",
+                                      e.code) from None
+        jid = job.get("id") if isinstance(job, dict) else None
+        if not isinstance(jid, str) or not jid or "/" in jid:
+            raise ServerError(f"polysandboxd at {self.url}: /v1/eval: the reply names no job")
+        try:
+            if cancel is not None and cancel.fired:
+                raise CancelledRunError(f"polysandboxd at {self.url}: job {jid}: cancelled")
+            view = self._follow(jid, body["progress"], cancel)
+        except BaseException:
+            self._stop_job(jid)
+            raise
+        state = view.get("state")
+        if state == "failed":
+            err = view.get("error") if isinstance(view.get("error"), dict) else {}
+            raise error_for_remote(str(err.get("code")), str(err.get("message")))
+        if state != "succeeded":
+            raise CancelledRunError(f"polysandboxd at {self.url}: job {jid} was {state}")
+        return EvalReport.from_json(view.get("summary"))
+
+    def _follow(self, jid: str, progress: Any, cancel: "_Abort | None") -> dict[str, Any]:
+        """The job's events to its done event (the ended job's object):
+        each progress event to progress(done, total, passed).  A stream
+        cut before the end is taken up again after the last event seen."""
+        seen, quiet = 0, 0
+        while True:
+            path = f"/v1/jobs/{urllib.parse.quote(jid, safe='')}/events?after={seen}"
+            where = f"polysandboxd at {self.url}: {path}"
+
+            def read(reply: Any) -> Any:
+                nonlocal seen, quiet
+                for name, eid, obj in _sse(reply, where):
+                    if name == "done":
+                        return obj
+                    if eid.isdigit():
+                        seen, quiet = max(seen, int(eid)), 0
+                    if name == "progress" and progress is not None:
+                        progress(*(json_field(obj, where, f, int)
+                                   for f in ("done", "total", "passed")))
+                return None
+            status, reason, got = self._send("GET", path, None, None, cancel, read=read)
+            if status >= 400:
+                raise self._refusal(path, status, reason, got)
+            if isinstance(got, dict):
+                return got
+            quiet += 1
+            if quiet > 3:
+                raise ServerError(f"{where}: the event stream ended before the job did")
+
+    def _stop_job(self, jid: str) -> None:
+        """Cancel the job and wait (at most a minute) for its running
+        items to stop; errors are left unsaid (a cancel is under way)."""
+        path = f"/v1/jobs/{urllib.parse.quote(jid, safe='')}"
+        try:
+            view = self._call("DELETE", path)
+            deadline = time.monotonic() + 60
+            while view.get("state") not in ("succeeded", "failed", "cancelled") \
+                    and time.monotonic() < deadline:
+                time.sleep(0.05)
+                view = self._call("GET", path + "?limit=0")
+        except Exception:
+            pass
 
     def _compare(self, body: dict[str, Any], cancel: Any = None) -> Any:
         raise NotImplementedError("polysandbox.Client.compare: polysandboxd has no compare "
                                   "route; run compare on the in-process runner "
                                   "(polysandbox.compare or polysandbox.Local)")
+
+    def _compare_from(self, body: dict[str, Any]) -> Any:
+        raise NotImplementedError("polysandbox.Client.compare_from: the results files are "
+                                  "this machine's; call polysandbox.compare_from (nothing "
+                                  "runs: no server is needed)")
 
     # Cancellation tokens of Runner._acall: the connection of the call.
     def _cancel_new(self) -> "_Abort":
@@ -257,15 +361,26 @@ _LINE_MAX = 128 << 20
 def _events(reply: Any, where: str, on_output: OutputSink) -> tuple[str, Any]:
     """Reads polysandboxd's server-sent events from reply: each stdout
     and stderr event (OutputEvent) goes to on_output; the first result or
-    error event ends it: (its name, its JSON object).  What the server
-    sent is checked as hostile: ServerError naming what is wrong."""
+    error event ends it: (its name, its JSON object)."""
+    for name, _, obj in _sse(reply, where):
+        if name in ("stdout", "stderr"):
+            on_output(name, _chunk(obj, where, name))
+        elif name in ("result", "error"):
+            return name, obj
+    raise ServerError(f"{where}: the event stream ended before the result")
+
+
+def _sse(reply: Any, where: str) -> Iterator[tuple[str, str, Any]]:
+    """polysandboxd's server-sent events from reply, as (name, id, JSON
+    object), to the end of the stream.  What the server sent is checked
+    as hostile: ServerError naming what is wrong."""
     if not reply.getheader("Content-Type", "").startswith("text/event-stream"):
         raise ServerError(f"{where}: the reply is not text/event-stream")
-    name, data = "", []
+    name, eid, data = "", "", []
     while True:
         line = reply.readline(_LINE_MAX + 1)
         if not line:
-            raise ServerError(f"{where}: the event stream ended before the result")
+            return
         if len(line) > _LINE_MAX:
             raise ServerError(f"{where}: an event line is over {_LINE_MAX} bytes")
         line = line.rstrip(b"\r\n")
@@ -276,6 +391,8 @@ def _events(reply: Any, where: str, on_output: OutputSink) -> tuple[str, Any]:
             value = value[1:] if value.startswith(" ") else value
             if key == "event":
                 name = value
+            elif key == "id":
+                eid = value
             elif key == "data":
                 data.append(value)
             continue
@@ -287,11 +404,36 @@ def _events(reply: Any, where: str, on_output: OutputSink) -> tuple[str, Any]:
         except ValueError as e:
             raise ServerError(f"{where}: the data of event '{name}' is not JSON: {e}") \
                 from None
-        if name in ("stdout", "stderr"):
-            on_output(name, _chunk(obj, where, name))
-        elif name in ("result", "error"):
-            return name, obj
+        yield name, eid, obj
         name, data = "", []
+
+
+# The largest file Client.evaluate reads to send (the server's max_body,
+# 16 MiB by default, is the bound that applies; this one keeps a mistaken
+# path from being read into memory).
+_FILE_MAX = 1 << 30
+
+
+def _file_field(call: str, arg: str, path: str) -> dict[str, str]:
+    """The file at path as POST /v1/eval's {"name", "base64"}; an error
+    naming the argument when it cannot be read or is no regular file."""
+    try:
+        # O_NONBLOCK: a FIFO is refused, not waited on
+        with os.fdopen(os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC), "rb") as f:
+            st = os.fstat(f.fileno())
+            if not stat.S_ISREG(st.st_mode):
+                raise InvalidRequestError(f"{call}: argument '{arg}': {path} is not a regular "
+                                          "file", 2)
+            if st.st_size > _FILE_MAX:
+                raise InvalidRequestError(f"{call}: argument '{arg}': {path} is larger than "
+                                          f"{_FILE_MAX} bytes, too large to send", 12)
+            data = f.read(_FILE_MAX + 1)
+    except OSError as e:
+        raise error_for_code(6 if isinstance(e, FileNotFoundError) else 11,
+                             f"{call}: argument '{arg}': {path}: {e.strerror or e}") from None
+    if not data:
+        raise InvalidRequestError(f"{call}: argument '{arg}': {path} is empty", 2)
+    return {"name": path, "base64": base64.b64encode(data).decode("ascii")}
 
 
 def _chunk(obj: Any, where: str, name: str) -> bytes:

@@ -61,7 +61,7 @@ class ServerError(SandboxError):
     """polysandboxd could not be reached or answered something unexpected."""
 
 
-# sbx_status values (core/include/polysandbox/common.h) and the names
+# sbx_status values (sdk/include/polysandbox/common.h) and the names
 # polysandboxd gives them (core/server/reply.c), with their class.
 _CODES = {
     1: ("nomem", SandboxError),

@@ -14,7 +14,8 @@ from typing import Any, Callable, Mapping, Sequence
 
 from .request import _positive, _text, _texts, _where
 
-__all__ = ["EvalProgress", "FORMATS", "compare_body", "evaluate_body", "loop_progress"]
+__all__ = ["EvalProgress", "FORMATS", "compare_body", "compare_from_body", "evaluate_body",
+           "loop_progress"]
 
 # progress(done, total, passed): samples finished (resumed ones included)
 # out of total, and how many of them passed; as `polysandbox eval` shows.
@@ -154,3 +155,17 @@ def compare_body(call: str, dataset: Any, samples: Any, providers: Any, k: Any, 
                 columns=columns,
                 report=None if report is None else _text(call, "report", report),
                 settings=per)
+
+
+def compare_from_body(call: str, dataset: Any, samples: Any, results: Any,
+                      k: Any) -> dict[str, Any]:
+    """compare_from's arguments, checked as the command checks --from."""
+    files = _texts(call, "results", results, empty_list=True)
+    if len(files) < 2:
+        raise ValueError(f"{_where(call, 'results')} must name at least two results files")
+    for i, f in enumerate(files):
+        if not f:
+            raise ValueError(f"{_where(call, f'results[{i}]')} is empty")
+    return dict(_common(call, k, 0, None, None, None), dataset=_text(call, "dataset", dataset),
+                samples=None if samples is None else _text(call, "samples", samples),
+                results=files)

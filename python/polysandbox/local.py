@@ -274,6 +274,53 @@ class Local(Runner):
             lib.sbx_eval_samples_free(smp)
             lib.sbx_eval_dataset_free(ds)
 
+    def _compare_from(self, body: dict[str, Any]) -> CompareReport:
+        """compare_from (see Runner.compare_from): the results files read
+        back against the dataset and samples (sbx_eval_summary_load) and
+        the library's report of them, as core/cli/cmd-compare.c's
+        compare_from builds it."""
+        lib, ctx, chk = self._lib, self._ctx_open(), self._check
+        ds, smp, rep = c_void_p(), c_void_p(), c_void_p()
+        sums: list[c_void_p] = []
+        try:
+            self._eval_inputs(body, 0, ds, smp)
+            columns: list[tuple[str, str]] = []   # (label, provider or "")
+            for path in body["results"]:
+                sums.append(c_void_p())
+                chk(lib.sbx_eval_summary_load(ctx, ds, smp, path.encode(),
+                                              ctypes.byref(sums[-1])))
+                prov = self._records_provider(sums[-1])
+                name = prov or path
+                same = 1 + sum(1 for (_, p), f in zip(columns, body["results"])
+                               if (p or f) == name)
+                columns.append((f"{name}#{same}" if same > 1 else name, prov))
+            chk(lib.sbx_eval_report_new(smp, body["dataset"].encode(),
+                                        body["samples"].encode() if body["samples"] else None,
+                                        ctypes.byref(rep)))
+            for (label, prov), path, sm in zip(columns, body["results"], sums):
+                chk(lib.sbx_eval_report_add(rep, label.encode(), prov.encode(), path.encode(),
+                                            _cstrs([]), sm))
+            ks = (ctypes.c_uint * len(body["k"]))(*body["k"])
+            return CompareReport.from_json(_taken_json(
+                lib.sbx_eval_report_to_json(rep, ks, len(body["k"])), "the compare report"))
+        finally:
+            lib.sbx_eval_report_free(rep)
+            for sm in sums:
+                lib.sbx_eval_summary_free(sm)
+            lib.sbx_eval_samples_free(smp)
+            lib.sbx_eval_dataset_free(ds)
+
+    def _records_provider(self, sm: c_void_p) -> str:
+        """The provider the records of sm name (the first that names one),
+        or ""."""
+        lib = self._lib
+        for i in range(lib.sbx_eval_summary_total(sm)):
+            r = lib.sbx_eval_summary_record(sm, i)
+            prov = lib.sbx_eval_record_provider(r) if r else None
+            if prov:
+                return prov.decode("utf-8", "replace")
+        return ""
+
     def _eval_inputs(self, body: dict[str, Any], fmt: int, ds: c_void_p,
                      smp: c_void_p) -> None:
         """Load body's dataset (in format fmt) into ds and its samples (the

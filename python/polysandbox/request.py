@@ -300,6 +300,24 @@ class Runner:
                            compare_body("acompare", dataset, samples, providers, k, jobs,
                                         timeout, memory, retries, report, settings))
 
+    def _compare_from(self, body: dict[str, Any]) -> "CompareReport":
+        raise NotImplementedError
+
+    def compare_from(self, dataset: str, samples: str | None = None, *,
+                     results: Sequence[str], k: Sequence[int] = (1, 10, 100)
+                     ) -> "CompareReport":
+        """The report of compare built from results files already written
+        (evaluate's out, eval --out, or an earlier compare's report
+        files), nothing run: `polysandbox compare --from RESULTS,...
+        --json` but for report (None: no page is written).  results: at
+        least two files; a column is named after the provider its records
+        name (NAME#2 when repeated), else after its file.  dataset and
+        samples (None: canonical) are the files the results were graded
+        on; meta.rebuilt is True and meta.limits null."""
+        from .evalargs import compare_from_body
+        return self._compare_from(compare_from_body("compare_from", dataset, samples, results,
+                                                    k))
+
     # ---- evaluate ----------------------------------------------------------------
 
     def _evaluate(self, body: dict[str, Any], cancel: Any = None) -> "EvalReport":

@@ -1,32 +1,129 @@
-/* example.c - the smallest useful PolySandbox provider
+/* example.c - a small but real PolySandbox provider, built out of tree
  *
- * Builds out of tree with nothing but the SDK header:
+ * Builds with nothing but the installed SDK:
  *
  *     cc -shared -fPIC -fvisibility=hidden \
  *        $(pkg-config --cflags polysandbox-provider) -o example.so example.c
  *
- * Every exec writes "hello from example\n" to stdout and exits 0.  It
- * isolates nothing: it shows the shape of a provider, not a sandbox.
- * Without SBX_CAP_NETWORK_POLICY, network = none (the default) is refused
- * by the core unless unenforced_limits allows "network".
+ * Each sandbox is a fresh work directory; each exec runs its command there
+ * as a plain process of this user, in a PID namespace of its own, so
+ * nothing the command starts outlives the exec.  It shares the host's
+ * files and network: it shows the shape of a provider, it is not a jail.
+ * It applies the wall clock, the output caps, the CPU time and the open
+ * files and file size limits; it tells the core that it cannot apply the
+ * memory, process-count and disk limits, and it has no network policy
+ * (no SBX_CAP_NETWORK_POLICY), so the administrator must allow those to
+ * go unenforced (unenforced_limits in polysandbox.ini(5)).
+ *
+ * Every exec makes three processes: "outer" (a child of this one, which
+ * enters the new PID namespace), "init" (PID 1 there: when it exits, the
+ * kernel kills everything left in the namespace) and the command.
  */
-#include <stdatomic.h>
+#define _GNU_SOURCE /* unshare(), CLONE_NEWPID */
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <polysandbox/provider.h>
 
+extern char **environ;
+
 /* What init returns: handed back to every op as `prov`. */
 struct example {
-    const sbx_host_v1 *host;  /* (transfer none) valid until fini */
-    sbx_host_handle *h;       /* for host calls */
-    atomic_ulong next_id;     /* ops may run on several threads at once */
+    const sbx_host_v1 *host; /* (transfer none) valid until fini */
+    sbx_host_handle *h;      /* for host calls */
 };
 
 /* One sandbox: create allocates it, destroy frees it. */
-struct example_sandbox {
-    unsigned long id;
+struct sandbox {
+    char dir[64];         /* the work directory, removed by destroy */
+    char **env;           /* "KEY=VALUE" of the create spec, NULL-terminated */
+    sbx_limits_v1 limits;
 };
+
+/* One message from the exec's processes to this one. */
+enum { REPORT_SETUP, REPORT_EXEC, REPORT_STATUS };
+#define REPORT_FD 3 /* where the exec's processes have the report pipe */
+struct report {
+    int kind;  /* REPORT_SETUP/EXEC: an errno; REPORT_STATUS: a wait status */
+    int value;
+};
+
+#define FAIL(ex, code, ...) ((ex)->host->set_error((ex)->h, (code), __VA_ARGS__))
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void free_env(char **env)
+{
+    for (size_t i = 0; env && env[i]; i++)
+        free(env[i]);
+    free(env);
+}
+
+/* Adds @kv ("KEY=VALUE", transfer full) to @env (of *@n entries),
+ * replacing an entry of the same key: the exec's environment overrides
+ * the sandbox's. */
+static void put_env(char **env, size_t *n, char *kv)
+{
+    size_t klen = strcspn(kv, "=") + 1, i;
+
+    for (i = 0; i < *n; i++)
+        if (strncmp(env[i], kv, klen) == 0)
+            break;
+    if (i < *n)
+        free(env[i]);
+    else
+        (*n)++;
+    env[i] = kv;
+}
+
+static char *kv_string(const sbx_kv_v1 *kv)
+{
+    char *s = malloc(strlen(kv->key) + strlen(kv->value) + 2);
+
+    if (s)
+        sprintf(s, "%s=%s", kv->key, kv->value);
+    return s;
+}
+
+/* A new environment (NULL-terminated, or NULL when out of memory):
+ * @base ("KEY=VALUE" strings, NULL-terminated, or NULL), then @kv over it. */
+static char **make_env(char *const *base, const sbx_kv_v1 *kv, size_t n_kv)
+{
+    size_t n_base = 0, n = 0;
+    char **env, *s;
+
+    while (base && base[n_base])
+        n_base++;
+    env = calloc(n_base + n_kv + 1, sizeof *env);
+    if (!env)
+        return NULL;
+    for (size_t i = 0; i < n_base + n_kv; i++) {
+        s = i < n_base ? strdup(base[i]) : kv_string(&kv[i - n_base]);
+        if (!s) {
+            free_env(env);
+            return NULL;
+        }
+        put_env(env, &n, s);
+    }
+    return env;
+}
 
 static int example_init(const sbx_host_v1 *host, sbx_host_handle *h, void **prov)
 {
@@ -36,7 +133,6 @@ static int example_init(const sbx_host_v1 *host, sbx_host_handle *h, void **prov
         return host->set_error(h, SBX_E_NOMEM, "out of memory");
     ex->host = host;
     ex->h = h;
-    host->log(h, SBX_LOG_DEBUG, "example provider ready");
     *prov = ex;
     return SBX_OK;
 }
@@ -46,49 +142,319 @@ static void example_fini(void *prov)
     free(prov);
 }
 
+static int remove_one(const char *path, const struct stat *st, int type,
+                      struct FTW *ftw)
+{
+    (void)st, (void)ftw;
+    return type == FTW_DP ? rmdir(path) : unlink(path);
+}
+
+static void free_sandbox(struct sandbox *s)
+{
+    free_env(s->env);
+    free(s);
+}
+
 static int example_create(void *prov, const sbx_create_spec_v1 *spec, void **sb,
                           char id[SBX_ID_MAX])
 {
+    const uint64_t unenforced =
+        SBX_LIMIT_BIT_MEMORY | SBX_LIMIT_BIT_PIDS | SBX_LIMIT_BIT_DISK;
     struct example *ex = prov;
-    struct example_sandbox *s = malloc(sizeof *s);
+    struct sandbox *s;
+    int rc;
 
-    (void)spec; /* limits, template, env: a real provider honours them */
-    if (!s)
-        return ex->host->set_error(ex->h, SBX_E_NOMEM, "out of memory");
-    s->id = atomic_fetch_add(&ex->next_id, 1) + 1;
-    snprintf(id, SBX_ID_MAX, "example-%lu", s->id);
+    if (spec->image && spec->image_explicit)
+        return FAIL(ex, SBX_E_NOTSUP, "example runs no images (asked for %s)",
+                    spec->image);
+    /* Say what will not be enforced before anything runs.  A core before
+     * ABI 1.5 has no such slot (then nothing is refused). */
+    if (ex->host->struct_size > offsetof(sbx_host_v1, limits_unenforced) &&
+        ex->host->limits_unenforced &&
+        (rc = ex->host->limits_unenforced(ex->h, unenforced,
+                                          "a plain process: no cgroup")) != SBX_OK)
+        return rc;
+    s = calloc(1, sizeof *s);
+    if (!s || !(s->env = make_env(NULL, spec->env, spec->n_env))) {
+        free(s);
+        return FAIL(ex, SBX_E_NOMEM, "out of memory");
+    }
+    s->limits = spec->limits;
+    snprintf(s->dir, sizeof s->dir, "/tmp/example-XXXXXX");
+    if (!mkdtemp(s->dir)) {
+        rc = FAIL(ex, SBX_E_IO, "mkdtemp %s: %s", s->dir, strerror(errno));
+        free_sandbox(s);
+        return rc;
+    }
+    snprintf(id, SBX_ID_MAX, "%s", s->dir + strlen("/tmp/"));
     *sb = s;
-    return SBX_OK;
-}
-
-static int example_exec(void *prov, void *sb, const sbx_exec_spec_v1 *spec,
-                        const sbx_output_sink_v1 *sink, sbx_exec_outcome_v1 *out)
-{
-    static const char hello[] = "hello from example\n";
-    size_t len = sizeof hello - 1;
-
-    (void)prov;
-    (void)sb;
-    /* Deliver at most the cap; past it the command would be killed. */
-    if (len > spec->stdout_cap) {
-        len = (size_t)spec->stdout_cap;
-        out->stdout_truncated = 1;
-    }
-    if (sink->write(sink->ud, SBX_STREAM_STDOUT, hello, len) != 0 ||
-        out->stdout_truncated) {
-        out->status = SBX_RUN_OUTPUT_LIMIT;
-        return SBX_OK;
-    }
-    out->status = SBX_RUN_OK;
-    out->exit_code = 0;
     return SBX_OK;
 }
 
 static int example_destroy(void *prov, void *sb)
 {
-    (void)prov;
-    free(sb);
+    struct example *ex = prov;
+    struct sandbox *s = sb;
+    int rc = SBX_OK;
+
+    if (nftw(s->dir, remove_one, 16, FTW_DEPTH | FTW_PHYS) != 0)
+        rc = FAIL(ex, SBX_E_IO, "removing %s: %s", s->dir, strerror(errno));
+    free_sandbox(s);
+    return rc;
+}
+
+/* Writes the exec's files under @dir, making parent directories.  The
+ * core has checked each path (relative, no ".."). */
+static int write_files(struct example *ex, const char *dir,
+                       const sbx_exec_spec_v1 *spec)
+{
+    for (size_t i = 0; i < spec->n_files; i++) {
+        const sbx_file_v1 *f = &spec->files[i];
+        char path[4096];
+        int fd;
+
+        if (snprintf(path, sizeof path, "%s/%s", dir, f->path) >= (int)sizeof path)
+            return FAIL(ex, SBX_E_PATH, "file path too long: %s", f->path);
+        for (char *p = path + strlen(dir) + 1; (p = strchr(p, '/')); *p++ = '/') {
+            *p = '\0';
+            if (mkdir(path, 0755) != 0 && errno != EEXIST)
+                return FAIL(ex, SBX_E_IO, "mkdir %s: %s", path, strerror(errno));
+        }
+        fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
+                  f->mode & 07777);
+        if (fd < 0)
+            return FAIL(ex, SBX_E_IO, "open %s: %s", path, strerror(errno));
+        size_t done = 0;
+        while (done < f->len) {
+            ssize_t w = write(fd, (const char *)f->data + done, f->len - done);
+            if (w < 0 && errno == EINTR)
+                continue;
+            if (w < 0) {
+                int rc = FAIL(ex, SBX_E_IO, "write %s: %s", path, strerror(errno));
+                close(fd);
+                return rc;
+            }
+            done += (size_t)w;
+        }
+        if (fchmod(fd, f->mode & 07777) != 0 || close(fd) != 0)
+            return FAIL(ex, SBX_E_IO, "%s: %s", path, strerror(errno));
+    }
     return SBX_OK;
+}
+
+static void report(int fd, int kind, int value)
+{
+    struct report r = {kind, value};
+    (void)!write(fd, &r, sizeof r); /* 8 bytes: atomic on a pipe */
+}
+
+/* In the command's process: limits, directory, then exec.  Only
+ * async-signal-safe calls: the provider's process may have threads. */
+static void run_command(const struct sandbox *s, const sbx_exec_spec_v1 *spec,
+                        char **env)
+{
+    uint64_t cpu_s = (s->limits.cpu_ns + 999999999u) / 1000000000u;
+    struct rlimit cpu = {cpu_s, cpu_s + 1}; /* SIGXCPU, then SIGKILL */
+    struct rlimit files = {s->limits.nofile, s->limits.nofile};
+    struct rlimit fsize = {s->limits.fsize_bytes, s->limits.fsize_bytes};
+
+    if (chdir(s->dir) != 0 || (spec->cwd && chdir(spec->cwd) != 0) ||
+        setrlimit(RLIMIT_CPU, &cpu) != 0 || setrlimit(RLIMIT_NOFILE, &files) != 0 ||
+        setrlimit(RLIMIT_FSIZE, &fsize) != 0) {
+        report(REPORT_FD, REPORT_SETUP, errno);
+        _exit(127);
+    }
+    environ = env; /* execvp looks argv[0] up in the sandbox's PATH */
+    execvp(spec->argv[0], (char *const *)spec->argv);
+    report(REPORT_FD, REPORT_EXEC, errno);
+    _exit(errno == ENOENT ? 127 : 126);
+}
+
+/* "outer": enter a new PID namespace; its first child is PID 1 there. */
+static void run_outer(const struct sandbox *s, const sbx_exec_spec_v1 *spec,
+                      char **env, int out, int err, int rep)
+{
+    pid_t init, cmd, pid;
+    int in, st;
+
+    /* stdin, stdout, stderr, the report pipe (closed by exec), and no
+     * other descriptor of the provider's process: a command holding
+     * another exec's pipe would keep that exec waiting.  All moved above
+     * REPORT_FD first, so that no dup2() overwrites another's source. */
+    out = fcntl(out, F_DUPFD, REPORT_FD + 1);
+    err = fcntl(err, F_DUPFD, REPORT_FD + 1);
+    rep = fcntl(rep, F_DUPFD, REPORT_FD + 1);
+    in = open("/dev/null", O_RDONLY);
+    if (out < 0 || err < 0 || rep < 0 || in < 0 || dup2(in, 0) < 0 ||
+        dup2(out, 1) < 0 || dup2(err, 2) < 0 || dup2(rep, REPORT_FD) < 0 ||
+        fcntl(REPORT_FD, F_SETFD, FD_CLOEXEC) < 0 || close_range(REPORT_FD + 1, ~0u, 0) != 0) {
+        report(rep, REPORT_SETUP, errno);
+        _exit(1);
+    }
+    /* root may make a PID namespace; another user needs a user namespace
+     * for it (where the kernel allows unprivileged ones). */
+    if (unshare(CLONE_NEWPID) != 0 && unshare(CLONE_NEWUSER | CLONE_NEWPID) != 0) {
+        report(REPORT_FD, REPORT_SETUP, errno);
+        _exit(1);
+    }
+    init = fork();
+    if (init < 0) {
+        report(REPORT_FD, REPORT_SETUP, errno);
+        _exit(1);
+    }
+    if (init > 0) {
+        while (waitpid(init, &st, 0) < 0 && errno == EINTR)
+            ;
+        _exit(0);
+    }
+    cmd = fork(); /* in "init", PID 1 */
+    if (cmd < 0) {
+        report(REPORT_FD, REPORT_SETUP, errno);
+        _exit(1);
+    }
+    if (cmd == 0)
+        run_command(s, spec, env);
+    /* Orphans of the command become ours: reap them until it ends. */
+    while ((pid = wait(&st)) != cmd)
+        if (pid < 0 && errno != EINTR)
+            _exit(1);
+    report(REPORT_FD, REPORT_STATUS, st);
+    _exit(0); /* and the kernel kills what is left in the namespace */
+}
+
+/* Hands @n bytes of @stream to the sink, up to the stream's cap.  Returns
+ * 0 to go on, or -1 when the command must be stopped (cap passed, or the
+ * sink asked to stop). */
+static int deliver(const sbx_output_sink_v1 *sink, int stream, const char *buf,
+                   size_t n, uint64_t cap, uint64_t *got, int *truncated)
+{
+    size_t room = (size_t)(cap - *got);
+    size_t take = n < room ? n : room;
+
+    *got += take;
+    if (take && sink->write(sink->ud, stream, buf, take) != 0)
+        return -1;
+    if (take < n)
+        *truncated = 1;
+    return take < n ? -1 : 0;
+}
+
+static void close_pair(int p[2])
+{
+    for (int i = 0; i < 2; i++)
+        if (p[i] >= 0)
+            close(p[i]);
+}
+
+static int example_exec(void *prov, void *sb, const sbx_exec_spec_v1 *spec,
+                        const sbx_output_sink_v1 *sink, sbx_exec_outcome_v1 *out)
+{
+    struct example *ex = prov;
+    struct sandbox *s = sb;
+    int po[2] = {-1, -1}, pe[2] = {-1, -1}, pr[2] = {-1, -1};
+    uint64_t t0 = now_ns(), deadline = t0 + spec->timeout_ns, got[2] = {0, 0};
+    int stopped = 0, timed_out = 0, rc, st;
+    struct report r, status = {-1, 0}, failure = {-1, 0};
+    char **env = NULL;
+    pid_t outer;
+
+    rc = write_files(ex, s->dir, spec);
+    if (rc != SBX_OK)
+        return rc;
+    env = make_env(s->env, spec->env, spec->n_env);
+    if (!env)
+        return FAIL(ex, SBX_E_NOMEM, "out of memory");
+    if (pipe2(po, O_CLOEXEC) != 0 || pipe2(pe, O_CLOEXEC) != 0 ||
+        pipe2(pr, O_CLOEXEC) != 0) {
+        rc = FAIL(ex, SBX_E_IO, "pipe: %s", strerror(errno));
+        goto out;
+    }
+    outer = fork();
+    if (outer < 0) {
+        rc = FAIL(ex, SBX_E_IO, "fork: %s", strerror(errno));
+        goto out;
+    }
+    if (outer == 0) {
+        setpgid(0, 0);
+        run_outer(s, spec, env, po[1], pe[1], pr[1]);
+    }
+    /* Its own process group (set on both sides: no race): one kill(-outer)
+     * reaches "init", whose death empties the namespace. */
+    setpgid(outer, outer);
+    close(po[1]), close(pe[1]), close(pr[1]);
+    po[1] = pe[1] = pr[1] = -1;
+    out->start_ns = now_ns() - t0;
+
+    /* Output until both streams end (the namespace is empty), the wall
+     * clock runs out or a cap is passed. */
+    struct pollfd fds[2] = {{po[0], POLLIN, 0}, {pe[0], POLLIN, 0}};
+    int *trunc[2] = {&out->stdout_truncated, &out->stderr_truncated};
+    uint64_t caps[2] = {spec->stdout_cap, spec->stderr_cap};
+    while (!stopped && (fds[0].fd >= 0 || fds[1].fd >= 0)) {
+        uint64_t now = now_ns();
+        if (now >= deadline) {
+            timed_out = stopped = 1;
+            break;
+        }
+        int ms = (int)((deadline - now) / 1000000u) + 1;
+        if (poll(fds, 2, ms) < 0 && errno != EINTR) {
+            rc = FAIL(ex, SBX_E_IO, "poll: %s", strerror(errno));
+            stopped = 1;
+            break;
+        }
+        for (int i = 0; i < 2 && !stopped; i++) {
+            char buf[65536];
+            ssize_t n;
+            if (fds[i].fd < 0 || !fds[i].revents)
+                continue;
+            n = read(fds[i].fd, buf, sizeof buf);
+            if (n < 0 && errno == EINTR)
+                continue;
+            if (n <= 0)
+                fds[i].fd = -1; /* end of the stream */
+            else if (deliver(sink, i + 1, buf, (size_t)n, caps[i], &got[i],
+                             trunc[i]) != 0)
+                stopped = 1;
+        }
+    }
+    if (stopped)
+        kill(-outer, SIGKILL);
+    while (waitpid(outer, &st, 0) < 0 && errno == EINTR)
+        ;
+    out->exec_ns = now_ns() - t0 - out->start_ns;
+
+    /* What the processes reported: init's wait status, or why it failed. */
+    while (read(pr[0], &r, sizeof r) == (ssize_t)sizeof r)
+        if (r.kind == REPORT_STATUS)
+            status = r;
+        else
+            failure = r;
+    out->exit_code = -1;
+    if (rc != SBX_OK) {
+        /* the error is set: the core reports a sandbox error */
+    } else if (timed_out) {
+        out->status = SBX_RUN_TIMEOUT;
+    } else if (stopped) {
+        out->status = SBX_RUN_OUTPUT_LIMIT;
+    } else if (failure.kind == REPORT_EXEC) {
+        out->exit_code = failure.value == ENOENT ? 127 : 126;
+        out->status = failure.value == ENOENT ? SBX_RUN_NOT_FOUND
+                                              : SBX_RUN_NOT_EXECUTABLE;
+    } else if (failure.kind == REPORT_SETUP || status.kind != REPORT_STATUS) {
+        rc = FAIL(ex, SBX_E_BACKEND, "starting %s: %s", spec->argv[0],
+                  failure.kind == REPORT_SETUP ? strerror(failure.value)
+                                               : "no status from the sandbox");
+    } else if (WIFEXITED(status.value)) {
+        out->exit_code = WEXITSTATUS(status.value);
+        out->status = out->exit_code ? SBX_RUN_NONZERO_EXIT : SBX_RUN_OK;
+    } else {
+        out->signal = WTERMSIG(status.value);
+        out->status = out->signal == SIGXCPU ? SBX_RUN_CPU_LIMIT : SBX_RUN_SIGNAL;
+    }
+out:
+    close_pair(po), close_pair(pe), close_pair(pr);
+    free_env(env);
+    return rc;
 }
 
 static const sbx_provider_ops_v1 example_ops = {
@@ -100,6 +466,10 @@ static const sbx_provider_ops_v1 example_ops = {
     /* Optional ops left NULL: the core answers SBX_E_NOTSUP for them. */
 };
 
-SBX_PROVIDER_DEFINE("example", "0.1.0",
-                    "example provider: says hello, isolates nothing",
-                    "MIT", 0 /* no capabilities */, NULL, NULL, &example_ops);
+/* SBX_CAP_CONCURRENT: ops share nothing, so many sandboxes may run at
+ * once.  SBX_PROVIDER_F_HOST_ROOT: commands run on the host's own files, so a
+ * template is usable when its compiler or interpreter is installed here. */
+SBX_PROVIDER_DEFINE_FLAGS("example", "0.2.0",
+                          "example provider: plain processes in a PID namespace",
+                          "MIT", SBX_CAP_CONCURRENT, SBX_PROVIDER_F_HOST_ROOT,
+                          NULL, NULL, &example_ops);

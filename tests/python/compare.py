@@ -1,4 +1,4 @@
-"""tests/python/compare.py - compare/acompare and pools/apools, in the
+"""tests/python/compare.py - compare/acompare, compare_from and pools/apools, in the
 process and through a real polysandboxd, printing TAP.
 
 Run by compare.sh under `make check`.  compare must give the report
@@ -18,7 +18,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import PS, check, finish, plan, raises, start, stop  # noqa: E402
 import polysandbox as psb  # noqa: E402
 
-PLAN = 18
+PLAN = 20
 plan(PLAN)
 
 SRC = os.environ["top_srcdir"]
@@ -111,6 +111,30 @@ check("compare: each column's records went to PREFIX.LABEL.jsonl",
       and all(os.path.getsize(c.results) > 0 for c in rep.columns if c.results))
 check("CompareReport.from_json(compare --json).to_json() is the CLI's object unchanged",
       cli is not None and json.loads(psb.CompareReport.from_json(cli).to_json()) == cli)
+
+# compare_from: the report of those records, nothing run, as --from
+kept = [c.results for c in rep.columns]
+rc, cli = cli_json("compare", "--dataset", dataset, "--samples", samples, "--from",
+                   ",".join(kept), "-k", "1,2", "--json", "--report", "cli5")
+frep = psb.compare_from(dataset, samples, results=kept, k=[1, 2])
+
+
+def undated(o):
+    return dict(o, report=None, meta=dict(o["meta"], date="(now)"))
+
+
+check("compare_from: compare --from's report (but the page files and the date), "
+      "rebuilt, the columns named after their records' provider",
+      cli is not None and undated(json.loads(frep.to_json())) == undated(cli)
+      and frep.meta["rebuilt"] and [c.label for c in frep.columns] == ["local", "local#2"]
+      and statuses(frep.to_dict()) == statuses(got),
+      f"exit {rc}\ncli {cli}\npy  {frep.to_json()}")
+check("compare_from: one results file is refused, a bad one raises naming it",
+      raises(ValueError, psb.compare_from, dataset, samples, results=kept[:1],
+             match="at least two")[0]
+      and raises(psb.SandboxError, psb.compare_from, dataset, samples,
+                 results=[kept[0], os.path.join(tmp, "nosuch.jsonl")],
+                 match="nosuch.jsonl")[0])
 
 mbpp = dataset
 rc, cli = cli_json("compare", "--dataset", mbpp, "--canonical", "--providers", "local,local",

@@ -3,8 +3,7 @@ against `polysandbox eval --json` on the same files, printing TAP.
 
 Run by evaluate.sh under `make check`.  The dataset is made here: two sh
 tasks, five samples (three pass), so every verdict is known in advance
-and none hangs on timing.  No polysandboxd: Client.evaluate refuses
-before it would reach one.
+and none hangs on timing.  No polysandboxd (see remote-eval.py).
 """
 
 import asyncio
@@ -16,7 +15,8 @@ import sys
 import threading
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import PS, cancel_later, check, finish, plan, raises, scratch  # noqa: E402
+from harness import (PS, cancel_later, check, finish, plan, raises, scratch,  # noqa: E402
+                     sh_eval_files, write_jsonl)
 import polysandbox as psb  # noqa: E402
 
 PLAN = 13
@@ -26,27 +26,10 @@ tmp = scratch("ps-python-evaluate.")
 
 
 def jsonl(name, rows):
-    path = os.path.join(tmp, name)
-    with open(path, "w") as f:
-        f.writelines(json.dumps(r) + "\n" for r in rows)
-    return path
+    return write_jsonl(tmp, name, rows)
 
 
-dataset = jsonl("tasks.jsonl", [
-    {"task_id": "sh/add", "language": "sh", "prompt": "# add A B: print A + B\n",
-     "test": '[ "$(add 2 3)" = 5 ] && [ "$(add -1 1)" = 0 ]\n',
-     "canonical_solution": "add() { echo $(($1 + $2)); }\n"},
-    {"task_id": "sh/greet", "language": "sh", "prompt": "# greet NAME: print hello NAME\n",
-     "test": '[ "$(greet bob)" = "hello bob" ]\n',
-     "canonical_solution": 'greet() { echo "hello $1"; }\n'},
-])
-samples = jsonl("samples.jsonl", [
-    {"task_id": "sh/add", "completion": "add() { echo $(($1 + $2)); }\n"},
-    {"task_id": "sh/add", "completion": "add() { echo $(($1 - $2)); }\n"},
-    {"task_id": "sh/greet", "completion": 'greet() { echo "hello $1"; }\n'},
-    {"task_id": "sh/greet", "completion": "greet() { echo hi; }\n"},
-    {"task_id": "sh/greet", "completion": 'greet() { printf "hello %s\\n" "$1"; }\n'},
-])
+dataset, samples = sh_eval_files(tmp)
 # Generous: a bound on a hang under load, never reached by these programs.
 OPTS = {"k": [1, 2], "providers": ["local"], "jobs": 2, "timeout": 30}
 CLI_OPTS = ["-k", "1,2", "-p", "local", "-j", "2", "--timeout", "30s"]
@@ -151,9 +134,9 @@ ok, e = raises(Stop, psb.evaluate, dataset, samples, providers=["local"], jobs=1
                timeout=30, progress=stop)
 check("a progress that raises stops the evaluation, and evaluate raises its exception",
       ok and str(e) == "stop at 1", f"{e}")
-check("Client.evaluate: NotImplementedError naming the call",
-      *raises(NotImplementedError, psb.Client("http://127.0.0.1:9").evaluate, dataset,
-              canonical=True, match="Client.evaluate"))
+check("Client.evaluate, no server listening: ServerError naming the server",
+      *raises(psb.ServerError, psb.Client("http://127.0.0.1:9").evaluate, dataset,
+              canonical=True, match="127.0.0.1:9"))
 
 # ---- aevaluate -------------------------------------------------------------------
 

@@ -4,6 +4,7 @@ polysandboxd on a free loopback port."""
 
 import asyncio
 import atexit
+import json
 import os
 import re
 import shutil
@@ -154,3 +155,33 @@ def stop(tmp, server, local):
     check("polysandboxd stopped cleanly, no sanitizer report, the token never logged",
           server.clean(src), f"exit {src}\n" + server.text()[-1500:])
     shutil.rmtree(tmp, ignore_errors=True)
+
+
+def write_jsonl(tmp, name, rows):
+    """rows as the JSON Lines file tmp/name; its path."""
+    path = os.path.join(tmp, name)
+    with open(path, "w") as f:
+        f.writelines(json.dumps(r) + "\n" for r in rows)
+    return path
+
+
+def sh_eval_files(tmp):
+    """The evaluation tests' dataset and samples, in tmp: two sh tasks,
+    five samples (three pass), so every verdict is known in advance and
+    none hangs on timing; (dataset, samples)."""
+    dataset = write_jsonl(tmp, "tasks.jsonl", [
+        {"task_id": "sh/add", "language": "sh", "prompt": "# add A B: print A + B\n",
+         "test": '[ "$(add 2 3)" = 5 ] && [ "$(add -1 1)" = 0 ]\n',
+         "canonical_solution": "add() { echo $(($1 + $2)); }\n"},
+        {"task_id": "sh/greet", "language": "sh", "prompt": "# greet NAME: print hello NAME\n",
+         "test": '[ "$(greet bob)" = "hello bob" ]\n',
+         "canonical_solution": 'greet() { echo "hello $1"; }\n'},
+    ])
+    samples = write_jsonl(tmp, "samples.jsonl", [
+        {"task_id": "sh/add", "completion": "add() { echo $(($1 + $2)); }\n"},
+        {"task_id": "sh/add", "completion": "add() { echo $(($1 - $2)); }\n"},
+        {"task_id": "sh/greet", "completion": 'greet() { echo "hello $1"; }\n'},
+        {"task_id": "sh/greet", "completion": "greet() { echo hi; }\n"},
+        {"task_id": "sh/greet", "completion": 'greet() { printf "hello %s\\n" "$1"; }\n'},
+    ])
+    return dataset, samples

@@ -1,8 +1,11 @@
 /* polysandbox/common.h - codes and enums shared by embedders and providers
  *
- * Included by both <polysandbox/sandbox.h> (embedding API) and
- * <polysandbox/provider.h> (plugin SDK).  Depends on <stdint.h> and
- * <stddef.h> only.
+ * Part of the provider SDK, installed with <polysandbox/provider.h> and
+ * polysandbox-provider.pc, so that a provider builds with the SDK alone;
+ * the embedding API's <polysandbox/sandbox.h> includes it in turn (the
+ * core depends on the SDK, never the other way).  Depends on <stdint.h>
+ * and <stddef.h> only.  Since: 0.1; in the SDK's files since 0.3 (the
+ * same header, path and definitions as before: no API or ABI change).
  *
  * Every enum here is append-only: values are never renumbered or reused.
  * A retired value stays as SBX_E_OBSOLETE_n.

@@ -1,0 +1,168 @@
+"""tests/python/remote-eval.py - Client.evaluate/aevaluate through a real
+polysandboxd (POST /v1/eval with the files inline), against the local
+evaluate on the same files, and the cancellation of acompare; TAP.
+
+Run by remote-eval.sh under `make check`.  The dataset is made here: two
+sh tasks, five samples (three pass), every verdict known in advance.
+"""
+
+import asyncio
+import base64
+import json
+import os
+import sys
+import threading
+import urllib.error
+import urllib.request
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from harness import (cancel_later, check, finish, plan, raises, sh_eval_files,  # noqa: E402
+                     start, stop, write_jsonl)
+import polysandbox as psb  # noqa: E402
+
+PLAN = 12
+plan(PLAN)
+
+tmp, server, client, local = start("ps-python-remote-eval.", 600)
+
+
+def jsonl(name, rows):
+    return write_jsonl(tmp, name, rows)
+
+
+dataset, samples = sh_eval_files(tmp)
+slow = jsonl("slow.jsonl", [{"task_id": t, "completion": f"{t[3:]}() {{ sleep 60; }}\n"}
+                            for t in ("sh/add", "sh/greet")])
+# Generous: a bound on a hang under load, never reached by these programs.
+OPTS = {"k": [1, 2], "providers": ["local"], "timeout": 30}
+
+
+def workers():
+    req = urllib.request.Request(server.url + "/v1/jobs?kind=eval",
+                                 headers={"Authorization": "Bearer " + server.token})
+    with urllib.request.urlopen(req, timeout=60) as r:
+        return json.load(r)
+
+
+# What differs between two runs of the same input: times and the date.
+def timeless(rep):
+    o = json.loads(rep.to_json())
+    for k in ("wall_ns", "throughput_per_s", "latency_ns"):
+        o[k] = "(run)"
+    o["meta"]["date"] = "(run)"
+    return o
+
+
+n_workers = workers()["job_workers"] if server.url else 1
+
+# ---- Client.evaluate against the local evaluate --------------------------------
+
+calls = []
+rep = client.evaluate(dataset, samples, progress=lambda *a: calls.append(a), **OPTS)
+want = local.evaluate(dataset, samples, jobs=n_workers, **OPTS)
+got, exp = timeless(rep), timeless(want)
+check("Client.evaluate: the local evaluate's to_json() (but times and date): verdicts, "
+      "pass@k, meta with the client's paths and digests",
+      got == exp and rep.passed == 3 and rep.dataset == dataset
+      and rep.meta["samples"]["path"] == samples and rep.results is None,
+      f"remote {got}\nlocal  {exp}")
+check("Client.evaluate: progress once per sample, done rising to total, passed ending at 3",
+      [c[0] for c in calls] == [1, 2, 3, 4, 5] and {c[1] for c in calls} == {5}
+      and calls[-1][2] == 3 and all(a[2] <= b[2] for a, b in zip(calls, calls[1:])),
+      f"{calls}")
+
+seen = []
+arep = asyncio.run(client.aevaluate(dataset, canonical=True,
+                                    progress=lambda *a: seen.append(threading.get_ident()),
+                                    **OPTS))
+awant = local.evaluate(dataset, canonical=True, jobs=n_workers, **OPTS)
+check("Client.aevaluate, canonical samples: the local report, progress in the loop's thread",
+      timeless(arep) == timeless(awant) and arep.passed == 2
+      and seen == [threading.get_ident()] * 2,
+      f"remote {timeless(arep)}\nlocal  {timeless(awant)}")
+
+# ---- errors -------------------------------------------------------------------------
+
+bad = os.path.join(tmp, "bad.jsonl")
+with open(bad, "w") as f:
+    f.write('{"task_id": "sh/add", "completion": "x"}\nnot json\n')
+check("a malformed samples file: InvalidRequestError naming the field and its line",
+      *raises(psb.InvalidRequestError, client.evaluate, dataset, bad, **OPTS,
+              match="field 'samples', line 2"))
+part = jsonl("part.jsonl", [{"task_id": "sh/add", "completion": "add() { echo $(($1 + $2)); }\n"}])
+ok, e = raises(psb.InvalidRequestError, client.evaluate, dataset, part, **OPTS,
+               match='have no sample: "sh/greet"')
+prep = client.evaluate(dataset, part, allow_partial=True, **OPTS) if ok else None
+check("samples leaving a task out: refused as the local evaluate, scored with allow_partial",
+      ok and prep.samples == 1 and prep.passed == 1, f"{e}")
+check("a missing file: SandboxNotFoundError naming the argument, nothing sent",
+      *raises(psb.SandboxNotFoundError, client.evaluate, os.path.join(tmp, "nosuch.jsonl"),
+              samples, **OPTS, match="argument 'dataset'"))
+check("jobs and out, which the server cannot apply, are refused",
+      raises(ValueError, client.evaluate, dataset, samples, jobs=3, match="'jobs'")[0]
+      and raises(NotImplementedError, client.evaluate, dataset, samples,
+                 out=os.path.join(tmp, "o.jsonl"), match="'out'")[0])
+
+
+def post(body):
+    req = urllib.request.Request(server.url + "/v1/eval", data=json.dumps(body).encode(),
+                                 headers={"Authorization": "Bearer " + server.token,
+                                          "Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(req, timeout=60) as r:
+            return r.status, json.load(r)
+    except urllib.error.HTTPError as e:
+        return e.code, json.load(e)
+
+
+good = {"name": "t.jsonl", "base64": base64.b64encode(open(dataset, "rb").read()).decode()}
+replies = [post({"dataset": {"name": "t.jsonl", "base64": "%%%"}, "canonical": True}),
+           post({"dataset": {"name": "", "base64": good["base64"]}, "canonical": True}),
+           post({"dataset": dict(good, mode=1), "canonical": True}),
+           post({"dataset": good, "canonical": True, "allow_partial": "yes"})]
+check("POST /v1/eval: a bad file object is a 400 naming its field",
+      [r[0] for r in replies] == [400] * 4
+      and all(f in r[1]["error"]["message"] for r, f in
+              zip(replies, ("dataset.base64", "dataset.name", "dataset.mode", "allow_partial"))),
+      f"{replies}")
+
+# ---- cancellation ---------------------------------------------------------------------
+
+
+async def running():
+    """Until a sandbox of the local provider runs (bounded: a hang)."""
+    for _ in range(1200):
+        if await asyncio.get_running_loop().run_in_executor(
+                None, lambda: local.sandboxes(provider="local")):
+            return
+        await asyncio.sleep(0.05)
+
+
+how, _ = asyncio.run(cancel_later(client.aevaluate(dataset, slow, providers=["local"],
+                                                   timeout=120, k=[1]), running))
+jobs = workers()["jobs"] if server.url else []
+check("cancelling a Client.aevaluate: CancelledError, the job cancelled, no sandbox left",
+      how == "cancelled" and jobs and jobs[0]["state"] == "cancelled"
+      and local.sandboxes(provider="local") == [],
+      f"{how} {jobs and jobs[0]['state']}")
+
+
+async def cancelled_compare():
+    t = asyncio.ensure_future(local.acompare(dataset, slow, providers=["local", "local"],
+                                             timeout=120, k=[1]))
+    await running()
+    t.cancel()
+    try:
+        await t
+        return "not cancelled"
+    except asyncio.CancelledError:
+        return "cancelled"
+    except BaseException as e:   # what must not leak
+        return f"{type(e).__name__}: {e}"
+
+how = asyncio.run(cancelled_compare())
+check("cancelling an acompare mid-run: CancelledError alone, no sandbox left",
+      how == "cancelled" and local.sandboxes(provider="local") == [], how)
+
+stop(tmp, server, local)
+finish(PLAN)
