@@ -247,19 +247,17 @@ static int apply_eval(loader *ld, const where *w, const char *key, const char *v
 
 const char *const core_app_sections[] = { "server", NULL };
 
-/* A key of an application section: kept as it is, the last one set wins;
- * the program that reads the section checks it. */
-static int apply_app(loader *ld, const where *w, const char *section, const char *key,
-                     const char *value)
+/* SECTION.KEY into @v: the last one set wins. */
+static int put_setting(loader *ld, const where *w, core_setting **v, size_t *n,
+                       const char *section, const char *key, const char *value)
 {
-    core_config *cfg = ld->cfg;
     char *full;
     int rc = SBX_OK;
 
     if (asprintf(&full, "%s.%s", section, key) < 0)
         return core_cfg_nomem(ld);
-    for (size_t i = 0; i < cfg->n_app; i++) {
-        core_setting *s = &cfg->app[i];
+    for (size_t i = 0; i < *n; i++) {
+        core_setting *s = &(*v)[i];
         if (strcmp(s->key, full) != 0)
             continue;
         free(full);
@@ -269,9 +267,38 @@ static int apply_app(loader *ld, const where *w, const char *section, const char
         s->line = w->line;
         return SBX_OK;
     }
-    rc = core_cfg_add_setting(ld, &cfg->app, &cfg->n_app, w, full, value);
+    rc = core_cfg_add_setting(ld, v, n, w, full, value);
     free(full);
     return rc;
+}
+
+/* A key of an application section: kept as it is; the program that reads
+ * the section checks it. */
+static int apply_app(loader *ld, const where *w, const char *section, const char *key,
+                     const char *value)
+{
+    return put_setting(ld, w, &ld->cfg->app, &ld->cfg->n_app, section, key, value);
+}
+
+/* [registry HOST]: username and password (a credential reference, opened
+ * only when the registry asks) for image pull from HOST, as a reference
+ * writes it (127.0.0.1:5000, docker.io).  Kept as "HOST.KEY". */
+static int apply_registry(loader *ld, const where *w, const char *host, const char *key,
+                          const char *value)
+{
+    if (!*host || strpbrk(host, " \t/@") || strlen(host) > 255)
+        return core_cfg_err(ld, SBX_E_CONFIG, w, "[registry %s]: not a registry's host "
+                            "(write [registry HOST[:PORT]] as an image reference names it, "
+                            "e.g. [registry docker.io])", host);
+    if (strcmp(key, "username") != 0 && strcmp(key, "password") != 0)
+        return core_cfg_err(ld, SBX_E_CONFIG, w, "unknown key '%s' in [registry %s] (known: "
+                            "username, password)", key, host);
+    if (!*value)
+        return core_cfg_err(ld, SBX_E_CONFIG, w, "empty %s in [registry %s]", key, host);
+    if (strcmp(key, "username") == 0 && strchr(value, ':'))
+        return core_cfg_err(ld, SBX_E_CONFIG, w, "username in [registry %s] holds ':', which "
+                            "Basic authentication cannot carry", host);
+    return put_setting(ld, w, &ld->cfg->registries, &ld->cfg->n_registries, host, key, value);
 }
 
 int core_cfg_apply_main(loader *ld, const where *w, const char *section, const char *key,
@@ -292,8 +319,11 @@ int core_cfg_apply_main(loader *ld, const where *w, const char *section, const c
         return core_cfg_pool_override(ld, w, key, value);
     if (strcmp(section, "provider") == 0 && w->line == 0)
         return core_cfg_provider_override(ld, w, key, value);
+    if (strncmp(section, "registry ", 9) == 0)
+        return apply_registry(ld, w, section + 9, key, value);
     return core_cfg_err(ld, SBX_E_CONFIG, w, "unknown section [%s] (known: [core], "
-                        "[limits], [eval], [retry], [breaker], [server])", section);
+                        "[limits], [eval], [retry], [breaker], [server], [registry HOST])",
+                        section);
 }
 
 int core_cfg_apply_env(loader *ld)

@@ -41,6 +41,7 @@ void core_config_free(core_config *cfg)
     for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++)
         core_cfg_free_all(cfg, kinds[k]);
     core_cfg_settings_free(cfg->app, cfg->n_app);
+    core_cfg_settings_free(cfg->registries, cfg->n_registries);
     memset(cfg, 0, sizeof *cfg);
 }
 

@@ -236,6 +236,8 @@ typedef struct core_config {
     uint64_t unenforced_ok;             /* [core] unenforced_limits (bits) */
     core_setting *app;                  /* application sections: key "SECTION.KEY" */
     size_t n_app;
+    core_setting *registries;           /* [registry HOST]: key "HOST.username", "HOST.password" */
+    size_t n_registries;
     char **private_paths;               /* host->private_paths: what sandboxes never show */
 } core_config;
 

@@ -79,10 +79,41 @@ static const char *refusal(const struct sbx_provider *p, const core_setting *s)
     return strncmp(p->reason, where, (size_t)n) == 0 ? p->reason : NULL;
 }
 
+/* Open @s (of @owner, as @key) and wipe it again, telling @cb; @why: the
+ * loader's refusal of it, if any.  Returns whether it failed. */
+static bool check_one(sbx_ctx *ctx, sbx_secret_check_cb cb, void *ud, const char *owner,
+                      const char *key, const core_setting *s, const char *why)
+{
+    const char *source = source_of(s->value);
+    const char *value = NULL;
+    char msg[CORE_MSG_MAX];
+    size_t len = 0;
+    int rc;
+
+    if (why) {
+        cb(ud, owner, key, s->file, s->line, source, SBX_E_CONFIG, why);
+        return true;
+    }
+    if (!strcmp(source, "plain")) {
+        cb(ud, owner, key, s->file, s->line, source, SBX_OK,
+           "stored in clear text (seal it with 'polysandbox secret seal')");
+        return false;
+    }
+    rc = core_secret_open(ctx, s, &value, &len);
+    if (rc == SBX_OK) {
+        core_secret_release(value);
+        cb(ud, owner, key, s->file, s->line, source, SBX_OK, NULL);
+        return false;
+    }
+    snprintf(msg, sizeof msg, "%s", core_error_tls()->message);
+    core_error_clear();
+    cb(ud, owner, key, s->file, s->line, source, rc, msg);
+    return true;
+}
+
 int sbx_secret_check(sbx_ctx *ctx, sbx_secret_check_cb cb, void *ud)
 {
     size_t total = 0, failed = 0;
-    char msg[CORE_MSG_MAX];
 
     core_error_clear();
     if (!ctx || !cb)
@@ -99,38 +130,27 @@ int sbx_secret_check(sbx_ctx *ctx, sbx_secret_check_cb cb, void *ud)
 
         for (size_t k = 0; k < c->n_settings; k++) {
             const core_setting *s = &c->settings[k];
-            const char *source = source_of(s->value);
-            const char *why = refusal(p, s);
-            const char *value = NULL;
-            size_t len = 0;
-            int rc;
 
             /* Without the provider's descriptor only a sealed value is
              * known to be a credential. */
-            if (!key_listed(secret_keys, s->key) && strcmp(source, "sealed") != 0)
+            if (!key_listed(secret_keys, s->key) && strcmp(source_of(s->value), "sealed") != 0)
                 continue;
             total++;
-            if (why) {
-                failed++;
-                cb(ud, c->name, s->key, s->file, s->line, source, SBX_E_CONFIG, why);
-                continue;
-            }
-            if (!strcmp(source, "plain")) {
-                cb(ud, c->name, s->key, s->file, s->line, source, SBX_OK,
-                   "stored in clear text (seal it with 'polysandbox secret seal')");
-                continue;
-            }
-            rc = core_secret_open(ctx, s, &value, &len);
-            if (rc == SBX_OK) {
-                core_secret_release(value);
-                cb(ud, c->name, s->key, s->file, s->line, source, SBX_OK, NULL);
-                continue;
-            }
-            failed++;
-            snprintf(msg, sizeof msg, "%s", core_error_tls()->message);
-            core_error_clear();
-            cb(ud, c->name, s->key, s->file, s->line, source, rc, msg);
+            failed += check_one(ctx, cb, ud, c->name, s->key, s, refusal(p, s));
         }
+    }
+    /* The image registries' passwords: [registry HOST] password, kept as
+     * "HOST.password". */
+    for (size_t i = 0; i < ctx->cfg.n_registries; i++) {
+        const core_setting *s = &ctx->cfg.registries[i];
+        size_t kl = strlen(s->key);
+        char owner[300];
+
+        if (kl <= 9 || strcmp(s->key + kl - 9, ".password") != 0)
+            continue;
+        snprintf(owner, sizeof owner, "registry %.*s", (int)(kl - 9), s->key);
+        total++;
+        failed += check_one(ctx, cb, ud, owner, "password", s, NULL);
     }
     core_error_clear();
     if (failed)

@@ -17,20 +17,23 @@ static void image_help(void)
 {
     fputs(
 "Usage: polysandbox image pull NAME[:TAG|@DIGEST]\n"
-"       polysandbox image import FILE [NAME[:TAG]]\n"
+"       polysandbox image import FILE|- [NAME[:TAG]]\n"
 "       polysandbox image list [--json]\n"
 "       polysandbox image rm NAME[:TAG|@DIGEST]...\n"
 "       polysandbox image prune\n"
 "Keep OCI images in the state directory: pull fetches an image from its\n"
-"registry (the Docker Registry HTTP API v2, anonymous or with the\n"
-"registry's token service), checks every blob's sha256 digest and unpacks\n"
+"registry (the Docker Registry HTTP API v2, anonymous, with the registry's\n"
+"token service, or with the username and password of [registry HOST] in\n"
+"polysandbox.ini), checks every blob's sha256 digest and unpacks\n"
 "its layers into a root directory of its own; import does the same from a\n"
-"`docker save` or OCI layout tarball (named NAME, or as the tarball names\n"
-"it); list prints each reference, its digest and its root; rm forgets\n"
-"references, and removes the root and blobs no other reference needs;\n"
-"prune removes every blob and root no reference needs, and says what it\n"
-"freed.  A NAME without a registry is Docker Hub's; 127.0.0.1, localhost\n"
-"and [::1] are spoken to over HTTP.\n"
+"`docker save` or OCI layout tarball (FILE, or standard input for '-'):\n"
+"every image it holds, each under the names it gives, or with NAME its\n"
+"only image, or of several the one it names NAME; list prints each\n"
+"reference, its digest and its root; rm forgets references, and removes\n"
+"the root and blobs no other reference needs; prune removes every blob\n"
+"and root no reference needs, and says what it freed.  A NAME without a\n"
+"registry is Docker Hub's; 127.0.0.1, localhost and [::1] are spoken to\n"
+"over HTTP.\n"
 "The local provider runs in a pulled image with 'polysandbox run --image\n"
 "NAME' or a template's image.local = NAME.\n"
 "\n"
@@ -40,9 +43,11 @@ static void image_help(void)
 "\n"
 "Exit status: 0 done; 2 a malformed reference, an image the registry (or,\n"
 "for rm, the store) does not have, a FILE that does not exist or names no\n"
-"image; 3 a layer entry or tarball member escaping the image's root; 65 a\n"
-"blob, manifest or tarball refused (digest or size mismatch, unreadable);\n"
-"125 any other error (network, authentication, the store).\n"
+"image, or of several images none named NAME (the names are listed); 3 a\n"
+"layer entry or tarball member escaping the image's root; 65 a blob,\n"
+"manifest or tarball refused (digest or size mismatch, unreadable, a name\n"
+"given to two images); 125 any other error (network, authentication, the\n"
+"store).\n"
 "See polysandbox(1), section image.\n",
         stdout);
 }
@@ -107,7 +112,7 @@ int cli_cmd_image(cli_global *g, int argc, char **argv)
             json = true, args[i] = NULL;
         else if (strcmp(args[i], "-q") == 0 || strcmp(args[i], "--quiet") == 0)
             quiet = true, args[i] = NULL;
-        else if (args[i][0] == '-')
+        else if (args[i][0] == '-' && args[i][1] != '\0')   /* "-": standard input */
             return cli_usage_error("image", "unknown option '%s'", args[i]);
     }
     int nnames = 0;

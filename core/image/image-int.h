@@ -60,8 +60,10 @@ bool img_challenge_parse(const char *v, size_t len, img_challenge *c);
 
 typedef struct img_client img_client;
 
-/* A client of @r's registry; NULL with the error set. */
-img_client *img_client_new(const img_ref *r, const char *ref_text);
+/* A client of @r's registry, with the [registry DOMAIN] credentials of
+ * @ctx's configuration (may be NULL: none); NULL with the error set. */
+struct sbx_ctx;
+img_client *img_client_new(const struct sbx_ctx *ctx, const img_ref *r, const char *ref_text);
 void img_client_free(img_client *c);
 /* GET the manifest @what (a tag or digest) into @body (malloc'd, owned by
  * the caller) with its Content-Type in @type.  Errors set, as sbx_status. */
@@ -87,7 +89,6 @@ typedef struct img_store {
 /* The start of each public call on a reference: check @ctx and @ref
  * (errors name @fn), parse and normalise it into @r and @text
  * (IMG_REF_TEXT_MAX bytes), open the context's store into @s. */
-struct sbx_ctx;
 int img_begin(const struct sbx_ctx *ctx, const char *ref, const char *fn, img_ref *r, char *text,
               img_store *s);
 /* Open (creating) the store: @image_dir ([core] image_dir), or else
@@ -170,10 +171,11 @@ int img_store_image(const img_store *s, json_t *m, const char *body, size_t len,
 
 /* ---- import (import.c) ---------------------------------------------------- */
 
-/* Import the docker save or OCI layout tarball @file into @s (held
- * shared), recording it as @name (normalised; NULL: the names the
- * tarball gives) and calling @fn (may be NULL) for each reference
- * recorded.  Errors set. */
+/* Import the docker save or OCI layout tarball @file ("-": standard
+ * input) into @s (held shared): with @name (normalised), its only image
+ * or the one of its images the tarball names so, recorded as @name;
+ * without, every image under the names the tarball gives.  Calls @fn
+ * (may be NULL) for each reference recorded.  Errors set. */
 int img_import(const img_store *s, const char *file, const char *name, sbx_image_visit_fn fn,
                void *arg);
 

@@ -1,23 +1,30 @@
 /* core/image/import.c - sbx_image_import: a docker save or OCI layout
  * tarball -> blobs -> root
  *
- * The tarball is read once, streamed with libarchive: its documents
+ * The tarball (a file, or standard input for "-") is read once, streamed
+ * with libarchive, so a pipe serves as well as a file: its documents
  * (manifest.json, index.json) are kept in memory (capped), every other
  * regular member is copied into a private temporary of the store while
  * its sha256 is computed.  No member's name is ever a path we write to,
  * and a name that is absolute or holds ".." refuses the import.  Then:
  *
- *   - index.json (OCI layout, and docker save since 25): the index's
+ *   - index.json (OCI layout, and docker save since 25): each entry's
  *     manifest (an inner index picks this machine's linux entry), its
  *     config and layers are found by digest and size among the members;
- *   - else manifest.json (docker save before 25): the config is named
+ *   - else manifest.json (docker save before 25): an entry's config is named
  *     "HEX.json" and each layer's digest is its diff_id in the config;
  *     a Docker schema 2 manifest is made for them, so the image is
  *     stored as a pulled one is.
  *
+ * Each entry of the document is an image (entries naming one manifest,
+ * as docker save writes one per tag, are one image), named by its
+ * annotation or RepoTags; all are imported, or with a NAME the only one
+ * or the one named so.
+ *
  * A member named blobs/sha256/HEX must hash to HEX, whatever uses it.
- * Only the members the manifest names become blobs; the root is made by
- * the code pull uses (manifest.c, unpack.c).
+ * Only the members the chosen manifests name become blobs; the roots are
+ * made by the code pull uses (manifest.c, unpack.c), every one before
+ * any name is recorded.
  */
 #include "config.h"
 
@@ -36,7 +43,9 @@
 #include "image-int.h"
 
 #define IMP_MEMBERS_MAX 4096
-#define IMP_NAMES_MAX 64
+#define IMP_NAMES_MAX 256
+#define IMP_IMAGES_MAX 64
+#define IMP_DOCS_MAX (16u << 20)    /* the manifests of its images, held at once */
 
 enum { DOC_MANIFEST, DOC_INDEX, DOC_N };
 static const char *const doc_names[DOC_N] = { "manifest.json", "index.json" };
@@ -319,15 +328,23 @@ static int entry(tarball *t, struct archive *a, struct archive_entry *e)
     return rc == SBX_OK ? read_blob(t, a, m) : rc;
 }
 
+/* @file, or standard input for "-": read as a stream either way (one
+ * pass; the members are spooled into the store's temporaries). */
 static int read_tarball(tarball *t, const char *file)
 {
-    int fd = open(file, O_RDONLY | O_CLOEXEC);
+    bool in = strcmp(file, "-") == 0;
+    if (in && isatty(STDIN_FILENO))
+        return core_error_set(SBX_E_INVAL, NULL, "import '-': standard input is a terminal, "
+                              "not a tarball (pipe one in: docker save NAME | polysandbox "
+                              "image import -)");
+    int fd = in ? STDIN_FILENO : open(file, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return core_error_set(errno == ENOENT ? SBX_E_NOT_FOUND : SBX_E_IO, NULL,
                               "import '%s': %s", file, strerror(errno));
     struct archive *a = archive_read_new();
     if (!a) {
-        close(fd);
+        if (!in)
+            close(fd);
         return core_error_set(SBX_E_NOMEM, NULL, "out of memory");
     }
     /* docker save | gzip is common; any compression libarchive reads. */
@@ -335,7 +352,7 @@ static int read_tarball(tarball *t, const char *file)
     archive_read_support_format_tar(a);
     int rc = SBX_OK;
     if (archive_read_open_fd(a, fd, 1 << 16) != ARCHIVE_OK)
-        rc = core_error_set(SBX_E_BACKEND, NULL, "import '%s': %s", file,
+        rc = core_error_set(SBX_E_BACKEND, NULL, "import '%s': %s", t->file,
                             archive_error_string(a));
     struct archive_entry *e;
     while (rc == SBX_OK) {
@@ -344,37 +361,25 @@ static int read_tarball(tarball *t, const char *file)
             break;
         if (x < ARCHIVE_WARN)
             rc = core_error_set(SBX_E_BACKEND, NULL, "import '%s' is not a readable tar: %s",
-                                file, archive_error_string(a));
+                                t->file, archive_error_string(a));
         else
             rc = entry(t, a, e);
     }
     archive_read_free(a);
-    close(fd);
+    if (!in)
+        close(fd);
     /* Whatever uses them: a blob must be what its name says. */
     for (size_t i = 0; rc == SBX_OK && i < t->n; i++) {
         char want[IMG_DIGEST_LEN + 1];
         const member *m = &t->v[i];
         if (!m->alias && claimed(m->name, true, want) && strcmp(want, m->digest) != 0)
             rc = core_error_set(SBX_E_BACKEND, NULL, "import '%s': '%.200s' does not match "
-                                "its digest (it holds %s): refused", file, m->name, m->digest);
+                                "its digest (it holds %s): refused", t->file, m->name, m->digest);
     }
     if (rc == SBX_OK && !t->doc[DOC_MANIFEST] && !t->doc[DOC_INDEX])
         rc = core_error_set(SBX_E_BACKEND, NULL, "import '%s' has neither manifest.json nor "
-                            "index.json: not a docker save or OCI layout tarball", file);
+                            "index.json: not a docker save or OCI layout tarball", t->file);
     return rc;
-}
-
-/* ---- the names the tarball gives -------------------------------------- */
-
-typedef struct names {
-    const char *v[IMP_NAMES_MAX];
-    size_t n;
-} names;
-
-static void name_add(names *ns, const char *s)
-{
-    if (s && *s && ns->n < IMP_NAMES_MAX)
-        ns->v[ns->n++] = s;
 }
 
 /* ---- the manifest's blobs ------------------------------------------- */
@@ -423,22 +428,9 @@ static int load(tarball *t, const char *dg, int64_t size, json_t **m, char **bod
     return rc;
 }
 
-/* OCI: index.json -> (an inner index ->) the manifest. */
-static int from_index(tarball *t, json_t **m, char **body, size_t *len, char *digest,
-                      names *ns, json_t *idx)
+/* OCI: an entry @d of index.json -> (an inner index ->) the manifest. */
+static int from_index(tarball *t, json_t **m, char **body, size_t *len, char *digest, json_t *d)
 {
-    json_t *ms = json_object_get(idx, "manifests");
-    if (!json_is_array(ms) || json_array_size(ms) != 1)
-        return core_error_set(SBX_E_BACKEND, NULL, "import '%s': index.json lists %zu images, "
-                              "not one (import one image a tarball)", t->file,
-                              json_array_size(ms));
-    json_t *d = json_array_get(ms, 0);
-    json_t *ann = json_object_get(d, "annotations");
-    const char *full = json_string_value(json_object_get(ann, "io.containerd.image.name"));
-    const char *ref = json_string_value(json_object_get(ann, "org.opencontainers.image.ref.name"));
-    name_add(ns, full);
-    if (!full && ref && strpbrk(ref, "/:"))     /* a bare tag names no image */
-        name_add(ns, ref);
     const char *dg;
     int64_t size;
     int rc = img_descriptor(d, t->file, &dg, &size);
@@ -474,21 +466,15 @@ static int from_index(tarball *t, json_t **m, char **body, size_t *len, char *di
     return rc;
 }
 
-/* docker save before 25: manifest.json, the config's diff_ids. */
+/* docker save before 25: an entry @img of manifest.json, the config's
+ * diff_ids. */
 static int from_docker(tarball *t, json_t **m, char **body, size_t *len, char *digest,
-                       names *ns, json_t *doc)
+                       json_t *img)
 {
-    if (!json_is_array(doc) || json_array_size(doc) != 1)
-        return core_error_set(SBX_E_BACKEND, NULL, "import '%s': manifest.json lists %zu "
-                              "images, not one (import one image a tarball)", t->file,
-                              json_is_array(doc) ? json_array_size(doc) : 0);
-    json_t *img = json_array_get(doc, 0);
     const char *cname = json_string_value(json_object_get(img, "Config"));
     json_t *layers = json_object_get(img, "Layers");
     size_t i;
     json_t *v;
-    json_array_foreach(json_object_get(img, "RepoTags"), i, v)
-        name_add(ns, json_string_value(v));
     if (!cname || !json_is_array(layers) || json_array_size(layers) > IMG_LAYERS_MAX)
         return core_error_set(SBX_E_BACKEND, NULL, "import '%s': manifest.json has no Config "
                               "and Layers (or over %d layers)", t->file, IMG_LAYERS_MAX);
@@ -553,73 +539,270 @@ static int from_docker(tarball *t, json_t **m, char **body, size_t *len, char *d
     return rc;
 }
 
+/* ---- the images of the tarball and their names ------------------------ */
+
+/* One image: an entry of index.json or manifest.json (entries naming the
+ * same manifest, as docker save writes one per tag, are one image). */
+typedef struct image {
+    json_t *m;                  /* its manifest */
+    char *body;
+    size_t len;
+    char digest[IMG_DIGEST_LEN + 1];
+    size_t entry;               /* its first entry, from 1, for messages */
+    bool chosen;
+} image;
+
+/* A name the tarball gives an image (normalised), or the NAME given. */
+typedef struct img_name {
+    char text[IMG_REF_TEXT_MAX];
+    size_t img;
+} img_name;
+
+typedef struct images {
+    image v[IMP_IMAGES_MAX];
+    size_t n;
+    img_name *names;            /* IMP_NAMES_MAX of them */
+    size_t n_names;
+    size_t bytes;               /* of the manifests held */
+} images;
+
+static void images_free(images *im)
+{
+    if (!im)
+        return;
+    for (size_t i = 0; i < im->n; i++) {
+        json_decref(im->v[i].m);
+        free(im->v[i].body);
+    }
+    free(im->names);
+    free(im);
+}
+
+/* Record @raw as a name of image @img.  A name that is not a reference
+ * refuses the import when @strict (the tarball's names are to be
+ * recorded), and is passed over otherwise (a NAME was given). */
+static int name_add(const tarball *t, images *im, const char *raw, size_t img, bool strict)
+{
+    if (!raw || !*raw)
+        return SBX_OK;
+    img_ref r;
+    char why[160] = "too long", text[IMG_REF_TEXT_MAX];
+    if (!img_ref_parse(raw, &r, why, sizeof why) || !img_ref_format(&r, text, sizeof text))
+        return !strict ? SBX_OK
+                       : core_error_set(SBX_E_BACKEND, NULL, "import '%s': the tarball names "
+                                        "its image '%.200s', not a usable reference (%s): "
+                                        "give a NAME[:TAG]", t->file, raw, why);
+    for (size_t i = 0; i < im->n_names; i++) {
+        if (strcmp(im->names[i].text, text) != 0)
+            continue;
+        if (im->names[i].img == img)
+            return SBX_OK;              /* said twice */
+        return core_error_set(SBX_E_BACKEND, NULL, "import '%s': '%s' names two images "
+                              "(entries %zu and %zu): refused", t->file, text,
+                              im->v[im->names[i].img].entry, im->v[img].entry);
+    }
+    if (im->n_names == IMP_NAMES_MAX)
+        return core_error_set(SBX_E_BACKEND, NULL, "import '%s': more than %d image names: "
+                              "refused", t->file, IMP_NAMES_MAX);
+    memcpy(im->names[im->n_names].text, text, sizeof text);
+    im->names[im->n_names++].img = img;
+    return SBX_OK;
+}
+
+static size_t names_of(const images *im, size_t img)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < im->n_names; i++)
+        k += im->names[i].img == img;
+    return k;
+}
+
+/* An index.json entry without a name annotation takes the RepoTags of
+ * the entry of docker save's manifest.json (@tags) whose Config is its
+ * manifest's config. */
+static int tags_of(const tarball *t, images *im, size_t img, json_t *tags, bool strict)
+{
+    const char *cd = json_string_value(json_object_get(json_object_get(im->v[img].m, "config"),
+                                                       "digest"));
+    size_t i, j;
+    json_t *e, *v;
+    int rc = SBX_OK;
+    json_array_foreach(tags, i, e) {
+        const member *cm = find_named(t, json_string_value(json_object_get(e, "Config")));
+        if (!cd || !cm || strcmp(cm->digest, cd) != 0)
+            continue;
+        json_array_foreach(json_object_get(e, "RepoTags"), j, v)
+            if (rc == SBX_OK)
+                rc = name_add(t, im, json_string_value(v), img, strict);
+    }
+    return rc;
+}
+
+/* Entry @e (number @entry) of index.json (@index) or manifest.json: its
+ * manifest, and its names. */
+static int add_image(tarball *t, images *im, json_t *e, size_t entry, bool index, json_t *tags,
+                     bool strict)
+{
+    image *g = &im->v[im->n];
+    memset(g, 0, sizeof *g);
+    g->entry = entry;
+    int rc = index ? from_index(t, &g->m, &g->body, &g->len, g->digest, e)
+                   : from_docker(t, &g->m, &g->body, &g->len, g->digest, e);
+    size_t k = im->n;
+    for (size_t i = 0; rc == SBX_OK && i < im->n; i++)
+        if (strcmp(im->v[i].digest, g->digest) == 0)
+            k = i;                      /* another tag of an image already read */
+    if (rc == SBX_OK && k == im->n && im->bytes + g->len > IMP_DOCS_MAX)
+        rc = core_error_set(SBX_E_BACKEND, NULL, "import '%s': its manifests are over %u "
+                            "bytes: refused", t->file, IMP_DOCS_MAX);
+    if (rc != SBX_OK || k != im->n) {
+        json_decref(g->m);
+        free(g->body);
+        memset(g, 0, sizeof *g);
+    } else {
+        im->bytes += g->len;
+        im->n++;
+    }
+    if (rc != SBX_OK)
+        return rc;
+    size_t before = im->n_names;
+    if (!index) {
+        size_t i;
+        json_t *v;
+        json_array_foreach(json_object_get(e, "RepoTags"), i, v)
+            if (rc == SBX_OK)
+                rc = name_add(t, im, json_string_value(v), k, strict);
+        return rc;
+    }
+    json_t *ann = json_object_get(e, "annotations");
+    const char *full = json_string_value(json_object_get(ann, "io.containerd.image.name"));
+    const char *ref = json_string_value(json_object_get(ann, "org.opencontainers.image.ref.name"));
+    rc = name_add(t, im, full, k, strict);
+    if (rc == SBX_OK && !full && ref && strpbrk(ref, "/:"))     /* a bare tag names no image */
+        rc = name_add(t, im, ref, k, strict);
+    if (rc == SBX_OK && im->n_names == before && tags)
+        rc = tags_of(t, im, k, tags, strict);
+    return rc;
+}
+
+/* "NAME, NAME, ..." of every image, "(entry N: no name)" for one without. */
+static void list_names(const images *im, char *out, size_t len)
+{
+    size_t at = 0;
+    out[0] = '\0';
+    for (size_t g = 0; g < im->n && at < len; g++) {
+        bool any = false;
+        for (size_t i = 0; i < im->n_names && at < len; i++)
+            if (im->names[i].img == g) {
+                at += (size_t)snprintf(out + at, len - at, "%s%s", at ? ", " : "",
+                                       im->names[i].text);
+                any = true;
+            }
+        if (!any && at < len)
+            at += (size_t)snprintf(out + at, len - at, "%s(entry %zu: no name)", at ? ", " : "",
+                                   im->v[g].entry);
+    }
+}
+
+/* Which images to store, under which names: with @name (normalised),
+ * the only image, or the one it names; else every image, each under the
+ * names the tarball gives it. */
+static int choose(const tarball *t, images *im, const char *name)
+{
+    char list[1024];
+    if (name) {
+        size_t k = im->n;
+        if (im->n == 1)
+            k = 0;
+        for (size_t i = 0; k == im->n && i < im->n_names; i++)
+            if (strcmp(im->names[i].text, name) == 0)
+                k = im->names[i].img;
+        if (k == im->n) {
+            list_names(im, list, sizeof list);
+            return core_error_set(SBX_E_INVAL, NULL, "import '%s' holds %zu images, none named "
+                                  "'%s': give one of %s (or no NAME, to import them all)",
+                                  t->file, im->n, name, list);
+        }
+        im->v[k].chosen = true;
+        snprintf(im->names[0].text, sizeof im->names[0].text, "%s", name);
+        im->names[0].img = k;
+        im->n_names = 1;
+        return SBX_OK;
+    }
+    for (size_t g = 0; g < im->n; g++) {
+        if (names_of(im, g))
+            continue;
+        if (im->n == 1)
+            return core_error_set(SBX_E_INVAL, NULL, "import '%s': the tarball names no image "
+                                  "(no RepoTags, no image name annotation): give a NAME[:TAG]",
+                                  t->file);
+        list_names(im, list, sizeof list);
+        return core_error_set(SBX_E_INVAL, NULL, "import '%s' holds %zu images and entry %zu "
+                              "has no name (no RepoTags, no image name annotation): %s; give "
+                              "a NAME to import one of them alone", t->file, im->n,
+                              im->v[g].entry, list);
+    }
+    for (size_t g = 0; g < im->n; g++)
+        im->v[g].chosen = true;
+    return SBX_OK;
+}
+
 int img_import(const img_store *s, const char *file, const char *name, sbx_image_visit_fn fn,
                void *arg)
 {
-    tarball t = { .s = s, .file = file };
-    json_t *m = NULL, *doc = NULL;
-    char *body = NULL, digest[IMG_DIGEST_LEN + 1] = "";
-    size_t len = 0;
-    names ns = { .n = 0 };
-    int rc = read_tarball(&t, file);
+    tarball t = { .s = s, .file = strcmp(file, "-") == 0 ? "standard input" : file };
+    json_t *doc = NULL, *tags = NULL;
+    images *im = calloc(1, sizeof *im);
+    int rc = im && (im->names = calloc(IMP_NAMES_MAX, sizeof *im->names))
+                 ? read_tarball(&t, file)
+                 : core_error_set(SBX_E_NOMEM, NULL, "out of memory");
     /* index.json first: docker save since 25 writes both, and only the
      * index has the manifest's own digest. */
     int which = t.doc[DOC_INDEX] ? DOC_INDEX : DOC_MANIFEST;
     json_error_t je;
     if (rc == SBX_OK && !(doc = json_loadb(t.doc[which], t.doc_len[which], 0, &je)))
         rc = core_error_set(SBX_E_BACKEND, NULL, "import '%s': %s is not JSON (%s, line %d)",
-                            file, doc_names[which], je.text, je.line);
+                            t.file, doc_names[which], je.text, je.line);
+    json_t *entries = which == DOC_INDEX ? json_object_get(doc, "manifests") : doc;
+    size_t n = json_is_array(entries) ? json_array_size(entries) : 0;
+    if (rc == SBX_OK && (n == 0 || n > IMP_IMAGES_MAX))
+        rc = core_error_set(SBX_E_BACKEND, NULL, "import '%s': %s lists %zu images (1 to %d "
+                            "can be imported)", t.file, doc_names[which], n, IMP_IMAGES_MAX);
+    /* The names an index does not give may be in docker save's manifest.json. */
+    if (rc == SBX_OK && which == DOC_INDEX && t.doc[DOC_MANIFEST])
+        tags = json_loadb(t.doc[DOC_MANIFEST], t.doc_len[DOC_MANIFEST], 0, NULL);
+    for (size_t i = 0; rc == SBX_OK && i < n; i++)
+        rc = add_image(&t, im, json_array_get(entries, i), i + 1, which == DOC_INDEX,
+                       json_is_array(tags) ? tags : NULL, !name);
     if (rc == SBX_OK)
-        rc = which == DOC_INDEX ? from_index(&t, &m, &body, &len, digest, &ns, doc)
-                                : from_docker(&t, &m, &body, &len, digest, &ns, doc);
-    /* The names point into @doc and @tags: both live to the end. */
-    json_t *tags = NULL;
-    if (rc == SBX_OK && t.doc[DOC_MANIFEST] && which == DOC_INDEX && !ns.n &&
-        (tags = json_loadb(t.doc[DOC_MANIFEST], t.doc_len[DOC_MANIFEST], 0, NULL))) {
-        size_t i;
-        json_t *v;
-        json_array_foreach(json_object_get(json_array_get(tags, 0), "RepoTags"), i, v)
-            name_add(&ns, json_string_value(v));
-    }
-    if (rc == SBX_OK && name) {
-        ns.n = 0;
-        name_add(&ns, name);
-    }
-    if (rc == SBX_OK && !ns.n)
-        rc = core_error_set(SBX_E_INVAL, NULL, "import '%s': the tarball names no image "
-                            "(no RepoTags, no image name annotation): give a NAME[:TAG]",
-                            file);
-    /* Every name checked before anything is stored. */
-    char texts[IMP_NAMES_MAX][IMG_REF_TEXT_MAX];
-    for (size_t i = 0; rc == SBX_OK && i < ns.n; i++) {
-        img_ref r;
-        char why[160] = "too long";
-        if (!img_ref_parse(ns.v[i], &r, why, sizeof why) ||
-            !img_ref_format(&r, texts[i], IMG_REF_TEXT_MAX))
-            rc = core_error_set(SBX_E_BACKEND, NULL, "import '%s': the tarball names its image "
-                                "'%.200s', not a usable reference (%s): give a NAME[:TAG]",
-                                file, ns.v[i], why);
-    }
-    if (rc == SBX_OK)
-        rc = img_manifest_blobs(m, file, digest, "", have, &t);
+        rc = choose(&t, im, name);
+    for (size_t g = 0; rc == SBX_OK && g < im->n; g++)
+        if (im->v[g].chosen)
+            rc = img_manifest_blobs(im->v[g].m, t.file, im->v[g].digest, "", have, &t);
     for (size_t i = 0; rc == SBX_OK && i < t.n; i++)
         if (t.v[i].used) {
             rc = img_store_keep(s, SBX_OK, -1, t.v[i].tmp, t.v[i].digest);
             t.v[i].tmp = NULL;
         }
-    if (rc == SBX_OK)
-        rc = img_store_image(s, m, body, len, file, digest);
-    char *root = rc == SBX_OK ? img_root_path(s, digest) : NULL;
-    if (rc == SBX_OK && !root)
-        rc = SBX_E_NOMEM;
-    for (size_t i = 0; rc == SBX_OK && i < ns.n; i++)
-        if ((rc = img_store_set_ref(s, texts[i], digest)) == SBX_OK && fn)
-            fn(texts[i], digest, root, arg);
-    free(root);
+    for (size_t g = 0; rc == SBX_OK && g < im->n; g++)
+        if (im->v[g].chosen)
+            rc = img_store_image(s, im->v[g].m, im->v[g].body, im->v[g].len, t.file,
+                                 im->v[g].digest);
+    /* Every image stored before any name is recorded. */
+    for (size_t i = 0; rc == SBX_OK && i < im->n_names; i++) {
+        const image *g = &im->v[im->names[i].img];
+        if (!g->chosen)
+            continue;
+        char *root = img_root_path(s, g->digest);
+        if (!root)
+            rc = core_error_set(SBX_E_NOMEM, NULL, "out of memory");
+        else if ((rc = img_store_set_ref(s, im->names[i].text, g->digest)) == SBX_OK && fn)
+            fn(im->names[i].text, g->digest, root, arg);
+        free(root);
+    }
     json_decref(tags);
     json_decref(doc);
-    json_decref(m);
-    free(body);
+    images_free(im);
     tarball_free(&t);
     return rc;
 }

@@ -104,7 +104,7 @@ SBX_API int sbx_image_pull(sbx_ctx *ctx, const char *ref, char **digest_out)
     int rc = img_begin(ctx, ref, "sbx_image_pull", &r, text, &s);
     if (rc != SBX_OK)
         return rc;
-    img_client *c = (rc = img_store_lock(&s, false)) == SBX_OK ? img_client_new(&r, text)
+    img_client *c = (rc = img_store_lock(&s, false)) == SBX_OK ? img_client_new(ctx, &r, text)
                                                                 : NULL;
     char digest[IMG_DIGEST_LEN + 1] = "";
     rc = c ? pull(&s, c, &r, text, digest) : rc == SBX_OK ? SBX_E_NOMEM : rc;

@@ -1,9 +1,13 @@
 /* core/image/registry.c - the Docker Registry HTTP API v2 through libcurl
  *
  * GET of manifests and blobs, with the registry's authentication: a 401
- * names a Bearer realm (a token service, asked anonymously for a pull
- * token of the repository) or Basic; the request is retried once with
- * what it gave.  Bodies are capped: a manifest at 4 MiB, a blob at the
+ * names a Bearer realm (a token service, asked for a pull token of the
+ * repository: anonymously, or with the user name and password of
+ * [registry HOST] in polysandbox.ini) or Basic (that user name and
+ * password); the request is retried once with what it gave.  The
+ * password is a credential as providers' are (sealed:v1:, env:, file:),
+ * opened only when the registry asks, and wiped with the header made of
+ * it when the client ends.  Bodies are capped: a manifest at 4 MiB, a blob at the
  * size its manifest declared (a larger answer is refused as it arrives,
  * never stored).  Everything the registry says is hostile.
  */
@@ -26,12 +30,17 @@
 #define IMG_TOKEN_MAX (64u << 10)
 
 struct img_client {
+    const struct sbx_ctx *ctx;  /* its [registry HOST] settings, the host key */
     CURL *h;
+    char domain[256];           /* as the reference writes it: [registry DOMAIN] */
     char scheme[6];             /* "http" for loopback, else "https" */
     char host[256];             /* registry-1.docker.io for docker.io */
     char path[256];
     char ref_text[600];
     char *authz;                /* "Authorization: ..." once a challenge was met */
+    char *basic;                /* "Authorization: Basic ..." of [registry DOMAIN], once opened */
+    const core_setting *user;   /* [registry DOMAIN] username, or NULL */
+    const core_setting *password;
 };
 
 /* Where an answer goes: a growing buffer, or a file with its hash. */
@@ -54,7 +63,18 @@ static bool loopback(const char *host)
            strcmp(host, "[::1]") == 0;
 }
 
-img_client *img_client_new(const img_ref *r, const char *ref_text)
+static const core_setting *registry_setting(const struct sbx_ctx *ctx, const char *domain,
+                                            const char *key)
+{
+    char full[300];
+    snprintf(full, sizeof full, "%s.%s", domain, key);
+    for (size_t i = 0; ctx && i < ctx->cfg.n_registries; i++)
+        if (strcmp(ctx->cfg.registries[i].key, full) == 0)
+            return &ctx->cfg.registries[i];
+    return NULL;
+}
+
+img_client *img_client_new(const struct sbx_ctx *ctx, const img_ref *r, const char *ref_text)
 {
     img_client *c = calloc(1, sizeof *c);
     if (!c) {
@@ -77,7 +97,76 @@ img_client *img_client_new(const img_ref *r, const char *ref_text)
              strcmp(r->domain, "docker.io") == 0 ? "registry-1.docker.io" : r->domain);
     snprintf(c->path, sizeof c->path, "%s", r->path);
     snprintf(c->ref_text, sizeof c->ref_text, "%s", ref_text);
+    snprintf(c->domain, sizeof c->domain, "%s", r->domain);
+    c->ctx = ctx;
+    c->user = registry_setting(ctx, r->domain, "username");
+    c->password = registry_setting(ctx, r->domain, "password");
     return c;
+}
+
+static void wipe(char **p)
+{
+    if (*p) {
+        sodium_memzero(*p, strlen(*p));
+        free(*p);
+        *p = NULL;
+    }
+}
+
+/* c->basic from [registry DOMAIN]; false (no error) when it has no
+ * username and password. */
+static int open_basic(img_client *c, bool *have)
+{
+    *have = false;
+    if (c->basic) {
+        *have = true;
+        return SBX_OK;
+    }
+    if (!c->user || !c->password) {
+        if (c->user || c->password)
+            return core_error_set(SBX_E_CONFIG, NULL, "image '%s': [registry %s] of %s:%d "
+                                  "has a %s but no %s", c->ref_text, c->domain,
+                                  (c->user ?: c->password)->file,
+                                  (c->user ?: c->password)->line,
+                                  c->user ? "username" : "password",
+                                  c->user ? "password" : "username");
+        return SBX_OK;
+    }
+    const char *pw = NULL;
+    size_t pwlen = 0;
+    int rc = core_secret_open(c->ctx, c->password, &pw, &pwlen);
+    if (rc != SBX_OK)
+        return rc;
+    size_t ulen = strlen(c->user->value);
+    size_t plain_len = ulen + 1 + pwlen;
+    size_t b64 = sodium_base64_ENCODED_LEN(plain_len, sodium_base64_VARIANT_ORIGINAL);
+    size_t len = sizeof "Authorization: Basic " + b64;
+    unsigned char *plain = malloc(plain_len);
+    char *a = malloc(len);
+    if (!plain || !a) {
+        rc = core_error_set(SBX_E_NOMEM, NULL, "out of memory");
+    } else if (memchr(pw, '\r', pwlen) || memchr(pw, '\n', pwlen)) {
+        rc = core_error_set(SBX_E_CONFIG, NULL, "image '%s': the password of [registry %s] "
+                            "(%s:%d) holds a line break", c->ref_text, c->domain,
+                            c->password->file, c->password->line);
+    } else {
+        memcpy(plain, c->user->value, ulen);
+        plain[ulen] = ':';
+        memcpy(plain + ulen + 1, pw, pwlen);
+        memcpy(a, "Authorization: Basic ", sizeof "Authorization: Basic " - 1);
+        sodium_bin2base64(a + sizeof "Authorization: Basic " - 1, b64, plain, plain_len,
+                          sodium_base64_VARIANT_ORIGINAL);
+        c->basic = a;
+        a = NULL;
+        *have = true;
+    }
+    if (plain) {
+        sodium_memzero(plain, plain_len);
+        free(plain);
+    }
+    free(a);
+    core_secret_release(pw);
+    return rc;
 }
 
 void img_client_free(img_client *c)
@@ -86,10 +175,8 @@ void img_client_free(img_client *c)
         return;
     if (c->h)
         curl_easy_cleanup(c->h);
-    if (c->authz) {
-        sodium_memzero(c->authz, strlen(c->authz));
-        free(c->authz);
-    }
+    wipe(&c->authz);
+    wipe(&c->basic);
     free(c);
 }
 
@@ -246,12 +333,19 @@ static int fetch_token(img_client *c, const img_challenge *ch)
     if (n < 0 || (size_t)n >= sizeof url)
         return core_error_set(SBX_E_AUTH, NULL, "image '%s': the token request is too long",
                               c->ref_text);
+    /* With [registry HOST]'s user name and password, as docker asks. */
+    bool basic;
+    int rc = open_basic(c, &basic);
+    if (rc != SBX_OK)
+        return rc;
     sink k = { .fd = -1, .cap = IMG_TOKEN_MAX };
     long status;
-    int rc = get(c, url, "application/json", NULL, &k, &status);
+    rc = get(c, url, "application/json", basic ? c->basic : NULL, &k, &status);
     if (rc == SBX_OK && status != 200)
-        rc = core_error_set(SBX_E_AUTH, NULL, "image '%s': the token service %s answered %ld",
-                            c->ref_text, ch->realm, status);
+        rc = core_error_set(SBX_E_AUTH, NULL, "image '%s': the token service %s answered "
+                            "%ld%s", c->ref_text, ch->realm, status,
+                            basic && status == 401 ? " to the user name and password of "
+                                                     "[registry HOST]" : "");
     json_t *j = NULL;
     if (rc == SBX_OK) {
         j = json_loadb(k.buf ? k.buf : "", k.len, 0, NULL);
@@ -319,18 +413,32 @@ static int fetch(img_client *c, const char *kind, const char *what, const char *
                 return core_error_set(SBX_E_AUTH, NULL, "image '%s': the registry %s asks "
                                       "for authentication this client cannot give",
                                       c->ref_text, c->host);
-            if (ch.scheme == IMG_AUTH_BASIC)
-                return core_error_set(SBX_E_AUTH, NULL, "image '%s': the registry %s asks "
-                                      "for a user name and password (not supported yet)",
-                                      c->ref_text, c->host);
-            if ((rc = fetch_token(c, &ch)) != SBX_OK)
+            if (ch.scheme == IMG_AUTH_BASIC) {
+                bool have;
+                if ((rc = open_basic(c, &have)) != SBX_OK)
+                    return rc;
+                if (!have)
+                    return core_error_set(SBX_E_AUTH, NULL, "image '%s': the registry %s asks "
+                                          "for a user name and password: give them as "
+                                          "username and password in [registry %s] of "
+                                          "polysandbox.ini", c->ref_text, c->host, c->domain);
+                wipe(&c->authz);
+                if (!(c->authz = strdup(c->basic)))
+                    return core_error_set(SBX_E_NOMEM, NULL, "out of memory");
+            } else if ((rc = fetch_token(c, &ch)) != SBX_OK) {
                 return rc;
+            }
             /* Start the answer again (an error's body only: nothing was stored). */
             free(k->buf);
             k->buf = NULL;
             k->len = 0;
             continue;
         }
+        if (status == 401 && c->basic && c->authz && strcmp(c->authz, c->basic) == 0)
+            return core_error_set(SBX_E_AUTH, NULL, "image '%s': the registry %s refused the "
+                                  "user name and password of [registry %s] (%s:%d)%s",
+                                  c->ref_text, c->host, c->domain, c->password->file,
+                                  c->password->line, words);
         int code = status == 404 ? SBX_E_NOT_FOUND
                  : (status == 401 || status == 403) ? SBX_E_AUTH
                  : status == 429 ? SBX_E_RATE_LIMITED : SBX_E_BACKEND;

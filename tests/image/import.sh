@@ -1,58 +1,76 @@
 #!/bin/sh
 # tests/image/import.sh - polysandbox image import and prune: a tarball
-# written by `docker save` of a tiny image (when a Docker daemon answers
-# or can be started), and tarballs made by tests/image/mksave.py in both
+# written by `docker save` of two tiny images (when a Docker daemon
+# answers or can be started), whole and, piped in, one of them by NAME;
+# tarballs made by tests/image/mksave.py in both
 # forms (docker save's manifest.json with a linked layer and a whiteout;
 # an OCI layout, gzip layers, piped through gzip too, and one naming an
-# image index); a tampered layer,
+# image index); several images in one tarball in both forms (all, one by
+# NAME, none named so, one without a name, a name given twice), read from
+# standard input too; a tampered layer,
 # a member "../escape.txt", a layer holding "../escape.txt"; prune after
 # a refused import and a killed one, and prune while an import is half
 # way (it must wait for it: the store's lock).  A FIFO feeds the tarball,
 # so that the import is stopped at a known point without any sleep.
 . "$top_srcdir/tests/cli/lib.sh"
 . "$top_srcdir/tests/docker/lib.sh"
+. "$top_srcdir/tests/image/lib.sh"
 
-command -v python3 >/dev/null 2>&1 || { echo "1..0 # SKIP image import: no python3"; exit 0; }
-"$PS" image list >/dev/null 2>"$tmp/err" || {
-    grep -q "built without" "$tmp/err" &&
-        { echo "1..0 # SKIP image import: built without libcurl or libarchive"; exit 0; }
-}
+image_require "image import"
+command -v python3 >/dev/null 2>&1 || image_unready "image import" "no python3"
 export POLYSANDBOX_STATE_DIR="$tmp/state"
 store=$tmp/state/images
 TAG=polysandbox-test/import-tiny:$$
+TAG2=polysandbox-test/import-other:$$
 docker_tagged=
 import_pid=
 cleanup() {
     [ -n "$import_pid" ] && kill "$import_pid" 2>/dev/null
-    [ -n "$docker_tagged" ] && "$DOCKER" rmi "$TAG" >/dev/null 2>&1
+    [ -n "$docker_tagged" ] && "$DOCKER" rmi "$TAG" "$TAG2" >/dev/null 2>&1
     rm -rf "$tmp"
 }
 trap cleanup EXIT
 
-plan 18
-for k in rootfs save oci ociindex tamper dotdot layerdotdot; do
+plan 27
+for k in rootfs rootfs2 save oci ociindex multisave multioci ocinoname ocidup tamper dotdot \
+    layerdotdot; do
     set -- "$@" "$k" "$tmp/$k.tar"
 done
 python3 "$top_srcdir/tests/image/mksave.py" "$@" >"$tmp/digests" ||
     { echo "Bail out! tests/image/mksave.py failed"; exit 1; }
 OCI=$(sed -n 's/^oci //p' "$tmp/digests")
+OCIB=$(sed -n 's/^multioci //p' "$tmp/digests" | cut -d" " -f2)
 
-# ---- docker save of a tiny image ----
+# ---- docker save of two tiny images ----
 if docker_start_daemon >"$tmp/docker.log" 2>&1; then
-    "$DOCKER" import "$tmp/rootfs.tar" "$TAG" >/dev/null 2>"$tmp/docker.err" && docker_tagged=1
-    "$DOCKER" save -o "$tmp/docker.tar" "$TAG" 2>>"$tmp/docker.err"
+    "$DOCKER" import "$tmp/rootfs.tar" "$TAG" >/dev/null 2>"$tmp/docker.err" &&
+        "$DOCKER" import "$tmp/rootfs2.tar" "$TAG2" >/dev/null 2>>"$tmp/docker.err" &&
+        docker_tagged=1
+    "$DOCKER" save -o "$tmp/docker.tar" "$TAG" "$TAG2" 2>>"$tmp/docker.err"
     cli image import "$tmp/docker.tar"
-    check "a docker save tarball is imported under its tag" \
-        eval 'is_rc 0 && out_has "docker.io/$TAG sha256:" && "$PS" image list | grep -q -F "docker.io/$TAG "' ||
+    check "a docker save tarball of two images: both imported, each under its tag" \
+        eval 'is_rc 0 && [ "$(wc -l <"$tmp/out")" -eq 2 ] &&
+              out_has "docker.io/$TAG sha256:" && out_has "docker.io/$TAG2 sha256:" &&
+              [ "$("$PS" image list | grep -c -F -e "docker.io/$TAG " -e "docker.io/$TAG2 ")" -eq 2 ]' ||
         cat "$tmp/err" "$tmp/docker.err" >&2
     droot=$("$PS" image list | grep -F "docker.io/$TAG " | cut -d" " -f3)
-    check "its root holds the image's file" \
-        eval '[ "$(cat "$droot/hello.txt")" = "hello from docker save" ]'
-    cli image rm "docker.io/$TAG"
+    droot2=$("$PS" image list | grep -F "docker.io/$TAG2 " | cut -d" " -f3)
+    check "each root holds its own image's file" \
+        eval '[ "$(cat "$droot/hello.txt")" = "hello from docker save" ] &&
+              [ "$(cat "$droot2/other.txt")" = "the second docker image" ] &&
+              [ ! -e "$droot/other.txt" ] && [ ! -e "$droot2/hello.txt" ]'
+    "$DOCKER" save "$TAG" "$TAG2" 2>>"$tmp/docker.err" |
+        "$PS" -o core.image_dir="$tmp/picked" image import - "$TAG2" >"$tmp/out" 2>"$tmp/err"
+    rc=$?
+    check "docker save piped into import - NAME: only the image of that name" \
+        eval 'is_rc 0 && [ "$(cut -d" " -f1 "$tmp/out")" = "docker.io/$TAG2" ] &&
+              [ "$(ls "$tmp/picked/roots")" = "$(basename "$droot2")" ]' || cat "$tmp/err" >&2
+    cli image rm "docker.io/$TAG" "docker.io/$TAG2"
 else
     sed 's/^/# /' "$tmp/docker.log"
-    ok "a docker save tarball # SKIP no Docker daemon: $(tail -n1 "$tmp/docker.log")"
-    ok "its root # SKIP no Docker daemon"
+    ok "a docker save tarball of two images # SKIP no Docker daemon: $(tail -n1 "$tmp/docker.log")"
+    ok "each root # SKIP no Docker daemon"
+    ok "docker save piped into import - NAME # SKIP no Docker daemon"
 fi
 
 # ---- docker save's form, made here ----
@@ -73,10 +91,11 @@ cli image import "$tmp/save.tar" team/renamed:v2
 check "with NAME: recorded as that name, the same image" \
     rc_and_out 0 "docker.io/team/renamed:v2 $SAVED"
 
-# ---- an OCI layout, gzip'd as a whole ----
+# ---- an OCI layout, gzip'd as a whole, on standard input ----
 gzip "$tmp/oci.tar"
-cli image import "$tmp/oci.tar.gz"
-check "OCI layout (gzip layers, the tarball gzip'd): its manifest digest, its annotated name" \
+cat "$tmp/oci.tar.gz" | "$PS" image import - >"$tmp/out" 2>"$tmp/err"
+rc=$?
+check "OCI layout (gzip layers, gzip'd, piped in as -): its manifest digest, its annotated name" \
     rc_and_out 0 "docker.io/polysandbox-test/oci:v1 $OCI"
 if [ "$(uname -m)" = x86_64 ]; then
     cli image import "$tmp/ociindex.tar" team/multi:v1
@@ -108,6 +127,11 @@ check "a layer entry '../escape.txt' is refused (3) by the layer code pull uses"
           [ -z "$(find "$tmp" -name escape.txt)" ]'
 cli image import "$tmp/absent.tar"
 check "a FILE that is not there: 2, naming it" rc_and_err 2 "absent.tar"
+cat "$tmp/tamper.tar" | "$PS" image import - team/tamper:v1 >"$tmp/out" 2>"$tmp/err"
+rc=$?
+check "a tampered tarball piped in: 65, naming standard input; no temporary left" \
+    eval 'rc_and_err 65 "import '"'standard input'"'" && err_has "does not match its digest" &&
+          [ -z "$(find "$store" -name "*.tmp-*")" ]'
 
 # ---- prune ----
 # An import stopped half way: the FIFO gives it the first layer's header
@@ -156,4 +180,39 @@ check "prune during an import: both succeed, the imported image whole" \
           [ "$(cat "$store/roots/${SAVED#sha256:}/etc/hello.txt")" = "hello from a saved image" ] &&
           [ "$(ls "$store/blobs/sha256" | wc -l)" -eq 8 ]' ||
     cat "$tmp/bg.err" "$tmp/prune.out" "$tmp/prune.err" >&2
+
+# ---- several images in one tarball (a store of their own) ----
+multi=$tmp/multi
+mcli() { cli -o core.image_dir="$multi" "$@"; }
+mcli image import "$tmp/multisave.tar"
+check "docker save form of two images, three tags: every tag imported, two images" \
+    eval 'is_rc 0 && [ "$(cut -d" " -f1 "$tmp/out" | tr "\n" " ")" = "docker.io/polysandbox-test/saved:v1 docker.io/polysandbox-test/saved:v2 docker.io/polysandbox-test/other:v1 " ] &&
+          [ "$(cut -d" " -f2 "$tmp/out" | sort -u | wc -l)" -eq 2 ] && [ "$(ls "$multi/roots" | wc -l)" -eq 2 ]' ||
+    cat "$tmp/out" "$tmp/err" >&2
+oroot=$(grep "^docker.io/polysandbox-test/other:v1 " "$tmp/out" | cut -d" " -f2)
+oroot=$multi/roots/${oroot#sha256:}
+check "the other image: its shared first layer and its own, not the first image's second" \
+    eval '[ "$(cat "$oroot/etc/other.txt")" = "from the other image" ] &&
+          [ "$(cat "$oroot/etc/hello.txt")" = "hello from a saved image" ] &&
+          [ -e "$oroot/data/gone" ] && [ ! -e "$oroot/etc/layer2.txt" ]'
+rm -rf "$multi"
+cli_in "$tmp/multioci.tar" -o core.image_dir="$multi" image import - polysandbox-test/ocib:v1
+check "OCI layout of several, NAME given, from standard input: only the image so named" \
+    eval 'rc_and_out 0 "docker.io/polysandbox-test/ocib:v1 $OCIB" &&
+          [ "$(ls "$multi/roots")" = "${OCIB#sha256:}" ]'
+mcli image import "$tmp/multioci.tar"
+check "OCI layout, three entries naming two manifests: three references, two roots" \
+    eval 'is_rc 0 && [ "$(sort "$tmp/out" | tr "\n" " ")" = "docker.io/polysandbox-test/oci:latest $OCI docker.io/polysandbox-test/oci:v1 $OCI docker.io/polysandbox-test/ocib:v1 $OCIB " ] &&
+          [ "$(ls "$multi/roots" | wc -l)" -eq 2 ]' || cat "$tmp/out" "$tmp/err" >&2
+mcli image import "$tmp/multisave.tar" team/absent:v1
+check "NAME naming none of several images: 2, listing their names, nothing recorded" \
+    eval 'rc_and_err 2 "holds 2 images, none named '"'docker.io/team/absent:v1'"'" &&
+          err_has "docker.io/polysandbox-test/saved:v1, docker.io/polysandbox-test/saved:v2, docker.io/polysandbox-test/other:v1" &&
+          ! "$PS" -o core.image_dir="$multi" image list | grep -q -e absent -e saved'
+mcli image import "$tmp/ocinoname.tar"
+check "several images, one without a name, no NAME: 2, naming its entry and the others" \
+    eval 'rc_and_err 2 "entry 3 has no name" && err_has "docker.io/polysandbox-test/oci:latest"'
+mcli image import "$tmp/ocidup.tar"
+check "one name given to two images: refused (65), naming both entries" \
+    rc_and_err 65 "'docker.io/polysandbox-test/oci:v1' names two images (entries 1 and 3)"
 done_testing

@@ -8,7 +8,8 @@
 # Docker daemon answers) and tarballs made by tests/image/mksave.py.
 TESTS += tests/image/pull.sh tests/image/import.sh
 dist_check_SCRIPTS += tests/image/pull.sh tests/image/import.sh
-EXTRA_DIST += tests/image/push.py tests/image/tokend.py tests/image/mksave.py
+EXTRA_DIST += tests/image/push.py tests/image/tokend.py tests/image/mksave.py \
+	tests/image/lib.sh
 
 # tests/image/run.sh runs the local provider in a pulled image whose only
 # program is tests/image/imgcat: linked statically and built without the

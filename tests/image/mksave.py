@@ -6,6 +6,7 @@
 (one python for all: it starts slowly on a loaded machine).  Prints
 "KIND DIGEST" for the OCI kinds (the manifest's digest).  KIND is one of:
   rootfs     a plain tar of one file, hello.txt (for docker import)
+  rootfs2    the same of another file, other.txt
   save       docker save as Docker before 25 writes it: manifest.json
              (RepoTags polysandbox-test/saved:v1), the config HEX.json,
              ID/layer.tar per layer (the second layer a symbolic link to
@@ -16,6 +17,15 @@
   ociindex   oci whose index.json names an image index (as docker save
              writes with the containerd store): linux/arm64 (absent) and
              linux/amd64
+  multisave  save of two images: polysandbox-test/saved:v1 and :v2 (the
+             image of save) and polysandbox-test/other:v1 (layer 1 shared,
+             then a layer of etc/other.txt)
+  multioci   an OCI layout of the two, as docker save since 25 writes one
+             entry per tag: polysandbox-test/oci:v1 and :latest (the image
+             of oci), polysandbox-test/ocib:v1 (the other); prints both
+             manifests' digests
+  ocinoname  multioci whose third entry has no name annotation
+  ocidup     multioci whose third entry is named polysandbox-test/oci:v1
   tamper     save with one byte of a layer changed (same size)
   dotdot     save with a member "../escape.txt" beside the others
   layerdotdot  save whose layer holds "../escape.txt"
@@ -64,6 +74,7 @@ def add(t, name, data=None, link=None):
 LAYER1 = [("etc", None), ("etc/hello.txt", b"hello from a saved image\n"),
           ("data", None), ("data/gone", b"whited out by layer 2\n")]
 LAYER2 = [("data", None), ("data/.wh.gone", b""), ("etc/layer2.txt", b"from layer 2\n")]
+OTHER = [("etc", None), ("etc/other.txt", b"from the other image\n")]
 
 
 def save(out, kind):
@@ -96,23 +107,46 @@ def save(out, kind):
         add(t, "repositories", json.dumps({"polysandbox-test/saved": {"v1": id2}}).encode())
 
 
-def oci(out, nested=False):
-    blobs = {}
+def config_of(layers):
+    return json.dumps({"architecture": "amd64", "os": "linux",
+                       "rootfs": {"type": "layers",
+                                  "diff_ids": ["sha256:" + sha(x) for x in layers]}}).encode()
 
+
+def multisave(out):
+    """docker save before 25 of two images sharing a layer."""
+    l1, l2, l3 = tar_of(LAYER1), tar_of(LAYER2), tar_of(OTHER)
+    members, manifest = {}, []
+    for tags, layers in ((["polysandbox-test/saved:v1", "polysandbox-test/saved:v2"], [l1, l2]),
+                         (["polysandbox-test/other:v1"], [l1, l3])):
+        config = config_of(layers)
+        members[sha(config) + ".json"] = config
+        for layer in layers:
+            members[sha(layer) + "/layer.tar"] = layer
+        manifest.append({"Config": sha(config) + ".json", "RepoTags": tags,
+                         "Layers": [sha(x) + "/layer.tar" for x in layers]})
+    with tarfile.open(out, "w", format=tarfile.PAX_FORMAT) as t:
+        for name in sorted(members):
+            if "/" in name:
+                add(t, name.split("/")[0])
+            add(t, name, members[name])
+        add(t, "manifest.json", json.dumps(manifest).encode())
+
+
+def oci_image(blobs, layer_files, nested=False):
+    """An image's blobs into blobs; its descriptor for index.json, and
+    its manifest's digest."""
     def blob(b):
         blobs[sha(b)] = b
         return {"digest": "sha256:" + sha(b), "size": len(b)}
 
-    l1, l2 = tar_of(LAYER1), tar_of(LAYER2)
-    config = json.dumps({"architecture": "amd64", "os": "linux",
-                         "rootfs": {"type": "layers",
-                                    "diff_ids": ["sha256:" + sha(l1), "sha256:" + sha(l2)]}})
+    tars = [tar_of(f) for f in layer_files]
     layers = []
-    for layer in (l1, l2):
+    for layer in tars:
         d = blob(gzip.compress(layer, mtime=0))
         d["mediaType"] = "application/vnd.oci.image.layer.v1.tar+gzip"
         layers.append(d)
-    cd = blob(config.encode())
+    cd = blob(config_of(tars))
     cd["mediaType"] = "application/vnd.oci.image.config.v1+json"
     manifest = json.dumps({"schemaVersion": 2,
                            "mediaType": "application/vnd.oci.image.manifest.v1+json",
@@ -129,9 +163,16 @@ def oci(out, nested=False):
                             "manifests": [other, md]}).encode()
         top = blob(inner)
         top["mediaType"] = "application/vnd.oci.image.index.v1+json"
-    top["annotations"] = {"io.containerd.image.name": "polysandbox-test/oci:v1",
-                          "org.opencontainers.image.ref.name": "v1"}
-    index = json.dumps({"schemaVersion": 2, "manifests": [top]}).encode()
+    return top, "sha256:" + sha(manifest)
+
+
+def named(name):
+    return {"io.containerd.image.name": name,
+            "org.opencontainers.image.ref.name": name.rsplit(":", 1)[1]}
+
+
+def oci_layout(out, blobs, entries):
+    index = json.dumps({"schemaVersion": 2, "manifests": entries}).encode()
     with tarfile.open(out, "w", format=tarfile.PAX_FORMAT) as t:
         add(t, "oci-layout", b'{"imageLayoutVersion":"1.0.0"}')
         add(t, "index.json", index)
@@ -139,7 +180,26 @@ def oci(out, nested=False):
         add(t, "blobs/sha256")
         for h, b in blobs.items():
             add(t, "blobs/sha256/" + h, b)
-    return "sha256:" + sha(manifest)
+
+
+def oci(out, nested=False):
+    blobs = {}
+    top, digest = oci_image(blobs, [LAYER1, LAYER2], nested)
+    oci_layout(out, blobs, [dict(top, annotations=named("polysandbox-test/oci:v1"))])
+    return digest
+
+
+def oci_multi(out, kind):
+    blobs = {}
+    a, da = oci_image(blobs, [LAYER1, LAYER2])
+    b, db = oci_image(blobs, [LAYER1, OTHER])
+    third = {"multioci": named("polysandbox-test/ocib:v1"), "ocinoname": None,
+             "ocidup": named("polysandbox-test/oci:v1")}[kind]
+    entries = [dict(a, annotations=named("polysandbox-test/oci:v1")),
+               dict(a, annotations=named("polysandbox-test/oci:latest")),
+               dict(b, annotations=third) if third else b]
+    oci_layout(out, blobs, entries)
+    return da + " " + db
 
 
 def main():
@@ -147,9 +207,14 @@ def main():
     for kind, out in zip(args[0::2], args[1::2]):
         if kind in ("oci", "ociindex"):
             print(kind, oci(out, kind == "ociindex"))
-        elif kind == "rootfs":
+        elif kind in ("multioci", "ocinoname", "ocidup"):
+            print(kind, oci_multi(out, kind))
+        elif kind == "multisave":
+            multisave(out)
+        elif kind in ("rootfs", "rootfs2"):
             with open(out, "wb") as f:
-                f.write(tar_of([("hello.txt", b"hello from docker save\n")]))
+                f.write(tar_of([("hello.txt", b"hello from docker save\n")] if kind == "rootfs"
+                               else [("other.txt", b"the second docker image\n")]))
         else:
             save(out, kind)
 

@@ -1,16 +1,19 @@
 #!/bin/sh
 # tests/image/pull.sh - polysandbox image pull, list and rm against real
 # registries on loopback: Debian's docker-registry (tests/docker/registry.sh)
-# open, with basic authentication (refused for now), and with token
-# authentication behind tests/image/tokend.py, on one storage.  Images are made and pushed by tests/image/push.py (no daemon):
+# open, with basic authentication ([registry HOST] username and a password
+# sealed with polysandbox secret seal), and with token authentication
+# behind tests/image/tokend.py (asked anonymously, and with that user
+# name and password), on one storage.  Images are made and pushed by tests/image/push.py (no daemon):
 # files, whiteouts and an opaque directory across two layers (plain and
 # gzip), setuid bits, a device node, a FIFO, an OCI index; a blob tampered
 # with on the registry's disk; layers with "../", a write through an
 # absolute link, a hard link through it.
 . "$top_srcdir/tests/cli/lib.sh"
-. "$top_srcdir/tests/docker/registry.sh"
+. "$top_srcdir/tests/image/lib.sh"
 
-unready() { registry_unready "image pull" "$@"; }
+unready() { image_unready "image pull" "$@"; }
+image_require "image pull"
 command -v docker-registry >/dev/null 2>&1 ||
     unready "no docker-registry (apt-get install docker-registry)"
 command -v curl >/dev/null 2>&1 || unready "no curl"
@@ -20,9 +23,6 @@ python3 -c 'import cryptography' 2>/dev/null ||
     unready "no python3-cryptography (apt-get install python3-cryptography)"
 # The index's entry for this machine is its linux/amd64 one.
 [ "$(uname -m)" = x86_64 ] || { echo "1..0 # SKIP image pull: the test images are amd64"; exit 0; }
-"$PS" image list >/dev/null 2>"$tmp/err" || {
-    grep -q "built without" "$tmp/err" && unready "built without libcurl or libarchive"
-}
 
 token_pid=
 cleanup() {
@@ -34,7 +34,7 @@ trap cleanup EXIT
 export POLYSANDBOX_STATE_DIR="$tmp/state"
 store=$tmp/state/images
 
-plan 31
+plan 37
 
 # ---- registries: open, and token-authenticated on the same storage ----
 openssl req -x509 -newkey rsa:2048 -nodes -keyout "$tmp/key.pem" -out "$tmp/cert.pem" \
@@ -139,9 +139,41 @@ check "pull through the registry's token service (Bearer from WWW-Authenticate)"
     eval 'rc_and_out 0 "$T/polysandbox-test/base:v1 $BASE" &&
           grep -q "^repository:polysandbox-test/base:pull$" "$tmp/tokens"'
 
-cli image pull "127.0.0.1:$REGISTRY_basic_PORT/polysandbox-test/base:v1"
-check "a registry asking for a user name and password: refused (125), saying so" \
-    rc_and_err 125 "asks for a user name and password (not supported yet)"
+# ---- basic authentication: [registry HOST] with a sealed password ----
+B=127.0.0.1:$REGISTRY_basic_PORT
+cli image pull "$B/polysandbox-test/base:v1"
+check "a registry asking for a user name and password, none given: 125, saying where to" \
+    rc_and_err 125 "give them as username and password in [registry $B] of polysandbox.ini"
+conf=$tmp/conf
+mkdir -p "$conf"
+cp "$top_srcdir/tests/config/polysandbox.ini" "$conf/"
+"$PS" --config-dir "$conf" secret init >/dev/null 2>"$tmp/seal.err"
+sealed=$(printf 'pw-%s' $$ | "$PS" --config-dir "$conf" secret seal 2>>"$tmp/seal.err")
+wrong=$(printf 'wrong-%s' $$ | "$PS" --config-dir "$conf" secret seal 2>>"$tmp/seal.err")
+printf '[registry %s]\nusername = someone\npassword = %s\n' "$B" "$sealed" >>"$conf/polysandbox.ini"
+printf '[registry %s]\nusername = someone\npassword = %s\n' "$T" "$sealed" >>"$conf/polysandbox.ini"
+cli --config-dir "$conf" -o core.image_dir="$tmp/images4" image pull "$B/polysandbox-test/base:v1"
+check "[registry HOST] username and a sealed password: pulled with Basic authentication" \
+    rc_and_out 0 "$B/polysandbox-test/base:v1 $BASE" || cat "$tmp/err" "$tmp/seal.err" >&2
+cli --config-dir "$conf" -o core.image_dir="$tmp/images4" image pull "$T/polysandbox-test/base:v1"
+check "a token registry with [registry HOST]: the token asked for with that user and password" \
+    eval 'rc_and_out 0 "$T/polysandbox-test/base:v1 $BASE" &&
+          [ "$(tail -n1 "$tmp/token-auth")" = "someone:pw-$$" ]'
+cli --config-dir "$conf" secret check --json
+check "secret check opens both registries' sealed passwords" json_check \
+    'j["ok"] and sorted((c["provider"], c["key"], c["source"]) for c in j["credentials"]) == sorted([("registry '"$B"'", "password", "sealed"), ("registry '"$T"'", "password", "sealed")])'
+sed -i "s|^password = $sealed\$|password = $wrong|" "$conf/polysandbox.ini"
+cli --config-dir "$conf" -o core.image_dir="$tmp/images4" image pull "$B/polysandbox-test/base:v1"
+check "a wrong password: 125, refused, naming the file and line, never the password" \
+    eval 'rc_and_err 125 "refused the user name and password of [registry $B] ($conf/polysandbox.ini:" &&
+          ! grep -q -e "pw-$$" -e "wrong-$$" "$tmp/err"'
+sed -i "s|^password = $wrong\$|password = env:PS_TEST_UNSET_$$|" "$conf/polysandbox.ini"
+cli --config-dir "$conf" -o core.image_dir="$tmp/images4" image pull "$B/polysandbox-test/base:v1"
+check "a password env:NAME of a variable not set: an error naming it and the file" \
+    eval '! is_rc 0 && err_has "PS_TEST_UNSET_$$ is not set" && err_has "$conf/polysandbox.ini:"'
+cli --config-dir "$conf" secret check
+check "and secret check says it cannot be opened, naming the registry" \
+    eval '! is_rc 0 && out_has "FAILED   registry $B.password (env)"'
 
 # ---- bad references and absent images ----
 cli image pull "$R/Bad/Name"

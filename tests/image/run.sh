@@ -7,16 +7,14 @@
 # /etc/os-release and a marker; it is pushed to Debian's docker-registry
 # on loopback (tests/docker/registry.sh).
 . "$top_srcdir/tests/cli/lib.sh"
-. "$top_srcdir/tests/docker/registry.sh"
+. "$top_srcdir/tests/image/lib.sh"
 
-unready() { registry_unready "image run" "$@"; }
+unready() { image_unready "image run" "$@"; }
+image_require "image run"
 command -v docker-registry >/dev/null 2>&1 ||
     unready "no docker-registry (apt-get install docker-registry)"
 command -v curl >/dev/null 2>&1 || unready "no curl"
 [ "$(uname -m)" = x86_64 ] || { echo "1..0 # SKIP image run: the test images are amd64"; exit 0; }
-"$PS" image list >/dev/null 2>"$tmp/err" || {
-    grep -q "built without" "$tmp/err" && unready "built without libcurl or libarchive"
-}
 IMGCAT="$top_builddir/tests/image/imgcat"
 [ -x "$IMGCAT" ] || { echo "Bail out! $IMGCAT is not built"; exit 1; }
 

@@ -4,7 +4,9 @@
 # GET /token?service=S&scope=repository:NAME:pull answers {"token": JWT}
 # signed RS256 with KEY, the certificate CERT in its x5c header (the
 # registry trusts it through rootcertbundle).  Anonymous, like Docker Hub's
-# pull tokens.  Counts the tokens it gave in DIR/tokens.  Prints its port.
+# pull tokens.  Counts the tokens it gave in DIR/tokens, and writes who
+# asked (a Basic user:password, or anonymous) in DIR/token-auth.  Prints
+# its port.
 #
 #   tokend.py KEY.pem CERT.pem ISSUER DIR [refuse]
 import base64
@@ -61,6 +63,12 @@ class H(BaseHTTPRequestHandler):
                                           q.get("scope", [""])[0])}).encode()
         with open(os.path.join(DIR, "tokens"), "a") as f:
             f.write(q.get("scope", [""])[0] + "\n")
+        # Who asked: the Basic user:password given, or "anonymous".
+        auth = self.headers.get("Authorization", "")
+        who = (base64.b64decode(auth[6:]).decode("utf-8", "replace")
+               if auth.startswith("Basic ") else "anonymous")
+        with open(os.path.join(DIR, "token-auth"), "a") as f:
+            f.write(who + "\n")
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(body)))

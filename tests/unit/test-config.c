@@ -388,6 +388,14 @@ static void test_main_errors(void)
           2, "unknown key 'foo'", NULL },
         { "a syntax error before a bad key", "[core]\nnot a pair\nfoo = 1\n",
           2, "syntax error", NULL },
+        { "an unknown key in [registry HOST]", "[registry 127.0.0.1:5000]\nuser = x\n",
+          2, "unknown key 'user' in [registry 127.0.0.1:5000]", "username, password" },
+        { "a [registry] that names no host", "[registry a/b]\nusername = x\n",
+          2, "[registry a/b]: not a registry's host", NULL },
+        { "a registry username holding ':'", "[registry docker.io]\nusername = a:b\n",
+          2, "username in [registry docker.io] holds ':'", NULL },
+        { "an empty registry password", "[registry docker.io]\npassword =\n",
+          2, "empty password in [registry docker.io]", NULL },
     };
     fails_each(f, bad_lines, sizeof bad_lines / sizeof bad_lines[0]);
 
@@ -516,6 +524,26 @@ static void test_main_errors(void)
     } else {
         ok(1, "an unreadable polysandbox.ini is refused # SKIP root reads anything");
     }
+}
+
+/* [registry HOST]: kept as HOST.username and HOST.password, as written. */
+static void test_registries(void)
+{
+    char *d = new_dir();
+
+    put(d, "polysandbox.ini",
+        "[registry 127.0.0.1:5000]\n"
+        "username = someone\n"
+        "password = env:PS_TEST_PW\n"
+        "[registry docker.io]\n"
+        "password = file:/etc/pw\n");
+    ok(load(d, NULL) == SBX_OK && cfg.n_registries == 3 &&
+       strcmp(cfg.registries[0].key, "127.0.0.1:5000.username") == 0 &&
+       strcmp(cfg.registries[0].value, "someone") == 0 &&
+       strcmp(cfg.registries[1].key, "127.0.0.1:5000.password") == 0 &&
+       strcmp(cfg.registries[1].value, "env:PS_TEST_PW") == 0 && cfg.registries[1].line == 3 &&
+       strcmp(cfg.registries[2].key, "docker.io.password") == 0,
+       "[registry HOST] username and password are kept per host (%s)", msg());
 }
 
 static void test_env_and_override_errors(void)
@@ -924,6 +952,7 @@ int main(void)
     test_full_main();
     test_precedence();
     test_main_errors();
+    test_registries();
     test_env_and_override_errors();
     test_providers();
     test_provider_overrides();

@@ -1,8 +1,9 @@
 /* polysandbox/image.h - OCI images pulled into a local store
  *
  * The first slice of images on the local provider (issue 19): pull an
- * image from a registry (the Docker Registry HTTP API v2, anonymous or
- * with a Bearer token from the registry's WWW-Authenticate challenge),
+ * image from a registry (the Docker Registry HTTP API v2, anonymous,
+ * with a Bearer token from the registry's WWW-Authenticate challenge, or
+ * with the user name and password of the context's [registry HOST]),
  * verify the sha256 digest of every blob, keep the blobs by digest and
  * unpack the layers into one root directory per image, under
  * STATE_DIR/images/ ([core] state_dir, POLYSANDBOX_STATE_DIR):
@@ -54,7 +55,10 @@ extern "C" {
  *
  * Returns: SBX_OK; SBX_E_INVAL for a malformed reference; SBX_E_NOT_FOUND
  * when the registry has no such image or no linux image for this
- * machine; SBX_E_AUTH when the registry refuses; SBX_E_NETWORK when it
+ * machine; SBX_E_AUTH when the registry refuses (or asks for a user
+ * name and password that polysandbox.ini's [registry HOST] does not
+ * give); SBX_E_CONFIG when that password cannot be opened (an unset
+ * env:, a value sealed to another key); SBX_E_NETWORK when it
  * cannot be reached; SBX_E_BACKEND for a digest or size that does not
  * match or a manifest that cannot be read; SBX_E_PATH for a layer entry
  * escaping the root; SBX_E_IO for the store.  Nothing is left behind by
@@ -122,10 +126,14 @@ SBX_API int sbx_image_root(const sbx_ctx *ctx, const char *ref, char **root_out)
  * @file: a tarball written by `docker save` (either form: manifest.json
  *   with HEX.json configs and ID/layer.tar layers, or, since Docker 25,
  *   an OCI layout) or an OCI image layout (oci-layout, index.json,
- *   blobs/sha256/), plain or compressed; it holds one image
- * @ref: (nullable): the reference to record it as (normalised as for
- *   sbx_image_pull, no digest); NULL records the names the tarball gives
- *   (docker save's RepoTags, or the index's image name annotation)
+ *   blobs/sha256/), plain or compressed, holding one image or several;
+ *   "-" reads it from standard input (a file named "-" is "./-")
+ * @ref: (nullable): the reference to record an image as (normalised as
+ *   for sbx_image_pull, no digest): the tarball's only image, or of
+ *   several the one the tarball names @ref; NULL records every image
+ *   under the names the tarball gives (docker save's RepoTags, or the
+ *   index's image name annotations; entries naming one manifest, as
+ *   docker save writes one per tag, are one image)
  * @fn: (nullable): called once per reference recorded, with the
  *   manifest's digest and the root, as sbx_image_list does
  * @arg: passed to @fn
@@ -140,13 +148,17 @@ SBX_API int sbx_image_root(const sbx_ctx *ctx, const char *ref, char **root_out)
  * digest here), and the layers are unpacked by the same code, with the
  * same refusals (see sbx_image_pull).  sbx_image_list then shows it.
  *
- * Returns: SBX_OK; SBX_E_INVAL for a malformed @ref, or a tarball that
- * names no image when @ref is NULL; SBX_E_NOT_FOUND when @file does not
- * exist; SBX_E_PATH for a member (or a layer entry) whose name is
- * absolute or holds "..", or a link leaving the tarball; SBX_E_BACKEND
- * for a tarball that cannot be read, is neither form, holds more than
- * one image, or has a blob that does not match its digest or size;
- * SBX_E_IO for the store.  A failed import stores nothing.
+ * Returns: SBX_OK; SBX_E_INVAL for a malformed @ref, a tarball of one
+ * image that names none when @ref is NULL, a tarball of several images
+ * one of which has no name when @ref is NULL or none of which is named
+ * @ref (the message lists the names), or "-" when standard input is a
+ * terminal; SBX_E_NOT_FOUND when @file does not exist; SBX_E_PATH for a
+ * member (or a layer entry) whose name is absolute or holds "..", or a
+ * link leaving the tarball; SBX_E_BACKEND for a tarball that cannot be
+ * read, is neither form, lists no image or more than 64, gives one name
+ * to two images, or has a blob that does not match its digest or size;
+ * SBX_E_IO for the store.  A failed import records no reference (what
+ * it stored is prune's).
  * Since: 0.3
  */
 SBX_API int sbx_image_import(sbx_ctx *ctx, const char *file, const char *ref,

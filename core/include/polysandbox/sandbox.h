@@ -895,7 +895,9 @@ SBX_API int sbx_secret_seal(const char *config_dir, const void *value, size_t le
 
 /**
  * sbx_secret_check_cb:
- * @provider, @key: the provider and [settings] key
+ * @provider, @key: the provider and [settings] key, or "registry HOST"
+ *   and "password" for an image registry's password (polysandbox.ini's
+ *   [registry HOST], since 0.3)
  * @file, @line: where it is set
  * @source: "sealed", "env", "file" or "plain" (a value in clear text)
  * @code: SBX_OK when the value opens, else why not
@@ -909,7 +911,8 @@ typedef void (*sbx_secret_check_cb)(void *ud, const char *provider, const char *
 /**
  * sbx_secret_check:
  * Opens every credential of @ctx's configuration (each key a provider
- * declares a credential, and every sealed value) and wipes it again,
+ * declares a credential, every sealed value, and each image registry's
+ * password) and wipes it again,
  * calling @cb once for each.  Returns SBX_OK when every one opened, else
  * SBX_E_CONFIG.  Makes the process undumpable.  Since: 0.1
  */
