@@ -16,17 +16,7 @@ npm_clients
 plan 4
 
 check "polysandboxd starts" srv_start
-wsbase=$(echo "$base" | sed 's/^http:/ws:/')
-ws() {
-    p=$1
-    shift
-    node "$top_srcdir/tests/server/ws-client.mjs" "$NODE_MODULES" "$wsbase$p" "$tmp/ws.json" "$@"
-}
-wj() {
-    json_check_file "$tmp/ws.json" "$1" && return 0
-    { head -c 4000 "$tmp/ws.json"; echo; } | fold -w 200 | sed 's/^/# ws: /'
-    return 1
-}
+. "$top_srcdir/tests/server/ws-lib.sh"
 errors='[m["data"]["error"] for m in j["messages"] if m["data"]["type"] == "error"]'
 
 post /v1/sandboxes "{\"provider\":\"docker\",\"image\":\"$DOCKER_TEST_IMAGE\"}"

@@ -12,22 +12,9 @@ npm_clients
 plan 43
 
 check "polysandboxd starts" srv_start -o server.connection_timeout=2s
-wsbase=$(echo "$base" | sed 's/^http:/ws:/')
+. "$top_srcdir/tests/server/ws-lib.sh"
 hostport=${base#http://}
 n=0
-# ws PATH STEP...: one session; its transcript in $tmp/ws.json (j in wj).
-ws() {
-    p=$1
-    shift
-    node "$top_srcdir/tests/server/ws-client.mjs" "$NODE_MODULES" "$wsbase$p" "$tmp/ws.json" "$@"
-}
-# wj EXPR: EXPR holds of the session's record; if not, the record is shown.
-wj() {
-    json_check_file "$tmp/ws.json" "$1" && return 0
-    # (a last line without its newline would swallow the "not ok" after it)
-    { head -c 4000 "$tmp/ws.json"; echo; } | fold -w 200 | sed 's/^/# ws: /'
-    return 1
-}
 types='[m["data"]["type"] for m in j["messages"]]'
 pinit() { printf '{"type":"init","language":"%s","version":"*","files":[{"content":%s}]%s}' "$1" "$2" "${3:-}"; }
 
