@@ -32,15 +32,12 @@
 #define CLEANUP_TIMEOUT_MS 15000L
 #define LEGACY_POLL_S 55.0f
 
-enum stop_reason { STOP_NONE, STOP_CAP, STOP_SINK };
+enum stop_reason { STOP_NONE, STOP_SINK };
 
 struct run {
     struct modal_prov *p;
     struct modal_sb *sb;
     const sbx_output_sink_v1 *sink;
-    uint64_t cap[3];
-    uint64_t got[3];
-    bool truncated[3];
     enum stop_reason stop;
     bool killed;
     pthread_mutex_t lock;        /* sink calls, stop, killed */
@@ -68,7 +65,8 @@ struct reader {
 
 static void kill_marked(struct run *r);
 
-/* Hands @len bytes to the sink, up to the stream's cap.  Non-zero: stop. */
+/* Hands @len bytes to the sink, which holds the output caps (the core's,
+ * or collect_write's bound).  Non-zero: stop. */
 static int deliver(struct run *r, int stream, const uint8_t *data, size_t len)
 {
     pthread_mutex_lock(&r->lock);
@@ -84,20 +82,9 @@ static int deliver(struct run *r, int stream, const uint8_t *data, size_t len)
         r->errhead_len += k;
         r->errhead[r->errhead_len] = '\0';
     }
-    uint64_t room = r->got[stream] >= r->cap[stream] ? 0 : r->cap[stream] - r->got[stream];
-    bool over = len > room;
-    size_t n = over ? (size_t)room : len;
     int rc = 0;
-    if (n > 0) {
-        r->got[stream] += n;
-        if (r->sink && r->sink->write && r->sink->write(r->sink->ud, stream, data, n)) {
-            r->stop = STOP_SINK;
-            rc = SBX_E_LIMIT;
-        }
-    }
-    if (!rc && over) {
-        r->truncated[stream] = true;
-        r->stop = STOP_CAP;
+    if (len > 0 && r->sink && r->sink->write && r->sink->write(r->sink->ud, stream, data, len)) {
+        r->stop = STOP_SINK;
         rc = SBX_E_LIMIT;
     }
     pthread_mutex_unlock(&r->lock);
@@ -640,8 +627,6 @@ static int exec_run(struct modal_prov *p, struct modal_sb *sb, const sbx_exec_sp
         return p->host->set_error(p->h, SBX_E_NOMEM, "out of memory");
 
     struct run r = {.p = p, .sb = sb, .sink = sink};
-    r.cap[SBX_STREAM_STDOUT] = spec->stdout_cap;
-    r.cap[SBX_STREAM_STDERR] = spec->stderr_cap;
     r.timeout_ms = (spec->timeout_ns + 999999) / 1000000;
     if (r.timeout_ms == 0)
         r.timeout_ms = 1;
@@ -732,8 +717,6 @@ static int exec_run(struct modal_prov *p, struct modal_sb *sb, const sbx_exec_sp
     }
     uint64_t now = modal_now_ns();
     out->exec_ns = now - started ? now - started : 1;
-    out->stdout_truncated = r.truncated[SBX_STREAM_STDOUT];
-    out->stderr_truncated = r.truncated[SBX_STREAM_STDERR];
     bool past = now - sent >= spec->timeout_ns;
     if (stopped) {
         out->status = SBX_RUN_OUTPUT_LIMIT;
@@ -797,6 +780,14 @@ static int collect_write(void *ud, int stream, const void *buf, size_t len)
         c->errbuf[c->errlen] = '\0';
         return 0;
     }
+    /* The exec's stdout cap is out_max + 1: this sink holds it (one byte
+     * past max tells the caller the file is too big). */
+    size_t room = c->len > c->max ? 0 : c->max - c->len + 1;
+    bool over = len > room;
+    if (over)
+        len = room;
+    if (len == 0)
+        return over;
     if (c->len + len > c->cap) {
         size_t n = c->cap ? c->cap : 4096;
         while (n < c->len + len)
@@ -809,7 +800,7 @@ static int collect_write(void *ud, int stream, const void *buf, size_t len)
     }
     memcpy(c->buf + c->len, buf, len);
     c->len += len;
-    return 0;
+    return over;
 }
 
 int modal_run(struct modal_prov *p, struct modal_sb *sb, const char *const *argv,
