@@ -79,6 +79,17 @@ static void kill_marked(struct run *r);
 
 static int deliver_now(struct run *r, int stream, const uint8_t *data, size_t len);
 
+/* Appends what fits of @data to the NUL-terminated @buf of @cap bytes. */
+static void keep_head(char *buf, size_t cap, size_t *used, const uint8_t *data, size_t len)
+{
+    size_t k = *used + 1 < cap ? cap - 1 - *used : 0;
+    if (k > len)
+        k = len;
+    memcpy(buf + *used, data, k);
+    *used += k;
+    buf[*used] = '\0';
+}
+
 /* Hands @len bytes to the sink, up to the stream's cap.  Non-zero: stop.
  * Stderr passes the prelude's filter first (one thread reads stderr). */
 static int deliver(struct run *r, int stream, const uint8_t *data, size_t len)
@@ -86,12 +97,7 @@ static int deliver(struct run *r, int stream, const uint8_t *data, size_t len)
     if (stream != SBX_STREAM_STDERR || !r->nonce_len || r->held == SIZE_MAX)
         return deliver_now(r, stream, data, len);
     if (r->failed) {
-        size_t k = sizeof r->report - 1 - r->report_len;
-        if (k > len)
-            k = len;
-        memcpy(r->report + r->report_len, data, k);
-        r->report_len += k;
-        r->report[r->report_len] = '\0';
+        keep_head(r->report, sizeof r->report, &r->report_len, data, len);
         return 0;
     }
     size_t k = r->nonce_len - r->held;
@@ -129,14 +135,8 @@ static int deliver_now(struct run *r, int stream, const uint8_t *data, size_t le
         pthread_mutex_unlock(&r->lock);
         return SBX_E_LIMIT;
     }
-    if (stream == SBX_STREAM_STDERR && r->errhead_len + 1 < sizeof r->errhead) {
-        size_t k = sizeof r->errhead - 1 - r->errhead_len;
-        if (k > len)
-            k = len;
-        memcpy(r->errhead + r->errhead_len, data, k);
-        r->errhead_len += k;
-        r->errhead[r->errhead_len] = '\0';
-    }
+    if (stream == SBX_STREAM_STDERR)
+        keep_head(r->errhead, sizeof r->errhead, &r->errhead_len, data, len);
     uint64_t room = r->got[stream] >= r->cap[stream] ? 0 : r->cap[stream] - r->got[stream];
     bool over = len > room;
     size_t n = over ? (size_t)room : len;
