@@ -18,29 +18,15 @@
 /* How long the host waits for the agent's answer to a FILE or a GET: a
  * few MiB through a slow guest under TCG. */
 #define MV_FILE_WAIT_MS 120000
-#define MV_PATH_MAX 4095
 
-/* A path relative to the work directory: not empty or absolute, no ".",
- * ".." or empty component. */
 static int path_check(struct mv_prov *p, const char *op, const char *path)
 {
-    size_t len = strlen(path);
-
-    if (!len || len > MV_PATH_MAX || path[0] == '/')
-        return p->host->set_error(p->h, SBX_E_PATH,
-                                  "microvm: %s '%.200s': a path must be relative to the work "
-                                  "directory, 1 to %d bytes", op, path, MV_PATH_MAX);
-    for (const char *c = path; *c;) {
-        size_t n = strcspn(c, "/");
-        if (n == 0 || (n == 1 && c[0] == '.') || (n == 2 && c[0] == '.' && c[1] == '.'))
-            return p->host->set_error(p->h, SBX_E_PATH,
-                                      "microvm: %s '%.200s': no '.', '..' or empty part may be "
-                                      "in a path", op, path);
-        c += n;
-        if (*c)
-            c++;
-    }
-    return SBX_OK;
+    if (mv_path_ok(path))
+        return SBX_OK;
+    return p->host->set_error(p->h, SBX_E_PATH,
+                              "microvm: %s '%.200s': a path must be relative to the work "
+                              "directory, 1 to %d bytes, with no '.', '..' or empty part", op,
+                              path, MV_PATH_MAX);
 }
 
 /* The agent's answer to one request: @want (DONE or FILEDATA) with its

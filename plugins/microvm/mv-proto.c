@@ -5,6 +5,8 @@
  */
 #include "mv-proto.h"
 
+#include <string.h>
+
 void mv_put32(uint8_t *p, uint32_t v)
 {
     for (int i = 0; i < 4; i++)
@@ -151,4 +153,21 @@ int mv_error_decode(const uint8_t *p, size_t len, uint32_t *code, const uint8_t 
     *msg = p + 4;
     *msg_len = len - 4;
     return 0;
+}
+
+int mv_path_ok(const char *path)
+{
+    size_t len = strlen(path);
+
+    if (!len || len > MV_PATH_MAX || path[0] == '/')
+        return 0;
+    for (const char *c = path; *c;) {
+        size_t n = strcspn(c, "/");
+        if (n == 0 || (n == 1 && c[0] == '.') || (n == 2 && c[0] == '.' && c[1] == '.'))
+            return 0;
+        c += n;
+        if (*c)
+            c++;
+    }
+    return 1;
 }

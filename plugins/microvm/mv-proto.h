@@ -62,6 +62,8 @@ enum mv_err {
 #define MV_ERR_MAX MV_ERR_TOOBIG
 /* A GET's payload before its path. */
 #define MV_GET_HEAD_LEN 8
+/* The longest path a FILE or GET names. */
+#define MV_PATH_MAX 4095
 
 /* EXEC payload: MV_EXEC_HEAD_LEN bytes of numbers (u64 timeout_ms,
  * memory, pids, nofile, fsize, cpu_ms; u32 argc, envc), then 1 + argc +
@@ -118,6 +120,10 @@ void mv_hello_encode(uint8_t out[MV_HELLO_LEN], const struct mv_hello *hl);
  * trusted).  0, or -1 with *why set (shorter than its code). */
 int mv_error_decode(const uint8_t *p, size_t len, uint32_t *code, const uint8_t **msg,
                     size_t *msg_len, const char **why);
+
+/* Whether @path may name a file of the work directory (checked by both
+ * ends): 1 to MV_PATH_MAX bytes, relative, no ".", ".." or empty part. */
+int mv_path_ok(const char *path);
 
 void mv_put32(uint8_t *p, uint32_t v);
 void mv_put64(uint8_t *p, uint64_t v);

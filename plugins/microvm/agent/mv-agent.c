@@ -294,22 +294,6 @@ static int walk(char *path, int make, const char **leaf, uint32_t *code)
     }
 }
 
-/* Whether @path is relative with no ".", ".." or empty component. */
-static int path_ok(const char *path)
-{
-    if (!path[0] || path[0] == '/')
-        return 0;
-    for (const char *c = path; *c;) {
-        size_t n = strcspn(c, "/");
-        if (n == 0 || (n == 1 && c[0] == '.') || (n == 2 && c[0] == '.' && c[1] == '.'))
-            return 0;
-        c += n;
-        if (*c)
-            c++;
-    }
-    return 1;
-}
-
 /* FILE: u32 mode, path NUL, data; answered DONE or ERROR. */
 static void do_file(uint8_t *p, size_t len)
 {
@@ -326,7 +310,7 @@ static void do_file(uint8_t *p, size_t len)
     mode = mv_get32(p) & 07777;
     path = (char *)p + 4;
     size_t off = (size_t)(nul - p) + 1;
-    if (!path_ok(path)) {
+    if (!mv_path_ok(path)) {
         send_error(MV_ERR_PATH, "unsafe path %.200s", path);
         return;
     }
@@ -374,7 +358,7 @@ static void do_get(uint8_t *p, size_t len)
     char *path = (char *)p + MV_GET_HEAD_LEN;
     if (max > MV_MAX_PAYLOAD)
         max = MV_MAX_PAYLOAD;
-    if (strlen(path) != len - MV_GET_HEAD_LEN - 1 || !path_ok(path)) {
+    if (strlen(path) != len - MV_GET_HEAD_LEN - 1 || !mv_path_ok(path)) {
         send_error(MV_ERR_PATH, "unsafe path %.200s", path);
         return;
     }
