@@ -7,6 +7,7 @@
 CLOUDS_TESTS = \
 	tests/clouds/eval-faults.sh \
 	tests/clouds/failover.sh \
+	tests/clouds/failover-volcengine.sh \
 	tests/clouds/failover-modal.sh \
 	tests/clouds/compare.sh \
 	tests/clouds/providers.sh
