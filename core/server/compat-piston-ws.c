@@ -18,8 +18,8 @@
  * stdin is the init's, given whole, and a "data" message is answered
  * with an error (4002).  Signals: SIGKILL kills the program with
  * everything it started, on any provider, and the exit says SIGKILL.
- * Where the default provider delivers signals (SBX_CAP_SIGNAL: local),
- * SIGHUP, SIGINT, SIGQUIT, SIGUSR1, SIGUSR2, SIGTERM, SIGALRM and
+ * Where the default provider delivers signals (SBX_CAP_SIGNAL: local,
+ * docker), SIGHUP, SIGINT, SIGQUIT, SIGUSR1, SIGUSR2, SIGTERM, SIGALRM and
  * SIGWINCH reach the program's process group as Piston's do (its handler
  * runs; without one it dies of it, and the exit says so).  Another valid
  * signal, or any but SIGKILL where the provider cannot deliver it, is

@@ -6,9 +6,10 @@
  * reports the real wait status on stderr behind a nonce.  The exec is
  * started with "Upgrade: tcp" on a connection of our own (libcurl
  * CONNECT_ONLY, the shared client's socket/TLS settings): we write the
- * request and then control frames (nonce, stdin, end of stdin, kill) as
- * the helper's stdin, and read Docker's framed stdout/stderr, both at
- * once, so a command echoing a large stdin never deadlocks.  We never
+ * request and then control frames (nonce, stdin, end of stdin, kill,
+ * signals) as the helper's stdin, and read Docker's framed
+ * stdout/stderr, both at once, so a command echoing a large stdin never
+ * deadlocks.  We never
  * half-close: the end of the connection tells the helper to kill.
  */
 #include "config.h"
@@ -31,6 +32,8 @@
  * and how long after that before we give up on the daemon. */
 #define GRACE_KILL_MS 5000
 #define GRACE_GIVEUP_MS 10000
+/* signal_fd is read only while less than this waits to be sent. */
+#define SIG_BACKLOG 4096
 
 uint64_t dk_now_ns(void)
 {
@@ -39,10 +42,12 @@ uint64_t dk_now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-void dk_xrun_stdin(struct dk_xrun *r, int (*push)(struct dk_xrun *, const void *, size_t))
+void dk_xrun_control(struct dk_xrun *r,
+                     int (*push)(struct dk_xrun *, char, const void *, size_t))
 {
-    r->push_stdin = push;
+    r->push = push;
     r->in_open = r->spec->stdin_fd >= 0;
+    r->sig_open = r->spec->signal_fd >= 0;
 }
 
 /* stdin_fd is readable: one chunk to the helper, or its end. */
@@ -57,15 +62,39 @@ static void read_stdin(struct dk_xrun *r)
         return;
     if (n <= 0)
         r->in_open = false;
-    if (r->push_stdin(r, buf, n > 0 ? (size_t)n : 0) != SBX_OK)
+    if (r->push(r, n > 0 ? 'D' : 'E', buf, n > 0 ? (size_t)n : 0) != SBX_OK)
         r->in_open = false;   /* out of memory: nothing more is read */
+}
+
+/* signal_fd is readable: its signals to the helper, which sends them to
+ * the command's process group.  Bytes that are no such signal are
+ * dropped here (and again by the helper: it trusts no frame). */
+static void read_signals(struct dk_xrun *r)
+{
+    unsigned char buf[64];
+    size_t k = 0;
+    ssize_t n;
+
+    while ((n = read(r->spec->signal_fd, buf, sizeof buf)) < 0 && errno == EINTR)
+        ;
+    if (n < 0 && errno == EAGAIN)
+        return;
+    if (n <= 0) {
+        r->sig_open = false;
+        return;
+    }
+    for (ssize_t i = 0; i < n; i++)
+        if (srv_signal_ok(buf[i]))
+            buf[k++] = buf[i];
+    if (k && r->push(r, 'S', buf, k) != SBX_OK)
+        r->sig_open = false;  /* out of memory: nothing more is read */
 }
 
 int dk_xrun_poll(struct dk_xrun *r, int fd, short events, int timeout_ms, short *revents)
 {
-    struct pollfd pf[3] = {{.fd = fd, .events = events}};
+    struct pollfd pf[4] = {{.fd = fd, .events = events}};
     nfds_t n = 1;
-    int i_cancel = -1, i_in = -1, pr;
+    int i_cancel = -1, i_in = -1, i_sig = -1, pr;
 
     if (r->spec->cancel_fd >= 0 && r->kill == WK_NONE)
         pf[i_cancel = (int)n++] = (struct pollfd){.fd = r->spec->cancel_fd, .events = POLLIN};
@@ -73,6 +102,10 @@ int dk_xrun_poll(struct dk_xrun *r, int fd, short events, int timeout_ms, short 
      * the writer back). */
     if (r->in_open && r->kill == WK_NONE && r->snd_off == r->snd_len)
         pf[i_in = (int)n++] = (struct pollfd){.fd = r->spec->stdin_fd, .events = POLLIN};
+    /* Signals while little waits to go out (a flood of them must not
+     * grow the send buffer without end). */
+    if (r->sig_open && r->kill == WK_NONE && r->snd_len - r->snd_off < SIG_BACKLOG)
+        pf[i_sig = (int)n++] = (struct pollfd){.fd = r->spec->signal_fd, .events = POLLIN};
     pr = poll(pf, n, timeout_ms);
     *revents = 0;
     if (pr <= 0)
@@ -84,6 +117,8 @@ int dk_xrun_poll(struct dk_xrun *r, int fd, short events, int timeout_ms, short 
     }
     if (i_in >= 0 && pf[i_in].revents)
         read_stdin(r);
+    if (i_sig >= 0 && pf[i_sig].revents)
+        read_signals(r);
     *revents = pf[0].revents;
     return pf[0].revents ? 1 : 0;
 }
@@ -144,11 +179,6 @@ static int push_bytes(struct dk_xrun *r, const char *s, size_t len)
     return SBX_OK;
 }
 
-static int push_stdin(struct dk_xrun *r, const void *data, size_t len)
-{
-    return push_frame(r, len ? 'D' : 'E', data, len);
-}
-
 /* The nonce, stdin and its end, as control frames; streamed stdin
  * follows as it is read. */
 static int push_control(struct dk_xrun *r, const char *nonce)
@@ -162,7 +192,7 @@ static int push_control(struct dk_xrun *r, const char *nonce)
     if (!ret && r->spec->stdin_fd < 0)
         ret = push_frame(r, 'E', NULL, 0);
     if (!ret)
-        dk_xrun_stdin(r, push_stdin);
+        dk_xrun_control(r, push_frame);
     return ret;
 }
 

@@ -21,8 +21,11 @@
  * The provider talks to the wrapper over its stdin (the hijacked exec
  * connection), in frames of 1 type byte + 4-byte big-endian length +
  * payload: 'N' the report nonce, 'D' stdin data for CMD, 'E' end of CMD's
- * stdin, 'K' kill now.  End of file on the control channel (the provider
- * went away) also kills.  The report is the last thing written on stderr:
+ * stdin, 'K' kill now, 'S' signals for CMD's process group (a byte each,
+ * only those srv_signal_ok accepts; held until CMD runs, that is until
+ * its exec closed the close-on-exec error pipe).  End of file on the
+ * control channel (the provider went away) also kills.  The report is
+ * the last thing written on stderr:
  *   "\036SBX" NONCE ":" STATUS " cpu=NS rss=BYTES" [" pids=1"] "\n"
  * with STATUS one of x=CODE, s=SIG, t (timeout), k (killed on request),
  * m=SIG (OOM kill seen), nf/nx=ERRNO (exec failed: not found / not
@@ -243,6 +246,8 @@ struct ctl {
     size_t in_len, in_off;
     int in_eof;              /* 'E' seen */
     int kill;                /* 'K' seen or the channel ended */
+    unsigned char sig[32];   /* signals not yet delivered (the rest dropped) */
+    size_t sig_n;
 };
 
 static void ctl_frame(struct ctl *c, unsigned char type)
@@ -269,6 +274,10 @@ static void ctl_frame(struct ctl *c, unsigned char type)
         c->in_eof = 1;
     } else if (type == 'K') {
         c->kill = 1;
+    } else if (type == 'S') {
+        for (size_t i = 0; i < c->frame_len && c->sig_n < sizeof c->sig; i++)
+            if (srv_signal_ok(c->frame[i]))
+                c->sig[c->sig_n++] = c->frame[i];
     }
 }
 
@@ -460,11 +469,18 @@ int exec_run(const struct opts *op, int rep_fd, int nonce_mode, int setup_err)
     int ctl_fd = 0, status = 0, have_status = setup_err != 0, timed_out = 0, killed = 0;
     fcntl(ctl_fd, F_SETFL, fcntl(ctl_fd, F_GETFL) | O_NONBLOCK);
 
+    /* CMD runs once its exec closed rep[1] (close-on-exec); signals wait
+     * for that: before it they would meet our ignored dispositions. */
+    int started = 0;
     while (!have_status) {
-        struct pollfd pf[3];
+        struct pollfd pf[4];
         int np = 0;
         pf[np++] = (struct pollfd){.fd = sfd, .events = POLLIN};
-        int ci = -1, wi = -1;
+        int ci = -1, wi = -1, ri = -1;
+        if (!started) {
+            ri = np;
+            pf[np++] = (struct pollfd){.fd = rep[0], .events = POLLIN};
+        }
         if (ctl_fd >= 0) {
             ci = np;
             pf[np++] = (struct pollfd){.fd = ctl_fd, .events = POLLIN};
@@ -495,6 +511,17 @@ int exec_run(const struct opts *op, int rep_fd, int nonce_mode, int setup_err)
         if (c.kill) {
             killed = 1;
             break;
+        }
+        /* POLLHUP: exec'd; POLLIN: its exec failed (nothing to signal).
+         * The error stays in the pipe for the report. */
+        if (ri >= 0 && pf[ri].revents)
+            started = 1;
+        if (started && c.sig_n) {
+            /* Its own session and group (command_confine); we have
+             * CAP_KILL.  It may be gone already: nothing to do then. */
+            for (size_t i = 0; i < c.sig_n; i++)
+                (void)kill(-pid, c.sig[i]);
+            c.sig_n = 0;
         }
         if (in_w >= 0 && c.in_off < c.in_len) {
             ssize_t n = write(in_w, c.in + c.in_off, c.in_len - c.in_off);
@@ -605,7 +632,7 @@ int main(int argc, char **argv)
     if (argc == 4 && !strcmp(argv[1], "--install"))
         return rename(argv[2], argv[3]) == 0 ? 0 : 1;
     if (argc == 2 && !strcmp(argv[1], "--version")) {
-        static const char v[] = "polysandbox docker-init 2\n";
+        static const char v[] = "polysandbox docker-init 3\n";
         return write_all(1, v, sizeof v - 1) < 0;
     }
     return exec_main(argc, argv);

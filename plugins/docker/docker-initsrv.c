@@ -165,7 +165,7 @@ static void close_fd(int *fd)
     *fd = -1;
 }
 
-/* Queues a control frame ('D', 'E', 'K') for a supervisor. */
+/* Queues a control frame ('D', 'E', 'K', 'S') for a supervisor. */
 static void to_ctl(struct sx *x, char type, const void *data, size_t len)
 {
     if (x->ctl < 0)
@@ -348,6 +348,18 @@ static void on_frame(char type, uint64_t id, unsigned char *pay, size_t len)
         if (x)
             to_ctl(x, 'K', NULL, 0);
         break;
+    case 'S': {
+        /* Only the signals a command may get, at most 32 a frame (the
+         * supervisor holds no more): the rest is dropped here. */
+        unsigned char sig[32];
+        size_t n = 0;
+        for (size_t i = 0; x && i < len && n < sizeof sig; i++)
+            if (srv_signal_ok(pay[i]))
+                sig[n++] = pay[i];
+        if (n)
+            to_ctl(x, 'S', sig, n);
+        break;
+    }
     case 'Q':
         send_frame('q', id, NULL, 0); /* a new connection finds its place */
         break;

@@ -201,20 +201,22 @@ struct dk_xrun {
     unsigned char *snd;     /* bytes still to send */
     size_t snd_len, snd_off;
     /* Streamed stdin (spec->stdin_fd): read while in_open, once what was
-     * read before is sent; push_stdin frames a chunk ('D') or the end
-     * ('E') the way this exec path talks to its helper. */
-    bool in_open;
-    int (*push_stdin)(struct dk_xrun *r, const void *data, size_t len);
+     * read before is sent; signals (spec->signal_fd) while sig_open.
+     * push queues a control frame to the helper the way this exec path
+     * talks to it: 'D' a chunk of stdin, 'E' its end, 'S' signals. */
+    bool in_open, sig_open;
+    int (*push)(struct dk_xrun *r, char type, const void *data, size_t len);
     uint64_t id;            /* the served exec's id (docker-serve.c) */
 };
 /* Poll @fd for the exec's connection with @events, and the spec's
  * cancel_fd while nothing was killed yet: a readable cancel_fd sets
- * r->kill = WK_CANCEL.  Returns poll's result for @fd (revents in
- * *revents). */
+ * r->kill = WK_CANCEL; its stdin_fd and signal_fd, whose bytes go to
+ * r->push.  Returns poll's result for @fd (revents in *revents). */
 int dk_xrun_poll(struct dk_xrun *r, int fd, short events, int timeout_ms, short *revents);
-/* Start streaming spec->stdin_fd, if it is set, through @push (its
- * frames: a chunk, or the end when @len is 0). */
-void dk_xrun_stdin(struct dk_xrun *r, int (*push)(struct dk_xrun *, const void *, size_t));
+/* Start streaming spec->stdin_fd and spec->signal_fd, those set, as
+ * control frames through @push (once the request is queued). */
+void dk_xrun_control(struct dk_xrun *r,
+                     int (*push)(struct dk_xrun *, char, const void *, size_t));
 /* After the exec's loop: SBX_E_CANCELLED when it was cancelled, else 0. */
 int dk_xrun_cancelled(struct dk_xrun *r, const char *id);
 /* Sends what of r->snd the connection @h takes now; false when the

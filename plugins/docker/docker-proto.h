@@ -15,6 +15,9 @@
  *       -f B, -n N, -d DIR, -e K=V..., -s), "--", the command and its
  *       arguments.  The id is chosen (at random) by the provider.
  *   'D' stdin data, 'E' end of stdin, 'K' kill the exec now.
+ *   'S' signals for the command's process group: a byte each, among
+ *       those srv_signal_ok accepts (others are dropped, on both sides
+ *       of the server); held by the supervisor until the command runs.
  *   'P' the provider still waits for the exec: a request with "-l MS"
  *       is killed when no 'P' (or other frame of its id) came for MS
  *       milliseconds, so an exec whose provider went away (its process
@@ -52,7 +55,17 @@
 #define SRV_PROBE_MAX_MS 10000     /* after it */
 #define SRV_SYNC_ID 0x53594e432d535258ull /* "SYNC-SRX" */
 
+#include <signal.h>
 #include <stdint.h>
+
+/* True for a signal an 'S' frame (or the wrapper's 'S' control frame)
+ * may carry: those of sbx_exec_spec_v1.signal_fd (provider.h).  Every
+ * other byte is hostile and dropped, SIGKILL and SIGSTOP among them. */
+static inline int srv_signal_ok(int sig)
+{
+    return sig == SIGHUP || sig == SIGINT || sig == SIGQUIT || sig == SIGUSR1 ||
+           sig == SIGUSR2 || sig == SIGTERM || sig == SIGALRM || sig == SIGWINCH;
+}
 
 /* The 16-byte header of a server frame: magic, type, exec id, length (all
  * big-endian); shared by the server (docker-initsrv.c) and the provider

@@ -83,10 +83,10 @@ static int push(struct dk_xrun *r, char type, uint64_t id, const void *data, siz
     return SBX_OK;
 }
 
-/* Streamed stdin of the served exec: a chunk, or its end. */
-static int push_stdin(struct dk_xrun *r, const void *data, size_t len)
+/* A control frame of the served exec: stdin ('D', 'E'), signals ('S'). */
+static int push_own(struct dk_xrun *r, char type, const void *data, size_t len)
 {
-    return push(r, len ? 'D' : 'E', r->id, data, len);
+    return push(r, type, r->id, data, len);
 }
 
 /* A complete 'X', 'L' or 'Z' frame. */
@@ -588,7 +588,7 @@ static int push_request(struct dk_prov *p, struct dk_sb *sb, struct dk_xrun *r, 
         ret = push(r, 'E', id, NULL, 0);
     if (!ret) {
         r->id = id;
-        dk_xrun_stdin(r, push_stdin);
+        dk_xrun_control(r, push_own);
     }
     return ret ? dk_err(p, ret, "out of memory") : SBX_OK;
 }

@@ -25,7 +25,7 @@
 #define DK_CAPS (SBX_CAP_FILES | SBX_CAP_PERSISTENT | SBX_CAP_LABELS | SBX_CAP_STREAM | \
                  SBX_CAP_STDIN | SBX_CAP_NETWORK_POLICY | SBX_CAP_LIST | SBX_CAP_CONCURRENT | \
                  SBX_CAP_MEMORY_LIMIT | SBX_CAP_CPU_STATS | SBX_CAP_CANCEL | \
-                 SBX_CAP_STDIN_STREAM)
+                 SBX_CAP_STDIN_STREAM | SBX_CAP_SIGNAL)
 
 static const char *const config_keys[] = {
     "pull", "pull_timeout", "registry_auth_host", "registry_auth",

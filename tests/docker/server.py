@@ -2,7 +2,7 @@
 # tests/docker/server.py - the helper's exec server (docker-init --serve)
 # driven directly through its frames (plugins/docker/docker-proto.h), on
 # this machine, without Docker: concurrent execs, stdin, timeouts and
-# kills that reach every process, a command that kills its supervisor,
+# kills that reach every process, signals (and bytes that are none), a command that kills its supervisor,
 # output that looks like frames, input that loses the framing.
 #
 # Usage: server.py PATH-TO-docker-init.  Prints TAP.
@@ -206,6 +206,27 @@ def main(s):
     ok(joined(res[61], "1") == b"ok61\ndone61\n" and last(res[61])[1].startswith(b"x=0 "),
        "the other exec runs on to its end", res[61])
 
+    # Signals ('S'): one sent with the request waits until the command
+    # runs (then it dies of it, long before its sleep ends); bytes that
+    # are no signal a command may get (SIGKILL, SIGSTOP, 0, 255, ...)
+    # are dropped, those that are reach the command's group.
+    s.send(request(65, ["-t", "20000"], ["sleep", "20"]) + frame("S", 65, bytes([signal.SIGTERM])))
+    res = s.wait([65])
+    ok(last(res[65])[1].startswith(b"s=%d " % signal.SIGTERM),
+       "a signal sent with the request reaches the command once it runs", res[65])
+    s.send(request(66, ["-t", "20000"], ["sh", "-c", "trap 'echo got USR1' USR1; "
+                                         "trap 'echo got TERM; exit 7' TERM; echo ready; "
+                                         "while :; do sleep 0.1; done"]))
+    while b"ready" not in joined(s.res.get(66, []), "1"):
+        s.pump(1)
+    s.send(frame("S", 66, bytes([0, signal.SIGKILL, signal.SIGSTOP, 255, signal.SIGCHLD,
+                                 signal.SIGUSR1])) + frame("S", 67, bytes([signal.SIGTERM])))
+    while b"got USR1" not in joined(s.res.get(66, []), "1") and s.pump(10):
+        pass
+    s.send(frame("S", 66, bytes([signal.SIGTERM])))
+    res = s.wait([66])
+    ok(joined(res[66], "1") == b"ready\ngot USR1\ngot TERM\n" and last(res[66])[1].startswith(b"x=7 "),
+       "signals reach the command's traps; other bytes, and other ids', are dropped", res[66])
 
     # A lease: killed when no frame of its id renews it in time (the
     # provider went away), kept alive by 'P' frames.
@@ -249,7 +270,7 @@ def main(s):
        "after a sync (behind a piece of one), requests are served again, none before it", res)
 
 
-print("1..19")
+print("1..21")
 srv = Server()
 try:
     main(srv)
