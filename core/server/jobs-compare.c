@@ -94,19 +94,51 @@ static int take_job(srv_req *r, json_t *ids, size_t i, struct column *c)
     return 0;
 }
 
-/* Whether the file NAME of the two jobs' directories holds the same
- * bytes (by size and SHA-256). */
-static bool same_file(const srv_job *a, const srv_job *b, const char *name)
-{
-    char *pa = job_path(a->dir, name), *pb = job_path(b->dir, name);
-    char ha[65], hb[65];
-    int64_t sa, sb;
-    bool same = pa && pb && sbx_eval_input_digest(pa, &sa, ha) == SBX_OK &&
-                sbx_eval_input_digest(pb, &sb, hb) == SBX_OK && sa == sb && !strcmp(ha, hb);
+/* An input of a job ("dataset" or "samples", its copy of that name): its
+ * size and SHA-256. */
+struct digest {
+    int64_t size;
+    char sha256[65];
+};
 
-    free(pa);
-    free(pb);
-    return same;
+/* Job @j's digest of its input @name into @d: the one its summary's meta
+ * recorded, else (a job that ended without a summary: failed, cancelled)
+ * its copy's, read now.  false when there is neither. */
+static bool input_digest(srv_job *j, const char *name, struct digest *d)
+{
+    const char *hex;
+    json_t *in, *size;
+    bool ok;
+    char *path;
+
+    pthread_mutex_lock(&j->mu);
+    in = json_object_get(json_object_get(j->summary, "meta"), name);
+    hex = json_string_value(json_object_get(in, "sha256"));
+    size = json_object_get(in, "size");
+    if ((ok = hex && strlen(hex) == 64 && json_is_integer(size))) {
+        memcpy(d->sha256, hex, sizeof d->sha256);
+        d->size = (int64_t)json_integer_value(size);
+    }
+    pthread_mutex_unlock(&j->mu);
+    if (ok)
+        return true;
+    path = job_path(j->dir, name);
+    ok = path && sbx_eval_input_digest(path, &d->size, d->sha256) == SBX_OK;
+    free(path);
+    return ok;
+}
+
+/* Whether job @j scored the inputs whose digests are @first's (@canonical:
+ * the dataset's alone). */
+static bool same_inputs(srv_job *j, const struct digest *first, bool canonical)
+{
+    struct digest d;
+
+    for (int i = 0; i < (canonical ? 1 : 2); i++)
+        if (!input_digest(j, i ? "samples" : "dataset", &d) || d.size != first[i].size ||
+            strcmp(d.sha256, first[i].sha256))
+            return false;
+    return true;
 }
 
 /* The provider column @c ran on: the one its job asked, else the
@@ -233,6 +265,8 @@ void jobs_compare(srv_req *r)
     unsigned ks[JOB_MAX_KS];
     size_t n = 0, n_ks;
     char *dpath = NULL, *spath = NULL;
+    struct digest first[2];
+    bool first_ok;
     int rc;
 
     if (!body || job_check_fields(r, body, fields) != 0)
@@ -255,10 +289,12 @@ void jobs_compare(srv_req *r)
         }
     if (!(n_ks = body_ks(r, body, &cols[0], ks)))
         goto out;
+    /* the first job's digests once, then each other job's as recorded */
+    first_ok = input_digest(cols[0].j, "dataset", &first[0]) &&
+               (cols[0].f.canonical || input_digest(cols[0].j, "samples", &first[1]));
     for (size_t i = 1; i < n; i++)
-        if (cols[i].f.canonical != cols[0].f.canonical ||
-            !same_file(cols[0].j, cols[i].j, "dataset") ||
-            (!cols[0].f.canonical && !same_file(cols[0].j, cols[i].j, "samples"))) {
+        if (cols[i].f.canonical != cols[0].f.canonical || !first_ok ||
+            !same_inputs(cols[i].j, first, cols[0].f.canonical)) {
             srv_error(r, 422, "invalid", NULL, "field 'jobs[%zu]': job '%s' scored other "
                       "inputs than job '%s' (its dataset, samples or canonical differ)", i,
                       cols[i].j->id, cols[0].j->id);
