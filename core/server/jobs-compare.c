@@ -34,7 +34,6 @@
 struct column {
     srv_job *j;
     struct job_eval_facts f;
-    char *label;
     sbx_eval_summary *sum;
     int state;
     double started, finished, rate;
@@ -148,22 +147,6 @@ static const char *column_provider(srv *s, const struct column *c)
     const char *p = c->f.provider ? c->f.provider : sbx_ctx_default_provider(s->ctx);
 
     return p ? p : "?";
-}
-
-/* Column @i's label: its provider's name, NAME#2 when an earlier column
- * has it too.  -1 on ENOMEM. */
-static int label_column(srv *s, struct column *cols, size_t i)
-{
-    const char *prov = column_provider(s, &cols[i]);
-    size_t same = 1;
-
-    for (size_t k = 0; k < i; k++)
-        same += !strcmp(column_provider(s, &cols[k]), prov);
-    if (asprintf(&cols[i].label, same > 1 ? "%s#%zu" : "%s", prov, same) < 0) {
-        cols[i].label = NULL;
-        return -1;
-    }
-    return 0;
 }
 
 /* Column @c's summary, from its job's records.  -1 having replied. */
@@ -316,12 +299,10 @@ void jobs_compare(srv_req *r)
         !(spath = job_path(cols[0].j->dir, "samples")))
         goto nomem;
     rc = sbx_eval_report_new(smp, dpath, cols[0].f.canonical ? NULL : spath, &rep);
-    for (size_t i = 0; rc == SBX_OK && i < n; i++) {
-        if (label_column(r->s, cols, i) != 0)
-            goto nomem;
-        rc = sbx_eval_report_add(rep, cols[i].label, column_provider(r->s, &cols[i]), NULL,
-                                 NULL, cols[i].sum);
-    }
+    /* each column named by the report after its provider (NAME#2, ...) */
+    for (size_t i = 0; rc == SBX_OK && i < n; i++)
+        rc = sbx_eval_report_add(rep, NULL, column_provider(r->s, &cols[i]), NULL, NULL,
+                                 cols[i].sum);
     if (rc != SBX_OK)
         goto nomem;
     if (srv_req_wants_html(r)) {
@@ -338,7 +319,6 @@ out:
     sbx_eval_report_free(rep);
     for (size_t i = 0; i < n; i++) {
         sbx_eval_summary_free(cols[i].sum);
-        free(cols[i].label);
         if (cols[i].j)
             job_unref(cols[i].j);
     }
