@@ -62,6 +62,9 @@ static const report_para html_para = { "<p>", "<code class=\"results\">", "</cod
 static const report_row html_row = { "<tr><td class=\"l\">", "</td>", "<td class=\"passk\">",
                                      "</td>", "</tr>\n" };
 
+static const report_row html_diff_row = { "<tr><td>", "</td>", "<td class=\"l\">", "</td>",
+                                          "</tr>\n" };
+
 static const char *const palette[] = { "#3b6fb6", "#d9822b", "#3a9a5b", "#b23b3b", "#7d5ba6",
                                        "#8c6d31" };
 
@@ -338,17 +341,7 @@ static int write_html(const sbx_eval_report *r, const unsigned *ks, size_t n_ks,
             fputs("</th>", f);
         }
         fputs("</tr>\n", f);
-        for (size_t d = 0; d < sbx_eval_samples_count(r->samples); d++) {
-            const sbx_eval_record *rec = sbx_eval_summary_record(r->cols[0].sum, d);
-            if (!sbx_eval_report_differs(r, d))
-                continue;
-            fprintf(f, "<tr><td>%zu</td><td class=\"l\">", d);
-            esc(f, rec ? sbx_eval_record_task_id(rec) : "?");
-            fputs("</td>", f);
-            for (size_t c = 0; c < n; c++)
-                html_verdict_cell(f, &r->cols[c], d);
-            fputs("</tr>\n", f);
-        }
+        report_diff_rows(f, r, &html_diff_row, esc, html_verdict_cell);
         fputs("</table>\n", f);
     }
     for (size_t c = 0; c < n && rc == 0; c++)

@@ -52,6 +52,11 @@ void report_column_notes(FILE *f, const sbx_eval_report *r, const report_para *p
  * words, never the data's). */
 void report_row_head(FILE *f, const report_row *row, const char *s);
 void report_row_cell(FILE *f, const report_row *row, const char *s);
+/* A row per sample whose verdicts differ: its number as the label, its
+ * task (escaped by @esc) as the first value, then @cell's cell of each
+ * column. */
+void report_diff_rows(FILE *f, const sbx_eval_report *r, const report_row *row,
+                      report_esc esc, void (*cell)(FILE *f, const report_column *c, size_t i));
 /* Sample @i's verdict in column @c ("not run": no record). */
 const char *report_verdict_of(const report_column *c, size_t i);
 /* Whether a column grades EvalPlus samples (base and base + extra). */

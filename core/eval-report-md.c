@@ -86,31 +86,26 @@ static void md_head(FILE *f, const sbx_eval_report *r, const char *first, const 
     fputc('\n', f);
 }
 
+/* A differing sample's cell: verdict and reason. */
+static void md_verdict_cell(FILE *f, const report_column *c, size_t i)
+{
+    const sbx_eval_record *rec = sbx_eval_summary_record(c->sum, i);
+
+    fprintf(f, " %s", report_verdict_of(c, i));
+    if (rec && sbx_eval_record_reason(rec)) {
+        fputs(": ", f);
+        md_cell(f, sbx_eval_record_reason(rec));
+    }
+    fputs(" |", f);
+}
+
 /* The differing samples' table: each column's verdict and reason. */
 static void md_diffs(FILE *f, const sbx_eval_report *r, size_t n_diffs)
 {
-    size_t n = sbx_eval_samples_count(r->samples);
-
-    fprintf(f, "\n## Verdicts that differ (%zu of %zu samples)\n\n", n_diffs, n);
+    fprintf(f, "\n## Verdicts that differ (%zu of %zu samples)\n\n", n_diffs,
+            sbx_eval_samples_count(r->samples));
     md_head(f, r, "| sample | task |", "\n|---:|---|", "---|");
-    for (size_t i = 0; i < n; i++) {
-        const sbx_eval_record *rec = sbx_eval_summary_record(r->cols[0].sum, i);
-        if (!sbx_eval_report_differs(r, i))
-            continue;
-        fprintf(f, "| %zu | ", i);
-        md_cell(f, rec ? sbx_eval_record_task_id(rec) : "?");
-        fputs(" |", f);
-        for (size_t c = 0; c < r->n_cols; c++) {
-            const sbx_eval_record *cr = sbx_eval_summary_record(r->cols[c].sum, i);
-            fprintf(f, " %s", report_verdict_of(&r->cols[c], i));
-            if (cr && sbx_eval_record_reason(cr)) {
-                fputs(": ", f);
-                md_cell(f, sbx_eval_record_reason(cr));
-            }
-            fputs(" |", f);
-        }
-        fputc('\n', f);
-    }
+    report_diff_rows(f, r, &md_row, md_cell, md_verdict_cell);
 }
 
 static int write_md(const sbx_eval_report *r, const unsigned *ks, size_t n_ks, FILE *f)

@@ -89,6 +89,26 @@ void report_column_notes(FILE *f, const sbx_eval_report *r, const report_para *p
     }
 }
 
+void report_diff_rows(FILE *f, const sbx_eval_report *r, const report_row *row,
+                      report_esc esc, void (*cell)(FILE *f, const report_column *c, size_t i))
+{
+    char num[32];
+
+    for (size_t i = 0; i < sbx_eval_samples_count(r->samples); i++) {
+        const sbx_eval_record *rec = sbx_eval_summary_record(r->cols[0].sum, i);
+        if (!sbx_eval_report_differs(r, i))
+            continue;
+        snprintf(num, sizeof num, "%zu", i);
+        report_row_head(f, row, num);
+        fputs(row->cell, f);
+        esc(f, rec ? sbx_eval_record_task_id(rec) : "?");
+        fputs(row->cell_end, f);
+        for (size_t c = 0; c < r->n_cols; c++)
+            cell(f, &r->cols[c], i);
+        fputs(row->end, f);
+    }
+}
+
 /* pass@k as "V [LO, HI]" (its 95% bootstrap interval), or "n/a". */
 static void pass_at_k(const sbx_eval_summary *sum, unsigned k, char *buf, size_t size)
 {
