@@ -10,80 +10,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/utsname.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "eval-int.h"
 #include "eval-report-int.h"
-
-static const char *verdict_of(const report_column *c, size_t i)
-{
-    const sbx_eval_record *rec = sbx_eval_summary_record(c->sum, i);
-
-    return rec ? sbx_eval_verdict_name(sbx_eval_record_verdict(rec)) : "not run";
-}
-
-static bool has_base(const sbx_eval_summary *sum)
-{
-    for (size_t i = 0; i < sbx_eval_summary_total(sum); i++)
-        if (sbx_eval_record_base_verdict(sbx_eval_summary_record(sum, i), NULL))
-            return true;
-    return false;
-}
-
-/* Whether a column grades EvalPlus samples (base and base + extra). */
-static bool any_base(const sbx_eval_report *r)
-{
-    for (size_t c = 0; c < r->n_cols; c++)
-        if (has_base(r->cols[c].sum))
-            return true;
-    return false;
-}
-
-static double pass_rate(const sbx_eval_summary *s)
-{
-    size_t graded = sbx_eval_summary_graded(s);
-
-    return graded ? (double)sbx_eval_summary_count(s, SBX_VERDICT_PASSED) / (double)graded : 0.0;
-}
-
-/* pass@k as "V [LO, HI]" (its 95% bootstrap interval), or "n/a". */
-static void fmt_pass_at_k(const sbx_eval_summary *sum, unsigned k, char *buf, size_t size)
-{
-    double v, lo, hi;
-
-    if (!sbx_eval_summary_pass_at_k(sum, k, &v, NULL))
-        snprintf(buf, size, "n/a");
-    else if (sbx_eval_summary_pass_at_k_ci(sum, k, &lo, &hi))
-        snprintf(buf, size, "%.4f [%.4f, %.4f]", v, lo, hi);
-    else
-        snprintf(buf, size, "%.4f", v);
-}
-
-/* EvalPlus's base pass@k, or "n/a". */
-static void fmt_pass_at_k_base(const sbx_eval_summary *sum, unsigned k, char *buf, size_t size)
-{
-    double v;
-
-    if (!sbx_eval_summary_pass_at_k_base(sum, k, &v, NULL))
-        snprintf(buf, size, "n/a");
-    else
-        snprintf(buf, size, "%.4f", v);
-}
-
-/* One row of the figures: @label, then @fmt's pass@@k of each column. */
-static void passk_row(FILE *f, const sbx_eval_report *r, const char *label, unsigned k,
-                      void (*fmt)(const sbx_eval_summary *, unsigned, char *, size_t))
-{
-    fprintf(f, "<tr><td class=\"l\">%s</td>", label);
-    for (size_t c = 0; c < r->n_cols; c++) {
-        char v[96];
-        fmt(r->cols[c].sum, k, v, sizeof v);
-        fprintf(f, "<td class=\"passk\">%s</td>", v);
-    }
-    fputs("</tr>\n", f);
-}
 
 static void esc(FILE *f, const char *s)
 {
@@ -99,92 +28,42 @@ static void esc(FILE *f, const char *s)
     }
 }
 
-/* "PATH (N bytes, sha256 HEX)", read now; a report is not refused for an
- * input without a digest: it says so. */
-static void input_html(FILE *f, const char *path, const char *name)
-{
-    char sha[65];
-    int64_t size;
-
-    if (!path) {
-        fputs("the dataset's reference solutions", f);
-        return;
-    }
-    esc(f, name ? name : path);
-    if (sbx_eval_input_digest(path, &size, sha) != SBX_OK || size < 0)
-        fputs(" (not a regular file, or unreadable: no digest)", f);
-    else
-        fprintf(f, " (%lld bytes, sha256 %s)", (long long)size, sha);
-}
-
-/* Limits on one line: "timeout 3 s, memory 128 MiB, ..." */
-static void limits_html(FILE *f, const sbx_eval_report *r)
-{
-    const sbx_eval_opts *o = &r->limits;
-
-    if (!r->have_opts) {
-        fputs("not recorded (rebuilt from results files)", f);
-        return;
-    }
-    fprintf(f, "timeout %g s, memory ", (double)o->timeout_ns / 1e9);
-    if (o->limits[SBX_LIMIT_MEMORY])
-        fprintf(f, "%llu bytes", (unsigned long long)o->limits[SBX_LIMIT_MEMORY]);
-    else
-        fputs("the configuration's", f);
-    fprintf(f, ", retries %u, judged tests max(%g s, %g x reference), compile %g s%s%s",
-            o->retries, (double)o->min_ns / 1e9, o->factor, (double)o->compile_ns / 1e9,
-            o->all_tests ? ", all tests" : "", o->isolated ? ", isolated check" : "");
-}
-
 /* What the report says about its run, as a definition list: tool, date
  * (now), host, inputs with their digests, jobs, providers, limits. */
 static void meta_html(const sbx_eval_report *r, FILE *f)
 {
-    struct utsname u;
-    time_t now = time(NULL);
-    struct tm tm;
     char date[32];
 
-    if (now == (time_t)-1 || !gmtime_r(&now, &tm) ||
-        !strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", &tm))
-        snprintf(date, sizeof date, "unknown");
+    report_date(date, sizeof date);
     fputs("<dl id=\"meta\">\n<dt>polysandbox</dt><dd id=\"meta-version\">", f);
     esc(f, sbx_version());
     fputs("</dd>\n<dt>date (UTC)</dt><dd id=\"meta-date\">", f);
     esc(f, date);
     fputs("</dd>\n<dt>host</dt><dd id=\"meta-host\">", f);
-    if (uname(&u) == 0) {
-        esc(f, u.nodename);
-        fputs(" (", f);
-        esc(f, u.sysname);
-        fputc(' ', f);
-        esc(f, u.release);
-        fputc(' ', f);
-        esc(f, u.machine);
-        fputc(')', f);
-    } else {
-        fputs("unknown (unknown)", f);
-    }
+    report_host(f, esc);
     fputs("</dd>\n<dt>dataset</dt><dd id=\"meta-dataset\">", f);
-    input_html(f, r->dataset, r->dataset_name);
+    report_input(f, r->dataset, r->dataset_name, esc);
     fputs("</dd>\n<dt>samples</dt><dd id=\"meta-samples\">", f);
-    input_html(f, r->samples_file, r->samples_name);
+    report_input(f, r->samples_file, r->samples_name, esc);
     fputs("</dd>\n<dt>jobs</dt><dd id=\"meta-jobs\">", f);
-    if (!r->have_opts) {
+    if (!r->have_opts)
         fputs("not recorded", f);
-    } else {
-        long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-        fprintf(f, "%u", r->limits.jobs ? r->limits.jobs : cpus > 0 ? (unsigned)cpus : 1);
-    }
+    else
+        fprintf(f, "%u", report_jobs(r));
     fputs("</dd>\n<dt>providers</dt><dd id=\"meta-providers\">", f);
-    for (size_t c = 0; c < r->n_cols; c++) {
-        fputs(c ? ", " : "", f);
-        esc(f, *r->cols[c].provider ? r->cols[c].provider : "?");
-    }
+    report_providers(f, r, esc);
     fputs("</dd>\n<dt>limits</dt><dd id=\"meta-limits\">", f);
-    limits_html(f, r);
+    report_limits(f, r);
     fputs("</dd>\n</dl>\n", f);
 }
+
+static const report_para html_para = { "<p>", "<code class=\"results\">", "</code></p>\n",
+                                       "<code>", "</code>", ".</p>\n" };
+static const report_row html_row = { "<tr><td class=\"l\">", "</td>", "<td class=\"passk\">",
+                                     "</td>", "</tr>\n" };
+
+static const report_row html_diff_row = { "<tr><td>", "</td>", "<td class=\"l\">", "</td>",
+                                          "</tr>\n" };
 
 static const char *const palette[] = { "#3b6fb6", "#d9822b", "#3a9a5b", "#b23b3b", "#7d5ba6",
                                        "#8c6d31" };
@@ -249,7 +128,7 @@ static void html_verdict_cell(FILE *f, const report_column *c, size_t i)
 {
     const sbx_eval_record *rec = sbx_eval_summary_record(c->sum, i);
 
-    fprintf(f, "<td class=\"l\"><span class=\"verdict\">%s</span>", verdict_of(c, i));
+    fprintf(f, "<td class=\"l\"><span class=\"verdict\">%s</span>", report_verdict_of(c, i));
     if (rec && sbx_eval_record_reason(rec)) {
         fputs("<br><span class=\"reason\">", f);
         esc(f, sbx_eval_record_reason(rec));
@@ -357,7 +236,6 @@ static int write_html(const sbx_eval_report *r, const unsigned *ks, size_t n_ks,
     int *colors = calloc(n * (SBX_VERDICT_COUNT + 4) + 1, sizeof *colors);
     static const double pcts[] = { 50, 95, 99, 100 };
     size_t n_owned = 0;
-    bool base = any_base(r);
     size_t n_diffs = sbx_eval_report_diff_count(r);
     int rc = 0;
 
@@ -374,28 +252,7 @@ static int write_html(const sbx_eval_report *r, const unsigned *ks, size_t n_ks,
           "<h1>PolySandbox comparison</h1>\n", f);
     meta_html(r, f);
     fprintf(f, "<p>%zu samples.</p>\n", sbx_eval_samples_count(r->samples));
-    for (size_t c = 0; c < n; c++) {
-        if (!r->cols[c].results)
-            continue;
-        fputs("<p>Results of ", f);
-        esc(f, r->cols[c].label);
-        fputs(": <code class=\"results\">", f);
-        esc(f, r->cols[c].results);
-        fputs("</code></p>\n", f);
-    }
-    for (size_t c = 0; c < n; c++) {
-        if (!r->cols[c].settings[0])
-            continue;
-        fputs("<p>Settings of ", f);
-        esc(f, r->cols[c].label);
-        fputc(':', f);
-        for (size_t i = 0; r->cols[c].settings[i]; i++) {
-            fputs(" <code>", f);
-            esc(f, r->cols[c].settings[i]);
-            fputs("</code>", f);
-        }
-        fputs(".</p>\n", f);
-    }
+    report_column_notes(f, r, &html_para, esc);
 
     /* the Markdown table's figures, as an HTML table */
     fputs("<table><tr><th></th>", f);
@@ -411,15 +268,7 @@ static int write_html(const sbx_eval_report *r, const unsigned *ks, size_t n_ks,
             fprintf(f, "<td>%zu</td>", sbx_eval_summary_count(r->cols[c].sum, (sbx_eval_verdict)v));
         fputs("</tr>\n", f);
     }
-    for (size_t k = 0; k < n_ks; k++) {
-        char label[64];
-        if (base) {     /* EvalPlus: "base", then pass@k is "base + extra" */
-            snprintf(label, sizeof label, "pass@%u base", ks[k]);
-            passk_row(f, r, label, ks[k], fmt_pass_at_k_base);
-        }
-        snprintf(label, sizeof label, base ? "pass@%u base + extra" : "pass@%u", ks[k]);
-        passk_row(f, r, label, ks[k], fmt_pass_at_k);
-    }
+    report_passk_rows(f, r, ks, n_ks, &html_row);
     fputs("</table>\n<p>pass@k: the mean over tasks of the unbiased estimator; in brackets "
           "its 95% interval by a percentile bootstrap over tasks (2000 resamples, fixed "
           "seed 20261127).</p>\n", f);
@@ -427,7 +276,7 @@ static int write_html(const sbx_eval_report *r, const unsigned *ks, size_t n_ks,
     /* charts */
     for (size_t c = 0; c < n; c++) {
         labels[c] = r->cols[c].label;
-        vals[c] = 100.0 * pass_rate(r->cols[c].sum);
+        vals[c] = 100.0 * report_pass_rate(r->cols[c].sum);
         colors[c] = (int)c;
     }
     svg_bars(f, "Pass rate (% of graded samples)", labels, vals, colors, n, 1, "%", 100.0,
@@ -492,17 +341,7 @@ static int write_html(const sbx_eval_report *r, const unsigned *ks, size_t n_ks,
             fputs("</th>", f);
         }
         fputs("</tr>\n", f);
-        for (size_t d = 0; d < sbx_eval_samples_count(r->samples); d++) {
-            const sbx_eval_record *rec = sbx_eval_summary_record(r->cols[0].sum, d);
-            if (!sbx_eval_report_differs(r, d))
-                continue;
-            fprintf(f, "<tr><td>%zu</td><td class=\"l\">", d);
-            esc(f, rec ? sbx_eval_record_task_id(rec) : "?");
-            fputs("</td>", f);
-            for (size_t c = 0; c < n; c++)
-                html_verdict_cell(f, &r->cols[c], d);
-            fputs("</tr>\n", f);
-        }
+        report_diff_rows(f, r, &html_diff_row, esc, html_verdict_cell);
         fputs("</table>\n", f);
     }
     for (size_t c = 0; c < n && rc == 0; c++)
@@ -522,24 +361,5 @@ out:
 
 char *sbx_eval_report_to_html(const sbx_eval_report *r, const unsigned *ks, size_t n_ks)
 {
-    char *text = NULL;
-    size_t len = 0;
-    FILE *f;
-    int rc;
-
-    if (!r) {
-        errno = EINVAL;
-        return NULL;
-    }
-    if (!(f = open_memstream(&text, &len)))
-        return NULL;
-    rc = write_html(r, ks, n_ks, f);
-    if (fclose(f) != 0 && rc == 0)
-        rc = errno ? errno : ENOMEM;
-    if (rc != 0) {
-        free(text);
-        errno = rc;
-        return NULL;
-    }
-    return text;
+    return report_text(r, ks, n_ks, write_html);
 }

@@ -116,28 +116,78 @@ void sbx_eval_report_free(sbx_eval_report *r)
     free(r);
 }
 
+char *sbx_eval_report_label(const char *const *names, size_t i)
+{
+    size_t same = 1;
+    char *label;
+
+    if (!names || !names[i]) {
+        errno = EINVAL;
+        return NULL;
+    }
+    for (size_t k = 0; k < i; k++)
+        same += names[k] && !strcmp(names[k], names[i]);
+    if (asprintf(&label, same > 1 ? "%s#%zu" : "%s", names[i], same) < 0) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    return label;
+}
+
+/* What column @c is named after: its provider, else its results file
+ * (NULL: neither is known). */
+static const char *column_name(const char *provider, const char *results)
+{
+    return provider && *provider ? provider : results;
+}
+
+/* The label the report gives a column added with none (or with its
+ * provider's name): sbx_eval_report_label over the columns' names.
+ * NULL on ENOMEM, or when the column has no name. */
+static char *name_column(const sbx_eval_report *r, const char *provider, const char *results)
+{
+    const char **names = calloc(r->n_cols + 2, sizeof *names);
+    char *label = NULL;
+
+    if (!names)
+        return NULL;
+    for (size_t i = 0; i < r->n_cols; i++)
+        names[i] = column_name(r->cols[i].provider, r->cols[i].results);
+    names[r->n_cols] = column_name(provider, results);
+    if (names[r->n_cols])
+        label = sbx_eval_report_label(names, r->n_cols);
+    free(names);
+    return label;
+}
+
 int sbx_eval_report_add(sbx_eval_report *r, const char *label, const char *provider,
                         const char *results, const char *const *settings,
                         const sbx_eval_summary *sum)
 {
     report_column *c, *nc;
     size_t n_set = 0;
-    bool ok = true;
+    bool ok = true, named = !label || !*label || (provider && !strcmp(label, provider));
+    char *own;
 
     core_error_clear();
-    if (!r || !label || !*label || !sum)
-        return core_error_set(SBX_E_INVAL, NULL, "report: a column needs a label and a summary");
+    if (!r || !sum || (named && !column_name(provider, results)))
+        return core_error_set(SBX_E_INVAL, NULL, "report: a column needs a label, a "
+                              "provider or a results file, and a summary");
     if (sum->n_samples != sbx_eval_samples_count(r->samples))
         return core_error_set(SBX_E_INVAL, NULL, "report: column '%s' graded %zu samples, "
-                              "not the report's %zu", label, sum->n_samples,
+                              "not the report's %zu",
+                              named ? column_name(provider, results) : label, sum->n_samples,
                               sbx_eval_samples_count(r->samples));
-    if (!(nc = realloc(r->cols, (r->n_cols + 1) * sizeof *nc)))
+    own = named ? name_column(r, provider, results) : strdup(label);
+    if (!own || !(nc = realloc(r->cols, (r->n_cols + 1) * sizeof *nc))) {
+        free(own);
         return core_error_set(SBX_E_NOMEM, NULL, "report: out of memory");
+    }
     r->cols = nc;
     c = &nc[r->n_cols];
     memset(c, 0, sizeof *c);
     c->sum = sum;
-    c->label = dup_or_null(label, &ok);
+    c->label = own;
     c->provider = dup_or_null(provider ? provider : "", &ok);
     c->results = dup_or_null(results, &ok);
     for (const char *const *p = settings; p && *p; p++)

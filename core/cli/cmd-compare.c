@@ -8,7 +8,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "eval-report.h"
+#include "eval-cli.h"
+
+/* One provider's column. */
+typedef struct cli_column {
+    char *label;                  /* sbx_eval_report_label's (owned), or NULL:
+                                   * the report names it (--from) */
+    const char *provider;         /* the provider it runs on, "" unknown */
+    const char **settings;        /* its --set-for SECTION.KEY=VALUE, NULL-terminated */
+    size_t n_settings;
+    const char *results;          /* its results file, or NULL */
+    sbx_eval_summary *sum;
+} cli_column;
 
 static void compare_help(void)
 {
@@ -107,25 +118,17 @@ static int add_set_for(const char *cmd, const char *arg, cli_column *cols, size_
     return -1;
 }
 
-struct report_out {
-    const cli_report *r;
-    bool html;
-};
-
 static int fill_report(FILE *f, void *ud)
 {
-    const struct report_out *o = ud;
-
-    return o->html ? cli_report_html(o->r, f) : cli_report_markdown(o->r, f);
+    return fputs(ud, f) == EOF || ferror(f) ? EIO : 0;
 }
 
-/* PREFIX.EXT, whole or not at all (checked before the run not to be the
- * dataset or the samples). */
-static int write_report(const cli_report *r, const char *prefix, const char *ext, bool html)
+/* PREFIX.EXT holding @text, whole or not at all (checked before the run
+ * not to be the dataset or the samples). */
+static int write_report(const char *text, const char *prefix, const char *ext)
 {
     size_t n = strlen(prefix) + strlen(ext) + 1;
     char *path = malloc(n);
-    struct report_out o = { r, html };
     int e;
 
     if (!path) {
@@ -133,14 +136,15 @@ static int write_report(const cli_report *r, const char *prefix, const char *ext
         return -1;
     }
     snprintf(path, n, "%s%s", prefix, ext);
-    if ((e = cli_write_file(path, fill_report, &o)) != 0)
+    if ((e = cli_write_file(path, fill_report, (void *)text)) != 0)
         cli_err("compare: cannot write %s: %s", path, strerror(e));
     free(path);
     return e ? -1 : 0;
 }
 
-/* The library's report of @cols: the JSON of --json, and which samples
- * differ.  NULL after a message. */
+/* The library's report of @cols (its Markdown, HTML and JSON are the
+ * report's, and so are the labels of columns without one).  NULL after
+ * a message. */
 static sbx_eval_report *lib_report(const cli_eval_args *a, const sbx_eval_samples *s,
                                    const cli_column *cols, size_t n_cols, const char *prefix,
                                    bool rebuilt)
@@ -171,49 +175,37 @@ static sbx_eval_report *lib_report(const cli_eval_args *a, const sbx_eval_sample
     return lr;
 }
 
-/* Print the library's report as one JSON object and a newline. */
-static int print_json(const cli_eval_args *a, const sbx_eval_report *lr)
-{
-    char *j = sbx_eval_report_to_json(lr, a->ks, a->n_ks);
-    int rc = 0;
-
-    if (!j)
-        return ENOMEM;
-    if (fputs(j, stdout) == EOF || putchar('\n') == EOF || fflush(stdout) != 0)
-        rc = EIO;
-    free(j);
-    return rc;
-}
-
-/* Write PREFIX.md and PREFIX.html and print the report; the exit
- * status. */
+/* Write PREFIX.md and PREFIX.html and print the report (Markdown, or
+ * JSON with --json); the exit status. */
 static int report(const cli_global *g, const cli_eval_args *a, const sbx_eval_samples *s,
-                  const cli_column *cols, size_t n_cols, const char *prefix,
-                  const cli_eval_meta *meta)
+                  const cli_column *cols, size_t n_cols, const char *prefix, bool rebuilt)
 {
-    cli_report rep = { .args = a, .samples = s, .cols = cols, .n_cols = n_cols,
-                       .prefix = prefix, .meta = meta };
-    sbx_eval_report *lr = lib_report(a, s, cols, n_cols, prefix, meta->rebuilt);
+    sbx_eval_report *lr = lib_report(a, s, cols, n_cols, prefix, rebuilt);
+    char *md = NULL, *html = NULL, *json = NULL;
     int rc = CLI_EXIT_ERROR;
 
     if (!lr)
         return rc;
-    rep.lib = lr;
-    if (!cli_report_find_diffs(&rep)) {
+    if (!(md = sbx_eval_report_to_markdown(lr, a->ks, a->n_ks)) ||
+        !(html = sbx_eval_report_to_html(lr, a->ks, a->n_ks)) ||
+        (a->json && !(json = sbx_eval_report_to_json(lr, a->ks, a->n_ks)))) {
         cli_err("out of memory");
         goto done;
     }
-    if (write_report(&rep, prefix, ".md", false) || write_report(&rep, prefix, ".html", true))
+    if (write_report(md, prefix, ".md") || write_report(html, prefix, ".html"))
         goto done;
-    if ((a->json ? print_json(a, lr) : cli_report_markdown(&rep, stdout)) != 0) {
+    if ((json ? fputs(json, stdout) == EOF || putchar('\n') == EOF : fputs(md, stdout) == EOF) ||
+        fflush(stdout) != 0) {
         cli_err("compare: cannot write the report to the standard output");
         goto done;
     }
     if (!g->quiet)
         fprintf(stderr, "polysandbox: compare: wrote %s.md and %s.html\n", prefix, prefix);
-    rc = rep.n_diffs ? CLI_EXIT_FAIL : CLI_EXIT_OK;
+    rc = sbx_eval_report_diff_count(lr) ? CLI_EXIT_FAIL : CLI_EXIT_OK;
 done:
-    free(rep.diffs);
+    free(md);
+    free(html);
+    free(json);
     sbx_eval_report_free(lr);
     return rc;
 }
@@ -234,19 +226,15 @@ static const char *records_provider(const sbx_eval_summary *sum)
 static int compare_from(cli_global *g, const cli_eval_args *a, const char *list,
                         const char *prefix)
 {
-    char *names = strdup(list), **labels = NULL;
+    char *names = strdup(list);
     cli_column *cols = NULL;
     size_t n_cols = 0;
     sbx_ctx *ctx = NULL;
     sbx_eval_dataset *ds = NULL;
     sbx_eval_samples *s = NULL;
-    cli_eval_meta meta;
-    const char **provs = NULL;
     int rc = CLI_EXIT_ERROR;
 
-    if (!names || !(cols = calloc(strlen(list) + 1, sizeof *cols)) ||
-        !(provs = calloc(strlen(list) + 1, sizeof *provs)) ||
-        !(labels = calloc(strlen(list) + 1, sizeof *labels))) {
+    if (!names || !(cols = calloc(strlen(list) + 1, sizeof *cols))) {
         cli_err("out of memory");
         goto done;
     }
@@ -273,42 +261,21 @@ static int compare_from(cli_global *g, const cli_eval_args *a, const char *list,
         goto done;
     for (size_t i = 0; i < n_cols; i++) {
         const char *prov;
-        size_t same = 1;
         int e = sbx_eval_summary_load(ctx, ds, s, cols[i].results, &cols[i].sum);
         if (e != SBX_OK) {
             rc = cli_eval_error(ctx, e, "compare --from");
             goto done;
         }
-        /* a column is named after its provider (NAME#2 when repeated),
-         * else after its file */
+        /* the report names a column after its provider (NAME#2 when
+         * repeated), else after its file */
         prov = records_provider(cols[i].sum);
-        snprintf(cols[i].provider, sizeof cols[i].provider, "%s", prov ? prov : "");
-        if (!prov)
-            prov = cols[i].results;
-        for (size_t j = 0; j < i; j++)
-            same += !strcmp(cols[j].provider[0] ? cols[j].provider : cols[j].results, prov);
-        if (asprintf(&labels[i], same > 1 ? "%s#%zu" : "%s", prov, same) < 0) {
-            labels[i] = NULL;
-            cli_err("out of memory");
-            rc = CLI_EXIT_ERROR;
-            goto done;
-        }
-        cols[i].label = labels[i];
+        cols[i].provider = prov ? prov : "";
     }
-    cli_eval_meta_fill(&meta, a, a->jobs);
-    meta.rebuilt = true;
-    for (size_t i = 0; i < n_cols; i++)
-        provs[i] = cols[i].provider[0] ? cols[i].provider : "?";
-    meta.providers = provs;
-    rc = report(g, a, s, cols, n_cols, prefix, &meta);
+    rc = report(g, a, s, cols, n_cols, prefix, true);
 done:
-    for (size_t i = 0; cols && i < n_cols; i++) {
+    for (size_t i = 0; cols && i < n_cols; i++)
         sbx_eval_summary_free(cols[i].sum);
-        free(labels[i]);
-    }
     free(cols);
-    free(labels);
-    free(provs);
     free(names);
     sbx_eval_samples_free(s);
     sbx_eval_dataset_free(ds);
@@ -329,10 +296,9 @@ int cli_cmd_compare(cli_global *g, int argc, char **argv)
     };
     cli_eval_args a;
     const char *list = NULL, *prefix = "compare", *from = NULL;
-    cli_eval_meta meta;
     const char **set_for = NULL;
     size_t n_set_for = 0;
-    char *names = NULL, **labels = NULL, **journals = NULL;
+    char *names = NULL, **journals = NULL;
     const char **provs = NULL;
     cli_column *cols = NULL;
     size_t n_cols = 0;
@@ -407,27 +373,21 @@ int cli_cmd_compare(cli_global *g, int argc, char **argv)
 
     rc = CLI_EXIT_ERROR;
     if (!(names = strdup(list)) || !(cols = calloc(strlen(list) + 1, sizeof *cols)) ||
-        !(provs = calloc(strlen(list) + 1, sizeof *provs)) ||
-        !(labels = calloc(strlen(list) + 1, sizeof *labels))) {
+        !(provs = calloc(strlen(list) + 1, sizeof *provs))) {
         cli_err("out of memory");
         goto done;
     }
-    for (char *tok = strtok(names, ","); tok; tok = strtok(NULL, ",")) {
-        size_t same = 1;
-        for (size_t i = 0; i < n_cols; i++)
-            same += strncmp(cols[i].label, tok, strlen(tok)) == 0 &&
-                    (cols[i].label[strlen(tok)] == '\0' || cols[i].label[strlen(tok)] == '#');
-        if (!(labels[n_cols] = malloc(strlen(tok) + 24))) {
+    /* the columns' labels, as the report names them (NAME#2 for a
+     * repeated provider), needed before anything runs: --set-for and
+     * the results files name them */
+    for (char *tok = strtok(names, ","); tok; tok = strtok(NULL, ","))
+        provs[n_cols++] = tok;
+    for (size_t i = 0; i < n_cols; i++) {
+        cols[i].provider = provs[i];
+        if (!(cols[i].label = sbx_eval_report_label(provs, i))) {
             cli_err("out of memory");
             goto done;
         }
-        if (same > 1)
-            sprintf(labels[n_cols], "%s#%zu", tok, same);
-        else
-            strcpy(labels[n_cols], tok);
-        cols[n_cols].label = labels[n_cols];
-        snprintf(cols[n_cols].provider, sizeof cols[n_cols].provider, "%s", tok);
-        n_cols++;
     }
     /* each column's records, kept so that a report can be rebuilt
      * (--from) and two runs diffed; checked before anything runs */
@@ -503,16 +463,12 @@ int cli_cmd_compare(cli_global *g, int argc, char **argv)
         sbx_ctx_free(ctx);
         ctx = NULL;
     }
-    cli_eval_meta_fill(&meta, &a, a.jobs);
-    for (size_t i = 0; i < n_cols; i++)
-        provs[i] = cols[i].provider;
-    meta.providers = provs;
-    rc = report(g, &a, s, cols, n_cols, prefix, &meta);
+    rc = report(g, &a, s, cols, n_cols, prefix, false);
 done:
     for (size_t i = 0; cols && i < n_cols; i++) {
         sbx_eval_summary_free(cols[i].sum);
         free(cols[i].settings);
-        free(labels[i]);
+        free(cols[i].label);
         if (journals)
             free(journals[i]);
     }
@@ -520,7 +476,6 @@ done:
     free(provs);
     free(set_for);
     free(cols);
-    free(labels);
     free(names);
     sbx_eval_samples_free(s);
     sbx_eval_dataset_free(ds);

@@ -11,7 +11,7 @@
 
 #include <jansson.h>
 
-#include "eval-meta.h"
+#include "eval-cli.h"
 
 static void eval_help(void)
 {

@@ -94,11 +94,8 @@ void cli_eval_print_summary(FILE *f, const cli_eval_args *a, const sbx_eval_summ
  * when not computable. */
 bool cli_eval_pass_at_k(const sbx_eval_summary *sum, unsigned k, char *buf, size_t size);
 /* Whether @sum grades EvalPlus samples (a base verdict and a base + extra
- * one); then cli_eval_pass_at_k is base + extra and this is base
- * ("%.4f" or "n/a" into @buf). */
+ * one); then cli_eval_pass_at_k is base + extra. */
 bool cli_eval_has_base(const sbx_eval_summary *sum);
-bool cli_eval_pass_at_k_base(const sbx_eval_summary *sum, unsigned k, char *buf,
-                             size_t size);
 /* "12.3 ms" style duration of @ns into @buf. */
 void cli_eval_ms(uint64_t ns, char *buf, size_t size);
 

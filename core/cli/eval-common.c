@@ -286,19 +286,6 @@ bool cli_eval_pass_at_k(const sbx_eval_summary *sum, unsigned k, char *buf, size
     return true;
 }
 
-bool cli_eval_pass_at_k_base(const sbx_eval_summary *sum, unsigned k, char *buf,
-                             size_t size)
-{
-    double v;
-
-    if (!sbx_eval_summary_pass_at_k_base(sum, k, &v, NULL)) {
-        snprintf(buf, size, "n/a");
-        return false;
-    }
-    snprintf(buf, size, "%.4f", v);
-    return true;
-}
-
 void cli_eval_ms(uint64_t ns, char *buf, size_t size)
 {
     double ms = (double)ns / 1e6;

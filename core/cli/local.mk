@@ -37,10 +37,6 @@ polysandbox_SOURCES = \
 	core/cli/eval-common.c \
 	core/cli/eval-progress.c \
 	core/cli/cmd-eval.c \
-	core/cli/eval-meta.h \
-	core/cli/eval-meta.c \
-	core/cli/eval-report.h \
-	core/cli/eval-report.c \
 	core/cli/cmd-compare.c
 polysandbox_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS) $(SODIUM_CFLAGS)
 polysandbox_LDADD = core/libpolysandbox.la $(JANSSON_LIBS) $(SODIUM_LIBS) -lm

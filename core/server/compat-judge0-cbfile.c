@@ -163,9 +163,7 @@ size_t srv_j0_cb_load(const char *dir, size_t max, srv_j0_cb_each each, void *ud
         if (e->d_name[0] == '.') {
             /* A temporary file of a write a kill cut short: never renamed,
              * so never a callback (its submission's reply was not sent). */
-            size_t len = strlen(e->d_name);
-            if (len > 4 && !strcmp(e->d_name + len - 4, ".tmp") && unlinkat(dirfd(d),
-                                                                            e->d_name, 0) == 0)
+            if (job_is_tmp_name(e->d_name) && unlinkat(dirfd(d), e->d_name, 0) == 0)
                 srv_log(NULL, "Judge0 callbacks: removed %s/%s (a write cut short)", dir,
                         e->d_name);
             continue;

@@ -34,7 +34,6 @@
 struct column {
     srv_job *j;
     struct job_eval_facts f;
-    char *label;
     sbx_eval_summary *sum;
     int state;
     double started, finished, rate;
@@ -94,19 +93,51 @@ static int take_job(srv_req *r, json_t *ids, size_t i, struct column *c)
     return 0;
 }
 
-/* Whether the file NAME of the two jobs' directories holds the same
- * bytes (by size and SHA-256). */
-static bool same_file(const srv_job *a, const srv_job *b, const char *name)
-{
-    char *pa = job_path(a->dir, name), *pb = job_path(b->dir, name);
-    char ha[65], hb[65];
-    int64_t sa, sb;
-    bool same = pa && pb && sbx_eval_input_digest(pa, &sa, ha) == SBX_OK &&
-                sbx_eval_input_digest(pb, &sb, hb) == SBX_OK && sa == sb && !strcmp(ha, hb);
+/* An input of a job ("dataset" or "samples", its copy of that name): its
+ * size and SHA-256. */
+struct digest {
+    int64_t size;
+    char sha256[65];
+};
 
-    free(pa);
-    free(pb);
-    return same;
+/* Job @j's digest of its input @name into @d: the one its summary's meta
+ * recorded, else (a job that ended without a summary: failed, cancelled)
+ * its copy's, read now.  false when there is neither. */
+static bool input_digest(srv_job *j, const char *name, struct digest *d)
+{
+    const char *hex;
+    json_t *in, *size;
+    bool ok;
+    char *path;
+
+    pthread_mutex_lock(&j->mu);
+    in = json_object_get(json_object_get(j->summary, "meta"), name);
+    hex = json_string_value(json_object_get(in, "sha256"));
+    size = json_object_get(in, "size");
+    if ((ok = hex && strlen(hex) == 64 && json_is_integer(size))) {
+        memcpy(d->sha256, hex, sizeof d->sha256);
+        d->size = (int64_t)json_integer_value(size);
+    }
+    pthread_mutex_unlock(&j->mu);
+    if (ok)
+        return true;
+    path = job_path(j->dir, name);
+    ok = path && sbx_eval_input_digest(path, &d->size, d->sha256) == SBX_OK;
+    free(path);
+    return ok;
+}
+
+/* Whether job @j scored the inputs whose digests are @first's (@canonical:
+ * the dataset's alone). */
+static bool same_inputs(srv_job *j, const struct digest *first, bool canonical)
+{
+    struct digest d;
+
+    for (int i = 0; i < (canonical ? 1 : 2); i++)
+        if (!input_digest(j, i ? "samples" : "dataset", &d) || d.size != first[i].size ||
+            strcmp(d.sha256, first[i].sha256))
+            return false;
+    return true;
 }
 
 /* The provider column @c ran on: the one its job asked, else the
@@ -116,22 +147,6 @@ static const char *column_provider(srv *s, const struct column *c)
     const char *p = c->f.provider ? c->f.provider : sbx_ctx_default_provider(s->ctx);
 
     return p ? p : "?";
-}
-
-/* Column @i's label: its provider's name, NAME#2 when an earlier column
- * has it too.  -1 on ENOMEM. */
-static int label_column(srv *s, struct column *cols, size_t i)
-{
-    const char *prov = column_provider(s, &cols[i]);
-    size_t same = 1;
-
-    for (size_t k = 0; k < i; k++)
-        same += !strcmp(column_provider(s, &cols[k]), prov);
-    if (asprintf(&cols[i].label, same > 1 ? "%s#%zu" : "%s", prov, same) < 0) {
-        cols[i].label = NULL;
-        return -1;
-    }
-    return 0;
 }
 
 /* Column @c's summary, from its job's records.  -1 having replied. */
@@ -233,6 +248,8 @@ void jobs_compare(srv_req *r)
     unsigned ks[JOB_MAX_KS];
     size_t n = 0, n_ks;
     char *dpath = NULL, *spath = NULL;
+    struct digest first[2];
+    bool first_ok;
     int rc;
 
     if (!body || job_check_fields(r, body, fields) != 0)
@@ -255,10 +272,12 @@ void jobs_compare(srv_req *r)
         }
     if (!(n_ks = body_ks(r, body, &cols[0], ks)))
         goto out;
+    /* the first job's digests once, then each other job's as recorded */
+    first_ok = input_digest(cols[0].j, "dataset", &first[0]) &&
+               (cols[0].f.canonical || input_digest(cols[0].j, "samples", &first[1]));
     for (size_t i = 1; i < n; i++)
-        if (cols[i].f.canonical != cols[0].f.canonical ||
-            !same_file(cols[0].j, cols[i].j, "dataset") ||
-            (!cols[0].f.canonical && !same_file(cols[0].j, cols[i].j, "samples"))) {
+        if (cols[i].f.canonical != cols[0].f.canonical || !first_ok ||
+            !same_inputs(cols[i].j, first, cols[0].f.canonical)) {
             srv_error(r, 422, "invalid", NULL, "field 'jobs[%zu]': job '%s' scored other "
                       "inputs than job '%s' (its dataset, samples or canonical differ)", i,
                       cols[i].j->id, cols[0].j->id);
@@ -280,12 +299,10 @@ void jobs_compare(srv_req *r)
         !(spath = job_path(cols[0].j->dir, "samples")))
         goto nomem;
     rc = sbx_eval_report_new(smp, dpath, cols[0].f.canonical ? NULL : spath, &rep);
-    for (size_t i = 0; rc == SBX_OK && i < n; i++) {
-        if (label_column(r->s, cols, i) != 0)
-            goto nomem;
-        rc = sbx_eval_report_add(rep, cols[i].label, column_provider(r->s, &cols[i]), NULL,
-                                 NULL, cols[i].sum);
-    }
+    /* each column named by the report after its provider (NAME#2, ...) */
+    for (size_t i = 0; rc == SBX_OK && i < n; i++)
+        rc = sbx_eval_report_add(rep, NULL, column_provider(r->s, &cols[i]), NULL, NULL,
+                                 cols[i].sum);
     if (rc != SBX_OK)
         goto nomem;
     if (srv_req_wants_html(r)) {
@@ -302,7 +319,6 @@ out:
     sbx_eval_report_free(rep);
     for (size_t i = 0; i < n; i++) {
         sbx_eval_summary_free(cols[i].sum);
-        free(cols[i].label);
         if (cols[i].j)
             job_unref(cols[i].j);
     }

@@ -21,6 +21,20 @@ char *job_path(const char *dir, const char *name)
     return asprintf(&p, "%s/%s", dir, name) < 0 ? NULL : p;
 }
 
+char *job_tmp_path(const char *dir, const char *name)
+{
+    char *p;
+
+    return asprintf(&p, "%s/.%s.tmp", dir, name) < 0 ? NULL : p;
+}
+
+bool job_is_tmp_name(const char *file)
+{
+    size_t len = strlen(file);
+
+    return file[0] == '.' && len > 4 && !strcmp(file + len - 4, ".tmp");
+}
+
 static int write_all(int fd, const void *data, size_t len)
 {
     const char *p = data;
@@ -122,10 +136,8 @@ int job_write_json(const char *dir, const char *name, json_t *j)
     int rc = -1, e = ENOMEM;
     size_t len;
 
-    if (!text || !path || asprintf(&tmp, "%s/.%s.tmp", dir, name) < 0) {
-        tmp = NULL;
+    if (!text || !path || !(tmp = job_tmp_path(dir, name)))
         goto out;
-    }
     len = strlen(text);
     text[len++] = '\n';   /* replaces the NUL: the file ends with a newline */
     {

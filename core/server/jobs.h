@@ -294,6 +294,12 @@ void job_stats(srv *s, struct job_stats *st);
 /* Write @j (compact) to DIR/NAME atomically (a temporary file, fsync,
  * rename, fsync of the directory).  0, or -1 with errno. */
 int job_write_json(const char *dir, const char *name, json_t *j);
+/* The temporary file job_write_json writes DIR/NAME through:
+ * DIR/.NAME.tmp (transfer full), or NULL on ENOMEM. */
+char *job_tmp_path(const char *dir, const char *name);
+/* Whether the file name @file is such a temporary file (".NAME.tmp"): a
+ * write a kill cut short, never renamed, so never a finished file. */
+bool job_is_tmp_name(const char *file);
 /* Write @len bytes to DIR/NAME (a new file, synced).  0, or -1 with errno. */
 int job_write_file(const char *dir, const char *name, const void *data, size_t len);
 /* Copy what @fd reads to the new file DIR/NAME (synced), a megabyte at a

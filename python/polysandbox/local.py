@@ -284,22 +284,18 @@ class Local(Runner):
         sums: list[c_void_p] = []
         try:
             self._eval_inputs(body, 0, ds, smp)
-            columns: list[tuple[str, str]] = []   # (label, provider or "")
             for path in body["results"]:
                 sums.append(c_void_p())
                 chk(lib.sbx_eval_summary_load(ctx, ds, smp, path.encode(),
                                               ctypes.byref(sums[-1])))
-                prov = self._records_provider(sums[-1])
-                name = prov or path
-                same = 1 + sum(1 for (_, p), f in zip(columns, body["results"])
-                               if (p or f) == name)
-                columns.append((f"{name}#{same}" if same > 1 else name, prov))
             chk(lib.sbx_eval_report_new(smp, body["dataset"].encode(),
                                         body["samples"].encode() if body["samples"] else None,
                                         ctypes.byref(rep)))
-            for (label, prov), path, sm in zip(columns, body["results"], sums):
-                chk(lib.sbx_eval_report_add(rep, label.encode(), prov.encode(), path.encode(),
-                                            _cstrs([]), sm))
+            # no label: the library names each column after its provider
+            # (NAME#2 when repeated), else after its file, as --from does
+            for path, sm in zip(body["results"], sums):
+                chk(lib.sbx_eval_report_add(rep, None, self._records_provider(sm).encode(),
+                                            path.encode(), _cstrs([]), sm))
             ks = (ctypes.c_uint * len(body["k"]))(*body["k"])
             return CompareReport.from_json(_taken_json(
                 lib.sbx_eval_report_to_json(rep, ks, len(body["k"])), "the compare report"))

@@ -8,6 +8,7 @@
  */
 #include "config.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,16 @@
 static int near(double a, double b)
 {
     return fabs(a - b) < 1e-12;
+}
+
+/* Whether sbx_eval_report_label gives column @i of @names the label @want. */
+static bool labelled(const char *const *names, size_t i, const char *want)
+{
+    char *l = sbx_eval_report_label(names, i);
+    bool same = l && !strcmp(l, want);
+
+    free(l);
+    return same;
 }
 
 /* A run that exited 0 having written @out and @err: failed under @code's scan? */
@@ -177,5 +188,15 @@ int main(void)
        !core_eval_multiple_scan_of("sh") && !core_eval_multiple_scan_of("nosuch") &&
        !scan_fails("js", "ERROR FAIL PHP Parse error", "ERROR"),
        "MultiPL-E: the other languages' output is not read");
+    {
+        const char *const names[] = { "local", "local", "docker", "local", "docker", NULL };
+        ok(labelled(names, 0, "local") && labelled(names, 1, "local#2") &&
+           labelled(names, 2, "docker") && labelled(names, 3, "local#3") &&
+           labelled(names, 4, "docker#2"),
+           "report labels: a provider's name, NAME#N for its Nth column");
+        ok(!sbx_eval_report_label(names, 5) && errno == EINVAL &&
+           !sbx_eval_report_label(NULL, 0) && errno == EINVAL,
+           "report labels: no name is EINVAL");
+    }
     return tap_done();
 }

@@ -512,15 +512,30 @@ SBX_API int sbx_eval_report_new(const sbx_eval_samples *s, const char *dataset,
                                 const char *samples_file, sbx_eval_report **out);
 SBX_API void sbx_eval_report_free(sbx_eval_report *r);
 /**
+ * sbx_eval_report_label:
+ * @names: what columns 0 to @i are named after (each its provider, or its
+ *   results file when the provider is unknown); (transfer none).
+ *
+ * The label a report gives column @i: @names[@i], or "NAME#N" when it is
+ * the Nth column of that name ("local", "local#2"), as `polysandbox
+ * compare` names its columns (and its PREFIX.LABEL.jsonl files) before
+ * they run.  Transfer full: free().  NULL with errno set: EINVAL (no
+ * @names[@i]), ENOMEM.  Since: 0.3
+ */
+SBX_API char *sbx_eval_report_label(const char *const *names, size_t i);
+/**
  * sbx_eval_report_add:
- * Append a column: @label (its name in the report: "docker", "local#2"),
- * @provider (the provider it ran on, or NULL when unknown), @results (the
- * results file its records went to, or NULL), @settings (the
- * NULL-terminated SECTION.KEY=VALUE values of its context, or NULL); all
- * copied.  @sum: (transfer none) its summary of the report's samples;
- * must outlive the report.
- * Errors: SBX_E_INVAL (no label or summary, a summary of another number
- * of samples), SBX_E_NOMEM.  Since: 0.3
+ * Append a column: @label (its name in the report: "docker", "local#2";
+ * NULL, "" or @provider: the report names it with sbx_eval_report_label,
+ * after its provider, else its results file, so that every caller names
+ * columns alike), @provider (the provider it ran on, or NULL when
+ * unknown), @results (the results file its records went to, or NULL),
+ * @settings (the NULL-terminated SECTION.KEY=VALUE values of its context,
+ * or NULL); all copied.  @sum: (transfer none) its summary of the
+ * report's samples; must outlive the report.
+ * Errors: SBX_E_INVAL (no summary, no label and neither provider nor
+ * results file, a summary of another number of samples), SBX_E_NOMEM.
+ * Since: 0.3
  */
 SBX_API int sbx_eval_report_add(sbx_eval_report *r, const char *label, const char *provider,
                                 const char *results, const char *const *settings,
@@ -579,6 +594,20 @@ SBX_API char *sbx_eval_report_to_json(const sbx_eval_report *r, const unsigned *
  */
 SBX_API char *sbx_eval_report_to_html(const sbx_eval_report *r, const unsigned *ks,
                                       size_t n_ks);
+/**
+ * sbx_eval_report_to_markdown:
+ * The report as Markdown (transfer full, free()): its metadata, a table
+ * of each column's verdict counts, pass rate, pass@k for each of @ks
+ * (n_ks values) with their intervals, latency, throughput and wall time,
+ * and the samples whose verdicts differ with each column's reason: what
+ * `polysandbox compare` prints and writes to PREFIX.md.  A table cell's
+ * '|' is escaped and its newlines are spaces, so no string from the
+ * dataset, the samples, the records or the caller breaks a row.  The
+ * inputs are read again for their digests, and the date is now.  NULL
+ * with errno set: EINVAL (no report), ENOMEM.  Since: 0.3
+ */
+SBX_API char *sbx_eval_report_to_markdown(const sbx_eval_report *r, const unsigned *ks,
+                                          size_t n_ks);
 /**
  * sbx_eval_meta_to_json:
  * What a report says about the run it reports, as one JSON object
