@@ -9,7 +9,8 @@ typed bytes at once in the middle of one) and Ctrl+C (SIGINT to the
 foreground process group: polysandbox and whatever of the sandbox shares
 it).  The man page promises: each line typed is answered as typed, Ctrl+D
 closes the program's stdin, the program's status is ours, Ctrl+C cancels
-the program and exits 130 with a note; without -i the program reads an
+the program and exits 130 with a note, and so does a hangup of the
+terminal (129: nothing is left running); without -i the program reads an
 empty stdin and nothing typed is taken from the terminal.
 
 Every wait is for an answer, bounded only by a generous deadline that
@@ -85,9 +86,10 @@ class Term:
                 return None
 
     def end(self):
-        """Read to the end, reap: (exit status or -signal, the rest seen)."""
+        """Read to the end (unless the terminal was closed), reap: (exit
+        status or -signal, the rest seen)."""
         until = time.monotonic() + DEADLINE
-        while time.monotonic() < until and self._read(until):
+        while self.fd is not None and time.monotonic() < until and self._read(until):
             pass
         while self.status is None:
             pid, st = os.waitpid(self.pid, os.WNOHANG)
@@ -97,7 +99,8 @@ class Term:
                 os.kill(self.pid, signal.SIGKILL)
             else:
                 time.sleep(0.05)
-        os.close(self.fd)
+        if self.fd is not None:
+            os.close(self.fd)
         rest, self.seen = self.seen, b""
         return self.status, rest.decode("utf-8", "replace")
 
@@ -107,7 +110,8 @@ def ps(*args):
                           stdin=subprocess.DEVNULL)
 
 
-print("1..13", flush=True)
+print("1..14", flush=True)
+label = f"suite=cli-terminal-hup-{os.getpid()}"   # the hangup's run
 made = ps("create", "--provider", "local", "--label", "suite=cli-terminal")
 sid = made.stdout.strip()
 check("create a local sandbox", made.returncode == 0 and sid, made.stderr)
@@ -196,8 +200,25 @@ try:
     check("run -i: Ctrl+C cancels the run with 130 and a note",
           ready is not None and rc == 130 and "run: interrupted by signal 2" in rest,
           f"{ready!r} status {rc} {rest!r}")
+
+    # ---- the terminal hangs up (a closed window, a dropped ssh session) ----
+    t = Term("run", "--provider", "local", "--label", label, "-i", "--", "sh", "-c",
+             "echo ready; sleep 300")
+    ready = t.expect(rb"ready\r\n")
+    during = ps("list", "--provider", "local", "--label", label)
+    os.close(t.fd)    # the last holder of the terminal's master: a hangup
+    t.fd = None
+    rc, _ = t.end()
+    after = ps("list", "--provider", "local", "--label", label)
+    check("run -i: a terminal hangup cancels the run (129), its sandbox destroyed",
+          ready is not None and "lcl-" in during.stdout and rc == 129
+          and after.returncode == 0 and "lcl-" not in after.stdout,
+          f"{ready!r} status {rc}\nduring {during.stdout}\nafter {after.stdout}")
 finally:
     if sid:
         ps("destroy", "--provider", "local", sid)
+    for word in ps("list", "--provider", "local", "--label", label).stdout.split():
+        if word.startswith("lcl-"):    # a hangup that left it (a failed check)
+            ps("destroy", "--provider", "local", word)
 print(f"# {n} checks, {failed} failed", flush=True)
 sys.exit(1 if failed else 0)
