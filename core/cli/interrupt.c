@@ -1,9 +1,12 @@
-/* core/cli/interrupt.c - SIGINT and SIGTERM during a run or exec
+/* core/cli/interrupt.c - SIGINT, SIGTERM and SIGHUP during a run or exec
  *
  * The first one cancels the command through its cancel handle: the
  * library kills it with every process it started and a run's sandbox is
  * destroyed as after any run, where dying at once would leave them to
  * their time-to-live.  We then exit 128+N.  A second one kills us.
+ * SIGHUP is the terminal hanging up (a closed window, a dropped ssh
+ * session) under an `exec -i` or `run -i`: the same cancel, so nothing
+ * is left running; under nohup it stays ignored.
  */
 #include "config.h"
 
@@ -13,7 +16,7 @@
 
 #include "cli.h"
 
-static const int caught[] = { SIGINT, SIGTERM };
+static const int caught[] = { SIGINT, SIGTERM, SIGHUP };
 #define N_CAUGHT (sizeof caught / sizeof caught[0])
 
 static sbx_cancel *cancel;              /* fired by the handler */

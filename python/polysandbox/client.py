@@ -13,7 +13,9 @@ Client.evaluate sends the dataset and samples files, their bytes as they
 are, in POST /v1/eval ({"name", "base64"}: the server needs no access to
 the client's files), follows the job's server-sent events (progress
 events to the progress callback), and builds the EvalReport from the
-ended job's summary, the object `polysandbox eval --json` prints.
+ended job's summary, the object `polysandbox eval --json` prints; with
+out, each item event's record is appended to that file as it comes (the
+engine's records, as the local evaluate's journal holds them).
 Cancelling it (or an exception from progress) cancels the job (DELETE)
 and waits for it to stop.
 """
@@ -21,6 +23,7 @@ and waits for it to stop.
 from __future__ import annotations
 
 import base64
+import dataclasses
 import http.client
 import json
 import os
@@ -96,10 +99,11 @@ class Client(Runner):
         if body["jobs"]:
             raise ValueError(f"{call}: argument 'jobs': polysandboxd runs an evaluation with "
                              "its own workers ([server] job_workers); give jobs=0")
-        if body["out"] is not None:
-            raise NotImplementedError(f"{call}: argument 'out' (and resume): the records stay "
-                                      "in the server's job (GET /v1/jobs/ID); run evaluate "
-                                      "on the in-process runner for a results file")
+        if body["resume"]:
+            raise NotImplementedError(f"{call}: argument 'resume': polysandboxd's job cannot "
+                                      "be given the records of an earlier run; resume the "
+                                      "results file with the in-process runner "
+                                      "(polysandbox.evaluate)")
         req: dict[str, Any] = {"dataset": _file_field(call, "dataset", body["dataset"]),
                                "format": FORMATS[body["format"]], "k": body["k"],
                                "allow_partial": body["allow_partial"]}
@@ -110,38 +114,56 @@ class Client(Runner):
         for name in ("providers", "timeout", "memory", "retries"):
             if body[name] is not None:
                 req[name] = body[name]
+        # Opened before the job is asked for: a results file that cannot be
+        # kept starts nothing.
+        results = _Results(call, body["out"]) if body["out"] is not None else None
         try:
-            job = self._call("POST", "/v1/eval", req)
-        except InvalidRequestError as e:
-            if "max_body" not in e.message:
+            try:
+                job = self._call("POST", "/v1/eval", req)
+            except InvalidRequestError as e:
+                if "max_body" not in e.message:
+                    raise
+                sizes = ", ".join(f"{n} {len(req[n]['base64']) * 3 // 4} bytes"
+                                  for n in ("dataset", "samples") if n in req)
+                raise InvalidRequestError(f"{call}: the files sent inline ({sizes}, base64 in "
+                                          f"the body) are too large for the server: "
+                                          f"{e.message}", e.code) from None
+            jid = job.get("id") if isinstance(job, dict) else None
+            if not isinstance(jid, str) or not jid or "/" in jid:
+                raise ServerError(f"polysandboxd at {self.url}: /v1/eval: the reply names no "
+                                  "job")
+            try:
+                if cancel is not None and cancel.fired:
+                    raise CancelledRunError(f"polysandboxd at {self.url}: job {jid}: cancelled")
+                view = self._follow(jid, body["progress"], cancel, results)
+            except BaseException:
+                self._stop_job(jid)
                 raise
-            sizes = ", ".join(f"{n} {len(req[n]['base64']) * 3 // 4} bytes"
-                              for n in ("dataset", "samples") if n in req)
-            raise InvalidRequestError(f"{call}: the files sent inline ({sizes}, base64 in the "
-                                      f"body) are too large for the server: {e.message}",
-                                      e.code) from None
-        jid = job.get("id") if isinstance(job, dict) else None
-        if not isinstance(jid, str) or not jid or "/" in jid:
-            raise ServerError(f"polysandboxd at {self.url}: /v1/eval: the reply names no job")
-        try:
-            if cancel is not None and cancel.fired:
-                raise CancelledRunError(f"polysandboxd at {self.url}: job {jid}: cancelled")
-            view = self._follow(jid, body["progress"], cancel)
-        except BaseException:
-            self._stop_job(jid)
-            raise
+        finally:
+            if results is not None:
+                results.close()
         state = view.get("state")
         if state == "failed":
             err = view.get("error") if isinstance(view.get("error"), dict) else {}
             raise error_for_remote(str(err.get("code")), str(err.get("message")))
         if state != "succeeded":
             raise CancelledRunError(f"polysandboxd at {self.url}: job {jid} was {state}")
-        return EvalReport.from_json(view.get("summary"))
+        rep = EvalReport.from_json(view.get("summary"))
+        if results is None:
+            return rep
+        if results.count != rep.done:
+            raise ServerError(f"polysandboxd at {self.url}: job {jid}: {rep.done} samples "
+                              f"done but {results.count} records sent (written to "
+                              f"{body['out']})")
+        # As the local evaluate: the report names the results file.
+        return dataclasses.replace(rep, results=body["out"])
 
-    def _follow(self, jid: str, progress: Any, cancel: "_Abort | None") -> dict[str, Any]:
+    def _follow(self, jid: str, progress: Any, cancel: "_Abort | None",
+                results: "_Results | None" = None) -> dict[str, Any]:
         """The job's events to its done event (the ended job's object):
-        each progress event to progress(done, total, passed).  A stream
-        cut before the end is taken up again after the last event seen."""
+        each progress event to progress(done, total, passed), each item
+        event's record to results.  A stream cut before the end is taken
+        up again after the last event seen."""
         seen, quiet = 0, 0
         while True:
             path = f"/v1/jobs/{urllib.parse.quote(jid, safe='')}/events?after={seen}"
@@ -152,6 +174,10 @@ class Client(Runner):
                 for name, eid, obj in _sse(reply, where):
                     if name == "done":
                         return obj
+                    if name == "item" and results is not None:
+                        if not eid.isdigit():
+                            raise ServerError(f"{where}: an item event without a number")
+                        results.put(int(eid), obj, where)
                     if eid.isdigit():
                         seen, quiet = max(seen, int(eid)), 0
                     if name == "progress" and progress is not None:
@@ -434,6 +460,62 @@ def _file_field(call: str, arg: str, path: str) -> dict[str, str]:
     if not data:
         raise InvalidRequestError(f"{call}: argument '{arg}': {path} is empty", 2)
     return {"name": path, "base64": base64.b64encode(data).decode("ascii")}
+
+
+class _Results:
+    """Client.evaluate's results file: the job's records, a JSONL line
+    each, appended as their item events come (each event numbered: one
+    seen again after a reconnection is not written twice).  As the local
+    evaluate, a file with records in it is refused (FileExistsError) and
+    one that is empty or missing is written; a file this made is removed
+    again when the evaluation ends with no record written."""
+
+    def __init__(self, call: str, path: str):
+        self.path, self.count = path, 0
+        flags = os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC
+        try:
+            try:
+                self._fd = os.open(path, flags | os.O_CREAT | os.O_EXCL, 0o666)
+                self._made = True
+            except FileExistsError:
+                self._fd = os.open(path, flags | os.O_NONBLOCK)
+                self._made = False
+                os.set_blocking(self._fd, True)   # O_NONBLOCK: a FIFO without reader fails
+        except OSError as e:
+            raise error_for_code(6 if isinstance(e, FileNotFoundError) else 11,
+                                 f"{call}: argument 'out': {path}: {e.strerror or e}") from None
+        size = os.fstat(self._fd).st_size
+        if size > 0:
+            os.close(self._fd)
+            raise FileExistsError(f"{call}: the results file {path} exists ({size} bytes): "
+                                  "remove it, or give another out (resume=True: only the "
+                                  "in-process runner)")
+
+    def put(self, number: int, item: Any, where: str) -> None:
+        """Append the record of item event number (1, 2, ...), once."""
+        if number <= self.count:
+            return
+        if number != self.count + 1:
+            raise ServerError(f"{where}: item event {number} came after {self.count}")
+        rec = item.get("record") if isinstance(item, dict) else None
+        if not isinstance(rec, dict):
+            raise ServerError(f"{where}: item event {number} holds no record")
+        data = (json.dumps(rec, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
+        try:
+            while data:
+                data = data[os.write(self._fd, data):]
+        except OSError as e:
+            raise error_for_code(11, f"polysandbox.Client.evaluate: {self.path}: "
+                                 f"{e.strerror or e}") from None
+        self.count = number
+
+    def close(self) -> None:
+        os.close(self._fd)
+        if self._made and self.count == 0:
+            try:
+                os.unlink(self.path)
+            except OSError:
+                pass
 
 
 def _chunk(obj: Any, where: str, name: str) -> bytes:

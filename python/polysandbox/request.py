@@ -347,7 +347,10 @@ class Runner:
         out: the results JSONL, a record appended per sample as it
         finishes (None: none is written); an existing non-empty one is
         refused (FileExistsError) unless resume=True, which keeps its
-        records and runs only the samples without one.  A samples file
+        records and runs only the samples without one (through
+        polysandboxd, Client, the records come from the server's job as
+        they are kept; resume=True is refused there: the job cannot be
+        given earlier records).  A samples file
         that leaves tasks of the dataset without a sample is refused (the
         library's message names them and the command's --allow-partial)
         unless allow_partial=True, which scores the tasks it has.

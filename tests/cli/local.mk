@@ -36,7 +36,9 @@ CLI_TESTS = \
 	tests/cli/info.sh \
 	tests/cli/man.sh \
 	tests/cli/man-keys.sh \
-	tests/cli/exec-stdin-stream.sh
+	tests/cli/exec-stdin-stream.sh \
+	tests/cli/terminal.sh
 TESTS += tests/cli/units-test $(CLI_TESTS)
 dist_check_SCRIPTS += $(CLI_TESTS)
+EXTRA_DIST += tests/cli/terminal.py
 EXTRA_DIST += tests/cli/lib.sh

@@ -1,6 +1,7 @@
 """tests/python/remote-eval.py - Client.evaluate/aevaluate through a real
 polysandboxd (POST /v1/eval with the files inline), against the local
-evaluate on the same files, and the cancellation of acompare; TAP.
+evaluate on the same files (the report and the results file of out=),
+and the cancellation of acompare; TAP.
 
 Run by remote-eval.sh under `make check`.  The dataset is made here: two
 sh tasks, five samples (three pass), every verdict known in advance.
@@ -20,7 +21,7 @@ from harness import (cancel_later, check, finish, plan, raises, sh_eval_files,  
                      start, stop, write_jsonl)
 import polysandbox as psb  # noqa: E402
 
-PLAN = 12
+PLAN = 16
 plan(PLAN)
 
 tmp, server, client, local = start("ps-python-remote-eval.", 600)
@@ -44,13 +45,30 @@ def workers():
         return json.load(r)
 
 
-# What differs between two runs of the same input: times and the date.
+# What differs between two runs of the same input: times and the date
+# (and the results file's name).
 def timeless(rep):
     o = json.loads(rep.to_json())
-    for k in ("wall_ns", "throughput_per_s", "latency_ns"):
+    for k in ("wall_ns", "throughput_per_s", "latency_ns", "results"):
         o[k] = "(run)"
     o["meta"]["date"] = "(run)"
     return o
+
+
+# A results file's records by sample, but their times; None when a line
+# is not a JSON object or a sample has two.
+def records(path):
+    out = {}
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            try:
+                r = json.loads(line)
+            except ValueError:
+                return None
+            if not isinstance(r, dict) or r.get("sample") in out:
+                return None
+            out[r["sample"]] = {k: v for k, v in r.items() if not k.endswith("_ns")}
+    return out
 
 
 n_workers = workers()["job_workers"] if server.url else 1
@@ -58,14 +76,19 @@ n_workers = workers()["job_workers"] if server.url else 1
 # ---- Client.evaluate against the local evaluate --------------------------------
 
 calls = []
-rep = client.evaluate(dataset, samples, progress=lambda *a: calls.append(a), **OPTS)
-want = local.evaluate(dataset, samples, jobs=n_workers, **OPTS)
+out_r, out_l = os.path.join(tmp, "remote.jsonl"), os.path.join(tmp, "local.jsonl")
+rep = client.evaluate(dataset, samples, progress=lambda *a: calls.append(a), out=out_r, **OPTS)
+want = local.evaluate(dataset, samples, jobs=n_workers, out=out_l, **OPTS)
 got, exp = timeless(rep), timeless(want)
 check("Client.evaluate: the local evaluate's to_json() (but times and date): verdicts, "
       "pass@k, meta with the client's paths and digests",
       got == exp and rep.passed == 3 and rep.dataset == dataset
-      and rep.meta["samples"]["path"] == samples and rep.results is None,
+      and rep.meta["samples"]["path"] == samples and rep.results == out_r,
       f"remote {got}\nlocal  {exp}")
+rr, rl = records(out_r), records(out_l)
+check("Client.evaluate(out=): a record a sample, the local evaluate's records (but times)",
+      rr is not None and len(rr) == 5 and rr == rl
+      and sum(r["verdict"] == "passed" for r in rr.values()) == 3, f"remote {rr}\nlocal  {rl}")
 check("Client.evaluate: progress once per sample, done rising to total, passed ending at 3",
       [c[0] for c in calls] == [1, 2, 3, 4, 5] and {c[1] for c in calls} == {5}
       and calls[-1][2] == 3 and all(a[2] <= b[2] for a, b in zip(calls, calls[1:])),
@@ -77,9 +100,19 @@ arep = asyncio.run(client.aevaluate(dataset, canonical=True,
                                     **OPTS))
 awant = local.evaluate(dataset, canonical=True, jobs=n_workers, **OPTS)
 check("Client.aevaluate, canonical samples: the local report, progress in the loop's thread",
-      timeless(arep) == timeless(awant) and arep.passed == 2
+      timeless(arep) == timeless(awant) and arep.passed == 2 and arep.results is None
       and seen == [threading.get_ident()] * 2,
       f"remote {timeless(arep)}\nlocal  {timeless(awant)}")
+# An empty results file is written, as the local evaluate writes one.
+empty_r, empty_l = os.path.join(tmp, "empty-r.jsonl"), os.path.join(tmp, "empty-l.jsonl")
+open(empty_r, "w").close()
+open(empty_l, "w").close()
+arep = asyncio.run(client.aevaluate(dataset, canonical=True, out=empty_r, **OPTS))
+local.evaluate(dataset, canonical=True, jobs=n_workers, out=empty_l, **OPTS)
+rr, rl = records(empty_r), records(empty_l)
+check("Client.aevaluate(out=) an empty file: written, the local evaluate's records",
+      arep.results == empty_r and rr is not None and len(rr) == 2 and rr == rl,
+      f"remote {rr}\nlocal  {rl}")
 
 # ---- errors -------------------------------------------------------------------------
 
@@ -98,10 +131,21 @@ check("samples leaving a task out: refused as the local evaluate, scored with al
 check("a missing file: SandboxNotFoundError naming the argument, nothing sent",
       *raises(psb.SandboxNotFoundError, client.evaluate, os.path.join(tmp, "nosuch.jsonl"),
               samples, **OPTS, match="argument 'dataset'"))
-check("jobs and out, which the server cannot apply, are refused",
+check("jobs and resume, which the server cannot apply, are refused",
       raises(ValueError, client.evaluate, dataset, samples, jobs=3, match="'jobs'")[0]
-      and raises(NotImplementedError, client.evaluate, dataset, samples,
-                 out=os.path.join(tmp, "o.jsonl"), match="'out'")[0])
+      and raises(NotImplementedError, client.evaluate, dataset, samples, out=out_r,
+                 resume=True, match="'resume'")[0])
+before = open(out_r, "rb").read()
+n_jobs = len(workers()["jobs"]) if server.url else 0
+ok, e = raises(FileExistsError, client.evaluate, dataset, samples, out=out_r, **OPTS,
+               match="exists")
+check("out= a file with records: FileExistsError, the file as it was, no job started",
+      ok and open(out_r, "rb").read() == before
+      and (not server.url or len(workers()["jobs"]) == n_jobs), f"{e}")
+gone = os.path.join(tmp, "never.jsonl")
+ok, e = raises(psb.InvalidRequestError, client.evaluate, dataset, bad, out=gone, **OPTS)
+check("out= and a refused samples file: no results file left behind",
+      ok and not os.path.exists(gone), f"{e}")
 
 
 def post(body):
