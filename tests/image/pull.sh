@@ -34,7 +34,7 @@ trap cleanup EXIT
 export POLYSANDBOX_STATE_DIR="$tmp/state"
 store=$tmp/state/images
 
-plan 37
+plan 39
 
 # ---- registries: open, and token-authenticated on the same storage ----
 openssl req -x509 -newkey rsa:2048 -nodes -keyout "$tmp/key.pem" -out "$tmp/cert.pem" \
@@ -174,6 +174,16 @@ check "a password env:NAME of a variable not set: an error naming it and the fil
 cli --config-dir "$conf" secret check
 check "and secret check says it cannot be opened, naming the registry" \
     eval '! is_rc 0 && out_has "FAILED   registry $B.password (env)"'
+
+# ---- -o registry.HOST.KEY: the host has dots, the key is after the last ----
+export PS_TEST_PW="pw-$$"
+cli -o "registry.$B.username=someone" -o "registry.$B.password=env:PS_TEST_PW" \
+    -o core.image_dir="$tmp/images5" image pull "$B/polysandbox-test/base:v1"
+check "-o registry.HOST.username and .password (HOST 127.0.0.1:PORT): pulled with them" \
+    rc_and_out 0 "$B/polysandbox-test/base:v1 $BASE" || cat "$tmp/err" >&2
+cli -o "registry.$B.pasword=env:PS_TEST_PW" image pull "$B/polysandbox-test/base:v1"
+check "-o registry.HOST.KEY of an unknown key: 125, naming it, the host and the command line" \
+    rc_and_err 125 "command line: unknown key 'pasword' in [registry $B]"
 
 # ---- bad references and absent images ----
 cli image pull "$R/Bad/Name"
