@@ -89,7 +89,7 @@ static int parse_limit(sbx_limit i, const char *s, uint64_t *v, const char **why
 }
 
 #define CORE_KEYS "default_provider, order, fallback, provider_path, state_dir, image_dir, " \
-    "pools, " \
+    "image_platform, pools, " \
     "unenforced_limits"
 #define LIMIT_KEYS "wall, cpu, memory, pids, nofile, fsize, disk, stdout, " \
     "stderr and max_ of each"
@@ -160,6 +160,14 @@ static int apply_core(loader *ld, const where *w, const char *key,
             return core_cfg_err(ld, SBX_E_CONFIG, w, "image_dir '%s' must be an "
                                 "absolute directory", value);
         return core_cfg_replace_str(ld, &cfg->image_dir, value);
+    }
+    if (strcmp(key, "image_platform") == 0) {
+        const char *why = NULL;
+        if (!core_platform_parse(value, &cfg->image_platform, &why))
+            return core_cfg_err(ld, SBX_E_CONFIG, w, "bad value '%s' for image_platform in "
+                                "[core]: %s", value, why);
+        cfg->image_platform_set = true;
+        return SBX_OK;
     }
     if (strcmp(key, "pools") == 0) {
         bool on;

@@ -599,6 +599,8 @@ static void test_env_and_override_errors(void)
           "command line: memory = 512M (built-in default) is above max_memory = 100M", NULL },
         { "core.provider_path=./here", "a relative provider_path override", "command line:",
           "relative" },
+        { "core.image_platform=linux", "a malformed image_platform", "command line:",
+          "bad value 'linux' for image_platform in [core]" },
         { "registry.password=x", "a registry override without a host", "command line:",
           "'registry.password=x' is not registry.HOST.KEY=value" },
         { "registry.ghcr.io.=x", "a registry override without a key", "command line:",
