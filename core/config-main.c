@@ -89,7 +89,7 @@ static int parse_limit(sbx_limit i, const char *s, uint64_t *v, const char **why
 }
 
 #define CORE_KEYS "default_provider, order, fallback, provider_path, state_dir, image_dir, " \
-    "pools, " \
+    "image_platform, pools, " \
     "unenforced_limits"
 #define LIMIT_KEYS "wall, cpu, memory, pids, nofile, fsize, disk, stdout, " \
     "stderr and max_ of each"
@@ -160,6 +160,14 @@ static int apply_core(loader *ld, const where *w, const char *key,
             return core_cfg_err(ld, SBX_E_CONFIG, w, "image_dir '%s' must be an "
                                 "absolute directory", value);
         return core_cfg_replace_str(ld, &cfg->image_dir, value);
+    }
+    if (strcmp(key, "image_platform") == 0) {
+        const char *why = NULL;
+        if (!core_platform_parse(value, &cfg->image_platform, &why))
+            return core_cfg_err(ld, SBX_E_CONFIG, w, "bad value '%s' for image_platform in "
+                                "[core]: %s", value, why);
+        cfg->image_platform_set = true;
+        return SBX_OK;
     }
     if (strcmp(key, "pools") == 0) {
         bool on;
@@ -379,7 +387,25 @@ int core_cfg_apply_override(loader *ld, const char *o)
     if (!eq || !dot)
         return core_cfg_err(ld, SBX_E_CONFIG, &w, "'%s' is not section.key=value "
                             "(e.g. limits.memory=1G)", o);
-    section = strip_dup(o, (size_t)(dot - o));
+    if ((size_t)(dot - o) == 8 && strncmp(o, "registry", 8) == 0) {
+        /* registry.HOST.KEY: a host has dots (127.0.0.1:5000, ghcr.io)
+         * and a key never does, so the key is what follows the last dot
+         * and the section [registry HOST]. */
+        const char *last = dot;
+        for (const char *p = dot + 1; p < eq; p++)
+            if (*p == '.')
+                last = p;
+        if (last == dot || last == dot + 1 || last + 1 == eq)
+            return core_cfg_err(ld, SBX_E_CONFIG, &w, "'%s' is not registry.HOST.KEY=value "
+                                "(e.g. registry.127.0.0.1:5000.password=env:PW)", o);
+        char *host = strip_dup(dot + 1, (size_t)(last - dot - 1));
+        if (host && asprintf(&section, "registry %s", host) < 0)
+            section = NULL;
+        free(host);
+        dot = last;
+    } else {
+        section = strip_dup(o, (size_t)(dot - o));
+    }
     key = strip_dup(dot + 1, (size_t)(eq - dot - 1));
     value = strip_dup(eq + 1, strlen(eq + 1));
     if (!section || !key || !value)

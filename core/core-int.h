@@ -212,6 +212,27 @@ typedef struct core_eval_caps {
 #define CORE_EVAL_MAX_LINE "1M"
 #define CORE_EVAL_MAX_RECORDS "1000000"
 
+/* ---- image platforms (core/platform.c) --------------------------------- */
+
+/* An image platform as an OCI index names one, in Go's names, normalised
+ * ("aarch64" is arm64, arm64's "v8" is no variant, "arm" is arm/v7). */
+typedef struct core_platform {
+    char os[32];
+    char arch[32];
+    char variant[16];                   /* "" for none */
+} core_platform;
+
+/* Parse "OS/ARCH[/VARIANT]" into @p; false with a reason in @why. */
+bool core_platform_parse(const char *s, core_platform *p, const char **why);
+/* This machine's: linux and uname(2)'s machine in Go's names. */
+void core_platform_host(core_platform *p);
+/* Is an index entry's platform (@os, @arch, @variant: each may be NULL)
+ * @want, once normalised? */
+bool core_platform_match(const core_platform *want, const char *os, const char *arch,
+                         const char *variant);
+/* "OS/ARCH" or "OS/ARCH/VARIANT" into @out. */
+void core_platform_format(const core_platform *p, char *out, size_t len);
+
 typedef struct core_config {
     char *dir;                          /* the system configuration directory */
     char **dirs;                        /* every configuration directory read, in
@@ -222,6 +243,8 @@ typedef struct core_config {
     char **provider_path;               /* directories searched for NAME.so, NULL-terminated */
     char *state_dir;                    /* [core] state_dir */
     char *image_dir;                    /* [core] image_dir, or NULL: state_dir/images */
+    core_platform image_platform;       /* [core] image_platform, when image_platform_set */
+    bool image_platform_set;            /* else an index gives this machine's entry */
     uint64_t limits[SBX_LIMIT_COUNT];   /* [limits] defaults */
     uint64_t max_limits[SBX_LIMIT_COUNT]; /* [limits] max_* */
     core_provider_conf *providers;      /* every providers.d/ file */

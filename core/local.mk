@@ -25,6 +25,7 @@ core_libpolysandbox_internal_la_SOURCES = \
 	core/config-providers.c \
 	core/config-templates.c \
 	core/config-pools.c \
+	core/platform.c \
 	core/loader.c \
 	core/host.c \
 	core/secrets.c \

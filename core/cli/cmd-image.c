@@ -16,8 +16,8 @@
 static void image_help(void)
 {
     fputs(
-"Usage: polysandbox image pull NAME[:TAG|@DIGEST]\n"
-"       polysandbox image import FILE|- [NAME[:TAG]]\n"
+"Usage: polysandbox image pull [--platform OS/ARCH[/VARIANT]] NAME[:TAG|@DIGEST]\n"
+"       polysandbox image import [--platform OS/ARCH[/VARIANT]] FILE|- [NAME[:TAG]]\n"
 "       polysandbox image list [--json]\n"
 "       polysandbox image rm NAME[:TAG|@DIGEST]...\n"
 "       polysandbox image prune\n"
@@ -36,18 +36,23 @@ static void image_help(void)
 "over HTTP.\n"
 "The local provider runs in a pulled image with 'polysandbox run --image\n"
 "NAME' or a template's image.local = NAME.\n"
+"A multi-platform image (an OCI index, a Docker manifest list) gives its\n"
+"entry for --platform, else [core] image_platform, else this machine's\n"
+"(linux and uname's machine: linux/amd64, linux/arm64, linux/arm/v7...).\n"
 "\n"
+"      --platform OS/ARCH[/VARIANT]  pull, import: the platform to take\n"
 "  -q, --quiet            pull, import, prune: print nothing but errors\n"
 "      --json             list: print a JSON array\n"
 "  -h, --help             show this help\n"
 "\n"
 "Exit status: 0 done; 2 a malformed reference, an image the registry (or,\n"
-"for rm, the store) does not have, a FILE that does not exist or names no\n"
+"for rm, the store) does not have, an index without the platform (its\n"
+"platforms are listed), a FILE that does not exist or names no\n"
 "image, or of several images none named NAME (the names are listed); 3 a\n"
 "layer entry or tarball member escaping the image's root; 65 a blob,\n"
 "manifest or tarball refused (digest or size mismatch, unreadable, a name\n"
 "given to two images); 125 any other error (network, authentication, the\n"
-"store).\n"
+"store, the configuration or a malformed --platform).\n"
 "See polysandbox(1), section image.\n",
         stdout);
 }
@@ -84,12 +89,38 @@ static const struct option image_opts[] = {
     { "help", no_argument, NULL, 'h' },
     { "quiet", no_argument, NULL, 'q' },
     { "json", no_argument, NULL, 'j' },
+    { "platform", required_argument, NULL, 'P' },
     { NULL, 0, NULL, 0 }
 };
+
+/* @g with "core.image_platform=@platform" after its -o overrides (so
+ * that --platform wins), into @out; @ov and @set to free. */
+static bool with_platform(const cli_global *g, const char *platform, cli_global *out,
+                          const char ***ov, char **set)
+{
+    *out = *g;
+    *ov = NULL;
+    *set = NULL;
+    if (!platform)
+        return true;
+    if (!(*ov = calloc(g->n_overrides + 2, sizeof **ov)) ||
+        asprintf(set, "core.image_platform=%s", platform) < 0) {
+        *set = NULL;
+        cli_err("out of memory");
+        return false;
+    }
+    for (size_t i = 0; i < g->n_overrides; i++)
+        (*ov)[i] = g->overrides[i];
+    (*ov)[g->n_overrides] = *set;
+    out->overrides = *ov;
+    out->n_overrides = g->n_overrides + 1;
+    return true;
+}
 
 int cli_cmd_image(cli_global *g, int argc, char **argv)
 {
     bool json = false, quiet = g->quiet;
+    const char *platform = NULL;
     int c;
 
     optind = 0;
@@ -98,6 +129,7 @@ int cli_cmd_image(cli_global *g, int argc, char **argv)
         case 'h': image_help(); return CLI_EXIT_OK;
         case 'q': quiet = true; break;
         case 'j': json = true; break;
+        case 'P': platform = optarg; break;
         default: return cli_bad_option("image");
         }
     }
@@ -112,6 +144,15 @@ int cli_cmd_image(cli_global *g, int argc, char **argv)
             json = true, args[i] = NULL;
         else if (strcmp(args[i], "-q") == 0 || strcmp(args[i], "--quiet") == 0)
             quiet = true, args[i] = NULL;
+        else if (strncmp(args[i], "--platform=", 11) == 0)
+            platform = args[i] + 11, args[i] = NULL;
+        else if (strcmp(args[i], "--platform") == 0) {
+            if (i + 1 >= nargs)
+                return cli_usage_error("image", "--platform takes OS/ARCH[/VARIANT]");
+            platform = args[i + 1];
+            args[i] = args[i + 1] = NULL;
+            i++;
+        }
         else if (args[i][0] == '-' && args[i][1] != '\0')   /* "-": standard input */
             return cli_usage_error("image", "unknown option '%s'", args[i]);
     }
@@ -136,8 +177,15 @@ int cli_cmd_image(cli_global *g, int argc, char **argv)
         return cli_usage_error("image", "unexpected argument '%s'", args[0]);
     if (json && !list)
         return cli_usage_error("image", "--json is for image list");
+    if (platform && !pull && !import)
+        return cli_usage_error("image", "--platform is for image pull and import");
 
-    sbx_ctx *ctx = cli_ctx_new(g);
+    cli_global pg;
+    const char **pov;
+    char *pset;
+    sbx_ctx *ctx = with_platform(g, platform, &pg, &pov, &pset) ? cli_ctx_new(&pg) : NULL;
+    free(pov);
+    free(pset);
     if (!ctx)
         return CLI_EXIT_ERROR;
     int rc = CLI_EXIT_OK, lib;

@@ -20,6 +20,8 @@
 
 #include <polysandbox/image.h>
 
+#include "core-int.h"
+
 /* ---- references (ref.c) ----------------------------------------------- */
 
 #define IMG_DIGEST_LEN 71       /* "sha256:" + 64 hex */
@@ -151,9 +153,13 @@ bool img_is_index(const char *type, json_t *j);
  * @ref_text and @what). */
 int img_manifest_parse(const char *body, size_t len, const char *ref_text, const char *what,
                        json_t **out);
-/* The digest of @idx's entry for linux and this machine's architecture,
- * into @digest (IMG_DIGEST_LEN + 1).  SBX_E_NOT_FOUND when none. */
-int img_index_pick(json_t *idx, const char *ref_text, char *digest);
+/* The platform an index's entry is picked for: @ctx's [core]
+ * image_platform, or else this machine's. */
+void img_platform_want(const struct sbx_ctx *ctx, core_platform *p);
+/* The digest of @idx's entry for platform @want into @digest
+ * (IMG_DIGEST_LEN + 1).  SBX_E_NOT_FOUND when none, listing the
+ * platforms it has. */
+int img_index_pick(json_t *idx, const core_platform *want, const char *ref_text, char *digest);
 /* A descriptor's sha256 digest and size, checked. */
 int img_descriptor(json_t *d, const char *ref_text, const char **digest, int64_t *size);
 typedef int (*img_blob_fn)(void *arg, const char *digest, int64_t size);
@@ -174,10 +180,11 @@ int img_store_image(const img_store *s, json_t *m, const char *body, size_t len,
 /* Import the docker save or OCI layout tarball @file ("-": standard
  * input) into @s (held shared): with @name (normalised), its only image
  * or the one of its images the tarball names so, recorded as @name;
- * without, every image under the names the tarball gives.  Calls @fn
+ * without, every image under the names the tarball gives; an index's
+ * entry for platform @want.  Calls @fn
  * (may be NULL) for each reference recorded.  Errors set. */
-int img_import(const img_store *s, const char *file, const char *name, sbx_image_visit_fn fn,
-               void *arg);
+int img_import(const img_store *s, const char *file, const char *name,
+               const core_platform *want, sbx_image_visit_fn fn, void *arg);
 
 /* ---- layers (unpack.c) --------------------------------------------------- */
 

@@ -62,6 +62,7 @@ typedef struct member {
 typedef struct tarball {
     const img_store *s;
     const char *file;           /* for messages */
+    const core_platform *want;  /* an index's entry to take */
     member *v;
     size_t n, cap;
     char *doc[DOC_N];
@@ -439,10 +440,10 @@ static int from_index(tarball *t, json_t **m, char **body, size_t *len, char *di
     const char *type = json_string_value(json_object_get(d, "mediaType")) ?: "";
     if (rc != SBX_OK || !img_is_index(type, *m))
         return rc;
-    /* A multi-platform image: this machine's entry. */
+    /* A multi-platform image: the entry of the platform asked for. */
     char pick[IMG_DIGEST_LEN + 1], ptype[128] = "";
     int64_t psize = -1;
-    rc = img_index_pick(*m, t->file, pick);
+    rc = img_index_pick(*m, t->want, t->file, pick);
     size_t i;
     json_t *e;
     json_array_foreach(json_object_get(*m, "manifests"), i, e) {
@@ -747,10 +748,11 @@ static int choose(const tarball *t, images *im, const char *name)
     return SBX_OK;
 }
 
-int img_import(const img_store *s, const char *file, const char *name, sbx_image_visit_fn fn,
-               void *arg)
+int img_import(const img_store *s, const char *file, const char *name,
+               const core_platform *want, sbx_image_visit_fn fn, void *arg)
 {
-    tarball t = { .s = s, .file = strcmp(file, "-") == 0 ? "standard input" : file };
+    tarball t = { .s = s, .file = strcmp(file, "-") == 0 ? "standard input" : file,
+                  .want = want };
     json_t *doc = NULL, *tags = NULL;
     images *im = calloc(1, sizeof *im);
     int rc = im && (im->names = calloc(IMP_NAMES_MAX, sizeof *im->names))
@@ -825,8 +827,10 @@ SBX_API int sbx_image_import(sbx_ctx *ctx, const char *file, const char *ref,
         return core_error_set(SBX_E_INVAL, NULL, "image '%s': import records a NAME[:TAG], "
                               "not a digest (the image's digest is its own)", text);
     }
+    core_platform want;
+    img_platform_want(ctx, &want);
     if ((rc = img_store_lock(&s, false)) == SBX_OK)
-        rc = img_import(&s, file, ref ? text : NULL, fn, arg);
+        rc = img_import(&s, file, ref ? text : NULL, &want, fn, arg);
     img_store_close(&s);
     return rc;
 }

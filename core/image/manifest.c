@@ -2,8 +2,9 @@
  * image's documents: reading an index or manifest, picking this machine's
  * entry of an index, walking a manifest's blobs, and making the root.
  *
- * An index (OCI) or manifest list (Docker) picks the entry for linux and
- * this machine's architecture; the manifest (OCI or Docker schema 2)
+ * An index (OCI) or manifest list (Docker) picks the entry of the
+ * platform asked for ([core] image_platform, image pull --platform), by
+ * default linux and this machine's architecture; the manifest (OCI or Docker schema 2)
  * names the config and the layers.  The root is unpacked into a
  * temporary beside its final place and renamed there whole; a root
  * already there (another tag of the same image) is reused.
@@ -21,23 +22,12 @@
 #include "core-int.h"
 #include "image-int.h"
 
-static const char *host_arch(void)
+void img_platform_want(const struct sbx_ctx *ctx, core_platform *p)
 {
-#if defined(__x86_64__)
-    return "amd64";
-#elif defined(__aarch64__)
-    return "arm64";
-#elif defined(__i386__)
-    return "386";
-#elif defined(__powerpc64__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    return "ppc64le";
-#elif defined(__s390x__)
-    return "s390x";
-#elif defined(__riscv) && __riscv_xlen == 64
-    return "riscv64";
-#else
-    return "unknown";
-#endif
+    if (ctx->cfg.image_platform_set)
+        *p = ctx->cfg.image_platform;
+    else
+        core_platform_host(p);
 }
 
 bool img_is_index(const char *type, json_t *j)
@@ -60,26 +50,37 @@ int img_manifest_parse(const char *body, size_t len, const char *ref_text, const
                           "(%s)", ref_text, what, je.text);
 }
 
-int img_index_pick(json_t *idx, const char *ref_text, char *digest)
+int img_index_pick(json_t *idx, const core_platform *want, const char *ref_text, char *digest)
 {
-    const char *arch = host_arch();
-    size_t i;
+    char have[512] = "", one[96];
+    size_t at = 0, i;
     json_t *m;
     json_array_foreach(json_object_get(idx, "manifests"), i, m) {
         json_t *pl = json_object_get(m, "platform");
         const char *os = json_string_value(json_object_get(pl, "os"));
         const char *a = json_string_value(json_object_get(pl, "architecture"));
+        const char *v = json_string_value(json_object_get(pl, "variant"));
         const char *d = json_string_value(json_object_get(m, "digest"));
-        if (os && a && d && strcmp(os, "linux") == 0 && strcmp(a, arch) == 0) {
+        if (d && core_platform_match(want, os, a, v)) {
             if (!img_digest_valid(d))
                 return core_error_set(SBX_E_BACKEND, NULL, "image '%s': the index names "
                                       "'%.80s', not a sha256 digest", ref_text, d);
             memcpy(digest, d, IMG_DIGEST_LEN + 1);
             return SBX_OK;
         }
+        /* What it has, for the error; build attestations (unknown/unknown)
+         * are no platform a user could ask for. */
+        if (!os || !a || strcmp(os, "unknown") == 0 || at >= sizeof have)
+            continue;
+        snprintf(one, sizeof one, "%.30s/%.30s%s%.15s", os, a, v && *v ? "/" : "", v ?: "");
+        if (!strstr(have, one))
+            at += (size_t)snprintf(have + at, sizeof have - at, "%s%s", at ? ", " : "", one);
     }
-    return core_error_set(SBX_E_NOT_FOUND, NULL, "image '%s' has no linux/%s image",
-                          ref_text, arch);
+    char w[96];
+    core_platform_format(want, w, sizeof w);
+    return core_error_set(SBX_E_NOT_FOUND, NULL, "image '%s' has no %s image (it has: %s); "
+                          "choose one with --platform OS/ARCH[/VARIANT] or [core] "
+                          "image_platform", ref_text, w, at ? have : "none named");
 }
 
 int img_descriptor(json_t *d, const char *ref_text, const char **digest, int64_t *size)

@@ -60,7 +60,7 @@ static int fetch_one(void *arg, const char *digest, int64_t size)
 }
 
 static int pull(const img_store *s, img_client *c, const img_ref *r, const char *ref_text,
-                char *digest)
+                const core_platform *want, char *digest)
 {
     char type[128], *body = NULL;
     size_t len;
@@ -69,7 +69,7 @@ static int pull(const img_store *s, img_client *c, const img_ref *r, const char 
     int rc = manifest(c, ref_text, r->digest[0] ? r->digest : r->tag, digest, &m, type,
                       sizeof type, &body, &len);
     if (rc == SBX_OK && img_is_index(type, m)) {
-        rc = img_index_pick(m, ref_text, digest);
+        rc = img_index_pick(m, want, ref_text, digest);
         json_decref(m);
         m = NULL;
         free(body);
@@ -107,7 +107,9 @@ SBX_API int sbx_image_pull(sbx_ctx *ctx, const char *ref, char **digest_out)
     img_client *c = (rc = img_store_lock(&s, false)) == SBX_OK ? img_client_new(ctx, &r, text)
                                                                 : NULL;
     char digest[IMG_DIGEST_LEN + 1] = "";
-    rc = c ? pull(&s, c, &r, text, digest) : rc == SBX_OK ? SBX_E_NOMEM : rc;
+    core_platform want;
+    img_platform_want(ctx, &want);
+    rc = c ? pull(&s, c, &r, text, &want, digest) : rc == SBX_OK ? SBX_E_NOMEM : rc;
     img_client_free(c);
     if (rc == SBX_OK)
         rc = img_store_set_ref(&s, text, digest);

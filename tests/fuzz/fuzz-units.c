@@ -1,9 +1,11 @@
 /* tests/fuzz/fuzz-units.c - durations, sizes, counts and booleans: the
  * configuration's parsers (core/units.c) and the command line's
- * (core/cli/units.c), which promise the same grammar and values
+ * (core/cli/units.c), which promise the same grammar and values; and
+ * image platforms (core/platform.c)
  *
  * Beyond not crashing: a value is accepted by one exactly when the
- * other accepts it, with the same result, and 0 only when asked for.
+ * other accepts it, with the same result, and 0 only when asked for; a
+ * platform accepted is read back the same, and matches itself.
  */
 #include "config.h"
 
@@ -43,6 +45,24 @@ static void compare(const char *what, const char *s, core_fn core, cli_fn cli)
                 (unsigned long long)z);
 }
 
+static void platform(const char *s)
+{
+    core_platform p, q;
+    const char *why = NULL;
+    char out[96];
+
+    if (!core_platform_parse(s, &p, &why)) {
+        if (!why || !*why)
+            fz_fail("platform '%s' refused without a reason", s);
+        return;
+    }
+    core_platform_format(&p, out, sizeof out);
+    if (!core_platform_parse(out, &q, &why) || memcmp(&p, &q, sizeof p) != 0)
+        fz_fail("platform '%s' read as '%s', which reads otherwise", s, out);
+    if (!core_platform_match(&p, p.os, p.arch, p.variant))
+        fz_fail("platform '%s' does not match itself", s);
+}
+
 static int one(const uint8_t *data, size_t size)
 {
     char *s = fz_strndup(data, size);
@@ -54,6 +74,7 @@ static int one(const uint8_t *data, size_t size)
     compare("count", s, core_parse_count, cli_parse_count);
     if (core_parse_bool(s, &b, &why) != SBX_OK && (!why || !*why))
         fz_fail("boolean '%s' refused without a reason", s);
+    platform(s);
     free(s);
     return 0;
 }

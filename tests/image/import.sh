@@ -31,8 +31,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
-plan 27
-for k in rootfs rootfs2 save oci ociindex multisave multioci ocinoname ocidup tamper dotdot \
+plan 33
+for k in rootfs rootfs2 save oci ociindex ociplat multisave multioci ocinoname ocidup tamper dotdot \
     layerdotdot; do
     set -- "$@" "$k" "$tmp/$k.tar"
 done
@@ -40,6 +40,8 @@ python3 "$top_srcdir/tests/image/mksave.py" "$@" >"$tmp/digests" ||
     { echo "Bail out! tests/image/mksave.py failed"; exit 1; }
 OCI=$(sed -n 's/^oci //p' "$tmp/digests")
 OCIB=$(sed -n 's/^multioci //p' "$tmp/digests" | cut -d" " -f2)
+PLATA=$(sed -n 's/^ociplat //p' "$tmp/digests" | cut -d" " -f1)
+PLATB=$(sed -n 's/^ociplat //p' "$tmp/digests" | cut -d" " -f2)
 
 # ---- docker save of two tiny images ----
 if docker_start_daemon >"$tmp/docker.log" 2>&1; then
@@ -215,4 +217,26 @@ check "several images, one without a name, no NAME: 2, naming its entry and the 
 mcli image import "$tmp/ocidup.tar"
 check "one name given to two images: refused (65), naming both entries" \
     rc_and_err 65 "'docker.io/polysandbox-test/oci:v1' names two images (entries 1 and 3)"
+
+# ---- the platform of a multi-platform image (a store of its own) ----
+plat=$tmp/plat
+pcli() { cli -o core.image_dir="$plat" "$@"; }
+pcli image import --platform linux/arm/v7 "$tmp/ociplat.tar"
+check "--platform linux/arm/v7: the index's arm/v7 entry, its own root"     eval 'rc_and_out 0 "docker.io/polysandbox-test/plat:v1 $PLATB" &&
+          [ "$(cat "$plat/roots/${PLATB#sha256:}/etc/other.txt")" = "from the other image" ]'
+pcli image import "$tmp/ociplat.tar" team/plat:arm --platform=linux/aarch64
+check "--platform after the FILE, linux/aarch64: the arm64/v8 entry (names normalised)"     rc_and_out 0 "docker.io/team/plat:arm $PLATB"
+pcli -o core.image_platform=linux/amd64 image import "$tmp/ociplat.tar" team/plat:amd
+check "-o core.image_platform=linux/amd64: the amd64 entry"     rc_and_out 0 "docker.io/team/plat:amd $PLATA"
+pcli -o core.image_platform=linux/amd64 image import --platform linux/arm "$tmp/ociplat.tar" \
+    team/plat:armv7
+check "--platform wins over [core] image_platform; linux/arm is linux/arm/v7" \
+    rc_and_out 0 "docker.io/team/plat:armv7 $PLATB"
+pcli image import --platform linux/s390x "$tmp/ociplat.tar" team/plat:none
+check "a platform the index lacks: 2, listing the platforms it has (no attestation)" \
+    eval 'rc_and_err 2 "has no linux/s390x image (it has: linux/amd64, linux/arm/v7, linux/arm64/v8)" &&
+          ! err_has unknown && ! "$PS" -o core.image_dir="$plat" image list | grep -q ":none "'
+pcli image import --platform linux "$tmp/ociplat.tar"
+check "a malformed --platform: 125, naming it and the form" \
+    eval 'rc_and_err 125 "bad value '"'linux'"' for image_platform" && err_has "OS/ARCH[/VARIANT]"'
 done_testing

@@ -17,6 +17,10 @@
   ociindex   oci whose index.json names an image index (as docker save
              writes with the containerd store): linux/arm64 (absent) and
              linux/amd64
+  ociplat    an OCI layout naming an image index of linux/amd64 (the image
+             of oci), linux/arm/v7 and linux/arm64/v8 (both the other image)
+             and a build attestation (unknown/unknown); prints both
+             manifests' digests
   multisave  save of two images: polysandbox-test/saved:v1 and :v2 (the
              image of save) and polysandbox-test/other:v1 (layer 1 shared,
              then a layer of etc/other.txt)
@@ -202,10 +206,33 @@ def oci_multi(out, kind):
     return da + " " + db
 
 
+def oci_platforms(out):
+    """One name, several platforms: an index of linux/amd64, linux/arm/v7,
+    linux/arm64/v8 and an attestation, as buildx writes one."""
+    blobs = {}
+    a, da = oci_image(blobs, [LAYER1, LAYER2])
+    b, db = oci_image(blobs, [LAYER1, OTHER])
+    entries = [dict(a, platform={"os": "linux", "architecture": "amd64"}),
+               dict(b, platform={"os": "linux", "architecture": "arm", "variant": "v7"}),
+               dict(b, platform={"os": "linux", "architecture": "arm64", "variant": "v8"}),
+               dict(b, platform={"os": "unknown", "architecture": "unknown"})]
+    inner = json.dumps({"schemaVersion": 2,
+                        "mediaType": "application/vnd.oci.image.index.v1+json",
+                        "manifests": entries}).encode()
+    blobs[sha(inner)] = inner
+    top = {"mediaType": "application/vnd.oci.image.index.v1+json",
+           "digest": "sha256:" + sha(inner), "size": len(inner),
+           "annotations": named("polysandbox-test/plat:v1")}
+    oci_layout(out, blobs, [top])
+    return da + " " + db
+
+
 def main():
     args = sys.argv[1:]
     for kind, out in zip(args[0::2], args[1::2]):
-        if kind in ("oci", "ociindex"):
+        if kind == "ociplat":
+            print(kind, oci_platforms(out))
+        elif kind in ("oci", "ociindex"):
             print(kind, oci(out, kind == "ociindex"))
         elif kind in ("multioci", "ocinoname", "ocidup"):
             print(kind, oci_multi(out, kind))

@@ -34,7 +34,7 @@ trap cleanup EXIT
 export POLYSANDBOX_STATE_DIR="$tmp/state"
 store=$tmp/state/images
 
-plan 37
+plan 42
 
 # ---- registries: open, and token-authenticated on the same storage ----
 openssl req -x509 -newkey rsa:2048 -nodes -keyout "$tmp/key.pem" -out "$tmp/cert.pem" \
@@ -105,6 +105,21 @@ cli image list
 check "image list: reference, digest, root per line" \
     out_has "$R/polysandbox-test/base:v1 $BASE $root"
 
+# ---- the platform an index's entry is picked for (before the tamper below
+# spoils the blob the other entries share with it) ----
+P5="-o core.image_dir=$tmp/images5"
+cli $P5 image pull --platform linux/arm/v7 "$R/polysandbox-test/base:multi"
+check "--platform linux/arm/v7: the index's arm/v7 entry (base)" \
+    rc_and_out 0 "$R/polysandbox-test/base:multi $BASE"
+cli $P5 -o core.image_platform=linux/arm/v6 image pull "$R/polysandbox-test/base:multi"
+other=$(cut -d" " -f2 "$tmp/out")
+check "[core] image_platform = linux/arm/v6: its entry, another image (no etc/hello.txt)" \
+    eval 'is_rc 0 && [ "$other" != "$BASE" ] && [ -e "$tmp/images5/roots/${other#sha256:}/unique.txt" ] &&
+          [ ! -e "$tmp/images5/roots/${other#sha256:}/etc/hello.txt" ]'
+cli $P5 image pull --platform linux/s390x "$R/polysandbox-test/base:multi"
+check "a platform the index lacks: 2, listing the ones it has" \
+    rc_and_err 2 "has no linux/s390x image (it has: linux/arm64, linux/amd64, windows/amd64, linux/arm/v6, linux/arm/v7)"
+
 # ---- hostile content ----
 blobdir=$tmp/reg/storage/docker/registry/v2/blobs/sha256
 layer=$(curl -sf -H 'Accept: application/vnd.docker.distribution.manifest.v2+json' \
@@ -174,6 +189,16 @@ check "a password env:NAME of a variable not set: an error naming it and the fil
 cli --config-dir "$conf" secret check
 check "and secret check says it cannot be opened, naming the registry" \
     eval '! is_rc 0 && out_has "FAILED   registry $B.password (env)"'
+
+# ---- -o registry.HOST.KEY: the host has dots, the key is after the last ----
+export PS_TEST_PW="pw-$$"
+cli -o "registry.$B.username=someone" -o "registry.$B.password=env:PS_TEST_PW" \
+    -o core.image_dir="$tmp/images5" image pull "$B/polysandbox-test/base:v1"
+check "-o registry.HOST.username and .password (HOST 127.0.0.1:PORT): pulled with them" \
+    rc_and_out 0 "$B/polysandbox-test/base:v1 $BASE" || cat "$tmp/err" >&2
+cli -o "registry.$B.pasword=env:PS_TEST_PW" image pull "$B/polysandbox-test/base:v1"
+check "-o registry.HOST.KEY of an unknown key: 125, naming it, the host and the command line" \
+    rc_and_err 125 "command line: unknown key 'pasword' in [registry $B]"
 
 # ---- bad references and absent images ----
 cli image pull "$R/Bad/Name"

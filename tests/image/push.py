@@ -10,7 +10,8 @@
 #
 # KIND: base (two layers: files, a setuid program, a device node, a FIFO,
 # then whiteouts and an opaque directory), index (base behind an OCI
-# index of linux/amd64, linux/arm64 and linux/ppc64le entries), dotdot (a
+# index of linux/arm64, linux/amd64, windows/amd64, linux/arm/v6 and
+# linux/arm/v7 entries: base for linux/amd64 and linux/arm/v7), dotdot (a
 # layer with "../escape"), abslink (a link to an absolute directory, then a
 # file through it), hardout (a hard link through that link to a file
 # outside), unique (one gzip layer of a fresh random file), rootfs (the
@@ -138,9 +139,9 @@ def push_one(kind, repo, tag):
     if kind != "index":
         return push_image(repo, tag, kind)[0]
     digest, size = push_image(repo, tag + "-amd64", "base")
-    # Only linux/amd64 is this machine's (the test skips on others); the
-    # other entries are an image without etc/hello.txt, so picking one of
-    # them shows in the root.
+    # linux/amd64 is this machine's (the test skips on others), and
+    # linux/arm/v7 is base too; the other entries are an image without
+    # etc/hello.txt, so picking one of them shows in the root.
     bogus, osize = push_image(repo, tag + "-other", "unique")
     mt = "application/vnd.docker.distribution.manifest.v2+json"
     idx = json.dumps({"schemaVersion": 2,
@@ -151,7 +152,13 @@ def push_one(kind, repo, tag):
                           {"mediaType": mt, "digest": digest, "size": size,
                            "platform": {"architecture": "amd64", "os": "linux"}},
                           {"mediaType": mt, "digest": bogus, "size": osize,
-                           "platform": {"architecture": "amd64", "os": "windows"}}]}).encode()
+                           "platform": {"architecture": "amd64", "os": "windows"}},
+                          {"mediaType": mt, "digest": bogus, "size": osize,
+                           "platform": {"architecture": "arm", "os": "linux",
+                                        "variant": "v6"}},
+                          {"mediaType": mt, "digest": digest, "size": size,
+                           "platform": {"architecture": "arm", "os": "linux",
+                                        "variant": "v7"}}]}).encode()
     req("PUT", f"http://{REG}/v2/{repo}/manifests/{tag}", idx,
         {"Content-Type": "application/vnd.oci.image.index.v1+json"})
     return "sha256:" + hashlib.sha256(idx).hexdigest()

@@ -544,6 +544,17 @@ static void test_registries(void)
        strcmp(cfg.registries[1].value, "env:PS_TEST_PW") == 0 && cfg.registries[1].line == 3 &&
        strcmp(cfg.registries[2].key, "docker.io.password") == 0,
        "[registry HOST] username and password are kept per host (%s)", msg());
+
+    /* -o registry.HOST.KEY: the key is after the last dot, the host
+     * (with its own dots) between the first and the last. */
+    const char *const ov[] = { "registry.127.0.0.1:5000.password=env:PS_OTHER",
+                               "registry.ghcr.io.username=bot", NULL };
+    ok(load(d, ov) == SBX_OK && cfg.n_registries == 4 &&
+       strcmp(cfg.registries[1].key, "127.0.0.1:5000.password") == 0 &&
+       strcmp(cfg.registries[1].value, "env:PS_OTHER") == 0 &&
+       strcmp(cfg.registries[3].key, "ghcr.io.username") == 0 &&
+       strcmp(cfg.registries[3].value, "bot") == 0,
+       "-o registry.HOST.KEY=VALUE sets [registry HOST] KEY, HOST with dots (%s)", msg());
 }
 
 static void test_env_and_override_errors(void)
@@ -588,6 +599,16 @@ static void test_env_and_override_errors(void)
           "command line: memory = 512M (built-in default) is above max_memory = 100M", NULL },
         { "core.provider_path=./here", "a relative provider_path override", "command line:",
           "relative" },
+        { "core.image_platform=linux", "a malformed image_platform", "command line:",
+          "bad value 'linux' for image_platform in [core]" },
+        { "registry.password=x", "a registry override without a host", "command line:",
+          "'registry.password=x' is not registry.HOST.KEY=value" },
+        { "registry.ghcr.io.=x", "a registry override without a key", "command line:",
+          "'registry.ghcr.io.=x' is not registry.HOST.KEY=value" },
+        { "registry.ghcr.io.token=x", "a registry override of an unknown key",
+          "command line:", "unknown key 'token' in [registry ghcr.io]" },
+        { "registry.a/b.username=x", "a registry override of a bad host", "command line:",
+          "[registry a/b]: not a registry's host" },
     };
     for (size_t i = 0; i < sizeof ov / sizeof ov[0]; i++) {
         const char *const one[] = { ov[i].override, NULL };

@@ -1,7 +1,9 @@
-/* tests/unit/test-units.c - durations, sizes, counts and booleans */
+/* tests/unit/test-units.c - durations, sizes, counts, booleans and image
+ * platforms */
 #include "config.h"
 
 #include <string.h>
+#include <sys/utsname.h>
 
 #include "core-int.h"
 #include "tap.h"
@@ -206,6 +208,74 @@ static void booleans(void)
        "NULL why is fine");
 }
 
+/* "OS/ARCH[/VARIANT]" read back as @want once normalised. */
+static void platform_good(const char *s, const char *want)
+{
+    core_platform p;
+    const char *why = NULL;
+    char out[96] = "";
+    bool r = core_platform_parse(s, &p, &why);
+    if (r)
+        core_platform_format(&p, out, sizeof out);
+    if (!ok(r && strcmp(out, want) == 0, "platform '%s' is %s", s, want))
+        diag("got '%s', why %s", out, why ? why : "(none)");
+}
+
+static void platforms(void)
+{
+    platform_good("linux/amd64", "linux/amd64");
+    platform_good("linux/x86_64", "linux/amd64");
+    platform_good("linux/aarch64", "linux/arm64");
+    platform_good("linux/arm64/v8", "linux/arm64");
+    platform_good("linux/arm", "linux/arm/v7");
+    platform_good("linux/arm/6", "linux/arm/v6");
+    platform_good("linux/armhf", "linux/arm/v7");
+    platform_good("linux/i686", "linux/386");
+    platform_good("windows/amd64", "windows/amd64");
+
+    static const char *const bad_ones[] = { "linux", "linux/", "/amd64", "Linux/amd64",
+                                            "linux/amd64/", "linux/arm/v7/x", "linux/a md64",
+                                            "" };
+    for (size_t i = 0; i < sizeof bad_ones / sizeof bad_ones[0]; i++) {
+        core_platform p;
+        const char *why = NULL;
+        ok(!core_platform_parse(bad_ones[i], &p, &why) && why && strstr(why, "OS/ARCH"),
+           "platform '%s' refused, saying the form", bad_ones[i]);
+    }
+    core_platform p;
+    const char *why = NULL;
+    ok(!core_platform_parse("linux/aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", &p, &why) &&
+       why && strstr(why, "too long"), "a platform part too long is refused");
+
+    core_platform_parse("linux/arm64", &p, &why);
+    ok(core_platform_match(&p, "linux", "arm64", "v8") &&
+       core_platform_match(&p, "linux", "aarch64", NULL) &&
+       !core_platform_match(&p, "linux", "arm", "v8") &&
+       !core_platform_match(&p, "windows", "arm64", NULL) &&
+       !core_platform_match(&p, NULL, "arm64", NULL),
+       "an index entry's arm64 matches linux/arm64 in any spelling, nothing else");
+    core_platform_parse("linux/arm/v7", &p, &why);
+    ok(core_platform_match(&p, "linux", "arm", NULL) &&
+       core_platform_match(&p, "linux", "arm", "7") &&
+       !core_platform_match(&p, "linux", "arm", "v6"),
+       "an entry's arm without a variant is arm/v7; arm/v6 is not");
+
+    /* This machine's, from uname(2), as docker names it. */
+    core_platform h;
+    char out[96];
+    core_platform_host(&h);
+    core_platform_format(&h, out, sizeof out);
+    struct utsname u;
+    const char *want = uname(&u) != 0 ? NULL
+                       : strcmp(u.machine, "x86_64") == 0 ? "linux/amd64"
+                       : strcmp(u.machine, "aarch64") == 0 ? "linux/arm64"
+                       : strcmp(u.machine, "armv7l") == 0 ? "linux/arm/v7" : NULL;
+    if (want)
+        ok(strcmp(out, want) == 0, "this machine (%s) is %s", u.machine, out);
+    else
+        ok(1, "this machine is %s # SKIP no known answer for its uname", out);
+}
+
 int main(void)
 {
     uint64_t v;
@@ -214,6 +284,7 @@ int main(void)
     sizes();
     counts();
     booleans();
+    platforms();
     ok(core_parse_duration("x", false, &v, NULL) == SBX_E_CONFIG &&
        core_parse_size("x", false, &v, NULL) == SBX_E_CONFIG &&
        core_parse_count("x", false, &v, NULL) == SBX_E_CONFIG,

@@ -44,25 +44,26 @@ extern "C" {
  * @digest_out: (out) (transfer full) (nullable): the manifest's digest
  *   ("sha256:..."), free()d by the caller; may be NULL
  *
- * Fetches the manifest (an index or manifest list picks the host's
- * linux platform), every blob not yet in the store, checks each against
- * its digest and size, and unpacks the layers in order into the image's
- * root: whiteouts (.wh.NAME) and opaque directories (.wh..wh..opq) are
- * applied, device nodes are skipped, setuid, setgid and sticky bits
- * dropped, and a name that is absolute, holds "..", or would be written
- * through a symbolic link refuses the whole pull.  The reference then
- * names that root (a pulled tag moves to the new image).
+ * Fetches the manifest (an index or manifest list picks its entry of
+ * the configuration's [core] image_platform, by default linux and the
+ * host's machine), every blob not yet in the store, checks each
+ * against its digest and size, and unpacks the layers in order into the
+ * image's root: whiteouts (.wh.NAME) and opaque directories
+ * (.wh..wh..opq) are applied, device nodes are skipped, setuid, setgid
+ * and sticky bits dropped, and a name that is absolute, holds "..", or
+ * would be written through a symbolic link refuses the whole pull.  The
+ * reference then names that root (a pulled tag moves to the new image).
  *
  * Returns: SBX_OK; SBX_E_INVAL for a malformed reference; SBX_E_NOT_FOUND
- * when the registry has no such image or no linux image for this
- * machine; SBX_E_AUTH when the registry refuses (or asks for a user
- * name and password that polysandbox.ini's [registry HOST] does not
- * give); SBX_E_CONFIG when that password cannot be opened (an unset
- * env:, a value sealed to another key); SBX_E_NETWORK when it
- * cannot be reached; SBX_E_BACKEND for a digest or size that does not
- * match or a manifest that cannot be read; SBX_E_PATH for a layer entry
- * escaping the root; SBX_E_IO for the store.  Nothing is left behind by
- * a failed pull but verified blobs.
+ * when the registry has no such image or its index none of that
+ * platform (the message lists the platforms it has); SBX_E_AUTH when
+ * the registry refuses (or asks for a user name and password that
+ * polysandbox.ini's [registry HOST] does not give); SBX_E_CONFIG when
+ * that password cannot be opened (an unset env:, a value sealed to
+ * another key); SBX_E_NETWORK when it cannot be reached; SBX_E_BACKEND
+ * for a digest or size that does not match or a manifest that cannot be
+ * read; SBX_E_PATH for a layer entry escaping the root; SBX_E_IO for the
+ * store.  Nothing is left behind by a failed pull but verified blobs.
  * Since: 0.3
  */
 SBX_API int sbx_image_pull(sbx_ctx *ctx, const char *ref, char **digest_out);
@@ -146,7 +147,8 @@ SBX_API int sbx_image_root(const sbx_ctx *ctx, const char *ref, char **root_out)
  * The blobs go into the store as a pull's do (a docker save image gets
  * a Docker schema 2 manifest made for it, whose digest is the image's
  * digest here), and the layers are unpacked by the same code, with the
- * same refusals (see sbx_image_pull).  sbx_image_list then shows it.
+ * same refusals (see sbx_image_pull); an image index gives its entry of
+ * [core] image_platform as a pull's does.  sbx_image_list then shows it.
  *
  * Returns: SBX_OK; SBX_E_INVAL for a malformed @ref, a tarball of one
  * image that names none when @ref is NULL, a tarball of several images
@@ -157,6 +159,7 @@ SBX_API int sbx_image_root(const sbx_ctx *ctx, const char *ref, char **root_out)
  * link leaving the tarball; SBX_E_BACKEND for a tarball that cannot be
  * read, is neither form, lists no image or more than 64, gives one name
  * to two images, or has a blob that does not match its digest or size;
+ * SBX_E_NOT_FOUND too for an index without that platform;
  * SBX_E_IO for the store.  A failed import records no reference (what
  * it stored is prune's).
  * Since: 0.3
