@@ -283,8 +283,13 @@ static int add_cache(struct lcl_prov *p, const char *dir)
         return p->host->set_error(p->h, SBX_E_CONFIG,
                                   "providers.d/local.ini: cache_dir is too long");
     int ret = check_named(p, "cache_dir", path);
-    if (ret || stat(path, &st) < 0 || !S_ISDIR(st.st_mode))
+    if (ret)
         return ret;
+    free(p->cache_dir);
+    if (!(p->cache_dir = strdup(path)))
+        return p->host->set_error(p->h, SBX_E_NOMEM, "out of memory");
+    if (stat(path, &st) < 0 || !S_ISDIR(st.st_mode))
+        return 0;
     size_t n = p->n_binds;
     if (!(ret = add_typed(p, path, DT_DIR)) && p->n_binds > n)
         p->binds[n].optional = true;
@@ -389,6 +394,8 @@ void lcl_layout_free(struct lcl_prov *p)
         free(p->binds[i].link);
     }
     p->n_binds = 0;
+    free(p->cache_dir);
+    p->cache_dir = NULL;
     for (size_t i = 0; i < p->n_hidden; i++)
         free(p->hidden[i]);
     p->n_hidden = 0;

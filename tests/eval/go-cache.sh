@@ -19,7 +19,7 @@ top=$(mktemp -d /var/cache/ps-go-cache.XXXXXX 2>/dev/null) || {
 chmod 755 "$top"
 cache="$top/go"
 trap 'chmod -R u+w "$top" 2>/dev/null; rm -rf "$tmp" "$top"' EXIT
-plan 9
+plan 11
 "$top_srcdir/contrib/go-cache-warm.sh" "$cache" fmt testing os/exec >"$tmp/warm" 2>&1
 rc=$?
 [ "$rc" -eq 0 ] || sed 's/^/# /' "$tmp/warm"
@@ -111,6 +111,13 @@ check "the cache directory is a read-only mount in the sandbox" \
 
 digest >"$tmp/after"
 check "the cache is unchanged after the samples and the attempts" cmp -s "$tmp/before" "$tmp/after"
+
+cli doctor --provider local
+check "doctor: the cache is bound, and which go built it" \
+    out_has "OK       local: go build cache: $cache, bound read-only (built by go version go"
+POLYSANDBOX_CONFIG_DIR="$tmp/cold-config" cli doctor --provider local
+check "doctor: without it, advice on building it" \
+    out_has "WARN     local: go build cache: none in $top/absent: advice: "
 
 # a cache_dir that is no clean absolute path, or a private tree: refused
 cp -R "$tmp/cold-config" "$tmp/bad-config"
