@@ -250,6 +250,17 @@ static int check_named(struct lcl_prov *p, const char *key, char *tok)
         return p->host->set_error(p->h, SBX_E_CONFIG,
                                   "providers.d/local.ini: %s entry '%s' is not a clean absolute path",
                                   key, tok);
+    /* Each sandbox mounts its own work directory on /work and makes
+     * /var/tmp a link to its own /tmp: a bind below either would be
+     * accepted and never seen. */
+    const char *covered = path_in(tok, "/work") ? "/work, each sandbox's own work directory"
+                          : path_in(tok, "/var/tmp") ? "/var/tmp, a link to each sandbox's own /tmp"
+                          : NULL;
+    if (covered)
+        return p->host->set_error(p->h, SBX_E_CONFIG,
+                                  "providers.d/local.ini: %s entry '%s' lies below %s, "
+                                  "which would hide it; bind a path outside /work and /var/tmp",
+                                  key, tok, covered);
     if (is_forbidden(p, tok))
         return p->host->set_error(p->h, SBX_E_CONFIG,
                                   "providers.d/local.ini: %s entry '%s' would expose a "
