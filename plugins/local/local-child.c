@@ -482,6 +482,13 @@ static void skel_root(const struct lcl_child *c, const char *root)
  * system directories are bound in, then the whole tree is made
  * read-only, nosuid, nodev at once (recursively), before the writable
  * mounts go on top of it. */
+/* An optional bind (the cache directory) removed since the probe: its
+ * mount point stays an empty directory, as if it had never been made. */
+static bool gone(const struct lcl_bind *b)
+{
+    return b->optional && access(b->path, F_OK) < 0;
+}
+
 static void skel_tree(const struct lcl_child *c, const char *root)
 {
     const struct lcl_prov *p = c->prov;
@@ -494,8 +501,8 @@ static void skel_tree(const struct lcl_child *c, const char *root)
         fail(c, "bind mount of the root skeleton", c->skel_src);
     for (size_t i = 0; i < p->n_binds; i++) {
         const struct lcl_bind *b = &p->binds[i];
-        if (b->link)
-            continue; /* already a symlink in the skeleton */
+        if (b->link || gone(b))
+            continue; /* a symlink in the skeleton already, or gone */
         if (!s_cat3(dst, sizeof dst, root, b->path, NULL))
             fail(c, "path too long", b->path);
         bind_path(c, b->path, dst, 0, true);
@@ -522,7 +529,7 @@ static void skel_tree(const struct lcl_child *c, const char *root)
          * system directories' own submounts keep the host's flags). */
         for (size_t i = 0; i < p->n_binds; i++) {
             const struct lcl_bind *b = &p->binds[i];
-            if (b->link)
+            if (b->link || gone(b))
                 continue;
             if (!s_cat3(dst, sizeof dst, root, b->path, NULL) || set_attr(dst, ro, false) < 0)
                 fail(c, "making read-only the bind mount of", b->path);

@@ -39,6 +39,30 @@ static int doc_write(void *ud, int stream, const void *buf, size_t len)
     return 0;
 }
 
+/* The go template's read-only build cache (cache_dir/go, which make
+ * install builds): advice only where go is installed to use it. */
+static void go_cache(const struct lcl_prov *p, sbx_doctor_cb_v1 cb, void *ud)
+{
+    char path[600], version[128] = "", detail[1600];
+    if (!p->cache_dir)
+        return; /* cache_dir empty: none wanted */
+    bool go = access("/usr/bin/go", X_OK) == 0 || access("/usr/local/bin/go", X_OK) == 0;
+    snprintf(path, sizeof path, "%s/go/version", p->cache_dir);
+    ssize_t n = lcl_read_file(path, version, sizeof version);
+    if (n > 0) {
+        version[strcspn(version, "\n")] = '\0';
+        snprintf(detail, sizeof detail, "%s/go, bound read-only (built by %s; rebuild it "
+                 "after upgrading go)", p->cache_dir, version);
+    } else if (!go) {
+        snprintf(detail, sizeof detail, "none in %s (go is not installed)", p->cache_dir);
+    } else {
+        snprintf(detail, sizeof detail, "none in %s: advice: the go template builds each "
+                 "sample cold; make install builds it (or run go-cache-warm.sh %s/go from "
+                 "libexecdir/polysandbox as root)", p->cache_dir, p->cache_dir);
+    }
+    cb(ud, "go build cache", 1, detail);
+}
+
 /* A real exec of /bin/true in a scratch sandbox. */
 static void end_to_end(struct lcl_prov *p, const sbx_provider_ops_v1 *ops, sbx_doctor_cb_v1 cb,
                        void *ud)
@@ -239,6 +263,7 @@ void lcl_doctor(struct lcl_prov *p, const sbx_provider_ops_v1 *ops, sbx_doctor_c
     snprintf(detail, sizeof detail, "%s (%zu read-only binds from the host)", p->skel, p->n_binds);
     cb(ud, "sandbox root skeleton", access(p->skel, R_OK | X_OK) == 0, detail);
 
+    go_cache(p, cb, ud);
     lcl_locald_doctor(p, cb, ud);
     host_tuning(p, cb, ud);
     end_to_end(p, ops, cb, ud);

@@ -70,6 +70,7 @@ struct lcl_bind {
     char *path;      /* absolute, e.g. "/usr" or "/etc/ld.so.cache" */
     char *link;      /* symlink target, or NULL for a bind */
     bool is_dir;     /* mount point is a directory (else a file) */
+    bool optional;   /* skipped when gone by the time a sandbox starts */
 };
 
 enum lcl_cg_ctrl {
@@ -128,6 +129,7 @@ struct lcl_prov {
     bool zyg_broken;        /* a zygote could not start: execs go the plain way */
     struct lcl_bind binds[LCL_MAX_BINDS];
     size_t n_binds;
+    char *cache_dir;  /* cache_dir's path (bound when a directory), or NULL */
     char *hidden[LCL_MAX_HIDDEN]; /* our own host paths: never shown (local-layout.c) */
     size_t n_hidden;
     char *masks[LCL_MAX_HIDDEN];  /* those below a bind: covered in every root */
@@ -369,7 +371,10 @@ void lcl_etc_list_free(struct lcl_etc_list *l);
  * compiled in, and the host's private_paths) into p->hidden; call
  * before lcl_layout_probe, which turns those below a bind into masks. */
 int lcl_layout_hidden(struct lcl_prov *p);
-int lcl_layout_probe(struct lcl_prov *p, const char *extra);
+/* The binds: system trees, /etc entries, @extra (ro_binds) and @cache
+ * (cache_dir: NULL is the built-in PKGCACHEDIR, "" none), bound when it
+ * is a directory. */
+int lcl_layout_probe(struct lcl_prov *p, const char *extra, const char *cache);
 int lcl_skeleton_build(struct lcl_prov *p);
 int lcl_layout_rootfs(struct lcl_prov *p, const char *image, char **out);
 void lcl_layout_free(struct lcl_prov *p);

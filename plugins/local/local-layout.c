@@ -3,8 +3,9 @@
  * Probed once at init: the system directories (/usr, /bin, /lib, ...;
  * symlinks on merged-/usr systems are recreated as symlinks), the /etc
  * files programs need (local-etcscan.c) (never shadow, passwd and group are made up by the
- * child), and the administrator's extra read-only binds (settings key
- * ro_binds).  Nothing from /root, /home, /run or our own config and state
+ * child), the administrator's extra read-only binds (settings key
+ * ro_binds) and the package's cache of data built for sandboxes to read
+ * (cache_dir: the Go build cache of contrib/go-cache-warm.sh).  Nothing from /root, /home, /run or our own config and state
  * directories is ever listed, and those of ours below a listed tree
  * (under /usr when installed in /usr/local) are covered (masks).
  */
@@ -72,6 +73,9 @@ static bool is_forbidden(const struct lcl_prov *p, const char *path)
 #endif
 #ifndef STATEDIR
 #define STATEDIR "/usr/local/var/lib/polysandbox"
+#endif
+#ifndef PKGCACHEDIR
+#define PKGCACHEDIR "/usr/local/var/cache/polysandbox"
 #endif
 #ifndef PROVIDERDIR
 #define PROVIDERDIR "/usr/local/lib/polysandbox/providers"
@@ -235,6 +239,35 @@ static int add(struct lcl_prov *p, const char *path)
     return add_typed(p, path, DT_UNKNOWN);
 }
 
+/* A path an administrator named under @key: clean, absolute, and no
+ * private tree.  Trailing slashes are cut off in place. */
+static int check_named(struct lcl_prov *p, const char *key, char *tok)
+{
+    size_t n = strlen(tok);
+    while (n > 1 && tok[n - 1] == '/')
+        tok[--n] = '\0';
+    if (tok[0] != '/' || strstr(tok, "/..") || strstr(tok, "/./"))
+        return p->host->set_error(p->h, SBX_E_CONFIG,
+                                  "providers.d/local.ini: %s entry '%s' is not a clean absolute path",
+                                  key, tok);
+    /* Each sandbox mounts its own work directory on /work and makes
+     * /var/tmp a link to its own /tmp: a bind below either would be
+     * accepted and never seen. */
+    const char *covered = path_in(tok, "/work") ? "/work, each sandbox's own work directory"
+                          : path_in(tok, "/var/tmp") ? "/var/tmp, a link to each sandbox's own /tmp"
+                          : NULL;
+    if (covered)
+        return p->host->set_error(p->h, SBX_E_CONFIG,
+                                  "providers.d/local.ini: %s entry '%s' lies below %s, "
+                                  "which would hide it; bind a path outside /work and /var/tmp",
+                                  key, tok, covered);
+    if (is_forbidden(p, tok))
+        return p->host->set_error(p->h, SBX_E_CONFIG,
+                                  "providers.d/local.ini: %s entry '%s' would expose a "
+                                  "private host tree", key, tok);
+    return 0;
+}
+
 static int add_extra(struct lcl_prov *p, const char *list)
 {
     char *copy = strdup(list), *save = NULL;
@@ -242,34 +275,7 @@ static int add_extra(struct lcl_prov *p, const char *list)
         return p->host->set_error(p->h, SBX_E_NOMEM, "out of memory");
     int ret = 0;
     for (char *tok = strtok_r(copy, " \t,", &save); tok && !ret; tok = strtok_r(NULL, " \t,", &save)) {
-        size_t n = strlen(tok);
-        while (n > 1 && tok[n - 1] == '/')
-            tok[--n] = '\0';
-        if (tok[0] != '/' || strstr(tok, "/..") || strstr(tok, "/./")) {
-            ret = p->host->set_error(p->h, SBX_E_CONFIG,
-                                     "providers.d/local.ini: ro_binds entry '%s' is not a clean absolute path",
-                                     tok);
-            break;
-        }
-        /* Each sandbox mounts its own work directory on /work and makes
-         * /var/tmp a link to its own /tmp: a bind below either would be
-         * accepted and never seen. */
-        const char *covered = path_in(tok, "/work") ? "/work, each sandbox's own work directory"
-                              : path_in(tok, "/var/tmp") ? "/var/tmp, a link to each sandbox's own /tmp"
-                              : NULL;
-        if (covered) {
-            ret = p->host->set_error(p->h, SBX_E_CONFIG,
-                                     "providers.d/local.ini: ro_binds entry '%s' lies below %s, "
-                                     "which would hide it; bind a path outside /work and /var/tmp",
-                                     tok, covered);
-            break;
-        }
-        if (is_forbidden(p, tok)) {
-            ret = p->host->set_error(p->h, SBX_E_CONFIG,
-                                     "providers.d/local.ini: ro_binds entry '%s' would expose a "
-                                     "private host tree", tok);
-            break;
-        }
+        ret = check_named(p, "ro_binds", tok);
         if (!ret)
             ret = add(p, tok);
     }
@@ -277,7 +283,31 @@ static int add_extra(struct lcl_prov *p, const char *list)
     return ret;
 }
 
-int lcl_layout_probe(struct lcl_prov *p, const char *extra)
+/* The cache directory, when it is one (else nothing: the Go template
+ * then builds cold, as without it).  Optional: removed later, it is
+ * skipped rather than failing every sandbox of a long-lived provider. */
+static int add_cache(struct lcl_prov *p, const char *dir)
+{
+    char path[PATH_MAX];
+    struct stat st;
+    if (snprintf(path, sizeof path, "%s", dir) >= (int)sizeof path)
+        return p->host->set_error(p->h, SBX_E_CONFIG,
+                                  "providers.d/local.ini: cache_dir is too long");
+    int ret = check_named(p, "cache_dir", path);
+    if (ret)
+        return ret;
+    free(p->cache_dir);
+    if (!(p->cache_dir = strdup(path)))
+        return p->host->set_error(p->h, SBX_E_NOMEM, "out of memory");
+    if (stat(path, &st) < 0 || !S_ISDIR(st.st_mode))
+        return 0;
+    size_t n = p->n_binds;
+    if (!(ret = add_typed(p, path, DT_DIR)) && p->n_binds > n)
+        p->binds[n].optional = true;
+    return ret;
+}
+
+int lcl_layout_probe(struct lcl_prov *p, const char *extra, const char *cache)
 {
     int ret = 0;
     for (size_t i = 0; !ret && i < sizeof top_dirs / sizeof *top_dirs; i++)
@@ -295,6 +325,8 @@ int lcl_layout_probe(struct lcl_prov *p, const char *extra)
     lcl_etc_list_free(&etc);
     if (!ret && extra && *extra)
         ret = add_extra(p, extra);
+    if (!ret && (!cache || *cache))
+        ret = add_cache(p, cache ? cache : PKGCACHEDIR);
     if (!ret)
         masks_keep_bound(p);
     return ret;
@@ -373,6 +405,8 @@ void lcl_layout_free(struct lcl_prov *p)
         free(p->binds[i].link);
     }
     p->n_binds = 0;
+    free(p->cache_dir);
+    p->cache_dir = NULL;
     for (size_t i = 0; i < p->n_hidden; i++)
         free(p->hidden[i]);
     p->n_hidden = 0;

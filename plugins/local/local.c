@@ -26,7 +26,8 @@
                   SBX_CAP_CANCEL | SBX_CAP_STDIN_STREAM | SBX_CAP_SIGNAL)
 
 static const char *const config_keys[] = {
-    "cgroup_root", "uid", "gid", "ids", "network", "ro_binds", "work_inodes", "daemon", NULL,
+    "cgroup_root", "uid", "gid", "ids", "network", "ro_binds", "cache_dir",
+    "work_inodes", "daemon", NULL,
 };
 
 /* The default range of host ids: above the container ranges of systemd
@@ -170,7 +171,8 @@ static int local_init(const sbx_host_v1 *host, sbx_host_handle *h, void **prov)
     if (!ret)
         ret = lcl_layout_hidden(p);
     if (!ret)
-        ret = lcl_layout_probe(p, host->config_get(h, "ro_binds"));
+        ret = lcl_layout_probe(p, host->config_get(h, "ro_binds"),
+                               host->config_get(h, "cache_dir"));
     if (!ret)
         ret = lcl_skeleton_build(p);
     if (!ret)

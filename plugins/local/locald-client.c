@@ -43,7 +43,8 @@
 
 /* The settings the daemon's provider is made with (all but `daemon`). */
 static const char *const passed_keys[] = {
-    "cgroup_root", "uid", "gid", "ids", "network", "ro_binds", "work_inodes", NULL,
+    "cgroup_root", "uid", "gid", "ids", "network", "ro_binds", "cache_dir",
+    "work_inodes", NULL,
 };
 
 static uint64_t fnv_str(uint64_t h, const char *s)

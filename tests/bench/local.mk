@@ -64,3 +64,11 @@ bench-locate: all
 bench: bench-locate
 .PHONY: bench-locate
 EXTRA_DIST += tests/bench/locate.sh
+
+# A Go sample with the read-only Go build cache against without it
+# (tests/bench/go-cache.sh).
+bench-gocache: all
+	top_builddir=$(abs_top_builddir) top_srcdir=$(abs_top_srcdir) $(SHELL) $(top_srcdir)/tests/bench/go-cache.sh
+bench: bench-gocache
+.PHONY: bench-gocache
+EXTRA_DIST += tests/bench/go-cache.sh
