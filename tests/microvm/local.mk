@@ -14,6 +14,7 @@ TESTS += tests/microvm/run.sh
 TESTS += tests/microvm/image.sh
 endif
 dist_check_SCRIPTS += tests/microvm/run.sh tests/microvm/image.sh
+EXTRA_DIST += tests/microvm/guest.sh
 # The guest image, where run.sh had to keep it in the build tree.
 clean-local: clean-microvm
 clean-microvm:
