@@ -105,9 +105,13 @@ int mv_exec(void *prov, void *sb, const sbx_exec_spec_v1 *spec,
     struct mv_sandbox *s = sb;
     uint64_t sent[2] = { 0, 0 }, cap[2] = { spec->stdout_cap, spec->stderr_cap };
     int over = 0, killed = 0, rc;
+
+    /* (the timeout counts from here: a persistent VM's first request
+     * may wait for another client first) */
+    if ((rc = mv_ready(p, s)))
+        return rc;
     int64_t t0 = mv_now_ms();
     int64_t deadline = t0 + (int64_t)(spec->timeout_ns / 1000000) + MV_GRACE_MS;
-
     if (s->broken)
         return p->host->set_error(p->h, SBX_E_BACKEND,
                                   "microvm: this VM's agent broke off an earlier exec");
