@@ -4,7 +4,8 @@
 # in a session of its own with its record (0700 directory, 0600 file);
 # two `exec`s from separate processes share its state; upload and
 # download reach it; `list` finds it by label; a record pointing at
-# another process (a tampered one) never gets that process killed; and
+# another process (a tampered one), expired, is reaped by `gc` without
+# that process killed, and the live sandbox (its TTL an hour) is kept;
 # `destroy` stops the VM and leaves nothing behind.  Skips as run.sh does
 # (tests/microvm/guest.sh).
 . "$top_srcdir/tests/cli/lib.sh"
@@ -13,7 +14,7 @@
 id= decoy=
 trap '[ -n "$id" ] && "$PS" destroy --provider microvm "$id" >/dev/null 2>&1
       [ -n "$decoy" ] && kill "$decoy" 2>/dev/null; rm -rf "$tmp"' EXIT
-plan 14
+plan 15
 CLI_TIMEOUT=600
 label=suite=mvpersist-$$
 sbdir=$POLYSANDBOX_STATE_DIR/microvm/sandboxes
@@ -57,21 +58,25 @@ check "list finds it by its label" eval 'is_rc 0 && out_has "$id"'
 cli list --provider microvm --label "suite=none-$$"
 check "list with another label does not" eval 'is_rc 0 && ! out_has "$id"'
 
-# A record naming another process of ours (its true start time, even): it
-# is not that VM (its command line does not name it), so destroy removes
-# the record and leaves the process alone.
+# A record naming another process of ours (its true start time, even),
+# ours by its owner label and expired: it is not that VM (its command
+# line does not name it), so gc removes the record and leaves the
+# process alone.
 sleep 600 & decoy=$!
 fake=microvm-pdecoy$$
-mkdir -m 700 "$sbdir/$fake" &&
+owner=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["labels"]["polysandbox.owner"])' "$dir/vm.json") &&
+    mkdir -m 700 "$sbdir/$fake" &&
     start=$(cut -d')' -f2- "/proc/$decoy/stat" | awk '{print $20}') &&
-    printf '{"version":1,"id":"%s","pid":%s,"start":%s,"created_ns":1,"ttl_ns":0,"accel":"tcg","unenforced":0,"labels":{},"env":[],"limits":{"wall_ns":1,"cpu_ns":1,"memory_bytes":1,"pids":1,"nofile":1,"fsize_bytes":1,"disk_bytes":1,"stdout_bytes":1,"stderr_bytes":1}}' \
-        "$fake" "$decoy" "$start" > "$sbdir/$fake/vm.json" && chmod 600 "$sbdir/$fake/vm.json" || exit 99
+    printf '{"version":1,"id":"%s","pid":%s,"start":%s,"created_ns":1,"ttl_ns":1,"accel":"tcg","unenforced":0,"labels":{"polysandbox.owner":"%s","polysandbox.expires":"1"},"env":[],"limits":{"wall_ns":1,"cpu_ns":1,"memory_bytes":1,"pids":1,"nofile":1,"fsize_bytes":1,"disk_bytes":1,"stdout_bytes":1,"stderr_bytes":1}}' \
+        "$fake" "$decoy" "$start" "$owner" > "$sbdir/$fake/vm.json" &&
+    chmod 600 "$sbdir/$fake/vm.json" || exit 99
 cli exec --provider microvm "$fake" -- true
 check "an exec in a record whose process is no VM of ours fails, naming it gone" \
     eval '[ "$rc" -ne 0 ] && grep -q "no longer running" "$tmp/err"'
-cli destroy --provider microvm "$fake"
-check "destroy of that record removes it and never kills the process it names" \
-    eval 'is_rc 0 && [ ! -e "$sbdir/$fake" ] && kill -0 "$decoy"'
+cli gc --provider microvm
+check "gc reaps that expired record, never killing the process it names" \
+    eval 'is_rc 0 && out_has "$fake" && [ ! -e "$sbdir/$fake" ] && kill -0 "$decoy"'
+check "gc keeps the live sandbox (its TTL not passed)" eval '! out_has "$id" && [ -e "$dir/vm.json" ] && kill -0 "$pid"'
 
 cli destroy --provider microvm "$id"
 check "destroy stops the VM and removes its state" \
