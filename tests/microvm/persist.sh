@@ -3,7 +3,8 @@
 # polysandbox processes, on one VM boot: `create` leaves the VM running
 # in a session of its own with its record (0700 directory, 0600 file);
 # two `exec`s from separate processes share its state; upload and
-# download reach it; `list` finds it by label; a record pointing at
+# download reach it; `list` finds it by label (a damaged record skipped,
+# and refused by exec naming it); a record pointing at
 # another process (a tampered one), expired, is reaped by `gc` without
 # that process killed, and the live sandbox (its TTL an hour) is kept;
 # `destroy` stops the VM and leaves nothing behind.  Skips as run.sh does
@@ -12,12 +13,14 @@
 . "$top_srcdir/tests/microvm/guest.sh"
 
 id= decoy=
-trap '[ -n "$id" ] && "$PS" destroy --provider microvm "$id" >/dev/null 2>&1
-      [ -n "$decoy" ] && kill "$decoy" 2>/dev/null; rm -rf "$tmp"' EXIT
-plan 15
-CLI_TIMEOUT=600
 label=suite=mvpersist-$$
 sbdir=$POLYSANDBOX_STATE_DIR/microvm/sandboxes
+fake=microvm-pdecoy$$ junk=microvm-pjunk$$
+trap '[ -n "$id" ] && "$PS" destroy --provider microvm "$id" >/dev/null 2>&1
+      [ -n "$decoy" ] && kill "$decoy" 2>/dev/null
+      rm -rf "$tmp" "$sbdir/$fake" "$sbdir/$junk"' EXIT
+plan 16
+CLI_TIMEOUT=600
 # PID has ended: no such process, or a zombie its reaper (not us) has
 # yet to collect.
 gone() { ! [ -e "/proc/$1" ] || [ "$(cut -d')' -f2 "/proc/$1/stat" | awk '{print $1}')" = Z ]; }
@@ -57,13 +60,21 @@ cli list --provider microvm --label "$label"
 check "list finds it by its label" eval 'is_rc 0 && out_has "$id"'
 cli list --provider microvm --label "suite=none-$$"
 check "list with another label does not" eval 'is_rc 0 && ! out_has "$id"'
+mkdir -m 700 "$sbdir/$junk" && printf '{"version":1,"pid":' > "$sbdir/$junk/vm.json" &&
+    chmod 600 "$sbdir/$junk/vm.json" || exit 99
+cli list --provider microvm
+listed=$(cat "$tmp/out")
+cli exec --provider microvm "$junk" -- true
+check "a damaged record: list skips it, exec refuses it naming the file" \
+    eval 'case "$listed" in *"$id"*) ! echo "$listed" | grep -q "$junk" ;; *) false ;; esac &&
+          [ "$rc" -ne 0 ] && grep -q "$junk/vm.json.*not JSON" "$tmp/err"'
+rm -r "$sbdir/$junk"
 
 # A record naming another process of ours (its true start time, even),
 # ours by its owner label and expired: it is not that VM (its command
 # line does not name it), so gc removes the record and leaves the
 # process alone.
 sleep 600 & decoy=$!
-fake=microvm-pdecoy$$
 owner=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["labels"]["polysandbox.owner"])' "$dir/vm.json") &&
     mkdir -m 700 "$sbdir/$fake" &&
     start=$(cut -d')' -f2- "/proc/$decoy/stat" | awk '{print $20}') &&
