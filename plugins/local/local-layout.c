@@ -251,6 +251,19 @@ static int add_extra(struct lcl_prov *p, const char *list)
                                      tok);
             break;
         }
+        /* Each sandbox mounts its own work directory on /work and makes
+         * /var/tmp a link to its own /tmp: a bind below either would be
+         * accepted and never seen. */
+        const char *covered = path_in(tok, "/work") ? "/work, each sandbox's own work directory"
+                              : path_in(tok, "/var/tmp") ? "/var/tmp, a link to each sandbox's own /tmp"
+                              : NULL;
+        if (covered) {
+            ret = p->host->set_error(p->h, SBX_E_CONFIG,
+                                     "providers.d/local.ini: ro_binds entry '%s' lies below %s, "
+                                     "which would hide it; bind a path outside /work and /var/tmp",
+                                     tok, covered);
+            break;
+        }
         if (is_forbidden(p, tok)) {
             ret = p->host->set_error(p->h, SBX_E_CONFIG,
                                      "providers.d/local.ini: ro_binds entry '%s' would expose a "

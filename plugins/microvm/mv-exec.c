@@ -103,7 +103,6 @@ int mv_exec(void *prov, void *sb, const sbx_exec_spec_v1 *spec,
 {
     struct mv_prov *p = prov;
     struct mv_sandbox *s = sb;
-    uint64_t sent[2] = { 0, 0 }, cap[2] = { spec->stdout_cap, spec->stderr_cap };
     int over = 0, killed = 0, rc;
 
     /* (the timeout counts from here: a persistent VM's first request
@@ -130,18 +129,11 @@ int mv_exec(void *prov, void *sb, const sbx_exec_spec_v1 *spec,
             return rc;
         if (hd.type == MV_T_STDOUT || hd.type == MV_T_STDERR) {
             int i = hd.type == MV_T_STDERR;
-            size_t n = hd.len;
-            if (sent[i] + n > cap[i]) {
-                n = (size_t)(cap[i] - sent[i]);
+            /* The core's sink holds the output caps: past one (or when
+             * the caller stopped) it says stop. */
+            if (!over && hd.len &&
+                sink->write(sink->ud, i ? SBX_STREAM_STDERR : SBX_STREAM_STDOUT, pl, hd.len))
                 over = 1;
-                if (i)
-                    out->stderr_truncated = 1;
-                else
-                    out->stdout_truncated = 1;
-            }
-            if (n && sink->write(sink->ud, i ? SBX_STREAM_STDERR : SBX_STREAM_STDOUT, pl, n))
-                over = 1;
-            sent[i] += n;
             if (over && !killed) {
                 killed = 1;
                 rc = mv_chan_send(p, s->chan, MV_T_KILL, NULL, 0, NULL, 0);

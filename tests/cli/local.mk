@@ -29,6 +29,7 @@ CLI_TESTS = \
 	tests/cli/exit.sh \
 	tests/cli/get-or-create.sh \
 	tests/cli/habits.sh \
+	tests/cli/ro-binds.sh \
 	tests/cli/enable.sh \
 	tests/cli/locate.sh \
 	tests/cli/files.sh \
