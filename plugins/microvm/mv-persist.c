@@ -249,11 +249,11 @@ int mv_persist_stop(pid_t pid, unsigned long long start, const char *name)
         return -1;
     }
     struct pollfd f = { pfd, POLLIN, 0 };
-    int64_t end = mv_now_ms() + MV_STOP_WAIT_MS;
+    int64_t end = mv_now_ms() + MV_STOP_WAIT_MS, left;
     int r;
-    while ((r = poll(&f, 1, (int)(end - mv_now_ms()))) < 0 && errno == EINTR &&
-           mv_now_ms() < end)
-        ;
+    do
+        r = poll(&f, 1, (int)((left = end - mv_now_ms()) > 0 ? left : 0));
+    while (r < 0 && errno == EINTR && left > 0);
     close(pfd);
     if (r <= 0) {
         errno = ETIMEDOUT;
