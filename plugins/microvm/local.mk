@@ -16,13 +16,17 @@ plugins_microvm_microvm_la_SOURCES = \
 	plugins/microvm/mv-exec.c \
 	plugins/microvm/mv-files.c \
 	plugins/microvm/mv-int.h \
+	plugins/microvm/mv-persist.c \
 	plugins/microvm/mv-qemu.c \
 	plugins/microvm/mv-vmm.h \
 	plugins/common/noimage.c \
 	plugins/common/noimage.h \
+	plugins/common/randhex.c \
+	plugins/common/randhex.h \
 	$(MV_PROTO)
 plugins_microvm_microvm_la_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/plugins/common
-plugins_microvm_microvm_la_CFLAGS = $(SBX_MODULE_COPTS)
+plugins_microvm_microvm_la_CFLAGS = $(SBX_MODULE_COPTS) $(JANSSON_CFLAGS)
+plugins_microvm_microvm_la_LIBADD = $(JANSSON_LIBS)
 plugins_microvm_microvm_la_LDFLAGS = $(SBX_MODULE_LDOPTS)
 
 pkglibexec_SCRIPTS = plugins/microvm/sbx-agent

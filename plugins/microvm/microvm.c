@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "mv-int.h"
@@ -122,13 +123,26 @@ fail:
     return rc;
 }
 
+void mv_sandbox_release(struct mv_sandbox *s)
+{
+    if (!s)
+        return;
+    if (s->chan >= 0)
+        close(s->chan);
+    free(s->dir);
+    free(s->env);
+    free(s);
+}
+
 void mv_sandbox_free(struct mv_sandbox *s)
 {
     if (!s)
         return;
+    if (s->persistent) {
+        mv_sandbox_release(s);
+        return;
+    }
     mv_vmm_stop(s->pid);
-    if (s->chan >= 0)
-        close(s->chan);
     if (s->dir) {
         char path[4200];
         const char *leaves[] = { "console.log", "vmm.log" };
@@ -137,10 +151,8 @@ void mv_sandbox_free(struct mv_sandbox *s)
             (void)unlink(path);
         }
         (void)rmdir(s->dir);
-        free(s->dir);
     }
-    free(s->env);
-    free(s);
+    mv_sandbox_release(s);
 }
 
 /* The last line the guest's console or the VMM wrote: why a boot failed. */
@@ -173,8 +185,18 @@ static void last_words(const char *dir, char *buf, size_t n)
     }
 }
 
+/* Stops a persistent VM that never became a sandbox, and its files. */
+static void persist_undo(struct mv_prov *p, struct mv_sandbox *s)
+{
+    if (s->pid > 0)
+        (void)mv_persist_stop(s->pid, s->start_ticks, s->id);
+    s->pid = 0;
+    if (s->dir)
+        (void)mv_persist_remove(p, s->dir);
+}
+
 int mv_boot(struct mv_prov *p, const char *accel, uint64_t timeout_ms, uint64_t disk_bytes,
-            struct mv_sandbox **out)
+            const char *persist_id, struct mv_sandbox **out)
 {
     struct mv_sandbox *s = calloc(1, sizeof *s);
     char tmpl[4200], console[4300], log[4300], err[256];
@@ -186,7 +208,16 @@ int mv_boot(struct mv_prov *p, const char *accel, uint64_t timeout_ms, uint64_t 
         return p->host->set_error(p->h, SBX_E_NOMEM, "out of memory");
     s->chan = -1;
     s->accel = !strcmp(accel, "kvm") ? "kvm" : "tcg";
-    if (!state || (mkdir(state, 0700) && errno != EEXIST) ||
+    if (persist_id) {
+        s->persistent = 1;
+        snprintf(s->id, sizeof s->id, "%s", persist_id);
+        if (mv_persist_dir(p, persist_id, 1, tmpl, sizeof tmpl) || !(s->dir = strdup(tmpl)) ||
+            (sv[1] = mv_persist_listen(s->dir)) < 0) {
+            rc = p->host->set_error(p->h, SBX_E_IO, "microvm: the sandbox's directory %s: %s",
+                                    tmpl, strerror(errno));
+            goto fail;
+        }
+    } else if (!state || (mkdir(state, 0700) && errno != EEXIST) ||
         (size_t)snprintf(tmpl, sizeof tmpl, "%s/vm.XXXXXX", state) >= sizeof tmpl ||
         !mkdtemp(tmpl) || !(s->dir = strdup(tmpl))) {
         rc = p->host->set_error(p->h, SBX_E_IO, "microvm: a directory for the VM under %s: %s",
@@ -195,7 +226,7 @@ int mv_boot(struct mv_prov *p, const char *accel, uint64_t timeout_ms, uint64_t 
     }
     snprintf(console, sizeof console, "%s/console.log", s->dir);
     snprintf(log, sizeof log, "%s/vmm.log", s->dir);
-    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
+    if (!persist_id && socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
         rc = p->host->set_error(p->h, SBX_E_IO, "microvm: socketpair: %s", strerror(errno));
         goto fail;
     }
@@ -203,22 +234,38 @@ int mv_boot(struct mv_prov *p, const char *accel, uint64_t timeout_ms, uint64_t 
         .binary = p->binary, .kernel = p->kernel, .initrd = p->initrd, .accel = s->accel,
         .console = console, .log = log, .memory_mib = p->memory_mib,
         .disk_bytes = disk_bytes, .chan_fd = sv[1],
+        .detach = s->persistent, .name = s->persistent ? s->id : NULL,
     };
     if (p->vmm->start(&cfg, &s->pid, err, sizeof err) != 0) {
+        s->pid = 0;
         rc = p->host->set_error(p->h, SBX_E_BACKEND, "microvm: starting %s: %s", p->binary, err);
         goto fail;
     }
     close(sv[1]);
     sv[1] = -1;
-    s->chan = sv[0];
-    sv[0] = -1;
+    if (s->persistent) {
+        /* Its start time tells it from a later process with its pid. */
+        s->start_ticks = mv_proc_start(s->pid);
+        s->chan = mv_persist_connect(s->dir, mv_now_ms() + (int64_t)timeout_ms);
+        if (!s->start_ticks || s->chan < 0) {
+            rc = p->host->set_error(p->h, SBX_E_BACKEND, "microvm: the VM (%s) stopped at once:"
+                                    " see %s/vmm.log", s->accel, s->dir);
+            goto fail;
+        }
+    } else {
+        s->chan = sv[0];
+        sv[0] = -1;
+    }
 
     struct mv_hello hl;
     int answered;
     rc = mv_chan_hello(p, s->chan, mv_now_ms() + (int64_t)timeout_ms, &hl, &answered);
     if (rc != SBX_OK && !answered) {
         char words[200];
-        mv_vmm_stop(s->pid); /* flushes what it wrote */
+        if (s->persistent)
+            (void)mv_persist_stop(s->pid, s->start_ticks, s->id);
+        else
+            mv_vmm_stop(s->pid); /* flushes what it wrote */
         s->pid = 0;
         last_words(s->dir, words, sizeof words);
         rc = p->host->set_error(p->h, rc == SBX_E_TIMEOUT ? SBX_E_TIMEOUT : SBX_E_BACKEND,
@@ -237,6 +284,8 @@ fail:
         close(sv[0]);
     if (sv[1] >= 0)
         close(sv[1]);
+    if (s->persistent)
+        persist_undo(p, s);
     mv_sandbox_free(s);
     return rc;
 }
@@ -267,6 +316,17 @@ static int keep_env(struct mv_prov *p, struct mv_sandbox *s, const sbx_create_sp
     return SBX_OK;
 }
 
+/* Tells the core which limits the guest cannot apply (create and attach). */
+static int say_unenforced(struct mv_prov *p, const struct mv_sandbox *s)
+{
+    if (!s->unenforced || p->host->struct_size < offsetof(sbx_host_v1, limits_unenforced) +
+                                                     sizeof p->host->limits_unenforced ||
+        !p->host->limits_unenforced)
+        return SBX_OK;
+    return p->host->limits_unenforced(p->h, s->unenforced,
+                                      "the guest kernel has no cgroup2 or tmpfs for them");
+}
+
 static int mv_create(void *prov, const sbx_create_spec_v1 *spec, void **sb, char id[SBX_ID_MAX])
 {
     struct mv_prov *p = prov;
@@ -281,46 +341,96 @@ static int mv_create(void *prov, const sbx_create_spec_v1 *spec, void **sb, char
                                   "microvm: a VM has no network device yet (network = none only)");
     if ((rc = readable(p, "kernel", p->kernel)) || (rc = readable(p, "initrd", p->initrd)))
         return rc;
+    char new_id[SBX_ID_MAX];
+    const char *persist = NULL;
+    if (spec->persistent) {
+        mv_persist_new_id(new_id);
+        persist = new_id;
+    }
     const char *accel = mv_accel_choose(p, why, sizeof why);
     if (!strcmp(accel, "probe")) {
-        rc = mv_boot(p, "kvm", p->kvm_probe_ms, spec->limits.disk_bytes, &s);
+        rc = mv_boot(p, "kvm", p->kvm_probe_ms, spec->limits.disk_bytes, persist, &s);
         mv_accel_record(p, rc == SBX_OK);
         if (rc != SBX_OK) {
             p->host->log(p->h, SBX_LOG_INFO,
                          "microvm: no guest booted under KVM within %llu s; using TCG from now on",
                          (unsigned long long)(p->kvm_probe_ms / 1000));
-            rc = mv_boot(p, "tcg", p->boot_timeout_ms, spec->limits.disk_bytes, &s);
+            rc = mv_boot(p, "tcg", p->boot_timeout_ms, spec->limits.disk_bytes, persist, &s);
         }
     } else {
-        rc = mv_boot(p, accel, p->boot_timeout_ms, spec->limits.disk_bytes, &s);
+        rc = mv_boot(p, accel, p->boot_timeout_ms, spec->limits.disk_bytes, persist, &s);
     }
     if (rc != SBX_OK)
         return rc;
-    if (s->unenforced && p->host->struct_size >= offsetof(sbx_host_v1, limits_unenforced) +
-                                                     sizeof p->host->limits_unenforced &&
-        p->host->limits_unenforced &&
-        (rc = p->host->limits_unenforced(p->h, s->unenforced,
-                                         "the guest kernel has no cgroup2 or tmpfs for them")) !=
-            SBX_OK) {
-        mv_sandbox_free(s);
-        return rc;
-    }
+    if ((rc = say_unenforced(p, s)))
+        goto fail;
     s->limits = spec->limits;
-    if ((rc = keep_env(p, s, spec))) {
-        mv_sandbox_free(s);
-        return rc;
+    if ((rc = keep_env(p, s, spec)))
+        goto fail;
+    if (s->persistent) {
+        struct timespec now;
+        clock_gettime(CLOCK_REALTIME, &now);
+        if ((rc = mv_persist_save(p, s, spec, (uint64_t)now.tv_sec * 1000000000u +
+                                                  (uint64_t)now.tv_nsec)))
+            goto fail;
+        snprintf(id, SBX_ID_MAX, "%s", s->id);
+    } else {
+        snprintf(id, SBX_ID_MAX, "microvm-%ld-%lu", (long)getpid(),
+                 atomic_fetch_add(&mv_next_id, 1) + 1);
     }
-    snprintf(id, SBX_ID_MAX, "microvm-%ld-%lu", (long)getpid(),
-             atomic_fetch_add(&mv_next_id, 1) + 1);
     *sb = s;
     return SBX_OK;
+fail:
+    if (s->persistent)
+        persist_undo(p, s);
+    mv_sandbox_free(s);
+    return rc;
 }
 
 static int mv_destroy(void *prov, void *sb)
 {
+    struct mv_prov *p = prov;
+    struct mv_sandbox *s = sb;
+    int rc = SBX_OK;
+
+    if (s && s->persistent) {
+        if (s->chan >= 0) {
+            close(s->chan);
+            s->chan = -1;
+        }
+        /* A pid that is no longer this VM's (reused, or a record edited)
+         * is left alone. */
+        if (mv_persist_stop(s->pid, s->start_ticks, s->id) < 0)
+            rc = p->host->set_error(p->h, SBX_E_BACKEND,
+                                    "microvm: sandbox %s: stopping its VM (pid %ld): %s", s->id,
+                                    (long)s->pid, strerror(errno));
+        else
+            rc = mv_persist_remove(p, s->dir);
+    }
+    mv_sandbox_free(s);
+    return rc;
+}
+
+static int mv_attach(void *prov, const char *id, void **sb)
+{
+    struct mv_prov *p = prov;
+    struct mv_sandbox *s;
+    int rc;
+
+    if ((rc = mv_persist_load(p, id, &s)))
+        return rc;
+    /* Connected at its first request (mv_ready): destroy never waits on
+     * a busy VM, and one that is gone still opens, to be destroyed. */
+    (void)say_unenforced(p, s); /* never refused here: the core refuses the execs */
+    *sb = s;
+    return SBX_OK;
+}
+
+/* An ephemeral sandbox has nothing to come back to: closing it stops it. */
+static void mv_release(void *prov, void *sb)
+{
     (void)prov;
     mv_sandbox_free(sb);
-    return SBX_OK;
 }
 
 /* Whether the VMM program exists: a path, or a name found on PATH. */
@@ -366,6 +476,9 @@ static const sbx_provider_ops_v1 mv_ops = {
     .create = mv_create,
     .exec = mv_exec,
     .destroy = mv_destroy,
+    .attach = mv_attach,
+    .release = mv_release,
+    .list = mv_list,
     .upload = mv_upload,
     .download = mv_download,
     .doctor = mv_doctor,
@@ -375,6 +488,7 @@ static const sbx_provider_ops_v1 mv_ops = {
  * network device; host is refused in mv_create. */
 SBX_PROVIDER_DEFINE("microvm", PACKAGE_VERSION,
                     "each sandbox a QEMU microvm guest with its own kernel",
-                    "MIT", SBX_CAP_FILES | SBX_CAP_STDIN | SBX_CAP_STREAM | SBX_CAP_MEMORY_LIMIT |
+                    "MIT", SBX_CAP_FILES | SBX_CAP_PERSISTENT | SBX_CAP_LABELS | SBX_CAP_LIST |
+                        SBX_CAP_STDIN | SBX_CAP_STREAM | SBX_CAP_MEMORY_LIMIT |
                         SBX_CAP_CPU_STATS | SBX_CAP_NETWORK_POLICY,
                     config_keys, NULL, &mv_ops);

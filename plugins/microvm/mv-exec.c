@@ -104,9 +104,13 @@ int mv_exec(void *prov, void *sb, const sbx_exec_spec_v1 *spec,
     struct mv_prov *p = prov;
     struct mv_sandbox *s = sb;
     int over = 0, killed = 0, rc;
+
+    /* (the timeout counts from here: a persistent VM's first request
+     * may wait for another client first) */
+    if ((rc = mv_ready(p, s)))
+        return rc;
     int64_t t0 = mv_now_ms();
     int64_t deadline = t0 + (int64_t)(spec->timeout_ns / 1000000) + MV_GRACE_MS;
-
     if (s->broken)
         return p->host->set_error(p->h, SBX_E_BACKEND,
                                   "microvm: this VM's agent broke off an earlier exec");

@@ -84,6 +84,10 @@ int mv_put_file(struct mv_prov *p, struct mv_sandbox *s, const char *path, const
 
 static int usable(struct mv_prov *p, struct mv_sandbox *s)
 {
+    int rc;
+
+    if ((rc = mv_ready(p, s)))
+        return rc;
     if (s->broken)
         return p->host->set_error(p->h, SBX_E_BACKEND,
                                   "microvm: this VM's agent broke off an earlier request");

@@ -22,8 +22,16 @@ struct mv_prov {
     uint64_t kvm_probe_ms;
 };
 
+/* Persistent sandboxes' ids (mv-persist.c); the others' are
+ * "microvm-PID-N", never a directory's name. */
+#define MV_PERSIST_PREFIX "microvm-p"
+#define MV_SOCK "agent.sock"
+
 struct mv_sandbox {
     pid_t pid;               /* the VMM */
+    int persistent;          /* outlives us: a record in dir, a socket, no child of ours */
+    unsigned long long start_ticks; /* the VMM's start time (/proc/PID/stat), persistent */
+    char id[SBX_ID_MAX];     /* persistent only: also the VM's name */
     int chan;                /* our end of the agent's channel */
     char *dir;               /* console and VMM logs; removed at destroy */
     uint32_t unenforced;     /* limits the guest said it cannot apply */
@@ -72,7 +80,38 @@ void mv_accel_record(struct mv_prov *p, int kvm_boots);
 /* microvm.c: boots one VM with @accel and waits for the agent's hello
  * within @timeout_ms. */
 int mv_boot(struct mv_prov *p, const char *accel, uint64_t timeout_ms, uint64_t disk_bytes,
-            struct mv_sandbox **out);
+            const char *persist_id, struct mv_sandbox **out);
+/* Stops the VM and frees @s (an ephemeral one; a persistent one's VM
+ * and record are left: mv_sandbox_release). */
 void mv_sandbox_free(struct mv_sandbox *s);
+/* Frees @s, leaving its VM running. */
+void mv_sandbox_release(struct mv_sandbox *s);
+
+/* mv-persist.c: persistent sandboxes (see there). */
+int mv_id_ok(const char *id);
+void mv_persist_new_id(char id[SBX_ID_MAX]);
+/* <state>/sandboxes/@id into @buf; made (0700, EEXIST an error) when @make. */
+int mv_persist_dir(struct mv_prov *p, const char *id, int make, char *buf, size_t n);
+/* A listening socket at @dir/agent.sock, or -1 (errno). */
+int mv_persist_listen(const char *dir);
+/* A connection to @dir/agent.sock, or -1 (errno). */
+int mv_persist_connect(const char *dir, int64_t deadline_ms);
+unsigned long long mv_proc_start(pid_t pid);
+/* SIGKILLs the VMM @pid if it still is the one named @name started at
+ * @start, and waits for its end: 1 killed, 0 not there (or another
+ * process now), -1 (errno). */
+int mv_persist_stop(pid_t pid, unsigned long long start, const char *name);
+int mv_persist_alive(const struct mv_sandbox *s);
+int mv_persist_save(struct mv_prov *p, const struct mv_sandbox *s,
+                    const sbx_create_spec_v1 *spec, uint64_t created_ns);
+/* A persistent sandbox's handle from its record (no connection yet). */
+int mv_persist_load(struct mv_prov *p, const char *id, struct mv_sandbox **out);
+int mv_persist_remove(struct mv_prov *p, const char *dir);
+/* Whether @s can take a request now: a persistent sandbox opened by
+ * attach connects at its first request (so that destroy never waits on
+ * a busy or wedged VM) and gets its agent in step; SBX_E_BACKEND for one
+ * whose VM is gone. */
+int mv_ready(struct mv_prov *p, struct mv_sandbox *s);
+int mv_list(void *prov, const sbx_kv_v1 *filter, size_t n_filter, sbx_list_cb_v1 cb, void *ud);
 
 #endif

@@ -44,7 +44,7 @@ static unsigned long host_tsc_khz(void)
 
 static int qemu_start(const struct mv_vm_config *cfg, pid_t *pid, char *err, size_t errlen)
 {
-    char mem[32], append[256], chardev[64], serial[4200], tsc[48] = "";
+    char mem[32], append[256], chardev[96], serial[4200], tsc[48] = "";
     unsigned long khz = host_tsc_khz();
     int kvm = !strcmp(cfg->accel, "kvm");
 
@@ -53,7 +53,8 @@ static int qemu_start(const struct mv_vm_config *cfg, pid_t *pid, char *err, siz
     snprintf(mem, sizeof mem, "%llu", (unsigned long long)cfg->memory_mib);
     snprintf(append, sizeof append, "console=ttyS0 panic=-1 quiet sbx.disk=%llu%s",
              (unsigned long long)cfg->disk_bytes, tsc);
-    snprintf(chardev, sizeof chardev, "socket,id=agent,fd=%d", cfg->chan_fd);
+    snprintf(chardev, sizeof chardev, "socket,id=agent,fd=%d%s", cfg->chan_fd,
+             cfg->detach ? ",server=on,wait=off" : "");
     if ((size_t)snprintf(serial, sizeof serial, "file:%s", cfg->console) >= sizeof serial) {
         snprintf(err, errlen, "console path too long");
         return -1;
@@ -65,18 +66,40 @@ static int qemu_start(const struct mv_vm_config *cfg, pid_t *pid, char *err, siz
         "resourcecontrol=deny", "-kernel", cfg->kernel, "-initrd", cfg->initrd,
         "-append", append, "-serial", serial, "-chardev", chardev,
         "-device", "virtio-serial-device",
-        "-device", "virtserialport,chardev=agent,name=org.polysandbox.agent", NULL,
+        "-device", "virtserialport,chardev=agent,name=org.polysandbox.agent",
+        cfg->name ? "-name" : NULL, cfg->name, NULL,
     };
     pid_t parent = getpid();
     /* PR_SET_PDEATHSIG fires when the forking *thread* ends: only the
      * main thread's VMs are tied to the process; a worker's (pools, the
      * server) are stopped by destroy. */
-    int tie = gettid() == parent;
+    int tie = !cfg->detach && gettid() == parent;
+    int pp[2] = { -1, -1 };
+
+    /* A detached VMM is started through a middle process that exits at
+     * once: it is nobody's child then, reaped by init, never a zombie of
+     * a long-lived caller that did not destroy it. */
+    if (cfg->detach && pipe2(pp, O_CLOEXEC) != 0) {
+        snprintf(err, errlen, "pipe: %s", strerror(errno));
+        return -1;
+    }
     pid_t child = fork();
 
     if (child < 0) {
         snprintf(err, errlen, "fork: %s", strerror(errno));
+        if (pp[0] >= 0) {
+            close(pp[0]);
+            close(pp[1]);
+        }
         return -1;
+    }
+    if (child == 0 && cfg->detach) {
+        pid_t vmm;
+        if (setsid() < 0 || chdir("/") != 0 || (vmm = fork()) < 0)
+            _exit(127);
+        if (vmm > 0) {
+            _exit(write(pp[1], &vmm, sizeof vmm) == (ssize_t)sizeof vmm ? 0 : 127);
+        }
     }
     if (child == 0) {
         int null = open("/dev/null", O_RDWR | O_CLOEXEC);
@@ -91,6 +114,22 @@ static int qemu_start(const struct mv_vm_config *cfg, pid_t *pid, char *err, siz
             _exit(127);
         execvp(argv[0], (char *const *)argv);
         _exit(127);
+    }
+    if (cfg->detach) {
+        pid_t vmm = 0;
+        int st = 0;
+        close(pp[1]);
+        ssize_t n;
+        while ((n = read(pp[0], &vmm, sizeof vmm)) < 0 && errno == EINTR)
+            ;
+        close(pp[0]);
+        while (waitpid(child, &st, 0) < 0 && errno == EINTR)
+            ;
+        if (n != (ssize_t)sizeof vmm || vmm <= 0) {
+            snprintf(err, errlen, "starting it in a session of its own failed");
+            return -1;
+        }
+        child = vmm;
     }
     *pid = child;
     return 0;

@@ -23,19 +23,27 @@ struct mv_vm_config {
     uint64_t memory_mib;
     uint64_t disk_bytes;   /* size of the guest's /work */
     int chan_fd;           /* the VMM's end of the agent channel (a stream socket) */
+    /* Since persistent sandboxes: non-zero when @chan_fd is a listening
+     * unix socket the VMM accepts one client at a time on, and the VMM
+     * is to outlive the caller (its own session, not the caller's child,
+     * no PDEATHSIG). */
+    int detach;
+    const char *name;      /* the VM's name (-name), how its process is told apart; or NULL */
 };
 
 struct mv_vmm {
     const char *name;
     /* Starts the VM; *pid is the VMM's process, which dies with the
-     * caller's (PR_SET_PDEATHSIG).  0, or -1 with @err set. */
+     * caller's (PR_SET_PDEATHSIG) unless @cfg->detach.  0, or -1 with
+     * @err set. */
     int (*start)(const struct mv_vm_config *cfg, pid_t *pid, char *err, size_t errlen);
 };
 
 extern const struct mv_vmm mv_vmm_qemu;
 
 /* Kills and reaps the VMM process @pid (SIGKILL: the guest has no state
- * worth keeping). */
+ * worth keeping).  A detached VMM is no child of ours: mv-persist.c
+ * stops those. */
 void mv_vmm_stop(pid_t pid);
 
 #endif

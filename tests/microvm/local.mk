@@ -9,11 +9,14 @@ tests_microvm_test_microvm_execs_SOURCES = tests/microvm/execs.c
 tests_microvm_test_microvm_execs_LDADD = core/libpolysandbox.la
 check_SCRIPTS += plugins/microvm/sbx-agent plugins/microvm/polysandbox-microvm-image
 TESTS += tests/microvm/run.sh
+# persist.sh: one persistent VM across polysandbox processes (a third boot).
+TESTS += tests/microvm/persist.sh
 # image.sh: --image and a template's image.microvm refused before any
 # VM starts, a template's plain image ignored (no QEMU needed).
 TESTS += tests/microvm/image.sh
 endif
-dist_check_SCRIPTS += tests/microvm/run.sh tests/microvm/image.sh
+dist_check_SCRIPTS += tests/microvm/run.sh tests/microvm/image.sh tests/microvm/persist.sh
+EXTRA_DIST += tests/microvm/guest.sh
 # The guest image, where run.sh had to keep it in the build tree.
 clean-local: clean-microvm
 clean-microvm:

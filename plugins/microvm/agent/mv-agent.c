@@ -10,7 +10,10 @@
  *
  * Built statically with no sanitizer (it runs in the guest); depends on
  * the C library and mv-proto.c only.  PID 1 never exits: on a broken
- * channel it powers the VM off.
+ * channel it powers the VM off.  The host closing its end is no break: a
+ * persistent sandbox's client went away (its process released it), and
+ * the agent waits for the next one; a command running then is killed
+ * and what it would have sent is dropped (nobody is there to read it).
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -45,6 +48,8 @@
 #define LB_DISK (1u << 6)
 
 static int chan = -1;
+/* The host closed its end; frames are dropped until a client is back. */
+static int host_gone;
 static unsigned unenforced;
 
 static void logk(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -87,6 +92,8 @@ static int io_all(int fd, void *buf, size_t len, int out)
             (void)poll(&pfd, 1, 1000);
             continue;
         }
+        if (n == 0 && !out)
+            errno = EPIPE; /* the host closed its end */
         if (n <= 0)
             return -1;
         p += n;
@@ -109,6 +116,8 @@ static void send_frame(uint8_t type, const void *data, size_t len)
 {
     uint8_t h[MV_HDR_LEN];
 
+    if (host_gone)
+        return;
     mv_hdr_put(h, type, (uint32_t)len);
     if (write_all(chan, h, sizeof h) || (len && write_all(chan, data, len)))
         die("writing to the host");
@@ -216,6 +225,27 @@ static void setup_mounts(void)
     if (mount("cgroup2", CG_ROOT, "cgroup2", 0, NULL) ||
         write_file(CG_ROOT "/cgroup.subtree_control", "+memory +pids +cpu"))
         unenforced |= LB_MEMORY | LB_PIDS;
+}
+
+/* Waits until a host is connected again: the port polls POLLHUP while
+ * nobody holds the host's end (virtio_console), and wakes no one when a
+ * client comes, hence the short sleeps.  What the client that went away
+ * sent and we did not read yet is dropped meanwhile. */
+static void wait_host(void)
+{
+    for (;;) {
+        struct pollfd pfd = { chan, POLLIN, 0 };
+        if (poll(&pfd, 1, 0) >= 0 && !(pfd.revents & POLLHUP))
+            break;
+        if (pfd.revents & POLLIN) {
+            char junk[4096];
+            if (read(chan, junk, sizeof junk) > 0)
+                continue;
+        }
+        struct timespec ts = { 0, 50 * 1000 * 1000 };
+        nanosleep(&ts, NULL);
+    }
+    host_gone = 0;
 }
 
 static int open_port(void)
@@ -555,7 +585,7 @@ static void do_exec(uint8_t *p, size_t len)
     while (open_o || open_e || !reaped) {
         struct pollfd f[3] = { { open_o ? po[0] : -1, POLLIN, 0 },
                                { open_e ? pe[0] : -1, POLLIN, 0 },
-                               { chan, POLLIN, 0 } };
+                               { host_gone ? -1 : chan, POLLIN, 0 } };
         int64_t left = deadline - now_ms();
         if (left <= 0 && !(ex.flags & (MV_EXIT_TIMEOUT | MV_EXIT_KILLED))) {
             ex.flags |= MV_EXIT_TIMEOUT;
@@ -582,14 +612,20 @@ static void do_exec(uint8_t *p, size_t len)
                     open_o = 0;
             }
         }
-        if (f[2].revents) {
+        if (f[2].revents & POLLHUP && !(f[2].revents & POLLIN))
+            host_gone = 1; /* its client went away: nobody wants the rest */
+        else if (f[2].revents) {
             uint8_t h[MV_HDR_LEN];
             struct mv_hdr hd;
             const char *why;
-            if (read_all(chan, h, sizeof h))
-                die("reading from the host");
-            if (mv_hdr_parse(h, 0, &hd, &why) || hd.type != MV_T_KILL)
+            if (read_all(chan, h, sizeof h)) {
+                if (errno != EPIPE)
+                    die("reading from the host");
+                host_gone = 1;
+            } else if (mv_hdr_parse(h, 0, &hd, &why) || hd.type != MV_T_KILL)
                 die("an unexpected frame during an exec");
+        }
+        if ((host_gone || (f[2].revents & POLLIN)) && !(ex.flags & MV_EXIT_KILLED)) {
             ex.flags |= MV_EXIT_KILLED;
             kill_group();
             kill(-pid, SIGKILL);
@@ -647,8 +683,14 @@ int main(void)
         const char *why;
         uint8_t *p;
 
-        if (read_all(chan, h, sizeof h))
-            die("reading from the host");
+        if (host_gone)
+            wait_host();
+        if (read_all(chan, h, sizeof h)) {
+            if (errno != EPIPE)
+                die("reading from the host");
+            wait_host(); /* a persistent sandbox's client went away */
+            continue;
+        }
         if (mv_hdr_parse(h, 0, &hd, &why)) {
             errno = EPROTO;
             die(why);
@@ -656,8 +698,13 @@ int main(void)
         p = malloc(hd.len + 1);
         if (!p)
             die("out of memory");
-        if (hd.len && read_all(chan, p, hd.len))
-            die("reading from the host");
+        if (hd.len && read_all(chan, p, hd.len)) {
+            if (errno != EPIPE)
+                die("reading from the host");
+            free(p); /* a half frame of a client that went away */
+            wait_host();
+            continue;
+        }
         if (hd.type == MV_T_FILE)
             do_file(p, hd.len);
         else if (hd.type == MV_T_GET)

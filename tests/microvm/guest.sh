@@ -1,0 +1,41 @@
+# tests/microvm/guest.sh - sourced by the microvm tests after
+# tests/cli/lib.sh: skips (TAP "1..0 # SKIP") with a named reason without
+# QEMU or the Debian cloud kernel, builds the guest image once into
+# $MICROVM_CACHE (default /var/cache/polysandbox-test/microvm-guest, or
+# the build tree where that cannot be written; rebuilt only when its
+# inputs change) and exports POLYSANDBOX_CONFIG_DIR, the suite's
+# configuration with the microvm provider on that image.
+command -v qemu-system-x86_64 >/dev/null 2>&1 ||
+    { echo "1..0 # SKIP no qemu-system-x86_64 (apt-get install qemu-system-x86)"; exit 0; }
+ls /boot/vmlinuz-*-cloud-amd64 >/dev/null 2>&1 ||
+    { echo "1..0 # SKIP no Debian cloud kernel (apt-get install linux-image-cloud-amd64)"; exit 0; }
+cache=${MICROVM_CACHE:-/var/cache/polysandbox-test/microvm-guest}
+mkdir -p "$cache" 2>/dev/null && [ -w "$cache" ] || cache=$top_builddir/tests/microvm-guest
+mkdir -p "$cache" || exit 99
+# One builder at a time (parallel builds of the suite share the cache).
+rc=0
+flock "$cache/.lock" "$top_builddir/plugins/microvm/polysandbox-microvm-image" \
+    "$top_builddir/plugins/microvm/sbx-agent" "$cache" > "$tmp/image" 2>&1 || rc=$?
+if [ "$rc" -ne 0 ]; then
+    if [ "$rc" -eq 3 ]; then echo "1..0 # SKIP $(cat "$tmp/image")"; exit 0; fi
+    cat "$tmp/image"; exit 99
+fi
+sed 's/^/# /' "$tmp/image"
+
+# The suite's configuration, with the microvm provider on this image.
+cp -rL "$top_srcdir/tests/config" "$tmp/config" && chmod -R u+w "$tmp/config" || exit 99
+# TCG on a loaded host runs python3 many times slower than a container:
+# a wall limit of 60 s, not 10 s, so that only the timeout check times out.
+sed -i 's/^wall = 10s$/wall = 60s/' "$tmp/config/polysandbox.ini" || exit 99
+cat > "$tmp/config/providers.d/microvm.ini" <<EOF2
+[provider]
+enabled = true
+optional = true
+priority = 5
+[settings]
+kernel = $cache/vmlinuz
+initrd = $cache/initrd.cpio
+kvm_probe_timeout = ${MICROVM_KVM_PROBE:-10}
+EOF2
+POLYSANDBOX_CONFIG_DIR=$tmp/config
+export POLYSANDBOX_CONFIG_DIR
