@@ -121,6 +121,7 @@ int srv_j0_cb_read(const char *dir, const char *token, srv_j0_cbrec *r, char *wh
     const json_t *tries, *created, *next;
     struct stat st;
     json_t *j = NULL;
+    bool gone = false;
     int rc = -1;
 
     memset(r, 0, sizeof *r);
@@ -130,17 +131,20 @@ int srv_j0_cb_read(const char *dir, const char *token, srv_j0_cbrec *r, char *wh
         snprintf(why, why_size, "out of memory");
         return -1;
     }
-    if (lstat(path, &st) != 0)
+    if (lstat(path, &st) != 0) {
+        gone = errno == ENOENT;
         snprintf(why, why_size, "%s", strerror(errno));
-    else if (!S_ISREG(st.st_mode))
+    } else if (!S_ISREG(st.st_mode)) {
         snprintf(why, why_size, "not a regular file");
-    else if (st.st_size > (off_t)CB_FILE_MAX)
+    } else if (st.st_size > (off_t)CB_FILE_MAX) {
         snprintf(why, why_size, "%lld bytes: more than a callback's", (long long)st.st_size);
-    else if (!(j = job_read_json(dir, name, why, why_size)) && !why[0])
+    } else if (!(j = job_read_json(dir, name, why, why_size)) && !why[0]) {
+        gone = errno == ENOENT;
         snprintf(why, why_size, "%s", strerror(errno));
+    }
     free(path);
     if (!j)
-        return errno == ENOENT ? -2 : -1;
+        return gone ? -2 : -1;
     u = json_string_value(json_object_get(j, "url"));
     b = json_string_value(json_object_get(j, "body"));
     tries = json_object_get(j, "tries");   /* (none in a file of 0.x: no try counted) */

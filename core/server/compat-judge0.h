@@ -102,9 +102,9 @@ int srv_j0_queue_push(srv *s, srv_j0_req **qs, size_t n);
 char *srv_j0_callback_body(const srv_j0_req *q);
 /* Send @body (transfer full; NULL: nothing) to @q's callback_url from
  * the callback threads: never blocks on the receiver (it waits for the
- * callback's file to be written).  Dropped, with a log line, when too
- * many wait, or when the server stops and it could not be kept for the
- * next start. */
+ * callback's file to be written).  Refused, with a log line, when
+ * [server] judge0_callbacks_kept are kept; dropped, with a log line,
+ * when it could not be kept and the queue is full or the server stops. */
 void srv_j0_callback(srv *s, const srv_j0_req *q, const char *token, char *body);
 
 /* ---- callbacks (compat-judge0-callback.c) ----------------------------------- */
