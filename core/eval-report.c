@@ -20,22 +20,7 @@
 #include <sodium.h>
 
 #include "eval-int.h"
-
-typedef struct report_column {
-    char *label, *provider, *results;
-    char **settings;              /* NULL-terminated; owned */
-    const sbx_eval_summary *sum;  /* borrowed */
-} report_column;
-
-struct sbx_eval_report {
-    const sbx_eval_samples *samples;  /* borrowed */
-    char *dataset, *samples_file;     /* samples_file NULL: canonical */
-    report_column *cols;
-    size_t n_cols;
-    sbx_eval_opts limits;             /* the run's; only its values are read */
-    bool have_opts;                   /* false: rebuilt from results files */
-    char *prefix;                     /* the Markdown and HTML files', or NULL */
-};
+#include "eval-report-int.h"
 
 int sbx_eval_input_digest(const char *path, int64_t *size, char *sha256_hex)
 {
@@ -126,6 +111,8 @@ void sbx_eval_report_free(sbx_eval_report *r)
     free(r->dataset);
     free(r->samples_file);
     free(r->prefix);
+    free(r->dataset_name);
+    free(r->samples_name);
     free(r);
 }
 
@@ -200,6 +187,29 @@ int sbx_eval_report_set_files(sbx_eval_report *r, const char *prefix)
         return core_error_set(SBX_E_NOMEM, NULL, "report: out of memory");
     free(r->prefix);
     r->prefix = p;
+    return SBX_OK;
+}
+
+int sbx_eval_report_set_input_names(sbx_eval_report *r, const char *dataset,
+                                    const char *samples)
+{
+    bool ok = true;
+    char *d, *s;
+
+    core_error_clear();
+    if (!r)
+        return core_error_set(SBX_E_INVAL, NULL, "report: no report");
+    d = dup_or_null(dataset, &ok);
+    s = dup_or_null(samples, &ok);
+    if (!ok) {
+        free(d);
+        free(s);
+        return core_error_set(SBX_E_NOMEM, NULL, "report: out of memory");
+    }
+    free(r->dataset_name);
+    free(r->samples_name);
+    r->dataset_name = d;
+    r->samples_name = s;
     return SBX_OK;
 }
 

@@ -71,6 +71,8 @@ core_libpolysandbox_internal_la_SOURCES = \
 	core/eval-opts.c \
 	core/eval-summary.c \
 	core/eval-report.c \
+	core/eval-report-int.h \
+	core/eval-report-html.c \
 	core/eval-run.c
 core_libpolysandbox_internal_la_CFLAGS = $(AM_CFLAGS) -fvisibility=hidden -pthread \
 	$(JANSSON_CFLAGS) $(INIH_CFLAGS) $(SODIUM_CFLAGS) $(ZLIB_CFLAGS)

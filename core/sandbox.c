@@ -514,13 +514,16 @@ void sbx_sandbox_close(sbx_sandbox *sb)
 
 /* ---- exec ----------------------------------------------------------------- */
 
-/* Collects output for the result while relaying it to the caller. */
+/* Collects output for the result while relaying it to the caller, and
+ * holds the output caps: this is the one place they are applied (a
+ * provider need not count; one that floods is cut here all the same). */
 struct collector {
     sbx_result *r;
     uint64_t cap_out, cap_err;
     sbx_output_cb cb;
     void *ud;
     bool nomem;
+    bool capped;    /* a cap cut a stream: the run is an output limit */
     const sbx_cancel *cancel;
 };
 
@@ -532,10 +535,10 @@ static int collect_write(void *ud, int stream, const void *buf, size_t len)
     uint64_t cap = stream == SBX_STREAM_STDERR ? c->cap_err : c->cap_out;
     size_t room = b->len >= cap ? 0 : (size_t)(cap - b->len);
 
-    /* The provider enforces caps; this is a guard against one that does not. */
     if (len > room) {
         len = room;
         *trunc = true;
+        c->capped = true;
     }
     if (core_buf_append(b, buf, len) != SBX_OK) {
         c->nomem = true;
@@ -591,7 +594,7 @@ static void exec_argv(sbx_sandbox *sb, const char *const *argv, const core_kvlis
     sbx_file_v1 *fv = NULL;
     size_t nf = n_files + (extra ? 1 : 0);
     struct collector c = {r, sb->limits[SBX_LIMIT_STDOUT], sb->limits[SBX_LIMIT_STDERR],
-                          o ? o->cb : NULL, o ? o->cb_ud : NULL, false,
+                          o ? o->cb : NULL, o ? o->cb_ud : NULL, false, false,
                           o ? o->cancel : NULL};
     sbx_output_sink_v1 sink = {collect_write, &c};
     int rc;
@@ -640,6 +643,7 @@ static void exec_argv(sbx_sandbox *sb, const char *const *argv, const core_kvlis
     /* Only an exec that never started its command may run again. */
     if (rc != SBX_OK && !c.nomem && core_error_tls()->not_started) {
         size_t out_len = r->out.len, err_len = r->err.len;
+        bool out_cut = r->out_truncated, err_cut = r->err_truncated;
         core_retry rt;
 
         core_retry_begin(&rt, sb->ctx, p, 0);
@@ -647,6 +651,9 @@ static void exec_argv(sbx_sandbox *sb, const char *const *argv, const core_kvlis
                core_retry_again(&rt, core_provider_failed(p, "exec", rc))) {
             r->out.len = out_len;
             r->err.len = err_len;
+            r->out_truncated = out_cut;
+            r->err_truncated = err_cut;
+            c.capped = false;
             exec_out_reset(&out);
             core_error_clear();
             rc = call_exec(p, sb, zygote, &spec, &sink, &out);
@@ -668,7 +675,9 @@ static void exec_argv(sbx_sandbox *sb, const char *const *argv, const core_kvlis
         free(r->unenforced_why);
         r->unenforced_why = sb->unenforced_why ? strdup(sb->unenforced_why) : NULL;
     }
-    r->status = out.status;
+    /* Past a cap the sink asked the provider to stop: whatever it says
+     * became of the command, the run is an output limit. */
+    r->status = c.capped ? SBX_RUN_OUTPUT_LIMIT : out.status;
     r->exit_code = out.exit_code;
     r->signal = out.signal;
     r->out_truncated = r->out_truncated || out.stdout_truncated;

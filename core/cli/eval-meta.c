@@ -106,35 +106,6 @@ static void plain(FILE *f, const char *s)
     fputs(s, f);
 }
 
-void cli_eval_meta_html(const cli_eval_meta *m, FILE *f, void (*esc)(FILE *, const char *))
-{
-    fputs("<dl id=\"meta\">\n<dt>polysandbox</dt><dd id=\"meta-version\">", f);
-    esc(f, m->version);
-    fputs("</dd>\n<dt>date (UTC)</dt><dd id=\"meta-date\">", f);
-    esc(f, m->date);
-    fputs("</dd>\n<dt>host</dt><dd id=\"meta-host\">", f);
-    esc(f, m->host);
-    fputs(" (", f);
-    esc(f, m->kernel);
-    fputs(")</dd>\n<dt>dataset</dt><dd id=\"meta-dataset\">", f);
-    input_text(f, &m->dataset, esc);
-    fputs("</dd>\n<dt>samples</dt><dd id=\"meta-samples\">", f);
-    input_text(f, &m->samples, esc);
-    fputs("</dd>\n<dt>jobs</dt><dd id=\"meta-jobs\">", f);
-    if (m->rebuilt)
-        fputs("not recorded", f);
-    else
-        fprintf(f, "%u", m->jobs);
-    fputs("</dd>\n<dt>providers</dt><dd id=\"meta-providers\">", f);
-    for (const char *const *p = m->providers; p && *p; p++) {
-        fputs(p == m->providers ? "" : ", ", f);
-        esc(f, *p);
-    }
-    fputs("</dd>\n<dt>limits</dt><dd id=\"meta-limits\">", f);
-    limits_text(f, m);
-    fputs("</dd>\n</dl>\n", f);
-}
-
 void cli_eval_meta_markdown(const cli_eval_meta *m, FILE *f)
 {
     fprintf(f, "polysandbox %s, %s, host %s (%s), ", m->version, m->date, m->host, m->kernel);

@@ -31,8 +31,7 @@ typedef struct cli_eval_meta {
  * regular file or cannot be read gets size -1 and no digest (a report
  * is not refused for that). */
 void cli_eval_meta_fill(cli_eval_meta *m, const cli_eval_args *a, unsigned jobs);
-/* @m as an HTML definition list (escaped by @esc) / Markdown lines. */
-void cli_eval_meta_html(const cli_eval_meta *m, FILE *f, void (*esc)(FILE *, const char *));
+/* @m as Markdown lines (the HTML page's are the library's). */
 void cli_eval_meta_markdown(const cli_eval_meta *m, FILE *f);
 
 #endif

@@ -1,6 +1,5 @@
-/* core/cli/eval-report.c - compare's report: a Markdown page and one
- * self-contained HTML page with inline SVG charts (no script, no style
- * sheet, no font or image from the network) */
+/* core/cli/eval-report.c - compare's report as a Markdown page (the HTML
+ * page is the library's: sbx_eval_report_to_html) */
 #include "config.h"
 
 #include <errno.h>
@@ -67,22 +66,17 @@ static void md_row_label(FILE *f, const char *label)
     fprintf(f, "| %s |", label);
 }
 
-/* One row of the table: @label, then @fmt's pass@@k of each column, as a
- * Markdown row or (@html) an HTML one. */
+/* One row of the table: @label, then @fmt's pass@@k of each column. */
 static void passk_row(FILE *f, const cli_report *r, const char *label, unsigned k,
-                      bool (*fmt)(const sbx_eval_summary *, unsigned, char *, size_t),
-                      bool html)
+                      bool (*fmt)(const sbx_eval_summary *, unsigned, char *, size_t))
 {
-    if (html)
-        fprintf(f, "<tr><td class=\"l\">%s</td>", label);
-    else
-        md_row_label(f, label);
+    md_row_label(f, label);
     for (size_t c = 0; c < r->n_cols; c++) {
         char v[96];
         fmt(r->cols[c].sum, k, v, sizeof v);
-        fprintf(f, html ? "<td class=\"passk\">%s</td>" : " %s |", v);
+        fprintf(f, " %s |", v);
     }
-    fputs(html ? "</tr>\n" : "\n", f);
+    fputc('\n', f);
 }
 
 int cli_report_markdown(const cli_report *r, FILE *f)
@@ -145,10 +139,10 @@ int cli_report_markdown(const cli_report *r, FILE *f)
     for (size_t k = 0; k < a->n_ks; k++) {
         if (base) {     /* EvalPlus: "base", then pass@k is "base + extra" */
             snprintf(buf, sizeof buf, "pass@%u base", a->ks[k]);
-            passk_row(f, r, buf, a->ks[k], cli_eval_pass_at_k_base, false);
+            passk_row(f, r, buf, a->ks[k], cli_eval_pass_at_k_base);
         }
         snprintf(buf, sizeof buf, base ? "pass@%u base + extra" : "pass@%u", a->ks[k]);
-        passk_row(f, r, buf, a->ks[k], cli_eval_pass_at_k, false);
+        passk_row(f, r, buf, a->ks[k], cli_eval_pass_at_k);
     }
     static const double pcts[] = { 50, 95, 99 };
     for (size_t p = 0; p < 3; p++) {
@@ -209,351 +203,15 @@ int cli_report_markdown(const cli_report *r, FILE *f)
     return ferror(f) ? EIO : 0;
 }
 
-/* ---- HTML ----------------------------------------------------------------------- */
-
-static void esc(FILE *f, const char *s)
-{
-    for (; *s; s++) {
-        switch (*s) {
-        case '&': fputs("&amp;", f); break;
-        case '<': fputs("&lt;", f); break;
-        case '>': fputs("&gt;", f); break;
-        case '"': fputs("&quot;", f); break;
-        case '\'': fputs("&#39;", f); break;
-        default: fputc(*s, f);
-        }
-    }
-}
-
-static const char *const palette[] = { "#3b6fb6", "#d9822b", "#3a9a5b", "#b23b3b", "#7d5ba6",
-                                       "#8c6d31" };
-
-/* A horizontal bar chart: one bar per (label, value), each value shown
- * with @decimals and @unit.  @log: bars on a log scale from the decade
- * below the smallest positive value to the one above the largest, with
- * a tick per decade, so that a median of milliseconds stays readable
- * next to one timeout of seconds. */
-static void svg_bars(FILE *f, const char *title, const char *const *labels, const double *vals,
-                     const int *colors, size_t n, int decimals, const char *unit, double max,
-                     bool log)
-{
-    const int bar = 22, gap = 8, left = 180, width = 360;
-    int height = 34 + (int)n * (bar + gap) + (log ? 16 : 0);
-    double lo10 = 0, hi10 = 1, min = 0;
-    char num[64];
-
-    if (max <= 0)
-        for (size_t i = 0; i < n; i++)
-            max = vals[i] > max ? vals[i] : max;
-    if (max <= 0)
-        max = 1;
-    if (log) {
-        for (size_t i = 0; i < n; i++)
-            if (vals[i] > 0 && (min == 0 || vals[i] < min))
-                min = vals[i];
-        lo10 = floor(log10(min > 0 ? min : max));
-        hi10 = ceil(log10(max));
-        if (hi10 <= lo10)
-            hi10 = lo10 + 1;
-    }
-    fprintf(f, "<figure><figcaption>");
-    esc(f, title);
-    fprintf(f, "</figcaption>\n<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" "
-               "height=\"%d\" role=\"img\" font-family=\"sans-serif\" font-size=\"12\" "
-               "data-scale=\"%s\">\n",
-            left + width + 90, height, log ? "log" : "linear");
-    for (double d = lo10; log && d <= hi10; d++) {
-        int x = left + (int)((d - lo10) / (hi10 - lo10) * width + 0.5);
-        fprintf(f, "<line x1=\"%d\" y1=\"6\" x2=\"%d\" y2=\"%d\" stroke=\"#ccc\"/>"
-                   "<text class=\"tick\" x=\"%d\" y=\"%d\" text-anchor=\"middle\">%g%s</text>\n",
-                x, x, height - 18, x, height - 4, pow(10, d), unit);
-    }
-    for (size_t i = 0; i < n; i++) {
-        int y = 10 + (int)i * (bar + gap);
-        int w = log ? (vals[i] > 0 ? (int)((log10(vals[i]) - lo10) / (hi10 - lo10) * width + 0.5)
-                                   : 0)
-                    : (int)(vals[i] / max * width + 0.5);
-        fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">", left - 6, y + 15);
-        esc(f, labels[i]);
-        fprintf(f, "</text><rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"%s\"/>",
-                left, y, w > 0 ? w : 1, bar, palette[colors[i] % 6]);
-        snprintf(num, sizeof num, "%.*f%s", decimals, vals[i], unit);
-        fprintf(f, "<text x=\"%d\" y=\"%d\">%s</text>\n", left + (w > 0 ? w : 1) + 5, y + 15, num);
-    }
-    fputs("</svg></figure>\n", f);
-}
-
-/* A differing sample's cell: verdict, reason, output excerpt. */
-static void html_verdict_cell(FILE *f, const cli_column *c, size_t i)
-{
-    const sbx_eval_record *rec = sbx_eval_summary_record(c->sum, i);
-
-    fprintf(f, "<td class=\"l\"><span class=\"verdict\">%s</span>", verdict_of(c, i));
-    if (rec && sbx_eval_record_reason(rec)) {
-        fputs("<br><span class=\"reason\">", f);
-        esc(f, sbx_eval_record_reason(rec));
-        fputs("</span>", f);
-    }
-    if (rec && sbx_eval_record_output(rec) && *sbx_eval_record_output(rec)) {
-        fputs("<details><summary>output</summary><pre class=\"output\">", f);
-        esc(f, sbx_eval_record_output(rec));
-        fputs("</pre></details>", f);
-    }
-    fputs("</td>", f);
-}
-
-#define TASK_REASONS 5   /* non-passes listed per task, the rest counted */
-
-/* One column's per-task table: n, c, pass@1, verdict counts and the
- * reasons of the samples that did not pass.  0 or ENOMEM. */
-static int html_tasks(FILE *f, const cli_column *col)
-{
-    const sbx_eval_summary *sum = col->sum;
-    size_t nt = sbx_eval_summary_task_count(sum), ns = sbx_eval_summary_total(sum);
-    size_t *counts = calloc(nt * SBX_VERDICT_COUNT + 1, sizeof *counts);
-    size_t *first = calloc(nt + 1, sizeof *first), *next = calloc(ns + 1, sizeof *next);
-    bool used[SBX_VERDICT_COUNT] = { false };
-
-    if (!counts || !first || !next) {
-        free(counts);
-        free(first);
-        free(next);
-        return ENOMEM;
-    }
-    /* per task, its samples in order as a list: first[t], next[i] (+1, 0 ends) */
-    for (size_t i = ns; i-- > 0;) {
-        size_t t = sbx_eval_summary_sample_task(sum, i);
-        const sbx_eval_record *rec = sbx_eval_summary_record(sum, i);
-        if (t >= nt)
-            continue;
-        next[i] = first[t];
-        first[t] = i + 1;
-        if (rec) {
-            counts[t * SBX_VERDICT_COUNT + sbx_eval_record_verdict(rec)]++;
-            used[sbx_eval_record_verdict(rec)] = true;
-        }
-    }
-    used[SBX_VERDICT_PASSED] = true;
-    fputs("<details class=\"tasks\"><summary>Per task: ", f);
-    esc(f, col->label);
-    fprintf(f, " (%zu tasks)</summary>\n<table class=\"tasks\" data-column=\"", nt);
-    esc(f, col->label);
-    fputs("\"><tr><th>task</th><th>n</th><th>c</th><th>pass@1</th>", f);
-    for (int v = 0; v < SBX_VERDICT_COUNT; v++)
-        if (used[v])
-            fprintf(f, "<th>%s</th>", sbx_eval_verdict_name((sbx_eval_verdict)v));
-    fputs("<th>why not passed</th></tr>\n", f);
-    for (size_t t = 0; t < nt; t++) {
-        size_t tn, tc, listed = 0, more = 0;
-        double p1;
-        sbx_eval_summary_task_counts(sum, t, &tn, &tc);
-        p1 = sbx_eval_pass_at_k(tn, tc, 1);
-        fputs("<tr><td class=\"l\">", f);
-        esc(f, sbx_eval_summary_task_id(sum, t));
-        fprintf(f, "</td><td>%zu</td><td>%zu</td>", tn, tc);
-        if (p1 >= 0)
-            fprintf(f, "<td>%.4f</td>", p1);
-        else
-            fputs("<td>n/a</td>", f);
-        for (int v = 0; v < SBX_VERDICT_COUNT; v++)
-            if (used[v])
-                fprintf(f, "<td>%zu</td>", counts[t * SBX_VERDICT_COUNT + v]);
-        fputs("<td class=\"l\">", f);
-        for (size_t i = first[t]; i; i = next[i - 1]) {
-            const sbx_eval_record *rec = sbx_eval_summary_record(sum, i - 1);
-            if (!rec || sbx_eval_record_verdict(rec) == SBX_VERDICT_PASSED)
-                continue;
-            if (listed == TASK_REASONS) {
-                more++;
-                continue;
-            }
-            fprintf(f, "%s<span class=\"why\">sample %zu: %s", listed ? "<br>" : "", i - 1,
-                    sbx_eval_verdict_name(sbx_eval_record_verdict(rec)));
-            if (sbx_eval_record_reason(rec)) {
-                fputs(": ", f);
-                esc(f, sbx_eval_record_reason(rec));
-            }
-            fputs("</span>", f);
-            listed++;
-        }
-        if (more)
-            fprintf(f, "<br>and %zu more", more);
-        fputs("</td></tr>\n", f);
-    }
-    fputs("</table></details>\n", f);
-    free(counts);
-    free(first);
-    free(next);
-    return 0;
-}
-
 int cli_report_html(const cli_report *r, FILE *f)
 {
-    size_t n = r->n_cols, nb = 0;
-    const char **labels = calloc(n * (SBX_VERDICT_COUNT + 4) + 1, sizeof *labels);
-    char **owned = calloc(n * (SBX_VERDICT_COUNT + 4) + 1, sizeof *owned);
-    double *vals = calloc(n * (SBX_VERDICT_COUNT + 4) + 1, sizeof *vals);
-    int *colors = calloc(n * (SBX_VERDICT_COUNT + 4) + 1, sizeof *colors);
-    static const double pcts[] = { 50, 95, 99, 100 };
-    size_t n_owned = 0;
-    bool base = any_base(r);
+    char *html = sbx_eval_report_to_html(r->lib, r->args->ks, r->args->n_ks);
     int rc = 0;
 
-    if (!labels || !owned || !vals || !colors) {
-        rc = ENOMEM;
-        goto out;
-    }
-    fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
-          "<title>PolySandbox comparison</title>\n"
-          "<style>body{font-family:sans-serif;margin:2em;max-width:60em}"
-          "table{border-collapse:collapse}td,th{border:1px solid #bbb;padding:.25em .6em}"
-          "td{text-align:right}td.l{text-align:left}figure{margin:1.5em 0}"
-          "figcaption{font-weight:bold;margin-bottom:.3em}</style>\n</head><body>\n"
-          "<h1>PolySandbox comparison</h1>\n", f);
-    if (r->meta)
-        cli_eval_meta_html(r->meta, f, esc);
-    fprintf(f, "<p>%zu samples.</p>\n", sbx_eval_samples_count(r->samples));
-    for (size_t c = 0; c < n; c++) {
-        if (!r->cols[c].results)
-            continue;
-        fputs("<p>Results of ", f);
-        esc(f, r->cols[c].label);
-        fputs(": <code class=\"results\">", f);
-        esc(f, r->cols[c].results);
-        fputs("</code></p>\n", f);
-    }
-    for (size_t c = 0; c < n; c++) {
-        if (!r->cols[c].n_settings)
-            continue;
-        fputs("<p>Settings of ", f);
-        esc(f, r->cols[c].label);
-        fputc(':', f);
-        for (size_t i = 0; i < r->cols[c].n_settings; i++) {
-            fputs(" <code>", f);
-            esc(f, r->cols[c].settings[i]);
-            fputs("</code>", f);
-        }
-        fputs(".</p>\n", f);
-    }
-
-    /* the Markdown table's figures, as an HTML table */
-    fputs("<table><tr><th></th>", f);
-    for (size_t c = 0; c < n; c++) {
-        fputs("<th>", f);
-        esc(f, r->cols[c].label);
-        fputs("</th>", f);
-    }
-    fputs("</tr>\n", f);
-    for (int v = 0; v < SBX_VERDICT_COUNT; v++) {
-        fprintf(f, "<tr><td class=\"l\">%s</td>", sbx_eval_verdict_name((sbx_eval_verdict)v));
-        for (size_t c = 0; c < n; c++)
-            fprintf(f, "<td>%zu</td>", sbx_eval_summary_count(r->cols[c].sum, (sbx_eval_verdict)v));
-        fputs("</tr>\n", f);
-    }
-    for (size_t k = 0; k < r->args->n_ks; k++) {
-        char label[64];
-        if (base) {     /* EvalPlus: "base", then pass@k is "base + extra" */
-            snprintf(label, sizeof label, "pass@%u base", r->args->ks[k]);
-            passk_row(f, r, label, r->args->ks[k], cli_eval_pass_at_k_base, true);
-        }
-        snprintf(label, sizeof label, base ? "pass@%u base + extra" : "pass@%u",
-                 r->args->ks[k]);
-        passk_row(f, r, label, r->args->ks[k], cli_eval_pass_at_k, true);
-    }
-    fputs("</table>\n<p>pass@k: the mean over tasks of the unbiased estimator; in brackets "
-          "its 95% interval by a percentile bootstrap over tasks (2000 resamples, fixed "
-          "seed 20261127).</p>\n", f);
-
-    /* charts */
-    for (size_t c = 0; c < n; c++) {
-        labels[c] = r->cols[c].label;
-        vals[c] = 100.0 * pass_rate(r->cols[c].sum);
-        colors[c] = (int)c;
-    }
-    svg_bars(f, "Pass rate (% of graded samples)", labels, vals, colors, n, 1, "%", 100.0,
-             false);
-    nb = 0;
-    for (size_t c = 0; c < n; c++)
-        for (size_t p = 0; p < 4; p++) {
-            char *l = malloc(strlen(r->cols[c].label) + 8);
-            if (!l) {
-                rc = ENOMEM;
-                goto out;
-            }
-            if (pcts[p] < 100)
-                sprintf(l, "%s p%.0f", r->cols[c].label, pcts[p]);
-            else
-                sprintf(l, "%s max", r->cols[c].label);
-            owned[n_owned++] = l;
-            labels[nb] = l;
-            vals[nb] = (double)sbx_eval_summary_latency(r->cols[c].sum, pcts[p]) / 1e6;
-            colors[nb++] = (int)c;
-        }
-    svg_bars(f, "Latency per sample, ms (p50, p95, p99, max; log scale)", labels, vals, colors, nb,
-             1, " ms", 0, true);
-    for (size_t c = 0; c < n; c++) {
-        labels[c] = r->cols[c].label;
-        vals[c] = sbx_eval_summary_throughput(r->cols[c].sum);
-        colors[c] = (int)c;
-    }
-    svg_bars(f, "Throughput, samples per second", labels, vals, colors, n, 1, "/s", 0, false);
-    nb = 0;
-    for (size_t c = 0; c < n; c++)
-        for (int v = 1; v < SBX_VERDICT_COUNT; v++) {
-            size_t cnt = sbx_eval_summary_count(r->cols[c].sum, (sbx_eval_verdict)v);
-            char *l;
-            if (!cnt)
-                continue;
-            if (!(l = malloc(strlen(r->cols[c].label) + 32))) {
-                rc = ENOMEM;
-                goto out;
-            }
-            sprintf(l, "%s %s", r->cols[c].label, sbx_eval_verdict_name((sbx_eval_verdict)v));
-            owned[n_owned++] = l;
-            labels[nb] = l;
-            vals[nb] = (double)cnt;
-            colors[nb++] = (int)c;
-        }
-    if (nb)
-        svg_bars(f, "Errors and failures (samples, by verdict)", labels, vals, colors, nb, 0, "", 0,
-                 false);
-    else
-        fputs("<p>No sample failed or erred on any provider.</p>\n", f);
-
-    if (r->n_diffs == 0) {
-        fprintf(f, "<p>All %zu samples got the same verdict on every provider.</p>\n",
-                sbx_eval_samples_count(r->samples));
-    } else {
-        fprintf(f, "<h2>Verdicts that differ (%zu)</h2>\n<table><tr><th>sample</th><th>task</th>",
-                r->n_diffs);
-        for (size_t c = 0; c < n; c++) {
-            fputs("<th>", f);
-            esc(f, r->cols[c].label);
-            fputs("</th>", f);
-        }
-        fputs("</tr>\n", f);
-        for (size_t d = 0; d < r->n_diffs; d++) {
-            const sbx_eval_record *rec = sbx_eval_summary_record(r->cols[0].sum, r->diffs[d]);
-            fprintf(f, "<tr><td>%zu</td><td class=\"l\">", r->diffs[d]);
-            esc(f, rec ? sbx_eval_record_task_id(rec) : "?");
-            fputs("</td>", f);
-            for (size_t c = 0; c < n; c++)
-                html_verdict_cell(f, &r->cols[c], r->diffs[d]);
-            fputs("</tr>\n", f);
-        }
-        fputs("</table>\n", f);
-    }
-    for (size_t c = 0; c < n && rc == 0; c++)
-        rc = html_tasks(f, &r->cols[c]);
-    fputs("</body></html>\n", f);
-    if (ferror(f))
+    if (!html)
+        return errno ? errno : ENOMEM;
+    if (fputs(html, f) == EOF || ferror(f))
         rc = EIO;
-out:
-    for (size_t i = 0; owned && i < n_owned; i++)
-        free(owned[i]);
-    free(owned);
-    free(labels);
-    free(vals);
-    free(colors);
+    free(html);
     return rc;
 }

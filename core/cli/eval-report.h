@@ -29,9 +29,9 @@ typedef struct cli_report {
 
 /* Fill r->diffs (owned: free()) from r->lib; false on ENOMEM. */
 bool cli_report_find_diffs(cli_report *r);
-/* Write the report as Markdown / as one self-contained HTML page with
- * inline SVG charts.  0, or an errno value. */
+/* Write the report as Markdown.  0, or an errno value. */
 int cli_report_markdown(const cli_report *r, FILE *f);
+/* Write r->lib as the library's HTML page.  0, or an errno value. */
 int cli_report_html(const cli_report *r, FILE *f);
 
 #endif

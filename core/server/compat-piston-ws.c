@@ -43,8 +43,7 @@ struct session {
     atomic_int killed_with;   /* the signal the client ended it with */
     bool streaming;           /* data messages go to the program's stdin */
     srv_ws_stdin in;
-    const char *provider;     /* the default provider's name, or NULL */
-    srv_ws_stdin signals;     /* its signals, a byte each; wfd -1: none */
+    srv_ws_signals signals;   /* to the default provider's program */
 };
 
 static void refuse(srv_req *r, unsigned status, const char *message)
@@ -58,35 +57,17 @@ static void notify(srv_ws *ws, const char *message)
     srv_ws_send_json(ws, json_pack("{s:s, s:s}", "type", "error", "message", message));
 }
 
-static int signal_number(const char *name)
-{
-    for (int s = 1; s < 32; s++)
-        if (srv_signal_name(s) && !strcmp(srv_signal_name(s), name))
-            return s;
-    return 0;
-}
-
 /* A valid signal other than SIGKILL: to the program, or an error message
  * saying why not (the program goes on). */
 static void deliver(struct session *se, int sig, const char *name)
 {
-    char msg[256];
-    unsigned char b = (unsigned char)sig;
+    char why[256], msg[384];
+    int rc = srv_ws_signals_send(&se->signals, sig, name, why, sizeof why);
 
-    if (se->signals.wfd >= 0 && srv_signal_deliverable(sig) &&
-        srv_ws_stdin_write(&se->signals, &b, 1) == 0)
+    if (rc == SRV_SIG_SENT)
         return;
-    if (se->signals.wfd >= 0 && srv_signal_deliverable(sig))
-        snprintf(msg, sizeof msg, "%s could not be delivered: the program takes no more "
-                 "signals", name);
-    else if (se->signals.wfd >= 0)
-        snprintf(msg, sizeof msg, "%s cannot be delivered to a running program: SIGKILL, "
-                 "SIGHUP, SIGINT, SIGQUIT, SIGUSR1, SIGUSR2, SIGTERM, SIGALRM and SIGWINCH "
-                 "can", name);
-    else
-        snprintf(msg, sizeof msg, "%s cannot be delivered: provider %s cannot signal a "
-                 "running program (no signal capability); only SIGKILL, which kills it, can "
-                 "be sent", name, se->provider ? se->provider : "(none)");
+    snprintf(msg, sizeof msg, "%s%s", why, rc == SRV_SIG_NO_CAP
+             ? "; only SIGKILL, which kills it, can be sent" : "");
     notify(se->ws, msg);
 }
 
@@ -121,7 +102,7 @@ static int on_message(void *ud, json_t *m)
         }
     } else if (!strcmp(type, "signal")) {
         const char *name = json_string_value(json_object_get(m, "signal"));
-        if (!name || !(sig = signal_number(name))) {
+        if (!(sig = srv_signal_number(name))) {
             srv_ws_send_close(se->ws, 4005, "Invalid signal");
         } else if (sig == SIGKILL) {
             atomic_store(&se->killed_with, sig);
@@ -189,7 +170,7 @@ static json_t *exit_message(struct session *se, const sbx_result *res, bool comp
 
 static void piston_connect(srv_req *r)
 {
-    struct session se = { NULL, r, 0, false, { -1, -1 }, NULL, { -1, -1 } };
+    struct session se = { NULL, r, 0, false, { -1, -1 }, { { -1, -1 }, NULL } };
     srv_piston_job job = {0};
     char err[1024];
     json_t *init = NULL;
@@ -249,10 +230,7 @@ static void piston_connect(srv_req *r)
     {
         const char *def = sbx_ctx_default_provider(r->s->ctx);
         const sbx_provider *p = def ? sbx_ctx_find_provider(r->s->ctx, def) : NULL;
-        se.provider = def;
-        if (p && (sbx_provider_capabilities(p) & SBX_CAP_SIGNAL) &&
-            srv_ws_stdin_open(&se.signals) == 0)
-            sbx_exec_opts_set_signal_fd(job.exec, se.signals.rfd);
+        srv_ws_signals_open(&se.signals, r->s->ctx, def, job.exec);
         if (p && (sbx_provider_capabilities(p) & SBX_CAP_STDIN_STREAM) &&
             srv_ws_stdin_open(&se.in) == 0) {
             se.streaming = true;
@@ -291,7 +269,7 @@ static void piston_connect(srv_req *r)
     srv_ws_send_json(se.ws, exit_message(&se, res, job.rt->compiled));
 out:
     srv_ws_stdin_free(&se.in);
-    srv_ws_stdin_free(&se.signals);
+    srv_ws_signals_free(&se.signals);
     sbx_result_free(res);
     srv_piston_job_free(&job);
     json_decref(init);

@@ -208,6 +208,14 @@ const char *srv_signal_name(int sig)
     return sig > 0 && (size_t)sig < sizeof names / sizeof names[0] ? names[sig] : NULL;
 }
 
+int srv_signal_number(const char *name)
+{
+    for (int s = 1; name && s < 32; s++)
+        if (srv_signal_name(s) && !strcmp(srv_signal_name(s), name))
+            return s;
+    return 0;
+}
+
 bool srv_signal_deliverable(int sig)
 {
     /* sbx_exec_opts_set_signal_fd's: what a provider with the "signal"

@@ -99,6 +99,11 @@ bool srv_req_wants_sse(const srv_req *r)
     return r->accept && strstr(r->accept, "text/event-stream");
 }
 
+bool srv_req_wants_html(const srv_req *r)
+{
+    return r->accept && strstr(r->accept, "text/html");
+}
+
 bool srv_req_gone(const srv_req *r)
 {
     return atomic_load(&r->gone);

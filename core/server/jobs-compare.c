@@ -11,6 +11,10 @@
  * are not named: the inputs are named as the jobs were given them, a
  * column's "results" is its job's location, and each column gains "job"
  * (its id, state, times and rate: a rebuilt summary has no wall time).
+ * With "Accept: text/html" the answer is the same report as the HTML page
+ * of `polysandbox compare` (sbx_eval_report_to_html), every string from
+ * the jobs' inputs and records escaped, the inputs named as the jobs were
+ * given them.
  * A job still queued or running is 409; a job of another kind, without
  * records, or of other inputs than the first (dataset, samples,
  * canonical) is 422.
@@ -202,6 +206,22 @@ static json_t *name_inputs(char *text, const struct column *cols, size_t n)
     return o;
 }
 
+/* The report as the HTML page, its inputs named as the jobs (@f) were
+ * given them; replies. */
+static void reply_html(srv_req *r, sbx_eval_report *rep, const struct job_eval_facts *f,
+                       const unsigned *ks, size_t n_ks)
+{
+    char *html;
+
+    if (sbx_eval_report_set_input_names(rep, f->source,
+                                        f->canonical ? NULL : f->samples_source) != SBX_OK ||
+        !(html = sbx_eval_report_to_html(rep, ks, n_ks))) {
+        srv_error(r, 500, "nomem", NULL, "out of memory");
+        return;
+    }
+    srv_reply(r, 200, "text/html; charset=utf-8", html, strlen(html));
+}
+
 void jobs_compare(srv_req *r)
 {
     static const char *const fields[] = { "jobs", "k", NULL };
@@ -266,7 +286,13 @@ void jobs_compare(srv_req *r)
         rc = sbx_eval_report_add(rep, cols[i].label, column_provider(r->s, &cols[i]), NULL,
                                  NULL, cols[i].sum);
     }
-    if (rc != SBX_OK || !(out = name_inputs(sbx_eval_report_to_json(rep, ks, n_ks), cols, n)))
+    if (rc != SBX_OK)
+        goto nomem;
+    if (srv_req_wants_html(r)) {
+        reply_html(r, rep, &cols[0].f, ks, n_ks);
+        goto out;
+    }
+    if (!(out = name_inputs(sbx_eval_report_to_json(rep, ks, n_ks), cols, n)))
         goto nomem;
     srv_reply_json(r, 200, out);
     goto out;

@@ -63,6 +63,7 @@ core_server_libsrv_la_SOURCES = \
 	core/server/compat-judge0-cbfile.c \
 	core/server/ws.h \
 	core/server/ws.c \
+	core/server/ws-signal.c \
 	core/server/ws-frame.h \
 	core/server/ws-frame.c \
 	core/server/utf8.h \

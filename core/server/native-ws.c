@@ -29,6 +29,7 @@
 
 #include <errno.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -43,6 +44,7 @@ struct session {
     atomic_int killed_with;
     bool streaming;           /* stdin goes to the pipe while it runs */
     srv_ws_stdin in;
+    srv_ws_signals signals;   /* to the sandbox's provider */
 };
 
 /* A stdin message's bytes (data, encoding) into the pipe: 0, or -1
@@ -92,31 +94,56 @@ static void notify(srv_ws *ws, const char *code, const char *provider, const cha
     srv_ws_send_json(ws, e);
 }
 
+/* {"type":"signal","signal":@name}: delivered, a kill, or an error
+ * message saying why not. */
+static void signal_message(struct session *se, const char *name)
+{
+    int sig = srv_signal_number(name), rc;
+    char why[256], msg[384];
+    bool ends;
+
+    if (!sig) {
+        notify(se->ws, "invalid", NULL, "field 'signal' must be a signal's name such as "
+               "\"SIGTERM\"");
+        return;
+    }
+    if (sig == SIGKILL) {
+        atomic_store(&se->killed_with, sig);
+        sbx_cancel_fire(se->r->cancel);
+        return;
+    }
+    rc = srv_ws_signals_send(&se->signals, sig, name, why, sizeof why);
+    if (rc == SRV_SIG_SENT)
+        return;
+    if (rc == SRV_SIG_REFUSED) {
+        notify(se->ws, "invalid", NULL, why);
+        return;
+    }
+    /* The provider cannot deliver: as before it could, a signal that ends
+     * a program ends it, through the kill. */
+    ends = sig == SIGTERM || sig == SIGINT || sig == SIGQUIT || sig == SIGHUP;
+    snprintf(msg, sizeof msg, "%s; %s", why, ends
+             ? "the command was killed instead, with everything it started"
+             : "only SIGKILL, and SIGTERM, SIGINT, SIGQUIT and SIGHUP, which kill it, "
+               "can be sent");
+    notify(se->ws, "not_supported", se->signals.provider, msg);
+    if (ends) {
+        atomic_store(&se->killed_with, sig);
+        sbx_cancel_fire(se->r->cancel);
+    }
+}
+
 static int on_message(void *ud, json_t *m)
 {
     struct session *se = ud;
     const char *type = json_string_value(json_object_get(m, "type"));
-    const char *name;
-    int sig = 0;
 
     if (!type) {
         notify(se->ws, "invalid", NULL, "a message must be a JSON object with a \"type\"");
         return 0;
     }
     if (!strcmp(type, "signal")) {
-        name = json_string_value(json_object_get(m, "signal"));
-        for (int s = 1; name && s < 32 && !sig; s++)
-            if (srv_signal_name(s) && !strcmp(srv_signal_name(s), name))
-                sig = s;
-        if (sig == SIGKILL || sig == SIGTERM || sig == SIGINT || sig == SIGQUIT ||
-            sig == SIGHUP) {
-            atomic_store(&se->killed_with, sig);
-            sbx_cancel_fire(se->r->cancel);
-        } else {
-            notify(se->ws, "invalid", NULL, sig ? "only signals that end a program (SIGKILL, "
-                   "SIGTERM, SIGINT, SIGQUIT, SIGHUP) can be sent: they kill it"
-                   : "field 'signal' must be a signal's name such as \"SIGTERM\"");
-        }
+        signal_message(se, json_string_value(json_object_get(m, "signal")));
         return 0;
     }
     if (se->streaming && !strcmp(type, "stdin")) {
@@ -236,7 +263,7 @@ static int stream_stdin(struct session *se, struct srv_box *b, json_t *init, sbx
 
 static void exec_ws(srv_req *r)
 {
-    struct session se = { NULL, r, 0, false, { -1, -1 } };
+    struct session se = { NULL, r, 0, false, { -1, -1 }, { { -1, -1 }, NULL } };
     sbx_sandbox *sb;
     struct srv_box *b = srv_box_use(r, &sb);
     json_t *init = NULL;
@@ -258,6 +285,7 @@ static void exec_ws(srv_req *r)
     parsed = true;
     if (stream_stdin(&se, b, init, o.exec) != 0)
         goto out;
+    srv_ws_signals_open(&se.signals, r->s->ctx, srv_box_provider(b), o.exec);
     sbx_exec_opts_set_output_cb(o.exec, on_output, &se);
     srv_ws_send_json(se.ws, json_pack("{s:s, s:s, s:s}", "type", "start", "sandbox_id",
                                       srv_box_id(b), "provider", srv_box_provider(b)));
@@ -292,6 +320,7 @@ static void exec_ws(srv_req *r)
 out:
     srv_box_done(r, b);
     srv_ws_stdin_free(&se.in);
+    srv_ws_signals_free(&se.signals);
     sbx_result_free(res);
     if (parsed)
         srv_opts_free(&o);

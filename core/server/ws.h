@@ -54,6 +54,25 @@ int srv_ws_stdin_write(srv_ws_stdin *in, const void *data, size_t len);
 void srv_ws_stdin_close(srv_ws_stdin *in);
 void srv_ws_stdin_free(srv_ws_stdin *in);
 
+/* A session's signals for its running exec (ws-signal.c): a pipe whose
+ * bytes the provider delivers to the program's process group, where it
+ * can (SBX_CAP_SIGNAL).  SIGKILL is the request's cancel, not this. */
+typedef struct srv_ws_signals {
+    srv_ws_stdin pipe;        /* wfd -1: the provider cannot deliver */
+    const char *provider;     /* borrowed, for messages; NULL: none */
+} srv_ws_signals;
+/* Give @x the pipe where @provider (a name in @ctx, or NULL) has the
+ * signal capability; otherwise signals will be answered NO_CAP. */
+void srv_ws_signals_open(srv_ws_signals *s, sbx_ctx *ctx, const char *provider,
+                         sbx_exec_opts *x);
+enum { SRV_SIG_SENT = 0, SRV_SIG_REFUSED = -1, SRV_SIG_NO_CAP = -2 };
+/* @sig (named @name; not SIGKILL) to the program: SENT; NO_CAP when the
+ * provider cannot deliver signals; REFUSED when this one cannot be
+ * delivered or the program takes no more.  Other than SENT, @why (@n
+ * bytes) says so, naming the signal (and the provider). */
+int srv_ws_signals_send(srv_ws_signals *s, int sig, const char *name, char *why, size_t n);
+void srv_ws_signals_free(srv_ws_signals *s);
+
 /* Stop the receiving thread, close (@code, @reason) unless closed
  * already, wait briefly for the peer's close, give the socket back and
  * free @ws. */

@@ -528,7 +528,6 @@ struct run {
     size_t stdin_len;
     uint64_t timeout_ns;
     const sbx_output_sink_v1 *sink;
-    uint64_t stdout_cap, stderr_cap;
 };
 
 /* Runs the wrapper; fills @out for a command (or leaves the wrapper's
@@ -590,7 +589,7 @@ static int run_wrapper(struct cf_prov *p, struct cf_sb *s, struct run *w, sbx_ex
         return p->host->set_error(p->h, SBX_E_NOMEM, "out of memory");
     }
     struct sse e = {.p = p};
-    sw_dec_init(&e.dec, w->sink, w->stdout_cap, w->stderr_cap);
+    sw_dec_init(&e.dec, w->sink);
     static const char *const accept[] = {"Accept: text/event-stream", NULL};
     ph_request rq = {.method = "POST", .path = path, .headers = accept, .body = text,
                      .body_len = strlen(text), .content_type = "application/json",
@@ -613,12 +612,10 @@ static int run_wrapper(struct cf_prov *p, struct cf_sb *s, struct run *w, sbx_ex
         goto done;
     }
     if (rc == SBX_E_LIMIT && !e.dec.bad && !e.bad) {
-        /* A cap passed or the sink said stop: the transfer was ended. */
-        if (out) {
+        /* The sink said stop (past a cap, or for the caller): the
+         * transfer was ended. */
+        if (out)
             out->status = SBX_RUN_OUTPUT_LIMIT;
-            out->stdout_truncated = e.dec.truncated[1];
-            out->stderr_truncated = e.dec.truncated[2];
-        }
         rc = SBX_OK;
         goto done;
     }
@@ -694,8 +691,7 @@ static int cf_exec(void *prov, void *sb, const sbx_exec_spec_v1 *spec,
                             .files = spec->files, .n_files = spec->n_files},
                     .argv = spec->argv, .stdin_data = spec->stdin_data,
                     .stdin_len = spec->stdin_data ? spec->stdin_len : 0,
-                    .timeout_ns = spec->timeout_ns, .sink = sink,
-                    .stdout_cap = spec->stdout_cap, .stderr_cap = spec->stderr_cap};
+                    .timeout_ns = spec->timeout_ns, .sink = sink};
     out->status = SBX_RUN_OK;
     int rc = run_wrapper(p, s, &w, out, &kind, &code);
     free(env);
@@ -737,8 +733,7 @@ static int cf_upload(void *prov, void *sb, const char *path, const void *data, s
     sbx_file_v1 f = {.path = path, .data = data, .len = len, .mode = mode};
     sbx_exec_outcome_v1 o = {.struct_size = sizeof o};
     struct run w = {.job = {.files = &f, .n_files = 1}, .argv = argv,
-                    .timeout_ns = (uint64_t)p->request_ms * 1000000u, .stdout_cap = 1 << 16,
-                    .stderr_cap = 1 << 16};
+                    .timeout_ns = (uint64_t)p->request_ms * 1000000u};
     int rc = run_wrapper(p, sb, &w, &o, &kind, &code);
     return rc != SBX_OK ? rc : sw_upload_result(p->host, p->h, CF_NAME, path, kind, code);
 }
@@ -760,8 +755,7 @@ static int cf_download(void *prov, void *sb, const char *path, size_t max, void 
     sbx_output_sink_v1 sink = {.write = sw_collect_write, .ud = &c};
     sbx_exec_outcome_v1 o = {.struct_size = sizeof o};
     struct run w = {.job = {.download = path, .download_max = max},
-                    .timeout_ns = (uint64_t)p->request_ms * 1000000u, .sink = &sink,
-                    .stdout_cap = (uint64_t)max + 1, .stderr_cap = 1 << 16};
+                    .timeout_ns = (uint64_t)p->request_ms * 1000000u, .sink = &sink};
     int rc = run_wrapper(p, sb, &w, &o, &kind, &code);
     if (rc == SBX_OK && o.status == SBX_RUN_OUTPUT_LIMIT)
         kind = SW_TOO_BIG;

@@ -239,28 +239,18 @@ char *sw_command_line(const char *script, const char *const *argv)
 
 /* ---- decoding ---- */
 
-void sw_dec_init(sw_dec *d, const sbx_output_sink_v1 *sink, uint64_t stdout_cap,
-                 uint64_t stderr_cap)
+void sw_dec_init(sw_dec *d, const sbx_output_sink_v1 *sink)
 {
     memset(d, 0, sizeof *d);
     d->sink = sink;
-    d->cap[1] = stdout_cap;
-    d->cap[2] = stderr_cap;
 }
 
+/* The sink holds the output caps (the core's, or sw_collect_write's). */
 static int deliver(sw_dec *d, int stream, const unsigned char *p, size_t n)
 {
     if (d->stopped)
         return 1;
-    uint64_t room = d->cap[stream] - d->got[stream];
-    size_t give = n > room ? (size_t)room : n;
-    if (give && d->sink && d->sink->write(d->sink->ud, stream, p, give) != 0) {
-        d->stopped = true;
-        return 1;
-    }
-    d->got[stream] += give;
-    if (give < n) {
-        d->truncated[stream] = true;
+    if (n && d->sink && d->sink->write(d->sink->ud, stream, p, n) != 0) {
         d->stopped = true;
         return 1;
     }

@@ -89,20 +89,16 @@ char *sw_command_line(const char *script, const char *const *argv);
 /* The decoder of the wrapper's two streams. */
 typedef struct sw_dec {
     sw_buf line[3];             /* partial line of stdout (1) and stderr (2) */
-    uint64_t cap[3];            /* bytes to deliver per stream */
-    uint64_t got[3];            /* bytes delivered */
-    bool truncated[3];
     bool stopped;               /* the sink asked to stop */
     bool bad;                   /* a line that is neither base64 nor a status */
     char status[64];            /* the "SBX1 ..." line without "SBX1 ", or "" */
     const sbx_output_sink_v1 *sink;
 } sw_dec;
 
-void sw_dec_init(sw_dec *d, const sbx_output_sink_v1 *sink, uint64_t stdout_cap,
-                 uint64_t stderr_cap);
+void sw_dec_init(sw_dec *d, const sbx_output_sink_v1 *sink);
 /* Feeds text the wrapper wrote on @stream (1 or 2).  Returns 0 to go on,
- * or 1 when delivery must stop (a cap was passed, the sink said stop, or
- * the text is not the wrapper's): the provider then ends the transfer. */
+ * or 1 when delivery must stop (the sink said stop, past a cap or for the
+ * caller, or the text is not the wrapper's): the provider then ends the transfer. */
 int sw_dec_feed(sw_dec *d, int stream, const char *text, size_t len);
 /* Feeds what is left of unterminated lines (call at the end). */
 void sw_dec_finish(sw_dec *d);

@@ -332,16 +332,18 @@ static const char *find_line(const char *p, const char *end, const char *tag)
     return NULL;
 }
 
-static int deliver(const sbx_output_sink_v1 *sink, int stream, const unsigned char *d, size_t n,
-                   uint64_t cap, size_t total, int *truncated, bool *stopped)
+/* Hands @n bytes to the core's sink, which holds the output caps; after
+ * it said stop (*stopped), nothing more. */
+static void deliver(const sbx_output_sink_v1 *sink, int stream, const unsigned char *d, size_t n,
+                    bool *stopped)
 {
-    if (n > cap)
-        n = (size_t)cap;
-    if (total > cap)
-        *truncated = 1;
     if (!*stopped && n > 0 && sink->write(sink->ud, stream, d, n) != 0)
         *stopped = true;
-    return 0;
+}
+
+static uint64_t past_cap(uint64_t cap)
+{
+    return cap < UINT64_MAX ? cap + 1 : cap;
 }
 
 static int parse_outputs(struct dt_prov *p, struct dt_sb *s, const char *res, size_t len,
@@ -364,6 +366,7 @@ static int parse_outputs(struct dt_prov *p, struct dt_sb *s, const char *res, si
             break;
         q = nl + 1;
     }
+    /* The totals are the wrapper's format; the caps are the sink's. */
     if (!h || sscanf(h, "SBX1 R %31s %llu %llu", st, &no, &ne) != 3)
         return p->host->set_error(p->h, SBX_E_BACKEND,
                                   "daytona: sandbox %s: exec: no result line from the wrapper", s->id);
@@ -383,10 +386,8 @@ static int parse_outputs(struct dt_prov *p, struct dt_sb *s, const char *res, si
                                   "daytona: sandbox %s: exec: bad base64 from the wrapper", s->id);
     }
     bool stopped = false;
-    deliver(sink, SBX_STREAM_STDOUT, ob, ol, spec->stdout_cap, (size_t)no, &out->stdout_truncated,
-            &stopped);
-    deliver(sink, SBX_STREAM_STDERR, eb, el, spec->stderr_cap, (size_t)ne, &out->stderr_truncated,
-            &stopped);
+    deliver(sink, SBX_STREAM_STDOUT, ob, ol, &stopped);
+    deliver(sink, SBX_STREAM_STDERR, eb, el, &stopped);
     free(ob);
     free(eb);
 
@@ -416,7 +417,7 @@ static int parse_outputs(struct dt_prov *p, struct dt_sb *s, const char *res, si
                                   "daytona: sandbox %s: exec: the command's status is unknown "
                                   "(the wrapper's runner died?)", s->id);
     }
-    if (out->stdout_truncated || out->stderr_truncated || stopped)
+    if (stopped)
         out->status = SBX_RUN_OUTPUT_LIMIT;
     return SBX_OK;
 }
@@ -535,10 +536,12 @@ int dt_exec(void *prov, void *sb, const sbx_exec_spec_v1 *spec,
         "_sbx_no=$(($(wc -c <\"$_sbx_s/o\" 2>/dev/null)))\n"
         "_sbx_ne=$(($(wc -c <\"$_sbx_s/e\" 2>/dev/null)))\n"
         "printf 'SBX1 R %s %s %s\\n' \"$_sbx_st\" \"$_sbx_no\" \"$_sbx_ne\"\n");
+    /* A byte past each cap, so that the core's sink, which holds the
+     * caps, tells a cut stream from a whole one. */
     dt_buf_addf(&b, "head -c %llu \"$_sbx_s/o\" 2>/dev/null | base64\necho SBX1-E\n",
-                (unsigned long long)spec->stdout_cap);
+                (unsigned long long)past_cap(spec->stdout_cap));
     dt_buf_addf(&b, "head -c %llu \"$_sbx_s/e\" 2>/dev/null | base64\necho SBX1-Z\n",
-                (unsigned long long)spec->stderr_cap);
+                (unsigned long long)past_cap(spec->stderr_cap));
     dt_buf_adds(&b, "rm -rf -- \"$_sbx_s\"; rmdir -- \"${_sbx_s%/*}\" 2>/dev/null; exit 0\n");
     if (b.oom) {
         rc = p->host->set_error(p->h, SBX_E_NOMEM, "out of memory");

@@ -195,7 +195,6 @@ struct dk_xrun {
     const sbx_exec_spec_v1 *spec;
     const sbx_output_sink_v1 *sink;
     sbx_exec_outcome_v1 *out;
-    uint64_t got[3];
     bool stop;              /* deliver nothing more */
     enum dk_why_kill kill;
     bool kill_sent;

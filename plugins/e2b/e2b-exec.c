@@ -26,15 +26,12 @@
 #define STDIN_CHUNK (48u * 1024)
 #define CLEANUP_TIMEOUT_MS 15000L
 
-enum stop_reason { STOP_NONE, STOP_CAP, STOP_SINK };
+enum stop_reason { STOP_NONE, STOP_SINK };
 
 struct run {
     struct e2b_prov *p;
     struct e2b_sb *sb;
     const sbx_output_sink_v1 *sink;
-    uint64_t cap[3];
-    uint64_t got[3];
-    bool truncated[3];
     enum stop_reason stop;
     /* envelope parser */
     unsigned char *buf;
@@ -91,21 +88,11 @@ static int signal_number(const char *status)
 
 /* ---- output ---- */
 
+/* The core's sink holds the output caps: past one it says stop. */
 static int deliver(struct run *r, int stream, const unsigned char *data, size_t len)
 {
-    uint64_t room = r->got[stream] >= r->cap[stream] ? 0 : r->cap[stream] - r->got[stream];
-    bool over = len > room;
-    size_t n = over ? (size_t)room : len;
-    if (n > 0) {
-        r->got[stream] += n;
-        if (r->sink && r->sink->write && r->sink->write(r->sink->ud, stream, data, n)) {
-            r->stop = STOP_SINK;
-            return SBX_E_LIMIT;
-        }
-    }
-    if (over) {
-        r->truncated[stream] = true;
-        r->stop = STOP_CAP;
+    if (len > 0 && r->sink && r->sink->write && r->sink->write(r->sink->ud, stream, data, len)) {
+        r->stop = STOP_SINK;
         return SBX_E_LIMIT;
     }
     return 0;
@@ -451,14 +438,13 @@ static int start_stream(struct run *r, json_t *req, uint64_t timeout_ms, long *s
 int e2b_run_quiet(struct e2b_prov *p, struct e2b_sb *sb, const char *const *argv,
                   long timeout_ms, int *exit_code)
 {
-    struct run r = {.p = p, .sb = sb, .cap = {0, 0, 0}};
+    struct run r = {.p = p, .sb = sb};
     sbx_exec_spec_v1 spec = {.struct_size = sizeof spec, .argv = argv};
     char err[PH_ERR_MAX], msg[200];
     long status;
     *exit_code = -1;
     pthread_mutex_init(&r.lock, NULL);
     pthread_cond_init(&r.cond, NULL);
-    r.cap[1] = r.cap[2] = UINT64_MAX;
     json_t *req = start_request(p, &spec, p->workdir, NULL, false);
     int rc = req ? start_stream(&r, req, (uint64_t)timeout_ms, &status, msg, sizeof msg, err)
                  : SBX_E_NOMEM;
@@ -496,7 +482,6 @@ static int start_failure(struct run *r, const sbx_exec_spec_v1 *spec, sbx_exec_o
                 n > 0 && (size_t)n < sizeof line ? (size_t)n : 0);
         out->status = nf ? SBX_RUN_NOT_FOUND : SBX_RUN_NOT_EXECUTABLE;
         out->exit_code = nf ? 127 : 126;
-        out->stderr_truncated = r->truncated[SBX_STREAM_STDERR];
         return SBX_OK;
     }
     if (!r->started)
@@ -553,8 +538,6 @@ int e2b_exec(struct e2b_prov *p, struct e2b_sb *sb, const sbx_exec_spec_v1 *spec
         return p->host->set_error(p->h, SBX_E_NOMEM, "out of memory");
 
     struct run r = {.p = p, .sb = sb, .sink = sink};
-    r.cap[SBX_STREAM_STDOUT] = spec->stdout_cap;
-    r.cap[SBX_STREAM_STDERR] = spec->stderr_cap;
     pthread_mutex_init(&r.lock, NULL);
     pthread_cond_init(&r.cond, NULL);
     struct feeder f = {&r, spec->stdin_data, spec->stdin_len};
@@ -586,8 +569,6 @@ int e2b_exec(struct e2b_prov *p, struct e2b_sb *sb, const sbx_exec_spec_v1 *spec
     out->exec_ns = r.started ? (r.ended ? r.end_at : now) - r.start_at : 0;
     if (out->exec_ns == 0)
         out->exec_ns = 1;
-    out->stdout_truncated = r.truncated[SBX_STREAM_STDOUT];
-    out->stderr_truncated = r.truncated[SBX_STREAM_STDERR];
     bool past_limit = now - sent >= spec->timeout_ns;
 
     if (r.stop != STOP_NONE) {

@@ -22,10 +22,11 @@
  * output is complete (each stream is in order) and the socket is closed
  * without waiting for processes the command left in the background.
  *
- * When the provider stops a command itself (an output cap, the sink asked
- * to stop, the caller cancelled, its own deadline, a dropped stream) a
- * second exec sweeps the marked processes.  An exec that never reached the pod (refused upgrade,
- * no connection) tells the core it did not start.
+ * When the provider stops a command itself (the core's sink asked it to
+ * stop, past an output cap or for the caller; the caller cancelled; its
+ * own deadline; a dropped stream) a second exec sweeps the marked
+ * processes.  An exec that never reached the pod (refused upgrade, no
+ * connection) tells the core it did not start.
  */
 #include "config.h"
 
@@ -123,8 +124,6 @@ struct stream {
     char trailer[40];
     size_t tlen;
     bool ended;             /* its trailer came */
-    uint64_t got;           /* bytes delivered */
-    bool truncated;
 };
 
 struct run {
@@ -133,10 +132,9 @@ struct run {
     char marker[48];        /* "\036sbx:<token>:" */
     size_t mlen;
     struct stream st[3];
-    uint64_t cap[3];
     char kind;              /* from the trailer, 0 none */
     long num;
-    bool stop_cap, stop_sink;
+    bool stop_sink;
     unsigned char *status;
     size_t status_len;
     /* helper mode: collect stdout instead of a sink */
@@ -150,8 +148,7 @@ struct run {
 
 static int deliver(struct run *r, int ch, const char *b, size_t n)
 {
-    struct stream *s = &r->st[ch];
-    if (!n || r->stop_cap || r->stop_sink)
+    if (!n || r->stop_sink)
         return 0;
     if (r->collect) {
         if (ch == SBX_STREAM_STDERR) {
@@ -173,16 +170,9 @@ static int deliver(struct run *r, int ch, const char *b, size_t n)
         r->out_len += n;
         return 0;
     }
-    uint64_t room = r->cap[ch] > s->got ? r->cap[ch] - s->got : 0;
-    size_t k = n <= room ? n : (size_t)room;
-    if (k && r->sink && r->sink->write(r->sink->ud, ch, b, k)) {
+    /* The core's sink holds the output caps: past one it says stop. */
+    if (r->sink && r->sink->write(r->sink->ud, ch, b, n)) {
         r->stop_sink = true;
-        return 1;
-    }
-    s->got += k;
-    if (k < n) {
-        s->truncated = true;
-        r->stop_cap = true;
         return 1;
     }
     return 0;
@@ -567,14 +557,12 @@ static int outcome(struct kube_prov *p, struct kube_sb *sb, const sbx_exec_spec_
 {
     char msg[300];
     int st = status_code(r, msg, sizeof msg);
-    out->stdout_truncated = r->st[SBX_STREAM_STDOUT].truncated;
-    out->stderr_truncated = r->st[SBX_STREAM_STDERR].truncated;
     if (res->cancelled) {
         kube_sweep(p, sb, token);
         return p->host->set_error(p->h, SBX_E_CANCELLED, "sandbox %s: the exec was cancelled",
                                   sb->id);
     }
-    if (r->stop_cap || r->stop_sink) {
+    if (r->stop_sink) {
         kube_sweep(p, sb, token);
         out->status = SBX_RUN_OUTPUT_LIMIT;
         out->exit_code = -1;
@@ -726,8 +714,6 @@ int kube_exec(struct kube_prov *p, struct kube_sb *sb, const sbx_exec_spec_v1 *s
         rc = SBX_E_NOMEM;
     }
     struct run r = {.p = p, .sink = sink};
-    r.cap[SBX_STREAM_STDOUT] = spec->stdout_cap;
-    r.cap[SBX_STREAM_STDERR] = spec->stderr_cap;
     r.mlen = (size_t)snprintf(r.marker, sizeof r.marker, "\036sbx:%s:", token);
     struct kube_ws_res res;
     memset(&res, 0, sizeof res);

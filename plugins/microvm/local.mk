@@ -14,6 +14,7 @@ plugins_microvm_microvm_la_SOURCES = \
 	plugins/microvm/mv-accel.c \
 	plugins/microvm/mv-chan.c \
 	plugins/microvm/mv-exec.c \
+	plugins/microvm/mv-files.c \
 	plugins/microvm/mv-int.h \
 	plugins/microvm/mv-qemu.c \
 	plugins/microvm/mv-vmm.h \

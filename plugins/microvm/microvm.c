@@ -213,15 +213,10 @@ int mv_boot(struct mv_prov *p, const char *accel, uint64_t timeout_ms, uint64_t 
     s->chan = sv[0];
     sv[0] = -1;
 
-    struct mv_hdr hd;
-    uint8_t *pl = NULL;
     struct mv_hello hl;
-    const char *why;
-    rc = mv_chan_recv(p, s->chan, mv_now_ms() + (int64_t)timeout_ms, &hd, &pl);
-    if (rc == SBX_OK && (hd.type != MV_T_HELLO || mv_hello_decode(pl, hd.len, &hl, &why))) {
-        rc = p->host->set_error(p->h, SBX_E_BACKEND,
-                                "microvm: the guest agent's first frame is not a valid hello");
-    } else if (rc != SBX_OK) {
+    int answered;
+    rc = mv_chan_hello(p, s->chan, mv_now_ms() + (int64_t)timeout_ms, &hl, &answered);
+    if (rc != SBX_OK && !answered) {
         char words[200];
         mv_vmm_stop(s->pid); /* flushes what it wrote */
         s->pid = 0;
@@ -232,7 +227,6 @@ int mv_boot(struct mv_prov *p, const char *accel, uint64_t timeout_ms, uint64_t 
                                                     : "stopped before its agent answered",
                                 words[0] ? words : "nothing on its console");
     }
-    free(pl);
     if (rc != SBX_OK)
         goto fail;
     s->unenforced = hl.unenforced;
@@ -372,6 +366,8 @@ static const sbx_provider_ops_v1 mv_ops = {
     .create = mv_create,
     .exec = mv_exec,
     .destroy = mv_destroy,
+    .upload = mv_upload,
+    .download = mv_download,
     .doctor = mv_doctor,
 };
 
@@ -379,6 +375,6 @@ static const sbx_provider_ops_v1 mv_ops = {
  * network device; host is refused in mv_create. */
 SBX_PROVIDER_DEFINE("microvm", PACKAGE_VERSION,
                     "each sandbox a QEMU microvm guest with its own kernel",
-                    "MIT", SBX_CAP_STDIN | SBX_CAP_STREAM | SBX_CAP_MEMORY_LIMIT |
+                    "MIT", SBX_CAP_FILES | SBX_CAP_STDIN | SBX_CAP_STREAM | SBX_CAP_MEMORY_LIMIT |
                         SBX_CAP_CPU_STATS | SBX_CAP_NETWORK_POLICY,
                     config_keys, NULL, &mv_ops);

@@ -87,8 +87,8 @@ static int read_all(struct mv_prov *p, int fd, int64_t deadline, void *buf, size
     return SBX_OK;
 }
 
-int mv_chan_recv(struct mv_prov *p, int fd, int64_t deadline_ms, struct mv_hdr *hd,
-                 uint8_t **payload)
+static int recv_frame(struct mv_prov *p, int fd, int64_t deadline_ms, struct mv_hdr *hd,
+                      uint8_t **payload, int *answered)
 {
     uint8_t h[MV_HDR_LEN];
     const char *why;
@@ -97,7 +97,15 @@ int mv_chan_recv(struct mv_prov *p, int fd, int64_t deadline_ms, struct mv_hdr *
     *payload = NULL;
     if ((rc = read_all(p, fd, deadline_ms, h, sizeof h)))
         return rc;
-    if (mv_hdr_parse(h, 1, hd, &why))
+    if (answered)
+        *answered = 1;
+    int bad = mv_hdr_parse(h, 1, hd, &why);
+    if (bad == MV_HDR_VERSION)
+        return p->host->set_error(p->h, SBX_E_BACKEND,
+                                  "microvm: the guest agent speaks protocol version %u, this "
+                                  "provider %u: rebuild the guest image with "
+                                  "polysandbox-microvm-image", h[1], MV_PROTO_VERSION);
+    if (bad)
         return p->host->set_error(p->h, SBX_E_BACKEND, "microvm: the agent broke the protocol: %s",
                                   why);
     uint8_t *b = malloc((size_t)hd->len + 1);
@@ -110,4 +118,49 @@ int mv_chan_recv(struct mv_prov *p, int fd, int64_t deadline_ms, struct mv_hdr *
     b[hd->len] = '\0';
     *payload = b;
     return SBX_OK;
+}
+
+int mv_chan_recv(struct mv_prov *p, int fd, int64_t deadline_ms, struct mv_hdr *hd,
+                 uint8_t **payload)
+{
+    return recv_frame(p, fd, deadline_ms, hd, payload, NULL);
+}
+
+int mv_chan_hello(struct mv_prov *p, int fd, int64_t deadline_ms, struct mv_hello *hl,
+                  int *answered)
+{
+    struct mv_hdr hd;
+    uint8_t *pl = NULL;
+    const char *why;
+    int rc;
+
+    *answered = 0;
+    if ((rc = recv_frame(p, fd, deadline_ms, &hd, &pl, answered)))
+        return rc;
+    if (hd.type != MV_T_HELLO || mv_hello_decode(pl, hd.len, hl, &why))
+        rc = p->host->set_error(p->h, SBX_E_BACKEND,
+                                "microvm: the guest agent's first frame is not a valid hello");
+    free(pl);
+    return rc;
+}
+
+int mv_chan_error(struct mv_prov *p, const char *what, const uint8_t *pl, size_t len)
+{
+    static const int codes[] = {
+        [MV_ERR_OTHER] = SBX_E_BACKEND, [MV_ERR_NOENT] = SBX_E_NOT_FOUND,
+        [MV_ERR_PATH] = SBX_E_PATH, [MV_ERR_NOTFILE] = SBX_E_PATH,
+        [MV_ERR_TOOBIG] = SBX_E_LIMIT,
+    };
+    char text[301];
+    const uint8_t *msg;
+    size_t n, j;
+    uint32_t code;
+    const char *why;
+
+    if (mv_error_decode(pl, len, &code, &msg, &n, &why))
+        return p->host->set_error(p->h, SBX_E_BACKEND, "microvm: %s: %s", what, why);
+    for (j = 0; j < n && j + 1 < sizeof text; j++)
+        text[j] = (msg[j] >= 0x20 && msg[j] < 0x7f) ? (char)msg[j] : '?';
+    text[j] = '\0';
+    return p->host->set_error(p->h, codes[code], "microvm: %s: the guest agent: %s", what, text);
 }

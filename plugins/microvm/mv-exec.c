@@ -1,6 +1,6 @@
 /* plugins/microvm/mv-exec.c - one command in the VM, through the agent
  *
- * The work's files go first (one FILE frame each), then one EXEC frame
+ * The work's files go first (one FILE frame each, each answered), then one EXEC frame
  * with the command, its environment, the sandbox's limits and its stdin.
  * The agent streams STDOUT and STDERR frames and ends with EXIT.  Caps
  * on output are applied here: past one, the rest is dropped and the
@@ -25,16 +25,7 @@ static int send_files(struct mv_prov *p, struct mv_sandbox *s, const sbx_exec_sp
 {
     for (size_t i = 0; i < spec->n_files; i++) {
         const sbx_file_v1 *f = &spec->files[i];
-        size_t plen = strlen(f->path) + 1;
-        uint8_t *head = malloc(4 + plen);
-        int rc;
-
-        if (!head)
-            return p->host->set_error(p->h, SBX_E_NOMEM, "out of memory");
-        mv_put32(head, f->mode & 07777);
-        memcpy(head + 4, f->path, plen);
-        rc = mv_chan_send(p, s->chan, MV_T_FILE, head, 4 + plen, f->data, f->len);
-        free(head);
+        int rc = mv_put_file(p, s, f->path, f->data, f->len, f->mode);
         if (rc)
             return rc;
     }
@@ -112,7 +103,6 @@ int mv_exec(void *prov, void *sb, const sbx_exec_spec_v1 *spec,
 {
     struct mv_prov *p = prov;
     struct mv_sandbox *s = sb;
-    uint64_t sent[2] = { 0, 0 }, cap[2] = { spec->stdout_cap, spec->stderr_cap };
     int over = 0, killed = 0, rc;
     int64_t t0 = mv_now_ms();
     int64_t deadline = t0 + (int64_t)(spec->timeout_ns / 1000000) + MV_GRACE_MS;
@@ -120,8 +110,10 @@ int mv_exec(void *prov, void *sb, const sbx_exec_spec_v1 *spec,
     if (s->broken)
         return p->host->set_error(p->h, SBX_E_BACKEND,
                                   "microvm: this VM's agent broke off an earlier exec");
+    if ((rc = send_files(p, s, spec)))
+        return rc;
     s->broken = 1; /* until EXIT comes back in step */
-    if ((rc = send_files(p, s, spec)) || (rc = send_exec(p, s, spec)))
+    if ((rc = send_exec(p, s, spec)))
         return rc;
     for (;;) {
         struct mv_hdr hd;
@@ -133,18 +125,11 @@ int mv_exec(void *prov, void *sb, const sbx_exec_spec_v1 *spec,
             return rc;
         if (hd.type == MV_T_STDOUT || hd.type == MV_T_STDERR) {
             int i = hd.type == MV_T_STDERR;
-            size_t n = hd.len;
-            if (sent[i] + n > cap[i]) {
-                n = (size_t)(cap[i] - sent[i]);
+            /* The core's sink holds the output caps: past one (or when
+             * the caller stopped) it says stop. */
+            if (!over && hd.len &&
+                sink->write(sink->ud, i ? SBX_STREAM_STDERR : SBX_STREAM_STDOUT, pl, hd.len))
                 over = 1;
-                if (i)
-                    out->stderr_truncated = 1;
-                else
-                    out->stdout_truncated = 1;
-            }
-            if (n && sink->write(sink->ud, i ? SBX_STREAM_STDERR : SBX_STREAM_STDOUT, pl, n))
-                over = 1;
-            sent[i] += n;
             if (over && !killed) {
                 killed = 1;
                 rc = mv_chan_send(p, s->chan, MV_T_KILL, NULL, 0, NULL, 0);
@@ -155,11 +140,9 @@ int mv_exec(void *prov, void *sb, const sbx_exec_spec_v1 *spec,
             continue;
         }
         if (hd.type == MV_T_ERROR) {
-            for (uint32_t j = 0; j < hd.len; j++)
-                if (pl[j] < 0x20 || pl[j] >= 0x7f)
-                    pl[j] = '?';
-            rc = p->host->set_error(p->h, SBX_E_BACKEND, "microvm: the guest agent: %.300s",
-                                    (char *)pl);
+            /* The agent refused the EXEC and sends no EXIT: back in step. */
+            s->broken = 0;
+            rc = mv_chan_error(p, "exec", pl, hd.len);
             free(pl);
             return rc;
         }

@@ -44,10 +44,25 @@ int mv_chan_send(struct mv_prov *p, int fd, uint8_t type, const void *a, size_t 
 int mv_chan_recv(struct mv_prov *p, int fd, int64_t deadline_ms, struct mv_hdr *hd,
                  uint8_t **payload);
 int64_t mv_now_ms(void);
+/* Reads the agent's first frame, its HELLO.  *answered: whether any frame
+ * came (else the VM stopped or timed out before its agent spoke). */
+int mv_chan_hello(struct mv_prov *p, int fd, int64_t deadline_ms, struct mv_hello *hl,
+                  int *answered);
+/* Sets the error an ERROR frame @pl of @len bytes names (its code mapped
+ * to SBX_E_*, its text made printable) about @what, and returns it. */
+int mv_chan_error(struct mv_prov *p, const char *what, const uint8_t *pl, size_t len);
 
 /* mv-exec.c */
 int mv_exec(void *prov, void *sb, const sbx_exec_spec_v1 *spec,
             const sbx_output_sink_v1 *sink, sbx_exec_outcome_v1 *out);
+
+/* mv-files.c: the SBX_CAP_FILES slots, and one FILE placed (answered). */
+int mv_put_file(struct mv_prov *p, struct mv_sandbox *s, const char *path, const void *data,
+                size_t len, uint32_t mode);
+int mv_upload(void *prov, void *sb, const char *path, const void *data, size_t len,
+              uint32_t mode);
+int mv_download(void *prov, void *sb, const char *path, size_t max, void **data,
+                size_t *len);
 
 /* mv-accel.c: the accelerator to use, "kvm" or "tcg", and why. */
 const char *mv_accel_choose(struct mv_prov *p, char *why, size_t whylen);

@@ -1,9 +1,11 @@
 /* plugins/microvm/mv-proto.c - frames of the guest agent's protocol
  *
- * Written by hand because it is eight bytes of header and three fixed
+ * Written by hand because it is eight bytes of header and four small
  * payloads; tests/fuzz/fuzz-microvm.c feeds it hostile streams.
  */
 #include "mv-proto.h"
+
+#include <string.h>
 
 void mv_put32(uint8_t *p, uint32_t v)
 {
@@ -54,12 +56,13 @@ int mv_hdr_parse(const uint8_t in[MV_HDR_LEN], int from_guest, struct mv_hdr *h,
         return -1;
     }
     if (in[1] != MV_PROTO_VERSION) {
-        *why = "protocol version not 1";
-        return -1;
+        *why = "a frame of another protocol version";
+        return MV_HDR_VERSION;
     }
     if (from_guest ? !(t == MV_T_HELLO || t == MV_T_STDOUT || t == MV_T_STDERR ||
-                       t == MV_T_EXIT || t == MV_T_ERROR)
-                   : !(t == MV_T_FILE || t == MV_T_EXEC || t == MV_T_KILL)) {
+                       t == MV_T_EXIT || t == MV_T_ERROR || t == MV_T_FILEDATA ||
+                       t == MV_T_DONE)
+                   : !(t == MV_T_FILE || t == MV_T_EXEC || t == MV_T_KILL || t == MV_T_GET)) {
         *why = "unknown frame type";
         return -1;
     }
@@ -71,7 +74,9 @@ int mv_hdr_parse(const uint8_t in[MV_HDR_LEN], int from_guest, struct mv_hdr *h,
         return -1;
     }
     if ((t == MV_T_EXIT && h->len != MV_EXIT_LEN) ||
-        (t == MV_T_HELLO && h->len != MV_HELLO_LEN) || (t == MV_T_KILL && h->len != 0)) {
+        (t == MV_T_HELLO && h->len != MV_HELLO_LEN) || (t == MV_T_KILL && h->len != 0) ||
+        (t == MV_T_DONE && h->len != 0) || (t == MV_T_ERROR && h->len < 4) ||
+        (t == MV_T_GET && h->len < MV_GET_HEAD_LEN + 2)) {
         *why = "frame of the wrong length for its type";
         return -1;
     }
@@ -133,4 +138,36 @@ void mv_hello_encode(uint8_t out[MV_HELLO_LEN], const struct mv_hello *hl)
 {
     mv_put32(out, hl->version);
     mv_put32(out + 4, hl->unenforced);
+}
+
+int mv_error_decode(const uint8_t *p, size_t len, uint32_t *code, const uint8_t **msg,
+                    size_t *msg_len, const char **why)
+{
+    if (len < 4) {
+        *why = "error frame shorter than its code";
+        return -1;
+    }
+    *code = mv_get32(p);
+    if (*code > MV_ERR_MAX)
+        *code = MV_ERR_OTHER;
+    *msg = p + 4;
+    *msg_len = len - 4;
+    return 0;
+}
+
+int mv_path_ok(const char *path)
+{
+    size_t len = strlen(path);
+
+    if (!len || len > MV_PATH_MAX || path[0] == '/')
+        return 0;
+    for (const char *c = path; *c;) {
+        size_t n = strcspn(c, "/");
+        if (n == 0 || (n == 1 && c[0] == '.') || (n == 2 && c[0] == '.' && c[1] == '.'))
+            return 0;
+        c += n;
+        if (*c)
+            c++;
+    }
+    return 1;
 }

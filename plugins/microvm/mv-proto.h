@@ -5,11 +5,18 @@
  *
  *     'S'  version  type  0  len (uint32, little-endian)
  *
- * Host to guest: FILE, EXEC, KILL.  Guest to host: HELLO (once, when the
- * agent is up), STDOUT, STDERR, EXIT (once per EXEC), ERROR.  Numbers in
- * payloads are little-endian.  The host treats every guest byte as
- * hostile: a frame of the wrong version, an unknown type, a length over
- * MV_MAX_PAYLOAD or a payload of the wrong size ends the sandbox.
+ * Host to guest: FILE, GET, EXEC, KILL.  Guest to host: HELLO (once, when
+ * the agent is up), DONE (a FILE placed), FILEDATA (a GET's bytes),
+ * STDOUT, STDERR, EXIT (once per EXEC), ERROR.  Every FILE is answered by
+ * DONE or ERROR, every GET by FILEDATA or ERROR.  Numbers in payloads are
+ * little-endian.  The host treats every guest byte as hostile: a frame of
+ * the wrong version, an unknown type, a length over MV_MAX_PAYLOAD or a
+ * payload of the wrong size ends the sandbox.
+ *
+ * Version 2 added GET, FILEDATA and DONE and the code in ERROR.  Each
+ * side refuses the other's frames of another version: an agent of an
+ * older image is refused at its HELLO, by name (mv_hdr_parse says
+ * MV_HDR_VERSION), before any command is sent to it.
  *
  * Shared by the provider and the agent (built statically, without the
  * user's CFLAGS), so it depends on the C library only.
@@ -20,7 +27,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define MV_PROTO_VERSION 1
+#define MV_PROTO_VERSION 2
 #define MV_HDR_LEN 8
 #define MV_MAGIC 'S'
 /* The largest payload either side accepts (an EXEC carries its stdin). */
@@ -32,14 +39,31 @@
 
 enum mv_type {
     MV_T_HELLO = 1,  /* guest: u32 version, u32 limits it cannot enforce (SBX_LIMIT_BIT_*) */
-    MV_T_FILE = 2,   /* host: u32 mode, path NUL, data */
+    MV_T_FILE = 2,   /* host: u32 mode, path NUL, data; answered DONE or ERROR */
     MV_T_EXEC = 3,   /* host: struct mv_exec_head, then strings, then stdin */
     MV_T_KILL = 4,   /* host: empty; kills the running command's processes */
     MV_T_STDOUT = 5, /* guest: output bytes */
     MV_T_STDERR = 6,
     MV_T_EXIT = 7,   /* guest: MV_EXIT_LEN bytes, see mv_exit */
-    MV_T_ERROR = 8,  /* guest: a message (text, not trusted) */
+    MV_T_ERROR = 8,  /* guest: u32 MV_ERR_*, then a message (text, not trusted) */
+    MV_T_GET = 9,    /* host: u64 max bytes, path NUL; answered FILEDATA or ERROR */
+    MV_T_FILEDATA = 10, /* guest: the whole file, at most the GET's max */
+    MV_T_DONE = 11,  /* guest: empty; the FILE was placed */
 };
+
+/* What an ERROR is about (its first four bytes). */
+enum mv_err {
+    MV_ERR_OTHER = 0,    /* the request failed otherwise (I/O, malformed) */
+    MV_ERR_NOENT = 1,    /* no such file */
+    MV_ERR_PATH = 2,     /* unsafe path: absolute, "..", through a link */
+    MV_ERR_NOTFILE = 3,  /* not a regular file */
+    MV_ERR_TOOBIG = 4,   /* larger than the GET's max */
+};
+#define MV_ERR_MAX MV_ERR_TOOBIG
+/* A GET's payload before its path. */
+#define MV_GET_HEAD_LEN 8
+/* The longest path a FILE or GET names. */
+#define MV_PATH_MAX 4095
 
 /* EXEC payload: MV_EXEC_HEAD_LEN bytes of numbers (u64 timeout_ms,
  * memory, pids, nofile, fsize, cpu_ms; u32 argc, envc), then 1 + argc +
@@ -78,9 +102,12 @@ struct mv_hdr {
 
 /* Writes a header for @type and @len into @out. */
 void mv_hdr_put(uint8_t out[MV_HDR_LEN], uint8_t type, uint32_t len);
+/* mv_hdr_parse's refusal of a well-formed frame of another version. */
+#define MV_HDR_VERSION (-2)
 /* Checks @in as a header of a frame the host may receive (guest = 1) or
- * the guest may receive (guest = 0).  0, or -1 with *why set to a static
- * reason. */
+ * the guest may receive (guest = 0).  0; MV_HDR_VERSION when it is a
+ * frame of another protocol version (in[1]); or -1; each refusal with
+ * *why set to a static reason. */
 int mv_hdr_parse(const uint8_t in[MV_HDR_LEN], int from_guest, struct mv_hdr *h,
                  const char **why);
 /* Decodes an EXIT or HELLO payload: 0, or -1 with *why set. */
@@ -88,6 +115,15 @@ int mv_exit_decode(const uint8_t *p, size_t len, struct mv_exit *e, const char *
 void mv_exit_encode(uint8_t out[MV_EXIT_LEN], const struct mv_exit *e);
 int mv_hello_decode(const uint8_t *p, size_t len, struct mv_hello *hl, const char **why);
 void mv_hello_encode(uint8_t out[MV_HELLO_LEN], const struct mv_hello *hl);
+/* Decodes an ERROR payload: its code (MV_ERR_OTHER for one this side does
+ * not know) and *msg, *msg_len the text after it (not terminated, not
+ * trusted).  0, or -1 with *why set (shorter than its code). */
+int mv_error_decode(const uint8_t *p, size_t len, uint32_t *code, const uint8_t **msg,
+                    size_t *msg_len, const char **why);
+
+/* Whether @path may name a file of the work directory (checked by both
+ * ends): 1 to MV_PATH_MAX bytes, relative, no ".", ".." or empty part. */
+int mv_path_ok(const char *path);
 
 void mv_put32(uint8_t *p, uint32_t v);
 void mv_put64(uint8_t *p, uint64_t v);

@@ -32,15 +32,12 @@
 #define CLEANUP_TIMEOUT_MS 15000L
 #define LEGACY_POLL_S 55.0f
 
-enum stop_reason { STOP_NONE, STOP_CAP, STOP_SINK };
+enum stop_reason { STOP_NONE, STOP_SINK };
 
 struct run {
     struct modal_prov *p;
     struct modal_sb *sb;
     const sbx_output_sink_v1 *sink;
-    uint64_t cap[3];
-    uint64_t got[3];
-    bool truncated[3];
     enum stop_reason stop;
     bool killed;
     pthread_mutex_t lock;        /* sink calls, stop, killed */
@@ -50,6 +47,15 @@ struct run {
     char errhead[256];           /* the first bytes of stderr */
     size_t errhead_len;
     uint64_t timeout_ms;
+    /* Files written by the command's own exec (modal_prelude_argv): its
+     * stderr starts with "nonce " when writing them failed, held back
+     * until it is known not to. */
+    char nonce[34];              /* "<32 hex> ", or "" */
+    size_t nonce_len;
+    size_t held;                 /* bytes of stderr matching nonce so far */
+    bool failed;                 /* the prelude reported a failure */
+    char report[256];            /* what followed the nonce */
+    size_t report_len;
 };
 
 struct reader {
@@ -68,36 +74,70 @@ struct reader {
 
 static void kill_marked(struct run *r);
 
-/* Hands @len bytes to the sink, up to the stream's cap.  Non-zero: stop. */
+static int deliver_now(struct run *r, int stream, const uint8_t *data, size_t len);
+
+/* Appends what fits of @data to the NUL-terminated @buf of @cap bytes. */
+static void keep_head(char *buf, size_t cap, size_t *used, const uint8_t *data, size_t len)
+{
+    size_t k = *used + 1 < cap ? cap - 1 - *used : 0;
+    if (k > len)
+        k = len;
+    memcpy(buf + *used, data, k);
+    *used += k;
+    buf[*used] = '\0';
+}
+
+/* Hands @len bytes to the sink, which holds the output caps (the core's,
+ * or collect_write's bound).  Non-zero: stop.
+ * Stderr passes the prelude's filter first (one thread reads stderr). */
 static int deliver(struct run *r, int stream, const uint8_t *data, size_t len)
+{
+    if (stream != SBX_STREAM_STDERR || !r->nonce_len || r->held == SIZE_MAX)
+        return deliver_now(r, stream, data, len);
+    if (r->failed) {
+        keep_head(r->report, sizeof r->report, &r->report_len, data, len);
+        return 0;
+    }
+    size_t k = r->nonce_len - r->held;
+    if (k > len)
+        k = len;
+    if (memcmp(r->nonce + r->held, data, k)) {
+        /* Not the prelude's: what was held, then the rest, as it came. */
+        size_t held = r->held;
+        r->held = SIZE_MAX;
+        int rc = held ? deliver_now(r, stream, (const uint8_t *)r->nonce, held) : 0;
+        return rc ? rc : deliver_now(r, stream, data, len);
+    }
+    r->held += k;
+    if (r->held == r->nonce_len) {
+        r->failed = true;
+        return len > k ? deliver(r, stream, data + k, len - k) : 0;
+    }
+    return 0;
+}
+
+/* Hands over what the filter held when stderr ended inside it. */
+static void deliver_held(struct run *r)
+{
+    if (r->nonce_len && !r->failed && r->held && r->held != SIZE_MAX) {
+        size_t held = r->held;
+        r->held = SIZE_MAX;
+        deliver_now(r, SBX_STREAM_STDERR, (const uint8_t *)r->nonce, held);
+    }
+}
+
+static int deliver_now(struct run *r, int stream, const uint8_t *data, size_t len)
 {
     pthread_mutex_lock(&r->lock);
     if (r->stop != STOP_NONE) {
         pthread_mutex_unlock(&r->lock);
         return SBX_E_LIMIT;
     }
-    if (stream == SBX_STREAM_STDERR && r->errhead_len + 1 < sizeof r->errhead) {
-        size_t k = sizeof r->errhead - 1 - r->errhead_len;
-        if (k > len)
-            k = len;
-        memcpy(r->errhead + r->errhead_len, data, k);
-        r->errhead_len += k;
-        r->errhead[r->errhead_len] = '\0';
-    }
-    uint64_t room = r->got[stream] >= r->cap[stream] ? 0 : r->cap[stream] - r->got[stream];
-    bool over = len > room;
-    size_t n = over ? (size_t)room : len;
+    if (stream == SBX_STREAM_STDERR)
+        keep_head(r->errhead, sizeof r->errhead, &r->errhead_len, data, len);
     int rc = 0;
-    if (n > 0) {
-        r->got[stream] += n;
-        if (r->sink && r->sink->write && r->sink->write(r->sink->ud, stream, data, n)) {
-            r->stop = STOP_SINK;
-            rc = SBX_E_LIMIT;
-        }
-    }
-    if (!rc && over) {
-        r->truncated[stream] = true;
-        r->stop = STOP_CAP;
+    if (len > 0 && r->sink && r->sink->write && r->sink->write(r->sink->ud, stream, data, len)) {
+        r->stop = STOP_SINK;
         rc = SBX_E_LIMIT;
     }
     pthread_mutex_unlock(&r->lock);
@@ -620,8 +660,10 @@ static int uuid4(char out[37])
     return 0;
 }
 
+/* Runs spec's command; with @prelude, the files of the spec are written
+ * by the same exec first (modal_files_fit said they can be). */
 static int exec_run(struct modal_prov *p, struct modal_sb *sb, const sbx_exec_spec_v1 *spec,
-                    const sbx_output_sink_v1 *sink, sbx_exec_outcome_v1 *out)
+                    bool prelude, const sbx_output_sink_v1 *sink, sbx_exec_outcome_v1 *out)
 {
     if (!spec->argv || !spec->argv[0] || !spec->argv[0][0])
         return p->host->set_error(p->h, SBX_E_INVAL, "exec: empty command");
@@ -640,8 +682,6 @@ static int exec_run(struct modal_prov *p, struct modal_sb *sb, const sbx_exec_sp
         return p->host->set_error(p->h, SBX_E_NOMEM, "out of memory");
 
     struct run r = {.p = p, .sb = sb, .sink = sink};
-    r.cap[SBX_STREAM_STDOUT] = spec->stdout_cap;
-    r.cap[SBX_STREAM_STDERR] = spec->stderr_cap;
     r.timeout_ms = (spec->timeout_ns + 999999) / 1000000;
     if (r.timeout_ms == 0)
         r.timeout_ms = 1;
@@ -651,10 +691,30 @@ static int exec_run(struct modal_prov *p, struct modal_sb *sb, const sbx_exec_sp
         pthread_mutex_destroy(&r.lock);
         return p->host->set_error(p->h, SBX_E_IO, "exec: no random bytes for the exec id");
     }
+    sbx_exec_spec_v1 with = *spec;
+    char **argv = NULL;
+    char hex[33];
+    if (prelude) {
+        if (pc_random_hex(hex, 16)) {
+            free(dir);
+            pthread_mutex_destroy(&r.lock);
+            return p->host->set_error(p->h, SBX_E_IO, "exec: no random bytes for the exec");
+        }
+        r.nonce_len = (size_t)snprintf(r.nonce, sizeof r.nonce, "%s ", hex);
+        argv = modal_prelude_argv(spec->files, spec->n_files, spec->argv, hex, spec->cwd);
+        if (!argv) {
+            free(dir);
+            pthread_mutex_destroy(&r.lock);
+            return p->host->set_error(p->h, SBX_E_NOMEM, "out of memory");
+        }
+        with.argv = (const char *const *)argv;
+    }
     /* The service's clock for the command starts after this: a kill of
      * its at the limit comes no earlier than sent + timeout. */
     uint64_t sent = modal_now_ns();
-    rc = sb->legacy ? start_legacy(&r, spec, dir) : start_router(&r, spec, dir);
+    const char *start_dir = prelude ? p->workdir : dir; /* the prelude goes to cwd */
+    rc = sb->legacy ? start_legacy(&r, &with, start_dir) : start_router(&r, &with, start_dir);
+    free(argv);
     free(dir);
     if (rc) {
         pthread_mutex_destroy(&r.lock);
@@ -678,6 +738,13 @@ static int exec_run(struct modal_prov *p, struct modal_sb *sb, const sbx_exec_sp
         pthread_join(th, NULL);
     else
         read_thread(&rd_err);
+    if (r.failed) {
+        /* The files could not be written: the command never ran. */
+        rc = modal_prelude_failed(p, sb, spec->files, spec->n_files, r.report);
+        modal_not_started(p);
+        goto out;
+    }
+    deliver_held(&r);
 
     int code = 0, sig = 0;
     mg_status st = {.code = -1};
@@ -732,8 +799,6 @@ static int exec_run(struct modal_prov *p, struct modal_sb *sb, const sbx_exec_sp
     }
     uint64_t now = modal_now_ns();
     out->exec_ns = now - started ? now - started : 1;
-    out->stdout_truncated = r.truncated[SBX_STREAM_STDOUT];
-    out->stderr_truncated = r.truncated[SBX_STREAM_STDERR];
     bool past = now - sent >= spec->timeout_ns;
     if (stopped) {
         out->status = SBX_RUN_OUTPUT_LIMIT;
@@ -765,6 +830,8 @@ out:
 int modal_exec(struct modal_prov *p, struct modal_sb *sb, const sbx_exec_spec_v1 *spec,
                const sbx_output_sink_v1 *sink, sbx_exec_outcome_v1 *out)
 {
+    if (spec->n_files && p->files_in_exec && modal_files_fit(spec->files, spec->n_files, spec->cwd))
+        return exec_run(p, sb, spec, true, sink, out);
     for (size_t i = 0; i < spec->n_files; i++) {
         const sbx_file_v1 *f = &spec->files[i];
         int rc = modal_upload(p, sb, f->path, f->data, f->len, f->mode);
@@ -773,7 +840,7 @@ int modal_exec(struct modal_prov *p, struct modal_sb *sb, const sbx_exec_spec_v1
             return rc;
         }
     }
-    return exec_run(p, sb, spec, sink, out);
+    return exec_run(p, sb, spec, false, sink, out);
 }
 
 /* ---- a quiet exec for files and clean-ups ---- */
@@ -797,6 +864,14 @@ static int collect_write(void *ud, int stream, const void *buf, size_t len)
         c->errbuf[c->errlen] = '\0';
         return 0;
     }
+    /* The exec's stdout cap is out_max + 1: this sink holds it (one byte
+     * past max tells the caller the file is too big). */
+    size_t room = c->len > c->max ? 0 : c->max - c->len + 1;
+    bool over = len > room;
+    if (over)
+        len = room;
+    if (len == 0)
+        return over;
     if (c->len + len > c->cap) {
         size_t n = c->cap ? c->cap : 4096;
         while (n < c->len + len)
@@ -809,7 +884,7 @@ static int collect_write(void *ud, int stream, const void *buf, size_t len)
     }
     memcpy(c->buf + c->len, buf, len);
     c->len += len;
-    return 0;
+    return over;
 }
 
 int modal_run(struct modal_prov *p, struct modal_sb *sb, const char *const *argv,
@@ -827,7 +902,7 @@ int modal_run(struct modal_prov *p, struct modal_sb *sb, const char *const *argv
         .stdout_cap = out_max + 1, .stderr_cap = UINT64_MAX,
     };
     sbx_exec_outcome_v1 o = {.struct_size = sizeof o};
-    int rc = exec_run(p, sb, &spec, &sink, &o);
+    int rc = exec_run(p, sb, &spec, false, &sink, &o);
     if (rc) {
         free(c.buf);
         return rc;

@@ -60,6 +60,7 @@ struct modal_prov {
     long connect_timeout_ms;
     unsigned milli_cpu;      /* 0: the service's default */
     bool allow_internet;
+    bool files_in_exec;      /* small files may ride in the command's exec */
     bool plain_router;       /* the control plane is plain http: so is the router */
     int exec_path;           /* MODAL_EXEC_AUTO, _ROUTER, _LEGACY */
 
@@ -166,6 +167,19 @@ int modal_run(struct modal_prov *p, struct modal_sb *sb, const char *const *argv
 /* ---- modal-files.c ---- */
 int modal_upload(struct modal_prov *p, struct modal_sb *sb, const char *path, const void *data,
                  size_t len, uint32_t mode);
+/* Whether files[0..n) can all ride in the exec of a command to run in
+ * @cwd (relative to the work directory, or NULL). */
+bool modal_files_fit(const sbx_file_v1 *files, size_t n, const char *cwd);
+/* The argv of one exec, started in the work directory, that writes the
+ * files there, then runs @argv in @cwd; one allocation (free() it),
+ * pointing into @files, @argv and the strings given; NULL when out of
+ * memory.  A failure to write puts "@nonce CODE INDEX" first on stderr and
+ * runs nothing. */
+char **modal_prelude_argv(const sbx_file_v1 *files, size_t n, const char *const *argv,
+                          const char *nonce, const char *cwd);
+/* Sets the error for a prelude's @report (what followed "@nonce "). */
+int modal_prelude_failed(struct modal_prov *p, struct modal_sb *sb, const sbx_file_v1 *files,
+                         size_t n, const char *report);
 int modal_download(struct modal_prov *p, struct modal_sb *sb, const char *path, size_t max,
                    void **data, size_t *len);
 

@@ -28,7 +28,7 @@
 
 static const char *const config_keys[] = {
     "token_id", "token_secret", "server_url", "environment", "app", "image", "workdir", "ttl",
-    "cpu", "request_timeout", "connect_timeout", "allow_internet", "ca_file", "exec", NULL,
+    "cpu", "request_timeout", "connect_timeout", "allow_internet", "ca_file", "exec", "files_in_exec", NULL,
 };
 static const char *const secret_keys[] = {"token_id", "token_secret", NULL};
 
@@ -195,6 +195,8 @@ static int read_settings(struct modal_prov *p)
         p->milli_cpu = (unsigned)(c * 1000 + 0.5);
     }
     if ((rc = bool_setting(p, "allow_internet", true, &p->allow_internet)))
+        return rc;
+    if ((rc = bool_setting(p, "files_in_exec", true, &p->files_in_exec)))
         return rc;
     const char *ex = setting(p, "exec");
     if (!ex || !strcmp(ex, "auto"))

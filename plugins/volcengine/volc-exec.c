@@ -71,7 +71,6 @@ struct run {
     size_t stdin_len;
     uint64_t timeout_ns;
     const sbx_output_sink_v1 *sink;
-    uint64_t stdout_cap, stderr_cap;
 };
 
 /* The command as the server last described it. */
@@ -244,7 +243,7 @@ static int run_wrapper(struct vc_prov *p, struct vc_sb *s, struct run *w,
     double limit = (double)w->timeout_ns / 1e9;
     struct cmd c = {.status = "running"};
     sw_dec dec;
-    sw_dec_init(&dec, w->sink, w->stdout_cap, w->stderr_cap);
+    sw_dec_init(&dec, w->sink);
     json_t *d = NULL;
     long status = 0;
     uint64_t t1 = vc_now_ns(), deadline = t1 + w->timeout_ns;
@@ -291,12 +290,10 @@ static int run_wrapper(struct vc_prov *p, struct vc_sb *s, struct run *w,
     out->exec_ns = t2 - t1;
     bool running = !strcmp(c.status, "running") || !strcmp(c.status, "pending");
     if (rc == SBX_E_LIMIT) {
-        /* A cap passed or the sink said stop. */
+        /* The sink said stop (past a cap, or for the caller). */
         if (running)
             kill_command(p, s, &c);
         out->status = SBX_RUN_OUTPUT_LIMIT;
-        out->stdout_truncated = dec.truncated[1];
-        out->stderr_truncated = dec.truncated[2];
         rc = SBX_OK;
         goto done;
     }
@@ -358,8 +355,7 @@ int vc_exec(struct vc_prov *p, struct vc_sb *s, const sbx_exec_spec_v1 *spec,
                             .files = spec->files, .n_files = spec->n_files},
                     .argv = spec->argv, .stdin_data = spec->stdin_data,
                     .stdin_len = spec->stdin_data ? spec->stdin_len : 0,
-                    .timeout_ns = spec->timeout_ns, .sink = sink,
-                    .stdout_cap = spec->stdout_cap, .stderr_cap = spec->stderr_cap};
+                    .timeout_ns = spec->timeout_ns, .sink = sink};
     out->status = SBX_RUN_OK;
     int rc = run_wrapper(p, s, &w, out, &kind, &code);
     if (rc != SBX_OK || out->status == SBX_RUN_TIMEOUT || out->status == SBX_RUN_OUTPUT_LIMIT)
@@ -397,8 +393,7 @@ int vc_upload(struct vc_prov *p, struct vc_sb *s, const char *path, const void *
     sbx_file_v1 f = {.path = path, .data = data, .len = len, .mode = mode};
     sbx_exec_outcome_v1 o = {.struct_size = sizeof o};
     struct run w = {.job = {.files = &f, .n_files = 1}, .argv = argv,
-                    .timeout_ns = (uint64_t)p->request_ms * 1000000u, .stdout_cap = 1 << 16,
-                    .stderr_cap = 1 << 16};
+                    .timeout_ns = (uint64_t)p->request_ms * 1000000u};
     int rc = run_wrapper(p, s, &w, &o, &kind, &code);
     return rc != SBX_OK ? rc : sw_upload_result(p->host, p->h, VC_NAME, path, kind, code);
 }
@@ -419,8 +414,7 @@ int vc_download(struct vc_prov *p, struct vc_sb *s, const char *path, size_t max
     sbx_output_sink_v1 sink = {.write = sw_collect_write, .ud = &c};
     sbx_exec_outcome_v1 o = {.struct_size = sizeof o};
     struct run w = {.job = {.download = path, .download_max = max},
-                    .timeout_ns = (uint64_t)p->request_ms * 1000000u, .sink = &sink,
-                    .stdout_cap = (uint64_t)max + 1, .stderr_cap = 1 << 16};
+                    .timeout_ns = (uint64_t)p->request_ms * 1000000u, .sink = &sink};
     int rc = run_wrapper(p, s, &w, &o, &kind, &code);
     if (rc == SBX_OK && o.status == SBX_RUN_OUTPUT_LIMIT)
         kind = SW_TOO_BIG;

@@ -9,8 +9,9 @@
  * as a plain process of this user, in a PID namespace of its own, so
  * nothing the command starts outlives the exec.  It shares the host's
  * files and network: it shows the shape of a provider, it is not a jail.
- * It applies the wall clock, the output caps, the CPU time and the open
- * files and file size limits; it tells the core that it cannot apply the
+ * It applies the wall clock, the CPU time and the open files and file
+ * size limits, and stops the command when the sink says so (the core
+ * holds the output caps there); it tells the core that it cannot apply the
  * memory, process-count and disk limits, and it has no network policy
  * (no SBX_CAP_NETWORK_POLICY), so the administrator must allow those to
  * go unenforced (unenforced_limits in polysandbox.ini(5)).
@@ -322,23 +323,6 @@ static void run_outer(const struct sandbox *s, const sbx_exec_spec_v1 *spec,
     _exit(0); /* and the kernel kills what is left in the namespace */
 }
 
-/* Hands @n bytes of @stream to the sink, up to the stream's cap.  Returns
- * 0 to go on, or -1 when the command must be stopped (cap passed, or the
- * sink asked to stop). */
-static int deliver(const sbx_output_sink_v1 *sink, int stream, const char *buf,
-                   size_t n, uint64_t cap, uint64_t *got, int *truncated)
-{
-    size_t room = (size_t)(cap - *got);
-    size_t take = n < room ? n : room;
-
-    *got += take;
-    if (take && sink->write(sink->ud, stream, buf, take) != 0)
-        return -1;
-    if (take < n)
-        *truncated = 1;
-    return take < n ? -1 : 0;
-}
-
 static void close_pair(int p[2])
 {
     for (int i = 0; i < 2; i++)
@@ -352,7 +336,7 @@ static int example_exec(void *prov, void *sb, const sbx_exec_spec_v1 *spec,
     struct example *ex = prov;
     struct sandbox *s = sb;
     int po[2] = {-1, -1}, pe[2] = {-1, -1}, pr[2] = {-1, -1};
-    uint64_t t0 = now_ns(), deadline = t0 + spec->timeout_ns, got[2] = {0, 0};
+    uint64_t t0 = now_ns(), deadline = t0 + spec->timeout_ns;
     int stopped = 0, timed_out = 0, rc, st;
     struct report r, status = {-1, 0}, failure = {-1, 0};
     char **env = NULL;
@@ -386,10 +370,8 @@ static int example_exec(void *prov, void *sb, const sbx_exec_spec_v1 *spec,
     out->start_ns = now_ns() - t0;
 
     /* Output until both streams end (the namespace is empty), the wall
-     * clock runs out or a cap is passed. */
+     * clock runs out or the sink says stop. */
     struct pollfd fds[2] = {{po[0], POLLIN, 0}, {pe[0], POLLIN, 0}};
-    int *trunc[2] = {&out->stdout_truncated, &out->stderr_truncated};
-    uint64_t caps[2] = {spec->stdout_cap, spec->stderr_cap};
     while (!stopped && (fds[0].fd >= 0 || fds[1].fd >= 0)) {
         uint64_t now = now_ns();
         if (now >= deadline) {
@@ -412,9 +394,8 @@ static int example_exec(void *prov, void *sb, const sbx_exec_spec_v1 *spec,
                 continue;
             if (n <= 0)
                 fds[i].fd = -1; /* end of the stream */
-            else if (deliver(sink, i + 1, buf, (size_t)n, caps[i], &got[i],
-                             trunc[i]) != 0)
-                stopped = 1;
+            else if (sink->write(sink->ud, i + 1, buf, (size_t)n) != 0)
+                stopped = 1; /* past a cap (the core holds them), or stopped */
         }
     }
     if (stopped)

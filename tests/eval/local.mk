@@ -48,6 +48,7 @@ EVAL_TESTS = \
 	tests/eval/evalplus.sh \
 	tests/eval/multipl-e.sh \
 	tests/eval/multipl-e-langs.sh \
+	tests/eval/go-cache.sh \
 	tests/eval/report.sh
 TESTS += tests/eval/test-eval-stats tests/eval/test-eval-cancel $(EVAL_TESTS)
 dist_check_SCRIPTS += $(EVAL_TESTS)

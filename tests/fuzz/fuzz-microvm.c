@@ -3,7 +3,10 @@
  *
  * The input is the stream.  Each header is checked as the host checks
  * it; a frame it accepts is never longer than allowed, and an EXIT or
- * HELLO it decodes is in range and encodes back to the same bytes.
+ * HELLO it decodes is in range and encodes back to the same bytes.  A
+ * frame of another version is refused as such (MV_HDR_VERSION, what
+ * names an old agent) and only then; a DONE is empty; an ERROR's code is
+ * one this side knows and its text lies within the frame.
  * Parsing stops at the first refused header or a short frame, as the
  * provider does (it then gives the VM up).
  */
@@ -22,11 +25,19 @@ static int one(const uint8_t *data, size_t size)
         struct mv_hdr h;
         const char *why = NULL;
 
-        if (mv_hdr_parse(data + off, 1, &h, &why)) {
+        int bad = mv_hdr_parse(data + off, 1, &h, &why);
+        if (bad) {
             if (!why || !*why)
                 fz_fail("a refused header without a reason");
+            if ((bad == MV_HDR_VERSION) !=
+                (data[off] == MV_MAGIC && data[off + 3] == 0 && data[off + 1] != MV_PROTO_VERSION))
+                fz_fail("a header of version %u refused as %d", data[off + 1], bad);
             break;
         }
+        if (data[off + 1] != MV_PROTO_VERSION)
+            fz_fail("a frame of version %u accepted", data[off + 1]);
+        if (h.type == MV_T_DONE && h.len != 0)
+            fz_fail("a DONE of %u bytes accepted", h.len);
         if (h.len > MV_MAX_PAYLOAD)
             fz_fail("a frame of %u bytes accepted", h.len);
         if ((h.type == MV_T_STDOUT || h.type == MV_T_STDERR || h.type == MV_T_ERROR) &&
@@ -47,6 +58,16 @@ static int one(const uint8_t *data, size_t size)
                 if (memcmp(back + 0, p, 12) != 0)
                     fz_fail("an exit does not encode back to its bytes");
             }
+        } else if (h.type == MV_T_ERROR) {
+            uint32_t code;
+            const uint8_t *msg;
+            size_t n;
+            if (mv_error_decode(p, h.len, &code, &msg, &n, &why) != 0)
+                fz_fail("an error frame the header let through was refused: %s", why);
+            if (code > MV_ERR_MAX)
+                fz_fail("an error code %u passed on", code);
+            if (msg != p + 4 || n != h.len - 4u)
+                fz_fail("an error's text is not the rest of its frame");
         } else if (h.type == MV_T_HELLO) {
             struct mv_hello hl;
             uint8_t back[MV_HELLO_LEN];

@@ -2,7 +2,9 @@
 # tests/microvm/run.sh - the microvm provider end to end: one VM booted
 # (KVM where it really boots, else TCG), several execs in it (template
 # code, exit status and stderr, stdin, a timeout and the VM still serving
-# after it, its own kernel, a missing command), then `polysandbox run
+# after it, its own kernel, a missing command), files in and out of the
+# same VM (bytes exact, modes, missing files, unsafe paths, links a
+# command made never followed), then `polysandbox run
 # --template python --lang python` as a user types it (a second boot; the
 # template's plain image, a docker name, is ignored).
 #
@@ -47,13 +49,13 @@ kvm_probe_timeout = ${MICROVM_KVM_PROBE:-10}
 EOF2
 POLYSANDBOX_CONFIG_DIR=$tmp/config
 export POLYSANDBOX_CONFIG_DIR
-plan 9
+plan 18
 
 t0=$(date +%s)
 "$top_builddir/tests/microvm/test-microvm-execs" "$tmp/config" > "$tmp/execs" 2>&1
 rc=$?
 sed 's/^/# /' "$tmp/execs"
-echo "# one boot and six execs: $(($(date +%s) - t0)) s"
+echo "# one boot, six execs and the files checks: $(($(date +%s) - t0)) s"
 line() { grep "^$1 " "$tmp/execs"; }
 check "a sandbox is a VM that boots to its agent" is_rc 0
 check "python code through the template prints 42" [ "$(line code)" = "code ok 0 42/|" ]
@@ -64,6 +66,25 @@ host=$(uname -r)
 check "the command runs on the guest's own kernel, not the host's ($host)" sh -c \
     "grep -q '^kernel ok 0 [^|]*cloud-amd64/|\$' '$tmp/execs' && ! grep -q '^kernel .* $host/' '$tmp/execs'"
 check "a missing command is not_found" sh -c "grep -q '^missing not_found 127 ' '$tmp/execs'"
+# Files checks: each named file-NAME line says ok; lines read as given.
+fok() { for n in "$@"; do [ "$(line "file-$n")" = "file-$n ok" ] || return 1; done; }
+has() { for l in "$@"; do grep -qxF "$l" "$tmp/execs" || return 1; done; }
+check "upload: a command sees the file (its size)" has 'seen ok 0 307207/|'
+check "upload and download byte-exact" fok put back
+check "a file a command wrote downloads byte-exact" fok made
+check "an upload's mode is kept (an uploaded 0755 script runs)" has 'mode ok 0 ran/|'
+check "a missing file or directory is not_found, a directory no file, over the max a limit" \
+    fok missing missing-dir directory over-max
+check "unsafe paths (.., absolute, empty parts) refused both ways" \
+    fok bad-put-0 bad-get-0 bad-put-1 bad-get-1 bad-put-2 bad-get-2 bad-put-3 bad-get-3 \
+        bad-put-4 bad-get-4 bad-put-5 bad-get-5
+check "links a command made refused by name (download and upload)" \
+    fok link-get dlink-get hlink-put flink-put dlink-put
+check "nothing written outside /work through them, and the VM serves after it all" \
+    has 'outside ok 0 False False False/|'
+check "every files check passed (25)" \
+    sh -c '! grep -q "^file-.* FAIL" "$1" && [ "$(grep -c "^file-.* ok\$" "$1")" -eq 25 ]' \
+    sh "$tmp/execs"
 
 # --template python: its plain image (python:3.11-slim, meant for docker)
 # reaches microvm as a default, which it ignores (an asked one it

@@ -9,6 +9,7 @@ MODAL_TESTS = \
 	tests/modal/cli.sh \
 	tests/modal/faults.sh \
 	tests/modal/eval-faults.sh \
+	tests/modal/files.sh \
 	tests/secrets/modal.sh \
 	tests/sdk/modal.sh
 if BUILD_PROVIDER_MODAL

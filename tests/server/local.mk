@@ -30,7 +30,7 @@ SERVER_TESTS = \
 TESTS += $(SERVER_TESTS)
 dist_check_SCRIPTS += $(SERVER_TESTS)
 EXTRA_DIST += tests/server/lib.sh tests/server/openapi.py tests/server/openapi_compat.py
-EXTRA_DIST += tests/server/jobs-lib.sh tests/server/callback-receiver.py
+EXTRA_DIST += tests/server/jobs-lib.sh tests/server/ws-lib.sh tests/server/callback-receiver.py
 EXTRA_DIST += tests/server/npm.sh tests/server/npm/package.json tests/server/npm/package-lock.json \
 	tests/server/piston-client.mjs tests/server/ws-client.mjs tests/server/ws-raw.py
 

@@ -369,6 +369,11 @@ eid2 = canonical_eval("a", "exit 0")
 check("POST", "/v1/compare", 200, {"jobs": [eid, eid2]},
       want=lambda c: c["agree"] and [x["label"] for x in c["columns"]] == ["local", "local#2"] and
       [x["summary"]["pass_at_k"] for x in c["columns"]] == [{"1": 1.0}] * 2)
+# the HTML page: a task id is hostile text, never markup
+xid, xid2 = (canonical_eval("<script>alert(1)</script>", "exit 0") for _ in range(2))
+check("POST", "/v1/compare", 200, {"jobs": [xid, xid2]}, headers={"Accept": "text/html"},
+      want=lambda h: h.startswith(b"<!DOCTYPE html>") and b"<script" not in h and
+      b"&lt;script&gt;alert(1)&lt;/script&gt;" in h and b'id="meta-dataset">(inline)' in h)
 check("POST", "/v1/compare", 400, {"jobs": [eid]})
 check("POST", "/v1/compare", 404, {"jobs": [eid, NOJOB.split("/")[-1]]})
 check("POST", "/v1/compare", 422, {"jobs": [eid, jid]},

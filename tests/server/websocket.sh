@@ -9,25 +9,12 @@
 . "$top_srcdir/tests/server/npm.sh"
 npm_clients
 
-plan 41
+plan 43
 
 check "polysandboxd starts" srv_start -o server.connection_timeout=2s
-wsbase=$(echo "$base" | sed 's/^http:/ws:/')
+. "$top_srcdir/tests/server/ws-lib.sh"
 hostport=${base#http://}
 n=0
-# ws PATH STEP...: one session; its transcript in $tmp/ws.json (j in wj).
-ws() {
-    p=$1
-    shift
-    node "$top_srcdir/tests/server/ws-client.mjs" "$NODE_MODULES" "$wsbase$p" "$tmp/ws.json" "$@"
-}
-# wj EXPR: EXPR holds of the session's record; if not, the record is shown.
-wj() {
-    json_check_file "$tmp/ws.json" "$1" && return 0
-    # (a last line without its newline would swallow the "not ok" after it)
-    { head -c 4000 "$tmp/ws.json"; echo; } | fold -w 200 | sed 's/^/# ws: /'
-    return 1
-}
 types='[m["data"]["type"] for m in j["messages"]]'
 pinit() { printf '{"type":"init","language":"%s","version":"*","files":[{"content":%s}]%s}' "$1" "$2" "${3:-}"; }
 
@@ -98,12 +85,20 @@ check "exec/ws: output that is not UTF-8 comes as base64" \
 ws "/v1/sandboxes/$sid/exec/ws" '{"type":"init","language":"python","code":"import sys; print(sys.argv[1:])","args":["x"]}'
 check "exec/ws: code of a template, with args" \
     wj "j['messages'][-1]['data']['result']['stdout'] == \"['x']\n\""
-ws "/v1/sandboxes/$sid/exec/ws" '{"type":"init","shell":"echo up; sleep 30"}' @400 '{"type":"signal","signal":"SIGTERM"}'
-check "exec/ws: SIGTERM from the client kills it; the exit says so" \
-    wj "j['messages'][-1]['data']['signal'] == 'SIGTERM' and j['messages'][-1]['data']['result']['error_code'] == 21 and j['close']['code'] == 1000 and j['close']['t'] < 10000"
-ws "/v1/sandboxes/$sid/exec/ws" '{"type":"init","shell":"sleep 5"}' @200 '{"type":"signal","signal":"SIGUSR1"}' @200 '{"type":"signal","signal":"SIGKILL"}'
-check "exec/ws: a signal that cannot be delivered: an error message, the command goes on" \
-    wj "[m['data']['type'] for m in j['messages']] == ['start', 'error', 'exit'] and j['messages'][1]['data']['error']['code'] == 'invalid' and j['messages'][2]['data']['signal'] == 'SIGKILL'"
+# The local provider delivers signals (its signal capability): a trap
+# runs, a command without one dies of it; SIGSTOP is refused by name.
+ws "/v1/sandboxes/$sid/exec/ws" '{"type":"init","shell":"echo up; sleep 30"}' '@seen:up' '{"type":"signal","signal":"SIGTERM"}'
+check "exec/ws: SIGTERM to a command without a handler: it dies of it, the result says so" \
+    wj "j['messages'][-1]['data']['type'] == 'exit' and 'signal' not in j['messages'][-1]['data'] and j['messages'][-1]['data']['result']['signal'] == 15 and j['close']['code'] == 1000 and j['close']['t'] < 20000"
+ws "/v1/sandboxes/$sid/exec/ws" '{"type":"init","shell":"echo up; sleep 30"}' '@seen:up' '{"type":"signal","signal":"SIGSTOP"}' @200 '{"type":"signal","signal":"SIGKILL"}'
+check "exec/ws: a signal that cannot be delivered (SIGSTOP): an error naming it, the command goes on" \
+    wj "$types == ['start', 'stdout', 'error', 'exit'] and j['messages'][2]['data']['error']['code'] == 'invalid' and j['messages'][2]['data']['error']['message'].startswith('SIGSTOP cannot be delivered') and j['messages'][3]['data']['signal'] == 'SIGKILL'"
+trap_sh='trap \"echo caught USR1\" USR1; trap \"echo caught TERM; exit 3\" TERM; echo ready; while :; do sleep 0.1; done'
+ws "/v1/sandboxes/$sid/exec/ws" "{\"type\":\"init\",\"shell\":\"$trap_sh\"}" '@seen:ready' '{"type":"signal","signal":"SIGUSR1"}' '@seen:caught USR1' '{"type":"signal","signal":"SIGTERM"}'
+check "exec/ws: a trapped SIGUSR1 reaches the command, which goes on" \
+    wj "''.join(m['data']['data'] for m in j['messages'] if m['data']['type'] == 'stdout').startswith('ready\\ncaught USR1\\n') and 'error' not in $types"
+check "exec/ws: a trapped SIGTERM reaches the command; the exit is its own" \
+    wj "''.join(m['data']['data'] for m in j['messages'] if m['data']['type'] == 'stdout') == 'ready\\ncaught USR1\\ncaught TERM\\n' and j['messages'][-1]['data']['result']['exit_code'] == 3 and 'signal' not in j['messages'][-1]['data'] and j['close']['code'] == 1000"
 ws "/v1/sandboxes/$sid/exec/ws" '{"type":"init","shell":"sleep 30; echo late > late"}' @300 @close
 t0=$(date +%s)
 post "/v1/sandboxes/$sid/exec" '{"shell":"ls"}'

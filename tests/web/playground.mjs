@@ -15,7 +15,8 @@
 // dataset and samples scored to the right pass@k, a verdict filter, a
 // record; the job's report and records downloaded, byte for byte as the
 // server has them; the same scored on local and evalnop side by side, the
-// table's figures those of POST /v1/compare); the Status view with the server's
+// table's figures those of POST /v1/compare, its report saved as JSON and
+// as the HTML page the route gives); the Status view with the server's
 // figures refreshed live.
 //
 // Environment: PS_BASE (http://127.0.0.1:PORT), PS_TOKEN, CHROMIUM (the
@@ -501,6 +502,16 @@ try {
     const got = JSON.parse(await waitFile(`compare-${cmpIds[0]}.json`))
     got.meta.date = cmp.meta.date
     if (JSON.stringify(got) !== JSON.stringify(cmp)) throw new Error(JSON.stringify(got).slice(0, 300))
+  })
+  await page.click('#ev-downloads button[data-download=compare-html]')
+  await check('the compare report downloaded as HTML is POST /v1/compare\'s page, byte for byte (the date aside)', async () => {
+    const got = await waitFile(`compare-${cmpIds[0]}.html`)
+    const want = Buffer.from(await (await fetch(`${base}/v1/compare`, { method: 'POST', body: JSON.stringify({ jobs: cmpIds, k: [1, 2] }),
+      headers: { ...auth.headers, 'Content-Type': 'application/json', 'Accept': 'text/html' } })).arrayBuffer())
+    const undated = (b) => b.toString('latin1').replace(/(<dd id="meta-date">)[^<]*/, '$1')
+    if (!/^<!DOCTYPE html>/.test(got.toString()) || !got.toString().includes('<h1>PolySandbox comparison</h1>') ||
+        undated(got) !== undated(want))
+      throw new Error(`saved ${got.length} bytes, the route ${want.length}: ${got.toString().slice(0, 200)}`)
   })
   await page.screenshot({ path: `${shots}/evaluate-compare.png`, fullPage: true })
 

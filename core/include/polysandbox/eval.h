@@ -539,6 +539,16 @@ SBX_API int sbx_eval_report_set_opts(sbx_eval_report *r, const sbx_eval_opts *o)
  * default: "report" is null).  Copied.  Since: 0.3
  */
 SBX_API int sbx_eval_report_set_files(sbx_eval_report *r, const char *prefix);
+/**
+ * sbx_eval_report_set_input_names:
+ * The names sbx_eval_report_to_html shows for the dataset and the samples
+ * file in place of their paths (which are still read for the digests):
+ * what a server's client called the files it uploaded.  NULL (the
+ * default): the path.  Copied.  Errors: SBX_E_INVAL (no report),
+ * SBX_E_NOMEM.  Since: 0.3
+ */
+SBX_API int sbx_eval_report_set_input_names(sbx_eval_report *r, const char *dataset,
+                                            const char *samples);
 /** Whether sample @sample's verdicts differ between columns (one column
  *  without its record differs too).  Since: 0.3 */
 SBX_API bool sbx_eval_report_differs(const sbx_eval_report *r, size_t sample);
@@ -553,6 +563,21 @@ SBX_API size_t sbx_eval_report_diff_count(const sbx_eval_report *r);
  * ENOMEM.  Since: 0.3
  */
 SBX_API char *sbx_eval_report_to_json(const sbx_eval_report *r, const unsigned *ks,
+                                      size_t n_ks);
+/**
+ * sbx_eval_report_to_html:
+ * The report as one self-contained HTML page (transfer full, free()): no
+ * script, style sheet, font or image from the network; its metadata,
+ * verdict counts and pass@k of each column for each of @ks (n_ks values)
+ * with their intervals, SVG charts of pass rate, latency (log scale),
+ * throughput and failures, the samples whose verdicts differ with each
+ * column's reason and output, and each column's per-task table: the
+ * PREFIX.html of `polysandbox compare`.  Every string that came from the
+ * dataset, the samples, the records or the caller is HTML-escaped.  The
+ * inputs are read again for their digests, and the date is now.  NULL
+ * with errno set: EINVAL (no report), ENOMEM.  Since: 0.3
+ */
+SBX_API char *sbx_eval_report_to_html(const sbx_eval_report *r, const unsigned *ks,
                                       size_t n_ks);
 /**
  * sbx_eval_meta_to_json:

@@ -1066,10 +1066,25 @@ async function jobsEnded(run) {
     const group = document.createElement("span");
     group.className = "group";
     group.append("Compared:", button("report (JSON)", "compare", null, () =>
-      saveBlob(`compare-${run.jobs[0].id}.json`, text, "application/json")));
+      saveBlob(`compare-${run.jobs[0].id}.json`, text, "application/json")),
+                 button("report (HTML)", "compare-html", null, () =>
+      saveCompareHtml(run.jobs[0].id, body)));
     box.append(group);
   } catch (e) {
     if (evRun === run) notice(e.message);
+  }
+}
+
+// The compare report as the server's HTML page (the one `polysandbox
+// compare` writes), byte for byte, asked again: its date is now.
+async function saveCompareHtml(first, body) {
+  try {
+    const resp = await api("/v1/compare", { method: "POST", body: JSON.stringify(body),
+      headers: { "Content-Type": "application/json", "Accept": "text/html" } });
+    if (!resp.ok) throw new Error(`Compare: ${await errorText(resp)}`);
+    saveBlob(`compare-${first}.html`, await resp.blob());
+  } catch (e) {
+    notice(e.message);
   }
 }
 

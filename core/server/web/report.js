@@ -2,7 +2,8 @@
 // once its jobs ended: files saved by the browser (a blob and an anchor:
 // the token is in a header, so no plain link can fetch them), the records
 // as JSON Lines or CSV, and the side-by-side report of POST /v1/compare
-// (the one `polysandbox compare --json` prints) as tables.
+// (the one `polysandbox compare --json` prints) as tables; app.js also
+// saves that report as the server's HTML page.
 //
 // Every value of a report or a record is put in the page as text.
 

@@ -2,8 +2,8 @@
  *
  * Mounts what the guest needs, loads the virtio modules the image lists
  * (/etc/sbx-modules), opens the virtio-serial port named MV_PORT_NAME and
- * serves the host's frames (mv-proto.h): files into /work, then one
- * command at a time, its output streamed back, its exit reported.  Each
+ * serves the host's frames (mv-proto.h): files into and out of /work
+ * (never through a link a command left there), one command at a time, its output streamed back, its exit reported.  Each
  * command runs as uid/gid 1000 in a session and a cgroup of its own (memory,
  * pids), with the exec's rlimits; at its end, or at its timeout, or at
  * the host's KILL, the whole cgroup is killed.
@@ -114,16 +114,19 @@ static void send_frame(uint8_t type, const void *data, size_t len)
         die("writing to the host");
 }
 
-static void send_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void send_error(const char *fmt, ...)
+static void send_error(uint32_t code, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static void send_error(uint32_t code, const char *fmt, ...)
 {
-    char msg[512];
+    uint8_t msg[4 + 512];
     va_list ap;
 
+    mv_put32(msg, code);
     va_start(ap, fmt);
-    int n = vsnprintf(msg, sizeof msg, fmt, ap);
+    int n = vsnprintf((char *)msg + 4, sizeof msg - 4, fmt, ap);
     va_end(ap);
-    send_frame(MV_T_ERROR, msg, n < 0 ? 0 : (size_t)n < sizeof msg ? (size_t)n : sizeof msg - 1);
+    send_frame(MV_T_ERROR, msg, 4 + (n < 0 ? 0 : (size_t)n < sizeof msg - 4 ? (size_t)n
+                                                                          : sizeof msg - 5));
 }
 
 static int write_file(const char *path, const char *text)
@@ -253,37 +256,165 @@ static int open_port(void)
     die("no virtio port " MV_PORT_NAME);
 }
 
-/* FILE: u32 mode, path NUL, data; the path is relative to /work, no "..". */
-static void do_file(const uint8_t *p, size_t len)
+/* The directory holding @path's last component, opened under /work with
+ * no link followed on the way (O_NOFOLLOW on each component; a command
+ * may have left links anywhere in /work), missing ones made when @make.
+ * @path (modified) is relative, no ".", ".." or empty component.  The
+ * directory's fd and *leaf, or -1 with *code (MV_ERR_*) and errno set. */
+static int walk(char *path, int make, const char **leaf, uint32_t *code)
 {
-    const char *path;
-    const void *nul;
-    int fd;
+    int dir = open("/work", O_PATH | O_DIRECTORY | O_CLOEXEC);
+    char *c = path;
+
+    *code = MV_ERR_OTHER;
+    if (dir < 0)
+        return -1;
+    for (;;) {
+        char *slash = strchr(c, '/');
+        if (!slash) {
+            *leaf = c;
+            return dir;
+        }
+        *slash = '\0';
+        if (make && mkdirat(dir, c, 0755) == 0 && fchownat(dir, c, SBX_UID, SBX_UID,
+                                                          AT_SYMLINK_NOFOLLOW) != 0)
+            logk("sbx-agent: chown %s: %s\n", c, strerror(errno));
+        int next = openat(dir, c, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        int e = errno;
+        close(dir);
+        if (next < 0) {
+            /* ELOOP: a link; ENOTDIR: a link or a file in the way */
+            *code = e == ENOENT ? MV_ERR_NOENT : e == ELOOP || e == ENOTDIR ? MV_ERR_PATH
+                                                                           : MV_ERR_OTHER;
+            errno = e;
+            return -1;
+        }
+        dir = next;
+        c = slash + 1;
+    }
+}
+
+/* FILE: u32 mode, path NUL, data; answered DONE or ERROR. */
+static void do_file(uint8_t *p, size_t len)
+{
+    uint8_t *nul;
+    const char *leaf;
+    uint32_t code, mode;
+    char *path;
+    int dir, fd;
 
     if (len < 5 || !(nul = memchr(p + 4, '\0', len - 4))) {
-        send_error("malformed file frame");
+        send_error(MV_ERR_OTHER, "malformed file frame");
         return;
     }
-    path = (const char *)p + 4;
-    if (path[0] == '/' || !path[0] || strstr(path, "..")) {
-        send_error("unsafe path %.200s", path);
+    mode = mv_get32(p) & 07777;
+    path = (char *)p + 4;
+    size_t off = (size_t)(nul - p) + 1;
+    if (!mv_path_ok(path)) {
+        send_error(MV_ERR_PATH, "unsafe path %.200s", path);
         return;
     }
-    size_t off = (size_t)((const uint8_t *)nul - p) + 1;
-    char full[4096];
-    snprintf(full, sizeof full, "/work/%s", path);
-    for (char *s = full + 6; (s = strchr(s, '/')); s++) {
-        *s = '\0';
-        (void)mkdir(full, 0755);
-        (void)chown(full, SBX_UID, SBX_UID);
-        *s = '/';
+    char shown[256];
+    snprintf(shown, sizeof shown, "%s", path);
+    if ((dir = walk(path, 1, &leaf, &code)) < 0) {
+        send_error(code, "upload %.200s: %s", shown, strerror(errno));
+        return;
     }
-    fd = open(full, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, mv_get32(p) & 07777);
-    if (fd < 0 || write_all(fd, p + off, len - off) || fchown(fd, SBX_UID, SBX_UID) ||
-        fchmod(fd, mv_get32(p) & 07777))
-        send_error("writing %.200s: %s", path, strerror(errno));
-    if (fd >= 0)
+    /* O_NONBLOCK: a FIFO the command left there must not hang the agent. */
+    fd = openat(dir, leaf, O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, mode);
+    int e = errno;
+    close(dir);
+    struct stat st;
+    if (fd < 0) {
+        send_error(e == ELOOP ? MV_ERR_PATH : e == EISDIR ? MV_ERR_NOTFILE : MV_ERR_OTHER,
+                   "upload %.200s: %s", shown,
+                   e == ELOOP ? "a symbolic link is there" : strerror(e));
+        return;
+    }
+    if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+        send_error(MV_ERR_NOTFILE, "upload %.200s: not a regular file there", shown);
+    } else if (ftruncate(fd, 0) || write_all(fd, p + off, len - off) ||
+               fchown(fd, SBX_UID, SBX_UID) || fchmod(fd, mode)) {
+        send_error(MV_ERR_OTHER, "upload %.200s: %s", shown, strerror(errno));
+    } else {
+        send_frame(MV_T_DONE, NULL, 0);
+    }
+    close(fd);
+}
+
+/* GET: u64 max, path NUL; answered FILEDATA (at most max bytes) or ERROR. */
+static void do_get(uint8_t *p, size_t len)
+{
+    const char *leaf;
+    uint32_t code;
+    struct stat st;
+    int dir, fd;
+
+    if (len < MV_GET_HEAD_LEN + 2 || p[len - 1] != '\0') {
+        send_error(MV_ERR_OTHER, "malformed get frame");
+        return;
+    }
+    uint64_t max = mv_get64(p);
+    char *path = (char *)p + MV_GET_HEAD_LEN;
+    if (max > MV_MAX_PAYLOAD)
+        max = MV_MAX_PAYLOAD;
+    if (strlen(path) != len - MV_GET_HEAD_LEN - 1 || !mv_path_ok(path)) {
+        send_error(MV_ERR_PATH, "unsafe path %.200s", path);
+        return;
+    }
+    char shown[256];
+    snprintf(shown, sizeof shown, "%s", path);
+    if ((dir = walk(path, 0, &leaf, &code)) < 0) {
+        send_error(code, "download %.200s: %s", shown, strerror(errno));
+        return;
+    }
+    fd = openat(dir, leaf, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    int e = errno;
+    close(dir);
+    if (fd < 0) {
+        send_error(e == ENOENT ? MV_ERR_NOENT : e == ELOOP ? MV_ERR_PATH : MV_ERR_OTHER,
+                   "download %.200s: %s", shown,
+                   e == ELOOP ? "a symbolic link is there" : strerror(e));
+        return;
+    }
+    if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+        send_error(MV_ERR_NOTFILE, "download %.200s: not a regular file", shown);
         close(fd);
+        return;
+    }
+    if ((uint64_t)st.st_size > max) {
+        send_error(MV_ERR_TOOBIG, "download %.200s: %lld bytes, over the %llu asked for", shown,
+                   (long long)st.st_size, (unsigned long long)max);
+        close(fd);
+        return;
+    }
+    /* Read one byte past the size: a file that grew is refused, not cut. */
+    size_t cap = (size_t)st.st_size + 1, got = 0;
+    uint8_t *buf = malloc(cap);
+    if (!buf)
+        die("out of memory");
+    for (;;) {
+        ssize_t n = read(fd, buf + got, cap - got);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            if (n < 0)
+                e = errno;
+            break;
+        }
+        got += (size_t)n;
+        if (got == cap)
+            break;
+    }
+    close(fd);
+    if (got == cap)
+        send_error(MV_ERR_TOOBIG, "download %.200s: it grew while read", shown);
+    else if (got < (size_t)st.st_size)
+        send_error(MV_ERR_OTHER, "download %.200s: read %zu of %lld bytes", shown, got,
+                   (long long)st.st_size);
+    else
+        send_frame(MV_T_FILEDATA, buf, got);
+    free(buf);
 }
 
 static int64_t now_ms(void)
@@ -337,19 +468,19 @@ static void do_exec(uint8_t *p, size_t len)
     size_t used;
 
     if (len < MV_EXEC_HEAD_LEN) {
-        send_error("malformed exec frame");
+        send_error(MV_ERR_OTHER, "malformed exec frame");
         return;
     }
     uint64_t timeout_ms = mv_get64(p), mem = mv_get64(p + 8), pids = mv_get64(p + 16),
              nofile = mv_get64(p + 24), fsize = mv_get64(p + 32), cpu_ms = mv_get64(p + 40);
     uint32_t argc = mv_get32(p + 48), envc = mv_get32(p + 52);
     if (argc < 1 || argc > 65536 || envc > 65536) {
-        send_error("malformed exec frame");
+        send_error(MV_ERR_OTHER, "malformed exec frame");
         return;
     }
     char **strs = split(p + MV_EXEC_HEAD_LEN, len - MV_EXEC_HEAD_LEN, 1 + argc + envc, &used);
     if (!strs) {
-        send_error("malformed exec frame");
+        send_error(MV_ERR_OTHER, "malformed exec frame");
         return;
     }
     const uint8_t *in = p + MV_EXEC_HEAD_LEN + used;
@@ -358,7 +489,7 @@ static void do_exec(uint8_t *p, size_t len)
     /* stdin from a file: no writer to keep fed beside the output. */
     int in_fd = open("/tmp", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
     if (in_fd < 0 || write_all(in_fd, in, in_len) || lseek(in_fd, 0, SEEK_SET) != 0) {
-        send_error("stdin: %s", strerror(errno));
+        send_error(MV_ERR_OTHER, "stdin: %s", strerror(errno));
         free(strs);
         if (in_fd >= 0)
             close(in_fd);
@@ -373,7 +504,7 @@ static void do_exec(uint8_t *p, size_t len)
 
     int po[2], pe[2], pc[2];
     if (pipe2(po, O_CLOEXEC) || pipe2(pe, O_CLOEXEC) || pipe2(pc, O_CLOEXEC)) {
-        send_error("pipe: %s", strerror(errno));
+        send_error(MV_ERR_OTHER, "pipe: %s", strerror(errno));
         free(strs);
         close(in_fd);
         return;
@@ -413,7 +544,7 @@ static void do_exec(uint8_t *p, size_t len)
         close(po[0]);
         close(pe[0]);
         close(pc[0]);
-        send_error("fork: %s", strerror(errno));
+        send_error(MV_ERR_OTHER, "fork: %s", strerror(errno));
         return;
     }
     int64_t deadline = now_ms() + (int64_t)timeout_ms;
@@ -529,6 +660,8 @@ int main(void)
             die("reading from the host");
         if (hd.type == MV_T_FILE)
             do_file(p, hd.len);
+        else if (hd.type == MV_T_GET)
+            do_get(p, hd.len);
         else if (hd.type == MV_T_EXEC)
             do_exec(p, hd.len);
         /* a KILL between commands has nothing to kill */

@@ -129,7 +129,11 @@ typedef struct sbx_exec_spec_v1 {
     const sbx_file_v1 *files;    /* written before the command starts */
     size_t n_files;
     uint64_t timeout_ns;         /* wall clock of this exec, never 0 */
-    uint64_t stdout_cap;         /* bytes of stdout to deliver before killing */
+    /* The output caps, in bytes per stream.  The core applies them, in
+     * the sink (see sbx_output_sink_v1); a provider may use them to read
+     * or ask its backend for no more than it needs (cap + 1 bytes tells
+     * "cut" from "whole"), never to keep output under a cap itself. */
+    uint64_t stdout_cap;
     uint64_t stderr_cap;
     /* ABI 1.0 ends here. */
 
@@ -181,12 +185,21 @@ typedef struct sbx_exec_spec_v1 {
  * sbx_output_sink_v1:
  *
  * Where a provider delivers output, chunk by chunk, in order, while the
- * command runs (SBX_CAP_STREAM) or after it.  @write returns 0, or non-zero
- * to ask the provider to stop delivering (it then kills the command and
- * reports SBX_RUN_OUTPUT_LIMIT).  Buffers are (transfer none).  A
- * provider delivers at most stdout_cap/stderr_cap bytes per stream; past a
- * cap it kills the command and reports SBX_RUN_OUTPUT_LIMIT with the
- * stream's truncated flag set.  Since: 0.1
+ * command runs (SBX_CAP_STREAM) or after it.  Buffers are (transfer none).
+ *
+ * The core holds the output caps here, once, for every provider: it keeps
+ * at most stdout_cap/stderr_cap bytes of each stream, drops the rest, sets
+ * the result's truncated flag of a stream it cut and makes the run an
+ * SBX_RUN_OUTPUT_LIMIT, whatever the provider then reports.  A provider
+ * need not count bytes nor set the outcome's truncated flags (since 0.3;
+ * the core still honours them when set).
+ *
+ * @write returns 0, or non-zero to ask the provider to stop delivering
+ * (past a cap, or when the caller or a cancellation stopped the exec).  A
+ * provider must then stop delivering, kill the command and every process
+ * it started, and report SBX_RUN_OUTPUT_LIMIT.  One that does not is still
+ * cut at the caps (its output is bounded), but its command runs on to its
+ * end or timeout_ns.  Since: 0.1
  */
 typedef struct sbx_output_sink_v1 {
     int (*write)(void *ud, int stream, const void *buf, size_t len);
@@ -205,8 +218,8 @@ typedef struct sbx_exec_outcome_v1 {
     sbx_run_status status;
     int exit_code;             /* valid when the process exited */
     int signal;                /* terminating signal, or 0 */
-    int stdout_truncated;
-    int stderr_truncated;
+    int stdout_truncated;      /* optional: the core sets the flags of */
+    int stderr_truncated;      /* the streams it cut (sbx_output_sink_v1) */
     int64_t cpu_ns;            /* user + system CPU, -1 unknown */
     int64_t peak_memory_bytes; /* -1 unknown */
     uint64_t start_ns;         /* time spent before the command ran */
