@@ -127,7 +127,7 @@ void srv_j0_callback(srv *s, const srv_j0_req *q, const char *token, char *body)
         free(body);
         return;
     }
-    /* (srv_j0_cb_push logs what it drops but the ENOMEM) */
+    /* (srv_j0_cb_push logs what it drops or refuses but the ENOMEM) */
     if (srv_j0_cb_push(Q->cb, token, q->callback_url, body) == -3)
         srv_log(NULL, "Judge0 submission %s: its callback was dropped (out of memory)", token);
 }
@@ -230,6 +230,13 @@ void srv_j0_queue_stats(srv *s, unsigned *queued, unsigned *running)
     *queued = Q->count;
     *running = Q->running;
     pthread_mutex_unlock(&Q->mu);
+}
+
+void srv_j0_callback_counts(srv *s, srv_j0_cb_counts *out)
+{
+    struct srv_j0q *Q = s->judge0;
+
+    srv_j0_cb_counts_get(Q ? Q->cb : NULL, out);
 }
 
 void srv_j0_queue_stop(srv *s, uint64_t deadline_ns)

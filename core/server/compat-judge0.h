@@ -102,22 +102,26 @@ int srv_j0_queue_push(srv *s, srv_j0_req **qs, size_t n);
 char *srv_j0_callback_body(const srv_j0_req *q);
 /* Send @body (transfer full; NULL: nothing) to @q's callback_url from
  * the callback threads: never blocks on the receiver (it waits for the
- * callback's file to be written).  Dropped, with a log line, when too
- * many wait, or when the server stops and it could not be kept for the
- * next start. */
+ * callback's file to be written).  Refused, with a log line, when
+ * [server] judge0_callbacks_kept are kept; dropped, with a log line,
+ * when it could not be kept and the queue is full or the server stops. */
 void srv_j0_callback(srv *s, const srv_j0_req *q, const char *token, char *body);
 
 /* ---- callbacks (compat-judge0-callback.c) ----------------------------------- */
 
 struct srv_j0cb;
 /* Make the callbacks' sender (*out; NULL when built without libcurl),
- * durable in srv_j0_cb_dir(@s) when that can be used, and queue the
- * callbacks kept there by the server's last run: 0, or -1 (ENOMEM,
- * libcurl's initialisation). */
+ * durable in srv_j0_cb_dir(@s) when that can be used, at most [server]
+ * judge0_callbacks_pending queued in memory and judge0_callbacks_kept
+ * kept there; and take the callbacks kept there by the server's last
+ * run, oldest first: 0, or -1 (ENOMEM, libcurl's initialisation). */
 int srv_j0_cb_start(const srv *s, struct srv_j0cb **out);
 /* Queue a PUT of @body (transfer full) to @url for the submission
- * @token: 0, -1 when SRV_J0_CB_PENDING wait, -2 when stopping, -3 on
- * ENOMEM or when no thread could be made. */
+ * @token; when the queue is full one that is kept waits in its file
+ * for a free place.  0; -1 when it could not be kept and the queue is
+ * full, -4 when judge0_callbacks_kept are kept (refused), -2 when
+ * stopping, -3 on ENOMEM or when no thread could be made.  Each is
+ * logged but ENOMEM. */
 int srv_j0_cb_push(struct srv_j0cb *C, const char *token, const char *url, char *body);
 /* Stop (@C may be NULL): what is pending and durable is left to the
  * next start at once (a PUT under way is abandoned), what is not is
@@ -127,22 +131,41 @@ void srv_j0_cb_stop(struct srv_j0cb *C, uint64_t deadline_ns);
 /* Whether @url is one a callback can go to (http or https, a host); if
  * not, Judge0's message for the 422 in @why. */
 bool srv_j0_cb_url_ok(const char *url, const char **why);
+/* What /metrics shows of the callbacks (all 0 for NULL). */
+void srv_j0_cb_counts_get(struct srv_j0cb *C, srv_j0_cb_counts *out);
 
 /* ---- callbacks' files (compat-judge0-cbfile.c) ----------------------------- */
+
+/* A callback: where it goes, what, and its tries. */
+typedef struct srv_j0_cbrec {
+    char token[SRV_J0_TOKEN_LEN + 1];
+    char *url;                 /* owned */
+    char *body;                /* owned */
+    double created;            /* job_now() when it was made */
+    double next;               /* job_now() of its next try (0: at once) */
+    unsigned tries;            /* tries made that got no answer */
+} srv_j0_cbrec;
 
 /* [server] state_dir/judge0-callbacks, made (new), or NULL (logged) when
  * it cannot be used: callbacks are then not durable. */
 char *srv_j0_cb_dir(const srv *s);
-/* Keep the callback of @token (a PUT of @body to @url) in @dir, written
+/* Keep (or keep again, after a try) the callback @r in @dir, written
  * atomically and synced: 0, or -1 with errno. */
-int srv_j0_cb_save(const char *dir, const char *token, const char *url, const char *body);
+int srv_j0_cb_save(const char *dir, const srv_j0_cbrec *r);
+/* Read back the callback @token from @dir into @r (url and body new):
+ * 0; -1 when the file is not a callback's (why in @why); -2 when it is
+ * not there any more. */
+int srv_j0_cb_read(const char *dir, const char *token, srv_j0_cbrec *r, char *why,
+                   size_t why_size);
 /* Remove the callback of @token from @dir (delivered or given up). */
 void srv_j0_cb_forget(const char *dir, const char *token);
-/* What srv_j0_cb_load gives each callback it read: @body is the
- * callee's (transfer full); 0 when it took the callback. */
-typedef int (*srv_j0_cb_each)(void *ud, const char *token, const char *url, char *body);
-/* Give @each the callbacks kept in @dir, at most @max; a file that is
- * not a callback's is logged and left as it is.  How many it took. */
+/* What srv_j0_cb_load gives each callback's file it found: 0 when it
+ * took it. */
+typedef int (*srv_j0_cb_each)(void *ud, const char *token);
+/* Give @each the tokens of the callbacks' files in @dir, oldest file
+ * first, at most @max (the others are left for a later start, logged);
+ * a file whose name is not a callback's is logged and left as it is.
+ * How many it took. */
 size_t srv_j0_cb_load(const char *dir, size_t max, srv_j0_cb_each each, void *ud);
 
 /* Judge0's CALLBACKS_MAX_TRIES and CALLBACKS_TIMEOUT (documented in
@@ -152,7 +175,9 @@ size_t srv_j0_cb_load(const char *dir, size_t max, srv_j0_cb_each each, void *ud
 #define SRV_J0_CB_TIMEOUT_MS 5000
 #define SRV_J0_CB_PAUSE_MS 500
 #define SRV_J0_CB_THREADS 2
+/* Defaults of [server] judge0_callbacks_pending and judge0_callbacks_kept. */
 #define SRV_J0_CB_PENDING 1024
+#define SRV_J0_CB_KEPT 10000
 #define SRV_J0_CB_URL_MAX 2048
 
 /* The store's bounds (documented in polysandboxd(8)). */

@@ -57,6 +57,9 @@ static const struct key {
     /* Judge0's routes (compat-judge0.c) */
     { "judge0_delete", K_BOOL, OFF(judge0_delete) },
     { "judge0_callbacks", K_BOOL, OFF(judge0_callbacks) },
+    { "judge0_callbacks_pending", K_COUNT, OFF(judge0_callbacks_pending) },
+    { "judge0_callbacks_kept", K_COUNT, OFF(judge0_callbacks_kept) },
+    { "judge0_callbacks_timeout", K_DURATION, OFF(judge0_callbacks_timeout_ns) },
 };
 #define N_KEYS (sizeof keys / sizeof keys[0])
 
@@ -87,6 +90,9 @@ void srv_conf_defaults(srv_conf *c)
     c->job_output_max = 64u << 10;
     c->job_ttl_ns = UINT64_C(7) * 86400 * 1000000000u;
     c->judge0_callbacks = true;   /* Judge0's defaults: callbacks on, DELETE off */
+    c->judge0_callbacks_pending = 1024;
+    c->judge0_callbacks_kept = 10000;
+    c->judge0_callbacks_timeout_ns = UINT64_C(5000000000);
 }
 
 void srv_conf_free(srv_conf *c)

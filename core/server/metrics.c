@@ -336,6 +336,25 @@ char *srv_metrics_text(srv *s, size_t *len)
              "Judge0 submissions taken from that queue and not yet ended");
         put(&o, "polysandboxd_judge0_running %u\n", running);
     }
+    {
+        srv_j0_cb_counts cb;
+        srv_j0_callback_counts(s, &cb);
+        help(&o, "polysandboxd_judge0_callbacks_queued", "gauge",
+             "Judge0 callbacks in memory, waiting or being sent (judge0_callbacks_pending)");
+        put(&o, "polysandboxd_judge0_callbacks_queued %u\n", cb.queued);
+        help(&o, "polysandboxd_judge0_callbacks_kept", "gauge",
+             "Judge0 callbacks kept in the state directory (judge0_callbacks_kept)");
+        put(&o, "polysandboxd_judge0_callbacks_kept %u\n", cb.kept);
+        help(&o, "polysandboxd_judge0_callbacks_on_disk", "gauge",
+             "of those, the ones waiting on disk only for a place in memory");
+        put(&o, "polysandboxd_judge0_callbacks_on_disk %u\n", cb.on_disk);
+        help(&o, "polysandboxd_judge0_callbacks_total", "counter",
+             "Judge0 callbacks ended since the server started, by how");
+        put(&o, "polysandboxd_judge0_callbacks_total{end=\"delivered\"} %llu\n", cb.delivered);
+        put(&o, "polysandboxd_judge0_callbacks_total{end=\"given_up\"} %llu\n", cb.given_up);
+        put(&o, "polysandboxd_judge0_callbacks_total{end=\"refused\"} %llu\n", cb.refused);
+        put(&o, "polysandboxd_judge0_callbacks_total{end=\"dropped\"} %llu\n", cb.dropped);
+    }
 
     pthread_mutex_lock(&m->lock);
     help(&o, "polysandboxd_requests_total", "counter", "requests answered, by route and status");

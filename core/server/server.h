@@ -101,6 +101,9 @@ typedef struct srv_conf {
     /* Judge0's routes (compat-judge0.c) */
     bool judge0_delete;       /* DELETE /submissions/{token} (Judge0's ENABLE_SUBMISSION_DELETE) */
     bool judge0_callbacks;    /* callback_url (Judge0's ENABLE_CALLBACKS) */
+    unsigned judge0_callbacks_pending; /* callbacks queued in memory */
+    unsigned judge0_callbacks_kept;    /* callbacks' files kept in state_dir */
+    uint64_t judge0_callbacks_timeout_ns; /* a callback's try (Judge0's CALLBACKS_TIMEOUT) */
     char *families_off;       /* route families switched off: "\0"-separated list */
     size_t families_off_len;
 } srv_conf;
@@ -539,6 +542,15 @@ void srv_j0_queue_stop(srv *s, uint64_t deadline_ns);
 /* Judge0's submissions waiting in the background and running now (zeros
  * when the queue is not started), for /metrics. */
 void srv_j0_queue_stats(srv *s, unsigned *queued, unsigned *running);
+/* Judge0's callbacks, for /metrics. */
+typedef struct srv_j0_cb_counts {
+    unsigned queued;           /* in memory: waiting or being sent */
+    unsigned kept;             /* files in the state directory */
+    unsigned on_disk;          /* of those, waiting for a place in the queue */
+    unsigned long long refused, dropped, given_up, delivered;
+} srv_j0_cb_counts;
+/* Judge0's callbacks' counts (zeros when there is no sender). */
+void srv_j0_callback_counts(srv *s, srv_j0_cb_counts *out);
 
 /* ---- metrics (metrics.c) ------------------------------------------------------- */
 

@@ -9,7 +9,7 @@
 # reported and left, never sent.
 . "$top_srcdir/tests/server/lib.sh"
 
-plan 16
+plan 27
 
 state="$tmp/state"
 cbdir="$state/judge0-callbacks"
@@ -75,20 +75,9 @@ check "... after one try only, the callback kept for the next start" eval '
 
 # 2. A receiver that is down: its port is bound, its queue of connections
 # full, so a connection is never made (the server's tries time out).
-"$PY" - "$tmp/down-port" <<'DOWN' &
-import os, socket, sys, threading
-s = socket.socket()
-s.bind(("127.0.0.1", 0))
-s.listen(0)
-filler = socket.create_connection(s.getsockname())   # the queue is full
-with open(sys.argv[1] + ".tmp", "w") as f:
-    f.write(str(s.getsockname()[1]))
-os.rename(sys.argv[1] + ".tmp", sys.argv[1])
-threading.Event().wait(300)
-DOWN
-down_pid=$!
-within 20 test -s "$tmp/down-port" || { echo "Bail out! no port for the receiver that is down"; exit 1; }
-url2="http://127.0.0.1:$(cat "$tmp/down-port")"
+receiver "$tmp/down" down || { echo "Bail out! no port for the receiver that is down"; exit 1; }
+down_pid=$r_pid
+url2="http://127.0.0.1:$(cat "$tmp/down/port")"
 srv_start -o server.state_dir="$state" -o server.grace=120s ||
     { echo "Bail out! polysandboxd did not start again"; exit 1; }
 # (the held callback goes again to /hold/1, answered this time)
@@ -111,7 +100,7 @@ printf '{"token":"%s","url":"file:///etc/passwd","body":"{}"}\n' \
 
 sum_corrupt=$(cat "$cbdir"/00000000-* | cksum)
 # The receiver is back on its port, then the server.
-receiver "$tmp/r2" "$(cat "$tmp/down-port")" || { echo "Bail out! the receiver did not come back"; exit 1; }
+receiver "$tmp/r2" "$(cat "$tmp/down/port")" || { echo "Bail out! the receiver did not come back"; exit 1; }
 r2_pid=$r_pid
 check "after SIGKILL, the server starts again with a corrupt callback's file" \
     srv_start -o server.state_dir="$state" -o server.grace=120s
@@ -131,3 +120,83 @@ check "SIGTERM: exit 0" [ "$srv_rc" = 0 ]
 check "the corrupt files are as they were" eval '[ "$(cat "$cbdir"/00000000-* | cksum)" = "$sum_corrupt" ]'
 kill "$r1_pid" "$r2_pid" 2>/dev/null
 wait "$r1_pid" "$r2_pid" 2>/dev/null || :
+
+# 3. More callbacks than the queue holds, to a receiver that is down:
+# with a queue of 2 and room for 8 files, 2 are in memory, 6 wait in
+# their files, the 9th is refused (logged, counted); none is dropped.
+# A try's timeout longer than the test: a callback is given up by none.
+state="$tmp/state3"
+cbdir="$state/judge0-callbacks"
+small() {
+    srv_start -o server.state_dir="$state" -o server.judge0_callbacks_pending=2 \
+        -o server.judge0_callbacks_kept=8 "$@"
+}
+# metric NAME: its value in /metrics.
+metric() {
+    curl -sS --max-time 60 "$base/metrics" | sed -n "s/^$1 //p"
+}
+receiver "$tmp/down3" down || { echo "Bail out! no port for the receiver that is down"; exit 1; }
+down_pid=$r_pid
+port3=$(cat "$tmp/down3/port")
+small -o server.judge0_callbacks_timeout=600s || { echo "Bail out! polysandboxd did not start"; exit 1; }
+ok201=0
+for i in 1 2 3 4 5 6 7 8 9; do
+    sub "echo $i" "http://127.0.0.1:$port3/d/$i"
+    [ "$code" = 201 ] && ok201=$((ok201 + 1))
+    [ "$i" = 9 ] && tok9=$(sed -n 's/.*"token":"\([0-9a-f-]*\)".*/\1/p' "$tmp/out")
+done
+check "9 submissions with a callback to a receiver that is down: each answered" [ "$ok201" = 9 ]
+check "... 8 kept in the state directory (judge0_callbacks_kept), the 9th's not" eval '
+    kept_is 8 && test ! -f "$cbdir/$tok9.json"'
+check "... the 9th refused with a log line naming the setting" \
+    grep -q "Judge0 submission $tok9: its callback was refused: 8 are kept in .*judge0_callbacks_kept" \
+    "$tmp/server.log"
+check "... /metrics: 2 in memory, 8 kept, 6 of them on disk only, 1 refused" eval '
+    [ "$(metric polysandboxd_judge0_callbacks_queued)" = 2 ] &&
+    [ "$(metric polysandboxd_judge0_callbacks_kept)" = 8 ] &&
+    [ "$(metric polysandboxd_judge0_callbacks_on_disk)" = 6 ] &&
+    [ "$(metric "polysandboxd_judge0_callbacks_total{end=\"refused\"}")" = 1 ] &&
+    [ "$(metric "polysandboxd_judge0_callbacks_total{end=\"dropped\"}")" = 0 ]'
+srv_stop KILL
+kill "$down_pid"
+wait "$down_pid" 2>/dev/null || :
+# The receiver comes up on its port; the server starts again with the 8
+# files and a queue of 2: they are taken in batches as places free.
+receiver "$tmp/r3" "$port3" || { echo "Bail out! the receiver did not come up"; exit 1; }
+r3_pid=$r_pid
+small || { echo "Bail out! polysandboxd did not start again"; exit 1; }
+all8() { for i in 1 2 3 4 5 6 7 8; do test -f "$tmp/r3/d_$i" || return 1; done; }
+check "after a restart with a queue of 2, the 8 kept callbacks all arrive" within 60 all8
+check "... each once, at its first try (none was tried while down), the 9th never" eval '
+    [ "$(grep -l "\"tries\": 1" "$tmp/r3"/d_* | wc -l)" = 8 ] && test ! -f "$tmp/r3/d_9"'
+check "... their files removed, counted as delivered" eval '
+    within 30 kept_is 0 &&
+    [ "$(metric "polysandboxd_judge0_callbacks_total{end=\"delivered\"}")" = 8 ]'
+
+# 4. Tries are counted across a restart: a callback whose first try got
+# no answer is written again with "tries": 1 before its second; killed
+# during that one, the server starts with 2 tries left for it, not 3.
+sub "echo tried" "http://127.0.0.1:$port3/fail/t"
+tokt=$(sed -n 's/.*"token":"\([0-9a-f-]*\)".*/\1/p' "$tmp/out")
+check "a callback's first try got no answer: its file says 1 try, then the second" eval '
+    arrived "$tmp/r3/held_fail_t" && "$PY" -c "
+import json, sys
+j = json.load(open(sys.argv[1]))
+sys.exit(not (j[\"tries\"] == 1 and j[\"next\"] >= j[\"created\"] > 0))" "$cbdir/$tokt.json"'
+# And a file whose tries were all made before a kill.
+spent=00000000-0000-0000-0000-000000000003
+printf '{"token":"%s","url":"http://127.0.0.1:%s/spent/x","body":"{}","tries":3}\n' \
+    "$spent" "$port3" >"$cbdir/$spent.json"
+srv_stop KILL
+small || { echo "Bail out! polysandboxd did not start again"; exit 1; }
+check "after the restart it gets its 2 tries left only: 4 PUTs in all, given up" eval '
+    within 60 grep -q "Judge0 submission $tokt: .*given up after 3 tries" "$tmp/server.log" &&
+    [ "$(cat "$tmp/r3/seen_fail_t")" = 4 ] && within 30 test ! -f "$cbdir/$tokt.json"'
+check "a file whose 3 tries were made is removed at start, logged, never sent" eval '
+    test ! -f "$cbdir/$spent.json" && test ! -f "$tmp/r3/spent_x" &&
+    grep -q "Judge0 submission $spent: its callback.s 3 tries were made before the restart" \
+        "$tmp/server.log"'
+srv_stop TERM
+check "SIGTERM: exit 0" [ "$srv_rc" = 0 ]
+kill "$r3_pid" 2>/dev/null
+wait "$r3_pid" 2>/dev/null || :
