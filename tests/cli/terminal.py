@@ -50,6 +50,11 @@ class Term:
         self.pid, self.fd = pty.fork()
         if self.pid == 0:
             try:
+                # A login shell's defaults: a test run from a background
+                # job (nohup, `&` in a script) inherits these ignored,
+                # and polysandbox rightly keeps an ignored signal ignored.
+                for s in (signal.SIGINT, signal.SIGQUIT, signal.SIGHUP, signal.SIGTERM):
+                    signal.signal(s, signal.SIG_DFL)
                 os.execv(PS, [PS, *args])
             finally:
                 os._exit(127)
