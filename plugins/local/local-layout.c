@@ -240,14 +240,15 @@ static int add(struct lcl_prov *p, const char *path)
 }
 
 /* A path an administrator named under @key: clean, absolute, and no
- * private tree.  Trailing slashes are cut off in place. */
+ * private tree.  Trailing slashes are cut off in place.  With @key NULL
+ * (a built-in path, not the administrator's) a bad one is -1, no error. */
 static int check_named(struct lcl_prov *p, const char *key, char *tok)
 {
     size_t n = strlen(tok);
     while (n > 1 && tok[n - 1] == '/')
         tok[--n] = '\0';
     if (tok[0] != '/' || strstr(tok, "/..") || strstr(tok, "/./"))
-        return p->host->set_error(p->h, SBX_E_CONFIG,
+        return !key ? -1 : p->host->set_error(p->h, SBX_E_CONFIG,
                                   "providers.d/local.ini: %s entry '%s' is not a clean absolute path",
                                   key, tok);
     /* Each sandbox mounts its own work directory on /work and makes
@@ -257,12 +258,12 @@ static int check_named(struct lcl_prov *p, const char *key, char *tok)
                           : path_in(tok, "/var/tmp") ? "/var/tmp, a link to each sandbox's own /tmp"
                           : NULL;
     if (covered)
-        return p->host->set_error(p->h, SBX_E_CONFIG,
+        return !key ? -1 : p->host->set_error(p->h, SBX_E_CONFIG,
                                   "providers.d/local.ini: %s entry '%s' lies below %s, "
                                   "which would hide it; bind a path outside /work and /var/tmp",
                                   key, tok, covered);
     if (is_forbidden(p, tok))
-        return p->host->set_error(p->h, SBX_E_CONFIG,
+        return !key ? -1 : p->host->set_error(p->h, SBX_E_CONFIG,
                                   "providers.d/local.ini: %s entry '%s' would expose a "
                                   "private host tree", key, tok);
     return 0;
@@ -285,17 +286,21 @@ static int add_extra(struct lcl_prov *p, const char *list)
 
 /* The cache directory, when it is one (else nothing: the Go template
  * then builds cold, as without it).  Optional: removed later, it is
- * skipped rather than failing every sandbox of a long-lived provider. */
-static int add_cache(struct lcl_prov *p, const char *dir)
+ * skipped rather than failing every sandbox of a long-lived provider.
+ * A cache_dir the administrator named must pass check_named; the
+ * built-in one (@named false) is only used when it would (a build
+ * whose prefix lies below /work, as make distcheck's does, has none). */
+static int add_cache(struct lcl_prov *p, const char *dir, bool named)
 {
     char path[PATH_MAX];
     struct stat st;
     if (snprintf(path, sizeof path, "%s", dir) >= (int)sizeof path)
-        return p->host->set_error(p->h, SBX_E_CONFIG,
-                                  "providers.d/local.ini: cache_dir is too long");
-    int ret = check_named(p, "cache_dir", path);
+        return named ? p->host->set_error(p->h, SBX_E_CONFIG,
+                                          "providers.d/local.ini: cache_dir is too long")
+                     : 0;
+    int ret = check_named(p, named ? "cache_dir" : NULL, path);
     if (ret)
-        return ret;
+        return named ? ret : 0;
     free(p->cache_dir);
     if (!(p->cache_dir = strdup(path)))
         return p->host->set_error(p->h, SBX_E_NOMEM, "out of memory");
@@ -326,7 +331,7 @@ int lcl_layout_probe(struct lcl_prov *p, const char *extra, const char *cache)
     if (!ret && extra && *extra)
         ret = add_extra(p, extra);
     if (!ret && (!cache || *cache))
-        ret = add_cache(p, cache ? cache : PKGCACHEDIR);
+        ret = add_cache(p, cache ? cache : PKGCACHEDIR, cache != NULL);
     if (!ret)
         masks_keep_bound(p);
     return ret;
