@@ -134,6 +134,9 @@ bool img_ref_parse(const char *s, img_ref *r, char *why, size_t why_len)
                   (first - name == 9 && strncmp(name, "localhost", 9) == 0))) {
         if (!domain_ok(name, (size_t)(first - name)))
             return fail(why, why_len, "the registry is not HOST[:PORT]");
+        /* Cut short, it would name another registry. */
+        if ((size_t)(first - name) >= sizeof r->domain)
+            return fail(why, why_len, "the registry is longer than 255 characters");
         snprintf(r->domain, sizeof r->domain, "%.*s", (int)(first - name), name);
         name = first + 1;
     } else {

@@ -541,9 +541,33 @@ static void server_error_not_utf8(void)
     json_decref(j);
 }
 
+#if HAVE_FZ_IMAGE
+#include "image/image-int.h"
+
+/* corpus/image/found-long-registry: a registry of more than 255
+ * characters was cut to fit the reference, which then named another
+ * registry than the one written. */
+static void image_long_registry(void)
+{
+    char s[400], why[160] = "";
+    img_ref r;
+
+    memset(s, 'm', 300);
+    memcpy(s + 300, ".io/too", 8);
+    ok(!img_ref_parse(s, &r, why, sizeof why) && strstr(why, "longer than 255"),
+       "image: a registry longer than 255 characters is refused (%s)", why);
+    memcpy(s + 255 - 3, ".io/too", 8);
+    ok(img_ref_parse(s, &r, why, sizeof why) && strlen(r.domain) == 255,
+       "image: ... one of 255 is kept whole");
+}
+#endif
+
 int main(void)
 {
     server_error_not_utf8();
+#if HAVE_FZ_IMAGE
+    image_long_registry();
+#endif
 #if HAVE_FZ_DOCKER
     tar_name_leak();
 #endif

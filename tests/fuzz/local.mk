@@ -28,6 +28,9 @@ endif
 
 # Which targets are built, for tests/fuzz/found.c.
 FZ_FOUND_CPPFLAGS =
+if HAVE_IMAGE
+FZ_FOUND_CPPFLAGS += -DHAVE_FZ_IMAGE=1
+endif
 
 # The helpers, and what the targets reach into.
 FZ_COMMON = tests/fuzz/fuzz.h tests/fuzz/fuzz-util.c core/cli/units.c core/cli/cli.h
