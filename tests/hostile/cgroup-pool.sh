@@ -60,7 +60,8 @@ else not_ok "an exec over the memory limit: memory_limit" "status $st" "$(cat "$
 run --memory 48M --pids 6 -- sh -c 'exit 3'
 st=$(jget "$tmp/out.json" status)
 if [ "$st" = nonzero_exit ]; then ok "the next exec with those limits does not inherit the OOM kill"
-else not_ok "the next exec with those limits does not inherit the OOM kill" "status $st"; fi
+else not_ok "the next exec with those limits does not inherit the OOM kill" "status $st" \
+    "$(cat "$tmp/out.json")" "$(cat "$tmp/err")"; fi
 
 run --memory 48M --pids 6 -- sh -c 'for i in 1 2 3 4 5 6 7 8 9 10; do sleep 1 & done; wait'
 st=$(jget "$tmp/out.json" status)
@@ -69,7 +70,8 @@ else not_ok "a fork past pids.max fails" "status $st" "$(cat "$tmp/err")"; fi
 run --memory 48M --pids 6 -- sh -c 'exit 3'
 st=$(jget "$tmp/out.json" status)
 if [ "$st" = nonzero_exit ]; then ok "the next exec does not inherit the pids.max hit"
-else not_ok "the next exec does not inherit the pids.max hit" "status $st"; fi
+else not_ok "the next exec does not inherit the pids.max hit" "status $st" "$(cat "$tmp/out.json")" \
+    "$(cat "$tmp/err")" "slots: $(slots "$lim")" "marked: $(marked $(slots "$lim"))"; fi
 
 # CPU time is reset: an exec burning ~0.3 s, then one that burns nothing.
 run --memory 48M --pids 6 -- sh -c 'i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done'

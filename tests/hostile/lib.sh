@@ -50,7 +50,7 @@ print(json.dumps(v) if isinstance(v, bool) or v is None else v)' "$1" "$2" 2>/de
 
 t=0
 ok() { t=$((t + 1)); echo "ok $t - $1"; }
-not_ok() { t=$((t + 1)); echo "not ok $t - $1"; shift; for l in "$@"; do echo "# $l"; done; }
+not_ok() { t=$((t + 1)); echo "not ok $t - $1"; shift; for l in "$@"; do printf "%s\n" "$l" | sed "s/^/# /"; done; }
 skip() { t=$((t + 1)); echo "ok $t - $1 # SKIP $2"; }
 
 # config_without_zygote DIR: the test configuration again in DIR, with no
