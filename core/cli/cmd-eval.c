@@ -48,8 +48,10 @@ static void eval_help(void)
 
 enum { OPT_PROVIDER = 400, OPT_OUT, OPT_RESUME, OPT_SHOW, OPT_FORCE, OPT_FALLBACK };
 
-/* The first SIGINT or SIGTERM stops taking new samples: the running ones
- * finish and are written, the summary is printed; a second one kills. */
+/* The first SIGINT, SIGTERM or SIGHUP (the terminal hung up) stops
+ * taking new samples: the running ones finish and are written, the
+ * summary is printed; a second one kills.  A signal already ignored (a
+ * background job's SIGINT, SIGHUP under nohup) stays ignored. */
 static volatile sig_atomic_t interrupted;
 
 static void on_interrupt(int sig)
@@ -59,15 +61,21 @@ static void on_interrupt(int sig)
 
 static int catch_interrupts(void)
 {
-    struct sigaction sa;
+    static const int caught[] = { SIGINT, SIGTERM, SIGHUP };
+    struct sigaction sa, old;
 
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_interrupt;
     sa.sa_flags = SA_RESETHAND | SA_RESTART;
-    if (sigemptyset(&sa.sa_mask) != 0 || sigaction(SIGINT, &sa, NULL) != 0 ||
-        sigaction(SIGTERM, &sa, NULL) != 0) {
-        cli_err("cannot set up SIGINT handling");
+    if (sigemptyset(&sa.sa_mask) != 0)
         return -1;
+    for (size_t i = 0; i < sizeof caught / sizeof caught[0]; i++) {
+        if (sigaction(caught[i], NULL, &old) != 0 || old.sa_handler == SIG_IGN)
+            continue;
+        if (sigaction(caught[i], &sa, NULL) != 0) {
+            cli_err("cannot set up SIGINT handling");
+            return -1;
+        }
     }
     return 0;
 }
@@ -296,10 +304,11 @@ int cli_cmd_eval(cli_global *g, int argc, char **argv)
     /* a sample left ungraded (sandbox error, no template) fails the run */
     rc = sbx_eval_summary_graded(sum) < sbx_eval_summary_done(sum) ? CLI_EXIT_FAIL : CLI_EXIT_OK;
     if (interrupted) {
-        cli_err("eval: interrupted: %zu of %zu samples not run%s%s%s",
+        cli_err("eval: interrupted by %s: %zu of %zu samples not run%s%s",
+                interrupted == SIGINT ? "SIGINT" : interrupted == SIGTERM ? "SIGTERM" : "SIGHUP",
                 sbx_eval_summary_total(sum) - sbx_eval_summary_done(sum),
                 sbx_eval_summary_total(sum), out ? "; continue with --resume --out " : "",
-                out ? out : "", out ? "" : "");
+                out ? out : "");
         rc = 128 + (int)interrupted;
     }
 done:

@@ -3,7 +3,7 @@
 # runs only what is missing: every sample ends with exactly one record
 . "$top_srcdir/tests/eval/lib.sh"
 
-plan 11
+plan 13
 
 # A killed eval leaves the sandbox it was running behind, as a crash does
 # (gc reaps it once its time-to-live passes): keep it in a state directory
@@ -28,7 +28,7 @@ PY
 pid=$!
 # wait for some records, then kill it without warning
 i=0
-while [ "$(wc -l <"$tmp/r.jsonl" 2>/dev/null || echo 0)" -lt 4 ] && [ $i -lt 300 ]; do
+while [ "$({ wc -l <"$tmp/r.jsonl"; } 2>/dev/null || echo 0)" -lt 4 ] && [ $i -lt 300 ]; do
     sleep 0.05
     i=$((i + 1))
 done
@@ -60,29 +60,48 @@ cli eval --dataset "$tmp/ds.jsonl" --samples "$tmp/s.jsonl" --out "$tmp/r.jsonl"
 check "a second --resume has nothing left to run" \
     eval 'is_rc 0 && jcheck "$tmp/out" "j[\"ran\"] == 0 and j[\"resumed\"] == 16" && [ "$(wc -l <"$tmp/r.jsonl")" -eq 16 ]'
 
+# interrupt SIG OUT [PREFIX...]: starts an eval writing OUT, sends SIG once
+# two samples are written, and waits; its exit status in $rc.  PREFIX (a
+# command such as env or sh -c) runs polysandbox.
+interrupt() {
+    sig=$1 res=$2
+    shift 2
+    rm -f "$res"
+    "$@" "$PS" eval --dataset "$tmp/ds.jsonl" --samples "$tmp/s.jsonl" --out "$res" -j 1 --json \
+        </dev/null >"$tmp/int.out" 2>"$tmp/int.err" &
+    pid=$!
+    i=0
+    while [ "$({ wc -l <"$res"; } 2>/dev/null || echo 0)" -lt 2 ] && [ $i -lt 300 ]; do
+        sleep 0.05
+        i=$((i + 1))
+    done
+    kill -"$sig" "$pid"
+    wait "$pid"
+    rc=$?
+}
+
 # SIGTERM: the running sample finishes and is written, the summary says
 # what is left, and --resume finishes the rest
-rm -f "$tmp/r2.jsonl"
-"$PS" eval --dataset "$tmp/ds.jsonl" --samples "$tmp/s.jsonl" --out "$tmp/r2.jsonl" -j 1 --json \
-    </dev/null >"$tmp/int.out" 2>"$tmp/int.err" &
-pid=$!
-i=0
-while [ "$(wc -l <"$tmp/r2.jsonl" 2>/dev/null || echo 0)" -lt 2 ] && [ $i -lt 300 ]; do
-    sleep 0.05
-    i=$((i + 1))
-done
-kill -TERM "$pid"
-wait "$pid"
-rc=$?
+interrupt TERM "$tmp/r2.jsonl" env
 check "SIGTERM: exit 143 with a summary of what was done" \
     eval '[ "$rc" -eq 143 ] && jcheck "$tmp/int.out" "2 <= j[\"done\"] < 16 and j[\"done\"] == $(wc -l <"$tmp/r2.jsonl")"'
-check "SIGTERM: the message says how to continue" \
-    grep -q "interrupted: .* samples not run; continue with --resume --out" "$tmp/int.err"
+check "SIGTERM: the message names it and says how to continue" \
+    grep -q "interrupted by SIGTERM: .* samples not run; continue with --resume --out" "$tmp/int.err"
 cli eval --dataset "$tmp/ds.jsonl" --samples "$tmp/s.jsonl" --out "$tmp/r2.jsonl" --resume --json
 check "... and --resume completes it, each sample once" \
     eval 'is_rc 0 && python3 -c "import json, sys
 s = sorted(json.loads(l)[\"sample\"] for l in open(sys.argv[1]))
 sys.exit(0 if s == list(range(16)) else 1)" "$tmp/r2.jsonl"'
+
+# SIGHUP (the terminal hung up) stops it the same way; under nohup
+# (SIGHUP ignored when it starts) it runs to the end.
+interrupt HUP "$tmp/r3.jsonl" env
+check "SIGHUP: exit 129 with what was done written" \
+    eval '[ "$rc" -eq 129 ] && jcheck "$tmp/int.out" "2 <= j[\"done\"] < 16 and j[\"done\"] == $(wc -l <"$tmp/r3.jsonl")" &&
+          grep -q "interrupted by SIGHUP" "$tmp/int.err"'
+interrupt HUP "$tmp/r4.jsonl" nohup
+check "SIGHUP under nohup: ignored, every sample run" \
+    eval '[ "$rc" -eq 0 ] && [ "$(wc -l <"$tmp/r4.jsonl")" -eq 16 ]'
 
 left=$("$PS" list --provider local --json 2>/dev/null |
        python3 -c 'import json, sys; print(" ".join(s["id"] for s in json.load(sys.stdin)))')
