@@ -44,6 +44,14 @@ static int doc_write(void *ud, int stream, const void *buf, size_t len)
 static void go_cache(const struct lcl_prov *p, sbx_doctor_cb_v1 cb, void *ud)
 {
     char path[600], version[128] = "", detail[1600];
+    if (!p->cache_dir && p->cache_unbound) {
+        snprintf(detail, sizeof detail, "none: advice: the built-in cache_dir %s lies below "
+                 "/work or /var/tmp (or a private host tree), where a sandbox cannot see it, "
+                 "so the go template builds each sample cold; set cache_dir in "
+                 "providers.d/local.ini to a directory outside them", p->cache_unbound);
+        cb(ud, "go build cache", 1, detail);
+        return;
+    }
     if (!p->cache_dir)
         return; /* cache_dir empty: none wanted */
     bool go = access("/usr/bin/go", X_OK) == 0 || access("/usr/local/bin/go", X_OK) == 0;

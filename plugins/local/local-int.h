@@ -130,6 +130,7 @@ struct lcl_prov {
     struct lcl_bind binds[LCL_MAX_BINDS];
     size_t n_binds;
     char *cache_dir;  /* cache_dir's path (bound when a directory), or NULL */
+    char *cache_unbound; /* the built-in cache_dir when it could not be bound, or NULL */
     char *hidden[LCL_MAX_HIDDEN]; /* our own host paths: never shown (local-layout.c) */
     size_t n_hidden;
     char *masks[LCL_MAX_HIDDEN];  /* those below a bind: covered in every root */

@@ -299,8 +299,13 @@ static int add_cache(struct lcl_prov *p, const char *dir, bool named)
                                           "providers.d/local.ini: cache_dir is too long")
                      : 0;
     int ret = check_named(p, named ? "cache_dir" : NULL, path);
+    if (ret && !named) {
+        free(p->cache_unbound); /* doctor says why the Go builds are cold */
+        p->cache_unbound = strdup(path);
+        return p->cache_unbound ? 0 : p->host->set_error(p->h, SBX_E_NOMEM, "out of memory");
+    }
     if (ret)
-        return named ? ret : 0;
+        return ret;
     free(p->cache_dir);
     if (!(p->cache_dir = strdup(path)))
         return p->host->set_error(p->h, SBX_E_NOMEM, "out of memory");
@@ -412,6 +417,8 @@ void lcl_layout_free(struct lcl_prov *p)
     p->n_binds = 0;
     free(p->cache_dir);
     p->cache_dir = NULL;
+    free(p->cache_unbound);
+    p->cache_unbound = NULL;
     for (size_t i = 0; i < p->n_hidden; i++)
         free(p->hidden[i]);
     p->n_hidden = 0;

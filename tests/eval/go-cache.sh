@@ -19,7 +19,7 @@ top=$(mktemp -d /var/cache/ps-go-cache.XXXXXX 2>/dev/null) || {
 chmod 755 "$top"
 cache="$top/go"
 trap 'chmod -R u+w "$top" 2>/dev/null; rm -rf "$tmp" "$top"' EXIT
-plan 11
+plan 12
 "$top_srcdir/contrib/go-cache-warm.sh" "$cache" fmt testing os/exec >"$tmp/warm" 2>&1
 rc=$?
 [ "$rc" -eq 0 ] || sed 's/^/# /' "$tmp/warm"
@@ -131,5 +131,21 @@ POLYSANDBOX_CONFIG_DIR="$tmp/bad-config" cli run -p local -- true
 check "a cache_dir in a private tree is refused, named" \
     sh -c '[ "$1" -ne 0 ] && grep -q "cache_dir entry ./root/x. would expose a private host tree" "$2/err"' \
     sh "$rc" "$tmp"
+
+# the built-in cache_dir (no cache_dir set): where a sandbox could not see
+# it (a build whose prefix lies below /work, as make distcheck's may), it
+# is skipped and doctor says so; elsewhere doctor never says it.
+cp -R "$tmp/cold-config" "$tmp/builtin-config"
+sed -i '/^cache_dir = /d' "$tmp/builtin-config/providers.d/local.ini"
+POLYSANDBOX_CONFIG_DIR="$tmp/builtin-config" cli doctor --provider local
+case "${pkgcachedir:?pkgcachedir is not set (run through make check)}" in
+/work | /work/* | /var/tmp | /var/tmp/*)
+    check "doctor: a built-in cache_dir below /work or /var/tmp is skipped, with advice" \
+        out_has "WARN     local: go build cache: none: advice: the built-in cache_dir $pkgcachedir lies below" ;;
+*)
+    check "doctor: the built-in cache_dir ($pkgcachedir) is not reported as skipped" \
+        sh -c '! grep -q "the built-in cache_dir" "$1/out" && grep -q "local: go build cache: " "$1/out"' \
+        sh "$tmp" ;;
+esac
 
 done_testing
