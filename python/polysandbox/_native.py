@@ -149,6 +149,9 @@ _PROTOS = (
                                     POINTER(c_char_p), c_void_p)),
     ("sbx_eval_report_set_opts", c_int, (c_void_p, c_void_p)),
     ("sbx_eval_report_to_json", c_void_p, (c_void_p, POINTER(c_uint), c_size_t)),
+    ("sbx_eval_report_to_markdown", c_void_p, (c_void_p, POINTER(c_uint), c_size_t)),
+    ("sbx_eval_report_to_html", c_void_p, (c_void_p, POINTER(c_uint), c_size_t)),
+    ("sbx_eval_report_set_files", c_int, (c_void_p, c_char_p)),
 )
 
 _lock = threading.Lock()

@@ -158,7 +158,7 @@ def compare_body(call: str, dataset: Any, samples: Any, providers: Any, k: Any, 
 
 
 def compare_from_body(call: str, dataset: Any, samples: Any, results: Any,
-                      k: Any) -> dict[str, Any]:
+                      k: Any, report: Any = None) -> dict[str, Any]:
     """compare_from's arguments, checked as the command checks --from."""
     files = _texts(call, "results", results, empty_list=True)
     if len(files) < 2:
@@ -168,4 +168,4 @@ def compare_from_body(call: str, dataset: Any, samples: Any, results: Any,
             raise ValueError(f"{_where(call, f'results[{i}]')} is empty")
     return dict(_common(call, k, 0, None, None, None), dataset=_text(call, "dataset", dataset),
                 samples=None if samples is None else _text(call, "samples", samples),
-                results=files)
+                results=files, report=None if report is None else _text(call, "report", report))

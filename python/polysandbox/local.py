@@ -59,6 +59,17 @@ def _taken_json(text: int | None, what: str) -> Any:
         _native.free(text)
 
 
+def _taken_text(text: int | None, what: str) -> bytes:
+    """The bytes of a char * the library gave (transfer full; freed
+    here); NULL is its out of memory."""
+    if not text:
+        raise MemoryError(f"polysandbox: out of memory for {what}")
+    try:
+        return ctypes.string_at(text)
+    finally:
+        _native.free(text)
+
+
 class Local(Runner):
     """A runner over the library in this process: one sbx_ctx, shared by
     every thread (the library allows it).
@@ -263,9 +274,7 @@ class Local(Runner):
                                             _cstrs(body["settings"].get(label, [])), sm))
             opts = self._eval_opts(body, None, None)
             chk(lib.sbx_eval_report_set_opts(rep, opts))
-            ks = (ctypes.c_uint * len(body["k"]))(*body["k"])
-            return CompareReport.from_json(_taken_json(
-                lib.sbx_eval_report_to_json(rep, ks, len(body["k"])), "the compare report"))
+            return self._report(rep, body)
         finally:
             lib.sbx_eval_opts_free(opts)
             lib.sbx_eval_report_free(rep)
@@ -273,6 +282,24 @@ class Local(Runner):
                 lib.sbx_eval_summary_free(sm)
             lib.sbx_eval_samples_free(smp)
             lib.sbx_eval_dataset_free(ds)
+
+    def _report(self, rep: c_void_p, body: dict[str, Any]) -> CompareReport:
+        """The CompareReport of @rep; with body["report"] (a prefix), its
+        PREFIX.md and PREFIX.html written first, as `polysandbox compare`
+        writes them (the library renders both), and named in its report
+        field."""
+        lib = self._lib
+        ks = (ctypes.c_uint * len(body["k"]))(*body["k"])
+        prefix = body.get("report")
+        if prefix is not None:
+            self._check(lib.sbx_eval_report_set_files(rep, prefix.encode()))
+            for suffix, render in ((".md", lib.sbx_eval_report_to_markdown),
+                                   (".html", lib.sbx_eval_report_to_html)):
+                page = _taken_text(render(rep, ks, len(body["k"])), "the compare report")
+                with open(prefix + suffix, "wb") as f:
+                    f.write(page)
+        return CompareReport.from_json(_taken_json(
+            lib.sbx_eval_report_to_json(rep, ks, len(body["k"])), "the compare report"))
 
     def _compare_from(self, body: dict[str, Any]) -> CompareReport:
         """compare_from (see Runner.compare_from): the results files read
@@ -296,9 +323,7 @@ class Local(Runner):
             for path, sm in zip(body["results"], sums):
                 chk(lib.sbx_eval_report_add(rep, None, self._records_provider(sm).encode(),
                                             path.encode(), _cstrs([]), sm))
-            ks = (ctypes.c_uint * len(body["k"]))(*body["k"])
-            return CompareReport.from_json(_taken_json(
-                lib.sbx_eval_report_to_json(rep, ks, len(body["k"])), "the compare report"))
+            return self._report(rep, body)
         finally:
             lib.sbx_eval_report_free(rep)
             for sm in sums:

@@ -274,8 +274,10 @@ class Runner:
         provider (0: the cores); timeout (seconds), memory (bytes) and
         retries per program as eval's --timeout, --memory, --retries.
         report: a file name prefix; each column's records then go to
-        PREFIX.LABEL.jsonl (the Markdown and HTML pages are the command's
-        own and are not written).  settings: by column label, the
+        PREFIX.LABEL.jsonl, and the report to PREFIX.md and PREFIX.html
+        as the command writes them (the self-contained page with its
+        charts and per-task tables; CompareReport.report names them).
+        settings: by column label, the
         SECTION.KEY=VALUE configuration values of that column only (the
         command's --set-for, e.g. {"local#2": ["limits.memory=1G"]}): such
         a column runs on a context of its own, the others on this
@@ -304,19 +306,20 @@ class Runner:
         raise NotImplementedError
 
     def compare_from(self, dataset: str, samples: str | None = None, *,
-                     results: Sequence[str], k: Sequence[int] = (1, 10, 100)
-                     ) -> "CompareReport":
+                     results: Sequence[str], k: Sequence[int] = (1, 10, 100),
+                     report: str | None = None) -> "CompareReport":
         """The report of compare built from results files already written
         (evaluate's out, eval --out, or an earlier compare's report
         files), nothing run: `polysandbox compare --from RESULTS,...
-        --json` but for report (None: no page is written).  results: at
+        --json`.  report: a file name prefix: PREFIX.md and PREFIX.html
+        are written as by compare (None: no page is written).  results: at
         least two files; a column is named after the provider its records
         name (NAME#2 when repeated), else after its file.  dataset and
         samples (None: canonical) are the files the results were graded
         on; meta.rebuilt is True and meta.limits null."""
         from .evalargs import compare_from_body
         return self._compare_from(compare_from_body("compare_from", dataset, samples, results,
-                                                    k))
+                                                    k, report))
 
     # ---- evaluate ----------------------------------------------------------------
 

@@ -10,6 +10,7 @@ builds both: sbx_eval_report); pools must list what `polysandbox pools
 import asyncio
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -18,7 +19,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import PS, check, finish, plan, raises, start, stop  # noqa: E402
 import polysandbox as psb  # noqa: E402
 
-PLAN = 20
+PLAN = 22
 plan(PLAN)
 
 SRC = os.environ["top_srcdir"]
@@ -98,13 +99,31 @@ check("compare: the same fields as compare --json, at every level (summary, meta
       and [d["sample"] for d in got["differences"]] ==
       [d["sample"] for d in cli["differences"]],
       f"cli {cli and shape(cli)}\npy  {shape(got)}")
-check("compare: the same inputs, digests and limits in meta; no report files",
+check("compare: the same inputs, digests and limits in meta",
       cli is not None and all(got["meta"][k] == cli["meta"][k]
                               for k in ("dataset", "samples", "canonical", "limits", "jobs",
                                         "providers", "version", "rebuilt"))
-      and got["dataset"] == cli["dataset"] and got["samples_file"] == cli["samples_file"]
-      and rep.report is None and cli["report"] is not None,
+      and got["dataset"] == cli["dataset"] and got["samples_file"] == cli["samples_file"],
       f"cli {cli and cli['meta']}\npy  {got['meta']}")
+
+
+def page(path):
+    try:
+        with open(path, encoding="utf-8") as f:
+            return f.read()
+    except OSError:
+        return ""
+
+
+py_md, py_html = page(os.path.join(tmp, "py.md")), page(os.path.join(tmp, "py.html"))
+check("compare(report=PREFIX) writes PREFIX.md and PREFIX.html, named in report as the "
+      "CLI names its own",
+      rep.report == {"markdown": os.path.join(tmp, "py.md"),
+                     "html": os.path.join(tmp, "py.html")}
+      and cli is not None and set(cli["report"]) == set(rep.report)
+      and "| local#2 |" in py_md.replace("|local#2|", "| local#2 |")
+      and "<svg" in py_html and "local#2" in py_html and "<script" not in py_html,
+      f"report {rep.report}\ncli {cli and cli['report']}\nmd {py_md[:300]}")
 check("compare: each column's records went to PREFIX.LABEL.jsonl",
       [c.results for c in rep.columns] ==
       [os.path.join(tmp, "py.local.jsonl"), os.path.join(tmp, "py.local#2.jsonl")]
@@ -116,7 +135,8 @@ check("CompareReport.from_json(compare --json).to_json() is the CLI's object unc
 kept = [c.results for c in rep.columns]
 rc, cli = cli_json("compare", "--dataset", dataset, "--samples", samples, "--from",
                    ",".join(kept), "-k", "1,2", "--json", "--report", "cli5")
-frep = psb.compare_from(dataset, samples, results=kept, k=[1, 2])
+frep = psb.compare_from(dataset, samples, results=kept, k=[1, 2],
+                        report=os.path.join(tmp, "py5"))
 
 
 def undated(o):
@@ -129,6 +149,21 @@ check("compare_from: compare --from's report (but the page files and the date), 
       and frep.meta["rebuilt"] and [c.label for c in frep.columns] == ["local", "local#2"]
       and statuses(frep.to_dict()) == statuses(got),
       f"exit {rc}\ncli {cli}\npy  {frep.to_json()}")
+
+
+def same_page(a, b):
+    """The two pages alike but for their date and their prefix."""
+    def norm(text, prefix):
+        text = re.sub(r"\d{4}-\d\d-\d\d[T ][0-9:.]+Z?", "(date)", text)
+        return text.replace(prefix, "(prefix)")
+    return norm(page(os.path.join(tmp, a)), os.path.join(tmp, a.rsplit(".", 1)[0])) == \
+        norm(page(os.path.join(tmp, b)), b.rsplit(".", 1)[0]) != ""
+
+
+check("compare_from(report=PREFIX): the same Markdown and HTML pages as compare --from "
+      "--report writes of the same records (but the date)",
+      same_page("py5.md", "cli5.md") and same_page("py5.html", "cli5.html"),
+      f"{page(os.path.join(tmp, 'py5.md'))[:400]}\n---\n{page(os.path.join(tmp, 'cli5.md'))[:400]}")
 check("compare_from: one results file is refused, a bad one raises naming it",
       raises(ValueError, psb.compare_from, dataset, samples, results=kept[:1],
              match="at least two")[0]
