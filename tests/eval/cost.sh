@@ -5,7 +5,7 @@
 # price, a bad price refused naming its file, line and key
 . "$top_srcdir/tests/eval/lib.sh"
 
-plan 12
+plan 13
 
 # two references and a sample that fills 48 MiB (bytes written, so the
 # pages count) before it passes
@@ -53,6 +53,15 @@ check "per provider: latency p50 <= p90 <= max, CPU total and mean, the largest 
 cli eval --dataset "$ds" --samples "$tmp/samples.jsonl" --out "$tmp/n.jsonl" --json
 check "no price: runtime figures, and no cost object at all" \
     jcheck "$tmp/out" '"cost" not in j["providers"]["local"] and "cost" not in j["usage"] and j["providers"]["local"]["cpu_ns"]["total"] > 0'
+
+# a judged problem: the CPU of its tests added up, the largest peak
+head -n 1 "$data/judged-samples.jsonl" >"$tmp/judged.jsonl"
+cli eval --dataset "$data/judged.jsonl" --samples "$tmp/judged.jsonl" --allow-partial \
+    --out "$tmp/j.jsonl" --json
+check "a judged sample's record: CPU and peak memory of its tests" \
+    eval 'is_rc 0 && python3 -c "import json, sys
+r = json.loads(open(sys.argv[1]).readline())
+sys.exit(0 if r[\"passed\"] and r[\"tests_total\"] == 3 and r[\"cpu_ns\"] > 0 and r[\"peak_memory_bytes\"] > 0 else 1)" "$tmp/j.jsonl"'
 
 # the price table in the provider's own ini, in a configuration directory
 mkdir "$tmp/conf" "$tmp/conf/providers.d"
