@@ -89,7 +89,8 @@ POLYSANDBOX_CONFIG_DIR="$tmp/conf" \
 check "compare --json: each column's summary has local's cost and usage" \
     jcheck "$tmp/out" 'len(j["columns"]) == 2 and all(c["summary"]["providers"]["local"]["cost"]["currency"] == "EUR" and c["summary"]["usage"]["cpu_ns"]["total"] > 0 for c in j["columns"])'
 POLYSANDBOX_CONFIG_DIR="$tmp/conf" cli compare --json --dataset "$ds" \
-    --samples "$tmp/samples.jsonl" --from "$tmp/cmp.local.jsonl,$tmp/cmp.local#2.jsonl"
+    --samples "$tmp/samples.jsonl" --from "$tmp/cmp.local.jsonl,$tmp/cmp.local#2.jsonl" \
+    --report "$tmp/from"
 python3 -c 'import json, sys
 json.dump(json.load(open(sys.argv[1]))["columns"][0]["summary"], open(sys.argv[2], "w"))' \
     "$tmp/out" "$tmp/col0.json" 2>/dev/null
