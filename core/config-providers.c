@@ -11,7 +11,8 @@
 
 #include "config-int.h"
 
-#define PROVIDER_KEYS "enabled, optional, priority, module, unenforced_limits"
+#define PROVIDER_KEYS "enabled, optional, priority, module, unenforced_limits, " \
+    "price_per_second, price_per_sandbox, currency"
 
 static int parse_int(const char *s, int *out, const char **why)
 {
@@ -38,6 +39,60 @@ static int parse_int(const char *s, int *out, const char **why)
     }
     *out = (int)v;
     return SBX_OK;
+}
+
+/* A price: a plain decimal number, not negative (strtod alone would also
+ * take hex, exponents, inf and nan). */
+static int parse_price(const char *s, double *out, const char **why)
+{
+    size_t digits = 0, dots = 0;
+
+    for (const char *c = s; *c; c++) {
+        if (*c >= '0' && *c <= '9')
+            digits++;
+        else if (*c == '.')
+            dots++;
+        else {
+            *why = *c == '-' ? "negative" : "not a plain decimal number (e.g. 0.000014)";
+            return SBX_E_CONFIG;
+        }
+    }
+    if (digits == 0 || dots > 1 || digits > 30) {
+        *why = "not a plain decimal number (e.g. 0.000014)";
+        return SBX_E_CONFIG;
+    }
+    *out = strtod(s, NULL);
+    return SBX_OK;
+}
+
+/* @key of a price table into @p: 1 when it is no price key, else SBX_OK
+ * or SBX_E_CONFIG with *why. */
+static int apply_price(core_provider_conf *p, const char *key, const char *value,
+                       const char **why)
+{
+    int rc;
+
+    if (!strcmp(key, "currency")) {
+        size_t n = strlen(value);
+        for (size_t i = 0; i < n; i++)
+            if (!((value[i] >= 'A' && value[i] <= 'Z') || (value[i] >= 'a' && value[i] <= 'z'))) {
+                n = 0;
+                break;
+            }
+        if (n == 0 || n >= sizeof p->price.currency) {
+            *why = "not a currency code of 1 to 15 letters (e.g. USD)";
+            return SBX_E_CONFIG;
+        }
+        memcpy(p->price.currency, value, n + 1);
+        return SBX_OK;
+    }
+    if (strcmp(key, "price_per_second") && strcmp(key, "price_per_sandbox"))
+        return 1;
+    rc = parse_price(value, !strcmp(key, "price_per_second") ? &p->price.per_second
+                                                             : &p->price.per_sandbox, why);
+    if (rc == SBX_OK)
+        p->price.set = true;
+    return rc;
 }
 
 static int apply_provider(loader *ld, const char *section, const char *key,
@@ -85,6 +140,15 @@ static int apply_provider(loader *ld, const char *section, const char *key,
                                 "[provider]: %s", value, why);
         p->unenforced_from = 2;
         return SBX_OK;
+    }
+    switch (apply_price(p, key, value, &why)) {
+    case SBX_OK:
+        return SBX_OK;
+    case 1:
+        break;
+    default:
+        return core_cfg_err(ld, SBX_E_CONFIG, w, "bad value '%s' for %s in [provider]: %s",
+                            value, key, why);
     }
     if (strcmp(key, "module") == 0) {
         if (value[0] != '/')
@@ -147,6 +211,7 @@ int core_cfg_provider_override(loader *ld, const where *w, const char *key,
     core_provider_conf *p;
     core_setting *s = NULL;
     char *name, *k, *v, *f;
+    const char *why = NULL;
 
     if (!dot || dot == key || !dot[1] || strchr(dot + 1, '.'))
         return core_cfg_err(ld, SBX_E_CONFIG, w, "'provider.%s' is not provider.NAME.KEY "
@@ -167,11 +232,20 @@ int core_cfg_provider_override(loader *ld, const where *w, const char *key,
     free(name);
     /* the core's key (see apply_provider), from the command line: wins */
     if (!strcmp(dot + 1, "unenforced_limits")) {
-        const char *why = NULL;
         if (core_unenforced_parse(value, &p->unenforced_ok, &why) != SBX_OK)
             return core_cfg_err(ld, SBX_E_CONFIG, w, "provider.%s: bad value '%s': %s", key,
                                 value, why);
         p->unenforced_from = 2;
+    }
+    /* the price table: the core's alone, never lent to the provider */
+    switch (apply_price(p, dot + 1, value, &why)) {
+    case SBX_OK:
+        return SBX_OK;
+    case 1:
+        break;
+    default:
+        return core_cfg_err(ld, SBX_E_CONFIG, w, "provider.%s: bad value '%s': %s", key, value,
+                            why);
     }
     for (size_t i = 0; i < p->n_settings && !s; i++)
         if (!strcmp(p->settings[i].key, dot + 1))

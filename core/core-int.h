@@ -142,6 +142,13 @@ typedef struct core_resil_conf {
     bool set[CORE_RS_COUNT];
 } core_resil_conf;
 
+/* [provider] price_per_second, price_per_sandbox, currency */
+typedef struct core_price {
+    bool set;               /* a price was given: else no cost is reported */
+    double per_second, per_sandbox;
+    char currency[16];      /* "" until set: USD */
+} core_price;
+
 /* providers.d/NAME.ini */
 typedef struct core_provider_conf {
     char *name;             /* from the file name */
@@ -158,6 +165,7 @@ typedef struct core_provider_conf {
      * 2 from [provider], which wins. */
     int unenforced_from;
     uint64_t unenforced_ok;
+    core_price price;       /* what its sandboxes cost (polysandbox eval) */
 } core_provider_conf;
 
 /* Where templates look for their interpreters and compilers on the host. */

@@ -226,6 +226,8 @@ struct sbx_eval_record {
     int signal;
     char *provider;
     uint64_t time_ns;
+    int64_t cpu_ns;         /* CPU time of its run(s), or -1 when not measured */
+    int64_t peak_memory;    /* bytes, the most of its run(s), or -1 */
     unsigned attempts;
     char *reason;           /* or NULL */
     char *stderr_tail;      /* the end of stderr of a non-pass, or NULL */
@@ -239,6 +241,9 @@ struct sbx_eval_record {
 };
 
 void core_eval_record_free(sbx_eval_record *r);
+/* Take @r's CPU time and peak memory into @rec: in place of its own, or
+ * (@add) added to them, the peak the larger. */
+void core_eval_record_usage(sbx_eval_record *rec, const sbx_result *r, bool add);
 /* Replace, in place, every byte of @s that is not part of valid UTF-8
  * with '?', so the text can go into JSON whatever a program wrote. */
 void core_eval_utf8_sanitize(char *s);
@@ -309,6 +314,23 @@ struct sbx_eval_opts {
     void *gate_ud;
 };
 
+/* ---- usage and cost (core/eval-usage.c) ------------------------------------ */
+
+typedef struct core_eval_use {
+    char *provider;               /* owned; NULL for the whole summary's */
+    sbx_eval_usage u;
+    char currency[16];            /* what u.currency points to when priced */
+} core_eval_use;
+
+/* Gather the usage of the @n @records (NULL entries skipped) per provider
+ * in *@uses (*@n_uses, free with core_eval_usage_free) and of them all in
+ * @all, priced from @ctx's providers (NULL: no prices).  SBX_E_NOMEM (set). */
+int core_eval_usage_build(const sbx_ctx *ctx, sbx_eval_record *const *records, size_t n,
+                          core_eval_use **uses, size_t *n_uses, core_eval_use *all);
+void core_eval_usage_free(core_eval_use *uses, size_t n);
+/* @u as a JSON object, its "cost" there only when priced; NULL on ENOMEM. */
+struct json_t *core_eval_usage_json(const sbx_eval_usage *u);
+
 /* ---- summaries (core/eval-summary.c) ---------------------------------------- */
 
 struct sbx_eval_summary {
@@ -327,10 +349,14 @@ struct sbx_eval_summary {
     size_t n_latencies;
     uint64_t wall_ns;
     size_t ran;                   /* records made by this run */
+    core_eval_use *uses;          /* per provider, first met first */
+    size_t n_uses;
+    core_eval_use all;            /* of every record */
 };
 
-/* Build a summary taking ownership of @records (n_samples entries). */
-int core_eval_summary_build(const sbx_eval_dataset *ds, const sbx_eval_samples *s,
+/* Build a summary taking ownership of @records (n_samples entries),
+ * priced from @ctx's providers (NULL: no prices). */
+int core_eval_summary_build(const sbx_ctx *ctx, const sbx_eval_dataset *ds, const sbx_eval_samples *s,
                             sbx_eval_record **records, size_t resumed, size_t ran,
                             uint64_t wall_ns, sbx_eval_summary **out);
 

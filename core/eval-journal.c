@@ -156,5 +156,5 @@ int sbx_eval_summary_load(sbx_ctx *ctx, const sbx_eval_dataset *ds, const sbx_ev
         free(records);
         return rc;
     }
-    return core_eval_summary_build(ds, s, records, n, 0, 0, out);
+    return core_eval_summary_build(ctx, ds, s, records, n, 0, 0, out);
 }

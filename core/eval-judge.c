@@ -162,6 +162,8 @@ int core_eval_judge(sbx_ctx *ctx, const sbx_eval_opts *o, const core_eval_task *
         rc = core_error_set(SBX_E_NOMEM, NULL, "out of memory");
     rec->status = sbx_run_status_name(SBX_RUN_OK);
     rec->exit_code = 0;
+    rec->cpu_ns = 0;        /* the sum of this attempt's tests */
+    rec->peak_memory = -1;
     for (size_t i = 0; rc == SBX_OK && i < t->n_cases; i++) {
         const core_eval_case *tcase = &t->cases[i];
         sbx_result *r = NULL;
@@ -186,6 +188,7 @@ int core_eval_judge(sbx_ctx *ctx, const sbx_eval_opts *o, const core_eval_task *
             break;
         }
         rec->unenforced |= sbx_result_unenforced_limits(r);
+        core_eval_record_usage(rec, r, true);
         if (sbx_result_status(r) == SBX_RUN_SANDBOX_ERROR) {
             rc = core_eval_note_sandbox_error(rec, sbx_result_provider(r), sbx_result_error(r));
             sbx_result_free(r);

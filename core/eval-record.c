@@ -104,6 +104,24 @@ const char *sbx_eval_record_provider(const sbx_eval_record *r)
     return r && r->provider ? r->provider : "";
 }
 uint64_t sbx_eval_record_time_ns(const sbx_eval_record *r) { return r ? r->time_ns : 0; }
+int64_t sbx_eval_record_cpu_ns(const sbx_eval_record *r) { return r ? r->cpu_ns : -1; }
+int64_t sbx_eval_record_peak_memory(const sbx_eval_record *r) { return r ? r->peak_memory : -1; }
+
+void core_eval_record_usage(sbx_eval_record *rec, const sbx_result *r, bool add)
+{
+    int64_t cpu = sbx_result_cpu_ns(r), peak = sbx_result_peak_memory(r);
+
+    if (!add) {
+        rec->cpu_ns = cpu;
+        rec->peak_memory = peak;
+        return;
+    }
+    /* the runs of one sample (a judged one's tests): CPU adds up, the
+     * peak is the largest; one run not measured leaves the sum unknown */
+    rec->cpu_ns = rec->cpu_ns >= 0 && cpu >= 0 ? rec->cpu_ns + cpu : -1;
+    if (peak > rec->peak_memory)
+        rec->peak_memory = peak;
+}
 unsigned sbx_eval_record_attempts(const sbx_eval_record *r) { return r ? r->attempts : 0; }
 const char *sbx_eval_record_reason(const sbx_eval_record *r) { return r ? r->reason : NULL; }
 const char *sbx_eval_record_completion(const sbx_eval_record *r)
@@ -157,6 +175,10 @@ static json_t *record_json(const sbx_eval_record *r)
     bad |= json_object_set_new(o, "signal", r->signal > 0 ? json_integer(r->signal)
                                                            : json_null());
     bad |= json_object_set_new(o, "time_ns", json_integer((json_int_t)r->time_ns));
+    bad |= json_object_set_new(o, "cpu_ns", r->cpu_ns >= 0 ? json_integer(r->cpu_ns)
+                                                           : json_null());
+    bad |= json_object_set_new(o, "peak_memory_bytes",
+                               r->peak_memory >= 0 ? json_integer(r->peak_memory) : json_null());
     bad |= json_object_set_new(o, "provider", json_string(r->provider ? r->provider : ""));
     bad |= json_object_set_new(o, "attempts", json_integer(r->attempts));
     bad |= json_object_set_new(o, "reason", r->reason ? json_string(r->reason) : json_null());
@@ -238,6 +260,11 @@ int core_eval_record_from_json(json_t *o, sbx_eval_record **out, const char **wh
     v = json_object_get(o, "time_ns");
     r->time_ns = json_is_integer(v) && json_integer_value(v) > 0
                      ? (uint64_t)json_integer_value(v) : 0;
+    v = json_object_get(o, "cpu_ns");
+    r->cpu_ns = json_is_integer(v) && json_integer_value(v) >= 0 ? json_integer_value(v) : -1;
+    v = json_object_get(o, "peak_memory_bytes");
+    r->peak_memory = json_is_integer(v) && json_integer_value(v) >= 0 ? json_integer_value(v)
+                                                                      : -1;
     v = json_object_get(o, "attempts");
     r->attempts = json_is_integer(v) ? (unsigned)json_integer_value(v) : 1;
     v = json_object_get(o, "provider");

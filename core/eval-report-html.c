@@ -62,6 +62,9 @@ static const report_para html_para = { "<p>", "<code class=\"results\">", "</cod
 static const report_row html_row = { "<tr><td class=\"l\">", "</td>", "<td class=\"passk\">",
                                      "</td>", "</tr>\n" };
 
+static const report_row html_fig_row = { "<tr><td class=\"l\">", "</td>", "<td>", "</td>",
+                                         "</tr>\n" };
+
 static const report_row html_diff_row = { "<tr><td>", "</td>", "<td class=\"l\">", "</td>",
                                           "</tr>\n" };
 
@@ -230,11 +233,11 @@ static int html_tasks(FILE *f, const report_column *col)
 static int write_html(const sbx_eval_report *r, const unsigned *ks, size_t n_ks, FILE *f)
 {
     size_t n = r->n_cols, nb = 0;
-    const char **labels = calloc(n * (SBX_VERDICT_COUNT + 4) + 1, sizeof *labels);
-    char **owned = calloc(n * (SBX_VERDICT_COUNT + 4) + 1, sizeof *owned);
-    double *vals = calloc(n * (SBX_VERDICT_COUNT + 4) + 1, sizeof *vals);
-    int *colors = calloc(n * (SBX_VERDICT_COUNT + 4) + 1, sizeof *colors);
-    static const double pcts[] = { 50, 95, 99, 100 };
+    const char **labels = calloc(n * (SBX_VERDICT_COUNT + 5) + 1, sizeof *labels);
+    char **owned = calloc(n * (SBX_VERDICT_COUNT + 5) + 1, sizeof *owned);
+    double *vals = calloc(n * (SBX_VERDICT_COUNT + 5) + 1, sizeof *vals);
+    int *colors = calloc(n * (SBX_VERDICT_COUNT + 5) + 1, sizeof *colors);
+    static const double pcts[] = { 50, 90, 95, 99, 100 };
     size_t n_owned = 0;
     size_t n_diffs = sbx_eval_report_diff_count(r);
     int rc = 0;
@@ -269,6 +272,8 @@ static int write_html(const sbx_eval_report *r, const unsigned *ks, size_t n_ks,
         fputs("</tr>\n", f);
     }
     report_passk_rows(f, r, ks, n_ks, &html_row);
+    report_latency_rows(f, r, &html_fig_row);
+    report_usage_rows(f, r, &html_fig_row);
     fputs("</table>\n<p>pass@k: the mean over tasks of the unbiased estimator; in brackets "
           "its 95% interval by a percentile bootstrap over tasks (2000 resamples, fixed "
           "seed 20261127).</p>\n", f);
@@ -283,7 +288,7 @@ static int write_html(const sbx_eval_report *r, const unsigned *ks, size_t n_ks,
              false);
     nb = 0;
     for (size_t c = 0; c < n; c++)
-        for (size_t p = 0; p < 4; p++) {
+        for (size_t p = 0; p < sizeof pcts / sizeof *pcts; p++) {
             char *l = malloc(strlen(r->cols[c].label) + 8);
             if (!l) {
                 rc = ENOMEM;
@@ -298,7 +303,7 @@ static int write_html(const sbx_eval_report *r, const unsigned *ks, size_t n_ks,
             vals[nb] = (double)sbx_eval_summary_latency(r->cols[c].sum, pcts[p]) / 1e6;
             colors[nb++] = (int)c;
         }
-    svg_bars(f, "Latency per sample, ms (p50, p95, p99, max; log scale)", labels, vals, colors, nb,
+    svg_bars(f, "Latency per sample, ms (p50, p90, p95, p99, max; log scale)", labels, vals, colors, nb,
              1, " ms", 0, true);
     for (size_t c = 0; c < n; c++) {
         labels[c] = r->cols[c].label;

@@ -67,6 +67,15 @@ double report_pass_rate(const sbx_eval_summary *s);
  * interval, or "n/a"), EvalPlus's base rows first. */
 void report_passk_rows(FILE *f, const sbx_eval_report *r, const unsigned *ks, size_t n_ks,
                        const report_row *row);
+/* The rows of CPU time (total, mean), peak memory and, when a column is
+ * priced, cost (total, per sample, per passing sample; "n/a" for a
+ * column without a price) of each column's samples. */
+void report_usage_rows(FILE *f, const sbx_eval_report *r, const report_row *row);
+/* The rows of the latency percentiles (p50, p90, p95, p99, max) of each
+ * column's graded samples. */
+void report_latency_rows(FILE *f, const sbx_eval_report *r, const report_row *row);
+/* @ns as "12.3 ms" or "1.23 s". */
+void report_duration(uint64_t ns, char *buf, size_t size);
 /* Now, UTC, ISO 8601 ("unknown" when the clock fails). */
 void report_date(char *date, size_t size);
 /* "NODENAME (SYSNAME RELEASE MACHINE)" of this host. */

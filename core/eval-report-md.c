@@ -1,7 +1,7 @@
 /* core/eval-report-md.c - the side-by-side report as Markdown, built here
  * so that the command (its standard output and PREFIX.md) and the
  * bindings give the same text: the run's metadata, a table of verdict
- * counts, pass@k, latency and throughput per column, and the samples
+ * counts, pass@k, latency, CPU, memory, cost and throughput per column, and the samples
  * whose verdicts differ.  A table cell cannot be broken by what it
  * holds ('|' is escaped, a newline is a space). */
 #include "config.h"
@@ -29,17 +29,6 @@ static void md_cell(FILE *f, const char *s)
 static void plain(FILE *f, const char *s)
 {
     fputs(s, f);
-}
-
-/* "12.3 ms" or "1.23 s" */
-static void ms(uint64_t ns, char *buf, size_t size)
-{
-    double v = (double)ns / 1e6;
-
-    if (v >= 1000.0)
-        snprintf(buf, size, "%.2f s", v / 1000.0);
-    else
-        snprintf(buf, size, "%.1f ms", v);
 }
 
 static const report_para md_para = { "", "`", "`.\n\n", "`", "`", ".\n\n" };
@@ -110,7 +99,6 @@ static void md_diffs(FILE *f, const sbx_eval_report *r, size_t n_diffs)
 
 static int write_md(const sbx_eval_report *r, const unsigned *ks, size_t n_ks, FILE *f)
 {
-    static const double pcts[] = { 50, 95, 99 };
     size_t n_diffs = sbx_eval_report_diff_count(r);
     char buf[64];
 
@@ -135,22 +123,15 @@ static int write_md(const sbx_eval_report *r, const unsigned *ks, size_t n_ks, F
         fprintf(f, " %.1f%% |", 100.0 * report_pass_rate(r->cols[c].sum));
     fputc('\n', f);
     report_passk_rows(f, r, ks, n_ks, &md_row);
-    for (size_t p = 0; p < 3; p++) {
-        snprintf(buf, sizeof buf, "latency p%.0f", pcts[p]);
-        report_row_head(f, &md_row, buf);
-        for (size_t c = 0; c < r->n_cols; c++) {
-            ms(sbx_eval_summary_latency(r->cols[c].sum, pcts[p]), buf, sizeof buf);
-            fprintf(f, " %s |", buf);
-        }
-        fputc('\n', f);
-    }
+    report_latency_rows(f, r, &md_row);
+    report_usage_rows(f, r, &md_row);
     report_row_head(f, &md_row, "throughput");
     for (size_t c = 0; c < r->n_cols; c++)
         fprintf(f, " %.1f/s |", sbx_eval_summary_throughput(r->cols[c].sum));
     fputc('\n', f);
     report_row_head(f, &md_row, "wall time");
     for (size_t c = 0; c < r->n_cols; c++) {
-        ms(sbx_eval_summary_wall_ns(r->cols[c].sum), buf, sizeof buf);
+        report_duration(sbx_eval_summary_wall_ns(r->cols[c].sum), buf, sizeof buf);
         fprintf(f, " %s |", buf);
     }
     fputc('\n', f);

@@ -147,6 +147,118 @@ static void passk_row(FILE *f, const sbx_eval_report *r, const report_row *row,
     fputs(row->end, f);
 }
 
+/* "12.3 ms" or "1.23 s" */
+void report_duration(uint64_t ns, char *buf, size_t size)
+{
+    double v = (double)ns / 1e6;
+
+    if (v >= 1000.0)
+        snprintf(buf, size, "%.2f s", v / 1000.0);
+    else
+        snprintf(buf, size, "%.1f ms", v);
+}
+
+void report_latency_rows(FILE *f, const sbx_eval_report *r, const report_row *row)
+{
+    static const double pcts[] = { 50, 90, 95, 99, 100 };
+    char buf[64];
+
+    for (size_t p = 0; p < sizeof pcts / sizeof *pcts; p++) {
+        if (pcts[p] < 100)
+            snprintf(buf, sizeof buf, "latency p%.0f", pcts[p]);
+        else
+            snprintf(buf, sizeof buf, "latency max");
+        report_row_head(f, row, buf);
+        for (size_t c = 0; c < r->n_cols; c++) {
+            report_duration(sbx_eval_summary_latency(r->cols[c].sum, pcts[p]), buf, sizeof buf);
+            report_row_cell(f, row, buf);
+        }
+        fputs(row->end, f);
+    }
+}
+
+/* One row of a column's usage: @label, then @fmt of each column's. */
+static void usage_row(FILE *f, const sbx_eval_report *r, const report_row *row,
+                      const char *label,
+                      void (*fmt)(const sbx_eval_usage *u, char *buf, size_t size))
+{
+    report_row_head(f, row, label);
+    for (size_t c = 0; c < r->n_cols; c++) {
+        sbx_eval_usage u;
+        char v[96];
+        (void)sbx_eval_summary_usage(r->cols[c].sum, NULL, &u);
+        fmt(&u, v, sizeof v);
+        report_row_cell(f, row, v);
+    }
+    fputs(row->end, f);
+}
+
+static void fmt_cpu_total(const sbx_eval_usage *u, char *buf, size_t size)
+{
+    if (u->cpu_samples)
+        report_duration(u->cpu_total_ns, buf, size);
+    else
+        snprintf(buf, size, "n/a");
+}
+
+static void fmt_cpu_mean(const sbx_eval_usage *u, char *buf, size_t size)
+{
+    if (u->cpu_samples)
+        report_duration(u->cpu_mean_ns, buf, size);
+    else
+        snprintf(buf, size, "n/a");
+}
+
+static void fmt_peak(const sbx_eval_usage *u, char *buf, size_t size)
+{
+    if (u->peak_memory_max >= 0)
+        snprintf(buf, size, "%.1f MiB", (double)u->peak_memory_max / (1024.0 * 1024.0));
+    else
+        snprintf(buf, size, "n/a");
+}
+
+/* A cost, or "n/a" where no price applies (never a made-up zero). */
+static void cost(const sbx_eval_usage *u, double v, char *buf, size_t size)
+{
+    if (u->priced && v >= 0)
+        snprintf(buf, size, "%.6g %s", v, u->currency);
+    else
+        snprintf(buf, size, "n/a");
+}
+
+static void fmt_cost(const sbx_eval_usage *u, char *buf, size_t size)
+{
+    cost(u, u->cost_total, buf, size);
+}
+
+static void fmt_cost_sample(const sbx_eval_usage *u, char *buf, size_t size)
+{
+    cost(u, u->cost_per_sample, buf, size);
+}
+
+static void fmt_cost_pass(const sbx_eval_usage *u, char *buf, size_t size)
+{
+    cost(u, u->cost_per_pass, buf, size);
+}
+
+void report_usage_rows(FILE *f, const sbx_eval_report *r, const report_row *row)
+{
+    bool priced = false;
+
+    usage_row(f, r, row, "CPU total", fmt_cpu_total);
+    usage_row(f, r, row, "CPU mean", fmt_cpu_mean);
+    usage_row(f, r, row, "peak memory max", fmt_peak);
+    for (size_t c = 0; c < r->n_cols; c++) {
+        sbx_eval_usage u;
+        priced = priced || (sbx_eval_summary_usage(r->cols[c].sum, NULL, &u) && u.priced);
+    }
+    if (!priced)
+        return;
+    usage_row(f, r, row, "cost", fmt_cost);
+    usage_row(f, r, row, "cost per sample", fmt_cost_sample);
+    usage_row(f, r, row, "cost per passing sample", fmt_cost_pass);
+}
+
 void report_passk_rows(FILE *f, const sbx_eval_report *r, const unsigned *ks, size_t n_ks,
                        const report_row *row)
 {

@@ -234,6 +234,7 @@ static int grade(sbx_eval_record *rec, const sbx_result *r, const char *marker, 
     rec->signal = sbx_result_signal(r);
     rec->unenforced = sbx_result_unenforced_limits(r);
     rec->time_ns = sbx_result_timing(r, SBX_TIMING_TOTAL);
+    core_eval_record_usage(rec, r, false);
     free(rec->provider);
     rec->provider = strdup(sbx_result_provider(r) ? sbx_result_provider(r) : "");
     free(rec->reason);
@@ -268,6 +269,8 @@ static int run_sample(struct run *run, size_t i, sbx_eval_record **out)
     }
     rec->sample = i;
     rec->exit_code = -1;
+    rec->cpu_ns = -1;
+    rec->peak_memory = -1;
     if (t->no_template) {    /* no attempt: an error of this sample alone */
         if ((rc = core_eval_multiple_no_template(t, rec)) != SBX_OK) {
             core_eval_record_free(rec);
@@ -369,6 +372,7 @@ static int run_sample(struct run *run, size_t i, sbx_eval_record **out)
             if (sbx_result_status(r) == SBX_RUN_SANDBOX_ERROR) {
                 rc = core_eval_note_sandbox_error(rec, sbx_result_provider(r), sbx_result_error(r));
                 rec->time_ns = sbx_result_timing(r, SBX_TIMING_TOTAL);
+                core_eval_record_usage(rec, r, false);
             } else {
                 rc = grade(rec, r, marked ? marker : NULL,
                            run->ds->fmt == SBX_EVAL_FORMAT_EVALPLUS, t->scan);
@@ -558,7 +562,7 @@ int sbx_eval_run(sbx_ctx *ctx, const sbx_eval_dataset *ds, const sbx_eval_sample
         rc = run.fatal;
         goto out;
     }
-    rc = core_eval_summary_build(ds, s, run.records, resumed, run.ran, core_now_ns() - t0,
+    rc = core_eval_summary_build(ctx, ds, s, run.records, resumed, run.ran, core_now_ns() - t0,
                                  out);
     run.records = NULL;   /* the summary owns them, even on failure */
 out:

@@ -23,6 +23,7 @@ void sbx_eval_summary_free(sbx_eval_summary *sum)
     free(sum->task_cb);
     free(sum->sample_task);
     free(sum->latencies);
+    core_eval_usage_free(sum->uses, sum->n_uses);
     free(sum->dataset);
     free(sum);
 }
@@ -33,7 +34,7 @@ static int cmp_u64(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-int core_eval_summary_build(const sbx_eval_dataset *ds, const sbx_eval_samples *s,
+int core_eval_summary_build(const sbx_ctx *ctx, const sbx_eval_dataset *ds, const sbx_eval_samples *s,
                             sbx_eval_record **records, size_t resumed, size_t ran,
                             uint64_t wall_ns, sbx_eval_summary **out)
 {
@@ -93,6 +94,11 @@ int core_eval_summary_build(const sbx_eval_dataset *ds, const sbx_eval_samples *
     }
     qsort(sum->latencies, sum->n_latencies, sizeof *sum->latencies, cmp_u64);
     free(map);
+    if (core_eval_usage_build(ctx, records, s->n, &sum->uses, &sum->n_uses, &sum->all)
+        != SBX_OK) {
+        sbx_eval_summary_free(sum);
+        return SBX_E_NOMEM;
+    }
     *out = sum;
     return SBX_OK;
 nomem:
@@ -314,6 +320,22 @@ static int list_ungraded(const sbx_eval_summary *sum, sbx_eval_verdict v, json_t
     return 0;
 }
 
+/* "usage" (of every sample) and "providers" ({NAME: usage}) into @o;
+ * -1 on ENOMEM. */
+static int providers_json(const sbx_eval_summary *sum, json_t *o)
+{
+    json_t *provs = json_object();
+
+    if (!provs || json_object_set_new(o, "providers", provs) ||
+        json_object_set_new(o, "usage", core_eval_usage_json(&sum->all.u)))
+        return -1;
+    for (size_t i = 0; i < sum->n_uses; i++)
+        if (json_object_set_new(provs, sum->uses[i].provider,
+                                core_eval_usage_json(&sum->uses[i].u)))
+            return -1;
+    return 0;
+}
+
 char *sbx_eval_summary_to_json(const sbx_eval_summary *sum, const unsigned *ks, size_t n_ks)
 {
     json_t *o, *counts, *tasks, *lat, *errs, *none = NULL, *used = NULL;
@@ -358,9 +380,13 @@ char *sbx_eval_summary_to_json(const sbx_eval_summary *sum, const unsigned *ks, 
     }
     json_object_set(o, "tasks", tasks);
     json_object_set_new(lat, "p50", json_integer((json_int_t)sbx_eval_summary_latency(sum, 50)));
+    json_object_set_new(lat, "p90", json_integer((json_int_t)sbx_eval_summary_latency(sum, 90)));
     json_object_set_new(lat, "p95", json_integer((json_int_t)sbx_eval_summary_latency(sum, 95)));
     json_object_set_new(lat, "p99", json_integer((json_int_t)sbx_eval_summary_latency(sum, 99)));
+    json_object_set_new(lat, "max", json_integer((json_int_t)sbx_eval_summary_latency(sum, 100)));
     json_object_set(o, "latency_ns", lat);
+    if (providers_json(sum, o) != 0)
+        goto out;
     json_object_set_new(o, "unenforced_limits", core_limit_names_json(unenforced(sum)));
     json_object_set_new(o, "wall_ns", json_integer((json_int_t)sum->wall_ns));
     json_object_set_new(o, "throughput_per_s", json_real(sbx_eval_summary_throughput(sum)));

@@ -71,6 +71,7 @@ core_libpolysandbox_internal_la_SOURCES = \
 	core/eval-journal.c \
 	core/eval-opts.c \
 	core/eval-summary.c \
+	core/eval-usage.c \
 	core/eval-report.c \
 	core/eval-report-int.h \
 	core/eval-report-html.c \

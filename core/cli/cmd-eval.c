@@ -19,7 +19,8 @@ static void eval_help(void)
 "Usage: polysandbox eval --dataset FILE --samples FILE [OPTIONS]\n"
 "       polysandbox eval --dataset FILE --canonical [OPTIONS]\n"
 "Run every sample's program in a sandbox and grade it: verdicts, pass@k,\n"
-"latency and throughput.  Each result is appended to the results file as\n"
+"latency, CPU, peak memory, throughput and cost (from a provider's price\n"
+"table: price_per_second, price_per_sandbox).  Each result is appended to the results file as\n"
 "its sample finishes, so a killed run can be continued with --resume.\n"
 "\n", stdout);
     fputs(cli_eval_help_common, stdout);

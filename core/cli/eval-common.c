@@ -319,6 +319,45 @@ static void print_unenforced(FILE *f, const sbx_eval_summary *sum)
     fprintf(f, " limits not enforced in %zu samples (unenforced_limits allows it)\n", n);
 }
 
+/* What provider @name's samples used (CPU, peak memory) and, when it has
+ * a price table, cost. */
+static void print_use(FILE *f, const char *name, const sbx_eval_usage *u)
+{
+    char total[32], mean[32];
+
+    fprintf(f, "usage:      %s: ", name);
+    if (u->cpu_samples) {
+        cli_eval_ms(u->cpu_total_ns, total, sizeof total);
+        cli_eval_ms(u->cpu_mean_ns, mean, sizeof mean);
+        fprintf(f, "CPU %s total, %s mean", total, mean);
+    } else {
+        fputs("CPU not measured", f);
+    }
+    if (u->peak_memory_max >= 0)
+        fprintf(f, ", peak memory %.1f MiB", (double)u->peak_memory_max / (1024.0 * 1024.0));
+    fprintf(f, " (%zu samples, %zu sandboxes)\n", u->samples, u->sandboxes);
+    if (!u->priced)
+        return;
+    fprintf(f, "cost:       %s: %.6g %s, %.6g per sample", name, u->cost_total, u->currency,
+            u->cost_per_sample);
+    if (u->cost_per_pass >= 0)
+        fprintf(f, ", %.6g per passing sample\n", u->cost_per_pass);
+    else
+        fputs(", no passing sample\n", f);
+}
+
+/* Each provider's usage (and cost). */
+static void print_usage(FILE *f, const sbx_eval_summary *sum)
+{
+    sbx_eval_usage u;
+
+    for (size_t i = 0; i < sbx_eval_summary_provider_count(sum); i++) {
+        const char *name = sbx_eval_summary_provider(sum, i);
+        if (sbx_eval_summary_usage(sum, name, &u))
+            print_use(f, name, &u);
+    }
+}
+
 bool cli_eval_has_base(const sbx_eval_summary *sum)
 {
     for (size_t i = 0; i < sbx_eval_summary_total(sum); i++)
@@ -334,7 +373,7 @@ void cli_eval_print_summary(FILE *f, const cli_eval_args *a, const sbx_eval_summ
     size_t done = sbx_eval_summary_done(sum);
     size_t errors = sbx_eval_summary_count(sum, SBX_VERDICT_SANDBOX_ERROR);
     size_t none = sbx_eval_summary_count(sum, SBX_VERDICT_NO_TEMPLATE);
-    char p50[32], p95[32], p99[32], wall[32];
+    char p50[32], p90[32], p95[32], p99[32], wall[32];
     bool first = true;
 
     fprintf(f, "dataset:    %s (%zu tasks with samples)\n", a->dataset,
@@ -375,10 +414,12 @@ void cli_eval_print_summary(FILE *f, const cli_eval_args *a, const sbx_eval_summ
                     a->ks[i]);
     }
     cli_eval_ms(sbx_eval_summary_latency(sum, 50), p50, sizeof p50);
+    cli_eval_ms(sbx_eval_summary_latency(sum, 90), p90, sizeof p90);
     cli_eval_ms(sbx_eval_summary_latency(sum, 95), p95, sizeof p95);
     cli_eval_ms(sbx_eval_summary_latency(sum, 99), p99, sizeof p99);
     cli_eval_ms(sbx_eval_summary_wall_ns(sum), wall, sizeof wall);
-    fprintf(f, "latency:    p50 %s, p95 %s, p99 %s\n", p50, p95, p99);
+    fprintf(f, "latency:    p50 %s, p90 %s, p95 %s, p99 %s\n", p50, p90, p95, p99);
+    print_usage(f, sum);
     fprintf(f, "throughput: %.1f samples/s (wall %s, %u workers)\n",
             sbx_eval_summary_throughput(sum), wall, jobs);
     if (results)

@@ -154,6 +154,7 @@ _EVAL_FIELDS: tuple[tuple[str, type, bool], ...] = (
     ("counts", dict, False), ("graded", int, False), ("pass_at_k", dict, False),
     ("pass_at_k_tasks", dict, True), ("pass_at_k_ci", dict, False),
     ("pass_at_k_base", dict, True), ("tasks", list, False), ("latency_ns", dict, False),
+    ("providers", dict, True), ("usage", dict, True),
     ("unenforced_limits", list, False), ("wall_ns", int, False),
     ("throughput_per_s", float, False), ("sandbox_errors", list, False),
     ("no_template", list, False), ("results", str, True), ("jobs", int, False), ("meta", dict, False),
@@ -173,8 +174,13 @@ class EvalReport:
     was averaged over),
     pass_at_k_ci ("K": [low, high], the 95% bootstrap interval),
     pass_at_k_base (EvalPlus: pass@k on the base inputs; else None),
-    tasks (per task: task_id, n, c, pass_at_k), latency_ns (p50, p95,
-    p99), unenforced_limits (limits some sandbox ran without), wall_ns,
+    tasks (per task: task_id, n, c, pass_at_k), latency_ns (p50, p90,
+    p95, p99, max), providers (name: its usage) and usage (of every
+    sample): samples, passed, sandboxes, sandbox_seconds, latency_ns
+    (p50, p90, max), cpu_ns (total, mean, samples), peak_memory_bytes
+    and, for a provider with a price table, cost (total, per_sample,
+    per_passing_sample, currency; see cost()); both None from a
+    polysandbox before 0.3, unenforced_limits (limits some sandbox ran without), wall_ns,
     throughput_per_s, sandbox_errors (sample, task_id, provider, error),
     no_template (the same of the samples no template ran; [] from a
     polysandbox before 0.3), results (the results file, or None), jobs
@@ -195,6 +201,8 @@ class EvalReport:
     pass_at_k_base: dict[str, Any] | None
     tasks: list[dict[str, Any]]
     latency_ns: dict[str, int]
+    providers: dict[str, Any] | None
+    usage: dict[str, Any] | None
     unenforced_limits: list[str]
     wall_ns: int
     throughput_per_s: float
@@ -214,6 +222,9 @@ class EvalReport:
             obj = dict(obj, throughput_per_s=float(obj["throughput_per_s"]))
         if isinstance(obj, dict) and "pass_at_k_base" not in obj:
             obj = dict(obj, pass_at_k_base=None)
+        for k in ("providers", "usage"):
+            if isinstance(obj, dict) and k not in obj:
+                obj = dict(obj, **{k: None})
         if isinstance(obj, dict) and "no_template" not in obj:
             obj = dict(obj, no_template=[])
         vals = {n: field(obj, w, n, t, null) for n, t, null in _EVAL_FIELDS}
@@ -237,11 +248,19 @@ class EvalReport:
         v = self.pass_at_k.get(str(k))
         return float(v) if v is not None else None
 
+    def cost(self, provider: str | None = None) -> dict[str, Any] | None:
+        """The cost object of provider's samples (None: of them all):
+        total, per_sample, per_passing_sample and currency; None when no
+        price table applies (never a made-up zero)."""
+        use = self.usage if provider is None else (self.providers or {}).get(provider)
+        return use.get("cost") if use else None
+
     def to_dict(self) -> dict[str, Any]:
         """The object `polysandbox eval --json` prints, keys in its order."""
         out = {n: getattr(self, n) for n, _, _ in _EVAL_FIELDS}
-        if out["pass_at_k_base"] is None:
-            del out["pass_at_k_base"]
+        for k in ("pass_at_k_base", "providers", "usage"):
+            if out[k] is None:
+                del out[k]
         return out
 
     def to_json(self) -> str:

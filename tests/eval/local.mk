@@ -49,7 +49,8 @@ EVAL_TESTS = \
 	tests/eval/multipl-e.sh \
 	tests/eval/multipl-e-langs.sh \
 	tests/eval/go-cache.sh \
-	tests/eval/report.sh
+	tests/eval/report.sh \
+	tests/eval/cost.sh
 TESTS += tests/eval/test-eval-stats tests/eval/test-eval-cancel $(EVAL_TESTS)
 dist_check_SCRIPTS += $(EVAL_TESTS)
 EXTRA_DIST += tests/eval/lib.sh tests/eval/config tests/eval/data

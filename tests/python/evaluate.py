@@ -19,7 +19,7 @@ from harness import (PS, cancel_later, check, finish, plan, raises, scratch,  # 
                      sh_eval_files, write_jsonl)
 import polysandbox as psb  # noqa: E402
 
-PLAN = 13
+PLAN = 14
 plan(PLAN)
 
 tmp = scratch("ps-python-evaluate.")
@@ -92,6 +92,15 @@ check("evaluate(out=): a record per sample in the results file, as eval --out",
       and sorted(r["sample"] for r in records) == list(range(5)))
 check("EvalReport.from_json(eval --json).to_json() is the CLI's object unchanged",
       want is not None and json.loads(psb.EvalReport.from_json(want).to_json()) == want)
+priced = dict(want or {}, usage=dict((want or {}).get("usage") or {},
+                                    cost={"total": 1.5, "per_sample": 0.3,
+                                          "per_passing_sample": 0.5, "currency": "EUR"}))
+check("usage per provider; no cost without a price table; cost() reads a priced one",
+      rep.cost() is None and rep.cost("local") is None and rep.cost("nosuch") is None
+      and rep.providers["local"]["samples"] == 5 and rep.usage["cpu_ns"]["total"] > 0
+      and rep.usage["peak_memory_bytes"] > 0
+      and psb.EvalReport.from_json(priced).cost()["currency"] == "EUR",
+      f"{rep.usage} {rep.providers}")
 check("progress: (done, total, passed) once per sample, done rising to total, "
       "passed ending at the passes",
       [c[0] for c in calls] == [1, 2, 3, 4, 5] and {c[1] for c in calls} == {5}

@@ -45,17 +45,17 @@ def workers():
         return json.load(r)
 
 
-# What differs between two runs of the same input: times and the date
-# (and the results file's name).
+# What differs between two runs of the same input: times, what the
+# programs used (CPU, memory) and the date (and the results file's name).
 def timeless(rep):
     o = json.loads(rep.to_json())
-    for k in ("wall_ns", "throughput_per_s", "latency_ns", "results"):
+    for k in ("wall_ns", "throughput_per_s", "latency_ns", "providers", "usage", "results"):
         o[k] = "(run)"
     o["meta"]["date"] = "(run)"
     return o
 
 
-# A results file's records by sample, but their times; None when a line
+# A results file's records by sample, but their times and memory; None when a line
 # is not a JSON object or a sample has two.
 def records(path):
     out = {}
@@ -67,7 +67,8 @@ def records(path):
                 return None
             if not isinstance(r, dict) or r.get("sample") in out:
                 return None
-            out[r["sample"]] = {k: v for k, v in r.items() if not k.endswith("_ns")}
+            out[r["sample"]] = {k: v for k, v in r.items()
+                                if not k.endswith("_ns") and k != "peak_memory_bytes"}
     return out
 
 

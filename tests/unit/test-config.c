@@ -662,6 +662,18 @@ static void test_providers(void)
        p->priority == 7 && p->file[0] == '/' && p->n_settings == 1,
        "a local.ini replaces the built-in local");
 
+    ok(p && !p->price.set, "no price table unless one is given");
+    d = new_dir();
+    put(d, "providers.d/local.ini", "[provider]\nprice_per_second = 0.000014\n"
+        "price_per_sandbox = 2\ncurrency = EUR\n");
+    ok(load(d, NULL) == SBX_OK && (p = prov("local")) && p->price.set &&
+       p->price.per_second == 0.000014 && p->price.per_sandbox == 2.0 &&
+       strcmp(p->price.currency, "EUR") == 0, "a price table in [provider]");
+    d = new_dir();
+    put(d, "providers.d/local.ini", "[provider]\ncurrency = EUR\n");
+    ok(load(d, NULL) == SBX_OK && (p = prov("local")) && !p->price.set,
+       "a currency alone prices nothing");
+
     d = new_dir();
     put(d, "providers.d/Bad-Name.ini", "[provider]\n");
     fails(d, NULL, "a provider file with a bad name", "Bad-Name.ini:", "'Bad-Name'", NULL);
@@ -678,6 +690,18 @@ static void test_providers(void)
           3, "unknown section [setting]", NULL },
         { "a duplicate setting", "[settings]\nx = 1\ny = 2\nx = 3\n",
           4, "duplicate key 'x'", NULL },
+        { "a negative price", "[provider]\nprice_per_second = -1\n", 2, "'-1'",
+          "price_per_second" },
+        { "a price with an exponent", "[provider]\nprice_per_sandbox = 1e3\n", 2,
+          "price_per_sandbox", "not a plain decimal" },
+        { "a price of two dots", "[provider]\nprice_per_second = 1.2.3\n", 2,
+          "price_per_second", NULL },
+        { "a price that is only a dot", "[provider]\nprice_per_second = .\n", 2,
+          "price_per_second", NULL },
+        { "a price of inf", "[provider]\nprice_per_sandbox = inf\n", 2,
+          "price_per_sandbox", NULL },
+        { "a currency that is no code", "[provider]\ncurrency = US$\n", 2, "currency",
+          "'US$'" },
     };
     fails_each(f, bad_keys, sizeof bad_keys / sizeof bad_keys[0]);
 
@@ -718,6 +742,15 @@ static void test_provider_overrides(void)
     ok(load(d, o2) == SBX_OK && (p = prov("docker")) && p->n_settings == 2 &&
        strcmp(p->settings[0].value, "c") == 0, "the last override of a key wins");
 
+    const char *const o6[] = { "provider.docker.price_per_sandbox=0.25",
+                               "provider.docker.currency=CHF", NULL };
+    ok(load(d, o6) == SBX_OK && (p = prov("docker")) && p->price.set &&
+       p->price.per_sandbox == 0.25 && p->price.per_second == 0.0 &&
+       strcmp(p->price.currency, "CHF") == 0 && p->n_settings == 2,
+       "a price from the command line: the core's, not lent to the provider");
+    const char *const o7[] = { "provider.docker.price_per_second=1,5", NULL };
+    fails(d, o7, "a bad price from the command line", "command line:",
+          "provider.docker.price_per_second", "'1,5'");
     const char *const o3[] = { "provider.e2b.key=1", NULL };
     fails(d, o3, "an override of a provider not configured", "command line:",
           "no provider 'e2b' is configured", NULL);

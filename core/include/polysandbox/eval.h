@@ -378,6 +378,12 @@ SBX_API const char *sbx_eval_record_status(const sbx_eval_record *r);
 SBX_API const char *sbx_eval_record_provider(const sbx_eval_record *r);
 /** Time of the graded attempt, nanoseconds (sbx_run's total). */
 SBX_API uint64_t sbx_eval_record_time_ns(const sbx_eval_record *r);
+/** The CPU time (user + system, ns) and peak memory (bytes) of the
+ * sample's run, as its provider measured them (a judged sample's: the
+ * CPU of all its tests, the largest peak); -1 when not measured.
+ * Since: 0.3 */
+SBX_API int64_t sbx_eval_record_cpu_ns(const sbx_eval_record *r);
+SBX_API int64_t sbx_eval_record_peak_memory(const sbx_eval_record *r);
 SBX_API unsigned sbx_eval_record_attempts(const sbx_eval_record *r);
 /** Why it is not a pass (or the sandbox error), or NULL. */
 SBX_API const char *sbx_eval_record_reason(const sbx_eval_record *r);
@@ -483,6 +489,44 @@ SBX_API uint64_t sbx_eval_summary_latency(const sbx_eval_summary *sum,
 /** Wall time of this run and samples finished per second in it. */
 SBX_API uint64_t sbx_eval_summary_wall_ns(const sbx_eval_summary *sum);
 SBX_API double sbx_eval_summary_throughput(const sbx_eval_summary *sum);
+/**
+ * sbx_eval_usage:
+ * What the samples of one provider (or of all) used, and cost.  Filled
+ * by sbx_eval_summary_usage; @currency is borrowed from the summary.
+ * Since: 0.3
+ */
+typedef struct sbx_eval_usage {
+    size_t samples;            /* records that ran in a sandbox (attempts > 0) */
+    size_t passed;             /* of them, passes */
+    size_t sandboxes;          /* their attempts: one sandbox each */
+    uint64_t sandbox_ns;       /* the sum of their time_ns */
+    size_t graded;             /* the latencies are of these */
+    uint64_t latency_p50_ns, latency_p90_ns, latency_max_ns;
+    size_t cpu_samples;        /* records whose CPU time was measured */
+    uint64_t cpu_total_ns, cpu_mean_ns;
+    int64_t peak_memory_max;   /* bytes; -1 when none was measured */
+    bool priced;               /* a price table applies: the cost fields are set */
+    double cost_total;         /* price_per_sandbox x sandboxes + price_per_second x s */
+    double cost_per_sample;    /* cost_total / samples (0 samples: 0) */
+    double cost_per_pass;      /* cost_total / passed, or -1 when none passed */
+    const char *currency;      /* "USD" unless configured; NULL when not priced */
+} sbx_eval_usage;
+/** The providers that ran the summary's samples, in the order first
+ * met (transfer none; NULL past the end).  Since: 0.3 */
+SBX_API size_t sbx_eval_summary_provider_count(const sbx_eval_summary *sum);
+SBX_API const char *sbx_eval_summary_provider(const sbx_eval_summary *sum, size_t i);
+/**
+ * sbx_eval_summary_usage:
+ * Fill @u with the runtime figures of @provider's samples (NULL: of
+ * every sample).  Its cost is that of the provider's price table
+ * ([provider] price_per_second, price_per_sandbox and currency of its
+ * ini, as configured when the summary was built); @u->priced is false
+ * when the provider has none, and for NULL when any provider that ran
+ * samples has none or the currencies differ.  False when @provider ran
+ * no sample of @sum.  Since: 0.3
+ */
+SBX_API bool sbx_eval_summary_usage(const sbx_eval_summary *sum, const char *provider,
+                                    sbx_eval_usage *u);
 /**
  * sbx_eval_summary_to_json:
  * The whole summary as one JSON object (transfer full, free()), with
