@@ -160,6 +160,10 @@ void img_platform_want(const struct sbx_ctx *ctx, core_platform *p);
  * (IMG_DIGEST_LEN + 1).  SBX_E_NOT_FOUND when none, listing the
  * platforms it has. */
 int img_index_pick(json_t *idx, const core_platform *want, const char *ref_text, char *digest);
+/* A single-platform image's config (@cfg, @len bytes) names @want's
+ * platform, or none: else SBX_E_NOT_FOUND naming both. */
+int img_config_platform(const char *cfg, size_t len, const core_platform *want,
+                        const char *ref_text);
 /* A descriptor's sha256 digest and size, checked. */
 int img_descriptor(json_t *d, const char *ref_text, const char **digest, int64_t *size);
 typedef int (*img_blob_fn)(void *arg, const char *digest, int64_t size);

@@ -83,6 +83,31 @@ int img_index_pick(json_t *idx, const core_platform *want, const char *ref_text,
                           "image_platform", ref_text, w, at ? have : "none named");
 }
 
+/* With no index to pick from, the image is the one platform its config
+ * names: on another its programs fail to start (exec format error) or
+ * run under an emulator nobody asked for.  A config that names none is
+ * taken as it is; one that is no JSON is left to the store to refuse. */
+int img_config_platform(const char *cfg, size_t len, const core_platform *want,
+                        const char *ref_text)
+{
+    json_t *j = json_loadb(cfg, len, 0, NULL);
+    const char *os = json_string_value(json_object_get(j, "os"));
+    const char *a = json_string_value(json_object_get(j, "architecture"));
+    const char *v = json_string_value(json_object_get(j, "variant"));
+    int rc = SBX_OK;
+    if (os && a && !core_platform_match(want, os, a, v)) {
+        char w[96];
+        core_platform_format(want, w, sizeof w);
+        rc = core_error_set(SBX_E_NOT_FOUND, NULL, "image '%s' is a %.30s/%.30s%s%.15s image "
+                            "only, not %s; pull it with --platform %.30s/%.30s%s%.15s (or "
+                            "[core] image_platform) only where that runs", ref_text, os, a,
+                            v && *v ? "/" : "", v ? v : "", w, os, a, v && *v ? "/" : "",
+                            v ? v : "");
+    }
+    json_decref(j);
+    return rc;
+}
+
 int img_descriptor(json_t *d, const char *ref_text, const char **digest, int64_t *size)
 {
     *digest = json_string_value(json_object_get(d, "digest"));

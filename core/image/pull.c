@@ -59,6 +59,25 @@ static int fetch_one(void *arg, const char *digest, int64_t size)
     return img_store_fetch(f->s, f->c, f->ref_text, digest, size);
 }
 
+/* A single-platform image: its config (fetched first, before any layer)
+ * must name the wanted platform. */
+static int check_platform(const img_store *s, img_client *c, json_t *m, const char *ref_text,
+                          const core_platform *want)
+{
+    const char *d;
+    int64_t size;
+    char *cfg = NULL;
+    size_t len = 0;
+    int rc = img_descriptor(json_object_get(m, "config"), ref_text, &d, &size);
+    if (rc != SBX_OK)
+        return SBX_OK; /* img_manifest_blobs says what is wrong */
+    if ((rc = img_store_fetch(s, c, ref_text, d, size)) == SBX_OK &&
+        (rc = img_store_read(s, d, IMG_MANIFEST_MAX, &cfg, &len)) == SBX_OK)
+        rc = img_config_platform(cfg, len, want, ref_text);
+    free(cfg);
+    return rc;
+}
+
 static int pull(const img_store *s, img_client *c, const img_ref *r, const char *ref_text,
                 const core_platform *want, char *digest)
 {
@@ -83,6 +102,8 @@ static int pull(const img_store *s, img_client *c, const img_ref *r, const char 
                                     "index", ref_text);
         }
     }
+    else if (rc == SBX_OK)
+        rc = check_platform(s, c, m, ref_text, want);
     fetching f = { s, c, ref_text };
     if (rc == SBX_OK)
         rc = img_manifest_blobs(m, ref_text, digest, type, fetch_one, &f);

@@ -34,7 +34,7 @@ trap cleanup EXIT
 export POLYSANDBOX_STATE_DIR="$tmp/state"
 store=$tmp/state/images
 
-plan 42
+plan 44
 
 # ---- registries: open, and token-authenticated on the same storage ----
 openssl req -x509 -newkey rsa:2048 -nodes -keyout "$tmp/key.pem" -out "$tmp/cert.pem" \
@@ -64,9 +64,10 @@ export OUTSIDE="$tmp/outside"
 python3 "$top_srcdir/tests/image/push.py" "$R" base polysandbox-test/base v1 \
     index polysandbox-test/base multi dotdot polysandbox-test/dotdot v1 \
     abslink polysandbox-test/abslink v1 hardout polysandbox-test/hardout v1 \
-    unique polysandbox-test/tamper v1 >"$tmp/digests" 2>"$tmp/push.log"
+    unique polysandbox-test/tamper v1 arm64 polysandbox-test/arm64 v1 \
+    >"$tmp/digests" 2>"$tmp/push.log"
 BASE=$(sed -n 1p "$tmp/digests")
-check "the six test images pushed" eval '[ "$(grep -c "^sha256:" "$tmp/digests")" -eq 6 ]' ||
+check "the seven test images pushed" eval '[ "$(grep -c "^sha256:" "$tmp/digests")" -eq 7 ]' ||
     cat "$tmp/push.log" >&2
 
 # ---- a pull, its files ----
@@ -119,6 +120,16 @@ check "[core] image_platform = linux/arm/v6: its entry, another image (no etc/he
 cli $P5 image pull --platform linux/s390x "$R/polysandbox-test/base:multi"
 check "a platform the index lacks: 2, listing the ones it has" \
     rc_and_err 2 "has no linux/s390x image (it has: linux/arm64, linux/amd64, windows/amd64, linux/arm/v6, linux/arm/v7)"
+
+# a single-platform image (no index): its config's platform must be ours
+P6="-o core.image_dir=$tmp/images6"
+cli $P6 image pull "$R/polysandbox-test/arm64:v1"
+check "a linux/arm64-only image on linux/amd64: 2, naming both and --platform" \
+    eval 'rc_and_err 2 "is a linux/arm64 image only, not linux/amd64; pull it with --platform linux/arm64" &&
+          [ -z "$(ls "$tmp/images6/roots" 2>/dev/null)" ]'
+cli $P6 image pull --platform linux/arm64 "$R/polysandbox-test/arm64:v1"
+check "... and pulled when that platform is asked for" \
+    eval 'is_rc 0 && grep -q "^$R/polysandbox-test/arm64:v1 sha256:" "$tmp/out"'
 
 # ---- hostile content ----
 blobdir=$tmp/reg/storage/docker/registry/v2/blobs/sha256

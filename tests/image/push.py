@@ -106,7 +106,7 @@ MT_TAR = "application/vnd.docker.image.rootfs.diff.tar"
 MT_GZ = "application/vnd.docker.image.rootfs.diff.tar.gzip"
 
 
-def push_image(repo, tag, kind):
+def push_image(repo, tag, kind, arch="amd64"):
     layers, diff_ids = [], []
     for i, entries in enumerate(LAYERS[kind]):
         raw = tar(entries)
@@ -116,7 +116,7 @@ def push_image(repo, tag, kind):
         d = blob(repo, data)
         d["mediaType"] = MT_TAR if i % 2 == 0 else MT_GZ
         layers.append(d)
-    cfg = json.dumps({"architecture": "amd64", "os": "linux", "config": {},
+    cfg = json.dumps({"architecture": arch, "os": "linux", "config": {},
                       "rootfs": {"type": "layers", "diff_ids": diff_ids}}).encode()
     c = blob(repo, cfg)
     c["mediaType"] = "application/vnd.docker.container.image.v1+json"
@@ -136,6 +136,8 @@ def main():
 
 
 def push_one(kind, repo, tag):
+    if kind == "arm64":  # base, for linux/arm64 only (no index)
+        return push_image(repo, tag, "base", "arm64")[0]
     if kind != "index":
         return push_image(repo, tag, kind)[0]
     digest, size = push_image(repo, tag + "-amd64", "base")
