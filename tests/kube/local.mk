@@ -23,6 +23,7 @@ KUBE_PROVIDER_TESTS = \
 	tests/kube/ulimit.sh \
 	tests/kube/stdin-stream.sh \
 	tests/kube/signal.sh \
+	tests/kube/server-ws-signal.sh \
 	tests/kube/eval-faults.sh
 if BUILD_PROVIDER_KUBERNETES
 TESTS += $(KUBE_PROVIDER_TESTS)
