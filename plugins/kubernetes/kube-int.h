@@ -66,7 +66,7 @@
     "sweep() { m=\"" KUBE_EXEC_MARKER "=$1\"; for q in 1 2 3; do z=0; "                     \
     "for e in /proc/[0-9]*/environ; do "                                                    \
     "if tr '\\000' '\\n' <\"$e\" 2>/dev/null | grep -qxF -- \"$m\"; then "                  \
-    "v=${e#/proc/}; kill -s \"$2\" \"${v%/environ}\" 2>/dev/null && z=1; fi; done; "          \
+    "v=${e#/proc/}; kill -s \"$2\" \"${v%/environ}\" 2>/dev/null && z=1; fi; done; "        \
     "[ \"$z\" = 0 ] || [ \"$2\" != KILL ] && break; done; }\n"
 
 enum kube_auth_kind { KUBE_AUTH_NONE, KUBE_AUTH_TOKEN, KUBE_AUTH_TOKEN_FILE, KUBE_AUTH_SECRET,

@@ -34,7 +34,8 @@ static const char kill_body[] =
     KUBE_SWEEP_FN
     "f=/tmp/.polysandbox-$1.g\n"
     "[ -r \"$f\" ] && read -r g <\"$f\" || exit 0\n"
-    "case $g in m) sweep \"$1\" \"$2\";; ''|*[!0-9]*) ;; *) kill -s \"$2\" -- \"-$g\" 2>/dev/null;; esac\n"
+    "case $g in m) sweep \"$1\" \"$2\";; ''|*[!0-9]*) ;;"
+    " *) kill -s \"$2\" -- \"-$g\" 2>/dev/null;; esac\n"
     "exit 0\n";
 
 /* kill's name of a deliverable signal (the pod may number them otherwise). */

@@ -151,8 +151,8 @@ int main(int argc, char **argv)
     expect(sb, "ignored-end", WHAT("a signal as the command ends: no harm, its own exit"),
            "trap '' TERM; echo up", NULL, "\017", false, SBX_RUN_OK, 0, 0);
     expect(sb, "left", WHAT("no per-exec file of those execs is left in /tmp (this one's aside)"),
-           "ls -a /tmp | grep '^[.]polysandbox-' | grep -v \"${POLYSANDBOX_EXEC:-none}\" && exit 1; "
-           "exit 0", NULL, NULL,
+           "ls -a /tmp | grep '^[.]polysandbox-' | grep -v \"${POLYSANDBOX_EXEC:-none}\" && "
+           "exit 1; exit 0", NULL, NULL,
            false, SBX_RUN_OK, 0, 0);
     /* SIGKILL is sbx_cancel's: print what it gives, for the comparison. */
     sbx_result *r = run(sb, "echo up; exec sleep 30", NULL, NULL, true);
