@@ -215,11 +215,3 @@ int srv_signal_number(const char *name)
             return s;
     return 0;
 }
-
-bool srv_signal_deliverable(int sig)
-{
-    /* sbx_exec_opts_set_signal_fd's: what a provider with the "signal"
-     * capability delivers to a running program. */
-    return sig == SIGHUP || sig == SIGINT || sig == SIGQUIT || sig == SIGUSR1 ||
-           sig == SIGUSR2 || sig == SIGTERM || sig == SIGALRM || sig == SIGWINCH;
-}

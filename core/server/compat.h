@@ -67,8 +67,5 @@ void srv_compat_message(srv_req *r, unsigned status, const char *key, const char
 const char *srv_signal_name(int sig);
 /* The signal named @name ("SIGTERM"), or 0 (also for NULL). */
 int srv_signal_number(const char *name);
-/* True for a signal sbx_exec_opts_set_signal_fd carries (SIGKILL is
- * sbx_cancel's). */
-bool srv_signal_deliverable(int sig);
 
 #endif /* POLYSANDBOX_SERVER_COMPAT_H */

@@ -35,7 +35,7 @@ int srv_ws_signals_send(srv_ws_signals *s, int sig, const char *name, char *why,
                  "program (no signal capability)", name, s->provider ? s->provider : "(none)");
         return SRV_SIG_NO_CAP;
     }
-    if (!srv_signal_deliverable(sig)) {
+    if (!sbx_signal_deliverable(sig)) {
         snprintf(why, n, "%s cannot be delivered to a running program: SIGKILL, SIGHUP, "
                  "SIGINT, SIGQUIT, SIGUSR1, SIGUSR2, SIGTERM, SIGALRM and SIGWINCH can", name);
         return SRV_SIG_REFUSED;

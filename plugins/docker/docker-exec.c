@@ -84,7 +84,7 @@ static void read_signals(struct dk_xrun *r)
         return;
     }
     for (ssize_t i = 0; i < n; i++)
-        if (srv_signal_ok(buf[i]))
+        if (sbx_signal_deliverable(buf[i]))
             buf[k++] = buf[i];
     if (k && r->push(r, 'S', buf, k) != SBX_OK)
         r->sig_open = false;  /* out of memory: nothing more is read */

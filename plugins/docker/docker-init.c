@@ -22,7 +22,7 @@
  * connection), in frames of 1 type byte + 4-byte big-endian length +
  * payload: 'N' the report nonce, 'D' stdin data for CMD, 'E' end of CMD's
  * stdin, 'K' kill now, 'S' signals for CMD's process group (a byte each,
- * only those srv_signal_ok accepts; held until CMD runs, that is until
+ * only those sbx_signal_deliverable accepts; held until CMD runs, that is until
  * its exec closed the close-on-exec error pipe).  End of file on the
  * control channel (the provider went away) also kills.  The report is
  * the last thing written on stderr:
@@ -276,7 +276,7 @@ static void ctl_frame(struct ctl *c, unsigned char type)
         c->kill = 1;
     } else if (type == 'S') {
         for (size_t i = 0; i < c->frame_len && c->sig_n < sizeof c->sig; i++)
-            if (srv_signal_ok(c->frame[i]))
+            if (sbx_signal_deliverable(c->frame[i]))
                 c->sig[c->sig_n++] = c->frame[i];
     }
 }

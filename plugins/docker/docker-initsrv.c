@@ -354,7 +354,7 @@ static void on_frame(char type, uint64_t id, unsigned char *pay, size_t len)
         unsigned char sig[32];
         size_t n = 0;
         for (size_t i = 0; x && i < len && n < sizeof sig; i++)
-            if (srv_signal_ok(pay[i]))
+            if (sbx_signal_deliverable(pay[i]))
                 sig[n++] = pay[i];
         if (n)
             to_ctl(x, 'S', sig, n);

@@ -16,7 +16,7 @@
  *       arguments.  The id is chosen (at random) by the provider.
  *   'D' stdin data, 'E' end of stdin, 'K' kill the exec now.
  *   'S' signals for the command's process group: a byte each, among
- *       those srv_signal_ok accepts (others are dropped, on both sides
+ *       those sbx_signal_deliverable accepts (others are dropped, on both sides
  *       of the server); held by the supervisor until the command runs.
  *   'P' the provider still waits for the exec: a request with "-l MS"
  *       is killed when no 'P' (or other frame of its id) came for MS
@@ -58,14 +58,11 @@
 #include <signal.h>
 #include <stdint.h>
 
-/* True for a signal an 'S' frame (or the wrapper's 'S' control frame)
- * may carry: those of sbx_exec_spec_v1.signal_fd (provider.h).  Every
- * other byte is hostile and dropped, SIGKILL and SIGSTOP among them. */
-static inline int srv_signal_ok(int sig)
-{
-    return sig == SIGHUP || sig == SIGINT || sig == SIGQUIT || sig == SIGUSR1 ||
-           sig == SIGUSR2 || sig == SIGTERM || sig == SIGALRM || sig == SIGWINCH;
-}
+/* sbx_signal_deliverable: the signals an 'S' frame (or the wrapper's 'S'
+ * control frame) may carry.  Every other byte is hostile and dropped,
+ * SIGKILL and SIGSTOP among them.  Header-only, so the static helper
+ * includes it too (its build rule has -I sdk/include). */
+#include <polysandbox/common.h>
 
 /* The 16-byte header of a server frame: magic, type, exec id, length (all
  * big-endian); shared by the server (docker-initsrv.c) and the provider

@@ -39,9 +39,9 @@ plugins/docker/docker-init: $(top_srcdir)/plugins/docker/docker-init.c \
 	  $(top_srcdir)/plugins/docker/docker-initsrv.c $(top_srcdir)/plugins/docker/docker-initsep.c \
 	  $(top_srcdir)/plugins/docker/docker-helper.h \
 	  $(top_srcdir)/plugins/docker/docker-proto.h $(top_srcdir)/plugins/common/syscall-lists.h \
-	  $(top_srcdir)/plugins/common/syscall-prelude.h
+	  $(top_srcdir)/plugins/common/syscall-prelude.h $(top_srcdir)/sdk/include/polysandbox/common.h
 	$(AM_V_CC)$(CC) -std=gnu11 -O2 -static $(WARN_CFLAGS) -I$(top_srcdir)/plugins/docker \
-	  -I$(top_srcdir)/plugins/common -o $@ \
+	  -I$(top_srcdir)/plugins/common -I$(top_srcdir)/sdk/include -o $@ \
 	  $(top_srcdir)/plugins/docker/docker-init.c $(top_srcdir)/plugins/docker/docker-initsrv.c \
 	  $(top_srcdir)/plugins/docker/docker-initsep.c
 plugins/docker/docker-init.h: plugins/docker/docker-init

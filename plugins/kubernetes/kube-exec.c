@@ -17,7 +17,9 @@
  *     \036sbx:<token>:<kind>:<number>\n
  *
  * (kind x exit, s signal, n not found, e not executable, t time limit, d no
- * such directory) that the provider strips.  The token is random per exec,
+ * such directory) that the provider strips.  The same record g:0 on stdout
+ * is no trailer: it says the command runs, in a process group of its own
+ * (see kube-signal.c), so that signals may go.  The token is random per exec,
  * so a program cannot forge its own fate.  Once both trailers are in, the
  * output is complete (each stream is in order) and the socket is closed
  * without waiting for processes the command left in the background.
@@ -45,20 +47,18 @@
 /* outcome(): a file of the exec could not be put (r->num: index * 256 + code). */
 #define KUBE_FILE_FAILED (KUBE_STOP + 1)
 
-/* The sweep: kill -9 every process whose environment holds MARKER=$1,
- * three passes for what forks meanwhile.  Runs without the marker itself. */
-#define SWEEP_FN                                                                            \
-    "sweep() { m=\"" KUBE_EXEC_MARKER "=$1\"; for q in 1 2 3; do z=0; "                     \
-    "for e in /proc/[0-9]*/environ; do "                                                    \
-    "if tr '\\000' '\\n' <\"$e\" 2>/dev/null | grep -qxF -- \"$m\"; then "                  \
-    "v=${e#/proc/}; kill -9 \"${v%/environ}\" 2>/dev/null && z=1; fi; done; "                \
-    "[ \"$z\" = 0 ] && break; done; }\n"
-
-/* perl's part: fork, exec (execvp), waitpid; the status into the file $1. */
+/* perl's part: fork, exec (execvp), waitpid; the status into the file $1.
+ * The command leads a process group of its own (set on both sides of the
+ * fork, so it exists before anyone reads it), whose id goes into $1.g
+ * (whole, by rename) for the signal execs (kube-signal.c); then the
+ * record g:0 on stdout says so ($2 is the record's start). */
 static const char perl_run[] =
-    "my $f = shift @ARGV; my $p = fork; defined $p or exit 125;"
-    "if (!$p) { exec { $ARGV[0] } @ARGV; print STDERR \"$ARGV[0]: $!\\n\";"
+    "my $f = shift @ARGV; my $m = shift @ARGV; my $p = fork; defined $p or exit 125;"
+    "if (!$p) { setpgrp(0, 0); exec { $ARGV[0] } @ARGV; print STDERR \"$ARGV[0]: $!\\n\";"
     " exit($!{ENOENT} ? 127 : 126); }"
+    "setpgrp($p, $p);"
+    "if (open(my $g, '>', \"$f.n\")) { print $g \"$p\\n\"; close $g; rename(\"$f.n\", \"$f.g\"); }"
+    "syswrite(STDOUT, \"${m}g:0\\n\");"
     "waitpid($p, 0); my $s = $?;"
     "if (open(my $o, '>', $f)) {"
     " print $o (($s & 127) ? 's ' . ($s & 127) : 'x ' . ($s >> 8)), \"\\n\"; close $o; }"
@@ -89,10 +89,10 @@ static const char wrapper_tail[] =
     " if [ -f \"${p:-.}/$x\" ] && [ -x \"${p:-.}/$x\" ]; then k=1; break; fi; done; IFS=$o\n"
     "  if [ -z \"$k\" ]; then printf '%s: command not found\\n' \"$x\" >&2; r n:127; exit 127; fi;;\n"
     "esac\n"
-    SWEEP_FN
+    KUBE_SWEEP_FN
     "wd() { trap 'kill $k 2>/dev/null; exit 0' TERM\n"
     "  sleep \"$w\" 2>/dev/null & k=$!; wait $k || { sleep \"${w%%.*}\" & k=$!; wait $k; }\n"
-    "  : >\"$s.t\"; sweep \"$t\"; }\n"
+    "  : >\"$s.t\"; sweep \"$t\" KILL; }\n"
     "(wd) </dev/null >/dev/null 2>&1 &\n"
     "g=$!\n"
     "export " KUBE_EXEC_MARKER "=$t\n"
@@ -103,7 +103,11 @@ static const char wrapper_tail[] =
     "[ \"$c\" -gt 0 ] && u -t \"$c\" 1\n"
     "[ \"$f\" -gt 0 ] && u -f \"$f\" 2\n"
     "[ \"$n\" -gt 0 ] && u -n \"$n\" 3\n"
-    "if command -v perl >/dev/null 2>&1; then R() { perl -e \"$P\" \"$s\" \"$@\"; }; else R() { \"$@\"; }; fi\n"
+    /* Without perl there is no process group of the command's own: "m"
+     * tells the signal execs to signal what carries the marker. */
+    "if command -v perl >/dev/null 2>&1; then"
+    " R() { perl -e \"$P\" \"$s\" \"$(printf '\\036sbx:%s:' \"$t\")\" \"$@\"; };"
+    " else R() { echo m >\"$s.g\"; printf '\\036sbx:%s:g:0\\n' \"$t\"; \"$@\"; }; fi\n"
     /* L=s: streamed stdin, the rest of the exec's own, to its CLOSE. */
     "if [ \"$L\" = s ]; then R \"$@\"; q=$?; elif [ \"$L\" -gt 0 ]; then head -c \"$L\" | R \"$@\"; q=$?;"
     " else R \"$@\" </dev/null; q=$?; fi\n"
@@ -111,7 +115,7 @@ static const char wrapper_tail[] =
     "if [ -e \"$s.t\" ]; then wait $g; else kill $g 2>/dev/null; fi\n"
     "k=x:$q\n"
     "if [ -e \"$s.t\" ]; then k=t:0; elif [ -r \"$s\" ] && read -r a b <\"$s\"; then k=$a:$b; fi\n"
-    "rm -f \"$s\" \"$s.t\"\n"
+    "rm -f \"$s\" \"$s.t\" \"$s.g\" \"$s.n\"\n"
     "r \"$k\"\n"
     "exit $q\n";
 
@@ -132,6 +136,7 @@ struct run {
     char marker[48];        /* "\036sbx:<token>:" */
     size_t mlen;
     struct stream st[3];
+    struct kube_signals *sig;   /* told when the command runs (record g) */
     char kind;              /* from the trailer, 0 none */
     long num;
     bool stop_sink;
@@ -180,11 +185,18 @@ static int deliver(struct run *r, int ch, const char *b, size_t n)
 
 static void take_trailer(struct run *r, struct stream *s)
 {
-    s->ended = true;
     s->trailer[s->tlen] = '\0';
     char kind = 0;
     long num = 0;
-    if (sscanf(s->trailer, "%c:%ld", &kind, &num) == 2 && !r->kind) {
+    int got = sscanf(s->trailer, "%c:%ld", &kind, &num);
+    if (got == 2 && kind == 'g') {
+        /* Not a trailer: the command runs, its signals may go. */
+        if (r->sig)
+            kube_signals_go(r->sig);
+        return;
+    }
+    s->ended = true;
+    if (got == 2 && !r->kind) {
         r->kind = kind;
         r->num = num;
     }
@@ -404,21 +416,28 @@ int kube_run_helper(struct kube_prov *p, struct kube_sb *sb, const char *what, c
     return rc;
 }
 
+int kube_run_quiet(struct kube_prov *p, struct kube_sb *sb, const char *body,
+                   const char *const *args, uint64_t deadline_ns, int cancel_fd)
+{
+    struct run r = {.p = p, .collect = true, .out_max = 4096};
+    struct kube_ws_res res;
+    int rc = run_program(p, sb, body, args, 0, NULL, 0, deadline_ns, cancel_fd, -1, &r, &res);
+    char msg[200];
+    if (!rc && (res.cancelled || status_code(&r, msg, sizeof msg) != 0))
+        rc = -1;
+    free(r.out);
+    free(r.status);
+    return rc ? -1 : 0;
+}
+
 void kube_sweep(struct kube_prov *p, struct kube_sb *sb, const char *token)
 {
     /* The sweep runs with no marker itself (a fresh shell of the container). */
-    static const char body[] = SWEEP_FN "sweep \"$1\"; exit 0\n";
+    static const char body[] = KUBE_SWEEP_FN "sweep \"$1\" KILL; exit 0\n";
     const char *args[] = {token, NULL};
-    struct run r = {.p = p, .collect = true, .out_max = 4096};
-    struct kube_ws_res res;
-    int rc = run_program(p, sb, body, args, 0, NULL, 0, kube_now_ns() + SWEEP_TIMEOUT_NS, -1, -1,
-                         &r, &res);
-    char msg[200];
-    if (rc || status_code(&r, msg, sizeof msg) != 0)
+    if (kube_run_quiet(p, sb, body, args, kube_now_ns() + SWEEP_TIMEOUT_NS, -1))
         p->host->log(p->h, SBX_LOG_WARNING, "sandbox %s: could not sweep what a stopped exec "
                      "left running", sb->id);
-    free(r.out);
-    free(r.status);
 }
 
 /* ---- exec ---- */
@@ -640,6 +659,14 @@ static int outcome(struct kube_prov *p, struct kube_sb *sb, const sbx_exec_spec_
                               res->dropped ? " (the connection was cut)" : "");
 }
 
+/* The spec's signal_fd, -1 from a core before ABI 1.8 (a shorter spec). */
+static int signal_fd_of(const sbx_exec_spec_v1 *spec)
+{
+    return spec->struct_size >= offsetof(sbx_exec_spec_v1, signal_fd) + sizeof spec->signal_fd
+               ? spec->signal_fd
+               : -1;
+}
+
 int kube_exec(struct kube_prov *p, struct kube_sb *sb, const sbx_exec_spec_v1 *spec,
               const sbx_output_sink_v1 *sink, sbx_exec_outcome_v1 *out)
 {
@@ -713,18 +740,23 @@ int kube_exec(struct kube_prov *p, struct kube_sb *sb, const sbx_exec_spec_v1 *s
     } else {
         rc = SBX_E_NOMEM;
     }
-    struct run r = {.p = p, .sink = sink};
+    struct kube_signals sig = {.running = false};
+    struct run r = {.p = p, .sink = sink, .sig = &sig};
     r.mlen = (size_t)snprintf(r.marker, sizeof r.marker, "\036sbx:%s:", token);
     struct kube_ws_res res;
     memset(&res, 0, sizeof res);
     uint64_t opened_at = kube_now_ns();
+    uint64_t deadline = opened_at + tmo + EXEC_GRACE_NS;
     if (rc)
         rc = p->host->set_error(p->h, rc, "out of memory");
+    else if ((rc = kube_signals_start(&sig, p, sb, token, signal_fd_of(spec), deadline)))
+        ;
     else if ((rc = run_program(p, sb, files.script, args,
                                stream ? KUBE_L_STREAM : files.pieces[spec->n_files].len,
-                               files.pieces, files.n, kube_now_ns() + tmo + EXEC_GRACE_NS,
-                               spec->cancel_fd, stream ? spec->stdin_fd : -1, &r, &res)))
+                               files.pieces, files.n, deadline, spec->cancel_fd,
+                               stream ? spec->stdin_fd : -1, &r, &res)))
         rc = refused(p, sb, &res, rc, "exec");
+    kube_signals_stop(&sig);
     uint64_t now = kube_now_ns();
     for (size_t i = 0; envs && i < spec->n_env; i++)
         free(envs[i]);

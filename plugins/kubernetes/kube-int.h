@@ -58,6 +58,16 @@
 /* The environment variable each exec's processes carry, so that what an
  * exec started can be found and killed (timeouts, output caps, drops). */
 #define KUBE_EXEC_MARKER "POLYSANDBOX_EXEC"
+/* sweep TOKEN SIG: kill -s SIG every process whose environment holds
+ * MARKER=TOKEN; for KILL three passes, for what forks meanwhile.  A shell
+ * function for the exec wrapper, the sweep and the signal execs, which
+ * run without the marker themselves. */
+#define KUBE_SWEEP_FN                                                                       \
+    "sweep() { m=\"" KUBE_EXEC_MARKER "=$1\"; for q in 1 2 3; do z=0; "                     \
+    "for e in /proc/[0-9]*/environ; do "                                                    \
+    "if tr '\\000' '\\n' <\"$e\" 2>/dev/null | grep -qxF -- \"$m\"; then "                  \
+    "v=${e#/proc/}; kill -s \"$2\" \"${v%/environ}\" 2>/dev/null && z=1; fi; done; "        \
+    "[ \"$z\" = 0 ] || [ \"$2\" != KILL ] && break; done; }\n"
 
 enum kube_auth_kind { KUBE_AUTH_NONE, KUBE_AUTH_TOKEN, KUBE_AUTH_TOKEN_FILE, KUBE_AUTH_SECRET,
                       KUBE_AUTH_EXEC };
@@ -329,6 +339,34 @@ int kube_run_helper(struct kube_prov *p, struct kube_sb *sb, const char *what, c
                     size_t errcap);
 /* Kills every process of the sandbox carrying the marker of exec @token. */
 void kube_sweep(struct kube_prov *p, struct kube_sb *sb, const char *token);
+/* Runs the script @body with the positional parameters @args (NULL-
+ * terminated) and no stdin, its output dropped, until @deadline_ns or
+ * until @cancel_fd (-1: none) is readable: 0 when it exited 0, else -1
+ * (an error may be set). */
+int kube_run_quiet(struct kube_prov *p, struct kube_sb *sb, const char *body,
+                   const char *const *args, uint64_t deadline_ns, int cancel_fd);
+
+/* ---- kube-signal.c: signal_fd's signals, each by an exec of kill ---- */
+struct kube_signals {
+    struct kube_prov *p;
+    struct kube_sb *sb;
+    const char *token;          /* the exec's (borrowed) */
+    int fd;                     /* the spec's signal_fd, -1: none */
+    uint64_t deadline_ns;
+    int stop[2];                /* readable once the exec ended */
+    int go[2];                  /* readable once the command runs */
+    bool running, went;
+    pthread_t thread;
+};
+/* Starts delivering what @fd (-1: nothing to do) carries to the command
+ * of exec @token, from the kube_signals_go on (a signal before it is held
+ * in @fd); SBX_OK or an error set (nothing started). */
+int kube_signals_start(struct kube_signals *s, struct kube_prov *p, struct kube_sb *sb,
+                       const char *token, int fd, uint64_t deadline_ns);
+/* The command runs (the wrapper's record g): its signals may go. */
+void kube_signals_go(struct kube_signals *s);
+/* Stops it (a signal exec under way is cut short) and waits for it. */
+void kube_signals_stop(struct kube_signals *s);
 
 /* ---- kube-program.c: the bootstrap and the program on stdin ---- */
 /* The exec path of @pod: the bootstrap as its command, stdin on. */

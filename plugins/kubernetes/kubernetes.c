@@ -22,7 +22,7 @@
 
 #define KUBE_CAPS (SBX_CAP_FILES | SBX_CAP_PERSISTENT | SBX_CAP_LABELS | SBX_CAP_STREAM | \
                    SBX_CAP_STDIN | SBX_CAP_NETWORK_POLICY | SBX_CAP_LIST | SBX_CAP_CONCURRENT | \
-                   SBX_CAP_CANCEL | SBX_CAP_STDIN_STREAM)
+                   SBX_CAP_CANCEL | SBX_CAP_STDIN_STREAM | SBX_CAP_SIGNAL)
 
 static const char *const config_keys[] = {
     "kubeconfig", "context", "in_cluster", "serviceaccount_dir", "server", "ca_file", "token",

@@ -18,6 +18,7 @@ plugins_kubernetes_kubernetes_la_SOURCES = \
 	plugins/kubernetes/kube-labels.c \
 	plugins/kubernetes/kube-pod.c \
 	plugins/kubernetes/kube-program.c \
+	plugins/kubernetes/kube-signal.c \
 	plugins/kubernetes/kube-watch.c \
 	plugins/kubernetes/kube-ws.c \
 	plugins/kubernetes/kube-yaml.c \

@@ -293,7 +293,7 @@ static void read_signals(struct run *r)
         return;
     }
     for (ssize_t i = 0; i < n; i++)
-        if (lcl_signal_forwarded(b[i]) && r->pidfd >= 0 && !r->reaped)
+        if (sbx_signal_deliverable(b[i]) && r->pidfd >= 0 && !r->reaped)
             (void)syscall(SYS_pidfd_send_signal, r->pidfd, (int)b[i], NULL, 0);
 }
 

@@ -177,13 +177,10 @@ struct lcl_sb {
 /* Every signal to SIG_DFL, none blocked (system calls only: safe in a
  * fork of a multi-threaded process). */
 void lcl_signals_default(void);
-/* True for a signal an exec's signal_fd may carry (provider.h): those
- * the sandbox init forwards to its payload. */
-bool lcl_signal_forwarded(int sig);
-/* In the sandbox init, before it says the payload runs: forward those
- * signals to @payload's process group (a pid namespace's init gets only
- * the signals it handles; the supervisor sends them to it).  System
- * calls only. */
+/* In the sandbox init, before it says the payload runs: forward the
+ * signals an exec's signal_fd may carry (sbx_signal_deliverable) to
+ * @payload's process group (a pid namespace's init gets only the signals
+ * it handles; the supervisor sends them to it).  System calls only. */
 void lcl_signal_forward_to(pid_t payload);
 /* A detached copy of the mount at @sb's work directory (open_tree, no
  * link followed: lcl_work_open), nosuid, nodev and private, for a mount

@@ -32,18 +32,6 @@ void lcl_signals_default(void)
     sigprocmask(SIG_SETMASK, &none, NULL);
 }
 
-static const int forwarded[] = {
-    SIGHUP, SIGINT, SIGQUIT, SIGUSR1, SIGUSR2, SIGTERM, SIGALRM, SIGWINCH,
-};
-
-bool lcl_signal_forwarded(int sig)
-{
-    for (size_t i = 0; i < sizeof forwarded / sizeof forwarded[0]; i++)
-        if (forwarded[i] == sig)
-            return true;
-    return false;
-}
-
 static volatile sig_atomic_t forward_pgid;
 
 static void forward(int sig)
@@ -66,9 +54,11 @@ void lcl_signal_forward_to(pid_t payload)
     sigset_t set;
     sigemptyset(&set);
     forward_pgid = payload;
-    for (size_t i = 0; i < sizeof forwarded / sizeof forwarded[0]; i++) {
-        sigaction(forwarded[i], &sa, NULL);
-        sigaddset(&set, forwarded[i]);
+    for (int sig = 1; sig < NSIG; sig++) {
+        if (!sbx_signal_deliverable(sig))
+            continue;
+        sigaction(sig, &sa, NULL);
+        sigaddset(&set, sig);
     }
     /* An init the daemon forked has its blocked signals (SIGTERM...). */
     sigprocmask(SIG_UNBLOCK, &set, NULL);

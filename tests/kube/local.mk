@@ -22,12 +22,17 @@ KUBE_PROVIDER_TESTS = \
 	tests/kube/faults.sh \
 	tests/kube/ulimit.sh \
 	tests/kube/stdin-stream.sh \
+	tests/kube/signal.sh \
+	tests/kube/server-ws-signal.sh \
 	tests/kube/eval-faults.sh
 if BUILD_PROVIDER_KUBERNETES
 TESTS += $(KUBE_PROVIDER_TESTS)
 check_PROGRAMS += tests/kube/test-stdin-stream
 tests_kube_test_stdin_stream_SOURCES = tests/kube/test-stdin-stream.c
 tests_kube_test_stdin_stream_LDADD = core/libpolysandbox.la -lpthread
+check_PROGRAMS += tests/kube/test-signal
+tests_kube_test_signal_SOURCES = tests/kube/test-signal.c
+tests_kube_test_signal_LDADD = core/libpolysandbox.la
 endif
 dist_check_SCRIPTS += $(KUBE_PROVIDER_TESTS)
 KUBE_FAKE_FILES = \

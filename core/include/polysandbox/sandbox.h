@@ -418,8 +418,8 @@ SBX_API int sbx_exec_opts_set_stdin_fd(sbx_exec_opts *o, int fd);
  * command started reaches it once it runs.  For an interactive client fed
  * by another thread (Piston's /api/v2/connect in polysandboxd).  A
  * template's compile step gets none.  An exec on a provider without the
- * "signal" capability (SBX_CAP_SIGNAL: local, docker) is refused with
- * SBX_E_NOTSUP, never run without its signals; a run that failed part way
+ * "signal" capability (SBX_CAP_SIGNAL: local, docker, kubernetes) is
+ * refused with SBX_E_NOTSUP, never run without its signals; a run that failed part way
  * is not tried again.  Errors: SBX_E_INVAL (@fd below -1).  Since: 0.3
  */
 SBX_API int sbx_exec_opts_set_signal_fd(sbx_exec_opts *o, int fd);

@@ -3,8 +3,8 @@
  * Part of the provider SDK, installed with <polysandbox/provider.h> and
  * polysandbox-provider.pc, so that a provider builds with the SDK alone;
  * the embedding API's <polysandbox/sandbox.h> includes it in turn (the
- * core depends on the SDK, never the other way).  Depends on <stdint.h>
- * and <stddef.h> only.  Since: 0.1; in the SDK's files since 0.3 (the
+ * core depends on the SDK, never the other way).  Depends on <stdint.h>,
+ * <stddef.h>, <stdbool.h> and <signal.h> only.  Since: 0.1; in the SDK's files since 0.3 (the
  * same header, path and definitions as before: no API or ABI change).
  *
  * Every enum here is append-only: values are never renumbered or reused.
@@ -13,6 +13,8 @@
 #ifndef POLYSANDBOX_COMMON_H
 #define POLYSANDBOX_COMMON_H
 
+#include <signal.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -151,6 +153,27 @@ typedef enum sbx_network {
  * of its own, clear of the limits to come.  Since: 0.2
  */
 #define SBX_LIMIT_BIT_NETWORK  (UINT64_C(1) << 32)
+
+/**
+ * sbx_signal_deliverable:
+ * @sig: a signal number (Linux numbering)
+ *
+ * True for the eight signals a running command may be sent through
+ * sbx_exec_opts_set_signal_fd (and a provider's signal_fd, with
+ * SBX_CAP_SIGNAL): SIGHUP, SIGINT, SIGQUIT, SIGUSR1, SIGUSR2, SIGTERM,
+ * SIGALRM and SIGWINCH.  Every other number is refused by the callers and
+ * dropped by the providers; SIGKILL is sbx_cancel's, and SIGSTOP would
+ * leave a command that no one resumes.  One list for the server, the
+ * providers and the helpers they run inside sandboxes (header-only, so a
+ * static helper needs no library).
+ *
+ * Since: 0.3
+ */
+static inline bool sbx_signal_deliverable(int sig)
+{
+    return sig == SIGHUP || sig == SIGINT || sig == SIGQUIT || sig == SIGUSR1 ||
+           sig == SIGUSR2 || sig == SIGTERM || sig == SIGALRM || sig == SIGWINCH;
+}
 
 /** Log levels for the host table's log().  Since: 0.1 */
 enum {

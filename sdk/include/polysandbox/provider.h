@@ -170,7 +170,8 @@ typedef struct sbx_exec_spec_v1 {
      * -1, or a file descriptor (transfer none: never closed by the
      * provider) of signals for the running command: each byte read is a
      * signal number, one of SIGHUP, SIGINT, SIGQUIT, SIGUSR1, SIGUSR2,
-     * SIGTERM, SIGALRM or SIGWINCH (Linux numbering), which the provider
+     * SIGTERM, SIGALRM or SIGWINCH (Linux numbering: those
+     * sbx_signal_deliverable of common.h accepts), which the provider
      * delivers to the command's process group as soon as the command
      * runs (one read before it started is held until it does); other
      * bytes are ignored (the core's caller checks them: SIGKILL is
