@@ -164,7 +164,9 @@ kc_in() {
 
 # ---- the kubernetes provider on the fake ----
 
-export POLYSANDBOX_PROVIDER_PATH="$top_builddir/plugins/kubernetes/.libs"
+# This tree's providers first (the test environment's path), never the
+# ones make install left in the built-in directory.
+export POLYSANDBOX_PROVIDER_PATH="$top_builddir/plugins/kubernetes/.libs${POLYSANDBOX_PROVIDER_PATH:+:$POLYSANDBOX_PROVIDER_PATH}"
 export POLYSANDBOX_CONFIG_DIR="$tmp/config"
 export POLYSANDBOX_STATE_DIR="$tmp/state"
 KUBE_NS=sandboxes

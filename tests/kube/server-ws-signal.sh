@@ -20,9 +20,6 @@ plan 10
 
 start_provider_fake
 cp "$top_srcdir/tests/config/providers.d/local.ini" "$tmp/config/providers.d/"
-# This tree's local provider, not one installed.
-POLYSANDBOX_PROVIDER_PATH=$top_builddir/plugins/local/.libs:$POLYSANDBOX_PROVIDER_PATH
-export POLYSANDBOX_PROVIDER_PATH
 check "polysandboxd starts" srv_start --config-dir "$tmp/config"
 . "$top_srcdir/tests/server/ws-lib.sh"
 types='[m["data"]["type"] for m in j["messages"]]'

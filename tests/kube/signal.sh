@@ -20,9 +20,6 @@ run_prog() {
 
 start_provider_fake
 cp "$top_srcdir/tests/config/providers.d/local.ini" "$tmp/config/providers.d/"
-# This tree's local provider, not one installed.
-POLYSANDBOX_PROVIDER_PATH=$top_builddir/plugins/local/.libs:$POLYSANDBOX_PROVIDER_PATH
-export POLYSANDBOX_PROVIDER_PATH
 run_prog local
 run_prog kubernetes
 # (without perl kubernetes cannot tell a signal from exit 128 + N)
