@@ -104,6 +104,11 @@ bool srv_req_wants_html(const srv_req *r)
     return r->accept && strstr(r->accept, "text/html");
 }
 
+bool srv_req_wants_markdown(const srv_req *r)
+{
+    return r->accept && strstr(r->accept, "text/markdown");
+}
+
 bool srv_req_gone(const srv_req *r)
 {
     return atomic_load(&r->gone);

@@ -14,7 +14,8 @@
  * With "Accept: text/html" the answer is the same report as the HTML page
  * of `polysandbox compare` (sbx_eval_report_to_html), every string from
  * the jobs' inputs and records escaped, the inputs named as the jobs were
- * given them.
+ * given them; with "Accept: text/markdown", its Markdown page
+ * (sbx_eval_report_to_markdown), likewise.
  * A job still queued or running is 409; a job of another kind, without
  * records, or of other inputs than the first (dataset, samples,
  * canonical) is 422.
@@ -221,20 +222,22 @@ static json_t *name_inputs(char *text, const struct column *cols, size_t n)
     return o;
 }
 
-/* The report as the HTML page, its inputs named as the jobs (@f) were
- * given them; replies. */
-static void reply_html(srv_req *r, sbx_eval_report *rep, const struct job_eval_facts *f,
-                       const unsigned *ks, size_t n_ks)
+/* The report as the HTML (@html) or Markdown page, its inputs named as
+ * the jobs (@f) were given them; replies. */
+static void reply_page(srv_req *r, sbx_eval_report *rep, const struct job_eval_facts *f,
+                       const unsigned *ks, size_t n_ks, bool html)
 {
-    char *html;
+    char *page;
 
     if (sbx_eval_report_set_input_names(rep, f->source,
                                         f->canonical ? NULL : f->samples_source) != SBX_OK ||
-        !(html = sbx_eval_report_to_html(rep, ks, n_ks))) {
+        !(page = html ? sbx_eval_report_to_html(rep, ks, n_ks)
+                      : sbx_eval_report_to_markdown(rep, ks, n_ks))) {
         srv_error(r, 500, "nomem", NULL, "out of memory");
         return;
     }
-    srv_reply(r, 200, "text/html; charset=utf-8", html, strlen(html));
+    srv_reply(r, 200, html ? "text/html; charset=utf-8" : "text/markdown; charset=utf-8", page,
+              strlen(page));
 }
 
 void jobs_compare(srv_req *r)
@@ -305,8 +308,8 @@ void jobs_compare(srv_req *r)
                                  cols[i].sum);
     if (rc != SBX_OK)
         goto nomem;
-    if (srv_req_wants_html(r)) {
-        reply_html(r, rep, &cols[0].f, ks, n_ks);
+    if (srv_req_wants_html(r) || srv_req_wants_markdown(r)) {
+        reply_page(r, rep, &cols[0].f, ks, n_ks, srv_req_wants_html(r));
         goto out;
     }
     if (!(out = name_inputs(sbx_eval_report_to_json(rep, ks, n_ks), cols, n)))

@@ -287,6 +287,8 @@ const char *srv_req_header(const srv_req *r, const char *name);
 bool srv_req_wants_sse(const srv_req *r);
 /* True when the client asked for text/html. */
 bool srv_req_wants_html(const srv_req *r);
+/* True when the client asked for text/markdown. */
+bool srv_req_wants_markdown(const srv_req *r);
 /* A hint the handler can check in long loops. */
 bool srv_req_gone(const srv_req *r);
 

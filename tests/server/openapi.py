@@ -374,6 +374,10 @@ xid, xid2 = (canonical_eval("<script>alert(1)</script>", "exit 0") for _ in rang
 check("POST", "/v1/compare", 200, {"jobs": [xid, xid2]}, headers={"Accept": "text/html"},
       want=lambda h: h.startswith(b"<!DOCTYPE html>") and b"<script" not in h and
       b"&lt;script&gt;alert(1)&lt;/script&gt;" in h and b'id="meta-dataset">(inline)' in h)
+# the Markdown page: the inputs named as given, the columns as labelled
+check("POST", "/v1/compare", 200, {"jobs": [xid, xid2]}, headers={"Accept": "text/markdown"},
+      want=lambda h: not h.startswith(b"<") and b"(inline)" in h and b"local#2" in h and
+      b"&lt;script&gt;" not in h)
 check("POST", "/v1/compare", 400, {"jobs": [eid]})
 check("POST", "/v1/compare", 404, {"jobs": [eid, NOJOB.split("/")[-1]]})
 check("POST", "/v1/compare", 422, {"jobs": [eid, jid]},
