@@ -429,6 +429,27 @@ static int load(tarball *t, const char *dg, int64_t size, json_t **m, char **bod
     return rc;
 }
 
+/* A single-platform image (no index to pick from): its config, when
+ * among the members, names the wanted platform (img_config_platform);
+ * a missing one is said where the image's blobs are taken. */
+static int config_platform(tarball *t, json_t *m)
+{
+    const char *dg;
+    int64_t size;
+    if (img_descriptor(json_object_get(m, "config"), t->file, &dg, &size) != SBX_OK) {
+        core_error_clear();
+        return SBX_OK;
+    }
+    const member *cm = find_digest(t, dg);
+    char *body = NULL;
+    size_t len = 0;
+    int rc = cm ? img_read_file(cm->tmp, IMG_MANIFEST_MAX, &body, &len) : SBX_OK;
+    if (rc == SBX_OK && cm)
+        rc = img_config_platform(body, len, t->want, t->file);
+    free(body);
+    return rc;
+}
+
 /* OCI: an entry @d of index.json -> (an inner index ->) the manifest. */
 static int from_index(tarball *t, json_t **m, char **body, size_t *len, char *digest, json_t *d)
 {
@@ -438,7 +459,9 @@ static int from_index(tarball *t, json_t **m, char **body, size_t *len, char *di
     if (rc == SBX_OK)
         rc = load(t, dg, size, m, body, len, digest);
     const char *type = json_string_value(json_object_get(d, "mediaType")) ?: "";
-    if (rc != SBX_OK || !img_is_index(type, *m))
+    if (rc == SBX_OK && !img_is_index(type, *m))
+        return config_platform(t, *m);
+    if (rc != SBX_OK)
         return rc;
     /* A multi-platform image: the entry of the platform asked for. */
     char pick[IMG_DIGEST_LEN + 1], ptype[128] = "";
@@ -494,7 +517,12 @@ static int from_docker(tarball *t, json_t **m, char **body, size_t *len, char *d
     int rc = member_read(t, cm, &config, &cbody, &clen);
     if (rc != SBX_OK)
         return rc;
+    rc = img_config_platform(cbody, clen, t->want, t->file);
     free(cbody);
+    if (rc != SBX_OK) {
+        json_decref(config);
+        return rc;
+    }
     json_t *diff_ids = json_object_get(json_object_get(config, "rootfs"), "diff_ids");
     json_t *out = json_pack("{s:i, s:s, s:{s:s, s:I, s:s}, s:[]}", "schemaVersion", 2,
                             "mediaType", "application/vnd.docker.distribution.manifest.v2+json",

@@ -99,8 +99,8 @@ int img_config_platform(const char *cfg, size_t len, const core_platform *want,
         char w[96];
         core_platform_format(want, w, sizeof w);
         rc = core_error_set(SBX_E_NOT_FOUND, NULL, "image '%s' is a %.30s/%.30s%s%.15s image "
-                            "only, not %s; pull it with --platform %.30s/%.30s%s%.15s (or "
-                            "[core] image_platform) only where that runs", ref_text, os, a,
+                            "only, not %s; ask for it with --platform %.30s/%.30s%s%.15s (or "
+                            "[core] image_platform) where that runs", ref_text, os, a,
                             v && *v ? "/" : "", v ? v : "", w, os, a, v && *v ? "/" : "",
                             v ? v : "");
     }

@@ -31,9 +31,9 @@ cleanup() {
 }
 trap cleanup EXIT
 
-plan 33
+plan 37
 for k in rootfs rootfs2 save oci ociindex ociplat multisave multioci ocinoname ocidup tamper dotdot \
-    layerdotdot; do
+    layerdotdot savearm64 ociarm64; do
     set -- "$@" "$k" "$tmp/$k.tar"
 done
 python3 "$top_srcdir/tests/image/mksave.py" "$@" >"$tmp/digests" ||
@@ -110,6 +110,19 @@ fi
 cli image list --json
 check "image list shows the imported references with their roots" json_check \
     '[i["ref"] for i in j] == ["docker.io/polysandbox-test/oci:v1", "docker.io/polysandbox-test/saved:v1", "docker.io/team/renamed:v2"] and j[0]["root"].endswith("'"${OCI#sha256:}"'")'
+
+# ---- an image of another platform than the one wanted (a store of its own) ----
+P="-o core.image_dir=$tmp/plat"
+for k in savearm64 ociarm64; do
+    cli $P image import "$tmp/$k.tar" team/$k:v1
+    check "$k: a linux/arm64 image only, on linux/amd64: 2, naming both and --platform" \
+        rc_and_err 2 "is a linux/arm64 image only, not linux/amd64; ask for it with --platform linux/arm64"
+done
+check "... before storing anything" eval '[ -z "$(ls "$tmp/plat/roots" 2>/dev/null)" ]'
+cli $P image import --platform linux/arm64 "$tmp/ociarm64.tar" team/ociarm64:v1
+check "... and taken when that platform is asked for" \
+    eval 'is_rc 0 && "$PS" $P image list | grep -q "team/ociarm64:v1"'
+
 blobs_before=$(ls "$store/blobs/sha256" | sort)
 
 # ---- hostile tarballs ----

@@ -33,6 +33,8 @@
   tamper     save with one byte of a layer changed (same size)
   dotdot     save with a member "../escape.txt" beside the others
   layerdotdot  save whose layer holds "../escape.txt"
+  savearm64  save of an image whose config says linux/arm64
+  ociarm64   oci of an image whose config says linux/arm64 (no index)
 
 Made here, with tarfile and hashlib only, so that nothing of the program
 under test decides what the tarball holds.
@@ -89,8 +91,8 @@ def save(out, kind):
         b = bytearray(l1)
         b[l1.index(b"hello from")] ^= 1     # in a file's data: same size
         l1 = bytes(b)
-    config = json.dumps({"architecture": "amd64", "os": "linux",
-                         "config": {"Cmd": ["/bin/sh"]},
+    config = json.dumps({"architecture": "arm64" if kind == "savearm64" else "amd64",
+                         "os": "linux", "config": {"Cmd": ["/bin/sh"]},
                          "rootfs": {"type": "layers", "diff_ids": diff_ids}}).encode()
     cid = sha(config)
     id1, id2 = "a" * 64, "b" * 64
@@ -111,8 +113,8 @@ def save(out, kind):
         add(t, "repositories", json.dumps({"polysandbox-test/saved": {"v1": id2}}).encode())
 
 
-def config_of(layers):
-    return json.dumps({"architecture": "amd64", "os": "linux",
+def config_of(layers, arch="amd64"):
+    return json.dumps({"architecture": arch, "os": "linux",
                        "rootfs": {"type": "layers",
                                   "diff_ids": ["sha256:" + sha(x) for x in layers]}}).encode()
 
@@ -137,7 +139,7 @@ def multisave(out):
         add(t, "manifest.json", json.dumps(manifest).encode())
 
 
-def oci_image(blobs, layer_files, nested=False):
+def oci_image(blobs, layer_files, nested=False, arch="amd64"):
     """An image's blobs into blobs; its descriptor for index.json, and
     its manifest's digest."""
     def blob(b):
@@ -150,7 +152,7 @@ def oci_image(blobs, layer_files, nested=False):
         d = blob(gzip.compress(layer, mtime=0))
         d["mediaType"] = "application/vnd.oci.image.layer.v1.tar+gzip"
         layers.append(d)
-    cd = blob(config_of(tars))
+    cd = blob(config_of(tars, arch))
     cd["mediaType"] = "application/vnd.oci.image.config.v1+json"
     manifest = json.dumps({"schemaVersion": 2,
                            "mediaType": "application/vnd.oci.image.manifest.v1+json",
@@ -186,9 +188,9 @@ def oci_layout(out, blobs, entries):
             add(t, "blobs/sha256/" + h, b)
 
 
-def oci(out, nested=False):
+def oci(out, nested=False, arch="amd64"):
     blobs = {}
-    top, digest = oci_image(blobs, [LAYER1, LAYER2], nested)
+    top, digest = oci_image(blobs, [LAYER1, LAYER2], nested, arch)
     oci_layout(out, blobs, [dict(top, annotations=named("polysandbox-test/oci:v1"))])
     return digest
 
@@ -232,8 +234,8 @@ def main():
     for kind, out in zip(args[0::2], args[1::2]):
         if kind == "ociplat":
             print(kind, oci_platforms(out))
-        elif kind in ("oci", "ociindex"):
-            print(kind, oci(out, kind == "ociindex"))
+        elif kind in ("oci", "ociindex", "ociarm64"):
+            print(kind, oci(out, kind == "ociindex", "arm64" if kind == "ociarm64" else "amd64"))
         elif kind in ("multioci", "ocinoname", "ocidup"):
             print(kind, oci_multi(out, kind))
         elif kind == "multisave":

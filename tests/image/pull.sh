@@ -125,7 +125,7 @@ check "a platform the index lacks: 2, listing the ones it has" \
 P6="-o core.image_dir=$tmp/images6"
 cli $P6 image pull "$R/polysandbox-test/arm64:v1"
 check "a linux/arm64-only image on linux/amd64: 2, naming both and --platform" \
-    eval 'rc_and_err 2 "is a linux/arm64 image only, not linux/amd64; pull it with --platform linux/arm64" &&
+    eval 'rc_and_err 2 "is a linux/arm64 image only, not linux/amd64; ask for it with --platform linux/arm64" &&
           [ -z "$(ls "$tmp/images6/roots" 2>/dev/null)" ]'
 cli $P6 image pull --platform linux/arm64 "$R/polysandbox-test/arm64:v1"
 check "... and pulled when that platform is asked for" \
