@@ -11,11 +11,14 @@ check_SCRIPTS += plugins/microvm/sbx-agent plugins/microvm/polysandbox-microvm-i
 TESTS += tests/microvm/run.sh
 # persist.sh: one persistent VM across polysandbox processes (a third boot).
 TESTS += tests/microvm/persist.sh
+# snapshot.sh: VMs restored from a snapshot (three boots, three restores).
+TESTS += tests/microvm/snapshot.sh
 # image.sh: --image and a template's image.microvm refused before any
 # VM starts, a template's plain image ignored (no QEMU needed).
 TESTS += tests/microvm/image.sh
 endif
-dist_check_SCRIPTS += tests/microvm/run.sh tests/microvm/image.sh tests/microvm/persist.sh
+dist_check_SCRIPTS += tests/microvm/run.sh tests/microvm/image.sh tests/microvm/persist.sh \
+	tests/microvm/snapshot.sh
 EXTRA_DIST += tests/microvm/guest.sh
 # The guest image, where run.sh had to keep it in the build tree.
 clean-local: clean-microvm
