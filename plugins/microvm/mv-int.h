@@ -95,9 +95,7 @@ struct mv_boot_from {
 int mv_boot(struct mv_prov *p, const char *accel, uint64_t timeout_ms, uint64_t disk_bytes,
             const char *persist_id, const struct mv_boot_from *from, struct mv_sandbox **out);
 
-/* mv-snap.c: snapshots (see there).  The directory the snapshot lives
- * in (made, ours) into @buf, or -1 (errno). */
-int mv_snap_dir(struct mv_prov *p, char *buf, size_t n);
+/* mv-snap.c: snapshots (see there). */
 /* A VM restored from the snapshot for @accel (built first when missing
  * or stale), its agent seeded; as mv_boot. */
 int mv_snap_restore(struct mv_prov *p, const char *accel, uint64_t disk_bytes,

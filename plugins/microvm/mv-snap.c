@@ -93,23 +93,32 @@ static int own_dir(const char *path)
     return 0;
 }
 
-int mv_snap_dir(struct mv_prov *p, char *buf, size_t n)
+/* The directory the snapshot lives in into @buf (when @make, made or
+ * checked to be ours), or -1 (errno). */
+static int snap_dir(struct mv_prov *p, int make, char *buf, size_t n)
 {
     const char *state = p->host->state_dir(p->h);
     struct statvfs vfs;
 
-    if (!state)
+    if (!state) {
+        errno = ENOENT;
         return -1;
+    }
     /* /dev/shm when it can hold a VM's whole memory twice (the file and
      * a rebuild's) beside what is there. */
     if (statvfs("/dev/shm", &vfs) == 0 &&
         (uint64_t)vfs.f_bavail * vfs.f_frsize >= 2 * (p->memory_mib << 20) &&
         (size_t)snprintf(buf, n, "/dev/shm/polysandbox-microvm-%lu-%016" PRIx64,
                          (unsigned long)geteuid(), fnv1a(state)) < n &&
-        own_dir(buf) == 0)
+        (!make || own_dir(buf) == 0))
         return 0;
-    if ((mkdir(state, 0700) && errno != EEXIST) ||
-        (size_t)snprintf(buf, n, "%s/snapshot", state) >= n)
+    if ((size_t)snprintf(buf, n, "%s/snapshot", state) >= n) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    if (!make)
+        return 0;
+    if (mkdir(state, 0700) && errno != EEXIST)
         return -1;
     return own_dir(buf);
 }
@@ -367,7 +376,7 @@ static int snap_get(struct mv_prov *p, const char *accel, char *dir, size_t dirl
     if (!key)
         return snap_fail(p, SBX_E_IO, "microvm: the guest image: %s",
                                   strerror(errno));
-    if (mv_snap_dir(p, dir, dirlen) != 0 ||
+    if (snap_dir(p, 1, dir, dirlen) != 0 ||
         (size_t)snprintf(path, sizeof path, "%s/lock", dir) >= sizeof path ||
         (lock = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600)) < 0) {
         rc = snap_fail(p, SBX_E_IO, "microvm: the snapshot's directory: %s",
@@ -471,7 +480,7 @@ void mv_snap_describe(struct mv_prov *p, const char *accel, char *buf, size_t n)
         snprintf(buf, n, "off: every VM boots");
         return;
     }
-    if (mv_snap_dir(p, dir, sizeof dir) != 0) {
+    if (snap_dir(p, 0, dir, sizeof dir) != 0) {
         snprintf(buf, n, "auto: no directory for it (%s): every VM boots", strerror(errno));
         return;
     }

@@ -29,6 +29,7 @@ kernel = $tmp/vmlinuz
 initrd = $tmp/initrd.cpio
 accel = tcg
 boot_timeout = 60
+snapshot = off
 EOF
 # A language whose template asks microvm for an image by name.
 cat > "$tmp/config/templates.d/pyvm.ini" <<EOF || exit 99
