@@ -3,14 +3,15 @@
 # the snapshot built once (by the first create that knows its
 # accelerator) and reused by the next, two restored VMs reading
 # different random bytes with a current clock (the agent's SEED), a
-# changed setting (memory) rebuilding it, snapshot = off booting.
-# Three boots (two of them saved) and three restores at most; a private
+# changed setting (memory) rebuilding it, once for two creates at once
+# (the lock), snapshot = off booting.  Three boots (two of them saved)
+# and four restores at most; a private
 # state directory, so the snapshot is this test's alone (removed at the
 # end), with the suite's KVM probe result copied in when there is one.
 . "$top_srcdir/tests/cli/lib.sh"
 
 . "$top_srcdir/tests/microvm/guest.sh"
-plan 12
+plan 13
 
 POLYSANDBOX_STATE_DIR=$tmp/state POLYSANDBOX_LOG=info
 export POLYSANDBOX_STATE_DIR POLYSANDBOX_LOG
@@ -27,15 +28,20 @@ check "doctor names where the snapshot lives, not built yet" \
 trap 'rm -rf "$tmp" "${snap%/vm.snap}"' EXIT
 
 code='import os, time; print(os.urandom(16).hex(), int(time.time()))'
-# run N: `polysandbox run` of $code; its output in $tmp/outN, its log in $tmp/errN.
-run() {
-    cli run --provider microvm --lang python -c "$code"
-    echo "# run $1: status $rc, $(cat "$tmp/out")"
-    grep -o 'microvm: [a-z]* .* in [0-9]* ms' "$tmp/err" | sed 's/^/#   /'
-    cp "$tmp/out" "$tmp/out$1" && cp "$tmp/err" "$tmp/err$1"
-    eval "rc$1=\$rc"
+# run N: `polysandbox run` of $code; its status in $rcN, its output in
+# $tmp/outN, its log in $tmp/errN.  start N / finish N: the same in the
+# background, for two at once.
+start() {
+    ("$PS" run --provider microvm --lang python -c "$code" < /dev/null > "$tmp/out$1" \
+        2> "$tmp/err$1"; echo $? > "$tmp/rc$1") &
 }
-said() { grep -q -- "$2" "$tmp/err$1"; }
+finish() {
+    wait
+    eval "rc$1=\$(cat \"\$tmp/rc$1\")"
+    echo "# run $1: status $(cat "$tmp/rc$1"), $(cat "$tmp/out$1")"
+    grep -o 'microvm: [a-z]* .* in [0-9]* ms' "$tmp/err$1" | sed 's/^/#   /'
+}
+run() { start "$1"; finish "$1"; }
 ident() { stat -c '%i %Y.%y' "$snap" 2>/dev/null; }
 
 run 1 # the KVM probe, when none was copied, boots without a snapshot
@@ -74,18 +80,26 @@ cli doctor --provider microvm
 check "doctor: a changed setting leaves the snapshot stale" \
     sh -c 'grep -q "snapshot: auto: .*not built for these settings" "$1" "$2"' sh "$tmp/out" \
     "$tmp/err"
-run 4
+# Two creates at once: one builds (the lock), the other waits and restores.
+start 4
+start 5
+finish 4
+finish 5
 check "a changed setting (memory) rebuilds the snapshot, and a VM is restored from it" \
-    sh -c '[ "$1" -eq 0 ] && grep -q "built the snapshot" "$2" && grep -q "restored a VM" "$2" &&
-           [ -n "$3" ] && [ "$3" != "$4" ]' sh "$rc4" "$tmp/err4" "$(ident)" "$id2"
+    sh -c '[ "$1" -eq 0 ] && cat "$2" "$3" | grep -q "built the snapshot" &&
+           grep -q "restored a VM" "$2" && [ -n "$4" ] && [ "$4" != "$5" ]' \
+    sh "$rc4" "$tmp/err4" "$tmp/err5" "$(ident)" "$id2"
+check "two creates at once: the snapshot built by one of them, both VMs restored" \
+    sh -c '[ "$1" -eq 0 ] && [ "$(cat "$2" "$3" | grep -c "built the snapshot")" -eq 1 ] &&
+           grep -q "restored a VM" "$3"' sh "$rc5" "$tmp/err4" "$tmp/err5"
 id4=$(ident)
 
 echo "snapshot = off" >> "$ini" || exit 99
-run 5
+run 6
 check "snapshot = off boots the VM (no restore, the snapshot untouched)" \
     sh -c '[ "$1" -eq 0 ] && grep -q "booted a VM" "$2" && ! grep -q "restored a VM\|built the" "$2" &&
            grep -Eqx "[0-9a-f]{32} [0-9]+" "$3" && [ "$4" = "$5" ]' \
-    sh "$rc5" "$tmp/err5" "$tmp/out5" "$id4" "$(ident)"
+    sh "$rc6" "$tmp/err6" "$tmp/out6" "$id4" "$(ident)"
 cli doctor --provider microvm
 check "doctor says snapshot = off" sh -c 'grep -q "snapshot: off" "$1" "$2"' sh "$tmp/out" \
     "$tmp/err"
