@@ -380,7 +380,7 @@ static int mv_create(void *prov, const sbx_create_spec_v1 *spec, void **sb, char
         rc = mv_snap_restore(p, accel, spec->limits.disk_bytes, persist, &s);
         if (rc != SBX_OK) {
             /* Snapshots are a speed-up: a VM that boots is still a VM. */
-            p->host->log(p->h, SBX_LOG_WARNING, "microvm: no VM from a snapshot; booting one");
+            p->host->log(p->h, SBX_LOG_INFO, "microvm: no VM from a snapshot; booting one");
             rc = mv_boot(p, accel, p->boot_timeout_ms, spec->limits.disk_bytes, persist, NULL,
                          &s);
         }
@@ -460,20 +460,18 @@ static void mv_release(void *prov, void *sb)
     mv_sandbox_free(sb);
 }
 
-/* Whether the VMM program exists: a path, or a name found on PATH. */
-static int vmm_found(const char *bin)
+int mv_vmm_path(const char *bin, char *full, size_t n)
 {
     const char *path = getenv("PATH");
-    char full[4200];
 
     if (strchr(bin, '/'))
-        return access(bin, X_OK) == 0;
+        return (size_t)snprintf(full, n, "%s", bin) < n && access(bin, X_OK) == 0;
     for (const char *d = path ? path : "/usr/bin:/bin"; *d;) {
-        size_t n = strcspn(d, ":");
-        if ((size_t)snprintf(full, sizeof full, "%.*s/%s", (int)n, d, bin) < sizeof full &&
+        size_t len = strcspn(d, ":");
+        if ((size_t)snprintf(full, n, "%.*s/%s", (int)len, d, bin) < n &&
             access(full, X_OK) == 0)
             return 1;
-        d += n;
+        d += len;
         if (*d == ':')
             d++;
     }
@@ -486,7 +484,7 @@ static void mv_doctor(void *prov, sbx_doctor_cb_v1 cb, void *ud)
     char why[512], detail[700];
     const char *accel;
 
-    cb(ud, "qemu", vmm_found(p->binary), p->binary);
+    cb(ud, "qemu", mv_vmm_path(p->binary, detail, sizeof detail), p->binary);
     cb(ud, "kernel", access(p->kernel, R_OK) == 0, p->kernel);
     cb(ud, "initrd", access(p->initrd, R_OK) == 0, p->initrd);
     accel = mv_accel_choose(p, why, sizeof why);

@@ -95,6 +95,10 @@ struct mv_boot_from {
 int mv_boot(struct mv_prov *p, const char *accel, uint64_t timeout_ms, uint64_t disk_bytes,
             const char *persist_id, const struct mv_boot_from *from, struct mv_sandbox **out);
 
+/* microvm.c: whether the VMM program @bin (a path, or a name looked up
+ * on PATH) exists and is executable: 1 with its path in @full, else 0. */
+int mv_vmm_path(const char *bin, char *full, size_t n);
+
 /* mv-snap.c: snapshots (see there). */
 /* A VM restored from the snapshot for @accel (built first when missing
  * or stale), its agent seeded; as mv_boot. */

@@ -13,13 +13,16 @@
  * The file lives under /dev/shm (RAM: a restore reads it at memory
  * speed) in a directory of ours named after the state directory, or in
  * the state directory where /dev/shm has too little room.  Beside it a
- * record (snap.json) says what it was built from: the key (QEMU,
- * kernel and initrd identity, memory, accelerator, protocol version)
+ * record (snap.json) says what it was built from: the key (QEMU's,
+ * the kernel's and the initrd's identity, memory, accelerator, protocol
+ * version)
  * and the TSC rate and /work size its kernel was started with.  A key
  * that differs from the settings' now gets it rebuilt.  An flock on
  * `lock` there keeps two processes from building at once (the second
- * waits, then restores from the first one's).  A snapshot that fails to
- * restore is dropped (rebuilt at the next create) and the VM cold-booted.
+ * waits, then restores from the first one's).  A snapshot that cannot
+ * be built, or a VM that does not restore from it, is recorded as
+ * failed for those settings: creates boot their VMs without trying it
+ * again for an hour, or until a setting changes.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -123,43 +126,107 @@ static int snap_dir(struct mv_prov *p, int make, char *buf, size_t n)
     return own_dir(buf);
 }
 
-/* What the snapshot depends on; a change in any of it rebuilds it. */
+/* "path:inode:size:mtime" of @path into @buf: what tells a file's
+ * content changed (a package upgrade, a rebuilt image) without reading it. */
+static int file_id(const char *path, char *buf, size_t n)
+{
+    struct stat st;
+
+    if (stat(path, &st) != 0)
+        return -1;
+    return (size_t)snprintf(buf, n, "%s:%ju:%ju:%jd.%09ld", path, (uintmax_t)st.st_ino,
+                            (uintmax_t)st.st_size, (intmax_t)st.st_mtim.tv_sec,
+                            st.st_mtim.tv_nsec) < n ? 0 : -1;
+}
+
+/* What the snapshot depends on; a change in any of it rebuilds it (QEMU's
+ * migration format and devices, the guest's memory, the VM's settings). */
 static char *snap_key(struct mv_prov *p, const char *accel)
 {
-    struct stat k, i;
+    char qemu[4200], kernel[4400], initrd[4400], vmm[4200];
     char *key = NULL;
 
-    if (stat(p->kernel, &k) != 0 || stat(p->initrd, &i) != 0)
+    if (!mv_vmm_path(p->binary, vmm, sizeof vmm)) {
+        errno = ENOENT;
         return NULL;
-    if (asprintf(&key, "proto=%d qemu=%s accel=%s memory=%" PRIu64
-                 " kernel=%s:%ju:%ju:%jd.%09ld initrd=%s:%ju:%ju:%jd.%09ld",
-                 MV_PROTO_VERSION, p->binary, accel, p->memory_mib, p->kernel,
-                 (uintmax_t)k.st_ino, (uintmax_t)k.st_size, (intmax_t)k.st_mtim.tv_sec,
-                 k.st_mtim.tv_nsec, p->initrd, (uintmax_t)i.st_ino, (uintmax_t)i.st_size,
-                 (intmax_t)i.st_mtim.tv_sec, i.st_mtim.tv_nsec) < 0)
+    }
+    if (file_id(vmm, qemu, sizeof qemu) || file_id(p->kernel, kernel, sizeof kernel) ||
+        file_id(p->initrd, initrd, sizeof initrd))
+        return NULL;
+    if (asprintf(&key, "proto=%d accel=%s memory=%" PRIu64 " qemu=%s kernel=%s initrd=%s",
+                 MV_PROTO_VERSION, accel, p->memory_mib, qemu, kernel, initrd) < 0)
         return NULL;
     return key;
 }
 
-/* The record of the snapshot in @dir, when it is one for @key: its TSC
- * rate and /work size.  Read as ours but checked (a file we wrote). */
-static int rec_matches(const char *dir, const char *key, unsigned long *tsc, uint64_t *disk)
+/* What the record in a snapshot's directory says about @key. */
+enum rec_state {
+    REC_NONE,   /* no record for @key (none, another key's, damaged) */
+    REC_OK,     /* a snapshot for @key */
+    REC_FAILED, /* building or restoring one for @key failed, not long ago */
+};
+
+/* Reads the record in @dir (a file we wrote, checked all the same): for
+ * REC_OK the TSC rate and /work size its kernel was started with; for
+ * REC_FAILED why, into @why. */
+static enum rec_state rec_read(const char *dir, const char *key, unsigned long *tsc,
+                               uint64_t *disk, char *why, size_t whylen)
 {
     char path[4200];
     json_error_t jerr;
+    enum rec_state st = REC_NONE;
 
     snprintf(path, sizeof path, "%s/" SNAP_REC, dir);
     json_t *r = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
     json_t *k = json_object_get(r, "key"), *t = json_object_get(r, "tsc_khz"),
-           *d = json_object_get(r, "disk_bytes");
-    int ok = json_is_string(k) && !strcmp(json_string_value(k), key) && json_is_integer(t) &&
-             json_integer_value(t) >= 0 && json_is_integer(d) && json_integer_value(d) >= 0;
-    if (ok) {
+           *d = json_object_get(r, "disk_bytes"), *f = json_object_get(r, "failed"),
+           *until = json_object_get(r, "retry_after");
+    if (!json_is_string(k) || strcmp(json_string_value(k), key)) {
+        st = REC_NONE;
+    } else if (json_is_string(f) && json_is_integer(until)) {
+        if (json_integer_value(until) > (json_int_t)time(NULL)) {
+            snprintf(why, whylen, "%s", json_string_value(f));
+            st = REC_FAILED;
+        }
+    } else if (json_is_integer(t) && json_integer_value(t) >= 0 && json_is_integer(d) &&
+               json_integer_value(d) >= 0) {
         *tsc = (unsigned long)json_integer_value(t);
         *disk = (uint64_t)json_integer_value(d);
+        st = REC_OK;
     }
     json_decref(r);
-    return ok;
+    return st;
+}
+
+/* Replaces the record in @dir by @rec (a temporary file renamed). */
+static int rec_write(const char *dir, json_t *rec)
+{
+    char tmp[4300], path[4300];
+
+    snprintf(tmp, sizeof tmp, "%s/" SNAP_REC ".tmp", dir);
+    snprintf(path, sizeof path, "%s/" SNAP_REC, dir);
+    if (!rec || json_dump_file(rec, tmp, 0) != 0 || rename(tmp, path) != 0) {
+        (void)unlink(tmp);
+        return -1;
+    }
+    return 0;
+}
+
+/* How long a snapshot that failed for some settings is not tried again
+ * (each try costs a boot before the VM that is booted anyway). */
+#define RETRY_AFTER_S 3600
+
+/* Records that the snapshot for @key failed (@why): creates boot their
+ * VMs without trying for RETRY_AFTER_S, or until a setting changes. */
+static void rec_failed(struct mv_prov *p, const char *dir, const char *key, const char *why)
+{
+    json_t *rec = json_pack("{s:s, s:s, s:I}", "key", key, "failed", why, "retry_after",
+                            (json_int_t)time(NULL) + RETRY_AFTER_S);
+
+    if (rec_write(dir, rec) != 0)
+        p->host->log(p->h, SBX_LOG_WARNING, "microvm: recording in %s that the snapshot failed:"
+                     " %s", dir, strerror(errno));
+    json_decref(rec);
 }
 
 /* --- QMP, just enough to save: line-delimited JSON over a socket. --- */
@@ -327,23 +394,21 @@ static int snap_build(struct mv_prov *p, const char *accel, const char *dir, con
                                  .cmdline_disk = SNAP_DISK };
     if ((rc = mv_boot(p, accel, p->boot_timeout_ms, SNAP_DISK, NULL, &from, &s))) {
         p->host->log(p->h, SBX_LOG_WARNING, "microvm: the snapshot's VM did not boot");
+        rec_failed(p, dir, key, "its VM did not boot");
         goto out;
     }
     close(qv[1]);
     qv[1] = -1;
     if (qmp_save(qv[0], out, err, sizeof err) != 0) {
         rc = snap_fail(p, SBX_E_BACKEND, "microvm: saving the snapshot: %s", err);
+        rec_failed(p, dir, key, err);
         goto out;
     }
-    char rectmp[4300], recpath[4300];
-    snprintf(rectmp, sizeof rectmp, "%s/" SNAP_REC ".tmp", dir);
-    snprintf(recpath, sizeof recpath, "%s/" SNAP_REC, dir);
     rec = json_pack("{s:s, s:I, s:I}", "key", key, "tsc_khz", (json_int_t)tsc, "disk_bytes",
                     (json_int_t)SNAP_DISK);
-    if (!rec || rename(tmp, path) != 0 || json_dump_file(rec, rectmp, 0) != 0 ||
-        rename(rectmp, recpath) != 0) {
+    if (!rec || rename(tmp, path) != 0 || rec_write(dir, rec) != 0) {
         rc = snap_fail(p, SBX_E_IO, "microvm: snapshot record in %s: %s", dir,
-                                strerror(errno));
+                       strerror(errno));
         goto out;
     }
     struct stat st;
@@ -368,19 +433,20 @@ out:
 static int snap_get(struct mv_prov *p, const char *accel, char *dir, size_t dirlen, int *fd,
                     unsigned long *tsc, uint64_t *disk)
 {
-    char path[4300];
+    char path[4300], why[512];
     char *key = snap_key(p, accel);
     int lock = -1, rc = SBX_OK;
+    enum rec_state st;
 
     *fd = -1;
     if (!key)
-        return snap_fail(p, SBX_E_IO, "microvm: the guest image: %s",
-                                  strerror(errno));
+        return snap_fail(p, SBX_E_IO, "microvm: the VMM or the guest image: %s",
+                         strerror(errno));
     if (snap_dir(p, 1, dir, dirlen) != 0 ||
         (size_t)snprintf(path, sizeof path, "%s/lock", dir) >= sizeof path ||
         (lock = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600)) < 0) {
         rc = snap_fail(p, SBX_E_IO, "microvm: the snapshot's directory: %s",
-                                strerror(errno));
+                       strerror(errno));
         goto out;
     }
     snprintf(path, sizeof path, "%s/" SNAP_FILE, dir);
@@ -390,19 +456,25 @@ static int snap_get(struct mv_prov *p, const char *accel, char *dir, size_t dirl
         while (flock(lock, op) != 0)
             if (errno != EINTR) {
                 rc = snap_fail(p, SBX_E_IO, "microvm: flock %s/lock: %s", dir,
-                                        strerror(errno));
+                               strerror(errno));
                 goto out;
             }
-        if (rec_matches(dir, key, tsc, disk) &&
-            (*fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) >= 0)
+        st = rec_read(dir, key, tsc, disk, why, sizeof why);
+        if (st == REC_OK && (*fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) >= 0)
             break;
+        if (st == REC_FAILED) {
+            rc = p->host->set_error(p->h, SBX_E_BACKEND, "microvm: the snapshot for these "
+                                    "settings failed not long ago (%s): not tried again yet",
+                                    why);
+            goto out;
+        }
         if (op == LOCK_EX) {
             if ((rc = snap_build(p, accel, dir, key)))
                 goto out;
-            if (!rec_matches(dir, key, tsc, disk) ||
+            if (rec_read(dir, key, tsc, disk, why, sizeof why) != REC_OK ||
                 (*fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) < 0) {
                 rc = snap_fail(p, SBX_E_IO, "microvm: the snapshot %s: %s", path,
-                                        strerror(errno));
+                               strerror(errno));
                 goto out;
             }
             break;
@@ -413,15 +485,6 @@ out:
         close(lock); /* and its lock */
     free(key);
     return rc;
-}
-
-/* Forgets the snapshot in @dir (it would not restore): rebuilt next. */
-static void snap_drop(const char *dir)
-{
-    char path[4300];
-
-    snprintf(path, sizeof path, "%s/" SNAP_REC, dir);
-    (void)unlink(path);
 }
 
 int mv_snap_seed(struct mv_prov *p, struct mv_sandbox *s, uint64_t disk_bytes,
@@ -461,9 +524,12 @@ int mv_snap_restore(struct mv_prov *p, const char *accel, uint64_t disk_bytes,
     rc = mv_boot(p, accel, p->boot_timeout_ms, disk_bytes, persist_id, &from, out);
     close(fd);
     if (rc != SBX_OK) {
+        char *key = snap_key(p, accel);
         p->host->log(p->h, SBX_LOG_WARNING, "microvm: no VM restored from %s/" SNAP_FILE
-                     ": dropped, rebuilt at the next create", dir);
-        snap_drop(dir);
+                     ": not tried again for these settings for %d s", dir, RETRY_AFTER_S);
+        if (key)
+            rec_failed(p, dir, key, "a VM did not restore from it");
+        free(key);
         return rc;
     }
     return SBX_OK;
@@ -484,10 +550,15 @@ void mv_snap_describe(struct mv_prov *p, const char *accel, char *buf, size_t n)
         snprintf(buf, n, "auto: no directory for it (%s): every VM boots", strerror(errno));
         return;
     }
+    char why[300];
     key = snap_key(p, accel);
-    snprintf(buf, n, "auto: %s/" SNAP_FILE " (%s)", dir,
-             key && rec_matches(dir, key, &tsc, &disk)
-                 ? "built for these settings"
-                 : "not built for these settings yet: the next create builds it");
+    enum rec_state st = key ? rec_read(dir, key, &tsc, &disk, why, sizeof why) : REC_NONE;
+    if (st == REC_FAILED)
+        snprintf(buf, n, "auto: %s/" SNAP_FILE " (failed for these settings: %s; VMs boot, "
+                 "tried again within %d s or when a setting changes)", dir, why, RETRY_AFTER_S);
+    else
+        snprintf(buf, n, "auto: %s/" SNAP_FILE " (%s)", dir,
+                 st == REC_OK ? "built for these settings"
+                              : "not built for these settings yet: the next create builds it");
     free(key);
 }
