@@ -22,7 +22,7 @@ TESTS += tests/microvm/image.sh
 endif
 dist_check_SCRIPTS += tests/microvm/run.sh tests/microvm/image.sh tests/microvm/persist.sh \
 	tests/microvm/snapshot.sh tests/microvm/snapfail.sh
-EXTRA_DIST += tests/microvm/guest.sh
+EXTRA_DIST += tests/microvm/guest.sh tests/microvm/fakevmm.sh
 # The guest image, where run.sh had to keep it in the build tree.
 clean-local: clean-microvm
 clean-microvm:

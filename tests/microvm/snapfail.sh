@@ -9,27 +9,7 @@
 # 125, as image.sh).  snapshot.sh restores real guests.
 . "$top_srcdir/tests/cli/lib.sh"
 
-cp -rL "$top_srcdir/tests/config" "$tmp/config" && chmod -R u+w "$tmp/config" || exit 99
-mkdir "$tmp/state" && : > "$tmp/vmlinuz" && : > "$tmp/initrd.cpio" || exit 99
-cat > "$tmp/vmm" <<EOF || exit 99
-#!/bin/sh
-echo "\$*" >> "$tmp/vmm-started"
-EOF
-chmod +x "$tmp/vmm" || exit 99
-cat > "$tmp/config/providers.d/microvm.ini" <<EOF || exit 99
-[provider]
-enabled = true
-optional = true
-priority = 5
-[settings]
-qemu = $tmp/vmm
-kernel = $tmp/vmlinuz
-initrd = $tmp/initrd.cpio
-accel = tcg
-boot_timeout = 60
-EOF
-POLYSANDBOX_CONFIG_DIR=$tmp/config POLYSANDBOX_STATE_DIR=$tmp/state
-export POLYSANDBOX_CONFIG_DIR POLYSANDBOX_STATE_DIR
+. "$top_srcdir/tests/microvm/fakevmm.sh"
 CLI_TIMEOUT=120
 plan 4
 
