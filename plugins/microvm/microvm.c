@@ -28,7 +28,8 @@
 #define MV_NO_IMAGES "its VMs boot the one guest that polysandbox-microvm-image built"
 
 static const char *const config_keys[] = {
-    "qemu", "kernel", "initrd", "accel", "memory", "boot_timeout", "kvm_probe_timeout", NULL,
+    "qemu", "kernel", "initrd", "accel", "memory", "boot_timeout", "kvm_probe_timeout",
+    "snapshot", NULL,
 };
 
 static atomic_ulong mv_next_id;
@@ -81,7 +82,7 @@ static void mv_fini(void *prov)
 static int mv_init(const sbx_host_v1 *host, sbx_host_handle *h, void **prov)
 {
     struct mv_prov *p = calloc(1, sizeof *p);
-    const char *state, *accel;
+    const char *state, *accel, *snap;
     uint64_t secs;
     int rc;
 
@@ -99,6 +100,13 @@ static int mv_init(const sbx_host_v1 *host, sbx_host_handle *h, void **prov)
                              "microvm: setting accel = \"%s\": not auto, kvm or tcg", accel);
         goto fail;
     }
+    snap = host->config_get(h, "snapshot");
+    if (snap && strcmp(snap, "auto") && strcmp(snap, "off")) {
+        rc = host->set_error(h, SBX_E_CONFIG,
+                             "microvm: setting snapshot = \"%s\": not auto or off", snap);
+        goto fail;
+    }
+    p->snapshot = !snap || !strcmp(snap, "auto");
     p->binary = dup_or_default(host->config_get(h, "qemu"), NULL, NULL);
     if (!p->binary)
         p->binary = strdup("qemu-system-x86_64");
@@ -196,8 +204,10 @@ static void persist_undo(struct mv_prov *p, struct mv_sandbox *s)
 }
 
 int mv_boot(struct mv_prov *p, const char *accel, uint64_t timeout_ms, uint64_t disk_bytes,
-            const char *persist_id, struct mv_sandbox **out)
+            const char *persist_id, const struct mv_boot_from *from, struct mv_sandbox **out)
 {
+    int restore = from && from->incoming_fd >= 0;
+    int64_t t0 = mv_now_ms();
     struct mv_sandbox *s = calloc(1, sizeof *s);
     char tmpl[4200], console[4300], log[4300], err[256];
     const char *state = p->host->state_dir(p->h);
@@ -233,8 +243,10 @@ int mv_boot(struct mv_prov *p, const char *accel, uint64_t timeout_ms, uint64_t 
     struct mv_vm_config cfg = {
         .binary = p->binary, .kernel = p->kernel, .initrd = p->initrd, .accel = s->accel,
         .console = console, .log = log, .memory_mib = p->memory_mib,
-        .disk_bytes = disk_bytes, .chan_fd = sv[1],
+        .disk_bytes = from ? from->cmdline_disk : disk_bytes, .chan_fd = sv[1],
         .detach = s->persistent, .name = s->persistent ? s->id : NULL,
+        .qmp_fd = from ? from->qmp_fd : -1, .incoming_fd = restore ? from->incoming_fd : -1,
+        .tsc_khz = from ? from->tsc_khz : 0,
     };
     if (p->vmm->start(&cfg, &s->pid, err, sizeof err) != 0) {
         s->pid = 0;
@@ -259,7 +271,10 @@ int mv_boot(struct mv_prov *p, const char *accel, uint64_t timeout_ms, uint64_t 
 
     struct mv_hello hl;
     int answered;
-    rc = mv_chan_hello(p, s->chan, mv_now_ms() + (int64_t)timeout_ms, &hl, &answered);
+    if (restore)
+        rc = mv_snap_seed(p, s, disk_bytes, mv_now_ms() + (int64_t)timeout_ms, &hl, &answered);
+    else
+        rc = mv_chan_hello(p, s->chan, mv_now_ms() + (int64_t)timeout_ms, &hl, &answered);
     if (rc != SBX_OK && !answered) {
         char words[200];
         if (s->persistent)
@@ -269,7 +284,8 @@ int mv_boot(struct mv_prov *p, const char *accel, uint64_t timeout_ms, uint64_t 
         s->pid = 0;
         last_words(s->dir, words, sizeof words);
         rc = p->host->set_error(p->h, rc == SBX_E_TIMEOUT ? SBX_E_TIMEOUT : SBX_E_BACKEND,
-                                "microvm: the VM (%s, %s) %s: %s", s->accel, p->kernel,
+                                "microvm: the VM (%s, %s%s) %s: %s", s->accel, p->kernel,
+                                restore ? ", restored from a snapshot" : "",
                                 rc == SBX_E_TIMEOUT ? "did not reach its agent in time"
                                                     : "stopped before its agent answered",
                                 words[0] ? words : "nothing on its console");
@@ -277,6 +293,8 @@ int mv_boot(struct mv_prov *p, const char *accel, uint64_t timeout_ms, uint64_t 
     if (rc != SBX_OK)
         goto fail;
     s->unenforced = hl.unenforced;
+    p->host->log(p->h, SBX_LOG_INFO, "microvm: %s a VM (%s) to its agent in %lld ms",
+                 restore ? "restored" : "booted", s->accel, (long long)(mv_now_ms() - t0));
     *out = s;
     return SBX_OK;
 fail:
@@ -349,16 +367,25 @@ static int mv_create(void *prov, const sbx_create_spec_v1 *spec, void **sb, char
     }
     const char *accel = mv_accel_choose(p, why, sizeof why);
     if (!strcmp(accel, "probe")) {
-        rc = mv_boot(p, "kvm", p->kvm_probe_ms, spec->limits.disk_bytes, persist, &s);
+        rc = mv_boot(p, "kvm", p->kvm_probe_ms, spec->limits.disk_bytes, persist, NULL, &s);
         mv_accel_record(p, rc == SBX_OK);
         if (rc != SBX_OK) {
             p->host->log(p->h, SBX_LOG_INFO,
                          "microvm: no guest booted under KVM within %llu s; using TCG from now on",
                          (unsigned long long)(p->kvm_probe_ms / 1000));
-            rc = mv_boot(p, "tcg", p->boot_timeout_ms, spec->limits.disk_bytes, persist, &s);
+            rc = mv_boot(p, "tcg", p->boot_timeout_ms, spec->limits.disk_bytes, persist, NULL,
+                         &s);
+        }
+    } else if (p->snapshot) {
+        rc = mv_snap_restore(p, accel, spec->limits.disk_bytes, persist, &s);
+        if (rc != SBX_OK) {
+            /* Snapshots are a speed-up: a VM that boots is still a VM. */
+            p->host->log(p->h, SBX_LOG_INFO, "microvm: no VM from a snapshot; booting one");
+            rc = mv_boot(p, accel, p->boot_timeout_ms, spec->limits.disk_bytes, persist, NULL,
+                         &s);
         }
     } else {
-        rc = mv_boot(p, accel, p->boot_timeout_ms, spec->limits.disk_bytes, persist, &s);
+        rc = mv_boot(p, accel, p->boot_timeout_ms, spec->limits.disk_bytes, persist, NULL, &s);
     }
     if (rc != SBX_OK)
         return rc;
@@ -433,20 +460,18 @@ static void mv_release(void *prov, void *sb)
     mv_sandbox_free(sb);
 }
 
-/* Whether the VMM program exists: a path, or a name found on PATH. */
-static int vmm_found(const char *bin)
+int mv_vmm_path(const char *bin, char *full, size_t n)
 {
     const char *path = getenv("PATH");
-    char full[4200];
 
     if (strchr(bin, '/'))
-        return access(bin, X_OK) == 0;
+        return (size_t)snprintf(full, n, "%s", bin) < n && access(bin, X_OK) == 0;
     for (const char *d = path ? path : "/usr/bin:/bin"; *d;) {
-        size_t n = strcspn(d, ":");
-        if ((size_t)snprintf(full, sizeof full, "%.*s/%s", (int)n, d, bin) < sizeof full &&
+        size_t len = strcspn(d, ":");
+        if ((size_t)snprintf(full, n, "%.*s/%s", (int)len, d, bin) < n &&
             access(full, X_OK) == 0)
             return 1;
-        d += n;
+        d += len;
         if (*d == ':')
             d++;
     }
@@ -459,13 +484,15 @@ static void mv_doctor(void *prov, sbx_doctor_cb_v1 cb, void *ud)
     char why[512], detail[700];
     const char *accel;
 
-    cb(ud, "qemu", vmm_found(p->binary), p->binary);
+    cb(ud, "qemu", mv_vmm_path(p->binary, detail, sizeof detail), p->binary);
     cb(ud, "kernel", access(p->kernel, R_OK) == 0, p->kernel);
     cb(ud, "initrd", access(p->initrd, R_OK) == 0, p->initrd);
     accel = mv_accel_choose(p, why, sizeof why);
     snprintf(detail, sizeof detail, "%s (%s)",
              strcmp(accel, "probe") ? accel : "KVM probed at the first create", why);
     cb(ud, "accel", 1, detail);
+    mv_snap_describe(p, strcmp(accel, "probe") ? accel : "tcg", detail, sizeof detail);
+    cb(ud, "snapshot", 1, detail);
     cb(ud, "images", 1, "none: " MV_NO_IMAGES " (--image and a template's image.microvm are "
        "refused, a template's plain image is ignored)");
 }

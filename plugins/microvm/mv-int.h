@@ -20,6 +20,7 @@ struct mv_prov {
     uint64_t memory_mib;
     uint64_t boot_timeout_ms;
     uint64_t kvm_probe_ms;
+    int snapshot;            /* setting: 1 auto (restore from a snapshot), 0 off */
 };
 
 /* Persistent sandboxes' ids (mv-persist.c); the others' are
@@ -77,10 +78,37 @@ const char *mv_accel_choose(struct mv_prov *p, char *why, size_t whylen);
 /* Records what a KVM boot showed, for the next choose. */
 void mv_accel_record(struct mv_prov *p, int kvm_boots);
 
-/* microvm.c: boots one VM with @accel and waits for the agent's hello
- * within @timeout_ms. */
+/* How mv_boot starts a VM other than by a plain cold boot (mv-snap.c):
+ * a QMP monitor on @qmp_fd (the snapshot's builder), or restored from
+ * the migration stream @incoming_fd (then its agent gets a SEED and
+ * answers it with its hello); -1 for none each.  @tsc_khz and
+ * @cmdline_disk: the kernel command line's (the snapshot's). */
+struct mv_boot_from {
+    int qmp_fd;
+    int incoming_fd;
+    unsigned long tsc_khz;
+    uint64_t cmdline_disk;
+};
+
+/* microvm.c: boots one VM with @accel (or restores it, @from; NULL for a
+ * cold boot) and waits for the agent's hello within @timeout_ms. */
 int mv_boot(struct mv_prov *p, const char *accel, uint64_t timeout_ms, uint64_t disk_bytes,
-            const char *persist_id, struct mv_sandbox **out);
+            const char *persist_id, const struct mv_boot_from *from, struct mv_sandbox **out);
+
+/* microvm.c: whether the VMM program @bin (a path, or a name looked up
+ * on PATH) exists and is executable: 1 with its path in @full, else 0. */
+int mv_vmm_path(const char *bin, char *full, size_t n);
+
+/* mv-snap.c: snapshots (see there). */
+/* A VM restored from the snapshot for @accel (built first when missing
+ * or stale), its agent seeded; as mv_boot. */
+int mv_snap_restore(struct mv_prov *p, const char *accel, uint64_t disk_bytes,
+                    const char *persist_id, struct mv_sandbox **out);
+/* Sends a restored VM's agent its SEED and reads the hello answering it. */
+int mv_snap_seed(struct mv_prov *p, struct mv_sandbox *s, uint64_t disk_bytes,
+                 int64_t deadline_ms, struct mv_hello *hl, int *answered);
+/* One line for doctor: the setting, where the snapshot is, whether it is current. */
+void mv_snap_describe(struct mv_prov *p, const char *accel, char *buf, size_t n);
 /* Stops the VM and frees @s (an ephemeral one; a persistent one's VM
  * and record are left: mv_sandbox_release). */
 void mv_sandbox_free(struct mv_sandbox *s);

@@ -520,29 +520,63 @@ int mv_persist_remove(struct mv_prov *p, const char *dir)
 
 /* ---- one client at a time ---------------------------------------------- */
 
-static int mv_persist_sync(struct mv_prov *p, struct mv_sandbox *s)
+/* How long a sync GET goes unanswered before another is sent. */
+#define MV_SYNC_RESEND_MS 3000
+
+/* Sends a sync GET naming a new nonce (into @nonce). */
+static int sync_send(struct mv_prov *p, struct mv_sandbox *s, char nonce[33])
 {
-    char nonce[33], path[64];
+    char path[64];
     uint8_t get[MV_GET_HEAD_LEN];
-    int64_t deadline = mv_now_ms() + MV_ATTACH_WAIT_MS;
-    int rc;
 
     if (pc_random_hex(nonce, 16))
         return p->host->set_error(p->h, SBX_E_IO, "microvm: getrandom: %s", strerror(errno));
-    /* A GET the agent refuses by its path, naming it: the first answer
-     * that names our nonce is in step; whatever a client that went away
-     * left queued comes before it and is dropped. */
     snprintf(path, sizeof path, "../sync-%s", nonce);
     mv_put64(get, 0);
+    return mv_chan_send(p, s->chan, MV_T_GET, get, sizeof get, path, strlen(path) + 1);
+}
+
+static int mv_persist_sync(struct mv_prov *p, struct mv_sandbox *s)
+{
+    char nonce[33];
+    int64_t deadline = mv_now_ms() + MV_ATTACH_WAIT_MS, resend;
+    int rc;
+
+    /* A GET the agent refuses by its path, naming it: the first answer
+     * that names our nonce is in step; whatever a client that went away
+     * left queued comes before it and is dropped.  Unanswered for a
+     * while, another GET goes with a new nonce, and only the newest
+     * one's answer counts (the agent answers in order): a GET that
+     * reached the guest before it saw this client connect is dropped
+     * there with the old client's leftovers. */
     if ((s->chan = mv_persist_connect(s->dir, deadline)) < 0)
         return p->host->set_error(p->h, SBX_E_BACKEND,
                                   "microvm: sandbox %s: connecting to its VM at %s/" MV_SOCK
                                   ": %s", s->id, s->dir, strerror(errno));
-    if ((rc = mv_chan_send(p, s->chan, MV_T_GET, get, sizeof get, path, strlen(path) + 1)))
+    if ((rc = sync_send(p, s, nonce)))
         return rc;
+    resend = mv_now_ms() + MV_SYNC_RESEND_MS;
     for (int frames = 0; frames < 100000; frames++) {
         struct mv_hdr hd;
         uint8_t *pl = NULL;
+        /* Waits for a frame's start (never a timeout inside a frame,
+         * which would leave the stream out of step). */
+        int64_t now = mv_now_ms();
+        if (now < deadline) {
+            struct pollfd pfd = { s->chan, POLLIN, 0 };
+            if (resend < deadline && now >= resend) {
+                if ((rc = sync_send(p, s, nonce)))
+                    return rc;
+                resend = mv_now_ms() + MV_SYNC_RESEND_MS;
+                continue;
+            }
+            int r = poll(&pfd, 1, (int)((resend < deadline ? resend : deadline) - now));
+            if (r < 0 && errno != EINTR)
+                return p->host->set_error(p->h, SBX_E_IO, "microvm: poll: %s",
+                                          strerror(errno));
+            if (r <= 0)
+                continue;
+        }
         rc = mv_chan_recv(p, s->chan, deadline, &hd, &pl);
         if (rc == SBX_E_TIMEOUT)
             return p->host->set_error(p->h, SBX_E_TIMEOUT,

@@ -62,7 +62,8 @@ int mv_hdr_parse(const uint8_t in[MV_HDR_LEN], int from_guest, struct mv_hdr *h,
     if (from_guest ? !(t == MV_T_HELLO || t == MV_T_STDOUT || t == MV_T_STDERR ||
                        t == MV_T_EXIT || t == MV_T_ERROR || t == MV_T_FILEDATA ||
                        t == MV_T_DONE)
-                   : !(t == MV_T_FILE || t == MV_T_EXEC || t == MV_T_KILL || t == MV_T_GET)) {
+                   : !(t == MV_T_FILE || t == MV_T_EXEC || t == MV_T_KILL || t == MV_T_GET ||
+                     t == MV_T_SEED)) {
         *why = "unknown frame type";
         return -1;
     }
@@ -75,7 +76,7 @@ int mv_hdr_parse(const uint8_t in[MV_HDR_LEN], int from_guest, struct mv_hdr *h,
     }
     if ((t == MV_T_EXIT && h->len != MV_EXIT_LEN) ||
         (t == MV_T_HELLO && h->len != MV_HELLO_LEN) || (t == MV_T_KILL && h->len != 0) ||
-        (t == MV_T_DONE && h->len != 0) || (t == MV_T_ERROR && h->len < 4) ||
+        (t == MV_T_DONE && h->len != 0) || (t == MV_T_SEED && h->len != MV_SEED_LEN) || (t == MV_T_ERROR && h->len < 4) ||
         (t == MV_T_GET && h->len < MV_GET_HEAD_LEN + 2)) {
         *why = "frame of the wrong length for its type";
         return -1;
@@ -138,6 +139,31 @@ void mv_hello_encode(uint8_t out[MV_HELLO_LEN], const struct mv_hello *hl)
 {
     mv_put32(out, hl->version);
     mv_put32(out + 4, hl->unenforced);
+}
+
+int mv_seed_decode(const uint8_t *p, size_t len, struct mv_seed *sd, const char **why)
+{
+    if (len != MV_SEED_LEN) {
+        *why = "seed frame of the wrong length";
+        return -1;
+    }
+    memcpy(sd->entropy, p, MV_SEED_BYTES);
+    sd->sec = (int64_t)mv_get64(p + MV_SEED_BYTES);
+    sd->nsec = (int64_t)mv_get64(p + MV_SEED_BYTES + 8);
+    sd->disk_bytes = mv_get64(p + MV_SEED_BYTES + 16);
+    if (sd->sec < 0 || sd->sec > ((int64_t)1 << 40) || sd->nsec < 0 || sd->nsec > 999999999) {
+        *why = "seed frame out of range";
+        return -1;
+    }
+    return 0;
+}
+
+void mv_seed_encode(uint8_t out[MV_SEED_LEN], const struct mv_seed *sd)
+{
+    memcpy(out, sd->entropy, MV_SEED_BYTES);
+    mv_put64(out + MV_SEED_BYTES, (uint64_t)sd->sec);
+    mv_put64(out + MV_SEED_BYTES + 8, (uint64_t)sd->nsec);
+    mv_put64(out + MV_SEED_BYTES + 16, sd->disk_bytes);
 }
 
 int mv_error_decode(const uint8_t *p, size_t len, uint32_t *code, const uint8_t **msg,

@@ -5,15 +5,17 @@
  *
  *     'S'  version  type  0  len (uint32, little-endian)
  *
- * Host to guest: FILE, GET, EXEC, KILL.  Guest to host: HELLO (once, when
- * the agent is up), DONE (a FILE placed), FILEDATA (a GET's bytes),
+ * Host to guest: FILE, GET, EXEC, KILL, SEED.  Guest to host: HELLO (when
+ * the agent is up, and again as SEED's answer), DONE (a FILE placed), FILEDATA (a GET's bytes),
  * STDOUT, STDERR, EXIT (once per EXEC), ERROR.  Every FILE is answered by
  * DONE or ERROR, every GET by FILEDATA or ERROR.  Numbers in payloads are
  * little-endian.  The host treats every guest byte as hostile: a frame of
  * the wrong version, an unknown type, a length over MV_MAX_PAYLOAD or a
  * payload of the wrong size ends the sandbox.
  *
- * Version 2 added GET, FILEDATA and DONE and the code in ERROR.  Each
+ * Version 2 added GET, FILEDATA and DONE and the code in ERROR.  Version
+ * 3 added SEED, the first frame a VM restored from a snapshot gets (its
+ * randomness, clock and disk size are the snapshot's until then).  Each
  * side refuses the other's frames of another version: an agent of an
  * older image is refused at its HELLO, by name (mv_hdr_parse says
  * MV_HDR_VERSION), before any command is sent to it.
@@ -27,7 +29,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define MV_PROTO_VERSION 2
+#define MV_PROTO_VERSION 3
 #define MV_HDR_LEN 8
 #define MV_MAGIC 'S'
 /* The largest payload either side accepts (an EXEC carries its stdin). */
@@ -49,6 +51,7 @@ enum mv_type {
     MV_T_GET = 9,    /* host: u64 max bytes, path NUL; answered FILEDATA or ERROR */
     MV_T_FILEDATA = 10, /* guest: the whole file, at most the GET's max */
     MV_T_DONE = 11,  /* guest: empty; the FILE was placed */
+    MV_T_SEED = 12,  /* host: MV_SEED_LEN bytes, see mv_seed; answered HELLO */
 };
 
 /* What an ERROR is about (its first four bytes). */
@@ -94,6 +97,19 @@ struct mv_hello {
     uint32_t unenforced; /* SBX_LIMIT_BIT_* the guest cannot apply */
 };
 
+/* SEED: what a VM restored from a snapshot must not share with the
+ * others restored from it.  MV_SEED_BYTES of entropy the agent mixes
+ * into the kernel's pool (and reseeds from), the host's wall clock, the
+ * size of /work. */
+#define MV_SEED_BYTES 32
+#define MV_SEED_LEN (MV_SEED_BYTES + 3 * 8)
+struct mv_seed {
+    uint8_t entropy[MV_SEED_BYTES];
+    int64_t sec;       /* CLOCK_REALTIME, 0 to 2^40 */
+    int64_t nsec;      /* 0 to 999999999 */
+    uint64_t disk_bytes; /* /work's size (tmpfs size=, 0 unbounded) */
+};
+
 /* A parsed header. */
 struct mv_hdr {
     uint8_t type;
@@ -113,6 +129,10 @@ int mv_hdr_parse(const uint8_t in[MV_HDR_LEN], int from_guest, struct mv_hdr *h,
 /* Decodes an EXIT or HELLO payload: 0, or -1 with *why set. */
 int mv_exit_decode(const uint8_t *p, size_t len, struct mv_exit *e, const char **why);
 void mv_exit_encode(uint8_t out[MV_EXIT_LEN], const struct mv_exit *e);
+/* Decodes a SEED payload: 0, or -1 with *why set (wrong length, out of
+ * range). */
+int mv_seed_decode(const uint8_t *p, size_t len, struct mv_seed *sd, const char **why);
+void mv_seed_encode(uint8_t out[MV_SEED_LEN], const struct mv_seed *sd);
 int mv_hello_decode(const uint8_t *p, size_t len, struct mv_hello *hl, const char **why);
 void mv_hello_encode(uint8_t out[MV_HELLO_LEN], const struct mv_hello *hl);
 /* Decodes an ERROR payload: its code (MV_ERR_OTHER for one this side does

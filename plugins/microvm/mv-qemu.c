@@ -22,8 +22,7 @@
 
 #include "mv-vmm.h"
 
-/* The host's TSC rate in kHz (from /proc/cpuinfo's "cpu MHz"), or 0. */
-static unsigned long host_tsc_khz(void)
+unsigned long mv_host_tsc_khz(void)
 {
     FILE *f = fopen("/proc/cpuinfo", "re");
     char line[256];
@@ -44,8 +43,8 @@ static unsigned long host_tsc_khz(void)
 
 static int qemu_start(const struct mv_vm_config *cfg, pid_t *pid, char *err, size_t errlen)
 {
-    char mem[32], append[256], chardev[96], serial[4200], tsc[48] = "";
-    unsigned long khz = host_tsc_khz();
+    char mem[32], append[256], chardev[96], serial[4200], tsc[48] = "", qmp[64], incoming[32];
+    unsigned long khz = cfg->tsc_khz ? cfg->tsc_khz : mv_host_tsc_khz();
     int kvm = !strcmp(cfg->accel, "kvm");
 
     if (khz && !kvm)
@@ -59,7 +58,9 @@ static int qemu_start(const struct mv_vm_config *cfg, pid_t *pid, char *err, siz
         snprintf(err, errlen, "console path too long");
         return -1;
     }
-    const char *argv[] = {
+    snprintf(qmp, sizeof qmp, "socket,id=qmp,fd=%d", cfg->qmp_fd);
+    snprintf(incoming, sizeof incoming, "fd:%d", cfg->incoming_fd);
+    const char *argv[48] = {
         cfg->binary, "-M", "microvm", "-accel", cfg->accel, "-cpu", kvm ? "host" : "max",
         "-m", mem, "-smp", "1", "-nodefaults", "-no-user-config", "-display", "none",
         "-no-reboot", "-sandbox", "on,obsolete=deny,elevateprivileges=deny,spawn=deny,"
@@ -67,8 +68,24 @@ static int qemu_start(const struct mv_vm_config *cfg, pid_t *pid, char *err, siz
         "-append", append, "-serial", serial, "-chardev", chardev,
         "-device", "virtio-serial-device",
         "-device", "virtserialport,chardev=agent,name=org.polysandbox.agent",
-        cfg->name ? "-name" : NULL, cfg->name, NULL,
     };
+    size_t na = 0;
+    while (argv[na])
+        na++;
+    if (cfg->name) {
+        argv[na++] = "-name";
+        argv[na++] = cfg->name;
+    }
+    if (cfg->qmp_fd >= 0) {
+        argv[na++] = "-chardev";
+        argv[na++] = qmp;
+        argv[na++] = "-mon";
+        argv[na++] = "chardev=qmp,mode=control";
+    }
+    if (cfg->incoming_fd >= 0) {
+        argv[na++] = "-incoming";
+        argv[na++] = incoming;
+    }
     pid_t parent = getpid();
     /* PR_SET_PDEATHSIG fires when the forking *thread* ends: only the
      * main thread's VMs are tied to the process; a worker's (pools, the
@@ -109,9 +126,12 @@ static int qemu_start(const struct mv_vm_config *cfg, pid_t *pid, char *err, siz
             _exit(127);
         if (null < 0 || log < 0 || dup2(null, 0) < 0 || dup2(log, 1) < 0 || dup2(log, 2) < 0)
             _exit(127);
-        int fl = fcntl(cfg->chan_fd, F_GETFD);
-        if (fl < 0 || fcntl(cfg->chan_fd, F_SETFD, fl & ~FD_CLOEXEC) < 0)
-            _exit(127);
+        int keep[] = { cfg->chan_fd, cfg->qmp_fd, cfg->incoming_fd };
+        for (size_t i = 0; i < sizeof keep / sizeof keep[0]; i++) {
+            int fl = keep[i] >= 0 ? fcntl(keep[i], F_GETFD) : 0;
+            if (fl < 0 || (keep[i] >= 0 && fcntl(keep[i], F_SETFD, fl & ~FD_CLOEXEC) < 0))
+                _exit(127);
+        }
         execvp(argv[0], (char *const *)argv);
         _exit(127);
     }

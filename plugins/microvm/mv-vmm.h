@@ -29,6 +29,15 @@ struct mv_vm_config {
      * no PDEATHSIG). */
     int detach;
     const char *name;      /* the VM's name (-name), how its process is told apart; or NULL */
+    /* Since snapshots (mv-snap.c): a QMP monitor on this stream socket
+     * (the snapshot's builder), and a migration stream (a file) to
+     * restore the VM from instead of booting it; -1 for none each.
+     * @tsc_khz: the rate the guest is told its TSC runs at (0: the
+     * host's now); a restore gives its snapshot's, so that the VM's
+     * command line is the one it was saved with. */
+    int qmp_fd;
+    int incoming_fd;
+    unsigned long tsc_khz;
 };
 
 struct mv_vmm {
@@ -40,6 +49,9 @@ struct mv_vmm {
 };
 
 extern const struct mv_vmm mv_vmm_qemu;
+
+/* The host's TSC rate in kHz (/proc/cpuinfo's "cpu MHz"), or 0. */
+unsigned long mv_host_tsc_khz(void);
 
 /* Kills and reaps the VMM process @pid (SIGKILL: the guest has no state
  * worth keeping).  A detached VMM is no child of ours: mv-persist.c

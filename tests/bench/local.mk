@@ -72,3 +72,11 @@ bench-gocache: all
 bench: bench-gocache
 .PHONY: bench-gocache
 EXTRA_DIST += tests/bench/go-cache.sh
+
+# The microvm provider: a cold boot against a restore from its snapshot
+# (tests/bench/microvm.sh).
+bench-microvm: all
+	top_builddir=$(abs_top_builddir) top_srcdir=$(abs_top_srcdir) $(SHELL) $(top_srcdir)/tests/bench/microvm.sh
+bench: bench-microvm
+.PHONY: bench-microvm
+EXTRA_DIST += tests/bench/microvm.sh

@@ -9,6 +9,11 @@
  * one this side knows and its text lies within the frame.
  * Parsing stops at the first refused header or a short frame, as the
  * provider does (it then gives the VM up).
+ *
+ * The same bytes are then read as the agent reads the host's frames
+ * (version 3's SEED above all): a header of a type only the guest sends
+ * is refused, a SEED is exactly MV_SEED_LEN bytes, and one it decodes
+ * is in range and encodes back to the same bytes.
  */
 #include "config.h"
 
@@ -16,6 +21,44 @@
 
 #include "fuzz.h"
 #include "mv-proto.h"
+
+static void to_guest(const uint8_t *data, size_t size)
+{
+    size_t off = 0;
+
+    while (size - off >= MV_HDR_LEN) {
+        struct mv_hdr h;
+        const char *why = NULL;
+
+        if (mv_hdr_parse(data + off, 0, &h, &why)) {
+            if (!why || !*why)
+                fz_fail("a refused header without a reason");
+            break;
+        }
+        if (h.type != MV_T_FILE && h.type != MV_T_EXEC && h.type != MV_T_KILL &&
+            h.type != MV_T_GET && h.type != MV_T_SEED)
+            fz_fail("a frame of type %u accepted from the host", h.type);
+        if (h.type == MV_T_SEED && h.len != MV_SEED_LEN)
+            fz_fail("a SEED of %u bytes accepted", h.len);
+        off += MV_HDR_LEN;
+        if (size - off < h.len)
+            break;
+        if (h.type == MV_T_SEED) {
+            struct mv_seed sd;
+            uint8_t back[MV_SEED_LEN];
+            if (mv_seed_decode(data + off, h.len, &sd, &why) == 0) {
+                if (sd.sec < 0 || sd.nsec < 0 || sd.nsec > 999999999)
+                    fz_fail("a seed out of range accepted");
+                mv_seed_encode(back, &sd);
+                if (memcmp(back, data + off, MV_SEED_LEN) != 0)
+                    fz_fail("a seed does not encode back to its bytes");
+            } else if (!why || !*why) {
+                fz_fail("a refused seed without a reason");
+            }
+        }
+        off += h.len;
+    }
+}
 
 static int one(const uint8_t *data, size_t size)
 {
@@ -81,6 +124,7 @@ static int one(const uint8_t *data, size_t size)
         }
         off += h.len;
     }
+    to_guest(data, size);
     return 0;
 }
 

@@ -11,25 +11,8 @@
 # real guest with a template's plain image (and prints 42).
 . "$top_srcdir/tests/cli/lib.sh"
 
-cp -rL "$top_srcdir/tests/config" "$tmp/config" && chmod -R u+w "$tmp/config" || exit 99
-mkdir "$tmp/state" && : > "$tmp/vmlinuz" && : > "$tmp/initrd.cpio" || exit 99
-cat > "$tmp/vmm" <<EOF || exit 99
-#!/bin/sh
-echo started >> "$tmp/vmm-started"
-EOF
-chmod +x "$tmp/vmm" || exit 99
-cat > "$tmp/config/providers.d/microvm.ini" <<EOF || exit 99
-[provider]
-enabled = true
-optional = true
-priority = 5
-[settings]
-qemu = $tmp/vmm
-kernel = $tmp/vmlinuz
-initrd = $tmp/initrd.cpio
-accel = tcg
-boot_timeout = 60
-EOF
+. "$top_srcdir/tests/microvm/fakevmm.sh"
+echo "snapshot = off" >> "$tmp/config/providers.d/microvm.ini" || exit 99
 # A language whose template asks microvm for an image by name.
 cat > "$tmp/config/templates.d/pyvm.ini" <<EOF || exit 99
 [template]
@@ -38,9 +21,6 @@ run = python3 main.pyvm
 image = python:3.11-slim
 image.microvm = guest:python
 EOF
-POLYSANDBOX_CONFIG_DIR=$tmp/config
-POLYSANDBOX_STATE_DIR=$tmp/state
-export POLYSANDBOX_CONFIG_DIR POLYSANDBOX_STATE_DIR
 CLI_TIMEOUT=120
 plan 8
 

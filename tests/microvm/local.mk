@@ -11,12 +11,18 @@ check_SCRIPTS += plugins/microvm/sbx-agent plugins/microvm/polysandbox-microvm-i
 TESTS += tests/microvm/run.sh
 # persist.sh: one persistent VM across polysandbox processes (a third boot).
 TESTS += tests/microvm/persist.sh
+# snapshot.sh: VMs restored from a snapshot (three boots, three restores).
+TESTS += tests/microvm/snapshot.sh
+# snapfail.sh: a snapshot that cannot be built is tried once per settings
+# (a fake VMM, no QEMU needed).
+TESTS += tests/microvm/snapfail.sh
 # image.sh: --image and a template's image.microvm refused before any
 # VM starts, a template's plain image ignored (no QEMU needed).
 TESTS += tests/microvm/image.sh
 endif
-dist_check_SCRIPTS += tests/microvm/run.sh tests/microvm/image.sh tests/microvm/persist.sh
-EXTRA_DIST += tests/microvm/guest.sh
+dist_check_SCRIPTS += tests/microvm/run.sh tests/microvm/image.sh tests/microvm/persist.sh \
+	tests/microvm/snapshot.sh tests/microvm/snapfail.sh
+EXTRA_DIST += tests/microvm/guest.sh tests/microvm/fakevmm.sh
 # The guest image, where run.sh had to keep it in the build tree.
 clean-local: clean-microvm
 clean-microvm:

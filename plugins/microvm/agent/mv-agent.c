@@ -27,6 +27,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <grp.h>
+#include <linux/random.h>
+#include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/reboot.h>
 #include <sys/resource.h>
@@ -663,10 +665,62 @@ static void do_exec(uint8_t *p, size_t len)
     send_frame(MV_T_EXIT, out, sizeof out);
 }
 
+static void send_hello(void)
+{
+    struct mv_hello hl = { MV_PROTO_VERSION, unenforced };
+    uint8_t hb[MV_HELLO_LEN];
+
+    mv_hello_encode(hb, &hl);
+    send_frame(MV_T_HELLO, hb, sizeof hb);
+}
+
+/* SEED, a VM restored from a snapshot: until now its kernel's random
+ * state, clock and /work's size are the snapshot's, shared with every VM
+ * restored from it.  The host's entropy is mixed in and the CRNG reseeded
+ * at once (RNDRESEEDCRNG; mixing alone would leave the old key in use up
+ * to a minute), the clock set, /work resized; answered by a HELLO. */
+static void do_seed(const uint8_t *p, size_t len)
+{
+    struct {
+        struct rand_pool_info info;
+        uint8_t buf[MV_SEED_BYTES];
+    } pool;
+    struct mv_seed sd;
+    const char *why;
+    char opts[64];
+
+    if (mv_seed_decode(p, len, &sd, &why)) {
+        send_error(MV_ERR_OTHER, "%s", why);
+        return;
+    }
+    memcpy(pool.buf, sd.entropy, sizeof pool.buf);
+    pool.info.entropy_count = 8 * MV_SEED_BYTES;
+    pool.info.buf_size = MV_SEED_BYTES;
+    int fd = open("/dev/urandom", O_WRONLY | O_CLOEXEC);
+    if (fd < 0 || ioctl(fd, RNDADDENTROPY, &pool) != 0 || ioctl(fd, RNDRESEEDCRNG) != 0) {
+        send_error(MV_ERR_OTHER, "reseeding the kernel's random generator: %s", strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        return;
+    }
+    close(fd);
+    struct timespec ts = { (time_t)sd.sec, (long)sd.nsec };
+    if (clock_settime(CLOCK_REALTIME, &ts) != 0) {
+        send_error(MV_ERR_OTHER, "setting the clock: %s", strerror(errno));
+        return;
+    }
+    snprintf(opts, sizeof opts, "size=%llu", (unsigned long long)sd.disk_bytes);
+    if (!(unenforced & LB_DISK) && mount(NULL, "/work", NULL, MS_REMOUNT | MS_NOSUID | MS_NODEV,
+                                         opts) != 0) {
+        send_error(MV_ERR_OTHER, "resizing /work: %s", strerror(errno));
+        return;
+    }
+    send_hello();
+}
+
 int main(void)
 {
-    struct mv_hello hl;
-    uint8_t h[MV_HDR_LEN], hb[MV_HELLO_LEN];
+    uint8_t h[MV_HDR_LEN];
 
     if (getpid() != 1)
         return 2;
@@ -674,10 +728,7 @@ int main(void)
     load_modules();
     signal(SIGPIPE, SIG_IGN);
     chan = open_port();
-    hl.version = MV_PROTO_VERSION;
-    hl.unenforced = unenforced;
-    mv_hello_encode(hb, &hl);
-    send_frame(MV_T_HELLO, hb, sizeof hb);
+    send_hello();
     for (;;) {
         struct mv_hdr hd;
         const char *why;
@@ -711,6 +762,8 @@ int main(void)
             do_get(p, hd.len);
         else if (hd.type == MV_T_EXEC)
             do_exec(p, hd.len);
+        else if (hd.type == MV_T_SEED)
+            do_seed(p, hd.len);
         /* a KILL between commands has nothing to kill */
         free(p);
         /* reap orphans reparented to PID 1 */

@@ -1,0 +1,564 @@
+/* plugins/microvm/mv-snap.c - sandboxes restored from a snapshot
+ *
+ * With `snapshot = auto` (the default) the first create boots one VM,
+ * waits for its agent and saves it (QEMU migration, over a QMP monitor,
+ * to a file: fd: migration, so QEMU's -sandbox spawn=deny stays on);
+ * every create then restores a VM from that file (-incoming fd:) instead
+ * of booting, and sends its agent a SEED (fresh entropy, the clock,
+ * /work's size) before anything else, so no two VMs restored from one
+ * snapshot share random state.  A VM's RAM is its own copy (QEMU loads
+ * the stream into it); the guest has no disk, its / and /work are in
+ * that memory, so nothing else is shared.
+ *
+ * The file lives under /dev/shm (RAM: a restore reads it at memory
+ * speed) in a directory of ours named after the state directory, or in
+ * the state directory where /dev/shm has too little room.  Beside it a
+ * record (snap.json) says what it was built from: the key (QEMU's,
+ * the kernel's and the initrd's identity, memory, accelerator, protocol
+ * version)
+ * and the TSC rate and /work size its kernel was started with.  A key
+ * that differs from the settings' now gets it rebuilt.  An flock on
+ * `lock` there keeps two processes from building at once (the second
+ * waits, then restores from the first one's).  A snapshot that cannot
+ * be built, or a VM that does not restore from it, is recorded as
+ * failed for those settings: creates boot their VMs without trying it
+ * again for an hour, or until a setting changes.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <jansson.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "mv-int.h"
+
+#define SNAP_FILE "vm.snap"
+#define SNAP_REC "snap.json"
+/* /work's size on the builder's command line; each restore's comes in
+ * its SEED. */
+#define SNAP_DISK (64ull << 20)
+/* How long saving may take (a few hundred MiB at memory speed). */
+#define SAVE_TIMEOUT_MS 120000
+
+/* Sets the error and logs it: a create falls back to booting, so the
+ * reason would be lost otherwise. */
+static int snap_fail(struct mv_prov *p, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static int snap_fail(struct mv_prov *p, int code, const char *fmt, ...)
+{
+    char msg[1024];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    p->host->log(p->h, SBX_LOG_WARNING, "%s", msg);
+    return p->host->set_error(p->h, code, "%s", msg);
+}
+
+/* FNV-1a: a short, stable name for a state directory (the full key is
+ * compared from the record, never trusted to the hash). */
+static uint64_t fnv1a(const char *s)
+{
+    uint64_t h = 1469598103934665603ull;
+
+    for (; *s; s++)
+        h = (h ^ (uint8_t)*s) * 1099511628211ull;
+    return h;
+}
+
+/* A directory of ours: made 0700, or already there as a directory (not
+ * a link) owned by us that nobody else can write. */
+static int own_dir(const char *path)
+{
+    struct stat st;
+
+    if (mkdir(path, 0700) != 0 && errno != EEXIST)
+        return -1;
+    if (lstat(path, &st) != 0)
+        return -1;
+    if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 077)) {
+        errno = EPERM;
+        return -1;
+    }
+    return 0;
+}
+
+/* The directory the snapshot lives in into @buf (when @make, made or
+ * checked to be ours), or -1 (errno). */
+static int snap_dir(struct mv_prov *p, int make, char *buf, size_t n)
+{
+    const char *state = p->host->state_dir(p->h);
+    struct statvfs vfs;
+
+    if (!state) {
+        errno = ENOENT;
+        return -1;
+    }
+    /* /dev/shm when it can hold a VM's whole memory twice (the file and
+     * a rebuild's) beside what is there. */
+    if (statvfs("/dev/shm", &vfs) == 0 &&
+        (uint64_t)vfs.f_bavail * vfs.f_frsize >= 2 * (p->memory_mib << 20) &&
+        (size_t)snprintf(buf, n, "/dev/shm/polysandbox-microvm-%lu-%016" PRIx64,
+                         (unsigned long)geteuid(), fnv1a(state)) < n &&
+        (!make || own_dir(buf) == 0))
+        return 0;
+    if ((size_t)snprintf(buf, n, "%s/snapshot", state) >= n) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    if (!make)
+        return 0;
+    if (mkdir(state, 0700) && errno != EEXIST)
+        return -1;
+    return own_dir(buf);
+}
+
+/* "path:inode:size:mtime" of @path into @buf: what tells a file's
+ * content changed (a package upgrade, a rebuilt image) without reading it. */
+static int file_id(const char *path, char *buf, size_t n)
+{
+    struct stat st;
+
+    if (stat(path, &st) != 0)
+        return -1;
+    return (size_t)snprintf(buf, n, "%s:%ju:%ju:%jd.%09ld", path, (uintmax_t)st.st_ino,
+                            (uintmax_t)st.st_size, (intmax_t)st.st_mtim.tv_sec,
+                            st.st_mtim.tv_nsec) < n ? 0 : -1;
+}
+
+/* What the snapshot depends on; a change in any of it rebuilds it (QEMU's
+ * migration format and devices, the guest's memory, the VM's settings). */
+static char *snap_key(struct mv_prov *p, const char *accel)
+{
+    char qemu[4200], kernel[4400], initrd[4400], vmm[4200];
+    char *key = NULL;
+
+    if (!mv_vmm_path(p->binary, vmm, sizeof vmm)) {
+        errno = ENOENT;
+        return NULL;
+    }
+    if (file_id(vmm, qemu, sizeof qemu) || file_id(p->kernel, kernel, sizeof kernel) ||
+        file_id(p->initrd, initrd, sizeof initrd))
+        return NULL;
+    if (asprintf(&key, "proto=%d accel=%s memory=%" PRIu64 " qemu=%s kernel=%s initrd=%s",
+                 MV_PROTO_VERSION, accel, p->memory_mib, qemu, kernel, initrd) < 0)
+        return NULL;
+    return key;
+}
+
+/* What the record in a snapshot's directory says about @key. */
+enum rec_state {
+    REC_NONE,   /* no record for @key (none, another key's, damaged) */
+    REC_OK,     /* a snapshot for @key */
+    REC_FAILED, /* building or restoring one for @key failed, not long ago */
+};
+
+/* Reads the record in @dir (a file we wrote, checked all the same): for
+ * REC_OK the TSC rate and /work size its kernel was started with; for
+ * REC_FAILED why, into @why. */
+static enum rec_state rec_read(const char *dir, const char *key, unsigned long *tsc,
+                               uint64_t *disk, char *why, size_t whylen)
+{
+    char path[4200];
+    json_error_t jerr;
+    enum rec_state st = REC_NONE;
+
+    snprintf(path, sizeof path, "%s/" SNAP_REC, dir);
+    json_t *r = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
+    json_t *k = json_object_get(r, "key"), *t = json_object_get(r, "tsc_khz"),
+           *d = json_object_get(r, "disk_bytes"), *f = json_object_get(r, "failed"),
+           *until = json_object_get(r, "retry_after");
+    if (!json_is_string(k) || strcmp(json_string_value(k), key)) {
+        st = REC_NONE;
+    } else if (json_is_string(f) && json_is_integer(until)) {
+        if (json_integer_value(until) > (json_int_t)time(NULL)) {
+            snprintf(why, whylen, "%s", json_string_value(f));
+            st = REC_FAILED;
+        }
+    } else if (json_is_integer(t) && json_integer_value(t) >= 0 && json_is_integer(d) &&
+               json_integer_value(d) >= 0) {
+        *tsc = (unsigned long)json_integer_value(t);
+        *disk = (uint64_t)json_integer_value(d);
+        st = REC_OK;
+    }
+    json_decref(r);
+    return st;
+}
+
+/* Replaces the record in @dir by @rec (a temporary file renamed). */
+static int rec_write(const char *dir, json_t *rec)
+{
+    char tmp[4300], path[4300];
+
+    snprintf(tmp, sizeof tmp, "%s/" SNAP_REC ".tmp", dir);
+    snprintf(path, sizeof path, "%s/" SNAP_REC, dir);
+    if (!rec || json_dump_file(rec, tmp, 0) != 0 || rename(tmp, path) != 0) {
+        (void)unlink(tmp);
+        return -1;
+    }
+    return 0;
+}
+
+/* How long a snapshot that failed for some settings is not tried again
+ * (each try costs a boot before the VM that is booted anyway). */
+#define RETRY_AFTER_S 3600
+
+/* Records that the snapshot for @key failed (@why): creates boot their
+ * VMs without trying for RETRY_AFTER_S, or until a setting changes. */
+static void rec_failed(struct mv_prov *p, const char *dir, const char *key, const char *why)
+{
+    json_t *rec = json_pack("{s:s, s:s, s:I}", "key", key, "failed", why, "retry_after",
+                            (json_int_t)time(NULL) + RETRY_AFTER_S);
+
+    if (rec_write(dir, rec) != 0)
+        p->host->log(p->h, SBX_LOG_WARNING, "microvm: recording in %s that the snapshot failed:"
+                     " %s", dir, strerror(errno));
+    json_decref(rec);
+}
+
+/* --- QMP, just enough to save: line-delimited JSON over a socket. --- */
+
+struct qmp {
+    int fd;
+    char buf[65536];
+    size_t len;
+};
+
+/* The next JSON object QEMU sends that is not an event (into *out). */
+static int qmp_read(struct qmp *q, int64_t deadline, json_t **out)
+{
+    for (;;) {
+        char *nl = memchr(q->buf, '\n', q->len);
+        if (nl) {
+            json_t *j = json_loadb(q->buf, (size_t)(nl - q->buf), 0, NULL);
+            size_t used = (size_t)(nl - q->buf) + 1;
+            memmove(q->buf, q->buf + used, q->len - used);
+            q->len -= used;
+            if (j && !json_object_get(j, "event")) {
+                *out = j;
+                return 0;
+            }
+            json_decref(j);
+            continue;
+        }
+        if (q->len == sizeof q->buf) {
+            errno = EMSGSIZE;
+            return -1;
+        }
+        int64_t left = deadline - mv_now_ms();
+        struct pollfd pfd = { q->fd, POLLIN, 0 };
+        if (left <= 0) {
+            errno = ETIMEDOUT;
+            return -1;
+        }
+        int r = poll(&pfd, 1, left > 0x7fffffff ? 0x7fffffff : (int)left);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            continue;
+        ssize_t got = read(q->fd, q->buf + q->len, sizeof q->buf - q->len);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got <= 0) {
+            errno = got ? errno : ECONNRESET;
+            return -1;
+        }
+        q->len += (size_t)got;
+    }
+}
+
+/* Runs @cmd (JSON text), @fd passed along (SCM_RIGHTS) when >= 0: its
+ * "return" (transfer full) in *ret, or -1 with @err set. */
+static int qmp_cmd(struct qmp *q, const char *cmd, int fd, int64_t deadline, json_t **ret,
+                   char *err, size_t errlen)
+{
+    struct iovec iov = { (void *)cmd, strlen(cmd) };
+    union {
+        struct cmsghdr h;
+        char space[CMSG_SPACE(sizeof(int))];
+    } ctl;
+    struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
+    json_t *r = NULL;
+
+    if (fd >= 0) {
+        memset(&ctl, 0, sizeof ctl);
+        msg.msg_control = ctl.space;
+        msg.msg_controllen = sizeof ctl.space;
+        struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+        c->cmsg_level = SOL_SOCKET;
+        c->cmsg_type = SCM_RIGHTS;
+        c->cmsg_len = CMSG_LEN(sizeof(int));
+        memcpy(CMSG_DATA(c), &fd, sizeof fd);
+    }
+    if (sendmsg(q->fd, &msg, MSG_NOSIGNAL) != (ssize_t)iov.iov_len ||
+        qmp_read(q, deadline, &r) != 0) {
+        snprintf(err, errlen, "QMP %s: %s", cmd, strerror(errno));
+        return -1;
+    }
+    json_t *e = json_object_get(r, "error");
+    if (e || !json_object_get(r, "return")) {
+        const char *d = json_string_value(json_object_get(e, "desc"));
+        snprintf(err, errlen, "QMP %.40s: %s", cmd, d ? d : "no return");
+        json_decref(r);
+        return -1;
+    }
+    *ret = json_incref(json_object_get(r, "return"));
+    json_decref(r);
+    return 0;
+}
+
+/* Saves the running VM behind @qfd into @out (a file, at its start). */
+static int qmp_save(int qfd, int out, char *err, size_t errlen)
+{
+    struct qmp *q = calloc(1, sizeof *q);
+    int64_t deadline = mv_now_ms() + SAVE_TIMEOUT_MS;
+    json_t *r = NULL;
+    int rc = -1;
+
+    if (!q) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    q->fd = qfd;
+    if (qmp_read(q, deadline, &r) != 0) { /* the greeting */
+        snprintf(err, errlen, "QMP greeting: %s", strerror(errno));
+        goto out;
+    }
+    json_decref(r);
+    r = NULL;
+    /* Migrated live, not stopped first: a VM saved stopped is restored
+     * stopped. */
+    if (qmp_cmd(q, "{\"execute\":\"qmp_capabilities\"}\n", -1, deadline, &r, err, errlen) ||
+        (json_decref(r), r = NULL,
+         qmp_cmd(q, "{\"execute\":\"getfd\",\"arguments\":{\"fdname\":\"snap\"}}\n", out,
+                 deadline, &r, err, errlen)) ||
+        (json_decref(r), r = NULL,
+         qmp_cmd(q, "{\"execute\":\"migrate\",\"arguments\":{\"uri\":\"fd:snap\"}}\n", -1,
+                 deadline, &r, err, errlen)))
+        goto out;
+    for (;;) {
+        json_decref(r);
+        r = NULL;
+        if (qmp_cmd(q, "{\"execute\":\"query-migrate\"}\n", -1, deadline, &r, err, errlen))
+            goto out;
+        const char *st = json_string_value(json_object_get(r, "status"));
+        if (st && !strcmp(st, "completed"))
+            break;
+        if (st && (!strcmp(st, "failed") || !strcmp(st, "cancelled"))) {
+            const char *d = json_string_value(json_object_get(r, "error-desc"));
+            snprintf(err, errlen, "migration %s: %s", st, d ? d : "no reason given");
+            goto out;
+        }
+        struct timespec ts = { 0, 20 * 1000 * 1000 };
+        nanosleep(&ts, NULL);
+    }
+    rc = 0;
+out:
+    json_decref(r);
+    free(q);
+    return rc;
+}
+
+/* Boots a VM, saves it into @dir (the file, then the record naming @key:
+ * both renamed into place, so a reader sees the old pair or the new). */
+static int snap_build(struct mv_prov *p, const char *accel, const char *dir, const char *key)
+{
+    char tmp[4300], path[4300], err[512];
+    unsigned long tsc = mv_host_tsc_khz();
+    int qv[2] = { -1, -1 }, out = -1, rc;
+    struct mv_sandbox *s = NULL;
+    int64_t t0 = mv_now_ms();
+    json_t *rec = NULL;
+
+    snprintf(tmp, sizeof tmp, "%s/" SNAP_FILE ".tmp", dir);
+    snprintf(path, sizeof path, "%s/" SNAP_FILE, dir);
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, qv) != 0 ||
+        (out = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600)) < 0) {
+        rc = snap_fail(p, SBX_E_IO, "microvm: snapshot %s: %s", tmp, strerror(errno));
+        goto out;
+    }
+    struct mv_boot_from from = { .qmp_fd = qv[1], .incoming_fd = -1, .tsc_khz = tsc,
+                                 .cmdline_disk = SNAP_DISK };
+    if ((rc = mv_boot(p, accel, p->boot_timeout_ms, SNAP_DISK, NULL, &from, &s))) {
+        p->host->log(p->h, SBX_LOG_WARNING, "microvm: the snapshot's VM did not boot");
+        rec_failed(p, dir, key, "its VM did not boot");
+        goto out;
+    }
+    close(qv[1]);
+    qv[1] = -1;
+    if (qmp_save(qv[0], out, err, sizeof err) != 0) {
+        rc = snap_fail(p, SBX_E_BACKEND, "microvm: saving the snapshot: %s", err);
+        rec_failed(p, dir, key, err);
+        goto out;
+    }
+    rec = json_pack("{s:s, s:I, s:I}", "key", key, "tsc_khz", (json_int_t)tsc, "disk_bytes",
+                    (json_int_t)SNAP_DISK);
+    if (!rec || rename(tmp, path) != 0 || rec_write(dir, rec) != 0) {
+        rc = snap_fail(p, SBX_E_IO, "microvm: snapshot record in %s: %s", dir,
+                       strerror(errno));
+        goto out;
+    }
+    struct stat st;
+    p->host->log(p->h, SBX_LOG_INFO, "microvm: built the snapshot %s (%s, %jd MiB) in %" PRId64
+                 " ms", path, accel, stat(path, &st) == 0 ? (intmax_t)(st.st_size >> 20) : -1,
+                 mv_now_ms() - t0);
+out:
+    json_decref(rec);
+    mv_sandbox_free(s);
+    if (qv[0] >= 0)
+        close(qv[0]);
+    if (qv[1] >= 0)
+        close(qv[1]);
+    if (out >= 0)
+        close(out);
+    (void)unlink(tmp);
+    return rc;
+}
+
+/* The snapshot for @accel, built first when missing or stale: its file
+ * open (*fd) and its record's numbers. */
+static int snap_get(struct mv_prov *p, const char *accel, char *dir, size_t dirlen, int *fd,
+                    unsigned long *tsc, uint64_t *disk)
+{
+    char path[4300], why[512];
+    char *key = snap_key(p, accel);
+    int lock = -1, rc = SBX_OK;
+    enum rec_state st;
+
+    *fd = -1;
+    if (!key)
+        return snap_fail(p, SBX_E_IO, "microvm: the VMM or the guest image: %s",
+                         strerror(errno));
+    if (snap_dir(p, 1, dir, dirlen) != 0 ||
+        (size_t)snprintf(path, sizeof path, "%s/lock", dir) >= sizeof path ||
+        (lock = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600)) < 0) {
+        rc = snap_fail(p, SBX_E_IO, "microvm: the snapshot's directory: %s",
+                       strerror(errno));
+        goto out;
+    }
+    snprintf(path, sizeof path, "%s/" SNAP_FILE, dir);
+    /* Shared to read a current one; exclusive (the only builder) to
+     * build, checking again once it is ours. */
+    for (int op = LOCK_SH;; op = LOCK_EX) {
+        while (flock(lock, op) != 0)
+            if (errno != EINTR) {
+                rc = snap_fail(p, SBX_E_IO, "microvm: flock %s/lock: %s", dir,
+                               strerror(errno));
+                goto out;
+            }
+        st = rec_read(dir, key, tsc, disk, why, sizeof why);
+        if (st == REC_OK && (*fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) >= 0)
+            break;
+        if (st == REC_FAILED) {
+            rc = p->host->set_error(p->h, SBX_E_BACKEND, "microvm: the snapshot for these "
+                                    "settings failed not long ago (%s): not tried again yet",
+                                    why);
+            goto out;
+        }
+        if (op == LOCK_EX) {
+            if ((rc = snap_build(p, accel, dir, key)))
+                goto out;
+            if (rec_read(dir, key, tsc, disk, why, sizeof why) != REC_OK ||
+                (*fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) < 0) {
+                rc = snap_fail(p, SBX_E_IO, "microvm: the snapshot %s: %s", path,
+                               strerror(errno));
+                goto out;
+            }
+            break;
+        }
+    }
+out:
+    if (lock >= 0)
+        close(lock); /* and its lock */
+    free(key);
+    return rc;
+}
+
+int mv_snap_seed(struct mv_prov *p, struct mv_sandbox *s, uint64_t disk_bytes,
+                 int64_t deadline_ms, struct mv_hello *hl, int *answered)
+{
+    struct mv_seed sd;
+    struct timespec now;
+    uint8_t pl[MV_SEED_LEN];
+    int rc;
+
+    *answered = 0;
+    if (getrandom(sd.entropy, sizeof sd.entropy, 0) != (ssize_t)sizeof sd.entropy)
+        return snap_fail(p, SBX_E_IO, "microvm: getrandom: %s", strerror(errno));
+    clock_gettime(CLOCK_REALTIME, &now);
+    sd.sec = (int64_t)now.tv_sec;
+    sd.nsec = now.tv_nsec;
+    sd.disk_bytes = disk_bytes;
+    mv_seed_encode(pl, &sd);
+    if ((rc = mv_chan_send(p, s->chan, MV_T_SEED, pl, sizeof pl, NULL, 0)))
+        return rc;
+    return mv_chan_hello(p, s->chan, deadline_ms, hl, answered);
+}
+
+int mv_snap_restore(struct mv_prov *p, const char *accel, uint64_t disk_bytes,
+                    const char *persist_id, struct mv_sandbox **out)
+{
+    char dir[4200];
+    unsigned long tsc = 0;
+    uint64_t disk = 0;
+    int fd = -1, rc;
+
+    *out = NULL;
+    if ((rc = snap_get(p, accel, dir, sizeof dir, &fd, &tsc, &disk)))
+        return rc;
+    struct mv_boot_from from = { .qmp_fd = -1, .incoming_fd = fd, .tsc_khz = tsc,
+                                 .cmdline_disk = disk };
+    rc = mv_boot(p, accel, p->boot_timeout_ms, disk_bytes, persist_id, &from, out);
+    close(fd);
+    if (rc != SBX_OK) {
+        char *key = snap_key(p, accel);
+        p->host->log(p->h, SBX_LOG_WARNING, "microvm: no VM restored from %s/" SNAP_FILE
+                     ": not tried again for these settings for %d s", dir, RETRY_AFTER_S);
+        if (key)
+            rec_failed(p, dir, key, "a VM did not restore from it");
+        free(key);
+        return rc;
+    }
+    return SBX_OK;
+}
+
+void mv_snap_describe(struct mv_prov *p, const char *accel, char *buf, size_t n)
+{
+    char dir[4200];
+    unsigned long tsc;
+    uint64_t disk;
+    char *key;
+
+    if (!p->snapshot) {
+        snprintf(buf, n, "off: every VM boots");
+        return;
+    }
+    if (snap_dir(p, 0, dir, sizeof dir) != 0) {
+        snprintf(buf, n, "auto: no directory for it (%s): every VM boots", strerror(errno));
+        return;
+    }
+    char why[300];
+    key = snap_key(p, accel);
+    enum rec_state st = key ? rec_read(dir, key, &tsc, &disk, why, sizeof why) : REC_NONE;
+    if (st == REC_FAILED)
+        snprintf(buf, n, "auto: %s/" SNAP_FILE " (failed for these settings: %s; VMs boot, "
+                 "tried again within %d s or when a setting changes)", dir, why, RETRY_AFTER_S);
+    else
+        snprintf(buf, n, "auto: %s/" SNAP_FILE " (%s)", dir,
+                 st == REC_OK ? "built for these settings"
+                              : "not built for these settings yet: the next create builds it");
+    free(key);
+}
