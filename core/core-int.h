@@ -390,6 +390,11 @@ void core_loader_unload_all(struct sbx_ctx *ctx);
 /* ---- host table (core/host.c) --------------------------------------------- */
 
 const sbx_host_v1 *core_host_table(void);
+/* The [settings] entry of @key lent to @h's provider, or NULL (host.c). */
+const core_setting *core_host_setting(const sbx_host_handle *h, const char *key);
+/* host->settings_read (core/host-settings.c). */
+int core_host_settings_read(sbx_host_handle *h, const sbx_setting_v1 *table,
+                            size_t entry_size, void *base);
 
 /* ---- secrets (core/secrets.c) --------------------------------------------- */
 
