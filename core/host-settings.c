@@ -19,10 +19,13 @@ typedef union {
     uint64_t u;
 } number;
 
-static const char *prov_name(const sbx_host_handle *h)
-{
-    return (h && h->prov && h->prov->name) ? h->prov->name : "?";
-}
+/* What one read knows of its provider. */
+typedef struct {
+    const char *name;
+    const char *const *config_keys, *const *secret_keys;
+    core_settings_lookup lookup;
+    void *ud;
+} reader;
 
 static bool listed(const char *const *keys, const char *key)
 {
@@ -153,10 +156,9 @@ static void store(const sbx_setting_v1 *e, void *base, const char *text, number 
 }
 
 /* One entry: the table's defects first, then the value. */
-static int read_one(sbx_host_handle *h, const sbx_setting_v1 *e, void *base)
+static int read_one(const reader *r, const sbx_setting_v1 *e, void *base)
 {
-    const sbx_provider_v1 *d = &h->prov->desc;
-    const core_setting *s = core_host_setting(h, e->key);
+    const core_setting *s = r->lookup(r->ud, e->key);
     const char *text = s && *s->value ? s->value : e->def;
     const char *why;
     char where[CORE_MSG_MAX], buf[CORE_MSG_MAX];
@@ -164,17 +166,17 @@ static int read_one(sbx_host_handle *h, const sbx_setting_v1 *e, void *base)
     int idx = 0;
 
     if (e->type < SBX_SETTING_STRING || e->type > SBX_SETTING_ENUM)
-        return core_error_set(SBX_E_INVAL, prov_name(h), "settings table: key '%s' has "
+        return core_error_set(SBX_E_INVAL, r->name, "settings table: key '%s' has "
                               "unknown type %d", e->key, e->type);
-    if (e->type == SBX_SETTING_SECRET ? !listed(d->secret_keys, e->key)
-                                      : (listed(d->secret_keys, e->key) ||
-                                         !listed(d->config_keys, e->key)))
-        return core_error_set(SBX_E_INVAL, prov_name(h), "settings table: key '%s' is not "
+    if (e->type == SBX_SETTING_SECRET ? !listed(r->secret_keys, e->key)
+                                      : (listed(r->secret_keys, e->key) ||
+                                         !listed(r->config_keys, e->key)))
+        return core_error_set(SBX_E_INVAL, r->name, "settings table: key '%s' is not "
                               "among the provider's %s", e->key,
                               e->type == SBX_SETTING_SECRET ? "secret_keys"
                                                             : "config_keys (credentials excluded)");
     if ((why = table_defect(e)))
-        return core_error_set(SBX_E_INVAL, prov_name(h), "settings table: key '%s': %s",
+        return core_error_set(SBX_E_INVAL, r->name, "settings table: key '%s': %s",
                               e->key, why);
     if (e->type == SBX_SETTING_SECRET) {
         int set = s && *s->value;
@@ -185,27 +187,30 @@ static int read_one(sbx_host_handle *h, const sbx_setting_v1 *e, void *base)
         return SBX_OK;
     why = judge(e, text, &n, &idx, buf, sizeof buf);
     if (why && text == e->def)
-        return core_error_set(SBX_E_INVAL, prov_name(h), "settings table: key '%s': the "
+        return core_error_set(SBX_E_INVAL, r->name, "settings table: key '%s': the "
                               "default '%s': %s", e->key, e->def, why);
     if (why) {
         if (s->line > 0)
             snprintf(where, sizeof where, "%s:%d", s->file, s->line);
         else
             snprintf(where, sizeof where, "%s", s->file);
-        return core_error_set(SBX_E_CONFIG, prov_name(h), "%s: %s = '%.*s': %s", where,
+        return core_error_set(SBX_E_CONFIG, r->name, "%s: %s = '%.*s': %s", where,
                               e->key, VALUE_SHOWN, text, why);
     }
     store(e, base, text, n, idx);
     return SBX_OK;
 }
 
-int core_host_settings_read(sbx_host_handle *h, const sbx_setting_v1 *table,
-                            size_t entry_size, void *base)
+int core_settings_read(const char *provider, const char *const *config_keys,
+                       const char *const *secret_keys, core_settings_lookup lookup, void *ud,
+                       const sbx_setting_v1 *table, size_t entry_size, void *base)
 {
-    if (!h || !h->prov || !table || !base)
-        return core_error_set(SBX_E_INVAL, prov_name(h), "settings_read: NULL argument");
+    const reader r = { provider ? provider : "?", config_keys, secret_keys, lookup, ud };
+
+    if (!table || !base || !lookup)
+        return core_error_set(SBX_E_INVAL, r.name, "settings_read: NULL argument");
     if (entry_size < offsetof(sbx_setting_v1, offset) + sizeof table->offset)
-        return core_error_set(SBX_E_INVAL, prov_name(h), "settings_read: entry_size %zu is "
+        return core_error_set(SBX_E_INVAL, r.name, "settings_read: entry_size %zu is "
                               "smaller than ABI 1.9's sbx_setting_v1", entry_size);
     for (const char *p = (const char *)table;; p += entry_size) {
         sbx_setting_v1 e;
@@ -215,7 +220,22 @@ int core_host_settings_read(sbx_host_handle *h, const sbx_setting_v1 *table,
         memcpy(&e, p, sizeof e);
         if (!e.key)
             return SBX_OK;
-        if ((rc = read_one(h, &e, base)) != SBX_OK)
+        if ((rc = read_one(&r, &e, base)) != SBX_OK)
             return rc;
     }
+}
+
+static const core_setting *handle_lookup(void *ud, const char *key)
+{
+    return core_host_setting(ud, key);
+}
+
+int core_host_settings_read(sbx_host_handle *h, const sbx_setting_v1 *table,
+                            size_t entry_size, void *base)
+{
+    if (!h || !h->prov)
+        return core_error_set(SBX_E_INVAL, NULL, "settings_read: NULL handle");
+    return core_settings_read(h->prov->name, h->prov->desc.config_keys,
+                              h->prov->desc.secret_keys, handle_lookup, h, table, entry_size,
+                              base);
 }
