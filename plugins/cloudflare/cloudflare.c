@@ -28,6 +28,7 @@
 #include "unenforced.h"
 #include "noimage.h"
 #include "retry-hints.h"
+#include "setting-checks.h"
 
 #define CF_NAME "cloudflare"
 #define CF_INI "providers.d/cloudflare.ini"
@@ -147,12 +148,6 @@ static void cf_fini(void *prov)
     free(p);
 }
 
-static const char *url_ok(const char *v)
-{
-    return strncmp(v, "https://", 8) && strncmp(v, "http://", 7) ? "is not an http(s) URL"
-                                                                 : NULL;
-}
-
 static const char *prefix_ok(const char *v)
 {
     return v[0] != '/' || strpbrk(v, "?# \t\r\n") ? "must start with '/' and hold no query"
@@ -166,7 +161,7 @@ struct cf_conf {
 };
 
 static const sbx_setting_v1 cf_settings[] = {
-    {.key = "api_url", .type = SBX_SETTING_STRING, .check = url_ok,
+    {.key = "api_url", .type = SBX_SETTING_STRING, .check = pc_check_http_url,
      .offset = offsetof(struct cf_conf, api_url)},
     {.key = "api_prefix", .type = SBX_SETTING_STRING, .def = "/v1", .check = prefix_ok,
      .offset = offsetof(struct cf_conf, api_prefix)},

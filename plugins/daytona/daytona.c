@@ -20,6 +20,7 @@
 #include "daytona-int.h"
 #include "unenforced.h"
 #include "noimage.h"
+#include "setting-checks.h"
 
 #define DT_CAPS (SBX_CAP_FILES | SBX_CAP_PERSISTENT | SBX_CAP_LABELS | SBX_CAP_STDIN | \
                  SBX_CAP_NETWORK_POLICY | \
@@ -37,12 +38,6 @@ static const char *const secret_keys[] = {"api_key", NULL};
 
 /* ---- settings ---- */
 
-static const char *check_url(const char *v)
-{
-    return strncmp(v, "https://", 8) && strncmp(v, "http://", 7) ? "is not an http(s) URL"
-                                                                 : NULL;
-}
-
 /* What settings_read fills; copied into struct dt_prov. */
 struct dt_conf {
     const char *api_url, *toolbox_url, *org_id, *snapshot, *target, *ca_file;
@@ -56,9 +51,9 @@ static const char *const image_modes[] = {"build", "snapshot", "ignore", NULL};
 
 #define DC(field) offsetof(struct dt_conf, field)
 static const sbx_setting_v1 dt_settings[] = {
-    {.key = "api_url", .type = SBX_SETTING_STRING, .def = DT_DEFAULT_API, .check = check_url,
+    {.key = "api_url", .type = SBX_SETTING_STRING, .def = DT_DEFAULT_API, .check = pc_check_http_url,
      .offset = DC(api_url)},
-    {.key = "toolbox_url", .type = SBX_SETTING_STRING, .check = check_url,
+    {.key = "toolbox_url", .type = SBX_SETTING_STRING, .check = pc_check_http_url,
      .offset = DC(toolbox_url)},
     {.key = "organization_id", .type = SBX_SETTING_STRING, .offset = DC(org_id)},
     {.key = "snapshot", .type = SBX_SETTING_STRING, .offset = DC(snapshot)},

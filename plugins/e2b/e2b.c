@@ -17,6 +17,7 @@
 #include "unenforced.h"
 #include "noimage.h"
 #include "retry-hints.h"
+#include "setting-checks.h"
 
 #define E2B_CAPS (SBX_CAP_FILES | SBX_CAP_PERSISTENT | SBX_CAP_LABELS | SBX_CAP_STREAM | \
                   SBX_CAP_STDIN | SBX_CAP_NETWORK_POLICY | SBX_CAP_LIST | SBX_CAP_CONCURRENT)
@@ -29,47 +30,20 @@ static const char *const secret_keys[] = {"api_key", NULL};
 
 /* ---- settings ---- */
 
-static bool plain_name(const char *s, const char *extra)
-{
-    if (!s || !*s)
-        return false;
-    for (; *s; s++)
-        if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') ||
-              strchr(extra, *s)))
-            return false;
-    return true;
-}
-
 /* The checks of settings_read: NULL, or why the value is refused. */
 static const char *check_domain(const char *v)
 {
-    return plain_name(v, ".-") ? NULL : "is not a host name";
-}
-
-static const char *check_url(const char *v)
-{
-    return !strncmp(v, "http://", 7) || !strncmp(v, "https://", 8)
-               ? NULL : "use an http:// or https:// URL";
+    return pc_plain_name(v, ".-") ? NULL : "is not a host name";
 }
 
 static const char *check_template(const char *v)
 {
-    return plain_name(v, "-_.") ? NULL : "is not a template id ([A-Za-z0-9._-])";
+    return pc_plain_name(v, "-_.") ? NULL : "is not a template id ([A-Za-z0-9._-])";
 }
 
 static const char *check_user(const char *v)
 {
-    return plain_name(v, "-_.") ? NULL : "is not a user name";
-}
-
-/* Absolute, and not "/" once its trailing slashes go. */
-static const char *check_workdir(const char *v)
-{
-    size_t n = strlen(v);
-    while (n > 1 && v[n - 1] == '/')
-        n--;
-    return v[0] != '/' || strstr(v, "/..") || n < 2 ? "use an absolute directory other than /"
-                                                    : NULL;
+    return pc_plain_name(v, "-_.") ? NULL : "is not a user name";
 }
 
 /* "lang:templateID, lang2:templateID2" */
@@ -100,14 +74,14 @@ struct e2b_conf {
 static const sbx_setting_v1 e2b_settings[] = {
     {.key = "domain", .type = SBX_SETTING_STRING, .def = E2B_DEFAULT_DOMAIN,
      .check = check_domain, .offset = EC(domain)},
-    {.key = "api_url", .type = SBX_SETTING_STRING, .check = check_url, .offset = EC(api_url)},
-    {.key = "envd_url", .type = SBX_SETTING_STRING, .check = check_url, .offset = EC(envd_url)},
+    {.key = "api_url", .type = SBX_SETTING_STRING, .check = pc_check_http_url, .offset = EC(api_url)},
+    {.key = "envd_url", .type = SBX_SETTING_STRING, .check = pc_check_http_url, .offset = EC(envd_url)},
     {.key = "template", .type = SBX_SETTING_STRING, .def = E2B_DEFAULT_TEMPLATE,
      .check = check_template, .offset = EC(template_id)},
     {.key = "user", .type = SBX_SETTING_STRING, .def = E2B_DEFAULT_USER, .check = check_user,
      .offset = EC(user)},
     {.key = "workdir", .type = SBX_SETTING_STRING, .def = E2B_DEFAULT_WORKDIR,
-     .check = check_workdir, .offset = EC(workdir)},
+     .check = pc_check_workdir, .offset = EC(workdir)},
     {.key = "templates", .type = SBX_SETTING_STRING, .check = check_templates,
      .offset = EC(templates)},
     {.key = "ca_file", .type = SBX_SETTING_STRING, .offset = EC(ca_file)},
@@ -286,7 +260,7 @@ static int e2b_create(void *prov, const sbx_create_spec_v1 *spec, void **sbp, ch
         return p->host->set_error(p->h, SBX_E_INVAL, "unknown network policy %d", (int)spec->network);
     /* An image that is no template id (a docker name) cannot run here:
      * refused when asked for, else the language's template runs. */
-    bool tmpl_id = spec->image && plain_name(spec->image, "-_.");
+    bool tmpl_id = spec->image && pc_plain_name(spec->image, "-_.");
     if (spec->image && !tmpl_id && spec->image_explicit)
         return pc_image_cannot_run(p->host, p->h, "e2b", spec, "it is not an E2B template id "
                                    "([A-Za-z0-9._-], such as base)");

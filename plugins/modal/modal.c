@@ -21,6 +21,7 @@
 #include "modal-int.h"
 #include "unenforced.h"
 #include "retry-hints.h"
+#include "setting-checks.h"
 
 #define MODAL_CAPS (SBX_CAP_FILES | SBX_CAP_PERSISTENT | SBX_CAP_LABELS | SBX_CAP_STREAM | \
                     SBX_CAP_STDIN | SBX_CAP_NETWORK_POLICY | SBX_CAP_LIST | SBX_CAP_CONCURRENT)
@@ -74,24 +75,12 @@ time_t modal_jwt_exp(const char *jwt)
  * Dockerfile syntax. */
 static bool image_ref_ok(const char *s)
 {
-    if (!s || !*s || strlen(s) > 255)
-        return false;
-    for (; *s; s++)
-        if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') ||
-              strchr("._-/:@", *s)))
-            return false;
-    return true;
+    return pc_plain_name(s, "._-/:@") && strlen(s) <= 255;
 }
 
 static bool name_ok(const char *s)
 {
-    if (!s || !*s || strlen(s) > 64)
-        return false;
-    for (; *s; s++)
-        if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') ||
-              strchr("._-", *s)))
-            return false;
-    return true;
+    return pc_plain_name(s, "._-") && strlen(s) <= 64;
 }
 
 /* The checks of settings_read: NULL, or why the value is refused. */
@@ -114,16 +103,6 @@ static const char *check_app(const char *v)
 static const char *check_image(const char *v)
 {
     return image_ref_ok(v) ? NULL : "is not an image reference";
-}
-
-/* Absolute, not "/" once its trailing slashes go, no "/..", one line. */
-static const char *check_workdir(const char *v)
-{
-    size_t n = strlen(v);
-    while (n > 1 && v[n - 1] == '/')
-        n--;
-    return v[0] != '/' || strstr(v, "/..") || strpbrk(v, "\n\r") || n < 2
-               ? "use an absolute directory other than /" : NULL;
 }
 
 /* Cores, a decimal number: none of the typed reader's types. */
@@ -165,7 +144,7 @@ static const sbx_setting_v1 modal_settings[] = {
     {.key = "image", .type = SBX_SETTING_STRING, .def = MODAL_DEFAULT_IMAGE,
      .check = check_image, .offset = MC(image)},
     {.key = "workdir", .type = SBX_SETTING_STRING, .def = MODAL_DEFAULT_WORKDIR,
-     .check = check_workdir, .offset = MC(workdir)},
+     .check = pc_check_workdir, .offset = MC(workdir)},
     {.key = "ca_file", .type = SBX_SETTING_STRING, .offset = MC(ca_file)},
     {.key = "ttl", .type = SBX_SETTING_DURATION, .def = MODAL_DEFAULT_TTL, .min = "1s",
      .max = "24h", .offset = MC(ttl_ns)},

@@ -24,6 +24,7 @@
 #include "unenforced.h"
 #include "noimage.h"
 #include "retry-hints.h"
+#include "setting-checks.h"
 
 /* What runs in place of a sandbox's image. */
 #define VC_NO_IMAGES "every sandbox runs the image of the veFaaS function (function_id)"
@@ -75,21 +76,10 @@ static int dup_to(struct vc_prov *p, const char *v, size_t n, char **out)
     return SBX_OK;
 }
 
-static bool plain(const char *s, const char *extra)
-{
-    if (!s || !*s)
-        return false;
-    for (; *s; s++)
-        if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') ||
-              strchr(extra, *s)))
-            return false;
-    return true;
-}
-
 /* The checks of settings_read: NULL, or why the value is refused. */
 static const char *check_function_id(const char *v)
 {
-    return plain(v, "-_.") ? NULL : "is not a function id ([A-Za-z0-9._-])";
+    return pc_plain_name(v, "-_.") ? NULL : "is not a function id ([A-Za-z0-9._-])";
 }
 
 static const char *check_gateway(const char *v)
@@ -109,16 +99,7 @@ static const char *check_api_url(const char *v)
 
 static const char *check_region(const char *v)
 {
-    return plain(v, "-_") ? NULL : "is not a region name (e.g. cn-beijing)";
-}
-
-static const char *check_workdir(const char *v)
-{
-    size_t wl = strlen(v);
-    while (wl > 1 && v[wl - 1] == '/')
-        wl--;
-    return v[0] != '/' || wl < 2 || strstr(v, "/..") || strstr(v, "/./") || strpbrk(v, "\n\r")
-               ? "use an absolute directory other than /" : NULL;
+    return pc_plain_name(v, "-_") ? NULL : "is not a region name (e.g. cn-beijing)";
 }
 
 /* What settings_read fills; copied into struct vc_prov. */
@@ -139,7 +120,7 @@ static const sbx_setting_v1 vc_settings[] = {
     {.key = "region", .type = SBX_SETTING_STRING, .def = VC_DEFAULT_REGION,
      .check = check_region, .offset = VCC(region)},
     {.key = "workdir", .type = SBX_SETTING_STRING, .def = VC_DEFAULT_WORKDIR,
-     .check = check_workdir, .offset = VCC(workdir)},
+     .check = pc_check_workdir, .offset = VCC(workdir)},
     {.key = "ca_file", .type = SBX_SETTING_STRING, .offset = VCC(ca_file)},
     /* veFaaS counts whole minutes: rounded up below. */
     {.key = "ttl", .type = SBX_SETTING_DURATION, .def = VC_DEFAULT_TTL, .min = "1s",
@@ -250,7 +231,7 @@ static int vc_init(const sbx_host_v1 *host, sbx_host_handle *h, void **prov)
 
 static bool id_ok(const char *id)
 {
-    return plain(id, "-_.") && strlen(id) < SBX_ID_MAX;
+    return pc_plain_name(id, "-_.") && strlen(id) < SBX_ID_MAX;
 }
 
 static int new_sb(struct vc_prov *p, const char *id, struct vc_sb **out)
