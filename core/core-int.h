@@ -398,6 +398,17 @@ void core_loader_unload_all(struct sbx_ctx *ctx);
 /* ---- host table (core/host.c) --------------------------------------------- */
 
 const sbx_host_v1 *core_host_table(void);
+/* The [settings] entry of @key lent to @h's provider, or NULL (host.c). */
+const core_setting *core_host_setting(const sbx_host_handle *h, const char *key);
+/* host->settings_read (core/host-settings.c), and the same for any host
+ * (a test's): @lookup gives a key's setting or NULL; errors are set with
+ * core_error_set, naming @provider. */
+int core_host_settings_read(sbx_host_handle *h, const sbx_setting_v1 *table,
+                            size_t entry_size, void *base);
+typedef const core_setting *(*core_settings_lookup)(void *ud, const char *key);
+int core_settings_read(const char *provider, const char *const *config_keys,
+                       const char *const *secret_keys, core_settings_lookup lookup, void *ud,
+                       const sbx_setting_v1 *table, size_t entry_size, void *base);
 
 /* ---- secrets (core/secrets.c) --------------------------------------------- */
 

@@ -54,7 +54,7 @@ static int host_set_error(sbx_host_handle *h, int code, const char *fmt, ...)
     return code;
 }
 
-static const core_setting *find_setting(const sbx_host_handle *h, const char *key)
+const core_setting *core_host_setting(const sbx_host_handle *h, const char *key)
 {
     const core_provider_conf *c;
 
@@ -71,14 +71,14 @@ static const core_setting *find_setting(const sbx_host_handle *h, const char *ke
 
 static const char *host_config_get(sbx_host_handle *h, const char *key)
 {
-    const core_setting *s = find_setting(h, key);
+    const core_setting *s = core_host_setting(h, key);
     return s ? s->value : NULL;
 }
 
 static int host_secret_get(sbx_host_handle *h, const char *key,
                            const char **out, size_t *len)
 {
-    const core_setting *s = find_setting(h, key);
+    const core_setting *s = core_host_setting(h, key);
 
     if (!s)
         return core_error_set(SBX_E_NOT_FOUND, handle_name(h),
@@ -146,6 +146,7 @@ static const sbx_host_v1 host_table = {
     .not_started = host_not_started,
     .limits_unenforced = core_host_limits_unenforced,
     .private_paths = host_private_paths,
+    .settings_read = core_host_settings_read,
 };
 
 const sbx_host_v1 *core_host_table(void)

@@ -28,6 +28,7 @@ core_libpolysandbox_internal_la_SOURCES = \
 	core/platform.c \
 	core/loader.c \
 	core/host.c \
+	core/host-settings.c \
 	core/secrets.c \
 	core/secret-key.c \
 	core/sealed.c \

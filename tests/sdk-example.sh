@@ -6,7 +6,8 @@
 #    else) into another tree;
 # 2. build sdk/example with its plain Makefile against the SDK alone,
 #    through pkg-config only (PKG_CONFIG_PATH + PKG_CONFIG_SYSROOT_DIR);
-# 3. run the staged conformance kit on it, through the staged library.
+# 3. run the staged conformance kit on it, through the staged library
+#    (first with a bad setting, which the core refuses, naming it).
 set -u
 
 src=${top_srcdir:?run through make check}
@@ -22,7 +23,7 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/sbx-sdk-XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT
 stage=$tmp/stage
 sdk=$tmp/sdk
-echo "1..5"
+echo "1..6"
 
 fail() { # fail N DESCRIPTION LOGFILE
     echo "not ok $1 - $2"
@@ -38,7 +39,7 @@ if env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -C "$b" install \
     echo "ok 1 - make install DESTDIR=... of the build tree and of the SDK alone"
 else
     fail 1 "make install DESTDIR=... of the build tree and of the SDK alone" "$tmp/install.log"
-    for i in 2 3 4 5; do echo "not ok $i - not tried: no staged install"; done
+    for i in 2 3 4 5 6; do echo "not ok $i - not tried: no staged install"; done
     exit 1
 fi
 
@@ -92,24 +93,42 @@ mkdir -p "$conf/providers.d"
 # What the example cannot enforce (see example.c) may go unenforced here.
 printf '[core]\nunenforced_limits = network, memory, pids, disk\n' \
     >"$conf/polysandbox.ini"
-printf '[provider]\nenabled = true\n' >"$conf/providers.d/example.ini"
 printf '[provider]\nenabled = false\n' >"$conf/providers.d/local.ini" # only the example
 libdir=$(dirname "$(find "$stage" -name 'libpolysandbox.so' | head -n 1)")
 kit=$(find "$stage" -name polysandbox-conformance -type f | head -n 1)
+mkdir "$tmp/work"
+# example.ini with its [settings]: NICE as given.
+example_ini() {
+    printf '[provider]\nenabled = true\n[settings]\nwork_root = %s\nnice = %s\n' \
+        "$tmp/work" "$1" >"$conf/providers.d/example.ini"
+}
+
+# Its settings are read by the core (host->settings_read): a bad value
+# is refused before anything runs, naming the file, the line and the key.
+example_ini 20
+POLYSANDBOX_PROVIDER_PATH=$inst LD_LIBRARY_PATH=$libdir \
+    "$kit" -c "$conf" example >"$tmp/kit.out" 2>&1
+if grep -q -F "providers.d/example.ini:5: nice = '20': must be from 0 to 19" "$tmp/kit.out"; then
+    echo "ok 5 - a bad setting of the example is refused naming the file, line and key"
+else
+    echo "not ok 5 - a bad setting of the example is refused naming the file, line and key"
+    tail -n 5 "$tmp/kit.out" | sed 's/^/# /'
+fi
+example_ini 1
 # The example makes a PID namespace per exec (a user namespace too when
 # not root): where this host allows neither, there is nothing to run.
 if ! unshare -p -f true 2>/dev/null && ! unshare -U -p -f true 2>/dev/null; then
-    echo "ok 5 # SKIP this host allows no PID namespace (unshare -p fails)"
+    echo "ok 6 # SKIP this host allows no PID namespace (unshare -p fails)"
     exit 0
 fi
 POLYSANDBOX_PROVIDER_PATH=$inst LD_LIBRARY_PATH=$libdir \
     "$kit" -c "$conf" example >"$tmp/kit.out" 2>&1
 rc=$?
 if [ $rc = 0 ] && grep -q '^ok ' "$tmp/kit.out" && ! grep -q '^not ok ' "$tmp/kit.out"; then
-    echo "ok 5 - the example passes the staged conformance kit" \
+    echo "ok 6 - the example passes the staged conformance kit" \
         "($(grep -c '^ok ' "$tmp/kit.out") tests)"
 else
-    echo "not ok 5 - the example passes the staged conformance kit (exit $rc)"
+    echo "not ok 6 - the example passes the staged conformance kit (exit $rc)"
     grep -A8 '^not ok ' "$tmp/kit.out" | head -n 60 | sed 's/^/# /'
     tail -n 5 "$tmp/kit.out" | sed 's/^/# /'
 fi

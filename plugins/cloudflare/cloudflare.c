@@ -13,6 +13,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +28,7 @@
 #include "unenforced.h"
 #include "noimage.h"
 #include "retry-hints.h"
+#include "setting-checks.h"
 
 #define CF_NAME "cloudflare"
 #define CF_INI "providers.d/cloudflare.ini"
@@ -146,39 +148,48 @@ static void cf_fini(void *prov)
     free(p);
 }
 
+static const char *prefix_ok(const char *v)
+{
+    return v[0] != '/' || strpbrk(v, "?# \t\r\n") ? "must start with '/' and hold no query"
+                                                     : NULL;
+}
+
+/* What settings_read fills. */
+struct cf_conf {
+    const char *api_url, *api_prefix, *ca_file;
+    uint64_t request_ns;
+};
+
+static const sbx_setting_v1 cf_settings[] = {
+    {.key = "api_url", .type = SBX_SETTING_STRING, .check = pc_check_http_url,
+     .offset = offsetof(struct cf_conf, api_url)},
+    {.key = "api_prefix", .type = SBX_SETTING_STRING, .def = "/v1", .check = prefix_ok,
+     .offset = offsetof(struct cf_conf, api_prefix)},
+    {.key = "request_timeout", .type = SBX_SETTING_DURATION, .def = "60s", .min = "1s",
+     .max = "1h", .offset = offsetof(struct cf_conf, request_ns)},
+    {.key = "ca_file", .type = SBX_SETTING_STRING, .offset = offsetof(struct cf_conf, ca_file)},
+    {.key = NULL},
+};
+
 static int read_settings(struct cf_prov *p)
 {
-    const char *u = p->host->config_get(p->h, "api_url");
-    const char *pre = p->host->config_get(p->h, "api_prefix");
-    const char *ca = p->host->config_get(p->h, "ca_file");
-    const char *t = p->host->config_get(p->h, "request_timeout");
+    struct cf_conf c = {0};
+    int rc;
 
-    if (!u || !*u)
+    if (!SBX_HOST_HAS(p->host, settings_read))
+        return p->host->set_error(p->h, SBX_E_INTERNAL, CF_NAME ": the core lends no "
+                                  "settings_read (ABI 1.9)");
+    if ((rc = p->host->settings_read(p->h, cf_settings, sizeof cf_settings[0], &c)) != SBX_OK)
+        return rc;
+    if (!c.api_url)
         return p->host->set_error(p->h, SBX_E_CONFIG, CF_INI ": api_url is not set (the URL of "
                                   "your bridge Worker, e.g. https://sandbox.NAME.workers.dev)");
-    if (strncmp(u, "https://", 8) && strncmp(u, "http://", 7))
-        return p->host->set_error(p->h, SBX_E_CONFIG, CF_INI ": api_url = '%s' is not an http(s) "
-                                  "URL", u);
-    if (!pre || !*pre)
-        pre = "/v1";
-    if (pre[0] != '/' || strpbrk(pre, "?# \t\r\n"))
-        return p->host->set_error(p->h, SBX_E_CONFIG, CF_INI ": api_prefix = '%s' must start "
-                                  "with '/' and hold no query", pre);
-    long secs = 60;
-    if (t && *t) {
-        char *end;
-        errno = 0;
-        secs = strtol(t, &end, 10);
-        if (errno || end == t || *end || secs < 1 || secs > 3600)
-            return p->host->set_error(p->h, SBX_E_CONFIG, CF_INI ": request_timeout = '%s' is "
-                                      "not a whole number from 1 to 3600", t);
-    }
-    p->request_ms = secs * 1000;
-    size_t n = strlen(u);
-    while (n > 0 && u[n - 1] == '/')
+    p->request_ms = (long)(c.request_ns / 1000000u);
+    size_t n = strlen(c.api_url);
+    while (n > 0 && c.api_url[n - 1] == '/')
         n--;
-    if (!(p->api_url = strndup(u, n)) || !(p->prefix = strdup(pre)) ||
-        (ca && *ca && !(p->ca_file = strdup(ca))))
+    if (!(p->api_url = strndup(c.api_url, n)) || !(p->prefix = strdup(c.api_prefix)) ||
+        (c.ca_file && !(p->ca_file = strdup(c.ca_file))))
         return p->host->set_error(p->h, SBX_E_NOMEM, "out of memory");
     n = strlen(p->prefix);
     while (n > 1 && p->prefix[n - 1] == '/')

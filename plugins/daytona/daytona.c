@@ -10,6 +10,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,7 @@
 #include "daytona-int.h"
 #include "unenforced.h"
 #include "noimage.h"
+#include "setting-checks.h"
 
 #define DT_CAPS (SBX_CAP_FILES | SBX_CAP_PERSISTENT | SBX_CAP_LABELS | SBX_CAP_STDIN | \
                  SBX_CAP_NETWORK_POLICY | \
@@ -36,74 +38,77 @@ static const char *const secret_keys[] = {"api_key", NULL};
 
 /* ---- settings ---- */
 
-static int setting_str(struct dt_prov *p, const char *key, const char *def, char **out)
+/* What settings_read fills; copied into struct dt_prov. */
+struct dt_conf {
+    const char *api_url, *toolbox_url, *org_id, *snapshot, *target, *ca_file;
+    uint64_t request_ns, start_ns;
+    int64_t auto_stop_min, auto_delete_min, cpu, memory_gb, disk_gb;
+    int images;
+};
+
+/* In the order of DT_IMG_BUILD, _SNAPSHOT, _IGNORE. */
+static const char *const image_modes[] = {"build", "snapshot", "ignore", NULL};
+
+#define DC(field) offsetof(struct dt_conf, field)
+static const sbx_setting_v1 dt_settings[] = {
+    {.key = "api_url", .type = SBX_SETTING_STRING, .def = DT_DEFAULT_API, .check = pc_check_http_url,
+     .offset = DC(api_url)},
+    {.key = "toolbox_url", .type = SBX_SETTING_STRING, .check = pc_check_http_url,
+     .offset = DC(toolbox_url)},
+    {.key = "organization_id", .type = SBX_SETTING_STRING, .offset = DC(org_id)},
+    {.key = "snapshot", .type = SBX_SETTING_STRING, .offset = DC(snapshot)},
+    {.key = "target", .type = SBX_SETTING_STRING, .offset = DC(target)},
+    {.key = "ca_file", .type = SBX_SETTING_STRING, .offset = DC(ca_file)},
+    {.key = "request_timeout", .type = SBX_SETTING_DURATION, .def = "60s", .min = "1s",
+     .max = "1h", .offset = DC(request_ns)},
+    {.key = "start_timeout", .type = SBX_SETTING_DURATION, .def = "120s", .min = "1s",
+     .max = "1h", .offset = DC(start_ns)},
+    /* Daytona's own units: minutes, and whole cores, GiB. */
+    {.key = "auto_stop", .type = SBX_SETTING_INT, .def = "15", .min = "0", .max = "525600",
+     .offset = DC(auto_stop_min)},
+    {.key = "auto_delete", .type = SBX_SETTING_INT, .def = "-1", .min = "-1", .max = "525600",
+     .offset = DC(auto_delete_min)},
+    {.key = "cpu", .type = SBX_SETTING_INT, .def = "0", .min = "0", .max = "1024",
+     .offset = DC(cpu)},
+    {.key = "memory", .type = SBX_SETTING_INT, .def = "0", .min = "0", .max = "4096",
+     .offset = DC(memory_gb)},
+    {.key = "disk", .type = SBX_SETTING_INT, .def = "0", .min = "0", .max = "65536",
+     .offset = DC(disk_gb)},
+    {.key = "images", .type = SBX_SETTING_ENUM, .def = "build", .choices = image_modes,
+     .offset = DC(images)},
+    {.key = NULL},
+};
+#undef DC
+
+static int dup_to(struct dt_prov *p, const char *v, char **out)
 {
-    const char *v = p->host->config_get(p->h, key);
-    if (!v || !*v)
-        v = def;
-    *out = NULL;
     if (v && !(*out = strdup(v)))
         return p->host->set_error(p->h, SBX_E_NOMEM, "out of memory");
     return SBX_OK;
 }
 
-static int setting_long(struct dt_prov *p, const char *key, long def, long min, long max,
-                        long *out)
-{
-    const char *v = p->host->config_get(p->h, key);
-    *out = def;
-    if (!v || !*v)
-        return SBX_OK;
-    char *end;
-    errno = 0;
-    long x = strtol(v, &end, 10);
-    if (errno || end == v || *end || x < min || x > max)
-        return p->host->set_error(p->h, SBX_E_CONFIG,
-                                  DT_INI ": %s = '%s' is not a whole number from %ld to %ld", key,
-                                  v, min, max);
-    *out = x;
-    return SBX_OK;
-}
-
 static int read_settings(struct dt_prov *p)
 {
-    long req_s, start_s;
+    struct dt_conf c = {0};
     int rc;
 
-    if ((rc = setting_str(p, "api_url", DT_DEFAULT_API, &p->api_url)) ||
-        (rc = setting_str(p, "toolbox_url", NULL, &p->toolbox_url)) ||
-        (rc = setting_str(p, "organization_id", NULL, &p->org_id)) ||
-        (rc = setting_str(p, "snapshot", NULL, &p->snapshot)) ||
-        (rc = setting_str(p, "target", NULL, &p->target)) ||
-        (rc = setting_str(p, "ca_file", NULL, &p->ca_file)) ||
-        (rc = setting_long(p, "request_timeout", 60, 1, 3600, &req_s)) ||
-        (rc = setting_long(p, "start_timeout", 120, 1, 3600, &start_s)) ||
-        (rc = setting_long(p, "auto_stop", 15, 0, 525600, &p->auto_stop_min)) ||
-        (rc = setting_long(p, "auto_delete", -1, -1, 525600, &p->auto_delete_min)) ||
-        (rc = setting_long(p, "cpu", 0, 0, 1024, &p->cpu)) ||
-        (rc = setting_long(p, "memory", 0, 0, 4096, &p->memory_gb)) ||
-        (rc = setting_long(p, "disk", 0, 0, 65536, &p->disk_gb)))
+    if (!SBX_HOST_HAS(p->host, settings_read))
+        return p->host->set_error(p->h, SBX_E_INTERNAL, "daytona: the core lends no "
+                                  "settings_read (ABI 1.9)");
+    if ((rc = p->host->settings_read(p->h, dt_settings, sizeof dt_settings[0], &c)) ||
+        (rc = dup_to(p, c.api_url, &p->api_url)) ||
+        (rc = dup_to(p, c.toolbox_url, &p->toolbox_url)) ||
+        (rc = dup_to(p, c.org_id, &p->org_id)) || (rc = dup_to(p, c.snapshot, &p->snapshot)) ||
+        (rc = dup_to(p, c.target, &p->target)) || (rc = dup_to(p, c.ca_file, &p->ca_file)))
         return rc;
-    const char *im = p->host->config_get(p->h, "images");
-    if (!im || !*im || !strcmp(im, "build"))
-        p->images = DT_IMG_BUILD;
-    else if (!strcmp(im, "snapshot"))
-        p->images = DT_IMG_SNAPSHOT;
-    else if (!strcmp(im, "ignore"))
-        p->images = DT_IMG_IGNORE;
-    else
-        return p->host->set_error(p->h, SBX_E_CONFIG,
-                                  DT_INI ": images = '%s': use 'build', 'snapshot' or 'ignore'", im);
-    p->request_ms = req_s * 1000;
-    p->start_ms = start_s * 1000;
-    if (strncmp(p->api_url, "https://", 8) && strncmp(p->api_url, "http://", 7))
-        return p->host->set_error(p->h, SBX_E_CONFIG,
-                                  DT_INI ": api_url = '%s' is not an http(s) URL", p->api_url);
-    if (p->toolbox_url && strncmp(p->toolbox_url, "https://", 8) &&
-        strncmp(p->toolbox_url, "http://", 7))
-        return p->host->set_error(p->h, SBX_E_CONFIG,
-                                  DT_INI ": toolbox_url = '%s' is not an http(s) URL",
-                                  p->toolbox_url);
+    p->request_ms = (long)(c.request_ns / 1000000u);
+    p->start_ms = (long)(c.start_ns / 1000000u);
+    p->auto_stop_min = (long)c.auto_stop_min;
+    p->auto_delete_min = (long)c.auto_delete_min;
+    p->cpu = (long)c.cpu;
+    p->memory_gb = (long)c.memory_gb;
+    p->disk_gb = (long)c.disk_gb;
+    p->images = c.images == 1 ? DT_IMG_SNAPSHOT : c.images == 2 ? DT_IMG_IGNORE : DT_IMG_BUILD;
     return SBX_OK;
 }
 

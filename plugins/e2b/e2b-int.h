@@ -25,9 +25,9 @@
 #define E2B_DEFAULT_TEMPLATE "base"
 #define E2B_DEFAULT_USER "user"
 #define E2B_DEFAULT_WORKDIR "/home/user"
-#define E2B_DEFAULT_TTL_S 300
-#define E2B_DEFAULT_KEEPALIVE_S 50
-#define E2B_DEFAULT_REQUEST_TIMEOUT_MS 60000L
+#define E2B_DEFAULT_TTL "300s"
+#define E2B_DEFAULT_KEEPALIVE "50s"
+#define E2B_DEFAULT_REQUEST_TIMEOUT "60s"
 /* How long past an exec's own time limit the provider waits for envd to
  * end the stream (it kills the process at the limit itself). */
 #define E2B_EXEC_GRACE_MS 15000L
@@ -49,6 +49,7 @@ struct e2b_prov {
     char *user;
     char *workdir;           /* absolute, no trailing slash */
     char *auth_basic;        /* "Authorization: Basic ..." for the user */
+    const char *templates;   /* "lang:id, ..." (the core's, valid until fini), or NULL */
     uint64_t ttl_s;          /* sandbox timeout when the request gives none */
     unsigned keepalive_s;
     long request_timeout_ms;

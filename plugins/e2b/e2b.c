@@ -8,6 +8,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,8 +16,8 @@
 #include "e2b-int.h"
 #include "unenforced.h"
 #include "noimage.h"
-#include "settings.h"
 #include "retry-hints.h"
+#include "setting-checks.h"
 
 #define E2B_CAPS (SBX_CAP_FILES | SBX_CAP_PERSISTENT | SBX_CAP_LABELS | SBX_CAP_STREAM | \
                   SBX_CAP_STDIN | SBX_CAP_NETWORK_POLICY | SBX_CAP_LIST | SBX_CAP_CONCURRENT)
@@ -29,113 +30,109 @@ static const char *const secret_keys[] = {"api_key", NULL};
 
 /* ---- settings ---- */
 
-static const char *setting(struct e2b_prov *p, const char *key)
+/* The checks of settings_read: NULL, or why the value is refused. */
+static const char *check_domain(const char *v)
 {
-    return pc_setting(p->host, p->h, key);
+    return pc_plain_name(v, ".-") ? NULL : "is not a host name";
 }
 
-/* "300", "300s", "5m", "1h", "1500ms" into milliseconds. */
-static int duration_ms(struct e2b_prov *p, const char *key, uint64_t def_ms, uint64_t min_ms,
-                       uint64_t max_ms, uint64_t *out)
+static const char *check_template(const char *v)
 {
-    return pc_setting_duration_ms(p->host, p->h, "providers.d/e2b.ini", key, def_ms, min_ms,
-                                  max_ms, out);
+    return pc_plain_name(v, "-_.") ? NULL : "is not a template id ([A-Za-z0-9._-])";
 }
 
-static int dup_setting(struct e2b_prov *p, const char *key, const char *def, char **out)
+static const char *check_user(const char *v)
 {
-    return pc_setting_dup(p->host, p->h, key, def, out);
+    return pc_plain_name(v, "-_.") ? NULL : "is not a user name";
 }
 
-static bool plain_name(const char *s, const char *extra)
+/* "lang:templateID, lang2:templateID2" */
+static const char *check_templates(const char *v)
 {
-    if (!s || !*s)
-        return false;
-    for (; *s; s++)
-        if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') ||
-              strchr(extra, *s)))
-            return false;
-    return true;
+    for (const char *s = v; *s;) {
+        while (*s == ' ' || *s == ',' || *s == '\t')
+            s++;
+        if (!*s)
+            break;
+        const char *e = s + strcspn(s, ", \t"), *c = memchr(s, ':', (size_t)(e - s));
+        if (!c || c == s || c + 1 == e)
+            return "use LANGUAGE:TEMPLATE_ID pairs separated by commas";
+        s = e;
+    }
+    return NULL;
 }
 
-static bool url_ok(const char *u)
+/* What settings_read fills; copied into struct e2b_prov. */
+struct e2b_conf {
+    const char *domain, *api_url, *envd_url, *ca_file, *template_id, *templates, *user,
+        *workdir;
+    uint64_t ttl_ns, keepalive_ns, request_ns, connect_ns;
+    int allow_internet;
+};
+
+#define EC(field) offsetof(struct e2b_conf, field)
+static const sbx_setting_v1 e2b_settings[] = {
+    {.key = "domain", .type = SBX_SETTING_STRING, .def = E2B_DEFAULT_DOMAIN,
+     .check = check_domain, .offset = EC(domain)},
+    {.key = "api_url", .type = SBX_SETTING_STRING, .check = pc_check_http_url, .offset = EC(api_url)},
+    {.key = "envd_url", .type = SBX_SETTING_STRING, .check = pc_check_http_url, .offset = EC(envd_url)},
+    {.key = "template", .type = SBX_SETTING_STRING, .def = E2B_DEFAULT_TEMPLATE,
+     .check = check_template, .offset = EC(template_id)},
+    {.key = "user", .type = SBX_SETTING_STRING, .def = E2B_DEFAULT_USER, .check = check_user,
+     .offset = EC(user)},
+    {.key = "workdir", .type = SBX_SETTING_STRING, .def = E2B_DEFAULT_WORKDIR,
+     .check = pc_check_workdir, .offset = EC(workdir)},
+    {.key = "templates", .type = SBX_SETTING_STRING, .check = check_templates,
+     .offset = EC(templates)},
+    {.key = "ca_file", .type = SBX_SETTING_STRING, .offset = EC(ca_file)},
+    {.key = "ttl", .type = SBX_SETTING_DURATION, .def = E2B_DEFAULT_TTL, .min = "1s",
+     .max = "24h", .offset = EC(ttl_ns)},
+    {.key = "keepalive", .type = SBX_SETTING_DURATION, .def = E2B_DEFAULT_KEEPALIVE,
+     .min = "1s", .max = "1h", .offset = EC(keepalive_ns)},
+    {.key = "request_timeout", .type = SBX_SETTING_DURATION,
+     .def = E2B_DEFAULT_REQUEST_TIMEOUT, .min = "100ms", .max = "1h", .offset = EC(request_ns)},
+    {.key = "connect_timeout", .type = SBX_SETTING_DURATION, .def = "10s", .min = "100ms",
+     .max = "10m", .offset = EC(connect_ns)},
+    {.key = "allow_internet", .type = SBX_SETTING_BOOL, .def = "true",
+     .offset = EC(allow_internet)},
+    {.key = NULL},
+};
+#undef EC
+
+static int dup_to(struct e2b_prov *p, const char *v, char **out)
 {
-    return !strncmp(u, "http://", 7) || !strncmp(u, "https://", 8);
+    if (v && !(*out = strdup(v)))
+        return p->host->set_error(p->h, SBX_E_NOMEM, "out of memory");
+    return SBX_OK;
 }
 
 static int read_settings(struct e2b_prov *p)
 {
+    struct e2b_conf c = {0};
     int rc;
-    uint64_t v;
-    if ((rc = dup_setting(p, "domain", E2B_DEFAULT_DOMAIN, &p->domain)) ||
-        (rc = dup_setting(p, "envd_url", NULL, &p->envd_url)) ||
-        (rc = dup_setting(p, "ca_file", NULL, &p->ca_file)) ||
-        (rc = dup_setting(p, "template", E2B_DEFAULT_TEMPLATE, &p->template_id)) ||
-        (rc = dup_setting(p, "user", E2B_DEFAULT_USER, &p->user)) ||
-        (rc = dup_setting(p, "workdir", E2B_DEFAULT_WORKDIR, &p->workdir)))
+
+    if (!SBX_HOST_HAS(p->host, settings_read))
+        return p->host->set_error(p->h, SBX_E_INTERNAL, "e2b: the core lends no "
+                                  "settings_read (ABI 1.9)");
+    if ((rc = p->host->settings_read(p->h, e2b_settings, sizeof e2b_settings[0], &c)) ||
+        (rc = dup_to(p, c.domain, &p->domain)) || (rc = dup_to(p, c.envd_url, &p->envd_url)) ||
+        (rc = dup_to(p, c.ca_file, &p->ca_file)) ||
+        (rc = dup_to(p, c.template_id, &p->template_id)) ||
+        (rc = dup_to(p, c.user, &p->user)) || (rc = dup_to(p, c.workdir, &p->workdir)))
         return rc;
-    if (!plain_name(p->domain, ".-"))
-        return p->host->set_error(p->h, SBX_E_CONFIG, "providers.d/e2b.ini: domain = '%s' is "
-                                  "not a host name", p->domain);
-    const char *api = setting(p, "api_url");
-    if (api ? !(p->api_url = strdup(api))
-            : asprintf(&p->api_url, "https://api.%s", p->domain) < 0 && !(p->api_url = NULL))
+    if (c.api_url ? !(p->api_url = strdup(c.api_url))
+                  : asprintf(&p->api_url, "https://api.%s", p->domain) < 0 &&
+                        !(p->api_url = NULL))
         return p->host->set_error(p->h, SBX_E_NOMEM, "out of memory");
-    if (!url_ok(p->api_url))
-        return p->host->set_error(p->h, SBX_E_CONFIG, "providers.d/e2b.ini: api_url = '%s': use "
-                                  "an http:// or https:// URL", p->api_url);
-    if (p->envd_url && !url_ok(p->envd_url))
-        return p->host->set_error(p->h, SBX_E_CONFIG, "providers.d/e2b.ini: envd_url = '%s': "
-                                  "use an http:// or https:// URL", p->envd_url);
-    if (!plain_name(p->template_id, "-_."))
-        return p->host->set_error(p->h, SBX_E_CONFIG, "providers.d/e2b.ini: template = '%s' is "
-                                  "not a template id ([A-Za-z0-9._-])", p->template_id);
-    if (!plain_name(p->user, "-_."))
-        return p->host->set_error(p->h, SBX_E_CONFIG, "providers.d/e2b.ini: user = '%s' is not "
-                                  "a user name", p->user);
     size_t wl = strlen(p->workdir);
     while (wl > 1 && p->workdir[wl - 1] == '/')
         p->workdir[--wl] = '\0';
-    if (p->workdir[0] != '/' || strstr(p->workdir, "/..") || wl < 2)
-        return p->host->set_error(p->h, SBX_E_CONFIG, "providers.d/e2b.ini: workdir = '%s': use "
-                                  "an absolute directory other than /", p->workdir);
-    const char *tm = setting(p, "templates");
-    if (tm) {
-        /* "lang:templateID, lang2:templateID2" */
-        for (const char *s = tm; *s;) {
-            while (*s == ' ' || *s == ',' || *s == '\t')
-                s++;
-            if (!*s)
-                break;
-            const char *e = s + strcspn(s, ", \t"), *c = memchr(s, ':', (size_t)(e - s));
-            if (!c || c == s || c + 1 == e)
-                return p->host->set_error(p->h, SBX_E_CONFIG, "providers.d/e2b.ini: templates "
-                                          "= '%s': use LANGUAGE:TEMPLATE_ID pairs separated by "
-                                          "commas", tm);
-            s = e;
-        }
-    }
-    if ((rc = duration_ms(p, "ttl", E2B_DEFAULT_TTL_S * 1000ull, 1000, 86400000ull, &v)))
-        return rc;
-    p->ttl_s = v / 1000;
-    if ((rc = duration_ms(p, "keepalive", E2B_DEFAULT_KEEPALIVE_S * 1000ull, 1000, 3600000ull, &v)))
-        return rc;
-    p->keepalive_s = (unsigned)(v / 1000);
-    if ((rc = duration_ms(p, "request_timeout", E2B_DEFAULT_REQUEST_TIMEOUT_MS, 100,
-                          3600000ull, &v)))
-        return rc;
-    p->request_timeout_ms = (long)v;
-    if ((rc = duration_ms(p, "connect_timeout", 10000, 100, 600000ull, &v)))
-        return rc;
-    p->connect_timeout_ms = (long)v;
-    const char *ai = setting(p, "allow_internet");
-    if (!ai || !strcmp(ai, "true") || !strcmp(ai, "yes") || !strcmp(ai, "1"))
-        p->allow_internet = true;
-    else if (!strcmp(ai, "false") || !strcmp(ai, "no") || !strcmp(ai, "0"))
-        p->allow_internet = false;
-    else
-        return p->host->set_error(p->h, SBX_E_CONFIG, "providers.d/e2b.ini: allow_internet = "
-                                  "'%s': use true or false", ai);
+    p->templates = c.templates;
+    p->ttl_s = c.ttl_ns / 1000000000u;
+    p->keepalive_s = (unsigned)(c.keepalive_ns / 1000000000u);
+    p->request_timeout_ms = (long)(c.request_ns / 1000000u);
+    p->connect_timeout_ms = (long)(c.connect_ns / 1000000u);
+    p->allow_internet = c.allow_internet;
     char *up = NULL;
     if (asprintf(&up, "%s:", p->user) < 0)
         return p->host->set_error(p->h, SBX_E_NOMEM, "out of memory");
@@ -153,7 +150,7 @@ static int read_settings(struct e2b_prov *p)
 /* The E2B template for a language template, from "templates", or NULL. */
 static char *mapped_template(struct e2b_prov *p, const char *lang)
 {
-    const char *tm = setting(p, "templates");
+    const char *tm = p->templates;
     size_t ll = lang ? strlen(lang) : 0;
     for (const char *s = tm; s && *s && ll;) {
         while (*s == ' ' || *s == ',' || *s == '\t')
@@ -263,7 +260,7 @@ static int e2b_create(void *prov, const sbx_create_spec_v1 *spec, void **sbp, ch
         return p->host->set_error(p->h, SBX_E_INVAL, "unknown network policy %d", (int)spec->network);
     /* An image that is no template id (a docker name) cannot run here:
      * refused when asked for, else the language's template runs. */
-    bool tmpl_id = spec->image && plain_name(spec->image, "-_.");
+    bool tmpl_id = spec->image && pc_plain_name(spec->image, "-_.");
     if (spec->image && !tmpl_id && spec->image_explicit)
         return pc_image_cannot_run(p->host, p->h, "e2b", spec, "it is not an E2B template id "
                                    "([A-Za-z0-9._-], such as base)");

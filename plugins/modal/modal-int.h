@@ -30,8 +30,8 @@
 #define MODAL_DEFAULT_APP "polysandbox"
 #define MODAL_DEFAULT_IMAGE "python:3.12-slim"
 #define MODAL_DEFAULT_WORKDIR "/workspace"
-#define MODAL_DEFAULT_TTL_S 300
-#define MODAL_DEFAULT_REQUEST_TIMEOUT_MS 60000L
+#define MODAL_DEFAULT_TTL "300s"
+#define MODAL_DEFAULT_REQUEST_TIMEOUT "60s"
 /* How long past an exec's own time limit the provider waits for the
  * service to end it (it kills the command at the limit itself). */
 #define MODAL_EXEC_GRACE_MS 15000L

@@ -20,8 +20,8 @@
 
 #include "modal-int.h"
 #include "unenforced.h"
-#include "settings.h"
 #include "retry-hints.h"
+#include "setting-checks.h"
 
 #define MODAL_CAPS (SBX_CAP_FILES | SBX_CAP_PERSISTENT | SBX_CAP_LABELS | SBX_CAP_STREAM | \
                     SBX_CAP_STDIN | SBX_CAP_NETWORK_POLICY | SBX_CAP_LIST | SBX_CAP_CONCURRENT)
@@ -71,143 +71,132 @@ time_t modal_jwt_exp(const char *jwt)
 
 /* ---- settings ---- */
 
-static const char *setting(struct modal_prov *p, const char *key)
-{
-    return pc_setting(p->host, p->h, key);
-}
-
-/* "300", "300s", "1500ms", "5m", "1h" into milliseconds, within bounds. */
-static int setting_ms(struct modal_prov *p, const char *key, uint64_t def, uint64_t lo,
-                      uint64_t hi, uint64_t *out)
-{
-    const char *v = setting(p, key);
-    *out = def;
-    if (!v)
-        return SBX_OK;
-    static const struct {
-        const char *unit;
-        uint64_t ms;
-    } units[] = {{"", 1000}, {"s", 1000}, {"ms", 1}, {"m", 60000}, {"h", 3600000}};
-    char *end;
-    errno = 0;
-    unsigned long long x = strtoull(v, &end, 10);
-    for (size_t i = 0; end != v && !errno && v[0] != '-' && i < sizeof units / sizeof units[0]; i++)
-        if (!strcmp(end, units[i].unit) && x <= hi / units[i].ms && x * units[i].ms >= lo) {
-            *out = x * units[i].ms;
-            return SBX_OK;
-        }
-    return p->host->set_error(p->h, SBX_E_CONFIG, "providers.d/modal.ini: %s = '%s' is not a "
-                              "duration from %llu ms to %llu s (e.g. 300, 30s, 5m)", key, v,
-                              (unsigned long long)lo, (unsigned long long)(hi / 1000));
-}
-
-static int dup_setting(struct modal_prov *p, const char *key, const char *def, char **out)
-{
-    const char *v = setting(p, key);
-    *out = NULL;
-    if (!v && !def)
-        return SBX_OK;
-    if (!(*out = strdup(v ? v : def)))
-        return p->host->set_error(p->h, SBX_E_NOMEM, "out of memory");
-    return SBX_OK;
-}
-
 /* An image reference fit for "FROM ref": no white space, no shell or
  * Dockerfile syntax. */
 static bool image_ref_ok(const char *s)
 {
-    if (!s || !*s || strlen(s) > 255)
-        return false;
-    for (; *s; s++)
-        if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') ||
-              strchr("._-/:@", *s)))
-            return false;
-    return true;
+    return pc_plain_name(s, "._-/:@") && strlen(s) <= 255;
 }
 
 static bool name_ok(const char *s)
 {
-    if (!s || !*s || strlen(s) > 64)
+    return pc_plain_name(s, "._-") && strlen(s) <= 64;
+}
+
+/* The checks of settings_read: NULL, or why the value is refused. */
+static const char *check_server_url(const char *v)
+{
+    return strncmp(v, "http://", 7) && strncmp(v, "https://", 8)
+               ? "use an https:// URL (http:// for a local server)" : NULL;
+}
+
+static const char *check_environment(const char *v)
+{
+    return *v && !name_ok(v) ? "is not an environment name" : NULL;
+}
+
+static const char *check_app(const char *v)
+{
+    return name_ok(v) ? NULL : "is not an app name ([A-Za-z0-9._-], at most 64)";
+}
+
+static const char *check_image(const char *v)
+{
+    return image_ref_ok(v) ? NULL : "is not an image reference";
+}
+
+/* Cores, a decimal number: none of the typed reader's types. */
+static bool cpu_parse(const char *v, unsigned *milli)
+{
+    char *end;
+    errno = 0;
+    double c = strtod(v, &end);
+    if (errno || end == v || *end || !(c >= 0.125 && c <= 64))
         return false;
-    for (; *s; s++)
-        if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') ||
-              strchr("._-", *s)))
-            return false;
+    *milli = (unsigned)(c * 1000 + 0.5);
     return true;
 }
 
-static int bool_setting(struct modal_prov *p, const char *key, bool def, bool *out)
+static const char *check_cpu(const char *v)
 {
-    return pc_setting_bool(p->host, p->h, "providers.d/modal.ini", key, def, out);
+    unsigned m;
+    return cpu_parse(v, &m) ? NULL : "use a number of cores from 0.125 to 64";
+}
+
+/* What settings_read fills; copied into struct modal_prov. */
+struct modal_conf {
+    const char *server_url, *environment, *app, *image, *workdir, *ca_file, *cpu;
+    uint64_t ttl_ns, request_ns, connect_ns;
+    int allow_internet, files_in_exec, exec_path;
+};
+
+/* In the order of MODAL_EXEC_AUTO, _ROUTER, _LEGACY. */
+static const char *const exec_paths[] = {"auto", "router", "legacy", NULL};
+
+#define MC(field) offsetof(struct modal_conf, field)
+static const sbx_setting_v1 modal_settings[] = {
+    {.key = "server_url", .type = SBX_SETTING_STRING, .def = MODAL_DEFAULT_SERVER,
+     .check = check_server_url, .offset = MC(server_url)},
+    {.key = "environment", .type = SBX_SETTING_STRING, .def = "", .check = check_environment,
+     .offset = MC(environment)},
+    {.key = "app", .type = SBX_SETTING_STRING, .def = MODAL_DEFAULT_APP, .check = check_app,
+     .offset = MC(app)},
+    {.key = "image", .type = SBX_SETTING_STRING, .def = MODAL_DEFAULT_IMAGE,
+     .check = check_image, .offset = MC(image)},
+    {.key = "workdir", .type = SBX_SETTING_STRING, .def = MODAL_DEFAULT_WORKDIR,
+     .check = pc_check_workdir, .offset = MC(workdir)},
+    {.key = "ca_file", .type = SBX_SETTING_STRING, .offset = MC(ca_file)},
+    {.key = "ttl", .type = SBX_SETTING_DURATION, .def = MODAL_DEFAULT_TTL, .min = "1s",
+     .max = "24h", .offset = MC(ttl_ns)},
+    {.key = "request_timeout", .type = SBX_SETTING_DURATION,
+     .def = MODAL_DEFAULT_REQUEST_TIMEOUT, .min = "100ms", .max = "1h",
+     .offset = MC(request_ns)},
+    {.key = "connect_timeout", .type = SBX_SETTING_DURATION, .def = "10s", .min = "100ms",
+     .max = "10m", .offset = MC(connect_ns)},
+    {.key = "cpu", .type = SBX_SETTING_STRING, .check = check_cpu, .offset = MC(cpu)},
+    {.key = "allow_internet", .type = SBX_SETTING_BOOL, .def = "true",
+     .offset = MC(allow_internet)},
+    {.key = "files_in_exec", .type = SBX_SETTING_BOOL, .def = "true",
+     .offset = MC(files_in_exec)},
+    {.key = "exec", .type = SBX_SETTING_ENUM, .def = "auto", .choices = exec_paths,
+     .offset = MC(exec_path)},
+    {.key = NULL},
+};
+#undef MC
+
+static int dup_to(struct modal_prov *p, const char *v, char **out)
+{
+    if (v && !(*out = strdup(v)))
+        return p->host->set_error(p->h, SBX_E_NOMEM, "out of memory");
+    return SBX_OK;
 }
 
 static int read_settings(struct modal_prov *p)
 {
+    struct modal_conf c = {0};
     int rc;
-    uint64_t v;
-    if ((rc = dup_setting(p, "server_url", MODAL_DEFAULT_SERVER, &p->server_url)) ||
-        (rc = dup_setting(p, "environment", "", &p->environment)) ||
-        (rc = dup_setting(p, "app", MODAL_DEFAULT_APP, &p->app_name)) ||
-        (rc = dup_setting(p, "image", MODAL_DEFAULT_IMAGE, &p->image)) ||
-        (rc = dup_setting(p, "workdir", MODAL_DEFAULT_WORKDIR, &p->workdir)) ||
-        (rc = dup_setting(p, "ca_file", NULL, &p->ca_file)))
+
+    if (!SBX_HOST_HAS(p->host, settings_read))
+        return p->host->set_error(p->h, SBX_E_INTERNAL, "modal: the core lends no "
+                                  "settings_read (ABI 1.9)");
+    if ((rc = p->host->settings_read(p->h, modal_settings, sizeof modal_settings[0], &c)) ||
+        (rc = dup_to(p, c.server_url, &p->server_url)) ||
+        (rc = dup_to(p, c.environment, &p->environment)) ||
+        (rc = dup_to(p, c.app, &p->app_name)) || (rc = dup_to(p, c.image, &p->image)) ||
+        (rc = dup_to(p, c.workdir, &p->workdir)) || (rc = dup_to(p, c.ca_file, &p->ca_file)))
         return rc;
-    bool plain = !strncmp(p->server_url, "http://", 7);
-    if (!plain && strncmp(p->server_url, "https://", 8))
-        return p->host->set_error(p->h, SBX_E_CONFIG, "providers.d/modal.ini: server_url = "
-                                  "'%s': use an https:// URL (http:// for a local server)",
-                                  p->server_url);
-    p->plain_router = plain;
-    if (*p->environment && !name_ok(p->environment))
-        return p->host->set_error(p->h, SBX_E_CONFIG, "providers.d/modal.ini: environment = "
-                                  "'%s' is not an environment name", p->environment);
-    if (!name_ok(p->app_name))
-        return p->host->set_error(p->h, SBX_E_CONFIG, "providers.d/modal.ini: app = '%s' is not "
-                                  "an app name ([A-Za-z0-9._-], at most 64)", p->app_name);
-    if (!image_ref_ok(p->image))
-        return p->host->set_error(p->h, SBX_E_CONFIG, "providers.d/modal.ini: image = '%s' is "
-                                  "not an image reference", p->image);
+    p->plain_router = !strncmp(p->server_url, "http://", 7);
     size_t wl = strlen(p->workdir);
     while (wl > 1 && p->workdir[wl - 1] == '/')
         p->workdir[--wl] = '\0';
-    if (p->workdir[0] != '/' || strstr(p->workdir, "/..") || strpbrk(p->workdir, "\n\r") ||
-        wl < 2)
-        return p->host->set_error(p->h, SBX_E_CONFIG, "providers.d/modal.ini: workdir = '%s': "
-                                  "use an absolute directory other than /", p->workdir);
-    if ((rc = setting_ms(p, "ttl", MODAL_DEFAULT_TTL_S * 1000ull, 1000, 86400000ull, &v)))
-        return rc;
-    p->ttl_s = v / 1000;
-    if ((rc = setting_ms(p, "request_timeout", MODAL_DEFAULT_REQUEST_TIMEOUT_MS, 100,
-                         3600000ull, &v)))
-        return rc;
-    p->request_timeout_ms = (long)v;
-    if ((rc = setting_ms(p, "connect_timeout", 10000, 100, 600000ull, &v)))
-        return rc;
-    p->connect_timeout_ms = (long)v;
-    const char *cpu = setting(p, "cpu");
-    if (cpu) {
-        char *end;
-        errno = 0;
-        double c = strtod(cpu, &end);
-        if (errno || end == cpu || *end || !(c >= 0.125 && c <= 64))
-            return p->host->set_error(p->h, SBX_E_CONFIG, "providers.d/modal.ini: cpu = '%s': "
-                                      "use a number of cores from 0.125 to 64", cpu);
-        p->milli_cpu = (unsigned)(c * 1000 + 0.5);
-    }
-    if ((rc = bool_setting(p, "allow_internet", true, &p->allow_internet)))
-        return rc;
-    if ((rc = bool_setting(p, "files_in_exec", true, &p->files_in_exec)))
-        return rc;
-    const char *ex = setting(p, "exec");
-    if (!ex || !strcmp(ex, "auto"))
-        p->exec_path = MODAL_EXEC_AUTO;
-    else if (!strcmp(ex, "router"))
-        p->exec_path = MODAL_EXEC_ROUTER;
-    else if (!strcmp(ex, "legacy"))
-        p->exec_path = MODAL_EXEC_LEGACY;
-    else
-        return p->host->set_error(p->h, SBX_E_CONFIG, "providers.d/modal.ini: exec = '%s': use "
-                                  "auto, router or legacy", ex);
+    p->ttl_s = c.ttl_ns / 1000000000u;
+    p->request_timeout_ms = (long)(c.request_ns / 1000000u);
+    p->connect_timeout_ms = (long)(c.connect_ns / 1000000u);
+    if (c.cpu)
+        (void)cpu_parse(c.cpu, &p->milli_cpu); /* checked by settings_read */
+    p->allow_internet = c.allow_internet;
+    p->files_in_exec = c.files_in_exec;
+    p->exec_path = c.exec_path;
     return SBX_OK;
 }
 

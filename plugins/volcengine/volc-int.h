@@ -30,7 +30,7 @@
 #define VC_DEFAULT_REGION "cn-beijing"
 /* The AIO sandbox image's user home: its default working directory. */
 #define VC_DEFAULT_WORKDIR "/home/gem"
-#define VC_DEFAULT_TTL_MIN 10
+#define VC_DEFAULT_TTL "10m"
 
 struct vc_prov {
     const sbx_host_v1 *host;

@@ -11,6 +11,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,8 +23,8 @@
 #include "volc-int.h"
 #include "unenforced.h"
 #include "noimage.h"
-#include "settings.h"
 #include "retry-hints.h"
+#include "setting-checks.h"
 
 /* What runs in place of a sandbox's image. */
 #define VC_NO_IMAGES "every sandbox runs the image of the veFaaS function (function_id)"
@@ -63,47 +64,6 @@ uint64_t vc_now_ns(void)
 
 /* ---- settings ---- */
 
-static const char *setting(struct vc_prov *p, const char *key)
-{
-    return pc_setting(p->host, p->h, key);
-}
-
-/* A whole number from @lo to @hi (0: unset, when @lo allows it). */
-static int number(struct vc_prov *p, const char *key, long lo, long hi, long def, long *out)
-{
-    const char *v = setting(p, key);
-    *out = def;
-    if (!v)
-        return SBX_OK;
-    char *end;
-    errno = 0;
-    long x = strtol(v, &end, 10);
-    if (errno || end == v || *end || x < lo || x > hi)
-        return p->host->set_error(p->h, SBX_E_CONFIG, VC_INI ": %s = '%s' is not a whole "
-                                  "number from %ld to %ld", key, v, lo, hi);
-    *out = x;
-    return SBX_OK;
-}
-
-/* "600" (seconds), "600s", "10m", "1h" into whole minutes, rounded up. */
-static int minutes(struct vc_prov *p, const char *key, uint64_t def, uint64_t *out)
-{
-    const char *v = setting(p, key);
-    *out = def;
-    if (!v)
-        return SBX_OK;
-    char *end;
-    errno = 0;
-    unsigned long long x = strtoull(v, &end, 10);
-    uint64_t mul = !*end || !strcmp(end, "s") ? 1 : !strcmp(end, "m") ? 60
-                 : !strcmp(end, "h") ? 3600 : 0;
-    if (errno || end == v || v[0] == '-' || !mul || x == 0 || x > 30ull * 86400 / mul)
-        return p->host->set_error(p->h, SBX_E_CONFIG, VC_INI ": %s = '%s' is not a duration "
-                                  "from 1 s to 30 days (e.g. 600, 10m, 1h)", key, v);
-    *out = (x * mul + 59) / 60;
-    return SBX_OK;
-}
-
 static bool http_url(const char *u)
 {
     return !strncmp(u, "http://", 7) || !strncmp(u, "https://", 8);
@@ -116,78 +76,101 @@ static int dup_to(struct vc_prov *p, const char *v, size_t n, char **out)
     return SBX_OK;
 }
 
-static bool plain(const char *s, const char *extra)
+/* The checks of settings_read: NULL, or why the value is refused. */
+static const char *check_function_id(const char *v)
 {
-    if (!s || !*s)
-        return false;
-    for (; *s; s++)
-        if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') ||
-              strchr(extra, *s)))
-            return false;
-    return true;
+    return pc_plain_name(v, "-_.") ? NULL : "is not a function id ([A-Za-z0-9._-])";
 }
+
+static const char *check_gateway(const char *v)
+{
+    return http_url(v) && !strpbrk(v, "?# \t\r\n") ? NULL
+                                                     : "is not an http(s) URL without a query";
+}
+
+static const char *check_api_url(const char *v)
+{
+    const char *auth = strstr(v, "://");
+    return !http_url(v) || strpbrk(v, "?#@ \t\r\n") || !auth || !auth[3] ||
+                   strchr(auth + 3, '/')
+               ? "is not http(s)://HOST[:PORT] (the OpenAPI gateway signs the path /)"
+               : NULL;
+}
+
+static const char *check_region(const char *v)
+{
+    return pc_plain_name(v, "-_") ? NULL : "is not a region name (e.g. cn-beijing)";
+}
+
+/* What settings_read fills; copied into struct vc_prov. */
+struct vc_conf {
+    const char *function_id, *gateway_url, *api_url, *region, *workdir, *ca_file;
+    uint64_t ttl_ns, request_ns;
+    int64_t cpu_milli, memory_mb;
+};
+
+#define VCC(field) offsetof(struct vc_conf, field)
+static const sbx_setting_v1 vc_settings[] = {
+    {.key = "function_id", .type = SBX_SETTING_STRING, .check = check_function_id,
+     .offset = VCC(function_id)},
+    {.key = "gateway_url", .type = SBX_SETTING_STRING, .check = check_gateway,
+     .offset = VCC(gateway_url)},
+    {.key = "api_url", .type = SBX_SETTING_STRING, .def = VC_DEFAULT_API_URL,
+     .check = check_api_url, .offset = VCC(api_url)},
+    {.key = "region", .type = SBX_SETTING_STRING, .def = VC_DEFAULT_REGION,
+     .check = check_region, .offset = VCC(region)},
+    {.key = "workdir", .type = SBX_SETTING_STRING, .def = VC_DEFAULT_WORKDIR,
+     .check = pc_check_workdir, .offset = VCC(workdir)},
+    {.key = "ca_file", .type = SBX_SETTING_STRING, .offset = VCC(ca_file)},
+    /* veFaaS counts whole minutes: rounded up below. */
+    {.key = "ttl", .type = SBX_SETTING_DURATION, .def = VC_DEFAULT_TTL, .min = "1s",
+     .max = "720h", .offset = VCC(ttl_ns)},
+    {.key = "cpu_milli", .type = SBX_SETTING_INT, .def = "0", .min = "0", .max = "1000000",
+     .offset = VCC(cpu_milli)},
+    {.key = "memory_mb", .type = SBX_SETTING_INT, .def = "0", .min = "0", .max = "10000000",
+     .offset = VCC(memory_mb)},
+    {.key = "request_timeout", .type = SBX_SETTING_DURATION, .def = "60s", .min = "1s",
+     .max = "1h", .offset = VCC(request_ns)},
+    {.key = NULL},
+};
+#undef VCC
 
 static int read_settings(struct vc_prov *p)
 {
-    const char *fid = setting(p, "function_id"), *gw = setting(p, "gateway_url");
-    const char *api = setting(p, "api_url"), *region = setting(p, "region");
-    const char *wd = setting(p, "workdir"), *ca = setting(p, "ca_file");
-    long secs;
+    struct vc_conf c = {0};
     int rc;
 
-    if (!fid)
+    if (!SBX_HOST_HAS(p->host, settings_read))
+        return p->host->set_error(p->h, SBX_E_INTERNAL, "volcengine: the core lends no "
+                                  "settings_read (ABI 1.9)");
+    if ((rc = p->host->settings_read(p->h, vc_settings, sizeof vc_settings[0], &c)))
+        return rc;
+    if (!c.function_id)
         return p->host->set_error(p->h, SBX_E_CONFIG, VC_INI ": function_id is not set (the "
                                   "veFaaS function whose sandboxes to run, e.g. function_id = "
                                   "abcd1234)");
-    if (!plain(fid, "-_."))
-        return p->host->set_error(p->h, SBX_E_CONFIG, VC_INI ": function_id = '%s' is not a "
-                                  "function id ([A-Za-z0-9._-])", fid);
-    if (!gw)
+    if (!c.gateway_url)
         return p->host->set_error(p->h, SBX_E_CONFIG, VC_INI ": gateway_url is not set (the "
                                   "function's API gateway address, e.g. https://sd1234."
                                   "apigateway-cn-beijing.volceapi.com)");
-    if (!http_url(gw) || strpbrk(gw, "?# \t\r\n"))
-        return p->host->set_error(p->h, SBX_E_CONFIG, VC_INI ": gateway_url = '%s' is not an "
-                                  "http(s) URL without a query", gw);
-    if (!api)
-        api = VC_DEFAULT_API_URL;
-    const char *auth = strstr(api, "://");
-    if (!http_url(api) || strpbrk(api, "?#@ \t\r\n") || !auth || !auth[3] ||
-        strchr(auth + 3, '/'))
-        return p->host->set_error(p->h, SBX_E_CONFIG, VC_INI ": api_url = '%s' is not "
-                                  "http(s)://HOST[:PORT] (the OpenAPI gateway signs the path "
-                                  "/)", api);
-    if (!region)
-        region = VC_DEFAULT_REGION;
-    if (!plain(region, "-_"))
-        return p->host->set_error(p->h, SBX_E_CONFIG, VC_INI ": region = '%s' is not a region "
-                                  "name (e.g. cn-beijing)", region);
-    if (!wd)
-        wd = VC_DEFAULT_WORKDIR;
-    size_t wl = strlen(wd);
-    while (wl > 1 && wd[wl - 1] == '/')
-        wl--;
-    if (wd[0] != '/' || wl < 2 || strstr(wd, "/..") || strstr(wd, "/./") ||
-        strpbrk(wd, "\n\r"))
-        return p->host->set_error(p->h, SBX_E_CONFIG, VC_INI ": workdir = '%s': use an "
-                                  "absolute directory other than /", wd);
-    size_t gl = strlen(gw);
+    const char *gw = c.gateway_url, *wd = c.workdir, *auth = strstr(c.api_url, "://");
+    size_t gl = strlen(gw), wl = strlen(wd);
     while (gl > 0 && gw[gl - 1] == '/')
         gl--;
-    if ((rc = dup_to(p, fid, strlen(fid), &p->function_id)) ||
+    while (wl > 1 && wd[wl - 1] == '/')
+        wl--;
+    if ((rc = dup_to(p, c.function_id, strlen(c.function_id), &p->function_id)) ||
         (rc = dup_to(p, gw, gl, &p->gateway_url)) ||
-        (rc = dup_to(p, api, strlen(api), &p->api_url)) ||
+        (rc = dup_to(p, c.api_url, strlen(c.api_url), &p->api_url)) ||
         (rc = dup_to(p, auth + 3, strlen(auth + 3), &p->api_host)) ||
-        (rc = dup_to(p, region, strlen(region), &p->region)) ||
+        (rc = dup_to(p, c.region, strlen(c.region), &p->region)) ||
         (rc = dup_to(p, wd, wl, &p->workdir)) ||
-        (ca && (rc = dup_to(p, ca, strlen(ca), &p->ca_file))))
+        (c.ca_file && (rc = dup_to(p, c.ca_file, strlen(c.ca_file), &p->ca_file))))
         return rc;
-    if ((rc = minutes(p, "ttl", VC_DEFAULT_TTL_MIN, &p->ttl_min)) ||
-        (rc = number(p, "cpu_milli", 0, 1000000, 0, &p->cpu_milli)) ||
-        (rc = number(p, "memory_mb", 0, 10000000, 0, &p->memory_mb)) ||
-        (rc = number(p, "request_timeout", 1, 3600, 60, &secs)))
-        return rc;
-    p->request_ms = secs * 1000;
+    p->ttl_min = (c.ttl_ns + 60000000000u - 1) / 60000000000u;
+    p->cpu_milli = (long)c.cpu_milli;
+    p->memory_mb = (long)c.memory_mb;
+    p->request_ms = (long)(c.request_ns / 1000000u);
     return SBX_OK;
 }
 
@@ -248,7 +231,7 @@ static int vc_init(const sbx_host_v1 *host, sbx_host_handle *h, void **prov)
 
 static bool id_ok(const char *id)
 {
-    return plain(id, "-_.") && strlen(id) < SBX_ID_MAX;
+    return pc_plain_name(id, "-_.") && strlen(id) < SBX_ID_MAX;
 }
 
 static int new_sb(struct vc_prov *p, const char *id, struct vc_sb **out)

@@ -26,6 +26,7 @@
 #include <ftw.h>
 #include <poll.h>
 #include <sched.h>
+#include <stddef.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,11 +45,15 @@ extern char **environ;
 struct example {
     const sbx_host_v1 *host; /* (transfer none) valid until fini */
     sbx_host_handle *h;      /* for host calls */
+    /* [settings] of providers.d/example.ini, read by the core (below). */
+    const char *work_root;   /* (transfer none) the core's, valid until fini */
+    int64_t niceness;        /* of every command */
 };
 
 /* One sandbox: create allocates it, destroy frees it. */
 struct sandbox {
-    char dir[64];         /* the work directory, removed by destroy */
+    char dir[256];        /* the work directory, removed by destroy */
+    int niceness;
     char **env;           /* "KEY=VALUE" of the create spec, NULL-terminated */
     sbx_limits_v1 limits;
 };
@@ -126,14 +131,40 @@ static char **make_env(char *const *base, const sbx_kv_v1 *kv, size_t n_kv)
     return env;
 }
 
+/* Where work directories go: absolute, and short enough for dir[]. */
+static const char *work_root_ok(const char *v)
+{
+    return v[0] != '/' || strlen(v) > 200 ? "use an absolute directory of at most 200 bytes"
+                                          : NULL;
+}
+
+/* The keys of providers.d/example.ini: the core parses them (ABI 1.9),
+ * with the grammar of polysandbox.ini, and names the file, the line and
+ * the key when a value is bad. */
+static const sbx_setting_v1 example_settings[] = {
+    {.key = "work_root", .type = SBX_SETTING_STRING, .def = "/tmp", .check = work_root_ok,
+     .offset = offsetof(struct example, work_root)},
+    {.key = "nice", .type = SBX_SETTING_INT, .def = "0", .min = "0", .max = "19",
+     .offset = offsetof(struct example, niceness)},
+    {.key = NULL},
+};
+static const char *const example_keys[] = {"work_root", "nice", NULL};
+
 static int example_init(const sbx_host_v1 *host, sbx_host_handle *h, void **prov)
 {
-    struct example *ex = calloc(1, sizeof *ex);
+    struct example *ex;
+    int rc;
 
-    if (!ex)
+    if (!SBX_HOST_HAS(host, settings_read))
+        return host->set_error(h, SBX_E_INTERNAL, "the core lends no settings_read");
+    if (!(ex = calloc(1, sizeof *ex)))
         return host->set_error(h, SBX_E_NOMEM, "out of memory");
     ex->host = host;
     ex->h = h;
+    if ((rc = host->settings_read(h, example_settings, sizeof example_settings[0], ex))) {
+        free(ex);
+        return rc;
+    }
     *prov = ex;
     return SBX_OK;
 }
@@ -181,13 +212,14 @@ static int example_create(void *prov, const sbx_create_spec_v1 *spec, void **sb,
         return FAIL(ex, SBX_E_NOMEM, "out of memory");
     }
     s->limits = spec->limits;
-    snprintf(s->dir, sizeof s->dir, "/tmp/example-XXXXXX");
+    s->niceness = (int)ex->niceness;
+    snprintf(s->dir, sizeof s->dir, "%s/example-XXXXXX", ex->work_root);
     if (!mkdtemp(s->dir)) {
         rc = FAIL(ex, SBX_E_IO, "mkdtemp %s: %s", s->dir, strerror(errno));
         free_sandbox(s);
         return rc;
     }
-    snprintf(id, SBX_ID_MAX, "%s", s->dir + strlen("/tmp/"));
+    snprintf(id, SBX_ID_MAX, "%s", strrchr(s->dir, '/') + 1);
     *sb = s;
     return SBX_OK;
 }
@@ -261,7 +293,8 @@ static void run_command(const struct sandbox *s, const sbx_exec_spec_v1 *spec,
 
     if (chdir(s->dir) != 0 || (spec->cwd && chdir(spec->cwd) != 0) ||
         setrlimit(RLIMIT_CPU, &cpu) != 0 || setrlimit(RLIMIT_NOFILE, &files) != 0 ||
-        setrlimit(RLIMIT_FSIZE, &fsize) != 0) {
+        setrlimit(RLIMIT_FSIZE, &fsize) != 0 ||
+        (s->niceness && setpriority(PRIO_PROCESS, 0, s->niceness) != 0)) {
         report(REPORT_FD, REPORT_SETUP, errno);
         _exit(127);
     }
@@ -453,4 +486,4 @@ static const sbx_provider_ops_v1 example_ops = {
 SBX_PROVIDER_DEFINE_FLAGS("example", "0.2.0",
                           "example provider: plain processes in a PID namespace",
                           "MIT", SBX_CAP_CONCURRENT, SBX_PROVIDER_F_HOST_ROOT,
-                          NULL, NULL, &example_ops);
+                          example_keys, NULL, &example_ops);

@@ -11,7 +11,7 @@ PS="$top_builddir/polysandbox"
 CLI_TIMEOUT=120
 PY=$CF_PYTHON
 . "$top_srcdir/tests/lib/tap.sh"
-plan 14
+plan 17
 cf_start
 
 # jerr CODE TEXT: run --json failed as a sandbox error with CODE, TEXT in it.
@@ -89,4 +89,17 @@ check "an exec stream dropped: SBX_E_NETWORK naming the exec" jerr 14 "/exec"
 cf_faults '{}'
 n=$(fake_stat "len(j['live'])")
 check "nothing is left bound in the fake" test "$n" = 0
+
+# Settings are read by the core (host->settings_read): a bad value is
+# named with the file and line it came from, or the command line.
+cli -o provider.cloudflare.request_timeout=2h run -- echo hi
+check "request_timeout out of bounds on the command line: refused naming it and the bounds" \
+    eval 'rc_and_err 125 "command line: request_timeout = '"'2h'"': must be from 1s to 1h"'
+cf_config "env:CLOUDFLARE_TEST_KEY" "api_prefix = v1"
+cli run -- echo hi
+check "a bad api_prefix in the file: refused naming the file, the line and the key" \
+    err_has "providers.d/cloudflare.ini:9: api_prefix = 'v1': must start with '/'"
+cf_config "env:CLOUDFLARE_TEST_KEY"
+cli -o provider.cloudflare.request_timeout=20s run -- echo hi
+check "request_timeout takes a duration with a unit" rc_and_out 0 hi
 done_testing

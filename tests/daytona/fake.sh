@@ -18,7 +18,7 @@ ps() { cli "$@"; }
 reqs() { dt_ctl GET /_fake/requests; }
 live() { dt_ctl GET /_fake/stats | dt_jq 'len(j["live"])'; }
 
-plan 57
+plan 59
 # Short waits: the faults below each run the core's retries out, and at
 # the default backoff (100 ms-5 s, Retry-After up to 30 s) they slept for
 # some 35 s.  What is asserted is what the provider says, not the waits.
@@ -249,5 +249,13 @@ while [ "$i" -lt 100 ] && dt_ctl GET /_fake/stats | grep -q "$tid"; do sleep 0.1
 check "an idle sandbox past its ttl is stopped and deleted by the service" \
     eval '! dt_ctl GET /_fake/stats | grep -q "$tid"'
 
+# The core reads the settings (host->settings_read): a bad one is named
+# with where it came from, the key and what is accepted.
+cli -o provider.daytona.images=copy run -- true
+check "images = copy: refused naming the command line, the key and the choices" \
+    rc_and_err 125 "command line: images = 'copy': use build, snapshot or ignore"
+cli -o provider.daytona.auto_delete=-2 run -- true
+check "auto_delete below -1: refused naming its bounds" \
+    rc_and_err 125 "auto_delete = '-2': must be from -1 to 525600"
 
 done_testing

@@ -3,7 +3,7 @@
 # against the E2B fake: run, create/exec/destroy, files, labels and list
 # (paged), stdin, environment, time limits, time-to-live, credentials.
 . "$top_srcdir/tests/e2b/lib.sh"
-plan 49
+plan 51
 start_fake --max-page 2 --templates base,code-interpreter-v1
 
 cli providers
@@ -196,4 +196,12 @@ write_config
 check "no API key in the environment: a configuration error naming it" \
     sh -c "[ \"\$(cat '$tmp/rc')\" = 125 ] && grep -q E2B_FAKE_KEY '$tmp/err'"
 
+# The core reads the settings (host->settings_read): a bad one is named
+# with where it came from, the key and what is accepted.
+cli -o provider.e2b.keepalive=500ms run -- true
+check "keepalive below its minimum: refused naming the command line, the key and the bounds" \
+    rc_and_err 125 "command line: keepalive = '500ms': must be from 1s to 1h"
+cli -o provider.e2b.templates=python run -- true
+check "templates without LANGUAGE:ID pairs: refused naming the key" \
+    rc_and_err 125 "templates = 'python': use LANGUAGE:TEMPLATE_ID pairs"
 done_testing

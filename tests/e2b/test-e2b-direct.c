@@ -15,7 +15,10 @@
 
 #include <polysandbox/provider.h>
 
+#include "core-int.h"
+
 static const char *base_url, *api_key;
+static const sbx_provider_v1 *desc;     /* the module's, for its declared keys */
 static char last_error[1024];
 static int last_code;
 static int n_test, failed;
@@ -85,12 +88,30 @@ static int h_limits_unenforced(sbx_host_handle *h, uint64_t limits, const char *
     return SBX_OK;
 }
 
+/* The core's reader (core/host-settings.c) over h_config_get. */
+static const core_setting *h_lookup(void *ud, const char *key)
+{
+    static core_setting s;
+    const char *v = h_config_get(ud, key);
+
+    s = (core_setting){ .key = (char *)key, .value = (char *)v, .file = "test", .line = 1 };
+    return v ? &s : NULL;
+}
+
+static int h_settings_read(sbx_host_handle *h, const sbx_setting_v1 *t, size_t size, void *base)
+{
+    int rc = core_settings_read(desc->name, desc->config_keys, desc->secret_keys, h_lookup, h,
+                                t, size, base);
+
+    return rc ? h_set_error(h, rc, "%s", sbx_error_message(sbx_ctx_last_error(NULL))) : SBX_OK;
+}
+
 static const sbx_host_v1 host = {
     .struct_size = sizeof host, .abi_major = SBX_ABI_MAJOR, .abi_minor = SBX_ABI_MINOR,
     .log = h_log, .set_error = h_set_error, .config_get = h_config_get,
     .secret_get = h_secret_get, .secret_release = h_secret_release,
     .alloc = h_alloc, .free = h_free, .state_dir = h_state_dir,
-    .limits_unenforced = h_limits_unenforced,
+    .limits_unenforced = h_limits_unenforced, .settings_read = h_settings_read,
 };
 
 struct seen {
@@ -134,6 +155,7 @@ int main(int argc, char **argv)
         printf("Bail out! %s\n", dlerror());
         return 1;
     }
+    desc = d;
     void *prov = NULL;
     int rc = d->ops->init(&host, NULL, &prov);
     ok(rc == SBX_OK, "init");

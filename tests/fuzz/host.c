@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core-int.h"
 #include "canned.h"
 #include "fuzz.h"
 #include "host.h"
@@ -129,13 +130,35 @@ static int h_limits_unenforced(sbx_host_handle *h, uint64_t limits, const char *
     return SBX_OK;
 }
 
+/* The core's reader (core/host-settings.c) over the fixed settings, its
+ * error passed on as set_error would. */
+static const core_setting *h_lookup(void *ud, const char *key)
+{
+    static _Thread_local core_setting s;
+    const char *v = h_config_get(ud, key);
+
+    s = (core_setting){ .key = (char *)key, .value = (char *)v, .file = "fuzz", .line = 1 };
+    return v ? &s : NULL;
+}
+
+static int h_settings_read(sbx_host_handle *h, const sbx_setting_v1 *t, size_t size, void *base)
+{
+    const sbx_provider_v1 *d = CONF(h)->desc;
+    int rc = core_settings_read(d ? d->name : "?", d ? d->config_keys : NULL,
+                                d ? d->secret_keys : NULL, h_lookup, h, t, size, base);
+
+    if (rc != SBX_OK)
+        return h_set_error(h, rc, "%s", sbx_error_message(sbx_ctx_last_error(NULL)));
+    return SBX_OK;
+}
+
 static const sbx_host_v1 table = {
     .struct_size = sizeof table, .abi_major = SBX_ABI_MAJOR, .abi_minor = SBX_ABI_MINOR,
     .log = h_log, .set_error = h_set_error, .config_get = h_config_get,
     .secret_get = h_secret_get, .secret_release = h_secret_release,
     .alloc = h_alloc, .free = h_free, .state_dir = h_state_dir,
     .retry_after = h_retry_after, .not_started = h_not_started,
-    .limits_unenforced = h_limits_unenforced,
+    .limits_unenforced = h_limits_unenforced, .settings_read = h_settings_read,
 };
 
 const sbx_host_v1 *fz_host(void)
@@ -163,6 +186,7 @@ void *fz_provider_start(const sbx_provider_v1 *d, fz_host_conf *conf, const char
         if (!settings[i + 1])
             settings[i + 1] = fz_canned_url();
     conf->settings = settings;
+    conf->desc = d;
     if (d->ops->init(fz_host(), fz_host_handle(conf), &prov) != SBX_OK)
         fz_fail("the %s provider does not start: %s", d->name, fz_host_error());
     return prov;

@@ -15,6 +15,7 @@
 typedef struct fz_host_conf {
     const char *const *settings;
     const char *const *secrets;
+    const sbx_provider_v1 *desc;    /* set by fz_provider_start: its declared keys */
 } fz_host_conf;
 
 /* The table; the handle to give init is fz_host_handle(&conf). */

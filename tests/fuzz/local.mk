@@ -14,6 +14,7 @@
 FUZZ_SOURCES += \
 	tests/fuzz/fuzz-ini.c \
 	tests/fuzz/fuzz-units.c \
+	tests/fuzz/fuzz-settings.c \
 	tests/fuzz/fuzz-sealed.c \
 	tests/fuzz/fuzz-dataset.c \
 	tests/fuzz/fuzz-samples.c \

@@ -288,8 +288,46 @@ static void test_optional_disabled_settings(void)
         if (path && !strncmp(path, libs, strlen(libs)))
             n_ours++;
     }
-    ok(n_ours == 23 - 2, "every module found is listed except the dropped ones (%zu)",
+    ok(n_ours == 25 - 2, "every module found is listed except the dropped ones (%zu)",
        n_ours);
+    sbx_ctx_free(ctx);
+}
+
+/* ABI 1.9's typed settings: a good value loads, a bad one is refused with
+ * FILE:LINE and the key; a provider built against 1.8 still loads. */
+static void test_typed_settings(void)
+{
+    char dir[1024], where[4096];
+    sbx_ctx *ctx;
+
+    new_confdir("typed-good", "[core]\n", dir, sizeof dir);
+    conf(dir, "typed_settings", "enabled = true", "timeout = 1500ms\nverbose = yes\n");
+    conf(dir, "settings_old_abi", "enabled = true", "timeout = whatever 1.8 took\n");
+    if (!(ctx = open_ctx(dir)))
+        bail("sbx_ctx_new");
+    expect_state(ctx, "typed_settings", SBX_PROVIDER_READY,
+                 "ABI 1.9, settings read by the core: ready");
+    expect_state(ctx, "settings_old_abi", SBX_PROVIDER_READY,
+                 "built against ABI 1.8, reading with config_get: ready");
+    sbx_ctx_free(ctx);
+
+    new_confdir("typed-bad", "[core]\n", dir, sizeof dir);
+    conf(dir, "typed_settings", "enabled = true", "verbose = no\ntimeout = 2h\n");
+    if (!(ctx = open_ctx(dir)))
+        bail("sbx_ctx_new");
+    snprintf(where, sizeof where, "%s/providers.d/typed_settings.ini:5:", dir);
+    expect_rejected(ctx, "typed_settings", SBX_E_LOAD_INIT, where,
+                    "timeout = '2h': must be from 1s to 1h");
+    sbx_ctx_free(ctx);
+
+    new_confdir("typed-unknown", "[core]\n", dir, sizeof dir);
+    conf(dir, "typed_settings", "enabled = true", "colour = red\n");
+    if (!(ctx = open_ctx(dir)))
+        bail("sbx_ctx_new");
+    snprintf(where, sizeof where, "%s/providers.d/typed_settings.ini:4:", dir);
+    expect_rejected(ctx, "typed_settings", SBX_E_CONFIG, where,
+                    "unknown key 'colour' for provider 'typed_settings' (accepted: timeout, "
+                    "verbose)");
     sbx_ctx_free(ctx);
 }
 
@@ -471,6 +509,7 @@ int main(void)
     test_every_module();
     test_unsafe_modules();
     test_optional_disabled_settings();
+    test_typed_settings();
     test_priority();
     test_run_good();
     test_threads();

@@ -4,7 +4,7 @@
 # paged by before_timestamp, get-or-create), the create-time environment
 # (an ephemeral secret), files, network, time-to-live and gc.
 . "$top_srcdir/tests/modal/lib.sh"
-plan 28
+plan 30
 start_fake --page-size 2
 
 cli providers
@@ -117,4 +117,13 @@ check "...and it is terminated on Modal" fake_state 's["sandboxes"] == []'
 cli doctor --provider modal
 check "doctor: credentials set (not shown), control plane reachable" \
     sh -c "[ $rc -eq 0 ] && grep -q 'token_secret.*not shown' '$tmp/out' && grep -q 'credentials accepted' '$tmp/out' && ! grep -q '$MODAL_FAKE_SECRET' '$tmp/out' '$tmp/err'"
+
+# The core reads the settings (host->settings_read): a bad one is named
+# with where it came from, the key and what is accepted.
+cli -o provider.modal.exec=quick run -- echo hi
+check "exec = quick: refused naming the command line, the key and the choices" \
+    eval 'rc_and_err 125 "command line: exec = '"'quick'"': use auto, router or legacy"'
+cli -o provider.modal.connect_timeout=50ms run -- echo hi
+check "connect_timeout below its minimum: refused naming the bounds" \
+    eval 'rc_and_err 125 "connect_timeout = '"'50ms'"': must be from 100ms to 10m"'
 done_testing

@@ -8,7 +8,7 @@ UNIT_TEST_LDADD = core/libpolysandbox-internal.la $(LTDL_LIBS) \
 	$(JANSSON_LIBS) $(INIH_LIBS) $(SODIUM_LIBS)
 
 check_PROGRAMS += tests/unit/test-units tests/unit/test-config \
-	tests/unit/test-config-oom
+	tests/unit/test-config-oom tests/unit/test-host-settings
 
 tests_unit_test_units_SOURCES = tests/unit/test-units.c tests/unit/tap.h
 tests_unit_test_units_CPPFLAGS = $(UNIT_TEST_CPPFLAGS)
@@ -28,7 +28,13 @@ tests_unit_test_config_oom_LDFLAGS = -Wl,--wrap=malloc -Wl,--wrap=calloc \
 	-Wl,--wrap=realloc -Wl,--wrap=strdup -Wl,--wrap=strndup -Wl,--wrap=asprintf
 tests_unit_test_config_oom_LDADD = $(UNIT_TEST_LDADD)
 
-TESTS += tests/unit/test-units tests/unit/test-config tests/unit/test-config-oom
+tests_unit_test_host_settings_SOURCES = tests/unit/test-host-settings.c tests/unit/tap.h
+tests_unit_test_host_settings_CPPFLAGS = $(UNIT_TEST_CPPFLAGS)
+tests_unit_test_host_settings_CFLAGS = $(AM_CFLAGS) -pthread
+tests_unit_test_host_settings_LDADD = $(UNIT_TEST_LDADD)
+
+TESTS += tests/unit/test-units tests/unit/test-config tests/unit/test-config-oom \
+	tests/unit/test-host-settings
 
 # The image store's parsers (core/image/), built with libcurl and libarchive.
 if HAVE_IMAGE

@@ -16,6 +16,7 @@
 #include "retry-hints.h"
 #include "rfc3339.h"
 #include "settings.h"
+#include "setting-checks.h"
 #include "tap.h"
 
 #define NS 1000000000ull
@@ -117,6 +118,21 @@ static void settings_checks(void)
 
 static long hinted_ms = -2;
 static int not_started_calls;
+
+/* The checks providers put in their settings_read tables. */
+static void setting_check_checks(void)
+{
+    ok(pc_plain_name("fn-1.a_b", "-_.") && !pc_plain_name("fn 1", "-_.") &&
+       !pc_plain_name("", "-_.") && !pc_plain_name("a/b", "-_."),
+       "pc_plain_name: letters, digits and the extra characters, not empty");
+    ok(!pc_check_http_url("http://127.0.0.1:1") && !pc_check_http_url("https://x") &&
+       pc_check_http_url("ftp://x") && pc_check_http_url(""),
+       "pc_check_http_url: http:// and https:// only");
+    ok(!pc_check_workdir("/home/user/") && !pc_check_workdir("/w") &&
+       pc_check_workdir("/") && pc_check_workdir("//") && pc_check_workdir("rel") &&
+       pc_check_workdir("/a/../b") && pc_check_workdir("/a/./b") && pc_check_workdir("/a\nb"),
+       "pc_check_workdir: absolute, not /, no .. or ., one line");
+}
 
 static void t_retry_after(sbx_host_handle *h, uint64_t ms)
 {
@@ -237,5 +253,6 @@ int main(void)
         ok(pc_random_hex(a, 100) == 0 && strlen(a) == 64, "random hex: more than 32 bytes cut to 32");
         ok(pc_random_hex(a, 0) == 0 && a[0] == '\0', "random hex: 0 bytes, empty string");
     }
+    setting_check_checks();
     return tap_done();
 }

@@ -13,7 +13,7 @@ PS="$top_builddir/polysandbox"
 CLI_TIMEOUT=120
 PY=$VC_PYTHON
 . "$top_srcdir/tests/lib/tap.sh"
-plan 27
+plan 29
 vc_start
 
 # jerr CODE TEXT: run --json failed as a sandbox error with CODE, TEXT in it.
@@ -144,4 +144,13 @@ VOLCENGINE_TEST_AIO=wrong cli run --json -- echo sts
 check "a wrong AIO key: SBX_E_AUTH naming sandbox_api_key, neither key shown" \
     eval 'jerr 9 "check sandbox_api_key" && ! grep -q -F -e "aio-key-$$" -e "sts-token-$$" "$tmp/out" "$tmp/err"'
 check "...and that sandbox was destroyed all the same" test "$(fake_stat "len(j['live'])")" = 0
+
+# The core reads the settings (host->settings_read): a bad one is named
+# with where it came from, the key and what is accepted.
+cli -o provider.volcengine.ttl=0 run -- true
+check "ttl = 0: refused naming the command line, the key and the bounds" \
+    rc_and_err 125 "command line: ttl = '0': must be from 1s to 720h"
+cli -o provider.volcengine.api_url=https://open.example.com/x run -- true
+check "api_url with a path: refused naming the key and why" \
+    rc_and_err 125 "api_url = 'https://open.example.com/x': is not http(s)://HOST[:PORT]"
 done_testing

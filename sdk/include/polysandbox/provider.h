@@ -38,7 +38,7 @@ extern "C" {
 #define SBX_PROVIDER_MAGIC UINT32_C(0x53425850)
 /** The ABI this header describes.  Since: 0.1 */
 #define SBX_ABI_MAJOR 1
-#define SBX_ABI_MINOR 8
+#define SBX_ABI_MINOR 9
 
 /** Opaque per-provider handle the core passes back in host calls. */
 typedef struct sbx_host_handle sbx_host_handle;
@@ -239,6 +239,74 @@ typedef void (*sbx_doctor_cb_v1)(void *ud, const char *check, int ok,
                                  const char *detail);
 
 /**
+ * sbx_setting_type_v1:
+ *
+ * How host->settings_read reads one key of providers.d/NAME.ini, and
+ * what it stores at the entry's offset.  Every numeric type has the
+ * grammar of the core's own settings (polysandbox.ini(5)): one number,
+ * an optional unit, nothing else; fractions only where they come out
+ * whole ("1.5s", "0.5K"); no sign except an integer's "-".
+ *  - SBX_SETTING_STRING: `const char *` (transfer none: the core's copy,
+ *    or the entry's default, valid until fini).
+ *  - SBX_SETTING_SECRET: `int`, 1 when the credential is set, else 0.
+ *    The key must be one of the descriptor's secret_keys; its value is
+ *    never read here nor shown in an error: open it with secret_get.
+ *  - SBX_SETTING_BOOL: `int`, 0 or 1, from true/false, yes/no, on/off or
+ *    1/0 (any case).
+ *  - SBX_SETTING_INT: `int64_t`, a whole number ("-3", "40").
+ *  - SBX_SETTING_DURATION: `uint64_t` nanoseconds, from ns, us, ms, s, m
+ *    or h ("250ms", "30s", "5m"); a bare number is seconds.
+ *  - SBX_SETTING_SIZE: `uint64_t` bytes, from K, M, G or T, powers of
+ *    1024 in any spelling ("64M", "1GiB"); a bare number is bytes.
+ *  - SBX_SETTING_ENUM: `int`, the index in the entry's choices of the
+ *    value (compared exactly).
+ * Since 0.3, ABI 1.9
+ */
+typedef enum sbx_setting_type_v1 {
+    SBX_SETTING_STRING = 1,
+    SBX_SETTING_SECRET,
+    SBX_SETTING_BOOL,
+    SBX_SETTING_INT,
+    SBX_SETTING_DURATION,
+    SBX_SETTING_SIZE,
+    SBX_SETTING_ENUM
+} sbx_setting_type_v1;
+
+/**
+ * sbx_setting_v1:
+ *
+ * One entry of the table a provider gives host->settings_read; a table
+ * ends with an entry whose @key is NULL.  Every string is (transfer
+ * none) and static in practice: the core keeps none of them past the
+ * call, except that a STRING field may point at @def.  Since 0.3, ABI 1.9
+ */
+typedef struct sbx_setting_v1 {
+    /* The ini key: one of the descriptor's config_keys (or secret_keys). */
+    const char *key;
+    /* An sbx_setting_type_v1. */
+    int type;
+    /* The value when the key is unset or empty, written in the grammar
+     * of @type ("60s", "true", "auto"); NULL: an unset key leaves the
+     * field as it is (0 or NULL from the caller's calloc, say). */
+    const char *def;
+    /* Inclusive bounds of INT, DURATION and SIZE values, written like a
+     * value ("1s", "1h", "64M", "-5"); NULL: none on that side.  Ignored
+     * by the other types. */
+    const char *min;
+    const char *max;
+    /* ENUM: the accepted values, NULL-terminated.  Ignored otherwise. */
+    const char *const *choices;
+    /* Optional: a check of a parsed, in-bounds value (the ini's text, or
+     * @def): NULL when it is fine, else why not, a static string
+     * ("is not an http(s) URL") that the core puts after the file, line,
+     * key and value.  Not called for SECRET nor for an unset key
+     * without a default. */
+    const char *(*check)(const char *value);
+    /* Where the value goes: offsetof() the field in the caller's @base. */
+    size_t offset;
+} sbx_setting_v1;
+
+/**
  * sbx_host_v1:
  *
  * The core's table, handed to ops->init.  Valid until ops->fini returns.
@@ -323,7 +391,42 @@ typedef struct sbx_host_v1 {
      * NULL-terminated list, (transfer none), valid until fini. */
     const char *const *(*private_paths)(sbx_host_handle *h);
     /* ABI 1.6 ends here. */
+
+    /* Since 0.3, ABI 1.9 (check host->struct_size covers it and that it
+     * is not NULL before calling: a core before 1.9 has no such slot;
+     * SBX_HOST_HAS(host, settings_read) does both).
+     *
+     * Read the provider's [settings] into @base, one entry of @table at a
+     * time, in order (see sbx_setting_v1; @entry_size is
+     * sizeof(sbx_setting_v1), so that entries may grow).  An unset or
+     * empty key takes the entry's default.  Keys the provider does not
+     * declare never reach it: the loader refuses them before init, as
+     * for every provider.  Nothing is allocated: nothing to free.
+     *
+     * Returns SBX_OK; SBX_E_CONFIG for a bad value, with the thread's
+     * error set to "FILE:LINE: KEY = 'VALUE': why" (the file and line the
+     * value came from, "command line" for an override; a credential's
+     * value is never shown); SBX_E_INVAL, error set, for a defect of the
+     * table itself (an undeclared key, an unknown type, a default or a
+     * bound that does not parse), which is the provider's bug.  On an
+     * error, the entries before the failing one are stored. */
+    int (*settings_read)(sbx_host_handle *h, const sbx_setting_v1 *table,
+                         size_t entry_size, void *base);
+    /* ABI 1.9 ends here. */
 } sbx_host_v1;
+
+/**
+ * SBX_HOST_HAS:
+ * @host: the const sbx_host_v1 * that init was given
+ * @field: a slot of sbx_host_v1
+ *
+ * Non-zero when the core's host table has @field (its struct_size
+ * covers it) and the slot is set.  Since 0.3, ABI 1.9
+ */
+#define SBX_HOST_HAS(host, field)                                           \
+    ((host)->struct_size >= offsetof(sbx_host_v1, field) +                  \
+                                sizeof((host)->field) &&                    \
+     (host)->field != NULL)
 
 /**
  * sbx_provider_ops_v1:
@@ -422,7 +525,9 @@ typedef struct sbx_provider_ops_v1 {
  * SBX_CAP_CANCEL says the provider honours it (the loader refuses the bit
  * from a provider built against an older minor).  ABI 1.4 (since 0.2)
  * likewise: stdin_fd, and SBX_CAP_STDIN_STREAM.  ABI 1.8 (since 0.3)
- * likewise: signal_fd, and SBX_CAP_SIGNAL. */
+ * likewise: signal_fd, and SBX_CAP_SIGNAL.  ABI 1.9 (since 0.3) adds
+ * host->settings_read and its table (sbx_setting_v1); a provider built
+ * against an older minor keeps reading its keys with config_get. */
 
 /** Descriptor flags.  Since: 0.1 */
 #define SBX_PROVIDER_F_GLOBAL_SYMBOLS (UINT64_C(1) << 0) /* dlopen RTLD_GLOBAL */
