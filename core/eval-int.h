@@ -229,6 +229,7 @@ struct sbx_eval_record {
     int64_t cpu_ns;         /* CPU time of its run(s), or -1 when not measured */
     int64_t peak_memory;    /* bytes, the most of its run(s), or -1 */
     unsigned attempts;
+    uint64_t attempts_ns;   /* wall time of every attempt, failed ones too (0: unknown) */
     char *reason;           /* or NULL */
     char *stderr_tail;      /* the end of stderr of a non-pass, or NULL */
     char *completion;       /* the sample's completion */

@@ -181,6 +181,8 @@ static json_t *record_json(const sbx_eval_record *r)
                                r->peak_memory >= 0 ? json_integer(r->peak_memory) : json_null());
     bad |= json_object_set_new(o, "provider", json_string(r->provider ? r->provider : ""));
     bad |= json_object_set_new(o, "attempts", json_integer(r->attempts));
+    bad |= json_object_set_new(o, "attempts_time_ns", r->attempts_ns
+                               ? json_integer((json_int_t)r->attempts_ns) : json_null());
     bad |= json_object_set_new(o, "reason", r->reason ? json_string(r->reason) : json_null());
     if (r->stderr_tail)
         bad |= json_object_set_new(o, "stderr_tail", json_string(r->stderr_tail));
@@ -267,6 +269,9 @@ int core_eval_record_from_json(json_t *o, sbx_eval_record **out, const char **wh
                                                                       : -1;
     v = json_object_get(o, "attempts");
     r->attempts = json_is_integer(v) ? (unsigned)json_integer_value(v) : 1;
+    v = json_object_get(o, "attempts_time_ns");
+    r->attempts_ns = json_is_integer(v) && json_integer_value(v) > 0
+                         ? (uint64_t)json_integer_value(v) : 0;
     v = json_object_get(o, "provider");
     r->provider = strdup(json_is_string(v) ? json_string_value(v) : "");
     v = json_object_get(o, "reason");

@@ -303,9 +303,11 @@ static int run_sample(struct run *run, size_t i, sbx_eval_record **out)
                     break;
                 }
                 rec->attempts++;
+                uint64_t ta = core_now_ns();
                 err = core_eval_judge(run->ctx, run->o, t, run->s->v[i].lang ? run->s->v[i].lang
                                                                           : t->lang,
                                       program, providers[p], rec, &graded);
+                rec->attempts_ns += core_now_ns() - ta;
                 free(program);
                 if (err == SBX_E_CANCELLED || sbx_cancel_fired(run->o->cancel)) {
                     rc = SBX_E_CANCELLED;
@@ -347,7 +349,9 @@ static int run_sample(struct run *run, size_t i, sbx_eval_record **out)
             if (rc != SBX_OK)
                 break;
             rec->attempts++;
+            uint64_t ta = core_now_ns();
             err = sbx_run(run->ctx, copts, xopts, &r);
+            rec->attempts_ns += core_now_ns() - ta;
             sbx_create_opts_free(copts);
             sbx_exec_opts_free(xopts);
             /* A cancelled run is no verdict and no sandbox error. */

@@ -59,7 +59,9 @@ static void add(struct gather *g, const sbx_eval_record *r)
     u->samples++;
     u->passed += r->verdict == SBX_VERDICT_PASSED;
     u->sandboxes += r->attempts;
-    u->sandbox_ns += r->time_ns;
+    /* every attempt's time, a failed one's too; records of before it
+     * was kept: the last attempt's */
+    u->sandbox_ns += r->attempts_ns ? r->attempts_ns : r->time_ns;
     if (sbx_eval_verdict_graded(r->verdict))
         g->lat[u->graded++] = r->time_ns;
     if (r->cpu_ns >= 0) {

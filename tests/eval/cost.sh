@@ -5,7 +5,7 @@
 # price, a bad price refused naming its file, line and key
 . "$top_srcdir/tests/eval/lib.sh"
 
-plan 13
+plan 14
 
 # two references and a sample that fills 48 MiB (bytes written, so the
 # pages count) before it passes
@@ -25,7 +25,8 @@ import json, sys
 s = json.load(open(sys.argv[1]))
 recs = [json.loads(l) for l in open(sys.argv[2])]
 pps, ppb, cur = float(sys.argv[3]), float(sys.argv[4]), sys.argv[5]
-want = ppb * sum(r["attempts"] for r in recs) + pps * sum(r["time_ns"] for r in recs) / 1e9
+want = ppb * sum(r["attempts"] for r in recs) + \
+    pps * sum(r["attempts_time_ns"] for r in recs) / 1e9
 passed = sum(r["passed"] for r in recs)
 for c in (s["providers"]["local"]["cost"], s["usage"]["cost"]):
     ok = (abs(c["total"] - want) <= 1e-6 * max(1.0, want) and c["currency"] == cur and
@@ -49,6 +50,13 @@ big = [r for r in rs if r["task_id"] == "13"][0]
 assert big["passed"] and big["peak_memory_bytes"] >= 48 << 20, big' "$tmp/r.jsonl"
 check "per provider: latency p50 <= p90 <= max, CPU total and mean, the largest peak" \
     jcheck "$tmp/out" '(lambda u, rs: 0 < u["latency_ns"]["p50"] <= u["latency_ns"]["p90"] <= u["latency_ns"]["max"] == max(r["time_ns"] for r in rs) and u["cpu_ns"]["total"] == sum(r["cpu_ns"] for r in rs) and u["cpu_ns"]["mean"] == u["cpu_ns"]["total"] // 3 and u["peak_memory_bytes"] == max(r["peak_memory_bytes"] for r in rs) and u["samples"] == u["sandboxes"] == 3)(j["providers"]["local"], [json.loads(l) for l in open(sys.argv[1].replace("out", "r.jsonl"))])'
+
+# a retried attempt's time is paid for too: evalflaky refuses every other
+# create, here after 300 ms
+cli -o provider.evalflaky.fail_delay_ms=300 -o provider.evalflaky.price_per_second=1 \
+    eval --dataset "$ds" --canonical --provider evalflaky -j 1 --out "$tmp/f.jsonl" --json
+check "a retried sample: attempts_time_ns counts the failed attempt, and the cost its seconds" \
+    jcheck "$tmp/out" '(lambda rs: len(rs) > 0 and all(r["attempts"] == 2 and r["attempts_time_ns"] >= 3e8 > r["time_ns"] for r in rs) and abs(j["providers"]["evalflaky"]["cost"]["total"] - sum(r["attempts_time_ns"] for r in rs) / 1e9) < 1e-6)([json.loads(l) for l in open(sys.argv[1][:-3] + "f.jsonl")])'
 
 cli eval --dataset "$ds" --samples "$tmp/samples.jsonl" --out "$tmp/n.jsonl" --json
 check "no price: runtime figures, and no cost object at all" \

@@ -9,11 +9,14 @@
  *              comparison with a real provider has verdicts that differ
  *
  * The setting exit_code (providers.d or -o provider.NAME.exit_code=N)
- * makes every exec claim that exit status instead of 0.
+ * makes every exec claim that exit status instead of 0; fail_delay_ms
+ * makes a refused create take that long first (an attempt that costs
+ * time, as a real backend's timeout does).
  */
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include <polysandbox/provider.h>
 
@@ -26,6 +29,7 @@ struct fake {
     sbx_host_handle *h;
     atomic_ulong creates;
     int exit_code;            /* what every exec claims */
+    long fail_delay_ms;       /* before a refused create */
 };
 
 static int fake_init(const sbx_host_v1 *host, sbx_host_handle *h, void **prov)
@@ -47,6 +51,17 @@ static int fake_init(const sbx_host_v1 *host, sbx_host_handle *h, void **prov)
         }
         f->exit_code = (int)v;
     }
+    code = host->config_get(h, "fail_delay_ms");
+    if (code) {
+        char *end;
+        long v = strtol(code, &end, 10);
+        if (*code == '\0' || *end != '\0' || v < 0 || v > 60000) {
+            free(f);
+            return host->set_error(h, SBX_E_CONFIG, "fail_delay_ms: '%s' is not 0 to 60000",
+                                   code);
+        }
+        f->fail_delay_ms = v;
+    }
     *prov = f;
     return SBX_OK;
 }
@@ -63,9 +78,13 @@ static int fake_create(void *prov, const sbx_create_spec_v1 *spec, void **sb,
     unsigned long n = atomic_fetch_add(&f->creates, 1) + 1;
 
     (void)spec;
-    if (EVAL_FAKE_MODE == MODE_FAIL || (EVAL_FAKE_MODE == MODE_FLAKY && n % 2 == 1))
+    if (EVAL_FAKE_MODE == MODE_FAIL || (EVAL_FAKE_MODE == MODE_FLAKY && n % 2 == 1)) {
+        struct timespec ts = { f->fail_delay_ms / 1000, (f->fail_delay_ms % 1000) * 1000000 };
+        while (nanosleep(&ts, &ts) != 0)
+            ;
         return f->host->set_error(f->h, SBX_E_BACKEND, "%s: create number %lu refused",
                                   EVAL_FAKE_NAME, n);
+    }
     snprintf(id, SBX_ID_MAX, "%s-%lu", EVAL_FAKE_NAME, n);
     *sb = f;
     return SBX_OK;
@@ -99,7 +118,7 @@ static const sbx_provider_ops_v1 fake_ops = {
     .destroy = fake_destroy,
 };
 
-static const char *const fake_keys[] = { "exit_code", NULL };
+static const char *const fake_keys[] = { "exit_code", "fail_delay_ms", NULL };
 
 SBX_PROVIDER_DEFINE(EVAL_FAKE_NAME, "0.1.0", "evaluation test provider (isolates nothing)",
                     "MIT", SBX_CAP_CONCURRENT | SBX_CAP_NETWORK_POLICY /* runs nothing */, fake_keys, NULL, &fake_ops);

@@ -499,7 +499,7 @@ typedef struct sbx_eval_usage {
     size_t samples;            /* records that ran in a sandbox (attempts > 0) */
     size_t passed;             /* of them, passes */
     size_t sandboxes;          /* their attempts: one sandbox each */
-    uint64_t sandbox_ns;       /* the sum of their time_ns */
+    uint64_t sandbox_ns;       /* the sum of their attempts' time (attempts_time_ns) */
     size_t graded;             /* the latencies are of these */
     uint64_t latency_p50_ns, latency_p90_ns, latency_max_ns;
     size_t cpu_samples;        /* records whose CPU time was measured */
