@@ -8,6 +8,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -23,6 +24,7 @@ struct loading {
     sbx_eval_record **records;
     size_t *n_resumed;
     bool keep_errors;             /* a report keeps them; a resume runs them again */
+    const json_t *prov;           /* what each record's "run" must be, or NULL */
 };
 
 /* Check the record @o at @lineno belongs to these samples and keep it. */
@@ -51,6 +53,10 @@ static int load_record(void *ud, json_t *o, size_t lineno)
                            r->sample, r->task_id, want);
         core_eval_record_free(r);
         return SBX_E_INVAL;
+    }
+    if ((rc = core_eval_provenance_check(l->prov, o, l->path, lineno)) != SBX_OK) {
+        core_eval_record_free(r);
+        return rc;
     }
     /* A sandbox error or a language no template ran is no verdict: a
      * resume runs that sample again, a report shows it until a later
@@ -107,9 +113,9 @@ static int not_input(const char *path, const sbx_eval_dataset *ds, const sbx_eva
 
 int core_journal_open(sbx_journal **j, const char *path, bool resume,
                       const sbx_eval_dataset *ds, const sbx_eval_samples *s,
-                      sbx_eval_record **records, size_t *n_resumed)
+                      const json_t *prov, sbx_eval_record **records, size_t *n_resumed)
 {
-    struct loading l = { path, ds, s, records, n_resumed, false };
+    struct loading l = { path, ds, s, records, n_resumed, false, prov };
     int rc;
 
     *n_resumed = 0;
@@ -139,7 +145,7 @@ int sbx_eval_summary_load(sbx_ctx *ctx, const sbx_eval_dataset *ds, const sbx_ev
 {
     sbx_eval_record **records;
     size_t n = 0;
-    struct loading l = { path, ds, s, NULL, &n, true };
+    struct loading l = { path, ds, s, NULL, &n, true, NULL };
     int rc;
 
     core_error_clear();
@@ -157,4 +163,90 @@ int sbx_eval_summary_load(sbx_ctx *ctx, const sbx_eval_dataset *ds, const sbx_ev
         return rc;
     }
     return core_eval_summary_build(ctx, ds, s, records, n, 0, 0, out);
+}
+
+/* The whole lines of @path into *@data (a torn last line left out, as a
+ * resume cuts it off); a missing file is none. */
+static int whole_lines(const char *path, char **data, size_t *len)
+{
+    FILE *f = fopen(path, "re");
+    char *buf = NULL;
+    size_t cap = 0, n = 0;
+
+    *data = NULL;
+    *len = 0;
+    if (!f)
+        return errno == ENOENT ? SBX_OK
+                               : core_error_set(SBX_E_IO, NULL, "%s: cannot open: %s", path,
+                                                strerror(errno));
+    for (;;) {
+        if (n == cap) {
+            char *nb = realloc(buf, cap = cap ? 2 * cap : 65536);
+            if (!nb) {
+                free(buf);
+                fclose(f);
+                return core_error_set(SBX_E_NOMEM, NULL, "out of memory");
+            }
+            buf = nb;
+        }
+        size_t r = fread(buf + n, 1, cap - n, f);
+        n += r;
+        if (r == 0)
+            break;
+    }
+    if (ferror(f)) {
+        int e = errno;
+        free(buf);
+        fclose(f);
+        return core_error_set(SBX_E_IO, NULL, "%s: cannot read: %s", path, strerror(e));
+    }
+    fclose(f);
+    while (n > 0 && buf[n - 1] != '\n')
+        n--;
+    *data = buf;
+    *len = n;
+    return SBX_OK;
+}
+
+int sbx_eval_journal_check(sbx_ctx *ctx, const sbx_eval_dataset *ds,
+                           const sbx_eval_samples *s, const sbx_eval_opts *o,
+                           const char *path, size_t *n_records)
+{
+    sbx_eval_record **records = NULL;
+    sbx_eval_opts *defaults = NULL;
+    json_t *prov = NULL;
+    size_t n = 0, len;
+    struct loading l = { path, ds, s, NULL, &n, false, NULL };
+    char *data = NULL;
+    int rc;
+
+    core_error_clear();
+    if (n_records)
+        *n_records = 0;
+    if (!ctx || !ds || !s || !path)
+        return core_error_set(SBX_E_INVAL, NULL, "sbx_eval_journal_check: NULL argument");
+    if (!o && !(o = defaults = sbx_eval_opts_new()))
+        return core_error_set(SBX_E_NOMEM, NULL, "out of memory");
+    if ((rc = whole_lines(path, &data, &len)) != SBX_OK)
+        goto out;
+    if (!(records = calloc(s->n + 1, sizeof *records)) ||
+        !(prov = core_eval_provenance(ds, s, o))) {
+        rc = core_error_set(SBX_E_NOMEM, NULL, "out of memory");
+        goto out;
+    }
+    l.records = records;
+    l.prov = prov;
+    if (len && (rc = core_jsonl_parse(path, data, len, &ctx->cfg.eval_caps, load_record,
+                                      &l)) != SBX_OK)
+        goto out;
+    if (n_records)
+        *n_records = n;
+out:
+    for (size_t i = 0; records && i < s->n; i++)
+        core_eval_record_free(records[i]);
+    free(records);
+    json_decref(prov);
+    free(data);
+    sbx_eval_opts_free(defaults);
+    return rc;
 }

@@ -365,6 +365,36 @@ SBX_API int sbx_eval_run(sbx_ctx *ctx, const sbx_eval_dataset *ds,
                          const sbx_eval_samples *s, const sbx_eval_opts *o,
                          sbx_eval_summary **out);
 
+/**
+ * sbx_eval_journal_check:
+ * @path: a results file (sbx_eval_opts_set_journal's) to be resumed by a
+ *   run of @ds, @s and @o (NULL: the defaults); a missing file is fine
+ *   (no records), a torn last line is left out as a resume cuts it off
+ * @n_records: (out) (optional): the samples it holds a verdict of, which
+ *   a resume will not run again
+ *
+ * Tells, before anything runs, whether the records in @path are this
+ * run's: each record names the digests of the dataset and samples it
+ * was graded against (of their parsed fields: the same records from a
+ * .jsonl, its .gz or a request body digest alike) and the options that
+ * change verdicts (timeout, limits, isolated check, format, and for
+ * judged problems all_tests, min_time, time_factor, compile_timeout),
+ * as its "run" member (since 0.3; records written before carry none
+ * and are checked by task alone).  Providers, jobs and retries may
+ * differ.  sbx_eval_run with resume makes the same check.  Reads @path,
+ * never changes it.
+ *
+ * Errors: SBX_E_INVAL "PATH:LINE: ..." naming the first difference and
+ *   both values ("these results were graded with another timeout
+ *   ("timeout_ns": 3000000000 in the results, 5000000000 now)"), or a
+ *   line that is no record or belongs to other samples; SBX_E_IO
+ *   (unreadable), SBX_E_NOMEM.
+ * Since: 0.3
+ */
+SBX_API int sbx_eval_journal_check(sbx_ctx *ctx, const sbx_eval_dataset *ds,
+                                   const sbx_eval_samples *s, const sbx_eval_opts *o,
+                                   const char *path, size_t *n_records);
+
 /* ---- records (one graded sample) -------------------------------------- */
 
 SBX_API const char *sbx_eval_record_task_id(const sbx_eval_record *r);
