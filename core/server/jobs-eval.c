@@ -872,71 +872,52 @@ static int take_results(srv_req *r, json_t *results, json_t *spec, const char *d
 {
     struct evaljob e = {0};
     sbx_eval_opts *o = NULL;
-    char *text = NULL, *path = NULL;
-    size_t len = 0, i;
-    json_t *v;
+    char *path = NULL;
     int rc = -1, erc;
 
-    if (json_is_string(results)) {
-        len = json_string_length(results);
-        if (!(text = malloc(len + 2)))
-            goto nomem;
+    if (json_is_array(results)) {
+        /* none: a run from the start */
+        if (json_array_size(results) && write_inline(r, "results", results, dir,
+                                                     "results.jsonl") != 0)
+            return -1;
+    } else if (json_is_string(results)) {
+        /* the last line whole even without its newline: no record is lost */
+        size_t len = json_string_length(results);
+        char *text = malloc(len + 1);
+        if (!text) {
+            srv_error(r, 500, "nomem", NULL, "out of memory");
+            return -1;
+        }
         memcpy(text, json_string_value(results), len);
         if (len && text[len - 1] != '\n')
             text[len++] = '\n';
-    } else if (json_is_array(results)) {
-        size_t cap = 0;
-        json_array_foreach(results, i, v) {
-            char *line;
-            size_t n;
-            if (!json_is_object(v)) {
-                srv_error(r, 400, "invalid", NULL, "field 'results[%zu]' must be a record "
-                          "object (a line of the results of an earlier run)", i);
-                goto out;
-            }
-            if (!(line = json_dumps(v, JSON_COMPACT)))
-                goto nomem;
-            n = strlen(line);
-            if (len + n + 1 > cap) {
-                char *t = realloc(text, cap = 2 * (len + n + 1));
-                if (!t) {
-                    free(line);
-                    goto nomem;
-                }
-                text = t;
-            }
-            memcpy(text + len, line, n);
-            text[len + n] = '\n';
-            len += n + 1;
-            free(line);
+        erc = job_write_file(dir, "results.jsonl", text, len);
+        free(text);
+        if (erc != 0) {
+            srv_error(r, 500, "io", NULL, "cannot keep results in %s: %s", dir,
+                      strerror(errno));
+            return -1;
         }
     } else {
         srv_error(r, 400, "invalid", NULL, "field 'results' must be an array of the records "
                   "of an earlier run, or their JSON Lines as a string");
-        goto out;
-    }
-    if (job_write_file(dir, "results.jsonl", text ? text : "", len) != 0) {
-        srv_error(r, 500, "io", NULL, "cannot keep the results in %s: %s", dir,
-                  strerror(errno));
-        goto out;
+        return -1;
     }
     if (!(path = job_path(dir, "results.jsonl")) || !(o = sbx_eval_opts_new()) ||
-        evaljob_from(&e, spec) != 0)
-        goto nomem;
+        evaljob_from(&e, spec) != 0) {
+        srv_error(r, 500, "nomem", NULL, "out of memory");
+        goto out;
+    }
     if ((erc = grading_opts(&e, o)) != SBX_OK ||
         (erc = sbx_eval_journal_check(r->s->ctx, ds, smp, o, path, NULL)) != SBX_OK) {
         input_error(r, dir, erc);
         goto out;
     }
     rc = 0;
-    goto out;
-nomem:
-    srv_error(r, 500, "nomem", NULL, "out of memory");
 out:
     evaljob_clear(&e);
     sbx_eval_opts_free(o);
     free(path);
-    free(text);
     return rc;
 }
 

@@ -39,7 +39,7 @@ for r in part:
     r["time_ns"] = 7
 body = {"dataset": "ds.jsonl", "samples": "s.jsonl", "k": [1, 2]}
 json.dump(dict(body, results=part), open(d + "/resume.json", "w"))
-json.dump(dict(body, results="".join(json.dumps(r) + "\n" for r in part)),
+json.dump(dict(body, results="\n".join(json.dumps(r) for r in part)),
           open(d + "/resume-text.json", "w"))
 json.dump(dict(body, results=part, timeout="5s"), open(d + "/timeout.json", "w"))
 other = dict(body, results=part)
@@ -77,7 +77,7 @@ sys.exit(0 if a["pass_at_k"] == b["pass_at_k"] and a["summary"]["counts"] == b["
 
 post /v1/eval "@$tmp/resume-text.json"
 id2=$(jq_out 'j["id"]')
-check "the records as JSON Lines in a string: taken alike" \
+check "the records as JSON Lines in a string (no newline at its end): taken alike" \
     eval 'is 202 && wait_job "$id2" && req GET "/v1/jobs/$id2?limit=0" && json_check "j[\"summary\"][\"resumed\"] == 3 and j[\"pass_at_k\"] == json.load(open(\"$tmp/job.json\"))[\"pass_at_k\"]"'
 
 jobs_before=$(ls "$state/jobs" | wc -l)
