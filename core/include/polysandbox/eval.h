@@ -355,7 +355,9 @@ SBX_API int sbx_eval_opts_set_judge(sbx_eval_opts *o, bool all_tests, uint64_t m
  * summary): SBX_E_INVAL when @s leaves tasks of @ds without a sample
  * and sbx_eval_opts_set_allow_partial was not set (since 0.2; the
  * message says how many and names them), SBX_E_IO (journal), SBX_E_INVAL (a journal that belongs to
- * other samples: "PATH:LINE: ..."), a request the core refuses for every
+ * other samples, or graded against another dataset, other samples or
+ * other options that change verdicts, as sbx_eval_journal_check says
+ * (since 0.3): "PATH:LINE: ..."), a request the core refuses for every
  * sample (unknown template or provider, a limit above its maximum),
  * SBX_E_INVAL for a journal that is the dataset's or samples' file.
  * Sandbox failures are not errors: see SBX_VERDICT_SANDBOX_ERROR.
@@ -439,7 +441,8 @@ SBX_API void sbx_eval_record_tests(const sbx_eval_record *r, size_t *passed,
  * Since: 0.2
  */
 SBX_API bool sbx_eval_record_base_verdict(const sbx_eval_record *r, sbx_eval_verdict *v);
-/** The journal line: one JSON object (transfer full, free()). */
+/** The journal line: one JSON object (transfer full, free()); since 0.3
+ * with "run", what it was graded against (see sbx_eval_journal_check). */
 SBX_API char *sbx_eval_record_to_json(const sbx_eval_record *r);
 
 /* ---- summary ---------------------------------------------------------- */
