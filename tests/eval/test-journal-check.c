@@ -22,16 +22,6 @@
 static char dir[] = "/tmp/ps-journal-check.XXXXXX";
 static char path_ds[256], path_ds2[256], path_s[256], path_s2[256], path_r[256];
 
-static int write_file(const char *path, const char *text)
-{
-    FILE *f = fopen(path, "w");
-
-    if (!f)
-        return -1;
-    fputs(text, f);
-    return fclose(f);
-}
-
 /* A record line of @sample (task t/@sample), @verdict, with @run (NULL:
  * none, as before 0.3). */
 static char *record(size_t sample, const char *verdict, const json_t *run)
@@ -97,15 +87,15 @@ int main(void)
     snprintf(path_s, sizeof path_s, "%s/s.jsonl", dir);
     snprintf(path_s2, sizeof path_s2, "%s/s2.jsonl", dir);
     snprintf(path_r, sizeof path_r, "%s/r.jsonl", dir);
-    write_file(path_ds, "{\"task_id\": \"t/0\", \"language\": \"sh\"}\n"
+    tap_write_file(path_ds, "{\"task_id\": \"t/0\", \"language\": \"sh\"}\n"
                         "{\"task_id\": \"t/1\", \"language\": \"sh\"}\n");
-    write_file(path_ds2, "{\"task_id\": \"t/0\", \"language\": \"sh\"}\n"
+    tap_write_file(path_ds2, "{\"task_id\": \"t/0\", \"language\": \"sh\"}\n"
                          "{\"task_id\": \"t/1\", \"language\": \"sh\", \"test\": \"true\"}\n");
-    write_file(path_s, "{\"task_id\": \"t/0\", \"completion\": \"exit 0\"}\n"
+    tap_write_file(path_s, "{\"task_id\": \"t/0\", \"completion\": \"exit 0\"}\n"
                        "{\"task_id\": \"t/1\", \"completion\": \"exit 1\", \"model\": \"a\"}\n"
                        "{\"task_id\": \"t/0\", \"completion\": \"exit 0\"}\n");
     /* the same samples but one completion; extra fields do not count */
-    write_file(path_s2, "{\"task_id\": \"t/0\", \"completion\": \"exit 0\"}\n"
+    tap_write_file(path_s2, "{\"task_id\": \"t/0\", \"completion\": \"exit 0\"}\n"
                         "{\"task_id\": \"t/1\", \"completion\": \"exit 2\", \"model\": \"a\"}\n"
                         "{\"task_id\": \"t/0\", \"completion\": \"exit 0\"}\n");
     if ((rc = sbx_ctx_new(&ctx, NULL)) != SBX_OK ||
@@ -172,15 +162,15 @@ int main(void)
     rc = sbx_eval_journal_check(ctx, ds, s, o, path_r, NULL);
     ok(refused(ctx, rc, "r.jsonl:1: sample 5 is past the 3 samples given"),
        "a sample past the samples: refused");
-    write_file(path_r, "{\"task_id\":\"t/0\",\"sample\":0,\"verdict\":\"passed\",\"run\":[]}\n");
+    tap_write_file(path_r, "{\"task_id\":\"t/0\",\"sample\":0,\"verdict\":\"passed\",\"run\":[]}\n");
     rc = sbx_eval_journal_check(ctx, ds, s, o, path_r, NULL);
     ok(refused(ctx, rc, "r.jsonl:1: not a result record (\"run\" is not an object)"),
        "a \"run\" that is no object: refused");
-    write_file(path_r, "\n{\"task_id\": 3}\n");
+    tap_write_file(path_r, "\n{\"task_id\": 3}\n");
     rc = sbx_eval_journal_check(ctx, ds, s, o, path_r, NULL);
     ok(refused(ctx, rc, "r.jsonl:2: not a result record"), "a line that is no record: refused "
        "with its line");
-    write_file(path_r, "{\"task_id\":\n");
+    tap_write_file(path_r, "{\"task_id\":\n");
     rc = sbx_eval_journal_check(ctx, ds, s, o, path_r, NULL);
     ok(refused(ctx, rc, "r.jsonl:1"), "bad JSON on a whole line: refused with its line");
     rc = sbx_eval_journal_check(ctx, ds, s, o, NULL, NULL);
