@@ -21,7 +21,7 @@ from harness import (cancel_later, check, finish, plan, raises, sh_eval_files,  
                      start, stop, write_jsonl)
 import polysandbox as psb  # noqa: E402
 
-PLAN = 19
+PLAN = 20
 plan(PLAN)
 
 tmp, server, client, local = start("ps-python-remote-eval.", 600)
@@ -150,6 +150,24 @@ check("resume=True with another timeout: InvalidRequestError naming it, through 
       "and in the process, the file as it was",
       ok and ok_l and "field 'results', line 1" in str(e) and open(part_r).read() == head,
       f"{e} | {e_l}")
+
+# A sandbox error in the file is no verdict: that sample runs again, its
+# new record appended after the kept one.
+with open(out_r) as f:
+    whole = [json.loads(line) for line in f]
+err = dict(whole[0], verdict="sandbox_error", status="sandbox_error", passed=False,
+           reason="the sandbox failed")
+with open(part_r, "w") as f:
+    f.write(json.dumps(err) + "\n" + json.dumps(whole[1]) + "\n")
+again = client.evaluate(dataset, samples, out=part_r, resume=True, **OPTS)
+lines = [json.loads(line) for line in open(part_r)]
+check("resume=True with a sandbox error in the file: that sample runs again, the file's "
+      "lines kept and the job's new records after them",
+      again.resumed == 1 and again.ran == 4 and again.pass_at_k == rep.pass_at_k
+      and len(lines) == 6 and lines[0] == err and lines[1] == whole[1]
+      and sorted(r["sample"] for r in lines[2:]) == sorted(r["sample"] for r in whole
+                                                          if r is not whole[1]),
+      f"{again.resumed} {again.ran} {[(r['sample'], r['verdict']) for r in lines]}")
 
 # ---- errors -------------------------------------------------------------------------
 
