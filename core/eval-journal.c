@@ -165,47 +165,27 @@ int sbx_eval_summary_load(sbx_ctx *ctx, const sbx_eval_dataset *ds, const sbx_ev
     return core_eval_summary_build(ctx, ds, s, records, n, 0, 0, out);
 }
 
-/* The whole lines of @path into *@data (a torn last line left out, as a
- * resume cuts it off); a missing file is none. */
-static int whole_lines(const char *path, char **data, size_t *len)
+/* Each whole line of the open @f through load_line, as a resume reads
+ * them: streamed (a results file may be larger than the [eval] caps of
+ * inputs), a torn last line (no newline) left out. */
+static int check_lines(FILE *f, struct loading *l)
 {
-    FILE *f = fopen(path, "re");
-    char *buf = NULL;
-    size_t cap = 0, n = 0;
+    char *line = NULL;
+    size_t cap = 0, lineno = 0;
+    ssize_t n;
+    int rc = SBX_OK;
 
-    *data = NULL;
-    *len = 0;
-    if (!f)
-        return errno == ENOENT ? SBX_OK
-                               : core_error_set(SBX_E_IO, NULL, "%s: cannot open: %s", path,
-                                                strerror(errno));
-    for (;;) {
-        if (n == cap) {
-            char *nb = realloc(buf, cap = cap ? 2 * cap : 65536);
-            if (!nb) {
-                free(buf);
-                fclose(f);
-                return core_error_set(SBX_E_NOMEM, NULL, "out of memory");
-            }
-            buf = nb;
-        }
-        size_t r = fread(buf + n, 1, cap - n, f);
-        n += r;
-        if (r == 0)
+    errno = 0;
+    while (rc == SBX_OK && (n = getline(&line, &cap, f)) > 0) {
+        if (line[n - 1] != '\n')
             break;
+        rc = load_line(l, line, (size_t)n - 1, ++lineno, 0);
     }
-    if (ferror(f)) {
-        int e = errno;
-        free(buf);
-        fclose(f);
-        return core_error_set(SBX_E_IO, NULL, "%s: cannot read: %s", path, strerror(e));
-    }
-    fclose(f);
-    while (n > 0 && buf[n - 1] != '\n')
-        n--;
-    *data = buf;
-    *len = n;
-    return SBX_OK;
+    if (rc == SBX_OK && ferror(f))
+        rc = core_error_set(errno == ENOMEM ? SBX_E_NOMEM : SBX_E_IO, NULL,
+                            "%s: cannot read: %s", l->path, strerror(errno));
+    free(line);
+    return rc;
 }
 
 int sbx_eval_journal_check(sbx_ctx *ctx, const sbx_eval_dataset *ds,
@@ -215,38 +195,36 @@ int sbx_eval_journal_check(sbx_ctx *ctx, const sbx_eval_dataset *ds,
     sbx_eval_record **records = NULL;
     sbx_eval_opts *defaults = NULL;
     json_t *prov = NULL;
-    size_t n = 0, len;
+    size_t n = 0;
     struct loading l = { path, ds, s, NULL, &n, false, NULL };
-    char *data = NULL;
-    int rc;
+    FILE *f = NULL;
+    int rc = SBX_OK;
 
     core_error_clear();
     if (n_records)
         *n_records = 0;
     if (!ctx || !ds || !s || !path)
         return core_error_set(SBX_E_INVAL, NULL, "sbx_eval_journal_check: NULL argument");
-    if (!o && !(o = defaults = sbx_eval_opts_new()))
-        return core_error_set(SBX_E_NOMEM, NULL, "out of memory");
-    if ((rc = whole_lines(path, &data, &len)) != SBX_OK)
-        goto out;
-    if (!(records = calloc(s->n + 1, sizeof *records)) ||
+    /* a missing file is none: the resume starts afresh */
+    if (!(f = fopen(path, "re")))
+        return errno == ENOENT ? SBX_OK : core_error_set(SBX_E_IO, NULL, "%s: cannot open: %s",
+                                                         path, strerror(errno));
+    if ((!o && !(o = defaults = sbx_eval_opts_new())) ||
+        !(records = calloc(s->n + 1, sizeof *records)) ||
         !(prov = core_eval_provenance(ds, s, o))) {
         rc = core_error_set(SBX_E_NOMEM, NULL, "out of memory");
         goto out;
     }
     l.records = records;
     l.prov = prov;
-    if (len && (rc = core_jsonl_parse(path, data, len, &ctx->cfg.eval_caps, load_record,
-                                      &l)) != SBX_OK)
-        goto out;
-    if (n_records)
+    if ((rc = check_lines(f, &l)) == SBX_OK && n_records)
         *n_records = n;
 out:
     for (size_t i = 0; records && i < s->n; i++)
         core_eval_record_free(records[i]);
     free(records);
     json_decref(prov);
-    free(data);
     sbx_eval_opts_free(defaults);
+    fclose(f);
     return rc;
 }
