@@ -239,6 +239,7 @@ struct sbx_eval_record {
     uint64_t unenforced;    /* SBX_LIMIT_BIT_* its sandbox ran without */
     bool has_base;          /* EvalPlus: base_verdict is set */
     sbx_eval_verdict base_verdict;  /* EvalPlus: on the base inputs alone */
+    char *run;              /* its provenance as compact JSON ("run"), or NULL */
 };
 
 void core_eval_record_free(sbx_eval_record *r);
@@ -286,10 +287,24 @@ int core_eval_bootstrap(const double *per_task, size_t n, double *lo, double *hi
  * dataset's or the samples' file. */
 int core_journal_open(sbx_journal **j, const char *path, bool resume,
                       const sbx_eval_dataset *ds, const sbx_eval_samples *s,
-                      sbx_eval_record **records, size_t *n_resumed);
+                      const struct json_t *prov, sbx_eval_record **records,
+                      size_t *n_resumed);
 /* Append one record as a line; the journal's thread syncs it soon after.
  * Fails when the write or an earlier sync failed. */
 int core_journal_append(sbx_journal *j, const sbx_eval_record *r);
+
+/* ---- provenance (core/eval-provenance.c) ------------------------------------ */
+
+/* What records of @ds, @s graded with @o carry as "run": the digests of
+ * the dataset and the samples as parsed, and the options that change
+ * verdicts (transfer full), or NULL on ENOMEM. */
+struct json_t *core_eval_provenance(const sbx_eval_dataset *ds, const sbx_eval_samples *s,
+                                    const sbx_eval_opts *o);
+/* SBX_OK when the record @rec (a parsed line @lineno of @path) carries no
+ * "run" or the one @want is (NULL: anything); else SBX_E_INVAL, the
+ * message naming the first field that differs and both values. */
+int core_eval_provenance_check(const struct json_t *want, struct json_t *rec,
+                               const char *path, size_t lineno);
 
 /* ---- options (core/eval-opts.c) --------------------------------------------- */
 

@@ -8,6 +8,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -23,6 +24,7 @@ struct loading {
     sbx_eval_record **records;
     size_t *n_resumed;
     bool keep_errors;             /* a report keeps them; a resume runs them again */
+    const json_t *prov;           /* what each record's "run" must be, or NULL */
 };
 
 /* Check the record @o at @lineno belongs to these samples and keep it. */
@@ -51,6 +53,10 @@ static int load_record(void *ud, json_t *o, size_t lineno)
                            r->sample, r->task_id, want);
         core_eval_record_free(r);
         return SBX_E_INVAL;
+    }
+    if ((rc = core_eval_provenance_check(l->prov, o, l->path, lineno)) != SBX_OK) {
+        core_eval_record_free(r);
+        return rc;
     }
     /* A sandbox error or a language no template ran is no verdict: a
      * resume runs that sample again, a report shows it until a later
@@ -107,9 +113,9 @@ static int not_input(const char *path, const sbx_eval_dataset *ds, const sbx_eva
 
 int core_journal_open(sbx_journal **j, const char *path, bool resume,
                       const sbx_eval_dataset *ds, const sbx_eval_samples *s,
-                      sbx_eval_record **records, size_t *n_resumed)
+                      const json_t *prov, sbx_eval_record **records, size_t *n_resumed)
 {
-    struct loading l = { path, ds, s, records, n_resumed, false };
+    struct loading l = { path, ds, s, records, n_resumed, false, prov };
     int rc;
 
     *n_resumed = 0;
@@ -139,7 +145,7 @@ int sbx_eval_summary_load(sbx_ctx *ctx, const sbx_eval_dataset *ds, const sbx_ev
 {
     sbx_eval_record **records;
     size_t n = 0;
-    struct loading l = { path, ds, s, NULL, &n, true };
+    struct loading l = { path, ds, s, NULL, &n, true, NULL };
     int rc;
 
     core_error_clear();
@@ -157,4 +163,68 @@ int sbx_eval_summary_load(sbx_ctx *ctx, const sbx_eval_dataset *ds, const sbx_ev
         return rc;
     }
     return core_eval_summary_build(ctx, ds, s, records, n, 0, 0, out);
+}
+
+/* Each whole line of the open @f through load_line, as a resume reads
+ * them: streamed (a results file may be larger than the [eval] caps of
+ * inputs), a torn last line (no newline) left out. */
+static int check_lines(FILE *f, struct loading *l)
+{
+    char *line = NULL;
+    size_t cap = 0, lineno = 0;
+    ssize_t n;
+    int rc = SBX_OK;
+
+    errno = 0;
+    while (rc == SBX_OK && (n = getline(&line, &cap, f)) > 0) {
+        if (line[n - 1] != '\n')
+            break;
+        rc = load_line(l, line, (size_t)n - 1, ++lineno, 0);
+    }
+    if (rc == SBX_OK && ferror(f))
+        rc = core_error_set(errno == ENOMEM ? SBX_E_NOMEM : SBX_E_IO, NULL,
+                            "%s: cannot read: %s", l->path, strerror(errno));
+    free(line);
+    return rc;
+}
+
+int sbx_eval_journal_check(sbx_ctx *ctx, const sbx_eval_dataset *ds,
+                           const sbx_eval_samples *s, const sbx_eval_opts *o,
+                           const char *path, size_t *n_records)
+{
+    sbx_eval_record **records = NULL;
+    sbx_eval_opts *defaults = NULL;
+    json_t *prov = NULL;
+    size_t n = 0;
+    struct loading l = { path, ds, s, NULL, &n, false, NULL };
+    FILE *f = NULL;
+    int rc = SBX_OK;
+
+    core_error_clear();
+    if (n_records)
+        *n_records = 0;
+    if (!ctx || !ds || !s || !path)
+        return core_error_set(SBX_E_INVAL, NULL, "sbx_eval_journal_check: NULL argument");
+    /* a missing file is none: the resume starts afresh */
+    if (!(f = fopen(path, "re")))
+        return errno == ENOENT ? SBX_OK : core_error_set(SBX_E_IO, NULL, "%s: cannot open: %s",
+                                                         path, strerror(errno));
+    if ((!o && !(o = defaults = sbx_eval_opts_new())) ||
+        !(records = calloc(s->n + 1, sizeof *records)) ||
+        !(prov = core_eval_provenance(ds, s, o))) {
+        rc = core_error_set(SBX_E_NOMEM, NULL, "out of memory");
+        goto out;
+    }
+    l.records = records;
+    l.prov = prov;
+    if ((rc = check_lines(f, &l)) == SBX_OK && n_records)
+        *n_records = n;
+out:
+    for (size_t i = 0; records && i < s->n; i++)
+        core_eval_record_free(records[i]);
+    free(records);
+    json_decref(prov);
+    sbx_eval_opts_free(defaults);
+    fclose(f);
+    return rc;
 }

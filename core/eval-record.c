@@ -18,6 +18,7 @@ void core_eval_record_free(sbx_eval_record *r)
     free(r->stderr_tail);
     free(r->completion);
     free(r->output);
+    free(r->run);
     free(r);
 }
 
@@ -195,6 +196,8 @@ static json_t *record_json(const sbx_eval_record *r)
     }
     if (r->unenforced)
         bad |= json_object_set_new(o, "unenforced_limits", core_limit_names_json(r->unenforced));
+    if (r->run)
+        bad |= json_object_set_new(o, "run", json_loads(r->run, 0, NULL));
     if (bad) {
         json_decref(o);
         return NULL;
@@ -286,6 +289,9 @@ int core_eval_record_from_json(json_t *o, sbx_eval_record **out, const char **wh
     v = json_object_get(o, "completion");
     if (json_is_string(v))
         r->completion = strdup(json_string_value(v));
+    /* kept as it came, so that a resumed record is written back alike */
+    if (json_is_object(v = json_object_get(o, "run")))
+        r->run = json_dumps(v, JSON_COMPACT | JSON_SORT_KEYS);
     v = json_object_get(o, "tests_total");
     if (json_is_integer(v) && json_integer_value(v) > 0 &&
         json_is_integer(json_object_get(o, "tests_passed")) &&

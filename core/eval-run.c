@@ -10,6 +10,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <jansson.h>
+
 #include "eval-int.h"
 
 #define STDERR_TAIL 2000
@@ -33,6 +35,8 @@ struct run {
     const char *py_lang;          /* the template py_argv is for, or NULL */
     char **py_argv;               /* its run words with -S (python_argv) */
     const char *py_source;        /* its source file: where the runner goes */
+    json_t *prov;                 /* what every record carries as "run" */
+    char *prov_text;              /* the same as compact JSON */
 };
 
 /* The command a Python runner is started with: the template @lang's run
@@ -263,7 +267,8 @@ static int run_sample(struct run *run, size_t i, sbx_eval_record **out)
     bool graded = false;
 
     if (!rec || !(rec->task_id = strdup(t->id)) ||
-        !(rec->completion = strdup(run->s->v[i].completion))) {
+        !(rec->completion = strdup(run->s->v[i].completion)) ||
+        !(rec->run = strdup(run->prov_text))) {
         core_eval_record_free(rec);
         return core_error_set(SBX_E_NOMEM, NULL, "out of memory");
     }
@@ -517,13 +522,15 @@ int sbx_eval_run(sbx_ctx *ctx, const sbx_eval_dataset *ds, const sbx_eval_sample
         return core_error_set(SBX_E_INTERNAL, NULL, "cannot initialise a mutex");
     }
     if (!(run.records = calloc(s->n + 1, sizeof *run.records)) ||
-        !(run.pending = calloc(s->n + 1, sizeof *run.pending))) {
+        !(run.pending = calloc(s->n + 1, sizeof *run.pending)) ||
+        !(run.prov = core_eval_provenance(ds, s, o)) ||
+        !(run.prov_text = json_dumps(run.prov, JSON_COMPACT | JSON_SORT_KEYS))) {
         rc = core_error_set(SBX_E_NOMEM, NULL, "out of memory");
         goto out;
     }
     if (o->journal) {
-        rc = core_journal_open(&run.journal, o->journal, o->resume, ds, s, run.records,
-                               &resumed);
+        rc = core_journal_open(&run.journal, o->journal, o->resume, ds, s, run.prov,
+                               run.records, &resumed);
         if (rc != SBX_OK)
             goto out;
     }
@@ -576,6 +583,8 @@ out:
     free(run.records);
     free(run.pending);
     free(run.py_argv);
+    json_decref(run.prov);
+    free(run.prov_text);
     sbx_journal_close(run.journal);
     pthread_mutex_destroy(&run.lock);
     sbx_eval_opts_free(defaults);

@@ -70,6 +70,7 @@ core_libpolysandbox_internal_la_SOURCES = \
 	core/eval-record.c \
 	core/eval-stats.c \
 	core/eval-journal.c \
+	core/eval-provenance.c \
 	core/eval-opts.c \
 	core/eval-summary.c \
 	core/eval-usage.c \

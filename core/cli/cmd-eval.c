@@ -252,6 +252,11 @@ int cli_cmd_eval(cli_global *g, int argc, char **argv)
     rc = CLI_EXIT_ERROR;
     if (!(o = cli_eval_opts(&a, (const char *const *)providers)))
         goto done;
+    /* the records to continue must be this run's: refused before anything runs */
+    if (resume && (rc = sbx_eval_journal_check(ctx, ds, s, o, out, NULL)) != SBX_OK) {
+        rc = cli_eval_error(ctx, rc, "eval");
+        goto done;
+    }
     prog = cli_progress_new("eval", g->quiet);
     if (sbx_eval_opts_set_journal(o, out, resume) != SBX_OK ||
         sbx_eval_opts_set_callback(o, eval_cb, prog) != SBX_OK) {

@@ -7,7 +7,8 @@
  *    "format": "auto", "k": [1, 10, 100], "providers": ["local"],
  *    "timeout": "3s", "memory": "512M", "retries": 2, "allow_partial": true,
  *    "all_tests": false, "min_time": "1s", "time_factor": 3,
- *    "compile_timeout": "30s"}      (the last four: judged problems)
+ *    "compile_timeout": "30s",      (the last four: judged problems)
+ *    "results": [RECORD, ...] | "JSONL"}   (an earlier run's, to continue)
  *
  * A dataset or samples given as a string is a file the server reads
  * under [server] eval_dir (never elsewhere); given inline, the records
@@ -22,7 +23,12 @@
  * messages.  The job runs sbx_eval_run with the job's results.jsonl as
  * the engine's journal and resume on: a server killed
  * mid-job runs at its next start only the samples that have no record,
- * exactly as `polysandbox eval --resume`.  The records are the engine's
+ * exactly as `polysandbox eval --resume`.  The "results" of a request
+ * are the records of an earlier run of the same evaluation (a client's
+ * results file): they become the job's results.jsonl, checked with
+ * sbx_eval_journal_check (another dataset, other samples or options that
+ * change verdicts are a 400 naming the difference), so the job runs only
+ * the samples without a verdict.  The records are the engine's
  * own lines; pass@k is the engine's summary once the job ended (and the
  * same estimator over the records so far while it runs).
  */
@@ -81,32 +87,35 @@ static sbx_eval_format format_of(const char *name)
 
 /* ---- the kind ------------------------------------------------------------------ */
 
-static void eval_free(srv_job *j)
+static void evaljob_clear(struct evaljob *e)
 {
-    struct evaljob *e = j->k;
-
-    if (!e)
-        return;
     for (size_t i = 0; e->providers && e->providers[i]; i++)
         free(e->providers[i]);
     free(e->providers);
     free(e->source);
     free(e->samples_source);
     json_decref(e->tasks);
+}
+
+static void eval_free(srv_job *j)
+{
+    struct evaljob *e = j->k;
+
+    if (!e)
+        return;
+    evaljob_clear(e);
     free(e);
     j->k = NULL;
 }
 
-static int eval_load(srv_job *j, json_t *spec)
+/* The job's settings from its @spec into @e (zeroed; evaljob_clear it
+ * whatever this returns). */
+static int evaljob_from(struct evaljob *e, json_t *spec)
 {
-    struct evaljob *e = calloc(1, sizeof *e);
     json_t *ks = json_object_get(spec, "k"), *pv = json_object_get(spec, "providers"), *v;
     const char *fmt = json_string_value(json_object_get(spec, "format"));
     size_t i;
 
-    if (!e)
-        return -1;
-    j->k = e;
     e->retries = -1;
     e->factor = -1;
     if (!(e->tasks = json_object()))
@@ -144,6 +153,35 @@ static int eval_load(srv_job *j, json_t *spec)
                                      ?: "(inline)")))
         return -1;
     return e->n_ks && e->source ? 0 : -1;
+}
+
+static int eval_load(srv_job *j, json_t *spec)
+{
+    struct evaljob *e = calloc(1, sizeof *e);
+
+    if (!e)
+        return -1;
+    j->k = e;
+    return evaljob_from(e, spec);
+}
+
+/* The engine's options of the job @e that decide its verdicts and its
+ * retries, as the job runs with them. */
+static int grading_opts(const struct evaljob *e, sbx_eval_opts *o)
+{
+    int rc = sbx_eval_opts_set_providers(o, (const char *const *)e->providers);
+
+    if (rc == SBX_OK && e->timeout_ns)
+        rc = sbx_eval_opts_set_timeout(o, e->timeout_ns);
+    if (rc == SBX_OK && e->memory)
+        rc = sbx_eval_opts_set_limit(o, SBX_LIMIT_MEMORY, e->memory);
+    if (rc == SBX_OK && e->retries >= 0)
+        rc = sbx_eval_opts_set_retries(o, (unsigned)e->retries);
+    if (rc == SBX_OK)
+        rc = sbx_eval_opts_set_judge(o, e->all_tests, e->min_ns, e->factor, e->compile_ns);
+    if (rc == SBX_OK)
+        rc = sbx_eval_opts_set_allow_partial(o, e->allow_partial);
+    return rc;
 }
 
 static const char *code_name(int code)
@@ -394,21 +432,11 @@ static void eval_run(srv_job *j)
         failed(j, "invalid");
         goto out;
     }
-    rc = sbx_eval_opts_set_providers(o, (const char *const *)e->providers);
+    rc = grading_opts(e, o);
     if (rc == SBX_OK)
         rc = sbx_eval_opts_set_jobs(o, job_concurrency(s));
-    if (rc == SBX_OK && e->timeout_ns)
-        rc = sbx_eval_opts_set_timeout(o, e->timeout_ns);
-    if (rc == SBX_OK && e->memory)
-        rc = sbx_eval_opts_set_limit(o, SBX_LIMIT_MEMORY, e->memory);
-    if (rc == SBX_OK && e->retries >= 0)
-        rc = sbx_eval_opts_set_retries(o, (unsigned)e->retries);
-    if (rc == SBX_OK)
-        rc = sbx_eval_opts_set_judge(o, e->all_tests, e->min_ns, e->factor, e->compile_ns);
     if (rc == SBX_OK)
         rc = sbx_eval_opts_set_journal(o, path, true);
-    if (rc == SBX_OK)
-        rc = sbx_eval_opts_set_allow_partial(o, e->allow_partial);
     if (rc == SBX_OK)
         rc = sbx_eval_opts_set_callback(o, on_record, j);
     if (rc == SBX_OK)
@@ -476,7 +504,7 @@ int job_eval_inputs(srv_job *j, sbx_eval_dataset **ds, sbx_eval_samples **smp)
 static const char *const eval_fields[] = {
     "dataset", "samples", "canonical", "format", "k", "providers", "timeout", "memory",
     "retries", "allow_partial", "all_tests", "min_time", "time_factor", "compile_timeout",
-    NULL
+    "results", NULL
 };
 
 /* Copy the file @given (a path under eval_dir) to DIR/NAME.  0, or -1
@@ -675,22 +703,24 @@ static int take_input(srv_req *r, json_t *body, const char *field, const char *d
 static void input_error(srv_req *r, const char *dir, int rc)
 {
     const char *msg = sbx_error_message(sbx_ctx_last_error(r->s->ctx));
-    static const char *const names[] = { "dataset", "samples" };
+    static const char *const names[][2] = {
+        { "dataset", "dataset" }, { "samples", "samples" }, { "results.jsonl", "results" },
+    };
     const char *code;
     unsigned status = srv_status_of(rc, 422, &code);
 
     if (rc == SBX_E_INVAL)
         status = 400;
-    for (int i = 0; i < 2; i++) {
-        char *p = job_path(dir, names[i]);
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        char *p = job_path(dir, names[i][0]);
         size_t n = p ? strlen(p) : 0;
         if (p && !strncmp(msg, p, n)) {
             const char *tail = msg + n;
             free(p);
             if (tail[0] == ':' && tail[1] >= '0' && tail[1] <= '9')
-                srv_error(r, status, code, NULL, "field '%s', line %s", names[i], tail + 1);
+                srv_error(r, status, code, NULL, "field '%s', line %s", names[i][1], tail + 1);
             else
-                srv_error(r, status, code, NULL, "field '%s'%s", names[i], tail);
+                srv_error(r, status, code, NULL, "field '%s'%s", names[i][1], tail);
             return;
         }
         free(p);
@@ -832,6 +862,65 @@ static int take_options(srv_req *r, json_t *body, json_t *spec)
     return take_judge(r, body, spec);
 }
 
+/* The records of an earlier run of the same evaluation in "results" (an
+ * array of record objects, or their JSON Lines as one string) into the
+ * job's results.jsonl, checked by the engine against the job's inputs
+ * and @spec's options: the job then runs only the samples without a
+ * verdict.  -1 having replied. */
+static int take_results(srv_req *r, json_t *results, json_t *spec, const char *dir,
+                        const sbx_eval_dataset *ds, const sbx_eval_samples *smp)
+{
+    struct evaljob e = {0};
+    sbx_eval_opts *o = NULL;
+    char *path = NULL;
+    int rc = -1, erc;
+
+    if (json_is_array(results)) {
+        /* none: a run from the start */
+        if (json_array_size(results) && write_inline(r, "results", results, dir,
+                                                     "results.jsonl") != 0)
+            return -1;
+    } else if (json_is_string(results)) {
+        /* the last line whole even without its newline: no record is lost */
+        size_t len = json_string_length(results);
+        char *text = malloc(len + 1);
+        if (!text) {
+            srv_error(r, 500, "nomem", NULL, "out of memory");
+            return -1;
+        }
+        memcpy(text, json_string_value(results), len);
+        if (len && text[len - 1] != '\n')
+            text[len++] = '\n';
+        erc = job_write_file(dir, "results.jsonl", text, len);
+        free(text);
+        if (erc != 0) {
+            srv_error(r, 500, "io", NULL, "cannot keep results in %s: %s", dir,
+                      strerror(errno));
+            return -1;
+        }
+    } else {
+        srv_error(r, 400, "invalid", NULL, "field 'results' must be an array of the records "
+                  "of an earlier run, or their JSON Lines as a string");
+        return -1;
+    }
+    if (!(path = job_path(dir, "results.jsonl")) || !(o = sbx_eval_opts_new()) ||
+        evaljob_from(&e, spec) != 0) {
+        srv_error(r, 500, "nomem", NULL, "out of memory");
+        goto out;
+    }
+    if ((erc = grading_opts(&e, o)) != SBX_OK ||
+        (erc = sbx_eval_journal_check(r->s->ctx, ds, smp, o, path, NULL)) != SBX_OK) {
+        input_error(r, dir, erc);
+        goto out;
+    }
+    rc = 0;
+out:
+    evaljob_clear(&e);
+    sbx_eval_opts_free(o);
+    free(path);
+    return rc;
+}
+
 void jobs_eval_create(srv_req *r)
 {
     json_t *body = srv_req_json(r), *spec = NULL;
@@ -895,6 +984,9 @@ void jobs_eval_create(srv_req *r)
     if (samples_source)
         json_object_set_new(spec, "samples_source", json_string(samples_source));
     json_object_set_new(spec, "canonical", json_boolean(canonical));
+    if (json_object_get(body, "results") &&
+        take_results(r, json_object_get(body, "results"), spec, dir, ds, smp) != 0)
+        goto fail;
     sbx_eval_samples_free(smp);
     sbx_eval_dataset_free(ds);
     job_submit(r, &job_kind_eval, dir, spec, total);

@@ -126,6 +126,22 @@ static int index_cb(void *ud, const char *line, size_t len, size_t lineno, uint6
     return SBX_OK;
 }
 
+int job_index_results(srv_job *j)
+{
+    char *path = job_path(j->dir, "results.jsonl");
+    sbx_journal *jr = NULL;
+    int rc = -1;
+
+    pthread_mutex_lock(&j->mu);
+    if (path && sbx_journal_open(path, true, index_cb, j, &jr) == SBX_OK &&
+        (j->results_fd = open(path, O_RDONLY | O_CLOEXEC)) >= 0)
+        rc = 0;
+    pthread_mutex_unlock(&j->mu);
+    sbx_journal_close(jr);
+    free(path);
+    return rc;
+}
+
 /* The ended job's state.json into @j.  -1 when it is not readable. */
 static int load_state(srv_job *j, json_t *st)
 {
@@ -166,10 +182,9 @@ static int load_owner(srv_job *j, json_t *o)
 
 static srv_job *load_job(srv *s, const char *dir, const char *name)
 {
-    char why[512], *path = NULL, *jdir = job_path(dir, name);
+    char why[512], *jdir = job_path(dir, name);
     json_t *doc = NULL, *st = NULL, *spec, *idem;
     const job_kind *kind;
-    sbx_journal *jr = NULL;
     srv_job *j = NULL;
     json_int_t total;
 
@@ -229,23 +244,15 @@ static srv_job *load_job(srv *s, const char *dir, const char *name)
         j->summary = NULL;
     }
     /* Index the results (cutting off a line torn by a kill). */
-    pthread_mutex_lock(&j->mu);
-    path = job_path(j->dir, "results.jsonl");
-    if (!path || sbx_journal_open(path, true, index_cb, j, &jr) != SBX_OK ||
-        (j->results_fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
-        pthread_mutex_unlock(&j->mu);
+    if (job_index_results(j) != 0) {
         srv_log(NULL, "cannot load the job in %s: %s; left as it is", j->dir,
                 sbx_error_message(sbx_ctx_last_error(NULL)));
         goto fail;
     }
-    pthread_mutex_unlock(&j->mu);
-    sbx_journal_close(jr);
-    free(path);
     json_decref(st);
     json_decref(doc);
     return j;
 fail:
-    free(path);
     json_decref(st);
     json_decref(doc);
     job_unref(j);

@@ -679,10 +679,11 @@ void job_submit(srv_req *r, const job_kind *kind, char *dir, json_t *spec, size_
         srv_error(r, 500, "nomem", NULL, "out of memory");
         goto fail;
     }
-    if (job_write_file(dir, "results.jsonl", "", 0) != 0 ||
-        !(path = job_path(dir, "results.jsonl")) ||
-        (j->results_fd = open(path, O_RDONLY | O_CLOEXEC)) < 0 ||
-        job_write_json(dir, "job.json", doc) != 0) {
+    /* results.jsonl: the records the request resumes (written by the
+     * kind's request) or none */
+    if (!(path = job_path(dir, "results.jsonl")) ||
+        (access(path, F_OK) != 0 && job_write_file(dir, "results.jsonl", "", 0) != 0) ||
+        job_index_results(j) != 0 || job_write_json(dir, "job.json", doc) != 0) {
         srv_error(r, 500, "io", NULL, "cannot keep the job in %s: %s", dir, strerror(errno));
         goto fail;
     }

@@ -237,6 +237,10 @@ void job_subscribe(srv_job *j, srv_stream *st);
 /* A line was appended to results.jsonl at @off: index it, as an event.
  * Under j->mu.  -1 when it is not one of the job's records. */
 int job_index_line(srv_job *j, const char *line, size_t len, uint64_t off);
+/* Open @j's results.jsonl for reading (j->results_fd) and index every
+ * line of it (a torn last line cut off).  -1 on an error (the library's
+ * message set). */
+int job_index_results(srv_job *j);
 /* Something new for the event streams (under j->mu). */
 void job_poke(srv_job *j);
 

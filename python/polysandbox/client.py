@@ -15,7 +15,9 @@ the client's files), follows the job's server-sent events (progress
 events to the progress callback), and builds the EvalReport from the
 ended job's summary, the object `polysandbox eval --json` prints; with
 out, each item event's record is appended to that file as it comes (the
-engine's records, as the local evaluate's journal holds them).
+engine's records, as the local evaluate's journal holds them); with
+resume, the file's records go in the request's "results" and the job
+starts from them.
 Cancelling it (or an exception from progress) cancels the job (DELETE)
 and waits for it to stop.
 """
@@ -99,11 +101,6 @@ class Client(Runner):
         if body["jobs"]:
             raise ValueError(f"{call}: argument 'jobs': polysandboxd runs an evaluation with "
                              "its own workers ([server] job_workers); give jobs=0")
-        if body["resume"]:
-            raise NotImplementedError(f"{call}: argument 'resume': polysandboxd's job cannot "
-                                      "be given the records of an earlier run; resume the "
-                                      "results file with the in-process runner "
-                                      "(polysandbox.evaluate)")
         req: dict[str, Any] = {"dataset": _file_field(call, "dataset", body["dataset"]),
                                "format": FORMATS[body["format"]], "k": body["k"],
                                "allow_partial": body["allow_partial"]}
@@ -115,8 +112,12 @@ class Client(Runner):
             if body[name] is not None:
                 req[name] = body[name]
         # Opened before the job is asked for: a results file that cannot be
-        # kept starts nothing.
-        results = _Results(call, body["out"]) if body["out"] is not None else None
+        # kept starts nothing.  With resume its records go with the request
+        # (the server checks they are this evaluation's, 400 otherwise).
+        results = _Results(call, body["out"], body["resume"]) \
+            if body["out"] is not None else None
+        if results is not None and results.kept:
+            req["results"] = results.kept
         try:
             try:
                 job = self._call("POST", "/v1/eval", req)
@@ -151,10 +152,10 @@ class Client(Runner):
         rep = EvalReport.from_json(view.get("summary"))
         if results is None:
             return rep
-        if results.count != rep.done:
+        if len(results.samples) != rep.done:
             raise ServerError(f"polysandboxd at {self.url}: job {jid}: {rep.done} samples "
-                              f"done but {results.count} records sent (written to "
-                              f"{body['out']})")
+                              f"done but {len(results.samples)} with a record in "
+                              f"{body['out']}")
         # As the local evaluate: the report names the results file.
         return dataclasses.replace(rep, results=body["out"])
 
@@ -466,12 +467,18 @@ class _Results:
     """Client.evaluate's results file: the job's records, a JSONL line
     each, appended as their item events come (each event numbered: one
     seen again after a reconnection is not written twice).  As the local
-    evaluate, a file with records in it is refused (FileExistsError) and
-    one that is empty or missing is written; a file this made is removed
-    again when the evaluation ends with no record written."""
+    evaluate, a file with records in it is refused (FileExistsError)
+    unless resume, and one that is empty or missing is written; a file
+    this made is removed again when the evaluation ends with no record
+    written.  With resume, kept is the file's whole lines (a torn last
+    line is cut off, as the library's journal cuts it), which the job
+    gets as its first records and sends back as its first item events:
+    those are not written again."""
 
-    def __init__(self, call: str, path: str):
-        self.path, self.count = path, 0
+    def __init__(self, call: str, path: str, resume: bool = False):
+        self.path, self.count, self.kept = path, 0, ""
+        self.samples: set[Any] = set()      # samples with a record in the file
+        self._again: dict[str, int] = {}    # kept records the job will send back
         flags = os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC
         try:
             try:
@@ -485,11 +492,36 @@ class _Results:
             raise error_for_code(6 if isinstance(e, FileNotFoundError) else 11,
                                  f"{call}: argument 'out': {path}: {e.strerror or e}") from None
         size = os.fstat(self._fd).st_size
-        if size > 0:
+        if size > 0 and not resume:
             os.close(self._fd)
             raise FileExistsError(f"{call}: the results file {path} exists ({size} bytes): "
-                                  "remove it, or give another out (resume=True: only the "
-                                  "in-process runner)")
+                                  "remove it, or give another out, or resume=True to "
+                                  "continue it")
+        if size > 0:
+            self._keep(call)
+
+    def _keep(self, call: str) -> None:
+        """Read the file's records to resume; cut a torn last line off."""
+        try:
+            with open(self.path, "rb") as f:
+                data = f.read()
+            whole = data[:data.rfind(b"\n") + 1]
+            if len(whole) < len(data):
+                os.truncate(self.path, len(whole))
+            self.kept = whole.decode("utf-8")
+        except (OSError, UnicodeDecodeError) as e:
+            os.close(self._fd)
+            raise error_for_code(11, f"{call}: argument 'out': {self.path}: "
+                                 f"{getattr(e, 'strerror', None) or e}") from None
+        for line in self.kept.splitlines():
+            try:
+                rec = json.loads(line)
+            except ValueError:
+                continue    # the server names the line in its 400
+            if isinstance(rec, dict):
+                self.samples.add(rec.get("sample"))
+                key = _canon(rec)
+                self._again[key] = self._again.get(key, 0) + 1
 
     def put(self, number: int, item: Any, where: str) -> None:
         """Append the record of item event number (1, 2, ...), once."""
@@ -500,6 +532,12 @@ class _Results:
         rec = item.get("record") if isinstance(item, dict) else None
         if not isinstance(rec, dict):
             raise ServerError(f"{where}: item event {number} holds no record")
+        self.samples.add(rec.get("sample"))
+        key = _canon(rec)
+        if self._again.get(key):
+            self._again[key] -= 1     # one of the file's own, sent back
+            self.count = number
+            return
         data = (json.dumps(rec, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
         try:
             while data:
@@ -511,11 +549,16 @@ class _Results:
 
     def close(self) -> None:
         os.close(self._fd)
-        if self._made and self.count == 0:
+        if self._made and not self.samples:
             try:
                 os.unlink(self.path)
             except OSError:
                 pass
+
+
+def _canon(rec: dict[str, Any]) -> str:
+    """A record as a key: the same record whatever its keys' order."""
+    return json.dumps(rec, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
 
 
 def _chunk(obj: Any, where: str, name: str) -> bytes:

@@ -352,8 +352,11 @@ class Runner:
         refused (FileExistsError) unless resume=True, which keeps its
         records and runs only the samples without one (through
         polysandboxd, Client, the records come from the server's job as
-        they are kept; resume=True is refused there: the job cannot be
-        given earlier records).  A samples file
+        they are kept, and with resume=True the file's records go with
+        the request: the job keeps them and runs the rest).  Records of
+        another dataset, other samples or options that change verdicts
+        (timeout, memory, format) are refused with InvalidRequestError
+        naming the line and what differs.  A samples file
         that leaves tasks of the dataset without a sample is refused (the
         library's message names them and the command's --allow-partial)
         unless allow_partial=True, which scores the tasks it has.

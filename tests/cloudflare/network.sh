@@ -72,7 +72,7 @@ assert len(recs) == 2 and all(r[\"unenforced_limits\"][-1] == \"network\" for r 
 " "$tmp/allowed.jsonl"'
 check "...the summary too" json_check "j['unenforced_limits'][-1] == 'network' and j['pass_at_k']['1'] == 1"
 check "...and the text report says so" \
-    eval '"$PS" -q -o provider.cloudflare.unenforced_limits=allow eval --canonical \
+    eval '"$PS" -q -o provider.cloudflare.unenforced_limits=allow eval --canonical --timeout 20s \
         --dataset "$tmp/data.jsonl" --out "$tmp/allowed.jsonl" --resume </dev/null 2>/dev/null | grep -q "unenforced: .*network"'
 run_eval refused
 check "eval, network not allowed: no sample passes, each refused naming network" \

@@ -24,6 +24,11 @@ tests_eval_test_eval_stats_CFLAGS = $(AM_CFLAGS) -pthread
 tests_eval_test_eval_stats_LDADD = core/libpolysandbox-internal.la $(LTDL_LIBS) \
 	$(JANSSON_LIBS) $(INIH_LIBS) $(SODIUM_LIBS) $(ZLIB_LIBS)
 
+check_PROGRAMS += tests/eval/test-journal-check
+tests_eval_test_journal_check_SOURCES = tests/eval/test-journal-check.c tests/unit/tap.h
+tests_eval_test_journal_check_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/core -I$(top_srcdir)/tests/unit
+tests_eval_test_journal_check_LDADD = $(tests_eval_test_eval_stats_LDADD)
+
 # the engine as an application embeds it: the public API only
 check_PROGRAMS += tests/eval/test-eval-cancel
 tests_eval_test_eval_cancel_SOURCES = tests/eval/test-eval-cancel.c tests/unit/tap.h
@@ -51,6 +56,7 @@ EVAL_TESTS = \
 	tests/eval/go-cache.sh \
 	tests/eval/report.sh \
 	tests/eval/cost.sh
-TESTS += tests/eval/test-eval-stats tests/eval/test-eval-cancel $(EVAL_TESTS)
+TESTS += tests/eval/test-eval-stats tests/eval/test-journal-check tests/eval/test-eval-cancel \
+	$(EVAL_TESTS)
 dist_check_SCRIPTS += $(EVAL_TESTS)
 EXTRA_DIST += tests/eval/lib.sh tests/eval/config tests/eval/data

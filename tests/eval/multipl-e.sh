@@ -54,7 +54,8 @@ check "the summary counts it apart: not graded, not a sandbox error, listed with
                                  [(10, "HumanEval_1_add_cs")] and
                              "has no template here" in j["no_template"][0]["error"])'
 check "--resume runs it again (a template may have come), and the text summary lists it" \
-    eval 'cli eval --dataset "$ds" --samples "$smp" --allow-partial --out "$tmp/r.jsonl" -k 1 --resume &&
+    eval 'cli eval --dataset "$ds" --samples "$smp" --allow-partial --out "$tmp/r.jsonl" -k 1 --resume \
+          --timeout 60s &&
           is_rc 1 && out_has "graded 10, sandbox errors 0, no template 1" &&
           out_has "no template (not run, not graded, not in pass@k):" &&
           out_has "  sample 10 (HumanEval_1_add_cs): MultiPL-E language \"cs\" has no template" &&

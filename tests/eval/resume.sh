@@ -3,7 +3,7 @@
 # runs only what is missing: every sample ends with exactly one record
 . "$top_srcdir/tests/eval/lib.sh"
 
-plan 13
+plan 17
 
 # A killed eval leaves the sandbox it was running behind, as a crash does
 # (gc reaps it once its time-to-live passes): keep it in a state directory
@@ -59,6 +59,23 @@ check "verdicts counted over both runs: 6 failed, 10 passed" \
 cli eval --dataset "$tmp/ds.jsonl" --samples "$tmp/s.jsonl" --out "$tmp/r.jsonl" --resume --json
 check "a second --resume has nothing left to run" \
     eval 'is_rc 0 && jcheck "$tmp/out" "j[\"ran\"] == 0 and j[\"resumed\"] == 16" && [ "$(wc -l <"$tmp/r.jsonl")" -eq 16 ]'
+
+# results of another run are refused before anything runs, naming what
+# differs (sbx_eval_journal_check)
+cp "$tmp/r.jsonl" "$tmp/kept.jsonl"
+cli eval --dataset "$tmp/ds.jsonl" --samples "$tmp/s.jsonl" --out "$tmp/r.jsonl" --resume \
+    --timeout 5s
+check "--resume with another --timeout: exit 65, naming it" \
+    eval 'is_rc 65 && grep -q "graded with another timeout (\"timeout_ns\": 3000000000 in the results, 5000000000 now)" "$tmp/err"'
+sed 's/sleep 0.2; exit 0/sleep 0.2; exit 2/' "$tmp/s.jsonl" >"$tmp/s2.jsonl"
+cli eval --dataset "$tmp/ds.jsonl" --samples "$tmp/s2.jsonl" --out "$tmp/r.jsonl" --resume
+check "--resume with other samples: exit 65, naming the samples" \
+    eval 'is_rc 65 && grep -q "r.jsonl:1: these results were graded with other samples" "$tmp/err"'
+cli eval --dataset "$tmp/ds.jsonl" --samples "$tmp/s.jsonl" --out "$tmp/r.jsonl" --resume \
+    --memory 256M
+check "--resume with another --memory: refused, naming the limits" \
+    eval 'is_rc 65 && grep -q "other limits" "$tmp/err"'
+check "the refused resumes left the results as they were" cmp -s "$tmp/r.jsonl" "$tmp/kept.jsonl"
 
 # interrupt SIG OUT [PREFIX...]: starts an eval writing OUT, sends SIG once
 # two samples are written, and waits; its exit status in $rc.  PREFIX (a

@@ -25,16 +25,6 @@
 static char dir[] = "/tmp/ps-eval-cancel.XXXXXX";
 static char path_ds[256], path_s[256], path_slow[256], path_j[256], path_r[256];
 
-static int write_file(const char *path, const char *text)
-{
-    FILE *f = fopen(path, "w");
-
-    if (!f)
-        return -1;
-    fputs(text, f);
-    return fclose(f);
-}
-
 /* ---- the gate: a budget of one run at a time ------------------------------- */
 
 struct gate {
@@ -315,9 +305,9 @@ int main(void)
     snprintf(path_slow, sizeof path_slow, "%s/slow.jsonl", dir);
     snprintf(path_j, sizeof path_j, "%s/j.jsonl", dir);
     snprintf(path_r, sizeof path_r, "%s/r.jsonl", dir);
-    write_file(path_ds, "{\"task_id\":\"t/0\",\"language\":\"sh\"}\n"
+    tap_write_file(path_ds, "{\"task_id\":\"t/0\",\"language\":\"sh\"}\n"
                         "{\"task_id\":\"t/1\",\"language\":\"sh\"}\n");
-    write_file(path_s, "{\"task_id\":\"t/0\",\"completion\":\"sleep 0.1\"}\n"
+    tap_write_file(path_s, "{\"task_id\":\"t/0\",\"completion\":\"sleep 0.1\"}\n"
                        "{\"task_id\":\"t/1\",\"completion\":\"sleep 0.1; exit 1\"}\n"
                        "{\"task_id\":\"t/0\",\"completion\":\"sleep 0.1\"}\n"
                        "{\"task_id\":\"t/1\",\"completion\":\"sleep 0.1\"}\n"
@@ -327,7 +317,7 @@ int main(void)
                        "{\"task_id\":\"t/1\",\"completion\":\"sleep 0.1\"}\n"
                        "{\"task_id\":\"t/0\",\"completion\":\"sleep 0.1\"}\n"
                        "{\"task_id\":\"t/1\",\"completion\":\"sleep 0.1\"}\n");
-    write_file(path_slow, "{\"task_id\":\"t/0\",\"completion\":\"sleep 30\"}\n");
+    tap_write_file(path_slow, "{\"task_id\":\"t/0\",\"completion\":\"sleep 30\"}\n");
 
     test_journal();
     if ((rc = sbx_ctx_new(&ctx, NULL)) != SBX_OK ||

@@ -5,8 +5,8 @@
  * The datasets are fixed (three HumanEval tasks, two MultiPL-E rows).
  * The first byte chooses what the rest is: a samples file read by
  * sbx_eval_samples_load for either (MultiPL-E's: completions files too),
- * or a results file resumed by core_journal_open for the three reference
- * solutions.  Beyond not crashing: refusals say why, and every resumed
+ * or a results file checked by sbx_eval_journal_check and resumed by
+ * core_journal_open for the three reference solutions.  Beyond not crashing: refusals say why, and every resumed
  * record is one of the samples and has the task of that sample.
  */
 #include "config.h"
@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <jansson.h>
 #include <polysandbox/eval.h>
 #include <polysandbox/sandbox.h>
 
@@ -37,6 +38,8 @@ static const char multiple[] =
 static sbx_eval_dataset *ds, *mds;
 static sbx_eval_samples *canonical;
 static char *samples_path, *results_path;
+static sbx_eval_opts *dflt;
+static json_t *prov;
 
 static void init(void)
 {
@@ -56,6 +59,8 @@ static void init(void)
     free(p);
     samples_path = fz_path("samples.jsonl");
     results_path = fz_path("results.jsonl");
+    if (!(dflt = sbx_eval_opts_new()))
+        fz_fail("out of memory");
 }
 
 static void samples(const sbx_eval_dataset *d, const uint8_t *data, size_t size)
@@ -82,7 +87,15 @@ static void results(const uint8_t *data, size_t size)
     int rc;
 
     fz_write("results.jsonl", data, size);
-    rc = core_journal_open(&j, results_path, true, ds, canonical, records, &n);
+    /* checked first (it reads, never cuts), then resumed, both against the
+     * provenance of the defaults: a "run" member is parsed too */
+    if (sbx_eval_journal_check(fz_ctx(), ds, canonical, NULL, results_path, &n) != SBX_OK &&
+        !core_error_tls()->message[0])
+        fz_fail("a results file refused by the check without a message");
+    if (!prov && !(prov = core_eval_provenance(ds, canonical, dflt)))
+        fz_fail("no provenance");
+    n = 0;
+    rc = core_journal_open(&j, results_path, true, ds, canonical, prov, records, &n);
     if (rc == SBX_OK)
         sbx_journal_close(j);
     else if (!core_error_tls()->message[0])

@@ -21,7 +21,7 @@ from harness import (cancel_later, check, finish, plan, raises, sh_eval_files,  
                      start, stop, write_jsonl)
 import polysandbox as psb  # noqa: E402
 
-PLAN = 16
+PLAN = 20
 plan(PLAN)
 
 tmp, server, client, local = start("ps-python-remote-eval.", 600)
@@ -115,6 +115,60 @@ check("Client.aevaluate(out=) an empty file: written, the local evaluate's recor
       arep.results == empty_r and rr is not None and len(rr) == 2 and rr == rl,
       f"remote {rr}\nlocal  {rl}")
 
+# ---- resume=True: the records of a partial run go to the job -------------------------
+
+# The first two records of the whole run, their time_ns marking them (a
+# sample run again gets its own), and a torn line, as a killed writer leaves.
+part_r = os.path.join(tmp, "part-r.jsonl")
+with open(out_r) as f:
+    first = [json.loads(line) for line in f][:2]
+for r in first:
+    r["time_ns"] = 7
+head = "".join(json.dumps(r, separators=(",", ":")) + "\n" for r in first)
+with open(part_r, "w") as f:
+    f.write(head + '{"task_id":"sh/add","sam')
+resumed = client.evaluate(dataset, samples, out=part_r, resume=True, **OPTS)
+got = records(part_r)
+check("Client.evaluate(resume=True): the job ran only the 3 samples without a record, "
+      "pass@k and verdicts those of the whole run",
+      resumed.resumed == 2 and resumed.ran == 3 and resumed.done == 5
+      and resumed.pass_at_k == rep.pass_at_k and resumed.counts == rep.counts,
+      f"{resumed.resumed} {resumed.ran} {resumed.pass_at_k} {rep.pass_at_k}")
+check("... the file: its two records kept as they were (not run again), the torn line cut, "
+      "one record a sample, the whole run's verdicts",
+      open(part_r).read().startswith(head) and got is not None and len(got) == 5
+      and {k: v["verdict"] for k, v in got.items()} == {k: v["verdict"]
+                                                      for k, v in records(out_r).items()}
+      and sum(json.loads(line)["time_ns"] == 7 for line in open(part_r)) == 2, f"{got}")
+with open(part_r, "w") as f:
+    f.write(head)
+ok, e = raises(psb.InvalidRequestError, client.evaluate, dataset, samples, out=part_r,
+               resume=True, **dict(OPTS, timeout=20), match="graded with another timeout")
+ok_l, e_l = raises(psb.InvalidRequestError, local.evaluate, dataset, samples, out=part_r,
+                   resume=True, **dict(OPTS, timeout=20), match="graded with another timeout")
+check("resume=True with another timeout: InvalidRequestError naming it, through the server "
+      "and in the process, the file as it was",
+      ok and ok_l and "field 'results', line 1" in str(e) and open(part_r).read() == head,
+      f"{e} | {e_l}")
+
+# A sandbox error in the file is no verdict: that sample runs again, its
+# new record appended after the kept one.
+with open(out_r) as f:
+    whole = [json.loads(line) for line in f]
+err = dict(whole[0], verdict="sandbox_error", status="sandbox_error", passed=False,
+           reason="the sandbox failed")
+with open(part_r, "w") as f:
+    f.write(json.dumps(err) + "\n" + json.dumps(whole[1]) + "\n")
+again = client.evaluate(dataset, samples, out=part_r, resume=True, **OPTS)
+lines = [json.loads(line) for line in open(part_r)]
+check("resume=True with a sandbox error in the file: that sample runs again, the file's "
+      "lines kept and the job's new records after them",
+      again.resumed == 1 and again.ran == 4 and again.pass_at_k == rep.pass_at_k
+      and len(lines) == 6 and lines[0] == err and lines[1] == whole[1]
+      and sorted(r["sample"] for r in lines[2:]) == sorted(r["sample"] for r in whole
+                                                          if r is not whole[1]),
+      f"{again.resumed} {again.ran} {[(r['sample'], r['verdict']) for r in lines]}")
+
 # ---- errors -------------------------------------------------------------------------
 
 bad = os.path.join(tmp, "bad.jsonl")
@@ -132,10 +186,8 @@ check("samples leaving a task out: refused as the local evaluate, scored with al
 check("a missing file: SandboxNotFoundError naming the argument, nothing sent",
       *raises(psb.SandboxNotFoundError, client.evaluate, os.path.join(tmp, "nosuch.jsonl"),
               samples, **OPTS, match="argument 'dataset'"))
-check("jobs and resume, which the server cannot apply, are refused",
-      raises(ValueError, client.evaluate, dataset, samples, jobs=3, match="'jobs'")[0]
-      and raises(NotImplementedError, client.evaluate, dataset, samples, out=out_r,
-                 resume=True, match="'resume'")[0])
+check("jobs, which the server cannot apply, is refused",
+      raises(ValueError, client.evaluate, dataset, samples, jobs=3, match="'jobs'")[0])
 before = open(out_r, "rb").read()
 n_jobs = len(workers()["jobs"]) if server.url else 0
 ok, e = raises(FileExistsError, client.evaluate, dataset, samples, out=out_r, **OPTS,

@@ -16,6 +16,7 @@ SERVER_TESTS = \
 	tests/server/soak.sh \
 	tests/server/jobs.sh \
 	tests/server/jobs-resume.sh \
+	tests/server/eval-results.sh \
 	tests/server/jobs-fair.sh \
 	tests/server/jobs-bounds.sh \
 	tests/server/jobs-owner.sh \

@@ -1,7 +1,8 @@
 /* tests/unit/tap.h - a few lines of TAP for the unit tests
  *
  * ok(cond, "what") prints "ok N - what" or "not ok N - what"; tap_done()
- * prints the plan and gives the exit status (non-zero when any failed).
+ * prints the plan and gives the exit status (non-zero when any failed);
+ * tap_write_file() writes a test's input files.
  */
 #ifndef POLYSANDBOX_TESTS_TAP_H
 #define POLYSANDBOX_TESTS_TAP_H
@@ -40,6 +41,18 @@ static void diag(const char *fmt, ...)
     vprintf(fmt, ap);
     va_end(ap);
     printf("\n");
+}
+
+/* Write @text to @path (made or replaced); 0, or -1 with errno set. */
+__attribute__((unused))
+static int tap_write_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+
+    if (!f)
+        return -1;
+    fputs(text, f);
+    return fclose(f);
 }
 
 __attribute__((unused))

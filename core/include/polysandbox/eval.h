@@ -355,7 +355,9 @@ SBX_API int sbx_eval_opts_set_judge(sbx_eval_opts *o, bool all_tests, uint64_t m
  * summary): SBX_E_INVAL when @s leaves tasks of @ds without a sample
  * and sbx_eval_opts_set_allow_partial was not set (since 0.2; the
  * message says how many and names them), SBX_E_IO (journal), SBX_E_INVAL (a journal that belongs to
- * other samples: "PATH:LINE: ..."), a request the core refuses for every
+ * other samples, or graded against another dataset, other samples or
+ * other options that change verdicts, as sbx_eval_journal_check says
+ * (since 0.3): "PATH:LINE: ..."), a request the core refuses for every
  * sample (unknown template or provider, a limit above its maximum),
  * SBX_E_INVAL for a journal that is the dataset's or samples' file.
  * Sandbox failures are not errors: see SBX_VERDICT_SANDBOX_ERROR.
@@ -364,6 +366,36 @@ SBX_API int sbx_eval_opts_set_judge(sbx_eval_opts *o, bool all_tests, uint64_t m
 SBX_API int sbx_eval_run(sbx_ctx *ctx, const sbx_eval_dataset *ds,
                          const sbx_eval_samples *s, const sbx_eval_opts *o,
                          sbx_eval_summary **out);
+
+/**
+ * sbx_eval_journal_check:
+ * @path: a results file (sbx_eval_opts_set_journal's) to be resumed by a
+ *   run of @ds, @s and @o (NULL: the defaults); a missing file is fine
+ *   (no records), a torn last line is left out as a resume cuts it off
+ * @n_records: (out) (optional): the samples it holds a verdict of, which
+ *   a resume will not run again
+ *
+ * Tells, before anything runs, whether the records in @path are this
+ * run's: each record names the digests of the dataset and samples it
+ * was graded against (of their parsed fields: the same records from a
+ * .jsonl, its .gz or a request body digest alike) and the options that
+ * change verdicts (timeout, limits, isolated check, format, and for
+ * judged problems all_tests, min_time, time_factor, compile_timeout),
+ * as its "run" member (since 0.3; records written before carry none
+ * and are checked by task alone).  Providers, jobs and retries may
+ * differ.  sbx_eval_run with resume makes the same check.  Reads @path,
+ * never changes it.
+ *
+ * Errors: SBX_E_INVAL "PATH:LINE: ..." naming the first difference and
+ *   both values ("these results were graded with another timeout
+ *   ("timeout_ns": 3000000000 in the results, 5000000000 now)"), or a
+ *   line that is no record or belongs to other samples; SBX_E_IO
+ *   (unreadable), SBX_E_NOMEM.
+ * Since: 0.3
+ */
+SBX_API int sbx_eval_journal_check(sbx_ctx *ctx, const sbx_eval_dataset *ds,
+                                   const sbx_eval_samples *s, const sbx_eval_opts *o,
+                                   const char *path, size_t *n_records);
 
 /* ---- records (one graded sample) -------------------------------------- */
 
@@ -409,7 +441,8 @@ SBX_API void sbx_eval_record_tests(const sbx_eval_record *r, size_t *passed,
  * Since: 0.2
  */
 SBX_API bool sbx_eval_record_base_verdict(const sbx_eval_record *r, sbx_eval_verdict *v);
-/** The journal line: one JSON object (transfer full, free()). */
+/** The journal line: one JSON object (transfer full, free()); since 0.3
+ * with "run", what it was graded against (see sbx_eval_journal_check). */
 SBX_API char *sbx_eval_record_to_json(const sbx_eval_record *r);
 
 /* ---- summary ---------------------------------------------------------- */
