@@ -41,7 +41,7 @@ from .errors import (CancelledRunError, InvalidRequestError, ServerError,
                      error_for_code, error_for_remote)
 from .evalargs import FORMATS
 from .info import Pool, Provider, Template, listing
-from .report import EvalReport
+from .report import CompareReport, EvalReport
 from .request import OutputSink, Runner
 from .result import Result, decode_output
 from .sandbox import FileList, SandboxInfo, warn_unlisted
@@ -98,19 +98,7 @@ class Client(Runner):
         """evaluate (see Runner.evaluate) as a job of polysandboxd's POST
         /v1/eval: the files sent inline, the job followed to its end."""
         call = "polysandbox.Client.evaluate"
-        if body["jobs"]:
-            raise ValueError(f"{call}: argument 'jobs': polysandboxd runs an evaluation with "
-                             "its own workers ([server] job_workers); give jobs=0")
-        req: dict[str, Any] = {"dataset": _file_field(call, "dataset", body["dataset"]),
-                               "format": FORMATS[body["format"]], "k": body["k"],
-                               "allow_partial": body["allow_partial"]}
-        if body["samples"] is None:
-            req["canonical"] = True
-        else:
-            req["samples"] = _file_field(call, "samples", body["samples"])
-        for name in ("providers", "timeout", "memory", "retries"):
-            if body[name] is not None:
-                req[name] = body[name]
+        req = self._eval_request(call, body)
         # Opened before the job is asked for: a results file that cannot be
         # kept starts nothing.  With resume its records go with the request
         # (the server checks they are this evaluation's, 400 otherwise).
@@ -118,6 +106,41 @@ class Client(Runner):
             if body["out"] is not None else None
         if results is not None and results.kept:
             req["results"] = results.kept
+        jid, view = self._eval_job(call, req, results, body["progress"], cancel)
+        rep = EvalReport.from_json(view.get("summary"))
+        if results is None:
+            return rep
+        if len(results.samples) != rep.done:
+            raise ServerError(f"polysandboxd at {self.url}: job {jid}: {rep.done} samples "
+                              f"done but {len(results.samples)} with a record in "
+                              f"{body['out']}")
+        # As the local evaluate: the report names the results file.
+        return dataclasses.replace(rep, results=body["out"])
+
+    def _eval_request(self, call: str, body: dict[str, Any]) -> dict[str, Any]:
+        """POST /v1/eval's body for evaluate's or compare's @body (one
+        column's providers in it), the files inline."""
+        if body["jobs"]:
+            raise ValueError(f"{call}: argument 'jobs': polysandboxd runs an evaluation with "
+                             "its own workers ([server] job_workers); give jobs=0")
+        req: dict[str, Any] = {"dataset": _file_field(call, "dataset", body["dataset"]),
+                               "format": FORMATS[body.get("format", 0)], "k": body["k"],
+                               "allow_partial": body.get("allow_partial", False)}
+        if body["samples"] is None:
+            req["canonical"] = True
+        else:
+            req["samples"] = _file_field(call, "samples", body["samples"])
+        for name in ("providers", "timeout", "memory", "retries"):
+            if body.get(name) is not None:
+                req[name] = body[name]
+        return req
+
+    def _eval_job(self, call: str, req: dict[str, Any], results: "_Results | None",
+                  progress: Any, cancel: "_Abort | None") -> tuple[str, dict[str, Any]]:
+        """An eval job of @req followed to its end, its records to
+        @results (closed after): (its id, the ended job's object); a job
+        that failed or was cancelled raises.  Stopped when the caller is
+        interrupted."""
         try:
             try:
                 job = self._call("POST", "/v1/eval", req)
@@ -136,7 +159,7 @@ class Client(Runner):
             try:
                 if cancel is not None and cancel.fired:
                     raise CancelledRunError(f"polysandboxd at {self.url}: job {jid}: cancelled")
-                view = self._follow(jid, body["progress"], cancel, results)
+                view = self._follow(jid, progress, cancel, results)
             except BaseException:
                 self._stop_job(jid)
                 raise
@@ -149,15 +172,7 @@ class Client(Runner):
             raise error_for_remote(str(err.get("code")), str(err.get("message")))
         if state != "succeeded":
             raise CancelledRunError(f"polysandboxd at {self.url}: job {jid} was {state}")
-        rep = EvalReport.from_json(view.get("summary"))
-        if results is None:
-            return rep
-        if len(results.samples) != rep.done:
-            raise ServerError(f"polysandboxd at {self.url}: job {jid}: {rep.done} samples "
-                              f"done but {len(results.samples)} with a record in "
-                              f"{body['out']}")
-        # As the local evaluate: the report names the results file.
-        return dataclasses.replace(rep, results=body["out"])
+        return jid, view
 
     def _follow(self, jid: str, progress: Any, cancel: "_Abort | None",
                 results: "_Results | None" = None) -> dict[str, Any]:
@@ -208,10 +223,51 @@ class Client(Runner):
         except Exception:
             pass
 
-    def _compare(self, body: dict[str, Any], cancel: Any = None) -> Any:
-        raise NotImplementedError("polysandbox.Client.compare: polysandboxd has no compare "
-                                  "route; run compare on the in-process runner "
-                                  "(polysandbox.compare or polysandbox.Local)")
+    def _compare(self, body: dict[str, Any], cancel: "_Abort | None" = None
+                 ) -> CompareReport:
+        """compare (see Runner.compare) through polysandboxd: an eval job
+        per column, one after the other as the command runs them (each
+        column's records to PREFIX.LABEL.jsonl with report), then POST
+        /v1/compare of the jobs, whose Markdown and HTML pages go to
+        PREFIX.md and PREFIX.html."""
+        call = "polysandbox.Client.compare"
+        if body["settings"]:
+            raise NotImplementedError(f"{call}: argument 'settings': a column's configuration "
+                                      "is the server's; give each setting to polysandboxd, "
+                                      "or compare on the in-process runner")
+        prefix = body["report"]
+        jids = []
+        for label, prov in body["columns"]:
+            req = self._eval_request(call, dict(body, providers=[prov]))
+            results = _Results(call, f"{prefix}.{label}.jsonl", False) \
+                if prefix is not None else None
+            jids.append(self._eval_job(call, req, results, None, cancel)[0])
+        creq = {"jobs": jids, "k": body["k"]}
+        obj = self._call("POST", "/v1/compare", creq, cancel)
+        if not isinstance(obj, dict):
+            raise ServerError(f"polysandboxd at {self.url}: /v1/compare: the reply is not "
+                              "an object")
+        if prefix is not None:
+            for suffix, accept in ((".md", "text/markdown"), (".html", "text/html")):
+                page = self._page("/v1/compare", creq, accept, cancel)
+                with open(prefix + suffix, "wb") as f:
+                    f.write(page)
+            # As the local compare: the columns' records and the pages are
+            # the files written here, not the server's.
+            obj["report"] = {"markdown": prefix + ".md", "html": prefix + ".html"}
+            for (label, _), col in zip(body["columns"], obj.get("columns") or []):
+                if isinstance(col, dict):
+                    col["results"] = f"{prefix}.{label}.jsonl"
+        return CompareReport.from_json(obj)
+
+    def _page(self, path: str, body: dict[str, Any], accept: str,
+              cancel: "_Abort | None") -> bytes:
+        """POST @path with @body, the reply of type @accept (a page)."""
+        status, reason, reply = self._send("POST", path, json.dumps(body).encode("utf-8"),
+                                           "application/json", cancel, accept=accept)
+        if status >= 400:
+            raise self._refusal(path, status, reason, reply)
+        return reply
 
     def _compare_from(self, body: dict[str, Any]) -> Any:
         raise NotImplementedError("polysandbox.Client.compare_from: the results files are "
@@ -231,16 +287,17 @@ class Client(Runner):
         return cls(u.hostname or "", u.port, timeout=self._timeout)
 
     def _send(self, method: str, path: str, data: bytes | None, ctype: str | None,
-              cancel: "_Abort | None", read: Callable[[Any], Any] | None = None
-              ) -> tuple[int, str, Any]:
+              cancel: "_Abort | None", read: Callable[[Any], Any] | None = None,
+              accept: str | None = None) -> tuple[int, str, Any]:
         """One request on a connection of its own (closed after, or when
         cancel fires: polysandboxd then cancels what it was doing for it).
         (status, reason, body); ServerError when the server cannot be
         reached or the connection broke.  read, when given, asks for
         server-sent events and reads a reply that is not an error with
-        read(reply) (its value is the body)."""
+        read(reply) (its value is the body); accept names another type of
+        reply than JSON."""
         conn = self._connect()
-        headers = {"Accept": "text/event-stream" if read else "application/json",
+        headers = {"Accept": accept or ("text/event-stream" if read else "application/json"),
                    "Connection": "close"}
         if ctype is not None:
             headers["Content-Type"] = ctype

@@ -21,7 +21,7 @@ from harness import (cancel_later, check, finish, plan, raises, sh_eval_files,  
                      start, stop, write_jsonl)
 import polysandbox as psb  # noqa: E402
 
-PLAN = 20
+PLAN = 23
 plan(PLAN)
 
 tmp, server, client, local = start("ps-python-remote-eval.", 600)
@@ -260,6 +260,45 @@ async def cancelled_compare():
 how = asyncio.run(cancelled_compare())
 check("cancelling an acompare mid-run: CancelledError alone, no sandbox left",
       how == "cancelled" and local.sandboxes(provider="local") == [], how)
+
+# ---- Client.compare: an eval job per column, then POST /v1/compare ----
+pre = os.path.join(tmp, "rc")
+rrep = client.compare(dataset, samples, providers=["local", "local"], k=[1, 2], timeout=30,
+                      report=pre)
+lrep = local.compare(dataset, samples, providers=["local", "local"], k=[1, 2], timeout=30)
+
+
+def verdicts(rep):
+    return [(c.label, c.summary["counts"], c.summary["pass_at_k"]) for c in rep.columns]
+
+
+check("Client.compare: the columns, verdict counts and pass@k of the local compare",
+      verdicts(rrep) == verdicts(lrep) and rrep.agree == lrep.agree
+      and rrep.samples == lrep.samples == 5,
+      f"remote {verdicts(rrep)}\nlocal  {verdicts(lrep)}")
+
+
+def text(path):
+    try:
+        with open(path, encoding="utf-8") as f:
+            return f.read()
+    except OSError:
+        return ""
+
+
+recs = [records(f"{pre}.{label}.jsonl") for label in ("local", "local#2")]
+check("... with report=PREFIX: each column's records in PREFIX.LABEL.jsonl, the pages in "
+      "PREFIX.md and PREFIX.html, named as a local compare names them",
+      all(r is not None and len(r) == 5 for r in recs)
+      and [c.results for c in rrep.columns] == [f"{pre}.local.jsonl", f"{pre}.local#2.jsonl"]
+      and rrep.report == {"markdown": pre + ".md", "html": pre + ".html"}
+      and "local#2" in text(pre + ".md") and not text(pre + ".md").startswith(("<", "{"))
+      and text(pre + ".html").startswith("<!DOCTYPE html>") and "<svg" in text(pre + ".html"),
+      f"report {rrep.report} results {[c.results for c in rrep.columns]}")
+check("... a column's own settings are refused through the server, naming the argument",
+      raises(NotImplementedError, client.compare, dataset, samples,
+             providers=["local", "local"], settings={"local#2": ["limits.memory=1G"]},
+             match="argument 'settings'")[0])
 
 stop(tmp, server, local)
 finish(PLAN)
