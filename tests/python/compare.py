@@ -218,9 +218,10 @@ check("compare: a missing dataset raises, naming the file",
              providers=["local", "local"], match="nosuch.jsonl"))
 check("compare: one provider is refused before anything runs",
       *raises(ValueError, local.compare, mbpp, providers=["local"], match="at least two"))
-check("Client.compare: NotImplementedError naming the call (polysandboxd has no route)",
-      *raises(NotImplementedError, client.compare, mbpp, providers=["local", "local"],
-             match="Client.compare"))
+check("Client.compare_from: NotImplementedError naming the call (the results files are "
+      "this machine's)",
+      *raises(NotImplementedError, client.compare_from, mbpp, results=["a", "b"],
+              match="Client.compare_from"))
 
 # ---- pools ------------------------------------------------------------------
 
