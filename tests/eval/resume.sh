@@ -111,8 +111,11 @@ s = sorted(json.loads(l)[\"sample\"] for l in open(sys.argv[1]))
 sys.exit(0 if s == list(range(16)) else 1)" "$tmp/r2.jsonl"'
 
 # SIGHUP (the terminal hung up) stops it the same way; under nohup
-# (SIGHUP ignored when it starts) it runs to the end.
-interrupt HUP "$tmp/r3.jsonl" env
+# (SIGHUP ignored when it starts) it runs to the end.  The first with
+# SIGHUP's default restored: make may run under nohup itself.
+interrupt HUP "$tmp/r3.jsonl" python3 -c 'import os, signal, sys
+signal.signal(signal.SIGHUP, signal.SIG_DFL)
+os.execvp(sys.argv[1], sys.argv[1:])'
 check "SIGHUP: exit 129 with what was done written" \
     eval '[ "$rc" -eq 129 ] && jcheck "$tmp/int.out" "2 <= j[\"done\"] < 16 and j[\"done\"] == $(wc -l <"$tmp/r3.jsonl")" &&
           grep -q "interrupted by SIGHUP" "$tmp/int.err"'
