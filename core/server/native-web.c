@@ -8,10 +8,12 @@
  * scripts, styles and connections to this server only, and no inline
  * script or style, so that output a sandbox printed can never run as
  * code in the page even if it were inserted as markup by mistake.
+ * Each carries its ETag (embed.sh hashes it) and If-None-Match gets a
+ * 304, so a reload moves no bytes the browser already has.
  */
 #include "config.h"
 
-#include <stdlib.h>
+#include <stdbool.h>
 #include <string.h>
 
 #include "server.h"
@@ -23,7 +25,7 @@
 static void send_asset(srv_req *r, const char *name)
 {
     const srv_web_asset *a = NULL;
-    char *copy;
+    bool fresh;
 
     for (size_t i = 0; i < srv_web_asset_count && !a; i++)
         if (strcmp(srv_web_assets[i].name, name) == 0)
@@ -32,16 +34,19 @@ static void send_asset(srv_req *r, const char *name)
         srv_error(r, 404, "not_found", NULL, "no file %s in the page", name);
         return;
     }
-    if (!(copy = malloc(a->len ? a->len : 1))) {
-        srv_error(r, 500, "nomem", NULL, "out of memory");
-        return;
-    }
-    memcpy(copy, a->data, a->len);
-    srv_reply(r, 200, a->type, copy, a->len);
+    /* the browser's copy is this build's: 304 and no body (RFC 9110 §13.1.2) */
+    fresh = srv_etag_match(srv_req_header(r, "If-None-Match"), a->etag);
+    if (fresh)
+        srv_reply_static(r, 304, NULL, "", 0);
+    else
+        srv_reply_static(r, 200, a->type, a->data, a->len);
+    srv_reply_header(r, "ETag", a->etag);
     srv_reply_header(r, "Content-Security-Policy", CSP);
     srv_reply_header(r, "X-Content-Type-Options", "nosniff");
     srv_reply_header(r, "Referrer-Policy", "no-referrer");
-    /* revalidated each time: a new build's page is never mixed with an old one */
+    /* Kept, but revalidated before each use: the URLs carry no version,
+     * so a new build's page is never mixed with an old one, and an
+     * unchanged file costs a 304. */
     srv_reply_header(r, "Cache-Control", "no-cache");
 }
 

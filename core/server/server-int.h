@@ -59,9 +59,15 @@ typedef struct srv_web_asset {
     const char *type;          /* its Content-Type */
     const unsigned char *data;
     size_t len;
+    const char *etag;          /* a strong tag of its bytes, quoted: "\"1a2b...\"" */
 } srv_web_asset;
 extern const srv_web_asset srv_web_assets[];
 extern const size_t srv_web_asset_count;
+
+/* True when the If-None-Match @header (a client's, may be NULL) names
+ * @etag (quoted, as sent in ETag) or is "*", compared weakly; a header
+ * that breaks the grammar names nothing.  (etag.c) */
+bool srv_etag_match(const char *header, const char *etag);
 
 /* monitor.c: every connection, for the slow-client deadline. */
 void srv_conn_started(srv *s, int fd, void **ctx);

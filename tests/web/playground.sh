@@ -39,7 +39,7 @@ if ! srv_start --token-file "$tmp/tokens"; then
     exit 1
 fi
 mkdir -p "$tmp/profile" "$tmp/downloads" || exit 99
-PS_BASE=$base PS_NOWEB_BASE=$noweb_base PS_TOKEN=$token CHROMIUM=$CHROMIUM PROFILE="$tmp/profile" DOWNLOADS="$tmp/downloads" \
+PS_EDITOR_NONE="$top_srcdir/core/server/web/editor-none.js" PS_BASE=$base PS_NOWEB_BASE=$noweb_base PS_TOKEN=$token CHROMIUM=$CHROMIUM PROFILE="$tmp/profile" DOWNLOADS="$tmp/downloads" \
     SHOTS="$top_builddir/tests/web/screenshots" \
     timeout -k 5 120 node "$tmp/web/playground.mjs"
 rc=$?
