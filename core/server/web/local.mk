@@ -38,7 +38,8 @@ endif
 nodist_core_server_libsrv_la_SOURCES += core/server/web-data.c
 BUILT_SOURCES += core/server/web-data.c
 CLEANFILES += core/server/web-data.c
-core/server/web-data.c: $(WEB_ASSETS) $(WEB_EDITOR) core/server/web/embed.sh
+# (Makefile too: configure may have switched the editor on or off)
+core/server/web-data.c: $(WEB_ASSETS) $(WEB_EDITOR) core/server/web/embed.sh Makefile
 	$(AM_V_GEN)$(SHELL) $(top_srcdir)/core/server/web/embed.sh \
 	  $(WEB_ASSETS:%=$(top_srcdir)/%) $(WEB_EDITOR_ARG) >$@-t && mv $@-t $@
 
