@@ -1,7 +1,10 @@
 // tests/web/playground.mjs - the Playground of polysandboxd's page in a real
 // browser (Debian's chromium, headless, driven by puppeteer-core): the page
 // and its headers, the token asked for, the template and provider lists,
-// the editor's Tab, a python run started with Ctrl+Enter whose output
+// the code editor (CodeMirror, when the build has its bundle: typed into
+// with the keyboard, Tab and Shift+Tab, line numbers, tokens marked by
+// language and switched with the template, Ctrl+Z, Esc then Tab to leave
+// it), a python run started with Ctrl+Enter whose output
 // streams in before the run ends with stdout, stderr and bytes that are
 // not UTF-8 told apart (the program sleeps between the streams: two
 // pipes keep no order between them), its status, exit code and timings; a timeout shown
@@ -17,10 +20,13 @@
 // server has them; the same scored on local and evalnop side by side, the
 // table's figures those of POST /v1/compare, its report saved as JSON and
 // as the HTML page the route gives); the Status view with the server's
-// figures refreshed live.
+// figures refreshed live; the page opened again, its files revalidated
+// from the cache (304s); the fallback, editor-none.js served in place of
+// the bundle: the textarea, typed into, Ctrl+Enter running it.
 //
 // Environment: PS_BASE (http://127.0.0.1:PORT), PS_TOKEN, CHROMIUM (the
-// browser), SHOTS (a directory for the screenshots).
+// browser), SHOTS (a directory for the screenshots), PS_EDITOR_NONE
+// (core/server/web/editor-none.js).
 import puppeteer from 'puppeteer-core'
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
@@ -292,9 +298,29 @@ try {
         if (asPython !== 0) throw new Error(`python marked ${asPython} comments in it`)
       })
     await page.screenshot({ path: `${shots}/playground-editor-${js}.png`, fullPage: true })
+    // every other template with a grammar: one of its keywords marked
+    const KEYWORDS = [['c', 'int main(void) { return 0; }\n', 'return'],
+                      ['cpp', 'int main() { return 0; }\n', 'return'],
+                      ['go', 'package main\nfunc main() {}\n', 'func'],
+                      ['java', 'class A { void f() { return; } }\n', 'class'],
+                      ['rust', 'fn main() { let x = 1; }\n', 'fn'],
+                      ['sh', 'if true; then echo hi; fi\n', 'if']].filter(([t]) => lists.templates.includes(t))
+    const marked = []
+    for (const [tpl, src, kw] of KEYWORDS) {
+      await setCode(src)
+      await page.select('#template', tpl)
+      const got = await page.waitForFunction((k) => [...document.querySelector('.code-editor').shadowRoot
+        .querySelectorAll('.tok-keyword')].some((t) => t.textContent === k), { timeout: 5000 }, kw)
+        .then(() => true, () => false)
+      marked.push([tpl, kw, got])
+    }
+    ok(marked.length >= 3 && marked.every(([, , got]) => got),
+       `CodeMirror: each template's language marks its keywords (${marked.map(([t]) => t).join(', ')})`,
+       JSON.stringify(marked))
     await page.select('#template', 'python')
   } else {
-    for (const what of ['Ctrl+Z undoes', 'Esc, then Tab, leaves the editor', 'the template\'s language highlights'])
+    for (const what of ['Ctrl+Z undoes', 'Esc, then Tab, leaves the editor', 'the template\'s language highlights',
+                        'each template\'s language marks its keywords'])
       ok(true, 'CodeMirror: ' + what + skipNoCm)
   }
 
@@ -650,6 +676,20 @@ try {
   await page.screenshot({ path: `${shots}/playground-narrow.png`, fullPage: true })
   ok(narrow.stacked && narrow.fits, 'on a narrow window the panes stack and nothing overflows sideways',
      JSON.stringify(narrow))
+
+  // the page again in a new tab: its files come from the browser's cache,
+  // revalidated by their ETag (304s, no body moved)
+  const again = await browser.newPage()
+  await again.goto(base + '/', { waitUntil: 'load' })
+  await again.waitForFunction(() => document.body.dataset.editor, { timeout: 10000 })
+  const moved = await again.evaluate(() => performance.getEntriesByType('resource')
+    .filter((r) => new URL(r.name).pathname.startsWith('/web/'))
+    .map((r) => [new URL(r.name).pathname, r.transferSize, r.encodedBodySize]))
+  const editorEntry = moved.find(([p]) => p === '/web/editor.js')
+  ok(editorEntry && moved.length >= 4 && moved.every(([, t, b]) => t < 1500 && b > 0),
+     'loaded again, every file of the page is revalidated from the cache (a 304: headers only moved)',
+     JSON.stringify(moved))
+  await again.close()
 
   // the fallback: a build without the editor's bundle serves
   // editor-none.js as editor.js; the page keeps the textarea and works

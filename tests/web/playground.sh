@@ -5,7 +5,9 @@
 # cache tests/sdk/lib.sh keeps) against a polysandboxd from the build tree
 # on a free loopback port with a token, the local provider and evalnop
 # (tests/eval's fake, a second provider whose answers differ), and a
-# second one with [server] web = false, whose / must be a 404.  The checks
+# second one with [server] web = false, whose / must be a 404.  The code
+# editor is checked when the build has its bundle, and the textarea in
+# its place always (editor-none.js served instead of it).  The checks
 # are in tests/web/playground.mjs; the screenshots go to
 # $top_builddir/tests/web/screenshots/.  Skips, naming why, without
 # chromium, node or the npm registry.
