@@ -1,15 +1,19 @@
-/* core/server/etag.c - If-None-Match against an entity tag (RFC 9110
- * §13.1.2), for the page's files (native-web.c)
+/* core/server/etag.c - the request headers that choose how the page's
+ * files go out (native-web.c): If-None-Match against an entity tag (RFC
+ * 9110 §13.1.2) and Accept-Encoding's gzip (§12.5.3)
  *
- * The header is a client's: "*" or a comma-separated list of entity
- * tags, each "opaque" or W/"opaque", with optional white space around the
- * commas.  If-None-Match compares weakly, so W/ is ignored.  A list that
- * breaks the grammar matches nothing: the file is then sent in full,
- * which is never wrong.  Fuzzed by tests/fuzz/fuzz-etag.c.
+ * If-None-Match is "*" or a comma-separated list of entity tags, each
+ * "opaque" or W/"opaque", with optional white space around the commas;
+ * it compares weakly, so W/ is ignored.  Accept-Encoding is a list of
+ * codings, each with an optional ";q=" weight.  Both are a client's: a
+ * header that breaks the grammar matches nothing, and the file is then
+ * sent in full and as it is, which is never wrong.  Fuzzed by
+ * tests/fuzz/fuzz-etag.c.
  */
 #include "config.h"
 
 #include <string.h>
+#include <strings.h>
 
 #include "server-int.h"
 
@@ -52,4 +56,72 @@ bool srv_etag_match(const char *header, const char *etag)
         if (*p && *p != ',')
             return false;
     }
+}
+
+/* RFC 9110 §5.6.2 tchar */
+static bool is_tchar(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+           (c && strchr("!#$%&'*+-.^_`|~", c));
+}
+
+/* A qvalue at *@pp in thousandths, or -1 when it breaks the grammar:
+ * "0" ["." 0*3DIGIT] / "1" ["." 0*3"0"]. */
+static int qvalue(const char **pp)
+{
+    const char *p = *pp;
+    int q, scale = 100;
+
+    if (*p != '0' && *p != '1')
+        return -1;
+    q = (*p++ - '0') * 1000;
+    if (*p == '.') {
+        p++;
+        for (int n = 0; n < 3 && *p >= '0' && *p <= '9'; n++, p++, scale /= 10)
+            q += (*p - '0') * scale;
+    }
+    if (q > 1000)
+        return -1;
+    *pp = p;
+    return q;
+}
+
+bool srv_accepts_gzip(const char *header)
+{
+    int gzip_q = -1, star_q = -1;
+    const char *p = header;
+
+    if (!header)
+        return false;
+    for (;;) {
+        p = skip_ows(p);
+        while (*p == ',')
+            p = skip_ows(p + 1);
+        if (!*p)
+            break;
+        const char *tok = p;
+        while (is_tchar(*p))
+            p++;
+        size_t len = (size_t)(p - tok);
+        int q = 1000;
+        if (len == 0)
+            return false;
+        p = skip_ows(p);
+        if (*p == ';') {
+            p = skip_ows(p + 1);
+            if ((*p != 'q' && *p != 'Q') || p[1] != '=')
+                return false;
+            p += 2;
+            if ((q = qvalue(&p)) < 0)
+                return false;
+            p = skip_ows(p);
+        }
+        if (*p && *p != ',')
+            return false;
+        if ((len == 4 && !strncasecmp(tok, "gzip", 4)) || (len == 6 && !strncasecmp(tok, "x-gzip", 6)))
+            gzip_q = q;
+        else if (len == 1 && *tok == '*')
+            star_q = q;
+    }
+    return gzip_q >= 0 ? gzip_q > 0 : star_q > 0;
 }
