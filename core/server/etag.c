@@ -24,6 +24,23 @@ static const char *skip_ows(const char *p)
     return p;
 }
 
+/* The start of the list's next element at or after @p (empty elements,
+ * "a, , b", are allowed by RFC 9110 §5.6.1), or NULL at the end. */
+static const char *next_element(const char *p)
+{
+    p = skip_ows(p);
+    while (*p == ',')
+        p = skip_ows(p + 1);
+    return *p ? p : NULL;
+}
+
+/* After an element: at the end or a comma (returned), else NULL. */
+static const char *end_element(const char *p)
+{
+    p = skip_ows(p);
+    return !*p || *p == ',' ? p : NULL;
+}
+
 bool srv_etag_match(const char *header, const char *etag)
 {
     size_t elen = strlen(etag);
@@ -32,10 +49,7 @@ bool srv_etag_match(const char *header, const char *etag)
     if (!header)
         return false;
     for (;;) {
-        p = skip_ows(p);
-        while (*p == ',')
-            p = skip_ows(p + 1);
-        if (!*p)
+        if (!(p = next_element(p)))
             return false;
         if (*p == '*')
             return *skip_ows(p + 1) == '\0';
@@ -52,8 +66,7 @@ bool srv_etag_match(const char *header, const char *etag)
         end++;
         if ((size_t)(end - p) == elen && memcmp(p, etag, elen) == 0)
             return true;
-        p = skip_ows(end);
-        if (*p && *p != ',')
+        if (!(p = end_element(end)))
             return false;
     }
 }
@@ -93,12 +106,7 @@ bool srv_accepts_gzip(const char *header)
 
     if (!header)
         return false;
-    for (;;) {
-        p = skip_ows(p);
-        while (*p == ',')
-            p = skip_ows(p + 1);
-        if (!*p)
-            break;
+    while ((p = next_element(p))) {
         const char *tok = p;
         while (is_tchar(*p))
             p++;
@@ -114,9 +122,8 @@ bool srv_accepts_gzip(const char *header)
             p += 2;
             if ((q = qvalue(&p)) < 0)
                 return false;
-            p = skip_ows(p);
         }
-        if (*p && *p != ',')
+        if (!(p = end_element(p)))
             return false;
         if ((len == 4 && !strncasecmp(tok, "gzip", 4)) || (len == 6 && !strncasecmp(tok, "x-gzip", 6)))
             gzip_q = q;
