@@ -44,7 +44,9 @@ PACKAGES="$PACKAGES clang-14 libclang-rt-14-dev"
 # test fake: a gRPC server from grpcio, its messages made by protoc.
 PACKAGES="$PACKAGES libprotobuf-c-dev protobuf-c-compiler python3-grpcio protobuf-compiler"
 # The browser of tests/web (polysandboxd's page), driven headless by
-# puppeteer-core from npm.
+# puppeteer-core from npm.  node and npm (from the machine's image, as
+# above) also let make bundle the page's code editor (CodeMirror, pinned
+# by core/server/web/editor/package-lock.json; configure --enable-editor).
 PACKAGES="$PACKAGES chromium"
 # The runtimes of the language templates (etc/templates.d), which the
 # local provider takes from the host; tests/templates runs a hello world

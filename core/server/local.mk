@@ -35,6 +35,7 @@ core_server_libsrv_la_SOURCES = \
 	core/server/native-info.c \
 	core/server/native-ops.c \
 	core/server/native-web.c \
+	core/server/etag.c \
 	core/server/native-jobs.c \
 	core/server/jobs.h \
 	core/server/jobs.c \

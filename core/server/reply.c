@@ -38,6 +38,22 @@ void srv_reply(srv_req *r, unsigned status, const char *content_type, char *body
     r->status = status;
 }
 
+void srv_reply_static(srv_req *r, unsigned status, const char *content_type, const void *body,
+                      size_t len)
+{
+    struct MHD_Response *resp;
+
+    resp = MHD_create_response_from_buffer(len, (void *)body, MHD_RESPMEM_PERSISTENT);
+    if (!resp)
+        return;   /* libmicrohttpd then closes the connection */
+    if (content_type)
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, content_type);
+    if (r->resp)
+        MHD_destroy_response(r->resp);
+    r->resp = resp;
+    r->status = status;
+}
+
 void srv_reply_json(srv_req *r, unsigned status, json_t *j)
 {
     char *text = j ? json_dumps(j, JSON_COMPACT | JSON_ENSURE_ASCII) : NULL;

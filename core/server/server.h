@@ -320,6 +320,11 @@ const char *srv_auth_owner(const srv *s, int token);
  * malloc'd) is sent as is. */
 void srv_reply(srv_req *r, unsigned status, const char *content_type, char *body,
                size_t len);
+/* @body (transfer none) lives as long as the program (the page's
+ * compiled-in files): sent without a copy, never noted for an
+ * Idempotency-Key (GET only). */
+void srv_reply_static(srv_req *r, unsigned status, const char *content_type, const void *body,
+                      size_t len);
 /* JSON (transfer full: decref'd). */
 void srv_reply_json(srv_req *r, unsigned status, json_t *j);
 /* Keep a copy of @r's reply for its Idempotency-Key (srv_reply does it;

@@ -80,3 +80,11 @@ bench-microvm: all
 bench: bench-microvm
 .PHONY: bench-microvm
 EXTRA_DIST += tests/bench/microvm.sh
+
+# polysandboxd's page in chromium: load and first run, with the code
+# editor and without it (tests/bench/web.sh).
+bench-web: all
+	top_builddir=$(abs_top_builddir) top_srcdir=$(abs_top_srcdir) $(SHELL) $(top_srcdir)/tests/bench/web.sh
+bench: bench-web
+.PHONY: bench-web
+EXTRA_DIST += tests/bench/web.sh tests/bench/web.mjs

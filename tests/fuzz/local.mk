@@ -20,6 +20,7 @@ FUZZ_SOURCES += \
 	tests/fuzz/fuzz-samples.c \
 	tests/fuzz/fuzz-judge.c \
 	tests/fuzz/fuzz-files.c \
+	tests/fuzz/fuzz-etag.c \
 	tests/fuzz/fuzz-server.c \
 	tests/fuzz/fuzz-ws.c tests/server/ws-frame-check.c tests/server/ws-frame-check.h
 FUZZ_LIBS += core/server/libsrv.la

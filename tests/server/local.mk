@@ -27,6 +27,7 @@ SERVER_TESTS = \
 	tests/server/sandboxfusion-data.sh \
 	tests/server/seed.sh \
 	tests/server/files.sh \
+	tests/server/web.sh \
 	tests/server/websocket.sh
 TESTS += $(SERVER_TESTS)
 dist_check_SCRIPTS += $(SERVER_TESTS)

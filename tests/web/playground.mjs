@@ -1,7 +1,10 @@
 // tests/web/playground.mjs - the Playground of polysandboxd's page in a real
 // browser (Debian's chromium, headless, driven by puppeteer-core): the page
 // and its headers, the token asked for, the template and provider lists,
-// the editor's Tab, a python run started with Ctrl+Enter whose output
+// the code editor (CodeMirror, when the build has its bundle: typed into
+// with the keyboard, Tab and Shift+Tab, line numbers, tokens marked by
+// language and switched with the template, Ctrl+Z, Esc then Tab to leave
+// it), a python run started with Ctrl+Enter whose output
 // streams in before the run ends with stdout, stderr and bytes that are
 // not UTF-8 told apart (the program sleeps between the streams: two
 // pipes keep no order between them), its status, exit code and timings; a timeout shown
@@ -17,10 +20,13 @@
 // server has them; the same scored on local and evalnop side by side, the
 // table's figures those of POST /v1/compare, its report saved as JSON and
 // as the HTML page the route gives); the Status view with the server's
-// figures refreshed live.
+// figures refreshed live; the page opened again, its files revalidated
+// from the cache (304s); the fallback, editor-none.js served in place of
+// the bundle: the textarea, typed into, Ctrl+Enter running it.
 //
 // Environment: PS_BASE (http://127.0.0.1:PORT), PS_TOKEN, CHROMIUM (the
-// browser), SHOTS (a directory for the screenshots).
+// browser), SHOTS (a directory for the screenshots), PS_EDITOR_NONE
+// (core/server/web/editor-none.js).
 import puppeteer from 'puppeteer-core'
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
@@ -150,18 +156,74 @@ try {
   ok(lists.notice && lists.tokenBox && lists.token && !lists.url.includes(process.env.PS_TOKEN),
      'the notice and the token box are gone; the token is in session storage, not in the URL', JSON.stringify(lists))
 
-  // the program, typed: Tab indents the loop's body
+  // the code editor: CodeMirror when this build has its bundle (a build
+  // without one serves editor-none.js as editor.js), else the textarea
+  await page.waitForFunction(() => document.body.dataset.editor, { timeout: 10000 })
+  const cm = (await page.$eval('body', (b) => b.dataset.editor)) === 'codemirror'
+  const bundled = !(await (await fetch(base + '/web/editor.js')).text()).includes('createEditor = null')
+  ok(cm === bundled && (await page.$$('.code-editor')).length === (cm ? 1 : 0),
+     `the page uses the code editor exactly when the build has its bundle (${cm ? 'CodeMirror' : 'textarea'})`,
+     JSON.stringify({ cm, bundled }))
+  const skipNoCm = cm ? '' : ' # SKIP this build has no code editor bundle (textarea)'
+  const Ctrl = async (key) => {
+    await page.keyboard.down('Control')
+    await page.keyboard.press(key)
+    await page.keyboard.up('Control')
+  }
+  const Shift = async (key) => {
+    await page.keyboard.down('Shift')
+    await page.keyboard.press(key)
+    await page.keyboard.up('Shift')
+  }
+  // CodeMirror lives in the shadow root of div.code-editor (its styles
+  // are constructed sheets there, which the CSP allows): ">>>" reaches in.
+  const CM = '.code-editor >>> '
+  // The editor's text, as shown (CodeMirror keeps a line per element).
+  const shownCode = () => page.evaluate(() => {
+    const root = document.querySelector('.code-editor')?.shadowRoot
+    return root ? [...root.querySelectorAll('.cm-line')].map((l) => l.textContent).join('\n')
+      : document.getElementById('code').value
+  })
+  // Replace the program with the keyboard: select all, delete, then the
+  // text as one input (as a paste would: no auto-indent on the way).
+  const setCode = async (text) => {
+    await page.click(cm ? CM + '.cm-content' : '#code')
+    await Ctrl('KeyA')
+    await page.keyboard.press('Backspace')
+    if (text) await page.keyboard.sendCharacter(text)
+  }
+
+  // the program, typed key by key: Tab indents the loop's body (in
+  // CodeMirror, Enter after the colon already has: Shift+Tab dedents)
   await page.select('#template', 'python')
-  await page.click('#code')
-  await page.$eval('#code', (e) => { e.value = ''; e.focus() })
+  await setCode('')
   await page.keyboard.type('import sys, time\nprint("out-1", flush=True)\ntime.sleep(1)\n' +
                            'print("err-1", file=sys.stderr, flush=True)\ntime.sleep(0.5)\nfor i in range(2):\n')
+  if (cm) await Shift('Tab')
   await page.keyboard.press('Tab')
   await page.keyboard.type('print("loop", i)\n')
+  if (cm) await Shift('Tab')
   await page.keyboard.type('sys.stdout.flush()\nsys.stdout.buffer.write(b"\\xff\\n")\nsys.exit(3)\n')
-  const code = await page.$eval('#code', (e) => e.value)
-  ok(code.includes('for i in range(2):\n    print("loop", i)\n'),
+  const code = await shownCode()
+  ok(code.includes('for i in range(2):\n    print("loop", i)\nsys.stdout.flush()\n'),
      'Tab in the editor indents (four spaces) and keeps the focus there', code)
+  if (cm) {
+    const marks = await page.evaluate(() => {
+      const root = document.querySelector('.code-editor').shadowRoot
+      return {
+        numbers: [...root.querySelectorAll('.cm-lineNumbers .cm-gutterElement')].map((g) => g.textContent),
+        keywords: [...root.querySelectorAll('.cm-content .tok-keyword')].map((t) => t.textContent),
+        strings: root.querySelectorAll('.cm-content .tok-string').length,
+        styled: getComputedStyle(root.querySelector('.tok-keyword')).color !== getComputedStyle(root.querySelector('.cm-content')).color,
+      }
+    })
+    ok(marks.numbers.includes('1') && marks.numbers.includes('11') &&
+       ['import', 'for', 'in'].every((k) => marks.keywords.includes(k)) && marks.strings >= 3 && marks.styled,
+       'CodeMirror: line numbers, and python\'s keywords and strings marked as tokens, in colour', JSON.stringify(marks))
+    await page.screenshot({ path: `${shots}/playground-editor.png`, fullPage: true })
+  } else {
+    ok(true, 'CodeMirror: line numbers and highlighting' + skipNoCm)
+  }
 
   // Ctrl+Enter runs; the first line shows while the program still sleeps
   await page.keyboard.down('Control')
@@ -175,6 +237,10 @@ try {
     return s
   })
   await runsEnded()
+  ok(runBodies.length === 1 && runBodies[0].code === code + (code.endsWith('\n') ? '' : '\n') &&
+     (await shownCode()) === code,
+     'Ctrl+Enter in the editor ran the program once, as shown, and added no line to it',
+     JSON.stringify({ runs: runBodies.length, sent: runBodies[0]?.code, code }))
   const shown = await page.evaluate(() => ({
     cards: document.querySelectorAll('.run').length,
     status: document.querySelector('.run .status').textContent,
@@ -201,8 +267,65 @@ try {
      JSON.stringify(shown.figures))
   await page.screenshot({ path: `${shots}/playground-run.png`, fullPage: true })
 
+  if (cm) {
+    // undo: what was typed last goes, with Ctrl+Z
+    await page.click(CM + '.cm-content')
+    await Ctrl('End')
+    await page.keyboard.type('undone = 1')
+    const typed = await shownCode()
+    await Ctrl('KeyZ')
+    const undone = await shownCode()
+    ok(typed.endsWith('undone = 1') && undone === code, 'CodeMirror: Ctrl+Z undoes what was typed',
+       JSON.stringify({ typed, undone }))
+    // Esc, then Tab, leaves the editor: the keyboard alone gets out
+    await page.keyboard.press('Escape')
+    await page.keyboard.press('Tab')
+    const left = await page.evaluate(() => document.activeElement !== document.querySelector('.code-editor'))
+    ok(left, 'CodeMirror: Esc, then Tab, moves the focus out of the editor')
+    // the template's language: "let ... // c" is javascript, not python
+    await setCode('let x = "s" // c\n')
+    const asPython = await page.evaluate(() =>
+      document.querySelector('.code-editor').shadowRoot.querySelectorAll('.tok-comment').length)
+    const js = lists.templates.includes('node') ? 'node' : 'javascript'
+    await page.select('#template', js)
+    await check(`CodeMirror: the template ${js} highlights as javascript (a comment, a keyword), python did not`,
+      async () => {
+        await page.waitForFunction(() => {
+          const root = document.querySelector('.code-editor').shadowRoot
+          return root.querySelector('.tok-comment')?.textContent === '// c' &&
+            root.querySelector('.tok-keyword')?.textContent === 'let'
+        }, { timeout: 5000 })
+        if (asPython !== 0) throw new Error(`python marked ${asPython} comments in it`)
+      })
+    await page.screenshot({ path: `${shots}/playground-editor-${js}.png`, fullPage: true })
+    // every other template with a grammar: one of its keywords marked
+    const KEYWORDS = [['c', 'int main(void) { return 0; }\n', 'return'],
+                      ['cpp', 'int main() { return 0; }\n', 'return'],
+                      ['go', 'package main\nfunc main() {}\n', 'func'],
+                      ['java', 'class A { void f() { return; } }\n', 'class'],
+                      ['rust', 'fn main() { let x = 1; }\n', 'fn'],
+                      ['sh', 'if true; then echo hi; fi\n', 'if']].filter(([t]) => lists.templates.includes(t))
+    const marked = []
+    for (const [tpl, src, kw] of KEYWORDS) {
+      await setCode(src)
+      await page.select('#template', tpl)
+      const got = await page.waitForFunction((k) => [...document.querySelector('.code-editor').shadowRoot
+        .querySelectorAll('.tok-keyword')].some((t) => t.textContent === k), { timeout: 5000 }, kw)
+        .then(() => true, () => false)
+      marked.push([tpl, kw, got])
+    }
+    ok(marked.length >= 3 && marked.every(([, , got]) => got),
+       `CodeMirror: each template's language marks its keywords (${marked.map(([t]) => t).join(', ')})`,
+       JSON.stringify(marked))
+    await page.select('#template', 'python')
+  } else {
+    for (const what of ['Ctrl+Z undoes', 'Esc, then Tab, leaves the editor', 'the template\'s language highlights',
+                        'each template\'s language marks its keywords'])
+      ok(true, 'CodeMirror: ' + what + skipNoCm)
+  }
+
   // a timeout, by the page's own Timeout field and the Run button
-  await page.$eval('#code', (e) => { e.value = 'import time\ntime.sleep(30)\n' })
+  await setCode('import time\ntime.sleep(30)\n')
   await page.type('#timeout', '1s')
   await page.click('#run')
   await runsEnded()
@@ -215,7 +338,7 @@ try {
   await page.$eval('#timeout', (e) => { e.value = '' })
   await page.click('#settings summary')
   await page.type('#lim-memory', 'lots')
-  await page.$eval('#code', (e) => { e.value = 'import os\nprint(os.environ["GREETING"])\n' })
+  await setCode('import os\nprint(os.environ["GREETING"])\n')
   await page.click('#run')
   await runsEnded()
   const refused = await page.evaluate(() => ({
@@ -250,7 +373,7 @@ try {
   for (const id of ['lim-memory', 'lim-pids', 'env']) await page.$eval('#' + id, (e) => { e.value = '' })
 
   // two providers side by side: evalnop claims exit 0 and prints nothing
-  await page.$eval('#code', (e) => { e.value = 'print("same?")\nraise SystemExit(2)\n' })
+  await setCode('print("same?")\nraise SystemExit(2)\n')
   await page.click('#providers input[value=evalnop]')
   await page.click('#run')
   await runsEnded()
@@ -546,13 +669,74 @@ try {
   // a narrow window: still usable (the panes stack)
   await page.setViewport({ width: 420, height: 900 })
   const narrow = await page.evaluate(() => {
-    const c = document.getElementById('code').getBoundingClientRect()
+    const c = (document.querySelector('.code-editor') || document.getElementById('code')).getBoundingClientRect()
     const o = document.querySelector('.run .output').getBoundingClientRect()
     return { stacked: o.top >= c.bottom, fits: document.documentElement.scrollWidth <= 420 + 1 }
   })
   await page.screenshot({ path: `${shots}/playground-narrow.png`, fullPage: true })
   ok(narrow.stacked && narrow.fits, 'on a narrow window the panes stack and nothing overflows sideways',
      JSON.stringify(narrow))
+
+  // the page again in a new tab: its files come from the browser's cache,
+  // revalidated by their ETag (304s, no body moved)
+  const again = await browser.newPage()
+  await again.goto(base + '/', { waitUntil: 'load' })
+  await again.waitForFunction(() => document.body.dataset.editor, { timeout: 10000 })
+  const moved = await again.evaluate(() => performance.getEntriesByType('resource')
+    .filter((r) => new URL(r.name).pathname.startsWith('/web/'))
+    .map((r) => [new URL(r.name).pathname, r.transferSize, r.encodedBodySize]))
+  const editorEntry = moved.find(([p]) => p === '/web/editor.js')
+  ok(editorEntry && moved.length >= 4 && moved.every(([, t, b]) => t < 1500 && b > 0),
+     'loaded again, every file of the page is revalidated from the cache (a 304: headers only moved)',
+     JSON.stringify(moved))
+  await again.close()
+
+  // the fallback: a build without the editor's bundle serves
+  // editor-none.js as editor.js; the page keeps the textarea and works
+  const fb = await browser.newPage()
+  await fb.setViewport({ width: 1280, height: 900 })
+  fb.on('console', (m) => {
+    if (m.type() === 'error' && !/status of 401 /.test(m.text())) problems.push('fallback console: ' + m.text())
+  })
+  fb.on('pageerror', (e) => problems.push('fallback page error: ' + e.message))
+  const stub = readFileSync(process.env.PS_EDITOR_NONE, 'utf8')
+  await fb.setRequestInterception(true)
+  fb.on('request', (q) => {
+    if (new URL(q.url()).pathname === '/web/editor.js')
+      q.respond({ status: 200, contentType: 'text/javascript; charset=utf-8', body: stub })
+    else q.continue()
+  })
+  await fb.goto(base + '/', { waitUntil: 'load' })
+  await fb.waitForFunction(() => getComputedStyle(document.getElementById('token-box')).display !== 'none',
+                           { timeout: 5000 })
+  await fb.type('#token', process.env.PS_TOKEN)
+  await fb.keyboard.press('Enter')
+  await fb.waitForFunction(() => document.querySelectorAll('#template option').length > 0 &&
+                           document.body.dataset.editor, { timeout: 10000 })
+  await fb.select('#template', 'python')
+  const plain = await fb.evaluate(() => ({ editor: document.body.dataset.editor,
+    cm: document.querySelectorAll('.code-editor').length,
+    visible: document.getElementById('code').getBoundingClientRect().height > 100 }))
+  is(plain, { editor: 'textarea', cm: 0, visible: true },
+     'without the bundle (editor-none.js served): the textarea, shown, and no CodeMirror')
+  await fb.click('#code')
+  await fb.keyboard.down('Control')
+  await fb.keyboard.press('KeyA')
+  await fb.keyboard.up('Control')
+  await fb.keyboard.press('Backspace')
+  await fb.keyboard.type('for i in range(2):\n')
+  await fb.keyboard.press('Tab')
+  await fb.keyboard.type('print("fallback", i)\n')
+  await fb.keyboard.down('Control')
+  await fb.keyboard.press('Enter')
+  await fb.keyboard.up('Control')
+  await check('without the bundle: typed in the textarea (Tab indents), Ctrl+Enter runs it', async () => {
+    await fb.waitForFunction(() => document.querySelector('.run .status')?.textContent === 'ok' &&
+                             document.querySelector('.run .output').textContent === 'fallback 0\nfallback 1\n',
+                             { timeout: 20000 })
+  })
+  await fb.screenshot({ path: `${shots}/playground-fallback.png`, fullPage: true })
+  await fb.close()
 } catch (e) {
   ok(false, 'the browser session', e.stack || String(e))
 } finally {

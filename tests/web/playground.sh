@@ -5,7 +5,9 @@
 # cache tests/sdk/lib.sh keeps) against a polysandboxd from the build tree
 # on a free loopback port with a token, the local provider and evalnop
 # (tests/eval's fake, a second provider whose answers differ), and a
-# second one with [server] web = false, whose / must be a 404.  The checks
+# second one with [server] web = false, whose / must be a 404.  The code
+# editor is checked when the build has its bundle, and the textarea in
+# its place always (editor-none.js served instead of it).  The checks
 # are in tests/web/playground.mjs; the screenshots go to
 # $top_builddir/tests/web/screenshots/.  Skips, naming why, without
 # chromium, node or the npm registry.
@@ -39,7 +41,7 @@ if ! srv_start --token-file "$tmp/tokens"; then
     exit 1
 fi
 mkdir -p "$tmp/profile" "$tmp/downloads" || exit 99
-PS_BASE=$base PS_NOWEB_BASE=$noweb_base PS_TOKEN=$token CHROMIUM=$CHROMIUM PROFILE="$tmp/profile" DOWNLOADS="$tmp/downloads" \
+PS_EDITOR_NONE="$top_srcdir/core/server/web/editor-none.js" PS_BASE=$base PS_NOWEB_BASE=$noweb_base PS_TOKEN=$token CHROMIUM=$CHROMIUM PROFILE="$tmp/profile" DOWNLOADS="$tmp/downloads" \
     SHOTS="$top_builddir/tests/web/screenshots" \
     timeout -k 5 120 node "$tmp/web/playground.mjs"
 rc=$?

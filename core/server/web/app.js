@@ -111,12 +111,40 @@ async function loadLists() {
 
 // A sample in the editor when it is empty or still holds another sample.
 function sampleFor(tpl) {
-  const code = $("code");
-  const isSample = code.value === "" || Object.values(SAMPLES).includes(code.value);
-  if (isSample) code.value = SAMPLES[tpl] || "";
+  const now = editor.get();
+  if (now === "" || Object.values(SAMPLES).includes(now)) editor.set(SAMPLES[tpl] || "");
+  editor.setTemplate(tpl);
 }
 
-// ---- the editor: Tab indents, Shift+Tab dedents, Esc lets the next Tab
+// ---- the editor --------------------------------------------------------------
+// CodeMirror 6 from editor.js (bundled by make from npm, see
+// editor/editor.mjs) when this build has it; until it has loaded, and in a
+// build without it (editor.js is then editor-none.js), the textarea below.
+
+let editor = {
+  get: () => $("code").value,
+  set: (text) => { $("code").value = text; },
+  setTemplate: () => {},
+};
+
+// Loaded after the page is shown and usable: the textarea's text (typed
+// meanwhile, or the sample) moves into the editor.  body[data-editor]
+// says which one is in use.
+async function loadEditor() {
+  let kind = "textarea";
+  try {
+    const m = await import("./editor.js");
+    if (m.createEditor) {
+      editor = m.createEditor($("code"), { template: $("template").value, onRun: run });
+      kind = "codemirror";
+    }
+  } catch (e) {
+    notice(`the code editor did not load (${e.message}): a plain text area is used`);
+  }
+  document.body.dataset.editor = kind;
+}
+
+// ---- the textarea: Tab indents, Shift+Tab dedents, Esc lets the next Tab
 // move the focus (so the keyboard alone can leave it) -------------------------
 
 const INDENT = "    ";
@@ -433,7 +461,7 @@ function showServerFieldError(text) {
 async function run() {
   if (running) return;
   clearFieldErrors();
-  const body = settings({ language: $("template").value, code: $("code").value });
+  const body = settings({ language: $("template").value, code: editor.get() });
   if (!body) return;
   if ($("stdin").value) body.stdin = $("stdin").value;
   const names = checkedProviders();
@@ -1163,7 +1191,9 @@ document.addEventListener("DOMContentLoaded", () => {
   $("token-save").addEventListener("click", saveToken);
   $("token").addEventListener("keydown", (ev) => { if (ev.key === "Enter") saveToken(); });
   document.addEventListener("keydown", (ev) => {
-    if (ev.key === "Enter" && (ev.ctrlKey || ev.metaKey) && !$("playground").hidden) {
+    // (the code editor runs its own Ctrl+Enter and marks it handled)
+    if (ev.key === "Enter" && (ev.ctrlKey || ev.metaKey) && !ev.defaultPrevented &&
+        !$("playground").hidden) {
       ev.preventDefault();
       run();
     }
@@ -1181,4 +1211,5 @@ document.addEventListener("DOMContentLoaded", () => {
   window.addEventListener("hashchange", showView);
   showView();
   loadLists();
+  loadEditor();
 });
