@@ -612,6 +612,13 @@ try {
   is(shownCmp.table.slice(1).map((r) => r.slice(0, 7)),
      [['local', '4', '3', '1', '0', '0.7500', '1.0000'], ['evalnop', '4', '4', '0', '0', '1.0000', '1.0000']],
      'local: 3 of 4 passed, pass@1 0.75; evalnop (exit 0 claimed): 4 of 4')
+  is(shownCmp.table[0].slice(8), ['latency p50', 'latency p90', 'CPU', 'peak memory', 'cost'],
+     'the table also has latency p90, CPU, peak memory and cost')
+  ok(/^[0-9.]+ ms$/.test(shownCmp.table[1][10]) && /^[0-9.]+ MiB$/.test(shownCmp.table[1][11]) &&
+     shownCmp.table[1][10] === (cmp.columns[0].summary.usage.cpu_ns.total / 1e6).toFixed(1) + ' ms' &&
+     shownCmp.table.slice(1).every((r) => r[12] === 'n/a'),
+     'local\'s CPU and peak memory as its usage gives them; no price, so cost n/a (never 0)',
+     JSON.stringify([shownCmp.table, cmp.columns?.map((c) => c.summary.usage)]))
   ok(shownCmp.table.slice(1).every((r) => /^[0-9.]+ s$/.test(r[7])) &&
      cmp.columns.every((c, i) => c.job.id === cmpIds[i] && c.results === '/v1/jobs/' + cmpIds[i]),
      'each provider\'s time is shown; each column is its job', JSON.stringify([shownCmp.table, cmp.columns?.map((c) => c.job)]))

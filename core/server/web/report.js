@@ -26,8 +26,9 @@ export const jsonLines = (records) => records.map((r) => JSON.stringify(r) + "\n
 // The columns of the CSV, in this order: the fields of a record (a field
 // a record lacks is an empty cell; an object or array, its JSON).
 export const CSV_COLUMNS = ["task_id", "sample", "provider", "verdict", "passed", "status",
-                            "exit_code", "signal", "time_ns", "attempts", "tests_passed",
-                            "tests_total", "reason", "completion", "output"];
+                            "exit_code", "signal", "time_ns", "cpu_ns", "peak_memory_bytes",
+                            "attempts", "attempts_time_ns", "tests_passed", "tests_total",
+                            "reason", "completion", "output"];
 
 // One CSV field (RFC 4180): quoted when it holds a comma, quote or line
 // break.  A text starting with = + - @ or a tab gets a leading ' so that
@@ -74,6 +75,24 @@ export function columnFigures(col, ks) {
     passk: ks.map((k) => fixed((s.pass_at_k || {})[k], 4)),
     time: col.job && typeof col.job.wall_s === "number" ? col.job.wall_s.toFixed(2) + " s" : "–",
     p50: s.latency_ns ? (s.latency_ns.p50 / 1e6).toFixed(1) + " ms" : "–",
+    p90: s.latency_ns && typeof s.latency_ns.p90 === "number"
+      ? (s.latency_ns.p90 / 1e6).toFixed(1) + " ms" : "–",
+    ...usageFigures(s.usage),
+  };
+}
+
+// What a column's samples used (the summary's usage): CPU time, the
+// largest peak memory, and the cost when the provider has a price.
+export function usageFigures(u) {
+  const cpu = u && u.cpu_ns && u.cpu_ns.samples ? u.cpu_ns.total : null;
+  const mem = u && typeof u.peak_memory_bytes === "number" && u.peak_memory_bytes >= 0
+    ? u.peak_memory_bytes : null;
+  const cost = u && u.cost;
+  return {
+    cpu: cpu == null ? "–" : (cpu / 1e6).toFixed(1) + " ms",
+    memory: mem == null ? "–" : (mem / 1048576).toFixed(1) + " MiB",
+    cost: cost && typeof cost.total === "number"
+      ? `${cost.total.toPrecision(4)} ${cost.currency || ""}`.trim() : "n/a",
   };
 }
 
@@ -85,11 +104,12 @@ export function showCompare(rep, table, diffs, said) {
   const ks = Object.keys((cols[0] && cols[0].summary && cols[0].summary.pass_at_k) || {});
   table.replaceChildren(cells(document.createElement("tr"),
     ["provider", "samples", "passed", "failed", "errors", ...ks.map((k) => `pass@${k}`),
-     "time", "latency p50"], "th"));
+     "time", "latency p50", "latency p90", "CPU", "peak memory", "cost"], "th"));
   for (const col of cols) {
     const f = columnFigures(col, ks);
     const tr = cells(document.createElement("tr"),
-      [f.label, f.samples, f.passed, f.failed, f.errors, ...f.passk, f.time, f.p50]);
+      [f.label, f.samples, f.passed, f.failed, f.errors, ...f.passk, f.time, f.p50, f.p90,
+       f.cpu, f.memory, f.cost]);
     tr.dataset.label = col.label;
     table.append(tr);
   }
