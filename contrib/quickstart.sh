@@ -40,6 +40,8 @@ PACKAGES="$PACKAGES python3-fastapi python3-uvicorn"
 # clang and its libFuzzer and sanitizer runtimes: the fuzz targets of
 # tests/fuzz (configure --enable-fuzzing CC=clang-14; .ci/run runs them).
 PACKAGES="$PACKAGES clang-14 libclang-rt-14-dev"
+# The static-analysis pass of .ci/run (contrib/cppcheck.sh).
+PACKAGES="$PACKAGES cppcheck"
 # The modal provider: protobuf-c and its compiler (Modal speaks gRPC); its
 # test fake: a gRPC server from grpcio, its messages made by protoc.
 PACKAGES="$PACKAGES libprotobuf-c-dev protobuf-c-compiler python3-grpcio protobuf-compiler"

@@ -106,8 +106,10 @@ int core_cfg_store(loader *ld, const cfg_kind *kind, cfg_entry *e)
         memcpy(old, e, kind->size);
         return SBX_OK;
     }
-    if (!(items = realloc(items, (*n + 1) * kind->size)))
-        return core_cfg_nomem(ld);
+    char *grown = realloc(items, (*n + 1) * kind->size);
+    if (!grown)
+        return core_cfg_nomem(ld); /* the old array stays in ld->cfg */
+    items = grown;
     memcpy(items + *n * kind->size, e, kind->size);
     (*n)++;
     set_items(ld->cfg, kind, items);

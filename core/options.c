@@ -409,6 +409,7 @@ int sbx_exec_opts_add_file(sbx_exec_opts *o, const char *path, const void *data,
     if (len)
         memcpy(d, data, len);
     o->files[o->n_files++] = (core_file){p, d, len, mode & 07777};
+    /* cppcheck-suppress memleak ; p and d are now owned by o->files */
     return SBX_OK;
 }
 

@@ -311,6 +311,7 @@ static int entry(tarball *t, struct archive *a, struct archive_entry *e)
         return SBX_OK;                  /* directories; nothing else is ever read */
     member *m;
     if (hl || type == AE_IFLNK) {
+        /* cppcheck-suppress legacyUninitvar ; both branches write to before reading it */
         bool ok = hl ? strlen(hl) < sizeof to && snprintf(to, sizeof to, "%s", hl) > 0 &&
                        img_clean_name(to) && *to
                      : sl && resolve(name, sl, to, sizeof to);

@@ -296,6 +296,7 @@ int img_read_file(const char *path, size_t max, char **out, size_t *len)
     else if (!buf)
         rc = core_error_set(SBX_E_NOMEM, NULL, "out of memory");
     if (rc == SBX_OK) {
+        /* cppcheck-suppress nullPointerRedundantCheck ; buf is NULL only when rc is an error */
         *len = fread(buf, 1, max + 1, f);
         if (ferror(f) || *len > max)
             rc = core_error_set(SBX_E_IO, NULL, "image store: cannot read %s (or it is over "

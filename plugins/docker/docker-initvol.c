@@ -37,6 +37,7 @@ __asm__(".section .rodata\n"
 static void volume_name(char out[64])
 {
     uint64_t h = UINT64_C(0xcbf29ce484222325);
+    /* cppcheck-suppress comparePointers ; the linker's start and end of one blob */
     for (const unsigned char *b = dk_init_blob; b < dk_init_blob_end; b++)
         h = (h ^ *b) * UINT64_C(0x100000001b3);
     snprintf(out, 64, "polysandbox-init-%016llx", (unsigned long long)h);
@@ -125,6 +126,7 @@ static int install(struct dk_prov *p, const char *image)
 
     void *tar = NULL;
     size_t tar_len = 0;
+    /* cppcheck-suppress comparePointers ; the linker's start and end of one blob */
     ret = dk_tar_file("init.new", dk_init_blob, (size_t)(dk_init_blob_end - dk_init_blob), 0755,
                       &tar, &tar_len, err, sizeof err);
     if (ret) {

@@ -522,6 +522,7 @@ int e2b_exec(struct e2b_prov *p, struct e2b_sb *sb, const sbx_exec_spec_v1 *spec
     else
         cwd = strdup(p->workdir);
     if (rc)
+        /* cppcheck-suppress memleak ; e2b_sandbox_path leaves cwd NULL when it fails */
         return rc;
     if (!cwd)
         return p->host->set_error(p->h, SBX_E_NOMEM, "out of memory");

@@ -157,6 +157,7 @@ static char *mapped_template(struct e2b_prov *p, const char *lang)
             s++;
         const char *e = s + strcspn(s, ", \t"), *c = memchr(s, ':', (size_t)(e - s));
         if (c && (size_t)(c - s) == ll && !strncmp(s, lang, ll))
+            /* cppcheck-suppress nullPointerArithmeticRedundantCheck ; s is never NULL here */
             return strndup(c + 1, (size_t)(e - c - 1));
         s = e;
     }

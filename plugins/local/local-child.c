@@ -305,6 +305,7 @@ static void image_entry(const struct lcl_child *c, int pass, int dfd, int rfd, c
         ssize_t n = readlinkat(dfd, name, target, sizeof target - 1);
         if (n < 0)
             fail(c, "readlink in the image", name);
+        /* cppcheck-suppress negativeIndex ; fail() does not return */
         target[n] = '\0';
         if (symlinkat(target, rfd, name) < 0)
             fail(c, "symlink", dst);

@@ -60,9 +60,9 @@
 #define LCL_MAX_HIDDEN 32
 #define LCL_PATH_MAX 4096
 
-/* In-sandbox identity of the payload. */
-#define LCL_SANDBOX_UID 1000
-#define LCL_SANDBOX_GID 1000
+/* In-sandbox identity of the payload (unsigned: it is printed with %u). */
+#define LCL_SANDBOX_UID 1000u
+#define LCL_SANDBOX_GID 1000u
 
 /* One entry of the new root: a host path bound read-only at the same
  * place, or a symlink recreated with the host's target. */

@@ -192,6 +192,7 @@ static void masks_keep_bound(struct lcl_prov *p)
         if (!kept)
             free(p->masks[i]);
     }
+    /* cppcheck-suppress uninitvar ; k entries of keep are set; none is read when k is 0 */
     memcpy(p->masks, keep, k * sizeof *keep);
     p->n_masks = k;
 }

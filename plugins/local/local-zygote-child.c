@@ -180,6 +180,7 @@ static void close_except(const int *keep, int n)
         }
     unsigned int from = 0;
     for (int i = 0; i <= m; i++) {
+        /* cppcheck-suppress uninitvar ; k[i] is read only for i < m, all set */
         unsigned int to = i < m ? (unsigned int)k[i] : ~0u;
         if (to > from && syscall(SYS_close_range, from, to - 1, 0) < 0) {
             unsigned int stop = to - 1 > 4096 ? 4096 : to - 1;

@@ -253,6 +253,7 @@ int modal_api_st(struct modal_prov *p, const char *what, const char *method,
                  const ProtobufCMessage *req, const ProtobufCMessageDescriptor *reply_desc,
                  ProtobufCMessage **reply, long timeout_ms, int quiet, mg_status *stp)
 {
+    /* cppcheck-suppress uninitvar ; call() fills st before any read */
     mg_status st0, *st = stp ? stp : &st0;
     char err[PH_ERR_MAX] = "";
     int rc = call(p, what, method, req, reply_desc, reply, timeout_ms, NULL, NULL, st, err);

@@ -97,6 +97,7 @@ static int access_get(struct modal_prov *p, struct modal_sb *sb, bool *legacy)
         free(u);
         return p->host->set_error(p->h, rc, "Modal: %s: %s", what, err);
     }
+    /* cppcheck-suppress memleak ; jwt and u are now owned by sb */
     return SBX_OK;
 }
 
