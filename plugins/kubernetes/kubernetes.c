@@ -126,6 +126,7 @@ struct kube_conf {
     int64_t run_as_user, warm_pool;
     uint64_t ttl_ns, ready_ns, request_ns, connect_ns;
     int allow_network, manage_netpol, exec_protocol, mode;
+    struct kube_where where;
 };
 
 /* In the order of KUBE_IC_AUTO, _TRUE (three spellings), _FALSE (three). */
@@ -138,9 +139,9 @@ static const char *const exec_protocols[] = {"auto", "v5", "v5.channel.k8s.io", 
 static const char *const modes[] = {"pods", "agent-sandbox", NULL};
 
 #define KC(field) offsetof(struct kube_conf, field)
-#define KW(field) offsetof(struct kube_where, field)
-/* Where the cluster is: read into struct kube_where for kube-config.c. */
-static const sbx_setting_v1 where_settings[] = {
+#define KW(field) offsetof(struct kube_conf, where.field)
+static const sbx_setting_v1 kube_settings[] = {
+    /* Where the cluster is: struct kube_where, for kube-config.c. */
     {.key = "kubeconfig", .type = SBX_SETTING_STRING, .offset = KW(kubeconfig)},
     {.key = "context", .type = SBX_SETTING_STRING, .offset = KW(context)},
     {.key = "serviceaccount_dir", .type = SBX_SETTING_STRING, .offset = KW(serviceaccount_dir)},
@@ -150,9 +151,7 @@ static const sbx_setting_v1 where_settings[] = {
     {.key = "in_cluster", .type = SBX_SETTING_ENUM, .def = "auto", .choices = in_cluster_values,
      .offset = KW(in_cluster)},
     {.key = "token", .type = SBX_SETTING_SECRET, .offset = KW(have_token)},
-    {.key = NULL},
-};
-static const sbx_setting_v1 kube_settings[] = {
+    /* How pods are made. */
     {.key = "image", .type = SBX_SETTING_STRING, .def = KUBE_DEFAULT_IMAGE,
      .check = check_image, .offset = KC(image)},
     {.key = "workdir", .type = SBX_SETTING_STRING, .def = KUBE_DEFAULT_WORKDIR,
@@ -213,9 +212,7 @@ static int read_settings(struct kube_prov *p)
     if (!SBX_HOST_HAS(p->host, settings_read))
         return p->host->set_error(p->h, SBX_E_INTERNAL, "kubernetes: the core lends no "
                                   "settings_read (ABI 1.9)");
-    if ((rc = p->host->settings_read(p->h, where_settings, sizeof where_settings[0],
-                                     &p->where)) ||
-        (rc = p->host->settings_read(p->h, kube_settings, sizeof kube_settings[0], &c)) ||
+    if ((rc = p->host->settings_read(p->h, kube_settings, sizeof kube_settings[0], &c)) ||
         (rc = dup_to(p, c.image, &p->image)) || (rc = dup_to(p, c.workdir, &p->workdir)) ||
         (rc = dup_to(p, c.runtime_class, &p->runtime_class)) ||
         (rc = dup_to(p, c.service_account, &p->service_account)) ||
@@ -223,6 +220,7 @@ static int read_settings(struct kube_prov *p)
         (rc = dup_to(p, c.cpu, &p->cpu)) || (rc = dup_to(p, c.cpu_request, &p->cpu_request)) ||
         (rc = dup_to(p, c.netpol, &p->netpol)))
         return rc;
+    p->where = c.where;
     size_t wl = strlen(p->workdir);
     while (wl > 1 && p->workdir[wl - 1] == '/')
         p->workdir[--wl] = '\0';
