@@ -12,7 +12,6 @@
  */
 #include "config.h"
 
-#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,7 +29,7 @@ struct dk_pulling {
 };
 
 /* A host[:port] is what an image "HOST/x" names as its registry. */
-static const char *check_auth_host(const char *v)
+const char *dk_check_registry_host(const char *v)
 {
     struct dk_imgref r;
     char err[300], probe[300];
@@ -42,32 +41,7 @@ static const char *check_auth_host(const char *v)
                : NULL;
 }
 
-/* What settings_read fills. */
-struct pull_conf {
-    const char *auth_host;
-    uint64_t timeout_ns;
-    int policy, auth;
-};
-
-/* In the order of DK_PULL_MISSING, _ALWAYS, _NEVER. */
-static const char *const policies[] = {"missing", "always", "never", NULL};
-
-#define PC(field) offsetof(struct pull_conf, field)
-static const sbx_setting_v1 pull_settings[] = {
-    {.key = "pull", .type = SBX_SETTING_ENUM, .def = "missing", .choices = policies,
-     .offset = PC(policy)},
-    {.key = "pull_timeout", .type = SBX_SETTING_DURATION, .def = "300s", .min = "1s",
-     .max = "24h", .offset = PC(timeout_ns)},
-    {.key = "registry_auth_host", .type = SBX_SETTING_STRING, .check = check_auth_host,
-     .offset = PC(auth_host)},
-    /* Only whether it is set: the value is opened for each pull, so
-     * loading the provider never needs the secret key. */
-    {.key = "registry_auth", .type = SBX_SETTING_SECRET, .offset = PC(auth)},
-    {.key = NULL},
-};
-#undef PC
-
-int dk_pull_init(struct dk_prov *p)
+int dk_pull_init(struct dk_prov *p, const struct dk_pull_conf *c)
 {
     if (pthread_mutex_init(&p->pull_lock, NULL))
         return dk_err(p, SBX_E_NOMEM, "pthread_mutex_init failed");
@@ -76,16 +50,12 @@ int dk_pull_init(struct dk_prov *p)
         return dk_err(p, SBX_E_NOMEM, "pthread_cond_init failed");
     }
     p->pull_sync = true;
-    struct pull_conf c = {0};
-    int ret = p->host->settings_read(p->h, pull_settings, sizeof pull_settings[0], &c);
-    if (ret)
-        return ret;
-    p->pull_policy = c.policy == 1 ? DK_PULL_ALWAYS : c.policy == 2 ? DK_PULL_NEVER
-                                                                    : DK_PULL_MISSING;
-    p->pull_timeout_ms = (long)(c.timeout_ns / 1000000u);
-    if (c.auth_host && !(p->auth_host = strdup(c.auth_host)))
+    p->pull_policy = c->policy == 1 ? DK_PULL_ALWAYS : c->policy == 2 ? DK_PULL_NEVER
+                                                                      : DK_PULL_MISSING;
+    p->pull_timeout_ms = (long)(c->timeout_ns / 1000000u);
+    if (c->auth_host && !(p->auth_host = strdup(c->auth_host)))
         return dk_err(p, SBX_E_NOMEM, "out of memory");
-    bool auth = c.auth;
+    bool auth = c->auth;
     if (auth && !p->auth_host)
         return dk_err(p, SBX_E_CONFIG, "providers.d/docker.ini: registry_auth is set but "
                       "registry_auth_host is not (the registry it is for)");

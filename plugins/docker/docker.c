@@ -109,10 +109,13 @@ struct dk_conf {
     const char *socket, *ca_file, *cert_file, *key_file, *image, *runtime, *aliases, *cpus,
         *unenforced;
     int network, exec_mode, readonly_rootfs;
+    struct dk_pull_conf pull;
 };
 
 static const char *const networks[] = {"none", "allow-host", NULL};
 static const char *const exec_modes[] = {"attach", "api", NULL};
+/* In the order of DK_PULL_MISSING, _ALWAYS, _NEVER. */
+static const char *const pull_policies[] = {"missing", "always", "never", NULL};
 
 #define DC(field) offsetof(struct dk_conf, field)
 static const sbx_setting_v1 dk_settings[] = {
@@ -135,6 +138,16 @@ static const sbx_setting_v1 dk_settings[] = {
     {.key = "unenforced_limits", .type = SBX_SETTING_STRING, .offset = DC(unenforced)},
     {.key = "readonly_rootfs", .type = SBX_SETTING_BOOL, .def = "true",
      .offset = DC(readonly_rootfs)},
+    /* Pulls (docker-pull.c). */
+    {.key = "pull", .type = SBX_SETTING_ENUM, .def = "missing", .choices = pull_policies,
+     .offset = DC(pull.policy)},
+    {.key = "pull_timeout", .type = SBX_SETTING_DURATION, .def = "300s", .min = "1s",
+     .max = "24h", .offset = DC(pull.timeout_ns)},
+    {.key = "registry_auth_host", .type = SBX_SETTING_STRING, .check = dk_check_registry_host,
+     .offset = DC(pull.auth_host)},
+    /* Only whether it is set: the value is opened for each pull, so
+     * loading the provider never needs the secret key. */
+    {.key = "registry_auth", .type = SBX_SETTING_SECRET, .offset = DC(pull.auth)},
     {.key = NULL},
 };
 #undef DC
@@ -146,7 +159,7 @@ static int dup_to(struct dk_prov *p, const char *v, char **out)
     return SBX_OK;
 }
 
-static int read_settings(struct dk_prov *p, ph_client_conf *cc)
+static int read_settings(struct dk_prov *p, ph_client_conf *cc, struct dk_pull_conf *pull)
 {
     struct dk_conf c = {0};
     int ret;
@@ -181,6 +194,7 @@ static int read_settings(struct dk_prov *p, ph_client_conf *cc)
      * to honour. */
     p->allow_unenforced = c.unenforced && !strcmp(c.unenforced, "allow");
     p->readonly_rootfs = c.readonly_rootfs;
+    *pull = c.pull;
     return SBX_OK;
 }
 
@@ -221,9 +235,10 @@ static int docker_init(const sbx_host_v1 *host, sbx_host_handle *h, void **prov)
     }
     ph_client_conf cc = {.connect_timeout_ms = 10000, .timeout_ms = 60000};
     char err[PH_ERR_MAX];
-    int ret = read_settings(p, &cc);
+    struct dk_pull_conf pull;
+    int ret = read_settings(p, &cc, &pull);
     if (!ret)
-        ret = dk_pull_init(p);
+        ret = dk_pull_init(p, &pull);
     if (!ret && !(p->seccomp_opt = dk_seccomp_opt()))
         ret = dk_err(p, SBX_E_NOMEM, "out of memory building the containers' seccomp profile");
     if (!ret && (ret = ph_client_new(&cc, &p->http, err)))
