@@ -1,9 +1,13 @@
 /* core/units.c - durations, sizes, counts and booleans as written in config
+ * and on the command line
  *
  * Every parser here is strict: one number, an optional unit, nothing else.
  * Arithmetic is overflow-checked and a fraction must come out as a whole
  * number of the base unit, so a value is either exact or rejected; nothing
- * is silently rounded, clamped or wrapped.
+ * is silently rounded, clamped or wrapped.  One grammar, worded two ways:
+ * the configuration's reasons follow "KEY = 'VALUE': ", the public
+ * sbx_parse_* ones (the command line's, the server's) follow the value
+ * itself ("'5x' has an unknown unit").
  */
 #include "config.h"
 
@@ -42,6 +46,42 @@ static const struct unit size_units[] = {
     { NULL, 0 }
 };
 
+/* Why a value is refused, in one caller's words. */
+struct wording {
+    const char *empty, *negative, *nan, *too_large, *no_fraction, *many_places, *zero,
+        *count_not_whole, *duration_unit, *duration_finer, *size_unit, *size_finer;
+};
+
+static const struct wording config_words = {
+    .empty = "empty value",
+    .negative = "negative values are not allowed",
+    .nan = "not a number",
+    .too_large = "value too large",
+    .no_fraction = "a decimal point must be followed by digits",
+    .many_places = "too many decimal places",
+    .zero = "must be greater than zero",
+    .count_not_whole = "not a whole number (no units or decimals)",
+    .duration_unit = "unknown unit (use ns, us, ms, s, m or h; a bare number is seconds)",
+    .duration_finer = "finer than a nanosecond",
+    .size_unit = "unknown unit (use K, M, G or T, powers of 1024; a bare number is bytes)",
+    .size_finer = "not a whole number of bytes",
+};
+
+static const struct wording value_words = {
+    .empty = "is empty",
+    .negative = "must not be negative",
+    .nan = "is not a number",
+    .too_large = "is too large",
+    .no_fraction = "has a decimal point without digits after it",
+    .many_places = "has too many decimal places",
+    .zero = "must be greater than 0",
+    .count_not_whole = "must be a whole number",
+    .duration_unit = "has an unknown unit (use ns, us, ms, s, m or h)",
+    .duration_finer = "is finer than a nanosecond",
+    .size_unit = "has an unknown unit (use K, M, G or T)",
+    .size_finer = "is not a whole number of bytes",
+};
+
 static int fail(const char **why, const char *text)
 {
     if (why)
@@ -69,19 +109,20 @@ static bool equal_nocase(const char *a, const char *b)
 
 /* The leading sign, emptiness and first-character checks shared by all
  * numeric parsers. */
-static int check_start(const char *s, const char **why)
+static int check_start(const char *s, const struct wording *w, const char **why)
 {
     if (!s || !*s)
-        return fail(why, "empty value");
+        return fail(why, w->empty);
     if (*s == '-')
-        return fail(why, "negative values are not allowed");
+        return fail(why, w->negative);
     if (!is_digit(*s))
-        return fail(why, "not a number");
+        return fail(why, w->nan);
     return SBX_OK;
 }
 
 /* Digits at *pp into *out, advancing *pp.  At least one digit is there. */
-static int parse_digits(const char **pp, uint64_t *out, const char **why)
+static int parse_digits(const char **pp, uint64_t *out, const struct wording *w,
+                        const char **why)
 {
     const char *p = *pp;
     uint64_t v = 0;
@@ -89,7 +130,7 @@ static int parse_digits(const char **pp, uint64_t *out, const char **why)
     for (; is_digit(*p); p++) {
         if (__builtin_mul_overflow(v, 10, &v) ||
             __builtin_add_overflow(v, (uint64_t)(*p - '0'), &v))
-            return fail(why, "value too large");
+            return fail(why, w->too_large);
     }
     *pp = p;
     *out = v;
@@ -103,24 +144,24 @@ static int parse_digits(const char **pp, uint64_t *out, const char **why)
  */
 static int parse_scaled(const char *s, const struct unit *units,
                         bool case_fold, bool allow_zero, uint64_t *out,
-                        const char **why, const char *bad_unit,
-                        const char *not_whole)
+                        const struct wording *w, const char **why,
+                        const char *bad_unit, const char *not_whole)
 {
     const char *p = s;
     uint64_t whole, frac = 0, frac_scale = 1, factor = 0, v;
     int rc;
 
-    rc = check_start(s, why);
+    rc = check_start(s, w, why);
     if (rc != SBX_OK)
         return rc;
-    rc = parse_digits(&p, &whole, why);
+    rc = parse_digits(&p, &whole, w, why);
     if (rc != SBX_OK)
         return rc;
 
     if (*p == '.') {
         p++;
         if (!is_digit(*p))
-            return fail(why, "a decimal point must be followed by digits");
+            return fail(why, w->no_fraction);
         /* Trailing zeros add nothing; the rest must fit in 18 digits. */
         const char *end = p;
         while (is_digit(*end))
@@ -129,7 +170,7 @@ static int parse_scaled(const char *s, const struct unit *units,
         while (last > p && last[-1] == '0')
             last--;
         if (last - p > 18)
-            return fail(why, "too many decimal places");
+            return fail(why, w->many_places);
         for (; p < last; p++) {
             frac = frac * 10 + (uint64_t)(*p - '0');
             frac_scale *= 10;
@@ -147,59 +188,85 @@ static int parse_scaled(const char *s, const struct unit *units,
         return fail(why, bad_unit);
 
     if (__builtin_mul_overflow(whole, factor, &v))
-        return fail(why, "value too large");
+        return fail(why, w->too_large);
     if (frac) {
         uint64_t part;
         if (__builtin_mul_overflow(frac, factor, &part))
-            return fail(why, "too many decimal places");
+            return fail(why, w->many_places);
         if (part % frac_scale != 0)
             return fail(why, not_whole);
         if (__builtin_add_overflow(v, part / frac_scale, &v))
-            return fail(why, "value too large");
+            return fail(why, w->too_large);
     }
     if (v == 0 && !allow_zero)
-        return fail(why, "must be greater than zero");
+        return fail(why, w->zero);
     *out = v;
     return SBX_OK;
 }
 
-int core_parse_duration(const char *s, bool allow_zero, uint64_t *ns,
-                        const char **why)
-{
-    return parse_scaled(s, duration_units, false, allow_zero, ns, why,
-                        "unknown unit (use ns, us, ms, s, m or h; "
-                        "a bare number is seconds)",
-                        "finer than a nanosecond");
-}
-
-int core_parse_size(const char *s, bool allow_zero, uint64_t *bytes,
+static int duration(const char *s, bool allow_zero, uint64_t *ns, const struct wording *w,
                     const char **why)
 {
-    return parse_scaled(s, size_units, true, allow_zero, bytes, why,
-                        "unknown unit (use K, M, G or T, powers of 1024; "
-                        "a bare number is bytes)",
-                        "not a whole number of bytes");
+    return parse_scaled(s, duration_units, false, allow_zero, ns, w, why, w->duration_unit,
+                        w->duration_finer);
 }
 
-int core_parse_count(const char *s, bool allow_zero, uint64_t *n,
-                     const char **why)
+static int size(const char *s, bool allow_zero, uint64_t *bytes, const struct wording *w,
+                const char **why)
+{
+    return parse_scaled(s, size_units, true, allow_zero, bytes, w, why, w->size_unit,
+                        w->size_finer);
+}
+
+static int count(const char *s, bool allow_zero, uint64_t *n, const struct wording *w,
+                 const char **why)
 {
     const char *p = s;
     uint64_t v;
     int rc;
 
-    rc = check_start(s, why);
+    rc = check_start(s, w, why);
     if (rc != SBX_OK)
         return rc;
-    rc = parse_digits(&p, &v, why);
+    rc = parse_digits(&p, &v, w, why);
     if (rc != SBX_OK)
         return rc;
     if (*p)
-        return fail(why, "not a whole number (no units or decimals)");
+        return fail(why, w->count_not_whole);
     if (v == 0 && !allow_zero)
-        return fail(why, "must be greater than zero");
+        return fail(why, w->zero);
     *n = v;
     return SBX_OK;
+}
+
+int core_parse_duration(const char *s, bool allow_zero, uint64_t *ns, const char **why)
+{
+    return duration(s, allow_zero, ns, &config_words, why);
+}
+
+int core_parse_size(const char *s, bool allow_zero, uint64_t *bytes, const char **why)
+{
+    return size(s, allow_zero, bytes, &config_words, why);
+}
+
+int core_parse_count(const char *s, bool allow_zero, uint64_t *n, const char **why)
+{
+    return count(s, allow_zero, n, &config_words, why);
+}
+
+int sbx_parse_duration(const char *s, uint64_t *ns, const char **why)
+{
+    return duration(s, false, ns, &value_words, why);
+}
+
+int sbx_parse_size(const char *s, uint64_t *bytes, const char **why)
+{
+    return size(s, false, bytes, &value_words, why);
+}
+
+int sbx_parse_count(const char *s, uint64_t *n, const char **why)
+{
+    return count(s, false, n, &value_words, why);
 }
 
 int core_parse_bool(const char *s, bool *out, const char **why)

@@ -120,15 +120,25 @@ char **cli_split_names(const char *s);
 /* Whether @s is NAME[,NAME...], with no empty name. */
 bool cli_names_ok(const char *s);
 
-/* ---- units (units.c) -------------------------------------------------------- */
+/* ---- units (the library's sbx_parse_*, format.c) ------------------------- */
 
-/* "500ms", "10s", "2m", "1h", "250us", "100ns"; a bare number is seconds.
- * 0, negatives, overflow and junk are rejected; *why says why (static). */
-bool cli_parse_duration(const char *s, uint64_t *ns, const char **why);
+/* The grammar of polysandbox.ini(5), read by the library: "500ms", "10s",
+ * "2m", "1h"; a bare number is seconds.  0, negatives, overflow and junk
+ * are rejected; *why says why (static, worded to follow the value). */
+static inline bool cli_parse_duration(const char *s, uint64_t *ns, const char **why)
+{
+    return sbx_parse_duration(s, ns, why) == SBX_OK;
+}
 /* "512", "64K", "512M", "1G", "1T" (powers of 1024; "KiB", "KB" too). */
-bool cli_parse_size(const char *s, uint64_t *bytes, const char **why);
+static inline bool cli_parse_size(const char *s, uint64_t *bytes, const char **why)
+{
+    return sbx_parse_size(s, bytes, why) == SBX_OK;
+}
 /* A plain positive count. */
-bool cli_parse_count(const char *s, uint64_t *n, const char **why);
+static inline bool cli_parse_count(const char *s, uint64_t *n, const char **why)
+{
+    return sbx_parse_count(s, n, why) == SBX_OK;
+}
 /* Human forms for messages: "2s", "1.5s", "500ms"; "1 MiB", "100 bytes". */
 void cli_format_duration(uint64_t ns, char *buf, size_t size);
 void cli_format_size(uint64_t bytes, char *buf, size_t size);

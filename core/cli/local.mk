@@ -9,7 +9,7 @@ polysandbox_SOURCES = \
 	core/cli/cli.h \
 	core/cli/main.c \
 	core/cli/util.c \
-	core/cli/units.c \
+	core/cli/format.c \
 	core/cli/request.c \
 	core/cli/exec.c \
 	core/cli/interrupt.c \

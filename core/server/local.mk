@@ -1,14 +1,12 @@
 # core/server/local.mk - polysandboxd, the HTTP server
 #
 # Links the public API of libpolysandbox only (never core/core-int.h);
-# shares the command line's duration and size grammar (core/cli/units.c).
+# reads durations and sizes with the library's sbx_parse_* (core/units.c).
 
 # Everything but main() is a convenience library, which the fuzz target
 # of the request decoding (tests/fuzz/fuzz-server.c) links too.
 sbin_PROGRAMS += polysandboxd
-# (core/cli/units.c is not in the library: the fuzz targets link it already.)
-polysandboxd_SOURCES = core/server/main.c core/server/server.h core/server/server-int.h \
-	core/cli/units.c
+polysandboxd_SOURCES = core/server/main.c core/server/server.h core/server/server-int.h
 polysandboxd_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/core/cli -I$(top_srcdir)/core/server
 polysandboxd_CFLAGS = $(AM_CFLAGS) -pthread $(JANSSON_CFLAGS)
 polysandboxd_LDADD = core/server/libsrv.la core/libpolysandbox.la $(SRV_LIBS)

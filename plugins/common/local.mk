@@ -17,7 +17,6 @@ plugins_common_libsbxhttp_la_SOURCES = plugins/common/http.c plugins/common/http
 	plugins/common/unenforced.c plugins/common/unenforced.h \
 	plugins/common/noimage.c plugins/common/noimage.h \
 	plugins/common/shwrap.c plugins/common/shwrap.h \
-	plugins/common/settings.c plugins/common/settings.h \
 	plugins/common/setting-checks.c plugins/common/setting-checks.h \
 	plugins/common/retry-hints.c plugins/common/retry-hints.h
 plugins_common_libsbxhttp_la_CFLAGS = $(SBX_MODULE_COPTS) $(SBXHTTP_CFLAGS)

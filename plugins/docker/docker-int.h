@@ -300,9 +300,19 @@ int dk_registry_auth_header(const char *userpass, size_t len, const char *server
 /* ---- docker-pull.c: pulling missing images ---- */
 enum dk_pull_policy { DK_PULL_MISSING, DK_PULL_ALWAYS, DK_PULL_NEVER };
 struct dk_pulling;
-/* The pull settings of docker.ini (pull, pull_timeout, registry_auth_host),
- * and the lock; before any pull.  dk_pull_fini undoes it. */
-int dk_pull_init(struct dk_prov *p);
+/* The pull settings of docker.ini as settings_read fills them (docker.c's
+ * table; the core's strings, valid until fini). */
+struct dk_pull_conf {
+    const char *auth_host;   /* registry_auth_host, or NULL */
+    uint64_t timeout_ns;     /* pull_timeout */
+    int policy;              /* pull: the index of missing, always, never */
+    int auth;                /* registry_auth (a credential) is set */
+};
+/* The check of registry_auth_host for that table (sbx_setting_v1.check). */
+const char *dk_check_registry_host(const char *v);
+/* Takes the pull settings @c, checks that the two registry_auth keys go
+ * together, and makes the lock; before any pull.  dk_pull_fini undoes it. */
+int dk_pull_init(struct dk_prov *p, const struct dk_pull_conf *c);
 void dk_pull_fini(struct dk_prov *p);
 /* Pulls @image (POST /images/create), within pull_timeout; concurrent
  * pulls of one image share the first.  Sets the error and returns it. */

@@ -12,17 +12,12 @@
  */
 #include "config.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "docker-int.h"
-#include "settings.h"
-
-#define PULL_TIMEOUT_DEFAULT_MS (300L * 1000)
-#define PULL_TIMEOUT_MAX_MS (24L * 3600 * 1000)
 
 struct dk_pulling {
     struct dk_pulling *next;
@@ -33,33 +28,20 @@ struct dk_pulling {
     char msg[1024];
 };
 
-static const char *setting(struct dk_prov *p, const char *key)
+/* A host[:port] is what an image "HOST/x" names as its registry. */
+const char *dk_check_registry_host(const char *v)
 {
-    return pc_setting(p->host, p->h, key);
+    struct dk_imgref r;
+    char err[300], probe[300];
+
+    snprintf(probe, sizeof probe, "%s/x", v);
+    return strlen(v) > 200 || dk_imgref_parse(probe, &r, err, sizeof err) ||
+                   (strcmp(r.registry, v) && strcmp(v, "docker.io"))
+               ? "a registry host[:port] (e.g. registry.example.com:5000, or docker.io)"
+               : NULL;
 }
 
-/* "N" seconds, or N with s, m or h. */
-static bool parse_timeout(const char *v, long *ms)
-{
-    char *end;
-    errno = 0;
-    long long n = strtoll(v, &end, 10);
-    if (errno || end == v || n <= 0)
-        return false;
-    long long unit = 1000;
-    if (!strcmp(end, "m"))
-        unit = 60000;
-    else if (!strcmp(end, "h"))
-        unit = 3600000;
-    else if (*end && strcmp(end, "s"))
-        return false;
-    if (n > PULL_TIMEOUT_MAX_MS / unit)
-        return false;
-    *ms = (long)(n * unit);
-    return true;
-}
-
-int dk_pull_init(struct dk_prov *p)
+int dk_pull_init(struct dk_prov *p, const struct dk_pull_conf *c)
 {
     if (pthread_mutex_init(&p->pull_lock, NULL))
         return dk_err(p, SBX_E_NOMEM, "pthread_mutex_init failed");
@@ -68,38 +50,12 @@ int dk_pull_init(struct dk_prov *p)
         return dk_err(p, SBX_E_NOMEM, "pthread_cond_init failed");
     }
     p->pull_sync = true;
-    const char *v = setting(p, "pull");
-    if (!v || !strcmp(v, "missing"))
-        p->pull_policy = DK_PULL_MISSING;
-    else if (!strcmp(v, "always"))
-        p->pull_policy = DK_PULL_ALWAYS;
-    else if (!strcmp(v, "never"))
-        p->pull_policy = DK_PULL_NEVER;
-    else
-        return dk_err(p, SBX_E_CONFIG, "providers.d/docker.ini: pull = '%s': use missing, "
-                      "always or never", v);
-    p->pull_timeout_ms = PULL_TIMEOUT_DEFAULT_MS;
-    if ((v = setting(p, "pull_timeout")) && !parse_timeout(v, &p->pull_timeout_ms))
-        return dk_err(p, SBX_E_CONFIG, "providers.d/docker.ini: pull_timeout = '%s': a time "
-                      "from 1s to 24h (seconds, or with s, m or h)", v);
-    v = setting(p, "registry_auth_host");
-    if (v) {
-        struct dk_imgref r;
-        char err[300];
-        /* A host[:port] is what an image "HOST/x" names as its registry. */
-        char probe[300];
-        snprintf(probe, sizeof probe, "%s/x", v);
-        if (strlen(v) > 200 || dk_imgref_parse(probe, &r, err, sizeof err) ||
-            (strcmp(r.registry, v) && strcmp(v, "docker.io")))
-            return dk_err(p, SBX_E_CONFIG, "providers.d/docker.ini: registry_auth_host = '%s': "
-                          "a registry host[:port] (e.g. registry.example.com:5000, or docker.io)",
-                          v);
-        if (!(p->auth_host = strdup(v)))
-            return dk_err(p, SBX_E_NOMEM, "out of memory");
-    }
-    /* Only whether it is set: the value is opened for each pull, so
-     * loading the provider never needs the secret key. */
-    bool auth = setting(p, "registry_auth") != NULL;
+    p->pull_policy = c->policy == 1 ? DK_PULL_ALWAYS : c->policy == 2 ? DK_PULL_NEVER
+                                                                      : DK_PULL_MISSING;
+    p->pull_timeout_ms = (long)(c->timeout_ns / 1000000u);
+    if (c->auth_host && !(p->auth_host = strdup(c->auth_host)))
+        return dk_err(p, SBX_E_NOMEM, "out of memory");
+    bool auth = c->auth;
     if (auth && !p->auth_host)
         return dk_err(p, SBX_E_CONFIG, "providers.d/docker.ini: registry_auth is set but "
                       "registry_auth_host is not (the registry it is for)");

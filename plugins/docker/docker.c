@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,7 +21,7 @@
 #include <unistd.h>
 
 #include "docker-int.h"
-#include "settings.h"
+#include "setting-checks.h"
 
 #define DK_CAPS (SBX_CAP_FILES | SBX_CAP_PERSISTENT | SBX_CAP_LABELS | SBX_CAP_STREAM | \
                  SBX_CAP_STDIN | SBX_CAP_NETWORK_POLICY | SBX_CAP_LIST | SBX_CAP_CONCURRENT | \
@@ -81,80 +82,120 @@ static uint64_t now_unix_ns(void)
 
 /* ---- settings ---- */
 
-static const char *setting(struct dk_prov *p, const char *key)
+static const char *check_socket(const char *v)
 {
-    return pc_setting(p->host, p->h, key);
+    return strncmp(v, "unix://", 7) && strncmp(v, "http://", 7) && strncmp(v, "https://", 8) &&
+                   strncmp(v, "tcp://", 6)
+               ? "use unix:///path, tcp://host:port, http://... or https://..." : NULL;
 }
 
-static int dup_setting(struct dk_prov *p, const char *key, char **out)
+static const char *check_runtime(const char *v)
 {
-    return pc_setting_dup(p->host, p->h, key, NULL, out);
+    return pc_plain_name(v, "._-") ? NULL : "not a runtime name";
 }
 
-static int read_bool(struct dk_prov *p, const char *key, bool def, bool *out)
+/* A fraction of CPUs, which no integer type holds. */
+static const char *check_cpus(const char *v)
 {
-    return pc_setting_bool(p->host, p->h, "providers.d/docker.ini", key, def, out);
+    char *end;
+    errno = 0;
+    double c = strtod(v, &end);
+    return errno || *end || end == v || !(c >= 0.01 && c <= 1024)
+               ? "a number of CPUs from 0.01 to 1024" : NULL;
 }
 
-static int read_settings(struct dk_prov *p, ph_client_conf *cc)
+/* What settings_read fills; copied into struct dk_prov. */
+struct dk_conf {
+    const char *socket, *ca_file, *cert_file, *key_file, *image, *runtime, *aliases, *cpus,
+        *unenforced;
+    int network, exec_mode, readonly_rootfs;
+    struct dk_pull_conf pull;
+};
+
+static const char *const networks[] = {"none", "allow-host", NULL};
+static const char *const exec_modes[] = {"attach", "api", NULL};
+/* In the order of DK_PULL_MISSING, _ALWAYS, _NEVER. */
+static const char *const pull_policies[] = {"missing", "always", "never", NULL};
+
+#define DC(field) offsetof(struct dk_conf, field)
+static const sbx_setting_v1 dk_settings[] = {
+    {.key = "socket", .type = SBX_SETTING_STRING, .def = "unix:///var/run/docker.sock",
+     .check = check_socket, .offset = DC(socket)},
+    {.key = "ca_file", .type = SBX_SETTING_STRING, .offset = DC(ca_file)},
+    {.key = "cert_file", .type = SBX_SETTING_STRING, .offset = DC(cert_file)},
+    {.key = "key_file", .type = SBX_SETTING_STRING, .offset = DC(key_file)},
+    {.key = "image", .type = SBX_SETTING_STRING, .offset = DC(image)},
+    {.key = "runtime", .type = SBX_SETTING_STRING, .check = check_runtime,
+     .offset = DC(runtime)},
+    {.key = "image_aliases", .type = SBX_SETTING_STRING, .offset = DC(aliases)},
+    {.key = "cpus", .type = SBX_SETTING_STRING, .def = "1", .check = check_cpus,
+     .offset = DC(cpus)},
+    {.key = "network", .type = SBX_SETTING_ENUM, .def = "none", .choices = networks,
+     .offset = DC(network)},
+    {.key = "exec_mode", .type = SBX_SETTING_ENUM, .def = "attach", .choices = exec_modes,
+     .offset = DC(exec_mode)},
+    /* The core reads and checks it: here only whether it is "allow". */
+    {.key = "unenforced_limits", .type = SBX_SETTING_STRING, .offset = DC(unenforced)},
+    {.key = "readonly_rootfs", .type = SBX_SETTING_BOOL, .def = "true",
+     .offset = DC(readonly_rootfs)},
+    /* Pulls (docker-pull.c). */
+    {.key = "pull", .type = SBX_SETTING_ENUM, .def = "missing", .choices = pull_policies,
+     .offset = DC(pull.policy)},
+    {.key = "pull_timeout", .type = SBX_SETTING_DURATION, .def = "300s", .min = "1s",
+     .max = "24h", .offset = DC(pull.timeout_ns)},
+    {.key = "registry_auth_host", .type = SBX_SETTING_STRING, .check = dk_check_registry_host,
+     .offset = DC(pull.auth_host)},
+    /* Only whether it is set: the value is opened for each pull, so
+     * loading the provider never needs the secret key. */
+    {.key = "registry_auth", .type = SBX_SETTING_SECRET, .offset = DC(pull.auth)},
+    {.key = NULL},
+};
+#undef DC
+
+static int dup_to(struct dk_prov *p, const char *v, char **out)
 {
-    int ret;
-    const char *sock = setting(p, "socket");
-    if (!sock)
-        sock = "unix:///var/run/docker.sock";
-    if (strncmp(sock, "unix://", 7) && strncmp(sock, "http://", 7) && strncmp(sock, "https://", 8)
-        && strncmp(sock, "tcp://", 6))
-        return dk_err(p, SBX_E_CONFIG, "providers.d/docker.ini: socket = '%s': use "
-                      "unix:///path, tcp://host:port, http://... or https://...", sock);
-    if (!strncmp(sock, "tcp://", 6)) {
-        /* Docker's own spelling: TLS when client certificates are given. */
-        const char *scheme = setting(p, "cert_file") ? "https://" : "http://";
-        if (!(p->socket = malloc(strlen(sock) + 3)))
-            return dk_err(p, SBX_E_NOMEM, "out of memory");
-        sprintf(p->socket, "%s%s", scheme, sock + 6);
-    } else if (!(p->socket = strdup(sock))) {
+    if (v && !(*out = strdup(v)))
         return dk_err(p, SBX_E_NOMEM, "out of memory");
+    return SBX_OK;
+}
+
+static int read_settings(struct dk_prov *p, ph_client_conf *cc, struct dk_pull_conf *pull)
+{
+    struct dk_conf c = {0};
+    int ret;
+
+    if (!SBX_HOST_HAS(p->host, settings_read))
+        return dk_err(p, SBX_E_INTERNAL, "docker: the core lends no settings_read (ABI 1.9)");
+    if ((ret = p->host->settings_read(p->h, dk_settings, sizeof dk_settings[0], &c)))
+        return ret;
+    if (!strncmp(c.socket, "tcp://", 6)) {
+        /* Docker's own spelling: TLS when client certificates are given. */
+        const char *scheme = c.cert_file ? "https://" : "http://";
+        if (!(p->socket = malloc(strlen(c.socket) + 3)))
+            return dk_err(p, SBX_E_NOMEM, "out of memory");
+        sprintf(p->socket, "%s%s", scheme, c.socket + 6);
+    } else if ((ret = dup_to(p, c.socket, &p->socket))) {
+        return ret;
     }
     cc->base_url = p->socket;
-    cc->ca_file = setting(p, "ca_file");
-    cc->cert_file = setting(p, "cert_file");
-    cc->key_file = setting(p, "key_file");
+    cc->ca_file = c.ca_file;
+    cc->cert_file = c.cert_file;
+    cc->key_file = c.key_file;
     if (!!cc->cert_file != !!cc->key_file)
         return dk_err(p, SBX_E_CONFIG, "providers.d/docker.ini: cert_file and key_file go "
                       "together (TLS client certificate and its key)");
-    if ((ret = dup_setting(p, "image", &p->image)) || (ret = dup_setting(p, "runtime", &p->runtime))
-        || (ret = dup_setting(p, "image_aliases", &p->aliases)))
+    if ((ret = dup_to(p, c.image, &p->image)) || (ret = dup_to(p, c.runtime, &p->runtime)) ||
+        (ret = dup_to(p, c.aliases, &p->aliases)))
         return ret;
-    if (p->runtime && strspn(p->runtime, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-                                          "0123456789._-") != strlen(p->runtime))
-        return dk_err(p, SBX_E_CONFIG, "providers.d/docker.ini: runtime = '%s': not a runtime "
-                      "name", p->runtime);
-    const char *cpus = setting(p, "cpus");
-    p->nano_cpus = 1000000000;
-    if (cpus) {
-        char *end;
-        errno = 0;
-        double c = strtod(cpus, &end);
-        if (errno || *end || end == cpus || !(c >= 0.01 && c <= 1024))
-            return dk_err(p, SBX_E_CONFIG, "providers.d/docker.ini: cpus = '%s': a number of "
-                          "CPUs from 0.01 to 1024", cpus);
-        p->nano_cpus = (int64_t)(c * 1e9);
-    }
-    const char *net = setting(p, "network");
-    if (net && strcmp(net, "none") && strcmp(net, "allow-host"))
-        return dk_err(p, SBX_E_CONFIG, "providers.d/docker.ini: network = '%s': use 'none' or "
-                      "'allow-host'", net);
-    p->allow_host_net = net && !strcmp(net, "allow-host");
-    const char *mode = setting(p, "exec_mode");
-    if (mode && strcmp(mode, "attach") && strcmp(mode, "api"))
-        return dk_err(p, SBX_E_CONFIG, "providers.d/docker.ini: exec_mode = '%s': use 'attach' "
-                      "or 'api'", mode);
-    p->exec_attach = !mode || !strcmp(mode, "attach");
-    /* The core reads and checks it (for a core before ABI 1.5, which
-     * does not decide, "allow" is ours to honour). */
-    const char *unenf = setting(p, "unenforced_limits");
-    p->allow_unenforced = unenf && !strcmp(unenf, "allow");
-    return read_bool(p, "readonly_rootfs", true, &p->readonly_rootfs);
+    p->nano_cpus = (int64_t)(strtod(c.cpus, NULL) * 1e9);
+    p->allow_host_net = c.network == 1;
+    p->exec_attach = c.exec_mode == 0;
+    /* For a core before ABI 1.5, which does not decide, "allow" is ours
+     * to honour. */
+    p->allow_unenforced = c.unenforced && !strcmp(c.unenforced, "allow");
+    p->readonly_rootfs = c.readonly_rootfs;
+    *pull = c.pull;
+    return SBX_OK;
 }
 
 /* ---- init / fini ---- */
@@ -194,9 +235,10 @@ static int docker_init(const sbx_host_v1 *host, sbx_host_handle *h, void **prov)
     }
     ph_client_conf cc = {.connect_timeout_ms = 10000, .timeout_ms = 60000};
     char err[PH_ERR_MAX];
-    int ret = read_settings(p, &cc);
+    struct dk_pull_conf pull;
+    int ret = read_settings(p, &cc, &pull);
     if (!ret)
-        ret = dk_pull_init(p);
+        ret = dk_pull_init(p, &pull);
     if (!ret && !(p->seccomp_opt = dk_seccomp_opt()))
         ret = dk_err(p, SBX_E_NOMEM, "out of memory building the containers' seccomp profile");
     if (!ret && (ret = ph_client_new(&cc, &p->http, err)))

@@ -27,7 +27,6 @@
 #include <sys/stat.h>
 
 #include "kube-int.h"
-#include "settings.h"
 
 #define MAX_FILE (4u * 1024 * 1024)
 
@@ -42,11 +41,6 @@ static int cerr(struct kube_prov *p, int code, const char *fmt, ...)
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
     return p->host->set_error(p->h, code, "%s", msg);
-}
-
-static const char *setting(struct kube_prov *p, const char *key)
-{
-    return pc_setting(p->host, p->h, key);
 }
 
 /* The whole file (NUL-terminated, malloc'd) or NULL with errno set. */
@@ -374,7 +368,7 @@ static int from_kubeconfig(struct kube_prov *p, const char *paths)
     free(list);
     if (rc == SBX_OK && n == 0)
         rc = cerr(p, SBX_E_CONFIG, "no kubeconfig found in '%s'", paths);
-    const char *ctxname = setting(p, "context");
+    const char *ctxname = p->where.context;
     for (size_t i = 0; rc == SBX_OK && !ctxname && i < n; i++) {
         const char *cc = json_string_value(json_object_get(docs[i], "current-context"));
         if (cc && *cc)
@@ -470,7 +464,7 @@ static int from_cluster(struct kube_prov *p)
 {
     const char *host = getenv("KUBERNETES_SERVICE_HOST");
     const char *port = getenv("KUBERNETES_SERVICE_PORT");
-    const char *dir = setting(p, "serviceaccount_dir");
+    const char *dir = p->where.serviceaccount_dir;
     if (!dir)
         dir = KUBE_SA_DIR;
     if (!host || !*host || !port || !*port)
@@ -519,7 +513,7 @@ static int from_settings(struct kube_prov *p, const char *server)
     int rc = parse_server(p, server, "providers.d/kubernetes.ini: server");
     if (rc)
         return rc;
-    const char *ca = setting(p, "ca_file");
+    const char *ca = p->where.ca_file;
     if (ca && !(p->conn.ca_file = strdup(ca)))
         return cerr(p, SBX_E_NOMEM, "out of memory");
     const char *tok = NULL;
@@ -540,18 +534,14 @@ static int from_settings(struct kube_prov *p, const char *server)
 
 int kube_conn_load(struct kube_prov *p)
 {
-    const char *server = setting(p, "server");
-    const char *ic = setting(p, "in_cluster");
-    bool in_cluster = ic && (!strcmp(ic, "true") || !strcmp(ic, "yes") || !strcmp(ic, "1"));
-    if (ic && !in_cluster && strcmp(ic, "false") && strcmp(ic, "no") && strcmp(ic, "0") &&
-        strcmp(ic, "auto"))
-        return cerr(p, SBX_E_CONFIG, "providers.d/kubernetes.ini: in_cluster = '%s': use true, "
-                    "false or auto", ic);
+    const char *server = p->where.server;
+    int ic = p->where.in_cluster;
+    bool in_cluster = ic != KUBE_IC_AUTO && ic < KUBE_IC_FALSE;
     if (server)
         return from_settings(p, server);
     if (in_cluster)
         return from_cluster(p);
-    const char *kc = setting(p, "kubeconfig");
+    const char *kc = p->where.kubeconfig;
     char *home_kc = NULL;
     if (!kc)
         kc = getenv("KUBECONFIG");
@@ -563,7 +553,7 @@ int kube_conn_load(struct kube_prov *p)
         if (!home_kc || stat(home_kc, &st) != 0) {
             free(home_kc);
             /* No kubeconfig: in a pod, the service account. */
-            if (getenv("KUBERNETES_SERVICE_HOST") && (!ic || strcmp(ic, "false")))
+            if (getenv("KUBERNETES_SERVICE_HOST") && ic < KUBE_IC_FALSE)
                 return from_cluster(p);
             return cerr(p, SBX_E_CONFIG, "no cluster configured: set kubeconfig or server in "
                         "providers.d/kubernetes.ini, or KUBECONFIG, or run in a pod");
@@ -572,7 +562,7 @@ int kube_conn_load(struct kube_prov *p)
     }
     int rc = from_kubeconfig(p, kc);
     free(home_kc);
-    if (rc == SBX_OK && setting(p, "token")) {
+    if (rc == SBX_OK && p->where.have_token) {
         /* A sealed token in the ini wins over the kubeconfig's user. */
         p->conn.auth = KUBE_AUTH_SECRET;
     }

@@ -29,9 +29,9 @@
 #define KUBE_CONTAINER "sandbox"
 #define KUBE_DEFAULT_IMAGE "debian:bookworm-slim"
 #define KUBE_DEFAULT_WORKDIR "/workspace"
-#define KUBE_DEFAULT_TTL_S 3600
-#define KUBE_DEFAULT_READY_S 120
-#define KUBE_DEFAULT_REQUEST_MS 30000L
+#define KUBE_DEFAULT_TTL "1h"
+#define KUBE_DEFAULT_READY "120s"
+#define KUBE_DEFAULT_REQUEST "30s"
 #define KUBE_DEFAULT_NETPOL "polysandbox-deny-egress"
 #define KUBE_SA_DIR "/var/run/secrets/kubernetes.io/serviceaccount"
 /* Labels and annotations the provider puts on what it makes. */
@@ -103,10 +103,22 @@ struct kube_conn {
 
 enum kube_mode { KUBE_MODE_PODS, KUBE_MODE_AGENT };
 
+/* in_cluster: the indexes of its values in kubernetes.c's table. */
+enum { KUBE_IC_AUTO = 0, KUBE_IC_FALSE = 4 };
+
+/* The [settings] keys that say where the cluster is, for kube-config.c:
+ * the core's strings (valid until fini), NULL when unset. */
+struct kube_where {
+    const char *kubeconfig, *context, *serviceaccount_dir, *server, *ca_file, *namespace;
+    int in_cluster;          /* KUBE_IC_AUTO, 1-3 true, KUBE_IC_FALSE and up false */
+    int have_token;          /* token (a credential) is set */
+};
+
 struct kube_prov {
     const sbx_host_v1 *host;
     sbx_host_handle *h;
     struct kube_conn conn;
+    struct kube_where where;
     ph_client *api;
     void *ssl_ctx;           /* SSL_CTX of the exec WebSockets (OpenSSL), or NULL */
     char *namespace;

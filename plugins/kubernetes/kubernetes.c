@@ -10,6 +10,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,7 +18,7 @@
 
 #include "kube-int.h"
 #include "unenforced.h"
-#include "settings.h"
+#include "setting-checks.h"
 #include "retry-hints.h"
 
 #define KUBE_CAPS (SBX_CAP_FILES | SBX_CAP_PERSISTENT | SBX_CAP_LABELS | SBX_CAP_STREAM | \
@@ -51,52 +52,6 @@ uint64_t kube_wall_ns(void)
 
 /* ---- settings ---- */
 
-static const char *setting(struct kube_prov *p, const char *key)
-{
-    return pc_setting(p->host, p->h, key);
-}
-
-/* "300", "300s", "5m", "1h", "1500ms" into milliseconds. */
-static int duration_ms(struct kube_prov *p, const char *key, uint64_t def_ms, uint64_t min_ms,
-                       uint64_t max_ms, uint64_t *out)
-{
-    return pc_setting_duration_ms(p->host, p->h, "providers.d/kubernetes.ini", key, def_ms,
-                                  min_ms, max_ms, out);
-}
-
-static int boolean(struct kube_prov *p, const char *key, bool def, bool *out)
-{
-    return pc_setting_bool(p->host, p->h, "providers.d/kubernetes.ini", key, def, out);
-}
-
-static int number(struct kube_prov *p, const char *key, double def, double min, double max,
-                  double *out)
-{
-    const char *v = setting(p, key);
-    *out = def;
-    if (!v)
-        return SBX_OK;
-    char *end;
-    errno = 0;
-    double x = strtod(v, &end);
-    if (errno || end == v || *end || x < min || x > max)
-        return p->host->set_error(p->h, SBX_E_CONFIG, "providers.d/kubernetes.ini: %s = '%s' is "
-                                  "not a number from %g to %g", key, v, min, max);
-    *out = x;
-    return SBX_OK;
-}
-
-static int dup_setting(struct kube_prov *p, const char *key, const char *def, char **out)
-{
-    const char *v = setting(p, key);
-    *out = NULL;
-    if (!v && !def)
-        return SBX_OK;
-    if (!(*out = strdup(v ? v : def)))
-        return p->host->set_error(p->h, SBX_E_NOMEM, "out of memory");
-    return SBX_OK;
-}
-
 /* A DNS-1123 label (namespace) or subdomain (names of objects). */
 static bool dns_name(const char *s, bool subdomain)
 {
@@ -113,92 +68,176 @@ static bool dns_name(const char *s, bool subdomain)
     return s[0] != '-' && s[n - 1] != '-' && s[0] != '.' && s[n - 1] != '.';
 }
 
+/* The checks of the settings table (see sbx_setting_v1.check). */
+
+static const char *check_object_name(const char *v)
+{
+    return dns_name(v, true) ? NULL : "is not a Kubernetes object name";
+}
+
 /* A quantity as Kubernetes writes one ("500m", "2", "1.5"). */
-static bool cpu_quantity(const char *s)
+static const char *check_cpu(const char *v)
 {
     char *end;
     errno = 0;
-    double v = strtod(s, &end);
-    return !errno && end != s && v > 0 && (!*end || !strcmp(end, "m"));
+    double x = strtod(v, &end);
+    return !errno && end != v && x > 0 && (!*end || !strcmp(end, "m"))
+               ? NULL : "use a CPU quantity (1, 0.5, 500m)";
+}
+
+static const char *check_image(const char *v)
+{
+    return strpbrk(v, " \t\r\n\"'\\") ? "is not an image reference" : NULL;
+}
+
+static const char *check_workdir(const char *v)
+{
+    const char *why = pc_check_workdir(v);
+    size_t n = strlen(v);
+    while (n > 1 && v[n - 1] == '/')
+        n--;
+    return why ? why : n == 4 && !strncmp(v, "/tmp", 4) ? "use a directory other than /tmp"
+                                                          : NULL;
+}
+
+/* qps and burst: a rate, fractions allowed, which no integer type holds. */
+static const char *check_rate(const char *v, double min, const char *why)
+{
+    char *end;
+    errno = 0;
+    double x = strtod(v, &end);
+    return errno || end == v || *end || x < min || x > 100000 ? why : NULL;
+}
+
+static const char *check_qps(const char *v)
+{
+    return check_rate(v, 0, "is not a number from 0 to 100000");
+}
+
+static const char *check_burst(const char *v)
+{
+    return check_rate(v, 1, "is not a number from 1 to 100000");
+}
+
+/* What settings_read fills; copied into struct kube_prov. */
+struct kube_conf {
+    const char *image, *workdir, *runtime_class, *service_account, *priority_class, *cpu,
+        *cpu_request, *netpol, *qps, *burst;
+    int64_t run_as_user, warm_pool;
+    uint64_t ttl_ns, ready_ns, request_ns, connect_ns;
+    int allow_network, manage_netpol, exec_protocol, mode;
+    struct kube_where where;
+};
+
+/* In the order of KUBE_IC_AUTO, _TRUE (three spellings), _FALSE (three). */
+static const char *const in_cluster_values[] = {"auto", "true", "yes", "1",
+                                                "false", "no", "0", NULL};
+/* auto, then v5 and v4, each in two spellings. */
+static const char *const exec_protocols[] = {"auto", "v5", "v5.channel.k8s.io", "v4",
+                                             "v4.channel.k8s.io", NULL};
+/* In the order of enum kube_mode. */
+static const char *const modes[] = {"pods", "agent-sandbox", NULL};
+
+#define KC(field) offsetof(struct kube_conf, field)
+#define KW(field) offsetof(struct kube_conf, where.field)
+static const sbx_setting_v1 kube_settings[] = {
+    /* Where the cluster is: struct kube_where, for kube-config.c. */
+    {.key = "kubeconfig", .type = SBX_SETTING_STRING, .offset = KW(kubeconfig)},
+    {.key = "context", .type = SBX_SETTING_STRING, .offset = KW(context)},
+    {.key = "serviceaccount_dir", .type = SBX_SETTING_STRING, .offset = KW(serviceaccount_dir)},
+    {.key = "server", .type = SBX_SETTING_STRING, .offset = KW(server)},
+    {.key = "ca_file", .type = SBX_SETTING_STRING, .offset = KW(ca_file)},
+    {.key = "namespace", .type = SBX_SETTING_STRING, .offset = KW(namespace)},
+    {.key = "in_cluster", .type = SBX_SETTING_ENUM, .def = "auto", .choices = in_cluster_values,
+     .offset = KW(in_cluster)},
+    {.key = "token", .type = SBX_SETTING_SECRET, .offset = KW(have_token)},
+    /* How pods are made. */
+    {.key = "image", .type = SBX_SETTING_STRING, .def = KUBE_DEFAULT_IMAGE,
+     .check = check_image, .offset = KC(image)},
+    {.key = "workdir", .type = SBX_SETTING_STRING, .def = KUBE_DEFAULT_WORKDIR,
+     .check = check_workdir, .offset = KC(workdir)},
+    {.key = "runtime_class", .type = SBX_SETTING_STRING, .check = check_object_name,
+     .offset = KC(runtime_class)},
+    {.key = "service_account", .type = SBX_SETTING_STRING, .check = check_object_name,
+     .offset = KC(service_account)},
+    {.key = "priority_class", .type = SBX_SETTING_STRING, .check = check_object_name,
+     .offset = KC(priority_class)},
+    {.key = "network_policy", .type = SBX_SETTING_STRING, .def = KUBE_DEFAULT_NETPOL,
+     .check = check_object_name, .offset = KC(netpol)},
+    {.key = "cpu", .type = SBX_SETTING_STRING, .def = "1", .check = check_cpu,
+     .offset = KC(cpu)},
+    {.key = "cpu_request", .type = SBX_SETTING_STRING, .def = "100m", .check = check_cpu,
+     .offset = KC(cpu_request)},
+    {.key = "run_as_user", .type = SBX_SETTING_INT, .def = "65534", .min = "-1",
+     .max = "2147483647", .offset = KC(run_as_user)},
+    {.key = "ttl", .type = SBX_SETTING_DURATION, .def = KUBE_DEFAULT_TTL, .min = "1s",
+     .max = "720h", .offset = KC(ttl_ns)},
+    {.key = "ready_timeout", .type = SBX_SETTING_DURATION, .def = KUBE_DEFAULT_READY,
+     .min = "1s", .max = "1h", .offset = KC(ready_ns)},
+    {.key = "request_timeout", .type = SBX_SETTING_DURATION, .def = KUBE_DEFAULT_REQUEST,
+     .min = "100ms", .max = "1h", .offset = KC(request_ns)},
+    {.key = "connect_timeout", .type = SBX_SETTING_DURATION, .def = "10s", .min = "100ms",
+     .max = "10m", .offset = KC(connect_ns)},
+    {.key = "allow_network", .type = SBX_SETTING_BOOL, .def = "true",
+     .offset = KC(allow_network)},
+    {.key = "manage_network_policy", .type = SBX_SETTING_BOOL, .def = "true",
+     .offset = KC(manage_netpol)},
+    {.key = "qps", .type = SBX_SETTING_STRING, .def = "50", .check = check_qps,
+     .offset = KC(qps)},
+    {.key = "burst", .type = SBX_SETTING_STRING, .def = "100", .check = check_burst,
+     .offset = KC(burst)},
+    {.key = "exec_protocol", .type = SBX_SETTING_ENUM, .def = "auto", .choices = exec_protocols,
+     .offset = KC(exec_protocol)},
+    {.key = "mode", .type = SBX_SETTING_ENUM, .def = "pods", .choices = modes,
+     .offset = KC(mode)},
+    {.key = "warm_pool", .type = SBX_SETTING_INT, .def = "2", .min = "0", .max = "10000",
+     .offset = KC(warm_pool)},
+    {.key = NULL},
+};
+#undef KC
+#undef KW
+
+static int dup_to(struct kube_prov *p, const char *v, char **out)
+{
+    if (v && !(*out = strdup(v)))
+        return p->host->set_error(p->h, SBX_E_NOMEM, "out of memory");
+    return SBX_OK;
 }
 
 static int read_settings(struct kube_prov *p)
 {
+    struct kube_conf c = {0};
     int rc;
-    uint64_t v;
-    if ((rc = dup_setting(p, "image", KUBE_DEFAULT_IMAGE, &p->image)) ||
-        (rc = dup_setting(p, "workdir", KUBE_DEFAULT_WORKDIR, &p->workdir)) ||
-        (rc = dup_setting(p, "runtime_class", NULL, &p->runtime_class)) ||
-        (rc = dup_setting(p, "service_account", NULL, &p->service_account)) ||
-        (rc = dup_setting(p, "priority_class", NULL, &p->priority_class)) ||
-        (rc = dup_setting(p, "cpu", "1", &p->cpu)) ||
-        (rc = dup_setting(p, "cpu_request", "100m", &p->cpu_request)) ||
-        (rc = dup_setting(p, "network_policy", KUBE_DEFAULT_NETPOL, &p->netpol)))
+
+    if (!SBX_HOST_HAS(p->host, settings_read))
+        return p->host->set_error(p->h, SBX_E_INTERNAL, "kubernetes: the core lends no "
+                                  "settings_read (ABI 1.9)");
+    if ((rc = p->host->settings_read(p->h, kube_settings, sizeof kube_settings[0], &c)) ||
+        (rc = dup_to(p, c.image, &p->image)) || (rc = dup_to(p, c.workdir, &p->workdir)) ||
+        (rc = dup_to(p, c.runtime_class, &p->runtime_class)) ||
+        (rc = dup_to(p, c.service_account, &p->service_account)) ||
+        (rc = dup_to(p, c.priority_class, &p->priority_class)) ||
+        (rc = dup_to(p, c.cpu, &p->cpu)) || (rc = dup_to(p, c.cpu_request, &p->cpu_request)) ||
+        (rc = dup_to(p, c.netpol, &p->netpol)))
         return rc;
-    const char *ini = "providers.d/kubernetes.ini";
+    p->where = c.where;
     size_t wl = strlen(p->workdir);
     while (wl > 1 && p->workdir[wl - 1] == '/')
         p->workdir[--wl] = '\0';
-    if (p->workdir[0] != '/' || strstr(p->workdir, "/..") || wl < 2 || !strcmp(p->workdir, "/tmp"))
-        return p->host->set_error(p->h, SBX_E_CONFIG, "%s: workdir = '%s': use an absolute "
-                                  "directory other than / and /tmp", ini, p->workdir);
-    const char *names[] = {p->runtime_class, p->service_account, p->priority_class, p->netpol};
-    const char *keys[] = {"runtime_class", "service_account", "priority_class", "network_policy"};
-    for (size_t i = 0; i < 4; i++)
-        if (names[i] && !dns_name(names[i], true))
-            return p->host->set_error(p->h, SBX_E_CONFIG, "%s: %s = '%s' is not a Kubernetes "
-                                      "object name", ini, keys[i], names[i]);
-    if (!cpu_quantity(p->cpu) || !cpu_quantity(p->cpu_request))
-        return p->host->set_error(p->h, SBX_E_CONFIG, "%s: cpu = '%s', cpu_request = '%s': use "
-                                  "CPU quantities (1, 0.5, 500m)", ini, p->cpu, p->cpu_request);
-    if (strpbrk(p->image, " \t\r\n\"'\\"))
-        return p->host->set_error(p->h, SBX_E_CONFIG, "%s: image = '%s' is not an image "
-                                  "reference", ini, p->image);
-    double d;
-    if ((rc = number(p, "run_as_user", 65534, -1, 2147483647, &d)))
-        return rc;
-    p->run_as_user = (long long)d;
-    if ((rc = duration_ms(p, "ttl", KUBE_DEFAULT_TTL_S * 1000ull, 1000, 30ull * 86400000, &v)))
-        return rc;
-    p->ttl_s = v / 1000;
-    if ((rc = duration_ms(p, "ready_timeout", KUBE_DEFAULT_READY_S * 1000ull, 1000, 3600000, &v)))
-        return rc;
-    p->ready_ms = v;
-    if ((rc = duration_ms(p, "request_timeout", KUBE_DEFAULT_REQUEST_MS, 100, 3600000, &v)))
-        return rc;
-    p->request_ms = (long)v;
-    if ((rc = duration_ms(p, "connect_timeout", 10000, 100, 600000, &v)))
-        return rc;
-    p->connect_ms = (long)v;
-    if ((rc = boolean(p, "allow_network", true, &p->allow_network)) ||
-        (rc = boolean(p, "manage_network_policy", true, &p->manage_netpol)))
-        return rc;
-    if ((rc = number(p, "qps", 50, 0, 100000, &p->qps)) ||
-        (rc = number(p, "burst", 100, 1, 100000, &p->burst)))
-        return rc;
+    p->run_as_user = (long long)c.run_as_user;
+    p->ttl_s = c.ttl_ns / 1000000000u;
+    p->ready_ms = c.ready_ns / 1000000u;
+    p->request_ms = (long)(c.request_ns / 1000000u);
+    p->connect_ms = (long)(c.connect_ns / 1000000u);
+    p->allow_network = c.allow_network;
+    p->manage_netpol = c.manage_netpol;
+    p->qps = strtod(c.qps, NULL);
+    p->burst = strtod(c.burst, NULL);
     p->rl_tokens = p->burst;
     p->rl_last_ns = kube_now_ns();
-    const char *ep = setting(p, "exec_protocol");
-    if (!ep || !strcmp(ep, "auto"))
-        p->exec_protocol = 0;
-    else if (!strcmp(ep, "v5") || !strcmp(ep, "v5.channel.k8s.io"))
-        p->exec_protocol = 5;
-    else if (!strcmp(ep, "v4") || !strcmp(ep, "v4.channel.k8s.io"))
-        p->exec_protocol = 4;
-    else
-        return p->host->set_error(p->h, SBX_E_CONFIG, "%s: exec_protocol = '%s': use auto, v5 or "
-                                  "v4", ini, ep);
-    const char *mode = setting(p, "mode");
-    if (!mode || !strcmp(mode, "pods"))
-        p->mode = KUBE_MODE_PODS;
-    else if (!strcmp(mode, "agent-sandbox"))
-        p->mode = KUBE_MODE_AGENT;
-    else
-        return p->host->set_error(p->h, SBX_E_CONFIG, "%s: mode = '%s': use pods or "
-                                  "agent-sandbox", ini, mode);
-    if ((rc = number(p, "warm_pool", 2, 0, 10000, &d)))
-        return rc;
-    p->warm_pool = (unsigned)d;
+    p->exec_protocol = c.exec_protocol == 0 ? 0 : c.exec_protocol <= 2 ? 5 : 4;
+    p->mode = c.mode == 1 ? KUBE_MODE_AGENT : KUBE_MODE_PODS;
+    p->warm_pool = (unsigned)c.warm_pool;
     return SBX_OK;
 }
 
@@ -265,7 +304,7 @@ static int kube_init(const sbx_host_v1 *host, sbx_host_handle *h, void **prov)
     if (!rc)
         rc = kube_conn_load(p);
     if (!rc) {
-        const char *ns = setting(p, "namespace");
+        const char *ns = p->where.namespace;
         if (!ns)
             ns = p->conn.namespace ? p->conn.namespace : "default";
         if (!dns_name(ns, false))

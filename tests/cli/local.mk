@@ -6,9 +6,10 @@
 # local provider.
 
 check_PROGRAMS += tests/cli/units-test
-tests_cli_units_test_SOURCES = tests/cli/units-test.c core/cli/units.c \
+tests_cli_units_test_SOURCES = tests/cli/units-test.c core/cli/format.c \
 	core/cli/cli.h
 tests_cli_units_test_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/core/cli
+tests_cli_units_test_LDADD = core/libpolysandbox.la
 
 # nostream: a provider that takes stdin whole only, and flop: one that
 # claims stdin_stream but never creates (exec-stdin-stream.sh)

@@ -1,4 +1,5 @@
-/* tests/cli/units-test.c - the command's duration and size parser */
+/* tests/cli/units-test.c - the command's duration and size parser (the
+ * library's sbx_parse_*) and its human forms of them */
 #include "config.h"
 
 #include <stdio.h>
@@ -25,6 +26,15 @@ static void parses(parse_fn *parse, const char *what, const char *s, uint64_t wa
     const char *why = NULL;
     bool r = parse(s, &v, &why);
     ok(r && v == want, what, s);
+}
+
+/* The public @parse refuses @s with SBX_E_CONFIG and exactly @want. */
+static void says(int (*parse)(const char *, uint64_t *, const char **), const char *s,
+                 const char *want)
+{
+    uint64_t v = 0;
+    const char *why = NULL;
+    ok(parse(s, &v, &why) == SBX_E_CONFIG && why && !strcmp(why, want), want, s);
 }
 
 /* @parse refuses @s and says why. */
@@ -61,7 +71,7 @@ int main(void)
     uint64_t v = 0;
     const char *why;
 
-    printf("1..52\n");
+    printf("1..63\n");
     dur("10", UINT64_C(10000000000));
     dur("100ns", 100);
     dur("250us", 250000);
@@ -108,6 +118,18 @@ int main(void)
     count_bad("12a");
     count_bad("1.5");
     ok(cli_parse_count("128", &v, &why) && v == 128, "count", "128");
+    /* The reasons users read after "invalid value 'V' for --timeout: ". */
+    says(sbx_parse_duration, "5x", "has an unknown unit (use ns, us, ms, s, m or h)");
+    says(sbx_parse_duration, "0", "must be greater than 0");
+    says(sbx_parse_duration, "-1", "must not be negative");
+    says(sbx_parse_duration, "", "is empty");
+    says(sbx_parse_duration, "s", "is not a number");
+    says(sbx_parse_duration, "99999999999999999999", "is too large");
+    says(sbx_parse_duration, "1.", "has a decimal point without digits after it");
+    says(sbx_parse_duration, "0.1ns", "is finer than a nanosecond");
+    says(sbx_parse_size, "1q", "has an unknown unit (use K, M, G or T)");
+    says(sbx_parse_size, "0.3", "is not a whole number of bytes");
+    says(sbx_parse_count, "1.5", "must be a whole number");
     fmt_dur(UINT64_C(2000000000), "2s");
     fmt_dur(UINT64_C(1500000000), "1.5s");
     fmt_dur(UINT64_C(500000000), "500ms");

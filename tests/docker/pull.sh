@@ -81,7 +81,7 @@ if [ "${DOCKER_ENGINE:-docker}" = podman ] &&
     pull_unready "the Podman service on $DOCKER_SOCK was started without the registries.conf of tests/podman/lib.sh (loopback registries over HTTP): stop it and run again"
 fi
 
-plan 26
+plan 28
 
 htpasswd -Bbc "$tmp/htpasswd" "$USER_NAME" "$PASSWORD" >/dev/null 2>&1
 registry_start open "$tmp/reg" && registry_start auth "$tmp/reg" "$tmp/htpasswd"
@@ -219,8 +219,16 @@ check "pull = sometimes: the provider is unavailable, naming the key and the cho
     fails 7 "pull = 'sometimes'" "missing, always or never"
 PC_ENV="POLYSANDBOX_CONFIG_DIR=$strict"
 pc "$IMG" 1 provider.docker.pull_timeout=0
-check "pull_timeout = 0: the provider is unavailable, naming the key" \
-    fails 7 "pull_timeout = '0'"
+check "pull_timeout = 0: the provider is unavailable, naming the key and the bounds" \
+    fails 7 "command line: pull_timeout = '0': must be from 1s to 24h"
+PC_ENV="POLYSANDBOX_CONFIG_DIR=$strict"
+pc "$IMG" 1 provider.docker.cpus=0
+check "cpus = 0: unavailable, naming the key and what is accepted" \
+    fails 7 "command line: cpus = '0': a number of CPUs from 0.01 to 1024"
+PC_ENV="POLYSANDBOX_CONFIG_DIR=$strict"
+pc "$IMG" 1 provider.docker.exec_mode=fast
+check "exec_mode = fast: unavailable, naming the choices" \
+    fails 7 "exec_mode = 'fast': use attach or api"
 PC_ENV="POLYSANDBOX_CONFIG_DIR=$strict"
 pc "$IMG" 1 provider.docker.registry_auth_host=
 check "registry_auth without registry_auth_host: unavailable, naming both" \

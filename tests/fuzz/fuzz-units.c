@@ -1,7 +1,8 @@
 /* tests/fuzz/fuzz-units.c - durations, sizes, counts and booleans: the
- * configuration's parsers (core/units.c) and the command line's
- * (core/cli/units.c), which promise the same grammar and values; and
- * image platforms (core/platform.c)
+ * configuration's parsers (core/units.c) and the public sbx_parse_*
+ * the command line and the server read with (the same parser, worded to
+ * follow a value), which promise the same grammar and values; and image
+ * platforms (core/platform.c)
  *
  * Beyond not crashing: a value is accepted by one exactly when the
  * other accepts it, with the same result, and 0 only when asked for; a
@@ -36,7 +37,7 @@ static void compare(const char *what, const char *s, core_fn core, cli_fn cli)
                 (unsigned long long)a, (unsigned long long)b);
     if (ra == SBX_OK && a == 0)
         fz_fail("%s '%s': 0 accepted though zero is not allowed", what, s);
-    if (ra != SBX_OK && (!why_a || !*why_a))
+    if ((ra != SBX_OK && (!why_a || !*why_a)) || (!rb && (!why_b || !*why_b)))
         fz_fail("%s '%s' refused without a reason", what, s);
     if (ra == SBX_OK && (rz != SBX_OK || z != a))
         fz_fail("%s '%s': allowing zero changed a non-zero answer", what, s);

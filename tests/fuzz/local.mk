@@ -35,7 +35,7 @@ FZ_FOUND_CPPFLAGS += -DHAVE_FZ_IMAGE=1
 endif
 
 # The helpers, and what the targets reach into.
-FZ_COMMON = tests/fuzz/fuzz.h tests/fuzz/fuzz-util.c core/cli/units.c core/cli/cli.h
+FZ_COMMON = tests/fuzz/fuzz.h tests/fuzz/fuzz-util.c core/cli/cli.h
 FZ_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests/fuzz -I$(top_srcdir)/core \
 	-I$(top_srcdir)/core/cli -I$(top_srcdir)/core/server -I$(top_srcdir)/plugins/common -I$(top_srcdir)/plugins/docker \
 	-I$(top_srcdir)/plugins/microvm

@@ -7,7 +7,7 @@
 # data, exec credential plugin with expiry, in-cluster service account,
 # server and sealed token, RBAC refusals).
 . "$top_srcdir/tests/kube/lib.sh"
-plan 56
+plan 58
 start_provider_fake
 
 # pod_check ID PYTHON-EXPR: evaluate EXPR with p = the pod's JSON.
@@ -168,6 +168,13 @@ check "run_as_user = 0 in a namespace enforcing Pod Security restricted: a confi
 KUBE_SETTINGS="allow_network = false" write_config
 cli run --network host -- true
 check "network host refused when allow_network = false" rc_and_err 125 "allow_network = false"
+KUBE_SETTINGS="ttl = 0" write_config
+cli run -- true
+check "a duration out of bounds: the file and line, the key, the value and the bounds" \
+    sh -c "[ $rc -eq 125 ] && grep -q 'providers.d/kubernetes.ini:[0-9]*: ttl = .0.: must be from 1s to 720h' '$tmp/err'"
+KUBE_SETTINGS="mode = pod" write_config
+cli run -- true
+check "an unknown mode: the values accepted" rc_and_err 125 "mode = 'pod': use pods or agent-sandbox"
 write_config
 
 cli doctor --provider kubernetes

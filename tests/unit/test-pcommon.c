@@ -1,5 +1,5 @@
 /* tests/unit/test-pcommon.c - the providers' shared RFC 3339 parser,
- * random hex, settings readers, retry hints and the refusal of an image a
+ * random hex, settings checks, retry hints and the refusal of an image a
  * provider cannot run (plugins/common)
  */
 #include "config.h"
@@ -15,7 +15,6 @@
 #include "randhex.h"
 #include "retry-hints.h"
 #include "rfc3339.h"
-#include "settings.h"
 #include "setting-checks.h"
 #include "tap.h"
 
@@ -32,16 +31,8 @@ static void is_time(const char *s, uint64_t want)
        (unsigned long long)want);
 }
 
-/* A host with one setting, "k", whose value the test sets; the last
- * error's message is kept to be looked at. */
-static const char *k_value;
+/* A host whose last error's message is kept to be looked at. */
 static char last_error[512];
-
-static const char *t_config_get(sbx_host_handle *h, const char *key)
-{
-    (void)h;
-    return strcmp(key, "k") == 0 ? k_value : NULL;
-}
 
 __attribute__((format(printf, 3, 4)))
 static int t_set_error(sbx_host_handle *h, int code, const char *fmt, ...)
@@ -55,66 +46,7 @@ static int t_set_error(sbx_host_handle *h, int code, const char *fmt, ...)
     return code;
 }
 
-static const sbx_host_v1 host = {.struct_size = sizeof host, .set_error = t_set_error,
-                                 .config_get = t_config_get};
-
-/* Duration @v read with a 1 s default within [100 ms, 1 h]. */
-static void is_ms(const char *v, int want_rc, uint64_t want)
-{
-    uint64_t got = 7;
-    int rc;
-
-    k_value = v;
-    last_error[0] = '\0';
-    rc = pc_setting_duration_ms(&host, NULL, "providers.d/t.ini", "k", 1000, 100, 3600000, &got);
-    if (want_rc == SBX_OK)
-        ok(rc == SBX_OK && got == want, "duration '%s': %llu ms (got %llu, rc %d)",
-           v ? v : "(unset)", (unsigned long long)want, (unsigned long long)got, rc);
-    else
-        ok(rc == want_rc && strstr(last_error, "providers.d/t.ini: k = ") != NULL,
-           "duration '%s' refused naming file and key (%s)", v, last_error);
-}
-
-static void settings_checks(void)
-{
-    bool b = false;
-    char *s = NULL;
-
-    is_ms(NULL, SBX_OK, 1000);
-    is_ms("", SBX_OK, 1000);
-    is_ms("300", SBX_OK, 300000);
-    is_ms("30s", SBX_OK, 30000);
-    is_ms("5m", SBX_OK, 300000);
-    is_ms("1h", SBX_OK, 3600000);
-    is_ms("1500ms", SBX_OK, 1500);
-    is_ms("99ms", SBX_E_CONFIG, 0);
-    is_ms("2h", SBX_E_CONFIG, 0);
-    is_ms("-1", SBX_E_CONFIG, 0);
-    is_ms("-0s", SBX_E_CONFIG, 0);
-    is_ms("5x", SBX_E_CONFIG, 0);
-    is_ms("s", SBX_E_CONFIG, 0);
-    is_ms("99999999999999999999", SBX_E_CONFIG, 0);
-
-    k_value = "yes";
-    ok(pc_setting_bool(&host, NULL, "t.ini", "k", false, &b) == SBX_OK && b, "bool: yes");
-    k_value = "0";
-    ok(pc_setting_bool(&host, NULL, "t.ini", "k", true, &b) == SBX_OK && !b, "bool: 0");
-    k_value = NULL;
-    ok(pc_setting_bool(&host, NULL, "t.ini", "k", true, &b) == SBX_OK && b, "bool: unset, default");
-    k_value = "maybe";
-    ok(pc_setting_bool(&host, NULL, "t.ini", "k", true, &b) == SBX_E_CONFIG &&
-       strcmp(last_error, "t.ini: k = 'maybe': use true or false") == 0,
-       "bool: 'maybe' refused (%s)", last_error);
-
-    k_value = "v";
-    ok(pc_setting_dup(&host, NULL, "k", "d", &s) == SBX_OK && s && !strcmp(s, "v"), "dup: value");
-    free(s);
-    k_value = "";
-    ok(pc_setting_dup(&host, NULL, "k", "d", &s) == SBX_OK && s && !strcmp(s, "d"),
-       "dup: empty is unset, the default");
-    free(s);
-    ok(pc_setting_dup(&host, NULL, "k", NULL, &s) == SBX_OK && s == NULL, "dup: no default, NULL");
-}
+static const sbx_host_v1 host = {.struct_size = sizeof host, .set_error = t_set_error};
 
 static long hinted_ms = -2;
 static int not_started_calls;
@@ -206,7 +138,6 @@ static void noimage_checks(void)
 
 int main(void)
 {
-    settings_checks();
     hint_checks();
     noimage_checks();
     is_time("2025-01-02T03:04:05Z", T0 * NS);

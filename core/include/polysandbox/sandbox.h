@@ -945,6 +945,46 @@ SBX_API int sbx_secret_open(const sbx_ctx *ctx, const char *ref, const char *whe
  * fine.  Since: 0.2 */
 SBX_API void sbx_secret_free(char *value);
 
+/* ---- values as a user writes them ---- */
+
+/**
+ * sbx_parse_duration:
+ * @s: (transfer none) a duration: "500ms", "30s", "1.5m", "2h", "250us",
+ *   "100ns"; a bare number is seconds
+ * @ns: (out): the duration in nanoseconds, set only on success
+ * @why: (out) (optional) (transfer none): on failure, a static phrase
+ *   worded to follow the value ("has an unknown unit (use ns, us, ms, s,
+ *   m or h)"); may be NULL
+ *
+ * Reads a duration with the grammar of polysandbox.ini(5), which the
+ * command line and the server share: one number, an optional unit, no
+ * sign; a fraction must come out as whole nanoseconds; nothing is
+ * rounded or clamped.  0 is refused (0 never means unlimited).
+ * Errors: SBX_E_CONFIG.  Since: 0.3
+ */
+SBX_API int sbx_parse_duration(const char *s, uint64_t *ns, const char **why);
+/**
+ * sbx_parse_size:
+ * @s: (transfer none) a size: "512", "64K", "512M", "1.5G", "1T"; powers
+ *   of 1024 whatever the spelling ("KiB", "KB", "k"); a bare number is
+ *   bytes
+ * @bytes: (out): the size in bytes, set only on success
+ * @why: (out) (optional) (transfer none): as for sbx_parse_duration
+ *
+ * The same rules as sbx_parse_duration.  Errors: SBX_E_CONFIG.
+ * Since: 0.3
+ */
+SBX_API int sbx_parse_size(const char *s, uint64_t *bytes, const char **why);
+/**
+ * sbx_parse_count:
+ * @s: (transfer none) a whole number greater than 0, without a unit
+ * @n: (out): the number, set only on success
+ * @why: (out) (optional) (transfer none): as for sbx_parse_duration
+ *
+ * Errors: SBX_E_CONFIG.  Since: 0.3
+ */
+SBX_API int sbx_parse_count(const char *s, uint64_t *n, const char **why);
+
 #ifdef __cplusplus
 }
 #endif
