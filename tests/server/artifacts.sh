@@ -21,8 +21,8 @@ export POLYSANDBOX_CONFIG_DIR
 
 check "polysandboxd starts with an artifacts template" srv_start
 
-code='mkdir outputs && printf "\\211PNG\\r\\n\\032\\nIHDRdata" >outputs/plot.png && echo hi >outputs/note.txt && head -c 2000 /dev/zero >outputs/big.bin'
-body=$("$PY" -c 'import json, sys; print(json.dumps({"language": "art", "code": sys.argv[1]}))' "$code")
+prog='mkdir outputs && printf "\\211PNG\\r\\n\\032\\nIHDRdata" >outputs/plot.png && echo hi >outputs/note.txt && head -c 2000 /dev/zero >outputs/big.bin'
+body=$("$PY" -c 'import json, sys; print(json.dumps({"language": "art", "code": sys.argv[1]}))' "$prog")
 post /v1/run "$body"
 check "POST /v1/run: the PNG and the text file, sizes, MIME types and bytes" \
     eval 'is 200 && json_check "[(a[\"path\"], a[\"size\"], a[\"mime\"], base64.b64decode(a[\"base64\"])) for a in j[\"artifacts\"]] == [(\"note.txt\", 3, \"text/plain\", b\"hi\\n\"), (\"plot.png\", 16, \"image/png\", b\"\\x89PNG\\r\\n\\x1a\\nIHDRdata\")]"'
@@ -30,17 +30,18 @@ check "POST /v1/run: the file over the cap left out, the cap named" \
     json_check '[(o["path"], o["reason"]) for o in j["artifacts_left_out"]] == [("big.bin", "larger than artifacts_max_file (1024 bytes)")]'
 
 POLYSANDBOX_LIBRARY="$top_builddir/core/.libs/libpolysandbox.so" \
-"$PY" - "$base" "$code" >"$tmp/py.out" 2>&1 <<'PYEOF'
+"$PY" - "$base" "$prog" >"$tmp/py.out" 2>&1 <<'PYEOF'
 import os, sys
 sys.path.insert(0, os.path.join(os.environ["top_srcdir"], "python"))
 import polysandbox as psb
 r = psb.Client(sys.argv[1]).run_code("art", sys.argv[2])
 print([(a.path, a.size, a.mime, a.data) for a in r.artifacts] ==
       [("note.txt", 3, "text/plain", b"hi\n"), ("plot.png", 16, "image/png", b"\x89PNG\r\n\x1a\nIHDRdata")],
-      [(o.path, o.size) for o in r.artifacts_left_out] == [("big.bin", 2000)])
+      [(o.path, o.size) for o in r.artifacts_left_out] == [("big.bin", 2000)],
+      r.status, r.stderr, r.artifacts_left_out)
 PYEOF
 sed 's/^/# /' "$tmp/py.out"
 check "Python: Result.artifacts and artifacts_left_out through polysandboxd" \
-    grep -q '^True True$' "$tmp/py.out"
+    grep -q '^True True ' "$tmp/py.out"
 
 done_testing
