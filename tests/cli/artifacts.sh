@@ -10,7 +10,8 @@
 # MIME types and bytes, and names the others as left out with why;
 # run --artifacts DIR saves the two, refuses to overwrite them, and says
 # what was left out.  A provider without the files capability (nostream,
-# tests/cli/nostream.c) refuses such a template.
+# tests/cli/nostream.c) refuses such a template.  A second template
+# (mime.ini, artifacts = mime) checks the MIME table.
 . "$top_srcdir/tests/cli/lib.sh"
 
 if [ ! -e "$top_builddir/plugins/local/.libs/local.so" ]; then
@@ -18,7 +19,7 @@ if [ ! -e "$top_builddir/plugins/local/.libs/local.so" ]; then
     exit 0
 fi
 
-plan 9
+plan 12
 
 cp -RL "$POLYSANDBOX_CONFIG_DIR" "$tmp/cfg" || exit 99
 chmod -R u+w "$tmp/cfg"
@@ -30,6 +31,10 @@ run = sh main.sh
 artifacts = outputs
 artifacts_max_file = 1K
 INI
+sed -e 's/^extensions = .art/extensions = .mime/' -e 's/^artifacts = outputs/artifacts = mime/' \
+    "$tmp/cfg/templates.d/art.ini" >"$tmp/cfg/templates.d/mime.ini" || exit 99
+sed -e 's/^extensions = .art/extensions = .total/' -e 's/^artifacts_max_file = 1K/artifacts_max_total = 20/' \
+    "$tmp/cfg/templates.d/art.ini" >"$tmp/cfg/templates.d/total.ini" || exit 99
 POLYSANDBOX_CONFIG_DIR=$tmp/cfg
 export POLYSANDBOX_CONFIG_DIR
 
@@ -37,6 +42,13 @@ cat >"$tmp/prog.art" <<'SH'
 mkdir -p outputs/sub
 printf '\211PNG\r\n\032\nIHDRdata' >outputs/plot.png
 printf 'hello artifacts\n' >outputs/note.txt
+mkdir mime
+printf '\377\330\377\340JFIF' >mime/a.jpg
+printf 'GIF89a\001\000' >mime/b.gif
+printf '%%PDF-1.4\n' >mime/c.pdf
+printf ' {"x": [1, 2]}\n' >mime/d.json
+printf '{"not json"\n' >mime/e.txt
+printf 'a\000b' >mime/f.bin
 head -c 2000 /dev/zero >outputs/big.bin
 ln -s /etc/passwd outputs/passwd
 echo inner >outputs/sub/inner.txt
@@ -63,6 +75,21 @@ check "run --json: the subdirectory is left out, said so" \
     json_check '([o["reason"] for o in j["artifacts_left_out"] if o["path"] == "sub"] ==
                 ["a directory: only the files at the top of artifacts are collected"])'
 
+cp "$tmp/prog.art" "$tmp/prog.mime" || exit 99
+cli run --json "$tmp/prog.mime"
+check "MIME types from the first bytes: JPEG, GIF, PDF, JSON, text, else octet-stream" \
+    json_check '(dict((a["path"], a["mime"]) for a in j["artifacts"]) ==
+                {"a.jpg": "image/jpeg", "b.gif": "image/gif", "c.pdf": "application/pdf",
+                 "d.json": "application/json", "e.txt": "text/plain",
+                 "f.bin": "application/octet-stream"} and j["artifacts_left_out"] == [])'
+
+cp "$tmp/prog.art" "$tmp/prog.total" || exit 99
+cli run --json "$tmp/prog.total"
+check "artifacts_max_total: the first file kept, the next that would pass it left out, named" \
+    json_check '([a["path"] for a in j["artifacts"]] == ["note.txt"] and
+                 [o["reason"] for o in j["artifacts_left_out"] if o["path"] == "plot.png"] ==
+                 ["over artifacts_max_total (20 bytes for all files)"])'
+
 cli run --artifacts "$tmp/saved" "$tmp/prog.art"
 check "run --artifacts DIR: the two files saved with their bytes, nothing else" \
     eval 'is_rc 0 && [ "$(ls "$tmp/saved" | tr "\n" " ")" = "note.txt plot.png " ] &&
@@ -79,5 +106,13 @@ printf '[provider]\nenabled = true\n' >"$tmp/cfg/providers.d/nostream.ini"
 cli run --provider nostream "$tmp/prog.art"
 check "a provider without the files capability refuses an artifacts template" \
     eval 'is_rc 125 && err_has "declares artifacts but provider nostream cannot read files back"'
+
+# A directory outside the work directory is refused where it is written.
+mkdir "$tmp/bad" "$tmp/bad/templates.d" || exit 99
+printf '[template]\nextensions = .x\nrun = sh main.sh\nartifacts = ../etc\n' \
+    >"$tmp/bad/templates.d/x.ini"
+cli --config-dir "$tmp/bad" templates
+check "artifacts = ../etc is a configuration error naming the file" \
+    eval '[ "$rc" -ne 0 ] && err_has "x.ini" && err_has "bad artifacts '"'"'../etc'"'"'"'
 
 done_testing
