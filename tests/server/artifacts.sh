@@ -5,11 +5,12 @@
 # A test template (artifacts = outputs, artifacts_max_file = 1K) runs a
 # shell program that writes a PNG, a text file and a file over the cap;
 # the reply carries the first two (path, size, MIME type, base64) and
-# names the third as left out.  The Python package's Client gives the
-# same as Result.artifacts and Result.artifacts_left_out.
+# names the third as left out.  The Python package gives the same as
+# Result.artifacts and Result.artifacts_left_out, through the server
+# (Client) and in the process (Local).
 . "$top_srcdir/tests/server/lib.sh"
 
-plan 4
+plan 5
 
 cfg="$tmp/config"
 cp -RL "$POLYSANDBOX_CONFIG_DIR" "$cfg" || exit 99
@@ -34,14 +35,17 @@ POLYSANDBOX_LIBRARY="$top_builddir/core/.libs/libpolysandbox.so" \
 import os, sys
 sys.path.insert(0, os.path.join(os.environ["top_srcdir"], "python"))
 import polysandbox as psb
-r = psb.Client(sys.argv[1]).run_code("art", sys.argv[2])
-print([(a.path, a.size, a.mime, a.data) for a in r.artifacts] ==
-      [("note.txt", 3, "text/plain", b"hi\n"), ("plot.png", 16, "image/png", b"\x89PNG\r\n\x1a\nIHDRdata")],
-      [(o.path, o.size) for o in r.artifacts_left_out] == [("big.bin", 2000)],
-      r.status, r.stderr, r.artifacts_left_out)
+for name, runner in (("client", psb.Client(sys.argv[1])), ("local", psb.Local())):
+    r = runner.run_code("art", sys.argv[2])
+    print(name, [(a.path, a.size, a.mime, a.data) for a in r.artifacts] ==
+          [("note.txt", 3, "text/plain", b"hi\n"), ("plot.png", 16, "image/png", b"\x89PNG\r\n\x1a\nIHDRdata")],
+          [(o.path, o.size) for o in r.artifacts_left_out] == [("big.bin", 2000)],
+          r.status, r.stderr, r.artifacts_left_out, flush=True)
 PYEOF
 sed 's/^/# /' "$tmp/py.out"
 check "Python: Result.artifacts and artifacts_left_out through polysandboxd" \
-    grep -q '^True True ' "$tmp/py.out"
+    grep -q '^client True True ' "$tmp/py.out"
+check "Python: the same in the process (Local, the library through ctypes)" \
+    grep -q '^local True True ' "$tmp/py.out"
 
 done_testing
