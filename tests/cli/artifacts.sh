@@ -19,7 +19,7 @@ if [ ! -e "$top_builddir/plugins/local/.libs/local.so" ]; then
     exit 0
 fi
 
-plan 12
+plan 13
 
 cp -RL "$POLYSANDBOX_CONFIG_DIR" "$tmp/cfg" || exit 99
 chmod -R u+w "$tmp/cfg"
@@ -74,6 +74,11 @@ check "run --json: the link to /etc/passwd is left out, not followed" \
 check "run --json: the subdirectory is left out, said so" \
     json_check '([o["reason"] for o in j["artifacts_left_out"] if o["path"] == "sub"] ==
                 ["a directory: only the files at the top of artifacts are collected"])'
+
+cli templates --json
+check "templates --json: the artifacts directory, null for a template without one" \
+    json_check '([(t["name"], t["artifacts"]) for t in j if t["name"] in ("art", "mime", "sh")] ==
+                 [("art", "outputs"), ("mime", "mime"), ("sh", None)])'
 
 cp "$tmp/prog.art" "$tmp/prog.mime" || exit 99
 cli run --json "$tmp/prog.mime"

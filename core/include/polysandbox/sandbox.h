@@ -258,6 +258,11 @@ SBX_API const char *sbx_template_extensions(const sbx_template *t);
 /** sbx_template_compiled: true when @t has a compile step (its source is
  * compiled before each run, see sbx_result_compile).  Since: 0.2 */
 SBX_API bool sbx_template_compiled(const sbx_template *t);
+/** sbx_template_artifacts: the directory, relative to the work
+ * directory, whose files come back with each run of code with @t
+ * (sbx_result_artifact), or NULL when it declares none (transfer none,
+ * valid while the context is).  Since: 0.3 */
+SBX_API const char *sbx_template_artifacts(const sbx_template *t);
 /**
  * sbx_template_usable:
  * @provider: the name of a provider of @ctx
