@@ -12,7 +12,7 @@
 
 #include "config-int.h"
 
-#define TEMPLATE_KEYS "extensions, source, compile, run, image, image.PROVIDER, zygote"
+#define TEMPLATE_KEYS "extensions, source, compile, run, image, image.PROVIDER, zygote, artifacts, artifacts_max_file, artifacts_max_total"
 
 static bool valid_env_name(const char *s)
 {
@@ -199,6 +199,30 @@ static int apply_template(loader *ld, const char *section, const char *key,
                 return core_cfg_replace_str(ld, (char **)&t->images[i].value, value);
         return kv_append(ld, &t->images, &t->n_images, prov, value);
     }
+    if (strcmp(key, "artifacts") == 0) {
+        /* Relative to the work directory, where every provider's list and
+         * download ops look: no absolute path, no "..", "." or empty part. */
+        bool bad = !*value || *value == '/';
+        for (const char *s = value; !bad && *s;) {
+            size_t n = strcspn(s, "/");
+            bad = n == 0 || (n == 1 && s[0] == '.') || (n == 2 && s[0] == '.' && s[1] == '.');
+            s += n;
+            if (*s && !*++s)
+                bad = true;
+        }
+        if (bad)
+            return core_cfg_err(ld, SBX_E_CONFIG, w, "bad artifacts '%s' (a directory "
+                                "relative to the work directory, like outputs, without "
+                                "'..', '.' or empty parts)", value);
+        return core_cfg_replace_str(ld, &t->artifacts, value);
+    }
+    if (strcmp(key, "artifacts_max_file") == 0 || strcmp(key, "artifacts_max_total") == 0) {
+        uint64_t v;
+        if (core_parse_size(value, false, &v, &why) != SBX_OK)
+            return core_cfg_err(ld, SBX_E_CONFIG, w, "bad %s '%s': %s", key, value, why);
+        *(key[14] == 'f' ? &t->artifacts_max_file : &t->artifacts_max_total) = v;
+        return SBX_OK;
+    }
     return core_cfg_err(ld, SBX_E_CONFIG, w, "unknown key '%s' in [template] (known: "
                         TEMPLATE_KEYS ")", key);
 }
@@ -244,6 +268,10 @@ static int finish_template(loader *ld)
         t->source = NULL;
         return core_cfg_nomem(ld);
     }
+    if (!t->artifacts_max_file)
+        t->artifacts_max_file = CORE_ARTIFACTS_MAX_FILE;
+    if (!t->artifacts_max_total)
+        t->artifacts_max_total = CORE_ARTIFACTS_MAX_TOTAL;
     t->missing = !command_found(t->run[0]) ? t->run[0]
                : t->compile && !command_found(t->compile[0]) ? t->compile[0] : NULL;
     return SBX_OK;
@@ -282,6 +310,7 @@ static void template_drop(void *e)
     core_strv_free(t->run);
     core_strv_free(t->zygote);
     free(t->image);
+    free(t->artifacts);
     kv_free(t->images, t->n_images);
     kv_free(t->env, t->n_env);
     memset(t, 0, sizeof *t);

@@ -309,6 +309,11 @@ bool sbx_template_compiled(const sbx_template *t)
     return t && tconf(t)->compile;
 }
 
+const char *sbx_template_artifacts(const sbx_template *t)
+{
+    return t ? tconf(t)->artifacts : NULL;
+}
+
 const char *sbx_template_extensions(const sbx_template *t)
 {
     /* Joined lazily would need storage; templates keep few extensions, so

@@ -168,6 +168,10 @@ typedef struct core_provider_conf {
     core_price price;       /* what its sandboxes cost (polysandbox eval) */
 } core_provider_conf;
 
+/* Artifact caps when a template sets none: 8 MiB a file, 32 MiB a run. */
+#define CORE_ARTIFACTS_MAX_FILE (UINT64_C(8) << 20)
+#define CORE_ARTIFACTS_MAX_TOTAL (UINT64_C(32) << 20)
+
 /* Where templates look for their interpreters and compilers on the host. */
 #define CORE_TEMPLATE_PATH "/usr/local/bin:/usr/bin:/bin"
 
@@ -185,6 +189,10 @@ typedef struct core_template_conf {
     char **zygote;          /* NULL-terminated: interpreter, modules to preload; or NULL */
     sbx_kv_v1 *env;         /* extra environment (owned strings) */
     size_t n_env;
+    char *artifacts;        /* output directory (relative to the work directory)
+                               whose files come back with the result, or NULL */
+    uint64_t artifacts_max_file;  /* per-file cap, bytes */
+    uint64_t artifacts_max_total; /* cap on all of a run's artifacts, bytes */
     const char *missing;    /* its compiler or interpreter when not on the host (in
                                compile or run), else NULL */
 } core_template_conf;
@@ -196,6 +204,13 @@ typedef struct core_template_conf {
  * image, a default for the providers that run such images. */
 const char *core_template_image(const core_template_conf *t, const char *provider,
                                 bool host_root, bool *named);
+
+/* ---- artifacts (core/artifacts.c) --------------------------------------- */
+
+/* After a run of code whose template @t declares artifacts: add to @r
+ * each file of its directory, or why it was left out.  SBX_E_NOMEM only
+ * (a listing or read that fails is recorded in @r as left out). */
+int core_artifacts_collect(sbx_sandbox *sb, const core_template_conf *t, sbx_result *r);
 
 /* pools.d/NAME.ini, or pool.NAME.KEY overrides.  The settings are kept as
  * written ([pool] keys as "KEY", [limits] keys as "limits.KEY", in the

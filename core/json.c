@@ -78,6 +78,44 @@ static json_t *compile_json(const sbx_result *r)
     return c;
 }
 
+/* "artifacts" (kept, with base64) and "artifacts_left_out" (with why). */
+static int set_artifacts(json_t *o, const sbx_result *r)
+{
+    json_t *kept = json_array(), *out = json_array();
+    int rc = !kept || !out ? -1 : 0;
+
+    for (size_t i = 0; rc == 0 && i < r->n_artifacts; i++) {
+        const core_artifact *a = &r->artifacts[i];
+        json_t *e;
+        if (a->why) {
+            e = json_pack("{s:s, s:I, s:s}", "path", a->path, "size", (json_int_t)a->size,
+                          "reason", a->why);
+            rc = !e || json_array_append_new(out, e) ? -1 : 0;
+            continue;
+        }
+        size_t n = sodium_base64_encoded_len(a->size, sodium_base64_VARIANT_ORIGINAL);
+        char *b64 = malloc(n);
+        if (!b64) {
+            rc = -1;
+            break;
+        }
+        sodium_bin2base64(b64, n, a->data ? a->data : (const unsigned char *)"", a->size,
+                          sodium_base64_VARIANT_ORIGINAL);
+        e = json_pack("{s:s, s:I, s:s, s:s}", "path", a->path, "size", (json_int_t)a->size,
+                      "mime", a->mime, "base64", b64);
+        free(b64);
+        rc = !e || json_array_append_new(kept, e) ? -1 : 0;
+    }
+    if (rc == 0 && !json_object_set(o, "artifacts", kept) &&
+        !json_object_set(o, "artifacts_left_out", out))
+        rc = 0;
+    else
+        rc = -1;
+    json_decref(kept);
+    json_decref(out);
+    return rc;
+}
+
 char *sbx_result_to_json(const sbx_result *r)
 {
     json_t *o, *t, *c = NULL;
@@ -111,7 +149,7 @@ char *sbx_result_to_json(const sbx_result *r)
         json_object_set_new(o, "error_code", json_integer(r->error_code)) ||
         json_object_set_new(o, "unenforced_limits", core_limit_names_json(r->unenforced)) ||
         json_object_set_new(o, "unenforced_reason", reason(r)) ||
-        json_object_set(o, "compile", c))
+        json_object_set(o, "compile", c) || set_artifacts(o, r))
         goto out;
     text = json_dumps(o, JSON_COMPACT | JSON_ENSURE_ASCII);
 out:

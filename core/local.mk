@@ -55,6 +55,7 @@ core_libpolysandbox_internal_la_SOURCES = \
 	core/orphans.c \
 	core/result-int.h \
 	core/result.c \
+	core/artifacts.c \
 	core/json.c \
 	core/journal.c \
 	core/eval-int.h \

@@ -13,6 +13,16 @@ typedef struct core_buf {
 int core_buf_append(core_buf *b, const void *data, size_t len);
 void core_buf_free(core_buf *b);
 
+/* A file of the template's artifacts directory: kept (data set) or left
+ * out (why set, data NULL). */
+typedef struct core_artifact {
+    char *path;               /* relative to the artifacts directory */
+    uint64_t size;
+    const char *mime;         /* static string; NULL when left out */
+    unsigned char *data;      /* size bytes, or NULL */
+    char *why;                /* why it was left out, or NULL */
+} core_artifact;
+
 struct sbx_result {
     sbx_run_status status;
     int exit_code;
@@ -33,11 +43,16 @@ struct sbx_result {
     sbx_run_status compile_status; /* its own status (before COMPILE_ERROR) */
     uint64_t compile_ns;      /* how long it ran */
     core_buf compile_out, compile_err; /* what it wrote */
+    core_artifact *artifacts; /* kept and left out, in listing order */
+    size_t n_artifacts;
 };
 
 /* A zeroed result with unknown figures at -1; NULL on ENOMEM. */
 sbx_result *core_result_new(const char *provider, const char *sandbox_id);
 /* Mark @r a sandbox error with @code and @msg (copied). */
 void core_result_set_sandbox_error(sbx_result *r, int code, const char *msg);
+
+/* Free the artifacts of @r (core/artifacts.c). */
+void core_artifacts_free(sbx_result *r);
 
 #endif

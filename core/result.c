@@ -69,6 +69,7 @@ void sbx_result_free(sbx_result *r)
     core_buf_free(&r->err);
     core_buf_free(&r->compile_out);
     core_buf_free(&r->compile_err);
+    core_artifacts_free(r);
     free(r->provider);
     free(r->sandbox_id);
     free(r->error);

@@ -816,6 +816,11 @@ static int sandbox_exec(sbx_sandbox *sb, const sbx_exec_opts *o, sbx_result *r)
                               "%llu ns (limits.max_wall)",
                               (unsigned long long)o->compile_timeout_ns,
                               (unsigned long long)max_wall);
+    const core_template_conf *ct = o->code ? find_template(sb->ctx, o->lang) : NULL;
+    if (ct && ct->artifacts && !(sb->p->desc.capabilities & SBX_CAP_FILES))
+        return core_error_set(SBX_E_NOTSUP, sb->p->name, "template '%s' declares artifacts "
+                              "but provider %s cannot read files back (no files capability)",
+                              ct->name, sb->p->name);
     pthread_mutex_lock(&sb->lock);
     if (o->code) {
         rc = exec_code(sb, o, r);
@@ -825,6 +830,10 @@ static int sandbox_exec(sbx_sandbox *sb, const sbx_exec_opts *o, sbx_result *r)
         rc = SBX_OK;
     }
     pthread_mutex_unlock(&sb->lock);
+    /* Only code runs: the listing is itself an argv run on @sb. */
+    if (rc == SBX_OK && ct && ct->artifacts && r->status != SBX_RUN_SANDBOX_ERROR &&
+        r->status != SBX_RUN_COMPILE_ERROR)
+        rc = core_artifacts_collect(sb, ct, r);
     return rc;
 }
 

@@ -156,6 +156,7 @@ typedef struct cli_req {
     const char *code;         /* -c */
     const char *shell;        /* -s */
     const char *cwd;
+    const char *artifacts_dir; /* --artifacts DIR, or NULL */
     bool json;
     bool stdin;               /* -i: pass our standard input */
     bool persistent;
@@ -186,6 +187,11 @@ enum {
     CLI_OPT_PERSIST = 1 << 2, /* --persistent --ttl --get-or-create (create) */
     CLI_OPT_RUN = 1 << 3      /* --keep --reuse (run) */
 };
+
+/* --artifacts DIR: save @r's artifacts under @dir (created if missing),
+ * never overwriting a file; say each one left out, and (unless @quiet)
+ * each one saved, on stderr.  0, or -1 when one could not be saved. */
+int cli_save_artifacts(const char *dir, const sbx_result *r, bool quiet);
 
 /* Parse the options of run/exec/create into @req.  Returns -1 when they
  * were fine, else the exit status (0 after --help, 2 on bad usage). */

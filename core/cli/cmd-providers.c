@@ -305,7 +305,8 @@ static void templates_help(void)
 "interpreter is missing on the host for a provider that runs on it, or\n"
 "the template's image for it, image.local, is not pulled).\n"
 "\n"
-"      --json             print a JSON array: name, extensions, compiled and\n"
+"      --json             print a JSON array: name, extensions, compiled,\n"
+"                         artifacts (its directory, or null) and\n"
 "                         providers {NAME: {usable, reason}}\n"
 "  -h, --help             show this help\n",
         stdout);
@@ -352,6 +353,8 @@ static int templates_json(sbx_ctx *ctx, const char **names)
         json_t *o = cli_template_json(t);
         if (o == NULL ||
             json_object_set_new(o, "compiled", json_boolean(sbx_template_compiled(t))) ||
+            json_object_set_new(o, "artifacts", sbx_template_artifacts(t)
+                                ? json_string(sbx_template_artifacts(t)) : json_null()) ||
             json_object_set_new(o, "providers", usable_json(ctx, t, names))) {
             json_decref(o);
             o = NULL;

@@ -35,6 +35,8 @@ static void run_help(void)
 "  -i, --stdin            pass our standard input to the program, as it\n"
 "                         comes where the provider can stream it\n"
 "      --json             print the result as one JSON object\n"
+"      --artifacts DIR    save the files of the template's artifacts\n"
+"                         directory under DIR (never overwriting one)\n"
 "\n"
 "Sandbox and limits:\n",
         stdout);

@@ -129,6 +129,8 @@ static void exec_help(void)
 "                         (stdin_stream: local, docker, kubernetes), else\n"
 "                         read whole first\n"
 "      --json             print the result as one JSON object\n"
+"      --artifacts DIR    save the files of the template's artifacts\n"
+"                         directory under DIR (never overwriting one)\n"
 "  -h, --help             show this help\n"
 "\n"
 "Output and exit status are those of 'polysandbox run'.\n",

@@ -575,6 +575,8 @@ int cli_report_result(const cli_req *req, const cli_global *g,
         else if (!g->quiet || sbx_result_status(r) == SBX_RUN_SANDBOX_ERROR)
             note(req, r);
     }
+    if (req->artifacts_dir && cli_save_artifacts(req->artifacts_dir, r, g->quiet) != 0)
+        return CLI_EXIT_ERROR;
     /* as a shell reports a command a signal ended */
     return sig != 0 ? 128 + sig : image_refused(req, r) ? CLI_EXIT_USAGE : cli_exit_status(r);
 }

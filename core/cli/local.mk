@@ -12,6 +12,7 @@ polysandbox_SOURCES = \
 	core/cli/format.c \
 	core/cli/request.c \
 	core/cli/exec.c \
+	core/cli/artifacts.c \
 	core/cli/interrupt.c \
 	core/cli/locate.c \
 	core/cli/cmd-run.c \

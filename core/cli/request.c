@@ -17,7 +17,7 @@ enum {
     OPT_LANG = 256, OPT_CWD, OPT_FILE, OPT_JSON, OPT_NO_STDIN,
     OPT_TEMPLATE, OPT_IMAGE, OPT_MEMORY, OPT_CPU, OPT_PIDS,
     OPT_DISK, OPT_OUTPUT_LIMIT, OPT_NETWORK, OPT_PERSISTENT, OPT_TTL,
-    OPT_GET_OR_CREATE, OPT_FALLBACK, OPT_KEEP, OPT_REUSE
+    OPT_GET_OR_CREATE, OPT_FALLBACK, OPT_KEEP, OPT_REUSE, OPT_ARTIFACTS
 };
 
 /* Every option with the groups that take it (0: every command). */
@@ -35,6 +35,7 @@ static const struct {
     { { "cwd", required_argument, NULL, OPT_CWD }, CLI_OPT_EXEC },
     { { "file", required_argument, NULL, OPT_FILE }, CLI_OPT_EXEC },
     { { "json", no_argument, NULL, OPT_JSON }, CLI_OPT_EXEC | CLI_OPT_PERSIST },
+    { { "artifacts", required_argument, NULL, OPT_ARTIFACTS }, CLI_OPT_EXEC },
     { { "stdin", no_argument, NULL, 'i' }, CLI_OPT_EXEC },
     { { "no-stdin", no_argument, NULL, OPT_NO_STDIN }, CLI_OPT_EXEC },
     { { "fallback", required_argument, NULL, OPT_FALLBACK }, CLI_OPT_CREATE },
@@ -155,6 +156,11 @@ int cli_req_parse(cli_req *req, unsigned which, int argc, char **argv,
                 return CLI_EXIT_ERROR;
             break;
         case OPT_JSON: req->json = true; break;
+        case OPT_ARTIFACTS:
+            if (!*optarg)
+                return cli_usage_error(req->cmd, "--artifacts needs a directory");
+            req->artifacts_dir = optarg;
+            break;
         case 'i': req->stdin = true; break;
         case OPT_NO_STDIN: req->stdin = false; break;
         case OPT_TEMPLATE: req->template_name = optarg; break;

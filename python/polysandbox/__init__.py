@@ -42,7 +42,7 @@ from .local import Local, default
 from .request import LIMITS, Progress, Runner
 from .evalargs import FORMATS, EvalProgress
 from .report import CompareColumn, CompareReport, Difference, EvalReport
-from .result import STATUSES, Chunk, Compile, Result
+from .result import STATUSES, Artifact, Chunk, Compile, LeftOut, Result
 from .sandbox import FileEntry, FileList, Sandbox, SandboxInfo
 from .stream import Stream
 
@@ -56,7 +56,7 @@ __all__ = [
     "Sandbox", "SandboxInfo", "FileEntry", "FileList", "Progress",
     "Provider", "Template", "Pool", "EvalReport", "EvalProgress", "FORMATS", "CompareReport",
     "CompareColumn", "Difference", "Local", "Client", "Runner", "Result", "Compile", "Chunk",
-    "Stream",
+    "Artifact", "LeftOut", "Stream",
     "STATUSES", "LIMITS", "SandboxError", "InvalidRequestError", "ConfigError",
     "SandboxNotFoundError", "ProviderError", "AuthError", "SandboxTimeoutError",
     "CancelledRunError", "ServerError", "ExecutionResult",

@@ -18,7 +18,7 @@ from typing import Any
 from ._fields import field as json_field
 from .errors import ServerError
 
-__all__ = ["Result", "Compile", "Chunk", "STATUSES"]
+__all__ = ["Result", "Compile", "Chunk", "Artifact", "LeftOut", "STATUSES"]
 
 # sbx_run_status names, in the order of the enum (common.h).
 STATUSES = (
@@ -116,6 +116,64 @@ class Compile(_Text):
 
 
 @dataclass(frozen=True)
+class Artifact:
+    """A file the run left in its template's artifacts directory
+    (Result.artifacts): path relative to that directory, size in bytes,
+    mime guessed from its first bytes, data its bytes.  Since 0.3."""
+
+    path: str
+    size: int
+    mime: str
+    data: bytes
+
+    def save(self, directory: str) -> str:
+        """Write data to directory/path, refusing a name that is not a
+        plain file name and never overwriting a file; returns the path."""
+        import os
+        if not self.path or "/" in self.path or self.path in (".", ".."):
+            raise ValueError(f"artifact {self.path!r} is not a plain file name")
+        target = os.path.join(directory, self.path)
+        fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+        with os.fdopen(fd, "wb") as f:
+            f.write(self.data)
+        return target
+
+
+@dataclass(frozen=True)
+class LeftOut:
+    """An entry of the artifacts directory that was not brought back
+    (Result.artifacts_left_out), and why: a cap it is over (naming the
+    setting), a symbolic link (never followed), a directory.  Since 0.3."""
+
+    path: str
+    size: int
+    reason: str
+
+
+def _artifacts(obj: dict) -> tuple[tuple[Artifact, ...], tuple[LeftOut, ...]]:
+    """"artifacts" and "artifacts_left_out", () when absent (a server
+    before 0.3)."""
+    kept, out = [], []
+    for i, a in enumerate(_field(obj, "artifacts", list) if "artifacts" in obj else ()):
+        what = f"result: artifacts[{i}]"
+        b64 = json_field(a, what, "base64", str)
+        try:
+            data = base64.b64decode(b64, validate=True)
+        except (binascii.Error, ValueError) as e:
+            raise ServerError(f"{what}: field 'base64' is not valid base64: {e}") from None
+        kept.append(Artifact(path=json_field(a, what, "path", str),
+                             size=json_field(a, what, "size", int),
+                             mime=json_field(a, what, "mime", str), data=data))
+    for i, a in enumerate(_field(obj, "artifacts_left_out", list)
+                          if "artifacts_left_out" in obj else ()):
+        what = f"result: artifacts_left_out[{i}]"
+        out.append(LeftOut(path=json_field(a, what, "path", str),
+                           size=json_field(a, what, "size", int),
+                           reason=json_field(a, what, "reason", str)))
+    return tuple(kept), tuple(out)
+
+
+@dataclass(frozen=True)
 class Chunk:
     """One piece of output as the command produced it (Sandbox.stream):
     stream is "stdout" or "stderr", data its bytes (a chunk's end may cut
@@ -146,7 +204,9 @@ class Result(_Text):
     ("memory", ..., "network" for network = none a provider cannot
     enforce), allowed by unenforced_limits in polysandbox.ini(5), and
     unenforced_reason says why; () and None when every limit was
-    enforced.
+    enforced.  artifacts are the files the run left in its template's
+    artifacts directory (see Artifact) and artifacts_left_out those that
+    did not come back, with why (see LeftOut); () when none (since 0.3).
     """
 
     status: str
@@ -166,6 +226,8 @@ class Result(_Text):
     compile: Compile | None
     unenforced_limits: tuple[str, ...]
     unenforced_reason: str | None
+    artifacts: tuple[Artifact, ...]
+    artifacts_left_out: tuple[LeftOut, ...]
     raw: dict[str, Any] = field(repr=False, compare=False)
 
     @classmethod
@@ -180,6 +242,7 @@ class Result(_Text):
         timings = _field(obj, "timings_ns", dict)
         for k in ("create", "start", "exec", "total"):
             json_field(timings, "result: timings_ns", k, int)
+        kept, left_out = _artifacts(obj)
         return cls(
             status=status,
             exit_code=_field(obj, "exit_code", int, null=True),
@@ -199,6 +262,8 @@ class Result(_Text):
             unenforced_limits=_names(obj, "unenforced_limits"),
             unenforced_reason=(_field(obj, "unenforced_reason", str, null=True)
                                if "unenforced_reason" in obj else None),
+            artifacts=kept,
+            artifacts_left_out=left_out,
             raw=obj,
         )
 

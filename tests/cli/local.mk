@@ -38,6 +38,7 @@ CLI_TESTS = \
 	tests/cli/man.sh \
 	tests/cli/man-keys.sh \
 	tests/cli/exec-stdin-stream.sh \
+	tests/cli/artifacts.sh \
 	tests/cli/terminal.sh
 TESTS += tests/cli/units-test $(CLI_TESTS)
 dist_check_SCRIPTS += $(CLI_TESTS)

@@ -5,6 +5,7 @@
 
 SERVER_TESTS = \
 	tests/server/run.sh \
+	tests/server/artifacts.sh \
 	tests/server/openapi.sh \
 	tests/server/lifecycle.sh \
 	tests/server/auth.sh \

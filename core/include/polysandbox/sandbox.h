@@ -258,6 +258,11 @@ SBX_API const char *sbx_template_extensions(const sbx_template *t);
 /** sbx_template_compiled: true when @t has a compile step (its source is
  * compiled before each run, see sbx_result_compile).  Since: 0.2 */
 SBX_API bool sbx_template_compiled(const sbx_template *t);
+/** sbx_template_artifacts: the directory, relative to the work
+ * directory, whose files come back with each run of code with @t
+ * (sbx_result_artifact), or NULL when it declares none (transfer none,
+ * valid while the context is).  Since: 0.3 */
+SBX_API const char *sbx_template_artifacts(const sbx_template *t);
 /**
  * sbx_template_usable:
  * @provider: the name of a provider of @ctx
@@ -845,6 +850,36 @@ SBX_API bool sbx_result_compile(const sbx_result *r, sbx_run_status *status, uin
 SBX_API const void *sbx_result_compile_stdout(const sbx_result *r, size_t *len);
 SBX_API const void *sbx_result_compile_stderr(const sbx_result *r, size_t *len);
 /**
+ * sbx_result_artifact_count:
+ *
+ * How many entries the artifacts directory of the run's template held
+ * (artifacts in polysandbox.ini(5) TEMPLATES): the files brought back and
+ * those left out, in the listing's order.  0 when the template declares
+ * none or the program wrote none.  Since: 0.3
+ */
+SBX_API size_t sbx_result_artifact_count(const sbx_result *r);
+/**
+ * sbx_result_artifact:
+ * @i: 0 .. sbx_result_artifact_count() - 1
+ * @data: (out) (optional) (transfer none): the file's bytes, valid while
+ *   @r is; NULL when it was left out
+ * @len: (out) (optional): its size in bytes (as listed, when left out)
+ * @mime: (out) (optional) (transfer none): its MIME type guessed from its
+ *   first bytes (image/png, image/jpeg, image/gif, application/pdf,
+ *   application/json, text/plain, else application/octet-stream); NULL
+ *   when left out
+ * @left_out: (out) (optional) (transfer none): why it was not brought
+ *   back (a cap it is over, naming the setting; a symbolic link, which is
+ *   never followed; a directory; a read that failed), or NULL when it was
+ *
+ * Returns its path relative to the artifacts directory (transfer none),
+ * or NULL when @i is out of range (the outs are then NULL and 0).
+ * Since: 0.3
+ */
+SBX_API const char *sbx_result_artifact(const sbx_result *r, size_t i, const void **data,
+                                        size_t *len, const char **mime,
+                                        const char **left_out);
+/**
  * sbx_result_to_json:
  * One JSON object holding every field (transfer full, free()).  Output
  * that is not valid UTF-8 is base64 with "stdout_encoding": "base64".
@@ -853,7 +888,10 @@ SBX_API const void *sbx_result_compile_stderr(const sbx_result *r, size_t *len);
  * since 0.2.  Since 0.2 too: "timings_ns" has "compile", and "compile"
  * is null when no compile step ran, else {"status", "time_ns", "stdout",
  * "stdout_encoding", "stderr", "stderr_encoding"}: the compile step's
- * own status ("ok" when it succeeded) and output.
+ * own status ("ok" when it succeeded) and output.  Since 0.3:
+ * "artifacts", the files brought back ([{"path", "size", "mime",
+ * "base64"}], [] when none), and "artifacts_left_out", those that were
+ * not ([{"path", "size", "reason"}]).
  */
 SBX_API char *sbx_result_to_json(const sbx_result *r);
 

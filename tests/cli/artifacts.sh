@@ -1,0 +1,123 @@
+#!/bin/sh
+# tests/cli/artifacts.sh - a template's artifacts come back with the
+# result (TAP)
+#
+# A test template (a copy of tests/config plus templates.d/art.ini,
+# artifacts = outputs, artifacts_max_file = 1K) runs a shell program on
+# the local provider that writes a PNG (its magic bytes by printf, then
+# data), a text file, a file over the cap, a symbolic link to /etc/passwd
+# and a subdirectory.  run --json carries the first two with their sizes,
+# MIME types and bytes, and names the others as left out with why;
+# run --artifacts DIR saves the two, refuses to overwrite them, and says
+# what was left out.  A provider without the files capability (nostream,
+# tests/cli/nostream.c) refuses such a template.  A second template
+# (mime.ini, artifacts = mime) checks the MIME table.
+. "$top_srcdir/tests/cli/lib.sh"
+
+if [ ! -e "$top_builddir/plugins/local/.libs/local.so" ]; then
+    echo "1..0 # SKIP the local provider is not built"
+    exit 0
+fi
+
+plan 13
+
+cp -RL "$POLYSANDBOX_CONFIG_DIR" "$tmp/cfg" || exit 99
+chmod -R u+w "$tmp/cfg"
+cat >"$tmp/cfg/templates.d/art.ini" <<'INI' || exit 99
+[template]
+extensions = .art
+source = main.sh
+run = sh main.sh
+artifacts = outputs
+artifacts_max_file = 1K
+INI
+sed -e 's/^extensions = .art/extensions = .mime/' -e 's/^artifacts = outputs/artifacts = mime/' \
+    "$tmp/cfg/templates.d/art.ini" >"$tmp/cfg/templates.d/mime.ini" || exit 99
+sed -e 's/^extensions = .art/extensions = .total/' -e 's/^artifacts_max_file = 1K/artifacts_max_total = 20/' \
+    "$tmp/cfg/templates.d/art.ini" >"$tmp/cfg/templates.d/total.ini" || exit 99
+POLYSANDBOX_CONFIG_DIR=$tmp/cfg
+export POLYSANDBOX_CONFIG_DIR
+
+cat >"$tmp/prog.art" <<'SH'
+mkdir -p outputs/sub
+printf '\211PNG\r\n\032\nIHDRdata' >outputs/plot.png
+printf 'hello artifacts\n' >outputs/note.txt
+mkdir mime
+printf '\377\330\377\340JFIF' >mime/a.jpg
+printf 'GIF89a\001\000' >mime/b.gif
+printf '%%PDF-1.4\n' >mime/c.pdf
+printf ' {"x": [1, 2]}\n' >mime/d.json
+printf '{"not json"\n' >mime/e.txt
+printf 'a\000b' >mime/f.bin
+head -c 2000 /dev/zero >outputs/big.bin
+ln -s /etc/passwd outputs/passwd
+echo inner >outputs/sub/inner.txt
+echo done
+SH
+
+cli run --json "$tmp/prog.art"
+check "run --json: ok, the program's output" \
+    json_check 'j["status"] == "ok" and j["stdout"] == "done\n"'
+check "run --json: the PNG and the text file, with their sizes and MIME types" \
+    json_check '([(a["path"], a["size"], a["mime"]) for a in j["artifacts"]] ==
+                [("note.txt", 16, "text/plain"), ("plot.png", 16, "image/png")])'
+check "run --json: their bytes, as base64" \
+    json_check '([base64.b64decode(a["base64"]) for a in j["artifacts"]] ==
+                [b"hello artifacts\n", b"\x89PNG\r\n\x1a\nIHDRdata"])'
+check "run --json: the file over the cap is left out, the cap named" \
+    json_check '([(o["size"], o["reason"]) for o in j["artifacts_left_out"] if o["path"] == "big.bin"] ==
+                [(2000, "larger than artifacts_max_file (1024 bytes)")])'
+check "run --json: the link to /etc/passwd is left out, not followed" \
+    json_check '([o["reason"] for o in j["artifacts_left_out"] if o["path"] == "passwd"] ==
+                ["a symbolic link: links are not followed"] and
+                all("root:" not in base64.b64decode(a["base64"]).decode("latin-1") for a in j["artifacts"]))'
+check "run --json: the subdirectory is left out, said so" \
+    json_check '([o["reason"] for o in j["artifacts_left_out"] if o["path"] == "sub"] ==
+                ["a directory: only the files at the top of artifacts are collected"])'
+
+cli templates --json
+check "templates --json: the artifacts directory, null for a template without one" \
+    json_check '([(t["name"], t["artifacts"]) for t in j if t["name"] in ("art", "mime", "sh")] ==
+                 [("art", "outputs"), ("mime", "mime"), ("sh", None)])'
+
+cp "$tmp/prog.art" "$tmp/prog.mime" || exit 99
+cli run --json "$tmp/prog.mime"
+check "MIME types from the first bytes: JPEG, GIF, PDF, JSON, text, else octet-stream" \
+    json_check '(dict((a["path"], a["mime"]) for a in j["artifacts"]) ==
+                {"a.jpg": "image/jpeg", "b.gif": "image/gif", "c.pdf": "application/pdf",
+                 "d.json": "application/json", "e.txt": "text/plain",
+                 "f.bin": "application/octet-stream"} and j["artifacts_left_out"] == [])'
+
+cp "$tmp/prog.art" "$tmp/prog.total" || exit 99
+cli run --json "$tmp/prog.total"
+check "artifacts_max_total: the first file kept, the next that would pass it left out, named" \
+    json_check '([a["path"] for a in j["artifacts"]] == ["note.txt"] and
+                 [o["reason"] for o in j["artifacts_left_out"] if o["path"] == "plot.png"] ==
+                 ["over artifacts_max_total (20 bytes for all files)"])'
+
+cli run --artifacts "$tmp/saved" "$tmp/prog.art"
+check "run --artifacts DIR: the two files saved with their bytes, nothing else" \
+    eval 'is_rc 0 && [ "$(ls "$tmp/saved" | tr "\n" " ")" = "note.txt plot.png " ] &&
+          [ "$(cat "$tmp/saved/note.txt")" = "hello artifacts" ] &&
+          [ "$(wc -c <"$tmp/saved/plot.png")" -eq 16 ] && err_has "big.bin'"'"' left out"'
+cli run --artifacts "$tmp/saved" "$tmp/prog.art"
+check "run --artifacts DIR again: nothing overwritten, said so, exit 125" \
+    eval 'is_rc 125 && err_has "it exists already (not overwritten)"'
+
+# A provider that cannot read files back refuses the template.
+POLYSANDBOX_PROVIDER_PATH="$top_builddir/tests/cli/.libs:$POLYSANDBOX_PROVIDER_PATH"
+export POLYSANDBOX_PROVIDER_PATH
+printf '[provider]\nenabled = true\n' >"$tmp/cfg/providers.d/nostream.ini"
+cli run --provider nostream "$tmp/prog.art"
+check "a provider without the files capability refuses an artifacts template" \
+    eval 'is_rc 125 && err_has "declares artifacts but provider nostream cannot read files back"'
+
+# A directory outside the work directory is refused where it is written.
+mkdir "$tmp/bad" "$tmp/bad/templates.d" || exit 99
+printf '[template]\nextensions = .x\nrun = sh main.sh\nartifacts = ../etc\n' \
+    >"$tmp/bad/templates.d/x.ini"
+cli --config-dir "$tmp/bad" templates
+check "artifacts = ../etc is a configuration error naming the file" \
+    eval '[ "$rc" -ne 0 ] && err_has "x.ini" && err_has "bad artifacts '"'"'../etc'"'"'"'
+
+done_testing

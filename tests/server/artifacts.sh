@@ -1,0 +1,51 @@
+#!/bin/sh
+# tests/server/artifacts.sh - POST /v1/run returns a template's artifacts
+# (TAP)
+#
+# A test template (artifacts = outputs, artifacts_max_file = 1K) runs a
+# shell program that writes a PNG, a text file and a file over the cap;
+# the reply carries the first two (path, size, MIME type, base64) and
+# names the third as left out.  The Python package gives the same as
+# Result.artifacts and Result.artifacts_left_out, through the server
+# (Client) and in the process (Local).
+. "$top_srcdir/tests/server/lib.sh"
+
+plan 5
+
+cfg="$tmp/config"
+cp -RL "$POLYSANDBOX_CONFIG_DIR" "$cfg" || exit 99
+chmod -R u+w "$cfg"
+printf '[template]\nextensions = .art\nsource = main.sh\nrun = sh main.sh\nartifacts = outputs\nartifacts_max_file = 1K\n' \
+    >"$cfg/templates.d/art.ini" || exit 99
+POLYSANDBOX_CONFIG_DIR=$cfg
+export POLYSANDBOX_CONFIG_DIR
+
+check "polysandboxd starts with an artifacts template" srv_start
+
+prog='mkdir outputs && printf "\\211PNG\\r\\n\\032\\nIHDRdata" >outputs/plot.png && echo hi >outputs/note.txt && head -c 2000 /dev/zero >outputs/big.bin'
+body=$("$PY" -c 'import json, sys; print(json.dumps({"language": "art", "code": sys.argv[1]}))' "$prog")
+post /v1/run "$body"
+check "POST /v1/run: the PNG and the text file, sizes, MIME types and bytes" \
+    eval 'is 200 && json_check "[(a[\"path\"], a[\"size\"], a[\"mime\"], base64.b64decode(a[\"base64\"])) for a in j[\"artifacts\"]] == [(\"note.txt\", 3, \"text/plain\", b\"hi\\n\"), (\"plot.png\", 16, \"image/png\", b\"\\x89PNG\\r\\n\\x1a\\nIHDRdata\")]"'
+check "POST /v1/run: the file over the cap left out, the cap named" \
+    json_check '[(o["path"], o["reason"]) for o in j["artifacts_left_out"]] == [("big.bin", "larger than artifacts_max_file (1024 bytes)")]'
+
+POLYSANDBOX_LIBRARY="$top_builddir/core/.libs/libpolysandbox.so" \
+"$PY" - "$base" "$prog" >"$tmp/py.out" 2>&1 <<'PYEOF'
+import os, sys
+sys.path.insert(0, os.path.join(os.environ["top_srcdir"], "python"))
+import polysandbox as psb
+for name, runner in (("client", psb.Client(sys.argv[1])), ("local", psb.Local())):
+    r = runner.run_code("art", sys.argv[2])
+    print(name, [(a.path, a.size, a.mime, a.data) for a in r.artifacts] ==
+          [("note.txt", 3, "text/plain", b"hi\n"), ("plot.png", 16, "image/png", b"\x89PNG\r\n\x1a\nIHDRdata")],
+          [(o.path, o.size) for o in r.artifacts_left_out] == [("big.bin", 2000)],
+          r.status, r.stderr, r.artifacts_left_out, flush=True)
+PYEOF
+sed 's/^/# /' "$tmp/py.out"
+check "Python: Result.artifacts and artifacts_left_out through polysandboxd" \
+    grep -q '^client True True ' "$tmp/py.out"
+check "Python: the same in the process (Local, the library through ctypes)" \
+    grep -q '^local True True ' "$tmp/py.out"
+
+done_testing
