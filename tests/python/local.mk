@@ -10,4 +10,4 @@ EXTRA_DIST += tests/python/binding.py tests/python/sandbox.py tests/python/strea
 	tests/python/files.py tests/python/compare.py tests/python/evaluate.py \
 	tests/python/remote-eval.py \
 	tests/python/harness.py tests/python/unlisted.py \
-	tests/python/run-python.sh
+	tests/python/run-python.sh tests/python/sanitizer-env.sh

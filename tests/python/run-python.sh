@@ -1,11 +1,7 @@
 # tests/python/run-python.sh - sourced by the Python package's tests:
 # PYTHON_TEST=SCRIPT.py; . run-python.sh runs SCRIPT.py (TAP) with the system's python3
 # on the build tree's libpolysandbox.
-#
-# Under an AddressSanitizer build the library needs the sanitizer
-# runtimes loaded before anything else in python3: they are preloaded
-# (the compiler tells where they are), and leak checking is off because
-# the interpreter keeps memory to its exit by design.
+# Under an AddressSanitizer build, see sanitizer-env.sh.
 : "${top_builddir:?top_builddir is not set (run through make check)}"
 : "${top_srcdir:?top_srcdir is not set (run through make check)}"
 
@@ -19,33 +15,8 @@ POLYSANDBOX_LIBRARY="$top_builddir/core/.libs/libpolysandbox.so"
     { echo "Bail out! $POLYSANDBOX_LIBRARY is not built"; exit 1; }
 export POLYSANDBOX_LIBRARY
 
-case "${SBX_CFLAGS:-} ${SBX_LDFLAGS:-}" in
-*sanitize=address*)
-    pre=
-    for rt in libasan.so libubsan.so; do
-        case "${SBX_CFLAGS:-} ${SBX_LDFLAGS:-}" in
-        *sanitize=*undefined*) ;;
-        *) [ "$rt" = libubsan.so ] && continue ;;
-        esac
-        f=$(${SBX_CC:-cc} -print-file-name=$rt 2>/dev/null)
-        f=$(readlink -f "$f" 2>/dev/null)
-        if [ -z "$f" ] || [ ! -f "$f" ]; then
-            echo "1..0 # SKIP an ASan build, and ${SBX_CC:-cc} does not say where $rt is"
-            exit 0
-        fi
-        pre="$pre${pre:+ }$f"
-    done
-    # polysandboxd is instrumented itself: binding.py starts it with these
-    # (leak checking on, as in the other server tests).
-    SERVER_ASAN_OPTIONS=${ASAN_OPTIONS-}
-    SERVER_LD_PRELOAD=${LD_PRELOAD-}
-    export SERVER_ASAN_OPTIONS SERVER_LD_PRELOAD
-    LD_PRELOAD="$pre${LD_PRELOAD:+ $LD_PRELOAD}"
-    # Last, so it wins over a caller's detect_leaks=1 (CI sets one).
-    ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
-    export LD_PRELOAD ASAN_OPTIONS
-    ;;
-esac
+. "$top_srcdir/tests/python/sanitizer-env.sh"
+[ -z "$py_skip" ] || { echo "1..0 # SKIP $py_skip"; exit 0; }
 
 # Bytecode caches would land in the source tree.
 PYTHONDONTWRITEBYTECODE=1

@@ -30,8 +30,13 @@ check "POST /v1/run: the PNG and the text file, sizes, MIME types and bytes" \
 check "POST /v1/run: the file over the cap left out, the cap named" \
     json_check '[(o["path"], o["reason"]) for o in j["artifacts_left_out"]] == [("big.bin", "larger than artifacts_max_file (1024 bytes)")]'
 
+# In a subshell: the sanitizer runtimes preloaded for python3 (in an ASan
+# build) are not for the server's other clients.
+(
+. "$top_srcdir/tests/python/sanitizer-env.sh"
+[ -z "$py_skip" ] || { echo "skip $py_skip"; exit 0; }
 POLYSANDBOX_LIBRARY="$top_builddir/core/.libs/libpolysandbox.so" \
-"$PY" - "$base" "$prog" >"$tmp/py.out" 2>&1 <<'PYEOF'
+"$PY" - "$base" "$prog" <<'PYEOF'
 import os, sys
 sys.path.insert(0, os.path.join(os.environ["top_srcdir"], "python"))
 import polysandbox as psb
@@ -42,10 +47,17 @@ for name, runner in (("client", psb.Client(sys.argv[1])), ("local", psb.Local())
           [(o.path, o.size) for o in r.artifacts_left_out] == [("big.bin", 2000)],
           r.status, r.stderr, r.artifacts_left_out, flush=True)
 PYEOF
+) >"$tmp/py.out" 2>&1
 sed 's/^/# /' "$tmp/py.out"
-check "Python: Result.artifacts and artifacts_left_out through polysandboxd" \
-    grep -q '^client True True ' "$tmp/py.out"
-check "Python: the same in the process (Local, the library through ctypes)" \
-    grep -q '^local True True ' "$tmp/py.out"
+if grep -q '^skip ' "$tmp/py.out"; then
+    why=$(sed -n 's/^skip //p' "$tmp/py.out")
+    ok "Python: Result.artifacts through polysandboxd # SKIP $why"
+    ok "Python: the same in the process # SKIP $why"
+else
+    check "Python: Result.artifacts and artifacts_left_out through polysandboxd" \
+        grep -q '^client True True ' "$tmp/py.out"
+    check "Python: the same in the process (Local, the library through ctypes)" \
+        grep -q '^local True True ' "$tmp/py.out"
+fi
 
 done_testing
