@@ -34,8 +34,8 @@ endif
 # changes, so that `make install prefix=...` installs the prefix's own.
 python/_paths.py: $(srcdir)/python/_paths.py.in FORCE-python-paths
 	$(AM_V_GEN)$(MKDIR_P) python && \
-	sed 's|@libdir[@]|$(libdir)|g' $(srcdir)/python/_paths.py.in >$@-t && \
-	if cmp -s $@-t $@; then rm -f $@-t; else mv -f $@-t $@; fi
+	sed 's|@libdir[@]|$(libdir)|g' $(srcdir)/python/_paths.py.in >$@-t$$$$ && \
+	if cmp -s $@-t$$$$ $@; then rm -f $@-t$$$$; else mv -f $@-t$$$$ $@; fi
 FORCE-python-paths:
 .PHONY: FORCE-python-paths
-CLEANFILES += python/_paths.py python/_paths.py-t
+CLEANFILES += python/_paths.py python/_paths.py-t*
