@@ -1,7 +1,8 @@
 #!/bin/sh
 # contrib/quickstart.sh - set PolySandbox up on a fresh Debian 12 machine:
 # install the build dependencies, build, install under /usr/local, and run
-# a first program on the local provider (no daemon, no credentials).
+# a first program on the local provider (no daemon, no credentials), and
+# the same from Python with the installed package.
 #
 #   ./contrib/quickstart.sh            everything
 #   ./contrib/quickstart.sh --deps     only install the Debian packages
@@ -73,7 +74,9 @@ $SUDO apt-get install -y -qq $PACKAGES >/dev/null
 
 echo "quickstart: building"
 [ -x configure ] || autoreconf -fi
-[ -f Makefile ] || ./configure ${CONFIGURE_FLAGS:-}
+# Debian's python3 (not one first on PATH, such as pyenv's): make install
+# puts the Python package where it looks, /usr/local/lib/python3.X/dist-packages.
+[ -f Makefile ] || ./configure PYTHON=/usr/bin/python3 ${CONFIGURE_FLAGS:-}
 make -j"$(nproc)"
 
 echo "quickstart: installing under $(sed -n 's/^prefix = //p' Makefile)"
@@ -82,3 +85,7 @@ $SUDO ldconfig
 
 echo "quickstart: running examples/hello.py on the local provider"
 polysandbox run examples/hello.py
+
+echo "quickstart: the Python package, from Debian's python3"
+/usr/bin/python3 -c 'import polysandbox as psb; print(psb.run("echo hi").stdout, end="")' ||
+    echo "quickstart: python3 does not find the package: see python/README.md (Install and test)"

@@ -1,10 +1,9 @@
 # python/local.mk - the Python package (pure Python over libpolysandbox
-# through ctypes; see python/README.md).  Not installed by `make install`
-# yet: `pip install ./python` installs it.
+# through ctypes; see python/README.md).  `make install` installs it in
+# $(pkgpythondir) ($(pythondir)/polysandbox, byte-compiled by automake)
+# unless configure --disable-python; `pip install ./python` also works.
 
-PYTHON_FILES = \
-	python/README.md \
-	python/pyproject.toml \
+POLYSANDBOX_PY = \
 	python/polysandbox/__init__.py \
 	python/polysandbox/_fields.py \
 	python/polysandbox/_native.py \
@@ -18,6 +17,25 @@ PYTHON_FILES = \
 	python/polysandbox/request.py \
 	python/polysandbox/result.py \
 	python/polysandbox/sandbox.py \
-	python/polysandbox/stream.py \
-	python/polysandbox/py.typed
+	python/polysandbox/stream.py
+PYTHON_FILES = python/README.md python/pyproject.toml python/_paths.py.in \
+	python/polysandbox/py.typed $(POLYSANDBOX_PY)
 EXTRA_DIST += $(PYTHON_FILES)
+
+if ENABLE_PYTHON
+pkgpython_PYTHON = $(POLYSANDBOX_PY)
+nodist_pkgpython_PYTHON = python/_paths.py
+pkgpython_DATA = python/polysandbox/py.typed
+BUILT_SOURCES += python/_paths.py
+endif
+
+# _paths.py names the installed library's directory (_native.py loads it
+# from there first).  Made at every make, and replaced only when it
+# changes, so that `make install prefix=...` installs the prefix's own.
+python/_paths.py: $(srcdir)/python/_paths.py.in FORCE-python-paths
+	$(AM_V_GEN)$(MKDIR_P) python && \
+	sed 's|@libdir[@]|$(libdir)|g' $(srcdir)/python/_paths.py.in >$@-t$$$$ && \
+	if cmp -s $@-t$$$$ $@; then rm -f $@-t$$$$; else mv -f $@-t$$$$ $@; fi
+FORCE-python-paths:
+.PHONY: FORCE-python-paths
+CLEANFILES += python/_paths.py python/_paths.py-t*

@@ -2,8 +2,10 @@
 
 Only the calls the local runner and its sandboxes make are declared here, each with its
 prototype from <polysandbox/sandbox.h>.  The library is the one named by
-$POLYSANDBOX_LIBRARY (a path: a build tree's core/.libs/libpolysandbox.so)
-else the installed soname; it is loaded on first use, so a program that
+$POLYSANDBOX_LIBRARY (a path: a build tree's core/.libs/libpolysandbox.so),
+else the one `make install` put beside this package (its libdir, named
+by the generated _paths.py), else the soname through the dynamic loader's
+search (a `pip install`); it is loaded on first use, so a program that
 only talks to polysandboxd does not need it.  ctypes releases the GIL
 around every call.
 """
@@ -162,18 +164,32 @@ _libc.free.argtypes = (c_void_p,)
 free = _libc.free
 
 
+def _library() -> tuple[str, str]:
+    """(what to load, where that name came from)."""
+    env = os.environ.get("POLYSANDBOX_LIBRARY")
+    if env:
+        return env, "$POLYSANDBOX_LIBRARY"
+    try:
+        from . import _paths
+    except ImportError:  # not installed by make install
+        pass
+    else:
+        path = os.path.join(_paths.LIBDIR, SONAME)
+        if os.path.exists(path):
+            return path, "the library make install put in " + _paths.LIBDIR
+    return SONAME, "the installed library"
+
+
 def lib() -> ctypes.CDLL:
     """The loaded library; OSError naming what was tried when it cannot
     be loaded."""
     global _lib
     with _lock:
         if _lib is None:
-            path = os.environ.get("POLYSANDBOX_LIBRARY") or SONAME
+            path, src = _library()
             try:
                 dll = ctypes.CDLL(path)
             except OSError as e:
-                src = "$POLYSANDBOX_LIBRARY" if os.environ.get("POLYSANDBOX_LIBRARY") else \
-                    "the installed library"
                 raise OSError(f"polysandbox: cannot load {path} ({src}): {e}") from None
             for name, res, args in _PROTOS:
                 f = getattr(dll, name)

@@ -3,7 +3,7 @@
 
 PYTHON_TESTS = tests/python/binding.sh tests/python/sandbox.sh tests/python/stream.sh \
 	tests/python/files.sh tests/python/compare.sh tests/python/evaluate.sh \
-	tests/python/remote-eval.sh
+	tests/python/remote-eval.sh tests/python/install.sh
 TESTS += $(PYTHON_TESTS)
 dist_check_SCRIPTS += $(PYTHON_TESTS)
 EXTRA_DIST += tests/python/binding.py tests/python/sandbox.py tests/python/stream.py \
