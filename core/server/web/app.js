@@ -293,6 +293,60 @@ function showResult(c, r, streamed) {
     if (r[s + "_truncated"]) note(c, `(${s} was cut at the output limit)`);
   }
   if (r.error) note(c, r.error);
+  showArtifacts(c, r);
+}
+
+// The files a template's artifacts directory held: each with a Save
+// button (a Blob: the API wants the token in a header, so no plain
+// link), an image also shown inline; the ones left out with the reason.
+const INLINE = new Set(["image/png", "image/jpeg", "image/gif"]);
+function showArtifacts(c, r) {
+  const kept = r.artifacts || [], out = r.artifacts_left_out || [];
+  if (!kept.length && !out.length) return;
+  const box = document.createElement("section");
+  box.className = "artifacts";
+  const h = document.createElement("h3");
+  h.textContent = "Artifacts";
+  const list = document.createElement("ul");
+  for (const a of kept) {
+    const li = document.createElement("li");
+    li.dataset.path = a.path;
+    const name = document.createElement("span");
+    name.className = "path";
+    name.textContent = a.path;
+    const meta = document.createElement("span");
+    meta.className = "meta";
+    meta.textContent = `${bytes(a.size)}, ${a.mime}`;
+    const blob = new Blob([b64bytes(a.base64 || "")], { type: a.mime || "application/octet-stream" });
+    const save = document.createElement("button");
+    save.type = "button";
+    save.className = "save";
+    save.textContent = "Save";
+    save.addEventListener("click", () => saveBlob(a.path.split("/").pop() || "artifact", blob));
+    li.append(name, meta, save);
+    if (INLINE.has(a.mime)) {
+      const img = document.createElement("img");
+      img.alt = a.path;
+      img.src = URL.createObjectURL(blob);
+      li.append(img);
+    }
+    list.append(li);
+  }
+  for (const o of out) {
+    const li = document.createElement("li");
+    li.className = "left-out";
+    li.dataset.path = o.path;
+    const name = document.createElement("span");
+    name.className = "path";
+    name.textContent = o.path;
+    const why = document.createElement("span");
+    why.className = "reason";
+    why.textContent = `left out (${bytes(o.size)}): ${o.reason}`;
+    li.append(name, why);
+    list.append(li);
+  }
+  box.append(h, list);
+  c.card.append(box);
 }
 
 // Read "event:/data:" blocks off the stream; call on(event, data).
