@@ -20,15 +20,8 @@ SDK_SRC="$top_srcdir/tests/web"
 . "$top_srcdir/tests/sdk/lib.sh"
 sdk_install "$tmp/web"
 
-# A template whose run keeps its artifacts (outputs/, 1K a file at most)
-# for the page's artifact list.
-cfg="$tmp/config"
-cp -RL "$POLYSANDBOX_CONFIG_DIR" "$cfg" || exit 99
-chmod -R u+w "$cfg"
-printf '[template]\nextensions = .art\nsource = main.sh\nrun = sh main.sh\nartifacts = outputs\nartifacts_max_file = 1K\n' \
-    >"$cfg/templates.d/art.ini" || exit 99
-POLYSANDBOX_CONFIG_DIR=$cfg
-export POLYSANDBOX_CONFIG_DIR
+# the template "art", whose run keeps its artifacts, for the page's list
+srv_art_config
 
 token=web-playground-token-0123456789
 printf '%s\n' "$token" >"$tmp/tokens"

@@ -300,6 +300,12 @@ function showResult(c, r, streamed) {
 // button (a Blob: the API wants the token in a header, so no plain
 // link), an image also shown inline; the ones left out with the reason.
 const INLINE = new Set(["image/png", "image/jpeg", "image/gif"]);
+function textSpan(cls, text) {
+  const s = document.createElement("span");
+  s.className = cls;
+  s.textContent = text;
+  return s;
+}
 function showArtifacts(c, r) {
   const kept = r.artifacts || [], out = r.artifacts_left_out || [];
   if (!kept.length && !out.length) return;
@@ -311,19 +317,13 @@ function showArtifacts(c, r) {
   for (const a of kept) {
     const li = document.createElement("li");
     li.dataset.path = a.path;
-    const name = document.createElement("span");
-    name.className = "path";
-    name.textContent = a.path;
-    const meta = document.createElement("span");
-    meta.className = "meta";
-    meta.textContent = `${bytes(a.size)}, ${a.mime}`;
     const blob = new Blob([b64bytes(a.base64 || "")], { type: a.mime || "application/octet-stream" });
     const save = document.createElement("button");
     save.type = "button";
     save.className = "save";
     save.textContent = "Save";
     save.addEventListener("click", () => saveBlob(a.path.split("/").pop() || "artifact", blob));
-    li.append(name, meta, save);
+    li.append(textSpan("path", a.path), textSpan("meta", `${bytes(a.size)}, ${a.mime}`), save);
     if (INLINE.has(a.mime)) {
       const img = document.createElement("img");
       img.alt = a.path;
@@ -336,13 +336,7 @@ function showArtifacts(c, r) {
     const li = document.createElement("li");
     li.className = "left-out";
     li.dataset.path = o.path;
-    const name = document.createElement("span");
-    name.className = "path";
-    name.textContent = o.path;
-    const why = document.createElement("span");
-    why.className = "reason";
-    why.textContent = `left out (${bytes(o.size)}): ${o.reason}`;
-    li.append(name, why);
+    li.append(textSpan("path", o.path), textSpan("reason", `left out (${bytes(o.size)}): ${o.reason}`));
     list.append(li);
   }
   box.append(h, list);
