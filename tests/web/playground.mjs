@@ -9,7 +9,8 @@
 // not UTF-8 told apart (the program sleeps between the streams: two
 // pipes keep no order between them), its status, exit code and timings; a timeout shown
 // as a timeout; limits and env sent with a run, a bad one shown beside
-// its field; two providers side by side (local and evalnop, the fake
+// its field; a run's artifacts (a PNG shown inline, each saved byte for
+// byte, one over the cap listed with its reason); two providers side by side (local and evalnop, the fake
 // that claims exit 0 without running) with what differs marked; no
 // console error and no CSP violation on the way; the Sandboxes view (one
 // made, two commands in it, a file uploaded and downloaded, its files

@@ -327,6 +327,8 @@ function showArtifacts(c, r) {
     if (INLINE.has(a.mime)) {
       const img = document.createElement("img");
       img.alt = a.path;
+      // once decoded the image stays shown: the URL can go
+      img.addEventListener("load", () => URL.revokeObjectURL(img.src), { once: true });
       img.src = URL.createObjectURL(blob);
       li.append(img);
     }
