@@ -20,8 +20,11 @@
 #include "server.h"
 #include "server-int.h"
 
+/* img-src blob: lets the Playground show a run's image artifacts, which
+ * come as base64 in the result and are shown from a Blob the page made
+ * itself: no image is fetched from anywhere else. */
 #define CSP "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; " \
-            "img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+            "img-src 'self' blob:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 
 static void send_asset(srv_req *r, const char *name)
 {

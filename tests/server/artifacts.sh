@@ -12,13 +12,7 @@
 
 plan 5
 
-cfg="$tmp/config"
-cp -RL "$POLYSANDBOX_CONFIG_DIR" "$cfg" || exit 99
-chmod -R u+w "$cfg"
-printf '[template]\nextensions = .art\nsource = main.sh\nrun = sh main.sh\nartifacts = outputs\nartifacts_max_file = 1K\n' \
-    >"$cfg/templates.d/art.ini" || exit 99
-POLYSANDBOX_CONFIG_DIR=$cfg
-export POLYSANDBOX_CONFIG_DIR
+srv_art_config
 
 check "polysandboxd starts with an artifacts template" srv_start
 

@@ -43,6 +43,18 @@ if [ -x /usr/bin/python3 ]; then PY=/usr/bin/python3; else PY=python3; fi
 
 command -v curl >/dev/null 2>&1 || { echo "1..0 # SKIP curl is not installed"; exit 0; }
 
+# srv_art_config: a copy of the test configuration with a template "art"
+# (extensions .art, sh main.sh) whose artifacts are outputs/, 1K a file
+# at most; exports POLYSANDBOX_CONFIG_DIR for the servers started after.
+srv_art_config() {
+    cp -RL "$POLYSANDBOX_CONFIG_DIR" "$tmp/config" || exit 99
+    chmod -R u+w "$tmp/config"
+    printf '[template]\nextensions = .art\nsource = main.sh\nrun = sh main.sh\nartifacts = outputs\nartifacts_max_file = 1K\n' \
+        >"$tmp/config/templates.d/art.ini" || exit 99
+    POLYSANDBOX_CONFIG_DIR=$tmp/config
+    export POLYSANDBOX_CONFIG_DIR
+}
+
 # srv_start [ARGS...]: start polysandboxd; sets srv_pid and base
 # (http://127.0.0.1:PORT); the log goes to $tmp/server.log.  Returns
 # non-zero when it did not come up within 20 seconds.

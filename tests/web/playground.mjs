@@ -9,7 +9,8 @@
 // not UTF-8 told apart (the program sleeps between the streams: two
 // pipes keep no order between them), its status, exit code and timings; a timeout shown
 // as a timeout; limits and env sent with a run, a bad one shown beside
-// its field; two providers side by side (local and evalnop, the fake
+// its field; a run's artifacts (a PNG shown inline, each saved byte for
+// byte, one over the cap listed with its reason); two providers side by side (local and evalnop, the fake
 // that claims exit 0 without running) with what differs marked; no
 // console error and no CSP violation on the way; the Sandboxes view (one
 // made, two commands in it, a file uploaded and downloaded, its files
@@ -111,7 +112,12 @@ try {
     if (q.url().startsWith('blob:')) return
     problems.push(`request failed: ${q.url()}: ${why}`)
   })
-  page.on('request', (q) => { if (!q.url().startsWith(base)) problems.push('a request off the server: ' + q.url()) })
+  // a blob: URL of the page's own origin is a Blob the page made (an
+  // image artifact shown inline), not a request off the server
+  page.on('request', (q) => {
+    if (!q.url().startsWith(base) && !q.url().startsWith('blob:' + base + '/'))
+      problems.push('a request off the server: ' + q.url())
+  })
   const runBodies = []      // the bodies of the page's POST /v1/run, in order
   page.on('request', (q) => {
     if (q.method() === 'POST' && new URL(q.url()).pathname === '/v1/run') runBodies.push(JSON.parse(q.postData()))
@@ -372,6 +378,53 @@ try {
   await page.screenshot({ path: `${shots}/playground-limits-env.png`, fullPage: true })
   for (const id of ['lim-memory', 'lim-pids', 'env']) await page.$eval('#' + id, (e) => { e.value = '' })
 
+  // downloads (Save buttons) land in $DOWNLOADS/saved
+  const saved = join(process.env.DOWNLOADS, 'saved')
+  mkdirSync(saved, { recursive: true })
+  const cdp = await page.createCDPSession()
+  await cdp.send('Browser.setDownloadBehavior', { behavior: 'allow', downloadPath: saved })
+  const waitFile = async (name) => {
+    const file = join(saved, name)
+    for (let i = 0; i < 100 && !existsSync(file); i++) await new Promise((resolve) => setTimeout(resolve, 100))
+    if (!existsSync(file)) throw new Error(`${name} was not saved`)
+    await new Promise((resolve) => setTimeout(resolve, 100))   // a file that just appeared may still fill
+    return readFileSync(file)
+  }
+
+  // a run's artifacts (the test template "art": artifacts = outputs,
+  // artifacts_max_file = 1K): a real 1x1 PNG shown inline, a text file,
+  // each saved by its button; the file over the cap listed with why
+  const PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=='
+  await page.select('#template', 'art')
+  await setCode(`mkdir outputs && echo ${PNG} | base64 -d >outputs/dot.png && echo hi >outputs/note.txt && ` +
+                'head -c 2000 /dev/zero >outputs/big.bin\n')
+  await page.click('#run')
+  await runsEnded()
+  const arts = await page.evaluate(() => [...document.querySelectorAll('.run .artifacts li')]
+    .map((li) => [li.dataset.path, li.className, li.querySelector('.meta, .reason').textContent]))
+  is(arts, [['dot.png', '', '70 B, image/png'], ['note.txt', '', '3 B, text/plain'],
+            ['big.bin', 'left-out', 'left out (2.0 KiB): larger than artifacts_max_file (1024 bytes)']],
+     'the artifacts are listed with their sizes and MIME types, the one over the cap with its reason')
+  await check('the PNG artifact is shown inline from a blob: URL, and loads', async () => {
+    await page.waitForFunction(() => {
+      const img = document.querySelector('.run .artifacts li[data-path="dot.png"] img')
+      return img && img.src.startsWith('blob:') && img.complete && img.naturalWidth > 0
+    }, { timeout: 5000 })
+    if (await page.$('.run .artifacts li[data-path="note.txt"] img')) throw new Error('the text file has an <img>')
+  })
+  await page.click('.run .artifacts li[data-path="dot.png"] button.save')
+  await check('Save writes the PNG artifact\'s bytes', async () => {
+    const got = await waitFile('dot.png')
+    if (!got.equals(Buffer.from(PNG, 'base64'))) throw new Error('saved ' + got.toString('hex'))
+  })
+  await page.click('.run .artifacts li[data-path="note.txt"] button.save')
+  await check('Save writes the text artifact\'s bytes', async () => {
+    const got = await waitFile('note.txt')
+    if (got.toString() !== 'hi\n') throw new Error('saved ' + JSON.stringify(got.toString()))
+  })
+  await page.screenshot({ path: `${shots}/playground-artifacts.png`, fullPage: true })
+  await page.select('#template', 'python')
+
   // two providers side by side: evalnop claims exit 0 and prints nothing
   await setCode('print("same?")\nraise SystemExit(2)\n')
   await page.click('#providers input[value=evalnop]')
@@ -420,10 +473,6 @@ try {
   const upload = join(process.env.DOWNLOADS, 'to-upload.bin')
   const payload = Buffer.from([0x68, 0x69, 0x00, 0xff, 0x0a, 0x80])
   writeFileSync(upload, payload)
-  const saved = join(process.env.DOWNLOADS, 'saved')
-  mkdirSync(saved, { recursive: true })
-  const cdp = await page.createCDPSession()
-  await cdp.send('Browser.setDownloadBehavior', { behavior: 'allow', downloadPath: saved })
   await (await page.$('#sb-file')).uploadFile(upload)
   await page.type('#sb-upload-path', 'data.bin')
   await page.click('#sb-upload')
@@ -551,12 +600,6 @@ try {
   const auth = { headers: { 'Authorization': 'Bearer ' + process.env.PS_TOKEN } }
   const jobIds = () => page.$eval('#ev-job', (e) => e.dataset.jobs.split(' '))
   const [evId] = await jobIds()
-  const waitFile = async (name) => {
-    const file = join(saved, name)
-    for (let i = 0; i < 100 && !existsSync(file); i++) await new Promise((resolve) => setTimeout(resolve, 100))
-    if (!existsSync(file)) throw new Error(`${name} was not saved`)
-    return readFileSync(file)
-  }
   const records = (await (await fetch(`${base}/v1/jobs/${evId}?limit=1000`, auth)).json()).items.map((it) => it.record)
   await page.click(`#ev-downloads button[data-download=report][data-job="${evId}"]`)
   await check('the report downloaded is GET /v1/jobs/ID?limit=0, byte for byte', async () => {

@@ -4,7 +4,8 @@
 # (pinned by tests/web/package-lock.json, installed with npm ci into the
 # cache tests/sdk/lib.sh keeps) against a polysandboxd from the build tree
 # on a free loopback port with a token, the local provider and evalnop
-# (tests/eval's fake, a second provider whose answers differ), and a
+# (tests/eval's fake, a second provider whose answers differ) and the
+# template "art" whose run keeps its artifacts (srv_art_config), and a
 # second one with [server] web = false, whose / must be a 404.  The code
 # editor is checked when the build has its bundle, and the textarea in
 # its place always (editor-none.js served instead of it).  The checks
@@ -19,6 +20,9 @@ CHROMIUM=$(command -v chromium || command -v chromium-browser) ||
 SDK_SRC="$top_srcdir/tests/web"
 . "$top_srcdir/tests/sdk/lib.sh"
 sdk_install "$tmp/web"
+
+# the template "art", whose run keeps its artifacts, for the page's list
+srv_art_config
 
 token=web-playground-token-0123456789
 printf '%s\n' "$token" >"$tmp/tokens"

@@ -293,6 +293,56 @@ function showResult(c, r, streamed) {
     if (r[s + "_truncated"]) note(c, `(${s} was cut at the output limit)`);
   }
   if (r.error) note(c, r.error);
+  showArtifacts(c, r);
+}
+
+// The files a template's artifacts directory held: each with a Save
+// button (a Blob: the API wants the token in a header, so no plain
+// link), an image also shown inline; the ones left out with the reason.
+const INLINE = new Set(["image/png", "image/jpeg", "image/gif"]);
+function textSpan(cls, text) {
+  const s = document.createElement("span");
+  s.className = cls;
+  s.textContent = text;
+  return s;
+}
+function showArtifacts(c, r) {
+  const kept = r.artifacts || [], out = r.artifacts_left_out || [];
+  if (!kept.length && !out.length) return;
+  const box = document.createElement("section");
+  box.className = "artifacts";
+  const h = document.createElement("h3");
+  h.textContent = "Artifacts";
+  const list = document.createElement("ul");
+  for (const a of kept) {
+    const li = document.createElement("li");
+    li.dataset.path = a.path;
+    const blob = new Blob([b64bytes(a.base64 || "")], { type: a.mime || "application/octet-stream" });
+    const save = document.createElement("button");
+    save.type = "button";
+    save.className = "save";
+    save.textContent = "Save";
+    save.addEventListener("click", () => saveBlob(a.path.split("/").pop() || "artifact", blob));
+    li.append(textSpan("path", a.path), textSpan("meta", `${bytes(a.size)}, ${a.mime}`), save);
+    if (INLINE.has(a.mime)) {
+      const img = document.createElement("img");
+      img.alt = a.path;
+      // once decoded the image stays shown: the URL can go
+      img.addEventListener("load", () => URL.revokeObjectURL(img.src), { once: true });
+      img.src = URL.createObjectURL(blob);
+      li.append(img);
+    }
+    list.append(li);
+  }
+  for (const o of out) {
+    const li = document.createElement("li");
+    li.className = "left-out";
+    li.dataset.path = o.path;
+    li.append(textSpan("path", o.path), textSpan("reason", `left out (${bytes(o.size)}): ${o.reason}`));
+    list.append(li);
+  }
+  box.append(h, list);
+  c.card.append(box);
 }
 
 // Read "event:/data:" blocks off the stream; call on(event, data).
