@@ -16,7 +16,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import PS, check, finish, plan, raises, start, stop  # noqa: E402
+from harness import PS, check, finish, plan, raises, read_text, start, stop  # noqa: E402
 import polysandbox as psb  # noqa: E402
 
 PLAN = 22
@@ -107,15 +107,8 @@ check("compare: the same inputs, digests and limits in meta",
       f"cli {cli and cli['meta']}\npy  {got['meta']}")
 
 
-def page(path):
-    try:
-        with open(path, encoding="utf-8") as f:
-            return f.read()
-    except OSError:
-        return ""
 
-
-py_md, py_html = page(os.path.join(tmp, "py.md")), page(os.path.join(tmp, "py.html"))
+py_md, py_html = read_text(os.path.join(tmp, "py.md")), read_text(os.path.join(tmp, "py.html"))
 check("compare(report=PREFIX) writes PREFIX.md and PREFIX.html, named in report as the "
       "CLI names its own",
       rep.report == {"markdown": os.path.join(tmp, "py.md"),
@@ -156,14 +149,14 @@ def same_page(a, b):
     def norm(text, prefix):
         text = re.sub(r"\d{4}-\d\d-\d\d[T ][0-9:.]+Z?", "(date)", text)
         return text.replace(prefix, "(prefix)")
-    return norm(page(os.path.join(tmp, a)), os.path.join(tmp, a.rsplit(".", 1)[0])) == \
-        norm(page(os.path.join(tmp, b)), b.rsplit(".", 1)[0]) != ""
+    return norm(read_text(os.path.join(tmp, a)), os.path.join(tmp, a.rsplit(".", 1)[0])) == \
+        norm(read_text(os.path.join(tmp, b)), b.rsplit(".", 1)[0]) != ""
 
 
 check("compare_from(report=PREFIX): the same Markdown and HTML pages as compare --from "
       "--report writes of the same records (but the date)",
       same_page("py5.md", "cli5.md") and same_page("py5.html", "cli5.html"),
-      f"{page(os.path.join(tmp, 'py5.md'))[:400]}\n---\n{page(os.path.join(tmp, 'cli5.md'))[:400]}")
+      f"{read_text(os.path.join(tmp, 'py5.md'))[:400]}\n---\n{read_text(os.path.join(tmp, 'cli5.md'))[:400]}")
 check("compare_from: one results file is refused, a bad one raises naming it",
       raises(ValueError, psb.compare_from, dataset, samples, results=kept[:1],
              match="at least two")[0]

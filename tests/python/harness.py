@@ -157,6 +157,15 @@ def stop(tmp, server, local):
     shutil.rmtree(tmp, ignore_errors=True)
 
 
+def read_text(path):
+    """The text of the file at path, or "" when it cannot be read."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            return f.read()
+    except OSError:
+        return ""
+
+
 def write_jsonl(tmp, name, rows):
     """rows as the JSON Lines file tmp/name; its path."""
     path = os.path.join(tmp, name)

@@ -18,7 +18,7 @@ import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import (cancel_later, check, finish, plan, raises, sh_eval_files,  # noqa: E402
-                     start, stop, write_jsonl)
+                     read_text, start, stop, write_jsonl)
 import polysandbox as psb  # noqa: E402
 
 PLAN = 23
@@ -278,13 +278,6 @@ check("Client.compare: the columns, verdict counts and pass@k of the local compa
       f"remote {verdicts(rrep)}\nlocal  {verdicts(lrep)}")
 
 
-def text(path):
-    try:
-        with open(path, encoding="utf-8") as f:
-            return f.read()
-    except OSError:
-        return ""
-
 
 recs = [records(f"{pre}.{label}.jsonl") for label in ("local", "local#2")]
 check("... with report=PREFIX: each column's records in PREFIX.LABEL.jsonl, the pages in "
@@ -292,8 +285,8 @@ check("... with report=PREFIX: each column's records in PREFIX.LABEL.jsonl, the 
       all(r is not None and len(r) == 5 for r in recs)
       and [c.results for c in rrep.columns] == [f"{pre}.local.jsonl", f"{pre}.local#2.jsonl"]
       and rrep.report == {"markdown": pre + ".md", "html": pre + ".html"}
-      and "local#2" in text(pre + ".md") and not text(pre + ".md").startswith(("<", "{"))
-      and text(pre + ".html").startswith("<!DOCTYPE html>") and "<svg" in text(pre + ".html"),
+      and "local#2" in read_text(pre + ".md") and not read_text(pre + ".md").startswith(("<", "{"))
+      and read_text(pre + ".html").startswith("<!DOCTYPE html>") and "<svg" in read_text(pre + ".html"),
       f"report {rrep.report} results {[c.results for c in rrep.columns]}")
 check("... a column's own settings are refused through the server, naming the argument",
       raises(NotImplementedError, client.compare, dataset, samples,
