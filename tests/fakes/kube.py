@@ -103,6 +103,14 @@ def main():
     def stop(*_):
         ctx.shutdown()
         os._exit(0)
+    # A container's processes start with every signal at its default (the
+    # runtime's doing), whatever the test runner ignored (make run under
+    # nohup ignores SIGHUP, a background job SIGINT): so do the pods' and
+    # execs' processes started from here, which inherit what is ignored.
+    for sig in (signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1, signal.SIGUSR2, signal.SIGALRM,
+                signal.SIGWINCH):
+        if signal.getsignal(sig) == signal.SIG_IGN:
+            signal.signal(sig, signal.SIG_DFL)
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
     if args.port_file:
