@@ -223,10 +223,15 @@ bool cli_stdin_refused(const sbx_ctx *ctx, int code);
 /* Print the result (JSON or notes) and map it to an exit status. */
 int cli_report_result(const cli_req *req, const cli_global *g,
                       const sbx_result *r);
-/* SIGINT/SIGTERM from now on fire a cancel handle set on @x (the
+/* SIGINT/SIGTERM/SIGHUP from now on fire a cancel handle set on @x (the
  * first one; a second kills); call just before the run or exec, and
  * cli_interrupt_end after it.  Returns -1, else the exit status. */
 int cli_interrupt_begin(sbx_exec_opts *x);
+/* SIGINT, SIGTERM and SIGHUP from now on call @fn once (a second one
+ * kills), but one ignored at start stays ignored (a background job's
+ * SIGINT, SIGHUP under nohup); cli_interrupt_end restores them.  0, or
+ * -1 having said why. */
+int cli_interrupt_catch(void (*fn)(int));
 /* The signal that interrupted the run or exec, or 0. */
 int cli_interrupted(void);
 /* Restore the signals' handling; free the handle. */

@@ -50,35 +50,13 @@ static void eval_help(void)
 enum { OPT_PROVIDER = 400, OPT_OUT, OPT_RESUME, OPT_SHOW, OPT_FORCE, OPT_FALLBACK };
 
 /* The first SIGINT, SIGTERM or SIGHUP (the terminal hung up) stops
- * taking new samples: the running ones finish and are written, the
- * summary is printed; a second one kills.  A signal already ignored (a
- * background job's SIGINT, SIGHUP under nohup) stays ignored. */
+ * taking new samples (cli_interrupt_catch): the running ones finish and
+ * are written, the summary is printed; a second one kills. */
 static volatile sig_atomic_t interrupted;
 
 static void on_interrupt(int sig)
 {
     interrupted = sig;
-}
-
-static int catch_interrupts(void)
-{
-    static const int caught[] = { SIGINT, SIGTERM, SIGHUP };
-    struct sigaction sa, old;
-
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_interrupt;
-    sa.sa_flags = SA_RESETHAND | SA_RESTART;
-    if (sigemptyset(&sa.sa_mask) != 0)
-        return -1;
-    for (size_t i = 0; i < sizeof caught / sizeof caught[0]; i++) {
-        if (sigaction(caught[i], NULL, &old) != 0 || old.sa_handler == SIG_IGN)
-            continue;
-        if (sigaction(caught[i], &sa, NULL) != 0) {
-            cli_err("cannot set up SIGINT handling");
-            return -1;
-        }
-    }
-    return 0;
 }
 
 static int eval_cb(void *ud, const sbx_eval_record *rec, size_t done, size_t total,
@@ -263,7 +241,7 @@ int cli_cmd_eval(cli_global *g, int argc, char **argv)
         cli_err("out of memory");
         goto done;
     }
-    if (catch_interrupts() != 0)
+    if (cli_interrupt_catch(on_interrupt) != 0)
         goto done;
     rc = sbx_eval_run(ctx, ds, s, o, &sum);
     cli_progress_free(prog);
