@@ -249,7 +249,7 @@ class Client(Runner):
                               "an object")
         if prefix is not None:
             for suffix, accept in ((".md", "text/markdown"), (".html", "text/html")):
-                page = self._page("/v1/compare", creq, accept, cancel)
+                page = self._call("POST", "/v1/compare", creq, cancel, accept=accept)
                 with open(prefix + suffix, "wb") as f:
                     f.write(page)
             # As the local compare: the columns' records and the pages are
@@ -259,15 +259,6 @@ class Client(Runner):
                 if isinstance(col, dict):
                     col["results"] = f"{prefix}.{label}.jsonl"
         return CompareReport.from_json(obj)
-
-    def _page(self, path: str, body: dict[str, Any], accept: str,
-              cancel: "_Abort | None") -> bytes:
-        """POST @path with @body, the reply of type @accept (a page)."""
-        status, reason, reply = self._send("POST", path, json.dumps(body).encode("utf-8"),
-                                           "application/json", cancel, accept=accept)
-        if status >= 400:
-            raise self._refusal(path, status, reason, reply)
-        return reply
 
     def _compare_from(self, body: dict[str, Any]) -> Any:
         raise NotImplementedError("polysandbox.Client.compare_from: the results files are "
@@ -325,16 +316,17 @@ class Client(Runner):
 
     def _call(self, method: str, path: str, body: dict[str, Any] | None = None,
               cancel: "_Abort | None" = None, raw: bytes | None = None,
-              json_reply: bool = True) -> Any:
+              json_reply: bool = True, accept: str | None = None) -> Any:
         """A request with a JSON body (or raw bytes), its JSON reply (or
-        bytes); an error reply raises the class of its code."""
+        bytes: not json_reply, or a reply of type accept, a page); an
+        error reply raises the class of its code."""
         data = json.dumps(body).encode("utf-8") if body is not None else raw
         ctype = "application/json" if body is not None else (
             "application/octet-stream" if raw is not None else None)
-        status, reason, reply = self._send(method, path, data, ctype, cancel)
+        status, reason, reply = self._send(method, path, data, ctype, cancel, accept=accept)
         if status >= 400:
             raise self._refusal(path, status, reason, reply)
-        if not json_reply:
+        if not json_reply or accept is not None:
             return reply
         try:
             return json.loads(reply)

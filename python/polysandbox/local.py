@@ -51,12 +51,7 @@ def _cstrs(items: Sequence[str]) -> ctypes.Array:
 def _taken_json(text: int | None, what: str) -> Any:
     """The JSON of a char * the library gave (transfer full; freed here);
     NULL is its out of memory."""
-    if not text:
-        raise MemoryError(f"polysandbox: out of memory for {what}")
-    try:
-        return json.loads(ctypes.string_at(text))
-    finally:
-        _native.free(text)
+    return json.loads(_taken_text(text, what))
 
 
 def _taken_text(text: int | None, what: str) -> bytes:
