@@ -32,36 +32,40 @@ struct fake {
     long fail_delay_ms;       /* before a refused create */
 };
 
+/* Setting @key as a whole number from @lo to @hi into *@out (unset: left
+ * as it is); SBX_E_CONFIG naming it otherwise. */
+static int setting_long(const sbx_host_v1 *host, sbx_host_handle *h, const char *key, long lo,
+                        long hi, long *out)
+{
+    const char *v = host->config_get(h, key);
+    char *end;
+    long n;
+
+    if (!v)
+        return SBX_OK;
+    n = strtol(v, &end, 10);
+    if (*v == '\0' || *end != '\0' || n < lo || n > hi)
+        return host->set_error(h, SBX_E_CONFIG, "%s: '%s' is not %ld to %ld", key, v, lo, hi);
+    *out = n;
+    return SBX_OK;
+}
+
 static int fake_init(const sbx_host_v1 *host, sbx_host_handle *h, void **prov)
 {
     struct fake *f = calloc(1, sizeof *f);
-    const char *code;
+    long code = 0;
+    int rc;
 
     if (!f)
         return host->set_error(h, SBX_E_NOMEM, "out of memory");
     f->host = host;
     f->h = h;
-    code = host->config_get(h, "exit_code");
-    if (code) {
-        char *end;
-        long v = strtol(code, &end, 10);
-        if (*code == '\0' || *end != '\0' || v < 0 || v > 255) {
-            free(f);
-            return host->set_error(h, SBX_E_CONFIG, "exit_code: '%s' is not 0 to 255", code);
-        }
-        f->exit_code = (int)v;
+    if ((rc = setting_long(host, h, "exit_code", 0, 255, &code)) != SBX_OK ||
+        (rc = setting_long(host, h, "fail_delay_ms", 0, 60000, &f->fail_delay_ms)) != SBX_OK) {
+        free(f);
+        return rc;
     }
-    code = host->config_get(h, "fail_delay_ms");
-    if (code) {
-        char *end;
-        long v = strtol(code, &end, 10);
-        if (*code == '\0' || *end != '\0' || v < 0 || v > 60000) {
-            free(f);
-            return host->set_error(h, SBX_E_CONFIG, "fail_delay_ms: '%s' is not 0 to 60000",
-                                   code);
-        }
-        f->fail_delay_ms = v;
-    }
+    f->exit_code = (int)code;
     *prov = f;
     return SBX_OK;
 }
