@@ -439,7 +439,10 @@ typedef struct sbx_host_v1 {
 typedef struct sbx_provider_ops_v1 {
     /* Mandatory: set up the provider.  @host stays valid until fini.
      * Store @h for host calls.  *prov (transfer full) is handed back to
-     * every op.  Must not start threads that outlive fini. */
+     * every op.  Must not start threads that outlive fini.
+     * Returns SBX_OK; SBX_E_CONFIG (a bad setting: name the key),
+     * SBX_E_PERM (the host lacks a privilege), SBX_E_NOMEM; any failure
+     * leaves the provider unavailable (SBX_E_LOAD_INIT to the caller). */
     int (*init)(const sbx_host_v1 *host, sbx_host_handle *h, void **prov);
 
     /* Mandatory: release everything init made.  The code stays mapped. */
@@ -447,14 +450,24 @@ typedef struct sbx_provider_ops_v1 {
 
     /* Mandatory: create a sandbox.  On success *sb (transfer full, freed
      * by destroy or release) and @id (NUL-terminated, < SBX_ID_MAX bytes,
-     * [A-Za-z0-9._-] only) are set. */
+     * [A-Za-z0-9._-] only) are set.
+     * Returns SBX_OK; SBX_E_DECLINED (not mine: the core tries the next
+     * provider), SBX_E_LIMIT (a limit above what this backend allows),
+     * SBX_E_NOTSUP (the spec asks what this provider cannot do), the
+     * transient SBX_E_NETWORK, SBX_E_SERVER, SBX_E_RATE_LIMITED,
+     * SBX_E_BUSY, SBX_E_TIMEOUT (retried), SBX_E_AUTH, SBX_E_BACKEND. */
     int (*create)(void *prov, const sbx_create_spec_v1 *spec, void **sb,
                   char id[SBX_ID_MAX]);
 
     /* Mandatory: run one command in @sb and wait for it.  Return SBX_OK
      * whenever the command's fate is known (whatever its status) and fill
      * @out; return an error only when the sandbox failed, which the core
-     * reports as SBX_RUN_SANDBOX_ERROR. */
+     * reports as SBX_RUN_SANDBOX_ERROR.
+     * Returns SBX_OK; SBX_E_BACKEND, SBX_E_IO or a transient code
+     * (SBX_E_NETWORK, SBX_E_SERVER, SBX_E_BUSY, SBX_E_TIMEOUT: the core
+     * retries the exec only after host->not_started said nothing ran);
+     * SBX_E_CANCELLED when spec->cancel_fd fired before the command's fate
+     * was known. */
     int (*exec)(void *prov, void *sb, const sbx_exec_spec_v1 *spec,
                 const sbx_output_sink_v1 *sink, sbx_exec_outcome_v1 *out);
 
@@ -462,11 +475,15 @@ typedef struct sbx_provider_ops_v1 {
      * when destruction failed.  Nothing the sandbox ran may survive.
      * Destroying an already destroyed sandbox by a stale handle is
      * impossible (the handle is gone); destroy by id goes through attach,
-     * which answers SBX_E_NOT_FOUND. */
+     * which answers SBX_E_NOT_FOUND.
+     * Returns SBX_OK; SBX_E_BACKEND or a transient code when something
+     * may have survived (the core records it for gc). */
     int (*destroy)(void *prov, void *sb);
 
     /* Optional (required by SBX_CAP_PERSISTENT): open an existing sandbox
-     * by @id (transfer none).  SBX_E_NOT_FOUND if there is none. */
+     * by @id (transfer none).
+     * Returns SBX_OK; SBX_E_NOT_FOUND if there is none, a transient
+     * code, SBX_E_BACKEND. */
     int (*attach)(void *prov, const char *id, void **sb);
 
     /* Optional (required by SBX_CAP_PERSISTENT): free @sb (transfer full)
@@ -475,24 +492,32 @@ typedef struct sbx_provider_ops_v1 {
 
     /* Optional (required by SBX_CAP_LIST): call @cb once per sandbox of
      * this provider whose labels include every pair of @filter (transfer
-     * none).  A non-zero return from @cb stops the walk and is returned. */
+     * none).  A non-zero return from @cb stops the walk and is returned.
+     * Returns SBX_OK, @cb's non-zero return, or the backend's error. */
     int (*list)(void *prov, const sbx_kv_v1 *filter, size_t n_filter,
                 sbx_list_cb_v1 cb, void *ud);
 
     /* Optional (required by SBX_CAP_FILES): write @len bytes at @path
      * (relative to the work directory) with @mode, creating parent
-     * directories.  Never follows a link the sandbox made. */
+     * directories.  Never follows a link the sandbox made.
+     * Returns SBX_OK; SBX_E_PATH (a link, "..", absolute), SBX_E_LIMIT
+     * (over the sandbox's disk quota), SBX_E_IO, SBX_E_BACKEND. */
     int (*upload)(void *prov, void *sb, const char *path, const void *data,
                   size_t len, uint32_t mode);
 
     /* Optional (required by SBX_CAP_FILES): read the regular file at @path
      * (relative to the work directory), at most @max bytes.  *data
      * (transfer full) is allocated with host->alloc.  Never follows a link
-     * the sandbox made: SBX_E_PATH. */
+     * the sandbox made.
+     * Returns SBX_OK; SBX_E_PATH (a link, "..", absolute, not a regular
+     * file), SBX_E_NOT_FOUND, SBX_E_LIMIT (larger than @max), SBX_E_IO,
+     * SBX_E_BACKEND. */
     int (*download)(void *prov, void *sb, const char *path, size_t max,
                     void **data, size_t *len);
 
-    /* Optional: cheap liveness probe of the backend. */
+    /* Optional: cheap liveness probe of the backend.
+     * Returns SBX_OK when a create would be attempted now; else the code
+     * create would most likely fail with (with host->set_error). */
     int (*health)(void *prov);
 
     /* Optional: report what the host has and lacks for this provider. */
