@@ -29,6 +29,7 @@ core_libpolysandbox_internal_la_SOURCES = \
 	core/loader.c \
 	core/host.c \
 	core/host-settings.c \
+	core/test-host.c \
 	core/secrets.c \
 	core/secret-key.c \
 	core/sealed.c \

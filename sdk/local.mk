@@ -10,3 +10,9 @@ sdkinclude_HEADERS = sdk/include/polysandbox/provider.h \
 sdkpkgconfigdir = $(pkgconfigdir)
 sdkpkgconfig_DATA = sdk/polysandbox-provider.pc
 EXTRA_DIST += sdk/polysandbox-provider.pc.in
+
+# The test host for a provider's unit tests lives in libpolysandbox, so it
+# installs with the library, not with the SDK alone.
+pkginclude_HEADERS += sdk/include/polysandbox/provider-test.h
+pkgconfig_DATA += sdk/polysandbox-provider-test.pc
+EXTRA_DIST += sdk/polysandbox-provider-test.pc.in

@@ -23,7 +23,7 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/sbx-sdk-XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT
 stage=$tmp/stage
 sdk=$tmp/sdk
-echo "1..6"
+echo "1..7"
 
 fail() { # fail N DESCRIPTION LOGFILE
     echo "not ok $1 - $2"
@@ -39,7 +39,7 @@ if env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -C "$b" install \
     echo "ok 1 - make install DESTDIR=... of the build tree and of the SDK alone"
 else
     fail 1 "make install DESTDIR=... of the build tree and of the SDK alone" "$tmp/install.log"
-    for i in 2 3 4 5 6; do echo "not ok $i - not tried: no staged install"; done
+    for i in 2 3 4 5 6 7; do echo "not ok $i - not tried: no staged install"; done
     exit 1
 fi
 
@@ -51,7 +51,8 @@ export PKG_CONFIG_PATH PKG_CONFIG_LIBDIR PKG_CONFIG_SYSROOT_DIR
 
 # Build a copy, as an author would outside the tree (srcdir may be read-only).
 mkdir "$tmp/example"
-cp "$src/sdk/example/example.c" "$src/sdk/example/Makefile" "$tmp/example/"
+cp "$src/sdk/example/example.c" "$src/sdk/example/example-test.c" \
+    "$src/sdk/example/Makefile" "$tmp/example/"
 if env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -C "$tmp/example" \
         CFLAGS="-O2 -g -Werror" >"$tmp/build.log" 2>&1 &&
    [ -f "$tmp/example/example.so" ]; then
@@ -119,6 +120,7 @@ example_ini 1
 # not root): where this host allows neither, there is nothing to run.
 if ! unshare -p -f true 2>/dev/null && ! unshare -U -p -f true 2>/dev/null; then
     echo "ok 6 # SKIP this host allows no PID namespace (unshare -p fails)"
+    echo "ok 7 # SKIP this host allows no PID namespace (unshare -p fails)"
     exit 0
 fi
 POLYSANDBOX_PROVIDER_PATH=$inst LD_LIBRARY_PATH=$libdir \
@@ -131,4 +133,19 @@ else
     echo "not ok 6 - the example passes the staged conformance kit (exit $rc)"
     grep -A8 '^not ok ' "$tmp/kit.out" | head -n 60 | sed 's/^/# /'
     tail -n 5 "$tmp/kit.out" | sed 's/^/# /'
+fi
+
+# Its unit tests (make check) call the ops directly through the test host
+# of polysandbox-provider-test, found in the staged install: the staged
+# library holds the host, the staged SDK the headers.
+stagepc=$(dirname "$(find "$stage" -name polysandbox-provider-test.pc | head -n 1)")
+if PKG_CONFIG_PATH=$stagepc PKG_CONFIG_LIBDIR=$stagepc PKG_CONFIG_SYSROOT_DIR=$stage \
+        LD_LIBRARY_PATH=$libdir env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL \
+        make -C "$tmp/example" check CFLAGS="-O2 -g -Werror" >"$tmp/check.log" 2>&1 &&
+   grep -q '^ok 8 ' "$tmp/check.log" && ! grep -q '^not ok' "$tmp/check.log"; then
+    echo "ok 7 - the example's unit tests pass against the installed test host" \
+        "($(grep -c '^ok ' "$tmp/check.log") checks)"
+else
+    echo "not ok 7 - the example's unit tests pass against the installed test host"
+    tail -n 20 "$tmp/check.log" | sed 's/^/# /'
 fi

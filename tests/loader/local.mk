@@ -137,4 +137,5 @@ tests_loader_test_loader_LDADD = core/libpolysandbox.la
 
 TESTS += tests/loader/test-loader tests/loader/exports.sh tests/sdk-example.sh
 dist_check_SCRIPTS += tests/loader/exports.sh tests/sdk-example.sh
-EXTRA_DIST += sdk/example/example.c sdk/example/Makefile sdk/example/README.md
+EXTRA_DIST += sdk/example/example.c sdk/example/example-test.c sdk/example/Makefile \
+	sdk/example/README.md

@@ -8,7 +8,7 @@ UNIT_TEST_LDADD = core/libpolysandbox-internal.la $(LTDL_LIBS) \
 	$(JANSSON_LIBS) $(INIH_LIBS) $(SODIUM_LIBS)
 
 check_PROGRAMS += tests/unit/test-units tests/unit/test-config \
-	tests/unit/test-config-oom tests/unit/test-host-settings
+	tests/unit/test-config-oom tests/unit/test-host-settings tests/unit/test-test-host
 
 tests_unit_test_units_SOURCES = tests/unit/test-units.c tests/unit/tap.h
 tests_unit_test_units_CPPFLAGS = $(UNIT_TEST_CPPFLAGS)
@@ -34,7 +34,11 @@ tests_unit_test_host_settings_CFLAGS = $(AM_CFLAGS) -pthread
 tests_unit_test_host_settings_LDADD = $(UNIT_TEST_LDADD)
 
 TESTS += tests/unit/test-units tests/unit/test-config tests/unit/test-config-oom \
-	tests/unit/test-host-settings
+	tests/unit/test-host-settings tests/unit/test-test-host
+
+# The test host for providers' unit tests, through the public library.
+tests_unit_test_test_host_SOURCES = tests/unit/test-test-host.c tests/unit/tap.h
+tests_unit_test_test_host_LDADD = core/libpolysandbox.la
 
 # The image store's parsers (core/image/), built with libcurl and libarchive.
 if HAVE_IMAGE
