@@ -130,6 +130,20 @@ static const char *const *host_private_paths(sbx_host_handle *h)
                ? (const char *const *)h->ctx->cfg.private_paths : none;
 }
 
+static int host_path_check(sbx_host_handle *h, const char *path)
+{
+    char msg[CORE_MSG_MAX];
+    int rc = core_path_check(path, msg, sizeof msg);
+
+    return rc == SBX_OK ? SBX_OK : core_error_set(rc, handle_name(h), "%s", msg);
+}
+
+static uint64_t host_clock_ns(sbx_host_handle *h)
+{
+    (void)h;
+    return core_now_ns();
+}
+
 static const sbx_host_v1 host_table = {
     .struct_size = sizeof(sbx_host_v1),
     .abi_major = SBX_ABI_MAJOR,
@@ -147,6 +161,8 @@ static const sbx_host_v1 host_table = {
     .limits_unenforced = core_host_limits_unenforced,
     .private_paths = host_private_paths,
     .settings_read = core_host_settings_read,
+    .path_check = host_path_check,
+    .clock_ns = host_clock_ns,
 };
 
 const sbx_host_v1 *core_host_table(void)

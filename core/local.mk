@@ -30,6 +30,8 @@ core_libpolysandbox_internal_la_SOURCES = \
 	core/host.c \
 	core/host-settings.c \
 	core/test-host.c \
+	core/clock.c \
+	core/path-check.c \
 	core/secrets.c \
 	core/secret-key.c \
 	core/sealed.c \

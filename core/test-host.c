@@ -32,6 +32,7 @@ struct sbx_test_host {
     char err_msg[CORE_MSG_MAX];
     char err_copy[CORE_MSG_MAX]; /* what sbx_test_host_error hands out */
     uint64_t retry_after_ms, unenforced;
+    uint64_t clock_offset;     /* sbx_test_host_advance_clock, in ns */
     char why[CORE_MSG_MAX], why_copy[CORE_MSG_MAX];
     size_t logged[LEVELS];
 };
@@ -208,6 +209,27 @@ static int t_settings_read(sbx_host_handle *h, const sbx_setting_v1 *table, size
                                                    entry_size, base));
 }
 
+static int t_path_check(sbx_host_handle *h, const char *path)
+{
+    char msg[CORE_MSG_MAX];
+    int rc = core_path_check(path, msg, sizeof msg);
+
+    if (rc != SBX_OK)
+        record(of(h), rc, msg);
+    return rc;
+}
+
+static uint64_t t_clock_ns(sbx_host_handle *h)
+{
+    sbx_test_host *t = of(h);
+    uint64_t off;
+
+    pthread_mutex_lock(&t->lock);
+    off = t->clock_offset;
+    pthread_mutex_unlock(&t->lock);
+    return core_now_ns() + off;
+}
+
 sbx_test_host *sbx_test_host_new(const sbx_provider_v1 *desc)
 {
     sbx_test_host *t;
@@ -236,6 +258,8 @@ sbx_test_host *sbx_test_host_new(const sbx_provider_v1 *desc)
         .limits_unenforced = t_limits_unenforced,
         .private_paths = t_private_paths,
         .settings_read = t_settings_read,
+        .path_check = t_path_check,
+        .clock_ns = t_clock_ns,
     };
     return t;
 }
@@ -410,5 +434,14 @@ void sbx_test_host_verbose(sbx_test_host *t, bool verbose)
         return;
     pthread_mutex_lock(&t->lock);
     t->verbose = verbose;
+    pthread_mutex_unlock(&t->lock);
+}
+
+void sbx_test_host_advance_clock(sbx_test_host *t, uint64_t ns)
+{
+    if (!t)
+        return;
+    pthread_mutex_lock(&t->lock);
+    t->clock_offset += ns;
     pthread_mutex_unlock(&t->lock);
 }

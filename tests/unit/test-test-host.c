@@ -105,6 +105,28 @@ int main(void)
            !strcmp(host->state_dir(h), "/var/x"),
        "state_dir answers what was set");
     ok(host->private_paths(h) && !host->private_paths(h)[0], "no private paths");
+
+    {
+        uint64_t before = host->clock_ns(h);
+        sbx_test_host_advance_clock(t, 3600000000000u);
+        ok(host->clock_ns(h) - before >= 3600000000000u, "the clock moves by what a test "
+           "advances it");
+    }
+    ok(host->path_check(h, "a/b.txt") == SBX_OK, "path_check takes a/b.txt");
+    {
+        static const char *const bad[] = { "", "/etc/passwd", "a/../b", "./a", "a//b", "a/",
+                                           "a\nb", "a\x7f" };
+        int refused = 0;
+        for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+            refused += host->path_check(h, bad[i]) == SBX_E_PATH;
+        ok(refused == (int)(sizeof bad / sizeof bad[0]), "path_check refuses empty, absolute, "
+           "'..', '.', empty parts and control characters (%d of %zu)", refused,
+           sizeof bad / sizeof bad[0]);
+    }
+    ok(host->path_check(h, "x/\033[2J") == SBX_E_PATH &&
+           sbx_test_host_error(t, &msg) == SBX_E_PATH && strstr(msg, "'x/\\x1b[2J'") &&
+           strstr(msg, "control character"),
+       "the message escapes a control character");
     sbx_test_host_free(t);
     sbx_test_host_free(NULL);
     return tap_done();

@@ -120,6 +120,11 @@ SBX_TEST_API uint64_t sbx_test_host_unenforced(sbx_test_host *t, const char **wh
  * @level (SBX_LOG_*) or more severe.  Since: 0.3 */
 SBX_TEST_API size_t sbx_test_host_log_count(sbx_test_host *t, int level);
 
+/** sbx_test_host_advance_clock: move host->clock_ns @ns nanoseconds
+ * forward (it is CLOCK_MONOTONIC plus every advance so far), to test a
+ * provider's deadlines and ages without waiting.  Since: 0.3 */
+SBX_TEST_API void sbx_test_host_advance_clock(sbx_test_host *t, uint64_t ns);
+
 /** sbx_test_host_verbose: when @verbose, every log line goes to stderr
  * too; by default only warnings and errors do.  Since: 0.3 */
 SBX_TEST_API void sbx_test_host_verbose(sbx_test_host *t, bool verbose);

@@ -38,7 +38,7 @@ extern "C" {
 #define SBX_PROVIDER_MAGIC UINT32_C(0x53425850)
 /** The ABI this header describes.  Since: 0.1 */
 #define SBX_ABI_MAJOR 1
-#define SBX_ABI_MINOR 9
+#define SBX_ABI_MINOR 10
 
 /** Opaque per-provider handle the core passes back in host calls. */
 typedef struct sbx_host_handle sbx_host_handle;
@@ -413,7 +413,31 @@ typedef struct sbx_host_v1 {
     int (*settings_read)(sbx_host_handle *h, const sbx_setting_v1 *table,
                          size_t entry_size, void *base);
     /* ABI 1.9 ends here. */
+
+    /* Since 0.3, ABI 1.10 (SBX_HOST_HAS(host, path_check) and
+     * SBX_HOST_HAS(host, clock_ns) check before calling).
+     *
+     * Check a file path of upload or download (or any path a caller
+     * names inside the work directory) with the rule every provider
+     * applies: 1 to SBX_PATH_MAX - 1 bytes, relative, at most
+     * SBX_PATH_DEPTH_MAX components, none empty, "." or "..", no control
+     * character (below 0x20, or 0x7f).  It looks at the string only: a
+     * link inside the sandbox is the provider's to refuse as it opens.
+     * Returns SBX_OK; SBX_E_PATH with the thread's error set to a message
+     * that names the path (its control characters escaped). */
+    int (*path_check)(sbx_host_handle *h, const char *path);
+    /* The core's monotonic clock, in nanoseconds (CLOCK_MONOTONIC, the
+     * clock of its deadlines and timings).  A provider that measures its
+     * phases or waits for a deadline with it agrees with the core's
+     * figures, and a unit test (polysandbox/provider-test.h) can move it. */
+    uint64_t (*clock_ns)(sbx_host_handle *h);
+    /* ABI 1.10 ends here. */
 } sbx_host_v1;
+
+/** Bounds of host->path_check (ABI 1.10): bytes including the NUL, and
+ * components.  Since: 0.3 */
+#define SBX_PATH_MAX 4096
+#define SBX_PATH_DEPTH_MAX 64
 
 /**
  * SBX_HOST_HAS:
@@ -552,7 +576,8 @@ typedef struct sbx_provider_ops_v1 {
  * likewise: stdin_fd, and SBX_CAP_STDIN_STREAM.  ABI 1.8 (since 0.3)
  * likewise: signal_fd, and SBX_CAP_SIGNAL.  ABI 1.9 (since 0.3) adds
  * host->settings_read and its table (sbx_setting_v1); a provider built
- * against an older minor keeps reading its keys with config_get. */
+ * against an older minor keeps reading its keys with config_get.  ABI
+ * 1.10 (since 0.3) adds host->path_check and host->clock_ns. */
 
 /** Descriptor flags.  Since: 0.1 */
 #define SBX_PROVIDER_F_GLOBAL_SYMBOLS (UINT64_C(1) << 0) /* dlopen RTLD_GLOBAL */
