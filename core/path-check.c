@@ -17,7 +17,7 @@ static void quote(const char *path, char *out, size_t size)
 {
     size_t o = 0;
 
-    for (size_t i = 0; path[i] && i < 200 && o + 5 < size; i++) {
+    for (size_t i = 0; i < 200 && path[i] && o + 5 < size; i++) {
         unsigned char c = (unsigned char)path[i];
         if (c < 0x20 || c == 0x7f)
             o += (size_t)snprintf(out + o, size - o, "\\x%02x", c);
