@@ -157,17 +157,92 @@ static const char *oracle_of(const core_eval_task *t)
     return NULL;
 }
 
+/* MBPP+ inputs that EvalPlus reshapes after reading them
+ * (mbpp_deserialize_inputs), JSON having no tuples, sets or complex
+ * numbers: the shape's name (the keeper's _reshape) and the task numbers,
+ * each list ended by 0.  polysandbox-eval(1) lists them. */
+static const struct shape {
+    const char *name;
+    unsigned short ids[24];
+} shapes[] = {
+    { "tuples", { 2, 116, 132, 143, 222, 261, 273, 394, 399, 421, 424, 429, 470, 560, 579,
+                  596, 616, 630, 726, 740, 744, 809, 0 } },
+    { "inner_tuples", { 63, 64, 70, 94, 120, 237, 272, 299, 400, 409, 417, 438, 473, 614,
+                        780, 0 } },
+    { "first_inner_tuples", { 75, 413, 444, 753, 0 } },
+    { "second_tuple", { 106, 750, 0 } },
+    { "sets", { 115, 0 } },
+    { "float_complex", { 124, 0 } },
+    { "first_tuple", { 250, 307, 405, 446, 617, 720, 763, 808, 0 } },
+    { "tuple_of_tuples", { 259, 401, 445, 0 } },
+    { "first_items_tuples", { 278, 0 } },
+    { "complex", { 252, 0 } },
+    { "dict_tuples", { 722, 0 } },
+    { "all_tuples", { 580, 615, 791, 0 } },
+};
+
+/* The reshaping of @t's inputs, or NULL: for "Mbpp/N" rows only. */
+static const char *shape_of(const core_eval_task *t)
+{
+    const char *p;
+    char *end;
+    unsigned long n;
+
+    if (!t->id || strncmp(t->id, "Mbpp/", 5) != 0)
+        return NULL;
+    p = t->id + 5;
+    if (*p < '0' || *p > '9')
+        return NULL;
+    n = strtoul(p, &end, 10);
+    if (*end)
+        return NULL;
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
+        for (const unsigned short *id = shapes[i].ids; *id; id++)
+            if (*id == n)
+                return shapes[i].name;
+    return NULL;
+}
+
 /* The keeper's code: from the runner of --isolated-check (core/eval-program.c)
  * it has _hear (the completion's "ok"), _proxy (a call in the completion's
- * process), _m (the marker) and ENTRY; it sets _st, 0 on a pass of every
+ * process), _literal (a literal read back), _m (the marker) and ENTRY; it sets _st, 0 on a pass of every
  * input, and prints the base line when the base inputs all matched.
  * EvalPlus's decision on one answer is _match's: equality, or the task's
  * special oracle, then numpy.allclose when a tolerance applies. */
 static const char keeper_head[] =
-    "import copy, json, math, traceback\n"
+    "import cmath, copy, json, math, traceback\n"
     "_INPUTS = json.loads(\"";
 static const char keeper_tail[] =
     "\")\n"
+    "def _reshape(shape, args):\n"
+    "    # the MBPP+ arguments EvalPlus makes tuples, sets or complex numbers\n"
+    "    a = list(args)\n"
+    "    if shape == \"tuples\":\n"
+    "        a = [tuple(x) for x in a]\n"
+    "    elif shape == \"inner_tuples\":\n"
+    "        a = [[tuple(y) for y in x] for x in a]\n"
+    "    elif shape == \"first_inner_tuples\":\n"
+    "        a[0] = [tuple(y) for y in a[0]]\n"
+    "    elif shape == \"second_tuple\":\n"
+    "        a[1] = tuple(a[1])\n"
+    "    elif shape == \"sets\":\n"
+    "        a[0] = [set(y) if isinstance(y, list) and y else {} for y in a[0]]\n"
+    "    elif shape == \"float_complex\":\n"
+    "        a = [float(a[0]), complex(a[1])]\n"
+    "    elif shape == \"first_tuple\":\n"
+    "        a[0] = tuple(a[0])\n"
+    "    elif shape == \"tuple_of_tuples\":\n"
+    "        a = [tuple(tuple(y) for y in x) for x in a]\n"
+    "    elif shape == \"first_items_tuples\":\n"
+    "        a[0] = tuple(tuple(y) if isinstance(y, list) else y for y in a[0])\n"
+    "    elif shape == \"complex\":\n"
+    "        a[0] = complex(a[0])\n"
+    "    elif shape == \"dict_tuples\":\n"
+    "        a[0] = {k: tuple(v) for k, v in a[0].items()}\n"
+    "    elif shape == \"all_tuples\":\n"
+    "        deep = lambda x: tuple(deep(y) for y in x) if isinstance(x, list) else x\n"
+    "        a = [deep(x) for x in a]\n"
+    "    return a\n"
     "def _is_floats(x):\n"
     "    if isinstance(x, float):\n"
     "        return True\n"
@@ -182,7 +257,12 @@ static const char keeper_tail[] =
     "    num = (int, float, complex)\n"
     "    if not isinstance(a, num) or not isinstance(b, num):\n"
     "        return False\n"
-    "    return a == b or abs(a - b) <= atol + 1e-07 * abs(b)\n"
+    "    if a == b:\n"
+    "        return True\n"
+    "    # numpy: an inf or a nan is close to what it equals only\n"
+    "    if not all(isinstance(x, int) or cmath.isfinite(x) for x in (a, b)):\n"
+    "        return False\n"
+    "    return abs(a - b) <= atol + 1e-07 * abs(b)\n"
     "def _poly(xs, x):\n"
     "    # find_zero's polynomial at x, summed in EvalPlus's order\n"
     "    return sum([c * math.pow(x, i) for i, c in enumerate(xs)])\n"
@@ -230,10 +310,12 @@ static const char keeper_tail[] =
     "    atol = ATOL    # EvalPlus checks base and plus apart, each from the task's atol\n"
     "    for n, args in enumerate(inputs):\n"
     "        try:\n"
+    "            if SHAPE:\n"
+    "                args = _reshape(SHAPE, args)\n"
     "            exp = ref(*copy.deepcopy(args))\n"
     "            if ORACLE == \"not_none\":\n"
     "                exp = exp is not None\n"
-    "            exp = ast.literal_eval(repr(exp))\n"
+    "            exp = _literal(repr(exp))\n"
     "        except BaseException as e:\n"
     "            raise DatasetError(\"the dataset's canonical_solution failed on %s input %d \"\n"
     "                               \"(or its answer is no Python literal): %s\" %\n"
@@ -271,15 +353,17 @@ static const char keeper_tail[] =
 
 char *core_eval_evalplus_check(const core_eval_task *t)
 {
-    const char *oracle = oracle_of(t);
+    const char *oracle = oracle_of(t), *shape = shape_of(t);
     size_t n = strlen(t->inputs), len = 0;
-    char head[128];
+    char head[192];
     int hlen;
     char *s;
 
     /* every '\\' and '"' escaped; %.17g gives back the same double */
-    hlen = snprintf(head, sizeof head, "ATOL = float(\"%.17g\")\nORACLE = %s%s%s\n", t->atol,
-                    oracle ? "\"" : "", oracle ? oracle : "None", oracle ? "\"" : "");
+    hlen = snprintf(head, sizeof head,
+                    "ATOL = float(\"%.17g\")\nORACLE = %s%s%s\nSHAPE = %s%s%s\n", t->atol,
+                    oracle ? "\"" : "", oracle ? oracle : "None", oracle ? "\"" : "",
+                    shape ? "\"" : "", shape ? shape : "None", shape ? "\"" : "");
     if (hlen < 0 || (size_t)hlen >= sizeof head ||
         !(s = malloc(sizeof keeper_head + 2 * n + sizeof keeper_tail + (size_t)hlen)))
         return NULL;

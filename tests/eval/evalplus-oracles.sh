@@ -1,19 +1,20 @@
 #!/bin/sh
 # tests/eval/evalplus-oracles.sh - EvalPlus's comparison rules: atol and
-# the 1e-6 of float answers (flat, nested, kept for the rest of a phase),
-# and the special oracles of HumanEval/32 and of MBPP+ tasks; every
-# verdict agrees with what EvalPlus's rules say, worked out again by
-# evalplus-ref.py outside any sandbox
+# the 1e-6 of float answers (flat, nested, kept for the rest of a phase,
+# inf), the special oracles of HumanEval/32 and of MBPP+ tasks, and the
+# MBPP+ inputs made tuples or complex numbers; every verdict agrees with
+# what EvalPlus's rules say, worked out again by evalplus-ref.py outside
+# any sandbox
 . "$top_srcdir/tests/eval/lib.sh"
 
-plan 8
+plan 9
 
 ds="$data/evalplus-oracles.jsonl"
 smp="$data/evalplus-oracles-samples.jsonl"
 
 cli eval --dataset "$ds" --canonical -k 1 --timeout 10s
 check "--canonical: every reference passes base and plus under its own oracle" \
-    eval 'is_rc 0 && out_has "pass@1:     1.0000 (base; 11 of 11 tasks)"'
+    eval 'is_rc 0 && out_has "pass@1:     1.0000 (base; 15 of 15 tasks)"'
 
 cli eval --dataset "$ds" --samples "$smp" --out "$tmp/r.jsonl" -k 1 --timeout 10s --json
 check "samples: exit 0" is_rc 0
@@ -48,8 +49,10 @@ check "a float answer sets atol 1e-6 for the rest of the phase: base passes, plu
 
 cli eval --dataset "$ds" --samples "$smp" --show-program 13
 check "--show-program: the oracle is named in the runner (not_none for Mbpp/794)" \
-    eval 'out_has "ORACLE = \"not_none\"" && out_has "ATOL = float(\"0\")"'
+    eval 'out_has "ORACLE = \"not_none\"" && out_has "ATOL = float(\"0\")" && out_has "SHAPE = None"'
 cli eval --dataset "$ds" --samples "$smp" --show-program 3
 check "--show-program: a task with no oracle of its own says None" out_has "ORACLE = None"
+cli eval --dataset "$ds" --samples "$smp" --show-program 23
+check "--show-program: Mbpp/616's inputs are made tuples" out_has "SHAPE = \"tuples\""
 
 done_testing
