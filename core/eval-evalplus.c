@@ -7,10 +7,12 @@
  * arguments), computed in the sandbox by the runner's own process, which
  * never runs the completion; the completion answers calls in a child, as
  * with --isolated-check, so nothing of its objects reaches the
- * comparison.  An answer matches when it equals the expected one or, with
- * a tolerance (the task's atol, or 1e-6 for a float answer when atol is
- * 0), when it has the same type and length and every number is within
- * atol + 1e-7 x |expected| (numpy.allclose's test, which EvalPlus uses).
+ * comparison.  An answer matches as EvalPlus decides: when it equals the
+ * expected one, or, with a tolerance (the task's atol, or 1e-6 once an
+ * expected answer is a float when atol is 0), when it has the same type
+ * and length and every number is within atol + 1e-7 x |expected|
+ * (numpy.allclose's test); a few tasks have EvalPlus's special oracles
+ * instead (any root of find_zero, answers compared as sets...).
  * A sample passes "base" when every base input matches; "base + extra"
  * when the plus inputs match too.  The task's own "test" or "assertion"
  * code (MBPP+ ships one) is not run: EvalPlus grades by the inputs.
@@ -119,15 +121,128 @@ int core_eval_evalplus_task(const char *path, json_t *o, size_t line, core_eval_
     return SBX_OK;
 }
 
+/* EvalPlus's special oracles: the tasks whose answers it does not compare
+ * for equality, keyed as it keys them, by the dataset (here the task id's
+ * prefix) and the entry point.  The names are the keeper's (below) and
+ * polysandbox-eval(1) lists each with its task id. */
+static const struct oracle {
+    const char *prefix, *entry, *name;
+} oracles[] = {
+    { "HumanEval/", "find_zero", "poly_root" },          /* HumanEval/32 */
+    { "Mbpp/", "are_equivalent", "any" },                /* Mbpp/164 */
+    { "Mbpp/", "sum_div", "or_zero" },                   /* Mbpp/295 */
+    { "Mbpp/", "surface_Area", "surface_area" },         /* Mbpp/581 */
+    { "Mbpp/", "digit_distance_nums", "digit_distance" },/* Mbpp/558 */
+    { "Mbpp/", "similar_elements", "set_eq" },           /* Mbpp/2 */
+    { "Mbpp/", "find_char_long", "set_eq" },             /* Mbpp/7 */
+    { "Mbpp/", "common_in_nested_lists", "set_eq" },     /* Mbpp/111 */
+    { "Mbpp/", "extract_singly", "set_eq" },             /* Mbpp/140 */
+    { "Mbpp/", "larg_nnum", "set_eq" },                  /* Mbpp/232 */
+    { "Mbpp/", "intersection_array", "set_eq" },         /* Mbpp/249 */
+    { "Mbpp/", "find_dissimilar", "set_eq" },            /* Mbpp/579 */
+    { "Mbpp/", "Diff", "set_eq" },                       /* Mbpp/769 */
+    { "Mbpp/", "check_str", "not_none" },                /* Mbpp/737 */
+    { "Mbpp/", "text_match_three", "not_none" },         /* Mbpp/787 */
+    { "Mbpp/", "text_starta_endb", "not_none" },         /* Mbpp/794 */
+};
+
+/* The special oracle of @t, or NULL when its answers are compared. */
+static const char *oracle_of(const core_eval_task *t)
+{
+    for (size_t i = 0; i < sizeof oracles / sizeof oracles[0]; i++)
+        if (t->id && t->entry_point &&
+            strncmp(t->id, oracles[i].prefix, strlen(oracles[i].prefix)) == 0 &&
+            strcmp(t->entry_point, oracles[i].entry) == 0)
+            return oracles[i].name;
+    return NULL;
+}
+
+/* MBPP+ inputs that EvalPlus reshapes after reading them
+ * (mbpp_deserialize_inputs), JSON having no tuples, sets or complex
+ * numbers: the shape's name (the keeper's _reshape) and the task numbers,
+ * each list ended by 0.  polysandbox-eval(1) lists them. */
+static const struct shape {
+    const char *name;
+    unsigned short ids[24];
+} shapes[] = {
+    { "tuples", { 2, 116, 132, 143, 222, 261, 273, 394, 399, 421, 424, 429, 470, 560, 579,
+                  596, 616, 630, 726, 740, 744, 809, 0 } },
+    { "inner_tuples", { 63, 64, 70, 94, 120, 237, 272, 299, 400, 409, 417, 438, 473, 614,
+                        780, 0 } },
+    { "first_inner_tuples", { 75, 413, 444, 753, 0 } },
+    { "second_tuple", { 106, 750, 0 } },
+    { "sets", { 115, 0 } },
+    { "float_complex", { 124, 0 } },
+    { "first_tuple", { 250, 307, 405, 446, 617, 720, 763, 808, 0 } },
+    { "tuple_of_tuples", { 259, 401, 445, 0 } },
+    { "first_items_tuples", { 278, 0 } },
+    { "complex", { 252, 0 } },
+    { "dict_tuples", { 722, 0 } },
+    { "all_tuples", { 580, 615, 791, 0 } },
+};
+
+/* The reshaping of @t's inputs, or NULL: for "Mbpp/N" rows only. */
+static const char *shape_of(const core_eval_task *t)
+{
+    const char *p;
+    char *end;
+    unsigned long n;
+
+    if (!t->id || strncmp(t->id, "Mbpp/", 5) != 0)
+        return NULL;
+    p = t->id + 5;
+    if (*p < '0' || *p > '9')
+        return NULL;
+    n = strtoul(p, &end, 10);
+    if (*end)
+        return NULL;
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
+        for (const unsigned short *id = shapes[i].ids; *id; id++)
+            if (*id == n)
+                return shapes[i].name;
+    return NULL;
+}
+
 /* The keeper's code: from the runner of --isolated-check (core/eval-program.c)
  * it has _hear (the completion's "ok"), _proxy (a call in the completion's
- * process), _m (the marker) and ENTRY; it sets _st, 0 on a pass of every
- * input, and prints the base line when the base inputs all matched. */
+ * process), _literal (a literal read back), _m (the marker) and ENTRY; it sets _st, 0 on a pass of every
+ * input, and prints the base line when the base inputs all matched.
+ * EvalPlus's decision on one answer is _match's: equality, or the task's
+ * special oracle, then numpy.allclose when a tolerance applies. */
 static const char keeper_head[] =
-    "import copy, json, traceback\n"
+    "import cmath, copy, json, math, traceback\n"
     "_INPUTS = json.loads(\"";
 static const char keeper_tail[] =
     "\")\n"
+    "def _reshape(shape, args):\n"
+    "    # the MBPP+ arguments EvalPlus makes tuples, sets or complex numbers\n"
+    "    a = list(args)\n"
+    "    if shape == \"tuples\":\n"
+    "        a = [tuple(x) for x in a]\n"
+    "    elif shape == \"inner_tuples\":\n"
+    "        a = [[tuple(y) for y in x] for x in a]\n"
+    "    elif shape == \"first_inner_tuples\":\n"
+    "        a[0] = [tuple(y) for y in a[0]]\n"
+    "    elif shape == \"second_tuple\":\n"
+    "        a[1] = tuple(a[1])\n"
+    "    elif shape == \"sets\":\n"
+    "        a[0] = [set(y) if isinstance(y, list) and y else {} for y in a[0]]\n"
+    "    elif shape == \"float_complex\":\n"
+    "        a = [float(a[0]), complex(a[1])]\n"
+    "    elif shape == \"first_tuple\":\n"
+    "        a[0] = tuple(a[0])\n"
+    "    elif shape == \"tuple_of_tuples\":\n"
+    "        a = [tuple(tuple(y) for y in x) for x in a]\n"
+    "    elif shape == \"first_items_tuples\":\n"
+    "        a[0] = tuple(tuple(y) if isinstance(y, list) else y for y in a[0])\n"
+    "    elif shape == \"complex\":\n"
+    "        a[0] = complex(a[0])\n"
+    "    elif shape == \"dict_tuples\":\n"
+    "        a[0] = {k: tuple(v) for k, v in a[0].items()}\n"
+    "    elif shape == \"all_tuples\":\n"
+    "        deep = lambda x: tuple(deep(y) for y in x) if isinstance(x, list) else x\n"
+    "        a = [deep(x) for x in a]\n"
+    "    return a\n"
     "def _is_floats(x):\n"
     "    if isinstance(x, float):\n"
     "        return True\n"
@@ -139,39 +254,81 @@ static const char keeper_tail[] =
     "    if isinstance(b, (list, tuple)):\n"
     "        return (isinstance(a, (list, tuple)) and len(a) == len(b) and\n"
     "                all(_close(x, y, atol) for x, y in zip(a, b)))\n"
-    "    num = (int, float)\n"
+    "    num = (int, float, complex)\n"
     "    if not isinstance(a, num) or not isinstance(b, num):\n"
     "        return False\n"
-    "    return a == b or abs(a - b) <= atol + 1e-07 * abs(b)\n"
-    "def _same(out, exp):\n"
-    "    if out == exp:\n"
+    "    if a == b:\n"
     "        return True\n"
-    "    atol = ATOL\n"
+    "    # numpy: an inf or a nan is close to what it equals only\n"
+    "    if not all(isinstance(x, int) or cmath.isfinite(x) for x in (a, b)):\n"
+    "        return False\n"
+    "    return abs(a - b) <= atol + 1e-07 * abs(b)\n"
+    "def _poly(xs, x):\n"
+    "    # find_zero's polynomial at x, summed in EvalPlus's order\n"
+    "    return sum([c * math.pow(x, i) for i, c in enumerate(xs)])\n"
+    "def _surface_area(edge, height):\n"
+    "    # the other reading EvalPlus accepts: height is the pyramid's own\n"
+    "    slant = math.sqrt((edge / 2) ** 2 + height ** 2)\n"
+    "    return round(edge ** 2 + 2 * (edge * slant))\n"
+    "def _digit_distance(a, b):\n"
+    "    # the other reading EvalPlus accepts: the shorter number padded with 0s\n"
+    "    x, y = str(a), str(b)\n"
+    "    w = max(len(x), len(y))\n"
+    "    return sum(abs(int(p) - int(q)) for p, q in zip(x.zfill(w), y.zfill(w)))\n"
+    "def _match(out, exp, args, atol):\n"
+    "    # (matches, atol from now on, why not or None): EvalPlus raises its\n"
+    "    # atol to 1e-6 on the first float answer, for the rest of the inputs\n"
+    "    ok = out == exp\n"
+    "    if ORACLE == \"any\":\n"
+    "        ok = True\n"
+    "    elif ORACLE == \"or_zero\":\n"
+    "        ok = ok or out == 0\n"
+    "    elif ORACLE == \"surface_area\":\n"
+    "        ok = ok or abs(out - _surface_area(*args)) <= atol\n"
+    "    elif ORACLE == \"digit_distance\":\n"
+    "        ok = ok or out == _digit_distance(*args)\n"
+    "    elif ORACLE == \"set_eq\":\n"
+    "        ok = set(out) == set(exp)\n"
+    "    elif ORACLE == \"not_none\":\n"
+    "        ok = out == exp if isinstance(out, bool) else exp == (out is not None)\n"
+    "    elif ORACLE == \"poly_root\":\n"
+    "        y = abs(_poly(*args, out))\n"
+    "        return y <= atol, atol, \"|poly(x)| = %r > atol %r\" % (y, atol)\n"
     "    if atol == 0 and _is_floats(exp):\n"
     "        atol = 1e-06\n"
-    "    if atol == 0 or type(out) != type(exp):\n"
-    "        return False\n"
-    "    if isinstance(exp, (list, tuple)) and len(out) != len(exp):\n"
-    "        return False\n"
-    "    return _close(out, exp, atol)\n"
+    "    if ok or atol == 0:\n"
+    "        return ok, atol, None\n"
+    "    if type(out) != type(exp) or (isinstance(exp, (list, tuple)) and len(out) != len(exp)):\n"
+    "        return False, atol, None\n"
+    "    return _close(out, exp, atol), atol, None\n"
     "def _short(v):\n"
     "    s = repr(v)\n"
     "    return s if len(s) <= 200 else s[:200] + \"...\"\n"
     "class DatasetError(Exception):\n"
     "    pass\n"
     "def _grade(which, inputs, ref, fn):\n"
+    "    atol = ATOL    # EvalPlus checks base and plus apart, each from the task's atol\n"
     "    for n, args in enumerate(inputs):\n"
     "        try:\n"
-    "            exp = ast.literal_eval(repr(ref(*copy.deepcopy(args))))\n"
+    "            if SHAPE:\n"
+    "                args = _reshape(SHAPE, args)\n"
+    "            exp = ref(*copy.deepcopy(args))\n"
+    "            if ORACLE == \"not_none\":\n"
+    "                exp = exp is not None\n"
+    "            exp = _literal(repr(exp))\n"
     "        except BaseException as e:\n"
     "            raise DatasetError(\"the dataset's canonical_solution failed on %s input %d \"\n"
     "                               \"(or its answer is no Python literal): %s\" %\n"
     "                               (which, n + 1, _short(e)))\n"
     "        out = fn(*args)\n"
-    "        if not _same(out, exp):\n"
-    "            raise AssertionError(\"%s input %d of %d: %s returned %s, expected %s\" %\n"
+    "        try:\n"
+    "            ok, atol, why = _match(out, exp, args, atol)\n"
+    "        except Exception as e:\n"
+    "            ok, why = False, \"comparing it raised %s\" % type(e).__name__\n"
+    "        if not ok:\n"
+    "            raise AssertionError(\"%s input %d of %d: %s returned %s, %s\" %\n"
     "                                 (which, n + 1, len(inputs), ENTRY, _short(out),\n"
-    "                                  _short(exp)))\n"
+    "                                  why or \"expected \" + _short(exp)))\n"
     "_st = 0\n"
     "try:\n"
     "    if _hear.readline() != b\"ok\\n\":\n"
@@ -180,7 +337,8 @@ static const char keeper_tail[] =
     "        _code = compile(_f.read(), \"" CORE_EVAL_CHECK_FILE "\", \"exec\")\n"
     "    _g = {\"__name__\": \"__reference__\"}\n"
     "    exec(_code, _g)\n"
-    "    _grade(\"base\", _INPUTS[0], _g[ENTRY], _proxy(ENTRY))\n"
+    "    _fn = _proxy(ENTRY, ORACLE == \"not_none\")\n"
+    "    _grade(\"base\", _INPUTS[0], _g[ENTRY], _fn)\n"
     "    try:\n"
     "        sys.stdout.flush()\n"
     "    except Exception:\n"
@@ -188,25 +346,29 @@ static const char keeper_tail[] =
     "    if _m:\n"
     "        os.write(1, b\"\\n" CORE_EVAL_MARKER_PREFIX CORE_EVAL_MARKER_BASE "\" + _m + "
     "b\"\\n\")\n"
-    "    _grade(\"plus\", _INPUTS[1], _g[ENTRY], _proxy(ENTRY))\n"
+    "    _grade(\"plus\", _INPUTS[1], _g[ENTRY], _fn)\n"
     "except BaseException:\n"
     "    traceback.print_exc()\n"
     "    _st = 1\n";
 
 char *core_eval_evalplus_check(const core_eval_task *t)
 {
+    const char *oracle = oracle_of(t), *shape = shape_of(t);
     size_t n = strlen(t->inputs), len = 0;
-    char atol[64];
-    int alen;
+    char head[192];
+    int hlen;
     char *s;
 
     /* every '\\' and '"' escaped; %.17g gives back the same double */
-    alen = snprintf(atol, sizeof atol, "ATOL = float(\"%.17g\")\n", t->atol);
-    if (alen < 0 || (size_t)alen >= sizeof atol ||
-        !(s = malloc(sizeof keeper_head + 2 * n + sizeof keeper_tail + (size_t)alen)))
+    hlen = snprintf(head, sizeof head,
+                    "ATOL = float(\"%.17g\")\nORACLE = %s%s%s\nSHAPE = %s%s%s\n", t->atol,
+                    oracle ? "\"" : "", oracle ? oracle : "None", oracle ? "\"" : "",
+                    shape ? "\"" : "", shape ? shape : "None", shape ? "\"" : "");
+    if (hlen < 0 || (size_t)hlen >= sizeof head ||
+        !(s = malloc(sizeof keeper_head + 2 * n + sizeof keeper_tail + (size_t)hlen)))
         return NULL;
-    memcpy(s, atol, (size_t)alen);
-    len = (size_t)alen;
+    memcpy(s, head, (size_t)hlen);
+    len = (size_t)hlen;
     memcpy(s + len, keeper_head, sizeof keeper_head - 1);
     len += sizeof keeper_head - 1;
     for (size_t i = 0; i < n; i++) {

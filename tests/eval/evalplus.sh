@@ -39,9 +39,9 @@ check "the sample that fails plus only says so, naming the input" \
 check "atol: 3.14159 r^2 is within 1e-4 of pi r^2, 3.14 r^2 is not" \
     eval 'grep "\"sample\":2," "$tmp/r.jsonl" | grep -q "\"verdict\":\"passed\"" &&
           grep "\"sample\":3," "$tmp/r.jsonl" | grep -q "circle_area returned 3.14, expected 3.14159"'
-check "hand-derived: pass@1 base = (1/3 + 1/2 + 2/3 + 1/2) / 4 = 0.5, base + extra = 5/12" \
-    jcheck "$tmp/sum.json" '(j["format"] == "evalplus" and abs(j["pass_at_k_base"]["1"] - 0.5) < 1e-9 and
-                             abs(j["pass_at_k"]["1"] - 5 / 12) < 1e-9)'
+check "hand-derived: pass@1 base = (1/3 + 1/2 + 2/3 + 1) / 4 = 0.625, base + extra = 13/24" \
+    jcheck "$tmp/sum.json" '(j["format"] == "evalplus" and abs(j["pass_at_k_base"]["1"] - 0.625) < 1e-9 and
+                             abs(j["pass_at_k"]["1"] - 13 / 24) < 1e-9)'
 check_passk() {
     python3 - "$tmp/r.jsonl" "$tmp/sum.json" <<'PY'
 import json, sys
@@ -62,14 +62,14 @@ check "pass@1 base and base + extra, per task and overall, agree with the record
 
 cli eval --dataset "$ds" --samples "$smp" --out "$tmp/r.jsonl" -k 1 --timeout 10s --resume --json
 check "--resume: nothing runs again, the base verdicts are read back" \
-    eval 'is_rc 0 && jcheck "$tmp/out" "j[\"ran\"] == 0 and abs(j[\"pass_at_k_base\"][\"1\"] - 0.5) < 1e-9"'
+    eval 'is_rc 0 && jcheck "$tmp/out" "j[\"ran\"] == 0 and abs(j[\"pass_at_k_base\"][\"1\"] - 0.625) < 1e-9"'
 
 cp "$tmp/r.jsonl" "$tmp/r2.jsonl"
 cli compare --dataset "$ds" --samples "$smp" --from "$tmp/r.jsonl,$tmp/r2.jsonl" --report "$tmp/rep" -k 1
 check "compare --from: the report has pass@1 base and base + extra, in Markdown and HTML" \
-    eval 'is_rc 0 && grep -qF "| pass@1 base | 0.5000 | 0.5000 |" "$tmp/rep.md" &&
-          grep -qF "| pass@1 base + extra | 0.4167 [" "$tmp/rep.md" &&
-          grep -qF "pass@1 base</td><td class=\"passk\">0.5000<" "$tmp/rep.html"'
+    eval 'is_rc 0 && grep -qF "| pass@1 base | 0.6250 | 0.6250 |" "$tmp/rep.md" &&
+          grep -qF "| pass@1 base + extra | 0.5417 [" "$tmp/rep.md" &&
+          grep -qF "pass@1 base</td><td class=\"passk\">0.6250<" "$tmp/rep.html"'
 
 cli eval --dataset "$ds" --samples "$smp" --show-program 4
 check "--show-program: prompt + completion, check.py the reference, the inputs in the runner, no marker" \

@@ -51,6 +51,7 @@ EVAL_TESTS = \
 	tests/eval/marker.sh \
 	tests/eval/judged.sh \
 	tests/eval/evalplus.sh \
+	tests/eval/evalplus-oracles.sh \
 	tests/eval/multipl-e.sh \
 	tests/eval/multipl-e-langs.sh \
 	tests/eval/go-cache.sh \
@@ -59,4 +60,4 @@ EVAL_TESTS = \
 TESTS += tests/eval/test-eval-stats tests/eval/test-journal-check tests/eval/test-eval-cancel \
 	$(EVAL_TESTS)
 dist_check_SCRIPTS += $(EVAL_TESTS)
-EXTRA_DIST += tests/eval/lib.sh tests/eval/config tests/eval/data
+EXTRA_DIST += tests/eval/lib.sh tests/eval/config tests/eval/data tests/eval/evalplus-ref.py
