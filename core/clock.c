@@ -8,7 +8,7 @@
 
 #include <time.h>
 
-#include "core-int.h"
+#include "clock.h"
 
 uint64_t core_now_ns(void)
 {

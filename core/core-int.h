@@ -16,6 +16,9 @@
 #include <polysandbox/provider.h>
 #include <polysandbox/sandbox.h>
 
+#include "clock.h"
+#include "path-check.h"
+
 /* ---- errors (core/error.c) ---------------------------------------------- */
 
 #define CORE_MSG_MAX 1024
@@ -510,12 +513,6 @@ struct sbx_ctx {
  * (SBX_E_NOT_FOUND or SBX_E_PROVIDER_UNAVAILABLE). */
 struct sbx_provider *core_provider_get(const struct sbx_ctx *ctx, const char *name);
 
-/* Monotonic clock in nanoseconds (core/clock.c). */
-uint64_t core_now_ns(void);
-
-/* host->path_check's rule (core/path-check.c): SBX_OK, or SBX_E_PATH with
- * the reason in @msg. */
-int core_path_check(const char *path, char *msg, size_t size);
 
 /* ---- retries (core/retry.c) ---------------------------------------------- */
 

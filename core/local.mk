@@ -31,7 +31,9 @@ core_libpolysandbox_internal_la_SOURCES = \
 	core/host-settings.c \
 	core/test-host.c \
 	core/clock.c \
+	core/clock.h \
 	core/path-check.c \
+	core/path-check.h \
 	core/secrets.c \
 	core/secret-key.c \
 	core/sealed.c \

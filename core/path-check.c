@@ -10,7 +10,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "core-int.h"
+#include <polysandbox/provider.h>
+
+#include "path-check.h"
 
 /* @path quoted for a message: at most 200 bytes, control bytes as \xNN. */
 static void quote(const char *path, char *out, size_t size)

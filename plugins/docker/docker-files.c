@@ -23,8 +23,7 @@
 #include "base64.h"
 #include "docker-int.h"
 
-#define MAX_DEPTH 64
-#define PATH_MAX_LEN 4096
+#define PATH_MAX_LEN SBX_PATH_MAX
 
 /* Go's os.FileMode bits in the path stat. */
 #define GO_MODE_DIR (UINT64_C(1) << 31)
@@ -33,33 +32,10 @@
                       (UINT64_C(1) << 25) | (UINT64_C(1) << 24) | (UINT64_C(1) << 21) | \
                       (UINT64_C(1) << 19))
 
+/* The rule every provider applies (host->path_check, ABI 1.10). */
 int dk_path_check(struct dk_prov *p, const char *path)
 {
-    size_t len = path ? strlen(path) : 0;
-    if (len == 0)
-        return dk_err(p, SBX_E_PATH, "empty file path");
-    if (len >= PATH_MAX_LEN)
-        return dk_err(p, SBX_E_PATH, "file path too long (%zu bytes)", len);
-    if (path[0] == '/')
-        return dk_err(p, SBX_E_PATH,
-                      "file path '%s' is absolute; paths are relative to the work directory", path);
-    int depth = 0;
-    for (const char *s = path;;) {
-        size_t n = strcspn(s, "/");
-        if (n == 2 && !strncmp(s, "..", 2))
-            return dk_err(p, SBX_E_PATH, "file path '%s' contains '..'", path);
-        if (n == 0 || (n == 1 && *s == '.'))
-            return dk_err(p, SBX_E_PATH, "file path '%s' has an empty or '.' component", path);
-        if (++depth > MAX_DEPTH)
-            return dk_err(p, SBX_E_PATH, "file path '%s' is too deep", path);
-        for (size_t i = 0; i < n; i++)
-            if ((unsigned char)s[i] < 0x20)
-                return dk_err(p, SBX_E_PATH, "file path '%s' holds a control character", path);
-        if (!s[n])
-            break;
-        s += n + 1;
-    }
-    return SBX_OK;
+    return p->host->path_check(p->h, path);
 }
 
 /* ---- HEAD .../archive: the daemon's stat of one path ---- */

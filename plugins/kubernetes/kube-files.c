@@ -27,8 +27,6 @@
 #include "kube-int.h"
 #include "tar-mem.h"
 
-#define MAX_DEPTH 64
-#define PATH_MAX_LEN 4096
 
 /* Exit codes of the scripts. */
 enum { X_PATH = 3, X_MISSING = 4, X_NOWORK = 5, X_MKDIR = 6 };
@@ -72,33 +70,10 @@ static const char download_script[] =
     "[ -f \"$b\" ] || { echo \"'$b' is not a regular file\" >&2; exit 3; }\n"
     "exec tar -c -f - -- \"$b\"\n";
 
+/* The rule every provider applies (host->path_check, ABI 1.10). */
 int kube_path_check(struct kube_prov *p, const char *path)
 {
-    size_t len = path ? strlen(path) : 0;
-    if (len == 0)
-        return p->host->set_error(p->h, SBX_E_PATH, "empty file path");
-    if (len >= PATH_MAX_LEN)
-        return p->host->set_error(p->h, SBX_E_PATH, "file path too long (%zu bytes)", len);
-    if (path[0] == '/')
-        return p->host->set_error(p->h, SBX_E_PATH, "file path '%s' is absolute; paths are "
-                                  "relative to the work directory", path);
-    int depth = 0;
-    const char *s = path;
-    for (;;) {
-        size_t n = strcspn(s, "/");
-        if ((n == 2 && s[0] == '.' && s[1] == '.') || n == 0 || (n == 1 && s[0] == '.'))
-            return p->host->set_error(p->h, SBX_E_PATH, "file path '%s' has a '..', '.' or "
-                                      "empty component", path);
-        if (++depth > MAX_DEPTH)
-            return p->host->set_error(p->h, SBX_E_PATH, "file path '%s' is too deep", path);
-        for (size_t i = 0; i < n; i++)
-            if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
-                return p->host->set_error(p->h, SBX_E_PATH, "file path '%s' holds a control "
-                                          "character", path);
-        if (!s[n])
-            return SBX_OK;
-        s += n + 1;
-    }
+    return p->host->path_check(p->h, path);
 }
 
 /* "a/b/c" into "a/b" and "c" (both malloc'd). */

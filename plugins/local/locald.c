@@ -50,6 +50,8 @@
 #include "local-int.h"
 #include "locald-proto.h"
 #include "locald.h"
+#include "clock.h"
+#include "path-check.h"
 
 /* local.c's descriptor: its ops make the provider here too. */
 extern const sbx_provider_v1 sandbox_provider_v1;
@@ -140,6 +142,21 @@ static const char *const *h_private_paths(sbx_host_handle *h)
     return h->hide;
 }
 
+/* The core's own rule and clock, built into the daemon (core/path-check.c,
+ * core/clock.c depend on nothing else of the core). */
+static int h_path_check(sbx_host_handle *h, const char *path)
+{
+    char msg[1024];
+    int rc = core_path_check(path, msg, sizeof msg);
+    return rc == SBX_OK ? SBX_OK : h_set_error(h, rc, "%s", msg);
+}
+
+static uint64_t h_clock_ns(sbx_host_handle *h)
+{
+    (void)h;
+    return core_now_ns();
+}
+
 static const sbx_host_v1 host = {
     .struct_size = sizeof(sbx_host_v1),
     .abi_major = SBX_ABI_MAJOR,
@@ -155,6 +172,8 @@ static const sbx_host_v1 host = {
     .retry_after = h_retry_after,
     .not_started = h_not_started,
     .private_paths = h_private_paths,
+    .path_check = h_path_check,
+    .clock_ns = h_clock_ns,
 };
 
 /* ---- state ---- */

@@ -152,6 +152,19 @@ static int h_settings_read(sbx_host_handle *h, const sbx_setting_v1 *t, size_t s
     return SBX_OK;
 }
 
+static int h_path_check(sbx_host_handle *h, const char *path)
+{
+    char msg[CORE_MSG_MAX];
+    int rc = core_path_check(path, msg, sizeof msg);
+    return rc == SBX_OK ? SBX_OK : h_set_error(h, rc, "%s", msg);
+}
+
+static uint64_t h_clock_ns(sbx_host_handle *h)
+{
+    (void)h;
+    return core_now_ns();
+}
+
 static const sbx_host_v1 table = {
     .struct_size = sizeof table, .abi_major = SBX_ABI_MAJOR, .abi_minor = SBX_ABI_MINOR,
     .log = h_log, .set_error = h_set_error, .config_get = h_config_get,
@@ -159,6 +172,7 @@ static const sbx_host_v1 table = {
     .alloc = h_alloc, .free = h_free, .state_dir = h_state_dir,
     .retry_after = h_retry_after, .not_started = h_not_started,
     .limits_unenforced = h_limits_unenforced, .settings_read = h_settings_read,
+    .path_check = h_path_check, .clock_ns = h_clock_ns,
 };
 
 const sbx_host_v1 *fz_host(void)
