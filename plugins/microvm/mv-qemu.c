@@ -155,7 +155,7 @@ static int qemu_start(const struct mv_vm_config *cfg, pid_t *pid, char *err, siz
     return 0;
 }
 
-const struct mv_vmm mv_vmm_qemu = { "qemu", qemu_start };
+const struct mv_vmm mv_vmm_qemu = { "qemu", qemu_start, NULL, NULL };
 
 void mv_vmm_stop(pid_t pid)
 {

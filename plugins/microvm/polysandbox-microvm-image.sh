@@ -69,6 +69,15 @@ done | awk '!seen[$0]++' | while read -r ko; do
     cp -p "$ko" "usr$ko"
     echo "$ko" >> etc/sbx-modules
 done
+# vsock's, loaded only where the channel is vsock (sbx.vsock=PORT: Firecracker).
+: > etc/sbx-modules-vsock
+modprobe -S "$kver" --show-depends vmw_vsock_virtio_transport |
+sed -n 's/^insmod \([^ ]*\).*/\1/p' | awk '!seen[$0]++' | while read -r ko; do
+    grep -qx "$ko" etc/sbx-modules && continue
+    mkdir -p "usr${ko%/*}"
+    cp -p "$ko" "usr$ko"
+    echo "$ko" >> etc/sbx-modules-vsock
+done
 
 # python3, the libraries it links, and its standard library (less what no
 # sandboxed run needs: tests, GUI, installers).
