@@ -341,13 +341,10 @@ def frame(kind, payload=b""):
     return struct.pack("<cBBBI", b"S", PROTO, T[kind], 0, len(payload)) + payload
 
 
-def read_exact(conn, n):
-    buf = b""
-    while len(buf) < n:
-        got = conn.recv(n - len(buf))
-        if not got:
-            raise EOFError
-        buf += got
+def read_exact(reader, n):
+    buf = reader.read(n)
+    if len(buf) != n:
+        raise EOFError
     return buf
 
 
@@ -400,12 +397,13 @@ def file_path(work, raw):
 def serve_agent(vm, conn, work, first):
     if first:
         conn.sendall(hello())
+    reader = conn.makefile("rb")
     while True:
-        head = read_exact(conn, 8)
+        head = read_exact(reader, 8)
         magic, ver, kind, _, n = struct.unpack("<cBBBI", head)
         if magic != b"S" or ver != PROTO or n > MAX_PAYLOAD:
             return
-        pl = read_exact(conn, n)
+        pl = read_exact(reader, n)
         name = NAMES.get(kind, "?")
         if name == "SEED":
             log({"agent": "SEED", "len": n})
