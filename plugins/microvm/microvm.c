@@ -194,8 +194,7 @@ void mv_sandbox_free(struct mv_sandbox *s)
     mv_sandbox_release(s);
 }
 
-/* The last line the guest's console or the VMM wrote: why a boot failed. */
-static void last_words(const char *dir, char *buf, size_t n)
+void mv_last_words(const char *dir, char *buf, size_t n)
 {
     char path[4200], text[2048];
     const char *leaves[] = { "vmm.log", "console.log" };
@@ -326,7 +325,7 @@ int mv_boot(struct mv_prov *p, const char *accel, uint64_t timeout_ms, uint64_t 
         else
             mv_vmm_stop(s->pid); /* flushes what it wrote */
         s->pid = 0;
-        last_words(s->dir, words, sizeof words);
+        mv_last_words(s->dir, words, sizeof words);
         rc = p->host->set_error(p->h, rc == SBX_E_TIMEOUT ? SBX_E_TIMEOUT : SBX_E_BACKEND,
                                 "microvm: the VM (%s, %s%s) %s: %s", s->accel, p->kernel,
                                 restore ? ", restored from a snapshot" : "",

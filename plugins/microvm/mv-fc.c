@@ -166,19 +166,20 @@ static void fc_sleep_ms(long ms)
         ;
 }
 
-/* Whether firecracker @pid has ended (then reaped, its status in @err). */
-static int fc_gone(pid_t pid, char *err, size_t errlen)
+/* Whether firecracker @pid has ended (its status and the last line of its
+ * log, in the VM's directory @dir, in @err).  Not reaped (WNOWAIT):
+ * mv_vmm_stop reaps it, and its pid is not reused meanwhile. */
+static int fc_gone(pid_t pid, const char *dir, char *err, size_t errlen)
 {
-    int st;
-    pid_t r = waitpid(pid, &st, WNOHANG);
+    siginfo_t si = { .si_pid = 0 };
+    char last[256];
 
-    if (r != pid)
+    if (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) != 0 || si.si_pid != pid)
         return 0;
-    if (WIFEXITED(st))
-        snprintf(err, errlen, "firecracker exited with status %d (see vmm.log)", WEXITSTATUS(st));
-    else
-        snprintf(err, errlen, "firecracker was killed by signal %d (see vmm.log)",
-                 WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+    mv_last_words(dir, last, sizeof last);
+    snprintf(err, errlen, "firecracker %s %d: %s",
+             si.si_code == CLD_EXITED ? "exited with status" : "was killed by signal",
+             si.si_status, last[0] ? last : "nothing in its log");
     return 1;
 }
 
@@ -204,7 +205,7 @@ static int fc_wait_api(const char *dir, pid_t pid, char *err, size_t errlen)
         close(fd);
         if (ok)
             return 0;
-        if (fc_gone(pid, err, errlen))
+        if (fc_gone(pid, dir, err, errlen))
             return -1;
         if (mv_now_ms() > deadline) {
             snprintf(err, errlen, "its API socket %s took no connection within %d s",
@@ -352,7 +353,7 @@ static int fc_connect(const struct mv_vm_config *cfg, pid_t pid, int64_t deadlin
             return 0;
         }
         close(fd);
-        if (fc_gone(pid, err, errlen))
+        if (fc_gone(pid, cfg->dir, err, errlen))
             return -1;
         if (ack < 0 || mv_now_ms() > deadline_ms) {
             snprintf(err, errlen, "no agent accepted vsock port %u (%s) in time", MV_VSOCK_PORT,

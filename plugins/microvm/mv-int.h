@@ -99,6 +99,11 @@ struct mv_boot_from {
 int mv_boot(struct mv_prov *p, const char *accel, uint64_t timeout_ms, uint64_t disk_bytes,
             const char *persist_id, const struct mv_boot_from *from, struct mv_sandbox **out);
 
+/* microvm.c: the last line the VMM (vmm.log) or else the guest's console
+ * (console.log) wrote in the VM's directory @dir, made printable: why a
+ * boot failed.  "" when neither wrote. */
+void mv_last_words(const char *dir, char *buf, size_t n);
+
 /* microvm.c: whether the VMM program @bin (a path, or a name looked up
  * on PATH) exists and is executable: 1 with its path in @full, else 0. */
 int mv_vmm_path(const char *bin, char *full, size_t n);

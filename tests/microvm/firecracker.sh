@@ -23,7 +23,7 @@ TMPDIR=$tmp  # the fake's guest work directories, removed with $tmp
 export FAKE_FC_LOG TMPDIR
 CLI_TIMEOUT=60
 PY=${PY:-python3}
-plan 18
+plan 20
 
 # calls: the API requests logged, one per line: "PID METHOD PATH STATUS".
 calls() { "$PY" -c '
@@ -133,6 +133,20 @@ cli run --provider microvm -- echo no-retry
 check "and the next run boots without trying it again for these settings" sh -c \
     '[ "$1" -eq 0 ] && [ "$(cat "$2")" = no-retry ] && [ "$3" = "$4" ]' \
     sh "$rc" "$tmp/out" "$(shape)" "$BOOT"
+
+cli create --provider microvm
+check "a persistent sandbox is refused, by name (not yet under Firecracker)" sh -c \
+    '[ "$1" -ne 0 ] && grep -q "vmm = firecracker has no persistent sandboxes yet" "$2"' \
+    sh "$rc" "$tmp/err"
+
+# A firecracker that exits at once (no KVM, say): its last words are the error.
+printf '#!/bin/sh\necho "Error creating the Kvm object: No such file or directory" >&2\nexit 1\n' \
+    > "$tmp/fc-exits" && chmod +x "$tmp/fc-exits" || exit 99
+sed -i "s|^firecracker = .*|firecracker = $tmp/fc-exits|" "$ini" || exit 99
+cli run --provider microvm -- true
+check "a firecracker that exits at once: its status and last words are the error" sh -c \
+    '[ "$1" -ne 0 ] && grep -q "firecracker exited with status 1: Error creating the Kvm object" "$2"' \
+    sh "$rc" "$tmp/err"
 
 sed -i "s|^firecracker = .*|firecracker = $tmp/no-such-firecracker|" "$ini" || exit 99
 cli run --provider microvm -- true
