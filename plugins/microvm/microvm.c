@@ -251,8 +251,9 @@ int mv_boot(struct mv_prov *p, const char *accel, uint64_t timeout_ms, uint64_t 
     if (persist_id) {
         s->persistent = 1;
         snprintf(s->id, sizeof s->id, "%s", persist_id);
+        /* A VMM with a connect op (Firecracker) makes the channel itself. */
         if (mv_persist_dir(p, persist_id, 1, tmpl, sizeof tmpl) || !(s->dir = strdup(tmpl)) ||
-            (sv[1] = mv_persist_listen(s->dir)) < 0) {
+            (!p->vmm->connect && (sv[1] = mv_persist_listen(s->dir)) < 0)) {
             rc = p->host->set_error(p->h, SBX_E_IO, "microvm: the sandbox's directory %s: %s",
                                     tmpl, strerror(errno));
             goto fail;
@@ -289,10 +290,18 @@ int mv_boot(struct mv_prov *p, const char *accel, uint64_t timeout_ms, uint64_t 
         close(sv[1]);
     sv[1] = -1;
     if (p->vmm->connect) {
+        /* Its start time tells a persistent one from a later process with its pid. */
+        if (s->persistent && !(s->start_ticks = mv_proc_start(s->pid))) {
+            rc = p->host->set_error(p->h, SBX_E_BACKEND, "microvm: the VM (%s) stopped at once:"
+                                    " see %s/vmm.log", p->vmm->name, s->dir);
+            goto fail;
+        }
         if (p->vmm->connect(&cfg, s->pid, mv_now_ms() + (int64_t)timeout_ms, &s->chan, err,
                             sizeof err) != 0) {
-            mv_vmm_stop(s->pid);
-            s->pid = 0;
+            if (!s->persistent) { /* persist_undo stops a persistent one */
+                mv_vmm_stop(s->pid);
+                s->pid = 0;
+            }
             rc = p->host->set_error(p->h, SBX_E_BACKEND, "microvm: the VM (%s%s): %s",
                                     p->vmm->name, restore ? ", restored from a snapshot" : "",
                                     err);
@@ -389,7 +398,7 @@ static int say_unenforced(struct mv_prov *p, const struct mv_sandbox *s)
 }
 
 /* What vmm = firecracker cannot do, refused before anything starts. */
-static int fc_usable(struct mv_prov *p, const sbx_create_spec_v1 *spec)
+static int fc_usable(struct mv_prov *p)
 {
     char full[4200];
 
@@ -399,9 +408,6 @@ static int fc_usable(struct mv_prov *p, const sbx_create_spec_v1 *spec)
                                   " firecracker = /path/to/firecracker in providers.d/microvm.ini;"
                                   " Debian does not package it, Firecracker's releases do)",
                                   p->binary);
-    if (spec->persistent)
-        return p->host->set_error(p->h, SBX_E_NOTSUP, "microvm: vmm = firecracker has no"
-                                  " persistent sandboxes yet (vmm = qemu has)");
     return p->rootfs ? readable(p, "rootfs", p->rootfs) : SBX_OK;
 }
 
@@ -421,20 +427,21 @@ static int mv_create(void *prov, const sbx_create_spec_v1 *spec, void **sb, char
         return rc;
     char new_id[SBX_ID_MAX];
     const char *persist = NULL;
-    if (p->vmm == &mv_vmm_firecracker) {
-        if ((rc = fc_usable(p, spec)))
-            return rc;
-    } else if (spec->persistent) {
+    if (p->vmm == &mv_vmm_firecracker && (rc = fc_usable(p)))
+        return rc;
+    if (spec->persistent) {
         mv_persist_new_id(new_id);
         persist = new_id;
     }
     const char *accel = p->vmm == &mv_vmm_firecracker ? "kvm" : mv_accel_choose(p, why, sizeof why);
     if (p->vmm == &mv_vmm_firecracker) {
-        rc = p->snapshot ? mv_fc_snap_restore(p, spec->limits.disk_bytes, &s) : SBX_E_NOTSUP;
+        rc = p->snapshot ? mv_fc_snap_restore(p, spec->limits.disk_bytes, persist, &s)
+                         : SBX_E_NOTSUP;
         if (rc != SBX_OK) {
             if (p->snapshot)
                 p->host->log(p->h, SBX_LOG_INFO, "microvm: no VM from a snapshot; booting one");
-            rc = mv_boot(p, accel, p->boot_timeout_ms, spec->limits.disk_bytes, NULL, NULL, &s);
+            rc = mv_boot(p, accel, p->boot_timeout_ms, spec->limits.disk_bytes, persist, NULL,
+                         &s);
         }
     } else if (!strcmp(accel, "probe")) {
         rc = mv_boot(p, "kvm", p->kvm_probe_ms, spec->limits.disk_bytes, persist, NULL, &s);

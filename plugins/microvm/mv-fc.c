@@ -253,44 +253,73 @@ static int fc_load(const struct mv_vm_config *cfg, char *err, size_t errlen)
                              "resume_vm", 1), FC_SNAP_MS, err, errlen);
 }
 
-static int fc_start(const struct mv_vm_config *cfg, pid_t *pid, char *err, size_t errlen)
+/* The firecracker process, in the VM's directory (its relative paths,
+ * the sockets, are that directory's), its output to the log: the caller's
+ * child tied to it, or (@cfg->detach) in a session of its own, started
+ * through a middle process that exits, so nobody's child (as QEMU's).
+ * Its pid, or -1 with @err set. */
+static pid_t fc_spawn(const struct mv_vm_config *cfg, char *err, size_t errlen)
 {
-    char api[4200];
-    pid_t parent = getpid();
+    pid_t parent = getpid(), vmm = 0;
     /* As QEMU's: PR_SET_PDEATHSIG follows the forking thread. */
-    int tie = gettid() == parent;
+    int tie = !cfg->detach && gettid() == parent, pp[2] = { -1, -1 };
+    const char *argv[] = { cfg->binary, "--api-sock", FC_API, cfg->name ? "--id" : NULL,
+                           cfg->name, NULL };
 
-    if (cfg->detach || !cfg->dir) {
-        snprintf(err, errlen, "the firecracker backend has no persistent VMs yet");
+    if (cfg->detach && pipe2(pp, O_CLOEXEC) != 0) {
+        snprintf(err, errlen, "pipe: %s", strerror(errno));
         return -1;
     }
-    snprintf(api, sizeof api, "%s/" FC_API, cfg->dir);
-    (void)unlink(api); /* a stale one refuses firecracker's bind */
-    const char *argv[] = { cfg->binary, "--api-sock", FC_API, NULL };
     pid_t child = fork();
-
-    if (child < 0) {
-        snprintf(err, errlen, "fork: %s", strerror(errno));
-        return -1;
-    }
     if (child == 0) {
+        if (cfg->detach && (setsid() < 0 || (vmm = fork()) < 0))
+            _exit(127);
+        if (vmm > 0)
+            _exit(write(pp[1], &vmm, sizeof vmm) == (ssize_t)sizeof vmm ? 0 : 127);
         int null = open("/dev/null", O_RDWR | O_CLOEXEC);
         int log = open(cfg->log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-        if (tie && (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent))
-            _exit(127);
-        /* Its relative paths (the sockets) are the VM's directory's. */
-        if (null < 0 || log < 0 || dup2(null, 0) < 0 || dup2(log, 1) < 0 ||
+        if ((tie && (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent)) ||
+            null < 0 || log < 0 || dup2(null, 0) < 0 || dup2(log, 1) < 0 ||
             dup2(log, 2) < 0 || chdir(cfg->dir) != 0)
             _exit(127);
         execv(argv[0], (char *const *)argv);
         _exit(127);
     }
+    if (child < 0)
+        snprintf(err, errlen, "fork: %s", strerror(errno));
+    if (!cfg->detach || child < 0) {
+        if (pp[0] >= 0) {
+            close(pp[0]);
+            close(pp[1]);
+        }
+        return child;
+    }
+    return mv_vmm_detached(child, pp, err, errlen);
+}
+
+static int fc_start(const struct mv_vm_config *cfg, pid_t *pid, char *err, size_t errlen)
+{
+    char api[4200];
+
+    if (!cfg->dir) {
+        snprintf(err, errlen, "no directory for the VM");
+        return -1;
+    }
+    snprintf(api, sizeof api, "%s/" FC_API, cfg->dir);
+    (void)unlink(api); /* a stale one refuses firecracker's bind */
+    pid_t child = fc_spawn(cfg, err, errlen);
+    if (child < 0)
+        return -1;
     if (fc_wait_api(cfg->dir, child, err, errlen) == 0 &&
         (cfg->snap_state ? fc_load(cfg, err, errlen) : fc_boot(cfg, err, errlen)) == 0) {
         *pid = child;
         return 0;
     }
-    mv_vmm_stop(child);
+    /* A detached one is no child of ours: killed, reaped by init. */
+    if (cfg->detach)
+        (void)kill(child, SIGKILL);
+    else
+        mv_vmm_stop(child);
     return -1;
 }
 

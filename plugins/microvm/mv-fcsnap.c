@@ -161,7 +161,8 @@ static void fcsnap_failed(const char *dir, const char *key)
     close(fd);
 }
 
-int mv_fc_snap_restore(struct mv_prov *p, uint64_t disk_bytes, struct mv_sandbox **out)
+int mv_fc_snap_restore(struct mv_prov *p, uint64_t disk_bytes, const char *persist_id,
+                       struct mv_sandbox **out)
 {
     char dir[4200], key[FCSNAP_KEY_MAX], path[4300], st[4300], mem[4300];
     int rc, lock;
@@ -202,7 +203,7 @@ int mv_fc_snap_restore(struct mv_prov *p, uint64_t disk_bytes, struct mv_sandbox
     snprintf(mem, sizeof mem, "%s/vm.mem", dir);
     struct mv_boot_from from = { .qmp_fd = -1, .incoming_fd = -1, .cmdline_disk = FCSNAP_DISK,
                                  .snap_state = st, .snap_mem = mem };
-    rc = mv_boot(p, "kvm", p->boot_timeout_ms, disk_bytes, NULL, &from, out);
+    rc = mv_boot(p, "kvm", p->boot_timeout_ms, disk_bytes, persist_id, &from, out);
 out:
     close(lock);
     return rc;

@@ -125,7 +125,8 @@ void mv_sandbox_free(struct mv_sandbox *s);
 void mv_sandbox_release(struct mv_sandbox *s);
 
 /* mv-fcsnap.c: the same for vmm = firecracker (snapshots by its API). */
-int mv_fc_snap_restore(struct mv_prov *p, uint64_t disk_bytes, struct mv_sandbox **out);
+int mv_fc_snap_restore(struct mv_prov *p, uint64_t disk_bytes, const char *persist_id,
+                       struct mv_sandbox **out);
 void mv_fc_snap_describe(struct mv_prov *p, char *buf, size_t n);
 
 /* mv-persist.c: persistent sandboxes (see there). */

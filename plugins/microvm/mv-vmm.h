@@ -76,6 +76,11 @@ extern const struct mv_vmm mv_vmm_firecracker;
 /* The host's TSC rate in kHz (/proc/cpuinfo's "cpu MHz"), or 0. */
 unsigned long mv_host_tsc_khz(void);
 
+/* The VMM's pid that the middle process @middle (a detached start: it
+ * forked the VMM in a session of its own and exited) wrote on the pipe
+ * @pp (both ends closed here), @middle reaped; or -1 with @err set. */
+pid_t mv_vmm_detached(pid_t middle, int pp[2], char *err, size_t errlen);
+
 /* Kills and reaps the VMM process @pid (SIGKILL: the guest has no state
  * worth keeping).  A detached VMM is no child of ours: mv-persist.c
  * stops those. */

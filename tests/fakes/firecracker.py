@@ -417,7 +417,7 @@ def serve_agent(vm, conn, work, first):
             full = file_path(work, path)
             log({"agent": "FILE", "path": path.decode("utf-8", "replace")})
             if not full:
-                conn.sendall(frame("ERROR", struct.pack("<I", 2) + b"unsafe path"))
+                conn.sendall(frame("ERROR", struct.pack("<I", 2) + b"unsafe path: " + path))
                 continue
             os.makedirs(os.path.dirname(full), exist_ok=True)
             with open(full, "wb") as f:
@@ -427,10 +427,10 @@ def serve_agent(vm, conn, work, first):
         elif name == "GET":
             path = pl[8:].rstrip(b"\0")
             full = file_path(work, path)
-            if not full:
-                conn.sendall(frame("ERROR", struct.pack("<I", 2) + b"unsafe path"))
+            if not full:  # the host's sync GET of ../sync-NONCE comes here
+                conn.sendall(frame("ERROR", struct.pack("<I", 2) + b"unsafe path: " + path))
             elif not os.path.isfile(full):
-                conn.sendall(frame("ERROR", struct.pack("<I", 1) + b"no such file"))
+                conn.sendall(frame("ERROR", struct.pack("<I", 1) + b"no such file: " + path))
             else:
                 with open(full, "rb") as f:
                     conn.sendall(frame("FILEDATA", f.read()))

@@ -4,7 +4,9 @@
 # exists here): a run boots through the API in Firecracker's order with
 # valid bodies and talks to the agent over the vsock socket; a snapshot
 # is paused, created and resumed, and each later VM is loaded from it
-# and seeded; fault messages come back as errors; a missing binary and
+# and seeded; a persistent sandbox outlives create, is attached over
+# vsock by later processes and stopped by destroy; fault messages come
+# back as errors (and a firecracker that dies, its last words); a missing binary and
 # impossible settings are refused by name.  Needs neither QEMU nor KVM.
 . "$top_srcdir/tests/cli/lib.sh"
 
@@ -23,7 +25,7 @@ TMPDIR=$tmp  # the fake's guest work directories, removed with $tmp
 export FAKE_FC_LOG TMPDIR
 CLI_TIMEOUT=60
 PY=${PY:-python3}
-plan 20
+plan 22
 
 # calls: the API requests logged, one per line: "PID METHOD PATH STATUS".
 calls() { "$PY" -c '
@@ -134,10 +136,27 @@ check "and the next run boots without trying it again for these settings" sh -c 
     '[ "$1" -eq 0 ] && [ "$(cat "$2")" = no-retry ] && [ "$3" = "$4" ]' \
     sh "$rc" "$tmp/out" "$(shape)" "$BOOT"
 
+# A persistent sandbox: firecracker outlives create, each exec attaches
+# over the vsock socket, destroy stops it (checked by its --id).
 cli create --provider microvm
-check "a persistent sandbox is refused, by name (not yet under Firecracker)" sh -c \
-    '[ "$1" -ne 0 ] && grep -q "vmm = firecracker has no persistent sandboxes yet" "$2"' \
-    sh "$rc" "$tmp/err"
+id=$(cat "$tmp/out")
+rec=$tmp/state/microvm/sandboxes/$id/vm.json
+pid=$("$PY" -c 'import json, sys; print(json.load(open(sys.argv[1]))["pid"])' "$rec" 2>/dev/null)
+[ -n "$pid" ] && trap 'kill "$pid" 2>/dev/null; rm -rf "$tmp"' EXIT
+check "create: a persistent sandbox whose firecracker outlives it, in a session of its own" \
+    sh -c '[ "$1" -eq 0 ] && [ -n "$2" ] && kill -0 "$2" &&
+           [ "$(ps -o sid= -p "$2" | tr -d " ")" != "$(ps -o sid= -p $$ | tr -d " ")" ] &&
+           tr "\0" " " < "/proc/$2/cmdline" | grep -q -- "--id $3"' sh "$rc" "$pid" "$id"
+[ "$rc" -eq 0 ] || sed 's/^/# /' "$tmp/err"
+cli exec "$id" -- sh -c 'echo kept > f'
+cli exec "$id" -- cat f
+check "two execs from two processes share the VM's files" rc_and_out 0 kept
+cli destroy "$id"
+# (a zombie counts as stopped: init, not us, reaps it)
+check "destroy stops its firecracker and removes its directory" sh -c \
+    '[ "$1" -eq 0 ] && { ! [ -e "/proc/$2" ] ||
+      [ "$(cut -d")" -f2 "/proc/$2/stat" | cut -d" " -f2)" = Z ]; } && [ ! -e "$3" ]' \
+    sh "$rc" "${pid:-0}" "$tmp/state/microvm/sandboxes/$id"
 
 # A firecracker that exits at once (no KVM, say): its last words are the error.
 printf '#!/bin/sh\necho "Error creating the Kvm object: No such file or directory" >&2\nexit 1\n' \
