@@ -5,7 +5,8 @@
 #
 # Writes OUTDIR/vmlinuz (the host's Debian cloud kernel, default the
 # newest /boot/vmlinuz-*-cloud-amd64) and OUTDIR/initrd.cpio: AGENT as
-# /init, the virtio modules it loads (/etc/sbx-modules), and python3 with
+# /init, the virtio modules it loads (/etc/sbx-modules; vsock's apart in
+# /etc/sbx-modules-vsock, loaded only under Firecracker), and python3 with
 # its standard library and shared libraries, copied from this host.  The
 # archive is reproducible (sorted, owned by root, every time 0).  OUTDIR/
 # stamp records what it was built from; when nothing changed, nothing is
