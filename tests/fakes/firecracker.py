@@ -25,10 +25,11 @@ work directory of its own (under $TMPDIR), EXEC run as a host process in
 it.  It is a
 protocol fake for tests, not a sandbox.
 
-Fidelity: no Firecracker API client exists in the npm registry's list
-of packages to drive this fake with (searched 2026-11; the firecracker
-Go SDK and Python clients are not npm packages), so it is checked by
-tests/microvm/firecracker.sh against the provider alone, and its
+Fidelity: no Firecracker API client from npm could drive this fake
+(2026-11: npm's search did not answer from here, and the list of npm
+packages kept on this workplace names none; Firecracker's own Go SDK is
+not an npm package).  So tests/microvm/firecracker.sh checks it through
+the provider and through curl, a client nobody here wrote, and its
 validation follows the published API definition.
 
 FAKE_FC_LOG, when set, names a file that gets one JSON line per API
