@@ -14,6 +14,8 @@ plugins_microvm_microvm_la_SOURCES = \
 	plugins/microvm/mv-accel.c \
 	plugins/microvm/mv-chan.c \
 	plugins/microvm/mv-exec.c \
+	plugins/microvm/mv-fc.c \
+	plugins/microvm/mv-fcsnap.c \
 	plugins/microvm/mv-files.c \
 	plugins/microvm/mv-int.h \
 	plugins/microvm/mv-persist.c \
@@ -26,8 +28,8 @@ plugins_microvm_microvm_la_SOURCES = \
 	plugins/common/randhex.h \
 	$(MV_PROTO)
 plugins_microvm_microvm_la_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/plugins/common
-plugins_microvm_microvm_la_CFLAGS = $(SBX_MODULE_COPTS) $(JANSSON_CFLAGS)
-plugins_microvm_microvm_la_LIBADD = $(JANSSON_LIBS)
+plugins_microvm_microvm_la_CFLAGS = $(SBX_MODULE_COPTS) $(CURL_CFLAGS) $(JANSSON_CFLAGS)
+plugins_microvm_microvm_la_LIBADD = $(CURL_LIBS) $(JANSSON_LIBS)
 plugins_microvm_microvm_la_LDFLAGS = $(SBX_MODULE_LDOPTS)
 
 pkglibexec_SCRIPTS = plugins/microvm/sbx-agent

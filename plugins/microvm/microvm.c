@@ -29,7 +29,7 @@
 
 static const char *const config_keys[] = {
     "qemu", "kernel", "initrd", "accel", "memory", "boot_timeout", "kvm_probe_timeout",
-    "snapshot", NULL,
+    "snapshot", "vmm", "firecracker", "rootfs", NULL,
 };
 
 static atomic_ulong mv_next_id;
@@ -75,6 +75,7 @@ static void mv_fini(void *prov)
     free(p->binary);
     free(p->kernel);
     free(p->initrd);
+    free(p->rootfs);
     free(p->accel);
     free(p);
 }
@@ -82,7 +83,7 @@ static void mv_fini(void *prov)
 static int mv_init(const sbx_host_v1 *host, sbx_host_handle *h, void **prov)
 {
     struct mv_prov *p = calloc(1, sizeof *p);
-    const char *state, *accel, *snap;
+    const char *state, *accel, *snap, *vmm, *fc, *rootfs;
     uint64_t secs;
     int rc;
 
@@ -107,9 +108,38 @@ static int mv_init(const sbx_host_v1 *host, sbx_host_handle *h, void **prov)
         goto fail;
     }
     p->snapshot = !snap || !strcmp(snap, "auto");
-    p->binary = dup_or_default(host->config_get(h, "qemu"), NULL, NULL);
-    if (!p->binary)
-        p->binary = strdup("qemu-system-x86_64");
+    /* A firecracker program given is the VMM unless vmm says otherwise. */
+    fc = host->config_get(h, "firecracker");
+    vmm = host->config_get(h, "vmm");
+    if (!vmm)
+        vmm = fc ? "firecracker" : "qemu";
+    rootfs = host->config_get(h, "rootfs");
+    if (strcmp(vmm, "qemu") && strcmp(vmm, "firecracker")) {
+        rc = host->set_error(h, SBX_E_CONFIG,
+                             "microvm: setting vmm = \"%s\": not qemu or firecracker", vmm);
+        goto fail;
+    }
+    if (!strcmp(vmm, "firecracker")) {
+        if (!strcmp(accel, "tcg")) {
+            rc = host->set_error(h, SBX_E_CONFIG, "microvm: vmm = firecracker runs on KVM"
+                                 " only: accel = tcg needs vmm = qemu");
+            goto fail;
+        }
+        p->vmm = &mv_vmm_firecracker;
+        p->binary = strdup(fc ? fc : "firecracker");
+        if (rootfs && !(p->rootfs = strdup(rootfs))) {
+            rc = host->set_error(h, SBX_E_NOMEM, "out of memory");
+            goto fail;
+        }
+    } else if (rootfs) {
+        rc = host->set_error(h, SBX_E_CONFIG, "microvm: setting rootfs: only with"
+                             " vmm = firecracker (QEMU's guests boot from their initrd)");
+        goto fail;
+    } else {
+        p->binary = dup_or_default(host->config_get(h, "qemu"), NULL, NULL);
+        if (!p->binary)
+            p->binary = strdup("qemu-system-x86_64");
+    }
     p->kernel = dup_or_default(host->config_get(h, "kernel"), state, "vmlinuz");
     p->initrd = dup_or_default(host->config_get(h, "initrd"), state, "initrd.cpio");
     p->accel = strdup(accel);
@@ -153,8 +183,9 @@ void mv_sandbox_free(struct mv_sandbox *s)
     mv_vmm_stop(s->pid);
     if (s->dir) {
         char path[4200];
-        const char *leaves[] = { "console.log", "vmm.log" };
-        for (size_t i = 0; i < 2; i++) {
+        /* The last two are Firecracker's sockets. */
+        const char *leaves[] = { "console.log", "vmm.log", "api.sock", "vsock.sock" };
+        for (size_t i = 0; i < sizeof leaves / sizeof leaves[0]; i++) {
             snprintf(path, sizeof path, "%s/%s", s->dir, leaves[i]);
             (void)unlink(path);
         }
@@ -163,8 +194,7 @@ void mv_sandbox_free(struct mv_sandbox *s)
     mv_sandbox_release(s);
 }
 
-/* The last line the guest's console or the VMM wrote: why a boot failed. */
-static void last_words(const char *dir, char *buf, size_t n)
+void mv_last_words(const char *dir, char *buf, size_t n)
 {
     char path[4200], text[2048];
     const char *leaves[] = { "vmm.log", "console.log" };
@@ -206,7 +236,7 @@ static void persist_undo(struct mv_prov *p, struct mv_sandbox *s)
 int mv_boot(struct mv_prov *p, const char *accel, uint64_t timeout_ms, uint64_t disk_bytes,
             const char *persist_id, const struct mv_boot_from *from, struct mv_sandbox **out)
 {
-    int restore = from && from->incoming_fd >= 0;
+    int restore = from && (from->incoming_fd >= 0 || from->snap_state);
     int64_t t0 = mv_now_ms();
     struct mv_sandbox *s = calloc(1, sizeof *s);
     char tmpl[4200], console[4300], log[4300], err[256];
@@ -221,8 +251,9 @@ int mv_boot(struct mv_prov *p, const char *accel, uint64_t timeout_ms, uint64_t 
     if (persist_id) {
         s->persistent = 1;
         snprintf(s->id, sizeof s->id, "%s", persist_id);
+        /* A VMM with a connect op (Firecracker) makes the channel itself. */
         if (mv_persist_dir(p, persist_id, 1, tmpl, sizeof tmpl) || !(s->dir = strdup(tmpl)) ||
-            (sv[1] = mv_persist_listen(s->dir)) < 0) {
+            (!p->vmm->connect && (sv[1] = mv_persist_listen(s->dir)) < 0)) {
             rc = p->host->set_error(p->h, SBX_E_IO, "microvm: the sandbox's directory %s: %s",
                                     tmpl, strerror(errno));
             goto fail;
@@ -236,7 +267,8 @@ int mv_boot(struct mv_prov *p, const char *accel, uint64_t timeout_ms, uint64_t 
     }
     snprintf(console, sizeof console, "%s/console.log", s->dir);
     snprintf(log, sizeof log, "%s/vmm.log", s->dir);
-    if (!persist_id && socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
+    /* A VMM with a connect op makes the channel itself (vsock). */
+    if (!persist_id && !p->vmm->connect && socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
         rc = p->host->set_error(p->h, SBX_E_IO, "microvm: socketpair: %s", strerror(errno));
         goto fail;
     }
@@ -246,16 +278,36 @@ int mv_boot(struct mv_prov *p, const char *accel, uint64_t timeout_ms, uint64_t 
         .disk_bytes = from ? from->cmdline_disk : disk_bytes, .chan_fd = sv[1],
         .detach = s->persistent, .name = s->persistent ? s->id : NULL,
         .qmp_fd = from ? from->qmp_fd : -1, .incoming_fd = restore ? from->incoming_fd : -1,
-        .tsc_khz = from ? from->tsc_khz : 0,
+        .tsc_khz = from ? from->tsc_khz : 0, .dir = s->dir, .rootfs = p->rootfs,
+        .snap_state = from ? from->snap_state : NULL, .snap_mem = from ? from->snap_mem : NULL,
     };
     if (p->vmm->start(&cfg, &s->pid, err, sizeof err) != 0) {
         s->pid = 0;
         rc = p->host->set_error(p->h, SBX_E_BACKEND, "microvm: starting %s: %s", p->binary, err);
         goto fail;
     }
-    close(sv[1]);
+    if (sv[1] >= 0)
+        close(sv[1]);
     sv[1] = -1;
-    if (s->persistent) {
+    if (p->vmm->connect) {
+        /* Its start time tells a persistent one from a later process with its pid. */
+        if (s->persistent && !(s->start_ticks = mv_proc_start(s->pid))) {
+            rc = p->host->set_error(p->h, SBX_E_BACKEND, "microvm: the VM (%s) stopped at once:"
+                                    " see %s/vmm.log", p->vmm->name, s->dir);
+            goto fail;
+        }
+        if (p->vmm->connect(&cfg, s->pid, mv_now_ms() + (int64_t)timeout_ms, &s->chan, err,
+                            sizeof err) != 0) {
+            if (!s->persistent) { /* persist_undo stops a persistent one */
+                mv_vmm_stop(s->pid);
+                s->pid = 0;
+            }
+            rc = p->host->set_error(p->h, SBX_E_BACKEND, "microvm: the VM (%s%s): %s",
+                                    p->vmm->name, restore ? ", restored from a snapshot" : "",
+                                    err);
+            goto fail;
+        }
+    } else if (s->persistent) {
         /* Its start time tells it from a later process with its pid. */
         s->start_ticks = mv_proc_start(s->pid);
         s->chan = mv_persist_connect(s->dir, mv_now_ms() + (int64_t)timeout_ms);
@@ -282,7 +334,7 @@ int mv_boot(struct mv_prov *p, const char *accel, uint64_t timeout_ms, uint64_t 
         else
             mv_vmm_stop(s->pid); /* flushes what it wrote */
         s->pid = 0;
-        last_words(s->dir, words, sizeof words);
+        mv_last_words(s->dir, words, sizeof words);
         rc = p->host->set_error(p->h, rc == SBX_E_TIMEOUT ? SBX_E_TIMEOUT : SBX_E_BACKEND,
                                 "microvm: the VM (%s, %s%s) %s: %s", s->accel, p->kernel,
                                 restore ? ", restored from a snapshot" : "",
@@ -345,6 +397,20 @@ static int say_unenforced(struct mv_prov *p, const struct mv_sandbox *s)
                                       "the guest kernel has no cgroup2 or tmpfs for them");
 }
 
+/* What vmm = firecracker cannot do, refused before anything starts. */
+static int fc_usable(struct mv_prov *p)
+{
+    char full[4200];
+
+    if (!mv_vmm_path(p->binary, full, sizeof full))
+        return p->host->set_error(p->h, SBX_E_CONFIG,
+                                  "microvm: vmm = firecracker: no firecracker program at %s (set"
+                                  " firecracker = /path/to/firecracker in providers.d/microvm.ini;"
+                                  " Debian does not package it, Firecracker's releases do)",
+                                  p->binary);
+    return p->rootfs ? readable(p, "rootfs", p->rootfs) : SBX_OK;
+}
+
 static int mv_create(void *prov, const sbx_create_spec_v1 *spec, void **sb, char id[SBX_ID_MAX])
 {
     struct mv_prov *p = prov;
@@ -361,12 +427,23 @@ static int mv_create(void *prov, const sbx_create_spec_v1 *spec, void **sb, char
         return rc;
     char new_id[SBX_ID_MAX];
     const char *persist = NULL;
+    if (p->vmm == &mv_vmm_firecracker && (rc = fc_usable(p)))
+        return rc;
     if (spec->persistent) {
         mv_persist_new_id(new_id);
         persist = new_id;
     }
-    const char *accel = mv_accel_choose(p, why, sizeof why);
-    if (!strcmp(accel, "probe")) {
+    const char *accel = p->vmm == &mv_vmm_firecracker ? "kvm" : mv_accel_choose(p, why, sizeof why);
+    if (p->vmm == &mv_vmm_firecracker) {
+        rc = p->snapshot ? mv_fc_snap_restore(p, spec->limits.disk_bytes, persist, &s)
+                         : SBX_E_NOTSUP;
+        if (rc != SBX_OK) {
+            if (p->snapshot)
+                p->host->log(p->h, SBX_LOG_INFO, "microvm: no VM from a snapshot; booting one");
+            rc = mv_boot(p, accel, p->boot_timeout_ms, spec->limits.disk_bytes, persist, NULL,
+                         &s);
+        }
+    } else if (!strcmp(accel, "probe")) {
         rc = mv_boot(p, "kvm", p->kvm_probe_ms, spec->limits.disk_bytes, persist, NULL, &s);
         mv_accel_record(p, rc == SBX_OK);
         if (rc != SBX_OK) {
@@ -484,9 +561,18 @@ static void mv_doctor(void *prov, sbx_doctor_cb_v1 cb, void *ud)
     char why[512], detail[700];
     const char *accel;
 
-    cb(ud, "qemu", mv_vmm_path(p->binary, detail, sizeof detail), p->binary);
+    cb(ud, p->vmm->name, mv_vmm_path(p->binary, detail, sizeof detail), p->binary);
     cb(ud, "kernel", access(p->kernel, R_OK) == 0, p->kernel);
     cb(ud, "initrd", access(p->initrd, R_OK) == 0, p->initrd);
+    if (p->vmm == &mv_vmm_firecracker) {
+        if (p->rootfs)
+            cb(ud, "rootfs", access(p->rootfs, R_OK) == 0, p->rootfs);
+        cb(ud, "accel", 1, "kvm (Firecracker runs on KVM only)");
+        mv_fc_snap_describe(p, detail, sizeof detail);
+        cb(ud, "snapshot", 1, detail);
+        cb(ud, "images", 1, "none: " MV_NO_IMAGES);
+        return;
+    }
     accel = mv_accel_choose(p, why, sizeof why);
     snprintf(detail, sizeof detail, "%s (%s)",
              strcmp(accel, "probe") ? accel : "KVM probed at the first create", why);

@@ -16,6 +16,7 @@ struct mv_prov {
     sbx_host_handle *h;
     const struct mv_vmm *vmm;
     char *binary, *kernel, *initrd;
+    char *rootfs;            /* firecracker only: a root drive, or NULL */
     char *accel;             /* setting: auto, kvm or tcg */
     uint64_t memory_mib;
     uint64_t boot_timeout_ms;
@@ -88,12 +89,20 @@ struct mv_boot_from {
     int incoming_fd;
     unsigned long tsc_khz;
     uint64_t cmdline_disk;
+    /* Firecracker: the snapshot's two files (NULL each: not this way). */
+    const char *snap_state;
+    const char *snap_mem;
 };
 
 /* microvm.c: boots one VM with @accel (or restores it, @from; NULL for a
  * cold boot) and waits for the agent's hello within @timeout_ms. */
 int mv_boot(struct mv_prov *p, const char *accel, uint64_t timeout_ms, uint64_t disk_bytes,
             const char *persist_id, const struct mv_boot_from *from, struct mv_sandbox **out);
+
+/* microvm.c: the last line the VMM (vmm.log) or else the guest's console
+ * (console.log) wrote in the VM's directory @dir, made printable: why a
+ * boot failed.  "" when neither wrote. */
+void mv_last_words(const char *dir, char *buf, size_t n);
 
 /* microvm.c: whether the VMM program @bin (a path, or a name looked up
  * on PATH) exists and is executable: 1 with its path in @full, else 0. */
@@ -114,6 +123,11 @@ void mv_snap_describe(struct mv_prov *p, const char *accel, char *buf, size_t n)
 void mv_sandbox_free(struct mv_sandbox *s);
 /* Frees @s, leaving its VM running. */
 void mv_sandbox_release(struct mv_sandbox *s);
+
+/* mv-fcsnap.c: the same for vmm = firecracker (snapshots by its API). */
+int mv_fc_snap_restore(struct mv_prov *p, uint64_t disk_bytes, const char *persist_id,
+                       struct mv_sandbox **out);
+void mv_fc_snap_describe(struct mv_prov *p, char *buf, size_t n);
 
 /* mv-persist.c: persistent sandboxes (see there). */
 int mv_id_ok(const char *id);

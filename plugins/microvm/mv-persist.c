@@ -221,7 +221,9 @@ static int is_our_vmm(pid_t pid, unsigned long long start, const char *name)
     for (size_t i = 0; i < len && !ok;) {
         const char *arg = buf + i;
         size_t al = strlen(arg);
-        if (!strcmp(arg, "-name") && i + al + 1 < len && !strcmp(arg + al + 1, name))
+        /* QEMU's -name, firecracker's --id */
+        if ((!strcmp(arg, "-name") || !strcmp(arg, "--id")) && i + al + 1 < len &&
+            !strcmp(arg + al + 1, name))
             ok = 1;
         i += al + 1;
     }
@@ -501,8 +503,9 @@ nomem:
 
 int mv_persist_remove(struct mv_prov *p, const char *dir)
 {
+    /* The last two are Firecracker's sockets. */
     static const char *const leaves[] = { MV_RECORD, MV_RECORD ".tmp", MV_SOCK, "console.log",
-                                          "vmm.log" };
+                                          "vmm.log", "api.sock", "vsock.sock" };
     int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 
     if (dfd < 0)
@@ -549,7 +552,20 @@ static int mv_persist_sync(struct mv_prov *p, struct mv_sandbox *s)
      * one's answer counts (the agent answers in order): a GET that
      * reached the guest before it saw this client connect is dropped
      * there with the old client's leftovers. */
-    if ((s->chan = mv_persist_connect(s->dir, deadline)) < 0)
+    if (p->vmm->connect) {
+        /* The VMM's own channel (Firecracker's vsock socket). */
+        char log[4300], err[512];
+        snprintf(log, sizeof log, "%s/vmm.log", s->dir);
+        struct mv_vm_config cfg = { .binary = p->binary, .dir = s->dir, .log = log,
+                                    .name = s->id, .chan_fd = -1, .qmp_fd = -1,
+                                    .incoming_fd = -1 };
+        if (p->vmm->connect(&cfg, s->pid, deadline, &s->chan, err, sizeof err) != 0) {
+            s->chan = -1;
+            return p->host->set_error(p->h, SBX_E_BACKEND,
+                                      "microvm: sandbox %s: connecting to its VM: %s", s->id,
+                                      err);
+        }
+    } else if ((s->chan = mv_persist_connect(s->dir, deadline)) < 0)
         return p->host->set_error(p->h, SBX_E_BACKEND,
                                   "microvm: sandbox %s: connecting to its VM at %s/" MV_SOCK
                                   ": %s", s->id, s->dir, strerror(errno));

@@ -38,6 +38,9 @@
 #define MV_CHUNK 65536u
 /* The name of the agent's virtio-serial port. */
 #define MV_PORT_NAME "org.polysandbox.agent"
+/* The agent's vsock port, where the VMM's channel is vsock (Firecracker:
+ * the kernel command line says sbx.vsock=PORT). */
+#define MV_VSOCK_PORT 52u
 
 enum mv_type {
     MV_T_HELLO = 1,  /* guest: u32 version, u32 limits it cannot enforce (SBX_LIMIT_BIT_*) */

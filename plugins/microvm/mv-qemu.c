@@ -135,27 +135,32 @@ static int qemu_start(const struct mv_vm_config *cfg, pid_t *pid, char *err, siz
         execvp(argv[0], (char *const *)argv);
         _exit(127);
     }
-    if (cfg->detach) {
-        pid_t vmm = 0;
-        int st = 0;
-        close(pp[1]);
-        ssize_t n;
-        while ((n = read(pp[0], &vmm, sizeof vmm)) < 0 && errno == EINTR)
-            ;
-        close(pp[0]);
-        while (waitpid(child, &st, 0) < 0 && errno == EINTR)
-            ;
-        if (n != (ssize_t)sizeof vmm || vmm <= 0) {
-            snprintf(err, errlen, "starting it in a session of its own failed");
-            return -1;
-        }
-        child = vmm;
-    }
+    if (cfg->detach && (child = mv_vmm_detached(child, pp, err, errlen)) < 0)
+        return -1;
     *pid = child;
     return 0;
 }
 
-const struct mv_vmm mv_vmm_qemu = { "qemu", qemu_start };
+pid_t mv_vmm_detached(pid_t middle, int pp[2], char *err, size_t errlen)
+{
+    pid_t vmm = 0;
+    int st = 0;
+    ssize_t n;
+
+    close(pp[1]);
+    while ((n = read(pp[0], &vmm, sizeof vmm)) < 0 && errno == EINTR)
+        ;
+    close(pp[0]);
+    while (waitpid(middle, &st, 0) < 0 && errno == EINTR)
+        ;
+    if (n != (ssize_t)sizeof vmm || vmm <= 0) {
+        snprintf(err, errlen, "starting it in a session of its own failed");
+        return -1;
+    }
+    return vmm;
+}
+
+const struct mv_vmm mv_vmm_qemu = { "qemu", qemu_start, NULL, NULL };
 
 void mv_vmm_stop(pid_t pid)
 {

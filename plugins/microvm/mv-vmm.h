@@ -1,9 +1,11 @@
 /* plugins/microvm/mv-vmm.h - the small VMM interface of the microvm provider
  *
- * A backend starts one VM from a kernel and an initrd with the agent's
- * channel on a socket it is handed, and stops it.  QEMU's microvm
- * machine (mv-qemu.c) is the only backend so far; Firecracker comes
- * behind the same interface (README).
+ * A backend starts one VM from a kernel and an initrd (or restores one
+ * from a snapshot), gives the host its end of the agent's channel,
+ * snapshots a running VM, and stops it.  QEMU's microvm machine
+ * (mv-qemu.c: the channel a socket it is handed, snapshots by QMP
+ * migration in mv-snap.c) and Firecracker (mv-fc.c: a REST API on a unix
+ * socket, the channel vsock, snapshots by the API) are the backends.
  */
 #ifndef POLYSANDBOX_MV_VMM_H
 #define POLYSANDBOX_MV_VMM_H
@@ -38,6 +40,14 @@ struct mv_vm_config {
     int qmp_fd;
     int incoming_fd;
     unsigned long tsc_khz;
+    /* Since Firecracker: the VM's own directory (its API socket and
+     * vsock socket are made there; the VMM runs in it), a root drive
+     * (NULL: none, the initrd is the root), and a snapshot to restore
+     * from instead of booting (NULL each: boot). */
+    const char *dir;
+    const char *rootfs;
+    const char *snap_state;
+    const char *snap_mem;
 };
 
 struct mv_vmm {
@@ -46,12 +56,30 @@ struct mv_vmm {
      * caller's (PR_SET_PDEATHSIG) unless @cfg->detach.  0, or -1 with
      * @err set. */
     int (*start)(const struct mv_vm_config *cfg, pid_t *pid, char *err, size_t errlen);
+    /* Since Firecracker; NULL when the channel is @cfg->chan_fd's peer.
+     * Connects to the agent of the VM @start made, retrying until it
+     * listens or @deadline_ms (CLOCK_MONOTONIC ms): 0 with *fd the
+     * host's end (transfer full), or -1 with @err set. */
+    int (*connect)(const struct mv_vm_config *cfg, pid_t pid, int64_t deadline_ms, int *fd,
+                   char *err, size_t errlen);
+    /* Since Firecracker; NULL where snapshots go another way (QEMU:
+     * mv-snap.c over QMP).  Saves the running VM whose directory is
+     * @dir to @state and @mem (the VM paused meanwhile, resumed after):
+     * 0, or -1 with @err set. */
+    int (*snapshot)(const char *dir, const char *state, const char *mem, char *err,
+                    size_t errlen);
 };
 
 extern const struct mv_vmm mv_vmm_qemu;
+extern const struct mv_vmm mv_vmm_firecracker;
 
 /* The host's TSC rate in kHz (/proc/cpuinfo's "cpu MHz"), or 0. */
 unsigned long mv_host_tsc_khz(void);
+
+/* The VMM's pid that the middle process @middle (a detached start: it
+ * forked the VMM in a session of its own and exited) wrote on the pipe
+ * @pp (both ends closed here), @middle reaped; or -1 with @err set. */
+pid_t mv_vmm_detached(pid_t middle, int pp[2], char *err, size_t errlen);
 
 /* Kills and reaps the VMM process @pid (SIGKILL: the guest has no state
  * worth keeping).  A detached VMM is no child of ours: mv-persist.c

@@ -5,7 +5,8 @@
 #
 # Writes OUTDIR/vmlinuz (the host's Debian cloud kernel, default the
 # newest /boot/vmlinuz-*-cloud-amd64) and OUTDIR/initrd.cpio: AGENT as
-# /init, the virtio modules it loads (/etc/sbx-modules), and python3 with
+# /init, the virtio modules it loads (/etc/sbx-modules; vsock's apart in
+# /etc/sbx-modules-vsock, loaded only under Firecracker), and python3 with
 # its standard library and shared libraries, copied from this host.  The
 # archive is reproducible (sorted, owned by root, every time 0).  OUTDIR/
 # stamp records what it was built from; when nothing changed, nothing is
@@ -68,6 +69,15 @@ done | awk '!seen[$0]++' | while read -r ko; do
     mkdir -p "usr${ko%/*}"
     cp -p "$ko" "usr$ko"
     echo "$ko" >> etc/sbx-modules
+done
+# vsock's, loaded only where the channel is vsock (sbx.vsock=PORT: Firecracker).
+: > etc/sbx-modules-vsock
+modprobe -S "$kver" --show-depends vmw_vsock_virtio_transport |
+sed -n 's/^insmod \([^ ]*\).*/\1/p' | awk '!seen[$0]++' | while read -r ko; do
+    grep -qx "$ko" etc/sbx-modules && continue
+    mkdir -p "usr${ko%/*}"
+    cp -p "$ko" "usr$ko"
+    echo "$ko" >> etc/sbx-modules-vsock
 done
 
 # python3, the libraries it links, and its standard library (less what no

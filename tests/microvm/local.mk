@@ -19,10 +19,13 @@ TESTS += tests/microvm/snapfail.sh
 # image.sh: --image and a template's image.microvm refused before any
 # VM starts, a template's plain image ignored (no QEMU needed).
 TESTS += tests/microvm/image.sh
+# firecracker.sh: vmm = firecracker against tests/fakes/firecracker.py
+# (no Firecracker, QEMU or KVM needed).
+TESTS += tests/microvm/firecracker.sh
 endif
 dist_check_SCRIPTS += tests/microvm/run.sh tests/microvm/image.sh tests/microvm/persist.sh \
-	tests/microvm/snapshot.sh tests/microvm/snapfail.sh
-EXTRA_DIST += tests/microvm/guest.sh tests/microvm/fakevmm.sh
+	tests/microvm/snapshot.sh tests/microvm/snapfail.sh tests/microvm/firecracker.sh
+EXTRA_DIST += tests/microvm/guest.sh tests/microvm/fakevmm.sh tests/fakes/firecracker.py
 # The guest image, where run.sh had to keep it in the build tree.
 clean-local: clean-microvm
 clean-microvm:

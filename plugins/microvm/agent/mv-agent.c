@@ -14,6 +14,13 @@
  * persistent sandbox's client went away (its process released it), and
  * the agent waits for the next one; a command running then is killed
  * and what it would have sent is dropped (nobody is there to read it).
+ *
+ * Where the kernel's command line says sbx.vsock=PORT (Firecracker, whose
+ * agent channel is vsock), the channel is a vsock connection instead:
+ * the agent listens on PORT and takes one host connection at a time; a
+ * reset one (a VM restored from a snapshot: Firecracker closes every
+ * vsock connection, its listeners stay) is a client gone like a closed
+ * port.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -28,10 +35,12 @@
 #include <string.h>
 #include <grp.h>
 #include <linux/random.h>
+#include <linux/vm_sockets.h>
 #include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/reboot.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -53,6 +62,16 @@ static int chan = -1;
 /* The host closed its end; frames are dropped until a client is back. */
 static int host_gone;
 static unsigned unenforced;
+/* The vsock listener when the channel is vsock (sbx.vsock=PORT), else -1. */
+static int vsock_fd = -1;
+
+/* Whether the failed read or write (errno) means the host went away,
+ * not a broken channel. */
+static int host_left(void)
+{
+    return errno == EPIPE || (vsock_fd >= 0 && (errno == ECONNRESET || errno == ENOTCONN ||
+                                                errno == ESHUTDOWN || errno == ETIMEDOUT));
+}
 
 static void logk(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void logk(const char *fmt, ...)
@@ -121,8 +140,13 @@ static void send_frame(uint8_t type, const void *data, size_t len)
     if (host_gone)
         return;
     mv_hdr_put(h, type, (uint32_t)len);
-    if (write_all(chan, h, sizeof h) || (len && write_all(chan, data, len)))
+    if (write_all(chan, h, sizeof h) || (len && write_all(chan, data, len))) {
+        if (vsock_fd >= 0 && host_left()) {
+            host_gone = 1; /* a vsock client went away: the next one is accepted */
+            return;
+        }
         die("writing to the host");
+    }
 }
 
 static void send_error(uint32_t code, const char *fmt, ...)
@@ -192,9 +216,9 @@ static unsigned long long cmdline_num(const char *key, unsigned long long dflt)
     return dflt;
 }
 
-static void load_modules(void)
+static void load_modules(const char *list)
 {
-    FILE *f = fopen("/etc/sbx-modules", "re");
+    FILE *f = fopen(list, "re");
     char line[512];
 
     if (!f)
@@ -235,6 +259,17 @@ static void setup_mounts(void)
  * sent and we did not read yet is dropped meanwhile. */
 static void wait_host(void)
 {
+    if (vsock_fd >= 0) {
+        int fd;
+        if (chan >= 0)
+            close(chan);
+        while ((fd = accept4(vsock_fd, NULL, NULL, SOCK_CLOEXEC)) < 0)
+            if (errno != EINTR && errno != ECONNABORTED)
+                die("accepting a vsock connection");
+        chan = fd;
+        host_gone = 0;
+        return;
+    }
     for (;;) {
         struct pollfd pfd = { chan, POLLIN, 0 };
         if (poll(&pfd, 1, 0) >= 0 && !(pfd.revents & POLLHUP))
@@ -248,6 +283,20 @@ static void wait_host(void)
         nanosleep(&ts, NULL);
     }
     host_gone = 0;
+}
+
+/* Listens on vsock @port and returns the first host connection. */
+static int open_vsock(unsigned port)
+{
+    struct sockaddr_vm sa = { .svm_family = AF_VSOCK, .svm_port = port,
+                              .svm_cid = VMADDR_CID_ANY };
+
+    vsock_fd = socket(AF_VSOCK, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (vsock_fd < 0 || bind(vsock_fd, (struct sockaddr *)&sa, sizeof sa) ||
+        listen(vsock_fd, 1))
+        die("listening on vsock");
+    wait_host();
+    return chan;
 }
 
 static int open_port(void)
@@ -725,9 +774,12 @@ int main(void)
     if (getpid() != 1)
         return 2;
     setup_mounts();
-    load_modules();
+    load_modules("/etc/sbx-modules");
     signal(SIGPIPE, SIG_IGN);
-    chan = open_port();
+    unsigned long long port = cmdline_num("sbx.vsock", 0);
+    if (port)
+        load_modules("/etc/sbx-modules-vsock");
+    chan = port && port <= 0xffffffffu ? open_vsock((unsigned)port) : open_port();
     send_hello();
     for (;;) {
         struct mv_hdr hd;
@@ -737,7 +789,7 @@ int main(void)
         if (host_gone)
             wait_host();
         if (read_all(chan, h, sizeof h)) {
-            if (errno != EPIPE)
+            if (!host_left())
                 die("reading from the host");
             wait_host(); /* a persistent sandbox's client went away */
             continue;
@@ -750,7 +802,7 @@ int main(void)
         if (!p)
             die("out of memory");
         if (hd.len && read_all(chan, p, hd.len)) {
-            if (errno != EPIPE)
+            if (!host_left())
                 die("reading from the host");
             free(p); /* a half frame of a client that went away */
             wait_host();
