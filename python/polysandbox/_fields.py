@@ -7,10 +7,18 @@ from typing import Any
 
 from .errors import ServerError
 
+_MISSING = object()
+
 
 def field(obj: Any, what: str, name: str, kind: type, null: bool = False) -> Any:
     """obj[name], of type kind (or None when null), else ServerError
     naming what and the field."""
+    # The common case first (every field of every result goes through
+    # here): exactly the type asked for; bool is never taken for int.
+    if type(obj) is dict:
+        v = obj.get(name, _MISSING)
+        if type(v) is kind:
+            return v
     if not isinstance(obj, dict):
         raise ServerError(f"{what}: expected a JSON object, not {type(obj).__name__}")
     if name not in obj:
