@@ -36,10 +36,16 @@ import time
 import polysandbox as psb
 
 
+def bench_runs(runner, *args):
+    """bench-runs' output; its figures stay out of $BENCH_SAVE (run.sh's
+    own runs of it are the ones its summary reports)."""
+    env = {k: v for k, v in os.environ.items() if k != "BENCH_SAVE"}
+    return subprocess.run([runner, *args], capture_output=True, text=True, env=env)
+
+
 def c_round(runner, n, ballast=()):
     """The median one-run latency bench-runs reports, in ms."""
-    out = subprocess.run([runner, "-t", "1", "-n", str(n), *ballast], capture_output=True,
-                         text=True)
+    out = bench_runs(runner, "-t", "1", "-n", str(n), *ballast)
     m = re.search(r"median ([0-9.]+) ms", out.stdout)
     if out.returncode != 0 or not m:
         raise RuntimeError(f"bench-runs failed: {out.stdout}{out.stderr}")
@@ -48,8 +54,7 @@ def c_round(runner, n, ballast=()):
 
 def c_rate(runner, threads, n, ballast=()):
     """The runs per second bench-runs reports from threads threads."""
-    out = subprocess.run([runner, "-t", str(threads), "-n", str(n), *ballast],
-                         capture_output=True, text=True)
+    out = bench_runs(runner, "-t", str(threads), "-n", str(n), *ballast)
     m = re.search(r"= +([0-9.]+) runs/s", out.stdout)
     if out.returncode != 0 or not m:
         raise RuntimeError(f"bench-runs failed: {out.stdout}{out.stderr}")

@@ -180,6 +180,19 @@ if [ -x "$py" ]; then
 else
     echo "(the Python binding: $py is not installed, skipped)"
 fi
+# ---- 7b. the same with polysandbox-locald (daemon = auto, the default as root) ----
+# The daemon's prepared sandboxes run each exec: no copy of the calling
+# process per run, so python3's size (7's C caller as large as it) is
+# off the run's path.
+if [ -x "$py" ] && [ -x "$locald" ] && [ "$(id -u)" = 0 ]; then
+    echo "-- the same with polysandbox-locald (daemon = auto)"
+    POLYSANDBOX_LOCAL_DAEMON=auto POLYSANDBOX_LOCALD="$locald" \
+        PYTHONPATH="$top_srcdir/python" PYTHONDONTWRITEBYTECODE=1 \
+        POLYSANDBOX_LIBRARY="$top_builddir/core/.libs/libpolysandbox.so" \
+        "$py" "$bench/python.py" -n "${BENCH_PY_RUNS:-200}" --save "$BENCH_SAVE.locald" \
+        "$runner" "$psb" || status=1
+    locald_stop
+fi
 
 echo
 python3 "$bench/summary.py" "$BENCH_SAVE" "$BENCH_SAVE.locald"
