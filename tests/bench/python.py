@@ -36,29 +36,27 @@ import time
 import polysandbox as psb
 
 
-def bench_runs(runner, *args):
-    """bench-runs' output; its figures stay out of $BENCH_SAVE (run.sh's
-    own runs of it are the ones its summary reports)."""
+def bench_runs(runner, figure, threads, n, ballast=()):
+    """The figure (a pattern with one number) bench-runs prints for n
+    runs from threads threads; its figures stay out of $BENCH_SAVE
+    (run.sh's own runs of it are the ones its summary reports)."""
     env = {k: v for k, v in os.environ.items() if k != "BENCH_SAVE"}
-    return subprocess.run([runner, *args], capture_output=True, text=True, env=env)
+    out = subprocess.run([runner, "-t", str(threads), "-n", str(n), *ballast],
+                         capture_output=True, text=True, env=env)
+    m = re.search(figure, out.stdout)
+    if out.returncode != 0 or not m:
+        raise RuntimeError(f"bench-runs failed: {out.stdout}{out.stderr}")
+    return float(m.group(1))
 
 
 def c_round(runner, n, ballast=()):
     """The median one-run latency bench-runs reports, in ms."""
-    out = bench_runs(runner, "-t", "1", "-n", str(n), *ballast)
-    m = re.search(r"median ([0-9.]+) ms", out.stdout)
-    if out.returncode != 0 or not m:
-        raise RuntimeError(f"bench-runs failed: {out.stdout}{out.stderr}")
-    return float(m.group(1))
+    return bench_runs(runner, r"median ([0-9.]+) ms", 1, n, ballast)
 
 
 def c_rate(runner, threads, n, ballast=()):
     """The runs per second bench-runs reports from threads threads."""
-    out = bench_runs(runner, "-t", str(threads), "-n", str(n), *ballast)
-    m = re.search(r"= +([0-9.]+) runs/s", out.stdout)
-    if out.returncode != 0 or not m:
-        raise RuntimeError(f"bench-runs failed: {out.stdout}{out.stderr}")
-    return float(m.group(1))
+    return bench_runs(runner, r"= +([0-9.]+) runs/s", threads, n, ballast)
 
 
 def anon_mib():
