@@ -7,7 +7,13 @@ from typing import Any
 
 from .errors import ServerError
 
-_MISSING = object()
+
+class _Missing:
+    """The type of _MISSING: no kind asked for is it (object() would be
+    object, which a field of any type may ask for)."""
+
+
+_MISSING = _Missing()
 
 
 def field(obj: Any, what: str, name: str, kind: type, null: bool = False) -> Any:
