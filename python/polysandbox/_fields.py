@@ -8,9 +8,23 @@ from typing import Any
 from .errors import ServerError
 
 
+class _Missing:
+    """The type of _MISSING: no kind asked for is it (object() would be
+    object, which a field of any type may ask for)."""
+
+
+_MISSING = _Missing()
+
+
 def field(obj: Any, what: str, name: str, kind: type, null: bool = False) -> Any:
     """obj[name], of type kind (or None when null), else ServerError
     naming what and the field."""
+    # The common case first (every field of every result goes through
+    # here): exactly the type asked for; bool is never taken for int.
+    if type(obj) is dict:
+        v = obj.get(name, _MISSING)
+        if type(v) is kind:
+            return v
     if not isinstance(obj, dict):
         raise ServerError(f"{what}: expected a JSON object, not {type(obj).__name__}")
     if name not in obj:

@@ -1,13 +1,19 @@
 /* tests/bench/bench-runs.c - sustained one-shot runs through the library
  *
  * Usage: bench-runs [-t THREADS] [-n RUNS | -d SECONDS] [-w WARMUP]
- *                   [--leak | --inject-leak] [-- ARGV...]
+ *                   [-m MIB [-p PAGES]] [--leak | --inject-leak] [-- ARGV...]
  *
  * Calls sbx_run() (create + exec + destroy) RUNS times in all, shared by
  * THREADS threads on one context, or as many times as they do in SECONDS
  * (what a peer measured for a time is compared with), and prints runs
  * per second and the latency of one run.  No process is started per run but the sandbox's
  * own, so this is the provider's throughput, not the CLI's start-up.
+ *
+ * -m MIB: first maps and touches MIB of anonymous memory (python3 with
+ * the binding loaded holds about 16 MiB), and before each run writes to
+ * PAGES of its pages (an interpreter writes to its heap between calls):
+ * a caller as large as python3, to tell what a run costs because of the
+ * caller's size.
  *
  * --leak: after WARMUP runs, snapshots the process and the host (fds,
  * mounts, cgroups, sandbox directories, processes, RSS), runs RUNS more,
@@ -28,6 +34,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -56,6 +63,9 @@ struct bench {
     const char *save_as;    /* key part for BENCH_SAVE: "lib" or "lib.leak" */
     long rss_every;         /* sample RSS each this many runs (0: never) */
     long rss_kib[RSS_SAMPLES];
+    char *ballast;          /* -m: the caller's bulk */
+    size_t ballast_len;
+    long dirty_pages;
 };
 
 static uint64_t now_ns(void)
@@ -77,6 +87,28 @@ static long rss_now(void)
     return res < 0 ? -1 : res * (sysconf(_SC_PAGESIZE) / 1024);
 }
 
+/* -m: @mib of anonymous memory, touched (resident, as an interpreter's
+ * heap is). */
+static int ballast_map(struct bench *b, long mib)
+{
+    size_t len = (size_t)mib << 20;
+    char *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (m == MAP_FAILED)
+        return -1;
+    memset(m, 1, len);
+    b->ballast = m;
+    b->ballast_len = len;
+    return 0;
+}
+
+/* Writes to @pages pages of the ballast, spread over all of it. */
+static void ballast_dirty(struct bench *b, long pages)
+{
+    size_t total = b->ballast_len / 4096;
+    for (long k = 0; k < pages && total; k++)
+        b->ballast[(size_t)k * total / (size_t)pages * 4096]++;
+}
+
 static void fail_once(struct bench *b, long i, const char *what)
 {
     atomic_fetch_add(&b->failed, 1);
@@ -94,6 +126,8 @@ static void *worker(void *arg)
         if (i >= b->total)
             break;
         sbx_result *r = NULL;
+        if (b->dirty_pages)
+            ballast_dirty(b, b->dirty_pages);
         uint64_t t0 = now_ns();
         int rc = sbx_run(b->ctx, NULL, b->x, &r);
         b->lat_ns[i] = now_ns() - t0;
@@ -307,7 +341,7 @@ static int leak_report(struct bench *b, const struct bench_snap *s0, const struc
 int main(int argc, char **argv)
 {
     int threads = 1;
-    long runs = 1000, warm = 0, seconds = 0;
+    long runs = 1000, warm = 0, seconds = 0, mib = 0, dirty = 0;
     bool leak = false, inject = false;
     const char *def_argv[] = {"/bin/true", NULL};
     const char *const *cmd = def_argv;
@@ -320,6 +354,10 @@ int main(int argc, char **argv)
             seconds = parse_long(argv[++i], "-d", 1, 3600);
         else if (!strcmp(argv[i], "-w") && i + 1 < argc)
             warm = parse_long(argv[++i], "-w", 0, 100000000);
+        else if (!strcmp(argv[i], "-m") && i + 1 < argc)
+            mib = parse_long(argv[++i], "-m", 0, 65536);
+        else if (!strcmp(argv[i], "-p") && i + 1 < argc)
+            dirty = parse_long(argv[++i], "-p", 0, 16777216);
         else if (!strcmp(argv[i], "--leak"))
             leak = true;
         else if (!strcmp(argv[i], "--inject-leak"))
@@ -329,7 +367,8 @@ int main(int argc, char **argv)
             break;
         } else {
             fprintf(stderr, "usage: bench-runs [-t THREADS] [-n RUNS | -d SECONDS] "
-                            "[-w WARMUP] [--leak | --inject-leak] [-- ARGV...]\n");
+                            "[-w WARMUP] [-m MIB [-p PAGES]] [--leak | --inject-leak] "
+                            "[-- ARGV...]\n");
             return 2;
         }
     }
@@ -349,8 +388,13 @@ int main(int argc, char **argv)
 
     struct bench b;
     memset(&b, 0, sizeof b);
-    b.save_as = leak ? "lib.leak" : "lib";
+    b.save_as = leak ? "lib.leak" : mib ? "lib.ballast" : "lib";
+    b.dirty_pages = mib ? dirty : 0;
     int ret = 1;
+    if (mib && ballast_map(&b, mib) < 0) {
+        fprintf(stderr, "bench-runs: -m %ld: %s\n", mib, strerror(errno));
+        goto out;
+    }
     if (sbx_ctx_new(&b.ctx, NULL) != SBX_OK) {
         fprintf(stderr, "bench-runs: %s\n",
                 b.ctx ? sbx_error_message(sbx_ctx_last_error(b.ctx)) : "sbx_ctx_new failed");
@@ -361,7 +405,8 @@ int main(int argc, char **argv)
         goto out;
     }
     char label[64];
-    snprintf(label, sizeof label, "library, %d thread%s:", threads, threads > 1 ? "s" : "");
+    snprintf(label, sizeof label, "library, %d thread%s%s:", threads, threads > 1 ? "s" : "",
+             mib ? ", ballast" : "");
     if (!leak) {
         if ((ret = batch(&b, warm ? warm : 20, 0, threads, NULL)) == 0)
             ret = batch(&b, runs, seconds, threads, label);
@@ -392,6 +437,8 @@ int main(int argc, char **argv)
     if (inject)
         bench_inject_undo(&in);
 out:
+    if (b.ballast)
+        munmap(b.ballast, b.ballast_len);
     release(&b);
     sbx_exec_opts_free(b.x);
     sbx_ctx_free(b.ctx);
