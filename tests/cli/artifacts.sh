@@ -12,9 +12,10 @@
 # types and bytes, and names the others as left out with why;
 # run --artifacts DIR saves them, making the subdirectories, refuses to
 # overwrite them or to write through a link that DIR holds, and says
-# what was left out.  A provider without the files capability (nostream,
-# tests/cli/nostream.c) refuses such a template.  A second template
-# (mime.ini, artifacts = mime) checks the MIME table.
+# what was left out.  1200 files in two subdirectories show the cap of
+# 1000 entries is the whole tree's.  A provider without the files
+# capability (nostream, tests/cli/nostream.c) refuses such a template.
+# A second template (mime.ini, artifacts = mime) checks the MIME table.
 . "$top_srcdir/tests/cli/lib.sh"
 
 if [ ! -e "$top_builddir/plugins/local/.libs/local.so" ]; then
@@ -22,7 +23,7 @@ if [ ! -e "$top_builddir/plugins/local/.libs/local.so" ]; then
     exit 0
 fi
 
-plan 17
+plan 18
 
 cp -RL "$POLYSANDBOX_CONFIG_DIR" "$tmp/cfg" || exit 99
 chmod -R u+w "$tmp/cfg"
@@ -38,6 +39,8 @@ sed -e 's/^extensions = .art/extensions = .mime/' -e 's/^artifacts = outputs/art
     "$tmp/cfg/templates.d/art.ini" >"$tmp/cfg/templates.d/mime.ini" || exit 99
 sed -e 's/^extensions = .art/extensions = .total/' -e 's/^artifacts_max_file = 1K/artifacts_max_total = 20/' \
     "$tmp/cfg/templates.d/art.ini" >"$tmp/cfg/templates.d/total.ini" || exit 99
+sed -e 's/^extensions = .art/extensions = .many/' -e 's/^artifacts = outputs/artifacts = many/' \
+    "$tmp/cfg/templates.d/art.ini" >"$tmp/cfg/templates.d/many.ini" || exit 99
 POLYSANDBOX_CONFIG_DIR=$tmp/cfg
 export POLYSANDBOX_CONFIG_DIR
 
@@ -119,6 +122,20 @@ check "artifacts_max_total: the first file kept, the next that would pass it lef
 check "artifacts_max_total: one cap for the whole tree, a subdirectory's file left out too" \
     json_check '([o["reason"] for o in j["artifacts_left_out"] if o["path"] == "sub/inner.txt"] ==
                  ["over artifacts_max_total (20 bytes for all files)"])'
+
+# 1200 empty files in two subdirectories: 1000 entries of the tree are
+# looked at (the two directories and 998 files), not 1000 a directory.
+cat >"$tmp/prog.many" <<'SH'
+mkdir -p many/a many/b
+i=0; while [ $i -lt 600 ]; do : >many/a/$i; : >many/b/$i; i=$((i+1)); done
+SH
+cli run --json "$tmp/prog.many"
+check "1000 entries of the whole tree looked at, the rest left out as ..., said so" \
+    json_check '(len(j["artifacts"]) == 998 and
+                 {a["path"].split("/")[0] for a in j["artifacts"]} == {"a", "b"} and
+                 j["artifacts_left_out"] ==
+                 [{"path": "...", "size": 0,
+                   "reason": "more than 1000 entries: the rest were not looked at"}])'
 
 cli run --artifacts "$tmp/saved" "$tmp/prog.art"
 check "run --artifacts DIR: the files saved with their bytes, subdirectories made, nothing else" \
