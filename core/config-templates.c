@@ -177,7 +177,6 @@ static int apply_template(loader *ld, const char *section, const char *key,
         if (rc != SBX_OK)
             return core_cfg_err(ld, SBX_E_CONFIG, w, "bad zygote '%s': %s", value, why);
         core_strv_free(t->zygote);
-    core_strv_free(t->requires);
         t->zygote = list;
         return SBX_OK;
     }
@@ -332,6 +331,7 @@ static void template_drop(void *e)
     core_strv_free(t->compile);
     core_strv_free(t->run);
     core_strv_free(t->zygote);
+    core_strv_free(t->requires);
     free(t->image);
     free(t->artifacts);
     kv_free(t->images, t->n_images);
