@@ -25,8 +25,7 @@ fi
 
 plan 18
 
-cp -RL "$POLYSANDBOX_CONFIG_DIR" "$tmp/cfg" || exit 99
-chmod -R u+w "$tmp/cfg"
+cfg_copy || exit 99
 cat >"$tmp/cfg/templates.d/art.ini" <<'INI' || exit 99
 [template]
 extensions = .art

@@ -21,8 +21,7 @@ plan 5
 
 # A copy of the configuration with python-data requiring a path that no
 # host has, as python-nope.
-cp -RL "$POLYSANDBOX_CONFIG_DIR" "$tmp/cfg" || exit 99
-chmod -R u+w "$tmp/cfg"
+cfg_copy || exit 99
 sed -e 's/^extensions = .pydata/extensions = .pynope/' \
     -e 's|^requires = .*|requires = /usr /polysandbox-no-such-dir/matplotlib|' \
     "$tmp/cfg/templates.d/python-data.ini" >"$tmp/cfg/templates.d/python-nope.ini" || exit 99
