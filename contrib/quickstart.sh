@@ -59,6 +59,9 @@ nodejs node-typescript r-base-core"
 # The test libraries MultiPL-E's Perl and Lua tests load (Test::Deep,
 # luaunit; tests/eval/multipl-e-langs.sh), about 150 KB together.
 PACKAGES="$PACKAGES libtest-deep-perl lua-unit"
+# The python-data template's libraries (etc/templates.d/python-data.ini;
+# tests/templates/python-data.sh draws a plot that comes back as a PNG).
+PACKAGES="$PACKAGES python3-numpy python3-pandas python3-matplotlib"
 
 # The microvm provider (tests/microvm): QEMU's microvm machine, the guest
 # kernel (Debian's cloud kernel, also its modules), and what

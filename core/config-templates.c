@@ -12,7 +12,7 @@
 
 #include "config-int.h"
 
-#define TEMPLATE_KEYS "extensions, source, compile, run, image, image.PROVIDER, zygote, artifacts, artifacts_max_file, artifacts_max_total"
+#define TEMPLATE_KEYS "extensions, source, compile, run, image, image.PROVIDER, zygote, requires, artifacts, artifacts_max_file, artifacts_max_total"
 
 static bool valid_env_name(const char *s)
 {
@@ -180,6 +180,23 @@ static int apply_template(loader *ld, const char *section, const char *key,
         t->zygote = list;
         return SBX_OK;
     }
+    if (strcmp(key, "requires") == 0) {
+        /* Host files the runtime needs besides its command (a library's
+         * directory): absolute paths, looked for as the file is loaded. */
+        int rc = split_argv(value, &list, &why);
+        if (rc == SBX_E_NOMEM)
+            return core_cfg_nomem(ld);
+        for (char **s = list; rc == SBX_OK && *s; s++)
+            if (**s != '/')
+                why = "each path must be absolute", rc = SBX_E_CONFIG;
+        if (rc != SBX_OK) {
+            core_strv_free(list);
+            return core_cfg_err(ld, SBX_E_CONFIG, w, "bad requires '%s': %s", value, why);
+        }
+        core_strv_free(t->requires);
+        t->requires = list;
+        return SBX_OK;
+    }
     if (strcmp(key, "image") == 0) {
         if (!*value)
             return core_cfg_err(ld, SBX_E_CONFIG, w, "image is empty");
@@ -274,6 +291,11 @@ static int finish_template(loader *ld)
         t->artifacts_max_total = CORE_ARTIFACTS_MAX_TOTAL;
     t->missing = !command_found(t->run[0]) ? t->run[0]
                : t->compile && !command_found(t->compile[0]) ? t->compile[0] : NULL;
+    for (char **s = t->requires; !t->missing && s && *s; s++)
+        if (access(*s, F_OK) != 0) {
+            t->missing = *s;
+            t->missing_required = true;
+        }
     return SBX_OK;
 }
 
@@ -309,6 +331,7 @@ static void template_drop(void *e)
     core_strv_free(t->compile);
     core_strv_free(t->run);
     core_strv_free(t->zygote);
+    core_strv_free(t->requires);
     free(t->image);
     free(t->artifacts);
     kv_free(t->images, t->n_images);

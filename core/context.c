@@ -370,8 +370,11 @@ bool sbx_template_usable(const sbx_ctx *ctx, const sbx_template *t, const char *
     }
     if (host_root) {
         if (tc->missing) {
-            snprintf(why, why_size, "%s is not on the host (looked in " CORE_TEMPLATE_PATH ")",
-                     tc->missing);
+            if (tc->missing_required)
+                snprintf(why, why_size, "%s is not on the host (requires)", tc->missing);
+            else
+                snprintf(why, why_size, "%s is not on the host (looked in "
+                         CORE_TEMPLATE_PATH ")", tc->missing);
             return false;
         }
         snprintf(why, why_size, "runs the host's %s", tc->compile ? tc->compile[0] : tc->run[0]);

@@ -196,8 +196,12 @@ typedef struct core_template_conf {
                                whose files come back with the result, or NULL */
     uint64_t artifacts_max_file;  /* per-file cap, bytes */
     uint64_t artifacts_max_total; /* cap on all of a run's artifacts, bytes */
+    char **requires;        /* NULL-terminated absolute paths the runtime needs on
+                               the host, or NULL */
     const char *missing;    /* its compiler or interpreter when not on the host (in
-                               compile or run), else NULL */
+                               compile or run), else the first of requires that
+                               is not, else NULL */
+    bool missing_required;  /* missing is one of requires */
 } core_template_conf;
 
 /* The image template @t names for provider @provider: its image.PROVIDER,

@@ -16,6 +16,7 @@ dist_templates_DATA = \
 	etc/templates.d/perl.ini \
 	etc/templates.d/php.ini \
 	etc/templates.d/python.ini \
+	etc/templates.d/python-data.ini \
 	etc/templates.d/r.ini \
 	etc/templates.d/ruby.ini \
 	etc/templates.d/rust.ini \

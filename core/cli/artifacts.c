@@ -1,16 +1,19 @@
 /* core/cli/artifacts.c - run --artifacts DIR: the result's artifacts saved
  * under DIR
  *
- * Every name is one path component (the core collects the top of the
- * template's artifacts directory only), checked again here; files are
- * created with O_EXCL | O_NOFOLLOW beneath DIR, so nothing is written
- * outside it and nothing that exists is overwritten.
+ * A name is a relative path of plain names ("plots/a.png"), checked again
+ * here: no empty, "." or ".." part, no control character.  Its
+ * directories are made (or opened) one at a time beneath DIR with
+ * O_NOFOLLOW, and the file created with O_EXCL | O_NOFOLLOW, so nothing
+ * is written outside DIR, even through a link that is already there, and
+ * nothing that exists is overwritten.
  */
 #include "config.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -19,21 +22,75 @@
 
 static bool name_ok(const char *s)
 {
-    return *s && !strchr(s, '/') && strcmp(s, ".") != 0 && strcmp(s, "..") != 0;
+    if (!*s || *s == '/')
+        return false;
+    for (const char *p = s; *p;) {
+        size_t n = strcspn(p, "/");
+        if (n == 0 || (n == 1 && p[0] == '.') || (n == 2 && p[0] == '.' && p[1] == '.'))
+            return false;
+        p += n;
+        if (*p && !*++p)
+            return false;   /* a trailing '/' */
+    }
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+        if (*p < 0x20 || *p == 0x7f)
+            return false;
+    return true;
+}
+
+/* The directory of @name's path beneath @dfd, made where missing, never
+ * through a link; *@base is set to its last name.  Returns a descriptor
+ * (close it) or -1 with errno set. */
+static int open_parent(int dfd, char *name, const char **base)
+{
+    int fd = dup(dfd);
+    char *p = name, *slash;
+
+    while (fd >= 0 && (slash = strchr(p, '/'))) {
+        int sub;
+        *slash = '\0';
+        if (mkdirat(fd, p, 0755) != 0 && errno != EEXIST)
+            sub = -1;
+        else
+            sub = openat(fd, p, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        *slash = '/';
+        int e = errno;
+        close(fd);
+        errno = e;
+        fd = sub;
+        p = slash + 1;
+    }
+    *base = p;
+    return fd;
 }
 
 static int save_one(int dfd, const char *dir, const char *name, const void *data, size_t len)
 {
-    int fd, e;
+    const char *base;
+    char *copy;
+    int fd, pfd, e;
 
     if (!name_ok(name)) {
-        cli_err("artifact '%s' not saved: its name is not a plain file name", name);
+        cli_err("artifact '%s' not saved: its name is not a relative path of plain names",
+                name);
         return -1;
     }
-    fd = openat(dfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (!(copy = strdup(name))) {
+        cli_err("artifact '%s' not saved: out of memory", name);
+        return -1;
+    }
+    pfd = open_parent(dfd, copy, &base);
+    fd = pfd < 0 ? -1 : openat(pfd, base, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                               0644);
+    e = errno;
+    free(copy);
+    if (pfd >= 0)
+        close(pfd);
     if (fd < 0) {
         cli_err("artifact '%s' not saved: %s/%s: %s", name, dir, name,
-                errno == EEXIST ? "it exists already (not overwritten)" : strerror(errno));
+                e == EEXIST ? "it exists already (not overwritten)"
+                : e == ENOTDIR || e == ELOOP ? "a directory of its path is not one "
+                  "(a link is not followed)" : strerror(e));
         return -1;
     }
     e = cli_write_all(fd, data, len);

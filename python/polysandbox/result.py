@@ -118,7 +118,8 @@ class Compile(_Text):
 @dataclass(frozen=True)
 class Artifact:
     """A file the run left in its template's artifacts directory
-    (Result.artifacts): path relative to that directory, size in bytes,
+    (Result.artifacts): path relative to that directory (its names joined
+    with "/" when it is in a subdirectory: "plots/a.png"), size in bytes,
     mime guessed from its first bytes, data its bytes.  Since 0.3."""
 
     path: str
@@ -127,23 +128,42 @@ class Artifact:
     data: bytes
 
     def save(self, directory: str) -> str:
-        """Write data to directory/path, refusing a name that is not a
-        plain file name and never overwriting a file; returns the path."""
+        """Write data to directory/path, making path's subdirectories
+        ("plots/a.png"); refuses a path that is not relative plain names
+        (no empty, "." or ".." part, no control character), never
+        follows a link (nothing is written outside directory) and never
+        overwrites a file.  Returns the path written."""
         import os
-        if not self.path or "/" in self.path or self.path in (".", ".."):
-            raise ValueError(f"artifact {self.path!r} is not a plain file name")
-        target = os.path.join(directory, self.path)
-        fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
-        with os.fdopen(fd, "wb") as f:
+        parts = self.path.split("/")
+        if (not self.path or any(p in ("", ".", "..") for p in parts)
+                or any(ord(c) < 0x20 or ord(c) == 0x7f for c in self.path)):
+            raise ValueError(f"artifact {self.path!r} is not a relative path of plain names")
+        fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            for part in parts[:-1]:
+                try:
+                    os.mkdir(part, 0o755, dir_fd=fd)
+                except FileExistsError:
+                    pass
+                sub = os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
+                os.close(fd)
+                fd = sub
+            out = os.open(parts[-1], os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW,
+                          0o644, dir_fd=fd)
+        finally:
+            os.close(fd)
+        with os.fdopen(out, "wb") as f:
             f.write(self.data)
-        return target
+        return os.path.join(directory, *parts)
 
 
 @dataclass(frozen=True)
 class LeftOut:
     """An entry of the artifacts directory that was not brought back
     (Result.artifacts_left_out), and why: a cap it is over (naming the
-    setting), a symbolic link (never followed), a directory.  Since 0.3."""
+    setting), a symbolic link (never followed), a directory more than 8
+    levels deep, a name that is not UTF-8 or holds a control character.
+    Since 0.3."""
 
     path: str
     size: int

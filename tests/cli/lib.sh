@@ -10,3 +10,7 @@ PS="$top_builddir/polysandbox"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/ps-cli-test.XXXXXX") || exit 99
 trap 'rm -rf "$tmp"' EXIT
 . "$top_srcdir/tests/lib/tap.sh"
+
+# cfg_copy: a writable copy of the test configuration in $tmp/cfg (links
+# followed), for a test that adds templates or providers of its own.
+cfg_copy() { cp -RL "$POLYSANDBOX_CONFIG_DIR" "$tmp/cfg" && chmod -R u+w "$tmp/cfg"; }

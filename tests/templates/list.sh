@@ -25,7 +25,8 @@ PS_CONF="--config-dir $conf"
 cli $PS_CONF templates --json
 check "templates --json: exit 0, every shipped template listed" eval 'is_rc 0 && json_check "
 sorted(t[\"name\"] for t in j) == sorted([\"bash\", \"c\", \"cpp\", \"go\", \"java\", \"lua\",
- \"node\", \"nosuch\", \"perl\", \"php\", \"python\", \"r\", \"ruby\", \"rust\", \"sh\",
+ \"node\", \"nosuch\", \"perl\", \"php\", \"python\", \"python-data\", \"r\", \"ruby\",
+ \"rust\", \"sh\",
  \"typescript\"])"'
 check "templates --json: compiled says which have a compile step" json_check '
 sorted(t["name"] for t in j if t["compiled"]) == ["c", "cpp", "go", "java", "rust", "typescript"]'

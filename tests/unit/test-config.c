@@ -860,6 +860,8 @@ static void test_templates(void)
           "unknown key 'command' in [template]", NULL, 4 },
         { "[template]\nextensions = .x\nrun = x\nimage =\n", "an empty image",
           "image is empty", NULL, 4 },
+        { "[template]\nextensions = .x\nrun = x\nrequires = /usr lib\n",
+          "a relative path in requires", "bad requires '/usr lib'", "absolute", 4 },
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         d = new_dir();
@@ -877,6 +879,21 @@ static void test_templates(void)
             snprintf(where, sizeof where, "%s/templates.d/t.ini: ", d);
         fails(d, NULL, bad[i].what, where, bad[i].a, bad[i].b);
     }
+
+    /* requires: host paths the runtime needs besides its command. */
+    d = new_dir();
+    put(d, "templates.d/has.ini", "[template]\nextensions = .a\nrun = /bin/sh main.a\n"
+        "requires = / /bin\n");
+    put(d, "templates.d/lacks.ini", "[template]\nextensions = .b\nrun = /bin/sh main.b\n"
+        "requires = /bin '/polysandbox no such dir'\n");
+    ok(load(d, NULL) == SBX_OK, "templates with requires load (%s)", msg());
+    t = tmpl("has");
+    ok(t && !t->missing && t->requires && strcmp(t->requires[1], "/bin") == 0,
+       "requires: every path on the host, the template is available");
+    t = tmpl("lacks");
+    ok(t && t->missing && t->missing_required &&
+       strcmp(t->missing, "/polysandbox no such dir") == 0,
+       "requires: a path not on the host makes it unavailable, and says which");
 
     d = new_dir();
     put(d, "templates.d/Py.ini", "[template]\nextensions = .py\nrun = x\n");
@@ -950,12 +967,12 @@ static void test_shipped(void)
     ok(rc == SBX_OK && limits_are_default() && !cfg.default_provider,
        "etc/ loads and its limits are the built-in ones (%s)", msg());
     static const char *const langs[] = { "bash", "c", "cpp", "go", "java", "lua", "node", "perl",
-                                         "php", "python", "r", "ruby", "rust", "sh",
-                                         "typescript", NULL };
+                                         "php", "python", "python-data", "r", "ruby", "rust",
+                                         "sh", "typescript", NULL };
     bool all = true;
     for (size_t i = 0; langs[i]; i++)
         all = all && tmpl(langs[i]);
-    ok(rc == SBX_OK && all && cfg.n_templates == 15, "etc/templates.d has the 15 templates");
+    ok(rc == SBX_OK && all && cfg.n_templates == 16, "etc/templates.d has the 16 templates");
     const core_template_conf *t = tmpl("python");
     ok(t && t->n_env == 2 && strcmp(t->source, "main.py") == 0 &&
        strcmp(t->run[0], "python3") == 0, "the python template");
@@ -963,12 +980,18 @@ static void test_shipped(void)
     ok(t && !t->missing, "the sh template is available");
     t = tmpl("c");
     ok(t && t->compile && strcmp(t->run[0], "./main") == 0, "the c template compiles");
+    t = tmpl("python-data");
+    ok(t && t->artifacts && strcmp(t->artifacts, "outputs") == 0 && t->requires &&
+       core_kv_value(t->env, t->n_env, "MPLBACKEND") &&
+       strcmp(core_kv_value(t->env, t->n_env, "MPLBACKEND"), "Agg") == 0 &&
+       core_kv_value(t->env, t->n_env, "MPLCONFIGDIR"),
+       "the python-data template: artifacts, requires, matplotlib's Agg and config dir");
 
     snprintf(path, sizeof path, "%s/tests/config", top);
     rc = load(path, NULL);
     const core_provider_conf *p = prov("local");
     ok(rc == SBX_OK && cfg.default_provider && strcmp(cfg.default_provider, "local") == 0 &&
-       limits_are_default() && p && p->enabled && p->file[0] == '/' && cfg.n_templates == 15,
+       limits_are_default() && p && p->enabled && p->file[0] == '/' && cfg.n_templates == 16,
        "tests/config loads: default local, local.ini, the templates (%s)", msg());
     /* What no sandbox may show (host->private_paths): the directory in
      * use and the built-in one, the state directories, every provider

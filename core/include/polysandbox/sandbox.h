@@ -853,9 +853,10 @@ SBX_API const void *sbx_result_compile_stderr(const sbx_result *r, size_t *len);
  * sbx_result_artifact_count:
  *
  * How many entries the artifacts directory of the run's template held
- * (artifacts in polysandbox.ini(5) TEMPLATES): the files brought back and
- * those left out, in the listing's order.  0 when the template declares
- * none or the program wrote none.  Since: 0.3
+ * (artifacts in polysandbox.ini(5) TEMPLATES), its subdirectories'
+ * included: the files brought back and those left out, in the listing's
+ * order (a subdirectory's entries where it is listed).  0 when the
+ * template declares none or the program wrote none.  Since: 0.3
  */
 SBX_API size_t sbx_result_artifact_count(const sbx_result *r);
 /**
@@ -870,11 +871,16 @@ SBX_API size_t sbx_result_artifact_count(const sbx_result *r);
  *   when left out
  * @left_out: (out) (optional) (transfer none): why it was not brought
  *   back (a cap it is over, naming the setting; a symbolic link, which is
- *   never followed; a directory; a read that failed), or NULL when it was
+ *   never followed; a directory more than 8 levels deep; a name that is
+ *   not UTF-8 or holds a control character; a read that failed), or NULL
+ *   when it was
  *
- * Returns its path relative to the artifacts directory (transfer none),
- * or NULL when @i is out of range (the outs are then NULL and 0).
- * Since: 0.3
+ * Returns its path relative to the artifacts directory (transfer none):
+ * its names below that directory joined with '/' ("plots/a.png"), each
+ * UTF-8 without control characters, never empty, "." or "..", at most 8
+ * of them; or NULL when @i is out of range (the outs are then NULL and
+ * 0).  A left-out entry's path may hold '?' for a control character, or
+ * "(a name that is not UTF-8)".  Since: 0.3
  */
 SBX_API const char *sbx_result_artifact(const sbx_result *r, size_t i, const void **data,
                                         size_t *len, const char **mime,

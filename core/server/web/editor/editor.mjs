@@ -28,6 +28,7 @@ import { shell } from "@codemirror/legacy-modes/mode/shell";
 // A template's name (etc/templates.d) to its language; others are plain text.
 const LANGUAGES = {
   python: python,
+  "python-data": python,
   javascript: javascript,
   node: javascript,
   typescript: () => javascript({ typescript: true }),
