@@ -1,0 +1,91 @@
+#!/bin/sh
+# tests/image/kit.sh - the conformance kit passes for the local provider
+# inside a pulled Debian image.  The image is the debootstrap root of
+# Debian bookworm with python3 that the docker tests build and cache
+# (docker_rootfs, tests/docker/lib.sh: once per machine, no Docker
+# needed), plus a layer with a marker; tests/image/push.py pushes it to
+# Debian's docker-registry on loopback, `polysandbox image pull` fetches
+# it, and a template names it as image.local.  The kit then runs with
+# --template, so every sandbox it makes runs in that root; its TAP lines
+# follow this test's own, renumbered.
+. "$top_srcdir/tests/cli/lib.sh"
+. "$top_srcdir/tests/docker/lib.sh"
+. "$top_srcdir/tests/image/lib.sh"
+
+unready() { image_unready "image kit" "$@"; }
+image_require "image kit"
+command -v docker-registry >/dev/null 2>&1 ||
+    unready "no docker-registry (apt-get install docker-registry)"
+command -v curl >/dev/null 2>&1 || unready "no curl"
+[ "$(uname -m)" = x86_64 ] || { echo "1..0 # SKIP image kit: the cached Debian root is amd64"; exit 0; }
+# Building the root needs debootstrap and root once; a cached one needs neither.
+docker_rootfs python3 python3 ||
+    unready "no cached Debian root and debootstrap could not build one (apt-get install debootstrap, as root)"
+
+cleanup() {
+    registry_stop_all
+    rm -rf "$tmp"
+}
+trap cleanup EXIT
+export POLYSANDBOX_STATE_DIR="$tmp/state"
+POLYSANDBOX_LOCAL_DAEMON=${POLYSANDBOX_LOCAL_DAEMON:-off}
+export POLYSANDBOX_LOCAL_DAEMON
+
+registry_start open "$tmp/reg"
+[ -n "${REGISTRY_open_PORT:-}" ] || { echo "Bail out! no registry"; exit 1; }
+R=127.0.0.1:$REGISTRY_open_PORT
+IMAGE=$R/polysandbox-test/debian:bookworm
+marker="marker-$$-$(date +%s%N)"
+ROOTFS_TAR=$DOCKER_ROOTFS MARKER=$marker python3 "$top_srcdir/tests/image/push.py" "$R" \
+    tarball polysandbox-test/debian bookworm >/dev/null 2>"$tmp/push.log" ||
+    { sed 's/^/# push: /' "$tmp/push.log"; echo "Bail out! could not push the Debian image"; exit 1; }
+
+conf=$tmp/conf
+mkdir -p "$conf/templates.d" "$conf/providers.d"
+cp "$top_srcdir/tests/config/polysandbox.ini" "$conf/"
+cp "$top_srcdir/tests/config/providers.d/local.ini" "$conf/providers.d/"
+cat >"$conf/templates.d/debian.ini" <<INI
+[template]
+extensions = .debsh
+run = /bin/sh main.debsh
+image.local = $IMAGE
+INI
+
+cli image pull -q "$IMAGE"
+check "the Debian image pulled from the registry on loopback" is_rc 0
+pulled=$tap_n
+
+echo 'cat /marker; . /etc/os-release; echo "$VERSION_CODENAME"; python3 -c "print(6 * 7)"' \
+    >"$tmp/probe.debsh"
+cli --config-dir "$conf" run -t 60s "$tmp/probe.debsh"
+check "the template's runs are in the image: its marker, bookworm and its python3" \
+    eval 'is_rc 0 && out_has "$marker" && out_has bookworm && out_has 42'
+
+# The kit, its numbers after ours; its plan line dropped (ours is at the end).
+if [ "$tap_n" -eq 2 ] && [ "$pulled" -eq 1 ]; then
+    "$top_builddir/polysandbox-conformance" --config-dir "$conf" --template debian local \
+        >"$tmp/kit.tap" 2>"$tmp/kit.err"
+    kit_rc=$?
+else
+    echo "# the image is not usable: the kit is not run" >"$tmp/kit.err"
+    kit_rc=1
+    : >"$tmp/kit.tap"
+fi
+awk -v base="$tap_n" '
+    /^1\.\.[0-9]+/ { next }
+    /^(not )?ok [0-9]+/ {
+        neg = ($1 == "not"); n = neg ? $3 : $2
+        sub(/^(not )?ok [0-9]+/, "")
+        # " - name [# SKIP why]" -> "ok N - kit: name [# SKIP why]"
+        print (neg ? "not ok " : "ok ") (base + n) " - kit:" substr($0, 3)
+        kits++; next
+    }
+    { print }
+    END { print "# kit tests: " kits+0 > "/dev/stderr" }' "$tmp/kit.tap" 2>"$tmp/kit.count"
+kit_n=$(sed -n 's/^# kit tests: //p' "$tmp/kit.count")
+tap_n=$((tap_n + kit_n))
+sed 's/^/# kit stderr: /' "$tmp/kit.err" | head -20
+check "the kit ran in the image and exited 0 (no test failed)" \
+    eval '[ "$kit_rc" -eq 0 ] && [ "$kit_n" -gt 0 ]'
+plan "$tap_n"
+done_testing
