@@ -70,31 +70,51 @@ cli --config-dir "$conf" run -t 60s "$tmp/probe.py"
 check "the python template's runs (its zygote's) are in the image too: its marker" \
     eval 'is_rc 0 && out_has "$marker"'
 
-# The kit, its numbers after ours; its plan line dropped (ours is at the end).
-if [ "$tap_failed" -eq 0 ] && [ "$pulled" -eq 1 ]; then
-    "$top_builddir/polysandbox-conformance" --config-dir "$conf" --template debian local \
-        >"$tmp/kit.tap" 2>"$tmp/kit.err"
-    kit_rc=$?
-else
-    echo "# the image is not usable: the kit is not run" >"$tmp/kit.err"
-    kit_rc=1
-    : >"$tmp/kit.tap"
+# kit LABEL: the kit in the image, its numbers after ours and its names
+# prefixed with LABEL; its plan line dropped (ours is at the end).
+usable=false
+[ "$tap_failed" -eq 0 ] && [ "$pulled" -eq 1 ] && usable=true
+kit() {
+    if $usable; then
+        "$top_builddir/polysandbox-conformance" --config-dir "$conf" --template debian local \
+            >"$tmp/kit.tap" 2>"$tmp/kit.err"
+        kit_rc=$?
+    else
+        echo "the image is not usable: the kit is not run" >"$tmp/kit.err"
+        kit_rc=1
+        : >"$tmp/kit.tap"
+    fi
+    awk -v base="$tap_n" -v label="$1" '
+        /^1\.\.[0-9]+/ { next }
+        /^(not )?ok [0-9]+/ {
+            neg = ($1 == "not"); n = neg ? $3 : $2
+            sub(/^(not )?ok [0-9]+/, "")
+            # " - name [# SKIP why]" -> "ok N - LABEL: name [# SKIP why]"
+            print (neg ? "not ok " : "ok ") (base + n) " - " label ":" substr($0, 3)
+            kits++; next
+        }
+        { print }
+        END { print "# kit tests: " kits+0 > "/dev/stderr" }' "$tmp/kit.tap" 2>"$tmp/kit.count"
+    kit_n=$(sed -n 's/^# kit tests: //p' "$tmp/kit.count")
+    tap_n=$((tap_n + kit_n))
+    sed 's/^/# kit stderr: /' "$tmp/kit.err" | head -20
+    check "$1: the kit ran in the image and exited 0 (no test failed)" \
+        eval '[ "$kit_rc" -eq 0 ] && [ "$kit_n" -gt 0 ]'
+}
+kit kit
+# The same through polysandbox-locald (the default path for root), as
+# tests/conformance/local-locald.t: strict, a state of its own.
+if [ "$(id -u)" = 0 ] && [ -x "$top_builddir/plugins/local/polysandbox-locald" ]; then
+    (
+        POLYSANDBOX_LOCAL_DAEMON=auto POLYSANDBOX_LOCALD_STRICT=1 POLYSANDBOX_LOCALD_IDLE=3
+        POLYSANDBOX_LOCALD="$top_builddir/plugins/local/polysandbox-locald"
+        export POLYSANDBOX_LOCAL_DAEMON POLYSANDBOX_LOCALD_STRICT POLYSANDBOX_LOCALD_IDLE \
+            POLYSANDBOX_LOCALD
+        kit kit-locald
+        echo "$tap_n $tap_failed" >"$tmp/locald.counts"
+    )
+    read -r tap_n tap_failed <"$tmp/locald.counts" ||
+        { echo "Bail out! the kit through polysandbox-locald did not finish"; exit 1; }
 fi
-awk -v base="$tap_n" '
-    /^1\.\.[0-9]+/ { next }
-    /^(not )?ok [0-9]+/ {
-        neg = ($1 == "not"); n = neg ? $3 : $2
-        sub(/^(not )?ok [0-9]+/, "")
-        # " - name [# SKIP why]" -> "ok N - kit: name [# SKIP why]"
-        print (neg ? "not ok " : "ok ") (base + n) " - kit:" substr($0, 3)
-        kits++; next
-    }
-    { print }
-    END { print "# kit tests: " kits+0 > "/dev/stderr" }' "$tmp/kit.tap" 2>"$tmp/kit.count"
-kit_n=$(sed -n 's/^# kit tests: //p' "$tmp/kit.count")
-tap_n=$((tap_n + kit_n))
-sed 's/^/# kit stderr: /' "$tmp/kit.err" | head -20
-check "the kit ran in the image and exited 0 (no test failed)" \
-    eval '[ "$kit_rc" -eq 0 ] && [ "$kit_n" -gt 0 ]'
 plan "$tap_n"
 done_testing
