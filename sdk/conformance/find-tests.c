@@ -257,6 +257,8 @@ static void *race_worker(void *p)
     a->rc = SBX_E_NOMEM;
     if (o != NULL && (a->k->provider == NULL ||
                       sbx_create_opts_set_provider(o, a->k->provider) == SBX_OK) &&
+        (a->k->template_name == NULL ||
+         sbx_create_opts_set_template(o, a->k->template_name) == SBX_OK) &&
         sbx_create_opts_add_label(o, "conformance", a->token) == SBX_OK)
         a->rc = sbx_sandbox_get_or_create(a->k->ctx, o, &a->sb, &a->created);
     sbx_create_opts_free(o);

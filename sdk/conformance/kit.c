@@ -45,6 +45,12 @@ sbx_create_opts *conf_copts(conf_kit *k, conf_case *c)
         sbx_create_opts_free(o);
         return NULL;
     }
+    if (k->template_name != NULL &&
+        !conf_set_ok(c, "sbx_create_opts_set_template",
+                     sbx_create_opts_set_template(o, k->template_name))) {
+        sbx_create_opts_free(o);
+        return NULL;
+    }
     return o;
 }
 

@@ -23,6 +23,9 @@
 typedef struct conf_kit {
     sbx_ctx *ctx;
     const char *provider;
+    /* The template every sandbox is created with (--template), or NULL:
+     * its image.PROVIDER puts the whole kit in that image's root. */
+    const char *template_name;
     uint64_t caps;
     bool verbose;
 } conf_kit;
@@ -49,8 +52,8 @@ extern const conf_test conf_zygote_tests[];
 
 /* ---- options ------------------------------------------------------------ */
 
-/* Create options naming the provider under test, or NULL (failure
- * recorded). */
+/* Create options naming the provider under test (and the --template),
+ * or NULL (failure recorded). */
 sbx_create_opts *conf_copts(conf_kit *k, conf_case *c);
 /* Exec options running @line with /bin/sh -c, or NULL (failure recorded). */
 sbx_exec_opts *conf_xshell(conf_case *c, const char *line);

@@ -36,6 +36,10 @@ static void usage(FILE *f)
             "system one)\n"
             "  -l, --list             list the tests and exit\n"
             "  -o, --only NAME[,NAME] run only these tests\n"
+            "  -T, --template NAME    create every sandbox with template "
+            "NAME\n"
+            "                         (its image.PROVIDER: the kit in that "
+            "image)\n"
             "  -t, --test-timeout S   stop the run when one test takes more "
             "than\n"
             "                         S seconds (default %d)\n"
@@ -249,17 +253,18 @@ int main(int argc, char **argv)
         {"config-dir", required_argument, NULL, 'c'},
         {"list", no_argument, NULL, 'l'},
         {"only", required_argument, NULL, 'o'},
+        {"template", required_argument, NULL, 'T'},
         {"test-timeout", required_argument, NULL, 't'},
         {"verbose", no_argument, NULL, 'v'},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0},
     };
-    const char *config_dir = NULL, *only = NULL;
+    const char *config_dir = NULL, *only = NULL, *template_name = NULL;
     bool list = false, verbose = false;
     unsigned test_timeout = DEFAULT_TEST_TIMEOUT;
     int opt;
-    while ((opt = getopt_long(argc, argv, "c:lo:t:vhV", longopts, NULL)) !=
+    while ((opt = getopt_long(argc, argv, "c:lo:T:t:vhV", longopts, NULL)) !=
            -1) {
         switch (opt) {
         case 't': {
@@ -278,6 +283,7 @@ int main(int argc, char **argv)
         case 'c': config_dir = optarg; break;
         case 'l': list = true; break;
         case 'o': only = optarg; break;
+        case 'T': template_name = optarg; break;
         case 'v': verbose = true; break;
         case 'h': usage(stdout); return 0;
         case 'V': printf("polysandbox-conformance %s\n", PACKAGE_VERSION);
@@ -309,7 +315,8 @@ int main(int argc, char **argv)
         return 0;
     }
 
-    conf_kit k = {.provider = argv[optind], .verbose = verbose};
+    conf_kit k = {.provider = argv[optind], .template_name = template_name,
+                  .verbose = verbose};
     int rc = sbx_ctx_new(&k.ctx, config_dir);
     if (rc != SBX_OK) {
         const sbx_error *e = k.ctx ? sbx_ctx_last_error(k.ctx) : NULL;
@@ -339,6 +346,14 @@ int main(int argc, char **argv)
         free(sel);
         return EXIT_USAGE;
     }
+    if (template_name != NULL &&
+        sbx_ctx_find_template(k.ctx, template_name) == NULL) {
+        fprintf(stderr, "polysandbox-conformance: --template: no template "
+                        "named '%s' in this configuration\n", template_name);
+        sbx_ctx_free(k.ctx);
+        free(sel);
+        return EXIT_USAGE;
+    }
     k.caps = sbx_provider_capabilities(p);
 
     char caps[512];
@@ -347,6 +362,8 @@ int main(int argc, char **argv)
     printf("# provider %s %s (%s)\n# capabilities: %s\n", k.provider,
            sbx_provider_version(p) ? sbx_provider_version(p) : "?",
            sbx_provider_path(p) ? sbx_provider_path(p) : "?", caps);
+    if (template_name != NULL)
+        printf("# template: %s\n", template_name);
     fflush(stdout);
 
     watchdog wd;

@@ -88,3 +88,12 @@ bench-web: all
 bench: bench-web
 .PHONY: bench-web
 EXTRA_DIST += tests/bench/web.sh tests/bench/web.mjs
+
+# The local provider in a pulled Debian image: a run against the host's
+# root and against docker run, and the pull against docker pull
+# (tests/bench/image.sh).
+bench-image: all
+	top_builddir=$(abs_top_builddir) top_srcdir=$(abs_top_srcdir) $(SHELL) $(top_srcdir)/tests/bench/image.sh
+bench: bench-image
+.PHONY: bench-image
+EXTRA_DIST += tests/bench/image.sh

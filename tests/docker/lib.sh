@@ -81,34 +81,47 @@ docker_mirror() {
     echo "${m:-http://deb.debian.org/debian}"
 }
 
+# docker_rootfs NAME PACKAGES: sets DOCKER_ROOTFS to the tarball of a
+# debootstrap (minbase) root of Debian bookworm with the Debian PACKAGES
+# (comma-separated), $DOCKER_CACHE/rootfs-bookworm-NAME.tar, built once per
+# machine (no Docker needed: tests/image/kit.sh pushes it to a registry).
+# Returns 1 after saying why on stderr when it cannot be built.
+docker_rootfs() {
+    DOCKER_ROOTFS=$DOCKER_CACHE/rootfs-bookworm-$1.tar
+    [ -s "$DOCKER_ROOTFS" ] && return 0
+    mkdir -p "$DOCKER_CACHE" || { echo "# docker: cannot create $DOCKER_CACHE" >&2; return 1; }
+    (
+        flock -w 1200 9 || { echo "# docker: image lock not taken in 20 min" >&2; exit 1; }
+        tarball=$DOCKER_ROOTFS
+        [ -s "$tarball" ] && exit 0
+        command -v debootstrap >/dev/null 2>&1 ||
+            { echo "# docker: no debootstrap (apt-get install debootstrap)" >&2; exit 1; }
+        root=$DOCKER_CACHE/rootfs.tmp
+        rm -rf "$root"
+        mirror=$(docker_mirror)
+        echo "# docker: building $tarball with debootstrap from $mirror (once per machine)" >&2
+        debootstrap --variant=minbase --include="$2" bookworm "$root" "$mirror" \
+            >"$DOCKER_CACHE/debootstrap.log" 2>&1 ||
+            { tail -n 20 "$DOCKER_CACHE/debootstrap.log" | sed 's/^/# debootstrap: /' >&2; exit 1; }
+        # What a container needs no copy of.
+        rm -rf "$root"/var/cache/apt/archives/*.deb "$root"/var/lib/apt/lists/*
+        mkdir -p "$root/work"
+        tar -C "$root" --numeric-owner -cf "$tarball.tmp" . && mv "$tarball.tmp" "$tarball" || exit 1
+        rm -rf "$root"
+    ) 9>"$DOCKER_CACHE/image.lock"
+}
+
 # docker_build_image [IMAGE PACKAGES NAME]: the test image (by default
 # $DOCKER_TEST_IMAGE: python3), or IMAGE with the Debian PACKAGES
-# (comma-separated), its tarball cached as rootfs-bookworm-NAME.tar.
+# (comma-separated), imported from docker_rootfs NAME PACKAGES.
 docker_build_image() {
     image=${1:-$DOCKER_TEST_IMAGE} pkgs=${2:-python3} name=${3:-python3}
     "$DOCKER" image inspect "$image" >/dev/null 2>&1 && return 0
-    mkdir -p "$DOCKER_CACHE" || { docker_unready "cannot create $DOCKER_CACHE"; return; }
+    docker_rootfs "$name" "$pkgs" || { docker_unready "could not build the test image $image"; return; }
     (
         flock -w 1200 9 || { echo "# docker: image lock not taken in 20 min" >&2; exit 1; }
         "$DOCKER" image inspect "$image" >/dev/null 2>&1 && exit 0
-        tarball=$DOCKER_CACHE/rootfs-bookworm-$name.tar
-        if [ ! -s "$tarball" ]; then
-            command -v debootstrap >/dev/null 2>&1 ||
-                { echo "# docker: no debootstrap (apt-get install debootstrap)" >&2; exit 1; }
-            root=$DOCKER_CACHE/rootfs.tmp
-            rm -rf "$root"
-            mirror=$(docker_mirror)
-            echo "# docker: building $image with debootstrap from $mirror (once per machine)" >&2
-            debootstrap --variant=minbase --include="$pkgs" bookworm "$root" "$mirror" \
-                >"$DOCKER_CACHE/debootstrap.log" 2>&1 ||
-                { tail -n 20 "$DOCKER_CACHE/debootstrap.log" | sed 's/^/# debootstrap: /' >&2; exit 1; }
-            # What a container needs no copy of.
-            rm -rf "$root"/var/cache/apt/archives/*.deb "$root"/var/lib/apt/lists/*
-            mkdir -p "$root/work"
-            tar -C "$root" --numeric-owner -cf "$tarball.tmp" . && mv "$tarball.tmp" "$tarball" || exit 1
-            rm -rf "$root"
-        fi
-        "$DOCKER" import "$tarball" "$image" >/dev/null
+        "$DOCKER" import "$DOCKER_ROOTFS" "$image" >/dev/null
     ) 9>"$DOCKER_CACHE/image.lock" ||
         { docker_unready "could not build the test image $image"; return; }
 }

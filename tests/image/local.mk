@@ -24,3 +24,11 @@ check_SCRIPTS += tests/image/imgcat
 TESTS += tests/image/run.sh
 endif
 dist_check_SCRIPTS += tests/image/run.sh
+
+# tests/image/kit.sh: the conformance kit for the local provider inside a
+# pulled Debian image (the docker tests' cached debootstrap root, pushed to
+# a registry on loopback by push.py).
+if BUILD_PROVIDER_LOCAL
+TESTS += tests/image/kit.sh
+endif
+dist_check_SCRIPTS += tests/image/kit.sh

@@ -16,7 +16,9 @@
 # file through it), hardout (a hard link through that link to a file
 # outside), unique (one gzip layer of a fresh random file), rootfs (the
 # program $IMGCAT as bin/imgcat, etc/os-release and marker holding
-# $MARKER: a root a sandbox can run in).
+# $MARKER: a root a sandbox can run in), tarball (the tar file
+# $ROOTFS_TAR as it is, gzip'd when its name ends in .gz, then a layer
+# with marker holding $MARKER: tests/image/kit.sh's Debian root).
 import gzip
 import hashlib
 import io
@@ -96,6 +98,7 @@ LAYERS = {
     "hardout": [[("out", "link", os.environ.get("OUTSIDE", "/tmp")),
                  ("h", "hard", "out/secret")]],
     "unique": [[("unique.txt", "file", os.urandom(16).hex() + "\n")]],
+    "tarball": [[("marker", "file", os.environ.get("MARKER", "marker") + "\n")]],
 }
 if os.environ.get("IMGCAT"):
     LAYERS["rootfs"] = [[("bin", "dir"), ("bin/imgcat", "copy", os.environ["IMGCAT"]),
@@ -106,8 +109,24 @@ MT_TAR = "application/vnd.docker.image.rootfs.diff.tar"
 MT_GZ = "application/vnd.docker.image.rootfs.diff.tar.gzip"
 
 
+def tarball_layer(repo):
+    """The layer of kind tarball: $ROOTFS_TAR's bytes, and its diff id."""
+    path = os.environ["ROOTFS_TAR"]
+    with open(path, "rb") as f:
+        data = f.read()
+    gz = path.endswith(".gz")
+    raw = gzip.decompress(data) if gz else data
+    d = blob(repo, data)
+    d["mediaType"] = MT_GZ if gz else MT_TAR
+    return d, "sha256:" + hashlib.sha256(raw).hexdigest()
+
+
 def push_image(repo, tag, kind, arch="amd64"):
     layers, diff_ids = [], []
+    if kind == "tarball":
+        d, diff_id = tarball_layer(repo)
+        layers.append(d)
+        diff_ids.append(diff_id)
     for i, entries in enumerate(LAYERS[kind]):
         raw = tar(entries)
         diff_ids.append("sha256:" + hashlib.sha256(raw).hexdigest())
