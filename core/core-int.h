@@ -197,6 +197,18 @@ typedef struct core_template_conf {
                                compile or run), else NULL */
 } core_template_conf;
 
+/* Whether the build cache @tc's GOENV names was warmed by another go
+ * than the host's (its stamp, DIR/version, against `go env GOVERSION`):
+ * then @why (optional) says so and how to rebuild it
+ * (core/template-cache.c). */
+bool core_template_cache_stale(const core_template_conf *tc, char *why, size_t why_size);
+/* Add @t's environment to @env (a core_kvlist), with GOENV=off in place
+ * of a stale cache's on a provider @p that runs the host's go; says so
+ * on stderr once per process.  SBX_E_NOMEM (not set). */
+struct core_kvlist;
+int core_template_env_add(const struct sbx_provider *p, const core_template_conf *t,
+                          struct core_kvlist *env);
+
 /* The image template @t names for provider @provider: its image.PROVIDER,
  * else (on a provider that does not run on the host's root) its image;
  * NULL when none.  *@named (may be NULL) tells whether it is the
