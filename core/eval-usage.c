@@ -146,16 +146,17 @@ int core_eval_usage_build(const sbx_ctx *ctx, sbx_eval_record *const *records, s
         struct gather *at;
         if (!r || r->attempts == 0)     /* nothing ran: nothing used */
             continue;
-        if (!(at = gather_of(g, &ng, r->provider ? r->provider : "", n)))
-            goto out;
-        add(at, r);
-        add(&total, r);
+        /* its attempts first: providers are listed in the order tried */
         for (size_t a = 0; a < r->n_tries; a++) {
             if (!(at = gather_of(g, &ng, r->tries[a].provider, n)))
                 goto out;
             add_attempt(at, &r->tries[a]);
             add_attempt(&total, &r->tries[a]);
         }
+        if (!(at = gather_of(g, &ng, r->provider ? r->provider : "", n)))
+            goto out;
+        add(at, r);
+        add(&total, r);
     }
     if (!(*uses = calloc(ng + 1, sizeof **uses)))
         goto out;

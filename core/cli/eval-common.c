@@ -344,8 +344,12 @@ static void print_use(FILE *f, const char *name, const sbx_eval_usage *u)
     fprintf(f, ", %s in sandboxes)\n", total);
     if (!u->priced)
         return;
-    fprintf(f, "cost:       %s: %.6g %s, %.6g per sample", name, u->cost_total, u->currency,
-            u->cost_per_sample);
+    fprintf(f, "cost:       %s: %.6g %s", name, u->cost_total, u->currency);
+    if (!u->samples) {      /* failed attempts alone: paid for, nothing graded */
+        fputs(", no sample graded there\n", f);
+        return;
+    }
+    fprintf(f, ", %.6g per sample", u->cost_per_sample);
     if (u->cost_per_pass >= 0)
         fprintf(f, ", %.6g per passing sample\n", u->cost_per_pass);
     else

@@ -78,7 +78,7 @@ cli -o provider.evalfail.price_per_second=1 -o provider.evalfail.price_per_sandb
 check "resumed, the text summary: each provider's sandboxes, errors, time and cost" \
     eval 'is_rc 0 && grep -q "^usage:      evalfail: CPU not measured (0 samples, 6 sandboxes, 6 sandbox errors, [0-9.]* [ms]* in sandboxes)" "$tmp/out" &&
           grep -q "^usage:      local: .*(3 samples, 3 sandboxes, [0-9.]* [ms]* in sandboxes)" "$tmp/out" &&
-          grep -q "^cost:       evalfail: [0-9.]* USD" "$tmp/out" && grep -q "^cost:       local: " "$tmp/out"'
+          grep -q "^cost:       evalfail: [0-9.e-]* USD, no sample graded there$" "$tmp/out" && grep -q "^cost:       local: " "$tmp/out"'
 
 cp "$tmp/r.jsonl" "$tmp/s.jsonl"
 cli -o provider.evalfail.price_per_second=1 -o provider.evalfail.price_per_sandbox=0.5 \
@@ -86,7 +86,8 @@ cli -o provider.evalfail.price_per_second=1 -o provider.evalfail.price_per_sandb
 check "Markdown: a table of attempts per provider, with each one's errors and cost" \
     eval 'is_rc 0 && grep -q "^## Attempts per provider" "$tmp/cmp.md" &&
           grep -q "^| local | evalfail | 0 | 6 | 6 | [0-9.]* m*s | [0-9.e-]* USD |" "$tmp/cmp.md" &&
-          grep -q "^| local | local | 3 | 3 | 0 | [0-9.]* m*s | n/a |" "$tmp/cmp.md"'
+          grep -q "^| local | local | 3 | 3 | 0 | [0-9.]* m*s | n/a |" "$tmp/cmp.md" &&
+          [ "$(grep -c "^| local#2 | " "$tmp/cmp.md")" = 2 ]'
 check "HTML: the same table" \
     grep -q "<td class=\"l\">local</td><td>evalfail</td><td>0</td><td>6</td><td>6</td>" \
     "$tmp/cmp.html"
