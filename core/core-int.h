@@ -197,6 +197,21 @@ typedef struct core_template_conf {
                                compile or run), else NULL */
 } core_template_conf;
 
+/* The fallback trail (core/fallback-trail.c): each provider a create of
+ * this thread failed on before it moved down the chain, with the time
+ * spent there and why.  sandbox_create adds a step for each provider
+ * that has a next; a reader resets it before its create. */
+#define CORE_TRAIL_MAX 8
+typedef struct core_trail_step {
+    char provider[64];
+    char message[256];
+    uint64_t ns;
+} core_trail_step;
+void core_trail_reset(void);
+void core_trail_add(const char *provider, uint64_t ns, const char *msg);
+size_t core_trail_count(void);
+const core_trail_step *core_trail_get(size_t i);
+
 /* Whether the build cache @tc's GOENV names was warmed by another go
  * than the host's (its stamp, DIR/version, against `go env GOVERSION`):
  * then @why (optional) says so and how to rebuild it

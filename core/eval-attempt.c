@@ -51,6 +51,19 @@ int core_eval_attempt_add(sbx_eval_record *rec, uint64_t ns)
     bool failed = rec->verdict == SBX_VERDICT_SANDBOX_ERROR;
 
     rec->attempts_ns += ns;
+    /* the providers its create left behind down the [core] fallback
+     * chain: an attempt each, their time taken out of this one's */
+    for (size_t i = 0; i < core_trail_count(); i++) {
+        const core_trail_step *st = core_trail_get(i);
+        uint64_t spent = st->ns < ns ? st->ns : ns;
+        if (push(rec, st->provider, SBX_VERDICT_SANDBOX_ERROR, st->message, spent) != SBX_OK)
+            return core_error_set(SBX_E_NOMEM, NULL, "out of memory");
+        rec->attempts++;
+        ns -= spent;
+        /* nor is it the latency of the sandbox that ran the code */
+        rec->time_ns -= st->ns < rec->time_ns ? st->ns : rec->time_ns;
+    }
+    core_trail_reset();
     if (push(rec, rec->provider, rec->verdict, failed ? rec->reason : NULL, ns) != SBX_OK)
         return core_error_set(SBX_E_NOMEM, NULL, "out of memory");
     return SBX_OK;

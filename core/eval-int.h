@@ -277,7 +277,9 @@ static inline int core_eval_note_sandbox_error(sbx_eval_record *rec, const char 
 
 /* Log the attempt that has just ended, @ns long: its provider, verdict
  * and (a sandbox error's) reason are @rec's own now.  Also counts it in
- * attempts_ns.  SBX_E_NOMEM. */
+ * attempts_ns.  The providers its create failed on down the [core]
+ * fallback chain (the fallback trail, reset before the attempt) come
+ * first, each an attempt of its own with its part of @ns.  SBX_E_NOMEM. */
 int core_eval_attempt_add(sbx_eval_record *rec, uint64_t ns);
 void core_eval_attempts_free(sbx_eval_record *rec);
 /* "attempt_log" of @rec as a JSON array (transfer full), or NULL on ENOMEM. */

@@ -308,6 +308,7 @@ static int run_sample(struct run *run, size_t i, sbx_eval_record **out)
                     break;
                 }
                 rec->attempts++;
+                core_trail_reset();
                 uint64_t ta = core_now_ns();
                 err = core_eval_judge(run->ctx, run->o, t, run->s->v[i].lang ? run->s->v[i].lang
                                                                           : t->lang,
@@ -356,6 +357,7 @@ static int run_sample(struct run *run, size_t i, sbx_eval_record **out)
             if (rc != SBX_OK)
                 break;
             rec->attempts++;
+            core_trail_reset();
             uint64_t ta = core_now_ns();
             err = sbx_run(run->ctx, copts, xopts, &r);
             uint64_t spent = core_now_ns() - ta;

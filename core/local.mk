@@ -82,6 +82,7 @@ core_libpolysandbox_internal_la_SOURCES = \
 	core/eval-report-md.c \
 	core/eval-report-text.c \
 	core/eval-run.c \
+	core/fallback-trail.c \
 	core/template-cache.c
 core_libpolysandbox_internal_la_CFLAGS = $(AM_CFLAGS) -fvisibility=hidden -pthread \
 	-DPKGLIBEXECDIR='"$(pkglibexecdir)"' \

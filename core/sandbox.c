@@ -343,9 +343,12 @@ static int sandbox_create(sbx_ctx *ctx, const sbx_create_opts *o, uint64_t deadl
                 return rc;
             continue;
         }
+        uint64_t t0 = core_now_ns();
         rc = create_retrying(ctx, p, o, limits, tmpl, code_tmpl, deadline, out, backend_failed);
         if (rc == SBX_OK || !*backend_failed)
             return rc;
+        if (i + 1 < n)  /* left behind for the next: its time and why, for eval */
+            core_trail_add(p->name, core_now_ns() - t0, core_error_tls()->message);
     }
     return rc;
 }

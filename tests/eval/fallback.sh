@@ -6,7 +6,7 @@
 # the one that graded it
 . "$top_srcdir/tests/eval/lib.sh"
 
-plan 7
+plan 8
 
 ds="$data/generic.jsonl"
 # evalfail refuses every create after 100 ms (its breaker may open first:
@@ -91,5 +91,33 @@ check "Markdown: a table of attempts per provider, with each one's errors and co
 check "HTML: the same table" \
     grep -q "<td class=\"l\">local</td><td>evalfail</td><td>0</td><td>6</td><td>6</td>" \
     "$tmp/cmp.html"
+
+# the default provider's [core] fallback chain: sbx_run moves down it
+# within one attempt, and that attempt's failed create is evalfail's
+chain_ok() { # chain_ok RESULTS SUMMARY
+    python3 - "$1" "$2" <<'PY'
+import json, sys
+recs = [json.loads(l) for l in open(sys.argv[1])]
+s = json.load(open(sys.argv[2]))
+bad = 0
+for r in recs:
+    log = r["attempt_log"]
+    want = [("evalfail", "sandbox_error"), ("local", "passed")]
+    if ([(a["provider"], a["verdict"]) for a in log] != want or r["attempts"] != 2 or
+            log[0]["time_ns"] < 1e8 or r["time_ns"] >= r["attempts_time_ns"] or
+            sum(a["time_ns"] for a in log) != r["attempts_time_ns"]):
+        print("# %r" % r); bad = 1
+u = s["providers"]
+if (u["evalfail"]["sandbox_errors"] != 3 or u["evalfail"]["sandbox_seconds"] < 0.3 or
+        u["local"]["sandboxes"] != 3 or u["local"]["sandbox_errors"] != 0):
+    print("# %r" % u); bad = 1
+sys.exit(bad)
+PY
+}
+cli -o core.default_provider=evalfail -o core.fallback=local \
+    -o provider.evalfail.fail_delay_ms=100 eval --dataset "$ds" --canonical \
+    --out "$tmp/c.jsonl" --json
+check "[core] fallback: the create left behind on evalfail is an attempt there, its time too" \
+    eval 'is_rc 0 && chain_ok "$tmp/c.jsonl" "$tmp/out"'
 
 done_testing
