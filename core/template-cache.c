@@ -50,6 +50,29 @@ static void go_word(const char *s, char *out, size_t size)
     }
 }
 
+/* posix_spawn with our environment and GOTOOLCHAIN=local: a go.mod in
+ * the working directory must not make go 1.21+ fetch another toolchain
+ * (nor report its version). */
+static int spawn_local(pid_t *pid, const char *path, const posix_spawn_file_actions_t *fa,
+                       char *const argv[])
+{
+    size_t n = 0, k = 0;
+    char **env;
+    int rc;
+
+    while (environ && environ[n])
+        n++;
+    if (!(env = calloc(n + 2, sizeof *env)))
+        return ENOMEM;
+    for (size_t i = 0; i < n; i++)
+        if (strncmp(environ[i], "GOTOOLCHAIN=", 12) != 0)
+            env[k++] = environ[i];
+    env[k] = (char *)"GOTOOLCHAIN=local";
+    rc = posix_spawn(pid, path, fa, NULL, argv, env);
+    free(env);
+    return rc;
+}
+
 /* Runs the go of CORE_TEMPLATE_PATH (the one a host-root sandbox runs)
  * once per process: its version does not change under a running one. */
 static void host_go_once(void)
@@ -79,7 +102,7 @@ static void host_go_once(void)
             posix_spawn_file_actions_addopen(&fa, STDERR_FILENO, "/dev/null", O_WRONLY, 0) != 0)
             rc = -1;
         else
-            rc = posix_spawn(&pid, path, &fa, NULL, argv, environ);
+            rc = spawn_local(&pid, path, &fa, argv);
         posix_spawn_file_actions_destroy(&fa);
     }
     close(fd[1]);
