@@ -20,7 +20,10 @@
 # DIR/env as GOENV in a templates.d/go.ini (see polysandbox.ini(5),
 # TEMPLATES).  Rebuild it after upgrading go: a stale cache is only
 # missed, never wrong (Go keys entries by its own version and the
-# sources' digests).
+# sources' digests), but every sample then builds cold.  DIR/version is
+# the stamp polysandbox compares with the host's `go env GOVERSION`:
+# doctor and templates warn of a stale cache, and a sandbox on the
+# host's go leaves it aside (core/template-cache.c).
 #
 # Exit status: 0 built, 2 bad usage, 1 go failed (DIR left as it was).
 set -eu

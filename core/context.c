@@ -328,6 +328,13 @@ const char *sbx_template_extensions(const sbx_template *t)
     return buf;
 }
 
+bool sbx_template_cache_stale(const sbx_template *t, char *why, size_t why_size)
+{
+    if (why && why_size)
+        why[0] = '\0';
+    return t && core_template_cache_stale(tconf(t), why, why_size);
+}
+
 bool sbx_template_usable(const sbx_ctx *ctx, const sbx_template *t, const char *provider,
                          char *why, size_t why_size)
 {

@@ -204,6 +204,33 @@ typedef struct core_template_conf {
     bool missing_required;  /* missing is one of requires */
 } core_template_conf;
 
+/* The fallback trail (core/fallback-trail.c): each provider a create of
+ * this thread failed on before it moved down the chain, with the time
+ * spent there and why.  sandbox_create adds a step for each provider
+ * that has a next; a reader resets it before its create. */
+#define CORE_TRAIL_MAX 8
+typedef struct core_trail_step {
+    char provider[64];
+    char message[256];
+    uint64_t ns;
+} core_trail_step;
+void core_trail_reset(void);
+void core_trail_add(const char *provider, uint64_t ns, const char *msg);
+size_t core_trail_count(void);
+const core_trail_step *core_trail_get(size_t i);
+
+/* Whether the build cache @tc's GOENV names was warmed by another go
+ * than the host's (its stamp, DIR/version, against `go env GOVERSION`):
+ * then @why (optional) says so and how to rebuild it
+ * (core/template-cache.c). */
+bool core_template_cache_stale(const core_template_conf *tc, char *why, size_t why_size);
+/* Add @t's environment to @env (a core_kvlist), with GOENV=off in place
+ * of a stale cache's on a provider @p that runs the host's go; says so
+ * on stderr once per process.  SBX_E_NOMEM (not set). */
+struct core_kvlist;
+int core_template_env_add(const struct sbx_provider *p, const core_template_conf *t,
+                          struct core_kvlist *env);
+
 /* The image template @t names for provider @provider: its image.PROVIDER,
  * else (on a provider that does not run on the host's root) its image;
  * NULL when none.  *@named (may be NULL) tells whether it is the

@@ -217,6 +217,15 @@ int core_eval_verdict_from_name(const char *name);
 
 /* ---- records (core/eval-record.c) ------------------------------------------- */
 
+/* One attempt at a sample: the provider that spent it, whether it
+ * ended in a sandbox error or graded the code, and its wall time. */
+typedef struct core_eval_attempt {
+    char *provider;             /* "" when no provider claimed it */
+    sbx_eval_verdict verdict;   /* SBX_VERDICT_SANDBOX_ERROR, or the grade */
+    char *reason;               /* a sandbox error's message, or NULL */
+    uint64_t time_ns;
+} core_eval_attempt;
+
 struct sbx_eval_record {
     char *task_id;
     size_t sample;
@@ -230,6 +239,9 @@ struct sbx_eval_record {
     int64_t peak_memory;    /* bytes, the most of its run(s), or -1 */
     unsigned attempts;
     uint64_t attempts_ns;   /* wall time of every attempt, failed ones too (0: unknown) */
+    core_eval_attempt *tries;  /* each attempt, in order ("attempt_log"); NULL in
+                                * records of before it was kept */
+    size_t n_tries;
     char *reason;           /* or NULL */
     char *stderr_tail;      /* the end of stderr of a non-pass, or NULL */
     char *completion;       /* the sample's completion */
@@ -261,6 +273,21 @@ static inline int core_eval_note_sandbox_error(sbx_eval_record *rec, const char 
 {
     return core_eval_note_ungraded(rec, SBX_VERDICT_SANDBOX_ERROR, provider, msg);
 }
+/* ---- a record's attempts (core/eval-attempt.c) ---------------------------- */
+
+/* Log the attempt that has just ended, @ns long: its provider, verdict
+ * and (a sandbox error's) reason are @rec's own now.  Also counts it in
+ * attempts_ns.  The providers its create failed on down the [core]
+ * fallback chain (the fallback trail, reset before the attempt) come
+ * first, each an attempt of its own with its part of @ns.  SBX_E_NOMEM. */
+int core_eval_attempt_add(sbx_eval_record *rec, uint64_t ns);
+void core_eval_attempts_free(sbx_eval_record *rec);
+/* "attempt_log" of @rec as a JSON array (transfer full), or NULL on ENOMEM. */
+struct json_t *core_eval_attempts_json(const sbx_eval_record *rec);
+/* Read "attempt_log" @arr (may be NULL or not an array: none) into @rec.
+ * SBX_E_NOMEM. */
+int core_eval_attempts_from_json(sbx_eval_record *rec, const struct json_t *arr);
+
 /* A record from a journal line; SBX_E_INVAL with *why (static) if bad. */
 int core_eval_record_from_json(struct json_t *obj, sbx_eval_record **out,
                                const char **why);

@@ -19,6 +19,7 @@ void core_eval_record_free(sbx_eval_record *r)
     free(r->completion);
     free(r->output);
     free(r->run);
+    core_eval_attempts_free(r);
     free(r);
 }
 
@@ -184,6 +185,8 @@ static json_t *record_json(const sbx_eval_record *r)
     bad |= json_object_set_new(o, "attempts", json_integer(r->attempts));
     bad |= json_object_set_new(o, "attempts_time_ns", r->attempts_ns
                                ? json_integer((json_int_t)r->attempts_ns) : json_null());
+    if (r->n_tries)
+        bad |= json_object_set_new(o, "attempt_log", core_eval_attempts_json(r));
     bad |= json_object_set_new(o, "reason", r->reason ? json_string(r->reason) : json_null());
     if (r->stderr_tail)
         bad |= json_object_set_new(o, "stderr_tail", json_string(r->stderr_tail));
@@ -307,7 +310,8 @@ int core_eval_record_from_json(json_t *o, sbx_eval_record **out, const char **wh
                 !strcmp(json_string_value(json_array_get(v, i)), sbx_unenforced_name(l)))
                 r->unenforced |= UINT64_C(1) << l;
     r->resumed = true;
-    if (!r->task_id || !r->provider || (json_is_string(json_object_get(o, "reason")) &&
+    if (core_eval_attempts_from_json(r, json_object_get(o, "attempt_log")) != SBX_OK ||
+        !r->task_id || !r->provider || (json_is_string(json_object_get(o, "reason")) &&
                                         !r->reason)) {
         core_eval_record_free(r);
         return SBX_E_NOMEM;

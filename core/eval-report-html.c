@@ -277,6 +277,15 @@ static int write_html(const sbx_eval_report *r, const unsigned *ks, size_t n_ks,
     fputs("</table>\n<p>pass@k: the mean over tasks of the unbiased estimator; in brackets "
           "its 95% interval by a percentile bootstrap over tasks (2000 resamples, fixed "
           "seed 20261127).</p>\n", f);
+    if (report_any_fallback(r)) {
+        fputs("<h2>Attempts per provider</h2>\n<p>Each attempt counts on the provider that "
+              "ran it: its time, its cost and, when its sandbox failed, a sandbox "
+              "error.</p>\n<table><tr><th>column</th><th>provider</th><th>samples</th>"
+              "<th>sandboxes</th><th>sandbox errors</th><th>sandbox time</th>"
+              "<th>cost</th></tr>\n", f);
+        report_attempt_rows(f, r, &html_fig_row, esc);
+        fputs("</table>\n", f);
+    }
 
     /* charts */
     for (size_t c = 0; c < n; c++) {

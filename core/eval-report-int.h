@@ -71,6 +71,15 @@ void report_passk_rows(FILE *f, const sbx_eval_report *r, const unsigned *ks, si
  * priced, cost (total, per sample, per passing sample; "n/a" for a
  * column without a price) of each column's samples. */
 void report_usage_rows(FILE *f, const sbx_eval_report *r, const report_row *row);
+/* Whether a column ran on more than one provider or had sandbox errors:
+ * then its attempts per provider are worth a table. */
+bool report_any_fallback(const sbx_eval_report *r);
+/* A row per column and provider it ran on: the column's label (escaped
+ * by @esc) then the provider's name, samples (graded or failed last
+ * there), sandboxes (its attempts), sandbox errors, their time and cost
+ * ("n/a" without a price). */
+void report_attempt_rows(FILE *f, const sbx_eval_report *r, const report_row *row,
+                         report_esc esc);
 /* The rows of the latency percentiles (p50, p90, p95, p99, max) of each
  * column's graded samples. */
 void report_latency_rows(FILE *f, const sbx_eval_report *r, const report_row *row);

@@ -135,6 +135,13 @@ static int write_md(const sbx_eval_report *r, const unsigned *ks, size_t n_ks, F
         fprintf(f, " %s |", buf);
     }
     fputc('\n', f);
+    if (report_any_fallback(r)) {
+        fputs("\n## Attempts per provider\n\nEach attempt counts on the provider that ran "
+              "it: its time, its cost and, when its sandbox failed, a sandbox error.\n\n"
+              "| column | provider | samples | sandboxes | sandbox errors | sandbox time "
+              "| cost |\n|---|---|---:|---:|---:|---:|---:|\n", f);
+        report_attempt_rows(f, r, &md_row, md_cell);
+    }
     if (n_diffs == 0)
         fprintf(f, "\nAll %zu samples got the same verdict on every provider.\n",
                 sbx_eval_samples_count(r->samples));

@@ -259,6 +259,51 @@ void report_usage_rows(FILE *f, const sbx_eval_report *r, const report_row *row)
     usage_row(f, r, row, "cost per passing sample", fmt_cost_pass);
 }
 
+bool report_any_fallback(const sbx_eval_report *r)
+{
+    sbx_eval_usage u;
+
+    for (size_t c = 0; c < r->n_cols; c++) {
+        if (sbx_eval_summary_provider_count(r->cols[c].sum) > 1)
+            return true;
+        if (sbx_eval_summary_usage(r->cols[c].sum, NULL, &u) && u.sandbox_errors)
+            return true;
+    }
+    return false;
+}
+
+void report_attempt_rows(FILE *f, const sbx_eval_report *r, const report_row *row,
+                         report_esc esc)
+{
+    for (size_t c = 0; c < r->n_cols; c++) {
+        const sbx_eval_summary *sum = r->cols[c].sum;
+        for (size_t i = 0; i < sbx_eval_summary_provider_count(sum); i++) {
+            const char *name = sbx_eval_summary_provider(sum, i);
+            sbx_eval_usage u;
+            char v[96];
+            if (!sbx_eval_summary_usage(sum, name, &u))
+                continue;
+            fputs(row->head, f);
+            esc(f, r->cols[c].label);
+            fputs(row->head_end, f);
+            fputs(row->cell, f);
+            esc(f, name);
+            fputs(row->cell_end, f);
+            snprintf(v, sizeof v, "%zu", u.samples);
+            report_row_cell(f, row, v);
+            snprintf(v, sizeof v, "%zu", u.sandboxes);
+            report_row_cell(f, row, v);
+            snprintf(v, sizeof v, "%zu", u.sandbox_errors);
+            report_row_cell(f, row, v);
+            report_duration(u.sandbox_ns, v, sizeof v);
+            report_row_cell(f, row, v);
+            fmt_cost(&u, v, sizeof v);
+            report_row_cell(f, row, v);
+            fputs(row->end, f);
+        }
+    }
+}
+
 void report_passk_rows(FILE *f, const sbx_eval_report *r, const unsigned *ks, size_t n_ks,
                        const report_row *row)
 {

@@ -308,18 +308,19 @@ static int run_sample(struct run *run, size_t i, sbx_eval_record **out)
                     break;
                 }
                 rec->attempts++;
+                core_trail_reset();
                 uint64_t ta = core_now_ns();
                 err = core_eval_judge(run->ctx, run->o, t, run->s->v[i].lang ? run->s->v[i].lang
                                                                           : t->lang,
                                       program, providers[p], rec, &graded);
-                rec->attempts_ns += core_now_ns() - ta;
+                uint64_t spent = core_now_ns() - ta;
                 free(program);
                 if (err == SBX_E_CANCELLED || sbx_cancel_fired(run->o->cancel)) {
                     rc = SBX_E_CANCELLED;
                     break;
                 }
                 if (err == SBX_OK || request_error(err)) {
-                    rc = err;
+                    rc = err == SBX_OK ? core_eval_attempt_add(rec, spent) : err;
                     continue;
                 }
                 /* no sandbox: as sbx_run's failure below */
@@ -329,6 +330,8 @@ static int run_sample(struct run *run, size_t i, sbx_eval_record **out)
                                                       : sbx_error_provider(e),
                                                       sbx_error_message(e));
                 }
+                if (rc == SBX_OK)
+                    rc = core_eval_attempt_add(rec, spent);
                 if (err == SBX_E_PROVIDER_UNAVAILABLE)
                     break;
                 continue;
@@ -354,9 +357,10 @@ static int run_sample(struct run *run, size_t i, sbx_eval_record **out)
             if (rc != SBX_OK)
                 break;
             rec->attempts++;
+            core_trail_reset();
             uint64_t ta = core_now_ns();
             err = sbx_run(run->ctx, copts, xopts, &r);
-            rec->attempts_ns += core_now_ns() - ta;
+            uint64_t spent = core_now_ns() - ta;
             sbx_create_opts_free(copts);
             sbx_exec_opts_free(xopts);
             /* A cancelled run is no verdict and no sandbox error. */
@@ -374,6 +378,8 @@ static int run_sample(struct run *run, size_t i, sbx_eval_record **out)
                 rc = core_eval_note_sandbox_error(rec, providers[p] ? providers[p]
                                                           : sbx_error_provider(e),
                                         sbx_error_message(e));
+                if (rc == SBX_OK)
+                    rc = core_eval_attempt_add(rec, spent);
                 if (err == SBX_E_PROVIDER_UNAVAILABLE)
                     break;      /* no retry cures it: the next provider */
                 continue;
@@ -387,6 +393,8 @@ static int run_sample(struct run *run, size_t i, sbx_eval_record **out)
                            run->ds->fmt == SBX_EVAL_FORMAT_EVALPLUS, t->scan);
                 graded = true;
             }
+            if (rc == SBX_OK)
+                rc = core_eval_attempt_add(rec, spent);
             sbx_result_free(r);
         }
         if (!providers[0])

@@ -51,17 +51,22 @@ static const core_price *price_of(const sbx_ctx *ctx, const char *provider)
     return NULL;
 }
 
-/* Count record @r into @g (whose lat has room). */
+/* Count record @r into @g (whose lat has room): the sample itself on the
+ * provider that graded it (or failed it last).  Its attempts go to
+ * add_attempt(), each on its own provider; a record of before they were
+ * logged counts them all here. */
 static void add(struct gather *g, const sbx_eval_record *r)
 {
     sbx_eval_usage *u = &g->u;
 
     u->samples++;
     u->passed += r->verdict == SBX_VERDICT_PASSED;
-    u->sandboxes += r->attempts;
-    /* every attempt's time, a failed one's too; records of before it
-     * was kept: the last attempt's */
-    u->sandbox_ns += r->attempts_ns ? r->attempts_ns : r->time_ns;
+    if (!r->n_tries) {
+        u->sandboxes += r->attempts;
+        /* every attempt's time, a failed one's too; records of before it
+         * was kept: the last attempt's */
+        u->sandbox_ns += r->attempts_ns ? r->attempts_ns : r->time_ns;
+    }
     if (sbx_eval_verdict_graded(r->verdict))
         g->lat[u->graded++] = r->time_ns;
     if (r->cpu_ns >= 0) {
@@ -70,6 +75,32 @@ static void add(struct gather *g, const sbx_eval_record *r)
     }
     if (r->peak_memory > u->peak_memory_max)
         u->peak_memory_max = r->peak_memory;
+}
+
+/* One attempt's sandbox, time and, when it failed, failure. */
+static void add_attempt(struct gather *g, const core_eval_attempt *a)
+{
+    g->u.sandboxes++;
+    g->u.sandbox_ns += a->time_ns;
+    g->u.sandbox_errors += a->verdict == SBX_VERDICT_SANDBOX_ERROR;
+}
+
+/* The gather of provider @name among @g's *ng, added when new (its
+ * latencies room for @n); NULL on ENOMEM. */
+static struct gather *gather_of(struct gather *g, size_t *ng, const char *name, size_t n)
+{
+    size_t k = 0;
+
+    while (k < *ng && strcmp(g[k].name, name))
+        k++;
+    if (k == *ng) {
+        g[k].name = name;
+        g[k].u.peak_memory_max = -1;
+        if (!(g[k].lat = calloc(n + 1, sizeof *g->lat)))
+            return NULL;
+        (*ng)++;
+    }
+    return &g[k];
 }
 
 /* The percentiles, the mean and, priced by @price (NULL: none), the cost. */
@@ -95,8 +126,8 @@ static void finish(struct gather *g, const core_price *price)
 int core_eval_usage_build(const sbx_ctx *ctx, sbx_eval_record *const *records, size_t n,
                           core_eval_use **uses, size_t *n_uses, core_eval_use *all)
 {
-    struct gather *g = calloc(n + 1, sizeof *g), total = { "", NULL, { 0 }, NULL };
-    size_t ng = 0;
+    struct gather *g = NULL, total = { "", NULL, { 0 }, NULL };
+    size_t ng = 0, room = n + 1;
     bool priced = true;
     const char *currency = NULL;
     int rc = SBX_E_NOMEM;
@@ -104,25 +135,27 @@ int core_eval_usage_build(const sbx_ctx *ctx, sbx_eval_record *const *records, s
     *uses = NULL;
     *n_uses = 0;
     memset(all, 0, sizeof *all);
-    if (!g || !(total.lat = calloc(n + 1, sizeof *total.lat)))
+    /* a provider per record and per attempt at most */
+    for (size_t i = 0; i < n; i++)
+        room += records[i] ? records[i]->n_tries : 0;
+    if (!(g = calloc(room, sizeof *g)) || !(total.lat = calloc(n + 1, sizeof *total.lat)))
         goto out;
     total.u.peak_memory_max = -1;
     for (size_t i = 0; i < n; i++) {
         const sbx_eval_record *r = records[i];
-        const char *name;
-        size_t k = 0;
+        struct gather *at;
         if (!r || r->attempts == 0)     /* nothing ran: nothing used */
             continue;
-        name = r->provider ? r->provider : "";
-        while (k < ng && strcmp(g[k].name, name))
-            k++;
-        if (k == ng) {
-            g[ng].name = name;
-            g[ng].u.peak_memory_max = -1;
-            if (!(g[ng++].lat = calloc(n + 1, sizeof *g->lat)))
+        /* its attempts first: providers are listed in the order tried */
+        for (size_t a = 0; a < r->n_tries; a++) {
+            if (!(at = gather_of(g, &ng, r->tries[a].provider, n)))
                 goto out;
+            add_attempt(at, &r->tries[a]);
+            add_attempt(&total, &r->tries[a]);
         }
-        add(&g[k], r);
+        if (!(at = gather_of(g, &ng, r->provider ? r->provider : "", n)))
+            goto out;
+        add(at, r);
         add(&total, r);
     }
     if (!(*uses = calloc(ng + 1, sizeof **uses)))
@@ -184,6 +217,11 @@ json_t *core_eval_usage_json(const sbx_eval_usage *u)
                           "peak_memory_bytes", u->peak_memory_max >= 0
                               ? json_integer(u->peak_memory_max) : json_null());
 
+    if (o && json_object_set_new(o, "sandbox_errors",
+                                 json_integer((json_int_t)u->sandbox_errors)) != 0) {
+        json_decref(o);
+        return NULL;
+    }
     if (o && u->priced &&
         json_object_set_new(o, "cost", json_pack("{s:f, s:f, s:o, s:s}",
                                                  "total", u->cost_total,

@@ -73,6 +73,7 @@ core_libpolysandbox_internal_la_SOURCES = \
 	core/eval-judge.c \
 	core/eval-program.c \
 	core/eval-verdict.c \
+	core/eval-attempt.c \
 	core/eval-record.c \
 	core/eval-stats.c \
 	core/eval-journal.c \
@@ -85,8 +86,11 @@ core_libpolysandbox_internal_la_SOURCES = \
 	core/eval-report-html.c \
 	core/eval-report-md.c \
 	core/eval-report-text.c \
-	core/eval-run.c
+	core/eval-run.c \
+	core/fallback-trail.c \
+	core/template-cache.c
 core_libpolysandbox_internal_la_CFLAGS = $(AM_CFLAGS) -fvisibility=hidden -pthread \
+	-DPKGLIBEXECDIR='"$(pkglibexecdir)"' \
 	$(JANSSON_CFLAGS) $(INIH_CFLAGS) $(SODIUM_CFLAGS) $(ZLIB_CFLAGS)
 core_libpolysandbox_internal_la_LIBADD = $(LTDL_LIBS) $(JANSSON_LIBS) \
 	$(INIH_LIBS) $(SODIUM_LIBS) $(ZLIB_LIBS)

@@ -202,8 +202,8 @@ static int create_on(sbx_ctx *ctx, struct sbx_provider *p, const sbx_create_opts
     rc = add_core_labels(&labels, o, tmpl ? tmpl->name : NULL);
     for (size_t i = 0; rc == SBX_OK && o && i < o->labels.n; i++)
         rc = core_kvlist_add(&labels, o->labels.items[i].key, o->labels.items[i].value);
-    for (size_t i = 0; rc == SBX_OK && tmpl && i < tmpl->n_env; i++)
-        rc = core_kvlist_add(&env, tmpl->env[i].key, tmpl->env[i].value);
+    if (rc == SBX_OK)
+        rc = core_template_env_add(p, tmpl, &env);
     for (size_t i = 0; rc == SBX_OK && o && i < o->env.n; i++)
         rc = core_kvlist_add(&env, o->env.items[i].key, o->env.items[i].value);
     if (rc != SBX_OK) {
@@ -343,9 +343,12 @@ static int sandbox_create(sbx_ctx *ctx, const sbx_create_opts *o, uint64_t deadl
                 return rc;
             continue;
         }
+        uint64_t t0 = core_now_ns();
         rc = create_retrying(ctx, p, o, limits, tmpl, code_tmpl, deadline, out, backend_failed);
         if (rc == SBX_OK || !*backend_failed)
             return rc;
+        if (i + 1 < n)  /* left behind for the next: its time and why, for eval */
+            core_trail_add(p->name, core_now_ns() - t0, core_error_tls()->message);
     }
     return rc;
 }
@@ -722,8 +725,7 @@ static int exec_code(sbx_sandbox *sb, const sbx_exec_opts *o, sbx_result *r)
             source = o->source;
         rc = SBX_OK;
     }
-    for (size_t i = 0; rc == SBX_OK && i < t->n_env; i++)
-        rc = core_kvlist_add(&env, t->env[i].key, t->env[i].value);
+    rc = core_template_env_add(sb->p, t, &env);
     for (size_t i = 0; rc == SBX_OK && i < o->env.n; i++)
         rc = core_kvlist_add(&env, o->env.items[i].key, o->env.items[i].value);
     if (rc != SBX_OK) {

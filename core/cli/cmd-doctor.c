@@ -116,6 +116,13 @@ int cli_cmd_doctor(cli_global *g, int argc, char **argv)
             checked++;
         }
     }
+    /* a template's stale build cache: a warning, its samples build cold */
+    for (size_t i = 0; i < sbx_ctx_template_count(ctx); i++) {
+        char why[1024];
+        const sbx_template *t = sbx_ctx_template(ctx, i);
+        if (sbx_template_cache_stale(t, why, sizeof why))
+            printf("%-8s template %s: %s\n", "WARN", sbx_template_name(t), why);
+    }
     if (checked == 0) {
         printf("%-8s no enabled provider\n", "MISSING");
         all_ok = false;

@@ -303,11 +303,15 @@ static void templates_help(void)
 "it has a compile step, and for each enabled provider whether it is usable\n"
 "there and why not (the provider is unavailable, the compiler or\n"
 "interpreter is missing on the host for a provider that runs on it, or\n"
-"the template's image for it, image.local, is not pulled).\n"
+"the template's image for it, image.local, is not pulled).  A template\n"
+"whose build cache was built by another toolchain than the host's (the\n"
+"go template's, made by go-cache-warm.sh) gets a WARN line with the\n"
+"command that rebuilds it.\n"
 "\n"
 "      --json             print a JSON array: name, extensions, compiled,\n"
-"                         artifacts (its directory, or null) and\n"
-"                         providers {NAME: {usable, reason}}\n"
+"                         artifacts (its directory, or null),\n"
+"                         providers {NAME: {usable, reason}} and\n"
+"                         cache_stale (why, or null)\n"
 "  -h, --help             show this help\n",
         stdout);
 }
@@ -347,6 +351,7 @@ static json_t *usable_json(sbx_ctx *ctx, const sbx_template *t, const char **nam
 static int templates_json(sbx_ctx *ctx, const char **names)
 {
     json_t *arr = json_array();
+    char why[1024];
 
     for (size_t i = 0; arr != NULL && i < sbx_ctx_template_count(ctx); i++) {
         const sbx_template *t = sbx_ctx_template(ctx, i);
@@ -355,7 +360,9 @@ static int templates_json(sbx_ctx *ctx, const char **names)
             json_object_set_new(o, "compiled", json_boolean(sbx_template_compiled(t))) ||
             json_object_set_new(o, "artifacts", sbx_template_artifacts(t)
                                 ? json_string(sbx_template_artifacts(t)) : json_null()) ||
-            json_object_set_new(o, "providers", usable_json(ctx, t, names))) {
+            json_object_set_new(o, "providers", usable_json(ctx, t, names)) ||
+            json_object_set_new(o, "cache_stale", sbx_template_cache_stale(t, why, sizeof why)
+                                ? json_string(why) : json_null())) {
             json_decref(o);
             o = NULL;
         }
@@ -401,6 +408,10 @@ static int templates_table(sbx_ctx *ctx, const char **names)
             if (!sbx_template_usable(ctx, t, names[j], why, sizeof why))
                 printf("%s on %s: %s\n", sbx_template_name(t), names[j], why);
     }
+    /* usable, yet slow for a reason no run says: a stale build cache */
+    for (size_t i = 0; i < n; i++)
+        if (sbx_template_cache_stale(sbx_ctx_template(ctx, i), why, sizeof why))
+            printf("\nWARN %s: %s\n", sbx_template_name(sbx_ctx_template(ctx, i)), why);
     return fflush(stdout) == 0 ? CLI_EXIT_OK : CLI_EXIT_ERROR;
 }
 

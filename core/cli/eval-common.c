@@ -319,8 +319,8 @@ static void print_unenforced(FILE *f, const sbx_eval_summary *sum)
     fprintf(f, " limits not enforced in %zu samples (unenforced_limits allows it)\n", n);
 }
 
-/* What provider @name's samples used (CPU, peak memory) and, when it has
- * a price table, cost. */
+/* What provider @name's samples used (CPU, peak memory), its attempts
+ * (sandboxes, sandbox errors, time) and, when it has a price table, cost. */
 static void print_use(FILE *f, const char *name, const sbx_eval_usage *u)
 {
     char total[32], mean[32];
@@ -335,11 +335,21 @@ static void print_use(FILE *f, const char *name, const sbx_eval_usage *u)
     }
     if (u->peak_memory_max >= 0)
         fprintf(f, ", peak memory %.1f MiB", (double)u->peak_memory_max / (1024.0 * 1024.0));
-    fprintf(f, " (%zu samples, %zu sandboxes)\n", u->samples, u->sandboxes);
+    /* its attempts' sandboxes, failed ones too, and the time they took:
+     * what a price is paid for */
+    cli_eval_ms(u->sandbox_ns, total, sizeof total);
+    fprintf(f, " (%zu samples, %zu sandboxes", u->samples, u->sandboxes);
+    if (u->sandbox_errors)
+        fprintf(f, ", %zu sandbox errors", u->sandbox_errors);
+    fprintf(f, ", %s in sandboxes)\n", total);
     if (!u->priced)
         return;
-    fprintf(f, "cost:       %s: %.6g %s, %.6g per sample", name, u->cost_total, u->currency,
-            u->cost_per_sample);
+    fprintf(f, "cost:       %s: %.6g %s", name, u->cost_total, u->currency);
+    if (!u->samples) {      /* failed attempts alone: paid for, nothing graded */
+        fputs(", no sample graded there\n", f);
+        return;
+    }
+    fprintf(f, ", %.6g per sample", u->cost_per_sample);
     if (u->cost_per_pass >= 0)
         fprintf(f, ", %.6g per passing sample\n", u->cost_per_pass);
     else

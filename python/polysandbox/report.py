@@ -176,8 +176,10 @@ class EvalReport:
     pass_at_k_base (EvalPlus: pass@k on the base inputs; else None),
     tasks (per task: task_id, n, c, pass_at_k), latency_ns (p50, p90,
     p95, p99, max), providers (name: its usage) and usage (of every
-    sample): samples, passed, sandboxes, sandbox_seconds, latency_ns
-    (p50, p90, max), cpu_ns (total, mean, samples), peak_memory_bytes
+    sample): samples, passed, sandboxes, sandbox_errors (of those
+    attempts, the ones whose sandbox failed; each attempt counts on the
+    provider that ran it), sandbox_seconds, latency_ns (p50, p90,
+    max), cpu_ns (total, mean, samples), peak_memory_bytes
     and, for a provider with a price table, cost (total, per_sample,
     per_passing_sample, currency; see cost()); both None from a
     polysandbox before 0.3, unenforced_limits (limits some sandbox ran without), wall_ns,

@@ -56,7 +56,8 @@ EVAL_TESTS = \
 	tests/eval/multipl-e-langs.sh \
 	tests/eval/go-cache.sh \
 	tests/eval/report.sh \
-	tests/eval/cost.sh
+	tests/eval/cost.sh \
+	tests/eval/fallback.sh
 TESTS += tests/eval/test-eval-stats tests/eval/test-journal-check tests/eval/test-eval-cancel \
 	$(EVAL_TESTS)
 dist_check_SCRIPTS += $(EVAL_TESTS)

@@ -4,7 +4,8 @@
  * naming the difference and the line, and the file is never changed
  *
  * Nothing runs: the records are written here, their "run" member the
- * engine's own provenance (core_eval_provenance).
+ * engine's own provenance (core_eval_provenance).  Also a record's
+ * attempt_log, read back and written alike.
  */
 #include "config.h"
 
@@ -175,6 +176,39 @@ int main(void)
     ok(refused(ctx, rc, "r.jsonl:1"), "bad JSON on a whole line: refused with its line");
     rc = sbx_eval_journal_check(ctx, ds, s, o, NULL, NULL);
     ok(rc == SBX_E_INVAL, "no path: SBX_E_INVAL");
+
+    /* a record's attempt_log read back: an entry this version cannot
+     * read is left out, the rest kept in order and written alike */
+    {
+        json_t *jo = json_loads("{\"task_id\":\"t\",\"sample\":0,\"verdict\":\"passed\","
+                               "\"attempts\":2,\"provider\":\"b\",\"attempt_log\":["
+                               "{\"provider\":\"a\",\"verdict\":\"sandbox_error\","
+                               "\"reason\":\"down\",\"time_ns\":5},"
+                               "{\"provider\":\"x\",\"verdict\":\"nosuch\",\"time_ns\":1},"
+                               "{\"provider\":\"b\",\"verdict\":\"passed\",\"reason\":null,"
+                               "\"time_ns\":7}]}", 0, NULL);
+        sbx_eval_record *r = NULL;
+        const char *why, *prov = NULL;
+        sbx_eval_verdict v = SBX_VERDICT_PASSED;
+        uint64_t ns = 0;
+        rc = jo ? core_eval_record_from_json(jo, &r, &why) : SBX_E_NOMEM;
+        ok(rc == SBX_OK && r->n_tries == 2 && sbx_eval_record_attempt(r, 0, &prov, &v, &ns) &&
+           !strcmp(prov, "a") && v == SBX_VERDICT_SANDBOX_ERROR && ns == 5 &&
+           !strcmp(r->tries[0].reason, "down") && sbx_eval_record_attempt(r, 1, &prov, &v, &ns) &&
+           !strcmp(prov, "b") && v == SBX_VERDICT_PASSED && ns == 7 && !r->tries[1].reason &&
+           !sbx_eval_record_attempt(r, 2, NULL, NULL, NULL),
+           "attempt_log read back: each attempt's provider, verdict, reason and time; an "
+           "unknown verdict left out");
+        char *line = r ? sbx_eval_record_to_json(r) : NULL;
+        ok(line && strstr(line, "\"attempt_log\":[{\"provider\":\"a\",\"verdict\":"
+                                "\"sandbox_error\",\"reason\":\"down\",\"time_ns\":5},"
+                                "{\"provider\":\"b\",\"verdict\":\"passed\",\"reason\":null,"
+                                "\"time_ns\":7}]"),
+           "... and written back alike: %s", line ? line : "(null)");
+        free(line);
+        core_eval_record_free(r);
+        json_decref(jo);
+    }
 
     for (size_t i = 0; i < 4; i++)
         free(l[i]);

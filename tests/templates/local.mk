@@ -8,7 +8,7 @@ TEMPLATE_TESTS = \
 	tests/templates/list.sh \
 	tests/templates/interpreted.sh \
 	tests/templates/compiled.sh \
-	tests/templates/python-data.sh
+	tests/templates/python-data.sh tests/templates/go-stale.sh
 TESTS += $(TEMPLATE_TESTS)
 dist_check_SCRIPTS += $(TEMPLATE_TESTS)
 EXTRA_DIST += tests/templates/lib.sh

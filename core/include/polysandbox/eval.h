@@ -417,6 +417,19 @@ SBX_API uint64_t sbx_eval_record_time_ns(const sbx_eval_record *r);
 SBX_API int64_t sbx_eval_record_cpu_ns(const sbx_eval_record *r);
 SBX_API int64_t sbx_eval_record_peak_memory(const sbx_eval_record *r);
 SBX_API unsigned sbx_eval_record_attempts(const sbx_eval_record *r);
+/**
+ * sbx_eval_record_attempt:
+ * @i: 0 .. sbx_eval_record_attempts() - 1
+ * @provider: (out) (transfer none) (optional): the provider that ran it, or ""
+ * @verdict: (out) (optional): SBX_VERDICT_SANDBOX_ERROR, or the grade
+ * @time_ns: (out) (optional): its wall time
+ *
+ * Attempt @i of the sample ("attempt_log" of its journal line).  False
+ * past the end, and for a record read from a journal written before
+ * attempts were logged.  Since: 0.3
+ */
+SBX_API bool sbx_eval_record_attempt(const sbx_eval_record *r, size_t i, const char **provider,
+                                     sbx_eval_verdict *verdict, uint64_t *time_ns);
 /** Why it is not a pass (or the sandbox error), or NULL. */
 SBX_API const char *sbx_eval_record_reason(const sbx_eval_record *r);
 /** The limits the sample's sandbox ran without (SBX_LIMIT_BIT_* bits, as
@@ -526,6 +539,10 @@ SBX_API double sbx_eval_summary_throughput(const sbx_eval_summary *sum);
  * sbx_eval_usage:
  * What the samples of one provider (or of all) used, and cost.  Filled
  * by sbx_eval_summary_usage; @currency is borrowed from the summary.
+ * Each attempt counts on the provider that ran it: a sample retried on
+ * one provider and graded on the next adds its failed attempts'
+ * sandboxes, time (so cost) and sandbox errors to the first, and the
+ * sample itself (samples, passed, latency, CPU, memory) to the second.
  * Since: 0.3
  */
 typedef struct sbx_eval_usage {
@@ -543,6 +560,8 @@ typedef struct sbx_eval_usage {
     double cost_per_sample;    /* cost_total / samples (0 samples: 0) */
     double cost_per_pass;      /* cost_total / passed, or -1 when none passed */
     const char *currency;      /* "USD" unless configured; NULL when not priced */
+    size_t sandbox_errors;     /* of sandboxes, the attempts that ended in a sandbox
+                                * error (Since: 0.3) */
 } sbx_eval_usage;
 /** The providers that ran the summary's samples, in the order first
  * met (transfer none; NULL past the end).  Since: 0.3 */

@@ -281,6 +281,21 @@ SBX_API const char *sbx_template_artifacts(const sbx_template *t);
  */
 SBX_API bool sbx_template_usable(const sbx_ctx *ctx, const sbx_template *t,
                                  const char *provider, char *why, size_t why_size);
+/**
+ * sbx_template_cache_stale:
+ * @why: (out caller-allocates) (optional): @why_size bytes for what is
+ *   stale and the command that rebuilds it
+ *
+ * Whether @t's build cache was built by another toolchain than the
+ * host's: the go template's GOENV names the go env file of a cache that
+ * contrib/go-cache-warm.sh built and stamped (version, beside it) with
+ * the go that built it, and the host's `go env GOVERSION` differs.  A
+ * sandbox on a provider that runs the host's own go then leaves the
+ * cache aside (GOENV=off: it builds cold, as without one) rather than
+ * miss every entry of a read-only cache.  False without such a cache,
+ * stamp or host go.  Runs the host's go once per process.  Since: 0.3
+ */
+SBX_API bool sbx_template_cache_stale(const sbx_template *t, char *why, size_t why_size);
 
 /* ---- limits ----------------------------------------------------------- */
 
