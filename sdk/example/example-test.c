@@ -105,6 +105,20 @@ static void lifecycle(void)
         check(rc == SBX_OK && oc.status == SBX_RUN_OK && oc.exit_code == 0 &&
                   !strcmp(o.buf, "hi from 42\n"),
               "exec runs sh and its output reaches the sink", o.buf);
+        {
+            void *data = NULL;
+            size_t len = 0;
+            check(ops->upload(prov, sb, "d/in.txt", "abc", 3, 0600) == SBX_OK &&
+                      ops->download(prov, sb, "d/in.txt", 16, &data, &len) == SBX_OK &&
+                      len == 3 && !memcmp(data, "abc", 3),
+                  "upload then download d/in.txt", NULL);
+            sbx_test_host_table(t)->free(data);
+            sbx_test_host_clear(t);
+            rc = ops->upload(prov, sb, "../out.txt", "x", 1, 0600);
+            sbx_test_host_error(t, &msg);
+            check(rc == SBX_E_PATH && strstr(msg, "'..'"),
+                  "upload of ../out.txt is refused by the host's path rule", msg);
+        }
         check(ops->destroy(prov, sb) == SBX_OK, "destroy", NULL);
     }
     ops->fini(prov);
@@ -116,7 +130,7 @@ int main(void)
     /* A sink's reader may be gone: as in the core, a write fails rather
      * than kills. */
     signal(SIGPIPE, SIG_IGN);
-    printf("1..8\n");
+    printf("1..10\n");
     bad_setting();
     lifecycle();
     return failed ? 1 : 0;

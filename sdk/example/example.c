@@ -16,6 +16,10 @@
  * (no SBX_CAP_NETWORK_POLICY), so the administrator must allow those to
  * go unenforced (unenforced_limits in polysandbox.ini(5)).
  *
+ * Files go in and out of the work directory (SBX_CAP_FILES) with the
+ * host's path rule (host->path_check) and never through a link that a
+ * command made there.
+ *
  * Every exec makes three processes: "outer" (a child of this one, which
  * enters the new PID namespace), "init" (PID 1 there: when it exits, the
  * kernel kills everything left in the namespace) and the command.
@@ -34,7 +38,6 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <polysandbox/provider.h>
@@ -68,12 +71,6 @@ struct report {
 
 #define FAIL(ex, code, ...) ((ex)->host->set_error((ex)->h, (code), __VA_ARGS__))
 
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 static void free_env(char **env)
 {
@@ -155,8 +152,12 @@ static int example_init(const sbx_host_v1 *host, sbx_host_handle *h, void **prov
     struct example *ex;
     int rc;
 
-    if (!SBX_HOST_HAS(host, settings_read))
-        return host->set_error(h, SBX_E_INTERNAL, "the core lends no settings_read");
+    /* A core older than this header refuses the module; a host table of
+     * a test may still lack a slot. */
+    if (!SBX_HOST_HAS(host, settings_read) || !SBX_HOST_HAS(host, path_check) ||
+        !SBX_HOST_HAS(host, clock_ns))
+        return host->set_error(h, SBX_E_INTERNAL, "the host lends no settings_read, "
+                               "path_check or clock_ns (ABI 1.10)");
     if (!(ex = calloc(1, sizeof *ex)))
         return host->set_error(h, SBX_E_NOMEM, "out of memory");
     ex->host = host;
@@ -236,41 +237,168 @@ static int example_destroy(void *prov, void *sb)
     return rc;
 }
 
-/* Writes the exec's files under @dir, making parent directories.  The
- * core has checked each path (relative, no ".."). */
-static int write_files(struct example *ex, const char *dir,
-                       const sbx_exec_spec_v1 *spec)
+/* ---- files: upload, download and an exec's files ----
+ *
+ * The work directory is the sandbox's: its commands may have put links
+ * anywhere in it.  Every part of a path is opened below the one before
+ * with O_NOFOLLOW, so a link (in the middle or at the end) is refused,
+ * never followed, even if a command swaps one in meanwhile. */
+
+/* Opens the directory holding @path's last part; with @make, the missing
+ * parents are made.  Returns its fd and points *leaf into @buf, or minus
+ * the sbx_status with the error set. */
+static int open_parent(struct example *ex, const struct sandbox *s, const char *path,
+                       int make, char *buf, size_t size, const char **leaf)
+{
+    char *part = buf, *slash;
+    int dfd, rc;
+
+    /* The rule every provider applies: relative, no "..", no control
+     * character (ABI 1.10; the loader refuses this module on older cores). */
+    if ((rc = ex->host->path_check(ex->h, path)) != SBX_OK)
+        return -rc;
+    if (strlen(path) >= size)
+        return -FAIL(ex, SBX_E_PATH, "file path too long: %s", path);
+    strcpy(buf, path);
+    if ((dfd = open(s->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+        return -FAIL(ex, SBX_E_IO, "open %s: %s", s->dir, strerror(errno));
+    for (; (slash = strchr(part, '/')); part = slash + 1) {
+        int next;
+
+        *slash = '\0';
+        if (make && mkdirat(dfd, part, 0755) != 0 && errno != EEXIST) {
+            rc = FAIL(ex, SBX_E_IO, "file '%s': mkdir %s: %s", path, part, strerror(errno));
+            close(dfd);
+            return -rc;
+        }
+        next = openat(dfd, part, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (next < 0) {
+            int e = errno;
+            close(dfd);
+            if (e == ENOENT)
+                return -FAIL(ex, SBX_E_NOT_FOUND, "file '%s': no directory %s", path, part);
+            return -FAIL(ex, e == ELOOP || e == ENOTDIR ? SBX_E_PATH : SBX_E_IO,
+                         "file '%s': %s is %s", path, part,
+                         e == ELOOP || e == ENOTDIR ? "a link or not a directory; refused"
+                                                    : strerror(e));
+        }
+        close(dfd);
+        dfd = next;
+    }
+    *leaf = part;
+    return dfd;
+}
+
+static int write_file(struct example *ex, struct sandbox *s, const char *path,
+                      const void *data, size_t len, uint32_t mode)
+{
+    char buf[4096];
+    const char *leaf;
+    int dfd = open_parent(ex, s, path, 1, buf, sizeof buf, &leaf);
+    int fd, rc = SBX_OK;
+    size_t done = 0;
+
+    if (dfd < 0)
+        return -dfd;
+    /* A link at the end is removed, then a new file made: never written
+     * through (O_EXCL, O_NOFOLLOW). */
+    if (unlinkat(dfd, leaf, 0) != 0 && errno != ENOENT) {
+        rc = FAIL(ex, errno == EISDIR ? SBX_E_PATH : SBX_E_IO, "file '%s': %s", path,
+                  strerror(errno));
+        close(dfd);
+        return rc;
+    }
+    fd = openat(dfd, leaf, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                mode & 07777);
+    close(dfd);
+    if (fd < 0)
+        return FAIL(ex, SBX_E_IO, "file '%s': %s", path, strerror(errno));
+    while (done < len) {
+        ssize_t w = write(fd, (const char *)data + done, len - done);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w < 0) {
+            rc = FAIL(ex, errno == ENOSPC ? SBX_E_LIMIT : SBX_E_IO, "writing '%s': %s", path,
+                      strerror(errno));
+            break;
+        }
+        done += (size_t)w;
+    }
+    /* Set the mode after: the umask has narrowed the one open made. */
+    if (!rc && fchmod(fd, mode & 07777) != 0)
+        rc = FAIL(ex, SBX_E_IO, "file '%s': chmod: %s", path, strerror(errno));
+    if (close(fd) != 0 && !rc)
+        rc = FAIL(ex, SBX_E_IO, "closing '%s': %s", path, strerror(errno));
+    return rc;
+}
+
+static int example_upload(void *prov, void *sb, const char *path, const void *data,
+                          size_t len, uint32_t mode)
+{
+    return write_file(prov, sb, path, data, len, mode);
+}
+
+static int example_download(void *prov, void *sb, const char *path, size_t max, void **data,
+                            size_t *len)
+{
+    struct example *ex = prov;
+    char buf[4096];
+    const char *leaf;
+    int dfd = open_parent(ex, sb, path, 0, buf, sizeof buf, &leaf);
+    struct stat st;
+    char *out = NULL;
+    size_t got = 0;
+    int fd, rc = SBX_OK;
+
+    if (dfd < 0)
+        return -dfd;
+    fd = openat(dfd, leaf, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    close(dfd);
+    if (fd < 0)
+        return FAIL(ex, errno == ENOENT ? SBX_E_NOT_FOUND
+                        : errno == ELOOP ? SBX_E_PATH : SBX_E_IO,
+                    "file '%s': %s", path,
+                    errno == ELOOP ? "a link; refused" : strerror(errno));
+    if (fstat(fd, &st) != 0)
+        rc = FAIL(ex, SBX_E_IO, "file '%s': fstat: %s", path, strerror(errno));
+    else if (!S_ISREG(st.st_mode))
+        rc = FAIL(ex, SBX_E_PATH, "file '%s' is not a regular file; refused", path);
+    else if ((uint64_t)st.st_size > max)
+        rc = FAIL(ex, SBX_E_LIMIT, "file '%s' is %lld bytes, more than the %zu allowed", path,
+                  (long long)st.st_size, max);
+    else if (!(out = ex->host->alloc((size_t)st.st_size + 1)))
+        rc = FAIL(ex, SBX_E_NOMEM, "out of memory reading '%s'", path);
+    while (!rc && got < (size_t)st.st_size) {
+        ssize_t n = read(fd, out + got, (size_t)st.st_size - got);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            rc = FAIL(ex, SBX_E_IO, "reading '%s': %s", path, strerror(errno));
+        else if (n == 0)
+            break; /* it shrank meanwhile: what is there */
+        else
+            got += (size_t)n;
+    }
+    close(fd);
+    if (rc) {
+        if (out)
+            ex->host->free(out);
+        return rc;
+    }
+    out[got] = '\0';
+    *data = out;
+    *len = got;
+    return SBX_OK;
+}
+
+/* The exec's files, as uploads. */
+static int write_files(struct example *ex, struct sandbox *s, const sbx_exec_spec_v1 *spec)
 {
     for (size_t i = 0; i < spec->n_files; i++) {
         const sbx_file_v1 *f = &spec->files[i];
-        char path[4096];
-        int fd;
-
-        if (snprintf(path, sizeof path, "%s/%s", dir, f->path) >= (int)sizeof path)
-            return FAIL(ex, SBX_E_PATH, "file path too long: %s", f->path);
-        for (char *p = path + strlen(dir) + 1; (p = strchr(p, '/')); *p++ = '/') {
-            *p = '\0';
-            if (mkdir(path, 0755) != 0 && errno != EEXIST)
-                return FAIL(ex, SBX_E_IO, "mkdir %s: %s", path, strerror(errno));
-        }
-        fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
-                  f->mode & 07777);
-        if (fd < 0)
-            return FAIL(ex, SBX_E_IO, "open %s: %s", path, strerror(errno));
-        size_t done = 0;
-        while (done < f->len) {
-            ssize_t w = write(fd, (const char *)f->data + done, f->len - done);
-            if (w < 0 && errno == EINTR)
-                continue;
-            if (w < 0) {
-                int rc = FAIL(ex, SBX_E_IO, "write %s: %s", path, strerror(errno));
-                close(fd);
-                return rc;
-            }
-            done += (size_t)w;
-        }
-        if (fchmod(fd, f->mode & 07777) != 0 || close(fd) != 0)
-            return FAIL(ex, SBX_E_IO, "%s: %s", path, strerror(errno));
+        int rc = write_file(ex, s, f->path, f->data, f->len, f->mode);
+        if (rc != SBX_OK)
+            return rc;
     }
     return SBX_OK;
 }
@@ -369,13 +497,13 @@ static int example_exec(void *prov, void *sb, const sbx_exec_spec_v1 *spec,
     struct example *ex = prov;
     struct sandbox *s = sb;
     int po[2] = {-1, -1}, pe[2] = {-1, -1}, pr[2] = {-1, -1};
-    uint64_t t0 = now_ns(), deadline = t0 + spec->timeout_ns;
+    uint64_t t0 = ex->host->clock_ns(ex->h), deadline = t0 + spec->timeout_ns;
     int stopped = 0, timed_out = 0, rc, st;
     struct report r, status = {-1, 0}, failure = {-1, 0};
     char **env = NULL;
     pid_t outer;
 
-    rc = write_files(ex, s->dir, spec);
+    rc = write_files(ex, s, spec);
     if (rc != SBX_OK)
         return rc;
     env = make_env(s->env, spec->env, spec->n_env);
@@ -400,13 +528,13 @@ static int example_exec(void *prov, void *sb, const sbx_exec_spec_v1 *spec,
     setpgid(outer, outer);
     close(po[1]), close(pe[1]), close(pr[1]);
     po[1] = pe[1] = pr[1] = -1;
-    out->start_ns = now_ns() - t0;
+    out->start_ns = ex->host->clock_ns(ex->h) - t0;
 
     /* Output until both streams end (the namespace is empty), the wall
      * clock runs out or the sink says stop. */
     struct pollfd fds[2] = {{po[0], POLLIN, 0}, {pe[0], POLLIN, 0}};
     while (!stopped && (fds[0].fd >= 0 || fds[1].fd >= 0)) {
-        uint64_t now = now_ns();
+        uint64_t now = ex->host->clock_ns(ex->h);
         if (now >= deadline) {
             timed_out = stopped = 1;
             break;
@@ -435,7 +563,7 @@ static int example_exec(void *prov, void *sb, const sbx_exec_spec_v1 *spec,
         kill(-outer, SIGKILL);
     while (waitpid(outer, &st, 0) < 0 && errno == EINTR)
         ;
-    out->exec_ns = now_ns() - t0 - out->start_ns;
+    out->exec_ns = ex->host->clock_ns(ex->h) - t0 - out->start_ns;
 
     /* What the processes reported: init's wait status, or why it failed. */
     while (read(pr[0], &r, sizeof r) == (ssize_t)sizeof r)
@@ -477,13 +605,16 @@ static const sbx_provider_ops_v1 example_ops = {
     .create = example_create,
     .exec = example_exec,
     .destroy = example_destroy,
+    .upload = example_upload,
+    .download = example_download,
     /* Optional ops left NULL: the core answers SBX_E_NOTSUP for them. */
 };
 
 /* SBX_CAP_CONCURRENT: ops share nothing, so many sandboxes may run at
- * once.  SBX_PROVIDER_F_HOST_ROOT: commands run on the host's own files, so a
+ * once.  SBX_CAP_FILES: upload and download, never through a link.  SBX_PROVIDER_F_HOST_ROOT: commands run on the host's own files, so a
  * template is usable when its compiler or interpreter is installed here. */
 SBX_PROVIDER_DEFINE_FLAGS("example", "0.2.0",
                           "example provider: plain processes in a PID namespace",
-                          "MIT", SBX_CAP_CONCURRENT, SBX_PROVIDER_F_HOST_ROOT,
+                          "MIT", SBX_CAP_CONCURRENT | SBX_CAP_FILES,
+                          SBX_PROVIDER_F_HOST_ROOT,
                           example_keys, NULL, &example_ops);
