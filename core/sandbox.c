@@ -160,6 +160,30 @@ static int image_root_for(sbx_ctx *ctx, const struct sbx_provider *p, const char
     return core_error_set(rc, p->name, "provider %s: %s", p->name, why);
 }
 
+/* Whether the sandbox gets egress: its template's policy, which the
+ * request may narrow (none) but never widen; refused on a provider that
+ * could not honour it rather than run without it. */
+static int network_egress(const struct sbx_provider *p, const sbx_create_opts *o,
+                          const core_template_conf *t, int *egress)
+{
+    bool allowed = t && t->egress;
+    bool asked = o && o->network_set ? o->network == SBX_NET_EGRESS : allowed;
+
+    *egress = 0;
+    if (asked && !allowed)
+        return t ? core_error_set(SBX_E_PERM, p->name, "network egress asked, but template "
+                                  "'%s' allows network none: a run cannot widen its "
+                                  "template's network (its network = egress would)", t->name)
+                 : core_error_set(SBX_E_PERM, p->name, "network egress asked without a "
+                                  "template: only a template with network = egress allows it");
+    if (asked && !(p->desc.capabilities & SBX_CAP_EGRESS))
+        return core_error_set(SBX_E_NOTSUP, p->name, "provider %s cannot give template '%s' "
+                              "its network = egress (no egress capability): refused rather "
+                              "than run without it", p->name, t->name);
+    *egress = asked;
+    return SBX_OK;
+}
+
 /* Create on one provider.  *backend_failed tells the provider's own
  * failure (worth a fallback, and a sandbox error in sbx_run) from a bad
  * request. */
@@ -216,7 +240,9 @@ static int create_on(sbx_ctx *ctx, struct sbx_provider *p, const sbx_create_opts
     spec.image = image;
     spec.image_explicit = image && asked;
     limits_to_v1(limits, &spec.limits);
-    spec.network = o ? o->network : SBX_NET_NONE;
+    spec.network = o && o->network == SBX_NET_HOST ? SBX_NET_HOST : SBX_NET_NONE;
+    if ((rc = network_egress(p, o, tmpl ? tmpl : code_tmpl, &spec.egress)) != SBX_OK)
+        goto fail;
     spec.persistent = o && o->persistent;
     spec.env = env.items;
     spec.n_env = env.n;

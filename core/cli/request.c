@@ -207,10 +207,12 @@ int cli_req_parse(cli_req *req, unsigned which, int argc, char **argv,
                 req->network = SBX_NET_NONE;
             else if (strcmp(optarg, "host") == 0)
                 req->network = SBX_NET_HOST;
+            else if (strcmp(optarg, "egress") == 0)
+                req->network = SBX_NET_EGRESS;
             else
                 return cli_usage_error(req->cmd,
                                        "invalid value '%s' for --network: "
-                                       "expected none or host", optarg);
+                                       "expected none, egress or host", optarg);
             req->network_set = true;
             break;
         case OPT_PERSISTENT: req->persistent = true; break;
@@ -351,7 +353,9 @@ const char cli_help_limits[] =
 "      --pids N           process limit\n"
 "      --disk SIZE        size of the writable work area\n"
 "      --output-limit SIZE  cap of stdout and of stderr each\n"
-"      --network none|host  network policy (host is unsafe)\n"
+"      --network none|egress|host  network policy: none narrows a template's\n"
+"                         egress; egress only where the template allows it;\n"
+"                         host is unsafe\n"
 "  -h, --help             show this help\n";
 
 bool cli_req_image_refused(const cli_req *req, int code, const char *msg)
