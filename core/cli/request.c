@@ -17,7 +17,7 @@ enum {
     OPT_LANG = 256, OPT_CWD, OPT_FILE, OPT_JSON, OPT_NO_STDIN,
     OPT_TEMPLATE, OPT_IMAGE, OPT_MEMORY, OPT_CPU, OPT_PIDS,
     OPT_DISK, OPT_OUTPUT_LIMIT, OPT_NETWORK, OPT_PERSISTENT, OPT_TTL,
-    OPT_GET_OR_CREATE, OPT_FALLBACK, OPT_KEEP, OPT_REUSE, OPT_ARTIFACTS
+    OPT_GET_OR_CREATE, OPT_FALLBACK, OPT_KEEP, OPT_REUSE, OPT_ARTIFACTS, OPT_DEPS
 };
 
 /* Every option with the groups that take it (0: every command). */
@@ -55,6 +55,7 @@ static const struct {
       CLI_OPT_PERSIST },
     { { "keep", no_argument, NULL, OPT_KEEP }, CLI_OPT_RUN },
     { { "reuse", no_argument, NULL, OPT_REUSE }, CLI_OPT_RUN },
+    { { "deps", no_argument, NULL, OPT_DEPS }, CLI_OPT_RUN },
 };
 #define N_OPTS (sizeof all_opts / sizeof all_opts[0])
 
@@ -219,6 +220,7 @@ int cli_req_parse(cli_req *req, unsigned which, int argc, char **argv,
         case OPT_GET_OR_CREATE: req->get_or_create = true; break;
         case OPT_KEEP: req->keep = true; break;
         case OPT_REUSE: req->reuse = true; break;
+        case OPT_DEPS: req->deps = true; break;
         case OPT_TTL:
             if (!value(req, "--ttl", optarg, cli_parse_duration, &req->ttl_ns))
                 return CLI_EXIT_USAGE;
