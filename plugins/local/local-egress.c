@@ -100,6 +100,10 @@ int lcl_egress_start(struct lcl_prov *p, pid_t init, struct lcl_egress *e)
     argv[n++] = "--mtu=65520";
     argv[n++] = "--ready-fd=3";
     argv[n++] = "--exit-fd=4";
+    /* It parses the sandbox's packets: in an empty root of its own, with
+     * few capabilities and a system-call filter. */
+    argv[n++] = "--enable-sandbox";
+    argv[n++] = "--enable-seccomp";
     if (!p->egress_loopback)
         argv[n++] = "--disable-host-loopback";
     if (!p->root)
