@@ -1003,11 +1003,16 @@ static int run_once(sbx_ctx *ctx, const sbx_create_opts *copts, const sbx_exec_o
 
 /* May a run whose sandbox failed mid-exec run again on a fresh sandbox?
  * The failed sandbox is thrown away, so only effects outside it matter:
- * none without network, and none the caller saw if no output reached its
+ * none without network (host, or a template's egress), and none the caller saw if no output reached its
  * callback.  The code must be retryable too (a dropped stream, a 5xx). */
-static bool run_again_safe(const sbx_create_opts *c, const sbx_exec_opts *x,
-                           const sbx_result *r)
+static bool run_again_safe(const sbx_ctx *ctx, const sbx_create_opts *c,
+                           const sbx_exec_opts *x, const sbx_result *r)
 {
+    /* The template's egress, unless the request narrowed it. */
+    const sbx_template *t = sbx_ctx_find_template(ctx, c && c->template_name ? c->template_name
+                                                    : x->code ? x->lang : NULL);
+    bool egress = c && c->network_set ? c->network == SBX_NET_EGRESS : sbx_template_egress(t);
+
     if (r->status != SBX_RUN_SANDBOX_ERROR || !core_retryable(r->error_code))
         return false;
     if (x->cb && (r->out.len || r->err.len))
@@ -1015,7 +1020,7 @@ static bool run_again_safe(const sbx_create_opts *c, const sbx_exec_opts *x,
     /* Streamed stdin or signals were read: another run would not get them. */
     if (x->has_stdin_fd || x->has_signal_fd)
         return false;
-    return !(c && c->network == SBX_NET_HOST);
+    return !(c && c->network == SBX_NET_HOST) && !egress;
 }
 
 int sbx_run(sbx_ctx *ctx, const sbx_create_opts *copts, const sbx_exec_opts *xopts,
@@ -1040,7 +1045,7 @@ int sbx_run(sbx_ctx *ctx, const sbx_create_opts *copts, const sbx_exec_opts *xop
         sbx_result *r;
 
         rc = run_once(ctx, copts, xopts, deadline, out, &exec_failed);
-        if (rc != SBX_OK || !exec_failed || !run_again_safe(copts, xopts, *out))
+        if (rc != SBX_OK || !exec_failed || !run_again_safe(ctx, copts, xopts, *out))
             return rc;
         r = *out;
         rt.p = sbx_ctx_find_provider(ctx, r->provider);
