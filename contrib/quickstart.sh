@@ -27,7 +27,9 @@ PACKAGES="$PACKAGES python3-cryptography"
 # docker.io): tests/podman runs the docker provider on its compatible API.
 PACKAGES="$PACKAGES podman conmon"
 # Rootless Podman (tests/podman/rootless.sh): subordinate ids, user-mode
-# networking, overlay through FUSE on older kernels.
+# networking, overlay through FUSE on older kernels.  slirp4netns is also
+# the local provider's network for templates with network = egress
+# (tests/templates/network.sh).
 PACKAGES="$PACKAGES uidmap slirp4netns fuse-overlayfs"
 # The Kubernetes fake (tests/fakes/kube.py) and the clients that prove it
 # (tests/kube): its CA made with openssl, Debian's Python client.  kubectl,

@@ -12,7 +12,7 @@
 
 #include "config-int.h"
 
-#define TEMPLATE_KEYS "extensions, source, compile, run, image, image.PROVIDER, zygote, requires, artifacts, artifacts_max_file, artifacts_max_total"
+#define TEMPLATE_KEYS "extensions, source, compile, run, image, image.PROVIDER, zygote, requires, artifacts, artifacts_max_file, artifacts_max_total, network"
 
 static bool valid_env_name(const char *s)
 {
@@ -238,6 +238,15 @@ static int apply_template(loader *ld, const char *section, const char *key,
         if (core_parse_size(value, false, &v, &why) != SBX_OK)
             return core_cfg_err(ld, SBX_E_CONFIG, w, "bad %s '%s': %s", key, value, why);
         *(key[14] == 'f' ? &t->artifacts_max_file : &t->artifacts_max_total) = v;
+        return SBX_OK;
+    }
+    if (strcmp(key, "network") == 0) {
+        /* What its sandboxes may reach: nothing (the default), or out
+         * through the provider's user-mode network.  Never the host's. */
+        if (strcmp(value, "none") != 0 && strcmp(value, "egress") != 0)
+            return core_cfg_err(ld, SBX_E_CONFIG, w, "bad network '%s' (none or egress)",
+                                value);
+        t->egress = value[0] == 'e';
         return SBX_OK;
     }
     return core_cfg_err(ld, SBX_E_CONFIG, w, "unknown key '%s' in [template] (known: "

@@ -306,6 +306,11 @@ const char *sbx_template_artifacts(const sbx_template *t)
     return t ? tconf(t)->artifacts : NULL;
 }
 
+bool sbx_template_egress(const sbx_template *t)
+{
+    return t && tconf(t)->egress;
+}
+
 const char *sbx_template_extensions(const sbx_template *t)
 {
     /* Joined lazily would need storage; templates keep few extensions, so

@@ -198,6 +198,7 @@ typedef struct core_template_conf {
     uint64_t artifacts_max_total; /* cap on all of a run's artifacts, bytes */
     char **requires;        /* NULL-terminated absolute paths the runtime needs on
                                the host, or NULL */
+    bool egress;            /* network = egress: its sandboxes may connect out */
     const char *missing;    /* its compiler or interpreter when not on the host (in
                                compile or run), else the first of requires that
                                is not, else NULL */

@@ -137,7 +137,7 @@ const char *sbx_capability_name(uint64_t bit)
     static const char *const names[] = {
         "files", "persistent", "labels", "stream", "stdin",
         "network_policy", "list", "concurrent", "memory_limit", "cpu_stats",
-        "zygote", "cancel", "stdin_stream", "signal",
+        "zygote", "cancel", "stdin_stream", "signal", "egress",
     };
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         if (bit == (UINT64_C(1) << i))

@@ -448,6 +448,11 @@ static int check_ops(struct sbx_provider *p)
                       "capabilities claim 'signal' but the provider was built against "
                       "ABI 1.%u, whose exec spec has no signal_fd (1.8 has)",
                       (unsigned)p->desc.abi_minor);
+    if ((caps & SBX_CAP_EGRESS) && p->desc.abi_minor < 11)
+        return reject(p, SBX_E_LOAD_CAPS,
+                      "capabilities claim 'egress' but the provider was built against "
+                      "ABI 1.%u, whose create spec has no egress (1.11 has)",
+                      (unsigned)p->desc.abi_minor);
     for (size_t i = 0; i < sizeof pairs / sizeof pairs[0]; i++) {
         bool claimed = (caps & pairs[i].bit) != 0;
         if (claimed && !pairs[i].first)

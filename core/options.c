@@ -138,9 +138,10 @@ int sbx_create_opts_set_limit(sbx_create_opts *o, sbx_limit which, uint64_t valu
 int sbx_create_opts_set_network(sbx_create_opts *o, sbx_network net)
 {
     core_error_clear();
-    if (!o || (net != SBX_NET_NONE && net != SBX_NET_HOST))
+    if (!o || (net != SBX_NET_NONE && net != SBX_NET_HOST && net != SBX_NET_EGRESS))
         return core_error_set(SBX_E_INVAL, NULL, "unknown network policy %d", (int)net);
     o->network = net;
+    o->network_set = true;
     return SBX_OK;
 }
 

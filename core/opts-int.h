@@ -20,6 +20,7 @@ struct sbx_create_opts {
     char *image;
     uint64_t limits[SBX_LIMIT_COUNT];   /* 0: not set */
     sbx_network network;
+    bool network_set;     /* set_network called: may narrow the template's */
     bool persistent;
     uint64_t ttl_ns;
     core_kvlist env;

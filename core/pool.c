@@ -428,9 +428,16 @@ static bool key_matches(const struct core_pool *pl, const sbx_ctx *ctx,
     if (!same_str(prov, pl->provider) || !same_str(o ? o->template_name : NULL,
                                                    pl->template_name))
         return false;
-    if (o && (o->image || o->network != SBX_NET_NONE || o->persistent || o->ttl_ns ||
+    if (o && (o->image || o->network == SBX_NET_HOST || o->persistent || o->ttl_ns ||
               o->env.n || o->labels.n))
         return false;
+    /* The pool's sandboxes have their template's network: a request that
+     * narrows it (or asks egress of a template without) is not theirs. */
+    if (o && o->network_set) {
+        const sbx_template *t = sbx_ctx_find_template(ctx, pl->template_name);
+        if ((o->network == SBX_NET_EGRESS) != (t && sbx_template_egress(t)))
+            return false;
+    }
     for (int i = 0; i < SBX_LIMIT_COUNT; i++) {
         uint64_t v = (o && o->limits[i]) ? o->limits[i] : ctx->cfg.limits[i];
         if (v != pl->limits[i])

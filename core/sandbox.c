@@ -160,6 +160,30 @@ static int image_root_for(sbx_ctx *ctx, const struct sbx_provider *p, const char
     return core_error_set(rc, p->name, "provider %s: %s", p->name, why);
 }
 
+/* Whether the sandbox gets egress: its template's policy, which the
+ * request may narrow (none) but never widen; refused on a provider that
+ * could not honour it rather than run without it. */
+static int network_egress(const struct sbx_provider *p, const sbx_create_opts *o,
+                          const core_template_conf *t, int *egress)
+{
+    bool allowed = t && t->egress;
+    bool asked = o && o->network_set ? o->network == SBX_NET_EGRESS : allowed;
+
+    *egress = 0;
+    if (asked && !allowed)
+        return t ? core_error_set(SBX_E_PERM, p->name, "network egress asked, but template "
+                                  "'%s' allows network none: a run cannot widen its "
+                                  "template's network (its network = egress would)", t->name)
+                 : core_error_set(SBX_E_PERM, p->name, "network egress asked without a "
+                                  "template: only a template with network = egress allows it");
+    if (asked && !(p->desc.capabilities & SBX_CAP_EGRESS))
+        return core_error_set(SBX_E_NOTSUP, p->name, "provider %s cannot give template '%s' "
+                              "its network = egress (no egress capability): refused rather "
+                              "than run without it", p->name, t->name);
+    *egress = asked;
+    return SBX_OK;
+}
+
 /* Create on one provider.  *backend_failed tells the provider's own
  * failure (worth a fallback, and a sandbox error in sbx_run) from a bad
  * request. */
@@ -216,7 +240,9 @@ static int create_on(sbx_ctx *ctx, struct sbx_provider *p, const sbx_create_opts
     spec.image = image;
     spec.image_explicit = image && asked;
     limits_to_v1(limits, &spec.limits);
-    spec.network = o ? o->network : SBX_NET_NONE;
+    spec.network = o && o->network == SBX_NET_HOST ? SBX_NET_HOST : SBX_NET_NONE;
+    if ((rc = network_egress(p, o, tmpl ? tmpl : code_tmpl, &spec.egress)) != SBX_OK)
+        goto fail;
     spec.persistent = o && o->persistent;
     spec.env = env.items;
     spec.n_env = env.n;
@@ -977,11 +1003,16 @@ static int run_once(sbx_ctx *ctx, const sbx_create_opts *copts, const sbx_exec_o
 
 /* May a run whose sandbox failed mid-exec run again on a fresh sandbox?
  * The failed sandbox is thrown away, so only effects outside it matter:
- * none without network, and none the caller saw if no output reached its
+ * none without network (host, or a template's egress), and none the caller saw if no output reached its
  * callback.  The code must be retryable too (a dropped stream, a 5xx). */
-static bool run_again_safe(const sbx_create_opts *c, const sbx_exec_opts *x,
-                           const sbx_result *r)
+static bool run_again_safe(const sbx_ctx *ctx, const sbx_create_opts *c,
+                           const sbx_exec_opts *x, const sbx_result *r)
 {
+    /* The template's egress, unless the request narrowed it. */
+    const sbx_template *t = sbx_ctx_find_template(ctx, c && c->template_name ? c->template_name
+                                                    : x->code ? x->lang : NULL);
+    bool egress = c && c->network_set ? c->network == SBX_NET_EGRESS : sbx_template_egress(t);
+
     if (r->status != SBX_RUN_SANDBOX_ERROR || !core_retryable(r->error_code))
         return false;
     if (x->cb && (r->out.len || r->err.len))
@@ -989,7 +1020,7 @@ static bool run_again_safe(const sbx_create_opts *c, const sbx_exec_opts *x,
     /* Streamed stdin or signals were read: another run would not get them. */
     if (x->has_stdin_fd || x->has_signal_fd)
         return false;
-    return !(c && c->network == SBX_NET_HOST);
+    return !(c && c->network == SBX_NET_HOST) && !egress;
 }
 
 int sbx_run(sbx_ctx *ctx, const sbx_create_opts *copts, const sbx_exec_opts *xopts,
@@ -1014,7 +1045,7 @@ int sbx_run(sbx_ctx *ctx, const sbx_create_opts *copts, const sbx_exec_opts *xop
         sbx_result *r;
 
         rc = run_once(ctx, copts, xopts, deadline, out, &exec_failed);
-        if (rc != SBX_OK || !exec_failed || !run_again_safe(copts, xopts, *out))
+        if (rc != SBX_OK || !exec_failed || !run_again_safe(ctx, copts, xopts, *out))
             return rc;
         r = *out;
         rt.p = sbx_ctx_find_provider(ctx, r->provider);

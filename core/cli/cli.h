@@ -163,6 +163,7 @@ typedef struct cli_req {
     bool get_or_create;       /* create --get-or-create */
     bool keep;                /* run --keep: keep the sandbox, print its id */
     bool reuse;               /* run --reuse: the sandbox with the --labels */
+    bool deps;                /* run --deps: fetch go.mod's modules first (deps.c) */
     bool network_set;
     sbx_network network;
     uint64_t timeout_ns;      /* 0: not given */
@@ -211,6 +212,13 @@ bool cli_req_image_refused(const cli_req *req, int code, const char *msg);
  * Returns -1 when built, else the exit status to return. */
 int cli_req_exec_opts(const cli_req *req, const sbx_ctx *ctx,
                       bool rest_is_file, sbx_exec_opts *x);
+/* --env of @req into @x.  Returns -1 when set, else the exit status. */
+int cli_req_add_env(const cli_req *req, sbx_exec_opts *x);
+/* run --deps (deps.c): FILE's go.mod modules fetched in its sandbox
+ * (where its template allows egress), then FILE built and run there.
+ * @xo is FILE's exec (cli_req_exec_opts).  Returns the exit status. */
+int cli_run_deps(const cli_req *req, const cli_global *g, sbx_ctx *ctx,
+                 sbx_create_opts *co, sbx_exec_opts *xo);
 /* -i: our stdin into @x, streamed as the command runs when @provider
  * (NULL: unknown) has the stdin_stream capability, else read whole.
  * Returns -1 when set, else the exit status to return. */

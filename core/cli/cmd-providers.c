@@ -300,7 +300,8 @@ static void templates_help(void)
     fputs(
 "Usage: polysandbox templates [--json]\n"
 "List the language templates: the file extensions each one runs, whether\n"
-"it has a compile step, and for each enabled provider whether it is usable\n"
+"it has a compile step, its network (none, or egress: it may connect out),\n"
+"and for each enabled provider whether it is usable\n"
 "there and why not (the provider is unavailable, the compiler or\n"
 "interpreter is missing on the host for a provider that runs on it, or\n"
 "the template's image for it, image.local, is not pulled).  A template\n"
@@ -309,7 +310,8 @@ static void templates_help(void)
 "command that rebuilds it.\n"
 "\n"
 "      --json             print a JSON array: name, extensions, compiled,\n"
-"                         artifacts (its directory, or null),\n"
+"                         artifacts (its directory, or null), network\n"
+"                         (\"none\" or \"egress\"),\n"
 "                         providers {NAME: {usable, reason}} and\n"
 "                         cache_stale (why, or null)\n"
 "  -h, --help             show this help\n",
@@ -360,6 +362,8 @@ static int templates_json(sbx_ctx *ctx, const char **names)
             json_object_set_new(o, "compiled", json_boolean(sbx_template_compiled(t))) ||
             json_object_set_new(o, "artifacts", sbx_template_artifacts(t)
                                 ? json_string(sbx_template_artifacts(t)) : json_null()) ||
+            json_object_set_new(o, "network", json_string(sbx_template_egress(t) ? "egress"
+                                                          : "none")) ||
             json_object_set_new(o, "providers", usable_json(ctx, t, names)) ||
             json_object_set_new(o, "cache_stale", sbx_template_cache_stale(t, why, sizeof why)
                                 ? json_string(why) : json_null())) {
@@ -380,15 +384,15 @@ static int templates_table(sbx_ctx *ctx, const char **names)
     size_t n = sbx_ctx_template_count(ctx), nos = 0;
     char why[1024];
 
-    printf("%-12s %-16s %-8s", "NAME", "EXTENSIONS", "COMPILE");
+    printf("%-12s %-16s %-8s %-7s", "NAME", "EXTENSIONS", "COMPILE", "NETWORK");
     for (size_t j = 0; names[j] != NULL; j++)
         printf(" %-10s", names[j]);
     printf("\n");
     for (size_t i = 0; i < n; i++) {
         const sbx_template *t = sbx_ctx_template(ctx, i);
         const char *ext = sbx_template_extensions(t);
-        printf("%-12s %-16s %-8s", sbx_template_name(t), ext && *ext ? ext : "-",
-               sbx_template_compiled(t) ? "yes" : "no");
+        printf("%-12s %-16s %-8s %-7s", sbx_template_name(t), ext && *ext ? ext : "-",
+               sbx_template_compiled(t) ? "yes" : "no", sbx_template_egress(t) ? "egress" : "none");
         for (size_t j = 0; names[j] != NULL; j++) {
             bool ok = sbx_template_usable(ctx, t, names[j], NULL, 0);
             printf(" %-10s", ok ? "usable" : "no");

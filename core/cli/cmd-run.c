@@ -46,6 +46,10 @@ static void run_help(void)
 "                         stderr, for 'polysandbox exec ID'\n"
 "      --reuse            run in our sandbox carrying every --label (created,\n"
 "                         and kept, when there is none)\n"
+"      --deps             Go: fetch the modules of the go.mod (and go.sum)\n"
+"                         beside FILE in the sandbox before the build\n"
+"                         (go mod download, go mod vendor); only where\n"
+"                         the template allows network = egress\n"
 "  -t, --timeout DURATION wall-clock limit (e.g. 500ms, 10s, 2m)\n", stdout);
     fputs(cli_help_limits, stdout);
     fputs(
@@ -114,6 +118,11 @@ int cli_cmd_run(cli_global *g, int argc, char **argv)
                              "KEY=VALUE to find the sandbox by");
         goto out;
     }
+    if (req.deps && (req.reuse || req.keep)) {
+        rc = cli_usage_error("run", "--deps runs in a sandbox of its own, not with "
+                             "--keep or --reuse");
+        goto out;
+    }
     if ((req.reuse || req.keep) && req.fallback != NULL) {
         rc = cli_usage_error("run", "--fallback applies to a run's own "
                              "sandbox, not with --keep or --reuse");
@@ -136,6 +145,10 @@ int cli_cmd_run(cli_global *g, int argc, char **argv)
         goto out;
     if (req.persistent) {
         rc = run_kept(&req, g, ctx, co, xo);
+        goto out;
+    }
+    if (req.deps) {
+        rc = cli_run_deps(&req, g, ctx, co, xo);
         goto out;
     }
     /* -i streams when the provider the run starts on can take it; one it

@@ -66,7 +66,7 @@ bool cli_output_failed(void)
     return output_errno != 0;
 }
 
-static int add_env(const cli_req *req, sbx_exec_opts *x)
+int cli_req_add_env(const cli_req *req, sbx_exec_opts *x)
 {
     for (size_t i = 0; i < req->n_env; i++) {
         const char *e = req->env[i], *v;
@@ -368,7 +368,7 @@ int cli_req_exec_opts(const cli_req *req, const sbx_ctx *ctx,
     int rc;
 
     if ((rc = set_program(req, ctx, rest_is_file, x)) >= 0 ||
-        (rc = add_env(req, x)) >= 0 || (rc = add_files(req, x)) >= 0)
+        (rc = cli_req_add_env(req, x)) >= 0 || (rc = add_files(req, x)) >= 0)
         return rc;
     if (req->cwd != NULL && sbx_exec_opts_set_cwd(x, req->cwd) != SBX_OK) {
         cli_err("%s: --cwd %s: invalid directory", req->cmd, req->cwd);

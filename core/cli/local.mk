@@ -16,6 +16,7 @@ polysandbox_SOURCES = \
 	core/cli/interrupt.c \
 	core/cli/locate.c \
 	core/cli/cmd-run.c \
+	core/cli/deps.c \
 	core/cli/cmd-sandbox.c \
 	core/cli/cmd-files.c \
 	core/cli/cmd-listing.c \

@@ -17,7 +17,7 @@ enum {
     OPT_LANG = 256, OPT_CWD, OPT_FILE, OPT_JSON, OPT_NO_STDIN,
     OPT_TEMPLATE, OPT_IMAGE, OPT_MEMORY, OPT_CPU, OPT_PIDS,
     OPT_DISK, OPT_OUTPUT_LIMIT, OPT_NETWORK, OPT_PERSISTENT, OPT_TTL,
-    OPT_GET_OR_CREATE, OPT_FALLBACK, OPT_KEEP, OPT_REUSE, OPT_ARTIFACTS
+    OPT_GET_OR_CREATE, OPT_FALLBACK, OPT_KEEP, OPT_REUSE, OPT_ARTIFACTS, OPT_DEPS
 };
 
 /* Every option with the groups that take it (0: every command). */
@@ -55,6 +55,7 @@ static const struct {
       CLI_OPT_PERSIST },
     { { "keep", no_argument, NULL, OPT_KEEP }, CLI_OPT_RUN },
     { { "reuse", no_argument, NULL, OPT_REUSE }, CLI_OPT_RUN },
+    { { "deps", no_argument, NULL, OPT_DEPS }, CLI_OPT_RUN },
 };
 #define N_OPTS (sizeof all_opts / sizeof all_opts[0])
 
@@ -207,16 +208,19 @@ int cli_req_parse(cli_req *req, unsigned which, int argc, char **argv,
                 req->network = SBX_NET_NONE;
             else if (strcmp(optarg, "host") == 0)
                 req->network = SBX_NET_HOST;
+            else if (strcmp(optarg, "egress") == 0)
+                req->network = SBX_NET_EGRESS;
             else
                 return cli_usage_error(req->cmd,
                                        "invalid value '%s' for --network: "
-                                       "expected none or host", optarg);
+                                       "expected none, egress or host", optarg);
             req->network_set = true;
             break;
         case OPT_PERSISTENT: req->persistent = true; break;
         case OPT_GET_OR_CREATE: req->get_or_create = true; break;
         case OPT_KEEP: req->keep = true; break;
         case OPT_REUSE: req->reuse = true; break;
+        case OPT_DEPS: req->deps = true; break;
         case OPT_TTL:
             if (!value(req, "--ttl", optarg, cli_parse_duration, &req->ttl_ns))
                 return CLI_EXIT_USAGE;
@@ -351,7 +355,9 @@ const char cli_help_limits[] =
 "      --pids N           process limit\n"
 "      --disk SIZE        size of the writable work area\n"
 "      --output-limit SIZE  cap of stdout and of stderr each\n"
-"      --network none|host  network policy (host is unsafe)\n"
+"      --network none|egress|host  network policy: none narrows a template's\n"
+"                         egress; egress only where the template allows it;\n"
+"                         host is unsafe\n"
 "  -h, --help             show this help\n";
 
 bool cli_req_image_refused(const cli_req *req, int code, const char *msg)

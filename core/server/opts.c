@@ -486,9 +486,11 @@ static int create_part(srv_req *r, json_t *j, srv_opts *o)
     if (srv_json_string(r, j, "network", &s) != 0)
         return -1;
     if (s) {
-        if (strcmp(s, "none") && strcmp(s, "host"))
-            return bad(r, "network", "must be \"none\" or \"host\"", NULL);
-        sbx_create_opts_set_network(o->create, strcmp(s, "host") ? SBX_NET_NONE : SBX_NET_HOST);
+        if (strcmp(s, "none") && strcmp(s, "host") && strcmp(s, "egress"))
+            return bad(r, "network", "must be \"none\", \"egress\" or \"host\"", NULL);
+        sbx_create_opts_set_network(o->create, !strcmp(s, "host") ? SBX_NET_HOST
+                                               : !strcmp(s, "egress") ? SBX_NET_EGRESS
+                                               : SBX_NET_NONE);
     }
     if ((v = json_object_get(j, "limits")) && !json_is_null(v) && limits(r, v, o->create) != 0)
         return -1;

@@ -99,6 +99,7 @@ struct dk_create_args {
     int64_t nano_cpus;
     bool readonly_rootfs;
     bool host_network;
+    bool egress;                /* network = egress: the default bridge, not none */
     bool podman;                /* no HostConfig.Ulimits (see docker-spec.c) */
     bool serve;                 /* PID 1 is the exec server, stdin open */
     const char *seccomp;        /* a SecurityOpt "seccomp=<profile>", or NULL */

@@ -156,7 +156,8 @@ json_t *dk_create_body(const struct dk_create_args *a, char *err, size_t errlen)
           /* Swap equal to memory: no swap at all. */
           set_new(hc, "MemorySwap", json_integer((json_int_t)l->memory_bytes)) ||
           set_new(hc, "PidsLimit", json_integer((json_int_t)l->pids)) ||
-          set_new(hc, "NetworkMode", json_string(a->host_network ? "host" : "none")) ||
+          set_new(hc, "NetworkMode", json_string(a->host_network ? "host"
+                                                 : a->egress ? "bridge" : "none")) ||
           set_new(hc, "ReadonlyRootfs", json_boolean(a->readonly_rootfs)) ||
           set_new(hc, "CapDrop", json_pack("[s]", "ALL")) ||
           set_new(hc, "CapAdd", json_pack("[sss]", DK_CAPS_HELPER)) ||
@@ -184,7 +185,7 @@ json_t *dk_create_body(const struct dk_create_args *a, char *err, size_t errlen)
           set_new(body, "User", json_string("0:0")) ||
           json_object_set(body, "Env", env) || json_object_set(body, "Labels", labels) ||
           json_object_set(body, "HostConfig", hc) ||
-          set_new(body, "NetworkDisabled", json_boolean(!a->host_network)) ||
+          set_new(body, "NetworkDisabled", json_boolean(!a->host_network && !a->egress)) ||
           set_new(body, "StopSignal", json_string("SIGKILL"));
     /* The exec server talks over the container's stdin and stdout (an
      * attach connection): stdin stays open across attaches, and nothing

@@ -26,7 +26,7 @@
 #define DK_CAPS (SBX_CAP_FILES | SBX_CAP_PERSISTENT | SBX_CAP_LABELS | SBX_CAP_STREAM | \
                  SBX_CAP_STDIN | SBX_CAP_NETWORK_POLICY | SBX_CAP_LIST | SBX_CAP_CONCURRENT | \
                  SBX_CAP_MEMORY_LIMIT | SBX_CAP_CPU_STATS | SBX_CAP_CANCEL | \
-                 SBX_CAP_STDIN_STREAM | SBX_CAP_SIGNAL)
+                 SBX_CAP_STDIN_STREAM | SBX_CAP_SIGNAL | SBX_CAP_EGRESS)
 
 static const char *const config_keys[] = {
     "pull", "pull_timeout", "registry_auth_host", "registry_auth",
@@ -367,6 +367,9 @@ static int docker_create(void *prov, const sbx_create_spec_v1 *spec, void **sbp,
                                .init_volume = p->init_volume, .nano_cpus = p->nano_cpus,
                                .readonly_rootfs = p->readonly_rootfs,
                                .host_network = spec->network == SBX_NET_HOST,
+                               /* The daemon's default bridge: out, NATed. */
+                               .egress = spec->struct_size >= offsetof(sbx_create_spec_v1, egress) +
+                                         sizeof spec->egress && spec->egress,
                                .podman = p->podman, .serve = sb->serve,
                                .seccomp = p->seccomp_opt, .now_unix_ns = now_unix_ns(), .spec = spec};
     json_t *body = dk_create_body(&a, err, sizeof err);

@@ -76,11 +76,11 @@ endif
 # On a real dockerd (tests/docker/lib.sh starts one and builds the image).
 if BUILD_PROVIDER_DOCKER
 TESTS += tests/docker/cli.sh tests/docker/attach.sh tests/docker/reconnect.sh \
-	tests/docker/conformance-api.sh tests/docker/server.sh tests/docker/server-ws-signal.sh
+	tests/docker/network.sh tests/docker/conformance-api.sh tests/docker/server.sh tests/docker/server-ws-signal.sh
 check_PROGRAMS += tests/docker/test-docker-reconnect
 tests_docker_test_docker_reconnect_SOURCES = tests/docker/reconnect.c
 tests_docker_test_docker_reconnect_LDADD = core/libpolysandbox.la
 endif
 dist_check_SCRIPTS += tests/docker/cli.sh tests/docker/attach.sh tests/docker/reconnect.sh \
-	tests/docker/conformance-api.sh tests/docker/server.sh tests/docker/server-ws-signal.sh
+	tests/docker/network.sh tests/docker/conformance-api.sh tests/docker/server.sh tests/docker/server-ws-signal.sh
 EXTRA_DIST += tests/docker/server.py

@@ -271,6 +271,17 @@ void lcl_doctor(struct lcl_prov *p, const sbx_provider_ops_v1 *ops, sbx_doctor_c
     snprintf(detail, sizeof detail, "%s (%zu read-only binds from the host)", p->skel, p->n_binds);
     cb(ud, "sandbox root skeleton", access(p->skel, R_OK | X_OK) == 0, detail);
 
+    /* Only templates with network = egress need it: advice, not a failure. */
+    const char *slirp = lcl_egress_binary();
+    if (slirp)
+        snprintf(detail, sizeof detail, "%s: templates with network = egress connect out, %s",
+                 slirp, p->egress_loopback ? "and to the host's loopback as 10.0.2.2 "
+                                             "(egress_loopback = true)"
+                                           : "not to the host's loopback");
+    else
+        snprintf(detail, sizeof detail, "advice: not installed: templates with network = "
+                 "egress are refused (Debian: apt-get install slirp4netns)");
+    cb(ud, "slirp4netns", 1, detail);
     go_cache(p, cb, ud);
     lcl_locald_doctor(p, cb, ud);
     host_tuning(p, cb, ud);

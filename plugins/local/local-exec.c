@@ -46,6 +46,7 @@ struct run {
     const sbx_output_sink_v1 *sink;
     sbx_exec_outcome_v1 *out;
     const struct lcl_spawn *sp;     /* the init comes from here (a zygote), or NULL: clone */
+    struct lcl_egress net;          /* network = egress: its slirp4netns */
     struct lcl_child c;
     struct lcl_cg_run cg;
     int in[2], outp[2], errp[2], sync[2], rep[2], st[2];
@@ -699,6 +700,7 @@ static void cleanup(struct run *r)
         kill_all(r);
         reap(r);
     }
+    lcl_egress_stop(&r->net);
     lcl_locald_done(r->p, &r->locald, &r->cg, r->sb->id);
     lcl_id_give(&r->id);
     if (r->cg.active)
@@ -768,6 +770,8 @@ int lcl_exec_spawn(struct lcl_prov *p, struct lcl_sb *sb, const sbx_exec_spec_v1
     r.cg.v2fd = -1;
     r.cg.pool_fd = -1;
     r.id.fd = r.id.userns = -1;
+    r.net.pid = -1;
+    r.net.exit_w = -1;
     int *ps[] = {r.in, r.outp, r.errp, r.sync, r.rep, r.st};
     for (size_t i = 0; i < sizeof ps / sizeof *ps; i++)
         ps[i][0] = ps[i][1] = -1;
@@ -810,7 +814,9 @@ int lcl_exec_spawn(struct lcl_prov *p, struct lcl_sb *sb, const sbx_exec_spec_v1
 
     /* A sandbox the daemon prepared, else our own cgroup and clone.  An
      * exec a zygote starts (@sp: its imports done) is the zygote's. */
-    ret = sp ? LCL_LOCALD_NO : lcl_locald_exec(p, &r.c, &r.cg, &r.pidfd, &r.locald);
+    /* Egress is attached to the init we clone here: never the daemon's. */
+    ret = sp || sb->egress ? LCL_LOCALD_NO
+                           : lcl_locald_exec(p, &r.c, &r.cg, &r.pidfd, &r.locald);
     if (ret == LCL_LOCALD_NO) {
         /* The filter only an in-process payload loads (the daemon's
          * payloads have theirs): not read on the daemon's path. */
@@ -853,6 +859,9 @@ int lcl_exec_spawn(struct lcl_prov *p, struct lcl_sb *sb, const sbx_exec_spec_v1
         close_fd(&r.c.fd_tasks[i]);  /* the child's now */
     if (!ret && r.pid > 0 && !(sp && sp->maps_written))
         ret = write_maps(&r);
+    /* Its network before its command: the init waits for the go. */
+    if (!ret && sb->egress)
+        ret = lcl_egress_start(p, r.pid, &r.net);
     if (!ret && r.locald < 0)
         ret = release_init(&r);
     close_fd(&r.sync[1]);

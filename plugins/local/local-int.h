@@ -125,6 +125,7 @@ struct lcl_prov {
     uint64_t id_count;
     bool ids_per_exec;      /* each init its own id of the range; work/ idmapped */
     bool allow_host_net;    /* settings: network = host permitted */
+    bool egress_loopback;   /* settings: egress reaches the host's loopback as 10.0.2.2 */
     struct lcl_zyg *zyg_idle; /* idle zygotes (local-zygote.c) */
     bool zyg_broken;        /* a zygote could not start: execs go the plain way */
     struct lcl_bind binds[LCL_MAX_BINDS];
@@ -161,6 +162,7 @@ struct lcl_sb {
     char *rootfs;           /* image directory shown read-only as /, or NULL */
     sbx_limits_v1 limits;
     sbx_network network;
+    bool egress;            /* network = egress: each exec gets slirp4netns (local-egress.c) */
     bool persistent;
     bool work_tmpfs;        /* work/ is a tmpfs we mounted */
     uid_t work_uid;         /* host ids its files are stored as (LCL_SANDBOX_UID: idmapped) */
@@ -425,6 +427,24 @@ _Noreturn void lcl_child_main(const struct lcl_child *c);
 /* lcl_child_main in two halves, for prepared sandboxes (locald-zygote.c). */
 void lcl_child_setup(const struct lcl_child *c);
 _Noreturn void lcl_child_start(const struct lcl_child *c);
+
+/* ---- local-egress.c ---- */
+/* The user-mode stack of one exec with egress. */
+struct lcl_egress {
+    pid_t pid;              /* slirp4netns, or -1 */
+    int exit_w;             /* closing it tells it to go, or -1 */
+};
+/* The slirp4netns to run (a static path), or NULL when not installed. */
+const char *lcl_egress_binary(void);
+/* 0 when egress can be given here, else the error (SBX_E_NOTSUP, naming
+ * the missing binary) set and returned. */
+int lcl_egress_check(struct lcl_prov *p);
+/* Brings up tap0 in the network namespace of @init (its user namespace
+ * mapped, the command not started yet) and waits until it is ready; 0,
+ * or the error set (nothing left running). */
+int lcl_egress_start(struct lcl_prov *p, pid_t init, struct lcl_egress *e);
+/* Kills and reaps it; idempotent (pid -1, exit_w -1 is stopped). */
+void lcl_egress_stop(struct lcl_egress *e);
 
 /* ---- local-exec.c ---- */
 /* The child's ends of an exec's pipes, in this order (also the first

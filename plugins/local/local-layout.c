@@ -504,6 +504,9 @@ int lcl_skeleton_build(struct lcl_prov *p)
     static const char *const texts[][2] = {
         {"/etc/passwd", passwd_text}, {"/etc/group", group_text},
         {"/etc/hosts", hosts_text}, {"/etc/hostname", "sandbox\n"},
+        /* slirp4netns's resolver, for network = egress (local-egress.c);
+         * without network it answers nothing. */
+        {"/etc/resolv.conf", "nameserver 10.0.2.3\n"},
     };
     int r = 0;
     for (size_t i = 0; !r && i < sizeof dirs / sizeof *dirs; i++)

@@ -98,7 +98,8 @@ int lcl_meta_save(struct lcl_prov *p, const struct lcl_sb *sb)
                           * collects it once that one is gone
                           * (local-orphans.c). */
                          "state_dir", sb->persistent ? NULL : p->state_abs,
-                         "network", sb->network == SBX_NET_HOST ? "host" : "none",
+                         "network", sb->network == SBX_NET_HOST ? "host"
+                                    : sb->egress ? "egress" : "none",
                          "work_tmpfs", sb->work_tmpfs,
                          "work_uid", (json_int_t)sb->work_uid,
                          "work_gid", (json_int_t)sb->work_gid,
@@ -235,6 +236,7 @@ int lcl_meta_load(struct lcl_prov *p, const char *id, struct lcl_sb **out)
     sb->limits.stderr_bytes = lcl_meta_u64(lim, "stderr_bytes");
     const char *net = json_string_value(json_object_get(root, "network"));
     sb->network = net && !strcmp(net, "host") ? SBX_NET_HOST : SBX_NET_NONE;
+    sb->egress = net && !strcmp(net, "egress");
     sb->persistent = json_is_true(json_object_get(root, "persistent"));
     sb->work_tmpfs = json_is_true(json_object_get(root, "work_tmpfs"));
     /* Made before it was recorded: the one id then shared, 65534. */

@@ -774,7 +774,8 @@ int lcl_zyg_exec(struct lcl_prov *p, struct lcl_sb *sb, const char *const *zygot
     pthread_mutex_unlock(&zyg_lock);
     /* Not for a sandbox made before ids were per exec (its files belong
      * to the id then shared). */
-    if (broken || sb->rootfs || !(x.script = script_index(zygote, spec->argv)) ||
+    /* Egress (local-egress.c) is attached to an init we clone ourselves. */
+    if (broken || sb->rootfs || sb->egress || !(x.script = script_index(zygote, spec->argv)) ||
         (p->ids_per_exec && sb->work_uid != LCL_SANDBOX_UID) || !lcl_skel_shared(p))
         return p->host->set_error(p->h, SBX_E_NOTSUP, "this exec cannot go through a zygote");
     struct lcl_spawn sp = {zyg_start, &x, true};

@@ -23,11 +23,11 @@
 #define LCL_CAPS (SBX_CAP_FILES | SBX_CAP_PERSISTENT | SBX_CAP_LABELS | SBX_CAP_STREAM | \
                   SBX_CAP_STDIN | SBX_CAP_NETWORK_POLICY | SBX_CAP_LIST | SBX_CAP_CONCURRENT | \
                   SBX_CAP_MEMORY_LIMIT | SBX_CAP_CPU_STATS | SBX_CAP_ZYGOTE | \
-                  SBX_CAP_CANCEL | SBX_CAP_STDIN_STREAM | SBX_CAP_SIGNAL)
+                  SBX_CAP_CANCEL | SBX_CAP_STDIN_STREAM | SBX_CAP_SIGNAL | SBX_CAP_EGRESS)
 
 static const char *const config_keys[] = {
     "cgroup_root", "uid", "gid", "ids", "network", "ro_binds", "cache_dir",
-    "work_inodes", "daemon", NULL,
+    "work_inodes", "daemon", "egress_loopback", NULL,
 };
 
 /* The default range of host ids: above the container ranges of systemd
@@ -105,6 +105,12 @@ static int read_settings(struct lcl_prov *p, const char **cg_root)
                                   "providers.d/local.ini: network = '%s': use 'none' or 'allow-host'",
                                   net);
     p->allow_host_net = net && !strcmp(net, "allow-host");
+    const char *lo = p->host->config_get(p->h, "egress_loopback");
+    if (lo && *lo && strcmp(lo, "true") && strcmp(lo, "false"))
+        return p->host->set_error(p->h, SBX_E_CONFIG,
+                                  "providers.d/local.ini: egress_loopback = '%s': use 'true' "
+                                  "or 'false'", lo);
+    p->egress_loopback = lo && !strcmp(lo, "true");
     if (!p->root) {
         /* Unprivileged: the only id we may map is our own. */
         p->host_uid = getuid();
@@ -218,6 +224,12 @@ static int local_create(void *prov, const sbx_create_spec_v1 *spec, void **sbp, 
                                   "set network = allow-host");
     if (spec->network != SBX_NET_HOST && spec->network != SBX_NET_NONE)
         return p->host->set_error(p->h, SBX_E_INVAL, "unknown network policy %d", (int)spec->network);
+    bool egress = spec->struct_size >= offsetof(sbx_create_spec_v1, egress) + sizeof spec->egress &&
+                  spec->egress;
+    if (egress && spec->network == SBX_NET_HOST)
+        return p->host->set_error(p->h, SBX_E_INVAL, "network host and egress at once");
+    if (egress && lcl_egress_check(p))
+        return SBX_E_NOTSUP;
     int lr = lcl_limits_report(p);   /* refused: before anything is made */
     if (lr)
         return lr;
@@ -266,6 +278,7 @@ static int local_create(void *prov, const sbx_create_spec_v1 *spec, void **sbp, 
     }
     sb->limits = spec->limits;
     sb->network = spec->network;
+    sb->egress = egress;
     sb->persistent = spec->persistent != 0;
     sb->created_ns = lcl_now_unix();
     sb->ttl_ns = spec->ttl_ns;

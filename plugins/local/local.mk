@@ -12,6 +12,7 @@ plugins_local_local_la_SOURCES = \
 	plugins/local/local-cgroup.c \
 	plugins/local/local-cgpool.c \
 	plugins/local/local-doctor.c \
+	plugins/local/local-egress.c \
 	plugins/local/local-etcscan.c \
 	plugins/local/local-exec.c \
 	plugins/local/local-files.c \

@@ -30,6 +30,8 @@ __all__ = ["Local", "default"]
 _LIMIT_IDS = {"wall": 0, "cpu": 1, "memory": 2, "pids": 3, "nofile": 4, "fsize": 5,
               "disk": 6, "stdout": 7, "stderr": 8}
 _NS_LIMITS = ("wall", "cpu")
+# sbx_network: SBX_NET_NONE, SBX_NET_HOST, SBX_NET_EGRESS
+_NETWORKS = {"none": 0, "host": 1, "egress": 2}
 # sbx_provider_state names, as info-json.c gives them.
 _STATES = {0: "ready", 1: "unavailable", 2: "disabled"}
 # The body's keys _create_opts reads.
@@ -141,7 +143,7 @@ class Local(Runner):
         if "image" in body:
             chk(lib.sbx_create_opts_set_image(o, body["image"].encode()))
         if "network" in body:
-            chk(lib.sbx_create_opts_set_network(o, 1 if body["network"] == "host" else 0))
+            chk(lib.sbx_create_opts_set_network(o, _NETWORKS[body["network"]]))
         for k, v in body.get("limits", {}).items():
             chk(lib.sbx_create_opts_set_limit(o, _LIMIT_IDS[k],
                                               _ns(v) if k in _NS_LIMITS else v))

@@ -133,9 +133,9 @@ def _build(call: str, body: dict[str, Any], *, provider=None, fallback=None, tem
     if image is not None:
         body["image"] = _text(call, "image", image)
     if network is not None:
-        if network not in ("none", "host"):
-            raise ValueError(f"{_where(call, 'network')} must be \"none\" or \"host\", "
-                             f"not {network!r}")
+        if network not in ("none", "egress", "host"):
+            raise ValueError(f"{_where(call, 'network')} must be \"none\", \"egress\" or "
+                             f"\"host\", not {network!r}")
         body["network"] = network
     if limits is not None:
         if not isinstance(limits, Mapping):
@@ -175,7 +175,8 @@ class Runner:
     """The calls every runner has (in the process, or through polysandboxd).
 
     Options of run and run_code: provider, fallback (list of providers),
-    template, image, network ("none" or "host"), limits (dict: wall, cpu
+    template, image, network ("none", "egress" where the template allows
+    it, or "host"), limits (dict: wall, cpu
     in seconds; memory, fsize, disk, stdout, stderr in bytes; pids,
     nofile), env (dict), cwd, timeout (seconds), stdin (str or bytes),
     files (dict of relative path to str or bytes).  A sandbox failure is a

@@ -18,7 +18,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import PS, Server, cancel_later, check, finish, plan, raises  # noqa: E402
 import polysandbox as psb  # noqa: E402
 
-PLAN = 36
+PLAN = 38
 plan(PLAN)
 tmp = tempfile.mkdtemp(prefix="ps-python-test.")
 os.environ["XDG_STATE_HOME"] = os.path.join(tmp, "xdg-state")
@@ -102,6 +102,10 @@ ok_, e = raises(ValueError, psb.run, "true", env={"A=B": "c"}, match="'env'")
 check("an env key with '=': ValueError naming 'env'", ok_, e)
 ok_, e = raises(ValueError, psb.run, "echo \0", match="NUL")
 check("a NUL in the command: ValueError", ok_, e)
+ok_, e = raises(ValueError, psb.run, "true", network="wide", match="egress")
+check("an unknown network: ValueError naming the three", ok_, e)
+ok_, e = raises(psb.SandboxError, psb.run, "true", network="egress", match="without a template")
+check("network='egress' of no template: refused (a run never widens its template)", ok_, e)
 ok_, e = raises(psb.SandboxNotFoundError, psb.run, "true", provider="nosuch", match="nosuch")
 check("an unknown provider: SandboxNotFoundError from the library, naming it", ok_, e)
 ok_, e = raises(psb.SandboxNotFoundError, psb.run_code, "cobol", "x", match="cobol")

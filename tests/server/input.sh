@@ -90,7 +90,7 @@ post /v1/run '{"argv":["true"],"provider":"nosuch","fallback":["local"]}'
 check "an unknown provider: 422 naming it" \
     eval 'err_is 422 not_found && json_check "\"nosuch\" in j[\"error\"][\"message\"]"'
 post /v1/run '{"argv":["true"],"network":"some"}'
-check "a network that is neither none nor host: 400" err_is 400 invalid
+check "a network that is not none, egress or host: 400" err_is 400 invalid
 
 # Found by the fuzz target of the requests (tests/fuzz/corpus/server/
 # found-query-not-utf8): a message quoting bytes that are not UTF-8 could

@@ -6,6 +6,8 @@
 
 TEMPLATE_TESTS = \
 	tests/templates/list.sh \
+	tests/templates/network.sh \
+	tests/templates/go-deps.sh \
 	tests/templates/interpreted.sh \
 	tests/templates/compiled.sh \
 	tests/templates/python-data.sh tests/templates/go-stale.sh

@@ -862,6 +862,8 @@ static void test_templates(void)
           "image is empty", NULL, 4 },
         { "[template]\nextensions = .x\nrun = x\nrequires = /usr lib\n",
           "a relative path in requires", "bad requires '/usr lib'", "absolute", 4 },
+        { "[template]\nextensions = .x\nrun = x\nnetwork = host\n", "a network other "
+          "than none or egress", "bad network 'host' (none or egress)", NULL, 4 },
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         d = new_dir();

@@ -185,6 +185,14 @@ static void test_spec(void)
        "Podman: no Ulimits (its defaults hold; the helper sets nofile and fsize per exec)");
     json_decref(b);
     a.podman = false;
+    a.egress = true;
+    b = dk_create_body(&a, err, sizeof err);
+    hc = json_object_get(b, "HostConfig");
+    ok(b && !strcmp(json_string_value(json_object_get(hc, "NetworkMode")), "bridge") &&
+       json_is_false(json_object_get(b, "NetworkDisabled")),
+       "network = egress: the default bridge, network enabled");
+    json_decref(b);
+    a.egress = false;
     sbx_kv_v1 bad[] = {{DK_LABEL_PREFIX "x", "1"}};
     s.labels = bad;
     b = dk_create_body(&a, err, sizeof err);

@@ -263,6 +263,11 @@ SBX_API bool sbx_template_compiled(const sbx_template *t);
  * (sbx_result_artifact), or NULL when it declares none (transfer none,
  * valid while the context is).  Since: 0.3 */
 SBX_API const char *sbx_template_artifacts(const sbx_template *t);
+/** sbx_template_egress: true when @t says `network = egress`: its
+ * sandboxes may open outbound connections (SBX_NET_EGRESS), through a
+ * provider that can give them (SBX_CAP_EGRESS); false for `none`, the
+ * default.  A request may narrow it, never widen it.  Since: 0.3 */
+SBX_API bool sbx_template_egress(const sbx_template *t);
 /**
  * sbx_template_usable:
  * @provider: the name of a provider of @ctx
@@ -361,6 +366,18 @@ SBX_API int sbx_create_opts_set_image(sbx_create_opts *o, const char *image);
 /** A value of 0 is rejected (SBX_E_INVAL): 0 never means unlimited. */
 SBX_API int sbx_create_opts_set_limit(sbx_create_opts *o, sbx_limit which,
                                       uint64_t value);
+/**
+ * sbx_create_opts_set_network:
+ *
+ * The sandbox's network policy.  Unset, it is its template's (none, or
+ * egress for a template with `network = egress`).  SBX_NET_NONE narrows
+ * an egress template; SBX_NET_EGRESS of a template without egress (or
+ * of no template) is refused by the create (SBX_E_PERM: a request never
+ * widens its template), as is egress on a provider that cannot give it
+ * (SBX_E_NOTSUP, no SBX_CAP_EGRESS).  SBX_NET_HOST is the administrator's
+ * opt-in of each provider, as before.  Errors: SBX_E_INVAL (an unknown
+ * policy).  Since: 0.1; SBX_NET_EGRESS since 0.3
+ */
 SBX_API int sbx_create_opts_set_network(sbx_create_opts *o, sbx_network net);
 SBX_API int sbx_create_opts_set_persistent(sbx_create_opts *o, bool on);
 SBX_API int sbx_create_opts_add_env(sbx_create_opts *o, const char *key,

@@ -107,7 +107,13 @@ enum {
 /** Network policies of a sandbox.  Since: 0.1 */
 typedef enum sbx_network {
     SBX_NET_NONE = 0,   /* no network; loopback inside the sandbox only */
-    SBX_NET_HOST = 1    /* the host's network: UNSAFE, opt-in only */
+    SBX_NET_HOST = 1,   /* the host's network: UNSAFE, opt-in only */
+    /* Since 0.3: outbound network through a user-mode stack (the local
+     * provider's slirp4netns, docker's bridge), only where the sandbox's
+     * template allows it (its `network = egress`): a request may narrow
+     * its template's policy, never widen it.  Never in a provider's
+     * create spec: that carries sbx_create_spec_v1.egress instead. */
+    SBX_NET_EGRESS = 2
 } sbx_network;
 
 /**
@@ -129,6 +135,7 @@ typedef enum sbx_network {
 #define SBX_CAP_CANCEL         (UINT64_C(1) << 11) /* exec honours cancel_fd (since 0.2, ABI 1.3) */
 #define SBX_CAP_STDIN_STREAM   (UINT64_C(1) << 12) /* exec feeds stdin_fd as it runs (since 0.2, ABI 1.4) */
 #define SBX_CAP_SIGNAL         (UINT64_C(1) << 13) /* exec delivers signal_fd's signals (since 0.3, ABI 1.8) */
+#define SBX_CAP_EGRESS         (UINT64_C(1) << 14) /* create honours egress (since 0.3, ABI 1.11) */
 
 /**
  * Limit bits: one per limit, numbered as sbx_limit of the embedding API

@@ -38,7 +38,7 @@ extern "C" {
 #define SBX_PROVIDER_MAGIC UINT32_C(0x53425850)
 /** The ABI this header describes.  Since: 0.1 */
 #define SBX_ABI_MAJOR 1
-#define SBX_ABI_MINOR 10
+#define SBX_ABI_MINOR 11
 
 /** Opaque per-provider handle the core passes back in host calls. */
 typedef struct sbx_host_handle sbx_host_handle;
@@ -102,6 +102,20 @@ typedef struct sbx_create_spec_v1 {
      * its doctor).  A limit that cannot be applied is refused, never
      * silently dropped: an image is no different. */
     int image_explicit;
+
+    /* Since 0.3, ABI 1.11 (the core always passes it; a provider built
+     * against an older header never reads it, and never gets a non-zero
+     * one: the core passes it only to a provider claiming SBX_CAP_EGRESS,
+     * which the loader refuses from one built before 1.11).
+     *
+     * Non-zero: the sandbox may open outbound connections (its template
+     * says `network = egress`, and the request did not narrow it), through
+     * a user-mode network of the provider's (@network stays SBX_NET_NONE).
+     * A provider that cannot give it here (a helper missing on the host,
+     * say) refuses the create with SBX_E_NOTSUP, having started nothing,
+     * in a message naming what is missing; it never runs the sandbox
+     * without network instead, nor with the host's. */
+    int egress;
 } sbx_create_spec_v1;
 
 /** A file to place in the work directory before an exec.  Since: 0.1 */
@@ -577,7 +591,9 @@ typedef struct sbx_provider_ops_v1 {
  * likewise: signal_fd, and SBX_CAP_SIGNAL.  ABI 1.9 (since 0.3) adds
  * host->settings_read and its table (sbx_setting_v1); a provider built
  * against an older minor keeps reading its keys with config_get.  ABI
- * 1.10 (since 0.3) adds host->path_check and host->clock_ns. */
+ * 1.10 (since 0.3) adds host->path_check and host->clock_ns.  ABI 1.11
+ * (since 0.3) adds no op: sbx_create_spec_v1 gained egress, and
+ * SBX_CAP_EGRESS says the provider honours it. */
 
 /** Descriptor flags.  Since: 0.1 */
 #define SBX_PROVIDER_F_GLOBAL_SYMBOLS (UINT64_C(1) << 0) /* dlopen RTLD_GLOBAL */
