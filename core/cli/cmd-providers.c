@@ -359,11 +359,6 @@ static int templates_json(sbx_ctx *ctx, const char **names)
         const sbx_template *t = sbx_ctx_template(ctx, i);
         json_t *o = cli_template_json(t);
         if (o == NULL ||
-            json_object_set_new(o, "compiled", json_boolean(sbx_template_compiled(t))) ||
-            json_object_set_new(o, "artifacts", sbx_template_artifacts(t)
-                                ? json_string(sbx_template_artifacts(t)) : json_null()) ||
-            json_object_set_new(o, "network", json_string(sbx_template_egress(t) ? "egress"
-                                                          : "none")) ||
             json_object_set_new(o, "providers", usable_json(ctx, t, names)) ||
             json_object_set_new(o, "cache_stale", sbx_template_cache_stale(t, why, sizeof why)
                                 ? json_string(why) : json_null())) {

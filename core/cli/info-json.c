@@ -113,7 +113,12 @@ json_t *cli_template_json(const sbx_template *t)
         p += strspn(p, " ");
     }
     if (json_object_set_new(o, "name", json_string(sbx_template_name(t))) ||
-        json_object_set_new(o, "extensions", exts)) {
+        json_object_set_new(o, "extensions", exts) ||
+        json_object_set_new(o, "compiled", json_boolean(sbx_template_compiled(t))) ||
+        json_object_set_new(o, "artifacts", sbx_template_artifacts(t)
+                            ? json_string(sbx_template_artifacts(t)) : json_null()) ||
+        json_object_set_new(o, "network", json_string(sbx_template_egress(t) ? "egress"
+                                                      : "none"))) {
         json_decref(o);
         return NULL;
     }

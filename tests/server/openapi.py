@@ -241,7 +241,10 @@ check("GET", "/web/app.css", 200, token=False)
 check("GET", "/web/nosuch.js", 404, token=False)
 check("GET", "/v1/providers", 200, want=lambda j: any(p["name"] == "local" for p in j["providers"]))
 check("GET", "/v1/providers", 401, token=False)
-check("GET", "/v1/templates", 200, want=lambda j: any(t["name"] == "python" for t in j["templates"]))
+check("GET", "/v1/templates", 200, want=lambda j: any(
+    t["name"] == "python" and t["network"] == "none" and t["compiled"] is False
+    for t in j["templates"]) and any(t["name"] == "c" and t["compiled"] is True
+                                   for t in j["templates"]))
 check("GET", "/v1/pools", 200)
 check("GET", "/v1/status", 200)
 check("GET", "/metrics", 200)
