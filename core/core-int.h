@@ -18,6 +18,7 @@
 
 #include "clock.h"
 #include "path-check.h"
+#include "settings-read.h"
 
 /* ---- errors (core/error.c) ---------------------------------------------- */
 
@@ -118,13 +119,7 @@ int core_parse_bool(const char *s, bool *out, const char **why);
 
 /* ---- configuration (core/config.c) ---------------------------------------- */
 
-/* One setting as written, with where it came from (for error messages). */
-typedef struct core_setting {
-    char *key;
-    char *value;
-    char *file;     /* path of the file, or "environment", "command line" */
-    int line;       /* 0 when not from a file */
-} core_setting;
+/* core_setting: settings-read.h */
 
 /* [retry] and [breaker] settings (core/retry.c); the main file sets the
  * defaults, a providers.d/ file may override each key for its provider. */
@@ -450,15 +445,7 @@ void core_loader_unload_all(struct sbx_ctx *ctx);
 const sbx_host_v1 *core_host_table(void);
 /* The [settings] entry of @key lent to @h's provider, or NULL (host.c). */
 const core_setting *core_host_setting(const sbx_host_handle *h, const char *key);
-/* host->settings_read (core/host-settings.c), and the same for any host
- * (a test's): @lookup gives a key's setting or NULL; errors are set with
- * core_error_set, naming @provider. */
-int core_host_settings_read(sbx_host_handle *h, const sbx_setting_v1 *table,
-                            size_t entry_size, void *base);
-typedef const core_setting *(*core_settings_lookup)(void *ud, const char *key);
-int core_settings_read(const char *provider, const char *const *config_keys,
-                       const char *const *secret_keys, core_settings_lookup lookup, void *ud,
-                       const sbx_setting_v1 *table, size_t entry_size, void *base);
+/* core_settings_read: settings-read.h */
 
 /* ---- secrets (core/secrets.c) --------------------------------------------- */
 

@@ -224,18 +224,3 @@ int core_settings_read(const char *provider, const char *const *config_keys,
             return rc;
     }
 }
-
-static const core_setting *handle_lookup(void *ud, const char *key)
-{
-    return core_host_setting(ud, key);
-}
-
-int core_host_settings_read(sbx_host_handle *h, const sbx_setting_v1 *table,
-                            size_t entry_size, void *base)
-{
-    if (!h || !h->prov)
-        return core_error_set(SBX_E_INVAL, NULL, "settings_read: NULL handle");
-    return core_settings_read(h->prov->name, h->prov->desc.config_keys,
-                              h->prov->desc.secret_keys, handle_lookup, h, table, entry_size,
-                              base);
-}

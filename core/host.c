@@ -130,6 +130,23 @@ static const char *const *host_private_paths(sbx_host_handle *h)
                ? (const char *const *)h->ctx->cfg.private_paths : none;
 }
 
+static const core_setting *handle_lookup(void *ud, const char *key)
+{
+    return core_host_setting(ud, key);
+}
+
+/* The provider's [settings] through core_settings_read (host-settings.c),
+ * which knows no context, so that polysandbox-locald builds it in too. */
+static int host_settings_read(sbx_host_handle *h, const sbx_setting_v1 *table,
+                              size_t entry_size, void *base)
+{
+    if (!h || !h->prov)
+        return core_error_set(SBX_E_INVAL, NULL, "settings_read: NULL handle");
+    return core_settings_read(h->prov->name, h->prov->desc.config_keys,
+                              h->prov->desc.secret_keys, handle_lookup, h, table, entry_size,
+                              base);
+}
+
 static int host_path_check(sbx_host_handle *h, const char *path)
 {
     char msg[CORE_MSG_MAX];
@@ -160,7 +177,7 @@ static const sbx_host_v1 host_table = {
     .not_started = host_not_started,
     .limits_unenforced = core_host_limits_unenforced,
     .private_paths = host_private_paths,
-    .settings_read = core_host_settings_read,
+    .settings_read = host_settings_read,
     .path_check = host_path_check,
     .clock_ns = host_clock_ns,
 };

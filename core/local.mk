@@ -34,6 +34,7 @@ core_libpolysandbox_internal_la_SOURCES = \
 	core/clock.h \
 	core/path-check.c \
 	core/path-check.h \
+	core/settings-read.h \
 	core/secrets.c \
 	core/secret-key.c \
 	core/sealed.c \

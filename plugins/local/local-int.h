@@ -482,8 +482,9 @@ void lcl_zyg_fini(struct lcl_prov *p);
 
 /* ---- locald-client.c: execs in sandboxes polysandbox-locald prepared ---- */
 #define LCL_LOCALD_NO 1     /* not taken: run it in-process */
-/* Reads the `daemon` setting; errors: a bad value. */
-int lcl_locald_init(struct lcl_prov *p);
+/* Decides from @setting (the `daemon` setting: "auto" or "off"), which
+ * POLYSANDBOX_LOCAL_DAEMON overrides; errors: a bad value of that. */
+int lcl_locald_init(struct lcl_prov *p, const char *setting);
 /* Hands the exec @c describes (pipes made, files written) to a prepared
  * sandbox: 0 and *pidfd (the sandbox init's), @cg (its cgroup, to read
  * and kill; not ours to remove) and *conn (give it to lcl_locald_done);

@@ -37,48 +37,68 @@ static const char *const config_keys[] = {
 
 /* ---- settings ---- */
 
-static int setting_u64(struct lcl_prov *p, const char *key, uint64_t def, uint64_t max,
-                       uint64_t *out)
+/* The [settings] of providers.d/local.ini, read by the core with the
+ * grammar of its own (host->settings_read): errors name the file, the
+ * line and the key. */
+struct lcl_settings {
+    const char *cgroup_root, *ro_binds, *cache_dir;
+    int64_t uid, gid, ids, work_inodes; /* -1: unset (their defaults depend on each other) */
+    int network;                         /* index in net_choices */
+    int daemon;                          /* index in daemon_choices */
+    int egress_loopback;
+};
+
+static const char *const net_choices[] = { "none", "allow-host", NULL };
+static const char *const daemon_choices[] = { "auto", "off", NULL };
+
+static const char *plain_name(const char *v)
 {
-    const char *v = p->host->config_get(p->h, key);
-    *out = def;
-    if (!v || !*v)
-        return 0;
-    char *end;
-    errno = 0;
-    unsigned long long x = strtoull(v, &end, 10);
-    if (errno || *end || end == v || x == 0 || x > max)
-        return p->host->set_error(p->h, SBX_E_CONFIG,
-                                  "providers.d/local.ini: %s = '%s' is not a number from 1 to %llu",
-                                  key, v, (unsigned long long)max);
-    *out = x;
-    return 0;
+    if (!strcmp(v, ".") || !strcmp(v, ".."))
+        return "use a plain name ([A-Za-z0-9._-])";
+    for (const char *s = v; *s; s++)
+        if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') ||
+              *s == '-' || *s == '_' || *s == '.'))
+            return "use a plain name ([A-Za-z0-9._-])";
+    return NULL;
 }
 
-static int read_settings(struct lcl_prov *p, const char **cg_root)
+#define ID_MAX "4294967294" /* (uid_t)-1 is "no id" */
+static const sbx_setting_v1 settings_table[] = {
+    { .key = "cgroup_root", .type = SBX_SETTING_STRING, .def = "polysandbox",
+      .check = plain_name, .offset = offsetof(struct lcl_settings, cgroup_root) },
+    { .key = "uid", .type = SBX_SETTING_INT, .min = "1", .max = ID_MAX,
+      .offset = offsetof(struct lcl_settings, uid) },
+    { .key = "gid", .type = SBX_SETTING_INT, .min = "1", .max = ID_MAX,
+      .offset = offsetof(struct lcl_settings, gid) },
+    { .key = "ids", .type = SBX_SETTING_INT, .min = "1", .max = "1048576",
+      .offset = offsetof(struct lcl_settings, ids) },
+    { .key = "work_inodes", .type = SBX_SETTING_INT, .def = "16384", .min = "1",
+      .max = "16777216", .offset = offsetof(struct lcl_settings, work_inodes) },
+    { .key = "network", .type = SBX_SETTING_ENUM, .def = "none", .choices = net_choices,
+      .offset = offsetof(struct lcl_settings, network) },
+    { .key = "egress_loopback", .type = SBX_SETTING_BOOL, .def = "false",
+      .offset = offsetof(struct lcl_settings, egress_loopback) },
+    { .key = "daemon", .type = SBX_SETTING_ENUM, .def = "auto", .choices = daemon_choices,
+      .offset = offsetof(struct lcl_settings, daemon) },
+    { .key = "ro_binds", .type = SBX_SETTING_STRING,
+      .offset = offsetof(struct lcl_settings, ro_binds) },
+    { .key = "cache_dir", .type = SBX_SETTING_STRING,
+      .offset = offsetof(struct lcl_settings, cache_dir) },
+    { .key = NULL },
+};
+
+static int read_settings(struct lcl_prov *p, struct lcl_settings *set)
 {
-    uint64_t v;
     int ret;
-    *cg_root = p->host->config_get(p->h, "cgroup_root");
-    if (!*cg_root || !**cg_root)
-        *cg_root = "polysandbox";
-    for (const char *s = *cg_root; *s; s++)
-        if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') ||
-              *s == '-' || *s == '_' || *s == '.') || !strcmp(*cg_root, "..") || !strcmp(*cg_root, "."))
-            return p->host->set_error(p->h, SBX_E_CONFIG,
-                                      "providers.d/local.ini: cgroup_root = '%s': use a plain name "
-                                      "([A-Za-z0-9._-])", *cg_root);
-    /* A uid set alone (as before ids existed) is one id for all. */
-    const char *uid_set = p->host->config_get(p->h, "uid");
-    bool explicit_uid = uid_set && *uid_set;
-    if ((ret = setting_u64(p, "uid", IDS_FIRST, 0xfffffffe, &v)))
+
+    *set = (struct lcl_settings){ .uid = -1, .gid = -1, .ids = -1 };
+    if ((ret = p->host->settings_read(p->h, settings_table, sizeof settings_table[0], set)))
         return ret;
-    p->id_uid = (uid_t)v;
-    if ((ret = setting_u64(p, "gid", v, 0xfffffffe, &v)))
-        return ret;
-    p->id_gid = (gid_t)v;
-    if ((ret = setting_u64(p, "ids", explicit_uid ? 1 : IDS_COUNT, 1u << 20, &p->id_count)))
-        return ret;
+    /* A uid set alone (as before ids existed) is one id for all; the gid
+     * is the uid unless set. */
+    p->id_uid = set->uid < 0 ? IDS_FIRST : (uid_t)set->uid;
+    p->id_gid = set->gid < 0 ? (gid_t)p->id_uid : (gid_t)set->gid;
+    p->id_count = set->ids >= 0 ? (uint64_t)set->ids : set->uid >= 0 ? 1 : IDS_COUNT;
     if ((uint64_t)p->id_uid + p->id_count - 1 > 0xfffffffe ||
         (uint64_t)p->id_gid + p->id_count - 1 > 0xfffffffe)
         return p->host->set_error(p->h, SBX_E_CONFIG,
@@ -97,20 +117,9 @@ static int read_settings(struct lcl_prov *p, const char **cg_root)
                                   (unsigned long long)p->id_count, LCL_SANDBOX_UID);
     p->host_uid = p->id_uid;
     p->host_gid = p->id_gid;
-    if ((ret = setting_u64(p, "work_inodes", 16384, 1u << 24, &p->work_inodes)))
-        return ret;
-    const char *net = p->host->config_get(p->h, "network");
-    if (net && *net && strcmp(net, "none") && strcmp(net, "allow-host"))
-        return p->host->set_error(p->h, SBX_E_CONFIG,
-                                  "providers.d/local.ini: network = '%s': use 'none' or 'allow-host'",
-                                  net);
-    p->allow_host_net = net && !strcmp(net, "allow-host");
-    const char *lo = p->host->config_get(p->h, "egress_loopback");
-    if (lo && *lo && strcmp(lo, "true") && strcmp(lo, "false"))
-        return p->host->set_error(p->h, SBX_E_CONFIG,
-                                  "providers.d/local.ini: egress_loopback = '%s': use 'true' "
-                                  "or 'false'", lo);
-    p->egress_loopback = lo && !strcmp(lo, "true");
+    p->work_inodes = (uint64_t)set->work_inodes;
+    p->allow_host_net = set->network == 1;
+    p->egress_loopback = set->egress_loopback;
     if (!p->root) {
         /* Unprivileged: the only id we may map is our own. */
         p->host_uid = getuid();
@@ -163,8 +172,8 @@ static int local_init(const sbx_host_v1 *host, sbx_host_handle *h, void **prov)
     long cap_last = lcl_read_file("/proc/sys/kernel/cap_last_cap", capbuf, sizeof capbuf) > 0
                     ? strtol(capbuf, NULL, 10) : 63;
     p->cap_last = cap_last > 0 && cap_last < 64 ? (int)cap_last : 63;
-    const char *cg_root;
-    int ret = read_settings(p, &cg_root);
+    struct lcl_settings set;
+    int ret = read_settings(p, &set);
     const char *sd = ret ? NULL : host->state_dir(h);
     if (!ret && (!sd || !*sd))
         ret = host->set_error(h, SBX_E_CONFIG, "no state directory for the local provider");
@@ -177,19 +186,18 @@ static int local_init(const sbx_host_v1 *host, sbx_host_handle *h, void **prov)
     if (!ret)
         ret = lcl_layout_hidden(p);
     if (!ret)
-        ret = lcl_layout_probe(p, host->config_get(h, "ro_binds"),
-                               host->config_get(h, "cache_dir"));
+        ret = lcl_layout_probe(p, set.ro_binds, set.cache_dir);
     if (!ret)
         ret = lcl_skeleton_build(p);
     if (!ret)
         ret = lcl_skel_shared_init(p);
     if (!ret)
-        ret = lcl_locald_init(p);
+        ret = lcl_locald_init(p, daemon_choices[set.daemon]);
     if (ret) {
         local_fini(p);
         return ret;
     }
-    lcl_cg_probe(p, cg_root);
+    lcl_cg_probe(p, set.cgroup_root);
     /* What goes unenforced is told at each create (local-limits.c). */
     lcl_limits_probe(p);
     if (p->cg.version == 0 || p->cg.why)

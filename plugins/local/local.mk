@@ -47,7 +47,8 @@ plugins_local_polysandbox_locald_SOURCES = $(plugins_local_local_la_SOURCES) \
 	plugins/local/locald.h \
 	plugins/local/locald.c \
 	plugins/local/locald-zygote.c \
-	core/path-check.c core/path-check.h core/clock.c core/clock.h
+	core/path-check.c core/path-check.h core/clock.c core/clock.h \
+	core/host-settings.c core/settings-read.h core/units.c core/error.c
 plugins_local_polysandbox_locald_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/plugins/common \
 	-I$(top_srcdir)/core
 plugins_local_polysandbox_locald_CFLAGS = $(AM_CFLAGS) $(SECCOMP_CFLAGS) $(JANSSON_CFLAGS) \

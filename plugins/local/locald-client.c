@@ -61,16 +61,14 @@ static const char *const *host_private(const struct lcl_prov *p)
            h->private_paths ? h->private_paths(p->h) : NULL;
 }
 
-int lcl_locald_init(struct lcl_prov *p)
+int lcl_locald_init(struct lcl_prov *p, const char *setting)
 {
     const char *mode = secure_getenv("POLYSANDBOX_LOCAL_DAEMON");
     const char *from = "POLYSANDBOX_LOCAL_DAEMON";
     if (!mode || !*mode) {
-        mode = p->host->config_get(p->h, "daemon");
+        mode = setting;
         from = "providers.d/local.ini: daemon";
     }
-    if (!mode || !*mode)
-        mode = "auto";
     if (!strcmp(mode, "off"))
         p->locald = false;
     else if (!strcmp(mode, "auto"))

@@ -50,8 +50,11 @@
 #include "local-int.h"
 #include "locald-proto.h"
 #include "locald.h"
+#include <polysandbox/sandbox.h>
+
 #include "clock.h"
 #include "path-check.h"
+#include "settings-read.h"
 
 /* local.c's descriptor: its ops make the provider here too. */
 extern const sbx_provider_v1 sandbox_provider_v1;
@@ -142,6 +145,29 @@ static const char *const *h_private_paths(sbx_host_handle *h)
     return h->hide;
 }
 
+/* The provider's [settings] as the core reads them (core/host-settings.c,
+ * built into the daemon with units.c and error.c): the values the client
+ * passed with --set, which it read from the same file. */
+static const core_setting *h_lookup(void *ud, const char *key)
+{
+    static _Thread_local core_setting s;
+    const char *v = h_config_get(ud, key);
+
+    s = (core_setting){ .key = (char *)key, .value = (char *)v, .file = "--set", .line = 0 };
+    return v ? &s : NULL;
+}
+
+static int h_settings_read(sbx_host_handle *h, const sbx_setting_v1 *table, size_t entry_size,
+                           void *base)
+{
+    const sbx_provider_v1 *d = &sandbox_provider_v1;
+    int rc = core_settings_read(d->name, d->config_keys, d->secret_keys, h_lookup, h, table,
+                                entry_size, base);
+
+    return rc == SBX_OK ? SBX_OK
+                        : h_set_error(h, rc, "%s", sbx_error_message(sbx_ctx_last_error(NULL)));
+}
+
 /* The core's own rule and clock, built into the daemon (core/path-check.c,
  * core/clock.c depend on nothing else of the core). */
 static int h_path_check(sbx_host_handle *h, const char *path)
@@ -172,6 +198,7 @@ static const sbx_host_v1 host = {
     .retry_after = h_retry_after,
     .not_started = h_not_started,
     .private_paths = h_private_paths,
+    .settings_read = h_settings_read,
     .path_check = h_path_check,
     .clock_ns = h_clock_ns,
 };

@@ -31,6 +31,7 @@ CLI_TESTS = \
 	tests/cli/get-or-create.sh \
 	tests/cli/habits.sh \
 	tests/cli/ro-binds.sh \
+	tests/cli/local-settings.sh \
 	tests/cli/enable.sh \
 	tests/cli/locate.sh \
 	tests/cli/files.sh \
