@@ -531,6 +531,11 @@ void core_pool_release(core_pool_lease *l, bool healthy)
     }
 }
 
+const char *core_pool_lease_name(const core_pool_lease *l)
+{
+    return l->pl->name;
+}
+
 /* ---- public: statistics ------------------------------------------------------------- */
 
 static struct core_pool *find_pool(const sbx_ctx *ctx, const char *name)

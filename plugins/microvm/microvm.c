@@ -598,10 +598,13 @@ static const sbx_provider_ops_v1 mv_ops = {
 };
 
 /* network_policy: none is the only policy, held by the guest having no
- * network device; host is refused in mv_create. */
+ * network device; host is refused in mv_create.  concurrent: each VM is
+ * its own QEMU; what creates share (the snapshot, the KVM verdict) is
+ * files under a lock or renamed into place, so pools may fill from
+ * several threads. */
 SBX_PROVIDER_DEFINE("microvm", PACKAGE_VERSION,
                     "each sandbox a QEMU microvm guest with its own kernel",
                     "MIT", SBX_CAP_FILES | SBX_CAP_PERSISTENT | SBX_CAP_LABELS | SBX_CAP_LIST |
                         SBX_CAP_STDIN | SBX_CAP_STREAM | SBX_CAP_MEMORY_LIMIT |
-                        SBX_CAP_CPU_STATS | SBX_CAP_NETWORK_POLICY,
+                        SBX_CAP_CPU_STATS | SBX_CAP_NETWORK_POLICY | SBX_CAP_CONCURRENT,
                     config_keys, NULL, &mv_ops);

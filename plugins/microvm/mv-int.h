@@ -118,6 +118,17 @@ int mv_snap_seed(struct mv_prov *p, struct mv_sandbox *s, uint64_t disk_bytes,
                  int64_t deadline_ms, struct mv_hello *hl, int *answered);
 /* One line for doctor: the setting, where the snapshot is, whether it is current. */
 void mv_snap_describe(struct mv_prov *p, const char *accel, char *buf, size_t n);
+/* Where snapshots live: MV_SNAP_SHM/MV_SNAP_PREFIX<euid>-<mv_snap_hash of
+ * the state directory, 16 hex digits>, holding these files. */
+#define MV_SNAP_SHM "/dev/shm"
+#define MV_SNAP_PREFIX "polysandbox-microvm-"
+#define MV_SNAP_FILE "vm.snap"
+#define MV_SNAP_REC "snap.json"
+#define MV_SNAP_LOCK "lock"
+uint64_t mv_snap_hash(const char *state_dir);
+/* mv-snapgc.c: removes this euid's snapshots under MV_SNAP_SHM that no
+ * state directory owns any more (see there).  Run by list, so by gc. */
+void mv_snap_sweep(struct mv_prov *p);
 /* Stops the VM and frees @s (an ephemeral one; a persistent one's VM
  * and record are left: mv_sandbox_release). */
 void mv_sandbox_free(struct mv_sandbox *s);
