@@ -22,6 +22,7 @@ struct mv_prov {
     uint64_t boot_timeout_ms;
     uint64_t kvm_probe_ms;
     int snapshot;            /* setting: 1 auto (restore from a snapshot), 0 off */
+    struct mv_spawner *spawner; /* mv-spawn.c */
 };
 
 /* Persistent sandboxes' ids (mv-persist.c); the others' are
@@ -139,6 +140,14 @@ void mv_sandbox_release(struct mv_sandbox *s);
 int mv_fc_snap_restore(struct mv_prov *p, uint64_t disk_bytes, const char *persist_id,
                        struct mv_sandbox **out);
 void mv_fc_snap_describe(struct mv_prov *p, char *buf, size_t n);
+
+/* mv-spawn.c: the thread that starts every ephemeral VMM (see there).
+ * init: 0, or -1 out of memory; start: as mv_vmm's start, from any
+ * thread; fini: ends the thread (its VMMs, if any are left, die). */
+int mv_spawn_init(struct mv_prov *p);
+int mv_spawn_start(struct mv_prov *p, const struct mv_vm_config *cfg, pid_t *pid, char *err,
+                   size_t errlen);
+void mv_spawn_fini(struct mv_prov *p);
 
 /* mv-persist.c: persistent sandboxes (see there). */
 int mv_id_ok(const char *id);

@@ -2,7 +2,7 @@
  * output
  *
  * Usage: pooled-run [-p PROVIDER] [-T TEMPLATE] [-s SIZE] [-n RUNS]
- *                   [-w SECONDS] LANG CODE
+ *                   [-w SECONDS] [-k] LANG CODE
  *
  * One context with the pool "pooled" of SIZE sandboxes of PROVIDER and
  * TEMPLATE (default: LANG); waits (at most SECONDS, 600 by default) until
@@ -22,7 +22,10 @@
  * children: this process's child processes, and their pids ("-" for
  * none): a VM provider's VMMs are its children, so one that a destroyed
  * VM left behind shows, and the caller can see the rest go once this
- * process is done.  The context is freed
+ * process is done.  With -k the process then kills itself (SIGKILL),
+ * as a crash would, rather than free the context: its pool's sandboxes
+ * must not outlive it all the same.  RUNS may be 0 (fill the pool,
+ * print its line).  The context is freed
  * last (the pool's sandboxes destroyed).  Exits 1 when a run failed or
  * the pool did not fill, 2 on a usage error.  Used by
  * tests/microvm/pool.sh and tests/bench/microvm.sh; needs the tests'
@@ -32,6 +35,8 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -130,18 +135,20 @@ int main(int argc, char **argv)
     sbx_exec_opts *x = NULL;
     uint64_t st[SBX_POOL_STAT_COUNT];
     int c, status = 1;
+    bool kill_self = false;
 
-    while ((c = getopt(argc, argv, "p:T:s:n:w:")) != -1) {
+    while ((c = getopt(argc, argv, "p:T:s:n:w:k")) != -1) {
         switch (c) {
         case 'p': provider = optarg; break;
         case 'T': tmpl = optarg; break;
         case 's': size = atol(optarg); break;
         case 'n': runs = atol(optarg); break;
         case 'w': wait_s = atol(optarg); break;
+        case 'k': kill_self = true; break;
         default: goto usage;
         }
     }
-    if (argc - optind != 2 || size < 1 || runs < 1 || wait_s < 1)
+    if (argc - optind != 2 || size < 1 || runs < 0 || wait_s < 1)
         goto usage;
     const char *lang = argv[optind], *code = argv[optind + 1];
     uint64_t wait_ns = (uint64_t)wait_s * 1000000000u;
@@ -223,6 +230,9 @@ int main(int argc, char **argv)
            (unsigned long long)st[SBX_POOL_STAT_HITS],
            (unsigned long long)st[SBX_POOL_STAT_MISSES],
            (unsigned long long)st[SBX_POOL_STAT_DESTROYED], nkids, pids);
+    fflush(stdout);
+    if (kill_self)
+        raise(SIGKILL);
     status = 0;
 out:
     sbx_ctx_free(ctx);
@@ -231,6 +241,6 @@ out:
     return status;
 usage:
     fputs("usage: pooled-run [-p PROVIDER] [-T TEMPLATE] [-s SIZE] [-n RUNS] [-w SECONDS] "
-          "LANG CODE\n", stderr);
+          "[-k] LANG CODE\n", stderr);
     return 2;
 }

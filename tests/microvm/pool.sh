@@ -6,10 +6,12 @@
 # the VM that served the run leaves no VMM process behind once destroyed,
 # and none is left once the pool's context is freed.  Two restores (and
 # the snapshot's build when the suite's state directory has none yet:
-# one boot).  Skips as run.sh does (tests/microvm/guest.sh).
+# one boot); then a process SIGKILLed while its pool holds a VM (a third
+# restore) leaves no VMM behind either.  Skips as run.sh does
+# (tests/microvm/guest.sh).
 . "$top_srcdir/tests/cli/lib.sh"
 . "$top_srcdir/tests/microvm/guest.sh"
-plan 6
+plan 7
 
 POLYSANDBOX_LOG=info
 export POLYSANDBOX_LOG
@@ -43,4 +45,22 @@ for p in $(echo "$pids" | tr ',' ' '); do
 done
 check "one VMM while the pool held one VM, none once the pool was gone" \
     sh -c '[ "$1" = 1 ] && [ -z "$2" ]' sh "$(field "$pool" children)" "$left"
+
+# Killed (SIGKILL) with a VM ready in its pool: the VMM goes with it.
+"$top_builddir/tests/bench/pooled-run" -p microvm -T python -s 1 -n 0 -k -w 600 \
+    python 'print(6*7)' > "$tmp/out2" 2> "$tmp/err2"
+rc=$?
+sed 's/^/# killed: /' "$tmp/out2"
+pool=$(grep '^pool ' "$tmp/out2")
+pids=$(field "$pool" pids)
+qemus() {
+    for p in $(echo "$pids" | tr ',' ' '); do
+        [ "$p" != - ] && grep -q qemu "/proc/$p/cmdline" 2>/dev/null && echo "$p"
+    done
+}
+i=0
+while [ -n "$(qemus)" ] && [ "$i" -lt 100 ]; do i=$((i + 1)); sleep 0.1; done
+check "a process killed while its pool held a VM leaves no VMM behind" \
+    sh -c '[ "$1" -eq 137 ] && [ "$2" = 1 ] && [ -z "$3" ]' sh "$rc" \
+    "$(field "$pool" children)" "$(qemus)"
 done_testing
