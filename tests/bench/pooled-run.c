@@ -2,10 +2,11 @@
  * output
  *
  * Usage: pooled-run [-p PROVIDER] [-T TEMPLATE] [-s SIZE] [-n RUNS]
- *                   [-w SECONDS] [-k] LANG CODE
+ *                   [-w SECONDS] [-W WARM] [-k] LANG CODE
  *
  * One context with the pool "pooled" of SIZE sandboxes of PROVIDER and
- * TEMPLATE (default: LANG); waits (at most SECONDS, 600 by default) until
+ * TEMPLATE (default: LANG), with warm = WARM when given (code each new
+ * sandbox runs before it is ready); waits (at most SECONDS, 600 by default) until
  * it is full, then RUNS times (1 by default): waits for it to be full
  * again (the background refill) and runs CODE with sbx_run on the
  * pool's key.  Prints a line per run:
@@ -126,10 +127,11 @@ static int stats(sbx_ctx *ctx, uint64_t *st)
 
 int main(int argc, char **argv)
 {
-    const char *provider = NULL, *tmpl = NULL;
+    const char *provider = NULL, *tmpl = NULL, *warm = NULL;
     long runs = 1, size = 1, wait_s = 600;
-    char o_size[64], o_prov[160], o_tmpl[160];
-    const char *ov[4];
+    char o_size[64], o_prov[160], o_tmpl[160], o_warm[600];
+    const char *ov[5];
+    size_t n_ov = 0;
     sbx_ctx *ctx = NULL;
     sbx_create_opts *co = NULL;
     sbx_exec_opts *x = NULL;
@@ -137,7 +139,7 @@ int main(int argc, char **argv)
     int c, status = 1;
     bool kill_self = false;
 
-    while ((c = getopt(argc, argv, "p:T:s:n:w:k")) != -1) {
+    while ((c = getopt(argc, argv, "p:T:s:n:w:W:k")) != -1) {
         switch (c) {
         case 'p': provider = optarg; break;
         case 'T': tmpl = optarg; break;
@@ -145,6 +147,7 @@ int main(int argc, char **argv)
         case 'n': runs = atol(optarg); break;
         case 'w': wait_s = atol(optarg); break;
         case 'k': kill_self = true; break;
+        case 'W': warm = optarg; break;
         default: goto usage;
         }
     }
@@ -157,14 +160,17 @@ int main(int argc, char **argv)
 
     snprintf(o_size, sizeof o_size, "pool." POOL ".size=%ld", size);
     snprintf(o_tmpl, sizeof o_tmpl, "pool." POOL ".template=%s", tmpl);
-    ov[0] = o_size;
-    ov[1] = o_tmpl;
-    ov[2] = NULL;
+    ov[n_ov++] = o_size;
+    ov[n_ov++] = o_tmpl;
     if (provider) {
         snprintf(o_prov, sizeof o_prov, "pool." POOL ".provider=%s", provider);
-        ov[2] = o_prov;
+        ov[n_ov++] = o_prov;
     }
-    ov[3] = NULL;
+    if (warm) {
+        snprintf(o_warm, sizeof o_warm, "pool." POOL ".warm=%s", warm);
+        ov[n_ov++] = o_warm;
+    }
+    ov[n_ov] = NULL;
     if (!(co = sbx_create_opts_new()) || !(x = sbx_exec_opts_new()) ||
         (provider && sbx_create_opts_set_provider(co, provider) != SBX_OK) ||
         sbx_create_opts_set_template(co, tmpl) != SBX_OK ||
@@ -241,6 +247,6 @@ out:
     return status;
 usage:
     fputs("usage: pooled-run [-p PROVIDER] [-T TEMPLATE] [-s SIZE] [-n RUNS] [-w SECONDS] "
-          "[-k] LANG CODE\n", stderr);
+          "[-W WARM] [-k] LANG CODE\n", stderr);
     return 2;
 }
