@@ -78,8 +78,8 @@ bench: bench-gocache
 .PHONY: bench-gocache
 EXTRA_DIST += tests/bench/go-cache.sh
 
-# The microvm provider: a cold boot against a restore from its snapshot
-# (tests/bench/microvm.sh).
+# The microvm provider: a cold boot against a restore from its snapshot,
+# a pooled run, local and docker (tests/bench/microvm.sh).
 bench-microvm: all
 	top_builddir=$(abs_top_builddir) top_srcdir=$(abs_top_srcdir) $(SHELL) $(top_srcdir)/tests/bench/microvm.sh
 bench: bench-microvm

@@ -11,11 +11,13 @@
  * again (the background refill) and runs CODE with sbx_run on the
  * pool's key.  Prints a line per run:
  *
- *   run I pool=NAME first_ms=F total_ms=T status=S stdout=TEXT
+ *   run I pool=NAME first_ms=F total_ms=T create_ms=C start_ms=S exec_ms=E
+ *       status=S stdout=TEXT
  *
  * pool= is sbx_result_pool() ("-" for a miss), first_ms the time from
  * sbx_run's call to the first output byte (what a caller of a pooled run
- * waits for), total_ms its return, TEXT the output with newlines as \n.
+ * waits for), total_ms its return, the result's timings (create: the
+ * wait for the pool's sandbox), TEXT the output with newlines as \n.
  * Then, once the pool is full again and every lent sandbox destroyed:
  *
  *   pool ready=R created=C hits=H misses=M destroyed=D children=N pids=P,...
@@ -201,9 +203,13 @@ int main(int argc, char **argv)
             goto out;
         }
         const void *out = sbx_result_stdout(r, &len);
-        printf("run %ld pool=%s first_ms=%.1f total_ms=%.1f status=%s stdout=", i,
+        printf("run %ld pool=%s first_ms=%.1f total_ms=%.1f create_ms=%.1f start_ms=%.1f "
+               "exec_ms=%.1f status=%s stdout=", i,
                sbx_result_pool(r) ? sbx_result_pool(r) : "-",
                f.at ? (double)(f.at - t0) / 1e6 : -1.0, (double)(t1 - t0) / 1e6,
+               (double)sbx_result_timing(r, SBX_TIMING_CREATE) / 1e6,
+               (double)sbx_result_timing(r, SBX_TIMING_START) / 1e6,
+               (double)sbx_result_timing(r, SBX_TIMING_EXEC) / 1e6,
                sbx_run_status_name(sbx_result_status(r)));
         print_text(out, len);
         putchar('\n');
