@@ -14,7 +14,6 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -93,17 +92,14 @@ int mv_spawn_init(struct mv_prov *p)
     return 0;
 }
 
-/* Starts the thread (called locked); its signals blocked, so that the
- * process's signals go to the threads that wait for them. */
+/* Starts the thread (called locked).  It keeps the signal mask of the
+ * thread that asked first, as every thread a caller makes does: the VMMs
+ * it forks start with that mask, as they did when the callers forked
+ * them. */
 static int start_thread(struct mv_spawner *sp)
 {
-    sigset_t all, old;
-    int e;
+    int e = pthread_create(&sp->thread, NULL, spawner, sp);
 
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);
-    e = pthread_create(&sp->thread, NULL, spawner, sp);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (e == 0)
         sp->running = 1;
     return e;
