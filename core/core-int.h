@@ -625,6 +625,8 @@ sbx_sandbox *core_pool_take(struct sbx_ctx *ctx, const sbx_create_opts *copts,
 /* Give a lent sandbox back: it is destroyed (in the background), or with
  * reuse = true and @healthy, reset and made ready again.  Frees @lease. */
 void core_pool_release(core_pool_lease *lease, bool healthy);
+/* The name of the pool that lent @lease (transfer none, the context's). */
+const char *core_pool_lease_name(const core_pool_lease *lease);
 
 /* ---- labels (core/labels.c) ---------------------------------------------- */
 

@@ -145,6 +145,7 @@ char *sbx_result_to_json(const sbx_result *r)
         json_object_set_new(o, "peak_memory_bytes", int_or_null(r->peak_memory)) ||
         json_object_set_new(o, "provider", json_string(r->provider)) ||
         json_object_set_new(o, "sandbox_id", json_string(r->sandbox_id)) ||
+        json_object_set_new(o, "pool", r->pool ? json_string(r->pool) : json_null()) ||
         json_object_set_new(o, "error", r->error ? json_string(r->error) : json_null()) ||
         json_object_set_new(o, "error_code", json_integer(r->error_code)) ||
         json_object_set_new(o, "unenforced_limits", core_limit_names_json(r->unenforced)) ||

@@ -59,7 +59,7 @@ static int parse_limit_value(int i, const char *s, uint64_t *v, const char **why
 
 /* Where each value was set, for the checks that need the whole pool. */
 typedef struct pool_where {
-    const core_setting *provider, *tmpl, *reuse, *ttl;
+    const core_setting *provider, *tmpl, *reuse, *ttl, *warm;
     const core_setting *limit[SBX_LIMIT_COUNT];
 } pool_where;
 
@@ -82,19 +82,22 @@ static int apply_setting(struct core_pool *pl, const core_setting *s, pool_where
         return SBX_OK;
     }
     if (!strcmp(s->key, "provider") || !strcmp(s->key, "template") ||
-        !strcmp(s->key, "reset")) {
+        !strcmp(s->key, "reset") || !strcmp(s->key, "warm")) {
         if (!*s->value)
             return setting_error(s, "%s of pool '%s' is empty", s->key, pl->name);
         if (!(copy = strdup(s->value)))
             return core_error_set(SBX_E_NOMEM, NULL, "out of memory");
         char **slot = s->key[0] == 'p' ? &pl->provider
-                      : s->key[0] == 't' ? &pl->template_name : &pl->reset;
+                      : s->key[0] == 't' ? &pl->template_name
+                      : s->key[0] == 'w' ? &pl->warm : &pl->reset;
         free(*slot);
         *slot = copy;
         if (s->key[0] == 'p')
             w->provider = s;
         else if (s->key[0] == 't')
             w->tmpl = s;
+        else if (s->key[0] == 'w')
+            w->warm = s;
         return SBX_OK;
     }
     if (!strcmp(s->key, "size") || !strcmp(s->key, "parallel")) {
@@ -151,6 +154,9 @@ static int check_pool(struct core_pool *pl, const core_pool_conf *c, const pool_
                              "polysandbox.ini", core_limit_key((sbx_limit)i), pl->name,
                              core_limit_key((sbx_limit)i));
     }
+    if (pl->warm && !pl->template_name)
+        return setting_error(w->warm, "pool '%s': warm is code run with the pool's template, "
+                             "and the pool has none (template = ...)", pl->name);
     if (pl->reuse && !pl->reset)
         return setting_error(w->reuse ? w->reuse : &none,
                              "pool '%s': reuse = true needs a reset command (reset = ...), "
@@ -219,6 +225,13 @@ static int build_opts(struct core_pool *pl)
         else
             rc = sbx_exec_opts_set_shell(pl->reset_opts, pl->reset);
     }
+    if (rc == SBX_OK && pl->warm) {
+        if (!(pl->warm_opts = sbx_exec_opts_new()))
+            rc = SBX_E_NOMEM;
+        else
+            rc = sbx_exec_opts_set_code(pl->warm_opts, pl->template_name, pl->warm,
+                                        (size_t)-1);
+    }
     if (rc != SBX_OK)
         return core_error_set(rc, NULL, "pool '%s': cannot build its options: %s", pl->name,
                               sbx_strerror(rc));
@@ -235,6 +248,7 @@ void core_pool_free(struct core_pool *pl)
     free(pl->threads);
     sbx_create_opts_free(pl->copts);
     sbx_exec_opts_free(pl->reset_opts);
+    sbx_exec_opts_free(pl->warm_opts);
     if (pl->lock_ok)
         pthread_mutex_destroy(&pl->lock);
     if (pl->work_ok)
@@ -245,6 +259,7 @@ void core_pool_free(struct core_pool *pl)
     free(pl->provider);
     free(pl->template_name);
     free(pl->reset);
+    free(pl->warm);
     free(pl);
 }
 

@@ -18,7 +18,7 @@
 #define DEFAULT_TTL "1h"
 
 #define POOL_KEYS "provider, template, size, parallel, idle_timeout, replace_idle, " \
-    "reuse, reset, ttl"
+    "reuse, reset, warm, ttl"
 
 typedef struct entry {
     sbx_sandbox *sb;
@@ -48,8 +48,10 @@ struct core_pool {
     uint64_t max_age_ns;    /* ttl minus the longest run: retire after this */
     bool replace_idle, reuse;
     char *reset;
+    char *warm;             /* code run with the template in each new sandbox, or NULL */
     sbx_create_opts *copts;
     sbx_exec_opts *reset_opts;
+    sbx_exec_opts *warm_opts;
     bool active;            /* false: its provider is not ready; every take misses */
 
     pthread_mutex_t lock;

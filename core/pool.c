@@ -9,6 +9,8 @@
  * pool runs the reset command in it and, if that succeeds, makes it ready
  * again.  Ready sandboxes idle longer than idle_timeout, or near the end
  * of their time-to-live, are destroyed (and replaced when replace_idle).
+ * With warm = CODE, each new sandbox runs CODE with the pool's template
+ * before it is ready, so that no caller pays for its cold first run.
  *
  * The settings are read and checked in core/pool-config.c.
  *
@@ -209,6 +211,29 @@ static void do_reset(struct core_pool *pl)
     doom(pl, e);
 }
 
+/* Runs the pool's warm code in the new sandbox @sb (warm = ...): its
+ * first run, which pays for cold caches (an interpreter's first start, a
+ * VM's code not yet translated), before any run waits on it.  A failure
+ * destroys @sb and is the create's: SBX_E_BACKEND with the error set.
+ * Called unlocked. */
+static int warm_up(struct core_pool *pl, sbx_sandbox *sb)
+{
+    sbx_result *r = NULL;
+    int rc = sbx_sandbox_exec(sb, pl->warm_opts, &r);
+
+    if (rc == SBX_OK && sbx_result_status(r) != SBX_RUN_OK)
+        rc = core_error_set(SBX_E_BACKEND, NULL, "warm code ended %s (exit %d)",
+                            sbx_run_status_name(sbx_result_status(r)),
+                            sbx_result_exit_code(r));
+    sbx_result_free(r);
+    if (rc != SBX_OK) {
+        struct sbx_error saved = *core_error_tls();
+        (void)sbx_sandbox_destroy(sb);
+        *core_error_tls() = saved;
+    }
+    return rc;
+}
+
 /* Create one sandbox for the pool.  Called locked. */
 static void do_create(struct core_pool *pl)
 {
@@ -219,6 +244,8 @@ static void do_create(struct core_pool *pl)
     pl->creating++;
     pthread_mutex_unlock(&pl->lock);
     rc = sbx_sandbox_create(pl->ctx, pl->copts, &sb);
+    if (rc == SBX_OK && pl->warm_opts)
+        rc = warm_up(pl, sb);
     t1 = core_now_ns();
     pthread_mutex_lock(&pl->lock);
     pl->creating--;
@@ -529,6 +556,11 @@ void core_pool_release(core_pool_lease *l, bool healthy)
         pl->destroy_failed += rc != SBX_OK;
         pthread_mutex_unlock(&pl->lock);
     }
+}
+
+const char *core_pool_lease_name(const core_pool_lease *l)
+{
+    return l->pl->name;
 }
 
 /* ---- public: statistics ------------------------------------------------------------- */

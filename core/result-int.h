@@ -34,6 +34,7 @@ struct sbx_result {
     int64_t peak_memory;
     char *provider;
     char *sandbox_id;
+    char *pool;               /* the pool that lent the sandbox (a hit), or NULL */
     char *error;              /* sandbox or compile error text, or NULL */
     int error_code;
     uint64_t retry_after_ns;  /* Retry-After of a failed exec, or 0 */

@@ -72,6 +72,7 @@ void sbx_result_free(sbx_result *r)
     core_artifacts_free(r);
     free(r->provider);
     free(r->sandbox_id);
+    free(r->pool);
     free(r->error);
     free(r->unenforced_why);
     free(r);
@@ -113,6 +114,7 @@ int64_t sbx_result_cpu_ns(const sbx_result *r) { return r ? r->cpu_ns : -1; }
 int64_t sbx_result_peak_memory(const sbx_result *r) { return r ? r->peak_memory : -1; }
 const char *sbx_result_provider(const sbx_result *r) { return r ? r->provider : NULL; }
 const char *sbx_result_sandbox_id(const sbx_result *r) { return r ? r->sandbox_id : NULL; }
+const char *sbx_result_pool(const sbx_result *r) { return r ? r->pool : NULL; }
 const char *sbx_result_error(const sbx_result *r) { return r ? r->error : NULL; }
 int sbx_result_error_code(const sbx_result *r) { return r ? r->error_code : 0; }
 uint64_t sbx_result_unenforced_limits(const sbx_result *r) { return r ? r->unenforced : 0; }

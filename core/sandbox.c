@@ -983,6 +983,9 @@ static int run_once(sbx_ctx *ctx, const sbx_create_opts *copts, const sbx_exec_o
         return core_error_set(SBX_E_NOMEM, NULL, "out of memory");
     }
     r->timing[SBX_TIMING_CREATE] = t1 - t0;
+    /* A hit says so: its create time is the wait for a ready sandbox.
+     * Without memory to say it, the run goes on unnamed. */
+    r->pool = lease ? strdup(core_pool_lease_name(lease)) : NULL;
     rc = sandbox_exec(sb, xopts, r);
     if (rc != SBX_OK) {
         struct sbx_error saved = *core_error_tls();

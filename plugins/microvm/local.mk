@@ -21,6 +21,8 @@ plugins_microvm_microvm_la_SOURCES = \
 	plugins/microvm/mv-persist.c \
 	plugins/microvm/mv-qemu.c \
 	plugins/microvm/mv-snap.c \
+	plugins/microvm/mv-snapgc.c \
+	plugins/microvm/mv-spawn.c \
 	plugins/microvm/mv-vmm.h \
 	plugins/common/noimage.c \
 	plugins/common/noimage.h \

@@ -72,6 +72,7 @@ static void mv_fini(void *prov)
 
     if (!p)
         return;
+    mv_spawn_fini(p);
     free(p->binary);
     free(p->kernel);
     free(p->initrd);
@@ -143,7 +144,7 @@ static int mv_init(const sbx_host_v1 *host, sbx_host_handle *h, void **prov)
     p->kernel = dup_or_default(host->config_get(h, "kernel"), state, "vmlinuz");
     p->initrd = dup_or_default(host->config_get(h, "initrd"), state, "initrd.cpio");
     p->accel = strdup(accel);
-    if (!p->binary || !p->kernel || !p->initrd || !p->accel) {
+    if (!p->binary || !p->kernel || !p->initrd || !p->accel || mv_spawn_init(p) != 0) {
         rc = host->set_error(h, SBX_E_NOMEM, "out of memory");
         goto fail;
     }
@@ -281,7 +282,7 @@ int mv_boot(struct mv_prov *p, const char *accel, uint64_t timeout_ms, uint64_t 
         .tsc_khz = from ? from->tsc_khz : 0, .dir = s->dir, .rootfs = p->rootfs,
         .snap_state = from ? from->snap_state : NULL, .snap_mem = from ? from->snap_mem : NULL,
     };
-    if (p->vmm->start(&cfg, &s->pid, err, sizeof err) != 0) {
+    if (mv_spawn_start(p, &cfg, &s->pid, err, sizeof err) != 0) {
         s->pid = 0;
         rc = p->host->set_error(p->h, SBX_E_BACKEND, "microvm: starting %s: %s", p->binary, err);
         goto fail;
@@ -598,10 +599,13 @@ static const sbx_provider_ops_v1 mv_ops = {
 };
 
 /* network_policy: none is the only policy, held by the guest having no
- * network device; host is refused in mv_create. */
+ * network device; host is refused in mv_create.  concurrent: each VM is
+ * its own QEMU; what creates share (the snapshot, the KVM verdict) is
+ * files under a lock or renamed into place, so pools may fill from
+ * several threads. */
 SBX_PROVIDER_DEFINE("microvm", PACKAGE_VERSION,
                     "each sandbox a QEMU microvm guest with its own kernel",
                     "MIT", SBX_CAP_FILES | SBX_CAP_PERSISTENT | SBX_CAP_LABELS | SBX_CAP_LIST |
                         SBX_CAP_STDIN | SBX_CAP_STREAM | SBX_CAP_MEMORY_LIMIT |
-                        SBX_CAP_CPU_STATS | SBX_CAP_NETWORK_POLICY,
+                        SBX_CAP_CPU_STATS | SBX_CAP_NETWORK_POLICY | SBX_CAP_CONCURRENT,
                     config_keys, NULL, &mv_ops);

@@ -86,7 +86,8 @@ void mv_accel_record(struct mv_prov *p, int kvm_boots)
     if (cache_path(p, path, sizeof path) != 0)
         return;
     cache_key(p, key, sizeof key);
-    snprintf(tmp, sizeof tmp, "%s.%ld", path, (long)getpid());
+    /* The thread's id: pools' threads may probe at once. */
+    snprintf(tmp, sizeof tmp, "%s.%ld", path, (long)gettid());
     if (!(f = fopen(tmp, "we")))
         return;
     fprintf(f, "%s %s\n", key, kvm_boots ? "kvm" : "tcg");

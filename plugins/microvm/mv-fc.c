@@ -262,7 +262,7 @@ static pid_t fc_spawn(const struct mv_vm_config *cfg, char *err, size_t errlen)
 {
     pid_t parent = getpid(), vmm = 0;
     /* As QEMU's: PR_SET_PDEATHSIG follows the forking thread. */
-    int tie = !cfg->detach && gettid() == parent, pp[2] = { -1, -1 };
+    int tie = !cfg->detach && (cfg->tie || gettid() == parent), pp[2] = { -1, -1 };
     const char *argv[] = { cfg->binary, "--api-sock", FC_API, cfg->name ? "--id" : NULL,
                            cfg->name, NULL };
 

@@ -22,6 +22,7 @@ struct mv_prov {
     uint64_t boot_timeout_ms;
     uint64_t kvm_probe_ms;
     int snapshot;            /* setting: 1 auto (restore from a snapshot), 0 off */
+    struct mv_spawner *spawner; /* mv-spawn.c */
 };
 
 /* Persistent sandboxes' ids (mv-persist.c); the others' are
@@ -118,6 +119,17 @@ int mv_snap_seed(struct mv_prov *p, struct mv_sandbox *s, uint64_t disk_bytes,
                  int64_t deadline_ms, struct mv_hello *hl, int *answered);
 /* One line for doctor: the setting, where the snapshot is, whether it is current. */
 void mv_snap_describe(struct mv_prov *p, const char *accel, char *buf, size_t n);
+/* Where snapshots live: MV_SNAP_SHM/MV_SNAP_PREFIX<euid>-<mv_snap_hash of
+ * the state directory, 16 hex digits>, holding these files. */
+#define MV_SNAP_SHM "/dev/shm"
+#define MV_SNAP_PREFIX "polysandbox-microvm-"
+#define MV_SNAP_FILE "vm.snap"
+#define MV_SNAP_REC "snap.json"
+#define MV_SNAP_LOCK "lock"
+uint64_t mv_snap_hash(const char *state_dir);
+/* mv-snapgc.c: removes this euid's snapshots under MV_SNAP_SHM that no
+ * state directory owns any more (see there).  Run by list, so by gc. */
+void mv_snap_sweep(struct mv_prov *p);
 /* Stops the VM and frees @s (an ephemeral one; a persistent one's VM
  * and record are left: mv_sandbox_release). */
 void mv_sandbox_free(struct mv_sandbox *s);
@@ -128,6 +140,14 @@ void mv_sandbox_release(struct mv_sandbox *s);
 int mv_fc_snap_restore(struct mv_prov *p, uint64_t disk_bytes, const char *persist_id,
                        struct mv_sandbox **out);
 void mv_fc_snap_describe(struct mv_prov *p, char *buf, size_t n);
+
+/* mv-spawn.c: the thread that starts every ephemeral VMM (see there).
+ * init: 0, or -1 out of memory; start: as mv_vmm's start, from any
+ * thread; fini: ends the thread (its VMMs, if any are left, die). */
+int mv_spawn_init(struct mv_prov *p);
+int mv_spawn_start(struct mv_prov *p, const struct mv_vm_config *cfg, pid_t *pid, char *err,
+                   size_t errlen);
+void mv_spawn_fini(struct mv_prov *p);
 
 /* mv-persist.c: persistent sandboxes (see there). */
 int mv_id_ok(const char *id);

@@ -87,10 +87,10 @@ static int qemu_start(const struct mv_vm_config *cfg, pid_t *pid, char *err, siz
         argv[na++] = incoming;
     }
     pid_t parent = getpid();
-    /* PR_SET_PDEATHSIG fires when the forking *thread* ends: only the
-     * main thread's VMs are tied to the process; a worker's (pools, the
-     * server) are stopped by destroy. */
-    int tie = !cfg->detach && gettid() == parent;
+    /* PR_SET_PDEATHSIG fires when the forking *thread* ends: the main
+     * thread's VMs, and those of a thread that lasts (cfg->tie,
+     * mv-spawn.c), are tied to the process. */
+    int tie = !cfg->detach && (cfg->tie || gettid() == parent);
     int pp[2] = { -1, -1 };
 
     /* A detached VMM is started through a middle process that exits at

@@ -44,8 +44,8 @@
 
 #include "mv-int.h"
 
-#define SNAP_FILE "vm.snap"
-#define SNAP_REC "snap.json"
+#define SNAP_FILE MV_SNAP_FILE
+#define SNAP_REC MV_SNAP_REC
 /* /work's size on the builder's command line; each restore's comes in
  * its SEED. */
 #define SNAP_DISK (64ull << 20)
@@ -70,7 +70,7 @@ static int snap_fail(struct mv_prov *p, int code, const char *fmt, ...)
 
 /* FNV-1a: a short, stable name for a state directory (the full key is
  * compared from the record, never trusted to the hash). */
-static uint64_t fnv1a(const char *s)
+uint64_t mv_snap_hash(const char *s)
 {
     uint64_t h = 1469598103934665603ull;
 
@@ -111,8 +111,8 @@ static int snap_dir(struct mv_prov *p, int make, char *buf, size_t n)
      * a rebuild's) beside what is there. */
     if (statvfs("/dev/shm", &vfs) == 0 &&
         (uint64_t)vfs.f_bavail * vfs.f_frsize >= 2 * (p->memory_mib << 20) &&
-        (size_t)snprintf(buf, n, "/dev/shm/polysandbox-microvm-%lu-%016" PRIx64,
-                         (unsigned long)geteuid(), fnv1a(state)) < n &&
+        (size_t)snprintf(buf, n, MV_SNAP_SHM "/" MV_SNAP_PREFIX "%lu-%016" PRIx64,
+                         (unsigned long)geteuid(), mv_snap_hash(state)) < n &&
         (!make || own_dir(buf) == 0))
         return 0;
     if ((size_t)snprintf(buf, n, "%s/snapshot", state) >= n) {
@@ -220,8 +220,9 @@ static int rec_write(const char *dir, json_t *rec)
  * VMs without trying for RETRY_AFTER_S, or until a setting changes. */
 static void rec_failed(struct mv_prov *p, const char *dir, const char *key, const char *why)
 {
-    json_t *rec = json_pack("{s:s, s:s, s:I}", "key", key, "failed", why, "retry_after",
-                            (json_int_t)time(NULL) + RETRY_AFTER_S);
+    json_t *rec = json_pack("{s:s, s:s, s:I, s:s?}", "key", key, "failed", why, "retry_after",
+                            (json_int_t)time(NULL) + RETRY_AFTER_S, "state_dir",
+                            p->host->state_dir(p->h));
 
     if (rec_write(dir, rec) != 0)
         p->host->log(p->h, SBX_LOG_WARNING, "microvm: recording in %s that the snapshot failed:"
@@ -404,8 +405,10 @@ static int snap_build(struct mv_prov *p, const char *accel, const char *dir, con
         rec_failed(p, dir, key, err);
         goto out;
     }
-    rec = json_pack("{s:s, s:I, s:I}", "key", key, "tsc_khz", (json_int_t)tsc, "disk_bytes",
-                    (json_int_t)SNAP_DISK);
+    /* state_dir: whose it is, so that gc knows it an orphan once that
+     * directory is gone (mv-snapgc.c). */
+    rec = json_pack("{s:s, s:I, s:I, s:s?}", "key", key, "tsc_khz", (json_int_t)tsc,
+                    "disk_bytes", (json_int_t)SNAP_DISK, "state_dir", p->host->state_dir(p->h));
     if (!rec || rename(tmp, path) != 0 || rec_write(dir, rec) != 0) {
         rc = snap_fail(p, SBX_E_IO, "microvm: snapshot record in %s: %s", dir,
                        strerror(errno));

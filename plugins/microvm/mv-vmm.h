@@ -48,13 +48,18 @@ struct mv_vm_config {
     const char *rootfs;
     const char *snap_state;
     const char *snap_mem;
+    /* Non-zero: the calling thread lives as long as the provider
+     * (mv-spawn.c's), so the VMM is tied to it (PR_SET_PDEATHSIG) as to
+     * the process; otherwise only when the caller is the main thread. */
+    int tie;
 };
 
 struct mv_vmm {
     const char *name;
     /* Starts the VM; *pid is the VMM's process, which dies with the
-     * caller's (PR_SET_PDEATHSIG) unless @cfg->detach.  0, or -1 with
-     * @err set. */
+     * caller's thread (PR_SET_PDEATHSIG) when that is the main thread or
+     * @cfg->tie says it lasts, unless @cfg->detach.  0, or -1 with @err
+     * set. */
     int (*start)(const struct mv_vm_config *cfg, pid_t *pid, char *err, size_t errlen);
     /* Since Firecracker; NULL when the channel is @cfg->chan_fd's peer.
      * Connects to the agent of the VM @start made, retrying until it

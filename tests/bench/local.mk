@@ -23,6 +23,11 @@ tests_bench_srv_load_LDFLAGS = -pthread
 noinst_PROGRAMS += tests/bench/bench-pool
 tests_bench_bench_pool_SOURCES = tests/bench/bench-pool.c
 tests_bench_bench_pool_LDADD = core/libpolysandbox.la
+# pooled-run: code through a warm pool to its first output (the microvm
+# bench's pooled run; tests/microvm/pool.sh's pool hit and refill).
+noinst_PROGRAMS += tests/bench/pooled-run
+tests_bench_pooled_run_SOURCES = tests/bench/pooled-run.c
+tests_bench_pooled_run_LDADD = core/libpolysandbox.la
 
 EXTRA_DIST += tests/bench/rate.py tests/bench/summary.py tests/bench/python.py
 # The summary's verdicts, from figures files the test writes.
@@ -73,8 +78,8 @@ bench: bench-gocache
 .PHONY: bench-gocache
 EXTRA_DIST += tests/bench/go-cache.sh
 
-# The microvm provider: a cold boot against a restore from its snapshot
-# (tests/bench/microvm.sh).
+# The microvm provider: a cold boot against a restore from its snapshot,
+# a pooled run, local and docker (tests/bench/microvm.sh).
 bench-microvm: all
 	top_builddir=$(abs_top_builddir) top_srcdir=$(abs_top_srcdir) $(SHELL) $(top_srcdir)/tests/bench/microvm.sh
 bench: bench-microvm

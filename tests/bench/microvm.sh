@@ -1,6 +1,7 @@
 #!/bin/sh
 # tests/bench/microvm.sh - the microvm provider: a cold boot against a
-# restore from its snapshot (run by `make bench`, or `make bench-microvm`).
+# restore from its snapshot, a pooled run, and the same program on the
+# local and docker providers (run by `make bench`, or `make bench-microvm`).
 #
 # The same `polysandbox run --provider microvm --lang python -c
 # 'print(6*7)'`, ROUNDS times each way, alternating so both see the same
@@ -10,8 +11,22 @@
 # output byte and the provider's own figure for the VM alone (start to
 # its agent's hello, the "booted/restored a VM ... in N ms" it logs), and
 # the ratio restored/cold against issue 21's target on TCG (at most
-# 0.25).  A benchmark: asserts nothing about speed; exits 1 only when a
-# run fails.
+# 0.25).
+#
+# Then, in the same run: a pooled run (tests/bench/pooled-run: a warm
+# pool of one restored VM; each of ROUNDS runs finds a VM ready, and is
+# timed from sbx_run's call to its first output byte, the next VM
+# restored in the background meanwhile), and the same program through
+# `polysandbox run --provider local` and `--provider docker` (docker
+# when its daemon and test image are there, as tests/docker/lib.sh
+# makes them), timed as the cold and restored runs are; the ratios of
+# the pooled run to those against issue 21's target (a pooled run at
+# most 1.5x a docker run).  A pooled run is a long-lived process's
+# (a server's, an evaluation's): it pays no process start or
+# configuration load, which a `polysandbox run` does.
+#
+# A benchmark: asserts nothing about speed; exits 1 only when a run
+# fails.
 #
 # Knobs (environment): BENCH_MICROVM_ROUNDS (3), MICROVM_CACHE (the guest
 # image, as the tests build it).
@@ -27,7 +42,7 @@ rounds=${BENCH_MICROVM_ROUNDS:-3}
 # The guest image (built once, cached) and a configuration with microvm on
 # it; a skip is said in TAP's words.
 . "$top_srcdir/tests/microvm/guest.sh"
-POLYSANDBOX_PROVIDER_PATH=$top_builddir/plugins/microvm/.libs:$top_builddir/plugins/local/.libs
+POLYSANDBOX_PROVIDER_PATH=$top_builddir/plugins/microvm/.libs:$top_builddir/plugins/local/.libs:$top_builddir/plugins/docker/.libs
 POLYSANDBOX_STATE_DIR=$tmp/state POLYSANDBOX_LOG=info
 export POLYSANDBOX_PROVIDER_PATH POLYSANDBOX_STATE_DIR POLYSANDBOX_LOG
 mkdir -p "$tmp/state/microvm" || exit 1
@@ -38,13 +53,14 @@ cp -r "$tmp/config" "$tmp/cold" && echo "snapshot = off" >> "$tmp/cold/providers
 snapdir=
 trap 'rm -rf "$tmp" ${snapdir:+"$snapdir"}' EXIT
 
-# one CONFIG LABEL: one run; appends "LABEL first_output_ms vm_ms" to $tmp/figures.
+# one CONFIG LABEL [PROVIDER]: one run (on microvm by default); appends
+# "LABEL first_output_ms vm_ms accel build_ms" to $tmp/figures.
 one() {
-    POLYSANDBOX_CONFIG_DIR=$1 python3 - "$PS" "$2" "$tmp/figures" <<'EOF' || return 1
+    POLYSANDBOX_CONFIG_DIR=$1 python3 - "$PS" "$2" "$tmp/figures" "${3:-microvm}" <<'EOF' || return 1
 import re, subprocess, sys, time
-ps, label, figures = sys.argv[1:4]
+ps, label, figures, provider = sys.argv[1:5]
 t0 = time.monotonic()
-p = subprocess.Popen([ps, "run", "--provider", "microvm", "--lang", "python", "-c", "print(6*7)"],
+p = subprocess.Popen([ps, "run", "--provider", provider, "--lang", "python", "-c", "print(6*7)"],
                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
 first = p.stdout.read(1)
 t1 = time.monotonic()
@@ -69,12 +85,39 @@ one "$tmp/cold" warmup-cold || status=1
 one "$tmp/config" build || status=1
 POLYSANDBOX_CONFIG_DIR=$tmp/config "$PS" doctor --provider microvm > "$tmp/doctor" 2>&1
 snapdir=$(sed -n 's|.*snapshot: auto: \(/.*\)/vm\.snap (.*|\1|p' "$tmp/doctor" | head -n 1)
+# Docker where its daemon and the tests' image are (started and built as
+# the docker tests do); its verdict on stderr.
+docker=no
+if (CI= . "$top_srcdir/tests/docker/lib.sh" && docker_ready >/dev/null); then
+    docker=yes
+    one "$tmp/config" warmup-docker docker || status=1
+fi
+one "$tmp/config" warmup-local local || status=1
 i=0
 while [ "$i" -lt "$rounds" ]; do
     one "$tmp/cold" cold || status=1
     one "$tmp/config" restored || status=1
+    one "$tmp/config" local local || status=1
+    [ "$docker" = no ] || one "$tmp/config" docker docker || status=1
     i=$((i + 1))
 done
+# The pooled runs: one process, a pool of one VM restored from the
+# snapshot, every run finding one ready (pooled-run waits for the refill);
+# then the same with warm = pass (python3 started once in each VM before
+# it is ready: under TCG its first start translates the interpreter).
+# pooled LABEL [ARGS...]: appends "LABEL first_ms - - -" per run.
+pooled() {
+    label=$1
+    shift
+    POLYSANDBOX_CONFIG_DIR=$tmp/config "$top_builddir/tests/bench/pooled-run" -p microvm \
+        -T python -s 1 -n "$rounds" "$@" python 'print(6*7)' > "$tmp/$label" \
+        2> "$tmp/$label.err" || { status=1; tail -n 5 "$tmp/$label.err"; }
+    sed -n "s/^run [0-9]* pool=pooled first_ms=\([0-9.]*\) .*status=ok stdout=42\\\\n\$/$label \1 - - -/p" \
+        "$tmp/$label" >> "$tmp/figures"
+    grep -c '^run .* pool=-' "$tmp/$label" | sed -n "s/^[1-9].*/$label runs that missed the pool: &/p"
+}
+pooled pooled
+pooled warmed -W pass
 python3 - "$tmp/figures" <<'EOF'
 import statistics, sys
 rows = [l.split() for l in open(sys.argv[1])]
@@ -95,5 +138,25 @@ if cold and rest:
     print("restore/cold: %.2fx (target on TCG: at most 0.25x): %s" % (r, "met" if r <= 0.25 else "NOT met"))
     if cvm and rvm:
         print("restore/cold, the VM alone: %.2fx" % (rvm / cvm))
+pooled, local, docker = med("pooled", 1), med("local", 1), med("docker", 1)
+warmed = med("warmed", 1)
+if pooled:
+    print("pooled run to first output:   %7.0f ms   (sbx_run in a process holding the pool)" % pooled)
+if warmed:
+    print("pooled run, VMs warmed:       %7.0f ms   (the pool's warm = pass: python3 run once in each)" % warmed)
+if local:
+    print("local provider run:           %7.0f ms   (polysandbox run, as above)" % local)
+if docker:
+    print("docker provider run:          %7.0f ms   (polysandbox run, as above)" % docker)
+else:
+    print("docker provider run: not measured (no Docker daemon or test image here)")
+if pooled and docker:
+    r = pooled / docker
+    print("pooled/docker: %.2fx (target on TCG: at most 1.5x): %s" % (r, "met" if r <= 1.5 else "NOT met"))
+if warmed and docker:
+    r = warmed / docker
+    print("pooled (warmed)/docker: %.2fx (target on TCG: at most 1.5x): %s" % (r, "met" if r <= 1.5 else "NOT met"))
+if pooled and local:
+    print("pooled/local: %.2fx" % (pooled / local))
 EOF
 exit $status

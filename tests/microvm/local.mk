@@ -13,6 +13,10 @@ TESTS += tests/microvm/run.sh
 TESTS += tests/microvm/persist.sh
 # snapshot.sh: VMs restored from a snapshot (three boots, three restores).
 TESTS += tests/microvm/snapshot.sh
+# pool.sh: a warm pool of restored VMs (a hit, the refill; two restores).
+TESTS += tests/microvm/pool.sh
+# snapgc.sh: gc removes snapshots whose state directory is gone (no QEMU).
+TESTS += tests/microvm/snapgc.sh
 # snapfail.sh: a snapshot that cannot be built is tried once per settings
 # (a fake VMM, no QEMU needed).
 TESTS += tests/microvm/snapfail.sh
@@ -24,7 +28,8 @@ TESTS += tests/microvm/image.sh
 TESTS += tests/microvm/firecracker.sh
 endif
 dist_check_SCRIPTS += tests/microvm/run.sh tests/microvm/image.sh tests/microvm/persist.sh \
-	tests/microvm/snapshot.sh tests/microvm/snapfail.sh tests/microvm/firecracker.sh
+	tests/microvm/snapshot.sh tests/microvm/snapfail.sh tests/microvm/firecracker.sh \
+	tests/microvm/pool.sh tests/microvm/snapgc.sh
 EXTRA_DIST += tests/microvm/guest.sh tests/microvm/fakevmm.sh tests/fakes/firecracker.py
 # The guest image, where run.sh had to keep it in the build tree.
 clean-local: clean-microvm

@@ -122,6 +122,7 @@ typedef struct outcome {
     int exit_code;
     char id[SBX_ID_MAX];
     char out[256];
+    char pool[64];          /* sbx_result_pool, "" for none */
 } outcome;
 
 static outcome run_sh(sbx_ctx *ctx, const sbx_create_opts *co, const char *line)
@@ -141,6 +142,7 @@ static outcome run_sh(sbx_ctx *ctx, const sbx_create_opts *co, const char *line)
         o.status = sbx_result_status(r);
         o.exit_code = sbx_result_exit_code(r);
         snprintf(o.id, sizeof o.id, "%s", sbx_result_sandbox_id(r));
+        snprintf(o.pool, sizeof o.pool, "%s", sbx_result_pool(r) ? sbx_result_pool(r) : "");
         p = sbx_result_stdout(r, &len);
         if (len >= sizeof o.out)
             len = sizeof o.out - 1;
@@ -327,6 +329,48 @@ static void test_reuse(void)
     ok(count_sandboxes(state) == 0, "nothing left after sbx_ctx_free");
 }
 
+/* ---- warm code ------------------------------------------------------------------------ */
+
+static void test_warm(void)
+{
+    char state[300];
+    const char *good[] = {"pool.w.size=1", "pool.w.parallel=1", "pool.w.template=python",
+                          "pool.w.warm=open('/work/warmed', 'w').write('1')", NULL};
+    const char *bad[] = {"pool.f.size=1", "pool.f.parallel=1", "pool.f.template=python",
+                         "pool.f.warm=raise SystemExit(3)", NULL};
+    sbx_create_opts *co = sbx_create_opts_new();
+    sbx_ctx *ctx;
+    outcome a, b;
+
+    if (!co || sbx_create_opts_set_template(co, "python") != SBX_OK)
+        bail("create opts");
+    new_state(state, sizeof state);
+    if (!ok((ctx = ctx_with(state, good)) != NULL, "a pool with warm code"))
+        goto out;
+    ok(sbx_pool_wait(ctx, "w", WAIT) == SBX_OK, "it fills");
+    a = run_sh(ctx, co, "test -e /work/warmed && echo warmed || echo cold");
+    ok(a.rc == SBX_OK && !strcmp(a.out, "warmed\n"), "the run's sandbox ran the warm code first");
+    ok(!strcmp(a.pool, "w"), "the result names the pool it came from (sbx_result_pool: %s)",
+       a.pool);
+    b = run_sh(ctx, NULL, "echo x");
+    ok(b.rc == SBX_OK && !b.pool[0], "a run off the pool's key names none");
+    sbx_ctx_free(ctx);
+    ok(count_sandboxes(state) == 0, "nothing left after sbx_ctx_free");
+
+    new_state(state, sizeof state);
+    if (!ok((ctx = ctx_with(state, bad)) != NULL, "a pool whose warm code fails"))
+        goto out;
+    ok(wait_stat(ctx, "f", SBX_POOL_STAT_FAILURES, 1), "a failed warm is a failed create");
+    char msg[512];
+    ok(sbx_pool_last_error(ctx, "f", msg, sizeof msg) == SBX_OK && strstr(msg, "warm") &&
+       strstr(msg, "exit 3"), "the pool's last error says the warm code failed (%s)", msg);
+    ok(stat_of(ctx, "f", SBX_POOL_STAT_READY) == 0, "no sandbox is made ready");
+    sbx_ctx_free(ctx);
+    ok(count_sandboxes(state) == 0, "its sandboxes were destroyed");
+out:
+    sbx_create_opts_free(co);
+}
+
 /* ---- many threads at once ------------------------------------------------------------ */
 
 struct par {
@@ -460,6 +504,8 @@ static void test_config_errors(void)
                  "max_memory", "a limit above the maximum");
     config_error("[pool]\nreuse = true\n", NULL, "pools.d/bad.ini:2:", "reset",
                  "reuse without a reset");
+    config_error("[pool]\nwarm = pass\n", NULL, "pools.d/bad.ini:2:", "template",
+                 "warm code without a template");
     config_error("[pool]\nprovider = nosuch\n", NULL, "pools.d/bad.ini:2:", "nosuch",
                  "an unknown provider");
     config_error("[pool]\ntemplate = cobol\n", NULL, "pools.d/bad.ini:2:", "cobol",
@@ -489,6 +535,7 @@ int main(void)
     test_warm_hit_fresh();
     test_idle();
     test_reuse();
+    test_warm();
     test_threads();
     test_off();
     test_config_errors();

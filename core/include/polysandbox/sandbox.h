@@ -832,6 +832,16 @@ SBX_API int64_t sbx_result_cpu_ns(const sbx_result *r);
 SBX_API int64_t sbx_result_peak_memory(const sbx_result *r);
 SBX_API const char *sbx_result_provider(const sbx_result *r);
 SBX_API const char *sbx_result_sandbox_id(const sbx_result *r);
+/**
+ * sbx_result_pool:
+ *
+ * The name of the warm pool (pools.d/NAME.ini) whose ready sandbox
+ * served the run of @r (a pool hit: its SBX_TIMING_CREATE is then the
+ * wait for that sandbox, not a creation), or NULL when the run created
+ * its own sandbox (no pool, a miss) or was not a sbx_run.  Transfer
+ * none, valid while @r is.  Since: 0.3
+ */
+SBX_API const char *sbx_result_pool(const sbx_result *r);
 /** For SBX_RUN_SANDBOX_ERROR (and compile errors): what failed, else NULL. */
 SBX_API const char *sbx_result_error(const sbx_result *r);
 /** The sbx_status of a sandbox error, else 0. */
