@@ -18,6 +18,9 @@ sbx_eval_opts *sbx_eval_opts_new(void)
     o->min_ns = UINT64_C(1000000000);
     o->factor = 3.0;
     o->compile_ns = UINT64_C(30000000000);
+    /* evalplus/config.py's DEFAULT_MIN_TIME_LIMIT, DEFAULT_GT_TIME_LIMIT_FACTOR */
+    o->ep_min_ns = CORE_EVAL_EP_MIN_NS;
+    o->ep_factor = CORE_EVAL_EP_FACTOR;
     return o;
 }
 
@@ -159,5 +162,20 @@ int sbx_eval_opts_set_judge(sbx_eval_opts *o, bool all_tests, uint64_t min_ns, d
         o->factor = factor;
     if (compile_ns)
         o->compile_ns = compile_ns;
+    return SBX_OK;
+}
+
+int sbx_eval_opts_set_evalplus_time(sbx_eval_opts *o, uint64_t min_ns, double factor)
+{
+    core_error_clear();
+    if (!o)
+        return core_error_set(SBX_E_INVAL, NULL, "sbx_eval_opts_set_evalplus_time: NULL options");
+    if (!isfinite(factor) || factor > 1000)
+        return core_error_set(SBX_E_INVAL, NULL, "EvalPlus time factor: %g is not from 0 to 1000",
+                              factor);
+    if (min_ns)
+        o->ep_min_ns = min_ns;
+    if (factor >= 0)
+        o->ep_factor = factor;
     return SBX_OK;
 }
