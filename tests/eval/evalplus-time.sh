@@ -10,7 +10,7 @@
 # small; the slow samples are stopped at their limit, not run to the end.
 . "$top_srcdir/tests/eval/lib.sh"
 
-plan 9
+plan 11
 
 ds="$data/evalplus-time.jsonl"
 smp="$data/evalplus-time-samples.jsonl"
@@ -19,6 +19,8 @@ floor=0.2
 cli eval --dataset "$ds" --samples "$smp" --out "$tmp/r.jsonl" -k 1 --timeout 60s --json \
     --evalplus-min-time ${floor}s
 check "samples: exit 0" is_rc 0
+check "the report's limits carry the floor and the factor (EvalPlus's 4 by default)" \
+    jcheck "$tmp/out" 'j["meta"]["limits"]["evalplus_min_time_s"] == 0.2 and j["meta"]["limits"]["evalplus_time_factor"] == 4'
 check "each verdict as the case was designed (linear passes, slower ones time out)" \
     verdicts_as_expected "$tmp/r.jsonl" "$smp"
 
@@ -54,6 +56,11 @@ check "--evalplus-time-factor 1000: the 30 x sample passes" \
     eval 'grep "\"sample\":2," "$tmp/k.jsonl" | grep -q "\"verdict\":\"passed\""'
 check "--evalplus-time-factor 1000: the linear sample still passes" \
     eval 'grep "\"sample\":0," "$tmp/k.jsonl" | grep -q "\"verdict\":\"passed\""'
+
+cli eval --dataset "$ds" --samples "$smp" --out "$tmp/k.jsonl" -k 1 --timeout 60s \
+    --evalplus-min-time ${floor}s --resume
+check "--resume with another --evalplus-time-factor: exit 65, naming it" \
+    eval 'is_rc 65 && err_has "graded with another evalplus_time_factor (\"evalplus_time_factor\": 1000.0 in the results, 4.0 now)"'
 
 cli eval --dataset "$ds" --samples "$smp" --show-program 0 --evalplus-min-time 50ms \
     --evalplus-time-factor 2.5
