@@ -14,20 +14,20 @@ plan 11
 
 ds="$data/evalplus-time.jsonl"
 smp="$data/evalplus-time-samples.jsonl"
-floor=0.2
+floor=0.1
 
 cli eval --dataset "$ds" --samples "$smp" --out "$tmp/r.jsonl" -k 1 --timeout 60s --json \
     --evalplus-min-time ${floor}s
 check "samples: exit 0" is_rc 0
 check "the report's limits carry the floor and the factor (EvalPlus's 4 by default)" \
-    jcheck "$tmp/out" 'j["meta"]["limits"]["evalplus_min_time_s"] == 0.2 and j["meta"]["limits"]["evalplus_time_factor"] == 4'
+    jcheck "$tmp/out" 'j["meta"]["limits"]["evalplus_min_time_s"] == 0.1 and j["meta"]["limits"]["evalplus_time_factor"] == 4'
 check "each verdict as the case was designed (linear passes, slower ones time out)" \
     verdicts_as_expected "$tmp/r.jsonl" "$smp"
 
 rec() { grep "\"sample\":$1," "$tmp/r.jsonl"; }
 check "the quadratic sample's reason names base input 3 of 3, its limit, the floor and the factor" \
-    eval 'rec 1 | grep -q "base input 3 of 3: total ran past its limit 0.2s = max(min 0.2s, 4 x reference [0-9.e-]*s)"'
-check "30 x the reference's work: base passed, timeout on plus input 1" \
+    eval 'rec 1 | grep -q "base input 3 of 3: total ran past its limit 0.1s = max(min 0.1s, 4 x reference [0-9.e-]*s)"'
+check "60 x the reference's work: base passed, timeout on plus input 1" \
     eval 'rec 2 | grep -q "\"base_verdict\":\"passed\"" &&
           rec 2 | grep -q "plus input 1 of 1: work ran past its limit"'
 
@@ -52,7 +52,7 @@ check "the verdicts agree with EvalPlus's rule, worked out outside the sandbox" 
 # the same work is within 1000 x the reference's time
 cli eval --dataset "$ds" --samples "$smp" --out "$tmp/k.jsonl" -k 1 --timeout 60s --json \
     --evalplus-min-time ${floor}s --evalplus-time-factor 1000
-check "--evalplus-time-factor 1000: the 30 x sample passes" \
+check "--evalplus-time-factor 1000: the 60 x sample passes" \
     eval 'grep "\"sample\":2," "$tmp/k.jsonl" | grep -q "\"verdict\":\"passed\""'
 check "--evalplus-time-factor 1000: the linear sample still passes" \
     eval 'grep "\"sample\":0," "$tmp/k.jsonl" | grep -q "\"verdict\":\"passed\""'
