@@ -356,7 +356,7 @@ SBX_API int sbx_eval_opts_set_judge(sbx_eval_opts *o, bool all_tests, uint64_t m
  * the limit.  A @factor that is not finite or above 1000 is SBX_E_INVAL.
  * The sample's own wall-clock limit (sbx_eval_opts_set_timeout) holds
  * as well.
- * Since: 0.2
+ * Since: 0.3
  */
 SBX_API int sbx_eval_opts_set_evalplus_time(sbx_eval_opts *o, uint64_t min_ns, double factor);
 
