@@ -14,7 +14,11 @@
  * (numpy.allclose's test); a few tasks have EvalPlus's special oracles
  * instead (any root of find_zero, answers compared as sets...).
  * A sample passes "base" when every base input matches; "base + extra"
- * when the plus inputs match too.  The task's own "test" or "assertion"
+ * when the plus inputs match too.  Each call has EvalPlus's limit,
+ * max(floor, factor x the reference's time on that input, timed in the
+ * same run); one over it is stopped and the keeper prints a timeout line
+ * (with the run's marker, so the completion cannot forge it) that makes
+ * the verdict a timeout.  The task's own "test" or "assertion"
  * code (MBPP+ ships one) is not run: EvalPlus grades by the inputs.
  */
 #include "config.h"
@@ -210,7 +214,7 @@ static const char *shape_of(const core_eval_task *t)
  * EvalPlus's decision on one answer is _match's: equality, or the task's
  * special oracle, then numpy.allclose when a tolerance applies. */
 static const char keeper_head[] =
-    "import cmath, copy, json, math, traceback\n"
+    "import cmath, copy, json, math, signal, time, traceback\n"
     "_INPUTS = json.loads(\"";
 static const char keeper_tail[] =
     "\")\n"
@@ -306,13 +310,35 @@ static const char keeper_tail[] =
     "    return s if len(s) <= 200 else s[:200] + \"...\"\n"
     "class DatasetError(Exception):\n"
     "    pass\n"
+    "class InputTimeLimit(Exception):\n"
+    "    pass\n"
+    "def _alarm(signum, frame):\n"
+    "    raise InputTimeLimit()\n"
+    "def _timed(fn, args, limit):\n"
+    "    # (answer, seconds or None when over @limit): EvalPlus's time_limit,\n"
+    "    # a real-time timer around the call\n"
+    "    signal.signal(signal.SIGALRM, _alarm)\n"
+    "    t0 = time.perf_counter()\n"
+    "    try:\n"
+    "        signal.setitimer(signal.ITIMER_REAL, limit)\n"
+    "        try:\n"
+    "            out = fn(*args)\n"
+    "        finally:\n"
+    "            signal.setitimer(signal.ITIMER_REAL, 0)\n"
+    "    except InputTimeLimit:\n"
+    "        return None, None\n"
+    "    dt = time.perf_counter() - t0\n"
+    "    return out, (dt if dt <= limit else None)\n"
     "def _grade(which, inputs, ref, fn):\n"
     "    atol = ATOL    # EvalPlus checks base and plus apart, each from the task's atol\n"
     "    for n, args in enumerate(inputs):\n"
     "        try:\n"
     "            if SHAPE:\n"
     "                args = _reshape(SHAPE, args)\n"
-    "            exp = ref(*copy.deepcopy(args))\n"
+    "            ref_args = copy.deepcopy(args)\n"
+    "            t0 = time.perf_counter()\n"
+    "            exp = ref(*ref_args)\n"
+    "            t_ref = time.perf_counter() - t0\n"
     "            if ORACLE == \"not_none\":\n"
     "                exp = exp is not None\n"
     "            exp = _literal(repr(exp))\n"
@@ -320,7 +346,16 @@ static const char keeper_tail[] =
     "            raise DatasetError(\"the dataset's canonical_solution failed on %s input %d \"\n"
     "                               \"(or its answer is no Python literal): %s\" %\n"
     "                               (which, n + 1, _short(e)))\n"
-    "        out = fn(*args)\n"
+    "        limit = max(TMIN, TFACTOR * t_ref)\n"
+    "        out, took = _timed(fn, args, limit)\n"
+    "        if took is None:\n"
+    "            why = (\"%s input %d of %d: %s ran past its limit %.6gs = max(min %.6gs, \"\n"
+    "                   \"%.6g x reference %.6gs)\" % (which, n + 1, len(inputs), ENTRY, limit,\n"
+    "                                              TMIN, TFACTOR, t_ref))\n"
+    "            if _m:\n"
+    "                os.write(1, b\"\\n" CORE_EVAL_MARKER_PREFIX CORE_EVAL_MARKER_TIMEOUT "\" + _m +\n"
+    "                         b\" \" + why.encode() + b\"\\n\")\n"
+    "            raise InputTimeLimit(why)\n"
     "        try:\n"
     "            ok, atol, why = _match(out, exp, args, atol)\n"
     "        except Exception as e:\n"
@@ -351,19 +386,22 @@ static const char keeper_tail[] =
     "    traceback.print_exc()\n"
     "    _st = 1\n";
 
-char *core_eval_evalplus_check(const core_eval_task *t)
+char *core_eval_evalplus_check(const core_eval_task *t, const sbx_eval_opts *o)
 {
     const char *oracle = oracle_of(t), *shape = shape_of(t);
     size_t n = strlen(t->inputs), len = 0;
-    char head[192];
+    char head[320];
     int hlen;
     char *s;
 
     /* every '\\' and '"' escaped; %.17g gives back the same double */
     hlen = snprintf(head, sizeof head,
-                    "ATOL = float(\"%.17g\")\nORACLE = %s%s%s\nSHAPE = %s%s%s\n", t->atol,
+                    "ATOL = float(\"%.17g\")\nORACLE = %s%s%s\nSHAPE = %s%s%s\n"
+                    "TMIN = float(\"%.17g\")\nTFACTOR = float(\"%.17g\")\n", t->atol,
                     oracle ? "\"" : "", oracle ? oracle : "None", oracle ? "\"" : "",
-                    shape ? "\"" : "", shape ? shape : "None", shape ? "\"" : "");
+                    shape ? "\"" : "", shape ? shape : "None", shape ? "\"" : "",
+                    (double)(o ? o->ep_min_ns : CORE_EVAL_EP_MIN_NS) / 1e9,
+                    o ? o->ep_factor : CORE_EVAL_EP_FACTOR);
     if (hlen < 0 || (size_t)hlen >= sizeof head ||
         !(s = malloc(sizeof keeper_head + 2 * n + sizeof keeper_tail + (size_t)hlen)))
         return NULL;
@@ -378,4 +416,30 @@ char *core_eval_evalplus_check(const core_eval_task *t)
     }
     memcpy(s + len, keeper_tail, sizeof keeper_tail);
     return s;
+}
+
+const char *core_eval_evalplus_timeout(const sbx_result *r, const char *marker, char *buf,
+                                       size_t size)
+{
+    char head[sizeof CORE_EVAL_MARKER_PREFIX + sizeof CORE_EVAL_MARKER_TIMEOUT +
+              CORE_EVAL_MARKER_LEN + 4];
+    const char *out, *at, *end;
+    size_t len, n, left;
+
+    if (!marker || size == 0)
+        return NULL;
+    n = (size_t)snprintf(head, sizeof head, "\n%s%s%s ", CORE_EVAL_MARKER_PREFIX,
+                         CORE_EVAL_MARKER_TIMEOUT, marker);
+    out = (const char *)sbx_result_stdout(r, &len);
+    if (!out || n >= sizeof head || !(at = memmem(out, len, head, n)))
+        return NULL;
+    at += n;
+    left = len - (size_t)(at - out);
+    end = memchr(at, '\n', left);
+    n = end ? (size_t)(end - at) : left;
+    if (n >= size)
+        n = size - 1;
+    memcpy(buf, at, n);
+    buf[n] = '\0';
+    return buf;
 }

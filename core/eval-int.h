@@ -116,6 +116,14 @@ bool core_eval_judged(const sbx_eval_dataset *ds);
 int core_eval_evalplus_task(const char *path, struct json_t *o, size_t line,
                             core_eval_task *t);
 
+/* EvalPlus's per-input limit max(MIN, FACTOR x the reference's time):
+ * evalplus/config.py's defaults. */
+#define CORE_EVAL_EP_MIN_NS UINT64_C(1000000000)
+#define CORE_EVAL_EP_FACTOR 4.0
+/* The keeper's line of an input over its limit is
+ * "\n" PREFIX TIMEOUT marker " " reason "\n". */
+#define CORE_EVAL_MARKER_TIMEOUT "timeout "
+
 /* ---- MultiPL-E (core/eval-multipl-e.c) ------------------------------------- */
 
 /* MultiPL-E's evaluator gives each step 15 s (safe_subprocess). */
@@ -194,15 +202,21 @@ bool core_eval_uses_marker(const sbx_eval_dataset *ds);
 char *core_eval_build_program(const sbx_eval_dataset *ds, const core_eval_task *t,
                               const core_eval_sample *smp, bool isolated);
 char *core_eval_build_check(const sbx_eval_dataset *ds, const core_eval_task *t);
-char *core_eval_runner(const sbx_eval_dataset *ds, const core_eval_task *t, bool isolated);
+char *core_eval_runner(const sbx_eval_dataset *ds, const core_eval_task *t, bool isolated,
+                       const sbx_eval_opts *o);
 /* Can @t be checked in a process the completion never runs in? */
 bool core_eval_can_isolate(const sbx_eval_dataset *ds, const core_eval_task *t);
 /* Whether sample programs of @t run with the check apart (@want: the
  * user asked for it; EvalPlus's always are). */
 bool core_eval_isolated(const sbx_eval_dataset *ds, const core_eval_task *t, bool want);
 /* EvalPlus: the keeper's part of the runner, which sets _st (transfer
- * full), or NULL on ENOMEM (core/eval-evalplus.c). */
-char *core_eval_evalplus_check(const core_eval_task *t);
+ * full), or NULL on ENOMEM (core/eval-evalplus.c).  @o: the per-input
+ * time limits (NULL: EvalPlus's defaults). */
+char *core_eval_evalplus_check(const core_eval_task *t, const sbx_eval_opts *o);
+/* The reason of the keeper's timeout line in @r's output (copied to @buf
+ * of @size bytes), or NULL when no input went over its limit. */
+const char *core_eval_evalplus_timeout(const sbx_result *r, const char *marker, char *buf,
+                                       size_t size);
 
 /* ---- verdicts (core/eval-verdict.c) ---------------------------------------- */
 
@@ -350,6 +364,8 @@ struct sbx_eval_opts {
     uint64_t min_ns;              /* judged: T_min */
     double factor;                /* judged: k of k x T_reference */
     uint64_t compile_ns;
+    uint64_t ep_min_ns;           /* EvalPlus: the floor of an input's limit */
+    double ep_factor;             /* EvalPlus: k of k x the reference's time */
     sbx_eval_record_cb cb;
     void *cb_ud;
     sbx_cancel *cancel;           /* (borrowed) or NULL */

@@ -18,6 +18,9 @@ sbx_eval_opts *sbx_eval_opts_new(void)
     o->min_ns = UINT64_C(1000000000);
     o->factor = 3.0;
     o->compile_ns = UINT64_C(30000000000);
+    /* evalplus/config.py's DEFAULT_MIN_TIME_LIMIT, DEFAULT_GT_TIME_LIMIT_FACTOR */
+    o->ep_min_ns = CORE_EVAL_EP_MIN_NS;
+    o->ep_factor = CORE_EVAL_EP_FACTOR;
     return o;
 }
 
@@ -143,15 +146,24 @@ int sbx_eval_opts_set_allow_partial(sbx_eval_opts *o, bool on)
     return SBX_OK;
 }
 
+/* A time factor is finite and at most 1000 (a negative one keeps the
+ * value set before); else false, the error set naming @what. */
+static bool factor_ok(const char *what, double factor)
+{
+    if (isfinite(factor) && factor <= 1000)
+        return true;
+    core_error_set(SBX_E_INVAL, NULL, "%s: %g is not from 0 to 1000", what, factor);
+    return false;
+}
+
 int sbx_eval_opts_set_judge(sbx_eval_opts *o, bool all_tests, uint64_t min_ns, double factor,
                             uint64_t compile_ns)
 {
     core_error_clear();
     if (!o)
         return core_error_set(SBX_E_INVAL, NULL, "sbx_eval_opts_set_judge: NULL options");
-    if (!isfinite(factor) || factor > 1000)
-        return core_error_set(SBX_E_INVAL, NULL, "time factor: %g is not from 0 to 1000",
-                              factor);
+    if (!factor_ok("time factor", factor))
+        return SBX_E_INVAL;
     o->all_tests = all_tests;
     if (min_ns)
         o->min_ns = min_ns;
@@ -159,5 +171,19 @@ int sbx_eval_opts_set_judge(sbx_eval_opts *o, bool all_tests, uint64_t min_ns, d
         o->factor = factor;
     if (compile_ns)
         o->compile_ns = compile_ns;
+    return SBX_OK;
+}
+
+int sbx_eval_opts_set_evalplus_time(sbx_eval_opts *o, uint64_t min_ns, double factor)
+{
+    core_error_clear();
+    if (!o)
+        return core_error_set(SBX_E_INVAL, NULL, "sbx_eval_opts_set_evalplus_time: NULL options");
+    if (!factor_ok("EvalPlus time factor", factor))
+        return SBX_E_INVAL;
+    if (min_ns)
+        o->ep_min_ns = min_ns;
+    if (factor >= 0)
+        o->ep_factor = factor;
     return SBX_OK;
 }

@@ -340,7 +340,7 @@ static void put_isolated_runner(sbuf *b, const char *entry, const char *keeper)
 
 /* The runner of @t's programs onto @b. */
 static void put_runner_of(sbuf *b, const sbx_eval_dataset *ds, const core_eval_task *t,
-                          bool isolated)
+                          bool isolated, const sbx_eval_opts *o)
 {
     char *keeper = NULL;
 
@@ -348,7 +348,7 @@ static void put_runner_of(sbuf *b, const sbx_eval_dataset *ds, const core_eval_t
         put_runner(b);
         return;
     }
-    if (ds->fmt == SBX_EVAL_FORMAT_EVALPLUS && !(keeper = core_eval_evalplus_check(t))) {
+    if (ds->fmt == SBX_EVAL_FORMAT_EVALPLUS && !(keeper = core_eval_evalplus_check(t, o))) {
         free(b->s);
         b->s = NULL;
         b->failed = true;
@@ -358,11 +358,12 @@ static void put_runner_of(sbuf *b, const sbx_eval_dataset *ds, const core_eval_t
     free(keeper);
 }
 
-char *core_eval_runner(const sbx_eval_dataset *ds, const core_eval_task *t, bool isolated)
+char *core_eval_runner(const sbx_eval_dataset *ds, const core_eval_task *t, bool isolated,
+                       const sbx_eval_opts *o)
 {
     sbuf b = { 0 };
 
-    put_runner_of(&b, ds, t, isolated);
+    put_runner_of(&b, ds, t, isolated, o);
     return b.s;
 }
 
@@ -514,6 +515,6 @@ char *sbx_eval_program_opts(const sbx_eval_dataset *ds, const sbx_eval_samples *
     }
     put(&b, "\n# ---- " CORE_EVAL_RUNNER_FILE ", the runner that runs " CORE_EVAL_PROGRAM_FILE
             " ----\n");
-    put_runner_of(&b, ds, t, isolated);
+    put_runner_of(&b, ds, t, isolated, o);
     return b.s;
 }

@@ -144,6 +144,14 @@ json_t *core_eval_provenance(const sbx_eval_dataset *ds, const sbx_eval_samples 
                   (json_int_t)(ds->fmt == SBX_EVAL_FORMAT_MULTIPLE && !o->timeout_set
                                    ? 0 : o->timeout_ns),
                   "isolated_check", (int)o->isolated, "limits", limits);
+    if (p && ds->fmt == SBX_EVAL_FORMAT_EVALPLUS) {
+        /* EvalPlus's per-input limits decide its verdicts */
+        bad = json_object_set_new(p, "evalplus_min_time_ns",
+                                  json_integer((json_int_t)o->ep_min_ns)) |
+              json_object_set_new(p, "evalplus_time_factor", json_real(o->ep_factor));
+        if (bad)
+            return json_decref(p), NULL;
+    }
     if (!p || !core_eval_judged(ds))
         return p;
     /* the options of judged problems decide only theirs */
@@ -193,6 +201,8 @@ int core_eval_provenance_check(const json_t *want, json_t *rec, const char *path
         { "limits", "other limits" }, { "all_tests", "another all_tests setting" },
         { "min_time_ns", "another min_time" }, { "time_factor", "another time_factor" },
         { "compile_timeout_ns", "another compile_timeout" },
+        { "evalplus_min_time_ns", "another evalplus_min_time" },
+        { "evalplus_time_factor", "another evalplus_time_factor" },
     };
     json_t *got = json_object_get(rec, "run"), *w = (json_t *)want;
     const char *key, *label;

@@ -394,8 +394,10 @@ void report_limits(FILE *f, const sbx_eval_report *r)
         fprintf(f, "%llu bytes", (unsigned long long)o->limits[SBX_LIMIT_MEMORY]);
     else
         fputs("the configuration's", f);
-    fprintf(f, ", retries %u, judged tests max(%g s, %g x reference), compile %g s%s%s",
+    fprintf(f, ", retries %u, judged tests max(%g s, %g x reference), compile %g s, "
+            "EvalPlus inputs max(%g s, %g x reference)%s%s",
             o->retries, (double)o->min_ns / 1e9, o->factor, (double)o->compile_ns / 1e9,
+            (double)o->ep_min_ns / 1e9, o->ep_factor,
             o->all_tests ? ", all tests" : "", o->isolated ? ", isolated check" : "");
 }
 

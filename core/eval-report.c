@@ -389,14 +389,15 @@ static json_t *limits_json(const sbx_eval_opts *o)
 {
     if (!o)
         return json_null();
-    return json_pack("{s:f, s:o, s:i, s:b, s:b, s:f, s:f, s:f}",
+    return json_pack("{s:f, s:o, s:i, s:b, s:b, s:f, s:f, s:f, s:f, s:f}",
                      "timeout_s", (double)o->timeout_ns / 1e9,
                      "memory_bytes", o->limits[SBX_LIMIT_MEMORY]
                          ? json_integer((json_int_t)o->limits[SBX_LIMIT_MEMORY]) : json_null(),
                      "retries", (int)o->retries, "isolated_check", o->isolated,
                      "all_tests", o->all_tests, "min_time_s", (double)o->min_ns / 1e9,
                      "time_factor", o->factor, "compile_timeout_s",
-                     (double)o->compile_ns / 1e9);
+                     (double)o->compile_ns / 1e9, "evalplus_min_time_s",
+                     (double)o->ep_min_ns / 1e9, "evalplus_time_factor", o->ep_factor);
 }
 
 /* The metadata of a report: tool, date, host, inputs, limits (@o, or

@@ -215,11 +215,18 @@ static int grade(sbx_eval_record *rec, const sbx_result *r, const char *marker, 
                  const core_eval_scan *scan)
 {
     const char *reason, *found;
+    char slow[512];
     sbx_run_status st = sbx_result_status(r);
 
     rec->verdict = core_eval_verdict(r, marker, &reason);
     if (rec->verdict == SBX_VERDICT_PASSED && (found = core_eval_multiple_scan(scan, r))) {
         rec->verdict = SBX_VERDICT_FAILED;
+        reason = found;
+    }
+    /* an input over its EvalPlus limit: the keeper said so, and which */
+    if (evalplus && rec->verdict == SBX_VERDICT_FAILED &&
+        (found = core_eval_evalplus_timeout(r, marker, slow, sizeof slow))) {
+        rec->verdict = SBX_VERDICT_TIMEOUT;
         reason = found;
     }
     if (evalplus && rec->verdict != SBX_VERDICT_SANDBOX_ERROR) {
@@ -340,7 +347,7 @@ static int run_sample(struct run *run, size_t i, sbx_eval_record **out)
                 break;
             program = core_eval_build_program(run->ds, t, &run->s->v[i], isolated);
             if (program && marked)
-                runner = core_eval_runner(run->ds, t, isolated);
+                runner = core_eval_runner(run->ds, t, isolated, run->o);
             if (program && isolated)
                 check = core_eval_build_check(run->ds, t);
             if (!program || (marked && !runner) || (isolated && !check)) {

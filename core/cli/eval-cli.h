@@ -34,6 +34,8 @@ typedef struct cli_eval_args {
     uint64_t min_ns;              /* --min-time, 0: default */
     double factor;                /* --time-factor, < 0: default */
     uint64_t compile_ns;          /* --compile-timeout, 0: default */
+    uint64_t ep_min_ns;           /* --evalplus-min-time, 0: default */
+    double ep_factor;             /* --evalplus-time-factor, < 0: default */
 } cli_eval_args;
 
 /* Long option ids shared by the two commands' parsers. */
@@ -42,7 +44,7 @@ enum {
     CLI_EO_TIMEOUT, CLI_EO_MEMORY, CLI_EO_RETRIES, CLI_EO_JSON,
     CLI_EO_MAX_INPUT, CLI_EO_MAX_LINE, CLI_EO_MAX_RECORDS, CLI_EO_ISOLATED,
     CLI_EO_ALLOW_PARTIAL, CLI_EO_ALL_TESTS, CLI_EO_MIN_TIME, CLI_EO_TIME_FACTOR,
-    CLI_EO_COMPILE_TIMEOUT
+    CLI_EO_COMPILE_TIMEOUT, CLI_EO_EP_MIN_TIME, CLI_EO_EP_TIME_FACTOR
 };
 #define CLI_EVAL_LONGOPTS \
     { "dataset", required_argument, NULL, CLI_EO_DATASET }, \
@@ -62,6 +64,8 @@ enum {
     { "min-time", required_argument, NULL, CLI_EO_MIN_TIME }, \
     { "time-factor", required_argument, NULL, CLI_EO_TIME_FACTOR }, \
     { "compile-timeout", required_argument, NULL, CLI_EO_COMPILE_TIMEOUT }, \
+    { "evalplus-min-time", required_argument, NULL, CLI_EO_EP_MIN_TIME }, \
+    { "evalplus-time-factor", required_argument, NULL, CLI_EO_EP_TIME_FACTOR }, \
     { "jobs", required_argument, NULL, 'j' }
 
 /* Help lines of the shared options. */

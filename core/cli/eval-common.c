@@ -44,6 +44,10 @@ const char cli_eval_help_common[] =
 "      --time-factor K    K of that limit (default 3; 0: --timeout alone)\n"
 "      --compile-timeout DURATION  the compile step's limit (default 30s)\n"
 "\n"
+"EvalPlus (each input's limit: max(T_min, K x the reference's time on it)):\n"
+"      --evalplus-min-time DURATION  T_min (default 1s, as EvalPlus)\n"
+"      --evalplus-time-factor K  K (default 4, as EvalPlus; 0: T_min alone)\n"
+"\n"
 "Input caps (a file past one is refused, naming it and the cap):\n"
 "      --max-input SIZE   decompressed size of the dataset or samples\n"
 "                         (default 256M: [eval] max_input in polysandbox.ini)\n"
@@ -59,6 +63,7 @@ void cli_eval_args_init(cli_eval_args *a, const char *cmd)
     a->ks[2] = 100;
     a->n_ks = 3;
     a->factor = -1;
+    a->ep_factor = -1;
 }
 
 static int parse_ks(cli_eval_args *a, const char *arg)
@@ -107,17 +112,27 @@ int cli_eval_option(cli_eval_args *a, int c, const char *arg)
     case CLI_EO_ALL_TESTS: a->all_tests = true; return -1;
     case CLI_EO_MIN_TIME:
     case CLI_EO_COMPILE_TIMEOUT:
-        if (!cli_parse_duration(arg, c == CLI_EO_MIN_TIME ? &a->min_ns : &a->compile_ns, &why))
-            return cli_usage_error(a->cmd, "invalid value '%s' for --%s: %s", arg,
-                                   c == CLI_EO_MIN_TIME ? "min-time" : "compile-timeout", why);
+    case CLI_EO_EP_MIN_TIME: {
+        static const char *const names[] = { "min-time", "compile-timeout",
+                                             "evalplus-min-time" };
+        int i = c == CLI_EO_MIN_TIME ? 0 : c == CLI_EO_COMPILE_TIMEOUT ? 1 : 2;
+        uint64_t *to = i == 0 ? &a->min_ns : i == 1 ? &a->compile_ns : &a->ep_min_ns;
+        if (!cli_parse_duration(arg, to, &why))
+            return cli_usage_error(a->cmd, "invalid value '%s' for --%s: %s", arg, names[i],
+                                   why);
         return -1;
-    case CLI_EO_TIME_FACTOR: {
+    }
+    case CLI_EO_TIME_FACTOR:
+    case CLI_EO_EP_TIME_FACTOR: {
+        double *k = c == CLI_EO_TIME_FACTOR ? &a->factor : &a->ep_factor;
         char *end;
         errno = 0;
-        a->factor = strtod(arg, &end);
-        if (errno || end == arg || *end || !(a->factor >= 0 && a->factor <= 1000))
-            return cli_usage_error(a->cmd, "invalid value '%s' for --time-factor: expected "
-                                   "a number from 0 to 1000", arg);
+        *k = strtod(arg, &end);
+        if (errno || end == arg || *end || !(*k >= 0 && *k <= 1000))
+            return cli_usage_error(a->cmd, "invalid value '%s' for --%s: expected "
+                                   "a number from 0 to 1000", arg,
+                                   c == CLI_EO_TIME_FACTOR ? "time-factor"
+                                                           : "evalplus-time-factor");
         return -1;
     }
     case CLI_EO_FORMAT:
@@ -263,6 +278,8 @@ sbx_eval_opts *cli_eval_opts(const cli_eval_args *a, const char *const *provider
         rc = sbx_eval_opts_set_allow_partial(o, true);
     if (rc == SBX_OK)
         rc = sbx_eval_opts_set_judge(o, a->all_tests, a->min_ns, a->factor, a->compile_ns);
+    if (rc == SBX_OK)
+        rc = sbx_eval_opts_set_evalplus_time(o, a->ep_min_ns, a->ep_factor);
     if (rc != SBX_OK) {
         cli_err("%s: cannot set the evaluation options (%s)", a->cmd, sbx_strerror(rc));
         sbx_eval_opts_free(o);

@@ -8,6 +8,7 @@
  *    "timeout": "3s", "memory": "512M", "retries": 2, "allow_partial": true,
  *    "all_tests": false, "min_time": "1s", "time_factor": 3,
  *    "compile_timeout": "30s",      (the last four: judged problems)
+ *    "evalplus_min_time": "1s", "evalplus_time_factor": 4,   (EvalPlus)
  *    "results": [RECORD, ...] | "JSONL"}   (an earlier run's, to continue)
  *
  * A dataset or samples given as a string is a file the server reads
@@ -59,6 +60,8 @@ struct evaljob {
     bool all_tests;            /* sbx_eval_opts_set_judge's, 0 and -1: its defaults */
     uint64_t min_ns, compile_ns;
     double factor;
+    uint64_t ep_min_ns;        /* sbx_eval_opts_set_evalplus_time's, 0 and -1: its defaults */
+    double ep_factor;
     char *source;              /* where the dataset came from, for the summary */
     char *samples_source;      /* and the samples (NULL: canonical) */
     json_t *tasks;             /* task id -> its number */
@@ -118,6 +121,7 @@ static int evaljob_from(struct evaljob *e, json_t *spec)
 
     e->retries = -1;
     e->factor = -1;
+    e->ep_factor = -1;
     if (!(e->tasks = json_object()))
         return -1;
     e->fmt = format_of(fmt);
@@ -147,6 +151,10 @@ static int evaljob_from(struct evaljob *e, json_t *spec)
         e->factor = json_number_value(v);
     if (json_is_integer(v = json_object_get(spec, "compile_timeout_ns")))
         e->compile_ns = (uint64_t)json_integer_value(v);
+    if (json_is_integer(v = json_object_get(spec, "evalplus_min_time_ns")))
+        e->ep_min_ns = (uint64_t)json_integer_value(v);
+    if (json_is_number(v = json_object_get(spec, "evalplus_time_factor")))
+        e->ep_factor = json_number_value(v);
     e->source = strdup(json_string_value(json_object_get(spec, "source")) ?: "");
     if (!e->canonical &&
         !(e->samples_source = strdup(json_string_value(json_object_get(spec, "samples_source"))
@@ -179,6 +187,8 @@ static int grading_opts(const struct evaljob *e, sbx_eval_opts *o)
         rc = sbx_eval_opts_set_retries(o, (unsigned)e->retries);
     if (rc == SBX_OK)
         rc = sbx_eval_opts_set_judge(o, e->all_tests, e->min_ns, e->factor, e->compile_ns);
+    if (rc == SBX_OK)
+        rc = sbx_eval_opts_set_evalplus_time(o, e->ep_min_ns, e->ep_factor);
     if (rc == SBX_OK)
         rc = sbx_eval_opts_set_allow_partial(o, e->allow_partial);
     return rc;
@@ -504,7 +514,7 @@ int job_eval_inputs(srv_job *j, sbx_eval_dataset **ds, sbx_eval_samples **smp)
 static const char *const eval_fields[] = {
     "dataset", "samples", "canonical", "format", "k", "providers", "timeout", "memory",
     "retries", "allow_partial", "all_tests", "min_time", "time_factor", "compile_timeout",
-    "results", NULL
+    "evalplus_min_time", "evalplus_time_factor", "results", NULL
 };
 
 /* Copy the file @given (a path under eval_dir) to DIR/NAME.  0, or -1
@@ -728,14 +738,17 @@ static void input_error(srv_req *r, const char *dir, int rc)
     srv_error(r, status, code, NULL, "%s", msg);
 }
 
-/* The options of judged problems into @spec, as `polysandbox eval`'s
- * --all-tests, --min-time, --time-factor and --compile-timeout.  -1
+/* The options of judged problems and EvalPlus's time limits into @spec,
+ * as `polysandbox eval`'s --all-tests, --min-time, --time-factor,
+ * --compile-timeout, --evalplus-min-time and --evalplus-time-factor.  -1
  * having replied. */
 static int take_judge(srv_req *r, json_t *body, json_t *spec)
 {
     static const char *const durations[][2] = {
         { "min_time", "min_time_ns" }, { "compile_timeout", "compile_timeout_ns" },
+        { "evalplus_min_time", "evalplus_min_time_ns" },
     };
+    static const char *const factors[] = { "time_factor", "evalplus_time_factor" };
     bool all = false;
     json_t *v;
 
@@ -756,15 +769,18 @@ static int take_judge(srv_req *r, json_t *body, json_t *spec)
             return -1;
         json_object_set_new(spec, durations[i][1], json_integer((json_int_t)ns));
     }
-    if ((v = json_object_get(body, "time_factor")) && !json_is_null(v)) {
-        double k = json_number_value(v);
-        /* the engine's bounds (sbx_eval_opts_set_judge) */
+    for (size_t i = 0; i < sizeof factors / sizeof factors[0]; i++) {
+        double k;
+        if (!(v = json_object_get(body, factors[i])) || json_is_null(v))
+            continue;
+        k = json_number_value(v);
+        /* the engine's bounds (sbx_eval_opts_set_judge, _set_evalplus_time) */
         if (!json_is_number(v) || !(k >= 0 && k <= 1000)) {
-            srv_error(r, 400, "invalid", NULL, "field 'time_factor' must be a number from 0 "
-                      "to 1000 (0: the timeout alone)");
+            srv_error(r, 400, "invalid", NULL, "field '%s' must be a number from 0 to 1000 "
+                      "(0: %s)", factors[i], i == 0 ? "the timeout alone" : "the floor alone");
             return -1;
         }
-        json_object_set_new(spec, "time_factor", json_real(k));
+        json_object_set_new(spec, factors[i], json_real(k));
     }
     return 0;
 }

@@ -1,21 +1,50 @@
 #!/usr/bin/env python3
-# tests/eval/evalplus-ref.py DATASET SAMPLES - what EvalPlus's rules say of
-# each sample, worked out here in plain Python with no sandbox: one JSON
-# line per sample, {"sample": i, "base": bool, "plus": bool}.
+# tests/eval/evalplus-ref.py DATASET SAMPLES [MIN_TIME FACTOR] - what
+# EvalPlus's rules say of each sample, worked out here in plain Python with
+# no sandbox: one JSON line per sample, {"sample": i, "base": bool,
+# "plus": bool, "timeout": bool}, "timeout" when a phase failed on an input
+# over its time limit.
 #
 # The rules as evalplus/eval/__init__.py (unsafe_execute) states them,
 # on MBPP+ inputs reshaped as evalplus/data/mbpp.py does: the answer is the completion's own object (no literal round trip), the
 # expected one the canonical solution's on a deep copy of the inputs, the
 # tolerance starts at the row's atol in each phase and becomes 1e-6 once
 # an expected answer is a float (or a flat list of floats) while it is 0,
-# and the special oracles are keyed by dataset and entry point.  Only for
+# and the special oracles are keyed by dataset and entry point.  Each call
+# of the completion has EvalPlus's per-input limit (untrusted_check):
+# max(MIN_TIME, FACTOR x the time the reference took on that input),
+# default 1 s and 4 (evalplus/config.py), enforced with a real-time timer
+# around the call as EvalPlus's time_limit does.  Only for
 # the test data written for tests/eval/evalplus.sh: it runs the samples
 # in this process.
 import cmath
 import copy
 import json
 import math
+import signal
 import sys
+import time
+
+MIN_TIME = float(sys.argv[3]) if len(sys.argv) > 3 else 1.0
+FACTOR = float(sys.argv[4]) if len(sys.argv) > 4 else 4.0
+
+
+class OverLimit(Exception):
+    pass
+
+
+def over_limit(signum, frame):
+    raise OverLimit()
+
+
+def timed_call(fn, inp, limit):
+    """fn(*inp), or OverLimit past @limit seconds"""
+    signal.signal(signal.SIGALRM, over_limit)
+    signal.setitimer(signal.ITIMER_REAL, limit)
+    try:
+        return fn(*inp)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
 
 SET_EQ = {"similar_elements", "find_char_long", "common_in_nested_lists", "extract_singly",
           "larg_nnum", "intersection_array", "find_dissimilar", "Diff"}
@@ -68,12 +97,19 @@ def flat_floats(x):
 
 
 def phase(kind, entry, fn, ref, inputs, atol):
+    """True (passed), False (failed) or None (an input over its limit)"""
     for inp in inputs:
         try:
-            exp = ref(*copy.deepcopy(inp))
+            ref_inp = copy.deepcopy(inp)
+            t0 = time.perf_counter()
+            exp = ref(*ref_inp)
+            t_ref = time.perf_counter() - t0
             if kind == "mbpp" and entry in NOT_NONE:
                 exp = exp is not None
-            out = fn(*inp)
+            try:
+                out = timed_call(fn, inp, max(MIN_TIME, FACTOR * t_ref))
+            except OverLimit:
+                return None
             same = out == exp
             if kind == "humaneval" and entry == "find_zero":
                 xs = inp[0]
@@ -129,7 +165,8 @@ def main():
             shape = RESHAPE.get(int(s["task_id"].split("/")[1]), shape)
         base, plus = (phase(kind, r["entry_point"], fn, ref, [shape(a) for a in r[k]], r.get("atol") or 0)
                       for k in ("base_input", "plus_input"))
-        print(json.dumps({"sample": i, "base": base, "plus": plus}))
+        print(json.dumps({"sample": i, "base": bool(base), "plus": bool(plus),
+                          "timeout": base is None or (bool(base) and plus is None)}))
 
 
 main()

@@ -52,6 +52,7 @@ EVAL_TESTS = \
 	tests/eval/judged.sh \
 	tests/eval/evalplus.sh \
 	tests/eval/evalplus-oracles.sh \
+	tests/eval/evalplus-time.sh \
 	tests/eval/multipl-e.sh \
 	tests/eval/multipl-e-langs.sh \
 	tests/eval/go-cache.sh \

@@ -8,7 +8,7 @@
 . "$top_srcdir/tests/server/lib.sh"
 . "$top_srcdir/tests/server/jobs-lib.sh"
 
-plan 52
+plan 53
 
 mkdir -p "$tmp/evals"
 check "polysandboxd starts with jobs in a state directory of the test's" \
@@ -201,6 +201,9 @@ check "an unknown format: 400 naming every format, the judged ones too" \
 post /v1/eval '{"dataset":"ds.jsonl","samples":"s.jsonl","time_factor":-1}'
 check "a negative time_factor: 400 naming it" \
     eval 'err_is 400 invalid && json_check "\"time_factor\" in j[\"error\"][\"message\"]"'
+post /v1/eval '{"dataset":"ds.jsonl","samples":"s.jsonl","evalplus_time_factor":2000}'
+check "an evalplus_time_factor past 1000: 400 naming it" \
+    eval 'err_is 400 invalid && json_check "\"evalplus_time_factor\" in j[\"error\"][\"message\"]"'
 check "no job was made for any of the refused requests" \
     eval '[ "$(ls "$state/jobs" | wc -l)" = 7 ]'
 req GET /v1/jobs/j000000000000000000000000

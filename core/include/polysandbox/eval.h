@@ -344,6 +344,21 @@ SBX_API int sbx_eval_opts_set_allow_partial(sbx_eval_opts *o, bool on);
  */
 SBX_API int sbx_eval_opts_set_judge(sbx_eval_opts *o, bool all_tests, uint64_t min_ns,
                                     double factor, uint64_t compile_ns);
+/**
+ * sbx_eval_opts_set_evalplus_time:
+ * EvalPlus's per-input time limits: the completion's call on each input
+ * may take max(@min_ns, @factor x the reference's time on that input),
+ * the reference (the dataset's canonical_solution) being timed on the
+ * same input in the same sandbox run; a call over its limit fails the
+ * sample as SBX_VERDICT_TIMEOUT, its reason naming the input and the
+ * times.  Defaults: EvalPlus's, 1 s and 4; @min_ns 0 and a negative
+ * @factor keep the value set before; @factor 0 leaves @min_ns alone as
+ * the limit.  A @factor that is not finite or above 1000 is SBX_E_INVAL.
+ * The sample's own wall-clock limit (sbx_eval_opts_set_timeout) holds
+ * as well.
+ * Since: 0.3
+ */
+SBX_API int sbx_eval_opts_set_evalplus_time(sbx_eval_opts *o, uint64_t min_ns, double factor);
 
 /* ---- running ---------------------------------------------------------- */
 
