@@ -12,7 +12,6 @@ dist_check_SCRIPTS += $(PYTHON_TESTS)
 EXTRA_DIST += tests/python/conftest.py tests/python/pytest.ini \
 	tests/python/test_binding.py tests/python/test_asyncio.py tests/python/test_files.py \
 	tests/python/test_sandbox.py tests/python/test_stream.py tests/python/test_evaluate.py \
-	tests/python/test_compare.py \
-	tests/python/remote-eval.py \
+	tests/python/test_compare.py tests/python/test_remote_eval.py \
 	tests/python/harness.py tests/python/unlisted.py \
 	tests/python/run-python.sh tests/python/sanitizer-env.sh
