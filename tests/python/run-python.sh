@@ -1,7 +1,7 @@
 # tests/python/run-python.sh - sourced by the Python package's tests:
-# PYTHON_TEST=SCRIPT.py; . run-python.sh runs SCRIPT.py (TAP) with the system's python3
-# on the build tree's libpolysandbox; a test_*.py file is a pytest file,
-# run by pytest with TAP from conftest.py's plugin.
+# PYTHON_TEST=test_NAME.py; . run-python.sh runs that pytest file with the
+# system's python3 on the build tree's libpolysandbox, printing TAP
+# (conftest.py's plugin: one line per test).
 # Under an AddressSanitizer build, see sanitizer-env.sh.
 : "${top_builddir:?top_builddir is not set (run through make check)}"
 : "${top_srcdir:?top_srcdir is not set (run through make check)}"
@@ -22,19 +22,15 @@ export POLYSANDBOX_LIBRARY
 # Bytecode caches would land in the source tree.
 PYTHONDONTWRITEBYTECODE=1
 export PYTHONDONTWRITEBYTECODE
-case "${PYTHON_TEST:?PYTHON_TEST is not set}" in
-test_*.py)
-    # A pytest file: conftest.py's plugin prints TAP on fd 3 (this
-    # stdout), pytest's own report goes to the log (stderr).
-    "$PY" -c 'import pytest, pytest_asyncio' 2>/dev/null || {
-        echo "1..0 # SKIP python3-pytest or python3-pytest-asyncio is not installed"
-        exit 0
-    }
-    POLYSANDBOX_TAP_FD=3
-    export POLYSANDBOX_TAP_FD
-    exec 3>&1 1>&2
-    exec "$PY" -m pytest -rfEs -c "$top_srcdir/tests/python/pytest.ini" \
-        --rootdir "$top_srcdir/tests/python" "$top_srcdir/tests/python/$PYTHON_TEST"
-    ;;
-esac
-exec "$PY" "$top_srcdir/tests/python/$PYTHON_TEST"
+# conftest.py's plugin prints TAP on fd 3 (this stdout), pytest's own
+# report goes to the log (stderr).
+"$PY" -c 'import pytest, pytest_asyncio' 2>/dev/null || {
+    echo "1..0 # SKIP python3-pytest or python3-pytest-asyncio is not installed"
+    exit 0
+}
+POLYSANDBOX_TAP_FD=3
+export POLYSANDBOX_TAP_FD
+exec 3>&1 1>&2
+exec "$PY" -m pytest -rfEs -c "$top_srcdir/tests/python/pytest.ini" \
+    --rootdir "$top_srcdir/tests/python" \
+    "$top_srcdir/tests/python/${PYTHON_TEST:?PYTHON_TEST is not set}"
