@@ -23,6 +23,8 @@ PACKAGES="$PACKAGES docker-registry apache2-utils curl"
 # tests/image/pull.sh: the token service in front of that registry signs
 # its tokens with Python's cryptography.
 PACKAGES="$PACKAGES python3-cryptography"
+# tests/python: the Python package's suite is pytest with pytest-asyncio.
+PACKAGES="$PACKAGES python3-pytest python3-pytest-asyncio"
 # Podman 4.3 and what it needs (conmon, containers-common; runc comes with
 # docker.io): tests/podman runs the docker provider on its compatible API.
 PACKAGES="$PACKAGES podman conmon"

@@ -1,56 +1,21 @@
-"""tests/python/harness.py - what the Python package's tests share: TAP
-checks, the polysandbox package from the source tree, and a real
-polysandboxd on a free loopback port."""
+"""tests/python/harness.py - what the Python package's pytest files share
+besides conftest.py's fixtures: the polysandbox package from the source
+tree on sys.path, the build tree's programs, polysandboxd on a free
+loopback port, the evaluation tests' files."""
 
 import asyncio
 import atexit
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
-import tempfile
 import time
 
 sys.path.insert(0, os.path.join(os.environ["top_srcdir"], "python"))
 
 PS = os.path.join(os.environ["top_builddir"], "polysandbox")
 PSD = os.path.join(os.environ["top_builddir"], "polysandboxd")
-n = 0
-failed = 0
-
-
-def plan(count):
-    print(f"1..{count}", flush=True)
-
-
-def check(desc, cond, why=""):
-    global n, failed
-    n += 1
-    print(("ok" if cond else "not ok") + f" {n} - {desc}", flush=True)
-    if not cond:
-        failed += 1
-        for line in str(why).splitlines()[:20]:
-            print(f"# {line}", flush=True)
-
-
-def raises(cls, fn, *args, match=None, **kw):
-    """(True, e) when fn(*args, **kw) raises cls with match in its text."""
-    try:
-        fn(*args, **kw)
-    except cls as e:
-        return match is None or match in str(e), e
-    except Exception as e:  # the wrong class: say which
-        return False, f"{type(e).__name__}: {e}"
-    return False, "no exception"
-
-
-def finish(planned):
-    print(f"# {n} checks, {failed} failed", flush=True)
-    if n != planned:
-        print(f"# planned {planned}, ran {n}")
-    sys.exit(1 if failed or n != planned else 0)
 
 
 async def cancel_later(coro, wait=None):
@@ -71,8 +36,9 @@ async def cancel_later(coro, wait=None):
 
 class Server:
     """polysandboxd with a bearer token, its log in tmp.  Under ASan
-    binding.sh/sandbox.sh preload the runtimes and turn leak checking off
-    for python3; the server, instrumented itself, gets neither."""
+    run-python.sh (sanitizer-env.sh) preloads the runtimes and turns leak
+    checking off for python3; the server, instrumented itself, gets
+    neither."""
 
     def __init__(self, tmp):
         self.token = "python-test-token-" + os.urandom(8).hex()
@@ -119,42 +85,6 @@ class Server:
         text = self.text()
         return (status == 0 and not re.search(r"runtime error:|AddressSanitizer|LeakSanitizer",
                                                text) and self.token not in text)
-
-
-def scratch(prefix):
-    """A scratch directory, made the XDG_STATE_HOME and
-    POLYSANDBOX_STATE_DIR of the test (so a polysandbox-locald of its own:
-    the shared one of `make check` has other tests' daemons and settings
-    come and go); its path."""
-    tmp = tempfile.mkdtemp(prefix=prefix)
-    os.environ["XDG_STATE_HOME"] = os.path.join(tmp, "xdg-state")
-    os.environ["POLYSANDBOX_STATE_DIR"] = os.path.join(tmp, "state")
-    return tmp
-
-
-def start(prefix, timeout):
-    """What a test of both runners begins with: a scratch directory (see
-    scratch), polysandboxd (checked: one check), a
-    Client to it (timeout seconds) and a Local; (tmp, server, client,
-    local)."""
-    import polysandbox as psb
-    tmp = scratch(prefix)
-    server = Server(tmp)
-    check("polysandboxd starts on a free loopback port", server.url is not None,
-          server.text()[-600:])
-    client = psb.Client(server.url or "http://127.0.0.1:9", token=server.token,
-                        timeout=timeout)
-    return tmp, server, client, psb.Local()
-
-
-def stop(tmp, server, local):
-    """The end of start's test: the Local closed, the server stopped
-    (checked: one check), the scratch directory removed."""
-    local.close()
-    src = server.stop()
-    check("polysandboxd stopped cleanly, no sanitizer report, the token never logged",
-          server.clean(src), f"exit {src}\n" + server.text()[-1500:])
-    shutil.rmtree(tmp, ignore_errors=True)
 
 
 def read_text(path):

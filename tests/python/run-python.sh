@@ -1,6 +1,8 @@
 # tests/python/run-python.sh - sourced by the Python package's tests:
-# PYTHON_TEST=SCRIPT.py; . run-python.sh runs SCRIPT.py (TAP) with the system's python3
-# on the build tree's libpolysandbox.
+# PYTHON_TEST=test_NAME.py; . run-python.sh runs that pytest file with the
+# system's python3 on the build tree's libpolysandbox, printing TAP
+# (conftest.py's plugin: one line per test); another NAME.py (such as
+# unlisted.py, for tests/server/list.sh) is run as a plain script.
 # Under an AddressSanitizer build, see sanitizer-env.sh.
 : "${top_builddir:?top_builddir is not set (run through make check)}"
 : "${top_srcdir:?top_srcdir is not set (run through make check)}"
@@ -21,4 +23,18 @@ export POLYSANDBOX_LIBRARY
 # Bytecode caches would land in the source tree.
 PYTHONDONTWRITEBYTECODE=1
 export PYTHONDONTWRITEBYTECODE
-exec "$PY" "$top_srcdir/tests/python/${PYTHON_TEST:?PYTHON_TEST is not set}"
+case "${PYTHON_TEST:?PYTHON_TEST is not set}" in
+test_*.py) ;;
+*) exec "$PY" "$top_srcdir/tests/python/$PYTHON_TEST" ;;    # a plain script
+esac
+# conftest.py's plugin prints TAP on fd 3 (this stdout), pytest's own
+# report goes to the log (stderr).
+"$PY" -c 'import pytest, pytest_asyncio' 2>/dev/null || {
+    echo "1..0 # SKIP python3-pytest or python3-pytest-asyncio is not installed"
+    exit 0
+}
+POLYSANDBOX_TAP_FD=3
+export POLYSANDBOX_TAP_FD
+exec 3>&1 1>&2
+exec "$PY" -m pytest -rfEs -c "$top_srcdir/tests/python/pytest.ini" \
+    --rootdir "$top_srcdir/tests/python" "$top_srcdir/tests/python/$PYTHON_TEST"
