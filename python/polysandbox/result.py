@@ -227,6 +227,8 @@ class Result(_Text):
     enforced.  artifacts are the files the run left in its template's
     artifacts directory (see Artifact) and artifacts_left_out those that
     did not come back, with why (see LeftOut); () when none (since 0.3).
+    pool names the warm pool whose ready sandbox ran it, None when it was
+    made for the run (since 0.3).
     """
 
     status: str
@@ -248,6 +250,7 @@ class Result(_Text):
     unenforced_reason: str | None
     artifacts: tuple[Artifact, ...]
     artifacts_left_out: tuple[LeftOut, ...]
+    pool: str | None
     raw: dict[str, Any] = field(repr=False, compare=False)
 
     @classmethod
@@ -284,6 +287,7 @@ class Result(_Text):
                                if "unenforced_reason" in obj else None),
             artifacts=kept,
             artifacts_left_out=left_out,
+            pool=(_field(obj, "pool", str, null=True) if "pool" in obj else None),
             raw=obj,
         )
 

@@ -336,3 +336,14 @@ async def test_apools_and_client_pools(clocal, cclient, pools):
     assert [p.name for p in apl] == [p.name for p in spl] == [k[0] for k in keys], \
         f"{apl}\n{spl}"
     assert [(p.provider, p.template, p.size) for p in spl] == [k[1:] for k in keys]
+
+
+def test_pool_hit_named(clocal, cclient, pools):
+    """A run with the python template is served by the py pool, and its
+    result says so (Result.pool), in the process and through the server;
+    a shell run, which no pool's template serves, says None."""
+    r = clocal.run_code("python", "print(6*7)")
+    s = cclient.run_code("python", "print(6*7)")
+    assert r.stdout == s.stdout == "42\n", f"{r}\n{s}"
+    assert r.pool == "py" and s.pool == "py", f"{r.pool!r} {s.pool!r}"
+    assert clocal.run(["true"], provider="evalnop").pool is None
