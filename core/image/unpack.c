@@ -14,7 +14,8 @@
  * (unshare(CLONE_FS), private to it) is the root, with names relative to
  * it: _SECURE_SYMLINKS then checks each entry's directories below the
  * root only, not the store's own path from "/" (which cost an openat, an
- * fstatat and a close per component of it, for every entry).
+ * fstatat and a close per component of it, for every entry).  Where
+ * unshare is refused, the names are prefixed with the root as before.
  */
 #include "config.h"
 
@@ -40,7 +41,8 @@
 #define WH_OPQ ".wh..wh..opq"
 
 typedef struct layer {
-    const char *root, *what;    /* root: "." (the thread's directory) */
+    const char *root, *what;    /* root: "." when inside it (see below) */
+    bool inside;                /* the thread's directory is the root */
     char **made;                /* names written by this layer (relative) */
     size_t n_made, cap_made;
     unsigned skipped;           /* device nodes, FIFOs, sockets */
@@ -220,15 +222,21 @@ static int entry(layer *L, struct archive *r, struct archive *w, struct archive_
         L->skipped++;
         return SBX_OK;
     }
+    char full[PATH_MAX];
+    if (!L->inside && snprintf(full, sizeof full, "%s/%s", L->root, rel) >= (int)sizeof full)
+        return core_error_set(SBX_E_PATH, NULL, "%s: '%.200s' is too long", L->what, rel);
     if (hl) {
-        char target[PATH_MAX];
+        char target[PATH_MAX], hfull[PATH_MAX];
         snprintf(target, sizeof target, "%s", hl);
         if (strlen(hl) >= sizeof target || !img_clean_name(target) || !*target)
             return core_error_set(SBX_E_PATH, NULL, "%s: the hard link '%.200s' points at "
                                   "'%.200s', outside the image: refused", L->what, rel, hl);
-        archive_entry_copy_hardlink(e, target);
+        if (!L->inside &&
+            snprintf(hfull, sizeof hfull, "%s/%s", L->root, target) >= (int)sizeof hfull)
+            return core_error_set(SBX_E_PATH, NULL, "%s: '%.200s' is too long", L->what, hl);
+        archive_entry_copy_hardlink(e, L->inside ? target : hfull);
     }
-    archive_entry_copy_pathname(e, rel);      /* relative to the root, our cwd */
+    archive_entry_copy_pathname(e, L->inside ? rel : full);
     mode_t perm = archive_entry_perm(e) & 0777;
     archive_entry_set_perm(e, perm | (type == AE_IFDIR ? 0700 : 0600));
 
@@ -248,11 +256,11 @@ static int entry(layer *L, struct archive *r, struct archive *w, struct archive_
     return rc == SBX_OK ? remember(L, rel) : rc;
 }
 
-/* Apply the layer read from @fd; the calling thread's working directory
- * is the root. */
-static int unpack_here(int fd, const char *what)
+/* Apply the layer read from @fd onto @root, or onto the calling thread's
+ * working directory when @inside. */
+static int unpack_fd(int fd, const char *root, bool inside, const char *what)
 {
-    layer L = { .root = ".", .what = what };
+    layer L = { .root = inside ? "." : root, .inside = inside, .what = what };
     struct archive *r = archive_read_new();
     struct archive *w = archive_write_disk_new();
     if (!r || !w) {
@@ -266,7 +274,8 @@ static int unpack_here(int fd, const char *what)
      * in the way instead of refusing the entry. */
     archive_write_disk_set_options(w, ARCHIVE_EXTRACT_PERM | ARCHIVE_EXTRACT_TIME |
                                           ARCHIVE_EXTRACT_SECURE_NODOTDOT |
-                                          ARCHIVE_EXTRACT_SECURE_NOABSOLUTEPATHS |
+                                          (inside ? ARCHIVE_EXTRACT_SECURE_NOABSOLUTEPATHS
+                                                  : 0) |
                                           ARCHIVE_EXTRACT_SECURE_SYMLINKS);
     int rc = SBX_OK;
     if (archive_read_open_fd(r, fd, 1 << 16) != ARCHIVE_OK)
@@ -283,7 +292,7 @@ static int unpack_here(int fd, const char *what)
         }
         rc = entry(&L, r, w, e);
     }
-    /* Here, in the root: close applies the directories' deferred times
+    /* Here (in the root when inside): close applies the directories' deferred times
      * and modes by their relative names. */
     if (archive_write_close(w) != ARCHIVE_OK && rc == SBX_OK)
         rc = core_error_set(SBX_E_IO, NULL, "%s: %s", what, archive_error_string(w));
@@ -305,15 +314,16 @@ typedef struct job {
 static void *unpack_thread(void *arg)
 {
     job *j = arg;
-    /* The working directory becomes this thread's alone before it moves. */
+    /* The working directory becomes this thread's alone before it moves.
+     * Where unshare is refused (a seccomp filter), the slower way: names
+     * prefixed with the root, checked by libarchive from "/". */
     if (unshare(CLONE_FS) != 0)
-        j->rc = core_error_set(SBX_E_IO, NULL, "%s: unshare(CLONE_FS): %s", j->what,
-                               strerror(errno));
+        j->rc = unpack_fd(j->fd, j->root, false, j->what);
     else if (chdir(j->root) != 0)
         j->rc = core_error_set(SBX_E_IO, NULL, "%s: %s: %s", j->what, j->root,
                                strerror(errno));
     else
-        j->rc = unpack_here(j->fd, j->what);
+        j->rc = unpack_fd(j->fd, j->root, true, j->what);
     j->err = *core_error_tls();
     return NULL;
 }
