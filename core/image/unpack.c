@@ -292,8 +292,8 @@ static int unpack_fd(int fd, const char *root, bool inside, const char *what)
         }
         rc = entry(&L, r, w, e);
     }
-    /* Here (in the root when inside): close applies the directories' deferred times
-     * and modes by their relative names. */
+    /* Here, in the same directory: close applies the directories' deferred
+     * times and modes by the names they were given. */
     if (archive_write_close(w) != ARCHIVE_OK && rc == SBX_OK)
         rc = core_error_set(SBX_E_IO, NULL, "%s: %s", what, archive_error_string(w));
     archive_read_free(r);
