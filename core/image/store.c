@@ -72,8 +72,7 @@ int img_store_open(img_store *s, const char *state_dir, const char *image_dir)
         if (rc != SBX_OK)
             return rc;
     }
-    /* Resolved: libarchive refuses to extract through a symbolic link, and
-     * a root's path must hold none. */
+    /* Resolved, so that the path of every root holds no symbolic link. */
     s->dir = realpath(base, NULL);
     if (!s->dir)
         return core_error_set(SBX_E_IO, NULL, "image store: %s: %s", base, strerror(errno));
