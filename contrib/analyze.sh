@@ -24,7 +24,9 @@
 # it. An entry that no longer matches anything is reported too.
 set -eu
 cd "$(dirname "$0")/.."
-CLANG=${CLANG:-clang}
+# Debian's clang-14 package (in contrib/quickstart.sh's list for the fuzz
+# targets) installs clang-14 only; the clang package adds the plain name.
+CLANG=${CLANG:-$(command -v clang || command -v clang-14 || echo clang)}
 supp=contrib/analyze.supp
 if [ $# -gt 0 ]; then
     files="$*"
@@ -35,13 +37,17 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 # The flags of the build (AM_CPPFLAGS and the per-folder -I of the
 # local.mk files) in one set: a header name is unique across folders.
+# The quotes of the path macros are meant literally: they make C strings.
+# shellcheck disable=SC2089,SC2090
 flags="-std=gnu11 -DHAVE_CONFIG_H -D_GNU_SOURCE -I. -Icore -Icore/include
  -Isdk/include -Icore/cli -Icore/server -Iplugins/common -Iplugins/docker
  -Iplugins/microvm -Iplugins/modal -I/usr/include/p11-kit-1
  -I/usr/include/x86_64-linux-gnu -pthread -DSYSCONFDIR=\"/etc\"
  -DPROVIDERDIR=\"/x\" -DSTATEDIR=\"/x\" -DPKGCACHEDIR=\"/x\" -DPKGDATADIR=\"/x\""
+# shellcheck disable=SC2090
 export CLANG flags
-# shellcheck disable=SC2086
+# $0, $CLANG and $flags are the inner shell's (SC2016).
+# shellcheck disable=SC2086,SC2016
 printf '%s\n' $files | xargs -P"${ANALYZE_JOBS:-2}" -n1 sh -c '
     # shellcheck disable=SC2086
     nice $CLANG $flags --analyze -o /dev/null "$0" 2>&1 || echo "$0:0:0: error: clang could not analyse it"
