@@ -7,7 +7,7 @@
 # as file:line:col: warning: message [checker].
 #
 # Why clang and not gcc 12's -fanalyzer (measured on the 260 files, two
-# cores): clang needs about 450 s of CPU (4 min on two idle cores) and its
+# cores): clang needs 350 to 450 s of CPU (4 min 20 s on two cores) and its
 # findings are mostly real; gcc 12 needed about 4 s of CPU a file (over 9
 # minutes) and its first findings were leak false positives on pointers
 # stored into heap arrays (core/options.c). clang comes with the clang-14
