@@ -32,7 +32,7 @@ static int load_record(void *ud, json_t *o, size_t lineno)
 {
     struct loading *l = ud;
     sbx_eval_record *r;
-    const char *why, *want = "";
+    const char *why = NULL, *want = "";
     int rc = json_is_object(o) ? core_eval_record_from_json(o, &r, &why) : SBX_E_INVAL;
 
     if (rc == SBX_E_NOMEM)

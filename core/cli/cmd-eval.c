@@ -166,6 +166,8 @@ int cli_cmd_eval(cli_global *g, int argc, char **argv)
         return cli_usage_error(a.cmd, "unexpected argument '%s'", argv[optind]);
     if ((rc = cli_eval_check(&a, g)) >= 0)
         return rc;
+    if (resume && a.force)
+        return cli_usage_error(a.cmd, "--resume and --force exclude each other");
     if (!out && a.samples) {
         size_t n = strlen(a.samples) + sizeof "_results.jsonl";
         if (!(default_out = malloc(n))) {
@@ -175,8 +177,6 @@ int cli_cmd_eval(cli_global *g, int argc, char **argv)
         snprintf(default_out, n, "%s_results.jsonl", a.samples);
         out = default_out;
     }
-    if (resume && a.force)
-        return cli_usage_error(a.cmd, "--resume and --force exclude each other");
     if (resume && !out) {
         free(default_out);
         return cli_usage_error(a.cmd, "--resume needs --out FILE");

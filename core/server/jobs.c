@@ -657,11 +657,15 @@ void job_submit(srv_req *r, const job_kind *kind, char *dir, json_t *spec, size_
     srv_job *j;
 
     snprintf(id, sizeof id, "%s", base ? base + 1 : dir);
-    if (!(j = job_alloc(s, kind, id, dir, total))) {
+    /* job_alloc() frees the dir it is given when it fails: hand dir over
+     * only once the job exists, so that the folder can still be removed. */
+    if (!(j = job_alloc(s, kind, id, NULL, total))) {
         job_remove_dir(dir);
+        free(dir);
         srv_error(r, 500, "nomem", NULL, "out of memory");
         goto out;
     }
+    j->dir = dir;
     j->created = job_now();
     snprintf(j->owner, sizeof j->owner, "%s", srv_auth_owner(s, r->token));
     if (r->idem_key) {

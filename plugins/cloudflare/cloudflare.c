@@ -539,6 +539,8 @@ struct run {
     size_t stdin_len;
     uint64_t timeout_ns;
     const sbx_output_sink_v1 *sink;
+    /* job.scratch points here, so that it lives as long as the run. */
+    char scratch[32];
 };
 
 /* Runs the wrapper; fills @out for a command (or leaves the wrapper's
@@ -546,14 +548,14 @@ struct run {
 static int run_wrapper(struct cf_prov *p, struct cf_sb *s, struct run *w, sbx_exec_outcome_v1 *out,
                        sw_kind *kind, long *code)
 {
-    char hex[17], scratch[32], fpath[128], err[PH_ERR_MAX];
+    char hex[17], *scratch = w->scratch, fpath[128], err[PH_ERR_MAX];
     int rc;
 
     if (pc_random_hex(hex, 8) != 0)
         return p->host->set_error(p->h, SBX_E_INTERNAL, CF_NAME ": no random bytes");
     /* The wrapper works from the exec's cwd, /workspace, never from an
      * absolute path of its own. */
-    snprintf(scratch, sizeof scratch, ".sbx-%s", hex);
+    snprintf(scratch, sizeof w->scratch, ".sbx-%s", hex);
     w->job.workdir = NULL;
     w->job.scratch = scratch;
     uint64_t t0 = now_ns();

@@ -612,6 +612,7 @@ static int exec_main(int argc, char **argv)
 {
     struct opts o;
     if (parse(argc, argv, &o) < 0) {
+        free(o.env);
         static const char usage[] = "docker-init: usage: init [-t MS] [-c S] [-f B] [-n N] "
                                     "[-d DIR] [-e K=V]... [-s] -- CMD [ARG]...\n";
         write_all(2, usage, sizeof usage - 1);

@@ -85,6 +85,7 @@ static int split(const char *path, char **dir, char **base)
     if (!*dir || !*base) {
         free(*dir);
         free(*base);
+        *dir = *base = NULL;
         return SBX_E_NOMEM;
     }
     return SBX_OK;

@@ -71,6 +71,8 @@ struct run {
     size_t stdin_len;
     uint64_t timeout_ns;
     const sbx_output_sink_v1 *sink;
+    /* job.scratch points here, so that it lives as long as the run. */
+    char scratch[32];
 };
 
 /* The command as the server last described it. */
@@ -213,13 +215,13 @@ static int put(struct vc_prov *p, struct vc_sb *s, const char *scratch, const ch
 static int run_wrapper(struct vc_prov *p, struct vc_sb *s, struct run *w,
                        sbx_exec_outcome_v1 *out, sw_kind *kind, long *code)
 {
-    char hex[17], scratch[32], suffix[32];
+    char hex[17], *scratch = w->scratch, suffix[32];
     int rc = SBX_OK;
 
     if (pc_random_hex(hex, 8) != 0)
         return p->host->set_error(p->h, SBX_E_INTERNAL, VC_NAME ": no random bytes");
     /* The wrapper works in the exec's directory, the work directory. */
-    snprintf(scratch, sizeof scratch, ".sbx-%s", hex);
+    snprintf(scratch, sizeof w->scratch, ".sbx-%s", hex);
     w->job.workdir = NULL;
     w->job.scratch = scratch;
     uint64_t t0 = vc_now_ns();
