@@ -141,9 +141,16 @@ fi
 # of polysandbox-provider-test, found in the staged install: the staged
 # library holds the host, the staged SDK the headers.
 stagepc=$(dirname "$(find "$stage" -name polysandbox-provider-test.pc | head -n 1)")
+# A sanitizer build's library needs its runtime in the program: the test
+# program is built with the build's sanitizer flags then.
+san_cflags= san_ldflags=
+case "${SBX_CFLAGS:-}" in
+*-fsanitize=*) san_cflags=$SBX_CFLAGS san_ldflags=${SBX_LDFLAGS:-} ;;
+esac
 if PKG_CONFIG_PATH=$stagepc PKG_CONFIG_LIBDIR=$stagepc PKG_CONFIG_SYSROOT_DIR=$stage \
         LD_LIBRARY_PATH=$libdir env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL \
-        make -C "$tmp/example" check CFLAGS="-O2 -g -Werror" >"$tmp/check.log" 2>&1 &&
+        make -C "$tmp/example" check CFLAGS="-O2 -g -Werror $san_cflags" \
+        LDFLAGS="$san_ldflags" >"$tmp/check.log" 2>&1 &&
    grep -q '^ok 10 ' "$tmp/check.log" && ! grep -q '^not ok' "$tmp/check.log"; then
     echo "ok 7 - the example's unit tests pass against the installed test host" \
         "($(grep -c '^ok ' "$tmp/check.log") checks)"
