@@ -1,0 +1,36 @@
+#!/bin/sh
+# tests/unit/include-graph.sh - no two folders include each other in a loop (TAP)
+#
+# Runs contrib/include-graph.sh on the tree, then on a small tree of its
+# own with a loop between two folders, which the script must refuse.
+set -u
+src=${top_srcdir:?run through make check}
+script=$src/contrib/include-graph.sh
+tmp=$(mktemp -d) || exit 1
+trap 'rm -rf "$tmp"' EXIT
+
+echo "1..3"
+if sh "$script" "$src" >"$tmp/out" 2>"$tmp/err"; then
+    echo "ok 1 - no folder of core/, sdk/, plugins/ is in an include loop"
+else
+    echo "not ok 1 - folders in an include loop"
+    sed 's/^/# /' "$tmp/err"
+fi
+if grep -q '^core/image -> core ' "$tmp/out"; then
+    echo "ok 2 - the folder graph is printed"
+else
+    echo "not ok 2 - the folder graph is printed"
+    sed 's/^/# /' "$tmp/out" | head -20
+fi
+
+mkdir -p "$tmp/t/core/a" "$tmp/t/core/b" "$tmp/t/sdk" "$tmp/t/plugins"
+printf '#include "../b/b.h"\n' >"$tmp/t/core/a/a.h"
+printf '#include "a/a.h"\n' >"$tmp/t/core/b/b.h"
+if sh "$script" "$tmp/t" >/dev/null 2>"$tmp/err2"; then
+    echo "not ok 3 - a loop between core/a and core/b is refused"
+elif grep -q 'core/a' "$tmp/err2"; then
+    echo "ok 3 - a loop between core/a and core/b is refused"
+else
+    echo "not ok 3 - the loop is named"
+    sed 's/^/# /' "$tmp/err2"
+fi
