@@ -16,30 +16,30 @@ core_libpolysandbox_internal_la_SOURCES = \
 	core/strv.c \
 	core/owner.c \
 	core/units.c \
-	core/config.c \
-	core/config-int.h \
-	core/config-parse.c \
-	core/config-values.c \
-	core/config-main.c \
-	core/config-dropins.c \
-	core/config-providers.c \
-	core/config-templates.c \
-	core/config-pools.c \
+	core/config/config.c \
+	core/config/config-int.h \
+	core/config/config-parse.c \
+	core/config/config-values.c \
+	core/config/config-main.c \
+	core/config/config-dropins.c \
+	core/config/config-providers.c \
+	core/config/config-templates.c \
+	core/config/config-pools.c \
 	core/platform.c \
-	core/loader.c \
-	core/host.c \
+	core/loader/loader.c \
+	core/loader/host.c \
 	core/host-settings.c \
-	core/test-host.c \
+	core/loader/test-host.c \
 	core/clock.c \
 	core/clock.h \
 	core/path-check.c \
 	core/path-check.h \
 	core/settings-read.h \
-	core/secrets.c \
-	core/secret-key.c \
-	core/sealed.c \
-	core/secret-api.c \
-	core/settings.c \
+	core/secrets/secrets.c \
+	core/secrets/secret-key.c \
+	core/secrets/sealed.c \
+	core/secrets/secret-api.c \
+	core/config/settings.c \
 	core/context.c \
 	core/cancel.c \
 	core/opts-int.h \
@@ -51,12 +51,12 @@ core_libpolysandbox_internal_la_SOURCES = \
 	core/id-hint.c \
 	core/sandbox-files.c \
 	core/labels.c \
-	core/retry.c \
-	core/breaker.c \
+	core/retry/retry.c \
+	core/retry/breaker.c \
 	core/health.c \
-	core/pool-int.h \
-	core/pool-config.c \
-	core/pool.c \
+	core/pool/pool-int.h \
+	core/pool/pool-config.c \
+	core/pool/pool.c \
 	core/gc.c \
 	core/orphans.c \
 	core/result-int.h \
@@ -64,30 +64,30 @@ core_libpolysandbox_internal_la_SOURCES = \
 	core/artifacts.c \
 	core/json.c \
 	core/journal.c \
-	core/eval-int.h \
-	core/eval-jsonl.c \
-	core/eval-dataset.c \
-	core/eval-judged.c \
-	core/eval-evalplus.c \
-	core/eval-multipl-e.c \
-	core/eval-compare.c \
-	core/eval-judge.c \
-	core/eval-program.c \
-	core/eval-verdict.c \
-	core/eval-attempt.c \
-	core/eval-record.c \
-	core/eval-stats.c \
-	core/eval-journal.c \
-	core/eval-provenance.c \
-	core/eval-opts.c \
-	core/eval-summary.c \
-	core/eval-usage.c \
-	core/eval-report.c \
-	core/eval-report-int.h \
-	core/eval-report-html.c \
-	core/eval-report-md.c \
-	core/eval-report-text.c \
-	core/eval-run.c \
+	core/eval/eval-int.h \
+	core/eval/eval-jsonl.c \
+	core/eval/eval-dataset.c \
+	core/eval/eval-judged.c \
+	core/eval/eval-evalplus.c \
+	core/eval/eval-multipl-e.c \
+	core/eval/eval-compare.c \
+	core/eval/eval-judge.c \
+	core/eval/eval-program.c \
+	core/eval/eval-verdict.c \
+	core/eval/eval-attempt.c \
+	core/eval/eval-record.c \
+	core/eval/eval-stats.c \
+	core/eval/eval-journal.c \
+	core/eval/eval-provenance.c \
+	core/eval/eval-opts.c \
+	core/eval/eval-summary.c \
+	core/eval/eval-usage.c \
+	core/eval/eval-report.c \
+	core/eval/eval-report-int.h \
+	core/eval/eval-report-html.c \
+	core/eval/eval-report-md.c \
+	core/eval/eval-report-text.c \
+	core/eval/eval-run.c \
 	core/fallback-trail.c \
 	core/template-cache.c
 core_libpolysandbox_internal_la_CFLAGS = $(AM_CFLAGS) -fvisibility=hidden -pthread \

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "eval-int.h"
+#include "eval/eval-int.h"
 #include "result-int.h"
 #include "tap.h"
 

@@ -11,7 +11,7 @@
 
 #include <string.h>
 
-#include "eval-int.h"
+#include "eval/eval-int.h"
 #include "fuzz.h"
 
 static void init(void)

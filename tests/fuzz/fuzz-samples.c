@@ -18,7 +18,7 @@
 #include <polysandbox/eval.h>
 #include <polysandbox/sandbox.h>
 
-#include "eval-int.h"
+#include "eval/eval-int.h"
 #include "fuzz.h"
 
 static const char dataset[] =
