@@ -14,19 +14,33 @@
 # failing on them. Headers the build generates (config.h) and system
 # headers are left out.
 #
-# Usage: contrib/include-graph.sh [--files] [--dot] [SRCDIR]
+# Includes show what a file may see, not what it calls: core-int.h lets
+# every file call every other. With --link BUILDDIR the script reads the
+# library's objects in a build tree instead (nm: who calls a function
+# another file defines), prints that graph by folder and names each group
+# of files that call each other in a loop (a strongly connected
+# component). It only reports: the loops that are left are listed in
+# HACKING.md.
+#
+# Usage: contrib/include-graph.sh [--files] [--dot] [--link BUILDDIR] [SRCDIR]
 #   --files  also list the file-level edges
 #   --dot    print the folder graph in Graphviz DOT instead of text
+#   --link   the call graph of libpolysandbox's objects in BUILDDIR
 # SRCDIR defaults to the tree this script is in. Run by make check
 # through tests/unit/include-graph.sh.
 set -u
 
 files=0
 dot=0
+link=
 while [ $# -gt 0 ]; do
     case $1 in
     --files) files=1 ;;
     --dot) dot=1 ;;
+    --link)
+        link=${2:?--link needs a build directory}
+        shift
+        ;;
     -h | --help)
         sed -n '2,/^set -u/p' "$0" | sed '$d; s/^# \{0,1\}//'
         exit 0
@@ -44,6 +58,71 @@ cd "$src" || exit 2
 
 tmp=$(mktemp -d) || exit 2
 trap 'rm -rf "$tmp"' EXIT
+
+# scc: "from to" lines in, each group of more than one node that reach
+# each other out ("N: a b c"), by Tarjan's algorithm.
+scc() {
+    awk '
+    function visit(v,    i, w, comp, n) {
+        idx[v] = low[v] = ++counter
+        stack[++sp] = v; onst[v] = 1
+        for (i = 1; i <= deg[v]; i++) {
+            w = adj[v, i]
+            if (!(w in idx)) {
+                visit(w)
+                if (low[w] < low[v]) low[v] = low[w]
+            } else if (onst[w] && idx[w] < low[v]) low[v] = idx[w]
+        }
+        if (low[v] == idx[v]) {
+            comp = ""; n = 0
+            do { w = stack[sp--]; onst[w] = 0; comp = comp " " w; n++ } while (w != v)
+            if (n > 1) print n ":" comp
+        }
+    }
+    !(($1, $2) in seen) { seen[$1, $2] = 1; adj[$1, ++deg[$1]] = $2 }
+    { node[$1] = 1; node[$2] = 1 }
+    END { for (v in node) if (!(v in idx)) visit(v) }'
+}
+
+if [ -n "$link" ]; then
+    # Each object of the convenience library, named by its source file.
+    find "$link/core" -path '*/.libs/*libpolysandbox_internal_la-*.o' |
+        sort >"$tmp/objs"
+    if [ ! -s "$tmp/objs" ]; then
+        echo "include-graph: no objects of libpolysandbox under $link/core" >&2
+        exit 2
+    fi
+    while read -r o; do
+        s=${o#"$link"/}
+        s=${s%/.libs/*}/$(basename "$o" .o | sed 's/^.*libpolysandbox_internal_la-//').c
+        # an object left behind by a file that moved away
+        [ -f "$s" ] || continue
+        nm -g --defined-only "$o" | awk -v s="$s" 'NF == 3 { print "D", s, $3 }'
+        nm -u "$o" | awk -v s="$s" '{ print "U", s, $NF }'
+    done <"$tmp/objs" >"$tmp/syms"
+    awk '$1 == "D" { def[$3] = $2; next }
+         { use[++n] = $2; sym[n] = $3 }
+         END { for (i = 1; i <= n; i++)
+                   if ((sym[i] in def) && def[sym[i]] != use[i])
+                       print use[i], def[sym[i]] }' "$tmp/syms" |
+        sort -u >"$tmp/calls"
+    echo "# folders: A -> B (files in A call functions defined in B)"
+    awk '
+    function dir(p) { return sub(/\/[^\/]*$/, "", p) ? p : "." }
+    { a = dir($1); b = dir($2); if (a != b) n[a " -> " b]++ }
+    END { for (k in n) print k " (" n[k] ")" }' "$tmp/calls" | sort
+    if [ $files = 1 ]; then
+        echo "# files: F -> G (F calls a function G defines)"
+        sed 's/ / -> /' "$tmp/calls"
+    fi
+    echo "# folder loops (folders that call each other)"
+    awk '
+    function dir(p) { return sub(/\/[^\/]*$/, "", p) ? p : "." }
+    { a = dir($1); b = dir($2); if (a != b) print a, b }' "$tmp/calls" | scc
+    echo "# file loops (files that call each other, the group's size first)"
+    scc <"$tmp/calls" | sort -rn
+    exit 0
+fi
 
 # Every source file, then every include line as "file<TAB>name<TAB>kind".
 find core sdk plugins -name node_modules -prune -o \
