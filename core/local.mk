@@ -38,31 +38,31 @@ core_libpolysandbox_internal_la_SOURCES = \
 	core/secrets/secrets.c \
 	core/secrets/secret-key.c \
 	core/secrets/sealed.c \
-	core/secrets/secret-api.c \
+	core/run/secret-api.c \
 	core/config/settings.c \
-	core/context.c \
-	core/cancel.c \
-	core/opts-int.h \
-	core/options.c \
-	core/sandbox.c \
-	core/source-name.c \
-	core/unenforced.c \
-	core/sandbox-find.c \
-	core/id-hint.c \
-	core/sandbox-files.c \
+	core/run/context.c \
+	core/run/cancel.c \
+	core/run/opts-int.h \
+	core/run/options.c \
+	core/run/sandbox.c \
+	core/run/source-name.c \
+	core/config/unenforced.c \
+	core/run/sandbox-find.c \
+	core/run/id-hint.c \
+	core/run/sandbox-files.c \
 	core/labels.c \
 	core/retry/retry.c \
 	core/retry/breaker.c \
-	core/health.c \
+	core/run/health.c \
 	core/pool/pool-int.h \
 	core/pool/pool-config.c \
 	core/pool/pool.c \
-	core/gc.c \
-	core/orphans.c \
-	core/result-int.h \
-	core/result.c \
-	core/artifacts.c \
-	core/json.c \
+	core/run/gc.c \
+	core/run/orphans.c \
+	core/run/result-int.h \
+	core/run/result.c \
+	core/run/artifacts.c \
+	core/run/json.c \
 	core/journal.c \
 	core/eval/eval-int.h \
 	core/eval/eval-jsonl.c \
@@ -88,8 +88,8 @@ core_libpolysandbox_internal_la_SOURCES = \
 	core/eval/eval-report-md.c \
 	core/eval/eval-report-text.c \
 	core/eval/eval-run.c \
-	core/fallback-trail.c \
-	core/template-cache.c
+	core/run/fallback-trail.c \
+	core/run/template-cache.c
 core_libpolysandbox_internal_la_CFLAGS = $(AM_CFLAGS) -fvisibility=hidden -pthread \
 	-DPKGLIBEXECDIR='"$(pkglibexecdir)"' \
 	$(JANSSON_CFLAGS) $(INIH_CFLAGS) $(SODIUM_CFLAGS) $(ZLIB_CFLAGS)

@@ -6,7 +6,7 @@
 #ifndef POLYSANDBOX_POOL_INT_H
 #define POLYSANDBOX_POOL_INT_H
 
-#include "opts-int.h"
+#include "run/opts-int.h"
 
 #define WAIT_SAMPLES 1024           /* hits kept for the median wait */
 #define MAX_SIZE 1024

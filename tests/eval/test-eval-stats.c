@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "eval/eval-int.h"
-#include "result-int.h"
+#include "run/result-int.h"
 #include "tap.h"
 
 static int near(double a, double b)
