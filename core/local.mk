@@ -26,7 +26,7 @@ core_libpolysandbox_internal_la_SOURCES = \
 	core/config/config-templates.c \
 	core/config/config-pools.c \
 	core/platform.c \
-	core/loader/loader.c \
+	core/loader/open.c \
 	core/loader/host.c \
 	core/host-settings.c \
 	core/loader/test-host.c \
