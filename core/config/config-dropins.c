@@ -1,4 +1,4 @@
-/* core/config-dropins.c - the NAME.ini files of providers.d/, templates.d/
+/* core/config/config-dropins.c - the NAME.ini files of providers.d/, templates.d/
  * and pools.d/: listed in name order, each read into an entry of its kind,
  * one entry kept per name (a later directory's file replaces an earlier
  * one's as a whole)

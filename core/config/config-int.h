@@ -1,4 +1,4 @@
-/* core/config-int.h - what the files of the configuration loader share
+/* core/config/config-int.h - what the files of the configuration loader share
  *
  * config.c          core_config_load: the layers put together, core_config_free
  * config-parse.c    reading one ini file through inih (long values, lines,

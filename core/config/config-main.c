@@ -1,4 +1,4 @@
-/* core/config-main.c - polysandbox.ini's [core], [limits], [retry],
+/* core/config/config-main.c - polysandbox.ini's [core], [limits], [retry],
  * [breaker] and pool.* keys, from a file, the environment or the command
  * line, and the limits' built-in defaults and maxima
  */

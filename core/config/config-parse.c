@@ -1,4 +1,4 @@
-/* core/config-parse.c - reading one ini file of the configuration, and
+/* core/config/config-parse.c - reading one ini file of the configuration, and
  * the loader's errors
  *
  * inih does the tokenising.  It is fed through our own line reader: that

@@ -1,6 +1,6 @@
-/* core/config-pools.c - pools.d/NAME.ini ([pool], [limits]) and the
+/* core/config/config-pools.c - pools.d/NAME.ini ([pool], [limits]) and the
  * pool.NAME.KEY overrides; the settings are kept as written, for
- * core/pool.c to check
+ * core/pool/pool.c to check
  */
 #include "config.h"
 

@@ -1,4 +1,4 @@
-/* core/config-providers.c - providers.d/NAME.ini: [provider], [settings],
+/* core/config/config-providers.c - providers.d/NAME.ini: [provider], [settings],
  * [retry] and [breaker]; the built-in entry of the local provider;
  * provider.NAME.KEY=VALUE overrides
  */

@@ -1,4 +1,4 @@
-/* core/config-templates.c - templates.d/NAME.ini: [template] and [env],
+/* core/config/config-templates.c - templates.d/NAME.ini: [template] and [env],
  * command lines split into argv, and whether the commands are on the host
  */
 #include "config.h"

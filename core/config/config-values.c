@@ -1,4 +1,4 @@
-/* core/config-values.c - value parsers and setters the configuration's
+/* core/config/config-values.c - value parsers and setters the configuration's
  * sections share
  */
 #include "config.h"

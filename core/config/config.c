@@ -1,4 +1,4 @@
-/* core/config.c - polysandbox.ini, providers.d/, templates.d/ and pools.d/
+/* core/config/config.c - polysandbox.ini, providers.d/, templates.d/ and pools.d/
  * into a core_config
  *
  * Layers, later wins: built-in defaults < the configuration directory <

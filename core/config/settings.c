@@ -1,4 +1,4 @@
-/* core/settings.c - sbx_ctx_settings: the sections of polysandbox.ini kept
+/* core/config/settings.c - sbx_ctx_settings: the sections of polysandbox.ini kept
  * for programs built on the library ([server] for polysandboxd) */
 #include "config.h"
 

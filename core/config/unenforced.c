@@ -1,4 +1,4 @@
-/* core/unenforced.c - limits a provider cannot enforce: refused, or run
+/* core/config/unenforced.c - limits a provider cannot enforce: refused, or run
  * without where the administrator allowed it, and then said
  *
  * A provider reports the limits a sandbox will run without through

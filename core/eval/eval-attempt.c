@@ -1,7 +1,7 @@
-/* core/eval-attempt.c - a record's attempts, each with the provider that
+/* core/eval/eval-attempt.c - a record's attempts, each with the provider that
  * spent it, so that a sample retried on one provider and graded on the
  * next counts each attempt's time, cost and failure on its own provider
- * (core/eval-usage.c), and its journal line says where it went
+ * (core/eval/eval-usage.c), and its journal line says where it went
  * ("attempt_log"). */
 #include "config.h"
 

@@ -1,4 +1,4 @@
-/* core/eval-compare.c - is a judged program's output the expected one?
+/* core/eval/eval-compare.c - is a judged program's output the expected one?
  *
  * The output is hostile bytes (any length up to the output cap, NULs,
  * no final newline); nothing here allocates, and every scan is linear. */

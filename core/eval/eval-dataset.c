@@ -1,4 +1,4 @@
-/* core/eval-dataset.c - datasets (HumanEval, MBPP, generic, ...) and samples */
+/* core/eval/eval-dataset.c - datasets (HumanEval, MBPP, generic, ...) and samples */
 #include "config.h"
 
 #include <stdio.h>

@@ -1,4 +1,4 @@
-/* core/eval-evalplus.c - HumanEval+ and MBPP+ (EvalPlus): the reader of
+/* core/eval/eval-evalplus.c - HumanEval+ and MBPP+ (EvalPlus): the reader of
  * their records and the keeper's part of the runner that grades a sample
  * on the base inputs, then on the extra ones.
  *
@@ -207,7 +207,7 @@ static const char *shape_of(const core_eval_task *t)
     return NULL;
 }
 
-/* The keeper's code: from the runner of --isolated-check (core/eval-program.c)
+/* The keeper's code: from the runner of --isolated-check (core/eval/eval-program.c)
  * it has _hear (the completion's "ok"), _proxy (a call in the completion's
  * process), _literal (a literal read back), _m (the marker) and ENTRY; it sets _st, 0 on a pass of every
  * input, and prints the base line when the base inputs all matched.

@@ -1,4 +1,4 @@
-/* core/eval-int.h - internals of the evaluation engine (core only) */
+/* core/eval/eval-int.h - internals of the evaluation engine (core only) */
 #ifndef POLYSANDBOX_EVAL_INT_H
 #define POLYSANDBOX_EVAL_INT_H
 
@@ -9,7 +9,7 @@
 
 #include "core-int.h"
 
-/* ---- reading JSONL, plain or gzip (core/eval-jsonl.c) ----------------------- */
+/* ---- reading JSONL, plain or gzip (core/eval/eval-jsonl.c) ----------------------- */
 
 struct json_t;
 /* Called per non-blank line with the parsed object (borrowed) and its
@@ -36,7 +36,7 @@ char *core_jsonl_task_id(struct json_t *obj);
 /* The same of the field @key (each judged format names its tasks). */
 char *core_jsonl_field_id(struct json_t *obj, const char *key);
 
-/* ---- datasets and samples (core/eval-dataset.c) ----------------------------- */
+/* ---- datasets and samples (core/eval/eval-dataset.c) ----------------------------- */
 
 typedef struct core_eval_file {
     char *path;
@@ -50,7 +50,7 @@ typedef struct core_eval_case {
     size_t in_len, out_len;
 } core_eval_case;
 
-/* How a judged problem's output is compared (core/eval-compare.c). */
+/* How a judged problem's output is compared (core/eval/eval-compare.c). */
 typedef enum core_eval_cmp {
     CORE_EVAL_CMP_LINES = 0,      /* per line, whitespace runs alike; trailing blank lines */
     CORE_EVAL_CMP_EXACT,          /* byte for byte */
@@ -109,7 +109,7 @@ struct sbx_eval_samples {
 /* Whether @ds is of a judged format (stdin/expected output tests). */
 bool core_eval_judged(const sbx_eval_dataset *ds);
 
-/* ---- EvalPlus (core/eval-evalplus.c) ---------------------------------------- */
+/* ---- EvalPlus (core/eval/eval-evalplus.c) ---------------------------------------- */
 
 /* Fill @t from the HumanEval+ / MBPP+ record @o at @line of @path;
  * errors (set) name "PATH:LINE" and the field. */
@@ -124,7 +124,7 @@ int core_eval_evalplus_task(const char *path, struct json_t *o, size_t line,
  * "\n" PREFIX TIMEOUT marker " " reason "\n". */
 #define CORE_EVAL_MARKER_TIMEOUT "timeout "
 
-/* ---- MultiPL-E (core/eval-multipl-e.c) ------------------------------------- */
+/* ---- MultiPL-E (core/eval/eval-multipl-e.c) ------------------------------------- */
 
 /* MultiPL-E's evaluator gives each step 15 s (safe_subprocess). */
 #define CORE_EVAL_MULTIPLE_TIMEOUT_NS UINT64_C(15000000000)
@@ -151,7 +151,7 @@ const core_eval_scan *core_eval_multiple_scan_of(const char *code);
 /* Why @r fails under @scan (static), or NULL when it does not. */
 const char *core_eval_multiple_scan(const core_eval_scan *scan, const sbx_result *r);
 
-/* ---- judged problems (core/eval-judged.c, core/eval-compare.c) -------------- */
+/* ---- judged problems (core/eval/eval-judged.c, core/eval/eval-compare.c) -------------- */
 
 /* Fill @t from the record @o at @line of @path in the judged format @fmt;
  * errors (set) name "PATH:LINE" and the field. */
@@ -177,7 +177,7 @@ int core_eval_judge(sbx_ctx *ctx, const sbx_eval_opts *o, const core_eval_task *
 /* The index of task @id in @ds, or (size_t)-1. */
 size_t core_eval_find_task(const sbx_eval_dataset *ds, const char *id);
 
-/* ---- programs (core/eval-program.c) ---------------------------------------- */
+/* ---- programs (core/eval/eval-program.c) ---------------------------------------- */
 
 #define CORE_EVAL_MARKER_PREFIX "__polysandbox_eval_done__ "
 /* EvalPlus: the line of a sample that passed the base inputs is
@@ -210,7 +210,7 @@ bool core_eval_can_isolate(const sbx_eval_dataset *ds, const core_eval_task *t);
  * user asked for it; EvalPlus's always are). */
 bool core_eval_isolated(const sbx_eval_dataset *ds, const core_eval_task *t, bool want);
 /* EvalPlus: the keeper's part of the runner, which sets _st (transfer
- * full), or NULL on ENOMEM (core/eval-evalplus.c).  @o: the per-input
+ * full), or NULL on ENOMEM (core/eval/eval-evalplus.c).  @o: the per-input
  * time limits (NULL: EvalPlus's defaults). */
 char *core_eval_evalplus_check(const core_eval_task *t, const sbx_eval_opts *o);
 /* The reason of the keeper's timeout line in @r's output (copied to @buf
@@ -218,7 +218,7 @@ char *core_eval_evalplus_check(const core_eval_task *t, const sbx_eval_opts *o);
 const char *core_eval_evalplus_timeout(const sbx_result *r, const char *marker, char *buf,
                                        size_t size);
 
-/* ---- verdicts (core/eval-verdict.c) ---------------------------------------- */
+/* ---- verdicts (core/eval/eval-verdict.c) ---------------------------------------- */
 
 /* Grade @r.  @marker NULL: exit status alone decides.  *reason (static or
  * NULL) says why it is not a pass. */
@@ -229,7 +229,7 @@ bool core_eval_base_passed(const sbx_result *r, const char *marker);
 /* The verdict called @name, or -1. */
 int core_eval_verdict_from_name(const char *name);
 
-/* ---- records (core/eval-record.c) ------------------------------------------- */
+/* ---- records (core/eval/eval-record.c) ------------------------------------------- */
 
 /* One attempt at a sample: the provider that spent it, whether it
  * ended in a sandbox error or graded the code, and its wall time. */
@@ -287,7 +287,7 @@ static inline int core_eval_note_sandbox_error(sbx_eval_record *rec, const char 
 {
     return core_eval_note_ungraded(rec, SBX_VERDICT_SANDBOX_ERROR, provider, msg);
 }
-/* ---- a record's attempts (core/eval-attempt.c) ---------------------------- */
+/* ---- a record's attempts (core/eval/eval-attempt.c) ---------------------------- */
 
 /* Log the attempt that has just ended, @ns long: its provider, verdict
  * and (a sandbox error's) reason are @rec's own now.  Also counts it in
@@ -306,7 +306,7 @@ int core_eval_attempts_from_json(sbx_eval_record *rec, const struct json_t *arr)
 int core_eval_record_from_json(struct json_t *obj, sbx_eval_record **out,
                                const char **why);
 
-/* ---- statistics (core/eval-stats.c) ----------------------------------------- */
+/* ---- statistics (core/eval/eval-stats.c) ----------------------------------------- */
 
 /* Nearest-rank percentile of @n sorted values. */
 uint64_t core_eval_percentile(const uint64_t *sorted, size_t n, double pct);
@@ -319,7 +319,7 @@ uint64_t core_eval_percentile(const uint64_t *sorted, size_t n, double pct);
 #define CORE_EVAL_BOOTSTRAP_SEED 20261127u
 int core_eval_bootstrap(const double *per_task, size_t n, double *lo, double *hi);
 
-/* ---- the journal (core/eval-journal.c) -------------------------------------- */
+/* ---- the journal (core/eval/eval-journal.c) -------------------------------------- */
 
 /* Open the results file @path (an sbx_journal).  With @resume, read its
  * records into @records (indexed by sample; later lines replace sandbox
@@ -334,7 +334,7 @@ int core_journal_open(sbx_journal **j, const char *path, bool resume,
  * Fails when the write or an earlier sync failed. */
 int core_journal_append(sbx_journal *j, const sbx_eval_record *r);
 
-/* ---- provenance (core/eval-provenance.c) ------------------------------------ */
+/* ---- provenance (core/eval/eval-provenance.c) ------------------------------------ */
 
 /* What records of @ds, @s graded with @o carry as "run": the digests of
  * the dataset and the samples as parsed, and the options that change
@@ -347,7 +347,7 @@ struct json_t *core_eval_provenance(const sbx_eval_dataset *ds, const sbx_eval_s
 int core_eval_provenance_check(const struct json_t *want, struct json_t *rec,
                                const char *path, size_t lineno);
 
-/* ---- options (core/eval-opts.c) --------------------------------------------- */
+/* ---- options (core/eval/eval-opts.c) --------------------------------------------- */
 
 struct sbx_eval_opts {
     char **providers;             /* NULL: default + fallback chain */
@@ -373,7 +373,7 @@ struct sbx_eval_opts {
     void *gate_ud;
 };
 
-/* ---- usage and cost (core/eval-usage.c) ------------------------------------ */
+/* ---- usage and cost (core/eval/eval-usage.c) ------------------------------------ */
 
 typedef struct core_eval_use {
     char *provider;               /* owned; NULL for the whole summary's */
@@ -390,7 +390,7 @@ void core_eval_usage_free(core_eval_use *uses, size_t n);
 /* @u as a JSON object, its "cost" there only when priced; NULL on ENOMEM. */
 struct json_t *core_eval_usage_json(const sbx_eval_usage *u);
 
-/* ---- summaries (core/eval-summary.c) ---------------------------------------- */
+/* ---- summaries (core/eval/eval-summary.c) ---------------------------------------- */
 
 struct sbx_eval_summary {
     char *dataset;                /* the dataset's path */

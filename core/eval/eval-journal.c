@@ -1,4 +1,4 @@
-/* core/eval-journal.c - the results JSONL of an evaluation: one record
+/* core/eval/eval-journal.c - the results JSONL of an evaluation: one record
  * per line in an sbx_journal (core/journal.c), read back by a resume
  *
  * A fresh run replaces an existing file by a new one (sbx_journal_open

@@ -1,4 +1,4 @@
-/* core/eval-jsonl.c - JSON Lines files, plain or gzip-compressed (zlib)
+/* core/eval/eval-jsonl.c - JSON Lines files, plain or gzip-compressed (zlib)
  *
  * Read as a stream, line by line, under the caps of [eval] (max_input
  * decompressed bytes, max_line bytes per line, max_records records): a

@@ -1,4 +1,4 @@
-/* core/eval-judge.c - one attempt at a judged sample: a sandbox, the
+/* core/eval/eval-judge.c - one attempt at a judged sample: a sandbox, the
  * compile step once, then each test's stdin in and its stdout compared
  * here, outside the sandbox, with the expected output */
 #include "config.h"

@@ -1,4 +1,4 @@
-/* core/eval-judged.c - datasets of judged problems: the native format and
+/* core/eval/eval-judged.c - datasets of judged problems: the native format and
  * readers for the shapes of CodeContests, APPS and LiveCodeBench
  *
  * Every record is hostile: each field is checked for its type, nested

@@ -1,4 +1,4 @@
-/* core/eval-multipl-e.c - MultiPL-E (nuprl/MultiPL-E): the reader of its
+/* core/eval/eval-multipl-e.c - MultiPL-E (nuprl/MultiPL-E): the reader of its
  * rows and the mapping of its language codes to our templates.
  *
  * A row is HumanEval or MBPP translated to one language: name, language

@@ -1,4 +1,4 @@
-/* core/eval-opts.c - options of an evaluation run */
+/* core/eval/eval-opts.c - options of an evaluation run */
 #include "config.h"
 
 #include <math.h>

@@ -1,4 +1,4 @@
-/* core/eval-program.c - the program a sample is graded with, per format
+/* core/eval/eval-program.c - the program a sample is graded with, per format
  *
  * HumanEval: prompt + completion + "\n" + test + "\n" + "check(ENTRY)\n",
  * the reference harness's layout.  MBPP: test_setup_code + completion +
@@ -80,7 +80,7 @@ static void put(sbuf *b, const char *s)
 }
 
 /* What every runner does first: with Python started with -S
- * (core/eval-run.c), site's work is done on the first import that needs
+ * (core/eval/eval-run.c), site's work is done on the first import that needs
  * it, and exit, quit and help are the builtins site would have made.
  * Then this process makes itself undumpable (PR_SET_DUMPABLE 0) before
  * it forks: the process that keeps the marker stays so, and the one the

@@ -1,4 +1,4 @@
-/* core/eval-provenance.c - what a results record was graded against: the
+/* core/eval/eval-provenance.c - what a results record was graded against: the
  * digests of the dataset and the samples as parsed, and the options that
  * change verdicts; each record carries it ("run"), so that a resume can
  * tell results of another run from its own (sbx_eval_journal_check)

@@ -1,4 +1,4 @@
-/* core/eval-record.c - one graded sample: accessors and its journal line */
+/* core/eval/eval-record.c - one graded sample: accessors and its journal line */
 #include "config.h"
 
 #include <stdlib.h>

@@ -1,4 +1,4 @@
-/* core/eval-report-html.c - the side-by-side report as one self-contained
+/* core/eval/eval-report-html.c - the side-by-side report as one self-contained
  * HTML page with inline SVG charts (no script, no style sheet, no font or
  * image from the network), built here so that the command (PREFIX.html)
  * and the server (POST /v1/compare) give the same page.  Every string

@@ -1,4 +1,4 @@
-/* core/eval-report-int.h - a side-by-side report's parts, shared by its
+/* core/eval/eval-report-int.h - a side-by-side report's parts, shared by its
  * JSON (eval-report.c), its HTML (eval-report-html.c) and its Markdown
  * (eval-report-md.c), and what the two pages write alike
  * (eval-report-text.c) */

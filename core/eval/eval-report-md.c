@@ -1,4 +1,4 @@
-/* core/eval-report-md.c - the side-by-side report as Markdown, built here
+/* core/eval/eval-report-md.c - the side-by-side report as Markdown, built here
  * so that the command (its standard output and PREFIX.md) and the
  * bindings give the same text: the run's metadata, a table of verdict
  * counts, pass@k, latency, CPU, memory, cost and throughput per column, and the samples

@@ -1,4 +1,4 @@
-/* core/eval-report-text.c - what the report's HTML page (eval-report-html.c)
+/* core/eval/eval-report-text.c - what the report's HTML page (eval-report-html.c)
  * and its Markdown (eval-report-md.c) write alike: the figures of a
  * column, the run's metadata in words, and the page as one string.  The
  * writers differ only in their markup and in how text is escaped. */

@@ -1,4 +1,4 @@
-/* core/eval-report.c - the side-by-side report of the same samples graded
+/* core/eval/eval-report.c - the side-by-side report of the same samples graded
  * on several providers (polysandbox compare --json), built here so that
  * the command and the bindings (python/) give the same object: per column
  * its settings and summary, the samples whose verdicts differ with each

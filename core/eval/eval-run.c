@@ -1,4 +1,4 @@
-/* core/eval-run.c - the runner: worker threads over sbx_run, retries of
+/* core/eval/eval-run.c - the runner: worker threads over sbx_run, retries of
  * sandbox errors (then the next provider), the journal, the callback */
 #include "config.h"
 

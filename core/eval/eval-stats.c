@@ -1,4 +1,4 @@
-/* core/eval-stats.c - pass@k, percentiles and bootstrap intervals */
+/* core/eval/eval-stats.c - pass@k, percentiles and bootstrap intervals */
 #include "config.h"
 
 #include <stdlib.h>

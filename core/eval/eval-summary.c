@@ -1,4 +1,4 @@
-/* core/eval-summary.c - counts, pass@k per task and overall, latency,
+/* core/eval/eval-summary.c - counts, pass@k per task and overall, latency,
  * throughput, and the summary as JSON */
 #include "config.h"
 

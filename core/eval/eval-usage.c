@@ -1,4 +1,4 @@
-/* core/eval-usage.c - what a run's samples used per provider (latency,
+/* core/eval/eval-usage.c - what a run's samples used per provider (latency,
  * CPU, peak memory) and, from the providers' price tables, what they
  * cost.  A cost is only ever computed from a configured price: a
  * provider without one has none, never a zero. */

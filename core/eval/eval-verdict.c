@@ -1,4 +1,4 @@
-/* core/eval-verdict.c - from a run's result to a verdict on the sample */
+/* core/eval/eval-verdict.c - from a run's result to a verdict on the sample */
 #include "config.h"
 
 #include <stdio.h>

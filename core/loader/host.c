@@ -1,4 +1,4 @@
-/* core/host.c - the host table lent to providers (sbx_host_v1) */
+/* core/loader/host.c - the host table lent to providers (sbx_host_v1) */
 #include "config.h"
 
 #include <stdarg.h>

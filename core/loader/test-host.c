@@ -1,4 +1,4 @@
-/* core/test-host.c - a host table for a provider's unit tests
+/* core/loader/test-host.c - a host table for a provider's unit tests
  *
  * What <polysandbox/provider-test.h> promises: the core's host calls
  * without a context, settings from the test instead of an ini file, and

@@ -1,4 +1,4 @@
-/* core/pool-config.c - a warm pool's settings, checked
+/* core/pool/pool-config.c - a warm pool's settings, checked
  *
  * config.c keeps each pool's settings as written (pools.d/NAME.ini, or
  * pool.NAME.KEY overrides), with their file and line; here they are

@@ -1,5 +1,5 @@
-/* core/pool-int.h - warm pools: what core/pool.c (the threads and sbx_run's
- * side) and core/pool-config.c (reading a pool's settings) share
+/* core/pool/pool-int.h - warm pools: what core/pool/pool.c (the threads and sbx_run's
+ * side) and core/pool/pool-config.c (reading a pool's settings) share
  *
  * Not installed; nothing here is exported.
  */

@@ -1,4 +1,4 @@
-/* core/pool.c - warm pools: sandboxes created ahead for sbx_run
+/* core/pool/pool.c - warm pools: sandboxes created ahead for sbx_run
  *
  * A pool is configured per key (provider, template, limits) in
  * pools.d/NAME.ini or with pool.NAME.KEY overrides.  Its worker threads

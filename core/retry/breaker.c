@@ -1,4 +1,4 @@
-/* core/breaker.c - one circuit breaker per provider
+/* core/retry/breaker.c - one circuit breaker per provider
  *
  * The breaker sees each create once, after its retries: retries absorb
  * transient faults, and the breaker opens only on a provider that keeps

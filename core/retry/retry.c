@@ -1,4 +1,4 @@
-/* core/retry.c - [retry]/[breaker] settings, retryable codes, backoff with
+/* core/retry/retry.c - [retry]/[breaker] settings, retryable codes, backoff with
  * full jitter, Retry-After, and the hooks tests use to see every sleep
  *
  * A retry waits uniform(0, min(cap, base * 2^n)) before try n+2 ("full

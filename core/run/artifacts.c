@@ -1,4 +1,4 @@
-/* core/artifacts.c - the files a template's artifacts directory holds
+/* core/run/artifacts.c - the files a template's artifacts directory holds
  * after a run, brought back with the result
  *
  * The directory and its subdirectories are listed with

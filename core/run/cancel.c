@@ -1,4 +1,4 @@
-/* core/cancel.c - sbx_cancel: stop a run or exec from another thread
+/* core/run/cancel.c - sbx_cancel: stop a run or exec from another thread
  *
  * A handle is a flag and an eventfd.  Firing sets the flag and makes the
  * eventfd readable, which is all a provider needs: it polls the fd (the

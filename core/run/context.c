@@ -1,4 +1,4 @@
-/* core/context.c - the context: configuration, providers, templates */
+/* core/run/context.c - the context: configuration, providers, templates */
 #include "config.h"
 
 #include <stdio.h>

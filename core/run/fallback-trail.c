@@ -1,10 +1,10 @@
-/* core/fallback-trail.c - the providers a create left behind on its way
+/* core/run/fallback-trail.c - the providers a create left behind on its way
  * down a fallback chain, kept per thread for the caller of that create.
  *
  * A sandbox made on the second provider of the [core] fallback chain
  * cost a failed create on the first, inside one sbx_run.  The
  * evaluation engine counts each attempt on the provider that spent it
- * (core/eval-attempt.c), so it reads this trail after each of its runs.
+ * (core/eval/eval-attempt.c), so it reads this trail after each of its runs.
  * Per thread, like the last error: the run and its reader are one
  * thread, and nothing is allocated on the way. */
 #include "config.h"

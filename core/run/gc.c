@@ -1,4 +1,4 @@
-/* core/gc.c - reaping sandboxes whose time-to-live has passed
+/* core/run/gc.c - reaping sandboxes whose time-to-live has passed
  *
  * Every sandbox the core creates carries labels (core/labels.c):
  * polysandbox.owner = UID@HOST of the creating process and, when it was

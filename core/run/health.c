@@ -1,4 +1,4 @@
-/* core/health.c - one health probe of a provider
+/* core/run/health.c - one health probe of a provider
  *
  * The provider's own health op when it has one (a cheap ping by contract);
  * else a list, which reaches the backend without making anything; else a

@@ -1,4 +1,4 @@
-/* core/id-hint.c - which provider this user made a sandbox id on
+/* core/run/id-hint.c - which provider this user made a sandbox id on
  *
  * Ids carry no provider name, so opening one by id alone meant listing
  * every provider's sandboxes: a round trip per cloud on every exec.  A

@@ -1,4 +1,4 @@
-/* core/json.c - a result as one JSON object */
+/* core/run/json.c - a result as one JSON object */
 #include "config.h"
 
 #include <stdlib.h>

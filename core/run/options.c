@@ -1,4 +1,4 @@
-/* core/options.c - create and exec option builders */
+/* core/run/options.c - create and exec option builders */
 #include "config.h"
 
 #include <stdlib.h>

@@ -1,4 +1,4 @@
-/* core/opts-int.h - the insides of create and exec options (core only) */
+/* core/run/opts-int.h - the insides of create and exec options (core only) */
 #ifndef POLYSANDBOX_OPTS_INT_H
 #define POLYSANDBOX_OPTS_INT_H
 

@@ -1,4 +1,4 @@
-/* core/orphans.c - sandboxes whose destroy failed, destroyed later
+/* core/run/orphans.c - sandboxes whose destroy failed, destroyed later
  *
  * A destroy that still fails after its retries (the service kept failing
  * for the whole retry budget) leaves a sandbox that nobody can reach any

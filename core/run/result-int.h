@@ -1,4 +1,4 @@
-/* core/result-int.h - the insides of a result (core only) */
+/* core/run/result-int.h - the insides of a result (core only) */
 #ifndef POLYSANDBOX_RESULT_INT_H
 #define POLYSANDBOX_RESULT_INT_H
 
@@ -53,7 +53,7 @@ sbx_result *core_result_new(const char *provider, const char *sandbox_id);
 /* Mark @r a sandbox error with @code and @msg (copied). */
 void core_result_set_sandbox_error(sbx_result *r, int code, const char *msg);
 
-/* Free the artifacts of @r (core/artifacts.c). */
+/* Free the artifacts of @r (core/run/artifacts.c). */
 void core_artifacts_free(sbx_result *r);
 
 #endif

@@ -1,4 +1,4 @@
-/* core/result.c - results: construction and accessors */
+/* core/run/result.c - results: construction and accessors */
 #include "config.h"
 
 #include <stdlib.h>

@@ -1,4 +1,4 @@
-/* core/sandbox-files.c - listing a directory of a sandbox
+/* core/run/sandbox-files.c - listing a directory of a sandbox
  *
  * No op of the provider ABI lists files, and every provider runs
  * commands, so the listing is a command run in the sandbox: it sees what

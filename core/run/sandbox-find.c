@@ -1,4 +1,4 @@
-/* core/sandbox-find.c - listing sandboxes by label, and get-or-create
+/* core/run/sandbox-find.c - listing sandboxes by label, and get-or-create
  *
  * Providers filter listings themselves where their backend can (a daemon's
  * label filter, a service's metadata query); the core checks every

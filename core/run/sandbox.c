@@ -1,4 +1,4 @@
-/* core/sandbox.c - sandboxes: provider choice, limits, create, exec, destroy */
+/* core/run/sandbox.c - sandboxes: provider choice, limits, create, exec, destroy */
 #include "config.h"
 
 #include <stdio.h>
@@ -491,7 +491,7 @@ int core_destroy_by_id(struct sbx_provider *p, const char *id)
  * attach that finds nothing means the first destroy did its work.  Each
  * retry is two calls (attach, destroy) that must both get through, so a
  * service failing often can outlast the retries: then the sandbox is kept
- * on the context to be destroyed later (core/orphans.c), never forgotten. */
+ * on the context to be destroyed later (core/run/orphans.c), never forgotten. */
 static int destroy_retrying(sbx_sandbox *sb)
 {
     struct sbx_provider *p = sb->p;

@@ -1,4 +1,4 @@
-/* core/secret-api.c - sbx_secret_*: key pair, sealing, checking */
+/* core/run/secret-api.c - sbx_secret_*: key pair, sealing, checking */
 #include "config.h"
 
 #include <stdio.h>

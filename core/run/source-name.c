@@ -1,4 +1,4 @@
-/* core/source-name.c - a template's commands for code under another name
+/* core/run/source-name.c - a template's commands for code under another name
  *
  * sbx_exec_opts_set_source_name writes the code under the caller's name
  * (a script's own, or a private one for a snippet) instead of the

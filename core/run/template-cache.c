@@ -1,4 +1,4 @@
-/* core/template-cache.c - a template's build cache warmed by another
+/* core/run/template-cache.c - a template's build cache warmed by another
  * toolchain than the host's.
  *
  * The go template names, through GOENV, the go env file of a read-only

@@ -1,4 +1,4 @@
-/* core/sealed.c - the sealed:v1: text format of a sealed credential
+/* core/secrets/sealed.c - the sealed:v1: text format of a sealed credential
  *
  *     sealed:v1:BASE64
  *

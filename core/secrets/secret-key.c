@@ -1,4 +1,4 @@
-/* core/secret-key.c - the host key pair that sealed credentials are sealed to
+/* core/secrets/secret-key.c - the host key pair that sealed credentials are sealed to
  *
  * DIR/secret.key holds the X25519 secret key (mode 0600, owned by the user
  * who opens it); DIR/secret.pub the public key (0644), so anyone may seal

@@ -1,4 +1,4 @@
-/* core/secrets.c - credential references opened into secure memory
+/* core/secrets/secrets.c - credential references opened into secure memory
  *
  * A credential setting is "env:NAME", "file:PATH" or "sealed:v1:..." (see
  * sealed.c).  Values are opened into libsodium guarded memory, lent to the
