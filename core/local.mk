@@ -26,6 +26,10 @@ core_libpolysandbox_internal_la_SOURCES = \
 	core/config/config-templates.c \
 	core/config/config-pools.c \
 	core/platform.c \
+	core/loader/loader-int.h \
+	core/loader/discover.c \
+	core/loader/validate.h \
+	core/loader/validate.c \
 	core/loader/open.c \
 	core/loader/host.c \
 	core/host-settings.c \
