@@ -34,7 +34,8 @@ char *core_loader_join_path(const char *dir, const char *file)
     return out;
 }
 
-void core_loader_free_fields(struct sbx_provider *p)
+/* Free the strings of @p and zero it. */
+static void provider_free_fields(struct sbx_provider *p)
 {
     free(p->name);
     free(p->path);
@@ -112,7 +113,7 @@ static struct sbx_provider *plist_add(struct plist *l, const char *name,
 static void plist_free(struct plist *l)
 {
     for (size_t i = 0; i < l->n; i++)
-        core_loader_free_fields(&l->v[i]);
+        provider_free_fields(&l->v[i]);
     free(l->v);
     l->v = NULL;
     l->n = l->cap = 0;

@@ -6,8 +6,6 @@
 
 /* "DIR/FILE" (one slash), malloc'd; NULL when out of memory. */
 char *core_loader_join_path(const char *dir, const char *file);
-/* Free the strings of @p and zero it. */
-void core_loader_free_fields(struct sbx_provider *p);
 /* Free the @n entries of @v and @v. */
 void core_loader_free_list(struct sbx_provider *v, size_t n);
 /* An optional provider that failed: not listed, not found. */
