@@ -39,6 +39,7 @@ core_libpolysandbox_internal_la_SOURCES = \
 	core/path-check.c \
 	core/path-check.h \
 	core/settings-read.h \
+	core/secrets/secrets.h \
 	core/secrets/secrets.c \
 	core/secrets/secret-key.c \
 	core/secrets/sealed.c \
@@ -55,6 +56,7 @@ core_libpolysandbox_internal_la_SOURCES = \
 	core/run/id-hint.c \
 	core/run/sandbox-files.c \
 	core/labels.c \
+	core/retry/retry.h \
 	core/retry/retry.c \
 	core/retry/breaker.c \
 	core/run/health.c \

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "config-int.h"
+#include "retry/retry.h"
 
 char *core_cfg_path_join(const char *dir, const char *name)
 {

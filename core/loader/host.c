@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "core-int.h"
+#include "secrets/secrets.h"
 
 static const char *handle_name(const sbx_host_handle *h)
 {

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 
 #include "core-int.h"
+#include "retry/retry.h"
 
 struct core_breaker {
     pthread_mutex_t lock;

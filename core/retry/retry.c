@@ -16,6 +16,7 @@
 #include <time.h>
 
 #include "core-int.h"
+#include "retry/retry.h"
 
 /* ---- settings ------------------------------------------------------------- */
 

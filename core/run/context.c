@@ -8,6 +8,8 @@
 #include <polysandbox/image.h>
 
 #include "core-int.h"
+#include "secrets/secrets.h"
+#include "retry/retry.h"
 
 const char *sbx_version(void)
 {

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "core-int.h"
+#include "retry/retry.h"
 
 struct core_orphan {
     struct sbx_provider *p;

@@ -20,6 +20,7 @@
 #include <sodium.h>
 
 #include "opts-int.h"
+#include "retry/retry.h"
 
 /* ---- listing ---------------------------------------------------------------- */
 

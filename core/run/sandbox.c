@@ -11,6 +11,7 @@
 
 #include "opts-int.h"
 #include "result-int.h"
+#include "retry/retry.h"
 
 struct sbx_sandbox {
     sbx_ctx *ctx;

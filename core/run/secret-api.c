@@ -9,6 +9,7 @@
 #include <sodium.h>
 
 #include "core-int.h"
+#include "secrets/secrets.h"
 
 int sbx_secret_keygen(const char *config_dir, bool force, char *key_id)
 {

@@ -21,6 +21,7 @@
 #include <sodium.h>
 
 #include "core-int.h"
+#include "secrets/secrets.h"
 
 #define PREFIX "sealed:v1:"
 #define PREFIX_LEN (sizeof PREFIX - 1)

@@ -19,6 +19,7 @@
 #include <sodium.h>
 
 #include "core-int.h"
+#include "secrets/secrets.h"
 
 #define KEY_FILE "secret.key"
 #define PUB_FILE "secret.pub"

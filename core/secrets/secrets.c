@@ -20,6 +20,7 @@
 #include <sodium.h>
 
 #include "core-int.h"
+#include "secrets/secrets.h"
 
 #define SECRET_MAX (64 * 1024)
 

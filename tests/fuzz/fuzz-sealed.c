@@ -16,6 +16,7 @@
 #include <sodium.h>
 
 #include "core-int.h"
+#include "secrets/secrets.h"
 #include "fuzz.h"
 
 #define B64 sodium_base64_VARIANT_URLSAFE_NO_PADDING
