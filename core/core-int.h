@@ -529,6 +529,18 @@ int core_provider_failed(const struct sbx_provider *p, const char *op, int rc);
 /* One try at destroying the sandbox @id of @p whose handle is gone:
  * attach, then destroy.  SBX_OK when it is destroyed or was gone. */
 int core_destroy_by_id(struct sbx_provider *p, const char *id);
+/* For sbx_run (core/api/run.c), which joins sandboxes and pools: */
+/* The template @name, or NULL with the thread error naming the known ones. */
+const core_template_conf *core_find_template(const sbx_ctx *ctx, const char *name);
+/* Create a sandbox for @o (provider chosen, fallback chain, retries and
+ * breakers) by @deadline; *backend_failed tells a failure of the backend
+ * from one of the request. */
+int core_sandbox_create(sbx_ctx *ctx, const sbx_create_opts *o, uint64_t deadline,
+                        sbx_sandbox **out, bool *backend_failed);
+/* Run @o in @sb into the result @r (its status, output and timings). */
+int core_sandbox_exec(sbx_sandbox *sb, const sbx_exec_opts *o, sbx_result *r);
+/* The result of a run or exec its caller cancelled: not a verdict. */
+void core_result_set_cancelled(sbx_result *r);
 
 /* ---- sandboxes the core failed to destroy (core/run/orphans.c) ----------- */
 

@@ -46,6 +46,8 @@ core_libpolysandbox_internal_la_SOURCES = \
 	core/run/secret-api.c \
 	core/config/settings.c \
 	core/run/context.c \
+	core/api/ctx.c \
+	core/api/run.c \
 	core/run/cancel.c \
 	core/run/opts-int.h \
 	core/run/options.c \
