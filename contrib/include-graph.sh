@@ -19,8 +19,8 @@
 # library's objects in a build tree instead (nm: who calls a function
 # another file defines), prints that graph by folder and names each group
 # of files that call each other in a loop (a strongly connected
-# component). It only reports: the loops that are left are listed in
-# HACKING.md.
+# component). It exits 1 when folders call each other in a loop; files
+# that do so inside one folder are only reported.
 #
 # Usage: contrib/include-graph.sh [--files] [--dot] [--link BUILDDIR] [SRCDIR]
 #   --files  also list the file-level edges
@@ -118,9 +118,14 @@ if [ -n "$link" ]; then
     echo "# folder loops (folders that call each other)"
     awk '
     function dir(p) { return sub(/\/[^\/]*$/, "", p) ? p : "." }
-    { a = dir($1); b = dir($2); if (a != b) print a, b }' "$tmp/calls" | scc
+    { a = dir($1); b = dir($2); if (a != b) print a, b }' "$tmp/calls" | scc >"$tmp/floops"
+    cat "$tmp/floops"
     echo "# file loops (files that call each other, the group's size first)"
     scc <"$tmp/calls" | sort -rn
+    if [ -s "$tmp/floops" ]; then
+        echo "include-graph: folders that call each other in a loop (above)" >&2
+        exit 1
+    fi
     exit 0
 fi
 

@@ -9,7 +9,7 @@ script=$src/contrib/include-graph.sh
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
 
-echo "1..3"
+echo "1..4"
 if sh "$script" "$src" >"$tmp/out" 2>"$tmp/err"; then
     echo "ok 1 - no folder of core/, sdk/, plugins/ is in an include loop"
 else
@@ -33,4 +33,20 @@ elif grep -q 'core/a' "$tmp/err2"; then
 else
     echo "not ok 3 - the loop is named"
     sed 's/^/# /' "$tmp/err2"
+fi
+
+# The same by calls, over the library's objects in the build tree.
+b=${top_builddir:-}
+if [ -z "$b" ] || ! command -v nm >/dev/null 2>&1; then
+    echo "ok 4 # SKIP no build tree or no nm"
+else
+    sh "$script" --link "$b" "$src" >"$tmp/link" 2>"$tmp/err4"
+    case $? in
+    0) echo "ok 4 - no folder of the library calls another that calls it back" ;;
+    2) echo "ok 4 # SKIP no libtool objects of the library under $b/core" ;;
+    *)
+        echo "not ok 4 - folders of the library call each other in a loop"
+        cat "$tmp/link" "$tmp/err4" | grep -v '^plugins' | sed 's/^/# /' | head -40
+        ;;
+    esac
 fi
