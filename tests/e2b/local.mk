@@ -15,7 +15,7 @@ E2B_TESTS = \
 if BUILD_PROVIDER_E2B
 check_PROGRAMS += tests/e2b/test-e2b-direct
 tests_e2b_test_e2b_direct_SOURCES = tests/e2b/test-e2b-direct.c
-# It lends the core's settings reader, so it links the internals.
+# On the SDK's test host (in the library the unit tests link).
 tests_e2b_test_e2b_direct_CPPFLAGS = $(UNIT_TEST_CPPFLAGS)
 tests_e2b_test_e2b_direct_LDADD = $(UNIT_TEST_LDADD) -ldl
 TESTS += $(E2B_TESTS) tests/conformance/e2b.t
