@@ -33,18 +33,19 @@ static sbx_test_host *host_of(const void *prov)
     return NULL;
 }
 
-/* Remembers that @prov (new, or a freed one's address reused) runs on @t. */
+/* Remembers that @prov runs on @t: one entry per test host (per conf),
+ * holding the provider started on it last (a target may stop and start
+ * its provider again for each input). */
 static void remember(const void *prov, sbx_test_host *t)
 {
-    size_t i = 0, free_slot = MAX_PROVIDERS;
+    size_t i = 0;
 
-    for (; i < MAX_PROVIDERS; i++) {
-        if (started[i].t && started[i].prov == prov)
-            break;
-        if (!started[i].t && free_slot == MAX_PROVIDERS)
-            free_slot = i;
-    }
-    if (i == MAX_PROVIDERS && (i = free_slot) == MAX_PROVIDERS)
+    for (size_t j = 0; j < MAX_PROVIDERS; j++)   /* a freed one's address, reused */
+        if (started[j].prov == prov && started[j].t != t)
+            started[j].prov = NULL;
+    while (i < MAX_PROVIDERS && started[i].t && started[i].t != t)
+        i++;
+    if (i == MAX_PROVIDERS)
         fz_fail("more than %d providers started", MAX_PROVIDERS);
     started[i].prov = prov;
     started[i].t = t;
