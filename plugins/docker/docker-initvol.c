@@ -1,6 +1,6 @@
 /* plugins/docker/docker-initvol.c - the helper's shared volume
  *
- * The helper (docker-init.c, a static program embedded in this module) is
+ * The helper (init/init.c, a static program embedded in this module) is
  * installed once per daemon into a named volume "polysandbox-init-<hash of
  * the helper>", which every sandbox mounts read-only at /.sbx-init: the
  * sandbox can neither change it nor see it change.  Installing works on a
@@ -19,7 +19,7 @@
 #include <time.h>
 
 #include "docker-int.h"
-#include "docker-init.h"
+#include "init/docker-init.h"
 
 /* The helper's bytes, built by plugins/docker/local.mk. */
 #define STR2(x) #x
@@ -105,7 +105,7 @@ static int install(struct dk_prov *p, const char *image)
     int ret = dk_json(p, "POST", path, body, 60000, &status, NULL, err);
     bool pulled = false;
     if (ret && status == 404 && p->pull_policy == DK_PULL_MISSING) {
-        /* The image's first use on this daemon: pull it (docker-pull.c). */
+        /* The image's first use on this daemon: pull it (engine/pull.c). */
         if ((ret = dk_pull(p, image))) {
             json_decref(body);
             return ret;

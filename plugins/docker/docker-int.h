@@ -4,7 +4,7 @@
  * socket or TCP with TLS, through the shared libcurl client
  * (plugins/common/http.h).  A sandbox is one container named by its id
  * ("sbx-" + 16 hex digits), idling under the in-container helper
- * (docker-init.c) as PID 1, with its work directory on a named volume
+ * (init/init.c) as PID 1, with its work directory on a named volume
  * (tmpfs-backed, so the disk limit holds) and the helper on a shared
  * read-only volume.  Nothing here is exported.
  */
@@ -61,7 +61,7 @@ struct dk_prov {
     pthread_mutex_t init_lock;
     bool init_ready;
     char init_volume[64];      /* "polysandbox-init-<hash>" */
-    /* Pulling images (docker-pull.c). */
+    /* Pulling images (engine/pull.c). */
     int pull_policy;           /* enum dk_pull_policy */
     long pull_timeout_ms;      /* deadline of one pull */
     char *auth_host;           /* registry_auth_host: where registry_auth goes, or NULL */
@@ -116,7 +116,7 @@ int dk_limits_parse(const char *s, sbx_limits_v1 *l);
 const char *dk_alias(const char *aliases, const char *name, char *buf, size_t cap);
 
 /* The capabilities a container starts with (HostConfig.CapAdd, all others
- * dropped): its helper's own, for the separation of docker-init.c; the
+ * dropped): its helper's own, for the separation of init/init.c; the
  * helper drops them from every command, and from the bounding set. */
 #define DK_CAPS_HELPER "SETUID", "KILL", "SETPCAP"
 
@@ -133,7 +133,7 @@ char *dk_seccomp_file(char *dir_out, size_t dir_cap, char *err, size_t errlen);
 /* Remove what dk_seccomp_file made in @dir (and clear it); "" is fine. */
 void dk_seccomp_file_remove(char *dir);
 
-/* ---- docker-stream.c: Docker's 8-byte frames and the helper's report
+/* ---- engine/stream.c: Docker's 8-byte frames and the helper's report
  * (pure; unit-tested) ---- */
 #define DK_MARK_MAX 80
 struct dk_report {
@@ -166,7 +166,7 @@ int dk_demux_feed(struct dk_demux *d, const void *buf, size_t len);
  * delivers held bytes that were not part of it. */
 bool dk_demux_finish(struct dk_demux *d, struct dk_report *rep);
 
-/* ---- docker-tar.c (libarchive) ---- */
+/* ---- engine/tar.c (libarchive) ---- */
 /* A tar holding the parents of @path as directories (0755) and @path as a
  * regular file.  *out is malloc'ed. */
 int dk_tar_file(const char *path, const void *data, size_t len, uint32_t mode,
@@ -186,7 +186,7 @@ int dk_download(struct dk_prov *p, struct dk_sb *sb, const char *path, size_t ma
  * with a message otherwise. */
 int dk_path_check(struct dk_prov *p, const char *path);
 
-/* ---- docker-exec.c ---- */
+/* ---- exec/api.c ---- */
 int dk_exec(struct dk_prov *p, struct dk_sb *sb, const sbx_exec_spec_v1 *spec,
             const sbx_output_sink_v1 *sink, sbx_exec_outcome_v1 *out);
 /* One exec's bookkeeping, shared by both exec paths. */
@@ -207,7 +207,7 @@ struct dk_xrun {
      * talks to it: 'D' a chunk of stdin, 'E' its end, 'S' signals. */
     bool in_open, sig_open;
     int (*push)(struct dk_xrun *r, char type, const void *data, size_t len);
-    uint64_t id;            /* the served exec's id (docker-serve.c) */
+    uint64_t id;            /* the served exec's id (exec/attach.c) */
 };
 /* Poll @fd for the exec's connection with @events, and the spec's
  * cancel_fd while nothing was killed yet: a readable cancel_fd sets
@@ -233,7 +233,7 @@ json_t *dk_build_cmd(struct dk_prov *p, struct dk_sb *sb, const sbx_exec_spec_v1
 int dk_env_check(struct dk_prov *p, const sbx_exec_spec_v1 *spec);
 uint64_t dk_now_ns(void);
 
-/* ---- docker-serve.c: execs through the attach connection ---- */
+/* ---- exec/attach.c: execs through the attach connection ---- */
 /* Returned by dk_serve_exec when the exec should take the API path (the
  * sandbox is busy with another process's exec). */
 #define DK_USE_API (-1)
@@ -245,7 +245,7 @@ void dk_serve_prepare(struct dk_prov *p, struct dk_sb *sb);
 void dk_serve_close(struct dk_sb *sb);
 /* The same, and removes the lock file (destroy). */
 void dk_serve_forget(struct dk_prov *p, struct dk_sb *sb);
-/* Parses a report line "STATUS cpu=NS rss=BYTES\n" (docker-stream.c). */
+/* Parses a report line "STATUS cpu=NS rss=BYTES\n" (engine/stream.c). */
 bool dk_report_parse(const char *s, struct dk_report *rep);
 
 /* ---- docker-limits.c: limits the daemon dropped (rootless Podman on
@@ -265,7 +265,7 @@ int dk_init_ensure(struct dk_prov *p, const char *image);
 extern const unsigned char dk_init_blob[];
 extern const unsigned char dk_init_blob_end[];
 
-/* ---- docker-pullref.c: image references, the pull's progress stream,
+/* ---- engine/pullref.c: image references, the pull's progress stream,
  * its errors, X-Registry-Auth (pure; unit-tested) ---- */
 struct dk_imgref {
     char repo[256];            /* fromImage: "[host[:port]/]path/name" */
@@ -298,7 +298,7 @@ int dk_pull_classify(const char *msg, long http_status);
 int dk_registry_auth_header(const char *userpass, size_t len, const char *server, char **out,
                             size_t *outlen);
 
-/* ---- docker-pull.c: pulling missing images ---- */
+/* ---- engine/pull.c: pulling missing images ---- */
 enum dk_pull_policy { DK_PULL_MISSING, DK_PULL_ALWAYS, DK_PULL_NEVER };
 struct dk_pulling;
 /* The pull settings of docker.ini as settings_read fills them (docker.c's

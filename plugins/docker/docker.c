@@ -2,7 +2,7 @@
  * lifecycle, list, health, doctor
  *
  * A sandbox is a container named by its id, idling under the helper
- * (docker-init.c) as PID 1; its work directory is the named volume
+ * (init/init.c) as PID 1; its work directory is the named volume
  * "<id>-work".  Create = create + start; destroy = force-remove + remove
  * the volume.  Everything the provider needs later (limits) is in the
  * container's labels, so attach works from any process.  See README.md.
@@ -138,7 +138,7 @@ static const sbx_setting_v1 dk_settings[] = {
     {.key = "unenforced_limits", .type = SBX_SETTING_STRING, .offset = DC(unenforced)},
     {.key = "readonly_rootfs", .type = SBX_SETTING_BOOL, .def = "true",
      .offset = DC(readonly_rootfs)},
-    /* Pulls (docker-pull.c). */
+    /* Pulls (engine/pull.c). */
     {.key = "pull", .type = SBX_SETTING_ENUM, .def = "missing", .choices = pull_policies,
      .offset = DC(pull.policy)},
     {.key = "pull_timeout", .type = SBX_SETTING_DURATION, .def = "300s", .min = "1s",

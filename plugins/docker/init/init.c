@@ -1,4 +1,4 @@
-/* plugins/docker/docker-init.c - the in-container helper of the docker provider
+/* plugins/docker/init/init.c - the in-container helper of the docker provider
  *
  * A small static program the provider places, read-only, in every sandbox
  * container (a shared volume mounted at /.sbx-init).  Two roles:
@@ -6,7 +6,7 @@
  *   init --idle            PID 1 of the container: reaps orphans, sleeps,
  *                          exits on SIGTERM.
  *   init --serve           PID 1 of a sandbox in attach mode: the exec
- *                          server (docker-initsrv.c), which runs each
+ *                          server (init/serve.c), which runs each
  *                          request under exec_run() below.
  *   init [opts] -- CMD...  wraps one exec: runs CMD as a child, enforces the
  *                          wall timeout, and on exit, timeout or the
@@ -57,7 +57,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "docker-helper.h"
+#include "helper.h"
 
 #define MAX_PROCS 65536
 
@@ -358,7 +358,7 @@ int parse(int argc, char **argv, struct opts *o)
         else if (!strcmp(a, "-d"))
             o->dir = v;
         else if (!strcmp(a, "-l"))
-            o->lease_ms = atoll(v); /* the server's business (docker-initsrv.c) */
+            o->lease_ms = atoll(v); /* the server's business (init/serve.c) */
         else
             return -1;
     }

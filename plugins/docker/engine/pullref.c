@@ -1,4 +1,4 @@
-/* plugins/docker/docker-pullref.c - the pure parts of pulling an image:
+/* plugins/docker/engine/pullref.c - the pure parts of pulling an image:
  * image references, the daemon's progress stream, the classification of
  * its errors, and the X-Registry-Auth header (unit-tested, no daemon)
  *

@@ -1,7 +1,7 @@
-/* plugins/docker/docker-exec.c - one exec: create, start on a hijacked
+/* plugins/docker/exec/api.c - one exec: create, start on a hijacked
  * connection, stream, report
  *
- * The command runs under the helper (docker-init.c), which enforces the
+ * The command runs under the helper (init/init.c), which enforces the
  * wall timeout, kills every process the exec started when it ends, and
  * reports the real wait status on stderr behind a nonce.  The exec is
  * started with "Upgrade: tcp" on a connection of our own (libcurl
@@ -25,7 +25,7 @@
 #include <time.h>
 
 #include "docker-int.h"
-#include "docker-proto.h"
+#include "init/proto.h"
 
 #define FRAME_MAX (1u << 20)
 /* After the helper's own deadline, how long before we ask it to kill,

@@ -1,9 +1,9 @@
-/* plugins/docker/docker-pull.c - pulling a missing image
+/* plugins/docker/engine/pull.c - pulling a missing image
  *
  * POST /images/create?fromImage=REPO&tag=TAG (X-Registry-Auth when
  * registry_auth is set for the image's registry), reading the daemon's
  * progress stream: it answers 200 at once and reports a failure inside
- * the stream, so every line is parsed (docker-pullref.c).  The whole pull
+ * the stream, so every line is parsed (engine/pullref.c).  The whole pull
  * is bounded by pull_timeout: closing the connection cancels the daemon's
  * pull, so a registry that never answers cannot hang a create.
  *

@@ -1,4 +1,4 @@
-/* plugins/docker/docker-tar.c - the tar bodies of Docker's archive API
+/* plugins/docker/engine/tar.c - the tar bodies of Docker's archive API
  * (libarchive), in memory
  */
 #include "config.h"

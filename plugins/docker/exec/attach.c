@@ -1,10 +1,10 @@
-/* plugins/docker/docker-serve.c - execs through the attach connection
+/* plugins/docker/exec/attach.c - execs through the attach connection
  *
  * In attach mode (exec_mode = attach, the default) a sandbox's PID 1 is
- * the helper's exec server (docker-initsrv.c).  The provider attaches
+ * the helper's exec server (init/serve.c).  The provider attaches
  * once to the container's stdin and stdout (POST /containers/ID/attach,
  * hijacked like an exec start) and keeps the connection in the sandbox
- * handle; an exec is then one request frame (docker-proto.h) and the
+ * handle; an exec is then one request frame (init/proto.h) and the
  * frames that come back with its id, instead of an exec create and start
  * (a new runc process and shim task each).
  *
@@ -34,7 +34,7 @@
 #include <unistd.h>
 
 #include "docker-int.h"
-#include "docker-proto.h"
+#include "init/proto.h"
 
 #define GRACE_KILL_MS 5000
 #define GRACE_GIVEUP_MS 10000
@@ -280,7 +280,7 @@ static int sync_probe(struct dk_conn *c, unsigned char *buf)
     return 0;
 }
 
-/* A new connection finds its place in both streams (docker-proto.h). */
+/* A new connection finds its place in both streams (init/proto.h). */
 static int handshake(struct dk_prov *p, struct dk_sb *sb, struct dk_conn *c,
                      unsigned char *sp)
 {

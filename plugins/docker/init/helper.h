@@ -1,9 +1,9 @@
-/* plugins/docker/docker-helper.h - shared parts of the in-container helper
+/* plugins/docker/init/helper.h - shared parts of the in-container helper
  *
  * The helper (docker-init) is one static program built from
- * docker-init.c (the exec wrapper, the idle PID 1), docker-initsrv.c
+ * init/init.c (the exec wrapper, the idle PID 1), init/serve.c
  * (the exec server, PID 1 of sandboxes in attach mode) and
- * docker-initsep.c (the helper apart from the commands).  Not part of the
+ * init/sep.c (the helper apart from the commands).  Not part of the
  * provider module.
  */
 #ifndef DOCKER_HELPER_H
@@ -28,19 +28,19 @@ uint64_t now_ms(void);
 int write_all(int fd, const void *buf, size_t len);
 /* argv[0] is skipped; -1 on a bad command line.  o->env is malloc'ed. */
 int parse(int argc, char **argv, struct opts *o);
-/* See docker-init.c.  @setup_err: the helper could not set itself apart
+/* See init/init.c.  @setup_err: the helper could not set itself apart
  * (helper_separate's errno): the command is not started, the report says
  * so (e=ERRNO). */
 int exec_run(const struct opts *o, int rep_fd, int nonce_mode, int setup_err);
 int kill_descendants(const pid_t *skip, size_t n_skip);
-/* PID 1 of a sandbox in attach mode (docker-initsrv.c). */
+/* PID 1 of a sandbox in attach mode (init/serve.c). */
 int serve_main(void);
-/* The cgroup's count of OOM kills, or -1 (docker-init.c). */
+/* The cgroup's count of OOM kills, or -1 (init/init.c). */
 long long oom_kills(void);
 /* The cgroup's count of forks its pids limit refused, or -1. */
 long long pids_refusals(void);
 
-/* The helper apart from the commands (docker-initsep.c).  The uid of the
+/* The helper apart from the commands (init/sep.c).  The uid of the
  * helper's processes: none of the command's (root), mapped by rootless
  * Podman and user-namespace remapping (below 65536), nobody's (65534). */
 #define HELPER_UID 65533
@@ -54,6 +54,6 @@ void helper_ignore_signals(void);
  * -1 with errno. */
 int command_confine(void);
 
-#include "docker-proto.h"
+#include "proto.h"
 
 #endif /* DOCKER_HELPER_H */
