@@ -13,13 +13,22 @@ provider_LTLIBRARIES += plugins/docker/docker.la
 plugins_docker_docker_la_SOURCES = \
 	plugins/docker/docker-int.h \
 	plugins/docker/docker.c \
+	plugins/docker/docker-doctor.c \
 	plugins/docker/docker-files.c \
 	plugins/docker/docker-initvol.c \
 	plugins/docker/docker-limits.c \
 	plugins/docker/docker-seccomp.c \
+	plugins/docker/docker-settings.c \
 	plugins/docker/docker-spec.c \
+	plugins/docker/exec/exec.h \
+	plugins/docker/exec/exec.c \
+	plugins/docker/exec/xrun.h \
 	plugins/docker/exec/api.c \
 	plugins/docker/exec/attach.c \
+	plugins/docker/exec/conn.h \
+	plugins/docker/exec/conn.c \
+	plugins/docker/engine/engine.h \
+	plugins/docker/engine/engine.c \
 	plugins/docker/engine/pull.c \
 	plugins/docker/engine/pullref.c \
 	plugins/docker/engine/stream.c \
@@ -38,7 +47,7 @@ plugins_docker_docker_la_LIBADD = $(SBXHTTP_LIBS) $(LIBARCHIVE_LIBS) $(SECCOMP_L
 # init/docker-init.h names; the header carries the helper's checksum, so the
 # dependency tracking rebuilds docker-initvol.c when the helper changes).
 DK_INIT_SRCS = $(top_srcdir)/plugins/docker/init/init.c $(top_srcdir)/plugins/docker/init/serve.c \
-	$(top_srcdir)/plugins/docker/init/sep.c
+	$(top_srcdir)/plugins/docker/init/sep.c $(top_srcdir)/plugins/docker/init/tree.c
 plugins/docker/init/docker-init: $(DK_INIT_SRCS) $(top_srcdir)/plugins/docker/init/helper.h \
 	  $(top_srcdir)/plugins/docker/init/proto.h $(top_srcdir)/plugins/common/syscall-lists.h \
 	  $(top_srcdir)/plugins/common/syscall-prelude.h $(top_srcdir)/sdk/include/polysandbox/common.h
@@ -57,7 +66,8 @@ dist_dockerconf_DATA = plugins/docker/docker.ini
 endif
 
 EXTRA_DIST += plugins/docker/README.md plugins/docker/docker.ini plugins/docker/init/init.c \
-	plugins/docker/init/serve.c plugins/docker/init/sep.c plugins/docker/init/helper.h \
+	plugins/docker/init/serve.c plugins/docker/init/sep.c plugins/docker/init/tree.c \
+	plugins/docker/init/helper.h \
 	plugins/docker/init/proto.h plugins/common/syscall-lists.h plugins/common/syscall-prelude.h
 
 # Unit test of the pure parts (no daemon).

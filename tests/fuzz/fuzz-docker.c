@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "docker-int.h"
+#include "engine/engine.h"
 #include "fuzz.h"
 
 #define NONCE "c0ffee0123456789"

@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "base64.h"
-#include "docker-int.h"
+#include "engine/engine.h"
 
 static void fail(char *err, size_t errlen, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

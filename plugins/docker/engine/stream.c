@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "docker-int.h"
+#include "engine/engine.h"
 
 void dk_demux_init(struct dk_demux *d, const char *nonce, dk_out_fn out, void *ud)
 {

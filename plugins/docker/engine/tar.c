@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "docker-int.h"
+#include "engine/engine.h"
 #include "tar-mem.h"
 
 static int add_entry(struct archive *a, struct archive_entry *e, const char *name,

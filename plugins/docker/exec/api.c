@@ -1,5 +1,5 @@
-/* plugins/docker/exec/api.c - one exec: create, start on a hijacked
- * connection, stream, report
+/* plugins/docker/exec/api.c - an exec through the daemon's exec API:
+ * create, start on a hijacked connection, stream, report
  *
  * The command runs under the helper (init/init.c), which enforces the
  * wall timeout, kills every process the exec started when it ends, and
@@ -24,7 +24,7 @@
 #include <sys/random.h>
 #include <time.h>
 
-#include "docker-int.h"
+#include "exec/xrun.h"
 #include "init/proto.h"
 
 #define FRAME_MAX (1u << 20)
@@ -32,125 +32,6 @@
  * and how long after that before we give up on the daemon. */
 #define GRACE_KILL_MS 5000
 #define GRACE_GIVEUP_MS 10000
-/* signal_fd is read only while less than this waits to be sent. */
-#define SIG_BACKLOG 4096
-
-uint64_t dk_now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-void dk_xrun_control(struct dk_xrun *r,
-                     int (*push)(struct dk_xrun *, char, const void *, size_t))
-{
-    r->push = push;
-    r->in_open = r->spec->stdin_fd >= 0;
-    r->sig_open = r->spec->signal_fd >= 0;
-}
-
-/* stdin_fd is readable: one chunk to the helper, or its end. */
-static void read_stdin(struct dk_xrun *r)
-{
-    unsigned char buf[65536];
-    ssize_t n;
-
-    while ((n = read(r->spec->stdin_fd, buf, sizeof buf)) < 0 && errno == EINTR)
-        ;
-    if (n < 0 && errno == EAGAIN)
-        return;
-    if (n <= 0)
-        r->in_open = false;
-    if (r->push(r, n > 0 ? 'D' : 'E', buf, n > 0 ? (size_t)n : 0) != SBX_OK)
-        r->in_open = false;   /* out of memory: nothing more is read */
-}
-
-/* signal_fd is readable: its signals to the helper, which sends them to
- * the command's process group.  Bytes that are no such signal are
- * dropped here (and again by the helper: it trusts no frame). */
-static void read_signals(struct dk_xrun *r)
-{
-    unsigned char buf[64];
-    size_t k = 0;
-    ssize_t n;
-
-    while ((n = read(r->spec->signal_fd, buf, sizeof buf)) < 0 && errno == EINTR)
-        ;
-    if (n < 0 && errno == EAGAIN)
-        return;
-    if (n <= 0) {
-        r->sig_open = false;
-        return;
-    }
-    for (ssize_t i = 0; i < n; i++)
-        if (sbx_signal_deliverable(buf[i]))
-            buf[k++] = buf[i];
-    if (k && r->push(r, 'S', buf, k) != SBX_OK)
-        r->sig_open = false;  /* out of memory: nothing more is read */
-}
-
-int dk_xrun_poll(struct dk_xrun *r, int fd, short events, int timeout_ms, short *revents)
-{
-    struct pollfd pf[4] = {{.fd = fd, .events = events}};
-    nfds_t n = 1;
-    int i_cancel = -1, i_in = -1, i_sig = -1, pr;
-
-    if (r->spec->cancel_fd >= 0 && r->kill == WK_NONE)
-        pf[i_cancel = (int)n++] = (struct pollfd){.fd = r->spec->cancel_fd, .events = POLLIN};
-    /* More stdin only once the last of it went out (a slow reader holds
-     * the writer back). */
-    if (r->in_open && r->kill == WK_NONE && r->snd_off == r->snd_len)
-        pf[i_in = (int)n++] = (struct pollfd){.fd = r->spec->stdin_fd, .events = POLLIN};
-    /* Signals while little waits to go out (a flood of them must not
-     * grow the send buffer without end). */
-    if (r->sig_open && r->kill == WK_NONE && r->snd_len - r->snd_off < SIG_BACKLOG)
-        pf[i_sig = (int)n++] = (struct pollfd){.fd = r->spec->signal_fd, .events = POLLIN};
-    pr = poll(pf, n, timeout_ms);
-    *revents = 0;
-    if (pr <= 0)
-        return pr;
-    if (i_cancel >= 0 && pf[i_cancel].revents) {
-        /* The helper kills the command and reports; the loop then ends. */
-        r->kill = WK_CANCEL;
-        r->stop = true;
-    }
-    if (i_in >= 0 && pf[i_in].revents)
-        read_stdin(r);
-    if (i_sig >= 0 && pf[i_sig].revents)
-        read_signals(r);
-    *revents = pf[0].revents;
-    return pf[0].revents ? 1 : 0;
-}
-
-int dk_xrun_cancelled(struct dk_xrun *r, const char *id)
-{
-    if (r->kill != WK_CANCEL)
-        return 0;
-    return dk_err(r->p, SBX_E_CANCELLED, "the exec in %s was cancelled", id);
-}
-
-bool dk_xrun_send(struct dk_xrun *r, CURL *h)
-{
-    size_t sent = 0;
-    CURLcode cc = curl_easy_send(h, r->snd + r->snd_off, r->snd_len - r->snd_off, &sent);
-    if (cc == CURLE_OK)
-        r->snd_off += sent;
-    return cc == CURLE_OK || cc == CURLE_AGAIN;
-}
-
-int dk_xrun_output(void *ud, int stream, const void *buf, size_t n)
-{
-    struct dk_xrun *r = ud;
-    if (r->stop || n == 0)
-        return 0;
-    /* The core's sink holds the output caps: past one it says stop. */
-    if (r->sink && r->sink->write && r->sink->write(r->sink->ud, stream, buf, n) != 0) {
-        r->stop = true;
-        r->kill = WK_OUTPUT;
-    }
-    return 0;
-}
 
 /* Appends one control frame to the send buffer. */
 static int push_frame(struct dk_xrun *r, char type, const void *data, size_t len)
@@ -196,79 +77,29 @@ static int push_control(struct dk_xrun *r, const char *nonce)
     return ret;
 }
 
-static int add_arg(json_t *cmd, const char *s)
-{
-    return json_array_append_new(cmd, json_string(s));
-}
-
-/* The exec's Cmd: the helper, its options, "--", the command. */
-json_t *dk_build_cmd(struct dk_prov *p, struct dk_sb *sb, const sbx_exec_spec_v1 *spec,
-                     int *err_code)
-{
-    json_t *cmd = json_array();
-    char num[32], *dir = NULL;
-    int bad = !cmd;
-    const char *cwd = spec->cwd;
-    if (!cwd || !*cwd)
-        dir = strdup(DK_WORKDIR);
-    else if (cwd[0] == '/')
-        dir = strdup(cwd);
-    else if ((dir = malloc(strlen(DK_WORKDIR) + strlen(cwd) + 2)))
-        sprintf(dir, DK_WORKDIR "/%s", cwd);
-    bad = bad || !dir || add_arg(cmd, DK_INIT_PATH);
-    uint64_t tmo_ms = (spec->timeout_ns + 999999u) / 1000000u;
-    snprintf(num, sizeof num, "%" PRIu64, tmo_ms ? tmo_ms : 1);
-    bad = bad || add_arg(cmd, "-t") || add_arg(cmd, num);
-    if (sb->limits.cpu_ns) {
-        snprintf(num, sizeof num, "%" PRIu64, (sb->limits.cpu_ns + 999999999u) / 1000000000u);
-        bad = bad || add_arg(cmd, "-c") || add_arg(cmd, num);
-    }
-    if (sb->limits.fsize_bytes) {
-        snprintf(num, sizeof num, "%" PRIu64, sb->limits.fsize_bytes);
-        bad = bad || add_arg(cmd, "-f") || add_arg(cmd, num);
-    }
-    if (sb->limits.nofile) {
-        snprintf(num, sizeof num, "%" PRIu64, sb->limits.nofile);
-        bad = bad || add_arg(cmd, "-n") || add_arg(cmd, num);
-    }
-    bad = bad || add_arg(cmd, "-d") || add_arg(cmd, dir);
-    if (spec->stdin_len || spec->stdin_fd >= 0)
-        bad = bad || add_arg(cmd, "-s");
-    bad = bad || add_arg(cmd, "--");
-    for (size_t i = 0; !bad && spec->argv[i]; i++)
-        bad = add_arg(cmd, spec->argv[i]);
-    free(dir);
-    if (bad) {
-        json_decref(cmd);
-        *err_code = dk_err(p, SBX_E_NOMEM, "out of memory building the command");
-        return NULL;
-    }
-    return cmd;
-}
-
-static int create_exec(struct dk_prov *p, struct dk_sb *sb, const sbx_exec_spec_v1 *spec,
+static int create_exec(struct dk_engine *e, struct dk_sb *sb, const sbx_exec_spec_v1 *spec,
                        char exec_id[80])
 {
     int ret = 0;
     json_t *env = json_array();
     if (!env)
-        return dk_err(p, SBX_E_NOMEM, "out of memory");
-    if ((ret = dk_env_check(p, spec))) {
+        return dk_err(e, SBX_E_NOMEM, "out of memory");
+    if ((ret = dk_env_check(e, spec))) {
         json_decref(env);
         return ret;
     }
     for (size_t i = 0; i < spec->n_env; i++) {
         const sbx_kv_v1 *kv = &spec->env[i];
-        char *e = malloc(strlen(kv->key) + strlen(kv->value) + 2);
-        if (!e || (sprintf(e, "%s=%s", kv->key, kv->value),
-                   json_array_append_new(env, json_string(e)) < 0)) {
-            free(e);
+        char *kve = malloc(strlen(kv->key) + strlen(kv->value) + 2);
+        if (!kve || (sprintf(kve, "%s=%s", kv->key, kv->value),
+                     json_array_append_new(env, json_string(kve)) < 0)) {
+            free(kve);
             json_decref(env);
-            return dk_err(p, SBX_E_NOMEM, "out of memory");
+            return dk_err(e, SBX_E_NOMEM, "out of memory");
         }
-        free(e);
+        free(kve);
     }
-    json_t *cmd = dk_build_cmd(p, sb, spec, &ret);
+    json_t *cmd = dk_build_cmd(e, sb, spec, &ret);
     if (!cmd) {
         json_decref(env);
         return ret;
@@ -277,26 +108,26 @@ static int create_exec(struct dk_prov *p, struct dk_sb *sb, const sbx_exec_spec_
                              "AttachStdout", 1, "AttachStderr", 1, "Tty", 0, "Cmd", cmd,
                              "Env", env, "WorkingDir", DK_WORKDIR, "User", "0:0");
     if (!body)
-        return dk_err(p, SBX_E_NOMEM, "out of memory");
+        return dk_err(e, SBX_E_NOMEM, "out of memory");
     char path[200], err[PH_ERR_MAX];
     snprintf(path, sizeof path, DK_API "/containers/%s/exec", sb->id);
     json_t *ans = NULL;
     long status = 0;
-    ret = dk_json(p, "POST", path, body, 30000, &status, &ans, err);
+    ret = dk_json(e, "POST", path, body, 30000, &status, &ans, err);
     json_decref(body);
     if (ret) {
         json_decref(ans);
         if (status == 409)
-            return dk_err(p, SBX_E_BACKEND, "sandbox %s is not running (exec refused: %s)",
+            return dk_err(e, SBX_E_BACKEND, "sandbox %s is not running (exec refused: %s)",
                           sb->id, err);
         if (status == 404)
-            return dk_err(p, SBX_E_NOT_FOUND, "no sandbox %s (%s)", sb->id, err);
-        return dk_err(p, ret, "exec in %s: %s", sb->id, err);
+            return dk_err(e, SBX_E_NOT_FOUND, "no sandbox %s (%s)", sb->id, err);
+        return dk_err(e, ret, "exec in %s: %s", sb->id, err);
     }
     const char *id = json_string_value(json_object_get(ans, "Id"));
     if (!id || strlen(id) >= 80 || strspn(id, "0123456789abcdef") != strlen(id)) {
         json_decref(ans);
-        return dk_err(p, SBX_E_BACKEND, "exec in %s: the daemon's answer has no exec id", sb->id);
+        return dk_err(e, SBX_E_BACKEND, "exec in %s: the daemon's answer has no exec id", sb->id);
     }
     snprintf(exec_id, 80, "%s", id);
     json_decref(ans);
@@ -332,60 +163,9 @@ static size_t take_head(struct conn *c, const char *buf, size_t n)
     return i;
 }
 
-int dk_xrun_report(struct dk_xrun *r, struct dk_sb *sb, const struct dk_report *rep)
-{
-    sbx_exec_outcome_v1 *o = r->out;
-    struct dk_prov *p = r->p;
-    o->cpu_ns = rep->cpu_ns;
-    o->peak_memory_bytes = rep->rss > 0 ? rep->rss : -1;
-    o->exit_code = -1;
-    o->signal = 0;
-    bool cpu_over = sb->limits.cpu_ns && rep->cpu_ns >= 0 &&
-                    (uint64_t)rep->cpu_ns > sb->limits.cpu_ns;
-    const char *s = rep->status;
-    if (r->kill == WK_OUTPUT) {
-        o->status = SBX_RUN_OUTPUT_LIMIT;
-    } else if (!strcmp(s, "t") || (!strcmp(s, "k") && r->kill == WK_BACKSTOP)) {
-        o->status = SBX_RUN_TIMEOUT;
-    } else if (!strcmp(s, "k")) {
-        o->status = SBX_RUN_OUTPUT_LIMIT;
-    } else if (!strcmp(s, "x")) {
-        o->exit_code = rep->value;
-        o->status = rep->value == 0 ? (cpu_over ? SBX_RUN_CPU_LIMIT : SBX_RUN_OK)
-                  : cpu_over      ? SBX_RUN_CPU_LIMIT
-                  : rep->pids_hit ? SBX_RUN_PIDS_LIMIT
-                                  : SBX_RUN_NONZERO_EXIT;
-    } else if (!strcmp(s, "s")) {
-        o->signal = rep->value;
-        /* SIGSYS: the seccomp profile's or the command's filter killed it. */
-        o->status = rep->value == SIGSYS                ? SBX_RUN_SECCOMP
-                  : rep->value == SIGXCPU || cpu_over ? SBX_RUN_CPU_LIMIT
-                  : rep->pids_hit                     ? SBX_RUN_PIDS_LIMIT
-                                                      : SBX_RUN_SIGNAL;
-    } else if (!strcmp(s, "m")) {
-        o->signal = rep->value;
-        o->status = SBX_RUN_MEMORY_LIMIT;
-    } else if (!strcmp(s, "nf")) {
-        o->exit_code = 127;
-        o->status = SBX_RUN_NOT_FOUND;
-    } else if (!strcmp(s, "nx")) {
-        o->exit_code = 126;
-        o->status = SBX_RUN_NOT_EXECUTABLE;
-    } else if (!strcmp(s, "cd")) {
-        /* a --cwd that is not there is the caller's mistake */
-        return dk_err(p, rep->value == ENOENT || rep->value == ENOTDIR ? SBX_E_INVAL : SBX_E_IO,
-                      "working directory '%s' in %s: %s", r->spec->cwd ? r->spec->cwd : DK_WORKDIR,
-                      sb->id, strerror(rep->value));
-    } else {
-        return dk_err(p, SBX_E_IO, "sandbox setup failed in %s: %s", sb->id,
-                      strerror(rep->value));
-    }
-    return SBX_OK;
-}
-
 static int run_stream(struct dk_xrun *r, struct dk_sb *sb, const char *exec_id, const char *nonce)
 {
-    struct dk_prov *p = r->p;
+    struct dk_engine *e = r->e;
     const sbx_exec_spec_v1 *spec = r->spec;
     char path[160], err[PH_ERR_MAX], req[512];
     struct conn c = {.h = curl_easy_init(), .fd = CURL_SOCKET_BAD};
@@ -394,11 +174,11 @@ static int run_stream(struct dk_xrun *r, struct dk_sb *sb, const char *exec_id, 
     static const char body[] = "{\"Detach\":false,\"Tty\":false}";
 
     if (!c.h)
-        return dk_err(p, SBX_E_NOMEM, "out of memory");
+        return dk_err(e, SBX_E_NOMEM, "out of memory");
     snprintf(path, sizeof path, DK_API "/exec/%s/start", exec_id);
-    if ((ret = ph_client_setup_handle(p->http, c.h, path, err)) != SBX_OK) {
+    if ((ret = ph_client_setup_handle(e->http, c.h, path, err)) != SBX_OK) {
         curl_easy_cleanup(c.h);
-        return dk_err(p, ret, "%s", err);
+        return dk_err(e, ret, "%s", err);
     }
     curl_easy_setopt(c.h, CURLOPT_CONNECT_ONLY, 1L);
     CURLcode cc = curl_easy_perform(c.h);
@@ -406,7 +186,7 @@ static int run_stream(struct dk_xrun *r, struct dk_sb *sb, const char *exec_id, 
         cc = curl_easy_getinfo(c.h, CURLINFO_ACTIVESOCKET, &c.fd);
     if (cc != CURLE_OK || c.fd == CURL_SOCKET_BAD) {
         curl_easy_cleanup(c.h);
-        return dk_err(p, SBX_E_NETWORK, "connecting to %s for an exec: %s", p->socket,
+        return dk_err(e, SBX_E_NETWORK, "connecting to %s for an exec: %s", e->socket,
                       curl_easy_strerror(cc));
     }
     int n = snprintf(req, sizeof req,
@@ -419,7 +199,7 @@ static int run_stream(struct dk_xrun *r, struct dk_sb *sb, const char *exec_id, 
     ret = push_bytes(r, req, (size_t)n);
     if (ret) {
         curl_easy_cleanup(c.h);
-        return dk_err(p, ret, "out of memory for the exec's stdin");
+        return dk_err(e, ret, "out of memory for the exec's stdin");
     }
 
     dk_demux_init(&dm, nonce, dk_xrun_output, r);
@@ -432,7 +212,7 @@ static int run_stream(struct dk_xrun *r, struct dk_sb *sb, const char *exec_id, 
         if (r->kill != WK_NONE && !r->kill_sent) {
             r->kill_sent = true;
             if (push_frame(r, 'K', NULL, 0)) {
-                ret = dk_err(p, SBX_E_NOMEM, "out of memory");
+                ret = dk_err(e, SBX_E_NOMEM, "out of memory");
                 break;
             }
         }
@@ -442,7 +222,7 @@ static int run_stream(struct dk_xrun *r, struct dk_sb *sb, const char *exec_id, 
             continue;
         }
         if (now >= giveup) {
-            ret = dk_err(p, SBX_E_TIMEOUT, "exec in %s: no end from the daemon %d s after the "
+            ret = dk_err(e, SBX_E_TIMEOUT, "exec in %s: no end from the daemon %d s after the "
                          "time limit", sb->id, (GRACE_KILL_MS + GRACE_GIVEUP_MS) / 1000);
             break;
         }
@@ -453,7 +233,7 @@ static int run_stream(struct dk_xrun *r, struct dk_sb *sb, const char *exec_id, 
         int wait_ms = (int)((until - now) / 1000000u) + 1;
         int pr = dk_xrun_poll(r, c.fd, events, wait_ms, &revents);
         if (pr < 0 && errno != EINTR) {
-            ret = dk_err(p, SBX_E_IO, "poll: %s", strerror(errno));
+            ret = dk_err(e, SBX_E_IO, "poll: %s", strerror(errno));
             break;
         }
         if (pr <= 0)
@@ -482,7 +262,7 @@ static int run_stream(struct dk_xrun *r, struct dk_sb *sb, const char *exec_id, 
                         memcpy(msg, buf + used, ml);
                         msg[ml] = '\0';
                         int code = ph_status_code(c.status);
-                        ret = dk_err(p, code ? code : SBX_E_BACKEND,
+                        ret = dk_err(e, code ? code : SBX_E_BACKEND,
                                      "starting the exec in %s: the daemon answered %ld: %s",
                                      sb->id, c.status, msg);
                         eof = true;
@@ -491,14 +271,14 @@ static int run_stream(struct dk_xrun *r, struct dk_sb *sb, const char *exec_id, 
                     started = true;
                     r->out->start_ns = dk_now_ns() - t0;
                     if ((ret = push_control(r, nonce))) {
-                        dk_err(p, ret, "out of memory for the exec's stdin");
+                        dk_err(e, ret, "out of memory for the exec's stdin");
                         eof = true;
                         break;
                     }
                 }
             }
             if (used < got && dk_demux_feed(&dm, buf + used, got - used) < 0) {
-                ret = dk_err(p, SBX_E_BACKEND, "exec in %s: the daemon's stream is not "
+                ret = dk_err(e, SBX_E_BACKEND, "exec in %s: the daemon's stream is not "
                              "framed as expected (a tty?)", sb->id);
                 eof = true;
                 break;
@@ -512,12 +292,12 @@ static int run_stream(struct dk_xrun *r, struct dk_sb *sb, const char *exec_id, 
     if (dk_xrun_cancelled(r, sb->id))
         return SBX_E_CANCELLED;
     if (!started)
-        return dk_err(p, SBX_E_BACKEND, "exec in %s: the daemon closed the connection without "
+        return dk_err(e, SBX_E_BACKEND, "exec in %s: the daemon closed the connection without "
                       "an answer", sb->id);
     struct dk_report rep;
     bool have_report = dk_demux_finish(&dm, &rep);
     if (!have_report && r->kill != WK_OUTPUT)
-        return dk_err(p, SBX_E_BACKEND, "exec in %s ended without the helper's report (the "
+        return dk_err(e, SBX_E_BACKEND, "exec in %s ended without the helper's report (the "
                       "sandbox was stopped or destroyed meanwhile?)", sb->id);
     if (!have_report) {
         /* The provider saw the output pass its cap and had the command
@@ -531,44 +311,14 @@ static int run_stream(struct dk_xrun *r, struct dk_sb *sb, const char *exec_id, 
     return dk_xrun_report(r, sb, &rep);
 }
 
-int dk_env_check(struct dk_prov *p, const sbx_exec_spec_v1 *spec)
+int dk_api_exec(struct dk_engine *e, struct dk_sb *sb, const sbx_exec_spec_v1 *spec,
+                const sbx_output_sink_v1 *sink, sbx_exec_outcome_v1 *out, const char *nonce)
 {
-    for (size_t i = 0; i < spec->n_env; i++) {
-        const sbx_kv_v1 *kv = &spec->env[i];
-        if (!kv->key || !*kv->key || strchr(kv->key, '=') || !kv->value)
-            return dk_err(p, SBX_E_INVAL, "exec environment entry %zu: bad name '%s'", i,
-                          kv->key ? kv->key : "(null)");
-    }
-    return SBX_OK;
-}
-
-int dk_exec(struct dk_prov *p, struct dk_sb *sb, const sbx_exec_spec_v1 *spec,
-            const sbx_output_sink_v1 *sink, sbx_exec_outcome_v1 *out)
-{
-    if (!spec->argv || !spec->argv[0] || !*spec->argv[0])
-        return dk_err(p, SBX_E_INVAL, "exec: empty command");
-    for (size_t i = 0; i < spec->n_files; i++) {
-        int ret = dk_upload(p, sb, spec->files[i].path, spec->files[i].data, spec->files[i].len,
-                            spec->files[i].mode);
-        if (ret)
-            return ret;
-    }
-    unsigned char rnd[16];
-    char nonce[40];
-    if (getrandom(rnd, sizeof rnd, 0) != (ssize_t)sizeof rnd)
-        return dk_err(p, SBX_E_IO, "getrandom: %s", strerror(errno));
-    for (size_t i = 0; i < sizeof rnd; i++)
-        sprintf(nonce + 2 * i, "%02x", rnd[i]);
-    if (sb->serve && p->exec_attach) {
-        int r = dk_serve_exec(p, sb, spec, sink, out);
-        if (r != DK_USE_API)
-            return r;
-    }
     char exec_id[80];
-    int ret = create_exec(p, sb, spec, exec_id);
+    int ret = create_exec(e, sb, spec, exec_id);
     if (ret)
         return ret;
-    struct dk_xrun r = {.p = p, .spec = spec, .sink = sink, .out = out};
+    struct dk_xrun r = {.e = e, .spec = spec, .sink = sink, .out = out};
     ret = run_stream(&r, sb, exec_id, nonce);
     free(r.snd);
     return ret;

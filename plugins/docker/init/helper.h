@@ -1,10 +1,11 @@
 /* plugins/docker/init/helper.h - shared parts of the in-container helper
  *
  * The helper (docker-init) is one static program built from
- * init/init.c (the exec wrapper, the idle PID 1), init/serve.c
- * (the exec server, PID 1 of sandboxes in attach mode) and
- * init/sep.c (the helper apart from the commands).  Not part of the
- * provider module.
+ * init/init.c (the exec wrapper, the idle PID 1), init/tree.c (the
+ * processes an exec started), init/serve.c (the exec server, PID 1 of
+ * sandboxes in attach mode) and init/sep.c (the helper apart from the
+ * commands).  It includes nothing of the provider: its one contract with
+ * it is the wire format, init/proto.h.  Not part of the provider module.
  */
 #ifndef DOCKER_HELPER_H
 #define DOCKER_HELPER_H
@@ -32,10 +33,17 @@ int parse(int argc, char **argv, struct opts *o);
  * (helper_separate's errno): the command is not started, the report says
  * so (e=ERRNO). */
 int exec_run(const struct opts *o, int rep_fd, int nonce_mode, int setup_err);
+/* The process tree (init/tree.c).  tree_reserve allocates what
+ * kill_descendants needs, ahead of a fork (-1 out of memory); it sends
+ * SIGKILL to every descendant of this process except the @n_skip
+ * processes of @skip and theirs, and returns how many it found.
+ * kill_tree kills and reaps them all. */
+int tree_reserve(void);
 int kill_descendants(const pid_t *skip, size_t n_skip);
+void kill_tree(void);
 /* PID 1 of a sandbox in attach mode (init/serve.c). */
 int serve_main(void);
-/* The cgroup's count of OOM kills, or -1 (init/init.c). */
+/* The cgroup's count of OOM kills, or -1 (init/tree.c). */
 long long oom_kills(void);
 /* The cgroup's count of forks its pids limit refused, or -1. */
 long long pids_refusals(void);
