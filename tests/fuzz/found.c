@@ -22,7 +22,7 @@ static __attribute__((unused)) size_t heap_in_use(void)
 }
 
 #if HAVE_FZ_DOCKER
-#include "docker-int.h"
+#include "engine/engine.h"
 
 /* corpus/docker/found-tar-name-leak: a name libarchive cannot write
  * (not UTF-8) made dk_tar_file fail, and the 16 KiB its archive wrote

@@ -113,7 +113,7 @@ FZ_FOUND_CPPFLAGS += -DHAVE_FZ_MODAL=1
 endif
 if BUILD_PROVIDER_DOCKER
 check_LTLIBRARIES += tests/fuzz/libfz-docker.la
-tests_fuzz_libfz_docker_la_SOURCES = plugins/docker/docker-tar.c plugins/docker/docker-stream.c \
+tests_fuzz_libfz_docker_la_SOURCES = plugins/docker/engine/tar.c plugins/docker/engine/stream.c \
 	plugins/common/tar-mem.c
 tests_fuzz_libfz_docker_la_CPPFLAGS = $(AM_CPPFLAGS) $(SBXHTTP_CPPFLAGS) \
 	-I$(top_srcdir)/plugins/docker

@@ -1,4 +1,4 @@
-/* plugins/docker/docker-pullref.c - the pure parts of pulling an image:
+/* plugins/docker/engine/pullref.c - the pure parts of pulling an image:
  * image references, the daemon's progress stream, the classification of
  * its errors, and the X-Registry-Auth header (unit-tested, no daemon)
  *
@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "base64.h"
-#include "docker-int.h"
+#include "engine/engine.h"
 
 static void fail(char *err, size_t errlen, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

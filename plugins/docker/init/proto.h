@@ -1,7 +1,7 @@
-/* plugins/docker/docker-proto.h - the exec server's wire format
+/* plugins/docker/init/proto.h - the exec server's wire format
  *
- * Shared by the provider (docker-serve.c) and the helper's server mode
- * (docker-initsrv.c).  The provider writes frames to the container's
+ * Shared by the provider (exec/attach.c) and the helper's server mode
+ * (init/serve.c).  The provider writes frames to the container's
  * stdin through an attach connection; the server writes frames to the
  * container's stdout, which Docker hands to every attached client inside
  * its own 8-byte stdout frames.
@@ -35,7 +35,7 @@
  * the server in sync-search: zeros are no magic), and 'Y' 'Q' again.
  * Server to provider:
  *   '1' / '2' the command's stdout / stderr.
- *   'X' the report: "STATUS cpu=NS rss=BYTES\n" (docker-init.c).
+ *   'X' the report: "STATUS cpu=NS rss=BYTES\n" (init/init.c).
  *   'L' the exec is lost (not started, or its supervisor was killed):
  *       a message.
  *   'Z' (id 0) a protocol error: a message.
@@ -65,8 +65,8 @@
 #include <polysandbox/common.h>
 
 /* The 16-byte header of a server frame: magic, type, exec id, length (all
- * big-endian); shared by the server (docker-initsrv.c) and the provider
- * (docker-serve.c). */
+ * big-endian); shared by the server (init/serve.c) and the provider
+ * (exec/attach.c). */
 static inline void srv_put_hdr(unsigned char *h, char type, uint64_t id, uint32_t len)
 {
     h[0] = SRV_MAGIC0;

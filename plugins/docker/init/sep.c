@@ -1,4 +1,4 @@
-/* plugins/docker/docker-initsep.c - the helper apart from the commands
+/* plugins/docker/init/sep.c - the helper apart from the commands
  *
  * A command runs as root of the container (without capabilities), as
  * through a daemon's exec: uploads and /work are root's.  The helper's
@@ -41,7 +41,7 @@
 
 #include <linux/capability.h>
 
-#include "docker-helper.h"
+#include "helper.h"
 #include "syscall-prelude.h"
 
 #ifndef PR_CAP_AMBIENT

@@ -1,4 +1,4 @@
-/* plugins/docker/docker-tar.c - the tar bodies of Docker's archive API
+/* plugins/docker/engine/tar.c - the tar bodies of Docker's archive API
  * (libarchive), in memory
  */
 #include "config.h"
@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "docker-int.h"
+#include "engine/engine.h"
 #include "tar-mem.h"
 
 static int add_entry(struct archive *a, struct archive_entry *e, const char *name,

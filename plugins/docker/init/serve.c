@@ -1,9 +1,9 @@
-/* plugins/docker/docker-initsrv.c - the helper's exec server (attach mode)
+/* plugins/docker/init/serve.c - the helper's exec server (attach mode)
  *
  * `init --serve` is PID 1 of a sandbox in attach mode.  The provider
  * attaches once to the container's stdin and stdout and sends framed
- * requests (docker-proto.h); for each, the server forks a supervisor
- * that is exactly the wrapper of the API path (exec_run in docker-init.c:
+ * requests (init/proto.h); for each, the server forks a supervisor
+ * that is exactly the wrapper of the API path (exec_run in init/init.c:
  * child subreaper, limits, wall timeout, kill of every descendant, the
  * true wait status), with its control channel, stdout, stderr and report
  * on pipes of the server.  The server frames what comes back with the
@@ -19,7 +19,7 @@
  *    handler: the kernel drops every signal sent to it from inside,
  *    SIGKILL included;
  *  - the server and the supervisors run as another uid than the command
- *    (docker-initsep.c), so it can neither signal them (`kill -9 -1`)
+ *    (init/sep.c), so it can neither signal them (`kill -9 -1`)
  *    nor reach their memory and descriptors (/proc/PID/fd, /proc/PID/mem,
  *    ptrace need CAP_SYS_PTRACE, which the container does not have) nor
  *    their /proc files (oom_score_adj);
@@ -45,7 +45,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "docker-helper.h"
+#include "helper.h"
 
 #define MAX_EXECS 256
 #define OUT_HIGH (8u << 20)       /* stop reading commands' output above this */

@@ -1,9 +1,9 @@
-/* plugins/docker/docker-stream.c - the attach stream of an exec
+/* plugins/docker/engine/stream.c - the attach stream of an exec
  *
  * Docker multiplexes stdout and stderr of a non-tty exec into frames: one
  * byte stream type (1 stdout, 2 stderr; 0 and 3 are folded into them),
  * three zero bytes, a big-endian 32-bit length, the payload.  Frames do
- * not align with lines or writes.  The helper's report (docker-init.c) is
+ * not align with lines or writes.  The helper's report (init/init.c) is
  * the last thing on stderr, behind a mark holding a nonce the sandbox
  * never sees; stderr bytes that might be the start of that mark are held
  * back until the next bytes decide, so the report never reaches the user
@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "docker-int.h"
+#include "engine/engine.h"
 
 void dk_demux_init(struct dk_demux *d, const char *nonce, dk_out_fn out, void *ud)
 {
