@@ -22,8 +22,8 @@ Usage: python.py [-n RUNS] [--rounds R] [--save FILE] BENCH-RUNS POLYSANDBOX
 3. The two backends (python/polysandbox/_cffi.py): the same call on a
    Local(backend="ctypes") and a Local(backend="cffi"), in R alternating
    rounds: each one's median wall time per call and its own cost (wall
-   less the library's "total").  Skipped when the cffi module is not
-   built (run.sh puts the build tree's python/.libs on PYTHONPATH).
+   less the library's "total"); then one library call alone on each.
+   Skipped when the cffi module is not built (run.sh puts the build tree's python/.libs on PYTHONPATH).
 
 Informational: exits 0 whatever the speed, 1 only when a run fails.
 Needs $POLYSANDBOX_LIBRARY (or the installed library) and python/ on
@@ -111,6 +111,25 @@ def backends(per, rounds):
         w, a = statistics.median(walls), statistics.median(added)
         print(f"{b:7s} median {w:8.3f} ms per call, of which the binding's own {a:.4f} ms")
         out += [f"python.{b}_run_ms={w:.3f}", f"python.{b}_binding_ms={a:.4f}"]
+    # The crossing alone: the four calls that set up a plain run's exec
+    # options, no run (what a backend changes, without the run's noise).
+    from polysandbox import _cffi, _native
+    libs = {"ctypes": _native.lib(), "cffi": _cffi.module().lib}
+    per_call = {b: [] for b in libs}
+    for _ in range(rounds):
+        for b, lib in libs.items():
+            t0 = time.perf_counter_ns()
+            for _ in range(2000):
+                x = lib.sbx_exec_opts_new()
+                lib.sbx_exec_opts_set_shell(x, b"true")
+                lib.sbx_exec_opts_set_timeout(x, 1000000000)
+                lib.sbx_exec_opts_free(x)
+            per_call[b].append((time.perf_counter_ns() - t0) / 2000 / 4 / 1000)
+    print(f"== one library call (exec options new, set_shell, set_timeout, free), "
+          f"{rounds} alternating rounds of 2000 x 4")
+    for b, us in per_call.items():
+        print(f"{b:7s} median {statistics.median(us):6.3f} us per call")
+        out.append(f"python.{b}_call_us={statistics.median(us):.3f}")
     return out
 
 
