@@ -1,7 +1,7 @@
 """tests/python/test_docker.py - the package's main calls on the docker
 provider as on the local one, in the process, with pytest: one-shot runs,
 a language template, limits, exec in a persistent sandbox, its files,
-errors.
+streaming, the async calls and find, errors.
 
 Run by docker.sh under `make check` (which makes sure dockerd answers and
 the test image exists, as tests/docker do; tests/config's docker provider
@@ -123,3 +123,29 @@ def test_sandbox_exec_files_destroy(psb, runners, prov, backend):
         sb.exec("true")
     with pytest.raises(psb.SandboxNotFoundError):
         runner.attach(sb.id, provider=prov)
+
+
+def test_stream(runners, prov):
+    """stream: the output in chunks, bytes as written, then the result."""
+    with runners["ctypes"].create_sandbox(provider=prov, ttl=300) as sb:
+        chunks = list(sb.stream(["sh", "-c", "printf '\\377\\000x'; printf 'e\\n' >&2"]))
+    out = b"".join(c.data for c in chunks if c.stream == "stdout")
+    assert out == b"\xff\x00x" and [c.data for c in chunks if c.stream == "stderr"] == [b"e\n"], \
+        chunks
+
+
+@pytest.mark.asyncio
+async def test_async_with_find(psb, runners, prov):
+    """async with Sandbox.create: aupload, aexec_code, adownload; found by
+    its labels while it lives, destroyed on exit."""
+    runner = runners["ctypes"]
+    labels = {"test": "python-docker-async-" + TAG, "p": prov}
+    async with psb.Sandbox.create(runner, provider=prov, labels=labels) as a:
+        await a.aupload("x.txt", "async\n")
+        r = await a.aexec_code("python", "print(open('x.txt').read(), end='')")
+        data = await a.adownload("x.txt")
+        found = await psb.Sandbox.find(labels, runner=runner)
+        sid = a.id
+    left = await psb.Sandbox.find(labels, runner=runner)
+    assert r.stdout == "async\n" and data == b"async\n", r
+    assert sid in [i.id for i in found] and sid not in [i.id for i in left], (found, left)
