@@ -39,7 +39,7 @@ def docker_up(psb, runners):
         r = runners["ctypes"].run("true", provider="docker", timeout=120)
     except psb.SandboxError as e:
         return f"a run on the docker provider fails: {e}"
-    return None if r.status == "ok" else f"a run on the docker provider: {r}"
+    return None if r.status == "ok" else f"a run on the docker provider: {r.status}: {r.error}"
 
 
 @pytest.fixture(params=PROVIDERS)
@@ -73,6 +73,13 @@ def test_run_code_template(lo, prov):
     assert r.status == "ok" and r.stdout == "42 ['a']\n" and r.provider == prov, r
 
 
+def test_run_through_server(client, prov):
+    """The same run through polysandboxd (its configuration is the
+    tests', docker included)."""
+    r = client.run_code("python", "print(6*7)", provider=prov)
+    assert r.status == "ok" and r.stdout == "42\n" and r.provider == prov, r
+
+
 def test_binary_stdin(lo, prov):
     r = lo.run("cat", stdin=BLOB, provider=prov)
     assert r.status == "ok" and r.stdout_bytes == BLOB, r
@@ -96,13 +103,17 @@ def test_errors(psb, lo, prov):
         lo.run("true", limits={"memory": -1}, provider=prov)
 
 
-@pytest.mark.parametrize("backend", ["ctypes", "cffi"])
-def test_sandbox_exec_files_destroy(psb, runners, prov, backend):
-    """A persistent sandbox, on each backend: state kept between execs,
-    upload, download, list_files; destroyed, its calls raise."""
-    if backend not in runners:
+@pytest.mark.parametrize("backend", ["ctypes", "cffi", "client"])
+def test_sandbox_exec_files_destroy(request, psb, runners, prov, backend):
+    """A persistent sandbox, on each backend and through polysandboxd:
+    state kept between execs, upload, download, list_files; destroyed,
+    its calls raise."""
+    if backend == "client":
+        runner = request.getfixturevalue("client")
+    elif backend not in runners:
         pytest.skip("the cffi backend is not built (configure found no python3-cffi)")
-    runner = runners[backend]
+    else:
+        runner = runners[backend]
     labels = {"test": "python-docker-" + TAG, "b": backend}
     sb = runner.create_sandbox(provider=prov, labels=labels, ttl=300, env={"A": "1"})
     try:
