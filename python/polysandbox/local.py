@@ -707,7 +707,7 @@ def _progress_cb(progress: Any, raised: list[BaseException]) -> Any:
 
 
 def _choose(asked: str | None) -> str:
-    """The backend a Local asked for asked (None: see the module) uses."""
+    """The backend of a Local given backend=asked (None: as the module says)."""
     asked = asked or os.environ.get("POLYSANDBOX_BACKEND") or None
     if asked is not None:
         if asked not in BACKENDS:
