@@ -28,8 +28,13 @@
 # A benchmark: asserts nothing about speed; exits 1 only when a run
 # fails.
 #
-# Knobs (environment): BENCH_MICROVM_ROUNDS (3), MICROVM_CACHE (the guest
-# image, as the tests build it).
+# Last, the exec round trip in a running VM (tests/bench/exec-rtt: a
+# persistent sandbox made once, then execs of `true` in it through one
+# handle, the median per exec), and the same exec through `polysandbox
+# exec ID`, a new process each time.
+#
+# Knobs (environment): BENCH_MICROVM_ROUNDS (3), BENCH_MICROVM_EXECS
+# (10), MICROVM_CACHE (the guest image, as the tests build it).
 set -u
 : "${top_builddir:=$(pwd)}"
 : "${top_srcdir:=$(cd "$(dirname "$0")/../.." && pwd)}"
@@ -118,6 +123,38 @@ pooled() {
 }
 pooled pooled
 pooled warmed -W pass
+# The exec round trip in a running VM: one persistent sandbox (restored
+# from the snapshot), EXECS execs of `true` through its handle in one
+# process; then as many `polysandbox exec ID -- true`, each a new
+# process attaching to it (its start, the configuration and the agent's
+# resync included).  "rtt ms - - -" and "cliexec ms - - -" per exec.
+execs=${BENCH_MICROVM_EXECS:-10}
+POLYSANDBOX_CONFIG_DIR=$tmp/config "$top_builddir/tests/bench/exec-rtt" -k -n "$execs" true \
+    > "$tmp/rtt" 2> "$tmp/rtt.err" || { status=1; tail -n 5 "$tmp/rtt.err"; }
+sed -n 's/^exec [0-9]* ms=\([0-9.]*\) status=ok$/rtt \1 - - -/p' "$tmp/rtt" >> "$tmp/figures"
+vm=$(sed -n 's/^id //p' "$tmp/rtt")
+if [ -n "$vm" ] && [ "$status" -eq 0 ]; then
+    i=0
+    while [ "$i" -lt "$execs" ]; do
+        POLYSANDBOX_CONFIG_DIR=$tmp/config python3 - "$PS" "$vm" "$tmp/figures" <<'EOF' || status=1
+import subprocess, sys, time
+ps, vm, figures = sys.argv[1:4]
+t0 = time.monotonic()
+p = subprocess.run([ps, "exec", vm, "--", "true"], stdin=subprocess.DEVNULL, capture_output=True)
+t1 = time.monotonic()
+if p.returncode != 0:
+    sys.stderr.write("microvm bench: polysandbox exec failed (status %d): %s\n"
+                     % (p.returncode, p.stderr.decode(errors="replace")))
+    sys.exit(1)
+with open(figures, "a") as f:
+    f.write("cliexec %.1f - - -\n" % ((t1 - t0) * 1000))
+EOF
+        i=$((i + 1))
+    done
+fi
+# Destroyed whatever happened above (a VM left running outlives us).
+[ -z "$vm" ] || POLYSANDBOX_CONFIG_DIR=$tmp/config "$PS" destroy "$vm" >/dev/null 2>&1 ||
+    [ "$status" -ne 0 ] || status=1
 python3 - "$tmp/figures" <<'EOF'
 import statistics, sys
 rows = [l.split() for l in open(sys.argv[1])]
@@ -158,5 +195,12 @@ if warmed and docker:
     print("pooled (warmed)/docker: %.2fx (target on TCG: at most 1.5x): %s" % (r, "met" if r <= 1.5 else "NOT met"))
 if pooled and local:
     print("pooled/local: %.2fx" % (pooled / local))
+rtt, cliexec = med("rtt", 1), med("cliexec", 1)
+if rtt:
+    print("exec round trip in a running VM: %5.1f ms   (median of %d execs of true, one handle)"
+          % (rtt, sum(1 for r in rows if r[0] == "rtt")))
+if cliexec:
+    print("polysandbox exec in a running VM: %4.0f ms   (a new process each: start, attach, exec)"
+          % cliexec)
 EOF
 exit $status
