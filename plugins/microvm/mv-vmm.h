@@ -52,6 +52,10 @@ struct mv_vm_config {
      * (mv-spawn.c's), so the VMM is tied to it (PR_SET_PDEATHSIG) as to
      * the process; otherwise only when the caller is the main thread. */
     int tie;
+    /* Since the jailer (mv-jail.c): Firecracker's jailer program, or
+     * NULL to run firecracker directly, and the uid and gid it drops to. */
+    const char *jailer;
+    unsigned jail_uid, jail_gid;
 };
 
 struct mv_vmm {
