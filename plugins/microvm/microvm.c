@@ -29,7 +29,8 @@
 
 static const char *const config_keys[] = {
     "qemu", "kernel", "initrd", "accel", "memory", "boot_timeout", "kvm_probe_timeout",
-    "snapshot", "vmm", "firecracker", "rootfs", "jailer", "jailer_uid", "jailer_gid", NULL,
+    "snapshot", "vmm", "firecracker", "rootfs", "jailer", "jailer_uid", "jailer_gid",
+    "snapshot_memory", NULL,
 };
 
 static atomic_ulong mv_next_id;
@@ -66,6 +67,18 @@ static int num_setting(struct mv_prov *p, const char *key, uint64_t dflt, uint64
     return SBX_OK;
 }
 
+/* A setting that is @yes (the default) or @no: *on 1 or 0. */
+static int two_way(struct mv_prov *p, const char *key, const char *yes, const char *no, int *on)
+{
+    const char *v = p->host->config_get(p->h, key);
+
+    if (v && strcmp(v, yes) && strcmp(v, no))
+        return p->host->set_error(p->h, SBX_E_CONFIG, "microvm: setting %s = \"%s\": not %s"
+                                  " or %s", key, v, yes, no);
+    *on = !v || !strcmp(v, yes);
+    return SBX_OK;
+}
+
 static void mv_fini(void *prov)
 {
     struct mv_prov *p = prov;
@@ -85,7 +98,7 @@ static void mv_fini(void *prov)
 static int mv_init(const sbx_host_v1 *host, sbx_host_handle *h, void **prov)
 {
     struct mv_prov *p = calloc(1, sizeof *p);
-    const char *state, *accel, *snap, *vmm, *fc, *rootfs, *jailer;
+    const char *state, *accel, *vmm, *fc, *rootfs, *jailer;
     uint64_t secs;
     int rc;
 
@@ -103,13 +116,9 @@ static int mv_init(const sbx_host_v1 *host, sbx_host_handle *h, void **prov)
                              "microvm: setting accel = \"%s\": not auto, kvm or tcg", accel);
         goto fail;
     }
-    snap = host->config_get(h, "snapshot");
-    if (snap && strcmp(snap, "auto") && strcmp(snap, "off")) {
-        rc = host->set_error(h, SBX_E_CONFIG,
-                             "microvm: setting snapshot = \"%s\": not auto or off", snap);
+    if ((rc = two_way(p, "snapshot", "auto", "off", &p->snapshot)) ||
+        (rc = two_way(p, "snapshot_memory", "shared", "copy", &p->snap_shared)))
         goto fail;
-    }
-    p->snapshot = !snap || !strcmp(snap, "auto");
     /* A firecracker program given is the VMM unless vmm says otherwise. */
     fc = host->config_get(h, "firecracker");
     vmm = host->config_get(h, "vmm");
@@ -297,6 +306,8 @@ int mv_boot(struct mv_prov *p, const char *accel, uint64_t timeout_ms, uint64_t 
         .tsc_khz = from ? from->tsc_khz : 0, .dir = s->dir, .rootfs = p->rootfs,
         .snap_state = from ? from->snap_state : NULL, .snap_mem = from ? from->snap_mem : NULL,
         .jailer = p->jailer, .jail_uid = p->jail_uid, .jail_gid = p->jail_gid,
+        .mem_path = from ? from->mem_path : NULL, .mem_share = from ? from->mem_share : 0,
+        .mem_fd = from && from->mem_path ? from->mem_fd : -1,
     };
     if (mv_spawn_start(p, &cfg, &s->pid, err, sizeof err) != 0) {
         s->pid = 0;
@@ -340,6 +351,10 @@ int mv_boot(struct mv_prov *p, const char *accel, uint64_t timeout_ms, uint64_t 
 
     struct mv_hello hl;
     int answered;
+    /* (the fail path stops the VM) */
+    if (restore && from->mem_path &&
+        (rc = mv_snap_incoming(p, from->qmp_host, from->incoming_fd)))
+        goto fail;
     if (restore)
         rc = mv_snap_seed(p, s, disk_bytes, mv_now_ms() + (int64_t)timeout_ms, &hl, &answered);
     else

@@ -24,6 +24,7 @@ struct mv_prov {
     uint64_t boot_timeout_ms;
     uint64_t kvm_probe_ms;
     int snapshot;            /* setting: 1 auto (restore from a snapshot), 0 off */
+    int snap_shared;         /* setting snapshot_memory: 1 shared (a file), 0 copy */
     struct mv_spawner *spawner; /* mv-spawn.c */
 };
 
@@ -98,6 +99,13 @@ struct mv_boot_from {
     /* Firecracker: the snapshot's two files (NULL each: not this way). */
     const char *snap_state;
     const char *snap_mem;
+    /* QEMU: the guest's RAM in this file (NULL: anonymous), mapped shared
+     * (the builder) or private (a restore: then the migration is
+     * started over QMP, @qmp_host the host's end of @qmp_fd's socket). */
+    const char *mem_path;
+    int mem_share;
+    int mem_fd;
+    int qmp_host;
 };
 
 /* microvm.c: boots one VM with @accel (or restores it, @from; NULL for a
@@ -119,6 +127,10 @@ int mv_vmm_path(const char *bin, char *full, size_t n);
  * or stale), its agent seeded; as mv_boot. */
 int mv_snap_restore(struct mv_prov *p, const char *accel, uint64_t disk_bytes,
                     const char *persist_id, struct mv_sandbox **out);
+/* Starts the deferred migration of a VM restored with its RAM in a file:
+ * over the QMP monitor @qmp, x-ignore-shared on (the RAM is the file's,
+ * not the stream's), then migrate-incoming from @fd, waited for. */
+int mv_snap_incoming(struct mv_prov *p, int qmp, int fd);
 /* Sends a restored VM's agent its SEED and reads the hello answering it. */
 int mv_snap_seed(struct mv_prov *p, struct mv_sandbox *s, uint64_t disk_bytes,
                  int64_t deadline_ms, struct mv_hello *hl, int *answered);
@@ -129,6 +141,7 @@ void mv_snap_describe(struct mv_prov *p, const char *accel, char *buf, size_t n)
 #define MV_SNAP_SHM "/dev/shm"
 #define MV_SNAP_PREFIX "polysandbox-microvm-"
 #define MV_SNAP_FILE "vm.snap"
+#define MV_SNAP_RAM "vm.ram"
 #define MV_SNAP_REC "snap.json"
 #define MV_SNAP_LOCK "lock"
 uint64_t mv_snap_hash(const char *state_dir);
