@@ -14,7 +14,7 @@ E2B_TESTS = \
 	tests/e2b/eval-faults.sh
 if BUILD_PROVIDER_E2B
 check_PROGRAMS += tests/e2b/test-e2b-direct
-tests_e2b_test_e2b_direct_SOURCES = tests/e2b/test-e2b-direct.c
+tests_e2b_test_e2b_direct_SOURCES = tests/e2b/test-e2b-direct.c tests/unit/tap.h
 # On the SDK's test host (in the library the unit tests link).
 tests_e2b_test_e2b_direct_CPPFLAGS = $(UNIT_TEST_CPPFLAGS)
 tests_e2b_test_e2b_direct_LDADD = $(UNIT_TEST_LDADD) -ldl
