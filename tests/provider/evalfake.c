@@ -22,6 +22,9 @@
 #define MODE_FAIL 1
 #define MODE_FLAKY 2
 #define MODE_NOP 3
+#ifndef TP_EVAL_MODE
+#define TP_EVAL_MODE MODE_NOP
+#endif
 
 struct fake {
     unsigned long exit_code;     /* what every exec claims */
