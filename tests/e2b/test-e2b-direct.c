@@ -14,8 +14,9 @@
 
 #include <polysandbox/provider-test.h>
 
+#include "../unit/tap.h"
+
 static sbx_test_host *t;
-static int n_test, failed;
 
 /* The last error the module set ("" when none). */
 static const char *last_error(void)
@@ -26,14 +27,11 @@ static const char *last_error(void)
     return msg;
 }
 
-static void ok(int cond, const char *what)
+/* A check that shows the module's last error when it fails. */
+static void check(int cond, const char *what)
 {
-    n_test++;
-    printf("%s %d - %s\n", cond ? "ok" : "not ok", n_test, what);
-    if (!cond) {
-        failed = 1;
-        printf("# last error: %s\n", last_error());
-    }
+    if (!ok(cond, "%s", what))
+        diag("last error: %s", last_error());
 }
 
 struct seen {
@@ -68,7 +66,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: test-e2b-direct MODULE BASE_URL API_KEY\n");
         return 2;
     }
-    printf("1..11\n");
+    tap_plan(11);
     void *lib = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
     const sbx_provider_v1 *d = lib ? dlsym(lib, "sandbox_provider_v1") : NULL;
     if (!d) {
@@ -87,7 +85,7 @@ int main(int argc, char **argv)
     }
     void *prov = NULL;
     int rc = d->ops->init(sbx_test_host_table(t), sbx_test_host_handle(t), &prov);
-    ok(rc == SBX_OK, "init");
+    check(rc == SBX_OK, "init");
     if (rc)
         return 1;
 
@@ -103,7 +101,7 @@ int main(int argc, char **argv)
         if (d->ops->create(prov, &spec, &sb[i], id[i]) == SBX_OK)
             made++;
     }
-    ok(made == 5, "create 5 labelled sandboxes");
+    check(made == 5, "create 5 labelled sandboxes");
 
     sbx_kv_v1 filter[] = {{"team name", "blue & red=1"}, {"n", "x"}};
     struct seen s = {0};
@@ -112,43 +110,43 @@ int main(int argc, char **argv)
     for (int i = 0; i < s.n; i++)
         all_right = all_right && (!strcmp(s.ids[i], id[0]) || !strcmp(s.ids[i], id[2]) ||
                                   !strcmp(s.ids[i], id[4]));
-    ok(rc == SBX_OK && all_right, "list with a filter (spaces, & and = in it): exactly the 3, "
+    check(rc == SBX_OK && all_right, "list with a filter (spaces, & and = in it): exactly the 3, "
        "over pages of 2");
-    ok(s.has_team == 3, "list: each with its labels");
+    check(s.has_team == 3, "list: each with its labels");
 
     struct seen all = {0};
     rc = d->ops->list(prov, NULL, 0, on_list, &all);
-    ok(rc == SBX_OK && all.n == 5, "list without a filter: all 5");
+    check(rc == SBX_OK && all.n == 5, "list without a filter: all 5");
 
     int calls = 0;
     rc = d->ops->list(prov, NULL, 0, stop_at_first, &calls);
-    ok(rc == 77 && calls == 1, "a callback's non-zero return stops the walk and is returned");
+    check(rc == 77 && calls == 1, "a callback's non-zero return stops the walk and is returned");
 
     for (int i = 0; i < 5; i++)
         if (sb[i])
             d->ops->destroy(prov, sb[i]);
     struct seen after = {0};
     rc = d->ops->list(prov, filter, 2, on_list, &after);
-    ok(rc == SBX_OK && after.n == 0, "destroyed: none listed");
+    check(rc == SBX_OK && after.n == 0, "destroyed: none listed");
 
     void *nosb = NULL;
     rc = d->ops->attach(prov, "inosuchsandbox0000000", &nosb);
-    ok(rc == SBX_E_NOT_FOUND && strstr(last_error(), "inosuchsandbox"),
+    check(rc == SBX_E_NOT_FOUND && strstr(last_error(), "inosuchsandbox"),
        "attach of an unknown id: SBX_E_NOT_FOUND naming it");
 
     sbx_test_host_set(t, "api_key", "sekrit-key-value");
     rc = d->ops->list(prov, NULL, 0, on_list, &all);
-    ok(rc == SBX_E_AUTH && !strstr(last_error(), "sekrit"),
+    check(rc == SBX_E_AUTH && !strstr(last_error(), "sekrit"),
        "a refused key: SBX_E_AUTH, and the key is not in the message");
 
     d->ops->fini(prov);
     const char *what = NULL;
-    ok(sbx_test_host_leaks(t, &what) == 0, "no credential in any log line or error");
+    check(sbx_test_host_leaks(t, &what) == 0, "no credential in any log line or error");
     if (*what)
         printf("# %s\n", what);
-    ok(sbx_test_host_misuses(t, &what) == 0, "no misuse of the host table");
+    check(sbx_test_host_misuses(t, &what) == 0, "no misuse of the host table");
     if (*what)
         printf("# %s\n", what);
     sbx_test_host_free(t);
-    return failed;
+    return tap_done();
 }

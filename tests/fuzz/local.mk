@@ -137,7 +137,7 @@ TESTS += tests/fuzz/found
 
 # Every corpus input through its target, in every build (make check).
 check_PROGRAMS += tests/fuzz/replay
-tests_fuzz_replay_SOURCES = tests/fuzz/replay.c $(FZ_COMMON) $(FUZZ_SOURCES)
+tests_fuzz_replay_SOURCES = tests/fuzz/replay.c tests/unit/tap.h $(FZ_COMMON) $(FUZZ_SOURCES)
 tests_fuzz_replay_CPPFLAGS = $(FZ_CPPFLAGS)
 tests_fuzz_replay_CFLAGS = $(FZ_CFLAGS)
 tests_fuzz_replay_LDADD = $(FZ_LDADD)

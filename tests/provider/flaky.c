@@ -1,4 +1,5 @@
-/* tests/resilience/flaky.c - a working provider with injected faults
+/* tests/provider/flaky.c - the "flaky" flavour: a working provider with
+ * injected faults (tests/resilience/test-resilience, check.sh)
  *
  * Sandboxes are records in memory.  exec runs nothing: for argv
  * "sample N" it prints "N squared is N*N" and exits 1 when N is a
@@ -23,19 +24,17 @@
  *   seed = S                  of the random faults (default 1)
  *
  * The test reads counters with flaky_stat(), found by dlsym.  Built twice:
- * as "flaky" and as "flaky2" (FLAKY_NAME), for fallback chains.
+ * as "flaky" and as "flaky2" (TP_NAME), for fallback chains; both name
+ * their sandboxes "flaky-N".
  */
 #include <pthread.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include <polysandbox/provider.h>
-
-#ifndef FLAKY_NAME
-#define FLAKY_NAME "flaky"
-#endif
+#include "testprov.h"
 
 struct fsb {
     struct fsb *next;
@@ -44,8 +43,7 @@ struct fsb {
 };
 
 struct flaky {
-    const sbx_host_v1 *host;
-    sbx_host_handle *h;
+    struct tp *t;
     pthread_mutex_t lock;
     uint64_t rng;
     unsigned long create_fail_first, create_fail_rate, exec_drop_rate;
@@ -96,19 +94,6 @@ SBX_PROVIDER_EXPORT void flaky_reset(void)
     pthread_mutex_unlock(&stat_lock);
 }
 
-static int setting(struct flaky *f, const char *key, unsigned long max, unsigned long *out)
-{
-    const char *v = f->host->config_get(f->h, key);
-    char *end;
-
-    if (!v)
-        return SBX_OK;
-    *out = strtoul(v, &end, 10);
-    if (!*v || *end || *out > max)
-        return f->host->set_error(f->h, SBX_E_CONFIG, "bad value '%s' for %s", v, key);
-    return SBX_OK;
-}
-
 static const struct {
     const char *name;
     int code;
@@ -119,58 +104,68 @@ static const struct {
     {"backend", SBX_E_BACKEND},
 };
 
-static int flaky_init(const sbx_host_v1 *host, sbx_host_handle *h, void **prov)
+/* The numeric settings: where each goes (SIZE_MAX: the seed) and its
+ * largest value. */
+static const struct {
+    const char *key;
+    unsigned long max;
+    size_t off;
+} nums[] = {
+    {"create_fail_first", 1000000, offsetof(struct flaky, create_fail_first)},
+    {"create_fail_rate", 100, offsetof(struct flaky, create_fail_rate)},
+    {"exec_drop_rate", 100, offsetof(struct flaky, exec_drop_rate)},
+    {"exec_drop_first", 1000000, offsetof(struct flaky, exec_drop_first)},
+    {"exec_not_started_first", 1000000, offsetof(struct flaky, exec_not_started_first)},
+    {"destroy_fail_first", 1000000, offsetof(struct flaky, destroy_fail_first)},
+    {"list_fail_first", 1000000, offsetof(struct flaky, list_fail_first)},
+    {"retry_after_ms", 3600000, offsetof(struct flaky, retry_after_ms)},
+    {"seed", 1000000000, SIZE_MAX},
+};
+
+int tp_setup(struct tp *t)
 {
-    struct flaky *f = calloc(1, sizeof *f);
+    const sbx_host_v1 *host = t->host;
+    struct flaky *f;
     const char *err, *health;
     unsigned long seed = 1;
     int rc = SBX_OK;
 
-    if (!f)
-        return host->set_error(h, SBX_E_NOMEM, "out of memory");
-    f->host = host;
-    f->h = h;
+    if (host->struct_size < sizeof *host || host->abi_minor < 1)
+        return host->set_error(t->h, SBX_E_INTERNAL, "flaky needs host ABI 1.1");
+    if (!(f = calloc(1, sizeof *f)))
+        return host->set_error(t->h, SBX_E_NOMEM, "out of memory");
+    if (pthread_mutex_init(&f->lock, NULL) != 0) {
+        free(f);
+        return host->set_error(t->h, SBX_E_INTERNAL, "mutex");
+    }
+    f->t = t;
     f->create_error = SBX_E_SERVER;
     f->healthy = 1;
-    if (host->struct_size < sizeof *host || host->abi_minor < 1) {
-        free(f);
-        return host->set_error(h, SBX_E_INTERNAL, "flaky needs host ABI 1.1");
-    }
-    if (rc == SBX_OK) rc = setting(f, "create_fail_first", 1000000, &f->create_fail_first);
-    if (rc == SBX_OK) rc = setting(f, "create_fail_rate", 100, &f->create_fail_rate);
-    if (rc == SBX_OK) rc = setting(f, "exec_drop_rate", 100, &f->exec_drop_rate);
-    if (rc == SBX_OK) rc = setting(f, "exec_drop_first", 1000000, &f->exec_drop_first);
-    if (rc == SBX_OK)
-        rc = setting(f, "exec_not_started_first", 1000000, &f->exec_not_started_first);
-    if (rc == SBX_OK) rc = setting(f, "destroy_fail_first", 1000000, &f->destroy_fail_first);
-    if (rc == SBX_OK) rc = setting(f, "list_fail_first", 1000000, &f->list_fail_first);
-    if (rc == SBX_OK) rc = setting(f, "retry_after_ms", 3600000, &f->retry_after_ms);
-    if (rc == SBX_OK) rc = setting(f, "seed", 1000000000, &seed);
-    if (rc == SBX_OK && (err = host->config_get(h, "create_error"))) {
-        rc = host->set_error(h, SBX_E_CONFIG, "bad create_error '%s'", err);
+    t->own = f;
+    for (size_t i = 0; i < sizeof nums / sizeof nums[0] && rc == SBX_OK; i++)
+        rc = tp_setting_num(t, nums[i].key, 0, nums[i].max,
+                            nums[i].off == SIZE_MAX ? &seed
+                                                    : (unsigned long *)((char *)f + nums[i].off));
+    if (rc == SBX_OK && (err = host->config_get(t->h, "create_error"))) {
+        rc = host->set_error(t->h, SBX_E_CONFIG, "bad create_error '%s'", err);
         for (size_t i = 0; i < sizeof codes / sizeof codes[0]; i++)
             if (!strcmp(err, codes[i].name)) {
                 f->create_error = codes[i].code;
                 rc = SBX_OK;
             }
     }
-    if (rc == SBX_OK && (health = host->config_get(h, "health")))
+    if (rc == SBX_OK && (health = host->config_get(t->h, "health")))
         f->healthy = strcmp(health, "fail") != 0;
-    if (rc == SBX_OK && pthread_mutex_init(&f->lock, NULL) != 0)
-        rc = host->set_error(h, SBX_E_INTERNAL, "mutex");
-    if (rc != SBX_OK) {
-        free(f);
-        return rc;
-    }
     f->rng = seed * UINT64_C(0x9E3779B97F4A7C15) + 1;
-    *prov = f;
-    return SBX_OK;
+    return rc;
 }
 
-static void flaky_fini(void *prov)
+void tp_teardown(struct tp *t)
 {
-    struct flaky *f = prov;
+    struct flaky *f = t->own;
 
+    if (!f)
+        return;
     while (f->all) {
         struct fsb *n = f->all->next;
         free(f->all);
@@ -212,16 +207,16 @@ static int take(struct flaky *f, unsigned long *budget)
 static int fail(struct flaky *f, int code, const char *what)
 {
     if (f->retry_after_ms) {
-        f->host->retry_after(f->h, f->retry_after_ms);
+        f->t->host->retry_after(f->t->h, f->retry_after_ms);
         bump(S_RETRY_AFTER, 1);
     }
-    return f->host->set_error(f->h, code, "flaky: injected %s", what);
+    return f->t->host->set_error(f->t->h, code, "flaky: injected %s", what);
 }
 
 static int flaky_create(void *prov, const sbx_create_spec_v1 *spec, void **sb,
                         char id[SBX_ID_MAX])
 {
-    struct flaky *f = prov;
+    struct flaky *f = ((struct tp *)prov)->own;
     struct fsb *s;
 
     (void)spec;
@@ -231,7 +226,7 @@ static int flaky_create(void *prov, const sbx_create_spec_v1 *spec, void **sb,
         return fail(f, f->create_error, "create failure");
     }
     if (!(s = calloc(1, sizeof *s)))
-        return f->host->set_error(f->h, SBX_E_NOMEM, "out of memory");
+        return f->t->host->set_error(f->t->h, SBX_E_NOMEM, "out of memory");
     pthread_mutex_lock(&f->lock);
     snprintf(s->id, sizeof s->id, "flaky-%lu", ++f->next_id);
     s->alive = 1;
@@ -247,7 +242,7 @@ static int flaky_create(void *prov, const sbx_create_spec_v1 *spec, void **sb,
 static int flaky_exec(void *prov, void *sb, const sbx_exec_spec_v1 *spec,
                       const sbx_output_sink_v1 *sink, sbx_exec_outcome_v1 *out)
 {
-    struct flaky *f = prov;
+    struct flaky *f = ((struct tp *)prov)->own;
     char line[256];
     int n, code = 0;
 
@@ -255,7 +250,7 @@ static int flaky_exec(void *prov, void *sb, const sbx_exec_spec_v1 *spec,
     bump(S_EXECS, 1);
     if (take(f, &f->exec_not_started_first)) {
         bump(S_EXEC_FAIL, 1);
-        f->host->not_started(f->h);
+        f->t->host->not_started(f->t->h);
         return fail(f, SBX_E_SERVER, "exec failure before the command started");
     }
     if (spec->argv[0] && !strcmp(spec->argv[0], "sample") && spec->argv[1]) {
@@ -280,7 +275,7 @@ static int flaky_exec(void *prov, void *sb, const sbx_exec_spec_v1 *spec,
 
 static int flaky_destroy(void *prov, void *sb)
 {
-    struct flaky *f = prov;
+    struct flaky *f = ((struct tp *)prov)->own;
     struct fsb *s = sb;
 
     /* The handle is the record itself: nothing to free but the sandbox. */
@@ -300,7 +295,7 @@ static int flaky_destroy(void *prov, void *sb)
 
 static int flaky_attach(void *prov, const char *id, void **sb)
 {
-    struct flaky *f = prov;
+    struct flaky *f = ((struct tp *)prov)->own;
     struct fsb *s;
 
     bump(S_ATTACHES, 1);
@@ -309,7 +304,7 @@ static int flaky_attach(void *prov, const char *id, void **sb)
         ;
     pthread_mutex_unlock(&f->lock);
     if (!s)
-        return f->host->set_error(f->h, SBX_E_NOT_FOUND, "flaky: no sandbox '%s'", id);
+        return f->t->host->set_error(f->t->h, SBX_E_NOT_FOUND, "flaky: no sandbox '%s'", id);
     *sb = s;
     return SBX_OK;
 }
@@ -323,7 +318,7 @@ static void flaky_release(void *prov, void *sb)
 static int flaky_list(void *prov, const sbx_kv_v1 *filter, size_t n_filter,
                       sbx_list_cb_v1 cb, void *ud)
 {
-    struct flaky *f = prov;
+    struct flaky *f = ((struct tp *)prov)->own;
     char ids[64][32];
     size_t n = 0;
     int rc = SBX_OK;
@@ -346,18 +341,18 @@ static int flaky_list(void *prov, const sbx_kv_v1 *filter, size_t n_filter,
 
 static int flaky_health(void *prov)
 {
-    struct flaky *f = prov;
+    struct flaky *f = ((struct tp *)prov)->own;
 
     bump(S_HEALTH, 1);
     if (!f->healthy)
-        return f->host->set_error(f->h, SBX_E_NETWORK, "flaky: backend unreachable "
+        return f->t->host->set_error(f->t->h, SBX_E_NETWORK, "flaky: backend unreachable "
                                   "(injected by health = fail)");
     return SBX_OK;
 }
 
 static const sbx_provider_ops_v1 flaky_ops = {
-    .init = flaky_init,
-    .fini = flaky_fini,
+    .init = tp_init,
+    .fini = tp_fini,
     .create = flaky_create,
     .exec = flaky_exec,
     .destroy = flaky_destroy,
@@ -374,7 +369,7 @@ static const char *const flaky_keys[] = {
     "seed", NULL,
 };
 
-SBX_PROVIDER_DEFINE(FLAKY_NAME, "1.0", "test provider with injected faults", "MIT",
+SBX_PROVIDER_DEFINE(TP_NAME, "1.0", "test provider with injected faults", "MIT",
                     SBX_CAP_PERSISTENT | SBX_CAP_CONCURRENT | SBX_CAP_LIST |
                         SBX_CAP_NETWORK_POLICY /* runs nothing */,
                     flaky_keys, NULL, &flaky_ops);
