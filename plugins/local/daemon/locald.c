@@ -1,11 +1,11 @@
-/* plugins/local/locald.c - polysandbox-locald, prepared sandboxes per user
+/* plugins/local/daemon/locald.c - polysandbox-locald, prepared sandboxes per user
  *
- * Started by the local provider on first use (locald-client.c), one per
+ * Started by the local provider on first use (launch/daemon.c), one per
  * user and state directory: the lock file in the run directory decides
  * which of concurrent starts stays.  It makes the local provider as the
  * CLI would (the same sources, the settings it was started with), keeps
  * K sandboxes prepared for each of the last limits asked for
- * (locald-zygote.c), and answers on <run dir>/locald.sock, to processes
+ * (daemon/spare.c), and answers on <run dir>/locald.sock, to processes
  * of its own uid only:
  *
  *   request (argv, env, cwd, limits; stdio, report and status pipes and
@@ -47,8 +47,8 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
-#include "local-int.h"
-#include "locald-proto.h"
+#include "../jail/jail.h"
+#include "../wire/locald-proto.h"
 #include "locald.h"
 #include <polysandbox/sandbox.h>
 
@@ -59,7 +59,7 @@
 /* local.c's descriptor: its ops make the provider here too. */
 extern const sbx_provider_v1 sandbox_provider_v1;
 
-#define ZMAX 64          /* prepared and serving sandboxes, at most */
+#define SPARE_MAX 64          /* prepared and serving sandboxes, at most */
 #define WMAX 2           /* limits kept prepared for */
 #define MAX_FAILS 3      /* preparations failing in a row: that limits goes in-process */
 
@@ -222,7 +222,7 @@ struct want {
     int fails;
 };
 
-struct zyg {
+struct spare {
     bool live;
     struct key k;
     pid_t pid;
@@ -251,7 +251,7 @@ struct daemon {
     bool retiring, stop;
     bool strict;         /* tests: a request waits for a sandbox prepared for it */
     struct want wants[WMAX];
-    struct zyg z[ZMAX];
+    struct spare z[SPARE_MAX];
 };
 
 static void close_fd(int *fd)
@@ -283,8 +283,8 @@ static bool image_id(const char *dir, uint64_t img[5])
 
 /* ---- prepared sandboxes ---- */
 
-static void on_ready(struct daemon *d, struct zyg *z);
-static void on_exit_(struct daemon *d, struct zyg *z);
+static void on_ready(struct daemon *d, struct spare *z);
+static void on_exit_(struct daemon *d, struct spare *z);
 
 struct lcl_clone_args {
     uint64_t flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size, tls,
@@ -292,7 +292,7 @@ struct lcl_clone_args {
 };
 
 /* Ends @z: kills what runs, reaps, gives the slot back; the entry is free. */
-static void zyg_end(struct daemon *d, struct zyg *z)
+static void spare_end(struct daemon *d, struct spare *z)
 {
     if (!z->live)
         return;
@@ -316,12 +316,12 @@ static void zyg_end(struct daemon *d, struct zyg *z)
 }
 
 /* Clones a sandbox init for limits @w and lets it build its root. */
-static bool zyg_start(struct daemon *d, int wi)
+static bool spare_start(struct daemon *d, int wi)
 {
     struct lcl_prov *p = d->p;
     struct want *w = &d->wants[wi];
-    struct zyg *z = NULL;
-    for (int i = 0; i < ZMAX && !z; i++)
+    struct spare *z = NULL;
+    for (int i = 0; i < SPARE_MAX && !z; i++)
         if (!d->z[i].live)
             z = &d->z[i];
     if (!z)
@@ -398,7 +398,7 @@ static bool zyg_start(struct daemon *d, int wi)
     ca.pidfd = (uint64_t)(uintptr_t)&pidfd;
     long pid = syscall(SYS_clone3, &ca, sizeof ca);
     if (pid == 0)
-        lcl_zygote_main(&c);
+        lcl_spare_main(&c);
     int e = errno;
     close_fd(&sv[1]);
     close_fd(&rep[1]);
@@ -424,7 +424,7 @@ static bool zyg_start(struct daemon *d, int wi)
     char go = 'g';
     if (lcl_id_maps(&z->id, z->pid) < 0 || send(z->ctl, &go, 1, MSG_NOSIGNAL) != 1) {
         h_log(&hh, SBX_LOG_WARNING, "starting a prepared sandbox: %s", strerror(errno));
-        zyg_end(d, z);
+        spare_end(d, z);
         w->fails++;
         return false;
     }
@@ -442,9 +442,9 @@ static void fill(struct daemon *d)
         if (!w->used || w->fails >= MAX_FAILS)
             continue;
         int have = 0;
-        for (int i = 0; i < ZMAX; i++)
+        for (int i = 0; i < SPARE_MAX; i++)
             have += d->z[i].live && !d->z[i].serving && d->z[i].want == wi;
-        while (have < d->per_key && zyg_start(d, wi))
+        while (have < d->per_key && spare_start(d, wi))
             have++;
     }
 }
@@ -459,9 +459,9 @@ static int want_for(struct daemon *d, const struct key *k)
             lru = i;
     }
     /* Others' prepared sandboxes go. */
-    for (int i = 0; i < ZMAX; i++)
+    for (int i = 0; i < SPARE_MAX; i++)
         if (d->z[i].live && !d->z[i].serving && d->z[i].want == lru)
-            zyg_end(d, &d->z[i]);
+            spare_end(d, &d->z[i]);
     d->wants[lru] = (struct want){true, *k, lcl_now_mono(), 0};
     return lru;
 }
@@ -469,17 +469,17 @@ static int want_for(struct daemon *d, const struct key *k)
 /* ---- requests ---- */
 
 /* Strict mode: a sandbox of @wi made and waited for (10 s at most). */
-static struct zyg *prepare_now(struct daemon *d, int wi)
+static struct spare *prepare_now(struct daemon *d, int wi)
 {
-    struct zyg *z = NULL;
-    for (int i = 0; i < ZMAX && !z; i++)
+    struct spare *z = NULL;
+    for (int i = 0; i < SPARE_MAX && !z; i++)
         if (d->z[i].live && !d->z[i].ready && !d->z[i].serving && d->z[i].want == wi &&
             d->z[i].ctl >= 0)
             z = &d->z[i];
     if (!z) {
-        if (d->wants[wi].fails >= MAX_FAILS || !zyg_start(d, wi))
+        if (d->wants[wi].fails >= MAX_FAILS || !spare_start(d, wi))
             return NULL;
-        for (int i = 0; i < ZMAX && !z; i++)
+        for (int i = 0; i < SPARE_MAX && !z; i++)
             if (d->z[i].live && !d->z[i].ready && !d->z[i].serving && d->z[i].want == wi &&
                 d->z[i].ctl >= 0)
                 z = &d->z[i];
@@ -487,7 +487,7 @@ static struct zyg *prepare_now(struct daemon *d, int wi)
     struct pollfd pf = {z ? z->ctl : -1, POLLIN, 0};
     if (!z || poll(&pf, 1, 10000) != 1) {
         if (z)
-            zyg_end(d, z);
+            spare_end(d, z);
         return NULL;
     }
     on_ready(d, z);
@@ -506,7 +506,7 @@ static void reply(int conn, int code, const char *slot, int fd)
     r.code = code;
     if (slot)
         snprintf(r.slot, sizeof r.slot, "%s", slot);
-    lcl_ld_send(conn, &r, sizeof r, &fd, fd >= 0 ? 1 : 0);
+    lcl_fds_send(conn, &r, sizeof r, &fd, fd >= 0 ? 1 : 0);
 }
 
 static void serve(struct daemon *d, int conn);
@@ -532,9 +532,9 @@ static void retire(struct daemon *d)
     if (d->lock_fd >= 0)
         unlink(d->lock_path); /* still locked: see main */
     close_fd(&d->lock_fd);
-    for (int i = 0; i < ZMAX; i++)
+    for (int i = 0; i < SPARE_MAX; i++)
         if (d->z[i].live && !d->z[i].serving)
-            zyg_end(d, &d->z[i]);
+            spare_end(d, &d->z[i]);
 }
 
 static bool id_ok(const char *id)
@@ -549,7 +549,7 @@ static bool id_ok(const char *id)
 
 /* Marks the slot as @id's exec (destroy of that sandbox finds it),
  * keeping our pid and start time. */
-static bool mark_owner(struct zyg *z, const char *id)
+static bool mark_owner(struct spare *z, const char *id)
 {
     char old[SBX_ID_MAX + 64], owner[SBX_ID_MAX + 64];
     ssize_t n = fgetxattr(z->cg.pool_fd, LCL_POOL_XATTR, old, sizeof old - 1);
@@ -632,7 +632,7 @@ static void serve(struct daemon *d, int conn)
     struct lcl_ld_req q;
     int fds[LCL_LD_NFDS];
     char *buf = NULL;
-    int e = lcl_ld_recv(conn, &q, sizeof q, fds, LCL_LD_NFDS);
+    int e = lcl_fds_recv(conn, &q, sizeof q, fds, LCL_LD_NFDS);
     bool fds_ok = true;
     for (int i = 0; i < LCL_LD_NFDS; i++)
         fds_ok = fds_ok && fds[i] >= 0;
@@ -642,12 +642,12 @@ static void serve(struct daemon *d, int conn)
         e = -ENOMEM;
     if (!e) {
         memcpy(buf, &q, sizeof q);
-        e = lcl_ld_recv(conn, buf + sizeof q, q.blob_len, NULL, 0);
+        e = lcl_fds_recv(conn, buf + sizeof q, q.blob_len, NULL, 0);
     }
     q.id[sizeof q.id - 1] = '\0';
     q.key[sizeof q.key - 1] = '\0';
     d->last_req = lcl_now_mono();
-    struct zyg *z = NULL;
+    struct spare *z = NULL;
     int code = LCL_LD_FALLBACK;
     static struct key k; /* single-threaded; a path is large for the stack */
     if (e) {
@@ -658,7 +658,7 @@ static void serve(struct daemon *d, int conn)
                request_key(d, &q, buf, &k)) {
         int wi = want_for(d, &k);
         d->wants[wi].last = d->last_req;
-        for (int i = 0; i < ZMAX && !z; i++)
+        for (int i = 0; i < SPARE_MAX && !z; i++)
             if (d->z[i].live && d->z[i].ready && !d->z[i].serving && !d->z[i].exited &&
                 key_eq(&d->z[i].k, &k))
                 z = &d->z[i];
@@ -669,11 +669,11 @@ static void serve(struct daemon *d, int conn)
         int ns = z && d->p->ids_per_exec ? lcl_id_userns(&z->id, z->pid) : -1;
         if (z && (!mark_owner(z, q.id) ||
                   (d->p->ids_per_exec && (ns < 0 || lcl_mount_idmap(fds[LCL_LD_FD_WORK], ns) < 0)))) {
-            zyg_end(d, z); /* nothing started: in-process */
+            spare_end(d, z); /* nothing started: in-process */
             z = NULL;
-        } else if (z && lcl_ld_send(z->ctl, buf, sizeof q + q.blob_len, fds, LCL_LD_NFDS) < 0) {
+        } else if (z && lcl_fds_send(z->ctl, buf, sizeof q + q.blob_len, fds, LCL_LD_NFDS) < 0) {
             /* It may have the request or not: it goes, the client gets an error. */
-            zyg_end(d, z);
+            spare_end(d, z);
             z = NULL;
             code = -1;
         }
@@ -699,7 +699,7 @@ static void serve(struct daemon *d, int conn)
 
 /* ---- events ---- */
 
-static void on_ready(struct daemon *d, struct zyg *z)
+static void on_ready(struct daemon *d, struct spare *z)
 {
     char b;
     ssize_t n = recv(z->ctl, &b, 1, MSG_DONTWAIT);
@@ -718,11 +718,11 @@ static void on_ready(struct daemon *d, struct zyg *z)
 /* The client is done (or gone): kill what is left; the end is reaped
  * when its pidfd says so, so the namespaces' teardown holds up no
  * request. */
-static void zyg_finish(struct daemon *d, struct zyg *z)
+static void spare_finish(struct daemon *d, struct spare *z)
 {
     close_fd(&z->client);
     if (z->exited) {
-        zyg_end(d, z);
+        spare_end(d, z);
         return;
     }
     lcl_cg_kill(d->p, &z->cg);
@@ -730,11 +730,11 @@ static void zyg_finish(struct daemon *d, struct zyg *z)
     z->finishing = true;
 }
 
-static void on_exit_(struct daemon *d, struct zyg *z)
+static void on_exit_(struct daemon *d, struct spare *z)
 {
     z->exited = true;
     if (z->finishing) {
-        zyg_end(d, z);
+        spare_end(d, z);
         return;
     }
     if (z->serving) {
@@ -753,7 +753,7 @@ static void on_exit_(struct daemon *d, struct zyg *z)
     }
     if (!z->ready)
         d->wants[z->want].fails++;
-    zyg_end(d, z);
+    spare_end(d, z);
 }
 
 /* Preparing a sandbox (a clone into new namespaces, a root: a few ms of
@@ -767,7 +767,7 @@ static uint64_t refill_hold(const struct daemon *d, uint64_t now)
     if (now - d->last_req >= REFILL_HOLD_NS)
         return 0;
     bool starting = false;
-    for (int i = 0; i < ZMAX; i++)
+    for (int i = 0; i < SPARE_MAX; i++)
         starting = starting || (d->z[i].live && d->z[i].serving && d->z[i].client >= 0);
     if (!starting)
         return 0;
@@ -776,7 +776,7 @@ static uint64_t refill_hold(const struct daemon *d, uint64_t now)
         if (!w->used || w->fails >= MAX_FAILS)
             continue;
         int ready = 0;
-        for (int i = 0; i < ZMAX; i++)
+        for (int i = 0; i < SPARE_MAX; i++)
             ready += d->z[i].live && d->z[i].ready && !d->z[i].serving && d->z[i].want == wi;
         if (!ready)
             return 0;
@@ -797,9 +797,9 @@ static void loop(struct daemon *d)
         uint64_t hold = refill_hold(d, lcl_now_mono());
         if (!hold)
             fill(d);
-        struct pollfd pf[2 + 2 * ZMAX];
-        struct zyg *who[2 + 2 * ZMAX];
-        int what[2 + 2 * ZMAX];
+        struct pollfd pf[2 + 2 * SPARE_MAX];
+        struct spare *who[2 + 2 * SPARE_MAX];
+        int what[2 + 2 * SPARE_MAX];
         nfds_t n = 0;
         int serving = 0, live = 0;
         pf[n] = (struct pollfd){d->sig_fd, POLLIN, 0};
@@ -810,8 +810,8 @@ static void loop(struct daemon *d)
             who[n] = NULL;
             what[n++] = 1;
         }
-        for (int i = 0; i < ZMAX; i++) {
-            struct zyg *z = &d->z[i];
+        for (int i = 0; i < SPARE_MAX; i++) {
+            struct spare *z = &d->z[i];
             if (!z->live)
                 continue;
             live++;
@@ -850,7 +850,7 @@ static void loop(struct daemon *d)
         for (nfds_t i = 0; pr > 0 && i < n; i++) {
             if (!pf[i].revents)
                 continue;
-            struct zyg *z = who[i];
+            struct spare *z = who[i];
             if (z && !z->live)
                 continue; /* ended by an earlier event of this round */
             switch (what[i]) {
@@ -871,7 +871,7 @@ static void loop(struct daemon *d)
                 on_exit_(d, z);
                 break;
             case 3: /* "done", or the client went away: either way it ends */
-                zyg_finish(d, z);
+                spare_finish(d, z);
                 break;
             case 4:
                 on_ready(d, z);
@@ -879,8 +879,8 @@ static void loop(struct daemon *d)
             }
         }
     }
-    for (int i = 0; i < ZMAX; i++)
-        zyg_end(d, &d->z[i]);
+    for (int i = 0; i < SPARE_MAX; i++)
+        spare_end(d, &d->z[i]);
 }
 
 /* ---- start ---- */
@@ -1039,7 +1039,7 @@ int main(int argc, char **argv)
     snprintf(d.key, sizeof d.key, "%s", key);
     d.per_key = (int)k;
     d.idle_ns = idle_s * 1000000000u;
-    for (int i = 0; i < ZMAX; i++)
+    for (int i = 0; i < SPARE_MAX; i++)
         d.z[i].pidfd = d.z[i].ctl = d.z[i].rep = d.z[i].client = d.z[i].id.fd =
             d.z[i].id.userns = -1;
 
@@ -1089,7 +1089,7 @@ int main(int argc, char **argv)
         return 1;
     }
     d.p = prov;
-    d.p->cg_v2_slots = true; /* v2: our cgroups are one-shot slots (local-cgpool.c) */
+    d.p->cg_v2_slots = true; /* v2: our cgroups are one-shot slots (cgroup/slots.c) */
     if (!d.p->run_dir || strcmp(d.p->run_dir, run_dir) || !d.p->root ||
         lcl_seccomp_ensure(d.p)) {
         h_log(&hh, SBX_LOG_ERROR, "not usable here (run directory %s, root %d)",

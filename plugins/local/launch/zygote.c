@@ -1,4 +1,4 @@
-/* plugins/local/local-zygote.c - execs forked from a warm interpreter
+/* plugins/local/launch/zygote.c - execs forked from a warm interpreter
  *
  * ops->exec_zygote (ABI 1.2): when the template declares a zygote and
  * the command is that interpreter on a script (`python3 [-S...] main.py
@@ -7,11 +7,11 @@
  * interpreter configuration, one per concurrent exec), which imported
  * the template's modules and never runs untrusted code itself.  Its
  * clone is the exec's init, a sandbox of its own exactly as a cloned
- * init is (local-zygote-child.c, sharing local-child.c's set-up): the exec's
+ * init is (zygote/helper.c, sharing jail/child.c's set-up): the exec's
  * cgroup, fresh namespaces, root, /tmp, /proc, limits, privileges
  * dropped and the seccomp filter, with pid 1 reaping; and everything the
  * supervisor does (files, cgroup, maps, output, limits, the verdict) is
- * local-exec.c's own.  The program then runs in that interpreter.
+ * launch/exec.c's own.  The program then runs in that interpreter.
  *
  * A zygote that dies is replaced: before it forked the exec's child the
  * request goes to a new one (nothing started); after, only that exec
@@ -38,9 +38,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "local-int.h"
-#include "local-zygote.h"
-#include "plugins/local/local-zygote-py.h" /* LCL_ZYGOTE_PY: local-zygote.py as a string */
+#include "../jail/jail.h"
+#include "../wire/zygote-proto.h"
+#include "plugins/local/local-zygote-py.h" /* LCL_ZYGOTE_PY: zygote/zygote.py as a string */
 
 /* A zygote is retired after this many execs: its children share its
  * memory layout and hash seed, so a fresh one now and then bounds that. */
@@ -539,7 +539,7 @@ static void put_str(struct buf *b, const char *s)
     put(b, s, strlen(s) + 1);
 }
 
-/* The layout message (local-zygote.h): where the root is built, the
+/* The layout message (wire/zygote-proto.h): where the root is built, the
  * shared skeleton, the system binds, our paths to cover. */
 static int send_layout(const struct lcl_prov *p, const struct lcl_child *c, int sock)
 {

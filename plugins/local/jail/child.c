@@ -1,4 +1,4 @@
-/* plugins/local/local-child.c - inside the sandbox: init and payload
+/* plugins/local/jail/child.c - inside the sandbox: init and payload
  *
  * The supervisor clones us into new user, mount, pid, net, ipc and uts
  * namespaces.  We are pid 1 of the new pid namespace: we wait for the
@@ -39,10 +39,8 @@
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 
-#include "local-int.h"
-#include "local-zygote.h"
-#include "locald-proto.h"
-#include "locald.h"
+#include "jail.h"
+#include "../wire/fdpass.h"
 
 #ifndef CLOSE_RANGE_CLOEXEC
 #define CLOSE_RANGE_CLOEXEC (1U << 2)
@@ -139,7 +137,7 @@ static void bind_path(const struct lcl_child *c, const char *src, const char *ds
         fail(c, "making read-only/nosuid the bind mount of", src);
 }
 
-/* The work directory the go brought (release_init in local-exec.c):
+/* The work directory the go brought (release_init in launch/exec.c):
  * ours alone, this being our own copy of the memory. */
 static int work_from_go = -1;
 
@@ -149,7 +147,7 @@ static bool read_go(const struct lcl_child *c)
     char go;
     if (!c->work_by_sync)
         return read(c->fd_sync, &go, 1) == 1;
-    if (lcl_ld_recv(c->fd_sync, &go, 1, &work_from_go, 1) < 0)
+    if (lcl_fds_recv(c->fd_sync, &go, 1, &work_from_go, 1) < 0)
         return false;
     if (work_from_go < 0)
         fail(c, "receiving the work directory", NULL);
@@ -554,7 +552,7 @@ static void build_root(const struct lcl_child *c)
     else
         skel_tree(c, root);
 
-    /* A prepared sandbox (locald-zygote.c) gets /work attached later. */
+    /* A prepared sandbox (daemon/spare.c) gets /work attached later. */
     if (c->sb->work) {
         if (!s_cat3(dst, sizeof dst, root, "/work", NULL))
             fail(c, "path too long", "/work");
@@ -605,7 +603,7 @@ static void loopback_up(const struct lcl_child *c)
 
 /* After the go: groups, cgroup namespace, the root, host name, loopback.
  * Every init does this: in-process and prepared ones (lcl_child_setup)
- * and a zygote's (local-zygote-child.c). */
+ * and a zygote's (zygote/helper.c). */
 void lcl_child_root(const struct lcl_child *c)
 {
     if (c->drop_groups && syscall(SYS_setgroups, 0, NULL) < 0)
@@ -619,7 +617,7 @@ void lcl_child_root(const struct lcl_child *c)
         loopback_up(c);
 }
 
-/* ---- a zygote's root, built once (local-zygote-child.c) ---- */
+/* ---- a zygote's root, built once (zygote/helper.c) ---- */
 
 /* In the zygote, just entered into a user and mount namespace of its
  * own: the read-only tree every exec's root shares (the skeleton, the
@@ -661,7 +659,7 @@ void lcl_child_zroot_ready(const struct lcl_child *c)
  * zygote's), after the go: what lcl_child_root does on a root built
  * already: groups, cgroup namespace, /proc (its pid namespace's, masked
  * as usual), /dev/shm, devpts, host name, loopback.  /work and /tmp are
- * the caller's (local-zygote-child.c). */
+ * the caller's (zygote/helper.c). */
 void lcl_child_zroot_exec(const struct lcl_child *c)
 {
     if (c->drop_groups && syscall(SYS_setgroups, 0, NULL) < 0)
@@ -794,7 +792,7 @@ static void payload_limits(const struct lcl_child *c)
     set_limit(c, RLIMIT_NOFILE, l->nofile, l->nofile, "RLIMIT_NOFILE");
     set_limit(c, RLIMIT_FSIZE, l->fsize_bytes, l->fsize_bytes, "RLIMIT_FSIZE");
     set_limit(c, RLIMIT_CORE, 0, 0, "RLIMIT_CORE");
-    /* Floors where no cgroup holds the limit (local-limits.c). */
+    /* Floors where no cgroup holds the limit (jail/limits.c). */
     if (c->rl_data)
         set_limit(c, RLIMIT_DATA, c->rl_data, c->rl_data, "RLIMIT_DATA");
     if (c->rl_nproc)
@@ -822,7 +820,7 @@ static void payload_seccomp(const struct lcl_child *c)
 
 /* The payload up to the command: stdio, signals, session, limits, working
  * directory, privileges, the seccomp filter (also the zygote's, in
- * local-zygote-child.c). */
+ * zygote/helper.c). */
 void lcl_payload_prepare(const struct lcl_child *c)
 {
     payload_stdio(c);
@@ -917,7 +915,7 @@ static void close_host_fds(const struct lcl_child *c)
 }
 
 /* Up to a built root and network: the init of a prepared sandbox
- * (locald-zygote.c) stops here and waits for its request. */
+ * (daemon/spare.c) stops here and waits for its request. */
 void lcl_child_setup(const struct lcl_child *c)
 {
     prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
@@ -982,7 +980,7 @@ _Noreturn void lcl_child_start(const struct lcl_child *c)
     lcl_child_reap(c, pid);
 }
 
-/* ---- a payload made before its request (locald-zygote.c) ---- */
+/* ---- a payload made before its request (daemon/spare.c) ---- */
 
 void lcl_payload_early(const struct lcl_child *c)
 {

@@ -1,4 +1,4 @@
-/* plugins/local/local-exec.c - the supervisor side of one exec
+/* plugins/local/launch/exec.c - the supervisor side of one exec
  *
  * The calling thread supervises: it writes the files, makes the cgroup,
  * clones the sandbox init into new namespaces, writes its id maps, joins
@@ -28,8 +28,8 @@
 #include <linux/sched.h>
 #endif
 
-#include "local-int.h"
-#include "locald-proto.h"
+#include "../jail/jail.h"
+#include "../wire/locald-proto.h"
 
 /* Our own copy: <linux/sched.h> may predate the cgroup field. */
 struct lcl_clone_args {
@@ -278,7 +278,7 @@ static void read_stream(struct run *r)
 }
 
 /* signal_fd is readable (the payload runs): each byte a signal for it.
- * The init forwards these to the payload's process group (local-child.c:
+ * The init forwards these to the payload's process group (jail/child.c:
  * lcl_child_forward); others are not ours to send. */
 static void read_signals(struct run *r)
 {
@@ -455,7 +455,7 @@ static int release_init(struct run *r)
                                       : strerror(e));
         }
     }
-    int e = -lcl_ld_send(r->sync[1], "g", 1, &wfd, wfd >= 0 ? 1 : 0);
+    int e = -lcl_fds_send(r->sync[1], "g", 1, &wfd, wfd >= 0 ? 1 : 0);
     if (wfd >= 0)
         close(wfd);
     if (e)
@@ -726,22 +726,6 @@ static int make_pipes(struct run *r)
         if (fcntl(ours[i], F_SETFL, O_NONBLOCK) < 0)
             return r->p->host->set_error(r->p->h, SBX_E_IO, "fcntl: %s", strerror(errno));
     return 0;
-}
-
-void lcl_child_exec_view(struct lcl_child *c, const struct lcl_sb *sb, char *const *argv,
-                         char **envp, char **path_dirs, const char *cwd,
-                         const int fds[LCL_CHILD_NFD])
-{
-    c->sb = sb;
-    c->argv = argv;
-    c->envp = envp;
-    c->path_dirs = path_dirs;
-    c->cwd = cwd;
-    c->fd_in = fds[LCL_CHILD_FD_IN];
-    c->fd_out = fds[LCL_CHILD_FD_OUT];
-    c->fd_err = fds[LCL_CHILD_FD_ERR];
-    c->fd_report = fds[LCL_CHILD_FD_REPORT];
-    c->fd_status = fds[LCL_CHILD_FD_STATUS];
 }
 
 int lcl_exec(struct lcl_prov *p, struct lcl_sb *sb, const sbx_exec_spec_v1 *spec,
