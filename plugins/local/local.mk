@@ -18,7 +18,12 @@ plugins_local_local_la_SOURCES = \
 	plugins/local/local-rundir.c \
 	plugins/local/local-util.c \
 	plugins/local/jail/jail.h \
+	plugins/local/jail/jail-int.h \
 	plugins/local/jail/child.c \
+	plugins/local/jail/payload.c \
+	plugins/local/jail/root.c \
+	plugins/local/jail/root-image.c \
+	plugins/local/jail/root-skel.c \
 	plugins/local/jail/etcscan.c \
 	plugins/local/jail/layout.c \
 	plugins/local/jail/limits.c \
@@ -49,7 +54,10 @@ dist_man_MANS += doc/polysandbox-locald.8
 plugins_local_polysandbox_locald_SOURCES = $(plugins_local_local_la_SOURCES) \
 	plugins/local/daemon/locald.h \
 	plugins/local/daemon/locald.c \
+	plugins/local/daemon/host.c \
+	plugins/local/daemon/serve.c \
 	plugins/local/daemon/spare.c \
+	plugins/local/daemon/stock.c \
 	core/path-check.c core/path-check.h core/clock.c core/clock.h \
 	core/host-settings.c core/settings-read.h core/units.c core/error.c
 plugins_local_polysandbox_locald_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/plugins/common \
@@ -84,9 +92,12 @@ plugins/local/local-zygote-py.h: $(srcdir)/plugins/local/zygote/zygote.py
 zygotedir = $(providerdir)
 zygote_DATA = plugins/local/local-zygote.so
 ZYGOTE_HELPER_SRC = $(srcdir)/plugins/local/zygote/helper.c $(srcdir)/plugins/local/jail/child.c \
+	$(srcdir)/plugins/local/jail/payload.c $(srcdir)/plugins/local/jail/root.c \
+	$(srcdir)/plugins/local/jail/root-image.c $(srcdir)/plugins/local/jail/root-skel.c \
 	$(srcdir)/plugins/local/local-util.c $(srcdir)/plugins/local/wire/fdpass.c
 plugins/local/local-zygote.so: $(ZYGOTE_HELPER_SRC) $(srcdir)/plugins/local/local-int.h \
-		$(srcdir)/plugins/local/jail/jail.h $(srcdir)/plugins/local/wire/fdpass.h \
+		$(srcdir)/plugins/local/jail/jail.h $(srcdir)/plugins/local/jail/jail-int.h \
+		$(srcdir)/plugins/local/wire/fdpass.h \
 		$(srcdir)/plugins/local/wire/zygote-proto.h config.h
 	$(AM_V_CCLD)$(MKDIR_P) plugins/local && \
 	$(CC) -std=gnu11 $(WARN_CFLAGS) -O2 -fPIC -shared -fvisibility=hidden $(DEFS) \
