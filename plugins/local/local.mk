@@ -32,7 +32,10 @@ plugins_local_local_la_SOURCES = \
 	plugins/local/jail/view.c \
 	plugins/local/cgroup/cgroup.c \
 	plugins/local/cgroup/slots.c \
+	plugins/local/launch/launch.h \
+	plugins/local/launch/launchers.c \
 	plugins/local/launch/exec.c \
+	plugins/local/launch/clone.c \
 	plugins/local/launch/daemon.c \
 	plugins/local/wire/fdpass.h \
 	plugins/local/wire/fdpass.c \

@@ -34,7 +34,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../jail/jail.h"
+#include "launch.h"
 #include "../wire/locald-proto.h"
 
 #ifndef LCL_LOCALD_PATH
@@ -447,3 +447,23 @@ void lcl_locald_doctor(struct lcl_prov *p, sbx_doctor_cb_v1 cb, void *ud)
              usable && n > 0 ? pid : "", "");
     cb(ud, "daemon (polysandbox-locald)", 1, detail);
 }
+
+/* ---- the launcher (launch.h): a spare of the daemon takes the whole exec ---- */
+
+static bool daemon_fits(const struct lcl_launch *l)
+{
+    /* Egress is attached to an init we clone here: never the daemon's. */
+    return !l->sp && !l->sb->egress;
+}
+
+static int daemon_prepare(struct lcl_launch *l)
+{
+    return lcl_locald_exec(l->p, l->c, l->cg, l->pidfd, l->conn);
+}
+
+const struct lcl_launcher lcl_launch_daemon = {
+    .name = "daemon",
+    .fits = daemon_fits,
+    .prepare = daemon_prepare,
+    .start = NULL, /* the spare is running: no maps, no go of ours */
+};

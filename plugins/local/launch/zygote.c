@@ -38,7 +38,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../jail/jail.h"
+#include "launch.h"
 #include "../wire/zygote-proto.h"
 #include "plugins/local/local-zygote-py.h" /* LCL_ZYGOTE_PY: zygote/zygote.py as a string */
 
@@ -799,3 +799,31 @@ int lcl_zyg_exec(struct lcl_prov *p, struct lcl_sb *sb, const char *const *zygot
                                   "the exec may run again)");
     return ret;
 }
+
+/* ---- the launcher (launch.h): an exec_zygote's init is the zygote's child ---- */
+
+static bool zyg_fits(const struct lcl_launch *l)
+{
+    return l->sp != NULL;
+}
+
+/* The init started by l->sp instead of cloned (a zygote's child, which
+ * joins v1 cgroups through the tasks files it was given). */
+static int zyg_launch(struct lcl_launch *l)
+{
+    bool joined = false;
+    l->c->new_cgroup_ns = true;
+    for (int i = 0; i < LCL_CG_NCTRL; i++)
+        joined = joined || l->c->fd_tasks[i] >= 0;
+    int ret = l->sp->start(l->sp->ud, l->c, l->pid, l->pidfd);
+    if (ret)
+        return ret;
+    return lcl_cg_attach(l->p, l->cg, *l->pid, joined);
+}
+
+const struct lcl_launcher lcl_launch_zygote = {
+    .name = "zygote",
+    .fits = zyg_fits,
+    .prepare = lcl_launch_own_cgroup,
+    .start = zyg_launch,
+};
