@@ -88,7 +88,7 @@ else
 fi
 
 # ---- 1b, 2b. the same with prepared sandboxes (daemon = auto) ----
-# polysandbox-locald (plugins/local/locald*.c): the local provider hands
+# polysandbox-locald (plugins/local/daemon/): the local provider hands
 # each exec to a sandbox the daemon prepared; peers measured again in the
 # same run.  The first run starts the daemon (and runs in-process).
 locald="$top_builddir/plugins/local/polysandbox-locald"

@@ -1,4 +1,4 @@
-/* plugins/local/local-skel.c - the root skeleton, made once and kept mounted
+/* plugins/local/jail/skel.c - the root skeleton, made once and kept mounted
  *
  * Every sandbox root starts as the same skeleton: mount points and the
  * made-up /etc files (lcl_skeleton_build).  Making it per exec (a tmpfs
@@ -36,7 +36,7 @@
 #include <sys/vfs.h>
 #include <unistd.h>
 
-#include "local-int.h"
+#include "../local-int.h"
 
 #ifndef TMPFS_MAGIC
 #define TMPFS_MAGIC 0x01021994

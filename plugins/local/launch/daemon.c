@@ -1,4 +1,4 @@
-/* plugins/local/locald-client.c - handing an exec to polysandbox-locald
+/* plugins/local/launch/daemon.c - handing an exec to polysandbox-locald
  *
  * With `daemon = auto` (providers.d/local.ini, or POLYSANDBOX_LOCAL_DAEMON),
  * an exec the daemon can serve (root, cgroup v1 pool or cgroup v2, a
@@ -34,8 +34,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "local-int.h"
-#include "locald-proto.h"
+#include "launch.h"
+#include "../wire/locald-proto.h"
 
 #ifndef LCL_LOCALD_PATH
 #define LCL_LOCALD_PATH "/usr/local/libexec/polysandbox/polysandbox-locald"
@@ -255,7 +255,7 @@ static bool slot_ok(const char *s)
 }
 
 /* The cgroups a daemon's sandbox can be held in: v1 pool slots (the
- * freezer marks them) or v2 one-shot slots (local-cgpool.c).  No cgroups
+ * freezer marks them) or v2 one-shot slots (cgroup/slots.c).  No cgroups
  * at all: in-process, which says what is not enforced. */
 bool lcl_locald_cg_ok(const struct lcl_prov *p)
 {
@@ -334,7 +334,7 @@ int lcl_locald_exec(struct lcl_prov *p, const struct lcl_child *c, struct lcl_cg
     size_t len = 0;
     char *req = build_request(p, c, &len);
     int fds[LCL_LD_NFDS] = {c->fd_in, c->fd_out, c->fd_err, c->fd_report, c->fd_status, wfd};
-    int e = req ? lcl_ld_send(s, req, len, fds, LCL_LD_NFDS) : -ENOMEM;
+    int e = req ? lcl_fds_send(s, req, len, fds, LCL_LD_NFDS) : -ENOMEM;
     free(req);
     close(wfd);
     if (e) {
@@ -344,7 +344,7 @@ int lcl_locald_exec(struct lcl_prov *p, const struct lcl_child *c, struct lcl_cg
     }
     struct lcl_ld_rep rep;
     int got = -1;
-    e = lcl_ld_recv(s, &rep, sizeof rep, &got, 1);
+    e = lcl_fds_recv(s, &rep, sizeof rep, &got, 1);
     if (e || rep.magic != LCL_LD_MAGIC) {
         if (got >= 0)
             close(got);
@@ -447,3 +447,23 @@ void lcl_locald_doctor(struct lcl_prov *p, sbx_doctor_cb_v1 cb, void *ud)
              usable && n > 0 ? pid : "", "");
     cb(ud, "daemon (polysandbox-locald)", 1, detail);
 }
+
+/* ---- the launcher (launch.h): a spare of the daemon takes the whole exec ---- */
+
+static bool daemon_fits(const struct lcl_launch *l)
+{
+    /* Egress is attached to an init we clone here: never the daemon's. */
+    return !l->sp && !l->sb->egress;
+}
+
+static int daemon_prepare(struct lcl_launch *l)
+{
+    return lcl_locald_exec(l->p, l->c, l->cg, l->pidfd, l->conn);
+}
+
+const struct lcl_launcher lcl_launch_daemon = {
+    .name = "daemon",
+    .fits = daemon_fits,
+    .prepare = daemon_prepare,
+    .start = NULL, /* the spare is running: no maps, no go of ours */
+};

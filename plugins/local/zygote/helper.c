@@ -1,6 +1,6 @@
-/* plugins/local/local-zygote-child.c - a zygote's child becomes a sandbox
+/* plugins/local/zygote/helper.c - a zygote's child becomes a sandbox
  *
- * Built into local-zygote.so, which the zygote (local-zygote.py, a warm
+ * Built into local-zygote.so, which the zygote (zygote/zygote.py, a warm
  * interpreter that never runs untrusted code) loads with ctypes.
  *
  * Once, before its imports, the zygote calls lcl_zc_enter: it enters a
@@ -39,7 +39,7 @@
  * The zygote is single-threaded and calls us outside any lock of libc
  * or the interpreter, so its clone can use both; I forks P with libc's
  * fork, so P's libc knows its own thread id.  Failures travel to the
- * supervisor as in local-child.c: a struct lcl_msg naming the step.
+ * supervisor as in jail/child.c: a struct lcl_msg naming the step.
  */
 #include "config.h"
 
@@ -56,8 +56,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "local-int.h"
-#include "local-zygote.h"
+#include "../jail/jail.h"
+#include "../wire/zygote-proto.h"
 
 #define ZC_EXPORT __attribute__((visibility("default")))
 
@@ -224,7 +224,7 @@ static void init_main(const int *fds, int nfds)
      * privileges, the filter) while we detach the zygote's /proc from
      * /tmp, an unmount that waits out an RCU grace period, and mount the
      * exec's /tmp; it runs the program only once we say that is done, as
-     * local-child.c's payload does.  The pipe's ends go above 0-2, which
+     * jail/child.c's payload does.  The pipe's ends go above 0-2, which
      * the payload's stdio takes. */
     int det[2];
     if (pipe2(det, O_CLOEXEC) < 0)

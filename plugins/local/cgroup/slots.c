@@ -1,4 +1,4 @@
-/* plugins/local/local-cgpool.c - v1 cgroups reused across execs
+/* plugins/local/cgroup/slots.c - v1 cgroups reused across execs
  *
  * Making the four v1 cgroups of an exec and removing them afterwards
  * (4 mkdir, 3 limit writes, 4 rmdir, and the kernel's work to bring a
@@ -27,7 +27,7 @@
  * cgroup v2 (the v2 pool): its counters (memory.events oom_kill,
  * pids.events max, cpu.stat, memory.peak) cannot be reset, so a v2
  * cgroup serves one exec only; an exec in-process keeps one fresh
- * cgroup (local-cgroup.c).  polysandbox-locald (cg_v2_slots) makes its
+ * cgroup (cgroup/cgroup.c).  polysandbox-locald (cg_v2_slots) makes its
  * v2 cgroups as one-shot slots, pool-m<memory>-p<pids>-d<pid>-<n>, ahead
  * of the request: held with flock and marked with the same xattr as v1
  * slots (destroy finds its execs; a slot unlocked and still marked is
@@ -36,6 +36,7 @@
  */
 #include "config.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -49,7 +50,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "local-int.h"
+#include "../local-int.h"
 
 #define LCL_POOL_MAX 16
 #define LCL_POOL_CHARGE_MAX (1024 * 1024)
@@ -379,4 +380,56 @@ void lcl_cg_pool_kill(struct lcl_prov *p, const char *name, const struct lcl_sb 
         }
     }
     lcl_write_file(path, "THAWED");
+}
+
+/* ---- an exec's cgroup: a slot when one can be had, else a fresh one ---- */
+
+int lcl_cg_create(struct lcl_prov *p, struct lcl_sb *sb, struct lcl_cg_run *run)
+{
+    memset(run, 0, sizeof *run);
+    run->v2fd = -1;
+    run->pool_fd = -1;
+    if (p->cg.version == 0)
+        return 0;
+    if (lcl_cg_pool_claim(p, sb, run, lcl_cg_self_start()))
+        return 0;
+    return lcl_cg_fresh(p, sb, run);
+}
+
+void lcl_cg_destroy(struct lcl_prov *p, struct lcl_cg_run *run)
+{
+    bool empty = lcl_cg_drain(p, run);
+    if (run->pool_fd < 0) {
+        lcl_cg_rmdirs(p, run);
+        return;
+    }
+    lcl_cg_pool_release(p, run, empty);
+    for (int i = 0; i < LCL_CG_NCTRL; i++)
+        free(run->dir[i]);
+    free(run->v2dir);
+    memset(run, 0, sizeof *run);
+    run->v2fd = run->pool_fd = -1;
+}
+
+int lcl_cg_reap_stale(struct lcl_prov *p)
+{
+    if (p->cg.version == 0)
+        return 0;
+    /* The freezer first: pool slots are known by theirs. */
+    int ctl = p->cg.usable[LCL_CG_FREEZER] ? LCL_CG_FREEZER : -1;
+    for (int i = 0; i < LCL_CG_NCTRL && ctl < 0; i++)
+        if (p->cg.usable[i])
+            ctl = i;
+    const char *base = p->cg.version == 2 ? p->cg.v2_base : ctl >= 0 ? p->cg.base[ctl] : NULL;
+    DIR *d = base ? opendir(base) : NULL;
+    if (!d)
+        return 0;
+    int n = 0;
+    struct dirent *de;
+    while ((de = readdir(d)))
+        if (lcl_cg_stale(de->d_name) ? lcl_cg_remove(p, de->d_name)
+                                     : lcl_cg_pool_reap(p, de->d_name))
+            n++;
+    closedir(d);
+    return n;
 }

@@ -1,4 +1,4 @@
-/* plugins/local/local-limits.c - which limits this host lets us enforce
+/* plugins/local/jail/limits.c - which limits this host lets us enforce
  *
  * Every limit is asked for; a limit this provider cannot apply is told to
  * the core (host->limits_unenforced, ABI 1.5) when a sandbox is created
@@ -30,7 +30,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
-#include "local-int.h"
+#include "jail.h"
 #include "unenforced.h"
 
 /* Does this kernel count RLIMIT_NPROC per user namespace (5.14)? */

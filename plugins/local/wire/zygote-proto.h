@@ -1,7 +1,7 @@
-/* plugins/local/local-zygote.h - the request a zygote's child is given
+/* plugins/local/wire/zygote-proto.h - the request a zygote's child is given
  *
- * Shared by the supervisor (local-zygote.c), which writes it, and the
- * zygote's helper library (local-zygote-child.c), which reads it.  Once,
+ * Shared by the supervisor (launch/zygote.c), which writes it, and the
+ * zygote's helper library (zygote/helper.c), which reads it.  Once,
  * when the zygote starts, before its imports: the layout of the root it
  * builds and keeps (one SOCK_SEQPACKET message):
  *
@@ -59,30 +59,12 @@ struct lcl_zyg_cpart {
                              * parent follows, for the init to leave the exec's
                              * cgroups once its sandbox is empty, before the status */
     uint32_t pad;
-    uint64_t rl_data, rl_nproc; /* the payload's floors, or 0 (local-limits.c) */
+    uint64_t rl_data, rl_nproc; /* the payload's floors, or 0 (jail/limits.c) */
 };
 
 enum lcl_zyg_fd {
     LCL_ZYG_FD_IN, LCL_ZYG_FD_OUT, LCL_ZYG_FD_ERR, LCL_ZYG_FD_SYNC, LCL_ZYG_FD_REPORT,
     LCL_ZYG_FD_STATUS, LCL_ZYG_FD_WORK, LCL_ZYG_NFD
 };
-
-/* The parts of local-child.c a zygote's init and payload run
- * (local-zygote-child.c): the init's set-up after the go (the old root
- * still to detach), the payload's up to the command (the seccomp filter
- * loaded last), and a failure report to the supervisor. */
-struct lcl_child;
-void lcl_child_root(const struct lcl_child *c);
-void lcl_payload_prepare(const struct lcl_child *c);
-_Noreturn void lcl_child_reap(const struct lcl_child *c, pid_t payload);
-/* A zygote's shared root (local-child.c): built once in the zygote's own
- * user and mount namespaces (failures go to c->fd_report, then _exit),
- * its /proc moved aside once its imports are done; per exec, the init's
- * fresh parts on it, and its /tmp (once the payload is forked). */
-void lcl_child_zroot_build(const struct lcl_child *c);
-void lcl_child_zroot_ready(const struct lcl_child *c);
-void lcl_child_zroot_exec(const struct lcl_child *c);
-void lcl_child_zroot_tmp(const struct lcl_child *c);
-_Noreturn void lcl_child_fail(const struct lcl_child *c, const char *step, const char *path);
 
 #endif /* LOCAL_ZYGOTE_H */

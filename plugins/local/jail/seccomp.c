@@ -1,4 +1,4 @@
-/* plugins/local/local-seccomp.c - the payload's system-call filter
+/* plugins/local/jail/seccomp.c - the payload's system-call filter
  *
  * Built once at init and kept as raw BPF, so the child (which must not
  * allocate) loads it with one seccomp(2) call.  The program is two parts:
@@ -44,7 +44,7 @@
 #include <linux/seccomp.h>
 #include <seccomp.h>
 
-#include "local-int.h"
+#include "../local-int.h"
 #include "syscall-prelude.h"
 
 #define NATIVE_ARCH SYSPOL_NATIVE_ARCH

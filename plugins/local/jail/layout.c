@@ -1,8 +1,8 @@
-/* plugins/local/local-layout.c - what of the host the sandbox root shows
+/* plugins/local/jail/layout.c - what of the host the sandbox root shows
  *
  * Probed once at init: the system directories (/usr, /bin, /lib, ...;
  * symlinks on merged-/usr systems are recreated as symlinks), the /etc
- * files programs need (local-etcscan.c) (never shadow, passwd and group are made up by the
+ * files programs need (jail/etcscan.c) (never shadow, passwd and group are made up by the
  * child), the administrator's extra read-only binds (settings key
  * ro_binds) and the package's cache of data built for sandboxes to read
  * (cache_dir: the Go build cache of contrib/go-cache-warm.sh).  Nothing from /root, /home, /run or our own config and state
@@ -25,7 +25,7 @@
 
 #include <linux/openat2.h>
 
-#include "local-int.h"
+#include "../local-int.h"
 
 static const char *const top_dirs[] = {
     "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32",
@@ -65,7 +65,7 @@ static bool is_forbidden(const struct lcl_prov *p, const char *path)
  * (/usr/local/etc/polysandbox, /usr/local/var/lib/polysandbox, ...).
  * Each of our paths (as built, and as the core says it uses them) that
  * is a directory below a bound tree is covered in every root by an empty
- * read-only tmpfs (skel_tree, local-child.c); none may be bound by
+ * read-only tmpfs (skel_tree, jail/child.c); none may be bound by
  * ro_binds, nor be or hold an image root. */
 
 #ifndef SYSCONFDIR
@@ -324,7 +324,7 @@ int lcl_layout_probe(struct lcl_prov *p, const char *extra, const char *cache)
     for (size_t i = 0; !ret && i < sizeof top_dirs / sizeof *top_dirs; i++)
         ret = add(p, top_dirs[i]);
     /* The /etc entries worth showing: scanned, or as the last scan of
-     * this /etc found them (local-etcscan.c). */
+     * this /etc found them (jail/etcscan.c). */
     struct lcl_etc_list etc = {NULL, 0};
     if (!ret && lcl_etc_scan(p, &etc) < 0)
         ret = p->host->set_error(p->h, SBX_E_NOMEM, "out of memory");

@@ -1,12 +1,15 @@
-/* plugins/local/local-cgroup.c - one cgroup per exec (v1 or v2)
+/* plugins/local/cgroup/cgroup.c - one cgroup per exec (v1 or v2)
  *
  * v1: memory (limit + memsw = limit, so no swap), pids, cpuacct and
  * freezer, each under <mount>/<cgroup_root>/<id>-<pid>-<start>-<n> (<start>:
  * the supervisor's start time, so a reused pid is told apart; see
- * lcl_cg_reap_stale).  v2: one
+ * lcl_cg_stale).  v2: one
  * directory under /sys/fs/cgroup/<cgroup_root> with memory.max,
  * memory.swap.max = 0, memory.oom.group, pids.max; killed by cgroup.kill.
  * The kill path freezes first on v1 so a fork bomb cannot outrun it.
+ *
+ * The primitives: the slots reused across execs (slots.c) are built on
+ * them, and this file knows nothing of slots.
  */
 #include "config.h"
 
@@ -14,7 +17,6 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <signal.h>
-#include <dirent.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,7 +28,7 @@
 
 #include <linux/magic.h>
 
-#include "local-int.h"
+#include "../local-int.h"
 
 /* Where a unified hierarchy is looked for (a macro so a developer can
  * try the v2 code on a hybrid host's /sys/fs/cgroup/unified). */
@@ -309,7 +311,7 @@ static unsigned long long proc_start(pid_t pid)
 }
 
 /* Ours, once per process (a forked child asks again). */
-static unsigned long long self_start(void)
+unsigned long long lcl_cg_self_start(void)
 {
     static _Atomic pid_t cached_pid;
     static _Atomic unsigned long long cached;
@@ -321,7 +323,13 @@ static unsigned long long self_start(void)
     return atomic_load(&cached);
 }
 
-int lcl_cg_create(struct lcl_prov *p, struct lcl_sb *sb, struct lcl_cg_run *run)
+static void discard(struct lcl_prov *p, struct lcl_cg_run *run)
+{
+    lcl_cg_drain(p, run);
+    lcl_cg_rmdirs(p, run);
+}
+
+int lcl_cg_fresh(struct lcl_prov *p, struct lcl_sb *sb, struct lcl_cg_run *run)
 {
     static atomic_uint seq;
     char name[SBX_ID_MAX + 64], val[32];
@@ -330,9 +338,7 @@ int lcl_cg_create(struct lcl_prov *p, struct lcl_sb *sb, struct lcl_cg_run *run)
     run->pool_fd = -1;
     if (p->cg.version == 0)
         return 0;
-    if (lcl_cg_pool_claim(p, sb, run, self_start()))
-        return 0;
-    snprintf(name, sizeof name, "%s-%ld-%llu-%u", sb->id, (long)getpid(), self_start(),
+    snprintf(name, sizeof name, "%s-%ld-%llu-%u", sb->id, (long)getpid(), lcl_cg_self_start(),
              atomic_fetch_add(&seq, 1));
     run->active = true;
     int ret = 0;
@@ -365,7 +371,7 @@ int lcl_cg_create(struct lcl_prov *p, struct lcl_sb *sb, struct lcl_cg_run *run)
                                          strerror(errno));
         }
         if (ret)
-            lcl_cg_destroy(p, run);
+            discard(p, run);
         return ret;
     }
     for (int i = 0; i < LCL_CG_NCTRL && !ret; i++) {
@@ -395,7 +401,7 @@ int lcl_cg_create(struct lcl_prov *p, struct lcl_sb *sb, struct lcl_cg_run *run)
         ret = knob(p, run->dir[LCL_CG_PIDS], "pids.max", val);
     }
     if (ret)
-        lcl_cg_destroy(p, run);
+        discard(p, run);
     return ret;
 }
 
@@ -573,8 +579,7 @@ uint64_t lcl_cg_pids_max_hits(struct lcl_prov *p, struct lcl_cg_run *run)
     return lcl_read_keyed_u64(path, "max", &v) == 0 ? v : 0;
 }
 
-/* Waits (bounded) until the cgroup is empty, then removes it. */
-void lcl_cg_destroy(struct lcl_prov *p, struct lcl_cg_run *run)
+bool lcl_cg_drain(struct lcl_prov *p, struct lcl_cg_run *run)
 {
     if (run->v2fd >= 0)
         close(run->v2fd);
@@ -595,15 +600,11 @@ void lcl_cg_destroy(struct lcl_prov *p, struct lcl_cg_run *run)
             sleep_ms(1);
         }
     }
-    if (run->pool_fd >= 0) {
-        lcl_cg_pool_release(p, run, empty);
-        for (int i = 0; i < LCL_CG_NCTRL; i++)
-            free(run->dir[i]);
-        free(run->v2dir);
-        memset(run, 0, sizeof *run);
-        run->v2fd = run->pool_fd = -1;
-        return;
-    }
+    return empty;
+}
+
+void lcl_cg_rmdirs(struct lcl_prov *p, struct lcl_cg_run *run)
+{
     char *dirs[LCL_CG_NCTRL + 1];
     int n = 0;
     for (int i = 0; i < LCL_CG_NCTRL; i++)
@@ -645,7 +646,7 @@ bool lcl_cg_stale(const char *name)
     unsigned long long start = strtoull(rest, &end, 10);
     bool has_start = end != rest && *end == '-';
     if ((pid_t)pid == getpid())
-        return has_start && start != self_start();
+        return has_start && start != lcl_cg_self_start();
     if (kill((pid_t)pid, 0) < 0 && errno == ESRCH)
         return true;
     if (!has_start)
@@ -677,27 +678,4 @@ bool lcl_cg_remove(struct lcl_prov *p, const char *name)
         p->host->log(p->h, SBX_LOG_DEBUG, "removed the cgroup %s of a supervisor that is gone",
                      name);
     return gone;
-}
-
-int lcl_cg_reap_stale(struct lcl_prov *p)
-{
-    if (p->cg.version == 0)
-        return 0;
-    /* The freezer first: pool slots are known by theirs. */
-    int ctl = p->cg.usable[LCL_CG_FREEZER] ? LCL_CG_FREEZER : -1;
-    for (int i = 0; i < LCL_CG_NCTRL && ctl < 0; i++)
-        if (p->cg.usable[i])
-            ctl = i;
-    const char *base = p->cg.version == 2 ? p->cg.v2_base : ctl >= 0 ? p->cg.base[ctl] : NULL;
-    DIR *d = base ? opendir(base) : NULL;
-    if (!d)
-        return 0;
-    int n = 0;
-    struct dirent *de;
-    while ((de = readdir(d)))
-        if (lcl_cg_stale(de->d_name) ? lcl_cg_remove(p, de->d_name)
-                                     : lcl_cg_pool_reap(p, de->d_name))
-            n++;
-    closedir(d);
-    return n;
 }

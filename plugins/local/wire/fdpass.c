@@ -1,4 +1,4 @@
-/* plugins/local/locald-proto.c - framing of the daemon's messages
+/* plugins/local/wire/fdpass.c - framing of the daemon's messages
  *
  * Stream sockets: a message may take several reads; descriptors ride on
  * the first byte.  Used by the provider, the daemon and the prepared
@@ -11,11 +11,11 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "locald-proto.h"
+#include "fdpass.h"
 
 #define MAX_FDS 8
 
-int lcl_ld_send(int sock, const void *buf, size_t len, const int *fds, int nfds)
+int lcl_fds_send(int sock, const void *buf, size_t len, const int *fds, int nfds)
 {
     const char *p = buf;
     size_t off = 0;
@@ -51,7 +51,7 @@ int lcl_ld_send(int sock, const void *buf, size_t len, const int *fds, int nfds)
     return 0;
 }
 
-int lcl_ld_recv(int sock, void *buf, size_t len, int *fds, int nfds)
+int lcl_fds_recv(int sock, void *buf, size_t len, int *fds, int nfds)
 {
     char *p = buf;
     size_t off = 0;

@@ -1,4 +1,4 @@
-/* plugins/local/locald-proto.h - what the provider, polysandbox-locald and
+/* plugins/local/wire/locald-proto.h - what the provider, polysandbox-locald and
  * its prepared sandboxes say to each other
  *
  * One exec, over a stream socket: the provider (client) sends a request
@@ -20,6 +20,8 @@
 
 #include <polysandbox/provider.h>
 
+#include "fdpass.h"
+
 #define LCL_LD_MAGIC 0x444c434cu   /* "LCLD" */
 #define LCL_LD_VERSION 2u   /* 2: network, net_ns, rootfs_len */
 #define LCL_LD_SOCK "locald.sock"
@@ -29,11 +31,11 @@
 #define LCL_LD_DONE 'D'
 #define LCL_LD_READY 'r'
 /* The sandbox id in a prepared sandbox's cgroup slot mark while no exec
- * of a sandbox runs there (local-cgpool.c). */
+ * of a sandbox runs there (cgroup/slots.c). */
 #define LCL_LD_IDLE_OWNER "lcl-locald"
 
 /* The request's descriptors, in this order: an exec's pipes as the
- * init takes them (LCL_CHILD_FD_*, local-int.h), then the work mount. */
+ * init takes them (LCL_CHILD_FD_*, jail/jail.h), then the work mount. */
 enum { LCL_LD_FD_IN, LCL_LD_FD_OUT, LCL_LD_FD_ERR, LCL_LD_FD_REPORT, LCL_LD_FD_STATUS,
        LCL_LD_FD_WORK, LCL_LD_NFDS };
 
@@ -63,12 +65,5 @@ struct lcl_ld_rep {
     int32_t code;                  /* LCL_LD_* */
     char slot[96];                 /* OK: the cgroup pool slot (a name under each controller) */
 };
-
-/* All of @len bytes with @nfds descriptors on the first; 0 or -errno. */
-int lcl_ld_send(int sock, const void *buf, size_t len, const int *fds, int nfds);
-/* Exactly @len bytes; descriptors (close-on-exec) go to @fds (up to
- * @nfds; unused slots -1; any past @nfds are closed).  0, -errno, or
- * -EPIPE at EOF. */
-int lcl_ld_recv(int sock, void *buf, size_t len, int *fds, int nfds);
 
 #endif /* LOCALD_PROTO_H */

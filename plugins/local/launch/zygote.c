@@ -1,4 +1,4 @@
-/* plugins/local/local-zygote.c - execs forked from a warm interpreter
+/* plugins/local/launch/zygote.c - execs forked from a warm interpreter
  *
  * ops->exec_zygote (ABI 1.2): when the template declares a zygote and
  * the command is that interpreter on a script (`python3 [-S...] main.py
@@ -7,11 +7,11 @@
  * interpreter configuration, one per concurrent exec), which imported
  * the template's modules and never runs untrusted code itself.  Its
  * clone is the exec's init, a sandbox of its own exactly as a cloned
- * init is (local-zygote-child.c, sharing local-child.c's set-up): the exec's
+ * init is (zygote/helper.c, sharing jail/child.c's set-up): the exec's
  * cgroup, fresh namespaces, root, /tmp, /proc, limits, privileges
  * dropped and the seccomp filter, with pid 1 reaping; and everything the
  * supervisor does (files, cgroup, maps, output, limits, the verdict) is
- * local-exec.c's own.  The program then runs in that interpreter.
+ * launch/exec.c's own.  The program then runs in that interpreter.
  *
  * A zygote that dies is replaced: before it forked the exec's child the
  * request goes to a new one (nothing started); after, only that exec
@@ -38,9 +38,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "local-int.h"
-#include "local-zygote.h"
-#include "plugins/local/local-zygote-py.h" /* LCL_ZYGOTE_PY: local-zygote.py as a string */
+#include "launch.h"
+#include "../wire/zygote-proto.h"
+#include "plugins/local/local-zygote-py.h" /* LCL_ZYGOTE_PY: zygote/zygote.py as a string */
 
 /* A zygote is retired after this many execs: its children share its
  * memory layout and hash seed, so a fresh one now and then bounds that. */
@@ -539,7 +539,7 @@ static void put_str(struct buf *b, const char *s)
     put(b, s, strlen(s) + 1);
 }
 
-/* The layout message (local-zygote.h): where the root is built, the
+/* The layout message (wire/zygote-proto.h): where the root is built, the
  * shared skeleton, the system binds, our paths to cover. */
 static int send_layout(const struct lcl_prov *p, const struct lcl_child *c, int sock)
 {
@@ -799,3 +799,31 @@ int lcl_zyg_exec(struct lcl_prov *p, struct lcl_sb *sb, const char *const *zygot
                                   "the exec may run again)");
     return ret;
 }
+
+/* ---- the launcher (launch.h): an exec_zygote's init is the zygote's child ---- */
+
+static bool zyg_fits(const struct lcl_launch *l)
+{
+    return l->sp != NULL;
+}
+
+/* The init started by l->sp instead of cloned (a zygote's child, which
+ * joins v1 cgroups through the tasks files it was given). */
+static int zyg_launch(struct lcl_launch *l)
+{
+    bool joined = false;
+    l->c->new_cgroup_ns = true;
+    for (int i = 0; i < LCL_CG_NCTRL; i++)
+        joined = joined || l->c->fd_tasks[i] >= 0;
+    int ret = l->sp->start(l->sp->ud, l->c, l->pid, l->pidfd);
+    if (ret)
+        return ret;
+    return lcl_cg_attach(l->p, l->cg, *l->pid, joined);
+}
+
+const struct lcl_launcher lcl_launch_zygote = {
+    .name = "zygote",
+    .fits = zyg_fits,
+    .prepare = lcl_launch_own_cgroup,
+    .start = zyg_launch,
+};

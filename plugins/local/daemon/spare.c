@@ -1,7 +1,7 @@
-/* plugins/local/locald-zygote.c - a prepared sandbox of polysandbox-locald
+/* plugins/local/daemon/spare.c - a prepared sandbox of polysandbox-locald
  *
  * The daemon clones it as the in-process path clones an exec's init
- * (local-child.c: same namespaces, cgroup slot joined first, same root),
+ * (jail/child.c: same namespaces, cgroup slot joined first, same root),
  * but before anyone asked: it builds the root without /work, pivots,
  * detaches the old root, makes the payload as far as no request changes
  * it (privileges dropped, the seccomp filter loaded: see prepay_main),
@@ -27,10 +27,9 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "local-int.h"
-#include "locald-proto.h"
+#include "../jail/jail.h"
+#include "../wire/locald-proto.h"
 #include "locald.h"
-#include "local-zygote.h"
 
 
 static void report_to(int fd, int err, const char *what)
@@ -101,7 +100,7 @@ static int prepay_main(void *arg)
         _exit(125);
     char go = 0;
     int fds[4];
-    if (lcl_ld_recv(s, &go, 1, fds, 4) < 0 || go != 'g' || !a->x)
+    if (lcl_fds_recv(s, &go, 1, fds, 4) < 0 || go != 'g' || !a->x)
         _exit(125);
     for (int i = 0; i < 4; i++)
         if (fds[i] < 0)
@@ -156,7 +155,7 @@ _Noreturn static void prepay_go(const struct lcl_child *x, struct prepay *pp)
 {
     pp->x = x;
     int fds[4] = {x->fd_in, x->fd_out, x->fd_err, x->fd_report};
-    if (lcl_ld_send(pp->sock, "g", 1, fds, 4) < 0)
+    if (lcl_fds_send(pp->sock, "g", 1, fds, 4) < 0)
         lcl_child_fail(x, "releasing the payload", NULL);
     /* EOF: it executed the command (its end is close-on-exec), or is
      * gone.  Until then we touch nothing it uses (memory, errno). */
@@ -174,7 +173,7 @@ _Noreturn static void prepay_go(const struct lcl_child *x, struct prepay *pp)
     lcl_child_reap(x, pp->pid);
 }
 
-_Noreturn void lcl_zygote_main(struct lcl_child *c)
+_Noreturn void lcl_spare_main(struct lcl_child *c)
 {
     int ctl = c->fd_sync;
     lcl_child_setup(c);
@@ -193,7 +192,7 @@ _Noreturn void lcl_zygote_main(struct lcl_child *c)
     /* The request (EOF: the daemon retired us). */
     struct lcl_ld_req q;
     int fds[LCL_LD_NFDS];
-    if (lcl_ld_recv(ctl, &q, sizeof q, fds, LCL_LD_NFDS) < 0)
+    if (lcl_fds_recv(ctl, &q, sizeof q, fds, LCL_LD_NFDS) < 0)
         _exit(0);
     for (int i = 0; i < LCL_LD_NFDS; i++) {
         if (fds[i] < 0)
@@ -210,7 +209,7 @@ _Noreturn void lcl_zygote_main(struct lcl_child *c)
     }
     close(c->fd_report); /* the daemon's: from now on the client hears us */
     char *blob = q.blob_len <= LCL_LD_BLOB_MAX ? malloc((size_t)q.blob_len + 1) : NULL;
-    if (!blob || lcl_ld_recv(ctl, blob, q.blob_len, NULL, 0) < 0) {
+    if (!blob || lcl_fds_recv(ctl, blob, q.blob_len, NULL, 0) < 0) {
         report_to(fds[LCL_LD_FD_REPORT], blob ? EPROTO : ENOMEM, "reading the exec request");
         _exit(125);
     }

@@ -1,4 +1,4 @@
-/* plugins/local/local-etcscan.c - the /etc entries a sandbox shows
+/* plugins/local/jail/etcscan.c - the /etc entries a sandbox shows
  *
  * Which /etc entries go into every sandbox root (ld.so cache, ssl
  * certificates, language runtimes' configuration, ...) is decided by
@@ -28,7 +28,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "local-int.h"
+#include "../local-int.h"
 
 /* /etc entries worth showing, as fnmatch patterns. */
 static const char *const etc_patterns[] = {

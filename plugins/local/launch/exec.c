@@ -1,8 +1,9 @@
-/* plugins/local/local-exec.c - the supervisor side of one exec
+/* plugins/local/launch/exec.c - the supervisor side of one exec
  *
- * The calling thread supervises: it writes the files, makes the cgroup,
- * clones the sandbox init into new namespaces, writes its id maps, joins
- * it to the cgroup, releases it, then polls stdout, stderr, stdin, the
+ * The calling thread supervises: it writes the files, has a launcher
+ * (launch.h: a zygote, a spare of the daemon, our own clone) make the
+ * cgroup and start the sandbox init, writes its id maps, releases it
+ * (both only when the init is our own), then polls stdout, stderr, stdin, the
  * init's pidfd and the report pipe against a CLOCK_MONOTONIC deadline.
  * Every kill reaches every process: the cgroup (freeze + kill, or
  * cgroup.kill) and the init through its pidfd (the kernel then kills the
@@ -28,14 +29,8 @@
 #include <linux/sched.h>
 #endif
 
-#include "local-int.h"
-#include "locald-proto.h"
-
-/* Our own copy: <linux/sched.h> may predate the cgroup field. */
-struct lcl_clone_args {
-    uint64_t flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size, tls,
-        set_tid, set_tid_size, cgroup;
-};
+#include "launch.h"
+#include "../wire/locald-proto.h"
 
 enum kill_reason { KILL_NONE, KILL_TIMEOUT, KILL_OUTPUT, KILL_CPU, KILL_CANCEL };
 
@@ -45,7 +40,7 @@ struct run {
     const sbx_exec_spec_v1 *spec;
     const sbx_output_sink_v1 *sink;
     sbx_exec_outcome_v1 *out;
-    const struct lcl_spawn *sp;     /* the init comes from here (a zygote), or NULL: clone */
+    const struct lcl_spawn *sp;     /* exec_zygote: the zygote's start, or NULL */
     struct lcl_egress net;          /* network = egress: its slirp4netns */
     struct lcl_child c;
     struct lcl_cg_run cg;
@@ -278,7 +273,7 @@ static void read_stream(struct run *r)
 }
 
 /* signal_fd is readable (the payload runs): each byte a signal for it.
- * The init forwards these to the payload's process group (local-child.c:
+ * The init forwards these to the payload's process group (jail/child.c:
  * lcl_child_forward); others are not ours to send. */
 static void read_signals(struct run *r)
 {
@@ -349,62 +344,6 @@ static void reap(struct run *r)
     r->reaped = true;
 }
 
-/* The init started by @sp instead of cloned (a zygote's child, which
- * joins v1 cgroups through the tasks files it was given). */
-static int spawn_via(struct run *r, const struct lcl_spawn *sp)
-{
-    bool joined = false;
-    r->c.new_cgroup_ns = true;
-    for (int i = 0; i < LCL_CG_NCTRL; i++)
-        joined = joined || r->c.fd_tasks[i] >= 0;
-    int ret = sp->start(sp->ud, &r->c, &r->pid, &r->pidfd);
-    if (ret)
-        return ret;
-    return lcl_cg_attach(r->p, &r->cg, r->pid, joined);
-}
-
-static int do_clone(struct run *r)
-{
-    if (r->sp)
-        return spawn_via(r, r->sp);
-    struct lcl_prov *p = r->p;
-    uint64_t flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS |
-                     CLONE_PIDFD;
-    if (r->sb->network != SBX_NET_HOST)
-        flags |= CLONE_NEWNET;
-    int pidfd = -1;
-    struct lcl_clone_args ca;
-    memset(&ca, 0, sizeof ca);
-    ca.pidfd = (uint64_t)(uintptr_t)&pidfd;
-    ca.exit_signal = 0; /* no SIGCHLD: the host's handlers never see it */
-    bool joined = false;
-    if (r->cg.v2fd >= 0) {
-        ca.flags = flags | CLONE_INTO_CGROUP | CLONE_NEWCGROUP;
-        ca.cgroup = (uint64_t)r->cg.v2fd;
-        joined = true;
-    } else {
-        ca.flags = flags;
-        r->c.new_cgroup_ns = true;
-        /* v1: the child joins through the tasks files before anything else. */
-        for (int i = 0; i < LCL_CG_NCTRL; i++)
-            joined = joined || r->c.fd_tasks[i] >= 0;
-    }
-    long pid = syscall(SYS_clone3, &ca, sizeof ca);
-    if (pid < 0 && errno == ENOSYS) {
-        joined = r->cg.v2fd < 0 && joined;
-        r->c.new_cgroup_ns = true;
-        pid = syscall(SYS_clone, (unsigned long)flags, 0, &pidfd, 0, 0);
-    }
-    if (pid == 0)
-        lcl_child_main(&r->c);
-    if (pid < 0)
-        return p->host->set_error(p->h, errno == EPERM || errno == EACCES ? SBX_E_PERM : SBX_E_IO,
-                                  "clone into new namespaces: %s", strerror(errno));
-    r->pid = (pid_t)pid;
-    r->pidfd = pidfd;
-    return lcl_cg_attach(p, &r->cg, r->pid, joined);
-}
-
 static int write_maps(struct run *r)
 {
     struct lcl_prov *p = r->p;
@@ -455,7 +394,7 @@ static int release_init(struct run *r)
                                       : strerror(e));
         }
     }
-    int e = -lcl_ld_send(r->sync[1], "g", 1, &wfd, wfd >= 0 ? 1 : 0);
+    int e = -lcl_fds_send(r->sync[1], "g", 1, &wfd, wfd >= 0 ? 1 : 0);
     if (wfd >= 0)
         close(wfd);
     if (e)
@@ -728,22 +667,6 @@ static int make_pipes(struct run *r)
     return 0;
 }
 
-void lcl_child_exec_view(struct lcl_child *c, const struct lcl_sb *sb, char *const *argv,
-                         char **envp, char **path_dirs, const char *cwd,
-                         const int fds[LCL_CHILD_NFD])
-{
-    c->sb = sb;
-    c->argv = argv;
-    c->envp = envp;
-    c->path_dirs = path_dirs;
-    c->cwd = cwd;
-    c->fd_in = fds[LCL_CHILD_FD_IN];
-    c->fd_out = fds[LCL_CHILD_FD_OUT];
-    c->fd_err = fds[LCL_CHILD_FD_ERR];
-    c->fd_report = fds[LCL_CHILD_FD_REPORT];
-    c->fd_status = fds[LCL_CHILD_FD_STATUS];
-}
-
 int lcl_exec(struct lcl_prov *p, struct lcl_sb *sb, const sbx_exec_spec_v1 *spec,
              const sbx_output_sink_v1 *sink, sbx_exec_outcome_v1 *out)
 {
@@ -812,20 +735,11 @@ int lcl_exec_spawn(struct lcl_prov *p, struct lcl_sb *sb, const sbx_exec_spec_v1
     snprintf(r.c.tmp_opts, sizeof r.c.tmp_opts, "size=%llu,nr_inodes=%llu,mode=1777",
              (unsigned long long)sb->limits.disk_bytes, (unsigned long long)p->work_inodes);
 
-    /* A sandbox the daemon prepared, else our own cgroup and clone.  An
-     * exec a zygote starts (@sp: its imports done) is the zygote's. */
-    /* Egress is attached to the init we clone here: never the daemon's. */
-    ret = sp || sb->egress ? LCL_LOCALD_NO
-                           : lcl_locald_exec(p, &r.c, &r.cg, &r.pidfd, &r.locald);
-    if (ret == LCL_LOCALD_NO) {
-        /* The filter only an in-process payload loads (the daemon's
-         * payloads have theirs): not read on the daemon's path. */
-        ret = lcl_seccomp_ensure(p);
-        if (!ret)
-            ret = lcl_cg_create(p, sb, &r.cg);
-        if (!ret)
-            ret = lcl_cg_open_tasks(p, &r.cg, r.c.fd_tasks);
-    }
+    /* Who starts the init (launchers.c): a zygote, a spare of the
+     * daemon, or our own clone. */
+    struct lcl_launch l = {p, sb, &r.c, sp, &r.cg, &r.id, &r.pid, &r.pidfd, &r.locald};
+    const struct lcl_launcher *ln = NULL;
+    ret = lcl_launch_prepare(&l, &ln);
     if (ret) {
         cleanup(&r);
         return ret;
@@ -837,17 +751,7 @@ int lcl_exec_spawn(struct lcl_prov *p, struct lcl_sb *sb, const sbx_exec_spec_v1
     sigaddset(&pipe_set, SIGPIPE);
     pthread_sigmask(SIG_BLOCK, &pipe_set, &old_mask);
 
-    /* Our init's own host id (the daemon's and a zygote's have theirs);
-     * a sandbox made before ids were per exec keeps the one its files
-     * belong to. */
-    if (!ret && r.locald < 0 && !sp && p->ids_per_exec && sb->work_tmpfs &&
-        sb->work_uid != LCL_SANDBOX_UID) {
-        r.id.uid = sb->work_uid;
-        r.id.gid = sb->work_gid;
-    } else if (!ret && r.locald < 0 && !sp) {
-        ret = lcl_id_take(p, &r.id);
-    }
-    ret = ret ? ret : r.locald >= 0 ? 0 : do_clone(&r);
+    ret = ln->start ? ln->start(&l) : 0;
     /* The child's ends are the child's now. */
     close_fd(&r.in[0]);
     close_fd(&r.outp[1]);

@@ -1,12 +1,12 @@
-# plugins/local/local-zygote.py - the local provider's Python zygote
+# plugins/local/zygote/zygote.py - the local provider's Python zygote
 #
-# Started by the provider (local-zygote.c) as
+# Started by the provider (launch/zygote.c) as
 #   python3 [FLAGS] -c <this> polysandbox-zygote HELPER [MODULE...]
 # with its control socket (SOCK_SEQPACKET) on descriptor 3.  It imports
 # the MODULEs once (in the root its sandboxes share, which HELPER builds
 # first in namespaces of its own), says it is ready, then per request
 # forks a child that becomes a fresh sandbox of its own (HELPER,
-# local-zygote-child.c: cgroup, namespaces, /proc, /tmp, /work, limits,
+# zygote/helper.c: cgroup, namespaces, /proc, /tmp, /work, limits,
 # privileges dropped, seccomp) and only then runs
 # the program, as `python3 [FLAGS] SCRIPT ARGS` would.  The init of each
 # sandbox is a clone of this process that runs only the helper's code.  This process never
