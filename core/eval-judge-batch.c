@@ -84,11 +84,14 @@ static bool take(const char **p, const char *end, const char *word)
 static int parse(const char *out, size_t len, const char *marker, uint64_t out_cap,
                  core_jr_test *tests, size_t n)
 {
-    const char *p = out, *end = out + len;
+    const char *p = out, *end;
     size_t cur = 0;
     core_buf b = { 0 };
 
-    if (!out || !take(&p, end, "\n" CORE_EVAL_MARKER_PREFIX CORE_JR_START) ||
+    if (!out)
+        return SBX_OK;          /* no runner spoke: nothing reported */
+    end = out + len;
+    if (!take(&p, end, "\n" CORE_EVAL_MARKER_PREFIX CORE_JR_START) ||
         !take(&p, end, marker) || !take(&p, end, "\n"))
         return SBX_OK;          /* no runner spoke: nothing reported */
     while (p < end && cur < n) {
