@@ -119,7 +119,7 @@ core_libpolysandbox_internal_la_LIBADD += $(CURL_LIBS) $(LIBARCHIVE_LIBS)
 else
 core_libpolysandbox_internal_la_SOURCES += core/image/image-none.c
 endif
-core_libpolysandbox_internal_la_CFLAGS += -I$(top_srcdir)/core
+core_libpolysandbox_internal_la_CFLAGS += -I$(top_srcdir)/core -I$(top_builddir)/core
 EXTRA_DIST += core/image/image-int.h core/image/ref.c core/image/challenge.c \
 	core/image/registry.c core/image/store.c core/image/unpack.c core/image/manifest.c \
 	core/image/pull.c core/image/import.c core/image/prune.c core/image/image.c \
