@@ -196,6 +196,12 @@ int core_eval_batch(sbx_sandbox *sb, const sbx_eval_opts *o, const core_template
                     const core_eval_task *t, size_t first, uint64_t limit, uint64_t out_cap,
                     uint64_t err_cap, core_jr_test **tests, sbx_result **res);
 void core_eval_batch_free(core_jr_test *tests, size_t n);
+/* Read the runner's report @out (@len bytes, hostile) for @n tests into
+ * @tests (zeroed by the caller): a test is reported only when its "T" line
+ * and its chunks before it are complete and well-formed, in order, after a
+ * start line with @marker.  SBX_OK, or SBX_E_NOMEM (set). */
+int core_eval_batch_parse(const char *out, size_t len, const char *marker, uint64_t out_cap,
+                          core_jr_test *tests, size_t n);
 /* The runner's bytes (core/eval-judge-blob.c): a static program. */
 const unsigned char *core_eval_runner_blob(size_t *len);
 

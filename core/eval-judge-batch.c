@@ -80,9 +80,8 @@ static bool take(const char **p, const char *end, const char *word)
     return true;
 }
 
-/* Read the runner's report @out (@len bytes) into @tests (@n of them). */
-static int parse(const char *out, size_t len, const char *marker, uint64_t out_cap,
-                 core_jr_test *tests, size_t n)
+int core_eval_batch_parse(const char *out, size_t len, const char *marker, uint64_t out_cap,
+                          core_jr_test *tests, size_t n)
 {
     const char *p = out, *end;
     size_t cur = 0;
@@ -189,7 +188,7 @@ int core_eval_batch(sbx_sandbox *sb, const sbx_eval_opts *o, const core_template
     sbx_exec_opts_free(x);
     if (rc == SBX_OK && r && sbx_result_status(r) != SBX_RUN_SANDBOX_ERROR) {
         out = sbx_result_stdout(r, &rlen);
-        rc = parse(out, rlen, marker, out_cap, *tests, n);
+        rc = core_eval_batch_parse(out, rlen, marker, out_cap, *tests, n);
     }
     if (rc != SBX_OK) {
         sbx_result_free(r);
