@@ -40,6 +40,7 @@
 #define DRAIN_NS 1000000000ull  /* output still open after the exit */
 
 static int in_fd = -1, out_fd = -1, chld_r = -1, chld_w = -1;
+static pid_t running;          /* the test's process group, while it runs */
 static unsigned char buf[CORE_JR_CHUNK];
 
 static void on_chld(int sig)
@@ -62,6 +63,8 @@ static uint64_t now_ns(void)
 
 static void die(const char *why)
 {
+    if (running > 0)
+        kill(-running, SIGKILL);
     dprintf(2, "polysandbox judge runner: %s\n", why);
     exit(2);
 }
@@ -269,6 +272,7 @@ static bool run_test(uint64_t i, uint64_t in_len, uint64_t limit, uint64_t out_c
         _exit(errno == ENOENT ? 127 : 126);
     }
     setpgid(pid, pid);
+    running = pid;
     close(pin[0]);
     close(pout[1]);
     close(perr[1]);
@@ -309,6 +313,7 @@ static bool run_test(uint64_t i, uint64_t in_len, uint64_t limit, uint64_t out_c
             ;
         if (!t.exited && wait4(pid, &t.status, WNOHANG, &t.ru) == pid) {
             t.exited = true;
+            running = 0;
             end = now_ns();
             /* what it left running goes with it: then its pipes end */
             reaped = reap_all(pid);
