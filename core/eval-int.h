@@ -188,13 +188,14 @@ typedef struct core_jr_test {
 /* Run tests @first.. of @t in one exec of the runner in @sb, the program
  * run with @tc's run words, each test held to @limit and the caps
  * @out_cap and @err_cap (the sandbox's), up to the first test that is not
- * clean unless @o->all_tests.  SBX_OK with *@tests (t->n_cases - @first
+ * clean unless @o->all_tests; the exec's own limit, a bound for a runner
+ * gone wrong, at most @max_ns (limits.max_wall; 0: none).  SBX_OK with *@tests (t->n_cases - @first
  * of them; free with core_eval_batch_free) and *@res, the exec's result
  * (for the usage; NULL when it failed), both NULL when nothing could run;
  * else SBX_E_NOMEM (set). */
 int core_eval_batch(sbx_sandbox *sb, const sbx_eval_opts *o, const core_template_conf *tc,
                     const core_eval_task *t, size_t first, uint64_t limit, uint64_t out_cap,
-                    uint64_t err_cap, core_jr_test **tests, sbx_result **res);
+                    uint64_t err_cap, uint64_t max_ns, core_jr_test **tests, sbx_result **res);
 void core_eval_batch_free(core_jr_test *tests, size_t n);
 /* Read the runner's report @out (@len bytes, hostile) for @n tests into
  * @tests (zeroed by the caller): a test is reported only when its "T" line

@@ -134,7 +134,7 @@ void core_eval_batch_free(core_jr_test *tests, size_t n)
 
 int core_eval_batch(sbx_sandbox *sb, const sbx_eval_opts *o, const core_template_conf *tc,
                     const core_eval_task *t, size_t first, uint64_t limit, uint64_t out_cap,
-                    uint64_t err_cap, core_jr_test **tests, sbx_result **res)
+                    uint64_t err_cap, uint64_t max_ns, core_jr_test **tests, sbx_result **res)
 {
     size_t n = t->n_cases - first, in_len = 0, rlen = 0, blob_len, nv;
     const unsigned char *blob = core_eval_runner_blob(&blob_len);
@@ -171,10 +171,12 @@ int core_eval_batch(sbx_sandbox *sb, const sbx_eval_opts *o, const core_template
     if (rc == SBX_OK)
         rc = sbx_exec_opts_set_stdin(x, in, in_len);
     /* the runner holds each test to its limit; this only bounds a runner
-     * that went wrong */
+     * that went wrong (one stopped by it leaves its last tests unreported) */
     timeout = limit > (UINT64_MAX - SLACK_NS) / (n + 1) ? UINT64_MAX
                                                         : (uint64_t)n * (limit + SLACK_NS / 10)
                                                               + SLACK_NS;
+    if (max_ns && timeout > max_ns)
+        timeout = max_ns;
     if (rc == SBX_OK)
         rc = sbx_exec_opts_set_timeout(x, timeout);
     if (rc == SBX_OK && o->cancel)

@@ -144,7 +144,8 @@ static int batch_tests(sbx_ctx *ctx, sbx_sandbox *sb, const sbx_eval_opts *o,
     uint64_t err_cap = o->limits[SBX_LIMIT_STDERR] ? o->limits[SBX_LIMIT_STDERR]
                                                    : ctx->cfg.limits[SBX_LIMIT_STDERR];
     sbx_result *br = NULL;
-    int rc = core_eval_batch(sb, o, tc, t, 1, limit, out_cap, err_cap, batch, &br);
+    int rc = core_eval_batch(sb, o, tc, t, 1, limit, out_cap, err_cap,
+                             ctx->cfg.max_limits[SBX_LIMIT_WALL], batch, &br);
 
     if (rc != SBX_OK)
         return rc;
