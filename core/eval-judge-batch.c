@@ -8,6 +8,7 @@
 #include "config.h"
 
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,46 @@
 
 #define SLACK_NS UINT64_C(5000000000)    /* the runner's own start and reaping */
 #define HEAD_MAX 96                      /* "SBXJ1 marker n limit caps fail_fast\n" */
+
+/* The providers where the runner could not start (a sandbox of another
+ * architecture, or one that cannot run a file it was given): it is not
+ * tried there again by this process, whose samples then pay no failed exec
+ * each.  Only a start that failed is remembered, never a runner stopped
+ * later (a limit, a test that killed it). */
+#define NO_RUNNER_MAX 16
+#define PROV_NAME_MAX 64             /* a longer name is not remembered */
+static pthread_mutex_t no_runner_lock = PTHREAD_MUTEX_INITIALIZER;
+static char no_runner[NO_RUNNER_MAX][PROV_NAME_MAX];
+static size_t n_no_runner;
+
+static bool runner_refused(const char *prov)
+{
+    bool found = false;
+
+    pthread_mutex_lock(&no_runner_lock);
+    for (size_t i = 0; i < n_no_runner && !found; i++)
+        found = !strcmp(no_runner[i], prov);
+    pthread_mutex_unlock(&no_runner_lock);
+    return found;
+}
+
+/* Remember @prov when @r says the runner never started: exec failed with
+ * 126 or 127, the system-call filter killed it, or it stopped (exit 2)
+ * before its start line. */
+static void note_start(const char *prov, const sbx_result *r, const char *out, size_t len)
+{
+    sbx_run_status st = sbx_result_status(r);
+    bool spoke = out && len > 0 && out[0] == '\n';
+
+    if (!(st == SBX_RUN_NOT_FOUND || st == SBX_RUN_NOT_EXECUTABLE || st == SBX_RUN_SECCOMP ||
+          (st == SBX_RUN_NONZERO_EXIT && sbx_result_exit_code(r) == 2 && !spoke)) ||
+        strlen(prov) >= PROV_NAME_MAX || runner_refused(prov))
+        return;
+    pthread_mutex_lock(&no_runner_lock);
+    if (n_no_runner < NO_RUNNER_MAX)
+        snprintf(no_runner[n_no_runner++], PROV_NAME_MAX, "%s", prov);
+    pthread_mutex_unlock(&no_runner_lock);
+}
 
 /* Each test's "LEN\n" and bytes after the header: (transfer full). */
 static char *stdin_of(const core_eval_task *t, size_t first, const char *marker,
@@ -138,6 +179,7 @@ int core_eval_batch(sbx_sandbox *sb, const sbx_eval_opts *o, const core_template
 {
     size_t n = t->n_cases - first, in_len = 0, rlen = 0, blob_len, nv;
     const unsigned char *blob = core_eval_runner_blob(&blob_len);
+    const char *prov = sbx_sandbox_provider(sb) ? sbx_sandbox_provider(sb) : "";
     char marker[CORE_EVAL_MARKER_LEN + 1], *in = NULL;
     const char **argv = NULL;
     sbx_exec_opts *x = NULL;
@@ -148,7 +190,7 @@ int core_eval_batch(sbx_sandbox *sb, const sbx_eval_opts *o, const core_template
 
     *tests = NULL;
     *res = NULL;
-    if (first >= t->n_cases || !tc->run || !tc->run[0])
+    if (first >= t->n_cases || !tc->run || !tc->run[0] || runner_refused(prov))
         return SBX_OK;
     if ((rc = core_eval_new_marker(marker)) != SBX_OK)
         return rc;
@@ -185,11 +227,13 @@ int core_eval_batch(sbx_sandbox *sb, const sbx_eval_opts *o, const core_template
     free(in);
     if (rc == SBX_OK && sbx_sandbox_exec(sb, x, &r) != SBX_OK) {
         core_error_clear();     /* no report: every test runs on its own exec */
+        sbx_result_free(r);
         r = NULL;
     }
     sbx_exec_opts_free(x);
     if (rc == SBX_OK && r && sbx_result_status(r) != SBX_RUN_SANDBOX_ERROR) {
         out = sbx_result_stdout(r, &rlen);
+        note_start(prov, r, out, rlen);
         rc = core_eval_batch_parse(out, rlen, marker, out_cap, *tests, n);
     }
     if (rc != SBX_OK) {
