@@ -19,6 +19,7 @@ FUZZ_SOURCES += \
 	tests/fuzz/fuzz-dataset.c \
 	tests/fuzz/fuzz-samples.c \
 	tests/fuzz/fuzz-judge.c \
+	tests/fuzz/fuzz-jreport.c \
 	tests/fuzz/fuzz-files.c \
 	tests/fuzz/fuzz-etag.c \
 	tests/fuzz/fuzz-server.c \
