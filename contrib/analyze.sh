@@ -15,7 +15,7 @@
 # (clang-tools) would add a make run and nothing we need.
 #
 # Run it from the top of a built tree (the generated headers, such as
-# plugins/docker/docker-init.h and plugins/modal/api.pb-c.h, must exist).
+# plugins/docker/init/docker-init.h and plugins/modal/api.pb-c.h, must exist).
 # Extra arguments are the files to analyse (contrib/analyze.sh core/units.c).
 #
 # A false positive goes in contrib/analyze.supp, one entry per finding with

@@ -25,6 +25,9 @@ PACKAGES="$PACKAGES docker-registry apache2-utils curl"
 PACKAGES="$PACKAGES python3-cryptography"
 # tests/python: the Python package's suite is pytest with pytest-asyncio.
 PACKAGES="$PACKAGES python3-pytest python3-pytest-asyncio"
+# The Python package's cffi backend (python/cffi_build.py), built against
+# the library's header: cffi and Python.h.
+PACKAGES="$PACKAGES python3-cffi python3-dev"
 # Podman 4.3 and what it needs (conmon, containers-common; runc comes with
 # docker.io): tests/podman runs the docker provider on its compatible API.
 PACKAGES="$PACKAGES podman conmon"

@@ -6,6 +6,7 @@
 POLYSANDBOX_PY = \
 	python/polysandbox/__init__.py \
 	python/polysandbox/_fields.py \
+	python/polysandbox/_cffi.py \
 	python/polysandbox/_native.py \
 	python/polysandbox/client.py \
 	python/polysandbox/errors.py \
@@ -19,6 +20,7 @@ POLYSANDBOX_PY = \
 	python/polysandbox/sandbox.py \
 	python/polysandbox/stream.py
 PYTHON_FILES = python/README.md python/pyproject.toml python/_paths.py.in \
+	python/cffi_build.py \
 	python/polysandbox/py.typed $(POLYSANDBOX_PY)
 EXTRA_DIST += $(PYTHON_FILES)
 
@@ -39,3 +41,21 @@ python/_paths.py: $(srcdir)/python/_paths.py.in FORCE-python-paths
 FORCE-python-paths:
 .PHONY: FORCE-python-paths
 CLEANFILES += python/_paths.py python/_paths.py-t*
+
+# The cffi backend (API mode): cffi_build.py writes its C source, checked
+# against <polysandbox/sandbox.h>; libtool builds it as a module linked
+# with libpolysandbox, installed beside the package (_cffi.py loads it).
+if ENABLE_CFFI
+pkgpyexec_LTLIBRARIES = python/_polysandbox_cffi.la
+nodist_python__polysandbox_cffi_la_SOURCES = python/_polysandbox_cffi.c
+python__polysandbox_cffi_la_CPPFLAGS = -I$(top_srcdir)/core/include $(PYTHON_CPPFLAGS)
+# cffi's generated code, not ours: the project's warnings are not asked of it
+python__polysandbox_cffi_la_CFLAGS =
+python__polysandbox_cffi_la_LDFLAGS = -module -avoid-version -shared
+python__polysandbox_cffi_la_LIBADD = core/libpolysandbox.la
+CLEANFILES += python/_polysandbox_cffi.c
+endif
+python/_polysandbox_cffi.c: $(srcdir)/python/cffi_build.py \
+		$(top_srcdir)/core/include/polysandbox/sandbox.h
+	$(AM_V_GEN)$(MKDIR_P) python && \
+	$(PYTHON) $(srcdir)/python/cffi_build.py $@-t >/dev/null && mv -f $@-t $@

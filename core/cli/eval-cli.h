@@ -31,6 +31,7 @@ typedef struct cli_eval_args {
     bool isolated;                /* --isolated-check */
     bool allow_partial;           /* --allow-partial */
     bool all_tests;               /* --all-tests */
+    bool exec_per_test;           /* --exec-per-test */
     uint64_t min_ns;              /* --min-time, 0: default */
     double factor;                /* --time-factor, < 0: default */
     uint64_t compile_ns;          /* --compile-timeout, 0: default */
@@ -44,7 +45,7 @@ enum {
     CLI_EO_TIMEOUT, CLI_EO_MEMORY, CLI_EO_RETRIES, CLI_EO_JSON,
     CLI_EO_MAX_INPUT, CLI_EO_MAX_LINE, CLI_EO_MAX_RECORDS, CLI_EO_ISOLATED,
     CLI_EO_ALLOW_PARTIAL, CLI_EO_ALL_TESTS, CLI_EO_MIN_TIME, CLI_EO_TIME_FACTOR,
-    CLI_EO_COMPILE_TIMEOUT, CLI_EO_EP_MIN_TIME, CLI_EO_EP_TIME_FACTOR
+    CLI_EO_COMPILE_TIMEOUT, CLI_EO_EP_MIN_TIME, CLI_EO_EP_TIME_FACTOR, CLI_EO_EXEC_PER_TEST
 };
 #define CLI_EVAL_LONGOPTS \
     { "dataset", required_argument, NULL, CLI_EO_DATASET }, \
@@ -61,6 +62,7 @@ enum {
     { "isolated-check", no_argument, NULL, CLI_EO_ISOLATED }, \
     { "allow-partial", no_argument, NULL, CLI_EO_ALLOW_PARTIAL }, \
     { "all-tests", no_argument, NULL, CLI_EO_ALL_TESTS }, \
+    { "exec-per-test", no_argument, NULL, CLI_EO_EXEC_PER_TEST }, \
     { "min-time", required_argument, NULL, CLI_EO_MIN_TIME }, \
     { "time-factor", required_argument, NULL, CLI_EO_TIME_FACTOR }, \
     { "compile-timeout", required_argument, NULL, CLI_EO_COMPILE_TIMEOUT }, \

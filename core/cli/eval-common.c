@@ -39,6 +39,9 @@ const char cli_eval_help_common[] =
 "\n"
 "Judged problems (stdin/expected output tests; compiled once per sample):\n"
 "      --all-tests        run every test, not up to the first failure\n"
+"      --exec-per-test    run each test of a compiled program on an exec of\n"
+"                         its own (default: all in one exec, through the\n"
+"                         runner; the same verdicts)\n"
 "      --min-time DURATION  T_min of a test's limit max(T_min, K x reference\n"
 "                         time) when the task gives one (default 1s)\n"
 "      --time-factor K    K of that limit (default 3; 0: --timeout alone)\n"
@@ -110,6 +113,7 @@ int cli_eval_option(cli_eval_args *a, int c, const char *arg)
     case CLI_EO_ISOLATED: a->isolated = true; return -1;
     case CLI_EO_ALLOW_PARTIAL: a->allow_partial = true; return -1;
     case CLI_EO_ALL_TESTS: a->all_tests = true; return -1;
+    case CLI_EO_EXEC_PER_TEST: a->exec_per_test = true; return -1;
     case CLI_EO_MIN_TIME:
     case CLI_EO_COMPILE_TIMEOUT:
     case CLI_EO_EP_MIN_TIME: {
@@ -278,6 +282,8 @@ sbx_eval_opts *cli_eval_opts(const cli_eval_args *a, const char *const *provider
         rc = sbx_eval_opts_set_allow_partial(o, true);
     if (rc == SBX_OK)
         rc = sbx_eval_opts_set_judge(o, a->all_tests, a->min_ns, a->factor, a->compile_ns);
+    if (rc == SBX_OK && a->exec_per_test)
+        rc = sbx_eval_opts_set_exec_per_test(o, true);
     if (rc == SBX_OK)
         rc = sbx_eval_opts_set_evalplus_time(o, a->ep_min_ns, a->ep_factor);
     if (rc != SBX_OK) {

@@ -174,12 +174,44 @@ int core_eval_judge(sbx_ctx *ctx, const sbx_eval_opts *o, const core_eval_task *
                     const char *lang, const char *program, const char *provider,
                     sbx_eval_record *rec, bool *graded);
 
+/* ---- a judged sample's tests in one exec (core/eval/eval-judge-batch.c) -------- */
+
+/* What the runner said of one test: @reported only with a complete,
+ * well-formed report; @clean when it exited 0 in time within the caps
+ * (only then is @out, its stdout, to be compared). */
+typedef struct core_jr_test {
+    bool reported, clean;
+    char *out;                    /* owned */
+    size_t out_len;
+} core_jr_test;
+
+/* Run tests @first.. of @t in one exec of the runner in @sb, the program
+ * run with @tc's run words, each test held to @limit and the caps
+ * @out_cap and @err_cap (the sandbox's), up to the first test that is not
+ * clean unless @o->all_tests; the exec's own limit, a bound for a runner
+ * gone wrong, at most @max_ns (limits.max_wall; 0: none).  SBX_OK with *@tests (t->n_cases - @first
+ * of them; free with core_eval_batch_free) and *@res, the exec's result
+ * (for the usage; NULL when it failed), both NULL when nothing could run;
+ * else SBX_E_NOMEM (set). */
+int core_eval_batch(sbx_sandbox *sb, const sbx_eval_opts *o, const core_template_conf *tc,
+                    const core_eval_task *t, size_t first, uint64_t limit, uint64_t out_cap,
+                    uint64_t err_cap, uint64_t max_ns, core_jr_test **tests, sbx_result **res);
+void core_eval_batch_free(core_jr_test *tests, size_t n);
+/* Read the runner's report @out (@len bytes, hostile) for @n tests into
+ * @tests (zeroed by the caller): a test is reported only when its "T" line
+ * and its chunks before it are complete and well-formed, in order, after a
+ * start line with @marker.  SBX_OK, or SBX_E_NOMEM (set). */
+int core_eval_batch_parse(const char *out, size_t len, const char *marker, uint64_t out_cap,
+                          core_jr_test *tests, size_t n);
+/* The runner's bytes (core/eval/eval-judge-blob.c): a static program. */
+const unsigned char *core_eval_runner_blob(size_t *len);
+
 /* The index of task @id in @ds, or (size_t)-1. */
 size_t core_eval_find_task(const sbx_eval_dataset *ds, const char *id);
 
 /* ---- programs (core/eval/eval-program.c) ---------------------------------------- */
 
-#define CORE_EVAL_MARKER_PREFIX "__polysandbox_eval_done__ "
+#include "eval-judge-proto.h"   /* CORE_EVAL_MARKER_PREFIX */
 /* EvalPlus: the line of a sample that passed the base inputs is
  * "\n" PREFIX BASE marker "\n" (not the pass line, which has no word) */
 #define CORE_EVAL_MARKER_BASE "base "
@@ -361,6 +393,7 @@ struct sbx_eval_opts {
     bool isolated;                /* --isolated-check */
     bool allow_partial;
     bool all_tests;               /* judged: every test, not up to the first failure */
+    bool exec_per_test;           /* judged: never the runner (core/eval/eval-judge-batch.c) */
     uint64_t min_ns;              /* judged: T_min */
     double factor;                /* judged: k of k x T_reference */
     uint64_t compile_ns;

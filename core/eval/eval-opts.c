@@ -156,6 +156,15 @@ static bool factor_ok(const char *what, double factor)
     return false;
 }
 
+int sbx_eval_opts_set_exec_per_test(sbx_eval_opts *o, bool on)
+{
+    core_error_clear();
+    if (!o)
+        return core_error_set(SBX_E_INVAL, NULL, "sbx_eval_opts_set_exec_per_test: NULL options");
+    o->exec_per_test = on;
+    return SBX_OK;
+}
+
 int sbx_eval_opts_set_judge(sbx_eval_opts *o, bool all_tests, uint64_t min_ns, double factor,
                             uint64_t compile_ns)
 {

@@ -35,6 +35,11 @@ struct sbx_test_host {
     uint64_t clock_offset;     /* sbx_test_host_advance_clock, in ns */
     char why[CORE_MSG_MAX], why_copy[CORE_MSG_MAX];
     size_t logged[LEVELS];
+    size_t leaks, misuses;
+    char leak[CORE_MSG_MAX], leak_copy[CORE_MSG_MAX];
+    char misuse[CORE_MSG_MAX], misuse_copy[CORE_MSG_MAX];
+    sbx_test_host_watch_fn watch;
+    void *watch_ud;
 };
 
 /* The handle the provider gets is the test host itself. */
@@ -67,35 +72,87 @@ static int record_core_error(sbx_test_host *t, int rc)
     return rc;
 }
 
+/* Whether @text holds the value of a credential set on @t; the caller
+ * holds the lock. */
+static bool holds_credential(const sbx_test_host *t, const char *text)
+{
+    for (size_t i = 0; i < t->n_settings; i++)
+        if (declared(t->desc->secret_keys, t->settings[i].key) && t->settings[i].value[0] &&
+            strstr(text, t->settings[i].value))
+            return true;
+    return false;
+}
+
+static void misused(sbx_test_host *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void misused(sbx_test_host *t, const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    pthread_mutex_lock(&t->lock);
+    t->misuses++;
+    vsnprintf(t->misuse, sizeof t->misuse, fmt, ap);
+    pthread_mutex_unlock(&t->lock);
+    va_end(ap);
+}
+
+/* Every message a provider writes: checked for credentials, then shown to
+ * the test's watcher. */
+static void observe(sbx_test_host *t, bool is_error, int n, const char *text)
+{
+    sbx_test_host_watch_fn fn;
+    void *ud;
+
+    pthread_mutex_lock(&t->lock);
+    if (holds_credential(t, text)) {
+        t->leaks++;
+        snprintf(t->leak, sizeof t->leak, "%s", text);
+    }
+    fn = t->watch;
+    ud = t->watch_ud;
+    pthread_mutex_unlock(&t->lock);
+    if (fn)
+        fn(ud, is_error, n, text);
+}
+
 static void t_log(sbx_host_handle *h, int level, const char *fmt, ...)
 {
     sbx_test_host *t = of(h);
+    char line[CORE_MSG_MAX];
     bool show;
     va_list ap;
 
+    if (level < 0 || level >= LEVELS)
+        misused(t, "log with level %d, which no SBX_LOG_* names", level);
     pthread_mutex_lock(&t->lock);
     if (level >= 0 && level < LEVELS)
         t->logged[level]++;
     show = t->verbose || level <= SBX_LOG_WARNING;
     pthread_mutex_unlock(&t->lock);
-    if (!show)
-        return;
     va_start(ap, fmt);
-    fprintf(stderr, "%s: ", t->desc->name);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    vsnprintf(line, sizeof line, fmt, ap);
     va_end(ap);
+    observe(t, false, level, line);
+    if (show)
+        fprintf(stderr, "%s: %s\n", t->desc->name, line);
 }
 
 static int t_set_error(sbx_host_handle *h, int code, const char *fmt, ...)
 {
+    sbx_test_host *t = of(h);
     char msg[CORE_MSG_MAX];
     va_list ap;
 
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    record(of(h), code, msg);
+    if (code == SBX_OK)
+        misused(t, "set_error with SBX_OK (%d): an error needs a code", code);
+    else if (!strcmp(sbx_strerror(code), "unknown error"))
+        misused(t, "set_error with code %d, which no SBX_E_* names", code);
+    record(t, code, msg);
+    observe(t, true, code, msg);
     return code;
 }
 
@@ -113,7 +170,14 @@ static const core_setting *lookup(void *ud, const char *key)
  * pointers handed out stay valid until the key is set again. */
 static const char *t_config_get(sbx_host_handle *h, const char *key)
 {
-    const core_setting *s = key ? lookup(of(h), key) : NULL;
+    sbx_test_host *t = of(h);
+    const core_setting *s;
+
+    /* A credential only a secret key names is not a setting: as in the
+     * core, it is read with secret_get alone. */
+    if (!key || !declared(t->desc->config_keys, key))
+        return NULL;
+    s = lookup(t, key);
     return s ? s->value : NULL;
 }
 
@@ -285,7 +349,7 @@ int sbx_test_host_set(sbx_test_host *t, const char *key, const char *value)
 
     if (!t || !key || !value)
         return SBX_E_INVAL;
-    if (!declared(t->desc->config_keys, key)) {
+    if (!declared(t->desc->config_keys, key) && !declared(t->desc->secret_keys, key)) {
         char msg[CORE_MSG_MAX];
         snprintf(msg, sizeof msg, "%s: unknown key '%s' for provider '%s'", PLACE, key,
                  t->desc->name);
@@ -434,6 +498,46 @@ void sbx_test_host_verbose(sbx_test_host *t, bool verbose)
         return;
     pthread_mutex_lock(&t->lock);
     t->verbose = verbose;
+    pthread_mutex_unlock(&t->lock);
+}
+
+size_t sbx_test_host_leaks(sbx_test_host *t, const char **text)
+{
+    size_t n;
+
+    if (!t)
+        return 0;
+    pthread_mutex_lock(&t->lock);
+    n = t->leaks;
+    memcpy(t->leak_copy, t->leak, sizeof t->leak_copy);
+    pthread_mutex_unlock(&t->lock);
+    if (text)
+        *text = t->leak_copy;
+    return n;
+}
+
+size_t sbx_test_host_misuses(sbx_test_host *t, const char **what)
+{
+    size_t n;
+
+    if (!t)
+        return 0;
+    pthread_mutex_lock(&t->lock);
+    n = t->misuses;
+    memcpy(t->misuse_copy, t->misuse, sizeof t->misuse_copy);
+    pthread_mutex_unlock(&t->lock);
+    if (what)
+        *what = t->misuse_copy;
+    return n;
+}
+
+void sbx_test_host_watch(sbx_test_host *t, sbx_test_host_watch_fn fn, void *ud)
+{
+    if (!t)
+        return;
+    pthread_mutex_lock(&t->lock);
+    t->watch = fn;
+    t->watch_ud = ud;
     pthread_mutex_unlock(&t->lock);
 }
 

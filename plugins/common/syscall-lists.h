@@ -2,7 +2,7 @@
  *
  * One list for every provider that filters system calls, so their
  * policies cannot drift: the local provider compiles it into its seccomp
- * filter with libseccomp (plugins/local/local-seccomp.c), the docker
+ * filter with libseccomp (plugins/local/jail/seccomp.c), the docker
  * provider into the seccomp profile of the containers it creates
  * (plugins/docker/docker-seccomp.c).  The argument checks that neither a
  * name list nor libseccomp can say are in syscall-prelude.h.

@@ -11,8 +11,8 @@
  * libseccomp compiles.  The prelude either returns EPERM/EAFNOSUPPORT or
  * falls through past its end (SYSPOL_CONT), where the includer goes on:
  * the local provider with libseccomp's allowlist (plugins/local/
- * local-seccomp.c), the docker provider's helper with its own tail and
- * ALLOW, under the container's profile (plugins/docker/docker-init.c).
+ * jail/seccomp.c), the docker provider's helper with its own tail and
+ * ALLOW, under the container's profile (plugins/docker/init/init.c).
  * A call of another architecture falls through unchecked: what follows
  * must refuse it.
  *

@@ -35,7 +35,7 @@
 /* The rule every provider applies (host->path_check, ABI 1.10). */
 int dk_path_check(struct dk_prov *p, const char *path)
 {
-    return p->host->path_check(p->h, path);
+    return p->eng.host->path_check(p->eng.h, path);
 }
 
 /* ---- HEAD .../archive: the daemon's stat of one path ---- */
@@ -49,12 +49,12 @@ static int stat_path(struct dk_prov *p, const char *id, const char *abs, uint64_
     char *esc = ph_escape(abs);
     char path[PATH_MAX_LEN * 3 + 128];
     if (!esc)
-        return -dk_err(p, SBX_E_NOMEM, "out of memory");
+        return -dk_err(&p->eng, SBX_E_NOMEM, "out of memory");
     snprintf(path, sizeof path, DK_API "/containers/%s/archive?path=%s", id, esc);
     free(esc);
     ph_request rq = {.method = "HEAD", .path = path, .timeout_ms = 30000, .keep_headers = keep};
     ph_response resp;
-    int ret = ph_do(p->http, &rq, &resp, err);
+    int ret = ph_do(p->eng.http, &rq, &resp, err);
     long status = resp.status;
     const char *b64 = ph_response_header(&resp, keep[0]);
     bool have = b64 != NULL;
@@ -65,12 +65,12 @@ static int stat_path(struct dk_prov *p, const char *id, const char *abs, uint64_
                             ? pc_b64_decode(b64, &jlen) : NULL;
     ph_response_clear(&resp);
     if (ret != SBX_OK)
-        return -dk_err(p, ret, "%s (%s)", err, p->socket);
+        return -dk_err(&p->eng, ret, "%s (%s)", err, p->eng.socket);
     if (status == 404 && !have)
         return 0;
     if ((status != 200 && status != 404) || !have) {
         free(js);
-        return -dk_err(p, ph_status_code(status) ? ph_status_code(status) : SBX_E_BACKEND,
+        return -dk_err(&p->eng, ph_status_code(status) ? ph_status_code(status) : SBX_E_BACKEND,
                        "stat of %s in %s: the daemon answered %ld", abs, id, status);
     }
     json_t *j = js ? json_loadb((const char *)js, jlen, 0, NULL) : NULL;
@@ -78,7 +78,7 @@ static int stat_path(struct dk_prov *p, const char *id, const char *abs, uint64_
     json_t *m = j ? json_object_get(j, "mode") : NULL, *s = j ? json_object_get(j, "size") : NULL;
     if (!json_is_integer(m) || !json_is_integer(s)) {
         json_decref(j);
-        return -dk_err(p, SBX_E_BACKEND, "stat of %s in %s: unreadable answer", abs, id);
+        return -dk_err(&p->eng, SBX_E_BACKEND, "stat of %s in %s: unreadable answer", abs, id);
     }
     *mode = (uint64_t)json_integer_value(m);
     *size = (uint64_t)json_integer_value(s);
@@ -107,19 +107,20 @@ static int walk(struct dk_prov *p, struct dk_sb *sb, const char *path, bool need
             return -r;
         if (r == 0) {
             if (need_all)
-                return dk_err(p, SBX_E_NOT_FOUND, "file '%s': '%s' does not exist", path,
+                return dk_err(&p->eng, SBX_E_NOT_FOUND, "file '%s': '%s' does not exist", path,
                               abs + base);
             return SBX_OK;
         }
         if (m & GO_MODE_SYMLINK)
-            return dk_err(p, SBX_E_PATH, "file path '%s': '%s' is a link; refused", path,
+            return dk_err(&p->eng, SBX_E_PATH, "file path '%s': '%s' is a link; refused", path,
                           abs + base);
         if (!last && !(m & GO_MODE_DIR))
-            return dk_err(p, SBX_E_PATH, "file path '%s': '%s' is not a directory; refused",
+            return dk_err(&p->eng, SBX_E_PATH, "file path '%s': '%s' is not a directory; refused",
                           path, abs + base);
         if (last) {
             if (m & GO_MODE_TYPE)
-                return dk_err(p, SBX_E_PATH, "file '%s' is not a regular file; refused", path);
+                return dk_err(&p->eng, SBX_E_PATH, "file '%s' is not a regular file; refused",
+                              path);
             *mode = m;
             *size = s;
             return SBX_OK;
@@ -139,24 +140,24 @@ int dk_upload(struct dk_prov *p, struct dk_sb *sb, const char *path, const void 
     size_t tar_len = 0;
     char err[PH_ERR_MAX];
     if ((ret = dk_tar_file(path, data, len, mode, &tar, &tar_len, err, sizeof err)))
-        return dk_err(p, ret, "upload of '%s': %s", path, err);
+        return dk_err(&p->eng, ret, "upload of '%s': %s", path, err);
     char url[256];
     snprintf(url, sizeof url, DK_API "/containers/%s/archive?path=" DK_WORKDIR, sb->id);
     ph_request rq = {.method = "PUT", .path = url, .body = tar, .body_len = tar_len,
                      .content_type = "application/x-tar", .timeout_ms = 120000};
     ph_response resp;
-    ret = ph_do(p->http, &rq, &resp, err);
+    ret = ph_do(p->eng.http, &rq, &resp, err);
     free(tar);
     if (ret) {
         ph_response_clear(&resp);
-        return dk_err(p, ret, "upload of '%s': %s", path, err);
+        return dk_err(&p->eng, ret, "upload of '%s': %s", path, err);
     }
     if (resp.status != 200) {
         const char *msg = resp.body ? resp.body : "";
         int code = ph_status_code(resp.status);
         if (strstr(msg, "no space left"))
             code = SBX_E_LIMIT;
-        ret = dk_err(p, code ? code : SBX_E_BACKEND, "upload of '%s' into %s: the daemon "
+        ret = dk_err(&p->eng, code ? code : SBX_E_BACKEND, "upload of '%s' into %s: the daemon "
                      "answered %ld: %.200s", path, sb->id, resp.status, msg);
     }
     ph_response_clear(&resp);
@@ -173,12 +174,12 @@ int dk_download(struct dk_prov *p, struct dk_sb *sb, const char *path, size_t ma
     if (ret || (ret = walk(p, sb, path, true, &m, &s)))
         return ret;
     if (s > max)
-        return dk_err(p, SBX_E_LIMIT, "file '%s' is %llu bytes, more than the %zu allowed", path,
-                      (unsigned long long)s, max);
+        return dk_err(&p->eng, SBX_E_LIMIT, "file '%s' is %llu bytes, more than the %zu allowed",
+                      path, (unsigned long long)s, max);
     char err[PH_ERR_MAX];
     char *esc = ph_escape(path);
     if (!esc)
-        return dk_err(p, SBX_E_NOMEM, "out of memory");
+        return dk_err(&p->eng, SBX_E_NOMEM, "out of memory");
     char url[PATH_MAX_LEN * 3 + 128];
     snprintf(url, sizeof url, DK_API "/containers/%s/archive?path=" DK_WORKDIR "%%2F%s", sb->id,
              esc);
@@ -187,22 +188,22 @@ int dk_download(struct dk_prov *p, struct dk_sb *sb, const char *path, size_t ma
     size_t cap = s + 64 * 1024 + 10240;
     ph_request rq = {.method = "GET", .path = url, .timeout_ms = 120000, .max_body = cap};
     ph_response resp;
-    ret = ph_do(p->http, &rq, &resp, err);
+    ret = ph_do(p->eng.http, &rq, &resp, err);
     if (ret) {
         ph_response_clear(&resp);
-        return dk_err(p, ret, "download of '%s': %s", path, err);
+        return dk_err(&p->eng, ret, "download of '%s': %s", path, err);
     }
     if (resp.status != 200) {
         int code = ph_status_code(resp.status);
-        ret = dk_err(p, code ? code : SBX_E_BACKEND, "download of '%s' from %s: the daemon "
+        ret = dk_err(&p->eng, code ? code : SBX_E_BACKEND, "download of '%s' from %s: the daemon "
                      "answered %ld: %.200s", path, sb->id, resp.status, resp.body ? resp.body : "");
         ph_response_clear(&resp);
         return ret;
     }
-    ret = dk_tar_extract_one(resp.body, resp.body_len, max, p->host->alloc, p->host->free, data,
-                             len, err, sizeof err);
+    ret = dk_tar_extract_one(resp.body, resp.body_len, max, p->eng.host->alloc,
+                             p->eng.host->free, data, len, err, sizeof err);
     ph_response_clear(&resp);
     if (ret)
-        return dk_err(p, ret, "download of '%s': %s", path, err);
+        return dk_err(&p->eng, ret, "download of '%s': %s", path, err);
     return SBX_OK;
 }

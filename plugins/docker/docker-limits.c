@@ -68,7 +68,7 @@ static void podman_why(struct dk_prov *p, char *why, size_t cap, bool *rootless_
     long st = 0;
     *rootless_v1 = false;
     snprintf(why, cap, "the daemon dropped them");
-    if (dk_json(p, "GET", "/v4.0.0/libpod/info", NULL, 10000, &st, &ans, err)) {
+    if (dk_json(&p->eng, "GET", "/v4.0.0/libpod/info", NULL, 10000, &st, &ans, err)) {
         json_decref(ans);
         return;
     }
@@ -91,10 +91,10 @@ int dk_limits_check(struct dk_prov *p, const char *id, const sbx_limits_v1 *l)
     json_t *ans = NULL;
     long st = 0;
     snprintf(path, sizeof path, DK_API "/containers/%s/json", id);
-    int ret = dk_json(p, "GET", path, NULL, 10000, &st, &ans, err);
+    int ret = dk_json(&p->eng, "GET", path, NULL, 10000, &st, &ans, err);
     if (ret) {
         json_decref(ans);
-        return dk_err(p, ret, "inspecting the new container %s: %s", id, err);
+        return dk_err(&p->eng, ret, "inspecting the new container %s: %s", id, err);
     }
     uint64_t bits;
     int n = dropped(json_object_get(ans, "HostConfig"), l, p->nano_cpus, lost, sizeof lost,
@@ -105,14 +105,14 @@ int dk_limits_check(struct dk_prov *p, const char *id, const sbx_limits_v1 *l)
     /* The core decides (unenforced_limits, ABI 1.5); for an older core,
      * which cannot be told, our own setting does. */
     snprintf(why, sizeof why, "the daemon at %s created the container without them "
-             "(polysandbox doctor says why)", p->socket);
-    if (pc_limits_unenforced(p->host, p->h, bits, why) == SBX_OK ||
-        (p->allow_unenforced && (p->host->struct_size < offsetof(sbx_host_v1,
-                                 limits_unenforced) + sizeof p->host->limits_unenforced ||
-                                 !p->host->limits_unenforced))) {
+             "(polysandbox doctor says why)", p->eng.socket);
+    if (pc_limits_unenforced(p->eng.host, p->eng.h, bits, why) == SBX_OK ||
+        (p->allow_unenforced && (p->eng.host->struct_size < offsetof(sbx_host_v1,
+                                 limits_unenforced) + sizeof p->eng.host->limits_unenforced ||
+                                 !p->eng.host->limits_unenforced))) {
         /* Not why: that costs a third of a second per process, and
          * doctor says it. */
-        p->host->log(p->h, SBX_LOG_WARNING, "sandbox %s runs without the %s limit%s it was "
+        p->eng.host->log(p->eng.h, SBX_LOG_WARNING, "sandbox %s runs without the %s limit%s it was "
                      "asked for: the daemon did not apply %s (unenforced_limits = allow in "
                      "providers.d/docker.ini; polysandbox doctor says why)", id, lost,
                      n > 1 ? "s" : "", n > 1 ? "them" : "it");
@@ -120,9 +120,10 @@ int dk_limits_check(struct dk_prov *p, const char *id, const sbx_limits_v1 *l)
     }
     bool rootless_v1;
     podman_why(p, why, sizeof why, &rootless_v1);
-    return dk_err(p, SBX_E_PERM, "the daemon at %s did not apply the %s limit%s: %s.  No sandbox "
+    return dk_err(&p->eng, SBX_E_PERM,
+                  "the daemon at %s did not apply the %s limit%s: %s.  No sandbox "
                   "was started.  Run Podman as root%s, or set unenforced_limits = allow in "
-                  "providers.d/docker.ini to run sandboxes without these limits", p->socket,
+                  "providers.d/docker.ini to run sandboxes without these limits", p->eng.socket,
                   lost, n > 1 ? "s" : "", why,
                   rootless_v1 ? ", or rootless on cgroup v2 with the memory, pids and cpu "
                                 "controllers delegated" : "");

@@ -15,7 +15,7 @@
  * What a profile cannot say safely (libseccomp compares 64-bit values,
  * so "deny when the argument is X" is dodged by junk in the upper half)
  * the helper adds in each command's own filter: the local provider's
- * prelude (plugins/common/syscall-prelude.h, loaded by docker-init.c).
+ * prelude (plugins/common/syscall-prelude.h, loaded by init/init.c).
  * The profile keeps the one argument rule that is safe as "allow when":
  * clone without namespace flags, as Docker's own profile does.
  *

@@ -1,8 +1,9 @@
-/* plugins/docker/docker.c - the docker provider: descriptor, settings,
- * lifecycle, list, health, doctor
+/* plugins/docker/docker.c - the docker provider: descriptor, init and
+ * fini, lifecycle, list (its settings are read in docker-settings.c,
+ * health and doctor are in docker-doctor.c)
  *
  * A sandbox is a container named by its id, idling under the helper
- * (docker-init.c) as PID 1; its work directory is the named volume
+ * (init/init.c) as PID 1; its work directory is the named volume
  * "<id>-work".  Create = create + start; destroy = force-remove + remove
  * the volume.  Everything the provider needs later (limits) is in the
  * container's labels, so attach works from any process.  See README.md.
@@ -11,7 +12,6 @@
 
 #include <errno.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,7 +21,6 @@
 #include <unistd.h>
 
 #include "docker-int.h"
-#include "setting-checks.h"
 
 #define DK_CAPS (SBX_CAP_FILES | SBX_CAP_PERSISTENT | SBX_CAP_LABELS | SBX_CAP_STREAM | \
                  SBX_CAP_STDIN | SBX_CAP_NETWORK_POLICY | SBX_CAP_LIST | SBX_CAP_CONCURRENT | \
@@ -35,167 +34,11 @@ static const char *const config_keys[] = {
 };
 static const char *const secret_keys[] = {"registry_auth", NULL};
 
-int dk_err(struct dk_prov *p, int code, const char *fmt, ...)
-{
-    char msg[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    return p->host->set_error(p->h, code, "%s", msg);
-}
-
-int dk_json(struct dk_prov *p, const char *method, const char *path, json_t *body,
-            long timeout_ms, long *status, json_t **out, char err[PH_ERR_MAX])
-{
-    json_t *ans = NULL;
-    int ret = ph_json(p->http, method, path, body, timeout_ms, status, NULL, &ans, err);
-    if (out)
-        *out = ans;
-    else
-        json_decref(ans);
-    return ret;
-}
-
-/* Podman's own API answers beside the compatible one; Docker has no such
- * path (404).  Cheap, where Podman's GET /version takes half a second. */
-int dk_probe(struct dk_prov *p)
-{
-    char err[PH_ERR_MAX];
-    ph_request rq = {.method = "GET", .path = "/libpod/_ping", .timeout_ms = 30000};
-    ph_response resp;
-    int ret = ph_do(p->http, &rq, &resp, err);
-    long st = resp.status;
-    ph_response_clear(&resp);
-    if (ret)
-        return dk_err(p, ret, "daemon at %s: %s", p->socket, err);
-    p->podman = st == 200;
-    return SBX_OK;
-}
-
 static uint64_t now_unix_ns(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-/* ---- settings ---- */
-
-static const char *check_socket(const char *v)
-{
-    return strncmp(v, "unix://", 7) && strncmp(v, "http://", 7) && strncmp(v, "https://", 8) &&
-                   strncmp(v, "tcp://", 6)
-               ? "use unix:///path, tcp://host:port, http://... or https://..." : NULL;
-}
-
-static const char *check_runtime(const char *v)
-{
-    return pc_plain_name(v, "._-") ? NULL : "not a runtime name";
-}
-
-/* A fraction of CPUs, which no integer type holds. */
-static const char *check_cpus(const char *v)
-{
-    char *end;
-    errno = 0;
-    double c = strtod(v, &end);
-    return errno || *end || end == v || !(c >= 0.01 && c <= 1024)
-               ? "a number of CPUs from 0.01 to 1024" : NULL;
-}
-
-/* What settings_read fills; copied into struct dk_prov. */
-struct dk_conf {
-    const char *socket, *ca_file, *cert_file, *key_file, *image, *runtime, *aliases, *cpus,
-        *unenforced;
-    int network, exec_mode, readonly_rootfs;
-    struct dk_pull_conf pull;
-};
-
-static const char *const networks[] = {"none", "allow-host", NULL};
-static const char *const exec_modes[] = {"attach", "api", NULL};
-/* In the order of DK_PULL_MISSING, _ALWAYS, _NEVER. */
-static const char *const pull_policies[] = {"missing", "always", "never", NULL};
-
-#define DC(field) offsetof(struct dk_conf, field)
-static const sbx_setting_v1 dk_settings[] = {
-    {.key = "socket", .type = SBX_SETTING_STRING, .def = "unix:///var/run/docker.sock",
-     .check = check_socket, .offset = DC(socket)},
-    {.key = "ca_file", .type = SBX_SETTING_STRING, .offset = DC(ca_file)},
-    {.key = "cert_file", .type = SBX_SETTING_STRING, .offset = DC(cert_file)},
-    {.key = "key_file", .type = SBX_SETTING_STRING, .offset = DC(key_file)},
-    {.key = "image", .type = SBX_SETTING_STRING, .offset = DC(image)},
-    {.key = "runtime", .type = SBX_SETTING_STRING, .check = check_runtime,
-     .offset = DC(runtime)},
-    {.key = "image_aliases", .type = SBX_SETTING_STRING, .offset = DC(aliases)},
-    {.key = "cpus", .type = SBX_SETTING_STRING, .def = "1", .check = check_cpus,
-     .offset = DC(cpus)},
-    {.key = "network", .type = SBX_SETTING_ENUM, .def = "none", .choices = networks,
-     .offset = DC(network)},
-    {.key = "exec_mode", .type = SBX_SETTING_ENUM, .def = "attach", .choices = exec_modes,
-     .offset = DC(exec_mode)},
-    /* The core reads and checks it: here only whether it is "allow". */
-    {.key = "unenforced_limits", .type = SBX_SETTING_STRING, .offset = DC(unenforced)},
-    {.key = "readonly_rootfs", .type = SBX_SETTING_BOOL, .def = "true",
-     .offset = DC(readonly_rootfs)},
-    /* Pulls (docker-pull.c). */
-    {.key = "pull", .type = SBX_SETTING_ENUM, .def = "missing", .choices = pull_policies,
-     .offset = DC(pull.policy)},
-    {.key = "pull_timeout", .type = SBX_SETTING_DURATION, .def = "300s", .min = "1s",
-     .max = "24h", .offset = DC(pull.timeout_ns)},
-    {.key = "registry_auth_host", .type = SBX_SETTING_STRING, .check = dk_check_registry_host,
-     .offset = DC(pull.auth_host)},
-    /* Only whether it is set: the value is opened for each pull, so
-     * loading the provider never needs the secret key. */
-    {.key = "registry_auth", .type = SBX_SETTING_SECRET, .offset = DC(pull.auth)},
-    {.key = NULL},
-};
-#undef DC
-
-static int dup_to(struct dk_prov *p, const char *v, char **out)
-{
-    if (v && !(*out = strdup(v)))
-        return dk_err(p, SBX_E_NOMEM, "out of memory");
-    return SBX_OK;
-}
-
-static int read_settings(struct dk_prov *p, ph_client_conf *cc, struct dk_pull_conf *pull)
-{
-    struct dk_conf c = {0};
-    int ret;
-
-    if (!SBX_HOST_HAS(p->host, settings_read))
-        return dk_err(p, SBX_E_INTERNAL, "docker: the core lends no settings_read (ABI 1.9)");
-    if ((ret = p->host->settings_read(p->h, dk_settings, sizeof dk_settings[0], &c)))
-        return ret;
-    if (!strncmp(c.socket, "tcp://", 6)) {
-        /* Docker's own spelling: TLS when client certificates are given. */
-        const char *scheme = c.cert_file ? "https://" : "http://";
-        if (!(p->socket = malloc(strlen(c.socket) + 3)))
-            return dk_err(p, SBX_E_NOMEM, "out of memory");
-        sprintf(p->socket, "%s%s", scheme, c.socket + 6);
-    } else if ((ret = dup_to(p, c.socket, &p->socket))) {
-        return ret;
-    }
-    cc->base_url = p->socket;
-    cc->ca_file = c.ca_file;
-    cc->cert_file = c.cert_file;
-    cc->key_file = c.key_file;
-    if (!!cc->cert_file != !!cc->key_file)
-        return dk_err(p, SBX_E_CONFIG, "providers.d/docker.ini: cert_file and key_file go "
-                      "together (TLS client certificate and its key)");
-    if ((ret = dup_to(p, c.image, &p->image)) || (ret = dup_to(p, c.runtime, &p->runtime)) ||
-        (ret = dup_to(p, c.aliases, &p->aliases)))
-        return ret;
-    p->nano_cpus = (int64_t)(strtod(c.cpus, NULL) * 1e9);
-    p->allow_host_net = c.network == 1;
-    p->exec_attach = c.exec_mode == 0;
-    /* For a core before ABI 1.5, which does not decide, "allow" is ours
-     * to honour. */
-    p->allow_unenforced = c.unenforced && !strcmp(c.unenforced, "allow");
-    p->readonly_rootfs = c.readonly_rootfs;
-    *pull = c.pull;
-    return SBX_OK;
 }
 
 /* ---- init / fini ---- */
@@ -205,10 +48,10 @@ static void docker_fini(void *prov)
     struct dk_prov *p = prov;
     if (!p)
         return;
-    ph_client_free(p->http);
-    dk_pull_fini(p);
+    ph_client_free(p->eng.http);
+    dk_pull_fini(&p->pull);
     pthread_mutex_destroy(&p->init_lock);
-    free(p->socket);
+    free(p->eng.socket);
     free(p->image);
     free(p->aliases);
     free(p->runtime);
@@ -227,8 +70,8 @@ static int docker_init(const sbx_host_v1 *host, sbx_host_handle *h, void **prov)
     struct dk_prov *p = calloc(1, sizeof *p);
     if (!p)
         return host->set_error(h, SBX_E_NOMEM, "out of memory");
-    p->host = host;
-    p->h = h;
+    p->eng.host = host;
+    p->eng.h = h;
     if (pthread_mutex_init(&p->init_lock, NULL)) {
         free(p);
         return host->set_error(h, SBX_E_NOMEM, "pthread_mutex_init failed");
@@ -236,13 +79,14 @@ static int docker_init(const sbx_host_v1 *host, sbx_host_handle *h, void **prov)
     ph_client_conf cc = {.connect_timeout_ms = 10000, .timeout_ms = 60000};
     char err[PH_ERR_MAX];
     struct dk_pull_conf pull;
-    int ret = read_settings(p, &cc, &pull);
+    int ret = dk_read_settings(p, &cc, &pull);
     if (!ret)
-        ret = dk_pull_init(p, &pull);
+        ret = dk_pull_init(&p->pull, &p->eng, &pull);
     if (!ret && !(p->seccomp_opt = dk_seccomp_opt()))
-        ret = dk_err(p, SBX_E_NOMEM, "out of memory building the containers' seccomp profile");
-    if (!ret && (ret = ph_client_new(&cc, &p->http, err)))
-        ret = dk_err(p, ret == SBX_E_INVAL ? SBX_E_CONFIG : ret, "providers.d/docker.ini: "
+        ret = dk_err(&p->eng, SBX_E_NOMEM,
+                     "out of memory building the containers' seccomp profile");
+    if (!ret && (ret = ph_client_new(&cc, &p->eng.http, err)))
+        ret = dk_err(&p->eng, ret == SBX_E_INVAL ? SBX_E_CONFIG : ret, "providers.d/docker.ini: "
                      "socket: %s", err);
     if (ret) {
         docker_fini(p);
@@ -266,7 +110,7 @@ static int new_id(struct dk_prov *p, char id[SBX_ID_MAX])
 {
     unsigned char rnd[8];
     if (getrandom(rnd, sizeof rnd, 0) != (ssize_t)sizeof rnd)
-        return dk_err(p, SBX_E_IO, "getrandom: %s", strerror(errno));
+        return dk_err(&p->eng, SBX_E_IO, "getrandom: %s", strerror(errno));
     int n = snprintf(id, SBX_ID_MAX, DK_ID_PREFIX);
     for (size_t i = 0; i < sizeof rnd; i++)
         n += snprintf(id + n, (size_t)(SBX_ID_MAX - n), "%02x", rnd[i]);
@@ -279,11 +123,11 @@ static int call(struct dk_prov *p, const char *method, const char *path, json_t 
 {
     char err[PH_ERR_MAX];
     long st = 0;
-    int ret = dk_json(p, method, path, body, 0, &st, out, err);
+    int ret = dk_json(&p->eng, method, path, body, 0, &st, out, err);
     if (status)
         *status = st;
     if (ret)
-        dk_err(p, ret, "%s: %s", what, err);
+        dk_err(&p->eng, ret, "%s: %s", what, err);
     return ret;
 }
 
@@ -291,9 +135,9 @@ static void remove_container(struct dk_prov *p, const char *id)
 {
     char path[200];
     snprintf(path, sizeof path, DK_API "/containers/%s?force=1&v=1", id);
-    dk_json(p, "DELETE", path, NULL, 0, NULL, NULL, (char[PH_ERR_MAX]){0});
+    dk_json(&p->eng, "DELETE", path, NULL, 0, NULL, NULL, (char[PH_ERR_MAX]){0});
     snprintf(path, sizeof path, DK_API "/volumes/%s-work", id);
-    dk_json(p, "DELETE", path, NULL, 0, NULL, NULL, (char[PH_ERR_MAX]){0});
+    dk_json(&p->eng, "DELETE", path, NULL, 0, NULL, NULL, (char[PH_ERR_MAX]){0});
 }
 
 /* ---- create / attach / release / destroy ---- */
@@ -316,7 +160,7 @@ static int podman_work_volume(struct dk_prov *p, const char *id, uint64_t disk_b
                              "local", "DriverOpts", "type", "tmpfs", "device", "tmpfs", "o", o,
                              "Labels", DK_LABEL_SANDBOX, id);
     if (!body)
-        return dk_err(p, SBX_E_NOMEM, "out of memory");
+        return dk_err(&p->eng, SBX_E_NOMEM, "out of memory");
     int ret = call(p, "POST", DK_API "/volumes/create", body, NULL, NULL,
                    "creating the sandbox's work volume");
     json_decref(body);
@@ -329,34 +173,34 @@ static int docker_create(void *prov, const sbx_create_spec_v1 *spec, void **sbp,
     struct dk_prov *p = prov;
     *sbp = NULL;
     if (!spec || spec->struct_size < offsetof(sbx_create_spec_v1, ttl_ns) + sizeof spec->ttl_ns)
-        return dk_err(p, SBX_E_INVAL, "create: bad spec");
+        return dk_err(&p->eng, SBX_E_INVAL, "create: bad spec");
     if (spec->network == SBX_NET_HOST && !p->allow_host_net)
-        return dk_err(p, SBX_E_PERM, "host network requested but providers.d/docker.ini does "
+        return dk_err(&p->eng, SBX_E_PERM, "host network requested but providers.d/docker.ini does "
                       "not set network = allow-host");
     if (spec->network != SBX_NET_HOST && spec->network != SBX_NET_NONE)
-        return dk_err(p, SBX_E_INVAL, "unknown network policy %d", (int)spec->network);
+        return dk_err(&p->eng, SBX_E_INVAL, "unknown network policy %d", (int)spec->network);
     const char *image = spec->image && *spec->image ? spec->image : p->image;
     if (!image)
-        return dk_err(p, SBX_E_CONFIG, "no image: give one (--image, or a template with "
+        return dk_err(&p->eng, SBX_E_CONFIG, "no image: give one (--image, or a template with "
                       "image =) or set image in providers.d/docker.ini");
     char alias[512];
     image = dk_alias(p->aliases, image, alias, sizeof alias);
     /* pull = always: before anything uses the image (the helper's
      * installer among them); missing: when the daemon says it is absent. */
-    bool pulled = p->pull_policy == DK_PULL_ALWAYS;
-    int ret = p->pull_policy != DK_PULL_NEVER ? dk_pull_check(p, image) : SBX_OK;
+    bool pulled = p->pull.policy == DK_PULL_ALWAYS;
+    int ret = p->pull.policy != DK_PULL_NEVER ? dk_pull_check(&p->eng, image) : SBX_OK;
     if (!ret && pulled)
-        ret = dk_pull(p, image);
+        ret = dk_pull(&p->pull, image);
     if (ret || (ret = dk_init_ensure(p, image)))
         return ret;
     struct dk_sb *sb = calloc(1, sizeof *sb);
     if (!sb)
-        return dk_err(p, SBX_E_NOMEM, "out of memory");
+        return dk_err(&p->eng, SBX_E_NOMEM, "out of memory");
     sb->limits = spec->limits;
     sb->lock_fd = -1;
     /* Podman 4.3: a second process's attach to the exec server gets no
      * answer (tests/podman), so its sandboxes take the daemon's exec. */
-    sb->serve = p->exec_attach && !p->podman;
+    sb->serve = p->exec_attach && !p->eng.podman;
     sb->running_known = true;
     if ((ret = new_id(p, sb->id))) {
         free(sb);
@@ -370,58 +214,59 @@ static int docker_create(void *prov, const sbx_create_spec_v1 *spec, void **sbp,
                                /* The daemon's default bridge: out, NATed. */
                                .egress = spec->struct_size >= offsetof(sbx_create_spec_v1, egress) +
                                          sizeof spec->egress && spec->egress,
-                               .podman = p->podman, .serve = sb->serve,
+                               .podman = p->eng.podman, .serve = sb->serve,
                                .seccomp = p->seccomp_opt, .now_unix_ns = now_unix_ns(), .spec = spec};
     json_t *body = dk_create_body(&a, err, sizeof err);
     if (!body) {
         free(sb);
-        return dk_err(p, strstr(err, "out of memory") ? SBX_E_NOMEM : SBX_E_INVAL, "%s", err);
+        return dk_err(&p->eng, strstr(err, "out of memory") ? SBX_E_NOMEM : SBX_E_INVAL, "%s", err);
     }
     char path[200];
     long status = 0;
-    if (p->podman && (ret = podman_work_volume(p, sb->id, spec->limits.disk_bytes))) {
+    if (p->eng.podman && (ret = podman_work_volume(p, sb->id, spec->limits.disk_bytes))) {
         json_decref(body);
         free(sb);
         return ret;
     }
     snprintf(path, sizeof path, DK_API "/containers/create?name=%s", sb->id);
-    ret = dk_json(p, "POST", path, body, 0, &status, NULL, err);
-    if (ret && status == 404 && p->pull_policy == DK_PULL_MISSING && !pulled) {
+    ret = dk_json(&p->eng, "POST", path, body, 0, &status, NULL, err);
+    if (ret && status == 404 && p->pull.policy == DK_PULL_MISSING && !pulled) {
         pulled = true;
-        int pret = dk_pull(p, image);
+        int pret = dk_pull(&p->pull, image);
         if (pret) {
             json_decref(body);
-            if (p->podman)
+            if (p->eng.podman)
                 remove_container(p, sb->id); /* its volume */
             free(sb);
             return pret;
         }
-        ret = dk_json(p, "POST", path, body, 0, &status, NULL, err);
+        ret = dk_json(&p->eng, "POST", path, body, 0, &status, NULL, err);
     }
     json_decref(body);
     if (ret) {
-        if (p->podman)
+        if (p->eng.podman)
             remove_container(p, sb->id); /* its volume */
         free(sb);
         if (status == 404 && pulled)
-            return dk_err(p, SBX_E_NOT_FOUND, "image '%s' is not on the daemon %s even after "
-                          "a pull: %s", image, p->socket, err);
+            return dk_err(&p->eng, SBX_E_NOT_FOUND, "image '%s' is not on the daemon %s even after "
+                          "a pull: %s", image, p->eng.socket, err);
         if (status == 404)
-            return dk_err(p, SBX_E_NOT_FOUND, "image '%s' is not on the daemon %s and "
+            return dk_err(&p->eng, SBX_E_NOT_FOUND, "image '%s' is not on the daemon %s and "
                           "providers.d/docker.ini says pull = never (docker pull or docker "
-                          "import it, or map it with image_aliases): %s", image, p->socket, err);
-        return dk_err(p, ret, "creating a container of '%s': %s", image, err);
+                          "import it, or map it with image_aliases): %s", image, p->eng.socket,
+                          err);
+        return dk_err(&p->eng, ret, "creating a container of '%s': %s", image, err);
     }
     /* Rootless Podman on cgroup v1 drops the limits without a word. */
-    if (p->podman && (ret = dk_limits_check(p, sb->id, &spec->limits))) {
+    if (p->eng.podman && (ret = dk_limits_check(p, sb->id, &spec->limits))) {
         remove_container(p, sb->id);
         free(sb);
         return ret;
     }
     snprintf(path, sizeof path, DK_API "/containers/%s/start", sb->id);
-    ret = dk_json(p, "POST", path, NULL, 0, &status, NULL, err);
+    ret = dk_json(&p->eng, "POST", path, NULL, 0, &status, NULL, err);
     if (ret) {
-        dk_err(p, ret, "starting container %s: %s", sb->id, err);
+        dk_err(&p->eng, ret, "starting container %s: %s", sb->id, err);
         remove_container(p, sb->id);
         free(sb);
         return ret;
@@ -429,7 +274,7 @@ static int docker_create(void *prov, const sbx_create_spec_v1 *spec, void **sbp,
     snprintf(id, SBX_ID_MAX, "%s", sb->id);
     /* A pool's sandbox then comes with its connection ready. */
     if (sb->serve)
-        dk_serve_prepare(p, sb);
+        dk_serve_prepare(&p->eng, sb);
     *sbp = sb;
     return SBX_OK;
 }
@@ -439,8 +284,16 @@ static int docker_exec(void *prov, void *sb, const sbx_exec_spec_v1 *spec,
 {
     struct dk_prov *p = prov;
     if (!spec || spec->struct_size < offsetof(sbx_exec_spec_v1, stderr_cap) + sizeof spec->stderr_cap)
-        return dk_err(p, SBX_E_INVAL, "exec: bad spec");
-    return dk_exec(p, sb, spec, sink, out);
+        return dk_err(&p->eng, SBX_E_INVAL, "exec: bad spec");
+    if (!spec->argv || !spec->argv[0] || !*spec->argv[0])
+        return dk_err(&p->eng, SBX_E_INVAL, "exec: empty command");
+    for (size_t i = 0; i < spec->n_files; i++) {
+        int ret = dk_upload(p, sb, spec->files[i].path, spec->files[i].data, spec->files[i].len,
+                            spec->files[i].mode);
+        if (ret)
+            return ret;
+    }
+    return dk_exec(&p->eng, p->exec_attach, sb, spec, sink, out);
 }
 
 static int docker_attach(void *prov, const char *id, void **sbp)
@@ -448,7 +301,7 @@ static int docker_attach(void *prov, const char *id, void **sbp)
     struct dk_prov *p = prov;
     *sbp = NULL;
     if (!id || !id_valid(id))
-        return dk_err(p, SBX_E_NOT_FOUND, "no docker sandbox '%s' (ids look like sbx-<hex>)",
+        return dk_err(&p->eng, SBX_E_NOT_FOUND, "no docker sandbox '%s' (ids look like sbx-<hex>)",
                       id ? id : "(null)");
     char path[200];
     long status = 0;
@@ -457,7 +310,7 @@ static int docker_attach(void *prov, const char *id, void **sbp)
     int ret = call(p, "GET", path, NULL, &status, &ans, "inspecting the sandbox");
     if (ret) {
         json_decref(ans);
-        return status == 404 ? dk_err(p, SBX_E_NOT_FOUND, "no docker sandbox '%s'", id) : ret;
+        return status == 404 ? dk_err(&p->eng, SBX_E_NOT_FOUND, "no docker sandbox '%s'", id) : ret;
     }
     json_t *labels = json_object_get(json_object_get(ans, "Config"), "Labels");
     const char *mine = json_string_value(json_object_get(labels, DK_LABEL_SANDBOX));
@@ -467,7 +320,7 @@ static int docker_attach(void *prov, const char *id, void **sbp)
     struct dk_sb *sb = calloc(1, sizeof *sb);
     if (!sb) {
         json_decref(ans);
-        return dk_err(p, SBX_E_NOMEM, "out of memory");
+        return dk_err(&p->eng, SBX_E_NOMEM, "out of memory");
     }
     snprintf(sb->id, sizeof sb->id, "%s", id);
     sb->lock_fd = -1;
@@ -476,7 +329,7 @@ static int docker_attach(void *prov, const char *id, void **sbp)
     if (!mine || strcmp(mine, "1") || !lim || dk_limits_parse(lim, &sb->limits)) {
         json_decref(ans);
         free(sb);
-        return dk_err(p, SBX_E_NOT_FOUND, "container '%s' is not a polysandbox sandbox", id);
+        return dk_err(&p->eng, SBX_E_NOT_FOUND, "container '%s' is not a polysandbox sandbox", id);
     }
     json_decref(ans);
     if (!running) {
@@ -505,7 +358,7 @@ static int docker_destroy(void *prov, void *sbp)
     struct dk_sb *sb = sbp;
     char path[200];
     long status = 0;
-    dk_serve_forget(p, sb);
+    dk_serve_forget(&p->eng, sb);
     snprintf(path, sizeof path, DK_API "/containers/%s?force=1&v=1", sb->id);
     int ret = call(p, "DELETE", path, NULL, &status, NULL, "removing the sandbox's container");
     if (ret && status == 404)
@@ -552,11 +405,11 @@ static int docker_list(void *prov, const sbx_kv_v1 *filter, size_t n_filter, sbx
     char *esc = fs ? ph_escape(fs) : NULL;
     free(fs);
     if (!esc)
-        return dk_err(p, SBX_E_NOMEM, "out of memory");
+        return dk_err(&p->eng, SBX_E_NOMEM, "out of memory");
     char *path = malloc(strlen(esc) + 64);
     if (!path) {
         free(esc);
-        return dk_err(p, SBX_E_NOMEM, "out of memory");
+        return dk_err(&p->eng, SBX_E_NOMEM, "out of memory");
     }
     sprintf(path, DK_API "/containers/json?all=1&filters=%s", esc);
     free(esc);
@@ -590,7 +443,7 @@ static int docker_list(void *prov, const sbx_kv_v1 *filter, size_t n_filter, sbx
         size_t n = 0, cap = json_object_size(labels);
         sbx_kv_v1 *kv = calloc(cap ? cap : 1, sizeof *kv);
         if (!kv) {
-            ret = dk_err(p, SBX_E_NOMEM, "out of memory");
+            ret = dk_err(&p->eng, SBX_E_NOMEM, "out of memory");
             break;
         }
         const char *key;
@@ -611,7 +464,7 @@ static int docker_list(void *prov, const sbx_kv_v1 *filter, size_t n_filter, sbx
     return ret;
 }
 
-/* ---- files / health / doctor ---- */
+/* ---- files ---- */
 
 static int docker_upload(void *prov, void *sb, const char *path, const void *data, size_t len,
                          uint32_t mode)
@@ -625,98 +478,6 @@ static int docker_download(void *prov, void *sb, const char *path, size_t max, v
     return dk_download(prov, sb, path, max, data, len);
 }
 
-static int docker_health(void *prov)
-{
-    struct dk_prov *p = prov;
-    char err[PH_ERR_MAX];
-    ph_request rq = {.method = "GET", .path = "/_ping", .timeout_ms = 5000};
-    ph_response resp;
-    int ret = ph_do(p->http, &rq, &resp, err);
-    long st = resp.status;
-    ph_response_clear(&resp);
-    if (ret)
-        return dk_err(p, ret, "docker daemon at %s: %s", p->socket, err);
-    if (st != 200)
-        return dk_err(p, ph_status_code(st) ? ph_status_code(st) : SBX_E_BACKEND,
-                      "docker daemon at %s answered %ld to /_ping", p->socket, st);
-    return SBX_OK;
-}
-
-static void docker_doctor(void *prov, sbx_doctor_cb_v1 cb, void *ud)
-{
-    struct dk_prov *p = prov;
-    char detail[600], err[PH_ERR_MAX];
-    json_t *ans = NULL;
-    long status = 0;
-    int ret = dk_json(p, "GET", "/version", NULL, 5000, &status, &ans, err);
-    if (ret) {
-        snprintf(detail, sizeof detail, "%s: %s", p->socket, err);
-        cb(ud, "daemon", 0, detail);
-        json_decref(ans);
-        return;
-    }
-    const char *ver = json_string_value(json_object_get(ans, "Version"));
-    const char *api = json_string_value(json_object_get(ans, "ApiVersion"));
-    snprintf(detail, sizeof detail, "%s: version %s, API %s (used: %s)", p->socket,
-             ver ? ver : "?", api ? api : "?", DK_API + 2);
-    cb(ud, "daemon", 1, detail);
-    json_decref(ans);
-    ans = NULL;
-    ret = dk_json(p, "GET", DK_API "/info", NULL, 5000, &status, &ans, err);
-    if (!ret) {
-        const char *cg = json_string_value(json_object_get(ans, "CgroupVersion"));
-        snprintf(detail, sizeof detail, "cgroup v%s; memory limit %s, pids limit %s",
-                 cg ? cg : "?", json_is_true(json_object_get(ans, "MemoryLimit")) ? "yes" : "no",
-                 json_is_true(json_object_get(ans, "PidsLimit")) ? "yes" : "no");
-        bool lim_ok = json_is_true(json_object_get(ans, "MemoryLimit")) &&
-                      json_is_true(json_object_get(ans, "PidsLimit"));
-        /* Rootless Podman on cgroup v1 claims both, and applies neither. */
-        char why[300];
-        if (dk_probe(p) == SBX_OK && p->podman && dk_limits_unenforceable(p, why, sizeof why)) {
-            lim_ok = false;
-            snprintf(detail, sizeof detail, "%s; sandboxes are refused unless unenforced_limits "
-                     "allows them (polysandbox.ini(5))", why);
-        }
-        cb(ud, "limits", lim_ok, detail);
-        if (p->runtime) {
-            bool have = json_object_get(json_object_get(ans, "Runtimes"), p->runtime) != NULL;
-            snprintf(detail, sizeof detail, "runtime '%s' %s", p->runtime,
-                     have ? "is registered" : "is not registered in the daemon's daemon.json");
-            cb(ud, "runtime", have, detail);
-        }
-    }
-    json_decref(ans);
-    cb(ud, "exec", 1, p->exec_attach && p->podman
-       ? "exec_mode = attach, but on Podman every exec is a daemon exec (Podman closes a "
-         "container's stdin when an attach ends: see the provider's README)"
-       : p->exec_attach
-       ? "exec_mode = attach: new sandboxes serve execs through one attach connection"
-       : "exec_mode = api: every exec is a daemon exec");
-    if (p->image) {
-        char path[600], alias[512];
-        const char *img = dk_alias(p->aliases, p->image, alias, sizeof alias);
-        char *esc = ph_escape(img);
-        snprintf(path, sizeof path, DK_API "/images/%s/json", esc ? esc : "");
-        free(esc);
-        ans = NULL;
-        ret = dk_json(p, "GET", path, NULL, 5000, &status, &ans, err);
-        json_decref(ans);
-        snprintf(detail, sizeof detail, "default image '%s' %s", img,
-                 !ret ? "is there"
-                 : p->pull_policy == DK_PULL_NEVER ? "is not on the daemon and pull = never "
-                                                     "(docker pull or docker import it)"
-                 : "is not on the daemon yet (the first create pulls it)");
-        cb(ud, "image", !ret || p->pull_policy != DK_PULL_NEVER, detail);
-    } else {
-        cb(ud, "image", 0, "no default image: set image in providers.d/docker.ini");
-    }
-    snprintf(detail, sizeof detail, "pull = %s, pull_timeout %ld s%s%s%s",
-             p->pull_policy == DK_PULL_ALWAYS ? "always" : p->pull_policy == DK_PULL_NEVER
-             ? "never" : "missing", p->pull_timeout_ms / 1000,
-             p->auth_host ? ", registry_auth for " : "", p->auth_host ? p->auth_host : "",
-             p->auth_host ? " (set, not shown)" : "");
-    cb(ud, "pull", 1, detail);
-}
 
 static const sbx_provider_ops_v1 docker_ops = {
     .init = docker_init,
@@ -729,8 +490,8 @@ static const sbx_provider_ops_v1 docker_ops = {
     .list = docker_list,
     .upload = docker_upload,
     .download = docker_download,
-    .health = docker_health,
-    .doctor = docker_doctor,
+    .health = dk_health,
+    .doctor = dk_doctor,
 };
 
 SBX_PROVIDER_DEFINE("docker", PACKAGE_VERSION,

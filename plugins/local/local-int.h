@@ -101,7 +101,7 @@ struct lcl_skel_ent {
     const char *data;       /* link target, file text, or NULL (empty file) */
 };
 
-/* Limits of ours this host does not let us enforce (local-limits.c). */
+/* Limits of ours this host does not let us enforce (jail/limits.c). */
 struct lcl_unenforced {
     uint64_t bits;          /* SBX_LIMIT_BIT_* */
     char *why;              /* allocated (lcl_limits_free) */
@@ -114,7 +114,7 @@ struct lcl_prov {
     char *skel;             /* <state>/root: where the child mounts its root */
     struct lcl_skel_ent *skel_ents; /* what the root tmpfs holds, built once */
     size_t n_skel;
-    char *skel_shared;      /* root only: where the skeleton is kept mounted (local-skel.c) */
+    char *skel_shared;      /* root only: where the skeleton is kept mounted (jail/skel.c) */
     char *run_dir;          /* tmpfs home of non-persistent sandboxes, or NULL */
     char *state_abs;        /* state_dir as an absolute path (in meta.json), or NULL */
     bool root;              /* euid 0: tmpfs work dirs, mapped uid */
@@ -126,13 +126,13 @@ struct lcl_prov {
     bool ids_per_exec;      /* each init its own id of the range; work/ idmapped */
     bool allow_host_net;    /* settings: network = host permitted */
     bool egress_loopback;   /* settings: egress reaches the host's loopback as 10.0.2.2 */
-    struct lcl_zyg *zyg_idle; /* idle zygotes (local-zygote.c) */
+    struct lcl_zyg *zyg_idle; /* idle zygotes (launch/zygote.c) */
     bool zyg_broken;        /* a zygote could not start: execs go the plain way */
     struct lcl_bind binds[LCL_MAX_BINDS];
     size_t n_binds;
     char *cache_dir;  /* cache_dir's path (bound when a directory), or NULL */
     char *cache_unbound; /* the built-in cache_dir when it could not be bound, or NULL */
-    char *hidden[LCL_MAX_HIDDEN]; /* our own host paths: never shown (local-layout.c) */
+    char *hidden[LCL_MAX_HIDDEN]; /* our own host paths: never shown (jail/layout.c) */
     size_t n_hidden;
     char *masks[LCL_MAX_HIDDEN];  /* those below a bind: covered in every root */
     size_t n_masks;
@@ -143,11 +143,11 @@ struct lcl_prov {
     uint64_t work_inodes;
     long ncpu;
     int cap_last;           /* /proc/sys/kernel/cap_last_cap (63 if unknown) */
-    bool locald;            /* settings: daemon = auto (locald-client.c) */
+    bool locald;            /* settings: daemon = auto (launch/daemon.c) */
     char *locald_path;      /* polysandbox-locald */
     char locald_key[40];    /* its build and settings, hashed */
     bool locald_strict;     /* tests: wait for the daemon and its sandboxes, never in-process */
-    bool cg_v2_slots;       /* polysandbox-locald: v2 cgroups as one-shot pool slots (local-cgpool.c) */
+    bool cg_v2_slots;       /* polysandbox-locald: v2 cgroups as one-shot pool slots (cgroup/slots.c) */
     struct lcl_unenforced unenforced[4]; /* told the core at each create and attach */
     size_t n_unenforced;
     bool floor_data;        /* no memory cgroup: RLIMIT_DATA per process */
@@ -280,20 +280,29 @@ int lcl_file_write(struct lcl_prov *p, struct lcl_sb *sb, const char *path,
 int lcl_file_read(struct lcl_prov *p, struct lcl_sb *sb, const char *path,
                   size_t max, void **data, size_t *len);
 
-/* ---- local-cgroup.c ---- */
+/* ---- cgroup/cgroup.c: the primitives ---- */
 struct lcl_cg_run {
     char *dir[LCL_CG_NCTRL];    /* v1: one directory per controller */
     char *v2dir;                /* v2: the single directory */
     int v2fd;                   /* v2: O_PATH|O_DIRECTORY for CLONE_INTO_CGROUP */
-    int pool_fd;                /* v1 pool slot held (flock), or -1 (local-cgpool.c) */
+    int pool_fd;                /* v1 pool slot held (flock), or -1 (cgroup/slots.c) */
     bool active;
     bool counted;               /* oom and pids_hits read (final once the init is reaped) */
     uint64_t oom, pids_hits;
 };
 void lcl_cg_probe(struct lcl_prov *p, const char *root_name);
 void lcl_cg_free(struct lcl_cgroups *cg);
-int lcl_cg_create(struct lcl_prov *p, struct lcl_sb *sb,
-                  struct lcl_cg_run *run);
+/* A fresh cgroup of @sb's limits (none at all where cgroups are
+ * unusable): 0 or the error set.  lcl_cg_create is what an exec calls. */
+int lcl_cg_fresh(struct lcl_prov *p, struct lcl_sb *sb, struct lcl_cg_run *run);
+/* Waits (bounded, killing now and then) until @run's cgroup is empty;
+ * closes its v2 descriptor.  Whether it emptied. */
+bool lcl_cg_drain(struct lcl_prov *p, struct lcl_cg_run *run);
+/* Removes @run's directories and forgets them (after lcl_cg_drain). */
+void lcl_cg_rmdirs(struct lcl_prov *p, struct lcl_cg_run *run);
+/* This process's start time (clock ticks since boot, /proc), as cgroup
+ * names and slot marks carry it. */
+unsigned long long lcl_cg_self_start(void);
 int lcl_cg_attach(struct lcl_prov *p, struct lcl_cg_run *run, pid_t pid, bool joined);
 int lcl_cg_open_tasks(struct lcl_prov *p, struct lcl_cg_run *run, int fds[LCL_CG_NCTRL]);
 void lcl_cg_kill(struct lcl_prov *p, struct lcl_cg_run *run);
@@ -301,17 +310,22 @@ int64_t lcl_cg_cpu_ns(struct lcl_prov *p, struct lcl_cg_run *run);
 int64_t lcl_cg_peak(struct lcl_prov *p, struct lcl_cg_run *run);
 uint64_t lcl_cg_oom_kills(struct lcl_prov *p, struct lcl_cg_run *run);
 uint64_t lcl_cg_pids_max_hits(struct lcl_prov *p, struct lcl_cg_run *run);
-void lcl_cg_destroy(struct lcl_prov *p, struct lcl_cg_run *run);
-/* Removes the empty cgroups of ours whose supervisor died (SIGKILL)
- * before removing them; returns how many went. */
-int lcl_cg_reap_stale(struct lcl_prov *p);
 /* Is @name a cgroup of ours whose supervisor is certainly gone? */
 bool lcl_cg_stale(const char *name);
 /* rmdir @name in every hierarchy; false if one still holds it. */
 bool lcl_cg_remove(struct lcl_prov *p, const char *name);
 
-/* ---- local-cgpool.c ---- */
+/* ---- cgroup/slots.c: on top of cgroup/cgroup.c, never below it ---- */
 #define LCL_POOL_XATTR "trusted.polysandbox.owner"
+/* An exec's cgroup: a slot when one can be had, else a fresh one. */
+int lcl_cg_create(struct lcl_prov *p, struct lcl_sb *sb, struct lcl_cg_run *run);
+/* Waits (bounded) until it is empty, then gives the slot back or
+ * removes the cgroup. */
+void lcl_cg_destroy(struct lcl_prov *p, struct lcl_cg_run *run);
+/* Removes the empty cgroups of ours whose supervisor died (SIGKILL)
+ * before removing them, and slots whose holder died mid-exec; returns
+ * how many went. */
+int lcl_cg_reap_stale(struct lcl_prov *p);
 /* Takes a free clean slot (or makes one) for an exec of @sb, as root on
  * v1 (on v2, with cg_v2_slots, a fresh one-shot slot); false: none to be
  * had, make a fresh cgroup (nothing set). */
@@ -326,7 +340,7 @@ void lcl_cg_pool_kill(struct lcl_prov *p, const char *name, const struct lcl_sb 
 /* Removes slot @name if its holder died mid-exec; true if it went. */
 bool lcl_cg_pool_reap(struct lcl_prov *p, const char *name);
 
-/* ---- local-limits.c ---- */
+/* ---- jail/limits.c ---- */
 struct lcl_child;
 /* After lcl_cg_probe: which limits go unenforced here, and the rlimit
  * floors used instead. */
@@ -340,19 +354,19 @@ int lcl_limits_report(struct lcl_prov *p);
 void lcl_limits_floors(const struct lcl_prov *p, struct lcl_child *c, bool zygote);
 void lcl_limits_doctor(struct lcl_prov *p, sbx_doctor_cb_v1 cb, void *ud);
 
-/* ---- local-seccomp.c ---- */
+/* ---- jail/seccomp.c ---- */
 int lcl_seccomp_build(struct lcl_prov *p);
 /* Build the filter once, at first use (thread safe). */
 int lcl_seccomp_ensure(struct lcl_prov *p);
 
-/* ---- local-skel.c ---- */
+/* ---- jail/skel.c ---- */
 /* Where the shared skeleton would be (root only); errors: out of memory. */
 int lcl_skel_shared_init(struct lcl_prov *p);
 /* The shared skeleton's directory, made on first use, or NULL when it
  * cannot be had (the init then makes the skeleton per exec). */
 const char *lcl_skel_shared(struct lcl_prov *p);
 
-/* ---- local-etcscan.c ---- */
+/* ---- jail/etcscan.c ---- */
 struct lcl_etc_ent {
     char *name;             /* an entry of /etc, e.g. "ld.so.cache" */
     unsigned char type;     /* DT_DIR, DT_REG, DT_LNK or DT_UNKNOWN */
@@ -366,7 +380,7 @@ struct lcl_etc_list {
 int lcl_etc_scan(struct lcl_prov *p, struct lcl_etc_list *l);
 void lcl_etc_list_free(struct lcl_etc_list *l);
 
-/* ---- local-layout.c ---- */
+/* ---- jail/layout.c ---- */
 /* The orchestrator's own host paths (configuration, state, modules:
  * compiled in, and the host's private_paths) into p->hidden; call
  * before lcl_layout_probe, which turns those below a bind into masks. */
@@ -379,54 +393,7 @@ int lcl_skeleton_build(struct lcl_prov *p);
 int lcl_layout_rootfs(struct lcl_prov *p, const char *image, char **out);
 void lcl_layout_free(struct lcl_prov *p);
 
-/* ---- local-child.c: runs in the cloned child; no malloc there ---- */
-
-/* The step whose failure is the caller's mistake (a --cwd that is not
- * there), not the sandbox's: reported as SBX_E_INVAL. */
-#define LCL_STEP_CWD "chdir to the working directory"
-
-/* Message on the report pipe (child -> supervisor). */
-enum { LCL_MSG_SETUP = 1, LCL_MSG_EXEC = 2 };
-struct lcl_msg {
-    int kind;
-    int err;
-    char what[480];
-};
-
-/* Everything the child needs, computed by the supervisor before clone so
- * the child makes system calls only (the process may be multi-threaded:
- * no malloc, no locks after clone). */
-struct lcl_child {
-    const struct lcl_prov *prov;
-    const struct lcl_sb *sb;
-    char *const *argv;
-    char **envp;            /* "K=V", NULL-terminated */
-    char **path_dirs;       /* PATH search list for argv[0] */
-    const char *cwd;        /* absolute, inside the sandbox */
-    int fd_in, fd_out, fd_err;   /* child ends of the stdio pipes */
-    int fd_sync;            /* read end: supervisor says "go" */
-    int fd_report;          /* write end, CLOEXEC: struct lcl_msg */
-    int fd_status;          /* write end: payload's wait status (int) */
-    int fd_tasks[LCL_CG_NCTRL]; /* v1: <cgroup>/tasks opened by the supervisor, or -1 */
-    bool drop_groups;       /* setgroups(0, NULL): root's groups must go */
-    bool new_cgroup_ns;     /* unshare(CLONE_NEWCGROUP) after the go */
-    bool net_none;
-    const char *skel_src;   /* the shared skeleton to bind as the root, or NULL: make one */
-    bool work_by_sync;      /* the go carries /work (idmapped: local-ids.c), not bound by path */
-    char tmp_opts[96];      /* tmpfs options of /tmp and /dev/shm */
-    bool keep_sync;         /* prepared sandbox: fd_sync is its request socket */
-    bool root_detached;     /* prepared sandbox: the old root is gone already */
-    bool empty_before_status; /* prepared sandbox: kill and reap all before the status */
-    bool leave_cgroup;      /* then, before the status, write "0" to each fd_leave >= 0 */
-    uint64_t rl_data;       /* RLIMIT_DATA of the payload, or 0: none (local-limits.c) */
-    uint64_t rl_nproc;      /* RLIMIT_NPROC of the payload, or 0: none */
-    int fd_leave[LCL_CG_NCTRL]; /* v1: a parent cgroup's tasks file, or -1 */
-};
-
-_Noreturn void lcl_child_main(const struct lcl_child *c);
-/* lcl_child_main in two halves, for prepared sandboxes (locald-zygote.c). */
-void lcl_child_setup(const struct lcl_child *c);
-_Noreturn void lcl_child_start(const struct lcl_child *c);
+/* ---- jail/: what runs inside a sandbox (jail/jail.h) ---- */
 
 /* ---- local-egress.c ---- */
 /* The user-mode stack of one exec with egress. */
@@ -446,19 +413,10 @@ int lcl_egress_start(struct lcl_prov *p, pid_t init, struct lcl_egress *e);
 /* Kills and reaps it; idempotent (pid -1, exit_w -1 is stopped). */
 void lcl_egress_stop(struct lcl_egress *e);
 
-/* ---- local-exec.c ---- */
-/* The child's ends of an exec's pipes, in this order (also the first
- * descriptors of a daemon request, locald-proto.h). */
-enum { LCL_CHILD_FD_IN, LCL_CHILD_FD_OUT, LCL_CHILD_FD_ERR, LCL_CHILD_FD_REPORT,
-       LCL_CHILD_FD_STATUS, LCL_CHILD_NFD };
-/* The exec's part of an init's view: its sandbox, command, environment,
- * PATH search list, working directory and pipes (borrowed, not owned). */
-void lcl_child_exec_view(struct lcl_child *c, const struct lcl_sb *sb, char *const *argv,
-                         char **envp, char **path_dirs, const char *cwd,
-                         const int fds[LCL_CHILD_NFD]);
+/* ---- launch/exec.c ---- */
 int lcl_exec(struct lcl_prov *p, struct lcl_sb *sb, const sbx_exec_spec_v1 *spec,
              const sbx_output_sink_v1 *sink, sbx_exec_outcome_v1 *out);
-/* An exec whose init @sp starts (local-zygote.c) instead of a clone:
+/* An exec whose init @sp starts (launch/zygote.c) instead of a clone:
  * start() gets the child's view with its descriptors and sets the
  * process whose uid/gid maps are written and whose exit ends the exec
  * (its namespaces made, waiting for the go) and a pidfd of it (ours). */
@@ -471,7 +429,7 @@ int lcl_exec_spawn(struct lcl_prov *p, struct lcl_sb *sb, const sbx_exec_spec_v1
                    const sbx_output_sink_v1 *sink, sbx_exec_outcome_v1 *out,
                    const struct lcl_spawn *sp);
 
-/* ---- local-zygote.c ---- */
+/* ---- launch/zygote.c ---- */
 /* ops->exec_zygote: @spec through a zygote started from @zygote (the
  * template's words); SBX_E_NOTSUP when it cannot (nothing left behind). */
 int lcl_zyg_exec(struct lcl_prov *p, struct lcl_sb *sb, const char *const *zygote,
@@ -480,7 +438,7 @@ int lcl_zyg_exec(struct lcl_prov *p, struct lcl_sb *sb, const char *const *zygot
 /* Ends every idle zygote (fini). */
 void lcl_zyg_fini(struct lcl_prov *p);
 
-/* ---- locald-client.c: execs in sandboxes polysandbox-locald prepared ---- */
+/* ---- launch/daemon.c: execs in sandboxes polysandbox-locald prepared ---- */
 #define LCL_LOCALD_NO 1     /* not taken: run it in-process */
 /* Decides from @setting (the `daemon` setting: "auto" or "off"), which
  * POLYSANDBOX_LOCAL_DAEMON overrides; errors: a bad value of that. */

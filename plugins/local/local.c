@@ -2,7 +2,7 @@
  *
  * A sandbox is a state directory <state>/<id>/ holding meta.json and
  * work/ (a tmpfs with the disk limit when we are root).  Its processes
- * live only during an exec (local-exec.c); what persists is the work
+ * live only during an exec (launch/exec.c); what persists is the work
  * directory.  See README.md for the design and what each setting does.
  */
 #include "config.h"
@@ -198,7 +198,7 @@ static int local_init(const sbx_host_v1 *host, sbx_host_handle *h, void **prov)
         return ret;
     }
     lcl_cg_probe(p, set.cgroup_root);
-    /* What goes unenforced is told at each create (local-limits.c). */
+    /* What goes unenforced is told at each create (jail/limits.c). */
     lcl_limits_probe(p);
     if (p->cg.version == 0 || p->cg.why)
         host->log(h, SBX_LOG_INFO, "cgroups: %s (see 'polysandbox doctor')",
@@ -368,7 +368,7 @@ static void local_release(void *prov, void *sb)
 /* Kills what another process may still run in this sandbox (every
  * per-exec cgroup named <id>-*), and removes those cgroups when a crashed
  * supervisor left them behind, and those of its execs in pool slots
- * (local-cgpool.c).  The same pass removes the empty cgroups of other
+ * (cgroup/slots.c).  The same pass removes the empty cgroups of other
  * sandboxes whose supervisor died (SIGKILL) before it could. */
 static void kill_leftovers(struct lcl_prov *p, struct lcl_sb *sb)
 {

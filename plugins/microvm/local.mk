@@ -17,6 +17,7 @@ plugins_microvm_microvm_la_SOURCES = \
 	plugins/microvm/mv-fc.c \
 	plugins/microvm/mv-fcsnap.c \
 	plugins/microvm/mv-files.c \
+	plugins/microvm/mv-jail.c \
 	plugins/microvm/mv-int.h \
 	plugins/microvm/mv-persist.c \
 	plugins/microvm/mv-qemu.c \

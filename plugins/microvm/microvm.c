@@ -29,7 +29,8 @@
 
 static const char *const config_keys[] = {
     "qemu", "kernel", "initrd", "accel", "memory", "boot_timeout", "kvm_probe_timeout",
-    "snapshot", "vmm", "firecracker", "rootfs", NULL,
+    "snapshot", "vmm", "firecracker", "rootfs", "jailer", "jailer_uid", "jailer_gid",
+    "snapshot_memory", NULL,
 };
 
 static atomic_ulong mv_next_id;
@@ -66,6 +67,18 @@ static int num_setting(struct mv_prov *p, const char *key, uint64_t dflt, uint64
     return SBX_OK;
 }
 
+/* A setting that is @yes (the default) or @no: *on 1 or 0. */
+static int two_way(struct mv_prov *p, const char *key, const char *yes, const char *no, int *on)
+{
+    const char *v = p->host->config_get(p->h, key);
+
+    if (v && strcmp(v, yes) && strcmp(v, no))
+        return p->host->set_error(p->h, SBX_E_CONFIG, "microvm: setting %s = \"%s\": not %s"
+                                  " or %s", key, v, yes, no);
+    *on = !v || !strcmp(v, yes);
+    return SBX_OK;
+}
+
 static void mv_fini(void *prov)
 {
     struct mv_prov *p = prov;
@@ -77,6 +90,7 @@ static void mv_fini(void *prov)
     free(p->kernel);
     free(p->initrd);
     free(p->rootfs);
+    free(p->jailer);
     free(p->accel);
     free(p);
 }
@@ -84,7 +98,7 @@ static void mv_fini(void *prov)
 static int mv_init(const sbx_host_v1 *host, sbx_host_handle *h, void **prov)
 {
     struct mv_prov *p = calloc(1, sizeof *p);
-    const char *state, *accel, *snap, *vmm, *fc, *rootfs;
+    const char *state, *accel, *vmm, *fc, *rootfs, *jailer;
     uint64_t secs;
     int rc;
 
@@ -102,19 +116,16 @@ static int mv_init(const sbx_host_v1 *host, sbx_host_handle *h, void **prov)
                              "microvm: setting accel = \"%s\": not auto, kvm or tcg", accel);
         goto fail;
     }
-    snap = host->config_get(h, "snapshot");
-    if (snap && strcmp(snap, "auto") && strcmp(snap, "off")) {
-        rc = host->set_error(h, SBX_E_CONFIG,
-                             "microvm: setting snapshot = \"%s\": not auto or off", snap);
+    if ((rc = two_way(p, "snapshot", "auto", "off", &p->snapshot)) ||
+        (rc = two_way(p, "snapshot_memory", "shared", "copy", &p->snap_shared)))
         goto fail;
-    }
-    p->snapshot = !snap || !strcmp(snap, "auto");
     /* A firecracker program given is the VMM unless vmm says otherwise. */
     fc = host->config_get(h, "firecracker");
     vmm = host->config_get(h, "vmm");
     if (!vmm)
         vmm = fc ? "firecracker" : "qemu";
     rootfs = host->config_get(h, "rootfs");
+    jailer = host->config_get(h, "jailer");
     if (strcmp(vmm, "qemu") && strcmp(vmm, "firecracker")) {
         rc = host->set_error(h, SBX_E_CONFIG,
                              "microvm: setting vmm = \"%s\": not qemu or firecracker", vmm);
@@ -128,13 +139,16 @@ static int mv_init(const sbx_host_v1 *host, sbx_host_handle *h, void **prov)
         }
         p->vmm = &mv_vmm_firecracker;
         p->binary = strdup(fc ? fc : "firecracker");
-        if (rootfs && !(p->rootfs = strdup(rootfs))) {
+        if ((rootfs && !(p->rootfs = strdup(rootfs))) ||
+            (jailer && !(p->jailer = strdup(jailer)))) {
             rc = host->set_error(h, SBX_E_NOMEM, "out of memory");
             goto fail;
         }
-    } else if (rootfs) {
-        rc = host->set_error(h, SBX_E_CONFIG, "microvm: setting rootfs: only with"
-                             " vmm = firecracker (QEMU's guests boot from their initrd)");
+    } else if (rootfs || jailer) {
+        rc = host->set_error(h, SBX_E_CONFIG, "microvm: setting %s: only with vmm = firecracker"
+                             " (%s)", rootfs ? "rootfs" : "jailer",
+                             rootfs ? "QEMU's guests boot from their initrd"
+                                    : "the jailer is Firecracker's");
         goto fail;
     } else {
         p->binary = dup_or_default(host->config_get(h, "qemu"), NULL, NULL);
@@ -155,6 +169,14 @@ static int mv_init(const sbx_host_v1 *host, sbx_host_handle *h, void **prov)
     if ((rc = num_setting(p, "kvm_probe_timeout", 15, 1, 600, &secs)))
         goto fail;
     p->kvm_probe_ms = secs * 1000;
+    /* The jailer drops to these (default: ours; it must run as root). */
+    uint64_t id;
+    if ((rc = num_setting(p, "jailer_uid", geteuid(), 0, UINT32_MAX - 1, &id)))
+        goto fail;
+    p->jail_uid = (unsigned)id;
+    if ((rc = num_setting(p, "jailer_gid", getegid(), 0, UINT32_MAX - 1, &id)))
+        goto fail;
+    p->jail_gid = (unsigned)id;
     *prov = p;
     return SBX_OK;
 fail:
@@ -184,6 +206,7 @@ void mv_sandbox_free(struct mv_sandbox *s)
     mv_vmm_stop(s->pid);
     if (s->dir) {
         char path[4200];
+        mv_jail_remove(s->dir);
         /* The last two are Firecracker's sockets. */
         const char *leaves[] = { "console.log", "vmm.log", "api.sock", "vsock.sock" };
         for (size_t i = 0; i < sizeof leaves / sizeof leaves[0]; i++) {
@@ -249,6 +272,7 @@ int mv_boot(struct mv_prov *p, const char *accel, uint64_t timeout_ms, uint64_t 
         return p->host->set_error(p->h, SBX_E_NOMEM, "out of memory");
     s->chan = -1;
     s->accel = !strcmp(accel, "kvm") ? "kvm" : "tcg";
+    s->vmm = p->vmm;
     if (persist_id) {
         s->persistent = 1;
         snprintf(s->id, sizeof s->id, "%s", persist_id);
@@ -281,6 +305,9 @@ int mv_boot(struct mv_prov *p, const char *accel, uint64_t timeout_ms, uint64_t 
         .qmp_fd = from ? from->qmp_fd : -1, .incoming_fd = restore ? from->incoming_fd : -1,
         .tsc_khz = from ? from->tsc_khz : 0, .dir = s->dir, .rootfs = p->rootfs,
         .snap_state = from ? from->snap_state : NULL, .snap_mem = from ? from->snap_mem : NULL,
+        .jailer = p->jailer, .jail_uid = p->jail_uid, .jail_gid = p->jail_gid,
+        .mem_path = from ? from->mem_path : NULL, .mem_share = from ? from->mem_share : 0,
+        .mem_fd = from && from->mem_path ? from->mem_fd : -1,
     };
     if (mv_spawn_start(p, &cfg, &s->pid, err, sizeof err) != 0) {
         s->pid = 0;
@@ -324,6 +351,10 @@ int mv_boot(struct mv_prov *p, const char *accel, uint64_t timeout_ms, uint64_t 
 
     struct mv_hello hl;
     int answered;
+    /* (the fail path stops the VM) */
+    if (restore && from->mem_path &&
+        (rc = mv_snap_incoming(p, from->qmp_host, from->incoming_fd)))
+        goto fail;
     if (restore)
         rc = mv_snap_seed(p, s, disk_bytes, mv_now_ms() + (int64_t)timeout_ms, &hl, &answered);
     else
@@ -409,6 +440,10 @@ static int fc_usable(struct mv_prov *p)
                                   " firecracker = /path/to/firecracker in providers.d/microvm.ini;"
                                   " Debian does not package it, Firecracker's releases do)",
                                   p->binary);
+    if (p->jailer && !mv_vmm_path(p->jailer, full, sizeof full))
+        return p->host->set_error(p->h, SBX_E_CONFIG,
+                                  "microvm: no jailer program at %s (the jailer setting)",
+                                  p->jailer);
     return p->rootfs ? readable(p, "rootfs", p->rootfs) : SBX_OK;
 }
 
@@ -436,10 +471,11 @@ static int mv_create(void *prov, const sbx_create_spec_v1 *spec, void **sb, char
     }
     const char *accel = p->vmm == &mv_vmm_firecracker ? "kvm" : mv_accel_choose(p, why, sizeof why);
     if (p->vmm == &mv_vmm_firecracker) {
-        rc = p->snapshot ? mv_fc_snap_restore(p, spec->limits.disk_bytes, persist, &s)
-                         : SBX_E_NOTSUP;
+        /* A jailed VM sees only its chroot: no snapshot there yet. */
+        int snap = p->snapshot && !p->jailer;
+        rc = snap ? mv_fc_snap_restore(p, spec->limits.disk_bytes, persist, &s) : SBX_E_NOTSUP;
         if (rc != SBX_OK) {
-            if (p->snapshot)
+            if (snap)
                 p->host->log(p->h, SBX_LOG_INFO, "microvm: no VM from a snapshot; booting one");
             rc = mv_boot(p, accel, p->boot_timeout_ms, spec->limits.disk_bytes, persist, NULL,
                          &s);
@@ -569,7 +605,12 @@ static void mv_doctor(void *prov, sbx_doctor_cb_v1 cb, void *ud)
         if (p->rootfs)
             cb(ud, "rootfs", access(p->rootfs, R_OK) == 0, p->rootfs);
         cb(ud, "accel", 1, "kvm (Firecracker runs on KVM only)");
-        mv_fc_snap_describe(p, detail, sizeof detail);
+        if (p->jailer) {
+            cb(ud, "jailer", mv_vmm_path(p->jailer, detail, sizeof detail), p->jailer);
+            snprintf(detail, sizeof detail, "off: VMs started through the jailer boot");
+        } else {
+            mv_fc_snap_describe(p, detail, sizeof detail);
+        }
         cb(ud, "snapshot", 1, detail);
         cb(ud, "images", 1, "none: " MV_NO_IMAGES);
         return;

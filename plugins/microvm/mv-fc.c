@@ -103,7 +103,8 @@ static int fc_call(const char *dir, const char *method, const char *path, json_t
     CURLcode cc;
     int rc = -1;
 
-    if ((size_t)snprintf(sock, sizeof sock, "%s/" FC_API, dir) >= sizeof(((struct sockaddr_un *)0)->sun_path)) {
+    if (mv_jail_sock(dir, FC_API, sock, sizeof sock) ||
+        strlen(sock) >= sizeof(((struct sockaddr_un *)0)->sun_path)) {
         snprintf(err, errlen, "%s %s: the API socket's path %s is too long for a unix socket",
                  method, path, sock);
         return -1;
@@ -190,8 +191,7 @@ static int fc_wait_api(const char *dir, pid_t pid, char *err, size_t errlen)
     struct sockaddr_un sa = { .sun_family = AF_UNIX };
     int64_t deadline = mv_now_ms() + FC_START_MS;
 
-    if ((size_t)snprintf(sa.sun_path, sizeof sa.sun_path, "%s/" FC_API, dir) >=
-        sizeof sa.sun_path) {
+    if (mv_jail_sock(dir, FC_API, sa.sun_path, sizeof sa.sun_path)) {
         snprintf(err, errlen, "the API socket's path %s/" FC_API " is too long", dir);
         return -1;
     }
@@ -263,11 +263,29 @@ static pid_t fc_spawn(const struct mv_vm_config *cfg, char *err, size_t errlen)
     pid_t parent = getpid(), vmm = 0;
     /* As QEMU's: PR_SET_PDEATHSIG follows the forking thread. */
     int tie = !cfg->detach && (cfg->tie || gettid() == parent), pp[2] = { -1, -1 };
-    const char *argv[] = { cfg->binary, "--api-sock", FC_API, cfg->name ? "--id" : NULL,
-                           cfg->name, NULL };
+    const char *direct[] = { cfg->binary, "--api-sock", FC_API, cfg->name ? "--id" : NULL,
+                             cfg->name, NULL };
+    const char *jailed[MV_JAIL_ARGC], *const *argv = direct;
+    struct mv_jail *j = NULL;
+
+    /* Through the jailer: its chroot made and its argv built before the
+     * fork (nothing but async-signal-safe calls after it). */
+    if (cfg->jailer) {
+        if (!(j = malloc(sizeof *j))) {
+            snprintf(err, errlen, "out of memory");
+            return -1;
+        }
+        if (mv_jail_prepare(cfg, j, err, errlen) != 0) {
+            free(j);
+            return -1;
+        }
+        mv_jail_argv(cfg, j, jailed);
+        argv = jailed;
+    }
 
     if (cfg->detach && pipe2(pp, O_CLOEXEC) != 0) {
         snprintf(err, errlen, "pipe: %s", strerror(errno));
+        free(j);
         return -1;
     }
     pid_t child = fork();
@@ -285,6 +303,7 @@ static pid_t fc_spawn(const struct mv_vm_config *cfg, char *err, size_t errlen)
         execv(argv[0], (char *const *)argv);
         _exit(127);
     }
+    free(j);
     if (child < 0)
         snprintf(err, errlen, "fork: %s", strerror(errno));
     if (!cfg->detach || child < 0) {
@@ -306,12 +325,20 @@ static int fc_start(const struct mv_vm_config *cfg, pid_t *pid, char *err, size_
         return -1;
     }
     snprintf(api, sizeof api, "%s/" FC_API, cfg->dir);
-    (void)unlink(api); /* a stale one refuses firecracker's bind */
+    (void)unlink(api); /* a stale one refuses firecracker's bind (a jail's: mv-jail.c) */
     pid_t child = fc_spawn(cfg, err, errlen);
     if (child < 0)
         return -1;
+    /* Jailed, the guest's files are in the chroot, named relative to
+     * firecracker's working directory, its root. */
+    struct mv_vm_config in_jail = *cfg;
+    if (cfg->jailer) {
+        in_jail.kernel = MV_JAIL_KERNEL;
+        in_jail.initrd = MV_JAIL_INITRD;
+        in_jail.rootfs = cfg->rootfs ? MV_JAIL_ROOTFS : NULL;
+    }
     if (fc_wait_api(cfg->dir, child, err, errlen) == 0 &&
-        (cfg->snap_state ? fc_load(cfg, err, errlen) : fc_boot(cfg, err, errlen)) == 0) {
+        (cfg->snap_state ? fc_load(cfg, err, errlen) : fc_boot(&in_jail, err, errlen)) == 0) {
         *pid = child;
         return 0;
     }
@@ -363,8 +390,7 @@ static int fc_connect(const struct mv_vm_config *cfg, pid_t pid, int64_t deadlin
     char hello[32];
     int hlen = snprintf(hello, sizeof hello, "CONNECT %u\n", MV_VSOCK_PORT);
 
-    if ((size_t)snprintf(sa.sun_path, sizeof sa.sun_path, "%s/" FC_VSOCK, cfg->dir) >=
-        sizeof sa.sun_path) {
+    if (mv_jail_sock(cfg->dir, FC_VSOCK, sa.sun_path, sizeof sa.sun_path)) {
         snprintf(err, errlen, "the vsock socket's path %s/" FC_VSOCK " is too long", cfg->dir);
         return -1;
     }

@@ -17,11 +17,14 @@ struct mv_prov {
     const struct mv_vmm *vmm;
     char *binary, *kernel, *initrd;
     char *rootfs;            /* firecracker only: a root drive, or NULL */
+    char *jailer;            /* firecracker only: its jailer program, or NULL */
+    unsigned jail_uid, jail_gid;
     char *accel;             /* setting: auto, kvm or tcg */
     uint64_t memory_mib;
     uint64_t boot_timeout_ms;
     uint64_t kvm_probe_ms;
     int snapshot;            /* setting: 1 auto (restore from a snapshot), 0 off */
+    int snap_shared;         /* setting snapshot_memory: 1 shared (a file), 0 copy */
     struct mv_spawner *spawner; /* mv-spawn.c */
 };
 
@@ -39,6 +42,9 @@ struct mv_sandbox {
     char *dir;               /* console and VMM logs; removed at destroy */
     uint32_t unenforced;     /* limits the guest said it cannot apply */
     const char *accel;       /* static: "kvm" or "tcg" */
+    /* The VMM that runs it (static): a persistent sandbox's is its
+     * record's, whatever the settings say now. */
+    const struct mv_vmm *vmm;
     sbx_limits_v1 limits;    /* of create */
     char *env;               /* create's environment: "KEY=VALUE\0" each */
     size_t env_len, n_env;
@@ -93,6 +99,13 @@ struct mv_boot_from {
     /* Firecracker: the snapshot's two files (NULL each: not this way). */
     const char *snap_state;
     const char *snap_mem;
+    /* QEMU: the guest's RAM in this file (NULL: anonymous), mapped shared
+     * (the builder) or private (a restore: then the migration is
+     * started over QMP, @qmp_host the host's end of @qmp_fd's socket). */
+    const char *mem_path;
+    int mem_share;
+    int mem_fd;
+    int qmp_host;
 };
 
 /* microvm.c: boots one VM with @accel (or restores it, @from; NULL for a
@@ -114,6 +127,10 @@ int mv_vmm_path(const char *bin, char *full, size_t n);
  * or stale), its agent seeded; as mv_boot. */
 int mv_snap_restore(struct mv_prov *p, const char *accel, uint64_t disk_bytes,
                     const char *persist_id, struct mv_sandbox **out);
+/* Starts the deferred migration of a VM restored with its RAM in a file:
+ * over the QMP monitor @qmp, x-ignore-shared on (the RAM is the file's,
+ * not the stream's), then migrate-incoming from @fd, waited for. */
+int mv_snap_incoming(struct mv_prov *p, int qmp, int fd);
 /* Sends a restored VM's agent its SEED and reads the hello answering it. */
 int mv_snap_seed(struct mv_prov *p, struct mv_sandbox *s, uint64_t disk_bytes,
                  int64_t deadline_ms, struct mv_hello *hl, int *answered);
@@ -124,6 +141,7 @@ void mv_snap_describe(struct mv_prov *p, const char *accel, char *buf, size_t n)
 #define MV_SNAP_SHM "/dev/shm"
 #define MV_SNAP_PREFIX "polysandbox-microvm-"
 #define MV_SNAP_FILE "vm.snap"
+#define MV_SNAP_RAM "vm.ram"
 #define MV_SNAP_REC "snap.json"
 #define MV_SNAP_LOCK "lock"
 uint64_t mv_snap_hash(const char *state_dir);
@@ -140,6 +158,35 @@ void mv_sandbox_release(struct mv_sandbox *s);
 int mv_fc_snap_restore(struct mv_prov *p, uint64_t disk_bytes, const char *persist_id,
                        struct mv_sandbox **out);
 void mv_fc_snap_describe(struct mv_prov *p, char *buf, size_t n);
+
+/* mv-jail.c: firecracker through its jailer (see there).  The link in the
+ * VM's directory to the chroot's root, the names the guest's files get
+ * there, the cgroup memory the VMM may use beside the guest's. */
+#define MV_JAIL_LINK "jail"
+#define MV_JAIL_KERNEL "vmlinux"
+#define MV_JAIL_INITRD "initrd"
+#define MV_JAIL_ROOTFS "rootfs"
+#define MV_JAIL_OVERHEAD_MIB 256
+#define MV_JAIL_ARGC 24
+struct mv_jail {
+    char id[65];
+    char exec_file[4200];
+    char root[4400];
+    char uid[16], gid[16];
+    char memory_max[48], cpu_max[48];
+};
+/* Makes @cfg's chroot with the guest's files, and the link to it; fills
+ * @j (what the jailer's argv points into).  0, or -1 with @err set. */
+int mv_jail_prepare(const struct mv_vm_config *cfg, struct mv_jail *j, char *err,
+                    size_t errlen);
+/* The jailer's command line (pointing into @cfg and @j), NULL-ended. */
+void mv_jail_argv(const struct mv_vm_config *cfg, const struct mv_jail *j,
+                  const char *argv[MV_JAIL_ARGC]);
+/* The path of the socket @leaf of the VM in @dir: in its chroot when it
+ * was jailed (its link there), else in @dir.  0, or -1 when too long. */
+int mv_jail_sock(const char *dir, const char *leaf, char *buf, size_t n);
+/* Removes the chroot and the link of the VM in @dir, if any. */
+void mv_jail_remove(const char *dir);
 
 /* mv-spawn.c: the thread that starts every ephemeral VMM (see there).
  * init: 0, or -1 out of memory; start: as mv_vmm's start, from any

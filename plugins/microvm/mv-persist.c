@@ -301,10 +301,11 @@ int mv_persist_save(struct mv_prov *p, const struct mv_sandbox *s,
             goto nomem;
     if (!labels || !env || !limits)
         goto nomem;
-    root = json_pack("{s:i, s:s, s:I, s:I, s:I, s:I, s:s, s:I, s:O, s:O, s:O}", "version", 1,
-                     "id", s->id, "pid", (json_int_t)s->pid, "start", (json_int_t)s->start_ticks,
-                     "created_ns", (json_int_t)created_ns, "ttl_ns", (json_int_t)spec->ttl_ns,
-                     "accel", s->accel, "unenforced", (json_int_t)s->unenforced,
+    root = json_pack("{s:i, s:s, s:I, s:I, s:I, s:I, s:s, s:s, s:I, s:O, s:O, s:O}", "version",
+                     1, "id", s->id, "pid", (json_int_t)s->pid, "start",
+                     (json_int_t)s->start_ticks, "created_ns", (json_int_t)created_ns, "ttl_ns",
+                     (json_int_t)spec->ttl_ns, "vmm", s->vmm->name, "accel", s->accel,
+                     "unenforced", (json_int_t)s->unenforced,
                      "labels", labels, "env", env, "limits", limits);
     if (!root || !(text = json_dumps(root, JSON_COMPACT)))
         goto nomem;
@@ -350,6 +351,22 @@ static long long member_u(const json_t *o, const char *k)
     return json_is_integer(v) && json_integer_value(v) >= 0 ? json_integer_value(v) : -1;
 }
 
+/* The record's VMM: its "vmm" member, qemu or firecracker; a record
+ * written before it was kept has none, and is @dflt's (the settings').
+ * NULL: a value that is neither, refused. */
+static const struct mv_vmm *record_vmm(const json_t *root, const struct mv_vmm *dflt)
+{
+    static const struct mv_vmm *const known[] = { &mv_vmm_qemu, &mv_vmm_firecracker };
+    json_t *v = json_object_get(root, "vmm");
+
+    if (!v)
+        return dflt;
+    for (size_t i = 0; json_is_string(v) && i < sizeof known / sizeof *known; i++)
+        if (!strcmp(json_string_value(v), known[i]->name))
+            return known[i];
+    return NULL;
+}
+
 /* Reads the record of @id: a regular file of ours, at most
  * MV_RECORD_MAX bytes, its members of the right types.  NULL and *why
  * set otherwise (errno ENOENT: no such sandbox). */
@@ -392,7 +409,7 @@ static json_t *record_load(const char *dir, const char *id, const char **why)
         member_u(root, "pid") < 2 || member_u(root, "pid") > (1 << 22) ||
         member_u(root, "start") < 1 || member_u(root, "created_ns") < 0 ||
         member_u(root, "ttl_ns") < 0 || member_u(root, "unenforced") < 0 ||
-        !json_is_string(json_object_get(root, "accel")) ||
+        !json_is_string(json_object_get(root, "accel")) || !record_vmm(root, &mv_vmm_qemu) ||
         !json_is_object(json_object_get(root, "labels")) ||
         !json_is_array(json_object_get(root, "env")) ||
         !json_is_object(json_object_get(root, "limits"))) {
@@ -478,6 +495,7 @@ int mv_persist_load(struct mv_prov *p, const char *id, struct mv_sandbox **out)
     s->start_ticks = (unsigned long long)member_u(root, "start");
     s->unenforced = (uint32_t)member_u(root, "unenforced");
     s->accel = !strcmp(json_string_value(json_object_get(root, "accel")), "kvm") ? "kvm" : "tcg";
+    s->vmm = record_vmm(root, p->vmm);
     for (i = 0; i < sizeof limit_keys / sizeof *limit_keys; i++)
         *limit_slot(&s->limits, i) =
             (uint64_t)member_u(json_object_get(root, "limits"), limit_keys[i]);
@@ -508,6 +526,7 @@ int mv_persist_remove(struct mv_prov *p, const char *dir)
                                           "vmm.log", "api.sock", "vsock.sock" };
     int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 
+    mv_jail_remove(dir); /* a jailed firecracker's chroot */
     if (dfd < 0)
         return errno == ENOENT ? SBX_OK
                                : p->host->set_error(p->h, SBX_E_IO, "microvm: %s: %s", dir,
@@ -552,14 +571,15 @@ static int mv_persist_sync(struct mv_prov *p, struct mv_sandbox *s)
      * one's answer counts (the agent answers in order): a GET that
      * reached the guest before it saw this client connect is dropped
      * there with the old client's leftovers. */
-    if (p->vmm->connect) {
-        /* The VMM's own channel (Firecracker's vsock socket). */
+    if (s->vmm->connect) {
+        /* The VMM's own channel (Firecracker's vsock socket): the
+         * record's VMM, which made it, whatever vmm says now. */
         char log[4300], err[512];
         snprintf(log, sizeof log, "%s/vmm.log", s->dir);
         struct mv_vm_config cfg = { .binary = p->binary, .dir = s->dir, .log = log,
                                     .name = s->id, .chan_fd = -1, .qmp_fd = -1,
                                     .incoming_fd = -1 };
-        if (p->vmm->connect(&cfg, s->pid, deadline, &s->chan, err, sizeof err) != 0) {
+        if (s->vmm->connect(&cfg, s->pid, deadline, &s->chan, err, sizeof err) != 0) {
             s->chan = -1;
             return p->host->set_error(p->h, SBX_E_BACKEND,
                                       "microvm: sandbox %s: connecting to its VM: %s", s->id,

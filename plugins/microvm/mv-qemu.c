@@ -44,6 +44,7 @@ unsigned long mv_host_tsc_khz(void)
 static int qemu_start(const struct mv_vm_config *cfg, pid_t *pid, char *err, size_t errlen)
 {
     char mem[32], append[256], chardev[96], serial[4200], tsc[48] = "", qmp[64], incoming[32];
+    char backend[4400];
     unsigned long khz = cfg->tsc_khz ? cfg->tsc_khz : mv_host_tsc_khz();
     int kvm = !strcmp(cfg->accel, "kvm");
 
@@ -59,9 +60,16 @@ static int qemu_start(const struct mv_vm_config *cfg, pid_t *pid, char *err, siz
         return -1;
     }
     snprintf(qmp, sizeof qmp, "socket,id=qmp,fd=%d", cfg->qmp_fd);
-    snprintf(incoming, sizeof incoming, "fd:%d", cfg->incoming_fd);
+    snprintf(incoming, sizeof incoming, cfg->mem_path ? "defer" : "fd:%d", cfg->incoming_fd);
+    if (cfg->mem_path &&
+        (size_t)snprintf(backend, sizeof backend, "memory-backend-file,id=mem,size=%lluM,"
+                         "mem-path=%s,share=%s", (unsigned long long)cfg->memory_mib,
+                         cfg->mem_path, cfg->mem_share ? "on" : "off") >= sizeof backend) {
+        snprintf(err, errlen, "memory file path too long");
+        return -1;
+    }
     const char *argv[48] = {
-        cfg->binary, "-M", "microvm", "-accel", cfg->accel, "-cpu", kvm ? "host" : "max",
+        cfg->binary, "-M", cfg->mem_path ? "microvm,memory-backend=mem" : "microvm", "-accel", cfg->accel, "-cpu", kvm ? "host" : "max",
         "-m", mem, "-smp", "1", "-nodefaults", "-no-user-config", "-display", "none",
         "-no-reboot", "-sandbox", "on,obsolete=deny,elevateprivileges=deny,spawn=deny,"
         "resourcecontrol=deny", "-kernel", cfg->kernel, "-initrd", cfg->initrd,
@@ -81,6 +89,10 @@ static int qemu_start(const struct mv_vm_config *cfg, pid_t *pid, char *err, siz
         argv[na++] = qmp;
         argv[na++] = "-mon";
         argv[na++] = "chardev=qmp,mode=control";
+    }
+    if (cfg->mem_path) {
+        argv[na++] = "-object";
+        argv[na++] = backend;
     }
     if (cfg->incoming_fd >= 0) {
         argv[na++] = "-incoming";
@@ -126,7 +138,7 @@ static int qemu_start(const struct mv_vm_config *cfg, pid_t *pid, char *err, siz
             _exit(127);
         if (null < 0 || log < 0 || dup2(null, 0) < 0 || dup2(log, 1) < 0 || dup2(log, 2) < 0)
             _exit(127);
-        int keep[] = { cfg->chan_fd, cfg->qmp_fd, cfg->incoming_fd };
+        int keep[] = { cfg->chan_fd, cfg->qmp_fd, cfg->incoming_fd, cfg->mem_fd };
         for (size_t i = 0; i < sizeof keep / sizeof keep[0]; i++) {
             int fl = keep[i] >= 0 ? fcntl(keep[i], F_GETFD) : 0;
             if (fl < 0 || (keep[i] >= 0 && fcntl(keep[i], F_SETFD, fl & ~FD_CLOEXEC) < 0))

@@ -6,9 +6,19 @@
  * every create then restores a VM from that file (-incoming fd:) instead
  * of booting, and sends its agent a SEED (fresh entropy, the clock,
  * /work's size) before anything else, so no two VMs restored from one
- * snapshot share random state.  A VM's RAM is its own copy (QEMU loads
- * the stream into it); the guest has no disk, its / and /work are in
- * that memory, so nothing else is shared.
+ * snapshot share random state.
+ *
+ * The guest's RAM (snapshot_memory = shared, the default) is a file
+ * beside the stream, MV_SNAP_RAM: the builder's QEMU maps it shared
+ * (memory-backend-file, share=on) so the guest's memory is written
+ * there, and migrates with x-ignore-shared (the stream then holds the
+ * devices' state alone); each restore maps it private (share=off) and
+ * starts its migration over QMP (-incoming defer: QEMU 7.2 has no
+ * command-line switch for the capability), so every VM restored from
+ * one snapshot shares the pages none of them changed, copy-on-write.
+ * With snapshot_memory = copy the RAM is in the stream and each VM
+ * loads its own copy.  The guest has no disk: its / and /work are in
+ * that memory.
  *
  * The file lives under /dev/shm (RAM: a restore reads it at memory
  * speed) in a directory of ours named after the state directory, or in
@@ -153,8 +163,10 @@ static char *snap_key(struct mv_prov *p, const char *accel)
     if (file_id(vmm, qemu, sizeof qemu) || file_id(p->kernel, kernel, sizeof kernel) ||
         file_id(p->initrd, initrd, sizeof initrd))
         return NULL;
-    if (asprintf(&key, "proto=%d accel=%s memory=%" PRIu64 " qemu=%s kernel=%s initrd=%s",
-                 MV_PROTO_VERSION, accel, p->memory_mib, qemu, kernel, initrd) < 0)
+    /* ram=file: the RAM in MV_SNAP_RAM, not the stream */
+    if (asprintf(&key, "proto=%d accel=%s memory=%" PRIu64 " qemu=%s kernel=%s initrd=%s"
+                 " ram=%s", MV_PROTO_VERSION, accel, p->memory_mib, qemu, kernel, initrd,
+                 p->snap_shared ? "file" : "stream") < 0)
         return NULL;
     return key;
 }
@@ -321,8 +333,14 @@ static int qmp_cmd(struct qmp *q, const char *cmd, int fd, int64_t deadline, jso
     return 0;
 }
 
+/* The RAM is a file both sides map (the builder shared, a restore
+ * private): the stream leaves it out, and the destination must agree. */
+#define IGNORE_SHARED                                                                   \
+    "{\"execute\":\"migrate-set-capabilities\",\"arguments\":{\"capabilities\":"      \
+    "[{\"capability\":\"x-ignore-shared\",\"state\":true}]}}\n"
+
 /* Saves the running VM behind @qfd into @out (a file, at its start). */
-static int qmp_save(int qfd, int out, char *err, size_t errlen)
+static int qmp_save(int qfd, int out, int shared, char *err, size_t errlen)
 {
     struct qmp *q = calloc(1, sizeof *q);
     int64_t deadline = mv_now_ms() + SAVE_TIMEOUT_MS;
@@ -343,6 +361,8 @@ static int qmp_save(int qfd, int out, char *err, size_t errlen)
     /* Migrated live, not stopped first: a VM saved stopped is restored
      * stopped. */
     if (qmp_cmd(q, "{\"execute\":\"qmp_capabilities\"}\n", -1, deadline, &r, err, errlen) ||
+        (json_decref(r), r = NULL,
+         shared && qmp_cmd(q, IGNORE_SHARED, -1, deadline, &r, err, errlen)) ||
         (json_decref(r), r = NULL,
          qmp_cmd(q, "{\"execute\":\"getfd\",\"arguments\":{\"fdname\":\"snap\"}}\n", out,
                  deadline, &r, err, errlen)) ||
@@ -384,15 +404,21 @@ static int snap_build(struct mv_prov *p, const char *accel, const char *dir, con
     int64_t t0 = mv_now_ms();
     json_t *rec = NULL;
 
+    char ram_tmp[4300], ram[4300];
     snprintf(tmp, sizeof tmp, "%s/" SNAP_FILE ".tmp", dir);
     snprintf(path, sizeof path, "%s/" SNAP_FILE, dir);
+    snprintf(ram_tmp, sizeof ram_tmp, "%s/" MV_SNAP_RAM ".tmp", dir);
+    snprintf(ram, sizeof ram, "%s/" MV_SNAP_RAM, dir);
+    (void)unlink(ram_tmp); /* QEMU makes it, mapped shared: the guest's RAM */
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, qv) != 0 ||
         (out = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600)) < 0) {
         rc = snap_fail(p, SBX_E_IO, "microvm: snapshot %s: %s", tmp, strerror(errno));
         goto out;
     }
     struct mv_boot_from from = { .qmp_fd = qv[1], .incoming_fd = -1, .tsc_khz = tsc,
-                                 .cmdline_disk = SNAP_DISK };
+                                 .cmdline_disk = SNAP_DISK,
+                                 .mem_path = p->snap_shared ? ram_tmp : NULL,
+                                 .mem_share = 1, .mem_fd = -1, .qmp_host = -1 };
     if ((rc = mv_boot(p, accel, p->boot_timeout_ms, SNAP_DISK, NULL, &from, &s))) {
         p->host->log(p->h, SBX_LOG_WARNING, "microvm: the snapshot's VM did not boot");
         rec_failed(p, dir, key, "its VM did not boot");
@@ -400,7 +426,7 @@ static int snap_build(struct mv_prov *p, const char *accel, const char *dir, con
     }
     close(qv[1]);
     qv[1] = -1;
-    if (qmp_save(qv[0], out, err, sizeof err) != 0) {
+    if (qmp_save(qv[0], out, p->snap_shared, err, sizeof err) != 0) {
         rc = snap_fail(p, SBX_E_BACKEND, "microvm: saving the snapshot: %s", err);
         rec_failed(p, dir, key, err);
         goto out;
@@ -409,7 +435,10 @@ static int snap_build(struct mv_prov *p, const char *accel, const char *dir, con
      * directory is gone (mv-snapgc.c). */
     rec = json_pack("{s:s, s:I, s:I, s:s?}", "key", key, "tsc_khz", (json_int_t)tsc,
                     "disk_bytes", (json_int_t)SNAP_DISK, "state_dir", p->host->state_dir(p->h));
-    if (!rec || rename(tmp, path) != 0 || rec_write(dir, rec) != 0) {
+    /* The RAM first: a reader holding the old stream has the old RAM's
+     * fd (mv_snap_restore opens both under the lock). */
+    if (!rec || (p->snap_shared && rename(ram_tmp, ram) != 0) || rename(tmp, path) != 0 ||
+        rec_write(dir, rec) != 0) {
         rc = snap_fail(p, SBX_E_IO, "microvm: snapshot record in %s: %s", dir,
                        strerror(errno));
         goto out;
@@ -428,20 +457,44 @@ out:
     if (out >= 0)
         close(out);
     (void)unlink(tmp);
+    (void)unlink(ram_tmp);
     return rc;
 }
 
-/* The snapshot for @accel, built first when missing or stale: its file
- * open (*fd) and its record's numbers. */
+/* Opens the snapshot's stream @path and its RAM file in @dir (under the
+ * lock, so the two are one build's): 0, or -1 with neither open. */
+static int open_pair(const char *dir, const char *path, int shared, int *fd, int *ram_fd)
+{
+    char ram[4300];
+
+    snprintf(ram, sizeof ram, "%s/" MV_SNAP_RAM, dir);
+    if ((*fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) < 0)
+        return -1;
+    if (!shared)
+        return 0; /* the RAM is in the stream */
+    /* Read-write: QEMU opens it again through /proc/self/fd that way
+     * (mapped private, it never writes the file). */
+    if ((*ram_fd = open(ram, O_RDWR | O_CLOEXEC | O_NOFOLLOW)) < 0) {
+        int e = errno;
+        close(*fd);
+        *fd = -1;
+        errno = e;
+        return -1;
+    }
+    return 0;
+}
+
+/* The snapshot for @accel, built first when missing or stale: its stream
+ * and RAM file open (*fd, *ram_fd) and its record's numbers. */
 static int snap_get(struct mv_prov *p, const char *accel, char *dir, size_t dirlen, int *fd,
-                    unsigned long *tsc, uint64_t *disk)
+                    int *ram_fd, unsigned long *tsc, uint64_t *disk)
 {
     char path[4300], why[512];
     char *key = snap_key(p, accel);
     int lock = -1, rc = SBX_OK;
     enum rec_state st;
 
-    *fd = -1;
+    *fd = *ram_fd = -1;
     if (!key)
         return snap_fail(p, SBX_E_IO, "microvm: the VMM or the guest image: %s",
                          strerror(errno));
@@ -463,7 +516,7 @@ static int snap_get(struct mv_prov *p, const char *accel, char *dir, size_t dirl
                 goto out;
             }
         st = rec_read(dir, key, tsc, disk, why, sizeof why);
-        if (st == REC_OK && (*fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) >= 0)
+        if (st == REC_OK && open_pair(dir, path, p->snap_shared, fd, ram_fd) == 0)
             break;
         if (st == REC_FAILED) {
             rc = p->host->set_error(p->h, SBX_E_BACKEND, "microvm: the snapshot for these "
@@ -475,7 +528,7 @@ static int snap_get(struct mv_prov *p, const char *accel, char *dir, size_t dirl
             if ((rc = snap_build(p, accel, dir, key)))
                 goto out;
             if (rec_read(dir, key, tsc, disk, why, sizeof why) != REC_OK ||
-                (*fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) < 0) {
+                open_pair(dir, path, p->snap_shared, fd, ram_fd) != 0) {
                 rc = snap_fail(p, SBX_E_IO, "microvm: the snapshot %s: %s", path,
                                strerror(errno));
                 goto out;
@@ -487,6 +540,56 @@ out:
     if (lock >= 0)
         close(lock); /* and its lock */
     free(key);
+    return rc;
+}
+
+int mv_snap_incoming(struct mv_prov *p, int qmp, int fd)
+{
+    struct qmp *q = calloc(1, sizeof *q);
+    int64_t deadline = mv_now_ms() + SAVE_TIMEOUT_MS;
+    char cmd[160], err[512];
+    json_t *r = NULL;
+    int rc = SBX_OK;
+
+    if (!q)
+        return p->host->set_error(p->h, SBX_E_NOMEM, "out of memory");
+    q->fd = qmp;
+    snprintf(cmd, sizeof cmd,
+             "{\"execute\":\"migrate-incoming\",\"arguments\":{\"uri\":\"fd:%d\"}}\n", fd);
+    if (qmp_read(q, deadline, &r) != 0) { /* the greeting */
+        snprintf(err, sizeof err, "QMP greeting: %s", strerror(errno));
+        goto fail;
+    }
+    json_decref(r);
+    r = NULL;
+    if (qmp_cmd(q, "{\"execute\":\"qmp_capabilities\"}\n", -1, deadline, &r, err, sizeof err) ||
+        (json_decref(r), r = NULL, qmp_cmd(q, IGNORE_SHARED, -1, deadline, &r, err, sizeof err)) ||
+        (json_decref(r), r = NULL, qmp_cmd(q, cmd, -1, deadline, &r, err, sizeof err)))
+        goto fail;
+    /* The VM runs once the stream is in (the device state: the RAM is
+     * the file's); the agent's hello follows its SEED. */
+    for (;;) {
+        json_decref(r);
+        r = NULL;
+        if (qmp_cmd(q, "{\"execute\":\"query-status\"}\n", -1, deadline, &r, err,
+                    sizeof err))
+            goto fail;
+        const char *st = json_string_value(json_object_get(r, "status"));
+        if (st && !strcmp(st, "running"))
+            break;
+        if (st && strcmp(st, "inmigrate")) {
+            snprintf(err, sizeof err, "the VM is %s, not running, after its migration", st);
+            goto fail;
+        }
+        struct timespec ts = { 0, 5 * 1000 * 1000 };
+        nanosleep(&ts, NULL);
+    }
+    goto out;
+fail:
+    rc = snap_fail(p, SBX_E_BACKEND, "microvm: restoring a VM: %s", err);
+out:
+    json_decref(r);
+    free(q);
     return rc;
 }
 
@@ -514,18 +617,33 @@ int mv_snap_seed(struct mv_prov *p, struct mv_sandbox *s, uint64_t disk_bytes,
 int mv_snap_restore(struct mv_prov *p, const char *accel, uint64_t disk_bytes,
                     const char *persist_id, struct mv_sandbox **out)
 {
-    char dir[4200];
+    char dir[4200], ram[64];
     unsigned long tsc = 0;
     uint64_t disk = 0;
-    int fd = -1, rc;
+    int fd = -1, ram_fd = -1, qv[2] = { -1, -1 }, rc;
 
     *out = NULL;
-    if ((rc = snap_get(p, accel, dir, sizeof dir, &fd, &tsc, &disk)))
+    if ((rc = snap_get(p, accel, dir, sizeof dir, &fd, &ram_fd, &tsc, &disk)))
         return rc;
-    struct mv_boot_from from = { .qmp_fd = -1, .incoming_fd = fd, .tsc_khz = tsc,
-                                 .cmdline_disk = disk };
+    if (p->snap_shared && socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, qv) != 0) {
+        close(fd);
+        close(ram_fd);
+        return snap_fail(p, SBX_E_IO, "microvm: socketpair: %s", strerror(errno));
+    }
+    /* The RAM: the snapshot's file mapped private, through the fd opened
+     * with the stream (another build may rename a new one in meanwhile). */
+    snprintf(ram, sizeof ram, "/proc/self/fd/%d", ram_fd);
+    struct mv_boot_from from = { .qmp_fd = qv[1], .incoming_fd = fd, .tsc_khz = tsc,
+                                 .cmdline_disk = disk, .mem_path = p->snap_shared ? ram : NULL,
+                                 .mem_share = 0, .mem_fd = ram_fd, .qmp_host = qv[0] };
     rc = mv_boot(p, accel, p->boot_timeout_ms, disk_bytes, persist_id, &from, out);
     close(fd);
+    if (ram_fd >= 0)
+        close(ram_fd);
+    if (qv[0] >= 0) {
+        close(qv[0]);
+        close(qv[1]);
+    }
     if (rc != SBX_OK) {
         char *key = snap_key(p, accel);
         p->host->log(p->h, SBX_LOG_WARNING, "microvm: no VM restored from %s/" SNAP_FILE

@@ -42,7 +42,7 @@
 /* The files mv-snap.c makes in a snapshot's directory: nothing else is
  * ever removed. */
 static const char *const leaves[] = {
-    MV_SNAP_FILE, MV_SNAP_FILE ".tmp", MV_SNAP_REC, MV_SNAP_REC ".tmp", MV_SNAP_LOCK,
+    MV_SNAP_FILE, MV_SNAP_FILE ".tmp", MV_SNAP_RAM, MV_SNAP_RAM ".tmp", MV_SNAP_REC, MV_SNAP_REC ".tmp", MV_SNAP_LOCK,
 };
 
 /* The hash in @name, a directory of this euid's snapshots, into *hash. */

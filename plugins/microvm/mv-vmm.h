@@ -52,6 +52,19 @@ struct mv_vm_config {
      * (mv-spawn.c's), so the VMM is tied to it (PR_SET_PDEATHSIG) as to
      * the process; otherwise only when the caller is the main thread. */
     int tie;
+    /* Since the jailer (mv-jail.c): Firecracker's jailer program, or
+     * NULL to run firecracker directly, and the uid and gid it drops to. */
+    const char *jailer;
+    unsigned jail_uid, jail_gid;
+    /* Since shared snapshot memory (mv-snap.c), QEMU only: the guest's
+     * RAM a file (memory-backend-file) mapped shared (@mem_share: the
+     * snapshot's builder writes it) or private (a restore: copy-on-write
+     * pages shared by every VM restored from it); NULL: anonymous.  With
+     * @mem_path and @incoming_fd, the migration waits (-incoming defer)
+     * for the QMP monitor to enable x-ignore-shared and start it. */
+    const char *mem_path;
+    int mem_share;
+    int mem_fd;            /* an fd @mem_path names (/proc/self/fd/N) kept open in QEMU, or -1 */
 };
 
 struct mv_vmm {

@@ -38,7 +38,7 @@ from .errors import (AuthError, CancelledRunError, ConfigError, InvalidRequestEr
                      ProviderError, SandboxError, SandboxNotFoundError, SandboxTimeoutError,
                      ServerError)
 from .info import Pool, Provider, Template
-from .local import Local, default
+from .local import Local, backend, default
 from .request import LIMITS, Progress, Runner
 from .evalargs import FORMATS, EvalProgress
 from .report import CompareColumn, CompareReport, Difference, EvalReport
@@ -49,7 +49,7 @@ from .stream import Stream
 __version__ = "0.1.0"
 
 __all__ = [
-    "run", "run_code", "arun", "arun_code", "run_many", "arun_many", "providers",
+    "backend", "run", "run_code", "arun", "arun_code", "run_many", "arun_many", "providers",
     "templates", "pools", "apools", "evaluate", "aevaluate", "compare", "acompare",
     "compare_from",
     "create_sandbox", "get_or_create_sandbox", "attach", "sandboxes",

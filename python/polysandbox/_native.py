@@ -180,6 +180,37 @@ def _library() -> tuple[str, str]:
     return SONAME, "the installed library"
 
 
+def use_loaded() -> None:
+    """The cffi backend's module has loaded the library (by its soname):
+    from now on ctypes uses that one.  ImportError when ctypes has loaded,
+    or $POLYSANDBOX_LIBRARY names, another copy (handles of one must not
+    reach the other)."""
+    global _lib
+    with _lock:
+        loaded = ctypes.CDLL(SONAME)
+        other, env = _lib, os.environ.get("POLYSANDBOX_LIBRARY")
+        if other is None and env:
+            try:
+                other = ctypes.CDLL(env)
+            except OSError as e:
+                raise OSError(f"polysandbox: cannot load {env} ($POLYSANDBOX_LIBRARY): "
+                              f"{e}") from None
+        if other is not None and other._handle != loaded._handle:
+            raise ImportError("polysandbox: the cffi module's libpolysandbox is not the "
+                              "one ctypes loads ($POLYSANDBOX_LIBRARY, or the library "
+                              "make install put beside the package)")
+        if _lib is None:
+            _lib = _declare(loaded)
+
+
+def _declare(dll: ctypes.CDLL) -> ctypes.CDLL:
+    for name, res, args in _PROTOS:
+        f = getattr(dll, name)
+        f.restype = res
+        f.argtypes = args
+    return dll
+
+
 def lib() -> ctypes.CDLL:
     """The loaded library; OSError naming what was tried when it cannot
     be loaded."""
@@ -191,9 +222,5 @@ def lib() -> ctypes.CDLL:
                 dll = ctypes.CDLL(path)
             except OSError as e:
                 raise OSError(f"polysandbox: cannot load {path} ({src}): {e}") from None
-            for name, res, args in _PROTOS:
-                f = getattr(dll, name)
-                f.restype = res
-                f.argtypes = args
-            _lib = dll
+            _lib = _declare(dll)
         return _lib

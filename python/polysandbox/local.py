@@ -3,6 +3,14 @@
 Local turns a request body (see request.py) into the library's create
 and exec options and calls sbx_run; the result comes back through
 sbx_result_to_json, the object the CLI's --json prints.
+
+Two backends call the library: ctypes (this module, always there) and,
+when the package's compiled module _polysandbox_cffi is installed, cffi
+in API mode (_cffi.py: runs, sandboxes and their files; the rest goes
+through ctypes on the same library).  Local() takes the one that
+$POLYSANDBOX_BACKEND names ("cffi" or "ctypes"); unset, cffi when it
+loads and $POLYSANDBOX_LIBRARY does not name a library, else ctypes.
+Local.backend and polysandbox.backend() tell which is in use.
 """
 
 from __future__ import annotations
@@ -24,7 +32,9 @@ from .result import Result
 from .request import OutputSink, Runner
 from .sandbox import FileEntry, FileList, SandboxInfo, warn_unlisted
 
-__all__ = ["Local", "default"]
+__all__ = ["Local", "default", "backend"]
+
+BACKENDS = ("cffi", "ctypes")
 
 # sbx_limit values (sandbox.h) and how a request's number becomes one.
 _LIMIT_IDS = {"wall": 0, "cpu": 1, "memory": 2, "pids": 3, "nofile": 4, "fsize": 5,
@@ -79,11 +89,23 @@ class Local(Runner):
     way then.
     """
 
-    def __init__(self, config_dir: str | None = None):
+    #: "ctypes" or "cffi": how this runner calls the library.
+    backend = "ctypes"
+
+    def __new__(cls, config_dir: str | None = None, backend: str | None = None) -> "Local":
+        if cls is Local and _choose(backend) == "cffi":
+            from ._cffi import CffiLocal
+            cls = CffiLocal
+        return super().__new__(cls)
+
+    def __init__(self, config_dir: str | None = None, backend: str | None = None):
+        """backend: "cffi" or "ctypes"; None: as the module says (above)."""
         if config_dir is not None and not isinstance(config_dir, str):
             raise TypeError("polysandbox.Local: argument 'config_dir' must be a str, "
                             f"not {type(config_dir).__name__}")
         self._lib = _native.lib()
+        # The library the options of a run are set through (_cffi.py's own).
+        self._xlib = self._lib
         ctx = c_void_p()
         rc = self._lib.sbx_ctx_new(ctypes.byref(ctx),
                                    config_dir.encode("utf-8") if config_dir else None)
@@ -130,12 +152,24 @@ class Local(Runner):
     def __del__(self) -> None:
         self.close()
 
-    def _create_opts(self, o: c_void_p, body: dict[str, Any]) -> None:
-        lib, chk = self._lib, self._check
+    # How a string list, bytes and a cancellation token are passed to
+    # _xlib (_cffi.py's differ).
+    _strv = staticmethod(_cstrs)
+
+    @staticmethod
+    def _buf(data: bytes) -> Any:
+        return data
+
+    @staticmethod
+    def _cancel_ptr(token: int) -> Any:
+        return token
+
+    def _create_opts(self, o: Any, body: dict[str, Any]) -> None:
+        lib, chk = self._xlib, self._check
         if "provider" in body:
             chk(lib.sbx_create_opts_set_provider(o, body["provider"].encode()))
         if "fallback" in body:
-            chk(lib.sbx_create_opts_set_fallback(o, _cstrs(body["fallback"])))
+            chk(lib.sbx_create_opts_set_fallback(o, self._strv(body["fallback"])))
         # As polysandboxd: code runs in a sandbox of its language's template.
         tpl = body.get("template", body.get("language"))
         if tpl is not None:
@@ -148,25 +182,26 @@ class Local(Runner):
             chk(lib.sbx_create_opts_set_limit(o, _LIMIT_IDS[k],
                                               _ns(v) if k in _NS_LIMITS else v))
 
-    def _exec_opts(self, x: c_void_p, body: dict[str, Any], cancel: int | None) -> None:
-        lib, chk = self._lib, self._check
+    def _exec_opts(self, x: Any, body: dict[str, Any], cancel: int | None) -> None:
+        lib, chk = self._xlib, self._check
         if cancel:
-            chk(lib.sbx_exec_opts_set_cancel(x, cancel))
+            chk(lib.sbx_exec_opts_set_cancel(x, self._cancel_ptr(cancel)))
         if "shell" in body:
             chk(lib.sbx_exec_opts_set_shell(x, body["shell"].encode()))
         elif "argv" in body:
-            chk(lib.sbx_exec_opts_set_argv(x, _cstrs(body["argv"])))
+            chk(lib.sbx_exec_opts_set_argv(x, self._strv(body["argv"])))
         else:
             code = body["code"].encode("utf-8")
             chk(lib.sbx_exec_opts_set_code(x, body["language"].encode(), code, len(code)))
             if "args" in body:
-                chk(lib.sbx_exec_opts_set_args(x, _cstrs(body["args"])))
+                chk(lib.sbx_exec_opts_set_args(x, self._strv(body["args"])))
         if "stdin_base64" in body:
             data = base64.b64decode(body["stdin_base64"])
-            chk(lib.sbx_exec_opts_set_stdin(x, data, len(data)))
+            chk(lib.sbx_exec_opts_set_stdin(x, self._buf(data), len(data)))
         for path, b64 in body.get("files", {}).items():
             data = base64.b64decode(b64)
-            chk(lib.sbx_exec_opts_add_file(x, path.encode(), data, len(data), 0o644))
+            chk(lib.sbx_exec_opts_add_file(x, path.encode(), self._buf(data), len(data),
+                                           0o644))
         for k, v in body.get("env", {}).items():
             chk(lib.sbx_exec_opts_add_env(x, k.encode(), v.encode()))
         if "cwd" in body:
@@ -669,6 +704,29 @@ def _progress_cb(progress: Any, raised: list[BaseException]) -> Any:
                 raised.append(e)
             return 1
     return cb
+
+
+def _choose(asked: str | None) -> str:
+    """The backend of a Local given backend=asked (None: as the module says)."""
+    asked = asked or os.environ.get("POLYSANDBOX_BACKEND") or None
+    if asked is not None:
+        if asked not in BACKENDS:
+            raise ValueError(f"polysandbox: backend {asked!r} is not one of {BACKENDS}")
+        return asked
+    if os.environ.get("POLYSANDBOX_LIBRARY"):
+        return "ctypes"     # a library named by path: ctypes loads that one
+    try:
+        from . import _cffi
+        _cffi.module()
+    except ImportError:
+        return "ctypes"
+    return "cffi"
+
+
+def backend() -> str:
+    """"cffi" or "ctypes": the backend the module-level calls use (that
+    of default())."""
+    return default().backend
 
 
 _default: Local | None = None

@@ -122,6 +122,8 @@ static void lifecycle(void)
         check(ops->destroy(prov, sb) == SBX_OK, "destroy", NULL);
     }
     ops->fini(prov);
+    check(sbx_test_host_misuses(t, &msg) == 0,
+          "no misuse of the host table (set_error without a code, unknown levels)", msg);
     sbx_test_host_free(t);
 }
 
@@ -130,7 +132,7 @@ int main(void)
     /* A sink's reader may be gone: as in the core, a write fails rather
      * than kills. */
     signal(SIGPIPE, SIG_IGN);
-    printf("1..10\n");
+    printf("1..11\n");
     bad_setting();
     lifecycle();
     return failed ? 1 : 0;

@@ -6,7 +6,10 @@
 # alternating, on a generated dataset (judged-gen.py: 10 tests per task,
 # one Python and one C++ solution per task).  Prints each side's wall time
 # (median of the repetitions) and the ratio (target: at most 0.7).  Both
-# must pass every sample.  Speed is never asserted.
+# must pass every sample.  Speed is never asserted.  polysandbox runs
+# twice per repetition: as by default (a compiled program's tests after
+# the first in one exec of the runner) and with --exec-per-test (the
+# fallback: an exec per test), to show what the runner saves.
 #
 # Knobs: BENCH_JUDGED_TASKS (100: 200 samples), BENCH_JUDGED_REPS (3),
 # BENCH_JUDGED_JOBS (the number of cores).
@@ -54,6 +57,10 @@ while [ "$i" -lt "$reps" ]; do
         --out "$work/r.jsonl" --force -j "$jobs" -k 1 || status=1
     grep -q "passed $n\$" "$work/ours.out" ||
         { echo "bench: polysandbox did not pass every sample:"; cat "$work/ours.out"; status=1; }
+    timed each "$psb" -q eval --dataset "$work/ds.jsonl" --samples "$work/s.jsonl" \
+        --out "$work/r1.jsonl" --force -j "$jobs" -k 1 --exec-per-test || status=1
+    grep -q "passed $n\$" "$work/each.out" ||
+        { echo "bench: polysandbox --exec-per-test did not pass every sample:"; cat "$work/each.out"; status=1; }
     timed peer "$py" "$bench/judged-baseline.py" "$work/ds.jsonl" "$work/s.jsonl" "$jobs" || status=1
     grep -q "passed $n of $n" "$work/peer.out" ||
         { echo "bench: the plain judge did not pass every sample:"; cat "$work/peer.out"; status=1; }
@@ -64,8 +71,10 @@ import statistics, sys
 w = sys.argv[1]
 ours = [float(x) for x in open(w + "/ours.times")]
 peer = [float(x) for x in open(w + "/peer.times")]
-mo, mp = statistics.median(ours), statistics.median(peer)
+each = [float(x) for x in open(w + "/each.times")]
+mo, mp, me = statistics.median(ours), statistics.median(peer), statistics.median(each)
 print("polysandbox eval (isolated):      %7.2f s   runs %s" % (mo, " ".join("%.2f" % x for x in ours)))
+print("  --exec-per-test (isolated):     %7.2f s   runs %s   ratio %.2f" % (me, " ".join("%.2f" % x for x in each), me / mp))
 print("plain subprocess judge (none):    %7.2f s   runs %s" % (mp, " ".join("%.2f" % x for x in peer)))
 print("ratio (polysandbox / plain):      %7.2f   (target <= 0.70)" % (mo / mp))
 PY

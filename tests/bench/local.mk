@@ -28,6 +28,11 @@ tests_bench_bench_pool_LDADD = core/libpolysandbox.la
 noinst_PROGRAMS += tests/bench/pooled-run
 tests_bench_pooled_run_SOURCES = tests/bench/pooled-run.c
 tests_bench_pooled_run_LDADD = core/libpolysandbox.la
+# exec-rtt: execs in one running persistent sandbox (the microvm bench's
+# exec round trip).
+noinst_PROGRAMS += tests/bench/exec-rtt
+tests_bench_exec_rtt_SOURCES = tests/bench/exec-rtt.c
+tests_bench_exec_rtt_LDADD = core/libpolysandbox.la
 
 EXTRA_DIST += tests/bench/rate.py tests/bench/summary.py tests/bench/python.py
 # The summary's verdicts, from figures files the test writes.

@@ -28,8 +28,17 @@
 # A benchmark: asserts nothing about speed; exits 1 only when a run
 # fails.
 #
-# Knobs (environment): BENCH_MICROVM_ROUNDS (3), MICROVM_CACHE (the guest
-# image, as the tests build it).
+# Last, the exec round trip in a running VM (tests/bench/exec-rtt: a
+# persistent sandbox made once, then execs of /init in it through one
+# handle, the median per exec), and the same exec through `polysandbox
+# exec ID`, a new process each time.
+#
+# And the memory of two VMs restored from one snapshot, each having run
+# the program (RSS and PSS of their QEMUs from /proc/PID/smaps_rollup),
+# with snapshot_memory = shared against = copy.
+#
+# Knobs (environment): BENCH_MICROVM_ROUNDS (3), BENCH_MICROVM_EXECS
+# (10), MICROVM_CACHE (the guest image, as the tests build it).
 set -u
 : "${top_builddir:=$(pwd)}"
 : "${top_srcdir:=$(cd "$(dirname "$0")/../.." && pwd)}"
@@ -118,6 +127,78 @@ pooled() {
 }
 pooled pooled
 pooled warmed -W pass
+# The exec round trip in a running VM: one persistent sandbox (restored
+# from the snapshot), EXECS execs of /init through its handle in one
+# process (the guest's cheapest command: its agent, a static binary,
+# which exits 2 at once when it is not PID 1; the guest has no `true`,
+# only python3, whose start under TCG would be most of the figure); then
+# as many `polysandbox exec ID -- /init`, each a new
+# process attaching to it (its start, the configuration and the agent's
+# resync included).  "rtt ms - - -" and "cliexec ms - - -" per exec.
+execs=${BENCH_MICROVM_EXECS:-10}
+POLYSANDBOX_CONFIG_DIR=$tmp/config "$top_builddir/tests/bench/exec-rtt" -k -n "$execs" /init \
+    > "$tmp/rtt" 2> "$tmp/rtt.err" || { status=1; tail -n 5 "$tmp/rtt.err"; }
+sed -n 's/^exec [0-9]* ms=\([0-9.]*\) status=.*/rtt \1 - - -/p' "$tmp/rtt" >> "$tmp/figures"
+vm=$(sed -n 's/^id //p' "$tmp/rtt")
+if [ -n "$vm" ] && [ "$status" -eq 0 ]; then
+    i=0
+    while [ "$i" -lt "$execs" ]; do
+        POLYSANDBOX_CONFIG_DIR=$tmp/config python3 - "$PS" "$vm" "$tmp/figures" <<'EOF' || status=1
+import subprocess, sys, time
+ps, vm, figures = sys.argv[1:4]
+t0 = time.monotonic()
+p = subprocess.run([ps, "exec", vm, "--", "/init"], stdin=subprocess.DEVNULL, capture_output=True)
+t1 = time.monotonic()
+if p.returncode != 2:  # /init's own status
+    sys.stderr.write("microvm bench: polysandbox exec failed (status %d): %s\n"
+                     % (p.returncode, p.stderr.decode(errors="replace")))
+    sys.exit(1)
+with open(figures, "a") as f:
+    f.write("cliexec %.1f - - -\n" % ((t1 - t0) * 1000))
+EOF
+        i=$((i + 1))
+    done
+fi
+# Destroyed whatever happened above (a VM left running outlives us).
+[ -z "$vm" ] || POLYSANDBOX_CONFIG_DIR=$tmp/config "$PS" destroy "$vm" >/dev/null 2>&1 ||
+    [ "$status" -ne 0 ] || status=1
+# Memory of two VMs restored from one snapshot, each having run the
+# program: RSS and PSS (/proc/PID/smaps_rollup of their QEMUs, as smem
+# counts them) with snapshot_memory = shared (the RAM a file both map
+# private, its unchanged pages shared) and = copy (the RAM in the stream,
+# a copy each; a second snapshot built for it first).  "mem-MODE rss pss"
+# (kB, the two VMs' sums) in $tmp/figures.
+cp -r "$tmp/config" "$tmp/copy" && echo "snapshot_memory = copy" >> "$tmp/copy/providers.d/microvm.ini" ||
+    exit 1
+mem() {
+    ids=
+    for n in 1 2; do
+        id=$(POLYSANDBOX_CONFIG_DIR=$2 "$PS" create --provider microvm 2> "$tmp/mem.err") &&
+            POLYSANDBOX_CONFIG_DIR=$2 "$PS" exec "$id" -- python3 -c 'print(6*7)' > /dev/null \
+                2>> "$tmp/mem.err" ||
+            { status=1; tail -n 3 "$tmp/mem.err"; }
+        ids="$ids${id:+ $id}"
+    done
+    python3 - "$1" "$tmp/state/microvm/sandboxes" "$tmp/figures" $ids <<'EOF' || status=1
+import json, sys
+mode, base, figures, ids = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
+rss = pss = 0
+for i in ids:
+    pid = json.load(open("%s/%s/vm.json" % (base, i)))["pid"]
+    for line in open("/proc/%d/smaps_rollup" % pid):
+        k, v = line.split()[:2]
+        rss += int(v) if k == "Rss:" else 0
+        pss += int(v) if k == "Pss:" else 0
+if len(ids) == 2:
+    with open(figures, "a") as f:
+        f.write("mem-%s %d %d - -\n" % (mode, rss, pss))
+EOF
+    for id in $ids; do
+        POLYSANDBOX_CONFIG_DIR=$2 "$PS" destroy "$id" > /dev/null 2>&1 || status=1
+    done
+}
+mem shared "$tmp/config"
+mem copy "$tmp/copy"
 python3 - "$tmp/figures" <<'EOF'
 import statistics, sys
 rows = [l.split() for l in open(sys.argv[1])]
@@ -158,5 +239,18 @@ if warmed and docker:
     print("pooled (warmed)/docker: %.2fx (target on TCG: at most 1.5x): %s" % (r, "met" if r <= 1.5 else "NOT met"))
 if pooled and local:
     print("pooled/local: %.2fx" % (pooled / local))
+rtt, cliexec = med("rtt", 1), med("cliexec", 1)
+if rtt:
+    print("exec round trip in a running VM: %5.1f ms   (median of %d execs of /init, one handle)"
+          % (rtt, sum(1 for r in rows if r[0] == "rtt")))
+for mode, why in (("shared", "the snapshot's RAM file mapped private, unchanged pages shared"),
+                  ("copy", "snapshot_memory = copy: the RAM loaded from the stream, a copy each")):
+    r = [x for x in rows if x[0] == "mem-" + mode]
+    if r:
+        print("two restored VMs, %-6s  RSS %4.0f MiB, PSS %4.0f MiB   (%s)"
+              % (mode + ":", float(r[0][1]) / 1024, float(r[0][2]) / 1024, why))
+if cliexec:
+    print("polysandbox exec in a running VM: %4.0f ms   (a new process each: start, attach, exec)"
+          % cliexec)
 EOF
 exit $status

@@ -19,6 +19,11 @@ Usage: python.py [-n RUNS] [--rounds R] [--save FILE] BENCH-RUNS POLYSANDBOX
    asyncio.create_subprocess_exec.  Target: at least 3x.  In the same
    run, sbx_run from as many C threads, plain and as large as python3:
    the ceiling the library itself sets for psb.arun here.
+3. The two backends (python/polysandbox/_cffi.py): the same call on a
+   Local(backend="ctypes") and a Local(backend="cffi"), in R alternating
+   rounds: each one's median wall time per call and its own cost (wall
+   less the library's "total"); then one library call alone on each.
+   Skipped when the cffi module is not built (run.sh puts the build tree's python/.libs on PYTHONPATH).
 
 Informational: exits 0 whatever the speed, 1 only when a run fails.
 Needs $POLYSANDBOX_LIBRARY (or the installed library) and python/ on
@@ -68,18 +73,64 @@ def anon_mib():
     return 1
 
 
-def py_round(n, walls, added):
-    """n calls; returns the minor page faults per call."""
+def py_round(n, walls, added, run=psb.run):
+    """n calls of run; returns the minor page faults per call."""
     f0 = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
     for _ in range(n):
         t0 = time.perf_counter_ns()
-        r = psb.run(["/bin/true"])
+        r = run(["/bin/true"])
         wall = time.perf_counter_ns() - t0
         if r.status != "ok":
             raise RuntimeError(f"psb.run failed: {r}")
         walls.append(wall / 1e6)
         added.append((wall - r.timings_ns["total"]) / 1e6)
     return (resource.getrusage(resource.RUSAGE_SELF).ru_minflt - f0) // n
+
+
+def backends(per, rounds):
+    """Section 3 (see the module): the figures to save."""
+    try:
+        cffi = psb.Local(backend="cffi")
+    except ImportError as e:
+        print(f"== backends: the cffi module is not built or not found ({e}): skipped")
+        return []
+    ctypes = psb.Local(backend="ctypes")
+    figs = {"ctypes": ([], []), "cffi": ([], [])}
+    try:
+        for b, runner in (("ctypes", ctypes), ("cffi", cffi)):
+            py_round(2, [], [], runner.run)     # warm
+        for _ in range(rounds):
+            for b, runner in (("ctypes", ctypes), ("cffi", cffi)):
+                py_round(per, *figs[b], runner.run)
+    finally:
+        cffi.close()
+        ctypes.close()
+    print(f"== Local(backend=...).run(['/bin/true']), {rounds} alternating rounds of {per}")
+    out = []
+    for b, (walls, added) in figs.items():
+        w, a = statistics.median(walls), statistics.median(added)
+        print(f"{b:7s} median {w:8.3f} ms per call, of which the binding's own {a:.4f} ms")
+        out += [f"python.{b}_run_ms={w:.3f}", f"python.{b}_binding_ms={a:.4f}"]
+    # The crossing alone: the four calls that set up a plain run's exec
+    # options, no run (what a backend changes, without the run's noise).
+    from polysandbox import _cffi, _native
+    libs = {"ctypes": _native.lib(), "cffi": _cffi.module().lib}
+    per_call = {b: [] for b in libs}
+    for _ in range(rounds):
+        for b, lib in libs.items():
+            t0 = time.perf_counter_ns()
+            for _ in range(2000):
+                x = lib.sbx_exec_opts_new()
+                lib.sbx_exec_opts_set_shell(x, b"true")
+                lib.sbx_exec_opts_set_timeout(x, 1000000000)
+                lib.sbx_exec_opts_free(x)
+            per_call[b].append((time.perf_counter_ns() - t0) / 2000 / 4 / 1000)
+    print(f"== one library call (exec options new, set_shell, set_timeout, free), "
+          f"{rounds} alternating rounds of 2000 x 4")
+    for b, us in per_call.items():
+        print(f"{b:7s} median {statistics.median(us):6.3f} us per call")
+        out.append(f"python.{b}_call_us={statistics.median(us):.3f}")
+    return out
 
 
 async def throughput(n, jobs, one):
@@ -165,6 +216,7 @@ def main(args):
         saved += [f"python.arun_rate={lib_rate:.2f}", f"python.cli_rate={cli_rate:.2f}",
                   f"ratio.arun/cli-subprocess={lib_rate / cli_rate:.3f}",
                   f"python.c_threads_rate={c_plain:.2f}", f"python.c_ballast_rate={c_big:.2f}"]
+        saved += backends(per, rounds)
     except (RuntimeError, psb.SandboxError, OSError) as e:
         print(f"python.py: {e}", file=sys.stderr)
         return 1

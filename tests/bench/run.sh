@@ -88,7 +88,7 @@ else
 fi
 
 # ---- 1b, 2b. the same with prepared sandboxes (daemon = auto) ----
-# polysandbox-locald (plugins/local/locald*.c): the local provider hands
+# polysandbox-locald (plugins/local/daemon/): the local provider hands
 # each exec to a sandbox the daemon prepared; peers measured again in the
 # same run.  The first run starts the daemon (and runs in-process).
 locald="$top_builddir/plugins/local/polysandbox-locald"
@@ -172,11 +172,13 @@ sh "$bench/judged.sh" || status=1
 
 # ---- 7. the Python binding against sbx_run in C and against the CLI ----
 # py_bench SAVE-FILE [DAEMON]: tests/bench/python.py on the build tree's
-# package and library, with daemon = DAEMON (off when not given).
+# package, library and cffi module, with daemon = DAEMON (off when not
+# given).
 py_bench() {
     POLYSANDBOX_LOCAL_DAEMON="${2:-off}" POLYSANDBOX_LOCALD="$locald" \
-        PYTHONPATH="$top_srcdir/python" PYTHONDONTWRITEBYTECODE=1 \
+        PYTHONPATH="$top_srcdir/python:$top_builddir/python/.libs" PYTHONDONTWRITEBYTECODE=1 \
         POLYSANDBOX_LIBRARY="$top_builddir/core/.libs/libpolysandbox.so" \
+        LD_LIBRARY_PATH="$top_builddir/core/.libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
         "$py" "$bench/python.py" -n "${BENCH_PY_RUNS:-200}" --save "$1" "$runner" "$psb"
 }
 echo

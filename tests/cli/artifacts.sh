@@ -14,7 +14,7 @@
 # overwrite them or to write through a link that DIR holds, and says
 # what was left out.  1200 files in two subdirectories show the cap of
 # 1000 entries is the whole tree's.  A provider without the files
-# capability (nostream, tests/cli/nostream.c) refuses such a template.
+# capability (nostream, tests/provider/nostream.c) refuses such a template.
 # A second template (mime.ini, artifacts = mime) checks the MIME table.
 . "$top_srcdir/tests/cli/lib.sh"
 

@@ -6,7 +6,7 @@
 # it, and only then writes the next or closes stdin, so an answer proves
 # its line was delivered before end of file.  End of file closes the
 # command's stdin and the command's status is ours.  SIGINT cancels a
-# command waiting for input.  On nostream (tests/cli/nostream.c: stdin
+# command waiting for input.  On nostream (tests/provider/nostream.c: stdin
 # only whole) -i reads our stdin to its end first, as before, also when a
 # run falls back to it from flop (which claims stdin_stream).
 #

@@ -6,21 +6,21 @@
 # local provider.
 
 check_PROGRAMS += tests/cli/units-test
-tests_cli_units_test_SOURCES = tests/cli/units-test.c core/cli/format.c \
+tests_cli_units_test_SOURCES = tests/cli/units-test.c tests/unit/tap.h core/cli/format.c \
 	core/cli/cli.h
 tests_cli_units_test_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/core/cli
 tests_cli_units_test_LDADD = core/libpolysandbox.la
 
 # nostream: a provider that takes stdin whole only, and flop: one that
-# claims stdin_stream but never creates (exec-stdin-stream.sh)
-CLI_MODULE_LDOPTS = -module -avoid-version -shared -no-undefined -rpath /nowhere
+# claims stdin_stream but never creates (exec-stdin-stream.sh); the
+# reference test provider's "nostream" flavour, tests/provider/nostream.c
 check_LTLIBRARIES += tests/cli/nostream.la tests/cli/flop.la
-tests_cli_nostream_la_SOURCES = tests/cli/nostream.c
-tests_cli_nostream_la_CFLAGS = $(SBX_MODULE_COPTS)
-tests_cli_nostream_la_LDFLAGS = $(CLI_MODULE_LDOPTS)
-tests_cli_flop_la_SOURCES = tests/cli/nostream.c
-tests_cli_flop_la_CFLAGS = $(SBX_MODULE_COPTS) -DNOSTREAM_FLOP
-tests_cli_flop_la_LDFLAGS = $(CLI_MODULE_LDOPTS)
+tests_cli_nostream_la_SOURCES = $(TESTPROV_SOURCES) tests/provider/nostream.c
+tests_cli_nostream_la_CFLAGS = $(SBX_MODULE_COPTS) -DTP_NAME='"nostream"'
+tests_cli_nostream_la_LDFLAGS = $(TESTPROV_LDOPTS)
+tests_cli_flop_la_SOURCES = $(TESTPROV_SOURCES) tests/provider/nostream.c
+tests_cli_flop_la_CFLAGS = $(SBX_MODULE_COPTS) -DTP_NAME='"flop"' -DTP_FLOP
+tests_cli_flop_la_LDFLAGS = $(TESTPROV_LDOPTS)
 
 CLI_TESTS = \
 	tests/cli/usage.sh \

@@ -6,15 +6,11 @@
 #include <string.h>
 
 #include "cli.h"
+#include "../unit/tap.h"
 
-static int n_test, failed;
-
-static void ok(bool cond, const char *what, const char *input)
+static void ok_in(bool cond, const char *what, const char *input)
 {
-    n_test++;
-    printf("%sok %d - %s '%s'\n", cond ? "" : "not ", n_test, what, input);
-    if (!cond)
-        failed = 1;
+    ok(cond, "%s '%s'", what, input);
 }
 
 typedef bool parse_fn(const char *s, uint64_t *v, const char **why);
@@ -25,7 +21,7 @@ static void parses(parse_fn *parse, const char *what, const char *s, uint64_t wa
     uint64_t v = 0;
     const char *why = NULL;
     bool r = parse(s, &v, &why);
-    ok(r && v == want, what, s);
+    ok_in(r && v == want, what, s);
 }
 
 /* The public @parse refuses @s with SBX_E_CONFIG and exactly @want. */
@@ -34,7 +30,7 @@ static void says(int (*parse)(const char *, uint64_t *, const char **), const ch
 {
     uint64_t v = 0;
     const char *why = NULL;
-    ok(parse(s, &v, &why) == SBX_E_CONFIG && why && !strcmp(why, want), want, s);
+    ok_in(parse(s, &v, &why) == SBX_E_CONFIG && why && !strcmp(why, want), want, s);
 }
 
 /* @parse refuses @s and says why. */
@@ -43,7 +39,7 @@ static void refuses(parse_fn *parse, const char *what, const char *s)
     uint64_t v = 0;
     const char *why = NULL;
     bool r = parse(s, &v, &why);
-    ok(!r && why != NULL && *why != '\0', what, s);
+    ok_in(!r && why != NULL && *why != '\0', what, s);
 }
 
 static void dur(const char *s, uint64_t want) { parses(cli_parse_duration, "duration", s, want); }
@@ -56,14 +52,14 @@ static void fmt_dur(uint64_t ns, const char *want)
 {
     char buf[64];
     cli_format_duration(ns, buf, sizeof buf);
-    ok(strcmp(buf, want) == 0, "duration formats as", want);
+    ok_in(strcmp(buf, want) == 0, "duration formats as", want);
 }
 
 static void fmt_size(uint64_t b, const char *want)
 {
     char buf[64];
     cli_format_size(b, buf, sizeof buf);
-    ok(strcmp(buf, want) == 0, "size formats as", want);
+    ok_in(strcmp(buf, want) == 0, "size formats as", want);
 }
 
 int main(void)
@@ -71,7 +67,7 @@ int main(void)
     uint64_t v = 0;
     const char *why;
 
-    printf("1..63\n");
+    tap_plan(63);
     dur("10", UINT64_C(10000000000));
     dur("100ns", 100);
     dur("250us", 250000);
@@ -117,7 +113,7 @@ int main(void)
     count_bad("0");
     count_bad("12a");
     count_bad("1.5");
-    ok(cli_parse_count("128", &v, &why) && v == 128, "count", "128");
+    ok_in(cli_parse_count("128", &v, &why) && v == 128, "count", "128");
     /* The reasons users read after "invalid value 'V' for --timeout: ". */
     says(sbx_parse_duration, "5x", "has an unknown unit (use ns, us, ms, s, m or h)");
     says(sbx_parse_duration, "0", "must be greater than 0");
@@ -136,5 +132,5 @@ int main(void)
     fmt_size(UINT64_C(1) << 20, "1 MiB");
     fmt_size(1536, "1536 bytes");
     fmt_size(UINT64_C(3) << 30, "3 GiB");
-    return failed;
+    return tap_done();
 }

@@ -11,13 +11,8 @@
 
 #include <polysandbox/sandbox.h>
 
-static int n, failed;
+#include "../unit/tap.h"
 
-static void check(const char *what, int ok)
-{
-    printf("%s %d - %s\n", ok ? "ok" : "not ok", ++n, what);
-    failed |= !ok;
-}
 
 static int exec_echo(sbx_sandbox *sb, const char *word)
 {
@@ -50,19 +45,19 @@ int main(int argc, char **argv)
 
     if (argc != 2 || !o)
         return 2;
-    printf("1..3\n");
+    tap_plan(3);
     if (sbx_ctx_new(&ctx, NULL) != SBX_OK || sbx_create_opts_set_provider(o, "daytona") ||
         sbx_create_opts_set_persistent(o, true) || sbx_sandbox_create(ctx, o, &sb) != SBX_OK) {
         printf("Bail out! cannot create a daytona sandbox: %s\n",
                ctx && sbx_ctx_last_error(ctx) ? sbx_error_message(sbx_ctx_last_error(ctx)) : "?");
         return 1;
     }
-    check("exec before the stop", exec_echo(sb, "before"));
+    ok(exec_echo(sb, "before"), "exec before the stop");
     snprintf(cmd, sizeof cmd, "%s %s", argv[1], sbx_sandbox_id(sb));
-    check("the service stops the sandbox", system(cmd) == 0);
-    check("exec on the same handle starts it again", exec_echo(sb, "after"));
+    ok(system(cmd) == 0, "the service stops the sandbox");
+    ok(exec_echo(sb, "after"), "exec on the same handle starts it again");
     sbx_sandbox_destroy(sb);
     sbx_create_opts_free(o);
     sbx_ctx_free(ctx);
-    return failed;
+    return tap_done();
 }

@@ -60,7 +60,7 @@ cli exec --provider docker "$id" -- sh -c 'echo still'
 check "and it serves the next exec" rc_and_out 0 still
 
 # kill -9 -1: every process the command may signal.  Its supervisor is
-# of another uid (docker-initsep.c): the command's own status arrives,
+# of another uid (init/sep.c): the command's own status arrives,
 # nothing it started survives, and the server goes on.
 cli exec --provider docker "$id" -- sh -c 'setsid sleep 1240 & kill -9 -1; kill -9 $PPID; echo survived; exit 4'
 check "kill -9 -1 and kill -9 of its supervisor: the command's own status" rc_and_out 4 survived

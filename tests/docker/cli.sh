@@ -27,7 +27,7 @@ caps='\[ALL\]' top='-o pid,args'
 check "HostConfig: no network, read-only root, CapDrop ALL, no-new-privileges, memory = swap" sh -c \
     "$D inspect -f '{{.HostConfig.NetworkMode}} {{.HostConfig.ReadonlyRootfs}} {{.HostConfig.CapDrop}} {{index .HostConfig.SecurityOpt 0}} {{eq .HostConfig.Memory .HostConfig.MemorySwap}}' $id | grep -qx 'none true $caps no-new-privileges true'"
 # The provider's own seccomp profile (docker-seccomp.c), and the helper's
-# capabilities (docker-initsep.c: dropped from every command).  Podman
+# capabilities (init/sep.c: dropped from every command).  Podman
 # takes the profile as a file, read when the container is created.
 prof='^seccomp={.*io_uring_setup'
 [ "${DOCKER_ENGINE:-docker}" = podman ] && prof='^seccomp=/.*/polysandbox-seccomp-[^/]*/seccomp.json$'

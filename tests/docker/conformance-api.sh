@@ -1,7 +1,7 @@
 #!/bin/sh
 # tests/docker/conformance-api.sh - the conformance kit against the docker
 # provider with exec_mode = api (each exec a daemon exec of the helper:
-# the fallback path), on a real dockerd.  tests/conformance/docker.t runs
+# the fallback path), on a real dockerd.  tests/conformance/docker.kit runs
 # it with the default, exec_mode = attach.
 : "${top_builddir:=.}"
 : "${top_srcdir:=.}"

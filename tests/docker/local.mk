@@ -8,7 +8,7 @@
 if BUILD_PROVIDER_DOCKER
 check_PROGRAMS += tests/unit/test-docker-pull
 tests_unit_test_docker_pull_SOURCES = tests/unit/test-docker-pull.c tests/unit/tap.h \
-	plugins/docker/docker-pullref.c
+	plugins/docker/engine/pullref.c
 tests_unit_test_docker_pull_CPPFLAGS = $(AM_CPPFLAGS) $(SBXHTTP_CPPFLAGS) \
 	-I$(top_srcdir)/plugins/docker
 tests_unit_test_docker_pull_CFLAGS = $(AM_CFLAGS) $(SBXHTTP_CFLAGS)

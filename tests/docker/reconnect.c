@@ -19,18 +19,13 @@
 
 #include <polysandbox/sandbox.h>
 
-static int n, failed;
+#include "../unit/tap.h"
 
-static void ok(int cond, const char *desc, const char *diag)
+/* A check with what to show when it fails (may be NULL). */
+static void check(int cond, const char *desc, const char *why)
 {
-    n++;
-    printf("%s %d - %s\n", cond ? "ok" : "not ok", n, desc);
-    if (!cond) {
-        failed++;
-        if (diag)
-            printf("# %s\n", diag);
-    }
-    fflush(stdout);
+    if (!ok(cond, "%s", desc) && why)
+        diag("%s", why);
 }
 
 /* Runs @shell in @sb; returns the result (or NULL) with its stdout in out. */
@@ -83,10 +78,11 @@ int main(int argc, char **argv)
     }
     sbx_create_opts_free(co);
     const char *id = sbx_sandbox_id(sb);
-    printf("1..4\n# sandbox %s\n", id);
+    tap_plan(4);
+    diag("sandbox %s", id);
 
     sbx_result *r = run(sb, "echo one", 20000000000u, out, sizeof out);
-    ok(r && sbx_result_status(r) == SBX_RUN_OK && !strcmp(out, "one\n"), "an exec works",
+    check(r && sbx_result_status(r) == SBX_RUN_OK && !strcmp(out, "one\n"), "an exec works",
        why(r));
     sbx_result_free(r);
 
@@ -94,7 +90,7 @@ int main(int argc, char **argv)
     if (system(cmd) != 0)
         printf("# %s failed\n", cmd);
     r = run(sb, "echo two", 20000000000u, out, sizeof out);
-    ok(r && sbx_result_status(r) == SBX_RUN_OK && !strcmp(out, "two\n"),
+    check(r && sbx_result_status(r) == SBX_RUN_OK && !strcmp(out, "two\n"),
        "after a restart of the container, the next exec reconnects", why(r));
     sbx_result_free(r);
 
@@ -103,16 +99,16 @@ int main(int argc, char **argv)
     if (system(cmd) != 0)
         printf("# %s failed\n", cmd);
     r = run(sb, "sleep 60", 120000000000u, out, sizeof out);
-    ok(r && sbx_result_status(r) == SBX_RUN_SANDBOX_ERROR && strstr(why(r), "exec server"),
+    check(r && sbx_result_status(r) == SBX_RUN_SANDBOX_ERROR && strstr(why(r), "exec server"),
        "the container killed during an exec: an error naming the exec server", why(r));
     sbx_result_free(r);
 
     r = run(sb, "echo three", 20000000000u, out, sizeof out);
-    ok(r && sbx_result_status(r) == SBX_RUN_SANDBOX_ERROR && strstr(why(r), "not running"),
+    check(r && sbx_result_status(r) == SBX_RUN_SANDBOX_ERROR && strstr(why(r), "not running"),
        "the next exec: an error saying the sandbox is not running", why(r));
     sbx_result_free(r);
 
     sbx_sandbox_destroy(sb);
     sbx_ctx_free(ctx);
-    return failed ? 1 : 0;
+    return tap_done();
 }

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # tests/docker/server.py - the helper's exec server (docker-init --serve)
-# driven directly through its frames (plugins/docker/docker-proto.h), on
+# driven directly through its frames (plugins/docker/init/proto.h), on
 # this machine, without Docker: concurrent execs, stdin, timeouts and
 # kills that reach every process, signals (and bytes that are none), a command that kills its supervisor,
 # output that looks like frames, input that loses the framing.

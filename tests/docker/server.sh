@@ -4,4 +4,4 @@
 : "${top_builddir:=.}"
 : "${top_srcdir:=.}"
 command -v python3 >/dev/null 2>&1 || { echo "1..0 # SKIP no python3"; exit 0; }
-exec python3 "$top_srcdir/tests/docker/server.py" "$top_builddir/plugins/docker/docker-init"
+exec python3 "$top_srcdir/tests/docker/server.py" "$top_builddir/plugins/docker/init/docker-init"

@@ -1,118 +1,38 @@
 /* tests/e2b/test-e2b-direct.c - the e2b module driven through its ops
- * table with a host table of our own, against the E2B fake: what the core
- * does not reach yet (list with a label filter, through pages), and the
- * API key never showing in an error.
+ * table on the SDK's test host, against the E2B fake: what the core does
+ * not reach yet (list with a label filter, through pages), and the API
+ * key never showing in an error or a log line.
  *
  * Usage: test-e2b-direct MODULE BASE_URL API_KEY.  Prints TAP.
  */
 #include "config.h"
 
 #include <dlfcn.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include <polysandbox/provider.h>
+#include <polysandbox/provider-test.h>
 
-#include "core-int.h"
+#include "../unit/tap.h"
 
-static const char *base_url, *api_key;
-static const sbx_provider_v1 *desc;     /* the module's, for its declared keys */
-static char last_error[1024];
-static int last_code;
-static int n_test, failed;
+static sbx_test_host *t;
 
-static void ok(int cond, const char *what)
+/* The last error the module set ("" when none). */
+static const char *last_error(void)
 {
-    n_test++;
-    printf("%s %d - %s\n", cond ? "ok" : "not ok", n_test, what);
-    if (!cond) {
-        failed = 1;
-        printf("# last error (%d): %s\n", last_code, last_error);
-    }
+    const char *msg = "";
+
+    sbx_test_host_error(t, &msg);
+    return msg;
 }
 
-static void h_log(sbx_host_handle *h, int level, const char *fmt, ...)
+/* A check that shows the module's last error when it fails. */
+static void check(int cond, const char *what)
 {
-    (void)h;
-    (void)level;
-    (void)fmt;
+    if (!ok(cond, "%s", what))
+        diag("last error: %s", last_error());
 }
-
-static int h_set_error(sbx_host_handle *h, int code, const char *fmt, ...)
-{
-    va_list ap;
-    (void)h;
-    va_start(ap, fmt);
-    vsnprintf(last_error, sizeof last_error, fmt, ap);
-    va_end(ap);
-    last_code = code;
-    return code;
-}
-
-static const char *h_config_get(sbx_host_handle *h, const char *key)
-{
-    (void)h;
-    if (!strcmp(key, "api_url") || !strcmp(key, "envd_url"))
-        return base_url;
-    if (!strcmp(key, "request_timeout"))
-        return "20s";
-    return NULL;
-}
-
-static int h_secret_get(sbx_host_handle *h, const char *key, const char **out, size_t *len)
-{
-    (void)h;
-    if (strcmp(key, "api_key"))
-        return SBX_E_NOT_FOUND;
-    *out = strdup(api_key);
-    *len = strlen(api_key);
-    return *out ? SBX_OK : SBX_E_NOMEM;
-}
-
-static void h_secret_release(sbx_host_handle *h, const char *v)
-{
-    (void)h;
-    free((void *)v);
-}
-
-static void *h_alloc(size_t n) { return malloc(n ? n : 1); }
-static void h_free(void *p) { free(p); }
-static const char *h_state_dir(sbx_host_handle *h) { (void)h; return "/nonexistent"; }
-
-/* As unenforced_limits = allow: E2B sizes sandboxes by template. */
-static int h_limits_unenforced(sbx_host_handle *h, uint64_t limits, const char *why)
-{
-    (void)h, (void)limits, (void)why;
-    return SBX_OK;
-}
-
-/* The core's reader (core/host-settings.c) over h_config_get. */
-static const core_setting *h_lookup(void *ud, const char *key)
-{
-    static core_setting s;
-    const char *v = h_config_get(ud, key);
-
-    s = (core_setting){ .key = (char *)key, .value = (char *)v, .file = "test", .line = 1 };
-    return v ? &s : NULL;
-}
-
-static int h_settings_read(sbx_host_handle *h, const sbx_setting_v1 *t, size_t size, void *base)
-{
-    int rc = core_settings_read(desc->name, desc->config_keys, desc->secret_keys, h_lookup, h,
-                                t, size, base);
-
-    return rc ? h_set_error(h, rc, "%s", sbx_error_message(sbx_ctx_last_error(NULL))) : SBX_OK;
-}
-
-static const sbx_host_v1 host = {
-    .struct_size = sizeof host, .abi_major = SBX_ABI_MAJOR, .abi_minor = SBX_ABI_MINOR,
-    .log = h_log, .set_error = h_set_error, .config_get = h_config_get,
-    .secret_get = h_secret_get, .secret_release = h_secret_release,
-    .alloc = h_alloc, .free = h_free, .state_dir = h_state_dir,
-    .limits_unenforced = h_limits_unenforced, .settings_read = h_settings_read,
-};
 
 struct seen {
     char ids[16][SBX_ID_MAX];
@@ -146,19 +66,26 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: test-e2b-direct MODULE BASE_URL API_KEY\n");
         return 2;
     }
-    base_url = argv[2];
-    api_key = argv[3];
-    printf("1..9\n");
+    tap_plan(11);
     void *lib = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
     const sbx_provider_v1 *d = lib ? dlsym(lib, "sandbox_provider_v1") : NULL;
     if (!d) {
         printf("Bail out! %s\n", dlerror());
         return 1;
     }
-    desc = d;
+    /* The SDK's test host, as providers.d/e2b.ini and the sealed store
+     * would set it. */
+    if (!(t = sbx_test_host_new(d)) || sbx_test_host_set(t, "api_url", argv[2]) ||
+        sbx_test_host_set(t, "envd_url", argv[2]) ||
+        sbx_test_host_set(t, "request_timeout", "20s") ||
+        sbx_test_host_set(t, "api_key", argv[3]) ||
+        sbx_test_host_set_state_dir(t, "/nonexistent")) {
+        printf("Bail out! no test host: %s\n", t ? last_error() : "out of memory");
+        return 1;
+    }
     void *prov = NULL;
-    int rc = d->ops->init(&host, NULL, &prov);
-    ok(rc == SBX_OK, "init");
+    int rc = d->ops->init(sbx_test_host_table(t), sbx_test_host_handle(t), &prov);
+    check(rc == SBX_OK, "init");
     if (rc)
         return 1;
 
@@ -174,7 +101,7 @@ int main(int argc, char **argv)
         if (d->ops->create(prov, &spec, &sb[i], id[i]) == SBX_OK)
             made++;
     }
-    ok(made == 5, "create 5 labelled sandboxes");
+    check(made == 5, "create 5 labelled sandboxes");
 
     sbx_kv_v1 filter[] = {{"team name", "blue & red=1"}, {"n", "x"}};
     struct seen s = {0};
@@ -183,35 +110,43 @@ int main(int argc, char **argv)
     for (int i = 0; i < s.n; i++)
         all_right = all_right && (!strcmp(s.ids[i], id[0]) || !strcmp(s.ids[i], id[2]) ||
                                   !strcmp(s.ids[i], id[4]));
-    ok(rc == SBX_OK && all_right, "list with a filter (spaces, & and = in it): exactly the 3, "
+    check(rc == SBX_OK && all_right, "list with a filter (spaces, & and = in it): exactly the 3, "
        "over pages of 2");
-    ok(s.has_team == 3, "list: each with its labels");
+    check(s.has_team == 3, "list: each with its labels");
 
     struct seen all = {0};
     rc = d->ops->list(prov, NULL, 0, on_list, &all);
-    ok(rc == SBX_OK && all.n == 5, "list without a filter: all 5");
+    check(rc == SBX_OK && all.n == 5, "list without a filter: all 5");
 
     int calls = 0;
     rc = d->ops->list(prov, NULL, 0, stop_at_first, &calls);
-    ok(rc == 77 && calls == 1, "a callback's non-zero return stops the walk and is returned");
+    check(rc == 77 && calls == 1, "a callback's non-zero return stops the walk and is returned");
 
     for (int i = 0; i < 5; i++)
         if (sb[i])
             d->ops->destroy(prov, sb[i]);
     struct seen after = {0};
     rc = d->ops->list(prov, filter, 2, on_list, &after);
-    ok(rc == SBX_OK && after.n == 0, "destroyed: none listed");
+    check(rc == SBX_OK && after.n == 0, "destroyed: none listed");
 
     void *nosb = NULL;
     rc = d->ops->attach(prov, "inosuchsandbox0000000", &nosb);
-    ok(rc == SBX_E_NOT_FOUND && strstr(last_error, "inosuchsandbox"),
+    check(rc == SBX_E_NOT_FOUND && strstr(last_error(), "inosuchsandbox"),
        "attach of an unknown id: SBX_E_NOT_FOUND naming it");
 
-    api_key = "sekrit-key-value";
+    sbx_test_host_set(t, "api_key", "sekrit-key-value");
     rc = d->ops->list(prov, NULL, 0, on_list, &all);
-    ok(rc == SBX_E_AUTH && !strstr(last_error, "sekrit"),
+    check(rc == SBX_E_AUTH && !strstr(last_error(), "sekrit"),
        "a refused key: SBX_E_AUTH, and the key is not in the message");
 
     d->ops->fini(prov);
-    return failed;
+    const char *what = NULL;
+    check(sbx_test_host_leaks(t, &what) == 0, "no credential in any log line or error");
+    if (*what)
+        printf("# %s\n", what);
+    check(sbx_test_host_misuses(t, &what) == 0, "no misuse of the host table");
+    if (*what)
+        printf("# %s\n", what);
+    sbx_test_host_free(t);
+    return tap_done();
 }

@@ -2,7 +2,7 @@
 # tests/eval/compare-json.sh - polysandbox compare --json, and settings
 # per column (--set-for COLUMN:SECTION.KEY=VALUE) and per provider
 # (-o provider.NAME.KEY=VALUE).  The fake evalnop claims every exec exited
-# with its setting exit_code (0 unless set; tests/eval/fake-provider.c),
+# with its setting exit_code (0 unless set; tests/provider/evalfake.c),
 # so two columns of it that differ only by that setting differ on every
 # sample of the generic dataset (graded by exit status alone; a failing
 # compile step of its C task is a compile_error).

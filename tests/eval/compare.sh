@@ -2,7 +2,7 @@
 # tests/eval/compare.sh - polysandbox compare: the same samples on two
 # providers, the Markdown and HTML reports, and every sample whose verdict
 # differs listed.  The differing column is evalnop, a fake that claims
-# exit 0 without running anything (tests/eval/fake-provider.c);
+# exit 0 without running anything (tests/provider/evalfake.c);
 # local,local checks agreement, and
 # local,docker runs when the docker provider and its test image are there.
 . "$top_srcdir/tests/eval/lib.sh"

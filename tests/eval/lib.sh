@@ -1,7 +1,7 @@
 # tests/eval/lib.sh - helpers of the evaluation tests (sourced)
 #
 # The CLI tests' TAP helpers, plus a configuration with the fake
-# providers of tests/eval/fake-provider.c next to the local one.
+# providers of tests/provider/evalfake.c next to the local one.
 . "$top_srcdir/tests/cli/lib.sh"
 
 POLYSANDBOX_CONFIG_DIR="$top_srcdir/tests/eval/config"

@@ -1,21 +1,21 @@
 # tests/eval/local.mk - tests of the evaluation engine and of
 # polysandbox eval and compare
 #
-# The fake providers are real modules in tests/eval/.libs, found through
-# POLYSANDBOX_PROVIDER_PATH set by tests/eval/lib.sh with the
+# The fake providers (the reference test provider's "evalfake" flavour,
+# tests/provider/evalfake.c) are real modules in tests/eval/.libs, found
+# through POLYSANDBOX_PROVIDER_PATH set by tests/eval/lib.sh with the
 # configuration in tests/eval/config.
 
-EVAL_FAKE_LDOPTS = -module -avoid-version -shared -no-undefined -rpath /nowhere
 check_LTLIBRARIES += tests/eval/evalfail.la tests/eval/evalflaky.la tests/eval/evalnop.la
-tests_eval_evalfail_la_SOURCES = tests/eval/fake-provider.c
-tests_eval_evalfail_la_CFLAGS = $(SBX_MODULE_COPTS) -DEVAL_FAKE_MODE=1 -DEVAL_FAKE_NAME='"evalfail"'
-tests_eval_evalfail_la_LDFLAGS = $(EVAL_FAKE_LDOPTS)
-tests_eval_evalflaky_la_SOURCES = tests/eval/fake-provider.c
-tests_eval_evalflaky_la_CFLAGS = $(SBX_MODULE_COPTS) -DEVAL_FAKE_MODE=2 -DEVAL_FAKE_NAME='"evalflaky"'
-tests_eval_evalflaky_la_LDFLAGS = $(EVAL_FAKE_LDOPTS)
-tests_eval_evalnop_la_SOURCES = tests/eval/fake-provider.c
-tests_eval_evalnop_la_CFLAGS = $(SBX_MODULE_COPTS) -DEVAL_FAKE_MODE=3 -DEVAL_FAKE_NAME='"evalnop"'
-tests_eval_evalnop_la_LDFLAGS = $(EVAL_FAKE_LDOPTS)
+tests_eval_evalfail_la_SOURCES = $(TESTPROV_SOURCES) tests/provider/evalfake.c
+tests_eval_evalfail_la_CFLAGS = $(SBX_MODULE_COPTS) -DTP_EVAL_MODE=1 -DTP_NAME='"evalfail"'
+tests_eval_evalfail_la_LDFLAGS = $(TESTPROV_LDOPTS)
+tests_eval_evalflaky_la_SOURCES = $(TESTPROV_SOURCES) tests/provider/evalfake.c
+tests_eval_evalflaky_la_CFLAGS = $(SBX_MODULE_COPTS) -DTP_EVAL_MODE=2 -DTP_NAME='"evalflaky"'
+tests_eval_evalflaky_la_LDFLAGS = $(TESTPROV_LDOPTS)
+tests_eval_evalnop_la_SOURCES = $(TESTPROV_SOURCES) tests/provider/evalfake.c
+tests_eval_evalnop_la_CFLAGS = $(SBX_MODULE_COPTS) -DTP_EVAL_MODE=3 -DTP_NAME='"evalnop"'
+tests_eval_evalnop_la_LDFLAGS = $(TESTPROV_LDOPTS)
 
 check_PROGRAMS += tests/eval/test-eval-stats
 tests_eval_test_eval_stats_SOURCES = tests/eval/test-eval-stats.c tests/unit/tap.h
@@ -50,6 +50,7 @@ EVAL_TESTS = \
 	tests/eval/input.sh \
 	tests/eval/marker.sh \
 	tests/eval/judged.sh \
+	tests/eval/judged-runner.sh \
 	tests/eval/evalplus.sh \
 	tests/eval/evalplus-oracles.sh \
 	tests/eval/evalplus-time.sh \

@@ -6,7 +6,7 @@
 # chart (checked by parsing the page), the records each column keeps,
 # and compare --from rebuilding the same report from them.  The columns
 # are local and evalnop, a fake that claims exit 0 without running
-# anything (tests/eval/fake-provider.c).
+# anything (tests/provider/evalfake.c).
 . "$top_srcdir/tests/eval/lib.sh"
 
 plan 19

@@ -487,7 +487,9 @@ def main():
     api_sock, vm_id = None, "anonymous-instance"
     while args:
         a = args.pop(0)
-        if a in ("--api-sock", "--id", "--level", "--log-path") and args:
+        # (the start-time ones: what the jailer passes)
+        if a in ("--api-sock", "--id", "--level", "--log-path", "--start-time-us",
+                 "--start-time-cpu-us", "--parent-cpu-time-us") and args:
             v = args.pop(0)
             if a == "--api-sock":
                 api_sock = v

@@ -22,7 +22,7 @@ static __attribute__((unused)) size_t heap_in_use(void)
 }
 
 #if HAVE_FZ_DOCKER
-#include "docker-int.h"
+#include "engine/engine.h"
 
 /* corpus/docker/found-tar-name-leak: a name libarchive cannot write
  * (not UTF-8) made dk_tar_file fail, and the 16 KiB its archive wrote
@@ -278,7 +278,7 @@ static void e2b_exit_code(void)
     static const char *settings[] = { "api_url", NULL, "envd_url", NULL,
                                       "request_timeout", "5s", NULL };
     static const char *const secrets[] = { "api_key", "e2b_found_key", NULL };
-    static fz_host_conf conf = { NULL, secrets, NULL };
+    static fz_host_conf conf = { .secrets = secrets };
     static const char sb[] = "{\"sandboxID\":\"ifound0\",\"envdVersion\":\"0.5.7\","
                              "\"envdAccessToken\":\"t\"}";
     struct buf a[3];
@@ -309,7 +309,7 @@ static void daytona_exit_code(void)
     static const char *settings[] = { "api_url", NULL, "toolbox_url", NULL,
                                       "request_timeout", "5", NULL };
     static const char *const secrets[] = { "api_key", "dtn_found_key", NULL };
-    static fz_host_conf conf = { NULL, secrets, NULL };
+    static fz_host_conf conf = { .secrets = secrets };
     static const char sb[] = "{\"id\":\"dfound0\",\"state\":\"started\"}";
     static const char dir[] = "{\"dir\":\"/home/daytona\"}";
     struct buf a[4];
@@ -366,7 +366,7 @@ static int modal_exec_on(const char *path, const struct buf *a, size_t n,
     static const char *settings[] = { "server_url", "http://127.0.0.1:9", "exec", NULL, NULL };
     static const char *const secrets[] = { "token_id", "ak-found", "token_secret", "as-found",
                                            NULL };
-    static fz_host_conf conf = { NULL, secrets, NULL };
+    static fz_host_conf conf = { .secrets = secrets };
     static const char *const argv[] = { "true", NULL };
     static const sbx_output_sink_v1 sink = { discard, NULL };
     sbx_exec_spec_v1 es = { .struct_size = sizeof es, .argv = argv, .timeout_ns = 2000000000u,

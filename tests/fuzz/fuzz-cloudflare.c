@@ -17,7 +17,7 @@ static const char *settings[] = {
     "api_url", NULL, "request_timeout", "5", NULL,
 };
 static const char *const secrets[] = { "api_key", "cf-fz-key-7c3e9a0b12d4", NULL };
-static fz_host_conf conf = { NULL, secrets, NULL };
+static fz_host_conf conf = { .secrets = secrets };
 static void *prov;
 
 static int one(const uint8_t *data, size_t size)

@@ -21,7 +21,7 @@ static const char *settings[] = {
     "organization_id", "org-fz", NULL,
 };
 static const char *const secrets[] = { "api_key", "dtn_fz_key_0cc175b9c0f1b6a8", NULL };
-static fz_host_conf conf = { NULL, secrets, NULL };
+static fz_host_conf conf = { .secrets = secrets };
 static void *prov;
 
 static int one(const uint8_t *data, size_t size)

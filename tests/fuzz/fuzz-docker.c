@@ -1,7 +1,7 @@
 /* tests/fuzz/fuzz-docker.c - what the docker provider reads from the
  * daemon: the tar of GET /containers/ID/archive (plugins/docker/
- * docker-tar.c) and the multiplexed output of an exec, with the helper's
- * report behind its mark (plugins/docker/docker-stream.c)
+ * engine/tar.c) and the multiplexed output of an exec, with the helper's
+ * report behind its mark (plugins/docker/engine/stream.c)
  *
  * The first byte chooses:
  *   0  the rest is an archive: dk_tar_extract_one under a limit taken
@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "docker-int.h"
+#include "engine/engine.h"
 #include "fuzz.h"
 
 #define NONCE "c0ffee0123456789"

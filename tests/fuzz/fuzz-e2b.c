@@ -17,7 +17,7 @@ static const char *settings[] = {
     "keepalive", "1s", "templates", "python:py-tmpl, sh:base", NULL,
 };
 static const char *const secrets[] = { "api_key", "e2b_fz_key_d41d8cd98f00b204", NULL };
-static fz_host_conf conf = { NULL, secrets, NULL };
+static fz_host_conf conf = { .secrets = secrets };
 static void *prov;
 
 static int one(const uint8_t *data, size_t size)

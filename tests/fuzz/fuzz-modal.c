@@ -27,7 +27,7 @@ static const char *settings[] = {
 static const char *const secrets[] = {
     "token_id", "ak-fz0modal7e1c", "token_secret", "as-fz-modal-secret-4b8d2f9a", NULL,
 };
-static fz_host_conf conf = { NULL, secrets, NULL };
+static fz_host_conf conf = { .secrets = secrets };
 
 /* A provider of its own for each input: it keeps the auth token, the app
  * and the image ids it was told, which would change what the next input

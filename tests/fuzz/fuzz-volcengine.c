@@ -21,7 +21,7 @@ static const char *const secrets[] = {
     "access_key_id", "AKLTfzvolc5f2d1c", "secret_access_key", "fz-volc-secret-9b1e4a",
     NULL,
 };
-static fz_host_conf conf = { NULL, secrets, NULL };
+static fz_host_conf conf = { .secrets = secrets };
 static void *prov;
 
 static int one(const uint8_t *data, size_t size)

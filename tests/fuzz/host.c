@@ -1,4 +1,4 @@
-/* tests/fuzz/host.c - a provider host table for the fuzz targets */
+/* tests/fuzz/host.c - the fuzz targets' providers on the SDK's test host */
 #include "config.h"
 
 #include <stdarg.h>
@@ -7,190 +7,104 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core-int.h"
+#include <polysandbox/provider-test.h>
+
 #include "canned.h"
 #include "fuzz.h"
 #include "host.h"
 
-static _Thread_local char last_error[2048];
+/* The provider driven now: fz_provider_start and fz_drive set it, the
+ * harness runs one target at a time. */
+static sbx_test_host *current;
 
-#define CONF(h) ((const fz_host_conf *)(const void *)(h))
+/* Which test host each started provider has, by its handle (a replay
+ * program starts every target's provider once and drives them in turn). */
+#define MAX_PROVIDERS 16
+static struct {
+    const void *prov;
+    sbx_test_host *t;
+} started[MAX_PROVIDERS];
 
-/* Breaks off when a secret's value is in @text. */
-static void check(sbx_host_handle *h, const char *text, const char *what)
+static sbx_test_host *host_of(const void *prov)
 {
-    const char *const *secrets = CONF(h)->secrets;
-
-    for (size_t i = 0; secrets && secrets[i]; i += 2)
-        if (secrets[i + 1][0] && strstr(text, secrets[i + 1]) && !fz_canned_holds(secrets[i + 1]))
-            fz_fail("the secret '%s' is in %s: %s", secrets[i], what, text);
-}
-
-static void h_log(sbx_host_handle *h, int level, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static int h_set_error(sbx_host_handle *h, int code, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void h_log(sbx_host_handle *h, int level, const char *fmt, ...)
-{
-    char line[2048];
-    va_list ap;
-
-    (void)level;
-    va_start(ap, fmt);
-    vsnprintf(line, sizeof line, fmt, ap);
-    va_end(ap);
-    check(h, line, "a log line");
-}
-
-static int h_set_error(sbx_host_handle *h, int code, const char *fmt, ...)
-{
-    va_list ap;
-
-    va_start(ap, fmt);
-    vsnprintf(last_error, sizeof last_error, fmt, ap);
-    va_end(ap);
-    check(h, last_error, "an error message");
-    if (code == SBX_OK)
-        fz_fail("set_error with SBX_OK: %s", last_error);
-    return code;
-}
-
-static const char *h_config_get(sbx_host_handle *h, const char *key)
-{
-    const char *const *cfg = CONF(h)->settings;
-
-    for (size_t i = 0; cfg && cfg[i]; i += 2)
-        if (!strcmp(cfg[i], key))
-            return cfg[i + 1];
+    for (size_t i = 0; i < MAX_PROVIDERS; i++)
+        if (started[i].t && started[i].prov == prov)
+            return started[i].t;
     return NULL;
 }
 
-static int h_secret_get(sbx_host_handle *h, const char *key, const char **out, size_t *len)
+/* Remembers that @prov runs on @t: one entry per test host (per conf),
+ * holding the provider started on it last (a target may stop and start
+ * its provider again for each input). */
+static void remember(const void *prov, sbx_test_host *t)
 {
-    const char *const *secrets = CONF(h)->secrets;
+    size_t i = 0;
 
-    for (size_t i = 0; secrets && secrets[i]; i += 2) {
-        if (!strcmp(secrets[i], key)) {
-            char *v = strdup(secrets[i + 1]);
-            if (!v)
-                return SBX_E_NOMEM;
-            *out = v;
-            *len = strlen(v);
-            return SBX_OK;
-        }
-    }
-    return SBX_E_NOT_FOUND;
+    for (size_t j = 0; j < MAX_PROVIDERS; j++)   /* a freed one's address, reused */
+        if (started[j].prov == prov && started[j].t != t)
+            started[j].prov = NULL;
+    while (i < MAX_PROVIDERS && started[i].t && started[i].t != t)
+        i++;
+    if (i == MAX_PROVIDERS)
+        fz_fail("more than %d providers started", MAX_PROVIDERS);
+    started[i].prov = prov;
+    started[i].t = t;
 }
 
-static void h_secret_release(sbx_host_handle *h, const char *v)
+/* Every message a provider writes: a secret's value in one breaks off,
+ * unless the canned answers hold it too (the provider only repeated what
+ * the server said); an error needs a code. */
+static void watch(void *ud, bool is_error, int n, const char *text)
 {
-    (void)h;
-    free((void *)v);
-}
+    const char *const *secrets = ((const fz_host_conf *)ud)->secrets;
 
-static void *h_alloc(size_t n)
-{
-    return malloc(n ? n : 1);
-}
-
-static void h_free(void *p)
-{
-    free(p);
-}
-
-static const char *h_state_dir(sbx_host_handle *h)
-{
-    static char *dir;
-
-    (void)h;
-    if (!dir)
-        dir = fz_path("state");
-    return dir;
-}
-
-static void h_retry_after(sbx_host_handle *h, uint64_t ms)
-{
-    (void)h;
-    (void)ms;
-}
-
-static void h_not_started(sbx_host_handle *h)
-{
-    (void)h;
-}
-
-/* As a core whose administrator allowed it (unenforced_limits = allow):
- * the providers go on, so what follows create is reached. */
-static int h_limits_unenforced(sbx_host_handle *h, uint64_t limits, const char *why)
-{
-    (void)h;
-    (void)limits;
-    (void)why;
-    return SBX_OK;
-}
-
-/* The core's reader (core/host-settings.c) over the fixed settings, its
- * error passed on as set_error would. */
-static const core_setting *h_lookup(void *ud, const char *key)
-{
-    static _Thread_local core_setting s;
-    const char *v = h_config_get(ud, key);
-
-    s = (core_setting){ .key = (char *)key, .value = (char *)v, .file = "fuzz", .line = 1 };
-    return v ? &s : NULL;
-}
-
-static int h_settings_read(sbx_host_handle *h, const sbx_setting_v1 *t, size_t size, void *base)
-{
-    const sbx_provider_v1 *d = CONF(h)->desc;
-    int rc = core_settings_read(d ? d->name : "?", d ? d->config_keys : NULL,
-                                d ? d->secret_keys : NULL, h_lookup, h, t, size, base);
-
-    if (rc != SBX_OK)
-        return h_set_error(h, rc, "%s", sbx_error_message(sbx_ctx_last_error(NULL)));
-    return SBX_OK;
-}
-
-static int h_path_check(sbx_host_handle *h, const char *path)
-{
-    char msg[CORE_MSG_MAX];
-    int rc = core_path_check(path, msg, sizeof msg);
-    return rc == SBX_OK ? SBX_OK : h_set_error(h, rc, "%s", msg);
-}
-
-static uint64_t h_clock_ns(sbx_host_handle *h)
-{
-    (void)h;
-    return core_now_ns();
-}
-
-static const sbx_host_v1 table = {
-    .struct_size = sizeof table, .abi_major = SBX_ABI_MAJOR, .abi_minor = SBX_ABI_MINOR,
-    .log = h_log, .set_error = h_set_error, .config_get = h_config_get,
-    .secret_get = h_secret_get, .secret_release = h_secret_release,
-    .alloc = h_alloc, .free = h_free, .state_dir = h_state_dir,
-    .retry_after = h_retry_after, .not_started = h_not_started,
-    .limits_unenforced = h_limits_unenforced, .settings_read = h_settings_read,
-    .path_check = h_path_check, .clock_ns = h_clock_ns,
-};
-
-const sbx_host_v1 *fz_host(void)
-{
-    return &table;
+    for (size_t i = 0; secrets && secrets[i]; i += 2)
+        if (secrets[i + 1][0] && strstr(text, secrets[i + 1]) && !fz_canned_holds(secrets[i + 1]))
+            fz_fail("the secret '%s' is in %s: %s", secrets[i],
+                    is_error ? "an error message" : "a log line", text);
+    if (is_error && n == SBX_OK)
+        fz_fail("set_error with SBX_OK: %s", text);
 }
 
 const char *fz_host_error(void)
 {
-    return last_error;
+    const char *msg = "";
+
+    if (current)
+        sbx_test_host_error(current, &msg);
+    return msg;
 }
 
 void fz_host_clear(void)
 {
-    last_error[0] = '\0';
+    sbx_test_host_clear(current);
 }
 
 /* ---- driving a provider ---------------------------------------------------- */
+
+/* @conf's test host for @d, made at its first start, its settings and
+ * secrets set again at each: as a core whose administrator allowed it
+ * (unenforced_limits = allow, the test host's default), so the providers
+ * go on and what follows create is reached. */
+static sbx_test_host *host_for(const sbx_provider_v1 *d, fz_host_conf *conf)
+{
+    if (!conf->host) {
+        char *state = fz_path("state");
+        if (!(conf->host = sbx_test_host_new(d)) ||
+            sbx_test_host_set_state_dir(conf->host, state) != SBX_OK)
+            fz_fail("no test host for the %s provider", d->name);
+        free(state);
+        sbx_test_host_watch(conf->host, watch, conf);
+    }
+    for (const char *const *kv = conf->settings; kv && kv[0]; kv += 2)
+        if (sbx_test_host_set(conf->host, kv[0], kv[1]) != SBX_OK)
+            fz_fail("the %s provider has no setting '%s'", d->name, kv[0]);
+    for (const char *const *kv = conf->secrets; kv && kv[0]; kv += 2)
+        if (sbx_test_host_set(conf->host, kv[0], kv[1]) != SBX_OK)
+            fz_fail("the %s provider has no credential '%s'", d->name, kv[0]);
+    sbx_test_host_clear(conf->host);
+    return conf->host;
+}
 
 void *fz_provider_start(const sbx_provider_v1 *d, fz_host_conf *conf, const char **settings)
 {
@@ -201,8 +115,10 @@ void *fz_provider_start(const sbx_provider_v1 *d, fz_host_conf *conf, const char
             settings[i + 1] = fz_canned_url();
     conf->settings = settings;
     conf->desc = d;
-    if (d->ops->init(fz_host(), fz_host_handle(conf), &prov) != SBX_OK)
+    current = host_for(d, conf);
+    if (d->ops->init(sbx_test_host_table(current), sbx_test_host_handle(current), &prov) != SBX_OK)
         fz_fail("the %s provider does not start: %s", d->name, fz_host_error());
+    remember(prov, current);
     return prov;
 }
 
@@ -306,6 +222,7 @@ void fz_drive(const sbx_provider_v1 *d, void *prov, const uint8_t *data, size_t 
     void *sb = NULL;
     int rc;
 
+    current = host_of(prov);
     fz_canned_set(parts, n);
     if ((ops & OP_LIST) && d->ops->list) {
         size_t seen = 0;

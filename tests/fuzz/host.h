@@ -1,27 +1,25 @@
 /* tests/fuzz/host.h - a provider under the harness: a host table for it,
  * and its ops driven against canned answers
  *
- * What the core lends a provider, reduced to what a harness needs: fixed
- * settings and secrets, errors and log lines kept in memory.  Every
- * message a provider writes is checked: a secret's value in one breaks a
- * promise of the project (no credential in a log line or an error).
+ * The host is the SDK's test host (<polysandbox/provider-test.h>), given
+ * fixed settings and secrets.  Every message a provider writes is
+ * checked: a secret's value in one breaks a promise of the project (no
+ * credential in a log line or an error).
  */
 #ifndef POLYSANDBOX_TESTS_FUZZ_HOST_H
 #define POLYSANDBOX_TESTS_FUZZ_HOST_H
 
-#include <polysandbox/provider.h>
+#include <polysandbox/provider-test.h>
 
 /* What one provider is given: NULL-terminated key, value pairs. */
 typedef struct fz_host_conf {
     const char *const *settings;
     const char *const *secrets;
     const sbx_provider_v1 *desc;    /* set by fz_provider_start: its declared keys */
+    sbx_test_host *host;            /* made by fz_provider_start, kept for the process */
 } fz_host_conf;
 
-/* The table; the handle to give init is fz_host_handle(&conf). */
-const sbx_host_v1 *fz_host(void);
-#define fz_host_handle(conf) ((sbx_host_handle *)(void *)(conf))
-/* The last error a provider set on this thread ("" when none). */
+/* The last error the provider started or driven last set ("" when none). */
 const char *fz_host_error(void);
 void fz_host_clear(void);
 

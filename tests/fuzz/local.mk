@@ -19,6 +19,7 @@ FUZZ_SOURCES += \
 	tests/fuzz/fuzz-dataset.c \
 	tests/fuzz/fuzz-samples.c \
 	tests/fuzz/fuzz-judge.c \
+	tests/fuzz/fuzz-jreport.c \
 	tests/fuzz/fuzz-files.c \
 	tests/fuzz/fuzz-etag.c \
 	tests/fuzz/fuzz-server.c \
@@ -113,7 +114,7 @@ FZ_FOUND_CPPFLAGS += -DHAVE_FZ_MODAL=1
 endif
 if BUILD_PROVIDER_DOCKER
 check_LTLIBRARIES += tests/fuzz/libfz-docker.la
-tests_fuzz_libfz_docker_la_SOURCES = plugins/docker/docker-tar.c plugins/docker/docker-stream.c \
+tests_fuzz_libfz_docker_la_SOURCES = plugins/docker/engine/tar.c plugins/docker/engine/stream.c \
 	plugins/common/tar-mem.c
 tests_fuzz_libfz_docker_la_CPPFLAGS = $(AM_CPPFLAGS) $(SBXHTTP_CPPFLAGS) \
 	-I$(top_srcdir)/plugins/docker
@@ -137,7 +138,7 @@ TESTS += tests/fuzz/found
 
 # Every corpus input through its target, in every build (make check).
 check_PROGRAMS += tests/fuzz/replay
-tests_fuzz_replay_SOURCES = tests/fuzz/replay.c $(FZ_COMMON) $(FUZZ_SOURCES)
+tests_fuzz_replay_SOURCES = tests/fuzz/replay.c tests/unit/tap.h $(FZ_COMMON) $(FUZZ_SOURCES)
 tests_fuzz_replay_CPPFLAGS = $(FZ_CPPFLAGS)
 tests_fuzz_replay_CFLAGS = $(FZ_CFLAGS)
 tests_fuzz_replay_LDADD = $(FZ_LDADD)

@@ -16,10 +16,10 @@
 #include <string.h>
 
 #include "fuzz.h"
+#include "../unit/tap.h"
 
 #define REPLAY_MAX (1u << 20)
 
-static int n_test, failed;
 
 static int read_file(const char *path, uint8_t **data, size_t *len)
 {
@@ -98,13 +98,9 @@ static char **list_dir(const char *dir, size_t *n)
     return v ? v : calloc(1, sizeof *v);
 }
 
-static void ok(int cond, const char *name, const char *what, size_t k)
+static void check(int cond, const char *name, const char *what, size_t k)
 {
-    n_test++;
-    if (!cond)
-        failed = 1;
-    printf("%sok %d - %s: %s (%zu)\n", cond ? "" : "not ", n_test, name, what, k);
-    fflush(stdout);
+    ok(cond, "%s: %s (%zu)", name, what, k);
 }
 
 int main(int argc, char **argv)
@@ -136,7 +132,7 @@ int main(int argc, char **argv)
         if (asprintf(&dir, "%s/tests/fuzz/corpus/%s", top, all[i]->name) < 0)
             return 99;
         files = list_dir(dir, &k);
-        ok(files && k > 0, all[i]->name, "has a seed corpus in the tree", k);
+        check(files && k > 0, all[i]->name, "has a seed corpus in the tree", k);
         if (files && all[i]->init)
             all[i]->init();
         for (size_t j = 0; files && j < k; j++) {
@@ -144,10 +140,9 @@ int main(int argc, char **argv)
             free(files[j]);
         }
         if (files)
-            ok(done == k, all[i]->name, "every input of the corpus replayed", done);
+            check(done == k, all[i]->name, "every input of the corpus replayed", done);
         free(files);
         free(dir);
     }
-    printf("1..%d\n", n_test);
-    return failed;
+    return tap_done();
 }

@@ -2,7 +2,7 @@
 # tests/hostile/audit.sh - the zygote and the daemon give a payload no
 # more than the plain in-process path (TAP)
 #
-# The zygote (plugins/local/local-zygote*.c, .py) is an interpreter that
+# The zygote (plugins/local/launch/zygote.c, zygote/) is an interpreter that
 # runs on the host, outside any sandbox, as the caller: nothing of the
 # exec that is meant for the sandbox may steer it there.  Checked: modules
 # planted in the caller's directory, a PYTHONPATH naming a host directory

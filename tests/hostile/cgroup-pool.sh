@@ -2,7 +2,7 @@
 # tests/hostile/cgroup-pool.sh - reused v1 cgroups carry nothing over (TAP)
 #
 # As root on cgroup v1 an exec takes a slot of a pool of cgroups
-# (plugins/local/local-cgpool.c).  What one exec did must never show in
+# (plugins/local/cgroup/slots.c).  What one exec did must never show in
 # the next one's verdict or statistics: an OOM kill or a pids.max hit
 # (counters the kernel cannot reset) retires the slot; CPU time and the
 # memory peak are reset; a slot is free again (no owner mark) after its

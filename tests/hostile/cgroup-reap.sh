@@ -56,7 +56,7 @@ echo "# cgroups under:$bases"
 echo "1..6"
 
 # cgs PID: the cgroups of supervisor PID, in every hierarchy: named for
-# it, or pool slots (plugins/local/local-cgpool.c) whose owner xattr
+# it, or pool slots (plugins/local/cgroup/slots.c) whose owner xattr
 # ("<id> <pid> <start>") names it.
 cgs() {
     for b in $bases; do ls -d "$b"/lcl-*-"$1"-* 2>/dev/null; done

@@ -5,7 +5,7 @@
 # mounts cgroup2 on /sys/fs/cgroup in a private mount namespace (unshare
 # -m) and starts the provider, and so the daemon, there.  The daemon then
 # holds each prepared sandbox in a one-shot v2 slot
-# (plugins/local/local-cgpool.c), cloned into it with CLONE_INTO_CGROUP.
+# (plugins/local/cgroup/slots.c), cloned into it with CLONE_INTO_CGROUP.
 # Each run is checked to have gone through the daemon (its debug line,
 # never a silent fallback) and to answer as the same run in-process;
 # kills go through cgroup.kill, destroy reaches a daemon's exec, and the

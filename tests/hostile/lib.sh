@@ -97,7 +97,7 @@ in_process() {
     export POLYSANDBOX_LOCAL_DAEMON
 }
 # locald_on: the rest of the script runs with daemon = auto, strict (every
-# exec the daemon can take waits for it: plugins/local/locald-client.c),
+# exec the daemon can take waits for it: plugins/local/launch/daemon.c),
 # in a state directory of its own (so a daemon of its own), idle after 3 s.
 locald_on() {
     POLYSANDBOX_LOCAL_DAEMON=auto

@@ -2,7 +2,7 @@
 # tests/hostile/locald.sh - the life of polysandbox-locald (TAP)
 #
 # With daemon = auto the local provider hands execs to sandboxes that
-# polysandbox-locald prepared (plugins/local/locald*.c).  Checked here:
+# polysandbox-locald prepared (plugins/local/daemon/).  Checked here:
 # the first use starts it; two concurrent first uses start one; another
 # build (the executable changed) makes the next run start a new one and
 # the old one go; a SIGKILLed daemon is replaced (its stale socket and

@@ -2,7 +2,7 @@
 # tests/hostile/zygote.sh - python runs forked from a zygote (TAP)
 #
 # The python template declares a zygote, so the local provider forks its
-# Python runs from a warm interpreter (plugins/local/local-zygote.c).
+# Python runs from a warm interpreter (plugins/local/launch/zygote.c).
 # Every run must still be a sandbox of its own with the same limits and
 # verdicts as a run started afresh: each program below runs both ways
 # (the second with a copy of the configuration whose python template has
@@ -248,7 +248,7 @@ else
 fi
 
 # The mount table is the same through the zygote, whose inits start from
-# the root it built once (plugins/local/local-zygote-child.c).
+# the root it built once (plugins/local/zygote/helper.c).
 same mounts "the mount table (points, types, options, no propagation)"
 
 # Samples through one zygote share its read-only root: nothing can be

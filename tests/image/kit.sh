@@ -103,7 +103,7 @@ kit() {
 }
 kit kit
 # The same through polysandbox-locald (the default path for root), as
-# tests/conformance/local-locald.t: strict, a state of its own.
+# tests/conformance/local-locald.kit: strict, a state of its own.
 if [ "$(id -u)" = 0 ] && [ -x "$top_builddir/plugins/local/polysandbox-locald" ]; then
     (
         POLYSANDBOX_LOCAL_DAEMON=auto POLYSANDBOX_LOCALD_STRICT=1 POLYSANDBOX_LOCALD_IDLE=3

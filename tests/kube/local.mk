@@ -15,8 +15,6 @@ dist_check_SCRIPTS += $(KUBE_CLIENT_TESTS)
 
 # The kubernetes provider against the fake.
 KUBE_PROVIDER_TESTS = \
-	tests/conformance/kubernetes.t \
-	tests/conformance/kubernetes-agent.t \
 	tests/kube/provider.sh \
 	tests/kube/agent.sh \
 	tests/kube/faults.sh \
@@ -28,10 +26,10 @@ KUBE_PROVIDER_TESTS = \
 if BUILD_PROVIDER_KUBERNETES
 TESTS += $(KUBE_PROVIDER_TESTS)
 check_PROGRAMS += tests/kube/test-stdin-stream
-tests_kube_test_stdin_stream_SOURCES = tests/kube/test-stdin-stream.c
+tests_kube_test_stdin_stream_SOURCES = tests/kube/test-stdin-stream.c tests/unit/tap.h
 tests_kube_test_stdin_stream_LDADD = core/libpolysandbox.la -lpthread
 check_PROGRAMS += tests/kube/test-signal
-tests_kube_test_signal_SOURCES = tests/kube/test-signal.c
+tests_kube_test_signal_SOURCES = tests/kube/test-signal.c tests/unit/tap.h
 tests_kube_test_signal_LDADD = core/libpolysandbox.la
 endif
 dist_check_SCRIPTS += $(KUBE_PROVIDER_TESTS)

@@ -19,14 +19,13 @@
 
 #include <polysandbox/sandbox.h>
 
+#include "../unit/tap.h"
+
 #define SEC_NS 1000000000ull
 
-static int n, failed;
-
-static void check(const char *what, bool ok)
+static void check(const char *what, bool cond)
 {
-    printf("%s %d - %s\n", ok ? "ok" : "not ok", ++n, what);
-    failed |= !ok;
+    ok(cond, "%s", what);
 }
 
 /* What to do once "up" came: write @bytes into the signal pipe, or fire
@@ -118,7 +117,7 @@ int main(int argc, char **argv)
         return 2;
     }
     const char *prov = argv[1];
-    n = atoi(argv[2]);
+    tap_count = atoi(argv[2]);
     sbx_create_opts *c = sbx_create_opts_new();
     if (sbx_ctx_new(&ctx, getenv("POLYSANDBOX_CONFIG_DIR")) != SBX_OK || !c ||
         sbx_create_opts_set_provider(c, prov) || sbx_sandbox_create(ctx, c, &sb)) {
@@ -182,5 +181,5 @@ int main(int argc, char **argv)
     path_env = NULL;
     check(WHAT("the sandbox is destroyed"), sbx_sandbox_destroy(sb) == SBX_OK);
     sbx_ctx_free(ctx);
-    return failed;
+    return tap_status();
 }

@@ -25,6 +25,8 @@
 
 #include <polysandbox/sandbox.h>
 
+#include "../unit/tap.h"
+
 #define SEC_NS 1000000000ull
 #define BULK (4u << 20)
 /* What a command that reads nothing may have taken from the pipe: its own
@@ -33,12 +35,9 @@
 #define HELD_BACK_MAX (64u << 20)
 #define FLOOD_MAX (512u << 20)
 
-static int n, failed;
-
-static void check(const char *what, bool ok)
+static void check(const char *what, bool cond)
 {
-    printf("%s %d - %s\n", ok ? "ok" : "not ok", ++n, what);
-    failed |= !ok;
+    ok(cond, "%s", what);
 }
 
 struct feeder {
@@ -256,7 +255,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: %s stream|refused|old FIRST-NUMBER\n", argv[0]);
         return 2;
     }
-    n = atoi(argv[2]);
+    tap_count = atoi(argv[2]);
     if (sbx_ctx_new(&ctx, getenv("POLYSANDBOX_CONFIG_DIR")) != SBX_OK) {
         const sbx_error *e = sbx_ctx_last_error(ctx);
         printf("Bail out! no context: %s\n", e ? sbx_error_message(e) : "?");
@@ -269,5 +268,5 @@ int main(int argc, char **argv)
     else
         run_refused(ctx, "the API server chose v4.channel.k8s.io", "a server without v5");
     sbx_ctx_free(ctx);
-    return failed;
+    return tap_status();
 }

@@ -4,11 +4,11 @@
 
 # In its own .libs, not tests/loader's: the loader test counts the modules
 # found there.
+# The reference test provider's "marker" flavour (tests/provider/marker.c).
 check_LTLIBRARIES += tests/lazy/marker.la
-tests_lazy_marker_la_SOURCES = tests/lazy/marker.c
-tests_lazy_marker_la_CFLAGS = $(SBX_MODULE_COPTS)
-tests_lazy_marker_la_LDFLAGS = -module -avoid-version -shared -no-undefined \
-	-rpath /nowhere
+tests_lazy_marker_la_SOURCES = $(TESTPROV_SOURCES) tests/provider/marker.c
+tests_lazy_marker_la_CFLAGS = $(SBX_MODULE_COPTS) -DTP_NAME='"marker"'
+tests_lazy_marker_la_LDFLAGS = $(TESTPROV_LDOPTS)
 
 check_PROGRAMS += tests/lazy/test-lazy
 tests_lazy_test_lazy_SOURCES = tests/lazy/test-lazy.c tests/unit/confdir.h

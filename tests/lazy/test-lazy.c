@@ -1,6 +1,6 @@
 /* tests/lazy/test-lazy.c - providers are loaded when first needed
  *
- * The `marker` module (tests/lazy/marker.c) appends "open" to
+ * The `marker` module (tests/provider/marker.c) appends "open" to
  * $SBX_TEST_LOAD_LOG when the dynamic linker maps it and "init" each time
  * a context initialises it, so each check can see whether, and how often,
  * a provider was loaded.  A module once initialised stays mapped for the

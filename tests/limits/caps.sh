@@ -2,7 +2,7 @@
 # tests/limits/caps.sh - the core holds the output caps of a provider that
 # ignores them (TAP)
 #
-# With the provider of tests/limits/flood.c, which writes `bytes` bytes on
+# With the provider of tests/provider/flood.c, which writes `bytes` bytes on
 # stdout and on stderr whatever the caps and whatever the sink answers:
 # the core keeps the cap's worth of each stream, says they were cut, and
 # reports an output limit.

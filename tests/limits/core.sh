@@ -2,7 +2,7 @@
 # tests/limits/core.sh - a limit a provider cannot enforce is refused, or
 # run without where unenforced_limits allows it, and then said (TAP)
 #
-# With the providers of tests/limits/unenf.c: unenf reports memory and
+# With the providers of tests/provider/unenf.c: unenf reports memory and
 # pids unenforced (host->limits_unenforced, ABI 1.5); minor2 is a
 # provider built against ABI 1.2, which must keep loading.
 . "$top_srcdir/tests/cli/lib.sh"

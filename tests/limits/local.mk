@@ -1,19 +1,19 @@
 # tests/limits/local.mk - limits a provider cannot enforce: refused, or
-# allowed by unenforced_limits and then said (the core, with the fake
-# providers of unenf.c), the output caps of a provider that ignores them
-# (flood.c), and the local provider as a real non-root user.
+# allowed by unenforced_limits and then said (the core, with the reference
+# test provider's "unenf" flavour, tests/provider/unenf.c, also built as a
+# 1.2 provider), the output caps of a provider that ignores them (its
+# "flood" flavour), and the local provider as a real non-root user.
 
-LIMITS_MODULE_LDOPTS = -module -avoid-version -shared -no-undefined -rpath /nowhere
 check_LTLIBRARIES += tests/limits/unenf.la tests/limits/minor2.la tests/limits/flood.la
-tests_limits_unenf_la_SOURCES = tests/limits/unenf.c
-tests_limits_unenf_la_CFLAGS = $(SBX_MODULE_COPTS)
-tests_limits_unenf_la_LDFLAGS = $(LIMITS_MODULE_LDOPTS)
-tests_limits_minor2_la_SOURCES = tests/limits/unenf.c
-tests_limits_minor2_la_CFLAGS = $(SBX_MODULE_COPTS) -DUNENF_MINOR2
-tests_limits_minor2_la_LDFLAGS = $(LIMITS_MODULE_LDOPTS)
-tests_limits_flood_la_SOURCES = tests/limits/flood.c
-tests_limits_flood_la_CFLAGS = $(SBX_MODULE_COPTS)
-tests_limits_flood_la_LDFLAGS = $(LIMITS_MODULE_LDOPTS)
+tests_limits_unenf_la_SOURCES = $(TESTPROV_SOURCES) tests/provider/unenf.c
+tests_limits_unenf_la_CFLAGS = $(SBX_MODULE_COPTS) -DTP_NAME='"unenf"'
+tests_limits_unenf_la_LDFLAGS = $(TESTPROV_LDOPTS)
+tests_limits_minor2_la_SOURCES = $(TESTPROV_SOURCES) tests/provider/unenf.c
+tests_limits_minor2_la_CFLAGS = $(SBX_MODULE_COPTS) -DTP_NAME='"minor2"' -DTP_MINOR2
+tests_limits_minor2_la_LDFLAGS = $(TESTPROV_LDOPTS)
+tests_limits_flood_la_SOURCES = $(TESTPROV_SOURCES) tests/provider/flood.c
+tests_limits_flood_la_CFLAGS = $(SBX_MODULE_COPTS) -DTP_NAME='"flood"'
+tests_limits_flood_la_LDFLAGS = $(TESTPROV_LDOPTS)
 
 LIMITS_TESTS = tests/limits/core.sh tests/limits/caps.sh
 if BUILD_PROVIDER_LOCAL

@@ -36,9 +36,10 @@ check_LTLIBRARIES += \
 	tests/loader/init_error.la \
 	tests/loader/unresolved.la
 
-tests_loader_good_la_SOURCES = tests/loader/good.c
-tests_loader_good_la_CFLAGS = $(SBX_MODULE_COPTS)
-tests_loader_good_la_LDFLAGS = $(LOADER_TEST_MODULE_LDOPTS)
+# the reference test provider's "good" flavour (tests/provider/good.c)
+tests_loader_good_la_SOURCES = $(TESTPROV_SOURCES) tests/provider/good.c
+tests_loader_good_la_CFLAGS = $(SBX_MODULE_COPTS) -DTP_NAME='"good"'
+tests_loader_good_la_LDFLAGS = $(TESTPROV_LDOPTS)
 
 tests_loader_global_syms_la_SOURCES = tests/loader/global_syms.c tests/loader/fake.h
 tests_loader_global_syms_la_CFLAGS = $(SBX_MODULE_COPTS)

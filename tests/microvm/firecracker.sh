@@ -25,7 +25,7 @@ TMPDIR=$tmp  # the fake's guest work directories, removed with $tmp
 export FAKE_FC_LOG TMPDIR
 CLI_TIMEOUT=60
 PY=${PY:-python3}
-plan 22
+plan 30
 
 # calls: the API requests logged, one per line: "PID METHOD PATH STATUS".
 calls() { "$PY" -c '
@@ -157,6 +157,76 @@ check "destroy stops its firecracker and removes its directory" sh -c \
     '[ "$1" -eq 0 ] && { ! [ -e "/proc/$2" ] ||
       [ "$(cut -d")" -f2 "/proc/$2/stat" | cut -d" " -f2)" = Z ]; } && [ ! -e "$3" ]' \
     sh "$rc" "${pid:-0}" "$tmp/state/microvm/sandboxes/$id"
+
+# The record names the VMM that made the sandbox; when the settings change
+# to vmm = qemu since, exec, list and destroy still use firecracker's
+# vsock channel and stop its process (QEMU is never started).
+cli create --provider microvm
+id=$(cat "$tmp/out")
+rec=$tmp/state/microvm/sandboxes/$id/vm.json
+pid=$("$PY" -c 'import json, sys; print(json.load(open(sys.argv[1]))["pid"])' "$rec" 2>/dev/null)
+[ -n "$pid" ] && trap 'kill "$pid" 2>/dev/null; rm -rf "$tmp"' EXIT
+check "the record names its VMM and accelerator: firecracker, kvm" sh -c \
+    '[ "$1" -eq 0 ] && "$2" -c "import json, sys; r = json.load(open(sys.argv[1]));
+assert (r[\"vmm\"], r[\"accel\"]) == (\"firecracker\", \"kvm\")" "$3"' sh "$rc" "$PY" "$rec"
+# (rootfs is Firecracker's alone: QEMU's settings refuse it)
+sed -i '/^rootfs = /d' "$ini" && echo "vmm = qemu" >> "$ini" || exit 99
+cli exec "$id" -- echo still-fc
+check "with vmm = qemu set since, exec reaches the VM over firecracker's vsock" rc_and_out 0 still-fc
+cli list --provider microvm
+list_rc=$rc; cp "$tmp/out" "$tmp/list.out" || exit 99
+cli destroy "$id"
+check "and list shows it, destroy stops its firecracker and removes its directory" sh -c \
+    '[ "$1" -eq 0 ] && [ "$2" -eq 0 ] && grep -q "$3" "$4" &&
+     { ! [ -e "/proc/$5" ] || [ "$(cut -d")" -f2 "/proc/$5/stat" | cut -d" " -f2)" = Z ]; } &&
+     [ ! -e "$6" ]' \
+    sh "$list_rc" "$rc" "$id" "$tmp/list.out" "${pid:-0}" "$tmp/state/microvm/sandboxes/$id"
+sed -i '/^vmm = qemu$/d' "$ini" && echo "rootfs = $tmp/rootfs.img" >> "$ini" || exit 99
+
+# Through the jailer (tests/fakes/jailer.py checks the jailer's documented
+# flags and execs the fake firecracker in the chroot it makes): the API
+# gets the guest's files by their names in the chroot, the sockets are
+# found there, and the chroot goes with the VM.
+FAKE_JAILER_LOG=$tmp/jailer.log
+export FAKE_JAILER_LOG
+echo "jailer = $top_srcdir/tests/fakes/jailer.py" >> "$ini" || exit 99
+: > "$FAKE_FC_LOG"
+cli run --provider microvm -- echo jailed
+check "with jailer set, a run boots through the jailer and prints" sh -c \
+    '[ "$1" -eq 0 ] && [ "$(cat "$2")" = jailed ] && [ "$3" = "$4" ]' \
+    sh "$rc" "$tmp/out" "$(shape)" "$BOOT"
+[ "$rc" -eq 0 ] || sed 's/^/# /' "$tmp/err"
+jail_argv() { "$PY" -c '
+import json, sys
+print(" ".join(json.loads(open(sys.argv[1]).readlines()[-1])["argv"]))' "$FAKE_JAILER_LOG"; }
+check "the jailer's argv: id, exec file, our uid and gid, the VM's directory as chroot base, cgroup v2 limits, then the API socket" \
+    sh -c 'echo "$1" | grep -Eq "^--id vm-[A-Za-z0-9]{6} --exec-file $2 --uid $3 --gid $4 --chroot-base-dir $5/vm\.[A-Za-z0-9]{6} --cgroup-version 2 --cgroup memory\.max=$6 --cgroup cpu\.max=100000 100000 -- --api-sock api\.sock\$"' \
+    sh "$(jail_argv)" "$top_srcdir/tests/fakes/firecracker.py" "$(id -u)" "$(id -g)" \
+    "$tmp/state/microvm" $(((384 + 256) * 1048576))
+check "the kernel and initrd by their names in the chroot; the VM's directory and chroot gone after" \
+    sh -c '[ "$1" = "\"vmlinux\"" ] && [ "$2" = "\"initrd\"" ] && [ "$3" = "\"rootfs\"" ] &&
+           [ -z "$(ls "$4/state/microvm" | grep "^vm\.")" ]' \
+    sh "$(body PUT /boot-source kernel_image_path)" "$(body PUT /boot-source initrd_path)" \
+    "$(body PUT /drives/rootfs path_on_host)" "$tmp"
+cli create --provider microvm
+id=$(cat "$tmp/out")
+rec=$tmp/state/microvm/sandboxes/$id/vm.json
+pid=$("$PY" -c 'import json, sys; print(json.load(open(sys.argv[1]))["pid"])' "$rec" 2>/dev/null)
+[ -n "$pid" ] && trap 'kill "$pid" 2>/dev/null; rm -rf "$tmp"' EXIT
+sed -i '/^jailer = /d' "$ini" || exit 99
+cli exec "$id" -- echo in-jail
+exec_rc=$rc; cp "$tmp/out" "$tmp/exec.out" || exit 99
+cli destroy "$id"
+check "a jailed persistent sandbox: its chroot named by id, exec (jailer unset since) reaches it, destroy removes it" \
+    sh -c '[ "$1" -eq 0 ] && [ "$(cat "$2")" = in-jail ] && [ "$3" -eq 0 ] &&
+           grep -q "\"--id\", \"$4\"" "$5" && [ ! -e "$6" ] &&
+           { ! [ -e "/proc/$7" ] || [ "$(cut -d")" -f2 "/proc/$7/stat" | cut -d" " -f2)" = Z ]; }' \
+    sh "$exec_rc" "$tmp/exec.out" "$rc" "$id" "$FAKE_JAILER_LOG" \
+    "$tmp/state/microvm/sandboxes/$id" "${pid:-0}"
+check "the fake jailer refuses what the jailer does: an exec file not named firecracker, no --uid" \
+    sh -c '! "$1" --id x --exec-file /bin/true --uid 0 --gid 0 2>/dev/null &&
+           ! "$1" --id x --exec-file "$2" --gid 0 2>/dev/null' \
+    sh "$top_srcdir/tests/fakes/jailer.py" "$top_srcdir/tests/fakes/firecracker.py"
 
 # A firecracker that exits at once (no KVM, say): its last words are the error.
 printf '#!/bin/sh\necho "Error creating the Kvm object: No such file or directory" >&2\nexit 1\n' \

@@ -30,7 +30,8 @@ endif
 dist_check_SCRIPTS += tests/microvm/run.sh tests/microvm/image.sh tests/microvm/persist.sh \
 	tests/microvm/snapshot.sh tests/microvm/snapfail.sh tests/microvm/firecracker.sh \
 	tests/microvm/pool.sh tests/microvm/snapgc.sh
-EXTRA_DIST += tests/microvm/guest.sh tests/microvm/fakevmm.sh tests/fakes/firecracker.py
+EXTRA_DIST += tests/microvm/guest.sh tests/microvm/fakevmm.sh tests/fakes/firecracker.py \
+	tests/fakes/jailer.py
 # The guest image, where run.sh had to keep it in the build tree.
 clean-local: clean-microvm
 clean-microvm:

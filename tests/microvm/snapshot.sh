@@ -11,7 +11,7 @@
 . "$top_srcdir/tests/cli/lib.sh"
 
 . "$top_srcdir/tests/microvm/guest.sh"
-plan 13
+plan 14
 
 POLYSANDBOX_STATE_DIR=$tmp/state POLYSANDBOX_LOG=info
 export POLYSANDBOX_STATE_DIR POLYSANDBOX_LOG
@@ -46,6 +46,8 @@ ident() { stat -c '%i %Y.%y' "$snap" 2>/dev/null; }
 
 run 1 # the KVM probe, when none was copied, boots without a snapshot
 run 2
+ram=${snap%/vm.snap}/vm.ram
+ram2=$(stat -c '%i %s %.9Y' "$ram" 2>/dev/null)
 id2=$(ident)
 t3=$(date +%s)
 run 3
@@ -69,6 +71,12 @@ g3=$(cut -d' ' -f2 "$tmp/out3")
 echo "# host clock $t3..$t3end, restored guest's $g3"
 check "a restored VM's clock is the host's now, not the snapshot's" \
     sh -c '[ -n "$1" ] && [ "$1" -ge "$2" ] && [ "$1" -le "$3" ]' sh "$g3" "$t3" "$t3end"
+
+# snapshot_memory = shared (the default): the guest's RAM is a file beside
+# the stream (the builder's, mapped shared), which the stream leaves out.
+check "the RAM: a file of the guest's size beside a stream without it, unwritten by restored VMs" \
+    sh -c '[ "$(stat -c %s "$1")" -eq $((512 << 20)) ] && [ "$(stat -c %s "$2")" -lt $((16 << 20)) ] &&
+           [ -n "$3" ] && [ "$3" = "$(stat -c "%i %s %.9Y" "$1")" ]' sh "$ram" "$snap" "$ram2"
 
 cli doctor --provider microvm
 check "doctor: the snapshot is built for these settings" \

@@ -13,7 +13,7 @@ MODAL_TESTS = \
 	tests/secrets/modal.sh \
 	tests/sdk/modal.sh
 if BUILD_PROVIDER_MODAL
-TESTS += $(MODAL_TESTS) tests/conformance/modal.t
+TESTS += $(MODAL_TESTS)
 endif
-dist_check_SCRIPTS += $(MODAL_TESTS) tests/conformance/modal.t
+dist_check_SCRIPTS += $(MODAL_TESTS)
 EXTRA_DIST += tests/modal/lib.sh tests/fakes/modal.py tests/sdk/modal.mjs

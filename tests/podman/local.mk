@@ -1,8 +1,9 @@
 # tests/podman/local.mk - the docker provider on Podman's Docker-compatible
 # service (tests/podman/lib.sh starts one of its own and imports the image).
-podman_tests = tests/podman/conformance.t tests/podman/cli.sh tests/podman/attach.sh
+# Its conformance kit runs are tests/conformance/docker-podman*.kit.
+podman_tests = tests/podman/cli.sh tests/podman/attach.sh
 # Rootless Podman: a service of an unprivileged test user (tests/podman/lib.sh).
-podman_tests += tests/podman/rootless.sh tests/podman/rootless-conformance.t
+podman_tests += tests/podman/rootless.sh
 if BUILD_PROVIDER_DOCKER
 TESTS += $(podman_tests)
 endif

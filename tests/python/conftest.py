@@ -40,6 +40,9 @@ os.environ["XDG_STATE_HOME"] = os.path.join(SCRATCH, "xdg-state")
 os.environ["POLYSANDBOX_STATE_DIR"] = os.path.join(SCRATCH, "state")
 
 sys.path.insert(0, _here)
+# The cffi backend's module, as make builds it (see python/local.mk).
+sys.path.append(os.path.join(_build, "python", ".libs"))
+CFFI_BUILT = os.path.exists(os.path.join(_build, "python", ".libs", "_polysandbox_cffi.so"))
 from harness import Server  # noqa: E402  (it also puts python/ on sys.path)
 
 
@@ -159,11 +162,33 @@ def local(psb):
     runner.close()
 
 
+@pytest.fixture(scope="module")
+def cffi_local(psb):
+    """A Local of the module on the cffi backend (skipped when it is not
+    built), closed at its end."""
+    if not CFFI_BUILT:
+        pytest.skip("the cffi backend is not built (configure found no python3-cffi)")
+    runner = psb.Local(backend="cffi")
+    assert runner.backend == "cffi"
+    yield runner
+    runner.close()
+
+
 @pytest.fixture(scope="module", params=["local", "client"])
 def named(request, local, client):
     """(name, runner): the module's Local, then the session's Client (a
     test using it runs once with each)."""
     return request.param, local if request.param == "local" else client
+
+
+@pytest.fixture(scope="module", params=["local", "cffi", "client"])
+def named_backends(request, client):
+    """As named, with a Local on the cffi backend between the two (the
+    library's run, exec and file calls go through both backends)."""
+    if request.param == "client":
+        return "client", client
+    return request.param, request.getfixturevalue(
+        "local" if request.param == "local" else "cffi_local")
 
 
 @pytest.fixture

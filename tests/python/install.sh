@@ -4,7 +4,8 @@
 # $(pkgpythondir); the installed package runs a command; with a prefix of
 # its own it loads the library installed beside it (through _paths.py)
 # given nothing but PYTHONPATH; `make uninstall` removes it; and a
-# Makefile configured --disable-python installs none of it.
+# Makefile configured --disable-python installs none of it; the cffi
+# backend's module, when built, is staged beside the package and runs.
 set -u
 b=${top_builddir:?run through make check}
 src=${top_srcdir:?run through make check}
@@ -14,16 +15,18 @@ case "${SBX_CFLAGS:-} ${SBX_LDFLAGS:-}" in
 esac
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/sbx-pyinstall-XXXXXX") || exit 1
 off=$b/.sbx-nopython-$$.mk
-# the build tree's _paths.py back to the configured libdir (test 4 installs another)
+# the build tree's _paths.py back to the configured libdir (test 5 installs another)
 trap 'rm -rf "$tmp" "$off"; mk python/_paths.py >/dev/null 2>&1' EXIT
 
 # The parent make's flags (jobserver, TESTS=...) are not for these makes.
 mk() { env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -C "$b" "$@"; }
 cat >"$tmp/vars.mk" <<'MK'
 sbx-vars:
-	@printf '%s\n' '$(PYTHON)' '$(pkgpythondir)' '$(libdir)' '$(notdir $(pkgpython_PYTHON))'
+	@printf '%s\n' '$(PYTHON)' '$(pkgpythondir)' '$(libdir)' '$(notdir $(pkgpython_PYTHON))' \
+	    '$(pkgpyexecdir)' '$(pkgpyexec_LTLIBRARIES)'
 MK
-vars() { # vars [VAR=VALUE...]: PYTHON, pkgpythondir, libdir, modules; one a line
+vars() { # vars [VAR=VALUE...]: PYTHON, pkgpythondir, libdir, modules,
+         # pkgpyexecdir, the cffi module's .la (or nothing); one a line
     mk -s -f Makefile -f "$tmp/vars.mk" "$@" sbx-vars
 }
 line() { sed -n "$1p" "$tmp/vars"; }
@@ -34,10 +37,11 @@ fail() { # fail N DESCRIPTION LOG
 
 vars >"$tmp/vars" || { echo "Bail out! cannot read the Makefile's variables"; exit 1; }
 PY=$(line 1) pkgpy=$(line 2) libdir=$(line 3) modules=$(line 4)
+pkgpyexec=$(line 5) cffi=$(line 6)
 [ -n "$modules" ] || { echo "1..0 # SKIP configured --disable-python"; exit 0; }
 "$PY" -c 'import sys; sys.exit(sys.version_info < (3, 9))' ||
     { echo "1..0 # SKIP $PY is not a python3 >= 3.9"; exit 0; }
-echo "1..5"
+echo "1..6"
 
 # hi PYTHONPATH LOG: run "echo hi" with the installed package, printing
 # its output, where the package and the library were loaded from
@@ -80,16 +84,33 @@ else
     fail 2 "the package staged by make install DESTDIR=... runs echo hi" "$tmp/hi2"
 fi
 
-# 3. make uninstall DESTDIR=...
-if mk uninstall DESTDIR="$dest" >"$tmp/uninstall.log" 2>&1 &&
-   [ -z "$(find "$dest" -type f -print 2>/dev/null)" ]; then
-    echo "ok 3 - make uninstall leaves no file behind"
+# 3. the staged cffi module beside the package, on the staged library
+if [ -z "$cffi" ]; then
+    echo "ok 3 # SKIP the cffi backend is not built"
+elif [ -f "$dest$pkgpyexec/_polysandbox_cffi.so" ] &&
+     (cd "$tmp" && LD_LIBRARY_PATH="$dest$libdir" POLYSANDBOX_BACKEND=cffi \
+        PYTHONPATH="${dest%/}${pkgpy%/polysandbox}" PYTHONDONTWRITEBYTECODE=1 "$PY" -c '
+import polysandbox as psb
+from polysandbox import _cffi
+print(psb.run("echo hi").stdout, end="")
+print(psb.backend(), _cffi.module().__file__)') >"$tmp/hi3" 2>&1 &&
+     [ "$(sed -n 1p "$tmp/hi3")" = hi ] &&
+     [ "$(sed -n 2p "$tmp/hi3")" = "cffi $dest$pkgpyexec/_polysandbox_cffi.so" ]; then
+    echo "ok 3 - the cffi module staged beside the package runs echo hi"
 else
-    find "$dest" -type f | sed 's/^/# left: /'
-    fail 3 "make uninstall leaves no file behind" "$tmp/uninstall.log"
+    fail 3 "the cffi module staged beside the package runs echo hi" "$tmp/hi3"
 fi
 
-# 4. a prefix of its own (only the library and the package: a full
+# 4. make uninstall DESTDIR=...
+if mk uninstall DESTDIR="$dest" >"$tmp/uninstall.log" 2>&1 &&
+   [ -z "$(find "$dest" -type f -print 2>/dev/null)" ]; then
+    echo "ok 4 - make uninstall leaves no file behind"
+else
+    find "$dest" -type f | sed 's/^/# left: /'
+    fail 4 "make uninstall leaves no file behind" "$tmp/uninstall.log"
+fi
+
+# 5. a prefix of its own (only the library and the package: a full
 # install without DESTDIR would build the Go cache): PYTHONPATH is all
 # python needs, _paths.py leads it to the library
 p=$tmp/prefix
@@ -100,26 +121,26 @@ if vars prefix="$p" >"$tmp/vars" && pkgp=$(line 2) && libp=$(line 3) &&
        [ "$(sed -n 1p "$tmp/hi4")" = hi ] &&
        [ "$(sed -n 2p "$tmp/hi4")" = "$pkgp/__init__.py" ] &&
        [ "$(sed -n 3p "$tmp/hi4")" = "$libp/libpolysandbox.so.0" ]; then
-        echo "ok 4 - installed in a prefix, it loads that prefix's library through _paths.py"
+        echo "ok 5 - installed in a prefix, it loads that prefix's library through _paths.py"
     else
-        fail 4 "installed in a prefix, it loads that prefix's library through _paths.py" "$tmp/hi4"
+        fail 5 "installed in a prefix, it loads that prefix's library through _paths.py" "$tmp/hi4"
     fi
 else
-    fail 4 "make install of the library and the package with prefix=..." "$tmp/pinstall.log"
+    fail 5 "make install of the library and the package with prefix=..." "$tmp/pinstall.log"
 fi
 
-# 5. --disable-python: this build's Makefile.in with the conditional off,
+# 6. --disable-python: this build's Makefile.in with the conditional off,
 # made by its config.status (in the build tree, for its relative paths)
 sed 's/@ENABLE_PYTHON_TRUE@/#/g; s/@ENABLE_PYTHON_FALSE@//g' "$src/Makefile.in" >"$tmp/Makefile.in"
 if (cd "$b" && ./config.status --file="$(basename "$off")":"$tmp/Makefile.in") >"$tmp/off.log" 2>&1 &&
    mk -f "$off" install-data DESTDIR="$tmp/off" >>"$tmp/off.log" 2>&1; then
     if [ -n "$(find "$tmp/off" -name '*.1' -print -quit)" ] &&
        [ -z "$(find "$tmp/off" -name '*.py*' -print -quit)" ] && [ ! -e "$tmp/off$pkgpy" ]; then
-        echo "ok 5 - configured --disable-python, make install installs none of the package"
+        echo "ok 6 - configured --disable-python, make install installs none of the package"
     else
         find "$tmp/off" -name '*.py*' | sed 's/^/# installed: /'
-        echo "not ok 5 - configured --disable-python, make install installs none of the package"
+        echo "not ok 6 - configured --disable-python, make install installs none of the package"
     fi
 else
-    fail 5 "make install-data of a Makefile configured --disable-python" "$tmp/off.log"
+    fail 6 "make install-data of a Makefile configured --disable-python" "$tmp/off.log"
 fi

@@ -16,6 +16,15 @@ POLYSANDBOX_LIBRARY="$top_builddir/core/.libs/libpolysandbox.so"
 [ -f "$POLYSANDBOX_LIBRARY" ] ||
     { echo "Bail out! $POLYSANDBOX_LIBRARY is not built"; exit 1; }
 export POLYSANDBOX_LIBRARY
+# The cffi backend's module (built when configure found cffi) loads its
+# library by soname: this tree's, not an installed one.
+LD_LIBRARY_PATH="$top_builddir/core/.libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export LD_LIBRARY_PATH
+if [ "${POLYSANDBOX_BACKEND:-}" = cffi ] &&
+   [ ! -f "$top_builddir/python/.libs/_polysandbox_cffi.so" ]; then
+    echo "1..0 # SKIP the cffi backend is not built (configure found no python3-cffi)"
+    exit 0
+fi
 
 . "$top_srcdir/tests/python/sanitizer-env.sh"
 [ -z "$py_skip" ] || { echo "1..0 # SKIP $py_skip"; exit 0; }
@@ -37,4 +46,5 @@ POLYSANDBOX_TAP_FD=3
 export POLYSANDBOX_TAP_FD
 exec 3>&1 1>&2
 exec "$PY" -m pytest -rfEs -c "$top_srcdir/tests/python/pytest.ini" \
-    --rootdir "$top_srcdir/tests/python" "$top_srcdir/tests/python/$PYTHON_TEST"
+    --rootdir "$top_srcdir/tests/python" \
+    "$top_srcdir/tests/python/$PYTHON_TEST"

@@ -176,12 +176,27 @@ def test_malformed_result(psb, which):
         psb.Result.from_json(obj)
 
 
+def test_backend_in_use(psb):
+    """The module-level calls use the backend $POLYSANDBOX_BACKEND names
+    (binding-cffi.sh: cffi), else ctypes ($POLYSANDBOX_LIBRARY is set)."""
+    want = os.environ.get("POLYSANDBOX_BACKEND") or "ctypes"
+    assert psb.backend() == want and psb.default().backend == want
+    assert psb.run("echo hi").stdout == "hi\n"
+
+
+def test_unknown_backend(psb):
+    """A backend that is not one: ValueError naming both."""
+    with pytest.raises(ValueError, match="'cfi' is not one of"):
+        psb.Local(backend="cfi")
+
+
 def test_library_not_loadable(scratch):
     """A library that cannot be loaded: OSError naming the path and the variable."""
     bad = subprocess.run([sys.executable, "-c", "import polysandbox as p; p.run('true')"],
                          capture_output=True, text=True, timeout=60,
                          env=dict(os.environ,
                                   POLYSANDBOX_LIBRARY=os.path.join(scratch, "nolib.so"),
+                                  POLYSANDBOX_BACKEND="ctypes",
                                   PYTHONPATH=os.path.join(os.environ["top_srcdir"], "python")))
     assert bad.returncode != 0 and "nolib.so" in bad.stderr \
         and "POLYSANDBOX_LIBRARY" in bad.stderr, bad.stderr[-600:]

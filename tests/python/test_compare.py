@@ -35,7 +35,7 @@ def tmp(tmp_path_factory):
 @pytest.fixture(scope="module")
 def conf(tmp):
     """A configuration with two warm pools (one keyed by a template) and
-    the evalnop provider (tests/eval/fake-provider.c: it says every
+    the evalnop provider (tests/provider/evalfake.c: it says every
     program exited 0 without its pass marker, so beside local the
     samples that pass differ), the environment's for the module; its path."""
     conf = os.path.join(tmp, "conf")

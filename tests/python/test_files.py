@@ -2,15 +2,18 @@
 the process and through a real polysandboxd (conftest.py's server), with
 pytest.
 
-Run by files.sh under `make check`.  Both runners list the same sandbox
-contents and must give equal FileEntry lists and the same exceptions.
+Run by files.sh under `make check`.  Every runner (Local on ctypes, on
+cffi when it is built, and Client) lists the same sandbox contents and
+must give equal FileEntry lists and the same exceptions.
 """
 
 import os
 
 import pytest
 
-RUNNERS = ["local", "client"]
+from conftest import CFFI_BUILT
+
+RUNNERS = ["local", "client"] + (["cffi"] if CFFI_BUILT else [])
 # A name that is not UTF-8: its bytes kept in raw, shown with U+FFFD.
 ODD = b"odd\xff"
 
@@ -20,10 +23,12 @@ def boxes(psb, client):
     """A sandbox per runner with the same files under d/; name -> (the
     sandbox, the setup exec's result, list_files("d"))."""
     tag = os.urandom(4).hex()
-    local = psb.Local()
+    local = psb.Local(backend="ctypes")
+    cffi = psb.Local(backend="cffi") if CFFI_BUILT else None
     made = {}
     try:
-        for name, runner in (("local", local), ("client", client)):
+        for name in RUNNERS:
+            runner = {"local": local, "client": client, "cffi": cffi}[name]
             sb = runner.create_sandbox(provider="local", ttl=300,
                                        labels={"test": "files-" + tag, "r": name})
             made[name] = sb
@@ -38,6 +43,8 @@ def boxes(psb, client):
         for v in made.values():
             (v[0] if isinstance(v, tuple) else v).destroy()
         local.close()
+        if cffi is not None:
+            cffi.close()
 
 
 @pytest.mark.parametrize("name", RUNNERS)
@@ -91,7 +98,9 @@ def test_list_files_bad_arguments(boxes, name):
 
 
 def test_local_and_server_same_entries(boxes):
-    """Local and server mode give the same entries (but the times)."""
-    mine, theirs = (sorted(boxes[n][2], key=lambda e: e.raw) for n in RUNNERS)
-    assert [(e.name, e.type, e.size, e.raw) for e in mine] == \
-        [(e.name, e.type, e.size, e.raw) for e in theirs]
+    """Local (each backend) and server mode give the same entries (but
+    the times)."""
+    seen = {n: [(e.name, e.type, e.size, e.raw) for e in sorted(boxes[n][2],
+                                                              key=lambda e: e.raw)]
+            for n in RUNNERS}
+    assert all(v == seen["local"] for v in seen.values()), seen

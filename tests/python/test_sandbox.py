@@ -20,10 +20,10 @@ BLOB = bytes(range(256)) * 64
 
 
 @pytest.fixture(scope="module")
-def box(named):
+def box(named_backends):
     """A sandbox of the runner, with labels, a create env and a memory
     limit; (the sandbox, its labels).  Destroyed at the end."""
-    name, runner = named
+    name, runner = named_backends
     labels = {"test": "python-" + TAG, "runner": name}
     sb = runner.create_sandbox(provider="local", labels=labels, ttl=300,
                                env={"CREATED": "yes"}, limits={"memory": 256 << 20})
@@ -67,10 +67,10 @@ def test_upload_download(box):
     assert r.stdout == f"ran\n{len(BLOB)}\n" and got == BLOB, f"{r} {len(got)}"
 
 
-def test_attach_keeps_state(named, box):
+def test_attach_keeps_state(named_backends, box):
     """attach by id: the same sandbox, its state kept, its labels;
     sandboxes(labels=) finds it alone."""
-    _, runner = named
+    _, runner = named_backends
     sb, labels = box
     assert sb.exec("echo kept > state.txt").status == "ok"
     again = runner.attach(sb.id)
@@ -85,9 +85,9 @@ def test_attach_keeps_state(named, box):
         again.close()
 
 
-def test_get_or_create(named):
+def test_get_or_create(named_backends):
     """get_or_create_sandbox: made once, then found."""
-    name, runner = named
+    name, runner = named_backends
     one = runner.get_or_create_sandbox(provider="local", labels={"goc": TAG, "r": name})
     two = runner.get_or_create_sandbox(provider="local", labels={"goc": TAG, "r": name})
     try:
@@ -97,9 +97,9 @@ def test_get_or_create(named):
         one.destroy()
 
 
-def test_bad_input_names_argument(named, box):
+def test_bad_input_names_argument(named_backends, box):
     """Bad input names the argument (path, an option exec has not, labels)."""
-    _, runner = named
+    _, runner = named_backends
     sb, _ = box
     with pytest.raises(ValueError, match="'path'"):
         sb.upload("../x", b"")
@@ -122,10 +122,10 @@ def test_download_refusals(psb, box):
         sb.download("d/big.bin", max_bytes=10)
 
 
-def test_destroyed(psb, named):
+def test_destroyed(psb, named_backends):
     """destroyed (by `with`): calls raise, attach raises
     SandboxNotFoundError, not listed."""
-    name, runner = named
+    name, runner = named_backends
     labels = {"test": "python-gone-" + TAG, "runner": name}
     sb = runner.create_sandbox(provider="local", labels=labels, ttl=300)
     with sb:
@@ -138,9 +138,9 @@ def test_destroyed(psb, named):
 
 
 @pytest.mark.asyncio
-async def test_async_with(psb, named):
+async def test_async_with(psb, named_backends):
     """async with Sandbox.create: aupload, aexec_code, adownload; destroyed on exit."""
-    name, runner = named
+    name, runner = named_backends
     labels = {"test": "python-async-" + TAG, "runner": name}
     async with psb.Sandbox.create(runner, provider="local", labels=labels) as a:
         await a.aupload("x.txt", "async\n")
@@ -153,10 +153,10 @@ async def test_async_with(psb, named):
 
 
 @pytest.mark.asyncio
-async def test_cancel_aexec_sandbox_goes_on(psb, named):
+async def test_cancel_aexec_sandbox_goes_on(psb, named_backends):
     """Cancelling an aexec stops its command; the sandbox goes on.
     Generous: it tells a stopped command from one that ran its 30 s."""
-    _, runner = named
+    _, runner = named_backends
     a = await psb.Sandbox.create(runner, provider="local")
     try:
         how, _ = await cancel_later(a.aexec("sleep 30", timeout=60))
@@ -170,9 +170,9 @@ async def test_cancel_aexec_sandbox_goes_on(psb, named):
 
 
 @pytest.mark.asyncio
-async def test_destroy_stops_running_exec(psb, named):
+async def test_destroy_stops_running_exec(psb, named_backends):
     """destroy stops an exec under way: its result is sandbox_error, cancelled."""
-    _, runner = named
+    _, runner = named_backends
     a = await psb.Sandbox.create(runner, provider="local")
     t = asyncio.create_task(a.aexec("sleep 30", timeout=60))
     await asyncio.sleep(0.5)
@@ -183,9 +183,9 @@ async def test_destroy_stops_running_exec(psb, named):
     assert r.status == "sandbox_error" and r.error_code == 21 and took < 10, f"{took:.1f} s {r}"
 
 
-def test_run_many(named):
+def test_run_many(named_backends):
     """run_many: results in order, progress once each."""
-    _, runner = named
+    _, runner = named_backends
     reqs = ["echo 0", ["echo", "1"], {"language": "sh", "code": "echo $1", "args": ["2"]},
             {"command": "echo $Y", "env": {"Y": "3"}}, "echo 4 >&2; exit 5"]
     seen = []
@@ -195,10 +195,10 @@ def test_run_many(named):
 
 
 @pytest.mark.asyncio
-async def test_arun_many_one_at_a_time(named):
+async def test_arun_many_one_at_a_time(named_backends):
     """arun_many with concurrency=1: in order, one at a time (a lower
     bound only: one at a time cannot take less than 3 x 0.3 s)."""
-    _, runner = named
+    _, runner = named_backends
     t0 = time.monotonic()
     rs = await runner.arun_many(["sleep 0.3; echo a", "sleep 0.3; echo b",
                                  "sleep 0.3; echo c"], concurrency=1)
@@ -206,9 +206,9 @@ async def test_arun_many_one_at_a_time(named):
     assert [x.stdout for x in rs] == ["a\n", "b\n", "c\n"] and took >= 0.9, f"{rs} {took:.2f}"
 
 
-def test_run_many_refusals(psb, named):
+def test_run_many_refusals(psb, named_backends):
     """run_many: a refusal raises, or takes its place; bad input names requests[i]."""
-    _, runner = named
+    _, runner = named_backends
     rs = runner.run_many(["echo ok", {"command": "true", "provider": "nosuch"}],
                          return_exceptions=True)
     assert rs[0].stdout == "ok\n" and isinstance(rs[1], psb.SandboxNotFoundError), rs

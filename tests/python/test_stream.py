@@ -40,9 +40,9 @@ def release(sb):
 
 
 @pytest.fixture(scope="module")
-def box(named):
+def box(named_backends):
     """A local sandbox of the runner, destroyed at the end."""
-    sb = named[1].create_sandbox(provider="local", ttl=300)
+    sb = named_backends[1].create_sandbox(provider="local", ttl=300)
     yield sb
     sb.destroy()
 
@@ -131,12 +131,12 @@ async def test_break_async_for_stops_command(box):
         f"{got} {res} {r2}"
 
 
-def test_stream_refusals(psb, named, box):
+def test_stream_refusals(psb, named_backends, box):
     """stream: a bad option raises at the call, a destroyed sandbox and a
     refused exec at the loop."""
     with pytest.raises(TypeError, match="'provider'"):
         box.stream("true", provider="local")
-    gone = named[1].create_sandbox(provider="local")
+    gone = named_backends[1].create_sandbox(provider="local")
     gone.destroy()
     with pytest.raises(psb.SandboxError, match="destroyed"):
         list(gone.stream("true"))
@@ -164,7 +164,7 @@ async def test_execute_many_stop_on_error(box):
 
 
 def test_execute_many_bad_command_first(box):
-    """execute_many: a bad command is named before any runs."""
+    """execute_many: a bad command is named_backends before any runs."""
     assert box.exec("echo a > f").status == "ok"
     with pytest.raises(TypeError, match=r"commands\[1\]"):
         box.execute_many(["rm f", 7])
@@ -174,10 +174,10 @@ def test_execute_many_bad_command_first(box):
     assert kept.stdout == "a\n", kept
 
 
-def test_compile_ok(named, box):
+def test_compile_ok(named_backends, box):
     """Result.compile of a compiled template: ok, its time, the program ran."""
     ok = box.exec_code("c", C_OK)
-    one = named[1].run_code("c", C_OK, provider="local")
+    one = named_backends[1].run_code("c", C_OK, provider="local")
     assert ok.status == "ok" and ok.stdout == "compiled\n" and ok.compile is not None, ok
     assert ok.compile.success and ok.compile.time_ns > 0 \
         and ok.compile.time_ns == ok.timings_ns["compile"], ok

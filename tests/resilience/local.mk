@@ -1,22 +1,19 @@
 # tests/resilience/local.mk - retries, circuit breakers, fallback, health
 #
 # flaky.so and flaky2.so are working providers with faults injected from
-# their [settings] (tests/resilience/flaky.c); test-resilience drives them
+# their [settings] (the reference test provider's "flaky" flavour,
+# tests/provider/flaky.c); test-resilience drives them
 # through the core with a fake clock and sleep, so no assertion is timed.
-
-RESILIENCE_MODULE_LDOPTS = -module -avoid-version -shared -no-undefined \
-	-rpath /nowhere
 
 check_LTLIBRARIES += tests/resilience/flaky.la tests/resilience/flaky2.la
 
-tests_resilience_flaky_la_SOURCES = tests/resilience/flaky.c
-tests_resilience_flaky_la_CFLAGS = $(SBX_MODULE_COPTS) -pthread
-tests_resilience_flaky_la_LDFLAGS = $(RESILIENCE_MODULE_LDOPTS)
+tests_resilience_flaky_la_SOURCES = $(TESTPROV_SOURCES) tests/provider/flaky.c
+tests_resilience_flaky_la_CFLAGS = $(SBX_MODULE_COPTS) -pthread -DTP_NAME='"flaky"'
+tests_resilience_flaky_la_LDFLAGS = $(TESTPROV_LDOPTS)
 
-tests_resilience_flaky2_la_SOURCES = tests/resilience/flaky.c
-tests_resilience_flaky2_la_CPPFLAGS = $(AM_CPPFLAGS) -DFLAKY_NAME='"flaky2"'
-tests_resilience_flaky2_la_CFLAGS = $(SBX_MODULE_COPTS) -pthread
-tests_resilience_flaky2_la_LDFLAGS = $(RESILIENCE_MODULE_LDOPTS)
+tests_resilience_flaky2_la_SOURCES = $(TESTPROV_SOURCES) tests/provider/flaky.c
+tests_resilience_flaky2_la_CFLAGS = $(SBX_MODULE_COPTS) -pthread -DTP_NAME='"flaky2"'
+tests_resilience_flaky2_la_LDFLAGS = $(TESTPROV_LDOPTS)
 
 check_PROGRAMS += tests/resilience/test-resilience
 tests_resilience_test_resilience_SOURCES = tests/resilience/test-resilience.c \

@@ -3,7 +3,7 @@
 # sealed credential may never show up: log lines, error messages, --json,
 # a sandbox's environment, any process's cmdline or environ, a core file.
 #
-# The probe provider (tests/secrets/probe.c) borrows [settings] api_key
+# The probe provider (tests/provider/probe.c) borrows [settings] api_key
 # through the host table and prints its length and BLAKE2b-256, never it.
 
 . "$top_srcdir/tests/cli/lib.sh"

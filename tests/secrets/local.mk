@@ -1,6 +1,7 @@
 # tests/secrets/local.mk - sealed credentials: the core's key pair, format
 # and opening (unit test), and the secret command end to end (cli.sh) with
-# a test provider that borrows its credential (probe.so).
+# a test provider that borrows its credential (probe.so, the reference test
+# provider's "probe" flavour, tests/provider/probe.c).
 
 check_PROGRAMS += tests/secrets/test-secrets
 tests_secrets_test_secrets_SOURCES = tests/secrets/test-secrets.c tests/unit/tap.h
@@ -12,10 +13,9 @@ tests_secrets_test_secrets_LDADD = core/libpolysandbox-internal.la $(LTDL_LIBS) 
 # A real module in tests/secrets/.libs/ (-rpath: a shared module, not a
 # convenience archive); cli.sh puts that directory on the provider path.
 check_LTLIBRARIES += tests/secrets/probe.la
-tests_secrets_probe_la_SOURCES = tests/secrets/probe.c
-tests_secrets_probe_la_CFLAGS = $(SBX_MODULE_COPTS) $(SODIUM_CFLAGS)
-tests_secrets_probe_la_LDFLAGS = -module -avoid-version -shared -no-undefined \
-	-export-symbols-regex '^sandbox_provider_v1$$' -rpath /nowhere
+tests_secrets_probe_la_SOURCES = $(TESTPROV_SOURCES) tests/provider/probe.c
+tests_secrets_probe_la_CFLAGS = $(SBX_MODULE_COPTS) $(SODIUM_CFLAGS) -DTP_NAME='"probe"'
+tests_secrets_probe_la_LDFLAGS = $(TESTPROV_LDOPTS) -export-symbols-regex '^sandbox_provider_v1$$'
 tests_secrets_probe_la_LIBADD = $(SODIUM_LIBS)
 
 TESTS += tests/secrets/test-secrets tests/secrets/cli.sh tests/secrets/tty.sh

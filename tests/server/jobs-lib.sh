@@ -1,7 +1,7 @@
 # tests/server/jobs-lib.sh - set-up of the job tests (sourced after lib.sh)
 #
 # The configuration of the evaluation tests: the local provider and the
-# fake ones of tests/eval/fake-provider.c (evalnop claims exit 0 without
+# fake ones of tests/provider/evalfake.c (evalnop claims exit 0 without
 # running anything: a second provider whose answers differ).  Each test's
 # server keeps its jobs in $tmp/state and its sandboxes' state in
 # $tmp/lstate, so what a test leaves behind is its own to find.

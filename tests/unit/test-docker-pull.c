@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "base64.h"
-#include "docker-int.h"
+#include "engine/engine.h"
 #include "tap.h"
 
 static void ref_ok(const char *in, const char *repo, const char *tag, const char *reg)

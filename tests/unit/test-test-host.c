@@ -12,7 +12,7 @@
 #include "tap.h"
 
 static const char *const keys[] = { "timeout", "max_size", "token", NULL };
-static const char *const secrets[] = { "token", NULL };
+static const char *const secrets[] = { "token", "api_key", NULL };
 static const sbx_provider_v1 desc = {
     .magic = SBX_PROVIDER_MAGIC, .abi_major = SBX_ABI_MAJOR, .abi_minor = SBX_ABI_MINOR,
     .name = "probe", .config_keys = keys, .secret_keys = secrets,
@@ -31,6 +31,23 @@ static const sbx_setting_v1 table[] = {
     { .key = "token", .type = SBX_SETTING_SECRET, .offset = offsetof(struct conf, has_token) },
     { .key = NULL },
 };
+
+struct seen {
+    int logs, errors, last_code;
+};
+
+static void watcher(void *ud, bool is_error, int n, const char *text)
+{
+    struct seen *w = ud;
+
+    (void)text;
+    if (is_error) {
+        w->errors++;
+        w->last_code = n;
+    } else {
+        w->logs++;
+    }
+}
 
 int main(void)
 {
@@ -69,6 +86,15 @@ int main(void)
     ok(host->secret_get(h, "timeout", &v, &len) == SBX_E_NOT_FOUND &&
            sbx_test_host_error(t, &msg) == SBX_E_NOT_FOUND && strstr(msg, "'timeout'"),
        "secret_get refuses a key that is not a credential, naming it");
+
+    ok(sbx_test_host_set(t, "api_key", "k-1") == SBX_OK &&
+           host->secret_get(h, "api_key", &v, &len) == SBX_OK && !strcmp(v, "k-1") &&
+           !host->config_get(h, "api_key"),
+       "a credential only secret_keys declares is set and opened, not a setting");
+    host->secret_release(h, v);
+    ok(sbx_test_host_set(t, "nope", "x") == SBX_E_CONFIG &&
+           sbx_test_host_error(t, &msg) == SBX_E_CONFIG && strstr(msg, "unknown key 'nope'"),
+       "a key neither list declares is refused, naming it");
 
     sbx_test_host_clear(t);
     ok(sbx_test_host_error(t, &msg) == SBX_OK && !*msg && !sbx_test_host_not_started(t) &&
@@ -127,6 +153,30 @@ int main(void)
            sbx_test_host_error(t, &msg) == SBX_E_PATH && strstr(msg, "'x/\\x1b[2J'") &&
            strstr(msg, "control character"),
        "the message escapes a control character");
+
+    {
+        struct seen w = { 0, 0, 0 };
+        const char *text = NULL;
+        size_t before = sbx_test_host_misuses(t, NULL);
+
+        ok(sbx_test_host_leaks(t, &text) == 0 && !*text, "no leak counted yet");
+        sbx_test_host_watch(t, watcher, &w);
+        host->log(h, SBX_LOG_DEBUG, "auth with %s failed", "s3cr3t");
+        host->set_error(h, SBX_E_AUTH, "key %s refused", "s3cr3t");
+        host->log(h, SBX_LOG_DEBUG, "auth with %s failed", "s3cr...");
+        ok(sbx_test_host_leaks(t, &text) == 2 && !strcmp(text, "key s3cr3t refused"),
+           "a credential's value in a log line or an error is counted, the last kept");
+        ok(w.logs == 2 && w.errors == 1 && w.last_code == SBX_E_AUTH,
+           "the watcher sees every log line and error with its level or code");
+        host->set_error(h, SBX_OK, "not an error");
+        host->set_error(h, 77, "a code of its own");
+        host->log(h, 9, "a level of its own");
+        ok(sbx_test_host_misuses(t, &text) == before + 3 && strstr(text, "level 9"),
+           "set_error with SBX_OK or an unknown code and an unknown log level are misuses");
+        sbx_test_host_watch(t, NULL, NULL);
+        host->log(h, SBX_LOG_DEBUG, "unwatched");
+        ok(w.logs == 3, "no watcher after it is removed (%d)", w.logs);
+    }
     sbx_test_host_free(t);
     sbx_test_host_free(NULL);
     return tap_done();

@@ -345,6 +345,17 @@ SBX_API int sbx_eval_opts_set_allow_partial(sbx_eval_opts *o, bool on);
 SBX_API int sbx_eval_opts_set_judge(sbx_eval_opts *o, bool all_tests, uint64_t min_ns,
                                     double factor, uint64_t compile_ns);
 /**
+ * sbx_eval_opts_set_exec_per_test:
+ * How a judged problem's compiled program runs its tests after the first
+ * (which also compiles it).  By default (@on false) they run in one exec
+ * of a small static runner that polysandbox puts into the sandbox; a test
+ * that the runner does not report as a clean exit with the right output
+ * runs again on an exec of its own, whose result is the verdict, so the
+ * verdicts are the same as with @on true: one exec per test, always.
+ * SBX_E_INVAL for NULL @o.  Since: 0.3
+ */
+SBX_API int sbx_eval_opts_set_exec_per_test(sbx_eval_opts *o, bool on);
+/**
  * sbx_eval_opts_set_evalplus_time:
  * EvalPlus's per-input time limits: the completion's call on each input
  * may take max(@min_ns, @factor x the reference's time on that input),

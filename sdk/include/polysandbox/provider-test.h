@@ -129,6 +129,47 @@ SBX_TEST_API void sbx_test_host_advance_clock(sbx_test_host *t, uint64_t ns);
  * too; by default only warnings and errors do.  Since: 0.3 */
 SBX_TEST_API void sbx_test_host_verbose(sbx_test_host *t, bool verbose);
 
+/**
+ * sbx_test_host_leaks:
+ * @text: (out) (optional) (transfer none): the last such message, ""
+ *   when none; valid until the next call on @t
+ * A provider promises never to put a credential in a log line or an
+ * error message (they reach users' terminals, logs and reports).  The
+ * test host checks every line and message it is given against the value
+ * of every credential set on it.
+ * Returns: how many log lines and error messages held a credential's
+ * value since sbx_test_host_new.  Since: 0.3
+ */
+SBX_TEST_API size_t sbx_test_host_leaks(sbx_test_host *t, const char **text);
+
+/**
+ * sbx_test_host_misuses:
+ * @what: (out) (optional) (transfer none): what the last misuse was, ""
+ *   when none; valid until the next call on @t
+ * Returns: how many times the provider broke the host table's contract
+ * in a way the host can see since sbx_test_host_new: set_error with
+ * SBX_OK or a code outside the SBX_E_* range, a log level outside
+ * SBX_LOG_*.  Since: 0.3
+ */
+SBX_TEST_API size_t sbx_test_host_misuses(sbx_test_host *t, const char **what);
+
+/**
+ * sbx_test_host_watch_fn:
+ * @ud: what sbx_test_host_watch was given
+ * @is_error: true for set_error (then @n is the code), false for a log
+ *   line (then @n is its SBX_LOG_* level)
+ * @text: (transfer none) the message as formatted, valid during the call
+ * Called on the provider's thread, after the host recorded the message,
+ * without any lock of the host held.  Since: 0.3
+ */
+typedef void (*sbx_test_host_watch_fn)(void *ud, bool is_error, int n, const char *text);
+
+/** sbx_test_host_watch: have @fn called with every log line and error
+ * the provider writes (NULL stops it), for checks of a test's own (a
+ * fuzz harness that breaks off at the first bad message, say).  Set it
+ * before init.  Since: 0.3 */
+SBX_TEST_API void sbx_test_host_watch(sbx_test_host *t, sbx_test_host_watch_fn fn, void *ud);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,206 @@
+"""polysandbox._cffi - the cffi backend: runs, sandboxes and their files
+through _polysandbox_cffi, a module compiled by make in cffi's API mode
+against <polysandbox/sandbox.h> (python/cffi_build.py: its prototypes are
+checked against the header at build time).
+
+CffiLocal is a Local (local.py) whose runs, sandbox creation, execs,
+uploads, downloads and file lists call the compiled module; the rest
+(providers, pools, evaluate, compare, listing) goes through ctypes, on
+the same library: the module links libpolysandbox.so.0, and ctypes then
+loads that soname, which the dynamic loader finds already loaded.  The
+handles cross as addresses (ints), as in Local.  cffi releases the GIL
+around every call.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+from typing import Any, Callable, Sequence
+
+from . import _native
+from .local import Local, _STREAMS, _CREATE_KEYS, _ns
+from .request import OutputSink
+from .result import Result
+from .sandbox import FileEntry, FileList, SandboxInfo
+
+__all__ = ["CffiLocal", "module"]
+
+_module: Any = None
+
+
+def module() -> Any:
+    """The compiled module: the package's own (make install puts it
+    beside the package), else one on sys.path (a build tree's
+    python/.libs); ImportError when there is none, or when its library is
+    not the one ctypes would load."""
+    global _module
+    if _module is None:
+        try:
+            mod = importlib.import_module("polysandbox._polysandbox_cffi")
+        except ImportError:
+            mod = importlib.import_module("_polysandbox_cffi")
+        # The library the module linked is loaded now: ctypes must find
+        # that one, not another copy (handles cross between the two).
+        _native.use_loaded()
+        _def_externs(mod)
+        _module = mod
+    return _module
+
+
+class CffiLocal(Local):
+    """A Local on the cffi backend (see the module)."""
+
+    backend = "cffi"
+
+    def __init__(self, config_dir: str | None = None, backend: str | None = None):
+        mod = module()
+        super().__init__(config_dir, backend)
+        self._ffi, self._xlib = mod.ffi, mod.lib
+        self._cctx = mod.ffi.cast("sbx_ctx *", self._ctx.value)
+
+    # The hooks of Local's option setters.
+    def _strv(self, items: Sequence[str]) -> Any:
+        """A NULL-terminated char *[] that keeps its strings alive."""
+        ffi = self._ffi
+        keep = [ffi.new("char[]", s.encode("utf-8")) for s in items]
+        arr = ffi.new("char *[]", keep + [ffi.NULL])
+        return ffi.gc(arr, lambda _a, _k=keep: None)
+
+    def _buf(self, data: bytes) -> Any:
+        return self._ffi.from_buffer(data)
+
+    def _cancel_ptr(self, token: int) -> Any:
+        return self._ffi.cast("sbx_cancel *", token)
+
+    def _sb(self, sb: int, drop: bool = False) -> Any:
+        return self._ffi.cast("sbx_sandbox *", self._held(sb, drop))
+
+    def _cresult(self, call: Callable[[Any], int]) -> Result:
+        """The Result of call(out), which sets *out to an sbx_result."""
+        ffi, lib = self._ffi, self._xlib
+        out = ffi.new("sbx_result **")
+        try:
+            self._check(call(out))
+            text = lib.sbx_result_to_json(out[0])
+            if text == ffi.NULL:
+                raise MemoryError("polysandbox: out of memory for the result")
+            try:
+                return Result.from_json(json.loads(ffi.string(text)))
+            finally:
+                lib.free(text)
+        finally:
+            lib.sbx_result_free(out[0])
+
+    def _execute(self, body: dict[str, Any], cancel: int | None = None) -> Result:
+        ffi, lib = self._ffi, self._xlib
+        self._ctx_open()
+        co = lib.sbx_create_opts_new() if any(k in body for k in _CREATE_KEYS) else ffi.NULL
+        xo = lib.sbx_exec_opts_new()
+        try:
+            if (co == ffi.NULL and any(k in body for k in _CREATE_KEYS)) or xo == ffi.NULL:
+                raise MemoryError("polysandbox: out of memory for the run's options")
+            if co != ffi.NULL:
+                self._create_opts(co, body)
+            self._exec_opts(xo, body, cancel)
+            return self._cresult(lambda out: lib.sbx_run(self._cctx, co, xo, out))
+        finally:
+            lib.sbx_exec_opts_free(xo)
+            lib.sbx_create_opts_free(co)
+
+    def _sb_create(self, body: dict[str, Any]) -> tuple[int, SandboxInfo, bool]:
+        ffi, lib, chk = self._ffi, self._xlib, self._check
+        self._ctx_open()
+        co = lib.sbx_create_opts_new()
+        if co == ffi.NULL:
+            raise MemoryError("polysandbox: out of memory for the sandbox's options")
+        sb = ffi.new("sbx_sandbox **")
+        created = ffi.new("bool *", True)
+        try:
+            self._create_opts(co, body)
+            chk(lib.sbx_create_opts_set_persistent(co, True))
+            for k, v in body.get("labels", {}).items():
+                chk(lib.sbx_create_opts_add_label(co, k.encode(), v.encode()))
+            for k, v in body.get("env", {}).items():
+                chk(lib.sbx_create_opts_add_env(co, k.encode(), v.encode()))
+            if "ttl" in body:
+                chk(lib.sbx_create_opts_set_ttl(co, _ns(body["ttl"])))
+            if body.get("get_or_create"):
+                chk(lib.sbx_sandbox_get_or_create(self._cctx, co, sb, created))
+            else:
+                chk(lib.sbx_sandbox_create(self._cctx, co, sb))
+        finally:
+            lib.sbx_create_opts_free(co)
+        handle = int(ffi.cast("uintptr_t", sb[0]))
+        self._hold(handle)
+        sid = ffi.string(lib.sbx_sandbox_id(sb[0])).decode("utf-8", "replace")
+        prov = ffi.string(lib.sbx_sandbox_provider(sb[0])).decode("utf-8", "replace")
+        return handle, SandboxInfo(sid, prov, dict(body.get("labels", {}))), bool(created[0])
+
+    def _sb_exec(self, sb: int, body: dict[str, Any], cancel: int | None = None,
+                 on_output: OutputSink | None = None) -> Result:
+        ffi, lib = self._ffi, self._xlib
+        xo = lib.sbx_exec_opts_new()
+        if xo == ffi.NULL:
+            raise MemoryError("polysandbox: out of memory for the exec's options")
+        try:
+            self._exec_opts(xo, body, cancel)
+            if on_output is not None:
+                # Kept alive by this frame until the exec returns.
+                ud = ffi.new_handle(on_output)
+                self._check(lib.sbx_exec_opts_set_output_cb(xo, lib._psb_output_cb, ud))
+            box = self._sb(sb)
+            return self._cresult(lambda out: lib.sbx_sandbox_exec(box, xo, out))
+        finally:
+            lib.sbx_exec_opts_free(xo)
+
+    def _sb_upload(self, sb: int, path: str, data: bytes, mode: int) -> None:
+        self._check(self._xlib.sbx_sandbox_upload(self._sb(sb), path.encode(),
+                                                  self._ffi.from_buffer(data), len(data), mode))
+
+    def _sb_download(self, sb: int, path: str, max_bytes: int) -> bytes:
+        ffi, lib = self._ffi, self._xlib
+        data, n = ffi.new("void **"), ffi.new("size_t *")
+        self._check(lib.sbx_sandbox_download(self._sb(sb), path.encode(), max_bytes, data, n))
+        try:
+            return ffi.unpack(ffi.cast("char *", data[0]), n[0]) if n[0] else b""
+        finally:
+            lib.free(data[0])
+
+    def _sb_list_files(self, sb: int, path: str, limit: int) -> FileList:
+        ffi, lib = self._ffi, self._xlib
+        out = FileList()
+        more = ffi.new("bool *")
+        ud = ffi.new_handle((out, lib))
+        self._check(lib.sbx_sandbox_list_files(self._sb(sb), path.encode(), limit,
+                                               lib._psb_file_cb, ud, more))
+        out.truncated = bool(more[0])
+        return out
+
+    def _sb_destroy(self, sb: int) -> None:
+        self._check(self._xlib.sbx_sandbox_destroy(self._sb(sb, drop=True)))
+
+
+def _def_externs(mod: Any) -> None:
+    """The library's callbacks into Python (CALLBACKS of cffi_build.py)."""
+    ffi = mod.ffi
+
+    @ffi.def_extern()
+    def _psb_output_cb(ud: Any, stream: int, buf: Any, n: int) -> int:
+        # The chunk is copied out of the library's buffer (valid only
+        # during the call); a sink that raises stops the command.
+        try:
+            ffi.from_handle(ud)(_STREAMS.get(stream, "stdout"),
+                                ffi.unpack(ffi.cast("char *", buf), n) if n else b"")
+            return 0
+        except BaseException:
+            return 1
+
+    @ffi.def_extern()
+    def _psb_file_cb(ud: Any, name: Any, n: int, kind: int, size: int, mtime: int) -> int:
+        out, lib = ffi.from_handle(ud)
+        raw = ffi.unpack(name, n)
+        type_name = ffi.string(lib.sbx_file_type_name(kind)).decode()
+        out.append(FileEntry(raw.decode("utf-8", "replace"), type_name, size, mtime, raw))
+        return 0
+
