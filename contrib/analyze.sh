@@ -10,7 +10,7 @@
 # cores): clang needs 350 to 450 s of CPU (4 min 20 s on two cores) and its
 # findings are mostly real; gcc 12 needed about 4 s of CPU a file (over 9
 # minutes) and its first findings were leak false positives on pointers
-# stored into heap arrays (core/options.c). clang comes with the clang-14
+# stored into heap arrays (core/run/options.c). clang comes with the clang-14
 # package .ci/run already installs for the fuzz targets; scan-build itself
 # (clang-tools) would add a make run and nothing we need.
 #

@@ -5,7 +5,7 @@
 # minutes, the byte arrays of core/server/openapi-data.c over 90 s alone).
 # Exits 1 on any finding. Run it from the top of a built tree (the modal
 # provider's generated protobuf headers must exist); extra arguments go to
-# cppcheck (for instance a file list: contrib/cppcheck.sh core/options.c).
+# cppcheck (for instance a file list: contrib/cppcheck.sh core/run/options.c).
 #
 # A false positive is silenced on the line above it, with why:
 #     /* cppcheck-suppress nullPointerRedundantCheck ; buf is NULL only on error */

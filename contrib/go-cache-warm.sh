@@ -23,7 +23,7 @@
 # sources' digests), but every sample then builds cold.  DIR/version is
 # the stamp polysandbox compares with the host's `go env GOVERSION`:
 # doctor and templates warn of a stale cache, and a sandbox on the
-# host's go leaves it aside (core/template-cache.c).
+# host's go leaves it aside (core/run/template-cache.c).
 #
 # Exit status: 0 built, 2 bad usage, 1 go failed (DIR left as it was).
 set -eu

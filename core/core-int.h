@@ -38,14 +38,14 @@ struct sbx_error *core_error_tls(void);
 void core_error_clear(void);
 /* Set the thread's error; returns @code.  @provider may be NULL. */
 /* The eventfd of a cancel handle (readable once fired), or -1 for NULL.
- * (core/cancel.c) */
+ * (core/run/cancel.c) */
 int core_cancel_fd(const sbx_cancel *c);
 
 int core_error_set(int code, const char *provider, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 int core_error_vset(int code, const char *provider, const char *fmt, va_list ap);
 
-/* ---- files (core/sandbox-files.c) --------------------------------------- */
+/* ---- files (core/run/sandbox-files.c) ------------------------------------ */
 
 /* Parse the listing script's output (hostile: the sandbox's bytes),
  * calling @cb per entry, at most @max.  Returns 0 or @cb's non-zero
@@ -74,7 +74,7 @@ int core_owner_check_parents(const char *path, const char *what, int code);
  * path and its owner otherwise. */
 int core_private_dir(const char *path, const char *what);
 
-/* ---- which provider a sandbox id is on (core/id-hint.c) -------------------- */
+/* ---- which provider a sandbox id is on (core/run/id-hint.c) -------------- */
 
 /* Record that @id was created on @provider (best effort: the thread error
  * is left as it was). */
@@ -117,11 +117,11 @@ int core_parse_count(const char *s, bool allow_zero, uint64_t *n,
 /* Parse true/false/yes/no/on/off/1/0. */
 int core_parse_bool(const char *s, bool *out, const char **why);
 
-/* ---- configuration (core/config.c) ---------------------------------------- */
+/* ---- configuration (core/config/config.c) -------------------------------- */
 
 /* core_setting: settings-read.h */
 
-/* [retry] and [breaker] settings (core/retry.c); the main file sets the
+/* [retry] and [breaker] settings (core/retry/retry.c); the main file sets the
  * defaults, a providers.d/ file may override each key for its provider. */
 enum {
     CORE_RS_ATTEMPTS,           /* [retry] attempts: tries in all, 1 = none */
@@ -200,7 +200,7 @@ typedef struct core_template_conf {
     bool missing_required;  /* missing is one of requires */
 } core_template_conf;
 
-/* The fallback trail (core/fallback-trail.c): each provider a create of
+/* The fallback trail (core/run/fallback-trail.c): each provider a create of
  * this thread failed on before it moved down the chain, with the time
  * spent there and why.  sandbox_create adds a step for each provider
  * that has a next; a reader resets it before its create. */
@@ -218,7 +218,7 @@ const core_trail_step *core_trail_get(size_t i);
 /* Whether the build cache @tc's GOENV names was warmed by another go
  * than the host's (its stamp, DIR/version, against `go env GOVERSION`):
  * then @why (optional) says so and how to rebuild it
- * (core/template-cache.c). */
+ * (core/run/template-cache.c). */
 bool core_template_cache_stale(const core_template_conf *tc, char *why, size_t why_size);
 /* Add @t's environment to @env (a core_kvlist), with GOENV=off in place
  * of a stale cache's on a provider @p that runs the host's go; says so
@@ -235,7 +235,7 @@ int core_template_env_add(const struct sbx_provider *p, const core_template_conf
 const char *core_template_image(const core_template_conf *t, const char *provider,
                                 bool host_root, bool *named);
 
-/* ---- artifacts (core/artifacts.c) --------------------------------------- */
+/* ---- artifacts (core/run/artifacts.c) ------------------------------------ */
 
 /* After a run of code whose template @t declares artifacts: add to @r
  * each file of its directory, or why it was left out.  SBX_E_NOMEM only
@@ -244,7 +244,7 @@ int core_artifacts_collect(sbx_sandbox *sb, const core_template_conf *t, sbx_res
 
 /* pools.d/NAME.ini, or pool.NAME.KEY overrides.  The settings are kept as
  * written ([pool] keys as "KEY", [limits] keys as "limits.KEY", in the
- * order read, later wins) and checked by core/pool.c, whose errors name
+ * order read, later wins) and checked by core/pool/pool.c, whose errors name
  * each setting's file and line. */
 typedef struct core_pool_conf {
     char *name;
@@ -254,7 +254,7 @@ typedef struct core_pool_conf {
 } core_pool_conf;
 
 /* [eval]: what a dataset or samples file may hold, checked while it is
- * read (core/eval-jsonl.c), so a bad or hostile file is refused before it
+ * read (core/eval/eval-jsonl.c), so a bad or hostile file is refused before it
  * takes memory. */
 typedef struct core_eval_caps {
     uint64_t input;         /* decompressed bytes of one file */
@@ -343,7 +343,7 @@ const char *core_limit_key(sbx_limit which);
 /* @v of limit @which as a user reads it ("64 MiB", "10 s", "128"). */
 void core_limit_format(sbx_limit which, uint64_t v, char *buf, size_t size);
 
-/* ---- limits a provider cannot enforce (core/unenforced.c) ------------------ */
+/* ---- limits a provider cannot enforce (core/config/unenforced.c) --------- */
 
 /* An unenforced_limits value: "refuse" (none may go unenforced), "allow"
  * (any) or limit names separated by commas or blanks; the set into
@@ -364,7 +364,7 @@ uint64_t core_unenforced_ok(const struct sbx_ctx *ctx, const struct sbx_provider
  * @bits (of @values) for @why; returns SBX_E_PERM. */
 int core_unenforced_refuse(const struct sbx_provider *p, uint64_t bits, const uint64_t *values,
                            const char *why);
-/* The names of the limits of @bits as a JSON array (core/json.c): new
+/* The names of the limits of @bits as a JSON array (core/run/json.c): new
  * reference, or NULL on ENOMEM. */
 struct json_t;
 struct json_t *core_limit_names_json(uint64_t bits);
@@ -376,7 +376,7 @@ int core_host_limits_unenforced(sbx_host_handle *h, uint64_t limits, const char 
 int core_unenforced_network(const struct sbx_ctx *ctx, const struct sbx_provider *p,
                             sbx_network net);
 
-/* ---- providers (core/loader.c) --------------------------------------------- */
+/* ---- providers (core/loader/discover.c, open.c, validate.c) -------------- */
 
 struct sbx_host_handle {
     struct sbx_ctx *ctx;
@@ -440,79 +440,17 @@ const char *const *core_provider_credential_keys(const struct sbx_provider *p);
  * Modules stay mapped. */
 void core_loader_unload_all(struct sbx_ctx *ctx);
 
-/* ---- host table (core/host.c) --------------------------------------------- */
+/* ---- host table (core/loader/host.c) ------------------------------------- */
 
 const sbx_host_v1 *core_host_table(void);
 /* The [settings] entry of @key lent to @h's provider, or NULL (host.c). */
 const core_setting *core_host_setting(const sbx_host_handle *h, const char *key);
 /* core_settings_read: settings-read.h */
 
-/* ---- secrets (core/secrets.c) --------------------------------------------- */
+/* Secrets, the host key pair and sealed values: core/secrets/secrets.h.
+ * Retries and circuit breakers: core/retry/retry.h. */
 
-/* Resolve a credential reference ("env:NAME", "file:PATH", "sealed:v1:...")
- * into secure memory.  (transfer full) release with core_secret_release. */
-int core_secret_open(const struct sbx_ctx *ctx, const core_setting *s,
-                     const char **out, size_t *len);
-void core_secret_release(const char *value);
-/* Make the process undumpable (no core file, no ptrace, /proc/PID/environ
- * and mem closed to others) and RLIMIT_CORE 0.  Done by core_secret_open
- * and, for root, at context creation when a sealed value is configured. */
-int core_secret_protect_process(void);
-/* core_secret_protect_process when running as root and an enabled
- * provider has a sealed value. */
-int core_secret_ctx_protect(const core_config *cfg);
-/* Tests only: called by core_secret_release with the value's memory after
- * it was wiped and before it is freed. */
-extern void (*core_secret_wipe_hook)(const void *value, size_t len);
-
-/* ---- the host key pair (core/secret-key.c) --------------------------------- */
-
-#define CORE_PK_BYTES 32        /* crypto_box_PUBLICKEYBYTES */
-#define CORE_SK_BYTES 32        /* crypto_box_SECRETKEYBYTES */
-#define CORE_KEY_ID_BYTES 4
-#define CORE_KEY_ID_HEX (2 * CORE_KEY_ID_BYTES + 1)
-/* The largest value `secret seal` seals: longer ones belong in file:PATH. */
-#define CORE_SEALED_MAX 4096
-
-/* The directory the key pair lives in: @config_dir, else
- * $POLYSANDBOX_CONFIG_DIR, else the system directory (transfer none). */
-int core_hostkey_dir(const char *config_dir, const char **out);
-/* DIR/secret.key (@pub false) or DIR/secret.pub; (transfer full), NULL on ENOMEM. */
-char *core_hostkey_path(const char *dir, bool pub);
-/* The key id of @pk: the first bytes of its BLAKE2b hash. */
-void core_hostkey_id(const unsigned char pk[CORE_PK_BYTES],
-                     unsigned char id[CORE_KEY_ID_BYTES]);
-void core_hostkey_id_hex(const unsigned char id[CORE_KEY_ID_BYTES],
-                         char hex[CORE_KEY_ID_HEX]);
-/* Create the key pair in @dir (SBX_E_EXISTS unless @force). */
-int core_hostkey_create(const char *dir, bool force, char id_hex[CORE_KEY_ID_HEX]);
-int core_hostkey_load_public(const char *dir, unsigned char pk[CORE_PK_BYTES],
-                             unsigned char id[CORE_KEY_ID_BYTES]);
-/* The secret key into guarded memory (*sk, sodium_free it; no access
- * until sodium_mprotect_readonly), its public key and id; *path (transfer
- * full, even on error) names the key file. */
-int core_hostkey_load_secret(const char *dir, unsigned char **sk,
-                             unsigned char pk[CORE_PK_BYTES],
-                             unsigned char id[CORE_KEY_ID_BYTES], char **path);
-
-/* ---- the sealed:v1: format (core/sealed.c) --------------------------------- */
-
-typedef struct core_sealed {
-    unsigned char id[CORE_KEY_ID_BYTES];  /* the key it was sealed to */
-    unsigned char *box;                   /* crypto_box_seal output (owned) */
-    size_t boxlen;
-} core_sealed;
-
-/* Seal @len bytes to @pk: *out (transfer full) is "sealed:v1:...". */
-int core_sealed_encode(const unsigned char pk[CORE_PK_BYTES],
-                       const unsigned char id[CORE_KEY_ID_BYTES],
-                       const void *plain, size_t len, char **out);
-/* Parse @value; on error *why says whether it is truncated or corrupt
- * (never quoting the value) and SBX_E_CONFIG is returned. */
-int core_sealed_parse(const char *value, core_sealed *out, char *why, size_t whylen);
-void core_sealed_free(core_sealed *s);
-
-/* ---- the context (core/context.c) ----------------------------------------- */
+/* ---- the context (core/run/context.c) ------------------------------------ */
 
 struct sbx_ctx {
     core_config cfg;
@@ -521,9 +459,9 @@ struct sbx_ctx {
     pthread_mutex_t lock;               /* orphans */
     pthread_mutex_t load_lock;          /* core_provider_ensure's */
     unsigned n_inits;                   /* providers initialised (load_lock) */
-    struct core_breaker *breakers;      /* one per provider (core/breaker.c) */
-    struct core_pools *pools;           /* core/pool.c, or NULL: none */
-    struct core_orphan *orphans;        /* core/orphans.c (lock) */
+    struct core_breaker *breakers;      /* one per provider (core/retry/breaker.c) */
+    struct core_pools *pools;           /* core/pool/pool.c, or NULL: none */
+    struct core_orphan *orphans;        /* core/run/orphans.c (lock) */
     size_t n_orphans;
 };
 
@@ -533,76 +471,7 @@ struct sbx_ctx {
 struct sbx_provider *core_provider_get(const struct sbx_ctx *ctx, const char *name);
 
 
-/* ---- retries (core/retry.c) ---------------------------------------------- */
-
-/* Apply one [retry] or [breaker] key to @c.  SBX_OK; SBX_E_CONFIG with *why
- * (static) on a bad value; SBX_E_NOT_FOUND for an unknown key. */
-int core_resil_apply(core_resil_conf *c, const char *section, const char *key,
-                     const char *value, const char **why);
-/* The known keys of a section, for messages ("attempts, base, ..."). */
-const char *core_resil_keys(const char *section);
-/* The setting @which for @p (NULL: the context's): the provider's override,
- * else [retry]/[breaker] of polysandbox.ini, else the built-in default. */
-uint64_t core_resil_get(const struct sbx_ctx *ctx, const struct sbx_provider *p,
-                        int which);
-
-/* Codes worth another try of the same call: SBX_E_NETWORK, SBX_E_SERVER,
- * SBX_E_RATE_LIMITED, SBX_E_BUSY, SBX_E_TIMEOUT. */
-bool core_retryable(int code);
-
-/* Clock, sleep and randomness of retries and breakers.  Tests replace them
- * (core_retry_set_hooks) to see every sleep without waiting. */
-typedef struct core_retry_hooks {
-    uint64_t (*now)(void *ud);          /* monotonic ns */
-    void (*sleep)(void *ud, uint64_t ns);
-    uint64_t (*random)(void *ud);       /* 64 uniform bits */
-    void *ud;
-} core_retry_hooks;
-/* NULL restores the real ones.  Not for concurrent use with retries. */
-void core_retry_set_hooks(const core_retry_hooks *h);
-uint64_t core_retry_now(void);
-
-/* The backoff before retry number @n (0 = the first retry): full jitter,
- * uniform in [0, min(cap, base * 2^n)], raised to @retry_after_ns (itself
- * capped by max_retry_after) when the backend asked for a wait. */
-uint64_t core_retry_delay(const struct sbx_ctx *ctx, const struct sbx_provider *p,
-                          unsigned n, uint64_t retry_after_ns);
-
-/* One operation's retries: begin, then after each failed attempt ask
- * core_retry_again, which sleeps and says true when one more is due. */
-typedef struct core_retry {
-    const struct sbx_ctx *ctx;
-    const struct sbx_provider *p;
-    unsigned attempts;          /* made so far */
-    uint64_t deadline;          /* core_retry_now() time budget end */
-} core_retry;
-/* @deadline 0: now + [retry] deadline. */
-void core_retry_begin(core_retry *r, const struct sbx_ctx *ctx,
-                      const struct sbx_provider *p, uint64_t deadline);
-/* After a failed attempt that returned @rc (the thread's error holds its
- * detail): false when @rc is not retryable, the attempts are spent or the
- * wait would pass the deadline (the error then says how many attempts were
- * made); else waits the backoff and returns true. */
-bool core_retry_again(core_retry *r, int rc);
-/* The deadline of a new operation: now + [retry] deadline. */
-uint64_t core_retry_deadline(const struct sbx_ctx *ctx);
-
-/* ---- circuit breakers (core/breaker.c) ------------------------------------ */
-
-/* One breaker per provider.  Closed: calls go through; @failures consecutive
- * failed creates open it.  Open: creates skip the provider for open_time,
- * then half-open: @trials creates at once may try; a success closes it, a
- * failure opens it again. */
-int core_breakers_init(struct sbx_ctx *ctx);
-void core_breakers_free(struct sbx_ctx *ctx);
-/* May a create go to @p?  SBX_OK (and *trial when it is a half-open trial)
- * or SBX_E_PROVIDER_UNAVAILABLE with the thread's error saying why. */
-int core_breaker_acquire(struct sbx_ctx *ctx, struct sbx_provider *p, bool *trial);
-/* The outcome of an acquired call: @rc after its retries; @backend: the
- * provider failed (not the request). */
-void core_breaker_record(struct sbx_ctx *ctx, struct sbx_provider *p, bool trial,
-                         int rc, bool backend);
-/* ---- pools (core/pool.c) ------------------------------------------------- */
+/* ---- pools (core/pool/pool.c) -------------------------------------------- */
 
 /* A sandbox lent to sbx_run by a pool; given back with core_pool_release. */
 typedef struct core_pool_lease core_pool_lease;
@@ -649,7 +518,7 @@ bool core_kv_includes(const sbx_kv_v1 *kv, size_t n, const sbx_kv_v1 *want, size
  * @now; false for NULL or a value that is not a number. */
 bool core_label_expired(const char *expires, long long now);
 
-/* ---- sandboxes (core/sandbox.c) ------------------------------------------- */
+/* ---- sandboxes (core/run/sandbox.c) -------------------------------------- */
 
 /* The ready provider @provider, or the default one when NULL; NULL with
  * the thread error set. */
@@ -660,8 +529,20 @@ int core_provider_failed(const struct sbx_provider *p, const char *op, int rc);
 /* One try at destroying the sandbox @id of @p whose handle is gone:
  * attach, then destroy.  SBX_OK when it is destroyed or was gone. */
 int core_destroy_by_id(struct sbx_provider *p, const char *id);
+/* For sbx_run (core/api/run.c), which joins sandboxes and pools: */
+/* The template @name, or NULL with the thread error naming the known ones. */
+const core_template_conf *core_find_template(const sbx_ctx *ctx, const char *name);
+/* Create a sandbox for @o (provider chosen, fallback chain, retries and
+ * breakers) by @deadline; *backend_failed tells a failure of the backend
+ * from one of the request. */
+int core_sandbox_create(sbx_ctx *ctx, const sbx_create_opts *o, uint64_t deadline,
+                        sbx_sandbox **out, bool *backend_failed);
+/* Run @o in @sb into the result @r (its status, output and timings). */
+int core_sandbox_exec(sbx_sandbox *sb, const sbx_exec_opts *o, sbx_result *r);
+/* The result of a run or exec its caller cancelled: not a verdict. */
+void core_result_set_cancelled(sbx_result *r);
 
-/* ---- sandboxes the core failed to destroy (core/orphans.c) ---------------- */
+/* ---- sandboxes the core failed to destroy (core/run/orphans.c) ----------- */
 
 /* Keep @id of @p, whose destroy failed after its retries, to destroy it
  * later: one more try after each later successful destroy on @p, and all

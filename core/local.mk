@@ -16,83 +16,91 @@ core_libpolysandbox_internal_la_SOURCES = \
 	core/strv.c \
 	core/owner.c \
 	core/units.c \
-	core/config.c \
-	core/config-int.h \
-	core/config-parse.c \
-	core/config-values.c \
-	core/config-main.c \
-	core/config-dropins.c \
-	core/config-providers.c \
-	core/config-templates.c \
-	core/config-pools.c \
+	core/config/config.c \
+	core/config/config-int.h \
+	core/config/config-parse.c \
+	core/config/config-values.c \
+	core/config/config-main.c \
+	core/config/config-dropins.c \
+	core/config/config-providers.c \
+	core/config/config-templates.c \
+	core/config/config-pools.c \
 	core/platform.c \
-	core/loader.c \
-	core/host.c \
+	core/loader/loader-int.h \
+	core/loader/discover.c \
+	core/loader/validate.h \
+	core/loader/validate.c \
+	core/loader/open.c \
+	core/loader/host.c \
 	core/host-settings.c \
-	core/test-host.c \
+	core/loader/test-host.c \
 	core/clock.c \
 	core/clock.h \
 	core/path-check.c \
 	core/path-check.h \
 	core/settings-read.h \
-	core/secrets.c \
-	core/secret-key.c \
-	core/sealed.c \
-	core/secret-api.c \
-	core/settings.c \
-	core/context.c \
-	core/cancel.c \
-	core/opts-int.h \
-	core/options.c \
-	core/sandbox.c \
-	core/source-name.c \
-	core/unenforced.c \
-	core/sandbox-find.c \
-	core/id-hint.c \
-	core/sandbox-files.c \
+	core/secrets/secrets.h \
+	core/secrets/secrets.c \
+	core/secrets/secret-key.c \
+	core/secrets/sealed.c \
+	core/run/secret-api.c \
+	core/config/settings.c \
+	core/run/context.c \
+	core/api/ctx.c \
+	core/api/run.c \
+	core/run/cancel.c \
+	core/run/opts-int.h \
+	core/run/options.c \
+	core/run/sandbox.c \
+	core/run/source-name.c \
+	core/config/unenforced.c \
+	core/run/sandbox-find.c \
+	core/run/id-hint.c \
+	core/run/sandbox-files.c \
 	core/labels.c \
-	core/retry.c \
-	core/breaker.c \
-	core/health.c \
-	core/pool-int.h \
-	core/pool-config.c \
-	core/pool.c \
-	core/gc.c \
-	core/orphans.c \
-	core/result-int.h \
-	core/result.c \
-	core/artifacts.c \
-	core/json.c \
+	core/retry/retry.h \
+	core/retry/retry.c \
+	core/retry/breaker.c \
+	core/run/health.c \
+	core/pool/pool-int.h \
+	core/pool/pool-config.c \
+	core/pool/pool.c \
+	core/run/gc.c \
+	core/run/orphans.c \
+	core/run/result-int.h \
+	core/run/result.c \
+	core/run/artifacts.c \
+	core/run/json.c \
 	core/journal.c \
-	core/eval-int.h \
-	core/eval-jsonl.c \
-	core/eval-dataset.c \
-	core/eval-judged.c \
-	core/eval-evalplus.c \
-	core/eval-multipl-e.c \
-	core/eval-compare.c \
-	core/eval-judge.c \
-	core/eval-judge-batch.c \
-	core/eval-judge-blob.c \
-	core/eval-judge-proto.h \
-	core/eval-program.c \
-	core/eval-verdict.c \
-	core/eval-attempt.c \
-	core/eval-record.c \
-	core/eval-stats.c \
-	core/eval-journal.c \
-	core/eval-provenance.c \
-	core/eval-opts.c \
-	core/eval-summary.c \
-	core/eval-usage.c \
-	core/eval-report.c \
-	core/eval-report-int.h \
-	core/eval-report-html.c \
-	core/eval-report-md.c \
-	core/eval-report-text.c \
-	core/eval-run.c \
-	core/fallback-trail.c \
-	core/template-cache.c
+	core/eval/eval-int.h \
+	core/eval/eval-jsonl.c \
+	core/eval/eval-dataset.c \
+	core/eval/eval-judged.c \
+	core/eval/eval-evalplus.c \
+	core/eval/eval-multipl-e.c \
+	core/eval/eval-compare.c \
+	core/eval/eval-judge.c \
+	core/eval/eval-judge-batch.c \
+	core/eval/eval-judge-blob.c \
+	core/eval/eval-judge-proto.h \
+	core/eval/eval-program.c \
+	core/eval/eval-verdict.c \
+	core/eval/eval-attempt.c \
+	core/eval/eval-record.c \
+	core/eval/eval-stats.c \
+	core/eval/eval-journal.c \
+	core/eval/eval-provenance.c \
+	core/eval/eval-opts.c \
+	core/eval/eval-summary.c \
+	core/eval/eval-usage.c \
+	core/eval/eval-report.c \
+	core/eval/eval-report-int.h \
+	core/eval/eval-report-html.c \
+	core/eval/eval-report-md.c \
+	core/eval/eval-report-text.c \
+	core/eval/eval-run.c \
+	core/run/fallback-trail.c \
+	core/run/template-cache.c
 core_libpolysandbox_internal_la_CFLAGS = $(AM_CFLAGS) -fvisibility=hidden -pthread \
 	-DPKGLIBEXECDIR='"$(pkglibexecdir)"' \
 	$(JANSSON_CFLAGS) $(INIH_CFLAGS) $(SODIUM_CFLAGS) $(ZLIB_CFLAGS)
@@ -127,21 +135,21 @@ EXTRA_DIST += core/image/image-int.h core/image/ref.c core/image/challenge.c \
 
 # The judged tests' runner runs inside sandboxes: a static program built
 # with the plain compiler and no user CFLAGS (no sanitizer runtime in
-# there), stripped; its bytes are included by core/eval-judge-blob.c
+# there), stripped; its bytes are included by core/eval/eval-judge-blob.c
 # (.incbin of the path the generated header names, with the runner's
 # checksum so that the blob is rebuilt when the runner changes).
 nodist_core_libpolysandbox_internal_la_SOURCES = core/eval-judge-runner.h
-core/eval-judge-runner: $(top_srcdir)/core/eval-judge-runner.c \
-	  $(top_srcdir)/core/eval-judge-proto.h
+core/eval-judge-runner: $(top_srcdir)/core/eval/eval-judge-runner.c \
+	  $(top_srcdir)/core/eval/eval-judge-proto.h
 	$(AM_V_CC)$(CC) -std=gnu11 -O2 -static -s $(WARN_CFLAGS) -I$(top_srcdir)/core -o $@ \
-	  $(top_srcdir)/core/eval-judge-runner.c
+	  $(top_srcdir)/core/eval/eval-judge-runner.c
 core/eval-judge-runner.h: core/eval-judge-runner
 	$(AM_V_GEN){ echo '/* generated by core/local.mk */'; \
 	  echo "#define CORE_JR_BIN \"$(abs_top_builddir)/core/eval-judge-runner\""; \
 	  echo "/* cksum: $$(cksum < core/eval-judge-runner) */"; } > $@.tmp && mv $@.tmp $@
 BUILT_SOURCES += core/eval-judge-runner.h
 CLEANFILES += core/eval-judge-runner core/eval-judge-runner.h
-EXTRA_DIST += core/eval-judge-runner.c
+EXTRA_DIST += core/eval/eval-judge-runner.c
 
 core_libpolysandbox_la_SOURCES =
 core_libpolysandbox_la_LDFLAGS = -version-info $(LIBPOLYSANDBOX_LT_VERSION) \

@@ -24,6 +24,7 @@
 #include <jansson.h>
 
 #include "core-int.h"
+#include "secrets/secrets.h"
 #include "image-int.h"
 
 #define IMG_MANIFEST_MAX (4u << 20)

@@ -1,6 +1,6 @@
 #!/bin/sh
 # tests/eval/judged-runner.sh - a compiled program's tests after the first
-# run in one exec of the runner (core/eval-judge-runner.c) unless
+# run in one exec of the runner (core/eval/eval-judge-runner.c) unless
 # --exec-per-test: both paths give the same records (verdict, reason,
 # tests passed, status, exit code, signal, output), fail-fast and with
 # --all-tests, on tricky programs (a wrong answer, a crash, an endless

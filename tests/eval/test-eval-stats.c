@@ -13,8 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "eval-int.h"
-#include "result-int.h"
+#include "eval/eval-int.h"
+#include "run/result-int.h"
 #include "tap.h"
 
 static int near(double a, double b)

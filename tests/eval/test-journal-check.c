@@ -17,7 +17,7 @@
 
 #include <jansson.h>
 
-#include "eval-int.h"
+#include "eval/eval-int.h"
 #include "tap.h"
 
 static char dir[] = "/tmp/ps-journal-check.XXXXXX";

@@ -1,5 +1,5 @@
 /* tests/fuzz/fuzz-dataset.c - evaluation datasets: JSON Lines, plain or
- * gzip, in each format (core/eval-jsonl.c, core/eval-dataset.c)
+ * gzip, in each format (core/eval/eval-jsonl.c, core/eval/eval-dataset.c)
  *
  * The first byte chooses the format asked for (auto, humaneval, mbpp,
  * generic, judged, codecontests, apps, livecodebench, evalplus,

@@ -1,5 +1,5 @@
 /* tests/fuzz/fuzz-files.c - the listing of a sandbox's directory as the
- * sandbox's listing command printed it (core/sandbox-files.c)
+ * sandbox's listing command printed it (core/run/sandbox-files.c)
  *
  * The first byte sizes the cap (1..256 entries); the rest is the
  * output.  Beyond not crashing: at most the cap of entries is passed on,

@@ -1,6 +1,6 @@
 /* tests/fuzz/fuzz-jreport.c - the judged tests' runner's report, as the
- * core reads it (core/eval-judge-batch.c; the protocol is in
- * core/eval-judge-proto.h)
+ * core reads it (core/eval/eval-judge-batch.c; the protocol is in
+ * core/eval/eval-judge-proto.h)
  *
  * The first byte picks how many tests were asked (1 to 8) and the output
  * cap (0 to 31 bytes); the rest is the runner's stdout.  Beyond not
@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "eval-int.h"
+#include "eval/eval-int.h"
 #include "fuzz.h"
 
 #define MARKER "0123456789abcdef0123456789abcdef"

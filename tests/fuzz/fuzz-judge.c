@@ -1,5 +1,5 @@
 /* tests/fuzz/fuzz-judge.c - the comparison of a judged program's output
- * with the expected one (core/eval-compare.c)
+ * with the expected one (core/eval/eval-compare.c)
  *
  * The first byte picks the mode and the tolerance; the rest is the
  * expected output and the program's, separated by FZ_SEPARATOR (the
@@ -11,7 +11,7 @@
 
 #include <string.h>
 
-#include "eval-int.h"
+#include "eval/eval-int.h"
 #include "fuzz.h"
 
 static void init(void)

@@ -1,6 +1,6 @@
 /* tests/fuzz/fuzz-samples.c - what an evaluation reads beside its
- * dataset: the samples file (core/eval-dataset.c) and, with --resume, the
- * results of an earlier run (core/eval-journal.c, core/eval-record.c)
+ * dataset: the samples file (core/eval/eval-dataset.c) and, with --resume, the
+ * results of an earlier run (core/eval/eval-journal.c, core/eval/eval-record.c)
  *
  * The datasets are fixed (three HumanEval tasks, two MultiPL-E rows).
  * The first byte chooses what the rest is: a samples file read by
@@ -18,7 +18,7 @@
 #include <polysandbox/eval.h>
 #include <polysandbox/sandbox.h>
 
-#include "eval-int.h"
+#include "eval/eval-int.h"
 #include "fuzz.h"
 
 static const char dataset[] =

@@ -1,5 +1,5 @@
 /* tests/fuzz/fuzz-sealed.c - sealed credentials and the host key files
- * (core/sealed.c, core/secrets.c, core/secret-key.c)
+ * (core/secrets/sealed.c, core/secrets/secrets.c, core/secrets/secret-key.c)
  *
  * The first byte chooses what the rest is: a credential setting's value
  * ("sealed:v1:..." is opened with the harness's fixed key pair, through
@@ -16,6 +16,7 @@
 #include <sodium.h>
 
 #include "core-int.h"
+#include "secrets/secrets.h"
 #include "fuzz.h"
 
 #define B64 sodium_base64_VARIANT_URLSAFE_NO_PADDING

@@ -186,7 +186,7 @@ fi
 rm -rf "$state" "$pred" "$seen"
 
 # lock_name STATE UID LABEL: the get-or-create lock file of the local
-# provider for the owner UID and one --label (core/sandbox-find.c: BLAKE2b,
+# provider for the owner UID and one --label (core/run/sandbox-find.c: BLAKE2b,
 # 16 bytes, of the provider and the sorted labels).
 lock_name() {
     python3 - "$@" <<'PY'

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "core-int.h"
+#include "retry/retry.h"
 #include "tap.h"
 
 #define MS UINT64_C(1000000)

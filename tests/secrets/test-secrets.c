@@ -16,6 +16,7 @@
 #include <sodium.h>
 
 #include "core-int.h"
+#include "secrets/secrets.h"
 #include "../unit/tap.h"
 
 #define PLAIN "s3cr3t-value-for-the-test-0123456789"

@@ -36,6 +36,19 @@ tests_unit_test_host_settings_LDADD = $(UNIT_TEST_LDADD)
 TESTS += tests/unit/test-units tests/unit/test-config tests/unit/test-config-oom \
 	tests/unit/test-host-settings tests/unit/test-test-host
 
+# The loader's checks (core/loader/validate.c), pure, on descriptors in memory.
+check_PROGRAMS += tests/unit/test-validate
+tests_unit_test_validate_SOURCES = tests/unit/test-validate.c tests/unit/tap.h
+tests_unit_test_validate_CPPFLAGS = $(UNIT_TEST_CPPFLAGS)
+tests_unit_test_validate_LDADD = $(UNIT_TEST_LDADD)
+TESTS += tests/unit/test-validate
+
+# The include graph of core/, sdk/ and plugins/ has no loop between
+# folders (contrib/include-graph.sh; HACKING.md, what may include what).
+TESTS += tests/unit/include-graph.sh
+dist_check_SCRIPTS += tests/unit/include-graph.sh
+EXTRA_DIST += contrib/include-graph.sh
+
 # The test host for providers' unit tests, through the public library.
 tests_unit_test_test_host_SOURCES = tests/unit/test-test-host.c tests/unit/tap.h
 tests_unit_test_test_host_LDADD = core/libpolysandbox.la
