@@ -50,6 +50,9 @@ PACKAGES="$PACKAGES python3-fastapi python3-uvicorn"
 PACKAGES="$PACKAGES clang-14 libclang-rt-14-dev"
 # The static-analysis pass of .ci/run (contrib/cppcheck.sh).
 PACKAGES="$PACKAGES cppcheck"
+# The style check of .ci/run (contrib/check-style.sh): clang-format, and
+# perl for the plain-text rules (perl is Essential on Debian anyway).
+PACKAGES="$PACKAGES clang-format-14"
 # The modal provider: protobuf-c and its compiler (Modal speaks gRPC); its
 # test fake: a gRPC server from grpcio, its messages made by protoc.
 PACKAGES="$PACKAGES libprotobuf-c-dev protobuf-c-compiler python3-grpcio protobuf-compiler"

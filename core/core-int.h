@@ -43,6 +43,19 @@ int core_cancel_fd(const sbx_cancel *c);
 
 int core_error_set(int code, const char *provider, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* For clang's analyser (contrib/analyze.sh), which sees one file at a time
+ * and would otherwise assume that an error path's core_error_set(SBX_E_X,
+ * ...) may return SBX_OK and walk on into code that only runs on success:
+ * the value is @code, as core/error.c returns it. The build never sees
+ * this; the function is called either way. */
+#ifdef __clang_analyzer__
+#define core_error_set(code, ...)                                                                  \
+    __extension__({                                                                                \
+        int core_error_code_ = (code);                                                             \
+        core_error_set(core_error_code_, __VA_ARGS__);                                             \
+        core_error_code_;                                                                          \
+    })
+#endif
 int core_error_vset(int code, const char *provider, const char *fmt, va_list ap);
 
 /* ---- files (core/run/sandbox-files.c) ------------------------------------ */

@@ -159,7 +159,8 @@ static void store(const sbx_setting_v1 *e, void *base, const char *text, number 
 static int read_one(const reader *r, const sbx_setting_v1 *e, void *base)
 {
     const core_setting *s = r->lookup(r->ud, e->key);
-    const char *text = s && *s->value ? s->value : e->def;
+    bool from_default = !(s && *s->value);
+    const char *text = from_default ? e->def : s->value;
     const char *why;
     char where[CORE_MSG_MAX], buf[CORE_MSG_MAX];
     number n = { 0 };
@@ -186,7 +187,7 @@ static int read_one(const reader *r, const sbx_setting_v1 *e, void *base)
     if (!text)
         return SBX_OK;
     why = judge(e, text, &n, &idx, buf, sizeof buf);
-    if (why && text == e->def)
+    if (why && from_default)
         return core_error_set(SBX_E_INVAL, r->name, "settings table: key '%s': the "
                               "default '%s': %s", e->key, e->def, why);
     if (why) {

@@ -70,6 +70,13 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 /* getopt_long's own message was printed: add the --help hint; returns 2. */
 int cli_bad_option(const char *cmd);
+/* For clang's analyser (contrib/analyze.sh), which sees one file at a time:
+ * both return CLI_EXIT_USAGE, never a value below 0 that the commands read
+ * as "go on". The build never sees this (core/core-int.h, core_error_set). */
+#ifdef __clang_analyzer__
+#define cli_usage_error(...) (cli_usage_error(__VA_ARGS__), CLI_EXIT_USAGE)
+#define cli_bad_option(cmd) (cli_bad_option(cmd), CLI_EXIT_USAGE)
+#endif
 /* The exit status of a library error @code: 2 for the caller's mistakes
  * (SBX_E_INVAL, SBX_E_NOT_FOUND, SBX_E_LIMIT: a bad id or --cwd, no such
  * sandbox or language, a limit above its maximum), else 125. */

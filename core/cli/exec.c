@@ -108,7 +108,7 @@ static int add_files(const cli_req *req, sbx_exec_opts *x)
                             : strdup(spec);
         char *data = NULL, *base = NULL;
         const char *remote;
-        size_t len;
+        size_t len = 0; /* for the analyser, which lets stat() fail with errno 0 */
         struct stat st;
         int e, rc;
 

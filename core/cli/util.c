@@ -25,6 +25,10 @@ void cli_err(const char *fmt, ...)
     fputc('\n', stderr);
 }
 
+/* The analyser's view of these two (cli.h) is not their definition. */
+#undef cli_usage_error
+#undef cli_bad_option
+
 int cli_usage_error(const char *cmd, const char *fmt, ...)
 {
     va_list ap;

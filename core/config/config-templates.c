@@ -12,7 +12,9 @@
 
 #include "config-int.h"
 
-#define TEMPLATE_KEYS "extensions, source, compile, run, image, image.PROVIDER, zygote, requires, artifacts, artifacts_max_file, artifacts_max_total, network"
+#define TEMPLATE_KEYS                                                                        \
+    "extensions, source, compile, run, image, image.PROVIDER, zygote, requires, artifacts, " \
+    "artifacts_max_file, artifacts_max_total, network"
 
 static bool valid_env_name(const char *s)
 {

@@ -231,7 +231,8 @@ static int read_doc(tarball *t, struct archive *a, int d)
             buf = nb;
             len = (size_t)off + size;
         }
-        memcpy(buf + off, p, size);
+        if (size) /* an empty block leaves buf NULL: memcpy must not see it */
+            memcpy(buf + off, p, size);
     }
     if (x != ARCHIVE_EOF) {
         free(buf);

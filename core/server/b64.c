@@ -14,8 +14,8 @@
 
 #include "b64.h"
 
-int srv_b64_decode(const char *text, size_t len, const char *ignore,
-                   unsigned char **out, size_t *out_len)
+int srv_b64_decode(const char *text, size_t len, const char *ignore, unsigned char **out,
+                   size_t *out_len)
 {
     /* every 4 characters give at most 3 bytes; ignored ones give none */
     size_t cap = len / 4 * 3 + 3;

@@ -15,8 +15,8 @@
  * bytes.  0; EINVAL when @text is not wholly base64, ENOMEM; *@out is
  * set only on success.  Each caller names the bad field in its own
  * dialect. */
-int srv_b64_decode(const char *text, size_t len, const char *ignore,
-                   unsigned char **out, size_t *out_len);
+int srv_b64_decode(const char *text, size_t len, const char *ignore, unsigned char **out,
+                   size_t *out_len);
 
 /* @len bytes of @data as a NUL-terminated base64 string (the caller
  * frees it); NULL on ENOMEM. */

@@ -433,8 +433,13 @@ static int callback_field(srv_j0_req *q, json_t *j)
         invalid(q, "callback_url", "is too long (maximum is %d characters)", SRV_J0_CB_URL_MAX);
         return -1;
     }
-    if (strlen(json_string_value(v)) != json_string_length(v) ||
-        !srv_j0_cb_url_ok(json_string_value(v), &why)) {
+    /* (unreachable while http.c refuses \u0000, and it used to print an unset
+     * reason) */
+    if (strlen(json_string_value(v)) != json_string_length(v)) {
+        invalid(q, "callback_url", "must not contain a NUL character");
+        return -1;
+    }
+    if (!srv_j0_cb_url_ok(json_string_value(v), &why)) {
         invalid(q, "callback_url", "%s", why);
         return -1;
     }

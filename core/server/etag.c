@@ -125,7 +125,8 @@ bool srv_accepts_gzip(const char *header)
         }
         if (!(p = end_element(p)))
             return false;
-        if ((len == 4 && !strncasecmp(tok, "gzip", 4)) || (len == 6 && !strncasecmp(tok, "x-gzip", 6)))
+        if ((len == 4 && !strncasecmp(tok, "gzip", 4)) ||
+            (len == 6 && !strncasecmp(tok, "x-gzip", 6)))
             gzip_q = q;
         else if (len == 1 && *tok == '*')
             star_q = q;

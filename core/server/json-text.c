@@ -23,7 +23,7 @@ json_t *srv_json_text(const char *data, size_t len)
     if (!data)
         return json_string("");
     if ((j = json_stringn(data, len)))
-        return j;   /* valid UTF-8 (NULs included) */
+        return j; /* valid UTF-8 (NULs included) */
     if (len > (SIZE_MAX - 1) / 3 || !(buf = malloc(len * 3 + 1)))
         return NULL;
     for (size_t i = 0; i < len;) {

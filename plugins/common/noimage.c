@@ -15,7 +15,8 @@ int pc_image_cannot_run(const sbx_host_v1 *host, sbx_host_handle *h, const char 
                   spec->image, why);
         return SBX_OK;
     }
-    return host->set_error(h, SBX_E_NOTSUP, "%s cannot run image '%s' (asked for by the "
+    return host->set_error(h, SBX_E_NOTSUP,
+                           "%s cannot run image '%s' (asked for by the "
                            "request or the template's image.%s): %s; nothing was started",
                            name, spec->image, name, why);
 }

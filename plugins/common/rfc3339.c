@@ -40,8 +40,8 @@ uint64_t pc_rfc3339_ns(const char *s)
     struct tm tm, back;
     time_t t;
 
-    if (!s || digits(&s, 4, &year) || expect(&s, '-') || digits(&s, 2, &mon) ||
-        expect(&s, '-') || digits(&s, 2, &day))
+    if (!s || digits(&s, 4, &year) || expect(&s, '-') || digits(&s, 2, &mon) || expect(&s, '-') ||
+        digits(&s, 2, &day))
         return 0;
     if (*s != 'T' && *s != 't' && *s != ' ')
         return 0;

@@ -16,7 +16,7 @@ int pc_limits_unenforced(const sbx_host_v1 *host, sbx_host_handle *h, uint64_t b
 /* What a cloud that sizes its sandboxes itself (by template, function or
  * instance type, for their life) leaves unenforced: every limit but the
  * wall clock and the output caps, which the provider applies itself. */
-#define PC_LIMITS_SIZED_BY_BACKEND                                                        \
+#define PC_LIMITS_SIZED_BY_BACKEND                                                          \
     (SBX_LIMIT_BIT_CPU | SBX_LIMIT_BIT_MEMORY | SBX_LIMIT_BIT_PIDS | SBX_LIMIT_BIT_NOFILE | \
      SBX_LIMIT_BIT_FSIZE | SBX_LIMIT_BIT_DISK)
 

@@ -697,6 +697,7 @@ int kube_exec(struct kube_prov *p, struct kube_sb *sb, const sbx_exec_spec_v1 *s
     }
     char token[33];
     if (pc_random_hex(token, 16)) {
+        inline_free(&files, spec->n_files);
         free(dir);
         return p->host->set_error(p->h, SBX_E_IO, "exec: no random bytes for the exec's token");
     }

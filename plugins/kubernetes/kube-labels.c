@@ -120,7 +120,7 @@ int kube_labels_put(json_t *labels, json_t *ann, const sbx_kv_v1 *kv, size_t n)
         free(ev);
         if (bad) {
             json_decref(exact);
-            return SBX_E_INVAL;   /* not UTF-8 (or out of memory) */
+            return SBX_E_INVAL; /* not UTF-8 (or out of memory) */
         }
     }
     char *text = json_dumps(exact, JSON_COMPACT | JSON_SORT_KEYS);

@@ -69,7 +69,8 @@ static int qemu_start(const struct mv_vm_config *cfg, pid_t *pid, char *err, siz
         return -1;
     }
     const char *argv[48] = {
-        cfg->binary, "-M", cfg->mem_path ? "microvm,memory-backend=mem" : "microvm", "-accel", cfg->accel, "-cpu", kvm ? "host" : "max",
+        cfg->binary, "-M", cfg->mem_path ? "microvm,memory-backend=mem" : "microvm",
+        "-accel", cfg->accel, "-cpu", kvm ? "host" : "max",
         "-m", mem, "-smp", "1", "-nodefaults", "-no-user-config", "-display", "none",
         "-no-reboot", "-sandbox", "on,obsolete=deny,elevateprivileges=deny,spawn=deny,"
         "resourcecontrol=deny", "-kernel", cfg->kernel, "-initrd", cfg->initrd,

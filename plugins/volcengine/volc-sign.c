@@ -138,8 +138,8 @@ char *vc_authorization(const vc_sign_in *in, char sig[65])
     sodium_memzero(k3, sizeof k3);
     sodium_memzero(k4, sizeof k4);
     hex(s, sizeof s, sigx);
-    sw_buf_addf(&auth, "HMAC-SHA256 Credential=%s/%s/%s/%s/request, SignedHeaders=",
-                in->access_key, date, in->region, in->service);
+    sw_buf_addf(&auth, "HMAC-SHA256 Credential=%s/%s/%s/%s/request, SignedHeaders=", in->access_key,
+                date, in->region, in->service);
     add_names(&auth, hs, in->n_headers);
     sw_buf_addf(&auth, ", Signature=%s", sigx);
     free(hs);

@@ -135,8 +135,7 @@ bool tap_report(size_t number, conf_case *c)
     if (c->diag_len > 0)
         fwrite(c->diag, 1, c->diag_len, stdout);
     if (c->n_fail_lines > CONF_MAX_FAIL_LINES)
-        printf("# ... and %zu more failures\n",
-               c->n_fail_lines - CONF_MAX_FAIL_LINES);
+        printf("# ... and %zu more failures\n", c->n_fail_lines - CONF_MAX_FAIL_LINES);
     fflush(stdout);
     return c->failed;
 }

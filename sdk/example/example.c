@@ -611,7 +611,8 @@ static const sbx_provider_ops_v1 example_ops = {
 };
 
 /* SBX_CAP_CONCURRENT: ops share nothing, so many sandboxes may run at
- * once.  SBX_CAP_FILES: upload and download, never through a link.  SBX_PROVIDER_F_HOST_ROOT: commands run on the host's own files, so a
+ * once.  SBX_CAP_FILES: upload and download, never through a link.
+ * SBX_PROVIDER_F_HOST_ROOT: commands run on the host's own files, so a
  * template is usable when its compiler or interpreter is installed here. */
 SBX_PROVIDER_DEFINE_FLAGS("example", "0.2.0",
                           "example provider: plain processes in a PID namespace",

@@ -16,8 +16,8 @@ extern const sbx_provider_v1 fz_cloudflare_provider_v1;
 static const char *settings[] = {
     "api_url", NULL, "request_timeout", "5", NULL,
 };
-static const char *const secrets[] = { "api_key", "cf-fz-key-7c3e9a0b12d4", NULL };
-static fz_host_conf conf = { .secrets = secrets };
+static const char *const secrets[] = {"api_key", "cf-fz-key-7c3e9a0b12d4", NULL};
+static fz_host_conf conf = {.secrets = secrets};
 static void *prov;
 
 static int one(const uint8_t *data, size_t size)

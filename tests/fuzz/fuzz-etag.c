@@ -14,8 +14,8 @@
 #include <string.h>
 #include <strings.h>
 
-#include "server-int.h"
 #include "fuzz.h"
+#include "server-int.h"
 
 static int one(const uint8_t *data, size_t size)
 {

@@ -37,7 +37,7 @@ static int one(const uint8_t *data, size_t size)
     size_t max = size ? (size_t)data[0] + 1 : 1, bad_at;
     const char *p = size ? (const char *)data + 1 : "";
     size_t len = size ? size - 1 : 0;
-    struct seen s = { 0 };
+    struct seen s = {0};
     bool more, bad;
 
     if (core_files_parse(p, len, max, on_entry, &s, &more, &bad, &bad_at) != 0)

@@ -20,7 +20,7 @@ static void init(void)
 
 static int one(const uint8_t *data, size_t size)
 {
-    static const double tols[] = { 0, 1e-9, 1e-6, 0.5 };
+    static const double tols[] = {0, 1e-9, 1e-6, 0.5};
     const char *p = (const char *)data + (size ? 1 : 0), *sep;
     size_t len = size ? size - 1 : 0, wlen, glen;
     core_eval_cmp cmp = (core_eval_cmp)(size ? data[0] % 3 : 0);

@@ -7,8 +7,8 @@
  */
 #include "config.h"
 
-#include "fuzz.h"
 #include "../server/ws-frame-check.h"
+#include "fuzz.h"
 
 static int one(const uint8_t *data, size_t size)
 {

@@ -15,8 +15,8 @@
 typedef struct fz_host_conf {
     const char *const *settings;
     const char *const *secrets;
-    const sbx_provider_v1 *desc;    /* set by fz_provider_start: its declared keys */
-    sbx_test_host *host;            /* made by fz_provider_start, kept for the process */
+    const sbx_provider_v1 *desc; /* set by fz_provider_start: its declared keys */
+    sbx_test_host *host;         /* made by fz_provider_start, kept for the process */
 } fz_host_conf;
 
 /* The last error the provider started or driven last set ("" when none). */

@@ -15,11 +15,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fuzz.h"
 #include "../unit/tap.h"
+#include "fuzz.h"
 
 #define REPLAY_MAX (1u << 20)
-
 
 static int read_file(const char *path, uint8_t **data, size_t *len)
 {

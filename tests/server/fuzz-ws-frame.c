@@ -91,7 +91,13 @@ int main(int argc, char **argv)
             size_t at = len ? (size_t)(x >> 8) % len : 0;
             switch (x % 4) {
             case 0: if (len) buf[at] ^= (unsigned char)(x >> 32); break;
-            case 1: if (len < sizeof buf) { memmove(buf + at + 1, buf + at, len - at); buf[at] = (unsigned char)(x >> 24); len++; } break;
+            case 1:
+                if (len < sizeof buf) {
+                    memmove(buf + at + 1, buf + at, len - at);
+                    buf[at] = (unsigned char)(x >> 24);
+                    len++;
+                }
+                break;
             case 2: if (len) len = at; break;
             case 3: if (len && len * 2 <= sizeof buf) { memcpy(buf + len, buf, len); len *= 2; } break;
             }

@@ -478,11 +478,9 @@ static void do_get(uint8_t *p, size_t len)
         ssize_t n = read(fd, buf + got, cap - got);
         if (n < 0 && errno == EINTR)
             continue;
-        if (n <= 0) {
-            if (n < 0)
-                e = errno;
+        e = n < 0 ? errno : 0;
+        if (n <= 0)
             break;
-        }
         got += (size_t)n;
         if (got == cap)
             break;
@@ -491,8 +489,8 @@ static void do_get(uint8_t *p, size_t len)
     if (got == cap)
         send_error(MV_ERR_TOOBIG, "download %.200s: it grew while read", shown);
     else if (got < (size_t)st.st_size)
-        send_error(MV_ERR_OTHER, "download %.200s: read %zu of %lld bytes", shown, got,
-                   (long long)st.st_size);
+        send_error(MV_ERR_OTHER, "download %.200s: read %zu of %lld bytes (%s)", shown, got,
+                   (long long)st.st_size, e ? strerror(e) : "it shrank while read");
     else
         send_frame(MV_T_FILEDATA, buf, got);
     free(buf);
