@@ -148,6 +148,9 @@ core/eval-judge-runner.h: core/eval-judge-runner
 	  echo "#define CORE_JR_BIN \"$(abs_top_builddir)/core/eval-judge-runner\""; \
 	  echo "/* cksum: $$(cksum < core/eval-judge-runner) */"; } > $@.tmp && mv $@.tmp $@
 BUILT_SOURCES += core/eval-judge-runner.h
+# BUILT_SOURCES orders all, check and install only: a build of one target
+# (make fuzz) needs the header before the object that includes it.
+$(core_libpolysandbox_internal_la_OBJECTS): core/eval-judge-runner.h
 CLEANFILES += core/eval-judge-runner core/eval-judge-runner.h
 EXTRA_DIST += core/eval/eval-judge-runner.c
 

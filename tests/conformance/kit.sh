@@ -1,8 +1,8 @@
 #!/bin/sh
 # tests/conformance/kit.sh - the conformance kit against one provider, or
 # one launch path of it: the LOG_COMPILER of every tests/conformance/*.kit
-# test (tests/conformance/local.mk generates those one-line files from its
-# list KIT_TARGETS).
+# test (tests/conformance/local.mk makes those one-line files, its list
+# KIT_TESTS).
 #
 # Usage: kit.sh tests/conformance/TARGET.kit, where TARGET is a provider's
 # name, or PROVIDER-VARIANT for another way of running it (local-locald:
