@@ -24,7 +24,7 @@ static int one(const uint8_t *data, size_t size)
 {
     if (!prov)
         prov = fz_provider_start(&fz_e2b_provider_v1, &conf, settings);
-    fz_drive(&fz_e2b_provider_v1, prov, data, size);
+    fz_drive(&conf, prov, data, size);
     return 0;
 }
 

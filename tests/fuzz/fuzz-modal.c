@@ -40,7 +40,7 @@ static int one(const uint8_t *data, size_t size)
     if (url && *url)
         settings[1] = url;
     prov = fz_provider_start(&fz_modal_provider_v1, &conf, settings);
-    fz_drive(&fz_modal_provider_v1, prov, data, size);
+    fz_drive(&conf, prov, data, size);
     fz_modal_provider_v1.ops->fini(prov);
     return 0;
 }

@@ -28,7 +28,7 @@ static int one(const uint8_t *data, size_t size)
 {
     if (!prov)
         prov = fz_provider_start(&fz_volcengine_provider_v1, &conf, settings);
-    fz_drive(&fz_volcengine_provider_v1, prov, data, size);
+    fz_drive(&conf, prov, data, size);
     return 0;
 }
 

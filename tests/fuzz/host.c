@@ -13,43 +13,9 @@
 #include "fuzz.h"
 #include "host.h"
 
-/* The provider driven now: fz_provider_start and fz_drive set it, the
- * harness runs one target at a time. */
+/* The host of the provider driven now: fz_provider_start and fz_drive
+ * set it, the harness runs one target at a time. */
 static sbx_test_host *current;
-
-/* Which test host each started provider has, by its handle (a replay
- * program starts every target's provider once and drives them in turn). */
-#define MAX_PROVIDERS 16
-static struct {
-    const void *prov;
-    sbx_test_host *t;
-} started[MAX_PROVIDERS];
-
-static sbx_test_host *host_of(const void *prov)
-{
-    for (size_t i = 0; i < MAX_PROVIDERS; i++)
-        if (started[i].t && started[i].prov == prov)
-            return started[i].t;
-    return NULL;
-}
-
-/* Remembers that @prov runs on @t: one entry per test host (per conf),
- * holding the provider started on it last (a target may stop and start
- * its provider again for each input). */
-static void remember(const void *prov, sbx_test_host *t)
-{
-    size_t i = 0;
-
-    for (size_t j = 0; j < MAX_PROVIDERS; j++)   /* a freed one's address, reused */
-        if (started[j].prov == prov && started[j].t != t)
-            started[j].prov = NULL;
-    while (i < MAX_PROVIDERS && started[i].t && started[i].t != t)
-        i++;
-    if (i == MAX_PROVIDERS)
-        fz_fail("more than %d providers started", MAX_PROVIDERS);
-    started[i].prov = prov;
-    started[i].t = t;
-}
 
 /* Every message a provider writes: a secret's value in one breaks off,
  * unless the canned answers hold it too (the provider only repeated what
@@ -118,7 +84,6 @@ void *fz_provider_start(const sbx_provider_v1 *d, fz_host_conf *conf, const char
     current = host_for(d, conf);
     if (d->ops->init(sbx_test_host_table(current), sbx_test_host_handle(current), &prov) != SBX_OK)
         fz_fail("the %s provider does not start: %s", d->name, fz_host_error());
-    remember(prov, current);
     return prov;
 }
 
@@ -211,8 +176,9 @@ static void exec_one(const sbx_provider_v1 *d, void *prov, void *sb, unsigned op
         fz_fail("exec says nonzero_exit with exit code %d", out.exit_code);
 }
 
-void fz_drive(const sbx_provider_v1 *d, void *prov, const uint8_t *data, size_t size)
+void fz_drive(fz_host_conf *conf, void *prov, const uint8_t *data, size_t size)
 {
+    const sbx_provider_v1 *d = conf->desc;
     static const sbx_kv_v1 labels[] = { { "polysandbox.owner", "0@fuzz" },
                                         { "team", "a b&c=d" } };
     fz_part parts[MAX_ANSWERS];
@@ -222,7 +188,7 @@ void fz_drive(const sbx_provider_v1 *d, void *prov, const uint8_t *data, size_t 
     void *sb = NULL;
     int rc;
 
-    current = host_of(prov);
+    current = conf->host;
     fz_canned_set(parts, n);
     if ((ops & OP_LIST) && d->ops->list) {
         size_t seen = 0;

@@ -28,13 +28,13 @@ void fz_host_clear(void);
  * when it does not start. */
 void *fz_provider_start(const sbx_provider_v1 *d, fz_host_conf *conf, const char **settings);
 
-/* Runs ops of the provider @d (initialised: @prov) the way the core
+/* Runs ops of @conf's provider (started: @prov) the way the core
  * would, on answers of the canned server: the first byte of @data says
  * which (list, create or attach, exec, download, upload, health; then
  * destroy or release), the second sizes caps and limits, the rest is the
  * answers, separated by FZ_SEPARATOR.  Checks what every provider
  * promises (outcomes within the taxonomy, output within its caps, an
  * error message with every failure). */
-void fz_drive(const sbx_provider_v1 *d, void *prov, const uint8_t *data, size_t size);
+void fz_drive(fz_host_conf *conf, void *prov, const uint8_t *data, size_t size);
 
 #endif
