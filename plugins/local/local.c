@@ -344,11 +344,15 @@ static int local_exec(void *prov, void *sb, const sbx_exec_spec_v1 *spec,
         return p->host->set_error(p->h, SBX_E_INVAL, "exec: bad spec");
     if (spec->struct_size >= offsetof(sbx_exec_spec_v1, zygote) + sizeof spec->zygote &&
         spec->zygote) {
-        sbx_exec_outcome_v1 before = *out;
+        /* An older core's outcome may be shorter than ours. */
+        size_t n = out->struct_size < sizeof(sbx_exec_outcome_v1) ? out->struct_size
+                                                                   : sizeof(sbx_exec_outcome_v1);
+        sbx_exec_outcome_v1 before;
+        memcpy(&before, out, n);
         int ret = lcl_zyg_exec(p, sb, spec->zygote, spec, sink, out);
         if (ret != SBX_E_NOTSUP)
             return ret;
-        memcpy(out, &before, out->struct_size < sizeof before ? out->struct_size : sizeof before);
+        memcpy(out, &before, n);
     }
     return lcl_exec(p, sb, spec, sink, out);
 }
