@@ -637,6 +637,8 @@ static void mv_doctor(void *prov, sbx_doctor_cb_v1 cb, void *ud)
         cb(ud, "images", 1, "none: " MV_NO_IMAGES);
         return;
     }
+    int ok = mv_qjail_describe(p, detail, sizeof detail);
+    cb(ud, "vmm_jail", ok, detail);
     accel = mv_accel_choose(p, why, sizeof why);
     snprintf(detail, sizeof detail, "%s (%s)",
              strcmp(accel, "probe") ? accel : "KVM probed at the first create", why);

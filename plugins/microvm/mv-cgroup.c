@@ -114,7 +114,8 @@ static int make_v2(const char *name, uint64_t mem, int procs[2], char *err, size
     char top[4200], base[4300], dir[4400], val[48];
 
     if (v2_top(top, sizeof top) != 0) {
-        snprintf(err, errlen, "the VMM's cgroup: no cgroup v2 subtree is delegated to us"
+        snprintf(err, errlen,
+                 "the VMM's cgroup: no cgroup v2 subtree is delegated to us"
                  " (not root, and none of our cgroup's ancestors is ours)");
         return -1;
     }
@@ -143,15 +144,15 @@ static int make_v2(const char *name, uint64_t mem, int procs[2], char *err, size
 
 static int make_v1(const char *name, uint64_t mem, int procs[2], char *err, size_t errlen)
 {
-    static const char *const ctrl[2] = { "memory", "cpu" };
+    static const char *const ctrl[2] = {"memory", "cpu"};
     char dir[2][4400], val[48];
 
     for (int i = 0; i < 2; i++) {
         struct statfs sf;
         snprintf(dir[i], sizeof dir[i], CG_MOUNT "/%s", ctrl[i]);
         if (statfs(dir[i], &sf) != 0 || sf.f_type != CGROUP_SUPER_MAGIC) {
-            snprintf(err, errlen, "the VMM's cgroup: no cgroup v1 %s controller at %s",
-                     ctrl[i], dir[i]);
+            snprintf(err, errlen, "the VMM's cgroup: no cgroup v1 %s controller at %s", ctrl[i],
+                     dir[i]);
             return -1;
         }
         snprintf(dir[i], sizeof dir[i], CG_MOUNT "/%s/" CG_ROOT, ctrl[i]);
@@ -171,8 +172,9 @@ static int make_v1(const char *name, uint64_t mem, int procs[2], char *err, size
     if (knob(dir[1], "cpu.cfs_period_us", MV_QJAIL_CPU_PERIOD, err, errlen) ||
         knob(dir[1], "cpu.cfs_quota_us", MV_QJAIL_CPU_QUOTA, err, errlen))
         return -1;
-    return open_procs(dir[0], &procs[0], err, errlen) ||
-           open_procs(dir[1], &procs[1], err, errlen) ? -1 : 0;
+    return open_procs(dir[0], &procs[0], err, errlen) || open_procs(dir[1], &procs[1], err, errlen)
+               ? -1
+               : 0;
 }
 
 static int is_v2(void)
@@ -203,7 +205,7 @@ int mv_cg_make(const char *name, uint64_t mem_bytes, int procs[2], char *err, si
 static void rmdir_wait(const char *path)
 {
     for (int i = 0; i < 50 && rmdir(path) != 0 && errno == EBUSY; i++) {
-        struct timespec ts = { 0, 10 * 1000 * 1000 };
+        struct timespec ts = {0, 10 * 1000 * 1000};
         nanosleep(&ts, NULL);
     }
 }

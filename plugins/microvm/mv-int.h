@@ -208,6 +208,8 @@ void mv_qjail_fini(struct mv_prov *p);
 int mv_qjail_prepare(struct mv_prov *p, const struct mv_vm_config *cfg, struct mv_qjail **j,
                      char *err, size_t errlen);
 void mv_qjail_free(struct mv_qjail *j);
+/* One line for doctor into @buf: 1 when VMs can start so, else 0. */
+int mv_qjail_describe(struct mv_prov *p, char *buf, size_t n);
 void mv_qjail_remove(const char *dir);
 /* mv-cgroup.c: the cgroup @name of one VMM, memory.max @mem_bytes and
  * one CPU, its cgroup.procs open in @procs (v1: memory's and cpu's; v2:

@@ -109,8 +109,8 @@ static int add_path(struct mv_qprog *q, const char *path, int dir)
  * into @libdir. */
 static int trace_libs(struct mv_qprog *q, const char *exe, char *libdir, size_t n)
 {
-    char *argv[] = { (char *)exe, NULL };
-    char *envp[] = { "LD_TRACE_LOADED_OBJECTS=1", NULL };
+    char *argv[] = {(char *)exe, NULL};
+    char *envp[] = {"LD_TRACE_LOADED_OBJECTS=1", NULL};
     posix_spawn_file_actions_t fa;
     char buf[16384];
     size_t len = 0;
@@ -181,8 +181,10 @@ static void prog_find(struct mv_qprog *q, const char *bin)
     /* A wrapper script would be run by the trace, and needs a shell. */
     if ((fd = open(real, O_RDONLY | O_CLOEXEC)) < 0 || read(fd, magic, 4) != 4 ||
         memcmp(magic, "\177ELF", 4)) {
-        snprintf(q->err, sizeof q->err, "the VMM's jail runs an ELF program only, and %.150s is "
-                 "not one (vmm_jail = off runs it unjailed)", real);
+        snprintf(q->err, sizeof q->err,
+                 "the VMM's jail runs an ELF program only, and %.150s is "
+                 "not one (vmm_jail = off runs it unjailed)",
+                 real);
         if (fd >= 0)
             close(fd);
         return;
@@ -238,6 +240,40 @@ void mv_qjail_fini(struct mv_prov *p)
     p->qprog = NULL;
 }
 
+/* What QEMU's jail binds of the host, found once (0, or -1 and q->err). */
+static int prog_ready(struct mv_prov *p)
+{
+    struct mv_qprog *q = p->qprog;
+
+    pthread_mutex_lock(&q->lock);
+    if (!q->done && !q->err[0])
+        prog_find(q, p->binary);
+    pthread_mutex_unlock(&q->lock);
+    return q->done ? 0 : -1;
+}
+
+int mv_qjail_describe(struct mv_prov *p, char *buf, size_t n)
+{
+    if (!p->vmm_jail) {
+        snprintf(buf, n, "off: QEMU runs as the provider does, with its seccomp filter only");
+        return 1;
+    }
+    if (prog_ready(p) != 0) {
+        snprintf(buf, n, "on, but no VM can start: %s", p->qprog->err);
+        return 0;
+    }
+    char who[64];
+    if (geteuid() == 0)
+        snprintf(who, sizeof who, "as %u:%u", p->vmm_uid, p->vmm_gid);
+    else
+        snprintf(who, sizeof who, "in a user namespace");
+    snprintf(buf, n,
+             "on: QEMU %s, in namespaces of its own, a root of %zu host paths and "
+             "the VM's, a cgroup of %llu MiB and one CPU",
+             who, p->qprog->n, (unsigned long long)(p->memory_mib + MV_JAIL_OVERHEAD_MIB));
+    return 1;
+}
+
 void mv_qjail_free(struct mv_qjail *j)
 {
     if (!j)
@@ -272,11 +308,7 @@ int mv_qjail_prepare(struct mv_prov *p, const struct mv_vm_config *cfg, struct m
     struct stat st;
 
     *out = NULL;
-    pthread_mutex_lock(&q->lock);
-    if (!q->done && !q->err[0])
-        prog_find(q, p->binary);
-    pthread_mutex_unlock(&q->lock);
-    if (!q->done) {
+    if (prog_ready(p) != 0) {
         snprintf(err, errlen, "%s", q->err);
         return -1;
     }
@@ -293,14 +325,14 @@ int mv_qjail_prepare(struct mv_prov *p, const struct mv_vm_config *cfg, struct m
     j->kvm = !strcmp(cfg->accel, "kvm");
     snprintf(j->exe, sizeof j->exe, "%s", q->paths[0]);
     for (size_t i = 0; i < q->n; i++)
-        j->b[j->n++] = (struct bind){ q->paths[i], 1, q->dirs[i] };
-    j->b[j->n++] = (struct bind){ cfg->kernel, 1, 0 };
-    j->b[j->n++] = (struct bind){ cfg->initrd, 1, 0 };
-    j->b[j->n++] = (struct bind){ cfg->console, 0, 0 };
-    j->b[j->n++] = (struct bind){ "/dev/null", 0, 0 };
-    j->b[j->n++] = (struct bind){ "/dev/urandom", 1, 0 };
+        j->b[j->n++] = (struct bind){q->paths[i], 1, q->dirs[i]};
+    j->b[j->n++] = (struct bind){cfg->kernel, 1, 0};
+    j->b[j->n++] = (struct bind){cfg->initrd, 1, 0};
+    j->b[j->n++] = (struct bind){cfg->console, 0, 0};
+    j->b[j->n++] = (struct bind){"/dev/null", 0, 0};
+    j->b[j->n++] = (struct bind){"/dev/urandom", 1, 0};
     if (j->kvm) {
-        j->b[j->n++] = (struct bind){ "/dev/kvm", 0, 0 };
+        j->b[j->n++] = (struct bind){"/dev/kvm", 0, 0};
         j->kvm_gid = stat("/dev/kvm", &st) == 0 ? st.st_gid : 0;
     }
     leaf = strrchr(cfg->dir, '/');
@@ -311,8 +343,7 @@ int mv_qjail_prepare(struct mv_prov *p, const struct mv_vm_config *cfg, struct m
         goto fail;
     }
     if (console_file(j, cfg->console, err, errlen) ||
-        mv_cg_make(j->name, (cfg->memory_mib + MV_JAIL_OVERHEAD_MIB) << 20, j->procs, err,
-                   errlen))
+        mv_cg_make(j->name, (cfg->memory_mib + MV_JAIL_OVERHEAD_MIB) << 20, j->procs, err, errlen))
         goto fail;
     *out = j;
     return 0;
@@ -335,8 +366,8 @@ pid_t mv_qjail_fork(const struct mv_qjail *j)
 {
     if (!j)
         return fork();
-    unsigned long fl = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS |
-                       CLONE_NEWNET | SIGCHLD;
+    unsigned long fl =
+        CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWNET | SIGCHLD;
     if (j->userns)
         fl |= CLONE_NEWUSER;
     /* Without CLONE_VM, clone returns twice as fork does. */

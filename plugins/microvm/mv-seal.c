@@ -136,7 +136,7 @@ int mv_seal_get(struct mv_prov *p, int which, int fd)
             goto out;
         if (s->fd >= 0)
             close(s->fd);
-        *s = (struct sealed){ st.st_dev, st.st_ino, st.st_mtim, st.st_size, n };
+        *s = (struct sealed){st.st_dev, st.st_ino, st.st_mtim, st.st_size, n};
     }
     /* Its own open file description: its own offset. */
     snprintf(self, sizeof self, "/proc/self/fd/%d", s->fd);
