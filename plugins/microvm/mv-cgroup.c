@@ -93,7 +93,12 @@ static int mkdir_ok(const char *path, char *err, size_t errlen)
 {
     if (mkdir(path, 0755) == 0 || errno == EEXIST)
         return 0;
-    snprintf(err, errlen, "the VMM's cgroup: mkdir %s: %s", path, strerror(errno));
+    int e = errno;
+    snprintf(err, errlen, "the VMM's cgroup: mkdir %s: %s%s", path, strerror(e),
+             e == EACCES && geteuid() != 0
+                 ? " (not root: a cgroup v2 subtree delegated to us, or root, or "
+                   "vmm_jail = off to run QEMU unjailed)"
+                 : "");
     return -1;
 }
 
