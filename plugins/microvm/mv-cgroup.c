@@ -18,6 +18,7 @@
 #define _GNU_SOURCE
 #include "config.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -232,4 +233,45 @@ void mv_cg_remove(const char *name)
     rmdir_wait(path);
     snprintf(path, sizeof path, CG_MOUNT "/cpu/" CG_ROOT "/%s", name);
     rmdir_wait(path);
+}
+
+/* How old an empty VMM cgroup must be before gc removes it: older than
+ * any start's window between its mkdir and its VMM joining it. */
+#define SWEEP_AGE_S 600
+
+/* Removes the empty cgroups under @base older than SWEEP_AGE_S. */
+static void sweep_dir(const char *base)
+{
+    DIR *d = opendir(base);
+    struct dirent *de;
+    time_t now = time(NULL);
+
+    while (d && (de = readdir(d))) {
+        char path[4500];
+        struct stat st;
+        if (de->d_name[0] == '.' || de->d_type != DT_DIR)
+            continue;
+        snprintf(path, sizeof path, "%s/%s", base, de->d_name);
+        /* A VMM still in it (a persistent VM, a running one) makes
+         * rmdir fail with EBUSY: kept. */
+        if (stat(path, &st) == 0 && st.st_mtime + SWEEP_AGE_S < now)
+            (void)rmdir(path);
+    }
+    if (d)
+        closedir(d);
+}
+
+void mv_cg_sweep(void)
+{
+    char top[4200], base[4300];
+
+    if (is_v2()) {
+        if (v2_top(top, sizeof top) == 0) {
+            snprintf(base, sizeof base, "%s/" CG_ROOT, top);
+            sweep_dir(base);
+        }
+        return;
+    }
+    sweep_dir(CG_MOUNT "/memory/" CG_ROOT);
+    sweep_dir(CG_MOUNT "/cpu/" CG_ROOT);
 }

@@ -217,6 +217,9 @@ void mv_qjail_remove(const char *dir);
  * rmdir, once its VMM is gone. */
 int mv_cg_make(const char *name, uint64_t mem_bytes, int procs[2], char *err, size_t errlen);
 void mv_cg_remove(const char *name);
+/* gc (list): removes the VMM cgroups left empty by a provider killed
+ * before it removed them (ten minutes old at least). */
+void mv_cg_sweep(void);
 /* mv-seal.c: a sealed memfd copy of the snapshot's stream (@which 0) or
  * RAM (1) open as @fd, made once per file; a new read-only open file
  * description of it (transfer full), or -1 (errno). */
