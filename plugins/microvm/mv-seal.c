@@ -88,6 +88,13 @@ static int seal_copy(int fd, off_t size, const char *name)
     if (!buf || m < 0 || ftruncate(m, size) != 0)
         goto out;
     for (off_t off = 0; off < size;) {
+        /* Only the file's data: a hole (a page the guest never wrote to
+         * the file's tmpfs) is not even read. */
+        off_t data = lseek(fd, off, SEEK_DATA);
+        if (data < 0 && errno == ENXIO)
+            break;      /* holes to the end */
+        if (data > off) /* off is CHUNK-aligned: this stays at or after it */
+            off = data & ~(off_t)(CHUNK - 1);
         ssize_t got = pread(fd, buf, CHUNK, off);
         if (got < 0 && errno == EINTR)
             continue;
@@ -131,9 +138,17 @@ int mv_seal_get(struct mv_prov *p, int which, int fd)
     pthread_mutex_lock(&m->lock);
     if (s->fd < 0 || s->dev != st.st_dev || s->ino != st.st_ino || s->size != st.st_size ||
         s->mtime.tv_sec != st.st_mtim.tv_sec || s->mtime.tv_nsec != st.st_mtim.tv_nsec) {
+        int64_t t0 = mv_now_ms();
         int n = seal_copy(fd, st.st_size, which ? "polysandbox-vm-ram" : "polysandbox-vm-snap");
         if (n < 0)
             goto out;
+        struct stat ms;
+        p->host->log(p->h, SBX_LOG_INFO,
+                     "microvm: sealed a copy of the snapshot's %s (%lld of"
+                     " %lld MiB held) in %lld ms",
+                     which ? "RAM" : "stream",
+                     fstat(n, &ms) == 0 ? (long long)(ms.st_blocks >> 11) : -1LL,
+                     (long long)(st.st_size >> 20), (long long)(mv_now_ms() - t0));
         if (s->fd >= 0)
             close(s->fd);
         *s = (struct sealed){st.st_dev, st.st_ino, st.st_mtim, st.st_size, n};
