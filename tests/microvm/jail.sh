@@ -26,7 +26,7 @@ snap=$(sed -n 's|.*snapshot: auto: \(/.*/vm\.snap\) (.*|\1|p' "$tmp/out" "$tmp/e
 [ -n "$snap" ] || snap=$tmp/none/vm.snap
 trap '[ -n "$id" ] && "$PS" destroy --provider microvm "$id" >/dev/null 2>&1
       rm -rf "$tmp" "${snap%/vm.snap}"' EXIT
-plan 13
+plan 12
 CLI_TIMEOUT=600
 # PID has ended: no such process, or a zombie its reaper (not us) has
 # yet to collect.
