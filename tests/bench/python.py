@@ -192,8 +192,8 @@ def main(args):
         print(f"sbx_run (C, as large as python3: {' '.join(ballast)}): median {cb:8.2f} ms "
               f"({cb - c:+.2f} ms against the plain C caller)")
         print(f"sbx_run (C, as large, no page written: {' '.join(still)}): median {cs:8.2f} ms "
-              f"({cs - c:+.2f} ms: the clone's copy; the rest, {cb - cs:+.2f} ms, "
-              f"copy-on-write faults)")
+              f"({cs - c:+.2f} ms: the size alone, copied by an in-process clone; "
+              f"the rest, {cb - cs:+.2f} ms, the pages written)")
         saved += [f"python.run_ms={p:.3f}", f"python.c_run_ms={c:.3f}",
                   f"python.binding_ms={a:.4f}", f"python.c_ballast_run_ms={cb:.3f}",
                   f"python.c_still_run_ms={cs:.3f}"]
