@@ -110,7 +110,8 @@ int mv_image_for(struct mv_prov *p, const char *root, char **path)
                                   root, rc < 0 ? strerror(e) : "failed",
                                   words[0] ? ": " : "", words);
     }
-    if (rename(tmp, file) != 0) {
+    /* Readable by the jailed QEMU's own uid (vmm_uid), never written. */
+    if (chmod(tmp, 0444) != 0 || rename(tmp, file) != 0) {
         int e = errno;
         (void)unlink(tmp);
         return p->host->set_error(p->h, SBX_E_IO, "microvm: %s: %s", file, strerror(e));

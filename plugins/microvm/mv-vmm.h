@@ -69,6 +69,9 @@ struct mv_vm_config {
      * commas) the guest gets as a virtio-blk drive and runs its commands
      * in (sbx.image=erofs on its command line); NULL: none. */
     const char *image;
+    /* Since the VMM's jail (mv-qjail.c), QEMU only: the jail it starts
+     * in, or NULL to start it as we are. */
+    const struct mv_qjail *qjail;
 };
 
 struct mv_vmm {
@@ -91,6 +94,14 @@ struct mv_vmm {
     int (*snapshot)(const char *dir, const char *state, const char *mem, char *err,
                     size_t errlen);
 };
+
+/* mv-qjail.c, for the QEMU backend: fork(), or with @j clone(2) into
+ * the jail's new namespaces (the child then calls enter: 0, or -1 with
+ * @err set, before it execs exe). */
+struct mv_qjail;
+pid_t mv_qjail_fork(const struct mv_qjail *j);
+int mv_qjail_enter(const struct mv_qjail *j, char *err, size_t errlen);
+const char *mv_qjail_exe(const struct mv_qjail *j);
 
 extern const struct mv_vmm mv_vmm_qemu;
 extern const struct mv_vmm mv_vmm_firecracker;
