@@ -92,7 +92,9 @@ static void logk(const char *fmt, ...)
 
 static __attribute__((noreturn)) void die(const char *what)
 {
-    logk("sbx-agent: %s: %s\n", what, strerror(errno));
+    /* At error level: shown on the console despite "quiet", so the host
+     * names it as the reason the VM stopped (mv_last_words). */
+    logk("<3>sbx-agent: %s: %s\n", what, strerror(errno));
     sync();
     reboot(RB_POWER_OFF);
     for (;;)
