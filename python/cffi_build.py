@@ -217,16 +217,20 @@ def pkg_config(pkg: str = "polysandbox") -> dict[str, list[str]]:
         except OSError as e:
             raise RuntimeError(f"no pkg-config ({e.strerror})") from None
         if p.returncode != 0:
-            raise RuntimeError(f"pkg-config {' '.join(what)} {pkg} failed: "
-                               f"{p.stderr.strip() or 'no output'}")
+            why = (p.stderr.strip() or "no output").splitlines()[0]
+            raise RuntimeError(f"pkg-config {pkg} failed ({why}): install the library, or "
+                               f"set PKG_CONFIG_PATH to the directory of its {pkg}.pc")
         return shlex.split(p.stdout)
 
     def strip(flag: str, words: list[str]) -> list[str]:
         return [w[len(flag):] for w in words if w.startswith(flag)]
 
-    inc = strip("-I", ask("--cflags-only-I")) + ask("--variable=includedir")
-    if not any(os.path.isfile(os.path.join(d, HEADER)) for d in inc):
-        raise RuntimeError(f"<{HEADER}> is not in {' '.join(inc) or 'the include path'} "
+    # pkg-config leaves the compiler's own directories out of --cflags:
+    # the header may be in its includedir alone.
+    inc = strip("-I", ask("--cflags-only-I"))
+    seen = inc + ask("--variable=includedir")
+    if not any(os.path.isfile(os.path.join(d, HEADER)) for d in seen):
+        raise RuntimeError(f"<{HEADER}> is not in {' '.join(seen) or 'the include path'} "
                            f"(pkg-config {pkg}: install the library's development files)")
     libdirs = strip("-L", ask("--libs-only-L"))
     # The library's directory is searched at run time too (a prefix the

@@ -1,7 +1,8 @@
-# python/local.mk - the Python package (pure Python over libpolysandbox
-# through ctypes; see python/README.md).  `make install` installs it in
-# $(pkgpythondir) ($(pythondir)/polysandbox, byte-compiled by automake)
-# unless configure --disable-python; `pip install ./python` also works.
+# python/local.mk - the Python package (Python over libpolysandbox through
+# its cffi module or ctypes; see python/README.md).  `make install`
+# installs it in $(pkgpythondir) ($(pythondir)/polysandbox, byte-compiled
+# by automake) unless configure --disable-python; `pip install ./python`
+# also works (setup.py compiles the cffi module there).
 
 POLYSANDBOX_PY = \
 	python/polysandbox/__init__.py \
