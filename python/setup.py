@@ -11,6 +11,7 @@ the install.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import sys
 import sysconfig
@@ -23,9 +24,7 @@ sys.path.insert(0, HERE)
 
 def why_not_cffi() -> str | None:
     """Why the cffi module cannot be built here, or None when it can."""
-    try:
-        import cffi  # noqa: F401
-    except ImportError:
+    if importlib.util.find_spec("cffi") is None:
         return "cffi is not installed (Debian's python3-cffi)"
     inc = sysconfig.get_paths()["include"]
     if not os.path.isfile(os.path.join(inc, "Python.h")):

@@ -17,7 +17,7 @@ import subprocess
 
 import pytest
 
-from conftest import CFFI_BUILT
+from conftest import new_cffi_local
 from harness import PS, Server, read_text
 
 SRC = os.environ["top_srcdir"]
@@ -356,10 +356,7 @@ def cffi_clocal(psb, conf):
     """A Local on the module's configuration on the cffi backend (the
     other runners here are on ctypes: compare.sh names a library);
     skipped when the backend is not built."""
-    if not CFFI_BUILT:
-        pytest.skip("the cffi backend is not built (configure found no python3-cffi)")
-    runner = psb.Local(backend="cffi")
-    assert runner.backend == "cffi"
+    runner = new_cffi_local(psb)
     yield runner
     runner.close()
 

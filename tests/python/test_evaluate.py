@@ -173,12 +173,15 @@ class Stop(Exception):
     pass
 
 
-def test_progress_raises(psb, files):
-    """A progress that raises stops the evaluation, and evaluate raises its exception."""
+@pytest.mark.parametrize("backend", ["default", "cffi"])
+def test_progress_raises(psb, files, backend, request):
+    """A progress that raises stops the evaluation, and evaluate raises its
+    exception (the module's runner, then one on cffi)."""
     def stop(done, total, passed):
         raise Stop(f"stop at {done}")
+    runner = psb if backend == "default" else request.getfixturevalue("cffi_local")
     with pytest.raises(Stop) as e:
-        psb.evaluate(*files, providers=["local"], jobs=1, timeout=30, progress=stop)
+        runner.evaluate(*files, providers=["local"], jobs=1, timeout=30, progress=stop)
     assert str(e.value) == "stop at 1"
 
 
@@ -226,15 +229,6 @@ def test_cffi_evaluate(cffi_local, want, tmp, files):
     assert scores(got) == scores(want) and shape(got) == shape(want)
     assert got["meta"]["providers"] == ["local"] and got["results"] == out
     assert [c[0] for c in calls] == [1, 2, 3, 4, 5] and calls[-1][2] == 3, calls
-
-
-def test_cffi_progress_raises(cffi_local, files):
-    """On cffi too, a progress that raises stops the evaluation and evaluate raises it."""
-    def stop(done, total, passed):
-        raise Stop(f"stop at {done}")
-    with pytest.raises(Stop) as e:
-        cffi_local.evaluate(*files, providers=["local"], jobs=1, timeout=30, progress=stop)
-    assert str(e.value) == "stop at 1"
 
 
 def test_cffi_missing_dataset(psb, cffi_local, tmp):
