@@ -14,6 +14,7 @@ POLYSANDBOX_PY = \
 	python/polysandbox/evalargs.py \
 	python/polysandbox/info.py \
 	python/polysandbox/local.py \
+	python/polysandbox/localeval.py \
 	python/polysandbox/many.py \
 	python/polysandbox/report.py \
 	python/polysandbox/request.py \

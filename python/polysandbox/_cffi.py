@@ -67,8 +67,8 @@ class CffiLocal(Local):
         self._ctx_open()
         return self._cctx
 
-    def _out(self, ctype: str) -> "_Out":
-        return _Out(self._ffi, ctype)
+    def _out(self, ctype: str) -> "_CffiOut":
+        return _CffiOut(self._ffi, ctype)
 
     def _array(self, ctype: str, init: int | Sequence[int]) -> Any:
         return self._ffi.new(ctype + "[]", init)
@@ -212,7 +212,7 @@ class CffiLocal(Local):
         self._check(self._xlib.sbx_sandbox_destroy(self._sb(sb, drop=True)))
 
 
-class _Out:
+class _CffiOut:
     """Local._out's out-parameter on cffi: a ctype ** (arg); value its
     handle (NULL: a false cdata)."""
 
