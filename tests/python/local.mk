@@ -17,4 +17,4 @@ EXTRA_DIST += tests/python/conftest.py tests/python/pytest.ini \
 	tests/python/test_compare.py tests/python/test_remote_eval.py \
 	tests/python/test_docker.py \
 	tests/python/harness.py tests/python/unlisted.py \
-	tests/python/run-python.sh tests/python/sanitizer-env.sh
+	tests/python/run-python.sh tests/python/sanitizer-env.sh tests/python/no-asan.sh
