@@ -123,8 +123,7 @@ int lcl_xr_encode(const struct lcl_xreq *r, char **buf, size_t *len, int fds[LCL
     return 0;
 }
 
-/* The next NUL-ended string of [*pos, end), or NULL. */
-static const char *next_str(const char **pos, const char *end)
+const char *lcl_xr_next_str(const char **pos, const char *end)
 {
     const char *s = *pos;
     const char *nul = s < end ? memchr(s, '\0', (size_t)(end - s)) : NULL;
@@ -138,7 +137,7 @@ static const char *next_str(const char **pos, const char *end)
 static bool take(const char **pos, const char *end, uint32_t n, char **v)
 {
     for (uint32_t i = 0; i < n; i++)
-        if (!(v[i] = (char *)next_str(pos, end)))
+        if (!(v[i] = (char *)lcl_xr_next_str(pos, end)))
             return false;
     v[n] = NULL;
     return true;
@@ -228,18 +227,19 @@ int lcl_xr_decode(const void *buf, size_t len, const int *fds, int nfds, struct 
     r->envp = r->argv + h.n_argv + 1;
     r->path = r->envp + h.n_env + 1;
     if (!take(&pos, end, h.n_argv, r->argv) || !take(&pos, end, h.n_env, r->envp) ||
-        !take(&pos, end, h.n_path, r->path) || !(r->cwd = next_str(&pos, end)))
+        !take(&pos, end, h.n_path, r->path) || !(r->cwd = lcl_xr_next_str(&pos, end)))
         return bad(why, "its strings overrun it");
     if (r->cwd[0] != '/')
         return bad(why, "a relative working directory");
     if (h.parts & LCL_XR_INHERIT) {
-        if (!(r->rootfs = next_str(&pos, end)) || (r->rootfs[0] && r->rootfs[0] != '/'))
+        if (!(r->rootfs = lcl_xr_next_str(&pos, end)) || (r->rootfs[0] && r->rootfs[0] != '/'))
             return bad(why, "a bad image root");
         if (!r->rootfs[0])
             r->rootfs = NULL;
     }
     if (h.parts & LCL_XR_INIT) {
-        if (!(r->tmp_opts = next_str(&pos, end)) || strlen(r->tmp_opts) >= LCL_XR_TMP_OPTS_MAX)
+        if (!(r->tmp_opts = lcl_xr_next_str(&pos, end)) ||
+            strlen(r->tmp_opts) >= LCL_XR_TMP_OPTS_MAX)
             return bad(why, "bad /tmp options");
         if ((size_t)(end - pos) != (size_t)r->init.bpf_len * 8)
             return bad(why, "its filter is not the rest of it");

@@ -116,6 +116,9 @@ int lcl_xr_encode(const struct lcl_xreq *r, char **buf, size_t *len, int fds[LCL
 int lcl_xr_decode(const void *buf, size_t len, const int *fds, int nfds, struct lcl_xreq *r,
                   const char **why);
 void lcl_xr_free(struct lcl_xreq *r);
+/* The next NUL-ended string of [*@pos, @end), *@pos moved past it; or
+ * NULL when it does not end there (also for a zygote's layout). */
+const char *lcl_xr_next_str(const char **pos, const char *end);
 /* A request from stream @sock (the descriptors on its first byte, into
  * @fds: up to LCL_XR_MAX_FDS, unused slots -1, *@nfds received) into a
  * new *@buf of *@len bytes (the caller frees it, also on failure).

@@ -83,17 +83,6 @@ struct zc_clone_args {
     uint64_t flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size, tls;
 };
 
-/* The next NUL-terminated string of [*pos, end), or NULL. */
-static const char *next_str(const char **pos, const char *end)
-{
-    const char *s = *pos;
-    const char *nul = s < end ? memchr(s, '\0', (size_t)(end - s)) : NULL;
-    if (!nul)
-        return NULL;
-    *pos = nul + 1;
-    return s;
-}
-
 /* The request into zsb, zc (pointing into @buf, which outlives the
  * clone: the child has its copy); zp keeps the layout. */
 static int parse(const char *buf, size_t len, const int *fds, int nfds)
@@ -256,13 +245,13 @@ int lcl_zc_enter(const void *buf, size_t len, int ctl)
         return -1;
     memcpy(layout, buf, len);
     const char *pos = layout + sizeof l, *end = layout + len;
-    const char *skel = next_str(&pos, end), *skel_src = next_str(&pos, end);
+    const char *skel = lcl_xr_next_str(&pos, end), *skel_src = lcl_xr_next_str(&pos, end);
     if (!skel || !skel_src || skel[0] != '/' || skel_src[0] != '/')
         return -1;
     memset(&zp, 0, sizeof zp);
     zp.skel = (char *)skel;
     for (uint32_t i = 0; i < l.n_binds; i++) {
-        const char *b = next_str(&pos, end);
+        const char *b = lcl_xr_next_str(&pos, end);
         if (!b || b[0] != '/')
             return -1;
         zp.binds[i].path = (char *)b;
@@ -270,7 +259,7 @@ int lcl_zc_enter(const void *buf, size_t len, int ctl)
     }
     zp.n_binds = l.n_binds;
     for (uint32_t i = 0; i < l.n_masks; i++) {
-        const char *m = next_str(&pos, end);
+        const char *m = lcl_xr_next_str(&pos, end);
         if (!m || m[0] != '/')
             return -1;
         zp.masks[i] = (char *)m;
