@@ -55,7 +55,7 @@ struct lcl_child {
 };
 
 /* The child's ends of an exec's pipes, in this order (also the first
- * descriptors of a daemon request, wire/locald-proto.h). */
+ * descriptors of an exec request, wire/exec-req.h). */
 enum { LCL_CHILD_FD_IN, LCL_CHILD_FD_OUT, LCL_CHILD_FD_ERR, LCL_CHILD_FD_REPORT,
        LCL_CHILD_FD_STATUS, LCL_CHILD_NFD };
 /* The exec's part of an init's view: its sandbox, command, environment,
