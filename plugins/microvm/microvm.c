@@ -252,6 +252,14 @@ void mv_last_words(const char *dir, char *buf, size_t n)
         while (got > 0 && (text[got - 1] == '\n' || text[got - 1] == '\r'))
             text[--got] = '\0';
         char *nl = strrchr(text, '\n');
+        /* The kernel's own "reboot: Power down" after the agent's last
+         * words (die) says nothing: the line before it does. */
+        if (nl && strstr(nl, "] reboot: ")) {
+            while (nl > text && (nl[-1] == '\r' || nl[-1] == '\n'))
+                nl--;
+            *nl = '\0';
+            nl = strrchr(text, '\n');
+        }
         const char *line = nl ? nl + 1 : text;
         size_t j = 0;
         for (; *line && j + 1 < n; line++)

@@ -27,7 +27,7 @@ TESTS += tests/microvm/snapfail.sh
 # before any VM starts, a template's plain image ignored (no QEMU needed).
 TESTS += tests/microvm/image.sh
 # oci.sh: --image of a pulled image (tests/image/push.py's rootfs, from a
-# registry on loopback) as a read-only erofs disk with an overlay (two boots).
+# registry on loopback) as a read-only erofs disk with an overlay (three boots).
 check_SCRIPTS += tests/image/imgcat
 TESTS += tests/microvm/oci.sh
 # firecracker.sh: vmm = firecracker against tests/fakes/firecracker.py

@@ -24,7 +24,7 @@ command -v docker-registry >/dev/null 2>&1 ||
 image_test_setup
 CLI_TIMEOUT=300
 
-plan 8
+plan 9
 
 image_test_root
 check "the test image (a static program, os-release, a marker) pulled" is_rc 0
@@ -48,6 +48,13 @@ cli run -t 60s --provider microvm --image "$R/polysandbox-test/root:v1" -- /bin/
 check "a second VM of the image reuses its disk (the same file, no other)" \
     eval 'rc_and_out 0 "$marker" && [ "$(find "$tmp/state" -name "*.erofs" | wc -l)" -eq 1 ] &&
           [ "$(stat -c %i "$(cat "$tmp/disks")")" = "$ino" ]'
+
+# A disk the guest cannot mount: the VM stops, and the error says why.
+disk=$(cat "$tmp/disks")
+chmod u+w "$disk" && head -c 65536 /dev/zero > "$disk" || exit 99
+cli run -t 60s --provider microvm --image "$R/polysandbox-test/root:v1" -- /bin/imgcat /marker
+check "a disk the guest cannot mount: a sandbox error (125) quoting the agent's reason" \
+    eval 'rc_and_err 125 "mounting the image /dev/vda" && ! out_has "$marker"'
 
 # vmm = firecracker boots no image: refused before anything starts.
 cp -r "$tmp/config" "$tmp/fc" || exit 99
