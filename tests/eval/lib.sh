@@ -38,3 +38,24 @@ jcheck() {
 j = json.load(open(sys.argv[1]))
 sys.exit(0 if eval(sys.argv[2]) else 1)' "$1" "$2"
 }
+
+# same_records A B [SKIP_TASK]: the records of A and B agree, sample by
+# sample, on everything but times and usage (the task SKIP_TASK left out)
+same_records() {
+    python3 - "$@" <<'PY'
+import json, sys
+keys = ("task_id", "verdict", "passed", "reason", "tests_passed", "tests_total", "status",
+        "exit_code", "signal", "output", "provider", "attempts")
+skip = sys.argv[3] if len(sys.argv) > 3 else None
+def load(p):
+    return {r["sample"]: r for r in map(json.loads, open(p)) if r["task_id"] != skip}
+a, b = load(sys.argv[1]), load(sys.argv[2])
+bad = sorted(a) != sorted(b) or not a
+for s in sorted(a):
+    if s in b and any(a[s].get(k) != b[s].get(k) for k in keys):
+        print("# sample %d: %s / %s" % (s, {k: a[s].get(k) for k in keys},
+                                         {k: b[s].get(k) for k in keys}))
+        bad = True
+sys.exit(1 if bad else 0)
+PY
+}
