@@ -112,7 +112,9 @@ def reap_all(pgid):
 
 
 def finish(code):
-    """What the interpreter does at its exit, then the exit."""
+    """What the interpreter does at its exit, then the exit (as the local
+    provider's zygote does too: that one runs on the host, this one in any
+    provider's sandbox, so neither can import the other)."""
     try:
         if "threading" in sys.modules:
             sys.modules["threading"]._shutdown()

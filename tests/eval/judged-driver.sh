@@ -18,25 +18,7 @@ plan 9
 ds="$data/judged-driver.jsonl"
 smp="$data/judged-driver-samples.jsonl"
 
-cli eval --dataset "$ds" --samples "$smp" --out "$tmp/one.jsonl" --timeout 1s -k 1
-check "through the Python runner: every verdict as expected (the runner was there)" \
-    eval 'is_rc 0 && verdicts_as_expected "$tmp/one.jsonl" "$smp"'
-cli eval --dataset "$ds" --samples "$smp" --out "$tmp/each.jsonl" --timeout 1s -k 1 \
-    --exec-per-test
-check "--exec-per-test: the Python runner is not used" \
-    eval 'is_rc 0 && grep "\"task_id\":\"runner\"" "$tmp/each.jsonl" |
-          grep -q "\"reason\":\"test 2 of 2: wrong answer\""'
-check "fail-fast: the same records through the Python runner as with an exec per test" \
-    same_records "$tmp/one.jsonl" "$tmp/each.jsonl" runner
-
-cli eval --dataset "$ds" --samples "$smp" --out "$tmp/one-all.jsonl" --timeout 1s -k 1 \
-    --all-tests
-cli eval --dataset "$ds" --samples "$smp" --out "$tmp/each-all.jsonl" --timeout 1s -k 1 \
-    --all-tests --exec-per-test
-check "--all-tests: the same records both ways" \
-    same_records "$tmp/one-all.jsonl" "$tmp/each-all.jsonl" runner
-check "--all-tests: the tests after an exception still ran (3 of 4 passed)" \
-    eval 'grep "\"sample\":2," "$tmp/one-all.jsonl" | grep -q "\"tests_passed\":3,"'
+runner_both_ways "Python runner" "$ds" "$smp"
 
 # the runner alone, on the host: hostile input is refused, never run
 drv="$top_srcdir/core/eval/eval-judge-driver.py"
