@@ -40,32 +40,30 @@ try:
         die("prctl failed")
 except (OSError, AttributeError):
     die("cannot keep stdin and stdout, or no prctl")
-PENDING = b""
 
 
+# Never a byte of stdin ahead of what is needed: a test's fork inherits
+# this process's memory, which then never holds a later test's input.
 def get(n):
     """Exactly N bytes of our stdin."""
-    global PENDING
-    while len(PENDING) < n:
-        b = os.read(IN, max(CHUNK, n - len(PENDING)))
+    d = b""
+    while len(d) < n:
+        b = os.read(IN, n - len(d))
         if not b:
             die("stdin ended early")
-        PENDING += b
-    d, PENDING = PENDING[:n], PENDING[n:]
+        d += b
     return d
 
 
 def line(most=256):
-    global PENDING
-    while b"\n" not in PENDING[:most]:
-        if len(PENDING) >= most:
-            die("a line too long")
-        b = os.read(IN, CHUNK)
-        if not b:
-            die("stdin ended early")
-        PENDING += b
-    l, _, PENDING = PENDING.partition(b"\n")
-    return l
+    """A line of stdin without its newline, read a byte at a time."""
+    d = b""
+    while len(d) < most:
+        b = get(1)
+        if b == b"\n":
+            return d
+        d += b
+    die("a line too long")
 
 
 def num(s, most):
