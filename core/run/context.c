@@ -331,9 +331,10 @@ bool sbx_template_usable(const sbx_ctx *ctx, const sbx_template *t, const char *
         return false;
     }
     bool host_root = p->desc.flags & SBX_PROVIDER_F_HOST_ROOT;
+    bool store_root = host_root || (p->desc.flags & SBX_PROVIDER_F_IMAGE_ROOT);
     bool named;
-    const char *image = core_template_image(tc, p->name, host_root, &named);
-    if (host_root && image && image[0] != '/') {
+    const char *image = core_template_image(tc, p->name, store_root, &named);
+    if (store_root && image && image[0] != '/') {
         /* Its runtime is the image's: usable once pulled. */
         char *root = NULL;
         int rc = sbx_image_root(ctx, image, &root);
@@ -345,7 +346,7 @@ bool sbx_template_usable(const sbx_ctx *ctx, const sbx_template *t, const char *
         free(root);
         return rc == SBX_OK;
     }
-    if (host_root && image) {
+    if (store_root && image) {
         snprintf(why, why_size, "runs in the directory %s", image);
         return true;
     }

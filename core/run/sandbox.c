@@ -213,7 +213,8 @@ static int create_on(sbx_ctx *ctx, struct sbx_provider *p, const sbx_create_opts
     sbx_create_spec_v1 spec;
     core_kvlist labels = {0}, env = {0};
     sbx_sandbox *sb;
-    bool host_root = p->desc.flags & SBX_PROVIDER_F_HOST_ROOT;
+    /* Either kind takes an image as a root directory from the store. */
+    bool host_root = p->desc.flags & (SBX_PROVIDER_F_HOST_ROOT | SBX_PROVIDER_F_IMAGE_ROOT);
     int rc;
 
     *backend_failed = false;

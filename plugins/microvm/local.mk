@@ -18,6 +18,7 @@ plugins_microvm_microvm_la_SOURCES = \
 	plugins/microvm/mv-fc.c \
 	plugins/microvm/mv-fcsnap.c \
 	plugins/microvm/mv-files.c \
+	plugins/microvm/mv-image.c \
 	plugins/microvm/mv-jail.c \
 	plugins/microvm/mv-int.h \
 	plugins/microvm/mv-persist.c \
@@ -28,8 +29,6 @@ plugins_microvm_microvm_la_SOURCES = \
 	plugins/microvm/mv-snapgc.c \
 	plugins/microvm/mv-spawn.c \
 	plugins/microvm/mv-vmm.h \
-	plugins/common/noimage.c \
-	plugins/common/noimage.h \
 	plugins/common/randhex.c \
 	plugins/common/randhex.h \
 	$(MV_PROTO)

@@ -21,11 +21,10 @@
 #include <unistd.h>
 
 #include "mv-int.h"
-#include "noimage.h"
 
-/* What a VM runs in place of an image (the guest has no root file system
- * of a template's or a caller's yet; issue 21). */
-#define MV_NO_IMAGES "its VMs boot the one guest that polysandbox-microvm-image built"
+/* Firecracker's VMs boot the one guest, no image (issue 21). */
+#define MV_NO_IMAGES "vmm = firecracker boots the one guest that polysandbox-microvm-image" \
+    " built (vmm = qemu runs images)"
 
 static const char *const config_keys[] = {
     "qemu", "kernel", "initrd", "accel", "memory", "boot_timeout", "kvm_probe_timeout",
@@ -253,6 +252,14 @@ void mv_last_words(const char *dir, char *buf, size_t n)
         while (got > 0 && (text[got - 1] == '\n' || text[got - 1] == '\r'))
             text[--got] = '\0';
         char *nl = strrchr(text, '\n');
+        /* The kernel's own "reboot: Power down" after the agent's last
+         * words (die) says nothing: the line before it does. */
+        if (nl && strstr(nl, "] reboot: ")) {
+            while (nl > text && (nl[-1] == '\r' || nl[-1] == '\n'))
+                nl--;
+            *nl = '\0';
+            nl = strrchr(text, '\n');
+        }
         const char *line = nl ? nl + 1 : text;
         size_t j = 0;
         for (; *line && j + 1 < n; line++)
@@ -322,6 +329,7 @@ int mv_boot(struct mv_prov *p, const char *accel, uint64_t timeout_ms, uint64_t 
         .jailer = p->jailer, .jail_uid = p->jail_uid, .jail_gid = p->jail_gid,
         .mem_path = from ? from->mem_path : NULL, .mem_share = from ? from->mem_share : 0,
         .mem_fd = from && from->mem_path ? from->mem_fd : -1,
+        .image = from ? from->image : NULL,
     };
     struct mv_qjail *jail = NULL;
     if (p->vmm_jail && mv_qjail_prepare(p, &cfg, &jail, err, sizeof err) != 0) {
@@ -473,11 +481,14 @@ static int mv_create(void *prov, const sbx_create_spec_v1 *spec, void **sb, char
 {
     struct mv_prov *p = prov;
     struct mv_sandbox *s = NULL;
-    char why[512];
+    char why[512], *image = NULL;
     int rc;
 
-    if ((rc = pc_image_cannot_run(p->host, p->h, "microvm", spec, MV_NO_IMAGES)))
-        return rc;
+    /* An image is a root directory (the core resolved its name in the
+     * store): cold boots only, since a snapshot is of the plain guest. */
+    if (spec->image && p->vmm == &mv_vmm_firecracker)
+        return p->host->set_error(p->h, SBX_E_NOTSUP, "microvm: image %s: %s", spec->image,
+                                  MV_NO_IMAGES);
     if (spec->network != SBX_NET_NONE)
         return p->host->set_error(p->h, SBX_E_NOTSUP,
                                   "microvm: a VM has no network device yet (network = none only)");
@@ -487,6 +498,11 @@ static int mv_create(void *prov, const sbx_create_spec_v1 *spec, void **sb, char
     const char *persist = NULL;
     if (p->vmm == &mv_vmm_firecracker && (rc = fc_usable(p)))
         return rc;
+    if (spec->image && (rc = mv_image_for(p, spec->image, &image)))
+        return rc;
+    struct mv_boot_from img = { .qmp_fd = -1, .incoming_fd = -1, .mem_fd = -1, .qmp_host = -1,
+                                .cmdline_disk = spec->limits.disk_bytes, .image = image };
+    const struct mv_boot_from *cold = image ? &img : NULL;
     if (spec->persistent) {
         mv_persist_new_id(new_id);
         persist = new_id;
@@ -503,16 +519,16 @@ static int mv_create(void *prov, const sbx_create_spec_v1 *spec, void **sb, char
                          &s);
         }
     } else if (!strcmp(accel, "probe")) {
-        rc = mv_boot(p, "kvm", p->kvm_probe_ms, spec->limits.disk_bytes, persist, NULL, &s);
+        rc = mv_boot(p, "kvm", p->kvm_probe_ms, spec->limits.disk_bytes, persist, cold, &s);
         mv_accel_record(p, rc == SBX_OK);
         if (rc != SBX_OK) {
             p->host->log(p->h, SBX_LOG_INFO,
                          "microvm: no guest booted under KVM within %llu s; using TCG from now on",
                          (unsigned long long)(p->kvm_probe_ms / 1000));
-            rc = mv_boot(p, "tcg", p->boot_timeout_ms, spec->limits.disk_bytes, persist, NULL,
+            rc = mv_boot(p, "tcg", p->boot_timeout_ms, spec->limits.disk_bytes, persist, cold,
                          &s);
         }
-    } else if (p->snapshot) {
+    } else if (p->snapshot && !image) {
         rc = mv_snap_restore(p, accel, spec->limits.disk_bytes, persist, &s);
         if (rc != SBX_OK) {
             /* Snapshots are a speed-up: a VM that boots is still a VM. */
@@ -521,8 +537,9 @@ static int mv_create(void *prov, const sbx_create_spec_v1 *spec, void **sb, char
                          &s);
         }
     } else {
-        rc = mv_boot(p, accel, p->boot_timeout_ms, spec->limits.disk_bytes, persist, NULL, &s);
+        rc = mv_boot(p, accel, p->boot_timeout_ms, spec->limits.disk_bytes, persist, cold, &s);
     }
+    free(image);
     if (rc != SBX_OK)
         return rc;
     if ((rc = say_unenforced(p, s)))
@@ -645,8 +662,13 @@ static void mv_doctor(void *prov, sbx_doctor_cb_v1 cb, void *ud)
     cb(ud, "accel", 1, detail);
     mv_snap_describe(p, strcmp(accel, "probe") ? accel : "tcg", detail, sizeof detail);
     cb(ud, "snapshot", 1, detail);
-    cb(ud, "images", 1, "none: " MV_NO_IMAGES " (--image and a template's image.microvm are "
-       "refused, a template's plain image is ignored)");
+    char full[4200];
+    int mkfs = mv_vmm_path("mkfs.erofs", full, sizeof full);
+    snprintf(detail, sizeof detail, "%.200s: --image and a template's image.microvm boot with the"
+             " pulled image as a read-only erofs disk (cached under %.200s/images), a template's"
+             " plain image is ignored", mkfs ? full : "no mkfs.erofs (apt-get install erofs-utils)",
+             p->host->state_dir(p->h) ? p->host->state_dir(p->h) : "the state directory");
+    cb(ud, "images", mkfs, detail);
 }
 
 static const sbx_provider_ops_v1 mv_ops = {
@@ -668,9 +690,10 @@ static const sbx_provider_ops_v1 mv_ops = {
  * its own QEMU; what creates share (the snapshot, the KVM verdict) is
  * files under a lock or renamed into place, so pools may fill from
  * several threads. */
-SBX_PROVIDER_DEFINE("microvm", PACKAGE_VERSION,
-                    "each sandbox a QEMU microvm guest with its own kernel",
-                    "MIT", SBX_CAP_FILES | SBX_CAP_PERSISTENT | SBX_CAP_LABELS | SBX_CAP_LIST |
-                        SBX_CAP_STDIN | SBX_CAP_STREAM | SBX_CAP_MEMORY_LIMIT |
-                        SBX_CAP_CPU_STATS | SBX_CAP_NETWORK_POLICY | SBX_CAP_CONCURRENT,
-                    config_keys, NULL, &mv_ops);
+SBX_PROVIDER_DEFINE_FLAGS("microvm", PACKAGE_VERSION,
+                          "each sandbox a QEMU microvm guest with its own kernel",
+                          "MIT", SBX_CAP_FILES | SBX_CAP_PERSISTENT | SBX_CAP_LABELS |
+                              SBX_CAP_LIST | SBX_CAP_STDIN | SBX_CAP_STREAM |
+                              SBX_CAP_MEMORY_LIMIT | SBX_CAP_CPU_STATS |
+                              SBX_CAP_NETWORK_POLICY | SBX_CAP_CONCURRENT,
+                          SBX_PROVIDER_F_IMAGE_ROOT, config_keys, NULL, &mv_ops);

@@ -77,6 +77,12 @@ int mv_chan_hello(struct mv_prov *p, int fd, int64_t deadline_ms, struct mv_hell
  * to SBX_E_*, its text made printable) about @what, and returns it. */
 int mv_chan_error(struct mv_prov *p, const char *what, const uint8_t *pl, size_t len);
 
+/* mv-image.c: the read-only disk image (erofs) of the root directory
+ * @root, built once under the state directory and kept there by the
+ * root's identity: *path (transfer full) its file.  SBX_OK, or an error
+ * set on the host (SBX_E_NOTSUP without mkfs.erofs). */
+int mv_image_for(struct mv_prov *p, const char *root, char **path);
+
 /* mv-exec.c */
 int mv_exec(void *prov, void *sb, const sbx_exec_spec_v1 *spec,
             const sbx_output_sink_v1 *sink, sbx_exec_outcome_v1 *out);
@@ -114,6 +120,10 @@ struct mv_boot_from {
     int mem_share;
     int mem_fd;
     int qmp_host;
+    /* Since images (mv-image.c): a cold boot with this read-only file
+     * system image (erofs) as the guest's root, @cmdline_disk the size
+     * of /work; NULL: the initrd's own root. */
+    const char *image;
 };
 
 /* microvm.c: boots one VM with @accel (or restores it, @from; NULL for a

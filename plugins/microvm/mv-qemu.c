@@ -51,8 +51,8 @@ static int qemu_start(const struct mv_vm_config *cfg, pid_t *pid, char *err, siz
     if (khz && !kvm)
         snprintf(tsc, sizeof tsc, " tsc_early_khz=%lu", khz);
     snprintf(mem, sizeof mem, "%llu", (unsigned long long)cfg->memory_mib);
-    snprintf(append, sizeof append, "console=ttyS0 panic=-1 quiet sbx.disk=%llu%s",
-             (unsigned long long)cfg->disk_bytes, tsc);
+    snprintf(append, sizeof append, "console=ttyS0 panic=-1 quiet sbx.disk=%llu%s%s",
+             (unsigned long long)cfg->disk_bytes, tsc, cfg->image ? " sbx.image=erofs" : "");
     snprintf(chardev, sizeof chardev, "socket,id=agent,fd=%d%s", cfg->chan_fd,
              cfg->detach ? ",server=on,wait=off" : "");
     if ((size_t)snprintf(serial, sizeof serial, "file:%s", cfg->console) >= sizeof serial) {
@@ -68,7 +68,7 @@ static int qemu_start(const struct mv_vm_config *cfg, pid_t *pid, char *err, siz
         snprintf(err, errlen, "memory file path too long");
         return -1;
     }
-    const char *argv[48] = {
+    const char *argv[56] = {
         cfg->binary, "-M", cfg->mem_path ? "microvm,memory-backend=mem" : "microvm",
         "-accel", cfg->accel, "-cpu", kvm ? "host" : "max",
         "-m", mem, "-smp", "1", "-nodefaults", "-no-user-config", "-display", "none",
@@ -94,6 +94,20 @@ static int qemu_start(const struct mv_vm_config *cfg, pid_t *pid, char *err, siz
     if (cfg->mem_path) {
         argv[na++] = "-object";
         argv[na++] = backend;
+    }
+    /* The guest's root image, shared read-only by every VM of it. */
+    char drive[4400];
+    if (cfg->image) {
+        if (strchr(cfg->image, ',') ||
+            (size_t)snprintf(drive, sizeof drive, "file=%s,if=none,id=image,format=raw,"
+                             "readonly=on", cfg->image) >= sizeof drive) {
+            snprintf(err, errlen, "image path %s: too long or has a comma", cfg->image);
+            return -1;
+        }
+        argv[na++] = "-drive";
+        argv[na++] = drive;
+        argv[na++] = "-device";
+        argv[na++] = "virtio-blk-device,drive=image";
     }
     if (cfg->incoming_fd >= 0) {
         argv[na++] = "-incoming";

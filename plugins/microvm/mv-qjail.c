@@ -10,7 +10,8 @@
  *   - mounts a small tmpfs on <VM dir>/root and binds into it, at their
  *     own paths, only: QEMU's program and the libraries the dynamic
  *     loader resolves for it, its firmware and module folders (read
- *     only), the kernel and initrd (read only), the console file, and
+ *     only), the kernel, initrd and an image's disk (read only), the
+ *     console file, and
  *     /dev/null, /dev/urandom and (with KVM) /dev/kvm; a proc of its own
  *     pid namespace showing processes only (subset=pid: /proc/self/fd is
  *     how QEMU opens the memory it is handed as an fd);
@@ -81,7 +82,7 @@ struct mv_qjail {
     struct bind b[];
 };
 
-#define MV_QJAIL_EXTRA 8 /* kernel, initrd, console, null, urandom, kvm */
+#define MV_QJAIL_EXTRA 8 /* kernel, initrd, image, console, null, urandom, kvm */
 
 static int add_path(struct mv_qprog *q, const char *path, int dir)
 {
@@ -328,6 +329,8 @@ int mv_qjail_prepare(struct mv_prov *p, const struct mv_vm_config *cfg, struct m
         j->b[j->n++] = (struct bind){q->paths[i], 1, q->dirs[i]};
     j->b[j->n++] = (struct bind){cfg->kernel, 1, 0};
     j->b[j->n++] = (struct bind){cfg->initrd, 1, 0};
+    if (cfg->image)
+        j->b[j->n++] = (struct bind){cfg->image, 1, 0};
     j->b[j->n++] = (struct bind){cfg->console, 0, 0};
     j->b[j->n++] = (struct bind){"/dev/null", 0, 0};
     j->b[j->n++] = (struct bind){"/dev/urandom", 1, 0};

@@ -65,6 +65,10 @@ struct mv_vm_config {
     const char *mem_path;
     int mem_share;
     int mem_fd;            /* an fd @mem_path names (/proc/self/fd/N) kept open in QEMU, or -1 */
+    /* Since images, QEMU only: a read-only erofs image (a path without
+     * commas) the guest gets as a virtio-blk drive and runs its commands
+     * in (sbx.image=erofs on its command line); NULL: none. */
+    const char *image;
     /* Since the VMM's jail (mv-qjail.c), QEMU only: the jail it starts
      * in, or NULL to start it as we are. */
     const struct mv_qjail *qjail;

@@ -6,7 +6,8 @@
 # Writes OUTDIR/vmlinuz (the host's Debian cloud kernel, default the
 # newest /boot/vmlinuz-*-cloud-amd64) and OUTDIR/initrd.cpio: AGENT as
 # /init, the virtio modules it loads (/etc/sbx-modules; vsock's apart in
-# /etc/sbx-modules-vsock, loaded only under Firecracker), and python3 with
+# /etc/sbx-modules-vsock, loaded only under Firecracker; an image's disk,
+# erofs and overlay in /etc/sbx-modules-image), and python3 with
 # its standard library and shared libraries, copied from this host.  The
 # archive is reproducible (sorted, owned by root, every time 0).  OUTDIR/
 # stamp records what it was built from; when nothing changed, nothing is
@@ -34,7 +35,7 @@ pylib=/usr/lib/$pyver
 [ -x "$py" ] && [ -d "$pylib" ] || { echo "polysandbox-microvm-image: no /usr/bin/python3" >&2; exit 1; }
 
 # What the image is made of; the same key, the same image.
-key=$( { echo "v1 $kver"; cksum < "$kernel"; cksum < "$agent"; cksum < "$(readlink -f "$0")"; cksum < "$py";
+key=$( { echo "v2 $kver"; cksum < "$kernel"; cksum < "$agent"; cksum < "$(readlink -f "$0")"; cksum < "$py";
          dpkg-query -W -f='${Version}\n' "lib$pyver-stdlib" 2>/dev/null || true; } | cksum)
 if [ -f "$out/stamp" ] && [ "$(cat "$out/stamp")" = "$key" ] &&
    [ -f "$out/vmlinuz" ] && [ -f "$out/initrd.cpio" ]; then
@@ -70,15 +71,25 @@ done | awk '!seen[$0]++' | while read -r ko; do
     cp -p "$ko" "usr$ko"
     echo "$ko" >> etc/sbx-modules
 done
+# extra_mods LIST MODULE...: what MODULE... need beyond etc/sbx-modules,
+# copied and listed in LIST in load order, for the agent to load on demand.
+extra_mods() {
+    list=$1; shift
+    : > "$list"
+    for m in "$@"; do
+        modprobe -S "$kver" --show-depends "$m" | sed -n 's/^insmod \([^ ]*\).*/\1/p'
+    done | awk '!seen[$0]++' | while read -r ko; do
+        grep -qx "$ko" etc/sbx-modules && continue
+        mkdir -p "usr${ko%/*}"
+        cp -p "$ko" "usr$ko"
+        echo "$ko" >> "$list"
+    done
+}
 # vsock's, loaded only where the channel is vsock (sbx.vsock=PORT: Firecracker).
-: > etc/sbx-modules-vsock
-modprobe -S "$kver" --show-depends vmw_vsock_virtio_transport |
-sed -n 's/^insmod \([^ ]*\).*/\1/p' | awk '!seen[$0]++' | while read -r ko; do
-    grep -qx "$ko" etc/sbx-modules && continue
-    mkdir -p "usr${ko%/*}"
-    cp -p "$ko" "usr$ko"
-    echo "$ko" >> etc/sbx-modules-vsock
-done
+extra_mods etc/sbx-modules-vsock vmw_vsock_virtio_transport
+# An image's, loaded only when the guest is given one (sbx.image=erofs):
+# its read-only disk and the overlay that makes it writable in memory.
+extra_mods etc/sbx-modules-image virtio_blk erofs overlay
 
 # python3, the libraries it links, and its standard library (less what no
 # sandboxed run needs: tests, GUI, installers).

@@ -15,25 +15,11 @@ command -v docker-registry >/dev/null 2>&1 ||
     unready "no docker-registry (apt-get install docker-registry)"
 command -v curl >/dev/null 2>&1 || unready "no curl"
 [ "$(uname -m)" = x86_64 ] || { echo "1..0 # SKIP image run: the test images are amd64"; exit 0; }
-IMGCAT="$top_builddir/tests/image/imgcat"
-[ -x "$IMGCAT" ] || { echo "Bail out! $IMGCAT is not built"; exit 1; }
-
-cleanup() {
-    registry_stop_all
-    rm -rf "$tmp"
-}
-trap cleanup EXIT
-export POLYSANDBOX_STATE_DIR="$tmp/state"
+image_test_setup
 
 plan 10
 
-registry_start open "$tmp/reg"
-[ -n "${REGISTRY_open_PORT:-}" ] || { echo "Bail out! no registry"; exit 1; }
-R=127.0.0.1:$REGISTRY_open_PORT
-marker="marker-$$-$(date +%s%N)"
-IMGCAT=$IMGCAT MARKER=$marker python3 "$top_srcdir/tests/image/push.py" "$R" \
-    rootfs polysandbox-test/root v1 >"$tmp/digests" 2>"$tmp/push.log" || cat "$tmp/push.log" >&2
-cli image pull -q "$R/polysandbox-test/root:v1"
+image_test_root
 check "the test image (a static program, os-release, a marker) pulled" is_rc 0
 
 # ---- run --image NAME ----

@@ -23,16 +23,20 @@ TESTS += tests/microvm/snapgc.sh
 # snapfail.sh: a snapshot that cannot be built is tried once per settings
 # (a fake VMM, no QEMU needed).
 TESTS += tests/microvm/snapfail.sh
-# image.sh: --image and a template's image.microvm refused before any
-# VM starts, a template's plain image ignored (no QEMU needed).
+# image.sh: --image and a template's image.microvm never pulled refused
+# before any VM starts, a template's plain image ignored (no QEMU needed).
 TESTS += tests/microvm/image.sh
+# oci.sh: --image of a pulled image (tests/image/push.py's rootfs, from a
+# registry on loopback) as a read-only erofs disk with an overlay (three boots).
+check_SCRIPTS += tests/image/imgcat
+TESTS += tests/microvm/oci.sh
 # firecracker.sh: vmm = firecracker against tests/fakes/firecracker.py
 # (no Firecracker, QEMU or KVM needed).
 TESTS += tests/microvm/firecracker.sh
 endif
 dist_check_SCRIPTS += tests/microvm/run.sh tests/microvm/image.sh tests/microvm/persist.sh \
 	tests/microvm/snapshot.sh tests/microvm/snapfail.sh tests/microvm/firecracker.sh \
-	tests/microvm/pool.sh tests/microvm/snapgc.sh tests/microvm/jail.sh
+	tests/microvm/pool.sh tests/microvm/snapgc.sh tests/microvm/jail.sh tests/microvm/oci.sh
 EXTRA_DIST += tests/microvm/guest.sh tests/microvm/fakevmm.sh tests/fakes/firecracker.py \
 	tests/fakes/jailer.py
 # The guest image, where run.sh had to keep it in the build tree.

@@ -92,7 +92,9 @@ static void logk(const char *fmt, ...)
 
 static __attribute__((noreturn)) void die(const char *what)
 {
-    logk("sbx-agent: %s: %s\n", what, strerror(errno));
+    /* At error level: shown on the console despite "quiet", so the host
+     * names it as the reason the VM stopped (mv_last_words). */
+    logk("<3>sbx-agent: %s: %s\n", what, strerror(errno));
     sync();
     reboot(RB_POWER_OFF);
     for (;;)
@@ -199,21 +201,32 @@ static long long read_num(const char *path, const char *key)
     return -1;
 }
 
-static unsigned long long cmdline_num(const char *key, unsigned long long dflt)
+/* The value of @key=VALUE on the kernel's command line into @val: 0, or
+ * -1 when it is not there. */
+static int cmdline_get(const char *key, char *val, size_t n)
 {
     char buf[4096];
     int fd = open("/proc/cmdline", O_RDONLY | O_CLOEXEC);
-    ssize_t n = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
+    ssize_t got = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
 
     if (fd >= 0)
         close(fd);
-    if (n <= 0)
-        return dflt;
-    buf[n] = '\0';
+    if (got <= 0)
+        return -1;
+    buf[got] = '\0';
     for (char *t = strtok(buf, " \n"); t; t = strtok(NULL, " \n"))
-        if (!strncmp(t, key, strlen(key)) && t[strlen(key)] == '=')
-            return strtoull(t + strlen(key) + 1, NULL, 10);
-    return dflt;
+        if (!strncmp(t, key, strlen(key)) && t[strlen(key)] == '=') {
+            snprintf(val, n, "%s", t + strlen(key) + 1);
+            return 0;
+        }
+    return -1;
+}
+
+static unsigned long long cmdline_num(const char *key, unsigned long long dflt)
+{
+    char v[64];
+
+    return cmdline_get(key, v, sizeof v) ? dflt : strtoull(v, NULL, 10);
 }
 
 static void load_modules(const char *list)
@@ -251,6 +264,57 @@ static void setup_mounts(void)
     if (mount("cgroup2", CG_ROOT, "cgroup2", 0, NULL) ||
         write_file(CG_ROOT "/cgroup.subtree_control", "+memory +pids +cpu"))
         unenforced |= LB_MEMORY | LB_PIDS;
+}
+
+/* sbx.image=FSTYPE: the host gave a read-only root image as the first
+ * virtio-blk disk.  It is mounted with a tmpfs over it (an overlay: the
+ * commands may write, each VM in its own memory) at IMG_ROOT, with /proc,
+ * /dev, a /tmp of its own and our /work (the same files the host puts and
+ * gets) inside; every command runs chrooted there. */
+#define IMG_ROOT "/image/root"
+static int image_root;
+
+static void mkdirs(const char *const *dirs, size_t n, mode_t mode)
+{
+    for (size_t i = 0; i < n; i++)
+        if (mkdir(dirs[i], mode) && errno != EEXIST)
+            die(dirs[i]);
+}
+
+static void setup_image(void)
+{
+    char fs[16];
+    const char *top[] = { "/image", "/image/lower", "/image/rw", IMG_ROOT };
+    const char *rw[] = { "/image/rw/upper", "/image/rw/work" };
+    const char *in[] = { IMG_ROOT "/proc", IMG_ROOT "/dev", IMG_ROOT "/work" };
+    int tries = 0;
+
+    if (cmdline_get("sbx.image", fs, sizeof fs) || (strcmp(fs, "erofs") && strcmp(fs, "ext4")))
+        return;
+    load_modules("/etc/sbx-modules-image");
+    /* The disk appears once virtio_blk has probed it. */
+    while (access("/dev/vda", F_OK) != 0 && tries++ < 500) {
+        struct timespec ts = { 0, 10 * 1000 * 1000 };
+        nanosleep(&ts, NULL);
+    }
+    mkdirs(top, sizeof top / sizeof top[0], 0755);
+    if (mount("/dev/vda", "/image/lower", fs, MS_RDONLY | MS_NODEV, NULL))
+        die("mounting the image /dev/vda");
+    if (mount("tmpfs", "/image/rw", "tmpfs", MS_NODEV, "mode=0755"))
+        die("mounting the image's tmpfs");
+    mkdirs(rw, sizeof rw / sizeof rw[0], 0755);
+    if (mount("overlay", IMG_ROOT, "overlay", MS_NODEV,
+              "lowerdir=/image/lower,upperdir=/image/rw/upper,workdir=/image/rw/work"))
+        die("mounting the image's overlay");
+    mkdirs(in, sizeof in / sizeof in[0], 0755);
+    if (mkdir(IMG_ROOT "/tmp", 01777) && errno != EEXIST)
+        die(IMG_ROOT "/tmp");
+    if (mount("proc", IMG_ROOT "/proc", "proc", 0, NULL) ||
+        mount("/dev", IMG_ROOT "/dev", NULL, MS_BIND | MS_REC, NULL) ||
+        mount("tmpfs", IMG_ROOT "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777,size=16m") ||
+        mount("/work", IMG_ROOT "/work", NULL, MS_BIND, NULL))
+        die("mounting /proc, /dev, /tmp and /work in the image");
+    image_root = 1;
 }
 
 /* Waits until a host is connected again: the port polls POLLHUP while
@@ -524,7 +588,8 @@ static void set_limit(const char *file, unsigned long long v, unsigned bit)
 /* Parses an EXEC frame into argv/env; NULL on a malformed one. */
 static char **split(const uint8_t *p, size_t len, size_t n, size_t *used)
 {
-    char **v = calloc(n + 1, sizeof *v);
+    /* Two NULLs spare: an exec's child ends its argv in place (do_exec). */
+    char **v = calloc(n + 2, sizeof *v);
     size_t off = 0;
 
     for (size_t i = 0; v && i < n; i++) {
@@ -605,11 +670,16 @@ static void do_exec(uint8_t *p, size_t len)
         dup2(in_fd, 0);
         dup2(po[1], 1);
         dup2(pe[1], 2);
-        if (chdir(strs[0][0] ? strs[0] : "/work") || setgroups(0, NULL) ||
+        if ((image_root && chroot(IMG_ROOT)) ||
+            chdir(strs[0][0] ? strs[0] : "/work") || setgroups(0, NULL) ||
             setgid(SBX_UID) || setuid(SBX_UID))
             _exit(125);
         signal(SIGPIPE, SIG_DFL);
-        execvpe(strs[1], strs + 1, strs + 1 + argc);
+        /* argv ends before the environment: the environment moves up one
+         * (into split's spare slot) to make room for argv's NULL. */
+        memmove(strs + 2 + argc, strs + 1 + argc, envc * sizeof *strs);
+        strs[1 + argc] = NULL;
+        execvpe(strs[1], strs + 1, strs + 2 + argc);
         e = errno;
         (void)!write(pc[1], &e, sizeof e);
         _exit(e == ENOENT ? 127 : 126);
@@ -773,6 +843,7 @@ int main(void)
         return 2;
     setup_mounts();
     load_modules("/etc/sbx-modules");
+    setup_image();
     signal(SIGPIPE, SIG_IGN);
     unsigned long long port = cmdline_num("sbx.vsock", 0);
     if (port)

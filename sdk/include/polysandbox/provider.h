@@ -687,6 +687,14 @@ typedef struct sbx_provider_ops_v1 {
  * such a provider and refuses a caller's image name that is not a path
  * (an older core passes both through). */
 #define SBX_PROVIDER_F_HOST_ROOT (UINT64_C(1) << 1)
+/* Since 0.3: runs an image as a root file system directory it is handed
+ * (a microVM builds its disk from it): the core resolves a caller's image
+ * name, or a template's image.PROVIDER, to the image's unpacked root in
+ * the image store (refusing one never pulled) and passes that absolute
+ * path as sbx_create_spec_v1.image; a template's plain image is not
+ * passed.  Unlike SBX_PROVIDER_F_HOST_ROOT, a template's commands are not
+ * looked for on the host.  An older core passes image names through. */
+#define SBX_PROVIDER_F_IMAGE_ROOT (UINT64_C(1) << 2)
 
 /**
  * sbx_provider_v1:
