@@ -7,6 +7,8 @@
  * in <state>/sandboxes/<id>/ (0700): vm.json (0600, the record: the
  * VMM's pid and start time, the VM's name, labels, TTL, creation time,
  * the environment and limits execs use), agent.sock and the VM's logs.
+ * A one-shot VM writes the same record in its <state>/vm.XXXXXX, for
+ * list alone.
  *
  * The record is read as hostile: a file that is no regular file of
  * ours, too long or malformed is refused, and its pid is only ever
