@@ -32,4 +32,4 @@ fi
 # shellcheck disable=SC2086
 exec cppcheck -q -j"${CPPCHECK_JOBS:-2}" --std=c11 --enable=warning,portability,information \
     --inline-suppr --error-exitcode=1 --library=contrib/cppcheck.cfg \
-    -D__linux__ -D__x86_64__ -DHAVE_CONFIG_H -I. -Icore -Icore/include -Isdk/include $files
+    -D__linux__ -D__x86_64__ -DHAVE_CONFIG_H -I. -Icore -Icore/include -Isdk/include -Isdk $files

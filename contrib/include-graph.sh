@@ -4,7 +4,7 @@
 # Reads the #include "..." and #include <polysandbox/...> lines of every
 # .c and .h file under core/, sdk/ and plugins/, resolves each one the way
 # the build does (the including file's folder first, then the -I folders
-# of the build: core, core/include, sdk/include, plugins/common), and
+# of the build: core, core/include, sdk/include, sdk (for inside/), plugins/common), and
 # prints two graphs:
 #   folders  A -> B (N): N include lines of files in A name a header in B
 #   files    F -> H: F includes H (with --files, or --dot)
@@ -165,7 +165,7 @@ NR == FNR { have[$0] = 1; next }
     }
     if (cand != "") print $1 "\t" cand
 }
-BEGIN { nroots = split("core core/include sdk/include plugins/common", root, " ") }
+BEGIN { nroots = split("core core/include sdk/include sdk plugins/common", root, " ") }
 ' "$tmp/all" "$tmp/lines" | sort -u >"$tmp/edges"
 
 awk -F'\t' '

@@ -68,7 +68,8 @@ const char *sbx_error_provider(const sbx_error *e)
     return (e && e->provider[0]) ? e->provider : NULL;
 }
 
-const char *sbx_strerror(int code)
+/* The text of a code some SBX_E_* names, or NULL. */
+static const char *text_of(int code)
 {
     switch ((sbx_status)code) {
     case SBX_OK: return "success";
@@ -108,7 +109,18 @@ const char *sbx_strerror(int code)
     case SBX_E_LOAD_RESERVED: return "provider descriptor has non-zero reserved fields";
     case SBX_E_LOAD_UNSAFE: return "provider module could be changed by another user";
     }
-    return "unknown error";
+    return NULL;
+}
+
+const char *sbx_strerror(int code)
+{
+    const char *text = text_of(code);
+    return text ? text : "unknown error";
+}
+
+bool sbx_error_known(int code)
+{
+    return text_of(code) != NULL;
 }
 
 const char *sbx_run_status_name(sbx_run_status s)

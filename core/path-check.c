@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include <polysandbox/provider.h>
+#include <polysandbox/sandbox.h>
 
 #include "path-check.h"
 
@@ -68,4 +69,11 @@ int core_path_check(const char *path, char *msg, size_t size)
     quote(path, shown, sizeof shown);
     snprintf(msg, size, "file path '%s' %s", shown, why);
     return SBX_E_PATH;
+}
+
+int sbx_path_check(const char *path, char *msg, size_t size)
+{
+    char local[1];
+    /* the rule writes its message whatever happens: give it somewhere */
+    return core_path_check(path, msg && size ? msg : local, msg && size ? size : sizeof local);
 }

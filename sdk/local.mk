@@ -16,3 +16,7 @@ EXTRA_DIST += sdk/polysandbox-provider.pc.in
 pkginclude_HEADERS += sdk/include/polysandbox/provider-test.h
 pkgconfig_DATA += sdk/polysandbox-provider-test.pc
 EXTRA_DIST += sdk/polysandbox-provider-test.pc.in
+
+# sdk/inside: in-tree only, never installed (see its README.md).
+EXTRA_DIST += sdk/inside/README.md sdk/inside/embed.h sdk/inside/embed-header.sh \
+	sdk/inside/proc-each.c sdk/inside/proc-each.h

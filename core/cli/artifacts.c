@@ -2,7 +2,7 @@
  * under DIR
  *
  * A name is a relative path of plain names ("plots/a.png"), checked again
- * here: no empty, "." or ".." part, no control character.  Its
+ * here with the library's rule (sbx_path_check).  Its
  * directories are made (or opened) one at a time beneath DIR with
  * O_NOFOLLOW, and the file created with O_EXCL | O_NOFOLLOW, so nothing
  * is written outside DIR, even through a link that is already there, and
@@ -19,24 +19,6 @@
 #include <unistd.h>
 
 #include "cli.h"
-
-static bool name_ok(const char *s)
-{
-    if (!*s || *s == '/')
-        return false;
-    for (const char *p = s; *p;) {
-        size_t n = strcspn(p, "/");
-        if (n == 0 || (n == 1 && p[0] == '.') || (n == 2 && p[0] == '.' && p[1] == '.'))
-            return false;
-        p += n;
-        if (*p && !*++p)
-            return false;   /* a trailing '/' */
-    }
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++)
-        if (*p < 0x20 || *p == 0x7f)
-            return false;
-    return true;
-}
 
 /* The directory of @name's path beneath @dfd, made where missing, never
  * through a link; *@base is set to its last name.  Returns a descriptor
@@ -70,9 +52,9 @@ static int save_one(int dfd, const char *dir, const char *name, const void *data
     char *copy;
     int fd, pfd, e;
 
-    if (!name_ok(name)) {
-        cli_err("artifact '%s' not saved: its name is not a relative path of plain names",
-                name);
+    char why[512];
+    if (sbx_path_check(name, why, sizeof why) != SBX_OK) {
+        cli_err("artifact not saved: %s", why);
         return -1;
     }
     if (!(copy = strdup(name))) {

@@ -16,7 +16,6 @@
  */
 #define _GNU_SOURCE
 #include <ctype.h>
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -33,6 +32,7 @@
 #include <unistd.h>
 
 #include "eval-judge-proto.h"
+#include "inside/proc-each.h"
 
 #define MARKER_MAX 64
 #define HEADER_MAX 256
@@ -136,40 +136,22 @@ static bool get_num(const char *s, uint64_t max, uint64_t *v)
 /* Kill and reap everything a test left behind: its process group, then
  * every process reparented to us (we are a subreaper).  False when some
  * process would not go. */
+static int kill_if_ours(pid_t pid, pid_t ppid, void *self)
+{
+    if (ppid == *(pid_t *)self)
+        kill(pid, SIGKILL);
+    return 0;
+}
+
 static bool reap_all(pid_t pgid)
 {
+    pid_t self = getpid();
     kill(-pgid, SIGKILL);
     for (int tries = 0; tries < REAP_TRIES; tries++) {
-        DIR *d = opendir("/proc");
-        struct dirent *e;
-        char path[300], stat[512];
         int st;
         pid_t w;
 
-        while (d && (e = readdir(d))) {
-            int fd;
-            ssize_t n;
-            char *p;
-            long ppid;
-
-            if (!isdigit((unsigned char)e->d_name[0]))
-                continue;
-            snprintf(path, sizeof path, "/proc/%s/stat", e->d_name);
-            if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-                continue;
-            n = read(fd, stat, sizeof stat - 1);
-            close(fd);
-            if (n <= 0)
-                continue;
-            stat[n] = '\0';
-            /* "pid (comm) state ppid": comm may hold anything, so the last ')' */
-            if (!(p = strrchr(stat, ')')) || sscanf(p + 1, " %*c %ld", &ppid) != 1)
-                continue;
-            if (ppid == (long)getpid())
-                kill((pid_t)atol(e->d_name), SIGKILL);
-        }
-        if (d)
-            closedir(d);
+        inside_proc_each(kill_if_ours, &self);
         while ((w = waitpid(-1, &st, WNOHANG)) > 0)
             ;
         if (w < 0 && errno == ECHILD)

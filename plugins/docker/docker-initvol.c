@@ -22,17 +22,7 @@
 #include "init/docker-init.h"
 
 /* The helper's bytes, built by plugins/docker/local.mk. */
-#define STR2(x) #x
-#define STR(x) STR2(x)
-__asm__(".section .rodata\n"
-        ".balign 16\n"
-        ".globl dk_init_blob\n.hidden dk_init_blob\n"
-        "dk_init_blob:\n"
-        ".incbin \"" DK_INIT_BIN "\"\n"
-        ".globl dk_init_blob_end\n.hidden dk_init_blob_end\n"
-        "dk_init_blob_end:\n"
-        ".byte 0\n"
-        ".previous\n");
+SBX_EMBED(dk_init_blob, DK_INIT_BIN);
 
 static void volume_name(char out[64])
 {

@@ -28,6 +28,7 @@
 
 #include "engine/engine.h"
 #include "exec/exec.h"
+#include "inside/embed.h"
 
 #define DK_ID_PREFIX "sbx-"
 /* Labels the provider owns (hidden from list callbacks). */
@@ -137,7 +138,6 @@ bool dk_limits_unenforceable(struct dk_prov *p, char *detail, size_t cap);
 /* Makes sure the helper volume holds the helper (installs it the first
  * time, using @image for a short-lived installer container). */
 int dk_init_ensure(struct dk_prov *p, const char *image);
-extern const unsigned char dk_init_blob[];
-extern const unsigned char dk_init_blob_end[];
+SBX_EMBED_DECLARE(dk_init_blob);
 
 #endif /* DOCKER_INT_H */

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "polysandbox/provider-test.h"
+#include "polysandbox/sandbox.h"
 #include "tap.h"
 
 static const char *const keys[] = { "timeout", "max_size", "token", NULL };
@@ -153,6 +154,18 @@ int main(void)
            sbx_test_host_error(t, &msg) == SBX_E_PATH && strstr(msg, "'x/\\x1b[2J'") &&
            strstr(msg, "control character"),
        "the message escapes a control character");
+    {
+        char reason[256];
+        ok(sbx_path_check("plots/a.png", reason, sizeof reason) == SBX_OK &&
+               sbx_path_check("plots/../a", reason, sizeof reason) == SBX_E_PATH &&
+               strstr(reason, "'plots/../a'") && strstr(reason, "'..'") &&
+               sbx_path_check("a\nb", NULL, 0) == SBX_E_PATH,
+           "sbx_path_check: the hosts' rule, public, with or without a message");
+        ok(sbx_error_known(SBX_OK) && sbx_error_known(SBX_E_PATH) &&
+               sbx_error_known(SBX_E_LOAD_UNSAFE) && !sbx_error_known(77) &&
+               !sbx_error_known(-1),
+           "sbx_error_known: the codes SBX_* names and no other");
+    }
 
     {
         struct seen w = { 0, 0, 0 };

@@ -51,6 +51,24 @@ SBX_API const char *sbx_version(void);
 /** sbx_strerror: static text for an sbx_status.  Since: 0.1 */
 SBX_API const char *sbx_strerror(int code);
 
+/** sbx_error_known: whether an SBX_OK or SBX_E_* constant of this
+ * library names @code (sbx_strerror gives "unknown error" for the rest).
+ * Since: 0.3 */
+SBX_API bool sbx_error_known(int code);
+
+/**
+ * sbx_path_check: whether @path is a file path the library accepts inside
+ * a sandbox's work directory, the rule every provider's upload and
+ * download apply: relative, shorter than SBX_PATH_MAX bytes, at most
+ * SBX_PATH_DEPTH_MAX parts, no empty, "." or ".." part, no control
+ * character.  Use it to check a name that comes from a sandbox before
+ * making it a path on the host.
+ * Returns SBX_OK, or SBX_E_PATH with the reason, naming @path (control
+ * characters escaped), written to @msg (@size bytes; @msg may be NULL
+ * when @size is 0).  Since: 0.3
+ */
+SBX_API int sbx_path_check(const char *path, char *msg, size_t size);
+
 /** sbx_run_status_name: "ok", "nonzero_exit", ... (static).  Since: 0.1 */
 SBX_API const char *sbx_run_status_name(sbx_run_status s);
 

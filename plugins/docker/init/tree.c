@@ -4,7 +4,6 @@
  * of forks its pids limit refused
  */
 #define _GNU_SOURCE
-#include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -15,6 +14,7 @@
 #include <unistd.h>
 
 #include "helper.h"
+#include "inside/proc-each.h"
 
 #define MAX_PROCS 65536
 
@@ -29,42 +29,23 @@ int tree_reserve(void)
     return pids && ppids ? 0 : -1;
 }
 
+/* Notes one process in pids/ppids; @arg counts them. */
+static int note(pid_t pid, pid_t ppid, void *arg)
+{
+    size_t *n = arg;
+    pids[*n] = pid;
+    ppids[*n] = ppid;
+    return ++*n == MAX_PROCS;
+}
+
 /* Sends SIGKILL to every descendant of this process, except the
  * @n_skip processes of @skip and their descendants; returns how many were
  * found (zombies included, as they are still in /proc). */
 int kill_descendants(const pid_t *skip, size_t n_skip)
 {
-    if (tree_reserve() < 0)
-        return 0;
-    DIR *d = opendir("/proc");
-    if (!d)
-        return 0;
     size_t n = 0;
-    struct dirent *e;
-    while ((e = readdir(d)) && n < MAX_PROCS) {
-        if (e->d_name[0] < '1' || e->d_name[0] > '9')
-            continue;
-        char path[300], buf[512];
-        snprintf(path, sizeof path, "/proc/%s/stat", e->d_name);
-        int fd = open(path, O_RDONLY | O_CLOEXEC);
-        if (fd < 0)
-            continue;
-        ssize_t len = read(fd, buf, sizeof buf - 1);
-        close(fd);
-        if (len <= 0)
-            continue;
-        buf[len] = '\0';
-        /* pid (comm) state ppid: comm may hold ')' - take the last one. */
-        char *rp = strrchr(buf, ')');
-        int ppid;
-        char st;
-        if (!rp || sscanf(rp + 1, " %c %d", &st, &ppid) != 2)
-            continue;
-        pids[n] = (pid_t)atoi(e->d_name);
-        ppids[n] = (pid_t)ppid;
-        n++;
-    }
-    closedir(d);
+    if (tree_reserve() < 0 || inside_proc_each(note, &n) < 0)
+        return 0;
     /* Mark descendants: repeat until nothing changes (ppid links). */
     pid_t self = getpid();
     int found = 0;
