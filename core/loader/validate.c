@@ -198,7 +198,10 @@ int core_validate_ops(const sbx_provider_v1 *d, const sbx_provider_ops_v1 *o,
         {SBX_CAP_PERSISTENT, "persistent", o->attach != NULL, o->release != NULL,
          "attach", "release"},
         {SBX_CAP_LIST, "list", o->list != NULL, true, "list", NULL},
-        {SBX_CAP_ZYGOTE, "zygote", o->exec_zygote != NULL, true, "exec_zygote", NULL},
+        /* 1.12 moved the zygote into the exec spec: no op to pair. */
+        {SBX_CAP_ZYGOTE, "zygote",
+         d->abi_minor >= 12 ? (caps & SBX_CAP_ZYGOTE) != 0 : o->exec_zygote != NULL, true,
+         "exec_zygote", NULL},
     };
 
     verdict_clear(v);

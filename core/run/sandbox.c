@@ -598,20 +598,36 @@ static void exec_out_reset(sbx_exec_outcome_v1 *out)
     out->peak_memory_bytes = -1;
 }
 
-/* ops->exec, or ops->exec_zygote when the template declares a zygote and
- * the provider has one; its SBX_E_NOTSUP (nothing started) falls back. */
-static int call_exec(struct sbx_provider *p, sbx_sandbox *sb, const char *const *zygote,
-                     const sbx_exec_spec_v1 *spec, const sbx_output_sink_v1 *sink,
-                     sbx_exec_outcome_v1 *out)
+/* ops->exec, and the retry hints of its failure into the thread's error,
+ * where the retry reads them.  A provider of ABI 1.12 gives them in @out
+ * and the zygote in @spec; one that declares an older minor gave the
+ * hints through host->not_started and host->retry_after (already in the
+ * error) and takes the zygote through ops->exec_zygote, whose SBX_E_NOTSUP
+ * (nothing started) falls back to exec.  The one place of that older way. */
+static int call_exec(struct sbx_provider *p, sbx_sandbox *sb, const sbx_exec_spec_v1 *spec,
+                     const sbx_output_sink_v1 *sink, sbx_exec_outcome_v1 *out)
 {
-    if (zygote && p->ops.exec_zygote && (p->desc.capabilities & SBX_CAP_ZYGOTE)) {
-        int rc = p->ops.exec_zygote(p->pctx, sb->h, zygote, spec, sink, out);
-        if (rc != SBX_E_NOTSUP)
-            return rc;
-        exec_out_reset(out);
-        core_error_clear();
+    struct sbx_error *e;
+    int rc;
+
+    if (p->desc.abi_minor < 12) {
+        if (spec->zygote && p->ops.exec_zygote && (p->desc.capabilities & SBX_CAP_ZYGOTE)) {
+            rc = p->ops.exec_zygote(p->pctx, sb->h, spec->zygote, spec, sink, out);
+            if (rc != SBX_E_NOTSUP)
+                return rc;
+            exec_out_reset(out);
+            core_error_clear();
+        }
+        return p->ops.exec(p->pctx, sb->h, spec, sink, out);
     }
-    return p->ops.exec(p->pctx, sb->h, spec, sink, out);
+    rc = p->ops.exec(p->pctx, sb->h, spec, sink, out);
+    e = core_error_tls();
+    e->not_started = rc != SBX_OK && out->not_started;
+    e->retry_after_ns = rc == SBX_OK ? 0
+                        : out->retry_after_ms > UINT64_MAX / 1000000u
+                            ? UINT64_MAX
+                            : out->retry_after_ms * 1000000u;
+    return rc;
 }
 
 static void exec_argv(sbx_sandbox *sb, const char *const *argv, const core_kvlist *env,
@@ -654,6 +670,7 @@ static void exec_argv(sbx_sandbox *sb, const char *const *argv, const core_kvlis
     spec.cancel_fd = core_cancel_fd(c.cancel);
     spec.stdin_fd = o && o->has_stdin_fd ? o->stdin_fd : -1;
     spec.signal_fd = o && o->has_signal_fd ? o->signal_fd : -1;
+    spec.zygote = zygote;
 
     if (sbx_cancel_fired(c.cancel)) {
         free(fv);
@@ -662,7 +679,7 @@ static void exec_argv(sbx_sandbox *sb, const char *const *argv, const core_kvlis
     }
     exec_out_reset(&out);
     core_error_clear();
-    rc = call_exec(p, sb, zygote, &spec, &sink, &out);
+    rc = call_exec(p, sb, &spec, &sink, &out);
     /* A cancelled exec says so, whatever the provider made of it. */
     if (sbx_cancel_fired(c.cancel)) {
         free(fv);
@@ -686,7 +703,7 @@ static void exec_argv(sbx_sandbox *sb, const char *const *argv, const core_kvlis
             c.capped = false;
             exec_out_reset(&out);
             core_error_clear();
-            rc = call_exec(p, sb, zygote, &spec, &sink, &out);
+            rc = call_exec(p, sb, &spec, &sink, &out);
         }
     }
     free(fv);

@@ -63,6 +63,7 @@ struct cf_sb {
     char id[SBX_ID_MAX];
     sbx_kv_v1 *env;             /* the create spec's environment (copied) */
     size_t n_env;
+    pc_hints hints;             /* the retry hints of the exec running on it */
 };
 
 static void sb_free(struct cf_sb *s)
@@ -79,14 +80,18 @@ static void sb_free(struct cf_sb *s)
 
 /* ---- host helpers ---- */
 
-static void cf_retry_after(struct cf_prov *p, long ms)
+/* The pause the bridge asked for (@ms < 0: none): to the core
+ * (host->retry_after) and, for a request of the exec on @s (or NULL),
+ * into its hints (retry-hints.h). */
+static void cf_retry_after(struct cf_prov *p, struct cf_sb *s, long ms)
 {
-    pc_retry_after(p->host, p->h, ms);
+    pc_retry_after(p->host, p->h, s ? &s->hints : NULL, ms);
 }
 
-static void cf_not_started(struct cf_prov *p)
+/* The failing exec on @s never started its command. */
+static void cf_not_started(struct cf_sb *s)
 {
-    pc_not_started(p->host, p->h);
+    pc_hints_not_started(&s->hints);
 }
 
 static uint64_t now_ns(void)
@@ -98,14 +103,15 @@ static uint64_t now_ns(void)
 }
 
 /* An answer outside 2xx: the bridge's {"error","code"}; passes on the
- * pause it asks for; returns the error's code. */
-static int refused(struct cf_prov *p, const char *what, const ph_response *r)
+ * pause it asks for (see cf_retry_after for @s); returns the error's
+ * code. */
+static int refused(struct cf_prov *p, struct cf_sb *s, const char *what, const ph_response *r)
 {
     json_t *j = json_loadb(r->body, r->body_len, 0, NULL);
     const char *m = json_string_value(json_object_get(j, "error"));
     const char *code = json_string_value(json_object_get(j, "code"));
     int rc = ph_status_code(r->status);
-    cf_retry_after(p, r->retry_after_ms);
+    cf_retry_after(p, s, r->retry_after_ms);
     if (rc == SBX_E_AUTH)
         rc = p->host->set_error(p->h, rc, CF_NAME ": %s: HTTP %ld: %.200s (check api_key in "
                                 CF_INI ")", what, r->status, m ? m : "");
@@ -130,7 +136,7 @@ static int cf_call(struct cf_prov *p, const char *what, const char *method, cons
     if (rc != SBX_OK)
         return p->host->set_error(p->h, rc, CF_NAME ": %s: %s", what, err);
     if (r->status < 200 || r->status > 299)
-        return refused(p, what, r);
+        return refused(p, NULL, what, r);
     return SBX_OK;
 }
 
@@ -562,7 +568,7 @@ static int run_wrapper(struct cf_prov *p, struct cf_sb *s, struct run *w, sbx_ex
     for (size_t i = 0; i < w->job.n_files; i++) {
         snprintf(fpath, sizeof fpath, CF_WORKDIR "/%s.f%zu", scratch, i);
         if ((rc = put_file(p, s, fpath, w->job.files[i].data, w->job.files[i].len)) != SBX_OK) {
-            cf_not_started(p);
+            cf_not_started(s);
             return rc;
         }
     }
@@ -570,7 +576,7 @@ static int run_wrapper(struct cf_prov *p, struct cf_sb *s, struct run *w, sbx_ex
         w->job.stdin_file = true;
         snprintf(fpath, sizeof fpath, CF_WORKDIR "/%s.in", scratch);
         if ((rc = put_file(p, s, fpath, w->stdin_data, w->stdin_len)) != SBX_OK) {
-            cf_not_started(p);
+            cf_not_started(s);
             return rc;
         }
     }
@@ -620,8 +626,8 @@ static int run_wrapper(struct cf_prov *p, struct cf_sb *s, struct run *w, sbx_ex
     }
     bool late = t2 - t1 >= w->timeout_ns;
     if (rc == SBX_OK && (r.status < 200 || r.status > 299)) {
-        rc = refused(p, "exec", &r);
-        cf_not_started(p);  /* refused before the container saw it */
+        rc = refused(p, s, "exec", &r);
+        cf_not_started(s);  /* refused before the container saw it */
         goto done;
     }
     if (rc == SBX_E_LIMIT && !e.dec.bad && !e.bad) {
@@ -673,11 +679,9 @@ done:
     return rc;
 }
 
-static int cf_exec(void *prov, void *sb, const sbx_exec_spec_v1 *spec,
-                   const sbx_output_sink_v1 *sink, sbx_exec_outcome_v1 *out)
+static int exec_run(struct cf_prov *p, struct cf_sb *s, const sbx_exec_spec_v1 *spec,
+                    const sbx_output_sink_v1 *sink, sbx_exec_outcome_v1 *out)
 {
-    struct cf_prov *p = prov;
-    struct cf_sb *s = sb;
     sw_kind kind = SW_NONE;
     long code = 0;
 
@@ -717,18 +721,30 @@ static int cf_exec(void *prov, void *sb, const sbx_exec_spec_v1 *spec,
         sw_fill_exit(kind, code, out);
         return SBX_OK;
     case SW_PATH:
-        cf_not_started(p);
+        cf_not_started(s);
         return p->host->set_error(p->h, SBX_E_PATH, CF_NAME ": file '%s' goes through a "
                                   "symbolic link", spec->files[code < 0 ? 0 : code].path);
     case SW_CWD:
-        cf_not_started(p);
+        cf_not_started(s);
         return p->host->set_error(p->h, SBX_E_NOT_FOUND, CF_NAME ": cwd '%s' is missing or goes "
                                   "through a symbolic link", spec->cwd ? spec->cwd : ".");
     default:
-        cf_not_started(p);
+        cf_not_started(s);
         return p->host->set_error(p->h, SBX_E_IO, CF_NAME ": sandbox %s: a file could not be "
                                   "placed before the command", s->id);
     }
+}
+
+static int cf_exec(void *prov, void *sb, const sbx_exec_spec_v1 *spec,
+                   const sbx_output_sink_v1 *sink, sbx_exec_outcome_v1 *out)
+{
+    struct cf_prov *p = prov;
+    struct cf_sb *s = sb;
+    pc_hints_reset(&s->hints);
+    int rc = exec_run(p, s, spec, sink, out);
+    if (rc != SBX_OK)
+        pc_hints_to_outcome(&s->hints, p->host, p->h, out);
+    return rc;
 }
 
 /* ---- files ---- */

@@ -51,14 +51,14 @@ int dt_client_auth(struct dt_prov *p, ph_client *c)
     return SBX_OK;
 }
 
-void dt_retry_after(struct dt_prov *p, long ms)
+void dt_retry_after(struct dt_prov *p, struct dt_sb *s, long ms)
 {
-    pc_retry_after(p->host, p->h, ms);
+    pc_retry_after(p->host, p->h, s ? &s->hints : NULL, ms);
 }
 
-void dt_not_started(struct dt_prov *p)
+void dt_not_started(struct dt_sb *s)
 {
-    pc_not_started(p->host, p->h);
+    pc_hints_not_started(&s->hints);
 }
 
 int dt_toolbox_refused(struct dt_prov *p, struct dt_sb *s, const ph_response *r,
@@ -75,7 +75,7 @@ int dt_toolbox_refused(struct dt_prov *p, struct dt_sb *s, const ph_response *r,
     json_t *ej = json_loadb(r->body, r->body_len, 0, NULL);
     const char *m = json_string_value(json_object_get(ej, "message"));
     int rc = ph_status_code(r->status);
-    dt_retry_after(p, r->retry_after_ms);
+    dt_retry_after(p, s, r->retry_after_ms);
     if (rc == SBX_E_RATE_LIMITED && r->retry_after_ms >= 0)
         p->host->set_error(p->h, rc, "daytona: sandbox %s: %s: HTTP %ld: %.200s (retry after %ld ms)",
                            s->id, what, r->status, m ? m : "", r->retry_after_ms);
@@ -101,7 +101,7 @@ int dt_api(struct dt_prov *p, const char *what, const char *method, const char *
         json_decref(j);
         if (out)
             *out = NULL;
-        dt_retry_after(p, ra);
+        dt_retry_after(p, NULL, ra);
         if (rc == SBX_E_RATE_LIMITED && ra >= 0)
             return p->host->set_error(p->h, rc, "daytona: %s: %s (retry after %ld ms)", what,
                                       err, ra);

@@ -259,7 +259,7 @@ int dt_run_script(struct dt_prov *p, struct dt_sb *s, const char *what, const ch
         /* Refused at the door (rate limit, bad credentials, not running):
          * nothing ran. */
         if (r.status == 429 || r.status == 401 || r.status == 403)
-            dt_not_started(p);
+            dt_not_started(s);
         goto out;
     }
     json_error_t jerr;
@@ -435,6 +435,7 @@ int dt_exec(void *prov, void *sb, const sbx_exec_spec_v1 *spec,
     bool timed_out = false, setup_done = false;
     int rc;
 
+    pc_hints_reset(&s->hints);
     if (!spec->argv || !spec->argv[0])
         return p->host->set_error(p->h, SBX_E_INVAL, "daytona: exec: empty argv");
     for (size_t i = 0; i < spec->n_env; i++)
@@ -606,7 +607,9 @@ out:
     /* A failure while placing files and stdin, before the command was
      * sent, left nothing running: the core may try again. */
     if (rc != SBX_OK && !setup_done && rc != SBX_E_INVAL && rc != SBX_E_PATH)
-        dt_not_started(p);
+        dt_not_started(s);
+    if (rc != SBX_OK)
+        pc_hints_to_outcome(&s->hints, p->host, p->h, out);
     dt_buf_free(&b);
     free(res);
     free(path);

@@ -18,6 +18,7 @@
 
 #include "http.h"
 #include "randhex.h"
+#include "retry-hints.h"
 #include "rfc3339.h"
 #include "shwrap.h"
 
@@ -47,6 +48,7 @@ struct dt_sb {
     ph_client *tb;              /* the sandbox's toolbox */
     char *workdir;              /* absolute, from GET /work-dir; NULL until known */
     uint64_t seq;               /* makes scratch names unique within the handle */
+    pc_hints hints;             /* the retry hints of the exec running on it */
 };
 
 /* ---- daytona-util.c ---- */
@@ -74,10 +76,12 @@ bool dt_id_ok(const char *id);
 
 /* ---- daytona-api.c ---- */
 
-/* Tell the core (ABI 1.1 hosts) the backend asked for a pause, or that a
- * failed exec never started its command; no-ops on older hosts. */
-void dt_retry_after(struct dt_prov *p, long ms);
-void dt_not_started(struct dt_prov *p);
+/* The backend asked for a pause (@ms < 0: it did not say): to the core
+ * (host->retry_after) and, for a request on @s (or NULL), into the hints
+ * of the exec running on it; and that a failed exec on @s never started
+ * its command (retry-hints.h). */
+void dt_retry_after(struct dt_prov *p, struct dt_sb *s, long ms);
+void dt_not_started(struct dt_sb *s);
 /* A toolbox answer outside 2xx: passes on the pause it asks for and sets
  * the error "daytona: sandbox ID: WHAT: HTTP N: message" (WHAT from @fmt);
  * returns the error's code. */

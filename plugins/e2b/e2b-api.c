@@ -83,7 +83,7 @@ static int api_error(struct e2b_prov *p, const char *what, long status, const ch
 {
     char msg[320], ra[64] = "";
     answer_text(body, len, msg, sizeof msg);
-    e2b_retry_after(p, retry_after_ms);
+    e2b_retry_after(p, NULL, retry_after_ms);
     if (retry_after_ms >= 0)
         snprintf(ra, sizeof ra, " (retry after %ld s)", (retry_after_ms + 999) / 1000);
     int code = ph_status_code(status);

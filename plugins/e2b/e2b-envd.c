@@ -213,7 +213,7 @@ int e2b_rpc(struct e2b_prov *p, struct e2b_sb *sb, const char *method, json_t *r
         if (r.retry_after_ms >= 0)
             snprintf(ra, sizeof ra, " (retry after %ld s)", (r.retry_after_ms + 999) / 1000);
         if (quiet != -1 && rc != quiet)
-            e2b_retry_after(p, r.retry_after_ms);
+            e2b_retry_after(p, sb, r.retry_after_ms);
         snprintf(err, sizeof err, "POST %s: HTTP %ld%s%s%s%s", method, r.status,
                  msg[0] ? ": " : "", msg, ra,
                  r.status == 502 ? " (the sandbox is not running: expired or killed?)" : "");

@@ -426,7 +426,7 @@ static int start_stream(struct run *r, json_t *req, uint64_t timeout_ms, long *s
                 *c = ' ';
         json_decref(j);
         size_t used = strlen(errmsg);
-        e2b_retry_after(r->p, resp.retry_after_ms);
+        e2b_retry_after(r->p, r->sb, resp.retry_after_ms);
         if (resp.retry_after_ms >= 0 && used < errcap)
             snprintf(errmsg + used, errcap - used, " (retry after %ld s)",
                      (resp.retry_after_ms + 999) / 1000);
@@ -485,7 +485,7 @@ static int start_failure(struct run *r, const sbx_exec_spec_v1 *spec, sbx_exec_o
         return SBX_OK;
     }
     if (!r->started)
-        e2b_not_started(r->p); /* envd refused before starting anything */
+        e2b_not_started(r->sb); /* envd refused before starting anything */
     return r->p->host->set_error(r->p->h, e2b_connect_code(r->eos_code),
                                  "sandbox %s: envd refused to run %s: %s (%s)", r->sb->id,
                                  spec->argv[0], m[0] ? m : "no message", r->eos_code);
@@ -510,7 +510,7 @@ int e2b_exec(struct e2b_prov *p, struct e2b_sb *sb, const sbx_exec_spec_v1 *spec
     uint64_t t0 = e2b_now_ns();
     int rc = upload_files(p, sb, spec);
     if (rc) {
-        e2b_not_started(p); /* the command was never asked for */
+        e2b_not_started(sb); /* the command was never asked for */
         return rc;
     }
 
@@ -603,7 +603,7 @@ int e2b_exec(struct e2b_prov *p, struct e2b_sb *sb, const sbx_exec_spec_v1 *spec
     }
     if (status < 200 || status > 299) {
         /* envd (or the edge before it) refused the Start: nothing ran. */
-        e2b_not_started(p);
+        e2b_not_started(sb);
         rc = p->host->set_error(p->h, ph_status_code(status),
                                 "sandbox %s: exec: envd answered HTTP %ld%s%s%s", sb->id, status,
                                 msg[0] ? ": " : "", msg,

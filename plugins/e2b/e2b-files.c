@@ -153,7 +153,7 @@ static int files_error(struct e2b_prov *p, struct e2b_sb *sb, const char *what, 
     json_decref(j);
     int code = r->status == 507 ? SBX_E_LIMIT : ph_status_code(r->status);
     char ra[48] = "";
-    e2b_retry_after(p, r->retry_after_ms);
+    e2b_retry_after(p, sb, r->retry_after_ms);
     if (r->retry_after_ms >= 0)
         snprintf(ra, sizeof ra, " (retry after %ld s)", (r->retry_after_ms + 999) / 1000);
     return p->host->set_error(p->h, code, "sandbox %s: %s '%s': envd answered HTTP %ld%s%s%s%s",

@@ -18,6 +18,7 @@
 #include "base64.h"
 #include "http.h"
 #include "randhex.h"
+#include "retry-hints.h"
 #include "rfc3339.h"
 
 #define E2B_ENVD_PORT 49983
@@ -67,15 +68,17 @@ struct e2b_sb {
     char *headers[E2B_SB_HEADERS];
     size_t n_headers;
     bool octet_upload;       /* envd >= 0.5.7 takes raw upload bodies */
+    pc_hints hints;          /* the retry hints of the exec running on it */
 };
 
 /* ---- e2b.c ---- */
 void e2b_sb_free(struct e2b_sb *sb);
-/* Tell the core (ABI 1.1) how long the backend asked us to wait before
- * trying again (@ms < 0: it did not say), and that a failing exec never
- * started its command.  No-ops with an older core. */
-void e2b_retry_after(struct e2b_prov *p, long ms);
-void e2b_not_started(struct e2b_prov *p);
+/* How long the backend asked us to wait before trying again (@ms < 0: it
+ * did not say): to the core (host->retry_after) and, for a request on
+ * @sb (or NULL), into the hints of the exec running on it; and that a
+ * failing exec on @sb never started its command (retry-hints.h). */
+void e2b_retry_after(struct e2b_prov *p, struct e2b_sb *sb, long ms);
+void e2b_not_started(struct e2b_sb *sb);
 
 /* ---- e2b-api.c: the control plane ---- */
 /* One JSON call with the API key.  *out (may be NULL) gets the parsed

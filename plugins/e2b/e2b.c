@@ -164,16 +164,16 @@ static char *mapped_template(struct e2b_prov *p, const char *lang)
     return NULL;
 }
 
-/* ---- ABI 1.1 hints ---- */
+/* ---- retry hints ---- */
 
-void e2b_retry_after(struct e2b_prov *p, long ms)
+void e2b_retry_after(struct e2b_prov *p, struct e2b_sb *sb, long ms)
 {
-    pc_retry_after(p->host, p->h, ms);
+    pc_retry_after(p->host, p->h, sb ? &sb->hints : NULL, ms);
 }
 
-void e2b_not_started(struct e2b_prov *p)
+void e2b_not_started(struct e2b_sb *sb)
 {
-    pc_not_started(p->host, p->h);
+    pc_hints_not_started(&sb->hints);
 }
 
 /* ---- init / fini ---- */
@@ -328,7 +328,12 @@ static int e2b_exec_op(void *prov, void *sb, const sbx_exec_spec_v1 *spec,
     struct e2b_prov *p = prov;
     if (!spec || spec->struct_size < offsetof(sbx_exec_spec_v1, stderr_cap) + sizeof spec->stderr_cap)
         return p->host->set_error(p->h, SBX_E_INVAL, "exec: bad spec");
-    return e2b_exec(p, sb, spec, sink, out);
+    struct e2b_sb *s = sb;
+    pc_hints_reset(&s->hints);
+    int rc = e2b_exec(p, s, spec, sink, out);
+    if (rc != SBX_OK)
+        pc_hints_to_outcome(&s->hints, p->host, p->h, out);
+    return rc;
 }
 
 static int e2b_attach(void *prov, const char *id, void **sbp)

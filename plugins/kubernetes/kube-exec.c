@@ -317,7 +317,8 @@ static int no_stream(struct kube_prov *p, struct kube_sb *sb, const char *why)
 static int refused(struct kube_prov *p, struct kube_sb *sb, const struct kube_ws_res *res,
                    int rc, const char *what)
 {
-    kube_not_started(p);
+    kube_not_started(sb);
+    pc_hints_retry_after(&sb->hints, res->retry_after_ms);
     if (res->no_stdin_close)
         return no_stream(p, sb, res->version == 4 ? "the API server chose v4.channel.k8s.io"
                                                   : "the API server chose channel.k8s.io");
@@ -772,7 +773,7 @@ int kube_exec(struct kube_prov *p, struct kube_sb *sb, const sbx_exec_spec_v1 *s
     if (rc == KUBE_FILE_FAILED) {
         /* A file could not be put: the command never ran. */
         size_t i = (size_t)r.num / 256;
-        kube_not_started(p);
+        kube_not_started(sb);
         rc = kube_file_error(p, sb, "upload", i < spec->n_files ? spec->files[i].path : "?",
                              (int)(r.num % 256), r.errtext);
     }

@@ -24,6 +24,7 @@
 #include "base64.h"
 #include "http.h"
 #include "randhex.h"
+#include "retry-hints.h"
 #include "rfc3339.h"
 
 #define KUBE_CONTAINER "sandbox"
@@ -165,11 +166,15 @@ struct kube_sb {
     uint64_t fsize_bytes;
     uint64_t nofile;
     bool claim;              /* agent-sandbox: a SandboxClaim */
+    pc_hints hints;          /* the retry hints of the exec running on it */
 };
 
 /* ---- kubernetes.c ---- */
+/* The API server's Retry-After (@ms < 0: none), to the core
+ * (host->retry_after); an exec's own goes into its sandbox's hints
+ * instead, with "this exec never started" (retry-hints.h). */
 void kube_retry_after(struct kube_prov *p, long ms);
-void kube_not_started(struct kube_prov *p);
+void kube_not_started(struct kube_sb *sb);
 uint64_t kube_now_ns(void);       /* CLOCK_MONOTONIC */
 uint64_t kube_wall_ns(void);      /* CLOCK_REALTIME */
 void kube_sb_free(struct kube_sb *sb);

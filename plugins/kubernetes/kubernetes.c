@@ -241,16 +241,16 @@ static int read_settings(struct kube_prov *p)
     return SBX_OK;
 }
 
-/* ---- ABI 1.1 hints ---- */
+/* ---- retry hints ---- */
 
 void kube_retry_after(struct kube_prov *p, long ms)
 {
-    pc_retry_after(p->host, p->h, ms);
+    pc_retry_after(p->host, p->h, NULL, ms);
 }
 
-void kube_not_started(struct kube_prov *p)
+void kube_not_started(struct kube_sb *sb)
 {
-    pc_not_started(p->host, p->h);
+    pc_hints_not_started(&sb->hints);
 }
 
 /* ---- init / fini ---- */
@@ -376,7 +376,12 @@ static int kube_exec_op(void *prov, void *sb, const sbx_exec_spec_v1 *spec,
     struct kube_prov *p = prov;
     if (!spec || spec->struct_size < offsetof(sbx_exec_spec_v1, stderr_cap) + sizeof spec->stderr_cap)
         return p->host->set_error(p->h, SBX_E_INVAL, "exec: bad spec");
-    return kube_exec(p, sb, spec, sink, out);
+    struct kube_sb *s = sb;
+    pc_hints_reset(&s->hints);
+    int rc = kube_exec(p, s, spec, sink, out);
+    if (rc != SBX_OK)
+        pc_hints_to_outcome(&s->hints, p->host, p->h, out);
+    return rc;
 }
 
 static bool id_ok(const char *id)

@@ -430,8 +430,8 @@ int lcl_exec_spawn(struct lcl_prov *p, struct lcl_sb *sb, const sbx_exec_spec_v1
                    const struct lcl_spawn *sp);
 
 /* ---- launch/zygote.c ---- */
-/* ops->exec_zygote: @spec through a zygote started from @zygote (the
- * template's words); SBX_E_NOTSUP when it cannot (nothing left behind). */
+/* The zygote path of ops->exec: @spec through a zygote started from
+ * @zygote (the template's words); SBX_E_NOTSUP when it cannot (nothing left behind). */
 int lcl_zyg_exec(struct lcl_prov *p, struct lcl_sb *sb, const char *const *zygote,
                  const sbx_exec_spec_v1 *spec, const sbx_output_sink_v1 *sink,
                  sbx_exec_outcome_v1 *out);

@@ -333,23 +333,28 @@ fail_free:
     return ret;
 }
 
+/* A template with a zygote (spec->zygote, ABI 1.12) forks the command
+ * from a warm interpreter when it can; SBX_E_NOTSUP from that path means
+ * nothing started: the command then runs afresh, on a clean outcome. */
 static int local_exec(void *prov, void *sb, const sbx_exec_spec_v1 *spec,
                       const sbx_output_sink_v1 *sink, sbx_exec_outcome_v1 *out)
 {
     struct lcl_prov *p = prov;
     if (!spec || spec->struct_size < offsetof(sbx_exec_spec_v1, stderr_cap) + sizeof spec->stderr_cap)
         return p->host->set_error(p->h, SBX_E_INVAL, "exec: bad spec");
+    if (spec->struct_size >= offsetof(sbx_exec_spec_v1, zygote) + sizeof spec->zygote &&
+        spec->zygote) {
+        /* An older core's outcome may be shorter than ours. */
+        size_t n = out->struct_size < sizeof(sbx_exec_outcome_v1) ? out->struct_size
+                                                                   : sizeof(sbx_exec_outcome_v1);
+        sbx_exec_outcome_v1 before;
+        memcpy(&before, out, n);
+        int ret = lcl_zyg_exec(p, sb, spec->zygote, spec, sink, out);
+        if (ret != SBX_E_NOTSUP)
+            return ret;
+        memcpy(out, &before, n);
+    }
     return lcl_exec(p, sb, spec, sink, out);
-}
-
-static int local_exec_zygote(void *prov, void *sb, const char *const *zygote,
-                             const sbx_exec_spec_v1 *spec, const sbx_output_sink_v1 *sink,
-                             sbx_exec_outcome_v1 *out)
-{
-    struct lcl_prov *p = prov;
-    if (!spec || spec->struct_size < offsetof(sbx_exec_spec_v1, stderr_cap) + sizeof spec->stderr_cap)
-        return p->host->set_error(p->h, SBX_E_INVAL, "exec: bad spec");
-    return lcl_zyg_exec(p, sb, zygote, spec, sink, out);
 }
 
 static int local_attach(void *prov, const char *id, void **sb)
@@ -536,7 +541,6 @@ static const sbx_provider_ops_v1 local_ops = {
     .download = local_download,
     .health = local_health,
     .doctor = local_doctor,
-    .exec_zygote = local_exec_zygote,
 };
 
 SBX_PROVIDER_DEFINE_FLAGS("local", PACKAGE_VERSION,

@@ -113,7 +113,7 @@ static int fetch_token(struct modal_prov *p, const char *what)
                     (ProtobufCMessage **)&ans, &st, err);
     modal_headers_free(lines);
     if (rc)
-        return modal_call_error(p, what, rc, &st, err);
+        return modal_call_error(p, NULL, what, rc, &st, err);
     if (!ans->token || !*ans->token || strpbrk(ans->token, "\r\n")) {
         modal__client__auth_token_get_response__free_unpacked(ans, NULL);
         return p->host->set_error(p->h, SBX_E_BACKEND, "%s: AuthTokenGet answered no usable "
@@ -188,11 +188,11 @@ int modal_headers(struct modal_prov *p, const char *what, bool with_token, char 
 
 /* ---- errors ---- */
 
-int modal_call_error(struct modal_prov *p, const char *what, int rc, const mg_status *st,
-                     const char *err)
+int modal_call_error(struct modal_prov *p, struct modal_sb *sb, const char *what, int rc,
+                     const mg_status *st, const char *err)
 {
     if (st->retry_after_ms >= 0)
-        modal_retry_after(p, st->retry_after_ms);
+        modal_retry_after(p, sb, st->retry_after_ms);
     char hint[64] = "";
     if (st->retry_after_ms >= 0)
         snprintf(hint, sizeof hint, " (retry after %.1f s)", st->retry_after_ms / 1000.0);
@@ -258,7 +258,7 @@ int modal_api_st(struct modal_prov *p, const char *what, const char *method,
     char err[PH_ERR_MAX] = "";
     int rc = call(p, what, method, req, reply_desc, reply, timeout_ms, NULL, NULL, st, err);
     if (rc && st->code != -2 && quiet != MODAL_SILENT && !(quiet >= 0 && st->code == quiet))
-        modal_call_error(p, what, rc, st, err);
+        modal_call_error(p, NULL, what, rc, st, err);
     return rc;
 }
 
@@ -277,7 +277,7 @@ int modal_api_stream(struct modal_prov *p, const char *what, const char *method,
     char err[PH_ERR_MAX] = "";
     int rc = call(p, what, method, req, NULL, NULL, timeout_ms, on_message, ud, st, err);
     if (rc && st->code != -2)
-        modal_call_error(p, what, rc, st, err);
+        modal_call_error(p, NULL, what, rc, st, err);
     return rc;
 }
 

@@ -518,9 +518,9 @@ static int start_router(struct run *r, const sbx_exec_spec_v1 *spec, const char 
         /* The service answered: it did not start the command.  (A broken
          * connection leaves that unknown.) */
         if (st.code > 0)
-            modal_not_started(r->p);
+            modal_not_started(r->sb);
         if (st.code != -2)
-            modal_call_error(r->p, "exec", rc, &st, err);
+            modal_call_error(r->p, r->sb, "exec", rc, &st, err);
     }
     return rc;
 }
@@ -568,7 +568,7 @@ static int start_legacy(struct run *r, const sbx_exec_spec_v1 *spec, const char 
                           &modal__client__container_exec_response__descriptor,
                           (ProtobufCMessage **)&ans, 0, -1, &st);
         if (rc && st.code > 0)
-            modal_not_started(r->p);
+            modal_not_started(r->sb);
     } else {
         r->p->host->set_error(r->p->h, rc, "out of memory");
     }
@@ -609,7 +609,8 @@ static int legacy_wait(struct run *r, int *code)
             char err[PH_ERR_MAX];
             snprintf(err, sizeof err, "ContainerExecWait: %s", st.code >= 0 ? mg_code_name(st.code)
                                                                              : "transport failure");
-            return st.code == -2 ? rc : modal_call_error(r->p, "exec wait", rc, &st, err);
+            return st.code == -2 ? rc
+                                 : modal_call_error(r->p, r->sb, "exec wait", rc, &st, err);
         }
         bool done = ans->completed;
         bool known = ans->_exit_code_case && exit_code_ok(ans->exit_code);
@@ -674,7 +675,7 @@ static int exec_run(struct modal_prov *p, struct modal_sb *sb, const sbx_exec_sp
     uint64_t t0 = modal_now_ns();
     int rc = modal_router_open(p, sb);
     if (rc) {
-        modal_not_started(p); /* nothing was asked of the sandbox yet */
+        modal_not_started(sb); /* nothing was asked of the sandbox yet */
         return rc;
     }
     char *dir = exec_dir(p, spec->cwd);
@@ -741,7 +742,7 @@ static int exec_run(struct modal_prov *p, struct modal_sb *sb, const sbx_exec_sp
     if (r.failed) {
         /* The files could not be written: the command never ran. */
         rc = modal_prelude_failed(p, sb, spec->files, spec->n_files, r.report);
-        modal_not_started(p);
+        modal_not_started(sb);
         goto out;
     }
     deliver_held(&r);
@@ -770,7 +771,7 @@ static int exec_run(struct modal_prov *p, struct modal_sb *sb, const sbx_exec_sp
                 snprintf(bad->err, sizeof bad->err, "%s", bad->st.code >= 0
                          ? mg_code_name(bad->st.code) : "the transfer failed");
             if (bad->st.code >= 0)
-                modal_call_error(p, "exec output", rc, &bad->st, bad->err);
+                modal_call_error(p, sb, "exec output", rc, &bad->st, bad->err);
             else if (rc == SBX_E_BACKEND)   /* the stream held what cannot be */
                 p->host->set_error(p->h, rc, "Modal: sandbox %s: exec output: %s", sb->id,
                                    bad->err);
@@ -793,7 +794,7 @@ static int exec_run(struct modal_prov *p, struct modal_sb *sb, const sbx_exec_sp
                 rc = SBX_OK; /* our own stop: its outcome follows */
         }
         if (rc && st.code != -2)
-            modal_call_error(p, "exec wait", rc, &st, err);
+            modal_call_error(p, sb, "exec wait", rc, &st, err);
         if (rc)
             goto out;
     }
@@ -836,7 +837,7 @@ int modal_exec(struct modal_prov *p, struct modal_sb *sb, const sbx_exec_spec_v1
         const sbx_file_v1 *f = &spec->files[i];
         int rc = modal_upload(p, sb, f->path, f->data, f->len, f->mode);
         if (rc) {
-            modal_not_started(p); /* the command was never asked for */
+            modal_not_started(sb); /* the command was never asked for */
             return rc;
         }
     }

@@ -24,6 +24,7 @@
 #include "http.h"
 #include "modal-grpc.h"
 #include "randhex.h"
+#include "retry-hints.h"
 #include "task_command_router.pb-c.h"
 
 #define MODAL_DEFAULT_SERVER "https://api.modal.com:443"
@@ -87,6 +88,7 @@ struct modal_sb {
     char *router_url;
     char *jwt;               /* its bearer token, wiped on free */
     time_t jwt_exp;
+    pc_hints hints;          /* the retry hints of the exec running on it */
 };
 
 /* A new sandbox handle for @id (its lock made), or NULL. */
@@ -94,10 +96,12 @@ struct modal_sb *modal_sb_new(const char *id);
 
 /* ---- modal.c ---- */
 void modal_sb_free(struct modal_sb *sb);
-/* ABI 1.1 hints: the backend's retry delay (@ms < 0: none) and "this exec
- * never started".  No-ops with an older core. */
-void modal_retry_after(struct modal_prov *p, long ms);
-void modal_not_started(struct modal_prov *p);
+/* The backend's retry delay (@ms < 0: none): to the core
+ * (host->retry_after) and, for a call on @sb (or NULL), into the hints of
+ * the exec running on it; and "this exec on @sb never started"
+ * (retry-hints.h). */
+void modal_retry_after(struct modal_prov *p, struct modal_sb *sb, long ms);
+void modal_not_started(struct modal_sb *sb);
 
 /* ---- modal-api.c: the control plane ---- */
 /* One unary ModalClient call ("SandboxCreate"), authenticated.  Errors are
@@ -123,9 +127,11 @@ int modal_api_stream(struct modal_prov *p, const char *what, const char *method,
  * modal_headers_free. */
 int modal_headers(struct modal_prov *p, const char *what, bool with_token, char *lines[8]);
 void modal_headers_free(char *lines[8]);
-/* Sets the host's error for a failed call (@rc from mg_call_do). */
-int modal_call_error(struct modal_prov *p, const char *what, int rc, const mg_status *st,
-                     const char *err);
+/* Sets the host's error for a failed call (@rc from mg_call_do); its
+ * Retry-After goes to the host and, for a call on @sb (or NULL), into the
+ * hints of the exec running on it. */
+int modal_call_error(struct modal_prov *p, struct modal_sb *sb, const char *what, int rc,
+                     const mg_status *st, const char *err);
 int modal_app_id(struct modal_prov *p, char **out);
 int modal_image_id(struct modal_prov *p, const char *ref, char **out);
 int modal_env_secret(struct modal_prov *p, const sbx_kv_v1 *env, size_t n, char **out);

@@ -200,16 +200,16 @@ static int read_settings(struct modal_prov *p)
     return SBX_OK;
 }
 
-/* ---- ABI 1.1 hints ---- */
+/* ---- retry hints ---- */
 
-void modal_retry_after(struct modal_prov *p, long ms)
+void modal_retry_after(struct modal_prov *p, struct modal_sb *sb, long ms)
 {
-    pc_retry_after(p->host, p->h, ms);
+    pc_retry_after(p->host, p->h, sb ? &sb->hints : NULL, ms);
 }
 
-void modal_not_started(struct modal_prov *p)
+void modal_not_started(struct modal_sb *sb)
 {
-    pc_not_started(p->host, p->h);
+    pc_hints_not_started(&sb->hints);
 }
 
 /* ---- init / fini ---- */
@@ -449,7 +449,12 @@ static int modal_exec_op(void *prov, void *sb, const sbx_exec_spec_v1 *spec,
     if (!spec ||
         spec->struct_size < offsetof(sbx_exec_spec_v1, stderr_cap) + sizeof spec->stderr_cap)
         return p->host->set_error(p->h, SBX_E_INVAL, "exec: bad spec");
-    return modal_exec(p, sb, spec, sink, out);
+    struct modal_sb *s = sb;
+    pc_hints_reset(&s->hints);
+    int rc = modal_exec(p, s, spec, sink, out);
+    if (rc != SBX_OK)
+        pc_hints_to_outcome(&s->hints, p->host, p->h, out);
+    return rc;
 }
 
 static int modal_attach(void *prov, const char *id, void **sbp)

@@ -148,7 +148,7 @@ static int openapi_error(struct vc_prov *p, const char *what, const ph_response 
     if (!json_is_object(ans) && r->body_len)
         printable(r->body, c->ak, c->ak ? c->ak_len : 0, msg, sizeof msg);
     long s = r->status;
-    vc_retry_after(p, r->retry_after_ms);
+    vc_retry_after(p, NULL, r->retry_after_ms);
     if (r->retry_after_ms >= 0)
         snprintf(ra, sizeof ra, " (retry after %ld ms)", r->retry_after_ms);
     if (listed(throttle_codes, code) || s == 429)
@@ -269,9 +269,10 @@ done:
 
 /* ---- the AIO server of a sandbox ---- */
 
-int vc_aio(struct vc_prov *p, const char *id, const char *what, const char *path, json_t *body,
+int vc_aio(struct vc_prov *p, struct vc_sb *s, const char *what, const char *path, json_t *body,
            long timeout_ms, json_t **data, long *status)
 {
+    const char *id = s->id;
     char err[PH_ERR_MAX], *text = NULL, *url = NULL, *l_key = NULL, *eid = ph_escape(id);
     const char *key = NULL;
     size_t klen = 0;
@@ -335,7 +336,7 @@ int vc_aio(struct vc_prov *p, const char *id, const char *what, const char *path
     const char *m = json_string_value(json_object_get(ans, "message"));
     printable(m ? m : (ans ? NULL : r.body), NULL, 0, msg, sizeof msg);
     if (r.status < 200 || r.status > 299) {
-        vc_retry_after(p, r.retry_after_ms);
+        vc_retry_after(p, s, r.retry_after_ms);
         if (r.status == 401 || r.status == 403)
             rc = p->host->set_error(p->h, SBX_E_AUTH, VC_NAME ": sandbox %s: %s: the sandbox "
                                     "refused the request (HTTP %ld: %s; check sandbox_api_key "

@@ -58,7 +58,7 @@ static int write_file(struct vc_prov *p, struct vc_sb *s, const char *abs, const
     free(b64);
     if (!body)
         return p->host->set_error(p->h, SBX_E_NOMEM, "out of memory");
-    int rc = vc_aio(p, s->id, "write a file", "/v1/file/write", body, 0, NULL, NULL);
+    int rc = vc_aio(p, s, "write a file", "/v1/file/write", body, 0, NULL, NULL);
     json_decref(body);
     return rc;
 }
@@ -133,7 +133,7 @@ static int take(struct vc_prov *p, struct vc_sb *s, json_t *d, json_t *info, str
 static void kill_command(struct vc_prov *p, struct vc_sb *s, const struct cmd *c)
 {
     json_t *body = json_pack("{s:s, s:s}", "session_id", c->session, "signal", "SIGKILL");
-    if (body && vc_aio(p, s->id, "kill", "/v1/bash/kill", body, 0, NULL, NULL) != SBX_OK)
+    if (body && vc_aio(p, s, "kill", "/v1/bash/kill", body, 0, NULL, NULL) != SBX_OK)
         p->host->log(p->h, SBX_LOG_WARNING, "sandbox %s: the command of session %s may run on "
                      "(kill failed)", s->id, c->session);
     json_decref(body);
@@ -173,7 +173,7 @@ static int follow(struct vc_prov *p, struct vc_sb *s, struct cmd *c, sw_dec *dec
         json_t *body = output_request(c, !done, wait);
         json_t *d = NULL;
         long status = 0;
-        int rc = body ? vc_aio(p, s->id, "read output", "/v1/bash/output", body,
+        int rc = body ? vc_aio(p, s, "read output", "/v1/bash/output", body,
                                (long)(wait * 1000) + p->request_ms, &d, &status)
                       : p->host->set_error(p->h, SBX_E_NOMEM, "out of memory");
         json_decref(body);
@@ -234,7 +234,7 @@ static int run_wrapper(struct vc_prov *p, struct vc_sb *s, struct run *w,
         w->job.stdin_file = true;
     }
     if (rc != SBX_OK) {
-        vc_not_started(p);
+        vc_not_started(s);
         return rc;
     }
     char *script = sw_script(&w->job);
@@ -257,7 +257,7 @@ static int run_wrapper(struct vc_prov *p, struct vc_sb *s, struct run *w,
         if (body && s->session[0] && json_object_set_new(body, "session_id",
                                                          json_string(s->session)))
             json_decref(body), body = NULL;
-        rc = body ? vc_aio(p, s->id, "exec", "/v1/bash/exec", body,
+        rc = body ? vc_aio(p, s, "exec", "/v1/bash/exec", body,
                            (long)(VC_FIRST_WAIT_S * 1000) + p->request_ms, &d, &status)
                   : p->host->set_error(p->h, SBX_E_NOMEM, "out of memory");
         json_decref(body);
@@ -274,7 +274,7 @@ static int run_wrapper(struct vc_prov *p, struct vc_sb *s, struct run *w,
         /* An HTTP answer refusing it: the command never started.  A
          * transport failure may have come after it did. */
         if (status != 0)
-            vc_not_started(p);
+            vc_not_started(s);
         goto done;
     }
     rc = take(p, s, d, d, &c, &dec);
@@ -313,7 +313,7 @@ static int run_wrapper(struct vc_prov *p, struct vc_sb *s, struct run *w,
          * tells the two apart (a dead sandbox is not found). */
         json_t *pd = NULL, *body = output_request(&c, false, 0);
         long st = 0;
-        int probe = body ? vc_aio(p, s->id, "read output", "/v1/bash/output", body,
+        int probe = body ? vc_aio(p, s, "read output", "/v1/bash/output", body,
                                   p->request_ms, &pd, &st) : SBX_E_NOMEM;
         json_decref(body);
         json_decref(pd);
@@ -369,15 +369,15 @@ int vc_exec(struct vc_prov *p, struct vc_sb *s, const sbx_exec_spec_v1 *spec,
         sw_fill_exit(kind, code, out);
         return SBX_OK;
     case SW_PATH:
-        vc_not_started(p);
+        vc_not_started(s);
         return p->host->set_error(p->h, SBX_E_PATH, VC_NAME ": file '%s' goes through a "
                                   "symbolic link", spec->files[code < 0 ? 0 : code].path);
     case SW_CWD:
-        vc_not_started(p);
+        vc_not_started(s);
         return p->host->set_error(p->h, SBX_E_NOT_FOUND, VC_NAME ": cwd '%s' is missing or goes "
                                   "through a symbolic link", spec->cwd ? spec->cwd : ".");
     default:
-        vc_not_started(p);
+        vc_not_started(s);
         return p->host->set_error(p->h, SBX_E_IO, VC_NAME ": sandbox %s: a file could not be "
                                   "placed before the command", s->id);
     }

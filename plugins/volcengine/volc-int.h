@@ -19,6 +19,7 @@
 #include <polysandbox/provider.h>
 
 #include "http.h"
+#include "retry-hints.h"
 
 #define VC_NAME "volcengine"
 /* A Metadata key of ours: the creation time in ns (CreatedAt has seconds). */
@@ -47,14 +48,16 @@ struct vc_prov {
 struct vc_sb {
     char id[SBX_ID_MAX];
     char session[80];        /* the AIO bash session of its execs, or "" */
+    pc_hints hints;          /* the retry hints of the exec running on it */
 };
 
 /* ---- volcengine.c ---- */
-/* Tell the core (ABI 1.1) how long the service asked us to wait before
- * trying again (@ms < 0: it did not say), and that a failing exec never
- * started its command.  No-ops with an older core. */
-void vc_retry_after(struct vc_prov *p, long ms);
-void vc_not_started(struct vc_prov *p);
+/* How long the service asked us to wait before trying again (@ms < 0: it
+ * did not say): to the core (host->retry_after) and, for a request on @s
+ * (or NULL), into the hints of the exec running on it; and that a failing
+ * exec on @s never started its command (retry-hints.h). */
+void vc_retry_after(struct vc_prov *p, struct vc_sb *s, long ms);
+void vc_not_started(struct vc_sb *s);
 uint64_t vc_now_ns(void);
 
 /* ---- volc-api.c: the two services ---- */
@@ -72,7 +75,7 @@ bool vc_not_found(int rc, long status);
  * *data (may be NULL; owned by the caller).  @timeout_ms 0: the
  * provider's.  Errors are set on the host; *status (may be NULL) gets
  * the HTTP status (0: none, the transport failed). */
-int vc_aio(struct vc_prov *p, const char *id, const char *what, const char *path, json_t *body,
+int vc_aio(struct vc_prov *p, struct vc_sb *s, const char *what, const char *path, json_t *body,
            long timeout_ms, json_t **data, long *status);
 
 /* ---- volc-exec.c: commands and files through the wrapper ---- */

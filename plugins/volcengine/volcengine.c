@@ -44,14 +44,14 @@ static const char *const secret_keys[] = {
 
 /* ---- host helpers ---- */
 
-void vc_retry_after(struct vc_prov *p, long ms)
+void vc_retry_after(struct vc_prov *p, struct vc_sb *s, long ms)
 {
-    pc_retry_after(p->host, p->h, ms);
+    pc_retry_after(p->host, p->h, s ? &s->hints : NULL, ms);
 }
 
-void vc_not_started(struct vc_prov *p)
+void vc_not_started(struct vc_sb *s)
 {
-    pc_not_started(p->host, p->h);
+    pc_hints_not_started(&s->hints);
 }
 
 uint64_t vc_now_ns(void)
@@ -486,7 +486,12 @@ static int vc_exec_op(void *prov, void *sb, const sbx_exec_spec_v1 *spec,
     struct vc_prov *p = prov;
     if (!spec || spec->struct_size < offsetof(sbx_exec_spec_v1, stderr_cap) + sizeof spec->stderr_cap)
         return p->host->set_error(p->h, SBX_E_INVAL, VC_NAME ": exec: bad spec");
-    return vc_exec(p, sb, spec, sink, out);
+    struct vc_sb *s = sb;
+    pc_hints_reset(&s->hints);
+    int rc = vc_exec(p, s, spec, sink, out);
+    if (rc != SBX_OK)
+        pc_hints_to_outcome(&s->hints, p->host, p->h, out);
+    return rc;
 }
 
 static int vc_upload_op(void *prov, void *sb, const char *path, const void *data, size_t len,

@@ -516,7 +516,13 @@ static int example_exec(void *prov, void *sb, const sbx_exec_spec_v1 *spec,
     }
     outer = fork();
     if (outer < 0) {
-        rc = FAIL(ex, SBX_E_IO, "fork: %s", strerror(errno));
+        /* Nothing started, and a lack of processes may pass: the core may
+         * run it again on this sandbox (the hint is in the outcome since
+         * ABI 1.12; an older core's outcome has no such field). */
+        int busy = errno == EAGAIN;
+        rc = FAIL(ex, busy ? SBX_E_BUSY : SBX_E_IO, "fork: %s", strerror(errno));
+        if (SBX_OUTCOME_HAS(out, not_started))
+            out->not_started = 1;
         goto out;
     }
     if (outer == 0) {

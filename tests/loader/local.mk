@@ -28,6 +28,7 @@ check_LTLIBRARIES += \
 	tests/loader/stdin_old_abi.la \
 	tests/loader/signal_old_abi.la \
 	tests/loader/egress_old_abi.la \
+	tests/loader/zygote_old_abi.la \
 	tests/loader/typed_settings.la \
 	tests/loader/settings_old_abi.la \
 	tests/loader/op_no_cap.la \
@@ -108,6 +109,9 @@ tests_loader_signal_old_abi_la_LDFLAGS = $(LOADER_TEST_MODULE_LDOPTS)
 tests_loader_egress_old_abi_la_SOURCES = tests/loader/egress_old_abi.c tests/loader/fake.h
 tests_loader_egress_old_abi_la_CFLAGS = $(SBX_MODULE_COPTS)
 tests_loader_egress_old_abi_la_LDFLAGS = $(LOADER_TEST_MODULE_LDOPTS)
+tests_loader_zygote_old_abi_la_SOURCES = tests/loader/zygote_old_abi.c tests/loader/fake.h
+tests_loader_zygote_old_abi_la_CFLAGS = $(SBX_MODULE_COPTS)
+tests_loader_zygote_old_abi_la_LDFLAGS = $(LOADER_TEST_MODULE_LDOPTS)
 tests_loader_typed_settings_la_SOURCES = tests/loader/typed_settings.c tests/loader/fake.h
 tests_loader_typed_settings_la_CFLAGS = $(SBX_MODULE_COPTS)
 tests_loader_typed_settings_la_LDFLAGS = $(LOADER_TEST_MODULE_LDOPTS)

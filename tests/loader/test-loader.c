@@ -102,6 +102,7 @@ static void test_every_module(void)
         {"stdin_old_abi", SBX_E_LOAD_CAPS, "claim 'stdin_stream' but the provider was built against ABI 1.3"},
         {"signal_old_abi", SBX_E_LOAD_CAPS, "claim 'signal' but the provider was built against ABI 1.7"},
         {"egress_old_abi", SBX_E_LOAD_CAPS, "claim 'egress' but the provider was built against ABI 1.10"},
+        {"zygote_old_abi", SBX_E_LOAD_CAPS, "claim 'zygote' but op 'exec_zygote' is NULL"},
         {"reserved", SBX_E_LOAD_RESERVED, "reserved[1] is 0x7"},
         {"init_silent", SBX_E_LOAD_INIT, "init returned 8 without setting an error"},
         {"init_error", SBX_E_LOAD_INIT, "backend daemon unreachable at /run/fake.sock"},
@@ -289,7 +290,7 @@ static void test_optional_disabled_settings(void)
         if (path && !strncmp(path, libs, strlen(libs)))
             n_ours++;
     }
-    ok(n_ours == 26 - 2, "every module found is listed except the dropped ones (%zu)",
+    ok(n_ours == 27 - 2, "every module found is listed except the dropped ones (%zu)",
        n_ours);
     sbx_ctx_free(ctx);
 }

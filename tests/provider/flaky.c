@@ -15,7 +15,7 @@
  *                             fail with SBX_E_NETWORK (a dropped stream)
  *   exec_drop_first = N       the first N execs drop their stream
  *   exec_not_started_first = N  the first N execs fail with SBX_E_SERVER
- *                             before starting (host->not_started)
+ *                             before starting (the outcome's not_started)
  *   list_fail_first = N       the first N lists fail (SBX_E_SERVER)
  *   destroy_fail_first = N    the first N destroys fail (SBX_E_NETWORK)
  *                             and leave the sandbox alive
@@ -23,9 +23,16 @@
  *   health = ok | fail        what the health op answers (default ok)
  *   seed = S                  of the random faults (default 1)
  *
- * The test reads counters with flaky_stat(), found by dlsym.  Built twice:
- * as "flaky" and as "flaky2" (TP_NAME), for fallback chains; both name
- * their sandboxes "flaky-N".
+ * It claims the zygote capability and counts the execs whose spec names
+ * a zygote (zygote_hints), or, as flaky11, the calls of exec_zygote
+ * (exec_zygotes).
+ *
+ * The test reads counters with flaky_stat(), found by dlsym.  Built three
+ * times: as "flaky" and as "flaky2" (TP_NAME), for fallback chains, and
+ * as "flaky11", a provider that declares ABI 1.11
+ * (-DSBX_PROVIDER_ABI_MINOR=11) and gives an exec's retry hints through
+ * host->not_started and host->retry_after; all name their sandboxes
+ * "flaky-N".
  */
 #include <pthread.h>
 #include <stddef.h>
@@ -57,14 +64,16 @@ struct flaky {
 
 /* Counters over every context of the process (the test makes several). */
 static pthread_mutex_t stat_lock = PTHREAD_MUTEX_INITIALIZER;
-#define N_STATS 11
+#define N_STATS 13
 static long stats[N_STATS];
 static const char *const stat_names[N_STATS] = {
     "creates", "create_failures", "execs", "exec_failures", "destroys",
     "destroy_failures", "attaches", "health", "live", "retry_after_calls", "lists",
+    "zygote_hints", "exec_zygotes",
 };
 enum { S_CREATES, S_CREATE_FAIL, S_EXECS, S_EXEC_FAIL, S_DESTROYS, S_DESTROY_FAIL,
-       S_ATTACHES, S_HEALTH, S_LIVE, S_RETRY_AFTER, S_LISTS };
+       S_ATTACHES, S_HEALTH, S_LIVE, S_RETRY_AFTER, S_LISTS, S_ZYGOTE_HINTS,
+       S_EXEC_ZYGOTES };
 
 static void bump(int which, long by)
 {
@@ -204,6 +213,8 @@ static int take(struct flaky *f, unsigned long *budget)
     return hit;
 }
 
+/* An injected failure of any op but exec: the Retry-After goes through
+ * host->retry_after. */
 static int fail(struct flaky *f, int code, const char *what)
 {
     if (f->retry_after_ms) {
@@ -211,6 +222,28 @@ static int fail(struct flaky *f, int code, const char *what)
         bump(S_RETRY_AFTER, 1);
     }
     return f->t->host->set_error(f->t->h, code, "flaky: injected %s", what);
+}
+
+/* An injected failure of exec: its hints go in @out (ABI 1.12), or, built
+ * as a 1.11 provider (flaky11), through host->not_started and
+ * host->retry_after, the way before. */
+static int exec_fail(struct flaky *f, sbx_exec_outcome_v1 *out, int code, int not_started,
+                     const char *what)
+{
+#if SBX_PROVIDER_ABI_MINOR >= 12
+    if (SBX_OUTCOME_HAS(out, retry_after_ms)) {
+        out->not_started = not_started;
+        out->retry_after_ms = f->retry_after_ms;
+        if (f->retry_after_ms)
+            bump(S_RETRY_AFTER, 1);
+        return f->t->host->set_error(f->t->h, code, "flaky: injected %s", what);
+    }
+#else
+    (void)out;
+#endif
+    if (not_started)
+        f->t->host->not_started(f->t->h);
+    return fail(f, code, what);
 }
 
 static int flaky_create(void *prov, const sbx_create_spec_v1 *spec, void **sb,
@@ -248,10 +281,14 @@ static int flaky_exec(void *prov, void *sb, const sbx_exec_spec_v1 *spec,
 
     (void)sb;
     bump(S_EXECS, 1);
+#if SBX_PROVIDER_ABI_MINOR >= 12
+    if (spec->struct_size >= offsetof(sbx_exec_spec_v1, zygote) + sizeof spec->zygote &&
+        spec->zygote)
+        bump(S_ZYGOTE_HINTS, 1);
+#endif
     if (take(f, &f->exec_not_started_first)) {
         bump(S_EXEC_FAIL, 1);
-        f->t->host->not_started(f->t->h);
-        return fail(f, SBX_E_SERVER, "exec failure before the command started");
+        return exec_fail(f, out, SBX_E_SERVER, 1, "exec failure before the command started");
     }
     if (spec->argv[0] && !strcmp(spec->argv[0], "sample") && spec->argv[1]) {
         long v = strtol(spec->argv[1], NULL, 10);
@@ -265,13 +302,25 @@ static int flaky_exec(void *prov, void *sb, const sbx_exec_spec_v1 *spec,
     if (take(f, &f->exec_drop_first) || roll(f, f->exec_drop_rate)) {
         bump(S_EXEC_FAIL, 1);
         sink->write(sink->ud, SBX_STREAM_STDOUT, line, (size_t)n / 2);
-        return fail(f, SBX_E_NETWORK, "dropped stream");
+        return exec_fail(f, out, SBX_E_NETWORK, 0, "dropped stream");
     }
     sink->write(sink->ud, SBX_STREAM_STDOUT, line, (size_t)n);
     out->status = code ? SBX_RUN_NONZERO_EXIT : SBX_RUN_OK;
     out->exit_code = code;
     return SBX_OK;
 }
+
+#if SBX_PROVIDER_ABI_MINOR < 12
+/* The zygote before ABI 1.12: its own op, which runs nothing either. */
+static int flaky_exec_zygote(void *prov, void *sb, const char *const *zygote,
+                             const sbx_exec_spec_v1 *spec, const sbx_output_sink_v1 *sink,
+                             sbx_exec_outcome_v1 *out)
+{
+    (void)zygote;
+    bump(S_EXEC_ZYGOTES, 1);
+    return flaky_exec(prov, sb, spec, sink, out);
+}
+#endif
 
 static int flaky_destroy(void *prov, void *sb)
 {
@@ -360,6 +409,9 @@ static const sbx_provider_ops_v1 flaky_ops = {
     .release = flaky_release,
     .list = flaky_list,
     .health = flaky_health,
+#if SBX_PROVIDER_ABI_MINOR < 12
+    .exec_zygote = flaky_exec_zygote,
+#endif
 };
 
 static const char *const flaky_keys[] = {
@@ -371,5 +423,5 @@ static const char *const flaky_keys[] = {
 
 SBX_PROVIDER_DEFINE(TP_NAME, "1.0", "test provider with injected faults", "MIT",
                     SBX_CAP_PERSISTENT | SBX_CAP_CONCURRENT | SBX_CAP_LIST |
-                        SBX_CAP_NETWORK_POLICY /* runs nothing */,
+                        SBX_CAP_ZYGOTE | SBX_CAP_NETWORK_POLICY /* runs nothing */,
                     flaky_keys, NULL, &flaky_ops);

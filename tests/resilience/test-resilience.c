@@ -105,9 +105,11 @@ static void write_file(const char *path, const char *text)
 }
 
 /* A context on flaky (default) and flaky2 (NULL settings: disabled).
- * @main is added to polysandbox.ini after the [core] lines. */
-static sbx_ctx *make_ctx(const char *tag, const char *main, const char *flaky,
-                         const char *flaky2)
+ * @main is added to polysandbox.ini after the [core] lines; @more (or
+ * NULL) are pairs of a file name under the directory (or its providers.d
+ * or templates.d) and its text, ended by a NULL name. */
+static sbx_ctx *make_ctx_more(const char *tag, const char *main, const char *flaky,
+                              const char *flaky2, const char *const *more)
 {
     char dir[512], path[1024], text[4096];
     sbx_ctx *ctx = NULL;
@@ -133,6 +135,13 @@ static sbx_ctx *make_ctx(const char *tag, const char *main, const char *flaky,
     snprintf(text, sizeof text, "[provider]\nenabled = %s\n%s",
              flaky2 ? "true" : "false", flaky2 ? flaky2 : "");
     write_file(path, text);
+    snprintf(path, sizeof path, "%s/templates.d", dir);
+    if (more && mkdir(path, 0700) != 0)
+        bail(path);
+    for (size_t i = 0; more && more[i]; i += 2) {
+        snprintf(path, sizeof path, "%s/%s", dir, more[i]);
+        write_file(path, more[i + 1]);
+    }
     rc = sbx_ctx_new(&ctx, dir);
     if (rc != SBX_OK) {
         diag("%s: sbx_ctx_new: %s", tag,
@@ -141,6 +150,12 @@ static sbx_ctx *make_ctx(const char *tag, const char *main, const char *flaky,
         return NULL;
     }
     return ctx;
+}
+
+static sbx_ctx *make_ctx(const char *tag, const char *main, const char *flaky,
+                         const char *flaky2)
+{
+    return make_ctx_more(tag, main, flaky, flaky2, NULL);
 }
 
 /* The flaky module's counters (shared by every context of the process). */
@@ -163,9 +178,9 @@ static long stat_of(sbx_ctx *ctx, const char *prov, const char *name)
 
 static void reset_stats(sbx_ctx *ctx)
 {
-    static const char *const names[] = {"flaky", "flaky2"};
+    static const char *const names[] = {"flaky", "flaky2", "flaky11"};
 
-    for (int i = 0; i < 2; i++) {
+    for (int i = 0; i < 3; i++) {
         const sbx_provider *p = sbx_ctx_find_provider(ctx, names[i]);
         void *h = p && sbx_provider_path(p)
                       ? dlopen(sbx_provider_path(p), RTLD_LAZY | RTLD_NOLOAD) : NULL;
@@ -535,6 +550,70 @@ static int count_cb(void *ud, int stream, const void *buf, size_t len)
     return 0;
 }
 
+/* ---- an exec's retry hints and zygote: ABI 1.12, and 1.11 still ------------ */
+
+/* On @prov, a sandbox of a template with a zygote runs one exec that
+ * fails twice before starting, with Retry-After 700ms each time: the core
+ * runs it three times on that sandbox, waiting 700ms before each retry,
+ * and each time hands the zygote on (in the spec, or to exec_zygote). */
+static void exec_hints_on(const char *prov, const char *zygote_stat)
+{
+    static const char faults[] = "[settings]\nexec_not_started_first = 2\n"
+                                 "retry_after_ms = 700\n";
+    char so[1024], path[1100], flaky11[1400], tag[64];
+    const char *more[] = {"templates.d/zyg.ini",
+                          "[template]\nextensions = .zy\nsource = main.zy\n"
+                          "run = zy main.zy\nzygote = zy warm\n",
+                          "providers.d/flaky11.ini", flaky11, NULL};
+    const char *top = getenv("top_builddir");
+    sbx_create_opts *o = sbx_create_opts_new();
+    sbx_exec_opts *x = sample_opts(4);
+    sbx_sandbox *sb = NULL;
+    sbx_result *r = NULL;
+    sbx_ctx *ctx;
+    int rc;
+
+    snprintf(path, sizeof path, "%s/tests/resilience/abi11/.libs/flaky11.so", top ? top : ".");
+    if (!o || !realpath(path, so))
+        bail(path);
+    snprintf(flaky11, sizeof flaky11, "[provider]\nenabled = true\nmodule = %s\n%s", so,
+             faults);
+    snprintf(tag, sizeof tag, "hints-%s", prov);
+    ctx = make_ctx_more(tag, "[retry]\nbase = 100ms\n", faults, NULL, more);
+    reset_stats(ctx);
+    sbx_create_opts_set_provider(o, prov);
+    sbx_create_opts_set_template(o, "zyg");
+    rc = ctx ? sbx_sandbox_create(ctx, o, &sb) : -1;
+    if (rc == SBX_OK) {
+        rc = sbx_sandbox_exec(sb, x, &r);
+        ok(rc == SBX_OK && sbx_result_status(r) == SBX_RUN_OK &&
+               stat_of(ctx, prov, "execs") == 3 && fk_n == 2 && fk_sleeps[0] == 700 * MS &&
+               fk_sleeps[1] == 700 * MS,
+           "%s: an exec not started is run again on its sandbox after each Retry-After "
+           "(%ld execs, %zu waits)",
+           prov, stat_of(ctx, prov, "execs"), fk_n);
+        ok(stat_of(ctx, prov, zygote_stat) == 3,
+           "%s: each exec is given the template's zygote (%s = %ld)", prov, zygote_stat,
+           stat_of(ctx, prov, zygote_stat));
+        sbx_result_free(r);
+        sbx_sandbox_destroy(sb);
+    } else {
+        ok(0, "%s: create: %s", prov, ctx ? errmsg(ctx) : "no context");
+        ok(0, "%s: no exec", prov);
+    }
+    sbx_exec_opts_free(x);
+    sbx_create_opts_free(o);
+    sbx_ctx_free(ctx);
+}
+
+static void test_exec_hints(void)
+{
+    /* ABI 1.12: the hints in the outcome, the zygote in the spec. */
+    exec_hints_on("flaky", "zygote_hints");
+    /* A 1.11 provider: host->not_started, host->retry_after, exec_zygote. */
+    exec_hints_on("flaky11", "exec_zygotes");
+}
+
 static void test_exec_run_destroy(void)
 {
     sbx_ctx *ctx;
@@ -871,6 +950,7 @@ int main(void)
     test_breaker();
     test_breaker_threads();
     test_exec_run_destroy();
+    test_exec_hints();
     test_destroy_outlasted();
     test_list();
     test_health();

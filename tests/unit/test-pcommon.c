@@ -81,6 +81,9 @@ static void t_not_started(sbx_host_handle *h)
 static void hint_checks(void)
 {
     sbx_host_v1 full = host, old = host;
+    sbx_exec_outcome_v1 out = {.struct_size = sizeof out};
+    sbx_exec_outcome_v1 out11 = {.struct_size = offsetof(sbx_exec_outcome_v1, not_started)};
+    pc_hints hn;
 
     full.retry_after = t_retry_after;
     full.not_started = t_not_started;
@@ -88,15 +91,35 @@ static void hint_checks(void)
     old.not_started = t_not_started;
     old.struct_size = offsetof(sbx_host_v1, retry_after);  /* a core before ABI 1.1 */
 
-    pc_retry_after(&full, NULL, 1500);
+    pc_retry_after(&full, NULL, NULL, 1500);
     ok(hinted_ms == 1500, "retry hint: 1500 ms passed on (%ld)", hinted_ms);
     hinted_ms = -2;
-    pc_retry_after(&full, NULL, -1);
+    pc_retry_after(&full, NULL, NULL, -1);
     ok(hinted_ms == -2, "retry hint: none said, none given");
-    pc_not_started(&full, NULL);
-    ok(not_started_calls == 1, "not started: passed on");
-    pc_retry_after(&old, NULL, 1500);
-    pc_not_started(&old, NULL);
+
+    pc_hints_reset(&hn);
+    pc_retry_after(&full, NULL, &hn, 2500);
+    ok(hinted_ms == 2500 && hn.retry_after_ms == 2500,
+       "a request on a sandbox: its Retry-After to the host and into the record");
+    hinted_ms = -2;
+    pc_hints_retry_after(&hn, -1);
+    pc_hints_not_started(&hn);
+    pc_hints_to_outcome(&hn, &full, NULL, &out);
+    ok(out.not_started == 1 && out.retry_after_ms == 2500 && hinted_ms == -2 &&
+           not_started_calls == 0,
+       "an exec's hints go in its outcome (ABI 1.12), not to the host");
+    pc_hints_reset(&hn);
+    pc_hints_to_outcome(&hn, &full, NULL, &out);
+    ok(out.not_started == 0 && out.retry_after_ms == 0, "none said: none in the outcome");
+
+    pc_hints_retry_after(&hn, 700);
+    pc_hints_not_started(&hn);
+    pc_hints_to_outcome(&hn, &full, NULL, &out11);
+    ok(hinted_ms == 700 && not_started_calls == 1,
+       "a core before 1.12 (a shorter outcome): the hints go to the host");
+    hinted_ms = -2;
+    pc_hints_to_outcome(&hn, &old, NULL, &out11);
+    pc_retry_after(&old, NULL, NULL, 1500);
     ok(hinted_ms == -2 && not_started_calls == 1,
        "an older host table without the slots: neither is called");
 }

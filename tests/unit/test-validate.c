@@ -189,6 +189,14 @@ int main(void)
     ok(core_validate_ops(&d, &good_ops, &v) == SBX_OK &&
            refused(&v, SBX_E_LOAD_CAPS, "claim 'cancel'"),
        "a capability newer than the provider's ABI minor is refused");
+    d = good();
+    d.capabilities = SBX_CAP_ZYGOTE;
+    ok(core_validate_ops(&d, &good_ops, &v) == SBX_OK && v.code == SBX_OK,
+       "ABI 1.12: the zygote capability needs no op (the exec spec's zygote)");
+    d.abi_minor = 11;
+    ok(core_validate_ops(&d, &good_ops, &v) == SBX_OK &&
+           refused(&v, SBX_E_LOAD_CAPS, "claim 'zygote' but op 'exec_zygote' is NULL"),
+       "before 1.12 the zygote capability needs exec_zygote");
 
     /* step 10: settings */
     d = good();

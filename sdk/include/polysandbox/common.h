@@ -131,7 +131,7 @@ typedef enum sbx_network {
 #define SBX_CAP_CONCURRENT     (UINT64_C(1) << 7) /* many sandboxes at once */
 #define SBX_CAP_MEMORY_LIMIT   (UINT64_C(1) << 8) /* memory limit enforced */
 #define SBX_CAP_CPU_STATS      (UINT64_C(1) << 9) /* CPU time and peak memory reported */
-#define SBX_CAP_ZYGOTE         (UINT64_C(1) << 10) /* exec_zygote (since 0.1, ABI 1.2) */
+#define SBX_CAP_ZYGOTE         (UINT64_C(1) << 10) /* spec zygote (1.12); exec_zygote (1.2) */
 #define SBX_CAP_CANCEL         (UINT64_C(1) << 11) /* exec honours cancel_fd (since 0.2, ABI 1.3) */
 #define SBX_CAP_STDIN_STREAM   (UINT64_C(1) << 12) /* exec feeds stdin_fd as it runs (since 0.2, ABI 1.4) */
 #define SBX_CAP_SIGNAL         (UINT64_C(1) << 13) /* exec delivers signal_fd's signals (since 0.3, ABI 1.8) */

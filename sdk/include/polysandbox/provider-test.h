@@ -98,12 +98,14 @@ SBX_TEST_API int sbx_test_host_error(sbx_test_host *t, const char **message);
  * reported limits, as the core does before each op.  Since: 0.3 */
 SBX_TEST_API void sbx_test_host_clear(sbx_test_host *t);
 
-/** sbx_test_host_retry_after_ms: the last host->retry_after, 0 if none.
- * Since: 0.3 */
+/** sbx_test_host_retry_after_ms: the last host->retry_after, 0 if none
+ * (create's hint, or any op's of a provider before ABI 1.12; since 1.12
+ * an exec's is in its outcome: read out.retry_after_ms).  Since: 0.3 */
 SBX_TEST_API uint64_t sbx_test_host_retry_after_ms(sbx_test_host *t);
 
-/** sbx_test_host_not_started: whether host->not_started was called.
- * Since: 0.3 */
+/** sbx_test_host_not_started: whether host->not_started was called
+ * (deprecated with it: since ABI 1.12 an exec says so in its outcome's
+ * not_started, which a test reads there).  Since: 0.3 */
 SBX_TEST_API bool sbx_test_host_not_started(sbx_test_host *t);
 
 /**

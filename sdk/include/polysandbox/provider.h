@@ -38,7 +38,20 @@ extern "C" {
 #define SBX_PROVIDER_MAGIC UINT32_C(0x53425850)
 /** The ABI this header describes.  Since: 0.1 */
 #define SBX_ABI_MAJOR 1
-#define SBX_ABI_MINOR 11
+#define SBX_ABI_MINOR 12
+
+/**
+ * SBX_PROVIDER_ABI_MINOR:
+ *
+ * The minor a provider's descriptor declares (SBX_PROVIDER_DEFINE), by
+ * default SBX_ABI_MINOR.  A provider that keeps an older minor's contract
+ * while built against this header (say it still gives its retry hints
+ * through host->not_started, as before 1.12) defines it to that minor
+ * before including this header: the core then treats it as that minor.
+ * Since 0.3, ABI 1.12 */
+#ifndef SBX_PROVIDER_ABI_MINOR
+#define SBX_PROVIDER_ABI_MINOR SBX_ABI_MINOR
+#endif
 
 /** Opaque per-provider handle the core passes back in host calls. */
 typedef struct sbx_host_handle sbx_host_handle;
@@ -194,6 +207,23 @@ typedef struct sbx_exec_spec_v1 {
      * SBX_CAP_SIGNAL (the core refuses the exec for the others).  Never
      * set for a template's compile step. */
     int signal_fd;
+    /* ABI 1.8 ends here. */
+
+    /* Since 0.3, ABI 1.12 (the core always passes it; a provider built
+     * against an older header never reads it, and is asked through
+     * ops->exec_zygote instead).
+     *
+     * NULL, or the template's `zygote` key (NULL-terminated): the warm
+     * interpreter, then what it may preload.  A provider that claims
+     * SBX_CAP_ZYGOTE starts the command by forking that prepared
+     * interpreter instead of executing it afresh, when it can; with the
+     * same limits, statuses and outcome as without, and each exec still
+     * in a fresh sandbox of its own (namespaces, cgroup, filter, work and
+     * temporary directories): the zygote never runs untrusted code and
+     * nothing of one exec is visible to the next.  When this command
+     * cannot go through a zygote (another program, no zygote to be had)
+     * it runs as if @zygote were NULL.  Others ignore it. */
+    const char *const *zygote;
 } sbx_exec_spec_v1;
 
 /**
@@ -239,7 +269,36 @@ typedef struct sbx_exec_outcome_v1 {
     int64_t peak_memory_bytes; /* -1 unknown */
     uint64_t start_ns;         /* time spent before the command ran */
     uint64_t exec_ns;          /* time the command ran */
+    /* ABI 1.0 ends here. */
+
+    /* Since 0.3, ABI 1.12: the retry hints of a failed exec, read by the
+     * core only when ops->exec returns an error (it zeroes them before
+     * the call).  A core before 1.12 hands a smaller outcome: write them
+     * only when SBX_OUTCOME_HAS(out, field) says the slot is there (such
+     * a core then does not retry on them, which is safe).
+     *
+     * Non-zero: the exec never started the command (the request was
+     * refused before reaching the sandbox, say), so the core may run it
+     * again on the same sandbox.  Set it only when sure. */
+    int not_started;
+    /* The backend asked to wait this long before trying again (HTTP 429
+     * or 503 with Retry-After); 0: it said nothing.  The core waits at
+     * least that long, up to its [retry] max_retry_after, before a
+     * retry. */
+    uint64_t retry_after_ms;
 } sbx_exec_outcome_v1;
+
+/**
+ * SBX_OUTCOME_HAS:
+ * @out: the sbx_exec_outcome_v1 * that exec was given
+ * @field: a slot of sbx_exec_outcome_v1
+ *
+ * Non-zero when the core's outcome has @field (its struct_size covers
+ * it).  Since 0.3, ABI 1.12
+ */
+#define SBX_OUTCOME_HAS(out, field)                                          \
+    ((out)->struct_size >= offsetof(sbx_exec_outcome_v1, field) +            \
+                               sizeof((out)->field))
 
 /** Callback of ops->list: one sandbox.  Strings (transfer none).  Since: 0.1 */
 typedef int (*sbx_list_cb_v1)(void *ud, const char *id, const sbx_kv_v1 *labels,
@@ -358,15 +417,28 @@ typedef struct sbx_host_v1 {
 
     /* Since 0.1, ABI 1.1 (check host->struct_size or host->abi_minor >= 1
      * before calling).  Both describe the error the current op is about to
-     * return, on the calling thread; call them before or after set_error. */
+     * return, on the calling thread; call them before or after set_error.
+     *
+     * Since ABI 1.12 an exec gives its hints in its outcome
+     * (sbx_exec_outcome_v1.not_started and retry_after_ms), and the core
+     * ignores these two during the exec of a provider that declares 1.12
+     * or later: both are deprecated for exec, kept for the providers
+     * built before.  Create has no outcome: it keeps retry_after (an
+     * out-parameter would have changed the create op's signature, which
+     * the append-only ABI cannot; create's hint, unlike exec's, needs no
+     * per-call record the provider holds: it is the error it returns). */
 
     /* The backend asked to wait @ms before trying again (HTTP 429 or 503
      * with Retry-After).  The core waits at least that long, up to its
-     * [retry] max_retry_after, before retrying a retryable error. */
+     * [retry] max_retry_after, before retrying a retryable error.  For
+     * create, attach, list, destroy and the file ops; an exec of a 1.12
+     * provider says it in its outcome instead. */
     void (*retry_after)(sbx_host_handle *h, uint64_t ms);
-    /* The failing exec never started the command (e.g. the request was
-     * refused before reaching the sandbox), so the core may safely retry
-     * it on the same sandbox.  Call it only when sure. */
+    /* Deprecated since ABI 1.12 (the outcome's not_started): the failing
+     * exec never started the command (e.g. the request was refused before
+     * reaching the sandbox), so the core may safely retry it on the same
+     * sandbox.  Call it only when sure.  Honoured only from a provider
+     * that declares a minor before 1.12. */
     void (*not_started)(sbx_host_handle *h);
     /* ABI 1.1 ends here. */
 
@@ -503,7 +575,9 @@ typedef struct sbx_provider_ops_v1 {
      * reports as SBX_RUN_SANDBOX_ERROR.
      * Returns SBX_OK; SBX_E_BACKEND, SBX_E_IO or a transient code
      * (SBX_E_NETWORK, SBX_E_SERVER, SBX_E_BUSY, SBX_E_TIMEOUT: the core
-     * retries the exec only after host->not_started said nothing ran);
+     * retries the exec only when @out's not_started says nothing ran, and
+     * waits @out's retry_after_ms first; before ABI 1.12: host->not_started
+     * and host->retry_after);
      * SBX_E_CANCELLED when spec->cancel_fd fired before the command's fate
      * was known. */
     int (*exec)(void *prov, void *sb, const sbx_exec_spec_v1 *spec,
@@ -564,9 +638,13 @@ typedef struct sbx_provider_ops_v1 {
     /* ABI 1.0 ends here. */
 
     /* Since 0.1, ABI 1.2 (a provider built against 1.0 or 1.1 has no such
-     * slot: the core sees NULL).
+     * slot: the core sees NULL).  Deprecated since ABI 1.12: the zygote is
+     * the exec spec's zygote hint, and ops->exec runs it (the core calls
+     * this slot only for a provider that declares a minor from 1.2 to
+     * 1.11; a 1.12 provider leaves it NULL, and claims SBX_CAP_ZYGOTE
+     * without it).
      *
-     * Optional (required by SBX_CAP_ZYGOTE): run @spec in @sb as exec
+     * Optional (required by SBX_CAP_ZYGOTE before 1.12): run @spec in @sb as exec
      * does, with the same limits, statuses and outcome, but start the
      * command by forking a prepared, warm interpreter (a zygote) instead
      * of executing it afresh.  @zygote (transfer none, NULL-terminated) is
@@ -593,7 +671,12 @@ typedef struct sbx_provider_ops_v1 {
  * against an older minor keeps reading its keys with config_get.  ABI
  * 1.10 (since 0.3) adds host->path_check and host->clock_ns.  ABI 1.11
  * (since 0.3) adds no op: sbx_create_spec_v1 gained egress, and
- * SBX_CAP_EGRESS says the provider honours it. */
+ * SBX_CAP_EGRESS says the provider honours it.  ABI 1.12 (since 0.3) adds
+ * no op and ends two side channels: an exec's retry hints are
+ * fields of its outcome (not_started, retry_after_ms) in place of
+ * host->not_started and host->retry_after, and the zygote is the exec
+ * spec's zygote hint in place of ops->exec_zygote; the core keeps both
+ * old ways for providers that declare an older minor. */
 
 /** Descriptor flags.  Since: 0.1 */
 #define SBX_PROVIDER_F_GLOBAL_SYMBOLS (UINT64_C(1) << 0) /* dlopen RTLD_GLOBAL */
@@ -615,7 +698,7 @@ typedef struct sbx_provider_v1 {
     /* fixed header */
     uint32_t magic;               /* SBX_PROVIDER_MAGIC */
     uint16_t abi_major;           /* SBX_ABI_MAJOR */
-    uint16_t abi_minor;           /* SBX_ABI_MINOR the provider was built with */
+    uint16_t abi_minor;           /* SBX_PROVIDER_ABI_MINOR: the minor it keeps */
     uint32_t struct_size;         /* sizeof(sbx_provider_v1) */
     uint32_t ops_size;            /* sizeof(sbx_provider_ops_v1) */
     /* metadata: static strings */
@@ -664,7 +747,7 @@ typedef struct sbx_provider_v1 {
                                   caps_, flags_, keys_, secrets_, ops_)     \
     SBX_PROVIDER_EXPORT extern const sbx_provider_v1 sandbox_provider_v1;  \
     SBX_PROVIDER_EXPORT const sbx_provider_v1 sandbox_provider_v1 = {      \
-        SBX_PROVIDER_MAGIC, SBX_ABI_MAJOR, SBX_ABI_MINOR,                   \
+        SBX_PROVIDER_MAGIC, SBX_ABI_MAJOR, SBX_PROVIDER_ABI_MINOR,          \
         (uint32_t)sizeof(sbx_provider_v1),                                  \
         (uint32_t)sizeof(sbx_provider_ops_v1),                              \
         (name_), (version_), (description_), (license_), (caps_), (flags_), \
