@@ -14,8 +14,8 @@
 # failing on them. Headers the build generates (config.h) and system
 # headers are left out.
 #
-# Includes show what a file may see, not what it calls: core-int.h lets
-# every file call every other. With --link BUILDDIR the script reads the
+# Includes show what a file may see, not what it calls: a header may
+# declare more than a file uses. With --link BUILDDIR the script reads the
 # library's objects in a build tree instead (nm: who calls a function
 # another file defines), prints that graph by folder and names each group
 # of files that call each other in a loop (a strongly connected

@@ -4,7 +4,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "core-int.h"
+#include <polysandbox/sandbox.h>
+
+#include "error.h"
 
 /* One error object per thread: contexts are shared between threads, so a
  * per-context object would race.  sbx_ctx_last_error() reads this one. */
@@ -33,7 +35,7 @@ int core_error_vset(int code, const char *provider, const char *fmt, va_list ap)
     return code;
 }
 
-#undef core_error_set /* the analyser's view of it (core-int.h) */
+#undef core_error_set /* the analyser's view of it (error.h) */
 int core_error_set(int code, const char *provider, const char *fmt, ...)
 {
     va_list ap;

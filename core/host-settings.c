@@ -10,7 +10,12 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "core-int.h"
+#include <polysandbox/provider.h>
+#include <polysandbox/sandbox.h>
+
+#include "error.h"
+#include "units.h"
+#include "settings-read.h"
 
 #define VALUE_SHOWN 200 /* characters of a bad value quoted in an error */
 

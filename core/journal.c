@@ -25,7 +25,7 @@
 
 #include <polysandbox/journal.h>
 
-#include "core-int.h"
+#include "error.h"
 
 struct sbx_journal {
     int fd;

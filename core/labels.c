@@ -14,7 +14,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core-int.h"
+#include <polysandbox/provider.h>
+
+#include "labels.h"
 
 void core_owner(char *buf, size_t size)
 {

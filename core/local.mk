@@ -11,13 +11,24 @@ pkginclude_HEADERS += core/include/polysandbox/sandbox.h \
 pkgconfig_DATA += core/polysandbox.pc
 
 core_libpolysandbox_internal_la_SOURCES = \
-	core/core-int.h \
+	core/error.h \
+	core/strv.h \
+	core/units.h \
+	core/owner.h \
+	core/labels.h \
+	core/platform.h \
+	core/conf.h \
+	core/context.h \
 	core/error.c \
 	core/strv.c \
+	core/buf.c \
+	core/buf.h \
 	core/owner.c \
 	core/units.c \
 	core/config/config.c \
 	core/config/config-int.h \
+	core/config/config-load.h \
+	core/config/unenforced.h \
 	core/config/config-parse.c \
 	core/config/config-values.c \
 	core/config/config-main.c \
@@ -27,6 +38,8 @@ core_libpolysandbox_internal_la_SOURCES = \
 	core/config/config-pools.c \
 	core/platform.c \
 	core/loader/loader-int.h \
+	core/loader/loader.h \
+	core/provider-int.h \
 	core/loader/discover.c \
 	core/loader/validate.h \
 	core/loader/validate.c \
@@ -50,6 +63,14 @@ core_libpolysandbox_internal_la_SOURCES = \
 	core/api/run.c \
 	core/run/cancel.c \
 	core/run/opts-int.h \
+	core/run/artifacts.h \
+	core/run/cancel-int.h \
+	core/run/files.h \
+	core/run/id-hint.h \
+	core/run/orphans.h \
+	core/run/sandbox-int.h \
+	core/run/template-int.h \
+	core/run/trail.h \
 	core/run/options.c \
 	core/run/sandbox.c \
 	core/run/source-name.c \
@@ -63,6 +84,7 @@ core_libpolysandbox_internal_la_SOURCES = \
 	core/retry/breaker.c \
 	core/run/health.c \
 	core/pool/pool-int.h \
+	core/pool/pool.h \
 	core/pool/pool-config.c \
 	core/pool/pool.c \
 	core/run/gc.c \

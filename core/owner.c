@@ -22,7 +22,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "core-int.h"
+#include <polysandbox/sandbox.h>
+
+#include "error.h"
+#include "owner.h"
 
 void core_owner_name(uid_t uid, char *buf, size_t size)
 {

@@ -14,7 +14,7 @@
 #include <string.h>
 #include <sys/utsname.h>
 
-#include "core-int.h"
+#include "platform.h"
 
 /* Fill @p from raw names, normalised; false when a part is too long. */
 static bool set(core_platform *p, const char *os, size_t os_len, const char *arch,

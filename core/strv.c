@@ -4,7 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core-int.h"
+#include <polysandbox/sandbox.h>
+
+#include "strv.h"
 
 size_t core_strv_len(char *const *v)
 {

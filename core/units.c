@@ -13,7 +13,9 @@
 
 #include <string.h>
 
-#include "core-int.h"
+#include <polysandbox/sandbox.h>
+
+#include "units.h"
 
 struct unit {
     const char *suffix;

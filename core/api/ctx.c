@@ -11,9 +11,16 @@
 #include <pthread.h>
 #include <stdlib.h>
 
-#include "core-int.h"
+#include <polysandbox/sandbox.h>
+
+#include "error.h"
+#include "config/config-load.h"
+#include "run/orphans.h"
+#include "pool/pool.h"
+#include "context.h"
 #include "secrets/secrets.h"
 #include "retry/retry.h"
+#include "loader/loader.h"
 
 int sbx_ctx_new(sbx_ctx **out, const char *config_dir)
 {

@@ -10,10 +10,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core-int.h"
+#include <polysandbox/sandbox.h>
+
+#include "error.h"
+#include "conf.h"
+#include "run/sandbox-int.h"
+#include "pool/pool.h"
+#include "context.h"
 #include "retry/retry.h"
 #include "run/opts-int.h"
 #include "run/result-int.h"
+#include "clock.h"
 
 /* The end of a run's sandbox: back to its pool, or destroyed. */
 static int run_done(core_pool_lease *lease, sbx_sandbox *sb, bool healthy)

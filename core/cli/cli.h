@@ -72,7 +72,7 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
 int cli_bad_option(const char *cmd);
 /* For clang's analyser (contrib/analyze.sh), which sees one file at a time:
  * both return CLI_EXIT_USAGE, never a value below 0 that the commands read
- * as "go on". The build never sees this (core/core-int.h, core_error_set). */
+ * as "go on". The build never sees this (core/error.h, core_error_set). */
 #ifdef __clang_analyzer__
 #define cli_usage_error(...) (cli_usage_error(__VA_ARGS__), CLI_EXIT_USAGE)
 #define cli_bad_option(cmd) (cli_bad_option(cmd), CLI_EXIT_USAGE)

@@ -1,6 +1,6 @@
 # core/cli/local.mk - the polysandbox command
 #
-# Links the public API of libpolysandbox only (never core/core-int.h);
+# Links the public API of libpolysandbox only (never a core/ internal header);
 # compiles the server's directory entry as JSON (core/server/file-json.c
 # and the leaves it needs) so that files --json gives polysandboxd's.
 

@@ -14,7 +14,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <polysandbox/sandbox.h>
+
 #include "config-int.h"
+#include "strv.h"
+#include "conf.h"
 
 /* Strings, or entries by their name (their first member). */
 static int by_name(const void *a, const void *b)

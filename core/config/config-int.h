@@ -19,7 +19,11 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "core-int.h"
+#include <polysandbox/sandbox.h>
+
+#include "error.h"
+#include "conf.h"
+#include "settings-read.h"
 
 #define BUILTIN "(built-in)"
 

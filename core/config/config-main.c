@@ -8,7 +8,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <polysandbox/sandbox.h>
+
 #include "config-int.h"
+#include "error.h"
+#include "strv.h"
+#include "units.h"
+#include "platform.h"
+#include "conf.h"
+#include "config/config-load.h"
+#include "config/unenforced.h"
+#include "settings-read.h"
 
 /* ---- limits --------------------------------------------------------------- */
 

@@ -19,6 +19,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <polysandbox/sandbox.h>
+
 #include "config-int.h"
 
 /* inih reads lines into a fixed 200-byte buffer; a longer "key = value"

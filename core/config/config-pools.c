@@ -8,7 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <polysandbox/sandbox.h>
+
 #include "config-int.h"
+#include "conf.h"
 
 #define POOL_SECTIONS "[pool], [limits]"
 

@@ -9,7 +9,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <polysandbox/sandbox.h>
+
 #include "config-int.h"
+#include "units.h"
+#include "conf.h"
+#include "config/unenforced.h"
+#include "settings-read.h"
 
 #define PROVIDER_KEYS "enabled, optional, priority, module, unenforced_limits, " \
     "price_per_second, price_per_sandbox, currency"

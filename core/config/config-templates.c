@@ -10,7 +10,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <polysandbox/provider.h>
+#include <polysandbox/sandbox.h>
+
 #include "config-int.h"
+#include "strv.h"
+#include "units.h"
+#include "labels.h"
+#include "conf.h"
+#include "config/config-load.h"
 
 #define TEMPLATE_KEYS                                                                        \
     "extensions, source, compile, run, image, image.PROVIDER, zygote, requires, artifacts, " \

@@ -7,8 +7,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <polysandbox/sandbox.h>
+
 #include "config-int.h"
 #include "retry/retry.h"
+#include "strv.h"
+#include "conf.h"
+#include "settings-read.h"
 
 char *core_cfg_path_join(const char *dir, const char *name)
 {

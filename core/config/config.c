@@ -16,7 +16,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <polysandbox/sandbox.h>
+
 #include "config-int.h"
+#include "error.h"
+#include "strv.h"
+#include "conf.h"
+#include "config/config-load.h"
+#include "context.h"
 
 #define MAIN_INI "polysandbox.ini"
 

@@ -1,11 +1,19 @@
-/* core/config/settings.c - sbx_ctx_settings: the sections of polysandbox.ini kept
- * for programs built on the library ([server] for polysandboxd) */
+/* core/config/settings.c - the configuration as the public API shows it:
+ * sbx_ctx_settings (the sections of polysandbox.ini kept for programs built
+ * on the library, [server] for polysandboxd), the [limits] defaults and
+ * caps, a provider's price and the [eval] caps */
 #include "config.h"
 
 #include <stdio.h>
 #include <string.h>
 
-#include "core-int.h"
+#include <polysandbox/eval.h>
+#include <polysandbox/sandbox.h>
+
+#include "error.h"
+#include "config/config-load.h"
+#include "context.h"
+#include "settings-read.h"
 
 int sbx_ctx_settings(const sbx_ctx *ctx, const char *section, sbx_setting_cb cb, void *ud)
 {
@@ -35,4 +43,46 @@ int sbx_ctx_settings(const sbx_ctx *ctx, const char *section, sbx_setting_cb cb,
             return rc;
     }
     return SBX_OK;
+}
+
+uint64_t sbx_ctx_limit(const sbx_ctx *ctx, sbx_limit which)
+{
+    return ctx && (unsigned)which < SBX_LIMIT_COUNT ? ctx->cfg.limits[which] : 0;
+}
+
+uint64_t sbx_ctx_limit_max(const sbx_ctx *ctx, sbx_limit which)
+{
+    return ctx && (unsigned)which < SBX_LIMIT_COUNT ? ctx->cfg.max_limits[which] : 0;
+}
+
+bool sbx_ctx_provider_price(const sbx_ctx *ctx, const char *name, double *per_second,
+                            double *per_sandbox, const char **currency)
+{
+    const core_price *p = NULL;
+
+    for (size_t i = 0; ctx && name && i < ctx->cfg.n_providers && !p; i++)
+        if (!strcmp(ctx->cfg.providers[i].name, name) && ctx->cfg.providers[i].price.set)
+            p = &ctx->cfg.providers[i].price;
+    if (!p)
+        return false;
+    if (per_second)
+        *per_second = p->per_second;
+    if (per_sandbox)
+        *per_sandbox = p->per_sandbox;
+    if (currency)
+        *currency = p->currency[0] ? p->currency : "USD";
+    return true;
+}
+
+void sbx_ctx_eval_caps(const sbx_ctx *ctx, uint64_t *input, uint64_t *line, uint64_t *records)
+{
+    const core_eval_caps none = { 0, 0, 0 };
+    const core_eval_caps *c = ctx ? &ctx->cfg.eval_caps : &none;
+
+    if (input)
+        *input = c->input;
+    if (line)
+        *line = c->line;
+    if (records)
+        *records = c->records;
 }

@@ -14,7 +14,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core-int.h"
+#include <polysandbox/provider.h>
+#include <polysandbox/sandbox.h>
+
+#include "error.h"
+#include "config/config-load.h"
+#include "config/unenforced.h"
+#include "context.h"
+#include "provider-int.h"
 
 #define ALL_LIMITS (((UINT64_C(1) << SBX_LIMIT_COUNT) - 1) | SBX_LIMIT_BIT_NETWORK)
 

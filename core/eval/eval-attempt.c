@@ -10,7 +10,10 @@
 
 #include <jansson.h>
 
+#include <polysandbox/sandbox.h>
+
 #include "eval-int.h"
+#include "error.h"
 
 void core_eval_attempts_free(sbx_eval_record *rec)
 {
@@ -49,21 +52,22 @@ static int push(sbx_eval_record *rec, const char *provider, sbx_eval_verdict v,
 int core_eval_attempt_add(sbx_eval_record *rec, uint64_t ns)
 {
     bool failed = rec->verdict == SBX_VERDICT_SANDBOX_ERROR;
+    const char *provider, *message;
+    uint64_t st_ns;
 
     rec->attempts_ns += ns;
     /* the providers its create left behind down the [core] fallback
      * chain: an attempt each, their time taken out of this one's */
-    for (size_t i = 0; i < core_trail_count(); i++) {
-        const core_trail_step *st = core_trail_get(i);
-        uint64_t spent = st->ns < ns ? st->ns : ns;
-        if (push(rec, st->provider, SBX_VERDICT_SANDBOX_ERROR, st->message, spent) != SBX_OK)
+    for (size_t i = 0; sbx_fallback_step(i, &provider, &message, &st_ns); i++) {
+        uint64_t spent = st_ns < ns ? st_ns : ns;
+        if (push(rec, provider, SBX_VERDICT_SANDBOX_ERROR, message, spent) != SBX_OK)
             return core_error_set(SBX_E_NOMEM, NULL, "out of memory");
         rec->attempts++;
         ns -= spent;
         /* nor is it the latency of the sandbox that ran the code */
-        rec->time_ns -= st->ns < rec->time_ns ? st->ns : rec->time_ns;
+        rec->time_ns -= st_ns < rec->time_ns ? st_ns : rec->time_ns;
     }
-    core_trail_reset();
+    sbx_fallback_reset();
     if (push(rec, rec->provider, rec->verdict, failed ? rec->reason : NULL, ns) != SBX_OK)
         return core_error_set(SBX_E_NOMEM, NULL, "out of memory");
     return SBX_OK;

@@ -7,7 +7,11 @@
 
 #include <jansson.h>
 
+#include <polysandbox/sandbox.h>
+
 #include "eval-int.h"
+#include "error.h"
+#include "strv.h"
 
 static const char *const format_names[] = {
     "auto", "humaneval", "mbpp", "generic", "judged", "codecontests", "apps", "livecodebench",
@@ -333,6 +337,7 @@ static int dataset_read(sbx_ctx *ctx, const char *path, const char *data, size_t
                         sbx_eval_format fmt, sbx_eval_dataset **out)
 {
     struct load l = { ctx, NULL, 0 };
+    core_jsonl_caps caps;
     int rc;
 
     core_error_clear();
@@ -344,8 +349,9 @@ static int dataset_read(sbx_ctx *ctx, const char *path, const char *data, size_t
         return core_error_set(SBX_E_NOMEM, NULL, "out of memory");
     }
     l.ds->fmt = fmt;
-    rc = data ? core_jsonl_parse(path, data, len, &ctx->cfg.eval_caps, dataset_line, &l)
-              : core_jsonl_read(path, &ctx->cfg.eval_caps, dataset_line, &l, &l.ds->file);
+    core_jsonl_caps_of(ctx, &caps);
+    rc = data ? core_jsonl_parse(path, data, len, &caps, dataset_line, &l)
+              : core_jsonl_read(path, &caps, dataset_line, &l, &l.ds->file);
     if (rc == SBX_OK && l.ds->n == 0)
         rc = core_error_set(SBX_E_INVAL, NULL, "%s: no tasks in the dataset", path);
     if (rc != SBX_OK) {
@@ -509,6 +515,7 @@ static int samples_read(sbx_ctx *ctx, const sbx_eval_dataset *ds, const char *pa
                         const char *data, size_t len, sbx_eval_samples **out)
 {
     struct sload l = { ctx, ds, path, NULL, 0 };
+    core_jsonl_caps caps;
     int rc;
 
     core_error_clear();
@@ -519,8 +526,9 @@ static int samples_read(sbx_ctx *ctx, const sbx_eval_dataset *ds, const char *pa
         sbx_eval_samples_free(l.s);
         return core_error_set(SBX_E_NOMEM, NULL, "out of memory");
     }
-    rc = data ? core_jsonl_parse(path, data, len, &ctx->cfg.eval_caps, sample_line, &l)
-              : core_jsonl_read(path, &ctx->cfg.eval_caps, sample_line, &l, &l.s->file);
+    core_jsonl_caps_of(ctx, &caps);
+    rc = data ? core_jsonl_parse(path, data, len, &caps, sample_line, &l)
+              : core_jsonl_read(path, &caps, sample_line, &l, &l.s->file);
     if (rc == SBX_OK && l.s->n == 0)
         rc = core_error_set(SBX_E_INVAL, NULL, "%s: no samples", path);
     if (rc != SBX_OK) {

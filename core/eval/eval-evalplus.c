@@ -31,7 +31,10 @@
 
 #include <jansson.h>
 
+#include <polysandbox/sandbox.h>
+
 #include "eval-int.h"
+#include "error.h"
 
 /* "PATH:LINE: ..." for the record at @line. */
 static int bad_field(const char *path, size_t line, const char *fmt, ...)

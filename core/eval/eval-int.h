@@ -7,7 +7,6 @@
 
 #include <sys/types.h>
 
-#include "core-int.h"
 
 /* ---- reading JSONL, plain or gzip (core/eval/eval-jsonl.c) ----------------------- */
 
@@ -20,16 +19,24 @@ typedef struct core_file_id {
     dev_t dev;
     ino_t ino;
 } core_file_id;
+/* What one file may hold, from the context's [eval] (sbx_ctx_eval_caps). */
+typedef struct core_jsonl_caps {
+    uint64_t input;         /* decompressed bytes of one file */
+    uint64_t line;          /* bytes of one line (record) */
+    uint64_t records;       /* records of one file */
+} core_jsonl_caps;
+/* @ctx's caps into *@c; returns @c. */
+const core_jsonl_caps *core_jsonl_caps_of(const sbx_ctx *ctx, core_jsonl_caps *c);
 /* Read @path (gzip recognised by content), as a stream, within @caps,
  * and call @cb per record; *@id (may be NULL) says which file it was.
  * Bad JSON, a line that is not an object or a file past a cap is
  * SBX_E_INVAL "PATH[:LINE]: ..." (a cap's message says how to raise it). */
-int core_jsonl_read(const char *path, const core_eval_caps *caps, core_jsonl_cb cb,
+int core_jsonl_read(const char *path, const core_jsonl_caps *caps, core_jsonl_cb cb,
                     void *ud, core_file_id *id);
 /* The same over @len bytes at @data (not compressed), within @caps;
  * @path names them in messages. */
 int core_jsonl_parse(const char *path, const char *data, size_t len,
-                     const core_eval_caps *caps, core_jsonl_cb cb, void *ud);
+                     const core_jsonl_caps *caps, core_jsonl_cb cb, void *ud);
 /* A field as a task id: a string, or an integer written in decimal
  * (MBPP's ids are numbers).  (transfer full) or NULL. */
 char *core_jsonl_task_id(struct json_t *obj);
@@ -193,7 +200,7 @@ typedef struct core_jr_test {
  * of them; free with core_eval_batch_free) and *@res, the exec's result
  * (for the usage; NULL when it failed), both NULL when nothing could run;
  * else SBX_E_NOMEM (set). */
-int core_eval_batch(sbx_sandbox *sb, const sbx_eval_opts *o, const core_template_conf *tc,
+int core_eval_batch(sbx_sandbox *sb, const sbx_eval_opts *o, const sbx_template *tc,
                     const core_eval_task *t, size_t first, uint64_t limit, uint64_t out_cap,
                     uint64_t err_cap, uint64_t max_ns, core_jr_test **tests, sbx_result **res);
 void core_eval_batch_free(core_jr_test *tests, size_t n);
@@ -262,6 +269,10 @@ bool core_eval_base_passed(const sbx_result *r, const char *marker);
 int core_eval_verdict_from_name(const char *name);
 
 /* ---- records (core/eval/eval-record.c) ------------------------------------------- */
+
+/* The names of the limits of @bits (sbx_unenforced_name) as a JSON array:
+ * new reference, or NULL on ENOMEM. */
+struct json_t *core_eval_limits_json(uint64_t bits);
 
 /* One attempt at a sample: the provider that spent it, whether it
  * ended in a sandbox error or graded the code, and its wall time. */

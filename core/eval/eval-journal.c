@@ -15,7 +15,10 @@
 
 #include <jansson.h>
 
+#include <polysandbox/sandbox.h>
+
 #include "eval-int.h"
+#include "error.h"
 
 struct loading {
     const char *path;
@@ -146,6 +149,7 @@ int sbx_eval_summary_load(sbx_ctx *ctx, const sbx_eval_dataset *ds, const sbx_ev
     sbx_eval_record **records;
     size_t n = 0;
     struct loading l = { path, ds, s, NULL, &n, true, NULL };
+    core_jsonl_caps caps;
     int rc;
 
     core_error_clear();
@@ -155,7 +159,7 @@ int sbx_eval_summary_load(sbx_ctx *ctx, const sbx_eval_dataset *ds, const sbx_ev
     if (!(records = calloc(s->n + 1, sizeof *records)))
         return core_error_set(SBX_E_NOMEM, NULL, "out of memory");
     l.records = records;
-    rc = core_jsonl_read(path, &ctx->cfg.eval_caps, load_record, &l, NULL);
+    rc = core_jsonl_read(path, core_jsonl_caps_of(ctx, &caps), load_record, &l, NULL);
     if (rc != SBX_OK) {
         for (size_t i = 0; i < s->n; i++)
             core_eval_record_free(records[i]);

@@ -21,7 +21,10 @@
 #include <jansson.h>
 #include <zlib.h>
 
+#include <polysandbox/sandbox.h>
+
 #include "eval-int.h"
+#include "error.h"
 
 #define CHUNK 65536
 
@@ -62,7 +65,7 @@ static int over_size(const char *path, size_t line, const char *what, uint64_t c
 /* One line (without its newline): skipped when blank, else parsed and
  * given to @cb; *records counts it, within @caps. */
 static int one_line(const char *path, size_t line, const char *p, size_t n,
-                    const core_eval_caps *caps, core_jsonl_cb cb, void *ud, size_t *records)
+                    const core_jsonl_caps *caps, core_jsonl_cb cb, void *ud, size_t *records)
 {
     const char *q = p, *end = p + n;
     json_error_t jerr;
@@ -101,7 +104,13 @@ static bool is_gzip(int fd)
     return pread(fd, magic, 2, 0) == 2 && magic[0] == 0x1f && magic[1] == 0x8b;
 }
 
-int core_jsonl_read(const char *path, const core_eval_caps *caps, core_jsonl_cb cb,
+const core_jsonl_caps *core_jsonl_caps_of(const sbx_ctx *ctx, core_jsonl_caps *c)
+{
+    sbx_ctx_eval_caps(ctx, &c->input, &c->line, &c->records);
+    return c;
+}
+
+int core_jsonl_read(const char *path, const core_jsonl_caps *caps, core_jsonl_cb cb,
                     void *ud, core_file_id *id)
 {
     char *buf = NULL;
@@ -187,7 +196,7 @@ int core_jsonl_read(const char *path, const core_eval_caps *caps, core_jsonl_cb 
 }
 
 int core_jsonl_parse(const char *path, const char *data, size_t len,
-                     const core_eval_caps *caps, core_jsonl_cb cb, void *ud)
+                     const core_jsonl_caps *caps, core_jsonl_cb cb, void *ud)
 {
     const char *p, *end = data + len;
     size_t line = 0, records = 0;

@@ -13,8 +13,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <polysandbox/sandbox.h>
+
 #include "eval-int.h"
-#include "run/result-int.h"
+#include "buf.h"
+#include "error.h"
+#include "strv.h"
 
 #define SLACK_NS UINT64_C(5000000000)    /* the runner's own start and reaping */
 #define HEAD_MAX 96                      /* "SBXJ1 marker n limit caps fail_fast\n" */
@@ -173,7 +177,7 @@ void core_eval_batch_free(core_jr_test *tests, size_t n)
     free(tests);
 }
 
-int core_eval_batch(sbx_sandbox *sb, const sbx_eval_opts *o, const core_template_conf *tc,
+int core_eval_batch(sbx_sandbox *sb, const sbx_eval_opts *o, const sbx_template *tc,
                     const core_eval_task *t, size_t first, uint64_t limit, uint64_t out_cap,
                     uint64_t err_cap, uint64_t max_ns, core_jr_test **tests, sbx_result **res)
 {
@@ -181,7 +185,8 @@ int core_eval_batch(sbx_sandbox *sb, const sbx_eval_opts *o, const core_template
     const unsigned char *blob = core_eval_runner_blob(&blob_len);
     const char *prov = sbx_sandbox_provider(sb) ? sbx_sandbox_provider(sb) : "";
     char marker[CORE_EVAL_MARKER_LEN + 1], *in = NULL;
-    const char **argv = NULL;
+    const char **argv = NULL, *k, *v;
+    const char *const *run = sbx_template_run(tc);
     sbx_exec_opts *x = NULL;
     sbx_result *r = NULL;
     const char *out;
@@ -190,11 +195,11 @@ int core_eval_batch(sbx_sandbox *sb, const sbx_eval_opts *o, const core_template
 
     *tests = NULL;
     *res = NULL;
-    if (first >= t->n_cases || !tc->run || !tc->run[0] || runner_refused(prov))
+    if (first >= t->n_cases || !run || !run[0] || runner_refused(prov))
         return SBX_OK;
     if ((rc = core_eval_new_marker(marker)) != SBX_OK)
         return rc;
-    nv = core_strv_len(tc->run);
+    nv = core_strv_len((char *const *)run);
     *tests = calloc(n, sizeof **tests);
     argv = calloc(nv + 3, sizeof *argv);
     in = stdin_of(t, first, marker, limit, out_cap, err_cap, !o->all_tests, &in_len);
@@ -203,11 +208,11 @@ int core_eval_batch(sbx_sandbox *sb, const sbx_eval_opts *o, const core_template
     if (rc == SBX_OK) {
         argv[0] = "./" CORE_JR_FILE;
         argv[1] = "--";
-        memcpy(argv + 2, tc->run, nv * sizeof *argv);
+        memcpy(argv + 2, run, nv * sizeof *argv);
         rc = sbx_exec_opts_set_argv(x, argv);
     }
-    for (size_t i = 0; rc == SBX_OK && i < tc->n_env; i++)
-        rc = sbx_exec_opts_add_env(x, tc->env[i].key, tc->env[i].value);
+    for (size_t i = 0; rc == SBX_OK && sbx_template_env(tc, i, &k, &v); i++)
+        rc = sbx_exec_opts_add_env(x, k, v);
     if (rc == SBX_OK)
         rc = sbx_exec_opts_add_file(x, CORE_JR_FILE, blob, blob_len, 0755);
     if (rc == SBX_OK)

@@ -7,18 +7,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <polysandbox/sandbox.h>
+
 #include "eval-int.h"
+#include "error.h"
+#include "clock.h"
 
 #define OUTPUT_EXCERPT 2000
 #define STDERR_EXCERPT 2000
-
-static const core_template_conf *template_of(const sbx_ctx *ctx, const char *lang)
-{
-    for (size_t i = 0; i < ctx->cfg.n_templates; i++)
-        if (!strcmp(ctx->cfg.templates[i].name, lang))
-            return &ctx->cfg.templates[i];
-    return NULL;
-}
 
 /* The time limit of each test of @t, and how it came about in @why. */
 static uint64_t test_limit(const sbx_eval_opts *o, const core_eval_task *t, char *why,
@@ -39,25 +35,27 @@ static uint64_t test_limit(const sbx_eval_opts *o, const core_eval_task *t, char
 
 /* The exec of test @i: the code (compiled by the first) or, once the
  * template compiled it, its run words as the template runs them. */
-static int test_opts(const sbx_eval_opts *o, const core_template_conf *tc, const char *lang,
+static int test_opts(const sbx_eval_opts *o, const sbx_template *tc, const char *lang,
                      const char *program, const core_eval_case *c, bool first, uint64_t limit,
                      sbx_exec_opts **out)
 {
     sbx_exec_opts *x = sbx_exec_opts_new();
     int rc = x ? SBX_OK : SBX_E_NOMEM;
 
-    if (rc == SBX_OK && (first || !tc->compile)) {
+    const char *k, *v;
+
+    if (rc == SBX_OK && (first || !sbx_template_compiled(tc))) {
         rc = sbx_exec_opts_set_code(x, lang, program, (size_t)-1);
     } else if (rc == SBX_OK) {
-        rc = sbx_exec_opts_set_argv(x, (const char *const *)tc->run);
-        for (size_t i = 0; rc == SBX_OK && i < tc->n_env; i++)
-            rc = sbx_exec_opts_add_env(x, tc->env[i].key, tc->env[i].value);
+        rc = sbx_exec_opts_set_argv(x, sbx_template_run(tc));
+        for (size_t i = 0; rc == SBX_OK && sbx_template_env(tc, i, &k, &v); i++)
+            rc = sbx_exec_opts_add_env(x, k, v);
     }
     if (rc == SBX_OK)
         rc = sbx_exec_opts_set_stdin(x, c->in, c->in_len);
     if (rc == SBX_OK)
         rc = sbx_exec_opts_set_timeout(x, limit);
-    if (rc == SBX_OK && first && tc->compile)
+    if (rc == SBX_OK && first && sbx_template_compiled(tc))
         rc = sbx_exec_opts_set_compile_timeout(x, o->compile_ns);
     if (rc == SBX_OK && o->cancel)
         rc = sbx_exec_opts_set_cancel(x, o->cancel);
@@ -70,7 +68,7 @@ static int test_opts(const sbx_eval_opts *o, const core_template_conf *tc, const
 }
 
 /* Run one test: *r (transfer full) when SBX_OK. */
-static int run_test(sbx_sandbox *sb, const sbx_eval_opts *o, const core_template_conf *tc,
+static int run_test(sbx_sandbox *sb, const sbx_eval_opts *o, const sbx_template *tc,
                     const char *lang, const char *program, const core_eval_case *c, bool first,
                     uint64_t limit, sbx_result **r)
 {
@@ -126,26 +124,28 @@ static int fail(sbx_eval_record *rec, const sbx_result *r, size_t i, size_t n,
 /* Whether @t's tests after the first go through the runner: a compiled
  * program (the template's run words run it, as they would each test) with
  * more than one test, unless the caller asked for an exec per test. */
-static bool use_runner(const sbx_eval_opts *o, const core_template_conf *tc,
+static bool use_runner(const sbx_eval_opts *o, const sbx_template *tc,
                        const core_eval_task *t)
 {
-    return !o->exec_per_test && tc->compile && tc->run && tc->run[0] && t->n_cases > 1;
+    const char *const *run = sbx_template_run(tc);
+
+    return !o->exec_per_test && sbx_template_compiled(tc) && run && run[0] && t->n_cases > 1;
 }
 
 /* The runner over tests 1.. of @t: *@batch (NULL when it could not run),
  * its exec's usage added to @rec.  SBX_E_CANCELLED or SBX_E_NOMEM stop. */
 static int batch_tests(sbx_ctx *ctx, sbx_sandbox *sb, const sbx_eval_opts *o,
-                       const core_template_conf *tc, const core_eval_task *t, uint64_t limit,
+                       const sbx_template *tc, const core_eval_task *t, uint64_t limit,
                        sbx_eval_record *rec, core_jr_test **batch)
 {
     /* the caps the sandbox has, as it resolves them (core/run/sandbox.c) */
     uint64_t out_cap = o->limits[SBX_LIMIT_STDOUT] ? o->limits[SBX_LIMIT_STDOUT]
-                                                   : ctx->cfg.limits[SBX_LIMIT_STDOUT];
+                                                   : sbx_ctx_limit(ctx, SBX_LIMIT_STDOUT);
     uint64_t err_cap = o->limits[SBX_LIMIT_STDERR] ? o->limits[SBX_LIMIT_STDERR]
-                                                   : ctx->cfg.limits[SBX_LIMIT_STDERR];
+                                                   : sbx_ctx_limit(ctx, SBX_LIMIT_STDERR);
     sbx_result *br = NULL;
     int rc = core_eval_batch(sb, o, tc, t, 1, limit, out_cap, err_cap,
-                             ctx->cfg.max_limits[SBX_LIMIT_WALL], batch, &br);
+                             sbx_ctx_limit_max(ctx, SBX_LIMIT_WALL), batch, &br);
 
     if (rc != SBX_OK)
         return rc;
@@ -161,7 +161,7 @@ int core_eval_judge(sbx_ctx *ctx, const sbx_eval_opts *o, const core_eval_task *
                     const char *lang, const char *program, const char *provider,
                     sbx_eval_record *rec, bool *graded)
 {
-    const core_template_conf *tc = template_of(ctx, lang);
+    const sbx_template *tc = sbx_ctx_find_template(ctx, lang);
     sbx_create_opts *c = sbx_create_opts_new();
     sbx_sandbox *sb = NULL;
     uint64_t t0 = core_now_ns(), limit;

@@ -14,7 +14,10 @@
 
 #include <jansson.h>
 
+#include <polysandbox/sandbox.h>
+
 #include "eval-int.h"
+#include "error.h"
 
 #define REF_MAX_S 3600.0       /* a reference time past an hour is a typo */
 

@@ -27,7 +27,10 @@
 
 #include <jansson.h>
 
+#include <polysandbox/sandbox.h>
+
 #include "eval-int.h"
+#include "error.h"
 
 typedef struct lang_map {
     const char *code;      /* MultiPL-E's */

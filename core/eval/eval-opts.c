@@ -5,7 +5,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <polysandbox/sandbox.h>
+
 #include "eval-int.h"
+#include "error.h"
+#include "strv.h"
 
 sbx_eval_opts *sbx_eval_opts_new(void)
 {

@@ -19,7 +19,10 @@
 #include <string.h>
 #include <sys/random.h>
 
+#include <polysandbox/sandbox.h>
+
 #include "eval-int.h"
+#include "error.h"
 
 int core_eval_new_marker(char *marker)
 {

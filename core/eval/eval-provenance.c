@@ -16,7 +16,10 @@
 #include <jansson.h>
 #include <sodium.h>
 
+#include <polysandbox/sandbox.h>
+
 #include "eval-int.h"
+#include "error.h"
 
 typedef crypto_hash_sha256_state hstate;
 

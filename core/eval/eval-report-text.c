@@ -12,6 +12,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <polysandbox/sandbox.h>
+
 #include "eval-report-int.h"
 
 const char *report_verdict_of(const report_column *c, size_t i)

@@ -19,8 +19,12 @@
 #include <jansson.h>
 #include <sodium.h>
 
+#include <polysandbox/sandbox.h>
+
 #include "eval-int.h"
 #include "eval-report-int.h"
+#include "error.h"
+#include "strv.h"
 
 int sbx_eval_input_digest(const char *path, int64_t *size, char *sha256_hex)
 {

@@ -3,6 +3,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,7 +13,12 @@
 
 #include <jansson.h>
 
+#include <polysandbox/sandbox.h>
+
 #include "eval-int.h"
+#include "error.h"
+#include "strv.h"
+#include "clock.h"
 
 #define STDERR_TAIL 2000
 #define OUTPUT_HEAD 2000
@@ -47,28 +53,27 @@ struct run {
  * does not run a python* interpreter on its source file, or compiles. */
 static char **python_argv(const sbx_ctx *ctx, const char *lang, const char **source)
 {
-    const core_template_conf *t = NULL;
+    const sbx_template *t = sbx_ctx_find_template(ctx, lang);
+    const char *const *run = sbx_template_run(t);
+    const char *src = sbx_template_source(t);
     const char *base;
     char **v = NULL;
     size_t n;
 
-    for (size_t i = 0; i < ctx->cfg.n_templates && !t; i++)
-        if (!strcmp(ctx->cfg.templates[i].name, lang))
-            t = &ctx->cfg.templates[i];
-    if (!t || t->compile || !t->run || !t->run[0] || !t->source ||
-        !core_strv_has(t->run, t->source))
+    if (!t || sbx_template_compiled(t) || !run || !run[0] || !src ||
+        !core_strv_has((char *const *)run, src))
         return NULL;
-    base = strrchr(t->run[0], '/');
-    base = base ? base + 1 : t->run[0];
+    base = strrchr(run[0], '/');
+    base = base ? base + 1 : run[0];
     if (strncmp(base, "python", 6) != 0)
         return NULL;
-    n = core_strv_len(t->run);
+    n = core_strv_len((char *const *)run);
     if (!(v = calloc(n + 2, sizeof *v)))
         return NULL;    /* the template as it is: slower, not wrong */
-    v[0] = t->run[0];
+    v[0] = (char *)run[0];
     v[1] = (char *)"-S";
-    memcpy(v + 2, t->run + 1, (n - 1) * sizeof *v);
-    *source = t->source;
+    memcpy(v + 2, run + 1, (n - 1) * sizeof *v);
+    *source = src;
     return v;           /* borrows the strings: free only the array */
 }
 
@@ -315,7 +320,7 @@ static int run_sample(struct run *run, size_t i, sbx_eval_record **out)
                     break;
                 }
                 rec->attempts++;
-                core_trail_reset();
+                sbx_fallback_reset();
                 uint64_t ta = core_now_ns();
                 err = core_eval_judge(run->ctx, run->o, t, run->s->v[i].lang ? run->s->v[i].lang
                                                                           : t->lang,
@@ -364,7 +369,7 @@ static int run_sample(struct run *run, size_t i, sbx_eval_record **out)
             if (rc != SBX_OK)
                 break;
             rec->attempts++;
-            core_trail_reset();
+            sbx_fallback_reset();
             uint64_t ta = core_now_ns();
             err = sbx_run(run->ctx, copts, xopts, &r);
             uint64_t spent = core_now_ns() - ta;

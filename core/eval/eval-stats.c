@@ -3,6 +3,8 @@
 
 #include <stdlib.h>
 
+#include <polysandbox/sandbox.h>
+
 #include "eval-int.h"
 
 double sbx_eval_pass_at_k(uint64_t n, uint64_t c, uint64_t k)

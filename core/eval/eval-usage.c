@@ -10,14 +10,24 @@
 
 #include <jansson.h>
 
+#include <polysandbox/sandbox.h>
+
 #include "eval-int.h"
+#include "error.h"
 
 /* One provider's figures while they are gathered. */
+/* A provider's price (sbx_ctx_provider_price): the currency is the
+ * configuration's. */
+struct price {
+    double per_second, per_sandbox;
+    const char *currency;
+};
+
 struct gather {
     const char *name;          /* borrowed from a record; "" for none */
     uint64_t *lat;             /* latencies of its graded samples */
     sbx_eval_usage u;
-    const core_price *price;   /* or NULL */
+    const struct price *price; /* or NULL */
 };
 
 void core_eval_usage_free(core_eval_use *uses, size_t n)
@@ -43,12 +53,13 @@ static int cmp_u64(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-static const core_price *price_of(const sbx_ctx *ctx, const char *provider)
+/* @provider's price into *@buf, returned; NULL when it has none. */
+static const struct price *price_of(const sbx_ctx *ctx, const char *provider, struct price *buf)
 {
-    for (size_t i = 0; ctx && *provider && i < ctx->cfg.n_providers; i++)
-        if (!strcmp(ctx->cfg.providers[i].name, provider))
-            return ctx->cfg.providers[i].price.set ? &ctx->cfg.providers[i].price : NULL;
-    return NULL;
+    return *provider && sbx_ctx_provider_price(ctx, provider, &buf->per_second,
+                                               &buf->per_sandbox, &buf->currency)
+               ? buf
+               : NULL;
 }
 
 /* Count record @r into @g (whose lat has room): the sample itself on the
@@ -104,7 +115,7 @@ static struct gather *gather_of(struct gather *g, size_t *ng, const char *name, 
 }
 
 /* The percentiles, the mean and, priced by @price (NULL: none), the cost. */
-static void finish(struct gather *g, const core_price *price)
+static void finish(struct gather *g, const struct price *price)
 {
     sbx_eval_usage *u = &g->u;
 
@@ -116,7 +127,7 @@ static void finish(struct gather *g, const core_price *price)
     if (!price)
         return;
     u->priced = true;
-    u->currency = price->currency[0] ? price->currency : "USD";
+    u->currency = price->currency;
     u->cost_total = price->per_sandbox * (double)u->sandboxes +
                     price->per_second * ((double)u->sandbox_ns / 1e9);
     u->cost_per_sample = u->samples ? u->cost_total / (double)u->samples : 0.0;
@@ -161,7 +172,8 @@ int core_eval_usage_build(const sbx_ctx *ctx, sbx_eval_record *const *records, s
     if (!(*uses = calloc(ng + 1, sizeof **uses)))
         goto out;
     for (size_t k = 0; k < ng; k++) {
-        const core_price *p = price_of(ctx, g[k].name);
+        struct price pb;
+        const struct price *p = price_of(ctx, g[k].name, &pb);
         finish(&g[k], p);
         /* the whole run is priced when every provider in it is, alike */
         if (!p || (currency && strcmp(currency, g[k].u.currency)))

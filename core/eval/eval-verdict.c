@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <polysandbox/sandbox.h>
+
 #include "eval-int.h"
 
 static const char *const verdict_names[SBX_VERDICT_COUNT] = {

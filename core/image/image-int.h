@@ -20,7 +20,7 @@
 
 #include <polysandbox/image.h>
 
-#include "core-int.h"
+#include "platform.h"
 
 /* ---- references (ref.c) ----------------------------------------------- */
 

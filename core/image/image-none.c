@@ -6,7 +6,7 @@
 
 #include <polysandbox/image.h>
 
-#include "core-int.h"
+#include "error.h"
 
 static int none(void)
 {

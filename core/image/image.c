@@ -19,7 +19,8 @@
 
 #include <polysandbox/image.h>
 
-#include "core-int.h"
+#include "error.h"
+#include "context.h"
 #include "image-int.h"
 
 #define IMG_RECORD_MAX 4096

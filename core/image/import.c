@@ -39,7 +39,11 @@
 #include <archive.h>
 #include <archive_entry.h>
 
-#include "core-int.h"
+#include <polysandbox/sandbox.h>
+
+#include "error.h"
+#include "platform.h"
+#include "context.h"
 #include "image-int.h"
 
 #define IMP_MEMBERS_MAX 4096

@@ -19,7 +19,11 @@
 
 #include <jansson.h>
 
-#include "core-int.h"
+#include <polysandbox/sandbox.h>
+
+#include "error.h"
+#include "platform.h"
+#include "context.h"
 #include "image-int.h"
 
 void img_platform_want(const struct sbx_ctx *ctx, core_platform *p)

@@ -22,7 +22,8 @@
 
 #include <polysandbox/image.h>
 
-#include "core-int.h"
+#include "error.h"
+#include "context.h"
 #include "image-int.h"
 
 typedef struct keep {

@@ -19,7 +19,8 @@
 
 #include <polysandbox/image.h>
 
-#include "core-int.h"
+#include "error.h"
+#include "platform.h"
 #include "image-int.h"
 
 /* Fetch manifest @what, check it against @digest (or, fetched by tag,

@@ -23,9 +23,13 @@
 #include <curl/curl.h>
 #include <jansson.h>
 
-#include "core-int.h"
+#include <polysandbox/sandbox.h>
+
+#include "error.h"
+#include "context.h"
 #include "secrets/secrets.h"
 #include "image-int.h"
+#include "settings-read.h"
 
 #define IMG_MANIFEST_MAX (4u << 20)
 #define IMG_TOKEN_MAX (64u << 10)

@@ -30,7 +30,10 @@
 
 #include <jansson.h>
 
-#include "core-int.h"
+#include <polysandbox/sandbox.h>
+
+#include "error.h"
+#include "context.h"
 #include "image-int.h"
 
 static int mkdir_p(const char *path)

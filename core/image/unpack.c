@@ -34,7 +34,9 @@
 #include <archive.h>
 #include <archive_entry.h>
 
-#include "core-int.h"
+#include <polysandbox/sandbox.h>
+
+#include "error.h"
 #include "image-int.h"
 
 #define WH ".wh."

@@ -17,9 +17,16 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "core-int.h"
+#include <polysandbox/sandbox.h>
+
+#include "error.h"
+#include "strv.h"
+#include "conf.h"
+#include "context.h"
 #include "loader/loader-int.h"
 #include "loader/validate.h"
+#include "loader/loader.h"
+#include "provider-int.h"
 
 /* ---- shared with core/loader/open.c (loader-int.h) -------------------------- */
 

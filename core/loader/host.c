@@ -6,8 +6,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core-int.h"
+#include <polysandbox/provider.h>
+#include <polysandbox/sandbox.h>
+
+#include "error.h"
+#include "conf.h"
+#include "config/unenforced.h"
+#include "context.h"
 #include "secrets/secrets.h"
+#include "clock.h"
+#include "path-check.h"
+#include "settings-read.h"
+#include "loader/loader.h"
+#include "provider-int.h"
 
 static const char *handle_name(const sbx_host_handle *h)
 {

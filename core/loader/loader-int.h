@@ -2,7 +2,11 @@
 #ifndef SBX_CORE_LOADER_INT_H
 #define SBX_CORE_LOADER_INT_H
 
-#include "core-int.h"
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+struct sbx_provider;
 
 /* "DIR/FILE" (one slash), malloc'd; NULL when out of memory. */
 char *core_loader_join_path(const char *dir, const char *file);

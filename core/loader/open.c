@@ -26,9 +26,16 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "core-int.h"
+#include <polysandbox/sandbox.h>
+
+#include "error.h"
+#include "strv.h"
+#include "owner.h"
+#include "context.h"
 #include "loader/loader-int.h"
 #include "loader/validate.h"
+#include "loader/loader.h"
+#include "provider-int.h"
 
 #define DESCRIPTOR_SYMBOL "sandbox_provider_v1"
 

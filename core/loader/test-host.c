@@ -14,8 +14,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core-int.h"
+#include <polysandbox/provider.h>
+#include <polysandbox/sandbox.h>
+
+#include "error.h"
 #include "polysandbox/provider-test.h"
+#include "clock.h"
+#include "path-check.h"
+#include "settings-read.h"
 
 #define PLACE "test host" /* where a bad value "came from" */
 #define LEVELS 4          /* SBX_LOG_ERROR .. SBX_LOG_DEBUG */

@@ -14,7 +14,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <polysandbox/provider.h>
+#include <polysandbox/sandbox.h>
+
 #include "loader/validate.h"
+#include "settings-read.h"
 
 /* The ABI 1.0 minimum sizes.  Later minors append after these, so these
  * stay the 1.0 figures forever (do not replace them with sizeof). */

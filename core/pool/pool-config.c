@@ -13,7 +13,16 @@
 #include <string.h>
 #include <time.h>
 
+#include <polysandbox/provider.h>
+#include <polysandbox/sandbox.h>
+
 #include "pool-int.h"
+#include "error.h"
+#include "units.h"
+#include "conf.h"
+#include "config/config-load.h"
+#include "context.h"
+#include "settings-read.h"
 
 /* ---- configuration ----------------------------------------------------------- */
 

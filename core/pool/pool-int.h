@@ -6,7 +6,12 @@
 #ifndef POLYSANDBOX_POOL_INT_H
 #define POLYSANDBOX_POOL_INT_H
 
+#include <polysandbox/sandbox.h>
+
 #include "run/opts-int.h"
+#include "error.h"
+#include "conf.h"
+#include "pool/pool.h"
 
 #define WAIT_SAMPLES 1024           /* hits kept for the median wait */
 #define MAX_SIZE 1024

@@ -28,7 +28,13 @@
 #include <string.h>
 #include <time.h>
 
+#include <polysandbox/sandbox.h>
+
 #include "pool-int.h"
+#include "error.h"
+#include "pool/pool.h"
+#include "context.h"
+#include "clock.h"
 
 /* ---- queues ---------------------------------------------------------------- */
 

@@ -11,8 +11,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "core-int.h"
+#include <polysandbox/sandbox.h>
+
+#include "error.h"
+#include "conf.h"
+#include "context.h"
 #include "retry/retry.h"
+#include "provider-int.h"
 
 struct core_breaker {
     pthread_mutex_t lock;

@@ -15,8 +15,15 @@
 #include <sys/random.h>
 #include <time.h>
 
-#include "core-int.h"
+#include <polysandbox/sandbox.h>
+
+#include "error.h"
+#include "units.h"
+#include "conf.h"
+#include "context.h"
 #include "retry/retry.h"
+#include "clock.h"
+#include "provider-int.h"
 
 /* ---- settings ------------------------------------------------------------- */
 

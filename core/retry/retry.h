@@ -2,9 +2,8 @@
  * (core/retry/)
  *
  * The [retry] and [breaker] settings' values (core_resil_conf) are
- * configuration, in core-int.h; reading and applying them is here.
- * Included by the files that retry or consult a breaker, not by
- * core-int.h.
+ * configuration, in conf.h; reading and applying them is here.
+ * Included by the files that retry or consult a breaker.
  */
 #ifndef SBX_CORE_RETRY_H
 #define SBX_CORE_RETRY_H
@@ -12,7 +11,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "core-int.h"
+#include <polysandbox/sandbox.h>
+
+#include "conf.h"
 
 /* ---- retries (core/retry/retry.c) ---------------------------------------- */
 

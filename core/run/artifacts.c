@@ -17,7 +17,12 @@
 
 #include <jansson.h>
 
+#include <polysandbox/sandbox.h>
+
 #include "result-int.h"
+#include "error.h"
+#include "conf.h"
+#include "run/artifacts.h"
 
 /* Entries looked at in the whole tree; more are left out and said so. */
 #define ARTIFACTS_MAX_ENTRIES 1000u

@@ -15,7 +15,10 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
-#include "core-int.h"
+#include <polysandbox/sandbox.h>
+
+#include "error.h"
+#include "run/cancel-int.h"
 
 struct sbx_cancel {
     atomic_bool fired;

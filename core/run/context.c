@@ -7,7 +7,14 @@
 
 #include <polysandbox/image.h>
 
-#include "core-int.h"
+#include "error.h"
+#include "conf.h"
+#include "config/config-load.h"
+#include "run/template-int.h"
+#include "run/sandbox-int.h"
+#include "context.h"
+#include "loader/loader.h"
+#include "provider-int.h"
 
 const char *sbx_version(void)
 {
@@ -269,6 +276,30 @@ const char *sbx_template_extensions(const sbx_template *t)
         off += n;
     }
     return buf;
+}
+
+const char *sbx_template_source(const sbx_template *t)
+{
+    return t ? tconf(t)->source : NULL;
+}
+
+const char *const *sbx_template_run(const sbx_template *t)
+{
+    return t ? (const char *const *)tconf(t)->run : NULL;
+}
+
+size_t sbx_template_env_count(const sbx_template *t)
+{
+    return t ? tconf(t)->n_env : 0;
+}
+
+bool sbx_template_env(const sbx_template *t, size_t i, const char **key, const char **value)
+{
+    if (!t || i >= tconf(t)->n_env)
+        return false;
+    *key = tconf(t)->env[i].key;
+    *value = tconf(t)->env[i].value;
+    return true;
 }
 
 bool sbx_template_cache_stale(const sbx_template *t, char *why, size_t why_size)

@@ -12,7 +12,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "core-int.h"
+#include <polysandbox/sandbox.h>
+
+#include "run/trail.h"
 
 static _Thread_local struct {
     core_trail_step steps[CORE_TRAIL_MAX];
@@ -44,4 +46,31 @@ size_t core_trail_count(void)
 const core_trail_step *core_trail_get(size_t i)
 {
     return i < trail.n ? &trail.steps[i] : NULL;
+}
+
+/* ---- the public view (sandbox.h) ---------------------------------------- */
+
+size_t sbx_fallback_count(void)
+{
+    return core_trail_count();
+}
+
+bool sbx_fallback_step(size_t i, const char **provider, const char **message, uint64_t *ns)
+{
+    const core_trail_step *s = core_trail_get(i);
+
+    if (!s)
+        return false;
+    if (provider)
+        *provider = s->provider;
+    if (message)
+        *message = s->message;
+    if (ns)
+        *ns = s->ns;
+    return true;
+}
+
+void sbx_fallback_reset(void)
+{
+    core_trail_reset();
 }

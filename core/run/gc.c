@@ -14,7 +14,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core-int.h"
+#include <polysandbox/provider.h>
+#include <polysandbox/sandbox.h>
+
+#include "error.h"
+#include "labels.h"
 
 typedef struct victim {
     char *id;

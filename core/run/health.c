@@ -8,7 +8,13 @@
 
 #include <stdio.h>
 
-#include "core-int.h"
+#include <polysandbox/provider.h>
+#include <polysandbox/sandbox.h>
+
+#include "error.h"
+#include "run/sandbox-int.h"
+#include "clock.h"
+#include "provider-int.h"
 
 bool sbx_provider_is_optional(const sbx_provider *p)
 {

@@ -20,7 +20,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "core-int.h"
+#include <polysandbox/provider.h>
+#include <polysandbox/sandbox.h>
+
+#include "error.h"
+#include "owner.h"
+#include "provider-int.h"
+#include "run/id-hint.h"
+#include "context.h"
 
 #define HINT_DIR "sandbox-ids"
 

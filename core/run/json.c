@@ -7,6 +7,8 @@
 #include <jansson.h>
 #include <sodium.h>
 
+#include <polysandbox/sandbox.h>
+
 #include "result-int.h"
 
 /* Set "<name>" and "<name>_encoding": UTF-8 text as is (NULs included),
@@ -39,7 +41,9 @@ static json_t *int_or_null(int64_t v)
     return v < 0 ? json_null() : json_integer(v);
 }
 
-json_t *core_limit_names_json(uint64_t bits)
+/* The names of the limits of @bits as a JSON array: new reference, or
+ * NULL on ENOMEM. */
+static json_t *limit_names_json(uint64_t bits)
 {
     json_t *a = json_array();
 
@@ -148,7 +152,7 @@ char *sbx_result_to_json(const sbx_result *r)
         json_object_set_new(o, "pool", r->pool ? json_string(r->pool) : json_null()) ||
         json_object_set_new(o, "error", r->error ? json_string(r->error) : json_null()) ||
         json_object_set_new(o, "error_code", json_integer(r->error_code)) ||
-        json_object_set_new(o, "unenforced_limits", core_limit_names_json(r->unenforced)) ||
+        json_object_set_new(o, "unenforced_limits", limit_names_json(r->unenforced)) ||
         json_object_set_new(o, "unenforced_reason", reason(r)) ||
         json_object_set(o, "compile", c) || set_artifacts(o, r))
         goto out;

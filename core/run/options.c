@@ -4,7 +4,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <polysandbox/provider.h>
+#include <polysandbox/sandbox.h>
+
 #include "opts-int.h"
+#include "error.h"
+#include "strv.h"
+#include "config/config-load.h"
 
 /* Replace *slot with a copy of @s (NULL clears). */
 static int set_str(char **slot, const char *s)

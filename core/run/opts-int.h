@@ -2,7 +2,12 @@
 #ifndef POLYSANDBOX_OPTS_INT_H
 #define POLYSANDBOX_OPTS_INT_H
 
-#include "core-int.h"
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <polysandbox/provider.h>
+#include <polysandbox/sandbox.h>
 
 /* A growable array of owned key/value pairs. */
 typedef struct core_kvlist {

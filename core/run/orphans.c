@@ -16,8 +16,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core-int.h"
+#include <polysandbox/sandbox.h>
+
+#include "error.h"
+#include "run/sandbox-int.h"
+#include "run/orphans.h"
+#include "context.h"
 #include "retry/retry.h"
+#include "loader/loader.h"
+#include "provider-int.h"
 
 struct core_orphan {
     struct sbx_provider *p;

@@ -2,16 +2,13 @@
 #ifndef POLYSANDBOX_RESULT_INT_H
 #define POLYSANDBOX_RESULT_INT_H
 
-#include "core-int.h"
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 
-typedef struct core_buf {
-    unsigned char *data;
-    size_t len, cap;
-} core_buf;
+#include <polysandbox/sandbox.h>
 
-/* Append @len bytes; SBX_E_NOMEM on failure. */
-int core_buf_append(core_buf *b, const void *data, size_t len);
-void core_buf_free(core_buf *b);
+#include "buf.h"
 
 /* A file of the template's artifacts directory: kept (data set) or left
  * out (why set, data NULL). */

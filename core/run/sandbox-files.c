@@ -13,7 +13,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core-int.h"
+#include <polysandbox/sandbox.h>
+
+#include "error.h"
+#include "run/files.h"
 
 /* For each entry (sorted by the shell's glob): "MODEHEX SIZE MTIME\n"
  * from stat(1), lstat semantics, then the name and a NUL; names may hold

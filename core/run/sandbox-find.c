@@ -19,8 +19,18 @@
 
 #include <sodium.h>
 
+#include <polysandbox/provider.h>
+#include <polysandbox/sandbox.h>
+
 #include "opts-int.h"
 #include "retry/retry.h"
+#include "error.h"
+#include "strv.h"
+#include "owner.h"
+#include "labels.h"
+#include "run/sandbox-int.h"
+#include "context.h"
+#include "provider-int.h"
 
 /* ---- listing ---------------------------------------------------------------- */
 

@@ -8,10 +8,27 @@
 #include <unistd.h>
 
 #include <polysandbox/image.h>
+#include <polysandbox/provider.h>
 
 #include "opts-int.h"
 #include "result-int.h"
 #include "retry/retry.h"
+#include "error.h"
+#include "strv.h"
+#include "labels.h"
+#include "conf.h"
+#include "config/config-load.h"
+#include "config/unenforced.h"
+#include "run/cancel-int.h"
+#include "run/id-hint.h"
+#include "run/trail.h"
+#include "run/template-int.h"
+#include "run/artifacts.h"
+#include "run/sandbox-int.h"
+#include "run/orphans.h"
+#include "context.h"
+#include "clock.h"
+#include "provider-int.h"
 
 struct sbx_sandbox {
     sbx_ctx *ctx;

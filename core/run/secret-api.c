@@ -8,8 +8,15 @@
 
 #include <sodium.h>
 
-#include "core-int.h"
+#include <polysandbox/sandbox.h>
+
+#include "error.h"
+#include "conf.h"
+#include "context.h"
 #include "secrets/secrets.h"
+#include "settings-read.h"
+#include "loader/loader.h"
+#include "provider-int.h"
 
 int sbx_secret_keygen(const char *config_dir, bool force, char *key_id)
 {

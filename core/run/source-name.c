@@ -13,7 +13,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core-int.h"
+#include <polysandbox/sandbox.h>
+
+#include "strv.h"
+#include "run/template-int.h"
 
 /* @w renamed into a new string, "" when it stays as it is, NULL when it
  * names the old stem some other way (or out of memory: *nomem). */

@@ -23,8 +23,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "core-int.h"
+#include <polysandbox/sandbox.h>
+
+#include "conf.h"
+#include "run/template-int.h"
 #include "opts-int.h"
+#include "provider-int.h"
 
 #ifndef PKGLIBEXECDIR
 #define PKGLIBEXECDIR "/usr/local/libexec/polysandbox"

@@ -20,7 +20,9 @@
 
 #include <sodium.h>
 
-#include "core-int.h"
+#include <polysandbox/sandbox.h>
+
+#include "error.h"
 #include "secrets/secrets.h"
 
 #define PREFIX "sealed:v1:"

@@ -18,7 +18,10 @@
 
 #include <sodium.h>
 
-#include "core-int.h"
+#include <polysandbox/sandbox.h>
+
+#include "error.h"
+#include "owner.h"
 #include "secrets/secrets.h"
 
 #define KEY_FILE "secret.key"

@@ -19,8 +19,13 @@
 
 #include <sodium.h>
 
-#include "core-int.h"
+#include <polysandbox/sandbox.h>
+
+#include "error.h"
+#include "owner.h"
+#include "context.h"
 #include "secrets/secrets.h"
+#include "settings-read.h"
 
 #define SECRET_MAX (64 * 1024)
 

@@ -1,7 +1,7 @@
 /* core/secrets/secrets.h - sealed credentials (core/secrets/)
  *
- * Included by the files that open, seal or protect credentials, not by
- * core-int.h: the rest of the core need not see them.
+ * Included by the files that open, seal or protect credentials: the rest
+ * of the core need not see them.
  */
 #ifndef SBX_CORE_SECRETS_H
 #define SBX_CORE_SECRETS_H
@@ -9,7 +9,10 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "core-int.h"
+#include <polysandbox/sandbox.h>
+
+#include "conf.h"
+#include "settings-read.h"
 
 /* ---- secrets (core/secrets/secrets.c) ------------------------------------ */
 

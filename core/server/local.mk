@@ -1,6 +1,6 @@
 # core/server/local.mk - polysandboxd, the HTTP server
 #
-# Links the public API of libpolysandbox only (never core/core-int.h);
+# Links the public API of libpolysandbox only (never a core/ internal header);
 # reads durations and sizes with the library's sbx_parse_* (core/units.c).
 
 # Everything but main() is a convenience library, which the fuzz target

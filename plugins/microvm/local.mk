@@ -12,6 +12,7 @@ provider_LTLIBRARIES += plugins/microvm/microvm.la
 plugins_microvm_microvm_la_SOURCES = \
 	plugins/microvm/microvm.c \
 	plugins/microvm/mv-accel.c \
+	plugins/microvm/mv-cgroup.c \
 	plugins/microvm/mv-chan.c \
 	plugins/microvm/mv-exec.c \
 	plugins/microvm/mv-fc.c \
@@ -21,6 +22,8 @@ plugins_microvm_microvm_la_SOURCES = \
 	plugins/microvm/mv-int.h \
 	plugins/microvm/mv-persist.c \
 	plugins/microvm/mv-qemu.c \
+	plugins/microvm/mv-qjail.c \
+	plugins/microvm/mv-seal.c \
 	plugins/microvm/mv-snap.c \
 	plugins/microvm/mv-snapgc.c \
 	plugins/microvm/mv-spawn.c \

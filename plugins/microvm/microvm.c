@@ -30,7 +30,7 @@
 static const char *const config_keys[] = {
     "qemu", "kernel", "initrd", "accel", "memory", "boot_timeout", "kvm_probe_timeout",
     "snapshot", "vmm", "firecracker", "rootfs", "jailer", "jailer_uid", "jailer_gid",
-    "snapshot_memory", NULL,
+    "snapshot_memory", "vmm_jail", "vmm_uid", "vmm_gid", NULL,
 };
 
 static atomic_ulong mv_next_id;
@@ -86,6 +86,8 @@ static void mv_fini(void *prov)
     if (!p)
         return;
     mv_spawn_fini(p);
+    mv_qjail_fini(p);
+    mv_seal_fini(p);
     free(p->binary);
     free(p->kernel);
     free(p->initrd);
@@ -117,7 +119,8 @@ static int mv_init(const sbx_host_v1 *host, sbx_host_handle *h, void **prov)
         goto fail;
     }
     if ((rc = two_way(p, "snapshot", "auto", "off", &p->snapshot)) ||
-        (rc = two_way(p, "snapshot_memory", "shared", "copy", &p->snap_shared)))
+        (rc = two_way(p, "snapshot_memory", "shared", "copy", &p->snap_shared)) ||
+        (rc = two_way(p, "vmm_jail", "on", "off", &p->vmm_jail)))
         goto fail;
     /* A firecracker program given is the VMM unless vmm says otherwise. */
     fc = host->config_get(h, "firecracker");
@@ -158,7 +161,8 @@ static int mv_init(const sbx_host_v1 *host, sbx_host_handle *h, void **prov)
     p->kernel = dup_or_default(host->config_get(h, "kernel"), state, "vmlinuz");
     p->initrd = dup_or_default(host->config_get(h, "initrd"), state, "initrd.cpio");
     p->accel = strdup(accel);
-    if (!p->binary || !p->kernel || !p->initrd || !p->accel || mv_spawn_init(p) != 0) {
+    if (!p->binary || !p->kernel || !p->initrd || !p->accel || mv_spawn_init(p) != 0 ||
+        mv_qjail_init(p) != 0 || mv_seal_init(p) != 0) {
         rc = host->set_error(h, SBX_E_NOMEM, "out of memory");
         goto fail;
     }
@@ -177,6 +181,15 @@ static int mv_init(const sbx_host_v1 *host, sbx_host_handle *h, void **prov)
     if ((rc = num_setting(p, "jailer_gid", getegid(), 0, UINT32_MAX - 1, &id)))
         goto fail;
     p->jail_gid = (unsigned)id;
+    /* A root provider's QEMU drops to these (nobody's by default). */
+    if ((rc = num_setting(p, "vmm_uid", 65534, 1, UINT32_MAX - 1, &id)))
+        goto fail;
+    p->vmm_uid = (unsigned)id;
+    if ((rc = num_setting(p, "vmm_gid", 65534, 1, UINT32_MAX - 1, &id)))
+        goto fail;
+    p->vmm_gid = (unsigned)id;
+    if (p->vmm != &mv_vmm_qemu)
+        p->vmm_jail = 0; /* Firecracker's is its jailer */
     *prov = p;
     return SBX_OK;
 fail:
@@ -207,6 +220,7 @@ void mv_sandbox_free(struct mv_sandbox *s)
     if (s->dir) {
         char path[4200];
         mv_jail_remove(s->dir);
+        mv_qjail_remove(s->dir);
         /* Firecracker's sockets after the logs, then the record (list's). */
         const char *leaves[] = { "console.log", "vmm.log", "api.sock", "vsock.sock",
                                  MV_RECORD ".tmp", MV_RECORD };
@@ -310,7 +324,15 @@ int mv_boot(struct mv_prov *p, const char *accel, uint64_t timeout_ms, uint64_t 
         .mem_path = from ? from->mem_path : NULL, .mem_share = from ? from->mem_share : 0,
         .mem_fd = from && from->mem_path ? from->mem_fd : -1,
     };
-    if (mv_spawn_start(p, &cfg, &s->pid, err, sizeof err) != 0) {
+    struct mv_qjail *jail = NULL;
+    if (p->vmm_jail && mv_qjail_prepare(p, &cfg, &jail, err, sizeof err) != 0) {
+        rc = p->host->set_error(p->h, SBX_E_BACKEND, "microvm: jailing %s: %s", p->binary, err);
+        goto fail;
+    }
+    cfg.qjail = jail;
+    int started = mv_spawn_start(p, &cfg, &s->pid, err, sizeof err);
+    mv_qjail_free(jail);
+    if (started != 0) {
         s->pid = 0;
         rc = p->host->set_error(p->h, SBX_E_BACKEND, "microvm: starting %s: %s", p->binary, err);
         goto fail;
@@ -618,6 +640,8 @@ static void mv_doctor(void *prov, sbx_doctor_cb_v1 cb, void *ud)
         cb(ud, "images", 1, "none: " MV_NO_IMAGES);
         return;
     }
+    int ok = mv_qjail_describe(p, detail, sizeof detail);
+    cb(ud, "vmm_jail", ok, detail);
     accel = mv_accel_choose(p, why, sizeof why);
     snprintf(detail, sizeof detail, "%s (%s)",
              strcmp(accel, "probe") ? accel : "KVM probed at the first create", why);

@@ -26,6 +26,14 @@ struct mv_prov {
     int snapshot;            /* setting: 1 auto (restore from a snapshot), 0 off */
     int snap_shared;         /* setting snapshot_memory: 1 shared (a file), 0 copy */
     struct mv_spawner *spawner; /* mv-spawn.c */
+    /* QEMU's jail (mv-qjail.c): setting vmm_jail (1 on, the default),
+     * the ids a root provider's QEMU drops to (vmm_uid, vmm_gid), what
+     * the jail binds of the host (found once), and the snapshot's
+     * sealed copies (mv-seal.c). */
+    int vmm_jail;
+    unsigned vmm_uid, vmm_gid;
+    struct mv_qprog *qprog;
+    struct mv_seals *seals;
 };
 
 /* Persistent sandboxes' ids (mv-persist.c); the others' are
@@ -191,6 +199,37 @@ void mv_jail_argv(const struct mv_vm_config *cfg, const struct mv_jail *j,
 int mv_jail_sock(const char *dir, const char *leaf, char *buf, size_t n);
 /* Removes the chroot and the link of the VM in @dir, if any. */
 void mv_jail_remove(const char *dir);
+
+/* mv-qjail.c: QEMU in a jail of its own (see there).  init: 0, or -1
+ * out of memory.  prepare: the VM's root's mount point, its cgroup and
+ * console made, what the child needs gathered into *@j (free it with
+ * mv_qjail_free once started); 0, or -1 with @err set.  remove: the
+ * VM's (in @dir) mount point and cgroup, after its VMM ended. */
+#define MV_QJAIL_CPU_QUOTA "100000"
+#define MV_QJAIL_CPU_PERIOD "100000"
+int mv_qjail_init(struct mv_prov *p);
+void mv_qjail_fini(struct mv_prov *p);
+int mv_qjail_prepare(struct mv_prov *p, const struct mv_vm_config *cfg, struct mv_qjail **j,
+                     char *err, size_t errlen);
+void mv_qjail_free(struct mv_qjail *j);
+/* One line for doctor into @buf: 1 when VMs can start so, else 0. */
+int mv_qjail_describe(struct mv_prov *p, char *buf, size_t n);
+void mv_qjail_remove(const char *dir);
+/* mv-cgroup.c: the cgroup @name of one VMM, memory.max @mem_bytes and
+ * one CPU, its cgroup.procs open in @procs (v1: memory's and cpu's; v2:
+ * [0] alone, [1] -1): 0, or -1 with @err set and nothing left.  remove:
+ * rmdir, once its VMM is gone. */
+int mv_cg_make(const char *name, uint64_t mem_bytes, int procs[2], char *err, size_t errlen);
+void mv_cg_remove(const char *name);
+/* gc (list): removes the VMM cgroups left empty by a provider killed
+ * before it removed them (ten minutes old at least). */
+void mv_cg_sweep(void);
+/* mv-seal.c: a sealed memfd copy of the snapshot's stream (@which 0) or
+ * RAM (1) open as @fd, made once per file; a new read-only open file
+ * description of it (transfer full), or -1 (errno). */
+int mv_seal_init(struct mv_prov *p);
+void mv_seal_fini(struct mv_prov *p);
+int mv_seal_get(struct mv_prov *p, int which, int fd);
 
 /* mv-spawn.c: the thread that starts every ephemeral VMM (see there).
  * init: 0, or -1 out of memory; start: as mv_vmm's start, from any

@@ -204,7 +204,9 @@ static int is_our_vmm(pid_t pid, unsigned long long start, const char *name)
     int ok = 0;
 
     snprintf(path, sizeof path, "/proc/%ld", (long)pid);
-    if (pid <= 1 || !start || stat(path, &st) || st.st_uid != geteuid() ||
+    /* As root, a jailed QEMU runs as vmm_uid: the start time and the
+     * name tell it. */
+    if (pid <= 1 || !start || stat(path, &st) || (st.st_uid != geteuid() && geteuid() != 0) ||
         mv_proc_start(pid) != start)
         return 0;
     if (!name)
@@ -533,7 +535,8 @@ int mv_persist_remove(struct mv_prov *p, const char *dir)
                                           "vmm.log", "api.sock", "vsock.sock" };
     int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 
-    mv_jail_remove(dir); /* a jailed firecracker's chroot */
+    mv_jail_remove(dir);  /* a jailed firecracker's chroot */
+    mv_qjail_remove(dir); /* a jailed QEMU's root and cgroup */
     if (dfd < 0)
         return errno == ENOENT ? SBX_OK
                                : p->host->set_error(p->h, SBX_E_IO, "microvm: %s: %s", dir,
@@ -711,6 +714,7 @@ int mv_list(void *prov, const sbx_kv_v1 *filter, size_t n_filter, sbx_list_cb_v1
     int rc = SBX_OK;
 
     mv_snap_sweep(p); /* gc runs list: snapshots no state directory owns */
+    mv_cg_sweep();    /* and VMM cgroups no VMM is in */
     if (sandboxes_dir(p, 0, base, sizeof base) || !(d = opendir(base))) {
         if (errno != ENOENT)
             return p->host->set_error(p->h, SBX_E_IO, "microvm: listing %s: %s", base,

@@ -113,7 +113,9 @@ static int qemu_start(const struct mv_vm_config *cfg, pid_t *pid, char *err, siz
         snprintf(err, errlen, "pipe: %s", strerror(errno));
         return -1;
     }
-    pid_t child = fork();
+    /* Jailed, the VMM's own process is cloned into its namespaces (by
+     * the middle process when detached). */
+    pid_t child = cfg->detach ? fork() : mv_qjail_fork(cfg->qjail);
 
     if (child < 0) {
         snprintf(err, errlen, "fork: %s", strerror(errno));
@@ -125,7 +127,7 @@ static int qemu_start(const struct mv_vm_config *cfg, pid_t *pid, char *err, siz
     }
     if (child == 0 && cfg->detach) {
         pid_t vmm;
-        if (setsid() < 0 || chdir("/") != 0 || (vmm = fork()) < 0)
+        if (setsid() < 0 || chdir("/") != 0 || (vmm = mv_qjail_fork(cfg->qjail)) < 0)
             _exit(127);
         if (vmm > 0) {
             _exit(write(pp[1], &vmm, sizeof vmm) == (ssize_t)sizeof vmm ? 0 : 127);
@@ -134,10 +136,23 @@ static int qemu_start(const struct mv_vm_config *cfg, pid_t *pid, char *err, siz
     if (child == 0) {
         int null = open("/dev/null", O_RDWR | O_CLOEXEC);
         int log = open(cfg->log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-        /* A VM never outlives the process that made it (ephemeral sandboxes). */
-        if (tie && (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent))
-            _exit(127);
+        char jerr[512];
         if (null < 0 || log < 0 || dup2(null, 0) < 0 || dup2(log, 1) < 0 || dup2(log, 2) < 0)
+            _exit(127);
+        /* The jail's reason, if any, is the VMM's last words (vmm.log). */
+        if (cfg->qjail && mv_qjail_enter(cfg->qjail, jerr, sizeof jerr) != 0) {
+            dprintf(2, "%s\n", jerr);
+            _exit(126);
+        }
+        /* A VM never outlives the process that made it (ephemeral
+         * sandboxes).  Set after the jail dropped its ids (that clears
+         * it); in a pid namespace of its own getppid() is 0, so the
+         * parent's end before this point goes unseen there. */
+        if (tie && (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 ||
+                    (!cfg->qjail && getppid() != parent)))
+            _exit(127);
+        /* Only what it is handed: not a caller's fd left inheritable. */
+        if (close_range(3, ~0u, CLOSE_RANGE_CLOEXEC) != 0)
             _exit(127);
         int keep[] = { cfg->chan_fd, cfg->qmp_fd, cfg->incoming_fd, cfg->mem_fd };
         for (size_t i = 0; i < sizeof keep / sizeof keep[0]; i++) {
@@ -145,7 +160,10 @@ static int qemu_start(const struct mv_vm_config *cfg, pid_t *pid, char *err, siz
             if (fl < 0 || (keep[i] >= 0 && fcntl(keep[i], F_SETFD, fl & ~FD_CLOEXEC) < 0))
                 _exit(127);
         }
-        execvp(argv[0], (char *const *)argv);
+        if (cfg->qjail)
+            execv(mv_qjail_exe(cfg->qjail), (char *const *)argv);
+        else
+            execvp(argv[0], (char *const *)argv);
         _exit(127);
     }
     if (cfg->detach && (child = mv_vmm_detached(child, pp, err, errlen)) < 0)

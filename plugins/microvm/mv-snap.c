@@ -399,7 +399,7 @@ static int snap_build(struct mv_prov *p, const char *accel, const char *dir, con
 {
     char tmp[4300], path[4300], err[512];
     unsigned long tsc = mv_host_tsc_khz();
-    int qv[2] = { -1, -1 }, out = -1, rc;
+    int qv[2] = { -1, -1 }, out = -1, ram_fd = -1, rc;
     struct mv_sandbox *s = NULL;
     int64_t t0 = mv_now_ms();
     json_t *rec = NULL;
@@ -409,16 +409,27 @@ static int snap_build(struct mv_prov *p, const char *accel, const char *dir, con
     snprintf(path, sizeof path, "%s/" SNAP_FILE, dir);
     snprintf(ram_tmp, sizeof ram_tmp, "%s/" MV_SNAP_RAM ".tmp", dir);
     snprintf(ram, sizeof ram, "%s/" MV_SNAP_RAM, dir);
-    (void)unlink(ram_tmp); /* QEMU makes it, mapped shared: the guest's RAM */
+    (void)unlink(ram_tmp);
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, qv) != 0 ||
         (out = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600)) < 0) {
         rc = snap_fail(p, SBX_E_IO, "microvm: snapshot %s: %s", tmp, strerror(errno));
         goto out;
     }
+    /* The guest's RAM, mapped shared: QEMU is handed it open (its
+     * directory is not in a jailed QEMU's root), the jail's uid its
+     * owner while it writes (QEMU opens it again read-write). */
+    char ram_self[64];
+    if (p->snap_shared &&
+        ((ram_fd = open(ram_tmp, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600)) < 0 ||
+         (p->vmm_jail && geteuid() == 0 && fchown(ram_fd, p->vmm_uid, p->vmm_gid) != 0))) {
+        rc = snap_fail(p, SBX_E_IO, "microvm: snapshot %s: %s", ram_tmp, strerror(errno));
+        goto out;
+    }
+    snprintf(ram_self, sizeof ram_self, "/proc/self/fd/%d", ram_fd);
     struct mv_boot_from from = { .qmp_fd = qv[1], .incoming_fd = -1, .tsc_khz = tsc,
                                  .cmdline_disk = SNAP_DISK,
-                                 .mem_path = p->snap_shared ? ram_tmp : NULL,
-                                 .mem_share = 1, .mem_fd = -1, .qmp_host = -1 };
+                                 .mem_path = p->snap_shared ? ram_self : NULL,
+                                 .mem_share = 1, .mem_fd = ram_fd, .qmp_host = -1 };
     if ((rc = mv_boot(p, accel, p->boot_timeout_ms, SNAP_DISK, NULL, &from, &s))) {
         p->host->log(p->h, SBX_LOG_WARNING, "microvm: the snapshot's VM did not boot");
         rec_failed(p, dir, key, "its VM did not boot");
@@ -433,6 +444,14 @@ static int snap_build(struct mv_prov *p, const char *accel, const char *dir, con
     }
     /* state_dir: whose it is, so that gc knows it an orphan once that
      * directory is gone (mv-snapgc.c). */
+    /* Its builder gone (saved, not yet freed: stopped first), the RAM
+     * is ours again before anyone restores from it. */
+    mv_sandbox_free(s);
+    s = NULL;
+    if (ram_fd >= 0 && (fchown(ram_fd, geteuid(), getegid()) != 0 || fchmod(ram_fd, 0600) != 0)) {
+        rc = snap_fail(p, SBX_E_IO, "microvm: snapshot %s: %s", ram_tmp, strerror(errno));
+        goto out;
+    }
     rec = json_pack("{s:s, s:I, s:I, s:s?}", "key", key, "tsc_khz", (json_int_t)tsc,
                     "disk_bytes", (json_int_t)SNAP_DISK, "state_dir", p->host->state_dir(p->h));
     /* The RAM first: a reader holding the old stream has the old RAM's
@@ -456,6 +475,8 @@ out:
         close(qv[1]);
     if (out >= 0)
         close(out);
+    if (ram_fd >= 0)
+        close(ram_fd);
     (void)unlink(tmp);
     (void)unlink(ram_tmp);
     return rc;
@@ -625,6 +646,22 @@ int mv_snap_restore(struct mv_prov *p, const char *accel, uint64_t disk_bytes,
     *out = NULL;
     if ((rc = snap_get(p, accel, dir, sizeof dir, &fd, &ram_fd, &tsc, &disk)))
         return rc;
+    /* A jailed QEMU gets sealed copies, never the files (mv-seal.c). */
+    for (int i = 0; p->vmm_jail && i < 2; i++) {
+        int *f = i ? &ram_fd : &fd, sealed;
+        if (*f < 0)
+            continue;
+        if ((sealed = mv_seal_get(p, i, *f)) < 0) {
+            int e = errno;
+            close(fd);
+            if (ram_fd >= 0)
+                close(ram_fd);
+            return snap_fail(p, SBX_E_IO, "microvm: sealing a copy of the snapshot in %s: %s",
+                             dir, strerror(e));
+        }
+        close(*f);
+        *f = sealed;
+    }
     if (p->snap_shared && socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, qv) != 0) {
         close(fd);
         close(ram_fd);

@@ -65,6 +65,9 @@ struct mv_vm_config {
     const char *mem_path;
     int mem_share;
     int mem_fd;            /* an fd @mem_path names (/proc/self/fd/N) kept open in QEMU, or -1 */
+    /* Since the VMM's jail (mv-qjail.c), QEMU only: the jail it starts
+     * in, or NULL to start it as we are. */
+    const struct mv_qjail *qjail;
 };
 
 struct mv_vmm {
@@ -87,6 +90,14 @@ struct mv_vmm {
     int (*snapshot)(const char *dir, const char *state, const char *mem, char *err,
                     size_t errlen);
 };
+
+/* mv-qjail.c, for the QEMU backend: fork(), or with @j clone(2) into
+ * the jail's new namespaces (the child then calls enter: 0, or -1 with
+ * @err set, before it execs exe). */
+struct mv_qjail;
+pid_t mv_qjail_fork(const struct mv_qjail *j);
+int mv_qjail_enter(const struct mv_qjail *j, char *err, size_t errlen);
+const char *mv_qjail_exe(const struct mv_qjail *j);
 
 extern const struct mv_vmm mv_vmm_qemu;
 extern const struct mv_vmm mv_vmm_firecracker;

@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <polysandbox/sandbox.h>
+
 #include "eval/eval-int.h"
 #include "run/result-int.h"
 #include "tap.h"

@@ -17,6 +17,8 @@
 
 #include <jansson.h>
 
+#include <polysandbox/sandbox.h>
+
 #include "eval/eval-int.h"
 #include "tap.h"
 

@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <polysandbox/sandbox.h>
+
 #include "../unit/tap.h"
 
 /* Bytes in use on the heap, or 0 when the allocator is not glibc's. */

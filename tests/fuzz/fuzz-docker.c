@@ -19,6 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <polysandbox/sandbox.h>
+
 #include "engine/engine.h"
 #include "fuzz.h"
 

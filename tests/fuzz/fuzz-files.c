@@ -10,8 +10,8 @@
 
 #include <string.h>
 
-#include "core-int.h"
 #include "fuzz.h"
+#include "run/files.h"
 
 struct seen {
     size_t n;

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include <polysandbox/common.h>
+#include <polysandbox/sandbox.h>
 
 #include "canned.h"
 #include "fuzz.h"

@@ -20,8 +20,11 @@
 
 #include <sodium.h>
 
+#include <polysandbox/sandbox.h>
+
 #include "fuzz.h"
-#include "core-int.h"
+#include "error.h"
+#include "platform.h"
 #include "image/image-int.h"
 
 static void check_blobs(const char *store)

@@ -13,7 +13,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core-int.h"
+#include <polysandbox/sandbox.h>
+
+#include "error.h"
+#include "conf.h"
+#include "config/config-load.h"
 #include "fuzz.h"
 
 static const char *const files[] = {

@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <polysandbox/sandbox.h>
+
 #include "eval/eval-int.h"
 #include "fuzz.h"
 

@@ -19,8 +19,10 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include <polysandbox/sandbox.h>
+
 #include "fuzz.h"
-#include "core-int.h"
+#include "error.h"
 #include "image/image-int.h"
 
 static int bad_entry(const char *p, const struct stat *st, int type, struct FTW *f)

@@ -20,6 +20,7 @@
 
 #include "eval/eval-int.h"
 #include "fuzz.h"
+#include "error.h"
 
 static const char dataset[] =
     "{\"task_id\": \"T/0\", \"prompt\": \"def f(x):\\n\", \"entry_point\": \"f\", "

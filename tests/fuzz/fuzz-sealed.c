@@ -15,9 +15,13 @@
 
 #include <sodium.h>
 
-#include "core-int.h"
+#include <polysandbox/sandbox.h>
+
+#include "error.h"
+#include "context.h"
 #include "secrets/secrets.h"
 #include "fuzz.h"
+#include "settings-read.h"
 
 #define B64 sodium_base64_VARIANT_URLSAFE_NO_PADDING
 

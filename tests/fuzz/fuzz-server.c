@@ -29,6 +29,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <polysandbox/sandbox.h>
+
 #include "fuzz.h"
 #include "jobs.h"
 #include "server-int.h"

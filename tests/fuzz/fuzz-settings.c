@@ -14,8 +14,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core-int.h"
+#include <polysandbox/provider.h>
+#include <polysandbox/sandbox.h>
+
+#include "units.h"
 #include "fuzz.h"
+#include "settings-read.h"
 
 struct vals {
     const char *s;

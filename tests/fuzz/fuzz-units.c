@@ -13,8 +13,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <polysandbox/sandbox.h>
+
 #include "cli.h"
-#include "core-int.h"
+#include "units.h"
+#include "platform.h"
 #include "fuzz.h"
 
 typedef int (*core_fn)(const char *, bool, uint64_t *, const char **);

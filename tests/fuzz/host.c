@@ -8,6 +8,8 @@
 #include <string.h>
 
 #include <polysandbox/provider-test.h>
+#include <polysandbox/provider.h>
+#include <polysandbox/sandbox.h>
 
 #include "canned.h"
 #include "fuzz.h"

@@ -35,6 +35,7 @@
 #include <strings.h>
 
 #include <polysandbox/common.h>
+#include <polysandbox/sandbox.h>
 
 #include "canned.h"
 #include "fuzz.h"

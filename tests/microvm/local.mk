@@ -13,6 +13,9 @@ TESTS += tests/microvm/run.sh
 TESTS += tests/microvm/persist.sh
 # snapshot.sh: VMs restored from a snapshot (three boots, three restores).
 TESTS += tests/microvm/snapshot.sh
+# jail.sh: QEMU jailed, seen from the host (its uid, namespaces, root,
+# cgroup, the snapshot's sealed copies; one boot, two restores).
+TESTS += tests/microvm/jail.sh
 # pool.sh: a warm pool of restored VMs (a hit, the refill; two restores).
 TESTS += tests/microvm/pool.sh
 # snapgc.sh: gc removes snapshots whose state directory is gone (no QEMU).
@@ -33,7 +36,7 @@ check_SCRIPTS += tests/hostile/hostile
 endif
 dist_check_SCRIPTS += tests/microvm/run.sh tests/microvm/image.sh tests/microvm/persist.sh \
 	tests/microvm/snapshot.sh tests/microvm/snapfail.sh tests/microvm/firecracker.sh \
-	tests/microvm/pool.sh tests/microvm/snapgc.sh tests/microvm/hostile.sh
+	tests/microvm/pool.sh tests/microvm/snapgc.sh tests/microvm/jail.sh tests/microvm/hostile.sh
 EXTRA_DIST += tests/microvm/guest.sh tests/microvm/fakevmm.sh tests/fakes/firecracker.py \
 	tests/fakes/jailer.py
 # The guest image, where run.sh had to keep it in the build tree.

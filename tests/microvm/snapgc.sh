@@ -5,8 +5,10 @@
 # written two days ago; it keeps one whose state directory is there, one
 # whose state directory is gone but whose lock a process holds (a create
 # opening it), one that names none but is recent, and a link with a
-# snapshot directory's name.  Snapshot directories made by hand in
-# /dev/shm (as mv-snap.c makes them); no QEMU needed.
+# snapshot directory's name; and, as root, the empty VMM cgroups a
+# killed provider left (mv-cgroup.c), ten minutes old at least.  Snapshot
+# directories made by hand in /dev/shm (as mv-snap.c makes them); no QEMU
+# needed.
 . "$top_srcdir/tests/cli/lib.sh"
 
 [ -d /dev/shm ] && [ -w /dev/shm ] || { echo "1..0 # SKIP no writable /dev/shm"; exit 0; }
@@ -14,8 +16,21 @@
 uid=$(id -u)
 made=
 holder=
-trap '[ -n "$holder" ] && kill "$holder" 2>/dev/null; rm -rf $made "$tmp"' EXIT
-plan 7
+# VMM cgroups (mv-cgroup.c) made by hand too, where we may (root): one
+# empty and two days old (a killed provider's), one fresh.
+cgbase=
+if [ "$uid" -eq 0 ]; then
+    if [ "$(stat -f -c %T /sys/fs/cgroup)" = cgroup2fs ]; then
+        cgbase=/sys/fs/cgroup/polysandbox-microvm
+    else
+        cgbase=/sys/fs/cgroup/memory/polysandbox-microvm
+    fi
+    mkdir -p "$cgbase" 2>/dev/null && mkdir "$cgbase/vm.stale$$" "$cgbase/vm.fresh$$" &&
+        touch -d '2 days ago' "$cgbase/vm.stale$$" || cgbase=
+fi
+trap '[ -n "$holder" ] && kill "$holder" 2>/dev/null; rm -rf $made "$tmp"
+      [ -n "$cgbase" ] && rmdir "$cgbase/vm.stale$$" "$cgbase/vm.fresh$$" 2>/dev/null' EXIT
+plan 9
 
 # snapdir STATE: the snapshot directory mv-snap.c uses for state
 # directory STATE (FNV-1a 64 of its path).
@@ -76,4 +91,11 @@ check "one whose state directory is there stays" [ -e "$live/vm.snap" ]
 check "one whose lock is held (in use) stays" [ -e "$busy/vm.snap" ]
 check "one that names no state directory but is recent stays" [ -e "$new/vm.snap" ]
 check "a link with a snapshot directory's name is left alone" [ -L "$link" ]
+if [ -n "$cgbase" ]; then
+    check "an empty VMM cgroup two days old is removed" [ ! -e "$cgbase/vm.stale$$" ]
+    check "a fresh one stays (a VMM may be about to join it)" [ -d "$cgbase/vm.fresh$$" ]
+else
+    ok "an empty VMM cgroup two days old is removed # SKIP not root, or no cgroup to write"
+    ok "a fresh one stays # SKIP not root, or no cgroup to write"
+fi
 done_testing

@@ -17,7 +17,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "core-int.h"
+#include <polysandbox/sandbox.h>
+
 #include "retry/retry.h"
 #include "tap.h"
 

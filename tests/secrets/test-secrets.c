@@ -15,9 +15,12 @@
 
 #include <sodium.h>
 
-#include "core-int.h"
+#include <polysandbox/sandbox.h>
+
+#include "error.h"
 #include "secrets/secrets.h"
 #include "../unit/tap.h"
+#include "settings-read.h"
 
 #define PLAIN "s3cr3t-value-for-the-test-0123456789"
 

@@ -36,6 +36,14 @@ tests_unit_test_host_settings_LDADD = $(UNIT_TEST_LDADD)
 TESTS += tests/unit/test-units tests/unit/test-config tests/unit/test-config-oom \
 	tests/unit/test-host-settings tests/unit/test-test-host
 
+# The configuration as the public API shows it (what core/eval reads).
+check_PROGRAMS += tests/unit/test-ctx-config
+tests_unit_test_ctx_config_SOURCES = tests/unit/test-ctx-config.c tests/unit/tap.h
+tests_unit_test_ctx_config_CPPFLAGS = $(UNIT_TEST_CPPFLAGS)
+tests_unit_test_ctx_config_CFLAGS = $(AM_CFLAGS) -pthread
+tests_unit_test_ctx_config_LDADD = $(UNIT_TEST_LDADD)
+TESTS += tests/unit/test-ctx-config
+
 # The loader's checks (core/loader/validate.c), pure, on descriptors in memory.
 check_PROGRAMS += tests/unit/test-validate
 tests_unit_test_validate_SOURCES = tests/unit/test-validate.c tests/unit/tap.h

@@ -16,7 +16,11 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "core-int.h"
+#include <polysandbox/sandbox.h>
+
+#include "error.h"
+#include "conf.h"
+#include "config/config-load.h"
 #include "tap.h"
 
 static long fail_at = -1;

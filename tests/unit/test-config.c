@@ -17,8 +17,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "core-int.h"
+#include <polysandbox/sandbox.h>
+
+#include "error.h"
+#include "strv.h"
+#include "labels.h"
+#include "conf.h"
+#include "config/config-load.h"
 #include "tap.h"
+#include "provider-int.h"
 
 #define S UINT64_C(1000000000)
 #define MI (UINT64_C(1) << 20)

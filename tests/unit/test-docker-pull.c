@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <polysandbox/sandbox.h>
+
 #include "base64.h"
 #include "engine/engine.h"
 #include "tap.h"

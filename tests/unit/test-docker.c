@@ -9,6 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <polysandbox/provider.h>
+#include <polysandbox/sandbox.h>
+
 #include "docker-int.h"
 #include "tap.h"
 

@@ -6,8 +6,14 @@
 #include <stddef.h>
 #include <string.h>
 
-#include "core-int.h"
+#include <polysandbox/provider.h>
+#include <polysandbox/sandbox.h>
+
+#include "conf.h"
 #include "tap.h"
+#include "settings-read.h"
+#include "loader/loader.h"
+#include "provider-int.h"
 
 struct conf {
     const char *name;

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include <polysandbox/common.h>
+#include <polysandbox/sandbox.h>
 
 #include "base64.h"
 #include "http.h"

@@ -11,6 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <polysandbox/provider.h>
+#include <polysandbox/sandbox.h>
+
 #include "noimage.h"
 #include "randhex.h"
 #include "retry-hints.h"

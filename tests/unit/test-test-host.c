@@ -8,6 +8,9 @@
 #include <stdint.h>
 #include <string.h>
 
+#include <polysandbox/provider.h>
+#include <polysandbox/sandbox.h>
+
 #include "polysandbox/provider-test.h"
 #include "polysandbox/sandbox.h"
 #include "tap.h"

@@ -5,7 +5,10 @@
 #include <string.h>
 #include <sys/utsname.h>
 
-#include "core-int.h"
+#include <polysandbox/sandbox.h>
+
+#include "units.h"
+#include "platform.h"
 #include "tap.h"
 
 #define NS UINT64_C(1)

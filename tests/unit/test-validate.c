@@ -8,8 +8,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <polysandbox/provider.h>
+#include <polysandbox/sandbox.h>
+
 #include "loader/validate.h"
 #include "tap.h"
+#include "settings-read.h"
 
 static int op_init(const sbx_host_v1 *host, sbx_host_handle *h, void **pctx)
 {

@@ -122,6 +122,20 @@ SBX_API double sbx_eval_pass_at_k(uint64_t n, uint64_t c, uint64_t k);
 /* ---- datasets --------------------------------------------------------- */
 
 /**
+ * sbx_ctx_eval_caps:
+ * @input: (out) (optional): decompressed bytes one file may hold ([eval]
+ *   max_input)
+ * @line: (out) (optional): bytes of one line, a record (max_line)
+ * @records: (out) (optional): records of one file (max_records)
+ *
+ * The caps of @ctx's [eval] section on a dataset, samples or journal
+ * file, which the sbx_eval_*_load functions check while they read; each
+ * 0 for a NULL @ctx.  Since: 0.3
+ */
+SBX_API void sbx_ctx_eval_caps(const sbx_ctx *ctx, uint64_t *input, uint64_t *line,
+                               uint64_t *records);
+
+/**
  * sbx_eval_dataset_load:
  * @path: a .jsonl file, or .jsonl.gz (gzip is recognised by its content).
  * @fmt: SBX_EVAL_FORMAT_AUTO to guess it from the first record.

@@ -155,6 +155,21 @@ SBX_API const char *sbx_provider_path(const sbx_provider *p);
  * user's directory overrides the system's), or NULL when none does.
  * Valid while the context lives.  Since: 0.2 */
 SBX_API const char *sbx_provider_config_file(const sbx_provider *p);
+/**
+ * sbx_ctx_provider_price:
+ * @name: a provider's name, as in providers.d/NAME.ini
+ * @per_second: (out) (optional): the price of a second of a sandbox
+ * @per_sandbox: (out) (optional): the price of each sandbox
+ * @currency: (out) (optional) (transfer none): its currency ("USD" when
+ *   the file names none), valid while the context lives
+ *
+ * What @name's sandboxes cost, as its [provider] price_per_second,
+ * price_per_sandbox and currency say.  False, with nothing set, when its
+ * file sets no price, or there is no such provider (never loads it).
+ * Since: 0.3
+ */
+SBX_API bool sbx_ctx_provider_price(const sbx_ctx *ctx, const char *name, double *per_second,
+                                    double *per_sandbox, const char **currency);
 /** The configuration directories @ctx read (NULL-terminated, transfer
  * none, valid while the context lives), in order: a providers.d/NAME.ini
  * of a later one replaces an earlier one's.  Since: 0.2 */
@@ -319,6 +334,22 @@ SBX_API bool sbx_template_usable(const sbx_ctx *ctx, const sbx_template *t,
  * stamp or host go.  Runs the host's go once per process.  Since: 0.3
  */
 SBX_API bool sbx_template_cache_stale(const sbx_template *t, char *why, size_t why_size);
+/** sbx_template_source: the file name @t's code is written to in the
+ * sandbox ("main.py"), which its compile and run words name (transfer
+ * none, valid while the context is); NULL for NULL.  Since: 0.3 */
+SBX_API const char *sbx_template_source(const sbx_template *t);
+/** sbx_template_run: the words that run @t's program (after its compile
+ * step, if any), NULL-terminated, as templates.d/NAME.ini's `run =`
+ * (transfer none, valid while the context is); NULL for NULL.  Since: 0.3 */
+SBX_API const char *const *sbx_template_run(const sbx_template *t);
+/** sbx_template_env_count: how many variables @t's [env] section sets
+ * (0 for NULL).  Since: 0.3 */
+SBX_API size_t sbx_template_env_count(const sbx_template *t);
+/** sbx_template_env: the @i th variable of @t's [env] section into *@key
+ * and *@value (transfer none, valid while the context is).  False, with
+ * neither set, when @i is out of range or @t is NULL.  Since: 0.3 */
+SBX_API bool sbx_template_env(const sbx_template *t, size_t i, const char **key,
+                              const char **value);
 
 /* ---- limits ----------------------------------------------------------- */
 
@@ -344,6 +375,15 @@ SBX_API const char *sbx_limit_name(sbx_limit which);
  * name as sbx_limit_name, "network" for SBX_LIMIT_BIT_NETWORK, NULL for
  * a bit that names nothing.  Since: 0.2 */
 SBX_API const char *sbx_unenforced_name(int bit);
+/** sbx_ctx_limit: the default of limit @which in @ctx, from [limits] of
+ * polysandbox.ini (or its built-in default, or POLYSANDBOX_TIMEOUT and
+ * POLYSANDBOX_MEMORY): what a sandbox gets when its request sets none.
+ * 0 for a NULL @ctx or an unknown limit.  Since: 0.3 */
+SBX_API uint64_t sbx_ctx_limit(const sbx_ctx *ctx, sbx_limit which);
+/** sbx_ctx_limit_max: the most a request may ask of limit @which in
+ * @ctx ([limits] max_NAME), 0 when there is no such cap (or for a NULL
+ * @ctx or an unknown limit).  Since: 0.3 */
+SBX_API uint64_t sbx_ctx_limit_max(const sbx_ctx *ctx, sbx_limit which);
 
 /* ---- create options --------------------------------------------------- */
 
@@ -569,6 +609,31 @@ SBX_API void sbx_cancel_free(sbx_cancel *c);
  */
 SBX_API int sbx_sandbox_create(sbx_ctx *ctx, const sbx_create_opts *opts,
                                sbx_sandbox **out);
+/**
+ * sbx_fallback_count:
+ *
+ * How many providers the calling thread's creates (sbx_sandbox_create,
+ * sbx_run) failed on and left behind down the fallback chain since its
+ * last sbx_fallback_reset: each is a step, read with sbx_fallback_step.
+ * At most 8 are kept.  Per thread: another thread's creates do not show.
+ * Since: 0.3
+ */
+SBX_API size_t sbx_fallback_count(void);
+/**
+ * sbx_fallback_step:
+ * @provider: (out) (optional) (transfer none): the provider left behind
+ * @message: (out) (optional) (transfer none): why its create failed
+ * @ns: (out) (optional): the time spent on it, in nanoseconds
+ *
+ * The @i th step (0 first) of the calling thread's fallback trail; the
+ * strings are valid until its next sbx_fallback_reset.  False,
+ * with nothing set, when @i is not below sbx_fallback_count.  Since: 0.3
+ */
+SBX_API bool sbx_fallback_step(size_t i, const char **provider, const char **message,
+                               uint64_t *ns);
+/** sbx_fallback_reset: empty the calling thread's fallback trail, before a
+ * create whose steps the caller means to read.  Since: 0.3 */
+SBX_API void sbx_fallback_reset(void);
 /** Open an existing (persistent) sandbox by id; @provider NULL: default. */
 SBX_API int sbx_sandbox_open(sbx_ctx *ctx, const char *provider,
                              const char *id, sbx_sandbox **out);
