@@ -241,11 +241,12 @@ static void load_modules(const char *list)
 static void setup_mounts(void)
 {
     char opts[64];
-    unsigned long long disk = cmdline_num("sbx.disk", 64ull << 20);
 
     (void)mount("devtmpfs", "/dev", "devtmpfs", 0, NULL);
     if (mount("proc", "/proc", "proc", 0, NULL) || mount("sysfs", "/sys", "sysfs", 0, NULL))
         die("mounting /proc and /sys");
+    /* (read once /proc is there: before, every boot got the default) */
+    unsigned long long disk = cmdline_num("sbx.disk", 64ull << 20);
     /* /tmp and /work each at the disk size, as the local provider's */
     snprintf(opts, sizeof opts, "mode=1777,size=%llu", disk);
     (void)mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, opts);
