@@ -28,6 +28,8 @@ PACKAGES="$PACKAGES python3-pytest python3-pytest-asyncio"
 # The Python package's cffi backend (python/cffi_build.py), built against
 # the library's header: cffi and Python.h.
 PACKAGES="$PACKAGES python3-cffi python3-dev"
+# tests/python/pip-install.sh: `pip install ./python` into a venv, offline.
+PACKAGES="$PACKAGES python3-pip python3-venv"
 # Podman 4.3 and what it needs (conmon, containers-common; runc comes with
 # docker.io): tests/podman runs the docker provider on its compatible API.
 PACKAGES="$PACKAGES podman conmon"

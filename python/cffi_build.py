@@ -1,9 +1,13 @@
-"""python/cffi_build.py - writes the C source of polysandbox._polysandbox_cffi,
+"""python/cffi_build.py - the C source of polysandbox._polysandbox_cffi,
 the package's cffi backend (API mode), compiled against the library's
-header <polysandbox/sandbox.h> and linked with libpolysandbox by make
-(python/local.mk).
+headers <polysandbox/sandbox.h> and <polysandbox/eval.h> and linked with
+libpolysandbox: by make (python/local.mk), which has this write the
+source,
 
     python3 cffi_build.py OUT.c [--replace OLD NEW]
+
+or by `pip install ./python` (setup.py: cffi_modules runs ffibuilder(),
+which finds the library with pkg-config polysandbox).
 
 CDEF declares the calls the cffi backend makes (python/polysandbox/
 _cffi.py), each written as the header writes it.  cffi's own wrappers
@@ -14,10 +18,19 @@ header fails the build.  --replace edits CDEF first (the test
 tests/python/cffi-check.sh uses it to show that such a mismatch fails).
 """
 
-import re
-import sys
+from __future__ import annotations
 
-import cffi
+import os
+import re
+import shlex
+import subprocess
+import sys
+from typing import Any
+
+MODULE = "polysandbox._polysandbox_cffi"
+HEADER = "polysandbox/sandbox.h"
+HEADERS = ("#include <stdlib.h>\n#include <polysandbox/sandbox.h>\n"
+           "#include <polysandbox/eval.h>\n")
 
 # The handles and enums as the header names them (the enums' sizes are
 # the compiler's: "int...").
@@ -28,12 +41,26 @@ typedef struct sbx_create_opts sbx_create_opts;
 typedef struct sbx_exec_opts sbx_exec_opts;
 typedef struct sbx_result sbx_result;
 typedef struct sbx_cancel sbx_cancel;
+typedef struct sbx_provider sbx_provider;
+typedef struct sbx_template sbx_template;
+typedef struct sbx_eval_dataset sbx_eval_dataset;
+typedef struct sbx_eval_samples sbx_eval_samples;
+typedef struct sbx_eval_opts sbx_eval_opts;
+typedef struct sbx_eval_record sbx_eval_record;
+typedef struct sbx_eval_summary sbx_eval_summary;
+typedef struct sbx_eval_report sbx_eval_report;
 typedef int... sbx_limit;
+typedef int... sbx_provider_state;
+typedef int... sbx_breaker_state;
+typedef int... sbx_pool_stat;
+typedef int... sbx_eval_format;
 typedef int... sbx_network;
 typedef int... sbx_file_type;
 typedef int (*sbx_output_cb)(void *ud, int stream, const void *buf, size_t len);
 typedef int (*sbx_file_cb)(void *ud, const char *name, size_t name_len, sbx_file_type type,
                            uint64_t size, int64_t mtime_unix);
+typedef int (*sbx_eval_record_cb)(void *ud, const sbx_eval_record *rec, size_t done,
+                                  size_t total, size_t passed);
 """
 
 # One prototype a line (checked against the header, see above).
@@ -78,6 +105,68 @@ const char *sbx_sandbox_provider(const sbx_sandbox *sb);
 int sbx_run(sbx_ctx *ctx, const sbx_create_opts *copts, const sbx_exec_opts *xopts, sbx_result **out);
 void sbx_result_free(sbx_result *r);
 char *sbx_result_to_json(const sbx_result *r);
+int sbx_ctx_new_with(sbx_ctx **out, const char *config_dir, const char *const *overrides);
+void sbx_ctx_free(sbx_ctx *ctx);
+const char *sbx_ctx_default_provider(const sbx_ctx *ctx);
+size_t sbx_ctx_provider_count(const sbx_ctx *ctx);
+const sbx_provider *sbx_ctx_provider(const sbx_ctx *ctx, size_t i);
+const char *sbx_provider_name(const sbx_provider *p);
+const char *sbx_provider_version(const sbx_provider *p);
+const char *sbx_provider_description(const sbx_provider *p);
+const char *sbx_provider_path(const sbx_provider *p);
+sbx_provider_state sbx_provider_get_state(const sbx_provider *p);
+const char *sbx_provider_reason(const sbx_provider *p);
+uint64_t sbx_provider_capabilities(const sbx_provider *p);
+int sbx_provider_priority(const sbx_provider *p);
+bool sbx_provider_is_optional(const sbx_provider *p);
+sbx_breaker_state sbx_provider_breaker(const sbx_provider *p);
+unsigned sbx_provider_breaker_failures(const sbx_provider *p);
+const char *sbx_breaker_state_name(sbx_breaker_state s);
+const char *sbx_capability_name(uint64_t bit);
+size_t sbx_ctx_template_count(const sbx_ctx *ctx);
+const sbx_template *sbx_ctx_template(const sbx_ctx *ctx, size_t i);
+const char *sbx_template_name(const sbx_template *t);
+const char *sbx_template_extensions(const sbx_template *t);
+size_t sbx_ctx_pool_count(const sbx_ctx *ctx);
+const char *sbx_ctx_pool_name(const sbx_ctx *ctx, size_t i);
+const char *sbx_pool_provider(const sbx_ctx *ctx, const char *pool);
+const char *sbx_pool_template(const sbx_ctx *ctx, const char *pool);
+const char *sbx_pool_stat_name(sbx_pool_stat s);
+int sbx_pool_stats(sbx_ctx *ctx, const char *pool, uint64_t *out, size_t n);
+int sbx_pool_last_error(sbx_ctx *ctx, const char *pool, char *buf, size_t size);
+int sbx_pool_wait(sbx_ctx *ctx, const char *pool, uint64_t timeout_ns);
+int sbx_eval_dataset_load(sbx_ctx *ctx, const char *path, sbx_eval_format fmt, sbx_eval_dataset **out);
+void sbx_eval_dataset_free(sbx_eval_dataset *ds);
+int sbx_eval_samples_load(sbx_ctx *ctx, const sbx_eval_dataset *ds, const char *path, sbx_eval_samples **out);
+int sbx_eval_samples_canonical(sbx_ctx *ctx, const sbx_eval_dataset *ds, sbx_eval_samples **out);
+void sbx_eval_samples_free(sbx_eval_samples *s);
+sbx_eval_opts *sbx_eval_opts_new(void);
+void sbx_eval_opts_free(sbx_eval_opts *o);
+int sbx_eval_opts_set_providers(sbx_eval_opts *o, const char *const *names);
+int sbx_eval_opts_set_jobs(sbx_eval_opts *o, unsigned jobs);
+int sbx_eval_opts_set_timeout(sbx_eval_opts *o, uint64_t ns);
+int sbx_eval_opts_set_limit(sbx_eval_opts *o, sbx_limit which, uint64_t value);
+int sbx_eval_opts_set_retries(sbx_eval_opts *o, unsigned retries);
+int sbx_eval_opts_set_journal(sbx_eval_opts *o, const char *path, bool resume);
+int sbx_eval_opts_set_callback(sbx_eval_opts *o, sbx_eval_record_cb cb, void *ud);
+int sbx_eval_opts_set_cancel(sbx_eval_opts *o, sbx_cancel *c);
+int sbx_eval_opts_set_allow_partial(sbx_eval_opts *o, bool on);
+int sbx_eval_run(sbx_ctx *ctx, const sbx_eval_dataset *ds, const sbx_eval_samples *s, const sbx_eval_opts *o, sbx_eval_summary **out);
+void sbx_eval_summary_free(sbx_eval_summary *sum);
+int sbx_eval_summary_load(sbx_ctx *ctx, const sbx_eval_dataset *ds, const sbx_eval_samples *s, const char *path, sbx_eval_summary **out);
+size_t sbx_eval_summary_total(const sbx_eval_summary *sum);
+const sbx_eval_record *sbx_eval_summary_record(const sbx_eval_summary *sum, size_t sample);
+const char *sbx_eval_record_provider(const sbx_eval_record *r);
+char *sbx_eval_summary_to_json(const sbx_eval_summary *sum, const unsigned *ks, size_t n_ks);
+char *sbx_eval_meta_to_json(const char *dataset, const char *samples_file, const sbx_eval_opts *o, const char *const *providers);
+int sbx_eval_report_new(const sbx_eval_samples *s, const char *dataset, const char *samples_file, sbx_eval_report **out);
+void sbx_eval_report_free(sbx_eval_report *r);
+int sbx_eval_report_add(sbx_eval_report *r, const char *label, const char *provider, const char *results, const char *const *settings, const sbx_eval_summary *sum);
+int sbx_eval_report_set_opts(sbx_eval_report *r, const sbx_eval_opts *o);
+int sbx_eval_report_set_files(sbx_eval_report *r, const char *prefix);
+char *sbx_eval_report_to_json(const sbx_eval_report *r, const unsigned *ks, size_t n_ks);
+char *sbx_eval_report_to_markdown(const sbx_eval_report *r, const unsigned *ks, size_t n_ks);
+char *sbx_eval_report_to_html(const sbx_eval_report *r, const unsigned *ks, size_t n_ks);
 void free(void *p);
 """
 
@@ -86,6 +175,8 @@ CALLBACKS = """
 extern "Python" int _psb_output_cb(void *ud, int stream, const void *buf, size_t len);
 extern "Python" int _psb_file_cb(void *ud, const char *name, size_t name_len,
                                  sbx_file_type type, uint64_t size, int64_t mtime_unix);
+extern "Python" int _psb_eval_cb(void *ud, const sbx_eval_record *rec, size_t done,
+                                 size_t total, size_t passed);
 """
 
 _NAME = re.compile(r"(\w+)\(")
@@ -104,6 +195,56 @@ def checks(cdef: str) -> str:
     return "\n".join(out)
 
 
+def make_ffi(cdef: str = CDEF, **ext: Any) -> Any:
+    """The FFI of the module with the prototypes cdef; ext: the Extension's
+    arguments (include_dirs, libraries, ...) when setuptools compiles it."""
+    import cffi  # here: setup.py reads pkg_config() without it
+
+    ffi = cffi.FFI()
+    ffi.cdef(TYPES + cdef + CALLBACKS)
+    ffi.set_source(MODULE, HEADERS + checks(cdef), **ext)
+    return ffi
+
+
+def pkg_config(pkg: str = "polysandbox") -> dict[str, list[str]]:
+    """The Extension arguments of `pkg-config pkg` (include_dirs,
+    library_dirs, runtime_library_dirs, libraries); RuntimeError saying
+    why when pkg-config or pkg is missing, or the header is not where it
+    says."""
+    def ask(*what: str) -> list[str]:
+        try:
+            p = subprocess.run(["pkg-config", *what, pkg], capture_output=True, text=True)
+        except OSError as e:
+            raise RuntimeError(f"no pkg-config ({e.strerror})") from None
+        if p.returncode != 0:
+            why = (p.stderr.strip() or "no output").splitlines()[0]
+            raise RuntimeError(f"pkg-config {pkg} failed ({why}): install the library, or "
+                               f"set PKG_CONFIG_PATH to the directory of its {pkg}.pc")
+        return shlex.split(p.stdout)
+
+    def strip(flag: str, words: list[str]) -> list[str]:
+        return [w[len(flag):] for w in words if w.startswith(flag)]
+
+    # pkg-config leaves the compiler's own directories out of --cflags:
+    # the header may be in its includedir alone.
+    inc = strip("-I", ask("--cflags-only-I"))
+    seen = inc + ask("--variable=includedir")
+    if not any(os.path.isfile(os.path.join(d, HEADER)) for d in seen):
+        raise RuntimeError(f"<{HEADER}> is not in {' '.join(seen) or 'the include path'} "
+                           f"(pkg-config {pkg}: install the library's development files)")
+    libdirs = strip("-L", ask("--libs-only-L"))
+    # The library's directory is searched at run time too (a prefix the
+    # dynamic loader does not know of, such as a build tree's).
+    return {"include_dirs": inc, "library_dirs": libdirs, "runtime_library_dirs": libdirs,
+            "libraries": strip("-l", ask("--libs-only-l"))}
+
+
+def ffibuilder() -> Any:
+    """The FFI setup.py's cffi_modules compiles (pip install): the
+    header and library pkg-config names."""
+    return make_ffi(CDEF, **pkg_config())
+
+
 def main(argv: list[str]) -> int:
     if len(argv) not in (2, 5) or (len(argv) == 5 and argv[2] != "--replace"):
         print("usage: cffi_build.py OUT.c [--replace OLD NEW]", file=sys.stderr)
@@ -114,11 +255,7 @@ def main(argv: list[str]) -> int:
             print(f"cffi_build.py: {argv[3]!r} is not in CDEF", file=sys.stderr)
             return 2
         cdef = cdef.replace(argv[3], argv[4])
-    ffi = cffi.FFI()
-    ffi.cdef(TYPES + cdef + CALLBACKS)
-    ffi.set_source("polysandbox._polysandbox_cffi",
-                   "#include <stdlib.h>\n#include <polysandbox/sandbox.h>\n" + checks(cdef))
-    ffi.emit_c_code(argv[1])
+    make_ffi(cdef).emit_c_code(argv[1])
     return 0
 
 

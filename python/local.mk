@@ -1,7 +1,8 @@
-# python/local.mk - the Python package (pure Python over libpolysandbox
-# through ctypes; see python/README.md).  `make install` installs it in
-# $(pkgpythondir) ($(pythondir)/polysandbox, byte-compiled by automake)
-# unless configure --disable-python; `pip install ./python` also works.
+# python/local.mk - the Python package (Python over libpolysandbox through
+# its cffi module or ctypes; see python/README.md).  `make install`
+# installs it in $(pkgpythondir) ($(pythondir)/polysandbox, byte-compiled
+# by automake) unless configure --disable-python; `pip install ./python`
+# also works (setup.py compiles the cffi module there).
 
 POLYSANDBOX_PY = \
 	python/polysandbox/__init__.py \
@@ -13,6 +14,7 @@ POLYSANDBOX_PY = \
 	python/polysandbox/evalargs.py \
 	python/polysandbox/info.py \
 	python/polysandbox/local.py \
+	python/polysandbox/localeval.py \
 	python/polysandbox/many.py \
 	python/polysandbox/report.py \
 	python/polysandbox/request.py \
@@ -20,7 +22,7 @@ POLYSANDBOX_PY = \
 	python/polysandbox/sandbox.py \
 	python/polysandbox/stream.py
 PYTHON_FILES = python/README.md python/pyproject.toml python/_paths.py.in \
-	python/cffi_build.py \
+	python/cffi_build.py python/setup.py \
 	python/polysandbox/py.typed $(POLYSANDBOX_PY)
 EXTRA_DIST += $(PYTHON_FILES)
 
@@ -48,7 +50,8 @@ CLEANFILES += python/_paths.py python/_paths.py-t*
 if ENABLE_CFFI
 pkgpyexec_LTLIBRARIES = python/_polysandbox_cffi.la
 nodist_python__polysandbox_cffi_la_SOURCES = python/_polysandbox_cffi.c
-python__polysandbox_cffi_la_CPPFLAGS = -I$(top_srcdir)/core/include $(PYTHON_CPPFLAGS)
+python__polysandbox_cffi_la_CPPFLAGS = -I$(top_srcdir)/core/include -I$(top_srcdir)/sdk/include \
+	$(PYTHON_CPPFLAGS)
 # cffi's generated code, not ours: the project's warnings are not asked of it
 python__polysandbox_cffi_la_CFLAGS =
 python__polysandbox_cffi_la_LDFLAGS = -module -avoid-version -shared
@@ -56,6 +59,7 @@ python__polysandbox_cffi_la_LIBADD = core/libpolysandbox.la
 CLEANFILES += python/_polysandbox_cffi.c
 endif
 python/_polysandbox_cffi.c: $(srcdir)/python/cffi_build.py \
-		$(top_srcdir)/core/include/polysandbox/sandbox.h
+		$(top_srcdir)/core/include/polysandbox/sandbox.h \
+		$(top_srcdir)/core/include/polysandbox/eval.h
 	$(AM_V_GEN)$(MKDIR_P) python && \
 	$(PYTHON) $(srcdir)/python/cffi_build.py $@-t >/dev/null && mv -f $@-t $@

@@ -37,6 +37,9 @@ plugins_local_local_la_SOURCES = \
 	plugins/local/launch/exec.c \
 	plugins/local/launch/clone.c \
 	plugins/local/launch/daemon.c \
+	plugins/local/launch/request.c \
+	plugins/local/wire/exec-req.h \
+	plugins/local/wire/exec-req.c \
 	plugins/local/wire/fdpass.h \
 	plugins/local/wire/fdpass.c \
 	plugins/local/wire/locald-proto.h \
@@ -51,7 +54,8 @@ plugins_local_local_la_LDFLAGS = $(SBX_MODULE_LDOPTS)
 plugins_local_local_la_LIBADD = $(SECCOMP_LIBS) $(JANSSON_LIBS)
 
 # polysandbox-locald: prepared sandboxes per user (daemon = auto), the
-# provider's own sources with a host table of its own (no core).
+# provider's own sources with the SDK's test host for a host table (no
+# core: the few core files that host needs are compiled in).
 pkglibexec_PROGRAMS = plugins/local/polysandbox-locald
 dist_man_MANS += doc/polysandbox-locald.8
 plugins_local_polysandbox_locald_SOURCES = $(plugins_local_local_la_SOURCES) \
@@ -61,6 +65,7 @@ plugins_local_polysandbox_locald_SOURCES = $(plugins_local_local_la_SOURCES) \
 	plugins/local/daemon/serve.c \
 	plugins/local/daemon/spare.c \
 	plugins/local/daemon/stock.c \
+	core/loader/test-host.c sdk/include/polysandbox/provider-test.h \
 	core/path-check.c core/path-check.h core/clock.c core/clock.h \
 	core/host-settings.c core/settings-read.h core/units.c core/error.c
 plugins_local_polysandbox_locald_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/plugins/common \
@@ -97,10 +102,11 @@ zygote_DATA = plugins/local/local-zygote.so
 ZYGOTE_HELPER_SRC = $(srcdir)/plugins/local/zygote/helper.c $(srcdir)/plugins/local/jail/child.c \
 	$(srcdir)/plugins/local/jail/payload.c $(srcdir)/plugins/local/jail/root.c \
 	$(srcdir)/plugins/local/jail/root-image.c $(srcdir)/plugins/local/jail/root-skel.c \
-	$(srcdir)/plugins/local/local-util.c $(srcdir)/plugins/local/wire/fdpass.c
+	$(srcdir)/plugins/local/local-util.c $(srcdir)/plugins/local/wire/fdpass.c \
+	$(srcdir)/plugins/local/wire/exec-req.c
 plugins/local/local-zygote.so: $(ZYGOTE_HELPER_SRC) $(srcdir)/plugins/local/local-int.h \
 		$(srcdir)/plugins/local/jail/jail.h $(srcdir)/plugins/local/jail/jail-int.h \
-		$(srcdir)/plugins/local/wire/fdpass.h \
+		$(srcdir)/plugins/local/wire/fdpass.h $(srcdir)/plugins/local/wire/exec-req.h \
 		$(srcdir)/plugins/local/wire/zygote-proto.h config.h
 	$(AM_V_CCLD)$(MKDIR_P) plugins/local && \
 	$(CC) -std=gnu11 $(WARN_CFLAGS) -O2 -fPIC -shared -fvisibility=hidden $(DEFS) \

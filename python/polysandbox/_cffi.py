@@ -1,15 +1,17 @@
-"""polysandbox._cffi - the cffi backend: runs, sandboxes and their files
-through _polysandbox_cffi, a module compiled by make in cffi's API mode
-against <polysandbox/sandbox.h> (python/cffi_build.py: its prototypes are
-checked against the header at build time).
+"""polysandbox._cffi - the cffi backend: runs, sandboxes and their files,
+providers, templates, pools, evaluate and compare through
+_polysandbox_cffi, a module compiled in cffi's API mode against
+<polysandbox/sandbox.h> and <polysandbox/eval.h> by make or by `pip
+install` (python/cffi_build.py: its prototypes are checked against the
+headers at build time).
 
-CffiLocal is a Local (local.py) whose runs, sandbox creation, execs,
-uploads, downloads and file lists call the compiled module; the rest
-(providers, pools, evaluate, compare, listing) goes through ctypes, on
-the same library: the module links libpolysandbox.so.0, and ctypes then
-loads that soname, which the dynamic loader finds already loaded.  The
-handles cross as addresses (ints), as in Local.  cffi releases the GIL
-around every call.
+CffiLocal is a Local (local.py) whose calls go through the compiled
+module, by Local's hooks (_xlib, _xctx, _out, _array, _text, ...); the
+context's making and freeing, its errors, cancellation tokens, attaching
+and listing sandboxes go through ctypes, on the same library: the module
+links libpolysandbox.so.0, and ctypes then loads that soname, which the
+dynamic loader finds already loaded.  Sandbox handles cross as addresses
+(ints), as in Local.  cffi releases the GIL around every call.
 """
 
 from __future__ import annotations
@@ -58,6 +60,40 @@ class CffiLocal(Local):
         super().__init__(config_dir, backend)
         self._ffi, self._xlib = mod.ffi, mod.lib
         self._cctx = mod.ffi.cast("sbx_ctx *", self._ctx.value)
+        self._null = mod.ffi.NULL
+
+    # The hooks of Local's providers, pools, evaluate and compare.
+    def _xctx(self) -> Any:
+        self._ctx_open()
+        return self._cctx
+
+    def _out(self, ctype: str) -> "_CffiOut":
+        return _CffiOut(self._ffi, ctype)
+
+    def _array(self, ctype: str, init: int | Sequence[int]) -> Any:
+        return self._ffi.new(ctype + "[]", init)
+
+    def _text(self, p: Any) -> str | None:
+        ffi = self._ffi
+        if p is None or p == ffi.NULL:
+            return None
+        return ffi.string(p).decode("utf-8", "replace")
+
+    def _taken(self, p: Any, what: str) -> bytes:
+        ffi = self._ffi
+        if p == ffi.NULL:
+            raise MemoryError(f"polysandbox: out of memory for {what}")
+        try:
+            return ffi.string(p)
+        finally:
+            self._xlib.free(p)
+
+    def _progress_arg(self, fn: Callable[..., int]) -> tuple[Any, Any]:
+        return self._xlib._psb_eval_cb, self._ffi.new_handle(fn)
+
+    def _addr(self, ctx: Any) -> Any:
+        ffi = module().ffi
+        return int(ffi.cast("uintptr_t", ctx)) if isinstance(ctx, ffi.CData) else ctx
 
     # The hooks of Local's option setters.
     def _strv(self, items: Sequence[str]) -> Any:
@@ -78,17 +114,12 @@ class CffiLocal(Local):
 
     def _cresult(self, call: Callable[[Any], int]) -> Result:
         """The Result of call(out), which sets *out to an sbx_result."""
-        ffi, lib = self._ffi, self._xlib
-        out = ffi.new("sbx_result **")
+        lib = self._xlib
+        out = self._ffi.new("sbx_result **")
         try:
             self._check(call(out))
-            text = lib.sbx_result_to_json(out[0])
-            if text == ffi.NULL:
-                raise MemoryError("polysandbox: out of memory for the result")
-            try:
-                return Result.from_json(json.loads(ffi.string(text)))
-            finally:
-                lib.free(text)
+            return Result.from_json(json.loads(self._taken(lib.sbx_result_to_json(out[0]),
+                                                           "the result")))
         finally:
             lib.sbx_result_free(out[0])
 
@@ -181,6 +212,20 @@ class CffiLocal(Local):
         self._check(self._xlib.sbx_sandbox_destroy(self._sb(sb, drop=True)))
 
 
+class _CffiOut:
+    """Local._out's out-parameter on cffi: a ctype ** (arg); value its
+    handle (NULL: a false cdata)."""
+
+    __slots__ = ("arg",)
+
+    def __init__(self, ffi: Any, ctype: str):
+        self.arg = ffi.new(ctype + " **")
+
+    @property
+    def value(self) -> Any:
+        return self.arg[0]
+
+
 def _def_externs(mod: Any) -> None:
     """The library's callbacks into Python (CALLBACKS of cffi_build.py)."""
     ffi = mod.ffi
@@ -203,4 +248,9 @@ def _def_externs(mod: Any) -> None:
         type_name = ffi.string(lib.sbx_file_type_name(kind)).decode()
         out.append(FileEntry(raw.decode("utf-8", "replace"), type_name, size, mtime, raw))
         return 0
+
+    @ffi.def_extern()
+    def _psb_eval_cb(ud: Any, rec: Any, done: int, total: int, passed: int) -> int:
+        # Local._progress_cb's function: it catches what the progress raises.
+        return ffi.from_handle(ud)(ud, rec, done, total, passed)
 

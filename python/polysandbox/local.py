@@ -6,11 +6,13 @@ sbx_result_to_json, the object the CLI's --json prints.
 
 Two backends call the library: ctypes (this module, always there) and,
 when the package's compiled module _polysandbox_cffi is installed, cffi
-in API mode (_cffi.py: runs, sandboxes and their files; the rest goes
-through ctypes on the same library).  Local() takes the one that
+in API mode (_cffi.py: most calls; the context, its errors, cancellation
+tokens, attaching and listing sandboxes go through ctypes on the same
+library).  Local() takes the one that
 $POLYSANDBOX_BACKEND names ("cffi" or "ctypes"); unset, cffi when it
 loads and $POLYSANDBOX_LIBRARY does not name a library, else ctypes.
 Local.backend and polysandbox.backend() tell which is in use.
+Providers, templates, pools, evaluate and compare are in localeval.py.
 """
 
 from __future__ import annotations
@@ -22,12 +24,11 @@ import json
 import os
 import threading
 from ctypes import c_bool, c_char_p, c_void_p
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from . import _native
 from .errors import SandboxError, error_for_code
-from .info import Pool, Provider, Template
-from .report import CompareReport, EvalReport
+from .localeval import EvalCalls, _LIMIT_IDS, _ns
 from .result import Result
 from .request import OutputSink, Runner
 from .sandbox import FileEntry, FileList, SandboxInfo, warn_unlisted
@@ -36,22 +37,36 @@ __all__ = ["Local", "default", "backend"]
 
 BACKENDS = ("cffi", "ctypes")
 
-# sbx_limit values (sandbox.h) and how a request's number becomes one.
-_LIMIT_IDS = {"wall": 0, "cpu": 1, "memory": 2, "pids": 3, "nofile": 4, "fsize": 5,
-              "disk": 6, "stdout": 7, "stderr": 8}
+# How a request's limit becomes an sbx_limit value (_LIMIT_IDS).
 _NS_LIMITS = ("wall", "cpu")
 # sbx_network: SBX_NET_NONE, SBX_NET_HOST, SBX_NET_EGRESS
 _NETWORKS = {"none": 0, "host": 1, "egress": 2}
-# sbx_provider_state names, as info-json.c gives them.
-_STATES = {0: "ready", 1: "unavailable", 2: "disabled"}
 # The body's keys _create_opts reads.
 _CREATE_KEYS = ("provider", "fallback", "template", "language", "image", "network", "limits")
 # SBX_STREAM_* (common.h).
 _STREAMS = {1: "stdout", 2: "stderr"}
 
 
-def _ns(seconds: float) -> int:
-    return max(1, round(seconds * 1_000_000_000))
+# The C types of Local._array.
+_CTYPES = {"unsigned int": ctypes.c_uint, "uint64_t": ctypes.c_uint64, "char": ctypes.c_char}
+
+
+class _Out:
+    """An out-parameter of one handle (T **, see Local._out): arg is
+    passed, value read after the call (None for NULL)."""
+
+    __slots__ = ("_c",)
+
+    def __init__(self) -> None:
+        self._c = c_void_p()
+
+    @property
+    def arg(self) -> Any:
+        return ctypes.byref(self._c)
+
+    @property
+    def value(self) -> int | None:
+        return self._c.value
 
 
 def _cstrs(items: Sequence[str]) -> ctypes.Array:
@@ -79,7 +94,7 @@ def _taken_text(text: int | None, what: str) -> bytes:
         _native.free(text)
 
 
-class Local(Runner):
+class Local(EvalCalls, Runner):
     """A runner over the library in this process: one sbx_ctx, shared by
     every thread (the library allows it).
 
@@ -119,10 +134,11 @@ class Local(Runner):
         self._boxes: set[int] = set()
         self._boxes_lock = threading.Lock()
 
-    def _error(self, rc: int, ctx: c_void_p | None) -> SandboxError:
-        """The exception for rc, with the calling thread's error message."""
+    def _error(self, rc: int, ctx: Any) -> SandboxError:
+        """The exception for rc, with the calling thread's error message
+        (ctx: _lib's or _xlib's, or None)."""
         lib = self._lib
-        e = lib.sbx_ctx_last_error(ctx)
+        e = lib.sbx_ctx_last_error(self._addr(ctx))
         msg = lib.sbx_error_message(e) if e else None
         prov = lib.sbx_error_provider(e) if e else None
         text = (msg or lib.sbx_strerror(rc) or b"error").decode("utf-8", "replace")
@@ -152,9 +168,18 @@ class Local(Runner):
     def __del__(self) -> None:
         self.close()
 
-    # How a string list, bytes and a cancellation token are passed to
-    # _xlib (_cffi.py's differ).
+    # How values cross to and from _xlib, the library the option setters,
+    # providers, pools, evaluate and compare call (_cffi.py's differ):
+    # string lists, bytes, cancellation tokens, the context, out-parameters
+    # of handles, arrays, returned strings, returned char * to free, and
+    # evaluate's progress callback.
     _strv = staticmethod(_cstrs)
+    #: NULL, as _xlib takes it.
+    _null: Any = None
+
+    def _opt_str(self, s: str | None) -> Any:
+        """s as a const char *, or NULL."""
+        return s.encode("utf-8") if s is not None else self._null
 
     @staticmethod
     def _buf(data: bytes) -> Any:
@@ -163,6 +188,46 @@ class Local(Runner):
     @staticmethod
     def _cancel_ptr(token: int) -> Any:
         return token
+
+    def _xctx(self) -> Any:
+        """The open context, as _xlib takes it."""
+        return self._ctx_open()
+
+    @staticmethod
+    def _out(_ctype: str) -> "_Out":
+        """An out-parameter for one handle of type _ctype *."""
+        return _Out()
+
+    @staticmethod
+    def _array(ctype: str, init: int | Sequence[int]) -> Any:
+        """A C array of ctype ("unsigned int", "uint64_t", "char"): init
+        its length (zeroed) or its items."""
+        ct = _CTYPES[ctype]
+        if isinstance(init, int):
+            return (ct * init)()
+        return (ct * len(init))(*init)
+
+    def _text(self, p: Any) -> str | None:
+        """The text of a const char * _xlib returned, or of a char array;
+        None for NULL."""
+        if isinstance(p, ctypes.Array):
+            p = p.value
+        return p.decode("utf-8", "replace") if p is not None else None
+
+    def _taken(self, p: Any, what: str) -> bytes:
+        """The bytes of a char * _xlib returned (transfer full: freed
+        here); NULL is its out of memory."""
+        return _taken_text(p, what)
+
+    def _progress_arg(self, fn: Callable[..., int]) -> tuple[Any, Any]:
+        """(the sbx_eval_record_cb, its user data) that call fn(ud, rec,
+        done, total, passed); the caller keeps both until the run ends."""
+        return _native.EVAL_CB(fn), None
+
+    @staticmethod
+    def _addr(ctx: Any) -> Any:
+        """A context as _lib (ctypes) takes it, from _xlib's."""
+        return ctx
 
     def _create_opts(self, o: Any, body: dict[str, Any]) -> None:
         lib, chk = self._xlib, self._check
@@ -208,277 +273,6 @@ class Local(Runner):
             chk(lib.sbx_exec_opts_set_cwd(x, body["cwd"].encode()))
         if "timeout" in body:
             chk(lib.sbx_exec_opts_set_timeout(x, _ns(body["timeout"])))
-
-    def _text(self, b: bytes | None) -> str | None:
-        return b.decode("utf-8", "replace") if b is not None else None
-
-    def providers(self) -> list[Provider]:
-        """Every provider found, by priority (enabled ones are loaded to
-        tell their state)."""
-        lib, out = self._lib, []
-        for i in range(lib.sbx_ctx_provider_count(self._ctx)):
-            p = lib.sbx_ctx_provider(self._ctx, i)
-            caps = lib.sbx_provider_capabilities(p)
-            state = lib.sbx_provider_get_state(p)
-            out.append(Provider.from_json({
-                "name": self._text(lib.sbx_provider_name(p)),
-                "state": _STATES.get(state, "unknown"),
-                "priority": lib.sbx_provider_priority(p),
-                "version": self._text(lib.sbx_provider_version(p)),
-                "description": self._text(lib.sbx_provider_description(p)),
-                "path": self._text(lib.sbx_provider_path(p)),
-                "reason": self._text(lib.sbx_provider_reason(p)),
-                "optional": bool(lib.sbx_provider_is_optional(p)),
-                "breaker": self._text(lib.sbx_breaker_state_name(lib.sbx_provider_breaker(p))),
-                "breaker_failures": lib.sbx_provider_breaker_failures(p),
-                "capabilities": [self._text(lib.sbx_capability_name(1 << b)) or f"bit{b}"
-                                 for b in range(64) if caps >> b & 1],
-            }))
-        return out
-
-    def templates(self) -> list[Template]:
-        """Every language template, as run_code takes them."""
-        lib = self._lib
-        return [Template.from_json({
-            "name": self._text(lib.sbx_template_name(t)),
-            "extensions": (self._text(lib.sbx_template_extensions(t)) or "").split()})
-            for t in (lib.sbx_ctx_template(self._ctx, i)
-                      for i in range(lib.sbx_ctx_template_count(self._ctx)))]
-
-    def pools(self, wait: float | None = None) -> list[Pool]:
-        """The warm pools of this runner's context (pools.d/ of its
-        configuration), as `polysandbox pools --json` lists them.  wait:
-        first wait at most that many seconds for every pool to hold its
-        size in ready sandboxes (SandboxTimeoutError, with the pool's last
-        error, when one does not)."""
-        lib, ctx = self._lib, self._ctx_open()
-        if wait is not None and lib.sbx_ctx_pool_count(ctx) > 0:
-            self._check(lib.sbx_pool_wait(ctx, None, _ns(wait)))
-        n_stats = 0
-        while lib.sbx_pool_stat_name(n_stats) is not None:
-            n_stats += 1
-        out = []
-        for i in range(lib.sbx_ctx_pool_count(ctx)):
-            name = lib.sbx_ctx_pool_name(ctx, i)
-            v = (ctypes.c_uint64 * n_stats)()
-            err = ctypes.create_string_buffer(1200)
-            self._check(lib.sbx_pool_stats(ctx, name, v, n_stats))
-            self._check(lib.sbx_pool_last_error(ctx, name, err, len(err)))
-            obj: dict[str, Any] = {"name": self._text(name),
-                                   "provider": self._text(lib.sbx_pool_provider(ctx, name)),
-                                   "template": self._text(lib.sbx_pool_template(ctx, name))}
-            for k in range(n_stats):
-                key = self._text(lib.sbx_pool_stat_name(k))
-                obj[key] = bool(v[k]) if key == "active" else v[k]
-            obj["last_error"] = self._text(err.value) or None
-            out.append(Pool.from_json(obj))
-        return out
-
-    def _compare(self, body: dict[str, Any], cancel: int | None = None) -> CompareReport:
-        """compare (see Runner.compare) on this context: the columns one
-        after the other, the report built by the library."""
-        lib, ctx, chk = self._lib, self._ctx_open(), self._check
-        ds, smp, rep = c_void_p(), c_void_p(), c_void_p()
-        sums: list[c_void_p] = []
-        opts = None
-        try:
-            self._eval_inputs(body, 0, ds, smp)
-            for label, prov in body["columns"]:
-                opts = self._eval_opts(body, [prov], cancel)
-                if body["report"] is not None:
-                    chk(lib.sbx_eval_opts_set_journal(
-                        opts, f"{body['report']}.{label}.jsonl".encode(), False))
-                sums.append(c_void_p())
-                cctx = self._column_ctx(body["settings"].get(label))
-                try:
-                    rc = lib.sbx_eval_run(cctx or ctx, ds, smp, opts, ctypes.byref(sums[-1]))
-                    if rc != 0:
-                        raise self._error(rc, cctx or ctx)
-                finally:
-                    lib.sbx_ctx_free(cctx)
-                lib.sbx_eval_opts_free(opts)
-                opts = None
-            chk(lib.sbx_eval_report_new(smp, body["dataset"].encode(),
-                                        body["samples"].encode() if body["samples"] else None,
-                                        ctypes.byref(rep)))
-            for (label, prov), sm in zip(body["columns"], sums):
-                results = f"{body['report']}.{label}.jsonl" if body["report"] else None
-                chk(lib.sbx_eval_report_add(rep, label.encode(), prov.encode(),
-                                            results.encode() if results else None,
-                                            _cstrs(body["settings"].get(label, [])), sm))
-            opts = self._eval_opts(body, None, None)
-            chk(lib.sbx_eval_report_set_opts(rep, opts))
-            return self._report(rep, body)
-        finally:
-            lib.sbx_eval_opts_free(opts)
-            lib.sbx_eval_report_free(rep)
-            for sm in sums:
-                lib.sbx_eval_summary_free(sm)
-            lib.sbx_eval_samples_free(smp)
-            lib.sbx_eval_dataset_free(ds)
-
-    def _report(self, rep: c_void_p, body: dict[str, Any]) -> CompareReport:
-        """The CompareReport of @rep; with body["report"] (a prefix), its
-        PREFIX.md and PREFIX.html written first, as `polysandbox compare`
-        writes them (the library renders both), and named in its report
-        field."""
-        lib = self._lib
-        ks = (ctypes.c_uint * len(body["k"]))(*body["k"])
-        prefix = body.get("report")
-        if prefix is not None:
-            self._check(lib.sbx_eval_report_set_files(rep, prefix.encode()))
-            for suffix, render in ((".md", lib.sbx_eval_report_to_markdown),
-                                   (".html", lib.sbx_eval_report_to_html)):
-                page = _taken_text(render(rep, ks, len(body["k"])), "the compare report")
-                with open(prefix + suffix, "wb") as f:
-                    f.write(page)
-        return CompareReport.from_json(_taken_json(
-            lib.sbx_eval_report_to_json(rep, ks, len(body["k"])), "the compare report"))
-
-    def _compare_from(self, body: dict[str, Any]) -> CompareReport:
-        """compare_from (see Runner.compare_from): the results files read
-        back against the dataset and samples (sbx_eval_summary_load) and
-        the library's report of them, as core/cli/cmd-compare.c's
-        compare_from builds it."""
-        lib, ctx, chk = self._lib, self._ctx_open(), self._check
-        ds, smp, rep = c_void_p(), c_void_p(), c_void_p()
-        sums: list[c_void_p] = []
-        try:
-            self._eval_inputs(body, 0, ds, smp)
-            for path in body["results"]:
-                sums.append(c_void_p())
-                chk(lib.sbx_eval_summary_load(ctx, ds, smp, path.encode(),
-                                              ctypes.byref(sums[-1])))
-            chk(lib.sbx_eval_report_new(smp, body["dataset"].encode(),
-                                        body["samples"].encode() if body["samples"] else None,
-                                        ctypes.byref(rep)))
-            # no label: the library names each column after its provider
-            # (NAME#2 when repeated), else after its file, as --from does
-            for path, sm in zip(body["results"], sums):
-                chk(lib.sbx_eval_report_add(rep, None, self._records_provider(sm).encode(),
-                                            path.encode(), _cstrs([]), sm))
-            return self._report(rep, body)
-        finally:
-            lib.sbx_eval_report_free(rep)
-            for sm in sums:
-                lib.sbx_eval_summary_free(sm)
-            lib.sbx_eval_samples_free(smp)
-            lib.sbx_eval_dataset_free(ds)
-
-    def _records_provider(self, sm: c_void_p) -> str:
-        """The provider the records of sm name (the first that names one),
-        or ""."""
-        lib = self._lib
-        for i in range(lib.sbx_eval_summary_total(sm)):
-            r = lib.sbx_eval_summary_record(sm, i)
-            prov = lib.sbx_eval_record_provider(r) if r else None
-            if prov:
-                return prov.decode("utf-8", "replace")
-        return ""
-
-    def _eval_inputs(self, body: dict[str, Any], fmt: int, ds: c_void_p,
-                     smp: c_void_p) -> None:
-        """Load body's dataset (in format fmt) into ds and its samples (the
-        canonical ones when body["samples"] is None) into smp; the caller
-        frees both, also when this raises."""
-        lib, ctx, chk = self._lib, self._ctx_open(), self._check
-        chk(lib.sbx_eval_dataset_load(ctx, body["dataset"].encode(), fmt, ctypes.byref(ds)))
-        if body["samples"] is None:
-            chk(lib.sbx_eval_samples_canonical(ctx, ds, ctypes.byref(smp)))
-        else:
-            chk(lib.sbx_eval_samples_load(ctx, ds, body["samples"].encode(), ctypes.byref(smp)))
-
-    def _evaluate(self, body: dict[str, Any], cancel: int | None = None) -> EvalReport:
-        """evaluate (see Runner.evaluate) on this context: sbx_eval_run,
-        then the object of `polysandbox eval --json` from the library's
-        summary and metadata (core/cli/cmd-eval.c builds it the same
-        way)."""
-        lib, ctx = self._lib, self._ctx_open()
-        out = body["out"]
-        if out is not None and not body["resume"] and os.path.isfile(out) \
-                and os.path.getsize(out) > 0:
-            raise FileExistsError(f"polysandbox.evaluate: the results file {out} exists "
-                                  f"({os.path.getsize(out)} bytes): resume=True to continue "
-                                  "it, or remove it, or give another out")
-        ds, smp, sm = c_void_p(), c_void_p(), c_void_p()
-        opts = None
-        raised: list[BaseException] = []
-        try:
-            self._eval_inputs(body, body["format"], ds, smp)
-            opts = self._eval_opts(body, body["providers"], cancel)
-            if out is not None:
-                self._check(lib.sbx_eval_opts_set_journal(opts, out.encode(), body["resume"]))
-            if body["allow_partial"]:
-                self._check(lib.sbx_eval_opts_set_allow_partial(opts, True))
-            if body["progress"] is not None:
-                # Kept alive by this frame until sbx_eval_run returns.
-                cb = _native.EVAL_CB(_progress_cb(body["progress"], raised))
-                self._check(lib.sbx_eval_opts_set_callback(opts, cb, None))
-            rc = lib.sbx_eval_run(ctx, ds, smp, opts, ctypes.byref(sm))
-            if rc != 0:
-                raise self._error(rc, ctx)
-            if raised:
-                raise raised[0]
-            ks = (ctypes.c_uint * len(body["k"]))(*body["k"])
-            obj = _taken_json(lib.sbx_eval_summary_to_json(sm, ks, len(body["k"])),
-                              "the evaluation's summary")
-            # As the command: the providers named, else the default one.
-            dflt = lib.sbx_ctx_default_provider(ctx)
-            provs = body["providers"] or ([self._text(dflt)] if dflt else [])
-            obj["results"] = out
-            obj["jobs"] = body["jobs"] or os.sysconf("SC_NPROCESSORS_ONLN")
-            obj["meta"] = _taken_json(lib.sbx_eval_meta_to_json(
-                body["dataset"].encode(),
-                body["samples"].encode() if body["samples"] is not None else None,
-                opts, _cstrs(provs)), "the evaluation's metadata")
-            return EvalReport.from_json(obj)
-        finally:
-            lib.sbx_eval_opts_free(opts)
-            lib.sbx_eval_summary_free(sm)
-            lib.sbx_eval_samples_free(smp)
-            lib.sbx_eval_dataset_free(ds)
-
-    def _column_ctx(self, settings: list[str] | None) -> c_void_p | None:
-        """A context of this runner's configuration with a column's
-        SECTION.KEY=VALUE settings on top (the caller frees it), or None
-        when it has none (the column runs on the runner's context)."""
-        if not settings:
-            return None
-        lib, cctx = self._lib, c_void_p()
-        rc = lib.sbx_ctx_new_with(ctypes.byref(cctx),
-                                  self._config_dir.encode("utf-8") if self._config_dir
-                                  else None, _cstrs(settings))
-        if rc != 0:
-            err = self._error(rc, cctx if cctx.value else None)
-            lib.sbx_ctx_free(cctx)
-            raise err
-        return cctx
-
-    def _eval_opts(self, body: dict[str, Any], providers: list[str] | None,
-                   cancel: int | None) -> int:
-        """An sbx_eval_opts of evaluate's or compare's body (the caller
-        frees it)."""
-        lib = self._lib
-        o = lib.sbx_eval_opts_new()
-        if not o:
-            raise MemoryError("polysandbox: out of memory for the evaluation's options")
-        try:
-            chk = self._check
-            if providers is not None:
-                chk(lib.sbx_eval_opts_set_providers(o, _cstrs(providers)))
-            chk(lib.sbx_eval_opts_set_jobs(o, body["jobs"]))
-            if body["timeout"] is not None:
-                chk(lib.sbx_eval_opts_set_timeout(o, _ns(body["timeout"])))
-            if body["memory"] is not None:
-                chk(lib.sbx_eval_opts_set_limit(o, _LIMIT_IDS["memory"], body["memory"]))
-            if body["retries"] is not None:
-                chk(lib.sbx_eval_opts_set_retries(o, body["retries"]))
-            if cancel is not None:
-                chk(lib.sbx_eval_opts_set_cancel(o, cancel))
-        except BaseException:
-            lib.sbx_eval_opts_free(o)
-            raise
-        return o
 
     # Cancellation tokens of Runner._acall: the library's handles.
     def _cancel_new(self) -> int:
@@ -686,22 +480,6 @@ def _output_cb(sink: OutputSink) -> Any:
             sink(_STREAMS.get(stream, "stdout"), ctypes.string_at(buf, n) if n else b"")
             return 0
         except BaseException:
-            return 1
-    return cb
-
-
-def _progress_cb(progress: Any, raised: list[BaseException]) -> Any:
-    """The sbx_eval_record_cb of evaluate's progress: only the counts
-    cross (the record is not read), so the GIL is held just for the
-    call.  One that raises stops the evaluation (no new sample starts);
-    its exception goes to raised for evaluate to raise."""
-    def cb(_ud: Any, _rec: int, done: int, total: int, passed: int) -> int:
-        try:
-            progress(done, total, passed)
-            return 0
-        except BaseException as e:   # noqa: B036 - raised by evaluate
-            if not raised:
-                raised.append(e)
             return 1
     return cb
 

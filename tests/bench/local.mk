@@ -33,6 +33,12 @@ tests_bench_pooled_run_LDADD = core/libpolysandbox.la
 noinst_PROGRAMS += tests/bench/exec-rtt
 tests_bench_exec_rtt_SOURCES = tests/bench/exec-rtt.c
 tests_bench_exec_rtt_LDADD = core/libpolysandbox.la
+# clone-cost: a fork against a CLONE_VM child from a nanny thread, by the
+# caller's size (plugins/local/README.md, "Embedding processes").
+noinst_PROGRAMS += tests/bench/clone-cost
+tests_bench_clone_cost_SOURCES = tests/bench/clone-cost.c
+tests_bench_clone_cost_CFLAGS = $(AM_CFLAGS) -pthread
+tests_bench_clone_cost_LDFLAGS = -pthread
 
 EXTRA_DIST += tests/bench/rate.py tests/bench/summary.py tests/bench/python.py
 # The summary's verdicts, from figures files the test writes.

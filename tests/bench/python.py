@@ -13,7 +13,10 @@ Usage: python.py [-n RUNS] [--rounds R] [--save FILE] BENCH-RUNS POLYSANDBOX
    from a C caller as large as this python3 (BENCH-RUNS -m: its
    anonymous memory, and as many pages written per run as python3
    takes page faults per call): what of the difference is the caller's
-   size, not the binding.
+   size, not the binding; and as large but writing no page (-p 0): of
+   that, the copy of its address space at the init's clone alone, the
+   rest being the copy-on-write faults its writes take while the init
+   holds the copy (plugins/local/README.md, "Embedding processes").
 2. asyncio throughput: RUNS one-shot runs, as many in flight as there
    are cores, with psb.arun against the CLI started with
    asyncio.create_subprocess_exec.  Target: at least 3x.  In the same
@@ -165,15 +168,17 @@ def main(args):
     saved = []
     try:
         psb.run(["/bin/true"])   # load the library and providers first
-        c_meds, b_meds, walls, added = [], [], [], []
+        c_meds, b_meds, s_meds, walls, added = [], [], [], [], []
         faults = py_round(per, [], [])
         ballast = ("-m", str(anon_mib()), "-p", str(faults))
+        still = ballast[:2] + ("-p", "0")
         for _ in range(rounds):   # alternate, so drift in load hits all
             c_meds.append(c_round(runner, per))
             b_meds.append(c_round(runner, per, ballast))
+            s_meds.append(c_round(runner, per, still))
             py_round(per, walls, added)
         c, p, a = statistics.median(c_meds), statistics.median(walls), statistics.median(added)
-        cb = statistics.median(b_meds)
+        cb, cs = statistics.median(b_meds), statistics.median(s_meds)
         print(f"== psb.run(['/bin/true']) against sbx_run in C ({rounds} rounds of {per})")
         print(f"sbx_run (C):   median {c:8.2f} ms")
         d = p - c
@@ -186,8 +191,12 @@ def main(args):
               f"(wall less the library's own total)")
         print(f"sbx_run (C, as large as python3: {' '.join(ballast)}): median {cb:8.2f} ms "
               f"({cb - c:+.2f} ms against the plain C caller)")
+        print(f"sbx_run (C, as large, no page written: {' '.join(still)}): median {cs:8.2f} ms "
+              f"({cs - c:+.2f} ms: the size alone, copied by an in-process clone; "
+              f"the rest, {cb - cs:+.2f} ms, the pages written)")
         saved += [f"python.run_ms={p:.3f}", f"python.c_run_ms={c:.3f}",
-                  f"python.binding_ms={a:.4f}", f"python.c_ballast_run_ms={cb:.3f}"]
+                  f"python.binding_ms={a:.4f}", f"python.c_ballast_run_ms={cb:.3f}",
+                  f"python.c_still_run_ms={cs:.3f}"]
 
         jobs = os.cpu_count() or 1
 

@@ -39,7 +39,7 @@ endif
 FZ_COMMON = tests/fuzz/fuzz.h tests/fuzz/fuzz-util.c core/cli/cli.h
 FZ_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests/fuzz -I$(top_srcdir)/core \
 	-I$(top_srcdir)/core/cli -I$(top_srcdir)/core/server -I$(top_srcdir)/plugins/common -I$(top_srcdir)/plugins/docker \
-	-I$(top_srcdir)/plugins/microvm
+	-I$(top_srcdir)/plugins/microvm -I$(top_srcdir)/plugins/local/wire
 FZ_CFLAGS = $(AM_CFLAGS) -pthread $(JANSSON_CFLAGS) $(SODIUM_CFLAGS) $(CURL_CFLAGS) \
 	$(LIBARCHIVE_CFLAGS) $(MHD_CFLAGS)
 FZ_LDADD = $(FUZZ_LIBS) $(FZ_HTTP_LIBS) core/libpolysandbox-internal.la $(LTDL_LIBS) $(JANSSON_LIBS) \
@@ -126,6 +126,12 @@ endif
 
 if BUILD_PROVIDER_MICROVM
 FUZZ_SOURCES += tests/fuzz/fuzz-microvm.c plugins/microvm/mv-proto.c plugins/microvm/mv-proto.h
+endif
+
+# The local provider's exec request, as its daemon, spares and zygotes read it.
+if BUILD_PROVIDER_LOCAL
+FUZZ_SOURCES += tests/fuzz/fuzz-execreq.c plugins/local/wire/exec-req.c \
+	plugins/local/wire/exec-req.h plugins/local/wire/fdpass.c plugins/local/wire/fdpass.h
 endif
 
 # What the fuzzers found, one unit test each (the inputs stay in the corpus).

@@ -85,6 +85,11 @@ TESTS += tests/hostile/locald.sh tests/hostile/run-locald.sh tests/hostile/sysca
 endif
 dist_check_SCRIPTS += tests/hostile/locald.sh tests/hostile/run-locald.sh \
 	tests/hostile/syscalls-locald.sh
+# Its host table (the SDK's test host): --set read as the core reads it.
+if BUILD_PROVIDER_LOCAL
+TESTS += tests/hostile/locald-host.sh
+endif
+dist_check_SCRIPTS += tests/hostile/locald-host.sh
 
 # The zygote and the daemon give a payload no more than the plain path:
 # nothing of an exec steers the zygote on the host (caller's directory,

@@ -22,7 +22,7 @@ check() {
     if ! "$PY" "$top_srcdir/python/cffi_build.py" "$tmp/m.c" "$@" >/dev/null 2>"$tmp/gen"; then
         echo "not ok $n - $desc: cffi_build.py failed"; sed 's/^/# /' "$tmp/gen"; return
     fi
-    ${SBX_CC:-cc} -fsyntax-only -I"$top_srcdir/core/include" -I"$inc" "$tmp/m.c" \
+    ${SBX_CC:-cc} -fsyntax-only -I"$top_srcdir/core/include" -I"$top_srcdir/sdk/include" -I"$inc" "$tmp/m.c" \
         >"$tmp/out" 2>&1
     rc=$?
     if [ $# -eq 0 ]; then

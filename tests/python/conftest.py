@@ -166,12 +166,19 @@ def local(psb):
 def cffi_local(psb):
     """A Local of the module on the cffi backend (skipped when it is not
     built), closed at its end."""
+    runner = new_cffi_local(psb)
+    yield runner
+    runner.close()
+
+
+def new_cffi_local(psb):
+    """A new Local on the cffi backend (the caller closes it); the test
+    is skipped when the backend is not built."""
     if not CFFI_BUILT:
         pytest.skip("the cffi backend is not built (configure found no python3-cffi)")
     runner = psb.Local(backend="cffi")
     assert runner.backend == "cffi"
-    yield runner
-    runner.close()
+    return runner
 
 
 @pytest.fixture(scope="module", params=["local", "client"])

@@ -7,7 +7,8 @@ PYTHON_TESTS = tests/python/binding.sh tests/python/asyncio.sh tests/python/sand
 	tests/python/stream.sh \
 	tests/python/files.sh tests/python/compare.sh tests/python/evaluate.sh \
 	tests/python/remote-eval.sh tests/python/install.sh \
-	tests/python/binding-cffi.sh tests/python/cffi-check.sh tests/python/docker.sh
+	tests/python/binding-cffi.sh tests/python/cffi-check.sh tests/python/pip-install.sh \
+	tests/python/docker.sh
 TESTS += $(PYTHON_TESTS)
 dist_check_SCRIPTS += $(PYTHON_TESTS)
 EXTRA_DIST += tests/python/conftest.py tests/python/pytest.ini \
@@ -16,4 +17,4 @@ EXTRA_DIST += tests/python/conftest.py tests/python/pytest.ini \
 	tests/python/test_compare.py tests/python/test_remote_eval.py \
 	tests/python/test_docker.py \
 	tests/python/harness.py tests/python/unlisted.py \
-	tests/python/run-python.sh tests/python/sanitizer-env.sh
+	tests/python/run-python.sh tests/python/sanitizer-env.sh tests/python/no-asan.sh

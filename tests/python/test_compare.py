@@ -17,6 +17,7 @@ import subprocess
 
 import pytest
 
+from conftest import new_cffi_local
 from harness import PS, Server, read_text
 
 SRC = os.environ["top_srcdir"]
@@ -347,3 +348,50 @@ def test_pool_hit_named(clocal, cclient, pools):
     assert r.stdout == s.stdout == "42\n", f"{r}\n{s}"
     assert r.pool == "py" and s.pool == "py", f"{r.pool!r} {s.pool!r}"
     assert clocal.run(["true"], provider="evalnop").pool is None
+
+
+# ---- the same calls on the cffi backend --------------------------------------
+@pytest.fixture(scope="module")
+def cffi_clocal(psb, conf):
+    """A Local on the module's configuration on the cffi backend (the
+    other runners here are on ctypes: compare.sh names a library);
+    skipped when the backend is not built."""
+    runner = new_cffi_local(psb)
+    yield runner
+    runner.close()
+
+
+def test_cffi_compare(cffi_clocal, tmp, both):
+    """compare on cffi: the ctypes runner's statuses and fields, its pages written."""
+    rep = cffi_clocal.compare(DATASET, SAMPLES, providers=["local", "local"], k=[1, 2],
+                              report=os.path.join(tmp, "cf"))
+    got = json.loads(rep.to_json())
+    assert statuses(got) == statuses(both[3]) and shape(got) == shape(both[3])
+    # (the pages show times, which differ from run to run)
+    assert "cf.local.jsonl" in read_text(os.path.join(tmp, "cf.md"))
+    assert "</html>" in read_text(os.path.join(tmp, "cf.html"))
+
+
+def test_cffi_compare_from(cffi_clocal, from_both):
+    """compare_from on cffi: the ctypes runner's report (but the page files and the date)."""
+    kept, _, frep = from_both
+    got = cffi_clocal.compare_from(DATASET, SAMPLES, results=kept, k=[1, 2])
+    assert undated(json.loads(got.to_json())) == undated(json.loads(frep.to_json()))
+
+
+def test_cffi_compare_settings(psb, cffi_clocal):
+    """compare(settings=) on cffi: a column's own context, as on ctypes;
+    one that does not load raises naming the setting."""
+    srep = cffi_clocal.compare(*GEN, providers=["evalnop", "evalnop"],
+                               settings={"evalnop#2": ["provider.evalnop.exit_code=1"]})
+    assert [c.summary["counts"]["passed"] for c in srep.columns] == [9, 0]
+    with pytest.raises(psb.ConfigError, match="nosuch"):
+        cffi_clocal.compare(*GEN, providers=["evalnop", "evalnop"],
+                            settings={"evalnop#2": ["nosuch.key=1"]})
+
+
+def test_cffi_pools(cffi_clocal, pools):
+    """pools(wait=) on cffi: the same pools, filled."""
+    got = cffi_clocal.pools(wait=60)
+    assert [(p.name, p.provider, p.template, p.size) for p in got] == pools[2]
+    assert all(p.active and p.ready == 1 and p.last_error is None for p in got), got

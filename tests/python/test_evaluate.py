@@ -173,12 +173,15 @@ class Stop(Exception):
     pass
 
 
-def test_progress_raises(psb, files):
-    """A progress that raises stops the evaluation, and evaluate raises its exception."""
+@pytest.mark.parametrize("backend", ["default", "cffi"])
+def test_progress_raises(psb, files, backend, request):
+    """A progress that raises stops the evaluation, and evaluate raises its
+    exception (the module's runner, then one on cffi)."""
     def stop(done, total, passed):
         raise Stop(f"stop at {done}")
+    runner = psb if backend == "default" else request.getfixturevalue("cffi_local")
     with pytest.raises(Stop) as e:
-        psb.evaluate(*files, providers=["local"], jobs=1, timeout=30, progress=stop)
+        runner.evaluate(*files, providers=["local"], jobs=1, timeout=30, progress=stop)
     assert str(e.value) == "stop at 1"
 
 
@@ -212,4 +215,34 @@ async def test_cancel_aevaluate(psb, tmp, files):
                         for t in ("sh/add", "sh/greet")])
     how, _ = await cancel_later(psb.aevaluate(files[0], slow, providers=["local"],
                                               timeout=120, k=[1]))
+    assert how == "cancelled"
+
+
+# ---- the same calls on the cffi backend --------------------------------------
+def test_cffi_evaluate(cffi_local, want, tmp, files):
+    """evaluate on cffi: eval --json's scores, the progress once per
+    sample, the results file written."""
+    calls = []
+    out = os.path.join(tmp, "cffi.jsonl")
+    rep = cffi_local.evaluate(*files, out=out, progress=lambda *a: calls.append(a), **OPTS)
+    got = json.loads(rep.to_json())
+    assert scores(got) == scores(want) and shape(got) == shape(want)
+    assert got["meta"]["providers"] == ["local"] and got["results"] == out
+    assert [c[0] for c in calls] == [1, 2, 3, 4, 5] and calls[-1][2] == 3, calls
+
+
+def test_cffi_missing_dataset(psb, cffi_local, tmp):
+    """On cffi, a missing dataset raises the library's error naming the file."""
+    with pytest.raises(psb.SandboxError, match="nosuch.jsonl"):
+        cffi_local.evaluate(os.path.join(tmp, "nosuch.jsonl"), canonical=True)
+
+
+@pytest.mark.asyncio
+async def test_cffi_cancel_aevaluate(cffi_local, tmp, files):
+    """On cffi, cancelling an aevaluate stops it (its token reaches the library)."""
+    slow = write_jsonl(tmp, "cffi-slow.jsonl",
+                       [{"task_id": "sh/add", "completion": "add() { sleep 60; }\n"}])
+    how, _ = await cancel_later(cffi_local.aevaluate(files[0], slow, providers=["local"],
+                                                     timeout=120, k=[1],
+                                                     allow_partial=True))
     assert how == "cancelled"

@@ -1,168 +1,115 @@
 /* plugins/local/daemon/host.c - the host table of polysandbox-locald
  *
- * The local provider's sources run in the daemon with no core: this is
- * the host they are given.  Its settings are what the client passed with
- * --set (read from the same file, with the core's own reader), its
- * private paths those of --hide; the path rule and the clock are the
- * core's (core/path-check.c, core/clock.c), built in.
+ * The local provider's sources run in the daemon with no core.  Their
+ * host is the SDK's standalone test host (core/loader/test-host.c,
+ * <polysandbox/provider-test.h>), compiled in as the daemon compiles the
+ * core's path rule, clock and settings reader (not linked from
+ * libpolysandbox, which would bring libcurl, libsodium, libarchive and
+ * the rest into a root process).  It holds the settings the client
+ * passed with --set (read with the core's own reader), the state
+ * directory, the clock and the path rule.  Two slots are the daemon's
+ * own: log (stderr with our pid; debug and info only with --verbose),
+ * and private_paths (the client's core's, from --hide, which a test host
+ * has none of).  A limit that cannot be enforced is refused, as a host
+ * without limits_unenforced refuses it; errors are printed as they come.
  */
 #include "config.h"
 
-#include <errno.h>
-#include <fcntl.h>
-#include <inttypes.h>
-#include <poll.h>
-#include <sched.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/auxv.h>
-#include <sys/file.h>
-#include <sys/resource.h>
-#include <sys/signalfd.h>
-#include <sys/socket.h>
-#include <sys/stat.h>
-#include <sys/syscall.h>
-#include <sys/un.h>
-#include <sys/wait.h>
-#include <sys/xattr.h>
 #include <unistd.h>
 
+#include <polysandbox/provider-test.h>
+
 #include "locald.h"
-#include <polysandbox/sandbox.h>
 
-#include "clock.h"
-#include "path-check.h"
-#include "settings-read.h"
+struct lcl_d_conf lcl_d_conf;
 
+static sbx_test_host *th;
+static sbx_host_v1 table;
 
-struct sbx_host_handle lcl_d_hh;
-
-void lcl_d_log(sbx_host_handle *h, int level, const char *fmt, ...)
+static void vsay(int level, const char *fmt, va_list ap)
 {
-    if (!h->verbose && level > SBX_LOG_WARNING)
+    if (!lcl_d_conf.verbose && level > SBX_LOG_WARNING)
         return;
-    va_list ap;
-    va_start(ap, fmt);
     fprintf(stderr, "polysandbox-locald[%ld]: ", (long)getpid());
     vfprintf(stderr, fmt, ap);
     fputc('\n', stderr);
-    va_end(ap);
 }
 
-static int h_set_error(sbx_host_handle *h, int code, const char *fmt, ...)
+void lcl_d_log(int level, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    fprintf(stderr, "polysandbox-locald[%ld]: error: ", (long)getpid());
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    vsay(level, fmt, ap);
     va_end(ap);
+}
+
+static void h_log(sbx_host_handle *h, int level, const char *fmt, ...)
+{
+    va_list ap;
     (void)h;
-    return code;
+    va_start(ap, fmt);
+    vsay(level, fmt, ap);
+    va_end(ap);
 }
 
-static const char *h_config_get(sbx_host_handle *h, const char *key)
+/* The test host records set_error; we also say it. */
+static void on_message(void *ud, bool is_error, int n, const char *text)
 {
-    size_t kl = strlen(key);
-    for (int i = 0; i < h->n_sets; i++)
-        if (!strncmp(h->sets[i], key, kl) && h->sets[i][kl] == '=')
-            return h->sets[i] + kl + 1;
-    return NULL;
-}
-
-static int h_secret_get(sbx_host_handle *h, const char *key, const char **out, size_t *len)
-{
-    (void)h;
-    (void)key;
-    *out = NULL;
-    *len = 0;
-    return SBX_E_NOT_FOUND;
-}
-
-static void h_secret_release(sbx_host_handle *h, const char *v)
-{
-    (void)h;
-    (void)v;
-}
-
-static const char *h_state_dir(sbx_host_handle *h)
-{
-    return h->state_dir;
-}
-
-static void h_retry_after(sbx_host_handle *h, uint64_t ms)
-{
-    (void)h;
-    (void)ms;
-}
-
-static void h_not_started(sbx_host_handle *h)
-{
-    (void)h;
+    (void)ud;
+    (void)n;
+    if (is_error)
+        fprintf(stderr, "polysandbox-locald[%ld]: error: %s\n", (long)getpid(), text);
 }
 
 static const char *const *h_private_paths(sbx_host_handle *h)
 {
-    return h->hide;
-}
-
-/* The provider's [settings] as the core reads them (core/host-settings.c,
- * built into the daemon with units.c and error.c): the values the client
- * passed with --set, which it read from the same file. */
-static const core_setting *h_lookup(void *ud, const char *key)
-{
-    static _Thread_local core_setting s;
-    const char *v = h_config_get(ud, key);
-
-    s = (core_setting){ .key = (char *)key, .value = (char *)v, .file = "--set", .line = 0 };
-    return v ? &s : NULL;
-}
-
-static int h_settings_read(sbx_host_handle *h, const sbx_setting_v1 *table, size_t entry_size,
-                           void *base)
-{
-    const sbx_provider_v1 *d = &sandbox_provider_v1;
-    int rc = core_settings_read(d->name, d->config_keys, d->secret_keys, h_lookup, h, table,
-                                entry_size, base);
-
-    return rc == SBX_OK ? SBX_OK
-                        : h_set_error(h, rc, "%s", sbx_error_message(sbx_ctx_last_error(NULL)));
-}
-
-/* The core's own rule and clock, built into the daemon (core/path-check.c,
- * core/clock.c depend on nothing else of the core). */
-static int h_path_check(sbx_host_handle *h, const char *path)
-{
-    char msg[1024];
-    int rc = core_path_check(path, msg, sizeof msg);
-    return rc == SBX_OK ? SBX_OK : h_set_error(h, rc, "%s", msg);
-}
-
-static uint64_t h_clock_ns(sbx_host_handle *h)
-{
     (void)h;
-    return core_now_ns();
+    return lcl_d_conf.hide;
 }
 
-const sbx_host_v1 lcl_d_host = {
-    .struct_size = sizeof(sbx_host_v1),
-    .abi_major = SBX_ABI_MAJOR,
-    .abi_minor = SBX_ABI_MINOR,
-    .log = lcl_d_log,
-    .set_error = h_set_error,
-    .config_get = h_config_get,
-    .secret_get = h_secret_get,
-    .secret_release = h_secret_release,
-    .alloc = malloc,
-    .free = free,
-    .state_dir = h_state_dir,
-    .retry_after = h_retry_after,
-    .not_started = h_not_started,
-    .private_paths = h_private_paths,
-    .settings_read = h_settings_read,
-    .path_check = h_path_check,
-    .clock_ns = h_clock_ns,
-};
+int lcl_d_host_open(const sbx_host_v1 **tab, sbx_host_handle **h)
+{
+    if (!(th = sbx_test_host_new(&sandbox_provider_v1)) ||
+        sbx_test_host_set_state_dir(th, lcl_d_conf.state_dir) != SBX_OK) {
+        lcl_d_log(SBX_LOG_ERROR, "out of memory");
+        return -1;
+    }
+    for (int i = 0; i < lcl_d_conf.n_sets; i++) {
+        const char *kv = lcl_d_conf.sets[i], *eq = strchr(kv, '=');
+        char key[64];
+        const char *msg = "";
+        int n = snprintf(key, sizeof key, "%.*s", eq ? (int)(eq - kv) : 0, kv);
+        if (!eq || n <= 0 || (size_t)n >= sizeof key ||
+            sbx_test_host_set(th, key, eq + 1) != SBX_OK) {
+            sbx_test_host_error(th, &msg);
+            lcl_d_log(SBX_LOG_ERROR, "--set '%s': %s", kv, *msg ? msg : "not a setting");
+            return -1;
+        }
+    }
+    sbx_test_host_refuse_unenforced(th, true);
+    sbx_test_host_watch(th, on_message, NULL);
+    table = *sbx_test_host_table(th);
+    table.log = h_log;
+    table.private_paths = h_private_paths;
+    *tab = &table;
+    *h = sbx_test_host_handle(th);
+    return 0;
+}
+
+const char *lcl_d_host_error(void)
+{
+    const char *msg = "";
+    if (th)
+        sbx_test_host_error(th, &msg);
+    return msg;
+}
+
+void lcl_d_host_close(void)
+{
+    sbx_test_host_free(th);
+    th = NULL;
+}

@@ -48,11 +48,6 @@
 #include <unistd.h>
 
 #include "locald.h"
-#include <polysandbox/sandbox.h>
-
-#include "clock.h"
-#include "path-check.h"
-#include "settings-read.h"
 
 /* ---- events ---- */
 
@@ -105,7 +100,7 @@ void lcl_d_on_exit(struct daemon *d, struct spare *z)
     struct lcl_msg m;
     if (z->rep >= 0 && read(z->rep, &m, sizeof m) == (ssize_t)sizeof m) {
         m.what[sizeof m.what - 1] = '\0';
-        lcl_d_log(&lcl_d_hh, SBX_LOG_WARNING, "preparing a sandbox failed: %s: %s", m.what,
+        lcl_d_log(SBX_LOG_WARNING, "preparing a sandbox failed: %s: %s", m.what,
               strerror(m.err));
     }
     if (!z->ready)
@@ -144,7 +139,7 @@ static uint64_t refill_hold(const struct daemon *d, uint64_t now)
 static bool state_gone(const struct daemon *d)
 {
     struct stat st;
-    return stat(lcl_d_hh.state_dir, &st) < 0 ? errno == ENOENT || errno == ENOTDIR
+    return stat(lcl_d_conf.state_dir, &st) < 0 ? errno == ENOENT || errno == ENOTDIR
                                        : st.st_dev != d->state_dev || st.st_ino != d->state_ino;
 }
 
@@ -316,7 +311,7 @@ int main(int argc, char **argv)
             continue;
         }
         if (!strcmp(a, "--verbose")) {
-            lcl_d_hh.verbose = true;
+            lcl_d_conf.verbose = true;
             continue;
         }
         if (!strcmp(a, "--help"))
@@ -325,7 +320,7 @@ int main(int argc, char **argv)
             return usage(stderr, 2);
         i++;
         if (!strcmp(a, "--state-dir"))
-            lcl_d_hh.state_dir = v;
+            lcl_d_conf.state_dir = v;
         else if (!strcmp(a, "--run-dir"))
             run_dir = v;
         else if (!strcmp(a, "--key"))
@@ -351,23 +346,23 @@ int main(int argc, char **argv)
             warm.pids = pi;
             warm.disk = di;
         } else if (!strcmp(a, "--hide")) {
-            if (lcl_d_hh.n_hide >= LCL_MAX_HIDDEN || v[0] != '/') {
+            if (lcl_d_conf.n_hide >= LCL_MAX_HIDDEN || v[0] != '/') {
                 fprintf(stderr, "polysandbox-locald: --hide '%s': an absolute path (%d at most)\n",
                         v, LCL_MAX_HIDDEN);
                 return 2;
             }
-            lcl_d_hh.hide[lcl_d_hh.n_hide++] = v;
+            lcl_d_conf.hide[lcl_d_conf.n_hide++] = v;
         } else if (!strcmp(a, "--set")) {
-            if (lcl_d_hh.n_sets >= 16 || !strchr(v, '=')) {
+            if (lcl_d_conf.n_sets >= 16 || !strchr(v, '=')) {
                 fprintf(stderr, "polysandbox-locald: --set '%s': KEY=VALUE (16 at most)\n", v);
                 return 2;
             }
-            lcl_d_hh.sets[lcl_d_hh.n_sets++] = (char *)v;
+            lcl_d_conf.sets[lcl_d_conf.n_sets++] = v;
         } else {
             return usage(stderr, 2);
         }
     }
-    if (!lcl_d_hh.state_dir || !run_dir || !key || strlen(key) >= LCL_LD_KEY_MAX)
+    if (!lcl_d_conf.state_dir || !run_dir || !key || strlen(key) >= LCL_LD_KEY_MAX)
         return usage(stderr, 2);
 
     /* Nothing of the process that started us: descriptors, signals. */
@@ -404,7 +399,7 @@ int main(int argc, char **argv)
     struct stat st;
     if ((mkdir(run_dir, 0700) < 0 && errno != EEXIST) || lstat(run_dir, &st) < 0 ||
         !S_ISDIR(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 077)) {
-        lcl_d_log(&lcl_d_hh, SBX_LOG_ERROR, "%s is not a private directory of ours", run_dir);
+        lcl_d_log(SBX_LOG_ERROR, "%s is not a private directory of ours", run_dir);
         return 1;
     }
     snprintf(d.lock_path, sizeof d.lock_path, "%s/" LCL_LD_LOCK, run_dir);
@@ -429,7 +424,7 @@ int main(int argc, char **argv)
     char pid_text[24];
     int pl = snprintf(pid_text, sizeof pid_text, "%ld\n", (long)getpid());
     if (ftruncate(d.lock_fd, 0) < 0 || pwrite(d.lock_fd, pid_text, (size_t)pl, 0) != pl)
-        lcl_d_log(&lcl_d_hh, SBX_LOG_WARNING, "writing our pid to %s: %s", lock, strerror(errno));
+        lcl_d_log(SBX_LOG_WARNING, "writing our pid to %s: %s", lock, strerror(errno));
 
     sigset_t sigs;
     sigemptyset(&sigs);
@@ -440,32 +435,40 @@ int main(int argc, char **argv)
     d.sig_fd = signalfd(-1, &sigs, SFD_CLOEXEC | SFD_NONBLOCK);
 
     void *prov = NULL;
-    int ret = sandbox_provider_v1.ops->init(&lcl_d_host, &lcl_d_hh, &prov);
+    const sbx_host_v1 *host = NULL;
+    sbx_host_handle *hh = NULL;
+    if (lcl_d_host_open(&host, &hh) < 0)
+        return 1;
+    int ret = sandbox_provider_v1.ops->init(host, hh, &prov);
     if (ret || !prov || d.sig_fd < 0) {
-        lcl_d_log(&lcl_d_hh, SBX_LOG_ERROR, "the local provider did not start (%d)", ret);
+        lcl_d_log(SBX_LOG_ERROR, "the local provider did not start (%d): %s", ret,
+                  lcl_d_host_error());
+        lcl_d_host_close();
         return 1;
     }
     d.p = prov;
     d.p->cg_v2_slots = true; /* v2: our cgroups are one-shot slots (cgroup/slots.c) */
     if (!d.p->run_dir || strcmp(d.p->run_dir, run_dir) || !d.p->root ||
         lcl_seccomp_ensure(d.p)) {
-        lcl_d_log(&lcl_d_hh, SBX_LOG_ERROR, "not usable here (run directory %s, root %d)",
+        lcl_d_log(SBX_LOG_ERROR, "not usable here (run directory %s, root %d)",
               d.p->run_dir ? d.p->run_dir : "none", d.p->root);
         sandbox_provider_v1.ops->fini(prov);
+        lcl_d_host_close();
         return 1;
     }
     if (stat("/proc/self/ns/mnt", &st) == 0)
         d.mnt_ns = st.st_ino;
     if (stat("/proc/self/ns/net", &st) == 0)
         d.net_ns = st.st_ino;
-    if (stat(lcl_d_hh.state_dir, &st) == 0) {
+    if (stat(lcl_d_conf.state_dir, &st) == 0) {
         d.state_dev = st.st_dev;
         d.state_ino = st.st_ino;
     }
     int e = listen_on(&d);
     if (e) {
-        lcl_d_log(&lcl_d_hh, SBX_LOG_ERROR, "listening on %s/" LCL_LD_SOCK ": %s", run_dir, strerror(-e));
+        lcl_d_log(SBX_LOG_ERROR, "listening on %s/" LCL_LD_SOCK ": %s", run_dir, strerror(-e));
         sandbox_provider_v1.ops->fini(prov);
+        lcl_d_host_close();
         return 1;
     }
     d.last_req = lcl_now_mono();
@@ -474,6 +477,7 @@ int main(int argc, char **argv)
     loop(&d);
     lcl_d_retire(&d);
     sandbox_provider_v1.ops->fini(prov);
+    lcl_d_host_close();
     rmdir(run_dir); /* if no sandbox lives there (as the provider does) */
     return 0;
 }

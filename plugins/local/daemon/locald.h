@@ -22,9 +22,9 @@ extern const sbx_provider_v1 sandbox_provider_v1;
 #define WMAX 2           /* limits kept prepared for */
 #define MAX_FAILS 3      /* preparations failing in a row: that limits goes in-process */
 
-/* ---- host.c: the provider's host, for a provider without the core ---- */
-struct sbx_host_handle {
-    char *sets[16];      /* "key=value" from --set */
+/* ---- host.c: the provider's host, the SDK's test host (no core) ---- */
+struct lcl_d_conf {
+    const char *sets[16];  /* "key=value" from --set */
     int n_sets;
     const char *hide[LCL_MAX_HIDDEN + 1]; /* --hide: the client's core's private paths */
     int n_hide;
@@ -32,11 +32,15 @@ struct sbx_host_handle {
     bool verbose;
 };
 
-extern struct sbx_host_handle lcl_d_hh;
-extern const sbx_host_v1 lcl_d_host;
+extern struct lcl_d_conf lcl_d_conf;
+/* The host table and handle for the provider's init, from lcl_d_conf;
+ * 0, or -1 (said why). */
+int lcl_d_host_open(const sbx_host_v1 **table, sbx_host_handle **h);
+/* The last error the provider set, "" when none. */
+const char *lcl_d_host_error(void);
+void lcl_d_host_close(void);
 /* To stderr, with our pid; debug and info only with --verbose. */
-void lcl_d_log(sbx_host_handle *h, int level, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+void lcl_d_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* ---- the daemon's state ---- */
 

@@ -29,11 +29,6 @@
 #include <unistd.h>
 
 #include "locald.h"
-#include <polysandbox/sandbox.h>
-
-#include "clock.h"
-#include "path-check.h"
-#include "settings-read.h"
 
 
 /* Strict mode: a sandbox of @wi made and waited for (10 s at most). */
@@ -135,7 +130,7 @@ static bool mark_owner(struct spare *z, const char *id)
  * this client in-process?  The rlimits the payload does not set itself,
  * the nice value and the CPU affinity must be ours (a limit or a
  * priority cannot be raised in there); the umask is set per request. */
-static bool inherit_ok(const struct lcl_ld_req *q)
+static bool inherit_ok(const struct lcl_xr_inherit *q)
 {
     for (int i = 0; i < RLIM_NLIMITS; i++) {
         struct rlimit rl;
@@ -152,37 +147,34 @@ static bool inherit_ok(const struct lcl_ld_req *q)
            CPU_EQUAL(&cpus, &q->cpus);
 }
 
-/* The key of request @q (@buf: it and its strings): its limits, its
- * network (host: only as permitted, and in our own network namespace,
- * which an in-process exec would share) and its image root (checked as
- * create checks it, by the same code).  False: not ours to serve. */
-static bool request_key(struct daemon *d, const struct lcl_ld_req *q, const char *buf,
-                        struct key *k)
+/* The key of request @r: its limits, its network (host: only as
+ * permitted, and in our own network namespace, which an in-process exec
+ * would share) and its image root (checked as create checks it, by the
+ * same code).  False: not ours to serve. */
+static bool request_key(struct daemon *d, const struct lcl_xreq *r, struct key *k)
 {
     memset(k, 0, sizeof *k);
-    k->mem = q->limits.memory_bytes;
-    k->pids = q->limits.pids;
-    k->disk = q->limits.disk_bytes;
-    k->net = (int)q->network;
-    if (q->network == SBX_NET_HOST) {
-        if (!d->p->allow_host_net || !d->net_ns || q->net_ns != d->net_ns)
+    k->mem = r->limits.memory_bytes;
+    k->pids = r->limits.pids;
+    k->disk = r->limits.disk_bytes;
+    k->net = (int)r->inh.network;
+    if (r->inh.network == SBX_NET_HOST) {
+        if (!d->p->allow_host_net || !d->net_ns || r->inh.net_ns != d->net_ns)
             return false;
-    } else if (q->network != SBX_NET_NONE) {
+    } else if (r->inh.network != SBX_NET_NONE) {
         return false;
     }
-    if (!q->rootfs_len)
+    if (!r->rootfs)
         return true;
-    if (q->rootfs_len > q->blob_len || q->rootfs_len > sizeof k->rootfs)
-        return false;
-    const char *img = buf + sizeof *q + q->blob_len - q->rootfs_len;
-    if (img[q->rootfs_len - 1] != '\0' || strlen(img) != q->rootfs_len - 1)
+    const char *img = r->rootfs;
+    if (strlen(img) >= sizeof k->rootfs)
         return false;
     char *real = NULL;
     bool ok = lcl_layout_rootfs(d->p, img, &real) == 0 && real && !strcmp(real, img);
     free(real);
     if (!ok)
         return false;
-    memcpy(k->rootfs, img, q->rootfs_len);
+    memcpy(k->rootfs, img, strlen(img) + 1);
     return lcl_d_image_id(k->rootfs, k->img);
 }
 
@@ -196,33 +188,32 @@ void lcl_d_serve(struct daemon *d, int conn)
     }
     struct timeval tv = {2, 0};
     setsockopt(conn, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-    struct lcl_ld_req q;
-    int fds[LCL_LD_NFDS];
+    struct lcl_xreq r;
+    int fds[LCL_XR_MAX_FDS], nfds = 0;
     char *buf = NULL;
-    int e = lcl_fds_recv(conn, &q, sizeof q, fds, LCL_LD_NFDS);
-    bool fds_ok = true;
-    for (int i = 0; i < LCL_LD_NFDS; i++)
-        fds_ok = fds_ok && fds[i] >= 0;
-    if (!e && (q.magic != LCL_LD_MAGIC || q.blob_len > LCL_LD_BLOB_MAX || !fds_ok))
+    size_t len = 0;
+    const char *why = NULL;
+    int e = lcl_xr_recv(conn, &buf, &len, fds, &nfds);
+    if (!e)
+        e = lcl_xr_decode(buf, len, fds, nfds, &r, &why);
+    else
+        memset(&r, 0, sizeof r);
+    if (!e && !(r.parts & LCL_XR_INHERIT)) {
+        why = "no daemon's part";
         e = -EPROTO;
-    if (!e && !(buf = malloc(sizeof q + q.blob_len)))
-        e = -ENOMEM;
-    if (!e) {
-        memcpy(buf, &q, sizeof q);
-        e = lcl_fds_recv(conn, buf + sizeof q, q.blob_len, NULL, 0);
     }
-    q.id[sizeof q.id - 1] = '\0';
-    q.key[sizeof q.key - 1] = '\0';
     d->last_req = lcl_now_mono();
     struct spare *z = NULL;
     int code = LCL_LD_FALLBACK;
     static struct key k; /* single-threaded; a path is large for the stack */
-    if (e) {
-        lcl_d_log(&lcl_d_hh, SBX_LOG_INFO, "bad request: %s", strerror(-e));
-    } else if (q.version != LCL_LD_VERSION || strcmp(q.key, d->key)) {
+    if (e == -EPROTONOSUPPORT) {
         code = LCL_LD_MISMATCH;
-    } else if (q.mnt_ns == d->mnt_ns && id_ok(q.id) && !d->retiring && inherit_ok(&q) &&
-               request_key(d, &q, buf, &k)) {
+    } else if (e) {
+        lcl_d_log(SBX_LOG_INFO, "bad request: %s", why ? why : strerror(-e));
+    } else if (strcmp(r.inh.key, d->key)) {
+        code = LCL_LD_MISMATCH;
+    } else if (r.inh.mnt_ns == d->mnt_ns && id_ok(r.inh.id) && !d->retiring &&
+               inherit_ok(&r.inh) && request_key(d, &r, &k)) {
         int wi = lcl_d_want_for(d, &k);
         d->wants[wi].last = d->last_req;
         for (int i = 0; i < SPARE_MAX && !z; i++)
@@ -234,19 +225,21 @@ void lcl_d_serve(struct daemon *d, int conn)
         /* The work directory seen through its init's user namespace:
          * stored as 1000, shown as its 1000 (local-ids.c). */
         int ns = z && d->p->ids_per_exec ? lcl_id_userns(&z->id, z->pid) : -1;
-        if (z && (!mark_owner(z, q.id) ||
-                  (d->p->ids_per_exec && (ns < 0 || lcl_mount_idmap(fds[LCL_LD_FD_WORK], ns) < 0)))) {
+        if (z && (!mark_owner(z, r.inh.id) ||
+                  (d->p->ids_per_exec &&
+                   (ns < 0 || lcl_mount_idmap(r.fd[LCL_XR_FD_WORK], ns) < 0)))) {
             lcl_d_spare_end(d, z); /* nothing started: in-process */
             z = NULL;
-        } else if (z && lcl_fds_send(z->ctl, buf, sizeof q + q.blob_len, fds, LCL_LD_NFDS) < 0) {
+        } else if (z && lcl_fds_send(z->ctl, buf, len, fds, nfds) < 0) {
             /* It may have the request or not: it goes, the client gets an error. */
             lcl_d_spare_end(d, z);
             z = NULL;
             code = -1;
         }
     }
+    lcl_xr_free(&r);
     free(buf);
-    for (int i = 0; i < LCL_LD_NFDS; i++)
+    for (int i = 0; i < nfds; i++)
         lcl_d_close_fd(&fds[i]);
     if (code == LCL_LD_MISMATCH)
         lcl_d_retire(d); /* before the answer: the client starts the new one */

@@ -28,9 +28,18 @@
 #include <unistd.h>
 
 #include "../jail/jail.h"
+#include "../wire/exec-req.h"
 #include "../wire/locald-proto.h"
 #include "locald.h"
 
+
+/* The request's first descriptors are an init's pipes, in their order. */
+_Static_assert((int)LCL_XR_FD_IN == LCL_CHILD_FD_IN && (int)LCL_XR_FD_OUT == LCL_CHILD_FD_OUT &&
+                   (int)LCL_XR_FD_ERR == LCL_CHILD_FD_ERR &&
+                   (int)LCL_XR_FD_REPORT == LCL_CHILD_FD_REPORT &&
+                   (int)LCL_XR_FD_STATUS == LCL_CHILD_FD_STATUS &&
+                   (int)LCL_XR_FD_WORK == LCL_CHILD_NFD,
+               "wire/exec-req.h and jail/jail.h disagree on the descriptors");
 
 static void report_to(int fd, int err, const char *what)
 {
@@ -41,24 +50,6 @@ static void report_to(int fd, int err, const char *what)
     strncpy(m.what, what, sizeof m.what - 1);
     ssize_t n = write(fd, &m, sizeof m);
     (void)n;
-}
-
-/* Pointers to @n NUL-ended strings from *@pos on; NULL if they overrun. */
-static char **take(char **pos, const char *end, uint32_t n)
-{
-    char **v = calloc((size_t)n + 1, sizeof *v);
-    if (!v)
-        return NULL;
-    for (uint32_t i = 0; i < n; i++) {
-        char *nul = memchr(*pos, '\0', (size_t)(end - *pos));
-        if (!nul) {
-            free(v);
-            return NULL;
-        }
-        v[i] = *pos;
-        *pos = nul + 1;
-    }
-    return v;
 }
 
 /* ---- the payload, made before the request ---- */
@@ -189,14 +180,16 @@ _Noreturn void lcl_spare_main(struct lcl_child *c)
     if (write(ctl, &r, 1) != 1)
         _exit(0);
 
-    /* The request (EOF: the daemon retired us). */
-    struct lcl_ld_req q;
-    int fds[LCL_LD_NFDS];
-    if (lcl_fds_recv(ctl, &q, sizeof q, fds, LCL_LD_NFDS) < 0)
+    /* The request (EOF: the daemon retired us), as the daemon checked it. */
+    char *buf = NULL;
+    size_t len = 0;
+    int fds[LCL_XR_MAX_FDS], nfds = 0;
+    int e = lcl_xr_recv(ctl, &buf, &len, fds, &nfds);
+    if (e && !nfds)
         _exit(0);
-    for (int i = 0; i < LCL_LD_NFDS; i++) {
-        if (fds[i] < 0)
-            _exit(125);
+    if (nfds != LCL_XR_NFD)
+        _exit(125);
+    for (int i = 0; i < nfds; i++) {
         /* 0-2 are free here (as in an in-process init): what the init or
          * the sanitizers write there must not reach the client's pipes. */
         if (fds[i] < 3) {
@@ -208,40 +201,36 @@ _Noreturn void lcl_spare_main(struct lcl_child *c)
         }
     }
     close(c->fd_report); /* the daemon's: from now on the client hears us */
-    char *blob = q.blob_len <= LCL_LD_BLOB_MAX ? malloc((size_t)q.blob_len + 1) : NULL;
-    if (!blob || lcl_fds_recv(ctl, blob, q.blob_len, NULL, 0) < 0) {
-        report_to(fds[LCL_LD_FD_REPORT], blob ? EPROTO : ENOMEM, "reading the exec request");
-        _exit(125);
-    }
-    blob[q.blob_len] = '\0';
-    char *pos = blob, *end = blob + q.blob_len;
-    char **argv = take(&pos, end, q.n_argv), **envp = take(&pos, end, q.n_env),
-         **dirs = take(&pos, end, q.n_path);
-    if (!argv || !envp || !dirs || pos >= end || !argv[0]) {
-        report_to(fds[LCL_LD_FD_REPORT], EPROTO, "reading the exec request");
+    struct lcl_xreq q = {0};
+    const char *why = NULL;
+    if (!e)
+        e = lcl_xr_decode(buf, len, fds, nfds, &q, &why);
+    if (e || !(q.parts & LCL_XR_INHERIT)) {
+        report_to(fds[LCL_XR_FD_REPORT], e == -ENOMEM ? ENOMEM : EPROTO,
+                  "reading the exec request");
         _exit(125);
     }
     /* The limits the payload sets itself (rlimits); the cgroup's were
      * written when the slot was made for these same limits. */
     struct lcl_sb sb = *c->sb;
     sb.limits = q.limits;
-    memcpy(sb.id, q.id, sizeof sb.id);
+    memcpy(sb.id, q.inh.id, sizeof sb.id);
     sb.id[sizeof sb.id - 1] = '\0';
     struct lcl_child x = *c;
-    lcl_child_exec_view(&x, &sb, argv, envp, dirs, pos, fds);
+    lcl_child_exec_view(&x, &sb, q.argv, q.envp, q.path, q.cwd, q.fd);
     x.root_detached = true;
     x.empty_before_status = true;
     x.keep_sync = false;
     /* What the payload inherits in-process (the daemon checked the rest):
      * the umask and working directory are shared with it (CLONE_FS), set
      * here with the init's rights as the in-process payload sets them. */
-    umask((mode_t)(q.umask & 0777));
-    if (syscall(SYS_move_mount, fds[LCL_LD_FD_WORK], "", AT_FDCWD, "/work",
+    umask((mode_t)(q.inh.umask & 0777));
+    if (syscall(SYS_move_mount, q.fd[LCL_XR_FD_WORK], "", AT_FDCWD, "/work",
                 MOVE_MOUNT_F_EMPTY_PATH) < 0) {
         report_to(x.fd_report, errno, "attaching the work directory on /work");
         _exit(125);
     }
-    close(fds[LCL_LD_FD_WORK]);
+    close(q.fd[LCL_XR_FD_WORK]);
     close(ctl);
     if (chdir(x.cwd) < 0)
         lcl_child_fail(&x, LCL_STEP_CWD, x.cwd);

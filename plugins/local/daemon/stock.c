@@ -30,11 +30,6 @@
 #include <unistd.h>
 
 #include "locald.h"
-#include <polysandbox/sandbox.h>
-
-#include "clock.h"
-#include "path-check.h"
-#include "settings-read.h"
 
 
 void lcl_d_close_fd(int *fd)
@@ -135,7 +130,7 @@ bool lcl_d_spare_start(struct daemon *d, int wi)
         z->cg.pool_fd < 0 ||
         lcl_cg_open_tasks(p, &z->cg, tasks) ||
         socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0 || pipe2(rep, O_CLOEXEC) < 0) {
-        lcl_d_log(&lcl_d_hh, SBX_LOG_WARNING, "cannot prepare a sandbox (%s): executions go in-process",
+        lcl_d_log(SBX_LOG_WARNING, "cannot prepare a sandbox (%s): executions go in-process",
               !skel && !sb.rootfs ? "no shared skeleton" : z->cg.active && z->cg.pool_fd < 0
                   ? "no cgroup pool slot" : strerror(errno));
         for (int i = 0; i < LCL_CG_NCTRL; i++)
@@ -188,7 +183,7 @@ bool lcl_d_spare_start(struct daemon *d, int wi)
     z->ctl = sv[0];
     z->rep = rep[0];
     if (pid < 0) {
-        lcl_d_log(&lcl_d_hh, SBX_LOG_WARNING, "clone of a prepared sandbox: %s", strerror(e));
+        lcl_d_log(SBX_LOG_WARNING, "clone of a prepared sandbox: %s", strerror(e));
         z->exited = true;
         z->pidfd = -1;
         lcl_cg_destroy(p, &z->cg);
@@ -203,7 +198,7 @@ bool lcl_d_spare_start(struct daemon *d, int wi)
     z->pidfd = pidfd;
     char go = 'g';
     if (lcl_id_maps(&z->id, z->pid) < 0 || send(z->ctl, &go, 1, MSG_NOSIGNAL) != 1) {
-        lcl_d_log(&lcl_d_hh, SBX_LOG_WARNING, "starting a prepared sandbox: %s", strerror(errno));
+        lcl_d_log(SBX_LOG_WARNING, "starting a prepared sandbox: %s", strerror(errno));
         lcl_d_spare_end(d, z);
         w->fails++;
         return false;

@@ -127,19 +127,19 @@ void lcl_j_bind(const struct lcl_child *c, const char *src, const char *dst,
         lcl_j_fail(c, "making read-only/nosuid the bind mount of", src);
 }
 
-/* The work directory the go brought (release_init in launch/exec.c):
- * ours alone, this being our own copy of the memory. */
-int lcl_j_work_from_go = -1;
-
-/* The go, and with it (c->work_by_sync) the work directory's mount. */
-static bool read_go(const struct lcl_child *c)
+/* The go, and with it (c->work_by_sync) the work directory's mount
+ * into *@work (release_init in launch/exec.c).  *@work is on the init's
+ * stack, never a static: the init's memory need not be a copy of its
+ * host's (plugins/local/README.md, "Embedding processes"). */
+static bool read_go(const struct lcl_child *c, int *work)
 {
     char go;
+    *work = -1;
     if (!c->work_by_sync)
         return read(c->fd_sync, &go, 1) == 1;
-    if (lcl_fds_recv(c->fd_sync, &go, 1, &lcl_j_work_from_go, 1) < 0)
+    if (lcl_fds_recv(c->fd_sync, &go, 1, work, 1) < 0)
         return false;
-    if (lcl_j_work_from_go < 0)
+    if (*work < 0)
         lcl_j_fail(c, "receiving the work directory", NULL);
     return true;
 }
@@ -205,11 +205,12 @@ void lcl_child_setup(const struct lcl_child *c)
         if (c->fd_tasks[i] >= 0 && write(c->fd_tasks[i], "0", 1) != 1)
             lcl_j_fail(c, "joining the cgroup", NULL);
     close_host_fds(c);
-    if (!read_go(c))
+    int work;
+    if (!read_go(c, &work))
         _exit(125); /* the supervisor gave up */
     if (!c->keep_sync)
         close(c->fd_sync);
-    lcl_child_root(c);
+    lcl_child_root(c, work);
 }
 
 /* The payload, then reaping until it exits. */

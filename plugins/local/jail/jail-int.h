@@ -34,10 +34,13 @@ void lcl_j_bind(const struct lcl_child *c, const char *src, const char *dst, uin
                 bool recursive);
 /* The sandbox's work directory bound at @dst (no link followed). */
 void lcl_j_bind_work(const struct lcl_child *c, const char *dst);
-/* The work directory's mount the go brought (c->work_by_sync), or -1. */
-extern int lcl_j_work_from_go;
 
 /* ---- root.c, root-image.c, root-skel.c ---- */
+/* After the go (lcl_child_setup): groups, cgroup namespace, the root,
+ * host name, loopback.  @work: the work directory's mount the go
+ * brought (c->work_by_sync; closed once attached), or -1: bound by
+ * path.  The old root is left to detach. */
+void lcl_child_root(const struct lcl_child *c, int work);
 #define LCL_J_NDEV 6
 extern const char *const lcl_j_dev_nodes[LCL_J_NDEV];
 /* The image's top level bound read-only at @root (c->sb->rootfs). */

@@ -55,7 +55,7 @@ struct lcl_child {
 };
 
 /* The child's ends of an exec's pipes, in this order (also the first
- * descriptors of a daemon request, wire/locald-proto.h). */
+ * descriptors of an exec request, wire/exec-req.h). */
 enum { LCL_CHILD_FD_IN, LCL_CHILD_FD_OUT, LCL_CHILD_FD_ERR, LCL_CHILD_FD_REPORT,
        LCL_CHILD_FD_STATUS, LCL_CHILD_NFD };
 /* The exec's part of an init's view: its sandbox, command, environment,
@@ -84,10 +84,9 @@ void lcl_payload_exec(const struct lcl_child *c);
 
 /* ---- for a zygote's init and payload (zygote/helper.c) ---- */
 /* The parts of jail/ a zygote's init and payload run
- * (zygote/helper.c): the init's set-up after the go (the old root
- * still to detach), the payload's up to the command (the seccomp filter
- * loaded last), and a failure report to the supervisor. */
-void lcl_child_root(const struct lcl_child *c);
+ * (zygote/helper.c): the payload's up to the command (the seccomp filter
+ * loaded last), the init's reaping, and a failure report to the
+ * supervisor. */
 void lcl_payload_prepare(const struct lcl_child *c);
 _Noreturn void lcl_child_reap(const struct lcl_child *c, pid_t payload);
 /* A zygote's shared root (jail/root.c): built once in the zygote's own

@@ -143,7 +143,7 @@ static void mount_dev(const struct lcl_child *c, const char *root)
  * bound read-only into it (symlinks copied), and /dev, /proc, /tmp,
  * /work are ours as with the skeleton.  getdents64 into a stack buffer:
  * no allocation here. */
-static void build_root(const struct lcl_child *c)
+static void build_root(const struct lcl_child *c, int work)
 {
     const struct lcl_prov *p = c->prov;
     const char *root = p->skel;
@@ -161,12 +161,10 @@ static void build_root(const struct lcl_child *c)
     if (c->sb->work) {
         if (!lcl_j_cat3(dst, sizeof dst, root, "/work", NULL))
             lcl_j_fail(c, "path too long", "/work");
-        if (lcl_j_work_from_go >= 0) {
-            if (syscall(SYS_move_mount, lcl_j_work_from_go, "", AT_FDCWD, dst,
-                        MOVE_MOUNT_F_EMPTY_PATH) < 0)
+        if (work >= 0) {
+            if (syscall(SYS_move_mount, work, "", AT_FDCWD, dst, MOVE_MOUNT_F_EMPTY_PATH) < 0)
                 lcl_j_fail(c, "attaching the work directory on", "/work");
-            close(lcl_j_work_from_go);
-            lcl_j_work_from_go = -1;
+            close(work);
         } else {
             lcl_j_bind_work(c, dst);
         }
@@ -207,15 +205,15 @@ static void loopback_up(const struct lcl_child *c)
 }
 
 /* After the go: groups, cgroup namespace, the root, host name, loopback.
- * Every init does this: in-process and prepared ones (lcl_child_setup)
- * and a zygote's (zygote/helper.c). */
-void lcl_child_root(const struct lcl_child *c)
+ * Every init but a zygote's does this: in-process and prepared ones
+ * (lcl_child_setup). */
+void lcl_child_root(const struct lcl_child *c, int work)
 {
     if (c->drop_groups && syscall(SYS_setgroups, 0, NULL) < 0)
         lcl_j_fail(c, "setgroups", NULL);
     if (c->new_cgroup_ns && unshare(CLONE_NEWCGROUP) < 0)
         lcl_j_fail(c, "unshare", "CLONE_NEWCGROUP");
-    build_root(c);
+    build_root(c, work);
     if (sethostname("sandbox", 7) < 0)
         lcl_j_fail(c, "sethostname", NULL);
     if (c->net_none)

@@ -35,6 +35,7 @@
 #include <unistd.h>
 
 #include "launch.h"
+#include "../wire/exec-req.h"
 #include "../wire/locald-proto.h"
 
 #ifndef LCL_LOCALD_PATH
@@ -86,7 +87,7 @@ int lcl_locald_init(struct lcl_prov *p, const char *setting)
      * restarts it), the settings and the state directory. */
     uint64_t h = LCL_FNV_BASIS;
     h = fnv_str(h, "v" PACKAGE_VERSION);
-    uint32_t v = LCL_LD_VERSION;
+    uint32_t v = LCL_XR_VERSION;
     h = lcl_fnv(h, &v, sizeof v);
     struct stat st;
     if (stat(p->locald_path, &st) < 0 || !S_ISREG(st.st_mode)) {
@@ -189,59 +190,33 @@ static uint64_t ns_id(const char *ns)
     return stat(ns, &st) == 0 ? (uint64_t)st.st_ino : 0;
 }
 
-/* The request: header, then argv, env, PATH dirs and cwd, NUL-ended. */
-static char *build_request(struct lcl_prov *p, const struct lcl_child *c, size_t *len)
+/* The request (wire/exec-req.h) with its daemon's part: whose exec,
+ * for which daemon, what the payload would inherit from us. */
+static int build_request(struct lcl_prov *p, const struct lcl_child *c, int wfd, char **buf,
+                         size_t *len, int fds[LCL_XR_MAX_FDS], int *nfds)
 {
-    struct lcl_ld_req q;
-    memset(&q, 0, sizeof q);
-    q.magic = LCL_LD_MAGIC;
-    q.version = LCL_LD_VERSION;
-    snprintf(q.key, sizeof q.key, "%s", p->locald_key);
-    snprintf(q.id, sizeof q.id, "%s", c->sb->id);
-    q.mnt_ns = ns_id("/proc/self/ns/mnt");
-    q.limits = c->sb->limits;
-    q.network = (uint32_t)c->sb->network;
-    if (q.network == SBX_NET_HOST)
-        q.net_ns = ns_id("/proc/self/ns/net");
-    const char *img = c->sb->rootfs;
-    q.rootfs_len = img ? (uint32_t)strlen(img) + 1 : 0;
+    struct lcl_xreq r;
+    lcl_launch_xreq(c, wfd, &r);
+    r.parts = LCL_XR_INHERIT;
+    r.path = c->path_dirs;
+    r.rootfs = c->sb->rootfs;
+    struct lcl_xr_inherit *q = &r.inh;
+    snprintf(q->key, sizeof q->key, "%s", p->locald_key);
+    snprintf(q->id, sizeof q->id, "%s", c->sb->id);
+    q->mnt_ns = ns_id("/proc/self/ns/mnt");
+    q->network = (uint32_t)c->sb->network;
+    if (q->network == SBX_NET_HOST)
+        q->net_ns = ns_id("/proc/self/ns/net");
     mode_t um = umask(0);
     umask(um);
-    q.umask = (uint32_t)um;
+    q->umask = (uint32_t)um;
     errno = 0;
-    q.nice = getpriority(PRIO_PROCESS, 0);
+    q->nice = getpriority(PRIO_PROCESS, 0);
     for (int i = 0; i < RLIM_NLIMITS; i++)
-        getrlimit((__rlimit_resource_t)i, &q.rl[i]);
-    if (sched_getaffinity(0, sizeof q.cpus, &q.cpus) < 0)
-        CPU_ZERO(&q.cpus);
-    size_t blob = strlen(c->cwd) + 1 + q.rootfs_len;
-    char *const *lists[3] = {c->argv, c->envp, c->path_dirs};
-    uint32_t *counts[3] = {&q.n_argv, &q.n_env, &q.n_path};
-    for (int l = 0; l < 3; l++)
-        for (char *const *s = lists[l]; *s; s++) {
-            blob += strlen(*s) + 1;
-            (*counts[l])++;
-        }
-    if (blob > LCL_LD_BLOB_MAX)
-        return NULL;
-    q.blob_len = (uint32_t)blob;
-    char *buf = malloc(sizeof q + blob);
-    if (!buf)
-        return NULL;
-    memcpy(buf, &q, sizeof q);
-    size_t off = sizeof q;
-    for (int l = 0; l < 3; l++)
-        for (char *const *s = lists[l]; *s; s++) {
-            size_t n = strlen(*s) + 1;
-            memcpy(buf + off, *s, n);
-            off += n;
-        }
-    memcpy(buf + off, c->cwd, strlen(c->cwd) + 1);
-    off += strlen(c->cwd) + 1;
-    if (img)
-        memcpy(buf + off, img, q.rootfs_len);
-    *len = sizeof q + blob;
-    return buf;
+        getrlimit((__rlimit_resource_t)i, &q->rl[i]);
+    if (sched_getaffinity(0, sizeof q->cpus, &q->cpus) < 0)
+        CPU_ZERO(&q->cpus);
+    return lcl_xr_encode(&r, buf, len, fds, nfds);
 }
 
 static bool slot_ok(const char *s)
@@ -332,9 +307,11 @@ int lcl_locald_exec(struct lcl_prov *p, const struct lcl_child *c, struct lcl_cg
         return LCL_LOCALD_NO;
     }
     size_t len = 0;
-    char *req = build_request(p, c, &len);
-    int fds[LCL_LD_NFDS] = {c->fd_in, c->fd_out, c->fd_err, c->fd_report, c->fd_status, wfd};
-    int e = req ? lcl_fds_send(s, req, len, fds, LCL_LD_NFDS) : -ENOMEM;
+    char *req = NULL;
+    int fds[LCL_XR_MAX_FDS], nfds = 0;
+    int e = build_request(p, c, wfd, &req, &len, fds, &nfds);
+    if (!e)
+        e = lcl_fds_send(s, req, len, fds, nfds);
     free(req);
     close(wfd);
     if (e) {

@@ -22,6 +22,7 @@
 #define LCL_LAUNCH_H
 
 #include "../jail/jail.h"
+#include "../wire/exec-req.h"
 
 /* prepare: not mine after all, let the next launcher try (nothing left
  * behind).  The same value as LCL_LOCALD_NO, and as SBX_E_NOMEM: an
@@ -66,5 +67,11 @@ int lcl_launch_prepare(struct lcl_launch *l, const struct lcl_launcher **used);
  * seccomp filter built, the exec's cgroup made, its v1 tasks files
  * opened into l->c->fd_tasks. */
 int lcl_launch_own_cgroup(struct lcl_launch *l);
+
+/* The common part of the request (wire/exec-req.h) of an init we do
+ * not clone, from its view @c and the work directory's detached mount
+ * @work_fd (request.c): command, environment, working directory,
+ * limits, pipes; no part of its own, descriptors of no part -1. */
+void lcl_launch_xreq(const struct lcl_child *c, int work_fd, struct lcl_xreq *r);
 
 #endif /* LCL_LAUNCH_H */

@@ -39,8 +39,11 @@
 #include <unistd.h>
 
 #include "launch.h"
+#include "../wire/exec-req.h"
 #include "../wire/zygote-proto.h"
 #include "plugins/local/local-zygote-py.h" /* LCL_ZYGOTE_PY: zygote/zygote.py as a string */
+
+_Static_assert(LCL_CG_NCTRL <= LCL_XR_CG_MAX, "a request carries a tasks file per controller");
 
 /* A zygote is retired after this many execs: its children share its
  * memory layout and hash seed, so a fresh one now and then bounds that. */
@@ -567,45 +570,40 @@ static int send_layout(const struct lcl_prov *p, const struct lcl_child *c, int 
     return n == (ssize_t)b.len ? 0 : -1;
 }
 
-static int build_request(const struct zexec *x, const struct lcl_child *c, struct buf *b,
-                         uint32_t *tasks_mask, uint32_t leave_mask)
+/* The request (wire/exec-req.h) with its init's part: the program's
+ * argv from the script on, the environment, and what the init needs
+ * (flags, the limits' rlimits and floors, /tmp options, the filter, the
+ * v1 tasks files; @leave_fd the parents' when @leave_mask is all of
+ * them).  The work directory's descriptor is set per attempt.  0,
+ * -ENOMEM or -E2BIG. */
+static int build_request(const struct zexec *x, const struct lcl_child *c, uint32_t *tasks_mask,
+                         uint32_t leave_mask, const int *leave_fd, struct buf *b,
+                         int fds[LCL_XR_MAX_FDS], int *nfds)
 {
     const struct lcl_prov *p = x->p;
-    struct lcl_zyg_req rq = {LCL_ZYG_MAGIC, 0, 0, 0, 0};
-    put(b, &rq, sizeof rq);
-    size_t s0 = b->len;
-    for (size_t i = x->script; x->spec->argv[i]; i++, rq.n_argv++)
-        put_str(b, x->spec->argv[i]);
-    for (char **e = c->envp; *e; e++, rq.n_env++)
-        put_str(b, *e);
-    rq.strs_len = (uint32_t)(b->len - s0);
-    size_t c0 = b->len;
-    struct lcl_zyg_cpart cp;
-    memset(&cp, 0, sizeof cp);
-    cp.flags = (c->drop_groups ? LCL_ZYG_F_DROP_GROUPS : 0) |
-               (c->net_none ? LCL_ZYG_F_NET_NONE : 0);
-    cp.cap_last = p->cap_last;
-    cp.cpu_ns = c->sb->limits.cpu_ns;
-    cp.nofile = c->sb->limits.nofile;
-    cp.fsize_bytes = c->sb->limits.fsize_bytes;
-    cp.rl_data = c->rl_data;
-    cp.rl_nproc = c->rl_nproc;
-    cp.bpf_len = p->bpf ? (uint32_t)p->bpf_len : 0;
-    for (int i = 0; i < LCL_CG_NCTRL; i++)
+    struct lcl_xreq r;
+    lcl_launch_xreq(c, -1, &r);
+    r.parts = LCL_XR_INIT;
+    r.argv = (char **)(x->spec->argv + x->script);
+    r.tmp_opts = c->tmp_opts;
+    r.bpf = p->bpf;
+    r.fd_sync = c->fd_sync;
+    struct lcl_xr_init *in = &r.init;
+    in->flags = (c->drop_groups ? LCL_XR_F_DROP_GROUPS : 0) |
+                (c->net_none ? LCL_XR_F_NET_NONE : 0);
+    in->cap_last = p->cap_last;
+    in->rl_data = c->rl_data;
+    in->rl_nproc = c->rl_nproc;
+    in->bpf_len = p->bpf ? (uint32_t)p->bpf_len : 0;
+    for (int i = 0; i < LCL_CG_NCTRL; i++) {
+        r.fd_tasks[i] = c->fd_tasks[i];
+        r.fd_leave[i] = leave_fd[i];
         if (c->fd_tasks[i] >= 0)
-            cp.tasks_mask |= 1u << i;
-    *tasks_mask = cp.tasks_mask;
-    cp.leave_mask = leave_mask == cp.tasks_mask ? leave_mask : 0;
-    put(b, &cp, sizeof cp);
-    put_str(b, c->cwd);
-    put_str(b, c->tmp_opts);
-    if (p->bpf)
-        put(b, p->bpf, p->bpf_len * 8);
-    rq.c_len = (uint32_t)(b->len - c0);
-    if (b->nomem)
-        return p->host->set_error(p->h, SBX_E_NOMEM, "out of memory");
-    memcpy(b->d, &rq, sizeof rq);
-    return 0;
+            in->tasks_mask |= 1u << i;
+    }
+    *tasks_mask = in->tasks_mask;
+    in->leave_mask = leave_mask == in->tasks_mask ? leave_mask : 0;
+    return lcl_xr_encode(&r, &b->d, &b->len, fds, nfds);
 }
 
 /* Send the request; the zygote answers with its child's pid and a pidfd.
@@ -691,30 +689,21 @@ static int zyg_start(void *ud, struct lcl_child *c, pid_t *pid, int *pidfd)
             (leave_fd[i] = open(path, O_WRONLY | O_CLOEXEC)) >= 0)
             leave |= 1u << i;
     }
-    int ret = build_request(x, c, &b, &mask, leave);
+    int fds[LCL_XR_MAX_FDS], nfds = 0;
+    int ret = build_request(x, c, &mask, leave, leave_fd, &b, fds, &nfds);
     if (leave != mask)
         leave = 0;
     c->empty_before_status = c->leave_cgroup = leave != 0;
-    if (!ret && b.len > ZYG_MAX_REQUEST) {
+    if (ret == -ENOMEM) {
+        ret = p->host->set_error(p->h, SBX_E_NOMEM, "out of memory");
+    } else if (ret || b.len > ZYG_MAX_REQUEST) {
         /* One datagram, within the socket's buffer: larger argv or
          * environments go the plain way. */
         x->notsup = true;
-        ret = p->host->set_error(p->h, SBX_E_NOTSUP, "zygote: request of %zu bytes", b.len);
+        ret = p->host->set_error(p->h, SBX_E_NOTSUP, "zygote: request of %zu bytes",
+                                 ret ? (size_t)LCL_XR_MAX : b.len);
     }
     int wfd = -1;
-    int fds[LCL_ZYG_NFD + 2 * LCL_CG_NCTRL], nfds = LCL_ZYG_NFD;
-    fds[LCL_ZYG_FD_IN] = c->fd_in;
-    fds[LCL_ZYG_FD_OUT] = c->fd_out;
-    fds[LCL_ZYG_FD_ERR] = c->fd_err;
-    fds[LCL_ZYG_FD_SYNC] = c->fd_sync;
-    fds[LCL_ZYG_FD_REPORT] = c->fd_report;
-    fds[LCL_ZYG_FD_STATUS] = c->fd_status;
-    for (int i = 0; i < LCL_CG_NCTRL; i++)
-        if (mask & (1u << i))
-            fds[nfds++] = c->fd_tasks[i];
-    for (int i = 0; i < LCL_CG_NCTRL; i++)
-        if (leave & (1u << i))
-            fds[nfds++] = leave_fd[i];
     /* A reused zygote may have died since: then a fresh one, once. */
     for (int attempt = 0; !ret; attempt++) {
         bool reused = false;
@@ -740,7 +729,7 @@ static int zyg_start(void *ud, struct lcl_child *c, pid_t *pid, int *pidfd)
                                      : strerror(e));
             break;
         }
-        fds[LCL_ZYG_FD_WORK] = wfd;
+        fds[LCL_XR_FD_WORK] = wfd;
         int a = ask(x, &b, fds, nfds, pid, pidfd);
         if (a == 0) {
             x->forked = true;

@@ -57,16 +57,20 @@
 #include <unistd.h>
 
 #include "../jail/jail.h"
+#include "../wire/exec-req.h"
 #include "../wire/zygote-proto.h"
 
 #define ZC_EXPORT __attribute__((visibility("default")))
+#define ZC_NKEEP 7 /* an init's descriptors: stdio, sync, report, status, work */
 
 ZC_EXPORT int lcl_zc_enter(const void *buf, size_t len, int ctl);
 ZC_EXPORT void lcl_zc_ready(void);
 ZC_EXPORT int lcl_zc_spawn(const void *buf, size_t len, const int *fds, int nfds, int *pidfd);
 ZC_EXPORT void lcl_zc_payload(void);
+ZC_EXPORT char *const *lcl_zc_strings(int which);
 
 static struct lcl_prov zp;
+static struct lcl_xreq zr;      /* the request being served (into the zygote's buffer) */
 static char *layout;            /* lcl_zc_enter's message: zp.skel and the binds point in */
 static int zygote_ctl = -1;     /* its control socket: where enter's failures go */
 static struct lcl_sb zsb;
@@ -79,37 +83,19 @@ struct zc_clone_args {
     uint64_t flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size, tls;
 };
 
-/* The next NUL-terminated string of [*pos, end), or NULL. */
-static const char *next_str(const char **pos, const char *end)
-{
-    const char *s = *pos;
-    const char *nul = s < end ? memchr(s, '\0', (size_t)(end - s)) : NULL;
-    if (!nul)
-        return NULL;
-    *pos = nul + 1;
-    return s;
-}
-
 /* The request into zsb, zc (pointing into @buf, which outlives the
  * clone: the child has its copy); zp keeps the layout. */
 static int parse(const char *buf, size_t len, const int *fds, int nfds)
 {
-    struct lcl_zyg_cpart cp;
-    const char *pos = buf + sizeof cp, *end = buf + len;
-    if (len < sizeof cp || nfds < LCL_ZYG_NFD || nfds > LCL_ZYG_NFD + 2 * LCL_CG_NCTRL)
-        return -1;
-    memcpy(&cp, buf, sizeof cp);
-    if (cp.leave_mask && cp.leave_mask != cp.tasks_mask)
-        return -1;
-    const char *cwd = next_str(&pos, end), *tmp_opts = next_str(&pos, end);
-    if (!cwd || !tmp_opts || strlen(tmp_opts) >= sizeof zc.tmp_opts)
+    const char *why = NULL;
+    lcl_xr_free(&zr);
+    if (lcl_xr_decode(buf, len, fds, nfds, &zr, &why) < 0 || !(zr.parts & LCL_XR_INIT) ||
+        (zr.init.tasks_mask >> LCL_CG_NCTRL) || strlen(zr.tmp_opts) >= sizeof zc.tmp_opts)
         return -1;
     memset(&zsb, 0, sizeof zsb);
     memset(&zc, 0, sizeof zc);
-    zp.cap_last = cp.cap_last;
-    size_t blen = (size_t)cp.bpf_len * 8;  /* sizeof(struct sock_filter) */
-    if ((size_t)(end - pos) < blen)
-        return -1;
+    zp.cap_last = zr.init.cap_last;
+    size_t blen = (size_t)zr.init.bpf_len * 8;  /* sizeof(struct sock_filter) */
     /* A copy (aligned) in the zygote, the previous request's freed. */
     static void *bpf;
     free(bpf);
@@ -117,49 +103,36 @@ static int parse(const char *buf, size_t len, const int *fds, int nfds)
     if (blen && !(bpf = malloc(blen)))
         return -1;
     if (blen)
-        memcpy(bpf, pos, blen);
+        memcpy(bpf, zr.bpf, blen);
     zp.bpf = bpf;
-    zp.bpf_len = cp.bpf_len;
-    zsb.limits.cpu_ns = cp.cpu_ns;
-    zsb.limits.nofile = cp.nofile;
-    zsb.limits.fsize_bytes = cp.fsize_bytes;
-    zc.rl_data = cp.rl_data;
-    zc.rl_nproc = cp.rl_nproc;
+    zp.bpf_len = zr.init.bpf_len;
+    zsb.limits = zr.limits;
+    zc.rl_data = zr.init.rl_data;
+    zc.rl_nproc = zr.init.rl_nproc;
     zc.prov = &zp;
     zc.sb = &zsb;
-    zc.cwd = cwd;
-    memcpy(zc.tmp_opts, tmp_opts, strlen(tmp_opts) + 1);
-    zc.drop_groups = cp.flags & LCL_ZYG_F_DROP_GROUPS;
-    zc.net_none = cp.flags & LCL_ZYG_F_NET_NONE;
+    zc.argv = zr.argv;
+    zc.envp = zr.envp;
+    zc.cwd = zr.cwd;
+    memcpy(zc.tmp_opts, zr.tmp_opts, strlen(zr.tmp_opts) + 1);
+    zc.drop_groups = zr.init.flags & LCL_XR_F_DROP_GROUPS;
+    zc.net_none = zr.init.flags & LCL_XR_F_NET_NONE;
     zc.new_cgroup_ns = true;
-    zc.fd_in = fds[LCL_ZYG_FD_IN];
-    zc.fd_out = fds[LCL_ZYG_FD_OUT];
-    zc.fd_err = fds[LCL_ZYG_FD_ERR];
-    zc.fd_sync = fds[LCL_ZYG_FD_SYNC];
-    zc.fd_report = fds[LCL_ZYG_FD_REPORT];
-    zc.fd_status = fds[LCL_ZYG_FD_STATUS];
-    work_fd = fds[LCL_ZYG_FD_WORK];
-    int k = LCL_ZYG_NFD;
-    for (int i = 0; i < LCL_CG_NCTRL; i++) {
-        zc.fd_tasks[i] = -1;
-        if (cp.tasks_mask & (1u << i)) {
-            if (k >= nfds)
-                return -1;
-            zc.fd_tasks[i] = fds[k++];
-        }
-    }
+    zc.fd_in = zr.fd[LCL_XR_FD_IN];
+    zc.fd_out = zr.fd[LCL_XR_FD_OUT];
+    zc.fd_err = zr.fd[LCL_XR_FD_ERR];
+    zc.fd_sync = zr.fd_sync;
+    zc.fd_report = zr.fd[LCL_XR_FD_REPORT];
+    zc.fd_status = zr.fd[LCL_XR_FD_STATUS];
+    work_fd = zr.fd[LCL_XR_FD_WORK];
     /* The supervisor takes the status as the exec's end (the sandbox
      * empty, the init out of its cgroups); our exit, tearing the
      * namespaces down, is then off its path. */
     for (int i = 0; i < LCL_CG_NCTRL; i++) {
-        zc.fd_leave[i] = -1;
-        if (cp.leave_mask & (1u << i)) {
-            if (k >= nfds)
-                return -1;
-            zc.fd_leave[i] = fds[k++];
-        }
+        zc.fd_tasks[i] = zr.fd_tasks[i];
+        zc.fd_leave[i] = zr.fd_leave[i];
     }
-    zc.leave_cgroup = zc.empty_before_status = cp.leave_mask != 0;
+    zc.leave_cgroup = zc.empty_before_status = zr.init.leave_mask != 0;
     return 0;
 }
 
@@ -167,7 +140,7 @@ static int parse(const char *buf, size_t len, const int *fds, int nfds)
  * stdio, anything the interpreter had open): close_range between them. */
 static void close_except(const int *keep, int n)
 {
-    int k[LCL_ZYG_NFD + 2 * LCL_CG_NCTRL];
+    int k[ZC_NKEEP + LCL_CG_NCTRL];
     int m = 0;
     for (int i = 0; i < n && m < (int)(sizeof k / sizeof *k); i++)
         if (keep[i] >= 0)
@@ -205,13 +178,13 @@ static void init_main(const int *fds, int nfds)
     for (int i = 0; i < LCL_CG_NCTRL; i++)
         if (zc.fd_tasks[i] >= 0 && write(zc.fd_tasks[i], "0", 1) != 1)
             lcl_child_fail(&zc, "joining the cgroup", NULL);
-    int keep[LCL_ZYG_NFD + LCL_CG_NCTRL] = {zc.fd_in, zc.fd_out, zc.fd_err, zc.fd_sync,
-                                            zc.fd_report, zc.fd_status, work_fd};
+    int keep[ZC_NKEEP + LCL_CG_NCTRL] = {zc.fd_in, zc.fd_out, zc.fd_err, zc.fd_sync,
+                                         zc.fd_report, zc.fd_status, work_fd};
     for (int i = 0; i < LCL_CG_NCTRL; i++)
-        keep[LCL_ZYG_NFD + i] = zc.fd_leave[i];
+        keep[ZC_NKEEP + i] = zc.fd_leave[i];
     (void)fds;
     (void)nfds;
-    close_except(keep, LCL_ZYG_NFD + LCL_CG_NCTRL);
+    close_except(keep, ZC_NKEEP + LCL_CG_NCTRL);
     char go;
     if (read(zc.fd_sync, &go, 1) != 1)
         _exit(125); /* the supervisor gave up */
@@ -272,13 +245,13 @@ int lcl_zc_enter(const void *buf, size_t len, int ctl)
         return -1;
     memcpy(layout, buf, len);
     const char *pos = layout + sizeof l, *end = layout + len;
-    const char *skel = next_str(&pos, end), *skel_src = next_str(&pos, end);
+    const char *skel = lcl_xr_next_str(&pos, end), *skel_src = lcl_xr_next_str(&pos, end);
     if (!skel || !skel_src || skel[0] != '/' || skel_src[0] != '/')
         return -1;
     memset(&zp, 0, sizeof zp);
     zp.skel = (char *)skel;
     for (uint32_t i = 0; i < l.n_binds; i++) {
-        const char *b = next_str(&pos, end);
+        const char *b = lcl_xr_next_str(&pos, end);
         if (!b || b[0] != '/')
             return -1;
         zp.binds[i].path = (char *)b;
@@ -286,7 +259,7 @@ int lcl_zc_enter(const void *buf, size_t len, int ctl)
     }
     zp.n_binds = l.n_binds;
     for (uint32_t i = 0; i < l.n_masks; i++) {
-        const char *m = next_str(&pos, end);
+        const char *m = lcl_xr_next_str(&pos, end);
         if (!m || m[0] != '/')
             return -1;
         zp.masks[i] = (char *)m;
@@ -358,4 +331,13 @@ void lcl_zc_payload(void)
     if (syscall(SYS_close_range, 3u, ~0u, 0) < 0)
         for (int fd = 3; fd < 1024; fd++)
             close(fd);
+}
+
+/* The request's argv (@which 0) or environment (1), NULL-terminated: the
+ * payload's, for the interpreter to run the program with. */
+char *const *lcl_zc_strings(int which)
+{
+    static char *const none[] = {NULL};
+    char *const *v = which ? zc.envp : zc.argv;
+    return v ? v : none;
 }

@@ -38,6 +38,8 @@ H.lcl_zc_payload.restype = None
 H.lcl_zc_enter.argtypes = (ctypes.c_char_p, ctypes.c_size_t, ctypes.c_int)
 H.lcl_zc_enter.restype = ctypes.c_int
 H.lcl_zc_ready.restype = None
+H.lcl_zc_strings.argtypes = (ctypes.c_int,)
+H.lcl_zc_strings.restype = ctypes.POINTER(ctypes.c_char_p)
 API = ctypes.pythonapi
 CTRL = socket.socket(fileno=3)
 # Before any import: into a user and mount namespace of our own, whose
@@ -138,29 +140,30 @@ def _run(argv, env):
     _finish(code, interrupted)
 
 
+def _strings(which):
+    """The request's argv (0) or environment (1), as the helper read it."""
+    v, out = H.lcl_zc_strings(which), []
+    while v[len(out)] is not None:
+        out.append(v[len(out)])
+    return out
+
+
 def _spawn(msg, fds):
-    """Clone the exec's init into fresh namespaces (the helper); returns
-    its pid and a pidfd here, and (0, -1) in the payload, where the
-    program then runs."""
-    magic, n_argv, n_env, slen, clen = struct.unpack_from("=5I", msg)
-    if magic != 0x5a594733:
-        return -1, -1
-    off = 20
-    strs = msg[off:off + slen].split(b"\0")
-    off += slen
-    argv, env = strs[:n_argv], strs[n_argv:n_argv + n_env]
-    cpart = msg[off:off + clen]
+    """Clone the exec's init into fresh namespaces (the helper, which
+    reads the request, wire/exec-req.h); returns its pid and a pidfd
+    here, and (0, -1) in the payload, where the program then runs."""
     arr = (ctypes.c_int * len(fds))(*fds)
     pidfd = ctypes.c_int(-1)
     # What os.fork does around the fork, for the interpreter's own state.
     API.PyOS_BeforeFork()
-    pid = H.lcl_zc_spawn(cpart, len(cpart), arr, len(fds), ctypes.byref(pidfd))
+    pid = H.lcl_zc_spawn(msg, len(msg), arr, len(fds), ctypes.byref(pidfd))
     if pid != 0:
         API.PyOS_AfterFork_Parent()
         return pid, pidfd.value
     try:
         API.PyOS_AfterFork_Child()
         CTRL.detach()
+        argv, env = _strings(0), _strings(1)
         H.lcl_zc_payload()
     except BaseException:
         os._exit(125)
