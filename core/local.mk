@@ -158,9 +158,9 @@ EXTRA_DIST += core/image/image-int.h core/image/ref.c core/image/challenge.c \
 # The judged tests' runner runs inside sandboxes: a static program built
 # with the plain compiler and no user CFLAGS (no sanitizer runtime in
 # there), stripped; its bytes are included by core/eval/eval-judge-blob.c
-# (.incbin of the path the generated header names, with the runner's
-# checksum so that the blob is rebuilt when the runner changes).
-nodist_core_libpolysandbox_internal_la_SOURCES = core/eval-judge-runner.h
+# (sdk/inside/embed.h).  The runner of Python programs,
+# core/eval/eval-judge-driver.py, is included the same way, as its source.
+nodist_core_libpolysandbox_internal_la_SOURCES = core/eval-judge-runner.h core/eval-judge-driver.h
 CORE_JR_SRCS = $(top_srcdir)/core/eval/eval-judge-runner.c $(top_srcdir)/sdk/inside/proc-each.c
 core/eval-judge-runner: $(CORE_JR_SRCS) $(top_srcdir)/core/eval/eval-judge-proto.h \
 	  $(top_srcdir)/sdk/inside/proc-each.h
@@ -169,12 +169,15 @@ core/eval-judge-runner: $(CORE_JR_SRCS) $(top_srcdir)/core/eval/eval-judge-proto
 core/eval-judge-runner.h: core/eval-judge-runner $(SBX_EMBED_HEADER_SH)
 	$(AM_V_GEN)$(SHELL) $(SBX_EMBED_HEADER_SH) CORE_JR_BIN core/eval-judge-runner > $@.tmp \
 	  && mv $@.tmp $@
-BUILT_SOURCES += core/eval-judge-runner.h
+core/eval-judge-driver.h: $(top_srcdir)/core/eval/eval-judge-driver.py $(SBX_EMBED_HEADER_SH)
+	$(AM_V_GEN)$(SHELL) $(SBX_EMBED_HEADER_SH) CORE_JD_PY \
+	  $(top_srcdir)/core/eval/eval-judge-driver.py > $@.tmp && mv $@.tmp $@
+BUILT_SOURCES += core/eval-judge-runner.h core/eval-judge-driver.h
 # BUILT_SOURCES orders all, check and install only: a build of one target
 # (make fuzz) needs the header before the object that includes it.
-$(core_libpolysandbox_internal_la_OBJECTS): core/eval-judge-runner.h
-CLEANFILES += core/eval-judge-runner core/eval-judge-runner.h
-EXTRA_DIST += core/eval/eval-judge-runner.c
+$(core_libpolysandbox_internal_la_OBJECTS): core/eval-judge-runner.h core/eval-judge-driver.h
+CLEANFILES += core/eval-judge-runner core/eval-judge-runner.h core/eval-judge-driver.h
+EXTRA_DIST += core/eval/eval-judge-runner.c core/eval/eval-judge-driver.py
 
 core_libpolysandbox_la_SOURCES =
 core_libpolysandbox_la_LDFLAGS = -version-info $(LIBPOLYSANDBOX_LT_VERSION) \

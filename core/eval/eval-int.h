@@ -212,6 +212,11 @@ int core_eval_batch_parse(const char *out, size_t len, const char *marker, uint6
                           core_jr_test *tests, size_t n);
 /* The runner's bytes (core/eval/eval-judge-blob.c): a static program. */
 const unsigned char *core_eval_runner_blob(size_t *len);
+/* The Python programs' runner (core/eval/eval-judge-driver.py): its source. */
+const unsigned char *core_eval_driver_blob(size_t *len);
+/* Whether @tc runs a Python script (`python3[.N] SCRIPT [ARG...]`), whose
+ * tests the Python runner can run in one exec. */
+bool core_eval_python_run(const sbx_template *tc);
 
 /* The index of task @id in @ds, or (size_t)-1. */
 size_t core_eval_find_task(const sbx_eval_dataset *ds, const char *id);

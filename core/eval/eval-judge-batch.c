@@ -1,6 +1,8 @@
 /* core/eval/eval-judge-batch.c - a judged sample's tests in one exec: the
  * runner (core/eval/eval-judge-runner.c, embedded by eval-judge-blob.c) is put
- * into the sandbox beside the compiled program and runs it once per test;
+ * into the sandbox beside the compiled program and runs it once per test
+ * (a Python script's: the Python runner, eval-judge-driver.py, which forks
+ * one interpreter per test instead of starting one);
  * its report (eval-judge-proto.h) is read here as hostile: every length
  * and count is checked, and a test that has no complete, well-formed
  * report is simply not reported (the caller runs it on an exec of its
@@ -23,43 +25,58 @@
 #define SLACK_NS UINT64_C(5000000000)    /* the runner's own start and reaping */
 #define HEAD_MAX 96                      /* "SBXJ1 marker n limit caps fail_fast\n" */
 
-/* The providers where the runner could not start (a sandbox of another
- * architecture, or one that cannot run a file it was given): it is not
- * tried there again by this process, whose samples then pay no failed exec
- * each.  Only a start that failed is remembered, never a runner stopped
- * later (a limit, a test that killed it). */
+/* The providers where a runner could not start (a sandbox of another
+ * architecture, or one that cannot run a file it was given; for the Python
+ * runner, an interpreter without ctypes): it is not tried there again by
+ * this process, whose samples then pay no failed exec each.  Only a start
+ * that failed is remembered, never a runner stopped later (a limit, a
+ * test that killed it).  The key is the provider's name and, for the
+ * Python runner, PY_KEY after it. */
 #define NO_RUNNER_MAX 16
 #define PROV_NAME_MAX 64             /* a longer name is not remembered */
+#define PY_KEY "\npython"
 static pthread_mutex_t no_runner_lock = PTHREAD_MUTEX_INITIALIZER;
 static char no_runner[NO_RUNNER_MAX][PROV_NAME_MAX];
 static size_t n_no_runner;
 
-static bool runner_refused(const char *prov)
+static bool runner_refused(const char *key)
 {
     bool found = false;
 
     pthread_mutex_lock(&no_runner_lock);
     for (size_t i = 0; i < n_no_runner && !found; i++)
-        found = !strcmp(no_runner[i], prov);
+        found = !strcmp(no_runner[i], key);
     pthread_mutex_unlock(&no_runner_lock);
     return found;
 }
 
-/* Remember @prov when @r says the runner never started: exec failed with
+bool core_eval_python_run(const sbx_template *tc)
+{
+    const char *const *run = sbx_template_run(tc);
+    const char *base;
+
+    if (!run || !run[0] || !run[1] || run[1][0] == '-' || !run[1][0])
+        return false;
+    base = strrchr(run[0], '/');
+    base = base ? base + 1 : run[0];
+    return !strncmp(base, "python3", 7) && strspn(base + 7, ".0123456789") == strlen(base + 7);
+}
+
+/* Remember @key when @r says the runner never started: exec failed with
  * 126 or 127, the system-call filter killed it, or it stopped (exit 2)
  * before its start line. */
-static void note_start(const char *prov, const sbx_result *r, const char *out, size_t len)
+static void note_start(const char *key, const sbx_result *r, const char *out, size_t len)
 {
     sbx_run_status st = sbx_result_status(r);
     bool spoke = out && len > 0 && out[0] == '\n';
 
     if (!(st == SBX_RUN_NOT_FOUND || st == SBX_RUN_NOT_EXECUTABLE || st == SBX_RUN_SECCOMP ||
           (st == SBX_RUN_NONZERO_EXIT && sbx_result_exit_code(r) == 2 && !spoke)) ||
-        strlen(prov) >= PROV_NAME_MAX || runner_refused(prov))
+        strlen(key) >= PROV_NAME_MAX || runner_refused(key))
         return;
     pthread_mutex_lock(&no_runner_lock);
     if (n_no_runner < NO_RUNNER_MAX)
-        snprintf(no_runner[n_no_runner++], PROV_NAME_MAX, "%s", prov);
+        snprintf(no_runner[n_no_runner++], PROV_NAME_MAX, "%s", key);
     pthread_mutex_unlock(&no_runner_lock);
 }
 
@@ -182,9 +199,11 @@ int core_eval_batch(sbx_sandbox *sb, const sbx_eval_opts *o, const sbx_template 
                     uint64_t err_cap, uint64_t max_ns, core_jr_test **tests, sbx_result **res)
 {
     size_t n = t->n_cases - first, in_len = 0, rlen = 0, blob_len, nv;
-    const unsigned char *blob = core_eval_runner_blob(&blob_len);
+    bool py = core_eval_python_run(tc);
+    const unsigned char *blob = py ? core_eval_driver_blob(&blob_len)
+                                   : core_eval_runner_blob(&blob_len);
     const char *prov = sbx_sandbox_provider(sb) ? sbx_sandbox_provider(sb) : "";
-    char marker[CORE_EVAL_MARKER_LEN + 1], *in = NULL;
+    char marker[CORE_EVAL_MARKER_LEN + 1], key[PROV_NAME_MAX + sizeof PY_KEY], *in = NULL;
     const char **argv = NULL, *k, *v;
     const char *const *run = sbx_template_run(tc);
     sbx_exec_opts *x = NULL;
@@ -195,17 +214,24 @@ int core_eval_batch(sbx_sandbox *sb, const sbx_eval_opts *o, const sbx_template 
 
     *tests = NULL;
     *res = NULL;
-    if (first >= t->n_cases || !run || !run[0] || runner_refused(prov))
+    snprintf(key, sizeof key, "%.*s%s", PROV_NAME_MAX, prov, py ? PY_KEY : "");
+    if (first >= t->n_cases || !run || !run[0] || runner_refused(key))
         return SBX_OK;
     if ((rc = core_eval_new_marker(marker)) != SBX_OK)
         return rc;
     nv = core_strv_len((char *const *)run);
     *tests = calloc(n, sizeof **tests);
-    argv = calloc(nv + 3, sizeof *argv);
+    argv = calloc(nv + 4, sizeof *argv);
     in = stdin_of(t, first, marker, limit, out_cap, err_cap, !o->all_tests, &in_len);
     x = sbx_exec_opts_new();
     rc = (*tests && argv && in && x) ? SBX_OK : SBX_E_NOMEM;
-    if (rc == SBX_OK) {
+    if (rc == SBX_OK && py) {      /* python3 RUNNER -- SCRIPT [ARG...] */
+        argv[0] = run[0];
+        argv[1] = CORE_JD_FILE;
+        argv[2] = "--";
+        memcpy(argv + 3, run + 1, (nv - 1) * sizeof *argv);
+        rc = sbx_exec_opts_set_argv(x, argv);
+    } else if (rc == SBX_OK) {
         argv[0] = "./" CORE_JR_FILE;
         argv[1] = "--";
         memcpy(argv + 2, run, nv * sizeof *argv);
@@ -214,7 +240,8 @@ int core_eval_batch(sbx_sandbox *sb, const sbx_eval_opts *o, const sbx_template 
     for (size_t i = 0; rc == SBX_OK && sbx_template_env(tc, i, &k, &v); i++)
         rc = sbx_exec_opts_add_env(x, k, v);
     if (rc == SBX_OK)
-        rc = sbx_exec_opts_add_file(x, CORE_JR_FILE, blob, blob_len, 0755);
+        rc = sbx_exec_opts_add_file(x, py ? CORE_JD_FILE : CORE_JR_FILE, blob, blob_len,
+                                    py ? 0644 : 0755);
     if (rc == SBX_OK)
         rc = sbx_exec_opts_set_stdin(x, in, in_len);
     /* the runner holds each test to its limit; this only bounds a runner
@@ -238,7 +265,7 @@ int core_eval_batch(sbx_sandbox *sb, const sbx_eval_opts *o, const sbx_template 
     sbx_exec_opts_free(x);
     if (rc == SBX_OK && r && sbx_result_status(r) != SBX_RUN_SANDBOX_ERROR) {
         out = sbx_result_stdout(r, &rlen);
-        note_start(prov, r, out, rlen);
+        note_start(key, r, out, rlen);
         rc = core_eval_batch_parse(out, rlen, marker, out_cap, *tests, n);
     }
     if (rc != SBX_OK) {

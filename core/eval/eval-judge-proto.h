@@ -3,6 +3,8 @@
  * (core/eval/eval-judge-batch.c) say to each other.  Shared by both, so it
  * includes nothing.
  *
+ * The Python runner (core/eval/eval-judge-driver.py) speaks the same.
+ *
  * The runner's stdin, from the core:
  *   "SBXJ1 MARKER N LIMIT_NS OUT_CAP ERR_CAP FAIL_FAST\n"
  *   then N times "LEN\n" and LEN bytes: each test's input.
@@ -25,6 +27,7 @@
 #define CORE_JR_START "judge "
 #define CORE_JR_END "judge-end "
 #define CORE_JR_FILE ".polysandbox-judge"     /* the runner, in the work directory */
+#define CORE_JD_FILE ".polysandbox-judge.py"  /* the Python runner, there too */
 #define CORE_JR_MAX_TESTS 100000
 #define CORE_JR_CHUNK 65536                  /* the largest "D" chunk */
 

@@ -121,15 +121,17 @@ static int fail(sbx_eval_record *rec, const sbx_result *r, size_t i, size_t n,
     return rec->reason ? SBX_OK : core_error_set(SBX_E_NOMEM, NULL, "out of memory");
 }
 
-/* Whether @t's tests after the first go through the runner: a compiled
- * program (the template's run words run it, as they would each test) with
- * more than one test, unless the caller asked for an exec per test. */
+/* Whether @t's tests after the first go through a runner: a compiled
+ * program (the template's run words run it, as they would each test) or
+ * a Python script (the first test's exec left it in place) with more than
+ * one test, unless the caller asked for an exec per test. */
 static bool use_runner(const sbx_eval_opts *o, const sbx_template *tc,
                        const core_eval_task *t)
 {
     const char *const *run = sbx_template_run(tc);
 
-    return !o->exec_per_test && sbx_template_compiled(tc) && run && run[0] && t->n_cases > 1;
+    return !o->exec_per_test && run && run[0] && t->n_cases > 1 &&
+           (sbx_template_compiled(tc) || core_eval_python_run(tc));
 }
 
 /* The runner over tests 1.. of @t: *@batch (NULL when it could not run),

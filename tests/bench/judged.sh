@@ -8,8 +8,9 @@
 # (median of the repetitions) and the ratio (target: at most 0.7).  Both
 # must pass every sample.  Speed is never asserted.  polysandbox runs
 # twice per repetition: as by default (a compiled program's tests after
-# the first in one exec of the runner) and with --exec-per-test (the
-# fallback: an exec per test), to show what the runner saves.
+# the first in one exec of the runner, a Python script's in one exec of
+# the Python runner) and with --exec-per-test (the fallback: an exec per
+# test), to show what the runners save.
 #
 # Knobs: BENCH_JUDGED_TASKS (100: 200 samples), BENCH_JUDGED_REPS (3),
 # BENCH_JUDGED_JOBS (the number of cores).

@@ -16,46 +16,7 @@ plan 10
 ds="$data/judged-runner.jsonl"
 smp="$data/judged-runner-samples.jsonl"
 
-# same_records A B [SKIP_TASK]: the records of A and B agree, sample by
-# sample, on everything but times and usage (the task SKIP_TASK left out)
-same_records() {
-    python3 - "$@" <<'PY'
-import json, sys
-keys = ("task_id", "verdict", "passed", "reason", "tests_passed", "tests_total", "status",
-        "exit_code", "signal", "output", "provider", "attempts")
-skip = sys.argv[3] if len(sys.argv) > 3 else None
-def load(p):
-    return {r["sample"]: r for r in map(json.loads, open(p)) if r["task_id"] != skip}
-a, b = load(sys.argv[1]), load(sys.argv[2])
-bad = sorted(a) != sorted(b) or not a
-for s in sorted(a):
-    if s in b and any(a[s].get(k) != b[s].get(k) for k in keys):
-        print("# sample %d: %s / %s" % (s, {k: a[s].get(k) for k in keys},
-                                         {k: b[s].get(k) for k in keys}))
-        bad = True
-sys.exit(1 if bad else 0)
-PY
-}
-
-cli eval --dataset "$ds" --samples "$smp" --out "$tmp/one.jsonl" --timeout 1s -k 1
-check "through the runner: every verdict as expected (the runner was there)" \
-    eval 'is_rc 0 && verdicts_as_expected "$tmp/one.jsonl" "$smp"'
-cli eval --dataset "$ds" --samples "$smp" --out "$tmp/each.jsonl" --timeout 1s -k 1 \
-    --exec-per-test
-check "--exec-per-test: the runner is not used" \
-    eval 'is_rc 0 && grep "\"task_id\":\"runner\"" "$tmp/each.jsonl" |
-          grep -q "\"reason\":\"test 2 of 2: wrong answer\""'
-check "fail-fast: the same records through the runner as with an exec per test" \
-    same_records "$tmp/one.jsonl" "$tmp/each.jsonl" runner
-
-cli eval --dataset "$ds" --samples "$smp" --out "$tmp/one-all.jsonl" --timeout 1s -k 1 \
-    --all-tests
-cli eval --dataset "$ds" --samples "$smp" --out "$tmp/each-all.jsonl" --timeout 1s -k 1 \
-    --all-tests --exec-per-test
-check "--all-tests: the same records both ways" \
-    same_records "$tmp/one-all.jsonl" "$tmp/each-all.jsonl" runner
-check "--all-tests: the tests after a crash still ran (3 of 4 passed)" \
-    eval 'grep "\"sample\":2," "$tmp/one-all.jsonl" | grep -q "\"tests_passed\":3,"'
+runner_both_ways runner "$ds" "$smp"
 
 # the C++ samples of the judged dataset, both ways
 grep '"language": "cpp"' "$data/judged-samples.jsonl" >"$tmp/cpp.jsonl"

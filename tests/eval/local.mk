@@ -51,6 +51,7 @@ EVAL_TESTS = \
 	tests/eval/marker.sh \
 	tests/eval/judged.sh \
 	tests/eval/judged-runner.sh \
+	tests/eval/judged-driver.sh \
 	tests/eval/evalplus.sh \
 	tests/eval/evalplus-oracles.sh \
 	tests/eval/evalplus-time.sh \
