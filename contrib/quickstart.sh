@@ -77,9 +77,10 @@ PACKAGES="$PACKAGES python3-numpy python3-pandas python3-matplotlib"
 
 # The microvm provider (tests/microvm): QEMU's microvm machine, the guest
 # kernel (Debian's cloud kernel, also its modules), and what
-# polysandbox-microvm-image packs the guest's initrd with; mkfs.erofs
-# makes a pulled image's read-only disk (tests/microvm/oci.sh).
-PACKAGES="$PACKAGES qemu-system-x86 linux-image-cloud-amd64 cpio kmod erofs-utils"
+# polysandbox-microvm-image packs the guest's initrd with (busybox: the
+# guest's /bin/sh and commands); mkfs.erofs makes a pulled image's
+# read-only disk (tests/microvm/oci.sh).
+PACKAGES="$PACKAGES qemu-system-x86 linux-image-cloud-amd64 cpio kmod busybox erofs-utils"
 
 echo "quickstart: installing Debian packages: $PACKAGES"
 export DEBIAN_FRONTEND=noninteractive

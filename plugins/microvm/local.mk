@@ -38,11 +38,13 @@ plugins_microvm_microvm_la_LIBADD = $(CURL_LIBS) $(JANSSON_LIBS)
 plugins_microvm_microvm_la_LDFLAGS = $(SBX_MODULE_LDOPTS)
 
 pkglibexec_SCRIPTS = plugins/microvm/sbx-agent
-plugins/microvm/sbx-agent: $(top_srcdir)/plugins/microvm/agent/mv-agent.c \
+MV_AGENT_SRC = plugins/microvm/agent/mv-agent.c plugins/microvm/agent/mv-filter.c
+plugins/microvm/sbx-agent: $(MV_AGENT_SRC:%=$(top_srcdir)/%) \
+	  $(top_srcdir)/plugins/microvm/agent/mv-filter.h \
 	  $(top_srcdir)/plugins/microvm/mv-proto.c $(top_srcdir)/plugins/microvm/mv-proto.h
 	$(AM_V_CC)$(MKDIR_P) plugins/microvm && \
 	$(CC) -std=gnu11 -O2 -static $(WARN_CFLAGS) -I$(top_srcdir)/plugins/microvm -o $@ \
-	  $(top_srcdir)/plugins/microvm/agent/mv-agent.c $(top_srcdir)/plugins/microvm/mv-proto.c
+	  $(MV_AGENT_SRC:%=$(top_srcdir)/%) $(top_srcdir)/plugins/microvm/mv-proto.c
 CLEANFILES += plugins/microvm/sbx-agent
 
 bin_SCRIPTS = plugins/microvm/polysandbox-microvm-image
@@ -55,4 +57,5 @@ dist_microvmconf_DATA = plugins/microvm/microvm.ini
 endif
 
 EXTRA_DIST += plugins/microvm/README.md plugins/microvm/microvm.ini \
-	plugins/microvm/agent/mv-agent.c plugins/microvm/polysandbox-microvm-image.sh $(MV_PROTO)
+	plugins/microvm/agent/mv-agent.c plugins/microvm/agent/mv-filter.c \
+	plugins/microvm/agent/mv-filter.h plugins/microvm/polysandbox-microvm-image.sh $(MV_PROTO)

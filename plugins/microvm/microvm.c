@@ -220,8 +220,9 @@ void mv_sandbox_free(struct mv_sandbox *s)
         char path[4200];
         mv_jail_remove(s->dir);
         mv_qjail_remove(s->dir);
-        /* The last two are Firecracker's sockets. */
-        const char *leaves[] = { "console.log", "vmm.log", "api.sock", "vsock.sock" };
+        /* Firecracker's sockets after the logs, then the record (list's). */
+        const char *leaves[] = { "console.log", "vmm.log", "api.sock", "vsock.sock",
+                                 MV_RECORD ".tmp", MV_RECORD };
         for (size_t i = 0; i < sizeof leaves / sizeof leaves[0]; i++) {
             snprintf(path, sizeof path, "%s/%s", s->dir, leaves[i]);
             (void)unlink(path);
@@ -305,7 +306,7 @@ int mv_boot(struct mv_prov *p, const char *accel, uint64_t timeout_ms, uint64_t 
             goto fail;
         }
     } else if (!state || (mkdir(state, 0700) && errno != EEXIST) ||
-        (size_t)snprintf(tmpl, sizeof tmpl, "%s/vm.XXXXXX", state) >= sizeof tmpl ||
+        (size_t)snprintf(tmpl, sizeof tmpl, "%s/" MV_EPHEMERAL_DIR "XXXXXX", state) >= sizeof tmpl ||
         !mkdtemp(tmpl) || !(s->dir = strdup(tmpl))) {
         rc = p->host->set_error(p->h, SBX_E_IO, "microvm: a directory for the VM under %s: %s",
                                 state ? state : "(no state directory)", strerror(errno));
@@ -547,17 +548,19 @@ static int mv_create(void *prov, const sbx_create_spec_v1 *spec, void **sb, char
     s->limits = spec->limits;
     if ((rc = keep_env(p, s, spec)))
         goto fail;
-    if (s->persistent) {
-        struct timespec now;
-        clock_gettime(CLOCK_REALTIME, &now);
-        if ((rc = mv_persist_save(p, s, spec, (uint64_t)now.tv_sec * 1000000000u +
-                                                  (uint64_t)now.tv_nsec)))
-            goto fail;
-        snprintf(id, SBX_ID_MAX, "%s", s->id);
-    } else {
-        snprintf(id, SBX_ID_MAX, "microvm-%ld-%lu", (long)getpid(),
+    if (!s->persistent) {
+        /* Its record in its VM's directory lists it while its VMM runs,
+         * as the other providers list their one-shot sandboxes. */
+        snprintf(s->id, sizeof s->id, "microvm-%ld-%lu", (long)getpid(),
                  atomic_fetch_add(&mv_next_id, 1) + 1);
+        s->start_ticks = mv_proc_start(s->pid);
     }
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    if ((rc = mv_persist_save(p, s, spec, (uint64_t)now.tv_sec * 1000000000u +
+                                              (uint64_t)now.tv_nsec)))
+        goto fail;
+    snprintf(id, SBX_ID_MAX, "%s", s->id);
     *sb = s;
     return SBX_OK;
 fail:

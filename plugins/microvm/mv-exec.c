@@ -9,6 +9,7 @@
  * that, gives the sandbox up.
  */
 #define _GNU_SOURCE
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,18 +33,47 @@ static int send_files(struct mv_prov *p, struct mv_sandbox *s, const sbx_exec_sp
     return SBX_OK;
 }
 
+/* Whether the variable "KEY=..." @kv names a key set in @env (@n
+ * entries of "KEY=VALUE\0", back to back). */
+static int env_has(const char *env, size_t n, const char *kv)
+{
+    size_t klen = strcspn(kv, "=");
+
+    for (size_t i = 0; i < n; i++, env += strlen(env) + 1)
+        if (!strncmp(env, kv, klen) && env[klen] == '=')
+            return 1;
+    return 0;
+}
+
+/* Appends each entry of @src (@n of "KEY=VALUE\0") that @dst's first
+ * @*dn entries do not name, counting it in @*dn; returns the new end. */
+static size_t env_merge(char *dst, size_t off, size_t *dn, const char *src, size_t n)
+{
+    for (size_t i = 0; i < n; i++, src += strlen(src) + 1) {
+        if (env_has(dst, *dn, src))
+            continue;
+        size_t l = strlen(src) + 1;
+        memcpy(dst + off, src, l);
+        off += l;
+        (*dn)++;
+    }
+    return off;
+}
+
 static int send_exec(struct mv_prov *p, struct mv_sandbox *s, const sbx_exec_spec_v1 *spec)
 {
-    size_t argc = 0, len = MV_EXEC_HEAD_LEN, off;
-    const char *cwd = spec->cwd ? spec->cwd : "";
+    size_t argc = 0, len = MV_EXEC_HEAD_LEN, off, envc = 0;
+    /* relative to /work, as on the other providers */
+    const char *cwd = spec->cwd ? spec->cwd : "", *base = cwd[0] && cwd[0] != '/' ? "/work/" : "";
     uint8_t *b;
+    char *env;
     int rc;
 
     while (spec->argv[argc])
         argc++;
     if (argc == 0)
         return p->host->set_error(p->h, SBX_E_INVAL, "microvm: an exec without a command");
-    len += strlen(cwd) + 1;
+    len += strlen(base) + strlen(cwd) + 1;
     for (size_t i = 0; i < argc; i++)
         len += strlen(spec->argv[i]) + 1;
     for (size_t i = 0; i < spec->n_env; i++)
@@ -59,19 +89,27 @@ static int send_exec(struct mv_prov *p, struct mv_sandbox *s, const sbx_exec_spe
     mv_put64(b + 32, s->limits.fsize_bytes);
     mv_put64(b + 40, s->limits.cpu_ns / 1000000);
     mv_put32(b + 48, (uint32_t)argc);
-    /* The exec's own variables come first: the first of a name wins. */
-    mv_put32(b + 52, (uint32_t)(spec->n_env + s->n_env + MV_BASE_ENV_N));
     off = MV_EXEC_HEAD_LEN;
-    off += (size_t)sprintf((char *)b + off, "%s", cwd) + 1;
+    off += (size_t)sprintf((char *)b + off, "%s%s", base, cwd) + 1;
     for (size_t i = 0; i < argc; i++)
         off += (size_t)sprintf((char *)b + off, "%s", spec->argv[i]) + 1;
-    for (size_t i = 0; i < spec->n_env; i++)
-        off += (size_t)sprintf((char *)b + off, "%s=%s", spec->env[i].key,
-                               spec->env[i].value) + 1;
-    memcpy(b + off, s->env, s->env_len);
-    off += s->env_len;
-    memcpy(b + off, mv_base_env, sizeof mv_base_env);
-    off += sizeof mv_base_env;
+    /* One value per name, the exec's over create's over the base's: a
+     * shell takes the last of a repeated name, execvpe's getenv the
+     * first, so none is sent twice. */
+    env = (char *)b + off;
+    size_t eoff = 0;
+    for (size_t i = 0; i < spec->n_env; i++) {
+        char *kv = env + eoff;
+        int l = sprintf(kv, "%s=%s", spec->env[i].key, spec->env[i].value);
+        if (env_has(env, envc, kv))
+            continue;
+        eoff += (size_t)l + 1;
+        envc++;
+    }
+    eoff = env_merge(env, eoff, &envc, s->env, s->n_env);
+    eoff = env_merge(env, eoff, &envc, mv_base_env, MV_BASE_ENV_N);
+    off += eoff;
+    mv_put32(b + 52, (uint32_t)envc);
     rc = mv_chan_send(p, s->chan, MV_T_EXEC, b, off, spec->stdin_data, spec->stdin_len);
     free(b);
     return rc;
@@ -91,10 +129,15 @@ static sbx_run_status verdict(const struct mv_exit *e, int over_cap)
         return SBX_RUN_NOT_FOUND;
     if ((e->flags & MV_EXIT_NOEXEC) && e->exit_code == 126)
         return SBX_RUN_NOT_EXECUTABLE;
+    /* As the local provider reads a status: SIGSYS is the agent's filter
+     * (agent/mv-filter.c); a command that failed, or died of a signal,
+     * after its cgroup refused a fork hit the pids limit. */
+    if (e->signal == SIGSYS)
+        return SBX_RUN_SECCOMP;
+    if ((e->exit_code || (e->signal && e->signal != SIGXFSZ)) && (e->flags & MV_EXIT_PIDS))
+        return SBX_RUN_PIDS_LIMIT;
     if (e->signal)
         return SBX_RUN_SIGNAL;
-    if (e->exit_code && (e->flags & MV_EXIT_PIDS))
-        return SBX_RUN_PIDS_LIMIT;
     return e->exit_code ? SBX_RUN_NONZERO_EXIT : SBX_RUN_OK;
 }
 
@@ -158,7 +201,7 @@ int mv_exec(void *prov, void *sb, const sbx_exec_spec_v1 *spec,
         free(pl);
         s->broken = 0;
         out->status = verdict(&ex, over);
-        out->exit_code = ex.exit_code;
+        out->exit_code = ex.signal ? -1 : ex.exit_code; /* no code, as on every provider */
         out->signal = ex.signal;
         out->cpu_ns = ex.cpu_ns;
         out->peak_memory_bytes = ex.peak_memory_bytes;

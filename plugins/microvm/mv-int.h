@@ -40,12 +40,16 @@ struct mv_prov {
  * "microvm-PID-N", never a directory's name. */
 #define MV_PERSIST_PREFIX "microvm-p"
 #define MV_SOCK "agent.sock"
+/* A sandbox's record in its directory (mv-persist.c); an ephemeral one's
+ * too, in <state>/vm.XXXXXX, for list. */
+#define MV_RECORD "vm.json"
+#define MV_EPHEMERAL_DIR "vm."
 
 struct mv_sandbox {
     pid_t pid;               /* the VMM */
     int persistent;          /* outlives us: a record in dir, a socket, no child of ours */
-    unsigned long long start_ticks; /* the VMM's start time (/proc/PID/stat), persistent */
-    char id[SBX_ID_MAX];     /* persistent only: also the VM's name */
+    unsigned long long start_ticks; /* the VMM's start time (/proc/PID/stat) */
+    char id[SBX_ID_MAX];     /* a persistent one's is also its VM's name */
     int chan;                /* our end of the agent's channel */
     char *dir;               /* console and VMM logs; removed at destroy */
     uint32_t unenforced;     /* limits the guest said it cannot apply */

@@ -7,6 +7,8 @@
  * in <state>/sandboxes/<id>/ (0700): vm.json (0600, the record: the
  * VMM's pid and start time, the VM's name, labels, TTL, creation time,
  * the environment and limits execs use), agent.sock and the VM's logs.
+ * A one-shot VM writes the same record in its <state>/vm.XXXXXX, for
+ * list alone.
  *
  * The record is read as hostile: a file that is no regular file of
  * ours, too long or malformed is refused, and its pid is only ever
@@ -37,7 +39,6 @@
 #include "mv-int.h"
 #include "randhex.h"
 
-#define MV_RECORD "vm.json"
 #define MV_RECORD_MAX (1 << 20)
 /* How long attach waits for the agent to answer: another process's exec
  * may hold the VM (one client at a time). */
@@ -194,7 +195,8 @@ unsigned long long mv_proc_start(pid_t pid)
     return start;
 }
 
-/* Whether @pid is, now, the VMM of @name started at @start and ours. */
+/* Whether @pid is, now, the VMM of @name started at @start and ours
+ * (@name NULL: any of ours started then, an ephemeral VM's, unnamed). */
 static int is_our_vmm(pid_t pid, unsigned long long start, const char *name)
 {
     char path[64], *buf;
@@ -207,6 +209,8 @@ static int is_our_vmm(pid_t pid, unsigned long long start, const char *name)
     if (pid <= 1 || !start || stat(path, &st) || (st.st_uid != geteuid() && geteuid() != 0) ||
         mv_proc_start(pid) != start)
         return 0;
+    if (!name)
+        return 1;
     snprintf(path, sizeof path, "/proc/%ld/cmdline", (long)pid);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0 || !(buf = malloc(65537))) {
@@ -369,9 +373,10 @@ static const struct mv_vmm *record_vmm(const json_t *root, const struct mv_vmm *
     return NULL;
 }
 
-/* Reads the record of @id: a regular file of ours, at most
- * MV_RECORD_MAX bytes, its members of the right types.  NULL and *why
- * set otherwise (errno ENOENT: no such sandbox). */
+/* Reads the record of @id (NULL: an ephemeral VM's, whatever its id): a
+ * regular file of ours, at most MV_RECORD_MAX bytes, its members of the
+ * right types.  NULL and *why set otherwise (errno ENOENT: no such
+ * sandbox). */
 static json_t *record_load(const char *dir, const char *id, const char **why)
 {
     int fd = -1, dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -407,7 +412,9 @@ static json_t *record_load(const char *dir, const char *id, const char **why)
         goto out;
     }
     if (!json_is_object(root) || member_u(root, "version") != 1 ||
-        !json_is_string(v = json_object_get(root, "id")) || strcmp(json_string_value(v), id) ||
+        !json_is_string(v = json_object_get(root, "id")) ||
+        (id ? strcmp(json_string_value(v), id) != 0
+            : strlen(json_string_value(v)) >= SBX_ID_MAX) ||
         member_u(root, "pid") < 2 || member_u(root, "pid") > (1 << 22) ||
         member_u(root, "start") < 1 || member_u(root, "created_ns") < 0 ||
         member_u(root, "ttl_ns") < 0 || member_u(root, "unenforced") < 0 ||
@@ -653,9 +660,54 @@ int mv_ready(struct mv_prov *p, struct mv_sandbox *s)
 
 /* ---- list ---------------------------------------------------------------- */
 
+/* Calls @cb for the sandbox whose record is in @dir when its labels
+ * include @filter's.  @id: the persistent sandbox it must be; NULL: an
+ * ephemeral VM's directory, listed while its VMM runs (one being made
+ * or gone is no sandbox: skipped). */
+static int list_one(struct mv_prov *p, const char *dir, const char *id, const sbx_kv_v1 *filter,
+                    size_t n_filter, sbx_list_cb_v1 cb, void *ud)
+{
+    const char *why;
+    json_t *root;
+    size_t n, i;
+    sbx_kv_v1 *kv;
+    int rc = SBX_OK;
+
+    if (!(root = record_load(dir, id, &why))) {
+        /* being made, or damaged: skipped, never fatal to the listing */
+        if (id)
+            p->host->log(p->h, SBX_LOG_INFO, "microvm: skipping %s: %s", dir, why);
+        return SBX_OK;
+    }
+    if (!id && !is_our_vmm((pid_t)member_u(root, "pid"),
+                           (unsigned long long)member_u(root, "start"), NULL)) {
+        json_decref(root);
+        return SBX_OK;
+    }
+    if (!(kv = record_labels(root, &n))) {
+        json_decref(root);
+        return p->host->set_error(p->h, SBX_E_NOMEM, "out of memory");
+    }
+    for (i = 0; i < n_filter; i++) {
+        json_t *v = json_object_get(json_object_get(root, "labels"), filter[i].key);
+        if (!v || strcmp(json_string_value(v), filter[i].value))
+            break;
+    }
+    if (i == n_filter)
+        rc = cb(ud, json_string_value(json_object_get(root, "id")), kv, n,
+                (uint64_t)member_u(root, "created_ns"));
+    free(kv);
+    json_decref(root);
+    return rc;
+}
+
+/* Lists the persistent sandboxes (<state>/sandboxes/ID), then the
+ * ephemeral VMs running (<state>/vm.XXXXXX: this process's and
+ * others'). */
 int mv_list(void *prov, const sbx_kv_v1 *filter, size_t n_filter, sbx_list_cb_v1 cb, void *ud)
 {
     struct mv_prov *p = prov;
+    const char *state = p->host->state_dir(p->h);
     char base[4096], dir[4400];
     struct dirent *de;
     DIR *d;
@@ -663,38 +715,26 @@ int mv_list(void *prov, const sbx_kv_v1 *filter, size_t n_filter, sbx_list_cb_v1
 
     mv_snap_sweep(p); /* gc runs list: snapshots no state directory owns */
     mv_cg_sweep();    /* and VMM cgroups no VMM is in */
-    if (sandboxes_dir(p, 0, base, sizeof base) || !(d = opendir(base)))
-        return errno == ENOENT ? SBX_OK
-                               : p->host->set_error(p->h, SBX_E_IO, "microvm: listing %s: %s",
-                                                    base, strerror(errno));
+    if (sandboxes_dir(p, 0, base, sizeof base) || !(d = opendir(base))) {
+        if (errno != ENOENT)
+            return p->host->set_error(p->h, SBX_E_IO, "microvm: listing %s: %s", base,
+                                      strerror(errno));
+    } else {
+        while (rc == SBX_OK && (de = readdir(d))) {
+            if (!mv_id_ok(de->d_name))
+                continue;
+            snprintf(dir, sizeof dir, "%s/%s", base, de->d_name);
+            rc = list_one(p, dir, de->d_name, filter, n_filter, cb, ud);
+        }
+        closedir(d);
+    }
+    if (rc != SBX_OK || !state || !(d = opendir(state)))
+        return rc;
     while (rc == SBX_OK && (de = readdir(d))) {
-        const char *why;
-        json_t *root;
-        size_t n, i;
-        sbx_kv_v1 *kv;
-
-        if (!mv_id_ok(de->d_name))
+        if (strncmp(de->d_name, MV_EPHEMERAL_DIR, strlen(MV_EPHEMERAL_DIR)))
             continue;
-        snprintf(dir, sizeof dir, "%s/%s", base, de->d_name);
-        if (!(root = record_load(dir, de->d_name, &why))) {
-            /* being made, or damaged: skipped, never fatal to the listing */
-            p->host->log(p->h, SBX_LOG_INFO, "microvm: skipping %s: %s", dir, why);
-            continue;
-        }
-        if (!(kv = record_labels(root, &n))) {
-            json_decref(root);
-            rc = p->host->set_error(p->h, SBX_E_NOMEM, "out of memory");
-            break;
-        }
-        for (i = 0; i < n_filter; i++) {
-            json_t *v = json_object_get(json_object_get(root, "labels"), filter[i].key);
-            if (!v || strcmp(json_string_value(v), filter[i].value))
-                break;
-        }
-        if (i == n_filter)
-            rc = cb(ud, de->d_name, kv, n, (uint64_t)member_u(root, "created_ns"));
-        free(kv);
-        json_decref(root);
+        snprintf(dir, sizeof dir, "%s/%s", state, de->d_name);
+        rc = list_one(p, dir, NULL, filter, n_filter, cb, ud);
     }
     closedir(d);
     return rc;

@@ -7,11 +7,13 @@
 # newest /boot/vmlinuz-*-cloud-amd64) and OUTDIR/initrd.cpio: AGENT as
 # /init, the virtio modules it loads (/etc/sbx-modules; vsock's apart in
 # /etc/sbx-modules-vsock, loaded only under Firecracker; an image's disk,
-# erofs and overlay in /etc/sbx-modules-image), and python3 with
-# its standard library and shared libraries, copied from this host.  The
+# erofs and overlay in /etc/sbx-modules-image), python3 with its standard
+# library and shared libraries, and busybox as /bin/sh and the usual
+# commands (one link per applet), copied from this host.  The
 # archive is reproducible (sorted, owned by root, every time 0).  OUTDIR/
 # stamp records what it was built from; when nothing changed, nothing is
-# rebuilt.  Exit 0 built or up to date, 1 failed, 2 usage, 3 no kernel.
+# rebuilt.  Exit 0 built or up to date, 1 failed, 2 usage, 3 no kernel
+# or no busybox.
 set -eu
 LC_ALL=C; export LC_ALL
 
@@ -33,9 +35,13 @@ py=$(readlink -f /usr/bin/python3)
 pyver=$(basename "$py")
 pylib=/usr/lib/$pyver
 [ -x "$py" ] && [ -d "$pylib" ] || { echo "polysandbox-microvm-image: no /usr/bin/python3" >&2; exit 1; }
+# The guest's shell and commands: what shell lines (the conformance kit's,
+# a user's `sh -c`) expect on any Linux.
+bb=$(command -v busybox 2>/dev/null) && bb=$(readlink -f "$bb") ||
+    { echo "polysandbox-microvm-image: no busybox: install busybox (the guest's /bin/sh)" >&2; exit 3; }
 
 # What the image is made of; the same key, the same image.
-key=$( { echo "v2 $kver"; cksum < "$kernel"; cksum < "$agent"; cksum < "$(readlink -f "$0")"; cksum < "$py";
+key=$( { echo "v2 $kver"; cksum < "$kernel"; cksum < "$agent"; cksum < "$(readlink -f "$0")"; cksum < "$py"; cksum < "$bb";
          dpkg-query -W -f='${Version}\n' "lib$pyver-stdlib" 2>/dev/null || true; } | cksum)
 if [ -f "$out/stamp" ] && [ "$(cat "$out/stamp")" = "$key" ] &&
    [ -f "$out/vmlinuz" ] && [ -f "$out/initrd.cpio" ]; then
@@ -111,6 +117,12 @@ copy_libs "$py"
     --exclude="${pylib#/}/turtledemo" --exclude="${pylib#/}/ensurepip" \
     --exclude="${pylib#/}/lib2to3" --exclude="${pylib#/}/config-*" "${pylib#/}") | tar xf -
 for so in "usr/lib/$pyver"/lib-dynload/*.so; do copy_libs "/$so"; done
+# busybox and a link per applet (python3's names kept).
+cp -p "$bb" usr/bin/busybox
+copy_libs "$bb"
+for a in $("$bb" --list); do
+    [ -e "usr/bin/$a" ] || [ -L "usr/bin/$a" ] || ln -s busybox "usr/bin/$a"
+done
 
 find . -newer "$ref" -exec touch -h -d @0 {} +
 find . | sort | cpio --quiet -o -H newc -R 0:0 --reproducible > "$out/initrd.cpio.tmp"
@@ -119,4 +131,4 @@ mv "$out/initrd.cpio.tmp" "$out/initrd.cpio"
 mv "$out/vmlinuz.tmp" "$out/vmlinuz"
 echo "$key" > "$out/stamp"
 echo "polysandbox-microvm-image: built $out (kernel $kver, $pyver," \
-     "$(($(wc -c < "$out/initrd.cpio") / 1048576)) MiB initrd)"
+     "busybox, $(($(wc -c < "$out/initrd.cpio") / 1048576)) MiB initrd)"

@@ -35,6 +35,10 @@ endif
 if BUILD_PROVIDER_MODAL
 KIT_TESTS += tests/conformance/modal.kit
 endif
+if BUILD_PROVIDER_MICROVM
+# QEMU microvm guests (TCG here), restored from the microvm tests' snapshot
+KIT_TESTS += tests/conformance/microvm.kit
+endif
 if BUILD_PROVIDER_KUBERNETES
 # direct pods, and SandboxClaims of the agent-sandbox controller
 KIT_TESTS += tests/conformance/kubernetes.kit tests/conformance/kubernetes-agent.kit

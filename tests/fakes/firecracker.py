@@ -371,7 +371,8 @@ def run_exec(pl, work):
     flags, code, sig = 0, 0, 0
     try:
         p = subprocess.run([a.decode() for a in argv], input=stdin, capture_output=True,
-                           cwd=os.path.join(work, cwd.decode()), env=env,
+                           cwd=os.path.join(work, os.path.relpath(cwd.decode() or "/work",
+                                                                  "/work")), env=env,
                            timeout=timeout_ms / 1000 if timeout_ms else None, check=False)
         out, err = p.stdout, p.stderr
         if p.returncode < 0:

@@ -33,10 +33,15 @@ TESTS += tests/microvm/oci.sh
 # firecracker.sh: vmm = firecracker against tests/fakes/firecracker.py
 # (no Firecracker, QEMU or KVM needed).
 TESTS += tests/microvm/firecracker.sh
+# hostile.sh: tests/hostile's programs that make sense in a VM, in one
+# persistent VM (a restore), with the local provider's statuses.
+TESTS += tests/microvm/hostile.sh
+check_SCRIPTS += tests/hostile/hostile
 endif
 dist_check_SCRIPTS += tests/microvm/run.sh tests/microvm/image.sh tests/microvm/persist.sh \
 	tests/microvm/snapshot.sh tests/microvm/snapfail.sh tests/microvm/firecracker.sh \
-	tests/microvm/pool.sh tests/microvm/snapgc.sh tests/microvm/jail.sh tests/microvm/oci.sh
+	tests/microvm/pool.sh tests/microvm/snapgc.sh tests/microvm/jail.sh tests/microvm/oci.sh \
+	tests/microvm/hostile.sh
 EXTRA_DIST += tests/microvm/guest.sh tests/microvm/fakevmm.sh tests/fakes/firecracker.py \
 	tests/fakes/jailer.py
 # The guest image, where run.sh had to keep it in the build tree.

@@ -5,7 +5,8 @@
  * serves the host's frames (mv-proto.h): files into and out of /work
  * (never through a link a command left there), one command at a time, its output streamed back, its exit reported.  Each
  * command runs as uid/gid 1000 in a session and a cgroup of its own (memory,
- * pids), with the exec's rlimits; at its end, or at its timeout, or at
+ * pids), with the exec's rlimits and a filter killing module loads
+ * (mv-filter.c); at its end, or at its timeout, or at
  * the host's KILL, the whole cgroup is killed.
  *
  * Built statically with no sanitizer (it runs in the guest); depends on
@@ -47,6 +48,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "mv-filter.h"
 #include "mv-proto.h"
 
 #define SBX_UID 1000
@@ -252,12 +254,15 @@ static void load_modules(const char *list)
 static void setup_mounts(void)
 {
     char opts[64];
-    unsigned long long disk = cmdline_num("sbx.disk", 64ull << 20);
 
     (void)mount("devtmpfs", "/dev", "devtmpfs", 0, NULL);
     if (mount("proc", "/proc", "proc", 0, NULL) || mount("sysfs", "/sys", "sysfs", 0, NULL))
         die("mounting /proc and /sys");
-    (void)mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777,size=16m");
+    /* (read once /proc is there: before, every boot got the default) */
+    unsigned long long disk = cmdline_num("sbx.disk", 64ull << 20);
+    /* /tmp and /work each at the disk size, as the local provider's */
+    snprintf(opts, sizeof opts, "mode=1777,size=%llu", disk);
+    (void)mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, opts);
     snprintf(opts, sizeof opts, "mode=0755,uid=%d,gid=%d,size=%llu", SBX_UID, SBX_UID, disk);
     if (mount("tmpfs", "/work", "tmpfs", MS_NOSUID | MS_NODEV, opts))
         unenforced |= LB_DISK;
@@ -588,7 +593,7 @@ static void set_limit(const char *file, unsigned long long v, unsigned bit)
 /* Parses an EXEC frame into argv/env; NULL on a malformed one. */
 static char **split(const uint8_t *p, size_t len, size_t n, size_t *used)
 {
-    /* Two NULLs spare: an exec's child ends its argv in place (do_exec). */
+    /* two NULLs after the @n: room for one more (do_exec's argv's end) */
     char **v = calloc(n + 2, sizeof *v);
     size_t off = 0;
 
@@ -627,6 +632,9 @@ static void do_exec(uint8_t *p, size_t len)
         send_error(MV_ERR_OTHER, "malformed exec frame");
         return;
     }
+    /* argv ends where the environment began: a NULL between them */
+    memmove(strs + 2 + argc, strs + 1 + argc, envc * sizeof *strs);
+    strs[1 + argc] = NULL;
     const uint8_t *in = p + MV_EXEC_HEAD_LEN + used;
     size_t in_len = len - MV_EXEC_HEAD_LEN - used;
 
@@ -672,13 +680,9 @@ static void do_exec(uint8_t *p, size_t len)
         dup2(pe[1], 2);
         if ((image_root && chroot(IMG_ROOT)) ||
             chdir(strs[0][0] ? strs[0] : "/work") || setgroups(0, NULL) ||
-            setgid(SBX_UID) || setuid(SBX_UID))
+            setgid(SBX_UID) || setuid(SBX_UID) || mv_filter_install())
             _exit(125);
         signal(SIGPIPE, SIG_DFL);
-        /* argv ends before the environment: the environment moves up one
-         * (into split's spare slot) to make room for argv's NULL. */
-        memmove(strs + 2 + argc, strs + 1 + argc, envc * sizeof *strs);
-        strs[1 + argc] = NULL;
         execvpe(strs[1], strs + 1, strs + 2 + argc);
         e = errno;
         (void)!write(pc[1], &e, sizeof e);
@@ -792,10 +796,10 @@ static void send_hello(void)
 }
 
 /* SEED, a VM restored from a snapshot: until now its kernel's random
- * state, clock and /work's size are the snapshot's, shared with every VM
+ * state, clock and /work's and /tmp's sizes are the snapshot's, shared with every VM
  * restored from it.  The host's entropy is mixed in and the CRNG reseeded
  * at once (RNDRESEEDCRNG; mixing alone would leave the old key in use up
- * to a minute), the clock set, /work resized; answered by a HELLO. */
+ * to a minute), the clock set, /work and /tmp resized; answered by a HELLO. */
 static void do_seed(const uint8_t *p, size_t len)
 {
     struct {
@@ -827,9 +831,10 @@ static void do_seed(const uint8_t *p, size_t len)
         return;
     }
     snprintf(opts, sizeof opts, "size=%llu", (unsigned long long)sd.disk_bytes);
-    if (!(unenforced & LB_DISK) && mount(NULL, "/work", NULL, MS_REMOUNT | MS_NOSUID | MS_NODEV,
-                                         opts) != 0) {
-        send_error(MV_ERR_OTHER, "resizing /work: %s", strerror(errno));
+    if (!(unenforced & LB_DISK) &&
+        (mount(NULL, "/work", NULL, MS_REMOUNT | MS_NOSUID | MS_NODEV, opts) != 0 ||
+         mount(NULL, "/tmp", NULL, MS_REMOUNT | MS_NOSUID | MS_NODEV, opts) != 0)) {
+        send_error(MV_ERR_OTHER, "resizing /work and /tmp: %s", strerror(errno));
         return;
     }
     send_hello();
