@@ -40,7 +40,7 @@ trap 'rm -rf "$tmp"' EXIT
 # The quotes of the path macros are meant literally: they make C strings.
 # shellcheck disable=SC2089,SC2090
 flags="-std=gnu11 -DHAVE_CONFIG_H -D_GNU_SOURCE -I. -Icore -Icore/include
- -Isdk/include -Icore/cli -Icore/server -Iplugins/common -Iplugins/docker
+ -Isdk/include -Isdk -Icore/cli -Icore/server -Iplugins/common -Iplugins/docker
  -Iplugins/microvm -Iplugins/modal -I/usr/include/p11-kit-1
  -I/usr/include/x86_64-linux-gnu -pthread -DSYSCONFDIR=\"/etc\"
  -DPROVIDERDIR=\"/x\" -DSTATEDIR=\"/x\" -DPKGCACHEDIR=\"/x\" -DPKGDATADIR=\"/x\""
