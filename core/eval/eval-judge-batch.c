@@ -70,13 +70,17 @@ static void note_start(const char *key, const sbx_result *r, const char *out, si
     sbx_run_status st = sbx_result_status(r);
     bool spoke = out && len > 0 && out[0] == '\n';
 
+    size_t key_len = strlen(key);
+
     if (!(st == SBX_RUN_NOT_FOUND || st == SBX_RUN_NOT_EXECUTABLE || st == SBX_RUN_SECCOMP ||
           (st == SBX_RUN_NONZERO_EXIT && sbx_result_exit_code(r) == 2 && !spoke)) ||
-        strlen(key) >= PROV_NAME_MAX || runner_refused(key))
+        key_len >= PROV_NAME_MAX || runner_refused(key))
         return;
     pthread_mutex_lock(&no_runner_lock);
+    /* memcpy, not snprintf: the length is checked above, which gcc's
+     * truncation warning cannot see at -O1 */
     if (n_no_runner < NO_RUNNER_MAX)
-        snprintf(no_runner[n_no_runner++], PROV_NAME_MAX, "%s", key);
+        memcpy(no_runner[n_no_runner++], key, key_len + 1);
     pthread_mutex_unlock(&no_runner_lock);
 }
 
