@@ -6,10 +6,6 @@
 
 #include "retry-hints.h"
 
-/* A slot the host table has: within its size and filled in. */
-#define HOST_HAS(host, f) \
-    ((host)->struct_size >= offsetof(sbx_host_v1, f) + sizeof((host)->f) && (host)->f)
-
 void pc_hints_reset(pc_hints *hn)
 {
     hn->retry_after_ms = -1;
@@ -36,7 +32,7 @@ void pc_hints_to_outcome(const pc_hints *hn, const sbx_host_v1 *host, sbx_host_h
         return;
     }
     pc_retry_after(host, h, NULL, hn->retry_after_ms);
-    if (hn->not_started && HOST_HAS(host, not_started))
+    if (hn->not_started && SBX_HOST_HAS(host, not_started))
         host->not_started(h);
 }
 
@@ -44,6 +40,6 @@ void pc_retry_after(const sbx_host_v1 *host, sbx_host_handle *h, pc_hints *hn, l
 {
     if (hn)
         pc_hints_retry_after(hn, ms);
-    if (ms >= 0 && HOST_HAS(host, retry_after))
+    if (ms >= 0 && SBX_HOST_HAS(host, retry_after))
         host->retry_after(h, (uint64_t)ms);
 }
