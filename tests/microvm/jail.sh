@@ -78,7 +78,6 @@ echo "# its root, $(wc -l < "$tmp/root") entries (/proc its own, pids only; QEMU
 echo "# firmware and modules folders and libraries counted, not listed):"
 grep -v '\.so[.0-9]*$' "$tmp/root" | grep -v '/share/qemu/\|/qemu/[^/]*$' | sed 's/^/#   /'
 echo "#   and $(grep -c '\.so[.0-9]*$' "$tmp/root") libraries, $(grep -c '/share/qemu/' "$tmp/root") firmware files"
-kernel=$(sed -n 's/^kernel = //p' "$tmp/config/providers.d/microvm.ini")
 check "its root holds the kernel, initrd, QEMU's program, /dev/null, urandom (and kvm) only" \
     sh -c 'cd "$1" && [ -f ".$2" ] && [ -f ".${2%/*}/initrd.cpio" ] &&
            [ -x "./usr/bin/qemu-system-x86_64" ] &&
