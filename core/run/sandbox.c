@@ -214,7 +214,7 @@ static int create_on(sbx_ctx *ctx, struct sbx_provider *p, const sbx_create_opts
     core_kvlist labels = {0}, env = {0};
     sbx_sandbox *sb;
     /* Either kind takes an image as a root directory from the store. */
-    bool host_root = p->desc.flags & (SBX_PROVIDER_F_HOST_ROOT | SBX_PROVIDER_F_IMAGE_ROOT);
+    bool store_root = p->desc.flags & (SBX_PROVIDER_F_HOST_ROOT | SBX_PROVIDER_F_IMAGE_ROOT);
     int rc;
 
     *backend_failed = false;
@@ -224,14 +224,14 @@ static int create_on(sbx_ctx *ctx, struct sbx_provider *p, const sbx_create_opts
      * cannot run them refuses them. */
     bool named = false;
     const char *image = (o && o->image) ? o->image
-                      : tmpl ? core_template_image(tmpl, p->name, host_root, &named)
+                      : tmpl ? core_template_image(tmpl, p->name, store_root, &named)
                       : core_template_image(code_tmpl, p->name, true, &named);
     bool asked = (o && o->image) || named;
     char *root = NULL;
-    /* A provider on the host's own directories runs an image name in the
+    /* A provider that takes a root directory runs an image name in the
      * image's root from the store: one never pulled is refused, never
      * ignored. */
-    if (host_root && image && image[0] != '/') {
+    if (store_root && image && image[0] != '/') {
         if ((rc = image_root_for(ctx, p, image, &root)) != SBX_OK)
             return rc;
         image = root;
