@@ -52,6 +52,9 @@ struct lcl_child {
     uint64_t rl_data;       /* RLIMIT_DATA of the payload, or 0: none (local-limits.c) */
     uint64_t rl_nproc;      /* RLIMIT_NPROC of the payload, or 0: none */
     int fd_leave[LCL_CG_NCTRL]; /* v1: a parent cgroup's tasks file, or -1 */
+    bool shared_mm;         /* on the caller's memory (launch/vfork.c): the init stays out
+                             * of the exec's cgroups, the payload is a vfork child that
+                             * joins them (fd_tasks) and unshares the cgroup namespace */
 };
 
 /* The child's ends of an exec's pipes, in this order (also the first

@@ -1,0 +1,174 @@
+/* plugins/local/launch/vfork.c - the in-process launcher that copies
+ * nothing of the caller
+ *
+ * The init is cloned with CLONE_VM | CLONE_VFORK (and the namespaces of
+ * clone.c) from a nanny thread of its own, on a stack of its own: it
+ * shares the caller's memory, so no page table is copied and no page the
+ * caller writes faults while the exec runs (plugins/local/README.md,
+ * "Embedding processes").  The nanny has every signal blocked and waits
+ * in the clone, touching nothing, until the init is gone: the init runs
+ * on its TLS (errno) and its parent death signal is the nanny's.  The
+ * init resets every signal's disposition before anything else (the
+ * caller's handlers would run on the caller's memory), stays out of the
+ * exec's cgroup and forks the payload as a vfork child too, which joins
+ * the cgroup itself (jail/child.c, jail/payload.c: shared_mm).  Only
+ * where the init has no cgroup to join by file (v1, or no cgroup); on
+ * cgroup v2 the clone launcher starts it (clone3 CLONE_INTO_CGROUP).
+ *
+ * POLYSANDBOX_LOCAL_LAUNCH=fork in the environment switches this
+ * launcher off (the clone launcher's copy-on-write init instead).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "launch.h"
+
+#define NANNY_STACK (64 * 1024)      /* the nanny's own: it calls clone and waitpid */
+#define INIT_STACK (512 * 1024)      /* the init's, below its guard page */
+
+struct lcl_nanny {
+    pthread_t thread;
+    bool joinable;
+    char *stack; /* the init's, with a guard page at its low end */
+    /* The init's view, a copy: it reads it on our memory while the
+     * supervisor goes on (closing its copies of fd_tasks, say). */
+    struct lcl_child c;
+    int flags;
+    pid_t pid; /* CLONE_PARENT_SETTID: written before the init runs */
+    int ready[2];
+    int err; /* the clone's errno, when it failed */
+};
+
+static bool vfork_fits(const struct lcl_launch *l)
+{
+    const char *v = getenv("POLYSANDBOX_LOCAL_LAUNCH");
+    return !l->sp && !(v && !strcmp(v, "fork"));
+}
+
+/* The init, on the caller's memory until it exits: system calls only. */
+static int init_entry(void *arg)
+{
+    const struct lcl_nanny *n = arg;
+    lcl_signals_default();
+    ssize_t w = write(n->ready[1], "s", 1);
+    (void)w;
+    lcl_child_main(&n->c);
+}
+
+static void *nanny_main(void *arg)
+{
+    struct lcl_nanny *n = arg;
+    sigset_t all;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, NULL);
+    int pid = clone(init_entry, n->stack + INIT_STACK, n->flags, n, &n->pid);
+    if (pid < 0) {
+        n->err = errno;
+        ssize_t w = write(n->ready[1], "e", 1);
+        (void)w;
+        return NULL;
+    }
+    /* Back once the init is gone (it never executes): reap it, unless
+     * the supervisor's waitid did. */
+    while (waitpid(pid, NULL, __WALL) < 0 && errno == EINTR)
+        ;
+    return NULL;
+}
+
+void lcl_nanny_end(struct lcl_nanny **np)
+{
+    struct lcl_nanny *n = *np;
+    if (!n)
+        return;
+    if (n->joinable)
+        pthread_join(n->thread, NULL);
+    for (int i = 0; i < 2; i++)
+        if (n->ready[i] >= 0)
+            close(n->ready[i]);
+    if (n->stack)
+        munmap(n->stack - 4096, INIT_STACK + 4096);
+    free(n);
+    *np = NULL;
+}
+
+static int nanny_fail(struct lcl_launch *l, int e, const char *what)
+{
+    return l->p->host->set_error(l->p->h, e == EPERM || e == EACCES ? SBX_E_PERM : SBX_E_IO,
+                                 "%s: %s", what, strerror(e));
+}
+
+static int nanny_start(struct lcl_launch *l, struct lcl_nanny *n)
+{
+    if (pipe2(n->ready, O_CLOEXEC) < 0)
+        return nanny_fail(l, errno, "pipe");
+    char *m = mmap(NULL, INIT_STACK + 4096, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+    if (m == MAP_FAILED)
+        return nanny_fail(l, errno, "mmap of the sandbox init's stack");
+    n->stack = m + 4096;
+    if (mprotect(m, 4096, PROT_NONE) < 0)
+        return nanny_fail(l, errno, "mprotect of the sandbox init's stack guard");
+    pthread_attr_t attr;
+    int e = pthread_attr_init(&attr);
+    if (!e)
+        e = pthread_attr_setstacksize(&attr, NANNY_STACK);
+    if (!e)
+        e = pthread_create(&n->thread, &attr, nanny_main, n);
+    pthread_attr_destroy(&attr);
+    if (e)
+        return nanny_fail(l, e, "creating the sandbox init's nanny thread");
+    n->joinable = true;
+    char b = 0;
+    ssize_t r;
+    while ((r = read(n->ready[0], &b, 1)) < 0 && errno == EINTR)
+        ;
+    if (r != 1 || b != 's')
+        return nanny_fail(l, r == 1 ? n->err : EIO, "clone into new namespaces");
+    return 0;
+}
+
+static int vfork_start(struct lcl_launch *l)
+{
+    /* v2: the init is cloned into its cgroup, which only clone3 does. */
+    if (l->cg->v2fd >= 0)
+        return lcl_launch_clone.start(l);
+    int ret = lcl_launch_take_id(l);
+    if (ret)
+        return ret;
+    struct lcl_nanny *n = calloc(1, sizeof *n);
+    if (!n)
+        return l->p->host->set_error(l->p->h, SBX_E_NOMEM, "out of memory");
+    n->ready[0] = n->ready[1] = -1;
+    /* Exit signal 0: no SIGCHLD for the host's handlers. */
+    n->flags = (int)lcl_launch_ns_flags(l) | CLONE_VM | CLONE_VFORK | CLONE_PARENT_SETTID;
+    l->c->shared_mm = true;
+    l->c->new_cgroup_ns = true; /* the payload's, once in the exec's cgroups */
+    n->c = *l->c;
+    *l->nanny = n;
+    ret = nanny_start(l, n);
+    if (ret)
+        return ret;
+    *l->pid = n->pid;
+    *l->pidfd = (int)syscall(SYS_pidfd_open, n->pid, 0);
+    if (*l->pidfd < 0)
+        return nanny_fail(l, errno, "pidfd_open of the sandbox init");
+    return 0;
+}
+
+const struct lcl_launcher lcl_launch_vfork = {
+    .name = "vfork",
+    .fits = vfork_fits,
+    .prepare = lcl_launch_own_cgroup,
+    .start = vfork_start,
+};
