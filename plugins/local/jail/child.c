@@ -264,6 +264,10 @@ _Noreturn void lcl_child_start(const struct lcl_child *c)
                     CLONE_VM | (vf ? CLONE_VFORK : 0) | SIGCHLD, &pa);
     if (pid < 0)
         lcl_j_fail(c, "clone of the payload", NULL);
+    /* Its credentials' change made the caller's memory undumpable (the
+     * kernel's commit_creds): the caller's flag back. */
+    if (c->redumpable)
+        prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
     close(execd[1]);
     /* (A failure here reports an errno the payload may have changed: the
      * step named is right, the number may not be.) */

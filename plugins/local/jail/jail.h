@@ -55,6 +55,8 @@ struct lcl_child {
     bool shared_mm;         /* on the caller's memory (launch/vfork.c): the init stays out
                              * of the exec's cgroups, the payload is a vfork child that
                              * joins them (fd_tasks) and unshares the cgroup namespace */
+    bool redumpable;        /* shared_mm: PR_SET_DUMPABLE 1 again once the payload executed
+                             * (its setresuid cleared the flag of the memory we share) */
 };
 
 /* The child's ends of an exec's pipes, in this order (also the first

@@ -16,7 +16,8 @@
  * cgroup v2 the clone launcher starts it (clone3 CLONE_INTO_CGROUP).
  *
  * POLYSANDBOX_LOCAL_LAUNCH=fork in the environment switches this
- * launcher off (the clone launcher's copy-on-write init instead).
+ * launcher off (the clone launcher's copy-on-write init instead), as
+ * does a kernel older than 5.16 (read_kernel says why).
  */
 #include "config.h"
 
@@ -25,10 +26,13 @@
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -50,10 +54,37 @@ struct lcl_nanny {
     int err; /* the clone's errno, when it failed */
 };
 
+/* Whether the caller was dumpable before any payload of ours changed its
+ * credentials on the caller's memory (which clears the flag). */
+static pthread_once_t dumpable_once = PTHREAD_ONCE_INIT;
+static int caller_dumpable;
+
+static void read_dumpable(void)
+{
+    caller_dumpable = prctl(PR_GET_DUMPABLE, 0, 0, 0, 0);
+}
+
+/* Before Linux 5.16 a core dump (of the init or the payload before it
+ * executes: a bug of ours) killed every process sharing the memory
+ * (zap_threads), the caller too: those kernels keep the copy. */
+static pthread_once_t kernel_once = PTHREAD_ONCE_INIT;
+static bool kernel_ok;
+
+static void read_kernel(void)
+{
+    struct utsname u;
+    unsigned major = 0, minor = 0;
+    kernel_ok = uname(&u) == 0 && sscanf(u.release, "%u.%u", &major, &minor) == 2 &&
+                (major > 5 || (major == 5 && minor >= 16));
+}
+
 static bool vfork_fits(const struct lcl_launch *l)
 {
     const char *v = getenv("POLYSANDBOX_LOCAL_LAUNCH");
-    return !l->sp && !(v && !strcmp(v, "fork"));
+    if (l->sp || (v && !strcmp(v, "fork")))
+        return false;
+    pthread_once(&kernel_once, read_kernel);
+    return kernel_ok;
 }
 
 /* The init, on the caller's memory until it exits: system calls only. */
@@ -154,6 +185,8 @@ static int vfork_start(struct lcl_launch *l)
     n->flags = (int)lcl_launch_ns_flags(l) | CLONE_VM | CLONE_VFORK | CLONE_PARENT_SETTID;
     l->c->shared_mm = true;
     l->c->new_cgroup_ns = true; /* the payload's, once in the exec's cgroups */
+    pthread_once(&dumpable_once, read_dumpable);
+    l->c->redumpable = caller_dumpable == 1;
     n->c = *l->c;
     *l->nanny = n;
     ret = nanny_start(l, n);
