@@ -38,8 +38,8 @@
 
 #include "launch.h"
 
-#define NANNY_STACK (64 * 1024)      /* the nanny's own: it calls clone and waitpid */
-#define INIT_STACK (512 * 1024)      /* the init's, below its guard page */
+#define NANNY_STACK (64 * 1024) /* the nanny's own: it calls clone and waitpid */
+#define INIT_STACK (512 * 1024) /* the init's, below its guard page */
 
 struct lcl_nanny {
     pthread_t thread;
