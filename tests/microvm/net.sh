@@ -4,15 +4,17 @@
 # of a template with `network = egress` fetches a page from an HTTP
 # server this test starts on the host's 127.0.0.1 (slirp's 10.0.2.2),
 # with eth0 at slirp's addresses and its DNS in /etc/resolv.conf (one
-# cold boot); a guest of a template without it has a loopback alone and
-# no way out (a restore, or a boot).  Egress is refused, nothing started,
+# cold boot), and so does a kept sandbox of it, whose jailed QEMU keeps
+# the host's network namespace alone (a second boot); --network none
+# narrows egress, and a guest of a template without it has a loopback
+# alone and no way out (two restores, or boots).  Egress is refused, nothing started,
 # while egress_loopback is not true (QEMU's slirp cannot cut the host's
 # loopback off) and under vmm = firecracker.  Only the host's loopback is
 # ever a target.  Skips as run.sh does (tests/microvm/guest.sh).
 . "$top_srcdir/tests/cli/lib.sh"
 . "$top_srcdir/tests/microvm/guest.sh"
 
-plan 8
+plan 12
 CLI_TIMEOUT=600
 
 # The suite's python template, and a copy of it that allows egress.
@@ -41,8 +43,10 @@ with open(sys.argv[1] + ".t", "w") as f:
 os.rename(sys.argv[1] + ".t", sys.argv[1])
 s.serve_forever()
 PY
-srv=$!
-trap 'kill $srv 2>/dev/null; rm -rf "$tmp"' EXIT
+srv=$! id=
+trap 'kill $srv 2>/dev/null
+      [ -n "$id" ] && "$PS" destroy --provider microvm "$id" >/dev/null 2>&1
+      rm -rf "$tmp"' EXIT
 for _ in $(seq 100); do [ -s "$tmp/port" ] && break; sleep 0.1; done
 port=$(cat "$tmp/port") || { echo "Bail out! the test's server did not start"; exit 99; }
 
@@ -94,6 +98,34 @@ check "egress: the guest has eth0 beside lo" eval 'is_rc 0 && out_has "net: eth0
 check "egress: slirp's DNS in the command's /etc/resolv.conf" out_has "resolv: nameserver 10.0.2.3"
 check "egress: the guest fetched the page from the host's loopback server (10.0.2.2)" eval \
     'out_has "body: hello from the host" && grep -qx /from-guest "$tmp/asked"'
+
+: > "$tmp/asked"
+t0=$(date +%s)
+cli create --provider microvm --template pynet --label suite=mvnet-$$
+id=$(cat "$tmp/out")
+echo "# create (one boot): $(($(date +%s) - t0)) s"
+pid=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["pid"])' \
+      "$POLYSANDBOX_STATE_DIR/microvm/sandboxes/$id/vm.json" 2>/dev/null)
+check "a kept egress sandbox: its QEMU has the host's network namespace, its own mount and pid ones" \
+    sh -c '[ -n "$1" ] && [ "$(readlink /proc/$1/ns/net)" = "$(readlink /proc/$$/ns/net)" ] &&
+           [ "$(readlink /proc/$1/ns/mnt)" != "$(readlink /proc/$$/ns/mnt)" ] &&
+           [ "$(readlink /proc/$1/ns/pid)" != "$(readlink /proc/$$/ns/pid)" ]' sh "$pid"
+cli upload "$id" "$tmp/client.py" client.py
+cli exec "$id" -- python3 client.py
+sed 's/^/# out: /' "$tmp/out"
+check "a kept egress sandbox fetches the page too" eval \
+    'is_rc 0 && out_has "body: hello from the host" && grep -qx /from-guest "$tmp/asked"'
+cli destroy --provider microvm "$id"
+# (gone, or a zombie its reaper, not us, has yet to collect)
+check "destroy stops it" eval 'is_rc 0 && [ -n "$pid" ] && { ! [ -e "/proc/$pid" ] ||
+    [ "$(cut -d")" -f2 "/proc/$pid/stat" | awk "{print \$1}")" = Z ]; }'
+id=
+
+: > "$tmp/asked"
+cli run --provider microvm --network none "$tmp/client.pynet"
+sed 's/^/# out: /' "$tmp/out"
+check "--network none narrows the template's egress: a loopback alone" eval \
+    'is_rc 0 && out_has "net: lo" && ! out_has "eth0" && out_has "no connection:"'
 
 : > "$tmp/asked"
 t0=$(date +%s)
