@@ -34,6 +34,7 @@ struct mv_prov {
     unsigned vmm_uid, vmm_gid;
     struct mv_qprog *qprog;
     struct mv_seals *seals;
+    int egress_loopback;     /* setting: 1 true (egress allowed, loopback and all), 0 false */
 };
 
 /* Persistent sandboxes' ids (mv-persist.c); the others' are
@@ -87,6 +88,13 @@ int mv_chan_error(struct mv_prov *p, const char *what, const uint8_t *pl, size_t
  * set on the host (SBX_E_NOTSUP without mkfs.erofs). */
 int mv_image_for(struct mv_prov *p, const char *root, char **path);
 
+/* mv-net.c: whether the sandbox @spec gets a network device (*net 1:
+ * its template allows egress); SBX_OK, or SBX_E_NOTSUP set on the host
+ * when this provider's settings cannot give it (nothing started).  And
+ * doctor's line on it. */
+int mv_net_egress(struct mv_prov *p, const sbx_create_spec_v1 *spec, int *net);
+void mv_net_describe(const struct mv_prov *p, char *buf, size_t n);
+
 /* mv-exec.c */
 int mv_exec(void *prov, void *sb, const sbx_exec_spec_v1 *spec,
             const sbx_output_sink_v1 *sink, sbx_exec_outcome_v1 *out);
@@ -128,6 +136,8 @@ struct mv_boot_from {
      * system image (erofs) as the guest's root, @cmdline_disk the size
      * of /work; NULL: the initrd's own root. */
     const char *image;
+    /* Since egress (mv-net.c): a cold boot with a network device. */
+    int net;
 };
 
 /* microvm.c: boots one VM with @accel (or restores it, @from; NULL for a
