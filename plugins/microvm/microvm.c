@@ -696,7 +696,8 @@ static const sbx_provider_ops_v1 mv_ops = {
 SBX_PROVIDER_DEFINE_FLAGS("microvm", PACKAGE_VERSION,
                           "each sandbox a QEMU microvm guest with its own kernel",
                           "MIT", SBX_CAP_FILES | SBX_CAP_PERSISTENT | SBX_CAP_LABELS |
-                              SBX_CAP_LIST | SBX_CAP_STDIN | SBX_CAP_STREAM |
+                              SBX_CAP_LIST | SBX_CAP_STDIN | SBX_CAP_STREAM | SBX_CAP_CANCEL |
+                              SBX_CAP_STDIN_STREAM | SBX_CAP_SIGNAL |
                               SBX_CAP_MEMORY_LIMIT | SBX_CAP_CPU_STATS |
                               SBX_CAP_NETWORK_POLICY | SBX_CAP_CONCURRENT,
                           SBX_PROVIDER_F_IMAGE_ROOT, config_keys, NULL, &mv_ops);
