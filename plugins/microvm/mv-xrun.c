@@ -70,13 +70,13 @@ static int push(struct xrun *x, uint8_t type, const void *data, size_t len)
 static int flush(struct xrun *x, int64_t wait_until)
 {
     while (x->qoff < x->qlen) {
-        ssize_t n = send(x->s->chan, x->q + x->qoff, x->qlen - x->qoff,
-                         MSG_NOSIGNAL | MSG_DONTWAIT);
+        ssize_t n =
+            send(x->s->chan, x->q + x->qoff, x->qlen - x->qoff, MSG_NOSIGNAL | MSG_DONTWAIT);
         if (n < 0 && errno == EINTR)
             continue;
         if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
             int64_t left = wait_until - mv_now_ms();
-            struct pollfd pf = { x->s->chan, POLLOUT, 0 };
+            struct pollfd pf = {x->s->chan, POLLOUT, 0};
             if (!wait_until)
                 return SBX_OK;
             if (left <= 0)
@@ -151,11 +151,13 @@ static short ready(const struct pollfd *pf, int i)
 }
 
 int mv_xrun_wait(struct mv_prov *p, struct mv_sandbox *s, const sbx_exec_spec_v1 *spec,
-                 const sbx_output_sink_v1 *sink, int64_t deadline, struct mv_exit *ex,
-                 int *over)
+                 const sbx_output_sink_v1 *sink, int64_t deadline, struct mv_exit *ex, int *over)
 {
-    struct xrun x = { .p = p, .s = s, .spec = spec, .in_open = spec->stdin_fd >= 0,
-                      .sig_open = spec->signal_fd >= 0 };
+    struct xrun x = {.p = p,
+                     .s = s,
+                     .spec = spec,
+                     .in_open = spec->stdin_fd >= 0,
+                     .sig_open = spec->signal_fd >= 0};
     int killed = 0, rc = SBX_OK;
     int64_t cancel_until = 0; /* once cancelled: how long the EXIT may take */
 
@@ -165,17 +167,17 @@ int mv_xrun_wait(struct mv_prov *p, struct mv_sandbox *s, const sbx_exec_spec_v1
         int n = 0, i_cancel = -1, i_in = -1, i_sig = -1;
         int64_t until = cancel_until ? cancel_until : deadline;
 
-        pf[n++] = (struct pollfd){ s->chan, (short)(POLLIN | (x.qoff < x.qlen ? POLLOUT : 0)),
-                                   0 };
+        pf[n++] = (struct pollfd){s->chan, (short)(POLLIN | (x.qoff < x.qlen ? POLLOUT : 0)), 0};
         if (spec->cancel_fd >= 0 && !cancel_until)
-            pf[i_cancel = n++] = (struct pollfd){ spec->cancel_fd, POLLIN, 0 };
+            pf[i_cancel = n++] = (struct pollfd){spec->cancel_fd, POLLIN, 0};
         if (x.asked && x.in_open && !killed)
-            pf[i_in = n++] = (struct pollfd){ spec->stdin_fd, POLLIN, 0 };
+            pf[i_in = n++] = (struct pollfd){spec->stdin_fd, POLLIN, 0};
         if (x.sig_open && !killed && x.qlen - x.qoff < MV_SIG_BACKLOG)
-            pf[i_sig = n++] = (struct pollfd){ spec->signal_fd, POLLIN, 0 };
+            pf[i_sig = n++] = (struct pollfd){spec->signal_fd, POLLIN, 0};
         int64_t left = until - mv_now_ms();
         if (left <= 0) {
-            rc = p->host->set_error(p->h, SBX_E_TIMEOUT, "microvm: the agent did not answer in time");
+            rc = p->host->set_error(p->h, SBX_E_TIMEOUT,
+                                    "microvm: the agent did not answer in time");
             break;
         }
         int r = poll(pf, (nfds_t)n, left > 1000 ? 1000 : (int)left);
