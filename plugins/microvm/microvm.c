@@ -692,7 +692,8 @@ static const sbx_provider_ops_v1 mv_ops = {
  * network device; host is refused in mv_create.  concurrent: each VM is
  * its own QEMU; what creates share (the snapshot, the KVM verdict) is
  * files under a lock or renamed into place, so pools may fill from
- * several threads. */
+ * several threads.  cancel, stdin_stream, signal: mv-xrun.c, over
+ * protocol 4's STDIN, WANT and SIGNAL. */
 SBX_PROVIDER_DEFINE_FLAGS("microvm", PACKAGE_VERSION,
                           "each sandbox a QEMU microvm guest with its own kernel",
                           "MIT", SBX_CAP_FILES | SBX_CAP_PERSISTENT | SBX_CAP_LABELS |
