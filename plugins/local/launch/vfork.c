@@ -17,7 +17,8 @@
  *
  * POLYSANDBOX_LOCAL_LAUNCH=fork in the environment switches this
  * launcher off (the clone launcher's copy-on-write init instead), as
- * does a kernel older than 5.16 (read_kernel says why).
+ * do a kernel older than 5.16 (read_kernel says why) and an
+ * AddressSanitizer build.
  */
 #include "config.h"
 
@@ -78,10 +79,24 @@ static void read_kernel(void)
                 (major > 5 || (major == 5 && minor >= 16));
 }
 
+/* A sanitizer's instrumented frames in the init would poison the
+ * caller's shadow of the init's stack, left so once it is unmapped:
+ * such builds keep the copy. */
+#if defined(__SANITIZE_ADDRESS__)
+#define LCL_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define LCL_SANITIZED 1
+#endif
+#endif
+#ifndef LCL_SANITIZED
+#define LCL_SANITIZED 0
+#endif
+
 static bool vfork_fits(const struct lcl_launch *l)
 {
     const char *v = getenv("POLYSANDBOX_LOCAL_LAUNCH");
-    if (l->sp || (v && !strcmp(v, "fork")))
+    if (LCL_SANITIZED || l->sp || (v && !strcmp(v, "fork")))
         return false;
     pthread_once(&kernel_once, read_kernel);
     return kernel_ok;
