@@ -148,23 +148,22 @@ void lcl_nanny_end(struct lcl_nanny **np)
     *np = NULL;
 }
 
-static int nanny_fail(struct lcl_launch *l, int e, const char *what)
+/* The nanny and, from it, the init: 0, or what failed (*@what) and its
+ * errno, nothing started. */
+static int nanny_start(struct lcl_nanny *n, const char **what)
 {
-    return l->p->host->set_error(l->p->h, e == EPERM || e == EACCES ? SBX_E_PERM : SBX_E_IO,
-                                 "%s: %s", what, strerror(e));
-}
-
-static int nanny_start(struct lcl_launch *l, struct lcl_nanny *n)
-{
+    *what = "pipe";
     if (pipe2(n->ready, O_CLOEXEC) < 0)
-        return nanny_fail(l, errno, "pipe");
+        return errno;
+    *what = "mmap of the init's stack";
     char *m = mmap(NULL, INIT_STACK + 4096, PROT_READ | PROT_WRITE,
                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
     if (m == MAP_FAILED)
-        return nanny_fail(l, errno, "mmap of the sandbox init's stack");
+        return errno;
     n->stack = m + 4096;
     if (mprotect(m, 4096, PROT_NONE) < 0)
-        return nanny_fail(l, errno, "mprotect of the sandbox init's stack guard");
+        return errno;
+    *what = "the nanny thread";
     pthread_attr_t attr;
     int e = pthread_attr_init(&attr);
     if (!e)
@@ -173,14 +172,15 @@ static int nanny_start(struct lcl_launch *l, struct lcl_nanny *n)
         e = pthread_create(&n->thread, &attr, nanny_main, n);
     pthread_attr_destroy(&attr);
     if (e)
-        return nanny_fail(l, e, "creating the sandbox init's nanny thread");
+        return e;
     n->joinable = true;
+    *what = "clone";
     char b = 0;
     ssize_t r;
     while ((r = read(n->ready[0], &b, 1)) < 0 && errno == EINTR)
         ;
     if (r != 1 || b != 's')
-        return nanny_fail(l, r == 1 ? n->err : EIO, "clone into new namespaces");
+        return r == 1 && n->err ? n->err : EIO;
     return 0;
 }
 
@@ -189,28 +189,37 @@ static int vfork_start(struct lcl_launch *l)
     /* v2: the init is cloned into its cgroup, which only clone3 does. */
     if (l->cg->v2fd >= 0)
         return lcl_launch_clone.start(l);
-    int ret = lcl_launch_take_id(l);
-    if (ret)
-        return ret;
     struct lcl_nanny *n = calloc(1, sizeof *n);
     if (!n)
-        return l->p->host->set_error(l->p->h, SBX_E_NOMEM, "out of memory");
+        return lcl_launch_clone.start(l);
     n->ready[0] = n->ready[1] = -1;
     /* Exit signal 0: no SIGCHLD for the host's handlers. */
     n->flags = (int)lcl_launch_ns_flags(l) | CLONE_VM | CLONE_VFORK | CLONE_PARENT_SETTID;
-    l->c->shared_mm = true;
-    l->c->new_cgroup_ns = true; /* the payload's, once in the exec's cgroups */
     pthread_once(&dumpable_once, read_dumpable);
-    l->c->redumpable = caller_dumpable == 1;
     n->c = *l->c;
+    n->c.shared_mm = true;
+    n->c.new_cgroup_ns = true; /* the payload's, once in the exec's cgroups */
+    n->c.redumpable = caller_dumpable == 1;
     *l->nanny = n;
-    ret = nanny_start(l, n);
+    const char *what = NULL;
+    int e = nanny_start(n, &what);
+    if (e) {
+        /* Nothing started: the copy-on-write init instead (it fails
+         * the same way when the namespaces are refused). */
+        l->p->host->log(l->p->h, SBX_LOG_DEBUG, "the init on our memory: %s: %s; a copy then", what,
+                        strerror(e));
+        lcl_nanny_end(l->nanny);
+        return lcl_launch_clone.start(l);
+    }
+    /* The init waits for the go: its id is needed only then. */
+    int ret = lcl_launch_take_id(l);
     if (ret)
         return ret;
     *l->pid = n->pid;
     *l->pidfd = (int)syscall(SYS_pidfd_open, n->pid, 0);
     if (*l->pidfd < 0)
-        return nanny_fail(l, errno, "pidfd_open of the sandbox init");
+        return l->p->host->set_error(l->p->h, SBX_E_IO, "pidfd_open of the sandbox init: %s",
+                                     strerror(errno));
     return 0;
 }
 
