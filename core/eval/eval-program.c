@@ -4,9 +4,9 @@
  * the reference harness's layout.  MBPP: test_setup_code + completion +
  * the asserts of test_list.  Both are written to program.py and run by a
  * small runner (the template's main.py) in which a process that never
- * runs the program prints the run's random marker, which it takes from a
- * file of the core's before the program starts, only when every test
- * returned.  With --isolated-check the tests go to check.py, run by the
+ * runs the program (the sandbox's init, or a keeper the runner forks)
+ * prints the run's random marker, which it takes from a file of the
+ * core's before the program starts, only when every test returned.  With --isolated-check the tests go to check.py, run by the
  * runner's process, and program.py holds the completion alone, run in a
  * child and called with literals.
  * Generic: prompt + completion + test, graded by its exit status alone.

@@ -15,9 +15,9 @@
 #ifndef SBX_INSIDE_SEAL_H
 #define SBX_INSIDE_SEAL_H
 
-#define SBX_SEAL_FILE ".polysandbox-seal"   /* in the work directory */
-#define SBX_SEAL_FD 3                       /* the payload's "passed" pipe */
-#define SBX_SEAL_FD_STR "3"                 /* the same, for a program's text */
-#define SBX_SEAL_MAX 128                    /* the longest line kept */
+#define SBX_SEAL_FILE ".polysandbox-seal" /* in the work directory */
+#define SBX_SEAL_FD 3                     /* the payload's "passed" pipe */
+#define SBX_SEAL_FD_STR "3"               /* the same, for a program's text */
+#define SBX_SEAL_MAX 128                  /* the longest line kept */
 
 #endif

@@ -197,8 +197,7 @@ static bool take_seal(int file, const int said[2])
         while ((n = read(file, seal_line, sizeof seal_line)) < 0 && errno == EINTR)
             ;
     close(file);
-    if (n <= 0 || (size_t)n == sizeof seal_line ||
-        unlink("/work/" SBX_SEAL_FILE) < 0 ||
+    if (n <= 0 || (size_t)n == sizeof seal_line || unlink("/work/" SBX_SEAL_FILE) < 0 ||
         fcntl(said[0], F_SETFL, O_NONBLOCK) < 0) {
         explicit_bzero(seal_line, sizeof seal_line);
         close(said[0]);
