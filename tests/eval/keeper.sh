@@ -58,12 +58,16 @@ for pid in [p for p in os.listdir("/proc") if p.isdigit()]:
                     pass
     except OSError:
         pass
-    for fd in range(0, 16):
+    try:
+        fds = os.listdir("/proc/%s/fd" % pid)
+    except OSError:
+        fds = []
+    for fd in fds:      # every descriptor /proc lists, opened anew
         try:
-            with open("/proc/%s/fd/%d" % (pid, fd), "rb") as f:
-                os.set_blocking(f.fileno(), False)
-                FOUND(f.read(4096) or b"")
-        except (OSError, TypeError):
+            n = os.open("/proc/%s/fd/%s" % (pid, fd), os.O_RDONLY | os.O_NONBLOCK)
+            FOUND(os.read(n, 1 << 16))
+            os.close(n)
+        except OSError:
             pass
 os._exit(0)
 '''
