@@ -29,7 +29,7 @@
 static const char *const config_keys[] = {
     "qemu", "kernel", "initrd", "accel", "memory", "boot_timeout", "kvm_probe_timeout",
     "snapshot", "vmm", "firecracker", "rootfs", "jailer", "jailer_uid", "jailer_gid",
-    "snapshot_memory", "vmm_jail", "vmm_uid", "vmm_gid", NULL,
+    "snapshot_memory", "vmm_jail", "vmm_uid", "vmm_gid", "image_fs", NULL,
 };
 
 static atomic_ulong mv_next_id;
@@ -637,7 +637,7 @@ int mv_vmm_path(const char *bin, char *full, size_t n)
 static void mv_doctor(void *prov, sbx_doctor_cb_v1 cb, void *ud)
 {
     struct mv_prov *p = prov;
-    char why[512], detail[700];
+    char why[512], detail[4096];
     const char *accel;
 
     cb(ud, p->vmm->name, mv_vmm_path(p->binary, detail, sizeof detail), p->binary);
@@ -665,13 +665,8 @@ static void mv_doctor(void *prov, sbx_doctor_cb_v1 cb, void *ud)
     cb(ud, "accel", 1, detail);
     mv_snap_describe(p, strcmp(accel, "probe") ? accel : "tcg", detail, sizeof detail);
     cb(ud, "snapshot", 1, detail);
-    char full[4200];
-    int mkfs = mv_vmm_path("mkfs.erofs", full, sizeof full);
-    snprintf(detail, sizeof detail, "%.200s: --image and a template's image.microvm boot with the"
-             " pulled image as a read-only erofs disk (cached under %.200s/images), a template's"
-             " plain image is ignored", mkfs ? full : "no mkfs.erofs (apt-get install erofs-utils)",
-             p->host->state_dir(p->h) ? p->host->state_dir(p->h) : "the state directory");
-    cb(ud, "images", mkfs, detail);
+    ok = mv_image_describe(p, detail, sizeof detail);
+    cb(ud, "images", ok, detail);
 }
 
 static const sbx_provider_ops_v1 mv_ops = {

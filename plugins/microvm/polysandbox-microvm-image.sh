@@ -93,9 +93,11 @@ extra_mods() {
 }
 # vsock's, loaded only where the channel is vsock (sbx.vsock=PORT: Firecracker).
 extra_mods etc/sbx-modules-vsock vmw_vsock_virtio_transport
-# An image's, loaded only when the guest is given one (sbx.image=erofs):
-# its read-only disk and the overlay that makes it writable in memory.
-extra_mods etc/sbx-modules-image virtio_blk erofs overlay
+# An image's, loaded only when the guest is given one (sbx.image=erofs or
+# ext4): its read-only disk, its file system (ext4 where mkfs.erofs is
+# missing; built into Debian's cloud kernel, so nothing to copy there)
+# and the overlay that makes it writable in memory.
+extra_mods etc/sbx-modules-image virtio_blk erofs ext4 overlay
 
 # python3, the libraries it links, and its standard library (less what no
 # sandboxed run needs: tests, GUI, installers).
