@@ -19,6 +19,7 @@ plugins_microvm_microvm_la_SOURCES = \
 	plugins/microvm/mv-fcsnap.c \
 	plugins/microvm/mv-files.c \
 	plugins/microvm/mv-image.c \
+	plugins/microvm/mv-imagegc.c \
 	plugins/microvm/mv-jail.c \
 	plugins/microvm/mv-int.h \
 	plugins/microvm/mv-persist.c \

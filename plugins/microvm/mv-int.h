@@ -107,6 +107,8 @@ uint64_t mv_image_key(const char *root, const struct stat *st);
 /* One line for doctor into @buf (the file system, the disks cached and
  * their roots): 1 when disks can be made, else 0. */
 int mv_image_describe(struct mv_prov *p, char *buf, size_t n);
+/* mv-imagegc.c: removes the disks whose image's root is gone (list). */
+void mv_image_sweep(struct mv_prov *p);
 /* "ext4" for a disk named *.ext4, else "erofs": the guest's sbx.image. */
 const char *mv_image_fstype(const char *path);
 

@@ -5,7 +5,8 @@
 # same bytes: erofs and ext4), recorded (its BLAKE2b, which b2sum
 # agrees with) and checked (a damaged disk is found, named and built
 # again); image_fs = ext4 (mke2fs -d) runs the image's program; auto
-# takes ext4 where mkfs.erofs is not on PATH.  Two TCG boots: the
+# takes ext4 where mkfs.erofs is not on PATH; gc removes the disks of an
+# image removed from the store (plugins/microvm/mv-imagegc.c).  Two TCG boots: the
 # other creates stop at a VMM that exits at once (qemu = /bin/false),
 # after the disk is made.
 #
@@ -28,7 +29,7 @@ command -v docker-registry >/dev/null 2>&1 ||
 image_test_setup
 CLI_TIMEOUT=300
 
-plan 14
+plan 16
 
 image_test_root
 check "the test image pulled" is_rc 0
@@ -93,6 +94,15 @@ check "auto without mkfs.erofs on PATH: doctor says ext4" \
 PATH=$tmp/bin cli -o provider.microvm.image_fs=erofs doctor --provider microvm
 check "image_fs = erofs without mkfs.erofs: doctor names the package" \
     sh -c "grep -q 'images.*no mkfs.erofs.*erofs-utils' '$tmp/out' '$tmp/err'"
+
+# gc: a disk stays while its image is in the store, goes with it.
+cli gc --provider microvm
+check "gc keeps the disks of an image still in the store" \
+    eval 'is_rc 0 && [ -f "$disk" ] && [ -f "$ext4" ]'
+cli image rm "$IMG" && POLYSANDBOX_LOG=info cli gc --provider microvm
+check "gc removes the disks (and records) of an image removed from the store" \
+    eval 'is_rc 0 && err_has "removed the image disk $disk" &&
+          [ -z "$(find "$images" -name "*.erofs*" -o -name "*.ext4*")" ]' || cat "$tmp/err" >&2
 
 cli -p microvm image build
 check "image build without an image or template: usage (2)" is_rc 2
