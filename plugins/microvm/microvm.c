@@ -486,7 +486,7 @@ static int mv_create(void *prov, const sbx_create_spec_v1 *spec, void **sb, char
     int rc;
 
     /* An image is a root directory (the core resolved its name in the
-     * store): cold boots only, since a snapshot is of the plain guest. */
+     * store); its VMs are restored from its own snapshot. */
     if (spec->image && p->vmm == &mv_vmm_firecracker)
         return p->host->set_error(p->h, SBX_E_NOTSUP, "microvm: image %s: %s", spec->image,
                                   MV_NO_IMAGES);
@@ -529,12 +529,13 @@ static int mv_create(void *prov, const sbx_create_spec_v1 *spec, void **sb, char
             rc = mv_boot(p, "tcg", p->boot_timeout_ms, spec->limits.disk_bytes, persist, cold,
                          &s);
         }
-    } else if (p->snapshot && !image) {
-        rc = mv_snap_restore(p, accel, spec->limits.disk_bytes, persist, &s);
+    } else if (p->snapshot) {
+        /* An image's VM from that image's snapshot (mv-snap.c). */
+        rc = mv_snap_restore_image(p, accel, spec->limits.disk_bytes, persist, image, &s);
         if (rc != SBX_OK) {
             /* Snapshots are a speed-up: a VM that boots is still a VM. */
             p->host->log(p->h, SBX_LOG_INFO, "microvm: no VM from a snapshot; booting one");
-            rc = mv_boot(p, accel, p->boot_timeout_ms, spec->limits.disk_bytes, persist, NULL,
+            rc = mv_boot(p, accel, p->boot_timeout_ms, spec->limits.disk_bytes, persist, cold,
                          &s);
         }
     } else {

@@ -174,6 +174,10 @@ int mv_vmm_path(const char *bin, char *full, size_t n);
  * or stale), its agent seeded; as mv_boot. */
 int mv_snap_restore(struct mv_prov *p, const char *accel, uint64_t disk_bytes,
                     const char *persist_id, struct mv_sandbox **out);
+/* The same for a VM with the image disk @image (mv_image_for's, checked):
+ * its own snapshot, keyed by the disk's path and BLAKE2b. */
+int mv_snap_restore_image(struct mv_prov *p, const char *accel, uint64_t disk_bytes,
+                          const char *persist_id, const char *image, struct mv_sandbox **out);
 /* Starts the deferred migration of a VM restored with its RAM in a file:
  * over the QMP monitor @qmp, x-ignore-shared on (the RAM is the file's,
  * not the stream's), then migrate-incoming from @fd, waited for. */
@@ -192,6 +196,9 @@ void mv_snap_describe(struct mv_prov *p, const char *accel, char *buf, size_t n)
 #define MV_SNAP_REC "snap.json"
 #define MV_SNAP_LOCK "lock"
 uint64_t mv_snap_hash(const char *state_dir);
+/* The hash naming the snapshot directory of @state_dir and the image
+ * disk @image (NULL: the plain guest's, mv_snap_hash of @state_dir). */
+uint64_t mv_snap_dir_hash(const char *state_dir, const char *image);
 /* mv-snapgc.c: removes this euid's snapshots under MV_SNAP_SHM that no
  * state directory owns any more (see there).  Run by list, so by gc. */
 void mv_snap_sweep(struct mv_prov *p);

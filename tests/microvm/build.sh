@@ -1,14 +1,16 @@
 #!/bin/sh
 # tests/microvm/build.sh - `polysandbox -p microvm image build IMAGE`
-# makes the image's disk (and boots its VM) ahead of the first run and
-# prints where it keeps it; the disk is reproducible (built again, the
+# makes the image's disk and its snapshot ahead of the first run and
+# prints where it keeps them; a VM of another image gets a snapshot of
+# its own, never the first one's; the disk is reproducible (built again, the
 # same bytes: erofs and ext4), recorded (its BLAKE2b, which b2sum
 # agrees with) and checked (a damaged disk is found, named and built
-# again); image_fs = ext4 (mke2fs -d) runs the image's program; auto
+# again, its snapshot still serving); image_fs = ext4 (mke2fs -d) runs the image's program; auto
 # takes ext4 where mkfs.erofs is not on PATH; gc removes the disks of an
-# image removed from the store (plugins/microvm/mv-imagegc.c).  Two TCG boots: the
-# other creates stop at a VMM that exits at once (qemu = /bin/false),
-# after the disk is made.
+# image removed from the store (plugins/microvm/mv-imagegc.c), and
+# their snapshots.  Three TCG boots (each saved, then restored) and one
+# more restore; the other creates stop at a VMM that exits at once
+# (qemu = /bin/false), after the disk is made.
 #
 # The image is tests/image/push.py's rootfs (as in oci.sh), pushed to a
 # registry on loopback and pulled.  Skips (TAP "1..0 # SKIP") with a
@@ -28,8 +30,10 @@ command -v docker-registry >/dev/null 2>&1 ||
 . "$top_srcdir/tests/microvm/guest.sh"
 image_test_setup
 CLI_TIMEOUT=300
+# TCG from the start: no KVM probe (a cold boot) before the first snapshot.
+echo "accel = tcg" >> "$POLYSANDBOX_CONFIG_DIR/providers.d/microvm.ini" || exit 99
 
-plan 16
+plan 20
 
 image_test_root
 check "the test image pulled" is_rc 0
@@ -49,8 +53,17 @@ check "... its record holds its BLAKE2b (b2sum -l 256 agrees)" \
     [ "$(cut -d' ' -f3 "$disk.sum" | head -n 1)" = "$(b2sum -l 256 "$disk" | cut -d' ' -f1)" ]
 cp "$disk" "$tmp/disk.1" || exit 99
 
-# A create that stops at its VMM (after the disk is made): no boot.
-novm() { cli -o provider.microvm.qemu=/bin/false -o provider.microvm.vmm_jail=off "$@" \
+shm_snaps() { grep -l "\"image\": *\"$1\"" /dev/shm/polysandbox-microvm-"$(id -u)"-*/snap.json \
+                 "$tmp"/state/microvm/snapshot-*/snap.json 2>/dev/null; }
+check "... and the image's snapshot (its disk attached), a VM restored from it" \
+    eval 'err_has "built the snapshot" && err_has "a VM restored from" &&
+          [ "$(shm_snaps "$disk" | wc -l)" -eq 1 ]'
+snapA=$(shm_snaps "$disk")
+
+# A create that stops at its VMM (after the disk is made, no snapshot
+# tried): no boot.
+novm() { cli -o provider.microvm.qemu=/bin/false -o provider.microvm.vmm_jail=off \
+             -o provider.microvm.snapshot=off "$@" \
              run -t 60s --provider microvm --image "$IMG" -- /bin/imgcat /marker; }
 
 rm -f "$disk" "$disk.sum"
@@ -67,6 +80,25 @@ touch "$disk"
 novm
 check "a disk only touched is hashed again and kept" \
     eval '! err_has "damaged" && cmp -s "$disk" "$tmp/disk.1"'
+
+# The disk was built again (the same bytes): its snapshot still serves.
+POLYSANDBOX_LOG=info cli run -t 60s --provider microvm --image "$IMG" -- /bin/imgcat /marker
+check "a VM of the image restored from the image's snapshot (no boot), its files" \
+    eval 'is_rc 0 && out_has "$marker" && err_has "a VM restored from ${snapA%/snap.json}" &&
+          ! err_has "built the snapshot"' || cat "$tmp/err" >&2
+
+# Another image: its own snapshot, never the first one's.
+marker2="other-$$-$(date +%s%N)"
+IMGCAT=$IMGCAT MARKER=$marker2 python3 "$top_srcdir/tests/image/push.py" "$R" \
+    rootfs polysandbox-test/root v2 >/dev/null 2>"$tmp/push.log" || cat "$tmp/push.log" >&2
+cli image pull -q "$R/polysandbox-test/root:v2" || exit 99
+POLYSANDBOX_LOG=info cli run -t 60s --provider microvm --image "$R/polysandbox-test/root:v2" \
+    -- /bin/imgcat /marker
+disk2=$(find "$images" -name '*.erofs' ! -path "$disk")
+check "another image: its files, from a snapshot of its own (not the first image's)" \
+    eval 'is_rc 0 && out_has "$marker2" && ! out_has "$marker" && err_has "built the snapshot" &&
+          ! err_has "${snapA%/snap.json}" && [ "$(shm_snaps "$disk2" | wc -l)" -eq 1 ]' ||
+    cat "$tmp/err" >&2
 
 # ext4, as where mkfs.erofs is missing.
 t0=$(date +%s)
@@ -97,12 +129,15 @@ check "image_fs = erofs without mkfs.erofs: doctor names the package" \
 
 # gc: a disk stays while its image is in the store, goes with it.
 cli gc --provider microvm
-check "gc keeps the disks of an image still in the store" \
-    eval 'is_rc 0 && [ -f "$disk" ] && [ -f "$ext4" ]'
+check "gc keeps the disks and snapshots of images still in the store" \
+    eval 'is_rc 0 && [ -f "$disk" ] && [ -f "$ext4" ] && [ -f "$snapA" ]'
 cli image rm "$IMG" && POLYSANDBOX_LOG=info cli gc --provider microvm
-check "gc removes the disks (and records) of an image removed from the store" \
-    eval 'is_rc 0 && err_has "removed the image disk $disk" &&
-          [ -z "$(find "$images" -name "*.erofs*" -o -name "*.ext4*")" ]' || cat "$tmp/err" >&2
+check "gc removes the disks (records) and snapshots of an image removed from the store" \
+    eval 'is_rc 0 && err_has "removed the image disk $disk" && ! [ -e "$disk.sum" ] &&
+          ! [ -e "$ext4" ] && ! [ -e "$snapA" ] && err_has "its image'"'"'s disk is gone" &&
+          [ -f "$disk2" ]' || cat "$tmp/err" >&2
+cli image rm "$R/polysandbox-test/root:v2" && cli gc --provider microvm
+check "... and the other image's with it" eval '! [ -e "$disk2" ] && [ -z "$(shm_snaps "$disk2")" ]'
 
 cli -p microvm image build
 check "image build without an image or template: usage (2)" is_rc 2
