@@ -37,7 +37,8 @@
  * waits, then restores from the first one's).  A snapshot that cannot
  * be built, or a VM that does not restore from it, is recorded as
  * failed for those settings: creates boot their VMs without trying it
- * again for an hour, or until a setting changes.
+ * again for a minute, doubled at each failure in a row up to an hour,
+ * or until a setting changes.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -250,22 +251,60 @@ static int rec_write(const char *dir, json_t *rec)
 }
 
 /* How long a snapshot that failed for some settings is not tried again
- * (each try costs a boot before the VM that is booted anyway). */
-#define RETRY_AFTER_S 3600
+ * (each try costs a boot before the VM that is booted anyway): a minute
+ * after the first failure, doubled at each failure in a row, at most an
+ * hour.  One failed restore (a loaded host, a VMM killed) no longer
+ * turns snapshots off for an hour; one that keeps failing costs a boot
+ * an hour at most. */
+#define RETRY_FIRST_S 60
+#define RETRY_MAX_S 3600
+
+/* The failures in a row the record in @dir counts for @key (0: none),
+ * and until when it is not tried again. */
+static int rec_failures(const char *dir, const char *key, time_t *until)
+{
+    char path[4200];
+    int n = 0;
+
+    snprintf(path, sizeof path, "%s/" SNAP_REC, dir);
+    json_t *r = json_load_file(path, JSON_REJECT_DUPLICATES, NULL);
+    json_t *k = json_object_get(r, "key"), *f = json_object_get(r, "failures"),
+           *u = json_object_get(r, "retry_after");
+    *until = 0;
+    if (json_is_string(k) && !strcmp(json_string_value(k), key) &&
+        json_is_string(json_object_get(r, "failed"))) {
+        /* A record from before the count: one failure. */
+        n = json_is_integer(f) && json_integer_value(f) > 0 && json_integer_value(f) < 64
+                ? (int)json_integer_value(f)
+                : 1;
+        if (json_is_integer(u))
+            *until = (time_t)json_integer_value(u);
+    }
+    json_decref(r);
+    return n;
+}
 
 /* Records that the snapshot for @key failed (@why): creates boot their
- * VMs without trying for RETRY_AFTER_S, or until a setting changes. */
-static void rec_failed(struct mv_prov *p, const char *dir, const char *key, const char *why,
-                       const struct snap_img *img)
+ * VMs without trying for the backoff's seconds (returned), or until a
+ * setting changes. */
+static int rec_failed(struct mv_prov *p, const char *dir, const char *key, const char *why,
+                      const struct snap_img *img)
 {
-    json_t *rec = json_pack("{s:s, s:s, s:I, s:s?, s:s?}", "key", key, "failed", why,
-                            "retry_after", (json_int_t)time(NULL) + RETRY_AFTER_S, "state_dir",
-                            p->host->state_dir(p->h), "image", img ? img->disk : NULL);
+    time_t until;
+    int n = rec_failures(dir, key, &until) + 1;
+    int wait = n > 7 ? RETRY_MAX_S : RETRY_FIRST_S << (n - 1);
+    if (wait > RETRY_MAX_S)
+        wait = RETRY_MAX_S;
+    json_t *rec = json_pack("{s:s, s:s, s:I, s:i, s:s?, s:s?}", "key", key, "failed", why,
+                            "retry_after", (json_int_t)time(NULL) + wait, "failures", n,
+                            "state_dir", p->host->state_dir(p->h), "image",
+                            img ? img->disk : NULL);
 
     if (rec_write(dir, rec) != 0)
         p->host->log(p->h, SBX_LOG_WARNING, "microvm: recording in %s that the snapshot failed:"
                      " %s", dir, strerror(errno));
     json_decref(rec);
+    return wait;
 }
 
 /* --- QMP, just enough to save: line-delimited JSON over a socket. --- */
@@ -732,10 +771,9 @@ int mv_snap_restore_image(struct mv_prov *p, const char *accel, uint64_t disk_by
     }
     if (rc != SBX_OK) {
         char *key = snap_key(p, accel, img);
+        int wait = key ? rec_failed(p, dir, key, "a VM did not restore from it", img) : 0;
         p->host->log(p->h, SBX_LOG_WARNING, "microvm: no VM restored from %s/" SNAP_FILE
-                     ": not tried again for these settings for %d s", dir, RETRY_AFTER_S);
-        if (key)
-            rec_failed(p, dir, key, "a VM did not restore from it", img);
+                     ": not tried again for these settings for %d s", dir, wait);
         free(key);
         return rc;
     }
@@ -761,9 +799,13 @@ void mv_snap_describe(struct mv_prov *p, const char *accel, char *buf, size_t n)
     char why[300];
     key = snap_key(p, accel, NULL);
     enum rec_state st = key ? rec_read(dir, key, &tsc, &disk, why, sizeof why) : REC_NONE;
+    time_t until;
+    int failures = key ? rec_failures(dir, key, &until) : 0;
     if (st == REC_FAILED)
         snprintf(buf, n, "auto: %s/" SNAP_FILE " (failed for these settings: %s; VMs boot, "
-                 "tried again within %d s or when a setting changes)", dir, why, RETRY_AFTER_S);
+                 "tried again in %lld s (failure %d in a row: %d s after the first, doubled"
+                 " each time, at most %d s) or when a setting changes)", dir, why,
+                 (long long)(until - time(NULL)), failures, RETRY_FIRST_S, RETRY_MAX_S);
     else
         snprintf(buf, n, "auto: %s/" SNAP_FILE " (%s)", dir,
                  st == REC_OK ? "built for these settings"
