@@ -19,17 +19,10 @@
 . "$top_srcdir/tests/cli/lib.sh"
 . "$top_srcdir/tests/image/lib.sh"
 
-unready() { image_unready "microvm build" "$@"; }
-image_require "microvm build"
-command -v mkfs.erofs >/dev/null 2>&1 || unready "no mkfs.erofs (apt-get install erofs-utils)"
-command -v mke2fs >/dev/null 2>&1 || unready "no mke2fs (apt-get install e2fsprogs)"
-command -v b2sum >/dev/null 2>&1 || unready "no b2sum (coreutils)"
-command -v docker-registry >/dev/null 2>&1 ||
-    unready "no docker-registry (apt-get install docker-registry)"
-[ "$(uname -m)" = x86_64 ] || { echo "1..0 # SKIP microvm build: the test images are amd64"; exit 0; }
-. "$top_srcdir/tests/microvm/guest.sh"
-image_test_setup
-CLI_TIMEOUT=300
+command -v mke2fs >/dev/null 2>&1 ||
+    image_unready "microvm build" "no mke2fs (apt-get install e2fsprogs)"
+what="microvm build"
+. "$top_srcdir/tests/microvm/imageguest.sh"
 # TCG from the start: no KVM probe (a cold boot) before the first snapshot.
 echo "accel = tcg" >> "$POLYSANDBOX_CONFIG_DIR/providers.d/microvm.ini" || exit 99
 

@@ -45,8 +45,8 @@ dist_check_SCRIPTS += tests/microvm/run.sh tests/microvm/image.sh tests/microvm/
 	tests/microvm/snapshot.sh tests/microvm/snapfail.sh tests/microvm/firecracker.sh \
 	tests/microvm/pool.sh tests/microvm/snapgc.sh tests/microvm/jail.sh tests/microvm/oci.sh \
 	tests/microvm/hostile.sh tests/microvm/build.sh
-EXTRA_DIST += tests/microvm/guest.sh tests/microvm/fakevmm.sh tests/fakes/firecracker.py \
-	tests/fakes/jailer.py
+EXTRA_DIST += tests/microvm/guest.sh tests/microvm/imageguest.sh tests/microvm/fakevmm.sh \
+	tests/fakes/firecracker.py tests/fakes/jailer.py
 # The guest image, where run.sh had to keep it in the build tree.
 clean-local: clean-microvm
 clean-microvm:

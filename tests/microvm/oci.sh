@@ -14,16 +14,8 @@
 . "$top_srcdir/tests/cli/lib.sh"
 . "$top_srcdir/tests/image/lib.sh"
 
-unready() { image_unready "microvm image" "$@"; }
-image_require "microvm image"
-command -v mkfs.erofs >/dev/null 2>&1 || unready "no mkfs.erofs (apt-get install erofs-utils)"
-command -v b2sum >/dev/null 2>&1 || unready "no b2sum (coreutils)"
-command -v docker-registry >/dev/null 2>&1 ||
-    unready "no docker-registry (apt-get install docker-registry)"
-[ "$(uname -m)" = x86_64 ] || { echo "1..0 # SKIP microvm image: the test images are amd64"; exit 0; }
-. "$top_srcdir/tests/microvm/guest.sh"
-image_test_setup
-CLI_TIMEOUT=300
+what="microvm image"
+. "$top_srcdir/tests/microvm/imageguest.sh"
 
 plan 9
 
