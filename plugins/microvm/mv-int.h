@@ -34,6 +34,7 @@ struct mv_prov {
     unsigned vmm_uid, vmm_gid;
     struct mv_qprog *qprog;
     struct mv_seals *seals;
+    int egress_loopback;     /* setting: 1 true (egress allowed, loopback and all), 0 false */
 };
 
 /* Persistent sandboxes' ids (mv-persist.c); the others' are
@@ -112,6 +113,13 @@ void mv_image_sweep(struct mv_prov *p);
 /* "ext4" for a disk named *.ext4, else "erofs": the guest's sbx.image. */
 const char *mv_image_fstype(const char *path);
 
+/* mv-net.c: whether the sandbox @spec gets a network device (*net 1:
+ * its template allows egress); SBX_OK, or SBX_E_NOTSUP set on the host
+ * when this provider's settings cannot give it (nothing started).  And
+ * doctor's line on it. */
+int mv_net_egress(struct mv_prov *p, const sbx_create_spec_v1 *spec, int *net);
+void mv_net_describe(const struct mv_prov *p, char *buf, size_t n);
+
 /* mv-exec.c */
 int mv_exec(void *prov, void *sb, const sbx_exec_spec_v1 *spec,
             const sbx_output_sink_v1 *sink, sbx_exec_outcome_v1 *out);
@@ -153,6 +161,8 @@ struct mv_boot_from {
      * system image (erofs or ext4) as the guest's root, @cmdline_disk the size
      * of /work; NULL: the initrd's own root. */
     const char *image;
+    /* Since egress (mv-net.c): a cold boot with a network device. */
+    int net;
 };
 
 /* microvm.c: boots one VM with @accel (or restores it, @from; NULL for a

@@ -40,11 +40,15 @@ TESTS += tests/microvm/firecracker.sh
 # persistent VM (a restore), with the local provider's statuses.
 TESTS += tests/microvm/hostile.sh
 check_SCRIPTS += tests/hostile/hostile
+# net.sh: no network device unless the template allows egress, then
+# QEMU's user-mode network to a server on the host's loopback (one boot,
+# one restore).
+TESTS += tests/microvm/net.sh
 endif
 dist_check_SCRIPTS += tests/microvm/run.sh tests/microvm/image.sh tests/microvm/persist.sh \
 	tests/microvm/snapshot.sh tests/microvm/snapfail.sh tests/microvm/firecracker.sh \
 	tests/microvm/pool.sh tests/microvm/snapgc.sh tests/microvm/jail.sh tests/microvm/oci.sh \
-	tests/microvm/hostile.sh tests/microvm/build.sh
+	tests/microvm/hostile.sh tests/microvm/net.sh tests/microvm/build.sh
 EXTRA_DIST += tests/microvm/guest.sh tests/microvm/imageguest.sh tests/microvm/fakevmm.sh \
 	tests/fakes/firecracker.py tests/fakes/jailer.py
 # The guest image, where run.sh had to keep it in the build tree.

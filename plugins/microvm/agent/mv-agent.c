@@ -49,6 +49,7 @@
 #include <unistd.h>
 
 #include "mv-filter.h"
+#include "mv-netup.h"
 #include "mv-proto.h"
 
 #define SBX_UID 1000
@@ -320,6 +321,25 @@ static void setup_image(void)
         mount("/work", IMG_ROOT "/work", NULL, MS_BIND, NULL))
         die("mounting /proc, /dev, /tmp and /work in the image");
     image_root = 1;
+}
+
+/* The loopback, and with sbx.net=user (a template allowing egress) eth0
+ * on QEMU's user-mode network (mv-netup.c).  A VM that was to have
+ * network and cannot stops (its reason on the console): never a run
+ * without the network its template asked for. */
+static void setup_net(void)
+{
+    char v[16];
+    const char *what = "";
+    int eth = !cmdline_get("sbx.net", v, sizeof v) && !strcmp(v, "user");
+
+    if (eth)
+        load_modules("/etc/sbx-modules-net");
+    if (mv_netup(eth, image_root ? IMG_ROOT : NULL, &what) != 0) {
+        if (eth)
+            die(what);
+        logk("sbx-agent: %s: %s\n", what, strerror(errno));
+    }
 }
 
 /* Waits until a host is connected again: the port polls POLLHUP while
@@ -849,6 +869,7 @@ int main(void)
     setup_mounts();
     load_modules("/etc/sbx-modules");
     setup_image();
+    setup_net();
     signal(SIGPIPE, SIG_IGN);
     unsigned long long port = cmdline_num("sbx.vsock", 0);
     if (port)
