@@ -31,6 +31,7 @@ plugins_microvm_microvm_la_SOURCES = \
 	plugins/microvm/mv-snapgc.c \
 	plugins/microvm/mv-spawn.c \
 	plugins/microvm/mv-vmm.h \
+	plugins/microvm/mv-xrun.c \
 	plugins/common/randhex.c \
 	plugins/common/randhex.h \
 	$(MV_PROTO)
@@ -45,9 +46,11 @@ MV_AGENT_SRC = plugins/microvm/agent/mv-agent.c plugins/microvm/agent/mv-filter.
 plugins/microvm/sbx-agent: $(MV_AGENT_SRC:%=$(top_srcdir)/%) \
 	  $(top_srcdir)/plugins/microvm/agent/mv-filter.h \
 	  $(top_srcdir)/plugins/microvm/agent/mv-netup.h \
-	  $(top_srcdir)/plugins/microvm/mv-proto.c $(top_srcdir)/plugins/microvm/mv-proto.h
+	  $(top_srcdir)/plugins/microvm/mv-proto.c $(top_srcdir)/plugins/microvm/mv-proto.h \
+	  $(top_srcdir)/sdk/include/polysandbox/common.h
 	$(AM_V_CC)$(MKDIR_P) plugins/microvm && \
-	$(CC) -std=gnu11 -O2 -static $(WARN_CFLAGS) -I$(top_srcdir)/plugins/microvm -o $@ \
+	$(CC) -std=gnu11 -O2 -static $(WARN_CFLAGS) -I$(top_srcdir)/plugins/microvm \
+	  -I$(top_srcdir)/sdk/include -o $@ \
 	  $(MV_AGENT_SRC:%=$(top_srcdir)/%) $(top_srcdir)/plugins/microvm/mv-proto.c
 CLEANFILES += plugins/microvm/sbx-agent
 

@@ -699,11 +699,13 @@ static const sbx_provider_ops_v1 mv_ops = {
  * where egress_loopback = true allows it (mv-net.c).  concurrent: each VM is
  * its own QEMU; what creates share (the snapshot, the KVM verdict) is
  * files under a lock or renamed into place, so pools may fill from
- * several threads. */
+ * several threads.  cancel, stdin_stream, signal: mv-xrun.c, over
+ * protocol 4's STDIN, WANT and SIGNAL. */
 SBX_PROVIDER_DEFINE_FLAGS("microvm", PACKAGE_VERSION,
                           "each sandbox a QEMU microvm guest with its own kernel",
                           "MIT", SBX_CAP_FILES | SBX_CAP_PERSISTENT | SBX_CAP_LABELS |
-                              SBX_CAP_LIST | SBX_CAP_STDIN | SBX_CAP_STREAM |
+                              SBX_CAP_LIST | SBX_CAP_STDIN | SBX_CAP_STREAM | SBX_CAP_CANCEL |
+                              SBX_CAP_STDIN_STREAM | SBX_CAP_SIGNAL |
                               SBX_CAP_MEMORY_LIMIT | SBX_CAP_CPU_STATS |
                               SBX_CAP_NETWORK_POLICY | SBX_CAP_CONCURRENT | SBX_CAP_EGRESS,
                           SBX_PROVIDER_F_IMAGE_ROOT, config_keys, NULL, &mv_ops);

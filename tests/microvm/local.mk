@@ -8,6 +8,16 @@ check_PROGRAMS += tests/microvm/test-microvm-execs
 tests_microvm_test_microvm_execs_SOURCES = tests/microvm/execs.c
 tests_microvm_test_microvm_execs_LDADD = core/libpolysandbox.la
 check_SCRIPTS += plugins/microvm/sbx-agent plugins/microvm/polysandbox-microvm-image
+# test-microvm-xrun: the host's end of a running exec (streamed stdin,
+# signals, cancel, frames out of turn) against a scripted agent on a
+# socketpair (no VM).
+check_PROGRAMS += tests/microvm/test-microvm-xrun
+tests_microvm_test_microvm_xrun_SOURCES = tests/microvm/test-microvm-xrun.c tests/unit/tap.h \
+	plugins/microvm/mv-xrun.c plugins/microvm/mv-chan.c $(MV_PROTO)
+tests_microvm_test_microvm_xrun_CPPFLAGS = $(UNIT_TEST_CPPFLAGS) -I$(top_srcdir)/plugins/microvm \
+	-I$(top_srcdir)/tests/unit
+tests_microvm_test_microvm_xrun_LDADD = $(UNIT_TEST_LDADD)
+TESTS += tests/microvm/test-microvm-xrun
 TESTS += tests/microvm/run.sh
 # persist.sh: one persistent VM across polysandbox processes (a third boot).
 TESTS += tests/microvm/persist.sh
