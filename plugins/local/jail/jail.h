@@ -57,6 +57,13 @@ struct lcl_child {
                              * joins them (fd_tasks) and unshares the cgroup namespace */
     bool redumpable;        /* shared_mm: PR_SET_DUMPABLE 1 again once the payload executed
                              * (its setresuid cleared the flag of the memory we share) */
+    /* A zygote's init keeping eval's pass line (sdk/inside/seal.h): once
+     * the payload is reaped (and the rest, before the status), @seal goes
+     * to fd_out if "1" came on fd_said; fd_out is then closed. */
+    bool sealed;
+    int fd_said;            /* the read end of the payload's pipe, O_NONBLOCK */
+    const char *seal;
+    size_t seal_len;
 };
 
 /* The child's ends of an exec's pipes, in this order (also the first
