@@ -76,6 +76,7 @@ const char *sbx_error_message(const sbx_error *e);
 const char *sbx_error_provider(const sbx_error *e);
 sbx_cancel *sbx_cancel_new(void);
 void sbx_cancel_fire(sbx_cancel *c);
+bool sbx_cancel_fired(const sbx_cancel *c);
 void sbx_cancel_free(sbx_cancel *c);
 int sbx_list_labeled(sbx_ctx *ctx, const char *provider, const char *const *filter, size_t n_filter, sbx_list_cb cb, void *ud);
 sbx_create_opts *sbx_create_opts_new(void);
