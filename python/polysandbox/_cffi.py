@@ -133,7 +133,8 @@ class CffiLocal(Local):
             return self._cresult(lambda out: lib.sbx_run(ctx, co, xo, out))
         finally:
             lib.sbx_exec_opts_free(xo)
-            lib.sbx_create_opts_free(co)
+            if co != ffi.NULL:
+                lib.sbx_create_opts_free(co)
 
     def _sb_create(self, body: dict[str, Any]) -> tuple[int, SandboxInfo, bool]:
         ffi, lib, chk = self._ffi, self._xlib, self._check

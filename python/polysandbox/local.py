@@ -351,7 +351,8 @@ class Local(EvalCalls, Runner):
         finally:
             lib.sbx_result_free(res)
             lib.sbx_exec_opts_free(xo)
-            lib.sbx_create_opts_free(co)
+            if co:
+                lib.sbx_create_opts_free(co)
 
     # ---- sandboxes (handles are sbx_sandbox pointers; see sandbox.py) --------
 
