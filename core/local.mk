@@ -25,6 +25,8 @@ core_libpolysandbox_internal_la_SOURCES = \
 	core/buf.h \
 	core/owner.c \
 	core/units.c \
+	core/limit-names.c \
+	core/limit-names.h \
 	core/config/config.c \
 	core/config/config-int.h \
 	core/config/config-load.h \

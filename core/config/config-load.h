@@ -31,8 +31,6 @@ extern const char *const core_app_sections[];
  */
 int core_config_load(core_config *cfg, const char *dir, const char *const *overrides);
 void core_config_free(core_config *cfg);
-/* Names of the [limits] keys, indexed by sbx_limit ("wall", "cpu", ...). */
-const char *core_limit_key(sbx_limit which);
 /* @v of limit @which as a user reads it ("64 MiB", "10 s", "128"). */
 void core_limit_format(sbx_limit which, uint64_t v, char *buf, size_t size);
 

@@ -18,6 +18,7 @@
 #include "conf.h"
 #include "config/config-load.h"
 #include "config/unenforced.h"
+#include "limit-names.h"
 #include "settings-read.h"
 
 /* ---- limits --------------------------------------------------------------- */
@@ -25,41 +26,20 @@
 enum limit_kind { LK_DURATION, LK_SIZE, LK_COUNT };
 
 static const struct limit_info {
-    const char *key;
     enum limit_kind kind;
     const char *def;    /* built-in default, as a user would write it */
     const char *max;    /* built-in maximum */
 } limit_info[SBX_LIMIT_COUNT] = {
-    [SBX_LIMIT_WALL]   = { "wall",   LK_DURATION, "10s",  "300s" },
-    [SBX_LIMIT_CPU]    = { "cpu",    LK_DURATION, "10s",  "300s" },
-    [SBX_LIMIT_MEMORY] = { "memory", LK_SIZE,     "512M", "8G" },
-    [SBX_LIMIT_PIDS]   = { "pids",   LK_COUNT,    "128",  "4096" },
-    [SBX_LIMIT_NOFILE] = { "nofile", LK_COUNT,    "256",  "65536" },
-    [SBX_LIMIT_FSIZE]  = { "fsize",  LK_SIZE,     "64M",  "1G" },
-    [SBX_LIMIT_DISK]   = { "disk",   LK_SIZE,     "256M", "4G" },
-    [SBX_LIMIT_STDOUT] = { "stdout", LK_SIZE,     "1M",   "64M" },
-    [SBX_LIMIT_STDERR] = { "stderr", LK_SIZE,     "1M",   "64M" },
+    [SBX_LIMIT_WALL]   = { LK_DURATION, "10s",  "300s" },
+    [SBX_LIMIT_CPU]    = { LK_DURATION, "10s",  "300s" },
+    [SBX_LIMIT_MEMORY] = { LK_SIZE,     "512M", "8G" },
+    [SBX_LIMIT_PIDS]   = { LK_COUNT,    "128",  "4096" },
+    [SBX_LIMIT_NOFILE] = { LK_COUNT,    "256",  "65536" },
+    [SBX_LIMIT_FSIZE]  = { LK_SIZE,     "64M",  "1G" },
+    [SBX_LIMIT_DISK]   = { LK_SIZE,     "256M", "4G" },
+    [SBX_LIMIT_STDOUT] = { LK_SIZE,     "1M",   "64M" },
+    [SBX_LIMIT_STDERR] = { LK_SIZE,     "1M",   "64M" },
 };
-
-const char *core_limit_key(sbx_limit which)
-{
-    if ((unsigned)which >= SBX_LIMIT_COUNT)
-        return NULL;
-    return limit_info[which].key;
-}
-
-const char *sbx_limit_name(sbx_limit which)
-{
-    return core_limit_key(which);
-}
-
-const char *sbx_unenforced_name(int bit)
-{
-    if (bit >= 0 && bit < SBX_LIMIT_COUNT)
-        return core_limit_key((sbx_limit)bit);
-    return bit >= 0 && bit < 64 && (UINT64_C(1) << bit) == SBX_LIMIT_BIT_NETWORK ? "network"
-                                                                              : NULL;
-}
 
 void core_limit_format(sbx_limit which, uint64_t v, char *buf, size_t size)
 {
@@ -213,7 +193,7 @@ static int apply_limit(loader *ld, const where *w, const char *key,
         name += 4;
     }
     for (int i = 0; i < SBX_LIMIT_COUNT; i++) {
-        if (strcmp(name, limit_info[i].key) != 0)
+        if (strcmp(name, core_limit_key((sbx_limit)i)) != 0)
             continue;
         if (parse_limit((sbx_limit)i, value, &v, &why) != SBX_OK)
             return core_cfg_err(ld, SBX_E_CONFIG, w, "bad value '%s' for %s in "
@@ -436,7 +416,7 @@ int core_cfg_set_defaults(loader *ld)
         if (parse_limit((sbx_limit)i, limit_info[i].def, &ld->cfg->limits[i], &why) ||
             parse_limit((sbx_limit)i, limit_info[i].max, &ld->cfg->max_limits[i], &why))
             return core_cfg_err(ld, SBX_E_INTERNAL, NULL, "built-in limit %s: %s",
-                                limit_info[i].key, why);
+                                core_limit_key((sbx_limit)i), why);
     }
     if (core_parse_size(CORE_EVAL_MAX_INPUT, false, &ld->cfg->eval_caps.input, &why) ||
         core_parse_size(CORE_EVAL_MAX_LINE, false, &ld->cfg->eval_caps.line, &why) ||
@@ -453,7 +433,7 @@ int core_cfg_check_limits(loader *ld)
     for (int i = 0; i < SBX_LIMIT_COUNT; i++) {
         if (cfg->limits[i] <= cfg->max_limits[i])
             continue;
-        const char *key = limit_info[i].key;
+        const char *key = core_limit_key((sbx_limit)i);
         const char *dw = ld->lim_where[0][i], *mw = ld->lim_where[1][i];
         const char *dt = dw ? ld->lim_text[0][i] : limit_info[i].def;
         const char *mt = mw ? ld->lim_text[1][i] : limit_info[i].max;

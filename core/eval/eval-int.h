@@ -275,9 +275,6 @@ int core_eval_verdict_from_name(const char *name);
 
 /* ---- records (core/eval/eval-record.c) ------------------------------------------- */
 
-/* The names of the limits of @bits (sbx_unenforced_name) as a JSON array:
- * new reference, or NULL on ENOMEM. */
-struct json_t *core_eval_limits_json(uint64_t bits);
 
 /* One attempt at a sample: the provider that spent it, whether it
  * ended in a sandbox error or graded the code, and its wall time. */

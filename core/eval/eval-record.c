@@ -10,6 +10,7 @@
 
 #include "eval-int.h"
 #include "error.h"
+#include "limit-names.h"
 
 void core_eval_record_free(sbx_eval_record *r)
 {
@@ -157,19 +158,6 @@ uint64_t sbx_eval_record_unenforced_limits(const sbx_eval_record *r)
     return r ? r->unenforced : 0;
 }
 
-struct json_t *core_eval_limits_json(uint64_t bits)
-{
-    json_t *a = json_array();
-
-    for (int i = 0; a && i < 64; i++)
-        if ((bits & (UINT64_C(1) << i)) && sbx_unenforced_name(i) &&
-            json_array_append_new(a, json_string(sbx_unenforced_name(i)))) {
-            json_decref(a);
-            return NULL;
-        }
-    return a;
-}
-
 static json_t *record_json(const sbx_eval_record *r)
 {
     json_t *o = json_object();
@@ -214,7 +202,7 @@ static json_t *record_json(const sbx_eval_record *r)
         bad |= json_object_set_new(o, "tests_total", json_integer((json_int_t)r->tests_total));
     }
     if (r->unenforced)
-        bad |= json_object_set_new(o, "unenforced_limits", core_eval_limits_json(r->unenforced));
+        bad |= json_object_set_new(o, "unenforced_limits", core_limit_names_json(r->unenforced));
     if (r->run)
         bad |= json_object_set_new(o, "run", json_loads(r->run, 0, NULL));
     if (bad) {

@@ -12,6 +12,7 @@
 
 #include "eval-int.h"
 #include "error.h"
+#include "limit-names.h"
 #include "strv.h"
 
 void sbx_eval_summary_free(sbx_eval_summary *sum)
@@ -391,7 +392,7 @@ char *sbx_eval_summary_to_json(const sbx_eval_summary *sum, const unsigned *ks, 
     json_object_set(o, "latency_ns", lat);
     if (providers_json(sum, o) != 0)
         goto out;
-    json_object_set_new(o, "unenforced_limits", core_eval_limits_json(unenforced(sum)));
+    json_object_set_new(o, "unenforced_limits", core_limit_names_json(unenforced(sum)));
     json_object_set_new(o, "wall_ns", json_integer((json_int_t)sum->wall_ns));
     json_object_set_new(o, "throughput_per_s", json_real(sbx_eval_summary_throughput(sum)));
     /* Persistent sandbox errors and samples no template runs, reported

@@ -18,6 +18,7 @@
 
 #include "pool-int.h"
 #include "error.h"
+#include "limit-names.h"
 #include "units.h"
 #include "conf.h"
 #include "config/config-load.h"

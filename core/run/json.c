@@ -10,6 +10,7 @@
 #include <polysandbox/sandbox.h>
 
 #include "result-int.h"
+#include "limit-names.h"
 
 /* Set "<name>" and "<name>_encoding": UTF-8 text as is (NULs included),
  * anything else as base64. */
@@ -39,21 +40,6 @@ static int set_bytes(json_t *o, const char *name, const core_buf *b)
 static json_t *int_or_null(int64_t v)
 {
     return v < 0 ? json_null() : json_integer(v);
-}
-
-/* The names of the limits of @bits as a JSON array: new reference, or
- * NULL on ENOMEM. */
-static json_t *limit_names_json(uint64_t bits)
-{
-    json_t *a = json_array();
-
-    for (int i = 0; a && i < 64; i++)
-        if ((bits & (UINT64_C(1) << i)) && sbx_unenforced_name(i) &&
-            json_array_append_new(a, json_string(sbx_unenforced_name(i)))) {
-            json_decref(a);
-            return NULL;
-        }
-    return a;
 }
 
 /* Why limits went unenforced (a provider's text: null should it not be
@@ -152,7 +138,7 @@ char *sbx_result_to_json(const sbx_result *r)
         json_object_set_new(o, "pool", r->pool ? json_string(r->pool) : json_null()) ||
         json_object_set_new(o, "error", r->error ? json_string(r->error) : json_null()) ||
         json_object_set_new(o, "error_code", json_integer(r->error_code)) ||
-        json_object_set_new(o, "unenforced_limits", limit_names_json(r->unenforced)) ||
+        json_object_set_new(o, "unenforced_limits", core_limit_names_json(r->unenforced)) ||
         json_object_set_new(o, "unenforced_reason", reason(r)) ||
         json_object_set(o, "compile", c) || set_artifacts(o, r))
         goto out;

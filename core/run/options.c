@@ -9,6 +9,7 @@
 
 #include "opts-int.h"
 #include "error.h"
+#include "limit-names.h"
 #include "strv.h"
 #include "config/config-load.h"
 

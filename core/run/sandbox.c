@@ -14,6 +14,7 @@
 #include "result-int.h"
 #include "retry/retry.h"
 #include "error.h"
+#include "limit-names.h"
 #include "strv.h"
 #include "labels.h"
 #include "conf.h"

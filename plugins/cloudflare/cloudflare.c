@@ -125,9 +125,12 @@ static int refused(struct cf_prov *p, struct cf_sb *s, const char *what, const p
     return rc;
 }
 
-/* One request with a collected answer; SBX_OK only for 2xx. */
-static int cf_call(struct cf_prov *p, const char *what, const char *method, const char *path,
-                   const void *body, size_t len, const char *ctype, ph_response *r)
+/* One request with a collected answer; SBX_OK only for 2xx.  A request
+ * made for sandbox @s (or NULL) gives its Retry-After to the exec
+ * running there too (cf_retry_after). */
+static int cf_call(struct cf_prov *p, struct cf_sb *s, const char *what, const char *method,
+                   const char *path, const void *body, size_t len, const char *ctype,
+                   ph_response *r)
 {
     char err[PH_ERR_MAX];
     ph_request rq = {.method = method, .path = path, .body = body, .body_len = len,
@@ -136,7 +139,7 @@ static int cf_call(struct cf_prov *p, const char *what, const char *method, cons
     if (rc != SBX_OK)
         return p->host->set_error(p->h, rc, CF_NAME ": %s: %s", what, err);
     if (r->status < 200 || r->status > 299)
-        return refused(p, NULL, what, r);
+        return refused(p, s, what, r);
     return SBX_OK;
 }
 
@@ -296,7 +299,7 @@ static int delete_sandbox(struct cf_prov *p, const char *id)
     snprintf(what, sizeof what, "destroy sandbox %s", id);
     for (int tries = 0;; tries++) {
         ph_response r = {0};
-        rc = cf_call(p, what, "DELETE", path, NULL, 0, NULL, &r);
+        rc = cf_call(p, NULL, what, "DELETE", path, NULL, 0, NULL, &r);
         long wait = r.retry_after_ms;
         ph_response_clear(&r);
         if (rc == SBX_OK || tries + 1 >= CF_DELETE_TRIES ||
@@ -344,7 +347,7 @@ static int cf_create(void *prov, const sbx_create_spec_v1 *spec, void **sb, char
      * the core refuses it, or reports it where allowed, before create. */
     if (asprintf(&path, "%s/sandbox", p->prefix) < 0)
         return p->host->set_error(p->h, SBX_E_NOMEM, "out of memory");
-    int rc = cf_call(p, "create", "POST", path, NULL, 0, NULL, &r);
+    int rc = cf_call(p, NULL, "create", "POST", path, NULL, 0, NULL, &r);
     free(path);
     json_t *j = rc == SBX_OK ? json_loadb(r.body, r.body_len, 0, NULL) : NULL;
     const char *sid = json_string_value(json_object_get(j, "id"));
@@ -380,7 +383,7 @@ static int cf_create(void *prov, const sbx_create_spec_v1 *spec, void **sb, char
     char what[SBX_ID_MAX + 32];
     snprintf(what, sizeof what, "sandbox %s: start", s->id);
     if ((rc = sb_path(p, s->id, "/running", &path)) == SBX_OK)
-        rc = cf_call(p, what, "GET", path, NULL, 0, NULL, &r);
+        rc = cf_call(p, NULL, what, "GET", path, NULL, 0, NULL, &r);
     free(path);
     j = rc == SBX_OK ? json_loadb(r.body, r.body_len, 0, NULL) : NULL;
     if (rc == SBX_OK && !json_is_true(json_object_get(j, "running")))
@@ -531,7 +534,7 @@ static int put_file(struct cf_prov *p, struct cf_sb *s, const char *abs, const v
     if (asprintf(&path, "%s/sandbox/%s/file%s", p->prefix, s->id, abs) < 0)
         return p->host->set_error(p->h, SBX_E_NOMEM, "out of memory");
     snprintf(what, sizeof what, "sandbox %s: write", s->id);
-    int rc = cf_call(p, what, "PUT", path, data, len, "application/octet-stream", &r);
+    int rc = cf_call(p, s, what, "PUT", path, data, len, "application/octet-stream", &r);
     ph_response_clear(&r);
     free(path);
     return rc;

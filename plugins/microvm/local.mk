@@ -20,6 +20,7 @@ plugins_microvm_microvm_la_SOURCES = \
 	plugins/microvm/mv-files.c \
 	plugins/microvm/mv-image.c \
 	plugins/microvm/mv-jail.c \
+	plugins/microvm/mv-net.c \
 	plugins/microvm/mv-int.h \
 	plugins/microvm/mv-persist.c \
 	plugins/microvm/mv-qemu.c \
@@ -29,6 +30,7 @@ plugins_microvm_microvm_la_SOURCES = \
 	plugins/microvm/mv-snapgc.c \
 	plugins/microvm/mv-spawn.c \
 	plugins/microvm/mv-vmm.h \
+	plugins/microvm/mv-xrun.c \
 	plugins/common/randhex.c \
 	plugins/common/randhex.h \
 	$(MV_PROTO)
@@ -38,12 +40,16 @@ plugins_microvm_microvm_la_LIBADD = $(CURL_LIBS) $(JANSSON_LIBS)
 plugins_microvm_microvm_la_LDFLAGS = $(SBX_MODULE_LDOPTS)
 
 pkglibexec_SCRIPTS = plugins/microvm/sbx-agent
-MV_AGENT_SRC = plugins/microvm/agent/mv-agent.c plugins/microvm/agent/mv-filter.c
+MV_AGENT_SRC = plugins/microvm/agent/mv-agent.c plugins/microvm/agent/mv-filter.c \
+	plugins/microvm/agent/mv-netup.c
 plugins/microvm/sbx-agent: $(MV_AGENT_SRC:%=$(top_srcdir)/%) \
 	  $(top_srcdir)/plugins/microvm/agent/mv-filter.h \
-	  $(top_srcdir)/plugins/microvm/mv-proto.c $(top_srcdir)/plugins/microvm/mv-proto.h
+	  $(top_srcdir)/plugins/microvm/agent/mv-netup.h \
+	  $(top_srcdir)/plugins/microvm/mv-proto.c $(top_srcdir)/plugins/microvm/mv-proto.h \
+	  $(top_srcdir)/sdk/include/polysandbox/common.h
 	$(AM_V_CC)$(MKDIR_P) plugins/microvm && \
-	$(CC) -std=gnu11 -O2 -static $(WARN_CFLAGS) -I$(top_srcdir)/plugins/microvm -o $@ \
+	$(CC) -std=gnu11 -O2 -static $(WARN_CFLAGS) -I$(top_srcdir)/plugins/microvm \
+	  -I$(top_srcdir)/sdk/include -o $@ \
 	  $(MV_AGENT_SRC:%=$(top_srcdir)/%) $(top_srcdir)/plugins/microvm/mv-proto.c
 CLEANFILES += plugins/microvm/sbx-agent
 
@@ -58,4 +64,5 @@ endif
 
 EXTRA_DIST += plugins/microvm/README.md plugins/microvm/microvm.ini \
 	plugins/microvm/agent/mv-agent.c plugins/microvm/agent/mv-filter.c \
-	plugins/microvm/agent/mv-filter.h plugins/microvm/polysandbox-microvm-image.sh $(MV_PROTO)
+	plugins/microvm/agent/mv-filter.h plugins/microvm/agent/mv-netup.c \
+	plugins/microvm/agent/mv-netup.h plugins/microvm/polysandbox-microvm-image.sh $(MV_PROTO)

@@ -29,7 +29,7 @@
 static const char *const config_keys[] = {
     "qemu", "kernel", "initrd", "accel", "memory", "boot_timeout", "kvm_probe_timeout",
     "snapshot", "vmm", "firecracker", "rootfs", "jailer", "jailer_uid", "jailer_gid",
-    "snapshot_memory", "vmm_jail", "vmm_uid", "vmm_gid", NULL,
+    "snapshot_memory", "vmm_jail", "vmm_uid", "vmm_gid", "egress_loopback", NULL,
 };
 
 static atomic_ulong mv_next_id;
@@ -101,7 +101,7 @@ static int mv_init(const sbx_host_v1 *host, sbx_host_handle *h, void **prov)
     struct mv_prov *p = calloc(1, sizeof *p);
     const char *state, *accel, *vmm, *fc, *rootfs, *jailer;
     uint64_t secs;
-    int rc;
+    int rc, no_loopback;
 
     if (!p)
         return host->set_error(h, SBX_E_NOMEM, "out of memory");
@@ -119,8 +119,10 @@ static int mv_init(const sbx_host_v1 *host, sbx_host_handle *h, void **prov)
     }
     if ((rc = two_way(p, "snapshot", "auto", "off", &p->snapshot)) ||
         (rc = two_way(p, "snapshot_memory", "shared", "copy", &p->snap_shared)) ||
-        (rc = two_way(p, "vmm_jail", "on", "off", &p->vmm_jail)))
+        (rc = two_way(p, "vmm_jail", "on", "off", &p->vmm_jail)) ||
+        (rc = two_way(p, "egress_loopback", "false", "true", &no_loopback)))
         goto fail;
+    p->egress_loopback = !no_loopback; /* mv-net.c */
     /* A firecracker program given is the VMM unless vmm says otherwise. */
     fc = host->config_get(h, "firecracker");
     vmm = host->config_get(h, "vmm");
@@ -330,7 +332,7 @@ int mv_boot(struct mv_prov *p, const char *accel, uint64_t timeout_ms, uint64_t 
         .jailer = p->jailer, .jail_uid = p->jail_uid, .jail_gid = p->jail_gid,
         .mem_path = from ? from->mem_path : NULL, .mem_share = from ? from->mem_share : 0,
         .mem_fd = from && from->mem_path ? from->mem_fd : -1,
-        .image = from ? from->image : NULL,
+        .image = from ? from->image : NULL, .net = from ? from->net : 0,
     };
     struct mv_qjail *jail = NULL;
     if (p->vmm_jail && mv_qjail_prepare(p, &cfg, &jail, err, sizeof err) != 0) {
@@ -483,7 +485,7 @@ static int mv_create(void *prov, const sbx_create_spec_v1 *spec, void **sb, char
     struct mv_prov *p = prov;
     struct mv_sandbox *s = NULL;
     char why[512], *image = NULL;
-    int rc;
+    int rc, net;
 
     /* An image is a root directory (the core resolved its name in the
      * store): cold boots only, since a snapshot is of the plain guest. */
@@ -492,7 +494,10 @@ static int mv_create(void *prov, const sbx_create_spec_v1 *spec, void **sb, char
                                   MV_NO_IMAGES);
     if (spec->network != SBX_NET_NONE)
         return p->host->set_error(p->h, SBX_E_NOTSUP,
-                                  "microvm: a VM has no network device yet (network = none only)");
+                                  "microvm: a VM never gets the host's network (network = "
+                                  "none, or egress through the template)");
+    if ((rc = mv_net_egress(p, spec, &net)))
+        return rc;
     if ((rc = readable(p, "kernel", p->kernel)) || (rc = readable(p, "initrd", p->initrd)))
         return rc;
     char new_id[SBX_ID_MAX];
@@ -502,8 +507,11 @@ static int mv_create(void *prov, const sbx_create_spec_v1 *spec, void **sb, char
     if (spec->image && (rc = mv_image_for(p, spec->image, &image)))
         return rc;
     struct mv_boot_from img = { .qmp_fd = -1, .incoming_fd = -1, .mem_fd = -1, .qmp_host = -1,
-                                .cmdline_disk = spec->limits.disk_bytes, .image = image };
-    const struct mv_boot_from *cold = image ? &img : NULL;
+                                .cmdline_disk = spec->limits.disk_bytes, .image = image,
+                                .net = net };
+    /* A network device is another device model than the snapshot's
+     * (and slirp's state would be the builder's): such a VM boots. */
+    const struct mv_boot_from *cold = image || net ? &img : NULL;
     if (spec->persistent) {
         mv_persist_new_id(new_id);
         persist = new_id;
@@ -529,7 +537,7 @@ static int mv_create(void *prov, const sbx_create_spec_v1 *spec, void **sb, char
             rc = mv_boot(p, "tcg", p->boot_timeout_ms, spec->limits.disk_bytes, persist, cold,
                          &s);
         }
-    } else if (p->snapshot && !image) {
+    } else if (p->snapshot && !cold) {
         rc = mv_snap_restore(p, accel, spec->limits.disk_bytes, persist, &s);
         if (rc != SBX_OK) {
             /* Snapshots are a speed-up: a VM that boots is still a VM. */
@@ -672,6 +680,8 @@ static void mv_doctor(void *prov, sbx_doctor_cb_v1 cb, void *ud)
              " plain image is ignored", mkfs ? full : "no mkfs.erofs (apt-get install erofs-utils)",
              p->host->state_dir(p->h) ? p->host->state_dir(p->h) : "the state directory");
     cb(ud, "images", mkfs, detail);
+    mv_net_describe(p, detail, sizeof detail);
+    cb(ud, "network", 1, detail);
 }
 
 static const sbx_provider_ops_v1 mv_ops = {
@@ -688,15 +698,18 @@ static const sbx_provider_ops_v1 mv_ops = {
     .doctor = mv_doctor,
 };
 
-/* network_policy: none is the only policy, held by the guest having no
- * network device; host is refused in mv_create.  concurrent: each VM is
+/* network_policy: none is held by the guest having no network device;
+ * host is refused in mv_create.  egress: QEMU's user-mode network,
+ * where egress_loopback = true allows it (mv-net.c).  concurrent: each VM is
  * its own QEMU; what creates share (the snapshot, the KVM verdict) is
  * files under a lock or renamed into place, so pools may fill from
- * several threads. */
+ * several threads.  cancel, stdin_stream, signal: mv-xrun.c, over
+ * protocol 4's STDIN, WANT and SIGNAL. */
 SBX_PROVIDER_DEFINE_FLAGS("microvm", PACKAGE_VERSION,
                           "each sandbox a QEMU microvm guest with its own kernel",
                           "MIT", SBX_CAP_FILES | SBX_CAP_PERSISTENT | SBX_CAP_LABELS |
-                              SBX_CAP_LIST | SBX_CAP_STDIN | SBX_CAP_STREAM |
+                              SBX_CAP_LIST | SBX_CAP_STDIN | SBX_CAP_STREAM | SBX_CAP_CANCEL |
+                              SBX_CAP_STDIN_STREAM | SBX_CAP_SIGNAL |
                               SBX_CAP_MEMORY_LIMIT | SBX_CAP_CPU_STATS |
-                              SBX_CAP_NETWORK_POLICY | SBX_CAP_CONCURRENT,
+                              SBX_CAP_NETWORK_POLICY | SBX_CAP_CONCURRENT | SBX_CAP_EGRESS,
                           SBX_PROVIDER_F_IMAGE_ROOT, config_keys, NULL, &mv_ops);

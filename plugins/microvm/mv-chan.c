@@ -59,20 +59,24 @@ int mv_chan_send(struct mv_prov *p, int fd, uint8_t type, const void *a, size_t 
     return SBX_OK;
 }
 
-static int read_all(struct mv_prov *p, int fd, int64_t deadline, void *buf, size_t len)
+/* (@stop_fd: -1, or a cancel_fd that ends the wait when readable) */
+static int read_all(struct mv_prov *p, int fd, int64_t deadline, int stop_fd, void *buf,
+                    size_t len)
 {
     uint8_t *b = buf;
 
     while (len) {
         int64_t left = deadline ? deadline - mv_now_ms() : -1;
-        struct pollfd pfd = { fd, POLLIN, 0 };
+        struct pollfd pfd[2] = { { fd, POLLIN, 0 }, { stop_fd, POLLIN, 0 } };
         if (deadline && left <= 0)
             return p->host->set_error(p->h, SBX_E_TIMEOUT, "microvm: the agent did not answer in time");
-        int r = poll(&pfd, 1, left > 0x7fffffff ? 0x7fffffff : (int)left);
+        int r = poll(pfd, 2, left > 0x7fffffff ? 0x7fffffff : (int)left);
         if (r < 0 && errno == EINTR)
             continue;
         if (r < 0)
             return p->host->set_error(p->h, SBX_E_IO, "microvm: poll: %s", strerror(errno));
+        if (pfd[1].revents)
+            return p->host->set_error(p->h, SBX_E_CANCELLED, "microvm: the exec was cancelled");
         if (r == 0)
             continue;
         ssize_t n = read(fd, b, len);
@@ -87,15 +91,15 @@ static int read_all(struct mv_prov *p, int fd, int64_t deadline, void *buf, size
     return SBX_OK;
 }
 
-static int recv_frame(struct mv_prov *p, int fd, int64_t deadline_ms, struct mv_hdr *hd,
-                      uint8_t **payload, int *answered)
+static int recv_frame(struct mv_prov *p, int fd, int64_t deadline_ms, int stop_fd,
+                      struct mv_hdr *hd, uint8_t **payload, int *answered)
 {
     uint8_t h[MV_HDR_LEN];
     const char *why;
     int rc;
 
     *payload = NULL;
-    if ((rc = read_all(p, fd, deadline_ms, h, sizeof h)))
+    if ((rc = read_all(p, fd, deadline_ms, stop_fd, h, sizeof h)))
         return rc;
     if (answered)
         *answered = 1;
@@ -111,7 +115,7 @@ static int recv_frame(struct mv_prov *p, int fd, int64_t deadline_ms, struct mv_
     uint8_t *b = malloc((size_t)hd->len + 1);
     if (!b)
         return p->host->set_error(p->h, SBX_E_NOMEM, "out of memory");
-    if (hd->len && (rc = read_all(p, fd, deadline_ms, b, hd->len))) {
+    if (hd->len && (rc = read_all(p, fd, deadline_ms, stop_fd, b, hd->len))) {
         free(b);
         return rc;
     }
@@ -123,7 +127,31 @@ static int recv_frame(struct mv_prov *p, int fd, int64_t deadline_ms, struct mv_
 int mv_chan_recv(struct mv_prov *p, int fd, int64_t deadline_ms, struct mv_hdr *hd,
                  uint8_t **payload)
 {
-    return recv_frame(p, fd, deadline_ms, hd, payload, NULL);
+    return recv_frame(p, fd, deadline_ms, -1, hd, payload, NULL);
+}
+
+int mv_chan_recv_stop(struct mv_prov *p, int fd, int64_t deadline_ms, int stop_fd,
+                      struct mv_hdr *hd, uint8_t **payload)
+{
+    return recv_frame(p, fd, deadline_ms, stop_fd, hd, payload, NULL);
+}
+
+int mv_chan_quiet(struct mv_prov *p, int fd)
+{
+    struct pollfd pf = { fd, POLLIN, 0 };
+    char c;
+
+    if (poll(&pf, 1, 0) <= 0)
+        return SBX_OK;
+    ssize_t n = recv(fd, &c, 1, MSG_PEEK | MSG_DONTWAIT);
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+        return SBX_OK;
+    if (n <= 0)
+        return p->host->set_error(p->h, SBX_E_BACKEND, "microvm: the agent's channel %s",
+                                  n < 0 ? strerror(errno) : "closed (the VM stopped)");
+    return p->host->set_error(p->h, SBX_E_BACKEND,
+                              "microvm: the guest agent broke the protocol: a frame nothing "
+                              "asked for (after the last exec's end)");
 }
 
 int mv_chan_hello(struct mv_prov *p, int fd, int64_t deadline_ms, struct mv_hello *hl,
@@ -135,7 +163,7 @@ int mv_chan_hello(struct mv_prov *p, int fd, int64_t deadline_ms, struct mv_hell
     int rc;
 
     *answered = 0;
-    if ((rc = recv_frame(p, fd, deadline_ms, &hd, &pl, answered)))
+    if ((rc = recv_frame(p, fd, deadline_ms, -1, &hd, &pl, answered)))
         return rc;
     if (hd.type != MV_T_HELLO || mv_hello_decode(pl, hd.len, hl, &why))
         rc = p->host->set_error(p->h, SBX_E_BACKEND,

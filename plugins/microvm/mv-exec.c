@@ -1,14 +1,16 @@
 /* plugins/microvm/mv-exec.c - one command in the VM, through the agent
  *
  * The work's files go first (one FILE frame each, each answered), then one EXEC frame
- * with the command, its environment, the sandbox's limits and its stdin.
- * The agent streams STDOUT and STDERR frames and ends with EXIT.  Caps
- * on output are applied here: past one, the rest is dropped and the
- * command killed (KILL).  The agent enforces the timeout; the host
+ * with the command, its environment, the sandbox's limits and its stdin
+ * (or the flag saying stdin streams: mv-xrun.c feeds it).  The agent
+ * streams STDOUT and STDERR frames and ends with EXIT.  Caps on output
+ * are applied in mv-xrun.c: past one, the rest is dropped and the
+ * command killed (KILL), as at a cancel.  The agent enforces the timeout; the host
  * waits for it a grace period longer (a slow guest under TCG) and, past
  * that, gives the sandbox up.
  */
 #define _GNU_SOURCE
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -110,6 +112,7 @@ static int send_exec(struct mv_prov *p, struct mv_sandbox *s, const sbx_exec_spe
     eoff = env_merge(env, eoff, &envc, mv_base_env, MV_BASE_ENV_N);
     off += eoff;
     mv_put32(b + 52, (uint32_t)envc);
+    mv_put32(b + 56, spec->stdin_fd >= 0 ? MV_EXEC_STDIN_STREAM : 0);
     rc = mv_chan_send(p, s->chan, MV_T_EXEC, b, off, spec->stdin_data, spec->stdin_len);
     free(b);
     return rc;
@@ -141,13 +144,24 @@ static sbx_run_status verdict(const struct mv_exit *e, int over_cap)
     return e->exit_code ? SBX_RUN_NONZERO_EXIT : SBX_RUN_OK;
 }
 
+/* Whether the caller's cancel fired already. */
+static int cancelled(const sbx_exec_spec_v1 *spec)
+{
+    struct pollfd pf = { spec->cancel_fd, POLLIN, 0 };
+
+    return spec->cancel_fd >= 0 && poll(&pf, 1, 0) > 0;
+}
+
 int mv_exec(void *prov, void *sb, const sbx_exec_spec_v1 *spec,
             const sbx_output_sink_v1 *sink, sbx_exec_outcome_v1 *out)
 {
     struct mv_prov *p = prov;
     struct mv_sandbox *s = sb;
-    int over = 0, killed = 0, rc;
+    struct mv_exit ex;
+    int over = 0, rc;
 
+    if (cancelled(spec)) /* nothing runs */
+        return p->host->set_error(p->h, SBX_E_CANCELLED, "microvm: the exec was cancelled");
     /* (the timeout counts from here: a persistent VM's first request
      * may wait for another client first) */
     if ((rc = mv_ready(p, s)))
@@ -157,55 +171,21 @@ int mv_exec(void *prov, void *sb, const sbx_exec_spec_v1 *spec,
     if (s->broken)
         return p->host->set_error(p->h, SBX_E_BACKEND,
                                   "microvm: this VM's agent broke off an earlier exec");
+    if ((rc = mv_chan_quiet(p, s->chan))) {
+        s->broken = 1;
+        return rc;
+    }
     if ((rc = send_files(p, s, spec)))
         return rc;
     s->broken = 1; /* until EXIT comes back in step */
-    if ((rc = send_exec(p, s, spec)))
+    if ((rc = send_exec(p, s, spec)) ||
+        (rc = mv_xrun_wait(p, s, spec, sink, deadline, &ex, &over)))
         return rc;
-    for (;;) {
-        struct mv_hdr hd;
-        uint8_t *pl;
-        struct mv_exit ex;
-        const char *why;
-
-        if ((rc = mv_chan_recv(p, s->chan, deadline, &hd, &pl)))
-            return rc;
-        if (hd.type == MV_T_STDOUT || hd.type == MV_T_STDERR) {
-            int i = hd.type == MV_T_STDERR;
-            /* The core's sink holds the output caps: past one (or when
-             * the caller stopped) it says stop. */
-            if (!over && hd.len &&
-                sink->write(sink->ud, i ? SBX_STREAM_STDERR : SBX_STREAM_STDOUT, pl, hd.len))
-                over = 1;
-            if (over && !killed) {
-                killed = 1;
-                rc = mv_chan_send(p, s->chan, MV_T_KILL, NULL, 0, NULL, 0);
-            }
-            free(pl);
-            if (rc)
-                return rc;
-            continue;
-        }
-        if (hd.type == MV_T_ERROR) {
-            /* The agent refused the EXEC and sends no EXIT: back in step. */
-            s->broken = 0;
-            rc = mv_chan_error(p, "exec", pl, hd.len);
-            free(pl);
-            return rc;
-        }
-        if (hd.type != MV_T_EXIT || mv_exit_decode(pl, hd.len, &ex, &why)) {
-            free(pl);
-            return p->host->set_error(p->h, SBX_E_BACKEND,
-                                      "microvm: the guest agent sent a frame out of place");
-        }
-        free(pl);
-        s->broken = 0;
-        out->status = verdict(&ex, over);
-        out->exit_code = ex.signal ? -1 : ex.exit_code; /* no code, as on every provider */
-        out->signal = ex.signal;
-        out->cpu_ns = ex.cpu_ns;
-        out->peak_memory_bytes = ex.peak_memory_bytes;
-        out->exec_ns = (uint64_t)(mv_now_ms() - t0) * 1000000;
-        return SBX_OK;
-    }
+    out->status = verdict(&ex, over);
+    out->exit_code = ex.signal ? -1 : ex.exit_code; /* no code, as on every provider */
+    out->signal = ex.signal;
+    out->cpu_ns = ex.cpu_ns;
+    out->peak_memory_bytes = ex.peak_memory_bytes;
+    out->exec_ns = (uint64_t)(mv_now_ms() - t0) * 1000000;
+    return SBX_OK;
 }

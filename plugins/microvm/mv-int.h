@@ -34,6 +34,7 @@ struct mv_prov {
     unsigned vmm_uid, vmm_gid;
     struct mv_qprog *qprog;
     struct mv_seals *seals;
+    int egress_loopback;     /* setting: 1 true (egress allowed, loopback and all), 0 false */
 };
 
 /* Persistent sandboxes' ids (mv-persist.c); the others' are
@@ -72,6 +73,14 @@ int mv_chan_send(struct mv_prov *p, int fd, uint8_t type, const void *a, size_t 
  * SBX_E_BACKEND on a frame that breaks the protocol or a closed channel. */
 int mv_chan_recv(struct mv_prov *p, int fd, int64_t deadline_ms, struct mv_hdr *hd,
                  uint8_t **payload);
+/* The same, ended early with SBX_E_CANCELLED when @stop_fd (-1: none)
+ * becomes readable (mid-frame: the channel is then out of step). */
+int mv_chan_recv_stop(struct mv_prov *p, int fd, int64_t deadline_ms, int stop_fd,
+                      struct mv_hdr *hd, uint8_t **payload);
+/* SBX_OK when nothing waits on the channel between requests; else
+ * SBX_E_BACKEND: a frame the agent sent unasked (after an EXIT, say),
+ * or the channel closed. */
+int mv_chan_quiet(struct mv_prov *p, int fd);
 int64_t mv_now_ms(void);
 /* Reads the agent's first frame, its HELLO.  *answered: whether any frame
  * came (else the VM stopped or timed out before its agent spoke). */
@@ -87,9 +96,23 @@ int mv_chan_error(struct mv_prov *p, const char *what, const uint8_t *pl, size_t
  * set on the host (SBX_E_NOTSUP without mkfs.erofs). */
 int mv_image_for(struct mv_prov *p, const char *root, char **path);
 
+/* mv-net.c: whether the sandbox @spec gets a network device (*net 1:
+ * its template allows egress); SBX_OK, or SBX_E_NOTSUP set on the host
+ * when this provider's settings cannot give it (nothing started).  And
+ * doctor's line on it. */
+int mv_net_egress(struct mv_prov *p, const sbx_create_spec_v1 *spec, int *net);
+void mv_net_describe(const struct mv_prov *p, char *buf, size_t n);
+
 /* mv-exec.c */
 int mv_exec(void *prov, void *sb, const sbx_exec_spec_v1 *spec,
             const sbx_output_sink_v1 *sink, sbx_exec_outcome_v1 *out);
+/* mv-xrun.c: after the EXEC, the command's output to @sink, its streamed
+ * stdin, signals and cancel, until its EXIT (*@ex) within @deadline.
+ * *@over: the sink said stop (the agent was told to kill it).  SBX_OK
+ * (the channel back in step); SBX_E_CANCELLED; or another error set. */
+int mv_xrun_wait(struct mv_prov *p, struct mv_sandbox *s, const sbx_exec_spec_v1 *spec,
+                 const sbx_output_sink_v1 *sink, int64_t deadline, struct mv_exit *ex,
+                 int *over);
 
 /* mv-files.c: the SBX_CAP_FILES slots, and one FILE placed (answered). */
 int mv_put_file(struct mv_prov *p, struct mv_sandbox *s, const char *path, const void *data,
@@ -128,6 +151,8 @@ struct mv_boot_from {
      * system image (erofs) as the guest's root, @cmdline_disk the size
      * of /work; NULL: the initrd's own root. */
     const char *image;
+    /* Since egress (mv-net.c): a cold boot with a network device. */
+    int net;
 };
 
 /* microvm.c: boots one VM with @accel (or restores it, @from; NULL for a

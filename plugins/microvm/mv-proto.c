@@ -61,22 +61,25 @@ int mv_hdr_parse(const uint8_t in[MV_HDR_LEN], int from_guest, struct mv_hdr *h,
     }
     if (from_guest ? !(t == MV_T_HELLO || t == MV_T_STDOUT || t == MV_T_STDERR ||
                        t == MV_T_EXIT || t == MV_T_ERROR || t == MV_T_FILEDATA ||
-                       t == MV_T_DONE)
+                       t == MV_T_DONE || t == MV_T_WANT)
                    : !(t == MV_T_FILE || t == MV_T_EXEC || t == MV_T_KILL || t == MV_T_GET ||
-                     t == MV_T_SEED)) {
+                     t == MV_T_SEED || t == MV_T_STDIN || t == MV_T_SIGNAL)) {
         *why = "unknown frame type";
         return -1;
     }
     h->type = t;
     h->len = mv_get32(in + 4);
-    if (h->len > MV_MAX_PAYLOAD || (from_guest && (t == MV_T_STDOUT || t == MV_T_STDERR ||
-                                                   t == MV_T_ERROR) && h->len > MV_CHUNK)) {
+    if (h->len > MV_MAX_PAYLOAD ||
+        ((t == MV_T_STDOUT || t == MV_T_STDERR || t == MV_T_ERROR || t == MV_T_STDIN) &&
+         h->len > MV_CHUNK)) {
         *why = "frame longer than allowed";
         return -1;
     }
     if ((t == MV_T_EXIT && h->len != MV_EXIT_LEN) ||
         (t == MV_T_HELLO && h->len != MV_HELLO_LEN) || (t == MV_T_KILL && h->len != 0) ||
-        (t == MV_T_DONE && h->len != 0) || (t == MV_T_SEED && h->len != MV_SEED_LEN) || (t == MV_T_ERROR && h->len < 4) ||
+        (t == MV_T_DONE && h->len != 0) || (t == MV_T_SEED && h->len != MV_SEED_LEN) ||
+        (t == MV_T_ERROR && h->len < 4) || (t == MV_T_WANT && h->len != 0) ||
+        (t == MV_T_SIGNAL && h->len != 1) ||
         (t == MV_T_GET && h->len < MV_GET_HEAD_LEN + 2)) {
         *why = "frame of the wrong length for its type";
         return -1;

@@ -5,9 +5,10 @@
  *
  *     'S'  version  type  0  len (uint32, little-endian)
  *
- * Host to guest: FILE, GET, EXEC, KILL, SEED.  Guest to host: HELLO (when
- * the agent is up, and again as SEED's answer), DONE (a FILE placed), FILEDATA (a GET's bytes),
- * STDOUT, STDERR, EXIT (once per EXEC), ERROR.  Every FILE is answered by
+ * Host to guest: FILE, GET, EXEC, KILL, SEED, STDIN, SIGNAL.  Guest to
+ * host: HELLO (when the agent is up, and again as SEED's answer), DONE (a
+ * FILE placed), FILEDATA (a GET's bytes), STDOUT, STDERR, WANT, EXIT (once
+ * per EXEC), ERROR.  Every FILE is answered by
  * DONE or ERROR, every GET by FILEDATA or ERROR.  Numbers in payloads are
  * little-endian.  The host treats every guest byte as hostile: a frame of
  * the wrong version, an unknown type, a length over MV_MAX_PAYLOAD or a
@@ -15,7 +16,10 @@
  *
  * Version 2 added GET, FILEDATA and DONE and the code in ERROR.  Version
  * 3 added SEED, the first frame a VM restored from a snapshot gets (its
- * randomness, clock and disk size are the snapshot's until then).  Each
+ * randomness, clock and disk size are the snapshot's until then).
+ * Version 4 added streamed stdin (EXEC's MV_EXEC_STDIN_STREAM: the agent
+ * asks for each chunk with WANT, the host answers each WANT with one
+ * STDIN, an empty one for the end), SIGNAL, and EXEC's flags.  Each
  * side refuses the other's frames of another version: an agent of an
  * older image is refused at its HELLO, by name (mv_hdr_parse says
  * MV_HDR_VERSION), before any command is sent to it.
@@ -29,7 +33,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define MV_PROTO_VERSION 3
+#define MV_PROTO_VERSION 4
 #define MV_HDR_LEN 8
 #define MV_MAGIC 'S'
 /* The largest payload either side accepts (an EXEC carries its stdin). */
@@ -55,6 +59,9 @@ enum mv_type {
     MV_T_FILEDATA = 10, /* guest: the whole file, at most the GET's max */
     MV_T_DONE = 11,  /* guest: empty; the FILE was placed */
     MV_T_SEED = 12,  /* host: MV_SEED_LEN bytes, see mv_seed; answered HELLO */
+    MV_T_WANT = 13,  /* guest: empty; a streamed exec's next chunk of stdin, please */
+    MV_T_STDIN = 14, /* host: at most MV_CHUNK bytes of stdin, one per WANT; empty: its end */
+    MV_T_SIGNAL = 15, /* host: one byte, a signal for the command's process group */
 };
 
 /* What an ERROR is about (its first four bytes). */
@@ -72,10 +79,13 @@ enum mv_err {
 #define MV_PATH_MAX 4095
 
 /* EXEC payload: MV_EXEC_HEAD_LEN bytes of numbers (u64 timeout_ms,
- * memory, pids, nofile, fsize, cpu_ms; u32 argc, envc), then 1 + argc +
- * envc NUL-terminated strings (cwd, "" for the work directory; argv;
- * "KEY=VALUE"), then the command's stdin (the rest). */
-#define MV_EXEC_HEAD_LEN (6 * 8 + 2 * 4)
+ * memory, pids, nofile, fsize, cpu_ms; u32 argc, envc, flags), then 1 +
+ * argc + envc NUL-terminated strings (cwd, "" for the work directory;
+ * argv; "KEY=VALUE"), then the command's stdin (the rest; none with
+ * MV_EXEC_STDIN_STREAM). */
+#define MV_EXEC_HEAD_LEN (6 * 8 + 3 * 4)
+/* EXEC flags: stdin comes in STDIN frames, each asked for by a WANT. */
+#define MV_EXEC_STDIN_STREAM 1u
 
 /* EXIT flags. */
 #define MV_EXIT_TIMEOUT 1u  /* the agent killed it at its timeout */

@@ -1,8 +1,9 @@
 /* plugins/microvm/mv-qemu.c - the QEMU backend: `-M microvm`
  *
- * No firmware, no PCI, no network device: the kernel and initrd loaded
- * directly, one virtio-serial port (the agent's channel, a socket handed
- * in as fd), the console to a file.  QEMU's own seccomp filter is on
+ * No firmware, no PCI, no network device unless egress was allowed
+ * (then user-mode networking alone: QEMU's slirp, no tap, no bridge):
+ * the kernel and initrd loaded directly, one virtio-serial port (the
+ * agent's channel, a socket handed in as fd), the console to a file.  QEMU's own seccomp filter is on
  * (-sandbox): no new privileges, no spawning, no resource control.
  *
  * tsc_early_khz: the guest is told the TSC's rate (the host's, which
@@ -51,8 +52,9 @@ static int qemu_start(const struct mv_vm_config *cfg, pid_t *pid, char *err, siz
     if (khz && !kvm)
         snprintf(tsc, sizeof tsc, " tsc_early_khz=%lu", khz);
     snprintf(mem, sizeof mem, "%llu", (unsigned long long)cfg->memory_mib);
-    snprintf(append, sizeof append, "console=ttyS0 panic=-1 quiet sbx.disk=%llu%s%s",
-             (unsigned long long)cfg->disk_bytes, tsc, cfg->image ? " sbx.image=erofs" : "");
+    snprintf(append, sizeof append, "console=ttyS0 panic=-1 quiet sbx.disk=%llu%s%s%s",
+             (unsigned long long)cfg->disk_bytes, tsc, cfg->image ? " sbx.image=erofs" : "",
+             cfg->net ? " sbx.net=user" : "");
     snprintf(chardev, sizeof chardev, "socket,id=agent,fd=%d%s", cfg->chan_fd,
              cfg->detach ? ",server=on,wait=off" : "");
     if ((size_t)snprintf(serial, sizeof serial, "file:%s", cfg->console) >= sizeof serial) {
@@ -108,6 +110,14 @@ static int qemu_start(const struct mv_vm_config *cfg, pid_t *pid, char *err, siz
         argv[na++] = drive;
         argv[na++] = "-device";
         argv[na++] = "virtio-blk-device,drive=image";
+    }
+    /* Egress: slirp's stack inside QEMU, its fixed addresses (the agent
+     * configures them); no port forwarded in. */
+    if (cfg->net) {
+        argv[na++] = "-netdev";
+        argv[na++] = "user,id=n0,ipv6=off";
+        argv[na++] = "-device";
+        argv[na++] = "virtio-net-device,netdev=n0";
     }
     if (cfg->incoming_fd >= 0) {
         argv[na++] = "-incoming";

@@ -2,10 +2,12 @@
  *
  * With vmm_jail = on (the default) each QEMU is started by clone(2) in
  * new mount, pid, ipc, uts and network namespaces (the network one has
- * only a loopback that is down: a VM has no network device; user-mode
- * networking, were a template to allow it, lives inside QEMU and would
- * still work), plus a user namespace mapping our uid alone when we are
- * not root.  Before it execs QEMU the child:
+ * only a loopback that is down: a VM has no network device), plus a user
+ * namespace mapping our uid alone when we are not root.  A VM given
+ * egress (cfg->net) keeps the host's network namespace: QEMU's user-mode
+ * stack (slirp) opens the guest's connections as ordinary sockets of
+ * QEMU's, and reads the host's /etc/resolv.conf (bound in, read only)
+ * for 10.0.2.3's answers.  Before it execs QEMU the child:
  *   - writes itself into its cgroup (mv-cgroup.c: memory.max, cpu.max);
  *   - mounts a small tmpfs on <VM dir>/root and binds into it, at their
  *     own paths, only: QEMU's program and the libraries the dynamic
@@ -74,6 +76,7 @@ struct mv_qjail {
     unsigned uid, gid, outer_uid, outer_gid;
     gid_t kvm_gid;
     int kvm;
+    int net; /* egress: the host's network namespace kept */
     char exe[PATH_MAX];
     char root[4300];
     char name[SBX_ID_MAX + 16];
@@ -82,7 +85,7 @@ struct mv_qjail {
     struct bind b[];
 };
 
-#define MV_QJAIL_EXTRA 8 /* kernel, initrd, image, console, null, urandom, kvm */
+#define MV_QJAIL_EXTRA 9 /* kernel, initrd, image, console, null, urandom, kvm, resolv.conf */
 
 static int add_path(struct mv_qprog *q, const char *path, int dir)
 {
@@ -334,6 +337,9 @@ int mv_qjail_prepare(struct mv_prov *p, const struct mv_vm_config *cfg, struct m
     j->b[j->n++] = (struct bind){cfg->console, 0, 0};
     j->b[j->n++] = (struct bind){"/dev/null", 0, 0};
     j->b[j->n++] = (struct bind){"/dev/urandom", 1, 0};
+    j->net = cfg->net;
+    if (j->net && access("/etc/resolv.conf", R_OK) == 0)
+        j->b[j->n++] = (struct bind){"/etc/resolv.conf", 1, 0};
     if (j->kvm) {
         j->b[j->n++] = (struct bind){"/dev/kvm", 0, 0};
         j->kvm_gid = stat("/dev/kvm", &st) == 0 ? st.st_gid : 0;
@@ -369,8 +375,9 @@ pid_t mv_qjail_fork(const struct mv_qjail *j)
 {
     if (!j)
         return fork();
-    unsigned long fl =
-        CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWNET | SIGCHLD;
+    unsigned long fl = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS | SIGCHLD;
+    if (!j->net)
+        fl |= CLONE_NEWNET;
     if (j->userns)
         fl |= CLONE_NEWUSER;
     /* Without CLONE_VM, clone returns twice as fork does. */

@@ -72,6 +72,12 @@ struct mv_vm_config {
     /* Since the VMM's jail (mv-qjail.c), QEMU only: the jail it starts
      * in, or NULL to start it as we are. */
     const struct mv_qjail *qjail;
+    /* Since egress, QEMU only: non-zero gives the guest a virtio-net
+     * device on QEMU's user-mode network (slirp: 10.0.2.15/24, gateway
+     * 10.0.2.2, DNS 10.0.2.3; sbx.net=user on its command line), and a
+     * jailed QEMU keeps the host's network namespace for slirp's
+     * sockets; 0: no network device at all. */
+    int net;
 };
 
 struct mv_vmm {

@@ -7,7 +7,8 @@
 # newest /boot/vmlinuz-*-cloud-amd64) and OUTDIR/initrd.cpio: AGENT as
 # /init, the virtio modules it loads (/etc/sbx-modules; vsock's apart in
 # /etc/sbx-modules-vsock, loaded only under Firecracker; an image's disk,
-# erofs and overlay in /etc/sbx-modules-image), python3 with its standard
+# erofs and overlay in /etc/sbx-modules-image; virtio_net's in
+# /etc/sbx-modules-net), python3 with its standard
 # library and shared libraries, and busybox as /bin/sh and the usual
 # commands (one link per applet), copied from this host.  The
 # archive is reproducible (sorted, owned by root, every time 0).  OUTDIR/
@@ -96,6 +97,9 @@ extra_mods etc/sbx-modules-vsock vmw_vsock_virtio_transport
 # An image's, loaded only when the guest is given one (sbx.image=erofs):
 # its read-only disk and the overlay that makes it writable in memory.
 extra_mods etc/sbx-modules-image virtio_blk erofs overlay
+# The network's, loaded only when the template allows egress (sbx.net=user:
+# QEMU's user-mode network on a virtio-net device).
+extra_mods etc/sbx-modules-net virtio_net
 
 # python3, the libraries it links, and its standard library (less what no
 # sandboxed run needs: tests, GUI, installers).

@@ -249,7 +249,7 @@ static int call(struct modal_prov *p, const char *what, const char *method,
     return rc;
 }
 
-int modal_api_st(struct modal_prov *p, const char *what, const char *method,
+int modal_api_st(struct modal_prov *p, struct modal_sb *sb, const char *what, const char *method,
                  const ProtobufCMessage *req, const ProtobufCMessageDescriptor *reply_desc,
                  ProtobufCMessage **reply, long timeout_ms, int quiet, mg_status *stp)
 {
@@ -258,7 +258,7 @@ int modal_api_st(struct modal_prov *p, const char *what, const char *method,
     char err[PH_ERR_MAX] = "";
     int rc = call(p, what, method, req, reply_desc, reply, timeout_ms, NULL, NULL, st, err);
     if (rc && st->code != -2 && quiet != MODAL_SILENT && !(quiet >= 0 && st->code == quiet))
-        modal_call_error(p, NULL, what, rc, st, err);
+        modal_call_error(p, sb, what, rc, st, err);
     return rc;
 }
 
@@ -266,7 +266,7 @@ int modal_api(struct modal_prov *p, const char *what, const char *method,
               const ProtobufCMessage *req, const ProtobufCMessageDescriptor *reply_desc,
               ProtobufCMessage **reply, long timeout_ms, int quiet)
 {
-    return modal_api_st(p, what, method, req, reply_desc, reply, timeout_ms, quiet, NULL);
+    return modal_api_st(p, NULL, what, method, req, reply_desc, reply, timeout_ms, quiet, NULL);
 }
 
 int modal_api_stream(struct modal_prov *p, const char *what, const char *method,
@@ -563,7 +563,7 @@ int modal_terminate(struct modal_prov *p, const char *sandbox_id, bool report)
     int rc = SBX_OK;
     for (int i = 0; i < 10; i++) {
         mg_status st;
-        rc = modal_api_st(p, what, "SandboxTerminate", &req.base, NULL, NULL, 0, MODAL_SILENT, &st);
+        rc = modal_api_st(p, NULL, what, "SandboxTerminate", &req.base, NULL, NULL, 0, MODAL_SILENT, &st);
         /* Any failure but a refusal is tried again: a stream cut
          * mid-answer reads as a backend error, not a transport one. */
         if (!rc || st.code == MG_NOT_FOUND || rc == SBX_E_AUTH || rc == SBX_E_PERM ||

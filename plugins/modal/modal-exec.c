@@ -387,7 +387,7 @@ static void legacy_stdin(struct run *r, const uint8_t *data, size_t len)
         req.exec_id = r->exec_id;
         req.input = &in;
         mg_status st;
-        int rc = modal_api_st(r->p, "exec stdin", "ContainerExecPutInput", &req.base, NULL,
+        int rc = modal_api_st(r->p, r->sb, "exec stdin", "ContainerExecPutInput", &req.base, NULL,
                               NULL, 0, MODAL_SILENT, &st);
         if (rc && transient(rc, &st) && tries++ < STREAM_RETRIES) {
             /* The message index makes it idempotent: write it again. */
@@ -564,7 +564,7 @@ static int start_legacy(struct run *r, const sbx_exec_spec_v1 *spec, const char 
         req._workdir_case = MODAL__CLIENT__CONTAINER_EXEC_REQUEST___WORKDIR_WORKDIR;
         req.workdir = (char *)dir;
         mg_status st;
-        rc = modal_api_st(r->p, "exec", "ContainerExec", &req.base,
+        rc = modal_api_st(r->p, r->sb, "exec", "ContainerExec", &req.base,
                           &modal__client__container_exec_response__descriptor,
                           (ProtobufCMessage **)&ans, 0, -1, &st);
         if (rc && st.code > 0)
@@ -596,7 +596,7 @@ static int legacy_wait(struct run *r, int *code)
         req.timeout = 10;
         Modal__Client__ContainerExecWaitResponse *ans = NULL;
         mg_status st;
-        int rc = modal_api_st(r->p, "exec wait", "ContainerExecWait", &req.base,
+        int rc = modal_api_st(r->p, r->sb, "exec wait", "ContainerExecWait", &req.base,
                               &modal__client__container_exec_wait_response__descriptor,
                               (ProtobufCMessage **)&ans, 20000, MODAL_SILENT, &st);
         if (rc && transient(rc, &st) && tries++ < STREAM_RETRIES &&

@@ -113,8 +113,9 @@ int modal_api(struct modal_prov *p, const char *what, const char *method,
               const ProtobufCMessage *req, const ProtobufCMessageDescriptor *reply_desc,
               ProtobufCMessage **reply, long timeout_ms, int quiet);
 /* modal_api, and *st gets what the server said (code -2: an error of
- * ours, set already). */
-int modal_api_st(struct modal_prov *p, const char *what, const char *method,
+ * ours, set already); a request made for sandbox @sb (or NULL) gives its
+ * Retry-After to the exec running there too (modal_retry_after). */
+int modal_api_st(struct modal_prov *p, struct modal_sb *sb, const char *what, const char *method,
                  const ProtobufCMessage *req, const ProtobufCMessageDescriptor *reply_desc,
                  ProtobufCMessage **reply, long timeout_ms, int quiet, mg_status *st);
 /* A server-streaming ModalClient call. */

@@ -34,7 +34,7 @@ static int access_get(struct modal_prov *p, struct modal_sb *sb, bool *legacy)
     pthread_mutex_unlock(&sb->lock);
     int quiet = p->exec_path == MODAL_EXEC_AUTO && !reached ? MG_FAILED_PRECONDITION : -1;
     mg_status st;
-    int rc = modal_api_st(p, what, "TaskGetCommandRouterAccess", &req.base,
+    int rc = modal_api_st(p, sb, what, "TaskGetCommandRouterAccess", &req.base,
                           &modal__client__task_get_command_router_access_response__descriptor,
                           (ProtobufCMessage **)&ans, 0, quiet, &st);
     if (rc && quiet >= 0 && st.code == quiet) {

@@ -11,7 +11,7 @@ PS="$top_builddir/polysandbox"
 CLI_TIMEOUT=120
 PY=$CF_PYTHON
 . "$top_srcdir/tests/lib/tap.sh"
-plan 17
+plan 19
 cf_start
 
 # jerr CODE TEXT: run --json failed as a sandbox error with CODE, TEXT in it.
@@ -102,4 +102,17 @@ check "a bad api_prefix in the file: refused naming the file, the line and the k
 cf_config "env:CLOUDFLARE_TEST_KEY"
 cli -o provider.cloudflare.request_timeout=20s run -- echo hi
 check "request_timeout takes a duration with a unit" rc_and_out 0 hi
+
+# A 429 on writing the program's file, inside the exec: its Retry-After
+# reaches the exec's outcome (ABI 1.12), so the core waits what the
+# bridge asked (2 s) and not its own backoff (base 1 ms here).
+printf '[retry]\nbase = 1ms\n' >>"$CF_DIR/config/polysandbox.ini"
+cf_faults '{"error_rate": 1.0, "status": 429, "retry_after": 2, "count": 1, "path": "/v1/sandbox/", "method": "PUT"}'
+cli run --json --lang python -c 'print(6*7)'
+check "429 with Retry-After on a file written in the exec: retried, then ok" \
+    json_check "j['status'] == 'ok' and j['stdout'] == '42\\n'"
+cf_ctl GET /_fake/requests >"$tmp/reqs.json"
+gap=$(cf_jq '[b["at"] - a["at"] for a, b in zip(j, j[1:]) if a["method"] == "PUT" and a.get("status") == 429][0]' <"$tmp/reqs.json")
+check "...after the 2 s the bridge asked, not the core's 1 ms backoff (waited $gap s)" \
+    "$CF_PYTHON" -c "import sys; sys.exit(not float('$gap') >= 1.9)"
 done_testing

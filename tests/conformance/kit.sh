@@ -126,7 +126,7 @@ microvm)
     # boots) on the suite's cached guest image, each restored from the
     # snapshot the microvm tests share (tests/microvm/guest.sh: its skips,
     # the image, the configuration).  What the provider does not claim
-    # (cancel, signal, stdin_stream, zygote) the kit skips, naming it.
+    # (zygote) the kit skips, naming it.
     . "$top_srcdir/tests/cli/lib.sh"
     . "$top_srcdir/tests/microvm/guest.sh"
     t0=$(date +%s)

@@ -286,7 +286,7 @@ class Handler(BaseHTTPRequestHandler):
                     if fl.count is not None:
                         fl.count -= 1
                     break
-            entry = {"method": self.command, "path": path}
+            entry = {"method": self.command, "path": path, "at": time.monotonic()}
             f.requests.append(entry)
             del f.requests[:-200]
         if latency:

@@ -22,7 +22,8 @@ port) and speaks the guest agent's protocol (plugins/microvm/mv-proto.h)
 on the port the kernel command line names (sbx.vsock=PORT): HELLO at the
 first connection after a boot, HELLO in answer to SEED, FILE/GET in a
 work directory of its own (under $TMPDIR), EXEC run as a host process in
-it.  It is a
+it (whole: it asks for no streamed stdin, and a KILL, SIGNAL or STDIN
+reaches it only between commands).  It is a
 protocol fake for tests, not a sandbox.
 
 Fidelity: no Firecracker API client from npm could drive this fake
@@ -51,9 +52,10 @@ import threading
 
 LOG = os.environ.get("FAKE_FC_LOG")
 LOCK = threading.Lock()
-PROTO = 3
+PROTO = 4
 T = {"HELLO": 1, "FILE": 2, "EXEC": 3, "KILL": 4, "STDOUT": 5, "STDERR": 6, "EXIT": 7,
-     "ERROR": 8, "GET": 9, "FILEDATA": 10, "DONE": 11, "SEED": 12}
+     "ERROR": 8, "GET": 9, "FILEDATA": 10, "DONE": 11, "SEED": 12, "WANT": 13, "STDIN": 14,
+     "SIGNAL": 15}
 NAMES = {v: k for k, v in T.items()}
 MAX_PAYLOAD = 4 << 20
 SNAP_MAGIC = "polysandbox-fake-firecracker-snapshot/1"
@@ -362,8 +364,8 @@ def agent_port(vm):
 
 def run_exec(pl, work):
     timeout_ms = struct.unpack_from("<Q", pl, 0)[0]
-    argc, envc = struct.unpack_from("<II", pl, 48)
-    parts = pl[56:].split(b"\0", 1 + argc + envc)
+    argc, envc, _flags = struct.unpack_from("<III", pl, 48)
+    parts = pl[60:].split(b"\0", 1 + argc + envc)
     cwd, argv = parts[0], parts[1:1 + argc]
     env = dict(e.decode().split("=", 1) for e in parts[1 + argc:1 + argc + envc])
     stdin = parts[1 + argc + envc] if len(parts) > 1 + argc + envc else b""
@@ -385,6 +387,14 @@ def run_exec(pl, work):
         out, err, code, flags = b"", (str(e) + "\n").encode(), 127, 32
     frames = [frame("STDOUT", out[i:i + 65536]) for i in range(0, len(out), 65536)]
     frames += [frame("STDERR", err[i:i + 65536]) for i in range(0, len(err), 65536)]
+    # FAKE_FC_AGENT: how a hostile agent breaks the protocol in an EXEC's
+    # answer (for the host's checks): "want" asks for stdin that is not
+    # streamed, "unknown" sends a frame of no known type.
+    bad = os.environ.get("FAKE_FC_AGENT", "")
+    if bad == "want":
+        frames.insert(0, frame("WANT"))
+    elif bad == "unknown":
+        frames.insert(0, struct.pack("<cBBBI", b"S", PROTO, 99, 0, 0))
     frames.append(frame("EXIT", struct.pack("<iiIqq", code, sig, flags, -1, -1)))
     return b"".join(frames)
 
@@ -436,8 +446,8 @@ def serve_agent(vm, conn, work, first):
             else:
                 with open(full, "rb") as f:
                     conn.sendall(frame("FILEDATA", f.read()))
-        elif name == "KILL":
-            log({"agent": "KILL"})
+        elif name in ("KILL", "SIGNAL", "STDIN"):
+            log({"agent": name})
         else:
             return
 

@@ -18,6 +18,7 @@
 #include "error.h"
 #include "conf.h"
 #include "config/config-load.h"
+#include "limit-names.h"
 #include "fuzz.h"
 
 static const char *const files[] = {

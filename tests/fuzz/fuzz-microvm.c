@@ -10,10 +10,13 @@
  * Parsing stops at the first refused header or a short frame, as the
  * provider does (it then gives the VM up).
  *
+ * A WANT (version 4: a streamed stdin's next chunk, asked for) is empty.
+ *
  * The same bytes are then read as the agent reads the host's frames
- * (version 3's SEED above all): a header of a type only the guest sends
- * is refused, a SEED is exactly MV_SEED_LEN bytes, and one it decodes
- * is in range and encodes back to the same bytes.
+ * (version 3's SEED, version 4's STDIN and SIGNAL above all): a header of
+ * a type only the guest sends is refused, a SEED is exactly MV_SEED_LEN
+ * bytes, a SIGNAL one byte, a STDIN at most MV_CHUNK, and a SEED it
+ * decodes is in range and encodes back to the same bytes.
  */
 #include "config.h"
 
@@ -36,10 +39,15 @@ static void to_guest(const uint8_t *data, size_t size)
             break;
         }
         if (h.type != MV_T_FILE && h.type != MV_T_EXEC && h.type != MV_T_KILL &&
-            h.type != MV_T_GET && h.type != MV_T_SEED)
+            h.type != MV_T_GET && h.type != MV_T_SEED && h.type != MV_T_STDIN &&
+            h.type != MV_T_SIGNAL)
             fz_fail("a frame of type %u accepted from the host", h.type);
         if (h.type == MV_T_SEED && h.len != MV_SEED_LEN)
             fz_fail("a SEED of %u bytes accepted", h.len);
+        if (h.type == MV_T_SIGNAL && h.len != 1)
+            fz_fail("a SIGNAL of %u bytes accepted", h.len);
+        if (h.type == MV_T_STDIN && h.len > MV_CHUNK)
+            fz_fail("a STDIN of %u bytes accepted", h.len);
         off += MV_HDR_LEN;
         if (size - off < h.len)
             break;
@@ -79,8 +87,8 @@ static int one(const uint8_t *data, size_t size)
         }
         if (data[off + 1] != MV_PROTO_VERSION)
             fz_fail("a frame of version %u accepted", data[off + 1]);
-        if (h.type == MV_T_DONE && h.len != 0)
-            fz_fail("a DONE of %u bytes accepted", h.len);
+        if ((h.type == MV_T_DONE || h.type == MV_T_WANT) && h.len != 0)
+            fz_fail("a DONE or WANT of %u bytes accepted", h.len);
         if (h.len > MV_MAX_PAYLOAD)
             fz_fail("a frame of %u bytes accepted", h.len);
         if ((h.type == MV_T_STDOUT || h.type == MV_T_STDERR || h.type == MV_T_ERROR) &&

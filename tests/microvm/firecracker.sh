@@ -6,7 +6,8 @@
 # is paused, created and resumed, and each later VM is loaded from it
 # and seeded; a persistent sandbox outlives create, is attached over
 # vsock by later processes and stopped by destroy; fault messages come
-# back as errors (and a firecracker that dies, its last words); a missing binary and
+# back as errors (and a firecracker that dies, its last words); a hostile
+# agent's frames out of place end the run; a missing binary and
 # impossible settings are refused by name.  Needs neither QEMU nor KVM.
 . "$top_srcdir/tests/cli/lib.sh"
 
@@ -25,7 +26,7 @@ TMPDIR=$tmp  # the fake's guest work directories, removed with $tmp
 export FAKE_FC_LOG TMPDIR
 CLI_TIMEOUT=60
 PY=${PY:-python3}
-plan 30
+plan 32
 
 # calls: the API requests logged, one per line: "PID METHOD PATH STATUS".
 calls() { "$PY" -c '
@@ -97,6 +98,16 @@ check "a fault_message comes back as the error, naming the request" sh -c \
     '[ "$1" -eq 125 ] && grep -q "PUT /boot-source: HTTP 400: Invalid kernel: not an ELF image" "$2"' \
     sh "$rc" "$tmp/err"
 check "and the firecracker process it started is stopped" test -z "$(leftover)"
+
+# A hostile agent (every guest byte is): a WANT for stdin that is not
+# streamed, a frame of no known type; each ends the run as the sandbox's error.
+FAKE_FC_AGENT=want cli run --provider microvm -- echo never
+check "an agent asking for stdin not streamed breaks the protocol: the run fails, named" sh -c \
+    '[ "$1" -ne 0 ] && grep -q "broke the protocol: stdin asked for out of turn" "$2"' \
+    sh "$rc" "$tmp/err"
+FAKE_FC_AGENT=unknown cli run --provider microvm -- echo never
+check "a frame of no known type from the agent: the run fails, named" sh -c \
+    '[ "$1" -ne 0 ] && grep -q "broke the protocol: unknown frame type" "$2"' sh "$rc" "$tmp/err"
 
 sed -i 's/^snapshot = off/snapshot = auto/' "$ini" || exit 99
 : > "$FAKE_FC_LOG"

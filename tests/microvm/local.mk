@@ -8,6 +8,16 @@ check_PROGRAMS += tests/microvm/test-microvm-execs
 tests_microvm_test_microvm_execs_SOURCES = tests/microvm/execs.c
 tests_microvm_test_microvm_execs_LDADD = core/libpolysandbox.la
 check_SCRIPTS += plugins/microvm/sbx-agent plugins/microvm/polysandbox-microvm-image
+# test-microvm-xrun: the host's end of a running exec (streamed stdin,
+# signals, cancel, frames out of turn) against a scripted agent on a
+# socketpair (no VM).
+check_PROGRAMS += tests/microvm/test-microvm-xrun
+tests_microvm_test_microvm_xrun_SOURCES = tests/microvm/test-microvm-xrun.c tests/unit/tap.h \
+	plugins/microvm/mv-xrun.c plugins/microvm/mv-chan.c $(MV_PROTO)
+tests_microvm_test_microvm_xrun_CPPFLAGS = $(UNIT_TEST_CPPFLAGS) -I$(top_srcdir)/plugins/microvm \
+	-I$(top_srcdir)/tests/unit
+tests_microvm_test_microvm_xrun_LDADD = $(UNIT_TEST_LDADD)
+TESTS += tests/microvm/test-microvm-xrun
 TESTS += tests/microvm/run.sh
 # persist.sh: one persistent VM across polysandbox processes (a third boot).
 TESTS += tests/microvm/persist.sh
@@ -37,11 +47,15 @@ TESTS += tests/microvm/firecracker.sh
 # persistent VM (a restore), with the local provider's statuses.
 TESTS += tests/microvm/hostile.sh
 check_SCRIPTS += tests/hostile/hostile
+# net.sh: no network device unless the template allows egress, then
+# QEMU's user-mode network to a server on the host's loopback (one boot,
+# one restore).
+TESTS += tests/microvm/net.sh
 endif
 dist_check_SCRIPTS += tests/microvm/run.sh tests/microvm/image.sh tests/microvm/persist.sh \
 	tests/microvm/snapshot.sh tests/microvm/snapfail.sh tests/microvm/firecracker.sh \
 	tests/microvm/pool.sh tests/microvm/snapgc.sh tests/microvm/jail.sh tests/microvm/oci.sh \
-	tests/microvm/hostile.sh
+	tests/microvm/hostile.sh tests/microvm/net.sh
 EXTRA_DIST += tests/microvm/guest.sh tests/microvm/fakevmm.sh tests/fakes/firecracker.py \
 	tests/fakes/jailer.py
 # The guest image, where run.sh had to keep it in the build tree.

@@ -8,7 +8,7 @@
 # sandbox that dies mid-exec (a sandbox error, never a hang), and the
 # control plane's exec where a task has no command router.
 . "$top_srcdir/tests/modal/lib.sh"
-plan 19
+plan 21
 start_fake --token-ttl 2 --router-ttl 2
 
 # jerr CODE TEXT: run --json failed as a sandbox error with CODE, TEXT in it.
@@ -100,4 +100,17 @@ check "without a router: stdin, environment, binary stderr and the exit code" \
     json_check "j['status'] == 'nonzero_exit' and j['exit_code'] == 4 and j['stdout'] == 'in1\\nin2\\nv\\n' and j['stderr'] == '\\u0000x'"
 check "...through ContainerExec, not the router" \
     sh -c "[ $(calls ContainerExec) -ge 1 ] && [ $(calls TaskExecStart) -eq 0 ]"
+# ContainerExec refused with a 2 s retry policy, inside the exec: the
+# pause reaches the exec's outcome (ABI 1.12), so the core waits what
+# Modal asked and not its own backoff (base 1 ms here).
+MODAL_EXTRA_INI='[retry]
+base = 1ms' write_config
+faults '{"error_rate": 1.0, "code": "RESOURCE_EXHAUSTED", "retry_after": 2, "count": 1, "methods": "^ContainerExec$"}'
+t0=$(date +%s%N)
+cli run --json -- echo hinted
+t1=$(date +%s%N)
+check "RESOURCE_EXHAUSTED with a 2 s retry policy on ContainerExec: retried in the sandbox, ok" \
+    json_check "j['status'] == 'ok' and j['stdout'] == 'hinted\\n'"
+check "...after waiting as told ($(((t1 - t0) / 1000000)) ms for 2 s)" \
+    test $(((t1 - t0) / 1000000)) -ge 1900
 done_testing

@@ -24,6 +24,7 @@
 #include "labels.h"
 #include "conf.h"
 #include "config/config-load.h"
+#include "limit-names.h"
 #include "tap.h"
 #include "provider-int.h"
 

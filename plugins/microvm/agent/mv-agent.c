@@ -7,7 +7,10 @@
  * command runs as uid/gid 1000 in a session and a cgroup of its own (memory,
  * pids), with the exec's rlimits and a filter killing module loads
  * (mv-filter.c); at its end, or at its timeout, or at
- * the host's KILL, the whole cgroup is killed.
+ * the host's KILL, the whole cgroup is killed.  A streamed stdin
+ * (MV_EXEC_STDIN_STREAM) is a pipe the agent feeds one STDIN frame at a
+ * time, asking for the next (WANT) once the command took the last; a
+ * SIGNAL goes to the command's process group.
  *
  * Built statically with no sanitizer (it runs in the guest); depends on
  * the C library and mv-proto.c only.  PID 1 never exits: on a broken
@@ -48,7 +51,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <polysandbox/common.h>
+
 #include "mv-filter.h"
+#include "mv-netup.h"
 #include "mv-proto.h"
 
 #define SBX_UID 1000
@@ -320,6 +326,25 @@ static void setup_image(void)
         mount("/work", IMG_ROOT "/work", NULL, MS_BIND, NULL))
         die("mounting /proc, /dev, /tmp and /work in the image");
     image_root = 1;
+}
+
+/* The loopback, and with sbx.net=user (a template allowing egress) eth0
+ * on QEMU's user-mode network (mv-netup.c).  A VM that was to have
+ * network and cannot stops (its reason on the console): never a run
+ * without the network its template asked for. */
+static void setup_net(void)
+{
+    char v[16];
+    const char *what = "";
+    int eth = !cmdline_get("sbx.net", v, sizeof v) && !strcmp(v, "user");
+
+    if (eth)
+        load_modules("/etc/sbx-modules-net");
+    if (mv_netup(eth, image_root ? IMG_ROOT : NULL, &what) != 0) {
+        if (eth)
+            die(what);
+        logk("sbx-agent: %s: %s\n", what, strerror(errno));
+    }
 }
 
 /* Waits until a host is connected again: the port polls POLLHUP while
@@ -610,6 +635,112 @@ static char **split(const uint8_t *p, size_t len, size_t n, size_t *used)
     return v;
 }
 
+/* A streamed stdin: the pipe's write end (-1 once closed: at the end the
+ * host sent, or when the command closed its stdin), the chunk being
+ * written, whether a WANT is unanswered, whether the end came. */
+struct feed {
+    int fd;
+    uint8_t *buf;
+    size_t len, off;
+    int asked, eof;
+};
+
+static void feed_ask(struct feed *f)
+{
+    f->asked = 1;
+    send_frame(MV_T_WANT, NULL, 0);
+}
+
+/* Writes what the command takes of the chunk now (never waiting: its
+ * output must keep flowing); once it took all, or closed its stdin (the
+ * rest dropped, as on the other providers), asks for the next. */
+static void feed_write(struct feed *f)
+{
+    while (f->fd >= 0 && f->off < f->len) {
+        ssize_t n = write(f->fd, f->buf + f->off, f->len - f->off);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && errno == EAGAIN)
+            return;
+        if (n < 0) {
+            close(f->fd); /* EPIPE: the command closed its stdin */
+            f->fd = -1;
+            break;
+        }
+        f->off += (size_t)n;
+    }
+    free(f->buf);
+    f->buf = NULL;
+    f->len = f->off = 0;
+    feed_ask(f);
+}
+
+/* Reads @len bytes of a frame from the host during an exec: 0, or -1
+ * when the host went away (the exec is then killed). */
+static int read_host(void *buf, size_t len)
+{
+    if (!read_all(chan, buf, len))
+        return 0;
+    if (!host_left())
+        die("reading from the host");
+    host_gone = 1;
+    return -1;
+}
+
+/* One frame from the host while the command @pid runs: a KILL (1, as
+ * the host going away), STDIN for @f (NULL: stdin is not streamed), a
+ * SIGNAL; anything else breaks the protocol. */
+static int exec_frame(struct feed *f, pid_t pid, int reaped)
+{
+    uint8_t h[MV_HDR_LEN], *b;
+    struct mv_hdr hd;
+    const char *why;
+
+    if (read_host(h, sizeof h))
+        return 1;
+    if (mv_hdr_parse(h, 0, &hd, &why)) {
+        errno = EPROTO;
+        die(why);
+    }
+    if (hd.type == MV_T_KILL)
+        return 1;
+    if (hd.type == MV_T_SIGNAL) {
+        uint8_t sig;
+        if (read_host(&sig, 1))
+            return 1;
+        /* (its process group is gone with it once reaped) */
+        if (sbx_signal_deliverable(sig) && !reaped)
+            (void)kill(-pid, sig);
+        return 0;
+    }
+    if (hd.type != MV_T_STDIN)
+        die("an unexpected frame during an exec");
+    if (!f || !f->asked || f->eof) {
+        errno = EPROTO;
+        die("a stdin frame not asked for");
+    }
+    if (!(b = malloc(hd.len + 1)))
+        die("out of memory");
+    if (hd.len && read_host(b, hd.len)) {
+        free(b);
+        return 1;
+    }
+    f->asked = 0;
+    if (hd.len == 0) {
+        free(b);
+        f->eof = 1;
+        if (f->fd >= 0)
+            close(f->fd);
+        f->fd = -1;
+        return 0;
+    }
+    f->buf = b;
+    f->len = hd.len;
+    f->off = 0;
+    feed_write(f);
+    return 0;
+}
+
 static void do_exec(uint8_t *p, size_t len)
 {
     struct mv_exit ex = { 0, 0, 0, -1, -1 };
@@ -622,8 +753,8 @@ static void do_exec(uint8_t *p, size_t len)
     }
     uint64_t timeout_ms = mv_get64(p), mem = mv_get64(p + 8), pids = mv_get64(p + 16),
              nofile = mv_get64(p + 24), fsize = mv_get64(p + 32), cpu_ms = mv_get64(p + 40);
-    uint32_t argc = mv_get32(p + 48), envc = mv_get32(p + 52);
-    if (argc < 1 || argc > 65536 || envc > 65536) {
+    uint32_t argc = mv_get32(p + 48), envc = mv_get32(p + 52), flags = mv_get32(p + 56);
+    if (argc < 1 || argc > 65536 || envc > 65536 || (flags & ~MV_EXEC_STDIN_STREAM)) {
         send_error(MV_ERR_OTHER, "malformed exec frame");
         return;
     }
@@ -637,15 +768,30 @@ static void do_exec(uint8_t *p, size_t len)
     strs[1 + argc] = NULL;
     const uint8_t *in = p + MV_EXEC_HEAD_LEN + used;
     size_t in_len = len - MV_EXEC_HEAD_LEN - used;
+    struct feed feed = { -1, NULL, 0, 0, 0, 0 }, *fd_feed = NULL;
+    int in_fd = -1, pi[2];
 
-    /* stdin from a file: no writer to keep fed beside the output. */
-    int in_fd = open("/tmp", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
-    if (in_fd < 0 || write_all(in_fd, in, in_len) || lseek(in_fd, 0, SEEK_SET) != 0) {
-        send_error(MV_ERR_OTHER, "stdin: %s", strerror(errno));
-        free(strs);
-        if (in_fd >= 0)
-            close(in_fd);
-        return;
+    if (flags & MV_EXEC_STDIN_STREAM) {
+        /* a pipe, fed as the command takes it; our end never blocks */
+        if (in_len || pipe2(pi, O_CLOEXEC) ||
+            fcntl(pi[1], F_SETFL, fcntl(pi[1], F_GETFL) | O_NONBLOCK)) {
+            send_error(MV_ERR_OTHER, "stdin: %s", in_len ? "streamed and sent" : strerror(errno));
+            free(strs);
+            return;
+        }
+        in_fd = pi[0];
+        feed.fd = pi[1];
+        fd_feed = &feed;
+    } else {
+        /* stdin from a file: no writer to keep fed beside the output. */
+        in_fd = open("/tmp", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+        if (in_fd < 0 || write_all(in_fd, in, in_len) || lseek(in_fd, 0, SEEK_SET) != 0) {
+            send_error(MV_ERR_OTHER, "stdin: %s", strerror(errno));
+            free(strs);
+            if (in_fd >= 0)
+                close(in_fd);
+            return;
+        }
     }
     if (mkdir(CG_RUN, 0755) && errno != EEXIST)
         unenforced |= LB_MEMORY | LB_PIDS;
@@ -659,6 +805,8 @@ static void do_exec(uint8_t *p, size_t len)
         send_error(MV_ERR_OTHER, "pipe: %s", strerror(errno));
         free(strs);
         close(in_fd);
+        if (feed.fd >= 0)
+            close(feed.fd);
         return;
     }
     pid_t pid = fork();
@@ -697,18 +845,32 @@ static void do_exec(uint8_t *p, size_t len)
         close(po[0]);
         close(pe[0]);
         close(pc[0]);
+        if (feed.fd >= 0)
+            close(feed.fd);
         send_error(MV_ERR_OTHER, "fork: %s", strerror(errno));
         return;
     }
+    /* Until the command runs (its exec done, or failed): a SIGNAL the
+     * host sends from now on reaches its process group, not ours. */
+    int e = 0;
+    ssize_t got;
+    while ((got = read(pc[0], &e, sizeof e)) < 0 && errno == EINTR)
+        ;
+    if (got == (ssize_t)sizeof e)
+        ex.flags |= MV_EXIT_NOEXEC;
+    close(pc[0]);
+    if (fd_feed)
+        feed_ask(&feed);
     int64_t deadline = now_ms() + (int64_t)timeout_ms;
     int status = 0, reaped = 0, open_o = 1, open_e = 1;
     uint8_t *buf = malloc(MV_CHUNK);
     if (!buf)
         die("out of memory");
     while (open_o || open_e || !reaped) {
-        struct pollfd f[3] = { { open_o ? po[0] : -1, POLLIN, 0 },
+        struct pollfd f[4] = { { open_o ? po[0] : -1, POLLIN, 0 },
                                { open_e ? pe[0] : -1, POLLIN, 0 },
-                               { host_gone ? -1 : chan, POLLIN, 0 } };
+                               { host_gone ? -1 : chan, POLLIN, 0 },
+                               { feed.buf ? feed.fd : -1, POLLOUT, 0 } };
         int64_t left = deadline - now_ms();
         if (left <= 0 && !(ex.flags & (MV_EXIT_TIMEOUT | MV_EXIT_KILLED))) {
             ex.flags |= MV_EXIT_TIMEOUT;
@@ -719,7 +881,7 @@ static void do_exec(uint8_t *p, size_t len)
             reaped = 1;
             kill_group(); /* what it left behind goes with it */
         }
-        int r = poll(f, 3, reaped ? 200 : left > 50 ? 50 : left > 0 ? (int)left : 50);
+        int r = poll(f, 4, reaped ? 200 : left > 50 ? 50 : left > 0 ? (int)left : 50);
         if (r < 0 && errno != EINTR)
             die("poll");
         for (int i = 0; i < 2; i++) {
@@ -735,20 +897,14 @@ static void do_exec(uint8_t *p, size_t len)
                     open_o = 0;
             }
         }
+        if (f[3].revents)
+            feed_write(&feed);
+        int kill_now = 0;
         if (f[2].revents & POLLHUP && !(f[2].revents & POLLIN))
             host_gone = 1; /* its client went away: nobody wants the rest */
-        else if (f[2].revents) {
-            uint8_t h[MV_HDR_LEN];
-            struct mv_hdr hd;
-            const char *why;
-            if (read_all(chan, h, sizeof h)) {
-                if (errno != EPIPE)
-                    die("reading from the host");
-                host_gone = 1;
-            } else if (mv_hdr_parse(h, 0, &hd, &why) || hd.type != MV_T_KILL)
-                die("an unexpected frame during an exec");
-        }
-        if ((host_gone || (f[2].revents & POLLIN)) && !(ex.flags & MV_EXIT_KILLED)) {
+        else if (f[2].revents)
+            kill_now = exec_frame(fd_feed, pid, reaped);
+        if ((host_gone || kill_now) && !(ex.flags & MV_EXIT_KILLED)) {
             ex.flags |= MV_EXIT_KILLED;
             kill_group();
             kill(-pid, SIGKILL);
@@ -757,12 +913,11 @@ static void do_exec(uint8_t *p, size_t len)
             break; /* pipes held open past cgroup.kill: give up on them */
     }
     free(buf);
+    free(feed.buf);
+    if (feed.fd >= 0)
+        close(feed.fd);
     close(po[0]);
     close(pe[0]);
-    int e = 0;
-    if (read(pc[0], &e, sizeof e) == (ssize_t)sizeof e)
-        ex.flags |= MV_EXIT_NOEXEC;
-    close(pc[0]);
     if (WIFSIGNALED(status))
         ex.signal = WTERMSIG(status);
     else
@@ -849,6 +1004,7 @@ int main(void)
     setup_mounts();
     load_modules("/etc/sbx-modules");
     setup_image();
+    setup_net();
     signal(SIGPIPE, SIG_IGN);
     unsigned long long port = cmdline_num("sbx.vsock", 0);
     if (port)
@@ -890,7 +1046,8 @@ int main(void)
             do_exec(p, hd.len);
         else if (hd.type == MV_T_SEED)
             do_seed(p, hd.len);
-        /* a KILL between commands has nothing to kill */
+        /* a KILL, SIGNAL or STDIN between commands (one that crossed
+         * the last command's EXIT) has nothing to reach */
         free(p);
         /* reap orphans reparented to PID 1 */
         while (waitpid(-1, NULL, WNOHANG) > 0)
