@@ -19,4 +19,4 @@ EXTRA_DIST += sdk/polysandbox-provider-test.pc.in
 
 # sdk/inside: in-tree only, never installed (see its README.md).
 EXTRA_DIST += sdk/inside/README.md sdk/inside/embed.h sdk/inside/embed-header.sh \
-	sdk/inside/proc-each.c sdk/inside/proc-each.h
+	sdk/inside/proc-each.c sdk/inside/proc-each.h sdk/inside/seal.h

@@ -60,6 +60,8 @@ int cli_cmd_pools(cli_global *g, int argc, char **argv);
 int cli_cmd_eval(cli_global *g, int argc, char **argv);
 int cli_cmd_compare(cli_global *g, int argc, char **argv);
 int cli_cmd_image(cli_global *g, int argc, char **argv);
+/* image build (cmd-image-build.c): argv[0] is "build". */
+int cli_image_build(cli_global *g, int argc, char **argv);
 
 /* ---- messages and the context (util.c) -------------------------------------- */
 

@@ -17,6 +17,7 @@ static void image_help(void)
 {
     fputs(
 "Usage: polysandbox image pull [--platform OS/ARCH[/VARIANT]] NAME[:TAG|@DIGEST]\n"
+"       polysandbox [-p PROVIDER] image build [--template NAME] [NAME]\n"
 "       polysandbox image import [--platform OS/ARCH[/VARIANT]] FILE|- [NAME[:TAG]]\n"
 "       polysandbox image list [--json]\n"
 "       polysandbox image rm NAME[:TAG|@DIGEST]...\n"
@@ -35,7 +36,8 @@ static void image_help(void)
 "registry is Docker Hub's; 127.0.0.1, localhost and [::1] are spoken to\n"
 "over HTTP.\n"
 "The local provider runs in a pulled image with 'polysandbox run --image\n"
-"NAME' or a template's image.local = NAME.\n"
+"NAME' or a template's image.local = NAME; build makes ahead of the first\n"
+"run what a provider keeps for an image (see image build --help).\n"
 "A multi-platform image (an OCI index, a Docker manifest list) gives its\n"
 "entry for --platform, else [core] image_platform, else this machine's\n"
 "(linux and uname's machine: linux/amd64, linux/arm64, linux/arm/v7...).\n"
@@ -134,8 +136,10 @@ int cli_cmd_image(cli_global *g, int argc, char **argv)
         }
     }
     if (optind >= argc)
-        return cli_usage_error("image", "say pull, import, list, rm or prune");
+        return cli_usage_error("image", "say pull, import, list, rm, prune or build");
     const char *verb = argv[optind++];
+    if (strcmp(verb, "build") == 0)   /* its own options (cmd-image-build.c) */
+        return cli_image_build(g, argc - optind + 1, argv + optind - 1);
     /* Options may follow the verb too ("image list --json"). */
     int nargs = argc - optind;
     char **args = argv + optind;

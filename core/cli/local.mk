@@ -35,6 +35,7 @@ polysandbox_SOURCES = \
 	core/cli/cmd-gc.c \
 	core/cli/cmd-pools.c \
 	core/cli/cmd-image.c \
+	core/cli/cmd-image-build.c \
 	core/cli/eval-cli.h \
 	core/cli/eval-common.c \
 	core/cli/eval-progress.c \

@@ -4,9 +4,9 @@
  * the reference harness's layout.  MBPP: test_setup_code + completion +
  * the asserts of test_list.  Both are written to program.py and run by a
  * small runner (the template's main.py) in which a process that never
- * runs the program prints the run's random marker, which it takes from a
- * file of the core's before the program starts, only when every test
- * returned.  With --isolated-check the tests go to check.py, run by the
+ * runs the program (the sandbox's init, or a keeper the runner forks)
+ * prints the run's random marker, which it takes from a file of the
+ * core's before the program starts, only when every test returned.  With --isolated-check the tests go to check.py, run by the
  * runner's process, and program.py holds the completion alone, run in a
  * child and called with literals.
  * Generic: prompt + completion + test, graded by its exit status alone.
@@ -23,6 +23,7 @@
 
 #include "eval-int.h"
 #include "error.h"
+#include "inside/seal.h"
 
 int core_eval_new_marker(char *marker)
 {
@@ -91,9 +92,10 @@ static void put(sbuf *b, const char *s)
  * though of the same uid, neither read the other's memory nor open its
  * descriptors through /proc.  The marker is in a file of the core's
  * (CORE_EVAL_MARKER_FILE), read and removed by the keeper before the
- * completion's process may go on.  gc.freeze(): the collections after
+ * completion's process may go on (@file: the pass line's, SBX_SEAL_FILE, for
+ * the plain runner).  gc.freeze(): the collections after
  * the fork leave the pages the two share alone. */
-static void put_prologue(sbuf *b)
+static void put_prologue(sbuf *b, const char *file)
 {
     put(b, "import os, sys\n"
            "def _late_site():\n"
@@ -130,55 +132,77 @@ static void put_prologue(sbuf *b)
            "    # the run's marker, from the core's file: read and removed by the\n"
            "    # process that keeps it, once forked, before any of the program runs\n"
            "    try:\n"
-           "        with open(\"" CORE_EVAL_MARKER_FILE "\", \"rb\") as f:\n"
+           "        with open(\"");
+    put(b, file);
+    put(b, "\", \"rb\") as f:\n"
            "            m = f.read(4096)\n"
-           "        os.unlink(\"" CORE_EVAL_MARKER_FILE "\")\n"
+           "        os.unlink(\"");
+    put(b, file);
+    put(b, "\")\n"
            "    except OSError:\n"
            "        m = b\"\"\n"
-           "    return m.strip()\n");
+           "    m = m.strip()\n"
+           "    return m[len(b\"" CORE_EVAL_MARKER_PREFIX "\"):] if m.startswith(b\"" CORE_EVAL_MARKER_PREFIX "\") else m\n");
 }
 
 /* The pass line: "\n<prefix><marker>\n", then leave at once. */
 #define PASS_LINE "    os.write(1, b\"\\n" CORE_EVAL_MARKER_PREFIX "\" + _m + b\"\\n\")\n" \
                   "    os._exit(0)\n"
 
-/* The runner (main.py) of the same interpreter: it forks first a process
- * that keeps the run's marker (read from the core's file, which it
+/* The runner (main.py) of the same interpreter.  The pass line (the
+ * run's marker) is in a file of the core's, SBX_SEAL_FILE.  Where the
+ * sandbox's init took it before the runner started (the local
+ * provider's zygote, sdk/inside/seal.h) the init keeps it and the
+ * runner has a pipe on SBX_SEAL_FD to ask for it; elsewhere the runner
+ * first forks a process that keeps it (read from the file, which it
  * removes before the program may start) and never runs any of the
- * program; then it runs
- * program.py as the reference harness does, with exec() in fresh globals
- * (so the program is not "__main__" and an `if __name__ == "__main__":`
- * block of a completion does not run), and when exec returned (every
- * test passed) writes one byte on a pipe to the keeper, which prints the
- * pass line, waits for it and leaves at once, so no atexit handler or
- * thread of the program runs after it.  The marker is in no file, no
- * object and no memory of the program's process; the program's process
- * is the one whose status the sandbox reports, as before.  What this
- * cannot stop (code that writes the byte itself) is in doc/security.md. */
+ * program.  Then it runs program.py as the reference harness does, with
+ * exec() in fresh globals (so the program is not "__main__" and an
+ * `if __name__ == "__main__":` block of a completion does not run), and
+ * when exec returned (every test passed) writes "1" to the keeper (the
+ * init or the forked one), which prints the pass line: the forked one at
+ * once, the runner waiting for it; the init once the runner's processes
+ * are gone.  The runner leaves at once, so no atexit handler or thread
+ * of the program runs after it.  The marker is in no file, object or
+ * memory of the program's process, which is the one whose status the
+ * sandbox reports, as before.  What this cannot stop (code that writes
+ * the "1" itself) is in doc/security.md. */
 static void put_runner(sbuf *b)
 {
     put(b, "# polysandbox eval: runs " CORE_EVAL_PROGRAM_FILE " as the reference harness does "
            "(exec, not as __main__);\n"
-           "# a process forked first keeps the run's marker, and prints the pass line only\n"
-           "# when told that every test in it returned.\n");
-    put_prologue(b);
-    put(b, "_r, _w = os.pipe()\n"
-           "_gr, _gw = os.pipe()\n"
-           "_pid = os.fork()\n"
-           "if _pid == 0:\n"
-           "    os.close(_w)\n"
+           "# a keeper (the sandbox's init, or a process forked first) holds the run's\n"
+           "# pass line, and prints it only when told that every test in it returned.\n");
+    put_prologue(b, SBX_SEAL_FILE);
+    put(b, "_sealed = False\n"
+           "if not os.path.lexists(\"" SBX_SEAL_FILE "\"):\n"
+           "    # taken by the sandbox's init, which keeps it: our pipe to it\n"
+           "    try:\n"
+           "        import stat\n"
+           "        _sealed = stat.S_ISFIFO(os.fstat(" SBX_SEAL_FD_STR ").st_mode)\n"
+           "    except OSError:\n"
+           "        pass\n"
+           "if _sealed:\n"
+           "    _w, _pid = " SBX_SEAL_FD_STR ", 0\n"
+           "else:\n"
+           "    _r, _w = os.pipe()\n"
+           "    _gr, _gw = os.pipe()\n"
+           "    _pid = os.fork()\n"
+           "    if _pid == 0:\n"
+           "        os.close(_w)\n"
+           "        os.close(_gr)\n"
+           "        _m = _marker()\n"
+           "        os.close(_gw)         # taken: the program may start\n"
+           "        if os.read(_r, 1) == b\"1\" and _m:\n"
+           "            os.write(1, b\"\\n" CORE_EVAL_MARKER_PREFIX "\" + _m + b\"\\n\")\n"
+           "        os._exit(0)\n"
+           "    os.close(_r)\n"
+           "    os.close(_gw)\n"
+           "    os.read(_gr, 1)          # the pass line's file is gone\n"
            "    os.close(_gr)\n"
-           "    _m = _marker()\n"
-           "    os.close(_gw)             # taken: the program may start\n"
-           "    if os.read(_r, 1) == b\"1\" and _m:\n"
-           "        os.write(1, b\"\\n" CORE_EVAL_MARKER_PREFIX "\" + _m + b\"\\n\")\n"
-           "    os._exit(0)\n"
-           "os.close(_r)\n"
-           "os.close(_gw)\n"
-           "os.read(_gr, 1)              # the marker's file is gone\n"
-           "os.close(_gr)\n"
+           "    del _r, _gr, _gw\n"
            "_child()\n"
-           "del _r, _gr, _gw, _prctl, _child, _marker\n"
+           "del _prctl, _child, _marker, _sealed\n"
            "_write, _exit, _out, _wait = os.write, os._exit, sys.stdout, os.waitpid\n"
            "with open(\"" CORE_EVAL_PROGRAM_FILE "\", encoding=\"utf-8\") as _f:\n"
            "    _code = compile(_f.read(), \"" CORE_EVAL_PROGRAM_FILE "\", \"exec\")\n"
@@ -190,7 +214,8 @@ static void put_runner(sbuf *b)
            "except Exception:\n"
            "    pass\n"
            "_write(_w, b\"1\")\n"
-           "_wait(_pid, 0)\n"
+           "if _pid:\n"
+           "    _wait(_pid, 0)\n"
            "_exit(0)\n");
 }
 
@@ -211,7 +236,7 @@ static void put_isolated_runner(sbuf *b, const char *entry, const char *keeper)
     put(b, "# polysandbox eval --isolated-check: the check (" CORE_EVAL_CHECK_FILE ") runs here;\n"
            "# the completion (" CORE_EVAL_PROGRAM_FILE ") in a child, which answers calls with\n"
            "# literals.\n");
-    put_prologue(b);
+    put_prologue(b, CORE_EVAL_MARKER_FILE);
     put(b, "import ast, builtins\n"
            "ENTRY = ");
     if (entry) {

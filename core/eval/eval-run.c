@@ -19,6 +19,7 @@
 #include "error.h"
 #include "strv.h"
 #include "clock.h"
+#include "inside/seal.h"
 
 #define STDERR_TAIL 2000
 #define OUTPUT_HEAD 2000
@@ -190,8 +191,17 @@ static int build_opts(struct run *run, const core_eval_task *t, const char *prog
     /* 0644 like the rest: the program runs as the file's owner anyway, and
      * the keeper removes it before the program starts; another mode costs
      * a chmod some providers run as a command, one more step to fail. */
-    if (rc == SBX_OK && runner && marker)
+    if (rc == SBX_OK && runner && marker && check) {
         rc = sbx_exec_opts_add_file(x, CORE_EVAL_MARKER_FILE, marker, strlen(marker), 0644);
+    } else if (rc == SBX_OK && runner && marker) {
+        /* the plain runner's: the whole pass line, which a keeper prints as
+         * it is (the sandbox's init, sdk/inside/seal.h, or a forked one) */
+        char line[sizeof CORE_EVAL_MARKER_PREFIX + CORE_EVAL_MARKER_LEN + 2];
+        int n = snprintf(line, sizeof line, "\n%s%s\n", CORE_EVAL_MARKER_PREFIX, marker);
+        rc = n > 0 && (size_t)n < sizeof line && (size_t)n < SBX_SEAL_MAX
+                 ? sbx_exec_opts_add_file(x, SBX_SEAL_FILE, line, (size_t)n, 0644)
+                 : SBX_E_INTERNAL;
+    }
     for (size_t i = 0; rc == SBX_OK && i < t->n_files; i++)
         rc = sbx_exec_opts_add_file(x, t->files[i].path, t->files[i].data, t->files[i].len,
                                     0644);

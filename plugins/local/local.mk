@@ -107,10 +107,10 @@ ZYGOTE_HELPER_SRC = $(srcdir)/plugins/local/zygote/helper.c $(srcdir)/plugins/lo
 plugins/local/local-zygote.so: $(ZYGOTE_HELPER_SRC) $(srcdir)/plugins/local/local-int.h \
 		$(srcdir)/plugins/local/jail/jail.h $(srcdir)/plugins/local/jail/jail-int.h \
 		$(srcdir)/plugins/local/wire/fdpass.h $(srcdir)/plugins/local/wire/exec-req.h \
-		$(srcdir)/plugins/local/wire/zygote-proto.h config.h
+		$(srcdir)/plugins/local/wire/zygote-proto.h $(top_srcdir)/sdk/inside/seal.h config.h
 	$(AM_V_CCLD)$(MKDIR_P) plugins/local && \
 	$(CC) -std=gnu11 $(WARN_CFLAGS) -O2 -fPIC -shared -fvisibility=hidden $(DEFS) \
-	  -I$(top_builddir) -I$(top_srcdir)/sdk/include \
+	  -I$(top_builddir) -I$(top_srcdir)/sdk/include -I$(top_srcdir)/sdk \
 	  -Wl,-z,defs -o $@ $(ZYGOTE_HELPER_SRC)
 endif
 EXTRA_DIST += plugins/local/zygote/zygote.py plugins/local/zygote/helper.c

@@ -19,6 +19,7 @@ plugins_microvm_microvm_la_SOURCES = \
 	plugins/microvm/mv-fcsnap.c \
 	plugins/microvm/mv-files.c \
 	plugins/microvm/mv-image.c \
+	plugins/microvm/mv-imagegc.c \
 	plugins/microvm/mv-jail.c \
 	plugins/microvm/mv-net.c \
 	plugins/microvm/mv-int.h \
@@ -35,8 +36,8 @@ plugins_microvm_microvm_la_SOURCES = \
 	plugins/common/randhex.h \
 	$(MV_PROTO)
 plugins_microvm_microvm_la_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/plugins/common
-plugins_microvm_microvm_la_CFLAGS = $(SBX_MODULE_COPTS) $(CURL_CFLAGS) $(JANSSON_CFLAGS)
-plugins_microvm_microvm_la_LIBADD = $(CURL_LIBS) $(JANSSON_LIBS)
+plugins_microvm_microvm_la_CFLAGS = $(SBX_MODULE_COPTS) $(CURL_CFLAGS) $(JANSSON_CFLAGS) $(SODIUM_CFLAGS)
+plugins_microvm_microvm_la_LIBADD = $(CURL_LIBS) $(JANSSON_LIBS) $(SODIUM_LIBS)
 plugins_microvm_microvm_la_LDFLAGS = $(SBX_MODULE_LDOPTS)
 
 pkglibexec_SCRIPTS = plugins/microvm/sbx-agent

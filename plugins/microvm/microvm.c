@@ -29,7 +29,7 @@
 static const char *const config_keys[] = {
     "qemu", "kernel", "initrd", "accel", "memory", "boot_timeout", "kvm_probe_timeout",
     "snapshot", "vmm", "firecracker", "rootfs", "jailer", "jailer_uid", "jailer_gid",
-    "snapshot_memory", "vmm_jail", "vmm_uid", "vmm_gid", "egress_loopback", NULL,
+    "snapshot_memory", "vmm_jail", "vmm_uid", "vmm_gid", "egress_loopback", "image_fs", NULL,
 };
 
 static atomic_ulong mv_next_id;
@@ -488,7 +488,7 @@ static int mv_create(void *prov, const sbx_create_spec_v1 *spec, void **sb, char
     int rc, net;
 
     /* An image is a root directory (the core resolved its name in the
-     * store): cold boots only, since a snapshot is of the plain guest. */
+     * store); its VMs are restored from its own snapshot. */
     if (spec->image && p->vmm == &mv_vmm_firecracker)
         return p->host->set_error(p->h, SBX_E_NOTSUP, "microvm: image %s: %s", spec->image,
                                   MV_NO_IMAGES);
@@ -537,12 +537,13 @@ static int mv_create(void *prov, const sbx_create_spec_v1 *spec, void **sb, char
             rc = mv_boot(p, "tcg", p->boot_timeout_ms, spec->limits.disk_bytes, persist, cold,
                          &s);
         }
-    } else if (p->snapshot && !cold) {
-        rc = mv_snap_restore(p, accel, spec->limits.disk_bytes, persist, &s);
+    } else if (p->snapshot && !net) {
+        /* An image's VM from that image's snapshot (mv-snap.c). */
+        rc = mv_snap_restore_image(p, accel, spec->limits.disk_bytes, persist, image, &s);
         if (rc != SBX_OK) {
             /* Snapshots are a speed-up: a VM that boots is still a VM. */
             p->host->log(p->h, SBX_LOG_INFO, "microvm: no VM from a snapshot; booting one");
-            rc = mv_boot(p, accel, p->boot_timeout_ms, spec->limits.disk_bytes, persist, NULL,
+            rc = mv_boot(p, accel, p->boot_timeout_ms, spec->limits.disk_bytes, persist, cold,
                          &s);
         }
     } else {
@@ -645,7 +646,7 @@ int mv_vmm_path(const char *bin, char *full, size_t n)
 static void mv_doctor(void *prov, sbx_doctor_cb_v1 cb, void *ud)
 {
     struct mv_prov *p = prov;
-    char why[512], detail[700];
+    char why[512], detail[4096];
     const char *accel;
 
     cb(ud, p->vmm->name, mv_vmm_path(p->binary, detail, sizeof detail), p->binary);
@@ -673,13 +674,8 @@ static void mv_doctor(void *prov, sbx_doctor_cb_v1 cb, void *ud)
     cb(ud, "accel", 1, detail);
     mv_snap_describe(p, strcmp(accel, "probe") ? accel : "tcg", detail, sizeof detail);
     cb(ud, "snapshot", 1, detail);
-    char full[4200];
-    int mkfs = mv_vmm_path("mkfs.erofs", full, sizeof full);
-    snprintf(detail, sizeof detail, "%.200s: --image and a template's image.microvm boot with the"
-             " pulled image as a read-only erofs disk (cached under %.200s/images), a template's"
-             " plain image is ignored", mkfs ? full : "no mkfs.erofs (apt-get install erofs-utils)",
-             p->host->state_dir(p->h) ? p->host->state_dir(p->h) : "the state directory");
-    cb(ud, "images", mkfs, detail);
+    ok = mv_image_describe(p, detail, sizeof detail);
+    cb(ud, "images", ok, detail);
     mv_net_describe(p, detail, sizeof detail);
     cb(ud, "network", 1, detail);
 }

@@ -90,11 +90,36 @@ int mv_chan_hello(struct mv_prov *p, int fd, int64_t deadline_ms, struct mv_hell
  * to SBX_E_*, its text made printable) about @what, and returns it. */
 int mv_chan_error(struct mv_prov *p, const char *what, const uint8_t *pl, size_t len);
 
-/* mv-image.c: the read-only disk image (erofs) of the root directory
- * @root, built once under the state directory and kept there by the
- * root's identity: *path (transfer full) its file.  SBX_OK, or an error
- * set on the host (SBX_E_NOTSUP without mkfs.erofs). */
+/* mv-image.c: the read-only disk image (erofs, or ext4 without
+ * mkfs.erofs: setting image_fs) of the root directory @root, built once
+ * under the state directory (STATE/MV_IMAGE_DIR/KEY.FS, KEY the root's
+ * identity, mv_image_key), checked against its record (KEY.FS.sum) at
+ * each use: *path (transfer full) its file.  SBX_OK, or an error set on
+ * the host (SBX_E_NOTSUP without a mkfs). */
 int mv_image_for(struct mv_prov *p, const char *root, char **path);
+#define MV_IMAGE_DIR "images"
+#define MV_IMAGE_SUM ".sum"
+#define MV_IMAGE_LOCK ".lock"
+/* A disk's record: its BLAKE2b (hex), size, inode and times when it was
+ * made or last hashed, and the root it was made of. */
+struct mv_image_sum {
+    char hash[65];
+    unsigned long long size, ino;
+    long long mtime, mtime_ns, ctime, ctime_ns;
+    char root[4096];
+};
+/* Reads the record @sum_path: 0, or -1 (errno; EINVAL: damaged). */
+int mv_image_sum_read(const char *sum_path, struct mv_image_sum *v);
+/* The key of the root directory @root whose stat is @st. */
+struct stat;
+uint64_t mv_image_key(const char *root, const struct stat *st);
+/* One line for doctor into @buf (the file system, the disks cached and
+ * their roots): 1 when disks can be made, else 0. */
+int mv_image_describe(struct mv_prov *p, char *buf, size_t n);
+/* mv-imagegc.c: removes the disks whose image's root is gone (list). */
+void mv_image_sweep(struct mv_prov *p);
+/* "ext4" for a disk named *.ext4, else "erofs": the guest's sbx.image. */
+const char *mv_image_fstype(const char *path);
 
 /* mv-net.c: whether the sandbox @spec gets a network device (*net 1:
  * its template allows egress); SBX_OK, or SBX_E_NOTSUP set on the host
@@ -148,7 +173,7 @@ struct mv_boot_from {
     int mem_fd;
     int qmp_host;
     /* Since images (mv-image.c): a cold boot with this read-only file
-     * system image (erofs) as the guest's root, @cmdline_disk the size
+     * system image (erofs or ext4) as the guest's root, @cmdline_disk the size
      * of /work; NULL: the initrd's own root. */
     const char *image;
     /* Since egress (mv-net.c): a cold boot with a network device. */
@@ -174,6 +199,10 @@ int mv_vmm_path(const char *bin, char *full, size_t n);
  * or stale), its agent seeded; as mv_boot. */
 int mv_snap_restore(struct mv_prov *p, const char *accel, uint64_t disk_bytes,
                     const char *persist_id, struct mv_sandbox **out);
+/* The same for a VM with the image disk @image (mv_image_for's, checked):
+ * its own snapshot, keyed by the disk's path and BLAKE2b. */
+int mv_snap_restore_image(struct mv_prov *p, const char *accel, uint64_t disk_bytes,
+                          const char *persist_id, const char *image, struct mv_sandbox **out);
 /* Starts the deferred migration of a VM restored with its RAM in a file:
  * over the QMP monitor @qmp, x-ignore-shared on (the RAM is the file's,
  * not the stream's), then migrate-incoming from @fd, waited for. */
@@ -192,6 +221,9 @@ void mv_snap_describe(struct mv_prov *p, const char *accel, char *buf, size_t n)
 #define MV_SNAP_REC "snap.json"
 #define MV_SNAP_LOCK "lock"
 uint64_t mv_snap_hash(const char *state_dir);
+/* The hash naming the snapshot directory of @state_dir and the image
+ * disk @image (NULL: the plain guest's, mv_snap_hash of @state_dir). */
+uint64_t mv_snap_dir_hash(const char *state_dir, const char *image);
 /* mv-snapgc.c: removes this euid's snapshots under MV_SNAP_SHM that no
  * state directory owns any more (see there).  Run by list, so by gc. */
 void mv_snap_sweep(struct mv_prov *p);

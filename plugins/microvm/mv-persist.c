@@ -713,8 +713,9 @@ int mv_list(void *prov, const sbx_kv_v1 *filter, size_t n_filter, sbx_list_cb_v1
     DIR *d;
     int rc = SBX_OK;
 
-    mv_snap_sweep(p); /* gc runs list: snapshots no state directory owns */
-    mv_cg_sweep();    /* and VMM cgroups no VMM is in */
+    mv_image_sweep(p); /* gc runs list: image disks whose image is gone, */
+    mv_snap_sweep(p);  /* snapshots no state directory (or disk) owns */
+    mv_cg_sweep();     /* and VMM cgroups no VMM is in */
     if (sandboxes_dir(p, 0, base, sizeof base) || !(d = opendir(base))) {
         if (errno != ENOENT)
             return p->host->set_error(p->h, SBX_E_IO, "microvm: listing %s: %s", base,

@@ -21,7 +21,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "mv-vmm.h"
+#include "mv-int.h"
 
 unsigned long mv_host_tsc_khz(void)
 {
@@ -52,9 +52,9 @@ static int qemu_start(const struct mv_vm_config *cfg, pid_t *pid, char *err, siz
     if (khz && !kvm)
         snprintf(tsc, sizeof tsc, " tsc_early_khz=%lu", khz);
     snprintf(mem, sizeof mem, "%llu", (unsigned long long)cfg->memory_mib);
-    snprintf(append, sizeof append, "console=ttyS0 panic=-1 quiet sbx.disk=%llu%s%s%s",
-             (unsigned long long)cfg->disk_bytes, tsc, cfg->image ? " sbx.image=erofs" : "",
-             cfg->net ? " sbx.net=user" : "");
+    snprintf(append, sizeof append, "console=ttyS0 panic=-1 quiet sbx.disk=%llu%s%s%s%s",
+             (unsigned long long)cfg->disk_bytes, tsc, cfg->image ? " sbx.image=" : "",
+             cfg->image ? mv_image_fstype(cfg->image) : "", cfg->net ? " sbx.net=user" : "");
     snprintf(chardev, sizeof chardev, "socket,id=agent,fd=%d%s", cfg->chan_fd,
              cfg->detach ? ",server=on,wait=off" : "");
     if ((size_t)snprintf(serial, sizeof serial, "file:%s", cfg->console) >= sizeof serial) {

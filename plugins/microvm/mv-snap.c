@@ -17,8 +17,13 @@
  * command-line switch for the capability), so every VM restored from
  * one snapshot shares the pages none of them changed, copy-on-write.
  * With snapshot_memory = copy the RAM is in the stream and each VM
- * loads its own copy.  The guest has no disk: its / and /work are in
- * that memory.
+ * loads its own copy.  The plain guest has no disk: its / and /work are
+ * in that memory.  A VM with an image (mv-image.c) has one snapshot per
+ * image disk: built with the disk attached (so the saved devices and
+ * the guest's mounts are that disk's), in a directory of its own named
+ * after the state directory and the disk's path, its key holding the
+ * disk's path and BLAKE2b, so that it is never restored for another
+ * image, nor for a disk that changed.
  *
  * The file lives under /dev/shm (RAM: a restore reads it at memory
  * speed) in a directory of ours named after the state directory, or in
@@ -32,7 +37,8 @@
  * waits, then restores from the first one's).  A snapshot that cannot
  * be built, or a VM that does not restore from it, is recorded as
  * failed for those settings: creates boot their VMs without trying it
- * again for an hour, or until a setting changes.
+ * again for a minute, doubled at each failure in a row up to an hour,
+ * or until a setting changes.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -80,14 +86,29 @@ static int snap_fail(struct mv_prov *p, int code, const char *fmt, ...)
 
 /* FNV-1a: a short, stable name for a state directory (the full key is
  * compared from the record, never trusted to the hash). */
-uint64_t mv_snap_hash(const char *s)
+static uint64_t fnv_more(uint64_t h, const char *s)
 {
-    uint64_t h = 1469598103934665603ull;
-
     for (; *s; s++)
         h = (h ^ (uint8_t)*s) * 1099511628211ull;
     return h;
 }
+
+uint64_t mv_snap_hash(const char *s)
+{
+    return fnv_more(1469598103934665603ull, s);
+}
+
+uint64_t mv_snap_dir_hash(const char *state, const char *image)
+{
+    uint64_t h = mv_snap_hash(state);
+    return image ? fnv_more(fnv_more(h, "\nimage="), image) : h;
+}
+
+/* An image's snapshot: the disk the VM gets, and its BLAKE2b (hex). */
+struct snap_img {
+    const char *disk;
+    char sum[65];
+};
 
 /* A directory of ours: made 0700, or already there as a directory (not
  * a link) owned by us that nobody else can write. */
@@ -108,7 +129,8 @@ static int own_dir(const char *path)
 
 /* The directory the snapshot lives in into @buf (when @make, made or
  * checked to be ours), or -1 (errno). */
-static int snap_dir(struct mv_prov *p, int make, char *buf, size_t n)
+static int snap_dir(struct mv_prov *p, int make, const struct snap_img *img, char *buf,
+                    size_t n)
 {
     const char *state = p->host->state_dir(p->h);
     struct statvfs vfs;
@@ -122,10 +144,13 @@ static int snap_dir(struct mv_prov *p, int make, char *buf, size_t n)
     if (statvfs("/dev/shm", &vfs) == 0 &&
         (uint64_t)vfs.f_bavail * vfs.f_frsize >= 2 * (p->memory_mib << 20) &&
         (size_t)snprintf(buf, n, MV_SNAP_SHM "/" MV_SNAP_PREFIX "%lu-%016" PRIx64,
-                         (unsigned long)geteuid(), mv_snap_hash(state)) < n &&
+                         (unsigned long)geteuid(),
+                         mv_snap_dir_hash(state, img ? img->disk : NULL)) < n &&
         (!make || own_dir(buf) == 0))
         return 0;
-    if ((size_t)snprintf(buf, n, "%s/snapshot", state) >= n) {
+    if ((size_t)(img ? snprintf(buf, n, "%s/snapshot-%016" PRIx64, state,
+                                mv_snap_dir_hash(state, img->disk))
+                     : snprintf(buf, n, "%s/snapshot", state)) >= n) {
         errno = ENAMETOOLONG;
         return -1;
     }
@@ -151,7 +176,7 @@ static int file_id(const char *path, char *buf, size_t n)
 
 /* What the snapshot depends on; a change in any of it rebuilds it (QEMU's
  * migration format and devices, the guest's memory, the VM's settings). */
-static char *snap_key(struct mv_prov *p, const char *accel)
+static char *snap_key(struct mv_prov *p, const char *accel, const struct snap_img *img)
 {
     char qemu[4200], kernel[4400], initrd[4400], vmm[4200];
     char *key = NULL;
@@ -165,8 +190,9 @@ static char *snap_key(struct mv_prov *p, const char *accel)
         return NULL;
     /* ram=file: the RAM in MV_SNAP_RAM, not the stream */
     if (asprintf(&key, "proto=%d accel=%s memory=%" PRIu64 " qemu=%s kernel=%s initrd=%s"
-                 " ram=%s", MV_PROTO_VERSION, accel, p->memory_mib, qemu, kernel, initrd,
-                 p->snap_shared ? "file" : "stream") < 0)
+                 " ram=%s%s%s%s%s", MV_PROTO_VERSION, accel, p->memory_mib, qemu, kernel, initrd,
+                 p->snap_shared ? "file" : "stream", img ? " image=" : "", img ? img->disk : "",
+                 img ? ":" : "", img ? img->sum : "") < 0)
         return NULL;
     return key;
 }
@@ -225,21 +251,60 @@ static int rec_write(const char *dir, json_t *rec)
 }
 
 /* How long a snapshot that failed for some settings is not tried again
- * (each try costs a boot before the VM that is booted anyway). */
-#define RETRY_AFTER_S 3600
+ * (each try costs a boot before the VM that is booted anyway): a minute
+ * after the first failure, doubled at each failure in a row, at most an
+ * hour.  One failed restore (a loaded host, a VMM killed) no longer
+ * turns snapshots off for an hour; one that keeps failing costs a boot
+ * an hour at most. */
+#define RETRY_FIRST_S 60
+#define RETRY_MAX_S 3600
+
+/* The failures in a row the record in @dir counts for @key (0: none),
+ * and until when it is not tried again. */
+static int rec_failures(const char *dir, const char *key, time_t *until)
+{
+    char path[4200];
+    int n = 0;
+
+    snprintf(path, sizeof path, "%s/" SNAP_REC, dir);
+    json_t *r = json_load_file(path, JSON_REJECT_DUPLICATES, NULL);
+    json_t *k = json_object_get(r, "key"), *f = json_object_get(r, "failures"),
+           *u = json_object_get(r, "retry_after");
+    *until = 0;
+    if (json_is_string(k) && !strcmp(json_string_value(k), key) &&
+        json_is_string(json_object_get(r, "failed"))) {
+        /* A record from before the count: one failure. */
+        n = json_is_integer(f) && json_integer_value(f) > 0 && json_integer_value(f) < 64
+                ? (int)json_integer_value(f)
+                : 1;
+        if (json_is_integer(u))
+            *until = (time_t)json_integer_value(u);
+    }
+    json_decref(r);
+    return n;
+}
 
 /* Records that the snapshot for @key failed (@why): creates boot their
- * VMs without trying for RETRY_AFTER_S, or until a setting changes. */
-static void rec_failed(struct mv_prov *p, const char *dir, const char *key, const char *why)
+ * VMs without trying for the backoff's seconds (returned), or until a
+ * setting changes. */
+static int rec_failed(struct mv_prov *p, const char *dir, const char *key, const char *why,
+                      const struct snap_img *img)
 {
-    json_t *rec = json_pack("{s:s, s:s, s:I, s:s?}", "key", key, "failed", why, "retry_after",
-                            (json_int_t)time(NULL) + RETRY_AFTER_S, "state_dir",
-                            p->host->state_dir(p->h));
+    time_t until;
+    int n = rec_failures(dir, key, &until) + 1;
+    int wait = n > 7 ? RETRY_MAX_S : RETRY_FIRST_S << (n - 1);
+    if (wait > RETRY_MAX_S)
+        wait = RETRY_MAX_S;
+    json_t *rec = json_pack("{s:s, s:s, s:I, s:i, s:s?, s:s?}", "key", key, "failed", why,
+                            "retry_after", (json_int_t)time(NULL) + wait, "failures", n,
+                            "state_dir", p->host->state_dir(p->h), "image",
+                            img ? img->disk : NULL);
 
     if (rec_write(dir, rec) != 0)
         p->host->log(p->h, SBX_LOG_WARNING, "microvm: recording in %s that the snapshot failed:"
                      " %s", dir, strerror(errno));
     json_decref(rec);
+    return wait;
 }
 
 /* --- QMP, just enough to save: line-delimited JSON over a socket. --- */
@@ -395,7 +460,8 @@ out:
 
 /* Boots a VM, saves it into @dir (the file, then the record naming @key:
  * both renamed into place, so a reader sees the old pair or the new). */
-static int snap_build(struct mv_prov *p, const char *accel, const char *dir, const char *key)
+static int snap_build(struct mv_prov *p, const char *accel, const char *dir, const char *key,
+                      const struct snap_img *img)
 {
     char tmp[4300], path[4300], err[512];
     unsigned long tsc = mv_host_tsc_khz();
@@ -429,17 +495,18 @@ static int snap_build(struct mv_prov *p, const char *accel, const char *dir, con
     struct mv_boot_from from = { .qmp_fd = qv[1], .incoming_fd = -1, .tsc_khz = tsc,
                                  .cmdline_disk = SNAP_DISK,
                                  .mem_path = p->snap_shared ? ram_self : NULL,
-                                 .mem_share = 1, .mem_fd = ram_fd, .qmp_host = -1 };
+                                 .mem_share = 1, .mem_fd = ram_fd, .qmp_host = -1,
+                                 .image = img ? img->disk : NULL };
     if ((rc = mv_boot(p, accel, p->boot_timeout_ms, SNAP_DISK, NULL, &from, &s))) {
         p->host->log(p->h, SBX_LOG_WARNING, "microvm: the snapshot's VM did not boot");
-        rec_failed(p, dir, key, "its VM did not boot");
+        rec_failed(p, dir, key, "its VM did not boot", img);
         goto out;
     }
     close(qv[1]);
     qv[1] = -1;
     if (qmp_save(qv[0], out, p->snap_shared, err, sizeof err) != 0) {
         rc = snap_fail(p, SBX_E_BACKEND, "microvm: saving the snapshot: %s", err);
-        rec_failed(p, dir, key, err);
+        rec_failed(p, dir, key, err, img);
         goto out;
     }
     /* state_dir: whose it is, so that gc knows it an orphan once that
@@ -452,8 +519,9 @@ static int snap_build(struct mv_prov *p, const char *accel, const char *dir, con
         rc = snap_fail(p, SBX_E_IO, "microvm: snapshot %s: %s", ram_tmp, strerror(errno));
         goto out;
     }
-    rec = json_pack("{s:s, s:I, s:I, s:s?}", "key", key, "tsc_khz", (json_int_t)tsc,
-                    "disk_bytes", (json_int_t)SNAP_DISK, "state_dir", p->host->state_dir(p->h));
+    rec = json_pack("{s:s, s:I, s:I, s:s?, s:s?}", "key", key, "tsc_khz", (json_int_t)tsc,
+                    "disk_bytes", (json_int_t)SNAP_DISK, "state_dir", p->host->state_dir(p->h),
+                    "image", img ? img->disk : NULL);
     /* The RAM first: a reader holding the old stream has the old RAM's
      * fd (mv_snap_restore opens both under the lock). */
     if (!rec || (p->snap_shared && rename(ram_tmp, ram) != 0) || rename(tmp, path) != 0 ||
@@ -507,11 +575,11 @@ static int open_pair(const char *dir, const char *path, int shared, int *fd, int
 
 /* The snapshot for @accel, built first when missing or stale: its stream
  * and RAM file open (*fd, *ram_fd) and its record's numbers. */
-static int snap_get(struct mv_prov *p, const char *accel, char *dir, size_t dirlen, int *fd,
-                    int *ram_fd, unsigned long *tsc, uint64_t *disk)
+static int snap_get(struct mv_prov *p, const char *accel, const struct snap_img *img, char *dir,
+                    size_t dirlen, int *fd, int *ram_fd, unsigned long *tsc, uint64_t *disk)
 {
     char path[4300], why[512];
-    char *key = snap_key(p, accel);
+    char *key = snap_key(p, accel, img);
     int lock = -1, rc = SBX_OK;
     enum rec_state st;
 
@@ -519,7 +587,7 @@ static int snap_get(struct mv_prov *p, const char *accel, char *dir, size_t dirl
     if (!key)
         return snap_fail(p, SBX_E_IO, "microvm: the VMM or the guest image: %s",
                          strerror(errno));
-    if (snap_dir(p, 1, dir, dirlen) != 0 ||
+    if (snap_dir(p, 1, img, dir, dirlen) != 0 ||
         (size_t)snprintf(path, sizeof path, "%s/lock", dir) >= sizeof path ||
         (lock = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600)) < 0) {
         rc = snap_fail(p, SBX_E_IO, "microvm: the snapshot's directory: %s",
@@ -546,7 +614,7 @@ static int snap_get(struct mv_prov *p, const char *accel, char *dir, size_t dirl
             goto out;
         }
         if (op == LOCK_EX) {
-            if ((rc = snap_build(p, accel, dir, key)))
+            if ((rc = snap_build(p, accel, dir, key, img)))
                 goto out;
             if (rec_read(dir, key, tsc, disk, why, sizeof why) != REC_OK ||
                 open_pair(dir, path, p->snap_shared, fd, ram_fd) != 0) {
@@ -638,13 +706,32 @@ int mv_snap_seed(struct mv_prov *p, struct mv_sandbox *s, uint64_t disk_bytes,
 int mv_snap_restore(struct mv_prov *p, const char *accel, uint64_t disk_bytes,
                     const char *persist_id, struct mv_sandbox **out)
 {
-    char dir[4200], ram[64];
+    return mv_snap_restore_image(p, accel, disk_bytes, persist_id, NULL, out);
+}
+
+int mv_snap_restore_image(struct mv_prov *p, const char *accel, uint64_t disk_bytes,
+                          const char *persist_id, const char *image, struct mv_sandbox **out)
+{
+    char dir[4200], ram[64], sum[4400];
     unsigned long tsc = 0;
     uint64_t disk = 0;
     int fd = -1, ram_fd = -1, qv[2] = { -1, -1 }, rc;
+    struct snap_img si, *img = NULL;
+    struct mv_image_sum rec;
 
     *out = NULL;
-    if ((rc = snap_get(p, accel, dir, sizeof dir, &fd, &ram_fd, &tsc, &disk)))
+    if (image) {
+        /* The disk's identity is its record's hash (mv-image.c checked
+         * it against the disk just before). */
+        snprintf(sum, sizeof sum, "%s" MV_IMAGE_SUM, image);
+        if (mv_image_sum_read(sum, &rec) != 0)
+            return snap_fail(p, SBX_E_IO, "microvm: the image disk's record %s: %s", sum,
+                             strerror(errno));
+        si.disk = image;
+        memcpy(si.sum, rec.hash, sizeof si.sum);
+        img = &si;
+    }
+    if ((rc = snap_get(p, accel, img, dir, sizeof dir, &fd, &ram_fd, &tsc, &disk)))
         return rc;
     /* A jailed QEMU gets sealed copies, never the files (mv-seal.c). */
     for (int i = 0; p->vmm_jail && i < 2; i++) {
@@ -672,7 +759,8 @@ int mv_snap_restore(struct mv_prov *p, const char *accel, uint64_t disk_bytes,
     snprintf(ram, sizeof ram, "/proc/self/fd/%d", ram_fd);
     struct mv_boot_from from = { .qmp_fd = qv[1], .incoming_fd = fd, .tsc_khz = tsc,
                                  .cmdline_disk = disk, .mem_path = p->snap_shared ? ram : NULL,
-                                 .mem_share = 0, .mem_fd = ram_fd, .qmp_host = qv[0] };
+                                 .mem_share = 0, .mem_fd = ram_fd, .qmp_host = qv[0],
+                                 .image = image };
     rc = mv_boot(p, accel, p->boot_timeout_ms, disk_bytes, persist_id, &from, out);
     close(fd);
     if (ram_fd >= 0)
@@ -682,14 +770,14 @@ int mv_snap_restore(struct mv_prov *p, const char *accel, uint64_t disk_bytes,
         close(qv[1]);
     }
     if (rc != SBX_OK) {
-        char *key = snap_key(p, accel);
+        char *key = snap_key(p, accel, img);
+        int wait = key ? rec_failed(p, dir, key, "a VM did not restore from it", img) : 0;
         p->host->log(p->h, SBX_LOG_WARNING, "microvm: no VM restored from %s/" SNAP_FILE
-                     ": not tried again for these settings for %d s", dir, RETRY_AFTER_S);
-        if (key)
-            rec_failed(p, dir, key, "a VM did not restore from it");
+                     ": not tried again for these settings for %d s", dir, wait);
         free(key);
         return rc;
     }
+    p->host->log(p->h, SBX_LOG_INFO, "microvm: a VM restored from %s/" SNAP_FILE, dir);
     return SBX_OK;
 }
 
@@ -704,16 +792,20 @@ void mv_snap_describe(struct mv_prov *p, const char *accel, char *buf, size_t n)
         snprintf(buf, n, "off: every VM boots");
         return;
     }
-    if (snap_dir(p, 0, dir, sizeof dir) != 0) {
+    if (snap_dir(p, 0, NULL, dir, sizeof dir) != 0) {
         snprintf(buf, n, "auto: no directory for it (%s): every VM boots", strerror(errno));
         return;
     }
     char why[300];
-    key = snap_key(p, accel);
+    key = snap_key(p, accel, NULL);
     enum rec_state st = key ? rec_read(dir, key, &tsc, &disk, why, sizeof why) : REC_NONE;
+    time_t until;
+    int failures = key ? rec_failures(dir, key, &until) : 0;
     if (st == REC_FAILED)
         snprintf(buf, n, "auto: %s/" SNAP_FILE " (failed for these settings: %s; VMs boot, "
-                 "tried again within %d s or when a setting changes)", dir, why, RETRY_AFTER_S);
+                 "tried again in %lld s (failure %d in a row: %d s after the first, doubled"
+                 " each time, at most %d s) or when a setting changes)", dir, why,
+                 (long long)(until - time(NULL)), failures, RETRY_FIRST_S, RETRY_MAX_S);
     else
         snprintf(buf, n, "auto: %s/" SNAP_FILE " (%s)", dir,
                  st == REC_OK ? "built for these settings"

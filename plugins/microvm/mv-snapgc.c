@@ -13,7 +13,9 @@
  * directory's name is that path's hash) and that path is gone, or it
  * names none (written before records did, or damaged) and it was last
  * written over a day ago.  A snapshot whose state directory is still
- * there is left to it: the next create there reuses or rebuilds it.
+ * there is left to it: the next create there reuses or rebuilds it,
+ * unless it is an image's (its record names the disk, whose path is
+ * hashed into its name too) and that disk is gone (mv-imagegc.c).
  * The directory and its record are our own, in a private place, but
  * are read as hostile all the same: a directory not ours, not 0700, a
  * link, or holding a file we do not make, is left alone.
@@ -60,8 +62,9 @@ static int snap_name(const char *name, uint64_t *hash)
 }
 
 /* The state directory @dfd's record names, if its hash is @hash (a
- * record copied from elsewhere names another's): (transfer full) or NULL. */
-static char *rec_owner(int dfd, uint64_t hash)
+ * record copied from elsewhere names another's): (transfer full) or NULL;
+ * an image's snapshot's disk (its name hashed in too) into @image. */
+static char *rec_owner(int dfd, uint64_t hash, char *image, size_t n)
 {
     int fd = openat(dfd, MV_SNAP_REC, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
     struct stat st;
@@ -72,8 +75,10 @@ static char *rec_owner(int dfd, uint64_t hash)
     if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size <= REC_MAX) {
         json_t *r = json_loadfd(fd, JSON_REJECT_DUPLICATES, NULL);
         const char *s = json_string_value(json_object_get(r, "state_dir"));
-        if (s && s[0] == '/' && mv_snap_hash(s) == hash)
-            owner = strdup(s);
+        const char *im = json_string_value(json_object_get(r, "image"));
+        if (s && s[0] == '/' && (!im || im[0] == '/') && mv_snap_dir_hash(s, im) == hash &&
+            (owner = strdup(s)) && im)
+            snprintf(image, n, "%s", im);
         json_decref(r);
     }
     close(fd);
@@ -95,7 +100,8 @@ static time_t last_written(int dfd)
 /* Why the snapshot in @dfd (hash @hash) is an orphan, or NULL to keep it. */
 static const char *orphan_why(int dfd, uint64_t hash, char *owner_out, size_t n)
 {
-    char *owner = rec_owner(dfd, hash);
+    char image[4096] = "";
+    char *owner = rec_owner(dfd, hash, image, sizeof image);
     struct stat st;
     const char *why = NULL;
 
@@ -104,6 +110,8 @@ static const char *orphan_why(int dfd, uint64_t hash, char *owner_out, size_t n)
         snprintf(owner_out, n, "%s", owner);
         if (stat(owner, &st) != 0 && (errno == ENOENT || errno == ENOTDIR))
             why = "its state directory is gone";
+        else if (image[0] && stat(image, &st) != 0 && (errno == ENOENT || errno == ENOTDIR))
+            why = "its image's disk is gone";
         free(owner);
         return why;
     }

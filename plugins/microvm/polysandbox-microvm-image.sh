@@ -94,9 +94,11 @@ extra_mods() {
 }
 # vsock's, loaded only where the channel is vsock (sbx.vsock=PORT: Firecracker).
 extra_mods etc/sbx-modules-vsock vmw_vsock_virtio_transport
-# An image's, loaded only when the guest is given one (sbx.image=erofs):
-# its read-only disk and the overlay that makes it writable in memory.
-extra_mods etc/sbx-modules-image virtio_blk erofs overlay
+# An image's, loaded only when the guest is given one (sbx.image=erofs or
+# ext4): its read-only disk, its file system (ext4 where mkfs.erofs is
+# missing; built into Debian's cloud kernel, so nothing to copy there)
+# and the overlay that makes it writable in memory.
+extra_mods etc/sbx-modules-image virtio_blk erofs ext4 overlay
 # The network's, loaded only when the template allows egress (sbx.net=user:
 # QEMU's user-mode network on a virtio-net device).
 extra_mods etc/sbx-modules-net virtio_net

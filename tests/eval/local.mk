@@ -49,9 +49,11 @@ EVAL_TESTS = \
 	tests/eval/site.sh \
 	tests/eval/input.sh \
 	tests/eval/marker.sh \
+	tests/eval/keeper.sh \
 	tests/eval/judged.sh \
 	tests/eval/judged-runner.sh \
 	tests/eval/judged-driver.sh \
+	tests/eval/judged-later.sh \
 	tests/eval/evalplus.sh \
 	tests/eval/evalplus-oracles.sh \
 	tests/eval/evalplus-time.sh \

@@ -40,6 +40,9 @@ TESTS += tests/microvm/image.sh
 # registry on loopback) as a read-only erofs disk with an overlay (three boots).
 check_SCRIPTS += tests/image/imgcat
 TESTS += tests/microvm/oci.sh
+# build.sh: image build of a pulled image, its disk reproducible and
+# checked, ext4 where mkfs.erofs is missing (two boots).
+TESTS += tests/microvm/build.sh
 # firecracker.sh: vmm = firecracker against tests/fakes/firecracker.py
 # (no Firecracker, QEMU or KVM needed).
 TESTS += tests/microvm/firecracker.sh
@@ -55,9 +58,9 @@ endif
 dist_check_SCRIPTS += tests/microvm/run.sh tests/microvm/image.sh tests/microvm/persist.sh \
 	tests/microvm/snapshot.sh tests/microvm/snapfail.sh tests/microvm/firecracker.sh \
 	tests/microvm/pool.sh tests/microvm/snapgc.sh tests/microvm/jail.sh tests/microvm/oci.sh \
-	tests/microvm/hostile.sh tests/microvm/net.sh
-EXTRA_DIST += tests/microvm/guest.sh tests/microvm/fakevmm.sh tests/fakes/firecracker.py \
-	tests/fakes/jailer.py
+	tests/microvm/hostile.sh tests/microvm/net.sh tests/microvm/build.sh
+EXTRA_DIST += tests/microvm/guest.sh tests/microvm/imageguest.sh tests/microvm/fakevmm.sh \
+	tests/fakes/firecracker.py tests/fakes/jailer.py
 # The guest image, where run.sh had to keep it in the build tree.
 clean-local: clean-microvm
 clean-microvm:

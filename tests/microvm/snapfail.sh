@@ -2,7 +2,10 @@
 # tests/microvm/snapfail.sh - a snapshot that cannot be built costs one
 # try: the create that tried boots its VM all the same (a snapshot is a
 # speed-up, never a new way to fail), the failure is recorded for those
-# settings (doctor says so), and the next create boots without trying.
+# settings (doctor says so), and the next create boots without trying;
+# once that wait is over (its record's retry_after moved into the past:
+# no test waits) it is tried again, and a second failure in a row waits
+# twice as long (a minute, then two, ... at most an hour).
 #
 # Needs neither QEMU nor KVM: the VMM is a script that records its
 # arguments and exits, so every VM stops before its agent answers (exit
@@ -11,7 +14,7 @@
 
 . "$top_srcdir/tests/microvm/fakevmm.sh"
 CLI_TIMEOUT=120
-plan 4
+plan 7
 
 cli doctor --provider microvm
 snap=$(sed -n 's|.*snapshot: auto: \(/.*/vm\.snap\) (.*|\1|p' "$tmp/out" "$tmp/err" | head -n 1)
@@ -30,11 +33,34 @@ cli doctor --provider microvm
 check "doctor says the snapshot failed for these settings" \
     sh -c 'grep -q "snapshot: auto: .*failed for these settings: its VM did not boot" "$1" "$2"' \
     sh "$tmp/out" "$tmp/err"
+# "tried again in N s (failure K in a row": N and K
+again() { sed -n 's/.*tried again in \([0-9]*\) s (failure \([0-9]*\) in a row.*/\1 \2/p' \
+              "$tmp/out" "$tmp/err" | head -n 1; }
+read -r wait n <<EOF2
+$(again)
+EOF2
+check "... after a first failure, tried again within a minute, not an hour" \
+    eval '[ "${n:-0}" -eq 1 ] && [ "${wait:-0}" -gt 30 ] && [ "${wait:-0}" -le 60 ]'
 
 rm -f "$tmp/vmm-started"
 cli run --provider microvm --lang python -c 'print(1)'
 check "the next create boots without trying the snapshot again" sh -c \
     '[ "$1" -eq 125 ] && [ "$2" -eq 1 ] && [ "$3" -eq 0 ]' sh "$rc" "$(starts)" "$(builders)"
+
+# The wait over (moved into the past in the record): tried again, and
+# the second failure in a row waits twice as long.
+rec=${snap%/vm.snap}/snap.json
+sed -i 's/"retry_after": *[0-9]*/"retry_after": 1/' "$rec" || exit 99
+rm -f "$tmp/vmm-started"
+cli run --provider microvm --lang python -c 'print(1)'
+check "the wait over, the next create tries the snapshot again" sh -c \
+    '[ "$1" -eq 125 ] && [ "$2" -eq 2 ] && [ "$3" -eq 1 ]' sh "$rc" "$(starts)" "$(builders)"
+cli doctor --provider microvm
+read -r wait n <<EOF2
+$(again)
+EOF2
+check "... and a second failure in a row waits twice as long (two minutes)" \
+    eval '[ "${n:-0}" -eq 2 ] && [ "${wait:-0}" -gt 90 ] && [ "${wait:-0}" -le 120 ]'
 
 # A changed setting is another snapshot: tried again.
 echo "memory = 384" >> "$tmp/config/providers.d/microvm.ini" || exit 99

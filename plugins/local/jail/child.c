@@ -261,6 +261,25 @@ _Noreturn void lcl_child_start(const struct lcl_child *c)
     lcl_child_reap(c, pid);
 }
 
+/* The kept pass line to stdout if the payload's tree asked for it;
+ * stdout closed either way (the supervisor's EOF). */
+static void unseal(const struct lcl_child *c)
+{
+    char b = 0;
+    if (read(c->fd_said, &b, 1) == 1 && b == '1') {
+        for (size_t off = 0; off < c->seal_len;) {
+            ssize_t w = write(c->fd_out, c->seal + off, c->seal_len - off);
+            if (w < 0 && errno == EINTR)
+                continue;
+            if (w <= 0)
+                break;
+            off += (size_t)w;
+        }
+    }
+    close(c->fd_said);
+    close(c->fd_out);
+}
+
 /* pid 1's duty: reap whatever ends until @payload does, then send its
  * wait status on fd_status and exit. */
 _Noreturn void lcl_child_reap(const struct lcl_child *c, pid_t payload)
@@ -288,6 +307,8 @@ _Noreturn void lcl_child_reap(const struct lcl_child *c, pid_t payload)
                     if (c->fd_leave[i] >= 0 && write(c->fd_leave[i], "0", 1) != 1)
                         break;
             }
+            if (c->sealed)
+                unseal(c);
             ssize_t r = write(c->fd_status, &st, sizeof st);
             _exit(r == (ssize_t)sizeof st ? 0 : 125);
         }

@@ -52,6 +52,13 @@ struct lcl_child {
     uint64_t rl_data;       /* RLIMIT_DATA of the payload, or 0: none (local-limits.c) */
     uint64_t rl_nproc;      /* RLIMIT_NPROC of the payload, or 0: none */
     int fd_leave[LCL_CG_NCTRL]; /* v1: a parent cgroup's tasks file, or -1 */
+    /* A zygote's init keeping eval's pass line (sdk/inside/seal.h): once
+     * the payload is reaped (and the rest, before the status), @seal goes
+     * to fd_out if "1" came on fd_said; fd_out is then closed. */
+    bool sealed;
+    int fd_said;            /* the read end of the payload's pipe, O_NONBLOCK */
+    const char *seal;
+    size_t seal_len;
 };
 
 /* The child's ends of an exec's pipes, in this order (also the first

@@ -56,6 +56,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "inside/seal.h"
+
 #include "../jail/jail.h"
 #include "../wire/exec-req.h"
 #include "../wire/zygote-proto.h"
@@ -78,6 +80,8 @@ static struct lcl_child zc;
 static int zygote_pidfd = -1;   /* the zygote itself: I dies with it */
 static int payload_go = -1;     /* P: read end of I's "/tmp is ready" */
 static int work_fd = -1;        /* I: the work directory, a detached mount */
+static int payload_said = -1;   /* P: write end of the pipe that asks I for the seal */
+static char seal_line[SBX_SEAL_MAX]; /* I: the pass line it keeps (sdk/inside/seal.h) */
 
 struct zc_clone_args {
     uint64_t flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size, tls;
@@ -165,6 +169,47 @@ static void close_except(const int *keep, int n)
     }
 }
 
+/* A pipe (O_CLOEXEC) whose ends are above 0-2, which the payload's
+ * stdio takes. */
+static void pipe_above_stdio(int p[2])
+{
+    if (pipe2(p, O_CLOEXEC) < 0)
+        lcl_child_fail(&zc, "pipe", NULL);
+    for (int i = 0; i < 2; i++)
+        if (p[i] < 3) {
+            int fd = fcntl(p[i], F_DUPFD_CLOEXEC, 3);
+            if (fd < 0)
+                lcl_child_fail(&zc, "pipe", NULL);
+            close(p[i]);
+            p[i] = fd;
+        }
+}
+
+/* I, P forked but not released: take polysandbox eval's pass line out
+ * of the work directory (@file, opened before the fork, so that P's
+ * memory never held it) into I's, made undumpable first, and keep the
+ * read end of P's pipe @said.  Returns whether I keeps it; if not, the
+ * file stays, and the runner keeps the line itself. */
+static bool take_seal(int file, const int said[2])
+{
+    ssize_t n = -1;
+    if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) == 0)
+        while ((n = read(file, seal_line, sizeof seal_line)) < 0 && errno == EINTR)
+            ;
+    close(file);
+    if (n <= 0 || (size_t)n == sizeof seal_line || unlink("/work/" SBX_SEAL_FILE) < 0 ||
+        fcntl(said[0], F_SETFL, O_NONBLOCK) < 0) {
+        explicit_bzero(seal_line, sizeof seal_line);
+        close(said[0]);
+        return false;
+    }
+    zc.sealed = true;
+    zc.fd_said = said[0];
+    zc.seal = seal_line;
+    zc.seal_len = (size_t)n;
+    return true;
+}
+
 /* I, pid 1 of the exec's namespaces: returns only in P. */
 static void init_main(const int *fds, int nfds)
 {
@@ -199,35 +244,46 @@ static void init_main(const int *fds, int nfds)
      * exec's /tmp; it runs the program only once we say that is done, as
      * jail/child.c's payload does.  The pipe's ends go above 0-2, which
      * the payload's stdio takes. */
-    int det[2];
-    if (pipe2(det, O_CLOEXEC) < 0)
-        lcl_child_fail(&zc, "pipe", NULL);
-    for (int i = 0; i < 2; i++)
-        if (det[i] < 3) {
-            int fd = fcntl(det[i], F_DUPFD_CLOEXEC, 3);
-            if (fd < 0)
-                lcl_child_fail(&zc, "pipe", NULL);
-            close(det[i]);
-            det[i] = fd;
-        }
+    int det[2], said[2] = {-1, -1};
+    pipe_above_stdio(det);
+    /* polysandbox eval's pass line, if it left one: I keeps it, and P
+     * gets a pipe to ask for it, instead of the runner forking a keeper
+     * (sdk/inside/seal.h).  Opened now, read once P is forked. */
+    int seal = open("/work/" SBX_SEAL_FILE, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+    if (seal >= 0)
+        pipe_above_stdio(said);
     pid_t pid = fork();
     if (pid < 0)
         lcl_child_fail(&zc, "fork of the payload", NULL);
     if (pid == 0) {
         close(det[1]);
         payload_go = det[0];
+        if (seal >= 0) {
+            close(seal);
+            close(said[0]);
+            payload_said = said[1];
+        }
         return;
     }
     close(det[0]);
+    /* 's': I keeps the line, P keeps its pipe on SBX_SEAL_FD; 'd': not. */
+    const char *go_word = "d";
+    if (seal >= 0) {
+        close(said[1]);
+        if (take_seal(seal, said))
+            go_word = "s";
+    }
     lcl_child_zroot_tmp(&zc);
-    if (write(det[1], "d", 1) != 1)
+    if (write(det[1], go_word, 1) != 1)
         lcl_child_fail(&zc, "releasing the payload", NULL);
     lcl_signal_forward_to(pid);
-    /* EOF on the report pipe once the payload closes its end too. */
-    int keep_end[1 + LCL_CG_NCTRL] = {zc.fd_status};
+    /* EOF on the report pipe once the payload closes its end too
+     * (stdout stays while I keeps the pass line: it writes it there). */
+    int keep_end[3 + LCL_CG_NCTRL] = {zc.fd_status, zc.sealed ? zc.fd_out : -1,
+                                      zc.sealed ? zc.fd_said : -1};
     for (int i = 0; i < LCL_CG_NCTRL; i++)
-        keep_end[1 + i] = zc.fd_leave[i];
-    close_except(keep_end, 1 + LCL_CG_NCTRL);
+        keep_end[3 + i] = zc.fd_leave[i];
+    close_except(keep_end, 3 + LCL_CG_NCTRL);
     lcl_child_reap(&zc, pid);
 }
 
@@ -324,12 +380,19 @@ void lcl_zc_payload(void)
     ssize_t got;
     while ((got = read(payload_go, &done, 1)) < 0 && errno == EINTR)
         ;
-    if (got != 1 || done != 'd')
+    if (got != 1 || (done != 'd' && done != 's'))
         _exit(125);
+    /* I keeps eval's pass line: our pipe to ask for it on SBX_SEAL_FD. */
+    unsigned int first = 3;
+    if (done == 's') {
+        if (payload_said != SBX_SEAL_FD && dup2(payload_said, SBX_SEAL_FD) < 0)
+            _exit(125);
+        first = SBX_SEAL_FD + 1;
+    }
     /* No exec follows: close what an exec would have (our pipes' first
      * copies, the report pipe, whose EOF tells the supervisor we start). */
-    if (syscall(SYS_close_range, 3u, ~0u, 0) < 0)
-        for (int fd = 3; fd < 1024; fd++)
+    if (syscall(SYS_close_range, first, ~0u, 0) < 0)
+        for (int fd = (int)first; fd < 1024; fd++)
             close(fd);
 }
 
