@@ -36,6 +36,7 @@ HEADERS = ("#include <stdlib.h>\n#include <polysandbox/sandbox.h>\n"
 # the compiler's: "int...").
 TYPES = """
 typedef struct sbx_ctx sbx_ctx;
+typedef struct sbx_error sbx_error;
 typedef struct sbx_sandbox sbx_sandbox;
 typedef struct sbx_create_opts sbx_create_opts;
 typedef struct sbx_exec_opts sbx_exec_opts;
@@ -59,12 +60,25 @@ typedef int... sbx_file_type;
 typedef int (*sbx_output_cb)(void *ud, int stream, const void *buf, size_t len);
 typedef int (*sbx_file_cb)(void *ud, const char *name, size_t name_len, sbx_file_type type,
                            uint64_t size, int64_t mtime_unix);
+typedef int (*sbx_list_cb)(void *ud, const char *id, const char *const *labels,
+                           size_t n_labels, uint64_t created_unix_ns);
 typedef int (*sbx_eval_record_cb)(void *ud, const sbx_eval_record *rec, size_t done,
                                   size_t total, size_t passed);
 """
 
 # One prototype a line (checked against the header, see above).
 CDEF = """
+const char *sbx_strerror(int code);
+int sbx_ctx_new(sbx_ctx **out, const char *config_dir);
+const sbx_error *sbx_ctx_last_error(const sbx_ctx *ctx);
+int sbx_error_code(const sbx_error *e);
+const char *sbx_error_message(const sbx_error *e);
+const char *sbx_error_provider(const sbx_error *e);
+sbx_cancel *sbx_cancel_new(void);
+void sbx_cancel_fire(sbx_cancel *c);
+bool sbx_cancel_fired(const sbx_cancel *c);
+void sbx_cancel_free(sbx_cancel *c);
+int sbx_list_labeled(sbx_ctx *ctx, const char *provider, const char *const *filter, size_t n_filter, sbx_list_cb cb, void *ud);
 sbx_create_opts *sbx_create_opts_new(void);
 void sbx_create_opts_free(sbx_create_opts *o);
 int sbx_create_opts_set_provider(sbx_create_opts *o, const char *name);
@@ -175,6 +189,8 @@ CALLBACKS = """
 extern "Python" int _psb_output_cb(void *ud, int stream, const void *buf, size_t len);
 extern "Python" int _psb_file_cb(void *ud, const char *name, size_t name_len,
                                  sbx_file_type type, uint64_t size, int64_t mtime_unix);
+extern "Python" int _psb_list_cb(void *ud, const char *id, const char *const *labels,
+                                 size_t n_labels, uint64_t created_unix_ns);
 extern "Python" int _psb_eval_cb(void *ud, const sbx_eval_record *rec, size_t done,
                                  size_t total, size_t passed);
 """

@@ -14,11 +14,11 @@
     r = client.run("echo hi")
     rs = psb.run_many(["echo 1", ["echo", "2"]], concurrency=4)   # results in order
     async with psb.Sandbox.create(labels={"task": "t1"}) as sb:    # or runner=client
-        await sb.aupload("in.txt", b"data")
-        r = await sb.aexec("cat in.txt")
+        await sb.upload("in.txt", b"data")                         # an AsyncSandbox
+        r = await sb.execute("cat in.txt")
         async for chunk in sb.stream("./slow.sh"):                 # output as produced
             print(chunk.stream, chunk.text)
-        rs = await sb.aexecute_many(["make", "make test"], stop_on_error=True)
+        rs = await sb.execute_many(["make", "make test"], stop_on_error=True)
     with client.create_sandbox(template="python") as sb:           # sync
         r = sb.exec_code("python", "print(1)")
 
@@ -43,7 +43,7 @@ from .request import LIMITS, Progress, Runner
 from .evalargs import FORMATS, EvalProgress
 from .report import CompareColumn, CompareReport, Difference, EvalReport
 from .result import STATUSES, Artifact, Chunk, Compile, LeftOut, Result
-from .sandbox import FileEntry, FileList, Sandbox, SandboxInfo
+from .sandbox import AsyncSandbox, FileEntry, FileList, Sandbox, SandboxInfo
 from .stream import Stream
 
 __version__ = "0.1.0"
@@ -53,7 +53,7 @@ __all__ = [
     "templates", "pools", "apools", "evaluate", "aevaluate", "compare", "acompare",
     "compare_from",
     "create_sandbox", "get_or_create_sandbox", "attach", "sandboxes",
-    "Sandbox", "SandboxInfo", "FileEntry", "FileList", "Progress",
+    "Sandbox", "AsyncSandbox", "SandboxInfo", "FileEntry", "FileList", "Progress",
     "Provider", "Template", "Pool", "EvalReport", "EvalProgress", "FORMATS", "CompareReport",
     "CompareColumn", "Difference", "Local", "Client", "Runner", "Result", "Compile", "Chunk",
     "Artifact", "LeftOut", "Stream",

@@ -5,13 +5,14 @@ _polysandbox_cffi, a module compiled in cffi's API mode against
 install` (python/cffi_build.py: its prototypes are checked against the
 headers at build time).
 
-CffiLocal is a Local (local.py) whose calls go through the compiled
-module, by Local's hooks (_xlib, _xctx, _out, _array, _text, ...); the
-context's making and freeing, its errors, cancellation tokens, attaching
-and listing sandboxes go through ctypes, on the same library: the module
-links libpolysandbox.so.0, and ctypes then loads that soname, which the
-dynamic loader finds already loaded.  Sandbox handles cross as addresses
-(ints), as in Local.  cffi releases the GIL around every call.
+CffiLocal is a Local (local.py) whose calls all go through the compiled
+module, by Local's hooks (_xlib, _xctx, _out, _array, _text, _box, ...)
+or its own methods: it has no ctypes library (_lib).  module() checks
+once, through ctypes, that a library ctypes would load is the one the
+module linked (libpolysandbox.so.0, by the dynamic loader), so that
+both backends in one process share one copy.  Sandbox handles cross as
+addresses (ints), as in Local; the context and cancellation tokens are
+cdata.  cffi releases the GIL around every call.
 """
 
 from __future__ import annotations
@@ -55,17 +56,16 @@ class CffiLocal(Local):
 
     backend = "cffi"
 
-    def __init__(self, config_dir: str | None = None, backend: str | None = None):
+    def _bind(self) -> None:
         mod = module()
-        super().__init__(config_dir, backend)
-        self._ffi, self._xlib = mod.ffi, mod.lib
-        self._cctx = mod.ffi.cast("sbx_ctx *", self._ctx.value)
-        self._null = mod.ffi.NULL
+        self._ffi, self._xlib, self._null = mod.ffi, mod.lib, mod.ffi.NULL
 
-    # The hooks of Local's providers, pools, evaluate and compare.
-    def _xctx(self) -> Any:
-        self._ctx_open()
-        return self._cctx
+    # The hooks of Local's calls.
+    def _box(self, sb: int) -> Any:
+        return self._ffi.cast("sbx_sandbox *", sb)
+
+    def _handle(self, p: Any) -> int:
+        return int(self._ffi.cast("uintptr_t", p))
 
     def _out(self, ctype: str) -> "_CffiOut":
         return _CffiOut(self._ffi, ctype)
@@ -91,9 +91,8 @@ class CffiLocal(Local):
     def _progress_arg(self, fn: Callable[..., int]) -> tuple[Any, Any]:
         return self._xlib._psb_eval_cb, self._ffi.new_handle(fn)
 
-    def _addr(self, ctx: Any) -> Any:
-        ffi = module().ffi
-        return int(ffi.cast("uintptr_t", ctx)) if isinstance(ctx, ffi.CData) else ctx
+    def _list_arg(self, fn: Callable[[bytes, list, int], int]) -> tuple[Any, Any]:
+        return self._xlib._psb_list_cb, self._ffi.new_handle(fn)
 
     # The hooks of Local's option setters.
     def _strv(self, items: Sequence[str]) -> Any:
@@ -106,11 +105,8 @@ class CffiLocal(Local):
     def _buf(self, data: bytes) -> Any:
         return self._ffi.from_buffer(data)
 
-    def _cancel_ptr(self, token: int) -> Any:
-        return self._ffi.cast("sbx_cancel *", token)
-
     def _sb(self, sb: int, drop: bool = False) -> Any:
-        return self._ffi.cast("sbx_sandbox *", self._held(sb, drop))
+        return self._box(self._held(sb, drop))
 
     def _cresult(self, call: Callable[[Any], int]) -> Result:
         """The Result of call(out), which sets *out to an sbx_result."""
@@ -125,7 +121,7 @@ class CffiLocal(Local):
 
     def _execute(self, body: dict[str, Any], cancel: int | None = None) -> Result:
         ffi, lib = self._ffi, self._xlib
-        self._ctx_open()
+        ctx = self._ctx_open()
         co = lib.sbx_create_opts_new() if any(k in body for k in _CREATE_KEYS) else ffi.NULL
         xo = lib.sbx_exec_opts_new()
         try:
@@ -134,14 +130,15 @@ class CffiLocal(Local):
             if co != ffi.NULL:
                 self._create_opts(co, body)
             self._exec_opts(xo, body, cancel)
-            return self._cresult(lambda out: lib.sbx_run(self._cctx, co, xo, out))
+            return self._cresult(lambda out: lib.sbx_run(ctx, co, xo, out))
         finally:
             lib.sbx_exec_opts_free(xo)
-            lib.sbx_create_opts_free(co)
+            if co != ffi.NULL:
+                lib.sbx_create_opts_free(co)
 
     def _sb_create(self, body: dict[str, Any]) -> tuple[int, SandboxInfo, bool]:
         ffi, lib, chk = self._ffi, self._xlib, self._check
-        self._ctx_open()
+        ctx = self._ctx_open()
         co = lib.sbx_create_opts_new()
         if co == ffi.NULL:
             raise MemoryError("polysandbox: out of memory for the sandbox's options")
@@ -157,15 +154,14 @@ class CffiLocal(Local):
             if "ttl" in body:
                 chk(lib.sbx_create_opts_set_ttl(co, _ns(body["ttl"])))
             if body.get("get_or_create"):
-                chk(lib.sbx_sandbox_get_or_create(self._cctx, co, sb, created))
+                chk(lib.sbx_sandbox_get_or_create(ctx, co, sb, created))
             else:
-                chk(lib.sbx_sandbox_create(self._cctx, co, sb))
+                chk(lib.sbx_sandbox_create(ctx, co, sb))
         finally:
             lib.sbx_create_opts_free(co)
-        handle = int(ffi.cast("uintptr_t", sb[0]))
+        handle = self._handle(sb[0])
         self._hold(handle)
-        sid = ffi.string(lib.sbx_sandbox_id(sb[0])).decode("utf-8", "replace")
-        prov = ffi.string(lib.sbx_sandbox_provider(sb[0])).decode("utf-8", "replace")
+        sid, prov = self._info(handle)
         return handle, SandboxInfo(sid, prov, dict(body.get("labels", {}))), bool(created[0])
 
     def _sb_exec(self, sb: int, body: dict[str, Any], cancel: int | None = None,
@@ -248,6 +244,13 @@ def _def_externs(mod: Any) -> None:
         type_name = ffi.string(lib.sbx_file_type_name(kind)).decode()
         out.append(FileEntry(raw.decode("utf-8", "replace"), type_name, size, mtime, raw))
         return 0
+
+    @ffi.def_extern()
+    def _psb_list_cb(ud: Any, sid: Any, labels: Any, n: int, created_ns: int) -> int:
+        # Local._list's function: the id and labels copied out (valid only
+        # during the call).
+        return ffi.from_handle(ud)(ffi.string(sid), [ffi.string(labels[i]) for i in range(n)],
+                                   created_ns)
 
     @ffi.def_extern()
     def _psb_eval_cb(ud: Any, rec: Any, done: int, total: int, passed: int) -> int:

@@ -65,6 +65,7 @@ _PROTOS = (
     ("sbx_exec_opts_set_output_cb", c_int, (c_void_p, OUTPUT_CB, c_void_p)),
     ("sbx_cancel_new", c_void_p, ()),
     ("sbx_cancel_fire", None, (c_void_p,)),
+    ("sbx_cancel_fired", c_bool, (c_void_p,)),
     ("sbx_cancel_free", None, (c_void_p,)),
     ("sbx_ctx_provider_count", c_size_t, (c_void_p,)),
     ("sbx_ctx_provider", c_void_p, (c_void_p, c_size_t)),

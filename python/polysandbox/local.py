@@ -6,9 +6,8 @@ sbx_result_to_json, the object the CLI's --json prints.
 
 Two backends call the library: ctypes (this module, always there) and,
 when the package's compiled module _polysandbox_cffi is installed, cffi
-in API mode (_cffi.py: most calls; the context, its errors, cancellation
-tokens, attaching and listing sandboxes go through ctypes on the same
-library).  Local() takes the one that
+in API mode (_cffi.py: every call, ctypes is not used).  Local() takes
+the one that
 $POLYSANDBOX_BACKEND names ("cffi" or "ctypes"); unset, cffi when it
 loads and $POLYSANDBOX_LIBRARY does not name a library, else ctypes.
 Local.backend and polysandbox.backend() tell which is in use.
@@ -118,31 +117,36 @@ class Local(EvalCalls, Runner):
         if config_dir is not None and not isinstance(config_dir, str):
             raise TypeError("polysandbox.Local: argument 'config_dir' must be a str, "
                             f"not {type(config_dir).__name__}")
-        self._lib = _native.lib()
-        # The library the options of a run are set through (_cffi.py's own).
-        self._xlib = self._lib
-        ctx = c_void_p()
-        rc = self._lib.sbx_ctx_new(ctypes.byref(ctx),
-                                   config_dir.encode("utf-8") if config_dir else None)
+        # Cancellation tokens never fired, kept for the next call (see
+        # _cancel_free).
+        self._spare: list[Any] = []
+        self._bind()
+        lib, ctx = self._xlib, self._out("sbx_ctx")
+        rc = lib.sbx_ctx_new(ctx.arg, self._opt_str(config_dir or None))
         if rc != 0:
-            err = self._error(rc, ctx if ctx.value else None)
-            self._lib.sbx_ctx_free(ctx)
+            err = self._error(rc, ctx.value or None)
+            lib.sbx_ctx_free(ctx.value)
             raise err
-        self._ctx = ctx
+        self._ctx = ctx.value
         self._config_dir = config_dir
         # The sandbox handles open on ctx: let go of before it is freed.
         self._boxes: set[int] = set()
         self._boxes_lock = threading.Lock()
 
+    def _bind(self) -> None:
+        """Set _xlib, the library every call goes through (_cffi.py's
+        own), and _lib, this backend's ctypes one."""
+        self._lib = self._xlib = _native.lib()
+
     def _error(self, rc: int, ctx: Any) -> SandboxError:
         """The exception for rc, with the calling thread's error message
-        (ctx: _lib's or _xlib's, or None)."""
-        lib = self._lib
-        e = lib.sbx_ctx_last_error(self._addr(ctx))
-        msg = lib.sbx_error_message(e) if e else None
-        prov = lib.sbx_error_provider(e) if e else None
-        text = (msg or lib.sbx_strerror(rc) or b"error").decode("utf-8", "replace")
-        return error_for_code(rc, text, prov.decode("utf-8", "replace") if prov else None)
+        (ctx: a context as _xlib takes it, or None)."""
+        lib = self._xlib
+        e = lib.sbx_ctx_last_error(self._null if ctx is None else ctx)
+        msg = self._text(lib.sbx_error_message(e)) if e else None
+        prov = self._text(lib.sbx_error_provider(e)) if e else None
+        text = msg or self._text(lib.sbx_strerror(rc)) or "error"
+        return error_for_code(rc, text, prov)
 
     def _check(self, rc: int) -> None:
         if rc != 0:
@@ -156,8 +160,11 @@ class Local(EvalCalls, Runner):
             with self._boxes_lock:
                 boxes, self._boxes = self._boxes, set()
             for sb in boxes:
-                self._lib.sbx_sandbox_close(sb)
-            self._lib.sbx_ctx_free(ctx)
+                self._xlib.sbx_sandbox_close(self._box(sb))
+            self._xlib.sbx_ctx_free(ctx)
+        spare, self._spare = getattr(self, "_spare", []), []
+        for token in spare:
+            self._xlib.sbx_cancel_free(token)
 
     def __enter__(self) -> "Local":
         return self
@@ -168,11 +175,11 @@ class Local(EvalCalls, Runner):
     def __del__(self) -> None:
         self.close()
 
-    # How values cross to and from _xlib, the library the option setters,
-    # providers, pools, evaluate and compare call (_cffi.py's differ):
-    # string lists, bytes, cancellation tokens, the context, out-parameters
-    # of handles, arrays, returned strings, returned char * to free, and
-    # evaluate's progress callback.
+    # How values cross to and from _xlib, the library every call but the
+    # ctypes backend's own runs and execs goes through (_cffi.py's differ):
+    # string lists, bytes, cancellation tokens, the context, sandbox
+    # handles, out-parameters of handles, arrays, returned strings,
+    # returned char * to free, and the callbacks of evaluate and listing.
     _strv = staticmethod(_cstrs)
     #: NULL, as _xlib takes it.
     _null: Any = None
@@ -192,6 +199,16 @@ class Local(EvalCalls, Runner):
     def _xctx(self) -> Any:
         """The open context, as _xlib takes it."""
         return self._ctx_open()
+
+    @staticmethod
+    def _box(sb: int) -> Any:
+        """A sandbox handle (its address, see sandbox.py) as _xlib takes it."""
+        return sb
+
+    @staticmethod
+    def _handle(p: Any) -> int:
+        """The handle (an int) of an sbx_sandbox * _xlib gave."""
+        return p
 
     @staticmethod
     def _out(_ctype: str) -> "_Out":
@@ -224,10 +241,12 @@ class Local(EvalCalls, Runner):
         done, total, passed); the caller keeps both until the run ends."""
         return _native.EVAL_CB(fn), None
 
-    @staticmethod
-    def _addr(ctx: Any) -> Any:
-        """A context as _lib (ctypes) takes it, from _xlib's."""
-        return ctx
+    def _list_arg(self, fn: Callable[[bytes, list, int], int]) -> tuple[Any, Any]:
+        """(the sbx_list_cb, its user data) that call fn(id, labels,
+        created_ns), id and labels as bytes; kept by the caller as above."""
+        def cb(_ud: Any, sid: bytes, lp: Any, n: int, created_ns: int) -> int:
+            return fn(sid, [lp[i] for i in range(n)], created_ns)
+        return _native.LIST_CB(cb), None
 
     def _create_opts(self, o: Any, body: dict[str, Any]) -> None:
         lib, chk = self._xlib, self._check
@@ -274,21 +293,37 @@ class Local(EvalCalls, Runner):
         if "timeout" in body:
             chk(lib.sbx_exec_opts_set_timeout(x, _ns(body["timeout"])))
 
-    # Cancellation tokens of Runner._acall: the library's handles.
-    def _cancel_new(self) -> int:
-        lib = self._lib
+    # Cancellation tokens of Runner._acall: the library's handles, as
+    # _xlib gives them.  Every arun and exec takes one and almost none is
+    # fired: one that was not is kept for the next call (at most
+    # _SPARE_TOKENS), a malloc and a free fewer on the event loop's
+    # thread per call.
+    _SPARE_TOKENS = 64
+
+    def _cancel_new(self) -> Any:
+        try:
+            return self._spare.pop()
+        except IndexError:
+            pass
+        lib = self._xlib
         cancel = lib.sbx_cancel_new()
         if not cancel:
-            raise self._error(lib.sbx_error_code(lib.sbx_ctx_last_error(None)) or 11, None)
+            raise self._error(lib.sbx_error_code(lib.sbx_ctx_last_error(self._null)) or 11,
+                              None)
         return cancel
 
-    def _cancel_fire(self, token: int) -> None:
-        self._lib.sbx_cancel_fire(token)
+    def _cancel_fire(self, token: Any) -> None:
+        self._xlib.sbx_cancel_fire(token)
 
-    def _cancel_free(self, token: int) -> None:
-        self._lib.sbx_cancel_free(token)
+    def _cancel_free(self, token: Any) -> None:
+        lib = self._xlib
+        if self._ctx and len(self._spare) < self._SPARE_TOKENS \
+                and not lib.sbx_cancel_fired(token):
+            self._spare.append(token)
+        else:
+            lib.sbx_cancel_free(token)
 
-    def _ctx_open(self) -> c_void_p:
+    def _ctx_open(self) -> Any:
         if not self._ctx:
             raise SandboxError("polysandbox.Local: the runner is closed")
         return self._ctx
@@ -316,7 +351,8 @@ class Local(EvalCalls, Runner):
         finally:
             lib.sbx_result_free(res)
             lib.sbx_exec_opts_free(xo)
-            lib.sbx_create_opts_free(co)
+            if co:
+                lib.sbx_create_opts_free(co)
 
     # ---- sandboxes (handles are sbx_sandbox pointers; see sandbox.py) --------
 
@@ -335,9 +371,8 @@ class Local(EvalCalls, Runner):
         return sb
 
     def _info(self, sb: int) -> tuple[str, str]:
-        lib = self._lib
-        return (lib.sbx_sandbox_id(sb).decode("utf-8", "replace"),
-                lib.sbx_sandbox_provider(sb).decode("utf-8", "replace"))
+        lib, box = self._xlib, self._box(sb)
+        return self._text(lib.sbx_sandbox_id(box)), self._text(lib.sbx_sandbox_provider(box))
 
     def _sb_create(self, body: dict[str, Any]) -> tuple[int, SandboxInfo, bool]:
         lib = self._lib
@@ -369,17 +404,17 @@ class Local(EvalCalls, Runner):
         return sb.value, SandboxInfo(sid, prov, dict(body.get("labels", {}))), created.value
 
     def _sb_attach(self, sandbox_id: str, provider: str | None) -> tuple[int, SandboxInfo]:
-        lib = self._lib
-        sb = c_void_p()
-        self._check(lib.sbx_sandbox_open(self._ctx_open(), provider.encode() if provider
-                                         else None, sandbox_id.encode(), ctypes.byref(sb)))
-        self._hold(sb.value)
-        sid, prov = self._info(sb.value)
+        sb = self._out("sbx_sandbox")
+        self._check(self._xlib.sbx_sandbox_open(self._xctx(), self._opt_str(provider or None),
+                                                sandbox_id.encode(), sb.arg))
+        handle = self._handle(sb.value)
+        self._hold(handle)
+        sid, prov = self._info(handle)
         try:
             found = [i for i in self._list(prov, {}) if i.id == sid]
         except SandboxError:
             found = []    # a provider that cannot list: it opened, so it is
-        return sb.value, found[0] if found else SandboxInfo(sid, prov)
+        return handle, found[0] if found else SandboxInfo(sid, prov)
 
     def _sb_exec(self, sb: int, body: dict[str, Any], cancel: int | None = None,
                  on_output: OutputSink | None = None) -> Result:
@@ -437,22 +472,22 @@ class Local(EvalCalls, Runner):
             if sb not in self._boxes:
                 return      # close() let go of it already
             self._boxes.discard(sb)
-        self._lib.sbx_sandbox_close(sb)
+        self._xlib.sbx_sandbox_close(self._box(sb))
 
     def _list(self, provider: str, labels: dict[str, str]) -> list[SandboxInfo]:
         out: list[SandboxInfo] = []
 
-        def seen(_ud: Any, sid: bytes, lp: Any, n: int, created_ns: int) -> int:
-            kv = (lp[i].decode("utf-8", "replace").partition("=") for i in range(n))
+        def seen(sid: bytes, lp: list, created_ns: int) -> int:
+            kv = (b.decode("utf-8", "replace").partition("=") for b in lp)
             out.append(SandboxInfo(sid.decode("utf-8", "replace"), provider,
                                    {k: v for k, _, v in kv},
                                    created_ns // 1_000_000_000 if created_ns else None))
             return 0
 
         filt = [f"{k}={v}" for k, v in labels.items()]
-        self._check(self._lib.sbx_list_labeled(self._ctx_open(), provider.encode(),
-                                               _cstrs(filt), len(filt),
-                                               _native.LIST_CB(seen), None))
+        cb, ud = self._list_arg(seen)
+        self._check(self._xlib.sbx_list_labeled(self._xctx(), provider.encode(),
+                                                self._strv(filt), len(filt), cb, ud))
         return out
 
     def _sb_list(self, labels: dict[str, str], provider: str | None) -> list[SandboxInfo]:

@@ -258,6 +258,9 @@ class Result(_Text):
         """Build a Result from the object sbx_result_to_json gives;
         ServerError naming the field when it is not one (a server's reply
         is checked as hostile input)."""
+        plain = _plain(cls, obj)
+        if plain is not None:
+            return plain
         if not isinstance(obj, dict):
             raise ServerError(f"result: expected a JSON object, not {type(obj).__name__}")
         status = _status(obj, "result")
@@ -314,3 +317,59 @@ class Result(_Text):
 
     def to_json(self) -> str:
         return json.dumps(self.raw, separators=(",", ":"))
+
+
+# The fields of a plain result, (name, type, may be null), as from_json
+# checks them; and its timings.
+_PLAIN = (("exit_code", int, True), ("signal", int, True), ("stdout", str, False),
+          ("stdout_truncated", bool, False), ("stderr", str, False),
+          ("stderr_truncated", bool, False), ("cpu_ns", int, True),
+          ("peak_memory_bytes", int, True), ("provider", str, True),
+          ("sandbox_id", str, True), ("error", str, True), ("error_code", int, False))
+_TIMINGS = ("create", "start", "exec", "total")
+_NOTHING: list = []
+
+
+def _plain(cls: type, obj: Any) -> Result | None:
+    """The Result of obj when it is a plain one (UTF-8 output, no compile
+    step, no artifacts: almost every run), checked as from_json checks
+    it; None for any other, which from_json's full path then reads (and
+    names what is wrong).  One function and few objects: a run's result
+    is built right after the library's clone of this process, when every
+    page written costs a fault (plugins/local/README.md)."""
+    if type(obj) is not dict or obj.get("status") not in STATUSES:
+        return None
+    for name, kind, null in _PLAIN:
+        v = obj.get(name)
+        if type(v) is not kind and not (null and v is None and name in obj):
+            return None
+    timings = obj.get("timings_ns")
+    if type(timings) is not dict:
+        return None
+    for name in _TIMINGS:
+        if type(timings.get(name)) is not int:
+            return None
+    limits = obj.get("unenforced_limits", _NOTHING)
+    if type(limits) is not list:
+        return None
+    for name in limits:
+        if type(name) is not str:
+            return None
+    reason = obj.get("unenforced_reason")
+    pool = obj.get("pool")
+    if (obj.get("stdout_encoding", "utf-8") != "utf-8"
+            or obj.get("stderr_encoding", "utf-8") != "utf-8" or obj.get("compile") is not None
+            or obj.get("artifacts", _NOTHING) != _NOTHING
+            or obj.get("artifacts_left_out", _NOTHING) != _NOTHING
+            or (reason is not None and type(reason) is not str)
+            or (pool is not None and type(pool) is not str)):
+        return None
+    return cls(status=obj["status"], exit_code=obj["exit_code"], signal=obj["signal"],
+               stdout_bytes=obj["stdout"].encode("utf-8", "surrogatepass"),
+               stdout_truncated=obj["stdout_truncated"],
+               stderr_bytes=obj["stderr"].encode("utf-8", "surrogatepass"),
+               stderr_truncated=obj["stderr_truncated"], timings_ns=dict(timings),
+               cpu_ns=obj["cpu_ns"], peak_memory_bytes=obj["peak_memory_bytes"],
+               provider=obj["provider"], sandbox_id=obj["sandbox_id"], error=obj["error"],
+               error_code=obj["error_code"], compile=None, unenforced_limits=tuple(limits),
+               unenforced_reason=reason, artifacts=(), artifacts_left_out=(), pool=pool, raw=obj)

@@ -1,14 +1,16 @@
 """polysandbox.sandbox - a sandbox that stays between calls.
 
     async with psb.Sandbox.create(provider="local", labels={"task": "t1"}) as sb:
-        await sb.upload("data.csv", b"a,b\\n")
-        r = await sb.aexec("wc -l data.csv")
+        await sb.upload("data.csv", b"a,b\\n")          # an AsyncSandbox: awaited
+        r = await sb.execute("wc -l data.csv")
     with client.create_sandbox(template="python") as sb:      # sync
         r = sb.exec(["python3", "-V"])
 
 A Sandbox is made by a runner (Local in the process, Client through
 polysandboxd) and calls it for every operation, so the two paths give the
-same Result objects and exceptions.  Sandboxes are created persistent (as
+same Result objects and exceptions.  The awaitable constructors
+(Sandbox.create, get_or_create, attach) give an AsyncSandbox, whose calls
+of cased/sandboxes' names are awaited as in that library.  Sandboxes are created persistent (as
 polysandboxd and `polysandbox create` make them), so that another process
 can attach to one by its id; destroy them (a `with` block does) or give a
 ttl.
@@ -33,7 +35,7 @@ if TYPE_CHECKING:
     from .request import OutputSink, Runner
     from .stream import Stream
 
-__all__ = ["Sandbox", "SandboxInfo", "FileEntry", "FileList", "MAX_DOWNLOAD", "LIST_FILES"]
+__all__ = ["Sandbox", "AsyncSandbox", "SandboxInfo", "FileEntry", "FileList", "MAX_DOWNLOAD", "LIST_FILES"]
 
 # What download reads at most unless told (polysandboxd's default
 # [server] max_download).
@@ -157,14 +159,14 @@ class _Pending:
     the Sandbox, or use it as an async context manager that destroys the
     sandbox on exit."""
 
-    def __init__(self, make: Awaitable["Sandbox"]):
+    def __init__(self, make: Awaitable["AsyncSandbox"]):
         self._make = make
-        self._sb: Sandbox | None = None
+        self._sb: AsyncSandbox | None = None
 
-    def __await__(self) -> Generator[Any, None, "Sandbox"]:
+    def __await__(self) -> Generator[Any, None, "AsyncSandbox"]:
         return self._make.__await__()
 
-    async def __aenter__(self) -> "Sandbox":
+    async def __aenter__(self) -> "AsyncSandbox":
         self._sb = await self._make
         return self._sb
 
@@ -221,11 +223,11 @@ class Sandbox:
         handle, info = runner._sb_attach(sandbox_id, provider)
         return cls(runner, handle, info, False)
 
-    @classmethod
-    def _pending(cls, runner: "Runner", fn: Any, *args: Any) -> _Pending:
-        async def make() -> "Sandbox":
+    @staticmethod
+    def _pending(runner: "Runner", fn: Any, *args: Any) -> _Pending:
+        async def make() -> "AsyncSandbox":
             return await runner._acall(lambda *a, cancel: fn(*a), *args,
-                                       abandon=lambda sb: sb.destroy())
+                                       abandon=Sandbox.destroy)
         return _Pending(make())
 
     @classmethod
@@ -241,7 +243,7 @@ class Sandbox:
         """
         r = _runner(runner, "Sandbox.create")
         build("Sandbox.create", {}, options, SANDBOX_OPTIONS)   # raise now, not at await
-        return cls._pending(r, cls._create, r, options, "Sandbox.create")
+        return cls._pending(r, AsyncSandbox._create, r, options, "Sandbox.create")
 
     @classmethod
     def get_or_create(cls, runner: "Runner | None" = None, **options: Any) -> _Pending:
@@ -253,7 +255,8 @@ class Sandbox:
             raise ValueError("polysandbox.Sandbox.get_or_create: argument 'labels' is needed "
                              "to find the sandbox by")
         build("Sandbox.get_or_create", {}, options, SANDBOX_OPTIONS)
-        return cls._pending(r, cls._create, r, options, "Sandbox.get_or_create", True)
+        return cls._pending(r, AsyncSandbox._create, r, options, "Sandbox.get_or_create",
+                            True)
 
     @classmethod
     def attach(cls, sandbox_id: str, provider: str | None = None,
@@ -262,7 +265,8 @@ class Sandbox:
         runner.attach(sandbox_id, provider)."""
         r = _runner(runner, "Sandbox.attach")
         _text("Sandbox.attach", "sandbox_id", sandbox_id)
-        return cls._pending(r, cls._attach, r, sandbox_id, provider, "Sandbox.attach")
+        return cls._pending(r, AsyncSandbox._attach, r, sandbox_id, provider,
+                            "Sandbox.attach")
 
     @classmethod
     async def find(cls, labels: Mapping[str, str] | None = None, provider: str | None = None,
@@ -420,11 +424,11 @@ class Sandbox:
 
     async def aupload(self, path: str, data: str | bytes, mode: int = 0o644) -> None:
         """upload, awaited."""
-        await asyncio.to_thread(self.upload, path, data, mode)
+        await asyncio.to_thread(Sandbox.upload, self, path, data, mode)
 
     async def adownload(self, path: str, max_bytes: int = MAX_DOWNLOAD) -> bytes:
         """download, awaited."""
-        return await asyncio.to_thread(self.download, path, max_bytes)
+        return await asyncio.to_thread(Sandbox.download, self, path, max_bytes)
 
     def destroy(self) -> None:
         """Destroy the sandbox (once: again does nothing).  An exec running
@@ -445,7 +449,7 @@ class Sandbox:
 
     async def adestroy(self) -> None:
         """destroy, awaited."""
-        await asyncio.to_thread(self.destroy)
+        await asyncio.to_thread(Sandbox.destroy, self)
 
     def close(self) -> None:
         """Let go of the sandbox, leaving it running (attach finds it
@@ -459,7 +463,7 @@ class Sandbox:
         return self
 
     def __exit__(self, *exc: Any) -> None:
-        self.destroy()
+        Sandbox.destroy(self)
 
     async def __aenter__(self) -> "Sandbox":
         return self
@@ -475,6 +479,39 @@ class Sandbox:
                 self.close()
             except Exception:
                 pass
+
+
+class AsyncSandbox(Sandbox):
+    """A Sandbox as the awaitable constructors give it (Sandbox.create,
+    get_or_create, attach): as in cased/sandboxes, execute, execute_many,
+    upload, download and destroy are awaited (they are aexec,
+    aexecute_many, aupload, adownload and adestroy, which it also has);
+    stream works with async for (and for); exec, exec_code, list_files
+    and close stay sync, as on Sandbox.  Since 0.3."""
+
+    def execute(self, command: str | Sequence[str],  # type: ignore[override]
+                **options: Any) -> Awaitable[Result]:
+        """aexec."""
+        return self.aexec(command, **options)
+
+    def execute_many(self, commands: Sequence[Any], *,  # type: ignore[override]
+                     stop_on_error: bool = False, **options: Any) -> Awaitable[list[Result]]:
+        """aexecute_many."""
+        return self.aexecute_many(commands, stop_on_error=stop_on_error, **options)
+
+    def upload(self, path: str, data: str | bytes,  # type: ignore[override]
+               mode: int = 0o644) -> Awaitable[None]:
+        """aupload."""
+        return self.aupload(path, data, mode)
+
+    def download(self, path: str,  # type: ignore[override]
+                 max_bytes: int = MAX_DOWNLOAD) -> Awaitable[bytes]:
+        """adownload."""
+        return self.adownload(path, max_bytes)
+
+    def destroy(self) -> Awaitable[None]:  # type: ignore[override]
+        """adestroy."""
+        return self.adestroy()
 
 
 def _exec_command(command: Any, options: Mapping[str, Any], call: str) -> dict[str, Any]:

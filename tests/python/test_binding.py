@@ -15,6 +15,7 @@ import time
 
 import pytest
 
+from conftest import CFFI_BUILT
 from harness import PS, Server
 
 BLOB = bytes(range(256)) * 4
@@ -200,6 +201,69 @@ def test_library_not_loadable(scratch):
                                   PYTHONPATH=os.path.join(os.environ["top_srcdir"], "python")))
     assert bad.returncode != 0 and "nolib.so" in bad.stderr \
         and "POLYSANDBOX_LIBRARY" in bad.stderr, bad.stderr[-600:]
+
+
+class _Refused:
+    """Stands for _native's ctypes library: any use fails the test."""
+
+    def __getattr__(self, name):
+        raise AssertionError(f"{name} went through ctypes on the cffi backend")
+
+    def __call__(self, *args, **kw):
+        raise AssertionError("a ctypes call on the cffi backend")
+
+
+@pytest.fixture
+def no_ctypes(psb, monkeypatch):
+    """ctypes refused: _native's library, its free and its callback types
+    fail the test when used (after the cffi module's one look through
+    ctypes at load, that the library is the one ctypes would load)."""
+    if not CFFI_BUILT:
+        pytest.skip("the cffi backend is not built (configure found no python3-cffi)")
+    from polysandbox import _cffi, _native
+    _cffi.module()
+    refused = _Refused()
+    monkeypatch.setattr(_native, "_lib", refused)
+    for name in ("lib", "free", "LIST_CB", "OUTPUT_CB", "FILE_CB", "EVAL_CB"):
+        monkeypatch.setattr(_native, name, refused)
+
+
+@pytest.mark.asyncio
+async def test_cffi_without_ctypes(psb, no_ctypes, tmp_path):
+    """On the cffi backend every call goes through the compiled module,
+    none through ctypes: the context made and freed, the error text of a
+    bad configuration and of a refused run, cancellation tokens (a
+    cancelled arun, and every exec's own), a sandbox attached by id,
+    listed by its labels, let go of and destroyed."""
+    (tmp_path / "polysandbox.ini").write_text("[core]\nno_such_key = 1\n")
+    with pytest.raises(psb.SandboxError, match="polysandbox.ini") as bad:
+        psb.Local(config_dir=str(tmp_path), backend="cffi")
+    assert isinstance(bad.value, psb.ConfigError), repr(bad.value)
+    runner = psb.Local(backend="cffi")
+    try:
+        assert runner.backend == "cffi" and not hasattr(runner, "_lib")
+        assert runner.run("echo hi").stdout == "hi\n"
+        with pytest.raises(psb.SandboxNotFoundError, match="nosuch"):
+            runner.run("true", provider="nosuch")
+        t = asyncio.create_task(runner.arun("sleep 30", timeout=60))
+        await asyncio.sleep(0.5)
+        t.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await t
+        labels = {"test": f"cffi-no-ctypes-{os.getpid()}"}
+        sb = runner.create_sandbox(provider="local", labels=labels, ttl=300)
+        try:
+            again = runner.attach(sb.id, "local")
+            assert (again.id, again.provider) == (sb.id, "local") \
+                and labels.items() <= again.labels.items(), again.labels
+            assert again.exec("echo again").stdout == "again\n"
+            again.close()
+            assert [i.id for i in runner.sandboxes(labels, provider="local")] == [sb.id]
+        finally:
+            sb.destroy()
+        assert runner.sandboxes(labels, provider="local") == []
+    finally:
+        runner.close()
 
 
 # ---- through polysandboxd --------------------------------------------------
