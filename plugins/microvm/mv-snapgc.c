@@ -44,6 +44,7 @@
 /* The files mv-snap.c makes in a snapshot's directory: nothing else is
  * ever removed. */
 static const char *const leaves[] = {
+    MV_SNAP_FAILS, MV_SNAP_FAILS ".tmp",
     MV_SNAP_FILE, MV_SNAP_FILE ".tmp", MV_SNAP_RAM, MV_SNAP_RAM ".tmp", MV_SNAP_REC, MV_SNAP_REC ".tmp", MV_SNAP_LOCK,
 };
 
