@@ -734,20 +734,13 @@ int mv_snap_restore_image(struct mv_prov *p, const char *accel, uint64_t disk_by
     if ((rc = snap_get(p, accel, img, dir, sizeof dir, &fd, &ram_fd, &tsc, &disk)))
         return rc;
     /* A jailed QEMU gets sealed copies, never the files (mv-seal.c). */
-    for (int i = 0; p->vmm_jail && i < 2; i++) {
-        int *f = i ? &ram_fd : &fd, sealed;
-        if (*f < 0)
-            continue;
-        if ((sealed = mv_seal_get(p, i, *f)) < 0) {
-            int e = errno;
-            close(fd);
-            if (ram_fd >= 0)
-                close(ram_fd);
-            return snap_fail(p, SBX_E_IO, "microvm: sealing a copy of the snapshot in %s: %s",
-                             dir, strerror(e));
-        }
-        close(*f);
-        *f = sealed;
+    if (p->vmm_jail && mv_seal_pair(p, dir, &fd, &ram_fd) != 0) {
+        int e = errno;
+        close(fd);
+        if (ram_fd >= 0)
+            close(ram_fd);
+        return snap_fail(p, SBX_E_IO, "microvm: sealing a copy of the snapshot in %s: %s", dir,
+                         strerror(e));
     }
     if (p->snap_shared && socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, qv) != 0) {
         close(fd);
