@@ -12,9 +12,11 @@
  * through an fd of its own (a new open file description each, so two
  * restores never share an offset).  The copy skips the pages that are
  * all zeros (the guest never touched most of its RAM), so it takes no
- * more memory than the data; it is made once per provider process and
- * snapshot (kept here by the file's identity) and rebuilt when the
- * snapshot is.
+ * more memory than the data; it is kept here by the file's identity and
+ * rebuilt when the snapshot is.  Made once per snapshot for all of this
+ * user's processes: a process asks the snapshot's holder (mv-hold.c)
+ * first, and the one that had to copy (one at a time, MV_HOLD_LOCK)
+ * starts a holder of its copies.
  */
 #define _GNU_SOURCE
 #include "config.h"

@@ -16,6 +16,8 @@
  * there is left to it: the next create there reuses or rebuilds it,
  * unless it is an image's (its record names the disk, whose path is
  * hashed into its name too) and that disk is gone (mv-imagegc.c).
+ * A snapshot removed has its holder of sealed copies, if any, killed
+ * first (mv-hold.c's mv_hold_stop).
  * The directory and its record are our own, in a private place, but
  * are read as hostile all the same: a directory not ours, not 0700, a
  * link, or holding a file we do not make, is left alone.

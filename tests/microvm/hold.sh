@@ -12,19 +12,11 @@
 . "$top_srcdir/tests/cli/lib.sh"
 . "$top_srcdir/tests/microvm/guest.sh"
 
-POLYSANDBOX_STATE_DIR=$tmp/state POLYSANDBOX_LOG=info POLYSANDBOX_MICROVM_HOLD_IDLE=300
-export POLYSANDBOX_STATE_DIR POLYSANDBOX_LOG POLYSANDBOX_MICROVM_HOLD_IDLE
-mkdir -p "$tmp/state/microvm" || exit 99
-# As jail.sh: the suite's KVM probe result for this kernel, else TCG.
-kernel=$(sed -n 's/^kernel = //p' "$tmp/config/providers.d/microvm.ini")
-if [ -n "$kernel" ] && grep -q "^$kernel:" "$top_builddir/tests/state/microvm/accel" 2>/dev/null; then
-    cp "$top_builddir/tests/state/microvm/accel" "$tmp/state/microvm/" || exit 99
-else
-    echo "accel = tcg" >> "$tmp/config/providers.d/microvm.ini" || exit 99
-fi
-echo "vmm_jail = on" >> "$tmp/config/providers.d/microvm.ini" || exit 99
-cli doctor --provider microvm
-snap=$(sed -n 's|.*snapshot: auto: \(/.*/vm\.snap\) (.*|\1|p' "$tmp/out" "$tmp/err" | head -n 1)
+# A holder outlives the test's runs: a long idle time, so that it
+# serves the second run however loaded the host is.
+POLYSANDBOX_MICROVM_HOLD_IDLE=300
+export POLYSANDBOX_MICROVM_HOLD_IDLE
+jailed_own_state
 case $snap in
 /dev/shm/*) ;;
 *) echo "1..0 # SKIP the snapshot is not in /dev/shm (${snap:-none})"; exit 0 ;;
