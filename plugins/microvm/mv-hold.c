@@ -456,7 +456,9 @@ pid_t mv_hold_start(const char *dir, const int fds[2], const struct mv_hold_id i
     }
     if (pipe2(pv, O_CLOEXEC) != 0)
         return -1;
-    /* A stale holder's path (the caller holds MV_HOLD_LOCK). */
+    /* A holder that answered wrong or not in time goes, and its path
+     * with it (the caller holds MV_HOLD_LOCK). */
+    (void)mv_hold_stop(dir);
     if (unlink(h.sock) != 0 && errno != ENOENT) {
         close(pv[0]);
         close(pv[1]);
@@ -471,7 +473,7 @@ pid_t mv_hold_start(const char *dir, const int fds[2], const struct mv_hold_id i
         close(pv[0]);
         if (setsid() < 0)
             _exit(1);
-        pid_t b = fork();
+        pid_t b = _Fork(); /* no atfork handler in a threaded process's child */
         if (b == 0)
             hold_main(&h, pv[1]);
         _exit(b < 0);
