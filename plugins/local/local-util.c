@@ -32,7 +32,10 @@ void lcl_signals_default(void)
     sigprocmask(SIG_SETMASK, &none, NULL);
 }
 
-static volatile sig_atomic_t forward_pgid;
+/* Per thread: an init on its caller's memory (launch/vfork.c) runs on
+ * its nanny thread's TLS, so two such inits of one process each have
+ * their own.  Initial-exec: no allocation on first use. */
+static __thread volatile sig_atomic_t forward_pgid __attribute__((tls_model("initial-exec")));
 
 static void forward(int sig)
 {

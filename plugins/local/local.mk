@@ -36,6 +36,7 @@ plugins_local_local_la_SOURCES = \
 	plugins/local/launch/launchers.c \
 	plugins/local/launch/exec.c \
 	plugins/local/launch/clone.c \
+	plugins/local/launch/vfork.c \
 	plugins/local/launch/daemon.c \
 	plugins/local/launch/request.c \
 	plugins/local/wire/exec-req.h \

@@ -399,8 +399,8 @@ int mv_image_describe(struct mv_prov *p, char *buf, size_t n)
             size_t l = strlen(e->d_name);
             if (l < 5 || strcmp(e->d_name + l - 4, MV_IMAGE_SUM))
                 continue;
-            snprintf(sum, sizeof sum, "%s/%s", dir, e->d_name);
-            if (mv_image_sum_read(sum, &v) != 0)
+            int w = snprintf(sum, sizeof sum, "%s/%s", dir, e->d_name);
+            if (w < 0 || (size_t)w >= sizeof sum || mv_image_sum_read(sum, &v) != 0)
                 continue;
             len += (size_t)snprintf(buf + len, n - len, "%s %s/%.*s of %s", count++ ? ";" : ":",
                                     dir, (int)(l - 4), e->d_name, v.root);

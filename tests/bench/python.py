@@ -17,6 +17,8 @@ Usage: python.py [-n RUNS] [--rounds R] [--save FILE] BENCH-RUNS POLYSANDBOX
    that, the copy of its address space at the init's clone alone, the
    rest being the copy-on-write faults its writes take while the init
    holds the copy (plugins/local/README.md, "Embedding processes").
+   Both are noise once the init shares the caller's memory
+   (launch/vfork.c); POLYSANDBOX_LOCAL_LAUNCH=fork brings the copy back.
 2. asyncio throughput: RUNS one-shot runs, as many in flight as there
    are cores, with psb.arun against the CLI started with
    asyncio.create_subprocess_exec.  Target: at least 3x.  In the same
@@ -192,7 +194,7 @@ def main(args):
         print(f"sbx_run (C, as large as python3: {' '.join(ballast)}): median {cb:8.2f} ms "
               f"({cb - c:+.2f} ms against the plain C caller)")
         print(f"sbx_run (C, as large, no page written: {' '.join(still)}): median {cs:8.2f} ms "
-              f"({cs - c:+.2f} ms: the size alone, copied by an in-process clone; "
+              f"({cs - c:+.2f} ms: the size alone, copied by a copy-on-write init; "
               f"the rest, {cb - cs:+.2f} ms, the pages written)")
         saved += [f"python.run_ms={p:.3f}", f"python.c_run_ms={c:.3f}",
                   f"python.binding_ms={a:.4f}", f"python.c_ballast_run_ms={cb:.3f}",

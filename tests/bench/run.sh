@@ -184,6 +184,10 @@ py_bench() {
 echo
 if [ -x "$py" ]; then
     py_bench "$BENCH_SAVE" || status=1
+    # The init a copy-on-write fork of the caller (plugins/local/README.md,
+    # "Embedding processes"): what sharing its memory saves, same minutes.
+    echo "-- the same with the copy-on-write init (POLYSANDBOX_LOCAL_LAUNCH=fork)"
+    POLYSANDBOX_LOCAL_LAUNCH=fork py_bench "$BENCH_SAVE.fork" || status=1
 else
     echo "(the Python binding: $py is not installed, skipped)"
 fi

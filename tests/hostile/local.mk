@@ -57,6 +57,14 @@ TESTS += tests/hostile/etc-cache.sh
 endif
 dist_check_SCRIPTS += tests/hostile/etc-cache.sh
 
+# An embedding process (Python, daemon = off) keeps its OOM score,
+# dumpable flag and signal handlers whichever launcher starts the init.
+if BUILD_PROVIDER_LOCAL
+TESTS += tests/hostile/embed.sh
+endif
+dist_check_SCRIPTS += tests/hostile/embed.sh
+EXTRA_DIST += tests/hostile/embed.py
+
 # cgroup v2 (on a v1 host: in a private mount namespace with cgroup2).
 if BUILD_PROVIDER_LOCAL
 TESTS += tests/hostile/cgroup2.sh

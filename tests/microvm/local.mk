@@ -66,11 +66,15 @@ check_SCRIPTS += tests/hostile/hostile
 # QEMU's user-mode network to a server on the host's loopback (one boot,
 # one restore).
 TESTS += tests/microvm/net.sh
+# eval.sh: polysandbox eval (six HumanEval-style samples) and compare
+# local,microvm (MBPP's three reference solutions), a VM per sample.
+TESTS += tests/microvm/eval.sh
 endif
 dist_check_SCRIPTS += tests/microvm/run.sh tests/microvm/image.sh tests/microvm/persist.sh \
 	tests/microvm/snapshot.sh tests/microvm/snapfail.sh tests/microvm/firecracker.sh \
-	tests/microvm/pool.sh tests/microvm/snapgc.sh tests/microvm/jail.sh tests/microvm/hold.sh tests/microvm/oci.sh \
-	tests/microvm/hostile.sh tests/microvm/net.sh tests/microvm/build.sh
+	tests/microvm/pool.sh tests/microvm/snapgc.sh tests/microvm/jail.sh tests/microvm/hold.sh \
+	tests/microvm/oci.sh tests/microvm/hostile.sh tests/microvm/net.sh tests/microvm/build.sh \
+	tests/microvm/eval.sh
 EXTRA_DIST += tests/microvm/guest.sh tests/microvm/imageguest.sh tests/microvm/fakevmm.sh \
 	tests/fakes/firecracker.py tests/fakes/jailer.py
 # The guest image, where run.sh had to keep it in the build tree.

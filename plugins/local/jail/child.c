@@ -171,25 +171,31 @@ void lcl_j_bind_work(const struct lcl_child *c, const char *dst)
  * pipes, the host's files and sockets. */
 static void close_host_fds(const struct lcl_child *c)
 {
-    int keep[6] = {c->fd_in, c->fd_out, c->fd_err, c->fd_sync, c->fd_report, c->fd_status};
-    for (int i = 1; i < 6; i++) /* insertion sort, six entries */
+    /* shared_mm: the payload joins the cgroups, through the tasks files. */
+    int keep[6 + LCL_CG_NCTRL] = {c->fd_in, c->fd_out, c->fd_err, c->fd_sync, c->fd_report,
+                                  c->fd_status};
+    int nk = 6;
+    for (int i = 0; c->shared_mm && i < LCL_CG_NCTRL; i++)
+        if (c->fd_tasks[i] >= 0)
+            keep[nk++] = c->fd_tasks[i];
+    for (int i = 1; i < nk; i++) /* insertion sort, a dozen entries */
         for (int j = i; j > 0 && keep[j - 1] > keep[j]; j--) {
             int t = keep[j];
             keep[j] = keep[j - 1];
             keep[j - 1] = t;
         }
     unsigned int from = 0;
-    for (int i = 0; i <= 6; i++) {
-        unsigned int to = i < 6 ? (unsigned int)keep[i] : ~0u;
+    for (int i = 0; i <= nk; i++) {
+        unsigned int to = i < nk ? (unsigned int)keep[i] : ~0u;
         if (to > from) {
-            unsigned int last = i < 6 ? to - 1 : ~0u;
+            unsigned int last = i < nk ? to - 1 : ~0u;
             if (syscall(SYS_close_range, from, last, 0) < 0) {
                 unsigned int stop = last > 65536 ? 65536 : last;
                 for (unsigned int fd = from; fd <= stop; fd++)
                     close((int)fd);
             }
         }
-        if (i < 6)
+        if (i < nk)
             from = (unsigned int)keep[i] + 1;
     }
 }
@@ -200,8 +206,10 @@ void lcl_child_setup(const struct lcl_child *c)
 {
     prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
     /* Join our cgroups first: everything after, the payload included,
-     * is accounted and limited there. */
-    for (int i = 0; i < LCL_CG_NCTRL; i++)
+     * is accounted and limited there.  Not on the caller's memory: the
+     * OOM killer, killing a member of the cgroup, would kill every
+     * process sharing its memory, the caller too; the payload joins. */
+    for (int i = 0; !c->shared_mm && i < LCL_CG_NCTRL; i++)
         if (c->fd_tasks[i] >= 0 && write(c->fd_tasks[i], "0", 1) != 1)
             lcl_j_fail(c, "joining the cgroup", NULL);
     close_host_fds(c);
@@ -211,6 +219,15 @@ void lcl_child_setup(const struct lcl_child *c)
     if (!c->keep_sync)
         close(c->fd_sync);
     lcl_child_root(c, work);
+}
+
+/* The old root gone, then the payload's go on @det_w. */
+static void detach_old_root(const struct lcl_child *c, int det_w)
+{
+    if (!c->root_detached && umount2(".", MNT_DETACH) < 0)
+        lcl_j_fail(c, "detaching the old root", NULL);
+    if (write(det_w, "d", 1) != 1)
+        lcl_j_fail(c, "releasing the payload", NULL);
 }
 
 /* The payload, then reaping until it exits. */
@@ -235,16 +252,27 @@ _Noreturn void lcl_child_start(const struct lcl_child *c)
                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
     if (stack == MAP_FAILED)
         lcl_j_fail(c, "mmap of the payload's stack", NULL);
-    int pid = clone(lcl_j_payload_main, stack + stack_size, CLONE_VM | SIGCHLD, &pa);
+    /* On the caller's memory (shared_mm) the payload is a vfork child:
+     * its oom_score_adj is then its own, not every sharer's (the
+     * kernel's __set_oom_adj), and the OOM killer never picks it while
+     * it shares (in_vfork).  We wait in the clone until it executed, so
+     * the old root goes first. */
+    bool vf = c->shared_mm;
+    if (vf)
+        detach_old_root(c, det[1]);
+    int pid = clone(lcl_j_payload_main, stack + stack_size,
+                    CLONE_VM | (vf ? CLONE_VFORK : 0) | SIGCHLD, &pa);
     if (pid < 0)
         lcl_j_fail(c, "clone of the payload", NULL);
+    /* Its credentials' change made the caller's memory undumpable (the
+     * kernel's commit_creds): the caller's flag back. */
+    if (c->redumpable)
+        prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
     close(execd[1]);
     /* (A failure here reports an errno the payload may have changed: the
      * step named is right, the number may not be.) */
-    if (!c->root_detached && umount2(".", MNT_DETACH) < 0)
-        lcl_j_fail(c, "detaching the old root", NULL);
-    if (write(det[1], "d", 1) != 1)
-        lcl_j_fail(c, "releasing the payload", NULL);
+    if (!vf)
+        detach_old_root(c, det[1]);
     char b;
     while (read(execd[0], &b, 1) != 0)
         ; /* -1: interrupted; 0: it executed the command, or is gone */

@@ -52,6 +52,11 @@ struct lcl_child {
     uint64_t rl_data;       /* RLIMIT_DATA of the payload, or 0: none (local-limits.c) */
     uint64_t rl_nproc;      /* RLIMIT_NPROC of the payload, or 0: none */
     int fd_leave[LCL_CG_NCTRL]; /* v1: a parent cgroup's tasks file, or -1 */
+    bool shared_mm;         /* on the caller's memory (launch/vfork.c): the init stays out
+                             * of the exec's cgroups, the payload is a vfork child that
+                             * joins them (fd_tasks) and unshares the cgroup namespace */
+    bool redumpable;        /* shared_mm: PR_SET_DUMPABLE 1 again once the payload executed
+                             * (its setresuid cleared the flag of the memory we share) */
     /* A zygote's init keeping eval's pass line (sdk/inside/seal.h): once
      * the payload is reaped (and the rest, before the status), @seal goes
      * to fd_out if "1" came on fd_said; fd_out is then closed. */

@@ -80,6 +80,18 @@ static void close_others(void)
  * own stack, which it warns about on the program's stderr. */
 static void payload_exec(const struct lcl_child *c);
 
+/* shared_mm: the exec's cgroups, which the init stays out of
+ * (jail/child.c), joined first, then a cgroup namespace rooted there
+ * (the privilege of our user namespace is still ours). */
+static void payload_join_cgroups(const struct lcl_child *c)
+{
+    for (int i = 0; i < LCL_CG_NCTRL; i++)
+        if (c->fd_tasks[i] >= 0 && write(c->fd_tasks[i], "0", 1) != 1)
+            lcl_j_fail(c, "joining the cgroup", NULL);
+    if (c->new_cgroup_ns && unshare(CLONE_NEWCGROUP) < 0)
+        lcl_j_fail(c, "unshare", "CLONE_NEWCGROUP");
+}
+
 /* The payload's view of the init: detached = the init's end saying the
  * old root is gone (one byte; EOF: the init failed). */
 
@@ -87,6 +99,8 @@ _Noreturn static void payload(const struct lcl_child *c, const struct lcl_j_payl
 {
     close(a->detach_w);
     close(a->execd_r);
+    if (c->shared_mm)
+        payload_join_cgroups(c);
     lcl_payload_prepare(c);
 
     /* Not before the host's mount tree is gone from our namespace.  EOF

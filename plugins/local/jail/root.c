@@ -211,7 +211,8 @@ void lcl_child_root(const struct lcl_child *c, int work)
 {
     if (c->drop_groups && syscall(SYS_setgroups, 0, NULL) < 0)
         lcl_j_fail(c, "setgroups", NULL);
-    if (c->new_cgroup_ns && unshare(CLONE_NEWCGROUP) < 0)
+    /* (shared_mm: the payload's, in the exec's cgroups; we are not.) */
+    if (c->new_cgroup_ns && !c->shared_mm && unshare(CLONE_NEWCGROUP) < 0)
         lcl_j_fail(c, "unshare", "CLONE_NEWCGROUP");
     build_root(c, work);
     if (sethostname("sandbox", 7) < 0)

@@ -33,7 +33,7 @@ static bool clone_fits(const struct lcl_launch *l)
     return !l->sp;
 }
 
-static int clone_start(struct lcl_launch *l)
+int lcl_launch_take_id(struct lcl_launch *l)
 {
     struct lcl_prov *p = l->p;
     struct lcl_sb *sb = l->sb;
@@ -43,15 +43,26 @@ static int clone_start(struct lcl_launch *l)
     if (p->ids_per_exec && sb->work_tmpfs && sb->work_uid != LCL_SANDBOX_UID) {
         l->id->uid = sb->work_uid;
         l->id->gid = sb->work_gid;
-    } else {
-        int ret = lcl_id_take(p, l->id);
-        if (ret)
-            return ret;
+        return 0;
     }
-    uint64_t flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS |
-                     CLONE_PIDFD;
-    if (sb->network != SBX_NET_HOST)
+    return lcl_id_take(p, l->id);
+}
+
+uint64_t lcl_launch_ns_flags(const struct lcl_launch *l)
+{
+    uint64_t flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS;
+    if (l->sb->network != SBX_NET_HOST)
         flags |= CLONE_NEWNET;
+    return flags;
+}
+
+static int clone_start(struct lcl_launch *l)
+{
+    struct lcl_prov *p = l->p;
+    int ret = lcl_launch_take_id(l);
+    if (ret)
+        return ret;
+    uint64_t flags = lcl_launch_ns_flags(l) | CLONE_PIDFD;
     int pidfd = -1;
     struct lcl_clone_args ca;
     memset(&ca, 0, sizeof ca);

@@ -61,6 +61,7 @@ struct run {
     bool have_msg;
     int locald;                 /* the daemon's connection: its prepared sandbox runs it */
     struct lcl_id id;           /* the host id of our init (in-process) */
+    struct lcl_nanny *nanny;    /* the vfork launcher's thread, or NULL */
 };
 
 static void close_fd(int *fd)
@@ -639,6 +640,8 @@ static void cleanup(struct run *r)
         kill_all(r);
         reap(r);
     }
+    /* The init is gone (or its go will never come: it exits). */
+    lcl_nanny_end(&r->nanny);
     lcl_egress_stop(&r->net);
     lcl_locald_done(r->p, &r->locald, &r->cg, r->sb->id);
     lcl_id_give(&r->id);
@@ -737,7 +740,8 @@ int lcl_exec_spawn(struct lcl_prov *p, struct lcl_sb *sb, const sbx_exec_spec_v1
 
     /* Who starts the init (launchers.c): a zygote, a spare of the
      * daemon, or our own clone. */
-    struct lcl_launch l = {p, sb, &r.c, sp, &r.cg, &r.id, &r.pid, &r.pidfd, &r.locald};
+    struct lcl_launch l = {p, sb, &r.c, sp, &r.cg, &r.id, &r.pid, &r.pidfd, &r.locald,
+                          &r.nanny};
     const struct lcl_launcher *ln = NULL;
     ret = lcl_launch_prepare(&l, &ln);
     if (ret) {

@@ -5,12 +5,16 @@
  * of launchers.c in order; the first that fits and does not decline
  * starts the init, and the supervisor does the rest the same way for
  * all (the id maps and the go when the init is its own, supervision,
- * the verdict, cleanup).  Today's three:
+ * the verdict, cleanup).  Today's four:
  *
  *   zygote  a fork of a warm interpreter (zygote.c): when the exec came
  *           through ops->exec_zygote (l->sp set)
  *   daemon  a spare of polysandbox-locald (daemon.c): it hands the whole
  *           exec over, the cgroup being the spare's slot
+ *   vfork   an in-process init sharing the caller's memory until it is
+ *           gone, cloned from a nanny thread (vfork.c): no copy of the
+ *           caller's page tables; cgroup v1 or none (else it hands over
+ *           to clone)
  *   clone   an in-process clone3 into new namespaces (clone.c)
  *
  * Adding a fourth (a snapshot-restored microVM, say) is one new file:
@@ -41,6 +45,7 @@ struct lcl_launch {
     pid_t *pid;                    /* out: the init, whose maps the supervisor writes */
     int *pidfd;                    /* out: its pidfd (ours) */
     int *conn;                     /* out: the daemon's connection, or -1 */
+    struct lcl_nanny **nanny;      /* out: vfork's nanny thread, for lcl_nanny_end */
 };
 
 struct lcl_launcher {
@@ -58,7 +63,17 @@ struct lcl_launcher {
 
 extern const struct lcl_launcher lcl_launch_zygote; /* zygote.c */
 extern const struct lcl_launcher lcl_launch_daemon; /* daemon.c */
+extern const struct lcl_launcher lcl_launch_vfork; /* vfork.c */
 extern const struct lcl_launcher lcl_launch_clone;  /* clone.c */
+
+/* clone.c, for vfork.c too: the init's host id into l->id (0 or an sbx
+ * code, set), and the namespaces it is cloned into (CLONE_NEW*). */
+int lcl_launch_take_id(struct lcl_launch *l);
+uint64_t lcl_launch_ns_flags(const struct lcl_launch *l);
+
+/* vfork.c: once the init is reaped (or never started), its nanny thread
+ * joined and freed, *@n set to NULL; NULL: nothing to do. */
+void lcl_nanny_end(struct lcl_nanny **n);
 
 /* The first launcher that fits and takes @l, into *@used: prepare's
  * result (LCL_LAUNCH_NO never: the clone launcher always takes). */

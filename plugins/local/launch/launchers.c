@@ -2,7 +2,8 @@
  *
  * In order of preference: a zygote's exec is the zygote's; else a spare
  * of the daemon when it takes the exec (egress is attached to an init we
- * clone here, never the daemon's); else our own clone.  launch.h says
+ * clone here, never the daemon's); else our own init, sharing our memory
+ * (vfork) unless switched off, or a copy of it (clone).  launch.h says
  * how to add one.
  */
 #include "config.h"
@@ -14,6 +15,7 @@
 static const struct lcl_launcher *const order[] = {
     &lcl_launch_zygote,
     &lcl_launch_daemon,
+    &lcl_launch_vfork,
     &lcl_launch_clone,
 };
 
