@@ -258,6 +258,28 @@ int mv_hold_fetch(const char *dir, int which, const struct mv_hold_id *want, pid
 
 /* ---- the holder (async-signal-safe only below: see the top) ------------- */
 
+ssize_t mv_send_fd(int sock, const void *buf, size_t len, int fd)
+{
+    union {
+        char b[CMSG_SPACE(sizeof(int))];
+        struct cmsghdr align;
+    } ctl;
+    struct iovec iov = {(void *)buf, len};
+    struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1};
+
+    if (fd >= 0) {
+        memset(&ctl, 0, sizeof ctl);
+        m.msg_control = ctl.b;
+        m.msg_controllen = sizeof ctl.b;
+        struct cmsghdr *cm = CMSG_FIRSTHDR(&m);
+        cm->cmsg_level = SOL_SOCKET;
+        cm->cmsg_type = SCM_RIGHTS;
+        cm->cmsg_len = CMSG_LEN(sizeof(int));
+        memcpy(CMSG_DATA(cm), &fd, sizeof fd);
+    }
+    return sendmsg(sock, &m, MSG_NOSIGNAL);
+}
+
 struct holder {
     int fd[2];
     struct mv_hold_id id[2];
@@ -297,12 +319,6 @@ static int serve(struct holder *h, int c)
 {
     struct hold_req q;
     struct hold_rep r = {HOLD_MAGIC, HOLD_VERSION, HOLD_BAD, 0, (uint32_t)getpid(), {0}};
-    union {
-        char b[CMSG_SPACE(sizeof(int))];
-        struct cmsghdr align;
-    } ctl;
-    struct iovec iov = {&r, sizeof r};
-    struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1};
     int rc = 0;
 
     io_timeouts(c);
@@ -323,18 +339,9 @@ static int serve(struct holder *h, int c)
             rc = still_current(h) ? 0 : -1;
         }
     }
-    if (r.status == HOLD_OK) {
-        memset(&ctl, 0, sizeof ctl);
-        m.msg_control = ctl.b;
-        m.msg_controllen = sizeof ctl.b;
-        struct cmsghdr *cm = CMSG_FIRSTHDR(&m);
-        cm->cmsg_level = SOL_SOCKET;
-        cm->cmsg_type = SCM_RIGHTS;
-        cm->cmsg_len = CMSG_LEN(sizeof(int));
-        memcpy(CMSG_DATA(cm), &h->fd[q.which], sizeof(int));
+    if (r.status == HOLD_OK)
         rc = 1;
-    }
-    (void)sendmsg(c, &m, MSG_NOSIGNAL);
+    (void)mv_send_fd(c, &r, sizeof r, r.status == HOLD_OK ? h->fd[q.which] : -1);
     return rc;
 }
 

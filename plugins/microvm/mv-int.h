@@ -317,6 +317,9 @@ int mv_hold_fetch(const char *dir, int which, const struct mv_hold_id *want, pid
                   char *why, size_t whylen);
 pid_t mv_hold_start(const char *dir, const int fds[2], const struct mv_hold_id ids[2]);
 int mv_hold_stop(const char *dir);
+/* Sends @len bytes of @buf on @sock with @fd (SCM_RIGHTS; -1: none), no
+ * SIGPIPE: sendmsg's result.  Async-signal-safe. */
+ssize_t mv_send_fd(int sock, const void *buf, size_t len, int fd);
 
 /* mv-spawn.c: the thread that starts every ephemeral VMM (see there).
  * init: 0, or -1 out of memory; start: as mv_vmm's start, from any

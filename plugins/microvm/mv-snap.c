@@ -363,25 +363,9 @@ static int qmp_read(struct qmp *q, int64_t deadline, json_t **out)
 static int qmp_cmd(struct qmp *q, const char *cmd, int fd, int64_t deadline, json_t **ret,
                    char *err, size_t errlen)
 {
-    struct iovec iov = { (void *)cmd, strlen(cmd) };
-    union {
-        struct cmsghdr h;
-        char space[CMSG_SPACE(sizeof(int))];
-    } ctl;
-    struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
     json_t *r = NULL;
 
-    if (fd >= 0) {
-        memset(&ctl, 0, sizeof ctl);
-        msg.msg_control = ctl.space;
-        msg.msg_controllen = sizeof ctl.space;
-        struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
-        c->cmsg_level = SOL_SOCKET;
-        c->cmsg_type = SCM_RIGHTS;
-        c->cmsg_len = CMSG_LEN(sizeof(int));
-        memcpy(CMSG_DATA(c), &fd, sizeof fd);
-    }
-    if (sendmsg(q->fd, &msg, MSG_NOSIGNAL) != (ssize_t)iov.iov_len ||
+    if (mv_send_fd(q->fd, cmd, strlen(cmd), fd) != (ssize_t)strlen(cmd) ||
         qmp_read(q, deadline, &r) != 0) {
         snprintf(err, errlen, "QMP %s: %s", cmd, strerror(errno));
         return -1;
