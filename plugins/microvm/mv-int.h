@@ -291,12 +291,35 @@ void mv_cg_remove(const char *name);
 /* gc (list): removes the VMM cgroups left empty by a provider killed
  * before it removed them (ten minutes old at least). */
 void mv_cg_sweep(void);
-/* mv-seal.c: a sealed memfd copy of the snapshot's stream (@which 0) or
- * RAM (1) open as @fd, made once per file; a new read-only open file
- * description of it (transfer full), or -1 (errno). */
+/* mv-seal.c: sealed memfd copies of the snapshot in @dir's stream *@fd
+ * and RAM *@ram_fd (-1: none), from its holder or made here once per
+ * file: 0 with each replaced by a new read-only open file description
+ * of its copy (the originals closed), or -1 (errno; both left). */
 int mv_seal_init(struct mv_prov *p);
 void mv_seal_fini(struct mv_prov *p);
-int mv_seal_get(struct mv_prov *p, int which, int fd);
+int mv_seal_pair(struct mv_prov *p, const char *dir, int *fd, int *ram_fd);
+/* mv-hold.c: the holder of a snapshot's sealed copies, shared by this
+ * euid's processes (see there).  A file's identity; fetch: the copy of
+ * file @want (@which 0 the stream, 1 the RAM) from the holder in @dir
+ * (transfer full), or -1: no holder (@why ""), or its answer refused
+ * (@why says why; *pid its pid).  start: a holder of @fds (-1: none),
+ * copies of the files @ids, its pid or -1 (errno; call it holding
+ * MV_HOLD_LOCK).  stop (gc): kills the holder in @dir: 1, or 0 none. */
+#define MV_HOLD_SOCK "hold.sock"
+#define MV_HOLD_LOCK "hold.lock"
+struct stat;
+struct mv_hold_id {
+    uint64_t dev, ino, size;
+    int64_t sec, nsec; /* mtime */
+};
+void mv_hold_id_of(const struct stat *st, struct mv_hold_id *id);
+int mv_hold_fetch(const char *dir, int which, const struct mv_hold_id *want, pid_t *pid,
+                  char *why, size_t whylen);
+pid_t mv_hold_start(const char *dir, const int fds[2], const struct mv_hold_id ids[2]);
+int mv_hold_stop(const char *dir);
+/* Sends @len bytes of @buf on @sock with @fd (SCM_RIGHTS; -1: none), no
+ * SIGPIPE: sendmsg's result.  Async-signal-safe. */
+ssize_t mv_send_fd(int sock, const void *buf, size_t len, int fd);
 
 /* mv-spawn.c: the thread that starts every ephemeral VMM (see there).
  * init: 0, or -1 out of memory; start: as mv_vmm's start, from any
