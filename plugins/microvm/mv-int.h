@@ -73,9 +73,18 @@ int mv_chan_send(struct mv_prov *p, int fd, uint8_t type, const void *a, size_t 
  * SBX_E_BACKEND on a frame that breaks the protocol or a closed channel. */
 int mv_chan_recv(struct mv_prov *p, int fd, int64_t deadline_ms, struct mv_hdr *hd,
                  uint8_t **payload);
-/* The same, ended early with SBX_E_CANCELLED when @stop_fd (-1: none)
- * becomes readable (mid-frame: the channel is then out of step). */
-int mv_chan_recv_stop(struct mv_prov *p, int fd, int64_t deadline_ms, int stop_fd,
+/* A stop for mv_chan_recv_stop: @fd (a cancel_fd; -1: none) readable
+ * sets @until (0 before) to now + @grace_ms, which then bounds the rest
+ * of the frame.  A frame is never cut short (what waits is read): that
+ * would leave the channel out of step. */
+struct mv_stop {
+    int fd;
+    int grace_ms;
+    int64_t until;
+};
+/* mv_chan_recv, watching @stop (see struct mv_stop; the caller reads
+ * stop->until after it, whatever it returned). */
+int mv_chan_recv_stop(struct mv_prov *p, int fd, int64_t deadline_ms, struct mv_stop *stop,
                       struct mv_hdr *hd, uint8_t **payload);
 /* SBX_OK when nothing waits on the channel between requests; else
  * SBX_E_BACKEND: a frame the agent sent unasked (after an EXIT, say),
