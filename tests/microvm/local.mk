@@ -66,8 +66,8 @@ check_SCRIPTS += tests/hostile/hostile
 # QEMU's user-mode network to a server on the host's loopback (one boot,
 # one restore).
 TESTS += tests/microvm/net.sh
-# eval.sh: polysandbox eval (six HumanEval-style samples) and compare
-# local,microvm (MBPP's three reference solutions), a VM per sample.
+# eval.sh: polysandbox eval (six HumanEval-style samples), compare
+# local,microvm (MBPP's three reference solutions) and artifacts.
 TESTS += tests/microvm/eval.sh
 endif
 dist_check_SCRIPTS += tests/microvm/run.sh tests/microvm/image.sh tests/microvm/persist.sh \
