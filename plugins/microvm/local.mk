@@ -18,6 +18,7 @@ plugins_microvm_microvm_la_SOURCES = \
 	plugins/microvm/mv-fc.c \
 	plugins/microvm/mv-fcsnap.c \
 	plugins/microvm/mv-files.c \
+	plugins/microvm/mv-hold.c \
 	plugins/microvm/mv-image.c \
 	plugins/microvm/mv-imagegc.c \
 	plugins/microvm/mv-jail.c \

@@ -101,7 +101,7 @@ static int mv_init(const sbx_host_v1 *host, sbx_host_handle *h, void **prov)
     struct mv_prov *p = calloc(1, sizeof *p);
     const char *state, *accel, *vmm, *fc, *rootfs, *jailer;
     uint64_t secs;
-    int rc, no_loopback;
+    int rc, no_loopback = 0;
 
     if (!p)
         return host->set_error(h, SBX_E_NOMEM, "out of memory");

@@ -59,25 +59,32 @@ int mv_chan_send(struct mv_prov *p, int fd, uint8_t type, const void *a, size_t 
     return SBX_OK;
 }
 
-/* (@stop_fd: -1, or a cancel_fd that ends the wait when readable) */
-static int read_all(struct mv_prov *p, int fd, int64_t deadline, int stop_fd, void *buf,
+/* (@stop: NULL, or a cancel_fd to watch: see struct mv_stop) */
+static int read_all(struct mv_prov *p, int fd, int64_t deadline, struct mv_stop *stop, void *buf,
                     size_t len)
 {
     uint8_t *b = buf;
 
     while (len) {
-        int64_t left = deadline ? deadline - mv_now_ms() : -1;
-        struct pollfd pfd[2] = { { fd, POLLIN, 0 }, { stop_fd, POLLIN, 0 } };
-        if (deadline && left <= 0)
+        int64_t until = stop && stop->until && (!deadline || stop->until < deadline)
+                            ? stop->until
+                            : deadline;
+        int64_t left = until ? until - mv_now_ms() : -1;
+        struct pollfd pfd[2] = {{fd, POLLIN, 0},
+                                {stop && !stop->until ? stop->fd : -1, POLLIN, 0}};
+        if (until && left <= 0)
             return p->host->set_error(p->h, SBX_E_TIMEOUT, "microvm: the agent did not answer in time");
         int r = poll(pfd, 2, left > 0x7fffffff ? 0x7fffffff : (int)left);
         if (r < 0 && errno == EINTR)
             continue;
         if (r < 0)
             return p->host->set_error(p->h, SBX_E_IO, "microvm: poll: %s", strerror(errno));
+        /* Stopped: the frame still ends whole (the caller kills the
+         * command), but a guest stalling in it is waited for no longer
+         * than the grace. */
         if (pfd[1].revents)
-            return p->host->set_error(p->h, SBX_E_CANCELLED, "microvm: the exec was cancelled");
-        if (r == 0)
+            stop->until = mv_now_ms() + stop->grace_ms;
+        if (!pfd[0].revents)
             continue;
         ssize_t n = read(fd, b, len);
         if (n < 0 && (errno == EINTR || errno == EAGAIN))
@@ -91,7 +98,7 @@ static int read_all(struct mv_prov *p, int fd, int64_t deadline, int stop_fd, vo
     return SBX_OK;
 }
 
-static int recv_frame(struct mv_prov *p, int fd, int64_t deadline_ms, int stop_fd,
+static int recv_frame(struct mv_prov *p, int fd, int64_t deadline_ms, struct mv_stop *stop,
                       struct mv_hdr *hd, uint8_t **payload, int *answered)
 {
     uint8_t h[MV_HDR_LEN];
@@ -99,7 +106,7 @@ static int recv_frame(struct mv_prov *p, int fd, int64_t deadline_ms, int stop_f
     int rc;
 
     *payload = NULL;
-    if ((rc = read_all(p, fd, deadline_ms, stop_fd, h, sizeof h)))
+    if ((rc = read_all(p, fd, deadline_ms, stop, h, sizeof h)))
         return rc;
     if (answered)
         *answered = 1;
@@ -115,7 +122,7 @@ static int recv_frame(struct mv_prov *p, int fd, int64_t deadline_ms, int stop_f
     uint8_t *b = malloc((size_t)hd->len + 1);
     if (!b)
         return p->host->set_error(p->h, SBX_E_NOMEM, "out of memory");
-    if (hd->len && (rc = read_all(p, fd, deadline_ms, stop_fd, b, hd->len))) {
+    if (hd->len && (rc = read_all(p, fd, deadline_ms, stop, b, hd->len))) {
         free(b);
         return rc;
     }
@@ -127,13 +134,13 @@ static int recv_frame(struct mv_prov *p, int fd, int64_t deadline_ms, int stop_f
 int mv_chan_recv(struct mv_prov *p, int fd, int64_t deadline_ms, struct mv_hdr *hd,
                  uint8_t **payload)
 {
-    return recv_frame(p, fd, deadline_ms, -1, hd, payload, NULL);
+    return recv_frame(p, fd, deadline_ms, NULL, hd, payload, NULL);
 }
 
-int mv_chan_recv_stop(struct mv_prov *p, int fd, int64_t deadline_ms, int stop_fd,
+int mv_chan_recv_stop(struct mv_prov *p, int fd, int64_t deadline_ms, struct mv_stop *stop,
                       struct mv_hdr *hd, uint8_t **payload)
 {
-    return recv_frame(p, fd, deadline_ms, stop_fd, hd, payload, NULL);
+    return recv_frame(p, fd, deadline_ms, stop, hd, payload, NULL);
 }
 
 int mv_chan_quiet(struct mv_prov *p, int fd)
@@ -163,7 +170,7 @@ int mv_chan_hello(struct mv_prov *p, int fd, int64_t deadline_ms, struct mv_hell
     int rc;
 
     *answered = 0;
-    if ((rc = recv_frame(p, fd, deadline_ms, -1, &hd, &pl, answered)))
+    if ((rc = recv_frame(p, fd, deadline_ms, NULL, &hd, &pl, answered)))
         return rc;
     if (hd.type != MV_T_HELLO || mv_hello_decode(pl, hd.len, hl, &why))
         rc = p->host->set_error(p->h, SBX_E_BACKEND,

@@ -73,9 +73,18 @@ int mv_chan_send(struct mv_prov *p, int fd, uint8_t type, const void *a, size_t 
  * SBX_E_BACKEND on a frame that breaks the protocol or a closed channel. */
 int mv_chan_recv(struct mv_prov *p, int fd, int64_t deadline_ms, struct mv_hdr *hd,
                  uint8_t **payload);
-/* The same, ended early with SBX_E_CANCELLED when @stop_fd (-1: none)
- * becomes readable (mid-frame: the channel is then out of step). */
-int mv_chan_recv_stop(struct mv_prov *p, int fd, int64_t deadline_ms, int stop_fd,
+/* A stop for mv_chan_recv_stop: @fd (a cancel_fd; -1: none) readable
+ * sets @until (0 before) to now + @grace_ms, which then bounds the rest
+ * of the frame.  A frame is never cut short (what waits is read): that
+ * would leave the channel out of step. */
+struct mv_stop {
+    int fd;
+    int grace_ms;
+    int64_t until;
+};
+/* mv_chan_recv, watching @stop (see struct mv_stop; the caller reads
+ * stop->until after it, whatever it returned). */
+int mv_chan_recv_stop(struct mv_prov *p, int fd, int64_t deadline_ms, struct mv_stop *stop,
                       struct mv_hdr *hd, uint8_t **payload);
 /* SBX_OK when nothing waits on the channel between requests; else
  * SBX_E_BACKEND: a frame the agent sent unasked (after an EXIT, say),
@@ -294,12 +303,35 @@ void mv_cg_remove(const char *name);
 /* gc (list): removes the VMM cgroups left empty by a provider killed
  * before it removed them (ten minutes old at least). */
 void mv_cg_sweep(void);
-/* mv-seal.c: a sealed memfd copy of the snapshot's stream (@which 0) or
- * RAM (1) open as @fd, made once per file; a new read-only open file
- * description of it (transfer full), or -1 (errno). */
+/* mv-seal.c: sealed memfd copies of the snapshot in @dir's stream *@fd
+ * and RAM *@ram_fd (-1: none), from its holder or made here once per
+ * file: 0 with each replaced by a new read-only open file description
+ * of its copy (the originals closed), or -1 (errno; both left). */
 int mv_seal_init(struct mv_prov *p);
 void mv_seal_fini(struct mv_prov *p);
-int mv_seal_get(struct mv_prov *p, int which, int fd);
+int mv_seal_pair(struct mv_prov *p, const char *dir, int *fd, int *ram_fd);
+/* mv-hold.c: the holder of a snapshot's sealed copies, shared by this
+ * euid's processes (see there).  A file's identity; fetch: the copy of
+ * file @want (@which 0 the stream, 1 the RAM) from the holder in @dir
+ * (transfer full), or -1: no holder (@why ""), or its answer refused
+ * (@why says why; *pid its pid).  start: a holder of @fds (-1: none),
+ * copies of the files @ids, its pid or -1 (errno; call it holding
+ * MV_HOLD_LOCK).  stop (gc): kills the holder in @dir: 1, or 0 none. */
+#define MV_HOLD_SOCK "hold.sock"
+#define MV_HOLD_LOCK "hold.lock"
+struct stat;
+struct mv_hold_id {
+    uint64_t dev, ino, size;
+    int64_t sec, nsec; /* mtime */
+};
+void mv_hold_id_of(const struct stat *st, struct mv_hold_id *id);
+int mv_hold_fetch(const char *dir, int which, const struct mv_hold_id *want, pid_t *pid,
+                  char *why, size_t whylen);
+pid_t mv_hold_start(const char *dir, const int fds[2], const struct mv_hold_id ids[2]);
+int mv_hold_stop(const char *dir);
+/* Sends @len bytes of @buf on @sock with @fd (SCM_RIGHTS; -1: none), no
+ * SIGPIPE: sendmsg's result.  Async-signal-safe. */
+ssize_t mv_send_fd(int sock, const void *buf, size_t len, int fd);
 
 /* mv-spawn.c: the thread that starts every ephemeral VMM (see there).
  * init: 0, or -1 out of memory; start: as mv_vmm's start, from any

@@ -400,25 +400,9 @@ static int qmp_read(struct qmp *q, int64_t deadline, json_t **out)
 static int qmp_cmd(struct qmp *q, const char *cmd, int fd, int64_t deadline, json_t **ret,
                    char *err, size_t errlen)
 {
-    struct iovec iov = { (void *)cmd, strlen(cmd) };
-    union {
-        struct cmsghdr h;
-        char space[CMSG_SPACE(sizeof(int))];
-    } ctl;
-    struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
     json_t *r = NULL;
 
-    if (fd >= 0) {
-        memset(&ctl, 0, sizeof ctl);
-        msg.msg_control = ctl.space;
-        msg.msg_controllen = sizeof ctl.space;
-        struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
-        c->cmsg_level = SOL_SOCKET;
-        c->cmsg_type = SCM_RIGHTS;
-        c->cmsg_len = CMSG_LEN(sizeof(int));
-        memcpy(CMSG_DATA(c), &fd, sizeof fd);
-    }
-    if (sendmsg(q->fd, &msg, MSG_NOSIGNAL) != (ssize_t)iov.iov_len ||
+    if (mv_send_fd(q->fd, cmd, strlen(cmd), fd) != (ssize_t)strlen(cmd) ||
         qmp_read(q, deadline, &r) != 0) {
         snprintf(err, errlen, "QMP %s: %s", cmd, strerror(errno));
         return -1;
@@ -771,20 +755,13 @@ int mv_snap_restore_image(struct mv_prov *p, const char *accel, uint64_t disk_by
     if ((rc = snap_get(p, accel, img, dir, sizeof dir, &fd, &ram_fd, &tsc, &disk)))
         return rc;
     /* A jailed QEMU gets sealed copies, never the files (mv-seal.c). */
-    for (int i = 0; p->vmm_jail && i < 2; i++) {
-        int *f = i ? &ram_fd : &fd, sealed;
-        if (*f < 0)
-            continue;
-        if ((sealed = mv_seal_get(p, i, *f)) < 0) {
-            int e = errno;
-            close(fd);
-            if (ram_fd >= 0)
-                close(ram_fd);
-            return snap_fail(p, SBX_E_IO, "microvm: sealing a copy of the snapshot in %s: %s",
-                             dir, strerror(e));
-        }
-        close(*f);
-        *f = sealed;
+    if (p->vmm_jail && mv_seal_pair(p, dir, &fd, &ram_fd) != 0) {
+        int e = errno;
+        close(fd);
+        if (ram_fd >= 0)
+            close(ram_fd);
+        return snap_fail(p, SBX_E_IO, "microvm: sealing a copy of the snapshot in %s: %s", dir,
+                         strerror(e));
     }
     if (p->snap_shared && socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, qv) != 0) {
         close(fd);

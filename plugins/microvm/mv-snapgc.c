@@ -16,6 +16,8 @@
  * there is left to it: the next create there reuses or rebuilds it,
  * unless it is an image's (its record names the disk, whose path is
  * hashed into its name too) and that disk is gone (mv-imagegc.c).
+ * A snapshot removed has its holder of sealed copies, if any, killed
+ * first (mv-hold.c's mv_hold_stop).
  * The directory and its record are our own, in a private place, but
  * are read as hostile all the same: a directory not ours, not 0700, a
  * link, or holding a file we do not make, is left alone.
@@ -41,12 +43,15 @@
 /* Far more than any record we write. */
 #define REC_MAX (64 * 1024)
 
-/* The files mv-snap.c makes in a snapshot's directory: nothing else is
- * ever removed. */
+/* The files mv-snap.c makes in a snapshot's directory, then its
+ * holder's (mv-hold.c, not counted as written): nothing else is ever
+ * removed. */
 static const char *const leaves[] = {
     MV_SNAP_FAILS, MV_SNAP_FAILS ".tmp",
     MV_SNAP_FILE, MV_SNAP_FILE ".tmp", MV_SNAP_RAM, MV_SNAP_RAM ".tmp", MV_SNAP_REC, MV_SNAP_REC ".tmp", MV_SNAP_LOCK,
+    MV_HOLD_SOCK, MV_HOLD_LOCK,
 };
+#define N_WRITTEN (sizeof leaves / sizeof leaves[0] - 2)
 
 /* The hash in @name, a directory of this euid's snapshots, into *hash. */
 static int snap_name(const char *name, uint64_t *hash)
@@ -92,7 +97,7 @@ static time_t last_written(int dfd)
     time_t t = 0;
     struct stat st;
 
-    for (size_t i = 0; i < sizeof leaves / sizeof leaves[0]; i++)
+    for (size_t i = 0; i < N_WRITTEN; i++)
         if (fstatat(dfd, leaves[i], &st, AT_SYMLINK_NOFOLLOW) == 0 && st.st_mtime > t)
             t = st.st_mtime;
     return t;
@@ -129,10 +134,16 @@ static void remove_snap(struct mv_prov *p, int shm, const char *name, int dfd, c
     int lock = openat(dfd, MV_SNAP_LOCK, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
 
     /* Held: a create is building or opening it right now. */
+    char dir[4200];
+
     if (lock >= 0 && flock(lock, LOCK_EX | LOCK_NB) != 0) {
         close(lock);
         return;
     }
+    /* Its holder (mv-hold.c) would keep the copies' memory until idle. */
+    snprintf(dir, sizeof dir, MV_SNAP_SHM "/%s", name);
+    if (mv_hold_stop(dir) > 0)
+        p->host->log(p->h, SBX_LOG_INFO, "microvm: gc: stopped the holder of %s", dir);
     for (size_t i = 0; i < sizeof leaves / sizeof leaves[0]; i++)
         if (unlinkat(dfd, leaves[i], 0) != 0 && errno != ENOENT)
             p->host->log(p->h, SBX_LOG_WARNING, "microvm: gc: removing %s/%s/%s: %s",

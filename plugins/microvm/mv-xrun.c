@@ -12,7 +12,9 @@
  * not streamed, one is unanswered, its end was sent), a frame of a type
  * that has no place in an exec, a malformed EXIT each end the sandbox
  * (s->broken stays set).  A cancel sends KILL and waits a short while
- * for the EXIT that keeps the channel in step.
+ * for the EXIT that keeps the channel in step; one that comes while a
+ * frame is being read (the usual case while the command prints) lets
+ * that frame end first.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -35,6 +37,7 @@ struct xrun {
     const sbx_exec_spec_v1 *spec;
     uint8_t *q; /* frames waiting to be sent */
     size_t qlen, qoff, qcap;
+    int killed;   /* a KILL queued */
     int asked;    /* a WANT unanswered */
     int in_open;  /* stdin_fd is streamed and its end not sent */
     int sig_open; /* signal_fd not at its end */
@@ -138,6 +141,24 @@ static int read_signals(struct xrun *x)
     return rc;
 }
 
+/* Queues one KILL: the agent kills the command's cgroup and answers
+ * EXIT. */
+static int kill_once(struct xrun *x)
+{
+    int rc = SBX_OK;
+
+    if (!x->killed && !(rc = push(x, MV_T_KILL, NULL, 0)))
+        x->killed = 1;
+    return rc;
+}
+
+/* The exec was cancelled: its EXIT is waited for until @until. */
+static int cancelled(struct xrun *x, int64_t until, int64_t *cancel_until)
+{
+    *cancel_until = until;
+    return kill_once(x);
+}
+
 static int broke(struct xrun *x, const char *why)
 {
     return x->p->host->set_error(x->p->h, SBX_E_BACKEND,
@@ -158,7 +179,7 @@ int mv_xrun_wait(struct mv_prov *p, struct mv_sandbox *s, const sbx_exec_spec_v1
                      .spec = spec,
                      .in_open = spec->stdin_fd >= 0,
                      .sig_open = spec->signal_fd >= 0};
-    int killed = 0, rc = SBX_OK;
+    int rc = SBX_OK;
     int64_t cancel_until = 0; /* once cancelled: how long the EXIT may take */
 
     *over = 0;
@@ -170,9 +191,9 @@ int mv_xrun_wait(struct mv_prov *p, struct mv_sandbox *s, const sbx_exec_spec_v1
         pf[n++] = (struct pollfd){s->chan, (short)(POLLIN | (x.qoff < x.qlen ? POLLOUT : 0)), 0};
         if (spec->cancel_fd >= 0 && !cancel_until)
             pf[i_cancel = n++] = (struct pollfd){spec->cancel_fd, POLLIN, 0};
-        if (x.asked && x.in_open && !killed)
+        if (x.asked && x.in_open && !x.killed)
             pf[i_in = n++] = (struct pollfd){spec->stdin_fd, POLLIN, 0};
-        if (x.sig_open && !killed && x.qlen - x.qoff < MV_SIG_BACKLOG)
+        if (x.sig_open && !x.killed && x.qlen - x.qoff < MV_SIG_BACKLOG)
             pf[i_sig = n++] = (struct pollfd){spec->signal_fd, POLLIN, 0};
         int64_t left = until - mv_now_ms();
         if (left <= 0) {
@@ -187,12 +208,8 @@ int mv_xrun_wait(struct mv_prov *p, struct mv_sandbox *s, const sbx_exec_spec_v1
         }
         if (r <= 0)
             continue;
-        if (ready(pf, i_cancel)) {
-            /* The agent kills the command's cgroup and answers EXIT. */
-            cancel_until = mv_now_ms() + MV_CANCEL_WAIT_MS;
-            if (!killed && !(rc = push(&x, MV_T_KILL, NULL, 0)))
-                killed = 1;
-        }
+        if (ready(pf, i_cancel))
+            rc = cancelled(&x, mv_now_ms() + MV_CANCEL_WAIT_MS, &cancel_until);
         if (!rc && ready(pf, i_in))
             rc = read_stdin(&x);
         if (!rc && ready(pf, i_sig))
@@ -207,9 +224,16 @@ int mv_xrun_wait(struct mv_prov *p, struct mv_sandbox *s, const sbx_exec_spec_v1
         const char *why;
         /* (a guest stalling inside a frame holds a cancel back no longer
          * than a stall between frames) */
-        if ((rc = mv_chan_recv_stop(p, s->chan, until, cancel_until ? -1 : spec->cancel_fd, &hd,
-                                    &pl)))
+        struct mv_stop stop = {cancel_until ? -1 : spec->cancel_fd, MV_CANCEL_WAIT_MS, 0};
+        rc = mv_chan_recv_stop(p, s->chan, until, &stop, &hd, &pl);
+        if (stop.until) {
+            int crc = cancelled(&x, stop.until, &cancel_until);
+            rc = rc ? rc : crc;
+        }
+        if (rc) {
+            free(pl); /* (NULL when the frame failed) */
             break;
+        }
         if (hd.type == MV_T_STDOUT || hd.type == MV_T_STDERR) {
             int err = hd.type == MV_T_STDERR;
             /* The core's sink holds the output caps: past one (or when
@@ -217,8 +241,8 @@ int mv_xrun_wait(struct mv_prov *p, struct mv_sandbox *s, const sbx_exec_spec_v1
             if (!*over && !cancel_until && hd.len &&
                 sink->write(sink->ud, err ? SBX_STREAM_STDERR : SBX_STREAM_STDOUT, pl, hd.len))
                 *over = 1;
-            if (*over && !killed && !(rc = push(&x, MV_T_KILL, NULL, 0)))
-                killed = 1;
+            if (*over)
+                rc = kill_once(&x);
         } else if (hd.type == MV_T_WANT) {
             if (spec->stdin_fd < 0 || x.asked || !x.in_open)
                 rc = broke(&x, "stdin asked for out of turn");
@@ -234,7 +258,7 @@ int mv_xrun_wait(struct mv_prov *p, struct mv_sandbox *s, const sbx_exec_spec_v1
         } else {
             /* In step once what was queued went out whole (the agent
              * drops what comes between commands). */
-            if (!(rc = flush(&x, until)))
+            if (!(rc = flush(&x, cancel_until ? cancel_until : until)))
                 s->broken = 0;
             free(pl);
             break;

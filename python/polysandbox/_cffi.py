@@ -22,7 +22,7 @@ import json
 from typing import Any, Callable, Sequence
 
 from . import _native
-from .local import Local, _STREAMS, _CREATE_KEYS, _ns
+from .local import Local, _STREAMS, _CREATE_KEYS, _ns, guard_calls
 from .request import OutputSink
 from .result import Result
 from .sandbox import FileEntry, FileList, SandboxInfo
@@ -206,6 +206,9 @@ class CffiLocal(Local):
 
     def _sb_destroy(self, sb: int) -> None:
         self._check(self._xlib.sbx_sandbox_destroy(self._sb(sb, drop=True)))
+
+
+guard_calls(CffiLocal)
 
 
 class _CffiOut:

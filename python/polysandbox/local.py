@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import atexit
 import base64
+import functools
 import ctypes
 import json
 import os
@@ -118,8 +119,18 @@ class Local(EvalCalls, Runner):
             raise TypeError("polysandbox.Local: argument 'config_dir' must be a str, "
                             f"not {type(config_dir).__name__}")
         # Cancellation tokens never fired, kept for the next call (see
-        # _cancel_free).
+        # _cancel_free); the lock keeps close() from freeing one a call
+        # on another thread is taking or giving back.
         self._spare: list[Any] = []
+        self._spare_lock = threading.Lock()
+        # The tokens of calls in flight, fired by close().
+        self._live: set[Any] = set()
+        # Calls in flight on the context (see _in_flight): close() waits
+        # for them before it frees what they use.
+        self._calls = 0
+        self._calls_cv = threading.Condition()
+        self._closing = False
+        self._depth = threading.local()
         self._bind()
         lib, ctx = self._xlib, self._out("sbx_ctx")
         rc = lib.sbx_ctx_new(ctx.arg, self._opt_str(config_dir or None))
@@ -154,7 +165,22 @@ class Local(EvalCalls, Runner):
 
     def close(self) -> None:
         """Free the context (destroying what it still holds; the sandboxes
-        made or attached through it are let go of, see Sandbox.close)."""
+        made or attached through it are let go of, see Sandbox.close).
+        Calls in flight on other threads are cancelled where they can be
+        and waited for; a call made after close() begins raises
+        SandboxError("... closed")."""
+        cv = getattr(self, "_calls_cv", None)
+        if cv is not None:
+            if getattr(self._depth, "n", 0):
+                raise SandboxError("polysandbox.Local: close() from inside a call on this "
+                                   "runner (a progress or output callback)")
+            with self._spare_lock:
+                for token in self._live:
+                    self._xlib.sbx_cancel_fire(token)
+            with cv:
+                self._closing = True
+                while self._calls:
+                    cv.wait()
         ctx, self._ctx = getattr(self, "_ctx", None), None
         if ctx:
             with self._boxes_lock:
@@ -162,9 +188,27 @@ class Local(EvalCalls, Runner):
             for sb in boxes:
                 self._xlib.sbx_sandbox_close(self._box(sb))
             self._xlib.sbx_ctx_free(ctx)
-        spare, self._spare = getattr(self, "_spare", []), []
+        lock = getattr(self, "_spare_lock", None)
+        if lock is None:
+            return      # __init__ failed before any token was kept
+        with lock:
+            spare, self._spare = self._spare, []
         for token in spare:
             self._xlib.sbx_cancel_free(token)
+
+    def _enter(self) -> None:
+        with self._calls_cv:
+            if self._closing or not self._ctx:
+                raise SandboxError("polysandbox.Local: the runner is closed")
+            self._calls += 1
+        self._depth.n = getattr(self._depth, "n", 0) + 1
+
+    def _leave(self) -> None:
+        self._depth.n -= 1
+        with self._calls_cv:
+            self._calls -= 1
+            if not self._calls:
+                self._calls_cv.notify_all()
 
     def __enter__(self) -> "Local":
         return self
@@ -301,15 +345,18 @@ class Local(EvalCalls, Runner):
     _SPARE_TOKENS = 64
 
     def _cancel_new(self) -> Any:
-        try:
-            return self._spare.pop()
-        except IndexError:
-            pass
+        with self._spare_lock:
+            if self._spare:
+                token = self._spare.pop()
+                self._live.add(token)
+                return token
         lib = self._xlib
         cancel = lib.sbx_cancel_new()
         if not cancel:
             raise self._error(lib.sbx_error_code(lib.sbx_ctx_last_error(self._null)) or 11,
                               None)
+        with self._spare_lock:
+            self._live.add(cancel)
         return cancel
 
     def _cancel_fire(self, token: Any) -> None:
@@ -317,11 +364,16 @@ class Local(EvalCalls, Runner):
 
     def _cancel_free(self, token: Any) -> None:
         lib = self._xlib
-        if self._ctx and len(self._spare) < self._SPARE_TOKENS \
-                and not lib.sbx_cancel_fired(token):
-            self._spare.append(token)
-        else:
-            lib.sbx_cancel_free(token)
+        with self._spare_lock:
+            self._live.discard(token)
+        if not lib.sbx_cancel_fired(token):
+            # Under the lock: a close() after this sees the token in the
+            # list it frees, one before it leaves _ctx None here.
+            with self._spare_lock:
+                if self._ctx and len(self._spare) < self._SPARE_TOKENS:
+                    self._spare.append(token)
+                    return
+        lib.sbx_cancel_free(token)
 
     def _ctx_open(self) -> Any:
         if not self._ctx:
@@ -566,3 +618,34 @@ def _close_default() -> None:
 
 
 atexit.register(_close_default)
+
+
+def _in_flight(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """fn counted as a call in flight on the runner's context, so that
+    close() on another thread waits for it instead of freeing the context
+    (or a sandbox handle) under it."""
+    @functools.wraps(fn)
+    def call(self: Local, *args: Any, **kw: Any) -> Any:
+        self._enter()
+        try:
+            return fn(self, *args, **kw)
+        finally:
+            self._leave()
+    return call
+
+
+# Every method that hands the library the context or a sandbox handle
+# (subclasses wrap their overrides with guard_calls too).
+IN_FLIGHT = ("_execute", "_info", "_sb_create", "_sb_attach", "_sb_exec", "_sb_upload",
+             "_sb_download", "_sb_list_files", "_sb_destroy", "_sb_release", "_list",
+             "providers", "templates", "pools", "_compare", "_compare_from", "_evaluate")
+
+
+def guard_calls(cls: type) -> None:
+    """Wrap cls's own definitions of IN_FLIGHT with _in_flight."""
+    for name in IN_FLIGHT:
+        if name in cls.__dict__ or (cls is Local and hasattr(cls, name)):
+            setattr(cls, name, _in_flight(getattr(cls, name)))
+
+
+guard_calls(Local)

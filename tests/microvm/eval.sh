@@ -4,12 +4,13 @@
 # VMs get the verdicts they get on the local provider (a right answer,
 # a wrong one, an exception, and the early exits and printed pass words
 # the pass marker exists for), and compare local,microvm agrees on
-# MBPP's reference solutions.  Each sample is a VM restored from the
-# snapshot the microvm tests share (TCG here: seconds each).
+# MBPP's reference solutions; a template's artifacts come back from a VM.
+# Each sample is a VM restored from the snapshot the microvm tests share
+# (TCG here: seconds each).
 . "$top_srcdir/tests/cli/lib.sh"
 
 . "$top_srcdir/tests/microvm/guest.sh"
-plan 5
+plan 6
 data=$top_srcdir/tests/eval/data
 CLI_TIMEOUT=600
 
@@ -42,4 +43,19 @@ cli compare --dataset "$data/mbpp.jsonl" --canonical --providers local,microvm \
 check "compare local,microvm: the same verdicts, exit 0" \
     eval 'is_rc 0 && out_has "All 3 samples got the same verdict on every provider." && out_has "| | local | microvm |"'
 check "...the report files are written" test -s "$tmp/cmp.md" -a -s "$tmp/cmp.html"
+
+# A template's artifacts (the core lists and downloads them through the
+# provider's files calls) come back from the VM, names and sizes.
+cat >"$POLYSANDBOX_CONFIG_DIR/templates.d/art.ini" <<'INI' || exit 99
+[template]
+extensions = .art
+source = main.sh
+run = sh main.sh
+artifacts = outputs
+INI
+printf 'mkdir -p outputs\nprintf "\\211PNG\\r\\n" >outputs/plot.png\necho hi >outputs/note.txt\necho done\n' \
+    >"$tmp/p.art"
+cli run --provider microvm --json "$tmp/p.art"
+check "a template's artifacts come back from the VM (names and sizes)" \
+    json_check "j['status'] == 'ok' and j['stdout'] == 'done\\n' and sorted((a['path'], a['size']) for a in j['artifacts']) == [('note.txt', 3), ('plot.png', 6)]"
 done_testing

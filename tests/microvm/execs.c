@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <polysandbox/sandbox.h>
 
@@ -71,6 +72,30 @@ static long long now_ms(void)
 
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* A command that closes its stdin at once while 2 MiB of it wait in a
+ * file: the agent asks for no more once the command's pipe is closed, so
+ * the host reads at most the chunks it was asked for before.  Prints the
+ * exec's line and "stdin-closed-read BYTES" (what the host read). */
+static void stdin_closed(sbx_sandbox *sb)
+{
+    char path[] = "/tmp/test-microvm-execs.XXXXXX";
+    const char *argv[] = { "sh", "-c", "exec 0<&-; sleep 3; echo closed", NULL };
+    sbx_exec_opts *x = sbx_exec_opts_new();
+    int fd = mkstemp(path);
+
+    if (fd < 0 || !x || unlink(path) || ftruncate(fd, 2 << 20) || sbx_exec_opts_set_argv(x, argv) ||
+        sbx_exec_opts_set_stdin_fd(x, fd)) {
+        printf("stdin-closed error setting it up\n");
+        sbx_exec_opts_free(x);
+        if (fd >= 0)
+            close(fd);
+        return;
+    }
+    show(sb, "stdin-closed", x);
+    printf("stdin-closed-read %lld\n", (long long)lseek(fd, 0, SEEK_CUR));
+    close(fd);
 }
 
 /* One files check: @rc against @want, with the error's message if not. */
@@ -221,9 +246,10 @@ int main(int argc, char **argv)
         sbx_exec_opts_set_argv(x, nf);
     }
     show(sb, "missing", x);
+    stdin_closed(sb);
     long long t1 = now_ms();
     files(ctx, sb);
-    /* what the files checks add to the run, beside the six execs */
+    /* what the files checks add to the run, beside the seven execs */
     printf("time execs %lld ms, files %lld ms\n", t1 - t0, now_ms() - t1);
     sbx_sandbox_destroy(sb);
     sbx_ctx_free(ctx);

@@ -39,3 +39,25 @@ kvm_probe_timeout = ${MICROVM_KVM_PROBE:-10}
 EOF2
 POLYSANDBOX_CONFIG_DIR=$tmp/config
 export POLYSANDBOX_CONFIG_DIR
+
+# jailed_own_state: the test's own state directory ($tmp/state, so its
+# own snapshot), the suite's KVM probe result for this guest's kernel
+# else TCG (a probe's boot makes no snapshot; the suite's cache holds one
+# kernel's result, whichever test probed last: the Firecracker fake's,
+# say), vmm_jail = on (the default, said so that a changed default
+# shows); doctor run; $snap the snapshot's file it names ("" for none),
+# $kernel the guest's kernel.
+jailed_own_state() {
+    POLYSANDBOX_STATE_DIR=$tmp/state POLYSANDBOX_LOG=info
+    export POLYSANDBOX_STATE_DIR POLYSANDBOX_LOG
+    mkdir -p "$tmp/state/microvm" || exit 99
+    kernel=$(sed -n 's/^kernel = //p' "$tmp/config/providers.d/microvm.ini")
+    if [ -n "$kernel" ] && grep -q "^$kernel:" "$top_builddir/tests/state/microvm/accel" 2>/dev/null; then
+        cp "$top_builddir/tests/state/microvm/accel" "$tmp/state/microvm/" || exit 99
+    else
+        echo "accel = tcg" >> "$tmp/config/providers.d/microvm.ini" || exit 99
+    fi
+    echo "vmm_jail = on" >> "$tmp/config/providers.d/microvm.ini" || exit 99
+    cli doctor --provider microvm
+    snap=$(sed -n 's|.*snapshot: auto: \(/.*/vm\.snap\) (.*|\1|p' "$tmp/out" "$tmp/err" | head -n 1)
+}

@@ -13,22 +13,7 @@
 . "$top_srcdir/tests/microvm/guest.sh"
 
 id=
-POLYSANDBOX_STATE_DIR=$tmp/state POLYSANDBOX_LOG=info
-export POLYSANDBOX_STATE_DIR POLYSANDBOX_LOG
-mkdir -p "$tmp/state/microvm" || exit 99
-# The suite's KVM probe result for this guest's kernel, else TCG: a
-# probe's boot makes no snapshot.  (The suite's cache holds one kernel's
-# result, whichever test probed last: the Firecracker fake's, say.)
-kernel=$(sed -n 's/^kernel = //p' "$tmp/config/providers.d/microvm.ini")
-if [ -n "$kernel" ] && grep -q "^$kernel:" "$top_builddir/tests/state/microvm/accel" 2>/dev/null; then
-    cp "$top_builddir/tests/state/microvm/accel" "$tmp/state/microvm/" || exit 99
-else
-    echo "accel = tcg" >> "$tmp/config/providers.d/microvm.ini" || exit 99
-fi
-# vmm_jail = on is the default; said here so that a changed default shows.
-echo "vmm_jail = on" >> "$tmp/config/providers.d/microvm.ini" || exit 99
-cli doctor --provider microvm
-snap=$(sed -n 's|.*snapshot: auto: \(/.*/vm\.snap\) (.*|\1|p' "$tmp/out" "$tmp/err" | head -n 1)
+jailed_own_state
 [ -n "$snap" ] || snap=$tmp/none/vm.snap
 trap '[ -n "$id" ] && "$PS" destroy --provider microvm "$id" >/dev/null 2>&1
       rm -rf "$tmp" "${snap%/vm.snap}"' EXIT

@@ -18,6 +18,15 @@ tests_microvm_test_microvm_xrun_CPPFLAGS = $(UNIT_TEST_CPPFLAGS) -I$(top_srcdir)
 	-I$(top_srcdir)/tests/unit
 tests_microvm_test_microvm_xrun_LDADD = $(UNIT_TEST_LDADD)
 TESTS += tests/microvm/test-microvm-xrun
+# test-microvm-hold: the holder of a snapshot's sealed copies (mv-hold.c)
+# and fake holders it must refuse (no VM).
+check_PROGRAMS += tests/microvm/test-microvm-hold
+tests_microvm_test_microvm_hold_SOURCES = tests/microvm/test-microvm-hold.c tests/unit/tap.h \
+	plugins/microvm/mv-hold.c
+tests_microvm_test_microvm_hold_CPPFLAGS = $(UNIT_TEST_CPPFLAGS) -I$(top_srcdir)/plugins/microvm \
+	-I$(top_srcdir)/tests/unit
+tests_microvm_test_microvm_hold_LDADD = $(UNIT_TEST_LDADD)
+TESTS += tests/microvm/test-microvm-hold
 TESTS += tests/microvm/run.sh
 # persist.sh: one persistent VM across polysandbox processes (a third boot).
 TESTS += tests/microvm/persist.sh
@@ -26,6 +35,9 @@ TESTS += tests/microvm/snapshot.sh
 # jail.sh: QEMU jailed, seen from the host (its uid, namespaces, root,
 # cgroup, the snapshot's sealed copies; one boot, two restores).
 TESTS += tests/microvm/jail.sh
+# hold.sh: one-shot jailed runs share one holder of the sealed copies (a
+# fake holder refused first; gc kills it; one boot, two restores).
+TESTS += tests/microvm/hold.sh
 # pool.sh: a warm pool of restored VMs (a hit, the refill; two restores).
 TESTS += tests/microvm/pool.sh
 # snapgc.sh: gc removes snapshots whose state directory is gone (no QEMU).
@@ -54,14 +66,15 @@ check_SCRIPTS += tests/hostile/hostile
 # QEMU's user-mode network to a server on the host's loopback (one boot,
 # one restore).
 TESTS += tests/microvm/net.sh
-# eval.sh: polysandbox eval (six HumanEval-style samples) and compare
-# local,microvm (MBPP's three reference solutions), a VM per sample.
+# eval.sh: polysandbox eval (six HumanEval-style samples), compare
+# local,microvm (MBPP's three reference solutions) and artifacts.
 TESTS += tests/microvm/eval.sh
 endif
 dist_check_SCRIPTS += tests/microvm/run.sh tests/microvm/image.sh tests/microvm/persist.sh \
 	tests/microvm/snapshot.sh tests/microvm/snapfail.sh tests/microvm/firecracker.sh \
-	tests/microvm/pool.sh tests/microvm/snapgc.sh tests/microvm/jail.sh tests/microvm/oci.sh \
-	tests/microvm/hostile.sh tests/microvm/net.sh tests/microvm/build.sh tests/microvm/eval.sh
+	tests/microvm/pool.sh tests/microvm/snapgc.sh tests/microvm/jail.sh tests/microvm/hold.sh \
+	tests/microvm/oci.sh tests/microvm/hostile.sh tests/microvm/net.sh tests/microvm/build.sh \
+	tests/microvm/eval.sh
 EXTRA_DIST += tests/microvm/guest.sh tests/microvm/imageguest.sh tests/microvm/fakevmm.sh \
 	tests/fakes/firecracker.py tests/fakes/jailer.py
 # The guest image, where run.sh had to keep it in the build tree.

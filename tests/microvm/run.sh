@@ -2,7 +2,8 @@
 # tests/microvm/run.sh - the microvm provider end to end: one VM booted
 # (KVM where it really boots, else TCG), several execs in it (template
 # code, exit status and stderr, stdin, a timeout and the VM still serving
-# after it, its own kernel, a missing command), files in and out of the
+# after it, its own kernel, a missing command, a command that closes its
+# stdin sent no more of it), files in and out of the
 # same VM (bytes exact, modes, missing files, unsafe paths, links a
 # command made never followed), then `polysandbox run
 # --template python --lang python` as a user types it (a second boot; the
@@ -16,13 +17,13 @@
 . "$top_srcdir/tests/cli/lib.sh"
 
 . "$top_srcdir/tests/microvm/guest.sh"
-plan 18
+plan 19
 
 t0=$(date +%s)
 "$top_builddir/tests/microvm/test-microvm-execs" "$tmp/config" > "$tmp/execs" 2>&1
 rc=$?
 sed 's/^/# /' "$tmp/execs"
-echo "# one boot, six execs and the files checks: $(($(date +%s) - t0)) s"
+echo "# one boot, seven execs and the files checks: $(($(date +%s) - t0)) s"
 line() { grep "^$1 " "$tmp/execs"; }
 check "a sandbox is a VM that boots to its agent" is_rc 0
 check "python code through the template prints 42" [ "$(line code)" = "code ok 0 42/|" ]
@@ -33,6 +34,11 @@ host=$(uname -r)
 check "the command runs on the guest's own kernel, not the host's ($host)" sh -c \
     "grep -q '^kernel ok 0 [^|]*cloud-amd64/|\$' '$tmp/execs' && ! grep -q '^kernel .* $host/' '$tmp/execs'"
 check "a missing command is not_found" sh -c "grep -q '^missing not_found 127 ' '$tmp/execs'"
+# The agent asks for no more stdin once the command closed it: of 2 MiB
+# the host read at most the two 64 KiB chunks asked for before.
+check "a command that closed its stdin is sent no more of it" sh -c \
+    "grep -qxF 'stdin-closed ok 0 closed/|' '$tmp/execs' &&
+     [ \"\$(sed -n 's/^stdin-closed-read //p' '$tmp/execs')\" -le 131072 ]"
 # Files checks: each named file-NAME line says ok; lines read as given.
 fok() { for n in "$@"; do [ "$(line "file-$n")" = "file-$n ok" ] || return 1; done; }
 has() { for l in "$@"; do grep -qxF "$l" "$tmp/execs" || return 1; done; }

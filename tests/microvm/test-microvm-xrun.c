@@ -5,15 +5,22 @@
  * agent, its frames written before the host reads them.  Streamed stdin
  * goes one STDIN per WANT and ends with an empty one; signals are
  * filtered to the deliverable ones; a cancel sends KILL and answers
- * SBX_E_CANCELLED; a sink that says stop gets the command killed.  And
+ * SBX_E_CANCELLED, also when it comes mid-frame while the command
+ * prints (an agent in a child process), and the channel stays in step;
+ * once the agent stops asking for stdin (the command closed it) the host
+ * reads no more of it; a sink that says stop gets the command killed.  And
  * every frame out of turn is refused by name: a WANT when stdin is not
  * streamed or after its end, a frame of no known type, a DONE inside an
  * exec, an output frame over its length, a frame after the EXIT.
  */
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <polysandbox/provider-test.h>
@@ -195,6 +202,35 @@ static void t_stdin(void)
     run_fini(&r);
 }
 
+/* The command closed its stdin: the agent asks no more, and the host
+ * reads no more of it than it was asked for. */
+static void t_stdin_closed(void)
+{
+    static uint8_t big[MV_CHUNK + 100];
+    char path[] = "/tmp/test-microvm-xrun.XXXXXX";
+    struct run r;
+    int rc;
+
+    run_init(&r);
+    r.spec.stdin_fd = mkstemp(path);
+    if (r.spec.stdin_fd >= 0) {
+        unlink(path);
+        if (write(r.spec.stdin_fd, big, sizeof big) != (ssize_t)sizeof big ||
+            lseek(r.spec.stdin_fd, 0, SEEK_SET) != 0)
+            diag("writing stdin's file failed");
+    }
+    agent(r.sv[1], MV_T_WANT, NULL, 0);
+    agent(r.sv[1], MV_T_STDOUT, "hi", 2);
+    agent_exit(r.sv[1], 0);
+    rc = run_wait(&r);
+    off_t at = lseek(r.spec.stdin_fd, 0, SEEK_CUR);
+    ok(rc == SBX_OK && !r.s.broken && at == (off_t)MV_CHUNK,
+       "no WANT after the first: one chunk of stdin read, the exec ends in step (%lld read)",
+       (long long)at);
+    close(r.spec.stdin_fd);
+    run_fini(&r);
+}
+
 static void t_signals(void)
 {
     const uint8_t sigs[] = {SIGUSR1, SIGKILL, 200, 0, SIGSTOP, SIGTERM};
@@ -243,6 +279,99 @@ static void t_cancel_and_caps(void)
     ok(rc == SBX_OK && r.over && r.out.len == 1 && !strcmp(sent(r.sv[1], buf, sizeof buf), "4:;"),
        "a sink that says stop: one KILL, nothing more delivered (%s)", buf);
     run_fini(&r);
+}
+
+/* The agent in a child process: where the cancel fires. */
+enum { AT_HEAD, AT_HALF, AT_STREAM };
+
+/* Writes one output frame, in two writes (header, payload). */
+static int frame_out(int fd, const char *text, size_t len)
+{
+    uint8_t h[MV_HDR_LEN] = {MV_MAGIC, MV_PROTO_VERSION, MV_T_STDOUT, 0};
+
+    mv_put32(h + 4, (uint32_t)len);
+    return send(fd, h, sizeof h, MSG_NOSIGNAL) == (ssize_t)sizeof h &&
+                   send(fd, text, len, MSG_NOSIGNAL) == (ssize_t)len
+               ? 0
+               : -1;
+}
+
+/* Until the host read all that was sent (it then waits mid-frame). */
+static void drained(int host_fd)
+{
+    int q = 1;
+
+    for (int i = 0; i < 10000 && !ioctl(host_fd, FIONREAD, &q) && q > 0; i++)
+        usleep(1000);
+}
+
+/* Prints "o" three times, fires the cancel (@at: once the host read a
+ * frame's header, or half its payload; or with frames waiting), prints
+ * "x" until the KILL comes, answers EXIT.  Exits 0 when a KILL came. */
+static void agent_printing(int fd, int host_fd, int cancel_wr, int at)
+{
+    uint8_t h[MV_HDR_LEN];
+
+    for (int i = 0; i < 3; i++)
+        if (frame_out(fd, "o", 1))
+            _exit(2);
+    if (at != AT_STREAM) {
+        uint8_t fh[MV_HDR_LEN] = {MV_MAGIC, MV_PROTO_VERSION, MV_T_STDOUT, 0};
+        mv_put32(fh + 4, 4);
+        if (write(fd, fh, sizeof fh) != (ssize_t)sizeof fh ||
+            (at == AT_HALF && write(fd, "oo", 2) != 2))
+            _exit(2);
+        drained(host_fd);
+    }
+    close(host_fd); /* the host's end closed: this one writes no more */
+    if (write(cancel_wr, "c", 1) != 1)
+        _exit(2);
+    if (at != AT_STREAM && write(fd, at == AT_HALF ? "oo" : "oooo", at == AT_HALF ? 2 : 4) < 0)
+        _exit(2);
+    for (int i = 0; i < 100000; i++) {
+        struct pollfd pf = {fd, POLLIN, 0};
+        if (poll(&pf, 1, 0) == 1) {
+            if (recv(fd, h, sizeof h, 0) != (ssize_t)sizeof h || h[2] != MV_T_KILL)
+                _exit(3);
+            agent_exit(fd, 0);
+            _exit(0);
+        }
+        if (frame_out(fd, "x", 1))
+            _exit(1);
+    }
+    _exit(1);
+}
+
+static void t_cancel_printing(void)
+{
+    static const char *const what[] = {"after a frame's header", "with half a frame's payload read",
+                                       "between frames"};
+
+    for (int at = AT_HEAD; at <= AT_STREAM; at++) {
+        struct run r;
+        int wr = -1, st = -1;
+
+        run_init(&r);
+        r.spec.cancel_fd = pipe_of(NULL, 0, 0, &wr);
+        pid_t pid = fork();
+        if (pid == 0)
+            agent_printing(r.sv[1], r.sv[0], wr, at);
+        int rc = run_wait(&r);
+        close(r.sv[0]);
+        r.sv[0] = -1;
+        if (pid > 0)
+            waitpid(pid, &st, 0);
+        r.out.text[r.out.len] = '\0';
+        ok(error_is(rc, SBX_E_CANCELLED, "cancelled") && WIFEXITED(st) && !WEXITSTATUS(st) &&
+               !r.s.broken && !strchr(r.out.text, 'x') &&
+               (at == AT_STREAM || !strcmp(r.out.text, "ooo")),
+           "a cancel %s while it prints: KILL sent, its EXIT read, in step, nothing after it "
+           "delivered (agent %d, \"%s\")",
+           what[at], WIFEXITED(st) ? WEXITSTATUS(st) : -1, r.out.text);
+        close(wr);
+        close(r.spec.cancel_fd);
+        run_fini(&r);
+    }
 }
 
 static void t_hostile(void)
@@ -300,14 +429,16 @@ static void t_hostile(void)
 int main(void)
 {
     signal(SIGPIPE, SIG_IGN);
-    tap_plan(15);
+    tap_plan(19);
     if (!(th = sbx_test_host_new(&desc)))
         return 99;
     prov.host = sbx_test_host_table(th);
     prov.h = sbx_test_host_handle(th);
     t_stdin();
+    t_stdin_closed();
     t_signals();
     t_cancel_and_caps();
+    t_cancel_printing();
     t_hostile();
     sbx_test_host_free(th);
     return tap_done();

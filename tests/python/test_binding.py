@@ -11,6 +11,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 import time
 
 import pytest
@@ -264,6 +265,56 @@ async def test_cffi_without_ctypes(psb, no_ctypes, tmp_path):
         assert runner.sandboxes(labels, provider="local") == []
     finally:
         runner.close()
+
+
+@pytest.mark.parametrize("backend", ["ctypes", "cffi"] if CFFI_BUILT else ["ctypes"])
+def test_close_while_async_calls_run(psb, backend):
+    """close() while threads are in the middle of async calls: it waits
+    for them (the context is not freed under a call: that crashed), each
+    ends with a result or "closed", the spare cancellation tokens are
+    freed once, and a long exec in flight is cancelled, not waited out."""
+    runner = psb.Local(backend=backend)
+    errors: list = []
+    stop = threading.Event()
+
+    def loop():
+        async def calls():
+            while not stop.is_set():
+                try:
+                    await runner.arun(["/bin/true"])
+                except psb.SandboxError as e:
+                    if "closed" not in str(e):
+                        errors.append(e)
+                    return
+        asyncio.run(calls())
+
+    def long():
+        async def call():
+            try:
+                r = await runner.arun("sleep 60", timeout=120)
+                # cancelled in the exec, or while its sandbox was made
+                if r.status != "cancelled" and "cancelled" not in (r.error or ""):
+                    errors.append("the 60 s exec was not cancelled: %s %s" % (r.status, r.error))
+            except psb.SandboxError as e:
+                if "cancel" not in str(e).lower():
+                    errors.append(e)
+        asyncio.run(call())
+
+    threads = [threading.Thread(target=loop) for _ in range(4)] + [threading.Thread(target=long)]
+    for t in threads:
+        t.start()
+    time.sleep(1.0)
+    t0 = time.monotonic()
+    runner.close()
+    waited = time.monotonic() - t0
+    stop.set()
+    for t in threads:
+        t.join(60)
+    assert not any(t.is_alive() for t in threads)
+    assert errors == [], errors
+    assert runner._spare == [] and waited < 50, waited
+    with pytest.raises(psb.SandboxError, match="closed"):
+        runner.run(["/bin/true"])
 
 
 # ---- through polysandboxd --------------------------------------------------

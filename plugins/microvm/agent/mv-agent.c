@@ -652,8 +652,9 @@ static void feed_ask(struct feed *f)
 }
 
 /* Writes what the command takes of the chunk now (never waiting: its
- * output must keep flowing); once it took all, or closed its stdin (the
- * rest dropped, as on the other providers), asks for the next. */
+ * output must keep flowing); once it took all, asks for the next.  Once
+ * the command closed its stdin the rest is dropped, as on the other
+ * providers, and no more asked for: the host then stops reading it. */
 static void feed_write(struct feed *f)
 {
     while (f->fd >= 0 && f->off < f->len) {
@@ -672,7 +673,8 @@ static void feed_write(struct feed *f)
     free(f->buf);
     f->buf = NULL;
     f->len = f->off = 0;
-    feed_ask(f);
+    if (f->fd >= 0)
+        feed_ask(f);
 }
 
 /* Reads @len bytes of a frame from the host during an exec: 0, or -1
@@ -773,9 +775,13 @@ static void do_exec(uint8_t *p, size_t len)
 
     if (flags & MV_EXEC_STDIN_STREAM) {
         /* a pipe, fed as the command takes it; our end never blocks */
-        if (in_len || pipe2(pi, O_CLOEXEC) ||
-            fcntl(pi[1], F_SETFL, fcntl(pi[1], F_GETFL) | O_NONBLOCK)) {
+        int piped = !in_len && !pipe2(pi, O_CLOEXEC);
+        if (!piped || fcntl(pi[1], F_SETFL, fcntl(pi[1], F_GETFL) | O_NONBLOCK)) {
             send_error(MV_ERR_OTHER, "stdin: %s", in_len ? "streamed and sent" : strerror(errno));
+            if (piped) {
+                close(pi[0]);
+                close(pi[1]);
+            }
             free(strs);
             return;
         }
