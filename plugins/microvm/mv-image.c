@@ -109,17 +109,44 @@ static int run_mkfs(const char *const *argv, const char *extra, const char *log)
     return st;
 }
 
-/* What an ext4 disk of a root needs: its blocks and inodes, counted by
- * nftw (which takes no argument: one walk per thread at a time). */
-static _Thread_local uint64_t walk_blocks, walk_inodes;
+/* The most a root's files may add up to, counted as their sizes (a
+ * sparse file counts whole: mkfs.erofs writes it out and the disk's hash
+ * reads it).  A hostile image's 1 TiB sparse file is refused, named,
+ * before any disk is made. */
+#define MV_IMAGE_MAX_BYTES (64ull << 30)
+#define MV_IMAGE_MAX_WORDS "64 GiB"
+
+/* What a disk of a root needs: its blocks (allocated, as st_blocks
+ * counts them) and inodes, and its files' sizes, counted by nftw (which
+ * takes no argument: one walk per thread at a time); the file that took
+ * the sizes over MV_IMAGE_MAX_BYTES stops the walk. */
+static _Thread_local uint64_t walk_blocks, walk_inodes, walk_bytes;
+static _Thread_local char walk_over[512];
 
 static int walk_one(const char *path, const struct stat *st, int type, struct FTW *ftw)
 {
-    (void)path, (void)type, (void)ftw;
+    (void)type, (void)ftw;
     walk_inodes++;
     if (S_ISREG(st->st_mode) || S_ISDIR(st->st_mode) || S_ISLNK(st->st_mode))
-        walk_blocks += ((uint64_t)st->st_size + 4095) / 4096 + 1;
+        walk_blocks += ((uint64_t)st->st_blocks * 512 + 4095) / 4096 + 1;
+    if (S_ISREG(st->st_mode)) {
+        walk_bytes += (uint64_t)st->st_size;
+        if ((uint64_t)st->st_size > MV_IMAGE_MAX_BYTES || walk_bytes > MV_IMAGE_MAX_BYTES) {
+            snprintf(walk_over, sizeof walk_over, "%s", path);
+            return 1;
+        }
+    }
     return 0;
+}
+
+/* Walks @root: 0, 1 when its files are too large (walk_over names the
+ * one that took them over), -1 on an error (errno). */
+static int walk_root(const char *root)
+{
+    walk_blocks = walk_inodes = walk_bytes = 0;
+    walk_over[0] = '\0';
+    int rc = nftw(root, walk_one, 32, FTW_PHYS);
+    return rc == 1 && walk_over[0] ? 1 : rc != 0 ? -1 : 0;
 }
 
 /* mkfs.erofs or mke2fs -d @root into @tmp with the fixed UUID @uuid. */
@@ -133,9 +160,7 @@ static int mkfs(const char *fs, const char *root, const char *tmp, const char *l
         const char *argv[] = {MV_MKFS, "--quiet", uopt, "-x-1", tmp, root, NULL};
         return run_mkfs(argv, MV_EROFS_EPOCH, log);
     }
-    walk_blocks = walk_inodes = 0;
-    if (nftw(root, walk_one, 32, FTW_PHYS) != 0)
-        return -1;
+    /* walk_root(@root) has counted (build). */
     /* A quarter more than the files' blocks for the metadata, and room
      * for the inode tables; no journal (the disk is read-only). */
     uint64_t kib = (walk_blocks * 5 / 4) * 4 + walk_inodes / 4 + 8192;
@@ -311,6 +336,15 @@ static int build(struct mv_prov *p, const char *fs, const char *root, const char
              (uint64_t)(key & 0xffffffffffffull));
     snprintf(tmp, sizeof tmp, "%s.%ld.%d.tmp", file, (long)getpid(), (int)gettid());
     snprintf(log, sizeof log, "%s.log", file);
+    int w = walk_root(root);
+    if (w != 0)
+        return w > 0 ? p->host->set_error(p->h, SBX_E_INVAL,
+                                          "microvm: image %s: its files add up to more than the cap"
+                                          " MV_IMAGE_MAX_BYTES (%s, sparse files counted whole)"
+                                          " at %s: no disk is built",
+                                          root, MV_IMAGE_MAX_WORDS, walk_over)
+                     : p->host->set_error(p->h, SBX_E_IO, "microvm: reading image %s: %s", root,
+                                          strerror(errno));
     p->host->log(p->h, SBX_LOG_INFO, "microvm: building the %s disk of image %s", fs, root);
     int64_t t0 = mv_now_ms();
     (void)unlink(tmp);

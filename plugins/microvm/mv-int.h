@@ -229,6 +229,9 @@ void mv_snap_describe(struct mv_prov *p, const char *accel, char *buf, size_t n)
 #define MV_SNAP_RAM "vm.ram"
 #define MV_SNAP_REC "snap.json"
 #define MV_SNAP_LOCK "lock"
+/* The failures in a row of a key's snapshot, kept across its rebuilds
+ * until a VM restores from it (mv-snap.c). */
+#define MV_SNAP_FAILS "failures.json"
 uint64_t mv_snap_hash(const char *state_dir);
 /* The hash naming the snapshot directory of @state_dir and the image
  * disk @image (NULL: the plain guest's, mv_snap_hash of @state_dir). */

@@ -38,7 +38,8 @@
  * be built, or a VM that does not restore from it, is recorded as
  * failed for those settings: creates boot their VMs without trying it
  * again for a minute, doubled at each failure in a row up to an hour,
- * or until a setting changes.
+ * or until a setting changes; the count (MV_SNAP_FAILS) outlives the
+ * rebuilds between, until a VM restores.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -236,13 +237,15 @@ static enum rec_state rec_read(const char *dir, const char *key, unsigned long *
     return st;
 }
 
-/* Replaces the record in @dir by @rec (a temporary file renamed). */
-static int rec_write(const char *dir, json_t *rec)
+/* Replaces the file @name in @dir by @rec (a temporary file renamed).
+ * Every writer holds the snapshot's lock (exclusive), so one temporary
+ * name per file cannot be raced. */
+static int rec_write(const char *dir, const char *name, json_t *rec)
 {
     char tmp[4300], path[4300];
 
-    snprintf(tmp, sizeof tmp, "%s/" SNAP_REC ".tmp", dir);
-    snprintf(path, sizeof path, "%s/" SNAP_REC, dir);
+    snprintf(tmp, sizeof tmp, "%s/%s.tmp", dir, name);
+    snprintf(path, sizeof path, "%s/%s", dir, name);
     if (!rec || json_dump_file(rec, tmp, 0) != 0 || rename(tmp, path) != 0) {
         (void)unlink(tmp);
         return -1;
@@ -255,38 +258,49 @@ static int rec_write(const char *dir, json_t *rec)
  * after the first failure, doubled at each failure in a row, at most an
  * hour.  One failed restore (a loaded host, a VMM killed) no longer
  * turns snapshots off for an hour; one that keeps failing costs a boot
- * an hour at most. */
+ * an hour at most.  The count is kept in MV_SNAP_FAILS, not the record:
+ * a snapshot that builds but never restores is rebuilt after each wait
+ * (its record then says OK), and its next failure must count as one
+ * more in a row.  Only a VM restored from it clears the count. */
 #define RETRY_FIRST_S 60
 #define RETRY_MAX_S 3600
 
-/* The failures in a row the record in @dir counts for @key (0: none),
- * and until when it is not tried again. */
+/* The failures in a row of a record (or count file) @r for @key: its
+ * "failures", or 1 for a failed record from before the count. */
+static int rec_count(json_t *r, const char *key)
+{
+    json_t *k = json_object_get(r, "key"), *f = json_object_get(r, "failures");
+
+    if (!json_is_string(k) || strcmp(json_string_value(k), key))
+        return 0;
+    if (json_is_integer(f) && json_integer_value(f) > 0 && json_integer_value(f) < 64)
+        return (int)json_integer_value(f);
+    return json_is_string(json_object_get(r, "failed")) ? 1 : 0;
+}
+
+/* The failures in a row @dir counts for @key (0: none), and until when
+ * it is not tried again (0: not waiting). */
 static int rec_failures(const char *dir, const char *key, time_t *until)
 {
     char path[4200];
-    int n = 0;
+    int n;
 
     snprintf(path, sizeof path, "%s/" SNAP_REC, dir);
     json_t *r = json_load_file(path, JSON_REJECT_DUPLICATES, NULL);
-    json_t *k = json_object_get(r, "key"), *f = json_object_get(r, "failures"),
-           *u = json_object_get(r, "retry_after");
-    *until = 0;
-    if (json_is_string(k) && !strcmp(json_string_value(k), key) &&
-        json_is_string(json_object_get(r, "failed"))) {
-        /* A record from before the count: one failure. */
-        n = json_is_integer(f) && json_integer_value(f) > 0 && json_integer_value(f) < 64
-                ? (int)json_integer_value(f)
-                : 1;
-        if (json_is_integer(u))
-            *until = (time_t)json_integer_value(u);
-    }
+    json_t *u = json_object_get(r, "retry_after");
+    n = rec_count(r, key);
+    *until = n && json_is_integer(u) ? (time_t)json_integer_value(u) : 0;
     json_decref(r);
-    return n;
+    snprintf(path, sizeof path, "%s/" MV_SNAP_FAILS, dir);
+    r = json_load_file(path, JSON_REJECT_DUPLICATES, NULL);
+    int c = rec_count(r, key);
+    json_decref(r);
+    return c > n ? c : n;
 }
 
 /* Records that the snapshot for @key failed (@why): creates boot their
  * VMs without trying for the backoff's seconds (returned), or until a
- * setting changes. */
+ * setting changes.  The caller holds the lock (exclusive). */
 static int rec_failed(struct mv_prov *p, const char *dir, const char *key, const char *why,
                       const struct snap_img *img)
 {
@@ -299,11 +313,34 @@ static int rec_failed(struct mv_prov *p, const char *dir, const char *key, const
                             "retry_after", (json_int_t)time(NULL) + wait, "failures", n,
                             "state_dir", p->host->state_dir(p->h), "image",
                             img ? img->disk : NULL);
+    json_t *count = json_pack("{s:s, s:i}", "key", key, "failures", n);
 
-    if (rec_write(dir, rec) != 0)
+    if (rec_write(dir, MV_SNAP_FAILS, count) != 0 || rec_write(dir, SNAP_REC, rec) != 0)
         p->host->log(p->h, SBX_LOG_WARNING, "microvm: recording in %s that the snapshot failed:"
                      " %s", dir, strerror(errno));
+    json_decref(count);
     json_decref(rec);
+    return wait;
+}
+
+/* The same, for a VM that did not restore: under the lock (a builder
+ * may be writing the record). */
+static int rec_failed_locked(struct mv_prov *p, const char *dir, const char *key,
+                             const char *why, const struct snap_img *img)
+{
+    char path[4300];
+    int lock, wait;
+
+    snprintf(path, sizeof path, "%s/" MV_SNAP_LOCK, dir);
+    if ((lock = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW)) < 0)
+        return 0;
+    while (flock(lock, LOCK_EX) != 0)
+        if (errno != EINTR) {
+            close(lock);
+            return 0;
+        }
+    wait = rec_failed(p, dir, key, why, img);
+    close(lock);
     return wait;
 }
 
@@ -509,7 +546,7 @@ static int snap_build(struct mv_prov *p, const char *accel, const char *dir, con
     /* The RAM first: a reader holding the old stream has the old RAM's
      * fd (mv_snap_restore opens both under the lock). */
     if (!rec || (p->snap_shared && rename(ram_tmp, ram) != 0) || rename(tmp, path) != 0 ||
-        rec_write(dir, rec) != 0) {
+        rec_write(dir, SNAP_REC, rec) != 0) {
         rc = snap_fail(p, SBX_E_IO, "microvm: snapshot record in %s: %s", dir,
                        strerror(errno));
         goto out;
@@ -748,13 +785,17 @@ int mv_snap_restore_image(struct mv_prov *p, const char *accel, uint64_t disk_by
     }
     if (rc != SBX_OK) {
         char *key = snap_key(p, accel, img);
-        int wait = key ? rec_failed(p, dir, key, "a VM did not restore from it", img) : 0;
+        int wait = key ? rec_failed_locked(p, dir, key, "a VM did not restore from it", img) : 0;
         p->host->log(p->h, SBX_LOG_WARNING, "microvm: no VM restored from %s/" SNAP_FILE
                      ": not tried again for these settings for %d s", dir, wait);
         free(key);
         return rc;
     }
     p->host->log(p->h, SBX_LOG_INFO, "microvm: a VM restored from %s/" SNAP_FILE, dir);
+    /* It restores: the failures in a row are over. */
+    char fails[4300];
+    snprintf(fails, sizeof fails, "%s/" MV_SNAP_FAILS, dir);
+    (void)unlink(fails);
     return SBX_OK;
 }
 

@@ -16,6 +16,9 @@
  * there is left to it: the next create there reuses or rebuilds it,
  * unless it is an image's (its record names the disk, whose path is
  * hashed into its name too) and that disk is gone (mv-imagegc.c).
+ * An image's snapshot kept in the state directory (STATE/snapshot-<hash>,
+ * where /dev/shm was too small) is read the same way: removed once its
+ * disk is gone.
  * A snapshot removed has its holder of sealed copies, if any, killed
  * first (mv-hold.c's mv_hold_stop).
  * The directory and its record are our own, in a private place, but
@@ -47,6 +50,7 @@
  * holder's (mv-hold.c, not counted as written): nothing else is ever
  * removed. */
 static const char *const leaves[] = {
+    MV_SNAP_FAILS, MV_SNAP_FAILS ".tmp",
     MV_SNAP_FILE, MV_SNAP_FILE ".tmp", MV_SNAP_RAM, MV_SNAP_RAM ".tmp", MV_SNAP_REC, MV_SNAP_REC ".tmp", MV_SNAP_LOCK,
     MV_HOLD_SOCK, MV_HOLD_LOCK,
 };
@@ -125,10 +129,10 @@ static const char *orphan_why(int dfd, uint64_t hash, char *owner_out, size_t n)
     return why;
 }
 
-/* Removes the snapshot directory @name (open as @dfd) under @shm, unless
- * its lock is held.  Logs what it did. */
-static void remove_snap(struct mv_prov *p, int shm, const char *name, int dfd, const char *why,
-                        const char *owner)
+/* Removes the snapshot directory @name (open as @dfd) under @shm (the
+ * path @parent), unless its lock is held.  Logs what it did. */
+static void remove_snap(struct mv_prov *p, const char *parent, int shm, const char *name, int dfd,
+                        const char *why, const char *owner)
 {
     int lock = openat(dfd, MV_SNAP_LOCK, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
 
@@ -140,19 +144,19 @@ static void remove_snap(struct mv_prov *p, int shm, const char *name, int dfd, c
         return;
     }
     /* Its holder (mv-hold.c) would keep the copies' memory until idle. */
-    snprintf(dir, sizeof dir, MV_SNAP_SHM "/%s", name);
+    snprintf(dir, sizeof dir, "%s/%s", parent, name);
     if (mv_hold_stop(dir) > 0)
         p->host->log(p->h, SBX_LOG_INFO, "microvm: gc: stopped the holder of %s", dir);
     for (size_t i = 0; i < sizeof leaves / sizeof leaves[0]; i++)
         if (unlinkat(dfd, leaves[i], 0) != 0 && errno != ENOENT)
             p->host->log(p->h, SBX_LOG_WARNING, "microvm: gc: removing %s/%s/%s: %s",
-                         MV_SNAP_SHM, name, leaves[i], strerror(errno));
+                         parent, name, leaves[i], strerror(errno));
     if (unlinkat(shm, name, AT_REMOVEDIR) != 0)
         p->host->log(p->h, SBX_LOG_WARNING, "microvm: gc: removing %s/%s: %s (left there)",
-                     MV_SNAP_SHM, name, strerror(errno));
+                     parent, name, strerror(errno));
     else
         p->host->log(p->h, SBX_LOG_INFO, "microvm: gc: removed the snapshot %s/%s%s%s: %s",
-                     MV_SNAP_SHM, name, owner[0] ? " of " : "", owner, why);
+                     parent, name, owner[0] ? " of " : "", owner, why);
     if (lock >= 0)
         close(lock);
 }
@@ -178,9 +182,32 @@ void mv_snap_sweep(struct mv_prov *p)
             continue;
         if (fstat(dfd, &st) == 0 && st.st_uid == geteuid() && !(st.st_mode & 077) &&
             (why = orphan_why(dfd, hash, owner, sizeof owner)))
-            remove_snap(p, shm, de->d_name, dfd, why, owner);
+            remove_snap(p, MV_SNAP_SHM, shm, de->d_name, dfd, why, owner);
         close(dfd);
     }
     if (d)
         closedir(d);
+    /* An image's snapshot kept in the state directory (/dev/shm too
+     * small): STATE/snapshot-<hash>, removed once its disk is gone. */
+    if (!state || !(d = opendir(state)))
+        return;
+    while ((de = readdir(d))) {
+        char owner[4096], *end;
+        uint64_t hash;
+        struct stat st;
+        const char *why;
+
+        if (strncmp(de->d_name, "snapshot-", 9) || strlen(de->d_name) != 25 ||
+            strspn(de->d_name + 9, "0123456789abcdef") != 16)
+            continue;
+        hash = strtoull(de->d_name + 9, &end, 16);
+        int dfd = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (dfd < 0)
+            continue;
+        if (fstat(dfd, &st) == 0 && st.st_uid == geteuid() && !(st.st_mode & 077) &&
+            (why = orphan_why(dfd, hash, owner, sizeof owner)))
+            remove_snap(p, state, dirfd(d), de->d_name, dfd, why, owner);
+        close(dfd);
+    }
+    closedir(d);
 }

@@ -55,6 +55,9 @@ TESTS += tests/microvm/oci.sh
 # build.sh: image build of a pulled image, its disk reproducible and
 # checked, ext4 where mkfs.erofs is missing (two boots).
 TESTS += tests/microvm/build.sh
+# imagecap.sh: an image whose files add up to more than the cap (a huge
+# sparse file) refused before any disk is built (a fake VMM, a registry).
+TESTS += tests/microvm/imagecap.sh
 # firecracker.sh: vmm = firecracker against tests/fakes/firecracker.py
 # (no Firecracker, QEMU or KVM needed).
 TESTS += tests/microvm/firecracker.sh
@@ -74,7 +77,7 @@ dist_check_SCRIPTS += tests/microvm/run.sh tests/microvm/image.sh tests/microvm/
 	tests/microvm/snapshot.sh tests/microvm/snapfail.sh tests/microvm/firecracker.sh \
 	tests/microvm/pool.sh tests/microvm/snapgc.sh tests/microvm/jail.sh tests/microvm/hold.sh \
 	tests/microvm/oci.sh tests/microvm/hostile.sh tests/microvm/net.sh tests/microvm/build.sh \
-	tests/microvm/eval.sh
+	tests/microvm/eval.sh tests/microvm/imagecap.sh
 EXTRA_DIST += tests/microvm/guest.sh tests/microvm/imageguest.sh tests/microvm/fakevmm.sh \
 	tests/fakes/firecracker.py tests/fakes/jailer.py
 # The guest image, where run.sh had to keep it in the build tree.

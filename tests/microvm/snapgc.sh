@@ -30,7 +30,7 @@ if [ "$uid" -eq 0 ]; then
 fi
 trap '[ -n "$holder" ] && kill "$holder" 2>/dev/null; rm -rf $made "$tmp"
       [ -n "$cgbase" ] && rmdir "$cgbase/vm.stale$$" "$cgbase/vm.fresh$$" 2>/dev/null' EXIT
-plan 9
+plan 11
 
 # snapdir STATE: the snapshot directory mv-snap.c uses for state
 # directory STATE (FNV-1a 64 of its path).
@@ -54,6 +54,17 @@ fake() {
     fi > "$2/snap.json" || exit 99
     head -c 4096 /dev/zero > "$2/vm.snap" && : > "$2/lock" || exit 99
 }
+# imgsnap STATE DISK: where mv-snap.c keeps the snapshot of image disk
+# DISK in STATE when /dev/shm is too small (STATE/snapshot-<hash>).
+imgsnap() {
+    python3 - "$1" "$2" <<'EOF'
+import sys
+h = 1469598103934665603
+for b in (sys.argv[1] + "\nimage=" + sys.argv[2]).encode():
+    h = ((h ^ b) * 1099511628211) & 0xFFFFFFFFFFFFFFFF
+print("%s/snapshot-%016x" % (sys.argv[1], h))
+EOF
+}
 rand() { printf '/dev/shm/polysandbox-microvm-%s-%s' "$uid" "$(od -An -N8 -tx1 /dev/urandom | tr -d ' \n')"; }
 
 gone=$(snapdir "$tmp/gone/microvm")
@@ -71,6 +82,21 @@ fake "" "$new"
 link=$(rand)
 ln -s "$gone" "$link" || exit 99
 made="$made $link"
+
+# Image snapshots in the state directory: one whose disk is gone, one
+# whose disk is there.
+mstate=$tmp/state/microvm
+mkdir -p "$mstate/images" && : > "$mstate/images/0123456789abcdef.erofs" || exit 99
+imgfake() {
+    mkdir -m 700 "$1" || exit 99
+    printf '{"key": "k", "tsc_khz": 1, "disk_bytes": 1, "state_dir": "%s", "image": "%s"}' \
+        "$mstate" "$2" > "$1/snap.json" && head -c 4096 /dev/zero > "$1/vm.snap" &&
+        : > "$1/lock" || exit 99
+}
+imggone=$(imgsnap "$mstate" "$mstate/images/fedcba9876543210.erofs")
+imgfake "$imggone" "$mstate/images/fedcba9876543210.erofs"
+imglive=$(imgsnap "$mstate" "$mstate/images/0123456789abcdef.erofs")
+imgfake "$imglive" "$mstate/images/0123456789abcdef.erofs"
 
 # A process holding the lock, as a create opening the snapshot does.
 python3 -c 'import fcntl, sys, time
@@ -91,6 +117,8 @@ check "one whose state directory is there stays" [ -e "$live/vm.snap" ]
 check "one whose lock is held (in use) stays" [ -e "$busy/vm.snap" ]
 check "one that names no state directory but is recent stays" [ -e "$new/vm.snap" ]
 check "a link with a snapshot directory's name is left alone" [ -L "$link" ]
+check "an image's snapshot in the state directory, its disk gone, is removed" [ ! -e "$imggone" ]
+check "... one whose disk is there stays" [ -e "$imglive/vm.snap" ]
 if [ -n "$cgbase" ]; then
     check "an empty VMM cgroup two days old is removed" [ ! -e "$cgbase/vm.stale$$" ]
     check "a fresh one stays (a VMM may be about to join it)" [ -d "$cgbase/vm.fresh$$" ]
