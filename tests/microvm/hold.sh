@@ -67,7 +67,8 @@ check "and starts a holder in its own session (pid ${holder:-none})" \
     sh -c '[ -n "$1" ] && [ "$(cat "/proc/$1/comm")" = sbx-mv-hold ] &&
            [ "$(ps -o sid= -p "$1")" != "$(ps -o sid= -p $$)" ]' \
     sh "$holder"
-[ -n "$holder" ] || holder=0
+# (never 0: the trap's kill would end the whole process group, make too)
+[ -n "$holder" ] || holder=none
 ls -l "/proc/$holder/fd" 2>/dev/null | sed -n 's/.* \([0-9]* -> .*\)/# holder fd \1/p'
 check "the holder keeps its two sealed copies and its socket (0600), no other fd" \
     sh -c 'ls -l "/proc/$1/fd" | grep -c " -> " | grep -qx 3 &&
