@@ -52,7 +52,11 @@ jailed_own_state() {
     export POLYSANDBOX_STATE_DIR POLYSANDBOX_LOG
     mkdir -p "$tmp/state/microvm" || exit 99
     kernel=$(sed -n 's/^kernel = //p' "$tmp/config/providers.d/microvm.ini")
-    if [ -n "$kernel" ] && grep -q "^$kernel:" "$top_builddir/tests/state/microvm/accel" 2>/dev/null; then
+    # The cached verdict only when it is of this very file (path, size,
+    # mtime: a rebuilt guest is another kernel file to the probe).
+    if [ -n "$kernel" ] &&
+        grep -q "^$kernel:$(stat -c %s:%Y "$kernel" 2>/dev/null):" \
+            "$top_builddir/tests/state/microvm/accel" 2>/dev/null; then
         cp "$top_builddir/tests/state/microvm/accel" "$tmp/state/microvm/" || exit 99
     else
         echo "accel = tcg" >> "$tmp/config/providers.d/microvm.ini" || exit 99
