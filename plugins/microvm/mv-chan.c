@@ -82,7 +82,7 @@ static int read_all(struct mv_prov *p, int fd, int64_t deadline, struct mv_stop 
         /* Stopped: the frame still ends whole (the caller kills the
          * command), but a guest stalling in it is waited for no longer
          * than the grace. */
-        if (pfd[1].revents)
+        if (stop && pfd[1].revents)
             stop->until = mv_now_ms() + stop->grace_ms;
         if (!pfd[0].revents)
             continue;
